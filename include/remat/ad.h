@@ -1,0 +1,127 @@
+/*
+ * remat/ad.h — reverse mode, checkpoint regions, save policies, residual report.
+ *
+ * Reverse mode is a source-to-source transform: remat_vjp / remat_grad /
+ * remat_value_and_grad take a function and return a new one (the old one is
+ * untouched) that computes the forward and the backward in one graph. The
+ * forward values its backward reads are the residuals; they are computed, not
+ * guessed, and listed by remat_saved_residuals() like JAX's
+ * print_saved_residuals.
+ *
+ * Checkpoint regions: remat_checkpoint(fn, policy) returns a function that,
+ * when differentiated (directly or called from another function), keeps only
+ * the residuals the policy permits AND the backward reads; the backward
+ * recomputes the others from the region's inputs and the saved values
+ * (partial evaluation, as jax.checkpoint). Regions nest.
+ *
+ *   remat_fn *blk = remat_checkpoint(block, remat_dots_with_no_batch_dims_saveable);
+ *   ... remat_call1(net, blk, 2, (remat_val[]){x, w}) ...
+ *   remat_fn *g;
+ *   remat_grad(net, 1, (int[]){1}, &g);              // d net / d w
+ *   remat_residual_list *r;
+ *   remat_saved_residuals(net, 0, NULL, &r);
+ *   remat_residual_list_print(r, stdout);
+ *
+ * A policy is a predicate over one op's primitive, dtypes, shapes and
+ * parameters — never its data. It grants permission to save; it never forces
+ * a value to be kept that the backward does not read.
+ */
+#ifndef REMAT_AD_H
+#define REMAT_AD_H
+
+#include "graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a policy sees of one op. */
+typedef struct {
+    remat_op op;
+    remat_dtype dtype;       /* output dtype */
+    const remat_shape *shape; /* output shape */
+    int n_inputs;
+    const remat_dtype *in_dtypes;
+    const remat_shape *in_shapes;
+    const remat_dot_dims *dot; /* REMAT_OP_DOT_GENERAL, else NULL */
+    const char *name;          /* REMAT_OP_NAME: the checkpoint_name, else NULL */
+} remat_op_info;
+
+typedef bool (*remat_policy_fn)(const remat_op_info *op, void *ctx);
+
+/* A user policy. `label` is shown in reports; free_ctx (may be NULL) is called
+ * on ctx when the last reference goes. */
+remat_policy *remat_policy_new(const char *label, remat_policy_fn fn, void *ctx, void (*free_ctx)(void *));
+/* Policies are reference counted; the built-ins are immortal. _free(NULL) ok. */
+remat_policy *remat_policy_ref(const remat_policy *p);
+void remat_policy_free(remat_policy *p);
+const char *remat_policy_label(const remat_policy *p);
+bool remat_policy_allows(const remat_policy *p, const remat_op_info *op);
+
+/* jax.checkpoint_policies, with their exact semantics. */
+extern const remat_policy *const remat_nothing_saveable;  /* default */
+extern const remat_policy *const remat_everything_saveable;
+extern const remat_policy *const remat_dots_saveable;      /* any dot_general */
+/* dot_general with no batch dimensions on either operand: (N,d)@(d,d) yes,
+ * (B,N,d)@(B,d,F) with paired B no. */
+extern const remat_policy *const remat_dots_with_no_batch_dims_saveable;
+remat_policy *remat_policy_save_only_these_names(int n, const char *const *names);
+remat_policy *remat_policy_save_any_names_but_these(int n, const char *const *names);
+/* permits what either permits */
+remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b);
+
+/* jax.checkpoint(fn, policy=...): a new function (a region around fn).
+ * policy NULL means nothing_saveable. */
+remat_fn *remat_checkpoint(remat_fn *fn, const remat_policy *policy);
+
+/* ---- reverse mode ----
+ * argnums: indices of the arguments to differentiate (n_argnums = 0: all).
+ *
+ * remat_vjp: the new function takes (f's args..., one cotangent per output of
+ * f) and returns (f's outputs..., the cotangent of each argnum).
+ * remat_grad: f must have one scalar output; returns (d out / d argnum ...).
+ * remat_value_and_grad: returns (out, d out / d argnum ...). */
+remat_status remat_vjp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+remat_status remat_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+remat_status remat_value_and_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+
+/* ---- residual report ---- */
+typedef enum {
+    REMAT_RESIDUAL_ARGUMENT, /* "from the argument 'w1'" */
+    REMAT_RESIDUAL_OUTPUT,   /* "output of dot_general at file:line" */
+    REMAT_RESIDUAL_NAMED,    /* "named 'hidden' at file:line" */
+    REMAT_RESIDUAL_SNAPSHOT  /* "scan carry snapshots x10 (binomial)" */
+} remat_residual_kind;
+
+typedef struct {
+    remat_residual_kind kind;
+    remat_dtype dtype;
+    remat_shape shape;
+    remat_op op;       /* producing primitive (ARGUMENT: REMAT_OP_ARG) */
+    const char *name;  /* argument name or checkpoint_name, else NULL */
+    remat_loc loc;     /* where the user built it */
+    int64_t count;     /* SNAPSHOT: number of slots; else 1 */
+    const char *detail; /* SNAPSHOT: schedule, e.g. "binomial:10"; else NULL */
+    size_t bytes;      /* total bytes (count x one value) */
+} remat_residual;
+
+typedef struct remat_residual_list remat_residual_list;
+
+/* Residuals of the VJP of f w.r.t. argnums: one entry per value the backward
+ * actually reads, in forward order. */
+remat_status remat_saved_residuals(const remat_fn *f, int n_argnums, const int *argnums,
+                                   remat_residual_list **out);
+/* The residuals of a function already made by remat_vjp/_grad/_value_and_grad. */
+remat_status remat_fn_residuals(const remat_fn *vjp_fn, remat_residual_list **out);
+int remat_residual_list_count(const remat_residual_list *r);
+const remat_residual *remat_residual_list_get(const remat_residual_list *r, int i);
+size_t remat_residual_list_bytes(const remat_residual_list *r);
+/* One line, e.g. "f32[256,512] output of dot_general at examples/mlp/mlp.c:42". */
+char *remat_residual_format(const remat_residual *e, char *buf, size_t len);
+void remat_residual_list_print(const remat_residual_list *r, FILE *out);
+void remat_residual_list_free(remat_residual_list *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

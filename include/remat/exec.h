@@ -1,0 +1,77 @@
+/*
+ * remat/exec.h — compiling a function for a backend and running it.
+ *
+ * remat_compile() fixes an execution order (the order nodes were built in,
+ * which reverse mode chooses so that recomputation happens late), drops what
+ * the outputs do not need, and plans every intermediate buffer into one arena
+ * (liveness + offsets), so the peak memory is known before the run:
+ *
+ *   remat_program *p;
+ *   remat_compile(grad_fn, remat_backend_cpu(), &p);
+ *   remat_memory_plan plan;
+ *   remat_program_plan(p, &plan);             // plan.arena_bytes: predicted peak
+ *   remat_tensor in[2] = {tw, tx}, out[1] = {tdw};
+ *   remat_stats st;
+ *   if (remat_run(p, 2, in, 1, out, &st) != REMAT_OK) puts(remat_last_error());
+ *   // st.peak_arena_bytes == plan.arena_bytes
+ *
+ * Inputs are read in place (not copied) and must not overlap the outputs.
+ * A program owns its arena, so one program runs on one thread at a time.
+ * Same program, same inputs: same bits.
+ */
+#ifndef REMAT_EXEC_H
+#define REMAT_EXEC_H
+
+#include <stddef.h>
+
+#include "graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct remat_backend remat_backend;
+typedef struct remat_program remat_program;
+
+/* The CPU backend (loops + OpenBLAS). A process-wide object; never freed. */
+remat_backend *remat_backend_cpu(void);
+const char *remat_backend_name(const remat_backend *be);
+
+typedef struct {
+    size_t arena_bytes;     /* predicted peak of intermediate buffers */
+    size_t residual_bytes;  /* forward values the backward reads (arguments included) */
+    size_t constant_bytes;
+    int64_t instructions;
+    int64_t recompute_instructions; /* forward ops re-run by the backward */
+} remat_memory_plan;
+
+typedef struct {
+    size_t peak_arena_bytes;      /* measured high-water mark of the arena */
+    size_t residual_bytes;        /* forward values the backward read */
+    size_t peak_snapshot_bytes;   /* scan carry snapshots (and step tapes) held at once */
+    int64_t ops_executed;
+    int64_t recomputed_ops;       /* forward ops executed again by the backward */
+    int64_t forward_evals;        /* scan body evaluations */
+    int64_t op_counts[REMAT_OP_COUNT];
+    double seconds;
+} remat_stats;
+
+remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out);
+void remat_program_free(remat_program *p);
+void remat_program_plan(const remat_program *p, remat_memory_plan *plan);
+int remat_program_num_inputs(const remat_program *p);
+int remat_program_num_outputs(const remat_program *p);
+/* Shape and dtype of input/output i (for allocating buffers). */
+remat_tensor remat_program_input_desc(const remat_program *p, int i);
+remat_tensor remat_program_output_desc(const remat_program *p, int i);
+
+/* Runs the program. Inputs and outputs are checked against the function's
+ * signature (count, dtype, shape, non-NULL data) before anything is written;
+ * stats may be NULL. */
+remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
+                       remat_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,226 @@
+/*
+ * remat/mechanism.h — reaction mechanisms read from a small text format.
+ *
+ * A mechanism is a list of species y (the state), parameters p (the numbers a
+ * fit adjusts), named constants, and for every species an expression tree
+ * dy_i/dt = f_i(t, y, p). The trees are plain read-only structs so that a
+ * graph lowering can walk them; remat_mechanism_eval_rhs() is a double
+ * evaluator of the same trees (the reference the lowering is tested against).
+ *
+ *   # A -> B -> C, first order (the PFR seed problem)
+ *   param k1 = 1.0 in [0, 100]   # value, optional bounds (inf allowed)
+ *   param k2 = 0.5
+ *   A -> B : k1                  # mass action: rate k1*A
+ *   B -> C : k2
+ *
+ *   remat_mechanism *m;
+ *   if (remat_mechanism_parse_file("abc.mech", &m) != REMAT_OK) {
+ *       fprintf(stderr, "%s\n", remat_last_error()); // abc.mech:4:10: unknown name 'k3'
+ *       return 1;
+ *   }
+ *   double p[2], y[3] = {1, 0, 0}, dydt[3];
+ *   remat_mechanism_param_values(m, p);          // the declared values
+ *   remat_mechanism_eval_rhs(m, 0.0, y, p, dydt); // {-1, 1, 0}
+ *   remat_mechanism_free(m);
+ *
+ * ## The format
+ *
+ * One statement per line; '#' starts a comment; blank lines are ignored.
+ *
+ *   statement = param | const | let | species | indep | ode | reaction
+ *   param     = "param" NAME "=" cexpr [ "in" "[" cexpr "," cexpr "]" ]
+ *   const     = "const" NAME "=" cexpr
+ *   let       = "let" NAME "=" expr
+ *   species   = "species" NAME { [","] NAME }
+ *   indep     = "indep" NAME
+ *   ode       = NAME "'" "=" expr                      y1' = -(t1 + t3) * y1^2
+ *   reaction  = side ("->" | "<=>") side ":" expr [ "," expr ]
+ *   side      = [ term { "+" term } ]                  2 A + B
+ *   term      = [ INTEGER ] NAME                       coefficient 1..1000
+ *   expr      = product { ("+" | "-") product }
+ *   product   = unary { ("*" | "/") unary }
+ *   unary     = ("-" | "+") unary | power
+ *   power     = primary [ "^" unary ]                  right-associative; -a^2 = -(a^2)
+ *   primary   = NUMBER | NAME | FUNC "(" expr [ "," expr ] ")" | "(" expr ")"
+ *   FUNC      = exp | log | sqrt (one argument) | min | max (two arguments)
+ *   NUMBER    = 1 | 1.5 | .5 | 1. | 1e-3 | 2.5E+4     (a coefficient needs a space: "2 A")
+ *   NAME      = [A-Za-z_][A-Za-z0-9_]*, case-sensitive
+ *
+ * cexpr is an expr that may use only numbers, earlier consts and functions
+ * (and, in bounds, the word inf); it is evaluated while parsing.
+ *
+ * Reactions. The rate after ':' is either a rate constant — a single name of
+ * a param, const or let, or a single number — and mass action applies
+ * (rate = k * prod reactant^coefficient), or any other expression, which is
+ * the rate itself:
+ *
+ *   A -> B : k1               rate k1*A           2 A + B -> C : k   rate k*A^2*B
+ *   A -> : k                  rate k*A (no products)      -> A : k0  rate k0 (source)
+ *   A <=> B : kf, kr          net rate kf*A - kr*B (each direction: constant or expression)
+ *   y1 -> y2 : t1 * y1^2      rate t1*y1^2 (explicit)
+ *
+ * Beware: "A -> B : A0 * exp(-Ea / (R * T))" is an expression, so it is the
+ * whole rate (no factor A). For an Arrhenius rate constant with mass action
+ * write "let k1 = A0 * exp(-Ea / (R * T))" and "A -> B : k1".
+ * A rate that is a single species name or the independent variable is an
+ * error (a rate constant is required there). Species named twice on one side
+ * add up ("A + A" is "2 A"). A reaction contributes coefficient(product) -
+ * coefficient(reactant) times its net rate to each species' dy/dt.
+ *
+ * Names. Every name has one meaning for the whole file: species, param,
+ * const, let or the independent variable. param and species are declarations
+ * visible everywhere (a param may be used before its 'param' line); const and
+ * let are definitions read in order and may only be used on later lines.
+ * A name used in an expression that is none of these is an error ("unknown
+ * name 'k3'"): rate names do not declare parameters implicitly. The
+ * independent variable is 't' unless the file says "indep z"; it may appear
+ * in any expr. Reserved (not usable as names): exp log sqrt min max param
+ * const let species indep inf.
+ *
+ * Species are numbered in order of first appearance on a reaction side or
+ * an ODE's left-hand side, unless the file has 'species' lines: then those
+ * fix the order, and every species must be listed there. A species may get
+ * its dy/dt from reactions or from one ODE line, not both; a file may mix
+ * reaction species and ODE species. A listed species in no reaction and no
+ * ODE has dy/dt = 0. A file needs at least one reaction or ODE.
+ *
+ * Errors return REMAT_ERR_PARSE (REMAT_ERR_IO for an unreadable file) with a
+ * message "file:line:column: what, naming 'the token'"; columns count bytes
+ * from 1. Limits: lines of at most 65536 bytes, 256 levels of nesting and
+ * expressions at most 2000 operations deep; the text must be UTF-8 (non-ASCII
+ * only in comments) without NUL bytes.
+ */
+#ifndef REMAT_MECHANISM_H
+#define REMAT_MECHANISM_H
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- expression trees ----
+ *
+ * Nodes are owned by the mechanism and live until remat_mechanism_free.
+ * Trees may share nodes: a reaction's net rate node appears in the dy/dt of
+ * every species the reaction changes, so the right-hand sides form a DAG; a
+ * walker that memoizes by node address evaluates each rate once.
+ *
+ * LET nodes are references, not inlined: LET(i) stands for the value of
+ * remat_mechanism_let_expr(m, i). A let's tree only refers to lets with a
+ * smaller index, so computing lets 0, 1, ... in order and then the
+ * right-hand sides is always valid. CONST nodes carry their value folded in
+ * (value), so a walker never needs the const table; a minus sign written
+ * directly before a number is folded into a NUM node with a negative value. */
+typedef enum {
+    REMAT_EXPR_NUM = 0, /* value */
+    REMAT_EXPR_SPECIES, /* y[index] */
+    REMAT_EXPR_PARAM,   /* p[index] */
+    REMAT_EXPR_CONST,   /* value (const number index) */
+    REMAT_EXPR_INDEP,   /* t, the independent variable */
+    REMAT_EXPR_LET,     /* the value of let number index */
+    REMAT_EXPR_NEG,     /* -args[0] */
+    REMAT_EXPR_ADD,     /* args[0] + args[1] */
+    REMAT_EXPR_SUB,     /* args[0] - args[1] */
+    REMAT_EXPR_MUL,     /* args[0] * args[1] */
+    REMAT_EXPR_DIV,     /* args[0] / args[1] */
+    REMAT_EXPR_POW,     /* pow(args[0], args[1]) */
+    REMAT_EXPR_CALL,    /* fn(args[0]) or fn(args[0], args[1]) */
+    REMAT_EXPR_COUNT
+} remat_expr_kind;
+
+typedef enum {
+    REMAT_FN_EXP = 0, /* exp(x) */
+    REMAT_FN_LOG,     /* natural log(x) */
+    REMAT_FN_SQRT,    /* sqrt(x) */
+    REMAT_FN_MIN,     /* min(a, b), as fmin */
+    REMAT_FN_MAX,     /* max(a, b), as fmax */
+    REMAT_FN_COUNT
+} remat_expr_fn;
+
+typedef struct remat_expr {
+    remat_expr_kind kind;
+    int nargs;                        /* children: NEG 1; binary 2; CALL 1 or 2; leaves 0 */
+    const struct remat_expr *args[2];
+    double value;                     /* NUM: the number; CONST: the const's value */
+    int index;                        /* SPECIES, PARAM, CONST, LET: table index; else -1 */
+    remat_expr_fn fn;                 /* CALL only */
+    const char *name;                 /* SPECIES, PARAM, CONST, LET, INDEP: the name;
+                                         CALL: the function's name; else NULL */
+    int line, col;                    /* source position (1-based): the token of a leaf,
+                                         the operator of an operation; nodes made from a
+                                         reaction carry the reaction's line and column */
+} remat_expr;
+
+/* "num", "species", ..., "call"; "?" out of range. */
+const char *remat_expr_kind_name(remat_expr_kind kind);
+/* "exp", "log", "sqrt", "min", "max"; "?" out of range. */
+const char *remat_expr_fn_name(remat_expr_fn fn);
+/* Writes e as text in the mechanism syntax, with the fewest parentheses that
+ * keep its tree ("k1 * A - k2 * B"); LET and CONST print their names. Like
+ * snprintf: returns the length the full text needs, writes at most len bytes
+ * (NUL included). */
+int remat_expr_format(const remat_expr *e, char *buf, int len);
+
+/* ---- mechanisms ---- */
+
+typedef struct remat_mechanism remat_mechanism;
+
+/* Reads and parses a file. Errors name path:line:column. */
+remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out);
+/* Parses NUL-terminated text; name_for_errors (NULL: "<string>") prefixes messages. */
+remat_status remat_mechanism_parse_string(const char *text, const char *name_for_errors,
+                                          remat_mechanism **out);
+void remat_mechanism_free(remat_mechanism *m); /* NULL is a no-op */
+
+/* The path or name given at parse time. */
+const char *remat_mechanism_source(const remat_mechanism *m);
+/* Name of the independent variable ("t" unless the file says "indep NAME"). */
+const char *remat_mechanism_indep_name(const remat_mechanism *m);
+
+/* Indices below are 0 <= i < count; out of range aborts (a programmer error). */
+int remat_mechanism_species_count(const remat_mechanism *m);
+const char *remat_mechanism_species_name(const remat_mechanism *m, int i);
+/* Index of a species by name, -1 if there is none. */
+int remat_mechanism_species_find(const remat_mechanism *m, const char *name);
+
+int remat_mechanism_param_count(const remat_mechanism *m);
+const char *remat_mechanism_param_name(const remat_mechanism *m, int i);
+double remat_mechanism_param_value(const remat_mechanism *m, int i);
+double remat_mechanism_param_lo(const remat_mechanism *m, int i); /* -INFINITY if no bound */
+double remat_mechanism_param_hi(const remat_mechanism *m, int i); /* +INFINITY if no bound */
+int remat_mechanism_param_find(const remat_mechanism *m, const char *name);
+/* values[i] = declared value of param i, for i < param_count. */
+void remat_mechanism_param_values(const remat_mechanism *m, double values[]);
+
+int remat_mechanism_const_count(const remat_mechanism *m);
+const char *remat_mechanism_const_name(const remat_mechanism *m, int i);
+double remat_mechanism_const_value(const remat_mechanism *m, int i);
+
+int remat_mechanism_let_count(const remat_mechanism *m);
+const char *remat_mechanism_let_name(const remat_mechanism *m, int i);
+const remat_expr *remat_mechanism_let_expr(const remat_mechanism *m, int i);
+
+/* dy_i/dt for species i: from its ODE line, or the sum over reactions of
+ * stoich * net rate; a species in neither is the number 0. */
+const remat_expr *remat_mechanism_rhs(const remat_mechanism *m, int species);
+
+/* Reactions, in file order (ODE lines are not reactions). */
+int remat_mechanism_reaction_count(const remat_mechanism *m);
+/* Net rate: forward rate, or forward - reverse for "<=>". */
+const remat_expr *remat_mechanism_reaction_rate(const remat_mechanism *m, int r);
+/* Net stoichiometric coefficient of species s in reaction r (products - reactants). */
+double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r, int s);
+int remat_mechanism_reaction_line(const remat_mechanism *m, int r);
+
+/* dydt[i] = f_i(t, y, params) for every species, lets computed in order.
+ * y has species_count entries, params param_count (NULL allowed when 0).
+ * Plain IEEE arithmetic: non-finite results are returned, not reported.
+ * Safe to call from several threads on one mechanism. */
+remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],
+                                      const double params[], double dydt[]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,133 @@
+/*
+ * remat/schedule.h — checkpoint schedules as pure action generators.
+ *
+ * A schedule knows step indices and slot numbers only, never tensors. The scan
+ * runtime (src/scan) executes its actions with a snapshot store. Vocabulary
+ * (Griewank–Walther, "Revolve"):
+ *
+ *   the runtime holds a "current" carry, carry_c (the state before step c,
+ *   c in [0, n]); initially c = 0.
+ *
+ *   ADVANCE  to       evaluate steps c .. to-1 without recording; c := to
+ *   TAKESHOT slot     snapshot slot := carry_c (slot < max_slots)
+ *   RESTORE  slot     carry_c := snapshot slot (c := that snapshot's index)
+ *   FREE     slot     the slot's snapshot is dropped
+ *   TAPE     step     c must equal step: evaluate it recording its residuals
+ *                     (the step's "tape"), keep the tape; c := step+1
+ *   END_FORWARD       the forward phase is over: c == n, every step has been
+ *                     evaluated once in order (so all y_t are produced). The
+ *                     reverse phase starts with the cotangent of carry_n.
+ *   REVERSE  step     reverse one step: with a kept tape of `step`, use it and
+ *                     drop it; otherwise c must equal step and the step is
+ *                     evaluated with recording and reversed at once (then c is
+ *                     undefined until the next RESTORE). Steps are reversed
+ *                     exactly once each, from n-1 down to 0.
+ *   DONE              nothing more; every slot has been freed.
+ *
+ * Forward step evaluations = steps advanced + TAPE steps + REVERSE steps
+ * without a kept tape. The binomial optimum for l steps and s snapshots,
+ * counting every evaluation, is l + F(l, s), F = t*l - C(s+t, t-1), t the
+ * repetition number with C(s+t-1, s) < l <= C(s+t, s) (Griewank & Walther,
+ * ACM TOMS 26(1), 2000).
+ *
+ *   remat_schedule_spec spec = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10};
+ *   remat_schedule *s;
+ *   if (remat_schedule_new(&spec, 1000, &s) != REMAT_OK) ...;
+ *   remat_action a;
+ *   while (remat_schedule_next(s, &a), a.kind != REMAT_ACT_DONE) execute(&a);
+ *   remat_schedule_free(s);
+ */
+#ifndef REMAT_SCHEDULE_H
+#define REMAT_SCHEDULE_H
+
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    REMAT_SCHED_STORE_ALL = 0, /* tape every step in the forward phase */
+    REMAT_SCHED_PER_STEP,      /* snapshot every carry, re-tape each step */
+    REMAT_SCHED_PERIODIC,      /* snapshot every `period` steps; each segment re-run
+                                  once with all its steps taped (CVODES style) */
+    REMAT_SCHED_TWO_LEVEL,     /* periodic with period ceil(sqrt(n)) (or `period`) */
+    REMAT_SCHED_BINOMIAL,      /* Revolve, `snapshots` slots, n known */
+    REMAT_SCHED_ONLINE,        /* n unknown until the end, `snapshots` slots */
+    REMAT_SCHED_KIND_COUNT
+} remat_schedule_kind;
+
+typedef struct {
+    remat_schedule_kind kind;
+    int64_t period;    /* PERIODIC (>= 1); TWO_LEVEL: 0 = ceil(sqrt(n)) */
+    int64_t snapshots; /* BINOMIAL, ONLINE (>= 1) */
+} remat_schedule_spec;
+
+typedef enum {
+    REMAT_ACT_ADVANCE = 0,
+    REMAT_ACT_TAKESHOT,
+    REMAT_ACT_RESTORE,
+    REMAT_ACT_FREE,
+    REMAT_ACT_TAPE,
+    REMAT_ACT_END_FORWARD,
+    REMAT_ACT_REVERSE,
+    REMAT_ACT_DONE
+} remat_action_kind;
+
+typedef struct {
+    remat_action_kind kind;
+    int64_t step; /* ADVANCE: target index `to`; TAPE/REVERSE: the step;
+                     TAKESHOT/RESTORE/FREE: the carry index held by the slot */
+    int slot;     /* TAKESHOT/RESTORE/FREE */
+} remat_action;
+
+/* What a schedule predicts (and what the runtime's measured counts must equal). */
+typedef struct {
+    int64_t forward_evals;  /* every body evaluation, taped ones included */
+    int64_t peak_snapshots; /* most snapshot slots live at once */
+    int64_t peak_tapes;     /* most step tapes kept at once */
+} remat_schedule_cost;
+
+typedef struct remat_schedule remat_schedule;
+
+/* Parse "store-all", "per-step", "periodic:K", "two-level", "two-level:K",
+ * "binomial:S", "online:S". Errors name the offending text. */
+remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec);
+/* Inverse of parse, e.g. "binomial:10". */
+void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len);
+
+/* length >= 0. For ONLINE the generator does not read `length` up front: the
+ * runtime reveals it through remat_schedule_set_length() (see below), so the
+ * same code serves adaptive stepping. Rejects bad specs with a message. */
+remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
+                                remat_schedule **out);
+/* ONLINE: the runtime must call this before asking for the action that would
+ * evaluate step n-1 (i.e. as soon as it knows the step it is about to take
+ * is the last one); for other kinds it is a no-op check. */
+void remat_schedule_set_length(remat_schedule *s, int64_t length);
+/* Next action; after DONE keeps returning DONE. No allocation per call. */
+void remat_schedule_next(remat_schedule *s, remat_action *a);
+/* Slots this schedule may use (snapshot store size to allocate). */
+int64_t remat_schedule_max_slots(const remat_schedule *s);
+void remat_schedule_free(remat_schedule *s);
+
+/* Predicted cost for a known length (ONLINE: the cost it will incur when the
+ * length turns out to be `length`). */
+remat_status remat_schedule_predict(const remat_schedule_spec *spec, int64_t length,
+                                    remat_schedule_cost *cost);
+/* l + F(l, s): the binomial optimum of forward evaluations (see above). */
+int64_t remat_binomial_optimum(int64_t length, int64_t snapshots);
+
+/* The fastest schedule (fewest forward evaluations; ties: less memory) whose
+ * peak memory, peak_snapshots*carry_bytes + peak_tapes*tape_bytes, fits in
+ * budget_bytes. REMAT_ERR_BUDGET with a message giving the minimum if none fits. */
+remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length,
+                                       int64_t carry_bytes, int64_t tape_bytes,
+                                       remat_schedule_spec *spec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,340 @@
+/* graph.c — the remat_fn object: node storage, errors, introspection, printing. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad/graph_impl.h"
+#include "core/assert.h"
+#include "core/error.h"
+
+static const char *const op_names[] = {
+#define REMAT_X_(id, name, nin) [id] = name,
+    REMAT_OP_LIST(REMAT_X_)
+#undef REMAT_X_
+};
+_Static_assert(sizeof op_names / sizeof op_names[0] == REMAT_OP_COUNT, "op name table out of step");
+
+const char *remat_op_name(remat_op op)
+{
+    return (unsigned)op < REMAT_OP_COUNT ? op_names[op] : "?";
+}
+
+remat_fn *remat_fn_new(const char *name)
+{
+    remat_fn *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->refcount = 1;
+    f->name = strdup(name ? name : "fn");
+    if (!f->name) {
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+remat_fn *remat_fn_ref(remat_fn *f)
+{
+    if (f)
+        f->refcount++;
+    return f;
+}
+
+void remat_fn_free(remat_fn *f)
+{
+    if (!f || --f->refcount > 0)
+        return;
+    for (int32_t i = 0; i < f->n_nodes; i++) {
+        const remat_node *n = &f->nodes[i];
+        if (n->op == REMAT_OP_CALL) {
+            remat_fn_free(n->p.call->callee);
+            remat_policy_free((remat_policy *)n->p.call->policy);
+        } else if (n->op == REMAT_OP_HOP && n->p.hop.rules->release) {
+            n->p.hop.rules->release(n->p.hop.data);
+        }
+    }
+    remat_arena_clear(&f->arena);
+    free(f->nodes);
+    free(f->args);
+    free(f->outs);
+    free(f->error);
+    free(f->name);
+    free(f);
+}
+
+const char *remat_fn_name(const remat_fn *f) { return f ? f->name : "(null)"; }
+remat_status remat_fn_status(const remat_fn *f) { return f ? f->status : REMAT_ERR_NULL; }
+const char *remat_fn_error(const remat_fn *f) { return f && f->error ? f->error : ""; }
+
+void remat_fn_clear_error(remat_fn *f)
+{
+    if (!f)
+        return;
+    f->status = REMAT_OK;
+    free(f->error);
+    f->error = NULL;
+}
+
+void *remat_fn_alloc(remat_fn *f, size_t bytes)
+{
+    void *p = remat_arena_alloc(&f->arena, bytes);
+    if (!p) {
+        fprintf(stderr, "remat: out of memory building function '%s'\n", f->name);
+        abort();
+    }
+    return p;
+}
+
+const char *remat_fn_strdup(remat_fn *f, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = remat_fn_alloc(f, n);
+    memcpy(d, s, n);
+    return d;
+}
+
+static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 1;
+    int32_t nc = *cap ? *cap * 2 : 16;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = nc;
+    return 1;
+}
+
+remat_val remat_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const remat_val *in)
+{
+    if (!grow((void **)&f->nodes, &f->cap_nodes, f->n_nodes + 1, sizeof *f->nodes)) {
+        fprintf(stderr, "remat: out of memory building function '%s'\n", f->name);
+        abort();
+    }
+    remat_node *n = &f->nodes[f->n_nodes];
+    *n = *proto;
+    n->flags |= f->emit_flags;
+    n->nin = nin;
+    if (nin > 0) {
+        int32_t *ins = remat_fn_alloc(f, (size_t)nin * sizeof *ins);
+        for (int i = 0; i < nin; i++) {
+            REMAT_ASSERT(in[i] >= 0 && in[i] < f->n_nodes);
+            ins[i] = in[i];
+        }
+        n->in = ins;
+    } else {
+        n->in = NULL;
+    }
+    if (n->op == REMAT_OP_ARG) {
+        if (!grow((void **)&f->args, &f->cap_args, f->n_args + 1, sizeof *f->args))
+            abort();
+        n->p.index = f->n_args;
+        f->args[f->n_args++] = f->n_nodes;
+    }
+    return f->n_nodes++;
+}
+
+remat_val remat_fn_fail(remat_fn *f, remat_status st, remat_loc loc, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    remat_error(st, "%s:%d: %s", loc.file ? loc.file : "?", loc.line, msg);
+    if (f && f->status == REMAT_OK) {
+        f->status = st;
+        free(f->error);
+        f->error = strdup(remat_last_error());
+    }
+    return REMAT_NONE;
+}
+
+int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] < 0 || v[i] >= f->n_nodes)
+            return 0;
+    return 1;
+}
+
+const char *remat_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t len)
+{
+    const remat_node *n = &f->nodes[v];
+    return remat_shape_format((remat_dtype)n->dtype, &n->shape, buf, len);
+}
+
+remat_val remat_fn_output_at(remat_fn *f, remat_val v, remat_loc loc)
+{
+    if (!f)
+        return REMAT_NONE;
+    if (!remat_fn_vals_ok(f, 1, &v))
+        return remat_fn_fail(f, REMAT_ERR_ARG, loc, "output: invalid value %d", (int)v);
+    if (!grow((void **)&f->outs, &f->cap_outs, f->n_outs + 1, sizeof *f->outs))
+        abort();
+    f->outs[f->n_outs++] = v;
+    return v;
+}
+
+int remat_fn_num_args(const remat_fn *f) { return f ? f->n_args : 0; }
+int remat_fn_num_outputs(const remat_fn *f) { return f ? f->n_outs : 0; }
+int remat_fn_num_nodes(const remat_fn *f) { return f ? f->n_nodes : 0; }
+
+remat_val remat_fn_arg(const remat_fn *f, int i)
+{
+    return f && i >= 0 && i < f->n_args ? f->args[i] : REMAT_NONE;
+}
+
+remat_val remat_fn_out(const remat_fn *f, int i)
+{
+    return f && i >= 0 && i < f->n_outs ? f->outs[i] : REMAT_NONE;
+}
+
+const char *remat_fn_arg_name(const remat_fn *f, int i)
+{
+    remat_val v = remat_fn_arg(f, i);
+    return v == REMAT_NONE ? NULL : f->nodes[v].name;
+}
+
+remat_dtype remat_val_dtype(const remat_fn *f, remat_val v)
+{
+    REMAT_ASSERT(f && v >= 0 && v < f->n_nodes);
+    return (remat_dtype)f->nodes[v].dtype;
+}
+
+remat_shape remat_val_shape(const remat_fn *f, remat_val v)
+{
+    REMAT_ASSERT(f && v >= 0 && v < f->n_nodes);
+    return f->nodes[v].shape;
+}
+
+remat_op remat_val_op(const remat_fn *f, remat_val v)
+{
+    REMAT_ASSERT(f && v >= 0 && v < f->n_nodes);
+    return (remat_op)f->nodes[v].op;
+}
+
+void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
+                        remat_shape *in_shapes)
+{
+    const remat_node *n = &f->nodes[v];
+    for (int i = 0; i < n->nin; i++) {
+        in_dtypes[i] = (remat_dtype)f->nodes[n->in[i]].dtype;
+        in_shapes[i] = f->nodes[n->in[i]].shape;
+    }
+    *info = (remat_op_info){
+        .op = (remat_op)n->op,
+        .dtype = (remat_dtype)n->dtype,
+        .shape = &n->shape,
+        .n_inputs = n->nin,
+        .in_dtypes = in_dtypes,
+        .in_shapes = in_shapes,
+        .dot = n->op == REMAT_OP_DOT_GENERAL ? n->p.dot : NULL,
+        .name = n->op == REMAT_OP_NAME ? n->name : NULL,
+    };
+}
+
+static void *dup_into(remat_fn *dst, const void *src, size_t bytes)
+{
+    void *d = remat_fn_alloc(dst, bytes);
+    memcpy(d, src, bytes);
+    return d;
+}
+
+remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *ins,
+                                         uint8_t add_flags)
+{
+    const remat_node *n = &src->nodes[v];
+    remat_node proto = *n;
+    proto.flags |= add_flags;
+    proto.name = remat_fn_strdup(dst, n->name);
+    size_t nbytes = (size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype);
+    switch ((remat_op)n->op) {
+    case REMAT_OP_CONSTANT:
+        if (n->data)
+            proto.data = dup_into(dst, n->data, nbytes ? nbytes : 1);
+        break;
+    case REMAT_OP_TRANSPOSE:
+    case REMAT_OP_BROADCAST:
+        proto.p.perm = dup_into(dst, n->p.perm, sizeof(int) * REMAT_MAX_RANK);
+        break;
+    case REMAT_OP_DOT_GENERAL:
+        proto.p.dot = dup_into(dst, n->p.dot, sizeof *n->p.dot);
+        break;
+    case REMAT_OP_SLICE:
+        proto.p.slice = dup_into(dst, n->p.slice, sizeof *n->p.slice);
+        break;
+    case REMAT_OP_PAD:
+        proto.p.pad = dup_into(dst, n->p.pad, sizeof *n->p.pad);
+        break;
+    case REMAT_OP_CALL: {
+        remat_call_params *cp = remat_fn_alloc(dst, sizeof *cp);
+        cp->callee = remat_fn_ref(n->p.call->callee);
+        cp->policy = remat_policy_ref(n->p.call->policy);
+        proto.p.call = cp;
+        break;
+    }
+    case REMAT_OP_HOP:
+        if (n->p.hop.rules->retain)
+            proto.p.hop.data = n->p.hop.rules->retain(n->p.hop.data);
+        break;
+    default:
+        break;
+    }
+    return remat_fn_add_node(dst, &proto, n->nin, ins);
+}
+
+remat_val remat_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,
+                             uint8_t add_flags)
+{
+    const remat_node *n = &src->nodes[v];
+    remat_val small[16] = {0};
+    remat_val *ins = n->nin <= 16 ? small : malloc(sizeof *ins * (size_t)n->nin);
+    REMAT_ASSERT(ins);
+    for (int i = 0; i < n->nin; i++) {
+        ins[i] = map[n->in[i]];
+        REMAT_ASSERT(ins[i] >= 0);
+    }
+    remat_val r = remat_fn_copy_node_with_inputs(dst, src, v, ins, add_flags);
+    if (ins != small)
+        free(ins);
+    return r;
+}
+
+void remat_fn_print(const remat_fn *f, FILE *out)
+{
+    char buf[128];
+    if (!f || !out)
+        return;
+    fprintf(out, "{ lambda ; ");
+    for (int i = 0; i < f->n_args; i++)
+        fprintf(out, "%%%d:%s%s", f->args[i], remat_fn_fmt_val(f, f->args[i], buf, sizeof buf),
+                i + 1 < f->n_args ? " " : "");
+    fprintf(out, ". let   # %s\n", f->name);
+    for (int32_t v = 0; v < f->n_nodes; v++) {
+        const remat_node *n = &f->nodes[v];
+        if (n->op == REMAT_OP_ARG)
+            continue;
+        fprintf(out, "    %%%d:%s = %s", v, remat_fn_fmt_val(f, v, buf, sizeof buf), remat_op_name((remat_op)n->op));
+        if (n->op == REMAT_OP_CONSTANT && !n->data)
+            fprintf(out, "[%g]", n->p.scalar);
+        if (n->name)
+            fprintf(out, "[name=%s]", n->name);
+        for (int i = 0; i < n->nin; i++)
+            fprintf(out, " %%%d", n->in[i]);
+        if (n->flags & REMAT_NODE_RECOMPUTE)
+            fprintf(out, "   # recompute");
+        else if (n->flags & REMAT_NODE_BWD)
+            fprintf(out, "   # bwd");
+        fputc('\n', out);
+    }
+    fprintf(out, "  in (");
+    for (int i = 0; i < f->n_outs; i++)
+        fprintf(out, "%%%d%s", f->outs[i], i + 1 < f->n_outs ? ", " : "");
+    fprintf(out, ") }\n");
+}

@@ -1,0 +1,187 @@
+/* policy.c — checkpoint save policies with jax.checkpoint_policies semantics. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "remat/ad.h"
+
+struct remat_policy {
+    int refcount; /* < 0: immortal built-in */
+    const char *label;
+    remat_policy_fn fn;
+    void *ctx;
+    void (*free_ctx)(void *);
+};
+
+static bool nothing(const remat_op_info *op, void *ctx) { return false; }
+static bool everything(const remat_op_info *op, void *ctx) { return true; }
+static bool dots(const remat_op_info *op, void *ctx) { return op->op == REMAT_OP_DOT_GENERAL; }
+
+/* jax: dot_general whose dimension numbers have no batch dims on either side */
+static bool dots_no_batch(const remat_op_info *op, void *ctx)
+{
+    return op->op == REMAT_OP_DOT_GENERAL && op->dot && op->dot->n_batch == 0;
+}
+
+static const struct remat_policy builtin[] = {
+    {-1, "nothing_saveable", nothing, NULL, NULL},
+    {-1, "everything_saveable", everything, NULL, NULL},
+    {-1, "dots_saveable", dots, NULL, NULL},
+    {-1, "dots_with_no_batch_dims_saveable", dots_no_batch, NULL, NULL},
+};
+const remat_policy *const remat_nothing_saveable = &builtin[0];
+const remat_policy *const remat_everything_saveable = &builtin[1];
+const remat_policy *const remat_dots_saveable = &builtin[2];
+const remat_policy *const remat_dots_with_no_batch_dims_saveable = &builtin[3];
+
+remat_policy *remat_policy_new(const char *label, remat_policy_fn fn, void *ctx, void (*free_ctx)(void *))
+{
+    if (!fn)
+        return NULL;
+    remat_policy *p = calloc(1, sizeof *p);
+    char *l = strdup(label ? label : "custom");
+    if (!p || !l) {
+        free(p);
+        free(l);
+        return NULL;
+    }
+    *p = (remat_policy){.refcount = 1, .label = l, .fn = fn, .ctx = ctx, .free_ctx = free_ctx};
+    return p;
+}
+
+remat_policy *remat_policy_ref(const remat_policy *cp)
+{
+    remat_policy *p = (remat_policy *)cp;
+    if (p && p->refcount > 0)
+        p->refcount++;
+    return p;
+}
+
+void remat_policy_free(remat_policy *p)
+{
+    if (!p || p->refcount < 0 || --p->refcount > 0)
+        return;
+    if (p->free_ctx)
+        p->free_ctx(p->ctx);
+    free((char *)p->label);
+    free(p);
+}
+
+const char *remat_policy_label(const remat_policy *p) { return p ? p->label : "nothing_saveable"; }
+
+bool remat_policy_allows(const remat_policy *p, const remat_op_info *op)
+{
+    if (!p)
+        p = remat_nothing_saveable;
+    return p->fn(op, p->ctx);
+}
+
+/* ---- name-based policies ---- */
+typedef struct {
+    int n;
+    char **names;
+    bool save_listed; /* true: save_only_these_names; false: save_any_names_but_these */
+} names_ctx;
+
+static void names_free(void *vctx)
+{
+    names_ctx *c = vctx;
+    for (int i = 0; i < c->n; i++)
+        free(c->names[i]);
+    free(c->names);
+    free(c);
+}
+
+static bool names_pred(const remat_op_info *op, void *vctx)
+{
+    const names_ctx *c = vctx;
+    if (op->op != REMAT_OP_NAME || !op->name)
+        return false;
+    bool listed = false;
+    for (int i = 0; i < c->n && !listed; i++)
+        listed = strcmp(c->names[i], op->name) == 0;
+    return c->save_listed ? listed : !listed;
+}
+
+static remat_policy *names_policy(int n, const char *const *names, bool save_listed)
+{
+    if (n < 0 || (n > 0 && !names))
+        return NULL;
+    names_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->save_listed = save_listed;
+    c->names = calloc((size_t)(n ? n : 1), sizeof *c->names);
+    size_t lab = 64;
+    for (int i = 0; c->names && i < n; i++) {
+        c->names[i] = strdup(names[i] ? names[i] : "");
+        if (!c->names[i])
+            break;
+        c->n++;
+        lab += strlen(names[i] ? names[i] : "") + 4;
+    }
+    char *label = malloc(lab);
+    if (!c->names || c->n != n || !label) {
+        free(label);
+        names_free(c);
+        return NULL;
+    }
+    strcpy(label, save_listed ? "save_only_these_names(" : "save_any_names_but_these(");
+    for (int i = 0; i < n; i++) {
+        strcat(label, i ? ", '" : "'");
+        strcat(label, c->names[i]);
+        strcat(label, "'");
+    }
+    strcat(label, ")");
+    remat_policy *p = remat_policy_new(label, names_pred, c, names_free);
+    free(label);
+    if (!p)
+        names_free(c);
+    return p;
+}
+
+remat_policy *remat_policy_save_only_these_names(int n, const char *const *names)
+{
+    return names_policy(n, names, true);
+}
+
+remat_policy *remat_policy_save_any_names_but_these(int n, const char *const *names)
+{
+    return names_policy(n, names, false);
+}
+
+/* ---- combinator ---- */
+typedef struct {
+    remat_policy *a, *b;
+} both_ctx;
+
+static bool both_pred(const remat_op_info *op, void *vctx)
+{
+    const both_ctx *c = vctx;
+    return remat_policy_allows(c->a, op) || remat_policy_allows(c->b, op);
+}
+
+static void both_free(void *vctx)
+{
+    both_ctx *c = vctx;
+    remat_policy_free(c->a);
+    remat_policy_free(c->b);
+    free(c);
+}
+
+remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b)
+{
+    if (!a || !b)
+        return NULL;
+    both_ctx *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->a = remat_policy_ref(a);
+    c->b = remat_policy_ref(b);
+    char label[512];
+    snprintf(label, sizeof label, "save_from_both(%s, %s)", a->label, b->label);
+    remat_policy *p = remat_policy_new(label, both_pred, c, both_free);
+    if (!p)
+        both_free(c);
+    return p;
+}

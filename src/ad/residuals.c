@@ -1,0 +1,157 @@
+/*
+ * residuals.c — the saved-residual report (JAX's print_saved_residuals).
+ *
+ * In a function made by reverse mode, a residual is a forward value (a node
+ * not emitted by the backward) that a live backward node reads. Constants are
+ * program data, not residuals.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad/graph_impl.h"
+#include "core/assert.h"
+#include "core/error.h"
+
+struct remat_residual_list {
+    remat_residual *items;
+    int n;
+    size_t bytes;
+};
+
+/* live[v] = v is needed to compute the outputs */
+static uint8_t *liveness(const remat_fn *g)
+{
+    uint8_t *live = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1);
+    REMAT_ASSERT(live);
+    for (int i = 0; i < g->n_outs; i++)
+        live[g->outs[i]] = 1;
+    for (int32_t v = g->n_nodes - 1; v >= 0; v--)
+        if (live[v])
+            for (int k = 0; k < g->nodes[v].nin; k++)
+                live[g->nodes[v].in[k]] = 1;
+    return live;
+}
+
+remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "residuals: output pointer is NULL");
+    *out = NULL;
+    if (!g)
+        return remat_error(REMAT_ERR_NULL, "residuals: function is NULL");
+    uint8_t *live = liveness(g);
+    uint8_t *is_res = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1);
+    REMAT_ASSERT(is_res);
+    int count = 0;
+    for (int32_t v = 0; v < g->n_nodes; v++) {
+        const remat_node *n = &g->nodes[v];
+        if (!live[v] || !(n->flags & REMAT_NODE_BWD))
+            continue;
+        for (int k = 0; k < n->nin; k++) {
+            const remat_node *a = &g->nodes[n->in[k]];
+            if (!(a->flags & REMAT_NODE_BWD) && a->op != REMAT_OP_CONSTANT && !is_res[n->in[k]]) {
+                is_res[n->in[k]] = 1;
+                count++;
+            }
+        }
+    }
+    remat_residual_list *r = calloc(1, sizeof *r);
+    REMAT_ASSERT(r);
+    r->items = calloc((size_t)(count ? count : 1), sizeof *r->items);
+    REMAT_ASSERT(r->items);
+    for (int32_t v = 0; v < g->n_nodes; v++) {
+        if (!is_res[v])
+            continue;
+        const remat_node *n = &g->nodes[v];
+        remat_residual *e = &r->items[r->n++];
+        e->dtype = (remat_dtype)n->dtype;
+        e->shape = n->shape;
+        e->op = (remat_op)n->op;
+        e->loc = n->loc;
+        e->count = 1;
+        e->bytes = (size_t)remat_shape_numel(&n->shape) * remat_dtype_size(e->dtype);
+        e->kind = n->op == REMAT_OP_ARG ? REMAT_RESIDUAL_ARGUMENT
+                  : n->op == REMAT_OP_NAME ? REMAT_RESIDUAL_NAMED
+                                           : REMAT_RESIDUAL_OUTPUT;
+        e->name = (n->op == REMAT_OP_ARG || n->op == REMAT_OP_NAME) && n->name ? strdup(n->name) : NULL;
+        r->bytes += e->bytes;
+    }
+    free(live);
+    free(is_res);
+    *out = r;
+    return REMAT_OK;
+}
+
+remat_status remat_saved_residuals(const remat_fn *f, int n_argnums, const int *argnums, remat_residual_list **out)
+{
+    remat_fn *g = NULL;
+    if (out)
+        *out = NULL;
+    remat_status st = remat_vjp(f, n_argnums, argnums, &g);
+    if (st != REMAT_OK)
+        return st;
+    st = remat_fn_residuals(g, out);
+    remat_fn_free(g);
+    return st;
+}
+
+int remat_residual_list_count(const remat_residual_list *r) { return r ? r->n : 0; }
+
+const remat_residual *remat_residual_list_get(const remat_residual_list *r, int i)
+{
+    return r && i >= 0 && i < r->n ? &r->items[i] : NULL;
+}
+
+size_t remat_residual_list_bytes(const remat_residual_list *r) { return r ? r->bytes : 0; }
+
+static const char *short_path(const char *p)
+{
+    if (!p)
+        return "?";
+    while (!strncmp(p, "../", 3) || !strncmp(p, "./", 2))
+        p += p[1] == '/' ? 2 : 3;
+    return p;
+}
+
+char *remat_residual_format(const remat_residual *e, char *buf, size_t len)
+{
+    char sh[128];
+    remat_shape_format(e->dtype, &e->shape, sh, sizeof sh);
+    switch (e->kind) {
+    case REMAT_RESIDUAL_ARGUMENT:
+        snprintf(buf, len, "%s from the argument '%s'", sh, e->name ? e->name : "?");
+        break;
+    case REMAT_RESIDUAL_NAMED:
+        snprintf(buf, len, "%s named '%s' at %s:%d", sh, e->name ? e->name : "?", short_path(e->loc.file),
+                 e->loc.line);
+        break;
+    case REMAT_RESIDUAL_SNAPSHOT:
+        snprintf(buf, len, "%s scan carry snapshots x%lld (%s)", sh, (long long)e->count,
+                 e->detail ? e->detail : "?");
+        break;
+    default:
+        snprintf(buf, len, "%s output of %s at %s:%d", sh, remat_op_name(e->op), short_path(e->loc.file),
+                 e->loc.line);
+        break;
+    }
+    return buf;
+}
+
+void remat_residual_list_print(const remat_residual_list *r, FILE *out)
+{
+    char line[512];
+    if (!r || !out)
+        return;
+    for (int i = 0; i < r->n; i++)
+        fprintf(out, "%s\n", remat_residual_format(&r->items[i], line, sizeof line));
+}
+
+void remat_residual_list_free(remat_residual_list *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->n; i++)
+        free((char *)r->items[i].name);
+    free(r->items);
+    free(r);
+}

@@ -1,0 +1,336 @@
+/*
+ * vjp.c — reverse mode as a source-to-source transform, with checkpoint
+ * regions handled by partial evaluation (as jax.checkpoint).
+ *
+ * A value v inside regions R1 ⊃ ... ⊃ Rk is kept by the computation enclosing
+ * region R (the forward for an outermost R, else the recompute of R's parent)
+ * iff every region of v's chain at least as deep as R permits v. With D(v) the
+ * depth of the deepest region whose policy refuses v (0 if none), v is kept
+ * for R iff depth(R) > D(v). The backward of a region R opens a recompute
+ * context; a primal read inside it either defers to the enclosing context
+ * (kept) or recomputes v there, once. Only values the backward actually reads
+ * become residuals, so a policy grants permission and never forces a save.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad/vjp_impl.h"
+#include "core/assert.h"
+#include "core/error.h"
+
+struct remat_rctx {
+    int32_t region;
+    remat_rctx *parent;
+    remat_val *memo; /* indexed by flat id - region.first */
+};
+
+static int32_t drop_depth(remat_vjp_ctx *c, int32_t v)
+{
+    if (c->drop_depth[v] >= 0)
+        return c->drop_depth[v];
+    const remat_flat *fl = c->fl;
+    const remat_flat_node *fn = &fl->nodes[v];
+    const remat_node *n = remat_fn_node(fn->fn, fn->v);
+    int32_t d = 0;
+    if (n->op != REMAT_OP_CONSTANT && fn->region >= 0) {
+        remat_dtype small_dt[16];
+        remat_shape small_sh[16];
+        remat_dtype *dts = n->nin <= 16 ? small_dt : malloc(sizeof *dts * (size_t)n->nin);
+        remat_shape *shs = n->nin <= 16 ? small_sh : malloc(sizeof *shs * (size_t)n->nin);
+        REMAT_ASSERT(dts && shs);
+        remat_op_info info;
+        remat_node_op_info(fn->fn, fn->v, &info, dts, shs);
+        for (int32_t r = fn->region; r >= 0; r = fl->regions[r].parent)
+            if (!remat_policy_allows(fl->regions[r].policy, &info)) {
+                d = fl->regions[r].depth; /* walking outwards: the first refusal is the deepest */
+                break;
+            }
+        if (dts != small_dt)
+            free(dts);
+        if (shs != small_sh)
+            free(shs);
+    }
+    c->drop_depth[v] = d;
+    return d;
+}
+
+/* Where v's value comes from, starting at context x: returns the value if it
+ * exists already, else REMAT_NONE with *need set to the context that must
+ * recompute it. */
+static remat_val locate(remat_vjp_ctx *c, int32_t v, remat_rctx *x, remat_rctx **need)
+{
+    const remat_flat *fl = c->fl;
+    for (; x; x = x->parent) {
+        const remat_flat_region *r = &fl->regions[x->region];
+        if (v < r->first || v > r->last)
+            continue;
+        remat_val m = x->memo[v - r->first];
+        if (m != REMAT_NONE)
+            return m;
+        if (r->depth > drop_depth(c, v))
+            continue;
+        *need = x;
+        return REMAT_NONE;
+    }
+    return c->fwd[v];
+}
+
+remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
+{
+    remat_rctx *need = NULL;
+    remat_val got = locate(c, v, c->cur, &need);
+    if (got != REMAT_NONE)
+        return got;
+    /* Recompute v and whatever it needs, inputs first, with an explicit stack
+     * (chains can be thousands of ops long). */
+    const remat_flat *fl = c->fl;
+    int32_t cap = 64, top = 0;
+    struct item {
+        int32_t v;
+        remat_rctx *x;
+    } *st = malloc(sizeof *st * (size_t)cap);
+    REMAT_ASSERT(st);
+    st[top++] = (struct item){v, need};
+    uint8_t saved_flags = c->g->emit_flags;
+    c->g->emit_flags = REMAT_NODE_BWD | REMAT_NODE_RECOMPUTE;
+    while (top > 0) {
+        struct item it = st[top - 1];
+        const remat_flat_region *r = &fl->regions[it.x->region];
+        if (it.x->memo[it.v - r->first] != REMAT_NONE) {
+            top--;
+            continue;
+        }
+        const remat_flat_node *fn = &fl->nodes[it.v];
+        const remat_node *n = remat_fn_node(fn->fn, fn->v);
+        int missing = 0;
+        for (int k = 0; k < n->nin; k++) {
+            remat_rctx *nx = NULL;
+            if (locate(c, fn->in[k], it.x, &nx) == REMAT_NONE) {
+                if (top == cap) {
+                    cap *= 2;
+                    st = realloc(st, sizeof *st * (size_t)cap);
+                    REMAT_ASSERT(st);
+                }
+                st[top++] = (struct item){fn->in[k], nx};
+                missing = 1;
+            }
+        }
+        if (missing)
+            continue;
+        remat_val small[16];
+        remat_val *ins = n->nin <= 16 ? small : malloc(sizeof *ins * (size_t)n->nin);
+        REMAT_ASSERT(ins);
+        for (int k = 0; k < n->nin; k++) {
+            remat_rctx *nx = NULL;
+            ins[k] = locate(c, fn->in[k], it.x, &nx);
+            REMAT_ASSERT(ins[k] != REMAT_NONE);
+        }
+        it.x->memo[it.v - r->first] = remat_fn_copy_node_with_inputs(c->g, fn->fn, fn->v, ins, 0);
+        if (ins != small)
+            free(ins);
+        top--;
+    }
+    c->g->emit_flags = saved_flags;
+    free(st);
+    got = locate(c, v, c->cur, &need);
+    REMAT_ASSERT(got != REMAT_NONE);
+    return got;
+}
+
+void remat_vjp_add_ct(remat_vjp_ctx *c, int32_t i, remat_val contribution)
+{
+    if (!c->active[i] || contribution == REMAT_NONE)
+        return;
+    const remat_node *n = remat_flat_orig(c->fl, i);
+    REMAT_ASSERT(remat_shape_equal(&n->shape, &remat_fn_node(c->g, contribution)->shape));
+    if (c->ct[i] == REMAT_NONE)
+        c->ct[i] = contribution;
+    else
+        c->ct[i] = remat_binary_at(c->g, REMAT_OP_ADD, c->ct[i], contribution, n->loc);
+}
+
+/* ---- region contexts while walking backwards ---- */
+static int is_ancestor_or_self(const remat_flat *fl, int32_t a, int32_t r)
+{
+    for (; r >= 0; r = fl->regions[r].parent)
+        if (r == a)
+            return 1;
+    return 0;
+}
+
+static void close_ctx(remat_vjp_ctx *c)
+{
+    remat_rctx *x = c->cur;
+    c->cur = x->parent;
+    free(x->memo);
+    free(x);
+}
+
+static void enter_region(remat_vjp_ctx *c, int32_t region)
+{
+    const remat_flat *fl = c->fl;
+    while (c->cur && !is_ancestor_or_self(fl, c->cur->region, region))
+        close_ctx(c);
+    /* open the missing contexts, outermost first */
+    int32_t chain[64], n = 0;
+    for (int32_t r = region; r >= 0 && !(c->cur && r == c->cur->region); r = fl->regions[r].parent) {
+        REMAT_ASSERT(n < 64);
+        chain[n++] = r;
+    }
+    while (n-- > 0) {
+        const remat_flat_region *r = &fl->regions[chain[n]];
+        remat_rctx *x = malloc(sizeof *x);
+        size_t len = (size_t)(r->last - r->first + 1);
+        x->memo = malloc(sizeof *x->memo * (len ? len : 1));
+        REMAT_ASSERT(x && x->memo);
+        for (size_t k = 0; k < len; k++)
+            x->memo[k] = REMAT_NONE;
+        x->region = chain[n];
+        x->parent = c->cur;
+        c->cur = x;
+    }
+}
+
+typedef enum { MODE_VJP, MODE_GRAD, MODE_VALUE_AND_GRAD } vjp_mode;
+
+static remat_status transform(const remat_fn *f, int n_argnums, const int *argnums, vjp_mode mode, remat_fn **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "vjp: output pointer is NULL");
+    *out = NULL;
+    if (!f)
+        return remat_error(REMAT_ERR_NULL, "vjp: function is NULL");
+    if (f->status != REMAT_OK)
+        return remat_error(f->status, "vjp of '%s', which has a build error: %s", f->name, remat_fn_error(f));
+    if (f->n_outs == 0)
+        return remat_error(REMAT_ERR_ARG, "vjp of '%s': it has no outputs", f->name);
+    if (n_argnums < 0 || (n_argnums > 0 && !argnums))
+        return remat_error(REMAT_ERR_ARG, "vjp of '%s': bad argnums", f->name);
+    for (int k = 0; k < n_argnums; k++)
+        if (argnums[k] < 0 || argnums[k] >= f->n_args)
+            return remat_error(REMAT_ERR_ARG, "vjp of '%s': argnum %d out of range (it has %d arguments)", f->name,
+                               argnums[k], f->n_args);
+    if (mode != MODE_VJP) {
+        const remat_node *o = remat_fn_node(f, f->outs[0]);
+        char buf[96];
+        if (f->n_outs != 1 || o->shape.rank != 0)
+            return remat_error(REMAT_ERR_SHAPE,
+                               "grad of '%s': needs one scalar output, it has %d output(s), the first %s", f->name,
+                               f->n_outs, remat_fn_fmt_val(f, f->outs[0], buf, sizeof buf));
+    }
+    int n_wrt = n_argnums ? n_argnums : f->n_args;
+
+    remat_flat fl;
+    remat_flatten(f, &fl);
+    char name[300];
+    snprintf(name, sizeof name, "%s(%s)", mode == MODE_VJP ? "vjp" : mode == MODE_GRAD ? "grad" : "value_and_grad",
+             f->name);
+    remat_fn *g = remat_fn_new(name);
+    remat_vjp_ctx c = {.fl = &fl, .g = g};
+    size_t n = (size_t)(fl.n ? fl.n : 1);
+    c.fwd = malloc(sizeof *c.fwd * n);
+    c.ct = malloc(sizeof *c.ct * n);
+    c.active = calloc(n, 1);
+    c.drop_depth = malloc(sizeof *c.drop_depth * n);
+    REMAT_ASSERT(g && c.fwd && c.ct && c.active && c.drop_depth);
+
+    /* forward: every flat node, in order (the compiler drops what is unused) */
+    remat_val small[16];
+    for (int32_t i = 0; i < fl.n; i++) {
+        const remat_flat_node *fn = &fl.nodes[i];
+        const remat_node *nd = remat_fn_node(fn->fn, fn->v);
+        remat_val *ins = nd->nin <= 16 ? small : malloc(sizeof *ins * (size_t)nd->nin);
+        REMAT_ASSERT(ins);
+        for (int k = 0; k < nd->nin; k++)
+            ins[k] = c.fwd[fn->in[k]];
+        c.fwd[i] = remat_fn_copy_node_with_inputs(g, fn->fn, fn->v, ins, 0);
+        c.ct[i] = REMAT_NONE;
+        c.drop_depth[i] = -1;
+        if (ins != small)
+            free(ins);
+    }
+    for (int k = 0; k < n_wrt; k++)
+        c.active[fl.args[n_argnums ? argnums[k] : k]] = 1;
+    for (int32_t i = 0; i < fl.n; i++) {
+        const remat_node *nd = remat_flat_orig(&fl, i);
+        if (nd->op >= REMAT_OP_GT && nd->op <= REMAT_OP_NE)
+            continue; /* compares have no derivative */
+        for (int k = 0; k < nd->nin && !c.active[i]; k++)
+            c.active[i] = c.active[fl.nodes[i].in[k]];
+    }
+
+    /* seeds: output cotangents */
+    remat_val *ct_args = malloc(sizeof *ct_args * (size_t)f->n_outs);
+    REMAT_ASSERT(ct_args);
+    g->emit_flags = REMAT_NODE_BWD;
+    for (int k = 0; k < f->n_outs; k++) {
+        const remat_node *o = remat_fn_node(f, f->outs[k]);
+        if (mode == MODE_VJP) {
+            char an[64];
+            snprintf(an, sizeof an, "ct%d", k);
+            ct_args[k] = remat_arg_at(g, an, (remat_dtype)o->dtype, o->shape.rank, o->shape.dims, o->loc);
+        } else {
+            ct_args[k] = remat_const_fill_at(g, (remat_dtype)o->dtype, 0, NULL, 1.0, o->loc);
+        }
+        remat_vjp_add_ct(&c, fl.outs[k], ct_args[k]);
+    }
+
+    /* backward */
+    for (int32_t i = fl.n - 1; i >= 0 && c.status == REMAT_OK; i--) {
+        enter_region(&c, fl.nodes[i].region);
+        if (c.ct[i] == REMAT_NONE)
+            continue;
+        const remat_node *nd = remat_flat_orig(&fl, i);
+        if (nd->op == REMAT_OP_ARG || nd->op == REMAT_OP_CONSTANT)
+            continue;
+        c.node = i;
+        c.status = remat_vjp_rule(&c, i, c.ct[i]);
+    }
+    while (c.cur)
+        close_ctx(&c);
+
+    remat_status st = c.status;
+    if (st == REMAT_OK && g->status != REMAT_OK)
+        st = remat_error(REMAT_ERR_UNSUPPORTED, "vjp of '%s': internal build error: %s", f->name, remat_fn_error(g));
+    if (st == REMAT_OK) {
+        g->emit_flags = 0;
+        if (mode != MODE_GRAD)
+            for (int k = 0; k < f->n_outs; k++)
+                remat_fn_output_at(g, c.fwd[fl.outs[k]], remat_fn_node(f, f->outs[k])->loc);
+        g->emit_flags = REMAT_NODE_BWD;
+        for (int k = 0; k < n_wrt; k++) {
+            int32_t a = fl.args[n_argnums ? argnums[k] : k];
+            remat_val v = c.ct[a];
+            const remat_node *an = remat_flat_orig(&fl, a);
+            if (v == REMAT_NONE) /* the output does not depend on it */
+                v = remat_const_fill_at(g, (remat_dtype)an->dtype, an->shape.rank, an->shape.dims, 0.0, an->loc);
+            remat_fn_output_at(g, v, an->loc);
+        }
+        g->emit_flags = 0;
+        *out = g;
+    } else {
+        remat_fn_free(g);
+    }
+    free(ct_args);
+    free(c.fwd);
+    free(c.ct);
+    free(c.active);
+    free(c.drop_depth);
+    remat_flat_free(&fl);
+    return st;
+}
+
+remat_status remat_vjp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out)
+{
+    return transform(f, n_argnums, argnums, MODE_VJP, out);
+}
+
+remat_status remat_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out)
+{
+    return transform(f, n_argnums, argnums, MODE_GRAD, out);
+}
+
+remat_status remat_value_and_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out)
+{
+    return transform(f, n_argnums, argnums, MODE_VALUE_AND_GRAD, out);
+}

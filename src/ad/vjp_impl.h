@@ -1,0 +1,40 @@
+/*
+ * vjp_impl.h (internal) — state shared by the reverse-mode driver (vjp.c)
+ * and the VJP rules (vjp_rules.c).
+ *
+ * The driver emits the forward of every flat node, then walks the flat list
+ * backwards. A rule reads primal values through remat_vjp_primal(), which
+ * decides per checkpoint region whether the value is a saved residual (the
+ * forward's node) or must be recomputed in the backward (emitted lazily, once
+ * per region instance, right before its first use). Rules emit cotangent
+ * contributions with remat_vjp_add_ct(): the first contribution sets, later
+ * ones add, always in the same order, so gradients do not depend on policies.
+ */
+#ifndef REMAT_AD_VJP_IMPL_H
+#define REMAT_AD_VJP_IMPL_H
+
+#include "ad/flatten.h"
+
+typedef struct remat_rctx remat_rctx;
+
+typedef struct {
+    const remat_flat *fl;
+    remat_fn *g;          /* the function being built */
+    remat_val *fwd;       /* flat id -> forward value in g */
+    remat_val *ct;        /* flat id -> cotangent in g (REMAT_NONE: none yet) */
+    uint8_t *active;      /* flat id -> depends on a differentiated argument */
+    int32_t *drop_depth;  /* flat id -> deepest region whose policy refuses it (0: none), -1 unknown */
+    remat_rctx *cur;      /* innermost open recompute context */
+    int32_t node;         /* flat node whose rule is running */
+    remat_status status;
+} remat_vjp_ctx;
+
+/* The primal value of flat node i as seen by the backward at this point. */
+remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t i);
+/* Adds a cotangent contribution to flat node i (ignored if i is inactive). */
+void remat_vjp_add_ct(remat_vjp_ctx *c, int32_t i, remat_val contribution);
+
+/* Emits the VJP of flat node i given its output cotangent ct. */
+remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val ct);
+
+#endif

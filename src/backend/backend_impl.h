@@ -1,0 +1,83 @@
+/*
+ * backend_impl.h (internal) — the backend vtable and the instruction format.
+ *
+ * A backend sees one op at a time (remat_exec_op: primitive, dtypes, shapes,
+ * parameters — no graph) and lowers it to an instruction: a kernel function
+ * pointer plus resolved buffer pointers and a parameter block. Running a
+ * program is then a loop of indirect calls, a few nanoseconds per op.
+ */
+#ifndef REMAT_BACKEND_IMPL_H
+#define REMAT_BACKEND_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "remat/exec.h"
+#include "remat/graph.h"
+
+typedef struct remat_instr remat_instr;
+typedef void (*remat_kernel_fn)(const remat_instr *ins);
+
+struct remat_instr {
+    remat_kernel_fn fn;
+    void *out;
+    const void **in;      /* nin pointers (in_inline when nin <= 4) */
+    size_t n;             /* output elements */
+    const void *aux;      /* lowered parameters, backend-defined */
+    void *scratch;        /* scratch_bytes() of arena memory, or NULL */
+    size_t arena_end;     /* end offset in the arena of out/scratch (measured peak) */
+    const void *in_inline[4];
+};
+
+/* One op as a backend sees it. */
+typedef struct {
+    remat_op op;
+    remat_dtype dtype;
+    remat_shape shape;
+    int nin;
+    const remat_dtype *in_dtypes;
+    const remat_shape *in_shapes;
+    union {
+        double scalar;
+        int64_t index;
+        uint32_t axes_mask;
+        const int *perm;
+        const remat_dot_dims *dot;
+        const remat_slice_params *slice;
+        const remat_pad_params *pad;
+        const remat_custom_op *custom;
+    } p;
+    int32_t aux;
+} remat_exec_op;
+
+typedef struct {
+    const char *name;
+    bool (*supports_op)(const remat_exec_op *op);
+    size_t (*scratch_bytes)(const remat_exec_op *op);
+    /* Sets ins->fn and ins->aux; aux memory comes from alloc(ctx, bytes),
+     * which lives as long as the program. */
+    remat_status (*lower)(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *ctx, size_t bytes),
+                          void *ctx);
+    /* Device memory for the arena and constants (CPU: aligned malloc). */
+    void *(*mem_alloc)(size_t bytes);
+    void (*mem_free)(void *p);
+} remat_backend_iface;
+
+struct remat_backend {
+    remat_backend_iface iface;
+    void *context;
+};
+
+/* ---- static memory planning (pure: sizes and lifetimes in, offsets out) ---- */
+typedef struct {
+    size_t size;      /* bytes (rounded up to the alignment by the planner) */
+    int32_t first;    /* instruction that writes it */
+    int32_t last;     /* last instruction that reads it (>= first) */
+    size_t offset;    /* out: offset in the arena */
+} remat_plan_buf;
+
+/* Assigns offsets so that buffers whose lifetimes overlap never overlap in
+ * memory; returns the arena size. Greedy first-fit in execution order. */
+size_t remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align);
+
+#endif

@@ -1,0 +1,292 @@
+/*
+ * cpu_backend.c — the CPU backend: lowers one op to a kernel adapter and its
+ * parameter block. The adapters unpack the instruction and call the kernels
+ * of cpu_kernels.h; they are the whole per-op dispatch cost.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_impl.h"
+#include "backend/cpu/cpu_kernels.h"
+#include "core/assert.h"
+#include "core/error.h"
+
+#define OP_OF(I) ((remat_op)(intptr_t)(I)->aux)
+
+static void k_unary_f32(const remat_instr *I) { remat_cpu_unary_f32(OP_OF(I), I->n, I->out, I->in[0]); }
+static void k_unary_f64(const remat_instr *I) { remat_cpu_unary_f64(OP_OF(I), I->n, I->out, I->in[0]); }
+static void k_binary_f32(const remat_instr *I) { remat_cpu_binary_f32(OP_OF(I), I->n, I->out, I->in[0], I->in[1]); }
+static void k_binary_f64(const remat_instr *I) { remat_cpu_binary_f64(OP_OF(I), I->n, I->out, I->in[0], I->in[1]); }
+
+/* the two hottest scalar-chain ops get direct adapters */
+static void k_add_f64(const remat_instr *I)
+{
+    double *o = I->out;
+    const double *a = I->in[0], *b = I->in[1];
+    for (size_t i = 0; i < I->n; i++)
+        o[i] = a[i] + b[i];
+}
+static void k_mul_f64(const remat_instr *I)
+{
+    double *o = I->out;
+    const double *a = I->in[0], *b = I->in[1];
+    for (size_t i = 0; i < I->n; i++)
+        o[i] = a[i] * b[i];
+}
+
+static void k_select_f32(const remat_instr *I) { remat_cpu_select_f32(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
+static void k_select_f64(const remat_instr *I) { remat_cpu_select_f64(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
+static void k_ipow_f32(const remat_instr *I) { remat_cpu_integer_pow_f32(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
+static void k_ipow_f64(const remat_instr *I) { remat_cpu_integer_pow_f64(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
+static void k_pow_f32(const remat_instr *I) { remat_cpu_pow_f32(I->n, I->out, I->in[0], *(const double *)I->aux); }
+static void k_pow_f64(const remat_instr *I) { remat_cpu_pow_f64(I->n, I->out, I->in[0], *(const double *)I->aux); }
+static void k_copy(const remat_instr *I) { memcpy(I->out, I->in[0], (size_t)(intptr_t)I->aux); }
+
+typedef struct {
+    remat_dtype dt, in_dt;
+    remat_shape out_shape, in_shape;
+    int perm[REMAT_MAX_RANK];
+    bool reduce[REMAT_MAX_RANK];
+    union {
+        remat_slice_params slice;
+        remat_pad_params pad;
+        remat_dot_dims dot;
+    } p;
+    remat_shape rhs_shape;
+} struct_params;
+
+static void k_convert(const remat_instr *I)
+{
+    const struct_params *P = I->aux;
+    remat_cpu_convert(I->n, P->dt, I->out, P->in_dt, I->in[0]);
+}
+static void k_transpose(const remat_instr *I)
+{
+    const struct_params *P = I->aux;
+    remat_cpu_transpose(P->dt, I->out, I->in[0], &P->in_shape, P->perm);
+}
+static void k_broadcast(const remat_instr *I)
+{
+    const struct_params *P = I->aux;
+    remat_cpu_broadcast_in_dim(P->dt, I->out, &P->out_shape, I->in[0], &P->in_shape, P->perm);
+}
+static void k_slice(const remat_instr *I)
+{
+    const struct_params *P = I->aux;
+    remat_cpu_slice(P->dt, I->out, I->in[0], &P->in_shape, &P->p.slice);
+}
+static void k_pad(const remat_instr *I)
+{
+    const struct_params *P = I->aux;
+    remat_cpu_pad(P->dt, I->out, &P->out_shape, I->in[0], &P->in_shape, &P->p.pad);
+}
+static void k_reduce(const remat_instr *I)
+{
+    const struct_params *P = I->aux;
+    remat_cpu_reduce_sum(P->dt, I->out, I->in[0], &P->in_shape, P->reduce);
+}
+static void k_dot(const remat_instr *I)
+{
+    const struct_params *P = I->aux;
+    remat_cpu_dot_general(P->dt, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->p.dot, I->scratch);
+}
+
+typedef struct {
+    int axis, nin;
+    remat_dtype dt;
+    const remat_shape **shapes;
+} concat_params;
+
+static void k_concat(const remat_instr *I)
+{
+    const concat_params *P = I->aux;
+    remat_cpu_concatenate(P->dt, I->out, P->nin, (const void *const *)I->in, P->shapes, P->axis);
+}
+
+typedef struct {
+    const remat_custom_op *op;
+    int nin, which; /* which < 0: forward */
+    remat_tensor *ins;   /* nin (+ out, dout for the VJP), data filled per call */
+    remat_tensor out;
+} custom_params;
+
+static void k_custom(const remat_instr *I)
+{
+    const custom_params *P = I->aux;
+    for (int k = 0; k < P->nin; k++)
+        P->ins[k].data = (void *)I->in[k];
+    remat_tensor out = P->out;
+    out.data = I->out;
+    if (P->which < 0) {
+        P->op->forward(P->nin, P->ins, &out, P->op->ctx);
+    } else {
+        P->ins[P->nin].data = (void *)I->in[P->nin];
+        P->ins[P->nin + 1].data = (void *)I->in[P->nin + 1];
+        P->op->vjp(P->which, P->nin, P->ins, &P->ins[P->nin], &P->ins[P->nin + 1], &out, P->op->ctx);
+    }
+}
+
+static bool cpu_supports(const remat_exec_op *op)
+{
+    switch (op->op) {
+    case REMAT_OP_CALL:
+    case REMAT_OP_PROJ:
+    case REMAT_OP_HOP:
+    case REMAT_OP_ARG:
+    case REMAT_OP_CONSTANT:
+    case REMAT_OP_COUNT:
+        return false;
+    default:
+        return true;
+    }
+}
+
+static size_t cpu_scratch(const remat_exec_op *op)
+{
+    if (op->op != REMAT_OP_DOT_GENERAL)
+        return 0;
+    return remat_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+}
+
+static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
+{
+    int f64 = op->dtype == REMAT_F64;
+    struct_params *P = NULL;
+    switch (op->op) {
+    case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS:
+    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT:
+        ins->fn = f64 ? k_unary_f64 : k_unary_f32;
+        ins->aux = (const void *)(intptr_t)op->op;
+        return REMAT_OK;
+    case REMAT_OP_ADD:
+    case REMAT_OP_MUL:
+        if (f64) {
+            ins->fn = op->op == REMAT_OP_ADD ? k_add_f64 : k_mul_f64;
+            return REMAT_OK;
+        }
+        /* fallthrough */
+    case REMAT_OP_SUB: case REMAT_OP_DIV: case REMAT_OP_MAX: case REMAT_OP_MIN:
+    case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE:
+        ins->fn = f64 ? k_binary_f64 : k_binary_f32;
+        ins->aux = (const void *)(intptr_t)op->op;
+        return REMAT_OK;
+    case REMAT_OP_SELECT:
+        ins->fn = f64 ? k_select_f64 : k_select_f32;
+        return REMAT_OK;
+    case REMAT_OP_INTEGER_POW:
+        ins->fn = f64 ? k_ipow_f64 : k_ipow_f32;
+        ins->aux = (const void *)(intptr_t)op->p.index;
+        return REMAT_OK;
+    case REMAT_OP_POW: {
+        double *e = alloc(ctx, sizeof *e);
+        *e = op->p.scalar;
+        ins->fn = f64 ? k_pow_f64 : k_pow_f32;
+        ins->aux = e;
+        return REMAT_OK;
+    }
+    case REMAT_OP_RESHAPE:
+    case REMAT_OP_NAME: /* only when the compiler must materialise a copy */
+        ins->fn = k_copy;
+        ins->aux = (const void *)(intptr_t)(ins->n * remat_dtype_size(op->dtype));
+        return REMAT_OK;
+    case REMAT_OP_CONCATENATE: {
+        concat_params *C = alloc(ctx, sizeof *C);
+        const remat_shape **sh = alloc(ctx, sizeof *sh * (size_t)op->nin);
+        remat_shape *copy = alloc(ctx, sizeof *copy * (size_t)op->nin);
+        for (int k = 0; k < op->nin; k++) {
+            copy[k] = op->in_shapes[k];
+            sh[k] = &copy[k];
+        }
+        *C = (concat_params){.axis = (int)op->p.index, .nin = op->nin, .dt = op->dtype, .shapes = sh};
+        ins->fn = k_concat;
+        ins->aux = C;
+        return REMAT_OK;
+    }
+    case REMAT_OP_CUSTOM:
+    case REMAT_OP_CUSTOM_VJP: {
+        int vjp = op->op == REMAT_OP_CUSTOM_VJP;
+        int nin = vjp ? op->nin - 2 : op->nin;
+        custom_params *C = alloc(ctx, sizeof *C);
+        C->op = op->p.custom;
+        C->nin = nin;
+        C->which = vjp ? op->aux : -1;
+        C->ins = alloc(ctx, sizeof *C->ins * (size_t)(op->nin + 1));
+        for (int k = 0; k < op->nin; k++)
+            C->ins[k] = (remat_tensor){.dtype = op->in_dtypes[k], .shape = op->in_shapes[k]};
+        C->out = (remat_tensor){.dtype = op->dtype, .shape = op->shape};
+        ins->fn = k_custom;
+        ins->aux = C;
+        return REMAT_OK;
+    }
+    default:
+        break;
+    }
+    /* structural ops share one parameter block */
+    P = alloc(ctx, sizeof *P);
+    P->dt = op->dtype;
+    P->out_shape = op->shape;
+    if (op->nin > 0) {
+        P->in_shape = op->in_shapes[0];
+        P->in_dt = op->in_dtypes[0];
+    }
+    ins->aux = P;
+    switch (op->op) {
+    case REMAT_OP_CONVERT:
+        ins->fn = k_convert;
+        return REMAT_OK;
+    case REMAT_OP_TRANSPOSE:
+        memcpy(P->perm, op->p.perm, sizeof(int) * (size_t)op->shape.rank);
+        ins->fn = k_transpose;
+        return REMAT_OK;
+    case REMAT_OP_BROADCAST:
+        memcpy(P->perm, op->p.perm, sizeof(int) * (size_t)P->in_shape.rank);
+        ins->fn = k_broadcast;
+        return REMAT_OK;
+    case REMAT_OP_SLICE:
+        P->p.slice = *op->p.slice;
+        ins->fn = k_slice;
+        return REMAT_OK;
+    case REMAT_OP_PAD:
+        P->p.pad = *op->p.pad;
+        ins->fn = k_pad;
+        return REMAT_OK;
+    case REMAT_OP_SUM:
+        for (int k = 0; k < P->in_shape.rank; k++)
+            P->reduce[k] = (op->p.axes_mask >> k) & 1u;
+        ins->fn = k_reduce;
+        return REMAT_OK;
+    case REMAT_OP_DOT_GENERAL:
+        P->p.dot = *op->p.dot;
+        P->rhs_shape = op->in_shapes[1];
+        ins->fn = k_dot;
+        return REMAT_OK;
+    default:
+        return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: op '%s' is not supported", remat_op_name(op->op));
+    }
+}
+
+static void *cpu_mem_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0)
+        return NULL;
+    return p;
+}
+
+static void cpu_mem_free(void *p) { free(p); }
+
+static remat_backend cpu_backend = {
+    .iface = {
+        .name = "cpu",
+        .supports_op = cpu_supports,
+        .scratch_bytes = cpu_scratch,
+        .lower = cpu_lower,
+        .mem_alloc = cpu_mem_alloc,
+        .mem_free = cpu_mem_free,
+    },
+};
+
+remat_backend *remat_backend_cpu(void) { return &cpu_backend; }
+
+const char *remat_backend_name(const remat_backend *be) { return be ? be->iface.name : "(null)"; }

@@ -1,0 +1,85 @@
+/*
+ * cpu_kernels.h — the CPU compute kernels, one function per op family.
+ *
+ * Plain functions over dense row-major buffers: no graphs, no allocation, no
+ * global state. Every kernel is deterministic (same inputs, same bits: fixed
+ * summation order, no thread-count-dependent reduction outside BLAS).
+ * `n` is an element count; shapes are the remat_shape of the buffer they
+ * describe. Output buffers never overlap inputs.
+ */
+#ifndef REMAT_CPU_KERNELS_H
+#define REMAT_CPU_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "remat/op.h"
+#include "remat/tensor.h"
+
+/* ---- elementwise: out[i] = f(a[i]) / f(a[i], b[i]); all of length n ---- */
+/* op is one of NEG EXP LOG SIN COS TANH RELU SQUARE SQRT; CONVERT
+ * (and INTEGER_POW, POW) have kernels of their own below. f32 uses the float
+ * libm functions. RELU(x) = x > 0 ? x : 0, except relu(NaN) = NaN. */
+void remat_cpu_unary_f32(remat_op op, size_t n, float *out, const float *a);
+void remat_cpu_unary_f64(remat_op op, size_t n, double *out, const double *a);
+/* out = a^k, k a (possibly negative) integer, by repeated multiplication
+ * (in lax.integer_pow's square-and-multiply order, then 1/acc for k < 0,
+ * so the roundings are JAX's; k = 0 gives 1 even for NaN) */
+void remat_cpu_integer_pow_f32(size_t n, float *out, const float *a, int k);
+void remat_cpu_integer_pow_f64(size_t n, double *out, const double *a, int k);
+/* out = a^p, p real: pow() */
+void remat_cpu_pow_f32(size_t n, float *out, const float *a, double p);
+void remat_cpu_pow_f64(size_t n, double *out, const double *a, double p);
+/* op: ADD SUB MUL DIV MAX MIN, and compares GT GE LT LE EQ NE (1.0 / 0.0).
+ * MAX/MIN follow IEEE fmax/fmin except that a NaN operand gives NaN.
+ * (On a tie MAX/MIN return b, so max(+0,-0) = -0 and max(-0,+0) = +0.) */
+void remat_cpu_binary_f32(remat_op op, size_t n, float *out, const float *a, const float *b);
+void remat_cpu_binary_f64(remat_op op, size_t n, double *out, const double *a, const double *b);
+/* out[i] = pred[i] != 0 ? on_true[i] : on_false[i] */
+void remat_cpu_select_f32(size_t n, float *out, const float *pred, const float *on_true, const float *on_false);
+void remat_cpu_select_f64(size_t n, double *out, const double *pred, const double *on_true, const double *on_false);
+void remat_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_dt, const void *in);
+
+/* ---- structural ops (dtype-generic by element size) ---- */
+/* out = transpose(in, perm): out.dims[i] = in.dims[perm[i]] */
+void remat_cpu_transpose(remat_dtype dt, void *out, const void *in,
+                         const remat_shape *in_shape, const int *perm);
+/* lax.broadcast_in_dim: in dim i maps to out dim bdims[i]; in dims are either
+ * equal to the out dim or 1 (then repeated). */
+void remat_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
+                                const void *in, const remat_shape *in_shape, const int *bdims);
+/* lax.slice with strides (stride >= 1) */
+void remat_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                     const remat_slice_params *p);
+/* lax.pad with value 0, low/high >= 0, interior >= 0 */
+void remat_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
+                   const remat_shape *in_shape, const remat_pad_params *p);
+/* lax.concatenate of n_in inputs along axis; all shapes equal except that axis */
+void remat_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
+                           const remat_shape *const *in_shapes, int axis);
+/* reduce_sum over the axes with reduce[axis] = true; out has the remaining
+ * axes in order. Summation order is fixed (ascending index): each output is
+ * ((+0 + x0) + x1) + ... over its inputs in row-major order, one running sum
+ * (no lane splitting, so a sum of -0.0 is +0.0 and small sums match XLA). */
+void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                          const bool *reduce);
+
+/* ---- dot_general through OpenBLAS (cblas_sgemm / cblas_dgemm) ----
+ * Output layout: (batch..., lhs free..., rhs free...), as JAX.
+ * When an operand's layout is already (batch, free, contract) or
+ * (batch, contract, free) (possibly with the free/contract groups each
+ * contiguous), gemm is called on it directly with the transpose flag;
+ * otherwise it is first copied into `scratch` in that layout.
+ * remat_cpu_dot_general_scratch() says how many bytes of scratch the call
+ * needs (0 in the common matmul cases); scratch must be at least that big. */
+/* Degenerate sizes: an empty output writes nothing; an empty contraction
+ * (K = 0) writes zeros. Neither needs scratch. scratch may be NULL when the
+ * query returned 0. */
+size_t remat_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
+                                     const remat_dot_dims *d);
+void remat_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
+                           const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
+                           void *scratch);
+
+#endif

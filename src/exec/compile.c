@@ -1,0 +1,389 @@
+/*
+ * compile.c — from a function to a program: order, dead-code removal,
+ * storage (arena / constant / caller input / caller output / alias), static
+ * arena plan, and lowering of each op by the backend.
+ *
+ * Execution order is node order. Reverse mode emits recomputation right
+ * before the backward that reads it, so node order is what realises the
+ * checkpointing memory savings; a re-ordering pass would undo them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad/flatten.h"
+#include "ad/graph_impl.h"
+#include "core/assert.h"
+#include "core/error.h"
+#include "exec/program_impl.h"
+
+enum { ST_NONE, ST_ARENA, ST_CONST, ST_INPUT, ST_OUTPUT };
+
+typedef struct {
+    uint8_t kind;
+    int32_t index;  /* ST_INPUT/ST_OUTPUT: which; ST_ARENA: planner buffer */
+    size_t offset;  /* ST_CONST: in the pool; ST_ARENA: after planning */
+} storage;
+
+typedef struct {
+    const remat_fn *g;
+    remat_program *p;
+    storage *st;        /* per node */
+    int32_t *instr_of;  /* per node: its instruction, -1 for none */
+    remat_plan_buf *bufs;
+    int32_t n_bufs;
+} builder;
+
+static void *prog_alloc(void *ctx, size_t bytes)
+{
+    remat_program *p = ctx;
+    void *m = remat_arena_alloc(&p->mem, bytes ? bytes : 1);
+    REMAT_ASSERT(m);
+    return m;
+}
+
+static int is_alias(const remat_node *n) { return n->op == REMAT_OP_RESHAPE || n->op == REMAT_OP_NAME; }
+
+static size_t node_bytes(const remat_node *n)
+{
+    return (size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype);
+}
+
+static void fill_constant(void *dst, const remat_node *n)
+{
+    size_t cnt = (size_t)remat_shape_numel(&n->shape);
+    if (n->data) {
+        memcpy(dst, n->data, node_bytes(n));
+    } else if (n->dtype == REMAT_F64) {
+        for (size_t i = 0; i < cnt; i++)
+            ((double *)dst)[i] = n->p.scalar;
+    } else {
+        for (size_t i = 0; i < cnt; i++)
+            ((float *)dst)[i] = (float)n->p.scalar;
+    }
+}
+
+static void build_exec_op(builder *b, remat_val v, remat_exec_op *op)
+{
+    const remat_node *n = remat_fn_node(b->g, v);
+    remat_dtype *dts = prog_alloc(b->p, sizeof *dts * (size_t)(n->nin + 1));
+    remat_shape *shs = prog_alloc(b->p, sizeof *shs * (size_t)(n->nin + 1));
+    for (int k = 0; k < n->nin; k++) {
+        dts[k] = (remat_dtype)b->g->nodes[n->in[k]].dtype;
+        shs[k] = b->g->nodes[n->in[k]].shape;
+    }
+    memset(op, 0, sizeof *op);
+    op->op = (remat_op)n->op;
+    op->dtype = (remat_dtype)n->dtype;
+    op->shape = n->shape;
+    op->nin = n->nin;
+    op->in_dtypes = dts;
+    op->in_shapes = shs;
+    op->aux = n->aux;
+    switch (op->op) {
+    case REMAT_OP_POW: op->p.scalar = n->p.scalar; break;
+    case REMAT_OP_INTEGER_POW: case REMAT_OP_CONCATENATE: op->p.index = n->p.index; break;
+    case REMAT_OP_SUM: op->p.axes_mask = n->p.axes_mask; break;
+    case REMAT_OP_TRANSPOSE: case REMAT_OP_BROADCAST: op->p.perm = n->p.perm; break;
+    case REMAT_OP_DOT_GENERAL: op->p.dot = n->p.dot; break;
+    case REMAT_OP_SLICE: op->p.slice = n->p.slice; break;
+    case REMAT_OP_PAD: op->p.pad = n->p.pad; break;
+    case REMAT_OP_CUSTOM: case REMAT_OP_CUSTOM_VJP: op->p.custom = n->p.custom; break;
+    default: break;
+    }
+}
+
+/* Points *slot at storage s (arena/consts now, caller memory via a patch). */
+static void resolve(builder *b, const void **slot, const storage *s)
+{
+    remat_program *p = b->p;
+    switch (s->kind) {
+    case ST_ARENA:
+        *slot = (char *)p->arena + b->bufs[s->index].offset;
+        break;
+    case ST_CONST:
+        *slot = (char *)p->consts + s->offset;
+        break;
+    case ST_INPUT:
+    case ST_OUTPUT:
+        *slot = NULL;
+        p->patches[p->n_patches++] = (remat_patch){slot, s->kind == ST_OUTPUT, s->index};
+        break;
+    default:
+        REMAT_UNREACHABLE("compile: value without storage");
+    }
+}
+
+static int32_t add_buf(builder *b, size_t size, int32_t first)
+{
+    b->bufs[b->n_bufs] = (remat_plan_buf){.size = size, .first = first, .last = first};
+    return b->n_bufs++;
+}
+
+static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_program *p)
+{
+    int32_t nn = g->n_nodes;
+    builder b = {.g = g, .p = p};
+    uint8_t *live = calloc((size_t)nn + 1, 1);
+    int32_t *bind = malloc(sizeof *bind * ((size_t)nn + 1));
+    b.st = calloc((size_t)nn + 1, sizeof *b.st);
+    b.instr_of = malloc(sizeof *b.instr_of * ((size_t)nn + 1));
+    b.bufs = malloc(sizeof *b.bufs * (2 * (size_t)nn + (size_t)g->n_outs + 1));
+    REMAT_ASSERT(live && bind && b.st && b.instr_of && b.bufs);
+    remat_status status = REMAT_OK;
+
+    for (int i = 0; i < g->n_outs; i++)
+        live[g->outs[i]] = 1;
+    for (int32_t v = nn - 1; v >= 0; v--)
+        if (live[v])
+            for (int k = 0; k < g->nodes[v].nin; k++)
+                live[g->nodes[v].in[k]] = 1;
+    for (int32_t v = 0; v < nn; v++)
+        bind[v] = -1, b.instr_of[v] = -1;
+    /* an output computed by an op is written straight into the caller's buffer */
+    int n_copies = 0;
+    for (int j = 0; j < g->n_outs; j++) {
+        remat_val v = g->outs[j];
+        const remat_node *n = &g->nodes[v];
+        if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && !is_alias(n) && bind[v] < 0)
+            bind[v] = j;
+        else
+            n_copies++;
+    }
+
+    /* storage and instruction numbering */
+    size_t const_bytes = 0;
+    int32_t n_instr = 0;
+    for (int32_t v = 0; v < nn; v++) {
+        const remat_node *n = &g->nodes[v];
+        if (!live[v])
+            continue;
+        if (n->op == REMAT_OP_ARG) {
+            b.st[v] = (storage){ST_INPUT, (int32_t)n->p.index, 0};
+        } else if (n->op == REMAT_OP_CONSTANT) {
+            b.st[v] = (storage){ST_CONST, 0, const_bytes};
+            const_bytes += (node_bytes(n) + 63) / 64 * 64;
+        } else if (is_alias(n)) {
+            b.st[v] = b.st[n->in[0]];
+        } else if (n->op == REMAT_OP_CALL || n->op == REMAT_OP_PROJ || n->op == REMAT_OP_HOP) {
+            status = remat_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
+                                 remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
+            goto done;
+        } else {
+            b.instr_of[v] = n_instr++;
+            if (bind[v] >= 0)
+                b.st[v] = (storage){ST_OUTPUT, bind[v], 0};
+            else
+                b.st[v] = (storage){ST_ARENA, add_buf(&b, node_bytes(n), b.instr_of[v]), 0};
+        }
+    }
+    int32_t total = n_instr + n_copies;
+    p->instrs = calloc((size_t)(total ? total : 1), sizeof *p->instrs);
+    /* at most: every input of every instruction plus its output */
+    size_t max_patches = (size_t)total * 2;
+    for (int32_t v = 0; v < nn; v++)
+        if (b.instr_of[v] >= 0)
+            max_patches += (size_t)g->nodes[v].nin;
+    p->patches = calloc(max_patches + 1, sizeof *p->patches);
+    REMAT_ASSERT(p->instrs && p->patches);
+    p->n_instrs = total;
+    p->n_copies = n_copies;
+
+    /* lifetimes: the last reader of each arena buffer (aliases read their root) */
+    for (int32_t v = 0; v < nn; v++) {
+        if (b.instr_of[v] < 0)
+            continue;
+        const remat_node *n = &g->nodes[v];
+        for (int k = 0; k < n->nin; k++) {
+            const storage *s = &b.st[n->in[k]];
+            if (s->kind == ST_ARENA && b.bufs[s->index].last < b.instr_of[v])
+                b.bufs[s->index].last = b.instr_of[v];
+        }
+    }
+    int32_t ci = n_instr;
+    for (int j = 0; j < g->n_outs; j++) {
+        remat_val v = g->outs[j];
+        if (bind[v] == j)
+            continue;
+        const storage *s = &b.st[v];
+        if (s->kind == ST_ARENA && b.bufs[s->index].last < ci)
+            b.bufs[s->index].last = ci;
+        ci++;
+    }
+    /* scratch buffers live for their one instruction */
+    int32_t *scratch_buf = malloc(sizeof *scratch_buf * ((size_t)nn + 1));
+    REMAT_ASSERT(scratch_buf);
+    remat_exec_op *ops = calloc((size_t)nn + 1, sizeof *ops);
+    REMAT_ASSERT(ops);
+    for (int32_t v = 0; v < nn; v++) {
+        scratch_buf[v] = -1;
+        if (b.instr_of[v] < 0)
+            continue;
+        build_exec_op(&b, v, &ops[v]);
+        if (!be->iface.supports_op(&ops[v])) {
+            const remat_node *n = &g->nodes[v];
+            status = remat_error(REMAT_ERR_UNSUPPORTED, "compile: backend '%s' does not support %s at %s:%d",
+                                 be->iface.name, remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
+            free(scratch_buf);
+            free(ops);
+            goto done;
+        }
+        size_t sb = be->iface.scratch_bytes(&ops[v]);
+        if (sb > 0)
+            scratch_buf[v] = add_buf(&b, sb, b.instr_of[v]);
+    }
+
+    const size_t align = 64;
+    p->arena_bytes = remat_plan_offsets(b.bufs, b.n_bufs, align);
+    p->const_bytes = const_bytes;
+    p->arena = be->iface.mem_alloc(p->arena_bytes);
+    p->consts = be->iface.mem_alloc(const_bytes);
+    if (!p->arena || !p->consts) {
+        status = remat_error(REMAT_ERR_NOMEM, "compile: cannot allocate an arena of %zu bytes", p->arena_bytes);
+        free(scratch_buf);
+        free(ops);
+        goto done;
+    }
+    for (int32_t v = 0; v < nn; v++)
+        if (live[v] && g->nodes[v].op == REMAT_OP_CONSTANT)
+            fill_constant((char *)p->consts + b.st[v].offset, &g->nodes[v]);
+
+    /* lower */
+    for (int32_t v = 0; v < nn && status == REMAT_OK; v++) {
+        if (b.instr_of[v] < 0)
+            continue;
+        const remat_node *n = &g->nodes[v];
+        remat_instr *I = &p->instrs[b.instr_of[v]];
+        I->n = (size_t)remat_shape_numel(&n->shape);
+        I->in = n->nin <= 4 ? I->in_inline : prog_alloc(p, sizeof *I->in * (size_t)n->nin);
+        for (int k = 0; k < n->nin; k++)
+            resolve(&b, &I->in[k], &b.st[n->in[k]]);
+        resolve(&b, (const void **)&I->out, &b.st[v]);
+        if (b.st[v].kind == ST_ARENA) {
+            const remat_plan_buf *pb = &b.bufs[b.st[v].index];
+            I->arena_end = pb->offset + (pb->size + align - 1) / align * align;
+        }
+        if (scratch_buf[v] >= 0) {
+            const remat_plan_buf *pb = &b.bufs[scratch_buf[v]];
+            I->scratch = (char *)p->arena + pb->offset;
+            size_t end = pb->offset + (pb->size + align - 1) / align * align;
+            if (end > I->arena_end)
+                I->arena_end = end;
+        }
+        status = be->iface.lower(&ops[v], I, prog_alloc, p);
+        p->op_counts[n->op]++;
+        if (n->flags & REMAT_NODE_RECOMPUTE)
+            p->recompute_instrs++;
+    }
+    free(scratch_buf);
+    free(ops);
+    if (status != REMAT_OK)
+        goto done;
+
+    /* trailing copies into outputs that are arguments, constants, aliases or repeats */
+    ci = n_instr;
+    for (int j = 0; j < g->n_outs; j++) {
+        remat_val v = g->outs[j];
+        if (bind[v] == j)
+            continue;
+        remat_instr *I = &p->instrs[ci++];
+        I->in = I->in_inline;
+        resolve(&b, &I->in[0], &b.st[v]);
+        storage out = {ST_OUTPUT, j, 0};
+        resolve(&b, (const void **)&I->out, &out);
+        I->n = (size_t)remat_shape_numel(&g->nodes[v].shape);
+        remat_exec_op cp = {.op = REMAT_OP_RESHAPE, .dtype = (remat_dtype)g->nodes[v].dtype,
+                            .shape = g->nodes[v].shape, .nin = 1};
+        status = be->iface.lower(&cp, I, prog_alloc, p);
+        if (status != REMAT_OK)
+            goto done;
+    }
+
+    /* residual bytes: forward values read by live backward nodes */
+    uint8_t *seen = calloc((size_t)nn + 1, 1);
+    REMAT_ASSERT(seen);
+    for (int32_t v = 0; v < nn; v++) {
+        const remat_node *n = &g->nodes[v];
+        if (!live[v] || !(n->flags & REMAT_NODE_BWD))
+            continue;
+        for (int k = 0; k < n->nin; k++) {
+            const remat_node *a = &g->nodes[n->in[k]];
+            if (!(a->flags & REMAT_NODE_BWD) && a->op != REMAT_OP_CONSTANT && !seen[n->in[k]]) {
+                seen[n->in[k]] = 1;
+                p->residual_bytes += node_bytes(a);
+            }
+        }
+    }
+    free(seen);
+
+done:
+    free(live);
+    free(bind);
+    free(b.st);
+    free(b.instr_of);
+    free(b.bufs);
+    return status;
+}
+
+static int has_calls(const remat_fn *f)
+{
+    for (int32_t v = 0; v < f->n_nodes; v++)
+        if (f->nodes[v].op == REMAT_OP_CALL)
+            return 1;
+    return 0;
+}
+
+remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "compile: output pointer is NULL");
+    *out = NULL;
+    if (!fn || !be)
+        return remat_error(REMAT_ERR_NULL, "compile: %s is NULL", fn ? "backend" : "function");
+    if (fn->status != REMAT_OK)
+        return remat_error(fn->status, "compile of '%s', which has a build error: %s", fn->name, remat_fn_error(fn));
+    if (fn->n_outs == 0)
+        return remat_error(REMAT_ERR_ARG, "compile of '%s': it has no outputs", fn->name);
+    remat_fn *inl = has_calls(fn) ? remat_fn_inline_calls(fn) : NULL;
+    const remat_fn *g = inl ? inl : fn;
+    remat_program *p = calloc(1, sizeof *p);
+    REMAT_ASSERT(p);
+    p->be = be;
+    p->n_in = g->n_args;
+    p->n_out = g->n_outs;
+    p->in_desc = prog_alloc(p, sizeof *p->in_desc * (size_t)(g->n_args + 1));
+    p->in_names = prog_alloc(p, sizeof *p->in_names * (size_t)(g->n_args + 1));
+    p->out_desc = prog_alloc(p, sizeof *p->out_desc * (size_t)(g->n_outs + 1));
+    for (int i = 0; i < g->n_args; i++) {
+        const remat_node *a = &g->nodes[g->args[i]];
+        p->in_desc[i] = (remat_tensor){.dtype = (remat_dtype)a->dtype, .shape = a->shape};
+        char *nm = prog_alloc(p, strlen(a->name) + 1);
+        strcpy(nm, a->name);
+        p->in_names[i] = nm;
+    }
+    for (int i = 0; i < g->n_outs; i++) {
+        const remat_node *o = &g->nodes[g->outs[i]];
+        p->out_desc[i] = (remat_tensor){.dtype = (remat_dtype)o->dtype, .shape = o->shape};
+    }
+    remat_status st = compile_fn(g, be, p);
+    remat_fn_free(inl);
+    if (st != REMAT_OK) {
+        remat_program_free(p);
+        return st;
+    }
+    *out = p;
+    return REMAT_OK;
+}
+
+void remat_program_free(remat_program *p)
+{
+    if (!p)
+        return;
+    if (p->arena)
+        p->be->iface.mem_free(p->arena);
+    if (p->consts)
+        p->be->iface.mem_free(p->consts);
+    free(p->instrs);
+    free(p->patches);
+    remat_arena_clear(&p->mem);
+    free(p);
+}

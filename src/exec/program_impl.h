@@ -1,0 +1,32 @@
+/* program_impl.h (internal) — a compiled program: instructions over one arena. */
+#ifndef REMAT_EXEC_PROGRAM_IMPL_H
+#define REMAT_EXEC_PROGRAM_IMPL_H
+
+#include "backend/backend_impl.h"
+#include "core/arena.h"
+
+/* An instruction pointer slot that must point at caller memory, set per run. */
+typedef struct {
+    const void **slot;
+    int16_t is_output;
+    int32_t index;
+} remat_patch;
+
+struct remat_program {
+    remat_backend *be;
+    remat_instr *instrs;
+    int32_t n_instrs;
+    int32_t n_copies; /* trailing instructions that copy into outputs */
+    void *arena, *consts;
+    size_t arena_bytes, const_bytes, residual_bytes;
+    int n_in, n_out;
+    remat_tensor *in_desc, *out_desc;
+    const char **in_names;
+    remat_patch *patches;
+    int32_t n_patches;
+    int64_t op_counts[REMAT_OP_COUNT];
+    int64_t recompute_instrs;
+    remat_arena mem; /* parameter blocks, names, descriptors */
+};
+
+#endif

@@ -1,0 +1,94 @@
+/* run.c — checking a call against the program's signature and executing it. */
+#include <string.h>
+#include <time.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "exec/program_impl.h"
+
+static remat_status check_tensors(const char *what, int n, const remat_tensor *t, int want,
+                                  const remat_tensor *desc, const char *const *names)
+{
+    char a[128], b[128];
+    if (n != want)
+        return remat_error(REMAT_ERR_ARG, "run: %d %s given, the program takes %d", n, what, want);
+    if (want > 0 && !t)
+        return remat_error(REMAT_ERR_NULL, "run: %s array is NULL", what);
+    for (int i = 0; i < n; i++) {
+        const char *nm = names ? names[i] : "";
+        if (!t[i].data && remat_shape_numel(&desc[i].shape) > 0)
+            return remat_error(REMAT_ERR_NULL, "run: %s %d%s%s%s has NULL data", what, i, *nm ? " ('" : "", nm,
+                               *nm ? "')" : "");
+        if (t[i].dtype != desc[i].dtype || !remat_shape_equal(&t[i].shape, &desc[i].shape))
+            return remat_error(t[i].dtype != desc[i].dtype ? REMAT_ERR_DTYPE : REMAT_ERR_SHAPE,
+                               "run: %s %d%s%s%s is %s, expected %s", what, i, *nm ? " ('" : "", nm, *nm ? "')" : "",
+                               remat_shape_format(t[i].dtype, &t[i].shape, a, sizeof a),
+                               remat_shape_format(desc[i].dtype, &desc[i].shape, b, sizeof b));
+    }
+    return REMAT_OK;
+}
+
+remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
+                       remat_stats *stats)
+{
+    if (!p)
+        return remat_error(REMAT_ERR_NULL, "run: program is NULL");
+    remat_status st = check_tensors("inputs", n_in, inputs, p->n_in, p->in_desc, p->in_names);
+    if (st == REMAT_OK)
+        st = check_tensors("outputs", n_out, outputs, p->n_out, p->out_desc, NULL);
+    if (st != REMAT_OK)
+        return st;
+    for (int32_t i = 0; i < p->n_patches; i++) {
+        const remat_patch *pt = &p->patches[i];
+        *pt->slot = pt->is_output ? outputs[pt->index].data : inputs[pt->index].data;
+    }
+    struct timespec t0, t1;
+    if (stats)
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t hw = 0;
+    const remat_instr *I = p->instrs, *end = p->instrs + p->n_instrs;
+    for (; I < end; I++) {
+        I->fn(I);
+        if (I->arena_end > hw)
+            hw = I->arena_end;
+    }
+    if (stats) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        memset(stats, 0, sizeof *stats);
+        stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        stats->peak_arena_bytes = hw;
+        stats->residual_bytes = p->residual_bytes;
+        stats->ops_executed = p->n_instrs - p->n_copies;
+        stats->recomputed_ops = p->recompute_instrs;
+        memcpy(stats->op_counts, p->op_counts, sizeof stats->op_counts);
+    }
+    return REMAT_OK;
+}
+
+void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
+{
+    if (!p || !plan)
+        return;
+    *plan = (remat_memory_plan){
+        .arena_bytes = p->arena_bytes,
+        .residual_bytes = p->residual_bytes,
+        .constant_bytes = p->const_bytes,
+        .instructions = p->n_instrs - p->n_copies,
+        .recompute_instructions = p->recompute_instrs,
+    };
+}
+
+int remat_program_num_inputs(const remat_program *p) { return p ? p->n_in : 0; }
+int remat_program_num_outputs(const remat_program *p) { return p ? p->n_out : 0; }
+
+remat_tensor remat_program_input_desc(const remat_program *p, int i)
+{
+    REMAT_ASSERT(p && i >= 0 && i < p->n_in);
+    return p->in_desc[i];
+}
+
+remat_tensor remat_program_output_desc(const remat_program *p, int i)
+{
+    REMAT_ASSERT(p && i >= 0 && i < p->n_out);
+    return p->out_desc[i];
+}
