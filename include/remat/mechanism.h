@@ -79,16 +79,18 @@
  *
  * Species are numbered in order of first appearance on a reaction side or
  * an ODE's left-hand side, unless the file has 'species' lines: then those
- * fix the order, and every species must be listed there. A species may get
- * its dy/dt from reactions or from one ODE line, not both; a file may mix
- * reaction species and ODE species. A listed species in no reaction and no
- * ODE has dy/dt = 0. A file needs at least one reaction or ODE.
+ * fix the order, and every species must be listed there. A species gets its
+ * dy/dt from reactions or from one ODE line, not both: a species with an ODE
+ * may not stand on either side of a reaction (even as a catalyst), though any
+ * rate or ODE may read it. So a file may mix reaction species and ODE
+ * species. A listed species in no reaction and no ODE has dy/dt = 0. A file
+ * needs at least one reaction or ODE.
  *
  * Errors return REMAT_ERR_PARSE (REMAT_ERR_IO for an unreadable file) with a
  * message "file:line:column: what, naming 'the token'"; columns count bytes
- * from 1. Limits: lines of at most 65536 bytes, 256 levels of nesting and
- * expressions at most 2000 operations deep; the text must be UTF-8 (non-ASCII
- * only in comments) without NUL bytes.
+ * from 1. Limits: lines of at most 65536 bytes, names of at most 64, 256
+ * levels of nesting and expressions at most 2000 operations deep; the text
+ * must be UTF-8 (non-ASCII only in comments) without NUL bytes.
  */
 #ifndef REMAT_MECHANISM_H
 #define REMAT_MECHANISM_H

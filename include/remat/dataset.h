@@ -1,0 +1,75 @@
+/*
+ * remat/dataset.h — measured concentrations read from CSV, one file per
+ * experiment, checked against a mechanism's species.
+ *
+ *   t,A,C            # header: the independent variable, then species by name
+ *   0,1.0,0.0        # row 0: every measured species at the inlet / start
+ *   0.5,0.61,        # empty cell: not measured at this point
+ *   1.0,,0.12
+ *
+ *   remat_dataset *d;
+ *   if (remat_dataset_read("run1.csv", mech, &d) != REMAT_OK) {
+ *       fprintf(stderr, "%s\n", remat_last_error()); // run1.csv:3: column 'B': ...
+ *       return 1;
+ *   }
+ *   for (size_t r = 0; r < remat_dataset_rows(d); r++)
+ *       if (remat_dataset_is_measured(d, r, s))
+ *           loss += sq(model(remat_dataset_times(d)[r], s) - remat_dataset_value(d, r, s));
+ *   remat_dataset_free(d);
+ *
+ * Format: comma-separated, no quoting (a cell wrapped in one pair of double
+ * quotes is unwrapped), spaces and tabs around a cell ignored, "\n" or "\r\n"
+ * line ends, an optional UTF-8 byte-order mark, blank lines ignored. The
+ * first row is the header. Its first column is the independent variable
+ * (any name that is not a species; it need not match the mechanism's); the
+ * others name species of the mechanism, each at most once, in any order and
+ * any subset. Every data row has exactly as many cells as the header. The
+ * first column must be filled and strictly increasing; any other cell is a
+ * finite decimal number or empty (not measured). "nan" and "inf" are
+ * rejected: a missing value is an empty cell.
+ *
+ * Errors: REMAT_ERR_IO for a file that cannot be read (with the system's
+ * reason), REMAT_ERR_PARSE otherwise, the message naming path:line and the
+ * column.
+ */
+#ifndef REMAT_DATASET_H
+#define REMAT_DATASET_H
+
+#include <stddef.h>
+
+#include "mechanism.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct remat_dataset remat_dataset;
+
+/* Reads one experiment. The dataset keeps no pointer to mech; its species
+ * indices are mech's. */
+remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, remat_dataset **out);
+void remat_dataset_free(remat_dataset *d); /* NULL is a no-op */
+
+const char *remat_dataset_path(const remat_dataset *d);
+/* The first column's header. */
+const char *remat_dataset_indep_name(const remat_dataset *d);
+size_t remat_dataset_rows(const remat_dataset *d);       /* >= 1 */
+int remat_dataset_species_count(const remat_dataset *d); /* the mechanism's species count */
+/* times[r], strictly increasing. */
+const double *remat_dataset_times(const remat_dataset *d);
+/* Row r: species_count values, NaN where not measured. Out-of-range r or s
+ * aborts (a programmer error). */
+const double *remat_dataset_row(const remat_dataset *d, size_t r);
+double remat_dataset_value(const remat_dataset *d, size_t r, int s); /* NaN: not measured */
+int remat_dataset_is_measured(const remat_dataset *d, size_t r, int s);
+/* Whether the file has a column for species s. */
+int remat_dataset_has_column(const remat_dataset *d, int s);
+/* Whether row 0 gives every species of the mechanism, so that the initial
+ * state can be taken from it. */
+int remat_dataset_initial_complete(const remat_dataset *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,442 @@
+/*
+ * dataset.c — one experiment's measurements from CSV (format in
+ * remat/dataset.h). The whole file is read first, then checked line by line;
+ * nothing is kept unless every line is valid. NaN marks "not measured"
+ * internally and is never accepted from the file.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "remat/dataset.h"
+
+struct remat_dataset {
+    char *path;
+    char *indep;
+    size_t rows;
+    int nspecies;
+    double *times;             /* [rows] */
+    double *values;            /* [rows][nspecies], NaN = not measured */
+    unsigned char *has_column; /* [nspecies] */
+};
+
+typedef struct {
+    const char *s;
+    size_t len;
+} span;
+
+/* Reads the whole file; the text is not NUL-terminated (it may hold NULs). */
+static remat_status read_file(const char *path, char **text, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return remat_error(REMAT_ERR_IO, "%s: cannot open data file: %s", path, strerror(errno));
+    size_t n = 0, cap = 4096;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *bigger = cap < ((size_t)1 << 40) ? realloc(buf, 2 * cap) : NULL;
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    remat_status st = REMAT_OK;
+    if (!buf)
+        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory reading the data file", path);
+    else if (ferror(f))
+        st = remat_error(REMAT_ERR_IO, "%s: cannot read data file: %s", path, strerror(errno));
+    fclose(f);
+    if (st != REMAT_OK) {
+        free(buf);
+        return st;
+    }
+    *text = buf;
+    *len = n;
+    return REMAT_OK;
+}
+
+/* A cell for a message: quoted, cut at 40 bytes, non-printable bytes as \xNN. */
+static const char *show(span c, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[o++] = '\'';
+    for (size_t i = 0; i < c.len && o + 8 < cap; i++) {
+        unsigned char ch = (unsigned char)c.s[i];
+        if (i == 40) {
+            o += (size_t)snprintf(buf + o, cap - o, "...");
+            break;
+        }
+        if (ch >= 0x20 && ch < 0x7f)
+            buf[o++] = (char)ch;
+        else
+            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", ch);
+    }
+    buf[o++] = '\'';
+    buf[o] = '\0';
+    return buf;
+}
+
+static span trim(span c)
+{
+    while (c.len && (c.s[0] == ' ' || c.s[0] == '\t')) {
+        c.s++;
+        c.len--;
+    }
+    while (c.len && (c.s[c.len - 1] == ' ' || c.s[c.len - 1] == '\t'))
+        c.len--;
+    if (c.len >= 2 && c.s[0] == '"' && c.s[c.len - 1] == '"') {
+        c.s++;
+        c.len -= 2;
+    }
+    return c;
+}
+
+static int span_is(span c, const char *word)
+{
+    size_t n = strlen(word);
+    if (c.len != n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (tolower((unsigned char)c.s[i]) != word[i])
+            return 0;
+    return 1;
+}
+
+/* Cell i (0-based) of a line; cells are separated by ','. */
+static span cell_at(span line, int i)
+{
+    const char *p = line.s, *end = line.s + line.len;
+    for (; i > 0; i--) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        REMAT_ASSERT(comma);
+        p = comma + 1;
+    }
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+    return trim((span){p, (size_t)((comma ? comma : end) - p)});
+}
+
+static int count_cells(span line)
+{
+    int n = 1;
+    for (size_t i = 0; i < line.len; i++)
+        n += line.s[i] == ',';
+    return n;
+}
+
+typedef enum { NUM_OK, NUM_NONFINITE, NUM_RANGE, NUM_BAD } num_result;
+
+/* [+-] (digits [. [digits]] | . digits) [(e|E) [+-] digits], finite. */
+static num_result parse_number(span c, double *v)
+{
+    span body = c;
+    if (body.len && (body.s[0] == '+' || body.s[0] == '-')) {
+        body.s++;
+        body.len--;
+    }
+    if (span_is(body, "nan") || span_is(body, "inf") || span_is(body, "infinity"))
+        return NUM_NONFINITE;
+    size_t i = 0;
+    int digits = 0;
+    while (i < body.len && isdigit((unsigned char)body.s[i]))
+        i++, digits++;
+    if (i < body.len && body.s[i] == '.')
+        for (i++; i < body.len && isdigit((unsigned char)body.s[i]);)
+            i++, digits++;
+    if (!digits)
+        return NUM_BAD;
+    if (i < body.len && (body.s[i] == 'e' || body.s[i] == 'E')) {
+        i++;
+        if (i < body.len && (body.s[i] == '+' || body.s[i] == '-'))
+            i++;
+        int exp_digits = 0;
+        while (i < body.len && isdigit((unsigned char)body.s[i]))
+            i++, exp_digits++;
+        if (!exp_digits)
+            return NUM_BAD;
+    }
+    char buf[256];
+    if (i != body.len || c.len >= sizeof buf)
+        return NUM_BAD;
+    memcpy(buf, c.s, c.len);
+    buf[c.len] = '\0';
+    *v = strtod(buf, NULL);
+    return isfinite(*v) ? NUM_OK : NUM_RANGE;
+}
+
+/* "A, B, C" (cut short for long lists). */
+static void species_list(const remat_mechanism *mech, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < remat_mechanism_species_count(mech) && o + 1 < cap; i++) {
+        if (o > 200) {
+            snprintf(buf + o, cap - o, ", ...");
+            return;
+        }
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", remat_mechanism_species_name(mech, i));
+    }
+}
+
+typedef struct {
+    const char *path;
+    const remat_mechanism *mech;
+    remat_dataset *d;
+    int ncols;
+    int *col_species; /* [ncols], -1 for column 0 */
+    span *col_names;  /* [ncols] */
+} reader;
+
+static remat_status parse_header(reader *r, span line, int lineno)
+{
+    char a[160], b[300];
+    r->ncols = count_cells(line);
+    r->col_species = malloc((size_t)r->ncols * sizeof *r->col_species);
+    r->col_names = malloc((size_t)r->ncols * sizeof *r->col_names);
+    if (!r->col_species || !r->col_names)
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+    for (int j = 0; j < r->ncols; j++) {
+        span c = r->col_names[j] = cell_at(line, j);
+        if (c.len == 0)
+            return remat_error(REMAT_ERR_PARSE, "%s:%d: column %d of the header has no name", r->path,
+                               lineno, j + 1);
+        char name[128] = "";
+        if (c.len < sizeof name)
+            memcpy(name, c.s, c.len);
+        int s = c.len < sizeof name ? remat_mechanism_species_find(r->mech, name) : -1;
+        r->col_species[j] = j ? s : -1;
+        if (j == 0) {
+            if (s >= 0)
+                return remat_error(REMAT_ERR_PARSE,
+                                   "%s:%d: column 1 is species %s; the first column must be the "
+                                   "independent variable",
+                                   r->path, lineno, show(c, a, sizeof a));
+            if (!(r->d->indep = malloc(c.len + 1)))
+                return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+            memcpy(r->d->indep, c.s, c.len);
+            r->d->indep[c.len] = '\0';
+            continue;
+        }
+        if (s < 0) {
+            species_list(r->mech, b, sizeof b);
+            return remat_error(REMAT_ERR_PARSE,
+                               "%s:%d: unknown species column %s (column %d; the mechanism's species "
+                               "are %s)",
+                               r->path, lineno, show(c, a, sizeof a), j + 1, b);
+        }
+        for (int k = 1; k < j; k++)
+            if (r->col_species[k] == s)
+                return remat_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)",
+                                   r->path, lineno, show(c, a, sizeof a), k + 1, j + 1);
+        r->d->has_column[s] = 1;
+    }
+    return REMAT_OK;
+}
+
+static remat_status parse_row(reader *r, span line, int lineno)
+{
+    char a[160], b[160];
+    remat_dataset *d = r->d;
+    int ncells = count_cells(line);
+    if (ncells > r->ncols)
+        return remat_error(REMAT_ERR_PARSE,
+                           "%s:%d: too many cells: %d, the header has %d columns (extra cell %s after "
+                           "column %s)",
+                           r->path, lineno, ncells, r->ncols, show(cell_at(line, r->ncols), a, sizeof a),
+                           show(r->col_names[r->ncols - 1], b, sizeof b));
+    if (ncells < r->ncols)
+        return remat_error(REMAT_ERR_PARSE,
+                           "%s:%d: too few cells: %d, the header has %d columns (no cell for column %s)",
+                           r->path, lineno, ncells, r->ncols, show(r->col_names[ncells], b, sizeof b));
+    size_t row = d->rows;
+    double *vals = d->values + row * (size_t)d->nspecies;
+    for (int s = 0; s < d->nspecies; s++)
+        vals[s] = NAN;
+    for (int j = 0; j < r->ncols; j++) {
+        span c = cell_at(line, j);
+        const char *col = show(r->col_names[j], b, sizeof b);
+        double v = 0;
+        if (c.len == 0) {
+            if (j == 0)
+                return remat_error(REMAT_ERR_PARSE,
+                                   "%s:%d: column %s: empty cell (the independent variable is "
+                                   "required on every row)",
+                                   r->path, lineno, col);
+            continue;
+        }
+        switch (parse_number(c, &v)) {
+        case NUM_OK: break;
+        case NUM_NONFINITE:
+            return remat_error(REMAT_ERR_PARSE,
+                               "%s:%d: column %s: %s is not a finite number (leave the cell empty "
+                               "for a missing value)",
+                               r->path, lineno, col, show(c, a, sizeof a));
+        case NUM_RANGE:
+            return remat_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is out of range", r->path,
+                               lineno, col, show(c, a, sizeof a));
+        case NUM_BAD:
+            return remat_error(REMAT_ERR_PARSE, "%s:%d: column %s: cannot read %s as a number",
+                               r->path, lineno, col, show(c, a, sizeof a));
+        }
+        if (j == 0) {
+            if (row > 0 && !(v > d->times[row - 1]))
+                return remat_error(REMAT_ERR_PARSE,
+                                   "%s:%d: column %s: %.17g is not greater than %.17g on the previous "
+                                   "row (the first column must increase strictly)",
+                                   r->path, lineno, col, v, d->times[row - 1]);
+            d->times[row] = v;
+        } else {
+            vals[r->col_species[j]] = v;
+        }
+    }
+    d->rows++;
+    return REMAT_OK;
+}
+
+static remat_status parse_csv(reader *r, const char *text, size_t n)
+{
+    remat_dataset *d = r->d;
+    const char *nul = memchr(text, '\0', n);
+    if (nul) {
+        int line = 1;
+        for (const char *p = text; p < nul; p++)
+            line += *p == '\n';
+        return remat_error(REMAT_ERR_PARSE, "%s:%d: NUL byte (is this a binary file?)", r->path, line);
+    }
+    if (n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        n -= 3;
+    }
+    size_t max_rows = 1;
+    for (size_t i = 0; i < n; i++)
+        max_rows += text[i] == '\n';
+    if (d->nspecies > 0 && max_rows > SIZE_MAX / sizeof(double) / (size_t)d->nspecies)
+        return remat_error(REMAT_ERR_NOMEM, "%s: too many rows", r->path);
+    d->times = malloc(max_rows * sizeof *d->times);
+    d->values = malloc(max_rows * (size_t)(d->nspecies ? d->nspecies : 1) * sizeof *d->values);
+    if (!d->times || !d->values)
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for %zu rows", r->path, max_rows);
+    int lineno = 0, header_line = 0;
+    for (const char *p = text, *end = text + n; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        span line = {p, (size_t)((nl ? nl : end) - p)};
+        p = nl ? nl + 1 : end;
+        lineno++;
+        if (line.len && line.s[line.len - 1] == '\r')
+            line.len--;
+        size_t k = 0;
+        while (k < line.len && (line.s[k] == ' ' || line.s[k] == '\t'))
+            k++;
+        if (k == line.len)
+            continue; /* blank */
+        remat_status st = header_line ? parse_row(r, line, lineno) : parse_header(r, line, lineno);
+        if (st != REMAT_OK)
+            return st;
+        if (!header_line)
+            header_line = lineno;
+    }
+    if (!header_line)
+        return remat_error(REMAT_ERR_PARSE, "%s:1: empty file (expected a header row)", r->path);
+    if (d->rows == 0)
+        return remat_error(REMAT_ERR_PARSE, "%s:%d: header only, no data rows", r->path, header_line);
+    return REMAT_OK;
+}
+
+remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, remat_dataset **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "remat_dataset_read: out is NULL");
+    *out = NULL;
+    if (!path || !mech)
+        return remat_error(REMAT_ERR_NULL, "remat_dataset_read: %s is NULL", !path ? "path" : "mech");
+    char *text = NULL;
+    size_t n = 0;
+    remat_status st = read_file(path, &text, &n);
+    if (st != REMAT_OK)
+        return st;
+    remat_dataset *d = calloc(1, sizeof *d);
+    reader r = {.path = path, .mech = mech, .d = d};
+    if (!d) {
+        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    d->nspecies = remat_mechanism_species_count(mech);
+    d->path = malloc(strlen(path) + 1);
+    d->has_column = calloc((size_t)(d->nspecies ? d->nspecies : 1), 1);
+    if (!d->path || !d->has_column) {
+        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    strcpy(d->path, path);
+    st = parse_csv(&r, text, n);
+done:
+    free(text);
+    free(r.col_species);
+    free(r.col_names);
+    if (st != REMAT_OK) {
+        remat_dataset_free(d);
+        return st;
+    }
+    *out = d;
+    return REMAT_OK;
+}
+
+void remat_dataset_free(remat_dataset *d)
+{
+    if (!d)
+        return;
+    free(d->path);
+    free(d->indep);
+    free(d->times);
+    free(d->values);
+    free(d->has_column);
+    free(d);
+}
+
+const char *remat_dataset_path(const remat_dataset *d) { return d->path; }
+const char *remat_dataset_indep_name(const remat_dataset *d) { return d->indep; }
+size_t remat_dataset_rows(const remat_dataset *d) { return d->rows; }
+int remat_dataset_species_count(const remat_dataset *d) { return d->nspecies; }
+const double *remat_dataset_times(const remat_dataset *d) { return d->times; }
+
+const double *remat_dataset_row(const remat_dataset *d, size_t r)
+{
+    REMAT_ASSERT(r < d->rows);
+    return d->values + r * (size_t)d->nspecies;
+}
+
+double remat_dataset_value(const remat_dataset *d, size_t r, int s)
+{
+    REMAT_ASSERT(s >= 0 && s < d->nspecies);
+    return remat_dataset_row(d, r)[s];
+}
+
+int remat_dataset_is_measured(const remat_dataset *d, size_t r, int s)
+{
+    return !isnan(remat_dataset_value(d, r, s));
+}
+
+int remat_dataset_has_column(const remat_dataset *d, int s)
+{
+    REMAT_ASSERT(s >= 0 && s < d->nspecies);
+    return d->has_column[s];
+}
+
+int remat_dataset_initial_complete(const remat_dataset *d)
+{
+    for (int s = 0; s < d->nspecies; s++)
+        if (!remat_dataset_is_measured(d, 0, s))
+            return 0;
+    return 1;
+}

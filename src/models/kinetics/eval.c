@@ -1,0 +1,192 @@
+/*
+ * eval.c — the double evaluator of expression trees (the reference a graph
+ * lowering is tested against), and printing trees back as text.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "models/kinetics/mechanism_impl.h"
+
+double mech_eval(const remat_expr *e, const mech_env *env)
+{
+    switch (e->kind) {
+    case REMAT_EXPR_NUM:
+    case REMAT_EXPR_CONST: return e->value;
+    case REMAT_EXPR_SPECIES: REMAT_ASSERT(env->y); return env->y[e->index];
+    case REMAT_EXPR_PARAM: REMAT_ASSERT(env->params); return env->params[e->index];
+    case REMAT_EXPR_LET: REMAT_ASSERT(env->lets); return env->lets[e->index];
+    case REMAT_EXPR_INDEP: return env->t;
+    case REMAT_EXPR_NEG: return -mech_eval(e->args[0], env);
+    case REMAT_EXPR_ADD: return mech_eval(e->args[0], env) + mech_eval(e->args[1], env);
+    case REMAT_EXPR_SUB: return mech_eval(e->args[0], env) - mech_eval(e->args[1], env);
+    case REMAT_EXPR_MUL: return mech_eval(e->args[0], env) * mech_eval(e->args[1], env);
+    case REMAT_EXPR_DIV: return mech_eval(e->args[0], env) / mech_eval(e->args[1], env);
+    case REMAT_EXPR_POW: return pow(mech_eval(e->args[0], env), mech_eval(e->args[1], env));
+    case REMAT_EXPR_CALL: {
+        double a = mech_eval(e->args[0], env);
+        switch (e->fn) {
+        case REMAT_FN_EXP: return exp(a);
+        case REMAT_FN_LOG: return log(a);
+        case REMAT_FN_SQRT: return sqrt(a);
+        case REMAT_FN_MIN: return fmin(a, mech_eval(e->args[1], env));
+        case REMAT_FN_MAX: return fmax(a, mech_eval(e->args[1], env));
+        case REMAT_FN_COUNT: break;
+        }
+        REMAT_UNREACHABLE("bad function in expression");
+    }
+    case REMAT_EXPR_COUNT: break;
+    }
+    REMAT_UNREACHABLE("unresolved or bad expression node");
+}
+
+remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],
+                                      const double params[], double dydt[])
+{
+    if (!m || !y || !dydt || (!params && m->nparams > 0))
+        return remat_error(REMAT_ERR_NULL, "remat_mechanism_eval_rhs: %s is NULL",
+                           !m ? "the mechanism" : !y ? "y" : !dydt ? "dydt" : "params");
+    double small[64];
+    double *lets = small;
+    if (m->nlets > (int)(sizeof small / sizeof small[0])) {
+        lets = malloc((size_t)m->nlets * sizeof *lets);
+        if (!lets)
+            return remat_error(REMAT_ERR_NOMEM, "remat_mechanism_eval_rhs: out of memory for %d lets",
+                               m->nlets);
+    }
+    const mech_env env = {.t = t, .y = y, .params = params, .lets = lets};
+    /* let i refers only to lets < i (definitions precede uses) */
+    for (int i = 0; i < m->nlets; i++)
+        lets[i] = mech_eval(m->lets[i], &env);
+    for (int i = 0; i < m->nspecies; i++)
+        dydt[i] = mech_eval(m->rhs[i], &env);
+    if (lets != small)
+        free(lets);
+    return REMAT_OK;
+}
+
+/* ---- names and printing ---- */
+
+static const char *const kind_names[] = {
+    [REMAT_EXPR_NUM] = "num", [REMAT_EXPR_SPECIES] = "species", [REMAT_EXPR_PARAM] = "param",
+    [REMAT_EXPR_CONST] = "const", [REMAT_EXPR_INDEP] = "indep", [REMAT_EXPR_LET] = "let",
+    [REMAT_EXPR_NEG] = "neg", [REMAT_EXPR_ADD] = "add", [REMAT_EXPR_SUB] = "sub",
+    [REMAT_EXPR_MUL] = "mul", [REMAT_EXPR_DIV] = "div", [REMAT_EXPR_POW] = "pow",
+    [REMAT_EXPR_CALL] = "call",
+};
+_Static_assert(sizeof kind_names / sizeof kind_names[0] == REMAT_EXPR_COUNT,
+               "kind_names out of step with remat_expr_kind");
+
+static const char *const fn_names[] = {
+    [REMAT_FN_EXP] = "exp", [REMAT_FN_LOG] = "log", [REMAT_FN_SQRT] = "sqrt",
+    [REMAT_FN_MIN] = "min", [REMAT_FN_MAX] = "max",
+};
+_Static_assert(sizeof fn_names / sizeof fn_names[0] == REMAT_FN_COUNT,
+               "fn_names out of step with remat_expr_fn");
+
+const char *remat_expr_kind_name(remat_expr_kind kind)
+{
+    return (unsigned)kind < REMAT_EXPR_COUNT ? kind_names[kind] : "?";
+}
+
+const char *remat_expr_fn_name(remat_expr_fn fn)
+{
+    return (unsigned)fn < REMAT_FN_COUNT ? fn_names[fn] : "?";
+}
+
+typedef struct {
+    char *buf;
+    int len, pos;
+} writer;
+
+static void put(writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(writer *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int room = w->pos < w->len ? w->len - w->pos : 0;
+    int n = vsnprintf(room ? w->buf + w->pos : NULL, (size_t)room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        w->pos += n;
+}
+
+/* Binding strength: sums 1, products 2, signs 3, '^' 4, leaves 5. */
+static int prec(const remat_expr *e)
+{
+    switch (e->kind) {
+    case REMAT_EXPR_ADD:
+    case REMAT_EXPR_SUB: return 1;
+    case REMAT_EXPR_MUL:
+    case REMAT_EXPR_DIV: return 2;
+    case REMAT_EXPR_NEG: return 3;
+    case REMAT_EXPR_POW: return 4;
+    case REMAT_EXPR_NUM: return signbit(e->value) ? 3 : 5;
+    default: return 5;
+    }
+}
+
+/* Left operands bind at the operator's level, right ones one higher (so
+ * a - (b - c) keeps its parentheses); '^' is right-associative. */
+static void format_expr(writer *w, const remat_expr *e, int min_prec)
+{
+    static const char *const infix[REMAT_EXPR_COUNT] = {
+        [REMAT_EXPR_ADD] = " + ", [REMAT_EXPR_SUB] = " - ", [REMAT_EXPR_MUL] = " * ",
+        [REMAT_EXPR_DIV] = " / ", [REMAT_EXPR_POW] = "^",
+    };
+    int pr = prec(e), paren = pr < min_prec;
+    if (paren)
+        put(w, "(");
+    switch (e->kind) {
+    case REMAT_EXPR_NUM: {
+        char b[32];
+        snprintf(b, sizeof b, "%.15g", e->value);
+        if (strtod(b, NULL) != e->value)
+            snprintf(b, sizeof b, "%.17g", e->value);
+        put(w, "%s", b);
+        break;
+    }
+    case REMAT_EXPR_NEG:
+        put(w, "-");
+        format_expr(w, e->args[0], 3);
+        break;
+    case REMAT_EXPR_ADD:
+    case REMAT_EXPR_SUB:
+    case REMAT_EXPR_MUL:
+    case REMAT_EXPR_DIV:
+        format_expr(w, e->args[0], pr);
+        put(w, "%s", infix[e->kind]);
+        format_expr(w, e->args[1], pr + 1);
+        break;
+    case REMAT_EXPR_POW:
+        format_expr(w, e->args[0], 5);
+        put(w, "^");
+        format_expr(w, e->args[1], 3);
+        break;
+    case REMAT_EXPR_CALL:
+        put(w, "%s(", remat_expr_fn_name(e->fn));
+        for (int i = 0; i < e->nargs; i++) {
+            if (i)
+                put(w, ", ");
+            format_expr(w, e->args[i], 0);
+        }
+        put(w, ")");
+        break;
+    default: put(w, "%s", e->name ? e->name : "?"); break;
+    }
+    if (paren)
+        put(w, ")");
+}
+
+int remat_expr_format(const remat_expr *e, char *buf, int len)
+{
+    writer w = {.buf = buf, .len = len > 0 ? len : 0};
+    if (w.len)
+        buf[0] = '\0';
+    if (e)
+        format_expr(&w, e, 0);
+    return w.pos;
+}

@@ -1,0 +1,196 @@
+/* mechanism.c — parse entry points, freeing, accessors. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "models/kinetics/mechanism_impl.h"
+
+static remat_status parse_text(const char *src, size_t n, const char *name, remat_mechanism **out)
+{
+    remat_status st;
+    remat_mechanism *m = calloc(1, sizeof *m);
+    if (!m)
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
+    mech_parser p = {.m = m};
+    if (!(m->source = mech_strndup(&m->arena, name, strlen(name)))) {
+        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
+        goto fail;
+    }
+    p.file = m->source;
+    if ((st = mech_check_text(p.file, src, n)) != REMAT_OK)
+        goto fail;
+    mech_lex_init(&p.lx, p.file, src, n);
+    if ((st = mech_parse_lines(&p)) != REMAT_OK || (st = mech_finish_names(&p)) != REMAT_OK ||
+        (st = mech_resolve(&p)) != REMAT_OK || (st = mech_build_rhs(&p)) != REMAT_OK)
+        goto fail;
+    mech_names_release(&p.names);
+    free(p.terms);
+    *out = m;
+    return REMAT_OK;
+fail:
+    mech_names_release(&p.names);
+    free(p.terms);
+    remat_mechanism_free(m);
+    return st;
+}
+
+remat_status remat_mechanism_parse_string(const char *text, const char *name_for_errors,
+                                          remat_mechanism **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "remat_mechanism_parse_string: out is NULL");
+    *out = NULL;
+    if (!text)
+        return remat_error(REMAT_ERR_NULL, "remat_mechanism_parse_string: text is NULL");
+    return parse_text(text, strlen(text), name_for_errors ? name_for_errors : "<string>", out);
+}
+
+remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "remat_mechanism_parse_file: out is NULL");
+    *out = NULL;
+    if (!path)
+        return remat_error(REMAT_ERR_NULL, "remat_mechanism_parse_file: path is NULL");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return remat_error(REMAT_ERR_IO, "%s: cannot open mechanism file: %s", path, strerror(errno));
+    size_t n = 0, cap = 4096;
+    char *text = malloc(cap);
+    remat_status st = REMAT_OK;
+    while (text) {
+        n += fread(text + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *bigger = cap < ((size_t)1 << 40) ? realloc(text, 2 * cap) : NULL;
+        if (!bigger) {
+            free(text);
+            text = NULL;
+            break;
+        }
+        text = bigger;
+        cap *= 2;
+    }
+    if (!text)
+        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory reading the mechanism file", path);
+    else if (ferror(f))
+        st = remat_error(REMAT_ERR_IO, "%s: cannot read mechanism file: %s", path, strerror(errno));
+    fclose(f);
+    if (st == REMAT_OK)
+        st = parse_text(text, n, path, out);
+    free(text);
+    return st;
+}
+
+void remat_mechanism_free(remat_mechanism *m)
+{
+    if (!m)
+        return;
+    mech_arena_release(&m->arena);
+    free(m);
+}
+
+/* ---- accessors ---- */
+
+const char *remat_mechanism_source(const remat_mechanism *m) { return m->source; }
+const char *remat_mechanism_indep_name(const remat_mechanism *m) { return m->indep; }
+
+int remat_mechanism_species_count(const remat_mechanism *m) { return m->nspecies; }
+
+const char *remat_mechanism_species_name(const remat_mechanism *m, int i)
+{
+    REMAT_ASSERT(i >= 0 && i < m->nspecies);
+    return m->species[i];
+}
+
+int remat_mechanism_species_find(const remat_mechanism *m, const char *name)
+{
+    for (int i = 0; name && i < m->nspecies; i++)
+        if (strcmp(m->species[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int remat_mechanism_param_count(const remat_mechanism *m) { return m->nparams; }
+
+static const mech_param *param(const remat_mechanism *m, int i)
+{
+    REMAT_ASSERT(i >= 0 && i < m->nparams);
+    return &m->params[i];
+}
+
+const char *remat_mechanism_param_name(const remat_mechanism *m, int i) { return param(m, i)->name; }
+double remat_mechanism_param_value(const remat_mechanism *m, int i) { return param(m, i)->value; }
+double remat_mechanism_param_lo(const remat_mechanism *m, int i) { return param(m, i)->lo; }
+double remat_mechanism_param_hi(const remat_mechanism *m, int i) { return param(m, i)->hi; }
+
+int remat_mechanism_param_find(const remat_mechanism *m, const char *name)
+{
+    for (int i = 0; name && i < m->nparams; i++)
+        if (strcmp(m->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+void remat_mechanism_param_values(const remat_mechanism *m, double values[])
+{
+    for (int i = 0; i < m->nparams; i++)
+        values[i] = m->params[i].value;
+}
+
+int remat_mechanism_const_count(const remat_mechanism *m) { return m->nconsts; }
+
+const char *remat_mechanism_const_name(const remat_mechanism *m, int i)
+{
+    REMAT_ASSERT(i >= 0 && i < m->nconsts);
+    return m->const_names[i];
+}
+
+double remat_mechanism_const_value(const remat_mechanism *m, int i)
+{
+    REMAT_ASSERT(i >= 0 && i < m->nconsts);
+    return m->const_values[i];
+}
+
+int remat_mechanism_let_count(const remat_mechanism *m) { return m->nlets; }
+
+const char *remat_mechanism_let_name(const remat_mechanism *m, int i)
+{
+    REMAT_ASSERT(i >= 0 && i < m->nlets);
+    return m->let_names[i];
+}
+
+const remat_expr *remat_mechanism_let_expr(const remat_mechanism *m, int i)
+{
+    REMAT_ASSERT(i >= 0 && i < m->nlets);
+    return m->lets[i];
+}
+
+const remat_expr *remat_mechanism_rhs(const remat_mechanism *m, int species)
+{
+    REMAT_ASSERT(species >= 0 && species < m->nspecies);
+    return m->rhs[species];
+}
+
+int remat_mechanism_reaction_count(const remat_mechanism *m) { return m->nreactions; }
+
+const remat_expr *remat_mechanism_reaction_rate(const remat_mechanism *m, int r)
+{
+    REMAT_ASSERT(r >= 0 && r < m->nreactions);
+    return m->reactions[r].rate;
+}
+
+double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r, int s)
+{
+    REMAT_ASSERT(r >= 0 && r < m->nreactions && s >= 0 && s < m->nspecies);
+    return m->reactions[r].stoich[s];
+}
+
+int remat_mechanism_reaction_line(const remat_mechanism *m, int r)
+{
+    REMAT_ASSERT(r >= 0 && r < m->nreactions);
+    return m->reactions[r].line;
+}

@@ -1,0 +1,210 @@
+/*
+ * mechanism_impl.h (internal) — the mechanism struct and the parser's parts.
+ *
+ * Parsing runs in two passes over the text so that a param may be used before
+ * its declaration and species are numbered by first appearance:
+ *
+ *   pass 1 (parser.c, with lexer.c): every line becomes a mech_stmt holding
+ *          raw trees whose names are still MECH_EXPR_NAME; declarations and
+ *          species go into the name table (names.c);
+ *   finish (resolve.c): default independent variable, species numbering,
+ *          reaction/ODE conflicts;
+ *   pass 2 (resolve.c): statements in file order: names become SPECIES /
+ *          PARAM / CONST / LET / INDEP nodes, consts and param values are
+ *          evaluated, tables are filled;
+ *   rhs.c: mass-action rates and dy/dt sums.
+ *
+ * Everything a mechanism keeps lives in its arena: one free releases it.
+ */
+#ifndef REMAT_MODELS_KINETICS_MECHANISM_IMPL_H
+#define REMAT_MODELS_KINETICS_MECHANISM_IMPL_H
+
+#include <stddef.h>
+
+#include "remat/mechanism.h"
+
+#define MECH_MAX_LINE 65536 /* bytes per line, newline excluded */
+#define MECH_MAX_NEST 256   /* recursion of parentheses, unary signs, '^', calls */
+#define MECH_MAX_DEPTH 2000 /* operations on the longest path of one expression */
+#define MECH_MAX_COEF 1000  /* largest stoichiometric coefficient */
+#define MECH_MAX_NAME 64    /* bytes in a name, so messages stay readable */
+
+/* A name not yet resolved; exists only between pass 1 and pass 2. */
+#define MECH_EXPR_NAME ((remat_expr_kind)REMAT_EXPR_COUNT)
+
+/* ---- arena (names.c) ---- */
+
+typedef struct mech_block mech_block;
+typedef struct {
+    mech_block *head;
+} mech_arena;
+
+void *mech_alloc(mech_arena *a, size_t bytes); /* zeroed; NULL when out of memory */
+char *mech_strndup(mech_arena *a, const char *s, size_t n);
+void mech_arena_release(mech_arena *a);
+
+/* ---- name table (names.c) ---- */
+
+typedef enum { NAME_SPECIES, NAME_PARAM, NAME_CONST, NAME_LET, NAME_INDEP, NAME_KIND_COUNT } mech_name_kind;
+
+typedef struct {
+    const char *name;      /* arena copy */
+    mech_name_kind kind;
+    int index;             /* in the table of its kind (species: set by mech_finish) */
+    int line, col;         /* declaration, or a species' first appearance */
+    int decl_order;        /* species: position in 'species' lines, -1 if absent */
+    int decl_line;         /* species: line of its 'species' entry */
+    int rx_line, rx_col;   /* species: first place on a reaction side (0: none) */
+    int ode_line, ode_col; /* species: its ODE (0: none) */
+} mech_name;
+
+typedef struct {
+    mech_name *v; /* insertion order */
+    int n, cap;
+    int *slot;    /* open addressing: index into v, -1 empty */
+    size_t nslot;
+} mech_names;
+
+int mech_names_find(const mech_names *t, const char *s, size_t len); /* -1 if absent */
+/* Appends a fresh entry (not checked for presence); -1 when out of memory. */
+int mech_names_add(mech_names *t, mech_arena *a, const char *s, size_t len);
+void mech_names_release(mech_names *t);
+
+/* "species", "parameter", "const", "let", "independent variable"; with
+ * article: "a species", ..., "the independent variable". */
+const char *mech_name_kind_text(mech_name_kind k, int article);
+
+/* ---- tokens (lexer.c) ---- */
+
+typedef enum {
+    TOK_EOL, TOK_EOF, TOK_NAME, TOK_NUM,
+    TOK_PLUS, TOK_MINUS, TOK_STAR, TOK_SLASH, TOK_CARET,
+    TOK_LPAREN, TOK_RPAREN, TOK_COMMA, TOK_COLON, TOK_EQ, TOK_PRIME,
+    TOK_LBRACK, TOK_RBRACK, TOK_ARROW, TOK_REVERSIBLE
+} mech_tok_kind;
+
+typedef struct {
+    mech_tok_kind kind;
+    const char *text; /* into the source */
+    int len;
+    int line, col;
+    double num;       /* TOK_NUM */
+} mech_token;
+
+typedef struct {
+    const char *file;
+    const char *src;
+    size_t n, pos;
+    size_t line_start;
+    int line;
+} mech_lexer;
+
+/* Rejects NUL bytes, invalid UTF-8 and over-long lines before any lexing. */
+remat_status mech_check_text(const char *file, const char *src, size_t n);
+void mech_lex_init(mech_lexer *lx, const char *file, const char *src, size_t n);
+remat_status mech_lex_next(mech_lexer *lx, mech_token *tok);
+/* "'text'" (cut at 40 bytes), "end of line" or "end of file". */
+const char *mech_tok_show(const mech_token *t, char *buf, size_t len);
+/* REMAT_ERR_PARSE with "file:line:col: message". */
+remat_status mech_error_at(const char *file, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- statements (parser.c) ---- */
+
+typedef struct {
+    int name; /* index into the name table */
+    int coef;
+    int line, col;
+} mech_term;
+
+typedef enum { STMT_PARAM, STMT_CONST, STMT_LET, STMT_ODE, STMT_REACTION } mech_stmt_kind;
+
+typedef struct mech_stmt {
+    mech_stmt_kind kind;
+    int line, col;             /* first token */
+    int name;                  /* PARAM, CONST, LET, ODE: name table index */
+    remat_expr *value;         /* PARAM, CONST, LET: the value; ODE: the right-hand side */
+    int value_line, value_col; /* first token of value / of rate[0] */
+    remat_expr *bound[2];      /* PARAM: lo, hi, or NULL */
+    int bound_line, bound_col; /* PARAM: the '[' */
+    mech_term *side[2];        /* REACTION: reactants, products */
+    int nside[2];
+    int reversible;
+    int arrow_line, arrow_col;
+    remat_expr *rate[2];       /* REACTION: forward, reverse (NULL unless reversible) */
+    int rate_line[2], rate_col[2];
+    struct mech_stmt *next;
+} mech_stmt;
+
+/* ---- the mechanism ---- */
+
+typedef struct {
+    const char *name;
+    double value, lo, hi;
+    int line;
+} mech_param;
+
+typedef struct {
+    const remat_expr *rate; /* net rate */
+    double *stoich;         /* [nspecies], products - reactants */
+    int line, col;
+} mech_reaction;
+
+struct remat_mechanism {
+    mech_arena arena;
+    const char *source;
+    const char *indep;
+    int nspecies;
+    const char **species;
+    const remat_expr **rhs;
+    int nparams;
+    mech_param *params;
+    int nconsts;
+    const char **const_names;
+    double *const_values;
+    int nlets;
+    const char **let_names;
+    const remat_expr **lets;
+    int nreactions;
+    mech_reaction *reactions;
+};
+
+typedef struct {
+    remat_mechanism *m;
+    const char *file;
+    mech_lexer lx;
+    mech_token tok;              /* current token */
+    mech_names names;
+    mech_stmt *first, *last;
+    int count[NAME_KIND_COUNT];  /* entries per kind */
+    int nreactions, nodes;       /* reaction and ODE statements */
+    int ndeclared;               /* names in 'species' lines */
+    int species_line;            /* first 'species' line, 0 if none */
+    int indep_line;              /* 'indep' line, 0 if none */
+    int eof_line, eof_col;
+    mech_term *terms;            /* scratch for one reaction side */
+    int nterms, capterms;
+    const remat_expr **ode;      /* [nspecies] pass 2: ODE right-hand sides */
+} mech_parser;
+
+remat_expr *mech_node(mech_arena *a, remat_expr_kind kind, int line, int col);
+
+/* expr.c: an expression at p->tok; also the parsers' small shared helpers */
+remat_status mech_parse_expr(mech_parser *p, remat_expr **out);
+remat_status mech_advance(mech_parser *p);
+int mech_tok_is(const mech_token *t, const char *word);
+remat_status mech_nomem(const mech_parser *p);
+
+remat_status mech_parse_lines(mech_parser *p);     /* pass 1; p->lx set up by the caller */
+remat_status mech_finish_names(mech_parser *p);    /* between the passes */
+remat_status mech_resolve(mech_parser *p);         /* pass 2 */
+remat_status mech_build_rhs(mech_parser *p);
+
+/* Evaluation (eval.c). y, params, lets may be NULL if e refers to none. */
+typedef struct {
+    double t;
+    const double *y, *params, *lets;
+} mech_env;
+double mech_eval(const remat_expr *e, const mech_env *env);
+
+#endif

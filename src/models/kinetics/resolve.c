@@ -1,0 +1,235 @@
+/*
+ * resolve.c — between the passes: the independent variable, species
+ * numbering and the reaction/ODE conflict check; then pass 2: statements in
+ * file order, names to table references, consts and param values evaluated.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "models/kinetics/mechanism_impl.h"
+
+#define TRY(x)                            \
+    do {                                  \
+        remat_status st_ = (x);           \
+        if (st_ != REMAT_OK)              \
+            return st_;                   \
+    } while (0)
+
+static remat_status nomem(const mech_parser *p) { return mech_nomem(p); }
+
+#define ALLOC_N(p, ptr, n)                                                             \
+    do {                                                                               \
+        (ptr) = mech_alloc(&(p)->m->arena, ((n) ? (size_t)(n) : 1) * sizeof *(ptr));   \
+        if (!(ptr))                                                                    \
+            return nomem(p);                                                           \
+    } while (0)
+
+remat_status mech_finish_names(mech_parser *p)
+{
+    remat_mechanism *m = p->m;
+    if (!p->indep_line) {
+        int k = mech_names_find(&p->names, "t", 1);
+        if (k >= 0)
+            return mech_error_at(p->file, p->names.v[k].line, p->names.v[k].col,
+                                 "'t' is the independent variable and cannot be %s "
+                                 "(name another one with 'indep NAME')",
+                                 mech_name_kind_text(p->names.v[k].kind, 1));
+        if ((k = mech_names_add(&p->names, &m->arena, "t", 1)) < 0)
+            return nomem(p);
+        p->names.v[k].kind = NAME_INDEP;
+        p->names.v[k].index = p->count[NAME_INDEP]++;
+    }
+    if (p->nreactions + p->nodes == 0)
+        return mech_error_at(p->file, p->eof_line, p->eof_col, "%s: no reactions or ODEs",
+                             p->first ? "nothing to integrate" : "empty file");
+
+    m->nspecies = p->count[NAME_SPECIES];
+    m->nparams = p->count[NAME_PARAM];
+    m->nconsts = p->count[NAME_CONST];
+    m->nlets = p->count[NAME_LET];
+    m->nreactions = p->nreactions;
+    ALLOC_N(p, m->species, m->nspecies);
+    ALLOC_N(p, m->rhs, m->nspecies);
+    ALLOC_N(p, p->ode, m->nspecies);
+    ALLOC_N(p, m->params, m->nparams);
+    ALLOC_N(p, m->const_names, m->nconsts);
+    ALLOC_N(p, m->const_values, m->nconsts);
+    ALLOC_N(p, m->let_names, m->nlets);
+    ALLOC_N(p, m->lets, m->nlets);
+    ALLOC_N(p, m->reactions, m->nreactions);
+
+    int next_species = 0;
+    for (int k = 0; k < p->names.n; k++) {
+        mech_name *e = &p->names.v[k];
+        switch (e->kind) {
+        case NAME_SPECIES:
+            if (e->ode_line && e->rx_line) {
+                int ode_later = e->ode_line > e->rx_line ||
+                                (e->ode_line == e->rx_line && e->ode_col > e->rx_col);
+                return mech_error_at(p->file, ode_later ? e->ode_line : e->rx_line,
+                                     ode_later ? e->ode_col : e->rx_col,
+                                     "species '%s' has an ODE (line %d) and is also in a reaction "
+                                     "(line %d): give its rate one way only",
+                                     e->name, e->ode_line, e->rx_line);
+            }
+            if (p->ndeclared && e->decl_order < 0)
+                return mech_error_at(p->file, e->line, e->col,
+                                     "species '%s' is not in the 'species' list (line %d)", e->name,
+                                     p->species_line);
+            e->index = p->ndeclared ? e->decl_order : next_species++;
+            m->species[e->index] = e->name;
+            break;
+        case NAME_PARAM:
+            m->params[e->index] = (mech_param){.name = e->name, .lo = -INFINITY, .hi = INFINITY,
+                                               .line = e->line};
+            break;
+        case NAME_CONST: m->const_names[e->index] = e->name; break;
+        case NAME_LET: m->let_names[e->index] = e->name; break;
+        case NAME_INDEP: m->indep = e->name; break;
+        case NAME_KIND_COUNT: REMAT_UNREACHABLE("bad name kind");
+        }
+    }
+    return REMAT_OK;
+}
+
+/* ---- pass 2 ---- */
+
+typedef enum {
+    CTX_FULL,  /* let, ODE, rate: everything */
+    CTX_CONST, /* const and param values: numbers and earlier consts */
+    CTX_BOUND, /* param bounds: as CTX_CONST, plus inf */
+} ctx_kind;
+
+static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
+{
+    for (int i = 0; i < e->nargs; i++)
+        TRY(resolve(p, (remat_expr *)e->args[i], ctx));
+    if (e->kind != MECH_EXPR_NAME)
+        return REMAT_OK;
+    int k = mech_names_find(&p->names, e->name, strlen(e->name));
+    if (k < 0) {
+        if (strcmp(e->name, "inf") == 0) {
+            if (ctx == CTX_BOUND) {
+                e->kind = REMAT_EXPR_NUM;
+                e->value = INFINITY;
+                e->name = NULL;
+                return REMAT_OK;
+            }
+            return mech_error_at(p->file, e->line, e->col, "'inf' is allowed only in bounds");
+        }
+        return mech_error_at(p->file, e->line, e->col, "unknown name '%s' (%s)", e->name,
+                             ctx == CTX_FULL ? "not a species, param, const or let"
+                                             : "values and bounds may use numbers and consts");
+    }
+    const mech_name *n = &p->names.v[k];
+    if (ctx != CTX_FULL && n->kind != NAME_CONST)
+        return mech_error_at(p->file, e->line, e->col,
+                             "'%s' is %s, but values and bounds may use only numbers and consts",
+                             e->name, mech_name_kind_text(n->kind, 1));
+    if ((n->kind == NAME_CONST || n->kind == NAME_LET) && n->line >= e->line)
+        return mech_error_at(p->file, e->line, e->col, "%s '%s' used before its definition (line %d)",
+                             mech_name_kind_text(n->kind, 0), e->name, n->line);
+    static const remat_expr_kind kinds[NAME_KIND_COUNT] = {
+        [NAME_SPECIES] = REMAT_EXPR_SPECIES, [NAME_PARAM] = REMAT_EXPR_PARAM,
+        [NAME_CONST] = REMAT_EXPR_CONST,     [NAME_LET] = REMAT_EXPR_LET,
+        [NAME_INDEP] = REMAT_EXPR_INDEP,
+    };
+    e->kind = kinds[n->kind];
+    e->index = n->kind == NAME_INDEP ? -1 : n->index;
+    e->name = n->name;
+    if (n->kind == NAME_CONST)
+        e->value = p->m->const_values[n->index];
+    return REMAT_OK;
+}
+
+static const char *show_nonfinite(double v)
+{
+    return isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf";
+}
+
+static double eval_const(const remat_expr *e)
+{
+    const mech_env env = {0};
+    return mech_eval(e, &env);
+}
+
+static remat_status resolve_param(mech_parser *p, const mech_stmt *s)
+{
+    const mech_name *n = &p->names.v[s->name];
+    mech_param *par = &p->m->params[n->index];
+    TRY(resolve(p, s->value, CTX_CONST));
+    double v = eval_const(s->value);
+    if (!isfinite(v))
+        return mech_error_at(p->file, s->value_line, s->value_col,
+                             "value of parameter '%s' is not finite (%s)", n->name,
+                             show_nonfinite(v));
+    par->value = v;
+    if (!s->bound[0])
+        return REMAT_OK;
+    TRY(resolve(p, s->bound[0], CTX_BOUND));
+    TRY(resolve(p, s->bound[1], CTX_BOUND));
+    double lo = eval_const(s->bound[0]), hi = eval_const(s->bound[1]);
+    if (isnan(lo) || isnan(hi))
+        return mech_error_at(p->file, s->bound_line, s->bound_col,
+                             "bounds of parameter '%s' are not numbers", n->name);
+    if (lo > hi)
+        return mech_error_at(p->file, s->bound_line, s->bound_col,
+                             "bounds of parameter '%s' are reversed: lo %g > hi %g", n->name, lo, hi);
+    if (v < lo || v > hi)
+        return mech_error_at(p->file, s->value_line, s->value_col,
+                             "value %g of parameter '%s' is outside its bounds [%g, %g]", v, n->name,
+                             lo, hi);
+    par->lo = lo;
+    par->hi = hi;
+    return REMAT_OK;
+}
+
+remat_status mech_resolve(mech_parser *p)
+{
+    remat_mechanism *m = p->m;
+    for (mech_stmt *s = p->first; s; s = s->next) {
+        const mech_name *n = s->name >= 0 ? &p->names.v[s->name] : NULL;
+        switch (s->kind) {
+        case STMT_CONST: {
+            TRY(resolve(p, s->value, CTX_CONST));
+            double v = eval_const(s->value);
+            if (!isfinite(v))
+                return mech_error_at(p->file, s->value_line, s->value_col,
+                                     "value of const '%s' is not finite (%s)", n->name,
+                                     show_nonfinite(v));
+            m->const_values[n->index] = v;
+            break;
+        }
+        case STMT_PARAM: TRY(resolve_param(p, s)); break;
+        case STMT_LET:
+            TRY(resolve(p, s->value, CTX_FULL));
+            m->lets[n->index] = s->value;
+            break;
+        case STMT_ODE:
+            TRY(resolve(p, s->value, CTX_FULL));
+            p->ode[n->index] = s->value;
+            break;
+        case STMT_REACTION:
+            for (int i = 0; i <= s->reversible; i++) {
+                remat_expr *r = s->rate[i];
+                TRY(resolve(p, r, CTX_FULL));
+                /* a single name is a rate constant; a species or t cannot be one */
+                if (r->kind == REMAT_EXPR_SPECIES || r->kind == REMAT_EXPR_INDEP)
+                    return mech_error_at(p->file, r->line, r->col,
+                                         "'%s' is %s, but a rate given as a single name must be a "
+                                         "parameter (or const or let); write the whole rate, "
+                                         "e.g. 'k * %s'",
+                                         r->name,
+                                         r->kind == REMAT_EXPR_SPECIES ? "a species"
+                                                                       : "the independent variable",
+                                         r->name);
+            }
+            break;
+        }
+    }
+    return REMAT_OK;
+}

@@ -1,0 +1,853 @@
+/*
+ * test_mechanism.c — the mechanism format: right-hand sides evaluated against
+ * formulas written here by hand, the tree the header documents, and the
+ * error catalogue (status, file:line:col prefix and the offending token).
+ * Run it under -Db_sanitize=address,undefined: the fuzz cases are there to
+ * catch crashes and leaks, not wrong answers.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remat/mechanism.h"
+
+/* ---- helpers ---- */
+
+static remat_mechanism *parse_ok_(const char *text, const char *file, int line)
+{
+    remat_mechanism *m = NULL;
+    remat_status st = remat_mechanism_parse_string(text, "mech.txt", &m);
+    if (st != REMAT_OK)
+        fail_msg("%s:%d: parse failed: %s\n--- text ---\n%s", file, line, remat_last_error(), text);
+    return m;
+}
+#define parse_ok(text) parse_ok_((text), __FILE__, __LINE__)
+
+/* The message must start with `where` ("mech.txt:3:14: ") and contain `what`. */
+static void expect_error_(const char *text, const char *where, const char *what, const char *file,
+                          int line)
+{
+    remat_mechanism *m = (remat_mechanism *)&m; /* must be reset to NULL */
+    remat_status st = remat_mechanism_parse_string(text, "mech.txt", &m);
+    const char *msg = remat_last_error();
+    if (st != REMAT_ERR_PARSE || strncmp(msg, where, strlen(where)) != 0 || !strstr(msg, what))
+        fail_msg("%s:%d: got %s \"%s\"\n  want parse error \"%s...%s...\"\n--- text ---\n%s", file, line,
+                 remat_status_name(st), msg, where, what, text);
+    assert_null(m);
+}
+#define expect_error(text, where, what) expect_error_((text), (where), (what), __FILE__, __LINE__)
+
+static void expect_rhs_text(const remat_mechanism *m, int species, const char *want)
+{
+    char buf[512];
+    remat_expr_format(remat_mechanism_rhs(m, species), buf, sizeof buf);
+    assert_string_equal(buf, want);
+}
+
+static void expect_close(double got, double want)
+{
+    double tol = 1e-13 * (1 + fabs(want));
+    if (!(fabs(got - want) <= tol))
+        fail_msg("got %.17g, want %.17g", got, want);
+}
+
+/* Writes bytes to a fresh temporary file; the caller unlinks it. */
+static void write_temp(char *path, size_t cap, const void *bytes, size_t n)
+{
+    snprintf(path, cap, "%s/remat_mech_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, bytes, n), (ssize_t)n);
+    close(fd);
+}
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint32_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 11);
+}
+
+/* ---- behaviour ---- */
+
+static const char abc_text[] = "# A -> B -> C, the PFR seed problem\n"
+                               "param k1 = 1.0 in [0, 100]\n"
+                               "param k2 = 0.5\n"
+                               "A -> B : k1\n"
+                               "B -> C : k2\n";
+
+static void test_mechanism_abc_seed(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok(abc_text);
+    assert_int_equal(remat_mechanism_species_count(m), 3);
+    assert_string_equal(remat_mechanism_species_name(m, 0), "A");
+    assert_string_equal(remat_mechanism_species_name(m, 1), "B");
+    assert_string_equal(remat_mechanism_species_name(m, 2), "C");
+    assert_int_equal(remat_mechanism_species_find(m, "C"), 2);
+    assert_int_equal(remat_mechanism_species_find(m, "D"), -1);
+    assert_int_equal(remat_mechanism_param_count(m), 2);
+    assert_string_equal(remat_mechanism_param_name(m, 0), "k1");
+    assert_true(remat_mechanism_param_value(m, 0) == 1.0);
+    assert_true(remat_mechanism_param_lo(m, 0) == 0.0 && remat_mechanism_param_hi(m, 0) == 100.0);
+    assert_true(isinf(remat_mechanism_param_lo(m, 1)) && remat_mechanism_param_lo(m, 1) < 0);
+    assert_true(isinf(remat_mechanism_param_hi(m, 1)) && remat_mechanism_param_hi(m, 1) > 0);
+    assert_int_equal(remat_mechanism_param_find(m, "k2"), 1);
+    assert_string_equal(remat_mechanism_indep_name(m), "t");
+    assert_string_equal(remat_mechanism_source(m), "mech.txt");
+    expect_rhs_text(m, 0, "-(k1 * A)");
+    expect_rhs_text(m, 1, "k1 * A - k2 * B");
+    expect_rhs_text(m, 2, "k2 * B");
+
+    assert_int_equal(remat_mechanism_reaction_count(m), 2);
+    assert_int_equal(remat_mechanism_reaction_line(m, 1), 5);
+    assert_true(remat_mechanism_reaction_stoich(m, 0, 0) == -1 && remat_mechanism_reaction_stoich(m, 0, 1) == 1);
+    assert_true(remat_mechanism_reaction_stoich(m, 0, 2) == 0);
+
+    double p[2], y[3] = {0.7, 0.2, 0.1}, dydt[3];
+    remat_mechanism_param_values(m, p);
+    for (int trial = 0; trial < 2; trial++) {
+        assert_int_equal(remat_mechanism_eval_rhs(m, 0.0, y, p, dydt), REMAT_OK);
+        expect_close(dydt[0], -p[0] * y[0]);
+        expect_close(dydt[1], p[0] * y[0] - p[1] * y[1]);
+        expect_close(dydt[2], p[1] * y[1]);
+        p[0] = 0.8885, p[1] = 0.01; /* the fitted optimum of the seed */
+    }
+    remat_mechanism_free(m);
+}
+
+/* The tree as documented: kinds, indices, names, positions, shared rates. */
+static void test_mechanism_tree_structure(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok(abc_text);
+    const remat_expr *db = remat_mechanism_rhs(m, 1); /* k1*A - k2*B */
+    assert_int_equal(db->kind, REMAT_EXPR_SUB);
+    assert_int_equal(db->nargs, 2);
+    const remat_expr *r0 = db->args[0];
+    assert_ptr_equal(r0, remat_mechanism_reaction_rate(m, 0));
+    assert_int_equal(r0->kind, REMAT_EXPR_MUL);
+    assert_int_equal(r0->args[0]->kind, REMAT_EXPR_PARAM);
+    assert_int_equal(r0->args[0]->index, 0);
+    assert_string_equal(r0->args[0]->name, "k1");
+    assert_int_equal(r0->args[0]->line, 4);
+    assert_int_equal(r0->args[0]->col, 10);
+    assert_int_equal(r0->args[1]->kind, REMAT_EXPR_SPECIES);
+    assert_int_equal(r0->args[1]->index, 0);
+    assert_string_equal(r0->args[1]->name, "A");
+    /* dA/dt = NEG(rate 0): the same node */
+    const remat_expr *da = remat_mechanism_rhs(m, 0);
+    assert_int_equal(da->kind, REMAT_EXPR_NEG);
+    assert_ptr_equal(da->args[0], r0);
+    assert_string_equal(remat_expr_kind_name(REMAT_EXPR_POW), "pow");
+    assert_string_equal(remat_expr_kind_name(REMAT_EXPR_COUNT), "?");
+    assert_string_equal(remat_expr_fn_name(REMAT_FN_SQRT), "sqrt");
+    remat_mechanism_free(m);
+
+    /* CONST folded, LET referenced, INDEP, CALL, NUM with folded sign */
+    m = parse_ok("const R = 8.314\n"
+                 "param k = 2\n"
+                 "let kT = k * exp(-1 / (R * t))\n"
+                 "A -> B : kT\n");
+    const remat_expr *let = remat_mechanism_let_expr(m, 0);
+    assert_string_equal(remat_mechanism_let_name(m, 0), "kT");
+    assert_int_equal(let->kind, REMAT_EXPR_MUL);
+    const remat_expr *call = let->args[1];
+    assert_int_equal(call->kind, REMAT_EXPR_CALL);
+    assert_int_equal(call->fn, REMAT_FN_EXP);
+    assert_int_equal(call->nargs, 1);
+    const remat_expr *quot = call->args[0];
+    assert_int_equal(quot->kind, REMAT_EXPR_DIV);
+    assert_int_equal(quot->args[0]->kind, REMAT_EXPR_NUM);
+    assert_true(quot->args[0]->value == -1.0);
+    const remat_expr *rt = quot->args[1];
+    assert_int_equal(rt->args[0]->kind, REMAT_EXPR_CONST);
+    assert_true(rt->args[0]->value == 8.314);
+    assert_int_equal(rt->args[0]->index, 0);
+    assert_int_equal(rt->args[1]->kind, REMAT_EXPR_INDEP);
+    const remat_expr *rate = remat_mechanism_reaction_rate(m, 0); /* kT * A */
+    assert_int_equal(rate->args[0]->kind, REMAT_EXPR_LET);
+    assert_int_equal(rate->args[0]->index, 0);
+    assert_int_equal(remat_mechanism_const_count(m), 1);
+    assert_string_equal(remat_mechanism_const_name(m, 0), "R");
+    assert_true(remat_mechanism_const_value(m, 0) == 8.314);
+    remat_mechanism_free(m);
+}
+
+static void test_mechanism_stoichiometry(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("param k = 3\n2 A + B -> C : k\n");
+    expect_rhs_text(m, 0, "-(2 * (k * A^2 * B))");
+    expect_rhs_text(m, 1, "-(k * A^2 * B)");
+    expect_rhs_text(m, 2, "k * A^2 * B");
+    double y[3] = {0.5, 2, 1}, p = 3, d[3];
+    assert_int_equal(remat_mechanism_eval_rhs(m, 0, y, &p, d), REMAT_OK);
+    double r = p * y[0] * y[0] * y[1];
+    expect_close(d[0], -2 * r);
+    expect_close(d[1], -r);
+    expect_close(d[2], r);
+    remat_mechanism_free(m);
+
+    /* A + A is 2 A; a catalyst's net coefficient is 0 */
+    m = parse_ok("param k = 1\nA + A + Cat -> B + Cat : k\n");
+    expect_rhs_text(m, 0, "-(2 * (k * A^2 * Cat))");
+    expect_rhs_text(m, 1, "0"); /* Cat */
+    expect_rhs_text(m, 2, "k * A^2 * Cat");
+    remat_mechanism_free(m);
+
+    /* no products; a source with no reactants */
+    m = parse_ok("param k = 2\nparam k0 = 0.25\nA -> : k\n-> A : k0\n");
+    assert_int_equal(remat_mechanism_species_count(m), 1);
+    expect_rhs_text(m, 0, "-(k * A) + k0");
+    double ya = 0.75, pk[2] = {2, 0.25}, da;
+    remat_mechanism_eval_rhs(m, 0, &ya, pk, &da);
+    expect_close(da, -2 * 0.75 + 0.25);
+    remat_mechanism_free(m);
+}
+
+static void test_mechanism_reversible(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("param kf = 2.0\nparam kr = 0.5\nA <=> B : kf, kr\n");
+    expect_rhs_text(m, 0, "-(kf * A - kr * B)");
+    expect_rhs_text(m, 1, "kf * A - kr * B");
+    double y[2] = {0.3, 0.9}, p[2] = {2.0, 0.5}, d[2];
+    remat_mechanism_eval_rhs(m, 0, y, p, d);
+    expect_close(d[0], -(p[0] * y[0] - p[1] * y[1]));
+    expect_close(d[1], p[0] * y[0] - p[1] * y[1]);
+    remat_mechanism_free(m);
+
+    /* each direction may be an explicit expression */
+    m = parse_ok("param kf = 2.0\nparam kr = 0.5\nA + B <=> 2 C : kf * A * B, kr * C\n");
+    expect_rhs_text(m, 2, "2 * (kf * A * B - kr * C)");
+    remat_mechanism_free(m);
+}
+
+/* Robertson's stiff problem written with explicit rates, plus the issue's
+ * "y1 -> y2 : t1 * y1^2": an explicit rate is not multiplied by y1 again. */
+static void test_mechanism_explicit_rate_robertson(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("param t1 = 0.04\n"
+                                  "param t2 = 3e7\n"
+                                  "param t3 = 1e4\n"
+                                  "y1 -> y2 : t1 * y1\n"
+                                  "2 y2 -> y2 + y3 : t2 * y2^2\n"
+                                  "y2 + y3 -> y1 + y3 : t3 * y2 * y3\n");
+    double y[3] = {0.9, 3e-5, 0.1}, p[3], d[3];
+    remat_mechanism_param_values(m, p);
+    remat_mechanism_eval_rhs(m, 0, y, p, d);
+    expect_close(d[0], -0.04 * y[0] + 1e4 * y[1] * y[2]);
+    expect_close(d[1], 0.04 * y[0] - 1e4 * y[1] * y[2] - 3e7 * y[1] * y[1]);
+    expect_close(d[2], 3e7 * y[1] * y[1]);
+    remat_mechanism_free(m);
+
+    m = parse_ok("param t1 = 2\ny1 -> y2 : t1 * y1^2\n");
+    expect_rhs_text(m, 0, "-(t1 * y1^2)");
+    double yy[2] = {3, 0}, pp = 2, dd[2];
+    remat_mechanism_eval_rhs(m, 0, yy, &pp, dd);
+    expect_close(dd[0], -18);
+    expect_close(dd[1], 18);
+    remat_mechanism_free(m);
+}
+
+static void test_mechanism_ode_form(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("param t1 = 1\nparam t2 = 2\nparam t3 = 3\nparam t4 = 4\nparam t5 = 5\n"
+                                  "let d = (t2 + t5) * y1 + y2\n"
+                                  "y1' = -(t1 + t3) * y1^2\n"
+                                  "y2' = t1 * y1^2 - d * y2\n");
+    assert_int_equal(remat_mechanism_species_count(m), 2);
+    assert_int_equal(remat_mechanism_reaction_count(m), 0);
+    expect_rhs_text(m, 0, "-(t1 + t3) * y1^2");
+    expect_rhs_text(m, 1, "t1 * y1^2 - d * y2");
+    double y[2] = {0.5, 0.25}, p[5] = {1, 2, 3, 4, 5}, dy[2];
+    remat_mechanism_eval_rhs(m, 0, y, p, dy);
+    expect_close(dy[0], -(1 + 3) * 0.25);
+    double dd = (2 + 5) * 0.5 + 0.25;
+    expect_close(dy[1], 1 * 0.25 - dd * 0.25);
+    remat_mechanism_free(m);
+}
+
+/* Reactions and ODEs for different species in one file; a param used
+ * before its declaration. */
+static void test_mechanism_mixed_reactions_and_odes(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("const Tw = 350\nconst dH = 10\n"
+                                  "A -> B : k\n"
+                                  "T' = q * (Tw - T) + dH * k * A\n"
+                                  "param k = 0.5\nparam q = 2\n");
+    assert_int_equal(remat_mechanism_species_count(m), 3); /* A, B, T */
+    assert_string_equal(remat_mechanism_species_name(m, 2), "T");
+    double y[3] = {0.8, 0.1, 300}, p[2] = {0.5, 2}, d[3];
+    remat_mechanism_eval_rhs(m, 0, y, p, d);
+    expect_close(d[0], -0.5 * 0.8);
+    expect_close(d[2], 2 * (350 - 300) + 10 * 0.5 * 0.8);
+    remat_mechanism_free(m);
+}
+
+static void test_mechanism_arrhenius(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("const R = 8.314  # J/(mol K)\n"
+                                  "param A1 = 1e6\nparam E1 = 5e4 in [0, 2e5]\n"
+                                  "param A2 = 2e5\nparam E2 = 6e4\n"
+                                  "indep z\n"
+                                  "let T = 600 + 50 * z        # temperature along the reactor\n"
+                                  "let k1 = A1 * exp(-E1 / (R * T))\n"
+                                  "A -> B : k1                 # mass action with an Arrhenius constant\n"
+                                  "B -> C : A2 * exp(-E2 / (R * T)) * B   # explicit rate\n");
+    assert_string_equal(remat_mechanism_indep_name(m), "z");
+    double y[3] = {0.6, 0.3, 0.1}, p[4], d[3], z = 0.4;
+    remat_mechanism_param_values(m, p);
+    remat_mechanism_eval_rhs(m, z, y, p, d);
+    double T = 600 + 50 * z;
+    double k1 = 1e6 * exp(-5e4 / (8.314 * T)), r2 = 2e5 * exp(-6e4 / (8.314 * T)) * y[1];
+    expect_close(d[0], -k1 * y[0]);
+    expect_close(d[1], k1 * y[0] - r2);
+    expect_close(d[2], r2);
+    remat_mechanism_free(m);
+}
+
+static void test_mechanism_declared_species_order(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("species C, B A\nspecies Inert\nparam k = 1\nA -> B : k\nB -> C : k\n");
+    assert_int_equal(remat_mechanism_species_count(m), 4);
+    assert_string_equal(remat_mechanism_species_name(m, 0), "C");
+    assert_string_equal(remat_mechanism_species_name(m, 2), "A");
+    assert_string_equal(remat_mechanism_species_name(m, 3), "Inert");
+    expect_rhs_text(m, 2, "-(k * A)");
+    expect_rhs_text(m, 3, "0");
+    remat_mechanism_free(m);
+}
+
+static void test_mechanism_params_and_consts(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("const R = 8.314\nconst twoR = 2 * R\n"
+                                  "param a = twoR in [0, inf]\n"
+                                  "param b = -1 in [-inf, 0]\n"
+                                  "param c = 3 in [3, 3]\n"
+                                  "A -> B : a * b * c * A\n");
+    expect_close(remat_mechanism_param_value(m, 0), 16.628);
+    assert_true(remat_mechanism_param_lo(m, 0) == 0 && isinf(remat_mechanism_param_hi(m, 0)));
+    assert_true(isinf(remat_mechanism_param_lo(m, 1)) && remat_mechanism_param_hi(m, 1) == 0);
+    assert_true(remat_mechanism_param_value(m, 1) == -1);
+    assert_true(remat_mechanism_param_lo(m, 2) == 3 && remat_mechanism_param_hi(m, 2) == 3);
+    remat_mechanism_free(m);
+}
+
+/* Numbers, precedence and associativity, checked through const values. */
+static void test_mechanism_expression_syntax(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *expr;
+        double value;
+    } cases[] = {
+        {"1", 1},          {"1.5", 1.5},        {"1e-3", 1e-3},       {".5", 0.5},
+        {"1.", 1},         {"2.5E+4", 2.5e4},   {"2^3^2", 512},       {"-2^2", -4},
+        {"(-2)^2", 4},     {"2^-1", 0.5},       {"10 - 4 - 3", 3},    {"64 / 4 / 2", 8},
+        {"1 + 2 * 3", 7},  {"(1 + 2) * 3", 9},  {"+3", 3},            {"--3", 3},
+        {"-(1 + 2)", -3},  {"min(3, max(1, 2))", 2}, {"sqrt(16)", 4}, {"log(exp(2))", 2},
+        {"2 * -3", -6},    {"0.1 + 0.2", 0.1 + 0.2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "const c = %s\nparam k = 1\nA -> B : k\n", cases[i].expr);
+        remat_mechanism *m = parse_ok(text);
+        if (remat_mechanism_const_value(m, 0) != cases[i].value)
+            fail_msg("%s = %.17g, want %.17g", cases[i].expr, remat_mechanism_const_value(m, 0),
+                     cases[i].value);
+        remat_mechanism_free(m);
+    }
+}
+
+/* Formatting a right-hand side and parsing it back as an ODE gives the same
+ * function (and the same text). */
+static void test_mechanism_format_roundtrip(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("param k1 = 1.5\nparam k2 = 0.25\nconst c = 3\n"
+                                  "let g = (k1 - k2) / (1 + k1) ^ 2\n"
+                                  "2 A + B <=> C : k1, k2\n"
+                                  "C -> D : g * C / (1 + c * sqrt(C)) - -min(A, 2 ^ -B)\n"
+                                  "D -> A + B : k2 * (A - (B - C)) ^ 2 ^ 0.5\n");
+    int ns = remat_mechanism_species_count(m);
+    char text[4096] = "param k1 = 1.5\nparam k2 = 0.25\nconst c = 3\nlet g = (k1 - k2) / (1 + k1) ^ 2\n";
+    char rhs[4][512];
+    for (int i = 0; i < ns; i++) {
+        remat_expr_format(remat_mechanism_rhs(m, i), rhs[i], sizeof rhs[i]);
+        size_t o = strlen(text);
+        snprintf(text + o, sizeof text - o, "%s' = %s\n", remat_mechanism_species_name(m, i), rhs[i]);
+    }
+    remat_mechanism *back = parse_ok(text);
+    assert_int_equal(remat_mechanism_species_count(back), ns);
+    for (int i = 0; i < ns; i++) {
+        char again[512];
+        remat_expr_format(remat_mechanism_rhs(back, i), again, sizeof again);
+        assert_string_equal(again, rhs[i]);
+    }
+    for (int trial = 0; trial < 20; trial++) {
+        double y[4], p[2] = {1.5, 0.25}, d1[4], d2[4];
+        for (int i = 0; i < 4; i++)
+            y[i] = 0.1 + (next_rand() % 1000) / 500.0;
+        remat_mechanism_eval_rhs(m, 0, y, p, d1);
+        remat_mechanism_eval_rhs(back, 0, y, p, d2);
+        for (int i = 0; i < 4; i++) /* (negative)^(2^0.5) is NaN on both sides */
+            assert_true(d1[i] == d2[i] || (isnan(d1[i]) && isnan(d2[i])));
+    }
+    /* snprintf-like truncation */
+    char small[5];
+    int need = remat_expr_format(remat_mechanism_rhs(m, 0), small, sizeof small);
+    assert_int_equal(need, (int)strlen(rhs[0]));
+    assert_int_equal(strlen(small), 4);
+    remat_mechanism_free(back);
+    remat_mechanism_free(m);
+}
+
+static void test_mechanism_comments_blank_lines_crlf(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("# comment: °C, → arrows in UTF-8 are fine here\r\n"
+                                  "\r\n"
+                                  "   \t\r\n"
+                                  "param k = 1 # trailing comment\r\n"
+                                  "A -> B : k\r\n"
+                                  "# no newline at the end");
+    assert_int_equal(remat_mechanism_species_count(m), 2);
+    remat_mechanism_free(m);
+}
+
+static void test_mechanism_parse_file(void **state)
+{
+    (void)state;
+    char path[256];
+    write_temp(path, sizeof path, abc_text, strlen(abc_text));
+    remat_mechanism *m = NULL;
+    assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_OK);
+    assert_string_equal(remat_mechanism_source(m), path);
+    assert_int_equal(remat_mechanism_species_count(m), 3);
+    remat_mechanism_free(m);
+    unlink(path);
+
+    const char bad[] = "param k = 1\nA -> B : k3\n";
+    write_temp(path, sizeof path, bad, strlen(bad));
+    assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_ERR_PARSE);
+    char want[300];
+    snprintf(want, sizeof want, "%s:2:10: unknown name 'k3'", path);
+    assert_non_null(strstr(remat_last_error(), want));
+    assert_null(m);
+    unlink(path);
+
+    m = (remat_mechanism *)&m;
+    assert_int_equal(remat_mechanism_parse_file("/nonexistent/dir/mech.txt", &m), REMAT_ERR_IO);
+    assert_non_null(strstr(remat_last_error(), "/nonexistent/dir/mech.txt"));
+    assert_non_null(strstr(remat_last_error(), "No such file or directory"));
+    assert_null(m);
+}
+
+static void test_mechanism_null_arguments(void **state)
+{
+    (void)state;
+    remat_mechanism_free(NULL);
+    remat_mechanism *m;
+    assert_int_equal(remat_mechanism_parse_string(NULL, "x", &m), REMAT_ERR_NULL);
+    assert_int_equal(remat_mechanism_parse_string("A -> B : 1", NULL, NULL), REMAT_ERR_NULL);
+    m = parse_ok(abc_text);
+    double y[3] = {1, 0, 0}, d[3];
+    assert_int_equal(remat_mechanism_eval_rhs(m, 0, y, NULL, d), REMAT_ERR_NULL);
+    assert_int_equal(remat_mechanism_eval_rhs(NULL, 0, y, NULL, d), REMAT_ERR_NULL);
+    remat_mechanism_free(m);
+    /* no params: NULL params is fine */
+    m = parse_ok("A -> B : 2\n");
+    assert_int_equal(remat_mechanism_eval_rhs(m, 0, y, NULL, d), REMAT_OK);
+    expect_close(d[1], 2);
+    remat_mechanism_free(m);
+    assert_int_equal(remat_mechanism_parse_string("A -> B : 1", NULL, &m), REMAT_OK);
+    assert_string_equal(remat_mechanism_source(m), "<string>");
+    remat_mechanism_free(m);
+}
+
+/* More lets than the evaluator's stack buffer. */
+static void test_mechanism_many_lets(void **state)
+{
+    (void)state;
+    size_t cap = 100 * 32 + 64, o = 0;
+    char *text = malloc(cap);
+    o += (size_t)snprintf(text + o, cap - o, "param k = 1\nlet l0 = k\n");
+    for (int i = 1; i < 100; i++)
+        o += (size_t)snprintf(text + o, cap - o, "let l%d = l%d + 1\n", i, i - 1);
+    snprintf(text + o, cap - o, "A -> B : l99\n");
+    remat_mechanism *m = parse_ok(text);
+    assert_int_equal(remat_mechanism_let_count(m), 100);
+    double y[2] = {2, 0}, p = 1, d[2];
+    remat_mechanism_eval_rhs(m, 0, y, &p, d);
+    expect_close(d[1], 100 * 2);
+    remat_mechanism_free(m);
+    free(text);
+}
+
+/* ---- the error catalogue ---- */
+
+static void test_mechanism_error_unbalanced_parentheses(void **state)
+{
+    (void)state;
+    expect_error("param k = 1\nA -> B : (k * A\n", "mech.txt:2:10: ", "'(' is not closed");
+    expect_error("param k = 1\nA -> B : k * A)\n", "mech.txt:2:15: ", "unmatched ')'");
+    expect_error("param k = 1\nA -> B : (k * A B)\n", "mech.txt:2:17: ", "expected ')'");
+    expect_error("param k = 1\nA -> B : exp(k\n", "mech.txt:2:13: ", "'(' of the call of 'exp' is not closed");
+    expect_error("param k = 1\nA -> B : k * ()\n", "mech.txt:2:15: ", "got ')'");
+}
+
+static void test_mechanism_error_unknown_function(void **state)
+{
+    (void)state;
+    expect_error("param k = 1\n\nA -> B : k * expp(1)\n", "mech.txt:3:14: ",
+                 "unknown function 'expp' (expected exp, log, sqrt, min, max)");
+    expect_error("param k = 1\nA -> B : exp\n", "mech.txt:2:10: ", "'exp' is a function");
+}
+
+static void test_mechanism_error_function_arguments(void **state)
+{
+    (void)state;
+    expect_error("param k = 1\nA -> B : min(k) * A\n", "mech.txt:2:10: ", "'min' takes 2, got 1");
+    expect_error("param k = 1\nA -> B : exp(k, A)\n", "mech.txt:2:10: ", "'exp' takes 1, got 2");
+    expect_error("param k = 1\nA -> B : k * max(1, 2, 3)\n", "mech.txt:2:14: ", "'max' takes 2, got 3");
+    expect_error("param k = 1\nA -> B : k * sqrt()\n", "mech.txt:2:14: ", "'sqrt' takes 1, got 0");
+}
+
+static void test_mechanism_error_duplicate_param(void **state)
+{
+    (void)state;
+    expect_error("param k = 1\nparam k = 2\nA -> B : k\n", "mech.txt:2:7: ",
+                 "parameter 'k' declared twice (first at line 1)");
+    expect_error("const k = 1\nparam k = 2\nA -> B : k\n", "mech.txt:2:7: ", "'k' is a const");
+}
+
+static void test_mechanism_error_duplicate_species(void **state)
+{
+    (void)state;
+    expect_error("species A B A\nparam k = 1\nA -> B : k\n", "mech.txt:1:13: ",
+                 "species 'A' declared twice (first at line 1)");
+    expect_error("species A B\nspecies B\nparam k = 1\nA -> B : k\n", "mech.txt:2:9: ",
+                 "species 'B' declared twice");
+}
+
+static void test_mechanism_error_bad_number(void **state)
+{
+    (void)state;
+    expect_error("param k = 1.2.3\nA -> B : k\n", "mech.txt:1:11: ", "bad number '1.2.3'");
+    expect_error("param k = 1e\nA -> B : k\n", "mech.txt:1:11: ", "bad number '1e'");
+    expect_error("param k = 1e+\nA -> B : k\n", "mech.txt:1:11: ", "bad number '1e+'");
+    expect_error("param k = 3x\nA -> B : k\n", "mech.txt:1:11: ", "bad number '3x'");
+    expect_error("param k = 1\n2A -> B : k\n", "mech.txt:2:1: ", "bad number '2A' (put a space");
+    expect_error("param k = 1e999\nA -> B : k\n", "mech.txt:1:11: ", "number '1e999' is out of range");
+    expect_error("param k = 1\n1.5 A -> B : k\n", "mech.txt:2:1: ",
+                 "stoichiometric coefficient '1.5' must be an integer");
+    expect_error("param k = 1\n0 A -> B : k\n", "mech.txt:2:1: ", "coefficient '0'");
+}
+
+static void test_mechanism_error_species_as_param(void **state)
+{
+    (void)state;
+    expect_error("A -> B : A\n", "mech.txt:1:10: ", "'A' is a species, but a rate given as a single name");
+    expect_error("A -> B : k\nparam A = 1\nparam k = 1\n", "mech.txt:2:7: ",
+                 "'A' is a species (line 1) and cannot also be a parameter");
+    expect_error("param k = 1\nA <=> B : k, B\n", "mech.txt:2:14: ", "'B' is a species");
+    expect_error("param k = A\nA -> B : k\n", "mech.txt:1:11: ",
+                 "'A' is a species, but values and bounds may use only numbers and consts");
+    expect_error("A -> B : t\n", "mech.txt:1:10: ", "'t' is the independent variable, but a rate");
+}
+
+static void test_mechanism_error_param_as_species(void **state)
+{
+    (void)state;
+    expect_error("param k = 1\nk -> B : k\n", "mech.txt:2:1: ",
+                 "'k' is a parameter (line 1) and cannot be used as a species");
+    expect_error("param y = 1\ny' = -y\n", "mech.txt:2:1: ", "'y' is a parameter");
+    expect_error("let k = 1\nspecies k\nk -> B : 1\n", "mech.txt:2:9: ", "'k' is a let");
+}
+
+static void test_mechanism_error_unknown_name(void **state)
+{
+    (void)state;
+    expect_error("param k1 = 1\nA -> B : k3\n", "mech.txt:2:10: ", "unknown name 'k3'");
+    expect_error("param k1 = 1\nA -> B : k1 * A * Z\n", "mech.txt:2:19: ", "unknown name 'Z'");
+    expect_error("param k = R\nA -> B : k\n", "mech.txt:1:11: ", "unknown name 'R'");
+    expect_error("param k = 1\ny' = -k * y * t2\n", "mech.txt:2:15: ", "unknown name 't2'");
+    expect_error("param k = 1\nA -> B : k * inf\n", "mech.txt:2:14: ", "'inf' is allowed only in bounds");
+}
+
+static void test_mechanism_error_missing_colon(void **state)
+{
+    (void)state;
+    expect_error("param k1 = 1\nA -> B k1\n", "mech.txt:2:8: ", "missing ':' before the rate");
+    expect_error("param k1 = 1\nA -> B k1\n", "mech.txt:2:8: ", "'k1'");
+    expect_error("param k1 = 1\nA -> B\n", "mech.txt:2:7: ", "missing ':' before the rate: expected '+' or ':', got end of line");
+    expect_error("param k1 = 1\nA B -> C : k1\n", "mech.txt:2:3: ", "expected '+', '->' or '<=>' in a reaction, got 'B'");
+    expect_error("k1 = 1\n", "mech.txt:1:4: ", "unexpected '='");
+}
+
+static void test_mechanism_error_empty_reaction(void **state)
+{
+    (void)state;
+    expect_error("param k = 1\n-> :k\n", "mech.txt:2:1: ", "empty reaction");
+    expect_error("param k = 1\n  <=> : k, k\n", "mech.txt:2:3: ", "empty reaction");
+    expect_error("param k = 1\nA + -> B : k\n", "mech.txt:2:5: ", "expected a species after '+', got '->'");
+}
+
+static void test_mechanism_error_bounds(void **state)
+{
+    (void)state;
+    expect_error("param k = 5 in [10, 1]\nA -> B : k\n", "mech.txt:1:16: ",
+                 "bounds of parameter 'k' are reversed: lo 10 > hi 1");
+    expect_error("param k = 200 in [0, 100]\nA -> B : k\n", "mech.txt:1:11: ",
+                 "value 200 of parameter 'k' is outside its bounds [0, 100]");
+    expect_error("param k = 1 in [0 100]\nA -> B : k\n", "mech.txt:1:19: ", "expected ','");
+    expect_error("param k = 1 in (0, 100)\nA -> B : k\n", "mech.txt:1:16: ", "expected '[' after 'in'");
+    expect_error("param k = 1 on [0, 1]\nA -> B : k\n", "mech.txt:1:13: ", "'on'");
+    expect_error("param k = log(0)\nA -> B : k\n", "mech.txt:1:11: ", "value of parameter 'k' is not finite");
+}
+
+static void test_mechanism_error_let(void **state)
+{
+    (void)state;
+    expect_error("param k = 1\nlet d = k\nlet d = 2 * k\nA -> B : d\n", "mech.txt:3:5: ",
+                 "let 'd' defined twice (first at line 2)");
+    expect_error("param k = 1\nA -> B : d\nlet d = 2 * k\n", "mech.txt:2:10: ",
+                 "let 'd' used before its definition (line 3)");
+    expect_error("param k = 1\nlet d = d + k\nA -> B : d\n", "mech.txt:2:9: ", "let 'd' used before its definition");
+    expect_error("param k = R\nconst R = 1\nA -> B : k\n", "mech.txt:1:11: ", "const 'R' used before its definition");
+    expect_error("param k = 1\nlet d = k\nparam d = 2\nA -> B : d\n", "mech.txt:3:7: ", "'d' is a let");
+}
+
+static void test_mechanism_error_ode_and_reaction(void **state)
+{
+    (void)state;
+    expect_error("param k = 1\ny1' = -k * y1\ny1 -> y2 : k\n", "mech.txt:3:1: ",
+                 "species 'y1' has an ODE (line 2) and is also in a reaction (line 3)");
+    expect_error("param k = 1\ny1 -> y2 : k\ny2' = k * y1\n", "mech.txt:3:1: ",
+                 "species 'y2' has an ODE (line 3) and is also in a reaction (line 2)");
+    expect_error("param k = 1\ny' = -k * y\ny' = k\n", "mech.txt:3:1: ", "second ODE for 'y' (first at line 2)");
+    expect_error("param k = 1\ny = -k * y\n", "mech.txt:2:3: ", "unexpected '='");
+    expect_error("param k = 1\ny' -k * y\n", "mech.txt:2:4: ", "expected '=' after \"y'\"");
+}
+
+static void test_mechanism_error_unexpected_character(void **state)
+{
+    (void)state;
+    expect_error("param k = 1\nA -> B : k @ 2\n", "mech.txt:2:12: ", "unexpected character '@'");
+    expect_error("param k = 1\nA -> B : k \xc3\xa9\n", "mech.txt:2:12: ", "unexpected character '\xc3\xa9'");
+    expect_error("param k = 1\nA <- B : k\n", "mech.txt:2:3: ", "unexpected character '<'");
+    expect_error("param k = 1\nA -> B : k\x07\n", "mech.txt:2:11: ", "unexpected control character 0x07");
+    expect_error("param k = 1\n(A -> B : k\n", "mech.txt:2:1: ", "expected a reaction, an ODE");
+}
+
+static void test_mechanism_error_trailing_garbage(void **state)
+{
+    (void)state;
+    expect_error("param k = 1 2\nA -> B : k\n", "mech.txt:1:13: ", "unexpected '2' after the value of 'k'");
+    expect_error("param k = 1\nA -> B : k k\n", "mech.txt:2:12: ", "unexpected 'k' after the rate");
+    expect_error("param k = 1\nA -> B : k, k\n", "mech.txt:2:11: ", "an irreversible reaction ('->') has one rate");
+    expect_error("param k = 1\nA <=> B : k\n", "mech.txt:2:12: ", "needs two rates");
+    expect_error("species A 2\nparam k = 1\nA -> B : k\n", "mech.txt:1:11: ", "unexpected '2' after the species list");
+    expect_error("indep z q\nparam k = 1\nA -> B : k\n", "mech.txt:1:9: ", "unexpected 'q'");
+    expect_error("const c = 1 ]\nparam k = 1\nA -> B : k\n", "mech.txt:1:13: ", "unexpected ']' after the value");
+}
+
+static void test_mechanism_error_empty(void **state)
+{
+    (void)state;
+    expect_error("", "mech.txt:1:1: ", "empty file: no reactions or ODEs");
+    expect_error("# nothing but a comment\n\n", "mech.txt:3:1: ", "no reactions or ODEs");
+    expect_error("param k = 1\nconst c = 2\n", "mech.txt:3:1: ", "no reactions or ODEs");
+}
+
+static void test_mechanism_error_names(void **state)
+{
+    (void)state;
+    expect_error("param exp = 1\nA -> B : 1\n", "mech.txt:1:7: ", "'exp' is a reserved word");
+    expect_error("species A inf\nA -> B : 1\n", "mech.txt:1:11: ", "'inf' is a reserved word");
+    expect_error("param t = 1\nA -> B : t * A\n", "mech.txt:1:7: ", "'t' is the independent variable");
+    expect_error("indep z\nindep w\nA -> B : 1\n", "mech.txt:2:1: ", "'indep' given twice");
+    expect_error("indep A\nA -> B : 1\n", "mech.txt:2:1: ", "'A' is the independent variable (line 1)");
+    expect_error("species A\nparam k = 1\nA -> B : k\n", "mech.txt:3:6: ",
+                 "species 'B' is not in the 'species' list (line 1)");
+    expect_error("param = 1\nA -> B : 1\n", "mech.txt:1:7: ", "expected a name after 'param', got '='");
+    expect_error("const c 1\nA -> B : 1\n", "mech.txt:1:9: ", "expected '=' after 'const c', got '1'");
+    expect_error("species\nA -> B : 1\n", "mech.txt:1:8: ", "expected species names after 'species'");
+    expect_error("const c = log(-1)\nA -> B : c\n", "mech.txt:1:11: ", "value of const 'c' is not finite (NaN)");
+}
+
+/* NUL bytes and invalid UTF-8, through a file (NULs cannot be in a C string). */
+static void test_mechanism_error_binary(void **state)
+{
+    (void)state;
+    char path[256], want[300];
+    const char nul[] = "param k = 1\nA -> B : k\0\x01\x02";
+    write_temp(path, sizeof path, nul, sizeof nul - 1);
+    remat_mechanism *m = NULL;
+    assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_ERR_PARSE);
+    snprintf(want, sizeof want, "%s:2:11: NUL byte", path);
+    assert_non_null(strstr(remat_last_error(), want));
+    assert_null(m);
+    unlink(path);
+
+    expect_error("param k = 1\n# comment \xff\xfe\nA -> B : k\n", "mech.txt:2:11: ", "invalid UTF-8 byte 0xff");
+    expect_error("A -> B\x80 : 1\n", "mech.txt:1:7: ", "invalid UTF-8 byte 0x80");
+    expect_error("# overlong \xc0\xaf\n", "mech.txt:1:12: ", "invalid UTF-8 byte 0xc0");
+    expect_error("# surrogate \xed\xa0\x80\n", "mech.txt:1:13: ", "invalid UTF-8 byte 0xed");
+    expect_error("# cut \xe2\x82\n", "mech.txt:1:7: ", "invalid UTF-8 byte 0xe2");
+
+    /* random binary files: a parse error every time, no crash, no leak */
+    for (int trial = 0; trial < 200; trial++) {
+        unsigned char buf[512];
+        size_t n = 1 + next_rand() % sizeof buf;
+        for (size_t i = 0; i < n; i++)
+            buf[i] = (unsigned char)next_rand();
+        buf[next_rand() % n] = trial % 2 ? 0 : 0xff;
+        write_temp(path, sizeof path, buf, n);
+        assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_ERR_PARSE);
+        assert_null(m);
+        assert_non_null(strstr(remat_last_error(), path));
+        unlink(path);
+    }
+}
+
+static void test_mechanism_error_long_lines(void **state)
+{
+    (void)state;
+    size_t n = 70000;
+    char *text = malloc(n + 64);
+    /* a line past the limit */
+    strcpy(text, "param k = 1\nA -> B : k ");
+    size_t o = strlen(text);
+    memset(text + o, ' ', n - o);
+    strcpy(text + n, "\n");
+    expect_error(text, "mech.txt:2:65537: ", "line longer than 65536 bytes");
+    /* a long valid line: a sum of 1500 terms */
+    o = (size_t)sprintf(text, "param k = 1\nA -> B : k");
+    for (int i = 0; i < 1500; i++)
+        o += (size_t)sprintf(text + o, " + k");
+    strcpy(text + o, "\n");
+    remat_mechanism *m = parse_ok(text);
+    double y[2] = {1, 0}, p = 1, d[2];
+    remat_mechanism_eval_rhs(m, 0, y, &p, d);
+    expect_close(d[1], 1501);
+    remat_mechanism_free(m);
+    /* too deep: 3000 terms; nested parentheses; a long name; a long number */
+    o = (size_t)sprintf(text, "param k = 1\nA -> B : k");
+    for (int i = 0; i < 3000; i++)
+        o += (size_t)sprintf(text + o, " + k");
+    expect_error(text, "mech.txt:2:", "expression too long: more than 2000 operations deep");
+    o = (size_t)sprintf(text, "param k = 1\nA -> B : ");
+    for (int i = 0; i < 1000; i++)
+        text[o++] = '(';
+    strcpy(text + o, "k");
+    expect_error(text, "mech.txt:2:267: ", "expression nested too deeply (more than 256 levels)");
+    o = (size_t)sprintf(text, "param ");
+    memset(text + o, 'k', 1000);
+    strcpy(text + o + 1000, " = 1\n");
+    expect_error(text, "mech.txt:1:7: ", "is too long (more than 64 bytes)");
+    o = (size_t)sprintf(text, "param k = ");
+    memset(text + o, '7', 1000);
+    strcpy(text + o + 1000, "\n");
+    expect_error(text, "mech.txt:1:11: ", "'7777777777");
+    free(text);
+}
+
+/* Mutations of a valid file: each parses or fails with a parse error. */
+static void test_mechanism_fuzz_mutations(void **state)
+{
+    (void)state;
+    const char *seed = "species A B C\nconst R = 8.314\nparam k1 = 1.0 in [0, 100]\n"
+                       "param k2 = 0.5\nlet k3 = k1 * exp(-1 / (R * t))\n"
+                       "2 A + B <=> C : k1, k2\nC -> : k3 * min(C, 2) ^ 0.5\n";
+    size_t n = strlen(seed);
+    const char alphabet[] = "AB()+-*/^:,=#'<>[]\n 0.5e";
+    char buf[512];
+    for (int trial = 0; trial < 3000; trial++) {
+        memcpy(buf, seed, n + 1);
+        int edits = 1 + (int)(next_rand() % 4);
+        for (int e = 0; e < edits; e++) {
+            size_t at = next_rand() % n;
+            switch (next_rand() % 3) {
+            case 0: buf[at] = alphabet[next_rand() % (sizeof alphabet - 1)]; break;
+            case 1: buf[at] = '\0'; break; /* truncation */
+            default: memmove(buf + at, buf + at + 1, n - at); break;
+            }
+        }
+        remat_mechanism *m = NULL;
+        remat_status st = remat_mechanism_parse_string(buf, "mech.txt", &m);
+        if (st == REMAT_OK) {
+            int ns = remat_mechanism_species_count(m), np = remat_mechanism_param_count(m);
+            double y[16] = {0}, p[16] = {0}, d[16];
+            if (ns <= 16 && np <= 16)
+                remat_mechanism_eval_rhs(m, 0.5, y, p, d);
+            remat_mechanism_free(m);
+        } else {
+            assert_int_equal(st, REMAT_ERR_PARSE);
+            assert_null(m);
+            assert_memory_equal(remat_last_error(), "mech.txt:", 9);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mechanism_abc_seed),
+        cmocka_unit_test(test_mechanism_tree_structure),
+        cmocka_unit_test(test_mechanism_stoichiometry),
+        cmocka_unit_test(test_mechanism_reversible),
+        cmocka_unit_test(test_mechanism_explicit_rate_robertson),
+        cmocka_unit_test(test_mechanism_ode_form),
+        cmocka_unit_test(test_mechanism_mixed_reactions_and_odes),
+        cmocka_unit_test(test_mechanism_arrhenius),
+        cmocka_unit_test(test_mechanism_declared_species_order),
+        cmocka_unit_test(test_mechanism_params_and_consts),
+        cmocka_unit_test(test_mechanism_expression_syntax),
+        cmocka_unit_test(test_mechanism_format_roundtrip),
+        cmocka_unit_test(test_mechanism_comments_blank_lines_crlf),
+        cmocka_unit_test(test_mechanism_parse_file),
+        cmocka_unit_test(test_mechanism_null_arguments),
+        cmocka_unit_test(test_mechanism_many_lets),
+        cmocka_unit_test(test_mechanism_error_unbalanced_parentheses),
+        cmocka_unit_test(test_mechanism_error_unknown_function),
+        cmocka_unit_test(test_mechanism_error_function_arguments),
+        cmocka_unit_test(test_mechanism_error_duplicate_param),
+        cmocka_unit_test(test_mechanism_error_duplicate_species),
+        cmocka_unit_test(test_mechanism_error_bad_number),
+        cmocka_unit_test(test_mechanism_error_species_as_param),
+        cmocka_unit_test(test_mechanism_error_param_as_species),
+        cmocka_unit_test(test_mechanism_error_unknown_name),
+        cmocka_unit_test(test_mechanism_error_missing_colon),
+        cmocka_unit_test(test_mechanism_error_empty_reaction),
+        cmocka_unit_test(test_mechanism_error_bounds),
+        cmocka_unit_test(test_mechanism_error_let),
+        cmocka_unit_test(test_mechanism_error_ode_and_reaction),
+        cmocka_unit_test(test_mechanism_error_unexpected_character),
+        cmocka_unit_test(test_mechanism_error_trailing_garbage),
+        cmocka_unit_test(test_mechanism_error_empty),
+        cmocka_unit_test(test_mechanism_error_names),
+        cmocka_unit_test(test_mechanism_error_binary),
+        cmocka_unit_test(test_mechanism_error_long_lines),
+        cmocka_unit_test(test_mechanism_fuzz_mutations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
