@@ -30,5 +30,6 @@
 #include "ad.h"
 #include "exec.h"
 #include "schedule.h"
+#include "scan.h"
 
 #endif

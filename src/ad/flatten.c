@@ -54,8 +54,7 @@ static void flatten_fn(remat_flat *fl, const remat_fn *fn, const int32_t *args, 
             map[v] = args[n->p.index];
             continue;
         }
-        if (n->op == REMAT_OP_PROJ) {
-            REMAT_ASSERT(call_outs[n->in[0]]);
+        if (n->op == REMAT_OP_PROJ && call_outs[n->in[0]]) {
             map[v] = call_outs[n->in[0]][n->p.index];
             continue;
         }

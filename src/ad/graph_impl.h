@@ -29,10 +29,25 @@ typedef struct remat_call_params {
 /* Higher-order primitives (scan) carry a rule table supplied by their module,
  * so the AD core and the compiler need not know them. */
 typedef struct remat_hop_rules remat_hop_rules;
+struct remat_vjp_ctx_s;     /* ad/vjp_impl.h */
+struct remat_hop_lowering;  /* exec/hop.h */
+struct remat_instr;
 struct remat_hop_rules {
     const char *name;
     void *(*retain)(void *data); /* a copied node shares data */
     void (*release)(void *data);
+    /* outputs (reached through PROJ nodes) */
+    int (*num_outputs)(const void *data);
+    void (*output_desc)(const void *data, int i, remat_dtype *dt, remat_shape *shape);
+    /* reverse mode: emit the forward that keeps what the backward needs
+     * (returns the new node), and later the backward given the output
+     * cotangents (REMAT_NONE where none) */
+    remat_val (*vjp_forward)(struct remat_vjp_ctx_s *c, int32_t i, const remat_val *ins);
+    remat_status (*vjp_backward)(struct remat_vjp_ctx_s *c, int32_t i, const remat_val *out_cts);
+    /* compile: make the instruction */
+    remat_status (*lower)(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
+    /* residual report: describe output i when the backward reads it (may be NULL) */
+    void (*describe_output)(const void *data, int i, remat_residual *e);
 };
 
 typedef struct remat_node {

@@ -74,6 +74,13 @@ remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
                   : n->op == REMAT_OP_NAME ? REMAT_RESIDUAL_NAMED
                                            : REMAT_RESIDUAL_OUTPUT;
         e->name = (n->op == REMAT_OP_ARG || n->op == REMAT_OP_NAME) && n->name ? strdup(n->name) : NULL;
+        if (n->op == REMAT_OP_PROJ) { /* an output of a higher-order node may describe itself */
+            const remat_node *h = &g->nodes[n->in[0]];
+            if (h->op == REMAT_OP_HOP && h->p.hop.rules->describe_output)
+                h->p.hop.rules->describe_output(h->p.hop.data, (int)n->p.index, e);
+            if (e->detail)
+                e->detail = strdup(e->detail);
+        }
         r->bytes += e->bytes;
     }
     free(live);
@@ -150,8 +157,10 @@ void remat_residual_list_free(remat_residual_list *r)
 {
     if (!r)
         return;
-    for (int i = 0; i < r->n; i++)
+    for (int i = 0; i < r->n; i++) {
         free((char *)r->items[i].name);
+        free((char *)r->items[i].detail);
+    }
     free(r->items);
     free(r);
 }

@@ -125,7 +125,7 @@ remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
             ins[k] = locate(c, fn->in[k], it.x, &nx);
             REMAT_ASSERT(ins[k] != REMAT_NONE);
         }
-        it.x->memo[it.v - r->first] = remat_fn_copy_node_with_inputs(c->g, fn->fn, fn->v, ins, 0);
+        it.x->memo[it.v - r->first] = remat_vjp_emit_primal(c, it.v, ins);
         if (ins != small)
             free(ins);
         top--;
@@ -135,6 +135,15 @@ remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
     got = locate(c, v, c->cur, &need);
     REMAT_ASSERT(got != REMAT_NONE);
     return got;
+}
+
+remat_val remat_vjp_emit_primal(remat_vjp_ctx *c, int32_t i, const remat_val *ins)
+{
+    const remat_flat_node *fn = &c->fl->nodes[i];
+    const remat_node *n = remat_fn_node(fn->fn, fn->v);
+    if (n->op == REMAT_OP_HOP && c->active[i] && n->p.hop.rules->vjp_forward)
+        return n->p.hop.rules->vjp_forward(c, i, ins);
+    return remat_fn_copy_node_with_inputs(c->g, fn->fn, fn->v, ins, 0);
 }
 
 void remat_vjp_add_ct(remat_vjp_ctx *c, int32_t i, remat_val contribution)
@@ -232,23 +241,9 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     c.ct = malloc(sizeof *c.ct * n);
     c.active = calloc(n, 1);
     c.drop_depth = malloc(sizeof *c.drop_depth * n);
-    REMAT_ASSERT(g && c.fwd && c.ct && c.active && c.drop_depth);
+    c.hop_ct = calloc(n, sizeof *c.hop_ct);
+    REMAT_ASSERT(g && c.fwd && c.ct && c.active && c.drop_depth && c.hop_ct);
 
-    /* forward: every flat node, in order (the compiler drops what is unused) */
-    remat_val small[16];
-    for (int32_t i = 0; i < fl.n; i++) {
-        const remat_flat_node *fn = &fl.nodes[i];
-        const remat_node *nd = remat_fn_node(fn->fn, fn->v);
-        remat_val *ins = nd->nin <= 16 ? small : malloc(sizeof *ins * (size_t)nd->nin);
-        REMAT_ASSERT(ins);
-        for (int k = 0; k < nd->nin; k++)
-            ins[k] = c.fwd[fn->in[k]];
-        c.fwd[i] = remat_fn_copy_node_with_inputs(g, fn->fn, fn->v, ins, 0);
-        c.ct[i] = REMAT_NONE;
-        c.drop_depth[i] = -1;
-        if (ins != small)
-            free(ins);
-    }
     for (int k = 0; k < n_wrt; k++)
         c.active[fl.args[n_argnums ? argnums[k] : k]] = 1;
     for (int32_t i = 0; i < fl.n; i++) {
@@ -259,6 +254,21 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
             c.active[i] = c.active[fl.nodes[i].in[k]];
     }
 
+    /* forward: every flat node, in order (the compiler drops what is unused) */
+    remat_val small[16];
+    for (int32_t i = 0; i < fl.n; i++) {
+        const remat_flat_node *fn = &fl.nodes[i];
+        const remat_node *nd = remat_fn_node(fn->fn, fn->v);
+        remat_val *ins = nd->nin <= 16 ? small : malloc(sizeof *ins * (size_t)nd->nin);
+        REMAT_ASSERT(ins);
+        for (int k = 0; k < nd->nin; k++)
+            ins[k] = c.fwd[fn->in[k]];
+        c.ct[i] = REMAT_NONE;
+        c.drop_depth[i] = -1;
+        c.fwd[i] = remat_vjp_emit_primal(&c, i, ins);
+        if (ins != small)
+            free(ins);
+    }
     /* seeds: output cotangents */
     remat_val *ct_args = malloc(sizeof *ct_args * (size_t)f->n_outs);
     REMAT_ASSERT(ct_args);
@@ -278,9 +288,9 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     /* backward */
     for (int32_t i = fl.n - 1; i >= 0 && c.status == REMAT_OK; i--) {
         enter_region(&c, fl.nodes[i].region);
-        if (c.ct[i] == REMAT_NONE)
-            continue;
         const remat_node *nd = remat_flat_orig(&fl, i);
+        if (c.ct[i] == REMAT_NONE && !(nd->op == REMAT_OP_HOP && c.hop_ct[i]))
+            continue;
         if (nd->op == REMAT_OP_ARG || nd->op == REMAT_OP_CONSTANT)
             continue;
         c.node = i;
@@ -316,6 +326,9 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     free(c.ct);
     free(c.active);
     free(c.drop_depth);
+    for (size_t k = 0; k < n; k++)
+        free(c.hop_ct[k]);
+    free(c.hop_ct);
     remat_flat_free(&fl);
     return st;
 }

@@ -17,7 +17,7 @@
 
 typedef struct remat_rctx remat_rctx;
 
-typedef struct {
+typedef struct remat_vjp_ctx_s {
     const remat_flat *fl;
     remat_fn *g;          /* the function being built */
     remat_val *fwd;       /* flat id -> forward value in g */
@@ -26,6 +26,7 @@ typedef struct {
     int32_t *drop_depth;  /* flat id -> deepest region whose policy refuses it (0: none), -1 unknown */
     remat_rctx *cur;      /* innermost open recompute context */
     int32_t node;         /* flat node whose rule is running */
+    remat_val **hop_ct;   /* flat id of a HOP -> cotangents of its outputs */
     remat_status status;
 } remat_vjp_ctx;
 
@@ -33,6 +34,10 @@ typedef struct {
 remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t i);
 /* Adds a cotangent contribution to flat node i (ignored if i is inactive). */
 void remat_vjp_add_ct(remat_vjp_ctx *c, int32_t i, remat_val contribution);
+
+/* Emits flat node i with the given inputs in the current emission (forward
+ * or recompute): active higher-order nodes take their differentiable form. */
+remat_val remat_vjp_emit_primal(remat_vjp_ctx *c, int32_t i, const remat_val *ins);
 
 /* Emits the VJP of flat node i given its output cotangent ct. */
 remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val ct);

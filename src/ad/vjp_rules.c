@@ -384,11 +384,32 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         st = remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: the VJP of custom op '%s' is not itself differentiable",
                          r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");
         break;
-    case REMAT_OP_HOP:
+    case REMAT_OP_PROJ: { /* an output of a higher-order node: collect it for that node's rule */
+        int32_t h = r->in[0];
+        const remat_node *hn = in_node(r, 0);
+        REMAT_ASSERT(hn->op == REMAT_OP_HOP);
+        if (!c->hop_ct[h]) {
+            int no = hn->p.hop.rules->num_outputs(hn->p.hop.data);
+            c->hop_ct[h] = malloc(sizeof **c->hop_ct * (size_t)no);
+            REMAT_ASSERT(c->hop_ct[h]);
+            for (int k = 0; k < no; k++)
+                c->hop_ct[h][k] = REMAT_NONE;
+        }
+        remat_val *slot = &c->hop_ct[h][r->n->p.index];
+        *slot = *slot == REMAT_NONE ? g : bin(r, REMAT_OP_ADD, *slot, g);
+        break;
+    }
+    case REMAT_OP_HOP: {
+        const remat_hop_rules *hr = r->n->p.hop.rules;
+        if (!hr->vjp_backward)
+            st = remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: %s has no reverse mode", r->loc.file, r->loc.line, hr->name);
+        else
+            st = hr->vjp_backward(c, i, c->hop_ct[i]);
+        break;
+    }
     case REMAT_OP_CONSTANT:
     case REMAT_OP_ARG:
     case REMAT_OP_CALL:
-    case REMAT_OP_PROJ:
     case REMAT_OP_COUNT:
         REMAT_UNREACHABLE("vjp_rule: node kind never reaches the rules");
     }

@@ -30,7 +30,8 @@ typedef struct {
     storage *st;        /* per node */
     int32_t *instr_of;  /* per node: its instruction, -1 for none */
     remat_plan_buf *bufs;
-    int32_t n_bufs;
+    int32_t n_bufs, cap_bufs;
+    storage **hop_st;   /* per HOP node: storage of each output */
 } builder;
 
 static void *prog_alloc(void *ctx, size_t bytes)
@@ -41,7 +42,10 @@ static void *prog_alloc(void *ctx, size_t bytes)
     return m;
 }
 
-static int is_alias(const remat_node *n) { return n->op == REMAT_OP_RESHAPE || n->op == REMAT_OP_NAME; }
+static int is_alias(const remat_node *n)
+{
+    return n->op == REMAT_OP_RESHAPE || n->op == REMAT_OP_NAME || n->op == REMAT_OP_PROJ;
+}
 
 static size_t node_bytes(const remat_node *n)
 {
@@ -113,8 +117,38 @@ static void resolve(builder *b, const void **slot, const storage *s)
     }
 }
 
+static remat_status lower_hop(builder *b, remat_backend *be, remat_val v, const remat_exec_op *op, remat_instr *I)
+{
+    const remat_node *n = &b->g->nodes[v];
+    remat_program *p = b->p;
+    const remat_hop_rules *hr = n->p.hop.rules;
+    int no = hr->num_outputs(n->p.hop.data);
+    I->in = n->nin <= 4 ? I->in_inline : prog_alloc(p, sizeof *I->in * (size_t)n->nin);
+    for (int k = 0; k < n->nin; k++)
+        resolve(b, &I->in[k], &b->st[n->in[k]]);
+    void **outs = prog_alloc(p, sizeof *outs * (size_t)(no + 1));
+    for (int i = 0; i < no; i++) {
+        const remat_plan_buf *pb = &b->bufs[b->hop_st[v][i].index];
+        outs[i] = (char *)p->arena + pb->offset;
+        size_t end = pb->offset + (pb->size + 63) / 64 * 64;
+        if (end > I->arena_end)
+            I->arena_end = end;
+    }
+    remat_hop_lowering L = {
+        .be = be, .nin = n->nin, .in_dtypes = op->in_dtypes, .in_shapes = op->in_shapes,
+        .nout = no, .outs = outs, .alloc = prog_alloc, .ctx = p, .counters = p->counters,
+    };
+    p->op_counts[REMAT_OP_HOP]++;
+    return hr->lower(n->p.hop.data, &L, I);
+}
+
 static int32_t add_buf(builder *b, size_t size, int32_t first)
 {
+    if (b->n_bufs == b->cap_bufs) {
+        b->cap_bufs = b->cap_bufs ? 2 * b->cap_bufs : 64;
+        b->bufs = realloc(b->bufs, sizeof *b->bufs * (size_t)b->cap_bufs);
+        REMAT_ASSERT(b->bufs);
+    }
     b->bufs[b->n_bufs] = (remat_plan_buf){.size = size, .first = first, .last = first};
     return b->n_bufs++;
 }
@@ -127,8 +161,8 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     int32_t *bind = malloc(sizeof *bind * ((size_t)nn + 1));
     b.st = calloc((size_t)nn + 1, sizeof *b.st);
     b.instr_of = malloc(sizeof *b.instr_of * ((size_t)nn + 1));
-    b.bufs = malloc(sizeof *b.bufs * (2 * (size_t)nn + (size_t)g->n_outs + 1));
-    REMAT_ASSERT(live && bind && b.st && b.instr_of && b.bufs);
+    b.hop_st = calloc((size_t)nn + 1, sizeof *b.hop_st);
+    REMAT_ASSERT(live && bind && b.st && b.instr_of && b.hop_st);
     remat_status status = REMAT_OK;
 
     for (int i = 0; i < g->n_outs; i++)
@@ -162,9 +196,25 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         } else if (n->op == REMAT_OP_CONSTANT) {
             b.st[v] = (storage){ST_CONST, 0, const_bytes};
             const_bytes += (node_bytes(n) + 63) / 64 * 64;
+        } else if (n->op == REMAT_OP_PROJ) {
+            REMAT_ASSERT(b.hop_st[n->in[0]]);
+            b.st[v] = b.hop_st[n->in[0]][n->p.index];
         } else if (is_alias(n)) {
             b.st[v] = b.st[n->in[0]];
-        } else if (n->op == REMAT_OP_CALL || n->op == REMAT_OP_PROJ || n->op == REMAT_OP_HOP) {
+        } else if (n->op == REMAT_OP_HOP) {
+            b.instr_of[v] = n_instr++;
+            const remat_hop_rules *hr = n->p.hop.rules;
+            int no = hr->num_outputs(n->p.hop.data);
+            b.hop_st[v] = calloc((size_t)no + 1, sizeof *b.hop_st[v]);
+            REMAT_ASSERT(b.hop_st[v]);
+            for (int i = 0; i < no; i++) {
+                remat_dtype dt;
+                remat_shape sh;
+                hr->output_desc(n->p.hop.data, i, &dt, &sh);
+                size_t bytes = (size_t)remat_shape_numel(&sh) * remat_dtype_size(dt);
+                b.hop_st[v][i] = (storage){ST_ARENA, add_buf(&b, bytes, b.instr_of[v]), 0};
+            }
+        } else if (n->op == REMAT_OP_CALL) {
             status = remat_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
                                  remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
             goto done;
@@ -219,6 +269,8 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         if (b.instr_of[v] < 0)
             continue;
         build_exec_op(&b, v, &ops[v]);
+        if (g->nodes[v].op == REMAT_OP_HOP)
+            continue;
         if (!be->iface.supports_op(&ops[v])) {
             const remat_node *n = &g->nodes[v];
             status = remat_error(REMAT_ERR_UNSUPPORTED, "compile: backend '%s' does not support %s at %s:%d",
@@ -253,6 +305,10 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
             continue;
         const remat_node *n = &g->nodes[v];
         remat_instr *I = &p->instrs[b.instr_of[v]];
+        if (n->op == REMAT_OP_HOP) {
+            status = lower_hop(&b, be, v, &ops[v], I);
+            continue;
+        }
         I->n = (size_t)remat_shape_numel(&n->shape);
         I->in = n->nin <= 4 ? I->in_inline : prog_alloc(p, sizeof *I->in * (size_t)n->nin);
         for (int k = 0; k < n->nin; k++)
@@ -316,6 +372,9 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     free(seen);
 
 done:
+    for (int32_t v = 0; v < nn; v++)
+        free(b.hop_st[v]);
+    free(b.hop_st);
     free(live);
     free(bind);
     free(b.st);
@@ -332,7 +391,8 @@ static int has_calls(const remat_fn *f)
     return 0;
 }
 
-remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out)
+static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
+                                   remat_program **out)
 {
     if (!out)
         return remat_error(REMAT_ERR_NULL, "compile: output pointer is NULL");
@@ -348,6 +408,7 @@ remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program 
     remat_program *p = calloc(1, sizeof *p);
     REMAT_ASSERT(p);
     p->be = be;
+    p->counters = counters ? counters : &p->own_counters;
     p->n_in = g->n_args;
     p->n_out = g->n_outs;
     p->in_desc = prog_alloc(p, sizeof *p->in_desc * (size_t)(g->n_args + 1));
@@ -374,10 +435,33 @@ remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program 
     return REMAT_OK;
 }
 
+remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out)
+{
+    return compile_common(fn, be, NULL, out);
+}
+
+remat_status remat_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
+                               remat_program **out)
+{
+    remat_status st = compile_common(fn, be, counters, out);
+    if (st != REMAT_OK)
+        return st;
+    if (counters->n_subs == counters->cap_subs) {
+        counters->cap_subs = counters->cap_subs ? 2 * counters->cap_subs : 8;
+        counters->subs = realloc(counters->subs, sizeof *counters->subs * (size_t)counters->cap_subs);
+        REMAT_ASSERT(counters->subs);
+    }
+    counters->subs[counters->n_subs++] = *out;
+    return REMAT_OK;
+}
+
 void remat_program_free(remat_program *p)
 {
     if (!p)
         return;
+    for (int i = 0; i < p->own_counters.n_subs; i++)
+        remat_program_free(p->own_counters.subs[i]);
+    free(p->own_counters.subs);
     if (p->arena)
         p->be->iface.mem_free(p->arena);
     if (p->consts)

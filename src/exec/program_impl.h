@@ -4,6 +4,7 @@
 
 #include "backend/backend_impl.h"
 #include "core/arena.h"
+#include "exec/hop.h"
 
 /* An instruction pointer slot that must point at caller memory, set per run. */
 typedef struct {
@@ -26,6 +27,10 @@ struct remat_program {
     int32_t n_patches;
     int64_t op_counts[REMAT_OP_COUNT];
     int64_t recompute_instrs;
+    int64_t runs;                    /* sub-programs: executions since the root's run began */
+    size_t hw_max;                   /* sub-programs: arena high-water mark over those runs */
+    remat_exec_counters *counters;   /* the root's */
+    remat_exec_counters own_counters; /* used when this is the root */
     remat_arena mem; /* parameter blocks, names, descriptors */
 };
 

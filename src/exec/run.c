@@ -4,6 +4,7 @@
 
 #include "core/assert.h"
 #include "core/error.h"
+#include "exec/hop.h"
 #include "exec/program_impl.h"
 
 static remat_status check_tensors(const char *what, int n, const remat_tensor *t, int want,
@@ -28,6 +29,18 @@ static remat_status check_tensors(const char *what, int n, const remat_tensor *t
     return REMAT_OK;
 }
 
+static size_t run_instrs(const remat_program *p)
+{
+    size_t hw = 0;
+    const remat_instr *I = p->instrs, *end = p->instrs + p->n_instrs;
+    for (; I < end; I++) {
+        I->fn(I);
+        if (I->arena_end > hw)
+            hw = I->arena_end;
+    }
+    return hw;
+}
+
 remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
                        remat_stats *stats)
 {
@@ -42,16 +55,15 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
         const remat_patch *pt = &p->patches[i];
         *pt->slot = pt->is_output ? outputs[pt->index].data : inputs[pt->index].data;
     }
+    remat_exec_counters *C = p->counters;
+    C->forward_evals = 0;
+    C->peak_snapshot_bytes = 0;
+    for (int i = 0; i < C->n_subs; i++)
+        C->subs[i]->runs = 0, C->subs[i]->hw_max = 0;
     struct timespec t0, t1;
     if (stats)
         clock_gettime(CLOCK_MONOTONIC, &t0);
-    size_t hw = 0;
-    const remat_instr *I = p->instrs, *end = p->instrs + p->n_instrs;
-    for (; I < end; I++) {
-        I->fn(I);
-        if (I->arena_end > hw)
-            hw = I->arena_end;
-    }
+    size_t hw = run_instrs(p);
     if (stats) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         memset(stats, 0, sizeof *stats);
@@ -61,9 +73,33 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
         stats->ops_executed = p->n_instrs - p->n_copies;
         stats->recomputed_ops = p->recompute_instrs;
         memcpy(stats->op_counts, p->op_counts, sizeof stats->op_counts);
+        stats->forward_evals = C->forward_evals;
+        stats->peak_snapshot_bytes = C->peak_snapshot_bytes;
+        for (int i = 0; i < C->n_subs; i++) { /* loop bodies: static counts x runs */
+            const remat_program *s = C->subs[i];
+            stats->peak_arena_bytes += s->hw_max;
+            stats->ops_executed += s->runs * (s->n_instrs - s->n_copies);
+            stats->recomputed_ops += s->runs * s->recompute_instrs;
+            for (int k = 0; k < REMAT_OP_COUNT; k++)
+                stats->op_counts[k] += s->runs * s->op_counts[k];
+        }
     }
     return REMAT_OK;
 }
+
+void remat_program_exec(remat_program *p, const void *const *in, void *const *out)
+{
+    for (int32_t i = 0; i < p->n_patches; i++) {
+        const remat_patch *pt = &p->patches[i];
+        *pt->slot = pt->is_output ? out[pt->index] : in[pt->index];
+    }
+    size_t hw = run_instrs(p);
+    if (hw > p->hw_max)
+        p->hw_max = hw;
+    p->runs++;
+}
+
+size_t remat_program_arena_bytes(const remat_program *p) { return p->arena_bytes; }
 
 void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
 {
@@ -76,6 +112,8 @@ void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
         .instructions = p->n_instrs - p->n_copies,
         .recompute_instructions = p->recompute_instrs,
     };
+    for (int i = 0; i < p->counters->n_subs; i++) /* loop bodies have arenas of their own */
+        plan->arena_bytes += p->counters->subs[i]->arena_bytes;
 }
 
 int remat_program_num_inputs(const remat_program *p) { return p ? p->n_in : 0; }

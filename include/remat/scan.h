@@ -1,0 +1,50 @@
+/*
+ * remat/scan.h — a lax.scan-like loop primitive whose reverse pass runs a
+ * checkpoint schedule.
+ *
+ * body(carry..., x_t..., consts...) -> (carry'..., y_t...)
+ *
+ * xs are stacked along axis 0 (length rows) and sliced per step; ys come out
+ * stacked the same way. consts are the values the body closes over (weights,
+ * rate constants): ordinary inputs of the scan node that receive gradients.
+ * The loop is one node: nothing is unrolled. Reverse mode builds one VJP of
+ * the body, once, and the scan runtime replays the schedule's actions
+ * (remat/schedule.h) with a snapshot store, so a 10^6-step loop is
+ * differentiated in the memory of the schedule's snapshots.
+ *
+ *   remat_scan_options opt = {.schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10}};
+ *   remat_val carry_out;
+ *   remat_scan(f, euler_step, 1000, 1, &c0, 0, NULL, 2, (remat_val[]){k1, k2}, &opt, &carry_out, NULL);
+ */
+#ifndef REMAT_SCAN_H
+#define REMAT_SCAN_H
+
+#include "ad.h"
+#include "schedule.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    bool reverse;                    /* iterate t = length-1 .. 0 */
+    remat_schedule_spec schedule;    /* zero-initialised: store_all */
+    const remat_policy *body_policy; /* non-NULL: the body is a checkpoint
+                                        region with this policy, as
+                                        scan(checkpoint(body, policy)) */
+} remat_scan_options;
+
+/* Adds a scan node to f. init: n_carry values matching the body's first
+ * n_carry arguments; xs: n_xs values of shape (length, ...); consts: the
+ * body's remaining arguments. Writes the final carries into carry_out
+ * (n_carry) and the stacked ys into ys (body outputs beyond the carries; may
+ * be NULL when there are none). opt may be NULL (store_all, forward). */
+remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, int n_carry, const remat_val *init,
+                           int n_xs, const remat_val *xs, int n_consts, const remat_val *consts,
+                           const remat_scan_options *opt, remat_val *carry_out, remat_val *ys, remat_loc loc);
+#define remat_scan(f, ...) remat_scan_at((f), __VA_ARGS__, REMAT_HERE)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

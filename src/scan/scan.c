@@ -1,0 +1,271 @@
+/* scan.c — the scan node: construction with its shape rules, node data, rule table. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad/ops_internal.h"
+#include "core/assert.h"
+#include "core/error.h"
+#include "scan/scan_impl.h"
+
+/* 16 bytes: SIMD-friendly without wasting tapes of a few scalars */
+size_t remat_scan_align(size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+static size_t desc_bytes(const scan_desc *d)
+{
+    return (size_t)remat_shape_numel(&d->shape) * remat_dtype_size(d->dt);
+}
+
+static void *retain(void *vd)
+{
+    ((remat_scan_data *)vd)->refcount++;
+    return vd;
+}
+
+static void vjp_release(scan_body_vjp *v)
+{
+    if (!v || --v->refcount > 0)
+        return;
+    remat_fn_free(v->fwd);
+    remat_fn_free(v->bwd);
+    free(v->res_off);
+    free(v);
+}
+
+void remat_scan_data_release(void *vd)
+{
+    remat_scan_data *d = vd;
+    if (!d || --d->refcount > 0)
+        return;
+    remat_fn_free(d->body);
+    vjp_release(d->vjp);
+    free(d->in);
+    free(d->out);
+    free(d);
+}
+
+remat_scan_data *remat_scan_data_derive(remat_scan_data *d, scan_kind kind)
+{
+    remat_scan_data *e = malloc(sizeof *e);
+    REMAT_ASSERT(e);
+    *e = *d;
+    e->refcount = 1;
+    e->kind = kind;
+    remat_fn_ref(e->body);
+    int ni = d->n_carry + d->n_xs + d->n_consts, no = d->n_carry + d->n_ys;
+    e->in = malloc(sizeof *e->in * (size_t)(ni + 1));
+    e->out = malloc(sizeof *e->out * (size_t)(no + 1));
+    REMAT_ASSERT(e->in && e->out);
+    memcpy(e->in, d->in, sizeof *e->in * (size_t)ni);
+    memcpy(e->out, d->out, sizeof *e->out * (size_t)no);
+    if (e->vjp)
+        e->vjp->refcount++;
+    return e;
+}
+
+int remat_scan_num_outputs(const void *vd)
+{
+    const remat_scan_data *d = vd;
+    switch (d->kind) {
+    case SCAN_PRIMAL: return d->n_carry + d->n_ys;
+    case SCAN_FWD: return d->n_carry + d->n_ys + 1;
+    default: return d->n_carry + d->n_xs + d->n_consts;
+    }
+}
+
+static remat_shape stacked(int64_t length, const remat_shape *s)
+{
+    remat_shape r = {.rank = s->rank + 1};
+    r.dims[0] = length;
+    for (int i = 0; i < s->rank; i++)
+        r.dims[i + 1] = s->dims[i];
+    return r;
+}
+
+void remat_scan_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape)
+{
+    const remat_scan_data *d = vd;
+    if (d->kind == SCAN_BWD) { /* cotangents of init, xs, consts */
+        const scan_desc *a = &d->in[i];
+        *dt = a->dt;
+        *shape = (i >= d->n_carry && i < d->n_carry + d->n_xs) ? stacked(d->length, &a->shape) : a->shape;
+        return;
+    }
+    if (i < d->n_carry) {
+        *dt = d->out[i].dt;
+        *shape = d->out[i].shape;
+    } else if (i < d->n_carry + d->n_ys) {
+        *dt = d->out[i].dt;
+        *shape = stacked(d->length, &d->out[i].shape);
+    } else { /* the store: one flat buffer in the first carry's dtype */
+        size_t es = remat_dtype_size(d->out[0].dt);
+        *dt = d->out[0].dt;
+        *shape = (remat_shape){.rank = 1, .dims = {(int64_t)((d->store_bytes + es - 1) / es)}};
+        if (shape->dims[0] == 0)
+            shape->dims[0] = 1;
+    }
+}
+
+static void describe(const void *vd, int i, remat_residual *e)
+{
+    const remat_scan_data *d = vd;
+    if (d->kind != SCAN_FWD || i != d->n_carry + d->n_ys)
+        return;
+    static _Thread_local char detail[160];
+    char spec[48];
+    remat_schedule_format(&d->sched, spec, sizeof spec);
+    if (d->peak_tapes > 0)
+        snprintf(detail, sizeof detail, "%s; + %lld step tape%s of %zu bytes", spec, (long long)d->peak_tapes,
+                 d->peak_tapes > 1 ? "s" : "", d->vjp->tape_bytes);
+    else
+        snprintf(detail, sizeof detail, "%s", spec);
+    e->kind = REMAT_RESIDUAL_SNAPSHOT;
+    e->dtype = d->out[0].dt;
+    e->shape = d->out[0].shape;
+    e->count = d->max_slots;
+    e->detail = detail;
+    e->bytes = d->store_bytes;
+}
+
+const remat_hop_rules remat_scan_rules = {
+    .name = "scan",
+    .retain = retain,
+    .release = remat_scan_data_release,
+    .num_outputs = remat_scan_num_outputs,
+    .output_desc = remat_scan_output_desc,
+    .vjp_forward = remat_scan_vjp_forward,
+    .vjp_backward = remat_scan_vjp_backward,
+    .lower = remat_scan_lower,
+    .describe_output = describe,
+};
+
+/* ---- construction ---- */
+static int same(const remat_fn *f, remat_val v, const scan_desc *want, int stacked_len, int64_t length)
+{
+    const remat_node *n = remat_fn_node(f, v);
+    remat_shape s = stacked_len ? stacked(length, &want->shape) : want->shape;
+    return n->dtype == want->dt && remat_shape_equal(&n->shape, &s);
+}
+
+remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, int n_carry, const remat_val *init,
+                           int n_xs, const remat_val *xs, int n_consts, const remat_val *consts,
+                           const remat_scan_options *opt, remat_val *carry_out, remat_val *ys, remat_loc loc)
+{
+    char a[96], b[96];
+    remat_scan_options dflt = {0};
+    if (!f)
+        return remat_error(REMAT_ERR_NULL, "%s:%d: scan: function is NULL", loc.file, loc.line);
+#define FAIL(st, ...) (remat_fn_fail(f, (st), loc, __VA_ARGS__), (st))
+    if (!body)
+        return FAIL(REMAT_ERR_NULL, "scan: body is NULL");
+    if (body->status != REMAT_OK)
+        return FAIL(body->status, "scan: body '%s' has a build error: %s", body->name, remat_fn_error(body));
+    if (!opt)
+        opt = &dflt;
+    if (length < 0)
+        return FAIL(REMAT_ERR_VALUE, "scan: length %lld is negative", (long long)length);
+    if (n_carry < 0 || n_xs < 0 || n_consts < 0 || (n_carry && (!init || !carry_out)) || (n_xs && !xs) ||
+        (n_consts && !consts))
+        return FAIL(REMAT_ERR_ARG, "scan: bad carry/xs/consts counts or NULL arrays");
+    if (n_carry + n_xs + n_consts != body->n_args)
+        return FAIL(REMAT_ERR_ARG, "scan: body '%s' takes %d arguments, given %d carries + %d xs + %d consts",
+                    body->name, body->n_args, n_carry, n_xs, n_consts);
+    if (body->n_outs < n_carry)
+        return FAIL(REMAT_ERR_ARG, "scan: body '%s' returns %d values, fewer than its %d carries", body->name,
+                    body->n_outs, n_carry);
+    int n_ys = body->n_outs - n_carry;
+    if (n_ys > 0 && !ys)
+        return FAIL(REMAT_ERR_NULL, "scan: body '%s' returns %d ys but ys is NULL", body->name, n_ys);
+    if (!remat_fn_vals_ok(f, n_carry, init) || !remat_fn_vals_ok(f, n_xs, xs) || !remat_fn_vals_ok(f, n_consts, consts))
+        return f->status ? f->status : REMAT_ERR_ARG;
+    remat_schedule_cost cost;
+    if (remat_schedule_predict(&opt->schedule, length, &cost) != REMAT_OK)
+        return FAIL(REMAT_ERR_ARG, "scan: %s", remat_last_error());
+
+    remat_scan_data *d = calloc(1, sizeof *d);
+    REMAT_ASSERT(d);
+    d->refcount = 1;
+    d->kind = SCAN_PRIMAL;
+    d->length = length;
+    d->n_carry = n_carry;
+    d->n_xs = n_xs;
+    d->n_consts = n_consts;
+    d->n_ys = n_ys;
+    d->reverse = opt->reverse;
+    d->sched = opt->schedule;
+    d->loc = loc;
+    d->in = calloc((size_t)body->n_args + 1, sizeof *d->in);
+    d->out = calloc((size_t)body->n_outs + 1, sizeof *d->out);
+    REMAT_ASSERT(d->in && d->out);
+    for (int i = 0; i < body->n_args; i++) {
+        const remat_node *n = remat_fn_node(body, body->args[i]);
+        d->in[i] = (scan_desc){(remat_dtype)n->dtype, n->shape};
+    }
+    for (int i = 0; i < body->n_outs; i++) {
+        const remat_node *n = remat_fn_node(body, body->outs[i]);
+        d->out[i] = (scan_desc){(remat_dtype)n->dtype, n->shape};
+    }
+    remat_status st = REMAT_OK;
+    for (int i = 0; i < n_carry && st == REMAT_OK; i++) {
+        if (d->out[i].dt != d->in[i].dt || !remat_shape_equal(&d->out[i].shape, &d->in[i].shape))
+            st = FAIL(REMAT_ERR_SHAPE, "scan: body '%s' carry %d goes in as %s but comes out as %s", body->name, i,
+                      remat_shape_format(d->in[i].dt, &d->in[i].shape, a, sizeof a),
+                      remat_shape_format(d->out[i].dt, &d->out[i].shape, b, sizeof b));
+        else if (!same(f, init[i], &d->in[i], 0, length))
+            st = FAIL(REMAT_ERR_SHAPE, "scan: init carry %d is %s, body '%s' expects %s", i,
+                      remat_fn_fmt_val(f, init[i], a, sizeof a), body->name,
+                      remat_shape_format(d->in[i].dt, &d->in[i].shape, b, sizeof b));
+    }
+    for (int i = 0; i < n_xs && st == REMAT_OK; i++) {
+        const scan_desc *w = &d->in[n_carry + i];
+        if (!same(f, xs[i], w, 1, length)) {
+            remat_shape s = stacked(length, &w->shape);
+            st = FAIL(REMAT_ERR_SHAPE, "scan: xs %d is %s, expected %s (length %lld stacked on axis 0)", i,
+                      remat_fn_fmt_val(f, xs[i], a, sizeof a), remat_shape_format(w->dt, &s, b, sizeof b),
+                      (long long)length);
+        }
+    }
+    for (int i = 0; i < n_consts && st == REMAT_OK; i++) {
+        const scan_desc *w = &d->in[n_carry + n_xs + i];
+        if (!same(f, consts[i], w, 0, length))
+            st = FAIL(REMAT_ERR_SHAPE, "scan: const %d is %s, body '%s' expects %s", i,
+                      remat_fn_fmt_val(f, consts[i], a, sizeof a), body->name,
+                      remat_shape_format(w->dt, &w->shape, b, sizeof b));
+    }
+#undef FAIL
+    if (st != REMAT_OK) {
+        remat_scan_data_release(d);
+        return st;
+    }
+    d->body = opt->body_policy ? remat_checkpoint((remat_fn *)body, opt->body_policy) : remat_fn_ref((remat_fn *)body);
+    for (int i = 0; i < n_carry; i++)
+        d->carry_bytes += remat_scan_align(desc_bytes(&d->in[i]));
+
+    int nin = n_carry + n_xs + n_consts;
+    remat_val *ins = malloc(sizeof *ins * (size_t)(nin + 1));
+    REMAT_ASSERT(ins);
+    memcpy(ins, init, sizeof *ins * (size_t)n_carry);
+    if (n_xs)
+        memcpy(ins + n_carry, xs, sizeof *ins * (size_t)n_xs);
+    if (n_consts)
+        memcpy(ins + n_carry + n_xs, consts, sizeof *ins * (size_t)n_consts);
+    remat_shape scalar = {0};
+    remat_node hop = remat_proto(REMAT_OP_HOP, d->out[0].dt, &scalar, loc);
+    hop.p.hop.rules = &remat_scan_rules;
+    hop.p.hop.data = d;
+    hop.name = remat_fn_strdup(f, "scan");
+    remat_val h = remat_fn_add_node(f, &hop, nin, ins);
+    free(ins);
+    for (int i = 0; i < n_carry + n_ys; i++) {
+        remat_dtype dt;
+        remat_shape sh;
+        remat_scan_output_desc(d, i, &dt, &sh);
+        remat_node pr = remat_proto(REMAT_OP_PROJ, dt, &sh, loc);
+        pr.p.index = i;
+        remat_val v = remat_fn_add_node(f, &pr, 1, &h);
+        if (i < n_carry)
+            carry_out[i] = v;
+        else
+            ys[i - n_carry] = v;
+    }
+    return REMAT_OK;
+}

@@ -1,0 +1,69 @@
+/*
+ * scan_impl.h (internal) — the scan node's data, shared by its constructor,
+ * its VJP rules and its runtime.
+ *
+ * One primitive, three forms (all HOP nodes with scan_rules):
+ *   PRIMAL  (init..., xs..., consts...)                 -> (carry..., ys...)
+ *   FWD     same inputs                                  -> (carry..., ys..., store)
+ *   BWD     (store, xs..., consts..., ct_carry..., ct_ys...) -> (ct_init..., ct_xs..., ct_consts...)
+ * The store is one buffer holding the schedule's carry snapshots and step
+ * tapes; it is the scan's residual, so the memory planner and the residual
+ * report see it like any other value.
+ */
+#ifndef REMAT_SCAN_IMPL_H
+#define REMAT_SCAN_IMPL_H
+
+#include "ad/graph_impl.h"
+#include "remat/scan.h"
+
+typedef enum { SCAN_PRIMAL, SCAN_FWD, SCAN_BWD } scan_kind;
+
+/* The body's VJP cut at its residuals, built once and shared. */
+typedef struct {
+    int refcount;
+    remat_fn *fwd; /* (carry, x_t, consts) -> (carry', y_t, residuals...) */
+    remat_fn *bwd; /* (residuals..., ct_carry', ct_y_t) -> (ct_carry, ct_x_t, ct_consts) */
+    int n_res;
+    size_t *res_off;   /* offset of each residual in a tape */
+    size_t tape_bytes; /* one step's tape */
+} scan_body_vjp;
+
+typedef struct {
+    remat_dtype dt;
+    remat_shape shape;
+} scan_desc;
+
+typedef struct remat_scan_data {
+    int refcount;
+    scan_kind kind;
+    remat_fn *body; /* the body as differentiated (a checkpoint region when a policy is given) */
+    int64_t length;
+    int n_carry, n_xs, n_consts, n_ys;
+    bool reverse;
+    remat_schedule_spec sched;
+    scan_desc *in;  /* per step: carries, x_t, consts */
+    scan_desc *out; /* per step: carries, y_t */
+    scan_body_vjp *vjp; /* FWD/BWD; on PRIMAL a cache for its derivatives */
+    /* the store (FWD/BWD) */
+    size_t carry_bytes; /* all carries of one step, each 64-byte aligned */
+    int64_t max_slots, peak_snapshots, peak_tapes;
+    size_t store_bytes;
+    remat_loc loc;
+} remat_scan_data;
+
+extern const remat_hop_rules remat_scan_rules;
+
+/* A new node data of another form sharing body, shapes and VJP. */
+remat_scan_data *remat_scan_data_derive(remat_scan_data *d, scan_kind kind);
+void remat_scan_data_release(void *vd);
+/* Output i of a node form: dtype and full (stacked) shape. */
+void remat_scan_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape);
+int remat_scan_num_outputs(const void *vd);
+size_t remat_scan_align(size_t bytes);
+
+/* rules, in scan_vjp.c and scan_runtime.c */
+remat_val remat_scan_vjp_forward(struct remat_vjp_ctx_s *c, int32_t i, const remat_val *ins);
+remat_status remat_scan_vjp_backward(struct remat_vjp_ctx_s *c, int32_t i, const remat_val *out_cts);
+remat_status remat_scan_lower(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
+
+#endif

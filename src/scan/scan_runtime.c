@@ -1,0 +1,392 @@
+/*
+ * scan_runtime.c — executes scan nodes: the plain loop, and the two halves of
+ * a checkpointed reverse pass that run a schedule's actions (remat/schedule.h)
+ * against a store of carry snapshots and step tapes.
+ *
+ * The forward half runs the actions up to END_FORWARD; the backward half
+ * replays those (integers only) to learn which slot holds which carry, then
+ * executes the rest. Every schedule reverses steps n-1..0 in order and
+ * accumulates the closed-over cotangents in that order, so gradients are
+ * bitwise identical across schedules.
+ *
+ * Host memory is touched directly (copies and the cotangent accumulation):
+ * the CPU backend's arena is host memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "exec/hop.h"
+#include "scan/scan_impl.h"
+
+typedef struct {
+    const remat_scan_data *d;
+    remat_program *p_primal, *p_fwd, *p_bwd;
+    remat_exec_counters *counters;
+    void **outs;
+    size_t *carry_off, *x_step, *y_step, *k_bytes; /* per carry / x / y / const */
+    char *cur, *next, *ct_cur, *ct_next, *tmp_tape, *dummy_y, *ct_k_tmp;
+    size_t *k_off;
+    int64_t *slot_step, *tape_step;
+    const void **pin;
+    void **pout;
+} scan_rt;
+
+static size_t bytes_of(const scan_desc *s)
+{
+    return (size_t)remat_shape_numel(&s->shape) * remat_dtype_size(s->dt);
+}
+
+static int64_t step_index(const scan_rt *r, int64_t k) { return r->d->reverse ? r->d->length - 1 - k : k; }
+
+/* carry, x_t, consts of step k (inputs of the primal and forward bodies) */
+static int set_step_inputs(scan_rt *r, int64_t k, const char *carry, const void *const *xs, const void *const *ks)
+{
+    const remat_scan_data *d = r->d;
+    int64_t t = step_index(r, k);
+    int p = 0;
+    for (int i = 0; i < d->n_carry; i++)
+        r->pin[p++] = carry + r->carry_off[i];
+    for (int i = 0; i < d->n_xs; i++)
+        r->pin[p++] = (const char *)xs[i] + (size_t)t * r->x_step[i];
+    for (int i = 0; i < d->n_consts; i++)
+        r->pin[p++] = ks[i];
+    return p;
+}
+
+/* outputs of the primal/forward bodies: next carry, y_t (into ys or a dummy) */
+static int set_step_outputs(scan_rt *r, int64_t k, char *next, void *const *ys)
+{
+    const remat_scan_data *d = r->d;
+    int64_t t = step_index(r, k);
+    int p = 0;
+    for (int i = 0; i < d->n_carry; i++)
+        r->pout[p++] = next + r->carry_off[i];
+    size_t dy = 0;
+    for (int i = 0; i < d->n_ys; i++) {
+        r->pout[p++] = ys ? (char *)ys[i] + (size_t)t * r->y_step[i] : r->dummy_y + dy;
+        dy += remat_scan_align(r->y_step[i]);
+    }
+    return p;
+}
+
+static void swap(char **a, char **b)
+{
+    char *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void advance(scan_rt *r, int64_t k, const void *const *xs, const void *const *ks, void *const *ys)
+{
+    set_step_inputs(r, k, r->cur, xs, ks);
+    set_step_outputs(r, k, r->next, ys);
+    remat_program_exec(r->p_primal, r->pin, r->pout);
+    swap(&r->cur, &r->next);
+    r->counters->forward_evals++;
+}
+
+static void tape(scan_rt *r, int64_t k, const void *const *xs, const void *const *ks, void *const *ys, char *tp)
+{
+    set_step_inputs(r, k, r->cur, xs, ks);
+    int p = set_step_outputs(r, k, r->next, ys);
+    const scan_body_vjp *v = r->d->vjp;
+    for (int j = 0; j < v->n_res; j++)
+        r->pout[p++] = tp + v->res_off[j];
+    remat_program_exec(r->p_fwd, r->pin, r->pout);
+    swap(&r->cur, &r->next);
+    r->counters->forward_evals++;
+}
+
+static void accumulate(remat_dtype dt, size_t bytes, void *dst, const void *src)
+{
+    if (dt == REMAT_F64) {
+        double *a = dst;
+        const double *b = src;
+        for (size_t i = 0; i < bytes / sizeof(double); i++)
+            a[i] += b[i];
+    } else {
+        float *a = dst;
+        const float *b = src;
+        for (size_t i = 0; i < bytes / sizeof(float); i++)
+            a[i] += b[i];
+    }
+}
+
+/* backward of step k from its tape; ct_cur holds d carry_{k+1} */
+static void reverse_step(scan_rt *r, int64_t k, const char *tp, const void *const *ct_ys, void *const *outs, int first)
+{
+    const remat_scan_data *d = r->d;
+    const scan_body_vjp *v = d->vjp;
+    int64_t t = step_index(r, k);
+    int p = 0;
+    for (int j = 0; j < v->n_res; j++)
+        r->pin[p++] = tp + v->res_off[j];
+    for (int i = 0; i < d->n_carry; i++)
+        r->pin[p++] = r->ct_cur + r->carry_off[i];
+    for (int i = 0; i < d->n_ys; i++)
+        r->pin[p++] = (const char *)ct_ys[i] + (size_t)t * r->y_step[i];
+    p = 0;
+    for (int i = 0; i < d->n_carry; i++)
+        r->pout[p++] = r->ct_next + r->carry_off[i];
+    for (int i = 0; i < d->n_xs; i++)
+        r->pout[p++] = (char *)outs[d->n_carry + i] + (size_t)t * r->x_step[i];
+    for (int i = 0; i < d->n_consts; i++)
+        r->pout[p++] = first ? outs[d->n_carry + d->n_xs + i] : r->ct_k_tmp + r->k_off[i];
+    remat_program_exec(r->p_bwd, r->pin, r->pout);
+    if (!first) /* first contribution sets, later ones add — in step order n-1..0 */
+        for (int i = 0; i < d->n_consts; i++)
+            accumulate(d->in[d->n_carry + d->n_xs + i].dt, r->k_bytes[i], outs[d->n_carry + d->n_xs + i],
+                       r->ct_k_tmp + r->k_off[i]);
+    swap(&r->ct_cur, &r->ct_next);
+}
+
+static void copy_carry_in(scan_rt *r, char *dst, const void *const *src)
+{
+    for (int i = 0; i < r->d->n_carry; i++)
+        memcpy(dst + r->carry_off[i], src[i], bytes_of(&r->d->in[i]));
+}
+
+static void copy_carry_out(scan_rt *r, void *const *dst, const char *src)
+{
+    for (int i = 0; i < r->d->n_carry; i++)
+        memcpy(dst[i], src + r->carry_off[i], bytes_of(&r->d->in[i]));
+}
+
+static void note_peak(scan_rt *r, int64_t slots, int64_t tapes)
+{
+    size_t b = (size_t)slots * r->d->carry_bytes + (size_t)tapes * (r->d->vjp ? r->d->vjp->tape_bytes : 0);
+    if (b > r->counters->peak_snapshot_bytes)
+        r->counters->peak_snapshot_bytes = b;
+}
+
+/* ---- the three instruction kernels ---- */
+static void k_scan_primal(const remat_instr *I)
+{
+    scan_rt *r = (scan_rt *)I->aux;
+    const remat_scan_data *d = r->d;
+    const void *const *init = I->in, *const *xs = I->in + d->n_carry, *const *ks = I->in + d->n_carry + d->n_xs;
+    copy_carry_in(r, r->cur, init);
+    for (int64_t k = 0; k < d->length; k++)
+        advance(r, k, xs, ks, r->outs + d->n_carry);
+    copy_carry_out(r, r->outs, r->cur);
+}
+
+typedef struct {
+    int64_t c, live_slots, tapes, peak_slots, peak_tapes;
+    int revealed;
+} sched_state;
+
+/* Applies one forward-phase action; execute = 0 only tracks (the backward's replay). */
+static void forward_action(scan_rt *r, sched_state *s, const remat_action *a, int execute, const void *const *xs,
+                           const void *const *ks, void *const *ys)
+{
+    const remat_scan_data *d = r->d;
+    switch (a->kind) {
+    case REMAT_ACT_ADVANCE:
+        REMAT_ASSERT(a->step >= s->c && a->step <= d->length);
+        if (execute)
+            for (int64_t k = s->c; k < a->step; k++)
+                advance(r, k, xs, ks, ys);
+        s->c = a->step;
+        break;
+    case REMAT_ACT_TAKESHOT:
+        REMAT_ASSERT(a->slot >= 0 && a->slot < d->max_slots);
+        r->slot_step[a->slot] = s->c;
+        s->live_slots++;
+        if (s->live_slots > s->peak_slots)
+            s->peak_slots = s->live_slots;
+        break;
+    case REMAT_ACT_FREE:
+        s->live_slots--;
+        break;
+    case REMAT_ACT_TAPE:
+        REMAT_ASSERT(a->step == s->c && s->tapes < d->peak_tapes);
+        r->tape_step[s->tapes] = a->step;
+        s->tapes++;
+        if (s->tapes > s->peak_tapes)
+            s->peak_tapes = s->tapes;
+        s->c++;
+        break;
+    default:
+        REMAT_UNREACHABLE("scan: schedule action out of place in the forward phase");
+    }
+}
+
+static char *slot_ptr(scan_rt *r, char *store, int slot) { return store + (size_t)slot * r->d->carry_bytes; }
+static char *tape_ptr(scan_rt *r, char *store, int64_t j)
+{
+    return store + (size_t)r->d->max_slots * r->d->carry_bytes + (size_t)j * r->d->vjp->tape_bytes;
+}
+
+static void next_action(scan_rt *r, remat_schedule *sch, sched_state *s, remat_action *a)
+{
+    if (!s->revealed && s->c >= r->d->length - 1) { /* online: the next step is the last */
+        remat_schedule_set_length(sch, r->d->length);
+        s->revealed = 1;
+    }
+    remat_schedule_next(sch, a);
+}
+
+static void k_scan_fwd(const remat_instr *I)
+{
+    scan_rt *r = (scan_rt *)I->aux;
+    const remat_scan_data *d = r->d;
+    const void *const *init = I->in, *const *xs = I->in + d->n_carry, *const *ks = I->in + d->n_carry + d->n_xs;
+    void *const *ys = r->outs + d->n_carry;
+    char *store = r->outs[d->n_carry + d->n_ys];
+    remat_schedule *sch = NULL;
+    REMAT_ASSERT(remat_schedule_new(&d->sched, d->length, &sch) == REMAT_OK);
+    sched_state s = {0};
+    copy_carry_in(r, r->cur, init);
+    remat_action a;
+    for (;;) {
+        next_action(r, sch, &s, &a);
+        if (a.kind == REMAT_ACT_END_FORWARD)
+            break;
+        if (a.kind == REMAT_ACT_TAKESHOT)
+            memcpy(slot_ptr(r, store, a.slot), r->cur, d->carry_bytes);
+        if (a.kind == REMAT_ACT_TAPE)
+            tape(r, a.step, xs, ks, ys, tape_ptr(r, store, s.tapes));
+        forward_action(r, &s, &a, 1, xs, ks, ys);
+    }
+    REMAT_ASSERT(s.c == d->length);
+    copy_carry_out(r, r->outs, r->cur);
+    note_peak(r, s.peak_slots, s.peak_tapes);
+    remat_schedule_free(sch);
+}
+
+static void k_scan_bwd(const remat_instr *I)
+{
+    scan_rt *r = (scan_rt *)I->aux;
+    const remat_scan_data *d = r->d;
+    int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts;
+    char *store = (char *)I->in[0];
+    const void *const *xs = I->in + 1, *const *ks = I->in + 1 + nx;
+    const void *const *ct_carry = I->in + 1 + nx + nk, *const *ct_ys = I->in + 1 + nx + nk + nc;
+    void *const *outs = r->outs;
+    remat_schedule *sch = NULL;
+    REMAT_ASSERT(remat_schedule_new(&d->sched, d->length, &sch) == REMAT_OK);
+    sched_state s = {0};
+    remat_action a;
+    for (;;) { /* replay the forward phase: which slot holds which carry, which tapes exist */
+        next_action(r, sch, &s, &a);
+        if (a.kind == REMAT_ACT_END_FORWARD)
+            break;
+        forward_action(r, &s, &a, 0, xs, ks, NULL);
+    }
+    copy_carry_in(r, r->ct_cur, ct_carry);
+    if (d->length == 0)
+        for (int i = 0; i < nk; i++)
+            memset(outs[nc + nx + i], 0, r->k_bytes[i]);
+    int first = 1;
+    int64_t expect = d->length - 1;
+    for (;;) {
+        remat_schedule_next(sch, &a);
+        if (a.kind == REMAT_ACT_DONE)
+            break;
+        switch (a.kind) {
+        case REMAT_ACT_ADVANCE:
+        case REMAT_ACT_TAPE:
+            if (a.kind == REMAT_ACT_TAPE)
+                tape(r, a.step, xs, ks, NULL, tape_ptr(r, store, s.tapes));
+            forward_action(r, &s, &a, 1, xs, ks, NULL);
+            break;
+        case REMAT_ACT_TAKESHOT:
+            memcpy(slot_ptr(r, store, a.slot), r->cur, d->carry_bytes);
+            forward_action(r, &s, &a, 0, xs, ks, NULL);
+            break;
+        case REMAT_ACT_FREE:
+            forward_action(r, &s, &a, 0, xs, ks, NULL);
+            break;
+        case REMAT_ACT_RESTORE:
+            REMAT_ASSERT(a.slot >= 0 && a.slot < d->max_slots);
+            memcpy(r->cur, slot_ptr(r, store, a.slot), d->carry_bytes);
+            s.c = r->slot_step[a.slot];
+            break;
+        case REMAT_ACT_REVERSE: {
+            REMAT_ASSERT(a.step == expect);
+            const char *tp;
+            if (s.tapes > 0 && r->tape_step[s.tapes - 1] == a.step) {
+                tp = tape_ptr(r, store, --s.tapes);
+            } else {
+                REMAT_ASSERT(s.c == a.step);
+                tape(r, a.step, xs, ks, NULL, r->tmp_tape);
+                tp = r->tmp_tape;
+                s.c = -1;
+            }
+            reverse_step(r, a.step, tp, ct_ys, outs, first);
+            first = 0;
+            expect--;
+            break;
+        }
+        default:
+            REMAT_UNREACHABLE("scan: unexpected action in the reverse phase");
+        }
+    }
+    REMAT_ASSERT(expect == -1);
+    copy_carry_out(r, outs, r->ct_cur);
+    note_peak(r, s.peak_slots, s.peak_tapes);
+    remat_schedule_free(sch);
+}
+
+remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
+{
+    remat_scan_data *d = data;
+    scan_rt *r = L->alloc(L->ctx, sizeof *r);
+    r->d = d;
+    r->counters = L->counters;
+    r->outs = L->outs;
+    int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
+    r->carry_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nc + 1));
+    r->x_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nx + 1));
+    r->y_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(ny + 1));
+    r->k_bytes = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
+    r->k_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
+    size_t off = 0, ysum = 0, ksum = 0;
+    for (int i = 0; i < nc; i++) {
+        r->carry_off[i] = off;
+        off += remat_scan_align(bytes_of(&d->in[i]));
+    }
+    for (int i = 0; i < nx; i++)
+        r->x_step[i] = bytes_of(&d->in[nc + i]);
+    for (int i = 0; i < ny; i++) {
+        r->y_step[i] = bytes_of(&d->out[nc + i]);
+        ysum += remat_scan_align(r->y_step[i]);
+    }
+    for (int i = 0; i < nk; i++) {
+        r->k_bytes[i] = bytes_of(&d->in[nc + nx + i]);
+        r->k_off[i] = ksum;
+        ksum += remat_scan_align(r->k_bytes[i]);
+    }
+    size_t cb = d->carry_bytes ? d->carry_bytes : 64;
+    r->cur = L->alloc(L->ctx, cb);
+    r->next = L->alloc(L->ctx, cb);
+    r->ct_cur = L->alloc(L->ctx, cb);
+    r->ct_next = L->alloc(L->ctx, cb);
+    r->dummy_y = L->alloc(L->ctx, ysum ? ysum : 64);
+    r->ct_k_tmp = L->alloc(L->ctx, ksum ? ksum : 64);
+    int maxp = nc + nx + nk + ny + nc + (d->vjp ? d->vjp->n_res : 0) + 4;
+    r->pin = L->alloc(L->ctx, sizeof *r->pin * (size_t)maxp);
+    r->pout = L->alloc(L->ctx, sizeof *r->pout * (size_t)maxp);
+
+    remat_status st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
+    if (st != REMAT_OK)
+        return st;
+    if (d->kind == SCAN_PRIMAL) {
+        ins->fn = k_scan_primal;
+        ins->aux = r;
+        return REMAT_OK;
+    }
+    r->slot_step = L->alloc(L->ctx, sizeof(int64_t) * (size_t)(d->max_slots + 1));
+    r->tape_step = L->alloc(L->ctx, sizeof(int64_t) * (size_t)(d->peak_tapes + 1));
+    r->tmp_tape = L->alloc(L->ctx, d->vjp->tape_bytes ? d->vjp->tape_bytes : 64);
+    st = remat_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
+    if (st == REMAT_OK && d->kind == SCAN_BWD)
+        st = remat_compile_sub(d->vjp->bwd, L->be, L->counters, &r->p_bwd);
+    if (st != REMAT_OK)
+        return st;
+    ins->fn = d->kind == SCAN_FWD ? k_scan_fwd : k_scan_bwd;
+    ins->aux = r;
+    return REMAT_OK;
+}

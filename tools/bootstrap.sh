@@ -1,0 +1,22 @@
+#!/bin/sh
+# Installs the Debian packages remat needs (when missing), then configures and
+# builds it in ./build. Safe to run again: it only does what is not done yet.
+set -eu
+cd "$(dirname "$0")/.."
+
+PKGS="gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libcmocka-dev libcjson-dev libsundials-dev libplplot-dev"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "bootstrap: installing$missing" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+[ -f build/build.ninja ] || meson setup build --buildtype=release >/dev/null
+ninja -C build >/dev/null
+echo "bootstrap: built in ./build" >&2
