@@ -43,6 +43,10 @@ typedef struct {
     size_t constant_bytes;
     int64_t instructions;
     int64_t recompute_instructions; /* forward ops re-run by the backward */
+    size_t peak_snapshot_bytes;     /* scan carry snapshots + step tapes the schedule will
+                                       hold at once (largest over the program's scans) */
+    size_t scan_carry_bytes;        /* of that scan: one carry snapshot */
+    size_t scan_tape_bytes;         /* of that scan: one step tape (residuals of one step) */
 } remat_memory_plan;
 
 typedef struct {

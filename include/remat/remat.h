@@ -31,5 +31,6 @@
 #include "exec.h"
 #include "schedule.h"
 #include "scan.h"
+#include "problems.h"
 
 #endif

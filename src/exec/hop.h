@@ -11,6 +11,8 @@
 typedef struct remat_exec_counters {
     int64_t forward_evals;       /* loop body evaluations */
     size_t peak_snapshot_bytes;  /* snapshots + tapes held at once (max over loops) */
+    size_t pred_snapshot_bytes;  /* the schedules' prediction of the same, set at compile */
+    size_t carry_bytes, tape_bytes; /* of the scan with the largest prediction */
     remat_program **subs;        /* every sub-program compiled under the root */
     int n_subs, cap_subs;
 } remat_exec_counters;

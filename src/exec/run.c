@@ -112,6 +112,9 @@ void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
         .instructions = p->n_instrs - p->n_copies,
         .recompute_instructions = p->recompute_instrs,
     };
+    plan->peak_snapshot_bytes = p->counters->pred_snapshot_bytes;
+    plan->scan_carry_bytes = p->counters->carry_bytes;
+    plan->scan_tape_bytes = p->counters->tape_bytes;
     for (int i = 0; i < p->counters->n_subs; i++) /* loop bodies have arenas of their own */
         plan->arena_bytes += p->counters->subs[i]->arena_bytes;
 }

@@ -378,6 +378,12 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
         ins->aux = r;
         return REMAT_OK;
     }
+    size_t pred = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
+    if (pred >= L->counters->pred_snapshot_bytes) {
+        L->counters->pred_snapshot_bytes = pred;
+        L->counters->carry_bytes = d->carry_bytes;
+        L->counters->tape_bytes = d->vjp->tape_bytes;
+    }
     r->slot_step = L->alloc(L->ctx, sizeof(int64_t) * (size_t)(d->max_slots + 1));
     r->tape_step = L->alloc(L->ctx, sizeof(int64_t) * (size_t)(d->peak_tapes + 1));
     r->tmp_tape = L->alloc(L->ctx, d->vjp->tape_bytes ? d->vjp->tape_bytes : 64);

@@ -1,0 +1,45 @@
+/*
+ * remat/problems.h — small reference problems for comparing checkpoint
+ * schedules (`remat compare`), built from the public graph and scan API.
+ *
+ *   "pfr-euler"  A->B->C in a plug-flow reactor, explicit Euler, k1=1,
+ *                k2=0.5, C0=[1,0,0], L=10: loss -C_B(L), gradient w.r.t.
+ *                (k1, k2) closed over by the scan
+ *   "sin"        x = ones(100); steps times x = sin(x) + 0.1 x; loss sum(x);
+ *                gradient w.r.t. x (the scan's initial carry)
+ *
+ *   remat_problem *p;
+ *   remat_problem_new("pfr-euler", 1000, &p);
+ *   remat_fn *vg;
+ *   remat_problem_build(p, &opt, &vg);   // (loss, grads...) of value_and_grad
+ */
+#ifndef REMAT_PROBLEMS_H
+#define REMAT_PROBLEMS_H
+
+#include "scan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct remat_problem remat_problem;
+
+/* Unknown names are an error naming the known ones. steps >= 0. */
+remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **out);
+void remat_problem_free(remat_problem *p);
+const char *remat_problem_name(const remat_problem *p);
+const char *remat_problem_description(const remat_problem *p);
+int64_t remat_problem_steps(const remat_problem *p);
+/* value_and_grad of the problem's loss, its scan using opt's schedule. */
+remat_status remat_problem_build(const remat_problem *p, const remat_scan_options *opt, remat_fn **out);
+/* The inputs the built function takes (default values; owned by p). */
+int remat_problem_num_inputs(const remat_problem *p);
+const remat_tensor *remat_problem_inputs(const remat_problem *p);
+/* Names of the differentiated inputs, in gradient-output order. */
+int remat_problem_num_grads(const remat_problem *p);
+const char *remat_problem_grad_name(const remat_problem *p, int i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,113 @@
+/* cli.c — option parsing and atomic output files for the remat tool. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_int64(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = text ? strtoll(text, &end, 10) : 0;
+    if (!text || !*text || *end || errno) {
+        fprintf(stderr, "remat: %s: '%s' is not an integer\n", opt, text ? text : "");
+        return 0;
+    }
+    if (v < lo || v > hi) {
+        fprintf(stderr, "remat: %s: %lld is out of range [%lld, %lld]\n", opt, v, (long long)lo, (long long)hi);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int cli_double(const char *opt, const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = text ? strtod(text, &end) : 0;
+    if (!text || !*text || *end || errno || !isfinite(v)) {
+        fprintf(stderr, "remat: %s: '%s' is not a finite number\n", opt, text ? text : "");
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int cli_bytes(const char *opt, const char *text, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = text ? strtod(text, &end) : 0;
+    if (!text || !*text || errno || end == text || !isfinite(v) || v < 0) {
+        fprintf(stderr, "remat: %s: '%s' is not a byte count (e.g. 65536, 64k, 1.5M, 2G)\n", opt, text ? text : "");
+        return 0;
+    }
+    double mul = 1;
+    if (*end == 'k' || *end == 'K')
+        mul = 1024.0, end++;
+    else if (*end == 'M')
+        mul = 1024.0 * 1024.0, end++;
+    else if (*end == 'G')
+        mul = 1024.0 * 1024.0 * 1024.0, end++;
+    if (*end == 'B')
+        end++;
+    if (*end) {
+        fprintf(stderr, "remat: %s: '%s' has an unknown suffix '%s' (use k, M or G)\n", opt, text, end);
+        return 0;
+    }
+    *out = (int64_t)(v * mul);
+    return 1;
+}
+
+int cli_out_open(cli_out *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->path = strdup(path);
+    o->tmp = malloc(strlen(path) + 32);
+    if (!o->path || !o->tmp) {
+        fprintf(stderr, "remat: out of memory\n");
+        cli_out_abort(o);
+        return 0;
+    }
+    sprintf(o->tmp, "%s.tmp.%ld", path, (long)getpid());
+    o->f = fopen(o->tmp, "w");
+    if (!o->f) {
+        fprintf(stderr, "remat: cannot write '%s': %s\n", path, strerror(errno));
+        free(o->path);
+        free(o->tmp);
+        memset(o, 0, sizeof *o);
+        return 0;
+    }
+    return 1;
+}
+
+int cli_out_commit(cli_out *o)
+{
+    int ok = fclose(o->f) == 0;
+    o->f = NULL;
+    if (ok && rename(o->tmp, o->path) != 0)
+        ok = 0;
+    if (!ok) {
+        fprintf(stderr, "remat: cannot write '%s': %s\n", o->path, strerror(errno));
+        remove(o->tmp);
+    }
+    free(o->path);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+    return ok;
+}
+
+void cli_out_abort(cli_out *o)
+{
+    if (o->f)
+        fclose(o->f);
+    if (o->tmp)
+        remove(o->tmp);
+    free(o->path);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+}

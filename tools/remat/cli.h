@@ -1,0 +1,40 @@
+/*
+ * cli.h — helpers shared by the remat subcommands: strict number parsing with
+ * messages that name the option, output files written atomically (a temp file
+ * renamed at the end, removed on failure), and the plot interface.
+ */
+#ifndef REMAT_TOOL_CLI_H
+#define REMAT_TOOL_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* All print "remat: <option>: <what is wrong>" to stderr and return 0 on error. */
+int cli_int64(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
+int cli_double(const char *opt, const char *text, double *out);
+/* "1000", "64k", "1.5M", "2G" (powers of 1024) */
+int cli_bytes(const char *opt, const char *text, int64_t *out);
+
+/* An output file that appears only when complete. */
+typedef struct {
+    FILE *f;
+    char *path, *tmp;
+} cli_out;
+int cli_out_open(cli_out *o, const char *path);
+int cli_out_commit(cli_out *o); /* close + rename; 0 on error (file removed) */
+void cli_out_abort(cli_out *o); /* close + remove */
+
+/* Plots (PLplot when built with it). Each series is a set of points with a
+ * label; returns 0 with a message on error (or when built without PLplot). */
+typedef struct {
+    const char *label;
+    int n;
+    const double *x, *y;
+    int points_only;
+} cli_series;
+int cli_plot(const char *path, const char *title, const char *xlabel, const char *ylabel, int logx, int logy,
+             int n_series, const cli_series *series);
+
+int cmd_compare(int argc, char **argv);
+
+#endif

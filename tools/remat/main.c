@@ -1,0 +1,39 @@
+/* main.c — the remat command: dispatches to subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: remat <command> [options]\n"
+            "\n"
+            "Reverse-mode gradients of long computations under a memory budget.\n"
+            "\n"
+            "commands:\n"
+            "  compare   run checkpoint schedules on a problem side by side (memory, recompute, time)\n"
+            "\n"
+            "Run 'remat <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("remat 0.1.0\n");
+        return 0;
+    }
+    if (!strcmp(argv[1], "compare"))
+        return cmd_compare(argc - 1, argv + 1);
+    fprintf(stderr, "remat: unknown command '%s' (expected: compare)\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,11 @@
+/* plot_none.c — the tool was built without PLplot: --plot says so. */
+#include "cli.h"
+
+int cli_plot(const char *path, const char *title, const char *xlabel, const char *ylabel, int logx, int logy,
+             int n_series, const cli_series *series)
+{
+    (void)title, (void)xlabel, (void)ylabel, (void)logx, (void)logy, (void)n_series, (void)series;
+    fprintf(stderr, "remat: --plot %s: this remat was built without PLplot (install libplplot-dev and "
+                    "plplot-driver-cairo, then rebuild)\n", path);
+    return 0;
+}
