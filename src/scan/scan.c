@@ -139,11 +139,15 @@ const remat_hop_rules remat_scan_rules = {
 };
 
 /* ---- construction ---- */
-static int same(const remat_fn *f, remat_val v, const scan_desc *want, int stacked_len, int64_t length)
+/* REMAT_OK when v has want's dtype and (stacked) shape; else the status to
+ * report, a dtype mismatch first, as remat_call does. */
+static remat_status same(const remat_fn *f, remat_val v, const scan_desc *want, int stacked_len, int64_t length)
 {
     const remat_node *n = remat_fn_node(f, v);
     remat_shape s = stacked_len ? stacked(length, &want->shape) : want->shape;
-    return n->dtype == want->dt && remat_shape_equal(&n->shape, &s);
+    if (n->dtype != want->dt)
+        return REMAT_ERR_DTYPE;
+    return remat_shape_equal(&n->shape, &s) ? REMAT_OK : REMAT_ERR_SHAPE;
 }
 
 remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, int n_carry, const remat_val *init,
@@ -204,30 +208,31 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
         const remat_node *n = remat_fn_node(body, body->outs[i]);
         d->out[i] = (scan_desc){(remat_dtype)n->dtype, n->shape};
     }
-    remat_status st = REMAT_OK;
+    remat_status st = REMAT_OK, bad;
     for (int i = 0; i < n_carry && st == REMAT_OK; i++) {
         if (d->out[i].dt != d->in[i].dt || !remat_shape_equal(&d->out[i].shape, &d->in[i].shape))
-            st = FAIL(REMAT_ERR_SHAPE, "scan: body '%s' carry %d goes in as %s but comes out as %s", body->name, i,
+            st = FAIL(d->out[i].dt != d->in[i].dt ? REMAT_ERR_DTYPE : REMAT_ERR_SHAPE,
+                      "scan: body '%s' carry %d goes in as %s but comes out as %s", body->name, i,
                       remat_shape_format(d->in[i].dt, &d->in[i].shape, a, sizeof a),
                       remat_shape_format(d->out[i].dt, &d->out[i].shape, b, sizeof b));
-        else if (!same(f, init[i], &d->in[i], 0, length))
-            st = FAIL(REMAT_ERR_SHAPE, "scan: init carry %d is %s, body '%s' expects %s", i,
+        else if ((bad = same(f, init[i], &d->in[i], 0, length)) != REMAT_OK)
+            st = FAIL(bad, "scan: init carry %d is %s, body '%s' expects %s", i,
                       remat_fn_fmt_val(f, init[i], a, sizeof a), body->name,
                       remat_shape_format(d->in[i].dt, &d->in[i].shape, b, sizeof b));
     }
     for (int i = 0; i < n_xs && st == REMAT_OK; i++) {
         const scan_desc *w = &d->in[n_carry + i];
-        if (!same(f, xs[i], w, 1, length)) {
+        if ((bad = same(f, xs[i], w, 1, length)) != REMAT_OK) {
             remat_shape s = stacked(length, &w->shape);
-            st = FAIL(REMAT_ERR_SHAPE, "scan: xs %d is %s, expected %s (length %lld stacked on axis 0)", i,
+            st = FAIL(bad, "scan: xs %d is %s, expected %s (length %lld stacked on axis 0)", i,
                       remat_fn_fmt_val(f, xs[i], a, sizeof a), remat_shape_format(w->dt, &s, b, sizeof b),
                       (long long)length);
         }
     }
     for (int i = 0; i < n_consts && st == REMAT_OK; i++) {
         const scan_desc *w = &d->in[n_carry + n_xs + i];
-        if (!same(f, consts[i], w, 0, length))
-            st = FAIL(REMAT_ERR_SHAPE, "scan: const %d is %s, body '%s' expects %s", i,
+        if ((bad = same(f, consts[i], w, 0, length)) != REMAT_OK)
+            st = FAIL(bad, "scan: const %d is %s, body '%s' expects %s", i,
                       remat_fn_fmt_val(f, consts[i], a, sizeof a), body->name,
                       remat_shape_format(w->dt, &w->shape, b, sizeof b));
     }
