@@ -6,16 +6,18 @@
 #include "remat/ad.h"
 
 /* Marks dims used by one operand; 0 (with a message) if a dim is bad or repeated. */
-static int mark(remat_fn *f, remat_loc loc, const char *side, int rank, int n, const int *dims, uint32_t *used)
+static int mark(remat_fn *f, remat_loc loc, const char *side, const char *shape, int rank, int n, const int *dims,
+                uint32_t *used)
 {
     for (int i = 0; i < n; i++) {
         if (dims[i] < 0 || dims[i] >= rank) {
-            remat_fn_fail(f, REMAT_ERR_AXIS, loc, "dot_general: %s dimension %d out of range for rank %d", side,
-                          dims[i], rank);
+            remat_fn_fail(f, REMAT_ERR_AXIS, loc, "dot_general: %s dimension %d out of range for %s", side, dims[i],
+                          shape);
             return 0;
         }
         if (*used & (1u << dims[i])) {
-            remat_fn_fail(f, REMAT_ERR_AXIS, loc, "dot_general: %s dimension %d used twice", side, dims[i]);
+            remat_fn_fail(f, REMAT_ERR_AXIS, loc, "dot_general: %s dimension %d used twice in %s", side, dims[i],
+                          shape);
             return 0;
         }
         *used |= 1u << dims[i];
@@ -40,10 +42,10 @@ remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const 
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "dot_general: bad dimension-number counts (%d, %d)",
                              d->n_contract, d->n_batch);
     uint32_t ul = 0, ur = 0;
-    if (!mark(f, loc, "lhs contracting", nl->shape.rank, d->n_contract, d->lhs_contract, &ul) ||
-        !mark(f, loc, "rhs contracting", nr->shape.rank, d->n_contract, d->rhs_contract, &ur) ||
-        !mark(f, loc, "lhs batch", nl->shape.rank, d->n_batch, d->lhs_batch, &ul) ||
-        !mark(f, loc, "rhs batch", nr->shape.rank, d->n_batch, d->rhs_batch, &ur))
+    if (!mark(f, loc, "lhs contracting", sl, nl->shape.rank, d->n_contract, d->lhs_contract, &ul) ||
+        !mark(f, loc, "rhs contracting", sr, nr->shape.rank, d->n_contract, d->rhs_contract, &ur) ||
+        !mark(f, loc, "lhs batch", sl, nl->shape.rank, d->n_batch, d->lhs_batch, &ul) ||
+        !mark(f, loc, "rhs batch", sr, nr->shape.rank, d->n_batch, d->rhs_batch, &ur))
         return REMAT_NONE;
     for (int i = 0; i < d->n_contract; i++)
         if (nl->shape.dims[d->lhs_contract[i]] != nr->shape.dims[d->rhs_contract[i]])

@@ -33,7 +33,8 @@ remat_val remat_sum_at(remat_fn *f, remat_val a, int naxes, const int *axes, rem
                 return remat_fn_fail(f, REMAT_ERR_AXIS, loc, "reduce_sum: axis %d out of range for %s", axes[i],
                                      remat_fn_fmt_val(f, a, sa, sizeof sa));
             if (mask & (1u << ax))
-                return remat_fn_fail(f, REMAT_ERR_AXIS, loc, "reduce_sum: axis %d repeated", axes[i]);
+                return remat_fn_fail(f, REMAT_ERR_AXIS, loc, "reduce_sum: axis %d repeated for %s", axes[i],
+                                     remat_fn_fmt_val(f, a, sa, sizeof sa));
             mask |= 1u << ax;
         }
     }
@@ -65,8 +66,9 @@ remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const in
     for (int i = 0; i < na->shape.rank; i++) {
         if (bdims[i] < 0 || bdims[i] >= rank || (i > 0 && bdims[i] <= bdims[i - 1]))
             return remat_fn_fail(f, REMAT_ERR_AXIS, loc,
-                                 "broadcast_in_dim: broadcast_dimensions[%d] = %d must be increasing and in [0, %d)",
-                                 i, bdims[i], rank);
+                                 "broadcast_in_dim: operand %s: broadcast_dimensions[%d] = %d must be increasing "
+                                 "and in [0, %d)",
+                                 remat_fn_fmt_val(f, a, sa, sizeof sa), i, bdims[i], rank);
         if (na->shape.dims[i] != 1 && na->shape.dims[i] != dims[bdims[i]])
             return remat_fn_fail(f, REMAT_ERR_SHAPE, loc,
                                  "broadcast_in_dim: operand %s dim %d (%lld) is neither 1 nor %lld",
@@ -134,10 +136,12 @@ remat_val remat_transpose_at(remat_fn *f, remat_val a, const int *perm, remat_lo
     if (r > 0 && !perm)
         return remat_fn_fail(f, REMAT_ERR_NULL, loc, "transpose: permutation is NULL");
     remat_shape s = {.rank = r};
+    char sa[96];
     for (int i = 0; i < r; i++) {
         if (perm[i] < 0 || perm[i] >= r || (seen & (1 << perm[i])))
-            return remat_fn_fail(f, REMAT_ERR_AXIS, loc, "transpose: permutation entry %d = %d is not a permutation of 0..%d",
-                                 i, perm[i], r - 1);
+            return remat_fn_fail(f, REMAT_ERR_AXIS, loc,
+                                 "transpose: permutation entry %d = %d is not a permutation of 0..%d for %s", i,
+                                 perm[i], r - 1, remat_fn_fmt_val(f, a, sa, sizeof sa));
         seen |= 1 << perm[i];
         s.dims[i] = na->shape.dims[perm[i]];
         ident &= perm[i] == i;
