@@ -840,6 +840,33 @@ static void test_ad_convert_value_vjp_and_finite_differences(void **state)
     remat_fn_free(f);
 }
 
+/* checkpoint_name is the identity, for values and cotangents, bit for bit */
+static void test_ad_name_is_identity_for_values_and_cotangents(void **state)
+{
+    int64_t d[2] = {2, 3};
+    double x[6], ct[6];
+    fill_inputs(x, 6, -2, 2, 0);
+    fill_inputs(ct, 6, -1, 1, 0);
+    remat_fn *f = remat_fn_new("name");
+    remat_val a = remat_arg(f, "x", REMAT_F64, 2, d);
+    remat_val n = remat_name(f, remat_exp(f, a), "tag");
+    assert_int_equal(remat_val_op(f, n), REMAT_OP_NAME);
+    remat_fn_output(f, remat_name(f, n, "again"));
+    remat_fn *g = NULL;
+    assert_int_equal(remat_vjp(f, 0, NULL, &g), REMAT_OK);
+    remat_tensor in[2] = {remat_tensor_f64(x, 2, d), remat_tensor_f64(ct, 2, d)};
+    outs_t o;
+    run_fn(g, 2, in, &o, NULL);
+    for (int i = 0; i < 6; i++) {
+        double y = ((double *)o.t[0].data)[i];
+        assert_true(fabs(y - exp(x[i])) <= 1e-15 * exp(x[i]));
+        assert_true(((double *)o.t[1].data)[i] == ct[i] * y); /* exp's rule alone: g * y, names add nothing */
+    }
+    outs_free(&o);
+    remat_fn_free(g);
+    remat_fn_free(f);
+}
+
 /* ---- custom op: a fused x * sin(y) ---- */
 
 typedef struct {
@@ -2381,6 +2408,7 @@ int main(void)
         cmocka_unit_test(test_ad_every_primitive_matches_finite_differences),
         cmocka_unit_test(test_ad_dot_general_matches_finite_differences),
         cmocka_unit_test(test_ad_convert_value_vjp_and_finite_differences),
+        cmocka_unit_test(test_ad_name_is_identity_for_values_and_cotangents),
         cmocka_unit_test(test_ad_custom_op_gradient_and_finite_differences),
         cmocka_unit_test(test_ad_custom_op_without_vjp_fails_at_grad_time),
         cmocka_unit_test(test_ad_residuals_block_net_match_jax),
