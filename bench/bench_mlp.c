@@ -12,9 +12,12 @@
  * everything_saveable, and the floor: per layer one forward and two backward
  * cblas_sgemm on buffers of the same sizes (3 D GEMMs, no elementwise work).
  * All variants run round-robin, `reps` times each; medians and minima are
- * reported in one JSON object on stdout. The gradients of the four remat
- * variants must be bitwise equal (exit status 1 otherwise). --smoke runs a
- * tiny size and also checks the gradient against a plain-loop reference.
+ * reported in one JSON object on stdout (wall time, and process CPU time,
+ * which with OPENBLAS_NUM_THREADS=1 is robust on a busy machine). The
+ * gradients of the four remat variants must be bitwise equal (exit status 1
+ * otherwise). --smoke runs a tiny size and also checks the gradient against
+ * a plain-loop reference; --only VARIANT runs one variant without the floor
+ * (for perf record).
  *
  * Target: dots_with_no_batch_dims_saveable <= 1.15x the floor.
  */
@@ -41,7 +44,7 @@ typedef struct {
     remat_program *prog;
     remat_memory_plan plan;
     remat_stats stats;
-    double *ms;
+    double *ms, *cpu_ms; /* wall and process CPU time per rep */
     float *grad; /* D * W * W */
 } variant;
 
@@ -49,6 +52,15 @@ static double now_ms(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+/* CPU time of the whole process: with OPENBLAS_NUM_THREADS=1 it is the work
+ * done, unaffected by time spent descheduled on a busy machine */
+static double cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
 }
 
@@ -257,6 +269,7 @@ int main(int argc, char **argv)
         if (prepare(&c, layer, &v[i]))
             return 1;
         v[i].ms = calloc((size_t)c.reps, sizeof *v[i].ms);
+        v[i].cpu_ms = calloc((size_t)c.reps, sizeof *v[i].cpu_ms);
         v[i].grad = malloc(sizeof *v[i].grad * wsz * (size_t)D);
     }
 
@@ -270,24 +283,27 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < act; i++)
         fg[i] = urand(&seed);
     double *floor_ms = calloc((size_t)c.reps, sizeof *floor_ms);
+    double *floor_cpu = calloc((size_t)c.reps, sizeof *floor_cpu);
 
     /* one untimed warm-up round, then reps timed rounds, variants interleaved */
     for (int rep = -1; rep < c.reps; rep++) {
         for (int i = 0; i < nv; i++) {
             for (int l = 0; l < D; l++)
                 out[l] = remat_tensor_f32(v[i].grad + (size_t)l * wsz, 2, (int64_t[]){W, W});
-            double t0 = now_ms();
+            double c0 = cpu_ms(), t0 = now_ms();
             if (remat_run(v[i].prog, D + 1, in, D, out, &v[i].stats) != REMAT_OK) {
                 fprintf(stderr, "bench_mlp: run %s: %s\n", v[i].name, remat_last_error());
                 return 1;
             }
-            double t1 = now_ms();
-            if (rep >= 0)
+            double t1 = now_ms(), c1 = cpu_ms();
+            if (rep >= 0) {
                 v[i].ms[rep] = t1 - t0;
+                v[i].cpu_ms[rep] = c1 - c0;
+            }
         }
         if (c.only)
             continue;
-        double t0 = now_ms();
+        double c0 = cpu_ms(), t0 = now_ms();
         for (int l = 0; l < D; l++) /* h_{l+1} = h_l @ w_l */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, W, W, 1.0f, fh[l], W, w[l], W, 0.0f, fh[l + 1],
                         W);
@@ -300,9 +316,11 @@ int main(int argc, char **argv)
             fg = fg2;
             fg2 = t;
         }
-        double t1 = now_ms();
-        if (rep >= 0)
+        double t1 = now_ms(), c1 = cpu_ms();
+        if (rep >= 0) {
             floor_ms[rep] = t1 - t0;
+            floor_cpu[rep] = c1 - c0;
+        }
     }
 
     bool equal = true;
@@ -312,18 +330,21 @@ int main(int argc, char **argv)
     bool ok = equal && (!c.smoke || ref_err < 1e-4);
 
     const double floor_med = c.only ? NAN : median(floor_ms, c.reps);
-    char b1[32], b2[32];
+    const double floor_cpu_med = c.only ? NAN : median(floor_cpu, c.reps);
+    char b1[32], b2[32], b3[32];
     printf("{\"bench\":\"mlp\", \"layers\":%d, \"width\":%d, \"batch\":%d, \"dtype\":\"f32\", \"reps\":%d, "
-           "\"gemm_floor_ms\":%s, \"gemm_floor_min_ms\":%s, \"gemm_floor_gemms\":%d, \"target\":{\"policy\":"
+           "\"gemm_floor_ms\":%s, \"gemm_floor_min_ms\":%s, \"gemm_floor_cpu_ms\":%s, \"gemm_floor_gemms\":%d, \"target\":{\"policy\":"
            "\"dots_with_no_batch_dims_saveable\", \"max_ratio_to_floor\":1.15}, \"variants\":[",
            D, W, B, c.reps, jnum(b1, sizeof b1, floor_med),
-           jnum(b2, sizeof b2, c.only ? NAN : minimum(floor_ms, c.reps)), 3 * D);
+           jnum(b2, sizeof b2, c.only ? NAN : minimum(floor_ms, c.reps)), jnum(b3, sizeof b3, floor_cpu_med), 3 * D);
     for (int i = 0; i < nv; i++) {
-        const double med = median(v[i].ms, c.reps);
+        const double med = median(v[i].ms, c.reps), cmed = median(v[i].cpu_ms, c.reps);
         printf("%s\n  {\"policy\":\"%s\", \"median_ms\":%.4f, \"min_ms\":%.4f, \"ratio_to_floor\":%s, "
+               "\"cpu_ms\":%.4f, \"cpu_ratio_to_floor\":%s, "
                "\"residual_bytes\":%zu, \"arena_bytes\":%zu, \"constant_bytes\":%zu, \"ops\":%lld, "
                "\"dot_generals\":%lld, \"recomputed_ops\":%lld}",
-               i ? "," : "", v[i].name, med, minimum(v[i].ms, c.reps), jnum(b1, sizeof b1, med / floor_med),
+               i ? "," : "", v[i].name, med, minimum(v[i].ms, c.reps), jnum(b1, sizeof b1, med / floor_med), cmed,
+               jnum(b3, sizeof b3, cmed / floor_cpu_med),
                v[i].plan.residual_bytes, v[i].plan.arena_bytes, v[i].plan.constant_bytes,
                (long long)v[i].stats.ops_executed, (long long)v[i].stats.op_counts[REMAT_OP_DOT_GENERAL],
                (long long)v[i].stats.recomputed_ops);
@@ -336,6 +357,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nv; i++) {
         remat_program_free(v[i].prog);
         free(v[i].ms);
+        free(v[i].cpu_ms);
         free(v[i].grad);
     }
     for (int l = 0; l <= D; l++)
@@ -347,6 +369,7 @@ int main(int argc, char **argv)
     free(fg2);
     free(fdw);
     free(floor_ms);
+    free(floor_cpu);
     free(w);
     free(x);
     free(in);
