@@ -155,9 +155,11 @@ remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat_val b, re
         return remat_fn_fail(f, REMAT_ERR_SHAPE, loc, "%s: shapes %s and %s do not broadcast", name,
                              remat_fn_fmt_val(f, a, sa, sizeof sa), remat_fn_fmt_val(f, b, sb, sizeof sb));
     remat_dtype dt = (remat_dtype)na->dtype;
-    if (!remat_shape_equal(&na->shape, &s))
+    /* read both shapes before adding nodes: adding may move the node array */
+    int widen_a = !remat_shape_equal(&na->shape, &s), widen_b = !remat_shape_equal(&nb->shape, &s);
+    if (widen_a)
         a = remat_broadcast_to_at(f, a, s.rank, s.dims, loc);
-    if (!remat_shape_equal(&nb->shape, &s))
+    if (widen_b)
         b = remat_broadcast_to_at(f, b, s.rank, s.dims, loc);
     remat_node n = remat_proto(op, dt, &s, loc);
     ab[0] = a;
