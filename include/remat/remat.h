@@ -32,5 +32,6 @@
 #include "schedule.h"
 #include "scan.h"
 #include "problems.h"
+#include "kinetics.h"
 
 #endif

@@ -1,0 +1,392 @@
+/*
+ * lower.c — a mechanism's right-hand side as graph ops (remat/kinetics.h).
+ *
+ * One walk over the expression DAG. Leaves are memoised by table index
+ * (species, params, lets) and inner nodes by address, so a reaction's net
+ * rate, which appears in the dy/dt of every species it changes, is emitted
+ * once, and each let once. Species are read as (..., 1) slices of y so that
+ * the same ops serve y of shape (S,) and batched (..., S): params and t are
+ * scalars and broadcast; dy/dt is the concatenation of the S per-species
+ * values along the last axis.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "remat/kinetics.h"
+
+typedef struct {
+    const remat_expr *key;
+    remat_val val;
+} memo_slot;
+
+typedef struct {
+    remat_fn *f;
+    const remat_mechanism *m;
+    remat_dtype dt;
+    remat_val t, y, params;
+    remat_shape ys;        /* y's shape */
+    remat_val *species;    /* [S] (..., 1) slices, REMAT_NONE until read */
+    remat_val *param_vals; /* [P] scalars */
+    remat_val *let_vals;   /* [nlets] */
+    memo_slot *slots;      /* open addressing on node address */
+    size_t nslot, used;
+    remat_status st;       /* first error of the walk (beyond graph build errors) */
+} lowering;
+
+static size_t hash_ptr(const void *p)
+{
+    uintptr_t x = (uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static remat_val *memo_find(lowering *L, const remat_expr *e)
+{
+    size_t i = hash_ptr(e) & (L->nslot - 1);
+    while (L->slots[i].key && L->slots[i].key != e)
+        i = (i + 1) & (L->nslot - 1);
+    return L->slots[i].key ? &L->slots[i].val : NULL;
+}
+
+static int memo_put(lowering *L, const remat_expr *e, remat_val v)
+{
+    if (2 * (L->used + 1) > L->nslot) { /* keep the load under one half */
+        size_t n = L->nslot * 2;
+        memo_slot *s = calloc(n, sizeof *s);
+        if (!s)
+            return 0;
+        for (size_t k = 0; k < L->nslot; k++) {
+            if (!L->slots[k].key)
+                continue;
+            size_t i = hash_ptr(L->slots[k].key) & (n - 1);
+            while (s[i].key)
+                i = (i + 1) & (n - 1);
+            s[i] = L->slots[k];
+        }
+        free(L->slots);
+        L->slots = s;
+        L->nslot = n;
+    }
+    size_t i = hash_ptr(e) & (L->nslot - 1);
+    while (L->slots[i].key)
+        i = (i + 1) & (L->nslot - 1);
+    L->slots[i] = (memo_slot){e, v};
+    L->used++;
+    return 1;
+}
+
+/* The value of a subtree without species, params, lets or t, computed as
+ * remat_mechanism_eval_rhs would; 0 if the subtree is not constant. */
+static int fold(const remat_expr *e, double *v)
+{
+    double a = 0, b = 0;
+    switch (e->kind) {
+    case REMAT_EXPR_NUM:
+    case REMAT_EXPR_CONST: *v = e->value; return 1;
+    case REMAT_EXPR_SPECIES:
+    case REMAT_EXPR_PARAM:
+    case REMAT_EXPR_INDEP:
+    case REMAT_EXPR_LET: return 0;
+    default: break;
+    }
+    if (!fold(e->args[0], &a) || (e->nargs > 1 && !fold(e->args[1], &b)))
+        return 0;
+    switch (e->kind) {
+    case REMAT_EXPR_NEG: *v = -a; return 1;
+    case REMAT_EXPR_ADD: *v = a + b; return 1;
+    case REMAT_EXPR_SUB: *v = a - b; return 1;
+    case REMAT_EXPR_MUL: *v = a * b; return 1;
+    case REMAT_EXPR_DIV: *v = a / b; return 1;
+    case REMAT_EXPR_POW: *v = pow(a, b); return 1;
+    case REMAT_EXPR_CALL:
+        switch (e->fn) {
+        case REMAT_FN_EXP: *v = exp(a); return 1;
+        case REMAT_FN_LOG: *v = log(a); return 1;
+        case REMAT_FN_SQRT: *v = sqrt(a); return 1;
+        case REMAT_FN_MIN: *v = fmin(a, b); return 1;
+        case REMAT_FN_MAX: *v = fmax(a, b); return 1;
+        case REMAT_FN_COUNT: break;
+        }
+        break;
+    default: break;
+    }
+    REMAT_UNREACHABLE("bad expression node in a mechanism");
+}
+
+static remat_val cst(lowering *L, double v) { return remat_scalar(L->f, L->dt, v); }
+
+static remat_val walk(lowering *L, const remat_expr *e);
+
+static remat_val species(lowering *L, int i)
+{
+    if (L->species[i] != REMAT_NONE)
+        return L->species[i];
+    int r = L->ys.rank;
+    int64_t start[REMAT_MAX_RANK] = {0}, limit[REMAT_MAX_RANK];
+    memcpy(limit, L->ys.dims, sizeof limit);
+    start[r - 1] = i;
+    limit[r - 1] = i + 1;
+    return L->species[i] = remat_slice(L->f, L->y, start, limit, NULL);
+}
+
+static remat_val param(lowering *L, int i)
+{
+    if (L->param_vals[i] == REMAT_NONE)
+        L->param_vals[i] = remat_index(L->f, L->params, i);
+    return L->param_vals[i];
+}
+
+static remat_val let(lowering *L, int i)
+{
+    /* a let's tree reads only lets with a smaller index, so the recursion
+     * computes them in definition order */
+    if (L->let_vals[i] == REMAT_NONE)
+        L->let_vals[i] = walk(L, remat_mechanism_let_expr(L->m, i));
+    return L->let_vals[i];
+}
+
+/* x^e: exact products for integer orders, as JAX lowers x**2 to integer_pow */
+static remat_val power(lowering *L, const remat_expr *e)
+{
+    double p;
+    const remat_expr *base = e->args[0], *ex = e->args[1];
+    if (fold(ex, &p)) {
+        remat_val x = walk(L, base);
+        if (p == 1)
+            return x;
+        if (p == floor(p) && fabs(p) <= 64)
+            return remat_integer_pow(L->f, x, (int)p);
+        if (!isfinite(p)) {
+            L->st = remat_error(REMAT_ERR_VALUE, "kinetics: %s:%d:%d: exponent %g is not finite",
+                                remat_mechanism_source(L->m), e->line, e->col, p);
+            return REMAT_NONE;
+        }
+        return remat_pow(L->f, x, p);
+    }
+    double c;
+    remat_val logx = fold(base, &c) ? cst(L, log(c)) : remat_log(L->f, walk(L, base));
+    return remat_exp(L->f, remat_mul(L->f, walk(L, ex), logx));
+}
+
+static remat_val walk(lowering *L, const remat_expr *e)
+{
+    switch (e->kind) {
+    case REMAT_EXPR_NUM:
+    case REMAT_EXPR_CONST: return cst(L, e->value);
+    case REMAT_EXPR_SPECIES: return species(L, e->index);
+    case REMAT_EXPR_PARAM: return param(L, e->index);
+    case REMAT_EXPR_LET: return let(L, e->index);
+    case REMAT_EXPR_INDEP:
+        if (L->t == REMAT_NONE && L->st == REMAT_OK)
+            L->st = remat_error(REMAT_ERR_NULL,
+                                "kinetics: %s:%d:%d: the rates read the independent variable '%s' but t is "
+                                "REMAT_NONE",
+                                remat_mechanism_source(L->m), e->line, e->col, remat_mechanism_indep_name(L->m));
+        return L->t;
+    default: break;
+    }
+    remat_val *hit = memo_find(L, e);
+    if (hit)
+        return *hit;
+    remat_fn *f = L->f;
+    remat_val v = REMAT_NONE;
+    switch (e->kind) {
+    case REMAT_EXPR_NEG: v = remat_neg(f, walk(L, e->args[0])); break;
+    case REMAT_EXPR_ADD: v = remat_add(f, walk(L, e->args[0]), walk(L, e->args[1])); break;
+    case REMAT_EXPR_SUB: v = remat_sub(f, walk(L, e->args[0]), walk(L, e->args[1])); break;
+    case REMAT_EXPR_MUL: v = remat_mul(f, walk(L, e->args[0]), walk(L, e->args[1])); break;
+    case REMAT_EXPR_DIV: v = remat_div(f, walk(L, e->args[0]), walk(L, e->args[1])); break;
+    case REMAT_EXPR_POW: v = power(L, e); break;
+    case REMAT_EXPR_CALL: {
+        remat_val a = walk(L, e->args[0]);
+        switch (e->fn) {
+        case REMAT_FN_EXP: v = remat_exp(f, a); break;
+        case REMAT_FN_LOG: v = remat_log(f, a); break;
+        case REMAT_FN_SQRT: v = remat_sqrt(f, a); break;
+        case REMAT_FN_MIN: v = remat_min(f, a, walk(L, e->args[1])); break;
+        case REMAT_FN_MAX: v = remat_max(f, a, walk(L, e->args[1])); break;
+        case REMAT_FN_COUNT: REMAT_UNREACHABLE("bad function in a mechanism");
+        }
+        break;
+    }
+    default: REMAT_UNREACHABLE("bad expression node in a mechanism");
+    }
+    if (!memo_put(L, e, v) && L->st == REMAT_OK)
+        L->st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(L->m));
+    return v;
+}
+
+static int uses_indep(const remat_expr *e, const remat_mechanism *m, signed char *let_seen)
+{
+    switch (e->kind) {
+    case REMAT_EXPR_INDEP: return 1;
+    case REMAT_EXPR_LET:
+        if (let_seen[e->index] < 0)
+            let_seen[e->index] = (signed char)uses_indep(remat_mechanism_let_expr(m, e->index), m, let_seen);
+        return let_seen[e->index];
+    default:
+        for (int i = 0; i < e->nargs; i++)
+            if (uses_indep(e->args[i], m, let_seen))
+                return 1;
+        return 0;
+    }
+}
+
+int remat_kinetics_uses_indep(const remat_mechanism *m)
+{
+    if (!m)
+        return 0;
+    int nl = remat_mechanism_let_count(m), r = 0;
+    signed char *seen = malloc((size_t)nl + 1);
+    REMAT_ASSERT(seen);
+    memset(seen, -1, (size_t)nl + 1);
+    /* shared subtrees may be visited more than once: the trees are small and
+     * this runs once per model build */
+    for (int i = 0; i < remat_mechanism_species_count(m) && !r; i++)
+        r = uses_indep(remat_mechanism_rhs(m, i), m, seen);
+    free(seen);
+    return r;
+}
+
+static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y, remat_val params)
+{
+    char a[96];
+    if (!f || !m)
+        return remat_error(REMAT_ERR_NULL, "kinetics: %s is NULL", !f ? "the function" : "the mechanism");
+    if (remat_fn_status(f) != REMAT_OK)
+        return remat_error(remat_fn_status(f), "kinetics: function '%s' already has a build error: %s",
+                           remat_fn_name(f), remat_fn_error(f));
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    const char *src = remat_mechanism_source(m);
+    if (y < 0 || y >= remat_fn_num_nodes(f))
+        return remat_error(REMAT_ERR_ARG, "kinetics: y is not a value of function '%s'", remat_fn_name(f));
+    remat_dtype dt = remat_val_dtype(f, y);
+    remat_shape ys = remat_val_shape(f, y);
+    if (ys.rank < 1 || ys.dims[ys.rank - 1] != S)
+        return remat_error(REMAT_ERR_SHAPE, "kinetics: y is %s but mechanism %s has %d species: expected (%d,) or "
+                           "(..., %d)", remat_shape_format(dt, &ys, a, sizeof a), src, S, S, S);
+    if (params == REMAT_NONE) {
+        if (P > 0)
+            return remat_error(REMAT_ERR_NULL, "kinetics: params is REMAT_NONE but mechanism %s has %d parameters",
+                               src, P);
+    } else {
+        if (params < 0 || params >= remat_fn_num_nodes(f))
+            return remat_error(REMAT_ERR_ARG, "kinetics: params is not a value of function '%s'", remat_fn_name(f));
+        remat_shape ps = remat_val_shape(f, params);
+        remat_dtype pd = remat_val_dtype(f, params);
+        if (ps.rank != 1 || ps.dims[0] != P)
+            return remat_error(REMAT_ERR_SHAPE, "kinetics: params is %s but mechanism %s has %d parameters: "
+                               "expected (%d,)", remat_shape_format(pd, &ps, a, sizeof a), src, P, P);
+        if (pd != dt)
+            return remat_error(REMAT_ERR_DTYPE, "kinetics: params is %s but y is %s", remat_dtype_name(pd),
+                               remat_dtype_name(dt));
+    }
+    if (t != REMAT_NONE) {
+        if (t < 0 || t >= remat_fn_num_nodes(f))
+            return remat_error(REMAT_ERR_ARG, "kinetics: t is not a value of function '%s'", remat_fn_name(f));
+        remat_shape ts = remat_val_shape(f, t);
+        remat_dtype td = remat_val_dtype(f, t);
+        if (ts.rank != 0)
+            return remat_error(REMAT_ERR_SHAPE, "kinetics: t is %s, expected a scalar",
+                               remat_shape_format(td, &ts, a, sizeof a));
+        if (td != dt)
+            return remat_error(REMAT_ERR_DTYPE, "kinetics: t is %s but y is %s", remat_dtype_name(td),
+                               remat_dtype_name(dt));
+    }
+    return REMAT_OK;
+}
+
+remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y, remat_val params,
+                                remat_val *dydt)
+{
+    if (!dydt)
+        return remat_error(REMAT_ERR_NULL, "kinetics: dydt is NULL");
+    *dydt = REMAT_NONE;
+    remat_status st = check_inputs(f, m, t, y, params);
+    if (st != REMAT_OK)
+        return st;
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m),
+        NL = remat_mechanism_let_count(m);
+    lowering L = {.f = f, .m = m, .dt = remat_val_dtype(f, y), .t = t, .y = y, .params = params,
+                  .ys = remat_val_shape(f, y), .nslot = 64};
+    L.species = malloc(sizeof *L.species * (size_t)(S + 1));
+    L.param_vals = malloc(sizeof *L.param_vals * (size_t)(P + 1));
+    L.let_vals = malloc(sizeof *L.let_vals * (size_t)(NL + 1));
+    L.slots = calloc(L.nslot, sizeof *L.slots);
+    remat_val *out = malloc(sizeof *out * (size_t)(S + 1));
+    if (!L.species || !L.param_vals || !L.let_vals || !L.slots || !out) {
+        st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(m));
+        goto done;
+    }
+    for (int i = 0; i < S; i++)
+        L.species[i] = REMAT_NONE;
+    for (int i = 0; i < P; i++)
+        L.param_vals[i] = REMAT_NONE;
+    for (int i = 0; i < NL; i++)
+        L.let_vals[i] = REMAT_NONE;
+
+    /* each species' value as (..., 1), like its slice of y */
+    remat_shape one = L.ys;
+    one.dims[one.rank - 1] = 1;
+    for (int i = 0; i < S && L.st == REMAT_OK; i++) {
+        out[i] = walk(&L, remat_mechanism_rhs(m, i));
+        if (out[i] == REMAT_NONE)
+            continue;
+        remat_shape s = remat_val_shape(f, out[i]);
+        if (!remat_shape_equal(&one, &s)) /* a rate of constants and params only */
+            out[i] = remat_broadcast_to(f, out[i], one.rank, one.dims);
+    }
+    if (L.st != REMAT_OK) {
+        st = L.st;
+        goto done;
+    }
+    remat_val r = remat_concatenate(f, S, out, one.rank - 1);
+    if (remat_fn_status(f) != REMAT_OK) {
+        st = remat_error(remat_fn_status(f), "kinetics: lowering %s: %s", remat_mechanism_source(m),
+                         remat_fn_error(f));
+        goto done;
+    }
+    *dydt = r;
+done:
+    free(L.species);
+    free(L.param_vals);
+    free(L.let_vals);
+    free(L.slots);
+    free(out);
+    return st;
+}
+
+remat_fn *remat_kinetics_rhs_fn(const remat_mechanism *m, remat_dtype dt)
+{
+    if (!m) {
+        remat_error(REMAT_ERR_NULL, "kinetics: the mechanism is NULL");
+        return NULL;
+    }
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    remat_fn *f = remat_fn_new("rhs");
+    if (!f) {
+        remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory");
+        return NULL;
+    }
+    remat_val t = remat_arg(f, "t", dt, 0, NULL);
+    remat_val y = remat_arg(f, "y", dt, 1, ((int64_t[]){S}));
+    remat_val p = remat_arg(f, "params", dt, 1, ((int64_t[]){P}));
+    remat_val dydt;
+    if (remat_fn_status(f) != REMAT_OK) {
+        remat_error(remat_fn_status(f), "kinetics: %s", remat_fn_error(f));
+        goto fail;
+    }
+    if (remat_kinetics_rhs(f, m, t, y, p, &dydt) != REMAT_OK)
+        goto fail;
+    remat_fn_output(f, dydt);
+    return f;
+fail:
+    remat_fn_free(f);
+    return NULL;
+}
