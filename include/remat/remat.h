@@ -33,5 +33,6 @@
 #include "scan.h"
 #include "problems.h"
 #include "kinetics.h"
+#include "ode.h"
 
 #endif

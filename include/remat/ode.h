@@ -1,0 +1,119 @@
+/*
+ * remat/ode.h — fixed-step explicit Runge–Kutta integrators (Euler, RK4,
+ * Tsit5) of a mechanism's ODE, as scan bodies.
+ *
+ * A step is graph ops (the mechanism's right-hand side lowered by
+ * remat/kinetics.h, evaluated at each stage); a trajectory is a scan of steps,
+ * so reverse mode through it is a discrete adjoint run by the scan's
+ * checkpoint schedule: the memory of a 10^6-step integration is the
+ * schedule's snapshots, not 10^6 states.
+ *
+ *   remat_fn *f = remat_fn_new("loss");
+ *   remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, ((int64_t[]){3}));
+ *   remat_val k = remat_arg(f, "k", REMAT_F64, 1, ((int64_t[]){2}));
+ *   remat_ode_options opt = {
+ *       .method = REMAT_ODE_EULER, .t0 = 0.0,
+ *       .n_times = 1, .times = (double[]){10.0}, .dt = 0.01,
+ *       .scan = {.schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10}},
+ *   };
+ *   remat_val ys;                                   // f64[1,3]: y(10)
+ *   if (remat_ode_integrate(f, mech, &opt, y0, k, &ys) != REMAT_OK)
+ *       puts(remat_last_error());
+ *   remat_fn_output(f, remat_neg(f, remat_index(f, remat_index(f, ys, 0), 1)));  // -C_B(10)
+ *   remat_fn *g;
+ *   remat_grad(f, 1, (int[]){1}, &g);               // d(-C_B)/dk
+ *
+ * Output times. The states are wanted at times t_1 < ... < t_K (data times,
+ * a reactor outlet). Every interval [t_{k-1}, t_k] (t_0 = opt.t0) is split
+ * into n_k = ceil(len/dt) equal steps of h_k = len/n_k, so steps land exactly
+ * on every output time whatever dt is (dt is the largest step). Each interval
+ * is one scan whose final carry is the output state: no per-step states are
+ * kept. Every interval but the last is also a checkpoint region that keeps
+ * only its input state, so the reverse pass holds one interval's schedule
+ * store at a time plus the K output states: the memory the schedule promises,
+ * for one extra forward sweep of the intervals before the last (none when
+ * there is one output time). keep_interval_stores = true skips the re-run and
+ * holds every interval's store at once.
+ * Step j of interval k starts at t = t_{k-1} + j*h_k, computed from the step
+ * index, not accumulated, so a t-dependent rate sees the same times whether
+ * or not the grid is split at intermediate outputs.
+ *
+ * Tableaus: Euler (order 1), classical RK4 (order 4), and Tsitouras' 5(4)
+ * pair (Ch. Tsitouras, "Runge–Kutta pairs of order 5(4) satisfying only the
+ * first column simplifying assumption", Comput. Math. Appl. 62 (2011)
+ * 770–775) with the coefficients and the 5th-order solution weights b_sol
+ * that diffrax's Tsit5 uses; a fixed step needs no error estimate, so the
+ * FSAL stage is not evaluated. Stages are formed as diffrax does:
+ * k_i = h f(t + c_i h, y + sum_j a_ij k_j), y' = y + sum_i b_i k_i.
+ */
+#ifndef REMAT_ODE_H
+#define REMAT_ODE_H
+
+#include "kinetics.h"
+#include "scan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    REMAT_ODE_EULER = 0, /* explicit Euler, 1 stage, order 1 */
+    REMAT_ODE_RK4,       /* classical Runge–Kutta, 4 stages, order 4 */
+    REMAT_ODE_TSIT5,     /* Tsitouras 2011, 6 stages per fixed step, order 5 */
+    REMAT_ODE_METHOD_COUNT
+} remat_ode_method;
+
+/* "euler", "rk4", "tsit5"; "?" out of range. */
+const char *remat_ode_method_name(remat_ode_method method);
+/* Parses the names above. Errors name the text. */
+remat_status remat_ode_method_parse(const char *text, remat_ode_method *out);
+/* Convergence order (1, 4, 5) and right-hand side evaluations per step (1, 4, 6);
+ * 0 out of range. */
+int remat_ode_method_order(remat_ode_method method);
+int remat_ode_method_stages(remat_ode_method method);
+
+/* One step as a function:
+ *   body(y: (S,), t: (), h: (), params: (P,)) -> y': (S,)
+ * a step from t to t+h, all in dtype dt. Use it as (part of) a scan body, or
+ * call it. NULL on error (message in remat_last_error()); free with
+ * remat_fn_free. */
+remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_method method, remat_dtype dt);
+
+/* Emits one step into f: y_next = step(y, t, h, params), with y of shape (S,)
+ * or batched (..., S), t and h scalars (t may be REMAT_NONE when the
+ * mechanism does not read it; see remat_kinetics_uses_indep). */
+remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_method method, remat_val t,
+                            remat_val h, remat_val y, remat_val params, remat_val *y_next);
+
+typedef struct {
+    remat_ode_method method;
+    double t0;           /* where y0 is given */
+    int n_times;         /* >= 1 output times ... */
+    const double *times; /* ... strictly increasing, times[0] >= t0 (== t0: y0 itself) */
+    double dt;           /* > 0: largest step; each interval gets ceil(len/dt) steps
+                            (a dt that divides len to 1e-9 relative gives len/dt) */
+    int64_t steps;       /* dt == 0: steps per interval instead (>= 1) */
+    remat_scan_options scan; /* schedule and body policy of every interval's scan */
+    bool keep_interval_stores; /* false (default): each interval but the last is a
+                                  checkpoint region, re-run just before it is
+                                  reversed, so the reverse pass holds one
+                                  interval's store at a time; true: no re-run,
+                                  every interval's store is held at once */
+} remat_ode_options;
+
+/* Steps per interval (steps[k] for output k; may be NULL) and their total,
+ * as remat_ode_integrate will take them. Checks the options. */
+remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps, int64_t *total);
+
+/* Emits the integration of y' = f(t, y, params) from y0 at opt->t0 into f,
+ * and writes the states at the output times, stacked: (n_times, S), or
+ * (n_times, ..., S) for a batched y0 (..., S). params is (P,) (REMAT_NONE
+ * when P = 0). On error returns the status with a message naming the bad
+ * option or input and *y_at_outputs = REMAT_NONE. */
+remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt, remat_val y0,
+                                 remat_val params, remat_val *y_at_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

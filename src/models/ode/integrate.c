@@ -1,0 +1,265 @@
+/*
+ * integrate.c — a trajectory through given output times as scans of steps.
+ *
+ * The grid: interval k, [t_{k-1}, t_k] with t_{-1} = t0, gets n_k equal steps
+ * of h_k = len_k / n_k, so the last step of each interval ends on t_k (the
+ * sum of the h_k is not t_k in floating point, but no state is attributed to
+ * an accumulated time: the interval's final carry *is* the output). Each
+ * interval is one scan with the caller's schedule, its final carry the next
+ * interval's initial one, so nothing per step outlives a scan except what the
+ * schedule keeps; the output rows are those carries, stacked.
+ *
+ * Memory of the reverse pass: a scan's store (its snapshots and tapes) lives
+ * from its forward to its reverse, and the intervals are reversed last to
+ * first, so K plain scans would hold K stores at the turn. Each interval
+ * before the last is therefore a checkpoint region keeping only its input
+ * state: its forward is re-run, store and all, just before it is reversed,
+ * and one interval's store is live at a time — the schedule's memory, plus
+ * the K output states that are returned anyway — for one more forward sweep
+ * of those intervals. opt->keep_interval_stores trades back.
+ *
+ * When the rates read t, step j of interval k sees t = t_{k-1} + j*h_k,
+ * recomputed from a step counter carried beside y (exact in floating point
+ * up to 2^53 steps), so splitting the grid at an extra output time does not
+ * change the times a step sees. When they do not, the carry is y alone.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "models/ode/ode_impl.h"
+
+/* dt divides len "exactly" when len/dt is within this relative slack of an
+ * integer from above: 10/0.01 and 0.3/0.1 give 1000 and 3 steps, not 1001, 4 */
+#define GRID_SLACK 1e-9
+
+remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps, int64_t *total)
+{
+    if (!opt)
+        return remat_error(REMAT_ERR_NULL, "ode: options are NULL");
+    if (!remat_ode_tableau(opt->method))
+        return remat_error(REMAT_ERR_ARG, "ode: unknown method %d", (int)opt->method);
+    if (opt->n_times < 1 || !opt->times)
+        return remat_error(REMAT_ERR_ARG, "ode: needs at least one output time (n_times = %d, times %s)",
+                           opt->n_times, opt->times ? "given" : "NULL");
+    if (!isfinite(opt->t0))
+        return remat_error(REMAT_ERR_VALUE, "ode: t0 = %g is not finite", opt->t0);
+    if (opt->dt != 0 && !(opt->dt > 0 && isfinite(opt->dt)))
+        return remat_error(REMAT_ERR_VALUE, "ode: dt = %g must be a positive finite step (or 0 with steps)",
+                           opt->dt);
+    if (opt->dt == 0 && opt->steps < 1)
+        return remat_error(REMAT_ERR_VALUE, "ode: give dt > 0 or steps >= 1 per interval (steps = %lld)",
+                           (long long)opt->steps);
+    int64_t sum = 0;
+    double prev = opt->t0;
+    for (int k = 0; k < opt->n_times; k++) {
+        double tk = opt->times[k];
+        if (!isfinite(tk))
+            return remat_error(REMAT_ERR_VALUE, "ode: output time %d is %g", k, tk);
+        if (k == 0 ? tk < prev : tk <= prev)
+            return remat_error(REMAT_ERR_VALUE,
+                               "ode: output time %d (%.17g) must be %s %s (%.17g)", k, tk,
+                               k == 0 ? "at or after" : "after", k == 0 ? "t0" : "the previous output time", prev);
+        double len = tk - prev;
+        int64_t n = 0;
+        if (len > 0) {
+            if (opt->dt > 0) {
+                double x = len / opt->dt;
+                if (!(x < 4e18))
+                    return remat_error(REMAT_ERR_VALUE, "ode: interval %d of length %g needs too many steps of %g",
+                                       k, len, opt->dt);
+                n = (int64_t)ceil(x - GRID_SLACK * x);
+                if (n < 1)
+                    n = 1;
+            } else {
+                n = opt->steps;
+            }
+        }
+        if (steps)
+            steps[k] = n;
+        sum += n;
+        prev = tk;
+    }
+    if (total)
+        *total = sum;
+    return REMAT_OK;
+}
+
+typedef struct {
+    remat_fn *body;
+    int timed; /* carries a step counter for t */
+    int has_params;
+} interval_body;
+
+/* timed: body(y, j, t_start, h, params) -> (y', j + 1); else body(y, h, params) -> y' */
+static remat_status make_body(const remat_mechanism *m, remat_ode_method method, remat_dtype dt,
+                              const remat_shape *ys, int has_params, interval_body *out)
+{
+    int64_t P = remat_mechanism_param_count(m);
+    out->timed = remat_kinetics_uses_indep(m);
+    out->has_params = has_params;
+    char name[64];
+    snprintf(name, sizeof name, "%s_interval_step", remat_ode_method_name(method));
+    remat_fn *b = remat_fn_new(name);
+    if (!b)
+        return remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+    remat_val y = remat_arg(b, "y", dt, ys->rank, ys->dims);
+    remat_val j = out->timed ? remat_arg(b, "step", dt, 0, NULL) : REMAT_NONE;
+    remat_val t0 = out->timed ? remat_arg(b, "t_start", dt, 0, NULL) : REMAT_NONE;
+    remat_val h = remat_arg(b, "h", dt, 0, NULL);
+    remat_val p = has_params ? remat_arg(b, "params", dt, 1, &P) : REMAT_NONE;
+    remat_val t = out->timed ? remat_add(b, t0, remat_mul(b, j, h)) : REMAT_NONE;
+    remat_val y1;
+    remat_status st = remat_ode_step(b, m, method, t, h, y, p, &y1);
+    if (st != REMAT_OK) {
+        remat_fn_free(b);
+        return st;
+    }
+    remat_fn_output(b, y1);
+    if (out->timed)
+        remat_fn_output(b, remat_add_scalar(b, j, 1.0));
+    if (remat_fn_status(b) != REMAT_OK) {
+        st = remat_error(remat_fn_status(b), "ode: building the step: %s", remat_fn_error(b));
+        remat_fn_free(b);
+        return st;
+    }
+    out->body = b;
+    return REMAT_OK;
+}
+
+/* One interval's scan emitted into g: y -> y after n steps of h from tk. */
+static remat_status scan_interval(remat_fn *g, const interval_body *ib, remat_dtype dt, remat_val y, remat_val params,
+                                 double tk, double h, int64_t n, const remat_scan_options *so, remat_val *y_end)
+{
+    remat_val init[2] = {y, remat_scalar(g, dt, 0.0)}, consts[3], carry[2];
+    int nc = 0;
+    if (ib->timed)
+        consts[nc++] = remat_scalar(g, dt, tk);
+    consts[nc++] = remat_scalar(g, dt, h);
+    if (ib->has_params)
+        consts[nc++] = params;
+    remat_status st = remat_scan(g, ib->body, n, ib->timed ? 2 : 1, init, 0, NULL, nc, consts, so, carry, NULL);
+    *y_end = st == REMAT_OK ? carry[0] : REMAT_NONE;
+    return st;
+}
+
+/* The same scan inside a checkpoint region (nothing saveable) called from f:
+ * the reverse pass keeps only the region's inputs, y and params, and re-runs
+ * the interval's forward just before reversing it, so the interval's store
+ * does not wait in memory while the later intervals are reversed. */
+static remat_status region_interval(remat_fn *f, const interval_body *ib, remat_dtype dt, const remat_shape *ys,
+                                   remat_val y, remat_val params, double tk, double h, int64_t n,
+                                   const remat_scan_options *so, remat_val *y_end)
+{
+    int64_t P = ib->has_params ? remat_val_shape(f, params).dims[0] : 0;
+    remat_fn *g = remat_fn_new("ode_interval");
+    if (!g)
+        return remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+    remat_val a[2] = {remat_arg(g, "y", dt, ys->rank, ys->dims), REMAT_NONE};
+    if (ib->has_params)
+        a[1] = remat_arg(g, "params", dt, 1, &P);
+    remat_val out;
+    remat_status st = scan_interval(g, ib, dt, a[0], a[1], tk, h, n, so, &out);
+    remat_fn *region = NULL;
+    if (st == REMAT_OK) {
+        remat_fn_output(g, out);
+        region = remat_checkpoint(g, NULL);
+        if (!region)
+            st = remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+    }
+    if (st == REMAT_OK) {
+        remat_val args[2] = {y, params};
+        *y_end = remat_call1(f, region, ib->has_params ? 2 : 1, args);
+        if (*y_end == REMAT_NONE)
+            st = remat_error(remat_fn_status(f), "%s", remat_fn_error(f));
+    }
+    remat_fn_free(region);
+    remat_fn_free(g);
+    return st;
+}
+
+remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt, remat_val y0,
+                                 remat_val params, remat_val *y_at_outputs)
+{
+    if (!y_at_outputs)
+        return remat_error(REMAT_ERR_NULL, "ode: y_at_outputs is NULL");
+    *y_at_outputs = REMAT_NONE;
+    if (!f || !m)
+        return remat_error(REMAT_ERR_NULL, "ode: %s is NULL", !f ? "the function" : "the mechanism");
+    if (y0 < 0 || y0 >= remat_fn_num_nodes(f))
+        return remat_error(REMAT_ERR_ARG, "ode: y0 is not a value of function '%s'", remat_fn_name(f));
+    int64_t total;
+    remat_status st = remat_ode_count_steps(opt, NULL, &total);
+    if (st != REMAT_OK)
+        return st;
+    int K = opt->n_times;
+    int64_t *steps = malloc(sizeof *steps * (size_t)K);
+    remat_val *rows = malloc(sizeof *rows * (size_t)K);
+    interval_body ib = {0};
+    if (!steps || !rows) {
+        st = remat_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
+        goto done;
+    }
+    remat_ode_count_steps(opt, steps, NULL);
+
+    remat_dtype dt = remat_val_dtype(f, y0);
+    remat_shape ys = remat_val_shape(f, y0);
+    if (params != REMAT_NONE) {
+        char a[96];
+        int64_t P = remat_mechanism_param_count(m);
+        remat_shape ps = params >= 0 && params < remat_fn_num_nodes(f) ? remat_val_shape(f, params)
+                                                                       : (remat_shape){.rank = -1};
+        if (ps.rank != 1 || ps.dims[0] != P || remat_val_dtype(f, params) != dt) {
+            st = remat_error(REMAT_ERR_SHAPE, "ode: params is %s, expected %s[%lld] (y0's dtype, %s's parameters)",
+                             ps.rank < 0 ? "not a value of the function"
+                                         : remat_shape_format(remat_val_dtype(f, params), &ps, a, sizeof a),
+                             remat_dtype_name(dt), (long long)P, remat_mechanism_source(m));
+            goto done;
+        }
+    }
+    /* the step checks y0 and params against the mechanism; build it first so
+     * a bad input is reported before any scan is added */
+    st = make_body(m, opt->method, dt, &ys, params != REMAT_NONE, &ib);
+    if (st != REMAT_OK)
+        goto done;
+
+    int last = -1; /* the last interval with steps: reversed first, never worth re-running */
+    for (int k = 0; k < K; k++)
+        if (steps[k] > 0)
+            last = k;
+    remat_val y = y0;
+    double prev = opt->t0;
+    remat_shape row = {.rank = ys.rank + 1};
+    row.dims[0] = 1;
+    memcpy(row.dims + 1, ys.dims, sizeof ys.dims[0] * (size_t)ys.rank);
+    for (int k = 0; k < K; k++) {
+        if (steps[k] > 0) {
+            double h = (opt->times[k] - prev) / (double)steps[k];
+            st = k == last || opt->keep_interval_stores
+                     ? scan_interval(f, &ib, dt, y, params, prev, h, steps[k], &opt->scan, &y)
+                     : region_interval(f, &ib, dt, &ys, y, params, prev, h, steps[k], &opt->scan, &y);
+            if (st != REMAT_OK) {
+                char why[512]; /* remat_error writes the buffer remat_last_error reads */
+                snprintf(why, sizeof why, "%s", remat_last_error());
+                st = remat_error(st, "ode: interval %d (%.17g to %.17g, %lld steps): %s", k, prev, opt->times[k],
+                                 (long long)steps[k], why);
+                goto done;
+            }
+        }
+        rows[k] = remat_reshape(f, y, row.rank, row.dims);
+        prev = opt->times[k];
+    }
+    remat_val out = K == 1 ? rows[0] : remat_concatenate(f, K, rows, 0);
+    if (remat_fn_status(f) != REMAT_OK) {
+        st = remat_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
+        goto done;
+    }
+    *y_at_outputs = out;
+done:
+    remat_fn_free(ib.body);
+    free(steps);
+    free(rows);
+    return st;
+}
