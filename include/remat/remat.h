@@ -34,5 +34,6 @@
 #include "problems.h"
 #include "kinetics.h"
 #include "ode.h"
+#include "optim.h"
 
 #endif
