@@ -330,6 +330,69 @@ static void k_scan_bwd(const remat_instr *I)
     remat_schedule_free(sch);
 }
 
+/* Which body programs this node's share of the actions runs: the plain body
+ * (an ADVANCE over at least one step) and the recording one (a TAPE, or a
+ * REVERSE without a kept tape). Found by replaying the schedule on integers,
+ * as k_scan_bwd does. A program that never runs is not compiled: it would hold
+ * an arena nobody touches, and the memory plan would count it although the
+ * run's high-water mark cannot (remat/exec.h: peak_arena_bytes == the plan).
+ * E.g. store-all never advances, periodic never advances in the reverse
+ * phase, and a length-0 scan runs no body at all. */
+static void programs_used(scan_rt *r, bool *plain, bool *record)
+{
+    const remat_scan_data *d = r->d;
+    *plain = *record = false;
+    if (d->length == 0)
+        return;
+    remat_schedule *sch = NULL;
+    REMAT_ASSERT(remat_schedule_new(&d->sched, d->length, &sch) == REMAT_OK);
+    sched_state s = {0};
+    remat_action a;
+    bool forward = true, mine = d->kind == SCAN_FWD;
+    for (;;) {
+        if (forward)
+            next_action(r, sch, &s, &a);
+        else
+            remat_schedule_next(sch, &a);
+        if (a.kind == REMAT_ACT_DONE)
+            break;
+        switch (a.kind) {
+        case REMAT_ACT_END_FORWARD:
+            forward = false;
+            mine = d->kind == SCAN_BWD;
+            break;
+        case REMAT_ACT_ADVANCE:
+            *plain |= mine && a.step > s.c;
+            forward_action(r, &s, &a, 0, NULL, NULL, NULL);
+            break;
+        case REMAT_ACT_TAPE:
+            *record |= mine;
+            forward_action(r, &s, &a, 0, NULL, NULL, NULL);
+            break;
+        case REMAT_ACT_TAKESHOT:
+        case REMAT_ACT_FREE:
+            forward_action(r, &s, &a, 0, NULL, NULL, NULL);
+            break;
+        case REMAT_ACT_RESTORE:
+            s.c = r->slot_step[a.slot];
+            break;
+        case REMAT_ACT_REVERSE:
+            if (s.tapes > 0 && r->tape_step[s.tapes - 1] == a.step) {
+                s.tapes--;
+            } else {
+                *record |= mine;
+                s.c = -1;
+            }
+            break;
+        default:
+            REMAT_UNREACHABLE("scan: unexpected schedule action");
+        }
+        if (!forward && !mine)
+            break; /* the forward node's share ends at END_FORWARD */
+    }
+    remat_schedule_free(sch);
+}
+
 remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
 {
     remat_scan_data *d = data;
@@ -370,13 +433,13 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
     r->pin = L->alloc(L->ctx, sizeof *r->pin * (size_t)maxp);
     r->pout = L->alloc(L->ctx, sizeof *r->pout * (size_t)maxp);
 
-    remat_status st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
-    if (st != REMAT_OK)
-        return st;
+    remat_status st = REMAT_OK;
     if (d->kind == SCAN_PRIMAL) {
+        if (d->length > 0)
+            st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
         ins->fn = k_scan_primal;
         ins->aux = r;
-        return REMAT_OK;
+        return st;
     }
     size_t pred = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
     if (pred >= L->counters->pred_snapshot_bytes) {
@@ -387,8 +450,13 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
     r->slot_step = L->alloc(L->ctx, sizeof(int64_t) * (size_t)(d->max_slots + 1));
     r->tape_step = L->alloc(L->ctx, sizeof(int64_t) * (size_t)(d->peak_tapes + 1));
     r->tmp_tape = L->alloc(L->ctx, d->vjp->tape_bytes ? d->vjp->tape_bytes : 64);
-    st = remat_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
-    if (st == REMAT_OK && d->kind == SCAN_BWD)
+    bool plain, record;
+    programs_used(r, &plain, &record);
+    if (plain)
+        st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
+    if (st == REMAT_OK && record)
+        st = remat_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
+    if (st == REMAT_OK && d->kind == SCAN_BWD && d->length > 0)
         st = remat_compile_sub(d->vjp->bwd, L->be, L->counters, &r->p_bwd);
     if (st != REMAT_OK)
         return st;
