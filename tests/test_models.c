@@ -979,6 +979,37 @@ static void test_models_tsit5_converges_with_order_5(void **state)
         assert_true(log2(e[i - 1] / e[i]) < log2(e[i - 2] / e[i - 1]));
 }
 
+/* The same graph in f32: constants, t and h in the state's dtype; the Tsit5
+ * seed to the accuracy 1000 steps of f32 rounding allow. */
+static void test_models_f32_integration_tracks_f64(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(ABC);
+    remat_ode_options opt = {.method = REMAT_ODE_TSIT5, .n_times = 2, .times = (double[]){1.0, 10.0}, .dt = 0.01,
+                             .scan = {.schedule = sched("binomial:5")}};
+    remat_fn *f = remat_fn_new("f32");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F32, 1, DIMS(3)), k = remat_arg(f, "k", REMAT_F32, 1, DIMS(2)), ys;
+    assert_ok(remat_ode_integrate(f, m, &opt, y0, k, &ys));
+    assert_int_equal(remat_val_dtype(f, ys), REMAT_F32);
+    remat_fn_output(f, remat_index(f, remat_index(f, ys, 1), 1));
+    remat_fn *g;
+    assert_ok(remat_value_and_grad(f, 1, (int[]){1}, &g));
+    remat_program *p = compile(g);
+    float C0[3] = {1, 0, 0}, kv[2] = {1.0f, 0.5f}, cb, dk[2];
+    remat_tensor in[2] = {remat_tensor_f32(C0, 1, DIMS(3)), remat_tensor_f32(kv, 1, DIMS(2))};
+    remat_tensor out[2] = {remat_tensor_f32(&cb, 0, NULL), remat_tensor_f32(dk, 1, DIMS(2))};
+    assert_ok(remat_run(p, 2, in, 2, out, NULL));
+    double B, d1, d2;
+    abc_exact(10.0, 1.0, 0.5, &B, &d1, &d2);
+    assert_close(cb, B, 1e-4, 0);
+    assert_close(dk[0], d1, 1e-4, 0);
+    assert_close(dk[1], d2, 1e-4, 0);
+    remat_program_free(p);
+    remat_fn_free(f);
+    remat_fn_free(g);
+    remat_mechanism_free(m);
+}
+
 static void test_models_mechanism_without_params_or_t(void **state)
 {
     (void)state;
@@ -1125,6 +1156,7 @@ int main(void)
         cmocka_unit_test(test_models_reverse_holds_one_interval_store),
         cmocka_unit_test(test_models_rk4_converges_with_order_4),
         cmocka_unit_test(test_models_tsit5_converges_with_order_5),
+        cmocka_unit_test(test_models_f32_integration_tracks_f64),
         cmocka_unit_test(test_models_mechanism_without_params_or_t),
         cmocka_unit_test(test_models_ode_bad_options_name_the_option),
         cmocka_unit_test(test_models_adam_matches_optax_formulas),
