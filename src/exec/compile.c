@@ -173,13 +173,21 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
                 live[g->nodes[v].in[k]] = 1;
     for (int32_t v = 0; v < nn; v++)
         bind[v] = -1, b.instr_of[v] = -1;
-    /* an output computed by an op is written straight into the caller's buffer */
+    /* an output computed by an op is written straight into the caller's buffer,
+     * and so is the op under an output that is a reshape/name of it (the alias
+     * then resolves to the output too): a scan body's residuals are mostly
+     * such aliases, and each copy would be one more pass over the step's tape */
     int n_copies = 0;
+    uint8_t *direct = calloc((size_t)g->n_outs + 1, 1);
+    REMAT_ASSERT(direct);
     for (int j = 0; j < g->n_outs; j++) {
         remat_val v = g->outs[j];
+        while (g->nodes[v].op == REMAT_OP_RESHAPE || g->nodes[v].op == REMAT_OP_NAME)
+            v = g->nodes[v].in[0];
         const remat_node *n = &g->nodes[v];
-        if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && !is_alias(n) && bind[v] < 0)
-            bind[v] = j;
+        if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && !is_alias(n) && n->op != REMAT_OP_HOP &&
+            bind[v] < 0)
+            bind[v] = j, direct[j] = 1;
         else
             n_copies++;
     }
@@ -252,7 +260,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     int32_t ci = n_instr;
     for (int j = 0; j < g->n_outs; j++) {
         remat_val v = g->outs[j];
-        if (bind[v] == j)
+        if (direct[j])
             continue;
         const storage *s = &b.st[v];
         if (s->kind == ST_ARENA && b.bufs[s->index].last < ci)
@@ -339,7 +347,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     ci = n_instr;
     for (int j = 0; j < g->n_outs; j++) {
         remat_val v = g->outs[j];
-        if (bind[v] == j)
+        if (direct[j])
             continue;
         remat_instr *I = &p->instrs[ci++];
         I->in = I->in_inline;
@@ -376,6 +384,7 @@ done:
         free(b.hop_st[v]);
     free(b.hop_st);
     free(live);
+    free(direct);
     free(bind);
     free(b.st);
     free(b.instr_of);
