@@ -9,7 +9,8 @@
  *   c in [0, n]); initially c = 0.
  *
  *   ADVANCE  to       evaluate steps c .. to-1 without recording; c := to
- *   TAKESHOT slot     snapshot slot := carry_c (slot < max_slots)
+ *   TAKESHOT slot     snapshot slot := carry_c (slot < max_slots, and free:
+ *                     a schedule FREEs a slot before reusing it)
  *   RESTORE  slot     carry_c := snapshot slot (c := that snapshot's index)
  *   FREE     slot     the slot's snapshot is dropped
  *   TAPE     step     c must equal step: evaluate it recording its residuals
@@ -24,11 +25,30 @@
  *                     exactly once each, from n-1 down to 0.
  *   DONE              nothing more; every slot has been freed.
  *
+ * Tapes are kept and consumed last-in first-out: a REVERSE with a kept tape
+ * always names the most recently taped step still kept.
+ *
  * Forward step evaluations = steps advanced + TAPE steps + REVERSE steps
  * without a kept tape. The binomial optimum for l steps and s snapshots,
  * counting every evaluation, is l + F(l, s), F = t*l - C(s+t, t-1), t the
  * repetition number with C(s+t-1, s) < l <= C(s+t, s) (Griewank & Walther,
- * ACM TOMS 26(1), 2000).
+ * ACM TOMS 26(1), 2000). Snapshot counts follow Revolve: the snapshot of
+ * carry 0 is one of the s.
+ *
+ * What each kind costs for n >= 1 steps (remat_schedule_predict):
+ *
+ *   kind          evaluations          snapshots       tapes
+ *   store-all     n                    0               n
+ *   per-step      2n - 1               n - 1           1
+ *   periodic:K    n + (m-1)K           m - 1           min(K, n)   m = ceil(n/K)
+ *   two-level     periodic:K with K = ceil(sqrt(n)) (two-level:K: that K)
+ *   binomial:S    n + F(n, S)          min(S, n-1)     1
+ *   online:S      n + F(n, S) while n <= (S+1)(S+2)/2;  min(S, n-1)  1
+ *                 beyond, at most (t+1)n - (t-1)(S+1) - 1, t the repetition
+ *                 number of (n, S) (see src/adjoint/sched_online.c)
+ *
+ * store-all never takes a snapshot: carry 0 is the scan's own input. n = 0
+ * gives END_FORWARD then DONE for every kind, at no cost.
  *
  *   remat_schedule_spec spec = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10};
  *   remat_schedule *s;
@@ -79,15 +99,18 @@ typedef enum {
 typedef struct {
     remat_action_kind kind;
     int64_t step; /* ADVANCE: target index `to`; TAPE/REVERSE: the step;
-                     TAKESHOT/RESTORE/FREE: the carry index held by the slot */
-    int slot;     /* TAKESHOT/RESTORE/FREE */
+                     TAKESHOT/RESTORE/FREE: the carry index held by the slot;
+                     END_FORWARD/DONE: n */
+    int slot;     /* TAKESHOT/RESTORE/FREE; -1 for the other kinds */
 } remat_action;
 
 /* What a schedule predicts (and what the runtime's measured counts must equal). */
 typedef struct {
     int64_t forward_evals;  /* every body evaluation, taped ones included */
     int64_t peak_snapshots; /* most snapshot slots live at once */
-    int64_t peak_tapes;     /* most step tapes kept at once */
+    int64_t peak_tapes;     /* most step tapes kept at once, counting the one a
+                               REVERSE without a kept tape records for its step
+                               (so any schedule with n >= 1 has at least 1) */
 } remat_schedule_cost;
 
 typedef struct remat_schedule remat_schedule;
@@ -98,14 +121,21 @@ remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec);
 /* Inverse of parse, e.g. "binomial:10". */
 void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len);
 
-/* length >= 0. For ONLINE the generator does not read `length` up front: the
- * runtime reveals it through remat_schedule_set_length() (see below), so the
- * same code serves adaptive stepping. Rejects bad specs with a message. */
+/* length >= 0. For ONLINE the generator does not read `length` up front (it
+ * is ignored; pass -1 when unknown): the runtime reveals it through
+ * remat_schedule_set_length() (see below), so the same code serves adaptive
+ * stepping. Rejects bad specs with a message. All state is allocated here. */
 remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
                                 remat_schedule **out);
 /* ONLINE: the runtime must call this before asking for the action that would
  * evaluate step n-1 (i.e. as soon as it knows the step it is about to take
- * is the last one); for other kinds it is a no-op check. */
+ * is the last one): at the latest, before the next() call made while its
+ * current carry is n-1; for n = 0, before the first next(). Revealing it
+ * earlier changes nothing (the generator acts on it only when its forward
+ * phase reaches carry n-1, so predict() is exact either way); revealing it
+ * too late aborts, as does a second call with another length. For other
+ * kinds it is a no-op check (aborts if length differs from the one given to
+ * remat_schedule_new). */
 void remat_schedule_set_length(remat_schedule *s, int64_t length);
 /* Next action; after DONE keeps returning DONE. No allocation per call. */
 void remat_schedule_next(remat_schedule *s, remat_action *a);
@@ -114,15 +144,22 @@ int64_t remat_schedule_max_slots(const remat_schedule *s);
 void remat_schedule_free(remat_schedule *s);
 
 /* Predicted cost for a known length (ONLINE: the cost it will incur when the
- * length turns out to be `length`). */
+ * length turns out to be `length`; it replays the online decisions, O(length)
+ * time). */
 remat_status remat_schedule_predict(const remat_schedule_spec *spec, int64_t length,
                                     remat_schedule_cost *cost);
-/* l + F(l, s): the binomial optimum of forward evaluations (see above). */
+/* l + F(l, s): the binomial optimum of forward evaluations (see above);
+ * 0 for l <= 0, -1 when s < 1 and l >= 2 (no schedule exists), INT64_MAX when
+ * it does not fit. */
 int64_t remat_binomial_optimum(int64_t length, int64_t snapshots);
 
 /* The fastest schedule (fewest forward evaluations; ties: less memory) whose
  * peak memory, peak_snapshots*carry_bytes + peak_tapes*tape_bytes, fits in
- * budget_bytes. REMAT_ERR_BUDGET with a message giving the minimum if none fits. */
+ * budget_bytes. REMAT_ERR_BUDGET with a message giving the minimum if none fits.
+ * It weighs store-all, binomial with the most snapshots that fit (S = n-1 is
+ * per-step) and every useful periodic period; periodic wins when tapes are
+ * cheap next to carries. Online is never picked: with n known, binomial is at
+ * least as good. */
 remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length,
                                        int64_t carry_bytes, int64_t tape_bytes,
                                        remat_schedule_spec *spec);
