@@ -1810,25 +1810,28 @@ static void test_ad_nothing_saveable_recomputes_and_saves_less(void **state)
     inputs_free(&in);
 }
 
-/* Where nested regions recompute (vjp.c): a value v is kept for region R iff
- * depth(R) > D(v), D(v) the depth of the DEEPEST region refusing v. With
+/* Where nested regions recompute (vjp.c): region R's policy decides what the
+ * computation enclosing R keeps of R's values, nested regions' values
+ * included (so at the top level only the outermost policy counts, as in JAX).
+ * With
  *   L3(x) = sin(a), a = sin(x);  L2(x) = sin(y), y = L3(x);  L1 = L2;  top = sum(L1(x))
  * the backward reads y (sin(y)'s rule, in L2), a (sin(a)'s rule, in L3) and x.
- * Counting by hand, e.g. (nothing, everything, nothing): D(a) = D(y) = 3, so
- * L2's context recomputes a and y, and L3's context recomputes a again: 3. */
-static void test_ad_nested_regions_recompute_where_the_deepest_refusal_says(void **state)
+ * Counting by hand, e.g. (nothing, everything, nothing): L2 keeps y, but L1
+ * does not, so L1's context recomputes a and y; L3 refuses a, so L3's
+ * context recomputes a again: 3. */
+static void test_ad_nested_regions_recompute_where_each_region_policy_says(void **state)
 {
     const remat_policy *N = remat_nothing_saveable, *E = remat_everything_saveable;
     const struct {
         const remat_policy *p1, *p2, *p3;
         int64_t recomputed;
     } cases[] = {
-        {N, E, N, 3}, /* the outer refusal alone (D = 1) would give 2 */
+        {N, E, N, 3}, /* L1 recomputes a, y; L3 recomputes a */
         {E, E, E, 0},
         {N, N, N, 3},
-        {E, N, E, 2}, /* D(a) = D(y) = 2: L2 recomputes a, y; L3 reads L2's a */
-        {N, E, E, 2}, /* D = 1: L1 recomputes a, y; L2 and L3 read them */
-        {E, E, N, 3},
+        {E, N, E, 2}, /* L2 recomputes a, y; L3 keeps a, read from L2's context */
+        {N, E, E, 2}, /* L1 recomputes a, y; L2 and L3 read them */
+        {E, E, N, 1}, /* the forward keeps y (L1 permits); L3 recomputes a */
     };
     int64_t n = 5;
     double xv[5] = {-1.5, -0.3, 0.2, 0.9, 2.0};
@@ -2419,7 +2422,7 @@ int main(void)
         cmocka_unit_test(test_ad_policies_leave_mlp_gradients_bitwise_identical),
         cmocka_unit_test(test_ad_policies_leave_nested_region_gradients_bitwise_identical),
         cmocka_unit_test(test_ad_nothing_saveable_recomputes_and_saves_less),
-        cmocka_unit_test(test_ad_nested_regions_recompute_where_the_deepest_refusal_says),
+        cmocka_unit_test(test_ad_nested_regions_recompute_where_each_region_policy_says),
         cmocka_unit_test(test_ad_predicted_arena_equals_measured_peak),
         cmocka_unit_test(test_ad_build_errors_name_op_shapes_and_caller_line),
         cmocka_unit_test(test_ad_run_rejects_bad_inputs_and_leaves_outputs_untouched),

@@ -65,7 +65,9 @@ void remat_program_free(remat_program *p);
 void remat_program_plan(const remat_program *p, remat_memory_plan *plan);
 int remat_program_num_inputs(const remat_program *p);
 int remat_program_num_outputs(const remat_program *p);
-/* Shape and dtype of input/output i (for allocating buffers). */
+/* Shape and dtype of input/output i (for allocating buffers); data is NULL.
+ * For a NULL program or a bad index: dtype REMAT_DTYPE_COUNT, rank -1, and
+ * remat_last_error() says why. */
 remat_tensor remat_program_input_desc(const remat_program *p, int i);
 remat_tensor remat_program_output_desc(const remat_program *p, int i);
 

@@ -68,6 +68,8 @@ int remat_fn_num_nodes(const remat_fn *f);
 remat_val remat_fn_arg(const remat_fn *f, int i);
 remat_val remat_fn_out(const remat_fn *f, int i);
 const char *remat_fn_arg_name(const remat_fn *f, int i);
+/* For a NULL function or a value not in it these return REMAT_DTYPE_COUNT,
+ * a shape of rank -1 and REMAT_OP_COUNT, and set remat_last_error(). */
 remat_dtype remat_val_dtype(const remat_fn *f, remat_val v);
 remat_shape remat_val_shape(const remat_fn *f, remat_val v);
 remat_op remat_val_op(const remat_fn *f, remat_val v);

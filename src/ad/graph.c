@@ -201,22 +201,30 @@ const char *remat_fn_arg_name(const remat_fn *f, int i)
     return v == REMAT_NONE ? NULL : f->nodes[v].name;
 }
 
+static int val_ok(const remat_fn *f, remat_val v, const char *what)
+{
+    if (f && v >= 0 && v < f->n_nodes)
+        return 1;
+    remat_error(f ? REMAT_ERR_ARG : REMAT_ERR_NULL, "%s: %s", what,
+                f ? "value is not a node of this function" : "function is NULL");
+    return 0;
+}
+
 remat_dtype remat_val_dtype(const remat_fn *f, remat_val v)
 {
-    REMAT_ASSERT(f && v >= 0 && v < f->n_nodes);
-    return (remat_dtype)f->nodes[v].dtype;
+    return val_ok(f, v, "remat_val_dtype") ? (remat_dtype)f->nodes[v].dtype : REMAT_DTYPE_COUNT;
 }
 
 remat_shape remat_val_shape(const remat_fn *f, remat_val v)
 {
-    REMAT_ASSERT(f && v >= 0 && v < f->n_nodes);
+    if (!val_ok(f, v, "remat_val_shape"))
+        return (remat_shape){.rank = -1};
     return f->nodes[v].shape;
 }
 
 remat_op remat_val_op(const remat_fn *f, remat_val v)
 {
-    REMAT_ASSERT(f && v >= 0 && v < f->n_nodes);
-    return (remat_op)f->nodes[v].op;
+    return val_ok(f, v, "remat_val_op") ? (remat_op)f->nodes[v].op : REMAT_OP_COUNT;
 }
 
 void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,

@@ -2,14 +2,19 @@
  * vjp.c — reverse mode as a source-to-source transform, with checkpoint
  * regions handled by partial evaluation (as jax.checkpoint).
  *
- * A value v inside regions R1 ⊃ ... ⊃ Rk is kept by the computation enclosing
- * region R (the forward for an outermost R, else the recompute of R's parent)
- * iff every region of v's chain at least as deep as R permits v. With D(v) the
- * depth of the deepest region whose policy refuses v (0 if none), v is kept
- * for R iff depth(R) > D(v). The backward of a region R opens a recompute
- * context; a primal read inside it either defers to the enclosing context
- * (kept) or recomputes v there, once. Only values the backward actually reads
- * become residuals, so a policy grants permission and never forces a save.
+ * Which values survive a region boundary: the policy of a region R decides
+ * what the computation enclosing R keeps of R's values — including values of
+ * regions nested in R. So the top-level forward saves v (inside R1 ⊃ R2 ...)
+ * iff the outermost region R1's policy permits v, exactly as JAX does (inner
+ * policies are not consulted there). Inner policies apply when their
+ * enclosing region is recomputed: while the backward of R1 runs, R1's
+ * recomputation keeps of R2's values what R2's policy permits, and so on
+ * down, which gives hierarchical checkpointing its O(blocks + block size)
+ * memory. The backward of a region opens a recompute context; a primal read
+ * inside it either defers to the enclosing context (the region's policy
+ * permits the value) or recomputes it there, once. Only values the backward
+ * actually reads become residuals, so a policy grants permission and never
+ * forces a save.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +29,20 @@ struct remat_rctx {
     remat_val *memo; /* indexed by flat id - region.first */
 };
 
-static int32_t drop_depth(remat_vjp_ctx *c, int32_t v)
+/* Does region r's policy let the computation enclosing r keep v? Policies
+ * see one op's primitive, dtypes, shapes and parameters; constants are
+ * always available. Answers are cached per node and region depth. */
+static int region_keeps(remat_vjp_ctx *c, int32_t v, int32_t r)
 {
-    if (c->drop_depth[v] >= 0)
-        return c->drop_depth[v];
     const remat_flat *fl = c->fl;
+    int32_t depth = fl->regions[r].depth;
+    uint64_t bit = depth <= 32 ? 1ull << (depth - 1) : 0;
+    if (bit && (c->keep_known[v] & bit))
+        return (c->keep_cache[v] & bit) != 0;
     const remat_flat_node *fn = &fl->nodes[v];
     const remat_node *n = remat_fn_node(fn->fn, fn->v);
-    int32_t d = 0;
-    if (n->op != REMAT_OP_CONSTANT && fn->region >= 0) {
+    int keep = 1;
+    if (n->op != REMAT_OP_CONSTANT) {
         remat_dtype small_dt[16];
         remat_shape small_sh[16];
         remat_dtype *dts = n->nin <= 16 ? small_dt : malloc(sizeof *dts * (size_t)n->nin);
@@ -40,18 +50,18 @@ static int32_t drop_depth(remat_vjp_ctx *c, int32_t v)
         REMAT_ASSERT(dts && shs);
         remat_op_info info;
         remat_node_op_info(fn->fn, fn->v, &info, dts, shs);
-        for (int32_t r = fn->region; r >= 0; r = fl->regions[r].parent)
-            if (!remat_policy_allows(fl->regions[r].policy, &info)) {
-                d = fl->regions[r].depth; /* walking outwards: the first refusal is the deepest */
-                break;
-            }
+        keep = remat_policy_allows(fl->regions[r].policy, &info);
         if (dts != small_dt)
             free(dts);
         if (shs != small_sh)
             free(shs);
     }
-    c->drop_depth[v] = d;
-    return d;
+    if (bit) {
+        c->keep_known[v] |= bit;
+        if (keep)
+            c->keep_cache[v] |= bit;
+    }
+    return keep;
 }
 
 /* Where v's value comes from, starting at context x: returns the value if it
@@ -67,7 +77,7 @@ static remat_val locate(remat_vjp_ctx *c, int32_t v, remat_rctx *x, remat_rctx *
         remat_val m = x->memo[v - r->first];
         if (m != REMAT_NONE)
             return m;
-        if (r->depth > drop_depth(c, v))
+        if (region_keeps(c, v, x->region))
             continue;
         *need = x;
         return REMAT_NONE;
@@ -240,9 +250,10 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     c.fwd = malloc(sizeof *c.fwd * n);
     c.ct = malloc(sizeof *c.ct * n);
     c.active = calloc(n, 1);
-    c.drop_depth = malloc(sizeof *c.drop_depth * n);
+    c.keep_known = calloc(n, sizeof *c.keep_known);
+    c.keep_cache = calloc(n, sizeof *c.keep_cache);
     c.hop_ct = calloc(n, sizeof *c.hop_ct);
-    REMAT_ASSERT(g && c.fwd && c.ct && c.active && c.drop_depth && c.hop_ct);
+    REMAT_ASSERT(g && c.fwd && c.ct && c.active && c.keep_known && c.keep_cache && c.hop_ct);
 
     for (int k = 0; k < n_wrt; k++)
         c.active[fl.args[n_argnums ? argnums[k] : k]] = 1;
@@ -264,7 +275,6 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
         for (int k = 0; k < nd->nin; k++)
             ins[k] = c.fwd[fn->in[k]];
         c.ct[i] = REMAT_NONE;
-        c.drop_depth[i] = -1;
         c.fwd[i] = remat_vjp_emit_primal(&c, i, ins);
         if (ins != small)
             free(ins);
@@ -325,7 +335,8 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     free(c.fwd);
     free(c.ct);
     free(c.active);
-    free(c.drop_depth);
+    free(c.keep_known);
+    free(c.keep_cache);
     for (size_t k = 0; k < n; k++)
         free(c.hop_ct[k]);
     free(c.hop_ct);

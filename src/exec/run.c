@@ -122,14 +122,22 @@ void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
 int remat_program_num_inputs(const remat_program *p) { return p ? p->n_in : 0; }
 int remat_program_num_outputs(const remat_program *p) { return p ? p->n_out : 0; }
 
+static remat_tensor bad_desc(const remat_program *p, const char *what, int i)
+{
+    remat_error(p ? REMAT_ERR_ARG : REMAT_ERR_NULL, "%s: %s %d", what, p ? "no such index" : "program is NULL", i);
+    return (remat_tensor){.dtype = REMAT_DTYPE_COUNT, .shape = {.rank = -1}};
+}
+
 remat_tensor remat_program_input_desc(const remat_program *p, int i)
 {
-    REMAT_ASSERT(p && i >= 0 && i < p->n_in);
+    if (!p || i < 0 || i >= p->n_in)
+        return bad_desc(p, "remat_program_input_desc", i);
     return p->in_desc[i];
 }
 
 remat_tensor remat_program_output_desc(const remat_program *p, int i)
 {
-    REMAT_ASSERT(p && i >= 0 && i < p->n_out);
+    if (!p || i < 0 || i >= p->n_out)
+        return bad_desc(p, "remat_program_output_desc", i);
     return p->out_desc[i];
 }
