@@ -248,7 +248,8 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     int nin = n_carry + n_xs + n_consts;
     remat_val *ins = malloc(sizeof *ins * (size_t)(nin + 1));
     REMAT_ASSERT(ins);
-    memcpy(ins, init, sizeof *ins * (size_t)n_carry);
+    if (n_carry) /* init may be NULL without carries (a map): memcpy(_, NULL, 0) is undefined */
+        memcpy(ins, init, sizeof *ins * (size_t)n_carry);
     if (n_xs)
         memcpy(ins + n_carry, xs, sizeof *ins * (size_t)n_xs);
     if (n_consts)
