@@ -45,7 +45,7 @@ typedef struct remat_scan_data {
     scan_desc *out; /* per step: carries, y_t */
     scan_body_vjp *vjp; /* FWD/BWD; on PRIMAL a cache for its derivatives */
     /* the store (FWD/BWD) */
-    size_t carry_bytes; /* all carries of one step, each 64-byte aligned */
+    size_t carry_bytes; /* all carries of one step, each 16-byte aligned (remat_scan_align) */
     int64_t max_slots, peak_snapshots, peak_tapes;
     size_t store_bytes;
     remat_loc loc;
