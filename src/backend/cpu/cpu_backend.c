@@ -46,40 +46,18 @@ static void k_copy(const remat_instr *I) { memcpy(I->out, I->in[0], (size_t)(int
 typedef struct {
     remat_dtype dt, in_dt;
     remat_shape out_shape, in_shape;
-    int perm[REMAT_MAX_RANK];
     bool reduce[REMAT_MAX_RANK];
-    union {
-        remat_slice_params slice;
-        remat_pad_params pad;
-        remat_dot_dims dot;
-    } p;
+    remat_dot_dims dot;
     remat_shape rhs_shape;
 } struct_params;
+
+/* transpose, broadcast_in_dim, slice, pad: the shape work was done at lowering */
+static void k_copy_plan(const remat_instr *I) { remat_cpu_copy_run(I->aux, I->out, I->in[0]); }
 
 static void k_convert(const remat_instr *I)
 {
     const struct_params *P = I->aux;
     remat_cpu_convert(I->n, P->dt, I->out, P->in_dt, I->in[0]);
-}
-static void k_transpose(const remat_instr *I)
-{
-    const struct_params *P = I->aux;
-    remat_cpu_transpose(P->dt, I->out, I->in[0], &P->in_shape, P->perm);
-}
-static void k_broadcast(const remat_instr *I)
-{
-    const struct_params *P = I->aux;
-    remat_cpu_broadcast_in_dim(P->dt, I->out, &P->out_shape, I->in[0], &P->in_shape, P->perm);
-}
-static void k_slice(const remat_instr *I)
-{
-    const struct_params *P = I->aux;
-    remat_cpu_slice(P->dt, I->out, I->in[0], &P->in_shape, &P->p.slice);
-}
-static void k_pad(const remat_instr *I)
-{
-    const struct_params *P = I->aux;
-    remat_cpu_pad(P->dt, I->out, &P->out_shape, I->in[0], &P->in_shape, &P->p.pad);
 }
 static void k_reduce(const remat_instr *I)
 {
@@ -89,19 +67,12 @@ static void k_reduce(const remat_instr *I)
 static void k_dot(const remat_instr *I)
 {
     const struct_params *P = I->aux;
-    remat_cpu_dot_general(P->dt, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->p.dot, I->scratch);
+    remat_cpu_dot_general(P->dt, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->dot, I->scratch);
 }
-
-typedef struct {
-    int axis, nin;
-    remat_dtype dt;
-    const remat_shape **shapes;
-} concat_params;
 
 static void k_concat(const remat_instr *I)
 {
-    const concat_params *P = I->aux;
-    remat_cpu_concatenate(P->dt, I->out, P->nin, (const void *const *)I->in, P->shapes, P->axis);
+    remat_cpu_concatenate_run(I->aux, I->out, (const void *const *)I->in);
 }
 
 typedef struct {
@@ -191,15 +162,27 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         ins->aux = (const void *)(intptr_t)(ins->n * remat_dtype_size(op->dtype));
         return REMAT_OK;
     case REMAT_OP_CONCATENATE: {
-        concat_params *C = alloc(ctx, sizeof *C);
-        const remat_shape **sh = alloc(ctx, sizeof *sh * (size_t)op->nin);
-        remat_shape *copy = alloc(ctx, sizeof *copy * (size_t)op->nin);
-        for (int k = 0; k < op->nin; k++) {
-            copy[k] = op->in_shapes[k];
-            sh[k] = &copy[k];
-        }
-        *C = (concat_params){.axis = (int)op->p.index, .nin = op->nin, .dt = op->dtype, .shapes = sh};
+        remat_cpu_concat_plan *C = alloc(ctx, sizeof *C);
+        int64_t *chunks = alloc(ctx, sizeof *chunks * (size_t)op->nin);
+        remat_cpu_concatenate_plan(C, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.index);
         ins->fn = k_concat;
+        ins->aux = C;
+        return REMAT_OK;
+    }
+    case REMAT_OP_TRANSPOSE:
+    case REMAT_OP_BROADCAST:
+    case REMAT_OP_SLICE:
+    case REMAT_OP_PAD: {
+        remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
+        if (op->op == REMAT_OP_TRANSPOSE)
+            remat_cpu_transpose_plan(C, op->dtype, &op->in_shapes[0], op->p.perm);
+        else if (op->op == REMAT_OP_BROADCAST)
+            remat_cpu_broadcast_in_dim_plan(C, op->dtype, &op->shape, &op->in_shapes[0], op->p.perm);
+        else if (op->op == REMAT_OP_SLICE)
+            remat_cpu_slice_plan(C, op->dtype, &op->in_shapes[0], op->p.slice);
+        else
+            remat_cpu_pad_plan(C, op->dtype, &op->shape, &op->in_shapes[0], op->p.pad);
+        ins->fn = k_copy_plan;
         ins->aux = C;
         return REMAT_OK;
     }
@@ -235,29 +218,13 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
     case REMAT_OP_CONVERT:
         ins->fn = k_convert;
         return REMAT_OK;
-    case REMAT_OP_TRANSPOSE:
-        memcpy(P->perm, op->p.perm, sizeof(int) * (size_t)op->shape.rank);
-        ins->fn = k_transpose;
-        return REMAT_OK;
-    case REMAT_OP_BROADCAST:
-        memcpy(P->perm, op->p.perm, sizeof(int) * (size_t)P->in_shape.rank);
-        ins->fn = k_broadcast;
-        return REMAT_OK;
-    case REMAT_OP_SLICE:
-        P->p.slice = *op->p.slice;
-        ins->fn = k_slice;
-        return REMAT_OK;
-    case REMAT_OP_PAD:
-        P->p.pad = *op->p.pad;
-        ins->fn = k_pad;
-        return REMAT_OK;
     case REMAT_OP_SUM:
         for (int k = 0; k < P->in_shape.rank; k++)
             P->reduce[k] = (op->p.axes_mask >> k) & 1u;
         ins->fn = k_reduce;
         return REMAT_OK;
     case REMAT_OP_DOT_GENERAL:
-        P->p.dot = *op->p.dot;
+        P->dot = *op->p.dot;
         P->rhs_shape = op->in_shapes[1];
         ins->fn = k_dot;
         return REMAT_OK;

@@ -58,6 +58,39 @@ void remat_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, cons
 /* lax.concatenate of n_in inputs along axis; all shapes equal except that axis */
 void remat_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
                            const remat_shape *const *in_shapes, int axis);
+/* The same ops with their shape work done once: a _plan function fills a
+ * plan from the shapes and parameters alone; remat_cpu_copy_run() (for
+ * transpose, broadcast_in_dim, slice, pad) and remat_cpu_concatenate_run()
+ * then only move elements, giving the bits of the kernels above. */
+typedef enum { REMAT_CPU_COPY_EMPTY, REMAT_CPU_COPY_CONTIG, REMAT_CPU_COPY_ROWS, REMAT_CPU_COPY_TILED } remat_cpu_copy_kind;
+typedef struct {
+    uint8_t kind, esize, rank, nouter; /* rank: after coalescing */
+    int64_t n;                         /* CONTIG: elements */
+    int64_t doff, soff;                /* element offsets into out / in */
+    size_t zero_bytes;                 /* out bytes zeroed first (pad) */
+    int64_t outer;                     /* ROWS/TILED: product of the outer dims */
+    int64_t dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
+} remat_cpu_copy_plan;
+void remat_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
+                              const int *perm);
+void remat_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
+                                     const remat_shape *in_shape, const int *bdims);
+void remat_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
+                          const remat_slice_params *sp);
+void remat_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
+                        const remat_shape *in_shape, const remat_pad_params *pp);
+void remat_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in);
+typedef struct {
+    int n_in;
+    size_t esize;
+    int64_t outer, row; /* output viewed as (outer, row) */
+    const int64_t *chunks; /* n_in: input j is (outer, chunks[j]) */
+} remat_cpu_concat_plan;
+/* chunks: n_in elements of storage the plan keeps pointing at */
+void remat_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
+                                const remat_shape *in_shapes, int axis);
+void remat_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins);
+
 /* reduce_sum over the axes with reduce[axis] = true; out has the remaining
  * axes in order. Summation order is fixed (ascending index): each output is
  * ((+0 + x0) + x1) + ... over its inputs in row-major order, one running sum

@@ -3,8 +3,8 @@
  *
  * All five are "copy elements from a strided view of the input to a strided
  * view of the output". Each op only computes the iteration dims and the two
- * stride vectors (in elements), then hands them to one engine, strided_copy(),
- * which
+ * stride vectors (in elements), then hands them to one engine (plan_make(),
+ * remat_cpu_copy_run()), which
  *   1. drops size-1 dims and merges neighbouring dims that are contiguous in
  *      both views, so e.g. slicing whole rows becomes one memcpy;
  *   2. walks the outer dims with an odometer and copies the innermost dim as a
@@ -15,6 +15,13 @@
  *      square tiles so that neither side walks memory with a large stride.
  * Elements are moved as uint32_t / uint64_t by element size: the ops are
  * dtype-generic and never look at the values.
+ *
+ * Steps 1 and the choice in 2-3 depend only on shapes, so each op also has a
+ * _plan form that does them once (the CPU backend calls it when it lowers the
+ * op) and remat_cpu_copy_run() that only moves elements. The plain kernels
+ * are make-a-plan-then-run, so both paths are one engine. Scan bodies run
+ * these ops on 1..3 elements thousands of times: a copy of up to 64 bytes is
+ * an inline element loop, not a memcpy/memset call.
  */
 #include <string.h>
 
@@ -84,11 +91,45 @@ static void odometer_next(int nd, const int64_t *dims, const int64_t *ds, const 
         }                                          \
     } while (0)
 
+/* Small contiguous copies and fills stay inline: the libc call and its size
+ * dispatch cost more than moving a few elements. */
+enum { SMALL_BYTES = 64 };
+
+static void copy_contig(size_t esize, int64_t n, void *restrict dst, const void *restrict src)
+{
+    const size_t bytes = (size_t)n * esize;
+    if (bytes > SMALL_BYTES) {
+        memcpy(dst, src, bytes);
+    } else if (esize == 8) {
+        uint64_t *o = dst;
+        const uint64_t *i = src;
+        for (int64_t k = 0; k < n; k++)
+            o[k] = i[k];
+    } else {
+        uint32_t *o = dst;
+        const uint32_t *i = src;
+        for (int64_t k = 0; k < n; k++)
+            o[k] = i[k];
+    }
+}
+
+/* all-zero bits are +0.0 in IEEE f32/f64; bytes is a multiple of 4 */
+static void zero_fill(void *dst, size_t bytes)
+{
+    if (bytes > SMALL_BYTES) {
+        memset(dst, 0, bytes);
+    } else {
+        uint32_t *o = dst;
+        for (size_t k = 0; k < bytes / 4; k++)
+            o[k] = 0;
+    }
+}
+
 static void copy_row(size_t esize, int64_t n, void *dst, int64_t dstride, const void *src,
                      int64_t sstride)
 {
     if (dstride == 1 && sstride == 1) {
-        memcpy(dst, src, (size_t)n * esize);
+        copy_contig(esize, n, dst, src);
     } else if (esize == 4) {
         COPY_ROW(uint32_t);
     } else {
@@ -120,27 +161,63 @@ static void copy_tiled(size_t esize, int64_t na, int64_t nb, void *dst, int64_t 
         COPY_TILED(uint64_t);
 }
 
-/* dst[sum_i k_i*ds[i]] = src[sum_i k_i*ss[i]] for every index k < dims.
- * Strides are in elements; dims/ds/ss are scratch copies the engine may edit. */
-static void strided_copy(size_t esize, int rank, int64_t *dims, char *dst, int64_t *ds,
-                         const char *src, int64_t *ss)
+/* dst[sum_i k_i*ds[i]] = src[sum_i k_i*ss[i]] for every index k < dims, dst
+ * and src displaced by doff/soff elements, after zeroing zero_bytes of dst.
+ * Strides are in elements; dims/ds/ss are scratch copies the plan may edit. */
+static void plan_make(remat_cpu_copy_plan *p, size_t esize, int rank, int64_t *dims, int64_t *ds, int64_t doff,
+                      int64_t *ss, int64_t soff, size_t zero_bytes)
 {
+    memset(p, 0, sizeof *p);
+    p->esize = (uint8_t)esize;
+    p->doff = doff;
+    p->soff = soff;
+    p->zero_bytes = zero_bytes;
+    p->kind = REMAT_CPU_COPY_EMPTY;
     for (int i = 0; i < rank; i++)
         if (dims[i] == 0)
             return;
     const int r = coalesce(rank, dims, ds, ss);
-    if (r == 0) {
-        memcpy(dst, src, esize);
+    if (r == 0 || (r == 1 && ds[0] == 1 && ss[0] == 1)) {
+        p->kind = REMAT_CPU_COPY_CONTIG;
+        p->n = r == 0 ? 1 : dims[0];
         return;
     }
     const bool tiled = r >= 2 && ss[r - 2] == 1 && ds[r - 1] == 1 && ss[r - 1] != 1 &&
                        ss[r - 1] != 0 && dims[r - 1] >= 8 && dims[r - 2] >= 8;
-    const int nouter = tiled ? r - 2 : r - 1;
-    int64_t outer = 1;
-    for (int i = 0; i < nouter; i++)
-        outer *= dims[i];
+    p->kind = tiled ? REMAT_CPU_COPY_TILED : REMAT_CPU_COPY_ROWS;
+    p->rank = (uint8_t)r;
+    p->nouter = tiled ? r - 2 : r - 1;
+    p->outer = 1;
+    for (int i = 0; i < p->nouter; i++)
+        p->outer *= dims[i];
+    for (int i = 0; i < r; i++) {
+        p->dims[i] = dims[i];
+        p->ds[i] = ds[i];
+        p->ss[i] = ss[i];
+    }
+}
+
+void remat_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in)
+{
+    const size_t esize = p->esize;
+    if (p->zero_bytes)
+        zero_fill(out, p->zero_bytes);
+    char *dst = (char *)out + p->doff * (int64_t)esize;
+    const char *src = (const char *)in + p->soff * (int64_t)esize;
+    switch (p->kind) {
+    case REMAT_CPU_COPY_EMPTY:
+        return;
+    case REMAT_CPU_COPY_CONTIG:
+        copy_contig(esize, p->n, dst, src);
+        return;
+    default:
+        break;
+    }
+    const int r = p->rank, nouter = p->nouter;
+    const bool tiled = p->kind == REMAT_CPU_COPY_TILED;
+    const int64_t *dims = p->dims, *ds = p->ds, *ss = p->ss;
     int64_t idx[REMAT_MAX_RANK] = {0}, doff = 0, soff = 0;
-    for (int64_t o = 0; o < outer; o++) {
+    for (int64_t o = 0; o < p->outer; o++) {
         char *d = dst + doff * (int64_t)esize;
         const char *s = src + soff * (int64_t)esize;
         if (tiled)
@@ -151,8 +228,8 @@ static void strided_copy(size_t esize, int rank, int64_t *dims, char *dst, int64
     }
 }
 
-void remat_cpu_transpose(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                         const int *perm)
+void remat_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
+                              const int *perm)
 {
     const int r = in_shape->rank;
     int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
@@ -163,11 +240,19 @@ void remat_cpu_transpose(remat_dtype dt, void *out, const void *in, const remat_
         ss[i] = in_st[perm[i]];
     }
     row_major_strides(r, dims, ds);
-    strided_copy(remat_dtype_size(dt), r, dims, out, ds, in, ss);
+    plan_make(p, remat_dtype_size(dt), r, dims, ds, 0, ss, 0, 0);
 }
 
-void remat_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
-                                const void *in, const remat_shape *in_shape, const int *bdims)
+void remat_cpu_transpose(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                         const int *perm)
+{
+    remat_cpu_copy_plan p;
+    remat_cpu_transpose_plan(&p, dt, in_shape, perm);
+    remat_cpu_copy_run(&p, out, in);
+}
+
+void remat_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
+                                     const remat_shape *in_shape, const int *bdims)
 {
     const int r = out_shape->rank;
     int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
@@ -184,30 +269,45 @@ void remat_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *ou
             ss[o] = in_st[i];
     }
     row_major_strides(r, dims, ds);
-    strided_copy(remat_dtype_size(dt), r, dims, out, ds, in, ss);
+    plan_make(p, remat_dtype_size(dt), r, dims, ds, 0, ss, 0, 0);
 }
 
-void remat_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                     const remat_slice_params *p)
+void remat_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
+                                const void *in, const remat_shape *in_shape, const int *bdims)
+{
+    remat_cpu_copy_plan p;
+    remat_cpu_broadcast_in_dim_plan(&p, dt, out_shape, in_shape, bdims);
+    remat_cpu_copy_run(&p, out, in);
+}
+
+void remat_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
+                          const remat_slice_params *sp)
 {
     const int r = in_shape->rank;
-    const size_t es = remat_dtype_size(dt);
     int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
     int64_t off = 0;
     row_major_strides(r, in_shape->dims, in_st);
     for (int i = 0; i < r; i++) {
-        const int64_t st = p->start[i], lim = p->limit[i], step = p->stride[i];
+        const int64_t st = sp->start[i], lim = sp->limit[i], step = sp->stride[i];
         REMAT_ASSERT(step >= 1 && st >= 0 && st <= lim && lim <= in_shape->dims[i]);
         dims[i] = (lim - st + step - 1) / step;
         ss[i] = step * in_st[i];
         off += st * in_st[i];
     }
     row_major_strides(r, dims, ds);
-    strided_copy(es, r, dims, out, ds, (const char *)in + off * (int64_t)es, ss);
+    plan_make(p, remat_dtype_size(dt), r, dims, ds, 0, ss, off, 0);
 }
 
-void remat_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
-                   const remat_shape *in_shape, const remat_pad_params *p)
+void remat_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                     const remat_slice_params *p)
+{
+    remat_cpu_copy_plan cp;
+    remat_cpu_slice_plan(&cp, dt, in_shape, p);
+    remat_cpu_copy_run(&cp, out, in);
+}
+
+void remat_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
+                        const remat_shape *in_shape, const remat_pad_params *pp)
 {
     const int r = in_shape->rank;
     const size_t es = remat_dtype_size(dt);
@@ -219,24 +319,49 @@ void remat_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, cons
     row_major_strides(r, in_shape->dims, ss);
     for (int i = 0; i < r; i++) {
         const int64_t n = in_shape->dims[i];
-        REMAT_ASSERT(p->low[i] >= 0 && p->high[i] >= 0 && p->interior[i] >= 0);
+        REMAT_ASSERT(pp->low[i] >= 0 && pp->high[i] >= 0 && pp->interior[i] >= 0);
         REMAT_ASSERT(out_shape->dims[i] ==
-                     p->low[i] + p->high[i] + n + (n > 0 ? (n - 1) * p->interior[i] : 0));
-        no_padding = no_padding && p->low[i] == 0 && p->high[i] == 0 && p->interior[i] == 0;
+                     pp->low[i] + pp->high[i] + n + (n > 0 ? (n - 1) * pp->interior[i] : 0));
+        no_padding = no_padding && pp->low[i] == 0 && pp->high[i] == 0 && pp->interior[i] == 0;
         dims[i] = n;
-        ds[i] = (p->interior[i] + 1) * out_st[i];
-        off += p->low[i] * out_st[i];
+        ds[i] = (pp->interior[i] + 1) * out_st[i];
+        off += pp->low[i] * out_st[i];
     }
     const int64_t n_out = remat_shape_numel(out_shape);
-    if (no_padding) {
-        if (n_out > 0)
-            memcpy(out, in, (size_t)n_out * es);
+    if (no_padding) { /* one contiguous copy (or nothing) */
+        int64_t one = 1, n = n_out;
+        plan_make(p, es, 1, &n, &one, 0, (int64_t[]){1}, 0, 0);
         return;
     }
-    /* all-zero bits are +0.0 in IEEE f32/f64 */
-    if (n_out > 0)
-        memset(out, 0, (size_t)n_out * es);
-    strided_copy(es, r, dims, (char *)out + off * (int64_t)es, ds, in, ss);
+    plan_make(p, es, r, dims, ds, off, ss, 0, (size_t)n_out * es);
+}
+
+void remat_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
+                   const remat_shape *in_shape, const remat_pad_params *p)
+{
+    remat_cpu_copy_plan cp;
+    remat_cpu_pad_plan(&cp, dt, out_shape, in_shape, p);
+    remat_cpu_copy_run(&cp, out, in);
+}
+
+/* input j of a concatenation: (outer, chunk) into columns [col, col+chunk) of
+ * the (outer, row) output */
+static void concat_one(size_t es, int64_t outer, int64_t row, int64_t col, int64_t chunk, void *out,
+                       const void *in)
+{
+    char *o = (char *)out + col * (int64_t)es;
+    const char *s = in;
+    if (outer == 1) {
+        copy_contig(es, chunk, o, s);
+    } else if (chunk == 1 && es == 8) { /* a column: one strided element per row */
+        uint64_t *restrict od = (uint64_t *)(void *)o;
+        const uint64_t *restrict sd = (const uint64_t *)(const void *)s;
+        for (int64_t k = 0; k < outer; k++)
+            od[k * row] = sd[k];
+    } else {
+        for (int64_t k = 0; k < outer; k++)
+            copy_contig(es, chunk, o + k * row * (int64_t)es, s + k * chunk * (int64_t)es);
+    }
 }
 
 void remat_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
@@ -261,12 +386,41 @@ void remat_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *cons
     int64_t col = 0;
     for (int j = 0; j < n_in; j++) {
         const int64_t chunk = in_shapes[j]->dims[axis] * inner;
-        if (chunk > 0) {
-            char *o = (char *)out + col * (int64_t)es;
-            const char *s = ins[j];
-            for (int64_t k = 0; k < outer; k++)
-                memcpy(o + k * row * (int64_t)es, s + k * chunk * (int64_t)es, (size_t)chunk * es);
-        }
+        if (chunk > 0)
+            concat_one(es, outer, row, col, chunk, out, ins[j]);
+        col += chunk;
+    }
+}
+
+void remat_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
+                                const remat_shape *in_shapes, int axis)
+{
+    REMAT_ASSERT(n_in >= 1);
+    const remat_shape *s0 = &in_shapes[0];
+    REMAT_ASSERT(axis >= 0 && axis < s0->rank);
+    int64_t outer = 1, inner = 1, row = 0;
+    for (int i = 0; i < axis; i++)
+        outer *= s0->dims[i];
+    for (int i = axis + 1; i < s0->rank; i++)
+        inner *= s0->dims[i];
+    for (int j = 0; j < n_in; j++) {
+        REMAT_ASSERT(in_shapes[j].rank == s0->rank);
+        chunks[j] = in_shapes[j].dims[axis] * inner;
+        row += chunks[j];
+    }
+    *p = (remat_cpu_concat_plan){.n_in = n_in, .esize = remat_dtype_size(dt), .outer = outer, .row = row,
+                                 .chunks = chunks};
+}
+
+void remat_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins)
+{
+    if (p->outer == 0 || p->row == 0)
+        return;
+    int64_t col = 0;
+    for (int j = 0; j < p->n_in; j++) {
+        const int64_t chunk = p->chunks[j];
+        if (chunk > 0)
+            concat_one(p->esize, p->outer, p->row, col, chunk, out, ins[j]);
         col += chunk;
     }
 }
