@@ -41,7 +41,6 @@ static void k_ipow_f32(const remat_instr *I) { remat_cpu_integer_pow_f32(I->n, I
 static void k_ipow_f64(const remat_instr *I) { remat_cpu_integer_pow_f64(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
 static void k_pow_f32(const remat_instr *I) { remat_cpu_pow_f32(I->n, I->out, I->in[0], *(const double *)I->aux); }
 static void k_pow_f64(const remat_instr *I) { remat_cpu_pow_f64(I->n, I->out, I->in[0], *(const double *)I->aux); }
-static void k_copy(const remat_instr *I) { memcpy(I->out, I->in[0], (size_t)(intptr_t)I->aux); }
 
 typedef struct {
     remat_dtype dt, in_dt;
@@ -51,7 +50,8 @@ typedef struct {
     remat_shape rhs_shape;
 } struct_params;
 
-/* transpose, broadcast_in_dim, slice, pad: the shape work was done at lowering */
+/* transpose, broadcast_in_dim, slice, pad, materialised reshape: the shape
+ * work was done at lowering */
 static void k_copy_plan(const remat_instr *I) { remat_cpu_copy_run(I->aux, I->out, I->in[0]); }
 
 static void k_convert(const remat_instr *I)
@@ -157,10 +157,14 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         return REMAT_OK;
     }
     case REMAT_OP_RESHAPE:
-    case REMAT_OP_NAME: /* only when the compiler must materialise a copy */
-        ins->fn = k_copy;
-        ins->aux = (const void *)(intptr_t)(ins->n * remat_dtype_size(op->dtype));
+    case REMAT_OP_NAME: { /* only when the compiler must materialise a copy */
+        remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
+        *C = (remat_cpu_copy_plan){.kind = ins->n ? REMAT_CPU_COPY_CONTIG : REMAT_CPU_COPY_EMPTY,
+                                   .esize = (uint8_t)remat_dtype_size(op->dtype), .n = (int64_t)ins->n};
+        ins->fn = k_copy_plan;
+        ins->aux = C;
         return REMAT_OK;
+    }
     case REMAT_OP_CONCATENATE: {
         remat_cpu_concat_plan *C = alloc(ctx, sizeof *C);
         int64_t *chunks = alloc(ctx, sizeof *chunks * (size_t)op->nin);

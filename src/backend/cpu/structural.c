@@ -92,36 +92,54 @@ static void odometer_next(int nd, const int64_t *dims, const int64_t *ds, const 
     } while (0)
 
 /* Small contiguous copies and fills stay inline: the libc call and its size
- * dispatch cost more than moving a few elements. */
+ * dispatch cost more than moving a few elements. They are written as two
+ * overlapping fixed-size moves (as libc does for short sizes), not as an
+ * element loop, which gcc would turn back into a memcpy/memset call.
+ * bytes is 0 or a multiple of 4 (f32/f64 elements). */
 enum { SMALL_BYTES = 64 };
+
+#define MOVE_HEAD_TAIL(K)                  \
+    do {                                   \
+        unsigned char a_[K], b_[K];        \
+        memcpy(a_, s, K);                  \
+        memcpy(b_, s + bytes - (K), K);    \
+        memcpy(d, a_, K);                  \
+        memcpy(d + bytes - (K), b_, K);    \
+    } while (0)
 
 static void copy_contig(size_t esize, int64_t n, void *restrict dst, const void *restrict src)
 {
     const size_t bytes = (size_t)n * esize;
-    if (bytes > SMALL_BYTES) {
-        memcpy(dst, src, bytes);
-    } else if (esize == 8) {
-        uint64_t *o = dst;
-        const uint64_t *i = src;
-        for (int64_t k = 0; k < n; k++)
-            o[k] = i[k];
-    } else {
-        uint32_t *o = dst;
-        const uint32_t *i = src;
-        for (int64_t k = 0; k < n; k++)
-            o[k] = i[k];
-    }
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    if (bytes > SMALL_BYTES)
+        memcpy(d, s, bytes);
+    else if (bytes >= 32)
+        MOVE_HEAD_TAIL(32);
+    else if (bytes >= 16)
+        MOVE_HEAD_TAIL(16);
+    else if (bytes >= 8)
+        MOVE_HEAD_TAIL(8);
+    else if (bytes >= 4)
+        memcpy(d, s, 4);
 }
 
-/* all-zero bits are +0.0 in IEEE f32/f64; bytes is a multiple of 4 */
 static void zero_fill(void *dst, size_t bytes)
 {
+    unsigned char *d = dst;
     if (bytes > SMALL_BYTES) {
-        memset(dst, 0, bytes);
-    } else {
-        uint32_t *o = dst;
-        for (size_t k = 0; k < bytes / 4; k++)
-            o[k] = 0;
+        memset(d, 0, bytes);
+    } else if (bytes >= 32) {
+        memset(d, 0, 32);
+        memset(d + bytes - 32, 0, 32);
+    } else if (bytes >= 16) {
+        memset(d, 0, 16);
+        memset(d + bytes - 16, 0, 16);
+    } else if (bytes >= 8) {
+        memset(d, 0, 8);
+        memset(d + bytes - 8, 0, 8);
+    } else if (bytes >= 4) {
+        memset(d, 0, 4);
     }
 }
 
@@ -197,22 +215,11 @@ static void plan_make(remat_cpu_copy_plan *p, size_t esize, int rank, int64_t *d
     }
 }
 
-void remat_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in)
+/* ROWS/TILED: the odometer walk (kept out of remat_cpu_copy_run so that the
+ * contiguous case does not pay for its stack frame) */
+__attribute__((noinline)) static void copy_strided(const remat_cpu_copy_plan *p, char *dst, const char *src)
 {
     const size_t esize = p->esize;
-    if (p->zero_bytes)
-        zero_fill(out, p->zero_bytes);
-    char *dst = (char *)out + p->doff * (int64_t)esize;
-    const char *src = (const char *)in + p->soff * (int64_t)esize;
-    switch (p->kind) {
-    case REMAT_CPU_COPY_EMPTY:
-        return;
-    case REMAT_CPU_COPY_CONTIG:
-        copy_contig(esize, p->n, dst, src);
-        return;
-    default:
-        break;
-    }
     const int r = p->rank, nouter = p->nouter;
     const bool tiled = p->kind == REMAT_CPU_COPY_TILED;
     const int64_t *dims = p->dims, *ds = p->ds, *ss = p->ss;
@@ -226,6 +233,18 @@ void remat_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in)
             copy_row(esize, dims[r - 1], d, ds[r - 1], s, ss[r - 1]);
         odometer_next(nouter, dims, ds, ss, idx, &doff, &soff);
     }
+}
+
+void remat_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in)
+{
+    if (p->zero_bytes) /* all-zero bits are +0.0 in IEEE f32/f64 */
+        zero_fill(out, p->zero_bytes);
+    char *dst = (char *)out + p->doff * (int64_t)p->esize;
+    const char *src = (const char *)in + p->soff * (int64_t)p->esize;
+    if (p->kind == REMAT_CPU_COPY_CONTIG)
+        copy_contig(p->esize, p->n, dst, src);
+    else if (p->kind != REMAT_CPU_COPY_EMPTY)
+        copy_strided(p, dst, src);
 }
 
 void remat_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
@@ -417,6 +436,13 @@ void remat_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const 
     if (p->outer == 0 || p->row == 0)
         return;
     int64_t col = 0;
+    if (p->outer == 1) { /* the inputs one after the other */
+        for (int j = 0; j < p->n_in; j++) {
+            copy_contig(p->esize, p->chunks[j], (char *)out + col * (int64_t)p->esize, ins[j]);
+            col += p->chunks[j];
+        }
+        return;
+    }
     for (int j = 0; j < p->n_in; j++) {
         const int64_t chunk = p->chunks[j];
         if (chunk > 0)
