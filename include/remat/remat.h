@@ -35,5 +35,6 @@
 #include "kinetics.h"
 #include "ode.h"
 #include "optim.h"
+#include "pfr.h"
 
 #endif

@@ -1,0 +1,127 @@
+/*
+ * remat/pfr.h — a plug-flow reactor: a mechanism's ODE integrated along the
+ * reactor, with its outlet, its axial profile, the gradient of an outlet
+ * objective with respect to the mechanism's parameters, and Adam on that
+ * objective (the `remat pfr simulate|optimize` commands).
+ *
+ * The axial coordinate z runs from 0 (inlet) to L (outlet); it is the
+ * mechanism's independent variable (remat/mechanism.h: "indep z"), so a rate
+ * may read it. The integration is remat/ode.h's: fixed steps of one method,
+ * one scan, differentiated through the scan's checkpoint schedule.
+ *
+ *   remat_mechanism *m;
+ *   remat_mechanism_parse_string(remat_pfr_seed()->mechanism, NULL, &m);
+ *   remat_pfr_options o = {
+ *       .method = REMAT_ODE_EULER, .length = 10.0, .steps = 1000,
+ *       .inlet = (double[]){1, 0, 0},
+ *       .goal = REMAT_PFR_MAXIMIZE, .species = remat_mechanism_species_find(m, "B"),
+ *       .schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10},
+ *   };
+ *   remat_pfr *r;
+ *   if (remat_pfr_new(m, &o, &r) != REMAT_OK) puts(remat_last_error());
+ *   double k[2] = {1.0, 0.5}, out[3], loss, grad[2];
+ *   remat_pfr_outlet(r, k, out);              // {0.000043, 0.013222, 0.986735}
+ *   remat_pfr_objective(r, k, &loss, grad);   // -C_B = -0.013222, {0.012349, 0.107305}
+ *   remat_pfr_free(r);
+ *   remat_mechanism_free(m);
+ *
+ * The objective is the value a minimiser drives down: -C_s(L) to maximize
+ * species s at the outlet, +C_s(L) to minimize it. Programs are compiled on
+ * first use and reused, so a remat_pfr is used by one thread at a time.
+ * Non-finite concentrations (an integration that blew up: too few steps for
+ * the rates) are reported as REMAT_ERR_NUMERIC naming the species and the
+ * step size, never returned as numbers.
+ */
+#ifndef REMAT_PFR_H
+#define REMAT_PFR_H
+
+#include "mechanism.h"
+#include "ode.h"
+#include "optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    REMAT_PFR_NO_GOAL = 0, /* no objective: outlet and profile only */
+    REMAT_PFR_MAXIMIZE,    /* objective -C_s(L) */
+    REMAT_PFR_MINIMIZE,    /* objective +C_s(L) */
+} remat_pfr_goal;
+
+typedef struct {
+    remat_ode_method method;
+    double length;                /* L > 0, finite */
+    int64_t steps;                /* >= 1 equal steps over [0, L] ... */
+    double dt;                    /* ... or, with steps = 0, the largest step: ceil(L/dt) steps
+                                     (remat_ode_count_steps' rule); giving both is an error */
+    const double *inlet;          /* species_count finite concentrations at z = 0 (copied) */
+    remat_pfr_goal goal;
+    int species;                  /* the objective's species (goal != REMAT_PFR_NO_GOAL) */
+    remat_schedule_spec schedule; /* reverse pass of the objective (zero: store-all) */
+} remat_pfr_options;
+
+typedef struct remat_pfr remat_pfr;
+
+/* Checks the options against m (naming the bad one) and keeps a pointer to m,
+ * which must outlive the reactor. Compiles nothing yet. */
+remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *opt, remat_pfr **out);
+void remat_pfr_free(remat_pfr *r); /* NULL is a no-op */
+
+const remat_mechanism *remat_pfr_mechanism(const remat_pfr *r);
+int64_t remat_pfr_steps(const remat_pfr *r);    /* steps over [0, L] */
+double remat_pfr_step_size(const remat_pfr *r); /* L / steps */
+
+/* The outlet concentrations (species_count) for params (param_count). */
+remat_status remat_pfr_outlet(remat_pfr *r, const double params[], double outlet[]);
+
+/* The axial profile: z[i] = i*h and y[i*S + s] = C_s(z[i]) for i = 0..steps
+ * (steps + 1 rows; row 0 is the inlet, the last row equals remat_pfr_outlet
+ * bit for bit). z may be NULL. */
+remat_status remat_pfr_profile(remat_pfr *r, const double params[], double z[], double y[]);
+
+/* The objective and, unless grad is NULL, its gradient d objective / d params
+ * (param_count) through the schedule's reverse pass. REMAT_ERR_ARG without a
+ * goal. */
+remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *objective, double grad[]);
+
+/* Adam on the objective from params (updated in place), as a JAX loop does it:
+ * for i < iters: (objective, grad) at params, then one remat_adam_update
+ * (which projects on the options' bounds). Records, when not NULL,
+ * conc_before[i] = C_s(L) before update i and params_after[i*P + j] after it;
+ * *conc_final = C_s(L) at the final params. A non-finite gradient stops it
+ * with REMAT_ERR_NUMERIC naming the iteration. */
+remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_t iters, double params[],
+                            double conc_before[], double params_after[], double *conc_final);
+
+/* How a species takes part in the mechanism's reactions: "reactant" (only
+ * consumed), "product" (only formed), "intermediate" (both), or "" (neither,
+ * e.g. a species with an ODE line). For titles such as "maximize intermediate B". */
+const char *remat_pfr_species_role(const remat_mechanism *m, int species);
+
+/* The seed's reactor (seed 004, section 7): A -> B -> C, first order, in a
+ * plug-flow reactor of length 10 with 1000 explicit Euler steps, inlet
+ * [1, 0, 0], k1 = 1, k2 = 0.5; the optimisation maximizes C_B(L) with
+ * optax.adam(0.1) from (0.5, 0.3) for 50 iterations, projecting the
+ * parameters on [0.01, inf) after each update. */
+typedef struct {
+    const char *name;      /* "A->B->C" */
+    const char *mechanism; /* mechanism text (remat_mechanism_parse_string) */
+    const double *inlet;   /* species_count */
+    double length;
+    int64_t steps;
+    remat_ode_method method;
+    const char *species;   /* the optimised species, "B" */
+    remat_pfr_goal goal;   /* maximize */
+    const double *start;   /* param_count: where the optimisation starts */
+    double lr;
+    int64_t iters;
+    double min_param;      /* lower bound of every parameter while optimising */
+} remat_pfr_seed_problem;
+
+const remat_pfr_seed_problem *remat_pfr_seed(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

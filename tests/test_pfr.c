@@ -1,0 +1,278 @@
+/*
+ * test_pfr.c — the plug-flow reactor of remat/pfr.h: the seed's outlet,
+ * gradient and Adam table (seed 004 section 7, seed_values.json pfr_euler
+ * and pfr_adam_fit), the profile against the outlet bit for bit, the
+ * objective's gradient against central differences, and the errors a user
+ * can cause.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/remat.h"
+
+#define assert_ok(expr)                                                                                     \
+    do {                                                                                                    \
+        remat_status st_ = (expr);                                                                          \
+        if (st_ != REMAT_OK)                                                                                \
+            fail_msg("%s failed: %s", #expr, remat_last_error());                                           \
+    } while (0)
+
+#define assert_contains(hay, needle)                                                                        \
+    do {                                                                                                    \
+        const char *h_ = (hay), *n_ = (needle);                                                             \
+        if (!h_ || !strstr(h_, n_))                                                                         \
+            fail_msg("expected \"%s\" in message: %s", n_, h_ ? h_ : "(null)");                             \
+    } while (0)
+
+static void assert_printed(const char *fmt, double v, const char *want)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, fmt, v);
+    if (strcmp(buf, want))
+        fail_msg("%.17g prints as %s with %s, the seed prints %s", v, buf, fmt, want);
+}
+
+static remat_mechanism *parse(const char *text)
+{
+    remat_mechanism *m = NULL;
+    if (remat_mechanism_parse_string(text, "test.mech", &m) != REMAT_OK)
+        fail_msg("parse: %s", remat_last_error());
+    return m;
+}
+
+static remat_pfr_options seed_options(const remat_mechanism *m, const char *schedule)
+{
+    const remat_pfr_seed_problem *sd = remat_pfr_seed();
+    remat_pfr_options o = {.method = sd->method, .length = sd->length, .steps = sd->steps, .inlet = sd->inlet,
+                           .goal = sd->goal, .species = remat_mechanism_species_find(m, sd->species)};
+    if (remat_schedule_parse(schedule, &o.schedule) != REMAT_OK)
+        fail_msg("schedule: %s", remat_last_error());
+    return o;
+}
+
+static void test_pfr_seed_outlet_and_gradient(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    assert_int_equal(remat_mechanism_species_count(m), 3);
+    assert_int_equal(remat_mechanism_param_count(m), 2);
+    assert_string_equal(remat_mechanism_indep_name(m), "z");
+    double k[2], g_ref[2];
+    remat_mechanism_param_values(m, k);
+    assert_true(k[0] == 1.0 && k[1] == 0.5);
+    const char *schedules[] = {"store-all", "binomial:10", "per-step", "online:4"};
+    for (int s = 0; s < 4; s++) {
+        remat_pfr_options o = seed_options(m, schedules[s]);
+        remat_pfr *r;
+        assert_ok(remat_pfr_new(m, &o, &r));
+        assert_int_equal(remat_pfr_steps(r), 1000);
+        assert_true(remat_pfr_step_size(r) == 0.01);
+        double y[3], loss, g[2];
+        assert_ok(remat_pfr_outlet(r, k, y));
+        assert_printed("%.6f", y[0], "0.000043");
+        assert_printed("%.6f", y[1], "0.013222");
+        assert_printed("%.6f", y[2], "0.986735");
+        assert_printed("%.6f", y[0] + y[1] + y[2], "1.000000");
+        assert_ok(remat_pfr_objective(r, k, &loss, g));
+        assert_true(loss == -y[1]);
+        assert_printed("%.6f", g[0], "0.012349");
+        assert_printed("%.6f", g[1], "0.107305");
+        if (s == 0)
+            memcpy(g_ref, g, sizeof g);
+        else
+            assert_memory_equal(g, g_ref, sizeof g); /* schedules change memory, never bits */
+        remat_pfr_free(r);
+    }
+    remat_mechanism_free(m);
+}
+
+/* seed 004 section 7: the printed rows, then the optimum */
+static void test_pfr_adam_reproduces_seed_table(void **state)
+{
+    (void)state;
+    const remat_pfr_seed_problem *sd = remat_pfr_seed();
+    remat_mechanism *m = parse(sd->mechanism);
+    remat_pfr_options o = seed_options(m, "binomial:10");
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    remat_adam_options a = remat_adam_optax(sd->lr);
+    a.lo = (double[]){sd->min_param, sd->min_param};
+    double p[2] = {sd->start[0], sd->start[1]}, cb[50], pa[100], final;
+    assert_int_equal(sd->iters, 50);
+    assert_ok(remat_pfr_adam(r, &a, sd->iters, p, cb, pa, &final));
+    static const struct {
+        int it;
+        const char *k1, *k2, *cb;
+    } table[] = {
+        {0, "0.4000", "0.2000", "0.107273"},  {10, "0.6240", "0.0100", "0.917683"},
+        {20, "0.8598", "0.0100", "0.915442"}, {30, "0.9231", "0.0100", "0.914671"},
+        {40, "0.9187", "0.0100", "0.914670"}, {49, "0.8885", "0.0100", "0.914955"},
+    };
+    for (int i = 0; i < 6; i++) {
+        int it = table[i].it;
+        assert_printed("%.4f", pa[2 * it], table[i].k1);
+        assert_printed("%.4f", pa[2 * it + 1], table[i].k2);
+        assert_printed("%.6f", cb[it], table[i].cb);
+    }
+    assert_true(p[0] == pa[98] && p[1] == pa[99]);
+    assert_printed("%.4f", p[0], "0.8885");
+    assert_printed("%.4f", p[1], "0.0100");
+    assert_printed("%.6f", final, "0.914998");
+    remat_pfr_free(r);
+    remat_mechanism_free(m);
+}
+
+/* The profile's last row is the outlet bit for bit, for every method, also
+ * when the rates read z (the step counter path) and with dt instead of steps. */
+static void test_pfr_profile_ends_at_outlet(void **state)
+{
+    (void)state;
+    const char *mechs[] = {remat_pfr_seed()->mechanism,
+                           "indep z\nparam k = 0.8\nparam a = 0.3\nlet kz = k * exp(-a * z)\n"
+                           "A -> B : kz\n2 B -> C : 0.5\n"};
+    for (int mi = 0; mi < 2; mi++) {
+        remat_mechanism *m = parse(mechs[mi]);
+        for (int meth = 0; meth < REMAT_ODE_METHOD_COUNT; meth++) {
+            remat_pfr_options o = {.method = (remat_ode_method)meth, .length = 2.5, .dt = 0.1,
+                                   .inlet = (double[]){1.0, 0.2, 0.0}};
+            remat_pfr *r;
+            assert_ok(remat_pfr_new(m, &o, &r));
+            assert_int_equal(remat_pfr_steps(r), 25);
+            double k[2], z[26], y[26 * 3], out[3];
+            remat_mechanism_param_values(m, k);
+            assert_ok(remat_pfr_profile(r, k, z, y));
+            assert_ok(remat_pfr_outlet(r, k, out));
+            assert_true(z[0] == 0.0 && fabs(z[25] - 2.5) < 1e-15);
+            assert_true(y[0] == 1.0 && y[1] == 0.2 && y[2] == 0.0);
+            assert_memory_equal(y + 25 * 3, out, sizeof out);
+            /* A only decays */
+            for (int i = 1; i < 26; i++)
+                assert_true(y[3 * i] < y[3 * (i - 1)]);
+            remat_pfr_free(r);
+        }
+        remat_mechanism_free(m);
+    }
+}
+
+/* Minimising C_C of a t-dependent network: the gradient against central
+ * differences of the outlet. */
+static void test_pfr_objective_gradient_matches_differences(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse("indep z\nparam k = 0.8\nparam a = 0.3\nparam k2 = 0.4\n"
+                               "let kz = k * exp(-a * z)\nA -> B : kz\n2 B -> C : k2\n");
+    remat_pfr_options o = {.method = REMAT_ODE_RK4, .length = 3.0, .steps = 60, .inlet = (double[]){1.0, 0.0, 0.0},
+                           .goal = REMAT_PFR_MINIMIZE, .species = 2,
+                           .schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 3}};
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    double p[3] = {0.8, 0.3, 0.4}, loss, g[3], out[3];
+    assert_ok(remat_pfr_objective(r, p, &loss, g));
+    assert_ok(remat_pfr_outlet(r, p, out));
+    assert_true(loss == out[2]);
+    for (int i = 0; i < 3; i++) {
+        double x = p[i], h = 1e-6, lp, lm;
+        p[i] = x + h;
+        assert_ok(remat_pfr_objective(r, p, &lp, NULL));
+        p[i] = x - h;
+        assert_ok(remat_pfr_objective(r, p, &lm, NULL));
+        p[i] = x;
+        double fd = (lp - lm) / (2 * h);
+        if (!(fabs(g[i] - fd) <= 1e-7 * fabs(fd) + 1e-10))
+            fail_msg("d/dp%d = %.17g, central difference %.17g", i, g[i], fd);
+    }
+    remat_pfr_free(r);
+    remat_mechanism_free(m);
+}
+
+static void test_pfr_bad_options_name_the_option(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    double in[3] = {1, 0, 0};
+    remat_pfr *r = (remat_pfr *)1;
+    remat_pfr_options o = {.length = 10, .steps = 100, .inlet = in};
+    o.length = -1;
+    assert_int_equal(remat_pfr_new(m, &o, &r), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "length");
+    assert_null(r);
+    o.length = 10, o.dt = 0.1;
+    assert_int_equal(remat_pfr_new(m, &o, &r), REMAT_ERR_ARG);
+    assert_contains(remat_last_error(), "not both");
+    o.steps = 0, o.dt = 0;
+    assert_int_equal(remat_pfr_new(m, &o, &r), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "steps");
+    o.steps = 100;
+    in[1] = NAN;
+    assert_int_equal(remat_pfr_new(m, &o, &r), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "'B'");
+    in[1] = 0;
+    o.goal = REMAT_PFR_MAXIMIZE, o.species = 3;
+    assert_int_equal(remat_pfr_new(m, &o, &r), REMAT_ERR_ARG);
+    o.goal = REMAT_PFR_NO_GOAL;
+    o.schedule = (remat_schedule_spec){.kind = REMAT_SCHED_BINOMIAL, .snapshots = 0};
+    assert_int_not_equal(remat_pfr_new(m, &o, &r), REMAT_OK);
+    o.schedule = (remat_schedule_spec){0};
+    assert_ok(remat_pfr_new(m, &o, &r));
+    double k[2] = {1, NAN}, loss;
+    assert_int_equal(remat_pfr_objective(r, (double[]){1, 0.5}, &loss, NULL), REMAT_ERR_ARG);
+    assert_contains(remat_last_error(), "no goal");
+    double y[3];
+    assert_int_equal(remat_pfr_outlet(r, k, y), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "'k2'");
+    remat_pfr_free(r);
+    remat_pfr_free(NULL);
+    remat_mechanism_free(m);
+}
+
+/* Euler with h*k1 = 30 grows like 29^n: reported, not returned */
+static void test_pfr_unstable_integration_is_reported(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    remat_pfr_options o = {.method = REMAT_ODE_EULER, .length = 10, .steps = 1000, .inlet = (double[]){1, 0, 0},
+                           .goal = REMAT_PFR_MAXIMIZE, .species = 1};
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    double k[2] = {3000, 0.5}, y[3], loss, g[2], p[2] = {3000, 0.5};
+    assert_int_equal(remat_pfr_outlet(r, k, y), REMAT_ERR_NUMERIC);
+    assert_contains(remat_last_error(), "unstable");
+    assert_int_equal(remat_pfr_objective(r, k, &loss, g), REMAT_ERR_NUMERIC);
+    remat_adam_options a = remat_adam_optax(0.1);
+    assert_int_equal(remat_pfr_adam(r, &a, 3, p, NULL, NULL, NULL), REMAT_ERR_NUMERIC);
+    remat_pfr_free(r);
+    remat_mechanism_free(m);
+}
+
+static void test_pfr_species_role(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse("species A, B, C, D\nA -> B : 1\nB -> C : 2\nD' = -D\n");
+    assert_string_equal(remat_pfr_species_role(m, 0), "reactant");
+    assert_string_equal(remat_pfr_species_role(m, 1), "intermediate");
+    assert_string_equal(remat_pfr_species_role(m, 2), "product");
+    assert_string_equal(remat_pfr_species_role(m, 3), "");
+    remat_mechanism_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pfr_seed_outlet_and_gradient),
+        cmocka_unit_test(test_pfr_adam_reproduces_seed_table),
+        cmocka_unit_test(test_pfr_profile_ends_at_outlet),
+        cmocka_unit_test(test_pfr_objective_gradient_matches_differences),
+        cmocka_unit_test(test_pfr_bad_options_name_the_option),
+        cmocka_unit_test(test_pfr_unstable_integration_is_reported),
+        cmocka_unit_test(test_pfr_species_role),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
