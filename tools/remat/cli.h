@@ -34,6 +34,12 @@ typedef struct {
 } cli_series;
 int cli_plot(const char *path, const char *title, const char *xlabel, const char *ylabel, int logx, int logy,
              int n_series, const cli_series *series);
+/* Checks a --plot file before any work: a known extension, a writable
+ * directory, PLplot built in. 0 with a message naming the file otherwise. */
+int cli_plot_check(const char *path);
+
+/* Writes s as a JSON string literal (quotes and escapes included). */
+void cli_json_string(FILE *out, const char *s);
 
 int cmd_compare(int argc, char **argv);
 

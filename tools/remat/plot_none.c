@@ -9,3 +9,8 @@ int cli_plot(const char *path, const char *title, const char *xlabel, const char
                     "plplot-driver-cairo, then rebuild)\n", path);
     return 0;
 }
+
+int cli_plot_check(const char *path)
+{
+    return cli_plot(path, NULL, NULL, NULL, 0, 0, 0, NULL);
+}

@@ -24,6 +24,20 @@ static const char *device_for(const char *path)
     return NULL;
 }
 
+int cli_plot_check(const char *path)
+{
+    if (!device_for(path)) {
+        fprintf(stderr, "remat: --plot: '%s': unknown file type (use .png, .svg, .pdf or .ps)\n", path);
+        return 0;
+    }
+    /* the plot is drawn last: find out now that its directory takes a file */
+    cli_out probe;
+    if (!cli_out_open(&probe, path))
+        return 0;
+    cli_out_abort(&probe);
+    return 1;
+}
+
 static double tr(double v, int lg) { return lg ? log10(v > 0 ? v : 1e-300) : v; }
 
 int cli_plot(const char *path, const char *title, const char *xlabel, const char *ylabel, int logx, int logy,
