@@ -263,6 +263,58 @@ static void test_pfr_species_role(void **state)
     remat_mechanism_free(m);
 }
 
+/* The reactor as a schedule-comparison problem: value_and_grad of the
+ * objective, same bits under every schedule, the seed's gradient. */
+static void test_pfr_problem_from_mechanism(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    remat_pfr_options o = seed_options(m, "store-all");
+    remat_problem *pb;
+    assert_ok(remat_problem_from_mechanism(m, &o, NULL, &pb));
+    assert_int_equal(remat_problem_steps(pb), 1000);
+    assert_string_equal(remat_problem_name(pb), "test.mech");
+    assert_contains(remat_problem_description(pb), "loss -C_B(L), grad (k1, k2)");
+    assert_int_equal(remat_problem_num_inputs(pb), 2);
+    const char *schedules[] = {"store-all", "binomial:10", "periodic:32"};
+    double ref[3];
+    for (int s = 0; s < 3; s++) {
+        remat_scan_options so = {0};
+        assert_ok(remat_schedule_parse(schedules[s], &so.schedule));
+        remat_fn *vg;
+        assert_ok(remat_problem_build(pb, &so, &vg));
+        remat_program *p;
+        assert_ok(remat_compile(vg, remat_backend_cpu(), &p));
+        double v[3];
+        remat_tensor out[2] = {remat_program_output_desc(p, 0), remat_program_output_desc(p, 1)};
+        out[0].data = v, out[1].data = v + 1;
+        remat_stats st;
+        assert_ok(remat_run(p, remat_problem_num_inputs(pb), remat_problem_inputs(pb), 2, out, &st));
+        assert_printed("%.6f", -v[0], "0.013222");
+        assert_printed("%.6f", v[1], "0.012349");
+        assert_printed("%.6f", v[2], "0.107305");
+        if (s == 0)
+            memcpy(ref, v, sizeof v);
+        else
+            assert_memory_equal(v, ref, sizeof v);
+        remat_schedule_cost cost;
+        assert_ok(remat_schedule_predict(&so.schedule, 1000, &cost));
+        assert_int_equal(st.forward_evals, cost.forward_evals);
+        remat_program_free(p);
+        remat_fn_free(vg);
+    }
+    remat_problem_free(pb);
+    /* a goal is required, and the reactor's own checks apply */
+    o.goal = REMAT_PFR_NO_GOAL;
+    assert_int_equal(remat_problem_from_mechanism(m, &o, NULL, &pb), REMAT_ERR_ARG);
+    assert_contains(remat_last_error(), "goal");
+    o = seed_options(m, "store-all");
+    o.length = 0;
+    assert_int_equal(remat_problem_from_mechanism(m, &o, NULL, &pb), REMAT_ERR_VALUE);
+    assert_null(pb);
+    remat_mechanism_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_pfr_bad_options_name_the_option),
         cmocka_unit_test(test_pfr_unstable_integration_is_reported),
         cmocka_unit_test(test_pfr_species_role),
+        cmocka_unit_test(test_pfr_problem_from_mechanism),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,10 @@
  *   "sin"        x = ones(100); steps times x = sin(x) + 0.1 x; loss sum(x);
  *                gradient w.r.t. x (the scan's initial carry)
  *
+ * and, from any mechanism, its plug-flow reactor (remat/pfr.h) with the
+ * objective as loss, differentiated w.r.t. the mechanism's parameters
+ * (`remat pfr compare`): remat_problem_from_mechanism().
+ *
  *   remat_problem *p;
  *   remat_problem_new("pfr-euler", 1000, &p);
  *   remat_fn *vg;
@@ -16,6 +20,7 @@
 #ifndef REMAT_PROBLEMS_H
 #define REMAT_PROBLEMS_H
 
+#include "pfr.h"
 #include "scan.h"
 
 #ifdef __cplusplus
@@ -30,6 +35,16 @@ void remat_problem_free(remat_problem *p);
 const char *remat_problem_name(const remat_problem *p);
 const char *remat_problem_description(const remat_problem *p);
 int64_t remat_problem_steps(const remat_problem *p);
+/* The reactor of opt on mech: inputs (inlet (S,), params (P,)), loss the
+ * objective (-C_s(L) to maximize species s, +C_s(L) to minimize it), gradient
+ * w.r.t. params; one scan of remat_pfr_steps() steps. opt's schedule is
+ * ignored (remat_problem_build gets one) and a goal is required. params:
+ * param_count values, or NULL for the declared ones; inlet and params are
+ * copied. mech must outlive the problem and every function built from it.
+ * Errors name the bad option, as remat_pfr_new's do. Name: the mechanism's
+ * source; description: method, length, loss and parameters. */
+remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const remat_pfr_options *opt,
+                                          const double *params, remat_problem **out);
 /* value_and_grad of the problem's loss, its scan using opt's schedule. */
 remat_status remat_problem_build(const remat_problem *p, const remat_scan_options *opt, remat_fn **out);
 /* The inputs the built function takes (default values; owned by p). */

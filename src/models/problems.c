@@ -1,11 +1,12 @@
 /* problems.c — reference problems for schedule comparisons (see remat/problems.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "remat/problems.h"
 
-enum { PFR_EULER, SIN_CHAIN };
+enum { PFR_EULER, SIN_CHAIN, PFR_MECHANISM };
 
 struct remat_problem {
     int kind;
@@ -13,6 +14,10 @@ struct remat_problem {
     int n_in;
     remat_tensor in[3];
     double y0[3], k[2], *x;
+    /* PFR_MECHANISM: the reactor (inlet and params in x), its names */
+    const remat_mechanism *mech;
+    remat_pfr_options pfr;
+    char *name, *description;
 };
 
 static const struct {
@@ -63,16 +68,75 @@ remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **
     return REMAT_OK;
 }
 
+remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const remat_pfr_options *opt,
+                                          const double *params, remat_problem **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "problem: output pointer is NULL");
+    *out = NULL;
+    remat_pfr *r;
+    remat_status st = remat_pfr_new(mech, opt, &r); /* checks the options, counts the steps */
+    if (st != REMAT_OK)
+        return st;
+    int64_t steps = remat_pfr_steps(r);
+    remat_pfr_free(r);
+    if (opt->goal == REMAT_PFR_NO_GOAL)
+        return remat_error(REMAT_ERR_ARG, "problem from %s: needs a goal (maximize or minimize a species) for its loss",
+                           remat_mechanism_source(mech));
+    int64_t S = remat_mechanism_species_count(mech), P = remat_mechanism_param_count(mech);
+    if (P == 0)
+        return remat_error(REMAT_ERR_ARG, "problem from %s: the mechanism has no parameters to differentiate",
+                           remat_mechanism_source(mech));
+    remat_problem *p = calloc(1, sizeof *p);
+    if (!p || !(p->x = malloc(sizeof *p->x * (size_t)(S + P))))
+        goto nomem;
+    memcpy(p->x, opt->inlet, sizeof *p->x * (size_t)S);
+    if (params)
+        memcpy(p->x + S, params, sizeof *p->x * (size_t)P);
+    else
+        remat_mechanism_param_values(mech, p->x + S);
+    p->kind = PFR_MECHANISM;
+    p->steps = steps;
+    p->mech = mech;
+    p->pfr = *opt;
+    p->pfr.inlet = p->x;
+    p->n_in = 2;
+    p->in[0] = remat_tensor_f64(p->x, 1, &S);
+    p->in[1] = remat_tensor_f64(p->x + S, 1, &P);
+    const char *src = remat_mechanism_source(mech);
+    char desc[512];
+    int len = snprintf(desc, sizeof desc, "plug-flow reactor, %s, L=%g, loss %sC_%s(L), grad (",
+                       remat_ode_method_name(opt->method), opt->length, opt->goal == REMAT_PFR_MAXIMIZE ? "-" : "",
+                       remat_mechanism_species_name(mech, opt->species));
+    for (int i = 0; i < P && len < (int)sizeof desc; i++)
+        len += snprintf(desc + len, sizeof desc - (size_t)len, "%s%s", i ? ", " : "",
+                        remat_mechanism_param_name(mech, i));
+    if (len < (int)sizeof desc)
+        snprintf(desc + len, sizeof desc - (size_t)len, ")");
+    if (!(p->name = strdup(src)) || !(p->description = strdup(desc)))
+        goto nomem;
+    *out = p;
+    return REMAT_OK;
+nomem:
+    remat_problem_free(p);
+    return remat_error(REMAT_ERR_NOMEM, "problem: out of memory");
+}
+
 void remat_problem_free(remat_problem *p)
 {
     if (!p)
         return;
     free(p->x);
+    free(p->name);
+    free(p->description);
     free(p);
 }
 
-const char *remat_problem_name(const remat_problem *p) { return known[p->kind].name; }
-const char *remat_problem_description(const remat_problem *p) { return known[p->kind].description; }
+const char *remat_problem_name(const remat_problem *p) { return p->name ? p->name : known[p->kind].name; }
+const char *remat_problem_description(const remat_problem *p)
+{
+    return p->description ? p->description : known[p->kind].description;
+}
 int64_t remat_problem_steps(const remat_problem *p) { return p->steps; }
 int remat_problem_num_inputs(const remat_problem *p) { return p->n_in; }
 const remat_tensor *remat_problem_inputs(const remat_problem *p) { return p->in; }
@@ -81,7 +145,7 @@ int remat_problem_num_grads(const remat_problem *p) { return p->kind == PFR_EULE
 const char *remat_problem_grad_name(const remat_problem *p, int i)
 {
     static const char *pfr[] = {"k1", "k2"};
-    return p->kind == PFR_EULER ? pfr[i] : "x";
+    return p->kind == PFR_EULER ? pfr[i] : p->kind == PFR_MECHANISM ? "params" : "x";
 }
 
 /* y' = y + h * [-k1 A, k1 A - k2 B, k2 B] */
@@ -109,11 +173,39 @@ static remat_fn *sin_body(void)
     return b;
 }
 
+/* f(inlet, params) = ±C_s(L) through remat_ode_integrate, one scan with opt */
+static remat_status mechanism_build(const remat_problem *p, const remat_scan_options *opt, remat_fn **out)
+{
+    int64_t S = remat_mechanism_species_count(p->mech), P = remat_mechanism_param_count(p->mech);
+    double L = p->pfr.length;
+    remat_ode_options oo = {.method = p->pfr.method, .n_times = 1, .times = &L, .dt = p->pfr.dt,
+                            .steps = p->pfr.steps};
+    if (opt)
+        oo.scan = *opt;
+    remat_fn *f = remat_fn_new("pfr_loss");
+    remat_val y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S);
+    remat_val k = remat_arg(f, "params", REMAT_F64, 1, &P);
+    remat_val ys;
+    remat_status st = remat_ode_integrate(f, p->mech, &oo, y0, k, &ys);
+    if (st == REMAT_OK) {
+        remat_val c = remat_index(f, remat_index(f, ys, 0), p->pfr.species);
+        remat_fn_output(f, p->pfr.goal == REMAT_PFR_MAXIMIZE ? remat_neg(f, c) : c);
+        if (remat_fn_status(f) != REMAT_OK)
+            st = remat_error(remat_fn_status(f), "problem %s: %s", p->name, remat_fn_error(f));
+    }
+    if (st == REMAT_OK)
+        st = remat_value_and_grad(f, 1, (const int[]){1}, out);
+    remat_fn_free(f);
+    return st;
+}
+
 remat_status remat_problem_build(const remat_problem *p, const remat_scan_options *opt, remat_fn **out)
 {
     if (!p || !out)
         return remat_error(REMAT_ERR_NULL, "problem build: NULL argument");
     *out = NULL;
+    if (p->kind == PFR_MECHANISM)
+        return mechanism_build(p, opt, out);
     remat_fn *f = remat_fn_new(known[p->kind].name);
     remat_fn *body;
     remat_status st;
