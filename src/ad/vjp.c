@@ -64,9 +64,28 @@ static int region_keeps(remat_vjp_ctx *c, int32_t v, int32_t r)
     return keep;
 }
 
+/* v's value as already held by the contexts from x outwards (a memo, or a
+ * forward value the backward reads anyway), without computing anything. */
+static remat_val held_above(remat_vjp_ctx *c, int32_t v, remat_rctx *x)
+{
+    const remat_flat *fl = c->fl;
+    for (; x; x = x->parent) {
+        const remat_flat_region *r = &fl->regions[x->region];
+        if (v < r->first || v > r->last)
+            continue;
+        if (x->memo[v - r->first] != REMAT_NONE)
+            return x->memo[v - r->first];
+        if (!region_keeps(c, v, x->region))
+            return REMAT_NONE;
+    }
+    return c->fwd_read[v] ? c->fwd[v] : REMAT_NONE;
+}
+
 /* Where v's value comes from, starting at context x: returns the value if it
  * exists already, else REMAT_NONE with *need set to the context that must
- * recompute it. */
+ * recompute it. A value the region's policy refuses is still reused when an
+ * enclosing computation holds it anyway (e.g. a block's output that the next
+ * block's backward already read): that costs no memory and saves work. */
 static remat_val locate(remat_vjp_ctx *c, int32_t v, remat_rctx *x, remat_rctx **need)
 {
     const remat_flat *fl = c->fl;
@@ -79,9 +98,13 @@ static remat_val locate(remat_vjp_ctx *c, int32_t v, remat_rctx *x, remat_rctx *
             return m;
         if (region_keeps(c, v, x->region))
             continue;
+        m = held_above(c, v, x->parent);
+        if (m != REMAT_NONE)
+            return m;
         *need = x;
         return REMAT_NONE;
     }
+    c->fwd_read[v] = 1;
     return c->fwd[v];
 }
 
@@ -250,10 +273,11 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     c.fwd = malloc(sizeof *c.fwd * n);
     c.ct = malloc(sizeof *c.ct * n);
     c.active = calloc(n, 1);
+    c.fwd_read = calloc(n, 1);
     c.keep_known = calloc(n, sizeof *c.keep_known);
     c.keep_cache = calloc(n, sizeof *c.keep_cache);
     c.hop_ct = calloc(n, sizeof *c.hop_ct);
-    REMAT_ASSERT(g && c.fwd && c.ct && c.active && c.keep_known && c.keep_cache && c.hop_ct);
+    REMAT_ASSERT(g && c.fwd && c.ct && c.active && c.fwd_read && c.keep_known && c.keep_cache && c.hop_ct);
 
     for (int k = 0; k < n_wrt; k++)
         c.active[fl.args[n_argnums ? argnums[k] : k]] = 1;
@@ -335,6 +359,7 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     free(c.fwd);
     free(c.ct);
     free(c.active);
+    free(c.fwd_read);
     free(c.keep_known);
     free(c.keep_cache);
     for (size_t k = 0; k < n; k++)

@@ -23,6 +23,7 @@ typedef struct remat_vjp_ctx_s {
     remat_val *fwd;       /* flat id -> forward value in g */
     remat_val *ct;        /* flat id -> cotangent in g (REMAT_NONE: none yet) */
     uint8_t *active;      /* flat id -> depends on a differentiated argument */
+    uint8_t *fwd_read;    /* flat id -> the backward reads its forward value */
     uint64_t *keep_known, *keep_cache; /* flat id -> per region depth: policy asked / permits */
     remat_rctx *cur;      /* innermost open recompute context */
     int32_t node;         /* flat node whose rule is running */

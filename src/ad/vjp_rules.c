@@ -300,8 +300,9 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         give(r, 0, bin(r, REMAT_OP_MUL, bin(r, REMAT_OP_ADD, g, bin(r, REMAT_OP_MUL, g, y)), one_m));
         break;
     }
-    case REMAT_OP_RELU:
-        give(r, 0, remat_select_at(r->g, bin(r, REMAT_OP_GT, X(r, 0), cst(r, s, 0.0)), g, cst(r, s, 0.0), r->loc));
+    case REMAT_OP_RELU: /* relu(x) > 0 iff x > 0 (NaN and -0 included): reading the
+                           output, which the next layer keeps anyway, saves a recompute */
+        give(r, 0, remat_select_at(r->g, bin(r, REMAT_OP_GT, Y(r), cst(r, s, 0.0)), g, cst(r, s, 0.0), r->loc));
         break;
     case REMAT_OP_SQUARE:
         give(r, 0, bin(r, REMAT_OP_MUL, g, bin(r, REMAT_OP_MUL, cst(r, s, 2.0), X(r, 0))));

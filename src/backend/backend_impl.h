@@ -48,6 +48,10 @@ typedef struct {
         const remat_custom_op *custom;
     } p;
     int32_t aux;
+    /* bit k: input k is a splat constant stored as ONE element, to be read as
+     * a scalar broadcast to the output shape. Set only on binary elementwise
+     * ops (at most one of the two inputs) and on select's on_true/on_false. */
+    uint32_t scalar_mask;
 } remat_exec_op;
 
 typedef struct {

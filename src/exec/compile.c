@@ -32,6 +32,7 @@ typedef struct {
     remat_plan_buf *bufs;
     int32_t n_bufs, cap_bufs;
     storage **hop_st;   /* per HOP node: storage of each output */
+    uint8_t *scalar;    /* per node: a splat constant kept as one element */
 } builder;
 
 static void *prog_alloc(void *ctx, size_t bytes)
@@ -52,9 +53,9 @@ static size_t node_bytes(const remat_node *n)
     return (size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype);
 }
 
-static void fill_constant(void *dst, const remat_node *n)
+static void fill_constant(void *dst, const remat_node *n, int one)
 {
-    size_t cnt = (size_t)remat_shape_numel(&n->shape);
+    size_t cnt = one ? 1 : (size_t)remat_shape_numel(&n->shape);
     if (n->data) {
         memcpy(dst, n->data, node_bytes(n));
     } else if (n->dtype == REMAT_F64) {
@@ -64,6 +65,42 @@ static void fill_constant(void *dst, const remat_node *n)
         for (size_t i = 0; i < cnt; i++)
             ((float *)dst)[i] = (float)n->p.scalar;
     }
+}
+
+static int is_binary_elementwise(remat_op op)
+{
+    return (op >= REMAT_OP_ADD && op <= REMAT_OP_MIN) || (op >= REMAT_OP_GT && op <= REMAT_OP_NE);
+}
+
+/* Splat constants (one value filled into a shape, as reverse mode makes for
+ * relu's zeros) read only as an operand of binary elementwise ops or as
+ * select's branches are stored as one element and read as a scalar: no
+ * megabytes of zeros in the constant pool, no streaming them per op. */
+static void find_scalar_constants(builder *b, const uint8_t *live)
+{
+    const remat_fn *g = b->g;
+    for (int32_t v = 0; v < g->n_nodes; v++) {
+        const remat_node *n = &g->nodes[v];
+        b->scalar[v] = live[v] && n->op == REMAT_OP_CONSTANT && !n->data && remat_shape_numel(&n->shape) > 1;
+    }
+    for (int i = 0; i < g->n_outs; i++)
+        b->scalar[g->outs[i]] = 0;
+    for (int32_t v = 0; v < g->n_nodes; v++) {
+        const remat_node *n = &g->nodes[v];
+        if (!live[v])
+            continue;
+        for (int k = 0; k < n->nin; k++) {
+            remat_val c = n->in[k];
+            if (!b->scalar[c])
+                continue;
+            int ok = (is_binary_elementwise((remat_op)n->op) && !b->scalar[n->in[1 - k]]) ||
+                     (n->op == REMAT_OP_SELECT && k > 0);
+            if (!ok)
+                b->scalar[c] = 0;
+        }
+    }
+    /* a binary op whose other operand was just demoted is still fine; one
+     * whose operands both stayed scalar cannot happen (checked above) */
 }
 
 static void build_exec_op(builder *b, remat_val v, remat_exec_op *op)
@@ -76,6 +113,9 @@ static void build_exec_op(builder *b, remat_val v, remat_exec_op *op)
         shs[k] = b->g->nodes[n->in[k]].shape;
     }
     memset(op, 0, sizeof *op);
+    for (int k = 0; k < n->nin && k < 32; k++)
+        if (b->scalar[n->in[k]])
+            op->scalar_mask |= 1u << k;
     op->op = (remat_op)n->op;
     op->dtype = (remat_dtype)n->dtype;
     op->shape = n->shape;
@@ -162,7 +202,8 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     b.st = calloc((size_t)nn + 1, sizeof *b.st);
     b.instr_of = malloc(sizeof *b.instr_of * ((size_t)nn + 1));
     b.hop_st = calloc((size_t)nn + 1, sizeof *b.hop_st);
-    REMAT_ASSERT(live && bind && b.st && b.instr_of && b.hop_st);
+    b.scalar = calloc((size_t)nn + 1, 1);
+    REMAT_ASSERT(live && bind && b.st && b.instr_of && b.hop_st && b.scalar);
     remat_status status = REMAT_OK;
 
     for (int i = 0; i < g->n_outs; i++)
@@ -192,6 +233,8 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
             n_copies++;
     }
 
+    find_scalar_constants(&b, live);
+
     /* storage and instruction numbering */
     size_t const_bytes = 0;
     int32_t n_instr = 0;
@@ -203,7 +246,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
             b.st[v] = (storage){ST_INPUT, (int32_t)n->p.index, 0};
         } else if (n->op == REMAT_OP_CONSTANT) {
             b.st[v] = (storage){ST_CONST, 0, const_bytes};
-            const_bytes += (node_bytes(n) + 63) / 64 * 64;
+            const_bytes += ((b.scalar[v] ? remat_dtype_size((remat_dtype)n->dtype) : node_bytes(n)) + 63) / 64 * 64;
         } else if (n->op == REMAT_OP_PROJ) {
             REMAT_ASSERT(b.hop_st[n->in[0]]);
             b.st[v] = b.hop_st[n->in[0]][n->p.index];
@@ -305,7 +348,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     }
     for (int32_t v = 0; v < nn; v++)
         if (live[v] && g->nodes[v].op == REMAT_OP_CONSTANT)
-            fill_constant((char *)p->consts + b.st[v].offset, &g->nodes[v]);
+            fill_constant((char *)p->consts + b.st[v].offset, &g->nodes[v], b.scalar[v]);
 
     /* lower */
     for (int32_t v = 0; v < nn && status == REMAT_OK; v++) {
@@ -383,6 +426,7 @@ done:
     for (int32_t v = 0; v < nn; v++)
         free(b.hop_st[v]);
     free(b.hop_st);
+    free(b.scalar);
     free(live);
     free(direct);
     free(bind);

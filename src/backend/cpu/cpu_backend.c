@@ -35,6 +35,30 @@ static void k_mul_f64(const remat_instr *I)
         o[i] = a[i] * b[i];
 }
 
+/* one operand a scalar (a one-element splat constant): aux = op | (1 << 16)
+ * when b is the scalar, op alone when a is */
+#define SOP(I) ((remat_op)((intptr_t)(I)->aux & 0xffff))
+#define SSIDE(I) ((int)((intptr_t)(I)->aux >> 16))
+static void k_binary_s_f32(const remat_instr *I)
+{
+    remat_cpu_binary_scalar_f32(SOP(I), I->n, I->out, I->in[0], I->in[1], SSIDE(I));
+}
+static void k_binary_s_f64(const remat_instr *I)
+{
+    remat_cpu_binary_scalar_f64(SOP(I), I->n, I->out, I->in[0], I->in[1], SSIDE(I));
+}
+/* select with scalar branches: aux = the scalar mask (bit 1 on_true, bit 2 on_false) */
+static void k_select_s_f32(const remat_instr *I)
+{
+    int m = (int)(intptr_t)I->aux;
+    remat_cpu_select_scalar_f32(I->n, I->out, I->in[0], I->in[1], m & 2, I->in[2], m & 4);
+}
+static void k_select_s_f64(const remat_instr *I)
+{
+    int m = (int)(intptr_t)I->aux;
+    remat_cpu_select_scalar_f64(I->n, I->out, I->in[0], I->in[1], m & 2, I->in[2], m & 4);
+}
+
 static void k_select_f32(const remat_instr *I) { remat_cpu_select_f32(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
 static void k_select_f64(const remat_instr *I) { remat_cpu_select_f64(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
 static void k_ipow_f32(const remat_instr *I) { remat_cpu_integer_pow_f32(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
@@ -132,17 +156,27 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         return REMAT_OK;
     case REMAT_OP_ADD:
     case REMAT_OP_MUL:
-        if (f64) {
+        if (f64 && !op->scalar_mask) {
             ins->fn = op->op == REMAT_OP_ADD ? k_add_f64 : k_mul_f64;
             return REMAT_OK;
         }
         /* fallthrough */
     case REMAT_OP_SUB: case REMAT_OP_DIV: case REMAT_OP_MAX: case REMAT_OP_MIN:
     case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE:
+        if (op->scalar_mask) {
+            ins->fn = f64 ? k_binary_s_f64 : k_binary_s_f32;
+            ins->aux = (const void *)(intptr_t)(op->op | ((op->scalar_mask & 2) ? 1 << 16 : 0));
+            return REMAT_OK;
+        }
         ins->fn = f64 ? k_binary_f64 : k_binary_f32;
         ins->aux = (const void *)(intptr_t)op->op;
         return REMAT_OK;
     case REMAT_OP_SELECT:
+        if (op->scalar_mask) {
+            ins->fn = f64 ? k_select_s_f64 : k_select_s_f32;
+            ins->aux = (const void *)(intptr_t)op->scalar_mask;
+            return REMAT_OK;
+        }
         ins->fn = f64 ? k_select_f64 : k_select_f32;
         return REMAT_OK;
     case REMAT_OP_INTEGER_POW:

@@ -36,9 +36,18 @@ void remat_cpu_pow_f64(size_t n, double *out, const double *a, double p);
  * (On a tie MAX/MIN return b, so max(+0,-0) = -0 and max(-0,+0) = +0.) */
 void remat_cpu_binary_f32(remat_op op, size_t n, float *out, const float *a, const float *b);
 void remat_cpu_binary_f64(remat_op op, size_t n, double *out, const double *a, const double *b);
+/* The same with one operand a scalar (a splat constant) read from b[0]
+ * (scalar == 1) or a[0] (scalar == 0); same bits as the broadcast array. */
+void remat_cpu_binary_scalar_f32(remat_op op, size_t n, float *out, const float *a, const float *b, int scalar);
+void remat_cpu_binary_scalar_f64(remat_op op, size_t n, double *out, const double *a, const double *b, int scalar);
 /* out[i] = pred[i] != 0 ? on_true[i] : on_false[i] */
 void remat_cpu_select_f32(size_t n, float *out, const float *pred, const float *on_true, const float *on_false);
 void remat_cpu_select_f64(size_t n, double *out, const double *pred, const double *on_true, const double *on_false);
+/* select with on_true and/or on_false a scalar read from element 0 */
+void remat_cpu_select_scalar_f32(size_t n, float *out, const float *pred, const float *on_true, int t_scalar,
+                                 const float *on_false, int f_scalar);
+void remat_cpu_select_scalar_f64(size_t n, double *out, const double *pred, const double *on_true, int t_scalar,
+                                 const double *on_false, int f_scalar);
 void remat_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_dt, const void *in);
 
 /* ---- structural ops (dtype-generic by element size) ---- */

@@ -34,6 +34,39 @@
     }                                \
     return
 
+/* the same with one operand a scalar broadcast to n (a splat constant) */
+#define MAP2_RS(expr)                \
+    for (size_t i = 0; i < n; i++) { \
+        const T x = a[i], y = b[0];  \
+        out[i] = (expr);             \
+    }                                \
+    return
+
+#define MAP2_LS(expr)                \
+    for (size_t i = 0; i < n; i++) { \
+        const T x = a[0], y = b[i];  \
+        out[i] = (expr);             \
+    }                                \
+    return
+
+/* The switch of a binary kernel, for one of the MAP2 loop shapes. */
+#define BINARY_SWITCH(MAP)                                                              \
+    switch (op) {                                                                       \
+    case REMAT_OP_ADD: MAP(x + y);                                                      \
+    case REMAT_OP_SUB: MAP(x - y);                                                      \
+    case REMAT_OP_MUL: MAP(x * y);                                                      \
+    case REMAT_OP_DIV: MAP(x / y);                                                      \
+    case REMAT_OP_MAX: MAP((x > y || x != x) ? x : y);                                  \
+    case REMAT_OP_MIN: MAP((x < y || x != x) ? x : y);                                  \
+    case REMAT_OP_GT: MAP(x > y ? (T)1 : (T)0);                                         \
+    case REMAT_OP_GE: MAP(x >= y ? (T)1 : (T)0);                                        \
+    case REMAT_OP_LT: MAP(x < y ? (T)1 : (T)0);                                         \
+    case REMAT_OP_LE: MAP(x <= y ? (T)1 : (T)0);                                        \
+    case REMAT_OP_EQ: MAP(x == y ? (T)1 : (T)0);                                        \
+    case REMAT_OP_NE: MAP(x != y ? (T)1 : (T)0);                                        \
+    default: REMAT_UNREACHABLE("remat_cpu_binary: not a binary elementwise op");        \
+    }
+
 /*
  * RELU: x <= 0 is false for NaN, so NaN passes through (relu(NaN) = NaN).
  * MAX/MIN: JAX's lax.max/min propagate NaN from either side (unlike C fmax).
@@ -100,20 +133,40 @@
     void remat_cpu_binary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a, \
                                 const T *restrict b)                                         \
     {                                                                                        \
-        switch (op) {                                                                        \
-        case REMAT_OP_ADD: MAP2(x + y);                                                      \
-        case REMAT_OP_SUB: MAP2(x - y);                                                      \
-        case REMAT_OP_MUL: MAP2(x * y);                                                      \
-        case REMAT_OP_DIV: MAP2(x / y);                                                      \
-        case REMAT_OP_MAX: MAP2((x > y || x != x) ? x : y);                                  \
-        case REMAT_OP_MIN: MAP2((x < y || x != x) ? x : y);                                  \
-        case REMAT_OP_GT: MAP2(x > y ? (T)1 : (T)0);                                         \
-        case REMAT_OP_GE: MAP2(x >= y ? (T)1 : (T)0);                                        \
-        case REMAT_OP_LT: MAP2(x < y ? (T)1 : (T)0);                                         \
-        case REMAT_OP_LE: MAP2(x <= y ? (T)1 : (T)0);                                        \
-        case REMAT_OP_EQ: MAP2(x == y ? (T)1 : (T)0);                                        \
-        case REMAT_OP_NE: MAP2(x != y ? (T)1 : (T)0);                                        \
-        default: REMAT_UNREACHABLE("remat_cpu_binary: not a binary elementwise op");         \
+        BINARY_SWITCH(MAP2)                                                                  \
+    }                                                                                        \
+                                                                                             \
+    void remat_cpu_binary_scalar_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a, \
+                                       const T *restrict b, int scalar)                      \
+    {                                                                                        \
+        if (scalar == 1) {                                                                   \
+            BINARY_SWITCH(MAP2_RS)                                                           \
+        } else {                                                                             \
+            BINARY_SWITCH(MAP2_LS)                                                           \
+        }                                                                                    \
+    }                                                                                        \
+                                                                                             \
+    void remat_cpu_select_scalar_##SFX(size_t n, T *restrict out, const T *restrict pred,    \
+                                       const T *restrict on_true, int t_scalar,              \
+                                       const T *restrict on_false, int f_scalar)             \
+    {                                                                                        \
+        const size_t st = t_scalar ? 0 : 1, sf = f_scalar ? 0 : 1;                          \
+        if (!st && !sf) {                                                                    \
+            const T t = on_true[0], f = on_false[0];                                         \
+            for (size_t i = 0; i < n; i++)                                                   \
+                out[i] = pred[i] != (T)0 ? t : f;                                            \
+        } else if (!st) {                                                                    \
+            const T t = on_true[0];                                                          \
+            for (size_t i = 0; i < n; i++) {                                                 \
+                const T f = on_false[i];                                                     \
+                out[i] = pred[i] != (T)0 ? t : f;                                            \
+            }                                                                                \
+        } else {                                                                             \
+            const T f = on_false[0];                                                         \
+            for (size_t i = 0; i < n; i++) {                                                 \
+                const T t = on_true[i];                                                      \
+                out[i] = pred[i] != (T)0 ? t : f;                                            \
+            }                                                                                \
         }                                                                                    \
     }                                                                                        \
                                                                                              \
