@@ -405,6 +405,21 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
             goto done;
     }
 
+    /* the patches of inputs first, then those of outputs (stable): a loop body
+     * re-patches every step, and this way neither loop tests a patch's kind */
+    remat_patch *sorted = malloc(sizeof *sorted * ((size_t)p->n_patches + 1));
+    REMAT_ASSERT(sorted);
+    int32_t n_sorted = 0;
+    for (int out = 0; out < 2; out++) {
+        for (int32_t i = 0; i < p->n_patches; i++)
+            if (p->patches[i].is_output == out)
+                sorted[n_sorted++] = p->patches[i];
+        if (out == 0)
+            p->n_in_patches = n_sorted;
+    }
+    memcpy(p->patches, sorted, sizeof *sorted * (size_t)p->n_patches);
+    free(sorted);
+
     /* residual bytes: forward values read by live backward nodes */
     uint8_t *seen = calloc((size_t)nn + 1, 1);
     REMAT_ASSERT(seen);

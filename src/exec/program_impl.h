@@ -23,8 +23,8 @@ struct remat_program {
     int n_in, n_out;
     remat_tensor *in_desc, *out_desc;
     const char **in_names;
-    remat_patch *patches;
-    int32_t n_patches;
+    remat_patch *patches; /* those reading inputs first, then those of outputs */
+    int32_t n_patches, n_in_patches;
     int64_t op_counts[REMAT_OP_COUNT];
     int64_t recompute_instrs;
     int64_t runs;                    /* sub-programs: executions since the root's run began */

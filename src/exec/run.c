@@ -29,16 +29,35 @@ static remat_status check_tensors(const char *what, int n, const remat_tensor *t
     return REMAT_OK;
 }
 
-static size_t run_instrs(const remat_program *p)
+static void run_instrs(const remat_program *p)
+{
+    const remat_instr *I = p->instrs, *end = p->instrs + p->n_instrs;
+    for (; I < end; I++)
+        I->fn(I);
+}
+
+/* The arena high-water mark of one run: every instruction runs on every run,
+ * so it is the largest arena_end of any, a property of the program. It is
+ * worked out once per remat_run (not once per loop-body execution). */
+static size_t program_hw(const remat_program *p)
 {
     size_t hw = 0;
-    const remat_instr *I = p->instrs, *end = p->instrs + p->n_instrs;
-    for (; I < end; I++) {
-        I->fn(I);
-        if (I->arena_end > hw)
-            hw = I->arena_end;
-    }
+    for (int32_t i = 0; i < p->n_instrs; i++)
+        if (p->instrs[i].arena_end > hw)
+            hw = p->instrs[i].arena_end;
     return hw;
+}
+
+/* Points the instruction slots that read inputs / write outputs at this
+ * call's buffers. A loop body does this every step: the input patches come
+ * first (compile.c), so each loop is a load and a store per slot. */
+static void apply_patches(const remat_program *p, const void *const *in, void *const *out)
+{
+    const remat_patch *pt = p->patches, *mid = pt + p->n_in_patches, *end = pt + p->n_patches;
+    for (; pt < mid; pt++)
+        *pt->slot = in[pt->index];
+    for (; pt < end; pt++)
+        *pt->slot = out[pt->index];
 }
 
 remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
@@ -51,10 +70,11 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
         st = check_tensors("outputs", n_out, outputs, p->n_out, p->out_desc, NULL);
     if (st != REMAT_OK)
         return st;
-    for (int32_t i = 0; i < p->n_patches; i++) {
-        const remat_patch *pt = &p->patches[i];
-        *pt->slot = pt->is_output ? outputs[pt->index].data : inputs[pt->index].data;
-    }
+    const remat_patch *pt = p->patches, *mid = pt + p->n_in_patches, *end = pt + p->n_patches;
+    for (; pt < mid; pt++)
+        *pt->slot = inputs[pt->index].data;
+    for (; pt < end; pt++)
+        *pt->slot = outputs[pt->index].data;
     remat_exec_counters *C = p->counters;
     C->forward_evals = 0;
     C->peak_snapshot_bytes = 0;
@@ -63,12 +83,12 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
     struct timespec t0, t1;
     if (stats)
         clock_gettime(CLOCK_MONOTONIC, &t0);
-    size_t hw = run_instrs(p);
+    run_instrs(p);
     if (stats) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         memset(stats, 0, sizeof *stats);
         stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-        stats->peak_arena_bytes = hw;
+        stats->peak_arena_bytes = program_hw(p);
         stats->residual_bytes = p->residual_bytes;
         stats->ops_executed = p->n_instrs - p->n_copies;
         stats->recomputed_ops = p->recompute_instrs;
@@ -89,13 +109,13 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
 
 void remat_program_exec(remat_program *p, const void *const *in, void *const *out)
 {
-    for (int32_t i = 0; i < p->n_patches; i++) {
-        const remat_patch *pt = &p->patches[i];
-        *pt->slot = pt->is_output ? out[pt->index] : in[pt->index];
+    apply_patches(p, in, out);
+    run_instrs(p);
+    if (p->runs == 0) { /* the first execution since the root's run began */
+        size_t hw = program_hw(p);
+        if (hw > p->hw_max)
+            p->hw_max = hw;
     }
-    size_t hw = run_instrs(p);
-    if (hw > p->hw_max)
-        p->hw_max = hw;
     p->runs++;
 }
 
