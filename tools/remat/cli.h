@@ -42,5 +42,6 @@ int cli_plot_check(const char *path);
 void cli_json_string(FILE *out, const char *s);
 
 int cmd_compare(int argc, char **argv);
+int cmd_pfr(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ static void usage(FILE *out)
             "\n"
             "commands:\n"
             "  compare   run checkpoint schedules on a problem side by side (memory, recompute, time)\n"
+            "  pfr       plug-flow reactor: simulate, optimize, fit, compare (remat pfr --help)\n"
             "\n"
             "Run 'remat <command> --help' for a command's options.\n");
 }
@@ -33,7 +34,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "compare"))
         return cmd_compare(argc - 1, argv + 1);
-    fprintf(stderr, "remat: unknown command '%s' (expected: compare)\n", argv[1]);
+    if (!strcmp(argv[1], "pfr"))
+        return cmd_pfr(argc - 1, argv + 1);
+    fprintf(stderr, "remat: unknown command '%s' (expected: compare, pfr)\n", argv[1]);
     usage(stderr);
     return 2;
 }

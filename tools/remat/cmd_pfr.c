@@ -1,0 +1,50 @@
+/* cmd_pfr.c — `remat pfr`: plug-flow reactor commands, dispatched by name. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfr_cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: remat pfr <command> [options]\n"
+            "\n"
+            "A reaction mechanism in a plug-flow reactor, differentiated by reverse mode through\n"
+            "the integration under a checkpoint schedule.\n"
+            "\n"
+            "commands:\n"
+            "  simulate  outlet and profile of the reactor, gradient of an outlet objective\n"
+            "  optimize  Adam on the parameters for an outlet concentration (the seed's run by default)\n"
+            "  fit       fit the parameters to measured concentration profiles (CSV)\n"
+            "  compare   checkpoint schedules side by side on the reactor's gradient\n"
+            "\n"
+            "With no options each command runs the seed's A->B->C reactor.\n"
+            "Run 'remat pfr <command> --help' for a command's options.\n");
+}
+
+int cmd_pfr(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "simulate"))
+        return cmd_pfr_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "optimize"))
+        return cmd_pfr_optimize(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return cmd_pfr_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "fit")) { /* tools/remat/cmd_pfr_fit.c replaces this with cmd_pfr_fit() */
+        fprintf(stderr, "remat: pfr fit: not in this build yet\n");
+        return 2;
+    }
+    fprintf(stderr, "remat: pfr: unknown command '%s' (expected simulate, optimize, fit or compare)\n", cmd);
+    usage(stderr);
+    return 2;
+}

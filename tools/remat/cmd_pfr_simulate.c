@@ -1,0 +1,278 @@
+/* cmd_pfr_simulate.c — `remat pfr simulate`: a reactor's outlet, profile and objective gradient. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfr_cli.h"
+
+#define PLOT_POINTS 2000 /* a plotted profile is thinned to about this many points */
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: remat pfr simulate [--mechanism FILE] [--init A=1,B=0] [--params k1=1,k2=0.5]\n"
+            "                          [--length L] [--steps N | --dt H] [--method euler|rk4|tsit5]\n"
+            "                          [--maximize S | --minimize S] [--schedule S]\n"
+            "                          [--out profile.csv] [--plot FILE] [--json]\n"
+            "\n"
+            "Integrates the mechanism along a plug-flow reactor from the inlet (z = 0) to the\n"
+            "outlet (z = L) and prints the inlet and outlet concentrations, their sums (the mass\n"
+            "balance of a mechanism that conserves moles), and the gradient of the objective\n"
+            "with respect to every parameter, by reverse mode through the integration.\n"
+            "With no options: the seed's A->B->C reactor (k1 = 1, k2 = 0.5, 1000 Euler steps over\n"
+            "L = 10) and the gradient of -C_B.\n"
+            "\n"
+            "%s%s"
+            "                     (default for the built-in mechanism: --maximize B; with --mechanism\n"
+            "                     and neither, no gradient is computed)\n"
+            "  --schedule S       checkpoint schedule of the gradient's reverse pass (default binomial:10);\n"
+            "                     it changes memory and time, never the numbers\n"
+            "  --out FILE         write the profile as CSV: the axial coordinate (the mechanism's\n"
+            "                     independent variable) then one column per species, one row per step\n"
+            "  --plot FILE        draw the profiles (.png, .svg, .pdf, .ps)\n"
+            "  --json             print one JSON document, numbers in full precision\n",
+            pfr_cli_help_reactor, pfr_cli_help_goal);
+}
+
+/* the shortest %g that reads back as v: 0.1, not 0.10000000000000001 */
+static void put_double(FILE *f, double v)
+{
+    char buf[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
+}
+
+static int write_csv(FILE *f, const remat_mechanism *m, int64_t rows, int S, const double *z, const double *y)
+{
+    fprintf(f, "%s", remat_mechanism_indep_name(m));
+    for (int s = 0; s < S; s++)
+        fprintf(f, ",%s", remat_mechanism_species_name(m, s));
+    fputc('\n', f);
+    for (int64_t i = 0; i < rows; i++) {
+        put_double(f, z[i]);
+        for (int s = 0; s < S; s++) {
+            fputc(',', f);
+            put_double(f, y[(size_t)i * (size_t)S + (size_t)s]);
+        }
+        fputc('\n', f);
+    }
+    return !ferror(f);
+}
+
+static int plot_profile(const char *path, const pfr_setup *su, int64_t rows, const double *z, const double *y)
+{
+    int S = su->S;
+    int64_t stride = rows > PLOT_POINTS ? (rows + PLOT_POINTS - 1) / PLOT_POINTS : 1;
+    int n = (int)((rows - 1) / stride) + 1 + ((rows - 1) % stride != 0); /* keep the outlet */
+    double *xs = malloc(sizeof *xs * (size_t)n), *ys = malloc(sizeof *ys * (size_t)n * (size_t)S);
+    cli_series *ser = calloc((size_t)S, sizeof *ser);
+    int ok = xs && ys && ser;
+    if (!ok)
+        fprintf(stderr, "remat: --plot: out of memory\n");
+    for (int k = 0; ok && k < n; k++) {
+        int64_t i = k < n - 1 ? (int64_t)k * stride : rows - 1;
+        xs[k] = z[i];
+        for (int s = 0; s < S; s++)
+            ys[(size_t)s * (size_t)n + (size_t)k] = y[(size_t)i * (size_t)S + (size_t)s];
+    }
+    for (int s = 0; ok && s < S; s++)
+        ser[s] = (cli_series){.label = remat_mechanism_species_name(su->mech, s), .n = n, .x = xs,
+                              .y = ys + (size_t)s * (size_t)n};
+    char title[256];
+    snprintf(title, sizeof title, "PFR concentration profiles: %s", su->name);
+    if (ok)
+        ok = cli_plot(path, title, "reactor length z", "concentration", 0, 0, S, ser);
+    free(xs);
+    free(ys);
+    free(ser);
+    return ok;
+}
+
+static void print_table(const pfr_setup *su, const remat_pfr *r, const double *out, int have_grad, double obj,
+                        const double *grad)
+{
+    const remat_mechanism *m = su->mech;
+    int S = su->S, P = su->P, w = 7, wp = 0;
+    for (int s = 0; s < S; s++)
+        w = fmax(w, (int)strlen(remat_mechanism_species_name(m, s)));
+    for (int i = 0; i < P; i++)
+        wp = fmax(wp, (int)strlen(remat_mechanism_param_name(m, i)));
+    printf("PFR simulation: %s\n", su->name);
+    printf("  %s, %lld steps of %.9g over L = %.9g\n", remat_ode_method_name(su->opt.method),
+           (long long)remat_pfr_steps(r), remat_pfr_step_size(r), su->opt.length);
+    if (P) {
+        printf("  params");
+        for (int i = 0; i < P; i++)
+            printf("%s %s = %.9g", i ? "," : "", remat_mechanism_param_name(m, i), su->params[i]);
+        printf("\n");
+    }
+    printf("\n%-*s  %-16s %s\n", w, "species", "inlet", "outlet");
+    double sin_ = 0, sout = 0;
+    for (int s = 0; s < S; s++) {
+        printf("%-*s  %-16.9g %.9g\n", w, remat_mechanism_species_name(m, s), su->inlet[s], out[s]);
+        sin_ += su->inlet[s];
+        sout += out[s];
+    }
+    printf("%-*s  %-16.9g %-16.9g (mass balance: outlet - inlet = %.3g)\n", w, "sum", sin_, sout, sout - sin_);
+    if (!have_grad) {
+        if (P)
+            printf("\nno objective: --maximize S or --minimize S prints its gradient\n");
+        return;
+    }
+    const char *sp = remat_mechanism_species_name(m, su->opt.species);
+    const char *sign = su->opt.goal == REMAT_PFR_MAXIMIZE ? "-" : "";
+    printf("\nobjective %sC_%s(L) = %.9g (%s %s); its gradient, schedule %s:\n", sign, sp, obj,
+           su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize", sp, su->schedule);
+    for (int i = 0; i < P; i++)
+        printf("  d(%sC_%s)/d%-*s = %.9g\n", sign, sp, wp, remat_mechanism_param_name(m, i), grad[i]);
+}
+
+static void print_json(const pfr_setup *su, const remat_pfr *r, const double *out, int have_grad, double obj,
+                       const double *grad, const char *csv)
+{
+    const remat_mechanism *m = su->mech;
+    int S = su->S, P = su->P;
+    printf("{\n  \"mechanism\": ");
+    cli_json_string(stdout, su->name);
+    printf(",\n  \"method\": \"%s\",\n  \"length\": %.17g,\n  \"steps\": %lld,\n  \"step_size\": %.17g,\n",
+           remat_ode_method_name(su->opt.method), su->opt.length, (long long)remat_pfr_steps(r),
+           remat_pfr_step_size(r));
+    printf("  \"params\": {");
+    for (int i = 0; i < P; i++)
+        printf("%s\"%s\": %.17g", i ? ", " : "", remat_mechanism_param_name(m, i), su->params[i]);
+    double sin_ = 0, sout = 0;
+    printf("},\n  \"inlet\": {");
+    for (int s = 0; s < S; s++) {
+        printf("%s\"%s\": %.17g", s ? ", " : "", remat_mechanism_species_name(m, s), su->inlet[s]);
+        sin_ += su->inlet[s];
+    }
+    printf("},\n  \"outlet\": {");
+    for (int s = 0; s < S; s++) {
+        printf("%s\"%s\": %.17g", s ? ", " : "", remat_mechanism_species_name(m, s), out[s]);
+        sout += out[s];
+    }
+    printf("},\n  \"sum_inlet\": %.17g,\n  \"sum_outlet\": %.17g,\n", sin_, sout);
+    if (have_grad) {
+        printf("  \"objective\": {\"goal\": \"%s\", \"species\": \"%s\", \"value\": %.17g, \"schedule\": \"%s\", "
+               "\"gradient\": {",
+               su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize",
+               remat_mechanism_species_name(m, su->opt.species), obj, su->schedule);
+        for (int i = 0; i < P; i++)
+            printf("%s\"%s\": %.17g", i ? ", " : "", remat_mechanism_param_name(m, i), grad[i]);
+        printf("}},\n");
+    } else {
+        printf("  \"objective\": null,\n");
+    }
+    printf("  \"profile\": ");
+    if (csv)
+        cli_json_string(stdout, csv);
+    else
+        printf("null");
+    printf("\n}\n");
+}
+
+int cmd_pfr_simulate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        PFR_CLI_OPTIONS,
+        {"schedule", required_argument, 0, PFR_OPT_SCHEDULE},
+        {"out", required_argument, 0, 'o'},
+        {"plot", required_argument, 0, 'p'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    pfr_cli c = {0};
+    const char *csv = NULL, *plot_path = NULL;
+    int json = 0, code;
+    optind = 1;
+    while ((code = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int done = pfr_cli_option(&c, code, optarg);
+        if (done == 0)
+            return 2;
+        if (done == 1)
+            continue;
+        switch (code) {
+        case 'o': csv = optarg; break;
+        case 'p': plot_path = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': help(stdout); return 0;
+        default: fprintf(stderr, "(remat pfr simulate --help lists the options)\n"); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "remat: pfr simulate: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    pfr_setup su;
+    if (!pfr_cli_setup(&c, PFR_GOAL_OPTIONAL, 0, &su))
+        return 2;
+    int status = 2;
+    remat_pfr *r = NULL;
+    cli_out out = {0};
+    double *y = NULL, *z = NULL, *outlet = calloc((size_t)su.S + 1, sizeof *outlet);
+    double *grad = calloc((size_t)su.P + 1, sizeof *grad), obj = 0;
+    if (!outlet || !grad) {
+        fprintf(stderr, "remat: out of memory\n");
+        goto done;
+    }
+    /* every output is checked before the work starts, so a bad path costs nothing */
+    if (plot_path && !cli_plot_check(plot_path))
+        goto done;
+    if (csv && !cli_out_open(&out, csv))
+        goto done;
+    status = 1;
+    if (remat_pfr_new(su.mech, &su.opt, &r) != REMAT_OK || remat_pfr_outlet(r, su.params, outlet) != REMAT_OK) {
+        fprintf(stderr, "remat: %s\n", remat_last_error());
+        goto done;
+    }
+    int have_grad = su.opt.goal != REMAT_PFR_NO_GOAL && su.P > 0;
+    if (have_grad && remat_pfr_objective(r, su.params, &obj, grad) != REMAT_OK) {
+        fprintf(stderr, "remat: %s\n", remat_last_error());
+        goto done;
+    }
+    int64_t rows = remat_pfr_steps(r) + 1;
+    if (csv || plot_path) {
+        y = malloc(sizeof *y * (size_t)rows * (size_t)su.S);
+        z = malloc(sizeof *z * (size_t)rows);
+        if (!y || !z) {
+            fprintf(stderr, "remat: pfr simulate: out of memory for a profile of %lld rows\n", (long long)rows);
+            goto done;
+        }
+        if (remat_pfr_profile(r, su.params, z, y) != REMAT_OK) {
+            fprintf(stderr, "remat: %s\n", remat_last_error());
+            goto done;
+        }
+    }
+    if (csv && !write_csv(out.f, su.mech, rows, su.S, z, y)) {
+        fprintf(stderr, "remat: --out: cannot write '%s'\n", csv);
+        goto done;
+    }
+    if (plot_path && !plot_profile(plot_path, &su, rows, z, y))
+        goto done;
+    if (csv && !cli_out_commit(&out)) {
+        if (plot_path)
+            remove(plot_path); /* all or nothing */
+        goto done;
+    }
+    if (json)
+        print_json(&su, r, outlet, have_grad, obj, grad, csv);
+    else
+        print_table(&su, r, outlet, have_grad, obj, grad);
+    status = 0;
+done:
+    if (out.f)
+        cli_out_abort(&out);
+    free(y);
+    free(z);
+    free(outlet);
+    free(grad);
+    remat_pfr_free(r);
+    pfr_setup_free(&su);
+    return status;
+}

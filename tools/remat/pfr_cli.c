@@ -1,0 +1,285 @@
+/* pfr_cli.c — options shared by the `remat pfr` commands (see pfr_cli.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfr_cli.h"
+
+#define MAX_STEPS 100000000 /* a profile of this many rows is already gigabytes */
+
+const char pfr_cli_help_reactor[] =
+    "  --mechanism FILE   reaction mechanism file (remat/mechanism.h format); default the seed's\n"
+    "                     built-in A -> B : k1, B -> C : k2 with k1 = 1, k2 = 0.5\n"
+    "  --init LIST        inlet concentrations, e.g. A=1,B=0; species not listed start at 0\n"
+    "                     (default A=1 for the built-in mechanism; required with --mechanism)\n"
+    "  --params LIST      parameter values, e.g. k1=1,k2=0.5; others keep their declared value\n"
+    "  --length L         reactor length, the integration runs over z in [0, L] (default 10)\n"
+    "  --steps N          fixed integration steps over L (default 1000)\n"
+    "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
+    "  --method M         euler (default), rk4 or tsit5\n";
+
+const char pfr_cli_help_goal[] =
+    "  --maximize S       objective: maximize species S at the outlet, i.e. minimize -C_S(L)\n"
+    "  --minimize S       objective: minimize C_S(L)\n";
+
+int pfr_cli_option(pfr_cli *c, int code, const char *arg)
+{
+    switch (code) {
+    case PFR_OPT_MECHANISM: c->mechanism = arg; return 1;
+    case PFR_OPT_INIT: c->init = arg; return 1;
+    case PFR_OPT_PARAMS: c->params = arg; return 1;
+    case PFR_OPT_METHOD: c->method = arg; return 1;
+    case PFR_OPT_MAXIMIZE: c->maximize = arg; return 1;
+    case PFR_OPT_MINIMIZE: c->minimize = arg; return 1;
+    case PFR_OPT_SCHEDULE: c->schedule = arg; return 1;
+    case PFR_OPT_LENGTH:
+        if (!cli_double("--length", arg, &c->length))
+            return 0;
+        if (!(c->length > 0)) {
+            fprintf(stderr, "remat: --length: %s: the reactor length must be positive\n", arg);
+            return 0;
+        }
+        c->has_length = 1;
+        return 1;
+    case PFR_OPT_STEPS:
+        if (!cli_int64("--steps", arg, 1, MAX_STEPS, &c->steps))
+            return 0;
+        c->has_steps = 1;
+        return 1;
+    case PFR_OPT_DT:
+        if (!cli_double("--dt", arg, &c->dt))
+            return 0;
+        if (!(c->dt > 0)) {
+            fprintf(stderr, "remat: --dt: %s: the step must be positive\n", arg);
+            return 0;
+        }
+        c->has_dt = 1;
+        return 1;
+    default: return -1;
+    }
+}
+
+void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len)
+{
+    int n = params ? remat_mechanism_param_count(m) : remat_mechanism_species_count(m), used = 0;
+    buf[0] = 0;
+    if (n == 0)
+        snprintf(buf, (size_t)len, "none");
+    for (int i = 0; i < n && used < len; i++)
+        used += snprintf(buf + used, (size_t)(len - used), "%s%s", i ? ", " : "",
+                         params ? remat_mechanism_param_name(m, i) : remat_mechanism_species_name(m, i));
+}
+
+/* "NAME=VALUE,..." into values[] by name; opt names the option in messages.
+ * params: names are the mechanism's parameters, else its species. */
+static int parse_assignments(const char *opt, const char *text, const remat_mechanism *m, int params,
+                             double *values)
+{
+    int n = params ? remat_mechanism_param_count(m) : remat_mechanism_species_count(m);
+    const char *what = params ? "parameter" : "species";
+    char names[1024];
+    pfr_cli_names(m, params, names, sizeof names);
+    char *seen = calloc((size_t)n + 1, 1), *copy = strdup(text);
+    int ok = seen && copy;
+    if (!ok)
+        fprintf(stderr, "remat: %s: out of memory\n", opt);
+    char *p = copy;
+    while (ok) {
+        char *item = p, *comma = strchr(p, ',');
+        if (comma)
+            *comma = 0;
+        char *eq = strchr(item, '=');
+        const char *c = item;
+        if (isalpha((unsigned char)*c) || *c == '_')
+            while (isalnum((unsigned char)*c) || *c == '_')
+                c++;
+        if (!eq || c == item || c != eq || !eq[1]) {
+            fprintf(stderr, "remat: %s: '%s' is not NAME=VALUE (e.g. %s %s)\n", opt, item, opt,
+                    params ? "k1=1,k2=0.5" : "A=1,B=0");
+            ok = 0;
+            break;
+        }
+        *eq = 0;
+        const char *val = eq + 1;
+        int i = params ? remat_mechanism_param_find(m, item) : remat_mechanism_species_find(m, item);
+        if (i < 0) {
+            int other = params ? remat_mechanism_species_find(m, item) : remat_mechanism_param_find(m, item);
+            if (other >= 0)
+                fprintf(stderr, "remat: %s: '%s' is a %s of %s, not a %s (%s: %s)\n", opt, item,
+                        params ? "species" : "parameter", remat_mechanism_source(m), what,
+                        params ? "parameters" : "species", names);
+            else
+                fprintf(stderr, "remat: %s: '%s' is not a %s of %s (%s: %s)\n", opt, item, what,
+                        remat_mechanism_source(m), params ? "parameters" : "species", names);
+            ok = 0;
+            break;
+        }
+        if (seen[i]) {
+            fprintf(stderr, "remat: %s: '%s' is given twice\n", opt, item);
+            ok = 0;
+            break;
+        }
+        seen[i] = 1;
+        char *end;
+        errno = 0;
+        double v = strtod(val, &end);
+        if (*end || errno || !isfinite(v)) {
+            fprintf(stderr, "remat: %s: %s=%s: '%s' is not a finite number\n", opt, item, val, val);
+            ok = 0;
+            break;
+        }
+        if (!params && v < 0) {
+            fprintf(stderr, "remat: %s: %s=%s: a concentration cannot be negative\n", opt, item, val);
+            ok = 0;
+            break;
+        }
+        if (params) {
+            double lo = remat_mechanism_param_lo(m, i), hi = remat_mechanism_param_hi(m, i);
+            if (v < lo || v > hi) {
+                fprintf(stderr, "remat: %s: %s=%s is outside the bounds [%g, %g] that %s declares for it\n", opt,
+                        item, val, lo, hi, remat_mechanism_source(m));
+                ok = 0;
+                break;
+            }
+        }
+        values[i] = v;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    free(seen);
+    free(copy);
+    return ok;
+}
+
+static int find_species(const char *opt, const char *name, const remat_mechanism *m, int *out)
+{
+    *out = remat_mechanism_species_find(m, name);
+    if (*out >= 0)
+        return 1;
+    char names[1024];
+    pfr_cli_names(m, 0, names, sizeof names);
+    fprintf(stderr, "remat: %s: '%s' is not a species of %s (species: %s)\n", opt, name, remat_mechanism_source(m),
+            names);
+    return 0;
+}
+
+int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_setup *s)
+{
+    const remat_pfr_seed_problem *seed = remat_pfr_seed();
+    memset(s, 0, sizeof *s);
+    if (c->has_steps && c->has_dt) {
+        fprintf(stderr, "remat: --steps and --dt exclude each other: give the number of steps or the step size\n");
+        return 0;
+    }
+    if (c->maximize && c->minimize) {
+        fprintf(stderr, "remat: --maximize and --minimize exclude each other\n");
+        return 0;
+    }
+    remat_ode_method method = seed->method;
+    if (c->method && remat_ode_method_parse(c->method, &method) != REMAT_OK) {
+        fprintf(stderr, "remat: --method: %s\n", remat_last_error());
+        return 0;
+    }
+    remat_schedule_spec sched = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10};
+    if (c->schedule && remat_schedule_parse(c->schedule, &sched) != REMAT_OK) {
+        fprintf(stderr, "remat: --schedule: %s\n", remat_last_error());
+        return 0;
+    }
+    remat_schedule_format(&sched, s->schedule, sizeof s->schedule);
+    s->builtin = c->mechanism == NULL;
+    remat_status st = s->builtin ? remat_mechanism_parse_string(seed->mechanism, "built-in A->B->C", &s->mech)
+                                 : remat_mechanism_parse_file(c->mechanism, &s->mech);
+    if (st != REMAT_OK) {
+        fprintf(stderr, "remat: --mechanism: %s\n", remat_last_error());
+        return 0;
+    }
+    s->name = remat_mechanism_source(s->mech);
+    s->S = remat_mechanism_species_count(s->mech);
+    s->P = remat_mechanism_param_count(s->mech);
+    s->inlet = calloc((size_t)s->S + 1, sizeof *s->inlet);
+    s->params = calloc((size_t)s->P + 1, sizeof *s->params);
+    if (!s->inlet || !s->params) {
+        fprintf(stderr, "remat: out of memory\n");
+        goto fail;
+    }
+    char names[1024];
+    if (c->init) {
+        if (!parse_assignments("--init", c->init, s->mech, 0, s->inlet))
+            goto fail;
+    } else if (s->builtin) {
+        memcpy(s->inlet, seed->inlet, sizeof *s->inlet * (size_t)s->S);
+    } else {
+        pfr_cli_names(s->mech, 0, names, sizeof names);
+        fprintf(stderr, "remat: --init is required with --mechanism: give the inlet concentrations, e.g. --init "
+                        "%s=1 (species of %s: %s)\n",
+                remat_mechanism_species_name(s->mech, 0), s->name, names);
+        goto fail;
+    }
+    if (s->builtin && params_start)
+        memcpy(s->params, seed->start, sizeof *s->params * (size_t)s->P);
+    else
+        remat_mechanism_param_values(s->mech, s->params);
+    if (c->params && !parse_assignments("--params", c->params, s->mech, 1, s->params))
+        goto fail;
+
+    remat_pfr_options *o = &s->opt;
+    o->method = method;
+    o->length = c->has_length ? c->length : seed->length;
+    o->inlet = s->inlet;
+    o->schedule = sched;
+    if (c->has_dt) {
+        double n = ceil(o->length / c->dt * (1 - 1e-9));
+        if (!(n <= MAX_STEPS)) {
+            fprintf(stderr, "remat: --dt: %g over --length %g is %.3g steps (at most %d)\n", c->dt, o->length, n,
+                    MAX_STEPS);
+            goto fail;
+        }
+        o->dt = c->dt;
+    } else {
+        o->steps = c->has_steps ? c->steps : seed->steps;
+    }
+    const char *sp = c->maximize ? c->maximize : c->minimize;
+    if (sp) {
+        if (!find_species(c->maximize ? "--maximize" : "--minimize", sp, s->mech, &o->species))
+            goto fail;
+        o->goal = c->maximize ? REMAT_PFR_MAXIMIZE : REMAT_PFR_MINIMIZE;
+    } else if (s->builtin) {
+        o->goal = seed->goal;
+        o->species = remat_mechanism_species_find(s->mech, seed->species);
+    } else if (goal == PFR_GOAL_REQUIRED) {
+        pfr_cli_names(s->mech, 0, names, sizeof names);
+        fprintf(stderr, "remat: --maximize or --minimize is required with --mechanism: which outlet "
+                        "concentration is the objective? (species of %s: %s)\n",
+                s->name, names);
+        goto fail;
+    }
+    if (goal == PFR_GOAL_REQUIRED && s->P == 0) {
+        fprintf(stderr, "remat: --mechanism: %s declares no parameters (param NAME = VALUE) to differentiate\n",
+                s->name);
+        goto fail;
+    }
+    /* the model's own checks, as a last line */
+    remat_pfr *r;
+    if (remat_pfr_new(s->mech, o, &r) != REMAT_OK) {
+        fprintf(stderr, "remat: %s\n", remat_last_error());
+        goto fail;
+    }
+    remat_pfr_free(r);
+    return 1;
+fail:
+    pfr_setup_free(s);
+    return 0;
+}
+
+void pfr_setup_free(pfr_setup *s)
+{
+    remat_mechanism_free(s->mech);
+    free(s->inlet);
+    free(s->params);
+    memset(s, 0, sizeof *s);
+}

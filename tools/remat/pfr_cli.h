@@ -1,0 +1,87 @@
+/*
+ * pfr_cli.h — the options `remat pfr simulate|optimize|compare` share: which
+ * mechanism (a file or the seed's built-in A->B->C), the inlet (--init), the
+ * parameters (--params), the reactor's length and steps, the method, the
+ * objective and the schedule; checked against the mechanism with messages
+ * that name the option.
+ *
+ * Each command lists PFR_CLI_OPTIONS in its getopt_long table, passes every
+ * option code to pfr_cli_option(), and calls pfr_cli_setup() once the
+ * command line is read.
+ */
+#ifndef REMAT_TOOL_PFR_CLI_H
+#define REMAT_TOOL_PFR_CLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "remat/remat.h"
+
+enum {
+    PFR_OPT_MECHANISM = 256,
+    PFR_OPT_INIT,
+    PFR_OPT_PARAMS,
+    PFR_OPT_LENGTH,
+    PFR_OPT_STEPS,
+    PFR_OPT_DT,
+    PFR_OPT_METHOD,
+    PFR_OPT_MAXIMIZE,
+    PFR_OPT_MINIMIZE,
+    PFR_OPT_SCHEDULE,
+    PFR_OPT_COUNT_
+};
+
+#define PFR_CLI_OPTIONS                                                                                        \
+    {"mechanism", required_argument, 0, PFR_OPT_MECHANISM}, {"init", required_argument, 0, PFR_OPT_INIT},      \
+        {"params", required_argument, 0, PFR_OPT_PARAMS}, {"length", required_argument, 0, PFR_OPT_LENGTH},    \
+        {"steps", required_argument, 0, PFR_OPT_STEPS}, {"dt", required_argument, 0, PFR_OPT_DT},              \
+        {"method", required_argument, 0, PFR_OPT_METHOD}, {"maximize", required_argument, 0, PFR_OPT_MAXIMIZE}, \
+        {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}
+
+/* Help lines for the shared options. */
+extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
+extern const char pfr_cli_help_goal[];    /* --maximize / --minimize */
+
+/* The command line, as given. */
+typedef struct {
+    const char *mechanism, *init, *params, *method, *maximize, *minimize, *schedule;
+    double length, dt;
+    int64_t steps;
+    int has_length, has_steps, has_dt;
+} pfr_cli;
+
+/* Handles one option code of PFR_CLI_OPTIONS (or PFR_OPT_SCHEDULE): 1 done,
+ * 0 a bad value (message printed), -1 not one of them. */
+int pfr_cli_option(pfr_cli *c, int code, const char *arg);
+
+typedef enum {
+    PFR_GOAL_OPTIONAL, /* simulate: no goal means no gradient */
+    PFR_GOAL_REQUIRED, /* optimize, compare: the built-in's default, else --maximize/--minimize */
+} pfr_goal_need;
+
+/* What the options describe, checked against the mechanism. */
+typedef struct {
+    remat_mechanism *mech;
+    int builtin;
+    const char *name;       /* the mechanism's source: its path, or "built-in A->B->C" */
+    double *inlet, *params; /* species_count, param_count */
+    int S, P;
+    remat_pfr_options opt;  /* inlet points into this struct */
+    char schedule[48];      /* opt.schedule as text */
+} pfr_setup;
+
+/* Loads the mechanism and checks every option against it. params_start:
+ * use the built-in problem's optimisation start (k1=0.5, k2=0.3) rather than
+ * the declared values when --params does not say otherwise. 0 with a
+ * message naming the option (or file:line:column) on error. */
+int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_setup *out);
+void pfr_setup_free(pfr_setup *s);
+
+/* "A, B, C" of the mechanism's species or parameters, for messages. */
+void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len);
+
+int cmd_pfr_simulate(int argc, char **argv);
+int cmd_pfr_optimize(int argc, char **argv);
+int cmd_pfr_compare(int argc, char **argv);
+
+#endif
