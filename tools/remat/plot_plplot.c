@@ -40,6 +40,37 @@ int cli_plot_check(const char *path)
 
 static double tr(double v, int lg) { return lg ? log10(v > 0 ? v : 1e-300) : v; }
 
+#define MARKED_POINTS 50 /* curves with more points are drawn without markers */
+#define MAX_LEGEND 16
+
+/* A legend when there are several labelled curves (labelled single points
+ * carry their label beside them; one curve is named by the axis label). */
+static void legend(int n_series, const cli_series *series)
+{
+    PLINT opt[MAX_LEGEND], colors[MAX_LEGEND], styles[MAX_LEGEND];
+    PLFLT widths[MAX_LEGEND];
+    const char *text[MAX_LEGEND];
+    int n = 0;
+    for (int s = 0; s < n_series && n < MAX_LEGEND; s++) {
+        const cli_series *S = &series[s];
+        if (S->points_only || !S->label)
+            continue;
+        opt[n] = PL_LEGEND_LINE;
+        colors[n] = 2 + s % 5;
+        styles[n] = 1;
+        widths[n] = 2.0;
+        text[n] = S->label;
+        n++;
+    }
+    if (n < 2)
+        return;
+    PLFLT w, h;
+    plcol0(1);
+    pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX, PL_POSITION_RIGHT | PL_POSITION_TOP, 0.02, 0.02,
+             0.08, 0, 1, 1, 0, 0, n, opt, 1.0, 1.0, 2.0, 0.0, colors, text, NULL, NULL, NULL, NULL, colors, styles,
+             widths, NULL, NULL, NULL, NULL);
+}
+
 int cli_plot(const char *path, const char *title, const char *xlabel, const char *ylabel, int logx, int logy,
              int n_series, const cli_series *series)
 {
@@ -81,7 +112,8 @@ int cli_plot(const char *path, const char *title, const char *xlabel, const char
         if (!S->points_only && S->n > 1)
             plline(S->n, xs, ys);
         plssym(0, 1.6);
-        plpoin(S->n, xs, ys, 17);
+        if (S->points_only || S->n <= MARKED_POINTS) /* a long curve is a line, not a row of dots */
+            plpoin(S->n, xs, ys, 17);
         if (S->points_only && S->label) { /* label the point, inside the frame */
             int right = xs[0] > (x0 + x1) / 2;
             plptex(xs[0] + (right ? -dx : dx) * 0.15, ys[0] + dy * 0.25 * (s % 2 ? -1 : 1), 1, 0, right ? 1.0 : 0.0,
@@ -90,6 +122,7 @@ int cli_plot(const char *path, const char *title, const char *xlabel, const char
         free(xs);
         free(ys);
     }
+    legend(n_series, series);
     plend();
     struct stat sb;
     if (stat(tmp, &sb) != 0 || sb.st_size == 0 || rename(tmp, path) != 0) {
