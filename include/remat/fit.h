@@ -1,0 +1,219 @@
+/*
+ * remat/fit.h — least-squares fitting of a mechanism's parameters (rate
+ * constants) to measured concentration profiles.
+ *
+ * Each experiment is one remat_dataset (one CSV file) with its own initial
+ * state; the model is integrated through the experiment's data times
+ * (remat/ode.h: steps land exactly on every data time) and every measured cell
+ * gives one residual, model - data. The objective is the plain sum of squared
+ * residuals over all experiments (no weights; scale the data if species differ
+ * by orders of magnitude).
+ *
+ *   remat_mechanism *m;  remat_mechanism_parse_file("abc.mech", &m);
+ *   remat_dataset *d[2]; remat_dataset_read("run1.csv", m, &d[0]); ...
+ *   remat_fit_options o = remat_fit_defaults();
+ *   remat_fit_result r;
+ *   if (remat_fit_run_once(m, 2, d, &o, &r) != REMAT_OK)
+ *       fprintf(stderr, "%s\n", remat_last_error());
+ *   for (int i = 0; i < r.n_params; i++)
+ *       printf("%s = %g\n", r.param_names[i], r.params[i]);
+ *   remat_fit_result_clear(&r);
+ *
+ * Graphs. The problem's graph is built and compiled once per fit
+ * (remat_fit_new) and run at every evaluation; nothing is rebuilt per
+ * iteration. Gradient methods run one remat_value_and_grad program (one
+ * forward and one reverse sweep per evaluation). Levenberg–Marquardt needs
+ * the residual vector r (N cells) and its Jacobian J (N x P): it runs a
+ * forward-only residual program for each trial point, and builds J row by row
+ * in reverse mode with one remat_vjp program whose residual cotangent is an
+ * input: a run with the cotangent e_i returns row i (J^T e_i). The VJP program
+ * takes a separate copy of the parameters for each experiment, so one run with
+ * a unit cotangent in every experiment at once returns one row of each
+ * experiment's block (experiments do not share a trajectory). One Jacobian
+ * therefore costs max_e N_e runs of (forward + reverse of every experiment),
+ * where N_e counts the measured cells of experiment e — about max_e N_e times
+ * a gradient evaluation. Forward-mode sensitivities would cost P runs instead;
+ * remat has reverse mode only. With few data cells per experiment LM's
+ * quadratic convergence pays for that; with thousands of cells prefer BFGS.
+ *
+ * Parameter scale. Rate constants span orders of magnitude and must stay
+ * positive, so by default a parameter is searched as theta = log(k) (the
+ * gradient by the chain rule, dF/dtheta = k dF/dk): a step in theta is a
+ * relative change of k, and k never crosses zero. A parameter uses the linear
+ * scale (theta = k) when its declared lower bound is <= 0 (it may reach zero
+ * or below: "param c = 0.1 in [-1, 1]"), when its start value is <= 0, or when
+ * the caller asks (scale[i] = REMAT_FIT_SCALE_LINEAR). A parameter with no
+ * declared lower bound and a positive start is a rate constant: log scale.
+ *
+ * Bounds. The mechanism's bounds ("in [lo, hi]") are honoured, mapped into
+ * theta (log lo, log hi on the log scale; a lower bound 0 on the log scale is
+ * no bound in theta). A bound is active when it is finite in theta. Then
+ * bfgs and auto run NLopt's L-BFGS with box constraints (NLOPT_LD_LBFGS); lm
+ * maps the box into an unbounded variable (the MINUIT / lmfit transform
+ * theta = lo + (hi - lo)(sin u + 1)/2, theta = lo - 1 + sqrt(u^2 + 1) for one
+ * side) and runs GSL's LM on u; Adam projects onto the box after each step.
+ *
+ * Optimizers (all but Adam from well-kept libraries):
+ *   lm    GSL gsl_multifit_nlinear, trust-region Levenberg–Marquardt with
+ *         Moré scaling (geodesic acceleration off), J by reverse mode as above
+ *   bfgs  GSL gsl_multimin_fdfminimizer_vector_bfgs2 (Fletcher's line search),
+ *         unbounded in theta; NLopt NLOPT_LD_LBFGS when bounds are active
+ *   adam  remat/optim.h (optax.adam) in theta, lr and max_iters steps
+ *   auto  (the default) lm when no bound is active, else NLopt L-BFGS.
+ *         Why LM: on the recovery problem of tests/test_fit.c (5 species,
+ *         constants 1e-3..10, 3 experiments, 16 starts a factor 10 off:
+ *         k2..k5 up or down in every pattern, k1 below) LM recovered all constants to < 1e-8 from
+ *         14 of 16 starts (the other 2 end in a genuine local minimum), GSL
+ *         BFGS from 3 (the others stall at 1e-6..1e-5 or its line search
+ *         probes a step so long that the explicit integrator blows up),
+ *         NLopt L-BFGS from 11. LM pays for it in time: ~3.5 s there (19
+ *         iterations, ~85 VJP runs per Jacobian) against 0.3 s for BFGS and
+ *         0.08 s for L-BFGS; with many data cells per experiment choose bfgs.
+ *
+ * Non-finite values. A NaN or Inf in the objective or the gradient stops the
+ * fit with REMAT_ERR_NUMERIC and a message naming the iteration and the
+ * parameter values ("fit: iteration 3: the objective is inf at k1=1e+04,
+ * k2=0.5 ..."). One exception keeps LM's own safeguard: a trial step whose
+ * residuals are not finite is a step that does not decrease the objective, so
+ * LM rejects it and raises the damping, as GSL's trust region does for any
+ * failed step; a non-finite value at a point LM accepts (the start, a Jacobian)
+ * stops the fit.
+ *
+ * Errors (bad options, data before t0, a first row that cannot be the initial
+ * state, a budget no schedule fits in) return a status with a message naming
+ * the option or the file; nothing is allocated on failure.
+ */
+#ifndef REMAT_FIT_H
+#define REMAT_FIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataset.h"
+#include "mechanism.h"
+#include "ode.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    REMAT_FIT_AUTO = 0, /* lm; NLopt L-BFGS when a bound is active */
+    REMAT_FIT_LM,
+    REMAT_FIT_BFGS,
+    REMAT_FIT_ADAM,
+    REMAT_FIT_OPTIMIZER_COUNT
+} remat_fit_optimizer;
+
+/* "auto", "lm", "bfgs", "adam"; "?" out of range. */
+const char *remat_fit_optimizer_name(remat_fit_optimizer o);
+/* Parses the names above. Errors name the text and the known names. */
+remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *out);
+
+typedef enum {
+    REMAT_FIT_SCALE_AUTO = 0, /* log unless a lower bound <= 0 or a start <= 0 */
+    REMAT_FIT_SCALE_LOG,      /* theta = log(k); needs a positive start */
+    REMAT_FIT_SCALE_LINEAR    /* theta = k */
+} remat_fit_scale;
+
+/* What the progress callback sees after each iteration (NLopt: evaluation). */
+typedef struct {
+    int iteration;          /* 0: the start point */
+    double objective;       /* sum of squared residuals */
+    double grad_norm;       /* inf-norm of the gradient in theta (LM: of J^T r) */
+    int n_params;
+    const double *params;   /* all parameters, natural scale */
+    const char *const *param_names;
+    const char *optimizer;  /* "lm", "bfgs", "lbfgs-bounded", "adam" */
+} remat_fit_progress;
+/* Return nonzero to stop the fit (it then ends with converged = false). */
+typedef int (*remat_fit_callback)(const remat_fit_progress *p, void *ctx);
+
+typedef struct {
+    remat_fit_optimizer optimizer;
+    remat_ode_method method;     /* remat_fit_defaults: RK4 */
+    double t0;                   /* where the initial states are given (0) */
+    double dt;                   /* > 0: largest step (ode.h) */
+    int64_t steps;               /* dt == 0: steps per data interval; both 0:
+                                    dt = (last data time - t0) / 200 */
+    remat_scan_options scan;     /* checkpoint schedule of every interval's scan */
+    int64_t memory_budget;       /* > 0: bytes for snapshots + step tapes; the schedule
+                                    is then remat_schedule_for_budget's pick (overrides
+                                    scan.schedule), REMAT_ERR_BUDGET if none fits */
+    const double *const *y0;     /* NULL, or one entry per experiment: NULL (take the
+                                    experiment's first row, which must be at t0 and give
+                                    every species) or species_count initial values */
+    const double *start;         /* NULL (declared values) or param_count start values */
+    const remat_fit_scale *scale;/* NULL (all AUTO) or param_count scales */
+    const bool *fixed;           /* NULL (fit all) or param_count flags: true = keep */
+    int max_iters;               /* 0: lm 200, bfgs 500, NLopt 2000 evaluations, adam 1000 */
+    double lr;                   /* adam learning rate in theta (0: 0.05) */
+    double xtol;                 /* relative step in theta (0: 1e-12) */
+    double gtol;                 /* gradient test, relative to the start objective (0: 1e-12) */
+    double ftol;                 /* relative objective change (0: 1e-15; bfgs/NLopt only) */
+    remat_fit_callback progress; /* NULL, or called after every iteration */
+    void *progress_ctx;
+} remat_fit_options;
+
+/* The defaults above (auto, RK4, t0 0, automatic dt, store-all). Start from
+ * these: a zero-initialised struct means explicit Euler. */
+remat_fit_options remat_fit_defaults(void);
+
+typedef struct {
+    double objective;       /* sum of squared residuals at params */
+    int n_params;
+    double *params;         /* [n_params], natural scale (fixed ones included) */
+    char **param_names;     /* [n_params] */
+    int iterations;         /* iterations taken (NLopt: evaluations) */
+    int64_t evaluations;    /* program runs: objective/gradient or residual/VJP */
+    bool converged;
+    char message[512];      /* why it stopped */
+    const char *optimizer;  /* the optimizer that ran: "lm", "bfgs", "lbfgs-bounded", "adam" */
+    int64_t n_residuals;    /* measured cells */
+    int n_history;          /* iterate 0 (the start) .. iterations */
+    double *history_objective; /* [n_history] */
+    double *history_params;    /* [n_history][n_params], natural scale */
+} remat_fit_result;
+
+/* Frees the result's arrays and zeroes it; NULL or a zeroed result is a no-op. */
+void remat_fit_result_clear(remat_fit_result *r);
+
+typedef struct remat_fit remat_fit;
+
+/* Checks the options and data, builds the graphs and compiles them. The
+ * mechanism and the datasets must outlive the handle. */
+remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *const *data,
+                           const remat_fit_options *opt, remat_fit **out);
+void remat_fit_free(remat_fit *fit); /* NULL is a no-op */
+
+/* Runs the optimizer from the start point. result is always filled (with the
+ * best point reached) unless the status is REMAT_ERR_NULL; clear it after.
+ * REMAT_OK whether or not it converged (see result.converged); REMAT_ERR_NUMERIC
+ * for a NaN/Inf. */
+remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result);
+
+/* remat_fit_new + remat_fit_run + remat_fit_free. */
+remat_status remat_fit_run_once(const remat_mechanism *m, int n_data, remat_dataset *const *data,
+                                const remat_fit_options *opt, remat_fit_result *result);
+
+/* The chosen schedule (after memory_budget), the initial state of experiment
+ * e (species_count values), the number of measured cells, and the sum of
+ * squared residuals at params (param_count values, natural scale). */
+void remat_fit_schedule(const remat_fit *fit, remat_schedule_spec *spec);
+const double *remat_fit_initial_state(const remat_fit *fit, int e);
+int64_t remat_fit_residual_count(const remat_fit *fit);
+remat_status remat_fit_objective(remat_fit *fit, const double *params, double *objective);
+/* Residuals model - data at params, one per measured cell: experiment by
+ * experiment, row by row, species in mechanism order (NULL: just the count). */
+remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r);
+
+/* The model of experiment e at params through n_times increasing times >= t0,
+ * written to out[n_times][species_count] (for plotting a fit against its data).
+ * Steps: the fit's dt, or the finest step the fit took when it counted steps. */
+remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times,
+                               const double *times, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,316 @@
+/*
+ * fit.c — options, the parameter scales and bounds, and the run: resolve the
+ * optimizer, start from the start values, hand over to one driver
+ * (opt_lm.c, opt_bfgs.c, opt_nlopt.c, opt_adam.c), return the result.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "models/fit/fit_impl.h"
+
+static const char *const optimizer_names[REMAT_FIT_OPTIMIZER_COUNT] = {
+    [REMAT_FIT_AUTO] = "auto",
+    [REMAT_FIT_LM] = "lm",
+    [REMAT_FIT_BFGS] = "bfgs",
+    [REMAT_FIT_ADAM] = "adam",
+};
+
+const char *remat_fit_optimizer_name(remat_fit_optimizer o)
+{
+    return (unsigned)o < REMAT_FIT_OPTIMIZER_COUNT ? optimizer_names[o] : "?";
+}
+
+remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "fit: output pointer is NULL");
+    for (int i = 0; text && i < REMAT_FIT_OPTIMIZER_COUNT; i++)
+        if (!strcmp(text, optimizer_names[i])) {
+            *out = (remat_fit_optimizer)i;
+            return REMAT_OK;
+        }
+    return remat_error(REMAT_ERR_ARG, "unknown optimizer '%s' (expected auto, lm, bfgs or adam)",
+                       text ? text : "(null)");
+}
+
+remat_fit_options remat_fit_defaults(void)
+{
+    return (remat_fit_options){.optimizer = REMAT_FIT_AUTO, .method = REMAT_ODE_RK4};
+}
+
+void remat_fit_result_clear(remat_fit_result *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; r->param_names && i < r->n_params; i++)
+        free(r->param_names[i]);
+    free(r->param_names);
+    free(r->params);
+    free(r->history_objective);
+    free(r->history_params);
+    memset(r, 0, sizeof *r);
+}
+
+static remat_status check_options(const remat_mechanism *m, int n_data, remat_dataset *const *data,
+                                  const remat_fit_options *o)
+{
+    if (!m || !data || !o)
+        return remat_error(REMAT_ERR_NULL, "fit: %s is NULL", !m ? "the mechanism" : !data ? "the data" : "options");
+    if (n_data < 1)
+        return remat_error(REMAT_ERR_ARG, "fit: needs at least one experiment (n_data = %d)", n_data);
+    for (int e = 0; e < n_data; e++) {
+        if (!data[e])
+            return remat_error(REMAT_ERR_NULL, "fit: experiment %d is NULL", e);
+        if (remat_dataset_species_count(data[e]) != remat_mechanism_species_count(m))
+            return remat_error(REMAT_ERR_ARG, "fit: %s was read for a mechanism with %d species, not %s (%d)",
+                               remat_dataset_path(data[e]), remat_dataset_species_count(data[e]),
+                               remat_mechanism_source(m), remat_mechanism_species_count(m));
+    }
+    if ((unsigned)o->optimizer >= REMAT_FIT_OPTIMIZER_COUNT)
+        return remat_error(REMAT_ERR_ARG, "fit: unknown optimizer %d", (int)o->optimizer);
+    if ((unsigned)o->method >= REMAT_ODE_METHOD_COUNT)
+        return remat_error(REMAT_ERR_ARG, "fit: unknown integration method %d", (int)o->method);
+    if (!isfinite(o->t0))
+        return remat_error(REMAT_ERR_VALUE, "fit: t0 = %g is not finite", o->t0);
+    if (!(o->dt >= 0 && isfinite(o->dt)))
+        return remat_error(REMAT_ERR_VALUE, "fit: dt = %g must be a positive finite step (or 0)", o->dt);
+    if (o->steps < 0)
+        return remat_error(REMAT_ERR_VALUE, "fit: steps = %lld must be >= 1 per data interval (or 0)",
+                           (long long)o->steps);
+    if (o->dt > 0 && o->steps > 0)
+        return remat_error(REMAT_ERR_ARG, "fit: give dt or steps, not both (dt = %g, steps = %lld)", o->dt,
+                           (long long)o->steps);
+    if (o->memory_budget < 0)
+        return remat_error(REMAT_ERR_VALUE, "fit: memory budget %lld is negative", (long long)o->memory_budget);
+    if (o->max_iters < 0)
+        return remat_error(REMAT_ERR_VALUE, "fit: max_iters = %d is negative", o->max_iters);
+    if (!(o->lr >= 0 && isfinite(o->lr)))
+        return remat_error(REMAT_ERR_VALUE, "fit: learning rate %g must be positive and finite", o->lr);
+    if (!(o->xtol >= 0 && o->gtol >= 0 && o->ftol >= 0))
+        return remat_error(REMAT_ERR_VALUE, "fit: tolerances must be >= 0 (xtol %g, gtol %g, ftol %g)", o->xtol,
+                           o->gtol, o->ftol);
+    if (o->memory_budget == 0 && o->scan.schedule.kind != REMAT_SCHED_STORE_ALL) {
+        remat_schedule *s;
+        remat_status st = remat_schedule_new(&o->scan.schedule, 1, &s);
+        if (st != REMAT_OK) {
+            char why[400];
+            snprintf(why, sizeof why, "%s", remat_last_error());
+            return remat_error(st, "fit: schedule: %s", why);
+        }
+        remat_schedule_free(s);
+    }
+    return REMAT_OK;
+}
+
+/* Start values, scales, bounds in theta, the free set, the optimizer. */
+static remat_status setup_params(struct remat_fit *fit)
+{
+    const remat_fit_options *o = &fit->opt;
+    int P = fit->P;
+    fit->names = calloc((size_t)P, sizeof *fit->names);
+    fit->start = calloc((size_t)P, sizeof *fit->start);
+    fit->lo = calloc((size_t)P, sizeof *fit->lo);
+    fit->hi = calloc((size_t)P, sizeof *fit->hi);
+    fit->logscale = calloc((size_t)P, sizeof *fit->logscale);
+    fit->fixed = calloc((size_t)P, sizeof *fit->fixed);
+    fit->free_idx = calloc((size_t)P, sizeof *fit->free_idx);
+    fit->tlo = calloc((size_t)P, sizeof *fit->tlo);
+    fit->thi = calloc((size_t)P, sizeof *fit->thi);
+    fit->map = calloc((size_t)P, sizeof *fit->map);
+    if (!fit->names || !fit->start || !fit->lo || !fit->hi || !fit->logscale || !fit->fixed || !fit->free_idx ||
+        !fit->tlo || !fit->thi || !fit->map)
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    fit->n_free = 0;
+    fit->bounded = 0;
+    for (int i = 0; i < P; i++) {
+        const char *name = remat_mechanism_param_name(fit->m, i);
+        fit->names[i] = strdup(name);
+        if (!fit->names[i])
+            return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        double v = o->start ? o->start[i] : remat_mechanism_param_value(fit->m, i);
+        double lo = remat_mechanism_param_lo(fit->m, i), hi = remat_mechanism_param_hi(fit->m, i);
+        fit->start[i] = v;
+        fit->lo[i] = lo;
+        fit->hi[i] = hi;
+        fit->fixed[i] = o->fixed && o->fixed[i];
+        if (!isfinite(v))
+            return remat_error(REMAT_ERR_VALUE, "fit: start value of '%s' is %g", name, v);
+        if (v < lo || v > hi)
+            return remat_error(REMAT_ERR_VALUE, "fit: start value %g of '%s' is outside its bounds [%g, %g]", v,
+                               name, lo, hi);
+        remat_fit_scale sc = o->scale ? o->scale[i] : REMAT_FIT_SCALE_AUTO;
+        if ((unsigned)sc > REMAT_FIT_SCALE_LINEAR)
+            return remat_error(REMAT_ERR_ARG, "fit: unknown scale %d for '%s'", (int)sc, name);
+        if (sc == REMAT_FIT_SCALE_LOG && !(v > 0))
+            return remat_error(REMAT_ERR_VALUE, "fit: '%s' is on the log scale but starts at %g (must be > 0)",
+                               name, v);
+        /* a declared lower bound <= 0 says the value may reach zero or below */
+        fit->logscale[i] = sc == REMAT_FIT_SCALE_LOG ||
+                           (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !(isfinite(lo) && lo <= 0));
+        if (fit->fixed[i])
+            continue;
+        int j = fit->n_free++;
+        fit->free_idx[j] = i;
+        if (fit->logscale[i]) {
+            fit->tlo[j] = lo > 0 ? log(lo) : -INFINITY;
+            fit->thi[j] = isfinite(hi) ? log(hi) : INFINITY;
+        } else {
+            fit->tlo[j] = lo;
+            fit->thi[j] = hi;
+        }
+        if (isfinite(fit->tlo[j]) || isfinite(fit->thi[j]))
+            fit->bounded = 1;
+    }
+    if (fit->n_free == 0)
+        return remat_error(REMAT_ERR_ARG, "fit: %s", P ? "every parameter is fixed: nothing to fit"
+                                                       : "the mechanism has no parameters: nothing to fit");
+    fit->optimizer = o->optimizer;
+    if (fit->optimizer == REMAT_FIT_AUTO)
+        fit->optimizer = fit->bounded ? REMAT_FIT_BFGS : REMAT_FIT_LM;
+    if (fit->optimizer == REMAT_FIT_LM)
+        for (int j = 0; j < fit->n_free; j++) {
+            int l = isfinite(fit->tlo[j]), h = isfinite(fit->thi[j]);
+            fit->map[j] = l && h ? VAR_SIN : l ? VAR_LOWER : h ? VAR_UPPER : VAR_PLAIN;
+        }
+    return REMAT_OK;
+}
+
+static void release(struct remat_fit *fit)
+{
+    fit_problem_release(fit);
+    for (int i = 0; fit->names && i < fit->P; i++)
+        free(fit->names[i]);
+    free(fit->names);
+    free(fit->start);
+    free(fit->lo);
+    free(fit->hi);
+    free(fit->logscale);
+    free(fit->fixed);
+    free(fit->free_idx);
+    free(fit->tlo);
+    free(fit->thi);
+    free(fit->map);
+    free(fit);
+}
+
+remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *const *data,
+                           const remat_fit_options *opt, remat_fit **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "fit: output pointer is NULL");
+    *out = NULL;
+    remat_status st = check_options(m, n_data, data, opt);
+    if (st != REMAT_OK)
+        return st;
+    struct remat_fit *fit = calloc(1, sizeof *fit);
+    if (!fit)
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    fit->m = m;
+    fit->S = remat_mechanism_species_count(m);
+    fit->P = remat_mechanism_param_count(m);
+    fit->E = n_data;
+    fit->opt = *opt;
+    st = setup_params(fit);
+    if (st == REMAT_OK)
+        st = fit_problem_init(fit, data);
+    /* the caller's arrays are read only here */
+    fit->opt.y0 = NULL;
+    fit->opt.start = NULL;
+    fit->opt.scale = NULL;
+    fit->opt.fixed = NULL;
+    if (st != REMAT_OK) {
+        release(fit);
+        return st;
+    }
+    *out = fit;
+    return REMAT_OK;
+}
+
+void remat_fit_free(remat_fit *fit)
+{
+    if (fit)
+        release(fit);
+}
+
+static const char *driver_name(const struct remat_fit *fit)
+{
+    switch (fit->optimizer) {
+    case REMAT_FIT_LM: return "lm";
+    case REMAT_FIT_ADAM: return "adam";
+    default: return fit->bounded ? "lbfgs-bounded" : "bfgs";
+    }
+}
+
+remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
+{
+    if (!result)
+        return remat_error(REMAT_ERR_NULL, "fit: result is NULL");
+    memset(result, 0, sizeof *result);
+    if (!fit)
+        return remat_error(REMAT_ERR_NULL, "fit: the fit is NULL");
+    int P = fit->P;
+    remat_fit_result *r = result;
+    r->n_params = P;
+    r->optimizer = driver_name(fit);
+    r->n_residuals = fit->n_res;
+    r->params = calloc((size_t)P, sizeof *r->params);
+    r->param_names = calloc((size_t)P, sizeof *r->param_names);
+    fit_run run = {.fit = fit, .res = r, .n = fit->n_free};
+    run.p = calloc((size_t)P, sizeof *run.p);
+    run.gp = calloc((size_t)P, sizeof *run.gp);
+    remat_status st = REMAT_OK;
+    if (!r->params || !r->param_names || !run.p || !run.gp)
+        st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    for (int i = 0; st == REMAT_OK && i < P; i++)
+        if (!(r->param_names[i] = strdup(fit->names[i])))
+            st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    if (st != REMAT_OK) {
+        snprintf(r->message, sizeof r->message, "%s", remat_last_error());
+        free(run.p);
+        free(run.gp);
+        return st;
+    }
+    memcpy(r->params, fit->start, sizeof *r->params * (size_t)P);
+    r->objective = NAN;
+    const remat_fit_options *o = &fit->opt;
+    static const int default_iters[REMAT_FIT_OPTIMIZER_COUNT] = {
+        [REMAT_FIT_LM] = 200, [REMAT_FIT_BFGS] = 500, [REMAT_FIT_ADAM] = 1000};
+    run.max_iters = o->max_iters > 0 ? o->max_iters
+                    : fit->optimizer == REMAT_FIT_BFGS && fit->bounded ? 2000
+                                                                        : default_iters[fit->optimizer];
+    run.xtol = o->xtol > 0 ? o->xtol : 1e-12;
+    run.gtol = o->gtol > 0 ? o->gtol : 1e-12;
+    run.ftol = o->ftol > 0 ? o->ftol : 1e-15;
+    int64_t evals0 = fit->evals;
+    switch (fit->optimizer) {
+    case REMAT_FIT_LM: st = fit_opt_lm(&run); break;
+    case REMAT_FIT_ADAM: st = fit_opt_adam(&run); break;
+    default: st = fit->bounded ? fit_opt_nlopt(&run) : fit_opt_bfgs(&run); break;
+    }
+    r->evaluations = fit->evals - evals0;
+    if (st != REMAT_OK)
+        remat_error(st, "%s", r->message); /* the message of record, whatever ran after it */
+    free(run.p);
+    free(run.gp);
+    return st;
+}
+
+remat_status remat_fit_run_once(const remat_mechanism *m, int n_data, remat_dataset *const *data,
+                                const remat_fit_options *opt, remat_fit_result *result)
+{
+    if (!result)
+        return remat_error(REMAT_ERR_NULL, "fit: result is NULL");
+    memset(result, 0, sizeof *result);
+    remat_fit *fit;
+    remat_status st = remat_fit_new(m, n_data, data, opt, &fit);
+    if (st != REMAT_OK) {
+        snprintf(result->message, sizeof result->message, "%s", remat_last_error());
+        return st;
+    }
+    st = remat_fit_run(fit, result);
+    remat_fit_free(fit);
+    return st;
+}

@@ -1,0 +1,121 @@
+/*
+ * fit_impl.h (internal) — the fitting problem shared by the optimizer drivers.
+ *
+ * problem.c owns the data, the graphs and the compiled programs and evaluates
+ * in the natural scale (params p, gradient dF/dp, Jacobian dr/dp). vars.c maps
+ * the optimizer's variables x to p (log scale, fixed parameters, the LM bound
+ * transform) and keeps the history; opt_*.c drive one library each.
+ */
+#ifndef REMAT_MODELS_FIT_IMPL_H
+#define REMAT_MODELS_FIT_IMPL_H
+
+#include "remat/exec.h"
+#include "remat/fit.h"
+
+typedef struct {
+    const remat_dataset *d;
+    int64_t rows;    /* K: every data row is an output time */
+    double *y0;      /* [S] */
+    double *target;  /* [K][S], 0 where not measured */
+    double *mask;    /* [K][S], 1 measured, 0 not (or row 0 when it is the initial state) */
+    int64_t n_meas;  /* N_e */
+    int64_t *meas;   /* [N_e] cells r*S+s, ascending */
+    double *r_full;  /* [K][S] residual output buffer */
+    double *ct;      /* [K][S] cotangent input buffer (VJP) */
+    double *dp;      /* [P] parameter cotangent output buffer (VJP) */
+} fit_exp;
+
+/* How an optimizer variable x maps to theta (and theta to p). */
+typedef enum {
+    VAR_PLAIN = 0, /* theta = x */
+    VAR_SIN,       /* theta = lo + (hi - lo)(sin x + 1)/2 */
+    VAR_LOWER,     /* theta = lo - 1 + sqrt(x^2 + 1) */
+    VAR_UPPER      /* theta = hi + 1 - sqrt(x^2 + 1) */
+} fit_var_map;
+
+struct remat_fit {
+    const remat_mechanism *m;
+    int S, P, E;
+    fit_exp *exp;
+    remat_fit_options opt;      /* copied; the pointer fields are NULLed, copies below */
+    remat_fit_optimizer optimizer; /* resolved: never AUTO */
+    int bounded;                /* some bound is finite in theta */
+    char **names;               /* [P] */
+    double *start;              /* [P] natural */
+    double *lo, *hi;            /* [P] natural bounds */
+    int *logscale;              /* [P] */
+    int *fixed;                 /* [P] */
+    int n_free;
+    int *free_idx;              /* [n_free] -> parameter index */
+    double *tlo, *thi;          /* [n_free] bounds in theta (+-INFINITY: none) */
+    fit_var_map *map;           /* [n_free] (LM with bounds only; else VAR_PLAIN) */
+    int64_t n_res;              /* N = sum N_e */
+    int64_t max_meas;           /* max_e N_e: VJP runs per Jacobian */
+    double dt;                  /* ode dt (0: steps) */
+    int64_t steps;
+    double finest_h;            /* smallest step the grid takes */
+    int64_t longest_scan;       /* most steps in one interval */
+    remat_schedule_spec spec;   /* the schedule every interval scan uses */
+    /* the functions stay alive as long as their programs: a compiled scan
+     * reads the scan node's data, which its function owns */
+    remat_fn *res_fn, *rev_fn, *rev_src;
+    remat_program *res;         /* (p) -> r_1..r_E */
+    remat_program *vg;          /* (p) -> (F, dF/dp)              gradient methods */
+    remat_program *vjp;         /* (p_1..p_E, ct_1..ct_E) -> (r_1..r_E, dp_1..dp_E)   lm */
+    double *grad_p;             /* [P] */
+    double *pbuf;               /* [P] scratch natural params */
+    int64_t evals;
+};
+
+/* problem.c */
+remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data);
+void fit_problem_release(struct remat_fit *fit);
+/* F(p) and, when r is non-NULL, the N compact residuals. */
+remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *F, double *r);
+/* F(p) and dF/dp (P). */
+remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, double *grad);
+/* J = dr/dp, N x P row-major (natural scale). */
+remat_status fit_eval_jacobian(struct remat_fit *fit, const double *p, double *J);
+
+/* ---- one run of an optimizer (fit.c) ---- */
+typedef struct {
+    struct remat_fit *fit;
+    remat_fit_result *res;
+    int n;              /* optimizer variables (free parameters) */
+    double *p;          /* [P] natural parameters of the last evaluation */
+    double *gp;         /* [P] dF/dp scratch */
+    int iter;           /* the iteration being computed (0: the start) */
+    double F0;          /* objective at the start */
+    double xtol, gtol, ftol;
+    int max_iters;
+    remat_status st;    /* not OK: an evaluation failed or was non-finite; res->message says why */
+    int user_stop;      /* the progress callback asked to stop */
+    int hist_cap;
+} fit_run;
+
+/* vars.c: x (optimizer variables) <-> p (natural parameters) */
+void fit_x_start(const struct remat_fit *fit, double *x);
+void fit_x_to_p(const struct remat_fit *fit, const double *x, double *p);
+/* dp_i/dx_j for free parameter j (i = free_idx[j]) at x, p = fit_x_to_p(x). */
+double fit_dp_dx(const struct remat_fit *fit, const double *x, const double *p, int j);
+/* gx[j] = dF/dp[free_idx[j]] * dp/dx_j */
+void fit_grad_to_x(const struct remat_fit *fit, const double *x, const double *p, const double *gp, double *gx);
+double fit_inf_norm(int n, const double *v);
+/* Whether F and g[0..n) are finite; if not, sets run->st = REMAT_ERR_NUMERIC and
+ * the message "fit: iteration I: the WHAT is nan at k1=..., ..." (g may be NULL). */
+int fit_check_finite(fit_run *run, const char *what, double F, int n, const double *g, const double *p);
+/* An evaluation failed with st: records it (message kept) and returns st. */
+remat_status fit_fail(fit_run *run, remat_status st);
+/* After iteration run->iter: history, progress callback (may set user_stop). */
+remat_status fit_record(fit_run *run, double F, double gnorm, const double *p);
+/* Final point and message ("converged: ..." / "stopped: ..."). */
+void fit_finish(fit_run *run, int converged, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* opt_*.c: each runs from fit_x_start and calls fit_record per iteration,
+ * fit_finish at the end; returns run->st (REMAT_OK unless an error stopped it). */
+remat_status fit_opt_lm(fit_run *run);
+remat_status fit_opt_bfgs(fit_run *run);
+remat_status fit_opt_nlopt(fit_run *run);
+remat_status fit_opt_adam(fit_run *run);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * opt_bfgs.c — BFGS through GSL's gsl_multimin_fdfminimizer_vector_bfgs2
+ * (Fletcher's line search with the strong Wolfe conditions, Fletcher,
+ * "Practical Methods of Optimization", 1987), unbounded in x = theta.
+ *
+ * Every evaluation is one run of the value_and_grad program; GSL asks for f,
+ * df and fdf separately at the same points, so the last point is cached.
+ * Stopping: ||dF/dx||_inf <= gtol F(start); a relative decrease of F below
+ * ftol together with a relative step below xtol; or GSL_ENOPROG (the line
+ * search found no lower point), accepted as converged when the gradient has
+ * already fallen by 1e-6 of its start.
+ */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multimin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "models/fit/fit_impl.h"
+
+typedef struct {
+    fit_run *run;
+    double *xc;  /* [n] cached point */
+    double *gxc; /* [n] its gradient in x */
+    double Fc;
+    int valid;
+} bfgs_ctx;
+
+static void eval(bfgs_ctx *c, const gsl_vector *x)
+{
+    fit_run *run = c->run;
+    int n = run->n;
+    int same = c->valid;
+    for (int j = 0; same && j < n; j++)
+        same = gsl_vector_get(x, (size_t)j) == c->xc[j];
+    if (same)
+        return;
+    for (int j = 0; j < n; j++)
+        c->xc[j] = gsl_vector_get(x, (size_t)j);
+    c->valid = 1;
+    if (run->st != REMAT_OK) { /* stopped: let GSL's line search run out without work */
+        c->Fc = NAN;
+        return;
+    }
+    fit_x_to_p(run->fit, c->xc, run->p);
+    remat_status st = fit_eval_grad(run->fit, run->p, &c->Fc, run->gp);
+    if (st != REMAT_OK) {
+        fit_fail(run, st);
+        c->Fc = NAN;
+        return;
+    }
+    fit_grad_to_x(run->fit, c->xc, run->p, run->gp, c->gxc);
+    if (!fit_check_finite(run, "objective", c->Fc, n, c->gxc, run->p))
+        c->Fc = NAN;
+}
+
+static double b_f(const gsl_vector *x, void *vc)
+{
+    bfgs_ctx *c = vc;
+    eval(c, x);
+    return c->Fc;
+}
+
+static void b_df(const gsl_vector *x, void *vc, gsl_vector *g)
+{
+    bfgs_ctx *c = vc;
+    eval(c, x);
+    for (int j = 0; j < c->run->n; j++)
+        gsl_vector_set(g, (size_t)j, c->run->st == REMAT_OK ? c->gxc[j] : NAN);
+}
+
+static void b_fdf(const gsl_vector *x, void *vc, double *f, gsl_vector *g)
+{
+    *f = b_f(x, vc);
+    b_df(x, vc, g);
+}
+
+remat_status fit_opt_bfgs(fit_run *run)
+{
+    struct remat_fit *fit = run->fit;
+    int n = run->n;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    bfgs_ctx c = {.run = run};
+    c.xc = calloc((size_t)n, sizeof *c.xc);
+    c.gxc = calloc((size_t)n, sizeof *c.gxc);
+    gsl_vector *x = gsl_vector_alloc((size_t)n);
+    double *xprev = calloc((size_t)n, sizeof *xprev);
+    gsl_multimin_fdfminimizer *s = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, (size_t)n);
+    if (!c.xc || !c.gxc || !x || !xprev || !s) {
+        fit_fail(run, remat_error(REMAT_ERR_NOMEM, "out of memory"));
+        goto done;
+    }
+    gsl_multimin_function_fdf fdf = {.f = b_f, .df = b_df, .fdf = b_fdf, .n = (size_t)n, .params = &c};
+    fit_x_start(fit, x->data);
+    run->iter = 0;
+    /* first trial step 0.5 in theta: a factor e^0.5 on a log-scale constant */
+    int status = gsl_multimin_fdfminimizer_set(s, &fdf, x, 0.5, 0.1);
+    if (run->st != REMAT_OK)
+        goto done;
+    if (status) {
+        fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(status)));
+        goto done;
+    }
+    double F = s->f, gn = fit_inf_norm(n, s->gradient->data), gn0 = gn;
+    run->F0 = F;
+    fit_x_to_p(fit, s->x->data, run->p);
+    if (fit_record(run, F, gn, run->p) != REMAT_OK)
+        goto done;
+    if (gn == 0) {
+        fit_finish(run, 1, "converged: the gradient is 0 at the start (F = %.6g)", F);
+        goto done;
+    }
+    for (int it = 1; !run->user_stop; it++) {
+        if (it > run->max_iters) {
+            fit_finish(run, 0, "stopped: %d iterations (max_iters) without convergence (F = %.6g)", run->max_iters,
+                       F);
+            goto done;
+        }
+        run->iter = it;
+        double Fprev = F;
+        memcpy(xprev, s->x->data, sizeof *xprev * (size_t)n);
+        status = gsl_multimin_fdfminimizer_iterate(s);
+        if (run->st != REMAT_OK)
+            goto done;
+        if (status == GSL_ENOPROG) {
+            int ok = gn <= 1e-6 * gn0;
+            fit_finish(run, ok, "%s: the line search finds no lower point (F = %.6g, |grad| = %.3g)",
+                       ok ? "converged" : "stopped", F, gn);
+            goto done;
+        }
+        if (status) {
+            fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(status)));
+            goto done;
+        }
+        F = s->f;
+        gn = fit_inf_norm(n, s->gradient->data);
+        fit_x_to_p(fit, s->x->data, run->p);
+        if (fit_record(run, F, gn, run->p) != REMAT_OK)
+            goto done;
+        int small_step = 1;
+        for (int j = 0; j < n; j++)
+            if (!(fabs(s->x->data[j] - xprev[j]) <= run->xtol * (run->xtol + fabs(s->x->data[j]))))
+                small_step = 0;
+        int small_change = fabs(Fprev - F) <= run->ftol * fmax(F, 1e-300);
+        if (F == 0 || gn <= run->gtol * run->F0 || (small_step && small_change)) {
+            fit_finish(run, 1, "converged: %s after %d iterations (F = %.6g)",
+                       F == 0 ? "exact fit" : gn <= run->gtol * run->F0 ? "gradient below gtol"
+                                                                        : "step and change below xtol, ftol",
+                       it, F);
+            goto done;
+        }
+    }
+    fit_finish(run, 0, "stopped");
+done:
+    gsl_set_error_handler(old);
+    if (s)
+        gsl_multimin_fdfminimizer_free(s);
+    if (x)
+        gsl_vector_free(x);
+    free(xprev);
+    free(c.xc);
+    free(c.gxc);
+    return run->st;
+}

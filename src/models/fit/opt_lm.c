@@ -1,0 +1,181 @@
+/*
+ * opt_lm.c — Levenberg–Marquardt through GSL's gsl_multifit_nlinear: trust
+ * region with the LM subproblem, Moré's diagonal scaling, QR solver, Nielsen's
+ * damping updates (GSL's defaults, as in Moré 1978 / Nielsen 1999).
+ *
+ * The Jacobian comes from reverse mode (problem.c: one VJP run per row of the
+ * largest experiment's block) in p, then scaled column by column by dp/dx.
+ * Stopping: a step |dx_j| <= xtol (xtol + |x_j|) (GSL's test), a gradient
+ * ||dF/dx||_inf <= gtol F(start) (relative, so the units of the data do not
+ * matter), an exact fit, or GSL_ENOPROG: 15 damped trial steps in a row failed
+ * to lower F, which at a minimum means it is found to machine precision.
+ */
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "models/fit/fit_impl.h"
+
+/* a trial point whose residuals are not finite gets this in every residual:
+ * ||f|| is then larger than at any finite iterate, so GSL rejects the step
+ * (an Inf would not do: GSL's rho test lets NaN through) */
+#define REJECT_RESIDUAL 1e100
+
+typedef struct {
+    fit_run *run;
+    double *J;  /* [N][P] natural */
+    double *pt; /* [P] */
+    int at_start;
+} lm_ctx;
+
+static int lm_f(const gsl_vector *x, void *vctx, gsl_vector *f)
+{
+    lm_ctx *c = vctx;
+    fit_run *run = c->run;
+    fit_x_to_p(run->fit, x->data, c->pt);
+    double F;
+    remat_status st = fit_eval_residuals(run->fit, c->pt, &F, f->data);
+    if (st != REMAT_OK) {
+        fit_fail(run, st);
+        return GSL_EFAILED;
+    }
+    if (!isfinite(F)) {
+        if (c->at_start) {
+            fit_check_finite(run, "objective", F, 0, NULL, c->pt);
+            return GSL_EFAILED;
+        }
+        for (size_t i = 0; i < f->size; i++)
+            f->data[i * f->stride] = REJECT_RESIDUAL;
+    }
+    return GSL_SUCCESS;
+}
+
+static int lm_df(const gsl_vector *x, void *vctx, gsl_matrix *J)
+{
+    lm_ctx *c = vctx;
+    fit_run *run = c->run;
+    const struct remat_fit *fit = run->fit;
+    fit_x_to_p(fit, x->data, c->pt);
+    remat_status st = fit_eval_jacobian(run->fit, c->pt, c->J);
+    if (st != REMAT_OK) {
+        fit_fail(run, st);
+        return GSL_EFAILED;
+    }
+    for (int j = 0; j < run->n; j++) {
+        double s = fit_dp_dx(fit, x->data, c->pt, j);
+        int i = fit->free_idx[j];
+        for (int64_t k = 0; k < fit->n_res; k++) {
+            double v = c->J[k * fit->P + i] * s;
+            if (!isfinite(v)) {
+                fit_check_finite(run, "Jacobian", v, 0, NULL, c->pt);
+                return GSL_EFAILED;
+            }
+            J->data[(size_t)k * J->tda + (size_t)j] = v;
+        }
+    }
+    return GSL_SUCCESS;
+}
+
+static double objective(const gsl_multifit_nlinear_workspace *w)
+{
+    double nf = gsl_blas_dnrm2(w->f);
+    return nf * nf;
+}
+
+/* dF/dx = 2 J^T f; GSL keeps g = J^T f */
+static double grad_norm(const gsl_multifit_nlinear_workspace *w)
+{
+    return 2.0 * fit_inf_norm((int)w->g->size, w->g->data);
+}
+
+remat_status fit_opt_lm(fit_run *run)
+{
+    struct remat_fit *fit = run->fit;
+    int n = run->n;
+    size_t N = (size_t)fit->n_res;
+    if (N < (size_t)n) {
+        run->st = remat_error(REMAT_ERR_VALUE,
+                              "fit: lm needs at least as many measured cells (%zu) as free parameters (%d)", N, n);
+        snprintf(run->res->message, sizeof run->res->message, "%s", remat_last_error());
+        return run->st;
+    }
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    gsl_multifit_nlinear_parameters prm = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &prm, N, (size_t)n);
+    gsl_vector *x = gsl_vector_alloc((size_t)n);
+    lm_ctx c = {.run = run, .at_start = 1};
+    c.J = malloc(sizeof *c.J * N * (size_t)fit->P);
+    c.pt = malloc(sizeof *c.pt * (size_t)fit->P);
+    if (!w || !x || !c.J || !c.pt) {
+        fit_fail(run, remat_error(REMAT_ERR_NOMEM, "out of memory for a %zu x %d Jacobian", N, n));
+        goto done;
+    }
+    gsl_multifit_nlinear_fdf fdf = {.f = lm_f, .df = lm_df, .n = N, .p = (size_t)n, .params = &c};
+    fit_x_start(fit, x->data);
+    run->iter = 0;
+    int status = gsl_multifit_nlinear_init(x, &fdf, w);
+    c.at_start = 0;
+    if (run->st != REMAT_OK)
+        goto done;
+    if (status) {
+        fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(status)));
+        goto done;
+    }
+    double F = objective(w), gn = grad_norm(w);
+    run->F0 = F;
+    fit_x_to_p(fit, w->x->data, run->p);
+    if (fit_record(run, F, gn, run->p) != REMAT_OK)
+        goto done;
+    if (gn == 0) {
+        fit_finish(run, 1, "converged: the gradient is 0 at the start (F = %.6g)", F);
+        goto done;
+    }
+    for (int it = 1; !run->user_stop; it++) {
+        if (it > run->max_iters) {
+            fit_finish(run, 0, "stopped: %d iterations (max_iters) without convergence (F = %.6g)", run->max_iters,
+                       F);
+            goto done;
+        }
+        run->iter = it;
+        status = gsl_multifit_nlinear_iterate(w);
+        if (run->st != REMAT_OK)
+            goto done;
+        if (status == GSL_ENOPROG) {
+            fit_finish(run, 1,
+                       "converged: no damped step lowers the sum of squares any more (F = %.6g, |grad| = %.3g)",
+                       F, gn);
+            goto done;
+        }
+        if (status) {
+            fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(status)));
+            goto done;
+        }
+        F = objective(w);
+        gn = grad_norm(w);
+        fit_x_to_p(fit, w->x->data, run->p);
+        if (fit_record(run, F, gn, run->p) != REMAT_OK)
+            goto done;
+        int small_step = 1;
+        for (int j = 0; j < n; j++)
+            if (!(fabs(w->dx->data[j]) <= run->xtol * (run->xtol + fabs(w->x->data[j]))))
+                small_step = 0;
+        if (F == 0 || gn <= run->gtol * run->F0 || small_step) {
+            fit_finish(run, 1, "converged: %s after %d iterations (F = %.6g)",
+                       F == 0 ? "exact fit" : small_step ? "relative step below xtol" : "gradient below gtol", it, F);
+            goto done;
+        }
+    }
+    fit_finish(run, 0, "stopped");
+done:
+    gsl_set_error_handler(old);
+    if (x)
+        gsl_vector_free(x);
+    if (w)
+        gsl_multifit_nlinear_free(w);
+    free(c.J);
+    free(c.pt);
+    return run->st;
+}

@@ -1,0 +1,474 @@
+/*
+ * problem.c — the least-squares problem of a fit: data and initial states
+ * checked and laid out, the residual graphs built from the public API
+ * (remat_ode_integrate through each experiment's data times), compiled once,
+ * and run for F, dF/dp and dr/dp in the natural scale.
+ *
+ * Residuals are (y(t_r) - data) * mask over the full K x S grid of each
+ * experiment, the mask 0 at cells not measured, so the graph needs no gather;
+ * the host keeps the list of measured cells to compact them for LM.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "models/fit/fit_impl.h"
+
+#define DEFAULT_STEPS_PER_SPAN 200
+
+typedef enum {
+    BUILD_RES,       /* (p) -> r_1..r_E */
+    BUILD_RES_SPLIT, /* (p_1..p_E) -> r_1..r_E: one parameter copy per experiment */
+    BUILD_OBJ        /* (p) -> sum of squares */
+} build_mode;
+
+static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat_dataset *d)
+{
+    fit_exp *x = &fit->exp[e];
+    const char *path = remat_dataset_path(d);
+    int S = fit->S;
+    x->d = d;
+    x->rows = (int64_t)remat_dataset_rows(d);
+    const double *times = remat_dataset_times(d);
+    if (!(times[0] >= fit->opt.t0))
+        return remat_error(REMAT_ERR_VALUE, "fit: %s: the first data row is at %s = %.17g, before the start t0 = %.17g",
+                           path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
+    size_t cells = (size_t)x->rows * (size_t)S;
+    x->y0 = calloc((size_t)S, sizeof *x->y0);
+    x->target = calloc(cells, sizeof *x->target);
+    x->mask = calloc(cells, sizeof *x->mask);
+    x->meas = calloc(cells, sizeof *x->meas);
+    x->r_full = calloc(cells, sizeof *x->r_full);
+    x->ct = calloc(cells, sizeof *x->ct);
+    x->dp = calloc((size_t)fit->P, sizeof *x->dp);
+    if (!x->y0 || !x->target || !x->mask || !x->meas || !x->r_full || !x->ct || !x->dp)
+        return remat_error(REMAT_ERR_NOMEM, "fit: %s: out of memory for %zu cells", path, cells);
+
+    const double *given = fit->opt.y0 ? fit->opt.y0[e] : NULL;
+    int from_row0 = !given;
+    if (given) {
+        for (int s = 0; s < S; s++) {
+            if (!isfinite(given[s]))
+                return remat_error(REMAT_ERR_VALUE, "fit: %s: initial value of species '%s' is %g", path,
+                                   remat_mechanism_species_name(fit->m, s), given[s]);
+            x->y0[s] = given[s];
+        }
+    } else {
+        if (times[0] != fit->opt.t0)
+            return remat_error(REMAT_ERR_VALUE,
+                               "fit: %s: no initial state: the first row is at %s = %.17g, not at the start "
+                               "t0 = %.17g (give the initial state, e.g. --init)",
+                               path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
+        for (int s = 0; s < S; s++) {
+            if (!remat_dataset_is_measured(d, 0, s))
+                return remat_error(REMAT_ERR_VALUE,
+                                   "fit: %s: no initial state: the first row does not give species '%s' "
+                                   "(give every species there, or the initial state, e.g. --init)",
+                                   path, remat_mechanism_species_name(fit->m, s));
+            x->y0[s] = remat_dataset_value(d, 0, s);
+        }
+    }
+    x->n_meas = 0;
+    for (int64_t r = 0; r < x->rows; r++) {
+        if (r == 0 && from_row0)
+            continue; /* the initial state itself: its residual is identically 0 */
+        for (int s = 0; s < S; s++)
+            if (remat_dataset_is_measured(d, (size_t)r, s)) {
+                int64_t c = r * S + s;
+                x->target[c] = remat_dataset_value(d, (size_t)r, s);
+                x->mask[c] = 1.0;
+                x->meas[x->n_meas++] = c;
+            }
+    }
+    return REMAT_OK;
+}
+
+static remat_ode_options ode_options(const struct remat_fit *fit, const fit_exp *x)
+{
+    return (remat_ode_options){
+        .method = fit->opt.method,
+        .t0 = fit->opt.t0,
+        .n_times = (int)x->rows,
+        .times = remat_dataset_times(x->d),
+        .dt = fit->dt,
+        .steps = fit->steps,
+        .scan = {.schedule = fit->spec, .body_policy = fit->opt.scan.body_policy},
+    };
+}
+
+/* The step grid: default dt, the longest interval scan and the finest step. */
+static remat_status plan_grid(struct remat_fit *fit)
+{
+    fit->dt = fit->opt.dt;
+    fit->steps = fit->opt.steps;
+    if (fit->dt == 0 && fit->steps == 0) {
+        double span = 0;
+        for (int e = 0; e < fit->E; e++) {
+            const fit_exp *x = &fit->exp[e];
+            span = fmax(span, remat_dataset_times(x->d)[x->rows - 1] - fit->opt.t0);
+        }
+        if (!(span > 0))
+            return remat_error(REMAT_ERR_VALUE, "fit: every data row is at the start t0 = %.17g: nothing to fit",
+                               fit->opt.t0);
+        fit->dt = span / DEFAULT_STEPS_PER_SPAN;
+    }
+    fit->longest_scan = 0;
+    fit->finest_h = INFINITY;
+    for (int e = 0; e < fit->E; e++) {
+        const fit_exp *x = &fit->exp[e];
+        remat_ode_options o = ode_options(fit, x);
+        int64_t *steps = malloc(sizeof *steps * (size_t)x->rows);
+        if (!steps)
+            return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        remat_status st = remat_ode_count_steps(&o, steps, NULL);
+        if (st != REMAT_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", remat_last_error());
+            free(steps);
+            return remat_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
+        }
+        double prev = fit->opt.t0;
+        for (int64_t k = 0; k < x->rows; k++) {
+            double tk = remat_dataset_times(x->d)[k];
+            if (steps[k] > 0) {
+                fit->longest_scan = steps[k] > fit->longest_scan ? steps[k] : fit->longest_scan;
+                fit->finest_h = fmin(fit->finest_h, (tk - prev) / (double)steps[k]);
+            }
+            prev = tk;
+        }
+        free(steps);
+    }
+    return REMAT_OK;
+}
+
+/* r_e = (y(t) - data) * mask, flattened to (K*S,). */
+static remat_status build_experiment(const struct remat_fit *fit, remat_fn *f, int e, remat_val p, remat_val *r)
+{
+    const fit_exp *x = &fit->exp[e];
+    int64_t S = fit->S, KS[2] = {x->rows, S}, n = x->rows * S;
+    remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, x->y0);
+    remat_ode_options o = ode_options(fit, x);
+    remat_val ys;
+    remat_status st = remat_ode_integrate(f, fit->m, &o, y0, p, &ys);
+    if (st != REMAT_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", remat_last_error());
+        return remat_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
+    }
+    remat_val tgt = remat_const_data(f, REMAT_F64, 2, KS, x->target);
+    remat_val msk = remat_const_data(f, REMAT_F64, 2, KS, x->mask);
+    *r = remat_reshape(f, remat_mul(f, remat_sub(f, ys, tgt), msk), 1, &n);
+    return REMAT_OK;
+}
+
+static remat_status build(const struct remat_fit *fit, build_mode mode, remat_fn **out)
+{
+    *out = NULL;
+    int64_t P = fit->P;
+    remat_fn *f = remat_fn_new(mode == BUILD_OBJ ? "fit_objective" : "fit_residuals");
+    if (!f)
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    remat_val p = REMAT_NONE, total = REMAT_NONE;
+    if (mode != BUILD_RES_SPLIT)
+        p = remat_arg(f, "params", REMAT_F64, 1, &P);
+    else
+        for (int e = 0; e < fit->E; e++) {
+            char name[32];
+            snprintf(name, sizeof name, "params_%d", e);
+            remat_arg(f, name, REMAT_F64, 1, &P);
+        }
+    remat_status st = REMAT_OK;
+    for (int e = 0; e < fit->E && st == REMAT_OK; e++) {
+        remat_val r;
+        st = build_experiment(fit, f, e, mode == BUILD_RES_SPLIT ? remat_fn_arg(f, e) : p, &r);
+        if (st != REMAT_OK)
+            break;
+        if (mode == BUILD_OBJ) {
+            remat_val ss = remat_sum_all(f, remat_square(f, r));
+            total = total == REMAT_NONE ? ss : remat_add(f, total, ss);
+        } else {
+            remat_fn_output(f, r);
+        }
+    }
+    if (st == REMAT_OK && mode == BUILD_OBJ)
+        remat_fn_output(f, total);
+    if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
+        st = remat_error(remat_fn_status(f), "fit: building the residual graph: %s", remat_fn_error(f));
+    if (st != REMAT_OK) {
+        remat_fn_free(f);
+        return st;
+    }
+    *out = f;
+    return REMAT_OK;
+}
+
+/* The program that holds the step tapes: value_and_grad (gradient methods) or
+ * the VJP with the cotangent as an input (LM). The functions are returned
+ * with it (*g, *src), to be freed after the program. */
+static remat_status compile_reverse(const struct remat_fit *fit, remat_fn **src, remat_fn **g, remat_program **out)
+{
+    *out = NULL;
+    *src = *g = NULL;
+    int lm = fit->optimizer == REMAT_FIT_LM;
+    remat_status st = build(fit, lm ? BUILD_RES_SPLIT : BUILD_OBJ, src);
+    if (st == REMAT_OK)
+        st = lm ? remat_vjp(*src, 0, NULL, g) : remat_value_and_grad(*src, 1, (int[]){0}, g);
+    if (st == REMAT_OK)
+        st = remat_compile(*g, remat_backend_cpu(), out);
+    return st;
+}
+
+/* memory_budget: compile once with store-all to learn one carry's and one
+ * step tape's bytes, then let remat_schedule_for_budget pick. */
+static remat_status pick_schedule(struct remat_fit *fit)
+{
+    fit->spec = fit->opt.scan.schedule;
+    if (fit->opt.memory_budget <= 0)
+        return REMAT_OK;
+    fit->spec = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
+    remat_program *probe;
+    remat_fn *src, *g;
+    remat_status st = compile_reverse(fit, &src, &g, &probe);
+    remat_memory_plan plan = {0};
+    if (st == REMAT_OK)
+        remat_program_plan(probe, &plan);
+    remat_program_free(probe);
+    remat_fn_free(g);
+    remat_fn_free(src);
+    if (st != REMAT_OK)
+        return st;
+    st = remat_schedule_for_budget(fit->opt.memory_budget, fit->longest_scan, (int64_t)plan.scan_carry_bytes,
+                                   (int64_t)plan.scan_tape_bytes, &fit->spec);
+    if (st != REMAT_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", remat_last_error());
+        return remat_error(st, "fit: memory budget of %lld bytes (the longest interval has %lld steps, a carry "
+                               "is %zu bytes, a step tape %zu): %s",
+                           (long long)fit->opt.memory_budget, (long long)fit->longest_scan, plan.scan_carry_bytes,
+                           plan.scan_tape_bytes, why);
+    }
+    return REMAT_OK;
+}
+
+remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
+{
+    fit->exp = calloc((size_t)fit->E, sizeof *fit->exp);
+    fit->grad_p = calloc((size_t)fit->P, sizeof *fit->grad_p);
+    fit->pbuf = calloc((size_t)fit->P, sizeof *fit->pbuf);
+    if (!fit->exp || !fit->grad_p || !fit->pbuf)
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    fit->n_res = 0;
+    fit->max_meas = 0;
+    for (int e = 0; e < fit->E; e++) {
+        remat_status st = prepare_experiment(fit, e, data[e]);
+        if (st != REMAT_OK)
+            return st;
+        fit->n_res += fit->exp[e].n_meas;
+        if (fit->exp[e].n_meas > fit->max_meas)
+            fit->max_meas = fit->exp[e].n_meas;
+    }
+    if (fit->n_res == 0)
+        return remat_error(REMAT_ERR_VALUE, "fit: the data have no measured value after the initial states");
+    remat_status st = plan_grid(fit);
+    if (st == REMAT_OK)
+        st = pick_schedule(fit);
+    if (st == REMAT_OK)
+        st = build(fit, BUILD_RES, &fit->res_fn);
+    if (st == REMAT_OK)
+        st = remat_compile(fit->res_fn, remat_backend_cpu(), &fit->res);
+    if (st != REMAT_OK)
+        return st;
+    return compile_reverse(fit, &fit->rev_src, &fit->rev_fn, fit->optimizer == REMAT_FIT_LM ? &fit->vjp : &fit->vg);
+}
+
+void fit_problem_release(struct remat_fit *fit)
+{
+    for (int e = 0; fit->exp && e < fit->E; e++) {
+        fit_exp *x = &fit->exp[e];
+        free(x->y0);
+        free(x->target);
+        free(x->mask);
+        free(x->meas);
+        free(x->r_full);
+        free(x->ct);
+        free(x->dp);
+    }
+    free(fit->exp);
+    free(fit->grad_p);
+    free(fit->pbuf);
+    remat_program_free(fit->res);
+    remat_program_free(fit->vg);
+    remat_program_free(fit->vjp);
+    remat_fn_free(fit->res_fn);
+    remat_fn_free(fit->rev_fn);
+    remat_fn_free(fit->rev_src);
+}
+
+static remat_tensor vec(double *data, int64_t n)
+{
+    return remat_tensor_f64(data, 1, &n);
+}
+
+remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *F, double *r)
+{
+    int E = fit->E;
+    remat_tensor in = vec((double *)p, fit->P);
+    remat_tensor *out = malloc(sizeof *out * (size_t)E);
+    if (!out)
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    for (int e = 0; e < E; e++)
+        out[e] = vec(fit->exp[e].r_full, fit->exp[e].rows * fit->S);
+    remat_status st = remat_run(fit->res, 1, &in, E, out, NULL);
+    free(out);
+    fit->evals++;
+    if (st != REMAT_OK)
+        return st;
+    double sum = 0;
+    int64_t k = 0;
+    for (int e = 0; e < E; e++) {
+        const fit_exp *x = &fit->exp[e];
+        for (int64_t i = 0; i < x->n_meas; i++, k++) {
+            double v = x->r_full[x->meas[i]];
+            sum += v * v;
+            if (r)
+                r[k] = v;
+        }
+    }
+    *F = sum;
+    return REMAT_OK;
+}
+
+remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, double *grad)
+{
+    remat_tensor in = vec((double *)p, fit->P);
+    remat_tensor out[2] = {remat_tensor_f64(F, 0, NULL), vec(grad, fit->P)};
+    fit->evals++;
+    return remat_run(fit->vg, 1, &in, 2, out, NULL);
+}
+
+remat_status fit_eval_jacobian(struct remat_fit *fit, const double *p, double *J)
+{
+    int E = fit->E, P = fit->P;
+    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * E)), *out = malloc(sizeof *out * (size_t)(2 * E));
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    }
+    for (int e = 0; e < E; e++) {
+        fit_exp *x = &fit->exp[e];
+        int64_t n = x->rows * fit->S;
+        memset(x->ct, 0, sizeof *x->ct * (size_t)n);
+        in[e] = vec((double *)p, P);
+        in[E + e] = vec(x->ct, n);
+        out[e] = vec(x->r_full, n);
+        out[E + e] = vec(x->dp, P);
+    }
+    remat_status st = REMAT_OK;
+    /* run j sets the cotangent e_j in every experiment that has a j-th cell:
+     * experiment e's parameter copy receives row j of its block */
+    for (int64_t j = 0; j < fit->max_meas && st == REMAT_OK; j++) {
+        for (int e = 0; e < E; e++)
+            if (j < fit->exp[e].n_meas)
+                fit->exp[e].ct[fit->exp[e].meas[j]] = 1.0;
+        st = remat_run(fit->vjp, 2 * E, in, 2 * E, out, NULL);
+        fit->evals++;
+        int64_t row0 = 0;
+        for (int e = 0; e < E; e++) {
+            fit_exp *x = &fit->exp[e];
+            if (j < x->n_meas) {
+                x->ct[x->meas[j]] = 0.0;
+                memcpy(J + (size_t)(row0 + j) * (size_t)P, x->dp, sizeof *J * (size_t)P);
+            }
+            row0 += x->n_meas;
+        }
+    }
+    free(in);
+    free(out);
+    return st;
+}
+
+/* ---- public accessors that read the problem ---- */
+
+void remat_fit_schedule(const remat_fit *fit, remat_schedule_spec *spec)
+{
+    if (fit && spec)
+        *spec = fit->spec;
+}
+
+const double *remat_fit_initial_state(const remat_fit *fit, int e)
+{
+    if (!fit || e < 0 || e >= fit->E) {
+        remat_error(REMAT_ERR_ARG, "fit: no experiment %d", e);
+        return NULL;
+    }
+    return fit->exp[e].y0;
+}
+
+int64_t remat_fit_residual_count(const remat_fit *fit) { return fit ? fit->n_res : 0; }
+
+static remat_status check_params(const remat_fit *fit, const double *params)
+{
+    if (!fit || !params)
+        return remat_error(REMAT_ERR_NULL, "fit: %s is NULL", !fit ? "the fit" : "params");
+    for (int i = 0; i < fit->P; i++)
+        if (!isfinite(params[i]))
+            return remat_error(REMAT_ERR_VALUE, "fit: parameter '%s' is %g", fit->names[i], params[i]);
+    return REMAT_OK;
+}
+
+remat_status remat_fit_objective(remat_fit *fit, const double *params, double *objective)
+{
+    remat_status st = check_params(fit, params);
+    if (st == REMAT_OK && !objective)
+        st = remat_error(REMAT_ERR_NULL, "fit: objective is NULL");
+    return st == REMAT_OK ? fit_eval_residuals(fit, params, objective, NULL) : st;
+}
+
+remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r)
+{
+    double F;
+    remat_status st = check_params(fit, params);
+    return st == REMAT_OK ? fit_eval_residuals(fit, params, &F, r) : st;
+}
+
+remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times, const double *times,
+                               double *out)
+{
+    remat_status st = check_params(fit, params);
+    if (st != REMAT_OK)
+        return st;
+    if (e < 0 || e >= fit->E)
+        return remat_error(REMAT_ERR_ARG, "fit: predict: no experiment %d (there are %d)", e, fit->E);
+    if (n_times < 1 || !times || !out)
+        return remat_error(REMAT_ERR_ARG, "fit: predict: needs n_times >= 1 (got %d), times and out", n_times);
+    int64_t S = fit->S, P = fit->P;
+    remat_ode_options o = ode_options(fit, &fit->exp[e]);
+    o.n_times = n_times;
+    o.times = times;
+    o.dt = fit->dt > 0 ? fit->dt : fit->finest_h;
+    o.steps = 0;
+    o.scan = (remat_scan_options){0}; /* forward only: the schedule does not matter */
+    remat_fn *f = remat_fn_new("fit_predict");
+    remat_program *prog = NULL;
+    if (!f)
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
+    remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, fit->exp[e].y0);
+    remat_val ys;
+    st = remat_ode_integrate(f, fit->m, &o, y0, p, &ys);
+    if (st == REMAT_OK) {
+        remat_fn_output(f, ys);
+        st = remat_compile(f, remat_backend_cpu(), &prog);
+    }
+    if (st == REMAT_OK) {
+        remat_tensor in = vec((double *)params, P);
+        remat_tensor res = remat_tensor_f64(out, 2, (int64_t[]){n_times, S});
+        st = remat_run(prog, 1, &in, 1, &res, NULL);
+    }
+    remat_program_free(prog);
+    remat_fn_free(f);
+    return st;
+}
