@@ -28,8 +28,16 @@ typedef struct {
     char *cur, *next, *ct_cur, *ct_next, *tmp_tape, *dummy_y, *ct_k_tmp;
     size_t *k_off;
     int64_t *slot_step, *tape_step;
-    const void **pin;
-    void **pout;
+    /* The argument arrays of the bodies, one pair for the primal/forward
+     * bodies (carry, x_t, consts -> carry', y_t, residuals) and one for the
+     * backward body (residuals, ct_carry', ct_y -> ct_carry, ct_x, ct_consts),
+     * so that what does not change from step to step (the consts and their
+     * cotangents) is written once per node execution, not once per step. */
+    const void **fin, **bin;
+    void **fout, **bout;
+    int nc, nx, nk, ny, nres;
+    bool reverse;
+    int64_t length;
 } scan_rt;
 
 static size_t bytes_of(const scan_desc *s)
@@ -37,37 +45,53 @@ static size_t bytes_of(const scan_desc *s)
     return (size_t)remat_shape_numel(&s->shape) * remat_dtype_size(s->dt);
 }
 
-static int64_t step_index(const scan_rt *r, int64_t k) { return r->d->reverse ? r->d->length - 1 - k : k; }
+static int64_t step_index(const scan_rt *r, int64_t k) { return r->reverse ? r->length - 1 - k : k; }
 
-/* carry, x_t, consts of step k (inputs of the primal and forward bodies) */
-static int set_step_inputs(scan_rt *r, int64_t k, const char *carry, const void *const *xs, const void *const *ks)
+/* Once per node execution: the consts the forward bodies read. */
+static void bind_consts(scan_rt *r, const void *const *ks)
 {
-    const remat_scan_data *d = r->d;
-    int64_t t = step_index(r, k);
-    int p = 0;
-    for (int i = 0; i < d->n_carry; i++)
-        r->pin[p++] = carry + r->carry_off[i];
-    for (int i = 0; i < d->n_xs; i++)
-        r->pin[p++] = (const char *)xs[i] + (size_t)t * r->x_step[i];
-    for (int i = 0; i < d->n_consts; i++)
-        r->pin[p++] = ks[i];
-    return p;
+    for (int i = 0; i < r->nk; i++)
+        r->fin[r->nc + r->nx + i] = ks[i];
+}
+
+/* Where the backward body writes the consts' cotangents: straight into the
+ * node's outputs for the first step reversed, then into a buffer that is
+ * added to them. */
+static void bind_ct_consts(scan_rt *r, void *const *outs, int first)
+{
+    for (int i = 0; i < r->nk; i++)
+        r->bout[r->nc + r->nx + i] = first ? outs[r->nc + r->nx + i] : r->ct_k_tmp + r->k_off[i];
+}
+
+/* carry and x_t of step k (the consts are bound already) */
+static void set_step_inputs(scan_rt *r, int64_t k, const char *carry, const void *const *xs)
+{
+    const void **in = r->fin;
+    const int nc = r->nc, nx = r->nx;
+    for (int i = 0; i < nc; i++)
+        in[i] = carry + r->carry_off[i];
+    if (nx > 0) {
+        const int64_t t = step_index(r, k);
+        for (int i = 0; i < nx; i++)
+            in[nc + i] = (const char *)xs[i] + (size_t)t * r->x_step[i];
+    }
 }
 
 /* outputs of the primal/forward bodies: next carry, y_t (into ys or a dummy) */
-static int set_step_outputs(scan_rt *r, int64_t k, char *next, void *const *ys)
+static void set_step_outputs(scan_rt *r, int64_t k, char *next, void *const *ys)
 {
-    const remat_scan_data *d = r->d;
-    int64_t t = step_index(r, k);
-    int p = 0;
-    for (int i = 0; i < d->n_carry; i++)
-        r->pout[p++] = next + r->carry_off[i];
-    size_t dy = 0;
-    for (int i = 0; i < d->n_ys; i++) {
-        r->pout[p++] = ys ? (char *)ys[i] + (size_t)t * r->y_step[i] : r->dummy_y + dy;
-        dy += remat_scan_align(r->y_step[i]);
+    void **out = r->fout;
+    const int nc = r->nc, ny = r->ny;
+    for (int i = 0; i < nc; i++)
+        out[i] = next + r->carry_off[i];
+    if (ny > 0) {
+        const int64_t t = step_index(r, k);
+        size_t dy = 0;
+        for (int i = 0; i < ny; i++) {
+            out[nc + i] = ys ? (char *)ys[i] + (size_t)t * r->y_step[i] : r->dummy_y + dy;
+            dy += remat_scan_align(r->y_step[i]);
+        }
     }
-    return p;
 }
 
 static void swap(char **a, char **b)
@@ -77,23 +101,24 @@ static void swap(char **a, char **b)
     *b = t;
 }
 
-static void advance(scan_rt *r, int64_t k, const void *const *xs, const void *const *ks, void *const *ys)
+static void advance(scan_rt *r, int64_t k, const void *const *xs, void *const *ys)
 {
-    set_step_inputs(r, k, r->cur, xs, ks);
+    set_step_inputs(r, k, r->cur, xs);
     set_step_outputs(r, k, r->next, ys);
-    remat_program_exec(r->p_primal, r->pin, r->pout);
+    remat_program_exec(r->p_primal, r->fin, r->fout);
     swap(&r->cur, &r->next);
     r->counters->forward_evals++;
 }
 
-static void tape(scan_rt *r, int64_t k, const void *const *xs, const void *const *ks, void *const *ys, char *tp)
+static void tape(scan_rt *r, int64_t k, const void *const *xs, void *const *ys, char *tp)
 {
-    set_step_inputs(r, k, r->cur, xs, ks);
-    int p = set_step_outputs(r, k, r->next, ys);
-    const scan_body_vjp *v = r->d->vjp;
-    for (int j = 0; j < v->n_res; j++)
-        r->pout[p++] = tp + v->res_off[j];
-    remat_program_exec(r->p_fwd, r->pin, r->pout);
+    set_step_inputs(r, k, r->cur, xs);
+    set_step_outputs(r, k, r->next, ys);
+    void **res = r->fout + r->nc + r->ny;
+    const size_t *off = r->d->vjp->res_off;
+    for (int j = 0; j < r->nres; j++)
+        res[j] = tp + off[j];
+    remat_program_exec(r->p_fwd, r->fin, r->fout);
     swap(&r->cur, &r->next);
     r->counters->forward_evals++;
 }
@@ -113,31 +138,31 @@ static void accumulate(remat_dtype dt, size_t bytes, void *dst, const void *src)
     }
 }
 
-/* backward of step k from its tape; ct_cur holds d carry_{k+1} */
+/* backward of step k from its tape; ct_cur holds d carry_{k+1}. The consts'
+ * cotangents go where bind_ct_consts() said (first: the outputs). */
 static void reverse_step(scan_rt *r, int64_t k, const char *tp, const void *const *ct_ys, void *const *outs, int first)
 {
-    const remat_scan_data *d = r->d;
-    const scan_body_vjp *v = d->vjp;
-    int64_t t = step_index(r, k);
-    int p = 0;
-    for (int j = 0; j < v->n_res; j++)
-        r->pin[p++] = tp + v->res_off[j];
-    for (int i = 0; i < d->n_carry; i++)
-        r->pin[p++] = r->ct_cur + r->carry_off[i];
-    for (int i = 0; i < d->n_ys; i++)
-        r->pin[p++] = (const char *)ct_ys[i] + (size_t)t * r->y_step[i];
-    p = 0;
-    for (int i = 0; i < d->n_carry; i++)
-        r->pout[p++] = r->ct_next + r->carry_off[i];
-    for (int i = 0; i < d->n_xs; i++)
-        r->pout[p++] = (char *)outs[d->n_carry + i] + (size_t)t * r->x_step[i];
-    for (int i = 0; i < d->n_consts; i++)
-        r->pout[p++] = first ? outs[d->n_carry + d->n_xs + i] : r->ct_k_tmp + r->k_off[i];
-    remat_program_exec(r->p_bwd, r->pin, r->pout);
+    const int nc = r->nc, nx = r->nx, nk = r->nk, ny = r->ny, nres = r->nres;
+    const size_t *off = r->d->vjp->res_off;
+    const void **in = r->bin;
+    void **out = r->bout;
+    for (int j = 0; j < nres; j++)
+        in[j] = tp + off[j];
+    for (int i = 0; i < nc; i++)
+        in[nres + i] = r->ct_cur + r->carry_off[i];
+    for (int i = 0; i < nc; i++)
+        out[i] = r->ct_next + r->carry_off[i];
+    if (nx > 0 || ny > 0) {
+        const int64_t t = step_index(r, k);
+        for (int i = 0; i < ny; i++)
+            in[nres + nc + i] = (const char *)ct_ys[i] + (size_t)t * r->y_step[i];
+        for (int i = 0; i < nx; i++)
+            out[nc + i] = (char *)outs[nc + i] + (size_t)t * r->x_step[i];
+    }
+    remat_program_exec(r->p_bwd, in, out);
     if (!first) /* first contribution sets, later ones add — in step order n-1..0 */
-        for (int i = 0; i < d->n_consts; i++)
-            accumulate(d->in[d->n_carry + d->n_xs + i].dt, r->k_bytes[i], outs[d->n_carry + d->n_xs + i],
-                       r->ct_k_tmp + r->k_off[i]);
+        for (int i = 0; i < nk; i++)
+            accumulate(r->d->in[nc + nx + i].dt, r->k_bytes[i], outs[nc + nx + i], r->ct_k_tmp + r->k_off[i]);
     swap(&r->ct_cur, &r->ct_next);
 }
 
@@ -167,8 +192,9 @@ static void k_scan_primal(const remat_instr *I)
     const remat_scan_data *d = r->d;
     const void *const *init = I->in, *const *xs = I->in + d->n_carry, *const *ks = I->in + d->n_carry + d->n_xs;
     copy_carry_in(r, r->cur, init);
+    bind_consts(r, ks);
     for (int64_t k = 0; k < d->length; k++)
-        advance(r, k, xs, ks, r->outs + d->n_carry);
+        advance(r, k, xs, r->outs + d->n_carry);
     copy_carry_out(r, r->outs, r->cur);
 }
 
@@ -179,7 +205,7 @@ typedef struct {
 
 /* Applies one forward-phase action; execute = 0 only tracks (the backward's replay). */
 static void forward_action(scan_rt *r, sched_state *s, const remat_action *a, int execute, const void *const *xs,
-                           const void *const *ks, void *const *ys)
+                           void *const *ys)
 {
     const remat_scan_data *d = r->d;
     switch (a->kind) {
@@ -187,7 +213,7 @@ static void forward_action(scan_rt *r, sched_state *s, const remat_action *a, in
         REMAT_ASSERT(a->step >= s->c && a->step <= d->length);
         if (execute)
             for (int64_t k = s->c; k < a->step; k++)
-                advance(r, k, xs, ks, ys);
+                advance(r, k, xs, ys);
         s->c = a->step;
         break;
     case REMAT_ACT_TAKESHOT:
@@ -239,6 +265,7 @@ static void k_scan_fwd(const remat_instr *I)
     REMAT_ASSERT(remat_schedule_new(&d->sched, d->length, &sch) == REMAT_OK);
     sched_state s = {0};
     copy_carry_in(r, r->cur, init);
+    bind_consts(r, ks);
     remat_action a;
     for (;;) {
         next_action(r, sch, &s, &a);
@@ -247,8 +274,8 @@ static void k_scan_fwd(const remat_instr *I)
         if (a.kind == REMAT_ACT_TAKESHOT)
             memcpy(slot_ptr(r, store, a.slot), r->cur, d->carry_bytes);
         if (a.kind == REMAT_ACT_TAPE)
-            tape(r, a.step, xs, ks, ys, tape_ptr(r, store, s.tapes));
-        forward_action(r, &s, &a, 1, xs, ks, ys);
+            tape(r, a.step, xs, ys, tape_ptr(r, store, s.tapes));
+        forward_action(r, &s, &a, 1, xs, ys);
     }
     REMAT_ASSERT(s.c == d->length);
     copy_carry_out(r, r->outs, r->cur);
@@ -273,9 +300,11 @@ static void k_scan_bwd(const remat_instr *I)
         next_action(r, sch, &s, &a);
         if (a.kind == REMAT_ACT_END_FORWARD)
             break;
-        forward_action(r, &s, &a, 0, xs, ks, NULL);
+        forward_action(r, &s, &a, 0, xs, NULL);
     }
     copy_carry_in(r, r->ct_cur, ct_carry);
+    bind_consts(r, ks);
+    bind_ct_consts(r, outs, 1);
     if (d->length == 0)
         for (int i = 0; i < nk; i++)
             memset(outs[nc + nx + i], 0, r->k_bytes[i]);
@@ -289,15 +318,15 @@ static void k_scan_bwd(const remat_instr *I)
         case REMAT_ACT_ADVANCE:
         case REMAT_ACT_TAPE:
             if (a.kind == REMAT_ACT_TAPE)
-                tape(r, a.step, xs, ks, NULL, tape_ptr(r, store, s.tapes));
-            forward_action(r, &s, &a, 1, xs, ks, NULL);
+                tape(r, a.step, xs, NULL, tape_ptr(r, store, s.tapes));
+            forward_action(r, &s, &a, 1, xs, NULL);
             break;
         case REMAT_ACT_TAKESHOT:
             memcpy(slot_ptr(r, store, a.slot), r->cur, d->carry_bytes);
-            forward_action(r, &s, &a, 0, xs, ks, NULL);
+            forward_action(r, &s, &a, 0, xs, NULL);
             break;
         case REMAT_ACT_FREE:
-            forward_action(r, &s, &a, 0, xs, ks, NULL);
+            forward_action(r, &s, &a, 0, xs, NULL);
             break;
         case REMAT_ACT_RESTORE:
             REMAT_ASSERT(a.slot >= 0 && a.slot < d->max_slots);
@@ -311,12 +340,15 @@ static void k_scan_bwd(const remat_instr *I)
                 tp = tape_ptr(r, store, --s.tapes);
             } else {
                 REMAT_ASSERT(s.c == a.step);
-                tape(r, a.step, xs, ks, NULL, r->tmp_tape);
+                tape(r, a.step, xs, NULL, r->tmp_tape);
                 tp = r->tmp_tape;
                 s.c = -1;
             }
             reverse_step(r, a.step, tp, ct_ys, outs, first);
-            first = 0;
+            if (first) {
+                first = 0;
+                bind_ct_consts(r, outs, 0);
+            }
             expect--;
             break;
         }
@@ -363,15 +395,15 @@ static void programs_used(scan_rt *r, bool *plain, bool *record)
             break;
         case REMAT_ACT_ADVANCE:
             *plain |= mine && a.step > s.c;
-            forward_action(r, &s, &a, 0, NULL, NULL, NULL);
+            forward_action(r, &s, &a, 0, NULL, NULL);
             break;
         case REMAT_ACT_TAPE:
             *record |= mine;
-            forward_action(r, &s, &a, 0, NULL, NULL, NULL);
+            forward_action(r, &s, &a, 0, NULL, NULL);
             break;
         case REMAT_ACT_TAKESHOT:
         case REMAT_ACT_FREE:
-            forward_action(r, &s, &a, 0, NULL, NULL, NULL);
+            forward_action(r, &s, &a, 0, NULL, NULL);
             break;
         case REMAT_ACT_RESTORE:
             s.c = r->slot_step[a.slot];
@@ -429,9 +461,14 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
     r->ct_next = L->alloc(L->ctx, cb);
     r->dummy_y = L->alloc(L->ctx, ysum ? ysum : 64);
     r->ct_k_tmp = L->alloc(L->ctx, ksum ? ksum : 64);
-    int maxp = nc + nx + nk + ny + nc + (d->vjp ? d->vjp->n_res : 0) + 4;
-    r->pin = L->alloc(L->ctx, sizeof *r->pin * (size_t)maxp);
-    r->pout = L->alloc(L->ctx, sizeof *r->pout * (size_t)maxp);
+    r->nc = nc, r->nx = nx, r->nk = nk, r->ny = ny, r->nres = d->vjp ? d->vjp->n_res : 0;
+    r->reverse = d->reverse;
+    r->length = d->length;
+    size_t maxp = (size_t)(nc + nx + nk + ny + r->nres + 1);
+    r->fin = L->alloc(L->ctx, sizeof *r->fin * maxp);
+    r->bin = L->alloc(L->ctx, sizeof *r->bin * maxp);
+    r->fout = L->alloc(L->ctx, sizeof *r->fout * maxp);
+    r->bout = L->alloc(L->ctx, sizeof *r->bout * maxp);
 
     remat_status st = REMAT_OK;
     if (d->kind == SCAN_PRIMAL) {
