@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -63,9 +64,16 @@ int cli_bytes(const char *opt, const char *text, int64_t *out)
     return 1;
 }
 
-int cli_out_open(cli_out *o, const char *path)
+int cli_out_open(cli_out *o, const char *path) { return cli_out_open_for(o, NULL, path); }
+
+int cli_out_open_for(cli_out *o, const char *opt, const char *path)
 {
     memset(o, 0, sizeof *o);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* found now, not after the work, at the rename */
+        fprintf(stderr, "remat: %s%scannot write '%s': Is a directory\n", opt ? opt : "", opt ? ": " : "", path);
+        return 0;
+    }
     o->path = strdup(path);
     o->tmp = malloc(strlen(path) + 32);
     if (!o->path || !o->tmp) {
@@ -76,7 +84,7 @@ int cli_out_open(cli_out *o, const char *path)
     sprintf(o->tmp, "%s.tmp.%ld", path, (long)getpid());
     o->f = fopen(o->tmp, "w");
     if (!o->f) {
-        fprintf(stderr, "remat: cannot write '%s': %s\n", path, strerror(errno));
+        fprintf(stderr, "remat: %s%scannot write '%s': %s\n", opt ? opt : "", opt ? ": " : "", path, strerror(errno));
         free(o->path);
         free(o->tmp);
         memset(o, 0, sizeof *o);

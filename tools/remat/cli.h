@@ -21,6 +21,8 @@ typedef struct {
     char *path, *tmp;
 } cli_out;
 int cli_out_open(cli_out *o, const char *path);
+/* The same, naming the option in its messages ("remat: --out: cannot write ..."). */
+int cli_out_open_for(cli_out *o, const char *opt, const char *path);
 int cli_out_commit(cli_out *o); /* close + rename; 0 on error (file removed) */
 void cli_out_abort(cli_out *o); /* close + remove */
 

@@ -46,7 +46,8 @@ int cmd_pfr_compare(int argc, char **argv)
     int64_t repeat = 5;
     int code;
     optind = 1;
-    while ((code = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0; /* pfr_cli_bad_option says it, naming the command */
+    while ((code = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         int done = pfr_cli_option(&c, code, optarg);
         if (done == 0)
             return 2;
@@ -59,7 +60,7 @@ int cmd_pfr_compare(int argc, char **argv)
         case 'j': o.json = 1; break;
         case 'p': o.plot_path = optarg; break;
         case 'h': help(stdout); return 0;
-        default: fprintf(stderr, "(remat pfr compare --help lists the options)\n"); return 2;
+        default: return pfr_cli_bad_option("pfr compare", code, argv);
         }
     }
     if (optind < argc) {

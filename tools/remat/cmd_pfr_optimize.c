@@ -154,7 +154,8 @@ int cmd_pfr_optimize(int argc, char **argv)
     int64_t iters = seed->iters;
     int json = 0, code;
     optind = 1;
-    while ((code = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0; /* pfr_cli_bad_option says it, naming the command */
+    while ((code = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         int done = pfr_cli_option(&c, code, optarg);
         if (done == 0)
             return 2;
@@ -180,7 +181,7 @@ int cmd_pfr_optimize(int argc, char **argv)
         case 'p': plot_path = optarg; break;
         case 'j': json = 1; break;
         case 'h': help(stdout); return 0;
-        default: fprintf(stderr, "(remat pfr optimize --help lists the options)\n"); return 2;
+        default: return pfr_cli_bad_option("pfr optimize", code, argv);
         }
     }
     if (optind < argc) {

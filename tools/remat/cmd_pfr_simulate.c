@@ -191,7 +191,8 @@ int cmd_pfr_simulate(int argc, char **argv)
     const char *csv = NULL, *plot_path = NULL;
     int json = 0, code;
     optind = 1;
-    while ((code = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0; /* pfr_cli_bad_option says it, naming the command */
+    while ((code = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         int done = pfr_cli_option(&c, code, optarg);
         if (done == 0)
             return 2;
@@ -202,7 +203,7 @@ int cmd_pfr_simulate(int argc, char **argv)
         case 'p': plot_path = optarg; break;
         case 'j': json = 1; break;
         case 'h': help(stdout); return 0;
-        default: fprintf(stderr, "(remat pfr simulate --help lists the options)\n"); return 2;
+        default: return pfr_cli_bad_option("pfr simulate", code, argv);
         }
     }
     if (optind < argc) {
@@ -224,7 +225,7 @@ int cmd_pfr_simulate(int argc, char **argv)
     /* every output is checked before the work starts, so a bad path costs nothing */
     if (plot_path && !cli_plot_check(plot_path))
         goto done;
-    if (csv && !cli_out_open(&out, csv))
+    if (csv && !cli_out_open_for(&out, "--out", csv))
         goto done;
     status = 1;
     if (remat_pfr_new(su.mech, &su.opt, &r) != REMAT_OK || remat_pfr_outlet(r, su.params, outlet) != REMAT_OK) {

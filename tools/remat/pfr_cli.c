@@ -74,10 +74,7 @@ void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len)
                          params ? remat_mechanism_param_name(m, i) : remat_mechanism_species_name(m, i));
 }
 
-/* "NAME=VALUE,..." into values[] by name; opt names the option in messages.
- * params: names are the mechanism's parameters, else its species. */
-static int parse_assignments(const char *opt, const char *text, const remat_mechanism *m, int params,
-                             double *values)
+int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, int params, double *values)
 {
     int n = params ? remat_mechanism_param_count(m) : remat_mechanism_species_count(m);
     const char *what = params ? "parameter" : "species";
@@ -156,6 +153,21 @@ static int parse_assignments(const char *opt, const char *text, const remat_mech
     return ok;
 }
 
+int pfr_cli_bad_option(const char *cmd, int code, char **argv)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "?";
+    if (code == ':')
+        fprintf(stderr, "remat: %s: option '%s' needs a value\n", cmd, arg);
+    else if (!strncmp(arg, "--", 2) && strchr(arg, '='))
+        fprintf(stderr, "remat: %s: option '%.*s' takes no value\n", cmd, (int)(strchr(arg, '=') - arg), arg);
+    else if (optopt && arg[0] == '-' && arg[1] != '-')
+        fprintf(stderr, "remat: %s: unknown option '-%c'\n", cmd, optopt);
+    else
+        fprintf(stderr, "remat: %s: unknown option '%s'\n", cmd, arg);
+    fprintf(stderr, "('remat %s --help' lists the options)\n", cmd);
+    return 2;
+}
+
 static int find_species(const char *opt, const char *name, const remat_mechanism *m, int *out)
 {
     *out = remat_mechanism_species_find(m, name);
@@ -209,7 +221,7 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     }
     char names[1024];
     if (c->init) {
-        if (!parse_assignments("--init", c->init, s->mech, 0, s->inlet))
+        if (!pfr_cli_assign("--init", c->init, s->mech, 0, s->inlet))
             goto fail;
     } else if (s->builtin) {
         memcpy(s->inlet, seed->inlet, sizeof *s->inlet * (size_t)s->S);
@@ -224,7 +236,7 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
         memcpy(s->params, seed->start, sizeof *s->params * (size_t)s->P);
     else
         remat_mechanism_param_values(s->mech, s->params);
-    if (c->params && !parse_assignments("--params", c->params, s->mech, 1, s->params))
+    if (c->params && !pfr_cli_assign("--params", c->params, s->mech, 1, s->params))
         goto fail;
 
     remat_pfr_options *o = &s->opt;

@@ -77,6 +77,17 @@ typedef struct {
 int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_setup *out);
 void pfr_setup_free(pfr_setup *s);
 
+/* Reads "NAME=VALUE,..." (--init, --params) into values[] by name, naming
+ * opt in its messages. params: the names are the mechanism's parameters and
+ * each value must lie within its declared bounds; else they are species and
+ * each value a concentration >= 0. Names not listed keep their value.
+ * 0 with a message on error. */
+int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, int params, double *values);
+
+/* An option getopt_long rejected (code '?' or ':', with ":h" leading its
+ * option string): prints "remat: pfr CMD: ..." naming it. Returns 2. */
+int pfr_cli_bad_option(const char *cmd, int code, char **argv);
+
 /* "A, B, C" of the mechanism's species or parameters, for messages. */
 void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len);
 

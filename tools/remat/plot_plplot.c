@@ -32,7 +32,7 @@ int cli_plot_check(const char *path)
     }
     /* the plot is drawn last: find out now that its directory takes a file */
     cli_out probe;
-    if (!cli_out_open(&probe, path))
+    if (!cli_out_open_for(&probe, "--plot", path))
         return 0;
     cli_out_abort(&probe);
     return 1;
