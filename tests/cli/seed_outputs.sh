@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# seed_outputs.sh REMAT EXPECTED — the default runs of `remat pfr`, which the
+# README gives as the main job, against their committed output:
+#   - `remat pfr optimize` prints seed 004's Adam table byte for byte (the
+#     expected file is what the seed's Python print statements write);
+#   - `remat pfr simulate` prints the seed's outlet and gradient;
+#   - --json carries the same numbers in full precision, --out writes the
+#     profile (header, 1001 rows, last row = outlet), and --plot draws it when
+#     the tool has PLplot.
+set -u
+REMAT=$1 EXPECTED=$2
+case $REMAT in /*) ;; *) REMAT=$PWD/$REMAT ;; esac
+EXPECTED=$(cd "$EXPECTED" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/remat-seed.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# fontconfig and libltdl, loaded by PLplot, keep caches to the end of the process
+printf 'leak:libfontconfig\nleak:libltdl\nleak:libplplot\n' >"$work/lsan.supp"
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$work/lsan.supp"
+fail=0
+check() { # name, then a command whose failure fails the test
+    local name=$1
+    shift
+    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+same() { diff -u "$1" "$2" >&2; }
+has() { grep -qF -- "$2" "$1" || { echo "     no '$2' in $1:" >&2; sed 's/^/     | /' "$1" >&2; false; }; }
+
+cd "$work"
+"$REMAT" pfr optimize >optimize.txt 2>optimize.err
+check "pfr optimize exits 0" test $? -eq 0
+check "pfr optimize prints seed 004's table" same "$EXPECTED/pfr_optimize.txt" optimize.txt
+"$REMAT" pfr simulate >simulate.txt 2>simulate.err
+check "pfr simulate exits 0" test $? -eq 0
+check "pfr simulate prints the seed's outlet and gradient" same "$EXPECTED/pfr_simulate.txt" simulate.txt
+
+"$REMAT" pfr simulate --json --out profile.csv >simulate.json 2>simulate.err
+check "pfr simulate --json --out exits 0" test $? -eq 0
+for want in '"A": 4.3171247410658' '"B": 0.0132215946628' '"C": 0.98673523408974' \
+    '"k1": 0.01234944825050' '"k2": 0.1073049228116' '"profile": "profile.csv"'; do
+    check "json has $want" has simulate.json "$want"
+done
+check "profile header" test "$(head -n 1 profile.csv)" = "z,A,B,C"
+check "profile has the inlet and 1000 steps" test "$(wc -l <profile.csv)" -eq 1002
+check "profile ends at the outlet" has profile.csv "10,4.3171247410658"
+"$REMAT" pfr optimize --json >optimize.json 2>optimize.err
+check "pfr optimize --json exits 0" test $? -eq 0
+check "json optimum" has optimize.json '"optimum": {"params": {"k1": 0.888'
+
+if "$REMAT" pfr simulate --plot probe.png >/dev/null 2>plot.err; then
+    check "profile plot drawn" test -s probe.png
+    "$REMAT" pfr optimize --plot objective.svg >/dev/null 2>plot.err
+    check "objective plot drawn" test -s objective.svg
+else
+    check "without PLplot, --plot says so" has plot.err "without PLplot"
+fi
+check "no temporary files left" test -z "$(find . -name '*.tmp.*')"
+exit $fail
