@@ -120,7 +120,8 @@ static remat_status setup_params(struct remat_fit *fit)
     fit->tlo = calloc((size_t)P, sizeof *fit->tlo);
     fit->thi = calloc((size_t)P, sizeof *fit->thi);
     fit->map = calloc((size_t)P, sizeof *fit->map);
-    if (!fit->names || !fit->start || !fit->lo || !fit->hi || !fit->logscale || !fit->fixed || !fit->free_idx ||
+    fit->x0 = calloc((size_t)P, sizeof *fit->x0);
+    if (!fit->x0 || !fit->names || !fit->start || !fit->lo || !fit->hi || !fit->logscale || !fit->fixed || !fit->free_idx ||
         !fit->tlo || !fit->thi || !fit->map)
         return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
     fit->n_free = 0;
@@ -175,6 +176,7 @@ static remat_status setup_params(struct remat_fit *fit)
             int l = isfinite(fit->tlo[j]), h = isfinite(fit->thi[j]);
             fit->map[j] = l && h ? VAR_SIN : l ? VAR_LOWER : h ? VAR_UPPER : VAR_PLAIN;
         }
+    fit_x_setup(fit);
     return REMAT_OK;
 }
 
@@ -193,6 +195,7 @@ static void release(struct remat_fit *fit)
     free(fit->tlo);
     free(fit->thi);
     free(fit->map);
+    free(fit->x0);
     free(fit);
 }
 

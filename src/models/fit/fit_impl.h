@@ -49,6 +49,7 @@ struct remat_fit {
     int *free_idx;              /* [n_free] -> parameter index */
     double *tlo, *thi;          /* [n_free] bounds in theta (+-INFINITY: none) */
     fit_var_map *map;           /* [n_free] (LM with bounds only; else VAR_PLAIN) */
+    double *x0;                 /* [n_free] the start in x (maps back to start exactly) */
     int64_t n_res;              /* N = sum N_e */
     int64_t max_meas;           /* max_e N_e: VJP runs per Jacobian */
     double dt;                  /* ode dt (0: steps) */
@@ -94,6 +95,7 @@ typedef struct {
 } fit_run;
 
 /* vars.c: x (optimizer variables) <-> p (natural parameters) */
+void fit_x_setup(struct remat_fit *fit); /* computes x0 once the map is known */
 void fit_x_start(const struct remat_fit *fit, double *x);
 void fit_x_to_p(const struct remat_fit *fit, const double *x, double *p);
 /* dp_i/dx_j for free parameter j (i = free_idx[j]) at x, p = fit_x_to_p(x). */

@@ -244,10 +244,8 @@ static remat_status pick_schedule(struct remat_fit *fit)
     if (st != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
-        return remat_error(st, "fit: memory budget of %lld bytes (the longest interval has %lld steps, a carry "
-                               "is %zu bytes, a step tape %zu): %s",
-                           (long long)fit->opt.memory_budget, (long long)fit->longest_scan, plan.scan_carry_bytes,
-                           plan.scan_tape_bytes, why);
+        return remat_error(st, "fit: %s (the longest data interval takes %lld steps)", why,
+                           (long long)fit->longest_scan);
     }
     return REMAT_OK;
 }

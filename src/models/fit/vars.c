@@ -39,6 +39,12 @@ static double dtheta_dx(const struct remat_fit *fit, int j, double x)
 
 void fit_x_start(const struct remat_fit *fit, double *x)
 {
+    memcpy(x, fit->x0, sizeof *x * (size_t)fit->n_free);
+}
+
+void fit_x_setup(struct remat_fit *fit)
+{
+    double *x = fit->x0;
     for (int j = 0; j < fit->n_free; j++) {
         int i = fit->free_idx[j];
         double th = fit->logscale[i] ? log(fit->start[i]) : fit->start[i], lo = fit->tlo[j], hi = fit->thi[j];
@@ -56,6 +62,8 @@ void fit_x_to_p(const struct remat_fit *fit, const double *x, double *p)
     memcpy(p, fit->start, sizeof *p * (size_t)fit->P);
     for (int j = 0; j < fit->n_free; j++) {
         int i = fit->free_idx[j];
+        if (x[j] == fit->x0[j])
+            continue; /* the start itself, not exp(log(start)) one ulp away */
         double th = theta_of(fit, j, x[j]);
         p[i] = fit->logscale[i] ? exp(th) : th;
         /* the transform is exact in theta; keep p inside the natural box when
