@@ -33,9 +33,18 @@ typedef struct {
     int n;
     const double *x, *y;
     int points_only;
+    int color; /* 0: by position; k > 0: palette colour k (a curve and its data points alike) */
 } cli_series;
 int cli_plot(const char *path, const char *title, const char *xlabel, const char *ylabel, int logx, int logy,
              int n_series, const cli_series *series);
+/* Several panels on one page (a grid, row by row), each like one cli_plot. */
+typedef struct {
+    const char *title, *xlabel, *ylabel;
+    int logx, logy;
+    int n_series;
+    const cli_series *series;
+} cli_panel;
+int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels);
 /* Checks a --plot file before any work: a known extension, a writable
  * directory, PLplot built in. 0 with a message naming the file otherwise. */
 int cli_plot_check(const char *path);

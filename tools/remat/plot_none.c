@@ -10,6 +10,12 @@ int cli_plot(const char *path, const char *title, const char *xlabel, const char
     return 0;
 }
 
+int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels)
+{
+    (void)n_panels, (void)panels;
+    return cli_plot(path, NULL, NULL, NULL, 0, 0, 0, NULL);
+}
+
 int cli_plot_check(const char *path)
 {
     return cli_plot(path, NULL, NULL, NULL, 0, 0, 0, NULL);

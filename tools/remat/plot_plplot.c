@@ -43,6 +43,8 @@ static double tr(double v, int lg) { return lg ? log10(v > 0 ? v : 1e-300) : v; 
 #define MARKED_POINTS 50 /* curves with more points are drawn without markers */
 #define MAX_LEGEND 16
 
+static int color_of(const cli_series *S, int position) { return S->color > 0 ? S->color - 1 : position; }
+
 /* A legend when there are several labelled curves (labelled single points
  * carry their label beside them; one curve is named by the axis label). */
 static void legend(int n_series, const cli_series *series)
@@ -56,7 +58,7 @@ static void legend(int n_series, const cli_series *series)
         if (S->points_only || !S->label)
             continue;
         opt[n] = PL_LEGEND_LINE;
-        colors[n] = 2 + s % 5;
+        colors[n] = 2 + color_of(S, s) % 5;
         styles[n] = 1;
         widths[n] = 2.0;
         text[n] = S->label;
@@ -71,41 +73,28 @@ static void legend(int n_series, const cli_series *series)
              widths, NULL, NULL, NULL, NULL);
 }
 
-int cli_plot(const char *path, const char *title, const char *xlabel, const char *ylabel, int logx, int logy,
-             int n_series, const cli_series *series)
+/* One frame: ranges over its series, axes, curves and points, legend. 0 when it has no point. */
+static int draw_panel(const char *title, const char *xlabel, const char *ylabel, int logx, int logy, int n_series,
+                      const cli_series *series)
 {
-    const char *dev = device_for(path);
-    if (!dev) {
-        fprintf(stderr, "remat: --plot: '%s': unknown file type (use .png, .svg, .pdf or .ps)\n", path);
-        return 0;
-    }
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     for (int s = 0; s < n_series; s++)
         for (int i = 0; i < series[s].n; i++) {
             double x = tr(series[s].x[i], logx), y = tr(series[s].y[i], logy);
             x0 = fmin(x0, x), x1 = fmax(x1, x), y0 = fmin(y0, y), y1 = fmax(y1, y);
         }
-    if (!(x0 <= x1) || !(y0 <= y1)) {
-        fprintf(stderr, "remat: --plot: nothing to plot\n");
+    if (!(x0 <= x1) || !(y0 <= y1))
         return 0;
-    }
     double dx = (x1 - x0) * 0.08 + 1e-9, dy = (y1 - y0) * 0.08 + 1e-9;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    plsdev(dev);
-    plsfnam(tmp);
-    plspage(0, 0, 1000, 700, 0, 0);
-    plscolbg(255, 255, 255);
-    plinit();
-    plscol0(1, 0, 0, 0);
     plcol0(1);
     plenv(x0 - dx, x1 + dx, y0 - dy, y1 + dy, 0, (logx ? 10 : 0) + (logy ? 20 : 0));
     pllab(xlabel, ylabel, title);
     static const int colors[][3] = {{31, 119, 180}, {214, 39, 40}, {44, 160, 44}, {148, 103, 189}, {255, 127, 14}};
     for (int s = 0; s < n_series; s++) {
         const cli_series *S = &series[s];
-        plscol0(2 + s % 5, colors[s % 5][0], colors[s % 5][1], colors[s % 5][2]);
-        plcol0(2 + s % 5);
+        int c = color_of(S, s) % 5;
+        plscol0(2 + c, colors[c][0], colors[c][1], colors[c][2]);
+        plcol0(2 + c);
         double *xs = malloc(sizeof *xs * (size_t)(S->n ? S->n : 1)), *ys = malloc(sizeof *ys * (size_t)(S->n ? S->n : 1));
         for (int i = 0; i < S->n; i++)
             xs[i] = tr(S->x[i], logx), ys[i] = tr(S->y[i], logy);
@@ -123,6 +112,53 @@ int cli_plot(const char *path, const char *title, const char *xlabel, const char
         free(ys);
     }
     legend(n_series, series);
+    return 1;
+}
+
+static int has_points(const cli_panel *p)
+{
+    for (int s = 0; s < p->n_series; s++)
+        for (int i = 0; i < p->series[s].n; i++)
+            if (isfinite(tr(p->series[s].x[i], p->logx)) && isfinite(tr(p->series[s].y[i], p->logy)))
+                return 1;
+    return 0;
+}
+
+int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels)
+{
+    const char *dev = device_for(path);
+    if (!dev) {
+        fprintf(stderr, "remat: --plot: '%s': unknown file type (use .png, .svg, .pdf or .ps)\n", path);
+        return 0;
+    }
+    int any = 0;
+    for (int k = 0; k < n_panels; k++)
+        any |= has_points(&panels[k]);
+    if (!any) {
+        fprintf(stderr, "remat: --plot: nothing to plot\n");
+        return 0;
+    }
+    int cols = 1;
+    while (cols * cols < n_panels)
+        cols++;
+    int rows = (n_panels + cols - 1) / cols;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    plsdev(dev);
+    plsfnam(tmp);
+    plspage(0, 0, 1000 * cols, 700 * rows, 0, 0);
+    plscolbg(255, 255, 255);
+    plssub(cols, rows);
+    plinit();
+    plscol0(1, 0, 0, 0);
+    for (int k = 0; k < n_panels; k++) {
+        const cli_panel *p = &panels[k];
+        if (!draw_panel(p->title, p->xlabel, p->ylabel, p->logx, p->logy, p->n_series, p->series)) {
+            pladv(0); /* an empty panel keeps its place in the grid */
+            plcol0(1);
+            plmtex("t", -2.0, 0.5, 0.5, "(no data)");
+        }
+    }
     plend();
     struct stat sb;
     if (stat(tmp, &sb) != 0 || sb.st_size == 0 || rename(tmp, path) != 0) {
@@ -131,4 +167,11 @@ int cli_plot(const char *path, const char *title, const char *xlabel, const char
         return 0;
     }
     return 1;
+}
+
+int cli_plot(const char *path, const char *title, const char *xlabel, const char *ylabel, int logx, int logy,
+             int n_series, const cli_series *series)
+{
+    cli_panel p = {title, xlabel, ylabel, logx, logy, n_series, series};
+    return cli_plot_panels(path, 1, &p);
 }
