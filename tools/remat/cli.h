@@ -54,5 +54,6 @@ void cli_json_string(FILE *out, const char *s);
 
 int cmd_compare(int argc, char **argv);
 int cmd_pfr(int argc, char **argv);
+int cmd_pfr_fit(int argc, char **argv); /* cmd_pfr_fit.c */
 
 #endif

@@ -40,10 +40,8 @@ int cmd_pfr(int argc, char **argv)
         return cmd_pfr_optimize(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare"))
         return cmd_pfr_compare(argc - 1, argv + 1);
-    if (!strcmp(cmd, "fit")) { /* tools/remat/cmd_pfr_fit.c replaces this with cmd_pfr_fit() */
-        fprintf(stderr, "remat: pfr fit: not in this build yet\n");
-        return 2;
-    }
+    if (!strcmp(cmd, "fit"))
+        return cmd_pfr_fit(argc - 1, argv + 1);
     fprintf(stderr, "remat: pfr: unknown command '%s' (expected simulate, optimize, fit or compare)\n", cmd);
     usage(stderr);
     return 2;

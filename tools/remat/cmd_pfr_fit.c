@@ -1,0 +1,466 @@
+/* cmd_pfr_fit.c — `remat pfr fit`: fit a mechanism's parameters to measured profiles (remat/fit.h). */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "pfr_cli.h"
+
+#define MAX_DATA 256
+#define MAX_ITERS 100000000
+#define MAX_STEPS 100000000
+#define PLOT_POINTS 400 /* model curve points per experiment */
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: remat pfr fit --mechanism FILE --data D.csv [--data D2.csv ...] [--init A=1,B=0]\n"
+            "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5] [--steps N | --dt H]\n"
+            "                     [--optimizer auto|lm|bfgs|adam] [--lr X --iters N] [--max-iters N]\n"
+            "                     [--schedule S | --memory-budget BYTES] [--plot FILE] [--json]\n"
+            "\n"
+            "Fits the mechanism's parameters (rate constants) to measured concentrations by least\n"
+            "squares: every experiment (one CSV file: the independent variable, then species columns,\n"
+            "empty cells not measured) is integrated from its initial state through its data times,\n"
+            "and the sum over all measured cells of (model - data)^2 is minimised. Gradients come\n"
+            "from reverse mode through the integration. Positive rate constants are searched on a\n"
+            "log scale; bounds declared in the mechanism ('param k = 1 in [lo, hi]') are honoured,\n"
+            "and a lower bound <= 0 keeps a parameter on the linear scale.\n"
+            "\n"
+            "  --mechanism FILE   reaction mechanism file (remat/mechanism.h format); required\n"
+            "  --data FILE        one experiment as CSV (remat/dataset.h format); repeat for several\n"
+            "  --init LIST        initial state of every experiment, e.g. A=1,B=0 (species not listed\n"
+            "                     start at 0); default: each file's first row, which must be at 0\n"
+            "                     and give every species\n"
+            "  --params LIST      start values, e.g. k1=1,k2=0.5 (default: the declared values)\n"
+            "  --method M         euler, rk4 (default) or tsit5, fixed steps\n"
+            "  --steps N          steps between consecutive data times\n"
+            "  --dt H             or the largest step (default: the last data time / 200); steps land\n"
+            "                     exactly on every data time either way\n"
+            "  --optimizer O      auto (default: lm, or NLopt's bounded L-BFGS when a bound is\n"
+            "                     active), lm (GSL Levenberg-Marquardt), bfgs (GSL BFGS; NLopt L-BFGS\n"
+            "                     with bounds), adam\n"
+            "  --lr X             Adam's learning rate on the log scale (default 0.05)\n"
+            "  --iters N          Adam's steps (default 1000)\n"
+            "  --max-iters N      iterations for lm / bfgs (default 200 / 500; bounded: evaluations,\n"
+            "                     default 2000)\n"
+            "  --schedule S       checkpoint schedule of the reverse pass: store-all (default),\n"
+            "                     per-step, periodic:K, two-level, binomial:S, online:S; it changes\n"
+            "                     memory and time, never the numbers\n"
+            "  --memory-budget B  pick the fastest schedule whose snapshots and step tapes fit in B\n"
+            "                     bytes (suffixes k, M, G); an error if none fits\n"
+            "  --plot FILE        draw the fitted model against the data, one panel per experiment\n"
+            "                     (.png, .svg, .pdf, .ps)\n"
+            "  --json             print one JSON document (objective, params, iterations, converged,\n"
+            "                     message, history) instead of the table\n"
+            "\n"
+            "A progress line per iteration goes to stderr when it is a terminal.\n"
+            "Exit status: 0 converged; 3 stopped before converging (results printed); 1 the fit\n"
+            "failed (a NaN or Inf: the message names the iteration and the parameters); 2 bad input.\n");
+}
+
+static void put_double(FILE *f, double v)
+{
+    char buf[40];
+    if (!isfinite(v)) {
+        fputs("null", f);
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
+}
+
+static void put_params(FILE *f, int n, char *const *names, const double *v)
+{
+    fputc('{', f);
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ", " : "", f);
+        cli_json_string(f, names[i]);
+        fputs(": ", f);
+        put_double(f, v[i]);
+    }
+    fputc('}', f);
+}
+
+static int progress_line(const remat_fit_progress *p, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "remat: pfr fit: %s iteration %4d  F = %-12.6g |grad| = %-10.3g", p->optimizer, p->iteration,
+            p->objective, p->grad_norm);
+    for (int i = 0; i < p->n_params; i++)
+        fprintf(stderr, " %s=%.6g", p->param_names[i], p->params[i]);
+    fputc('\n', stderr);
+    return 0;
+}
+
+typedef struct {
+    const char *mechanism, *init, *params, *method, *optimizer, *schedule, *plot;
+    const char *data[MAX_DATA];
+    int n_data, json, has_lr, has_iters, has_max_iters;
+    double dt, lr;
+    int64_t steps, iters, max_iters, budget;
+} fit_cli;
+
+static int parse_args(int argc, char **argv, fit_cli *c)
+{
+    enum { O_DATA = 512, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON };
+    static const struct option opts[] = {
+        {"mechanism", required_argument, 0, PFR_OPT_MECHANISM},
+        {"init", required_argument, 0, PFR_OPT_INIT},
+        {"params", required_argument, 0, PFR_OPT_PARAMS},
+        {"method", required_argument, 0, PFR_OPT_METHOD},
+        {"steps", required_argument, 0, PFR_OPT_STEPS},
+        {"dt", required_argument, 0, PFR_OPT_DT},
+        {"schedule", required_argument, 0, PFR_OPT_SCHEDULE},
+        {"data", required_argument, 0, O_DATA},
+        {"optimizer", required_argument, 0, O_OPTIMIZER},
+        {"lr", required_argument, 0, O_LR},
+        {"iters", required_argument, 0, O_ITERS},
+        {"max-iters", required_argument, 0, O_MAX_ITERS},
+        {"memory-budget", required_argument, 0, O_BUDGET},
+        {"plot", required_argument, 0, O_PLOT},
+        {"json", no_argument, 0, O_JSON},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int ch;
+    optind = 1;
+    opterr = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case PFR_OPT_MECHANISM: c->mechanism = optarg; break;
+        case PFR_OPT_INIT: c->init = optarg; break;
+        case PFR_OPT_PARAMS: c->params = optarg; break;
+        case PFR_OPT_METHOD: c->method = optarg; break;
+        case PFR_OPT_SCHEDULE: c->schedule = optarg; break;
+        case PFR_OPT_STEPS:
+            if (!cli_int64("--steps", optarg, 1, MAX_STEPS, &c->steps))
+                return 0;
+            break;
+        case PFR_OPT_DT:
+            if (!cli_double("--dt", optarg, &c->dt))
+                return 0;
+            if (!(c->dt > 0)) {
+                fprintf(stderr, "remat: --dt: %s: the step must be positive\n", optarg);
+                return 0;
+            }
+            break;
+        case O_DATA:
+            if (c->n_data == MAX_DATA) {
+                fprintf(stderr, "remat: --data: more than %d files\n", MAX_DATA);
+                return 0;
+            }
+            c->data[c->n_data++] = optarg;
+            break;
+        case O_OPTIMIZER: c->optimizer = optarg; break;
+        case O_LR:
+            if (!cli_double("--lr", optarg, &c->lr))
+                return 0;
+            if (!(c->lr > 0)) {
+                fprintf(stderr, "remat: --lr: %s: the learning rate must be positive\n", optarg);
+                return 0;
+            }
+            c->has_lr = 1;
+            break;
+        case O_ITERS:
+            if (!cli_int64("--iters", optarg, 1, MAX_ITERS, &c->iters))
+                return 0;
+            c->has_iters = 1;
+            break;
+        case O_MAX_ITERS:
+            if (!cli_int64("--max-iters", optarg, 1, MAX_ITERS, &c->max_iters))
+                return 0;
+            c->has_max_iters = 1;
+            break;
+        case O_BUDGET:
+            if (!cli_bytes("--memory-budget", optarg, &c->budget))
+                return 0;
+            if (c->budget <= 0) {
+                fprintf(stderr, "remat: --memory-budget: %s: the budget must be positive\n", optarg);
+                return 0;
+            }
+            break;
+        case O_PLOT: c->plot = optarg; break;
+        case O_JSON: c->json = 1; break;
+        case 'h': help(stdout); return -1;
+        default:
+            fprintf(stderr, "Run 'remat pfr fit --help' for the options.\n");
+            return 0;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "remat: pfr fit: unexpected argument '%s'\n", argv[optind]);
+        return 0;
+    }
+    if (!c->mechanism) {
+        fprintf(stderr, "remat: pfr fit: --mechanism FILE is required\n");
+        return 0;
+    }
+    if (c->n_data == 0) {
+        fprintf(stderr, "remat: pfr fit: --data FILE is required (once per experiment)\n");
+        return 0;
+    }
+    if (c->steps && c->dt > 0) {
+        fprintf(stderr, "remat: --steps and --dt: give one of them, not both\n");
+        return 0;
+    }
+    if (c->schedule && c->budget) {
+        fprintf(stderr, "remat: --schedule and --memory-budget: give one of them, not both\n");
+        return 0;
+    }
+    return 1;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One panel per experiment: a model curve per species, its data as points in the same colour. */
+static int plot(const char *path, const remat_mechanism *m, remat_fit *fit, remat_dataset *const *data, int n_data,
+                const remat_fit_result *r)
+{
+    int S = remat_mechanism_species_count(m);
+    cli_panel *panels = calloc((size_t)n_data, sizeof *panels);
+    cli_series *series = calloc((size_t)n_data * (size_t)S * 2, sizeof *series);
+    double *buf = calloc((size_t)n_data * ((size_t)PLOT_POINTS * (1 + (size_t)S) + 0), sizeof *buf);
+    double *pts = NULL;
+    char(*titles)[160] = calloc((size_t)n_data, sizeof *titles);
+    size_t npts = 0;
+    for (int e = 0; e < n_data; e++)
+        npts += remat_dataset_rows(data[e]) * (size_t)S * 2;
+    pts = calloc(npts ? npts : 1, sizeof *pts);
+    int ok = panels && series && buf && pts && titles;
+    size_t used = 0;
+    for (int e = 0; ok && e < n_data; e++) {
+        const remat_dataset *d = data[e];
+        size_t R = remat_dataset_rows(d);
+        const double *t = remat_dataset_times(d);
+        double *tc = buf + (size_t)e * PLOT_POINTS * (1 + (size_t)S), *yc = tc + PLOT_POINTS;
+        double t1 = t[R - 1]; /* the curve starts at the initial state, t = 0 */
+        for (int i = 0; i < PLOT_POINTS; i++)
+            tc[i] = t1 * (double)i / (PLOT_POINTS - 1);
+        if (remat_fit_predict(fit, e, r->params, PLOT_POINTS, tc, yc) != REMAT_OK) {
+            fprintf(stderr, "remat: --plot: %s\n", remat_last_error());
+            ok = 0;
+            break;
+        }
+        /* yc is [points][S]: transpose in place of a copy per species */
+        double *tmp = malloc(sizeof *tmp * PLOT_POINTS * (size_t)S);
+        if (!tmp) {
+            ok = 0;
+            break;
+        }
+        for (int i = 0; i < PLOT_POINTS; i++)
+            for (int s = 0; s < S; s++)
+                tmp[(size_t)s * PLOT_POINTS + (size_t)i] = yc[(size_t)i * (size_t)S + (size_t)s];
+        memcpy(yc, tmp, sizeof *tmp * PLOT_POINTS * (size_t)S);
+        free(tmp);
+        cli_series *ser = series + (size_t)e * (size_t)S * 2;
+        int ns = 0;
+        for (int s = 0; s < S; s++) {
+            if (!remat_dataset_has_column(d, s))
+                continue; /* an unmeasured species: no data to compare, keep the panel readable */
+            ser[ns++] = (cli_series){.label = remat_mechanism_species_name(m, s), .n = PLOT_POINTS, .x = tc,
+                                     .y = yc + (size_t)s * PLOT_POINTS, .color = 1 + s};
+            double *px = pts + used, *py = px + R;
+            int n = 0;
+            for (size_t row = 0; row < R; row++)
+                if (remat_dataset_is_measured(d, row, s)) {
+                    px[n] = t[row];
+                    py[n] = remat_dataset_value(d, row, s);
+                    n++;
+                }
+            used += 2 * R;
+            ser[ns++] = (cli_series){.n = n, .x = px, .y = py, .points_only = 1, .color = 1 + s};
+        }
+        const char *base = strrchr(remat_dataset_path(d), '/');
+        snprintf(titles[e], sizeof titles[e], "%s: fit (lines) and data (points)",
+                 base ? base + 1 : remat_dataset_path(d));
+        panels[e] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d),
+                                .ylabel = "concentration", .n_series = ns, .series = ser};
+    }
+    if (ok)
+        ok = cli_plot_panels(path, n_data, panels);
+    free(panels);
+    free(series);
+    free(buf);
+    free(pts);
+    free(titles);
+    return ok;
+}
+
+static void print_table(const fit_cli *c, const remat_mechanism *m, remat_fit *fit, const remat_fit_result *r,
+                        const double *start, double seconds)
+{
+    printf("fit of %s to %d experiment%s, %lld measured values\n", c->mechanism, c->n_data, c->n_data > 1 ? "s" : "",
+           (long long)r->n_residuals);
+    remat_schedule_spec spec;
+    char sched[48];
+    remat_fit_schedule(fit, &spec);
+    remat_schedule_format(&spec, sched, sizeof sched);
+    printf("optimizer %s, %s steps, schedule %s\n", r->optimizer, c->method ? c->method : "rk4", sched);
+    printf("%s\n", r->message);
+    printf("%d iterations, %lld program runs, %.3f s\n", r->iterations, (long long)r->evaluations, seconds);
+    printf("sum of squared residuals %.6g (start %.6g)\n", r->objective,
+           r->n_history ? r->history_objective[0] : NAN);
+    printf("%-16s %16s %16s\n", "parameter", "start", "fitted");
+    for (int i = 0; i < r->n_params; i++)
+        printf("%-16s %16.9g %16.9g\n", r->param_names[i], start[i], r->params[i]);
+    (void)m;
+}
+
+static void print_json(const fit_cli *c, remat_fit *fit, const remat_fit_result *r, const double *start,
+                       double seconds)
+{
+    remat_schedule_spec spec;
+    char sched[48];
+    remat_fit_schedule(fit, &spec);
+    remat_schedule_format(&spec, sched, sizeof sched);
+    printf("{\"mechanism\": ");
+    cli_json_string(stdout, c->mechanism);
+    printf(", \"data\": [");
+    for (int e = 0; e < c->n_data; e++) {
+        fputs(e ? ", " : "", stdout);
+        cli_json_string(stdout, c->data[e]);
+    }
+    printf("], \"optimizer\": \"%s\", \"method\": \"%s\", \"schedule\": \"%s\",\n", r->optimizer,
+           c->method ? c->method : "rk4", sched);
+    printf(" \"objective\": ");
+    put_double(stdout, r->objective);
+    printf(", \"params\": ");
+    put_params(stdout, r->n_params, r->param_names, r->params);
+    printf(",\n \"start\": ");
+    put_params(stdout, r->n_params, r->param_names, start);
+    printf(", \"iterations\": %d, \"evaluations\": %lld, \"n_residuals\": %lld, \"converged\": %s, \"seconds\": ",
+           r->iterations, (long long)r->evaluations, (long long)r->n_residuals, r->converged ? "true" : "false");
+    put_double(stdout, seconds);
+    printf(",\n \"message\": ");
+    cli_json_string(stdout, r->message);
+    printf(",\n \"history\": [");
+    for (int h = 0; h < r->n_history; h++) {
+        printf("%s\n  {\"objective\": ", h ? "," : "");
+        put_double(stdout, r->history_objective[h]);
+        printf(", \"params\": ");
+        put_params(stdout, r->n_params, r->param_names, r->history_params + (size_t)h * (size_t)r->n_params);
+        putchar('}');
+    }
+    printf("]}\n");
+}
+
+int cmd_pfr_fit(int argc, char **argv)
+{
+    fit_cli c = {0};
+    int a = parse_args(argc, argv, &c);
+    if (a <= 0)
+        return a < 0 ? 0 : 2;
+    if (c.plot && !cli_plot_check(c.plot))
+        return 2;
+    remat_fit_options o = remat_fit_defaults();
+    if (c.method && remat_ode_method_parse(c.method, &o.method) != REMAT_OK) {
+        fprintf(stderr, "remat: --method: %s\n", remat_last_error());
+        return 2;
+    }
+    if (c.optimizer && remat_fit_optimizer_parse(c.optimizer, &o.optimizer) != REMAT_OK) {
+        fprintf(stderr, "remat: --optimizer: %s\n", remat_last_error());
+        return 2;
+    }
+    if ((c.has_lr || c.has_iters) && o.optimizer != REMAT_FIT_ADAM) {
+        fprintf(stderr, "remat: %s: applies to --optimizer adam only (use --max-iters for the others)\n",
+                c.has_lr ? "--lr" : "--iters");
+        return 2;
+    }
+    if (c.has_max_iters && o.optimizer == REMAT_FIT_ADAM) {
+        fprintf(stderr, "remat: --max-iters: Adam takes --iters N steps\n");
+        return 2;
+    }
+    if (c.schedule && remat_schedule_parse(c.schedule, &o.scan.schedule) != REMAT_OK) {
+        fprintf(stderr, "remat: --schedule: %s\n", remat_last_error());
+        return 2;
+    }
+    o.steps = c.steps;
+    o.dt = c.dt;
+    o.lr = c.lr;
+    o.max_iters = (int)(c.has_iters ? c.iters : c.max_iters);
+    o.memory_budget = c.budget;
+    if (isatty(STDERR_FILENO))
+        o.progress = progress_line;
+
+    int status = 2;
+    remat_mechanism *m = NULL;
+    remat_dataset *data[MAX_DATA] = {0};
+    double *init = NULL, *start = NULL;
+    const double **y0 = NULL;
+    remat_fit *fit = NULL;
+    remat_fit_result r = {0};
+    if (remat_mechanism_parse_file(c.mechanism, &m) != REMAT_OK) {
+        fprintf(stderr, "remat: --mechanism: %s\n", remat_last_error());
+        goto done;
+    }
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    for (int e = 0; e < c.n_data; e++)
+        if (remat_dataset_read(c.data[e], m, &data[e]) != REMAT_OK) {
+            fprintf(stderr, "remat: --data: %s\n", remat_last_error());
+            goto done;
+        }
+    start = calloc((size_t)P + 1, sizeof *start);
+    if (!start)
+        goto done;
+    remat_mechanism_param_values(m, start);
+    if (c.params && !pfr_cli_assign("--params", c.params, m, 1, start))
+        goto done;
+    o.start = start;
+    if (c.init) {
+        init = calloc((size_t)S + 1, sizeof *init);
+        y0 = calloc((size_t)c.n_data, sizeof *y0);
+        if (!init || !y0 || !pfr_cli_assign("--init", c.init, m, 0, init))
+            goto done;
+        for (int e = 0; e < c.n_data; e++)
+            y0[e] = init;
+        o.y0 = y0;
+    }
+    remat_status st = remat_fit_new(m, c.n_data, data, &o, &fit);
+    if (st != REMAT_OK) {
+        if (st == REMAT_ERR_BUDGET)
+            fprintf(stderr, "remat: --memory-budget: %s\n", remat_last_error());
+        else
+            fprintf(stderr, "remat: pfr %s\n", remat_last_error());
+        goto done;
+    }
+    double t = now();
+    st = remat_fit_run(fit, &r);
+    t = now() - t;
+    if (st != REMAT_OK) {
+        fprintf(stderr, "remat: pfr %s\n", r.message);
+        status = 1;
+        goto done;
+    }
+    if (c.plot && !plot(c.plot, m, fit, data, c.n_data, &r)) {
+        status = 1;
+        goto done;
+    }
+    if (c.json)
+        print_json(&c, fit, &r, start, t);
+    else
+        print_table(&c, m, fit, &r, start, t);
+    status = r.converged ? 0 : 3;
+done:
+    remat_fit_result_clear(&r);
+    remat_fit_free(fit);
+    for (int e = 0; e < c.n_data; e++)
+        remat_dataset_free(data[e]);
+    remat_mechanism_free(m);
+    free(init);
+    free(start);
+    free(y0);
+    return status;
+}
