@@ -547,6 +547,38 @@ static void test_fit_nan_stops_with_message(void **state)
     remat_mechanism_free(m);
 }
 
+/* LM keeps its trust-region safeguard: a trial step whose residuals are not
+ * finite is rejected like any step that does not lower F. From k1 = 0.2 the
+ * Gauss-Newton step on log k1 overshoots to k1 ~ 50, where sqrt(2.01 - k1)
+ * is NaN; LM must damp and still find k1 = 1.01 (rate 1, as in the data). */
+static void test_fit_lm_rejects_non_finite_trial_steps(void **state)
+{
+    (void)state;
+    remat_mechanism *good = parse(easy_mech);
+    remat_fit_options o = remat_fit_defaults();
+    remat_dataset *d = easy_data(good, &o);
+    remat_mechanism *m = parse("param k1 = 0.2\nparam k2 = 0.5\nA -> B : sqrt(2.01 - k1) * A\nB -> C : k2\n");
+    {
+        remat_fit_result r;
+        o.optimizer = REMAT_FIT_LM;
+        assert_ok(remat_fit_run_once(m, 1, &d, &o, &r));
+        assert_true(r.converged);
+        assert_rel(r.params[0], 1.01, 1e-8);
+        assert_rel(r.params[1], 0.5, 1e-8);
+        remat_fit_result_clear(&r);
+    }
+    /* the objective at the overshoot is indeed not finite */
+    remat_fit *fit;
+    assert_ok(remat_fit_new(m, 1, &d, &o, &fit));
+    double F;
+    assert_ok(remat_fit_objective(fit, (const double[]){20, 0.5}, &F));
+    assert_true(isnan(F));
+    remat_fit_free(fit);
+    remat_mechanism_free(m);
+    remat_dataset_free(d);
+    remat_mechanism_free(good);
+}
+
 /* ---- options ---- */
 
 static void test_fit_bad_options(void **state)
@@ -690,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_fit_adam_converges),
         cmocka_unit_test(test_fit_bounds_honoured),
         cmocka_unit_test(test_fit_nan_stops_with_message),
+        cmocka_unit_test(test_fit_lm_rejects_non_finite_trial_steps),
         cmocka_unit_test(test_fit_bad_options),
         cmocka_unit_test(test_fit_memory_budget_picks_schedule),
         cmocka_unit_test(test_fit_progress_callback),
