@@ -36,6 +36,15 @@ typedef struct {
     const void **fin, **bin;
     void **fout, **bout;
     int nc, nx, nk, ny, nres;
+    /* Residuals that are a const argument passed through (a closed-over rate
+     * constant or weight the backward reads): res_const[j] is that const's
+     * index, else -1. They are the same bits every step, so the backward
+     * reads the const itself and the forward body's copy of it goes to
+     * res_sink instead of the tape (a batch of 1024 (k1, k2) pairs: half of
+     * each step's tape, 16 KB of memory traffic per step each way). The
+     * others, res_taped[0..n_taped), go to the tape. */
+    int *res_const, *res_taped, n_taped;
+    char *res_sink;
     bool reverse;
     int64_t length;
 } scan_rt;
@@ -47,11 +56,17 @@ static size_t bytes_of(const scan_desc *s)
 
 static int64_t step_index(const scan_rt *r, int64_t k) { return r->reverse ? r->length - 1 - k : k; }
 
-/* Once per node execution: the consts the forward bodies read. */
+/* Once per node execution: the consts the bodies read, and where the
+ * pass-through residuals go (forward) and are read from (backward). */
 static void bind_consts(scan_rt *r, const void *const *ks)
 {
     for (int i = 0; i < r->nk; i++)
         r->fin[r->nc + r->nx + i] = ks[i];
+    for (int j = 0; j < r->nres; j++)
+        if (r->res_const[j] >= 0) {
+            r->fout[r->nc + r->ny + j] = r->res_sink;
+            r->bin[j] = ks[r->res_const[j]];
+        }
 }
 
 /* Where the backward body writes the consts' cotangents: straight into the
@@ -116,8 +131,10 @@ static void tape(scan_rt *r, int64_t k, const void *const *xs, void *const *ys, 
     set_step_outputs(r, k, r->next, ys);
     void **res = r->fout + r->nc + r->ny;
     const size_t *off = r->d->vjp->res_off;
-    for (int j = 0; j < r->nres; j++)
+    for (int t = 0; t < r->n_taped; t++) {
+        const int j = r->res_taped[t];
         res[j] = tp + off[j];
+    }
     remat_program_exec(r->p_fwd, r->fin, r->fout);
     swap(&r->cur, &r->next);
     r->counters->forward_evals++;
@@ -146,8 +163,10 @@ static void reverse_step(scan_rt *r, int64_t k, const char *tp, const void *cons
     const size_t *off = r->d->vjp->res_off;
     const void **in = r->bin;
     void **out = r->bout;
-    for (int j = 0; j < nres; j++)
+    for (int t = 0; t < r->n_taped; t++) {
+        const int j = r->res_taped[t];
         in[j] = tp + off[j];
+    }
     for (int i = 0; i < nc; i++)
         in[nres + i] = r->ct_cur + r->carry_off[i];
     for (int i = 0; i < nc; i++)
@@ -465,6 +484,26 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
     r->reverse = d->reverse;
     r->length = d->length;
     size_t maxp = (size_t)(nc + nx + nk + ny + r->nres + 1);
+    r->res_const = L->alloc(L->ctx, sizeof *r->res_const * (size_t)(r->nres + 1));
+    r->res_taped = L->alloc(L->ctx, sizeof *r->res_taped * (size_t)(r->nres + 1));
+    r->n_taped = 0;
+    size_t sink = 0;
+    for (int j = 0; j < r->nres; j++) {
+        const remat_fn *fw = d->vjp->fwd;
+        remat_val v = fw->outs[d->body->n_outs + j];
+        while (fw->nodes[v].op == REMAT_OP_RESHAPE || fw->nodes[v].op == REMAT_OP_NAME)
+            v = fw->nodes[v].in[0];
+        const remat_node *n = &fw->nodes[v];
+        const int64_t arg = n->op == REMAT_OP_ARG ? n->p.index : -1;
+        r->res_const[j] = arg >= nc + nx ? (int)(arg - nc - nx) : -1;
+        if (r->res_const[j] >= 0) {
+            size_t b = (size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype);
+            sink = b > sink ? b : sink;
+        } else {
+            r->res_taped[r->n_taped++] = j;
+        }
+    }
+    r->res_sink = L->alloc(L->ctx, sink ? sink : 64);
     r->fin = L->alloc(L->ctx, sizeof *r->fin * maxp);
     r->bin = L->alloc(L->ctx, sizeof *r->bin * maxp);
     r->fout = L->alloc(L->ctx, sizeof *r->fout * maxp);
