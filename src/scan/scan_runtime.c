@@ -444,11 +444,39 @@ static void programs_used(scan_rt *r, bool *plain, bool *record)
     remat_schedule_free(sch);
 }
 
+/* The node's data as the kernels read it, copied into the program's memory:
+ * the data belongs to the function's node, and a program must keep working
+ * after that function is freed (remat/exec.h asks nothing else of callers).
+ * The body functions are only needed here, while lowering, so the copy
+ * drops them. */
+static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowering *L)
+{
+    const int nin = d->n_carry + d->n_xs + d->n_consts, nout = d->n_carry + d->n_ys;
+    remat_scan_data *c = L->alloc(L->ctx, sizeof *c);
+    *c = *d;
+    c->refcount = 0;
+    c->body = NULL;
+    c->in = L->alloc(L->ctx, sizeof *c->in * (size_t)(nin + 1));
+    memcpy(c->in, d->in, sizeof *c->in * (size_t)nin);
+    c->out = L->alloc(L->ctx, sizeof *c->out * (size_t)(nout + 1));
+    memcpy(c->out, d->out, sizeof *c->out * (size_t)nout);
+    if (d->vjp) {
+        scan_body_vjp *v = L->alloc(L->ctx, sizeof *v);
+        *v = *d->vjp;
+        v->refcount = 0;
+        v->fwd = v->bwd = NULL;
+        v->res_off = L->alloc(L->ctx, sizeof *v->res_off * (size_t)(v->n_res + 1));
+        memcpy(v->res_off, d->vjp->res_off, sizeof *v->res_off * (size_t)v->n_res);
+        c->vjp = v;
+    }
+    return c;
+}
+
 remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
 {
     remat_scan_data *d = data;
     scan_rt *r = L->alloc(L->ctx, sizeof *r);
-    r->d = d;
+    r->d = keep_data(d, L);
     r->counters = L->counters;
     r->outs = L->outs;
     int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
