@@ -1,0 +1,496 @@
+/*
+ * bench_scan.c — the scan primitive's checkpointed reverse pass against a
+ * hand-written discrete adjoint.
+ *
+ * Problem: the PFR A->B->C, explicit Euler (remat/problems.h "pfr-euler"):
+ *   y' = y + h [-k1 A, k1 A - k2 B, k2 B],  h = L/steps, L = 10,
+ *   y0 = [1, 0, 0], k1 = 1, k2 = 0.5, loss = -B(L), gradient w.r.t. (k1, k2)
+ * closed over by the scan. At 1000 steps h = 0.01.
+ *
+ *   scalar  the library's "pfr-euler" problem (carry f64[3]) under every
+ *           schedule, against a store-all discrete adjoint in plain C;
+ *   batch   1024 independent (k1, k2) pairs in one scan, the carry laid out
+ *           as (3,B) (each species one contiguous row) or (B,3), k1, k2 of
+ *           shape (B,) closed over, loss = -sum_b B_b(L), against a
+ *           structure-of-arrays C loop (forward storing all states, then the
+ *           adjoint sweep).
+ *
+ * Each remat variant is compiled once and run many times. All variants of a
+ * group (the hand loop included) are timed round-robin, one sample of each
+ * per round, so that a noisy neighbour slows them alike; a sample repeats the
+ * run enough times to last ~2 ms. Times are the thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID), so time spent descheduled on a shared machine
+ * does not count; wall-clock medians are reported beside them. Reported:
+ * medians over rounds, the ratio of medians (ratio, which the targets are
+ * held against), and the median over rounds of the per-round ratio
+ * (ratio_paired).
+ *
+ * Checks (exit status 1 if any fails): every remat gradient agrees with the
+ * hand adjoint to 1e-12 relative, and every schedule's gradient is bitwise
+ * equal to store-all's (remat/exec.h: schedules change time, not results).
+ *
+ * One JSON object on stdout. --smoke: 50 steps, batch 8, 2 rounds.
+ *   ninja -C build bench/bench_scan && ./build/bench/bench_scan
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <remat/remat.h>
+
+static const char *schedules[] = {"store-all", "per-step", "periodic:32", "two-level",
+                                  "binomial:10", "online:10", "binomial:3"};
+static int N_SCHED = sizeof schedules / sizeof schedules[0];
+
+static double clock_ns(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
+}
+
+/* The thread's CPU time: on a shared machine the time this thread was
+ * descheduled is not the code's. */
+static double now_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+static double wall_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+    double *s = malloc(sizeof *s * (size_t)n);
+    memcpy(s, v, sizeof *s * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    free(s);
+    return m;
+}
+
+static double rel_err(double got, double want)
+{
+    double d = fabs(got - want), s = fabs(want);
+    return s > 0 ? d / s : d;
+}
+
+/* ---- hand-written adjoints ----
+ * Forward: the same expression order as the graph (y + dy*h). Backward, with
+ * lambda = dJ/dy_{i+1} and f's Jacobians:
+ *   dJ/dk1 += h A_i (lB - lA),   dJ/dk2 += h B_i (lC - lB),
+ *   lA += h k1 (lB - lA),        lB += h k2 (lC - lB),   lC unchanged. */
+
+/* y: (steps+1, 3), all states */
+static void hand_scalar(int64_t steps, double h, const double y0[3], double k1, double k2, double *y,
+                        double *loss, double g[2])
+{
+    y[0] = y0[0], y[1] = y0[1], y[2] = y0[2];
+    for (int64_t i = 0; i < steps; i++) {
+        const double *c = y + 3 * i;
+        double *n = y + 3 * (i + 1);
+        double r1 = k1 * c[0], r2 = k2 * c[1];
+        n[0] = c[0] + -r1 * h;
+        n[1] = c[1] + (r1 - r2) * h;
+        n[2] = c[2] + r2 * h;
+    }
+    *loss = -y[3 * steps + 1];
+    double la = 0, lb = -1, lc = 0, g1 = 0, g2 = 0;
+    for (int64_t i = steps - 1; i >= 0; i--) {
+        const double *c = y + 3 * i;
+        double dab = lb - la, dbc = lc - lb;
+        g1 += h * c[0] * dab;
+        g2 += h * c[1] * dbc;
+        la += h * k1 * dab;
+        lb += h * k2 * dbc;
+    }
+    g[0] = g1, g[1] = g2;
+}
+
+typedef struct {
+    int64_t steps, m;
+    double h;
+    const double *k1, *k2;             /* (m,) */
+    double *a, *b, *c;                 /* (steps+1, m) each: every state */
+    double *la, *lb, *lc, *g1, *g2;    /* (m,) */
+    double loss;
+} soa_problem;
+
+/* Structure of arrays: each species a row per step, the inner loops over the
+ * batch vectorise. */
+static void hand_soa(soa_problem *P)
+{
+    const int64_t m = P->m;
+    const double h = P->h, *restrict k1 = P->k1, *restrict k2 = P->k2;
+    for (int64_t i = 0; i < P->steps; i++) {
+        const double *restrict a = P->a + i * m, *restrict b = P->b + i * m, *restrict c = P->c + i * m;
+        double *restrict na = P->a + (i + 1) * m, *restrict nb = P->b + (i + 1) * m,
+                         *restrict nc = P->c + (i + 1) * m;
+        for (int64_t j = 0; j < m; j++) {
+            double r1 = k1[j] * a[j], r2 = k2[j] * b[j];
+            na[j] = a[j] + -r1 * h;
+            nb[j] = b[j] + (r1 - r2) * h;
+            nc[j] = c[j] + r2 * h;
+        }
+    }
+    double *restrict la = P->la, *restrict lb = P->lb, *restrict lc = P->lc, *restrict g1 = P->g1,
+                     *restrict g2 = P->g2;
+    const double *bl = P->b + P->steps * m;
+    double loss = 0;
+    for (int64_t j = 0; j < m; j++) {
+        loss += bl[j];
+        la[j] = 0, lb[j] = -1, lc[j] = 0, g1[j] = 0, g2[j] = 0;
+    }
+    P->loss = -loss;
+    for (int64_t i = P->steps - 1; i >= 0; i--) {
+        const double *restrict a = P->a + i * m, *restrict b = P->b + i * m;
+        for (int64_t j = 0; j < m; j++) {
+            double dab = lb[j] - la[j], dbc = lc[j] - lb[j];
+            g1[j] += h * a[j] * dab;
+            g2[j] += h * b[j] * dbc;
+            la[j] += h * k1[j] * dab;
+            lb[j] += h * k2[j] * dbc;
+        }
+    }
+}
+
+/* ---- the batched problem as a graph ---- */
+
+/* rows: carry (3,m), else (m,3) */
+static remat_fn *batch_body(int64_t m, bool rows, double h)
+{
+    remat_fn *b = remat_fn_new(rows ? "pfr_euler_step_3xB" : "pfr_euler_step_Bx3");
+    remat_val y = remat_arg(b, "y", REMAT_F64, 2, rows ? (int64_t[]){3, m} : (int64_t[]){m, 3});
+    remat_val k1 = remat_arg(b, "k1", REMAT_F64, 1, (int64_t[]){m});
+    remat_val k2 = remat_arg(b, "k2", REMAT_F64, 1, (int64_t[]){m});
+    remat_val dy;
+    if (rows) {
+        remat_val r1 = remat_mul(b, k1, remat_index(b, y, 0)), r2 = remat_mul(b, k2, remat_index(b, y, 1));
+        const int64_t row[2] = {1, m};
+        remat_val parts[3] = {remat_reshape(b, remat_neg(b, r1), 2, row), remat_reshape(b, remat_sub(b, r1, r2), 2, row),
+                              remat_reshape(b, r2, 2, row)};
+        dy = remat_concatenate(b, 3, parts, 0);
+    } else {
+        const int64_t col[2] = {m, 1};
+        remat_val a = remat_slice(b, y, (int64_t[]){0, 0}, (int64_t[]){m, 1}, NULL);
+        remat_val bb = remat_slice(b, y, (int64_t[]){0, 1}, (int64_t[]){m, 2}, NULL);
+        remat_val r1 = remat_mul(b, remat_reshape(b, k1, 2, col), a);
+        remat_val r2 = remat_mul(b, remat_reshape(b, k2, 2, col), bb);
+        remat_val parts[3] = {remat_neg(b, r1), remat_sub(b, r1, r2), r2};
+        dy = remat_concatenate(b, 3, parts, 1);
+    }
+    remat_fn_output(b, remat_add(b, y, remat_mul_scalar(b, dy, h)));
+    return b;
+}
+
+/* value_and_grad of loss(y0, k1, k2) = -sum_b B_b(L): outputs (loss, dk1, dk2) */
+static remat_status batch_build(int64_t steps, int64_t m, bool rows, const char *sched, remat_fn **out)
+{
+    remat_scan_options opt = {0};
+    remat_status st = remat_schedule_parse(sched, &opt.schedule);
+    if (st != REMAT_OK)
+        return st;
+    remat_fn *body = batch_body(m, rows, steps > 0 ? 10.0 / (double)steps : 0.0);
+    remat_fn *f = remat_fn_new("pfr_euler_batch");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 2, rows ? (int64_t[]){3, m} : (int64_t[]){m, 3});
+    remat_val k[2] = {remat_arg(f, "k1", REMAT_F64, 1, (int64_t[]){m}),
+                      remat_arg(f, "k2", REMAT_F64, 1, (int64_t[]){m})};
+    remat_val carry;
+    st = remat_scan(f, body, steps, 1, &y0, 0, NULL, 2, k, &opt, &carry, NULL);
+    if (st == REMAT_OK) {
+        remat_val b = rows ? remat_index(f, carry, 1)
+                           : remat_slice(f, carry, (int64_t[]){0, 1}, (int64_t[]){m, 2}, NULL);
+        remat_fn_output(f, remat_neg(f, remat_sum_all(f, b)));
+        st = remat_fn_status(f);
+    }
+    if (st == REMAT_OK)
+        st = remat_value_and_grad(f, 2, (const int[]){1, 2}, out);
+    remat_fn_free(body);
+    remat_fn_free(f);
+    return st;
+}
+
+/* ---- variants: one timed thing each ---- */
+
+typedef struct {
+    const char *layout, *schedule; /* schedule NULL: the hand adjoint */
+    remat_program *prog;
+    int n_in;
+    const remat_tensor *in;
+    remat_tensor out[3];
+    double loss, *g;      /* g: 2*m (dk1 then dk2) */
+    soa_problem *soa;     /* batch hand loop */
+    double *hand_y;       /* scalar hand loop states */
+    const double *y0;
+    double k1, k2, h;
+    int64_t steps, forward_evals;
+    int inner;            /* runs per sample */
+    double *samples;      /* CPU ms per run, one per round */
+    double *wall;         /* wall-clock ms per run, one per round */
+} variant;
+
+/* with_stats: also record forward_evals (the calibration runs; the timed
+ * runs pass no stats, as a caller that only wants the gradient would) */
+static int run_once(variant *v, bool with_stats)
+{
+    if (v->prog) {
+        remat_stats st;
+        if (remat_run(v->prog, v->n_in, v->in, 3, v->out, with_stats ? &st : NULL) != REMAT_OK) {
+            fprintf(stderr, "bench_scan: run: %s\n", remat_last_error());
+            return 1;
+        }
+        if (with_stats)
+            v->forward_evals = st.forward_evals;
+    } else if (v->soa) {
+        hand_soa(v->soa);
+        v->loss = v->soa->loss;
+    } else {
+        hand_scalar(v->steps, v->h, v->y0, v->k1, v->k2, v->hand_y, &v->loss, v->g);
+    }
+    return 0;
+}
+
+/* Times the variants round-robin; sample_ns: target length of one sample. */
+static int time_group(variant *v, int n, int rounds, double sample_ns)
+{
+    for (int i = 0; i < n; i++) { /* warm up and calibrate */
+        double t0 = now_ns();
+        if (run_once(&v[i], true))
+            return 1;
+        double t = now_ns() - t0;
+        if (run_once(&v[i], false))
+            return 1;
+        t = fmin(t, now_ns() - t0 - t);
+        v[i].inner = t >= sample_ns ? 1 : (int)ceil(sample_ns / fmax(t, 1.0));
+        v[i].samples = malloc(sizeof *v[i].samples * (size_t)rounds);
+        v[i].wall = malloc(sizeof *v[i].wall * (size_t)rounds);
+    }
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < n; i++) {
+            double w0 = wall_ns(), t0 = now_ns();
+            for (int k = 0; k < v[i].inner; k++)
+                if (run_once(&v[i], false))
+                    return 1;
+            v[i].samples[r] = (now_ns() - t0) * 1e-6 / v[i].inner;
+            v[i].wall[r] = (wall_ns() - w0) * 1e-6 / v[i].inner;
+        }
+    return 0;
+}
+
+/* Compiles f and frees it: a program does not need its function. */
+static int compile_variant(variant *v, remat_fn *f)
+{
+    remat_status st = remat_compile(f, remat_backend_cpu(), &v->prog);
+    remat_fn_free(f);
+    if (st != REMAT_OK) {
+        fprintf(stderr, "bench_scan: compile (%s, %s): %s\n", v->layout, v->schedule, remat_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- JSON ---- */
+
+static bool first_result = true;
+
+static void print_result(const variant *v, const variant *hand, int rounds, int batch, double err, bool bitwise,
+                         double target)
+{
+    double med = median(v->samples, rounds), hmed = median(hand->samples, rounds);
+    double *pr = malloc(sizeof *pr * (size_t)rounds);
+    for (int r = 0; r < rounds; r++)
+        pr[r] = v->samples[r] / hand->samples[r];
+    double paired = median(pr, rounds);
+    free(pr);
+    char tg[32] = "null", meets[8] = "null";
+    if (target > 0) {
+        snprintf(tg, sizeof tg, "%.1f", target);
+        snprintf(meets, sizeof meets, "%s", med / hmed <= target ? "true" : "false");
+    }
+    printf("%s\n  {\"problem\":\"pfr-euler\", \"batch\":%d, \"layout\":\"%s\", \"schedule\":\"%s\", "
+           "\"median_ms\":%.4f, \"hand_ms\":%.4f, \"ratio\":%.3f, \"ratio_paired\":%.3f, \"forward_evals\":%lld, "
+           "\"target\":%s, \"meets_target\":%s, \"wall_median_ms\":%.4f, \"wall_hand_ms\":%.4f, "
+           "\"grad_rel_err\":%.2e, \"bitwise_equal_store_all\":%s}",
+           first_result ? "" : ",", batch, v->layout, v->schedule, med, hmed, med / hmed, paired,
+           (long long)v->forward_evals, tg, meets, median(v->wall, rounds), median(hand->wall, rounds), err,
+           bitwise ? "true" : "false");
+    first_result = false;
+}
+
+static double scalar_target(const char *s)
+{
+    return !strcmp(s, "per-step") ? 2.0 : !strcmp(s, "store-all") ? 1.5 : 0.0;
+}
+
+/* The batch target (1.3x) is read as applying to the schedules the scalar
+ * problem has targets for: store-all and per-step. */
+static double batch_target(const char *s)
+{
+    return !strcmp(s, "per-step") || !strcmp(s, "store-all") ? 1.3 : 0.0;
+}
+
+static int bench_scalar(int64_t steps, int rounds, double sample_ns, const double tol)
+{
+    int fail = 0;
+    remat_problem *pb;
+    if (remat_problem_new("pfr-euler", steps, &pb) != REMAT_OK)
+        return fprintf(stderr, "bench_scan: %s\n", remat_last_error()), 1;
+    const remat_tensor *in = remat_problem_inputs(pb);
+    variant *v = calloc((size_t)(1 + N_SCHED), sizeof *v);
+    double hand_g[2];
+    v[0] = (variant){.layout = "(3)", .g = hand_g, .y0 = in[0].data, .k1 = *(double *)in[1].data,
+                     .k2 = *(double *)in[2].data, .h = steps > 0 ? 10.0 / (double)steps : 0.0, .steps = steps};
+    v[0].hand_y = malloc(sizeof(double) * 3 * (size_t)(steps + 1));
+    double (*res)[3] = calloc((size_t)N_SCHED, sizeof *res);
+    for (int s = 0; s < N_SCHED; s++) {
+        variant *w = &v[1 + s];
+        *w = (variant){.layout = "(3)", .schedule = schedules[s], .n_in = 3, .in = in};
+        remat_scan_options opt = {0};
+        remat_fn *f;
+        if (remat_schedule_parse(schedules[s], &opt.schedule) != REMAT_OK ||
+            remat_problem_build(pb, &opt, &f) != REMAT_OK)
+            return fprintf(stderr, "bench_scan: build %s: %s\n", schedules[s], remat_last_error()), 1;
+        fail |= compile_variant(w, f);
+        if (fail)
+            return 1;
+        for (int o = 0; o < 3; o++)
+            w->out[o] = remat_tensor_f64(&res[s][o], 0, NULL);
+    }
+    if (time_group(v, 1 + N_SCHED, rounds, sample_ns))
+        return 1;
+    for (int s = 0; s < N_SCHED; s++) {
+        double err = fmax(rel_err(res[s][0], v[0].loss), fmax(rel_err(res[s][1], hand_g[0]), rel_err(res[s][2], hand_g[1])));
+        bool bitwise = !memcmp(res[s], res[0], sizeof res[s]);
+        if (err > tol || !bitwise) {
+            fprintf(stderr, "bench_scan: scalar %s: loss %.17g grad (%.17g, %.17g), hand %.17g (%.17g, %.17g)%s\n",
+                    schedules[s], res[s][0], res[s][1], res[s][2], v[0].loss, hand_g[0], hand_g[1],
+                    bitwise ? "" : ", not bitwise equal to store-all");
+            fail = 1;
+        }
+        print_result(&v[1 + s], &v[0], rounds, 1, err, bitwise, scalar_target(schedules[s]));
+    }
+    for (int i = 0; i <= N_SCHED; i++) {
+        remat_program_free(v[i].prog);
+        free(v[i].samples);
+        free(v[i].wall);
+    }
+    free(v[0].hand_y);
+    free(v);
+    free(res);
+    remat_problem_free(pb);
+    return fail;
+}
+
+static int bench_batch(int64_t steps, int64_t m, int rounds, double sample_ns, double tol)
+{
+    int fail = 0;
+    size_t mb = sizeof(double) * (size_t)m;
+    double *k1 = malloc(mb), *k2 = malloc(mb), *y_rows = calloc(3 * (size_t)m, sizeof(double)),
+           *y_cols = calloc(3 * (size_t)m, sizeof(double));
+    for (int64_t j = 0; j < m; j++) { /* rates spread over (0.5, 1.5) and (0.25, 0.75) */
+        k1[j] = 0.5 + (double)j / (double)m;
+        k2[j] = 0.25 + 0.5 * (double)((j * 37) % m) / (double)m;
+        y_rows[j] = 1.0;     /* A row */
+        y_cols[3 * j] = 1.0; /* A column */
+    }
+    soa_problem P = {.steps = steps, .m = m, .h = steps > 0 ? 10.0 / (double)steps : 0.0, .k1 = k1, .k2 = k2};
+    size_t states = (size_t)(steps + 1) * mb;
+    P.a = malloc(states), P.b = malloc(states), P.c = malloc(states);
+    P.la = malloc(mb), P.lb = malloc(mb), P.lc = malloc(mb), P.g1 = malloc(mb), P.g2 = malloc(mb);
+    for (int64_t j = 0; j < m; j++)
+        P.a[j] = 1.0, P.b[j] = 0.0, P.c[j] = 0.0;
+
+    const int NV = 1 + 2 * N_SCHED;
+    variant *v = calloc((size_t)NV, sizeof *v);
+    v[0] = (variant){.layout = "SoA", .soa = &P};
+    remat_tensor in_rows[3] = {remat_tensor_f64(y_rows, 2, (int64_t[]){3, m}), remat_tensor_f64(k1, 1, &m),
+                               remat_tensor_f64(k2, 1, &m)};
+    remat_tensor in_cols[3] = {remat_tensor_f64(y_cols, 2, (int64_t[]){m, 3}), remat_tensor_f64(k1, 1, &m),
+                               remat_tensor_f64(k2, 1, &m)};
+    for (int l = 0; l < 2 && !fail; l++)
+        for (int s = 0; s < N_SCHED && !fail; s++) {
+            variant *w = &v[1 + l * N_SCHED + s];
+            *w = (variant){.layout = l == 0 ? "(3,B)" : "(B,3)", .schedule = schedules[s], .n_in = 3,
+                           .in = l == 0 ? in_rows : in_cols, .g = malloc(2 * mb)};
+            remat_fn *f;
+            if (batch_build(steps, m, l == 0, schedules[s], &f) != REMAT_OK)
+                return fprintf(stderr, "bench_scan: build batch %s: %s\n", schedules[s], remat_last_error()), 1;
+            fail |= compile_variant(w, f);
+            w->out[0] = remat_tensor_f64(&w->loss, 0, NULL);
+            w->out[1] = remat_tensor_f64(w->g, 1, &m);
+            w->out[2] = remat_tensor_f64(w->g + m, 1, &m);
+        }
+    if (fail || time_group(v, NV, rounds, sample_ns))
+        return 1;
+    for (int l = 0; l < 2; l++)
+        for (int s = 0; s < N_SCHED; s++) {
+            const variant *w = &v[1 + l * N_SCHED + s], *ref = &v[1 + l * N_SCHED];
+            double err = rel_err(w->loss, P.loss);
+            for (int64_t j = 0; j < m; j++)
+                err = fmax(err, fmax(rel_err(w->g[j], P.g1[j]), rel_err(w->g[m + j], P.g2[j])));
+            bool bitwise = w->loss == ref->loss && !memcmp(w->g, ref->g, 2 * mb);
+            if (err > tol || !bitwise) {
+                fprintf(stderr, "bench_scan: batch %s %s: relative error %.3g%s\n", w->layout, w->schedule, err,
+                        bitwise ? "" : ", not bitwise equal to store-all");
+                fail = 1;
+            }
+            print_result(w, &v[0], rounds, (int)m, err, bitwise, batch_target(w->schedule));
+        }
+    for (int i = 0; i < NV; i++) {
+        remat_program_free(v[i].prog);
+        free(v[i].samples);
+        free(v[i].wall);
+        free(v[i].g);
+    }
+    free(v);
+    free(P.a), free(P.b), free(P.c), free(P.la), free(P.lb), free(P.lc), free(P.g1), free(P.g2);
+    free(k1), free(k2), free(y_rows), free(y_cols);
+    return fail;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t steps = 1000, batch = 1024;
+    int rounds = 15;
+    double sample_ms = 2.0;
+    bool smoke = false, do_scalar = true, do_batch = true;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--smoke"))
+            steps = 50, batch = 8, rounds = 2, sample_ms = 0.05, smoke = true;
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            steps = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+            batch = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--sample-ms") && i + 1 < argc)
+            sample_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--schedule") && i + 1 < argc)
+            schedules[0] = argv[++i], N_SCHED = 1; /* one schedule (for profiling) */
+        else if (!strcmp(argv[i], "--scalar-only"))
+            do_batch = false;
+        else if (!strcmp(argv[i], "--batch-only"))
+            do_scalar = false;
+        else {
+            fprintf(stderr, "usage: %s [--smoke] [--steps N] [--batch B] [--rounds R] [--sample-ms MS] "
+                            "[--schedule S] [--scalar-only | --batch-only]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (steps < 1 || batch < 1 || rounds < 1 || sample_ms <= 0)
+        return fprintf(stderr, "bench_scan: need steps, batch, rounds >= 1 and sample-ms > 0\n"), 2;
+    const double tol = 1e-12;
+    printf("{\"bench\":\"scan\", \"steps\":%lld, \"rounds\":%d, \"smoke\":%s, \"results\":[", (long long)steps, rounds,
+           smoke ? "true" : "false");
+    int fail = 0;
+    if (do_scalar)
+        fail |= bench_scalar(steps, rounds, sample_ms * 1e6, tol);
+    if (do_batch)
+        fail |= bench_batch(steps, batch, rounds, sample_ms * 1e6, tol);
+    printf("\n], \"ok\":%s}\n", fail ? "false" : "true");
+    return fail;
+}
