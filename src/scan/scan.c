@@ -28,6 +28,7 @@ static void vjp_release(scan_body_vjp *v)
     remat_fn_free(v->fwd);
     remat_fn_free(v->bwd);
     free(v->res_off);
+    free(v->res_arg);
     free(v);
 }
 

@@ -24,7 +24,12 @@ typedef struct {
     remat_fn *fwd; /* (carry, x_t, consts) -> (carry', y_t, residuals...) */
     remat_fn *bwd; /* (residuals..., ct_carry', ct_y_t) -> (ct_carry, ct_x_t, ct_consts) */
     int n_res;
-    size_t *res_off;   /* offset of each residual in a tape */
+    /* Residuals that are the step's x_t or a const (loop-invariant, or in xs
+     * already) are not taped: res_arg[j] is that body argument, and fwd does
+     * not output them; the others (res_arg[j] = -1) are fwd's outputs after
+     * carry' and y_t, in order, each at res_off[j] in a tape. */
+    int *res_arg;
+    size_t *res_off;   /* offset of each taped residual in a tape */
     size_t tape_bytes; /* one step's tape */
 } scan_body_vjp;
 

@@ -36,15 +36,13 @@ typedef struct {
     const void **fin, **bin;
     void **fout, **bout;
     int nc, nx, nk, ny, nres;
-    /* Residuals that are a const argument passed through (a closed-over rate
-     * constant or weight the backward reads): res_const[j] is that const's
-     * index, else -1. They are the same bits every step, so the backward
-     * reads the const itself and the forward body's copy of it goes to
-     * res_sink instead of the tape (a batch of 1024 (k1, k2) pairs: half of
-     * each step's tape, 16 KB of memory traffic per step each way). The
-     * others, res_taped[0..n_taped), go to the tape. */
-    int *res_const, *res_taped, n_taped;
-    char *res_sink;
+    /* Residuals the backward body reads: res_taped[0..n_taped) come from the
+     * tape (the forward body writes them there, in that order); res_x lists
+     * (residual, x index) pairs read from xs at the step. The ones that are a
+     * const are bound once per node execution. Loop-invariant values are
+     * never copied per step (scan_impl.h, scan_body_vjp.res_arg). */
+    int *res_taped, n_taped;
+    int *res_x, n_res_x;
     bool reverse;
     int64_t length;
 } scan_rt;
@@ -62,11 +60,10 @@ static void bind_consts(scan_rt *r, const void *const *ks)
 {
     for (int i = 0; i < r->nk; i++)
         r->fin[r->nc + r->nx + i] = ks[i];
+    const int *arg = r->d->vjp ? r->d->vjp->res_arg : NULL;
     for (int j = 0; j < r->nres; j++)
-        if (r->res_const[j] >= 0) {
-            r->fout[r->nc + r->ny + j] = r->res_sink;
-            r->bin[j] = ks[r->res_const[j]];
-        }
+        if (arg[j] >= r->nc + r->nx)
+            r->bin[j] = ks[arg[j] - r->nc - r->nx];
 }
 
 /* Where the backward body writes the consts' cotangents: straight into the
@@ -131,10 +128,8 @@ static void tape(scan_rt *r, int64_t k, const void *const *xs, void *const *ys, 
     set_step_outputs(r, k, r->next, ys);
     void **res = r->fout + r->nc + r->ny;
     const size_t *off = r->d->vjp->res_off;
-    for (int t = 0; t < r->n_taped; t++) {
-        const int j = r->res_taped[t];
-        res[j] = tp + off[j];
-    }
+    for (int t = 0; t < r->n_taped; t++)
+        res[t] = tp + off[r->res_taped[t]];
     remat_program_exec(r->p_fwd, r->fin, r->fout);
     swap(&r->cur, &r->next);
     r->counters->forward_evals++;
@@ -157,7 +152,8 @@ static void accumulate(remat_dtype dt, size_t bytes, void *dst, const void *src)
 
 /* backward of step k from its tape; ct_cur holds d carry_{k+1}. The consts'
  * cotangents go where bind_ct_consts() said (first: the outputs). */
-static void reverse_step(scan_rt *r, int64_t k, const char *tp, const void *const *ct_ys, void *const *outs, int first)
+static void reverse_step(scan_rt *r, int64_t k, const char *tp, const void *const *xs, const void *const *ct_ys,
+                         void *const *outs, int first)
 {
     const int nc = r->nc, nx = r->nx, nk = r->nk, ny = r->ny, nres = r->nres;
     const size_t *off = r->d->vjp->res_off;
@@ -173,6 +169,10 @@ static void reverse_step(scan_rt *r, int64_t k, const char *tp, const void *cons
         out[i] = r->ct_next + r->carry_off[i];
     if (nx > 0 || ny > 0) {
         const int64_t t = step_index(r, k);
+        for (int q = 0; q < r->n_res_x; q++) {
+            const int j = r->res_x[2 * q], i = r->res_x[2 * q + 1];
+            in[j] = (const char *)xs[i] + (size_t)t * r->x_step[i];
+        }
         for (int i = 0; i < ny; i++)
             in[nres + nc + i] = (const char *)ct_ys[i] + (size_t)t * r->y_step[i];
         for (int i = 0; i < nx; i++)
@@ -363,7 +363,7 @@ static void k_scan_bwd(const remat_instr *I)
                 tp = r->tmp_tape;
                 s.c = -1;
             }
-            reverse_step(r, a.step, tp, ct_ys, outs, first);
+            reverse_step(r, a.step, tp, xs, ct_ys, outs, first);
             if (first) {
                 first = 0;
                 bind_ct_consts(r, outs, 0);
@@ -467,6 +467,8 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
         v->fwd = v->bwd = NULL;
         v->res_off = L->alloc(L->ctx, sizeof *v->res_off * (size_t)(v->n_res + 1));
         memcpy(v->res_off, d->vjp->res_off, sizeof *v->res_off * (size_t)v->n_res);
+        v->res_arg = L->alloc(L->ctx, sizeof *v->res_arg * (size_t)(v->n_res + 1));
+        memcpy(v->res_arg, d->vjp->res_arg, sizeof *v->res_arg * (size_t)v->n_res);
         c->vjp = v;
     }
     return c;
@@ -512,26 +514,19 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
     r->reverse = d->reverse;
     r->length = d->length;
     size_t maxp = (size_t)(nc + nx + nk + ny + r->nres + 1);
-    r->res_const = L->alloc(L->ctx, sizeof *r->res_const * (size_t)(r->nres + 1));
     r->res_taped = L->alloc(L->ctx, sizeof *r->res_taped * (size_t)(r->nres + 1));
-    r->n_taped = 0;
-    size_t sink = 0;
+    r->res_x = L->alloc(L->ctx, sizeof *r->res_x * 2 * (size_t)(r->nres + 1));
+    r->n_taped = r->n_res_x = 0;
     for (int j = 0; j < r->nres; j++) {
-        const remat_fn *fw = d->vjp->fwd;
-        remat_val v = fw->outs[d->body->n_outs + j];
-        while (fw->nodes[v].op == REMAT_OP_RESHAPE || fw->nodes[v].op == REMAT_OP_NAME)
-            v = fw->nodes[v].in[0];
-        const remat_node *n = &fw->nodes[v];
-        const int64_t arg = n->op == REMAT_OP_ARG ? n->p.index : -1;
-        r->res_const[j] = arg >= nc + nx ? (int)(arg - nc - nx) : -1;
-        if (r->res_const[j] >= 0) {
-            size_t b = (size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype);
-            sink = b > sink ? b : sink;
-        } else {
+        const int a = d->vjp->res_arg[j];
+        if (a < 0)
             r->res_taped[r->n_taped++] = j;
+        else if (a < nc + nx) {
+            r->res_x[2 * r->n_res_x] = j;
+            r->res_x[2 * r->n_res_x + 1] = a - nc;
+            r->n_res_x++;
         }
     }
-    r->res_sink = L->alloc(L->ctx, sink ? sink : 64);
     r->fin = L->alloc(L->ctx, sizeof *r->fin * maxp);
     r->bin = L->alloc(L->ctx, sizeof *r->bin * maxp);
     r->fout = L->alloc(L->ctx, sizeof *r->fout * maxp);

@@ -29,13 +29,26 @@ static scan_body_vjp *body_vjp(remat_scan_data *d)
     v->fwd = sp.fwd;
     v->bwd = sp.bwd;
     v->n_res = sp.n_res;
-    v->res_off = malloc(sizeof *v->res_off * (size_t)(sp.n_res + 1));
-    REMAT_ASSERT(v->res_off);
+    v->res_off = calloc((size_t)sp.n_res + 1, sizeof *v->res_off);
+    v->res_arg = malloc(sizeof *v->res_arg * ((size_t)sp.n_res + 1));
+    REMAT_ASSERT(v->res_off && v->res_arg);
+    remat_fn *fw = sp.fwd;
+    int n_outs = d->body->n_outs, kept = n_outs;
     for (int k = 0; k < sp.n_res; k++) {
-        const remat_node *n = remat_fn_node(sp.fwd, sp.fwd->outs[d->body->n_outs + k]);
+        remat_val o = fw->outs[n_outs + k], a = o;
+        while (fw->nodes[a].op == REMAT_OP_RESHAPE || fw->nodes[a].op == REMAT_OP_NAME)
+            a = fw->nodes[a].in[0];
+        const remat_node *n = remat_fn_node(fw, o);
+        v->res_arg[k] = -1;
+        if (fw->nodes[a].op == REMAT_OP_ARG && fw->nodes[a].p.index >= d->n_carry) {
+            v->res_arg[k] = (int)fw->nodes[a].p.index; /* read from xs / consts, not taped */
+            continue;
+        }
+        fw->outs[kept++] = o;
         v->res_off[k] = v->tape_bytes;
         v->tape_bytes += remat_scan_align((size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype));
     }
+    fw->n_outs = kept;
     d->vjp = v;
     return v;
 }
