@@ -613,6 +613,51 @@ static void test_exec_rank8_tensors(void **state)
 
 /* ==== the program's signature ==== */
 
+/* Contiguous slices (a row of a (3,B) array, one element of a vector) are
+ * views, strided and interior ones copies: all give the right values, whether
+ * the operand is an argument, an arena value or a constant, and whether the
+ * slice is an output or feeds another op. */
+static void test_exec_slice_views_and_copies(void **state)
+{
+    (void)state;
+    double xv[12], cv[12];
+    for (int i = 0; i < 12; i++)
+        xv[i] = i + 1, cv[i] = 100 + i;
+    remat_fn *f = remat_fn_new("views");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 2, ((int64_t[]){3, 4}));
+    remat_val c = remat_const_data(f, REMAT_F64, 2, ((int64_t[]){3, 4}), cv);
+    remat_val row1 = remat_index(f, x, 1);                                            /* view of an input */
+    remat_val y = remat_mul_scalar(f, x, 2.0);                                        /* arena */
+    remat_val row2 = remat_index(f, y, 2);                                            /* view of arena */
+    remat_val el = remat_index(f, remat_index(f, c, 0), 3);                           /* view of a constant */
+    remat_val col = remat_slice(f, x, ((int64_t[]){0, 1}), ((int64_t[]){3, 2}), NULL); /* strided: a copy */
+    remat_val mid = remat_slice(f, y, ((int64_t[]){1, 0}), ((int64_t[]){3, 4}), NULL); /* rows 1..2: a view */
+    remat_fn_output(f, row1);
+    remat_fn_output(f, remat_add(f, row2, remat_broadcast_to(f, el, 1, ((int64_t[]){4}))));
+    remat_fn_output(f, col);
+    remat_fn_output(f, remat_sum_all(f, mid));
+    assert_int_equal(remat_fn_status(f), REMAT_OK);
+    remat_program *p = NULL;
+    assert_int_equal(remat_compile(f, remat_backend_cpu(), &p), REMAT_OK);
+    double o1[4], o2[4], o3[3], o4;
+    remat_tensor in = remat_tensor_f64(xv, 2, ((int64_t[]){3, 4}));
+    remat_tensor out[4] = {remat_tensor_f64(o1, 1, ((int64_t[]){4})), remat_tensor_f64(o2, 1, ((int64_t[]){4})),
+                           remat_tensor_f64(o3, 2, ((int64_t[]){3, 1})), remat_tensor_f64(&o4, 0, NULL)};
+    assert_int_equal(remat_run(p, 1, &in, 4, out, NULL), REMAT_OK);
+    double sum_mid = 0;
+    for (int i = 4; i < 12; i++)
+        sum_mid += 2.0 * xv[i];
+    for (int j = 0; j < 4; j++) {
+        assert_true(o1[j] == xv[4 + j]);
+        assert_true(o2[j] == 2.0 * xv[8 + j] + cv[3]);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_true(o3[i] == xv[4 * i + 1]);
+    assert_true(fabs(o4 - sum_mid) < 1e-12);
+    remat_program_free(p);
+    remat_fn_free(f);
+}
+
 static void test_exec_program_input_output_descriptors(void **state)
 {
     remat_fn *f = remat_fn_new("sig");
@@ -691,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_exec_zero_size_tensors),
         cmocka_unit_test(test_exec_rank0_scalars),
         cmocka_unit_test(test_exec_rank8_tensors),
+        cmocka_unit_test(test_exec_slice_views_and_copies),
         cmocka_unit_test(test_exec_program_input_output_descriptors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

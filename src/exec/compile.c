@@ -22,6 +22,7 @@ typedef struct {
     uint8_t kind;
     int32_t index;  /* ST_INPUT/ST_OUTPUT: which; ST_ARENA: planner buffer */
     size_t offset;  /* ST_CONST: in the pool; ST_ARENA: after planning */
+    size_t view;    /* bytes into that storage (a contiguous slice is a view) */
 } storage;
 
 typedef struct {
@@ -43,10 +44,45 @@ static void *prog_alloc(void *ctx, size_t bytes)
     return m;
 }
 
-static int is_alias(const remat_node *n)
+/* A slice that is one contiguous run of its operand (leading axes of size
+ * one, then a range of one axis, then whole trailing axes), such as a row of
+ * a (3, B) state or an element of a (3,) vector: its value is a view into
+ * the operand's buffer, no copy. */
+static int is_view_slice(const remat_node *n, const remat_node *in)
 {
-    return n->op == REMAT_OP_RESHAPE || n->op == REMAT_OP_NAME || n->op == REMAT_OP_PROJ;
+    if (n->op != REMAT_OP_SLICE)
+        return 0;
+    const remat_slice_params *p = n->p.slice;
+    int r = in->shape.rank, j = 0;
+    while (j < r && n->shape.dims[j] == 1)
+        j++;
+    if (j == r)
+        return 1; /* a single element */
+    if (p->stride[j] != 1)
+        return 0;
+    for (int i = j + 1; i < r; i++)
+        if (p->start[i] != 0 || n->shape.dims[i] != in->shape.dims[i])
+            return 0;
+    return 1;
 }
+
+static size_t slice_view_offset(const remat_node *in, const remat_node *n)
+{
+    const remat_slice_params *p = n->p.slice;
+    size_t off = 0, row = 1;
+    for (int i = in->shape.rank - 1; i >= 0; i--) {
+        off += (size_t)p->start[i] * row;
+        row *= (size_t)in->shape.dims[i];
+    }
+    return off * remat_dtype_size((remat_dtype)n->dtype);
+}
+
+static int is_alias_in(const remat_fn *g, const remat_node *n)
+{
+    return n->op == REMAT_OP_RESHAPE || n->op == REMAT_OP_NAME || n->op == REMAT_OP_PROJ ||
+           (n->op == REMAT_OP_SLICE && is_view_slice(n, &g->nodes[n->in[0]]));
+}
+#define is_alias(n) is_alias_in(g, (n))
 
 static size_t node_bytes(const remat_node *n)
 {
@@ -142,15 +178,15 @@ static void resolve(builder *b, const void **slot, const storage *s)
     remat_program *p = b->p;
     switch (s->kind) {
     case ST_ARENA:
-        *slot = (char *)p->arena + b->bufs[s->index].offset;
+        *slot = (char *)p->arena + b->bufs[s->index].offset + s->view;
         break;
     case ST_CONST:
-        *slot = (char *)p->consts + s->offset;
+        *slot = (char *)p->consts + s->offset + s->view;
         break;
     case ST_INPUT:
     case ST_OUTPUT:
         *slot = NULL;
-        p->patches[p->n_patches++] = (remat_patch){slot, s->kind == ST_OUTPUT, s->index};
+        p->patches[p->n_patches++] = (remat_patch){slot, s->kind == ST_OUTPUT, s->index, s->view};
         break;
     default:
         REMAT_UNREACHABLE("compile: value without storage");
@@ -243,15 +279,17 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         if (!live[v])
             continue;
         if (n->op == REMAT_OP_ARG) {
-            b.st[v] = (storage){ST_INPUT, (int32_t)n->p.index, 0};
+            b.st[v] = (storage){.kind = ST_INPUT, .index = (int32_t)n->p.index, .offset = 0};
         } else if (n->op == REMAT_OP_CONSTANT) {
-            b.st[v] = (storage){ST_CONST, 0, const_bytes};
+            b.st[v] = (storage){.kind = ST_CONST, .index = 0, .offset = const_bytes};
             const_bytes += ((b.scalar[v] ? remat_dtype_size((remat_dtype)n->dtype) : node_bytes(n)) + 63) / 64 * 64;
         } else if (n->op == REMAT_OP_PROJ) {
             REMAT_ASSERT(b.hop_st[n->in[0]]);
             b.st[v] = b.hop_st[n->in[0]][n->p.index];
         } else if (is_alias(n)) {
             b.st[v] = b.st[n->in[0]];
+            if (n->op == REMAT_OP_SLICE)
+                b.st[v].view += slice_view_offset(&g->nodes[n->in[0]], n);
         } else if (n->op == REMAT_OP_HOP) {
             b.instr_of[v] = n_instr++;
             const remat_hop_rules *hr = n->p.hop.rules;
@@ -263,7 +301,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
                 remat_shape sh;
                 hr->output_desc(n->p.hop.data, i, &dt, &sh);
                 size_t bytes = (size_t)remat_shape_numel(&sh) * remat_dtype_size(dt);
-                b.hop_st[v][i] = (storage){ST_ARENA, add_buf(&b, bytes, b.instr_of[v]), 0};
+                b.hop_st[v][i] = (storage){.kind = ST_ARENA, .index = add_buf(&b, bytes, b.instr_of[v])};
             }
         } else if (n->op == REMAT_OP_CALL) {
             status = remat_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
@@ -272,9 +310,9 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         } else {
             b.instr_of[v] = n_instr++;
             if (bind[v] >= 0)
-                b.st[v] = (storage){ST_OUTPUT, bind[v], 0};
+                b.st[v] = (storage){.kind = ST_OUTPUT, .index = bind[v], .offset = 0};
             else
-                b.st[v] = (storage){ST_ARENA, add_buf(&b, node_bytes(n), b.instr_of[v]), 0};
+                b.st[v] = (storage){.kind = ST_ARENA, .index = add_buf(&b, node_bytes(n), b.instr_of[v])};
         }
     }
     int32_t total = n_instr + n_copies;
@@ -395,7 +433,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         remat_instr *I = &p->instrs[ci++];
         I->in = I->in_inline;
         resolve(&b, &I->in[0], &b.st[v]);
-        storage out = {ST_OUTPUT, j, 0};
+        storage out = {.kind = ST_OUTPUT, .index = j};
         resolve(&b, (const void **)&I->out, &out);
         I->n = (size_t)remat_shape_numel(&g->nodes[v].shape);
         remat_exec_op cp = {.op = REMAT_OP_RESHAPE, .dtype = (remat_dtype)g->nodes[v].dtype,

@@ -11,6 +11,7 @@ typedef struct {
     const void **slot;
     int16_t is_output;
     int32_t index;
+    size_t off; /* bytes into the caller's buffer (a view of it) */
 } remat_patch;
 
 struct remat_program {

@@ -55,9 +55,9 @@ static void apply_patches(const remat_program *p, const void *const *in, void *c
 {
     const remat_patch *pt = p->patches, *mid = pt + p->n_in_patches, *end = pt + p->n_patches;
     for (; pt < mid; pt++)
-        *pt->slot = in[pt->index];
+        *pt->slot = (const char *)in[pt->index] + pt->off;
     for (; pt < end; pt++)
-        *pt->slot = out[pt->index];
+        *pt->slot = (char *)out[pt->index] + pt->off;
 }
 
 remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
@@ -72,9 +72,9 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
         return st;
     const remat_patch *pt = p->patches, *mid = pt + p->n_in_patches, *end = pt + p->n_patches;
     for (; pt < mid; pt++)
-        *pt->slot = inputs[pt->index].data;
+        *pt->slot = (char *)inputs[pt->index].data + pt->off;
     for (; pt < end; pt++)
-        *pt->slot = outputs[pt->index].data;
+        *pt->slot = (char *)outputs[pt->index].data + pt->off;
     remat_exec_counters *C = p->counters;
     C->forward_evals = 0;
     C->peak_snapshot_bytes = 0;
