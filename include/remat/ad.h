@@ -90,7 +90,7 @@ typedef enum {
     REMAT_RESIDUAL_ARGUMENT, /* "from the argument 'w1'" */
     REMAT_RESIDUAL_OUTPUT,   /* "output of dot_general at file:line" */
     REMAT_RESIDUAL_NAMED,    /* "named 'hidden' at file:line" */
-    REMAT_RESIDUAL_SNAPSHOT  /* "scan carry snapshots x10 (binomial)" */
+    REMAT_RESIDUAL_SNAPSHOT  /* "f64[3] scan carry snapshots ×10 (binomial:10)" */
 } remat_residual_kind;
 
 typedef struct {

@@ -133,7 +133,7 @@ char *remat_residual_format(const remat_residual *e, char *buf, size_t len)
                  e->loc.line);
         break;
     case REMAT_RESIDUAL_SNAPSHOT:
-        snprintf(buf, len, "%s scan carry snapshots x%lld (%s)", sh, (long long)e->count,
+        snprintf(buf, len, "%s scan carry snapshots \u00d7%lld (%s)", sh, (long long)e->count,
                  e->detail ? e->detail : "?");
         break;
     default:
