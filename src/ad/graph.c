@@ -227,6 +227,38 @@ remat_op remat_val_op(const remat_fn *f, remat_val v)
     return val_ok(f, v, "remat_val_op") ? (remat_op)f->nodes[v].op : REMAT_OP_COUNT;
 }
 
+uint8_t *remat_fn_live_mask(const remat_fn *f)
+{
+    uint8_t *live = calloc((size_t)f->n_nodes + 1, 1);
+    REMAT_ASSERT(live);
+    for (int i = 0; i < f->n_outs; i++)
+        live[f->outs[i]] = 1;
+    for (int32_t v = f->n_nodes - 1; v >= 0; v--)
+        if (live[v])
+            for (int k = 0; k < f->nodes[v].nin; k++)
+                live[f->nodes[v].in[k]] = 1;
+    return live;
+}
+
+int remat_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res)
+{
+    int count = 0;
+    memset(res, 0, (size_t)f->n_nodes + 1);
+    for (int32_t v = 0; v < f->n_nodes; v++) {
+        const remat_node *n = &f->nodes[v];
+        if (!live[v] || !(n->flags & REMAT_NODE_BWD))
+            continue;
+        for (int k = 0; k < n->nin; k++) {
+            const remat_node *a = &f->nodes[n->in[k]];
+            if (!(a->flags & REMAT_NODE_BWD) && a->op != REMAT_OP_CONSTANT && !res[n->in[k]]) {
+                res[n->in[k]] = 1;
+                count++;
+            }
+        }
+    }
+    return count;
+}
+
 void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
                         remat_shape *in_shapes)
 {

@@ -115,6 +115,13 @@ const char *remat_fn_strdup(remat_fn *f, const char *s);
 void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
                         remat_shape *in_shapes);
 
+/* live[v] = 1 when v is needed to compute f's outputs (calloc'ed, caller frees). */
+uint8_t *remat_fn_live_mask(const remat_fn *f);
+/* res[v] = 1 when v is a residual of a reverse-mode function: a forward
+ * value (not a constant) read by a live backward node. Returns the count.
+ * res is zeroed first and has room for every node. */
+int remat_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res);
+
 /* Copy a node of `src` into `dst` with inputs remapped through `map`; the
  * parameters are deep-copied into dst's arena. Keeps loc, name and flags|add_flags. */
 remat_val remat_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,

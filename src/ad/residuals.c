@@ -18,20 +18,6 @@ struct remat_residual_list {
     size_t bytes;
 };
 
-/* live[v] = v is needed to compute the outputs */
-static uint8_t *liveness(const remat_fn *g)
-{
-    uint8_t *live = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1);
-    REMAT_ASSERT(live);
-    for (int i = 0; i < g->n_outs; i++)
-        live[g->outs[i]] = 1;
-    for (int32_t v = g->n_nodes - 1; v >= 0; v--)
-        if (live[v])
-            for (int k = 0; k < g->nodes[v].nin; k++)
-                live[g->nodes[v].in[k]] = 1;
-    return live;
-}
-
 remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
 {
     if (!out)
@@ -39,22 +25,10 @@ remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
     *out = NULL;
     if (!g)
         return remat_error(REMAT_ERR_NULL, "residuals: function is NULL");
-    uint8_t *live = liveness(g);
-    uint8_t *is_res = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1);
+    uint8_t *live = remat_fn_live_mask(g);
+    uint8_t *is_res = malloc((size_t)g->n_nodes + 1);
     REMAT_ASSERT(is_res);
-    int count = 0;
-    for (int32_t v = 0; v < g->n_nodes; v++) {
-        const remat_node *n = &g->nodes[v];
-        if (!live[v] || !(n->flags & REMAT_NODE_BWD))
-            continue;
-        for (int k = 0; k < n->nin; k++) {
-            const remat_node *a = &g->nodes[n->in[k]];
-            if (!(a->flags & REMAT_NODE_BWD) && a->op != REMAT_OP_CONSTANT && !is_res[n->in[k]]) {
-                is_res[n->in[k]] = 1;
-                count++;
-            }
-        }
-    }
+    int count = remat_fn_residual_mask(g, live, is_res);
     remat_residual_list *r = calloc(1, sizeof *r);
     REMAT_ASSERT(r);
     r->items = calloc((size_t)(count ? count : 1), sizeof *r->items);

@@ -10,33 +10,15 @@ remat_status remat_split_vjp(const remat_fn *g, int n_args, int n_outs, remat_vj
 {
     REMAT_ASSERT(g->n_args == n_args + n_outs && g->n_outs == n_outs + n_args);
     int32_t nn = g->n_nodes;
-    uint8_t *live = calloc((size_t)nn + 1, 1), *need = calloc((size_t)nn + 1, 1);
+    uint8_t *live = remat_fn_live_mask(g), *need = calloc((size_t)nn + 1, 1), *is_res = malloc((size_t)nn + 1);
     int32_t *res_index = malloc(sizeof *res_index * ((size_t)nn + 1));
     remat_val *map = malloc(sizeof *map * ((size_t)nn + 1));
-    REMAT_ASSERT(live && need && res_index && map);
-    for (int i = 0; i < g->n_outs; i++)
-        live[g->outs[i]] = 1;
-    for (int32_t v = nn - 1; v >= 0; v--)
-        if (live[v])
-            for (int k = 0; k < g->nodes[v].nin; k++)
-                live[g->nodes[v].in[k]] = 1;
-    /* residuals: forward values read by live backward nodes */
+    REMAT_ASSERT(need && is_res && res_index && map);
+    remat_fn_residual_mask(g, live, is_res);
     int n_res = 0;
     for (int32_t v = 0; v < nn; v++)
-        res_index[v] = -1;
-    for (int32_t v = 0; v < nn; v++) {
-        const remat_node *n = &g->nodes[v];
-        if (!live[v] || !is_bwd(n))
-            continue;
-        for (int k = 0; k < n->nin; k++) {
-            const remat_node *a = &g->nodes[n->in[k]];
-            if (!is_bwd(a) && a->op != REMAT_OP_CONSTANT && res_index[n->in[k]] < 0)
-                res_index[n->in[k]] = 0;
-        }
-    }
-    for (int32_t v = 0; v < nn; v++)
-        if (res_index[v] == 0)
-            res_index[v] = n_res++;
+        res_index[v] = is_res[v] ? n_res++ : -1;
+    free(is_res);
 
     /* forward part: what the primal outputs and the residuals need */
     remat_fn *fwd = remat_fn_new("fwd");

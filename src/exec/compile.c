@@ -233,7 +233,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
 {
     int32_t nn = g->n_nodes;
     builder b = {.g = g, .p = p};
-    uint8_t *live = calloc((size_t)nn + 1, 1);
+    uint8_t *live = remat_fn_live_mask(g);
     int32_t *bind = malloc(sizeof *bind * ((size_t)nn + 1));
     b.st = calloc((size_t)nn + 1, sizeof *b.st);
     b.instr_of = malloc(sizeof *b.instr_of * ((size_t)nn + 1));
@@ -242,12 +242,6 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     REMAT_ASSERT(live && bind && b.st && b.instr_of && b.hop_st && b.scalar);
     remat_status status = REMAT_OK;
 
-    for (int i = 0; i < g->n_outs; i++)
-        live[g->outs[i]] = 1;
-    for (int32_t v = nn - 1; v >= 0; v--)
-        if (live[v])
-            for (int k = 0; k < g->nodes[v].nin; k++)
-                live[g->nodes[v].in[k]] = 1;
     for (int32_t v = 0; v < nn; v++)
         bind[v] = -1, b.instr_of[v] = -1;
     /* an output computed by an op is written straight into the caller's buffer,
@@ -459,21 +453,13 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     free(sorted);
 
     /* residual bytes: forward values read by live backward nodes */
-    uint8_t *seen = calloc((size_t)nn + 1, 1);
-    REMAT_ASSERT(seen);
-    for (int32_t v = 0; v < nn; v++) {
-        const remat_node *n = &g->nodes[v];
-        if (!live[v] || !(n->flags & REMAT_NODE_BWD))
-            continue;
-        for (int k = 0; k < n->nin; k++) {
-            const remat_node *a = &g->nodes[n->in[k]];
-            if (!(a->flags & REMAT_NODE_BWD) && a->op != REMAT_OP_CONSTANT && !seen[n->in[k]]) {
-                seen[n->in[k]] = 1;
-                p->residual_bytes += node_bytes(a);
-            }
-        }
-    }
-    free(seen);
+    uint8_t *is_res = malloc((size_t)nn + 1);
+    REMAT_ASSERT(is_res);
+    remat_fn_residual_mask(g, live, is_res);
+    for (int32_t v = 0; v < nn; v++)
+        if (is_res[v])
+            p->residual_bytes += node_bytes(&g->nodes[v]);
+    free(is_res);
 
 done:
     for (int32_t v = 0; v < nn; v++)
