@@ -36,15 +36,18 @@ static void run_instrs(const remat_program *p)
         I->fn(I);
 }
 
-/* The arena high-water mark of one run: every instruction runs on every run,
- * so it is the largest arena_end of any, a property of the program. It is
- * worked out once per remat_run (not once per loop-body execution). */
-static size_t program_hw(const remat_program *p)
+/* The same, measuring the arena high-water mark: the furthest any executed
+ * instruction wrote into the arena. Used for a root run and for the first
+ * execution of a loop body in it (later ones execute the same instructions). */
+static size_t run_measured(const remat_program *p)
 {
     size_t hw = 0;
-    for (int32_t i = 0; i < p->n_instrs; i++)
-        if (p->instrs[i].arena_end > hw)
-            hw = p->instrs[i].arena_end;
+    const remat_instr *I = p->instrs, *end = p->instrs + p->n_instrs;
+    for (; I < end; I++) {
+        I->fn(I);
+        if (I->arena_end > hw)
+            hw = I->arena_end;
+    }
     return hw;
 }
 
@@ -83,12 +86,12 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
     struct timespec t0, t1;
     if (stats)
         clock_gettime(CLOCK_MONOTONIC, &t0);
-    run_instrs(p);
+    size_t hw = run_measured(p);
     if (stats) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         memset(stats, 0, sizeof *stats);
         stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-        stats->peak_arena_bytes = program_hw(p);
+        stats->peak_arena_bytes = hw;
         stats->residual_bytes = p->residual_bytes;
         stats->ops_executed = p->n_instrs - p->n_copies;
         stats->recomputed_ops = p->recompute_instrs;
@@ -110,11 +113,12 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
 void remat_program_exec(remat_program *p, const void *const *in, void *const *out)
 {
     apply_patches(p, in, out);
-    run_instrs(p);
     if (p->runs == 0) { /* the first execution since the root's run began */
-        size_t hw = program_hw(p);
+        size_t hw = run_measured(p);
         if (hw > p->hw_max)
             p->hw_max = hw;
+    } else {
+        run_instrs(p);
     }
     p->runs++;
 }

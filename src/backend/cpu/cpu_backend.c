@@ -46,6 +46,13 @@ DIRECT_F64(k_add_f64, a[i] + b[i])
 DIRECT_F64(k_sub_f64, a[i] - b[i])
 DIRECT_F64(k_mul_f64, a[i] * b[i])
 DIRECT_F64(k_neg_f64, ((void)b, -a[i]))
+/* with a scalar operand (a one-element splat constant): rs = b, ls = a */
+DIRECT_F64(k_add_rs_f64, a[i] + b[0])
+DIRECT_F64(k_sub_rs_f64, a[i] - b[0])
+DIRECT_F64(k_mul_rs_f64, a[i] * b[0])
+DIRECT_F64(k_add_ls_f64, a[0] + b[i])
+DIRECT_F64(k_sub_ls_f64, a[0] - b[i])
+DIRECT_F64(k_mul_ls_f64, a[0] * b[i])
 #undef DIRECT_F64
 
 /* one operand a scalar (a one-element splat constant): aux = op | (1 << 16)
@@ -176,6 +183,14 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
     case REMAT_OP_MUL:
         if (f64 && !op->scalar_mask) {
             ins->fn = op->op == REMAT_OP_ADD ? k_add_f64 : op->op == REMAT_OP_SUB ? k_sub_f64 : k_mul_f64;
+            return REMAT_OK;
+        }
+        if (f64 && op->scalar_mask == 2) {
+            ins->fn = op->op == REMAT_OP_ADD ? k_add_rs_f64 : op->op == REMAT_OP_SUB ? k_sub_rs_f64 : k_mul_rs_f64;
+            return REMAT_OK;
+        }
+        if (f64 && op->scalar_mask == 1) {
+            ins->fn = op->op == REMAT_OP_ADD ? k_add_ls_f64 : op->op == REMAT_OP_SUB ? k_sub_ls_f64 : k_mul_ls_f64;
             return REMAT_OK;
         }
         /* fallthrough */
