@@ -15,6 +15,8 @@
  *           structure-of-arrays C loop (forward storing all states, then the
  *           adjoint sweep).
  *
+ * The hand adjoints live in pfr_hand.c, shared with bench_pfr.
+ *
  * Each remat variant is compiled once and run many times. All variants of a
  * group (the hand loop included) are timed round-robin, one sample of each
  * per round, so that a noisy neighbour slows them alike; a sample repeats the
@@ -40,6 +42,8 @@
 #include <time.h>
 
 #include <remat/remat.h>
+
+#include "pfr_hand.h"
 
 static const char *schedules[] = {"store-all", "per-step", "periodic:32", "two-level",
                                   "binomial:10", "online:10", "binomial:3"};
@@ -77,85 +81,6 @@ static double rel_err(double got, double want)
 {
     double d = fabs(got - want), s = fabs(want);
     return s > 0 ? d / s : d;
-}
-
-/* ---- hand-written adjoints ----
- * Forward: the same expression order as the graph (y + dy*h). Backward, with
- * lambda = dJ/dy_{i+1} and f's Jacobians:
- *   dJ/dk1 += h A_i (lB - lA),   dJ/dk2 += h B_i (lC - lB),
- *   lA += h k1 (lB - lA),        lB += h k2 (lC - lB),   lC unchanged. */
-
-/* y: (steps+1, 3), all states */
-static void hand_scalar(int64_t steps, double h, const double y0[3], double k1, double k2, double *y,
-                        double *loss, double g[2])
-{
-    y[0] = y0[0], y[1] = y0[1], y[2] = y0[2];
-    for (int64_t i = 0; i < steps; i++) {
-        const double *c = y + 3 * i;
-        double *n = y + 3 * (i + 1);
-        double r1 = k1 * c[0], r2 = k2 * c[1];
-        n[0] = c[0] + -r1 * h;
-        n[1] = c[1] + (r1 - r2) * h;
-        n[2] = c[2] + r2 * h;
-    }
-    *loss = -y[3 * steps + 1];
-    double la = 0, lb = -1, lc = 0, g1 = 0, g2 = 0;
-    for (int64_t i = steps - 1; i >= 0; i--) {
-        const double *c = y + 3 * i;
-        double dab = lb - la, dbc = lc - lb;
-        g1 += h * c[0] * dab;
-        g2 += h * c[1] * dbc;
-        la += h * k1 * dab;
-        lb += h * k2 * dbc;
-    }
-    g[0] = g1, g[1] = g2;
-}
-
-typedef struct {
-    int64_t steps, m;
-    double h;
-    const double *k1, *k2;             /* (m,) */
-    double *a, *b, *c;                 /* (steps+1, m) each: every state */
-    double *la, *lb, *lc, *g1, *g2;    /* (m,) */
-    double loss;
-} soa_problem;
-
-/* Structure of arrays: each species a row per step, the inner loops over the
- * batch vectorise. */
-static void hand_soa(soa_problem *P)
-{
-    const int64_t m = P->m;
-    const double h = P->h, *restrict k1 = P->k1, *restrict k2 = P->k2;
-    for (int64_t i = 0; i < P->steps; i++) {
-        const double *restrict a = P->a + i * m, *restrict b = P->b + i * m, *restrict c = P->c + i * m;
-        double *restrict na = P->a + (i + 1) * m, *restrict nb = P->b + (i + 1) * m,
-                         *restrict nc = P->c + (i + 1) * m;
-        for (int64_t j = 0; j < m; j++) {
-            double r1 = k1[j] * a[j], r2 = k2[j] * b[j];
-            na[j] = a[j] + -r1 * h;
-            nb[j] = b[j] + (r1 - r2) * h;
-            nc[j] = c[j] + r2 * h;
-        }
-    }
-    double *restrict la = P->la, *restrict lb = P->lb, *restrict lc = P->lc, *restrict g1 = P->g1,
-                     *restrict g2 = P->g2;
-    const double *bl = P->b + P->steps * m;
-    double loss = 0;
-    for (int64_t j = 0; j < m; j++) {
-        loss += bl[j];
-        la[j] = 0, lb[j] = -1, lc[j] = 0, g1[j] = 0, g2[j] = 0;
-    }
-    P->loss = -loss;
-    for (int64_t i = P->steps - 1; i >= 0; i--) {
-        const double *restrict a = P->a + i * m, *restrict b = P->b + i * m;
-        for (int64_t j = 0; j < m; j++) {
-            double dab = lb[j] - la[j], dbc = lc[j] - lb[j];
-            g1[j] += h * a[j] * dab;
-            g2[j] += h * b[j] * dbc;
-            la[j] += h * k1[j] * dab;
-            lb[j] += h * k2[j] * dbc;
-        }
-    }
 }
 
 /* ---- the batched problem as a graph ---- */
@@ -223,7 +148,7 @@ typedef struct {
     const remat_tensor *in;
     remat_tensor out[3];
     double loss, *g;      /* g: 2*m (dk1 then dk2) */
-    soa_problem *soa;     /* batch hand loop */
+    pfr_hand_soa *soa;    /* batch hand loop */
     double *hand_y;       /* scalar hand loop states */
     const double *y0;
     double k1, k2, h;
@@ -246,10 +171,10 @@ static int run_once(variant *v, bool with_stats)
         if (with_stats)
             v->forward_evals = st.forward_evals;
     } else if (v->soa) {
-        hand_soa(v->soa);
+        pfr_hand_euler_soa(v->soa);
         v->loss = v->soa->loss;
     } else {
-        hand_scalar(v->steps, v->h, v->y0, v->k1, v->k2, v->hand_y, &v->loss, v->g);
+        pfr_hand_euler(v->steps, v->h, v->y0, v->k1, v->k2, v->hand_y, &v->loss, v->g);
     }
     return 0;
 }
@@ -397,7 +322,7 @@ static int bench_batch(int64_t steps, int64_t m, int rounds, double sample_ns, d
         y_rows[j] = 1.0;     /* A row */
         y_cols[3 * j] = 1.0; /* A column */
     }
-    soa_problem P = {.steps = steps, .m = m, .h = steps > 0 ? 10.0 / (double)steps : 0.0, .k1 = k1, .k2 = k2};
+    pfr_hand_soa P = {.steps = steps, .m = m, .h = steps > 0 ? 10.0 / (double)steps : 0.0, .k1 = k1, .k2 = k2};
     size_t states = (size_t)(steps + 1) * mb;
     P.a = malloc(states), P.b = malloc(states), P.c = malloc(states);
     P.la = malloc(mb), P.lb = malloc(mb), P.lc = malloc(mb), P.g1 = malloc(mb), P.g2 = malloc(mb);
