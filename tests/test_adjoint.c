@@ -10,11 +10,7 @@
  * remat_schedule_predict() exactly, and binomial/online must hit the
  * Griewank–Walther optimum n + F(n, s).
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "test_util.h"
 
 #include <stdbool.h>
 #include <stdio.h>

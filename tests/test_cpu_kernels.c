@@ -4,11 +4,7 @@
  * never against another kernel. Structural ops are exact, so they are compared
  * bit for bit in both element sizes (f32 and f64 views of the same values).
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "test_util.h"
 
 #include <float.h>
 #include <math.h>
@@ -20,14 +16,8 @@
 
 /* ---- helpers ---- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
 /* Values k/8 with |k| <= 100: exact in f32, so f32 and f64 copies agree. */
-static double rnd(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)((int)((rng_state >> 33) % 201) - 100) / 8.0;
-}
+static double rnd(void) { return (double)((int)((rng_next() >> 33) % 201) - 100) / 8.0; }
 
 static void fill(double *x, int64_t n)
 {
@@ -56,30 +46,12 @@ static int64_t ravel(const remat_shape *s, const int64_t *idx)
     return f;
 }
 
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    assert_non_null(p);
-    return p;
-}
-
 static float *to_f32(const double *x, int64_t n)
 {
     float *y = xmalloc((size_t)n * sizeof *y);
     for (int64_t i = 0; i < n; i++)
         y[i] = (float)x[i];
     return y;
-}
-
-static void check_close(const char *what, int64_t n, const double *got, const double *want,
-                        double rtol, double atol)
-{
-    for (int64_t i = 0; i < n; i++) {
-        const double g = got[i], w = want[i];
-        const bool ok = (isnan(w) && isnan(g)) || g == w || fabs(g - w) <= atol + rtol * fabs(w);
-        if (!ok)
-            fail_msg("%s: element %lld: got %.17g, want %.17g", what, (long long)i, g, w);
-    }
 }
 
 static void check_close_f32(const char *what, int64_t n, const float *got, const double *want,
@@ -920,5 +892,6 @@ int main(void)
         cmocka_unit_test(test_cpu_kernels_dot_general_general_dimension_numbers),
         cmocka_unit_test(test_cpu_kernels_dot_general_degenerate_sizes),
     };
+    rng_seed(0x9e3779b97f4a7c15ull);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,11 +3,7 @@
  * values, missing cells, the initial-state check, and the error catalogue
  * (status plus a message starting with path:line and naming the column).
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,20 +30,10 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Writes bytes to a temporary file named into path. */
-static void write_temp(char *path, size_t cap, const void *bytes, size_t n)
-{
-    snprintf(path, cap, "%s/remat_data_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, bytes, n), (ssize_t)n);
-    close(fd);
-}
-
 static remat_dataset *read_ok_(const char *csv, const char *file, int line)
 {
     char path[256];
-    write_temp(path, sizeof path, csv, strlen(csv));
+    write_temp(path, sizeof path, "remat_data_", csv, strlen(csv));
     remat_dataset *d = NULL;
     if (remat_dataset_read(path, abc, &d) != REMAT_OK)
         fail_msg("%s:%d: read failed: %s\n--- csv ---\n%s", file, line, remat_last_error(), csv);
@@ -61,7 +47,7 @@ static void expect_error_n(const void *bytes, size_t n, int line, const char *wh
                            int src_line)
 {
     char path[256], where[300];
-    write_temp(path, sizeof path, bytes, n);
+    write_temp(path, sizeof path, "remat_data_", bytes, n);
     snprintf(where, sizeof where, "%s:%d: ", path, line);
     remat_dataset *d = (remat_dataset *)&d;
     remat_status st = remat_dataset_read(path, abc, &d);
@@ -218,7 +204,7 @@ static void test_dataset_error_binary(void **state)
             buf[i] = (unsigned char)(rng >> 24);
         }
         char path[256];
-        write_temp(path, sizeof path, buf, n);
+        write_temp(path, sizeof path, "remat_data_", buf, n);
         remat_dataset *d = NULL;
         assert_int_equal(remat_dataset_read(path, abc, &d), REMAT_ERR_PARSE);
         assert_null(d);

@@ -5,11 +5,7 @@
  * degenerate shapes (zero-size, rank 0, rank 8) and the program's signature.
  * Expected values are computed here from the ops' definitions.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,81 +15,7 @@
 #include "backend/backend_impl.h"
 #include "remat/remat.h"
 
-#define MAXO 16
-
-static uint64_t rng_state = 0x853c49e6748fea9bull;
-
-static uint64_t next_u64(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return rng_state >> 17;
-}
-
-static double urand(double lo, double hi) { return lo + (hi - lo) * (double)(next_u64() & ((1ull << 47) - 1)) * 0x1.0p-47; }
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    assert_non_null(p);
-    return p;
-}
-
-static size_t tbytes(remat_dtype dt, const remat_shape *s)
-{
-    return (size_t)remat_shape_numel(s) * remat_dtype_size(dt);
-}
-
-typedef struct {
-    int n;
-    remat_tensor t[MAXO];
-} outs_t;
-
-static void outs_free(outs_t *o)
-{
-    for (int i = 0; i < o->n; i++)
-        free(o->t[i].data);
-    o->n = 0;
-}
-
-static remat_program *compile_ok(const remat_fn *f)
-{
-    if (remat_fn_status(f) != REMAT_OK)
-        fail_msg("build of '%s' failed: %s", remat_fn_name(f), remat_fn_error(f));
-    remat_program *p = NULL;
-    if (remat_compile(f, remat_backend_cpu(), &p) != REMAT_OK)
-        fail_msg("compile of '%s' failed: %s", remat_fn_name(f), remat_last_error());
-    return p;
-}
-
-/* Outputs are pre-filled with 0xAB bytes so an output the run forgets shows. */
-static void run_prog(remat_program *p, int n_in, const remat_tensor *in, outs_t *o, remat_stats *st)
-{
-    o->n = remat_program_num_outputs(p);
-    assert_true(o->n <= MAXO);
-    for (int i = 0; i < o->n; i++) {
-        o->t[i] = remat_program_output_desc(p, i);
-        size_t b = tbytes(o->t[i].dtype, &o->t[i].shape);
-        o->t[i].data = xcalloc(1, b);
-        memset(o->t[i].data, 0xAB, b);
-    }
-    if (remat_run(p, n_in, in, o->n, o->t, st) != REMAT_OK)
-        fail_msg("run failed: %s", remat_last_error());
-}
-
-static void run_fn(const remat_fn *f, int n_in, const remat_tensor *in, outs_t *o, remat_stats *st)
-{
-    remat_program *p = compile_ok(f);
-    run_prog(p, n_in, in, o, st);
-    remat_program_free(p);
-}
-
-static remat_fn *grad_ok(const remat_fn *f, int n, const int *argnums)
-{
-    remat_fn *g = NULL;
-    if (remat_grad(f, n, argnums, &g) != REMAT_OK)
-        fail_msg("grad of '%s' failed: %s", remat_fn_name(f), remat_last_error());
-    return g;
-}
+static uint64_t next_u64(void) { return rng_next() >> 17; }
 
 static void expect_f64(const char *what, const remat_tensor *t, int64_t n, const double *want, double rtol)
 {
@@ -345,7 +267,7 @@ static void test_exec_outputs_that_are_arguments_constants_repeats_and_aliases(v
     double xv[6] = {0.5, -1.0, 2.0, 0.0, 3.0, -0.25}, uv[6] = {9, 8, 7, 6, 5, 4};
     remat_tensor in[2] = {remat_tensor_f64(xv, 2, d23), remat_tensor_f64(uv, 1, d6)};
     outs_t o;
-    run_fn(f, 2, in, &o, NULL);
+    run_fn(f, 2, in, &o, NULL, NULL);
     assert_int_equal(o.n, 12);
     double sy[6], syt[6], sq[6], splat[4] = {2.5, 2.5, 2.5, 2.5};
     for (int i = 0; i < 6; i++)
@@ -382,7 +304,7 @@ static void test_exec_outputs_that_are_arguments_constants_repeats_and_aliases(v
     for (int i = 0; i < 6; i++)
         z = remat_mul_scalar(f, remat_exp(f, remat_neg(f, z)), 0.5);
     remat_fn_output(f, remat_sum_all(f, z));
-    run_fn(f, 1, in, &o, NULL);
+    run_fn(f, 1, in, &o, NULL, NULL);
     double cy[6], zs = 0;
     for (int i = 0; i < 6; i++) {
         double zi = xv[i];
@@ -404,7 +326,7 @@ static void test_exec_outputs_that_are_arguments_constants_repeats_and_aliases(v
     remat_fn *g = NULL;
     assert_int_equal(remat_value_and_grad(f, 0, NULL, &g), REMAT_OK);
     remat_tensor t6 = remat_tensor_f64(xv, 1, d6);
-    run_fn(g, 1, &t6, &o, NULL);
+    run_fn(g, 1, &t6, &o, NULL, NULL);
     double three[6] = {3, 3, 3, 3, 3, 3}, sum3 = 3 * (0.5 - 1.0 + 2.0 + 0.0 + 3.0 - 0.25);
     expect_f64("value", &o.t[0], 1, &sum3, 1e-15);
     expect_f64("grad of a linear map (a splat)", &o.t[1], 6, three, 0);
@@ -436,7 +358,7 @@ static void test_exec_zero_size_tensors(void **state)
                           remat_tensor_f64(NULL, 2, d20), remat_tensor_f64(NULL, 2, d03b)};
     outs_t o;
     remat_stats st;
-    run_fn(f, 5, in, &o, &st);
+    run_fn(f, 5, in, &o, &st, NULL);
     double z[6] = {0};
     expect_dims(&o.t[0], REMAT_F64, 1, d3), expect_f64("sum of empty", &o.t[0], 3, z, 0);
     expect_dims(&o.t[1], REMAT_F64, 2, d03);
@@ -456,7 +378,7 @@ static void test_exec_zero_size_tensors(void **state)
     remat_fn *g = grad_ok(f, 0, NULL);
     remat_fn *ck = remat_checkpoint(f, NULL), *gc = grad_ok(ck, 0, NULL);
     for (int k = 0; k < 2; k++) {
-        run_fn(k ? gc : g, 2, in, &o, NULL);
+        run_fn(k ? gc : g, 2, in, &o, NULL, NULL);
         expect_dims(&o.t[0], REMAT_F64, 2, d03);
         double want[3] = {2, -4, 8};
         expect_f64("d/dy", &o.t[1], 3, want, 0);
@@ -476,7 +398,7 @@ static void test_exec_rank0_scalars(void **state)
     double av = 0.7, bv = -1.3;
     remat_tensor in[2] = {remat_tensor_f64(&av, 0, NULL), remat_tensor_f64(&bv, 0, NULL)};
     outs_t o;
-    run_fn(g, 2, in, &o, NULL);
+    run_fn(g, 2, in, &o, NULL, NULL);
     assert_int_equal(o.n, 3);
     for (int k = 0; k < 3; k++)
         expect_dims(&o.t[k], REMAT_F64, 0, NULL);
@@ -495,7 +417,7 @@ static void test_exec_rank0_scalars(void **state)
     remat_fn_output(f, remat_scalar(f, REMAT_F32, 0.5));
     float af = 2.0f, xf[4] = {1, 2, 3, 4};
     remat_tensor inf[2] = {remat_tensor_f32(&af, 0, NULL), remat_tensor_f32(xf, 1, ((int64_t[]){4}))};
-    run_fn(f, 2, inf, &o, NULL);
+    run_fn(f, 2, inf, &o, NULL, NULL);
     assert_true(*(float *)o.t[0].data == 20.0f);
     assert_true(*(float *)o.t[1].data == 0.5f);
     outs_free(&o);
@@ -553,7 +475,7 @@ static void test_exec_rank8_tensors(void **state)
     remat_fn_output(f, remat_sum_all(f, remat_mul(f, w, remat_sin(f, t)))); /* loss */
     remat_tensor in[2] = {remat_tensor_f64(xv, R, d), remat_tensor_f64(wv, R, dt)};
     outs_t o;
-    run_fn(f, 2, in, &o, NULL);
+    run_fn(f, 2, in, &o, NULL, NULL);
     expect_dims(&o.t[0], REMAT_F64, R, dt);
     expect_dims(&o.t[1], REMAT_F64, R - 2, ds);
     expect_dims(&o.t[2], REMAT_F64, R, d);
@@ -596,7 +518,7 @@ static void test_exec_rank8_tensors(void **state)
     t = remat_reshape(f, remat_transpose(f, x, perm), R, dt);
     remat_fn_output(f, remat_sum_all(f, remat_mul(f, w, remat_sin(f, t))));
     remat_fn *g = grad_ok(f, 1, ((int[]){0}));
-    run_fn(g, 2, in, &o, NULL);
+    run_fn(g, 2, in, &o, NULL, NULL);
     expect_dims(&o.t[0], REMAT_F64, R, d);
     expect_f64("rank-8 grad", &o.t[0], n, want_g, 1e-15);
     outs_free(&o);
@@ -739,5 +661,6 @@ int main(void)
         cmocka_unit_test(test_exec_slice_views_and_copies),
         cmocka_unit_test(test_exec_program_input_output_descriptors),
     };
+    rng_seed(0x853c49e6748fea9bull);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

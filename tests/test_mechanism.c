@@ -5,11 +5,7 @@
  * Run it under -Db_sanitize=address,undefined: the fuzz cases are there to
  * catch crashes and leaks, not wrong answers.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -57,16 +53,6 @@ static void expect_close(double got, double want)
     double tol = 1e-13 * (1 + fabs(want));
     if (!(fabs(got - want) <= tol))
         fail_msg("got %.17g, want %.17g", got, want);
-}
-
-/* Writes bytes to a fresh temporary file; the caller unlinks it. */
-static void write_temp(char *path, size_t cap, const void *bytes, size_t n)
-{
-    snprintf(path, cap, "%s/remat_mech_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, bytes, n), (ssize_t)n);
-    close(fd);
 }
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
@@ -437,7 +423,7 @@ static void test_mechanism_parse_file(void **state)
 {
     (void)state;
     char path[256];
-    write_temp(path, sizeof path, abc_text, strlen(abc_text));
+    write_temp(path, sizeof path, "remat_mech_", abc_text, strlen(abc_text));
     remat_mechanism *m = NULL;
     assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_OK);
     assert_string_equal(remat_mechanism_source(m), path);
@@ -446,7 +432,7 @@ static void test_mechanism_parse_file(void **state)
     unlink(path);
 
     const char bad[] = "param k = 1\nA -> B : k3\n";
-    write_temp(path, sizeof path, bad, strlen(bad));
+    write_temp(path, sizeof path, "remat_mech_", bad, strlen(bad));
     assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_ERR_PARSE);
     char want[300];
     snprintf(want, sizeof want, "%s:2:10: unknown name 'k3'", path);
@@ -700,7 +686,7 @@ static void test_mechanism_error_binary(void **state)
     (void)state;
     char path[256], want[300];
     const char nul[] = "param k = 1\nA -> B : k\0\x01\x02";
-    write_temp(path, sizeof path, nul, sizeof nul - 1);
+    write_temp(path, sizeof path, "remat_mech_", nul, sizeof nul - 1);
     remat_mechanism *m = NULL;
     assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_ERR_PARSE);
     snprintf(want, sizeof want, "%s:2:11: NUL byte", path);
@@ -721,7 +707,7 @@ static void test_mechanism_error_binary(void **state)
         for (size_t i = 0; i < n; i++)
             buf[i] = (unsigned char)next_rand();
         buf[next_rand() % n] = trial % 2 ? 0 : 0xff;
-        write_temp(path, sizeof path, buf, n);
+        write_temp(path, sizeof path, "remat_mech_", buf, n);
         assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_ERR_PARSE);
         assert_null(m);
         assert_non_null(strstr(remat_last_error(), path));

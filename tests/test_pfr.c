@@ -5,11 +5,7 @@
  * objective's gradient against central differences, and the errors a user
  * can cause.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,43 +14,12 @@
 
 #include "remat/remat.h"
 
-#define assert_ok(expr)                                                                                     \
-    do {                                                                                                    \
-        remat_status st_ = (expr);                                                                          \
-        if (st_ != REMAT_OK)                                                                                \
-            fail_msg("%s failed: %s", #expr, remat_last_error());                                           \
-    } while (0)
-
-#define assert_contains(hay, needle)                                                                        \
-    do {                                                                                                    \
-        const char *h_ = (hay), *n_ = (needle);                                                             \
-        if (!h_ || !strstr(h_, n_))                                                                         \
-            fail_msg("expected \"%s\" in message: %s", n_, h_ ? h_ : "(null)");                             \
-    } while (0)
-
-static void assert_printed(const char *fmt, double v, const char *want)
-{
-    char buf[64];
-    snprintf(buf, sizeof buf, fmt, v);
-    if (strcmp(buf, want))
-        fail_msg("%.17g prints as %s with %s, the seed prints %s", v, buf, fmt, want);
-}
-
-static remat_mechanism *parse(const char *text)
-{
-    remat_mechanism *m = NULL;
-    if (remat_mechanism_parse_string(text, "test.mech", &m) != REMAT_OK)
-        fail_msg("parse: %s", remat_last_error());
-    return m;
-}
-
 static remat_pfr_options seed_options(const remat_mechanism *m, const char *schedule)
 {
     const remat_pfr_seed_problem *sd = remat_pfr_seed();
     remat_pfr_options o = {.method = sd->method, .length = sd->length, .steps = sd->steps, .inlet = sd->inlet,
-                           .goal = sd->goal, .species = remat_mechanism_species_find(m, sd->species)};
-    if (remat_schedule_parse(schedule, &o.schedule) != REMAT_OK)
-        fail_msg("schedule: %s", remat_last_error());
+                           .goal = sd->goal, .species = remat_mechanism_species_find(m, sd->species),
+                           .schedule = spec_of(schedule)};
     return o;
 }
 
@@ -108,24 +73,12 @@ static void test_pfr_adam_reproduces_seed_table(void **state)
     double p[2] = {sd->start[0], sd->start[1]}, cb[50], pa[100], final;
     assert_int_equal(sd->iters, 50);
     assert_ok(remat_pfr_adam(r, &a, sd->iters, p, cb, pa, &final));
-    static const struct {
-        int it;
-        const char *k1, *k2, *cb;
-    } table[] = {
-        {0, "0.4000", "0.2000", "0.107273"},  {10, "0.6240", "0.0100", "0.917683"},
-        {20, "0.8598", "0.0100", "0.915442"}, {30, "0.9231", "0.0100", "0.914671"},
-        {40, "0.9187", "0.0100", "0.914670"}, {49, "0.8885", "0.0100", "0.914955"},
-    };
-    for (int i = 0; i < 6; i++) {
-        int it = table[i].it;
-        assert_printed("%.4f", pa[2 * it], table[i].k1);
-        assert_printed("%.4f", pa[2 * it + 1], table[i].k2);
-        assert_printed("%.6f", cb[it], table[i].cb);
+    for (int i = 0; i < SEED_ADAM_ROWS; i++) {
+        int it = seed_adam_table[i].it;
+        assert_seed_adam(&seed_adam_table[i], pa[2 * it], pa[2 * it + 1], cb[it]);
     }
     assert_true(p[0] == pa[98] && p[1] == pa[99]);
-    assert_printed("%.4f", p[0], "0.8885");
-    assert_printed("%.4f", p[1], "0.0100");
-    assert_printed("%.6f", final, "0.914998");
+    assert_seed_adam(&seed_adam_final, p[0], p[1], final);
     remat_pfr_free(r);
     remat_mechanism_free(m);
 }

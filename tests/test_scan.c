@@ -12,11 +12,7 @@
  * policies are held to the store-all gradient bit for bit, as DESIGN.md
  * promises ("Schedules and policies change memory and time, never results").
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "test_util.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -26,41 +22,9 @@
 
 #include "remat/remat.h"
 
-#define MAXO 16
-#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
-
-/* ---- small helpers ---- */
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static double urand(double lo, double hi)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return lo + (hi - lo) * (double)(rng_state >> 11) * 0x1.0p-53;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    assert_non_null(p);
-    return p;
-}
-
-static int contains(const char *hay, const char *needle) { return hay && strstr(hay, needle) != NULL; }
-
-#define assert_contains(hay, needle)                                                                        \
-    do {                                                                                                    \
-        const char *h_ = (hay), *n_ = (needle);                                                             \
-        if (!contains(h_, n_))                                                                              \
-            fail_msg("expected \"%s\" in message: %s", n_, h_ ? h_ : "(null)");                             \
-    } while (0)
+/* ---- small helpers (the shared ones are in test_util.h) ---- */
 
 static size_t align16(size_t b) { return (b + 15) / 16 * 16; }
-
-static size_t tbytes(remat_dtype dt, const remat_shape *s)
-{
-    return (size_t)remat_shape_numel(s) * remat_dtype_size(dt);
-}
 
 /* ---- caller-owned tensors ---- */
 
@@ -103,67 +67,6 @@ static void t_free_all(int n, remat_tensor *t)
 }
 
 /* ---- compile and run ---- */
-
-typedef struct {
-    int n;
-    remat_tensor t[MAXO];
-} outs_t;
-
-static void outs_free(outs_t *o)
-{
-    t_free_all(o->n, o->t);
-    o->n = 0;
-}
-
-static void assert_fn_ok(const remat_fn *f)
-{
-    if (remat_fn_status(f) != REMAT_OK)
-        fail_msg("build of '%s' failed: %s", remat_fn_name(f), remat_fn_error(f));
-}
-
-static remat_program *compile_ok(const remat_fn *f)
-{
-    remat_program *p = NULL;
-    if (remat_compile(f, remat_backend_cpu(), &p) != REMAT_OK)
-        fail_msg("compile of '%s' failed: %s", remat_fn_name(f), remat_last_error());
-    return p;
-}
-
-static void run_prog(remat_program *p, int n_in, const remat_tensor *in, outs_t *o, remat_stats *st)
-{
-    o->n = remat_program_num_outputs(p);
-    assert_true(o->n <= MAXO);
-    for (int i = 0; i < o->n; i++) {
-        o->t[i] = remat_program_output_desc(p, i);
-        o->t[i].data = xcalloc(1, tbytes(o->t[i].dtype, &o->t[i].shape));
-    }
-    if (remat_run(p, n_in, in, o->n, o->t, st) != REMAT_OK)
-        fail_msg("run failed: %s", remat_last_error());
-}
-
-/* compile + run (+ plan) + free the program */
-static void run_fn(const remat_fn *f, int n_in, const remat_tensor *in, outs_t *o, remat_stats *st,
-                   remat_memory_plan *plan)
-{
-    remat_program *p = compile_ok(f);
-    if (plan)
-        remat_program_plan(p, plan);
-    run_prog(p, n_in, in, o, st);
-    remat_program_free(p);
-}
-
-typedef enum { AD_GRAD, AD_VALUE_AND_GRAD, AD_VJP } ad_kind;
-
-static remat_fn *ad_ok(ad_kind k, const remat_fn *f, int n, const int *argnums)
-{
-    remat_fn *g = NULL;
-    remat_status st = k == AD_GRAD ? remat_grad(f, n, argnums, &g)
-                      : k == AD_VJP ? remat_vjp(f, n, argnums, &g)
-                                    : remat_value_and_grad(f, n, argnums, &g);
-    if (st != REMAT_OK)
-        fail_msg("reverse mode of '%s' failed: %s", remat_fn_name(f), remat_last_error());
-    return g;
-}
 
 /* differentiate f (all arguments), run, free */
 static void run_ad(ad_kind k, const remat_fn *f, int n_in, const remat_tensor *in, outs_t *o, remat_stats *st,
@@ -236,14 +139,6 @@ static remat_val stack(remat_fn *f, int64_t n, const remat_val *v)
     remat_val out = remat_concatenate(f, (int)n, r, 0);
     free(r);
     return out;
-}
-
-static remat_schedule_spec spec_of(const char *text)
-{
-    remat_schedule_spec s;
-    if (remat_schedule_parse(text, &s) != REMAT_OK)
-        fail_msg("schedule '%s': %s", text, remat_last_error());
-    return s;
 }
 
 /* The schedules of the brief, every one of them in every grid below. */
@@ -1550,5 +1445,6 @@ int main(void)
         cmocka_unit_test(test_scan_residual_report_lists_snapshots),
         cmocka_unit_test(test_scan_bad_input_names_the_input),
     };
+    rng_seed(0x9e3779b97f4a7c15ull);
     return cmocka_run_group_tests_name("scan", tests, NULL, NULL);
 }
