@@ -3,6 +3,8 @@
  * here from the op's definition (index arithmetic, libm, long double sums),
  * never against another kernel. Structural ops are exact, so they are compared
  * bit for bit in both element sizes (f32 and f64 views of the same values).
+ * The one exception: the kernels with a scalar operand promise the bits of
+ * the array kernel on the broadcast scalar, and are held to that promise.
  */
 #include "test_util.h"
 
@@ -227,6 +229,167 @@ static void test_cpu_kernels_select_picks_by_predicate(void **state)
         p32[i] = (float)pred[i], t32[i] = (float)t[i], f32[i] = (float)f[i];
     remat_cpu_select_f32(6, o32, p32, t32, f32);
     check_close_f32("select f32", 6, o32, want, 0, 0);
+}
+
+/* ---- one operand a scalar: remat_cpu_binary_scalar_* and
+ * remat_cpu_select_scalar_* read that operand from its element 0 (the CPU
+ * backend passes a one-element splat constant). Their contract is the bits
+ * of the array kernel on the scalar broadcast to n elements, so they are held
+ * to exactly that (the array kernels are held to the reference above), with
+ * NaN, +-0, +-inf and ties on either side. ---- */
+
+static const size_t scalar_sizes[] = {0, 1, 3, 1037};
+static const double scalar_values[] = {1.5, -2.25, 0.0, -0.0, NAN, INFINITY, -INFINITY};
+#define N_SCALAR_VALUES (sizeof scalar_values / sizeof *scalar_values)
+static const remat_op scalar_binary_ops[] = {REMAT_OP_ADD, REMAT_OP_SUB, REMAT_OP_MUL, REMAT_OP_DIV,
+                                             REMAT_OP_MAX, REMAT_OP_MIN, REMAT_OP_GT,  REMAT_OP_GE,
+                                             REMAT_OP_LT,  REMAT_OP_LE,  REMAT_OP_EQ,  REMAT_OP_NE};
+
+/* n values in a pattern shifted by phase: `tie` (the scalar, so max/min and
+ * the compares see ties, +0 against -0 included), NaN, +0, -0, +inf, -inf,
+ * and k/8 values (exact in f32). No RNG: the cases around keep their draws. */
+static void fill_special(double *x, size_t n, double tie, size_t phase)
+{
+    static const double special[] = {NAN, 0.0, -0.0, INFINITY, -INFINITY};
+    for (size_t i = 0; i < n; i++) {
+        const size_t k = (i + phase) % 10;
+        x[i] = k == 0 ? tie : k <= 5 ? special[k - 1] : (double)((int)((i * 7919 + phase) % 201) - 100) / 8.0;
+    }
+}
+
+/* got and want element by element in their bits: NaN payloads, sign of zero */
+static void expect_same_bits(const char *what, size_t n, size_t esize, const void *got, const void *want)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *g = (const char *)got + i * esize, *w = (const char *)want + i * esize;
+        if (memcmp(g, w, esize) == 0)
+            continue;
+        double gv, wv;
+        if (esize == sizeof(float)) {
+            float gf, wf;
+            memcpy(&gf, g, sizeof gf), memcpy(&wf, w, sizeof wf);
+            gv = gf, wv = wf;
+        } else {
+            memcpy(&gv, g, sizeof gv), memcpy(&wv, w, sizeof wv);
+        }
+        fail_msg("%s: element %zu: got %.17g, want %.17g (bits differ)", what, i, gv, wv);
+    }
+}
+
+/* Each scalar operand is passed twice: alone in a one-element buffer (a read
+ * past element 0 is an ASan error) and as element 0 of an n-element buffer
+ * whose other elements are 12345 (a read of element i shows in the result).
+ * `out` has one element more than n, set to a sentinel that must survive. */
+#define DEFINE_SCALAR_CHECKS(SFX, T)                                                                           \
+    static T *scalar_buf_##SFX(int layout, size_t n, T s)                                                      \
+    {                                                                                                          \
+        T *p = xmalloc((layout ? n + 1 : 1) * sizeof(T));                                                      \
+        p[0] = s;                                                                                              \
+        for (size_t i = 1; layout && i < n; i++)                                                               \
+            p[i] = (T)12345;                                                                                   \
+        return p;                                                                                              \
+    }                                                                                                          \
+                                                                                                               \
+    static T *broadcast_##SFX(size_t n, T s)                                                                   \
+    {                                                                                                          \
+        T *p = xmalloc((n + 1) * sizeof(T));                                                                   \
+        for (size_t i = 0; i < n; i++)                                                                         \
+            p[i] = s;                                                                                          \
+        return p;                                                                                              \
+    }                                                                                                          \
+                                                                                                               \
+    /* side 1: b is the scalar s, a is x; side 0: a is s, b is x */                                           \
+    static void binary_scalar_check_##SFX(remat_op op, int side, size_t n, T s, const T *x)                   \
+    {                                                                                                          \
+        char what[96];                                                                                         \
+        T *bc = broadcast_##SFX(n, s), *want = xmalloc((n + 1) * sizeof(T)), *got = xmalloc((n + 1) * sizeof(T)); \
+        remat_cpu_binary_##SFX(op, n, want, side ? x : bc, side ? bc : x);                                     \
+        for (int layout = 0; layout < 2; layout++) {                                                           \
+            T *sp = scalar_buf_##SFX(layout, n, s);                                                            \
+            got[n] = (T)-777;                                                                                  \
+            remat_cpu_binary_scalar_##SFX(op, n, got, side ? x : sp, side ? sp : x, side);                     \
+            snprintf(what, sizeof what, "binary_scalar_" #SFX " %s, %s = %g, n = %zu, layout %d", op_label(op), \
+                     side ? "b" : "a", (double)s, n, layout);                                                  \
+            expect_same_bits(what, n, sizeof(T), got, want);                                                   \
+            assert_true(got[n] == (T)-777);                                                                    \
+            free(sp);                                                                                          \
+        }                                                                                                      \
+        free(bc), free(want), free(got);                                                                       \
+    }                                                                                                          \
+                                                                                                               \
+    /* t (f) is the scalar ts (fs) when t_scalar (f_scalar), else the array */                                 \
+    static void select_scalar_check_##SFX(size_t n, const T *pred, int t_scalar, T ts, const T *t, int f_scalar, \
+                                          T fs, const T *f)                                                    \
+    {                                                                                                          \
+        char what[96];                                                                                         \
+        T *bt = broadcast_##SFX(n, ts), *bf = broadcast_##SFX(n, fs);                                          \
+        T *want = xmalloc((n + 1) * sizeof(T)), *got = xmalloc((n + 1) * sizeof(T));                          \
+        remat_cpu_select_##SFX(n, want, pred, t_scalar ? bt : t, f_scalar ? bf : f);                           \
+        for (int layout = 0; layout < 2; layout++) {                                                           \
+            T *tp = scalar_buf_##SFX(layout, n, ts), *fp = scalar_buf_##SFX(layout, n, fs);                    \
+            got[n] = (T)-777;                                                                                  \
+            /* the flags as the CPU backend passes them: mask bits 2 and 4 */                                 \
+            remat_cpu_select_scalar_##SFX(n, got, pred, t_scalar ? tp : t, t_scalar ? 2 : 0, f_scalar ? fp : f, \
+                                          f_scalar ? 4 : 0);                                                   \
+            snprintf(what, sizeof what, "select_scalar_" #SFX ", on_true %s, on_false %s, n = %zu, layout %d",  \
+                     t_scalar ? "scalar" : "array", f_scalar ? "scalar" : "array", n, layout);                 \
+            expect_same_bits(what, n, sizeof(T), got, want);                                                   \
+            assert_true(got[n] == (T)-777);                                                                    \
+            free(tp), free(fp);                                                                                \
+        }                                                                                                      \
+        free(bt), free(bf), free(want), free(got);                                                             \
+    }
+
+DEFINE_SCALAR_CHECKS(f32, float)
+DEFINE_SCALAR_CHECKS(f64, double)
+
+static void test_cpu_kernels_binary_scalar_matches_broadcast(void **state)
+{
+    (void)state;
+    for (size_t z = 0; z < sizeof scalar_sizes / sizeof *scalar_sizes; z++) {
+        const size_t n = scalar_sizes[z];
+        double *x = xmalloc((n + 1) * sizeof *x);
+        for (size_t v = 0; v < N_SCALAR_VALUES; v++) {
+            const double s = scalar_values[v];
+            for (size_t phase = 0; phase < 10; phase++) {
+                fill_special(x, n, s, phase);
+                float *x32 = to_f32(x, (int64_t)n);
+                for (size_t o = 0; o < sizeof scalar_binary_ops / sizeof *scalar_binary_ops; o++)
+                    for (int side = 0; side < 2; side++) {
+                        binary_scalar_check_f64(scalar_binary_ops[o], side, n, s, x);
+                        binary_scalar_check_f32(scalar_binary_ops[o], side, n, (float)s, x32);
+                    }
+                free(x32);
+            }
+        }
+        free(x);
+    }
+}
+
+static void test_cpu_kernels_select_scalar_matches_broadcast(void **state)
+{
+    (void)state;
+    /* (on_true, on_false) scalars: distinct finite, +0 against -0, NaN, inf */
+    static const double pairs[][2] = {{1.5, -2.25}, {0.0, -0.0}, {-0.0, 0.0}, {NAN, INFINITY}, {-INFINITY, NAN}};
+    for (size_t z = 0; z < sizeof scalar_sizes / sizeof *scalar_sizes; z++) {
+        const size_t n = scalar_sizes[z];
+        double *pred = xmalloc((n + 1) * sizeof *pred), *t = xmalloc((n + 1) * sizeof *t);
+        double *f = xmalloc((n + 1) * sizeof *f);
+        for (size_t phase = 0; phase < 10; phase++) {
+            fill_special(pred, n, 0.0, phase); /* 0, -0, NaN (!= 0: on_true), inf, k/8 */
+            fill_special(t, n, 4.0, phase + 3);
+            fill_special(f, n, -4.0, phase + 7);
+            float *p32 = to_f32(pred, (int64_t)n), *t32 = to_f32(t, (int64_t)n), *f32 = to_f32(f, (int64_t)n);
+            for (size_t q = 0; q < sizeof pairs / sizeof *pairs; q++)
+                for (int mask = 1; mask <= 3; mask++) { /* bit 0: on_true scalar, bit 1: on_false */
+                    const int ts = mask & 1, fs = (mask >> 1) & 1;
+                    select_scalar_check_f64(n, pred, ts, pairs[q][0], t, fs, pairs[q][1], f);
+                    select_scalar_check_f32(n, p32, ts, (float)pairs[q][0], t32, fs, (float)pairs[q][1], f32);
+                }
+            free(p32), free(t32), free(f32);
+        }
+        free(pred), free(t), free(f);
+    }
 }
 
 static void test_cpu_kernels_integer_pow_matches_pow(void **state)
@@ -879,6 +1042,8 @@ int main(void)
         cmocka_unit_test(test_cpu_kernels_relu_max_min_propagate_nan),
         cmocka_unit_test(test_cpu_kernels_binary_and_compare_match_reference),
         cmocka_unit_test(test_cpu_kernels_select_picks_by_predicate),
+        cmocka_unit_test(test_cpu_kernels_binary_scalar_matches_broadcast),
+        cmocka_unit_test(test_cpu_kernels_select_scalar_matches_broadcast),
         cmocka_unit_test(test_cpu_kernels_integer_pow_matches_pow),
         cmocka_unit_test(test_cpu_kernels_pow_and_convert),
         cmocka_unit_test(test_cpu_kernels_transpose_any_perm),
