@@ -14,31 +14,14 @@
  * keeps: the arguments and the two dot_general outputs; relu's output is
  * recomputed from the saved x @ w1. Exits non-zero if a value is off.
  */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include <remat/remat.h>
 
+#include "example_util.h"
+
 enum { N = 1, D = 2 };
-
-static int failures;
-
-/* f32 result against the expected value, relative tolerance 1e-6 */
-static void check(const char *what, double got, double want)
-{
-    double err = fabs(got - want) / fmax(fabs(want), 1e-30);
-    if (!(err <= 1e-6)) {
-        fprintf(stderr, "FAIL %s: got %.17g, expected %.17g (rel. error %.3g)\n", what, got, want, err);
-        failures++;
-    }
-}
-
-static int die(const char *where)
-{
-    fprintf(stderr, "%s: %s\n", where, remat_last_error());
-    return 1;
-}
+static const double tol = 1e-6; /* relative, for f32 results */
 
 /* loss(w1, w2, x) = sum((relu(x @ w1) @ w2)^2) */
 static remat_fn *build_loss(void)
@@ -56,11 +39,11 @@ static remat_fn *build_loss(void)
 int main(void)
 {
     remat_fn *loss = build_loss();
-    if (remat_fn_status(loss) != REMAT_OK)
-        return fprintf(stderr, "build: %s\n", remat_fn_error(loss)), 1;
+    if (example_build_failed(loss))
+        return 1;
     remat_fn *ckpt = remat_checkpoint(loss, remat_dots_with_no_batch_dims_saveable);
     if (!ckpt)
-        return die("checkpoint");
+        return example_die("checkpoint");
 
     float w1[D * D] = {1, 0, 0, 1}, w2[D * D] = {1, 0, 0, 1}, x[N * D] = {1, 1};
     remat_tensor in[3] = {
@@ -70,23 +53,17 @@ int main(void)
     };
 
     /* the loss itself */
-    remat_program *prog;
-    if (remat_compile(ckpt, remat_backend_cpu(), &prog) != REMAT_OK)
-        return die("compile loss");
     float value;
     remat_tensor out = remat_tensor_f32(&value, 0, NULL);
-    if (remat_run(prog, 3, in, 1, &out, NULL) != REMAT_OK)
-        return die("run loss");
+    if (example_run(ckpt, 3, in, 1, &out, NULL, NULL))
+        return 1;
     printf("checkpoint_dot_policy(w1=I, w2=I, x=[[1, 1]]) = %.17g\n", (double)value);
-    check("loss", value, 2.0);
+    example_check("loss", value, 2.0, tol);
 
     /* value and gradient w.r.t. all three arguments */
     remat_fn *vg;
     if (remat_value_and_grad(ckpt, 0, NULL, &vg) != REMAT_OK)
-        return die("value_and_grad");
-    remat_program *gprog;
-    if (remat_compile(vg, remat_backend_cpu(), &gprog) != REMAT_OK)
-        return die("compile grad");
+        return example_die("value_and_grad");
     float v2, dw1[D * D], dw2[D * D], dx[N * D];
     remat_tensor outs[4] = {
         remat_tensor_f32(&v2, 0, NULL),
@@ -95,47 +72,33 @@ int main(void)
         remat_tensor_f32(dx, 2, (int64_t[]){N, D}),
     };
     remat_stats st;
-    if (remat_run(gprog, 3, in, 4, outs, &st) != REMAT_OK)
-        return die("run grad");
-    check("value_and_grad value", v2, 2.0);
+    if (example_run(vg, 3, in, 4, outs, &st, NULL))
+        return 1;
+    example_check("value_and_grad value", v2, 2.0, tol);
     /* out = [1, 1], d loss/d out = 2 out, so every entry of every gradient is 2 */
-    const char *names[3] = {"d loss/d w1", "d loss/d w2", "d loss/d x"};
-    const float *grads[3] = {dw1, dw2, dx};
-    const int sizes[3] = {D * D, D * D, N * D};
-    for (int a = 0; a < 3; a++) {
-        printf("%s = [", names[a]);
-        for (int i = 0; i < sizes[a]; i++) {
-            printf("%s%.17g", i ? ", " : "", (double)grads[a][i]);
-            check(names[a], grads[a][i], 2.0);
-        }
-        printf("]\n");
-    }
+    example_print_check_f32("d loss/d w1", dw1, D * D, 2.0, tol);
+    example_print_check_f32("d loss/d w2", dw2, D * D, 2.0, tol);
+    example_print_check_f32("d loss/d x", dx, N * D, 2.0, tol);
 
     /* what the backward keeps (jax.ad_checkpoint.print_saved_residuals) */
     remat_residual_list *res;
     if (remat_saved_residuals(ckpt, 0, NULL, &res) != REMAT_OK)
-        return die("saved_residuals");
+        return example_die("saved_residuals");
     printf("saved residuals (%s, %zu bytes):\n", remat_policy_label(remat_dots_with_no_batch_dims_saveable),
            remat_residual_list_bytes(res));
     remat_residual_list_print(res, stdout);
     /* relu's output must be recomputed, never saved: the policy only permits dots */
     for (int i = 0; i < remat_residual_list_count(res); i++) {
         const remat_residual *e = remat_residual_list_get(res, i);
-        if (e->kind == REMAT_RESIDUAL_OUTPUT && e->op != REMAT_OP_DOT_GENERAL) {
-            fprintf(stderr, "FAIL residual %d is the output of %s, which the policy does not permit\n", i,
-                    remat_op_name(e->op));
-            failures++;
-        }
+        if (e->kind == REMAT_RESIDUAL_OUTPUT && e->op != REMAT_OP_DOT_GENERAL)
+            example_fail("residual %d is the output of %s, which the policy does not permit", i,
+                         remat_op_name(e->op));
     }
     printf("recomputed ops in the backward: %lld\n", (long long)st.recomputed_ops);
 
     remat_residual_list_free(res);
-    remat_program_free(gprog);
-    remat_program_free(prog);
     remat_fn_free(vg);
     remat_fn_free(ckpt);
     remat_fn_free(loss);
-    if (failures)
-        fprintf(stderr, "checkpoint_dot_policy: %d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return example_finish("checkpoint_dot_policy");
 }

@@ -15,31 +15,14 @@
  * nothing (its VJP reads its operands, which are region inputs): the residual
  * report shows it. Exits non-zero if a value is off.
  */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include <remat/remat.h>
 
+#include "example_util.h"
+
 enum { N = 1, D = 2 };
-
-static int failures;
-
-/* f32 result against the expected value, relative tolerance 1e-6 */
-static void check(const char *what, double got, double want)
-{
-    double err = fabs(got - want) / fmax(fabs(want), 1e-30);
-    if (!(err <= 1e-6)) {
-        fprintf(stderr, "FAIL %s: got %.17g, expected %.17g (rel. error %.3g)\n", what, got, want, err);
-        failures++;
-    }
-}
-
-static int die(const char *where)
-{
-    fprintf(stderr, "%s: %s\n", where, remat_last_error());
-    return 1;
-}
+static const double tol = 1e-6; /* relative, for f32 results */
 
 /* middle(y, w) = y @ w */
 static remat_fn *build_middle(void)
@@ -71,31 +54,25 @@ int main(void)
     remat_fn *middle = build_middle();
     remat_fn *ckpt_middle = remat_checkpoint(middle, NULL); /* jax.checkpoint(middle): nothing_saveable */
     if (!ckpt_middle)
-        return die("checkpoint");
+        return example_die("checkpoint");
     remat_fn *loss = build_loss(ckpt_middle);
-    if (remat_fn_status(loss) != REMAT_OK)
-        return fprintf(stderr, "build: %s\n", remat_fn_error(loss)), 1;
+    if (example_build_failed(loss))
+        return 1;
 
     float w[D * D] = {1, 0, 0, 1}, x[N * D] = {1, 1};
     remat_tensor tw = remat_tensor_f32(w, 2, (int64_t[]){D, D});
     remat_tensor in[4] = {tw, tw, tw, remat_tensor_f32(x, 2, (int64_t[]){N, D})};
 
-    remat_program *prog;
-    if (remat_compile(loss, remat_backend_cpu(), &prog) != REMAT_OK)
-        return die("compile loss");
     float value;
     remat_tensor out = remat_tensor_f32(&value, 0, NULL);
-    if (remat_run(prog, 4, in, 1, &out, NULL) != REMAT_OK)
-        return die("run loss");
+    if (example_run(loss, 4, in, 1, &out, NULL, NULL))
+        return 1;
     printf("checkpointed_layer_loss(w1=w2=w3=I, x=[[1, 1]]) = %.17g\n", (double)value);
-    check("loss", value, 2.0);
+    example_check("loss", value, 2.0, tol);
 
     remat_fn *vg;
     if (remat_value_and_grad(loss, 0, NULL, &vg) != REMAT_OK)
-        return die("value_and_grad");
-    remat_program *gprog;
-    if (remat_compile(vg, remat_backend_cpu(), &gprog) != REMAT_OK)
-        return die("compile grad");
+        return example_die("value_and_grad");
     float v2, dw1[D * D], dw2[D * D], dw3[D * D], dx[N * D];
     remat_tensor outs[5] = {
         remat_tensor_f32(&v2, 0, NULL),
@@ -105,36 +82,25 @@ int main(void)
         remat_tensor_f32(dx, 2, (int64_t[]){N, D}),
     };
     remat_stats st;
-    if (remat_run(gprog, 4, in, 5, outs, &st) != REMAT_OK)
-        return die("run grad");
-    check("value_and_grad value", v2, 2.0);
-    const char *names[4] = {"d loss/d w1", "d loss/d w2", "d loss/d w3", "d loss/d x"};
-    const float *grads[4] = {dw1, dw2, dw3, dx};
-    const int sizes[4] = {D * D, D * D, D * D, N * D};
-    for (int a = 0; a < 4; a++) {
-        printf("%s = [", names[a]);
-        for (int i = 0; i < sizes[a]; i++) {
-            printf("%s%.17g", i ? ", " : "", (double)grads[a][i]);
-            check(names[a], grads[a][i], 2.0);
-        }
-        printf("]\n");
-    }
+    if (example_run(vg, 4, in, 5, outs, &st, NULL))
+        return 1;
+    example_check("value_and_grad value", v2, 2.0, tol);
+    example_print_check_f32("d loss/d w1", dw1, D * D, 2.0, tol);
+    example_print_check_f32("d loss/d w2", dw2, D * D, 2.0, tol);
+    example_print_check_f32("d loss/d w3", dw3, D * D, 2.0, tol);
+    example_print_check_f32("d loss/d x", dx, N * D, 2.0, tol);
 
     remat_residual_list *res;
     if (remat_saved_residuals(loss, 0, NULL, &res) != REMAT_OK)
-        return die("saved_residuals");
+        return example_die("saved_residuals");
     printf("saved residuals (%zu bytes):\n", remat_residual_list_bytes(res));
     remat_residual_list_print(res, stdout);
     printf("recomputed ops in the backward: %lld\n", (long long)st.recomputed_ops);
 
     remat_residual_list_free(res);
-    remat_program_free(gprog);
-    remat_program_free(prog);
     remat_fn_free(vg);
     remat_fn_free(loss);
     remat_fn_free(ckpt_middle);
     remat_fn_free(middle);
-    if (failures)
-        fprintf(stderr, "checkpointed_layer_loss: %d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return example_finish("checkpointed_layer_loss");
 }

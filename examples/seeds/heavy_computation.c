@@ -21,36 +21,20 @@
  * Gradients are bitwise identical across policies. Exits non-zero if a value
  * is off.
  */
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <remat/remat.h>
 
+#include "example_util.h"
+
 enum { N = 50, LAYERS = 5 };
 /* printed by the seed with 10 decimals */
 static const double expected_norm = 5.9413659024;
-
-static int failures;
-
-/* f64 result against the expected value, relative tolerance 1e-10 (the
- * expected value itself is rounded to 1e-10 absolute, ~1.7e-11 relative) */
-static void check(const char *what, double got, double want)
-{
-    double err = fabs(got - want) / fmax(fabs(want), 1e-300);
-    if (!(err <= 1e-10)) {
-        fprintf(stderr, "FAIL %s: got %.17g, expected %.17g (rel. error %.3g)\n", what, got, want, err);
-        failures++;
-    }
-}
-
-static int die(const char *where)
-{
-    fprintf(stderr, "%s: %s\n", where, remat_last_error());
-    return 1;
-}
+/* relative, for f64 results (the expected value itself is rounded to 1e-10
+ * absolute, ~1.7e-11 relative) */
+static const double tol = 1e-10;
 
 /* the seed's custom_policy: save expensive operations (dot_general; remat has
  * no convolution), recompute cheap ones. Sees the op, never its data. */
@@ -89,14 +73,6 @@ static remat_fn *build_loss(const char *name, const remat_fn *layer)
     return f;
 }
 
-static double norm2(const double *v, int n)
-{
-    double s = 0;
-    for (int i = 0; i < n; i++)
-        s += v[i] * v[i];
-    return sqrt(s);
-}
-
 typedef struct {
     const char *label;
     const remat_policy *policy; /* NULL: no checkpoint */
@@ -109,36 +85,22 @@ static int run_variant(remat_fn *layer, variant *v)
 {
     remat_fn *ck = NULL;
     if (v->policy && !(ck = remat_checkpoint(layer, v->policy)))
-        return die("checkpoint");
+        return example_die("checkpoint");
     remat_fn *loss = build_loss(v->label, ck ? ck : layer);
-    if (remat_fn_status(loss) != REMAT_OK)
-        return fprintf(stderr, "build: %s\n", remat_fn_error(loss)), 1;
-    remat_fn *g;
-    if (remat_grad(loss, 0, NULL, &g) != REMAT_OK)
-        return die("grad");
-    remat_program *p;
-    if (remat_compile(g, remat_backend_cpu(), &p) != REMAT_OK)
-        return die("compile");
-    double x[N];
-    for (int i = 0; i < N; i++)
-        x[i] = 1.0;
-    remat_tensor in = remat_tensor_f64(x, 1, (int64_t[]){N});
-    remat_tensor out = remat_tensor_f64(v->grad, 1, (int64_t[]){N});
-    if (remat_run(p, 1, &in, 1, &out, &v->stats) != REMAT_OK)
-        return die("run");
-    remat_program_plan(p, &v->plan);
-    remat_program_free(p);
-    remat_fn_free(g);
+    if (example_build_failed(loss))
+        return 1;
+    /* jax.grad(loss)(jnp.ones((50,))) */
+    int rc = example_grad_at_ones(loss, N, v->grad, &v->stats, &v->plan);
     remat_fn_free(loss);
     remat_fn_free(ck);
-    return 0;
+    return rc;
 }
 
 int main(void)
 {
     remat_policy *custom = remat_policy_new("custom_policy (dot_general)", save_expensive, NULL, NULL);
     if (!custom)
-        return die("policy");
+        return example_die("policy");
     variant v[] = {
         {.label = "No checkpoint", .policy = NULL},
         {.label = "everything_saveable", .policy = remat_everything_saveable},
@@ -148,20 +110,18 @@ int main(void)
     };
     const int nv = (int)(sizeof v / sizeof v[0]);
     remat_fn *layer = build_layer();
-    if (remat_fn_status(layer) != REMAT_OK)
-        return fprintf(stderr, "build: %s\n", remat_fn_error(layer)), 1;
+    if (example_build_failed(layer))
+        return 1;
 
     printf("Gradient comparison with different policies (x = ones(%d), %d layers):\n", N, LAYERS);
     for (int i = 0; i < nv; i++) {
         if (run_variant(layer, &v[i]))
             return 1;
-        double nrm = norm2(v[i].grad, N);
+        double nrm = example_norm2(v[i].grad, N);
         printf("  %-28s norm = %.17g\n", v[i].label, nrm);
-        check(v[i].label, nrm, expected_norm);
-        if (memcmp(v[i].grad, v[0].grad, sizeof v[0].grad) != 0) {
-            fprintf(stderr, "FAIL %s: gradient differs in its bits from the unchecked one\n", v[i].label);
-            failures++;
-        }
+        example_check(v[i].label, nrm, expected_norm, tol);
+        if (memcmp(v[i].grad, v[0].grad, sizeof v[0].grad) != 0)
+            example_fail("%s: gradient differs in its bits from the unchecked one", v[i].label);
     }
     printf("\n  %-28s %14s %12s %16s %14s\n", "policy", "residual bytes", "arena bytes", "recomputed ops",
            "ops executed");
@@ -171,14 +131,10 @@ int main(void)
     /* the ordering a user should see: everything_saveable recomputes nothing,
      * nothing_saveable recomputes the most and keeps the fewest bytes */
     if (v[1].stats.recomputed_ops != 0 || v[4].stats.recomputed_ops <= v[2].stats.recomputed_ops ||
-        v[4].plan.residual_bytes > v[2].plan.residual_bytes) {
-        fprintf(stderr, "FAIL the policies do not order memory and recomputation as expected\n");
-        failures++;
-    }
+        v[4].plan.residual_bytes > v[2].plan.residual_bytes)
+        example_fail("the policies do not order memory and recomputation as expected");
 
     remat_fn_free(layer);
     remat_policy_free(custom);
-    if (failures)
-        fprintf(stderr, "heavy_computation: %d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return example_finish("heavy_computation");
 }

@@ -27,33 +27,16 @@
  * It prints the residual bytes, the planned peak arena bytes and the
  * recomputed ops of each. Exits non-zero if a value is off.
  */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <remat/remat.h>
 
+#include "example_util.h"
+
 enum { N = 100, BLOCKS = 10, LAYERS_PER_BLOCK = 10 };
 static const double expected_norm = 1.0636023633295354e-05;
-
-static int failures;
-
-/* f64 result against the expected value, relative tolerance 1e-10 */
-static void check(const char *what, double got, double want)
-{
-    double err = fabs(got - want) / fmax(fabs(want), 1e-300);
-    if (!(err <= 1e-10)) {
-        fprintf(stderr, "FAIL %s: got %.17g, expected %.17g (rel. error %.3g)\n", what, got, want, err);
-        failures++;
-    }
-}
-
-static int die(const char *where)
-{
-    fprintf(stderr, "%s: %s\n", where, remat_last_error());
-    return 1;
-}
+static const double tol = 1e-10; /* relative, for f64 results */
 
 /* single_layer(x) = tanh(x * 1.01 + 0.01) */
 static remat_fn *build_layer(void)
@@ -86,14 +69,6 @@ static remat_fn *build_net(const char *name, const remat_fn *block)
     return f;
 }
 
-static double norm2(const double *v, int n)
-{
-    double s = 0;
-    for (int i = 0; i < n; i++)
-        s += v[i] * v[i];
-    return sqrt(s);
-}
-
 typedef struct {
     const char *label;
     double grad[N];
@@ -101,29 +76,14 @@ typedef struct {
     remat_stats stats;
 } variant;
 
+/* grad(net)(jnp.ones((100,))); the arena peak measured must be the one planned */
 static int run_variant(const remat_fn *net, variant *v)
 {
-    remat_fn *g;
-    if (remat_grad(net, 0, NULL, &g) != REMAT_OK)
-        return die("grad");
-    remat_program *p;
-    if (remat_compile(g, remat_backend_cpu(), &p) != REMAT_OK)
-        return die("compile");
-    double x[N];
-    for (int i = 0; i < N; i++)
-        x[i] = 1.0;
-    remat_tensor in = remat_tensor_f64(x, 1, (int64_t[]){N});
-    remat_tensor out = remat_tensor_f64(v->grad, 1, (int64_t[]){N});
-    if (remat_run(p, 1, &in, 1, &out, &v->stats) != REMAT_OK)
-        return die("run");
-    remat_program_plan(p, &v->plan);
-    if (v->stats.peak_arena_bytes != v->plan.arena_bytes) {
-        fprintf(stderr, "FAIL %s: measured arena peak %zu, planned %zu\n", v->label, v->stats.peak_arena_bytes,
-                v->plan.arena_bytes);
-        failures++;
-    }
-    remat_program_free(p);
-    remat_fn_free(g);
+    if (example_grad_at_ones(net, N, v->grad, &v->stats, &v->plan))
+        return 1;
+    if (v->stats.peak_arena_bytes != v->plan.arena_bytes)
+        example_fail("%s: measured arena peak %zu, planned %zu", v->label, v->stats.peak_arena_bytes,
+                     v->plan.arena_bytes);
     return 0;
 }
 
@@ -136,7 +96,7 @@ int main(void)
     remat_fn *ckpt_block = remat_checkpoint(block, NULL);
     remat_fn *ckpt_block_nested = remat_checkpoint(block_nested, NULL);
     if (!ckpt_layer || !ckpt_block || !ckpt_block_nested)
-        return die("checkpoint");
+        return example_die("checkpoint");
     remat_fn *nets[3] = {
         build_net("no_checkpoint", block),
         build_net("deep_network_hierarchical", ckpt_block),
@@ -151,26 +111,20 @@ int main(void)
     printf("  Total depth: %d layers\n", BLOCKS * LAYERS_PER_BLOCK);
     printf("  Blocks: %d, Layers per block: %d\n", BLOCKS, LAYERS_PER_BLOCK);
     for (int i = 0; i < 3; i++) {
-        if (remat_fn_status(nets[i]) != REMAT_OK)
-            return fprintf(stderr, "build: %s\n", remat_fn_error(nets[i])), 1;
-        if (run_variant(nets[i], &v[i]))
+        if (example_build_failed(nets[i]) || run_variant(nets[i], &v[i]))
             return 1;
-        double nrm = norm2(v[i].grad, N);
+        double nrm = example_norm2(v[i].grad, N);
         printf("  %-31s gradient norm = %.17g\n", v[i].label, nrm);
-        check(v[i].label, nrm, expected_norm);
-        if (memcmp(v[i].grad, v[0].grad, sizeof v[0].grad) != 0) {
-            fprintf(stderr, "FAIL %s: gradient differs in its bits from the unchecked one\n", v[i].label);
-            failures++;
-        }
+        example_check(v[i].label, nrm, expected_norm, tol);
+        if (memcmp(v[i].grad, v[0].grad, sizeof v[0].grad) != 0)
+            example_fail("%s: gradient differs in its bits from the unchecked one", v[i].label);
     }
     printf("\n  %-31s %14s %12s %16s\n", "variant", "residual bytes", "arena bytes", "recomputed ops");
     for (int i = 0; i < 3; i++)
         printf("  %-31s %14zu %12zu %16lld\n", v[i].label, v[i].plan.residual_bytes, v[i].plan.arena_bytes,
                (long long)v[i].stats.recomputed_ops);
-    if (v[1].plan.arena_bytes >= v[0].plan.arena_bytes || v[2].plan.arena_bytes >= v[0].plan.arena_bytes) {
-        fprintf(stderr, "FAIL checkpointing the blocks did not lower the peak arena bytes\n");
-        failures++;
-    }
+    if (v[1].plan.arena_bytes >= v[0].plan.arena_bytes || v[2].plan.arena_bytes >= v[0].plan.arena_bytes)
+        example_fail("checkpointing the blocks did not lower the peak arena bytes");
 
     for (int i = 0; i < 3; i++)
         remat_fn_free(nets[i]);
@@ -180,7 +134,5 @@ int main(void)
     remat_fn_free(block);
     remat_fn_free(ckpt_layer);
     remat_fn_free(layer);
-    if (failures)
-        fprintf(stderr, "hierarchical_tanh: %d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return example_finish("hierarchical_tanh");
 }

@@ -21,33 +21,16 @@
  * print_saved_residuals(net_remat) (tests/goldens/residuals.json,
  * block_net_remat). Exits non-zero if a value or that list is off.
  */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <remat/remat.h>
 
+#include "example_util.h"
+
 enum { S = 4, BLOCKS = 3 };
 static const double expected_entry = 2.487355543345714;
-
-static int failures;
-
-/* f64 result against the expected value, relative tolerance 1e-10 */
-static void check(const char *what, double got, double want)
-{
-    double err = fabs(got - want) / fmax(fabs(want), 1e-300);
-    if (!(err <= 1e-10)) {
-        fprintf(stderr, "FAIL %s: got %.17g, expected %.17g (rel. error %.3g)\n", what, got, want, err);
-        failures++;
-    }
-}
-
-static int die(const char *where)
-{
-    fprintf(stderr, "%s: %s\n", where, remat_last_error());
-    return 1;
-}
+static const double tol = 1e-10; /* relative, for f64 results */
 
 /* block(x, w) = sin(sin(x @ w)) */
 static remat_fn *build_block(void)
@@ -80,10 +63,7 @@ static int grad_w(const remat_fn *net, double *dw, remat_stats *st, remat_memory
 {
     remat_fn *g;
     if (remat_grad(net, 1, (int[]){1}, &g) != REMAT_OK)
-        return die("grad");
-    remat_program *p;
-    if (remat_compile(g, remat_backend_cpu(), &p) != REMAT_OK)
-        return die("compile");
+        return example_die("grad");
     double x[S * S], w[S * S];
     for (int i = 0; i < S * S; i++) {
         x[i] = 1.0;
@@ -91,12 +71,9 @@ static int grad_w(const remat_fn *net, double *dw, remat_stats *st, remat_memory
     }
     remat_tensor in[2] = {remat_tensor_f64(x, 2, (int64_t[]){S, S}), remat_tensor_f64(w, 2, (int64_t[]){S, S})};
     remat_tensor out = remat_tensor_f64(dw, 2, (int64_t[]){S, S});
-    if (remat_run(p, 2, in, 1, &out, st) != REMAT_OK)
-        return die("run");
-    remat_program_plan(p, plan);
-    remat_program_free(p);
+    int rc = example_run(g, 2, in, 1, &out, st, plan);
     remat_fn_free(g);
-    return 0;
+    return rc;
 }
 
 static void print_residuals(const char *title, const remat_residual_list *r)
@@ -111,11 +88,11 @@ int main(void)
     remat_fn *block = build_block();
     remat_fn *ckpt_block = remat_checkpoint(block, remat_dots_with_no_batch_dims_saveable);
     if (!ckpt_block)
-        return die("checkpoint");
+        return example_die("checkpoint");
     remat_fn *net = build_net("net", block);
     remat_fn *net_remat = build_net("net_remat", ckpt_block);
-    if (remat_fn_status(net) != REMAT_OK || remat_fn_status(net_remat) != REMAT_OK)
-        return fprintf(stderr, "build: %s\n", remat_last_error()), 1;
+    if (example_build_failed(net) || example_build_failed(net_remat))
+        return 1;
 
     double dw[S * S], dw_remat[S * S];
     remat_stats st, st_remat;
@@ -124,17 +101,15 @@ int main(void)
         return 1;
     printf("jax.grad(net, 1)(x, w)       = every entry");
     for (int i = 0; i < S * S; i++)
-        check("grad(net)", dw[i], expected_entry);
+        example_check("grad(net)", dw[i], expected_entry, tol);
     printf(" %.17g\n", dw[0]);
     printf("jax.grad(net_remat, 1)(x, w) = every entry %.17g\n", dw_remat[0]);
     for (int i = 0; i < S * S; i++)
-        check("grad(net_remat)", dw_remat[i], expected_entry);
+        example_check("grad(net_remat)", dw_remat[i], expected_entry, tol);
     int same = memcmp(dw, dw_remat, sizeof dw) == 0;
-    printf("allclose: %s, bitwise equal: %s\n", failures ? "False" : "True", same ? "True" : "False");
-    if (!same) {
-        fprintf(stderr, "FAIL checkpointing changed the bits of the gradient\n");
-        failures++;
-    }
+    printf("allclose: %s, bitwise equal: %s\n", example_failures ? "False" : "True", same ? "True" : "False");
+    if (!same)
+        example_fail("checkpointing changed the bits of the gradient");
     printf("without remat: residual bytes %zu, recomputed ops %lld\n", plan.residual_bytes,
            (long long)st.recomputed_ops);
     printf("with remat:    residual bytes %zu, recomputed ops %lld\n", plan_remat.residual_bytes,
@@ -144,7 +119,7 @@ int main(void)
     remat_residual_list *r, *r_remat;
     if (remat_saved_residuals(net, 0, NULL, &r) != REMAT_OK ||
         remat_saved_residuals(net_remat, 0, NULL, &r_remat) != REMAT_OK)
-        return die("saved_residuals");
+        return example_die("saved_residuals");
     print_residuals("net, x, w", r);
     print_residuals("net_remat, x, w", r_remat);
 
@@ -154,23 +129,17 @@ int main(void)
                                     REMAT_OP_DOT_GENERAL, REMAT_OP_SIN, REMAT_OP_DOT_GENERAL};
     const int n_want = (int)(sizeof want / sizeof want[0]);
     if (remat_residual_list_count(r_remat) != n_want) {
-        fprintf(stderr, "FAIL net_remat keeps %d residuals, JAX keeps %d\n", remat_residual_list_count(r_remat),
-                n_want);
-        failures++;
+        example_fail("net_remat keeps %d residuals, JAX keeps %d", remat_residual_list_count(r_remat), n_want);
     } else {
         for (int i = 0; i < n_want; i++) {
             const remat_residual *e = remat_residual_list_get(r_remat, i);
-            if (e->op != want[i]) {
-                fprintf(stderr, "FAIL net_remat residual %d is %s, JAX has %s\n", i, remat_op_name(e->op),
-                        remat_op_name(want[i]));
-                failures++;
-            }
+            if (e->op != want[i])
+                example_fail("net_remat residual %d is %s, JAX has %s", i, remat_op_name(e->op),
+                             remat_op_name(want[i]));
         }
     }
-    if (remat_residual_list_count(r_remat) >= remat_residual_list_count(r)) {
-        fprintf(stderr, "FAIL the checkpointed net keeps no fewer residuals than the plain one\n");
-        failures++;
-    }
+    if (remat_residual_list_count(r_remat) >= remat_residual_list_count(r))
+        example_fail("the checkpointed net keeps no fewer residuals than the plain one");
 
     remat_residual_list_free(r);
     remat_residual_list_free(r_remat);
@@ -178,7 +147,5 @@ int main(void)
     remat_fn_free(net_remat);
     remat_fn_free(ckpt_block);
     remat_fn_free(block);
-    if (failures)
-        fprintf(stderr, "remat_block_net: %d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return example_finish("remat_block_net");
 }
