@@ -314,8 +314,11 @@ static void free_variant(variant *v)
     remat_pfr_free(v->pfr);
     remat_problem_free(v->pb);
     free(v->hand_y);
-    for (int e = 0; e < v->n_hand; e++)
+    for (int e = 0; e < v->n_hand; e++) {
         free(v->hand[e].work);
+        free((void *)v->hand[e].steps);
+        free((void *)v->hand[e].h);
+    }
 #ifdef HAVE_CVODES
     pfr_cv_free(v->cv);
 #endif
