@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backend/backend_impl.h"
+#include "exec/program_impl.h"
 #include "remat/remat.h"
 
 static uint64_t next_u64(void) { return rng_next() >> 17; }
@@ -150,10 +151,20 @@ static void test_exec_compiled_chain_uses_two_buffers(void **state)
     for (int i = 0; i < 20; i++)
         x = i % 2 ? remat_sin(f, x) : remat_exp(f, x);
     remat_fn_output(f, remat_sum_all(f, x));
+    /* unfused (the planner's case); fused, the chain is one instruction
+     * writing one buffer (test_exec_fusion_*) */
+    setenv("REMAT_NO_FUSION", "1", 1);
     remat_program *p = compile_ok(f);
+    unsetenv("REMAT_NO_FUSION");
     remat_memory_plan plan;
     remat_program_plan(p, &plan);
     assert_int_equal(plan.arena_bytes, 2 * round_up(1000 * sizeof(double), 64));
+    remat_program *pf = compile_ok(f);
+    remat_memory_plan plan_f;
+    remat_program_plan(pf, &plan_f);
+    assert_int_equal(plan_f.arena_bytes, round_up(1000 * sizeof(double), 64));
+    assert_int_equal(plan_f.instructions, 21);
+    remat_program_free(pf);
     assert_int_equal(plan.instructions, 21);
     double *xv = xcalloc(1000, sizeof *xv);
     remat_tensor in = remat_tensor_f64(xv, 1, d);
@@ -647,6 +658,199 @@ static void test_exec_program_input_output_descriptors(void **state)
     remat_fn_free(f);
 }
 
+/* ==== elementwise fusion ==== */
+
+/* f compiled with and without fusion (REMAT_NO_FUSION=1) and run on the same
+ * inputs: the same bits in every output, the same primitive-op counts, the
+ * arena peak measured as planned, and no more arena than unfused. Returns
+ * how many of the fused program's ops run inside another's instruction. */
+static int32_t check_fused_bits(const remat_fn *f, int n_in, const remat_tensor *in)
+{
+    setenv("REMAT_NO_FUSION", "1", 1);
+    remat_program *pu = compile_ok(f);
+    unsetenv("REMAT_NO_FUSION");
+    remat_program *pf = compile_ok(f);
+    assert_int_equal(pu->n_fused, 0);
+    outs_t ou, of;
+    remat_stats su, sf;
+    remat_memory_plan lu, lf;
+    run_prog(pu, n_in, in, &ou, &su);
+    run_prog(pf, n_in, in, &of, &sf);
+    remat_program_plan(pu, &lu);
+    remat_program_plan(pf, &lf);
+    assert_int_equal(ou.n, of.n);
+    for (int i = 0; i < ou.n; i++) {
+        size_t bytes = (size_t)remat_shape_numel(&ou.t[i].shape) * remat_dtype_size(ou.t[i].dtype);
+        if (memcmp(ou.t[i].data, of.t[i].data, bytes) != 0)
+            fail_msg("output %d: fused bits differ from unfused", i);
+    }
+    assert_int_equal(lf.instructions, lu.instructions);
+    assert_int_equal(sf.ops_executed, su.ops_executed);
+    assert_int_equal(sf.ops_executed, lf.instructions);
+    assert_int_equal(sf.recomputed_ops, su.recomputed_ops);
+    for (int k = 0; k < REMAT_OP_COUNT; k++)
+        assert_int_equal(sf.op_counts[k], su.op_counts[k]);
+    assert_int_equal(sf.peak_arena_bytes, lf.arena_bytes);
+    assert_int_equal(su.peak_arena_bytes, lu.arena_bytes);
+    assert_true(lf.arena_bytes <= lu.arena_bytes);
+    assert_int_equal(pf->n_instrs + pf->n_fused, pu->n_instrs);
+    int32_t fused = pf->n_fused;
+    outs_free(&ou);
+    outs_free(&of);
+    remat_program_free(pu);
+    remat_program_free(pf);
+    return fused;
+}
+
+/* n = 1000: three whole blocks of 256 and a partial one; NaN, infinities,
+ * signed zeros, negatives (log, sqrt, pow of them give NaN) */
+enum { FUSE_N = 1000 };
+
+static void fill_special(double *x, int64_t n, double scale)
+{
+    static const double special[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, -1.5, 1.0, 2.0};
+    for (int64_t i = 0; i < n; i++)
+        x[i] = i % 17 < 8 ? special[i % 17] : scale * urand(-2.0, 2.0);
+}
+
+static void test_exec_fusion_chain_matches_unfused_bits(void **state)
+{
+    (void)state;
+    for (int dt = 0; dt < 2; dt++) {
+        remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+        int64_t d[1] = {FUSE_N};
+        remat_fn *f = remat_fn_new("fuse_chain");
+        remat_val x = remat_arg(f, "x", T, 1, d), y = remat_arg(f, "y", T, 1, d);
+        remat_val t = remat_add(f, remat_mul(f, x, y), remat_exp(f, x));
+        t = remat_div(f, remat_sin(f, t), remat_add(f, remat_cos(f, y), remat_tanh(f, t)));
+        t = remat_sub(f, remat_integer_pow(f, t, 3), remat_integer_pow(f, y, 7));
+        t = remat_add(f, remat_integer_pow(f, t, -2), remat_pow(f, remat_square(f, x), 1.5));
+        t = remat_max(f, remat_relu(f, t), remat_log(f, y));
+        t = remat_min(f, remat_sqrt(f, t), remat_neg(f, x));
+        t = remat_add(f, remat_integer_pow(f, t, 0), remat_integer_pow(f, t, -1));
+        remat_fn_output(f, t);
+        void *xv = xcalloc(FUSE_N, sizeof(double)), *yv = xcalloc(FUSE_N, sizeof(double));
+        double tmp[FUSE_N];
+        fill_special(tmp, FUSE_N, 1.0);
+        for (int i = 0; i < FUSE_N; i++) {
+            if (T == REMAT_F64)
+                ((double *)xv)[i] = tmp[i];
+            else
+                ((float *)xv)[i] = (float)tmp[i];
+        }
+        fill_special(tmp, FUSE_N, 3.0);
+        for (int i = 0; i < FUSE_N; i++) {
+            if (T == REMAT_F64)
+                ((double *)yv)[(i * 7) % FUSE_N] = tmp[i];
+            else
+                ((float *)yv)[(i * 7) % FUSE_N] = (float)tmp[i];
+        }
+        remat_tensor in[2] = {{.dtype = T, .shape = {.rank = 1, .dims = {FUSE_N}}, .data = xv},
+                              {.dtype = T, .shape = {.rank = 1, .dims = {FUSE_N}}, .data = yv}};
+        /* everything but the root runs inside one instruction */
+        assert_true(check_fused_bits(f, 2, in) > 20);
+        free(xv);
+        free(yv);
+        remat_fn_free(f);
+    }
+}
+
+/* splat constants read as scalars on either side of a binary op and as
+ * select's branches; compares feeding selects; NaN operands of compares
+ * (all false but NE) and of max/min */
+static void test_exec_fusion_scalar_operands_selects_compares(void **state)
+{
+    (void)state;
+    int64_t d[2] = {4, FUSE_N / 4};
+    remat_fn *f = remat_fn_new("fuse_scalar");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 2, d), y = remat_arg(f, "y", REMAT_F64, 2, d);
+    remat_val two = remat_const_fill(f, REMAT_F64, 2, d, 2.0), zero = remat_const_fill(f, REMAT_F64, 2, d, 0.0);
+    remat_val nan = remat_const_fill(f, REMAT_F64, 2, d, NAN);
+    remat_val a = remat_sub(f, two, remat_mul(f, x, two));            /* scalar on the left, then right */
+    remat_val b = remat_div(f, remat_mul_scalar(f, y, 0.1), two);     /* a rank-0 scalar operand */
+    remat_val m = remat_select(f, remat_gt(f, a, b), zero, a);        /* scalar on_true */
+    m = remat_select(f, remat_le(f, m, y), m, nan);                   /* scalar on_false */
+    m = remat_select(f, remat_ne(f, x, x), two, zero);                /* both branches scalar */
+    remat_val c = remat_add(f, remat_ge(f, a, y), remat_lt(f, b, x)); /* compares as values */
+    c = remat_add(f, c, remat_eq(f, a, remat_min(f, b, nan)));
+    c = remat_mul(f, c, remat_select(f, remat_eq(f, x, x), remat_max(f, a, b), m));
+    remat_fn_output(f, c);
+    double *xv = xcalloc(FUSE_N, sizeof *xv), *yv = xcalloc(FUSE_N, sizeof *yv);
+    fill_special(xv, FUSE_N, 1.0);
+    fill_special(yv, FUSE_N, 1.0);
+    for (int i = 0; i < FUSE_N; i += 3)
+        yv[i] = xv[(i * 5) % FUSE_N]; /* ties for the compares */
+    remat_tensor in[2] = {remat_tensor_f64(xv, 2, d), remat_tensor_f64(yv, 2, d)};
+    assert_true(check_fused_bits(f, 2, in) > 10);
+    free(xv);
+    free(yv);
+    remat_fn_free(f);
+}
+
+/* A value read inside a chain and outside it (an output, a reduction, a
+ * view) stays materialised: only values read by their group alone fuse. */
+static void test_exec_fusion_shared_values_are_not_fused_away(void **state)
+{
+    (void)state;
+    int64_t d[1] = {FUSE_N};
+    remat_fn *f = remat_fn_new("fuse_shared");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, d);
+    remat_val e = remat_exp(f, x);                       /* an output and read by the chain */
+    remat_val s = remat_sin(f, x);                       /* reduced and read by the chain */
+    remat_val c = remat_cos(f, x);                       /* viewed (a slice) and read by the chain */
+    remat_val t = remat_mul(f, remat_add(f, e, s), c);
+    t = remat_sub(f, t, remat_neg(f, remat_square(f, x)));
+    remat_fn_output(f, t);
+    remat_fn_output(f, e);
+    remat_fn_output(f, remat_sum_all(f, s));
+    remat_fn_output(f, remat_slice(f, c, (int64_t[]){10}, (int64_t[]){20}, NULL));
+    double *xv = xcalloc(FUSE_N, sizeof *xv);
+    fill_special(xv, FUSE_N, 1.0);
+    remat_tensor in = remat_tensor_f64(xv, 1, d);
+    /* add, mul, square and neg fuse into the root sub; exp, sin, cos do not */
+    assert_int_equal(check_fused_bits(f, 1, &in), 4);
+    outs_t o;
+    run_fn(f, 1, &in, &o, NULL, NULL);
+    const double *tv = o.t[0].data, *ev = o.t[1].data, *cv = o.t[3].data;
+    for (int i = 0; i < FUSE_N; i++) {
+        double want_e = exp(xv[i]);
+        double want_t = (want_e + sin(xv[i])) * cos(xv[i]) - -(xv[i] * xv[i]);
+        if (memcmp(&ev[i], &want_e, sizeof want_e) != 0 || memcmp(&tv[i], &want_t, sizeof want_t) != 0)
+            fail_msg("element %d: t = %.17g (want %.17g), e = %.17g (want %.17g)", i, tv[i], want_t, ev[i], want_e);
+    }
+    for (int i = 0; i < 10; i++) {
+        double want_c = cos(xv[10 + i]);
+        assert_memory_equal(&cv[i], &want_c, sizeof want_c);
+    }
+    outs_free(&o);
+    free(xv);
+    remat_fn_free(f);
+}
+
+/* a + b * c stays two roundings: the build must not contract it into an
+ * fma (ISO C11 mode: -ffp-contract=off), fused or not */
+static void test_exec_fusion_does_not_contract_to_fma(void **state)
+{
+    (void)state;
+    int64_t d[1] = {64};
+    remat_fn *f = remat_fn_new("fuse_fma");
+    remat_val a = remat_arg(f, "a", REMAT_F64, 1, d), b = remat_arg(f, "b", REMAT_F64, 1, d);
+    remat_fn_output(f, remat_add(f, remat_mul(f, a, b), remat_neg(f, remat_mul(f, a, b))));
+    double av[64], bv[64];
+    for (int i = 0; i < 64; i++)
+        av[i] = 1.0 + 0x1p-30 * (i + 1), bv[i] = 1.0 - 0x1p-30 * (i + 1);
+    remat_tensor in[2] = {remat_tensor_f64(av, 1, d), remat_tensor_f64(bv, 1, d)};
+    assert_true(check_fused_bits(f, 2, in) > 0);
+    outs_t o;
+    run_fn(f, 2, in, &o, NULL, NULL);
+    /* a*b - a*b rounded twice is exactly 0; fma(a, b, -(a*b)) is the rounding error */
+    const double *ov = o.t[0].data;
+    for (int i = 0; i < 64; i++)
+        assert_true(ov[i] == 0.0);
+    outs_free(&o);
+    remat_fn_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +864,10 @@ int main(void)
         cmocka_unit_test(test_exec_rank8_tensors),
         cmocka_unit_test(test_exec_slice_views_and_copies),
         cmocka_unit_test(test_exec_program_input_output_descriptors),
+        cmocka_unit_test(test_exec_fusion_chain_matches_unfused_bits),
+        cmocka_unit_test(test_exec_fusion_scalar_operands_selects_compares),
+        cmocka_unit_test(test_exec_fusion_shared_values_are_not_fused_away),
+        cmocka_unit_test(test_exec_fusion_does_not_contract_to_fma),
     };
     rng_seed(0x853c49e6748fea9bull);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,7 @@ typedef struct {
     size_t arena_bytes;     /* predicted peak of intermediate buffers */
     size_t residual_bytes;  /* forward values the backward reads (arguments included) */
     size_t constant_bytes;
-    int64_t instructions;
+    int64_t instructions;           /* primitive ops (a fused elementwise group counts its members) */
     int64_t recompute_instructions; /* forward ops re-run by the backward */
     size_t peak_snapshot_bytes;     /* scan carry snapshots + step tapes the schedule will
                                        hold at once (largest over the program's scans) */
@@ -53,7 +53,7 @@ typedef struct {
     size_t peak_arena_bytes;      /* measured high-water mark of the arena */
     size_t residual_bytes;        /* forward values the backward read */
     size_t peak_snapshot_bytes;   /* scan carry snapshots (and step tapes) held at once */
-    int64_t ops_executed;
+    int64_t ops_executed;         /* primitive ops, fused ones included (as plan.instructions) */
     int64_t recomputed_ops;       /* forward ops executed again by the backward */
     int64_t forward_evals;        /* scan body evaluations */
     int64_t op_counts[REMAT_OP_COUNT];

@@ -54,6 +54,34 @@ typedef struct {
     uint32_t scalar_mask;
 } remat_exec_op;
 
+/* A fused group of elementwise ops (compile.c / fuse.c): micro-ops in
+ * execution order over the instruction's n elements, all of one dtype. An
+ * operand src >= 0 is a register (an intermediate of the group, never stored
+ * in the arena), src < 0 is external input -1 - src (ins->in[-1 - src]), read
+ * as one element when bit (-1 - src) of scalar_in is set. The last micro-op
+ * writes ins->out; each earlier one writes register dst. A backend must give
+ * the same bits as lowering the ops one by one. */
+typedef struct {
+    remat_op op;
+    int16_t dst;
+    int16_t src[3];
+    int32_t index;  /* INTEGER_POW: the exponent */
+    double scalar;  /* POW: the exponent */
+} remat_fused_uop;
+
+typedef struct {
+    remat_dtype dtype;
+    int nin;            /* external inputs */
+    uint32_t scalar_in; /* bit k: external input k is one element */
+    int n_regs;
+    int n_uops;
+    const remat_fused_uop *uops;
+} remat_fused_op;
+
+/* the most registers and micro-ops compile puts in one group */
+#define REMAT_FUSED_MAX_REGS 23
+#define REMAT_FUSED_MAX_UOPS 24
+
 typedef struct {
     const char *name;
     bool (*supports_op)(const remat_exec_op *op);
@@ -62,6 +90,9 @@ typedef struct {
      * which lives as long as the program. */
     remat_status (*lower)(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *ctx, size_t bytes),
                           void *ctx);
+    /* Optional (NULL: no fusion): lowers a fused group, as lower does one op. */
+    remat_status (*lower_fused)(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *ctx, size_t bytes),
+                                void *ctx);
     /* Device memory for the arena and constants (CPU: aligned malloc). */
     void *(*mem_alloc)(size_t bytes);
     void (*mem_free)(void *p);

@@ -14,6 +14,7 @@
 #include "ad/graph_impl.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "exec/fuse.h"
 #include "exec/program_impl.h"
 
 enum { ST_NONE, ST_ARENA, ST_CONST, ST_INPUT, ST_OUTPUT };
@@ -34,6 +35,9 @@ typedef struct {
     int32_t n_bufs, cap_bufs;
     storage **hop_st;   /* per HOP node: storage of each output */
     uint8_t *scalar;    /* per node: a splat constant kept as one element */
+    int32_t *root;      /* per node: the root of its fused group (fuse.h) */
+    int32_t *gsize;     /* per node: members of the group it roots */
+    int32_t *gnext;     /* per node: the next member of its group (see compile_fn) */
 } builder;
 
 static void *prog_alloc(void *ctx, size_t bytes)
@@ -218,6 +222,45 @@ static remat_status lower_hop(builder *b, remat_backend *be, remat_val v, const 
     return hr->lower(n->p.hop.data, &L, I);
 }
 
+/* REMAT_NO_FUSION=1 (any value but "" or "0") at compile: every op its own
+ * instruction, for comparing the bits of fused and unfused programs */
+static int fusion_disabled(void)
+{
+    const char *e = getenv("REMAT_NO_FUSION");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+/* One instruction for the group rooted at v: its members' micro-ops, its
+ * external inputs, the root's output. The members count as the primitive
+ * ops they are (op_counts, recomputed ops, n_fused for the totals). */
+static remat_status lower_fused(builder *b, remat_backend *be, remat_val v, remat_instr *I)
+{
+    remat_program *p = b->p;
+    int32_t members[REMAT_FUSED_MAX_UOPS];
+    int nm = 0;
+    for (int32_t m = b->gnext[v]; m != v; m = b->gnext[m])
+        members[nm++] = m;
+    members[nm++] = v;
+    REMAT_ASSERT(nm == b->gsize[v]);
+    remat_fused_uop uops[REMAT_FUSED_MAX_UOPS];
+    remat_val ext[3 * REMAT_FUSED_MAX_UOPS];
+    int n_ext = 0;
+    remat_fused_op F;
+    remat_fuse_describe(b->g, members, nm, b->scalar, &F, uops, ext, &n_ext);
+    I->in = n_ext <= 4 ? I->in_inline : prog_alloc(p, sizeof *I->in * (size_t)n_ext);
+    for (int k = 0; k < n_ext; k++)
+        resolve(b, &I->in[k], &b->st[ext[k]]);
+    resolve(b, (const void **)&I->out, &b->st[v]);
+    for (int k = 0; k < nm; k++) {
+        const remat_node *n = &b->g->nodes[members[k]];
+        p->op_counts[n->op]++;
+        if (n->flags & REMAT_NODE_RECOMPUTE)
+            p->recompute_instrs++;
+    }
+    p->n_fused += nm - 1;
+    return be->iface.lower_fused(&F, I, prog_alloc, p);
+}
+
 static int32_t add_buf(builder *b, size_t size, int32_t first)
 {
     if (b->n_bufs == b->cap_bufs) {
@@ -239,7 +282,10 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     b.instr_of = malloc(sizeof *b.instr_of * ((size_t)nn + 1));
     b.hop_st = calloc((size_t)nn + 1, sizeof *b.hop_st);
     b.scalar = calloc((size_t)nn + 1, 1);
-    REMAT_ASSERT(live && bind && b.st && b.instr_of && b.hop_st && b.scalar);
+    b.root = malloc(sizeof *b.root * ((size_t)nn + 1));
+    b.gsize = malloc(sizeof *b.gsize * ((size_t)nn + 1));
+    b.gnext = malloc(sizeof *b.gnext * ((size_t)nn + 1));
+    REMAT_ASSERT(live && bind && b.st && b.instr_of && b.hop_st && b.scalar && b.root && b.gsize && b.gnext);
     remat_status status = REMAT_OK;
 
     for (int32_t v = 0; v < nn; v++)
@@ -264,6 +310,22 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     }
 
     find_scalar_constants(&b, live);
+    if (be->iface.lower_fused && !fusion_disabled()) {
+        remat_fuse_groups(g, live, b.scalar, b.root, b.gsize);
+    } else {
+        for (int32_t v = 0; v < nn; v++)
+            b.root[v] = v, b.gsize[v] = 1;
+    }
+    /* each group's members in node order, the root last: gnext[R] is the
+     * first member of R's group, gnext[v] the member after v */
+    for (int32_t v = 0; v < nn; v++)
+        b.gnext[v] = v;
+    for (int32_t v = nn - 1; v >= 0; v--)
+        if (b.root[v] != v) {
+            int32_t R = b.root[v];
+            b.gnext[v] = b.gnext[R];
+            b.gnext[R] = v;
+        }
 
     /* storage and instruction numbering */
     size_t const_bytes = 0;
@@ -301,6 +363,8 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
             status = remat_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
                                  remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
             goto done;
+        } else if (b.root[v] != v) {
+            continue; /* a fused group's intermediate: no instruction, no storage */
         } else {
             b.instr_of[v] = n_instr++;
             if (bind[v] >= 0)
@@ -314,22 +378,24 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     /* at most: every input of every instruction plus its output */
     size_t max_patches = (size_t)total * 2;
     for (int32_t v = 0; v < nn; v++)
-        if (b.instr_of[v] >= 0)
+        if (b.instr_of[v] >= 0 || b.root[v] != v)
             max_patches += (size_t)g->nodes[v].nin;
     p->patches = calloc(max_patches + 1, sizeof *p->patches);
     REMAT_ASSERT(p->instrs && p->patches);
     p->n_instrs = total;
     p->n_copies = n_copies;
 
-    /* lifetimes: the last reader of each arena buffer (aliases read their root) */
+    /* lifetimes: the last reader of each arena buffer (aliases read their
+     * root; a fused group's members read at the group's instruction) */
     for (int32_t v = 0; v < nn; v++) {
-        if (b.instr_of[v] < 0)
+        int32_t at = b.instr_of[v] >= 0 ? b.instr_of[v] : b.root[v] != v ? b.instr_of[b.root[v]] : -1;
+        if (at < 0)
             continue;
         const remat_node *n = &g->nodes[v];
         for (int k = 0; k < n->nin; k++) {
             const storage *s = &b.st[n->in[k]];
-            if (s->kind == ST_ARENA && b.bufs[s->index].last < b.instr_of[v])
-                b.bufs[s->index].last = b.instr_of[v];
+            if (s->kind == ST_ARENA && b.bufs[s->index].last < at)
+                b.bufs[s->index].last = at;
         }
     }
     int32_t ci = n_instr;
@@ -393,6 +459,14 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
             continue;
         }
         I->n = (size_t)remat_shape_numel(&n->shape);
+        if (b.gsize[v] > 1) {
+            status = lower_fused(&b, be, v, I);
+            if (b.st[v].kind == ST_ARENA) {
+                const remat_plan_buf *pb = &b.bufs[b.st[v].index];
+                I->arena_end = pb->offset + (pb->size + align - 1) / align * align;
+            }
+            continue;
+        }
         I->in = n->nin <= 4 ? I->in_inline : prog_alloc(p, sizeof *I->in * (size_t)n->nin);
         for (int k = 0; k < n->nin; k++)
             resolve(&b, &I->in[k], &b.st[n->in[k]]);
@@ -466,6 +540,9 @@ done:
         free(b.hop_st[v]);
     free(b.hop_st);
     free(b.scalar);
+    free(b.root);
+    free(b.gsize);
+    free(b.gnext);
     free(live);
     free(direct);
     free(bind);

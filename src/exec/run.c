@@ -93,7 +93,7 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
         stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         stats->peak_arena_bytes = hw;
         stats->residual_bytes = p->residual_bytes;
-        stats->ops_executed = p->n_instrs - p->n_copies;
+        stats->ops_executed = p->n_instrs - p->n_copies + p->n_fused;
         stats->recomputed_ops = p->recompute_instrs;
         memcpy(stats->op_counts, p->op_counts, sizeof stats->op_counts);
         stats->forward_evals = C->forward_evals;
@@ -101,7 +101,7 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
         for (int i = 0; i < C->n_subs; i++) { /* loop bodies: static counts x runs */
             const remat_program *s = C->subs[i];
             stats->peak_arena_bytes += s->hw_max;
-            stats->ops_executed += s->runs * (s->n_instrs - s->n_copies);
+            stats->ops_executed += s->runs * (s->n_instrs - s->n_copies + s->n_fused);
             stats->recomputed_ops += s->runs * s->recompute_instrs;
             for (int k = 0; k < REMAT_OP_COUNT; k++)
                 stats->op_counts[k] += s->runs * s->op_counts[k];
@@ -133,7 +133,7 @@ void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
         .arena_bytes = p->arena_bytes,
         .residual_bytes = p->residual_bytes,
         .constant_bytes = p->const_bytes,
-        .instructions = p->n_instrs - p->n_copies,
+        .instructions = p->n_instrs - p->n_copies + p->n_fused,
         .recompute_instructions = p->recompute_instrs,
     };
     plan->peak_snapshot_bytes = p->counters->pred_snapshot_bytes;

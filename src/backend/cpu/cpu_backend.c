@@ -9,6 +9,7 @@
 
 #include "backend/backend_impl.h"
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/fused.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -320,6 +321,7 @@ static remat_backend cpu_backend = {
         .supports_op = cpu_supports,
         .scratch_bytes = cpu_scratch,
         .lower = cpu_lower,
+        .lower_fused = remat_cpu_lower_fused,
         .mem_alloc = cpu_mem_alloc,
         .mem_free = cpu_mem_free,
     },

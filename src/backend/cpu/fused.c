@@ -1,0 +1,103 @@
+/*
+ * fused.c — one instruction for a group of elementwise ops (a fused chain).
+ *
+ * The group's micro-ops run block by block: FUSED_BLOCK elements of every
+ * micro-op, then the next block, so an intermediate lives in a small stack
+ * register (2 KiB for f64) that stays in L1, instead of streaming a full
+ * array through memory per op. Each micro-op calls the very kernel its op
+ * would call unfused (elementwise.c) on the block, so the bits are the same:
+ * the same operations in the same order, each rounded to T and stored.
+ */
+#include <stdint.h>
+
+#include "backend/backend_impl.h"
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/fused.h"
+#include "core/assert.h"
+#include "core/error.h"
+
+enum { FUSED_BLOCK = 256 };
+
+/* out (m) = uop applied to src (m, or one element where *_s) */
+#define DEFINE_FUSED(SFX)                                                                              \
+    static void fused_uop_##SFX(const remat_fused_uop *u, size_t m, T *out, const T *const src[3],    \
+                                const int sc[3])                                                       \
+    {                                                                                                  \
+        switch (u->op) {                                                                               \
+        case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS: \
+        case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT:              \
+            remat_cpu_unary_##SFX(u->op, m, out, src[0]);                                              \
+            return;                                                                                    \
+        case REMAT_OP_INTEGER_POW:                                                                     \
+            remat_cpu_integer_pow_##SFX(m, out, src[0], (int)u->index);                                \
+            return;                                                                                    \
+        case REMAT_OP_POW:                                                                             \
+            remat_cpu_pow_##SFX(m, out, src[0], u->scalar);                                            \
+            return;                                                                                    \
+        case REMAT_OP_SELECT:                                                                          \
+            if (sc[1] || sc[2])                                                                        \
+                remat_cpu_select_scalar_##SFX(m, out, src[0], src[1], sc[1], src[2], sc[2]);          \
+            else                                                                                       \
+                remat_cpu_select_##SFX(m, out, src[0], src[1], src[2]);                                \
+            return;                                                                                    \
+        default:                                                                                       \
+            if (sc[1])                                                                                 \
+                remat_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 1);                      \
+            else if (sc[0])                                                                            \
+                remat_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 0);                      \
+            else                                                                                       \
+                remat_cpu_binary_##SFX(u->op, m, out, src[0], src[1]);                                \
+            return;                                                                                    \
+        }                                                                                              \
+    }                                                                                                  \
+                                                                                                       \
+    static void k_fused_##SFX(const remat_instr *I)                                                    \
+    {                                                                                                  \
+        const remat_fused_op *F = I->aux;                                                              \
+        T regs[REMAT_FUSED_MAX_REGS][FUSED_BLOCK];                                                     \
+        T *out = I->out;                                                                               \
+        const int last = F->n_uops - 1;                                                                \
+        for (size_t s = 0; s < I->n; s += FUSED_BLOCK) {                                               \
+            const size_t m = I->n - s < FUSED_BLOCK ? I->n - s : FUSED_BLOCK;                          \
+            for (int k = 0; k <= last; k++) {                                                          \
+                const remat_fused_uop *u = &F->uops[k];                                                \
+                const T *src[3] = {NULL, NULL, NULL};                                                  \
+                int sc[3] = {0, 0, 0};                                                                 \
+                for (int j = 0; j < 3; j++) {                                                          \
+                    int r = u->src[j];                                                                 \
+                    if (r >= 0) {                                                                      \
+                        src[j] = regs[r];                                                              \
+                    } else if (r != INT16_MIN) {                                                       \
+                        int e = -1 - r;                                                                \
+                        sc[j] = (int)((F->scalar_in >> e) & 1u);                                       \
+                        src[j] = (const T *)I->in[e] + (sc[j] ? 0 : s);                                \
+                    }                                                                                  \
+                }                                                                                      \
+                fused_uop_##SFX(u, m, k == last ? out + s : regs[u->dst], src, sc);                    \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+#define T float
+DEFINE_FUSED(f32)
+#undef T
+#define T double
+DEFINE_FUSED(f64)
+#undef T
+
+remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                   void *ctx)
+{
+    if (op->dtype != REMAT_F32 && op->dtype != REMAT_F64)
+        return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: a fused group of dtype %d", (int)op->dtype);
+    REMAT_ASSERT(op->n_regs <= REMAT_FUSED_MAX_REGS && op->n_uops >= 1);
+    remat_fused_op *F = alloc(ctx, sizeof *F);
+    remat_fused_uop *u = alloc(ctx, sizeof *u * (size_t)op->n_uops);
+    for (int k = 0; k < op->n_uops; k++)
+        u[k] = op->uops[k];
+    *F = *op;
+    F->uops = u;
+    ins->fn = op->dtype == REMAT_F64 ? k_fused_f64 : k_fused_f32;
+    ins->aux = F;
+    return REMAT_OK;
+}

@@ -1,0 +1,162 @@
+/*
+ * fuse.c — elementwise fusion: which ops run as one blocked instruction.
+ *
+ * A chain such as an Euler update, y + h * (k1 * a - k2 * b), is a handful of
+ * elementwise ops over a (B,) row; unfused, every op streams its operands and
+ * result through memory. Fused, the backend evaluates the chain block by
+ * block with the intermediates in registers (cpu/fused.c), and only the
+ * group's inputs and its one output touch memory.
+ */
+#include <stdlib.h>
+
+#include "core/assert.h"
+#include "exec/fuse.h"
+
+/* Below this many elements a fused instruction saves no memory traffic
+ * worth its per-micro-op dispatch (ODE right-hand sides of 1..3 elements),
+ * and those ops keep their per-element adapters (not measured faster fused). */
+enum { FUSE_MIN_ELEMENTS = 16 };
+
+static int is_fusable_op(remat_op op)
+{
+    return (op >= REMAT_OP_ADD && op <= REMAT_OP_POW) || (op >= REMAT_OP_GT && op <= REMAT_OP_NE) ||
+           op == REMAT_OP_SELECT;
+}
+
+static int fusable(const remat_fn *g, const uint8_t *scalar, remat_val v)
+{
+    const remat_node *n = &g->nodes[v];
+    if (!is_fusable_op((remat_op)n->op) || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64) || n->nin > 3 ||
+        remat_shape_numel(&n->shape) < FUSE_MIN_ELEMENTS)
+        return 0;
+    for (int k = 0; k < n->nin; k++) {
+        const remat_node *a = &g->nodes[n->in[k]];
+        if (a->dtype != n->dtype || (!scalar[n->in[k]] && !remat_shape_equal(&a->shape, &n->shape)))
+            return 0;
+    }
+    return 1;
+}
+
+void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *scalar, int32_t *root, int32_t *size)
+{
+    int32_t nn = g->n_nodes;
+    for (int32_t v = 0; v < nn; v++)
+        root[v] = v, size[v] = 1;
+    /* readers of each node (CSR), outputs marked as a reader -1 */
+    int32_t *start = calloc((size_t)nn + 2, sizeof *start);
+    uint8_t *ok = calloc((size_t)nn + 1, 1);
+    REMAT_ASSERT(start && ok);
+    for (int32_t v = 0; v < nn; v++) {
+        ok[v] = live[v] && fusable(g, scalar, v);
+        if (live[v])
+            for (int k = 0; k < g->nodes[v].nin; k++)
+                start[g->nodes[v].in[k] + 1]++;
+    }
+    for (int i = 0; i < g->n_outs; i++)
+        start[g->outs[i] + 1]++;
+    for (int32_t v = 0; v < nn; v++)
+        start[v + 1] += start[v];
+    int32_t *fill = malloc(sizeof *fill * ((size_t)nn + 1));
+    int32_t *rd = malloc(sizeof *rd * ((size_t)start[nn] + 1));
+    REMAT_ASSERT(fill && rd);
+    for (int32_t v = 0; v < nn; v++)
+        fill[v] = start[v];
+    for (int32_t v = 0; v < nn; v++)
+        if (live[v])
+            for (int k = 0; k < g->nodes[v].nin; k++)
+                rd[fill[g->nodes[v].in[k]]++] = v;
+    for (int i = 0; i < g->n_outs; i++)
+        rd[fill[g->outs[i]]++] = -1;
+
+    /* readers come after their operands, so going backwards each reader's
+     * group is settled when its operand is considered */
+    for (int32_t v = nn - 1; v >= 0; v--) {
+        if (!ok[v] || start[v] == start[v + 1])
+            continue;
+        int32_t R = -1;
+        for (int32_t i = start[v]; i < start[v + 1]; i++) {
+            int32_t r = rd[i];
+            if (r < 0 || !ok[r] || (R >= 0 && root[r] != R)) {
+                R = -1;
+                break;
+            }
+            R = root[r];
+        }
+        if (R >= 0 && size[R] < REMAT_FUSED_MAX_UOPS) {
+            root[v] = R;
+            size[R]++;
+        }
+    }
+    free(start);
+    free(ok);
+    free(fill);
+    free(rd);
+}
+
+void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const uint8_t *scalar, remat_fused_op *F,
+                         remat_fused_uop *uops, remat_val *ext, int *n_ext)
+{
+    REMAT_ASSERT(nm >= 1 && nm <= REMAT_FUSED_MAX_UOPS);
+    int last_use[REMAT_FUSED_MAX_UOPS], reg[REMAT_FUSED_MAX_UOPS];
+    int ne = 0;
+    uint32_t scalar_in = 0;
+    for (int k = 0; k < nm; k++)
+        last_use[k] = -1;
+    /* operands: an earlier member (its index >= 0) or an external input */
+    for (int k = 0; k < nm; k++) {
+        const remat_node *n = &g->nodes[members[k]];
+        uops[k] = (remat_fused_uop){.op = (remat_op)n->op, .dst = -1, .src = {INT16_MIN, INT16_MIN, INT16_MIN}};
+        if (n->op == REMAT_OP_INTEGER_POW)
+            uops[k].index = (int32_t)n->p.index;
+        if (n->op == REMAT_OP_POW)
+            uops[k].scalar = n->p.scalar;
+        for (int j = 0; j < n->nin; j++) {
+            remat_val a = n->in[j];
+            int m = -1;
+            for (int i = 0; i < k; i++)
+                if (members[i] == a)
+                    m = i;
+            if (m >= 0) {
+                uops[k].src[j] = (int16_t)m; /* renamed to a register below */
+                last_use[m] = k;
+                continue;
+            }
+            int e = 0;
+            while (e < ne && ext[e] != a)
+                e++;
+            if (e == ne) {
+                ext[ne++] = a;
+                if (scalar[a])
+                    scalar_in |= 1u << e;
+            }
+            uops[k].src[j] = (int16_t)(-1 - e);
+        }
+    }
+    /* registers: a member's value is held from its micro-op to its last
+     * reader; the destination is taken before the operands are released, so
+     * it never aliases one of them (the kernels' operands are restrict) */
+    int busy[REMAT_FUSED_MAX_REGS] = {0}, n_regs = 0;
+    for (int k = 0; k < nm; k++) {
+        for (int j = 0; j < 3; j++)
+            if (uops[k].src[j] >= 0 && uops[k].src[j] != INT16_MIN)
+                uops[k].src[j] = (int16_t)reg[uops[k].src[j]];
+        if (k < nm - 1) {
+            REMAT_ASSERT(last_use[k] > k); /* every non-root member is read in the group */
+            int r = 0;
+            while (busy[r])
+                r++;
+            REMAT_ASSERT(r < REMAT_FUSED_MAX_REGS);
+            busy[r] = 1;
+            reg[k] = r;
+            uops[k].dst = (int16_t)r;
+            if (r + 1 > n_regs)
+                n_regs = r + 1;
+        }
+        for (int i = 0; i < k; i++)
+            if (last_use[i] == k)
+                busy[reg[i]] = 0;
+    }
+    *F = (remat_fused_op){.dtype = (remat_dtype)g->nodes[members[nm - 1]].dtype, .nin = ne, .scalar_in = scalar_in,
+                          .n_regs = n_regs, .n_uops = nm, .uops = uops};
+    *n_ext = ne;
+}
