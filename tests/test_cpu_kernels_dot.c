@@ -1,0 +1,224 @@
+/*
+ * test_cpu_kernels_dot.c — the CPU dot_general kernel against the definition
+ * for matmul layouts, general dimension numbers and degenerate sizes.
+ *
+ * Every CPU kernel against a naive reference written here from the op's
+ * definition (index arithmetic, libm, long double sums), never against another
+ * kernel.
+ */
+#include "test_cpu_kernels_util.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_kernels.h"
+
+/* ---- dot_general against the definition ---- */
+
+/* out[b.., fl.., fr..] = sum_c lhs[...] * rhs[...], with the dims placed
+ * where the dimension numbers say. Also fills absref = sum |lhs*rhs|. */
+static void dot_ref(const double *l, const remat_shape *ls, const double *r, const remat_shape *rs,
+                    const remat_dot_dims *d, remat_shape *os, double *out, double *absref)
+{
+    int lrole[REMAT_MAX_RANK] = {0}, rrole[REMAT_MAX_RANK] = {0}; /* 0 free, 1 batch, 2 contract */
+    int lfree[REMAT_MAX_RANK], rfree[REMAT_MAX_RANK], nlf = 0, nrf = 0, orank = 0;
+    int64_t od[REMAT_MAX_RANK], cd[REMAT_MAX_RANK];
+    for (int i = 0; i < d->n_batch; i++)
+        lrole[d->lhs_batch[i]] = 1, rrole[d->rhs_batch[i]] = 1;
+    for (int i = 0; i < d->n_contract; i++)
+        lrole[d->lhs_contract[i]] = 2, rrole[d->rhs_contract[i]] = 2;
+    for (int i = 0; i < ls->rank; i++)
+        if (!lrole[i])
+            lfree[nlf++] = i;
+    for (int i = 0; i < rs->rank; i++)
+        if (!rrole[i])
+            rfree[nrf++] = i;
+    for (int i = 0; i < d->n_batch; i++)
+        od[orank++] = ls->dims[d->lhs_batch[i]];
+    for (int i = 0; i < nlf; i++)
+        od[orank++] = ls->dims[lfree[i]];
+    for (int i = 0; i < nrf; i++)
+        od[orank++] = rs->dims[rfree[i]];
+    *os = shp(orank, od);
+    for (int i = 0; i < d->n_contract; i++)
+        cd[i] = ls->dims[d->lhs_contract[i]];
+    const remat_shape cs = shp(d->n_contract, cd);
+    const int64_t no = remat_shape_numel(os), nc = remat_shape_numel(&cs);
+    int64_t oi[REMAT_MAX_RANK], ci[REMAT_MAX_RANK], li[REMAT_MAX_RANK], ri[REMAT_MAX_RANK];
+    for (int64_t f = 0; f < no; f++) {
+        unravel(os, f, oi);
+        int p = 0;
+        for (int i = 0; i < d->n_batch; i++, p++)
+            li[d->lhs_batch[i]] = oi[p], ri[d->rhs_batch[i]] = oi[p];
+        for (int i = 0; i < nlf; i++, p++)
+            li[lfree[i]] = oi[p];
+        for (int i = 0; i < nrf; i++, p++)
+            ri[rfree[i]] = oi[p];
+        long double s = 0, sa = 0;
+        for (int64_t g = 0; g < nc; g++) {
+            unravel(&cs, g, ci);
+            for (int i = 0; i < d->n_contract; i++)
+                li[d->lhs_contract[i]] = ci[i], ri[d->rhs_contract[i]] = ci[i];
+            const long double prod = (long double)l[ravel(ls, li)] * r[ravel(rs, ri)];
+            s += prod;
+            sa += fabsl(prod);
+        }
+        out[f] = (double)s;
+        absref[f] = (double)sa;
+    }
+}
+
+/* Runs both dtypes; scratch is allocated to exactly the reported size so that
+ * ASan catches an under-reported size. Returns the f64 scratch bytes. */
+static size_t dot_check(int lrank, const int64_t *ldims, int rrank, const int64_t *rdims,
+                        remat_dot_dims d)
+{
+    const remat_shape ls = shp(lrank, ldims), rs = shp(rrank, rdims);
+    const int64_t nl = remat_shape_numel(&ls), nr = remat_shape_numel(&rs);
+    double *l = xmalloc((size_t)nl * 8), *r = xmalloc((size_t)nr * 8);
+    fill(l, nl);
+    fill(r, nr);
+    remat_shape os;
+    double want[4096], absref[4096];
+    dot_ref(l, &ls, r, &rs, &d, &os, want, absref);
+    const int64_t no = remat_shape_numel(&os);
+    assert_true(no < 4096);
+    int64_t k = 1;
+    for (int i = 0; i < d.n_contract; i++)
+        k *= ldims[d.lhs_contract[i]];
+
+    const size_t sb64 = remat_cpu_dot_general_scratch(REMAT_F64, &ls, &rs, &d);
+    double *out = xmalloc((size_t)(no + 1) * 8);
+    void *scratch = sb64 ? xmalloc(sb64) : NULL;
+    for (int64_t i = 0; i <= no; i++)
+        out[i] = NAN;
+    remat_cpu_dot_general(REMAT_F64, out, l, &ls, r, &rs, &d, scratch);
+    for (int64_t i = 0; i < no; i++)
+        if (!(fabs(out[i] - want[i]) <= 4.0 * (double)k * DBL_EPSILON * absref[i]))
+            fail_msg("dot_general f64 element %lld: got %.17g want %.17g", (long long)i, out[i],
+                     want[i]);
+    assert_true(isnan(out[no]));
+    free(scratch);
+
+    const size_t sb32 = remat_cpu_dot_general_scratch(REMAT_F32, &ls, &rs, &d);
+    assert_true(sb32 * 2 == sb64);
+    float *l32 = to_f32(l, nl), *r32 = to_f32(r, nr), *out32 = xmalloc((size_t)(no + 1) * 4);
+    scratch = sb32 ? xmalloc(sb32) : NULL;
+    for (int64_t i = 0; i <= no; i++)
+        out32[i] = NAN;
+    remat_cpu_dot_general(REMAT_F32, out32, l32, &ls, r32, &rs, &d, scratch);
+    for (int64_t i = 0; i < no; i++)
+        if (!(fabs(out32[i] - want[i]) <= 4.0 * (double)k * FLT_EPSILON * absref[i]))
+            fail_msg("dot_general f32 element %lld: got %.9g want %.17g", (long long)i,
+                     (double)out32[i], want[i]);
+    assert_true(isnan(out32[no]));
+    free(scratch), free(l), free(r), free(out), free(l32), free(r32), free(out32);
+    return sb64;
+}
+
+#define DD(...) ((remat_dot_dims){__VA_ARGS__})
+
+static void test_cpu_kernels_dot_general_matmul_cases_need_no_scratch(void **state)
+{
+    (void)state;
+    /* x(M,K) @ w(K,N) */
+    assert_int_equal(dot_check(2, (int64_t[]){7, 5}, 2, (int64_t[]){5, 6},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
+    /* dx = g(M,N) . w(K,N) over N -> (M,K) */
+    assert_int_equal(dot_check(2, (int64_t[]){7, 6}, 2, (int64_t[]){5, 6},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {1})), 0);
+    /* dw = h(M,K) . g(M,N) over M -> (K,N) */
+    assert_int_equal(dot_check(2, (int64_t[]){7, 5}, 2, (int64_t[]){7, 6},
+                               DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0})), 0);
+    /* (B,M,K) x (B,K,N) */
+    assert_int_equal(dot_check(3, (int64_t[]){3, 4, 5}, 3, (int64_t[]){3, 5, 6},
+                               DD(.n_contract = 1, .lhs_contract = {2}, .rhs_contract = {1},
+                                  .n_batch = 1, .lhs_batch = {0}, .rhs_batch = {0})), 0);
+    /* large enough for OpenBLAS's blocked kernels */
+    assert_int_equal(dot_check(2, (int64_t[]){33, 70}, 2, (int64_t[]){70, 41},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
+    /* matrix-vector, vector dot, outer product, size-1 dims */
+    assert_int_equal(dot_check(2, (int64_t[]){4, 5}, 1, (int64_t[]){5},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
+    assert_int_equal(dot_check(1, (int64_t[]){9}, 1, (int64_t[]){9},
+                               DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0})), 0);
+    assert_int_equal(dot_check(1, (int64_t[]){4}, 1, (int64_t[]){3}, DD(.n_contract = 0)), 0);
+    assert_int_equal(dot_check(3, (int64_t[]){1, 4, 1}, 2, (int64_t[]){1, 3},
+                               DD(.n_contract = 1, .lhs_contract = {2}, .rhs_contract = {0})), 0);
+}
+
+static void test_cpu_kernels_dot_general_general_dimension_numbers(void **state)
+{
+    (void)state;
+    /* batch dims not leading: lhs (M,B,K), rhs (K,B,N) -> (B,M,N); needs copies */
+    assert_true(dot_check(3, (int64_t[]){4, 3, 5}, 3, (int64_t[]){5, 3, 6},
+                          DD(.n_contract = 1, .lhs_contract = {2}, .rhs_contract = {0},
+                             .n_batch = 1, .lhs_batch = {1}, .rhs_batch = {1})) > 0);
+    /* two contracting dims in different orders: lhs (M,K1,K2), rhs (K2,N,K1) */
+    dot_check(3, (int64_t[]){4, 3, 5}, 3, (int64_t[]){5, 6, 3},
+              DD(.n_contract = 2, .lhs_contract = {1, 2}, .rhs_contract = {2, 0}));
+    /* contract pairs listed out of memory order on both sides: direct after reordering */
+    assert_int_equal(dot_check(3, (int64_t[]){4, 3, 5}, 3, (int64_t[]){3, 5, 6},
+                               DD(.n_contract = 2, .lhs_contract = {2, 1}, .rhs_contract = {1, 0})),
+                     0);
+    /* pair order matters: lhs (M,K1,K2), rhs (K2,K1,N). Pairing by the lhs
+     * order would copy the big rhs; pairing by the rhs order copies lhs only */
+    assert_int_equal(dot_check(3, (int64_t[]){2, 3, 4}, 3, (int64_t[]){4, 3, 50},
+                               DD(.n_contract = 2, .lhs_contract = {1, 2}, .rhs_contract = {1, 0})),
+                     2 * 3 * 4 * sizeof(double));
+    /* a size-1 contract dim can sit anywhere: lhs (M,1,N') needs no copy */
+    assert_int_equal(dot_check(3, (int64_t[]){4, 1, 5}, 2, (int64_t[]){1, 6},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
+    /* two batch dims, swapped between operands: lhs (B1,M,B2,K), rhs (B2,K,B1,N) */
+    dot_check(4, (int64_t[]){2, 4, 3, 5}, 4, (int64_t[]){3, 5, 2, 6},
+              DD(.n_contract = 1, .lhs_contract = {3}, .rhs_contract = {1}, .n_batch = 2,
+                 .lhs_batch = {0, 2}, .rhs_batch = {2, 0}));
+    /* batch last, several free dims on each side: lhs (M1,K,M2,B), rhs (N1,B,K,N2) */
+    dot_check(4, (int64_t[]){2, 5, 3, 4}, 4, (int64_t[]){3, 4, 5, 2},
+              DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {2}, .n_batch = 1,
+                 .lhs_batch = {3}, .rhs_batch = {1}));
+    /* lhs transposed layout (B,K,M) with rhs (B,N,K) */
+    assert_int_equal(dot_check(3, (int64_t[]){2, 5, 4}, 3, (int64_t[]){2, 6, 5},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {2},
+                                  .n_batch = 1, .lhs_batch = {0}, .rhs_batch = {0})),
+                     0);
+    /* only batch dims, no contraction: elementwise product per batch */
+    dot_check(2, (int64_t[]){3, 4}, 2, (int64_t[]){4, 3},
+              DD(.n_batch = 2, .lhs_batch = {0, 1}, .rhs_batch = {1, 0}));
+}
+
+static void test_cpu_kernels_dot_general_degenerate_sizes(void **state)
+{
+    (void)state;
+    /* K = 0: the output is all zeros */
+    assert_int_equal(dot_check(2, (int64_t[]){3, 0}, 2, (int64_t[]){0, 4},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
+    /* K = 0 in a layout that would otherwise need a copy */
+    assert_int_equal(dot_check(3, (int64_t[]){3, 2, 0}, 3, (int64_t[]){0, 2, 4},
+                               DD(.n_contract = 1, .lhs_contract = {2}, .rhs_contract = {0},
+                                  .n_batch = 1, .lhs_batch = {1}, .rhs_batch = {1})), 0);
+    /* M = 0, N = 0, B = 0: nothing to write */
+    assert_int_equal(dot_check(2, (int64_t[]){0, 5}, 2, (int64_t[]){5, 4},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
+    assert_int_equal(dot_check(2, (int64_t[]){3, 5}, 2, (int64_t[]){5, 0},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
+    assert_int_equal(dot_check(3, (int64_t[]){0, 3, 5}, 3, (int64_t[]){0, 5, 2},
+                               DD(.n_contract = 1, .lhs_contract = {2}, .rhs_contract = {1},
+                                  .n_batch = 1, .lhs_batch = {0}, .rhs_batch = {0})), 0);
+}
+
+/* ---- main ---- */
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpu_kernels_dot_general_matmul_cases_need_no_scratch),
+        cmocka_unit_test(test_cpu_kernels_dot_general_general_dimension_numbers),
+        cmocka_unit_test(test_cpu_kernels_dot_general_degenerate_sizes),
+    };
+    rng_seed(0x9e3779b97f4a7c15ull);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,161 @@
+/*
+ * test_models_util.c — the helpers of test_models_util.h.
+ */
+#include "test_models_util.h"
+
+#include <math.h>
+
+void run(remat_program *p, double *const *in, double *const *out, remat_stats *st)
+{
+    int ni = remat_program_num_inputs(p), no = remat_program_num_outputs(p);
+    remat_tensor ti[16], to[16];
+    assert_true(ni <= 16 && no <= 16);
+    for (int i = 0; i < ni; i++) {
+        ti[i] = remat_program_input_desc(p, i);
+        ti[i].data = in[i];
+    }
+    for (int i = 0; i < no; i++) {
+        to[i] = remat_program_output_desc(p, i);
+        to[i].data = out[i];
+    }
+    if (remat_run(p, ni, ti, no, to, st) != REMAT_OK)
+        fail_msg("run: %s", remat_last_error());
+}
+
+const char *const ABC = "A -> B : k1\nB -> C : k2\nparam k1 = 1.0\nparam k2 = 0.5";
+
+/* Five species: a reversible step, two second-order steps, a rate constant
+ * from a t-dependent let with consts and exp, an explicit rate with a
+ * non-integer power, sqrt and min, and a power with a parameter exponent. */
+const char *const NET5 = "species A, B, C, D, E\n"
+                       "param k1 = 1.2\n"
+                       "param kr = 0.4\n"
+                       "param k2 = 0.7\n"
+                       "param k3 = 0.9\n"
+                       "param Ea = 0.3\n"
+                       "const R = 1.5\n"
+                       "let T = 1 + 0.2 * t\n"
+                       "let k4 = k3 * exp(-Ea / (R * T))\n"
+                       "let kv = 0.2 * k2 ^ (1 + 0.5 * Ea)\n"
+                       "A + B -> C : k2          # second order\n"
+                       "C <=> D : k1, kr         # reversible\n"
+                       "2 D -> E : k4            # second order in D\n"
+                       "E -> A : sqrt(k1) * E^1.5 / (1 + min(E, 5))\n"
+                       "B -> : kv\n";
+const double NET5_Y0[5] = {1.0, 0.8, 0.1, 0.0, 0.05};
+
+/* ---- reference steps in plain C (the tableaus written out) ---- */
+
+void ref_rhs(const remat_mechanism *m, double t, const double *y, const double *p, double *dydt)
+{
+    assert_ok(remat_mechanism_eval_rhs(m, t, y, p, dydt));
+}
+
+void ref_step(const remat_mechanism *m, remat_ode_method method, double t, double h, const double *y,
+              const double *p, double *out)
+{
+    int S = remat_mechanism_species_count(m);
+    double k[7][MAXV], yi[MAXV];
+    static const double tsit_c[6] = {0.0, 0.161, 0.327, 0.9, 0.9800255409045097, 1.0};
+    static const double tsit_a[6][5] = {
+        {0},
+        {0.161},
+        {-0.008480655492356989, 0.335480655492357},
+        {2.8971530571054935, -6.359448489975075, 4.3622954328695815},
+        {5.325864828439257, -11.748883564062828, 7.4955393428898365, -0.09249506636175525},
+        {5.86145544294642, -12.92096931784711, 8.159367898576159, -0.071584973281401, -0.028269050394068383},
+    };
+    static const double tsit_b[6] = {0.09646076681806523, 0.01, 0.4798896504144996,
+                                     1.379008574103742, -3.290069515436081, 2.324710524099774};
+    switch (method) {
+    case REMAT_ODE_EULER:
+        ref_rhs(m, t, y, p, k[0]);
+        for (int i = 0; i < S; i++)
+            out[i] = y[i] + h * k[0][i];
+        return;
+    case REMAT_ODE_RK4:
+        ref_rhs(m, t, y, p, k[0]);
+        for (int i = 0; i < S; i++)
+            yi[i] = y[i] + 0.5 * h * k[0][i];
+        ref_rhs(m, t + 0.5 * h, yi, p, k[1]);
+        for (int i = 0; i < S; i++)
+            yi[i] = y[i] + 0.5 * h * k[1][i];
+        ref_rhs(m, t + 0.5 * h, yi, p, k[2]);
+        for (int i = 0; i < S; i++)
+            yi[i] = y[i] + h * k[2][i];
+        ref_rhs(m, t + h, yi, p, k[3]);
+        for (int i = 0; i < S; i++)
+            out[i] = y[i] + h / 6 * (k[0][i] + 2 * k[1][i] + 2 * k[2][i] + k[3][i]);
+        return;
+    case REMAT_ODE_TSIT5:
+        for (int s = 0; s < 6; s++) {
+            for (int i = 0; i < S; i++) {
+                yi[i] = y[i];
+                for (int j = 0; j < s; j++)
+                    yi[i] += h * tsit_a[s][j] * k[j][i];
+            }
+            ref_rhs(m, t + tsit_c[s] * h, yi, p, k[s]);
+        }
+        for (int i = 0; i < S; i++) {
+            out[i] = y[i];
+            for (int s = 0; s < 6; s++)
+                out[i] += h * tsit_b[s] * k[s][i];
+        }
+        return;
+    default: fail_msg("bad method");
+    }
+}
+
+/* ---- graph builders ---- */
+
+/* f(y0: (S,), params: (P,)) -> states at the output times (n_times, S) */
+remat_fn *states_fn(const remat_mechanism *m, const remat_ode_options *opt)
+{
+    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    remat_fn *f = remat_fn_new("states");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S);
+    remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
+    remat_val ys;
+    assert_ok(remat_ode_integrate(f, m, opt, y0, p, &ys));
+    remat_fn_output(f, ys);
+    assert_int_equal(remat_fn_status(f), REMAT_OK);
+    return f;
+}
+
+/* f(y0, params) -> sum(W * states): a scalar touching every output */
+remat_fn *weighted_loss_fn(const remat_mechanism *m, const remat_ode_options *opt, const double *w)
+{
+    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    remat_fn *f = remat_fn_new("loss");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S);
+    remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
+    remat_val ys;
+    assert_ok(remat_ode_integrate(f, m, opt, y0, p, &ys));
+    remat_val W = remat_const_data(f, REMAT_F64, 2, DIMS(opt->n_times, S), w);
+    remat_fn_output(f, remat_sum_all(f, remat_mul(f, W, ys)));
+    assert_int_equal(remat_fn_status(f), REMAT_OK);
+    return f;
+}
+
+/* The seed's objective: -C_B at the outlet, f(y0, k) */
+remat_fn *neg_cb_fn(const remat_mechanism *m, const remat_ode_options *opt)
+{
+    remat_fn *f = remat_fn_new("neg_cb");
+    remat_val y0 = remat_arg(f, "C0", REMAT_F64, 1, DIMS(3));
+    remat_val k = remat_arg(f, "k", REMAT_F64, 1, DIMS(2));
+    remat_val ys;
+    assert_ok(remat_ode_integrate(f, m, opt, y0, k, &ys));
+    remat_fn_output(f, remat_neg(f, remat_index(f, remat_index(f, ys, opt->n_times - 1), 1)));
+    assert_int_equal(remat_fn_status(f), REMAT_OK);
+    return f;
+}
+
+
+/* B(t) = k1/(k2-k1) (e^{-k1 t} - e^{-k2 t}) and its k-derivatives */
+void abc_exact(double t, double k1, double k2, double *B, double *dk1, double *dk2)
+{
+    double e1 = exp(-k1 * t), e2 = exp(-k2 * t), d = k2 - k1;
+    *B = k1 / d * (e1 - e2);
+    *dk1 = k2 / (d * d) * (e1 - e2) - k1 * t * e1 / d;
+    *dk2 = -k1 / (d * d) * (e1 - e2) + k1 * t * e2 / d;
+}
