@@ -113,6 +113,23 @@ remat_status fit_record(fit_run *run, double F, double gnorm, const double *p);
 /* Final point and message ("converged: ..." / "stopped: ..."). */
 void fit_finish(fit_run *run, int converged, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The steps the drivers share (vars.c). */
+/* F and gx = dF/dx at x (run->p gets p(x)): 1 when the evaluation ran and F
+ * and gx are finite, else 0 with run->st and the message saying why. */
+int fit_eval_grad_x(fit_run *run, const double *x, double *F, double *gx);
+/* fit_record at p(x) (run->p gets it). */
+remat_status fit_record_x(fit_run *run, double F, double gnorm, const double *x);
+/* Iteration 0 at x: F0 = F, recorded. Returns 1 when the run is over there (a
+ * failure, or a zero gradient: finished as converged), else 0. */
+int fit_record_start(fit_run *run, double F, double gnorm, const double *x);
+/* Before iteration it: run->iter = it and 1, or 0 with the run finished
+ * ("stopped: max_iters") when it is past max_iters. */
+int fit_iteration_begin(fit_run *run, int it, double F);
+/* GSL's step test: |dx_j| <= xtol (xtol + |x_j|) for every variable j. */
+int fit_step_below_xtol(const fit_run *run, const double *x, const double *dx);
+/* A GSL call returned gsl_status: fit_fail with GSL's reason. */
+remat_status fit_fail_gsl(fit_run *run, int gsl_status);
+
 /* opt_*.c: each runs from fit_x_start and calls fit_record per iteration,
  * fit_finish at the end; returns run->st (REMAT_OK unless an error stopped it). */
 remat_status fit_opt_lm(fit_run *run);

@@ -36,14 +36,7 @@ remat_status fit_opt_adam(fit_run *run)
     for (int it = 0;; it++) {
         run->iter = it;
         double F;
-        fit_x_to_p(fit, x, run->p);
-        st = fit_eval_grad(fit, run->p, &F, run->gp);
-        if (st != REMAT_OK) {
-            fit_fail(run, st);
-            goto done;
-        }
-        fit_grad_to_x(fit, x, run->p, run->gp, gx);
-        if (!fit_check_finite(run, "objective", F, n, gx, run->p))
+        if (!fit_eval_grad_x(run, x, &F, gx))
             goto done;
         double gn = fit_inf_norm(n, gx);
         if (it == 0)

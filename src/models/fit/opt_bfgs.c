@@ -43,15 +43,7 @@ static void eval(bfgs_ctx *c, const gsl_vector *x)
         c->Fc = NAN;
         return;
     }
-    fit_x_to_p(run->fit, c->xc, run->p);
-    remat_status st = fit_eval_grad(run->fit, run->p, &c->Fc, run->gp);
-    if (st != REMAT_OK) {
-        fit_fail(run, st);
-        c->Fc = NAN;
-        return;
-    }
-    fit_grad_to_x(run->fit, c->xc, run->p, run->gp, c->gxc);
-    if (!fit_check_finite(run, "objective", c->Fc, n, c->gxc, run->p))
+    if (!fit_eval_grad_x(run, c->xc, &c->Fc, c->gxc))
         c->Fc = NAN;
 }
 
@@ -99,25 +91,15 @@ remat_status fit_opt_bfgs(fit_run *run)
     if (run->st != REMAT_OK)
         goto done;
     if (status) {
-        fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(status)));
+        fit_fail_gsl(run, status);
         goto done;
     }
     double F = s->f, gn = fit_inf_norm(n, s->gradient->data), gn0 = gn;
-    run->F0 = F;
-    fit_x_to_p(fit, s->x->data, run->p);
-    if (fit_record(run, F, gn, run->p) != REMAT_OK)
+    if (fit_record_start(run, F, gn, s->x->data))
         goto done;
-    if (gn == 0) {
-        fit_finish(run, 1, "converged: the gradient is 0 at the start (F = %.6g)", F);
-        goto done;
-    }
     for (int it = 1; !run->user_stop; it++) {
-        if (it > run->max_iters) {
-            fit_finish(run, 0, "stopped: %d iterations (max_iters) without convergence (F = %.6g)", run->max_iters,
-                       F);
+        if (!fit_iteration_begin(run, it, F))
             goto done;
-        }
-        run->iter = it;
         double Fprev = F;
         memcpy(xprev, s->x->data, sizeof *xprev * (size_t)n);
         status = gsl_multimin_fdfminimizer_iterate(s);
@@ -130,18 +112,17 @@ remat_status fit_opt_bfgs(fit_run *run)
             goto done;
         }
         if (status) {
-            fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(status)));
+            fit_fail_gsl(run, status);
             goto done;
         }
         F = s->f;
         gn = fit_inf_norm(n, s->gradient->data);
-        fit_x_to_p(fit, s->x->data, run->p);
-        if (fit_record(run, F, gn, run->p) != REMAT_OK)
+        if (fit_record_x(run, F, gn, s->x->data) != REMAT_OK)
             goto done;
-        int small_step = 1;
+        double *dx = xprev; /* the step, in place of the point it started from */
         for (int j = 0; j < n; j++)
-            if (!(fabs(s->x->data[j] - xprev[j]) <= run->xtol * (run->xtol + fabs(s->x->data[j]))))
-                small_step = 0;
+            dx[j] = s->x->data[j] - xprev[j];
+        int small_step = fit_step_below_xtol(run, s->x->data, dx);
         int small_change = fabs(Fprev - F) <= run->ftol * fmax(F, 1e-300);
         if (F == 0 || gn <= run->gtol * run->F0 || (small_step && small_change)) {
             fit_finish(run, 1, "converged: %s after %d iterations (F = %.6g)",

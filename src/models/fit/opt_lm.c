@@ -121,25 +121,15 @@ remat_status fit_opt_lm(fit_run *run)
     if (run->st != REMAT_OK)
         goto done;
     if (status) {
-        fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(status)));
+        fit_fail_gsl(run, status);
         goto done;
     }
     double F = objective(w), gn = grad_norm(w);
-    run->F0 = F;
-    fit_x_to_p(fit, w->x->data, run->p);
-    if (fit_record(run, F, gn, run->p) != REMAT_OK)
+    if (fit_record_start(run, F, gn, w->x->data))
         goto done;
-    if (gn == 0) {
-        fit_finish(run, 1, "converged: the gradient is 0 at the start (F = %.6g)", F);
-        goto done;
-    }
     for (int it = 1; !run->user_stop; it++) {
-        if (it > run->max_iters) {
-            fit_finish(run, 0, "stopped: %d iterations (max_iters) without convergence (F = %.6g)", run->max_iters,
-                       F);
+        if (!fit_iteration_begin(run, it, F))
             goto done;
-        }
-        run->iter = it;
         status = gsl_multifit_nlinear_iterate(w);
         if (run->st != REMAT_OK)
             goto done;
@@ -150,18 +140,14 @@ remat_status fit_opt_lm(fit_run *run)
             goto done;
         }
         if (status) {
-            fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(status)));
+            fit_fail_gsl(run, status);
             goto done;
         }
         F = objective(w);
         gn = grad_norm(w);
-        fit_x_to_p(fit, w->x->data, run->p);
-        if (fit_record(run, F, gn, run->p) != REMAT_OK)
+        if (fit_record_x(run, F, gn, w->x->data) != REMAT_OK)
             goto done;
-        int small_step = 1;
-        for (int j = 0; j < n; j++)
-            if (!(fabs(w->dx->data[j]) <= run->xtol * (run->xtol + fabs(w->x->data[j]))))
-                small_step = 0;
+        int small_step = fit_step_below_xtol(run, w->x->data, w->dx->data);
         if (F == 0 || gn <= run->gtol * run->F0 || small_step) {
             fit_finish(run, 1, "converged: %s after %d iterations (F = %.6g)",
                        F == 0 ? "exact fit" : small_step ? "relative step below xtol" : "gradient below gtol", it, F);

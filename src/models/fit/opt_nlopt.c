@@ -31,17 +31,9 @@ static double nl_f(unsigned n, const double *x, double *grad, void *vc)
         return HUGE_VAL;
     }
     run->iter = c->evals++;
-    fit_x_to_p(run->fit, x, run->p);
     double F;
-    remat_status st = fit_eval_grad(run->fit, run->p, &F, run->gp);
-    if (st != REMAT_OK) {
-        fit_fail(run, st);
-        nlopt_force_stop(c->opt);
-        return HUGE_VAL;
-    }
     double *gx = grad ? grad : run->gp; /* without grad the chain rule may overwrite gp in place */
-    fit_grad_to_x(run->fit, x, run->p, run->gp, gx);
-    if (!fit_check_finite(run, "objective", F, (int)n, gx, run->p)) {
+    if (!fit_eval_grad_x(run, x, &F, gx)) {
         nlopt_force_stop(c->opt);
         return HUGE_VAL;
     }

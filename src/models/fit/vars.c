@@ -6,7 +6,11 @@
  * as lmfit uses it) that maps an unbounded x into [lo, hi] in theta; then
  * p = exp(theta) on the log scale, p = theta on the linear one. Fixed
  * parameters keep their start values.
+ *
+ * The last section holds the steps every iterative driver takes the same way:
+ * evaluating at x, recording, the iteration budget and GSL's step test.
  */
+#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -195,4 +199,60 @@ void fit_finish(fit_run *run, int converged, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(r->message, sizeof r->message, fmt, ap);
     va_end(ap);
+}
+
+/* ---- the steps the iterative drivers (opt_*.c) share ---- */
+
+int fit_eval_grad_x(fit_run *run, const double *x, double *F, double *gx)
+{
+    fit_x_to_p(run->fit, x, run->p);
+    remat_status st = fit_eval_grad(run->fit, run->p, F, run->gp);
+    if (st != REMAT_OK) {
+        fit_fail(run, st);
+        return 0;
+    }
+    fit_grad_to_x(run->fit, x, run->p, run->gp, gx);
+    return fit_check_finite(run, "objective", *F, run->n, gx, run->p);
+}
+
+remat_status fit_record_x(fit_run *run, double F, double gnorm, const double *x)
+{
+    fit_x_to_p(run->fit, x, run->p);
+    return fit_record(run, F, gnorm, run->p);
+}
+
+int fit_record_start(fit_run *run, double F, double gnorm, const double *x)
+{
+    run->F0 = F;
+    if (fit_record_x(run, F, gnorm, x) != REMAT_OK)
+        return 1;
+    if (gnorm == 0) {
+        fit_finish(run, 1, "converged: the gradient is 0 at the start (F = %.6g)", F);
+        return 1;
+    }
+    return 0;
+}
+
+int fit_iteration_begin(fit_run *run, int it, double F)
+{
+    if (it > run->max_iters) {
+        fit_finish(run, 0, "stopped: %d iterations (max_iters) without convergence (F = %.6g)", run->max_iters, F);
+        return 0;
+    }
+    run->iter = it;
+    return 1;
+}
+
+int fit_step_below_xtol(const fit_run *run, const double *x, const double *dx)
+{
+    int small = 1;
+    for (int j = 0; j < run->n; j++)
+        if (!(fabs(dx[j]) <= run->xtol * (run->xtol + fabs(x[j]))))
+            small = 0;
+    return small;
+}
+
+remat_status fit_fail_gsl(fit_run *run, int gsl_status)
+{
+    return fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(gsl_status)));
 }
