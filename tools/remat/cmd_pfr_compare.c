@@ -45,15 +45,9 @@ int cmd_pfr_compare(int argc, char **argv)
     compare_options o = {.schedules = COMPARE_DEFAULT_SCHEDULES, .budget = -1, .repeat = 5};
     int64_t repeat = 5;
     int code;
-    optind = 1;
-    opterr = 0; /* pfr_cli_bad_option says it, naming the command */
-    while ((code = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int done = pfr_cli_option(&c, code, optarg);
-        if (done == 0)
-            return 2;
-        if (done == 1)
-            continue;
+    while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {
         switch (code) {
+        case PFR_CLI_BAD_VALUE: return 2;
         case OPT_SCHEDULES: o.schedules = optarg; break;
         case OPT_BUDGET: if (!cli_bytes("--memory-budget", optarg, &o.budget)) return 2; break;
         case OPT_REPEAT: if (!cli_int64("--repeat", optarg, 1, 1000, &repeat)) return 2; break;
@@ -63,10 +57,8 @@ int cmd_pfr_compare(int argc, char **argv)
         default: return pfr_cli_bad_option("pfr compare", code, argv);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "remat: pfr compare: unexpected argument '%s'\n", argv[optind]);
+    if (!pfr_cli_no_operands("pfr compare", argc, argv))
         return 2;
-    }
     o.repeat = (int)repeat;
     pfr_setup su;
     if (!pfr_cli_setup(&c, PFR_GOAL_REQUIRED, 0, &su))

@@ -145,12 +145,8 @@ static int parse_args(int argc, char **argv, fit_cli *c)
                 return 0;
             break;
         case PFR_OPT_DT:
-            if (!cli_double("--dt", optarg, &c->dt))
+            if (!pfr_cli_positive("--dt", optarg, "step", &c->dt))
                 return 0;
-            if (!(c->dt > 0)) {
-                fprintf(stderr, "remat: --dt: %s: the step must be positive\n", optarg);
-                return 0;
-            }
             break;
         case O_DATA:
             if (c->n_data == MAX_DATA) {
@@ -161,12 +157,8 @@ static int parse_args(int argc, char **argv, fit_cli *c)
             break;
         case O_OPTIMIZER: c->optimizer = optarg; break;
         case O_LR:
-            if (!cli_double("--lr", optarg, &c->lr))
+            if (!pfr_cli_positive("--lr", optarg, "learning rate", &c->lr))
                 return 0;
-            if (!(c->lr > 0)) {
-                fprintf(stderr, "remat: --lr: %s: the learning rate must be positive\n", optarg);
-                return 0;
-            }
             c->has_lr = 1;
             break;
         case O_ITERS:
@@ -195,10 +187,8 @@ static int parse_args(int argc, char **argv, fit_cli *c)
             return 0;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "remat: pfr fit: unexpected argument '%s'\n", argv[optind]);
+    if (!pfr_cli_no_operands("pfr fit", argc, argv))
         return 0;
-    }
     if (!c->mechanism) {
         fprintf(stderr, "remat: pfr fit: --mechanism FILE is required\n");
         return 0;

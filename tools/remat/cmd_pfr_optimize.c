@@ -153,15 +153,9 @@ int cmd_pfr_optimize(int argc, char **argv)
     double lr = seed->lr, min_param = seed->min_param;
     int64_t iters = seed->iters;
     int json = 0, code;
-    optind = 1;
-    opterr = 0; /* pfr_cli_bad_option says it, naming the command */
-    while ((code = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int done = pfr_cli_option(&c, code, optarg);
-        if (done == 0)
-            return 2;
-        if (done == 1)
-            continue;
+    while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {
         switch (code) {
+        case PFR_CLI_BAD_VALUE: return 2;
         case OPT_OPTIMIZER:
             if (strcmp(optarg, "adam")) {
                 fprintf(stderr, "remat: --optimizer: unknown optimizer '%s' (expected adam)\n", optarg);
@@ -169,12 +163,8 @@ int cmd_pfr_optimize(int argc, char **argv)
             }
             break;
         case OPT_LR:
-            if (!cli_double("--lr", optarg, &lr))
+            if (!pfr_cli_positive("--lr", optarg, "learning rate", &lr))
                 return 2;
-            if (!(lr > 0)) {
-                fprintf(stderr, "remat: --lr: %s: the learning rate must be positive\n", optarg);
-                return 2;
-            }
             break;
         case OPT_ITERS: if (!cli_int64("--iters", optarg, 1, 10000000, &iters)) return 2; break;
         case OPT_MIN_PARAM: if (!cli_double("--min-param", optarg, &min_param)) return 2; break;
@@ -184,10 +174,8 @@ int cmd_pfr_optimize(int argc, char **argv)
         default: return pfr_cli_bad_option("pfr optimize", code, argv);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "remat: pfr optimize: unexpected argument '%s'\n", argv[optind]);
+    if (!pfr_cli_no_operands("pfr optimize", argc, argv))
         return 2;
-    }
     pfr_setup su;
     if (!pfr_cli_setup(&c, PFR_GOAL_REQUIRED, 1, &su))
         return 2;

@@ -190,15 +190,9 @@ int cmd_pfr_simulate(int argc, char **argv)
     pfr_cli c = {0};
     const char *csv = NULL, *plot_path = NULL;
     int json = 0, code;
-    optind = 1;
-    opterr = 0; /* pfr_cli_bad_option says it, naming the command */
-    while ((code = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int done = pfr_cli_option(&c, code, optarg);
-        if (done == 0)
-            return 2;
-        if (done == 1)
-            continue;
+    while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {
         switch (code) {
+        case PFR_CLI_BAD_VALUE: return 2;
         case 'o': csv = optarg; break;
         case 'p': plot_path = optarg; break;
         case 'j': json = 1; break;
@@ -206,10 +200,8 @@ int cmd_pfr_simulate(int argc, char **argv)
         default: return pfr_cli_bad_option("pfr simulate", code, argv);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "remat: pfr simulate: unexpected argument '%s'\n", argv[optind]);
+    if (!pfr_cli_no_operands("pfr simulate", argc, argv))
         return 2;
-    }
     pfr_setup su;
     if (!pfr_cli_setup(&c, PFR_GOAL_OPTIONAL, 0, &su))
         return 2;

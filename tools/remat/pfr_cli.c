@@ -37,12 +37,8 @@ int pfr_cli_option(pfr_cli *c, int code, const char *arg)
     case PFR_OPT_MINIMIZE: c->minimize = arg; return 1;
     case PFR_OPT_SCHEDULE: c->schedule = arg; return 1;
     case PFR_OPT_LENGTH:
-        if (!cli_double("--length", arg, &c->length))
+        if (!pfr_cli_positive("--length", arg, "reactor length", &c->length))
             return 0;
-        if (!(c->length > 0)) {
-            fprintf(stderr, "remat: --length: %s: the reactor length must be positive\n", arg);
-            return 0;
-        }
         c->has_length = 1;
         return 1;
     case PFR_OPT_STEPS:
@@ -51,16 +47,50 @@ int pfr_cli_option(pfr_cli *c, int code, const char *arg)
         c->has_steps = 1;
         return 1;
     case PFR_OPT_DT:
-        if (!cli_double("--dt", arg, &c->dt))
+        if (!pfr_cli_positive("--dt", arg, "step", &c->dt))
             return 0;
-        if (!(c->dt > 0)) {
-            fprintf(stderr, "remat: --dt: %s: the step must be positive\n", arg);
-            return 0;
-        }
         c->has_dt = 1;
         return 1;
     default: return -1;
     }
+}
+
+int pfr_cli_next(pfr_cli *c, int argc, char **argv, const struct option *opts)
+{
+    if (!c->reading) {
+        optind = 1;
+        opterr = 0; /* pfr_cli_bad_option says it, naming the command */
+        c->reading = 1;
+    }
+    int code;
+    while ((code = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int done = pfr_cli_option(c, code, optarg);
+        if (done == 0)
+            return PFR_CLI_BAD_VALUE;
+        if (done == -1)
+            return code;
+    }
+    return -1;
+}
+
+int pfr_cli_no_operands(const char *cmd, int argc, char **argv)
+{
+    if (optind < argc) {
+        fprintf(stderr, "remat: %s: unexpected argument '%s'\n", cmd, argv[optind]);
+        return 0;
+    }
+    return 1;
+}
+
+int pfr_cli_positive(const char *opt, const char *arg, const char *what, double *out)
+{
+    if (!cli_double(opt, arg, out))
+        return 0;
+    if (!(*out > 0)) {
+        fprintf(stderr, "remat: %s: %s: the %s must be positive\n", opt, arg, what);
+        return 0;
+    }
+    return 1;
 }
 
 void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len)

@@ -5,9 +5,20 @@
  * objective and the schedule; checked against the mechanism with messages
  * that name the option.
  *
- * Each command lists PFR_CLI_OPTIONS in its getopt_long table, passes every
- * option code to pfr_cli_option(), and calls pfr_cli_setup() once the
- * command line is read.
+ * Each command lists PFR_CLI_OPTIONS in its getopt_long table, reads its
+ * options with pfr_cli_next() (which keeps the shared ones and hands back the
+ * command's own), then calls pfr_cli_no_operands() and pfr_cli_setup():
+ *
+ *   pfr_cli c = {0};
+ *   while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {
+ *       switch (code) {
+ *       case PFR_CLI_BAD_VALUE: return 2;
+ *       case 'j': json = 1; break;
+ *       default: return pfr_cli_bad_option("pfr simulate", code, argv);
+ *       }
+ *   }
+ *   if (!pfr_cli_no_operands("pfr simulate", argc, argv) || !pfr_cli_setup(&c, ..., &su))
+ *       return 2;
  */
 #ifndef REMAT_TOOL_PFR_CLI_H
 #define REMAT_TOOL_PFR_CLI_H
@@ -48,7 +59,26 @@ typedef struct {
     double length, dt;
     int64_t steps;
     int has_length, has_steps, has_dt;
+    int reading; /* pfr_cli_next has started on argv */
 } pfr_cli;
+
+/* pfr_cli_next's code for a shared option with a bad value (message printed) */
+#define PFR_CLI_BAD_VALUE (-2)
+
+/* The next option of argv that is not one of PFR_CLI_OPTIONS (or
+ * PFR_OPT_SCHEDULE), which it stores in c: getopt_long's code (with ":h"
+ * leading the option string and opterr off, so that '?' and ':' come back for
+ * pfr_cli_bad_option), PFR_CLI_BAD_VALUE, or -1 at the end of the options.
+ * The first call on a zeroed c restarts getopt at argv[1]. */
+int pfr_cli_next(pfr_cli *c, int argc, char **argv, const struct option *opts);
+
+/* After the options: 1 when no operand is left, else 0 with
+ * "remat: CMD: unexpected argument '...'" printed. */
+int pfr_cli_no_operands(const char *cmd, int argc, char **argv);
+
+/* A positive number for option opt: 0 with a message ("remat: OPT: ARG: the
+ * WHAT must be positive") when arg is not one. */
+int pfr_cli_positive(const char *opt, const char *arg, const char *what, double *out);
 
 /* Handles one option code of PFR_CLI_OPTIONS (or PFR_OPT_SCHEDULE): 1 done,
  * 0 a bad value (message printed), -1 not one of them. */
