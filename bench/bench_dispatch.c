@@ -20,24 +20,7 @@
 
 #include <remat/remat.h>
 
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "bench_util.h"
 
 static remat_fn *build_chain(int ops)
 {
@@ -59,30 +42,30 @@ typedef struct {
 
 static int measure(const remat_fn *f, int reps, result *r)
 {
-    double t0 = now_ns();
+    double t0 = bench_wall_ns();
     remat_program *p;
     if (remat_compile(f, remat_backend_cpu(), &p) != REMAT_OK) {
         fprintf(stderr, "bench_dispatch: compile: %s\n", remat_last_error());
         return 1;
     }
-    r->compile_ms = (now_ns() - t0) * 1e-6;
+    r->compile_ms = (bench_wall_ns() - t0) * 1e-6;
     double x = 1.0;
     remat_tensor in = remat_tensor_f64(&x, 0, NULL), out = remat_tensor_f64(&r->value, 0, NULL);
     remat_stats st;
     double *ns = malloc(sizeof *ns * (size_t)reps);
     for (int rep = -1; rep < reps; rep++) { /* one warm-up run */
-        double t1 = now_ns();
+        double t1 = bench_wall_ns();
         if (remat_run(p, 1, &in, 1, &out, &st) != REMAT_OK) {
             fprintf(stderr, "bench_dispatch: run: %s\n", remat_last_error());
             return 1;
         }
-        double t2 = now_ns();
+        double t2 = bench_wall_ns();
         if (rep >= 0)
             ns[rep] = (t2 - t1) / (double)(st.ops_executed ? st.ops_executed : 1);
     }
     r->ops_executed = (long long)st.ops_executed;
-    r->ns_per_op = median(ns, reps);
-    r->min_ns_per_op = ns[0]; /* sorted by median() */
+    r->ns_per_op = bench_median(ns, reps);
+    r->min_ns_per_op = bench_minimum(ns, reps);
     remat_memory_plan plan;
     remat_program_plan(p, &plan);
     r->arena_bytes = plan.arena_bytes;

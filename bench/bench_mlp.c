@@ -31,6 +31,8 @@
 
 #include <remat/remat.h>
 
+#include "bench_util.h"
+
 typedef struct {
     int layers, width, batch, reps;
     bool smoke;
@@ -47,46 +49,6 @@ typedef struct {
     double *ms, *cpu_ms; /* wall and process CPU time per rep */
     float *grad; /* D * W * W */
 } variant;
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
-/* CPU time of the whole process: with OPENBLAS_NUM_THREADS=1 it is the work
- * done, unaffected by time spent descheduled on a busy machine */
-static double cpu_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    double *s = malloc(sizeof *s * (size_t)n);
-    memcpy(s, v, sizeof *s * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    free(s);
-    return m;
-}
-
-static double minimum(const double *v, int n)
-{
-    double m = v[0];
-    for (int i = 1; i < n; i++)
-        m = v[i] < m ? v[i] : m;
-    return m;
-}
 
 /* a JSON number, or null when not finite (no floor measured) */
 static const char *jnum(char *buf, size_t len, double x)
@@ -290,12 +252,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < nv; i++) {
             for (int l = 0; l < D; l++)
                 out[l] = remat_tensor_f32(v[i].grad + (size_t)l * wsz, 2, (int64_t[]){W, W});
-            double c0 = cpu_ms(), t0 = now_ms();
+            double c0 = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID), t0 = bench_clock_ms(CLOCK_MONOTONIC);
             if (remat_run(v[i].prog, D + 1, in, D, out, &v[i].stats) != REMAT_OK) {
                 fprintf(stderr, "bench_mlp: run %s: %s\n", v[i].name, remat_last_error());
                 return 1;
             }
-            double t1 = now_ms(), c1 = cpu_ms();
+            double t1 = bench_clock_ms(CLOCK_MONOTONIC), c1 = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID);
             if (rep >= 0) {
                 v[i].ms[rep] = t1 - t0;
                 v[i].cpu_ms[rep] = c1 - c0;
@@ -303,7 +265,7 @@ int main(int argc, char **argv)
         }
         if (c.only)
             continue;
-        double c0 = cpu_ms(), t0 = now_ms();
+        double c0 = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID), t0 = bench_clock_ms(CLOCK_MONOTONIC);
         for (int l = 0; l < D; l++) /* h_{l+1} = h_l @ w_l */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, W, W, 1.0f, fh[l], W, w[l], W, 0.0f, fh[l + 1],
                         W);
@@ -316,7 +278,7 @@ int main(int argc, char **argv)
             fg = fg2;
             fg2 = t;
         }
-        double t1 = now_ms(), c1 = cpu_ms();
+        double t1 = bench_clock_ms(CLOCK_MONOTONIC), c1 = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID);
         if (rep >= 0) {
             floor_ms[rep] = t1 - t0;
             floor_cpu[rep] = c1 - c0;
@@ -329,21 +291,21 @@ int main(int argc, char **argv)
     double ref_err = c.smoke ? check_reference(&c, x, w, v[0].grad) : -1;
     bool ok = equal && (!c.smoke || ref_err < 1e-4);
 
-    const double floor_med = c.only ? NAN : median(floor_ms, c.reps);
-    const double floor_cpu_med = c.only ? NAN : median(floor_cpu, c.reps);
+    const double floor_med = c.only ? NAN : bench_median(floor_ms, c.reps);
+    const double floor_cpu_med = c.only ? NAN : bench_median(floor_cpu, c.reps);
     char b1[32], b2[32], b3[32];
     printf("{\"bench\":\"mlp\", \"layers\":%d, \"width\":%d, \"batch\":%d, \"dtype\":\"f32\", \"reps\":%d, "
            "\"gemm_floor_ms\":%s, \"gemm_floor_min_ms\":%s, \"gemm_floor_cpu_ms\":%s, \"gemm_floor_gemms\":%d, \"target\":{\"policy\":"
            "\"dots_with_no_batch_dims_saveable\", \"max_ratio_to_floor\":1.15}, \"variants\":[",
            D, W, B, c.reps, jnum(b1, sizeof b1, floor_med),
-           jnum(b2, sizeof b2, c.only ? NAN : minimum(floor_ms, c.reps)), jnum(b3, sizeof b3, floor_cpu_med), 3 * D);
+           jnum(b2, sizeof b2, c.only ? NAN : bench_minimum(floor_ms, c.reps)), jnum(b3, sizeof b3, floor_cpu_med), 3 * D);
     for (int i = 0; i < nv; i++) {
-        const double med = median(v[i].ms, c.reps), cmed = median(v[i].cpu_ms, c.reps);
+        const double med = bench_median(v[i].ms, c.reps), cmed = bench_median(v[i].cpu_ms, c.reps);
         printf("%s\n  {\"policy\":\"%s\", \"median_ms\":%.4f, \"min_ms\":%.4f, \"ratio_to_floor\":%s, "
                "\"cpu_ms\":%.4f, \"cpu_ratio_to_floor\":%s, "
                "\"residual_bytes\":%zu, \"arena_bytes\":%zu, \"constant_bytes\":%zu, \"ops\":%lld, "
                "\"dot_generals\":%lld, \"recomputed_ops\":%lld}",
-               i ? "," : "", v[i].name, med, minimum(v[i].ms, c.reps), jnum(b1, sizeof b1, med / floor_med), cmed,
+               i ? "," : "", v[i].name, med, bench_minimum(v[i].ms, c.reps), jnum(b1, sizeof b1, med / floor_med), cmed,
                jnum(b3, sizeof b3, cmed / floor_cpu_med),
                v[i].plan.residual_bytes, v[i].plan.arena_bytes, v[i].plan.constant_bytes,
                (long long)v[i].stats.ops_executed, (long long)v[i].stats.op_counts[REMAT_OP_DOT_GENERAL],

@@ -70,6 +70,7 @@
 
 #include <remat/remat.h>
 
+#include "bench_util.h"
 #include "pfr_hand.h"
 #ifdef HAVE_CVODES
 #include "pfr_cvodes.h"
@@ -78,33 +79,7 @@
 #define TOL_HAND 1e-10
 #define TOL_CVODES_TIGHT 1e-6
 
-/* ---- clocks and statistics ---- */
-
-static double clock_ns(clockid_t id)
-{
-    struct timespec t;
-    clock_gettime(id, &t);
-    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
-}
-
-/* thread CPU time: time spent descheduled on a shared machine is not the code's */
-static double now_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    double *s = malloc(sizeof *s * (size_t)n);
-    memcpy(s, v, sizeof *s * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    free(s);
-    return m;
-}
+/* ---- statistics ---- */
 
 static double rel_diff(const double *a, const double *b, int n)
 {
@@ -227,8 +202,7 @@ typedef struct {
     int checkpoints; /* cvodes: most checkpoints stored by one forward run */
     /* results */
     double loss, g[2], err;
-    int inner;
-    double *samples;
+    bench_timing timing; /* thread CPU ms per run, one per round */
     int match[2]; /* remat rows: matched sweep index per CVODES kind, -1 none */
 } variant;
 
@@ -294,16 +268,10 @@ static int run_variant(variant *v, const context *cx)
     return 1;
 }
 
-/* the median over rounds of the per-round ratio a/b (a noisy round slows
- * both alike) */
+/* the median over rounds of the per-round ratio a/b */
 static double paired(const variant *a, const variant *b, int rounds)
 {
-    double *r = malloc(sizeof *r * (size_t)rounds);
-    for (int i = 0; i < rounds; i++)
-        r[i] = a->samples[i] / b->samples[i];
-    double m = median(r, rounds);
-    free(r);
-    return m;
+    return bench_paired_ratio(a->timing.samples, b->timing.samples, rounds);
 }
 
 static bool is_remat(const variant *v) { return v->kind == V_REMAT || v->kind == V_PFR || v->kind == V_PROBLEM; }
@@ -322,31 +290,32 @@ static void free_variant(variant *v)
 #ifdef HAVE_CVODES
     pfr_cv_free(v->cv);
 #endif
-    free(v->samples);
+    free(v->timing.samples);
 }
 
+typedef struct {
+    variant **v;
+    const context *cx;
+} group;
+
+static int run_indexed(void *ctx, int i, bool first)
+{
+    const group *g = ctx;
+    return run_variant(g->v[i], g->cx);
+}
+
+/* Times the variants round-robin (bench_util.h). */
 static int time_group(variant **v, int n, const context *cx)
 {
-    for (int i = 0; i < n; i++) { /* warm up and calibrate */
-        double t0 = now_ns();
-        if (run_variant(v[i], cx))
-            return 1;
-        double t = now_ns() - t0;
-        if (run_variant(v[i], cx))
-            return 1;
-        t = fmin(t, now_ns() - t0 - t);
-        v[i]->inner = t >= cx->sample_ns ? 1 : (int)ceil(cx->sample_ns / fmax(t, 1.0));
-        v[i]->samples = malloc(sizeof *v[i]->samples * (size_t)cx->rounds);
-    }
-    for (int r = 0; r < cx->rounds; r++)
-        for (int i = 0; i < n; i++) {
-            double t0 = now_ns();
-            for (int k = 0; k < v[i]->inner; k++)
-                if (run_variant(v[i], cx))
-                    return 1;
-            v[i]->samples[r] = (now_ns() - t0) * 1e-6 / v[i]->inner;
-        }
-    return 0;
+    bench_timing **t = malloc(sizeof *t * (size_t)n);
+    if (!t)
+        return 1;
+    for (int i = 0; i < n; i++)
+        t[i] = &v[i]->timing;
+    group g = {v, cx};
+    int rc = bench_time_round_robin(n, t, run_indexed, &g, cx->rounds, cx->sample_ns, false);
+    free(t);
+    return rc;
 }
 
 /* ---- building the remat variants ---- */
@@ -768,12 +737,12 @@ static int bench_problem(const context *cx, const remat_mechanism *m, const disc
     /* rows */
     for (int d = 0; d < n_ds; d++) {
         variant *hand = &vs[d * per + OFF_HAND];
-        double hand_ms = median(hand->samples, cx->rounds);
+        double hand_ms = bench_median(hand->timing.samples, cx->rounds);
         for (int i = 0; i < OFF_HAND; i++) {
             variant *v = &vs[d * per + i];
             if (!is_remat(v))
                 continue;
-            double ms = median(v->samples, cx->rounds);
+            double ms = bench_median(v->timing.samples, cx->rounds);
             printf("%s\n  {\"problem\":\"%s\", \"impl\":\"remat\", \"api\":\"%s\", \"method\":\"%s\", "
                    "\"schedule\":\"%s\", \"keep_interval_stores\":%s, \"steps\":%lld, \"dt\":",
                    first_row ? "" : ",", problem, v->api, remat_ode_method_name(v->method), v->schedule,
@@ -795,13 +764,13 @@ static int bench_problem(const context *cx, const remat_mechanism *m, const disc
                 if (j < 0)
                     continue;
                 variant *c = sw.timed[kd][j];
-                if (!best || median(c->samples, cx->rounds) < median(best->samples, cx->rounds))
+                if (!best || bench_median(c->timing.samples, cx->rounds) < bench_median(best->timing.samples, cx->rounds))
                     best = c;
             }
 #endif
             if (best) {
 #ifdef HAVE_CVODES
-                double cms = median(best->samples, cx->rounds);
+                double cms = bench_median(best->timing.samples, cx->rounds);
                 printf(", \"cvodes_method\":\"%s\", \"cvodes_rtol\":%.1e, \"cvodes_ms\":%.5f, "
                        "\"cvodes_grad_abs_err\":%.3e, \"vs_cvodes_ratio\":%.3f, \"vs_cvodes_ratio_paired\":%.3f}",
                        pfr_cv_kind_name(best->cv_kind), sw.rtol[best->sweep_index], cms,
@@ -835,7 +804,7 @@ static int bench_problem(const context *cx, const remat_mechanism *m, const disc
                    "\"steps_backward\":%ld, "
                    "\"cvodes_rtol\":%.1e, \"median_ms\":%.5f, \"loss\":%.17g, \"grad\":",
                    problem, pfr_cv_kind_name((pfr_cv_kind)kd), PFR_CV_CHECKPOINT_STEPS, sw.checkpoints[kd][j], sw.steps_f[kd][j],
-                   sw.steps_b[kd][j], sw.rtol[j], median(c->samples, cx->rounds), c->loss);
+                   sw.steps_b[kd][j], sw.rtol[j], bench_median(c->timing.samples, cx->rounds), c->loss);
             print_grad(c->g);
             printf(", \"grad_abs_err\":%.3e}", sw.err[kd][j]);
         }

@@ -43,39 +43,12 @@
 
 #include <remat/remat.h>
 
+#include "bench_util.h"
 #include "pfr_hand.h"
 
 static const char *schedules[] = {"store-all", "per-step", "periodic:32", "two-level",
                                   "binomial:10", "online:10", "binomial:3"};
 static int N_SCHED = sizeof schedules / sizeof schedules[0];
-
-static double clock_ns(clockid_t id)
-{
-    struct timespec t;
-    clock_gettime(id, &t);
-    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
-}
-
-/* The thread's CPU time: on a shared machine the time this thread was
- * descheduled is not the code's. */
-static double now_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
-static double wall_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    double *s = malloc(sizeof *s * (size_t)n);
-    memcpy(s, v, sizeof *s * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    free(s);
-    return m;
-}
 
 static double rel_err(double got, double want)
 {
@@ -153,9 +126,7 @@ typedef struct {
     const double *y0;
     double k1, k2, h;
     int64_t steps, forward_evals;
-    int inner;            /* runs per sample */
-    double *samples;      /* CPU ms per run, one per round */
-    double *wall;         /* wall-clock ms per run, one per round */
+    bench_timing timing;  /* CPU and wall-clock ms per run, one per round */
 } variant;
 
 /* with_stats: also record forward_evals (the calibration runs; the timed
@@ -179,31 +150,20 @@ static int run_once(variant *v, bool with_stats)
     return 0;
 }
 
-/* Times the variants round-robin; sample_ns: target length of one sample. */
+static int run_indexed(void *ctx, int i, bool first) { return run_once(&((variant *)ctx)[i], first); }
+
+/* Times the variants round-robin (bench_util.h); sample_ns: target length of
+ * one sample. */
 static int time_group(variant *v, int n, int rounds, double sample_ns)
 {
-    for (int i = 0; i < n; i++) { /* warm up and calibrate */
-        double t0 = now_ns();
-        if (run_once(&v[i], true))
-            return 1;
-        double t = now_ns() - t0;
-        if (run_once(&v[i], false))
-            return 1;
-        t = fmin(t, now_ns() - t0 - t);
-        v[i].inner = t >= sample_ns ? 1 : (int)ceil(sample_ns / fmax(t, 1.0));
-        v[i].samples = malloc(sizeof *v[i].samples * (size_t)rounds);
-        v[i].wall = malloc(sizeof *v[i].wall * (size_t)rounds);
-    }
-    for (int r = 0; r < rounds; r++)
-        for (int i = 0; i < n; i++) {
-            double w0 = wall_ns(), t0 = now_ns();
-            for (int k = 0; k < v[i].inner; k++)
-                if (run_once(&v[i], false))
-                    return 1;
-            v[i].samples[r] = (now_ns() - t0) * 1e-6 / v[i].inner;
-            v[i].wall[r] = (wall_ns() - w0) * 1e-6 / v[i].inner;
-        }
-    return 0;
+    bench_timing **t = malloc(sizeof *t * (size_t)n);
+    if (!t)
+        return 1;
+    for (int i = 0; i < n; i++)
+        t[i] = &v[i].timing;
+    int rc = bench_time_round_robin(n, t, run_indexed, v, rounds, sample_ns, true);
+    free(t);
+    return rc;
 }
 
 /* Compiles f and frees it: a program does not need its function. */
@@ -225,12 +185,8 @@ static bool first_result = true;
 static void print_result(const variant *v, const variant *hand, int rounds, int batch, double err, bool bitwise,
                          double target)
 {
-    double med = median(v->samples, rounds), hmed = median(hand->samples, rounds);
-    double *pr = malloc(sizeof *pr * (size_t)rounds);
-    for (int r = 0; r < rounds; r++)
-        pr[r] = v->samples[r] / hand->samples[r];
-    double paired = median(pr, rounds);
-    free(pr);
+    double med = bench_median(v->timing.samples, rounds), hmed = bench_median(hand->timing.samples, rounds);
+    double paired = bench_paired_ratio(v->timing.samples, hand->timing.samples, rounds);
     char tg[32] = "null", meets[8] = "null";
     if (target > 0) {
         snprintf(tg, sizeof tg, "%.1f", target);
@@ -241,7 +197,7 @@ static void print_result(const variant *v, const variant *hand, int rounds, int 
            "\"target\":%s, \"meets_target\":%s, \"wall_median_ms\":%.4f, \"wall_hand_ms\":%.4f, "
            "\"grad_rel_err\":%.2e, \"bitwise_equal_store_all\":%s}",
            first_result ? "" : ",", batch, v->layout, v->schedule, med, hmed, med / hmed, paired,
-           (long long)v->forward_evals, tg, meets, median(v->wall, rounds), median(hand->wall, rounds), err,
+           (long long)v->forward_evals, tg, meets, bench_median(v->timing.wall, rounds), bench_median(hand->timing.wall, rounds), err,
            bitwise ? "true" : "false");
     first_result = false;
 }
@@ -300,8 +256,8 @@ static int bench_scalar(int64_t steps, int rounds, double sample_ns, const doubl
     }
     for (int i = 0; i <= N_SCHED; i++) {
         remat_program_free(v[i].prog);
-        free(v[i].samples);
-        free(v[i].wall);
+        free(v[i].timing.samples);
+        free(v[i].timing.wall);
     }
     free(v[0].hand_y);
     free(v);
@@ -367,8 +323,8 @@ static int bench_batch(int64_t steps, int64_t m, int rounds, double sample_ns, d
         }
     for (int i = 0; i < NV; i++) {
         remat_program_free(v[i].prog);
-        free(v[i].samples);
-        free(v[i].wall);
+        free(v[i].timing.samples);
+        free(v[i].timing.wall);
         free(v[i].g);
     }
     free(v);
