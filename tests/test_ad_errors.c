@@ -337,6 +337,30 @@ static void test_ad_null_handles_are_refused_without_crashing(void **state)
     remat_fn_free(f);
 }
 
+/* A number that never was a value of the function is an error with a message;
+ * REMAT_NONE (the result of a failed op) propagates quietly, keeping the
+ * first error's message. */
+static void test_ad_foreign_value_handles_are_errors(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("handles");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, ((int64_t[]){3}));
+    assert_int_equal(remat_sin(f, 12345), REMAT_NONE);
+    assert_int_equal(remat_fn_status(f), REMAT_ERR_ARG);
+    assert_non_null(strstr(remat_fn_error(f), "12345 is not a value"));
+    remat_fn_clear_error(f);
+    remat_val bad = remat_add(f, x, remat_reshape(f, x, 1, ((int64_t[]){4}))); /* reshape fails */
+    assert_int_equal(bad, REMAT_NONE);
+    assert_int_equal(remat_fn_status(f), REMAT_ERR_SHAPE);
+    const char *first = remat_fn_error(f);
+    assert_non_null(strstr(first, "reshape"));
+    assert_int_equal(remat_exp(f, bad), REMAT_NONE); /* quiet: the reshape's message stands */
+    assert_int_equal(remat_fn_status(f), REMAT_ERR_SHAPE);
+    assert_non_null(strstr(remat_fn_error(f), "reshape"));
+    assert_true(remat_sin(f, x) != REMAT_NONE); /* still usable */
+    remat_fn_free(f);
+}
+
 static void test_ad_grad_of_non_scalar_function_is_a_clear_error(void **state)
 {
     remat_fn *f = remat_fn_new("vec");
@@ -376,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_ad_build_errors_name_op_shapes_and_caller_line),
         cmocka_unit_test(test_ad_run_rejects_bad_inputs_and_leaves_outputs_untouched),
         cmocka_unit_test(test_ad_null_handles_are_refused_without_crashing),
+        cmocka_unit_test(test_ad_foreign_value_handles_are_errors),
         cmocka_unit_test(test_ad_grad_of_non_scalar_function_is_a_clear_error),
     };
     rng_seed(0x2545f4914f6cdd1dull);

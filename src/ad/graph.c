@@ -157,9 +157,20 @@ remat_val remat_fn_fail(remat_fn *f, remat_status st, remat_loc loc, const char 
 
 int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
 {
-    for (int i = 0; i < n; i++)
-        if (v[i] < 0 || v[i] >= f->n_nodes)
-            return 0;
+    for (int i = 0; i < n; i++) {
+        if (v[i] >= 0 && v[i] < f->n_nodes)
+            continue;
+        /* REMAT_NONE propagates quietly: it is the result of a failed op,
+         * whose message stands. Any other number never was a value of f. */
+        if (v[i] != REMAT_NONE && f->status == REMAT_OK) {
+            remat_fn *m = (remat_fn *)f;
+            m->status = remat_error(REMAT_ERR_ARG, "function '%s': %d is not a value of this function", f->name,
+                                    (int)v[i]);
+            free(m->error);
+            m->error = strdup(remat_last_error());
+        }
+        return 0;
+    }
     return 1;
 }
 
