@@ -63,9 +63,10 @@ remat_status remat_call_at(remat_fn *f, const remat_fn *callee, int nargs, const
         return remat_error(REMAT_ERR_NULL, "%s:%d: call: function is NULL", loc.file, loc.line);
     if (!check_call(f, callee, nargs, args, loc))
         return f->status ? f->status : REMAT_ERR_ARG;
-    if (callee->n_outs > 0 && !outs)
-        return remat_fn_fail(f, REMAT_ERR_NULL, loc, "call of '%s': outs is NULL", callee->name),
-               REMAT_ERR_NULL;
+    if (callee->n_outs > 0 && !outs) {
+        remat_fn_fail(f, REMAT_ERR_NULL, loc, "call of '%s': outs is NULL", callee->name);
+        return REMAT_ERR_NULL;
+    }
     remat_val *map = malloc(sizeof *map * (size_t)(callee->n_nodes ? callee->n_nodes : 1));
     if (!map)
         return remat_error(REMAT_ERR_NOMEM, "call of '%s': out of memory", callee->name);
