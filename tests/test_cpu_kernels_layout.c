@@ -1,6 +1,6 @@
 /*
  * test_cpu_kernels_layout.c — the structural CPU kernels (transpose,
- * broadcast_in_dim, slice, pad, concatenate) and reduce_sum.
+ * broadcast_in_dim, slice, pad, concatenate), add of a pad, and reduce_sum.
  *
  * Every CPU kernel against a naive reference written here from the op's
  * definition (index arithmetic, libm, long double sums), never against another
@@ -328,6 +328,72 @@ static void reduce_check(int rank, const int64_t *dims, const bool *reduce)
     free(in), free(want), free(out), free(acc), free(in32), free(out32);
 }
 
+/* add(x, pad(g)) with zero interior: x + g inside g's region (g + x for
+ * pad_first), x + 0.0 outside (so -0.0 becomes +0.0, as the pad's zeros
+ * made it), bit for bit, with -0.0, NaN and infinities on both sides */
+static void add_pad_check(int rank, const int64_t *dims, const int64_t *gdims, const int64_t *low)
+{
+    remat_pad_params pp;
+    memset(&pp, 0, sizeof pp);
+    for (int i = 0; i < rank; i++) {
+        pp.low[i] = low[i];
+        pp.high[i] = dims[i] - gdims[i] - low[i];
+    }
+    const remat_shape os = shp(rank, dims), gs = shp(rank, gdims);
+    const int64_t n = remat_shape_numel(&os), ng = remat_shape_numel(&gs);
+    static const double special[] = {-0.0, 0.0, NAN, INFINITY, -INFINITY, 1.5, -2.25, 1e-300};
+    double *x = xmalloc((size_t)n * 8 + 8), *g = xmalloc((size_t)ng * 8 + 8), *out = xmalloc((size_t)n * 8 + 8);
+    double *want = xmalloc((size_t)n * 8 + 8);
+    float *x32 = xmalloc((size_t)n * 4 + 4), *g32 = xmalloc((size_t)ng * 4 + 4), *out32 = xmalloc((size_t)n * 4 + 4);
+    float *want32 = xmalloc((size_t)n * 4 + 4);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = special[(i * 3) % 8], x32[i] = (float)x[i];
+    for (int64_t i = 0; i < ng; i++)
+        g[i] = special[(i * 5 + 1) % 8] * 0.5, g32[i] = (float)g[i];
+    for (int pad_first = 0; pad_first < 2; pad_first++) {
+        int64_t idx[REMAT_MAX_RANK], gidx[REMAT_MAX_RANK];
+        for (int64_t f = 0; f < n; f++) {
+            unravel(&os, f, idx);
+            int in = 1;
+            for (int i = 0; i < rank; i++) {
+                gidx[i] = idx[i] - low[i];
+                in = in && gidx[i] >= 0 && gidx[i] < gdims[i];
+            }
+            volatile double zero = 0.0;
+            volatile float zero32 = 0.0f;
+            if (!in) {
+                want[f] = x[f] + zero;
+                want32[f] = x32[f] + zero32;
+            } else {
+                int64_t j = ravel(&gs, gidx);
+                want[f] = pad_first ? g[j] + x[f] : x[f] + g[j];
+                want32[f] = pad_first ? g32[j] + x32[f] : x32[f] + g32[j];
+            }
+        }
+        for (int64_t i = 0; i <= n; i++)
+            out[i] = 7.0, out32[i] = 7.0f; /* every element written, none past */
+        remat_cpu_add_pad(REMAT_F64, out, x, g, &os, &gs, &pp, pad_first);
+        remat_cpu_add_pad(REMAT_F32, out32, x32, g32, &os, &gs, &pp, pad_first);
+        if (memcmp(out, want, (size_t)n * 8) != 0 || memcmp(out32, want32, (size_t)n * 4) != 0)
+            fail_msg("add_pad rank %d (pad_first %d): bits differ from the definition", rank, pad_first);
+        assert_true(out[n] == 7.0 && out32[n] == 7.0f);
+    }
+    free(x), free(g), free(out), free(want), free(x32), free(g32), free(out32), free(want32);
+}
+
+static void test_cpu_kernels_add_pad_bits(void **state)
+{
+    (void)state;
+    add_pad_check(0, NULL, NULL, NULL);
+    add_pad_check(1, (int64_t[]){3}, (int64_t[]){1}, (int64_t[]){2});
+    add_pad_check(1, (int64_t[]){9}, (int64_t[]){0}, (int64_t[]){4});
+    add_pad_check(2, (int64_t[]){3, 100}, (int64_t[]){1, 100}, (int64_t[]){1, 0});
+    add_pad_check(2, (int64_t[]){100, 3}, (int64_t[]){100, 1}, (int64_t[]){0, 2});
+    add_pad_check(2, (int64_t[]){5, 7}, (int64_t[]){2, 3}, (int64_t[]){3, 1});
+    add_pad_check(3, (int64_t[]){4, 5, 6}, (int64_t[]){2, 3, 2}, (int64_t[]){1, 0, 3});
+    add_pad_check(2, (int64_t[]){0, 3}, (int64_t[]){0, 1}, (int64_t[]){0, 1});
+}
+
 static void test_cpu_kernels_reduce_sum_every_axis_set(void **state)
 {
     (void)state;
@@ -416,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_cpu_kernels_slice_with_strides),
         cmocka_unit_test(test_cpu_kernels_pad_edges_and_interior),
         cmocka_unit_test(test_cpu_kernels_concatenate_any_axis),
+        cmocka_unit_test(test_cpu_kernels_add_pad_bits),
         cmocka_unit_test(test_cpu_kernels_reduce_sum_every_axis_set),
         cmocka_unit_test(test_cpu_kernels_reduce_sum_order_is_ascending),
     };

@@ -851,6 +851,209 @@ static void test_exec_fusion_does_not_contract_to_fma(void **state)
     remat_fn_free(f);
 }
 
+/* ==== in-place concatenate, add of a pad ==== */
+
+/* f compiled with neither fusion nor the in-place rewrites
+ * (REMAT_NO_FUSION=1 REMAT_NO_INPLACE=1) and as usual, run on the same
+ * inputs: the same bits, primitive-op counts and plan/measured agreement.
+ * Returns how many ops the rewrites took out of the unfused program's
+ * instructions (REMAT_NO_FUSION=1 alone). */
+static int32_t check_inplace_bits(const remat_fn *f, int n_in, const remat_tensor *in)
+{
+    setenv("REMAT_NO_FUSION", "1", 1);
+    setenv("REMAT_NO_INPLACE", "1", 1);
+    remat_program *pu = compile_ok(f);
+    unsetenv("REMAT_NO_FUSION");
+    remat_program *pn = compile_ok(f); /* fused, not in place */
+    unsetenv("REMAT_NO_INPLACE");
+    remat_program *pf = compile_ok(f);
+    assert_int_equal(pu->n_fused, 0);
+    remat_program *ps[3] = {pu, pn, pf};
+    outs_t o[3];
+    remat_stats st[3];
+    remat_memory_plan pl[3];
+    for (int i = 0; i < 3; i++) {
+        run_prog(ps[i], n_in, in, &o[i], &st[i]);
+        remat_program_plan(ps[i], &pl[i]);
+        assert_int_equal(st[i].ops_executed, pl[i].instructions);
+        assert_int_equal(st[i].ops_executed, st[0].ops_executed);
+        assert_int_equal(st[i].recomputed_ops, st[0].recomputed_ops);
+        for (int k = 0; k < REMAT_OP_COUNT; k++)
+            assert_int_equal(st[i].op_counts[k], st[0].op_counts[k]);
+        assert_int_equal(st[i].peak_arena_bytes, pl[i].arena_bytes);
+        assert_int_equal(ps[i]->n_instrs + ps[i]->n_fused, pu->n_instrs);
+        assert_int_equal(o[i].n, o[0].n);
+        for (int j = 0; j < o[0].n; j++) {
+            size_t bytes = (size_t)remat_shape_numel(&o[0].t[j].shape) * remat_dtype_size(o[0].t[j].dtype);
+            if (memcmp(o[0].t[j].data, o[i].t[j].data, bytes) != 0)
+                fail_msg("program %d, output %d: bits differ from the plain program", i, j);
+        }
+    }
+    setenv("REMAT_NO_FUSION", "1", 1);
+    remat_program *pi = compile_ok(f);
+    unsetenv("REMAT_NO_FUSION");
+    int32_t saved = pu->n_instrs - pi->n_instrs;
+    remat_program_free(pi);
+    for (int i = 0; i < 3; i++) {
+        outs_free(&o[i]);
+        remat_program_free(ps[i]);
+    }
+    return saved;
+}
+
+static void fill_t(remat_dtype T, void *dst, int64_t n, double scale)
+{
+    double *tmp = xcalloc((size_t)n + 1, sizeof *tmp);
+    fill_special(tmp, n, scale);
+    for (int64_t i = 0; i < n; i++) {
+        if (T == REMAT_F64)
+            ((double *)dst)[i] = tmp[i];
+        else
+            ((float *)dst)[i] = (float)tmp[i];
+    }
+    free(tmp);
+}
+
+/* rows of a (3,B) derivative, each computed from a row view of the state,
+ * one of them through a reshape from (B,): the concatenate is elided; its
+ * rows are read again after it (their storage is its buffer) */
+static void test_exec_inplace_concat_rows_of_a_state(void **state)
+{
+    (void)state;
+    enum { B = 300 };
+    for (int dt = 0; dt < 2; dt++) {
+        remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+        remat_fn *f = remat_fn_new("concat_rows");
+        remat_val y = remat_arg(f, "y", T, 2, (int64_t[]){3, B});
+        remat_val r[3], d[3];
+        for (int i = 0; i < 3; i++)
+            r[i] = remat_slice(f, y, (int64_t[]){i, 0}, (int64_t[]){i + 1, B}, (int64_t[]){1, 1});
+        d[0] = remat_mul(f, r[0], r[1]);
+        d[1] = remat_reshape(f, remat_exp(f, remat_reshape(f, r[1], 1, (int64_t[]){B})), 2, (int64_t[]){1, B});
+        d[2] = remat_sub(f, remat_sin(f, r[2]), r[0]);
+        remat_val dy = remat_concatenate(f, 3, d, 0);
+        remat_val out = remat_add(f, y, remat_mul_scalar(f, dy, 0.25));
+        remat_fn_output(f, out);
+        remat_fn_output(f, remat_add(f, d[0], d[2]));
+        void *yv = xcalloc(3 * B, sizeof(double));
+        fill_t(T, yv, 3 * B, 1.0);
+        remat_tensor in = {.dtype = T, .shape = {.rank = 2, .dims = {3, B}}, .data = yv};
+        assert_true(check_inplace_bits(f, 1, &in) >= 1);
+        free(yv);
+        remat_fn_free(f);
+    }
+}
+
+/* elements of a (3,) vector (an ODE right-hand side), and concatenates that
+ * must keep their copy: an argument operand, one operand twice, a view, an
+ * operand that is an output, an operand placed in an earlier concatenate,
+ * and a concatenate along an axis after a leading axis > 1 */
+static void test_exec_inplace_concat_vector_and_refusals(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("concat_vec");
+    remat_val y = remat_arg(f, "y", REMAT_F64, 1, (int64_t[]){3});
+    remat_val m = remat_arg(f, "m", REMAT_F64, 2, (int64_t[]){2, 4});
+    remat_val e[3];
+    for (int i = 0; i < 3; i++)
+        e[i] = remat_slice(f, y, (int64_t[]){i}, (int64_t[]){i + 1}, (int64_t[]){1});
+    remat_val a = remat_neg(f, remat_mul(f, e[0], e[1]));
+    remat_val b = remat_add(f, e[1], e[2]);
+    remat_val c = remat_exp(f, e[2]);
+    remat_val v1 = remat_concatenate(f, 3, (remat_val[]){a, b, c}, 0);   /* in place */
+    remat_val v2 = remat_concatenate(f, 3, (remat_val[]){a, e[1], y}, 0); /* placed, view, argument */
+    remat_val s = remat_sin(f, b);
+    remat_val v3 = remat_concatenate(f, 2, (remat_val[]){s, s}, 0);       /* twice */
+    remat_val o = remat_cos(f, c);
+    remat_val v4 = remat_concatenate(f, 2, (remat_val[]){o, remat_tanh(f, c)}, 0); /* an output */
+    remat_val mm = remat_exp(f, m);
+    remat_val v5 = remat_concatenate(f, 2, (remat_val[]){mm, remat_sin(f, m)}, 1); /* (2,8): rows interleave */
+    remat_fn_output(f, remat_mul(f, v1, y));
+    remat_fn_output(f, v2);
+    remat_fn_output(f, v3);
+    remat_fn_output(f, v4);
+    remat_fn_output(f, o);
+    remat_fn_output(f, v5);
+    double yv[3] = {-0.0, NAN, 0.5}, mv[8] = {1, -2, 0.5, -0.0, NAN, 3, -1, 2};
+    remat_tensor in[2] = {remat_tensor_f64(yv, 1, (int64_t[]){3}), remat_tensor_f64(mv, 2, (int64_t[]){2, 4})};
+    assert_int_equal(check_inplace_bits(f, 2, in), 1); /* v1 alone */
+    remat_fn_free(f);
+}
+
+/* add(acc, pad(g)) and add(pad(g), acc) for rows of a (3,B) cotangent, a
+ * column of a (B,3) one and a block of a rank-3 array (both left as pad
+ * and add: not one contiguous run), an element of a (3,) one and a slab of
+ * a rank-3 array, with -0.0 and NaN in both operands: x + 0 outside g, as
+ * the pad's zeros gave */
+static void test_exec_add_pad_matches_pad_then_add(void **state)
+{
+    (void)state;
+    struct { int rank; int64_t dims[3], gdims[3], low[3]; int absorbed; } cases[] = {
+        {2, {3, 257}, {1, 257}, {1, 0}, 2},
+        {2, {3, 257}, {1, 257}, {2, 0}, 2},
+        {2, {257, 3}, {257, 1}, {0, 2}, 0},
+        {1, {3}, {1}, {1}, 2},
+        {3, {4, 5, 6}, {2, 3, 2}, {1, 0, 3}, 0},
+        {3, {4, 5, 6}, {1, 2, 6}, {2, 3, 0}, 2},
+    };
+    for (int dt = 0; dt < 2; dt++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int order = 0; order < 2; order++) {
+                remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+                int r = cases[c].rank;
+                int64_t high[3] = {0}, interior[3] = {0}, n = 1, ng = 1;
+                for (int i = 0; i < r; i++) {
+                    high[i] = cases[c].dims[i] - cases[c].gdims[i] - cases[c].low[i];
+                    n *= cases[c].dims[i];
+                    ng *= cases[c].gdims[i];
+                }
+                remat_fn *f = remat_fn_new("add_pad");
+                remat_val x = remat_arg(f, "x", T, r, cases[c].dims);
+                remat_val g = remat_arg(f, "g", T, r, cases[c].gdims);
+                remat_val acc = remat_mul(f, x, x); /* an arena value */
+                remat_val p = remat_pad(f, remat_neg(f, g), cases[c].low, high, interior);
+                remat_val s = order ? remat_add(f, p, acc) : remat_add(f, acc, p);
+                remat_val p2 = remat_pad(f, remat_exp(f, g), cases[c].low, high, interior);
+                remat_fn_output(f, remat_add(f, x, p2)); /* x an argument */
+                remat_fn_output(f, s);
+                void *xv = xcalloc((size_t)n, sizeof(double)), *gv = xcalloc((size_t)ng, sizeof(double));
+                fill_t(T, xv, n, 1.0);
+                fill_t(T, gv, ng, 2.0);
+                if (T == REMAT_F64) /* -0.0 outside the region: x * x is +0, the argument is not */
+                    ((double *)xv)[0] = -0.0;
+                else
+                    ((float *)xv)[0] = -0.0f;
+                remat_tensor in[2] = {{.dtype = T, .shape = remat_shape_make(r, cases[c].dims), .data = xv},
+                                      {.dtype = T, .shape = remat_shape_make(r, cases[c].gdims), .data = gv}};
+                assert_int_equal(check_inplace_bits(f, 2, in), cases[c].absorbed);
+                free(xv);
+                free(gv);
+                remat_fn_free(f);
+            }
+}
+
+/* a pad read twice, an output pad, interior padding and an add of two pads:
+ * the pad read twice and the interior one stay pads */
+static void test_exec_add_pad_refusals_and_two_pads(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("add_pad_refusals");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, (int64_t[]){7});
+    remat_val g = remat_arg(f, "g", REMAT_F64, 1, (int64_t[]){3});
+    remat_val p = remat_pad(f, g, (int64_t[]){1}, (int64_t[]){3}, (int64_t[]){0});
+    remat_val pi = remat_pad(f, g, (int64_t[]){0}, (int64_t[]){2}, (int64_t[]){1});
+    remat_val q = remat_pad(f, remat_neg(f, g), (int64_t[]){4}, (int64_t[]){0}, (int64_t[]){0});
+    remat_val q2 = remat_pad(f, remat_exp(f, g), (int64_t[]){2}, (int64_t[]){2}, (int64_t[]){0});
+    remat_fn_output(f, remat_add(f, x, p));
+    remat_fn_output(f, remat_mul(f, p, x));
+    remat_fn_output(f, remat_add(f, x, pi));
+    remat_fn_output(f, remat_add(f, q, q2)); /* q2 absorbed, q read as x */
+    double xv[7] = {-0.0, NAN, 1, -2, -0.0, 3, 0.0}, gv[3] = {-0.0, NAN, 0.5};
+    remat_tensor in[2] = {remat_tensor_f64(xv, 1, (int64_t[]){7}), remat_tensor_f64(gv, 1, (int64_t[]){3})};
+    assert_int_equal(check_inplace_bits(f, 2, in), 1);
+    remat_fn_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -868,6 +1071,10 @@ int main(void)
         cmocka_unit_test(test_exec_fusion_scalar_operands_selects_compares),
         cmocka_unit_test(test_exec_fusion_shared_values_are_not_fused_away),
         cmocka_unit_test(test_exec_fusion_does_not_contract_to_fma),
+        cmocka_unit_test(test_exec_inplace_concat_rows_of_a_state),
+        cmocka_unit_test(test_exec_inplace_concat_vector_and_refusals),
+        cmocka_unit_test(test_exec_add_pad_matches_pad_then_add),
+        cmocka_unit_test(test_exec_add_pad_refusals_and_two_pads),
     };
     rng_seed(0x853c49e6748fea9bull);
     return cmocka_run_group_tests(tests, NULL, NULL);

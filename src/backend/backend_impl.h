@@ -93,6 +93,13 @@ typedef struct {
     /* Optional (NULL: no fusion): lowers a fused group, as lower does one op. */
     remat_status (*lower_fused)(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *ctx, size_t bytes),
                                 void *ctx);
+    /* Optional (NULL: compile emits pad then add): add(x, pad(g)) of f32/f64
+     * with zero interior as one instruction, ins->in[0] = x, ins->in[1] = g,
+     * out (out_shape) never overlapping either; pad_first: the add was
+     * add(pad(g), x). Must give the bits of the two ops (x + 0 outside g). */
+    remat_status (*lower_add_pad)(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
+                                  const remat_pad_params *pad, int pad_first, remat_instr *ins,
+                                  void *(*alloc)(void *ctx, size_t bytes), void *ctx);
     /* Device memory for the arena and constants (CPU: aligned malloc). */
     void *(*mem_alloc)(size_t bytes);
     void (*mem_free)(void *p);

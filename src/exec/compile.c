@@ -38,6 +38,11 @@ typedef struct {
     int32_t *root;      /* per node: the root of its fused group (fuse.h) */
     int32_t *gsize;     /* per node: members of the group it roots */
     int32_t *gnext;     /* per node: the next member of its group (see compile_fn) */
+    int8_t *padadd;     /* per node: an add whose operand padadd[v] is a pad it absorbs, else -1 */
+    uint8_t *absorbed;  /* per node: a pad absorbed by its add: no instruction, no storage */
+    int32_t *place_in;  /* per node: the concatenate whose buffer it is written into, else -1 */
+    size_t *place_off;  /* per node: bytes into that buffer */
+    uint8_t *elided;    /* per node: a concatenate all of whose operands write into it */
 } builder;
 
 static void *prog_alloc(void *ctx, size_t bytes)
@@ -261,6 +266,132 @@ static remat_status lower_fused(builder *b, remat_backend *be, remat_val v, rema
     return be->iface.lower_fused(&F, I, prog_alloc, p);
 }
 
+/* REMAT_NO_INPLACE=1 (any value but "" or "0") at compile: no in-place
+ * concatenate, no add of a pad absorbed into one instruction, for comparing
+ * the bits of the two programs */
+static int inplace_disabled(void)
+{
+    const char *e = getenv("REMAT_NO_INPLACE");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+/* add(x, pad(g)), either order, whose pad (zero interior, g one contiguous
+ * block of the output) is read by that add alone: one backend instruction writes x + 0 outside g's region and x + g
+ * inside, the bits of the pair, without the zero-filled padded array and
+ * its pass (the VJP of a slice, added into an accumulated cotangent). */
+static void find_add_pads(builder *b, const uint8_t *live)
+{
+    const remat_fn *g = b->g;
+    int32_t nn = g->n_nodes;
+    int32_t *readers = calloc((size_t)nn + 1, sizeof *readers);
+    REMAT_ASSERT(readers);
+    for (int32_t v = 0; v < nn; v++)
+        if (live[v])
+            for (int k = 0; k < g->nodes[v].nin; k++)
+                readers[g->nodes[v].in[k]]++;
+    for (int i = 0; i < g->n_outs; i++)
+        readers[g->outs[i]]++;
+    for (int32_t v = 0; v < nn; v++) {
+        const remat_node *n = &g->nodes[v];
+        if (!live[v] || n->op != REMAT_OP_ADD || n->nin != 2 || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64))
+            continue;
+        for (int k = 1; k >= 0; k--) {
+            remat_val q = n->in[k], x = n->in[1 - k];
+            const remat_node *pn = &g->nodes[q];
+            if (pn->op != REMAT_OP_PAD || readers[q] != 1 || b->absorbed[q] || x == q || b->scalar[x] ||
+                pn->dtype != n->dtype || !remat_shape_equal(&pn->shape, &n->shape) ||
+                !remat_shape_equal(&g->nodes[x].shape, &n->shape))
+                continue;
+            /* g must land as one contiguous run of the output (the slices
+             * that are views): a column of a (B,3) array would be B runs of
+             * one element, slower in one pass than pad and a fused add */
+            const remat_shape *gs = &g->nodes[pn->in[0]].shape;
+            int ok = 1, r = pn->shape.rank, j = 0;
+            for (int i = 0; i < r; i++)
+                ok = ok && pn->p.pad->interior[i] == 0 && pn->p.pad->low[i] >= 0 && pn->p.pad->high[i] >= 0;
+            while (j < r && gs->dims[j] == 1)
+                j++;
+            for (int i = j + 1; i < r; i++)
+                ok = ok && pn->p.pad->low[i] == 0 && gs->dims[i] == pn->shape.dims[i];
+            if (!ok)
+                continue;
+            b->padadd[v] = (int8_t)k;
+            b->absorbed[q] = 1;
+            break;
+        }
+    }
+    free(readers);
+}
+
+/* A concatenate along an axis whose leading axes are all 1 (rows of a (3,B)
+ * array, elements of a (3,) vector) is its operands laid end to end. When
+ * each operand (through reshapes and names) is the output of an instruction
+ * of its own, that instruction writes straight into its slot of the
+ * concatenate's buffer and the concatenate needs no instruction: no copy of
+ * the (3,B) derivative a right-hand side assembles. Operands that are
+ * arguments, constants, views, outputs, scan results or already placed
+ * elsewhere keep the copy (the whole concatenate stays). */
+static void find_inplace_concats(builder *b, const uint8_t *live, const int32_t *bind)
+{
+    const remat_fn *g = b->g;
+    for (int32_t c = 0; c < g->n_nodes; c++) {
+        const remat_node *n = &g->nodes[c];
+        if (!live[c] || n->op != REMAT_OP_CONCATENATE || bind[c] >= 0 || b->root[c] != c)
+            continue;
+        int axis = (int)n->p.index, ok = 1;
+        for (int i = 0; i < axis; i++)
+            ok = ok && n->shape.dims[i] == 1;
+        remat_val us[64];
+        if (!ok || n->nin > 64)
+            continue;
+        for (int k = 0; k < n->nin && ok; k++) {
+            remat_val u = n->in[k];
+            while (g->nodes[u].op == REMAT_OP_RESHAPE || g->nodes[u].op == REMAT_OP_NAME)
+                u = g->nodes[u].in[0];
+            const remat_node *un = &g->nodes[u];
+            ok = live[u] && un->op != REMAT_OP_ARG && un->op != REMAT_OP_CONSTANT && un->op != REMAT_OP_HOP &&
+                 un->op != REMAT_OP_PROJ && un->op != REMAT_OP_CALL && !is_alias(un) && bind[u] < 0 &&
+                 b->place_in[u] < 0 && !b->elided[u] && !b->absorbed[u] && b->root[u] == u && !b->scalar[u];
+            for (int j = 0; j < k && ok; j++)
+                ok = us[j] != u;
+            us[k] = u;
+        }
+        if (!ok)
+            continue;
+        size_t off = 0;
+        for (int k = 0; k < n->nin; k++) {
+            b->place_in[us[k]] = c;
+            b->place_off[us[k]] = off;
+            off += node_bytes(&g->nodes[n->in[k]]);
+        }
+        b->elided[c] = 1;
+    }
+}
+
+/* add(x, pad(g)) as one instruction (find_add_pads); counted as the two ops */
+static remat_status lower_add_pad(builder *b, remat_backend *be, remat_val v, remat_instr *I)
+{
+    remat_program *p = b->p;
+    const remat_node *n = &b->g->nodes[v];
+    int k = b->padadd[v];
+    const remat_node *pn = &b->g->nodes[n->in[k]];
+    remat_val x = n->in[1 - k], gv = pn->in[0];
+    I->in = I->in_inline;
+    resolve(b, &I->in[0], &b->st[x]);
+    resolve(b, &I->in[1], &b->st[gv]);
+    resolve(b, (const void **)&I->out, &b->st[v]);
+    if (b->st[v].kind == ST_ARENA) {
+        const remat_plan_buf *pb = &b->bufs[b->st[v].index];
+        I->arena_end = pb->offset + (pb->size + 63) / 64 * 64;
+    }
+    p->op_counts[REMAT_OP_ADD]++;
+    p->op_counts[REMAT_OP_PAD]++;
+    p->n_fused++;
+    p->recompute_instrs += !!(n->flags & REMAT_NODE_RECOMPUTE) + !!(pn->flags & REMAT_NODE_RECOMPUTE);
+    return be->iface.lower_add_pad((remat_dtype)n->dtype, &n->shape, &b->g->nodes[gv].shape, pn->p.pad, k == 0, I,
+                                   prog_alloc, p);
+}
+
 static int32_t add_buf(builder *b, size_t size, int32_t first)
 {
     if (b->n_bufs == b->cap_bufs) {
@@ -285,7 +416,16 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     b.root = malloc(sizeof *b.root * ((size_t)nn + 1));
     b.gsize = malloc(sizeof *b.gsize * ((size_t)nn + 1));
     b.gnext = malloc(sizeof *b.gnext * ((size_t)nn + 1));
+    b.padadd = malloc((size_t)nn + 1);
+    b.absorbed = calloc((size_t)nn + 1, 1);
+    b.place_in = malloc(sizeof *b.place_in * ((size_t)nn + 1));
+    b.place_off = calloc((size_t)nn + 1, sizeof *b.place_off);
+    b.elided = calloc((size_t)nn + 1, 1);
+    int32_t *concat_buf = malloc(sizeof *concat_buf * ((size_t)nn + 1));
     REMAT_ASSERT(live && bind && b.st && b.instr_of && b.hop_st && b.scalar && b.root && b.gsize && b.gnext);
+    REMAT_ASSERT(b.padadd && b.absorbed && b.place_in && b.place_off && b.elided && concat_buf);
+    for (int32_t v = 0; v < nn; v++)
+        b.padadd[v] = -1, b.place_in[v] = -1, concat_buf[v] = -1;
     remat_status status = REMAT_OK;
 
     for (int32_t v = 0; v < nn; v++)
@@ -310,8 +450,17 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     }
 
     find_scalar_constants(&b, live);
+    int inplace = !inplace_disabled();
+    if (inplace && be->iface.lower_add_pad)
+        find_add_pads(&b, live);
     if (be->iface.lower_fused && !fusion_disabled()) {
-        remat_fuse_groups(g, live, b.scalar, b.root, b.gsize);
+        /* an add that absorbs a pad is its own instruction */
+        uint8_t *exclude = calloc((size_t)nn + 1, 1);
+        REMAT_ASSERT(exclude);
+        for (int32_t v = 0; v < nn; v++)
+            exclude[v] = b.padadd[v] >= 0;
+        remat_fuse_groups(g, live, b.scalar, exclude, b.root, b.gsize);
+        free(exclude);
     } else {
         for (int32_t v = 0; v < nn; v++)
             b.root[v] = v, b.gsize[v] = 1;
@@ -326,6 +475,8 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
             b.gnext[v] = b.gnext[R];
             b.gnext[R] = v;
         }
+    if (inplace)
+        find_inplace_concats(&b, live, bind);
 
     /* storage and instruction numbering */
     size_t const_bytes = 0;
@@ -363,11 +514,24 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
             status = remat_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
                                  remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
             goto done;
-        } else if (b.root[v] != v) {
-            continue; /* a fused group's intermediate: no instruction, no storage */
+        } else if (b.root[v] != v || b.absorbed[v]) {
+            continue; /* a fused group's intermediate, an absorbed pad: no instruction, no storage */
+        } else if (b.elided[v]) {
+            /* its operands wrote their slots: the op ran inside their instructions */
+            REMAT_ASSERT(concat_buf[v] >= 0);
+            b.st[v] = (storage){.kind = ST_ARENA, .index = concat_buf[v]};
+            p->op_counts[n->op]++;
+            p->n_fused++;
+            if (n->flags & REMAT_NODE_RECOMPUTE)
+                p->recompute_instrs++;
         } else {
             b.instr_of[v] = n_instr++;
-            if (bind[v] >= 0)
+            if (b.place_in[v] >= 0) {
+                int32_t c = b.place_in[v];
+                if (concat_buf[c] < 0) /* live from its first operand's write */
+                    concat_buf[c] = add_buf(&b, node_bytes(&g->nodes[c]), b.instr_of[v]);
+                b.st[v] = (storage){.kind = ST_ARENA, .index = concat_buf[c], .view = b.place_off[v]};
+            } else if (bind[v] >= 0)
                 b.st[v] = (storage){.kind = ST_OUTPUT, .index = bind[v], .offset = 0};
             else
                 b.st[v] = (storage){.kind = ST_ARENA, .index = add_buf(&b, node_bytes(n), b.instr_of[v])};
@@ -393,7 +557,10 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
             continue;
         const remat_node *n = &g->nodes[v];
         for (int k = 0; k < n->nin; k++) {
-            const storage *s = &b.st[n->in[k]];
+            remat_val a = n->in[k];
+            if (k == b.padadd[v]) /* the absorbed pad: the add reads its operand */
+                a = g->nodes[a].in[0];
+            const storage *s = &b.st[a];
             if (s->kind == ST_ARENA && b.bufs[s->index].last < at)
                 b.bufs[s->index].last = at;
         }
@@ -465,6 +632,10 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
                 const remat_plan_buf *pb = &b.bufs[b.st[v].index];
                 I->arena_end = pb->offset + (pb->size + align - 1) / align * align;
             }
+            continue;
+        }
+        if (b.padadd[v] >= 0) {
+            status = lower_add_pad(&b, be, v, I);
             continue;
         }
         I->in = n->nin <= 4 ? I->in_inline : prog_alloc(p, sizeof *I->in * (size_t)n->nin);
@@ -543,6 +714,12 @@ done:
     free(b.root);
     free(b.gsize);
     free(b.gnext);
+    free(b.padadd);
+    free(b.absorbed);
+    free(b.place_in);
+    free(b.place_off);
+    free(b.elided);
+    free(concat_buf);
     free(live);
     free(direct);
     free(bind);

@@ -37,7 +37,8 @@ static int fusable(const remat_fn *g, const uint8_t *scalar, remat_val v)
     return 1;
 }
 
-void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *scalar, int32_t *root, int32_t *size)
+void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *scalar, const uint8_t *exclude,
+                       int32_t *root, int32_t *size)
 {
     int32_t nn = g->n_nodes;
     for (int32_t v = 0; v < nn; v++)
@@ -47,7 +48,7 @@ void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *sc
     uint8_t *ok = calloc((size_t)nn + 1, 1);
     REMAT_ASSERT(start && ok);
     for (int32_t v = 0; v < nn; v++) {
-        ok[v] = live[v] && fusable(g, scalar, v);
+        ok[v] = live[v] && !(exclude && exclude[v]) && fusable(g, scalar, v);
         if (live[v])
             for (int k = 0; k < g->nodes[v].nin; k++)
                 start[g->nodes[v].in[k] + 1]++;

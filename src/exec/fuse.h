@@ -18,8 +18,10 @@
 
 /* root[v] for every node: the root of v's group, v itself when v is no
  * member of another node's group; size[v]: members of the group rooted at v
- * (1 when unfused). */
-void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *scalar, int32_t *root, int32_t *size);
+ * (1 when unfused). Nodes with exclude[v] set (exclude may be NULL) stay
+ * out of every group. */
+void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *scalar, const uint8_t *exclude,
+                       int32_t *root, int32_t *size);
 
 /* The micro-ops of the group of members[0..nm-1] (ascending node order, the
  * root last) into *F and uops[nm]; its external inputs into ext (at most

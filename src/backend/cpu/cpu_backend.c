@@ -305,6 +305,19 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
     }
 }
 
+static void k_add_pad(const remat_instr *I) { remat_cpu_add_pad_run(I->aux, I->out, I->in[0], I->in[1]); }
+
+static remat_status cpu_lower_add_pad(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
+                                      const remat_pad_params *pad, int pad_first, remat_instr *ins,
+                                      void *(*alloc)(void *, size_t), void *ctx)
+{
+    remat_cpu_add_pad_layout *L = alloc(ctx, sizeof *L);
+    remat_cpu_add_pad_plan(L, dt, out_shape, g_shape, pad, pad_first);
+    ins->fn = k_add_pad;
+    ins->aux = L;
+    return REMAT_OK;
+}
+
 static void *cpu_mem_alloc(size_t bytes)
 {
     void *p = NULL;
@@ -322,6 +335,7 @@ static remat_backend cpu_backend = {
         .scratch_bytes = cpu_scratch,
         .lower = cpu_lower,
         .lower_fused = remat_cpu_lower_fused,
+        .lower_add_pad = cpu_lower_add_pad,
         .mem_alloc = cpu_mem_alloc,
         .mem_free = cpu_mem_free,
     },

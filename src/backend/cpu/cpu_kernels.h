@@ -100,6 +100,20 @@ void remat_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat
                                 const remat_shape *in_shapes, int axis);
 void remat_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins);
 
+/* add(x, pad(g)) with zero interior, g (g_shape) at low[] of out_shape, f32/f64:
+ * out = x + 0 outside g's region, x + g inside (g + x when pad_first), the
+ * bits of pad then add (add_pad.c). out never overlaps x or g. */
+typedef struct {
+    uint8_t f64, pad_first, rank; /* rank: outer axes (all but the last) */
+    int64_t rows, inner, g_inner, lo_inner;
+    int64_t dims[REMAT_MAX_RANK], lo[REMAT_MAX_RANK], gn[REMAT_MAX_RANK];
+} remat_cpu_add_pad_layout;
+void remat_cpu_add_pad_plan(remat_cpu_add_pad_layout *p, remat_dtype dt, const remat_shape *out_shape,
+                            const remat_shape *g_shape, const remat_pad_params *pp, int pad_first);
+void remat_cpu_add_pad_run(const remat_cpu_add_pad_layout *p, void *out, const void *x, const void *g);
+void remat_cpu_add_pad(remat_dtype dt, void *out, const void *x, const void *g, const remat_shape *out_shape,
+                       const remat_shape *g_shape, const remat_pad_params *p, int pad_first);
+
 /* reduce_sum over the axes with reduce[axis] = true; out has the remaining
  * axes in order. Summation order is fixed (ascending index): each output is
  * ((+0 + x0) + x1) + ... over its inputs in row-major order, one running sum
