@@ -101,7 +101,8 @@ typedef struct {
     const char *name;  /* argument name or checkpoint_name, else NULL */
     remat_loc loc;     /* where the user built it */
     int64_t count;     /* SNAPSHOT: number of slots; else 1 */
-    const char *detail; /* SNAPSHOT: schedule, e.g. "binomial:10"; else NULL */
+    const char *detail; /* SNAPSHOT: schedule, e.g. "binomial:10"; an OUTPUT of a
+                           higher-order op: what it is, e.g. "scan (ys 0)"; else NULL */
     size_t bytes;      /* total bytes (count x one value) */
 } remat_residual;
 

@@ -111,8 +111,8 @@ char *remat_residual_format(const remat_residual *e, char *buf, size_t len)
                  e->detail ? e->detail : "?");
         break;
     default:
-        snprintf(buf, len, "%s output of %s at %s:%d", sh, remat_op_name(e->op), short_path(e->loc.file),
-                 e->loc.line);
+        snprintf(buf, len, "%s output of %s at %s:%d", sh, e->detail ? e->detail : remat_op_name(e->op),
+                 short_path(e->loc.file), e->loc.line);
         break;
     }
     return buf;

@@ -109,16 +109,26 @@ void remat_scan_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape 
 static void describe(const void *vd, int i, remat_residual *e)
 {
     const remat_scan_data *d = vd;
-    if (d->kind != SCAN_FWD || i != d->n_carry + d->n_ys)
+    static _Thread_local char detail[200];
+    if (d->kind == SCAN_BWD)
         return;
-    static _Thread_local char detail[160];
+    if (i < d->n_carry + d->n_ys) { /* a final carry or the stacked ys */
+        if (i < d->n_carry)
+            snprintf(detail, sizeof detail, "scan (final carry %d)", i);
+        else
+            snprintf(detail, sizeof detail, "scan (ys %d)", i - d->n_carry);
+        e->detail = detail;
+        return;
+    }
     char spec[48];
     remat_schedule_format(&d->sched, spec, sizeof spec);
-    if (d->peak_tapes > 0)
-        snprintf(detail, sizeof detail, "%s; + %lld step tape%s of %zu bytes", spec, (long long)d->peak_tapes,
-                 d->peak_tapes > 1 ? "s" : "", d->vjp->tape_bytes);
-    else
-        snprintf(detail, sizeof detail, "%s", spec);
+    int pos = snprintf(detail, sizeof detail, "%s", spec);
+    if (d->n_carry > 1 && pos < (int)sizeof detail) /* the line shows the first carry's shape */
+        pos += snprintf(detail + pos, sizeof detail - (size_t)pos, "; %d carries of %zu bytes per snapshot",
+                        d->n_carry, d->carry_bytes);
+    if (d->peak_tapes > 0 && pos < (int)sizeof detail)
+        snprintf(detail + pos, sizeof detail - (size_t)pos, "; + %lld step tape%s of %zu bytes",
+                 (long long)d->peak_tapes, d->peak_tapes > 1 ? "s" : "", d->vjp->tape_bytes);
     e->kind = REMAT_RESIDUAL_SNAPSHOT;
     e->dtype = d->out[0].dt;
     e->shape = d->out[0].shape;
