@@ -1,0 +1,429 @@
+/*
+ * test_exec_rewrites.c — the compiler's rewrites that change how a program
+ * runs but never its bits: elementwise fusion, in-place concatenation and
+ * add-of-a-pad as one instruction. Each case compiles the same function with
+ * and without the rewrite (REMAT_NO_FUSION=1, REMAT_NO_INPLACE=1) and
+ * compares output bits, op counts and the measured arena against the plan.
+ */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_impl.h"
+#include "exec/program_impl.h"
+#include "remat/remat.h"
+
+/* ==== elementwise fusion ==== */
+
+/* f compiled with and without fusion (REMAT_NO_FUSION=1) and run on the same
+ * inputs: the same bits in every output, the same primitive-op counts, the
+ * arena peak measured as planned, and no more arena than unfused. Returns
+ * how many of the fused program's ops run inside another's instruction. */
+static int32_t check_fused_bits(const remat_fn *f, int n_in, const remat_tensor *in)
+{
+    setenv("REMAT_NO_FUSION", "1", 1);
+    remat_program *pu = compile_ok(f);
+    unsetenv("REMAT_NO_FUSION");
+    remat_program *pf = compile_ok(f);
+    assert_int_equal(pu->n_fused, 0);
+    outs_t ou, of;
+    remat_stats su, sf;
+    remat_memory_plan lu, lf;
+    run_prog(pu, n_in, in, &ou, &su);
+    run_prog(pf, n_in, in, &of, &sf);
+    remat_program_plan(pu, &lu);
+    remat_program_plan(pf, &lf);
+    assert_int_equal(ou.n, of.n);
+    for (int i = 0; i < ou.n; i++) {
+        size_t bytes = (size_t)remat_shape_numel(&ou.t[i].shape) * remat_dtype_size(ou.t[i].dtype);
+        if (memcmp(ou.t[i].data, of.t[i].data, bytes) != 0)
+            fail_msg("output %d: fused bits differ from unfused", i);
+    }
+    assert_int_equal(lf.instructions, lu.instructions);
+    assert_int_equal(sf.ops_executed, su.ops_executed);
+    assert_int_equal(sf.ops_executed, lf.instructions);
+    assert_int_equal(sf.recomputed_ops, su.recomputed_ops);
+    for (int k = 0; k < REMAT_OP_COUNT; k++)
+        assert_int_equal(sf.op_counts[k], su.op_counts[k]);
+    assert_int_equal(sf.peak_arena_bytes, lf.arena_bytes);
+    assert_int_equal(su.peak_arena_bytes, lu.arena_bytes);
+    assert_true(lf.arena_bytes <= lu.arena_bytes);
+    assert_int_equal(pf->n_instrs + pf->n_fused, pu->n_instrs);
+    int32_t fused = pf->n_fused;
+    outs_free(&ou);
+    outs_free(&of);
+    remat_program_free(pu);
+    remat_program_free(pf);
+    return fused;
+}
+
+/* n = 1000: three whole blocks of 256 and a partial one; NaN, infinities,
+ * signed zeros, negatives (log, sqrt, pow of them give NaN) */
+enum { FUSE_N = 1000 };
+
+static void fill_special(double *x, int64_t n, double scale)
+{
+    static const double special[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, -1.5, 1.0, 2.0};
+    for (int64_t i = 0; i < n; i++)
+        x[i] = i % 17 < 8 ? special[i % 17] : scale * urand(-2.0, 2.0);
+}
+
+static void test_exec_fusion_chain_matches_unfused_bits(void **state)
+{
+    (void)state;
+    for (int dt = 0; dt < 2; dt++) {
+        remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+        int64_t d[1] = {FUSE_N};
+        remat_fn *f = remat_fn_new("fuse_chain");
+        remat_val x = remat_arg(f, "x", T, 1, d), y = remat_arg(f, "y", T, 1, d);
+        remat_val t = remat_add(f, remat_mul(f, x, y), remat_exp(f, x));
+        t = remat_div(f, remat_sin(f, t), remat_add(f, remat_cos(f, y), remat_tanh(f, t)));
+        t = remat_sub(f, remat_integer_pow(f, t, 3), remat_integer_pow(f, y, 7));
+        t = remat_add(f, remat_integer_pow(f, t, -2), remat_pow(f, remat_square(f, x), 1.5));
+        t = remat_max(f, remat_relu(f, t), remat_log(f, y));
+        t = remat_min(f, remat_sqrt(f, t), remat_neg(f, x));
+        t = remat_add(f, remat_integer_pow(f, t, 0), remat_integer_pow(f, t, -1));
+        remat_fn_output(f, t);
+        void *xv = xcalloc(FUSE_N, sizeof(double)), *yv = xcalloc(FUSE_N, sizeof(double));
+        double tmp[FUSE_N];
+        fill_special(tmp, FUSE_N, 1.0);
+        for (int i = 0; i < FUSE_N; i++) {
+            if (T == REMAT_F64)
+                ((double *)xv)[i] = tmp[i];
+            else
+                ((float *)xv)[i] = (float)tmp[i];
+        }
+        fill_special(tmp, FUSE_N, 3.0);
+        for (int i = 0; i < FUSE_N; i++) {
+            if (T == REMAT_F64)
+                ((double *)yv)[(i * 7) % FUSE_N] = tmp[i];
+            else
+                ((float *)yv)[(i * 7) % FUSE_N] = (float)tmp[i];
+        }
+        remat_tensor in[2] = {{.dtype = T, .shape = {.rank = 1, .dims = {FUSE_N}}, .data = xv},
+                              {.dtype = T, .shape = {.rank = 1, .dims = {FUSE_N}}, .data = yv}};
+        /* everything but the root runs inside one instruction */
+        assert_true(check_fused_bits(f, 2, in) > 20);
+        free(xv);
+        free(yv);
+        remat_fn_free(f);
+    }
+}
+
+/* splat constants read as scalars on either side of a binary op and as
+ * select's branches; compares feeding selects; NaN operands of compares
+ * (all false but NE) and of max/min */
+static void test_exec_fusion_scalar_operands_selects_compares(void **state)
+{
+    (void)state;
+    int64_t d[2] = {4, FUSE_N / 4};
+    remat_fn *f = remat_fn_new("fuse_scalar");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 2, d), y = remat_arg(f, "y", REMAT_F64, 2, d);
+    remat_val two = remat_const_fill(f, REMAT_F64, 2, d, 2.0), zero = remat_const_fill(f, REMAT_F64, 2, d, 0.0);
+    remat_val nan = remat_const_fill(f, REMAT_F64, 2, d, NAN);
+    remat_val a = remat_sub(f, two, remat_mul(f, x, two));            /* scalar on the left, then right */
+    remat_val b = remat_div(f, remat_mul_scalar(f, y, 0.1), two);     /* a rank-0 scalar operand */
+    remat_val m = remat_select(f, remat_gt(f, a, b), zero, a);        /* scalar on_true */
+    m = remat_select(f, remat_le(f, m, y), m, nan);                   /* scalar on_false */
+    m = remat_select(f, remat_ne(f, x, x), two, zero);                /* both branches scalar */
+    remat_val c = remat_add(f, remat_ge(f, a, y), remat_lt(f, b, x)); /* compares as values */
+    c = remat_add(f, c, remat_eq(f, a, remat_min(f, b, nan)));
+    c = remat_mul(f, c, remat_select(f, remat_eq(f, x, x), remat_max(f, a, b), m));
+    remat_fn_output(f, c);
+    double *xv = xcalloc(FUSE_N, sizeof *xv), *yv = xcalloc(FUSE_N, sizeof *yv);
+    fill_special(xv, FUSE_N, 1.0);
+    fill_special(yv, FUSE_N, 1.0);
+    for (int i = 0; i < FUSE_N; i += 3)
+        yv[i] = xv[(i * 5) % FUSE_N]; /* ties for the compares */
+    remat_tensor in[2] = {remat_tensor_f64(xv, 2, d), remat_tensor_f64(yv, 2, d)};
+    assert_true(check_fused_bits(f, 2, in) > 10);
+    free(xv);
+    free(yv);
+    remat_fn_free(f);
+}
+
+/* A value read inside a chain and outside it (an output, a reduction, a
+ * view) stays materialised: only values read by their group alone fuse. */
+static void test_exec_fusion_shared_values_are_not_fused_away(void **state)
+{
+    (void)state;
+    int64_t d[1] = {FUSE_N};
+    remat_fn *f = remat_fn_new("fuse_shared");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, d);
+    remat_val e = remat_exp(f, x);                       /* an output and read by the chain */
+    remat_val s = remat_sin(f, x);                       /* reduced and read by the chain */
+    remat_val c = remat_cos(f, x);                       /* viewed (a slice) and read by the chain */
+    remat_val t = remat_mul(f, remat_add(f, e, s), c);
+    t = remat_sub(f, t, remat_neg(f, remat_square(f, x)));
+    remat_fn_output(f, t);
+    remat_fn_output(f, e);
+    remat_fn_output(f, remat_sum_all(f, s));
+    remat_fn_output(f, remat_slice(f, c, (int64_t[]){10}, (int64_t[]){20}, NULL));
+    double *xv = xcalloc(FUSE_N, sizeof *xv);
+    fill_special(xv, FUSE_N, 1.0);
+    remat_tensor in = remat_tensor_f64(xv, 1, d);
+    /* add, mul, square and neg fuse into the root sub; exp, sin, cos do not */
+    assert_int_equal(check_fused_bits(f, 1, &in), 4);
+    outs_t o;
+    run_fn(f, 1, &in, &o, NULL, NULL);
+    const double *tv = o.t[0].data, *ev = o.t[1].data, *cv = o.t[3].data;
+    for (int i = 0; i < FUSE_N; i++) {
+        double want_e = exp(xv[i]);
+        double want_t = (want_e + sin(xv[i])) * cos(xv[i]) - -(xv[i] * xv[i]);
+        if (memcmp(&ev[i], &want_e, sizeof want_e) != 0 || memcmp(&tv[i], &want_t, sizeof want_t) != 0)
+            fail_msg("element %d: t = %.17g (want %.17g), e = %.17g (want %.17g)", i, tv[i], want_t, ev[i], want_e);
+    }
+    for (int i = 0; i < 10; i++) {
+        double want_c = cos(xv[10 + i]);
+        assert_memory_equal(&cv[i], &want_c, sizeof want_c);
+    }
+    outs_free(&o);
+    free(xv);
+    remat_fn_free(f);
+}
+
+/* a + b * c stays two roundings: the build must not contract it into an
+ * fma (ISO C11 mode: -ffp-contract=off), fused or not */
+static void test_exec_fusion_does_not_contract_to_fma(void **state)
+{
+    (void)state;
+    int64_t d[1] = {64};
+    remat_fn *f = remat_fn_new("fuse_fma");
+    remat_val a = remat_arg(f, "a", REMAT_F64, 1, d), b = remat_arg(f, "b", REMAT_F64, 1, d);
+    remat_fn_output(f, remat_add(f, remat_mul(f, a, b), remat_neg(f, remat_mul(f, a, b))));
+    double av[64], bv[64];
+    for (int i = 0; i < 64; i++)
+        av[i] = 1.0 + 0x1p-30 * (i + 1), bv[i] = 1.0 - 0x1p-30 * (i + 1);
+    remat_tensor in[2] = {remat_tensor_f64(av, 1, d), remat_tensor_f64(bv, 1, d)};
+    assert_true(check_fused_bits(f, 2, in) > 0);
+    outs_t o;
+    run_fn(f, 2, in, &o, NULL, NULL);
+    /* a*b - a*b rounded twice is exactly 0; fma(a, b, -(a*b)) is the rounding error */
+    const double *ov = o.t[0].data;
+    for (int i = 0; i < 64; i++)
+        assert_true(ov[i] == 0.0);
+    outs_free(&o);
+    remat_fn_free(f);
+}
+
+/* ==== in-place concatenate, add of a pad ==== */
+
+/* f compiled with neither fusion nor the in-place rewrites
+ * (REMAT_NO_FUSION=1 REMAT_NO_INPLACE=1) and as usual, run on the same
+ * inputs: the same bits, primitive-op counts and plan/measured agreement.
+ * Returns how many ops the rewrites took out of the unfused program's
+ * instructions (REMAT_NO_FUSION=1 alone). */
+static int32_t check_inplace_bits(const remat_fn *f, int n_in, const remat_tensor *in)
+{
+    setenv("REMAT_NO_FUSION", "1", 1);
+    setenv("REMAT_NO_INPLACE", "1", 1);
+    remat_program *pu = compile_ok(f);
+    unsetenv("REMAT_NO_FUSION");
+    remat_program *pn = compile_ok(f); /* fused, not in place */
+    unsetenv("REMAT_NO_INPLACE");
+    remat_program *pf = compile_ok(f);
+    assert_int_equal(pu->n_fused, 0);
+    remat_program *ps[3] = {pu, pn, pf};
+    outs_t o[3];
+    remat_stats st[3];
+    remat_memory_plan pl[3];
+    for (int i = 0; i < 3; i++) {
+        run_prog(ps[i], n_in, in, &o[i], &st[i]);
+        remat_program_plan(ps[i], &pl[i]);
+        assert_int_equal(st[i].ops_executed, pl[i].instructions);
+        assert_int_equal(st[i].ops_executed, st[0].ops_executed);
+        assert_int_equal(st[i].recomputed_ops, st[0].recomputed_ops);
+        for (int k = 0; k < REMAT_OP_COUNT; k++)
+            assert_int_equal(st[i].op_counts[k], st[0].op_counts[k]);
+        assert_int_equal(st[i].peak_arena_bytes, pl[i].arena_bytes);
+        assert_int_equal(ps[i]->n_instrs + ps[i]->n_fused, pu->n_instrs);
+        assert_int_equal(o[i].n, o[0].n);
+        for (int j = 0; j < o[0].n; j++) {
+            size_t bytes = (size_t)remat_shape_numel(&o[0].t[j].shape) * remat_dtype_size(o[0].t[j].dtype);
+            if (memcmp(o[0].t[j].data, o[i].t[j].data, bytes) != 0)
+                fail_msg("program %d, output %d: bits differ from the plain program", i, j);
+        }
+    }
+    setenv("REMAT_NO_FUSION", "1", 1);
+    remat_program *pi = compile_ok(f);
+    unsetenv("REMAT_NO_FUSION");
+    int32_t saved = pu->n_instrs - pi->n_instrs;
+    remat_program_free(pi);
+    for (int i = 0; i < 3; i++) {
+        outs_free(&o[i]);
+        remat_program_free(ps[i]);
+    }
+    return saved;
+}
+
+static void fill_t(remat_dtype T, void *dst, int64_t n, double scale)
+{
+    double *tmp = xcalloc((size_t)n + 1, sizeof *tmp);
+    fill_special(tmp, n, scale);
+    for (int64_t i = 0; i < n; i++) {
+        if (T == REMAT_F64)
+            ((double *)dst)[i] = tmp[i];
+        else
+            ((float *)dst)[i] = (float)tmp[i];
+    }
+    free(tmp);
+}
+
+/* rows of a (3,B) derivative, each computed from a row view of the state,
+ * one of them through a reshape from (B,): the concatenate is elided; its
+ * rows are read again after it (their storage is its buffer) */
+static void test_exec_inplace_concat_rows_of_a_state(void **state)
+{
+    (void)state;
+    enum { B = 300 };
+    for (int dt = 0; dt < 2; dt++) {
+        remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+        remat_fn *f = remat_fn_new("concat_rows");
+        remat_val y = remat_arg(f, "y", T, 2, (int64_t[]){3, B});
+        remat_val r[3], d[3];
+        for (int i = 0; i < 3; i++)
+            r[i] = remat_slice(f, y, (int64_t[]){i, 0}, (int64_t[]){i + 1, B}, (int64_t[]){1, 1});
+        d[0] = remat_mul(f, r[0], r[1]);
+        d[1] = remat_reshape(f, remat_exp(f, remat_reshape(f, r[1], 1, (int64_t[]){B})), 2, (int64_t[]){1, B});
+        d[2] = remat_sub(f, remat_sin(f, r[2]), r[0]);
+        remat_val dy = remat_concatenate(f, 3, d, 0);
+        remat_val out = remat_add(f, y, remat_mul_scalar(f, dy, 0.25));
+        remat_fn_output(f, out);
+        remat_fn_output(f, remat_add(f, d[0], d[2]));
+        void *yv = xcalloc(3 * B, sizeof(double));
+        fill_t(T, yv, 3 * B, 1.0);
+        remat_tensor in = {.dtype = T, .shape = {.rank = 2, .dims = {3, B}}, .data = yv};
+        assert_true(check_inplace_bits(f, 1, &in) >= 1);
+        free(yv);
+        remat_fn_free(f);
+    }
+}
+
+/* elements of a (3,) vector (an ODE right-hand side), and concatenates that
+ * must keep their copy: an argument operand, one operand twice, a view, an
+ * operand that is an output, an operand placed in an earlier concatenate,
+ * and a concatenate along an axis after a leading axis > 1 */
+static void test_exec_inplace_concat_vector_and_refusals(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("concat_vec");
+    remat_val y = remat_arg(f, "y", REMAT_F64, 1, (int64_t[]){3});
+    remat_val m = remat_arg(f, "m", REMAT_F64, 2, (int64_t[]){2, 4});
+    remat_val e[3];
+    for (int i = 0; i < 3; i++)
+        e[i] = remat_slice(f, y, (int64_t[]){i}, (int64_t[]){i + 1}, (int64_t[]){1});
+    remat_val a = remat_neg(f, remat_mul(f, e[0], e[1]));
+    remat_val b = remat_add(f, e[1], e[2]);
+    remat_val c = remat_exp(f, e[2]);
+    remat_val v1 = remat_concatenate(f, 3, (remat_val[]){a, b, c}, 0);   /* in place */
+    remat_val v2 = remat_concatenate(f, 3, (remat_val[]){a, e[1], y}, 0); /* placed, view, argument */
+    remat_val s = remat_sin(f, b);
+    remat_val v3 = remat_concatenate(f, 2, (remat_val[]){s, s}, 0);       /* twice */
+    remat_val o = remat_cos(f, c);
+    remat_val v4 = remat_concatenate(f, 2, (remat_val[]){o, remat_tanh(f, c)}, 0); /* an output */
+    remat_val mm = remat_exp(f, m);
+    remat_val v5 = remat_concatenate(f, 2, (remat_val[]){mm, remat_sin(f, m)}, 1); /* (2,8): rows interleave */
+    remat_fn_output(f, remat_mul(f, v1, y));
+    remat_fn_output(f, v2);
+    remat_fn_output(f, v3);
+    remat_fn_output(f, v4);
+    remat_fn_output(f, o);
+    remat_fn_output(f, v5);
+    double yv[3] = {-0.0, NAN, 0.5}, mv[8] = {1, -2, 0.5, -0.0, NAN, 3, -1, 2};
+    remat_tensor in[2] = {remat_tensor_f64(yv, 1, (int64_t[]){3}), remat_tensor_f64(mv, 2, (int64_t[]){2, 4})};
+    assert_int_equal(check_inplace_bits(f, 2, in), 1); /* v1 alone */
+    remat_fn_free(f);
+}
+
+/* add(acc, pad(g)) and add(pad(g), acc) for rows of a (3,B) cotangent, a
+ * column of a (B,3) one and a block of a rank-3 array (both left as pad
+ * and add: not one contiguous run), an element of a (3,) one and a slab of
+ * a rank-3 array, with -0.0 and NaN in both operands: x + 0 outside g, as
+ * the pad's zeros gave */
+static void test_exec_add_pad_matches_pad_then_add(void **state)
+{
+    (void)state;
+    struct { int rank; int64_t dims[3], gdims[3], low[3]; int absorbed; } cases[] = {
+        {2, {3, 257}, {1, 257}, {1, 0}, 2},
+        {2, {3, 257}, {1, 257}, {2, 0}, 2},
+        {2, {257, 3}, {257, 1}, {0, 2}, 0},
+        {1, {3}, {1}, {1}, 2},
+        {3, {4, 5, 6}, {2, 3, 2}, {1, 0, 3}, 0},
+        {3, {4, 5, 6}, {1, 2, 6}, {2, 3, 0}, 2},
+    };
+    for (int dt = 0; dt < 2; dt++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int order = 0; order < 2; order++) {
+                remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+                int r = cases[c].rank;
+                int64_t high[3] = {0}, interior[3] = {0}, n = 1, ng = 1;
+                for (int i = 0; i < r; i++) {
+                    high[i] = cases[c].dims[i] - cases[c].gdims[i] - cases[c].low[i];
+                    n *= cases[c].dims[i];
+                    ng *= cases[c].gdims[i];
+                }
+                remat_fn *f = remat_fn_new("add_pad");
+                remat_val x = remat_arg(f, "x", T, r, cases[c].dims);
+                remat_val g = remat_arg(f, "g", T, r, cases[c].gdims);
+                remat_val acc = remat_mul(f, x, x); /* an arena value */
+                remat_val p = remat_pad(f, remat_neg(f, g), cases[c].low, high, interior);
+                remat_val s = order ? remat_add(f, p, acc) : remat_add(f, acc, p);
+                remat_val p2 = remat_pad(f, remat_exp(f, g), cases[c].low, high, interior);
+                remat_fn_output(f, remat_add(f, x, p2)); /* x an argument */
+                remat_fn_output(f, s);
+                void *xv = xcalloc((size_t)n, sizeof(double)), *gv = xcalloc((size_t)ng, sizeof(double));
+                fill_t(T, xv, n, 1.0);
+                fill_t(T, gv, ng, 2.0);
+                if (T == REMAT_F64) /* -0.0 outside the region: x * x is +0, the argument is not */
+                    ((double *)xv)[0] = -0.0;
+                else
+                    ((float *)xv)[0] = -0.0f;
+                remat_tensor in[2] = {{.dtype = T, .shape = remat_shape_make(r, cases[c].dims), .data = xv},
+                                      {.dtype = T, .shape = remat_shape_make(r, cases[c].gdims), .data = gv}};
+                assert_int_equal(check_inplace_bits(f, 2, in), cases[c].absorbed);
+                free(xv);
+                free(gv);
+                remat_fn_free(f);
+            }
+}
+
+/* a pad read twice, an output pad, interior padding and an add of two pads:
+ * the pad read twice and the interior one stay pads */
+static void test_exec_add_pad_refusals_and_two_pads(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("add_pad_refusals");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, (int64_t[]){7});
+    remat_val g = remat_arg(f, "g", REMAT_F64, 1, (int64_t[]){3});
+    remat_val p = remat_pad(f, g, (int64_t[]){1}, (int64_t[]){3}, (int64_t[]){0});
+    remat_val pi = remat_pad(f, g, (int64_t[]){0}, (int64_t[]){2}, (int64_t[]){1});
+    remat_val q = remat_pad(f, remat_neg(f, g), (int64_t[]){4}, (int64_t[]){0}, (int64_t[]){0});
+    remat_val q2 = remat_pad(f, remat_exp(f, g), (int64_t[]){2}, (int64_t[]){2}, (int64_t[]){0});
+    remat_fn_output(f, remat_add(f, x, p));
+    remat_fn_output(f, remat_mul(f, p, x));
+    remat_fn_output(f, remat_add(f, x, pi));
+    remat_fn_output(f, remat_add(f, q, q2)); /* q2 absorbed, q read as x */
+    double xv[7] = {-0.0, NAN, 1, -2, -0.0, 3, 0.0}, gv[3] = {-0.0, NAN, 0.5};
+    remat_tensor in[2] = {remat_tensor_f64(xv, 1, (int64_t[]){7}), remat_tensor_f64(gv, 1, (int64_t[]){3})};
+    assert_int_equal(check_inplace_bits(f, 2, in), 1);
+    remat_fn_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exec_fusion_chain_matches_unfused_bits),
+        cmocka_unit_test(test_exec_fusion_scalar_operands_selects_compares),
+        cmocka_unit_test(test_exec_fusion_shared_values_are_not_fused_away),
+        cmocka_unit_test(test_exec_fusion_does_not_contract_to_fma),
+        cmocka_unit_test(test_exec_inplace_concat_rows_of_a_state),
+        cmocka_unit_test(test_exec_inplace_concat_vector_and_refusals),
+        cmocka_unit_test(test_exec_add_pad_matches_pad_then_add),
+        cmocka_unit_test(test_exec_add_pad_refusals_and_two_pads),
+    };
+    rng_seed(0x853c49e6748fea9bull);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
