@@ -37,18 +37,6 @@ remat_status mech_advance(mech_parser *p) { return mech_lex_next(&p->lx, &p->tok
 static remat_status advance(mech_parser *p) { return mech_advance(p); }
 static remat_status nomem(const mech_parser *p) { return mech_nomem(p); }
 
-static remat_status fail(const mech_parser *p, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static remat_status fail(const mech_parser *p, int line, int col, const char *fmt, ...)
-{
-    char msg[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return mech_error_at(p->file, line, col, "%s", msg);
-}
-
 static remat_status parse_expr(mech_parser *p, int nest, remat_expr **out, int *depth);
 static remat_status parse_unary(mech_parser *p, int nest, remat_expr **out, int *depth);
 
@@ -58,7 +46,7 @@ static remat_status make_op(mech_parser *p, remat_expr_kind kind, const mech_tok
 {
     int d = 1 + (da > db ? da : db);
     if (d > MECH_MAX_DEPTH)
-        return fail(p, op->line, op->col,
+        return mech_fail(p, op->line, op->col,
                     "expression too long: more than %d operations deep at '%.*s'", MECH_MAX_DEPTH,
                     op->len, op->text);
     remat_expr *e = mech_node(&p->m->arena, kind, op->line, op->col);
@@ -77,9 +65,9 @@ static remat_status unclosed(mech_parser *p, const mech_token *open, const char 
 {
     char sb[64];
     if (p->tok.kind == TOK_EOL || p->tok.kind == TOK_EOF)
-        return fail(p, open->line, open->col, "unbalanced parentheses: '('%s%s is not closed before %s",
+        return mech_fail(p, open->line, open->col, "unbalanced parentheses: '('%s%s is not closed before %s",
                     what ? " of " : "", what ? what : "", mech_tok_show(&p->tok, sb, sizeof sb));
-    return fail(p, p->tok.line, p->tok.col, "expected ')' to close the '('%s%s at column %d, got %s",
+    return mech_fail(p, p->tok.line, p->tok.col, "expected ')' to close the '('%s%s at column %d, got %s",
                 what ? " of " : "", what ? what : "", open->col, mech_tok_show(&p->tok, sb, sizeof sb));
 }
 
@@ -110,10 +98,10 @@ static remat_status parse_call(mech_parser *p, int nest, const mech_token *name,
         return unclosed(p, &open, what);
     TRY(advance(p));
     if (nargs != fn_arity[fn])
-        return fail(p, name->line, name->col, "wrong number of arguments: '%s' takes %d, got %d",
+        return mech_fail(p, name->line, name->col, "wrong number of arguments: '%s' takes %d, got %d",
                     fn_names[fn], fn_arity[fn], nargs);
     if (d + 1 > MECH_MAX_DEPTH)
-        return fail(p, name->line, name->col,
+        return mech_fail(p, name->line, name->col,
                     "expression too long: more than %d operations deep at '%s'", MECH_MAX_DEPTH,
                     fn_names[fn]);
     remat_expr *e = mech_node(&p->m->arena, REMAT_EXPR_CALL, name->line, name->col);
@@ -132,7 +120,7 @@ static remat_status parse_call(mech_parser *p, int nest, const mech_token *name,
 static remat_status too_nested(mech_parser *p)
 {
     char sb[64];
-    return fail(p, p->tok.line, p->tok.col, "expression nested too deeply (more than %d levels) at %s",
+    return mech_fail(p, p->tok.line, p->tok.col, "expression nested too deeply (more than %d levels) at %s",
                 MECH_MAX_NEST, mech_tok_show(&p->tok, sb, sizeof sb));
 }
 
@@ -159,13 +147,13 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
                 fn = i;
         if (p->tok.kind == TOK_LPAREN) {
             if (fn < 0)
-                return fail(p, t.line, t.col,
+                return mech_fail(p, t.line, t.col,
                             "unknown function %s (expected exp, log, sqrt, min, max)",
                             mech_tok_show(&t, sb, sizeof sb));
             return parse_call(p, nest, &t, fn, out, depth);
         }
         if (fn >= 0)
-            return fail(p, t.line, t.col, "'%s' is a function: call it as %s(...)", fn_names[fn],
+            return mech_fail(p, t.line, t.col, "'%s' is a function: call it as %s(...)", fn_names[fn],
                         fn_names[fn]);
         remat_expr *e = mech_node(&p->m->arena, MECH_EXPR_NAME, t.line, t.col);
         if (!e || !(e->name = mech_strndup(&p->m->arena, t.text, (size_t)t.len)))
@@ -180,7 +168,7 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
             return unclosed(p, &t, NULL);
         return advance(p);
     }
-    return fail(p, t.line, t.col, "expected a number, a name or '(', got %s",
+    return mech_fail(p, t.line, t.col, "expected a number, a name or '(', got %s",
                 mech_tok_show(&t, sb, sizeof sb));
 }
 

@@ -194,6 +194,8 @@ remat_status mech_parse_expr(mech_parser *p, remat_expr **out);
 remat_status mech_advance(mech_parser *p);
 int mech_tok_is(const mech_token *t, const char *word);
 remat_status mech_nomem(const mech_parser *p);
+/* REMAT_ERR_PARSE at line:col of the file being parsed (mech_error_at). */
+#define mech_fail(p, line, col, ...) mech_error_at((p)->file, (line), (col), __VA_ARGS__)
 
 remat_status mech_parse_lines(mech_parser *p);     /* pass 1; p->lx set up by the caller */
 remat_status mech_finish_names(mech_parser *p);    /* between the passes */

@@ -22,18 +22,6 @@
 static const char *const reserved[] = {"exp",   "log",     "sqrt",  "min", "max", "param",
                                        "const", "species", "indep", "let", "inf"};
 
-static remat_status fail(const mech_parser *p, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static remat_status fail(const mech_parser *p, int line, int col, const char *fmt, ...)
-{
-    char msg[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return mech_error_at(p->file, line, col, "%s", msg);
-}
-
 static remat_status nomem(const mech_parser *p) { return mech_nomem(p); }
 static int tok_is(const mech_token *t, const char *word) { return mech_tok_is(t, word); }
 static remat_status advance(mech_parser *p) { return mech_advance(p); }
@@ -44,7 +32,7 @@ static remat_status check_reserved(const mech_parser *p, const mech_token *t)
 {
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (tok_is(t, reserved[i]))
-            return fail(p, t->line, t->col, "'%s' is a reserved word and cannot be used as a name",
+            return mech_fail(p, t->line, t->col, "'%s' is a reserved word and cannot be used as a name",
                         reserved[i]);
     return REMAT_OK;
 }
@@ -62,8 +50,8 @@ static remat_status declare(mech_parser *p, mech_name_kind kind, const mech_toke
     if (k >= 0) {
         const mech_name *e = &p->names.v[k];
         if (e->kind == kind && twice[kind])
-            return fail(p, t->line, t->col, twice[kind], t->len, t->text, e->line);
-        return fail(p, t->line, t->col, "'%.*s' is %s (line %d) and cannot also be %s", t->len,
+            return mech_fail(p, t->line, t->col, twice[kind], t->len, t->text, e->line);
+        return mech_fail(p, t->line, t->col, "'%.*s' is %s (line %d) and cannot also be %s", t->len,
                     t->text, mech_name_kind_text(e->kind, 1), e->line, mech_name_kind_text(kind, 1));
     }
     if ((k = mech_names_add(&p->names, &p->m->arena, t->text, (size_t)t->len)) < 0)
@@ -91,7 +79,7 @@ static remat_status use_species(mech_parser *p, const mech_token *t, int *index)
         p->count[NAME_SPECIES]++;
     } else if (p->names.v[k].kind != NAME_SPECIES) {
         const mech_name *e = &p->names.v[k];
-        return fail(p, t->line, t->col, "'%.*s' is %s (line %d) and cannot be used as a species",
+        return mech_fail(p, t->line, t->col, "'%.*s' is %s (line %d) and cannot be used as a species",
                     t->len, t->text, mech_name_kind_text(e->kind, 1), e->line);
     }
     *index = k;
@@ -124,8 +112,8 @@ static remat_status expect_end(mech_parser *p, const char *after)
     if (p->tok.kind == TOK_EOL || p->tok.kind == TOK_EOF)
         return REMAT_OK;
     if (p->tok.kind == TOK_RPAREN)
-        return fail(p, p->tok.line, p->tok.col, "unbalanced parentheses: unmatched ')' after %s", after);
-    return fail(p, p->tok.line, p->tok.col, "unexpected %s after %s",
+        return mech_fail(p, p->tok.line, p->tok.col, "unbalanced parentheses: unmatched ')' after %s", after);
+    return mech_fail(p, p->tok.line, p->tok.col, "unexpected %s after %s",
                 mech_tok_show(&p->tok, sb, sizeof sb), after);
 }
 
@@ -139,12 +127,12 @@ static remat_status parse_def(mech_parser *p, mech_stmt_kind kind)
     TRY(advance(p));
     mech_token name = p->tok;
     if (name.kind != TOK_NAME)
-        return fail(p, name.line, name.col, "expected a name after '%.*s', got %s", kw.len, kw.text,
+        return mech_fail(p, name.line, name.col, "expected a name after '%.*s', got %s", kw.len, kw.text,
                     mech_tok_show(&name, sb, sizeof sb));
     TRY(declare(p, name_kind[kind], &name));
     TRY(advance(p));
     if (p->tok.kind != TOK_EQ)
-        return fail(p, p->tok.line, p->tok.col, "expected '=' after '%.*s %.*s', got %s", kw.len,
+        return mech_fail(p, p->tok.line, p->tok.col, "expected '=' after '%.*s %.*s', got %s", kw.len,
                     kw.text, name.len, name.text, mech_tok_show(&p->tok, sb, sizeof sb));
     TRY(advance(p));
     mech_stmt *s = new_stmt(p, kind, &kw);
@@ -157,23 +145,23 @@ static remat_status parse_def(mech_parser *p, mech_stmt_kind kind)
     if (kind == STMT_PARAM && tok_is(&p->tok, "in")) {
         TRY(advance(p));
         if (p->tok.kind != TOK_LBRACK)
-            return fail(p, p->tok.line, p->tok.col, "expected '[' after 'in', got %s",
+            return mech_fail(p, p->tok.line, p->tok.col, "expected '[' after 'in', got %s",
                         mech_tok_show(&p->tok, sb, sizeof sb));
         s->bound_line = p->tok.line;
         s->bound_col = p->tok.col;
         TRY(advance(p));
         TRY(mech_parse_expr(p, &s->bound[0]));
         if (p->tok.kind != TOK_COMMA)
-            return fail(p, p->tok.line, p->tok.col, "expected ',' between the bounds, got %s",
+            return mech_fail(p, p->tok.line, p->tok.col, "expected ',' between the bounds, got %s",
                         mech_tok_show(&p->tok, sb, sizeof sb));
         TRY(advance(p));
         TRY(mech_parse_expr(p, &s->bound[1]));
         if (p->tok.kind != TOK_RBRACK)
-            return fail(p, p->tok.line, p->tok.col, "expected ']' after the bounds, got %s",
+            return mech_fail(p, p->tok.line, p->tok.col, "expected ']' after the bounds, got %s",
                         mech_tok_show(&p->tok, sb, sizeof sb));
         TRY(advance(p));
     } else if (kind == STMT_PARAM && (p->tok.kind == TOK_NAME || p->tok.kind == TOK_NUM)) {
-        return fail(p, p->tok.line, p->tok.col,
+        return mech_fail(p, p->tok.line, p->tok.col,
                     "unexpected %s after the value of '%.*s' (bounds are written 'in [lo, hi]')",
                     mech_tok_show(&p->tok, sb, sizeof sb), name.len, name.text);
     }
@@ -193,10 +181,10 @@ static remat_status parse_species(mech_parser *p)
         TRY(check_reserved(p, &t));
         int k = mech_names_find(&p->names, t.text, (size_t)t.len);
         if (k >= 0 && p->names.v[k].kind != NAME_SPECIES)
-            return fail(p, t.line, t.col, "'%.*s' is %s (line %d) and cannot be declared as a species",
+            return mech_fail(p, t.line, t.col, "'%.*s' is %s (line %d) and cannot be declared as a species",
                         t.len, t.text, mech_name_kind_text(p->names.v[k].kind, 1), p->names.v[k].line);
         if (k >= 0 && p->names.v[k].decl_order >= 0)
-            return fail(p, t.line, t.col, "species '%.*s' declared twice (first at line %d)", t.len,
+            return mech_fail(p, t.line, t.col, "species '%.*s' declared twice (first at line %d)", t.len,
                         t.text, p->names.v[k].decl_line);
         if (k < 0) {
             int ignored;
@@ -210,12 +198,12 @@ static remat_status parse_species(mech_parser *p)
         if (p->tok.kind == TOK_COMMA) {
             TRY(advance(p));
             if (p->tok.kind != TOK_NAME)
-                return fail(p, p->tok.line, p->tok.col, "expected a species name after ',', got %s",
+                return mech_fail(p, p->tok.line, p->tok.col, "expected a species name after ',', got %s",
                             mech_tok_show(&p->tok, sb, sizeof sb));
         }
     }
     if (!any)
-        return fail(p, p->tok.line, p->tok.col, "expected species names after 'species', got %s",
+        return mech_fail(p, p->tok.line, p->tok.col, "expected species names after 'species', got %s",
                     mech_tok_show(&p->tok, sb, sizeof sb));
     return expect_end(p, "the species list");
 }
@@ -228,10 +216,10 @@ static remat_status parse_indep(mech_parser *p)
     TRY(advance(p));
     mech_token name = p->tok;
     if (name.kind != TOK_NAME)
-        return fail(p, name.line, name.col, "expected a name after 'indep', got %s",
+        return mech_fail(p, name.line, name.col, "expected a name after 'indep', got %s",
                     mech_tok_show(&name, sb, sizeof sb));
     if (p->indep_line)
-        return fail(p, kw.line, kw.col, "'indep' given twice (first at line %d)", p->indep_line);
+        return mech_fail(p, kw.line, kw.col, "'indep' given twice (first at line %d)", p->indep_line);
     TRY(declare(p, NAME_INDEP, &name));
     p->indep_line = kw.line;
     TRY(advance(p));
@@ -246,13 +234,13 @@ static remat_status parse_ode(mech_parser *p, const mech_token *name)
     TRY(use_species(p, name, &k));
     mech_name *e = &p->names.v[k];
     if (e->ode_line)
-        return fail(p, name->line, name->col, "second ODE for '%s' (first at line %d)", e->name,
+        return mech_fail(p, name->line, name->col, "second ODE for '%s' (first at line %d)", e->name,
                     e->ode_line);
     e->ode_line = name->line;
     e->ode_col = name->col;
     TRY(advance(p));
     if (p->tok.kind != TOK_EQ)
-        return fail(p, p->tok.line, p->tok.col, "expected '=' after \"%s'\", got %s", e->name,
+        return mech_fail(p, p->tok.line, p->tok.col, "expected '=' after \"%s'\", got %s", e->name,
                     mech_tok_show(&p->tok, sb, sizeof sb));
     TRY(advance(p));
     mech_stmt *s = new_stmt(p, STMT_ODE, name);
@@ -278,17 +266,17 @@ static remat_status parse_side(mech_parser *p, mech_stmt *s, int which)
         if (p->tok.kind == TOK_NUM) {
             double c = p->tok.num;
             if (c != floor(c) || c < 1 || c > MECH_MAX_COEF)
-                return fail(p, p->tok.line, p->tok.col,
+                return mech_fail(p, p->tok.line, p->tok.col,
                             "stoichiometric coefficient %s must be an integer from 1 to %d",
                             mech_tok_show(&p->tok, sb, sizeof sb), MECH_MAX_COEF);
             coef = (int)c;
             TRY(advance(p));
             if (p->tok.kind != TOK_NAME)
-                return fail(p, p->tok.line, p->tok.col,
+                return mech_fail(p, p->tok.line, p->tok.col,
                             "expected a species name after the coefficient, got %s",
                             mech_tok_show(&p->tok, sb, sizeof sb));
         } else if (p->tok.kind != TOK_NAME) {
-            return fail(p, p->tok.line, p->tok.col, "expected a species after '+', got %s",
+            return mech_fail(p, p->tok.line, p->tok.col, "expected a species after '+', got %s",
                         mech_tok_show(&p->tok, sb, sizeof sb));
         }
         int k;
@@ -329,10 +317,10 @@ static remat_status parse_reaction(mech_parser *p)
     TRY(parse_side(p, s, 0));
     if (p->tok.kind != TOK_ARROW && p->tok.kind != TOK_REVERSIBLE) {
         if (p->tok.kind == TOK_EQ)
-            return fail(p, p->tok.line, p->tok.col,
+            return mech_fail(p, p->tok.line, p->tok.col,
                         "unexpected '=' (definitions start with 'param', 'const' or 'let'; "
                         "an ODE is written y' = ...)");
-        return fail(p, p->tok.line, p->tok.col, "expected '+', '->' or '<=>' in a reaction, got %s",
+        return mech_fail(p, p->tok.line, p->tok.col, "expected '+', '->' or '<=>' in a reaction, got %s",
                     mech_tok_show(&p->tok, sb, sizeof sb));
     }
     s->reversible = p->tok.kind == TOK_REVERSIBLE;
@@ -341,15 +329,15 @@ static remat_status parse_reaction(mech_parser *p)
     TRY(advance(p));
     TRY(parse_side(p, s, 1));
     if (s->nside[0] == 0 && s->nside[1] == 0)
-        return fail(p, s->arrow_line, s->arrow_col, "empty reaction: no reactants and no products");
+        return mech_fail(p, s->arrow_line, s->arrow_col, "empty reaction: no reactants and no products");
     if (p->tok.kind != TOK_COLON)
-        return fail(p, p->tok.line, p->tok.col, "missing ':' before the rate: expected '+' or ':', got %s",
+        return mech_fail(p, p->tok.line, p->tok.col, "missing ':' before the rate: expected '+' or ':', got %s",
                     mech_tok_show(&p->tok, sb, sizeof sb));
     TRY(advance(p));
     for (int i = 0; i <= s->reversible; i++) {
         if (i == 1) {
             if (p->tok.kind != TOK_COMMA)
-                return fail(p, p->tok.line, p->tok.col,
+                return mech_fail(p, p->tok.line, p->tok.col,
                             "a reversible reaction needs two rates 'forward, reverse': expected ',', got %s",
                             mech_tok_show(&p->tok, sb, sizeof sb));
             TRY(advance(p));
@@ -359,7 +347,7 @@ static remat_status parse_reaction(mech_parser *p)
         TRY(mech_parse_expr(p, &s->rate[i]));
     }
     if (!s->reversible && p->tok.kind == TOK_COMMA)
-        return fail(p, p->tok.line, p->tok.col,
+        return mech_fail(p, p->tok.line, p->tok.col,
                     "unexpected ',': an irreversible reaction ('->') has one rate");
     p->nreactions++;
     return expect_end(p, "the rate");
@@ -391,7 +379,7 @@ static remat_status parse_line(mech_parser *p)
     }
     if (t.kind == TOK_NUM || t.kind == TOK_ARROW || t.kind == TOK_REVERSIBLE)
         return parse_reaction(p);
-    return fail(p, t.line, t.col,
+    return mech_fail(p, t.line, t.col,
                 "expected a reaction, an ODE (y' = ...) or a declaration (param, const, let, species, "
                 "indep), got %s",
                 mech_tok_show(&t, sb, sizeof sb));
