@@ -11,13 +11,6 @@
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
-#define TRY(x)                            \
-    do {                                  \
-        remat_status st_ = (x);           \
-        if (st_ != REMAT_OK)              \
-            return st_;                   \
-    } while (0)
-
 static const char *const fn_names[REMAT_FN_COUNT] = {"exp", "log", "sqrt", "min", "max"};
 static const int fn_arity[REMAT_FN_COUNT] = {1, 1, 1, 2, 2};
 
@@ -47,8 +40,8 @@ static remat_status make_op(mech_parser *p, remat_expr_kind kind, const mech_tok
     int d = 1 + (da > db ? da : db);
     if (d > MECH_MAX_DEPTH)
         return mech_fail(p, op->line, op->col,
-                    "expression too long: more than %d operations deep at '%.*s'", MECH_MAX_DEPTH,
-                    op->len, op->text);
+                         "expression too long: more than %d operations deep at '%.*s'", MECH_MAX_DEPTH,
+                         op->len, op->text);
     remat_expr *e = mech_node(&p->m->arena, kind, op->line, op->col);
     if (!e)
         return nomem(p);
@@ -66,9 +59,9 @@ static remat_status unclosed(mech_parser *p, const mech_token *open, const char 
     char sb[64];
     if (p->tok.kind == TOK_EOL || p->tok.kind == TOK_EOF)
         return mech_fail(p, open->line, open->col, "unbalanced parentheses: '('%s%s is not closed before %s",
-                    what ? " of " : "", what ? what : "", mech_tok_show(&p->tok, sb, sizeof sb));
+                         what ? " of " : "", what ? what : "", mech_tok_show(&p->tok, sb, sizeof sb));
     return mech_fail(p, p->tok.line, p->tok.col, "expected ')' to close the '('%s%s at column %d, got %s",
-                what ? " of " : "", what ? what : "", open->col, mech_tok_show(&p->tok, sb, sizeof sb));
+                     what ? " of " : "", what ? what : "", open->col, mech_tok_show(&p->tok, sb, sizeof sb));
 }
 
 static remat_status parse_call(mech_parser *p, int nest, const mech_token *name, int fn,
@@ -77,33 +70,33 @@ static remat_status parse_call(mech_parser *p, int nest, const mech_token *name,
     mech_token open = p->tok;
     char what[64];
     snprintf(what, sizeof what, "the call of '%s'", fn_names[fn]);
-    TRY(advance(p));
+    MECH_TRY(advance(p));
     remat_expr *args[2] = {NULL, NULL};
     int nargs = 0, d = 0;
     if (p->tok.kind != TOK_RPAREN) {
         for (;;) {
             remat_expr *a;
             int da;
-            TRY(parse_expr(p, nest + 1, &a, &da));
+            MECH_TRY(parse_expr(p, nest + 1, &a, &da));
             if (nargs < 2)
                 args[nargs] = a;
             nargs++;
             d = da > d ? da : d;
             if (p->tok.kind != TOK_COMMA)
                 break;
-            TRY(advance(p));
+            MECH_TRY(advance(p));
         }
     }
     if (p->tok.kind != TOK_RPAREN)
         return unclosed(p, &open, what);
-    TRY(advance(p));
+    MECH_TRY(advance(p));
     if (nargs != fn_arity[fn])
         return mech_fail(p, name->line, name->col, "wrong number of arguments: '%s' takes %d, got %d",
-                    fn_names[fn], fn_arity[fn], nargs);
+                         fn_names[fn], fn_arity[fn], nargs);
     if (d + 1 > MECH_MAX_DEPTH)
         return mech_fail(p, name->line, name->col,
-                    "expression too long: more than %d operations deep at '%s'", MECH_MAX_DEPTH,
-                    fn_names[fn]);
+                         "expression too long: more than %d operations deep at '%s'", MECH_MAX_DEPTH,
+                         fn_names[fn]);
     remat_expr *e = mech_node(&p->m->arena, REMAT_EXPR_CALL, name->line, name->col);
     if (!e)
         return nomem(p);
@@ -121,7 +114,7 @@ static remat_status too_nested(mech_parser *p)
 {
     char sb[64];
     return mech_fail(p, p->tok.line, p->tok.col, "expression nested too deeply (more than %d levels) at %s",
-                MECH_MAX_NEST, mech_tok_show(&p->tok, sb, sizeof sb));
+                     MECH_MAX_NEST, mech_tok_show(&p->tok, sb, sizeof sb));
 }
 
 static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, int *depth)
@@ -140,7 +133,7 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
         return advance(p);
     }
     if (t.kind == TOK_NAME) {
-        TRY(advance(p));
+        MECH_TRY(advance(p));
         int fn = -1;
         for (int i = 0; i < REMAT_FN_COUNT; i++)
             if (mech_tok_is(&t, fn_names[i]))
@@ -148,13 +141,13 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
         if (p->tok.kind == TOK_LPAREN) {
             if (fn < 0)
                 return mech_fail(p, t.line, t.col,
-                            "unknown function %s (expected exp, log, sqrt, min, max)",
-                            mech_tok_show(&t, sb, sizeof sb));
+                                 "unknown function %s (expected exp, log, sqrt, min, max)",
+                                 mech_tok_show(&t, sb, sizeof sb));
             return parse_call(p, nest, &t, fn, out, depth);
         }
         if (fn >= 0)
             return mech_fail(p, t.line, t.col, "'%s' is a function: call it as %s(...)", fn_names[fn],
-                        fn_names[fn]);
+                             fn_names[fn]);
         remat_expr *e = mech_node(&p->m->arena, MECH_EXPR_NAME, t.line, t.col);
         if (!e || !(e->name = mech_strndup(&p->m->arena, t.text, (size_t)t.len)))
             return nomem(p);
@@ -162,14 +155,14 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
         return REMAT_OK;
     }
     if (t.kind == TOK_LPAREN) {
-        TRY(advance(p));
-        TRY(parse_expr(p, nest + 1, out, depth));
+        MECH_TRY(advance(p));
+        MECH_TRY(parse_expr(p, nest + 1, out, depth));
         if (p->tok.kind != TOK_RPAREN)
             return unclosed(p, &t, NULL);
         return advance(p);
     }
     return mech_fail(p, t.line, t.col, "expected a number, a name or '(', got %s",
-                mech_tok_show(&t, sb, sizeof sb));
+                     mech_tok_show(&t, sb, sizeof sb));
 }
 
 /* power = primary [ "^" unary ] */
@@ -177,15 +170,15 @@ static remat_status parse_power(mech_parser *p, int nest, remat_expr **out, int 
 {
     remat_expr *a, *b;
     int da, db;
-    TRY(parse_primary(p, nest, &a, &da));
+    MECH_TRY(parse_primary(p, nest, &a, &da));
     if (p->tok.kind != TOK_CARET) {
         *out = a;
         *depth = da;
         return REMAT_OK;
     }
     mech_token op = p->tok;
-    TRY(advance(p));
-    TRY(parse_unary(p, nest + 1, &b, &db));
+    MECH_TRY(advance(p));
+    MECH_TRY(parse_unary(p, nest + 1, &b, &db));
     return make_op(p, REMAT_EXPR_POW, &op, a, da, b, db, out, depth);
 }
 
@@ -196,15 +189,15 @@ static remat_status parse_unary(mech_parser *p, int nest, remat_expr **out, int 
         return too_nested(p);
     mech_token op = p->tok;
     if (op.kind == TOK_PLUS) {
-        TRY(advance(p));
+        MECH_TRY(advance(p));
         return parse_unary(p, nest + 1, out, depth);
     }
     if (op.kind != TOK_MINUS)
         return parse_power(p, nest, out, depth);
     remat_expr *a;
     int da;
-    TRY(advance(p));
-    TRY(parse_unary(p, nest + 1, &a, &da));
+    MECH_TRY(advance(p));
+    MECH_TRY(parse_unary(p, nest + 1, &a, &da));
     if (a->kind == REMAT_EXPR_NUM) {
         a->value = -a->value;
         a->line = op.line;
@@ -218,14 +211,14 @@ static remat_status parse_unary(mech_parser *p, int nest, remat_expr **out, int 
 
 static remat_status parse_product(mech_parser *p, int nest, remat_expr **out, int *depth)
 {
-    TRY(parse_unary(p, nest, out, depth));
+    MECH_TRY(parse_unary(p, nest, out, depth));
     while (p->tok.kind == TOK_STAR || p->tok.kind == TOK_SLASH) {
         mech_token op = p->tok;
         remat_expr *b;
         int db;
-        TRY(advance(p));
-        TRY(parse_unary(p, nest, &b, &db));
-        TRY(make_op(p, op.kind == TOK_STAR ? REMAT_EXPR_MUL : REMAT_EXPR_DIV, &op, *out, *depth, b, db,
+        MECH_TRY(advance(p));
+        MECH_TRY(parse_unary(p, nest, &b, &db));
+        MECH_TRY(make_op(p, op.kind == TOK_STAR ? REMAT_EXPR_MUL : REMAT_EXPR_DIV, &op, *out, *depth, b, db,
                     out, depth));
     }
     return REMAT_OK;
@@ -233,14 +226,14 @@ static remat_status parse_product(mech_parser *p, int nest, remat_expr **out, in
 
 static remat_status parse_expr(mech_parser *p, int nest, remat_expr **out, int *depth)
 {
-    TRY(parse_product(p, nest, out, depth));
+    MECH_TRY(parse_product(p, nest, out, depth));
     while (p->tok.kind == TOK_PLUS || p->tok.kind == TOK_MINUS) {
         mech_token op = p->tok;
         remat_expr *b;
         int db;
-        TRY(advance(p));
-        TRY(parse_product(p, nest, &b, &db));
-        TRY(make_op(p, op.kind == TOK_PLUS ? REMAT_EXPR_ADD : REMAT_EXPR_SUB, &op, *out, *depth, b, db,
+        MECH_TRY(advance(p));
+        MECH_TRY(parse_product(p, nest, &b, &db));
+        MECH_TRY(make_op(p, op.kind == TOK_PLUS ? REMAT_EXPR_ADD : REMAT_EXPR_SUB, &op, *out, *depth, b, db,
                     out, depth));
     }
     return REMAT_OK;

@@ -194,6 +194,13 @@ remat_status mech_parse_expr(mech_parser *p, remat_expr **out);
 remat_status mech_advance(mech_parser *p);
 int mech_tok_is(const mech_token *t, const char *word);
 remat_status mech_nomem(const mech_parser *p);
+/* Return a non-OK status from the enclosing function. */
+#define MECH_TRY(x)                \
+    do {                           \
+        remat_status st_ = (x);    \
+        if (st_ != REMAT_OK)       \
+            return st_;            \
+    } while (0)
 /* REMAT_ERR_PARSE at line:col of the file being parsed (mech_error_at). */
 #define mech_fail(p, line, col, ...) mech_error_at((p)->file, (line), (col), __VA_ARGS__)
 

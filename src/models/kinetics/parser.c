@@ -12,13 +12,6 @@
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
-#define TRY(x)                            \
-    do {                                  \
-        remat_status st_ = (x);           \
-        if (st_ != REMAT_OK)              \
-            return st_;                   \
-    } while (0)
-
 static const char *const reserved[] = {"exp",   "log",     "sqrt",  "min", "max", "param",
                                        "const", "species", "indep", "let", "inf"};
 
@@ -33,7 +26,7 @@ static remat_status check_reserved(const mech_parser *p, const mech_token *t)
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (tok_is(t, reserved[i]))
             return mech_fail(p, t->line, t->col, "'%s' is a reserved word and cannot be used as a name",
-                        reserved[i]);
+                             reserved[i]);
     return REMAT_OK;
 }
 
@@ -45,14 +38,14 @@ static remat_status declare(mech_parser *p, mech_name_kind kind, const mech_toke
         [NAME_LET] = "let '%.*s' defined twice (first at line %d)",
         [NAME_INDEP] = "'%.*s' declared twice (first at line %d)",
     };
-    TRY(check_reserved(p, t));
+    MECH_TRY(check_reserved(p, t));
     int k = mech_names_find(&p->names, t->text, (size_t)t->len);
     if (k >= 0) {
         const mech_name *e = &p->names.v[k];
         if (e->kind == kind && twice[kind])
             return mech_fail(p, t->line, t->col, twice[kind], t->len, t->text, e->line);
         return mech_fail(p, t->line, t->col, "'%.*s' is %s (line %d) and cannot also be %s", t->len,
-                    t->text, mech_name_kind_text(e->kind, 1), e->line, mech_name_kind_text(kind, 1));
+                         t->text, mech_name_kind_text(e->kind, 1), e->line, mech_name_kind_text(kind, 1));
     }
     if ((k = mech_names_add(&p->names, &p->m->arena, t->text, (size_t)t->len)) < 0)
         return nomem(p);
@@ -67,7 +60,7 @@ static remat_status declare(mech_parser *p, mech_name_kind kind, const mech_toke
 /* A name on a reaction side or an ODE's left-hand side. */
 static remat_status use_species(mech_parser *p, const mech_token *t, int *index)
 {
-    TRY(check_reserved(p, t));
+    MECH_TRY(check_reserved(p, t));
     int k = mech_names_find(&p->names, t->text, (size_t)t->len);
     if (k < 0) {
         if ((k = mech_names_add(&p->names, &p->m->arena, t->text, (size_t)t->len)) < 0)
@@ -80,7 +73,7 @@ static remat_status use_species(mech_parser *p, const mech_token *t, int *index)
     } else if (p->names.v[k].kind != NAME_SPECIES) {
         const mech_name *e = &p->names.v[k];
         return mech_fail(p, t->line, t->col, "'%.*s' is %s (line %d) and cannot be used as a species",
-                    t->len, t->text, mech_name_kind_text(e->kind, 1), e->line);
+                         t->len, t->text, mech_name_kind_text(e->kind, 1), e->line);
     }
     *index = k;
     return REMAT_OK;
@@ -114,7 +107,7 @@ static remat_status expect_end(mech_parser *p, const char *after)
     if (p->tok.kind == TOK_RPAREN)
         return mech_fail(p, p->tok.line, p->tok.col, "unbalanced parentheses: unmatched ')' after %s", after);
     return mech_fail(p, p->tok.line, p->tok.col, "unexpected %s after %s",
-                mech_tok_show(&p->tok, sb, sizeof sb), after);
+                     mech_tok_show(&p->tok, sb, sizeof sb), after);
 }
 
 /* param NAME = cexpr [in [lo, hi]] | const NAME = cexpr | let NAME = expr */
@@ -124,46 +117,46 @@ static remat_status parse_def(mech_parser *p, mech_stmt_kind kind)
                                                [STMT_LET] = NAME_LET};
     char sb[64];
     mech_token kw = p->tok;
-    TRY(advance(p));
+    MECH_TRY(advance(p));
     mech_token name = p->tok;
     if (name.kind != TOK_NAME)
         return mech_fail(p, name.line, name.col, "expected a name after '%.*s', got %s", kw.len, kw.text,
-                    mech_tok_show(&name, sb, sizeof sb));
-    TRY(declare(p, name_kind[kind], &name));
-    TRY(advance(p));
+                         mech_tok_show(&name, sb, sizeof sb));
+    MECH_TRY(declare(p, name_kind[kind], &name));
+    MECH_TRY(advance(p));
     if (p->tok.kind != TOK_EQ)
         return mech_fail(p, p->tok.line, p->tok.col, "expected '=' after '%.*s %.*s', got %s", kw.len,
-                    kw.text, name.len, name.text, mech_tok_show(&p->tok, sb, sizeof sb));
-    TRY(advance(p));
+                         kw.text, name.len, name.text, mech_tok_show(&p->tok, sb, sizeof sb));
+    MECH_TRY(advance(p));
     mech_stmt *s = new_stmt(p, kind, &kw);
     if (!s)
         return nomem(p);
     s->name = mech_names_find(&p->names, name.text, (size_t)name.len);
     s->value_line = p->tok.line;
     s->value_col = p->tok.col;
-    TRY(mech_parse_expr(p, &s->value));
+    MECH_TRY(mech_parse_expr(p, &s->value));
     if (kind == STMT_PARAM && tok_is(&p->tok, "in")) {
-        TRY(advance(p));
+        MECH_TRY(advance(p));
         if (p->tok.kind != TOK_LBRACK)
             return mech_fail(p, p->tok.line, p->tok.col, "expected '[' after 'in', got %s",
-                        mech_tok_show(&p->tok, sb, sizeof sb));
+                             mech_tok_show(&p->tok, sb, sizeof sb));
         s->bound_line = p->tok.line;
         s->bound_col = p->tok.col;
-        TRY(advance(p));
-        TRY(mech_parse_expr(p, &s->bound[0]));
+        MECH_TRY(advance(p));
+        MECH_TRY(mech_parse_expr(p, &s->bound[0]));
         if (p->tok.kind != TOK_COMMA)
             return mech_fail(p, p->tok.line, p->tok.col, "expected ',' between the bounds, got %s",
-                        mech_tok_show(&p->tok, sb, sizeof sb));
-        TRY(advance(p));
-        TRY(mech_parse_expr(p, &s->bound[1]));
+                             mech_tok_show(&p->tok, sb, sizeof sb));
+        MECH_TRY(advance(p));
+        MECH_TRY(mech_parse_expr(p, &s->bound[1]));
         if (p->tok.kind != TOK_RBRACK)
             return mech_fail(p, p->tok.line, p->tok.col, "expected ']' after the bounds, got %s",
-                        mech_tok_show(&p->tok, sb, sizeof sb));
-        TRY(advance(p));
+                             mech_tok_show(&p->tok, sb, sizeof sb));
+        MECH_TRY(advance(p));
     } else if (kind == STMT_PARAM && (p->tok.kind == TOK_NAME || p->tok.kind == TOK_NUM)) {
         return mech_fail(p, p->tok.line, p->tok.col,
-                    "unexpected %s after the value of '%.*s' (bounds are written 'in [lo, hi]')",
-                    mech_tok_show(&p->tok, sb, sizeof sb), name.len, name.text);
+                         "unexpected %s after the value of '%.*s' (bounds are written 'in [lo, hi]')",
+                         mech_tok_show(&p->tok, sb, sizeof sb), name.len, name.text);
     }
     return expect_end(p, kind == STMT_PARAM && s->bound[0] ? "the bounds" : "the value");
 }
@@ -175,36 +168,36 @@ static remat_status parse_species(mech_parser *p)
     int any = 0;
     if (!p->species_line)
         p->species_line = p->tok.line;
-    TRY(advance(p));
+    MECH_TRY(advance(p));
     while (p->tok.kind == TOK_NAME) {
         mech_token t = p->tok;
-        TRY(check_reserved(p, &t));
+        MECH_TRY(check_reserved(p, &t));
         int k = mech_names_find(&p->names, t.text, (size_t)t.len);
         if (k >= 0 && p->names.v[k].kind != NAME_SPECIES)
             return mech_fail(p, t.line, t.col, "'%.*s' is %s (line %d) and cannot be declared as a species",
-                        t.len, t.text, mech_name_kind_text(p->names.v[k].kind, 1), p->names.v[k].line);
+                             t.len, t.text, mech_name_kind_text(p->names.v[k].kind, 1), p->names.v[k].line);
         if (k >= 0 && p->names.v[k].decl_order >= 0)
             return mech_fail(p, t.line, t.col, "species '%.*s' declared twice (first at line %d)", t.len,
-                        t.text, p->names.v[k].decl_line);
+                             t.text, p->names.v[k].decl_line);
         if (k < 0) {
             int ignored;
-            TRY(use_species(p, &t, &ignored));
+            MECH_TRY(use_species(p, &t, &ignored));
             k = ignored;
         }
         p->names.v[k].decl_order = p->ndeclared++;
         p->names.v[k].decl_line = t.line;
         any = 1;
-        TRY(advance(p));
+        MECH_TRY(advance(p));
         if (p->tok.kind == TOK_COMMA) {
-            TRY(advance(p));
+            MECH_TRY(advance(p));
             if (p->tok.kind != TOK_NAME)
                 return mech_fail(p, p->tok.line, p->tok.col, "expected a species name after ',', got %s",
-                            mech_tok_show(&p->tok, sb, sizeof sb));
+                                 mech_tok_show(&p->tok, sb, sizeof sb));
         }
     }
     if (!any)
         return mech_fail(p, p->tok.line, p->tok.col, "expected species names after 'species', got %s",
-                    mech_tok_show(&p->tok, sb, sizeof sb));
+                         mech_tok_show(&p->tok, sb, sizeof sb));
     return expect_end(p, "the species list");
 }
 
@@ -213,16 +206,16 @@ static remat_status parse_indep(mech_parser *p)
 {
     char sb[64];
     mech_token kw = p->tok;
-    TRY(advance(p));
+    MECH_TRY(advance(p));
     mech_token name = p->tok;
     if (name.kind != TOK_NAME)
         return mech_fail(p, name.line, name.col, "expected a name after 'indep', got %s",
-                    mech_tok_show(&name, sb, sizeof sb));
+                         mech_tok_show(&name, sb, sizeof sb));
     if (p->indep_line)
         return mech_fail(p, kw.line, kw.col, "'indep' given twice (first at line %d)", p->indep_line);
-    TRY(declare(p, NAME_INDEP, &name));
+    MECH_TRY(declare(p, NAME_INDEP, &name));
     p->indep_line = kw.line;
-    TRY(advance(p));
+    MECH_TRY(advance(p));
     return expect_end(p, "the independent variable's name");
 }
 
@@ -231,25 +224,25 @@ static remat_status parse_ode(mech_parser *p, const mech_token *name)
 {
     char sb[64];
     int k;
-    TRY(use_species(p, name, &k));
+    MECH_TRY(use_species(p, name, &k));
     mech_name *e = &p->names.v[k];
     if (e->ode_line)
         return mech_fail(p, name->line, name->col, "second ODE for '%s' (first at line %d)", e->name,
-                    e->ode_line);
+                         e->ode_line);
     e->ode_line = name->line;
     e->ode_col = name->col;
-    TRY(advance(p));
+    MECH_TRY(advance(p));
     if (p->tok.kind != TOK_EQ)
         return mech_fail(p, p->tok.line, p->tok.col, "expected '=' after \"%s'\", got %s", e->name,
-                    mech_tok_show(&p->tok, sb, sizeof sb));
-    TRY(advance(p));
+                         mech_tok_show(&p->tok, sb, sizeof sb));
+    MECH_TRY(advance(p));
     mech_stmt *s = new_stmt(p, STMT_ODE, name);
     if (!s)
         return nomem(p);
     s->name = k;
     s->value_line = p->tok.line;
     s->value_col = p->tok.col;
-    TRY(mech_parse_expr(p, &s->value));
+    MECH_TRY(mech_parse_expr(p, &s->value));
     p->nodes++;
     return expect_end(p, "the ODE's right-hand side");
 }
@@ -267,20 +260,20 @@ static remat_status parse_side(mech_parser *p, mech_stmt *s, int which)
             double c = p->tok.num;
             if (c != floor(c) || c < 1 || c > MECH_MAX_COEF)
                 return mech_fail(p, p->tok.line, p->tok.col,
-                            "stoichiometric coefficient %s must be an integer from 1 to %d",
-                            mech_tok_show(&p->tok, sb, sizeof sb), MECH_MAX_COEF);
+                                 "stoichiometric coefficient %s must be an integer from 1 to %d",
+                                 mech_tok_show(&p->tok, sb, sizeof sb), MECH_MAX_COEF);
             coef = (int)c;
-            TRY(advance(p));
+            MECH_TRY(advance(p));
             if (p->tok.kind != TOK_NAME)
                 return mech_fail(p, p->tok.line, p->tok.col,
-                            "expected a species name after the coefficient, got %s",
-                            mech_tok_show(&p->tok, sb, sizeof sb));
+                                 "expected a species name after the coefficient, got %s",
+                                 mech_tok_show(&p->tok, sb, sizeof sb));
         } else if (p->tok.kind != TOK_NAME) {
             return mech_fail(p, p->tok.line, p->tok.col, "expected a species after '+', got %s",
-                        mech_tok_show(&p->tok, sb, sizeof sb));
+                             mech_tok_show(&p->tok, sb, sizeof sb));
         }
         int k;
-        TRY(use_species(p, &p->tok, &k));
+        MECH_TRY(use_species(p, &p->tok, &k));
         if (!p->names.v[k].rx_line) {
             p->names.v[k].rx_line = p->tok.line;
             p->names.v[k].rx_col = p->tok.col;
@@ -294,10 +287,10 @@ static remat_status parse_side(mech_parser *p, mech_stmt *s, int which)
             p->capterms = cap;
         }
         p->terms[p->nterms++] = (mech_term){.name = k, .coef = coef, .line = p->tok.line, .col = p->tok.col};
-        TRY(advance(p));
+        MECH_TRY(advance(p));
         if (p->tok.kind != TOK_PLUS)
             break;
-        TRY(advance(p));
+        MECH_TRY(advance(p));
     }
     s->side[which] = mech_alloc(&p->m->arena, (size_t)p->nterms * sizeof(mech_term));
     if (!s->side[which])
@@ -314,41 +307,41 @@ static remat_status parse_reaction(mech_parser *p)
     mech_stmt *s = new_stmt(p, STMT_REACTION, &p->tok);
     if (!s)
         return nomem(p);
-    TRY(parse_side(p, s, 0));
+    MECH_TRY(parse_side(p, s, 0));
     if (p->tok.kind != TOK_ARROW && p->tok.kind != TOK_REVERSIBLE) {
         if (p->tok.kind == TOK_EQ)
             return mech_fail(p, p->tok.line, p->tok.col,
-                        "unexpected '=' (definitions start with 'param', 'const' or 'let'; "
-                        "an ODE is written y' = ...)");
+                             "unexpected '=' (definitions start with 'param', 'const' or 'let'; "
+                             "an ODE is written y' = ...)");
         return mech_fail(p, p->tok.line, p->tok.col, "expected '+', '->' or '<=>' in a reaction, got %s",
-                    mech_tok_show(&p->tok, sb, sizeof sb));
+                         mech_tok_show(&p->tok, sb, sizeof sb));
     }
     s->reversible = p->tok.kind == TOK_REVERSIBLE;
     s->arrow_line = p->tok.line;
     s->arrow_col = p->tok.col;
-    TRY(advance(p));
-    TRY(parse_side(p, s, 1));
+    MECH_TRY(advance(p));
+    MECH_TRY(parse_side(p, s, 1));
     if (s->nside[0] == 0 && s->nside[1] == 0)
         return mech_fail(p, s->arrow_line, s->arrow_col, "empty reaction: no reactants and no products");
     if (p->tok.kind != TOK_COLON)
         return mech_fail(p, p->tok.line, p->tok.col, "missing ':' before the rate: expected '+' or ':', got %s",
-                    mech_tok_show(&p->tok, sb, sizeof sb));
-    TRY(advance(p));
+                         mech_tok_show(&p->tok, sb, sizeof sb));
+    MECH_TRY(advance(p));
     for (int i = 0; i <= s->reversible; i++) {
         if (i == 1) {
             if (p->tok.kind != TOK_COMMA)
                 return mech_fail(p, p->tok.line, p->tok.col,
-                            "a reversible reaction needs two rates 'forward, reverse': expected ',', got %s",
-                            mech_tok_show(&p->tok, sb, sizeof sb));
-            TRY(advance(p));
+                                 "a reversible reaction needs two rates 'forward, reverse': expected ',', got %s",
+                                 mech_tok_show(&p->tok, sb, sizeof sb));
+            MECH_TRY(advance(p));
         }
         s->rate_line[i] = p->tok.line;
         s->rate_col[i] = p->tok.col;
-        TRY(mech_parse_expr(p, &s->rate[i]));
+        MECH_TRY(mech_parse_expr(p, &s->rate[i]));
     }
     if (!s->reversible && p->tok.kind == TOK_COMMA)
         return mech_fail(p, p->tok.line, p->tok.col,
-                    "unexpected ',': an irreversible reaction ('->') has one rate");
+                         "unexpected ',': an irreversible reaction ('->') has one rate");
     p->nreactions++;
     return expect_end(p, "the rate");
 }
@@ -372,7 +365,7 @@ static remat_status parse_line(mech_parser *p)
         mech_lexer peek = p->lx;
         mech_token next;
         if (mech_lex_next(&peek, &next) == REMAT_OK && next.kind == TOK_PRIME) {
-            TRY(advance(p));
+            MECH_TRY(advance(p));
             return parse_ode(p, &t);
         }
         return parse_reaction(p);
@@ -380,14 +373,14 @@ static remat_status parse_line(mech_parser *p)
     if (t.kind == TOK_NUM || t.kind == TOK_ARROW || t.kind == TOK_REVERSIBLE)
         return parse_reaction(p);
     return mech_fail(p, t.line, t.col,
-                "expected a reaction, an ODE (y' = ...) or a declaration (param, const, let, species, "
-                "indep), got %s",
-                mech_tok_show(&t, sb, sizeof sb));
+                     "expected a reaction, an ODE (y' = ...) or a declaration (param, const, let, species, "
+                     "indep), got %s",
+                     mech_tok_show(&t, sb, sizeof sb));
 }
 
 remat_status mech_parse_lines(mech_parser *p)
 {
-    TRY(advance(p));
+    MECH_TRY(advance(p));
     for (;;) {
         if (p->tok.kind == TOK_EOF) {
             p->eof_line = p->tok.line;
@@ -395,9 +388,9 @@ remat_status mech_parse_lines(mech_parser *p)
             return REMAT_OK;
         }
         if (p->tok.kind == TOK_EOL) {
-            TRY(advance(p));
+            MECH_TRY(advance(p));
             continue;
         }
-        TRY(parse_line(p));
+        MECH_TRY(parse_line(p));
     }
 }

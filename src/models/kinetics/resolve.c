@@ -12,13 +12,6 @@
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
-#define TRY(x)                            \
-    do {                                  \
-        remat_status st_ = (x);           \
-        if (st_ != REMAT_OK)              \
-            return st_;                   \
-    } while (0)
-
 static remat_status nomem(const mech_parser *p) { return mech_nomem(p); }
 
 #define ALLOC_N(p, ptr, n)                                                             \
@@ -107,7 +100,7 @@ typedef enum {
 static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
 {
     for (int i = 0; i < e->nargs; i++)
-        TRY(resolve(p, (remat_expr *)e->args[i], ctx));
+        MECH_TRY(resolve(p, (remat_expr *)e->args[i], ctx));
     if (e->kind != MECH_EXPR_NAME)
         return REMAT_OK;
     int k = mech_names_find(&p->names, e->name, strlen(e->name));
@@ -161,7 +154,7 @@ static remat_status resolve_param(mech_parser *p, const mech_stmt *s)
 {
     const mech_name *n = &p->names.v[s->name];
     mech_param *par = &p->m->params[n->index];
-    TRY(resolve(p, s->value, CTX_CONST));
+    MECH_TRY(resolve(p, s->value, CTX_CONST));
     double v = eval_const(s->value);
     if (!isfinite(v))
         return mech_error_at(p->file, s->value_line, s->value_col,
@@ -170,8 +163,8 @@ static remat_status resolve_param(mech_parser *p, const mech_stmt *s)
     par->value = v;
     if (!s->bound[0])
         return REMAT_OK;
-    TRY(resolve(p, s->bound[0], CTX_BOUND));
-    TRY(resolve(p, s->bound[1], CTX_BOUND));
+    MECH_TRY(resolve(p, s->bound[0], CTX_BOUND));
+    MECH_TRY(resolve(p, s->bound[1], CTX_BOUND));
     double lo = eval_const(s->bound[0]), hi = eval_const(s->bound[1]);
     if (isnan(lo) || isnan(hi))
         return mech_error_at(p->file, s->bound_line, s->bound_col,
@@ -195,7 +188,7 @@ remat_status mech_resolve(mech_parser *p)
         const mech_name *n = s->name >= 0 ? &p->names.v[s->name] : NULL;
         switch (s->kind) {
         case STMT_CONST: {
-            TRY(resolve(p, s->value, CTX_CONST));
+            MECH_TRY(resolve(p, s->value, CTX_CONST));
             double v = eval_const(s->value);
             if (!isfinite(v))
                 return mech_error_at(p->file, s->value_line, s->value_col,
@@ -204,19 +197,19 @@ remat_status mech_resolve(mech_parser *p)
             m->const_values[n->index] = v;
             break;
         }
-        case STMT_PARAM: TRY(resolve_param(p, s)); break;
+        case STMT_PARAM: MECH_TRY(resolve_param(p, s)); break;
         case STMT_LET:
-            TRY(resolve(p, s->value, CTX_FULL));
+            MECH_TRY(resolve(p, s->value, CTX_FULL));
             m->lets[n->index] = s->value;
             break;
         case STMT_ODE:
-            TRY(resolve(p, s->value, CTX_FULL));
+            MECH_TRY(resolve(p, s->value, CTX_FULL));
             p->ode[n->index] = s->value;
             break;
         case STMT_REACTION:
             for (int i = 0; i <= s->reversible; i++) {
                 remat_expr *r = s->rate[i];
-                TRY(resolve(p, r, CTX_FULL));
+                MECH_TRY(resolve(p, r, CTX_FULL));
                 /* a single name is a rate constant; a species or t cannot be one */
                 if (r->kind == REMAT_EXPR_SPECIES || r->kind == REMAT_EXPR_INDEP)
                     return mech_error_at(p->file, r->line, r->col,

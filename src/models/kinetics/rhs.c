@@ -11,13 +11,6 @@
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
-#define TRY(x)                            \
-    do {                                  \
-        remat_status st_ = (x);           \
-        if (st_ != REMAT_OK)              \
-            return st_;                   \
-    } while (0)
-
 static remat_status nomem(const mech_parser *p)
 {
     return remat_error(REMAT_ERR_NOMEM, "%s: out of memory while building the rates", p->file);
@@ -76,10 +69,10 @@ static remat_status side_rate(mech_parser *p, const remat_expr *k, const mech_te
         const remat_expr *factor = x;
         if (order != 1) {
             const remat_expr *e = NULL;
-            TRY(num(p, order, t[i].line, t[i].col, &e));
-            TRY(op(p, REMAT_EXPR_POW, x, e, t[i].line, t[i].col, &factor));
+            MECH_TRY(num(p, order, t[i].line, t[i].col, &e));
+            MECH_TRY(op(p, REMAT_EXPR_POW, x, e, t[i].line, t[i].col, &factor));
         }
-        TRY(op(p, REMAT_EXPR_MUL, *out, factor, t[i].line, t[i].col, out));
+        MECH_TRY(op(p, REMAT_EXPR_MUL, *out, factor, t[i].line, t[i].col, out));
     }
     return REMAT_OK;
 }
@@ -101,11 +94,11 @@ remat_status mech_build_rhs(mech_parser *p)
             for (int i = 0; i < s->nside[side]; i++)
                 rx->stoich[p->names.v[s->side[side][i].name].index] +=
                     side ? s->side[side][i].coef : -s->side[side][i].coef;
-        TRY(side_rate(p, s->rate[0], s->side[0], s->nside[0], &rx->rate));
+        MECH_TRY(side_rate(p, s->rate[0], s->side[0], s->nside[0], &rx->rate));
         if (s->reversible) {
             const remat_expr *rev;
-            TRY(side_rate(p, s->rate[1], s->side[1], s->nside[1], &rev));
-            TRY(op(p, REMAT_EXPR_SUB, rx->rate, rev, s->arrow_line, s->arrow_col, &rx->rate));
+            MECH_TRY(side_rate(p, s->rate[1], s->side[1], s->nside[1], &rev));
+            MECH_TRY(op(p, REMAT_EXPR_SUB, rx->rate, rev, s->arrow_line, s->arrow_col, &rx->rate));
         }
     }
     for (int i = 0; i < m->nspecies; i++) {
@@ -122,18 +115,18 @@ remat_status mech_build_rhs(mech_parser *p)
             const remat_expr *term = rx->rate, *c = NULL;
             double mag = nu < 0 ? -nu : nu;
             if (mag != 1) {
-                TRY(num(p, mag, rx->line, rx->col, &c));
-                TRY(op(p, REMAT_EXPR_MUL, c, rx->rate, rx->line, rx->col, &term));
+                MECH_TRY(num(p, mag, rx->line, rx->col, &c));
+                MECH_TRY(op(p, REMAT_EXPR_MUL, c, rx->rate, rx->line, rx->col, &term));
             }
             if (!sum && nu < 0)
-                TRY(op(p, REMAT_EXPR_NEG, term, NULL, rx->line, rx->col, &sum));
+                MECH_TRY(op(p, REMAT_EXPR_NEG, term, NULL, rx->line, rx->col, &sum));
             else if (!sum)
                 sum = term;
             else
-                TRY(op(p, nu < 0 ? REMAT_EXPR_SUB : REMAT_EXPR_ADD, sum, term, rx->line, rx->col, &sum));
+                MECH_TRY(op(p, nu < 0 ? REMAT_EXPR_SUB : REMAT_EXPR_ADD, sum, term, rx->line, rx->col, &sum));
         }
         if (!sum)
-            TRY(num(p, 0.0, 0, 0, &sum));
+            MECH_TRY(num(p, 0.0, 0, 0, &sum));
         m->rhs[i] = sum;
     }
     return REMAT_OK;
