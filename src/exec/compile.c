@@ -86,12 +86,11 @@ static size_t slice_view_offset(const remat_node *in, const remat_node *n)
     return off * remat_dtype_size((remat_dtype)n->dtype);
 }
 
-static int is_alias_in(const remat_fn *g, const remat_node *n)
+static int is_alias(const remat_fn *g, const remat_node *n)
 {
     return n->op == REMAT_OP_RESHAPE || n->op == REMAT_OP_NAME || n->op == REMAT_OP_PROJ ||
            (n->op == REMAT_OP_SLICE && is_view_slice(n, &g->nodes[n->in[0]]));
 }
-#define is_alias(n) is_alias_in(g, (n))
 
 static size_t node_bytes(const remat_node *n)
 {
@@ -350,7 +349,7 @@ static void find_inplace_concats(builder *b, const uint8_t *live, const int32_t 
                 u = g->nodes[u].in[0];
             const remat_node *un = &g->nodes[u];
             ok = live[u] && un->op != REMAT_OP_ARG && un->op != REMAT_OP_CONSTANT && un->op != REMAT_OP_HOP &&
-                 un->op != REMAT_OP_PROJ && un->op != REMAT_OP_CALL && !is_alias(un) && bind[u] < 0 &&
+                 un->op != REMAT_OP_PROJ && un->op != REMAT_OP_CALL && !is_alias(g, un) && bind[u] < 0 &&
                  b->place_in[u] < 0 && !b->elided[u] && !b->absorbed[u] && b->root[u] == u && !b->scalar[u];
             for (int j = 0; j < k && ok; j++)
                 ok = us[j] != u;
@@ -442,7 +441,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         while (g->nodes[v].op == REMAT_OP_RESHAPE || g->nodes[v].op == REMAT_OP_NAME)
             v = g->nodes[v].in[0];
         const remat_node *n = &g->nodes[v];
-        if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && !is_alias(n) && n->op != REMAT_OP_HOP &&
+        if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && !is_alias(g, n) && n->op != REMAT_OP_HOP &&
             bind[v] < 0)
             bind[v] = j, direct[j] = 1;
         else
@@ -493,7 +492,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         } else if (n->op == REMAT_OP_PROJ) {
             REMAT_ASSERT(b.hop_st[n->in[0]]);
             b.st[v] = b.hop_st[n->in[0]][n->p.index];
-        } else if (is_alias(n)) {
+        } else if (is_alias(g, n)) {
             b.st[v] = b.st[n->in[0]];
             if (n->op == REMAT_OP_SLICE)
                 b.st[v].view += slice_view_offset(&g->nodes[n->in[0]], n);
