@@ -56,6 +56,52 @@
  *   remat_action a;
  *   while (remat_schedule_next(s, &a), a.kind != REMAT_ACT_DONE) execute(&a);
  *   remat_schedule_free(s);
+ *
+ * Runs. Handing out actions one at a time costs a few ns each, about what a
+ * whole step of a small scan body costs, so a schedule also hands out its
+ * actions as runs (remat_action_run): `count` repetitions of a pattern of 1..3
+ * actions, each repetition shifted by dstep (and dslot). A runtime executes a
+ * run of TAPEs as one loop over steps, with no call per step. The kinds emit
+ * (n = length; runs of one action written bare):
+ *
+ *   store-all   [TAPE 0] x n (dstep +1); END_FORWARD; [REVERSE n-1] x n
+ *               (dstep -1); DONE
+ *   per-step    [TAKESHOT 0 slot 0, ADVANCE 1] x (n-1) (dstep +1, dslot +1);
+ *               TAPE n-1; END_FORWARD; REVERSE n-1;
+ *               [RESTORE n-2 slot n-2, REVERSE n-2, FREE n-2 slot n-2] x (n-1)
+ *               (dstep -1, dslot -1); DONE
+ *   periodic:K  (two-level: K its period; m = ceil(n/K) segments)
+ *   two-level   [TAKESHOT 0 slot 0, ADVANCE K] x (m-1) (dstep +K, dslot +1);
+ *               the last segment L..n-1 (L = (m-1)K): [TAPE L] x (n-L);
+ *               END_FORWARD; [REVERSE n-1] x (n-L); then for each segment
+ *               j = m-2 .. 0 from a = jK: RESTORE a slot j; [TAPE a] x K;
+ *               FREE a slot j; [REVERSE a+K-1] x K (dstep -1); DONE
+ *   binomial:S  runs of one action
+ *   online:S
+ *
+ * (runs with count 0 are left out: per-step with n = 1 is TAPE 0,
+ * END_FORWARD, REVERSE 0, DONE). END_FORWARD and DONE always come as runs of
+ * their own (n == 1, count == 1), so r.pat[0].kind tells them apart:
+ *
+ *   remat_action_run r;
+ *   for (;;) {
+ *       remat_schedule_next_run(s, &r);
+ *       if (r.pat[0].kind == REMAT_ACT_DONE)
+ *           break;
+ *       if (r.n == 1 && r.pat[0].kind == REMAT_ACT_TAPE) {
+ *           tape_steps(r.pat[0].step, r.count, r.dstep); // one tight loop
+ *           continue;
+ *       }
+ *       for (int64_t k = 0; k < r.count; k++)
+ *           for (int i = 0; i < r.n; i++) {
+ *               remat_action a = r.pat[i];
+ *               a.step += k * r.dstep;
+ *               if (a.kind == REMAT_ACT_TAKESHOT || a.kind == REMAT_ACT_RESTORE ||
+ *                   a.kind == REMAT_ACT_FREE)
+ *                   a.slot += (int)(k * r.dslot);
+ *               execute(&a);
+ *           }
+ *   }
  */
 #ifndef REMAT_SCHEDULE_H
 #define REMAT_SCHEDULE_H
@@ -104,6 +150,18 @@ typedef struct {
     int slot;     /* TAKESHOT/RESTORE/FREE; -1 for the other kinds */
 } remat_action;
 
+/* A run: `count` (>= 1) repetitions of a pattern of 1..3 actions; repetition r
+ * is the pattern with every action's step += r*dstep and, for actions with a
+ * slot (TAKESHOT/RESTORE/FREE), slot += r*dslot. pat[n..] are unused. */
+#define REMAT_RUN_MAX_PATTERN 3
+typedef struct {
+    int n; /* actions in the pattern, 1 .. REMAT_RUN_MAX_PATTERN */
+    remat_action pat[REMAT_RUN_MAX_PATTERN];
+    int64_t count;
+    int64_t dstep;
+    int dslot;
+} remat_action_run;
+
 /* What a schedule predicts (and what the runtime's measured counts must equal). */
 typedef struct {
     int64_t forward_evals;  /* every body evaluation, taped ones included */
@@ -139,6 +197,17 @@ remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
 void remat_schedule_set_length(remat_schedule *s, int64_t length);
 /* Next action; after DONE keeps returning DONE. No allocation per call. */
 void remat_schedule_next(remat_schedule *s, remat_action *a);
+/* Next run (see the overview); after DONE keeps returning a run of one DONE.
+ * Expanding every run in order gives exactly the actions remat_schedule_next()
+ * would give, and the two may be mixed on one schedule: next() takes the
+ * actions of the current run one by one, and a next_run() after next() has
+ * taken part of a run returns the rest of it, first the rest of the current
+ * repetition (as a run with count 1) if next() stopped inside one, then the
+ * remaining repetitions. No allocation per call.
+ * ONLINE: its runs are single actions, so remat_schedule_set_length() applies
+ * per run: reveal the length before the next_run() call made while the
+ * current carry (after executing every earlier run) is n-1. */
+void remat_schedule_next_run(remat_schedule *s, remat_action_run *r);
 /* Slots this schedule may use (snapshot store size to allocate). */
 int64_t remat_schedule_max_slots(const remat_schedule *s);
 void remat_schedule_free(remat_schedule *s);

@@ -10,10 +10,12 @@
 #include "adjoint/schedule_impl.h"
 #include "core/error.h"
 
-typedef enum { PS_SHOT, PS_ADVANCE, PS_RESTORE, PS_REVERSE, PS_FREE, PS_DONE } per_step_phase;
+/* The forward snapshots and the reverse re-tapes are one run each; the last
+ * step (taped on the way forward and reversed at once) is three single
+ * actions between them. */
+typedef enum { PS_FORWARD, PS_LAST, PS_REVERSE, PS_DONE } per_step_phase;
 
 typedef struct {
-    int64_t i; /* the carry or step the phase refers to */
     per_step_phase phase;
 } per_step_state;
 
@@ -25,7 +27,7 @@ static remat_status per_step_init(remat_schedule *s)
     per_step_state *st = calloc(1, sizeof *st);
     if (!st)
         return remat_error(REMAT_ERR_NOMEM, "per-step: out of memory");
-    st->phase = PS_SHOT;
+    st->phase = s->n >= 2 ? PS_FORWARD : PS_LAST;
     s->state = st;
     s->max_slots = s->n > 1 ? s->n - 1 : 0;
     return REMAT_OK;
@@ -34,45 +36,34 @@ static remat_status per_step_init(remat_schedule *s)
 static void per_step_step(remat_schedule *s)
 {
     per_step_state *st = s->state;
+    int64_t n = s->n;
     switch (st->phase) {
-    case PS_SHOT: /* at carry i of the forward phase */
-        if (st->i + 1 < s->n) {
-            remat_sched_emit(s, REMAT_ACT_TAKESHOT, st->i, (int)st->i);
-            st->phase = PS_ADVANCE;
-            return;
-        }
-        if (s->n > 0) { /* the last step: tape it, reverse it at once */
-            remat_sched_emit(s, REMAT_ACT_TAPE, s->n - 1, -1);
-            remat_sched_emit(s, REMAT_ACT_END_FORWARD, s->n, -1);
-            remat_sched_emit(s, REMAT_ACT_REVERSE, s->n - 1, -1);
+    case PS_FORWARD: /* at carry i = 0 .. n-2: slot i := carry i, advance to i+1 */
+        remat_sched_emit_run(s, &(remat_action_run){
+            .n = 2,
+            .pat = {remat_sched_action(REMAT_ACT_TAKESHOT, 0, 0),
+                    remat_sched_action(REMAT_ACT_ADVANCE, 1, -1)},
+            .count = n - 1, .dstep = 1, .dslot = 1});
+        st->phase = PS_LAST;
+        return;
+    case PS_LAST:
+        if (n > 0) { /* the last step: tape it, reverse it at once */
+            remat_sched_emit(s, REMAT_ACT_TAPE, n - 1, -1);
+            remat_sched_emit(s, REMAT_ACT_END_FORWARD, n, -1);
+            remat_sched_emit(s, REMAT_ACT_REVERSE, n - 1, -1);
         } else {
             remat_sched_emit(s, REMAT_ACT_END_FORWARD, 0, -1);
         }
-        st->i = s->n - 2;
-        st->phase = PS_RESTORE;
+        st->phase = n >= 2 ? PS_REVERSE : PS_DONE;
         return;
-    case PS_ADVANCE:
-        remat_sched_emit(s, REMAT_ACT_ADVANCE, st->i + 1, -1);
-        st->i++;
-        st->phase = PS_SHOT;
-        return;
-    case PS_RESTORE:
-        if (st->i < 0) {
-            st->phase = PS_DONE;
-            s->done = true;
-            return;
-        }
-        remat_sched_emit(s, REMAT_ACT_RESTORE, st->i, (int)st->i);
-        st->phase = PS_REVERSE;
-        return;
-    case PS_REVERSE:
-        remat_sched_emit(s, REMAT_ACT_REVERSE, st->i, -1);
-        st->phase = PS_FREE;
-        return;
-    case PS_FREE:
-        remat_sched_emit(s, REMAT_ACT_FREE, st->i, (int)st->i);
-        st->i--;
-        st->phase = PS_RESTORE;
+    case PS_REVERSE: /* steps i = n-2 .. 0: back to carry i, re-tape and reverse */
+        remat_sched_emit_run(s, &(remat_action_run){
+            .n = 3,
+            .pat = {remat_sched_action(REMAT_ACT_RESTORE, n - 2, (int)(n - 2)),
+                    remat_sched_action(REMAT_ACT_REVERSE, n - 2, -1),
+                    remat_sched_action(REMAT_ACT_FREE, n - 2, (int)(n - 2))},
+            .count = n - 1, .dstep = -1, .dslot = -1});
+        st->phase = PS_DONE;
         return;
     case PS_DONE: s->done = true; return;
     }

@@ -12,6 +12,10 @@
  *   tapes        min(k, n)     (one segment's worth)
  * A segment's slot is freed as soon as the segment is taped again, before its
  * steps are reversed.
+ *
+ * Every repetitive stretch is one run (remat_action_run): the forward
+ * snapshot/advance pairs, each segment's tapes and the REVERSEs that consume
+ * them, so a runtime executes a segment as two loops.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -21,18 +25,15 @@
 #include "core/error.h"
 
 typedef enum {
-    PER_FWD_SHOT,   /* at the start of segment j of the forward phase */
-    PER_FWD_ADVANCE,
-    PER_FWD_TAPE,   /* taping the last segment, next step i */
-    PER_REV,        /* reversing steps of the current segment from tapes */
-    PER_RESTORE,    /* segment j: restore its start */
-    PER_RETAPE,     /* segment j: tape step i */
+    PER_FORWARD, /* snapshot and advance over every segment but the last */
+    PER_LAST,    /* tape the last segment, END_FORWARD, reverse it */
+    PER_SEGMENT, /* segment j: restore, re-tape, free, reverse */
     PER_DONE
 } periodic_phase;
 
 typedef struct {
     int64_t k, m, last; /* period, segment count, first step of the last segment */
-    int64_t j, i, stop; /* current segment, step; PER_REV reverses i down to stop */
+    int64_t j;          /* PER_SEGMENT: the segment to reverse next */
     periodic_phase phase;
 } periodic_state;
 
@@ -53,69 +54,52 @@ remat_status remat_sched_periodic_init_k(remat_schedule *s, int64_t period)
                            (long long)period, (long long)s->n, INT_MAX);
     }
     st->last = st->m > 0 ? (st->m - 1) * period : 0;
-    st->phase = PER_FWD_SHOT;
+    st->phase = st->m >= 2 ? PER_FORWARD : PER_LAST;
     s->state = st;
     s->max_slots = st->m > 0 ? st->m - 1 : 0;
     return REMAT_OK;
 }
 
+/* A run of `count` actions of one kind, steps from `step` by dstep. */
+static void emit_steps(remat_schedule *s, remat_action_kind kind, int64_t step, int64_t count,
+                       int64_t dstep)
+{
+    remat_sched_emit_run(s, &(remat_action_run){
+        .n = 1, .pat = {remat_sched_action(kind, step, -1)}, .count = count, .dstep = dstep});
+}
+
 void remat_sched_periodic_step(remat_schedule *s)
 {
     periodic_state *st = s->state;
+    int64_t k = st->k, n = s->n;
     switch (st->phase) {
-    case PER_FWD_SHOT:
-        if (st->j < st->m - 1) {
-            remat_sched_emit(s, REMAT_ACT_TAKESHOT, st->j * st->k, (int)st->j);
-            st->phase = PER_FWD_ADVANCE;
-        } else {
-            st->i = st->last;
-            st->phase = PER_FWD_TAPE;
-        }
+    case PER_FORWARD: /* segment j = 0 .. m-2: slot j := carry jk, advance to (j+1)k */
+        remat_sched_emit_run(s, &(remat_action_run){
+            .n = 2,
+            .pat = {remat_sched_action(REMAT_ACT_TAKESHOT, 0, 0),
+                    remat_sched_action(REMAT_ACT_ADVANCE, k, -1)},
+            .count = st->m - 1, .dstep = k, .dslot = 1});
+        st->phase = PER_LAST;
         return;
-    case PER_FWD_ADVANCE:
-        remat_sched_emit(s, REMAT_ACT_ADVANCE, (st->j + 1) * st->k, -1);
-        st->j++;
-        st->phase = PER_FWD_SHOT;
+    case PER_LAST: /* steps last .. n-1, taped on the way forward */
+        if (n > 0)
+            emit_steps(s, REMAT_ACT_TAPE, st->last, n - st->last, 1);
+        remat_sched_emit(s, REMAT_ACT_END_FORWARD, n, -1);
+        if (n > 0)
+            emit_steps(s, REMAT_ACT_REVERSE, n - 1, n - st->last, -1);
+        st->j = st->m - 2;
+        st->phase = st->j >= 0 ? PER_SEGMENT : PER_DONE;
         return;
-    case PER_FWD_TAPE:
-        if (st->i < s->n) {
-            remat_sched_emit(s, REMAT_ACT_TAPE, st->i, -1);
-            st->i++;
-            return;
-        }
-        remat_sched_emit(s, REMAT_ACT_END_FORWARD, s->n, -1);
-        st->i = s->n - 1;
-        st->stop = st->last;
-        st->j = st->m - 1; /* the segment being reversed */
-        st->phase = PER_REV;
+    case PER_SEGMENT: { /* steps a .. a+k-1 */
+        int64_t a = st->j * k;
+        remat_sched_emit(s, REMAT_ACT_RESTORE, a, (int)st->j);
+        emit_steps(s, REMAT_ACT_TAPE, a, k, 1);
+        remat_sched_emit(s, REMAT_ACT_FREE, a, (int)st->j);
+        emit_steps(s, REMAT_ACT_REVERSE, a + k - 1, k, -1);
+        if (--st->j < 0)
+            st->phase = PER_DONE;
         return;
-    case PER_REV:
-        if (st->i >= st->stop && st->i >= 0) {
-            remat_sched_emit(s, REMAT_ACT_REVERSE, st->i, -1);
-            st->i--;
-            return;
-        }
-        st->j--;
-        st->phase = st->j >= 0 ? PER_RESTORE : PER_DONE;
-        if (st->j < 0)
-            s->done = true;
-        return;
-    case PER_RESTORE:
-        remat_sched_emit(s, REMAT_ACT_RESTORE, st->j * st->k, (int)st->j);
-        st->i = st->j * st->k;
-        st->phase = PER_RETAPE;
-        return;
-    case PER_RETAPE:
-        if (st->i < (st->j + 1) * st->k) {
-            remat_sched_emit(s, REMAT_ACT_TAPE, st->i, -1);
-            st->i++;
-            return;
-        }
-        remat_sched_emit(s, REMAT_ACT_FREE, st->j * st->k, (int)st->j);
-        st->i = (st->j + 1) * st->k - 1;
-        st->stop = st->j * st->k;
-        st->phase = PER_REV;
-        return;
+    }
     case PER_DONE: s->done = true; return;
     }
 }

@@ -8,9 +8,12 @@
 #include "adjoint/schedule_impl.h"
 #include "core/error.h"
 
+/* Each phase emits one run: the forward phase's tapes, END_FORWARD, the
+ * reverse phase's REVERSEs. */
+typedef enum { SA_TAPE, SA_END, SA_REVERSE, SA_DONE } store_all_phase;
+
 typedef struct {
-    int64_t next;  /* forward: next step to tape; reverse: next step to reverse */
-    bool reversing;
+    store_all_phase phase;
 } store_all_state;
 
 static remat_status store_all_init(remat_schedule *s)
@@ -18,6 +21,7 @@ static remat_status store_all_init(remat_schedule *s)
     store_all_state *st = calloc(1, sizeof *st);
     if (!st)
         return remat_error(REMAT_ERR_NOMEM, "store-all: out of memory");
+    st->phase = s->n > 0 ? SA_TAPE : SA_END;
     s->state = st;
     s->max_slots = 0;
     return REMAT_OK;
@@ -26,23 +30,25 @@ static remat_status store_all_init(remat_schedule *s)
 static void store_all_step(remat_schedule *s)
 {
     store_all_state *st = s->state;
-    if (!st->reversing) {
-        if (st->next < s->n) {
-            remat_sched_emit(s, REMAT_ACT_TAPE, st->next, -1);
-            st->next++;
-            return;
-        }
+    switch (st->phase) {
+    case SA_TAPE: /* steps 0 .. n-1 */
+        remat_sched_emit_run(s, &(remat_action_run){
+            .n = 1, .pat = {remat_sched_action(REMAT_ACT_TAPE, 0, -1)},
+            .count = s->n, .dstep = 1});
+        st->phase = SA_END;
+        return;
+    case SA_END:
         remat_sched_emit(s, REMAT_ACT_END_FORWARD, s->n, -1);
-        st->reversing = true;
-        st->next = s->n - 1;
+        st->phase = s->n > 0 ? SA_REVERSE : SA_DONE;
         return;
-    }
-    if (st->next >= 0) {
-        remat_sched_emit(s, REMAT_ACT_REVERSE, st->next, -1);
-        st->next--;
+    case SA_REVERSE: /* steps n-1 .. 0 */
+        remat_sched_emit_run(s, &(remat_action_run){
+            .n = 1, .pat = {remat_sched_action(REMAT_ACT_REVERSE, s->n - 1, -1)},
+            .count = s->n, .dstep = -1});
+        st->phase = SA_DONE;
         return;
+    case SA_DONE: s->done = true; return;
     }
-    s->done = true;
 }
 
 static void store_all_free(remat_schedule *s) { free(s->state); }

@@ -1,6 +1,7 @@
 /*
  * schedule.c — dispatch from a remat_schedule_spec to the kind's vtable, the
- * action queue, and the cost entry points.
+ * queue of runs with the cursor that expands them for remat_schedule_next(),
+ * and the cost entry points.
  */
 #include <stdlib.h>
 
@@ -55,12 +56,15 @@ static remat_status check_spec(const remat_schedule_spec *spec)
     return REMAT_OK;
 }
 
-void remat_sched_emit(remat_schedule *s, remat_action_kind kind, int64_t step, int slot)
+void remat_sched_emit_run(remat_schedule *s, const remat_action_run *run)
 {
-    REMAT_ASSERT(s->qlen < REMAT_SCHED_QUEUE_CAP);
-    int at = (s->qhead + s->qlen) % REMAT_SCHED_QUEUE_CAP;
-    s->queue[at] = (remat_action){.kind = kind, .step = step, .slot = slot};
-    s->qlen++;
+    REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
+    REMAT_ASSERT(run->n >= 1 && run->n <= REMAT_RUN_MAX_PATTERN && run->count >= 1);
+    if (run->n > 1 || run->count > 1)
+        for (int i = 0; i < run->n; i++)
+            REMAT_ASSERT(run->pat[i].kind != REMAT_ACT_END_FORWARD &&
+                         run->pat[i].kind != REMAT_ACT_DONE);
+    s->queue[s->qtail++] = *run;
 }
 
 remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
@@ -109,18 +113,117 @@ void remat_schedule_set_length(remat_schedule *s, int64_t length)
     REMAT_ASSERT(length == s->n); /* known-length kinds: a consistency check */
 }
 
-void remat_schedule_next(remat_schedule *s, remat_action *a)
+/* Fill the queue when it is empty; false when the schedule is done. */
+static bool queue_ready(remat_schedule *s)
 {
-    REMAT_ASSERT(s && a);
-    while (s->qlen == 0 && !s->done)
+    while (s->qhead == s->qtail) {
+        if (s->done)
+            return false;
+        s->qhead = s->qtail = 0;
         s->type->step(s);
-    if (s->qlen == 0) {
-        *a = (remat_action){.kind = REMAT_ACT_DONE, .step = s->n, .slot = -1};
+    }
+    return true;
+}
+
+static bool has_slot(remat_action_kind kind)
+{
+    return kind == REMAT_ACT_TAKESHOT || kind == REMAT_ACT_RESTORE || kind == REMAT_ACT_FREE;
+}
+
+/* Field by field, here and below: the source was just written field by field,
+ * and a whole-struct copy reads it back with wider loads that cannot be
+ * forwarded from those stores (a stall of a dozen cycles per action). */
+static inline void copy_action(remat_action *to, const remat_action *from)
+{
+    to->kind = from->kind;
+    to->step = from->step;
+    to->slot = from->slot;
+}
+
+/* The current repetition of the cursor is over: shift to the next one. */
+static inline void cursor_repeat(remat_sched_cursor *c)
+{
+    c->pos = 0;
+    if (--c->left == 0)
+        return;
+    for (int i = 0; i < REMAT_RUN_MAX_PATTERN; i++) {
+        c->act[i].step += c->dstep;
+        c->act[i].slot += c->slot_inc[i];
+    }
+}
+
+/* next() with nothing left in the cursor: a run of one action (all that
+ * binomial and online emit) goes straight out; a longer one is loaded into
+ * the cursor. Kept out of line so that the fast path needs no stack frame. */
+__attribute__((noinline)) static void next_slow(remat_schedule *s, remat_action *a)
+{
+    if (!queue_ready(s)) {
+        a->kind = REMAT_ACT_DONE;
+        a->step = s->n;
+        a->slot = -1;
         return;
     }
-    *a = s->queue[s->qhead];
-    s->qhead = (s->qhead + 1) % REMAT_SCHED_QUEUE_CAP;
-    s->qlen--;
+    const remat_action_run *run = &s->queue[s->qhead++];
+    if (run->n == 1 && run->count == 1) {
+        copy_action(a, &run->pat[0]);
+        return;
+    }
+    remat_sched_cursor *c = &s->cur;
+    for (int i = 0; i < REMAT_RUN_MAX_PATTERN; i++) { /* unused entries: zero, shifted harmlessly */
+        if (i < run->n)
+            copy_action(&c->act[i], &run->pat[i]);
+        else
+            c->act[i] = (remat_action){0};
+        c->slot_inc[i] = i < run->n && has_slot(run->pat[i].kind) ? run->dslot : 0;
+    }
+    c->n = run->n;
+    c->left = run->count;
+    c->dstep = run->dstep;
+    c->dslot = run->dslot;
+    copy_action(a, &c->act[0]);
+    c->pos = 1;
+    if (c->n == 1)
+        cursor_repeat(c);
+}
+
+/* The hot path: inside a run, one copy and one compare per action. No NULL
+ * checks (s and a are dereferenced at once anyway). */
+void remat_schedule_next(remat_schedule *s, remat_action *a)
+{
+    remat_sched_cursor *c = &s->cur;
+    if (c->left == 0) {
+        next_slow(s, a);
+        return;
+    }
+    copy_action(a, &c->act[c->pos]);
+    if (++c->pos == c->n)
+        cursor_repeat(c);
+}
+
+void remat_schedule_next_run(remat_schedule *s, remat_action_run *r)
+{
+    REMAT_ASSERT(s && r);
+    remat_sched_cursor *c = &s->cur;
+    if (c->left == 0) {
+        if (queue_ready(s))
+            *r = s->queue[s->qhead++];
+        else
+            *r = (remat_action_run){
+                .n = 1, .pat = {remat_sched_action(REMAT_ACT_DONE, s->n, -1)}, .count = 1};
+        return;
+    }
+    /* next() has taken part of a run: hand out what the cursor holds. */
+    *r = (remat_action_run){.n = c->n - c->pos, .count = 1};
+    for (int i = 0; i < r->n; i++)
+        copy_action(&r->pat[i], &c->act[c->pos + i]);
+    if (c->pos > 0) { /* the rest of the current repetition */
+        cursor_repeat(c);
+        return;
+    }
+    r->count = c->left;
+    r->dstep = c->dstep;
+    r->dslot = c->dslot;
+    c->left = 0;
 }
 
 int64_t remat_schedule_max_slots(const remat_schedule *s)

@@ -3,10 +3,14 @@
  *
  * GSL-style strategy objects: each kind is a `static const remat_schedule_type`
  * in its own file (sched_<kind>.c), exported as a `const remat_schedule_type *`
- * below. schedule.c owns the dispatch and the action queue; a kind's `step`
- * decides the next few actions and pushes them with remat_sched_emit(). Every
- * kind allocates all of its state in `init`, so remat_schedule_next() never
- * allocates.
+ * below. schedule.c owns the dispatch and the queue; a kind's `step` decides
+ * the next few runs of actions (remat_action_run, remat/schedule.h) and pushes
+ * them with remat_sched_emit_run(), or single actions with remat_sched_emit().
+ * A kind emits a repetitive stretch (store-all's tapes, per-step's
+ * snapshot/advance pairs, a periodic segment's tapes) as one run when it
+ * decides it, rather than action by action: that is what lets the runtime
+ * execute it without per-action overhead. Every kind allocates all of its
+ * state in `init`, so neither next() nor next_run() ever allocates.
  */
 #ifndef REMAT_ADJOINT_SCHEDULE_IMPL_H
 #define REMAT_ADJOINT_SCHEDULE_IMPL_H
@@ -14,17 +18,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/assert.h"
 #include "remat/schedule.h"
 
-/* The most actions one `step` call pushes (Revolve's first turn:
- * TAPE, END_FORWARD, REVERSE, FREE). */
+/* The most runs one `step` call pushes (Revolve's first turn: TAPE,
+ * END_FORWARD, REVERSE, FREE; a periodic segment: RESTORE, its TAPE run, FREE,
+ * its REVERSE run). */
 #define REMAT_SCHED_QUEUE_CAP 4
 
 typedef struct remat_schedule_type {
     const char *name; /* as parse() spells it, e.g. "binomial" */
     /* Allocate the kind's state; s->spec, s->n are set (s->n == -1 for ONLINE). */
     remat_status (*init)(remat_schedule *s);
-    /* Push at least one action, or set s->done. Called only with an empty queue. */
+    /* Push at least one run, or set s->done. Called only with an empty queue. */
     void (*step)(remat_schedule *s);
     /* ONLINE only (NULL elsewhere): the length has been revealed. */
     void (*set_length)(remat_schedule *s, int64_t length);
@@ -34,19 +40,59 @@ typedef struct remat_schedule_type {
                             remat_schedule_cost *cost);
 } remat_schedule_type;
 
+/* The run remat_schedule_next() is expanding, taken off the queue. act[] is
+ * the current repetition, already shifted; each finished repetition adds
+ * dstep to every step and slot_inc[i] to every slot, the whole array at once
+ * (entries past n are never handed out). */
+typedef struct {
+    remat_action act[REMAT_RUN_MAX_PATTERN];
+    int slot_inc[REMAT_RUN_MAX_PATTERN]; /* dslot for TAKESHOT/RESTORE/FREE, else 0 */
+    int n, pos;    /* pattern length; the next action of act[] to hand out */
+    int64_t left;  /* repetitions left, the current one included; 0: nothing held */
+    int64_t dstep;
+    int dslot;
+} remat_sched_cursor;
+
 struct remat_schedule {
+    remat_sched_cursor cur; /* first: all next() touches on its fast path */
     const remat_schedule_type *type;
     remat_schedule_spec spec;
     int64_t n;         /* number of steps; -1 while an ONLINE length is unknown */
     int64_t max_slots; /* reported by remat_schedule_max_slots() */
     bool done;
-    int qhead, qlen;
-    remat_action queue[REMAT_SCHED_QUEUE_CAP];
+    /* Filled only by `step`, which runs only when the queue is empty: a flat
+     * array read from qhead up to qtail, no wrap-around. */
+    int qhead, qtail;
+    remat_action_run queue[REMAT_SCHED_QUEUE_CAP];
     void *state; /* the kind's own state, allocated in init */
 };
 
-/* Append one action to s's queue (asserts the queue has room). */
-void remat_sched_emit(remat_schedule *s, remat_action_kind kind, int64_t step, int slot);
+static inline remat_action remat_sched_action(remat_action_kind kind, int64_t step, int slot)
+{
+    return (remat_action){.kind = kind, .step = step, .slot = slot};
+}
+
+/* Append a run to s's queue. Asserts the queue has room and the run is well
+ * formed: 1 <= n <= REMAT_RUN_MAX_PATTERN, count >= 1, and END_FORWARD/DONE
+ * only as a run of their own (n == 1, count == 1), which remat/schedule.h
+ * promises consumers. */
+void remat_sched_emit_run(remat_schedule *s, const remat_action_run *run);
+/* Append a run of one action. Binomial and online emit every action this
+ * way, so it is inline and writes in place, with no run built and copied
+ * (pat[1..] keep whatever they held: unused). */
+static inline void remat_sched_emit(remat_schedule *s, remat_action_kind kind, int64_t step,
+                                    int slot)
+{
+    REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
+    remat_action_run *q = &s->queue[s->qtail++];
+    q->n = 1;
+    q->pat[0].kind = kind;
+    q->pat[0].step = step;
+    q->pat[0].slot = slot;
+    q->count = 1;
+    q->dstep = 0;
+    q->dslot = 0;
+}
 
 extern const remat_schedule_type *const remat_schedule_type_store_all;
 extern const remat_schedule_type *const remat_schedule_type_per_step;
