@@ -118,7 +118,7 @@ remat_fn *grad_ok(const remat_fn *f, int n, const int *argnums);
 /* f checked with assert_fn_ok, then compiled for the CPU backend */
 remat_program *compile_ok(const remat_fn *f);
 
-#define MAXO 16
+#define MAXO 64
 
 /* The outputs of one run, allocated from the program's output descriptors. */
 typedef struct {

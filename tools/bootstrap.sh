@@ -4,7 +4,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PKGS="gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libnlopt-dev libcmocka-dev libcjson-dev libsundials-dev libplplot-dev plplot-driver-cairo fonts-dejavu-core"
+PKGS="gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libnlopt-dev libcmocka-dev libcjson-dev libgccjit-12-dev libsundials-dev libplplot-dev plplot-driver-cairo fonts-dejavu-core"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -47,6 +47,9 @@ typedef struct {
                                        hold at once (largest over the program's scans) */
     size_t scan_carry_bytes;        /* of that scan: one carry snapshot */
     size_t scan_tape_bytes;         /* of that scan: one step tape (residuals of one step) */
+    int64_t compiled_loops;         /* scan nodes whose body runs as native loops (libgccjit)
+                                       rather than op by op: same results, less time.
+                                       REMAT_NO_JIT=1 in the environment turns it off. */
 } remat_memory_plan;
 
 typedef struct {

@@ -13,6 +13,7 @@ typedef struct remat_exec_counters {
     size_t peak_snapshot_bytes;  /* snapshots + tapes held at once (max over loops) */
     size_t pred_snapshot_bytes;  /* the schedules' prediction of the same, set at compile */
     size_t carry_bytes, tape_bytes; /* of the scan with the largest prediction */
+    int64_t compiled_loops;      /* scan nodes lowered to native loops (remat_memory_plan) */
     remat_program **subs;        /* every sub-program compiled under the root */
     int n_subs, cap_subs;
 } remat_exec_counters;
@@ -34,6 +35,13 @@ remat_status remat_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec
                                remat_program **out);
 /* Runs a program on raw pointers: no checks, no stats (the caller checked). */
 void remat_program_exec(remat_program *p, const void *const *in, void *const *out);
+/* The sub-program's evaluations happen elsewhere (a compiled loop,
+ * backend/lane.h): its arena is released and no longer counted in memory
+ * plans, and it must not be executed again; its op counts still feed
+ * remat_stats through remat_program_add_runs(). */
+void remat_program_run_elsewhere(remat_program *p);
+/* Counts n evaluations done elsewhere (remat_stats.ops_executed, op_counts). */
+void remat_program_add_runs(remat_program *p, int64_t n);
 /* Highest arena offset a sub-program touches (its arena is separate). */
 size_t remat_program_arena_bytes(const remat_program *p);
 

@@ -31,6 +31,7 @@ struct remat_program {
     int64_t recompute_instrs;
     int64_t runs;                    /* sub-programs: executions since the root's run began */
     size_t hw_max;                   /* sub-programs: arena high-water mark over those runs */
+    bool elsewhere;                  /* sub-programs: evaluated by a compiled loop instead */
     remat_exec_counters *counters;   /* the root's */
     remat_exec_counters own_counters; /* used when this is the root */
     remat_arena mem; /* parameter blocks, names, descriptors */

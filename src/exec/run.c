@@ -112,6 +112,7 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
 
 void remat_program_exec(remat_program *p, const void *const *in, void *const *out)
 {
+    REMAT_ASSERT(!p->elsewhere);
     apply_patches(p, in, out);
     if (p->runs == 0) { /* the first execution since the root's run began */
         size_t hw = run_measured(p);
@@ -124,6 +125,21 @@ void remat_program_exec(remat_program *p, const void *const *in, void *const *ou
 }
 
 size_t remat_program_arena_bytes(const remat_program *p) { return p->arena_bytes; }
+
+void remat_program_run_elsewhere(remat_program *p)
+{
+    if (p->arena)
+        p->be->iface.mem_free(p->arena);
+    p->arena = NULL;
+    p->arena_bytes = 0;
+    p->elsewhere = true;
+}
+
+void remat_program_add_runs(remat_program *p, int64_t n)
+{
+    if (p)
+        p->runs += n;
+}
 
 void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
 {
@@ -139,6 +155,7 @@ void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
     plan->peak_snapshot_bytes = p->counters->pred_snapshot_bytes;
     plan->scan_carry_bytes = p->counters->carry_bytes;
     plan->scan_tape_bytes = p->counters->tape_bytes;
+    plan->compiled_loops = p->counters->compiled_loops;
     for (int i = 0; i < p->counters->n_subs; i++) /* loop bodies have arenas of their own */
         plan->arena_bytes += p->counters->subs[i]->arena_bytes;
 }

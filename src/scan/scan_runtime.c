@@ -17,35 +17,8 @@
 
 #include "core/assert.h"
 #include "exec/hop.h"
-#include "scan/scan_impl.h"
+#include "scan/scan_rt.h"
 
-typedef struct {
-    const remat_scan_data *d;
-    remat_program *p_primal, *p_fwd, *p_bwd;
-    remat_exec_counters *counters;
-    void **outs;
-    size_t *carry_off, *x_step, *y_step, *k_bytes; /* per carry / x / y / const */
-    char *cur, *next, *ct_cur, *ct_next, *tmp_tape, *dummy_y, *ct_k_tmp;
-    size_t *k_off;
-    int64_t *slot_step, *tape_step;
-    /* The argument arrays of the bodies, one pair for the primal/forward
-     * bodies (carry, x_t, consts -> carry', y_t, residuals) and one for the
-     * backward body (residuals, ct_carry', ct_y -> ct_carry, ct_x, ct_consts),
-     * so that what does not change from step to step (the consts and their
-     * cotangents) is written once per node execution, not once per step. */
-    const void **fin, **bin;
-    void **fout, **bout;
-    int nc, nx, nk, ny, nres;
-    /* Residuals the backward body reads: res_taped[0..n_taped) come from the
-     * tape (the forward body writes them there, in that order); res_x lists
-     * (residual, x index) pairs read from xs at the step. The ones that are a
-     * const are bound once per node execution. Loop-invariant values are
-     * never copied per step (scan_impl.h, scan_body_vjp.res_arg). */
-    int *res_taped, n_taped;
-    int *res_x, n_res_x;
-    bool reverse;
-    int64_t length;
-} scan_rt;
 
 static size_t bytes_of(const scan_desc *s)
 {
@@ -185,19 +158,19 @@ static void reverse_step(scan_rt *r, int64_t k, const char *tp, const void *cons
     swap(&r->ct_cur, &r->ct_next);
 }
 
-static void copy_carry_in(scan_rt *r, char *dst, const void *const *src)
+void remat_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src)
 {
     for (int i = 0; i < r->d->n_carry; i++)
         memcpy(dst + r->carry_off[i], src[i], bytes_of(&r->d->in[i]));
 }
 
-static void copy_carry_out(scan_rt *r, void *const *dst, const char *src)
+void remat_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src)
 {
     for (int i = 0; i < r->d->n_carry; i++)
         memcpy(dst[i], src + r->carry_off[i], bytes_of(&r->d->in[i]));
 }
 
-static void note_peak(scan_rt *r, int64_t slots, int64_t tapes)
+void remat_scan_rt_note_peak(scan_rt *r, int64_t slots, int64_t tapes)
 {
     size_t b = (size_t)slots * r->d->carry_bytes + (size_t)tapes * (r->d->vjp ? r->d->vjp->tape_bytes : 0);
     if (b > r->counters->peak_snapshot_bytes)
@@ -210,20 +183,15 @@ static void k_scan_primal(const remat_instr *I)
     scan_rt *r = (scan_rt *)I->aux;
     const remat_scan_data *d = r->d;
     const void *const *init = I->in, *const *xs = I->in + d->n_carry, *const *ks = I->in + d->n_carry + d->n_xs;
-    copy_carry_in(r, r->cur, init);
+    remat_scan_rt_copy_carry_in(r, r->cur, init);
     bind_consts(r, ks);
     for (int64_t k = 0; k < d->length; k++)
         advance(r, k, xs, r->outs + d->n_carry);
-    copy_carry_out(r, r->outs, r->cur);
+    remat_scan_rt_copy_carry_out(r, r->outs, r->cur);
 }
 
-typedef struct {
-    int64_t c, live_slots, tapes, peak_slots, peak_tapes;
-    int revealed;
-} sched_state;
 
-/* Applies one forward-phase action; execute = 0 only tracks (the backward's replay). */
-static void forward_action(scan_rt *r, sched_state *s, const remat_action *a, int execute, const void *const *xs,
+void remat_scan_rt_forward_action(scan_rt *r, sched_state *s, const remat_action *a, int execute, const void *const *xs,
                            void *const *ys)
 {
     const remat_scan_data *d = r->d;
@@ -258,13 +226,13 @@ static void forward_action(scan_rt *r, sched_state *s, const remat_action *a, in
     }
 }
 
-static char *slot_ptr(scan_rt *r, char *store, int slot) { return store + (size_t)slot * r->d->carry_bytes; }
-static char *tape_ptr(scan_rt *r, char *store, int64_t j)
+char *remat_scan_rt_slot(scan_rt *r, char *store, int slot) { return store + (size_t)slot * r->d->carry_bytes; }
+char *remat_scan_rt_tape(scan_rt *r, char *store, int64_t j)
 {
     return store + (size_t)r->d->max_slots * r->d->carry_bytes + (size_t)j * r->d->vjp->tape_bytes;
 }
 
-static void next_action(scan_rt *r, remat_schedule *sch, sched_state *s, remat_action *a)
+void remat_scan_rt_next_action(scan_rt *r, remat_schedule *sch, sched_state *s, remat_action *a)
 {
     if (!s->revealed && s->c >= r->d->length - 1) { /* online: the next step is the last */
         remat_schedule_set_length(sch, r->d->length);
@@ -283,22 +251,22 @@ static void k_scan_fwd(const remat_instr *I)
     remat_schedule *sch = NULL;
     REMAT_ASSERT(remat_schedule_new(&d->sched, d->length, &sch) == REMAT_OK);
     sched_state s = {0};
-    copy_carry_in(r, r->cur, init);
+    remat_scan_rt_copy_carry_in(r, r->cur, init);
     bind_consts(r, ks);
     remat_action a;
     for (;;) {
-        next_action(r, sch, &s, &a);
+        remat_scan_rt_next_action(r, sch, &s, &a);
         if (a.kind == REMAT_ACT_END_FORWARD)
             break;
         if (a.kind == REMAT_ACT_TAKESHOT)
-            memcpy(slot_ptr(r, store, a.slot), r->cur, d->carry_bytes);
+            memcpy(remat_scan_rt_slot(r, store, a.slot), r->cur, d->carry_bytes);
         if (a.kind == REMAT_ACT_TAPE)
-            tape(r, a.step, xs, ys, tape_ptr(r, store, s.tapes));
-        forward_action(r, &s, &a, 1, xs, ys);
+            tape(r, a.step, xs, ys, remat_scan_rt_tape(r, store, s.tapes));
+        remat_scan_rt_forward_action(r, &s, &a, 1, xs, ys);
     }
     REMAT_ASSERT(s.c == d->length);
-    copy_carry_out(r, r->outs, r->cur);
-    note_peak(r, s.peak_slots, s.peak_tapes);
+    remat_scan_rt_copy_carry_out(r, r->outs, r->cur);
+    remat_scan_rt_note_peak(r, s.peak_slots, s.peak_tapes);
     remat_schedule_free(sch);
 }
 
@@ -316,12 +284,12 @@ static void k_scan_bwd(const remat_instr *I)
     sched_state s = {0};
     remat_action a;
     for (;;) { /* replay the forward phase: which slot holds which carry, which tapes exist */
-        next_action(r, sch, &s, &a);
+        remat_scan_rt_next_action(r, sch, &s, &a);
         if (a.kind == REMAT_ACT_END_FORWARD)
             break;
-        forward_action(r, &s, &a, 0, xs, NULL);
+        remat_scan_rt_forward_action(r, &s, &a, 0, xs, NULL);
     }
-    copy_carry_in(r, r->ct_cur, ct_carry);
+    remat_scan_rt_copy_carry_in(r, r->ct_cur, ct_carry);
     bind_consts(r, ks);
     bind_ct_consts(r, outs, 1);
     if (d->length == 0)
@@ -337,26 +305,26 @@ static void k_scan_bwd(const remat_instr *I)
         case REMAT_ACT_ADVANCE:
         case REMAT_ACT_TAPE:
             if (a.kind == REMAT_ACT_TAPE)
-                tape(r, a.step, xs, NULL, tape_ptr(r, store, s.tapes));
-            forward_action(r, &s, &a, 1, xs, NULL);
+                tape(r, a.step, xs, NULL, remat_scan_rt_tape(r, store, s.tapes));
+            remat_scan_rt_forward_action(r, &s, &a, 1, xs, NULL);
             break;
         case REMAT_ACT_TAKESHOT:
-            memcpy(slot_ptr(r, store, a.slot), r->cur, d->carry_bytes);
-            forward_action(r, &s, &a, 0, xs, NULL);
+            memcpy(remat_scan_rt_slot(r, store, a.slot), r->cur, d->carry_bytes);
+            remat_scan_rt_forward_action(r, &s, &a, 0, xs, NULL);
             break;
         case REMAT_ACT_FREE:
-            forward_action(r, &s, &a, 0, xs, NULL);
+            remat_scan_rt_forward_action(r, &s, &a, 0, xs, NULL);
             break;
         case REMAT_ACT_RESTORE:
             REMAT_ASSERT(a.slot >= 0 && a.slot < d->max_slots);
-            memcpy(r->cur, slot_ptr(r, store, a.slot), d->carry_bytes);
+            memcpy(r->cur, remat_scan_rt_slot(r, store, a.slot), d->carry_bytes);
             s.c = r->slot_step[a.slot];
             break;
         case REMAT_ACT_REVERSE: {
             REMAT_ASSERT(a.step == expect);
             const char *tp;
             if (s.tapes > 0 && r->tape_step[s.tapes - 1] == a.step) {
-                tp = tape_ptr(r, store, --s.tapes);
+                tp = remat_scan_rt_tape(r, store, --s.tapes);
             } else {
                 REMAT_ASSERT(s.c == a.step);
                 tape(r, a.step, xs, NULL, r->tmp_tape);
@@ -376,8 +344,8 @@ static void k_scan_bwd(const remat_instr *I)
         }
     }
     REMAT_ASSERT(expect == -1);
-    copy_carry_out(r, outs, r->ct_cur);
-    note_peak(r, s.peak_slots, s.peak_tapes);
+    remat_scan_rt_copy_carry_out(r, outs, r->ct_cur);
+    remat_scan_rt_note_peak(r, s.peak_slots, s.peak_tapes);
     remat_schedule_free(sch);
 }
 
@@ -402,7 +370,7 @@ static void programs_used(scan_rt *r, bool *plain, bool *record)
     bool forward = true, mine = d->kind == SCAN_FWD;
     for (;;) {
         if (forward)
-            next_action(r, sch, &s, &a);
+            remat_scan_rt_next_action(r, sch, &s, &a);
         else
             remat_schedule_next(sch, &a);
         if (a.kind == REMAT_ACT_DONE)
@@ -414,15 +382,15 @@ static void programs_used(scan_rt *r, bool *plain, bool *record)
             break;
         case REMAT_ACT_ADVANCE:
             *plain |= mine && a.step > s.c;
-            forward_action(r, &s, &a, 0, NULL, NULL);
+            remat_scan_rt_forward_action(r, &s, &a, 0, NULL, NULL);
             break;
         case REMAT_ACT_TAPE:
             *record |= mine;
-            forward_action(r, &s, &a, 0, NULL, NULL);
+            remat_scan_rt_forward_action(r, &s, &a, 0, NULL, NULL);
             break;
         case REMAT_ACT_TAKESHOT:
         case REMAT_ACT_FREE:
-            forward_action(r, &s, &a, 0, NULL, NULL);
+            remat_scan_rt_forward_action(r, &s, &a, 0, NULL, NULL);
             break;
         case REMAT_ACT_RESTORE:
             s.c = r->slot_step[a.slot];
@@ -472,6 +440,24 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
         c->vjp = v;
     }
     return c;
+}
+
+/* Compiled loops for the body when it has them (scan_lanes.h): the
+ * sub-programs then only count ops, and their arenas are released. */
+static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want)
+{
+    if (!remat_scan_lanes_build(d, L->be, want, &r->lanes))
+        return false;
+    const int n = r->lanes.base[LB_KINDS];
+    r->lb_ptr = L->alloc(L->ctx, sizeof *r->lb_ptr * (size_t)(n + 1));
+    r->lb_stride = L->alloc(L->ctx, sizeof *r->lb_stride * (size_t)(n + 1));
+    remat_program *subs[3] = {r->p_primal, r->p_fwd, r->p_bwd};
+    for (int i = 0; i < 3; i++)
+        if (subs[i])
+            remat_program_run_elsewhere(subs[i]);
+    r->lanes_on = true;
+    L->counters->compiled_loops++;
+    return true;
 }
 
 remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
@@ -538,6 +524,8 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
             st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
         ins->fn = k_scan_primal;
         ins->aux = r;
+        if (st == REMAT_OK && use_lanes(r, d, L, LK_ADVANCE))
+            ins->fn = remat_scan_k_primal_lanes;
         return st;
     }
     size_t pred = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
@@ -561,5 +549,10 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
         return st;
     ins->fn = d->kind == SCAN_FWD ? k_scan_fwd : k_scan_bwd;
     ins->aux = r;
+    unsigned want = (plain ? LK_ADVANCE | LK_ADVANCE_SHOT : 0) | (record ? LK_TAPE : 0);
+    if (d->kind == SCAN_BWD && d->length > 0)
+        want |= LK_REVERSE | (record ? LK_RECOMPUTE : 0);
+    if (use_lanes(r, d, L, want))
+        ins->fn = d->kind == SCAN_FWD ? remat_scan_k_fwd_lanes : remat_scan_k_bwd_lanes;
     return REMAT_OK;
 }

@@ -10,6 +10,7 @@
 #include "backend/backend_impl.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/fused.h"
+#include "backend/cpu/jit.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -336,6 +337,7 @@ static remat_backend cpu_backend = {
         .lower = cpu_lower,
         .lower_fused = remat_cpu_lower_fused,
         .lower_add_pad = cpu_lower_add_pad,
+        .compile_lane = remat_cpu_compile_lane,
         .mem_alloc = cpu_mem_alloc,
         .mem_free = cpu_mem_free,
     },

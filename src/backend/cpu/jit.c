@@ -1,0 +1,510 @@
+/*
+ * jit.c — compiles lane programs (backend/lane.h) into native loops with
+ * libgccjit, GCC's code generator as a library (Debian: libgccjit-12-dev).
+ *
+ * The generated function is, for a program with m lanes:
+ *
+ *   void lane(char **bufs, long long *strides, long long count)
+ *   {
+ *       char *p_b = bufs[b]; long long st_b = strides[b];    every buffer used
+ *       T k_e = ((T *)p_b)[off];                               m == 1: state in locals
+ *       for (long long s = 0; s < count; s++) {
+ *           for (long long j = 0; j < m; j++) {               (no loop when m == 1)
+ *               T r_i = ((T *)p_b)[off + j * lstride];        LOAD
+ *               T r_i = r_a * r_b;                             OP, CONST
+ *               ((T *)p_b)[off + j * lstride] = r_a;           STORE
+ *           }
+ *           p_b += st_b;
+ *       }
+ *       ((T *)p_b)[off] = k_e;                                 m == 1: state back
+ *   }
+ *
+ * Bits: every op is written as the CPU kernel writes it (elementwise.c:
+ * max/min/relu/select as the same conditionals, integer_pow's products in
+ * the same order, libm for exp/log/sin/cos/tanh/sqrt/pow and their float
+ * versions for f32), compiled with -ffp-contract=off so that no multiply and
+ * add are fused, and without -ffast-math, so nothing is reassociated: the
+ * results equal the interpreter's bit for bit (tests/test_scan_jit.c).
+ *
+ * Compiling costs ~20-50 ms, so programs are cached for the life of the
+ * process by their full contents: the many programs a test grid or a
+ * schedule comparison compiles from one body share one compilation.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/jit.h"
+#include "core/assert.h"
+#include "core/error.h"
+#include "remat/op.h"
+
+#if REMAT_HAVE_GCCJIT
+
+#include <libgccjit.h>
+#include <pthread.h>
+
+/* ---- the cache ---- */
+
+typedef struct {
+    size_t len;
+    unsigned char *key;
+    gcc_jit_result *result;
+    remat_lane_fn fn;
+} cache_entry;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static cache_entry *cache;
+static int n_cache, cap_cache;
+
+typedef struct {
+    unsigned char *p;
+    size_t len, cap;
+} bytes;
+
+static int put(bytes *b, const void *v, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 1024;
+        while (nc < b->len + n)
+            nc *= 2;
+        unsigned char *q = realloc(b->p, nc);
+        if (!q)
+            return 0;
+        b->p = q, b->cap = nc;
+    }
+    memcpy(b->p + b->len, v, n);
+    b->len += n;
+    return 1;
+}
+
+/* Field by field: the structs have padding, which callers need not zero. */
+static int program_key(const remat_lane_program *p, bytes *k)
+{
+    int ok = put(k, &p->m, sizeof p->m) && put(k, &p->n_bufs, sizeof p->n_bufs) && put(k, &p->n_ins, sizeof p->n_ins);
+    for (int b = 0; ok && b < p->n_bufs; b++)
+        ok = put(k, &p->bufs[b].dt, 1) && put(k, &p->bufs[b].state, 1);
+    for (int i = 0; ok && i < p->n_ins; i++) {
+        const remat_lane_ins *I = &p->ins[i];
+        ok = put(k, &I->kind, 1) && put(k, &I->dt, 1) && put(k, &I->op, 2) && put(k, &I->a, 4) && put(k, &I->b, 4) &&
+             put(k, &I->c, 4) && put(k, &I->buf, 4) && put(k, &I->off, 8) && put(k, &I->lstride, 8) &&
+             put(k, &I->imm, 8);
+    }
+    return ok;
+}
+
+/* ---- code generation ---- */
+
+enum { M_EXP, M_LOG, M_SIN, M_COS, M_TANH, M_SQRT, M_POW, M_COUNT };
+static const char *const math_names[2][M_COUNT] = {
+    {"expf", "logf", "sinf", "cosf", "tanhf", "sqrtf", "powf"},
+    {"exp", "log", "sin", "cos", "tanh", "sqrt", "pow"},
+};
+
+typedef struct {
+    const remat_lane_program *p;
+    gcc_jit_context *c;
+    gcc_jit_type *t_f[2], *t_fp[2], *t_i64, *t_int, *t_bool, *t_void, *t_charp;
+    gcc_jit_function *fn, *math[2][M_COUNT];
+    gcc_jit_block *cur;
+    gcc_jit_lvalue **reg, **pbuf, **stride, *s, *j;
+    int64_t *state_off; /* m == 1: the state elements kept in locals */
+    int32_t *state_buf;
+    gcc_jit_lvalue **state_local;
+    int n_state;
+    int n_blocks;
+} gen;
+
+static int fidx(remat_dtype dt) { return dt == REMAT_F64; }
+
+static gcc_jit_rvalue *rv(gcc_jit_lvalue *l) { return gcc_jit_lvalue_as_rvalue(l); }
+
+static gcc_jit_rvalue *i64c(gen *g, int64_t v) { return gcc_jit_context_new_rvalue_from_long(g->c, g->t_i64, (long)v); }
+
+static gcc_jit_rvalue *fconst(gen *g, remat_dtype dt, double v)
+{
+    return gcc_jit_context_new_rvalue_from_double(g->c, g->t_f[fidx(dt)], dt == REMAT_F32 ? (double)(float)v : v);
+}
+
+static gcc_jit_block *new_block(gen *g) { return gcc_jit_function_new_block(g->fn, NULL); }
+
+static gcc_jit_function *math_fn(gen *g, remat_dtype dt, int which)
+{
+    const int f = fidx(dt);
+    if (!g->math[f][which]) {
+        gcc_jit_param *ps[2] = {gcc_jit_context_new_param(g->c, NULL, g->t_f[f], "x"),
+                                gcc_jit_context_new_param(g->c, NULL, g->t_f[f], "y")};
+        g->math[f][which] = gcc_jit_context_new_function(g->c, NULL, GCC_JIT_FUNCTION_IMPORTED, g->t_f[f],
+                                                         math_names[f][which], which == M_POW ? 2 : 1, ps, 0);
+    }
+    return g->math[f][which];
+}
+
+static gcc_jit_rvalue *call1(gen *g, remat_dtype dt, int which, gcc_jit_rvalue *x)
+{
+    return gcc_jit_context_new_call(g->c, NULL, math_fn(g, dt, which), 1, &x);
+}
+
+/* the state local of (buf, off), m == 1 */
+static gcc_jit_lvalue *state_local(gen *g, int32_t buf, int64_t off)
+{
+    for (int k = 0; k < g->n_state; k++)
+        if (g->state_buf[k] == buf && g->state_off[k] == off)
+            return g->state_local[k];
+    REMAT_UNREACHABLE("jit: a state element was not collected");
+}
+
+static gcc_jit_lvalue *element(gen *g, int32_t buf, int64_t off, int64_t lstride)
+{
+    const remat_lane_buf *B = &g->p->bufs[buf];
+    if (B->state && g->p->m == 1)
+        return state_local(g, buf, off);
+    gcc_jit_rvalue *base = gcc_jit_context_new_cast(g->c, NULL, rv(g->pbuf[buf]), g->t_fp[fidx(B->dt)]);
+    gcc_jit_rvalue *idx = i64c(g, off);
+    if (g->p->m > 1 && lstride != 0)
+        idx = gcc_jit_context_new_binary_op(
+            g->c, NULL, GCC_JIT_BINARY_OP_PLUS, g->t_i64, idx,
+            gcc_jit_context_new_binary_op(g->c, NULL, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g->j), i64c(g, lstride)));
+    return gcc_jit_context_new_array_access(g->c, NULL, base, idx);
+}
+
+/* dst = cond ? x : y, as a branch diamond (gcc's if-conversion makes it a
+ * select or a blend; libgccjit 12 has no conditional expression) */
+static void assign_cond(gen *g, gcc_jit_lvalue *dst, gcc_jit_rvalue *cond, gcc_jit_rvalue *x, gcc_jit_rvalue *y)
+{
+    gcc_jit_block *bt = new_block(g), *bf = new_block(g), *join = new_block(g);
+    gcc_jit_block_end_with_conditional(g->cur, NULL, cond, bt, bf);
+    gcc_jit_block_add_assignment(bt, NULL, dst, x);
+    gcc_jit_block_end_with_jump(bt, NULL, join);
+    gcc_jit_block_add_assignment(bf, NULL, dst, y);
+    gcc_jit_block_end_with_jump(bf, NULL, join);
+    g->cur = join;
+}
+
+static gcc_jit_rvalue *cmp(gen *g, enum gcc_jit_comparison k, gcc_jit_rvalue *x, gcc_jit_rvalue *y)
+{
+    return gcc_jit_context_new_comparison(g->c, NULL, k, x, y);
+}
+
+static gcc_jit_rvalue *bin(gen *g, enum gcc_jit_binary_op k, remat_dtype dt, gcc_jit_rvalue *x, gcc_jit_rvalue *y)
+{
+    return gcc_jit_context_new_binary_op(g->c, NULL, k, g->t_f[fidx(dt)], x, y);
+}
+
+/* integer_pow exactly as remat_cpu_integer_pow_* computes it */
+static gcc_jit_rvalue *integer_pow(gen *g, remat_dtype dt, gcc_jit_lvalue *dst, gcc_jit_rvalue *x, int k)
+{
+    gcc_jit_rvalue *one = fconst(g, dt, 1.0);
+    switch (k) {
+    case 0: return one;
+    case 1: return x;
+    case 2: return bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x);
+    case 3: return bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x));
+    case 4:
+        return bin(g, GCC_JIT_BINARY_OP_MULT, dt, bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x),
+                   bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x));
+    case -1: return bin(g, GCC_JIT_BINARY_OP_DIVIDE, dt, one, x);
+    case -2: return bin(g, GCC_JIT_BINARY_OP_DIVIDE, dt, one, bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x));
+    default: break;
+    }
+    /* square-and-multiply with explicit temporaries (each product rounded once) */
+    gcc_jit_type *T = g->t_f[fidx(dt)];
+    char name[32];
+    snprintf(name, sizeof name, "pw%d", g->n_blocks++);
+    gcc_jit_lvalue *xp = gcc_jit_function_new_local(g->fn, NULL, T, name);
+    gcc_jit_block_add_assignment(g->cur, NULL, xp, x);
+    gcc_jit_rvalue *acc = NULL;
+    const unsigned mag = k < 0 ? 0u - (unsigned)k : (unsigned)k;
+    for (unsigned e = mag; e; e >>= 1) {
+        if (e & 1u) {
+            gcc_jit_rvalue *v = acc ? bin(g, GCC_JIT_BINARY_OP_MULT, dt, acc, rv(xp)) : rv(xp);
+            gcc_jit_block_add_assignment(g->cur, NULL, dst, v);
+            acc = rv(dst);
+        }
+        if (e >> 1)
+            gcc_jit_block_add_assignment(g->cur, NULL, xp, bin(g, GCC_JIT_BINARY_OP_MULT, dt, rv(xp), rv(xp)));
+    }
+    return k < 0 ? bin(g, GCC_JIT_BINARY_OP_DIVIDE, dt, one, acc) : acc;
+}
+
+static gcc_jit_rvalue *as_t(gen *g, remat_dtype dt, gcc_jit_rvalue *cond)
+{
+    return gcc_jit_context_new_cast(g->c, NULL, gcc_jit_context_new_cast(g->c, NULL, cond, g->t_int), g->t_f[fidx(dt)]);
+}
+
+static int emit_op(gen *g, int i)
+{
+    const remat_lane_ins *I = &g->p->ins[i];
+    const remat_dtype dt = I->dt;
+    gcc_jit_lvalue *dst = g->reg[i];
+    gcc_jit_rvalue *x = I->a >= 0 ? rv(g->reg[I->a]) : NULL, *y = I->b >= 0 ? rv(g->reg[I->b]) : NULL;
+    gcc_jit_rvalue *v = NULL;
+    switch ((remat_op)I->op) {
+    case REMAT_OP_ADD: v = bin(g, GCC_JIT_BINARY_OP_PLUS, dt, x, y); break;
+    case REMAT_OP_SUB: v = bin(g, GCC_JIT_BINARY_OP_MINUS, dt, x, y); break;
+    case REMAT_OP_MUL: v = bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, y); break;
+    case REMAT_OP_DIV: v = bin(g, GCC_JIT_BINARY_OP_DIVIDE, dt, x, y); break;
+    case REMAT_OP_SQUARE: v = bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x); break;
+    case REMAT_OP_NEG: v = gcc_jit_context_new_unary_op(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, g->t_f[fidx(dt)], x); break;
+    case REMAT_OP_EXP: v = call1(g, dt, M_EXP, x); break;
+    case REMAT_OP_LOG: v = call1(g, dt, M_LOG, x); break;
+    case REMAT_OP_SIN: v = call1(g, dt, M_SIN, x); break;
+    case REMAT_OP_COS: v = call1(g, dt, M_COS, x); break;
+    case REMAT_OP_TANH: v = call1(g, dt, M_TANH, x); break;
+    case REMAT_OP_SQRT: v = call1(g, dt, M_SQRT, x); break;
+    case REMAT_OP_POW: {
+        gcc_jit_rvalue *args[2] = {x, fconst(g, dt, I->imm)};
+        v = gcc_jit_context_new_call(g->c, NULL, math_fn(g, dt, M_POW), 2, args);
+        break;
+    }
+    case REMAT_OP_INTEGER_POW: v = integer_pow(g, dt, dst, x, (int)I->imm); break;
+    case REMAT_OP_GT: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_GT, x, y)); break;
+    case REMAT_OP_GE: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_GE, x, y)); break;
+    case REMAT_OP_LT: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_LT, x, y)); break;
+    case REMAT_OP_LE: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_LE, x, y)); break;
+    case REMAT_OP_EQ: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_EQ, x, y)); break;
+    case REMAT_OP_NE: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_NE, x, y)); break;
+    case REMAT_OP_MAX:
+    case REMAT_OP_MIN: {
+        gcc_jit_rvalue *c1 = cmp(g, I->op == REMAT_OP_MAX ? GCC_JIT_COMPARISON_GT : GCC_JIT_COMPARISON_LT, x, y);
+        gcc_jit_rvalue *c2 = cmp(g, GCC_JIT_COMPARISON_NE, x, x);
+        assign_cond(g, dst, gcc_jit_context_new_binary_op(g->c, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, g->t_bool, c1, c2),
+                    x, y);
+        return 1;
+    }
+    case REMAT_OP_RELU:
+        assign_cond(g, dst, cmp(g, GCC_JIT_COMPARISON_LE, x, fconst(g, dt, 0.0)), fconst(g, dt, 0.0), x);
+        return 1;
+    case REMAT_OP_SELECT:
+        assign_cond(g, dst, cmp(g, GCC_JIT_COMPARISON_NE, x, fconst(g, g->p->ins[I->a].dt, 0.0)), y,
+                    rv(g->reg[I->c]));
+        return 1;
+    case REMAT_OP_CONVERT: v = gcc_jit_context_new_cast(g->c, NULL, x, g->t_f[fidx(dt)]); break;
+    default: return 0;
+    }
+    gcc_jit_block_add_assignment(g->cur, NULL, dst, v);
+    return 1;
+}
+
+static int collect_state(gen *g)
+{
+    const remat_lane_program *p = g->p;
+    g->state_off = malloc(sizeof *g->state_off * (size_t)(p->n_ins + 1));
+    g->state_buf = malloc(sizeof *g->state_buf * (size_t)(p->n_ins + 1));
+    g->state_local = malloc(sizeof *g->state_local * (size_t)(p->n_ins + 1));
+    if (!g->state_off || !g->state_buf || !g->state_local)
+        return 0;
+    if (p->m != 1)
+        return 1;
+    for (int i = 0; i < p->n_ins; i++) {
+        const remat_lane_ins *I = &p->ins[i];
+        if ((I->kind != REMAT_LANE_LOAD && I->kind != REMAT_LANE_STORE) || !p->bufs[I->buf].state)
+            continue;
+        int k = 0;
+        while (k < g->n_state && !(g->state_buf[k] == I->buf && g->state_off[k] == I->off))
+            k++;
+        if (k < g->n_state)
+            continue;
+        char name[32];
+        snprintf(name, sizeof name, "k%d", k);
+        g->state_buf[k] = I->buf, g->state_off[k] = I->off;
+        g->state_local[k] = gcc_jit_function_new_local(g->fn, NULL, g->t_f[fidx(p->bufs[I->buf].dt)], name);
+        g->n_state++;
+    }
+    return 1;
+}
+
+static gcc_jit_lvalue *state_memory(gen *g, int k)
+{
+    const remat_lane_buf *B = &g->p->bufs[g->state_buf[k]];
+    gcc_jit_rvalue *base = gcc_jit_context_new_cast(g->c, NULL, rv(g->pbuf[g->state_buf[k]]), g->t_fp[fidx(B->dt)]);
+    return gcc_jit_context_new_array_access(g->c, NULL, base, i64c(g, g->state_off[k]));
+}
+
+/* Builds the function into g->c; 0 when an op is not supported. */
+static int generate(gen *g)
+{
+    const remat_lane_program *p = g->p;
+    gcc_jit_context *c = g->c;
+    g->t_f[0] = gcc_jit_context_get_type(c, GCC_JIT_TYPE_FLOAT);
+    g->t_f[1] = gcc_jit_context_get_type(c, GCC_JIT_TYPE_DOUBLE);
+    g->t_fp[0] = gcc_jit_type_get_pointer(g->t_f[0]);
+    g->t_fp[1] = gcc_jit_type_get_pointer(g->t_f[1]);
+    g->t_i64 = gcc_jit_context_get_type(c, GCC_JIT_TYPE_LONG_LONG);
+    g->t_int = gcc_jit_context_get_type(c, GCC_JIT_TYPE_INT);
+    g->t_bool = gcc_jit_context_get_type(c, GCC_JIT_TYPE_BOOL);
+    g->t_void = gcc_jit_context_get_type(c, GCC_JIT_TYPE_VOID);
+    g->t_charp = gcc_jit_type_get_pointer(gcc_jit_context_get_type(c, GCC_JIT_TYPE_CHAR));
+    gcc_jit_param *params[3] = {
+        gcc_jit_context_new_param(c, NULL, gcc_jit_type_get_pointer(g->t_charp), "bufs"),
+        gcc_jit_context_new_param(c, NULL, gcc_jit_type_get_pointer(g->t_i64), "strides"),
+        gcc_jit_context_new_param(c, NULL, g->t_i64, "count"),
+    };
+    g->fn = gcc_jit_context_new_function(c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, "lane", 3, params, 0);
+    g->reg = calloc((size_t)p->n_ins + 1, sizeof *g->reg);
+    g->pbuf = calloc((size_t)p->n_bufs + 1, sizeof *g->pbuf);
+    g->stride = calloc((size_t)p->n_bufs + 1, sizeof *g->stride);
+    if (!g->reg || !g->pbuf || !g->stride || !collect_state(g))
+        return 0;
+    char name[32];
+    gcc_jit_block *entry = new_block(g), *s_cond = new_block(g), *s_body = new_block(g), *done = new_block(g);
+    for (int b = 0; b < p->n_bufs; b++) {
+        snprintf(name, sizeof name, "p%d", b);
+        g->pbuf[b] = gcc_jit_function_new_local(g->fn, NULL, g->t_charp, name);
+        snprintf(name, sizeof name, "st%d", b);
+        g->stride[b] = gcc_jit_function_new_local(g->fn, NULL, g->t_i64, name);
+        gcc_jit_block_add_assignment(
+            entry, NULL, g->pbuf[b],
+            rv(gcc_jit_context_new_array_access(c, NULL, gcc_jit_param_as_rvalue(params[0]), i64c(g, b))));
+        gcc_jit_block_add_assignment(
+            entry, NULL, g->stride[b],
+            rv(gcc_jit_context_new_array_access(c, NULL, gcc_jit_param_as_rvalue(params[1]), i64c(g, b))));
+    }
+    for (int k = 0; k < g->n_state; k++)
+        gcc_jit_block_add_assignment(entry, NULL, g->state_local[k], rv(state_memory(g, k)));
+    g->s = gcc_jit_function_new_local(g->fn, NULL, g->t_i64, "s");
+    g->j = gcc_jit_function_new_local(g->fn, NULL, g->t_i64, "j");
+    gcc_jit_block_add_assignment(entry, NULL, g->s, i64c(g, 0));
+    gcc_jit_block_end_with_jump(entry, NULL, s_cond);
+    gcc_jit_block_end_with_conditional(
+        s_cond, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g->s), gcc_jit_param_as_rvalue(params[2])), s_body, done);
+
+    gcc_jit_block *j_cond = NULL, *s_latch = new_block(g);
+    if (p->m > 1) {
+        j_cond = new_block(g);
+        gcc_jit_block_add_assignment(s_body, NULL, g->j, i64c(g, 0));
+        gcc_jit_block_end_with_jump(s_body, NULL, j_cond);
+        g->cur = new_block(g);
+        gcc_jit_block_end_with_conditional(j_cond, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g->j), i64c(g, p->m)),
+                                           g->cur, s_latch);
+    } else {
+        g->cur = s_body;
+    }
+    for (int i = 0; i < p->n_ins; i++) {
+        const remat_lane_ins *I = &p->ins[i];
+        if (I->kind != REMAT_LANE_STORE) {
+            snprintf(name, sizeof name, "r%d", i);
+            g->reg[i] = gcc_jit_function_new_local(g->fn, NULL, g->t_f[fidx(I->dt)], name);
+        }
+        switch (I->kind) {
+        case REMAT_LANE_LOAD:
+            gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], rv(element(g, I->buf, I->off, I->lstride)));
+            break;
+        case REMAT_LANE_CONST: gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], fconst(g, I->dt, I->imm)); break;
+        case REMAT_LANE_STORE:
+            gcc_jit_block_add_assignment(g->cur, NULL, element(g, I->buf, I->off, I->lstride), rv(g->reg[I->a]));
+            break;
+        case REMAT_LANE_OP:
+            if (!emit_op(g, i))
+                return 0;
+            break;
+        default: return 0;
+        }
+    }
+    if (p->m > 1) {
+        gcc_jit_block_add_assignment_op(g->cur, NULL, g->j, GCC_JIT_BINARY_OP_PLUS, i64c(g, 1));
+        gcc_jit_block_end_with_jump(g->cur, NULL, j_cond);
+    } else {
+        gcc_jit_block_end_with_jump(g->cur, NULL, s_latch);
+    }
+    for (int b = 0; b < p->n_bufs; b++) /* p_b = &p_b[st_b] */
+        gcc_jit_block_add_assignment(
+            s_latch, NULL, g->pbuf[b],
+            gcc_jit_lvalue_get_address(gcc_jit_context_new_array_access(c, NULL, rv(g->pbuf[b]), rv(g->stride[b])),
+                                       NULL));
+    gcc_jit_block_add_assignment_op(s_latch, NULL, g->s, GCC_JIT_BINARY_OP_PLUS, i64c(g, 1));
+    gcc_jit_block_end_with_jump(s_latch, NULL, s_cond);
+    for (int k = 0; k < g->n_state; k++)
+        gcc_jit_block_add_assignment(done, NULL, state_memory(g, k), rv(g->state_local[k]));
+    gcc_jit_block_end_with_void_return(done, NULL);
+    return 1;
+}
+
+static void gen_free(gen *g)
+{
+    free(g->reg), free(g->pbuf), free(g->stride);
+    free(g->state_off), free(g->state_buf), free(g->state_local);
+}
+
+static remat_status compile_new(const remat_lane_program *p, gcc_jit_result **res, remat_lane_fn *fn)
+{
+    gcc_jit_context *c = gcc_jit_context_acquire();
+    if (!c)
+        return remat_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
+    gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
+    gcc_jit_context_add_command_line_option(c, "-ffp-contract=off");
+    gen g = {.p = p, .c = c};
+    remat_status st = REMAT_OK;
+    if (!generate(&g)) {
+        st = REMAT_ERR_UNSUPPORTED; /* an op this compiler does not know: interpret */
+    } else {
+        const char *dump = getenv("REMAT_JIT_DUMP"); /* a directory: the assembly of each program */
+        if (dump && *dump) {
+            static int seq;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/lane%d.s", dump, seq++);
+            gcc_jit_context_compile_to_file(c, GCC_JIT_OUTPUT_KIND_ASSEMBLER, path);
+        }
+        *res = gcc_jit_context_compile(c);
+        *fn = *res ? (remat_lane_fn)gcc_jit_result_get_code(*res, "lane") : NULL;
+        if (!*fn) {
+            const char *e = gcc_jit_context_get_first_error(c);
+            st = remat_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
+            if (*res)
+                gcc_jit_result_release(*res);
+        }
+    }
+    gen_free(&g);
+    gcc_jit_context_release(c);
+    return st;
+}
+
+remat_status remat_cpu_compile_lane(const remat_lane_program *p, remat_lane_fn *out)
+{
+    REMAT_ASSERT(p && out && p->m >= 1);
+    const char *e = getenv("REMAT_NO_JIT");
+    if (e && *e && strcmp(e, "0"))
+        return REMAT_ERR_UNSUPPORTED;
+    bytes k = {0};
+    if (!program_key(p, &k)) {
+        free(k.p);
+        return remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
+    }
+    pthread_mutex_lock(&cache_lock);
+    remat_status st = REMAT_OK;
+    for (int i = 0; i < n_cache; i++)
+        if (cache[i].len == k.len && !memcmp(cache[i].key, k.p, k.len)) {
+            *out = cache[i].fn;
+            goto unlock;
+        }
+    if (n_cache == cap_cache) {
+        int nc = cap_cache ? 2 * cap_cache : 16;
+        cache_entry *q = realloc(cache, sizeof *q * (size_t)nc);
+        if (!q) {
+            st = remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
+            goto unlock;
+        }
+        cache = q, cap_cache = nc;
+    }
+    gcc_jit_result *res = NULL;
+    remat_lane_fn fn = NULL;
+    st = compile_new(p, &res, &fn);
+    if (st == REMAT_OK) {
+        cache[n_cache++] = (cache_entry){.len = k.len, .key = k.p, .result = res, .fn = fn};
+        k.p = NULL; /* the cache owns it */
+        *out = fn;
+    }
+unlock:
+    pthread_mutex_unlock(&cache_lock);
+    free(k.p);
+    return st;
+}
+
+#else /* built without libgccjit: loop bodies are interpreted */
+
+remat_status remat_cpu_compile_lane(const remat_lane_program *p, remat_lane_fn *out)
+{
+    (void)p, (void)out;
+    return REMAT_ERR_UNSUPPORTED;
+}
+
+#endif

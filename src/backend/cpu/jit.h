@@ -1,0 +1,9 @@
+/* jit.h (internal) — the CPU backend's compiler of lane programs (libgccjit). */
+#ifndef REMAT_CPU_JIT_H
+#define REMAT_CPU_JIT_H
+
+#include "backend/lane.h"
+
+remat_status remat_cpu_compile_lane(const remat_lane_program *p, remat_lane_fn *out);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * lane.h (internal) — lane programs: the scalar code of one loop step, run
+ * for m independent lanes, and compiled by a backend into one native loop.
+ *
+ * A scan whose body is elementwise along one axis of size m (a batch of
+ * independent problems, or m = 1: a small state such as an ODE right-hand
+ * side) does the same scalar arithmetic for every index j of that axis. The
+ * scan module (src/scan/scan_lanes.c) translates the body into this form;
+ * the backend only sees scalar instructions and buffers, never a graph.
+ *
+ * Registers are instruction indices: LOAD, CONST and OP instruction i
+ * defines register i (each once per lane and step); STORE defines none.
+ * Buffer element (off + j * lstride) is lane j's (lstride 0: every lane
+ * reads the same element). In each lane and step every LOAD comes before
+ * every STORE (the translator orders them so), which is what lets a state
+ * buffer be read and written in place.
+ *
+ * Running a compiled program for `count` steps, step s (0-based) uses
+ * buffer b at bufs[b] + s * strides[b] bytes (strides may be negative or
+ * zero). A backend must give the bits the CPU kernels give for the same ops
+ * (backend/cpu/elementwise.c), op by op, in instruction order.
+ */
+#ifndef REMAT_BACKEND_LANE_H
+#define REMAT_BACKEND_LANE_H
+
+#include <stdint.h>
+
+#include "remat/status.h"
+#include "remat/tensor.h"
+
+typedef enum {
+    REMAT_LANE_LOAD = 0, /* r = buf[off + j*lstride] */
+    REMAT_LANE_CONST,    /* r = imm (converted to dt) */
+    REMAT_LANE_OP,       /* r = op(a[, b[, c]]): an elementwise remat_op */
+    REMAT_LANE_STORE,    /* buf[off + j*lstride] = a */
+} remat_lane_kind;
+
+typedef struct {
+    uint8_t kind;  /* remat_lane_kind */
+    uint8_t dt;    /* remat_dtype of the register (STORE: of the buffer) */
+    uint16_t op;   /* OP: the remat_op (CONVERT: from a's dtype to dt) */
+    int32_t a, b, c;
+    int32_t buf;   /* LOAD/STORE */
+    int64_t off, lstride; /* LOAD/STORE, in elements */
+    double imm;    /* CONST: the value; POW: the exponent; INTEGER_POW: the exponent */
+} remat_lane_ins;
+
+typedef struct {
+    uint8_t dt;    /* element dtype */
+    /* Read and written at the same elements every step (stride 0): a carry
+     * updated in place, an accumulator. A backend may keep it in registers
+     * between steps. */
+    uint8_t state;
+} remat_lane_buf;
+
+typedef struct {
+    int64_t m; /* lanes, >= 1 */
+    int n_ins;
+    const remat_lane_ins *ins;
+    int n_bufs;
+    const remat_lane_buf *bufs;
+} remat_lane_program;
+
+typedef void (*remat_lane_fn)(char *const *bufs, const int64_t *strides, int64_t count);
+
+/* A backend compiles lane programs through its optional vtable entry
+ * `compile_lane` (backend_impl.h); the CPU backend's is backend/cpu/jit.c
+ * (libgccjit). REMAT_ERR_UNSUPPORTED there means "interpret the body op by
+ * op instead": built without libgccjit, or REMAT_NO_JIT=1 in the
+ * environment at compile time. */
+
+#endif

@@ -1,0 +1,650 @@
+/*
+ * scan_lanes.c — translates a scan body and its VJP halves into lane
+ * programs (backend/lane.h) and has the backend compile them (scan_lanes.h).
+ *
+ * The lane axis. With m > 1, a value's lane axis is the one axis of size m
+ * in its shape (none: the value is the same for every lane; two: the body
+ * does not fit). A value is then a set of entries — its elements with the
+ * lane coordinate removed, in row-major order — each a scalar register per
+ * lane. Structural ops (reshape, slice, concatenate, pad, broadcast,
+ * transpose) only route entries, checked to keep every lane on its own
+ * lane; elementwise ops become one scalar op per entry. With m = 1 every
+ * element is an entry (small states: an ODE right-hand side). Candidates for
+ * m are the sizes of the carries' axes, largest first, then 1.
+ *
+ * Not translated (the body is interpreted instead): reductions, dot_general,
+ * custom ops, nested scans, non-splat constants along the lane axis, and
+ * programs over LANES_MAX_INS instructions.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad/flatten.h"
+#include "core/arena.h"
+#include "core/assert.h"
+#include "scan/scan_lanes.h"
+
+#define LANES_MAX_INS 20000
+
+typedef struct {
+    int lane;           /* lane axis, -1: none */
+    int64_t n;          /* entries */
+    int32_t *reg;       /* n registers */
+    remat_dtype dt;
+    remat_shape shape;
+} lval;
+
+typedef struct {
+    int64_t m;
+    remat_lane_ins *ins;
+    int n, cap;
+    remat_lane_ins *st; /* stores, emitted after everything else */
+    int n_st, cap_st;
+    remat_lane_buf *bufs;
+    int n_bufs;
+    int ok;
+    remat_arena mem;
+} lb;
+
+/* ---- building ---- */
+
+static int32_t push_to(lb *b, remat_lane_ins **arr, int *n, int *cap, remat_lane_ins I)
+{
+    if (!b->ok || b->n + b->n_st >= LANES_MAX_INS)
+        return b->ok = 0, -1;
+    if (*n == *cap) {
+        int nc = *cap ? 2 * *cap : 256;
+        remat_lane_ins *p = realloc(*arr, sizeof *p * (size_t)nc);
+        if (!p)
+            return b->ok = 0, -1;
+        *arr = p, *cap = nc;
+    }
+    (*arr)[*n] = I;
+    return (*n)++;
+}
+
+static int32_t push(lb *b, remat_lane_ins I) { return push_to(b, &b->ins, &b->n, &b->cap, I); }
+
+static int32_t op3(lb *b, remat_op op, remat_dtype dt, int32_t x, int32_t y, int32_t z, double imm)
+{
+    return push(b, (remat_lane_ins){.kind = REMAT_LANE_OP, .dt = (uint8_t)dt, .op = (uint16_t)op, .a = x, .b = y,
+                                    .c = z, .buf = -1, .imm = imm});
+}
+
+static int32_t konst(lb *b, remat_dtype dt, double v)
+{
+    return push(b, (remat_lane_ins){.kind = REMAT_LANE_CONST, .dt = (uint8_t)dt, .a = -1, .b = -1, .c = -1,
+                                    .buf = -1, .imm = v});
+}
+
+/* ---- lane layouts ---- */
+
+static int lane_axis(const remat_shape *s, int64_t m, int *ok)
+{
+    int a = -1;
+    if (m == 1)
+        return -1;
+    for (int k = 0; k < s->rank; k++)
+        if (s->dims[k] == m) {
+            if (a >= 0)
+                *ok = 0; /* two axes of size m: which one is the lane is ambiguous */
+            a = k;
+        }
+    return a;
+}
+
+static int64_t entries(const remat_shape *s, int lane)
+{
+    int64_t n = remat_shape_numel(s);
+    return lane >= 0 ? n / s->dims[lane] : n;
+}
+
+/* coordinates (lane coordinate 0) of entry e */
+static void entry_coords(const remat_shape *s, int lane, int64_t e, int64_t *c)
+{
+    for (int k = s->rank - 1; k >= 0; k--) {
+        if (k == lane) {
+            c[k] = 0;
+            continue;
+        }
+        c[k] = e % s->dims[k];
+        e /= s->dims[k];
+    }
+}
+
+static int64_t coords_entry(const remat_shape *s, int lane, const int64_t *c)
+{
+    int64_t e = 0;
+    for (int k = 0; k < s->rank; k++)
+        if (k != lane)
+            e = e * s->dims[k] + c[k];
+    return e;
+}
+
+static int64_t coords_flat(const remat_shape *s, const int64_t *c)
+{
+    int64_t f = 0;
+    for (int k = 0; k < s->rank; k++)
+        f = f * s->dims[k] + c[k];
+    return f;
+}
+
+static int64_t lane_stride(const remat_shape *s, int lane)
+{
+    int64_t st = 1;
+    if (lane < 0)
+        return 0;
+    for (int k = s->rank - 1; k > lane; k--)
+        st *= s->dims[k];
+    return st;
+}
+
+static lval *new_val(lb *b, remat_dtype dt, const remat_shape *s)
+{
+    lval *v = remat_arena_alloc(&b->mem, sizeof *v);
+    int ok = 1;
+    if (!v)
+        return b->ok = 0, NULL;
+    v->dt = dt;
+    v->shape = *s;
+    v->lane = lane_axis(s, b->m, &ok);
+    v->n = entries(s, v->lane);
+    v->reg = remat_arena_alloc(&b->mem, sizeof *v->reg * (size_t)(v->n + 1));
+    if (!ok || !v->reg)
+        return b->ok = 0, NULL;
+    return v;
+}
+
+/* a value of desc (dt, s) read from buffer buf */
+static lval *load(lb *b, int32_t buf, remat_dtype dt, const remat_shape *s)
+{
+    lval *v = new_val(b, dt, s);
+    if (!v)
+        return NULL;
+    const int64_t ls = lane_stride(s, v->lane);
+    int64_t c[REMAT_MAX_RANK];
+    for (int64_t e = 0; e < v->n; e++) {
+        entry_coords(s, v->lane, e, c);
+        v->reg[e] = push(b, (remat_lane_ins){.kind = REMAT_LANE_LOAD, .dt = (uint8_t)dt, .a = -1, .b = -1, .c = -1,
+                                              .buf = buf, .off = coords_flat(s, c), .lstride = ls});
+    }
+    return v;
+}
+
+/* stores v into buffer buf (deferred until every load is emitted). A value
+ * without a lane axis stored by every lane is fine in a plain buffer, but a
+ * state buffer would be updated m times. */
+static void store(lb *b, int32_t buf, const lval *v)
+{
+    if (!v || (v->lane < 0 && b->m > 1 && b->bufs[buf].state)) {
+        b->ok = 0;
+        return;
+    }
+    const int64_t ls = lane_stride(&v->shape, v->lane);
+    int64_t c[REMAT_MAX_RANK];
+    for (int64_t e = 0; e < v->n; e++) {
+        entry_coords(&v->shape, v->lane, e, c);
+        push_to(b, &b->st, &b->n_st, &b->cap_st,
+                (remat_lane_ins){.kind = REMAT_LANE_STORE, .dt = (uint8_t)v->dt, .a = v->reg[e], .b = -1, .c = -1,
+                                 .buf = buf, .off = coords_flat(&v->shape, c), .lstride = ls});
+    }
+}
+
+/* ---- ops ---- */
+
+static int is_elementwise(remat_op op)
+{
+    switch (op) {
+    case REMAT_OP_ADD: case REMAT_OP_SUB: case REMAT_OP_MUL: case REMAT_OP_DIV: case REMAT_OP_MAX:
+    case REMAT_OP_MIN: case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN:
+    case REMAT_OP_COS: case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT:
+    case REMAT_OP_INTEGER_POW: case REMAT_OP_POW: case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT:
+    case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE: case REMAT_OP_SELECT: case REMAT_OP_CONVERT:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* Maps output coordinates to the operand's (lane coordinate 0 stays 0, or
+ * the lane is checked not to move). Returns 0 for an element that is
+ * padding (pad), or the operand index + 1 (concatenate: which operand). */
+typedef struct {
+    const remat_node *node;
+    const remat_shape *in_shapes[64];
+    int nin;
+} route_ctx;
+
+static int route(const route_ctx *r, const int64_t *oc, int64_t *ic)
+{
+    const remat_node *N = r->node;
+    const remat_shape *in = r->in_shapes[0];
+    switch ((remat_op)N->op) {
+    case REMAT_OP_SLICE:
+        for (int k = 0; k < N->shape.rank; k++)
+            ic[k] = N->p.slice->start[k] + oc[k] * N->p.slice->stride[k];
+        return 1;
+    case REMAT_OP_TRANSPOSE:
+        for (int k = 0; k < N->shape.rank; k++)
+            ic[N->p.perm[k]] = oc[k];
+        return 1;
+    case REMAT_OP_BROADCAST:
+        for (int k = 0; k < in->rank; k++)
+            ic[k] = in->dims[k] == 1 ? 0 : oc[N->p.perm[k]];
+        return 1;
+    case REMAT_OP_PAD:
+        for (int k = 0; k < N->shape.rank; k++) {
+            int64_t t = oc[k] - N->p.pad->low[k], step = N->p.pad->interior[k] + 1;
+            if (t < 0 || t % step != 0 || t / step >= in->dims[k])
+                return 0;
+            ic[k] = t / step;
+        }
+        return 1;
+    case REMAT_OP_CONCATENATE: {
+        const int ax = (int)N->p.index;
+        int64_t pos = oc[ax];
+        for (int q = 0; q < r->nin; q++) {
+            if (pos < r->in_shapes[q]->dims[ax]) {
+                memcpy(ic, oc, sizeof *ic * (size_t)N->shape.rank);
+                ic[ax] = pos;
+                return q + 1;
+            }
+            pos -= r->in_shapes[q]->dims[ax];
+        }
+        REMAT_UNREACHABLE("scan lanes: concatenate coordinate out of range");
+    }
+    default: REMAT_UNREACHABLE("scan lanes: not a routing op");
+    }
+}
+
+/* Does the op keep lane j on lane j? Checked on the lane axes and params. */
+static int lane_preserved(const remat_node *N, const lval *const *x, int nin, const lval *o)
+{
+    const int lo = o->lane;
+    for (int q = 0; q < nin; q++)
+        if ((x[q]->lane >= 0) != (lo >= 0) && !(N->op == REMAT_OP_BROADCAST && x[q]->lane < 0))
+            return 0; /* a lane appears from nothing or vanishes */
+    if (lo < 0)
+        return 1;
+    switch ((remat_op)N->op) {
+    case REMAT_OP_SLICE:
+        return N->p.slice->start[lo] == 0 && N->p.slice->stride[lo] == 1 && x[0]->lane == lo;
+    case REMAT_OP_TRANSPOSE: return N->p.perm[lo] == x[0]->lane;
+    case REMAT_OP_BROADCAST: return x[0]->lane < 0 || N->p.perm[x[0]->lane] == lo;
+    case REMAT_OP_PAD:
+        return x[0]->lane == lo && !N->p.pad->low[lo] && !N->p.pad->high[lo] && !N->p.pad->interior[lo];
+    case REMAT_OP_CONCATENATE:
+        for (int q = 0; q < nin; q++)
+            if (x[q]->lane != lo)
+                return 0;
+        return N->p.index != lo;
+    default: return 0;
+    }
+}
+
+static lval *reshape(lb *b, const lval *x, const remat_node *N)
+{
+    lval *o = new_val(b, x->dt, &N->shape);
+    if (!o)
+        return NULL;
+    if ((o->lane >= 0) != (x->lane >= 0))
+        return b->ok = 0, NULL;
+    /* every element: lane j of the output must be lane j of the operand */
+    const int64_t numel = remat_shape_numel(&N->shape);
+    int64_t oc[REMAT_MAX_RANK], ic[REMAT_MAX_RANK];
+    for (int64_t f = 0; f < numel; f++) {
+        int64_t t = f;
+        for (int k = o->shape.rank - 1; k >= 0; k--)
+            oc[k] = t % o->shape.dims[k], t /= o->shape.dims[k];
+        t = f;
+        for (int k = x->shape.rank - 1; k >= 0; k--)
+            ic[k] = t % x->shape.dims[k], t /= x->shape.dims[k];
+        if (o->lane >= 0 && oc[o->lane] != ic[x->lane])
+            return b->ok = 0, NULL;
+        if (o->lane < 0 || oc[o->lane] == 0)
+            o->reg[coords_entry(&o->shape, o->lane, oc)] = x->reg[coords_entry(&x->shape, x->lane, ic)];
+    }
+    return o;
+}
+
+static lval *routed(lb *b, const remat_node *N, lval *const *x, int nin)
+{
+    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
+    if (!o || nin > 64)
+        return b->ok = 0, NULL;
+    if (!lane_preserved(N, (const lval *const *)x, nin, o))
+        return b->ok = 0, NULL;
+    route_ctx r = {.node = N, .nin = nin};
+    for (int q = 0; q < nin; q++)
+        r.in_shapes[q] = &x[q]->shape;
+    int32_t zero = -1;
+    int64_t oc[REMAT_MAX_RANK], ic[REMAT_MAX_RANK];
+    for (int64_t e = 0; e < o->n; e++) {
+        entry_coords(&o->shape, o->lane, e, oc);
+        int q = route(&r, oc, ic);
+        if (q == 0) {
+            if (zero < 0)
+                zero = konst(b, o->dt, 0.0);
+            o->reg[e] = zero;
+            continue;
+        }
+        const lval *src = x[q - 1];
+        o->reg[e] = src->reg[coords_entry(&src->shape, src->lane, ic)];
+    }
+    return o;
+}
+
+static lval *constant(lb *b, const remat_node *N)
+{
+    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
+    if (!o)
+        return NULL;
+    if (!N->data) { /* splat */
+        int32_t r = konst(b, o->dt, N->p.scalar);
+        for (int64_t e = 0; e < o->n; e++)
+            o->reg[e] = r;
+        return o;
+    }
+    if (o->lane >= 0) /* values that differ by lane would need a buffer of their own */
+        return b->ok = 0, NULL;
+    for (int64_t e = 0; e < o->n; e++)
+        o->reg[e] = konst(b, o->dt, o->dt == REMAT_F32 ? (double)((const float *)N->data)[e]
+                                                        : ((const double *)N->data)[e]);
+    return o;
+}
+
+static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
+{
+    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
+    if (!o)
+        return NULL;
+    for (int q = 0; q < nin; q++)
+        if (x[q]->lane != o->lane || x[q]->n != o->n)
+            return b->ok = 0, NULL;
+    const double imm = N->op == REMAT_OP_POW ? N->p.scalar : N->op == REMAT_OP_INTEGER_POW ? (double)N->p.index : 0.0;
+    for (int64_t e = 0; e < o->n; e++)
+        o->reg[e] = op3(b, (remat_op)N->op, o->dt, x[0]->reg[e], nin > 1 ? x[1]->reg[e] : -1,
+                        nin > 2 ? x[2]->reg[e] : -1, imm);
+    return o;
+}
+
+/* Translates f with its arguments given; fills outs[0..n_outs). */
+static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
+{
+    remat_fn *f = remat_fn_inline_calls(f0);
+    lval **val = calloc((size_t)f->n_nodes + 1, sizeof *val);
+    if (!val)
+        b->ok = 0;
+    for (int32_t v = 0; b->ok && v < f->n_nodes; v++) {
+        const remat_node *N = &f->nodes[v];
+        lval *x[64];
+        if (N->nin > 64) {
+            b->ok = 0;
+            break;
+        }
+        for (int q = 0; q < N->nin; q++)
+            x[q] = val[N->in[q]];
+        switch ((remat_op)N->op) {
+        case REMAT_OP_ARG: val[v] = args[N->p.index]; break;
+        case REMAT_OP_NAME: val[v] = x[0]; break;
+        case REMAT_OP_CONSTANT: val[v] = constant(b, N); break;
+        case REMAT_OP_RESHAPE: val[v] = reshape(b, x[0], N); break;
+        case REMAT_OP_SLICE:
+        case REMAT_OP_TRANSPOSE:
+        case REMAT_OP_BROADCAST:
+        case REMAT_OP_PAD:
+        case REMAT_OP_CONCATENATE: val[v] = routed(b, N, x, N->nin); break;
+        default:
+            if (is_elementwise((remat_op)N->op))
+                val[v] = elementwise(b, N, x, N->nin);
+            else
+                b->ok = 0;
+        }
+        if (!val[v])
+            b->ok = 0;
+    }
+    for (int32_t i = 0; b->ok && i < f->n_outs; i++)
+        outs[i] = val[f->outs[i]];
+    free(val);
+    remat_fn_free(f);
+}
+
+/* ---- the kernels ---- */
+
+typedef struct {
+    const remat_scan_data *d;
+    int nc, nx, nk, ny, nt;
+    int base[LB_KINDS + 1];
+} layout;
+
+static int buf_of(const layout *L, int kind, int i) { return L->base[kind] + i; }
+
+/* the body's argument values: carries from `carry_kind` (-1: none), x_t, consts */
+static void body_args(lb *b, const layout *L, int carry_kind, lval **args)
+{
+    const remat_scan_data *d = L->d;
+    for (int i = 0; i < L->nc && carry_kind >= 0; i++)
+        args[i] = load(b, buf_of(L, carry_kind, i), d->in[i].dt, &d->in[i].shape);
+    for (int i = 0; i < L->nx; i++)
+        args[L->nc + i] = load(b, buf_of(L, LB_X, i), d->in[L->nc + i].dt, &d->in[L->nc + i].shape);
+    for (int i = 0; i < L->nk; i++)
+        args[L->nc + L->nx + i] =
+            load(b, buf_of(L, LB_K, i), d->in[L->nc + L->nx + i].dt, &d->in[L->nc + L->nx + i].shape);
+}
+
+/* the backward half, given the residual values; accumulates CTK */
+static void emit_backward(lb *b, const layout *L, lval **res)
+{
+    const remat_scan_data *d = L->d;
+    const scan_body_vjp *V = d->vjp;
+    const int nres = V->n_res, nc = L->nc, nx = L->nx, nk = L->nk, ny = L->ny;
+    lval **args = calloc((size_t)(nres + nc + ny + 1), sizeof *args);
+    lval **outs = calloc((size_t)(nc + nx + nk + 1), sizeof *outs);
+    lval **acc = calloc((size_t)(nk + 1), sizeof *acc);
+    if (!args || !outs || !acc)
+        b->ok = 0;
+    for (int j = 0; b->ok && j < nres; j++)
+        args[j] = res[j];
+    for (int i = 0; b->ok && i < nc; i++)
+        args[nres + i] = load(b, buf_of(L, LB_CT, i), d->in[i].dt, &d->in[i].shape);
+    for (int i = 0; b->ok && i < ny; i++)
+        args[nres + nc + i] = load(b, buf_of(L, LB_CTY, i), d->out[nc + i].dt, &d->out[nc + i].shape);
+    for (int i = 0; b->ok && i < nk; i++)
+        acc[i] = load(b, buf_of(L, LB_CTK, i), d->in[nc + nx + i].dt, &d->in[nc + nx + i].shape);
+    if (b->ok)
+        emit_fn(b, V->bwd, args, outs);
+    for (int i = 0; b->ok && i < nc; i++)
+        store(b, buf_of(L, LB_CT, i), outs[i]);
+    for (int i = 0; b->ok && i < nx; i++)
+        store(b, buf_of(L, LB_CTX, i), outs[nc + i]);
+    for (int i = 0; b->ok && i < nk; i++) {
+        const lval *c = outs[nc + nx + i];
+        lval *s = new_val(b, c->dt, &c->shape);
+        if (!s || !acc[i] || c->lane != acc[i]->lane) {
+            b->ok = 0;
+            break;
+        }
+        for (int64_t e = 0; e < s->n; e++)
+            s->reg[e] = op3(b, REMAT_OP_ADD, s->dt, acc[i]->reg[e], c->reg[e], -1, 0.0);
+        store(b, buf_of(L, LB_CTK, i), s);
+    }
+    free(args), free(outs), free(acc);
+}
+
+/* residual values for the backward: taped ones from `tape_vals` (tape order),
+ * x_t and consts from their arguments */
+static void residuals(const layout *L, lval **args, lval **tape_vals, lval **res)
+{
+    const scan_body_vjp *V = L->d->vjp;
+    for (int j = 0, t = 0; j < V->n_res; j++)
+        res[j] = V->res_arg[j] < 0 ? tape_vals[t++] : args[V->res_arg[j]];
+}
+
+static void emit_kernel(lb *b, const layout *L, unsigned which)
+{
+    const remat_scan_data *d = L->d;
+    const int nc = L->nc, ny = L->ny, nin = nc + L->nx + L->nk;
+    const int nres = d->vjp ? d->vjp->n_res : 0;
+    lval **args = calloc((size_t)nin + 1, sizeof *args);
+    lval **outs = calloc((size_t)(nc + ny + nres) + 1, sizeof *outs);
+    lval **res = calloc((size_t)nres + 1, sizeof *res);
+    if (!args || !outs || !res) {
+        b->ok = 0;
+        goto out;
+    }
+    switch (which) {
+    case LK_ADVANCE:
+    case LK_ADVANCE_SHOT:
+        body_args(b, L, LB_CARRY, args);
+        if (which == LK_ADVANCE_SHOT)
+            for (int i = 0; i < nc; i++)
+                store(b, buf_of(L, LB_SHOT, i), args[i]);
+        if (b->ok)
+            emit_fn(b, d->body, args, outs);
+        for (int i = 0; b->ok && i < nc + ny; i++)
+            store(b, i < nc ? buf_of(L, LB_CARRY, i) : buf_of(L, LB_Y, i - nc), outs[i]);
+        break;
+    case LK_TAPE:
+        body_args(b, L, LB_CARRY, args);
+        if (b->ok)
+            emit_fn(b, d->vjp->fwd, args, outs);
+        for (int i = 0; b->ok && i < nc + ny; i++)
+            store(b, i < nc ? buf_of(L, LB_CARRY, i) : buf_of(L, LB_Y, i - nc), outs[i]);
+        for (int t = 0; b->ok && t < L->nt; t++)
+            store(b, buf_of(L, LB_TAPE, t), outs[nc + ny + t]);
+        break;
+    case LK_REVERSE: {
+        body_args(b, L, -1, args); /* x_t and consts: residuals that are not taped */
+        lval **tv = outs;           /* the tape entries */
+        for (int t = 0; b->ok && t < L->nt; t++) {
+            const remat_node *o = remat_fn_node(d->vjp->fwd, d->vjp->fwd->outs[nc + ny + t]);
+            tv[t] = load(b, buf_of(L, LB_TAPE, t), (remat_dtype)o->dtype, &o->shape);
+        }
+        residuals(L, args, tv, res);
+        if (b->ok)
+            emit_backward(b, L, res);
+        break;
+    }
+    case LK_RECOMPUTE:
+        body_args(b, L, LB_SHOT, args);
+        if (b->ok)
+            emit_fn(b, d->vjp->fwd, args, outs);
+        if (b->ok) {
+            residuals(L, args, outs + nc + ny, res);
+            emit_backward(b, L, res);
+        }
+        break;
+    default: REMAT_UNREACHABLE("scan lanes: unknown kernel");
+    }
+out:
+    free(args), free(outs), free(res);
+}
+
+static void lb_reset(lb *b, int64_t m)
+{
+    b->n = b->n_st = 0;
+    b->m = m;
+    b->ok = 1;
+    remat_arena_clear(&b->mem);
+}
+
+static int compile_kernel(lb *b, const layout *L, unsigned which, remat_backend *be, remat_lane_fn *out)
+{
+    lb_reset(b, b->m);
+    emit_kernel(b, L, which);
+    for (int i = 0; b->ok && i < b->n_st; i++) /* the stores come last */
+        push(b, b->st[i]);
+    if (!b->ok)
+        return 0;
+    remat_lane_program p = {.m = b->m, .n_ins = b->n, .ins = b->ins, .n_bufs = b->n_bufs, .bufs = b->bufs};
+    return be->iface.compile_lane(&p, out) == REMAT_OK;
+}
+
+static int64_t candidates(const remat_scan_data *d, int64_t *c)
+{
+    int64_t n = 0;
+    for (int i = 0; i < d->n_carry; i++)
+        for (int k = 0; k < d->in[i].shape.rank; k++) {
+            int64_t v = d->in[i].shape.dims[k];
+            int dup = v <= 1;
+            for (int64_t q = 0; q < n; q++)
+                dup |= c[q] == v;
+            if (!dup && n < 2 * REMAT_MAX_RANK * 4)
+                c[n++] = v;
+        }
+    for (int64_t a = 0; a < n; a++) /* largest first */
+        for (int64_t q = a + 1; q < n; q++)
+            if (c[q] > c[a]) {
+                int64_t t = c[a];
+                c[a] = c[q], c[q] = t;
+            }
+    c[n++] = 1;
+    return n;
+}
+
+/* Every carry must be on the lanes (a carry without one would be updated by
+ * every lane); with m = 1 there is nothing to check. */
+static int carries_on_lanes(const remat_scan_data *d, int64_t m)
+{
+    for (int i = 0; m > 1 && i < d->n_carry; i++) {
+        int ok = 1;
+        if (lane_axis(&d->in[i].shape, m, &ok) < 0 || !ok)
+            return 0;
+    }
+    return 1;
+}
+
+int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!be->iface.compile_lane || !want || d->length == 0)
+        return 0;
+    if ((want & (LK_TAPE | LK_REVERSE | LK_RECOMPUTE)) && !d->vjp)
+        return 0;
+    layout L = {.d = d, .nc = d->n_carry, .nx = d->n_xs, .nk = d->n_consts, .ny = d->n_ys};
+    const int nres = d->vjp ? d->vjp->n_res : 0;
+    for (int j = 0; j < nres; j++)
+        L.nt += d->vjp->res_arg[j] < 0;
+    const int count[LB_KINDS] = {[LB_CARRY] = L.nc, [LB_X] = L.nx, [LB_K] = L.nk, [LB_Y] = L.ny, [LB_SHOT] = L.nc,
+                                 [LB_TAPE] = L.nt, [LB_CT] = L.nc, [LB_CTY] = L.ny, [LB_CTX] = L.nx, [LB_CTK] = L.nk};
+    for (int k = 0; k < LB_KINDS; k++)
+        L.base[k + 1] = L.base[k] + count[k];
+    lb b = {.n_bufs = L.base[LB_KINDS]};
+    b.bufs = calloc((size_t)b.n_bufs + 1, sizeof *b.bufs);
+    int ok = b.bufs != NULL;
+    for (int k = 0; ok && k < LB_KINDS; k++)
+        for (int i = 0; i < count[k]; i++) {
+            remat_lane_buf *B = &b.bufs[L.base[k] + i];
+            const int nc = L.nc, nx = L.nx;
+            switch (k) {
+            case LB_CARRY: case LB_SHOT: case LB_CT: B->dt = (uint8_t)d->in[i].dt; break;
+            case LB_X: case LB_CTX: B->dt = (uint8_t)d->in[nc + i].dt; break;
+            case LB_K: case LB_CTK: B->dt = (uint8_t)d->in[nc + nx + i].dt; break;
+            case LB_Y: case LB_CTY: B->dt = (uint8_t)d->out[nc + i].dt; break;
+            case LB_TAPE:
+                B->dt = remat_fn_node(d->vjp->fwd, d->vjp->fwd->outs[nc + L.ny + i])->dtype;
+                break;
+            }
+            B->state = k == LB_CARRY || k == LB_CT || k == LB_CTK;
+        }
+    int64_t cand[2 * REMAT_MAX_RANK * 4 + 1];
+    const int64_t nm = ok ? candidates(d, cand) : 0;
+    ok = 0;
+    for (int64_t q = 0; q < nm && !ok; q++) {
+        if (!carries_on_lanes(d, cand[q]))
+            continue;
+        b.m = cand[q];
+        scan_lanes S = {.m = cand[q]};
+        ok = 1;
+        remat_lane_fn *fns[5] = {&S.advance, &S.advance_shot, &S.tape, &S.reverse, &S.recompute};
+        for (int k = 0; ok && k < 5; k++)
+            if (want & (1u << k))
+                ok = compile_kernel(&b, &L, 1u << k, be, fns[k]);
+        if (ok) {
+            memcpy(S.base, L.base, sizeof S.base);
+            *out = S;
+        }
+    }
+    free(b.ins), free(b.st), free(b.bufs);
+    remat_arena_clear(&b.mem);
+    return ok;
+}

@@ -1,0 +1,55 @@
+/*
+ * scan_lanes.h (internal) — a scan's body compiled into native loops.
+ *
+ * When every op of the body (and of its VJP halves) is elementwise along one
+ * axis of size m that all carries share — a batch of independent problems —
+ * or the body is small enough to unroll (m = 1), the body is translated into
+ * lane programs (backend/lane.h) and the backend compiles each into one loop
+ * over steps: the runtime then executes a whole run of schedule actions
+ * (TAPE 0..n-1, say) as one call instead of n interpreted body evaluations.
+ *
+ * Every kernel reads and writes through one table of buffers (index base[kind]
+ * + i for the i-th value of a kind) whose pointers and per-step strides the
+ * runtime sets per call:
+ *
+ *   CARRY  nc  the current carry, updated in place (state)
+ *   X      nx  x_t                      Y    ny  y_t
+ *   K      nk  the consts               SHOT nc  a carry snapshot
+ *   TAPE   nt  the taped residuals of a step, in tape order
+ *   CT     nc  the carry's cotangent, updated in place (state)
+ *   CTY    ny  ct of y_t                CTX  nx  ct of x_t
+ *   CTK    nk  the consts' cotangents, accumulated in place (state)
+ *
+ * Kernels (NULL when the node's share of the schedule never needs them):
+ *   advance       CARRY, X, K -> CARRY, Y            (the primal body)
+ *   advance_shot  the same, first copying the carry into SHOT
+ *   tape          CARRY, X, K -> CARRY, Y, TAPE      (the VJP's forward half)
+ *   reverse       TAPE, X, K, CT, CTY -> CT, CTX, CTK += (the backward half)
+ *   recompute     SHOT, X, K, CT, CTY -> CT, CTX, CTK += (forward into
+ *                 registers, then backward: a step reversed without a tape)
+ * The consts' cotangents are accumulated as ctk = ctk + c in step order, so
+ * starting them at -0.0 gives the interpreter's bits (its first step writes
+ * c, later ones add; -0.0 + c == c for every c).
+ */
+#ifndef REMAT_SCAN_LANES_H
+#define REMAT_SCAN_LANES_H
+
+#include "backend/backend_impl.h"
+#include "scan/scan_impl.h"
+
+enum { LB_CARRY, LB_X, LB_K, LB_Y, LB_SHOT, LB_TAPE, LB_CT, LB_CTY, LB_CTX, LB_CTK, LB_KINDS };
+
+typedef struct {
+    int64_t m;
+    int base[LB_KINDS + 1]; /* base[LB_KINDS] = the table's size */
+    remat_lane_fn advance, advance_shot, tape, reverse, recompute;
+} scan_lanes;
+
+/* Translates and compiles the kernels `want` asks for (bits 1 << k of the
+ * enum below). Returns 1 with *out filled, or 0 when the body does not fit
+ * (an op without a lane form, no consistent lane axis, too large) or the
+ * backend cannot compile: the caller interprets the body instead. */
+enum { LK_ADVANCE = 1, LK_ADVANCE_SHOT = 2, LK_TAPE = 4, LK_REVERSE = 8, LK_RECOMPUTE = 16 };
+int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out);
+
+#endif

@@ -1,0 +1,345 @@
+/*
+ * test_scan_jit.c — scan bodies compiled into native loops (libgccjit,
+ * src/scan/scan_lanes.c + src/backend/cpu/jit.c) give the interpreter's
+ * results bit for bit, and the same stats.
+ *
+ * Every case builds value_and_grad of a scan, compiles it twice — once as
+ * is, once with REMAT_NO_JIT=1 (the body interpreted op by op) — runs both
+ * on the same inputs and compares every output bitwise, plus the stats that
+ * must not depend on how the body runs (forward evaluations, ops executed,
+ * peak snapshot bytes, measured arena == plan). The plans say how many scan
+ * nodes were compiled, which checks the loops were really used (or, for a
+ * body they cannot take, really not).
+ */
+#include "test_scan_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/remat.h"
+
+typedef struct {
+    outs_t o;
+    remat_stats st;
+    remat_memory_plan plan;
+} result;
+
+static void run_mode(const remat_fn *g, int n_in, const remat_tensor *in, int jit, result *r)
+{
+    if (jit)
+        unsetenv("REMAT_NO_JIT");
+    else
+        setenv("REMAT_NO_JIT", "1", 1);
+    run_fn(g, n_in, in, &r->o, &r->st, &r->plan);
+    unsetenv("REMAT_NO_JIT");
+    assert_int_equal(r->st.peak_arena_bytes, r->plan.arena_bytes);
+}
+
+/* compiled vs interpreted; `loops` = scan nodes expected compiled (when built with libgccjit) */
+static void compare(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops)
+{
+    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+    result a, b;
+    run_mode(g, n_in, in, 1, &a);
+    run_mode(g, n_in, in, 0, &b);
+    check_outs_bitwise(what, &a.o, &b.o);
+    assert_int_equal(a.st.forward_evals, b.st.forward_evals);
+    assert_int_equal(a.st.ops_executed, b.st.ops_executed);
+    assert_int_equal(a.st.recomputed_ops, b.st.recomputed_ops);
+    assert_int_equal(a.st.peak_snapshot_bytes, b.st.peak_snapshot_bytes);
+    assert_int_equal(a.plan.peak_snapshot_bytes, b.plan.peak_snapshot_bytes);
+    assert_int_equal(b.plan.compiled_loops, 0);
+#if REMAT_HAVE_GCCJIT
+    if (a.plan.compiled_loops != loops)
+        fail_msg("%s: %lld scan nodes compiled, expected %lld", what, (long long)a.plan.compiled_loops,
+                 (long long)loops);
+#else
+    (void)loops;
+    assert_int_equal(a.plan.compiled_loops, 0);
+#endif
+    outs_free(&a.o);
+    outs_free(&b.o);
+    remat_fn_free(g);
+}
+
+static const char *const jit_schedules[] = {"store-all", "per-step",   "periodic:3", "two-level",
+                                            "binomial:1", "binomial:4", "online:2",   "online:5"};
+#define N_JIT_SCHED ((int)(sizeof jit_schedules / sizeof jit_schedules[0]))
+
+static remat_scan_options opts(const char *sched, int reverse, const remat_policy *pol)
+{
+    remat_scan_options o = {.reverse = reverse != 0, .body_policy = pol};
+    if (remat_schedule_parse(sched, &o.schedule) != REMAT_OK)
+        fail_msg("schedule %s: %s", sched, remat_last_error());
+    return o;
+}
+
+/* ==== the PFR Euler step, scalar and batched (both layouts) ==== */
+
+/* y' = y + h [-k1 A, k1 A - k2 B, k2 B]; y (3) with scalar k, (3,m) or (m,3) with k (m) */
+static remat_fn *euler_body(remat_dtype dt, int64_t m, int rows)
+{
+    remat_fn *b = remat_fn_new("euler");
+    const int64_t *ydims = m == 0 ? DIMS(3) : rows ? DIMS(3, m) : DIMS(m, 3);
+    remat_val y = remat_arg(b, "y", dt, m == 0 ? 1 : 2, ydims);
+    remat_val k1 = remat_arg(b, "k1", dt, m == 0 ? 0 : 1, DIMS(m));
+    remat_val k2 = remat_arg(b, "k2", dt, m == 0 ? 0 : 1, DIMS(m));
+    remat_val a, bb;
+    if (m == 0 || rows) {
+        a = remat_index(b, y, 0), bb = remat_index(b, y, 1);
+    } else {
+        a = remat_reshape(b, remat_slice(b, y, DIMS(0, 0), DIMS(m, 1), NULL), 1, DIMS(m));
+        bb = remat_reshape(b, remat_slice(b, y, DIMS(0, 1), DIMS(m, 2), NULL), 1, DIMS(m));
+    }
+    remat_val r1 = remat_mul(b, k1, a), r2 = remat_mul(b, k2, bb);
+    const int64_t *pd = m == 0 ? DIMS(1) : rows ? DIMS(1, m) : DIMS(m, 1);
+    const int pr = m == 0 ? 1 : 2;
+    remat_val parts[3] = {remat_reshape(b, remat_neg(b, r1), pr, pd), remat_reshape(b, remat_sub(b, r1, r2), pr, pd),
+                          remat_reshape(b, r2, pr, pd)};
+    remat_val dy = remat_concatenate(b, 3, parts, m == 0 || rows ? 0 : 1);
+    remat_fn_output(b, remat_add(b, y, remat_mul_scalar(b, dy, 0.01)));
+    assert_fn_ok(b);
+    return b;
+}
+
+/* loss = sum(sin(carry_final)) */
+static remat_fn *scan_loss(const remat_fn *body, int64_t len, int n_args, const remat_dtype *dt,
+                           const remat_shape *shapes, int n_carry, int n_xs, const remat_scan_options *o, int n_ys)
+{
+    remat_fn *f = remat_fn_new("scan_loss");
+    remat_val a[8], c[8], ys[48];
+    for (int i = 0; i < n_args; i++)
+        a[i] = remat_arg(f, "a", dt[i], shapes[i].rank, shapes[i].dims);
+    scan_ok(f, body, len, n_carry, a, n_xs, a + n_carry, n_args - n_carry - n_xs, a + n_carry + n_xs, o, c,
+            n_ys ? ys : NULL);
+    remat_val l = remat_sum_all(f, remat_sin(f, c[0]));
+    for (int i = 1; i < n_carry; i++)
+        l = remat_add(f, l, remat_convert(f, remat_sum_all(f, remat_sin(f, c[i])), dt[0]));
+    for (int i = 0; i < n_ys; i++)
+        l = remat_add(f, l, remat_convert(f, remat_sum_all(f, remat_cos(f, ys[i])), dt[0]));
+    remat_fn_output(f, l);
+    assert_fn_ok(f);
+    return f;
+}
+
+static void test_scan_jit_pfr_scalar_and_batched(void **state)
+{
+    (void)state;
+    const remat_dtype dts[2] = {REMAT_F64, REMAT_F32};
+    for (int di = 0; di < 2; di++)
+        for (int lay = 0; lay < 3; lay++) { /* scalar, (3,m), (m,3) */
+            const remat_dtype dt = dts[di];
+            const int64_t m = lay == 0 ? 0 : 5;
+            remat_fn *body = euler_body(dt, m, lay == 1);
+            remat_tensor in[3] = {
+                t_rand(dt, m == 0 ? 1 : 2, m == 0 ? DIMS(3) : lay == 1 ? DIMS(3, m) : DIMS(m, 3), 0, 1),
+                t_rand(dt, m == 0 ? 0 : 1, DIMS(m), 0.5, 1.5), t_rand(dt, m == 0 ? 0 : 1, DIMS(m), 0.2, 0.8)};
+            const remat_dtype adt[3] = {dt, dt, dt};
+            const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+            for (int si = 0; si < N_JIT_SCHED; si++)
+                for (int64_t len = 1; len <= 13; len += 6) {
+                    remat_scan_options o = opts(jit_schedules[si], 0, NULL);
+                    remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+                    char what[96];
+                    snprintf(what, sizeof what, "euler %s layout %d %s n=%lld", remat_dtype_name(dt), lay,
+                             jit_schedules[si], (long long)len);
+                    compare(what, f, 3, in, 2);
+                    remat_fn_free(f);
+                }
+            t_free_all(3, in);
+            remat_fn_free(body);
+        }
+}
+
+/* ==== every elementwise op and routing op the loops know ==== */
+
+/* carry c (2,m) and s (m) [and u (m) f32 when mixed], x_t (m), consts w (m) and p (m);
+ * ys: y (m). A scalar broadcast into the lanes is a constant (a closed-over
+ * scalar would need a sum over the lanes in the backward: not a loop). */
+static remat_fn *every_op_body(remat_dtype dt, int64_t m, int mixed)
+{
+    remat_fn *b = remat_fn_new("every_op");
+    remat_val c = remat_arg(b, "c", dt, 2, DIMS(2, m));
+    remat_val s = remat_arg(b, "s", dt, 1, DIMS(m));
+    remat_val u = mixed ? remat_arg(b, "u", REMAT_F32, 1, DIMS(m)) : REMAT_NONE;
+    remat_val x = remat_arg(b, "x", dt, 1, DIMS(m));
+    remat_val w = remat_arg(b, "w", dt, 1, DIMS(m));
+    remat_val p = remat_arg(b, "p", dt, 1, DIMS(m));
+    remat_val c0 = remat_index(b, c, 0), c1 = remat_index(b, c, 1);
+    remat_val ys[40];
+    int ny = 0;
+#define Y(v) (ys[ny++] = (v))
+    remat_val pb = remat_mul(b, p, remat_broadcast_to(b, remat_scalar(b, dt, 1.25), 1, DIMS(m)));
+    remat_val t = remat_add(b, remat_mul(b, remat_tanh(b, c0), w), remat_sin(b, x));
+    t = remat_add(b, t, remat_mul(b, remat_cos(b, c1), pb));
+    remat_val pos = remat_add_scalar(b, remat_square(b, remat_tanh(b, s)), 1.0); /* in [1, 2]: no overflow, no NaN */
+    Y(t);
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_log(b, pos)), 0.1));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_sqrt(b, pos)), 0.05));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_exp(b, remat_mul_scalar(b, s, -0.5))), 0.02));
+    t = remat_add(b, t, Y(remat_div(b, c1, pos)));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_pow(b, pos, 1.5)), 0.01));
+    static const int ks[] = {0, 1, 2, 3, 4, 5, 7, 13, -1, -2, -3, -6};
+    for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++)
+        t = remat_add(b, t,
+                      remat_mul_scalar(b, Y(remat_integer_pow(b, remat_mul_scalar(b, pos, 0.7), ks[q])), 0.001));
+    t = remat_add(b, t, Y(remat_relu(b, c0)));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_max(b, c0, c1)), 0.3));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_min(b, c0, x)), 0.2));
+    t = remat_add(b, t, Y(remat_select(b, remat_gt(b, c0, c1), s, remat_neg(b, s))));
+    t = remat_add(b, t, Y(remat_mul(b, remat_le(b, x, s), c0)));
+    t = remat_add(b, t, Y(remat_mul(b, remat_ge(b, x, c1), remat_sub(b, c0, remat_mul(b, remat_lt(b, s, c0), x)))));
+    t = remat_add(b, t, Y(remat_add(b, remat_eq(b, x, x), remat_ne(b, s, c1))));
+    remat_val narrow = remat_convert(b, t, dt == REMAT_F64 ? REMAT_F32 : REMAT_F64);
+    t = remat_convert(b, remat_mul_scalar(b, narrow, 0.5), dt);
+    /* routing: c' = [t ; pad(c0 (1,m)) + c1 (1,m)] via concatenate, pad, transpose */
+    remat_val row0 = remat_reshape(b, remat_mul_scalar(b, t, 0.5), 2, DIMS(1, m));
+    remat_val tp = remat_transpose(b, remat_reshape(b, c1, 2, DIMS(1, m)), (int[]){1, 0}); /* (m,1) */
+    remat_val back = remat_transpose(b, tp, (int[]){1, 0});
+    remat_val padded = remat_pad(b, remat_reshape(b, c0, 1, DIMS(m)), DIMS(0), DIMS(0), NULL);
+    remat_val row1 = remat_add(b, back, remat_mul_scalar(b, remat_reshape(b, padded, 2, DIMS(1, m)), 0.9));
+    remat_val rows[2] = {row0, remat_mul_scalar(b, row1, 0.5)};
+    remat_fn_output(b, remat_concatenate(b, 2, rows, 0));
+    remat_fn_output(b, remat_add(b, remat_mul_scalar(b, s, 0.8), remat_mul_scalar(b, t, 0.1)));
+    if (mixed)
+        remat_fn_output(b, remat_add(b, remat_mul_scalar(b, u, 0.7), remat_convert(b, s, REMAT_F32)));
+    remat_fn_output(b, remat_mul(b, t, x));
+    for (int q = 0; q < ny; q++)
+        remat_fn_output(b, ys[q]);
+#undef Y
+    assert_fn_ok(b);
+    return b;
+}
+
+/* the scan's own outputs (final carries and stacked ys), no derivative */
+static remat_fn *scan_outputs(const remat_fn *body, int64_t len, int n_args, const remat_dtype *dt,
+                              const remat_shape *shapes, int n_carry, int n_xs, const remat_scan_options *o,
+                              int n_ys)
+{
+    remat_fn *f = remat_fn_new("scan_outputs");
+    remat_val a[8], c[8], ys[48];
+    for (int i = 0; i < n_args; i++)
+        a[i] = remat_arg(f, "a", dt[i], shapes[i].rank, shapes[i].dims);
+    scan_ok(f, body, len, n_carry, a, n_xs, a + n_carry, n_args - n_carry - n_xs, a + n_carry + n_xs, o, c, ys);
+    for (int i = 0; i < n_carry; i++)
+        remat_fn_output(f, c[i]);
+    for (int i = 0; i < n_ys; i++)
+        remat_fn_output(f, ys[i]);
+    assert_fn_ok(f);
+    return f;
+}
+
+/* the primal alone, compiled vs interpreted */
+static void compare_primal(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops)
+{
+    result a, b;
+    run_mode(f, n_in, in, 1, &a);
+    run_mode(f, n_in, in, 0, &b);
+    check_outs_bitwise(what, &a.o, &b.o);
+    assert_int_equal(a.st.forward_evals, b.st.forward_evals);
+    assert_int_equal(a.st.ops_executed, b.st.ops_executed);
+#if REMAT_HAVE_GCCJIT
+    assert_int_equal(a.plan.compiled_loops, loops);
+#else
+    (void)loops;
+#endif
+    outs_free(&a.o);
+    outs_free(&b.o);
+}
+
+static void test_scan_jit_every_op(void **state)
+{
+    (void)state;
+    for (int mixed = 0; mixed < 2; mixed++)
+        for (int di = 0; di < 2; di++)
+            for (int64_t m = 1; m <= 6; m += 5) {
+                const remat_dtype dt = di ? REMAT_F32 : REMAT_F64;
+                remat_fn *body = every_op_body(dt, m, mixed);
+                const int64_t len = 7;
+                const int nc = mixed ? 3 : 2;
+                remat_dtype adt[7];
+                remat_shape sh[7];
+                remat_tensor in[7];
+                int n = 0;
+                in[n] = t_rand(dt, 2, DIMS(2, m), -1, 1), adt[n] = dt, sh[n] = in[n].shape, n++;
+                in[n] = t_rand(dt, 1, DIMS(m), -1, 1), adt[n] = dt, sh[n] = in[n].shape, n++;
+                if (mixed)
+                    in[n] = t_rand(REMAT_F32, 1, DIMS(m), -1, 1), adt[n] = REMAT_F32, sh[n] = in[n].shape, n++;
+                in[n] = t_rand(dt, 2, DIMS(len, m), -1, 1), adt[n] = dt, sh[n] = in[n].shape, n++;
+                in[n] = t_rand(dt, 1, DIMS(m), -1, 1), adt[n] = dt, sh[n] = in[n].shape, n++;
+                in[n] = t_rand(dt, 1, DIMS(m), 0.5, 1), adt[n] = dt, sh[n] = in[n].shape, n++;
+                for (int rev = 0; rev < 2; rev++)
+                    for (int si = 0; si < N_JIT_SCHED; si += 3) {
+                        remat_scan_options o = opts(jit_schedules[si], rev, si == 3 ? remat_nothing_saveable : NULL);
+                        const int n_ys = remat_fn_num_outputs(body) - nc;
+                        remat_fn *fp = scan_outputs(body, len, n, adt, sh, nc, 1, &o, n_ys);
+                        compare_primal("every op, primal", fp, n, in, 1);
+                        remat_fn_free(fp);
+                        remat_fn *f = scan_loss(body, len, n, adt, sh, nc, 1, &o, n_ys);
+                        char what[96];
+                        snprintf(what, sizeof what, "every op %s m=%lld mixed=%d reverse=%d %s", remat_dtype_name(dt),
+                                 (long long)m, mixed, rev, jit_schedules[si]);
+                        compare(what, f, n, in, 2);
+                        remat_fn_free(f);
+                    }
+                t_free_all(n, in);
+                remat_fn_free(body);
+            }
+}
+
+/* ==== bodies the loops do not take fall back to the interpreter ==== */
+
+static void test_scan_jit_falls_back(void **state)
+{
+    (void)state;
+    /* a matrix product in the body */
+    remat_fn *b = remat_fn_new("matmul_body");
+    remat_val c = remat_arg(b, "c", REMAT_F64, 1, DIMS(4));
+    remat_val w = remat_arg(b, "w", REMAT_F64, 2, DIMS(4, 4));
+    remat_fn_output(b, remat_tanh(b, remat_matmul(b, c, w)));
+    assert_fn_ok(b);
+    remat_tensor in[2] = {t_rand(REMAT_F64, 1, DIMS(4), -1, 1), t_rand(REMAT_F64, 2, DIMS(4, 4), -1, 1)};
+    const remat_dtype adt[2] = {REMAT_F64, REMAT_F64};
+    const remat_shape sh[2] = {in[0].shape, in[1].shape};
+    remat_scan_options o = opts("binomial:2", 0, NULL);
+    remat_fn *f = scan_loss(b, 9, 2, adt, sh, 1, 0, &o, 0);
+    compare("matmul body", f, 2, in, 0);
+    remat_fn_free(f);
+    remat_fn_free(b);
+    t_free_all(2, in);
+}
+
+/* the body the lane axis must reject: a carry (m,m) has two candidate axes */
+static void test_scan_jit_ambiguous_lane_uses_scalars(void **state)
+{
+    (void)state;
+    remat_fn *b = remat_fn_new("square_state");
+    remat_val c = remat_arg(b, "c", REMAT_F64, 2, DIMS(3, 3));
+    remat_fn_output(b, remat_add(b, remat_sin(b, c), remat_transpose(b, c, (int[]){1, 0})));
+    assert_fn_ok(b);
+    remat_tensor in[1] = {t_rand(REMAT_F64, 2, DIMS(3, 3), -1, 1)};
+    const remat_dtype adt[1] = {REMAT_F64};
+    const remat_shape sh[1] = {in[0].shape};
+    remat_scan_options o = opts("per-step", 0, NULL);
+    remat_fn *f = scan_loss(b, 6, 1, adt, sh, 1, 0, &o, 0);
+    compare("(3,3) carry with a transpose: unrolled with m = 1", f, 1, in, 2);
+    remat_fn_free(f);
+    remat_fn_free(b);
+    t_free_all(1, in);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scan_jit_pfr_scalar_and_batched),
+        cmocka_unit_test(test_scan_jit_every_op),
+        cmocka_unit_test(test_scan_jit_falls_back),
+        cmocka_unit_test(test_scan_jit_ambiguous_lane_uses_scalars),
+    };
+#if !REMAT_HAVE_GCCJIT
+    printf("test_scan_jit: built without libgccjit: checking that nothing is compiled and results agree\n");
+#endif
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
