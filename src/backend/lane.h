@@ -18,7 +18,10 @@
  * Running a compiled program for `count` steps, step s (0-based) uses
  * buffer b at bufs[b] + s * strides[b] bytes (strides may be negative or
  * zero). A backend must give the bits the CPU kernels give for the same ops
- * (backend/cpu/elementwise.c), op by op, in instruction order.
+ * (backend/cpu/elementwise.c), op by op, in instruction order. (NaN results
+ * are NaN either way, but their sign and payload may differ: a compiler may
+ * swap the operands of a commutative op, and which NaN propagates follows
+ * the operand order.)
  */
 #ifndef REMAT_BACKEND_LANE_H
 #define REMAT_BACKEND_LANE_H

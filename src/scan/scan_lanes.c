@@ -16,6 +16,7 @@
  * custom ops, nested scans, non-splat constants along the lane axis, and
  * programs over LANES_MAX_INS instructions.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,6 +353,34 @@ static lval *constant(lb *b, const remat_node *N)
     return o;
 }
 
+static int is_pos_zero(const lb *b, int32_t r)
+{
+    const remat_lane_ins *I = &b->ins[r];
+    return I->kind == REMAT_LANE_CONST && I->imm == 0.0 && !signbit(I->imm);
+}
+
+/* x + y. (a + b) + 0 is rewritten as (a + 0) + b, a the operand computed
+ * first: in IEEE round-to-nearest both give a + b except that a = b = -0
+ * gives +0, the same bits always (x + y is -0 only when both are -0). The
+ * +0 (a cotangent added to a pad's zeros: add(ct, pad(g))) then leaves the
+ * critical path of a loop-carried chain such as a scan's carry cotangent. */
+static int32_t add(lb *b, remat_dtype dt, int32_t x, int32_t y)
+{
+    if (is_pos_zero(b, x)) {
+        int32_t t = x;
+        x = y, y = t;
+    }
+    if (is_pos_zero(b, y) && b->ins[x].kind == REMAT_LANE_OP && b->ins[x].op == REMAT_OP_ADD) {
+        int32_t p = b->ins[x].a, q = b->ins[x].b;
+        if (p > q) {
+            int32_t t = p;
+            p = q, q = t;
+        }
+        return op3(b, REMAT_OP_ADD, dt, op3(b, REMAT_OP_ADD, dt, p, y, -1, 0.0), q, -1, 0.0);
+    }
+    return op3(b, REMAT_OP_ADD, dt, x, y, -1, 0.0);
+}
+
 static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
 {
     lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
@@ -361,9 +390,10 @@ static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
         if (x[q]->lane != o->lane || x[q]->n != o->n)
             return b->ok = 0, NULL;
     const double imm = N->op == REMAT_OP_POW ? N->p.scalar : N->op == REMAT_OP_INTEGER_POW ? (double)N->p.index : 0.0;
-    for (int64_t e = 0; e < o->n; e++)
-        o->reg[e] = op3(b, (remat_op)N->op, o->dt, x[0]->reg[e], nin > 1 ? x[1]->reg[e] : -1,
-                        nin > 2 ? x[2]->reg[e] : -1, imm);
+    for (int64_t e = 0; e < o->n && b->ok; e++)
+        o->reg[e] = N->op == REMAT_OP_ADD ? add(b, o->dt, x[0]->reg[e], x[1]->reg[e])
+                                          : op3(b, (remat_op)N->op, o->dt, x[0]->reg[e], nin > 1 ? x[1]->reg[e] : -1,
+                                                nin > 2 ? x[2]->reg[e] : -1, imm);
     return o;
 }
 

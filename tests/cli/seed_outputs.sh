@@ -13,8 +13,9 @@ case $REMAT in /*) ;; *) REMAT=$PWD/$REMAT ;; esac
 EXPECTED=$(cd "$EXPECTED" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/remat-seed.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-# fontconfig and libltdl, loaded by PLplot, keep caches to the end of the process
-printf 'leak:libfontconfig\nleak:libltdl\nleak:libplplot\n' >"$work/lsan.supp"
+# fontconfig and libltdl, loaded by PLplot, and libgccjit (compiled scan loops)
+# keep caches to the end of the process
+printf 'leak:libfontconfig\nleak:libltdl\nleak:libplplot\nleak:libgccjit.so\n' >"$work/lsan.supp"
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$work/lsan.supp"
 fail=0
 check() { # name, then a command whose failure fails the test

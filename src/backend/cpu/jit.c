@@ -432,6 +432,8 @@ static remat_status compile_new(const remat_lane_program *p, gcc_jit_result **re
         return remat_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
     gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
     gcc_jit_context_add_command_line_option(c, "-ffp-contract=off");
+    if (p->m == 1) /* a serial chain of scalar ops: packing pairs into vectors only adds shuffles to it */
+        gcc_jit_context_add_command_line_option(c, "-fno-tree-slp-vectorize");
     gen g = {.p = p, .c = c};
     remat_status st = REMAT_OK;
     if (!generate(&g)) {
