@@ -311,6 +311,50 @@ static void test_scan_jit_falls_back(void **state)
     t_free_all(2, in);
 }
 
+/* Sums over entries of one lane, in the CPU kernel's order; with a
+ * closed-over scalar, whose cotangent sums across the lanes, the state is
+ * unrolled instead (m = 1). */
+static remat_fn *sum_body(int64_t m, int scalar_const)
+{
+    remat_fn *b = remat_fn_new("sums");
+    remat_val c = remat_arg(b, "c", REMAT_F64, 3, DIMS(2, 3, m));
+    remat_val k = scalar_const ? remat_arg(b, "k", REMAT_F64, 0, NULL) : remat_arg(b, "k", REMAT_F64, 1, DIMS(m));
+    remat_val kb = scalar_const ? remat_broadcast_to(b, k, 1, DIMS(m)) : k;
+    remat_val rows = remat_sum(b, remat_sin(b, c), 1, (int[]){1});   /* (2,m) */
+    remat_val all = remat_sum(b, remat_cos(b, c), 2, (int[]){0, 1}); /* (m) */
+    remat_val g = remat_mul(b, remat_add(b, remat_index(b, rows, 0), all), kb);
+    remat_val gb = remat_broadcast_in_dim(b, g, 3, DIMS(2, 3, m), (int[]){2});
+    remat_val rb = remat_broadcast_in_dim(b, rows, 3, DIMS(2, 3, m), (int[]){0, 2});
+    remat_fn_output(b, remat_add(b, remat_mul_scalar(b, c, 0.9), remat_mul_scalar(b, remat_mul(b, gb, rb), 0.01)));
+    assert_fn_ok(b);
+    return b;
+}
+
+static void test_scan_jit_sums(void **state)
+{
+    (void)state;
+    for (int sc = 0; sc < 2; sc++)
+        for (int64_t m = 1; m <= 4; m += 3) {
+            remat_fn *b = sum_body(m, sc);
+            remat_tensor in[2] = {t_rand(REMAT_F64, 3, DIMS(2, 3, m), -1, 1),
+                                  t_rand(REMAT_F64, sc ? 0 : 1, DIMS(m), 0.5, 1)};
+            const remat_dtype adt[2] = {REMAT_F64, REMAT_F64};
+            const remat_shape sh[2] = {in[0].shape, in[1].shape};
+            for (int si = 0; si < N_JIT_SCHED; si += 2) {
+                remat_scan_options o = opts(jit_schedules[si], 0, NULL);
+                remat_fn *f = scan_loss(b, 5, 2, adt, sh, 1, 0, &o, 0);
+                char what[96];
+                snprintf(what, sizeof what, "sums m=%lld scalar const=%d %s", (long long)m, sc, jit_schedules[si]);
+                /* a scalar const broadcast over m > 1 lanes needs a sum across lanes:
+                 * no lane axis works, and the (small) state is unrolled with m = 1 */
+                compare(what, f, 2, in, 2);
+                remat_fn_free(f);
+            }
+            remat_fn_free(b);
+            t_free_all(2, in);
+        }
+}
+
 /* the body the lane axis must reject: a carry (m,m) has two candidate axes */
 static void test_scan_jit_ambiguous_lane_uses_scalars(void **state)
 {
@@ -335,6 +379,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_jit_pfr_scalar_and_batched),
         cmocka_unit_test(test_scan_jit_every_op),
+        cmocka_unit_test(test_scan_jit_sums),
         cmocka_unit_test(test_scan_jit_falls_back),
         cmocka_unit_test(test_scan_jit_ambiguous_lane_uses_scalars),
     };

@@ -12,7 +12,7 @@
  * element is an entry (small states: an ODE right-hand side). Candidates for
  * m are the sizes of the carries' axes, largest first, then 1.
  *
- * Not translated (the body is interpreted instead): reductions, dot_general,
+ * Not translated (the body is interpreted instead): sums across lanes, dot_general,
  * custom ops, nested scans, non-splat constants along the lane axis, and
  * programs over LANES_MAX_INS instructions.
  */
@@ -397,6 +397,51 @@ static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
     return o;
 }
 
+/* reduce_sum over axes without the lane: each output entry is
+ * ((+0 + x0) + x1) + ... over its inputs in ascending row-major order, the
+ * CPU kernel's contract (backend/cpu/reduce.c) */
+static lval *reduce_sum(lb *b, const lval *x, const remat_node *N)
+{
+    const uint32_t mask = N->p.axes_mask;
+    if (x->lane >= 0 && (mask >> x->lane & 1u))
+        return b->ok = 0, NULL; /* across lanes */
+    lval *o = new_val(b, x->dt, &N->shape);
+    if (!o)
+        return NULL;
+    int kept[REMAT_MAX_RANK], red[REMAT_MAX_RANK], nk = 0, nr = 0, lane_out = -1;
+    for (int k = 0; k < x->shape.rank; k++) {
+        if (mask >> k & 1u) {
+            red[nr++] = k;
+        } else {
+            if (k == x->lane)
+                lane_out = nk;
+            kept[nk++] = k;
+        }
+    }
+    if (o->lane != lane_out)
+        return b->ok = 0, NULL;
+    int64_t oc[REMAT_MAX_RANK], ic[REMAT_MAX_RANK], rc[REMAT_MAX_RANK];
+    for (int64_t e = 0; e < o->n && b->ok; e++) {
+        entry_coords(&o->shape, o->lane, e, oc);
+        for (int q = 0; q < nk; q++)
+            ic[kept[q]] = oc[q];
+        memset(rc, 0, sizeof rc);
+        int32_t acc = konst(b, o->dt, 0.0);
+        for (;;) { /* odometer over the reduced axes, last fastest */
+            for (int q = 0; q < nr; q++)
+                ic[red[q]] = rc[q];
+            acc = op3(b, REMAT_OP_ADD, o->dt, acc, x->reg[coords_entry(&x->shape, x->lane, ic)], -1, 0.0);
+            int q = nr - 1;
+            while (q >= 0 && ++rc[q] == x->shape.dims[red[q]])
+                rc[q--] = 0;
+            if (q < 0)
+                break;
+        }
+        o->reg[e] = acc;
+    }
+    return o;
+}
+
 /* Translates f with its arguments given; fills outs[0..n_outs). */
 static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
 {
@@ -418,6 +463,7 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
         case REMAT_OP_NAME: val[v] = x[0]; break;
         case REMAT_OP_CONSTANT: val[v] = constant(b, N); break;
         case REMAT_OP_RESHAPE: val[v] = reshape(b, x[0], N); break;
+        case REMAT_OP_SUM: val[v] = reduce_sum(b, x[0], N); break;
         case REMAT_OP_SLICE:
         case REMAT_OP_TRANSPOSE:
         case REMAT_OP_BROADCAST:
