@@ -434,6 +434,8 @@ static remat_status compile_new(const remat_lane_program *p, gcc_jit_result **re
     gcc_jit_context_add_command_line_option(c, "-ffp-contract=off");
     if (p->m == 1) /* a serial chain of scalar ops: packing pairs into vectors only adds shuffles to it */
         gcc_jit_context_add_command_line_option(c, "-fno-tree-slp-vectorize");
+    else /* the buffers may alias as far as gcc knows: let it check them all at run time and vectorise */
+        gcc_jit_context_add_command_line_option(c, "--param=vect-max-version-for-alias-checks=200");
     gen g = {.p = p, .c = c};
     remat_status st = REMAT_OK;
     if (!generate(&g)) {
