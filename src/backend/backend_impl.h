@@ -101,10 +101,10 @@ typedef struct {
     remat_status (*lower_add_pad)(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
                                   const remat_pad_params *pad, int pad_first, remat_instr *ins,
                                   void *(*alloc)(void *ctx, size_t bytes), void *ctx);
-    /* Optional (NULL: loop bodies are interpreted op by op): compiles a lane
-     * program (backend/lane.h) into a native loop. Identical programs may
-     * share code; the function stays valid for the life of the process. */
-    remat_status (*compile_lane)(const remat_lane_program *p, remat_lane_fn *out);
+    /* Optional (NULL: loop bodies are interpreted op by op): compiles n lane
+     * programs (backend/lane.h) into native loops, out[i] running p[i]. Identical
+     * programs may share code; the functions stay valid for the life of the process. */
+    remat_status (*compile_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out);
     /* Device memory for the arena and constants (CPU: aligned malloc). */
     void *(*mem_alloc)(size_t bytes);
     void (*mem_free)(void *p);

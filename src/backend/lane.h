@@ -67,7 +67,7 @@ typedef struct {
 typedef void (*remat_lane_fn)(char *const *bufs, const int64_t *strides, int64_t count);
 
 /* A backend compiles lane programs through its optional vtable entry
- * `compile_lane` (backend_impl.h); the CPU backend's is backend/cpu/jit.c
+ * `compile_lanes` (backend_impl.h); the CPU backend's is backend/cpu/jit.c
  * (libgccjit). REMAT_ERR_UNSUPPORTED there means "interpret the body op by
  * op instead": built without libgccjit, or REMAT_NO_JIT=1 in the
  * environment at compile time. */

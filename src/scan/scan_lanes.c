@@ -623,16 +623,20 @@ static void lb_reset(lb *b, int64_t m)
     remat_arena_clear(&b->mem);
 }
 
-static int compile_kernel(lb *b, const layout *L, unsigned which, remat_backend *be, remat_lane_fn *out)
+/* Translates one kernel into a program of its own (instructions copied out
+ * of the builder, which the next kernel reuses). 0 when it does not fit. */
+static int translate_kernel(lb *b, const layout *L, unsigned which, remat_lane_program *p)
 {
     lb_reset(b, b->m);
     emit_kernel(b, L, which);
     for (int i = 0; b->ok && i < b->n_st; i++) /* the stores come last */
         push(b, b->st[i]);
-    if (!b->ok)
+    remat_lane_ins *ins = b->ok ? malloc(sizeof *ins * (size_t)b->n) : NULL;
+    if (!ins)
         return 0;
-    remat_lane_program p = {.m = b->m, .n_ins = b->n, .ins = b->ins, .n_bufs = b->n_bufs, .bufs = b->bufs};
-    return be->iface.compile_lane(&p, out) == REMAT_OK;
+    memcpy(ins, b->ins, sizeof *ins * (size_t)b->n);
+    *p = (remat_lane_program){.m = b->m, .n_ins = b->n, .ins = ins, .n_bufs = b->n_bufs, .bufs = b->bufs};
+    return 1;
 }
 
 static int64_t candidates(const remat_scan_data *d, int64_t *c)
@@ -672,7 +676,7 @@ static int carries_on_lanes(const remat_scan_data *d, int64_t m)
 int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out)
 {
     memset(out, 0, sizeof *out);
-    if (!be->iface.compile_lane || !want || d->length == 0)
+    if (!be->iface.compile_lanes || !want || d->length == 0)
         return 0;
     if ((want & (LK_TAPE | LK_REVERSE | LK_RECOMPUTE)) && !d->vjp)
         return 0;
@@ -710,15 +714,29 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             continue;
         b.m = cand[q];
         scan_lanes S = {.m = cand[q]};
-        ok = 1;
         remat_lane_fn *fns[5] = {&S.advance, &S.advance_shot, &S.tape, &S.reverse, &S.recompute};
-        for (int k = 0; ok && k < 5; k++)
-            if (want & (1u << k))
-                ok = compile_kernel(&b, &L, 1u << k, be, fns[k]);
-        if (ok) {
+        remat_lane_program progs[5];
+        const remat_lane_program *pp[5];
+        remat_lane_fn got[5];
+        int n = 0, fits = 1;
+        for (int k = 0; fits && k < 5; k++)
+            if (want & (1u << k)) {
+                fits = translate_kernel(&b, &L, 1u << k, &progs[n]);
+                pp[n] = &progs[n];
+                n += fits;
+            }
+        if (fits && be->iface.compile_lanes(n, pp, got) == REMAT_OK) { /* one compilation for all */
+            for (int k = 0, i = 0; k < 5; k++)
+                if (want & (1u << k))
+                    *fns[k] = got[i++];
             memcpy(S.base, L.base, sizeof S.base);
             *out = S;
+            ok = 1;
+        } else if (fits) {
+            q = nm; /* the backend cannot compile: no other lane axis will do better */
         }
+        for (int i = 0; i < n; i++)
+            free((void *)progs[i].ins);
     }
     free(b.ins), free(b.st), free(b.bufs);
     remat_arena_clear(&b.mem);

@@ -549,10 +549,11 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
         return st;
     ins->fn = d->kind == SCAN_FWD ? k_scan_fwd : k_scan_bwd;
     ins->aux = r;
-    unsigned want = (plain ? LK_ADVANCE | LK_ADVANCE_SHOT : 0) | (record ? LK_TAPE : 0);
-    if (d->kind == SCAN_BWD && d->length > 0)
-        want |= LK_REVERSE | (record ? LK_RECOMPUTE : 0);
-    if (use_lanes(r, d, L, want))
+    /* Every kernel of the body is compiled with the forward node's, in one
+     * compilation (libgccjit's cost is mostly per compilation): the backward
+     * node then finds its own in the backend's cache. */
+    const unsigned all = LK_ADVANCE | LK_ADVANCE_SHOT | LK_TAPE | LK_REVERSE | LK_RECOMPUTE;
+    if (use_lanes(r, d, L, all))
         ins->fn = d->kind == SCAN_FWD ? remat_scan_k_fwd_lanes : remat_scan_k_bwd_lanes;
     return REMAT_OK;
 }

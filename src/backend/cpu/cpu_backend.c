@@ -337,7 +337,7 @@ static remat_backend cpu_backend = {
         .lower = cpu_lower,
         .lower_fused = remat_cpu_lower_fused,
         .lower_add_pad = cpu_lower_add_pad,
-        .compile_lane = remat_cpu_compile_lane,
+        .compile_lanes = remat_cpu_compile_lanes,
         .mem_alloc = cpu_mem_alloc,
         .mem_free = cpu_mem_free,
     },

@@ -26,9 +26,11 @@
  * add are fused, and without -ffast-math, so nothing is reassociated: the
  * results equal the interpreter's bit for bit (tests/test_scan_jit.c).
  *
- * Compiling costs ~20-50 ms, so programs are cached for the life of the
- * process by their full contents: the many programs a test grid or a
- * schedule comparison compiles from one body share one compilation.
+ * Compiling costs ~20 ms per call (mostly the assembler and linker runs that
+ * libgccjit makes), so a scan's kernels are compiled together, and cached
+ * for the life of the process by their full contents: the many programs a
+ * test grid or a schedule comparison compiles from one body share one
+ * compilation.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +50,7 @@
 typedef struct {
     size_t len;
     unsigned char *key;
-    gcc_jit_result *result;
+    gcc_jit_result *result; /* NULL: held by another entry of the same compilation */
     remat_lane_fn fn;
 } cache_entry;
 
@@ -320,8 +322,8 @@ static gcc_jit_lvalue *state_memory(gen *g, int k)
     return gcc_jit_context_new_array_access(g->c, NULL, base, i64c(g, g->state_off[k]));
 }
 
-/* Builds the function into g->c; 0 when an op is not supported. */
-static int generate(gen *g)
+/* Builds the function `name` into g->c; 0 when an op is not supported. */
+static int generate(gen *g, const char *name_fn)
 {
     const remat_lane_program *p = g->p;
     gcc_jit_context *c = g->c;
@@ -339,7 +341,7 @@ static int generate(gen *g)
         gcc_jit_context_new_param(c, NULL, gcc_jit_type_get_pointer(g->t_i64), "strides"),
         gcc_jit_context_new_param(c, NULL, g->t_i64, "count"),
     };
-    g->fn = gcc_jit_context_new_function(c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, "lane", 3, params, 0);
+    g->fn = gcc_jit_context_new_function(c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name_fn, 3, params, 0);
     g->reg = calloc((size_t)p->n_ins + 1, sizeof *g->reg);
     g->pbuf = calloc((size_t)p->n_bufs + 1, sizeof *g->pbuf);
     g->stride = calloc((size_t)p->n_bufs + 1, sizeof *g->stride);
@@ -425,23 +427,36 @@ static void gen_free(gen *g)
     free(g->state_off), free(g->state_buf), free(g->state_local);
 }
 
-static remat_status compile_new(const remat_lane_program *p, gcc_jit_result **res, remat_lane_fn *fn)
+/* All n programs into one context (one assembler and linker run, which is
+ * most of libgccjit's ~20 ms per compilation), functions lane0..lane<n-1>. */
+static remat_status compile_new(int n, const remat_lane_program *const *ps, gcc_jit_result **res, remat_lane_fn *fn)
 {
     gcc_jit_context *c = gcc_jit_context_acquire();
     if (!c)
         return remat_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
     gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
     gcc_jit_context_add_command_line_option(c, "-ffp-contract=off");
-    if (p->m == 1) /* a serial chain of scalar ops: packing pairs into vectors only adds shuffles to it */
+    int scalar = 1;
+    for (int k = 0; k < n; k++)
+        scalar &= ps[k]->m == 1;
+    if (scalar) /* a serial chain of scalar ops: packing pairs into vectors only adds shuffles to it */
         gcc_jit_context_add_command_line_option(c, "-fno-tree-slp-vectorize");
     else /* the buffers may alias as far as gcc knows: let it check them all at run time and vectorise */
         gcc_jit_context_add_command_line_option(c, "--param=vect-max-version-for-alias-checks=200");
-    gen g = {.p = p, .c = c};
     remat_status st = REMAT_OK;
-    if (!generate(&g)) {
-        st = REMAT_ERR_UNSUPPORTED; /* an op this compiler does not know: interpret */
-    } else {
-        const char *dump = getenv("REMAT_JIT_DUMP"); /* a directory: the assembly of each program */
+    gcc_jit_function *math[2][M_COUNT] = {{0}};
+    char name[32];
+    for (int k = 0; k < n && st == REMAT_OK; k++) {
+        gen g = {.p = ps[k], .c = c};
+        memcpy(g.math, math, sizeof math); /* imported once per context */
+        snprintf(name, sizeof name, "lane%d", k);
+        if (!generate(&g, name))
+            st = REMAT_ERR_UNSUPPORTED; /* an op this compiler does not know: interpret */
+        memcpy(math, g.math, sizeof math);
+        gen_free(&g);
+    }
+    if (st == REMAT_OK) {
+        const char *dump = getenv("REMAT_JIT_DUMP"); /* a directory: the assembly of each compilation */
         if (dump && *dump) {
             static int seq;
             char path[4096];
@@ -449,65 +464,87 @@ static remat_status compile_new(const remat_lane_program *p, gcc_jit_result **re
             gcc_jit_context_compile_to_file(c, GCC_JIT_OUTPUT_KIND_ASSEMBLER, path);
         }
         *res = gcc_jit_context_compile(c);
-        *fn = *res ? (remat_lane_fn)gcc_jit_result_get_code(*res, "lane") : NULL;
-        if (!*fn) {
-            const char *e = gcc_jit_context_get_first_error(c);
-            st = remat_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
-            if (*res)
-                gcc_jit_result_release(*res);
+        for (int k = 0; k < n && st == REMAT_OK; k++) {
+            snprintf(name, sizeof name, "lane%d", k);
+            fn[k] = *res ? (remat_lane_fn)gcc_jit_result_get_code(*res, name) : NULL;
+            if (!fn[k]) {
+                const char *e = gcc_jit_context_get_first_error(c);
+                st = remat_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
+            }
         }
+        if (st != REMAT_OK && *res)
+            gcc_jit_result_release(*res);
     }
-    gen_free(&g);
     gcc_jit_context_release(c);
     return st;
 }
 
-remat_status remat_cpu_compile_lane(const remat_lane_program *p, remat_lane_fn *out)
+static int find(const bytes *k, remat_lane_fn *fn)
 {
-    REMAT_ASSERT(p && out && p->m >= 1);
+    for (int i = 0; i < n_cache; i++)
+        if (cache[i].len == k->len && !memcmp(cache[i].key, k->p, k->len)) {
+            *fn = cache[i].fn;
+            return 1;
+        }
+    return 0;
+}
+
+/* Programs are cached one by one, so a later call asking for a subset (the
+ * backward node of a scan after its forward node compiled every kernel of
+ * the body) finds them all; those not found are compiled together. */
+remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
+{
+    REMAT_ASSERT(n >= 1 && ps && out);
     const char *e = getenv("REMAT_NO_JIT");
     if (e && *e && strcmp(e, "0"))
         return REMAT_ERR_UNSUPPORTED;
-    bytes k = {0};
-    if (!program_key(p, &k)) {
-        free(k.p);
-        return remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
+    bytes *keys = calloc((size_t)n, sizeof *keys);
+    const remat_lane_program **miss = malloc(sizeof *miss * (size_t)n);
+    remat_lane_fn *fns = malloc(sizeof *fns * (size_t)n);
+    int *idx = malloc(sizeof *idx * (size_t)n), ok = keys && miss && fns && idx;
+    for (int i = 0; ok && i < n; i++) {
+        REMAT_ASSERT(ps[i] && ps[i]->m >= 1);
+        ok = program_key(ps[i], &keys[i]);
     }
+    remat_status st = ok ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
     pthread_mutex_lock(&cache_lock);
-    remat_status st = REMAT_OK;
-    for (int i = 0; i < n_cache; i++)
-        if (cache[i].len == k.len && !memcmp(cache[i].key, k.p, k.len)) {
-            *out = cache[i].fn;
-            goto unlock;
-        }
-    if (n_cache == cap_cache) {
+    int n_miss = 0;
+    for (int i = 0; st == REMAT_OK && i < n; i++)
+        if (!find(&keys[i], &out[i]))
+            idx[n_miss] = i, miss[n_miss++] = ps[i];
+    if (st == REMAT_OK && n_miss > 0 && n_cache + n_miss > cap_cache) {
         int nc = cap_cache ? 2 * cap_cache : 16;
+        while (nc < n_cache + n_miss)
+            nc *= 2;
         cache_entry *q = realloc(cache, sizeof *q * (size_t)nc);
-        if (!q) {
+        if (q)
+            cache = q, cap_cache = nc;
+        else
             st = remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
-            goto unlock;
-        }
-        cache = q, cap_cache = nc;
     }
     gcc_jit_result *res = NULL;
-    remat_lane_fn fn = NULL;
-    st = compile_new(p, &res, &fn);
-    if (st == REMAT_OK) {
-        cache[n_cache++] = (cache_entry){.len = k.len, .key = k.p, .result = res, .fn = fn};
-        k.p = NULL; /* the cache owns it */
-        *out = fn;
+    if (st == REMAT_OK && n_miss > 0)
+        st = compile_new(n_miss, miss, &res, fns);
+    for (int j = 0; st == REMAT_OK && j < n_miss; j++) {
+        const int i = idx[j];
+        /* the result is kept by the first of its programs; it lives as long as the process */
+        cache[n_cache++] = (cache_entry){.len = keys[i].len, .key = keys[i].p, .result = j == 0 ? res : NULL,
+                                         .fn = fns[j]};
+        keys[i].p = NULL; /* the cache owns it */
+        out[i] = fns[j];
     }
-unlock:
     pthread_mutex_unlock(&cache_lock);
-    free(k.p);
+    for (int i = 0; keys && i < n; i++)
+        free(keys[i].p);
+    free(keys), free(miss), free(fns), free(idx);
     return st;
 }
 
 #else /* built without libgccjit: loop bodies are interpreted */
 
-remat_status remat_cpu_compile_lane(const remat_lane_program *p, remat_lane_fn *out)
+remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
 {
-    (void)p, (void)out;
+    (void)n, (void)ps, (void)out;
     return REMAT_ERR_UNSUPPORTED;
 }
 

@@ -4,6 +4,6 @@
 
 #include "backend/lane.h"
 
-remat_status remat_cpu_compile_lane(const remat_lane_program *p, remat_lane_fn *out);
+remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out);
 
 #endif
