@@ -34,6 +34,15 @@ check "pfr optimize prints seed 004's table" same "$EXPECTED/pfr_optimize.txt" o
 check "pfr simulate exits 0" test $? -eq 0
 check "pfr simulate prints the seed's outlet and gradient" same "$EXPECTED/pfr_simulate.txt" simulate.txt
 
+# without an assembler and linker on PATH, libgccjit cannot compile the
+# scan loops: the tool says so once and interprets them, same numbers
+PATH=/nonexistent "$REMAT" pfr simulate >simulate-nojit.txt 2>simulate-nojit.err
+check "pfr simulate without as/ld exits 0" test $? -eq 0
+check "pfr simulate without as/ld prints the same" same "$EXPECTED/pfr_simulate.txt" simulate-nojit.txt
+if [ -s simulate-nojit.err ]; then # built with libgccjit
+    check "pfr simulate without as/ld says why" has simulate-nojit.err "scan loops will be interpreted"
+fi
+
 "$REMAT" pfr simulate --json --out profile.csv >simulate.json 2>simulate.err
 check "pfr simulate --json --out exits 0" test $? -eq 0
 for want in '"A": 4.3171247410658' '"B": 0.0132215946628' '"C": 0.98673523408974' \

@@ -32,6 +32,7 @@
  * test grid or a schedule comparison compiles from one body share one
  * compilation.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@
 
 #include <libgccjit.h>
 #include <pthread.h>
+#include <unistd.h>
 
 /* ---- the cache ---- */
 
@@ -435,6 +437,7 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, gcc_
     if (!c)
         return remat_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
     gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
+    gcc_jit_context_set_bool_print_errors_to_stderr(c, 0); /* reported once, by the caller */
     gcc_jit_context_add_command_line_option(c, "-ffp-contract=off");
     int scalar = 1;
     for (int k = 0; k < n; k++)
@@ -479,6 +482,32 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, gcc_
     return st;
 }
 
+/* Set when libgccjit cannot produce code at all (no assembler or linker, no
+ * writable TMPDIR): later calls do not try again, and the reason is printed
+ * once, because interpreting instead is correct but slower. */
+static int broken;
+
+/* libgccjit's embedded driver runs `as` and `ld` found on PATH, and calls
+ * exit() when it cannot: so look first (binutils, a dependency of
+ * libgccjit0, puts them in /usr/bin). */
+static int on_path(const char *tool)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    while (path && *path) {
+        const char *colon = strchr(path, ':');
+        const size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        if (len > 0 && len + strlen(tool) + 2 < sizeof buf) {
+            memcpy(buf, path, len);
+            snprintf(buf + len, sizeof buf - len, "/%s", tool);
+            if (access(buf, X_OK) == 0)
+                return 1;
+        }
+        path = colon ? colon + 1 : NULL;
+    }
+    return 0;
+}
+
 static int find(const bytes *k, remat_lane_fn *fn)
 {
     for (int i = 0; i < n_cache; i++)
@@ -508,6 +537,8 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
     }
     remat_status st = ok ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
     pthread_mutex_lock(&cache_lock);
+    if (broken)
+        st = REMAT_ERR_UNSUPPORTED;
     int n_miss = 0;
     for (int i = 0; st == REMAT_OK && i < n; i++)
         if (!find(&keys[i], &out[i]))
@@ -523,8 +554,15 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
             st = remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
     }
     gcc_jit_result *res = NULL;
-    if (st == REMAT_OK && n_miss > 0)
+    if (st == REMAT_OK && n_miss > 0 && !(on_path("as") && on_path("ld")))
+        st = remat_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
+    else if (st == REMAT_OK && n_miss > 0)
         st = compile_new(n_miss, miss, &res, fns);
+    if (st == REMAT_ERR_BACKEND) {
+        broken = 1;
+        fprintf(stderr, "remat: scan loops will be interpreted, compiling them failed: %s "
+                        "(REMAT_NO_JIT=1 skips compiling)\n", remat_last_error());
+    }
     for (int j = 0; st == REMAT_OK && j < n_miss; j++) {
         const int i = idx[j];
         /* the result is kept by the first of its programs; it lives as long as the process */
