@@ -213,6 +213,10 @@ static void execute(exec *e, const remat_action_run *run)
     const remat_scan_data *d = r->d;
     const remat_action *p = run->pat;
     const int64_t n = run->count;
+    if (n == 1 && run->n == 1) { /* Revolve's actions come one at a time */
+        unit(e, &p[0]);
+        return;
+    }
     if (run->n == 1 && p[0].kind == REMAT_ACT_TAPE && run->dstep == 1) {
         tape_run(e, p[0].step, n);
         return;
