@@ -27,6 +27,7 @@ typedef struct {
     size_t peak, peak_pred, residual, arena;
     double seconds, max_diff;
     int bitwise, over_budget;
+    int64_t compiled_loops; /* scan nodes run as native loops (remat_memory_plan) */
     double *grads; /* loss then gradients, flattened */
     size_t n_vals;
 } row;
@@ -118,6 +119,7 @@ static int run_row(const remat_problem *pb, row *r, int repeat)
         r->peak_pred = plan.peak_snapshot_bytes;
         r->residual = st.residual_bytes;
         r->arena = st.peak_arena_bytes;
+        r->compiled_loops = plan.compiled_loops;
     }
     free(times);
     remat_program_free(prog);
@@ -171,6 +173,12 @@ static void print_table(const remat_problem *pb, const row *rows, int n, int64_t
                r->seconds * 1e3, r->max_diff, r->bitwise ? "" : " (not bitwise equal)",
                r->over_budget ? "  over budget" : "");
     }
+    int64_t compiled = 0;
+    for (int i = 0; i < n; i++)
+        compiled += rows[i].compiled_loops > 0;
+    printf("times with the scan body %s\n", compiled == n   ? "compiled into native loops (libgccjit)"
+                                     : compiled == 0 ? "interpreted op by op"
+                                                     : "compiled for some schedules only");
 }
 
 static void print_json(const remat_problem *pb, const row *rows, int n, int64_t budget)
@@ -184,11 +192,13 @@ static void print_json(const remat_problem *pb, const row *rows, int n, int64_t 
                "\"snapshots\": %lld, \"forward_evals\": %lld, \"forward_evals_predicted\": %lld, "
                "\"binomial_optimum\": %lld, \"peak_bytes\": %zu, \"peak_bytes_predicted\": %zu, "
                "\"residual_bytes\": %zu, \"arena_bytes\": %zu, \"seconds\": %.9g, \"max_abs_grad_diff\": %.17g, "
-               "\"bitwise_equal\": %s, \"memory_budget\": %lld, \"over_budget\": %s, \"loss\": %.17g}%s\n",
+               "\"bitwise_equal\": %s, \"memory_budget\": %lld, \"over_budget\": %s, \"compiled_loops\": %lld, "
+               "\"loss\": %.17g}%s\n",
                (long long)remat_problem_steps(pb), r->label, r->from_budget ? "true" : "false",
                (long long)r->snapshots, (long long)r->evals, (long long)r->evals_pred, (long long)r->optimum, r->peak,
                r->peak_pred, r->residual, r->arena, r->seconds, r->max_diff, r->bitwise ? "true" : "false",
-               (long long)budget, r->over_budget ? "true" : "false", r->grads[0], i + 1 < n ? "," : "");
+               (long long)budget, r->over_budget ? "true" : "false", (long long)r->compiled_loops, r->grads[0],
+               i + 1 < n ? "," : "");
     }
     printf("]\n");
 }
