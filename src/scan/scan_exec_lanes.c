@@ -96,7 +96,44 @@ typedef struct {
     const void *const *xs, *const *ct_ys;
     void *const *ys, *const *ct_xs;
     int64_t expect; /* the next step to reverse: n-1 down to 0, each once */
+    int64_t n_spans; /* kept tapes as spans of consecutive steps (r->span_*), LIFO */
 } exec;
+
+/* Kept tapes are tracked as spans, not step by step: a store-all forward
+ * keeps n tapes in one span, so the bookkeeping is O(runs), not O(steps). */
+static void tapes_push(exec *e, int64_t step, int64_t n)
+{
+    scan_rt *r = e->r;
+    REMAT_ASSERT(e->s.tapes + n <= r->d->peak_tapes);
+    const int64_t t = e->n_spans - 1;
+    if (t >= 0 && r->span_step[t] + r->span_count[t] == step) {
+        r->span_count[t] += n;
+    } else {
+        REMAT_ASSERT(e->n_spans <= r->d->peak_tapes);
+        r->span_step[e->n_spans] = step;
+        r->span_count[e->n_spans++] = n;
+    }
+    e->s.tapes += n;
+    if (e->s.tapes > e->s.peak_tapes)
+        e->s.peak_tapes = e->s.tapes;
+}
+
+/* how many kept tapes end at `step`, consecutive (0: step has no kept tape) */
+static int64_t kept_ending_at(const exec *e, int64_t step)
+{
+    const int64_t t = e->n_spans - 1;
+    return t >= 0 && e->r->span_step[t] + e->r->span_count[t] - 1 == step ? e->r->span_count[t] : 0;
+}
+
+static void tapes_pop(exec *e, int64_t n)
+{
+    scan_rt *r = e->r;
+    const int64_t t = e->n_spans - 1;
+    REMAT_ASSERT(t >= 0 && n <= r->span_count[t]);
+    if ((r->span_count[t] -= n) == 0)
+        e->n_spans--;
+    e->s.tapes -= n;
+}
 
 static void count_evals(scan_rt *r, remat_program *p, int64_t n)
 {
@@ -123,11 +160,7 @@ static void tape_run(exec *e, int64_t step, int64_t n)
     set_tape(r, remat_scan_rt_tape(r, e->store, e->s.tapes), (int64_t)r->d->vjp->tape_bytes);
     call(r, r->lanes.tape, n);
     count_evals(r, r->p_fwd, n);
-    for (int64_t q = 0; q < n; q++)
-        r->tape_step[e->s.tapes + q] = step + q;
-    e->s.tapes += n;
-    if (e->s.tapes > e->s.peak_tapes)
-        e->s.peak_tapes = e->s.tapes;
+    tapes_push(e, step, n);
     e->s.c += n;
 }
 
@@ -135,13 +168,13 @@ static void tape_run(exec *e, int64_t step, int64_t n)
 static void reverse_run(exec *e, int64_t step, int64_t n)
 {
     scan_rt *r = e->r;
-    REMAT_ASSERT(step == e->expect && n <= e->s.tapes);
+    REMAT_ASSERT(step == e->expect && n <= kept_ending_at(e, step));
     e->expect -= n;
     set_steps(r, step, -1, e->xs, NULL, e->ct_ys, e->ct_xs);
     set_tape(r, remat_scan_rt_tape(r, e->store, e->s.tapes - 1), -(int64_t)r->d->vjp->tape_bytes);
     call(r, r->lanes.reverse, n);
     remat_program_add_runs(r->p_bwd, n);
-    e->s.tapes -= n;
+    tapes_pop(e, n);
 }
 
 /* steps step, step-1, ... (n) each recomputed from a snapshot at `carry`
@@ -161,7 +194,7 @@ static void recompute_run(exec *e, int64_t step, int64_t n, const char *carry, i
 
 static int tape_kept(const exec *e, int64_t step)
 {
-    return e->s.tapes > 0 && e->r->tape_step[e->s.tapes - 1] == step;
+    return kept_ending_at(e, step) > 0;
 }
 
 /* one action; forward = the forward phase (tracking as the interpreter does) */
@@ -221,8 +254,7 @@ static void execute(exec *e, const remat_action_run *run)
         tape_run(e, p[0].step, n);
         return;
     }
-    if (run->n == 1 && p[0].kind == REMAT_ACT_REVERSE && run->dstep == -1 && e->s.tapes >= n &&
-        tape_kept(e, p[0].step) && r->tape_step[e->s.tapes - n] == p[0].step - n + 1) {
+    if (run->n == 1 && p[0].kind == REMAT_ACT_REVERSE && run->dstep == -1 && kept_ending_at(e, p[0].step) >= n) {
         reverse_run(e, p[0].step, n); /* kept tapes are consecutive steps, LIFO */
         return;
     }
@@ -244,7 +276,7 @@ static void execute(exec *e, const remat_action_run *run)
     }
     if (run->n == 3 && p[0].kind == REMAT_ACT_RESTORE && p[1].kind == REMAT_ACT_REVERSE &&
         p[2].kind == REMAT_ACT_FREE && run->dstep == -1 && p[1].step == p[0].step && p[2].slot == p[0].slot &&
-        (e->s.tapes == 0 || r->tape_step[e->s.tapes - 1] < p[0].step - n + 1)) {
+        (e->n_spans == 0 || r->span_step[e->n_spans - 1] + r->span_count[e->n_spans - 1] - 1 < p[0].step - n + 1)) {
         /* no step of the run has a kept tape (tapes are LIFO: the top one is the latest) */
         for (int64_t q = 0; q < n; q++)
             REMAT_ASSERT(r->slot_step[p[0].slot + q * run->dslot] == p[0].step - q);
@@ -264,12 +296,8 @@ static void track(exec *e, const remat_action_run *run)
     const remat_action *p = run->pat;
     const int64_t n = run->count;
     if (run->n == 1 && p[0].kind == REMAT_ACT_TAPE && run->dstep == 1) {
-        REMAT_ASSERT(p[0].step == e->s.c && e->s.tapes + n <= r->d->peak_tapes);
-        for (int64_t q = 0; q < n; q++)
-            r->tape_step[e->s.tapes + q] = p[0].step + q;
-        e->s.tapes += n;
-        if (e->s.tapes > e->s.peak_tapes)
-            e->s.peak_tapes = e->s.tapes;
+        REMAT_ASSERT(p[0].step == e->s.c);
+        tapes_push(e, p[0].step, n);
         e->s.c += n;
         return;
     }
@@ -293,7 +321,13 @@ static void track(exec *e, const remat_action_run *run)
             a.step += q * run->dstep;
             if (a.kind == REMAT_ACT_TAKESHOT || a.kind == REMAT_ACT_FREE)
                 a.slot += (int)(q * run->dslot);
-            remat_scan_rt_forward_action(r, &e->s, &a, 0, NULL, NULL);
+            if (a.kind == REMAT_ACT_TAPE) { /* kept as spans here (the interpreter's array is not used) */
+                REMAT_ASSERT(a.step == e->s.c);
+                tapes_push(e, a.step, 1);
+                e->s.c++;
+            } else {
+                remat_scan_rt_forward_action(r, &e->s, &a, 0, NULL, NULL);
+            }
         }
 }
 

@@ -40,6 +40,7 @@ typedef struct {
      * and its cotangent are updated in place in cur / ct_cur */
     bool lanes_on;
     scan_lanes lanes;
+    int64_t *span_step, *span_count; /* kept tapes as spans (scan_exec_lanes.c) */
     char **lb_ptr;      /* the kernels' buffer table (scan_lanes.h) */
     int64_t *lb_stride; /* bytes per step of each */
 } scan_rt;

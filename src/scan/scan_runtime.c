@@ -451,6 +451,8 @@ static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *
     const int n = r->lanes.base[LB_KINDS];
     r->lb_ptr = L->alloc(L->ctx, sizeof *r->lb_ptr * (size_t)(n + 1));
     r->lb_stride = L->alloc(L->ctx, sizeof *r->lb_stride * (size_t)(n + 1));
+    r->span_step = L->alloc(L->ctx, sizeof *r->span_step * (size_t)(d->peak_tapes + 1));
+    r->span_count = L->alloc(L->ctx, sizeof *r->span_count * (size_t)(d->peak_tapes + 1));
     remat_program *subs[3] = {r->p_primal, r->p_fwd, r->p_bwd};
     for (int i = 0; i < 3; i++)
         if (subs[i])
