@@ -278,8 +278,8 @@ static void execute(exec *e, const remat_action_run *run)
         p[2].kind == REMAT_ACT_FREE && run->dstep == -1 && p[1].step == p[0].step && p[2].slot == p[0].slot &&
         (e->n_spans == 0 || r->span_step[e->n_spans - 1] + r->span_count[e->n_spans - 1] - 1 < p[0].step - n + 1)) {
         /* no step of the run has a kept tape (tapes are LIFO: the top one is the latest) */
-        for (int64_t q = 0; q < n; q++)
-            REMAT_ASSERT(r->slot_step[p[0].slot + q * run->dslot] == p[0].step - q);
+        REMAT_ASSERT(r->slot_step[p[0].slot] == p[0].step &&
+                     r->slot_step[p[0].slot + (n - 1) * run->dslot] == p[0].step - (n - 1));
         recompute_run(e, p[1].step, n, remat_scan_rt_slot(r, e->store, p[0].slot),
                       run->dslot * (int64_t)d->carry_bytes);
         e->s.live_slots -= n;
