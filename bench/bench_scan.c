@@ -31,6 +31,10 @@
  * hand adjoint to 1e-12 relative, and every schedule's gradient is bitwise
  * equal to store-all's (remat/exec.h: schedules change time, not results).
  *
+ * Each result says how many scan nodes ran as compiled native loops
+ * (compiled_loops; 0 when built without libgccjit or with REMAT_NO_JIT=1,
+ * which times the interpreter instead).
+ *
  * One JSON object on stdout. --smoke: 50 steps, batch 8, 2 rounds.
  *   ninja -C build bench/bench_scan && ./build/bench/bench_scan
  */
@@ -126,6 +130,7 @@ typedef struct {
     const double *y0;
     double k1, k2, h;
     int64_t steps, forward_evals;
+    int64_t compiled_loops; /* remat_memory_plan.compiled_loops: scan nodes run as native loops */
     bench_timing timing;  /* CPU and wall-clock ms per run, one per round */
 } variant;
 
@@ -175,6 +180,9 @@ static int compile_variant(variant *v, remat_fn *f)
         fprintf(stderr, "bench_scan: compile (%s, %s): %s\n", v->layout, v->schedule, remat_last_error());
         return 1;
     }
+    remat_memory_plan plan;
+    remat_program_plan(v->prog, &plan);
+    v->compiled_loops = plan.compiled_loops;
     return 0;
 }
 
@@ -195,10 +203,10 @@ static void print_result(const variant *v, const variant *hand, int rounds, int 
     printf("%s\n  {\"problem\":\"pfr-euler\", \"batch\":%d, \"layout\":\"%s\", \"schedule\":\"%s\", "
            "\"median_ms\":%.4f, \"hand_ms\":%.4f, \"ratio\":%.3f, \"ratio_paired\":%.3f, \"forward_evals\":%lld, "
            "\"target\":%s, \"meets_target\":%s, \"wall_median_ms\":%.4f, \"wall_hand_ms\":%.4f, "
-           "\"grad_rel_err\":%.2e, \"bitwise_equal_store_all\":%s}",
+           "\"grad_rel_err\":%.2e, \"bitwise_equal_store_all\":%s, \"compiled_loops\":%lld}",
            first_result ? "" : ",", batch, v->layout, v->schedule, med, hmed, med / hmed, paired,
            (long long)v->forward_evals, tg, meets, bench_median(v->timing.wall, rounds), bench_median(hand->timing.wall, rounds), err,
-           bitwise ? "true" : "false");
+           bitwise ? "true" : "false", (long long)v->compiled_loops);
     first_result = false;
 }
 
