@@ -4,7 +4,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PKGS="gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libnlopt-dev libcmocka-dev libcjson-dev libgccjit-12-dev libsundials-dev libplplot-dev plplot-driver-cairo fonts-dejavu-core"
+# libgccjit's header lives in gcc's own include directory, so take the one of
+# the C compiler's major version (Debian 12: libgccjit-12-dev).
+GCC_MAJOR=$(gcc -dumpversion 2>/dev/null | cut -d. -f1)
+PKGS="gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libnlopt-dev libcmocka-dev libcjson-dev libgccjit-${GCC_MAJOR:-12}-dev libsundials-dev libplplot-dev plplot-driver-cairo fonts-dejavu-core"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
