@@ -7,9 +7,11 @@
  * remat_schedule_next(), field by field, with the online length revealed as
  * early and as late as the header allows; mixing next() and next_run() on one
  * schedule changes nothing; store-all, per-step and periodic emit exactly the
- * runs the header lists (so a runtime can rely on their shape). That the
- * action stream itself is a valid schedule with the predicted cost is
- * test_adjoint.c's job.
+ * runs the header lists (so a runtime can rely on their shape); binomial and
+ * online group Revolve's repeated stretches into runs (far fewer runs than
+ * actions), hand out single actions while an online length is unknown, and
+ * binomial with s >= n-1 is per-step, runs included. That the action stream
+ * itself is a valid schedule with the predicted cost is test_adjoint.c's job.
  */
 #include "test_util.h"
 
@@ -211,29 +213,131 @@ static void test_adjoint_runs_expand_to_next_every_kind(void **state)
         }
 }
 
-/* Binomial and online hand out runs of one action: as many runs as actions
- * (but DONE's). n = 0 is END_FORWARD then DONE for every kind. */
-static void test_adjoint_runs_single_for_binomial_online(void **state)
+/* n = 0 is END_FORWARD then DONE for every kind. */
+static void test_adjoint_runs_zero_length_every_kind(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < GRID_SPECS; i++) {
-        const remat_schedule_spec *spec = &grid_specs[i];
-        assert_int_equal(check_runs_expand(spec, 0, REVEAL_LATE), 2);
-        if (spec->kind != REMAT_SCHED_BINOMIAL && spec->kind != REMAT_SCHED_ONLINE)
-            continue;
-        for (size_t j = 0; j < GRID_N; j++) {
+    for (size_t i = 0; i < GRID_SPECS; i++)
+        assert_int_equal(check_runs_expand(&grid_specs[i], 0, REVEAL_LATE), 2);
+}
+
+/* Binomial and online over a finer grid: every length 1..40, then 100 and
+ * 1000, with 1, 2, 3, 5, 10 snapshots (more snapshots than steps included,
+ * where Revolve degenerates to per-step), online with its length revealed as
+ * early and as late as allowed. */
+static void test_adjoint_runs_expand_binomial_online_grid(void **state)
+{
+    (void)state;
+    static const int64_t snaps[] = {1, 2, 3, 5, 10};
+    static const remat_schedule_kind kinds[] = {REMAT_SCHED_BINOMIAL, REMAT_SCHED_ONLINE};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t j = 0; j < sizeof snaps / sizeof snaps[0]; j++) {
+            remat_schedule_spec spec = {.kind = kinds[k], .snapshots = snaps[j]};
+            for (int64_t n = 1; n <= 42; n++) {
+                int64_t len = n <= 40 ? n : (n == 41 ? 100 : 1000);
+                check_runs_expand(&spec, len, REVEAL_LATE);
+                if (kinds[k] == REMAT_SCHED_ONLINE)
+                    check_runs_expand(&spec, len, REVEAL_EARLY);
+            }
+        }
+}
+
+/* What the runs of one schedule add up to. */
+typedef struct {
+    int64_t actions, runs;
+    int64_t repeated;      /* actions in runs with count >= 2 */
+    int64_t shot_advance;  /* repetitions of [TAKESHOT c, ADVANCE c+1] (dstep +1) */
+    int64_t restore_rev;   /* repetitions of [RESTORE k, REVERSE k, FREE k] (dstep -1) */
+} run_stats;
+
+static run_stats count_runs(const remat_schedule_spec *spec, int64_t n, reveal_mode reveal)
+{
+    char where[96];
+    spec_name(spec, n, reveal, where, sizeof where);
+    tracked t;
+    tracked_new(&t, spec, n, reveal);
+    run_stats st = {0};
+    for (;;) {
+        remat_action_run r = tracked_next_run(&t, where);
+        if (r.pat[0].kind == REMAT_ACT_DONE)
+            break;
+        st.runs++;
+        st.actions += r.n * r.count;
+        if (r.count >= 2)
+            st.repeated += r.n * r.count;
+        const remat_action *p = r.pat;
+        if (r.n == 2 && p[0].kind == REMAT_ACT_TAKESHOT && p[1].kind == REMAT_ACT_ADVANCE &&
+            p[1].step == p[0].step + 1 && (r.count == 1 || r.dstep == 1))
+            st.shot_advance += r.count;
+        if (r.n == 3 && p[0].kind == REMAT_ACT_RESTORE && p[1].kind == REMAT_ACT_REVERSE &&
+            p[2].kind == REMAT_ACT_FREE && p[1].step == p[0].step && p[2].step == p[0].step &&
+            p[2].slot == p[0].slot && (r.count == 1 || r.dstep == -1))
+            st.restore_rev += r.count;
+    }
+    remat_schedule_free(t.s);
+    return st;
+}
+
+/* Revolve's stream is mostly repeated stretches: descents with splits of 1
+ * (snapshot, advance one step), one-step ranges restored and reversed in a
+ * row, one-snapshot turns. Measured (actions / runs, excluding DONE):
+ *   binomial:10 n=1000   4428 / 1013, 2875 actions in repeated runs,
+ *                        449 shot/advance and 714 restore/reverse steps
+ *   binomial:3  n=1000   3308 / 1139      binomial:1 n=1000  3002 / 1003
+ *   online:10   n=1000   7387 / 2449 (length known from the start)
+ * (each was one run per action before). The bounds below leave a little room
+ * and fail if the grouping is lost. */
+static void test_adjoint_runs_binomial_online_fewer_runs(void **state)
+{
+    (void)state;
+    remat_schedule_spec b10 = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10};
+    run_stats st = count_runs(&b10, 1000, REVEAL_LATE);
+    assert_int_equal(st.actions, 4428);
+    assert_true(st.runs * 4 < st.actions);
+    assert_true(st.repeated * 5 > st.actions * 3); /* over 60% in repeated runs */
+    assert_true(st.shot_advance >= 400);
+    assert_true(st.restore_rev >= 700);
+
+    remat_schedule_spec b3 = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 3};
+    st = count_runs(&b3, 1000, REVEAL_LATE);
+    assert_true(st.runs * 5 < st.actions * 2);
+    remat_schedule_spec b1 = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 1};
+    st = count_runs(&b1, 1000, REVEAL_LATE);
+    assert_true(st.runs * 5 < st.actions * 2);
+
+    remat_schedule_spec o10 = {.kind = REMAT_SCHED_ONLINE, .snapshots = 10};
+    st = count_runs(&o10, 1000, REVEAL_EARLY);
+    assert_int_equal(st.actions, 7387);
+    assert_true(st.runs * 5 < st.actions * 2);
+    assert_true(st.restore_rev >= 700);
+}
+
+/* While an online length is unknown, every run is a single action (the
+ * runtime may reveal the length between any two, remat/schedule.h); only
+ * once it is known do runs of more come out. */
+static void test_adjoint_runs_online_single_until_revealed(void **state)
+{
+    (void)state;
+    static const int64_t snaps[] = {1, 3, 10};
+    for (size_t j = 0; j < sizeof snaps / sizeof snaps[0]; j++)
+        for (size_t i = 0; i < GRID_N; i++) {
+            remat_schedule_spec spec = {.kind = REMAT_SCHED_ONLINE, .snapshots = snaps[j]};
             tracked t;
-            tracked_new(&t, spec, grid_n[j], REVEAL_LATE);
+            tracked_new(&t, &spec, grid_n[i], REVEAL_LATE);
+            int64_t longer = 0;
             for (;;) {
-                remat_action_run r = tracked_next_run(&t, "binomial/online");
-                assert_int_equal(r.n, 1);
-                assert_int_equal(r.count, 1);
+                remat_action_run r = tracked_next_run(&t, "online (late)");
+                if (!t.revealed && (r.n != 1 || r.count != 1))
+                    fail_msg("online:%lld n=%lld: a run of %d x %lld before the length is known",
+                             (long long)snaps[j], (long long)grid_n[i], r.n, (long long)r.count);
+                longer += r.n > 1 || r.count > 1;
                 if (r.pat[0].kind == REMAT_ACT_DONE)
                     break;
             }
+            if (grid_n[i] >= 100)
+                assert_true(longer > 0);
             remat_schedule_free(t.s);
         }
-    }
 }
 
 /* next() and next_run() interleaved at random on one schedule give the
@@ -384,31 +488,55 @@ static void test_adjoint_runs_store_all_shape(void **state)
     }
 }
 
+/* The runs remat/schedule.h lists for per-step over n steps (buf: 6 runs). */
+static run_list per_step_runs(remat_action_run *buf, int64_t n)
+{
+    run_list l = {.run = buf, .cap = 6};
+    if (n >= 2)
+        push(&l, 2, (remat_action[]){act(REMAT_ACT_TAKESHOT, 0, 0), act(REMAT_ACT_ADVANCE, 1, -1)},
+             n - 1, 1, 1);
+    if (n >= 1)
+        push1(&l, REMAT_ACT_TAPE, n - 1, -1);
+    push1(&l, REMAT_ACT_END_FORWARD, n, -1);
+    if (n >= 1)
+        push1(&l, REMAT_ACT_REVERSE, n - 1, -1);
+    if (n >= 2)
+        push(&l, 3,
+             (remat_action[]){act(REMAT_ACT_RESTORE, n - 2, (int)(n - 2)),
+                              act(REMAT_ACT_REVERSE, n - 2, -1),
+                              act(REMAT_ACT_FREE, n - 2, (int)(n - 2))},
+             n - 1, -1, -1);
+    push1(&l, REMAT_ACT_DONE, n, -1);
+    assert_int_equal(l.len, n >= 2 ? 6 : (n == 1 ? 4 : 2));
+    return l;
+}
+
 static void test_adjoint_runs_per_step_shape(void **state)
 {
     (void)state;
     remat_schedule_spec spec = {.kind = REMAT_SCHED_PER_STEP};
     remat_action_run buf[6];
     for (size_t j = 0; j < GRID_N; j++) {
+        run_list l = per_step_runs(buf, grid_n[j]);
+        check_runs_equal(&spec, grid_n[j], &l);
+    }
+}
+
+/* With at least n-1 snapshots Revolve's splits are all 1: binomial is
+ * per-step, and hands out per-step's runs, the whole forward descent as one
+ * [TAKESHOT, ADVANCE] run and the whole reversal as one
+ * [RESTORE, REVERSE, FREE] run. */
+static void test_adjoint_runs_binomial_as_per_step(void **state)
+{
+    (void)state;
+    remat_action_run buf[6];
+    for (size_t j = 0; j < GRID_N; j++) {
         int64_t n = grid_n[j];
-        run_list l = {.run = buf, .cap = 6};
-        if (n >= 2)
-            push(&l, 2, (remat_action[]){act(REMAT_ACT_TAKESHOT, 0, 0), act(REMAT_ACT_ADVANCE, 1, -1)},
-                 n - 1, 1, 1);
-        if (n >= 1)
-            push1(&l, REMAT_ACT_TAPE, n - 1, -1);
-        push1(&l, REMAT_ACT_END_FORWARD, n, -1);
-        if (n >= 1)
-            push1(&l, REMAT_ACT_REVERSE, n - 1, -1);
-        if (n >= 2)
-            push(&l, 3,
-                 (remat_action[]){act(REMAT_ACT_RESTORE, n - 2, (int)(n - 2)),
-                                  act(REMAT_ACT_REVERSE, n - 2, -1),
-                                  act(REMAT_ACT_FREE, n - 2, (int)(n - 2))},
-                 n - 1, -1, -1);
-        push1(&l, REMAT_ACT_DONE, n, -1);
-        assert_int_equal(l.len, n >= 2 ? 6 : (n == 1 ? 4 : 2));
-        check_runs_equal(&spec, n, &l);
+        run_list l = per_step_runs(buf, n);
+        remat_schedule_spec exact = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = n > 1 ? n - 1 : 1};
+        check_runs_equal(&exact, n, &l);
+        remat_schedule_spec more = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = n + 5};
+        check_runs_equal(&more, n, &l);
     }
 }
 
@@ -487,11 +615,15 @@ int main(void)
     rng_seed(0x9e3779b97f4a7c15ull);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_adjoint_runs_expand_to_next_every_kind),
-        cmocka_unit_test(test_adjoint_runs_single_for_binomial_online),
+        cmocka_unit_test(test_adjoint_runs_zero_length_every_kind),
+        cmocka_unit_test(test_adjoint_runs_expand_binomial_online_grid),
+        cmocka_unit_test(test_adjoint_runs_binomial_online_fewer_runs),
+        cmocka_unit_test(test_adjoint_runs_online_single_until_revealed),
         cmocka_unit_test(test_adjoint_runs_mixed_with_next),
         cmocka_unit_test(test_adjoint_runs_rest_of_a_partly_taken_run),
         cmocka_unit_test(test_adjoint_runs_store_all_shape),
         cmocka_unit_test(test_adjoint_runs_per_step_shape),
+        cmocka_unit_test(test_adjoint_runs_binomial_as_per_step),
         cmocka_unit_test(test_adjoint_runs_periodic_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,17 +56,6 @@ static remat_status check_spec(const remat_schedule_spec *spec)
     return REMAT_OK;
 }
 
-void remat_sched_emit_run(remat_schedule *s, const remat_action_run *run)
-{
-    REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
-    REMAT_ASSERT(run->n >= 1 && run->n <= REMAT_RUN_MAX_PATTERN && run->count >= 1);
-    if (run->n > 1 || run->count > 1)
-        for (int i = 0; i < run->n; i++)
-            REMAT_ASSERT(run->pat[i].kind != REMAT_ACT_END_FORWARD &&
-                         run->pat[i].kind != REMAT_ACT_DONE);
-    s->queue[s->qtail++] = *run;
-}
-
 remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
                                 remat_schedule **out)
 {
@@ -205,9 +194,15 @@ void remat_schedule_next_run(remat_schedule *s, remat_action_run *r)
     REMAT_ASSERT(s && r);
     remat_sched_cursor *c = &s->cur;
     if (c->left == 0) {
-        if (queue_ready(s))
-            *r = s->queue[s->qhead++];
-        else
+        if (queue_ready(s)) { /* pat[n..] are unused: left as they are */
+            const remat_action_run *q = &s->queue[s->qhead++];
+            r->n = q->n;
+            for (int i = 0; i < q->n; i++)
+                copy_action(&r->pat[i], &q->pat[i]);
+            r->count = q->count;
+            r->dstep = q->dstep;
+            r->dslot = q->dslot;
+        } else
             *r = (remat_action_run){
                 .n = 1, .pat = {remat_sched_action(REMAT_ACT_DONE, s->n, -1)}, .count = 1};
         return;

@@ -7,9 +7,10 @@
  * the next few runs of actions (remat_action_run, remat/schedule.h) and pushes
  * them with remat_sched_emit_run(), or single actions with remat_sched_emit().
  * A kind emits a repetitive stretch (store-all's tapes, per-step's
- * snapshot/advance pairs, a periodic segment's tapes) as one run when it
- * decides it, rather than action by action: that is what lets the runtime
- * execute it without per-action overhead. Every kind allocates all of its
+ * snapshot/advance pairs, a periodic segment's tapes, Revolve's descents by
+ * one step and its one-step reversals) as one run when it decides it, rather
+ * than action by action: that is what lets the runtime execute it without
+ * per-action overhead. Every kind allocates all of its
  * state in `init`, so neither next() nor next_run() ever allocates.
  */
 #ifndef REMAT_ADJOINT_SCHEDULE_IMPL_H
@@ -21,10 +22,13 @@
 #include "core/assert.h"
 #include "remat/schedule.h"
 
-/* The most runs one `step` call pushes (Revolve's first turn: TAPE,
- * END_FORWARD, REVERSE, FREE; a periodic segment: RESTORE, its TAPE run, FREE,
- * its REVERSE run). */
-#define REMAT_SCHED_QUEUE_CAP 4
+/* The most runs one `step` call pushes. One decision of a kind pushes at most
+ * REMAT_SCHED_STEP_MAX (Revolve's first turn: TAPE, END_FORWARD, REVERSE,
+ * FREE; a periodic segment: RESTORE, its TAPE run, FREE, its REVERSE run);
+ * binomial and online make decisions while that many still fit, so that one
+ * trip through the dispatch serves several runs. */
+#define REMAT_SCHED_STEP_MAX 4
+#define REMAT_SCHED_QUEUE_CAP 16
 
 typedef struct remat_schedule_type {
     const char *name; /* as parse() spells it, e.g. "binomial" */
@@ -75,11 +79,57 @@ static inline remat_action remat_sched_action(remat_action_kind kind, int64_t st
 /* Append a run to s's queue. Asserts the queue has room and the run is well
  * formed: 1 <= n <= REMAT_RUN_MAX_PATTERN, count >= 1, and END_FORWARD/DONE
  * only as a run of their own (n == 1, count == 1), which remat/schedule.h
- * promises consumers. */
-void remat_sched_emit_run(remat_schedule *s, const remat_action_run *run);
-/* Append a run of one action. Binomial and online emit every action this
- * way, so it is inline and writes in place, with no run built and copied
- * (pat[1..] keep whatever they held: unused). */
+ * promises consumers. Field by field, like every copy of a run (schedule.c):
+ * the source was just written that way. */
+static inline void remat_sched_emit_run(remat_schedule *s, const remat_action_run *run)
+{
+    REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
+    REMAT_ASSERT(run->n >= 1 && run->n <= REMAT_RUN_MAX_PATTERN && run->count >= 1);
+    remat_action_run *q = &s->queue[s->qtail++];
+    q->n = run->n;
+    for (int i = 0; i < run->n; i++) {
+        REMAT_ASSERT((run->n == 1 && run->count == 1) || (run->pat[i].kind != REMAT_ACT_END_FORWARD &&
+                                                          run->pat[i].kind != REMAT_ACT_DONE));
+        q->pat[i].kind = run->pat[i].kind;
+        q->pat[i].step = run->pat[i].step;
+        q->pat[i].slot = run->pat[i].slot;
+    }
+    q->count = run->count;
+    q->dstep = run->dstep;
+    q->dslot = run->dslot;
+}
+
+/* Append a run of n actions, written in place: the caller sets pat[0..n-1]
+ * with remat_sched_set() (nothing is zeroed first, nor copied). For the
+ * Revolve and online runs, which never hold END_FORWARD or DONE. */
+static inline remat_action_run *remat_sched_emit_open(remat_schedule *s, int n, int64_t count,
+                                                      int64_t dstep, int dslot)
+{
+    REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
+    REMAT_ASSERT(n >= 1 && n <= REMAT_RUN_MAX_PATTERN && count >= 1);
+    remat_action_run *q = &s->queue[s->qtail++];
+    q->n = n;
+    q->count = count;
+    q->dstep = dstep;
+    q->dslot = dslot;
+    return q;
+}
+
+static inline void remat_sched_set(remat_action *a, remat_action_kind kind, int64_t step, int slot)
+{
+    a->kind = kind;
+    a->step = step;
+    a->slot = slot;
+}
+
+/* Whether `step` may make another decision: room for REMAT_SCHED_STEP_MAX. */
+static inline bool remat_sched_room(const remat_schedule *s)
+{
+    return s->qtail <= REMAT_SCHED_QUEUE_CAP - REMAT_SCHED_STEP_MAX;
+}
+/* Append a run of one action, written in place with no run built and copied
+ * (pat[1..] keep whatever they held: unused): what binomial and online emit
+ * between their runs. */
 static inline void remat_sched_emit(remat_schedule *s, remat_action_kind kind, int64_t step,
                                     int slot)
 {
