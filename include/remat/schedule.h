@@ -76,8 +76,18 @@
  *               END_FORWARD; [REVERSE n-1] x (n-L); then for each segment
  *               j = m-2 .. 0 from a = jK: RESTORE a slot j; [TAPE a] x K;
  *               FREE a slot j; [REVERSE a+K-1] x K (dstep -1); DONE
- *   binomial:S  runs of one action
- *   online:S
+ *   binomial:S  Revolve's repeated stretches: descents with splits of one
+ *               step as [TAKESHOT c slot p, ADVANCE c+1] x m (dstep +1,
+ *               dslot +1), one-step ranges reversed in a row as
+ *               [RESTORE k slot p, REVERSE k, FREE k slot p] x m (dstep -1,
+ *               dslot +-1), any other level of a descent as one run of count 1
+ *               ([RESTORE a,] [TAKESHOT a,] ADVANCE a+j [, REVERSE a+j]);
+ *               with S >= n-1 exactly per-step's runs
+ *   online:S    single actions while the length is unknown; once revealed,
+ *               [ADVANCE c+1] x m, [TAKESHOT c, ADVANCE c+1] x m and
+ *               [FREE c-1 slot s, TAKESHOT c slot s, ADVANCE c+1] x m
+ *               (dslot 0) in the forward phase, and binomial's shapes in the
+ *               reverse phase
  *
  * (runs with count 0 are left out: per-step with n = 1 is TAPE 0,
  * END_FORWARD, REVERSE 0, DONE). END_FORWARD and DONE always come as runs of
@@ -204,9 +214,10 @@ void remat_schedule_next(remat_schedule *s, remat_action *a);
  * taken part of a run returns the rest of it, first the rest of the current
  * repetition (as a run with count 1) if next() stopped inside one, then the
  * remaining repetitions. No allocation per call.
- * ONLINE: its runs are single actions, so remat_schedule_set_length() applies
- * per run: reveal the length before the next_run() call made while the
- * current carry (after executing every earlier run) is n-1. */
+ * ONLINE: while the length is unknown its runs are single actions, so
+ * remat_schedule_set_length() applies per run: reveal the length before the
+ * next_run() call made while the current carry (after executing every
+ * earlier run) is n-1 (or at once, when it is known). */
 void remat_schedule_next_run(remat_schedule *s, remat_action_run *r);
 /* Slots this schedule may use (snapshot store size to allocate). */
 int64_t remat_schedule_max_slots(const remat_schedule *s);
