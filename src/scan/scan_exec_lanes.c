@@ -7,7 +7,9 @@
  *   [REVERSE k] x n, tapes kept        reverse kernel over n steps
  *   [TAKESHOT s, ADVANCE k+1] x n      advance_shot over n steps (per-step)
  *   [RESTORE s, REVERSE k, FREE s] x n recompute over n steps (per-step)
- *   ADVANCE to                         advance over to - c steps
+ *   ADVANCE to, [ADVANCE k+1] x n      advance over the steps
+ *   [FREE s, TAKESHOT s, ADVANCE] x n  (online moving a snapshot along)
+ *                                      advance, snapshot, advance
  *
  * Anything else is expanded into single actions, each run the same way with
  * a count of 1, so every schedule works and only the speed differs. The
@@ -240,14 +242,45 @@ static void expand(exec *e, const remat_action_run *run)
 }
 
 /* A run as one call when it is one the loops know, else action by action. */
+/* [ADVANCE c+1] x n: one advance to c+n */
+static int is_advance_run(const exec *e, const remat_action_run *run)
+{
+    return run->n == 1 && run->pat[0].kind == REMAT_ACT_ADVANCE && run->dstep == 1 &&
+           run->pat[0].step == e->s.c + 1;
+}
+
+/* [FREE c-1 slot s, TAKESHOT c slot s, ADVANCE c+1] x n with the slot kept
+ * (online's forward phase moving its newest snapshot along): n steps, after
+ * which slot s holds carry c+n-1 */
+static int is_moving_shot_run(const exec *e, const remat_action_run *run)
+{
+    const remat_action *p = run->pat;
+    return run->n == 3 && p[0].kind == REMAT_ACT_FREE && p[1].kind == REMAT_ACT_TAKESHOT &&
+           p[2].kind == REMAT_ACT_ADVANCE && run->dstep == 1 && run->dslot == 0 && p[0].slot == p[1].slot &&
+           p[1].step == e->s.c && p[0].step == p[1].step - 1 && p[2].step == p[1].step + 1 &&
+           e->r->slot_step[p[0].slot] == p[0].step;
+}
+
 static void execute(exec *e, const remat_action_run *run)
 {
     scan_rt *r = e->r;
     const remat_scan_data *d = r->d;
     const remat_action *p = run->pat;
     const int64_t n = run->count;
-    if (n == 1 && run->n == 1) { /* Revolve's actions come one at a time */
+    if (n == 1 && run->n == 1) { /* a single action */
         unit(e, &p[0]);
+        return;
+    }
+    if (is_advance_run(e, run)) {
+        advance_to(e, e->s.c + n);
+        return;
+    }
+    if (is_moving_shot_run(e, run)) {
+        const int slot = p[1].slot;
+        advance_to(e, e->s.c + n - 1);
+        memcpy(remat_scan_rt_slot(r, e->store, slot), r->cur, d->carry_bytes);
+        r->slot_step[slot] = e->s.c;
+        advance_to(e, e->s.c + 1);
         return;
     }
     if (run->n == 1 && p[0].kind == REMAT_ACT_TAPE && run->dstep == 1) {
@@ -298,6 +331,15 @@ static void track(exec *e, const remat_action_run *run)
     if (run->n == 1 && p[0].kind == REMAT_ACT_TAPE && run->dstep == 1) {
         REMAT_ASSERT(p[0].step == e->s.c);
         tapes_push(e, p[0].step, n);
+        e->s.c += n;
+        return;
+    }
+    if (is_advance_run(e, run)) {
+        e->s.c += n;
+        return;
+    }
+    if (is_moving_shot_run(e, run)) {
+        r->slot_step[p[1].slot] = e->s.c + n - 1;
         e->s.c += n;
         return;
     }
