@@ -439,6 +439,12 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, gcc_
     gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
     gcc_jit_context_set_bool_print_errors_to_stderr(c, 0); /* reported once, by the caller */
     gcc_jit_context_add_command_line_option(c, "-ffp-contract=off");
+#if defined(__x86_64__)
+    /* libgccjit has no -march=native: name the level this CPU has. Wider
+     * vectors change no bits (IEEE ops, no contraction, scalar libm calls). */
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
+        gcc_jit_context_add_command_line_option(c, "-march=x86-64-v3");
+#endif
     int scalar = 1;
     for (int k = 0; k < n; k++)
         scalar &= ps[k]->m == 1;
