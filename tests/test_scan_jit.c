@@ -37,14 +37,36 @@ static void run_mode(const remat_fn *g, int n_in, const remat_tensor *in, int ji
     assert_int_equal(r->st.peak_arena_bytes, r->plan.arena_bytes);
 }
 
+/* Bit for bit, except that any NaN equals any NaN: a compiler may commute
+ * a commutative op, and which operand's NaN propagates (its sign and
+ * payload) follows the operand order (backend/lane.h). */
+static void check_bits_nan_equal(const char *what, const outs_t *a, const outs_t *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (int i = 0; i < a->n; i++) {
+        const int64_t n = t_numel(&a->t[i]);
+        for (int64_t j = 0; j < n; j++) {
+            const double x = t_get(&a->t[i], j), y = t_get(&b->t[i], j);
+            const size_t es = remat_dtype_size(a->t[i].dtype);
+            const char *px = (const char *)a->t[i].data + (size_t)j * es, *py = (const char *)b->t[i].data + (size_t)j * es;
+            if (!(isnan(x) && isnan(y)) && memcmp(px, py, es) != 0)
+                fail_msg("%s: output %d [%lld]: compiled %.17g, interpreted %.17g", what, i, (long long)j, x, y);
+        }
+    }
+}
+
 /* compiled vs interpreted; `loops` = scan nodes expected compiled (when built with libgccjit) */
-static void compare(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops)
+static void compare_nan(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops,
+                        int nan_equal)
 {
     remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
     result a, b;
     run_mode(g, n_in, in, 1, &a);
     run_mode(g, n_in, in, 0, &b);
-    check_outs_bitwise(what, &a.o, &b.o);
+    if (nan_equal)
+        check_bits_nan_equal(what, &a.o, &b.o);
+    else
+        check_outs_bitwise(what, &a.o, &b.o);
     assert_int_equal(a.st.forward_evals, b.st.forward_evals);
     assert_int_equal(a.st.ops_executed, b.st.ops_executed);
     assert_int_equal(a.st.recomputed_ops, b.st.recomputed_ops);
@@ -62,6 +84,11 @@ static void compare(const char *what, const remat_fn *f, int n_in, const remat_t
     outs_free(&a.o);
     outs_free(&b.o);
     remat_fn_free(g);
+}
+
+static void compare(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops)
+{
+    compare_nan(what, f, n_in, in, loops, 0);
 }
 
 static const char *const jit_schedules[] = {"store-all", "per-step",   "periodic:3", "two-level",
@@ -232,12 +259,16 @@ static remat_fn *scan_outputs(const remat_fn *body, int64_t len, int n_args, con
 }
 
 /* the primal alone, compiled vs interpreted */
-static void compare_primal(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops)
+static void compare_primal_nan(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops,
+                               int nan_equal)
 {
     result a, b;
     run_mode(f, n_in, in, 1, &a);
     run_mode(f, n_in, in, 0, &b);
-    check_outs_bitwise(what, &a.o, &b.o);
+    if (nan_equal)
+        check_bits_nan_equal(what, &a.o, &b.o);
+    else
+        check_outs_bitwise(what, &a.o, &b.o);
     assert_int_equal(a.st.forward_evals, b.st.forward_evals);
     assert_int_equal(a.st.ops_executed, b.st.ops_executed);
 #if REMAT_HAVE_GCCJIT
@@ -247,6 +278,11 @@ static void compare_primal(const char *what, const remat_fn *f, int n_in, const 
 #endif
     outs_free(&a.o);
     outs_free(&b.o);
+}
+
+static void compare_primal(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops)
+{
+    compare_primal_nan(what, f, n_in, in, loops, 0);
 }
 
 static void test_scan_jit_every_op(void **state)
@@ -355,6 +391,84 @@ static void test_scan_jit_sums(void **state)
         }
 }
 
+/* ==== special values: signed zeros, infinities, NaN, subnormals ====
+ * The (a + b) + 0 rewrite and the -0.0 start of the consts' cotangents are
+ * exact only by IEEE's signed-zero rules: every pair of special values goes
+ * through the ops whose results depend on them. */
+static const double special[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 4.9e-324, -1e308, 1e308, 2.5, -0.5};
+#define N_SPECIAL ((int64_t)(sizeof special / sizeof special[0]))
+
+static void test_scan_jit_special_values(void **state)
+{
+    (void)state;
+    const int64_t m = N_SPECIAL * N_SPECIAL, len = 3;
+    for (int di = 0; di < 2; di++) {
+        const remat_dtype dt = di ? REMAT_F32 : REMAT_F64;
+        remat_fn *b = remat_fn_new("special");
+        remat_val c = remat_arg(b, "c", dt, 1, DIMS(m)), x = remat_arg(b, "x", dt, 1, DIMS(m));
+        remat_val k = remat_arg(b, "k", dt, 1, DIMS(m));
+        remat_val t = remat_add(b, remat_max(b, c, x), remat_min(b, x, c));
+        t = remat_add(b, t, remat_relu(b, c));
+        t = remat_add(b, t, remat_select(b, remat_gt(b, c, x), x, c));
+        t = remat_add(b, t, remat_div(b, c, x));
+        t = remat_add(b, t, remat_mul(b, remat_sqrt(b, x), k));
+        t = remat_add(b, t, remat_neg(b, remat_mul(b, c, k)));
+        remat_fn_output(b, remat_mul(b, t, k));
+        remat_fn_output(b, t);
+        assert_fn_ok(b);
+        remat_tensor in[3] = {t_new(dt, 1, DIMS(m)), t_new(dt, 2, DIMS(len, m)), t_new(dt, 1, DIMS(m))};
+        for (int64_t i = 0; i < N_SPECIAL; i++)
+            for (int64_t j = 0; j < N_SPECIAL; j++) { /* every (c, k) pair, x moving along the steps */
+                const int64_t l = i * N_SPECIAL + j;
+                t_set(&in[0], l, special[i]);
+                t_set(&in[2], l, special[(i + j) % N_SPECIAL]);
+                for (int64_t q = 0; q < len; q++)
+                    t_set(&in[1], q * m + l, special[(j + q) % N_SPECIAL]);
+            }
+        const remat_dtype adt[3] = {dt, dt, dt};
+        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        for (int si = 0; si < N_JIT_SCHED; si += 2) {
+            remat_scan_options o = opts(jit_schedules[si], 0, NULL);
+            remat_fn *f = scan_outputs(b, len, 3, adt, sh, 1, 1, &o, 1);
+            remat_fn *loss = remat_fn_new("special_loss"); /* sum of carry and ys, differentiated */
+            remat_val a[3], co, ys;
+            for (int q = 0; q < 3; q++)
+                a[q] = remat_arg(loss, "a", dt, sh[q].rank, sh[q].dims);
+            scan_ok(loss, b, len, 1, a, 1, a + 1, 1, a + 2, &o, &co, &ys);
+            remat_fn_output(loss, remat_add(loss, remat_sum_all(loss, co), remat_sum_all(loss, ys)));
+            assert_fn_ok(loss);
+            char what[96];
+            snprintf(what, sizeof what, "special values %s %s", remat_dtype_name(dt), jit_schedules[si]);
+            compare_nan(what, loss, 3, in, 2, 1);
+            compare_primal_nan(what, f, 3, in, 1, 1);
+            remat_fn_free(loss);
+            remat_fn_free(f);
+        }
+        t_free_all(3, in);
+        remat_fn_free(b);
+    }
+}
+
+/* a body with an empty value (a sum over a zero-size slice): interpreted */
+static void test_scan_jit_empty_values(void **state)
+{
+    (void)state;
+    remat_fn *b = remat_fn_new("empty");
+    remat_val c = remat_arg(b, "c", REMAT_F64, 1, DIMS(2));
+    remat_val s = remat_sum_all(b, remat_slice(b, c, DIMS(0), DIMS(0), NULL));
+    remat_fn_output(b, remat_add(b, remat_sin(b, c), remat_broadcast_to(b, s, 1, DIMS(2))));
+    assert_fn_ok(b);
+    remat_tensor in[1] = {t_rand(REMAT_F64, 1, DIMS(2), -1, 1)};
+    const remat_dtype adt[1] = {REMAT_F64};
+    const remat_shape sh[1] = {in[0].shape};
+    remat_scan_options o = opts("binomial:2", 0, NULL);
+    remat_fn *f = scan_loss(b, 4, 1, adt, sh, 1, 0, &o, 0);
+    compare("zero-size sum in the body", f, 1, in, 0);
+    remat_fn_free(f);
+    remat_fn_free(b);
+    t_free_all(1, in);
+}
+
 /* the body the lane axis must reject: a carry (m,m) has two candidate axes */
 static void test_scan_jit_ambiguous_lane_uses_scalars(void **state)
 {
@@ -380,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_scan_jit_pfr_scalar_and_batched),
         cmocka_unit_test(test_scan_jit_every_op),
         cmocka_unit_test(test_scan_jit_sums),
+        cmocka_unit_test(test_scan_jit_special_values),
+        cmocka_unit_test(test_scan_jit_empty_values),
         cmocka_unit_test(test_scan_jit_falls_back),
         cmocka_unit_test(test_scan_jit_ambiguous_lane_uses_scalars),
     };

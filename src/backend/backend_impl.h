@@ -105,6 +105,9 @@ typedef struct {
      * programs (backend/lane.h) into native loops, out[i] running p[i]. Identical
      * programs may share code; the functions stay valid for the life of the process. */
     remat_status (*compile_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out);
+    /* With compile_lanes: whether compiling can work now (not disabled by
+     * the environment, not failed before), asked before translating. */
+    bool (*can_compile_lanes)(void);
     /* Device memory for the arena and constants (CPU: aligned malloc). */
     void *(*mem_alloc)(size_t bytes);
     void (*mem_free)(void *p);

@@ -337,7 +337,10 @@ static remat_backend cpu_backend = {
         .lower = cpu_lower,
         .lower_fused = remat_cpu_lower_fused,
         .lower_add_pad = cpu_lower_add_pad,
+#if REMAT_HAVE_GCCJIT
         .compile_lanes = remat_cpu_compile_lanes,
+        .can_compile_lanes = remat_cpu_can_compile_lanes,
+#endif
         .mem_alloc = cpu_mem_alloc,
         .mem_free = cpu_mem_free,
     },

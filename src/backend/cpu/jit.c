@@ -26,8 +26,9 @@
  * add are fused, and without -ffast-math, so nothing is reassociated: the
  * results equal the interpreter's bit for bit (tests/test_scan_jit.c).
  *
- * Compiling costs ~20 ms per call (mostly the assembler and linker runs that
- * libgccjit makes), so a scan's kernels are compiled together, and cached
+ * Compiling costs ~60 ms for a small body (much of it the assembler and
+ * linker runs libgccjit makes) and grows with its size (the scan module
+ * bounds that), so a scan's kernels are compiled together, and cached
  * for the life of the process by their full contents: the many programs a
  * test grid or a schedule comparison compiles from one body share one
  * compilation.
@@ -524,14 +525,27 @@ static int find(const bytes *k, remat_lane_fn *fn)
     return 0;
 }
 
+bool remat_cpu_can_compile_lanes(void)
+{
+    const char *e = getenv("REMAT_NO_JIT");
+    if (e && *e && strcmp(e, "0"))
+        return false;
+    pthread_mutex_lock(&cache_lock);
+    const int b = broken;
+    pthread_mutex_unlock(&cache_lock);
+    return !b;
+}
+
 /* Programs are cached one by one, so a later call asking for a subset (the
  * backward node of a scan after its forward node compiled every kernel of
- * the body) finds them all; those not found are compiled together. */
+ * the body) finds them all; those not found are compiled together. The lock
+ * is not held while compiling (seconds for a large body): another thread's
+ * lookups go on, and two threads compiling the same programs at once both
+ * compile, the second keeping the first's code. */
 remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
 {
     REMAT_ASSERT(n >= 1 && ps && out);
-    const char *e = getenv("REMAT_NO_JIT");
-    if (e && *e && strcmp(e, "0"))
+    if (!remat_cpu_can_compile_lanes())
         return REMAT_ERR_UNSUPPORTED;
     bytes *keys = calloc((size_t)n, sizeof *keys);
     const remat_lane_program **miss = malloc(sizeof *miss * (size_t)n);
@@ -542,13 +556,25 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
         ok = program_key(ps[i], &keys[i]);
     }
     remat_status st = ok ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
-    pthread_mutex_lock(&cache_lock);
-    if (broken)
-        st = REMAT_ERR_UNSUPPORTED;
     int n_miss = 0;
+    pthread_mutex_lock(&cache_lock);
     for (int i = 0; st == REMAT_OK && i < n; i++)
         if (!find(&keys[i], &out[i]))
             idx[n_miss] = i, miss[n_miss++] = ps[i];
+    pthread_mutex_unlock(&cache_lock);
+
+    gcc_jit_result *res = NULL;
+    if (st == REMAT_OK && n_miss > 0 && !(on_path("as") && on_path("ld")))
+        st = remat_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
+    else if (st == REMAT_OK && n_miss > 0)
+        st = compile_new(n_miss, miss, &res, fns);
+
+    pthread_mutex_lock(&cache_lock);
+    if (st == REMAT_ERR_BACKEND && !broken) {
+        broken = 1;
+        fprintf(stderr, "remat: scan loops will be interpreted, compiling them failed: %s "
+                        "(REMAT_NO_JIT=1 skips compiling)\n", remat_last_error());
+    }
     if (st == REMAT_OK && n_miss > 0 && n_cache + n_miss > cap_cache) {
         int nc = cap_cache ? 2 * cap_cache : 16;
         while (nc < n_cache + n_miss)
@@ -559,37 +585,24 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
         else
             st = remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
     }
-    gcc_jit_result *res = NULL;
-    if (st == REMAT_OK && n_miss > 0 && !(on_path("as") && on_path("ld")))
-        st = remat_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
-    else if (st == REMAT_OK && n_miss > 0)
-        st = compile_new(n_miss, miss, &res, fns);
-    if (st == REMAT_ERR_BACKEND) {
-        broken = 1;
-        fprintf(stderr, "remat: scan loops will be interpreted, compiling them failed: %s "
-                        "(REMAT_NO_JIT=1 skips compiling)\n", remat_last_error());
-    }
+    int kept = 0; /* the result is kept (by its first new entry) for the life of the process */
     for (int j = 0; st == REMAT_OK && j < n_miss; j++) {
         const int i = idx[j];
-        /* the result is kept by the first of its programs; it lives as long as the process */
-        cache[n_cache++] = (cache_entry){.len = keys[i].len, .key = keys[i].p, .result = j == 0 ? res : NULL,
+        if (find(&keys[i], &out[i])) /* another thread compiled it meanwhile: use that */
+            continue;
+        cache[n_cache++] = (cache_entry){.len = keys[i].len, .key = keys[i].p, .result = kept ? NULL : res,
                                          .fn = fns[j]};
+        kept = 1;
         keys[i].p = NULL; /* the cache owns it */
         out[i] = fns[j];
     }
     pthread_mutex_unlock(&cache_lock);
+    if (res && !kept && st == REMAT_OK)
+        gcc_jit_result_release(res);
     for (int i = 0; keys && i < n; i++)
         free(keys[i].p);
     free(keys), free(miss), free(fns), free(idx);
     return st;
-}
-
-#else /* built without libgccjit: loop bodies are interpreted */
-
-remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
-{
-    (void)n, (void)ps, (void)out;
-    return REMAT_ERR_UNSUPPORTED;
 }
 
 #endif

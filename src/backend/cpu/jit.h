@@ -2,8 +2,13 @@
 #ifndef REMAT_CPU_JIT_H
 #define REMAT_CPU_JIT_H
 
+#include <stdbool.h>
+
 #include "backend/lane.h"
 
+/* Only built with libgccjit (REMAT_HAVE_GCCJIT); the backend leaves its
+ * vtable entries NULL otherwise. */
 remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out);
+bool remat_cpu_can_compile_lanes(void);
 
 #endif
