@@ -110,6 +110,11 @@ const char *remat_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t l
 void *remat_fn_alloc(remat_fn *f, size_t bytes);
 const char *remat_fn_strdup(remat_fn *f, const char *s);
 
+/* Elementwise ops over operands of one shape, computed element by element
+ * in one dtype: unary, binary, compares, select, integer_pow, pow (not
+ * convert_element_type, which changes dtype). */
+int remat_op_is_elementwise(remat_op op);
+
 /* Fill an op_info view of node v (in_dtypes/in_shapes point into scratch
  * arrays of at least v's input count). */
 void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,

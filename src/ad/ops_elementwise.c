@@ -94,6 +94,12 @@ remat_val remat_const_data_at(remat_fn *f, remat_dtype dt, int rank, const int64
     return remat_fn_add_node(f, &n, 0, NULL);
 }
 
+int remat_op_is_elementwise(remat_op op)
+{
+    return (op >= REMAT_OP_ADD && op <= REMAT_OP_POW) || (op >= REMAT_OP_GT && op <= REMAT_OP_NE) ||
+           op == REMAT_OP_SELECT;
+}
+
 static int is_unary(remat_op op)
 {
     switch (op) {

@@ -17,16 +17,10 @@
  * and those ops keep their per-element adapters (not measured faster fused). */
 enum { FUSE_MIN_ELEMENTS = 16 };
 
-static int is_fusable_op(remat_op op)
-{
-    return (op >= REMAT_OP_ADD && op <= REMAT_OP_POW) || (op >= REMAT_OP_GT && op <= REMAT_OP_NE) ||
-           op == REMAT_OP_SELECT;
-}
-
 static int fusable(const remat_fn *g, const uint8_t *scalar, remat_val v)
 {
     const remat_node *n = &g->nodes[v];
-    if (!is_fusable_op((remat_op)n->op) || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64) || n->nin > 3 ||
+    if (!remat_op_is_elementwise((remat_op)n->op) || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64) || n->nin > 3 ||
         remat_shape_numel(&n->shape) < FUSE_MIN_ELEMENTS)
         return 0;
     for (int k = 0; k < n->nin; k++) {

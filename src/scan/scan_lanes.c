@@ -13,8 +13,9 @@
  * m are the sizes of the carries' axes, largest first, then 1.
  *
  * Not translated (the body is interpreted instead): sums across lanes, dot_general,
- * custom ops, nested scans, non-splat constants along the lane axis, and
- * programs over LANES_MAX_INS instructions.
+ * custom ops, nested scans, non-splat constants along the lane axis, empty
+ * values, and programs over LANES_MAX_INS instructions (LANES_MAX_INS_UNROLLED
+ * with m = 1).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +26,12 @@
 #include "core/assert.h"
 #include "scan/scan_lanes.h"
 
+/* Instructions per kernel. Lane programs of m > 1 lanes are small (one
+ * lane's scalars); an unrolled one (m = 1) is straight-line code whose
+ * compile time grows faster than linearly in gcc (a (20,20) state, ~5000
+ * instructions a kernel, took 9 s at -O3), while interpreting it is fast. */
 #define LANES_MAX_INS 20000
+#define LANES_MAX_INS_UNROLLED 1500
 
 typedef struct {
     int lane;           /* lane axis, -1: none */
@@ -51,7 +57,7 @@ typedef struct {
 
 static int32_t push_to(lb *b, remat_lane_ins **arr, int *n, int *cap, remat_lane_ins I)
 {
-    if (!b->ok || b->n + b->n_st >= LANES_MAX_INS)
+    if (!b->ok || b->n + b->n_st >= (b->m == 1 ? LANES_MAX_INS_UNROLLED : LANES_MAX_INS))
         return b->ok = 0, -1;
     if (*n == *cap) {
         int nc = *cap ? 2 * *cap : 256;
@@ -150,6 +156,8 @@ static lval *new_val(lb *b, remat_dtype dt, const remat_shape *s)
     v->shape = *s;
     v->lane = lane_axis(s, b->m, &ok);
     v->n = entries(s, v->lane);
+    if (v->n == 0 || remat_shape_numel(s) == 0) /* empty values: nothing a loop would gain */
+        return b->ok = 0, NULL;
     v->reg = remat_arena_alloc(&b->mem, sizeof *v->reg * (size_t)(v->n + 1));
     if (!ok || !v->reg)
         return b->ok = 0, NULL;
@@ -193,18 +201,7 @@ static void store(lb *b, int32_t buf, const lval *v)
 
 /* ---- ops ---- */
 
-static int is_elementwise(remat_op op)
-{
-    switch (op) {
-    case REMAT_OP_ADD: case REMAT_OP_SUB: case REMAT_OP_MUL: case REMAT_OP_DIV: case REMAT_OP_MAX:
-    case REMAT_OP_MIN: case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN:
-    case REMAT_OP_COS: case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT:
-    case REMAT_OP_INTEGER_POW: case REMAT_OP_POW: case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT:
-    case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE: case REMAT_OP_SELECT: case REMAT_OP_CONVERT:
-        return 1;
-    default: return 0;
-    }
-}
+static int is_elementwise(remat_op op) { return remat_op_is_elementwise(op) || op == REMAT_OP_CONVERT; }
 
 /* Maps output coordinates to the operand's (lane coordinate 0 stays 0, or
  * the lane is checked not to move). Returns 0 for an element that is
@@ -676,7 +673,7 @@ static int carries_on_lanes(const remat_scan_data *d, int64_t m)
 int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out)
 {
     memset(out, 0, sizeof *out);
-    if (!be->iface.compile_lanes || !want || d->length == 0)
+    if (!be->iface.compile_lanes || !be->iface.can_compile_lanes() || !want || d->length == 0)
         return 0;
     if ((want & (LK_TAPE | LK_REVERSE | LK_RECOMPUTE)) && !d->vjp)
         return 0;
@@ -713,7 +710,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         if (!carries_on_lanes(d, cand[q]))
             continue;
         b.m = cand[q];
-        scan_lanes S = {.m = cand[q]};
+        scan_lanes S = {0};
         remat_lane_fn *fns[5] = {&S.advance, &S.advance_shot, &S.tape, &S.reverse, &S.recompute};
         remat_lane_program progs[5];
         const remat_lane_program *pp[5];

@@ -40,7 +40,6 @@
 enum { LB_CARRY, LB_X, LB_K, LB_Y, LB_SHOT, LB_TAPE, LB_CT, LB_CTY, LB_CTX, LB_CTK, LB_KINDS };
 
 typedef struct {
-    int64_t m;
     int base[LB_KINDS + 1]; /* base[LB_KINDS] = the table's size */
     remat_lane_fn advance, advance_shot, tape, reverse, recompute;
 } scan_lanes;
