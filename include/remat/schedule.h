@@ -104,11 +104,7 @@
  *       }
  *       for (int64_t k = 0; k < r.count; k++)
  *           for (int i = 0; i < r.n; i++) {
- *               remat_action a = r.pat[i];
- *               a.step += k * r.dstep;
- *               if (a.kind == REMAT_ACT_TAKESHOT || a.kind == REMAT_ACT_RESTORE ||
- *                   a.kind == REMAT_ACT_FREE)
- *                   a.slot += (int)(k * r.dslot);
+ *               remat_action a = remat_action_run_at(&r, k, i);
  *               execute(&a);
  *           }
  *   }
@@ -171,6 +167,16 @@ typedef struct {
     int64_t dstep;
     int dslot;
 } remat_action_run;
+
+/* Repetition k (0 <= k < count), action i (0 <= i < n) of a run. */
+static inline remat_action remat_action_run_at(const remat_action_run *r, int64_t k, int i)
+{
+    remat_action a = r->pat[i];
+    a.step += k * r->dstep;
+    if (a.kind == REMAT_ACT_TAKESHOT || a.kind == REMAT_ACT_RESTORE || a.kind == REMAT_ACT_FREE)
+        a.slot += (int)(k * r->dslot);
+    return a;
+}
 
 /* What a schedule predicts (and what the runtime's measured counts must equal). */
 typedef struct {

@@ -31,14 +31,13 @@ static void set(scan_rt *r, int kind, int i, const void *p, int64_t stride)
     r->lb_stride[r->lanes.base[kind] + i] = stride;
 }
 
-static int64_t step_of(const scan_rt *r, int64_t k) { return r->reverse ? r->length - 1 - k : k; }
 
 /* x_t / y_t (and their cotangents) of step k, moving by `dk` steps per call
  * step (+1 forward, -1 reversing) */
 static void set_steps(scan_rt *r, int64_t k, int dk, const void *const *xs, void *const *ys, const void *const *ct_ys,
                       void *const *ct_xs)
 {
-    const int64_t t = step_of(r, k), dt = r->reverse ? -dk : dk;
+    const int64_t t = remat_scan_rt_step(r, k), dt = r->reverse ? -dk : dk;
     for (int i = 0; i < r->nx; i++) {
         const int64_t xb = (int64_t)r->x_step[i];
         set(r, LB_X, i, (const char *)xs[i] + t * xb, dt * xb);
@@ -233,32 +232,76 @@ static void expand(exec *e, const remat_action_run *run)
 {
     for (int64_t q = 0; q < run->count; q++)
         for (int i = 0; i < run->n; i++) {
-            remat_action a = run->pat[i];
-            a.step += q * run->dstep;
-            if (a.kind == REMAT_ACT_TAKESHOT || a.kind == REMAT_ACT_RESTORE || a.kind == REMAT_ACT_FREE)
-                a.slot += (int)(q * run->dslot);
+            const remat_action a = remat_action_run_at(run, q, i);
             unit(e, &a);
         }
 }
 
-/* A run as one call when it is one the loops know, else action by action. */
-/* [ADVANCE c+1] x n: one advance to c+n */
-static int is_advance_run(const exec *e, const remat_action_run *run)
-{
-    return run->n == 1 && run->pat[0].kind == REMAT_ACT_ADVANCE && run->dstep == 1 &&
-           run->pat[0].step == e->s.c + 1;
-}
+/* The run shapes the loops execute in one go. */
+typedef enum {
+    RUN_OTHER,        /* action by action */
+    RUN_SINGLE,       /* one action */
+    RUN_ADVANCE,      /* [ADVANCE c+1] x n: advance to c+n */
+    RUN_MOVING_SHOT,  /* [FREE c-1 slot s, TAKESHOT c slot s, ADVANCE c+1] x n, slot kept
+                         (online moving its newest snapshot along): slot s ends at c+n-1 */
+    RUN_TAPE,         /* [TAPE c] x n */
+    RUN_REVERSE_KEPT, /* [REVERSE k] x n (dstep -1), all n tapes kept */
+    RUN_SHOT_ADVANCE, /* [TAKESHOT c slot s, ADVANCE c+K] x n (dstep K >= 1: per-step, periodic) */
+    RUN_RECOMPUTE,    /* [RESTORE k slot s, REVERSE k, FREE k slot s] x n (dstep -1), no tape kept */
+} run_shape;
 
-/* [FREE c-1 slot s, TAKESHOT c slot s, ADVANCE c+1] x n with the slot kept
- * (online's forward phase moving its newest snapshot along): n steps, after
- * which slot s holds carry c+n-1 */
-static int is_moving_shot_run(const exec *e, const remat_action_run *run)
+static int is_kind(const remat_action_run *run, remat_action_kind a, remat_action_kind b, remat_action_kind c)
 {
     const remat_action *p = run->pat;
-    return run->n == 3 && p[0].kind == REMAT_ACT_FREE && p[1].kind == REMAT_ACT_TAKESHOT &&
-           p[2].kind == REMAT_ACT_ADVANCE && run->dstep == 1 && run->dslot == 0 && p[0].slot == p[1].slot &&
-           p[1].step == e->s.c && p[0].step == p[1].step - 1 && p[2].step == p[1].step + 1 &&
-           e->r->slot_step[p[0].slot] == p[0].step;
+    return p[0].kind == a && (run->n < 2 || p[1].kind == b) && (run->n < 3 || p[2].kind == c);
+}
+
+static run_shape classify(const exec *e, const remat_action_run *run)
+{
+    const scan_rt *r = e->r;
+    const remat_action *p = run->pat;
+    const int64_t n = run->count, c = e->s.c;
+    if (n == 1 && run->n == 1)
+        return RUN_SINGLE;
+    switch (run->n) {
+    case 1:
+        if (is_kind(run, REMAT_ACT_ADVANCE, 0, 0) && run->dstep == 1 && p[0].step == c + 1)
+            return RUN_ADVANCE;
+        if (is_kind(run, REMAT_ACT_TAPE, 0, 0) && run->dstep == 1 && p[0].step == c)
+            return RUN_TAPE;
+        if (is_kind(run, REMAT_ACT_REVERSE, 0, 0) && run->dstep == -1 && kept_ending_at(e, p[0].step) >= n)
+            return RUN_REVERSE_KEPT;
+        return RUN_OTHER;
+    case 2:
+        if (is_kind(run, REMAT_ACT_TAKESHOT, REMAT_ACT_ADVANCE, 0) && run->dstep >= 1 && p[0].step == c &&
+            p[1].step == c + run->dstep)
+            return RUN_SHOT_ADVANCE;
+        return RUN_OTHER;
+    default:
+        if (is_kind(run, REMAT_ACT_FREE, REMAT_ACT_TAKESHOT, REMAT_ACT_ADVANCE) && run->dstep == 1 &&
+            run->dslot == 0 && p[0].slot == p[1].slot && p[1].step == c && p[0].step == c - 1 &&
+            p[2].step == c + 1 && r->slot_step[p[0].slot] == p[0].step)
+            return RUN_MOVING_SHOT;
+        if (is_kind(run, REMAT_ACT_RESTORE, REMAT_ACT_REVERSE, REMAT_ACT_FREE) && run->dstep == -1 &&
+            p[1].step == p[0].step && p[2].slot == p[0].slot &&
+            (e->n_spans == 0 || r->span_step[e->n_spans - 1] + r->span_count[e->n_spans - 1] - 1 < p[0].step - n + 1))
+            return RUN_RECOMPUTE; /* tapes are LIFO: the top span is the latest */
+        return RUN_OTHER;
+    }
+}
+
+/* slot_step for the n snapshots a RUN_SHOT_ADVANCE takes */
+static void note_shots(exec *e, const remat_action_run *run)
+{
+    scan_rt *r = e->r;
+    for (int64_t q = 0; q < run->count; q++) {
+        const int64_t slot = run->pat[0].slot + q * run->dslot;
+        REMAT_ASSERT(slot >= 0 && slot < r->d->max_slots);
+        r->slot_step[slot] = run->pat[0].step + q * run->dstep;
+    }
+    e->s.live_slots += run->count;
+    if (e->s.live_slots > e->s.peak_slots)
+        e->s.peak_slots = e->s.live_slots;
 }
 
 static void execute(exec *e, const remat_action_run *run)
@@ -267,58 +310,44 @@ static void execute(exec *e, const remat_action_run *run)
     const remat_scan_data *d = r->d;
     const remat_action *p = run->pat;
     const int64_t n = run->count;
-    if (n == 1 && run->n == 1) { /* a single action */
-        unit(e, &p[0]);
-        return;
-    }
-    if (is_advance_run(e, run)) {
-        advance_to(e, e->s.c + n);
-        return;
-    }
-    if (is_moving_shot_run(e, run)) {
-        const int slot = p[1].slot;
+    switch (classify(e, run)) {
+    case RUN_SINGLE: unit(e, &p[0]); return;
+    case RUN_ADVANCE: advance_to(e, e->s.c + n); return;
+    case RUN_MOVING_SHOT:
         advance_to(e, e->s.c + n - 1);
-        memcpy(remat_scan_rt_slot(r, e->store, slot), r->cur, d->carry_bytes);
-        r->slot_step[slot] = e->s.c;
+        memcpy(remat_scan_rt_slot(r, e->store, p[1].slot), r->cur, d->carry_bytes);
+        r->slot_step[p[1].slot] = e->s.c;
         advance_to(e, e->s.c + 1);
         return;
-    }
-    if (run->n == 1 && p[0].kind == REMAT_ACT_TAPE && run->dstep == 1) {
-        tape_run(e, p[0].step, n);
+    case RUN_TAPE: tape_run(e, p[0].step, n); return;
+    case RUN_REVERSE_KEPT: reverse_run(e, p[0].step, n); return;
+    case RUN_SHOT_ADVANCE:
+        if (run->dstep == 1) { /* per-step: snapshots written by the loop itself */
+            note_shots(e, run);
+            set_steps(r, e->s.c, 1, e->xs, e->ys, NULL, NULL);
+            set_shot(r, remat_scan_rt_slot(r, e->store, p[0].slot), run->dslot * (int64_t)d->carry_bytes);
+            call(r, r->lanes.advance_shot, n);
+            count_evals(r, r->p_primal, n);
+            e->s.c += n;
+        } else { /* periodic: a snapshot, then K steps */
+            const int64_t c0 = e->s.c;
+            note_shots(e, run);
+            for (int64_t q = 0; q < n; q++) {
+                e->s.c = c0 + q * run->dstep;
+                memcpy(remat_scan_rt_slot(r, e->store, (int)(p[0].slot + q * run->dslot)), r->cur, d->carry_bytes);
+                advance_to(e, e->s.c + run->dstep);
+            }
+        }
         return;
-    }
-    if (run->n == 1 && p[0].kind == REMAT_ACT_REVERSE && run->dstep == -1 && kept_ending_at(e, p[0].step) >= n) {
-        reverse_run(e, p[0].step, n); /* kept tapes are consecutive steps, LIFO */
-        return;
-    }
-    if (run->n == 2 && p[0].kind == REMAT_ACT_TAKESHOT && p[1].kind == REMAT_ACT_ADVANCE && run->dstep == 1 &&
-        p[0].step == e->s.c && p[1].step == p[0].step + 1 && r->lanes.advance_shot) {
-        REMAT_ASSERT(p[0].slot >= 0 && p[0].slot + (n - 1) * run->dslot >= 0 &&
-                     p[0].slot + (n - 1) * run->dslot < d->max_slots);
-        set_steps(r, e->s.c, 1, e->xs, e->ys, NULL, NULL);
-        set_shot(r, remat_scan_rt_slot(r, e->store, p[0].slot), run->dslot * (int64_t)d->carry_bytes);
-        call(r, r->lanes.advance_shot, n);
-        count_evals(r, r->p_primal, n);
-        for (int64_t q = 0; q < n; q++)
-            r->slot_step[p[0].slot + q * run->dslot] = e->s.c + q;
-        e->s.live_slots += n;
-        if (e->s.live_slots > e->s.peak_slots)
-            e->s.peak_slots = e->s.live_slots;
-        e->s.c += n;
-        return;
-    }
-    if (run->n == 3 && p[0].kind == REMAT_ACT_RESTORE && p[1].kind == REMAT_ACT_REVERSE &&
-        p[2].kind == REMAT_ACT_FREE && run->dstep == -1 && p[1].step == p[0].step && p[2].slot == p[0].slot &&
-        (e->n_spans == 0 || r->span_step[e->n_spans - 1] + r->span_count[e->n_spans - 1] - 1 < p[0].step - n + 1)) {
-        /* no step of the run has a kept tape (tapes are LIFO: the top one is the latest) */
-        REMAT_ASSERT(r->slot_step[p[0].slot] == p[0].step &&
-                     r->slot_step[p[0].slot + (n - 1) * run->dslot] == p[0].step - (n - 1));
+    case RUN_RECOMPUTE:
+        for (int64_t q = 0; q < n; q++) /* each snapshot holds the carry of its step */
+            REMAT_ASSERT(r->slot_step[p[0].slot + q * run->dslot] == p[0].step - q);
         recompute_run(e, p[1].step, n, remat_scan_rt_slot(r, e->store, p[0].slot),
                       run->dslot * (int64_t)d->carry_bytes);
         e->s.live_slots -= n;
         return;
+    case RUN_OTHER: expand(e, run); return;
     }
-    expand(e, run);
 }
 
 /* The forward phase's bookkeeping without executing it (the backward node
@@ -328,41 +357,26 @@ static void track(exec *e, const remat_action_run *run)
     scan_rt *r = e->r;
     const remat_action *p = run->pat;
     const int64_t n = run->count;
-    if (run->n == 1 && p[0].kind == REMAT_ACT_TAPE && run->dstep == 1) {
-        REMAT_ASSERT(p[0].step == e->s.c);
-        tapes_push(e, p[0].step, n);
-        e->s.c += n;
-        return;
-    }
-    if (is_advance_run(e, run)) {
-        e->s.c += n;
-        return;
-    }
-    if (is_moving_shot_run(e, run)) {
+    switch (classify(e, run)) {
+    case RUN_ADVANCE: e->s.c += n; return;
+    case RUN_MOVING_SHOT:
         r->slot_step[p[1].slot] = e->s.c + n - 1;
         e->s.c += n;
         return;
-    }
-    if (run->n == 2 && p[0].kind == REMAT_ACT_TAKESHOT && p[1].kind == REMAT_ACT_ADVANCE && p[0].step == e->s.c &&
-        p[1].step == p[0].step + run->dstep && run->dstep >= 1) { /* per-step, periodic */
-        for (int64_t q = 0; q < n; q++) {
-            const int64_t slot = p[0].slot + q * run->dslot;
-            REMAT_ASSERT(slot >= 0 && slot < r->d->max_slots);
-            r->slot_step[slot] = p[0].step + q * run->dstep;
-        }
-        e->s.live_slots += n;
-        if (e->s.live_slots > e->s.peak_slots)
-            e->s.peak_slots = e->s.live_slots;
+    case RUN_TAPE:
+        tapes_push(e, p[0].step, n);
+        e->s.c += n;
+        return;
+    case RUN_SHOT_ADVANCE:
+        note_shots(e, run);
         e->s.c += n * run->dstep;
         REMAT_ASSERT(e->s.c <= r->length);
         return;
+    default: break;
     }
     for (int64_t q = 0; q < n; q++)
         for (int i = 0; i < run->n; i++) {
-            remat_action a = p[i];
-            a.step += q * run->dstep;
-            if (a.kind == REMAT_ACT_TAKESHOT || a.kind == REMAT_ACT_FREE)
-                a.slot += (int)(q * run->dslot);
+            remat_action a = remat_action_run_at(run, q, i);
             if (a.kind == REMAT_ACT_TAPE) { /* kept as spans here (the interpreter's array is not used) */
                 REMAT_ASSERT(a.step == e->s.c);
                 tapes_push(e, a.step, 1);

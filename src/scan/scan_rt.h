@@ -38,7 +38,6 @@ typedef struct {
     int64_t length;
     /* compiled loops (scan_lanes.h), when the body has them: then the carry
      * and its cotangent are updated in place in cur / ct_cur */
-    bool lanes_on;
     scan_lanes lanes;
     int64_t *span_step, *span_count; /* kept tapes as spans (scan_exec_lanes.c) */
     char **lb_ptr;      /* the kernels' buffer table (scan_lanes.h) */
@@ -52,6 +51,9 @@ typedef struct {
     int revealed;
 } sched_state;
 
+/* The step a loop index k evaluates (a reverse scan runs t = n-1 .. 0). */
+static inline int64_t remat_scan_rt_step(const scan_rt *r, int64_t k) { return r->reverse ? r->length - 1 - k : k; }
+
 /* scan_runtime.c */
 void remat_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src);
 void remat_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src);
@@ -61,7 +63,6 @@ char *remat_scan_rt_tape(scan_rt *r, char *store, int64_t j);
 /* Applies one forward-phase action; execute = 0 only tracks (the backward's replay). */
 void remat_scan_rt_forward_action(scan_rt *r, sched_state *s, const remat_action *a, int execute,
                                   const void *const *xs, void *const *ys);
-void remat_scan_rt_next_action(scan_rt *r, remat_schedule *sch, sched_state *s, remat_action *a);
 
 /* scan_exec_lanes.c: the node's kernels when it runs compiled loops */
 void remat_scan_k_primal_lanes(const remat_instr *I);

@@ -25,7 +25,6 @@ static size_t bytes_of(const scan_desc *s)
     return (size_t)remat_shape_numel(&s->shape) * remat_dtype_size(s->dt);
 }
 
-static int64_t step_index(const scan_rt *r, int64_t k) { return r->reverse ? r->length - 1 - k : k; }
 
 /* Once per node execution: the consts the bodies read, and where the
  * pass-through residuals go (forward) and are read from (backward). */
@@ -56,7 +55,7 @@ static void set_step_inputs(scan_rt *r, int64_t k, const char *carry, const void
     for (int i = 0; i < nc; i++)
         in[i] = carry + r->carry_off[i];
     if (nx > 0) {
-        const int64_t t = step_index(r, k);
+        const int64_t t = remat_scan_rt_step(r, k);
         for (int i = 0; i < nx; i++)
             in[nc + i] = (const char *)xs[i] + (size_t)t * r->x_step[i];
     }
@@ -70,7 +69,7 @@ static void set_step_outputs(scan_rt *r, int64_t k, char *next, void *const *ys)
     for (int i = 0; i < nc; i++)
         out[i] = next + r->carry_off[i];
     if (ny > 0) {
-        const int64_t t = step_index(r, k);
+        const int64_t t = remat_scan_rt_step(r, k);
         size_t dy = 0;
         for (int i = 0; i < ny; i++) {
             out[nc + i] = ys ? (char *)ys[i] + (size_t)t * r->y_step[i] : r->dummy_y + dy;
@@ -141,7 +140,7 @@ static void reverse_step(scan_rt *r, int64_t k, const char *tp, const void *cons
     for (int i = 0; i < nc; i++)
         out[i] = r->ct_next + r->carry_off[i];
     if (nx > 0 || ny > 0) {
-        const int64_t t = step_index(r, k);
+        const int64_t t = remat_scan_rt_step(r, k);
         for (int q = 0; q < r->n_res_x; q++) {
             const int j = r->res_x[2 * q], i = r->res_x[2 * q + 1];
             in[j] = (const char *)xs[i] + (size_t)t * r->x_step[i];
@@ -232,7 +231,7 @@ char *remat_scan_rt_tape(scan_rt *r, char *store, int64_t j)
     return store + (size_t)r->d->max_slots * r->d->carry_bytes + (size_t)j * r->d->vjp->tape_bytes;
 }
 
-void remat_scan_rt_next_action(scan_rt *r, remat_schedule *sch, sched_state *s, remat_action *a)
+static void next_action(scan_rt *r, remat_schedule *sch, sched_state *s, remat_action *a)
 {
     if (!s->revealed && s->c >= r->d->length - 1) { /* online: the next step is the last */
         remat_schedule_set_length(sch, r->d->length);
@@ -255,7 +254,7 @@ static void k_scan_fwd(const remat_instr *I)
     bind_consts(r, ks);
     remat_action a;
     for (;;) {
-        remat_scan_rt_next_action(r, sch, &s, &a);
+        next_action(r, sch, &s, &a);
         if (a.kind == REMAT_ACT_END_FORWARD)
             break;
         if (a.kind == REMAT_ACT_TAKESHOT)
@@ -284,7 +283,7 @@ static void k_scan_bwd(const remat_instr *I)
     sched_state s = {0};
     remat_action a;
     for (;;) { /* replay the forward phase: which slot holds which carry, which tapes exist */
-        remat_scan_rt_next_action(r, sch, &s, &a);
+        next_action(r, sch, &s, &a);
         if (a.kind == REMAT_ACT_END_FORWARD)
             break;
         remat_scan_rt_forward_action(r, &s, &a, 0, xs, NULL);
@@ -370,7 +369,7 @@ static void programs_used(scan_rt *r, bool *plain, bool *record)
     bool forward = true, mine = d->kind == SCAN_FWD;
     for (;;) {
         if (forward)
-            remat_scan_rt_next_action(r, sch, &s, &a);
+            next_action(r, sch, &s, &a);
         else
             remat_schedule_next(sch, &a);
         if (a.kind == REMAT_ACT_DONE)
@@ -457,7 +456,6 @@ static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *
     for (int i = 0; i < 3; i++)
         if (subs[i])
             remat_program_run_elsewhere(subs[i]);
-    r->lanes_on = true;
     L->counters->compiled_loops++;
     return true;
 }
