@@ -29,7 +29,13 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("remat 0.1.0\n");
+        printf("remat 0.1.0 (compiled scan loops: %s; plots: %s)\n", REMAT_HAVE_GCCJIT ? "libgccjit" : "no",
+#if REMAT_HAVE_PLPLOT
+               "PLplot"
+#else
+               "no"
+#endif
+        );
         return 0;
     }
     if (!strcmp(argv[1], "compare"))
