@@ -66,10 +66,11 @@ typedef struct {
 
 typedef void (*remat_lane_fn)(char *const *bufs, const int64_t *strides, int64_t count);
 
-/* A backend compiles lane programs through its optional vtable entry
- * `compile_lanes` (backend_impl.h); the CPU backend's is backend/cpu/jit.c
- * (libgccjit). REMAT_ERR_UNSUPPORTED there means "interpret the body op by
- * op instead": built without libgccjit, or REMAT_NO_JIT=1 in the
- * environment at compile time. */
+/* A backend compiles lane programs through its optional vtable entries
+ * `compile_lanes` and `can_compile_lanes` (backend_impl.h); the CPU
+ * backend's are backend/cpu/jit.c (libgccjit), absent without it. Any
+ * failure means "interpret the body op by op instead": REMAT_NO_JIT=1 in
+ * the environment at compile time, an earlier compile failure, or an op
+ * the compiler does not know. */
 
 #endif
