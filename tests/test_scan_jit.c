@@ -391,6 +391,51 @@ static void test_scan_jit_sums(void **state)
         }
 }
 
+/* ==== sums across lanes: a batch sharing its rate constants ====
+ * y (3,m) with k1, k2 scalars broadcast over the batch: their cotangents
+ * are sums over the lanes (the loop adds lane after lane, as the CPU
+ * reduce kernel does), and y_t = sum of B over the batch is one too. m = 64
+ * is past what the unrolled (m = 1) form takes, so compiled means summed
+ * across lanes. */
+static void test_scan_jit_sums_across_lanes(void **state)
+{
+    (void)state;
+    const int64_t m = 64;
+    for (int di = 0; di < 2; di++) {
+        const remat_dtype dt = di ? REMAT_F32 : REMAT_F64;
+        remat_fn *b = remat_fn_new("shared_k");
+        remat_val y = remat_arg(b, "y", dt, 2, DIMS(3, m));
+        remat_val k1 = remat_arg(b, "k1", dt, 0, NULL), k2 = remat_arg(b, "k2", dt, 0, NULL);
+        remat_val a = remat_index(b, y, 0), bb = remat_index(b, y, 1);
+        remat_val r1 = remat_mul(b, remat_broadcast_to(b, k1, 1, DIMS(m)), a);
+        remat_val r2 = remat_mul(b, remat_broadcast_to(b, k2, 1, DIMS(m)), bb);
+        remat_val parts[3] = {remat_reshape(b, remat_neg(b, r1), 2, DIMS(1, m)),
+                              remat_reshape(b, remat_sub(b, r1, r2), 2, DIMS(1, m)),
+                              remat_reshape(b, remat_mul(b, r2, remat_broadcast_to(b, k1, 1, DIMS(m))), 2, DIMS(1, m))};
+        remat_val yn = remat_add(b, y, remat_mul_scalar(b, remat_concatenate(b, 3, parts, 0), 0.01));
+        remat_fn_output(b, yn);
+        remat_fn_output(b, remat_sum_all(b, remat_index(b, yn, 1))); /* y_t: B summed over the batch */
+        assert_fn_ok(b);
+        remat_tensor in[3] = {t_rand(dt, 2, DIMS(3, m), 0, 1), t_rand(dt, 0, NULL, 0.5, 1.5),
+                              t_rand(dt, 0, NULL, 0.2, 0.8)};
+        const remat_dtype adt[3] = {dt, dt, dt};
+        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        for (int si = 0; si < N_JIT_SCHED; si++) {
+            remat_scan_options o = opts(jit_schedules[si], si % 2, NULL);
+            char what[96];
+            snprintf(what, sizeof what, "shared k %s %s", remat_dtype_name(dt), jit_schedules[si]);
+            remat_fn *fp = scan_outputs(b, 9, 3, adt, sh, 1, 0, &o, 1);
+            compare_primal(what, fp, 3, in, 1);
+            remat_fn_free(fp);
+            remat_fn *f = scan_loss(b, 9, 3, adt, sh, 1, 0, &o, 1);
+            compare(what, f, 3, in, 2);
+            remat_fn_free(f);
+        }
+        t_free_all(3, in);
+        remat_fn_free(b);
+    }
+}
+
 /* ==== special values: signed zeros, infinities, NaN, subnormals ====
  * The (a + b) + 0 rewrite and the -0.0 start of the consts' cotangents are
  * exact only by IEEE's signed-zero rules: every pair of special values goes
@@ -494,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_scan_jit_pfr_scalar_and_batched),
         cmocka_unit_test(test_scan_jit_every_op),
         cmocka_unit_test(test_scan_jit_sums),
+        cmocka_unit_test(test_scan_jit_sums_across_lanes),
         cmocka_unit_test(test_scan_jit_special_values),
         cmocka_unit_test(test_scan_jit_empty_values),
         cmocka_unit_test(test_scan_jit_falls_back),

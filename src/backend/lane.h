@@ -36,12 +36,25 @@ typedef enum {
     REMAT_LANE_CONST,    /* r = imm (converted to dt) */
     REMAT_LANE_OP,       /* r = op(a[, b[, c]]): an elementwise remat_op */
     REMAT_LANE_STORE,    /* buf[off + j*lstride] = a */
+    REMAT_LANE_SUM0,     /* r = +0 once per step, before the lanes: a sum across lanes */
+    REMAT_LANE_ACC,      /* a (a SUM0 register) = a + b, in each lane in turn */
 } remat_lane_kind;
 
+/*
+ * Sums across lanes. A SUM0 register starts each step at +0; ACC adds to
+ * it in lane order j = 0 .. m-1 (and instruction order within a lane), one
+ * rounding per addition, as the CPU reduce kernel sums. Its value is
+ * complete only after the last lane, so only `post` instructions read it:
+ * those run once per step, after the lanes, in order, and read registers
+ * that are either post or the same in every lane (CONST, LOAD with lstride
+ * 0, ops of those). A post STORE writes lstride-0 elements (an accumulator
+ * of a state buffer, a y_t summed over the batch).
+ */
 typedef struct {
     uint8_t kind;  /* remat_lane_kind */
     uint8_t dt;    /* remat_dtype of the register (STORE: of the buffer) */
     uint16_t op;   /* OP: the remat_op (CONVERT: from a's dtype to dt) */
+    uint8_t post;  /* OP/LOAD/STORE: run once per step after the lanes (see above) */
     int32_t a, b, c;
     int32_t buf;   /* LOAD/STORE */
     int64_t off, lstride; /* LOAD/STORE, in elements */

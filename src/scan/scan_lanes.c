@@ -49,9 +49,16 @@ typedef struct {
     int n_st, cap_st;
     remat_lane_buf *bufs;
     int n_bufs;
+    uint8_t *flags; /* per instruction of ins: F_VARYING, F_POST */
+    int cap_flags;
     int ok;
     remat_arena mem;
 } lb;
+
+/* A register that differs between lanes (read lane by lane), and one whose
+ * value exists only after the lanes (a sum across them, ops of it): the two
+ * never meet in one op (backend/lane.h, "Sums across lanes"). */
+enum { F_VARYING = 1, F_POST = 2 };
 
 /* ---- building ---- */
 
@@ -70,7 +77,39 @@ static int32_t push_to(lb *b, remat_lane_ins **arr, int *n, int *cap, remat_lane
     return (*n)++;
 }
 
-static int32_t push(lb *b, remat_lane_ins I) { return push_to(b, &b->ins, &b->n, &b->cap, I); }
+static uint8_t flags_of(const lb *b, int32_t r) { return r >= 0 ? b->flags[r] : 0; }
+
+static int32_t push(lb *b, remat_lane_ins I)
+{
+    uint8_t f = 0;
+    switch (I.kind) {
+    case REMAT_LANE_LOAD: f = b->m > 1 && I.lstride != 0 ? F_VARYING : 0; break;
+    case REMAT_LANE_SUM0: f = F_POST; break;
+    case REMAT_LANE_ACC: /* adds to a sum in the lanes: the only in-lane reader of a post register */
+        if (!(flags_of(b, I.a) & F_POST) || (flags_of(b, I.b) & F_POST))
+            return b->ok = 0, -1;
+        break;
+    case REMAT_LANE_OP:
+        f = flags_of(b, I.a) | flags_of(b, I.b) | flags_of(b, I.c);
+        if ((f & F_VARYING) && (f & F_POST))
+            return b->ok = 0, -1; /* a lane value combined with a sum across lanes */
+        I.post = (f & F_POST) != 0;
+        break;
+    default: break;
+    }
+    const int32_t r = push_to(b, &b->ins, &b->n, &b->cap, I);
+    if (r < 0)
+        return r;
+    if (b->n > b->cap_flags) {
+        int nc = b->cap;
+        uint8_t *q = realloc(b->flags, (size_t)nc);
+        if (!q)
+            return b->ok = 0, -1;
+        b->flags = q, b->cap_flags = nc;
+    }
+    b->flags[r] = f;
+    return r;
+}
 
 static int32_t op3(lb *b, remat_op op, remat_dtype dt, int32_t x, int32_t y, int32_t z, double imm)
 {
@@ -185,17 +224,25 @@ static lval *load(lb *b, int32_t buf, remat_dtype dt, const remat_shape *s)
  * state buffer would be updated m times. */
 static void store(lb *b, int32_t buf, const lval *v)
 {
-    if (!v || (v->lane < 0 && b->m > 1 && b->bufs[buf].state)) {
+    if (!v) {
         b->ok = 0;
         return;
     }
-    const int64_t ls = lane_stride(&v->shape, v->lane);
+    const int64_t ls = b->m > 1 ? lane_stride(&v->shape, v->lane) : 0;
     int64_t c[REMAT_MAX_RANK];
-    for (int64_t e = 0; e < v->n; e++) {
+    for (int64_t e = 0; e < v->n && b->ok; e++) {
+        const int post = (flags_of(b, v->reg[e]) & F_POST) != 0;
+        /* after the lanes only a lane-less element can be written; in them, a
+         * state element without a lane would be updated m times */
+        if ((post && ls != 0) || (!post && ls == 0 && b->m > 1 && b->bufs[buf].state)) {
+            b->ok = 0;
+            return;
+        }
         entry_coords(&v->shape, v->lane, e, c);
         push_to(b, &b->st, &b->n_st, &b->cap_st,
-                (remat_lane_ins){.kind = REMAT_LANE_STORE, .dt = (uint8_t)v->dt, .a = v->reg[e], .b = -1, .c = -1,
-                                 .buf = buf, .off = coords_flat(&v->shape, c), .lstride = ls});
+                (remat_lane_ins){.kind = REMAT_LANE_STORE, .dt = (uint8_t)v->dt, .post = (uint8_t)post,
+                                 .a = v->reg[e], .b = -1, .c = -1, .buf = buf, .off = coords_flat(&v->shape, c),
+                                 .lstride = ls});
     }
 }
 
@@ -400,15 +447,18 @@ static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
 static lval *reduce_sum(lb *b, const lval *x, const remat_node *N)
 {
     const uint32_t mask = N->p.axes_mask;
-    if (x->lane >= 0 && (mask >> x->lane & 1u))
-        return b->ok = 0, NULL; /* across lanes */
+    const int across = x->lane >= 0 && (mask >> x->lane & 1u);
+    for (int k = 0; across && k < x->lane; k++)
+        if (mask >> k & 1u) /* row-major order would interleave the lanes */
+            return b->ok = 0, NULL;
     lval *o = new_val(b, x->dt, &N->shape);
     if (!o)
         return NULL;
     int kept[REMAT_MAX_RANK], red[REMAT_MAX_RANK], nk = 0, nr = 0, lane_out = -1;
     for (int k = 0; k < x->shape.rank; k++) {
         if (mask >> k & 1u) {
-            red[nr++] = k;
+            if (k != x->lane) /* across: the lane axis is summed by the loop itself */
+                red[nr++] = k;
         } else {
             if (k == x->lane)
                 lane_out = nk;
@@ -423,11 +473,18 @@ static lval *reduce_sum(lb *b, const lval *x, const remat_node *N)
         for (int q = 0; q < nk; q++)
             ic[kept[q]] = oc[q];
         memset(rc, 0, sizeof rc);
-        int32_t acc = konst(b, o->dt, 0.0);
-        for (;;) { /* odometer over the reduced axes, last fastest */
+        int32_t acc = across ? push(b, (remat_lane_ins){.kind = REMAT_LANE_SUM0, .dt = (uint8_t)o->dt, .a = -1,
+                                                         .b = -1, .c = -1, .buf = -1})
+                             : konst(b, o->dt, 0.0);
+        for (;;) { /* odometer over the reduced axes, last fastest (across: in each lane in turn) */
             for (int q = 0; q < nr; q++)
                 ic[red[q]] = rc[q];
-            acc = op3(b, REMAT_OP_ADD, o->dt, acc, x->reg[coords_entry(&x->shape, x->lane, ic)], -1, 0.0);
+            const int32_t xe = x->reg[coords_entry(&x->shape, x->lane, ic)];
+            if (across)
+                push(b, (remat_lane_ins){.kind = REMAT_LANE_ACC, .dt = (uint8_t)o->dt, .a = acc, .b = xe, .c = -1,
+                                         .buf = -1});
+            else
+                acc = op3(b, REMAT_OP_ADD, o->dt, acc, xe, -1, 0.0);
             int q = nr - 1;
             while (q >= 0 && ++rc[q] == x->shape.dims[red[q]])
                 rc[q--] = 0;
@@ -735,7 +792,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         for (int i = 0; i < n; i++)
             free((void *)progs[i].ins);
     }
-    free(b.ins), free(b.st), free(b.bufs);
+    free(b.ins), free(b.st), free(b.bufs), free(b.flags);
     remat_arena_clear(&b.mem);
     return ok;
 }

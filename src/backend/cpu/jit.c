@@ -90,7 +90,8 @@ static int program_key(const remat_lane_program *p, bytes *k)
         ok = put(k, &p->bufs[b].dt, 1) && put(k, &p->bufs[b].state, 1);
     for (int i = 0; ok && i < p->n_ins; i++) {
         const remat_lane_ins *I = &p->ins[i];
-        ok = put(k, &I->kind, 1) && put(k, &I->dt, 1) && put(k, &I->op, 2) && put(k, &I->a, 4) && put(k, &I->b, 4) &&
+        ok = put(k, &I->kind, 1) && put(k, &I->dt, 1) && put(k, &I->op, 2) && put(k, &I->post, 1) &&
+             put(k, &I->a, 4) && put(k, &I->b, 4) &&
              put(k, &I->c, 4) && put(k, &I->buf, 4) && put(k, &I->off, 8) && put(k, &I->lstride, 8) &&
              put(k, &I->imm, 8);
     }
@@ -373,44 +374,63 @@ static int generate(gen *g, const char *name_fn)
     gcc_jit_block_end_with_conditional(
         s_cond, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g->s), gcc_jit_param_as_rvalue(params[2])), s_body, done);
 
-    gcc_jit_block *j_cond = NULL, *s_latch = new_block(g);
+    gcc_jit_block *j_cond = NULL, *s_latch = new_block(g), *post = new_block(g);
+    for (int i = 0; i < p->n_ins; i++) /* every register is a local of the function */
+        if (p->ins[i].kind != REMAT_LANE_STORE && p->ins[i].kind != REMAT_LANE_ACC) {
+            snprintf(name, sizeof name, "r%d", i);
+            g->reg[i] = gcc_jit_function_new_local(g->fn, NULL, g->t_f[fidx(p->ins[i].dt)], name);
+        }
+    for (int i = 0; i < p->n_ins; i++) /* sums across lanes start each step at +0 */
+        if (p->ins[i].kind == REMAT_LANE_SUM0)
+            gcc_jit_block_add_assignment(s_body, NULL, g->reg[i], fconst(g, p->ins[i].dt, 0.0));
     if (p->m > 1) {
         j_cond = new_block(g);
         gcc_jit_block_add_assignment(s_body, NULL, g->j, i64c(g, 0));
         gcc_jit_block_end_with_jump(s_body, NULL, j_cond);
         g->cur = new_block(g);
         gcc_jit_block_end_with_conditional(j_cond, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g->j), i64c(g, p->m)),
-                                           g->cur, s_latch);
+                                           g->cur, post);
     } else {
         g->cur = s_body;
     }
-    for (int i = 0; i < p->n_ins; i++) {
-        const remat_lane_ins *I = &p->ins[i];
-        if (I->kind != REMAT_LANE_STORE) {
-            snprintf(name, sizeof name, "r%d", i);
-            g->reg[i] = gcc_jit_function_new_local(g->fn, NULL, g->t_f[fidx(I->dt)], name);
+    for (int phase = 0; phase < 2; phase++) { /* the lanes, then once per step after them */
+        for (int i = 0; i < p->n_ins; i++) {
+            const remat_lane_ins *I = &p->ins[i];
+            if (I->kind == REMAT_LANE_SUM0 || (I->post != 0) != (phase == 1))
+                continue;
+            switch (I->kind) {
+            case REMAT_LANE_LOAD:
+                gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], rv(element(g, I->buf, I->off, I->lstride)));
+                break;
+            case REMAT_LANE_CONST:
+                gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], fconst(g, I->dt, I->imm));
+                break;
+            case REMAT_LANE_STORE:
+                gcc_jit_block_add_assignment(g->cur, NULL, element(g, I->buf, I->off, I->lstride),
+                                             rv(g->reg[I->a]));
+                break;
+            case REMAT_LANE_ACC:
+                gcc_jit_block_add_assignment(g->cur, NULL, g->reg[I->a],
+                                             bin(g, GCC_JIT_BINARY_OP_PLUS, I->dt, rv(g->reg[I->a]), rv(g->reg[I->b])));
+                break;
+            case REMAT_LANE_OP:
+                if (!emit_op(g, i))
+                    return 0;
+                break;
+            default: return 0;
+            }
         }
-        switch (I->kind) {
-        case REMAT_LANE_LOAD:
-            gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], rv(element(g, I->buf, I->off, I->lstride)));
-            break;
-        case REMAT_LANE_CONST: gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], fconst(g, I->dt, I->imm)); break;
-        case REMAT_LANE_STORE:
-            gcc_jit_block_add_assignment(g->cur, NULL, element(g, I->buf, I->off, I->lstride), rv(g->reg[I->a]));
-            break;
-        case REMAT_LANE_OP:
-            if (!emit_op(g, i))
-                return 0;
-            break;
-        default: return 0;
+        if (phase == 0) {
+            if (p->m > 1) {
+                gcc_jit_block_add_assignment_op(g->cur, NULL, g->j, GCC_JIT_BINARY_OP_PLUS, i64c(g, 1));
+                gcc_jit_block_end_with_jump(g->cur, NULL, j_cond);
+            } else {
+                gcc_jit_block_end_with_jump(g->cur, NULL, post);
+            }
+            g->cur = post;
         }
     }
-    if (p->m > 1) {
-        gcc_jit_block_add_assignment_op(g->cur, NULL, g->j, GCC_JIT_BINARY_OP_PLUS, i64c(g, 1));
-        gcc_jit_block_end_with_jump(g->cur, NULL, j_cond);
-    } else {
-        gcc_jit_block_end_with_jump(g->cur, NULL, s_latch);
-    }
+    gcc_jit_block_end_with_jump(g->cur, NULL, s_latch);
     for (int b = 0; b < p->n_bufs; b++) /* p_b = &p_b[st_b] */
         gcc_jit_block_add_assignment(
             s_latch, NULL, g->pbuf[b],
