@@ -12,10 +12,17 @@
  * element is an entry (small states: an ODE right-hand side). Candidates for
  * m are the sizes of the carries' axes, largest first, then 1.
  *
- * Not translated (the body is interpreted instead): sums across lanes, dot_general,
- * custom ops, nested scans, non-splat constants along the lane axis, empty
- * values, and programs over LANES_MAX_INS instructions (LANES_MAX_INS_UNROLLED
- * with m = 1).
+ * Sums: within a lane, as chains of adds in the CPU kernel's order; across
+ * the lanes (the lane axis first among the summed axes, e.g. the cotangent
+ * of a constant the whole batch shares), as a per-step sum the loop adds to
+ * lane after lane, whose result only instructions after the lanes may read
+ * (backend/lane.h) — a body that feeds such a sum back into the lanes (a
+ * batch mean) is not translated.
+ *
+ * Not translated (the body is interpreted instead): dot_general, custom ops,
+ * nested scans, non-splat constants along the lane axis, empty values, the
+ * case above, and programs over LANES_MAX_INS instructions
+ * (LANES_MAX_INS_UNROLLED with m = 1).
  */
 #include <math.h>
 #include <stdlib.h>
