@@ -55,14 +55,15 @@ static void check_bits_nan_equal(const char *what, const outs_t *a, const outs_t
     }
 }
 
-/* compiled vs interpreted; `loops` = scan nodes expected compiled (when built with libgccjit) */
-static void compare_nan(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops,
-                        int nan_equal)
+/* f run compiled and interpreted: outputs bit for bit (any NaN equal to any
+ * NaN when nan_equal), the same stats; `loops` = scan nodes expected
+ * compiled (when built with libgccjit) */
+static void check_both(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops,
+                       int nan_equal)
 {
-    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
     result a, b;
-    run_mode(g, n_in, in, 1, &a);
-    run_mode(g, n_in, in, 0, &b);
+    run_mode(f, n_in, in, 1, &a);
+    run_mode(f, n_in, in, 0, &b);
     if (nan_equal)
         check_bits_nan_equal(what, &a.o, &b.o);
     else
@@ -83,6 +84,14 @@ static void compare_nan(const char *what, const remat_fn *f, int n_in, const rem
 #endif
     outs_free(&a.o);
     outs_free(&b.o);
+}
+
+/* value_and_grad of f, compiled vs interpreted */
+static void compare_nan(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops,
+                        int nan_equal)
+{
+    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+    check_both(what, g, n_in, in, loops, nan_equal);
     remat_fn_free(g);
 }
 
@@ -259,30 +268,9 @@ static remat_fn *scan_outputs(const remat_fn *body, int64_t len, int n_args, con
 }
 
 /* the primal alone, compiled vs interpreted */
-static void compare_primal_nan(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops,
-                               int nan_equal)
-{
-    result a, b;
-    run_mode(f, n_in, in, 1, &a);
-    run_mode(f, n_in, in, 0, &b);
-    if (nan_equal)
-        check_bits_nan_equal(what, &a.o, &b.o);
-    else
-        check_outs_bitwise(what, &a.o, &b.o);
-    assert_int_equal(a.st.forward_evals, b.st.forward_evals);
-    assert_int_equal(a.st.ops_executed, b.st.ops_executed);
-#if REMAT_HAVE_GCCJIT
-    assert_int_equal(a.plan.compiled_loops, loops);
-#else
-    (void)loops;
-#endif
-    outs_free(&a.o);
-    outs_free(&b.o);
-}
-
 static void compare_primal(const char *what, const remat_fn *f, int n_in, const remat_tensor *in, int64_t loops)
 {
-    compare_primal_nan(what, f, n_in, in, loops, 0);
+    check_both(what, f, n_in, in, loops, 0);
 }
 
 static void test_scan_jit_every_op(void **state)
@@ -485,7 +473,7 @@ static void test_scan_jit_special_values(void **state)
             char what[96];
             snprintf(what, sizeof what, "special values %s %s", remat_dtype_name(dt), jit_schedules[si]);
             compare_nan(what, loss, 3, in, 2, 1);
-            compare_primal_nan(what, f, 3, in, 1, 1);
+            check_both(what, f, 3, in, 1, 1);
             remat_fn_free(loss);
             remat_fn_free(f);
         }

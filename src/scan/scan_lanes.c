@@ -360,9 +360,9 @@ static lval *reshape(lb *b, const lval *x, const remat_node *N)
 
 static lval *routed(lb *b, const remat_node *N, lval *const *x, int nin)
 {
-    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
-    if (!o || nin > 64)
-        return b->ok = 0, NULL;
+    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape); /* nin <= 64: emit_fn checked */
+    if (!o)
+        return NULL;
     if (!lane_preserved(N, (const lval *const *)x, nin, o))
         return b->ok = 0, NULL;
     route_ctx r = {.node = N, .nin = nin};
