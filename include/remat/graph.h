@@ -102,6 +102,8 @@ remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat_val b, re
 #define remat_relu(f, a) remat_unary_at((f), REMAT_OP_RELU, (a), REMAT_HERE)
 #define remat_square(f, a) remat_unary_at((f), REMAT_OP_SQUARE, (a), REMAT_HERE)
 #define remat_sqrt(f, a) remat_unary_at((f), REMAT_OP_SQRT, (a), REMAT_HERE)
+/* lax.erf (libm erf/erff); d/dx = 2/sqrt(pi) exp(-x^2) */
+#define remat_erf(f, a) remat_unary_at((f), REMAT_OP_ERF, (a), REMAT_HERE)
 #define remat_add(f, a, b) remat_binary_at((f), REMAT_OP_ADD, (a), (b), REMAT_HERE)
 #define remat_sub(f, a, b) remat_binary_at((f), REMAT_OP_SUB, (a), (b), REMAT_HERE)
 #define remat_mul(f, a, b) remat_binary_at((f), REMAT_OP_MUL, (a), (b), REMAT_HERE)
@@ -133,6 +135,12 @@ remat_val remat_convert_at(remat_fn *f, remat_val a, remat_dtype dt, remat_loc l
 remat_val remat_sum_at(remat_fn *f, remat_val a, int naxes, const int *axes, remat_loc loc);
 #define remat_sum(f, ...) remat_sum_at((f), __VA_ARGS__, REMAT_HERE)
 #define remat_sum_all(f, a) remat_sum_at((f), (a), -1, NULL, REMAT_HERE)
+/* lax.reduce_max over the axes (naxes -1: all), as XLA: a NaN anywhere in a
+ * reduced run gives NaN, an empty run gives -inf. Its VJP is JAX's: the
+ * cotangent is shared equally by the positions equal to the max. */
+remat_val remat_reduce_max_at(remat_fn *f, remat_val a, int naxes, const int *axes, remat_loc loc);
+#define remat_reduce_max(f, ...) remat_reduce_max_at((f), __VA_ARGS__, REMAT_HERE)
+#define remat_max_all(f, a) remat_reduce_max_at((f), (a), -1, NULL, REMAT_HERE)
 /* lax.broadcast_in_dim: a's dim i becomes output dim bdims[i] */
 remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const int64_t *dims,
                                     const int *bdims, remat_loc loc);
@@ -171,6 +179,11 @@ remat_val remat_matmul_at(remat_fn *f, remat_val a, remat_val b, remat_loc loc);
 /* jax.ad_checkpoint.checkpoint_name: identity that tags a value for policies. */
 remat_val remat_name_at(remat_fn *f, remat_val a, const char *name, remat_loc loc);
 #define remat_name(f, a, name) remat_name_at((f), (a), (name), REMAT_HERE)
+/* lax.stop_gradient: the identity on values, a zero cotangent for its input
+ * (nothing downstream of it is differentiated through it). Free at run
+ * time: the compiled program aliases its input. */
+remat_val remat_stop_gradient_at(remat_fn *f, remat_val a, remat_loc loc);
+#define remat_stop_gradient(f, a) remat_stop_gradient_at((f), (a), REMAT_HERE)
 /* Call `callee` with nargs values; writes its outputs into outs. A callee made
  * by remat_checkpoint() becomes a checkpoint region; any other is inlined. */
 remat_status remat_call_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args,

@@ -14,7 +14,9 @@
 extern "C" {
 #endif
 
-/* X(enum, name as JAX prints it, number of inputs or -1 for variadic) */
+/* X(enum, name as JAX prints it, number of inputs or -1 for variadic).
+ * Order matters: the elementwise ops are the ranges ADD..POW (unary among
+ * them NEG..ERF) and GT..NE, which src/ad and src/exec test by range. */
 #define REMAT_OP_LIST(X)                  \
     X(REMAT_OP_CONSTANT, "constant", 0)    \
     X(REMAT_OP_ARG, "argument", 0)         \
@@ -33,6 +35,7 @@ extern "C" {
     X(REMAT_OP_RELU, "relu", 1)            \
     X(REMAT_OP_SQUARE, "square", 1)        \
     X(REMAT_OP_SQRT, "sqrt", 1)            \
+    X(REMAT_OP_ERF, "erf", 1)              \
     X(REMAT_OP_INTEGER_POW, "integer_pow", 1) \
     X(REMAT_OP_POW, "pow", 1)              \
     X(REMAT_OP_GT, "gt", 2)                \
@@ -44,6 +47,7 @@ extern "C" {
     X(REMAT_OP_SELECT, "select_n", 3)      \
     X(REMAT_OP_CONVERT, "convert_element_type", 1) \
     X(REMAT_OP_SUM, "reduce_sum", 1)       \
+    X(REMAT_OP_REDUCE_MAX, "reduce_max", 1) \
     X(REMAT_OP_BROADCAST, "broadcast_in_dim", 1) \
     X(REMAT_OP_RESHAPE, "reshape", 1)      \
     X(REMAT_OP_TRANSPOSE, "transpose", 1)  \
@@ -52,6 +56,7 @@ extern "C" {
     X(REMAT_OP_CONCATENATE, "concatenate", -1) \
     X(REMAT_OP_DOT_GENERAL, "dot_general", 2) \
     X(REMAT_OP_NAME, "name", 1)            \
+    X(REMAT_OP_STOP_GRADIENT, "stop_gradient", 1) \
     X(REMAT_OP_CALL, "checkpoint", -1)     \
     X(REMAT_OP_PROJ, "proj", 1)            \
     X(REMAT_OP_CUSTOM, "custom", -1)       \

@@ -61,7 +61,7 @@ typedef struct remat_node {
         double scalar;                  /* CONSTANT splat value; POW exponent */
         int64_t index;                  /* ARG position; PROJ index; CONCAT axis;
                                            INTEGER_POW exponent */
-        uint32_t axes_mask;             /* SUM: reduced axes */
+        uint32_t axes_mask;             /* SUM, REDUCE_MAX: reduced axes */
         const int *perm;                /* TRANSPOSE perm; BROADCAST bdims (rank of input) */
         const remat_dot_dims *dot;
         const remat_slice_params *slice;
@@ -114,6 +114,13 @@ const char *remat_fn_strdup(remat_fn *f, const char *s);
  * in one dtype: unary, binary, compares, select, integer_pow, pow (not
  * convert_element_type, which changes dtype). */
 int remat_op_is_elementwise(remat_op op);
+
+/* Ops whose value is their one input's (name, stop_gradient): the compiler
+ * aliases them like a reshape, and chains of aliases are looked through. */
+static inline int remat_op_is_identity(remat_op op)
+{
+    return op == REMAT_OP_NAME || op == REMAT_OP_STOP_GRADIENT;
+}
 
 /* Fill an op_info view of node v (in_dtypes/in_shapes point into scratch
  * arrays of at least v's input count). */

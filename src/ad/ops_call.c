@@ -1,4 +1,4 @@
-/* ops_call.c — names, calls (inlined or as checkpoint regions), custom ops. */
+/* ops_call.c — names, stop_gradient, calls (inlined or as checkpoint regions), custom ops. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +16,15 @@ remat_val remat_name_at(remat_fn *f, remat_val a, const char *name, remat_loc lo
     const remat_node *na = remat_fn_node(f, a);
     remat_node n = remat_proto(REMAT_OP_NAME, (remat_dtype)na->dtype, &na->shape, loc);
     n.name = remat_fn_strdup(f, name);
+    return remat_fn_add_node(f, &n, 1, &a);
+}
+
+remat_val remat_stop_gradient_at(remat_fn *f, remat_val a, remat_loc loc)
+{
+    if (!f || !remat_fn_vals_ok(f, 1, &a))
+        return REMAT_NONE;
+    const remat_node *na = remat_fn_node(f, a);
+    remat_node n = remat_proto(REMAT_OP_STOP_GRADIENT, (remat_dtype)na->dtype, &na->shape, loc);
     return remat_fn_add_node(f, &n, 1, &a);
 }
 

@@ -104,7 +104,7 @@ static int is_unary(remat_op op)
 {
     switch (op) {
     case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS:
-    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT:
+    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT: case REMAT_OP_ERF:
         return 1;
     default:
         return 0;

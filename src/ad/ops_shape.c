@@ -15,8 +15,10 @@ static int *dup_ints(remat_fn *f, const int *v, int n)
 
 static int is_splat(const remat_node *n) { return n->op == REMAT_OP_CONSTANT && !n->data; }
 
-remat_val remat_sum_at(remat_fn *f, remat_val a, int naxes, const int *axes, remat_loc loc)
+/* reduce_sum and reduce_max: the same axes and shape rule (no axes: a itself) */
+static remat_val reduce_at(remat_fn *f, remat_op op, remat_val a, int naxes, const int *axes, remat_loc loc)
 {
+    const char *name = remat_op_name(op);
     if (!f || !remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
@@ -26,14 +28,14 @@ remat_val remat_sum_at(remat_fn *f, remat_val a, int naxes, const int *axes, rem
         mask = na->shape.rank ? (uint32_t)((1u << na->shape.rank) - 1) : 0;
     } else {
         if (naxes > 0 && !axes)
-            return remat_fn_fail(f, REMAT_ERR_NULL, loc, "reduce_sum: axes is NULL");
+            return remat_fn_fail(f, REMAT_ERR_NULL, loc, "%s: axes is NULL", name);
         for (int i = 0; i < naxes; i++) {
             int ax = axes[i] < 0 ? axes[i] + na->shape.rank : axes[i];
             if (ax < 0 || ax >= na->shape.rank)
-                return remat_fn_fail(f, REMAT_ERR_AXIS, loc, "reduce_sum: axis %d out of range for %s", axes[i],
+                return remat_fn_fail(f, REMAT_ERR_AXIS, loc, "%s: axis %d out of range for %s", name, axes[i],
                                      remat_fn_fmt_val(f, a, sa, sizeof sa));
             if (mask & (1u << ax))
-                return remat_fn_fail(f, REMAT_ERR_AXIS, loc, "reduce_sum: axis %d repeated for %s", axes[i],
+                return remat_fn_fail(f, REMAT_ERR_AXIS, loc, "%s: axis %d repeated for %s", name, axes[i],
                                      remat_fn_fmt_val(f, a, sa, sizeof sa));
             mask |= 1u << ax;
         }
@@ -44,9 +46,19 @@ remat_val remat_sum_at(remat_fn *f, remat_val a, int naxes, const int *axes, rem
             s.dims[s.rank++] = na->shape.dims[i];
     if (mask == 0)
         return a;
-    remat_node n = remat_proto(REMAT_OP_SUM, (remat_dtype)na->dtype, &s, loc);
+    remat_node n = remat_proto(op, (remat_dtype)na->dtype, &s, loc);
     n.p.axes_mask = mask;
     return remat_fn_add_node(f, &n, 1, &a);
+}
+
+remat_val remat_sum_at(remat_fn *f, remat_val a, int naxes, const int *axes, remat_loc loc)
+{
+    return reduce_at(f, REMAT_OP_SUM, a, naxes, axes, loc);
+}
+
+remat_val remat_reduce_max_at(remat_fn *f, remat_val a, int naxes, const int *axes, remat_loc loc)
+{
+    return reduce_at(f, REMAT_OP_REDUCE_MAX, a, naxes, axes, loc);
 }
 
 remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const int64_t *dims, const int *bdims,

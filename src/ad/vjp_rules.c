@@ -3,6 +3,7 @@
  * ops (ggml style). The formulas follow JAX's (lax.py JVP/transpose rules) so
  * values match jax.grad to rounding: e.g. max splits ties 0.5/0.5, relu'(0)=0.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,6 +212,28 @@ static void rule_concat(rule *r, remat_val g)
     }
 }
 
+/* JAX's _reduce_chooser_jvp_rule, transposed: with loc = (x == bcast(max))
+ * and counts = reduce_sum(loc), x gets bcast(g / counts) * loc, so tied
+ * positions share the cotangent equally and a NaN max (no position equal,
+ * counts 0) gives NaN everywhere in its run, as JAX. */
+static remat_val rule_reduce_max(rule *r, remat_val g)
+{
+    const remat_shape *in = &in_node(r, 0)->shape;
+    uint32_t mask = r->n->p.axes_mask;
+    int bd[REMAT_MAX_RANK], nb = 0, axes[REMAT_MAX_RANK], na = 0;
+    for (int k = 0; k < in->rank; k++) {
+        if (mask & (1u << k))
+            axes[na++] = k;
+        else
+            bd[nb++] = k;
+    }
+    remat_val ybig = remat_broadcast_in_dim_at(r->g, Y(r), in->rank, in->dims, bd, r->loc);
+    remat_val loc = bin(r, REMAT_OP_EQ, X(r, 0), ybig);
+    remat_val counts = remat_sum_at(r->g, loc, na, axes, r->loc);
+    remat_val share = remat_broadcast_in_dim_at(r->g, bin(r, REMAT_OP_DIV, g, counts), in->rank, in->dims, bd, r->loc);
+    return bin(r, REMAT_OP_MUL, share, loc);
+}
+
 static remat_status rule_custom(rule *r, remat_val g)
 {
     const remat_custom_op *op = r->n->p.custom;
@@ -310,6 +333,11 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
     case REMAT_OP_SQRT:
         give(r, 0, bin(r, REMAT_OP_DIV, g, bin(r, REMAT_OP_MUL, cst(r, s, 2.0), Y(r))));
         break;
+    case REMAT_OP_ERF: { /* JAX's jvp c * (g * exp(-x^2)), transposed: (c * g) * exp(-x^2) */
+        remat_val e = un(r, REMAT_OP_EXP, un(r, REMAT_OP_NEG, un(r, REMAT_OP_SQUARE, X(r, 0))));
+        give(r, 0, bin(r, REMAT_OP_MUL, bin(r, REMAT_OP_MUL, cst(r, s, 2.0 / sqrt(M_PI)), g), e));
+        break;
+    }
     case REMAT_OP_INTEGER_POW: {
         int k = (int)r->n->p.index;
         if (k == 0)
@@ -346,6 +374,9 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         give(r, 0, remat_broadcast_in_dim_at(r->g, g, in->rank, in->dims, bd, r->loc));
         break;
     }
+    case REMAT_OP_REDUCE_MAX:
+        give(r, 0, rule_reduce_max(r, g));
+        break;
     case REMAT_OP_BROADCAST:
         give(r, 0, unbroadcast(r, g, &in_node(r, 0)->shape, r->n->p.perm));
         break;
@@ -380,7 +411,8 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         st = rule_custom(r, g);
         break;
     case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE:
-        break; /* no derivative */
+    case REMAT_OP_STOP_GRADIENT:
+        break; /* no derivative (vjp.c never makes these active) */
     case REMAT_OP_CUSTOM_VJP:
         st = remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: the VJP of custom op '%s' is not itself differentiable",
                          r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");

@@ -88,7 +88,7 @@ static size_t slice_view_offset(const remat_node *in, const remat_node *n)
 
 static int is_alias(const remat_fn *g, const remat_node *n)
 {
-    return n->op == REMAT_OP_RESHAPE || n->op == REMAT_OP_NAME || n->op == REMAT_OP_PROJ ||
+    return n->op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)n->op) || n->op == REMAT_OP_PROJ ||
            (n->op == REMAT_OP_SLICE && is_view_slice(n, &g->nodes[n->in[0]]));
 }
 
@@ -170,7 +170,7 @@ static void build_exec_op(builder *b, remat_val v, remat_exec_op *op)
     switch (op->op) {
     case REMAT_OP_POW: op->p.scalar = n->p.scalar; break;
     case REMAT_OP_INTEGER_POW: case REMAT_OP_CONCATENATE: op->p.index = n->p.index; break;
-    case REMAT_OP_SUM: op->p.axes_mask = n->p.axes_mask; break;
+    case REMAT_OP_SUM: case REMAT_OP_REDUCE_MAX: op->p.axes_mask = n->p.axes_mask; break;
     case REMAT_OP_TRANSPOSE: case REMAT_OP_BROADCAST: op->p.perm = n->p.perm; break;
     case REMAT_OP_DOT_GENERAL: op->p.dot = n->p.dot; break;
     case REMAT_OP_SLICE: op->p.slice = n->p.slice; break;
@@ -345,7 +345,7 @@ static void find_inplace_concats(builder *b, const uint8_t *live, const int32_t 
             continue;
         for (int k = 0; k < n->nin && ok; k++) {
             remat_val u = n->in[k];
-            while (g->nodes[u].op == REMAT_OP_RESHAPE || g->nodes[u].op == REMAT_OP_NAME)
+            while (g->nodes[u].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)g->nodes[u].op))
                 u = g->nodes[u].in[0];
             const remat_node *un = &g->nodes[u];
             ok = live[u] && un->op != REMAT_OP_ARG && un->op != REMAT_OP_CONSTANT && un->op != REMAT_OP_HOP &&
@@ -438,7 +438,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     REMAT_ASSERT(direct);
     for (int j = 0; j < g->n_outs; j++) {
         remat_val v = g->outs[j];
-        while (g->nodes[v].op == REMAT_OP_RESHAPE || g->nodes[v].op == REMAT_OP_NAME)
+        while (g->nodes[v].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)g->nodes[v].op))
             v = g->nodes[v].in[0];
         const remat_node *n = &g->nodes[v];
         if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && !is_alias(g, n) && n->op != REMAT_OP_HOP &&

@@ -521,7 +521,7 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
             x[q] = val[N->in[q]];
         switch ((remat_op)N->op) {
         case REMAT_OP_ARG: val[v] = args[N->p.index]; break;
-        case REMAT_OP_NAME: val[v] = x[0]; break;
+        case REMAT_OP_NAME: case REMAT_OP_STOP_GRADIENT: val[v] = x[0]; break;
         case REMAT_OP_CONSTANT: val[v] = constant(b, N); break;
         case REMAT_OP_RESHAPE: val[v] = reshape(b, x[0], N); break;
         case REMAT_OP_SUM: val[v] = reduce_sum(b, x[0], N); break;

@@ -36,7 +36,7 @@ static scan_body_vjp *body_vjp(remat_scan_data *d)
     int n_outs = d->body->n_outs, kept = n_outs;
     for (int k = 0; k < sp.n_res; k++) {
         remat_val o = fw->outs[n_outs + k], a = o;
-        while (fw->nodes[a].op == REMAT_OP_RESHAPE || fw->nodes[a].op == REMAT_OP_NAME)
+        while (fw->nodes[a].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)fw->nodes[a].op))
             a = fw->nodes[a].in[0];
         const remat_node *n = remat_fn_node(fw, o);
         v->res_arg[k] = -1;

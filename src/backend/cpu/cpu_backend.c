@@ -110,6 +110,11 @@ static void k_reduce(const remat_instr *I)
     const struct_params *P = I->aux;
     remat_cpu_reduce_sum(P->dt, I->out, I->in[0], &P->in_shape, P->reduce);
 }
+static void k_reduce_max(const remat_instr *I)
+{
+    const struct_params *P = I->aux;
+    remat_cpu_reduce_max(P->dt, I->out, I->in[0], &P->in_shape, P->reduce);
+}
 static void k_dot(const remat_instr *I)
 {
     const struct_params *P = I->aux;
@@ -172,7 +177,7 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
     struct_params *P = NULL;
     switch (op->op) {
     case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS:
-    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT:
+    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT: case REMAT_OP_ERF:
         if (f64 && op->op == REMAT_OP_NEG) {
             ins->fn = k_neg_f64;
             return REMAT_OK;
@@ -226,7 +231,8 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         return REMAT_OK;
     }
     case REMAT_OP_RESHAPE:
-    case REMAT_OP_NAME: { /* only when the compiler must materialise a copy */
+    case REMAT_OP_NAME:
+    case REMAT_OP_STOP_GRADIENT: { /* only when the compiler must materialise a copy */
         remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
         *C = (remat_cpu_copy_plan){.kind = ins->n ? REMAT_CPU_COPY_CONTIG : REMAT_CPU_COPY_EMPTY,
                                    .esize = (uint8_t)remat_dtype_size(op->dtype), .n = (int64_t)ins->n};
@@ -292,9 +298,10 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         ins->fn = k_convert;
         return REMAT_OK;
     case REMAT_OP_SUM:
+    case REMAT_OP_REDUCE_MAX:
         for (int k = 0; k < P->in_shape.rank; k++)
             P->reduce[k] = (op->p.axes_mask >> k) & 1u;
-        ins->fn = k_reduce;
+        ins->fn = op->op == REMAT_OP_SUM ? k_reduce : k_reduce_max;
         return REMAT_OK;
     case REMAT_OP_DOT_GENERAL:
         P->dot = *op->p.dot;

@@ -18,7 +18,7 @@
 #include "remat/tensor.h"
 
 /* ---- elementwise: out[i] = f(a[i]) / f(a[i], b[i]); all of length n ---- */
-/* op is one of NEG EXP LOG SIN COS TANH RELU SQUARE SQRT; CONVERT
+/* op is one of NEG EXP LOG SIN COS TANH RELU SQUARE SQRT ERF; CONVERT
  * (and INTEGER_POW, POW) have kernels of their own below. f32 uses the float
  * libm functions. RELU(x) = x > 0 ? x : 0, except relu(NaN) = NaN. */
 void remat_cpu_unary_f32(remat_op op, size_t n, float *out, const float *a);
@@ -119,6 +119,10 @@ void remat_cpu_add_pad(remat_dtype dt, void *out, const void *x, const void *g, 
  * ((+0 + x0) + x1) + ... over its inputs in row-major order, one running sum
  * (no lane splitting, so a sum of -0.0 is +0.0 and small sums match XLA). */
 void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                          const bool *reduce);
+/* reduce_max over the same axes, as XLA: IEEE maximum (NaN propagates, +0
+ * beats -0), -inf for an empty run. */
+void remat_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
                           const bool *reduce);
 
 /* ---- dot_general through OpenBLAS (cblas_sgemm / cblas_dgemm) ----

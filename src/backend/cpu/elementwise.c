@@ -78,7 +78,7 @@
  * the same products JAX's lowering computes, so the roundings agree. Small
  * exponents get a loop of their own (vectorised, no bit loop per element).
  */
-#define DEFINE_ELEMENTWISE(SFX, EXP, LOG, SIN, COS, TANH, SQRT, POW)                         \
+#define DEFINE_ELEMENTWISE(SFX, EXP, LOG, SIN, COS, TANH, SQRT, ERF, POW)                    \
     void remat_cpu_unary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a)  \
     {                                                                                        \
         switch (op) {                                                                        \
@@ -91,6 +91,7 @@
         case REMAT_OP_RELU: MAP1(x <= (T)0 ? (T)0 : x);                                      \
         case REMAT_OP_SQUARE: MAP1(x * x);                                                   \
         case REMAT_OP_SQRT: MAP1(SQRT(x));                                                   \
+        case REMAT_OP_ERF: MAP1(ERF(x));                                                     \
         default: REMAT_UNREACHABLE("remat_cpu_unary: not a unary elementwise op");           \
         }                                                                                    \
     }                                                                                        \
@@ -184,10 +185,10 @@
     }
 
 #define T float
-DEFINE_ELEMENTWISE(f32, expf, logf, sinf, cosf, tanhf, sqrtf, powf)
+DEFINE_ELEMENTWISE(f32, expf, logf, sinf, cosf, tanhf, sqrtf, erff, powf)
 #undef T
 #define T double
-DEFINE_ELEMENTWISE(f64, exp, log, sin, cos, tanh, sqrt, pow)
+DEFINE_ELEMENTWISE(f64, exp, log, sin, cos, tanh, sqrt, erf, pow)
 #undef T
 
 void remat_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_dt, const void *in)

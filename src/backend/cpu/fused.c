@@ -26,6 +26,7 @@ enum { FUSED_BLOCK = 256 };
         switch (u->op) {                                                                               \
         case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS: \
         case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT:              \
+        case REMAT_OP_ERF:                                                                             \
             remat_cpu_unary_##SFX(u->op, m, out, src[0]);                                              \
             return;                                                                                    \
         case REMAT_OP_INTEGER_POW:                                                                     \

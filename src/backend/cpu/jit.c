@@ -21,7 +21,7 @@
  *
  * Bits: every op is written as the CPU kernel writes it (elementwise.c:
  * max/min/relu/select as the same conditionals, integer_pow's products in
- * the same order, libm for exp/log/sin/cos/tanh/sqrt/pow and their float
+ * the same order, libm for exp/log/sin/cos/tanh/sqrt/erf/pow and their float
  * versions for f32), compiled with -ffp-contract=off so that no multiply and
  * add are fused, and without -ffast-math, so nothing is reassociated: the
  * results equal the interpreter's bit for bit (tests/test_scan_jit.c).
@@ -100,10 +100,10 @@ static int program_key(const remat_lane_program *p, bytes *k)
 
 /* ---- code generation ---- */
 
-enum { M_EXP, M_LOG, M_SIN, M_COS, M_TANH, M_SQRT, M_POW, M_COUNT };
+enum { M_EXP, M_LOG, M_SIN, M_COS, M_TANH, M_SQRT, M_ERF, M_POW, M_COUNT };
 static const char *const math_names[2][M_COUNT] = {
-    {"expf", "logf", "sinf", "cosf", "tanhf", "sqrtf", "powf"},
-    {"exp", "log", "sin", "cos", "tanh", "sqrt", "pow"},
+    {"expf", "logf", "sinf", "cosf", "tanhf", "sqrtf", "erff", "powf"},
+    {"exp", "log", "sin", "cos", "tanh", "sqrt", "erf", "pow"},
 };
 
 typedef struct {
@@ -257,6 +257,7 @@ static int emit_op(gen *g, int i)
     case REMAT_OP_COS: v = call1(g, dt, M_COS, x); break;
     case REMAT_OP_TANH: v = call1(g, dt, M_TANH, x); break;
     case REMAT_OP_SQRT: v = call1(g, dt, M_SQRT, x); break;
+    case REMAT_OP_ERF: v = call1(g, dt, M_ERF, x); break;
     case REMAT_OP_POW: {
         gcc_jit_rvalue *args[2] = {x, fconst(g, dt, I->imm)};
         v = gcc_jit_context_new_call(g->c, NULL, math_fn(g, dt, M_POW), 2, args);

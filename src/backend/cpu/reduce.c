@@ -1,5 +1,5 @@
 /*
- * reduce.c — reduce_sum over a set of axes.
+ * reduce.c — reduce_sum and reduce_max over a set of axes.
  *
  * The input is first coalesced: size-1 axes are dropped and neighbouring axes
  * with the same reduce flag merged, so every call becomes alternating groups
@@ -19,6 +19,7 @@
  * sums vectorise over the row; row sums run 4 independent chains), never
  * within one output's sum.
  */
+#include <math.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_kernels.h"
@@ -85,25 +86,12 @@
 DEFINE_REDUCE(float, reduce_f32)
 DEFINE_REDUCE(double, reduce_f64)
 
-void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                          const bool *reduce)
+/* Coalesces in_shape into alternating kept/reduced groups (dims, red) and
+ * their row-major input strides and output strides (0 when reduced);
+ * returns the group count (>= 1). */
+static int coalesce(const remat_shape *in_shape, const bool *reduce, int64_t *dims, bool *red, int64_t *in_st,
+                    int64_t *out_st)
 {
-    const size_t es = remat_dtype_size(dt);
-    int64_t n_out = 1, n_in = 1;
-    for (int i = 0; i < in_shape->rank; i++) {
-        n_in *= in_shape->dims[i];
-        if (!reduce[i])
-            n_out *= in_shape->dims[i];
-    }
-    if (n_out == 0)
-        return;
-    memset(out, 0, (size_t)n_out * es); /* +0 start; also the answer when n_in == 0 */
-    if (n_in == 0)
-        return;
-
-    /* coalesce into alternating kept/reduced groups */
-    int64_t dims[REMAT_MAX_RANK];
-    bool red[REMAT_MAX_RANK];
     int r = 0;
     for (int i = 0; i < in_shape->rank; i++) {
         if (in_shape->dims[i] == 1)
@@ -121,8 +109,7 @@ void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat
         red[0] = false;
         r = 1;
     }
-
-    int64_t in_st[REMAT_MAX_RANK], out_st[REMAT_MAX_RANK], si = 1, so = 1;
+    int64_t si = 1, so = 1;
     for (int i = r - 1; i >= 0; i--) {
         in_st[i] = si;
         si *= dims[i];
@@ -130,8 +117,105 @@ void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat
         if (!red[i])
             so *= dims[i];
     }
+    return r;
+}
+
+/* counts the elements of in and of out */
+static void reduce_sizes(const remat_shape *in_shape, const bool *reduce, int64_t *n_in, int64_t *n_out)
+{
+    *n_out = 1, *n_in = 1;
+    for (int i = 0; i < in_shape->rank; i++) {
+        *n_in *= in_shape->dims[i];
+        if (!reduce[i])
+            *n_out *= in_shape->dims[i];
+    }
+}
+
+void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                          const bool *reduce)
+{
+    const size_t es = remat_dtype_size(dt);
+    int64_t n_out, n_in;
+    reduce_sizes(in_shape, reduce, &n_in, &n_out);
+    if (n_out == 0)
+        return;
+    memset(out, 0, (size_t)n_out * es); /* +0 start; also the answer when n_in == 0 */
+    if (n_in == 0)
+        return;
+    int64_t dims[REMAT_MAX_RANK], in_st[REMAT_MAX_RANK], out_st[REMAT_MAX_RANK];
+    bool red[REMAT_MAX_RANK];
+    int r = coalesce(in_shape, reduce, dims, red, in_st, out_st);
     if (dt == REMAT_F32)
         reduce_f32(out, in, r, dims, in_st, out_st, red[r - 1]);
     else
         reduce_f64(out, in, r, dims, in_st, out_st, red[r - 1]);
+}
+
+/*
+ * reduce_max: XLA's max is IEEE 754-2019 maximum, which lax.reduce_max
+ * shows on the CPU backend: a NaN in the run gives NaN, and +0 beats -0
+ * whatever their order. So m takes x when x > m, when x is NaN, or when
+ * they are equal and m is -0 (x is then +0 or -0); once NaN, m stays NaN.
+ * Each output starts at -inf (the empty run's answer) and takes its inputs
+ * in row-major order under the same odometer as the sum.
+ */
+#define MAX_STEP(m, x) (((x) > (m) || (x) != (x) || ((x) == (m) && signbit(m))) ? (x) : (m))
+
+#define DEFINE_REDUCE_MAX(T, NAME)                                                         \
+    static void NAME(T *restrict out, const T *restrict in, int r, const int64_t *dims,   \
+                     const int64_t *in_st, const int64_t *out_st, bool last_reduced)       \
+    {                                                                                      \
+        const int64_t n = dims[r - 1];                                                     \
+        int64_t outer = 1, idx[REMAT_MAX_RANK] = {0}, ioff = 0, ooff = 0;                  \
+        for (int i = 0; i < r - 1; i++)                                                    \
+            outer *= dims[i];                                                              \
+        for (int64_t o = 0; o < outer; o++) {                                              \
+            const T *restrict x = in + ioff;                                               \
+            if (last_reduced) {                                                            \
+                T m = out[ooff];                                                           \
+                for (int64_t j = 0; j < n; j++)                                            \
+                    m = MAX_STEP(m, x[j]);                                                 \
+                out[ooff] = m;                                                             \
+            } else {                                                                       \
+                T *restrict y = out + ooff;                                                \
+                for (int64_t j = 0; j < n; j++)                                            \
+                    y[j] = MAX_STEP(y[j], x[j]);                                           \
+            }                                                                              \
+            for (int d = r - 2; d >= 0; d--) {                                             \
+                ioff += in_st[d];                                                          \
+                ooff += out_st[d];                                                         \
+                if (++idx[d] < dims[d])                                                    \
+                    break;                                                                 \
+                ioff -= in_st[d] * dims[d];                                                \
+                ooff -= out_st[d] * dims[d];                                               \
+                idx[d] = 0;                                                                \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+DEFINE_REDUCE_MAX(float, reduce_max_f32)
+DEFINE_REDUCE_MAX(double, reduce_max_f64)
+
+void remat_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                          const bool *reduce)
+{
+    int64_t n_out, n_in;
+    reduce_sizes(in_shape, reduce, &n_in, &n_out);
+    if (n_out == 0)
+        return;
+    for (int64_t i = 0; i < n_out; i++) {
+        if (dt == REMAT_F32)
+            ((float *)out)[i] = -INFINITY;
+        else
+            ((double *)out)[i] = -INFINITY;
+    }
+    if (n_in == 0)
+        return;
+    int64_t dims[REMAT_MAX_RANK], in_st[REMAT_MAX_RANK], out_st[REMAT_MAX_RANK];
+    bool red[REMAT_MAX_RANK];
+    int r = coalesce(in_shape, reduce, dims, red, in_st, out_st);
+    if (dt == REMAT_F32)
+        reduce_max_f32(out, in, r, dims, in_st, out_st, red[r - 1]);
+    else
+        reduce_max_f64(out, in, r, dims, in_st, out_st, red[r - 1]);
 }
