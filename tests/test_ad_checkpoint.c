@@ -221,6 +221,60 @@ static void test_ad_policies_leave_mlp_gradients_bitwise_identical(void **state)
     policy_set_free(&ps);
 }
 
+/* A deep-network layer with the three primitives of its kind: gelu (erf),
+ * a log-sum-exp shifted by its stop_gradient'ed row max, and a column max
+ * the loss reads directly:
+ *   h = gelu(x @ w), m = reduce_max(h, 1),
+ *   loss = sum(log(sum(exp(h - sg(m)), 1)) + sg(m)) + sum(reduce_max(h, 0)).
+ * x (4,5) has tied rows, so reduce_max splits cotangents. */
+static remat_fn *nn_layer(remat_dtype dt)
+{
+    int64_t dx[2] = {4, 5}, dw[2] = {5, 6}, dh[2] = {4, 6};
+    remat_fn *f = remat_fn_new("nn_layer");
+    remat_val x = remat_arg(f, "x", dt, 2, dx), w = remat_arg(f, "w", dt, 2, dw);
+    remat_val h = remat_matmul(f, x, w);
+    remat_val cdf = remat_add_scalar(f, remat_erf(f, remat_mul_scalar(f, h, M_SQRT1_2)), 1.0);
+    h = remat_mul(f, remat_mul_scalar(f, h, 0.5), cdf);
+    remat_val m = remat_stop_gradient(f, remat_reduce_max(f, h, 1, ((int[]){1})));
+    remat_val z = remat_sub(f, h, remat_broadcast_in_dim(f, m, 2, dh, ((int[]){0})));
+    remat_val lse = remat_add(f, remat_log(f, remat_sum(f, remat_exp(f, z), 1, ((int[]){1}))), m);
+    remat_fn_output(f, remat_add(f, remat_sum_all(f, lse), remat_sum_all(f, remat_reduce_max(f, h, 1, ((int[]){0})))));
+    assert_fn_ok(f);
+    return f;
+}
+
+static void test_ad_policies_leave_nn_primitive_gradients_bitwise_identical(void **state)
+{
+    static const int rank[2] = {2, 2};
+    static const int64_t dims[2][2] = {{4, 5}, {5, 6}};
+    policy_set ps;
+    policy_set_init(&ps);
+    for (int dti = 0; dti < 2; dti++) {
+        remat_dtype dt = dti ? REMAT_F64 : REMAT_F32;
+        inputs_t in;
+        inputs_make(&in, dt, 2, rank, dims);
+        memcpy((char *)in.t[0].data + 5 * remat_dtype_size(dt), in.t[0].data, 5 * remat_dtype_size(dt));
+        remat_fn *plain = nn_layer(dt);
+        remat_fn *gp = grad_ok(plain, 0, NULL);
+        outs_t ref, o;
+        run_fn(gp, 2, in.t, &ref, NULL, NULL);
+        for (int k = 0; k < NPOL; k++) {
+            remat_fn *ck = remat_checkpoint(plain, ps.p[k]);
+            remat_fn *g = grad_ok(ck, 0, NULL);
+            run_fn(g, 2, in.t, &o, NULL, NULL);
+            char what[160];
+            snprintf(what, sizeof what, "%s nn layer, %s", remat_dtype_name(dt), remat_policy_label(ps.p[k]));
+            expect_same_bits(what, &ref, &o);
+            outs_free(&o);
+            remat_fn_free(g), remat_fn_free(ck);
+        }
+        outs_free(&ref);
+        remat_fn_free(gp), remat_fn_free(plain);
+        inputs_free(&in);
+    }
+    policy_set_free(&ps);
+}
+
 /* Three levels of regions: top(x, w) = sum(L1(x, w)^2) with
  *   L1(x, w) = exp(-L2(L2(x, w), w)^2) + x,   L2(x, w) = tanh(L3(L3(x, w), w)) + x,
  *   L3(x, w) = sin(name(x @ w, "d3")) * x.   x (4,4), w (4,4). */
@@ -492,6 +546,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ad_policies_leave_mlp_gradients_bitwise_identical),
         cmocka_unit_test(test_ad_policies_leave_nested_region_gradients_bitwise_identical),
+        cmocka_unit_test(test_ad_policies_leave_nn_primitive_gradients_bitwise_identical),
         cmocka_unit_test(test_ad_nothing_saveable_recomputes_and_saves_less),
         cmocka_unit_test(test_ad_nested_regions_recompute_where_each_region_policy_says),
         cmocka_unit_test(test_ad_predicted_arena_equals_measured_peak),

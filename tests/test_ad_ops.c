@@ -39,6 +39,7 @@ static remat_val g_tanh(remat_fn *f, const remat_val *x, const cJSON *p) { retur
 static remat_val g_relu(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_relu(f, x[0]); }
 static remat_val g_square(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_square(f, x[0]); }
 static remat_val g_sqrt(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_sqrt(f, x[0]); }
+static remat_val g_erf(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_erf(f, x[0]); }
 static remat_val g_ipow(remat_fn *f, const remat_val *x, const cJSON *p)
 {
     return remat_integer_pow(f, x[0], (int)jget(p, "y")->valuedouble);
@@ -54,6 +55,12 @@ static remat_val g_sum(remat_fn *f, const remat_val *x, const cJSON *p)
     int axes[REMAT_MAX_RANK];
     int n = jints32(jget(p, "axes"), axes, REMAT_MAX_RANK);
     return remat_sum(f, x[0], n, axes);
+}
+static remat_val g_reduce_max(remat_fn *f, const remat_val *x, const cJSON *p)
+{
+    int axes[REMAT_MAX_RANK];
+    int n = jints32(jget(p, "axes"), axes, REMAT_MAX_RANK);
+    return remat_reduce_max(f, x[0], n, axes);
 }
 static remat_val g_bcast(remat_fn *f, const remat_val *x, const cJSON *p)
 {
@@ -104,44 +111,51 @@ static remat_val g_reshape(remat_fn *f, const remat_val *x, const cJSON *p)
 }
 
 static const struct {
-    const char *name;
+    const char *file, *name;
     golden_builder build;
     int n_args; /* leading golden inputs that become arguments */
 } golden_ops[] = {
-    {"add", g_add, 2},
-    {"sub", g_sub, 2},
-    {"mul", g_mul, 2},
-    {"div", g_div, 2},
-    {"max_ties", g_max, 2},
-    {"min_ties", g_min, 2},
-    {"neg", g_neg, 1},
-    {"exp", g_exp, 1},
-    {"log", g_log, 1},
-    {"sin", g_sin, 1},
-    {"cos", g_cos, 1},
-    {"tanh", g_tanh, 1},
-    {"relu_at_zero", g_relu, 1},
-    {"square", g_square, 1},
-    {"sqrt", g_sqrt, 1},
-    {"integer_pow_3", g_ipow, 1},
-    {"pow_2_5", g_pow, 1}, /* the exponent is a parameter in remat: no cotangent for y */
-    {"select", g_select, 3},
-    {"reduce_sum_axes_0_2", g_sum, 1},
-    {"reduce_sum_all", g_sum, 1},
-    {"broadcast_in_dim", g_bcast, 1},
-    {"broadcast_in_dim_size1", g_bcast, 1},
-    {"transpose", g_transpose, 1},
-    {"slice_strided", g_slice, 1},
-    {"pad_interior", g_pad, 1},
-    {"concatenate", g_concat, 2},
-    {"reshape", g_reshape, 1},
+    {"ops.json", "add", g_add, 2},
+    {"ops.json", "sub", g_sub, 2},
+    {"ops.json", "mul", g_mul, 2},
+    {"ops.json", "div", g_div, 2},
+    {"ops.json", "max_ties", g_max, 2},
+    {"ops.json", "min_ties", g_min, 2},
+    {"ops.json", "neg", g_neg, 1},
+    {"ops.json", "exp", g_exp, 1},
+    {"ops.json", "log", g_log, 1},
+    {"ops.json", "sin", g_sin, 1},
+    {"ops.json", "cos", g_cos, 1},
+    {"ops.json", "tanh", g_tanh, 1},
+    {"ops.json", "relu_at_zero", g_relu, 1},
+    {"ops.json", "square", g_square, 1},
+    {"ops.json", "sqrt", g_sqrt, 1},
+    {"ops.json", "integer_pow_3", g_ipow, 1},
+    {"ops.json", "pow_2_5", g_pow, 1}, /* the exponent is a parameter in remat: no cotangent for y */
+    {"ops.json", "select", g_select, 3},
+    {"ops.json", "reduce_sum_axes_0_2", g_sum, 1},
+    {"ops.json", "reduce_sum_all", g_sum, 1},
+    {"ops.json", "broadcast_in_dim", g_bcast, 1},
+    {"ops.json", "broadcast_in_dim_size1", g_bcast, 1},
+    {"ops.json", "transpose", g_transpose, 1},
+    {"ops.json", "slice_strided", g_slice, 1},
+    {"ops.json", "pad_interior", g_pad, 1},
+    {"ops.json", "concatenate", g_concat, 2},
+    {"ops.json", "reshape", g_reshape, 1},
+    /* tools/goldens/gen_ops_nn_goldens.py */
+    {"ops_nn.json", "erf", g_erf, 1},
+    {"ops_nn.json", "erf_random", g_erf, 1},
+    {"ops_nn.json", "reduce_max_axis0", g_reduce_max, 1},
+    {"ops_nn.json", "reduce_max_axis1", g_reduce_max, 1},
+    {"ops_nn.json", "reduce_max_all", g_reduce_max, 1},
+    {"ops_nn.json", "reduce_max_all_ties", g_reduce_max, 1},
 };
 
 /* Builds f(args) = op(args), takes its VJP w.r.t. the inputs JAX differentiated,
  * runs it at the golden point with the golden cotangent and compares. */
-static void check_golden_op(const char *name, golden_builder build, int n_args)
+static void check_golden_op(const char *file, const char *name, golden_builder build, int n_args)
 {
-    const cJSON *c = golden_case("ops.json", name);
+    const cJSON *c = golden_case(file, name);
     const cJSON *params = jget(c, "params");
     jarr in[3];
     remat_val x[3];
@@ -217,7 +231,7 @@ static void check_golden_op(const char *name, golden_builder build, int n_args)
 static void test_ad_ops_value_and_vjp_match_jax(void **state)
 {
     for (size_t i = 0; i < sizeof golden_ops / sizeof golden_ops[0]; i++)
-        check_golden_op(golden_ops[i].name, golden_ops[i].build, golden_ops[i].n_args);
+        check_golden_op(golden_ops[i].file, golden_ops[i].name, golden_ops[i].build, golden_ops[i].n_args);
 }
 
 /* max/min split a tie 0.5/0.5 and relu'(0) = 0, as JAX: checked element by
@@ -350,6 +364,10 @@ static remat_val fd_tanh(remat_fn *f, const remat_val *x) { return remat_tanh(f,
 static remat_val fd_relu(remat_fn *f, const remat_val *x) { return remat_relu(f, x[0]); }
 static remat_val fd_square(remat_fn *f, const remat_val *x) { return remat_square(f, x[0]); }
 static remat_val fd_sqrt(remat_fn *f, const remat_val *x) { return remat_sqrt(f, x[0]); }
+static remat_val fd_erf(remat_fn *f, const remat_val *x) { return remat_erf(f, x[0]); }
+static remat_val fd_rmax1(remat_fn *f, const remat_val *x) { return remat_reduce_max(f, x[0], 1, ((int[]){1})); }
+static remat_val fd_rmax02(remat_fn *f, const remat_val *x) { return remat_reduce_max(f, x[0], 2, ((int[]){0, 2})); }
+static remat_val fd_rmax_all(remat_fn *f, const remat_val *x) { return remat_max_all(f, x[0]); }
 static remat_val fd_ipow3(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 3); }
 static remat_val fd_ipow2(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 2); }
 static remat_val fd_ipow1(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 1); }
@@ -408,6 +426,7 @@ static const fd_case fd_cases[] = {
     {"relu", 1, {2}, {{2, 3}}, -2, 2, 0.05, 0, fd_relu},
     {"square", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_square},
     {"sqrt", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, fd_sqrt},
+    {"erf", 1, {2}, {{2, 3}}, -2.5, 2.5, 0, 0, fd_erf},
     {"integer_pow_3", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_ipow3},
     {"integer_pow_2", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_ipow2},
     {"integer_pow_1", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_ipow1},
@@ -418,6 +437,10 @@ static const fd_case fd_cases[] = {
     {"select", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 0, fd_select},
     {"reduce_sum_axes_0_2", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_sum02},
     {"reduce_sum_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_sum_all},
+    /* uniform random inputs: no two within h of each other, so no ties */
+    {"reduce_max_axis_1", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_rmax1},
+    {"reduce_max_axes_0_2", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_rmax02},
+    {"reduce_max_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_rmax_all},
     {"broadcast_in_dim", 1, {1}, {{3}}, -2, 2, 0, 0, fd_bcast},
     {"broadcast_in_dim_size1", 1, {2}, {{3, 1}}, -2, 2, 0, 0, fd_bcast1},
     {"reshape", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_reshape},
@@ -655,6 +678,83 @@ static void test_ad_name_is_identity_for_values_and_cotangents(void **state)
         double y = ((double *)o.t[0].data)[i];
         assert_true(fabs(y - exp(x[i])) <= 1e-15 * exp(x[i]));
         assert_true(((double *)o.t[1].data)[i] == ct[i] * y); /* exp's rule alone: g * y, names add nothing */
+    }
+    outs_free(&o);
+    remat_fn_free(g);
+    remat_fn_free(f);
+}
+
+/* reduce_max shares the cotangent equally among the positions equal to the
+ * max (-0 and +0 are equal), and a NaN in a run makes the run's max and its
+ * whole cotangent NaN, as JAX's reduce_chooser rule (checked against JAX in
+ * ops_nn.json too). */
+static void test_ad_reduce_max_ties_share_the_cotangent(void **state)
+{
+    double x[12] = {2, 2, 1, 0.5, 3, 3, 3, -1, 0.0, -0.0, -1, -2};
+    double want[12] = {0.5, 0.5, 0, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3, 0, 0.5, 0.5, 0, 0};
+    int64_t d[2] = {3, 4};
+    remat_fn *f = remat_fn_new("max_ties");
+    remat_val a = remat_arg(f, "x", REMAT_F64, 2, d);
+    remat_fn_output(f, remat_sum_all(f, remat_reduce_max(f, a, 1, ((int[]){1}))));
+    remat_fn *g = grad_ok(f, 0, NULL);
+    remat_tensor in = remat_tensor_f64(x, 2, d);
+    outs_t o;
+    run_fn(g, 1, &in, &o, NULL, NULL);
+    for (int i = 0; i < 12; i++)
+        if (((double *)o.t[0].data)[i] != want[i])
+            fail_msg("element %d: d = %.17g, want %.17g", i, ((double *)o.t[0].data)[i], want[i]);
+    outs_free(&o);
+    x[5] = NAN; /* row 1: NaN max, NaN cotangent everywhere in it; the others unchanged */
+    remat_fn *v = NULL;
+    assert_int_equal(remat_value_and_grad(f, 0, NULL, &v), REMAT_OK);
+    run_fn(v, 1, &in, &o, NULL, NULL);
+    assert_true(isnan(*(double *)o.t[0].data));
+    for (int i = 0; i < 12; i++) {
+        double gi = ((double *)o.t[1].data)[i];
+        if (i / 4 == 1 ? !isnan(gi) : gi != want[i])
+            fail_msg("NaN row: element %d: d = %g", i, gi);
+    }
+    outs_free(&o);
+    remat_fn_free(v);
+    remat_fn_free(g);
+    remat_fn_free(f);
+}
+
+/* stop_gradient: the identity forward (the same bits, no instruction of its
+ * own), a zero cotangent backward; x * stop_gradient(x) differentiates to x,
+ * not 2x. */
+static void test_ad_stop_gradient_is_identity_with_zero_cotangent(void **state)
+{
+    int64_t d[2] = {2, 3};
+    double x[6];
+    fill_inputs(x, 6, -2, 2, 0);
+    remat_fn *f = remat_fn_new("stop");
+    remat_val a = remat_arg(f, "x", REMAT_F64, 2, d);
+    remat_val s = remat_stop_gradient(f, remat_sin(f, a));
+    assert_int_equal(remat_val_op(f, s), REMAT_OP_STOP_GRADIENT);
+    remat_fn_output(f, s);
+    remat_tensor in = remat_tensor_f64(x, 2, d);
+    outs_t o;
+    remat_stats st;
+    run_fn(f, 1, &in, &o, &st, NULL);
+    for (int i = 0; i < 6; i++)
+        assert_true(((double *)o.t[0].data)[i] == sin(x[i]));
+    assert_int_equal(st.op_counts[REMAT_OP_STOP_GRADIENT], 0); /* aliased, no copy */
+    assert_int_equal(st.ops_executed, 1);
+    outs_free(&o);
+    remat_fn_free(f);
+
+    f = remat_fn_new("stop_half");
+    a = remat_arg(f, "x", REMAT_F64, 2, d);
+    remat_val b = remat_arg(f, "y", REMAT_F64, 2, d);
+    remat_val sa = remat_stop_gradient(f, a);
+    remat_fn_output(f, remat_sum_all(f, remat_add(f, remat_mul(f, a, sa), remat_stop_gradient(f, remat_exp(f, b)))));
+    remat_fn *g = grad_ok(f, 0, NULL);
+    remat_tensor in2[2] = {remat_tensor_f64(x, 2, d), remat_tensor_f64(x, 2, d)};
+    run_fn(g, 2, in2, &o, NULL, NULL);
+    for (int i = 0; i < 6; i++) {
+        assert_true(((double *)o.t[0].data)[i] == x[i]);
+        assert_true(((double *)o.t[1].data)[i] == 0.0);
     }
     outs_free(&o);
     remat_fn_free(g);
@@ -901,6 +1001,8 @@ int main(void)
         cmocka_unit_test(test_ad_dot_general_matches_finite_differences),
         cmocka_unit_test(test_ad_convert_value_vjp_and_finite_differences),
         cmocka_unit_test(test_ad_name_is_identity_for_values_and_cotangents),
+        cmocka_unit_test(test_ad_reduce_max_ties_share_the_cotangent),
+        cmocka_unit_test(test_ad_stop_gradient_is_identity_with_zero_cotangent),
         cmocka_unit_test(test_ad_custom_op_gradient_and_finite_differences),
         cmocka_unit_test(test_ad_custom_op_without_vjp_fails_at_grad_time),
         cmocka_unit_test(test_ad_vjp_outputs_order_and_argnums),

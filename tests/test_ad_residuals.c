@@ -279,6 +279,51 @@ static void test_ad_residuals_hierarchical_match_jax(void **state)
     remat_fn_free(ck_layer), remat_fn_free(layer);
 }
 
+/* erf, reduce_max and stop_gradient. Known difference, as for sin: JAX
+ * linearizes in the forward and saves exp(-x^2) for erf ("output of exp"),
+ * the max's location mask and counts for reduce_max ("output of
+ * convert_element_type", "output of reduce_sum"); remat's rules read the
+ * operand (and the max) instead. x * stop_gradient(y) saves the stopped
+ * value, "output of stop_gradient", exactly as JAX 0.10.2 reports it. Under
+ * a checkpoint, the dots policies save the dot_general and neither erf nor
+ * reduce_max (they are not dots); everything_saveable saves all three. */
+static void test_ad_residuals_nn_primitives(void **state)
+{
+    int64_t d[2] = {4, 4};
+    remat_fn *f = remat_fn_new("nn_res");
+    remat_val x = remat_arg(f, "x", REMAT_F32, 2, d), w = remat_arg(f, "w", REMAT_F32, 2, d);
+    remat_val y = remat_arg(f, "y", REMAT_F32, 2, d);
+    remat_val e = remat_erf(f, remat_matmul(f, x, w));
+    remat_val m = remat_reduce_max(f, e, 1, ((int[]){1}));
+    remat_fn_output(f, remat_add(f, remat_sum_all(f, m), remat_sum_all(f, remat_mul(f, x, remat_stop_gradient(f, y)))));
+    assert_fn_ok(f);
+    static const char *const plain[] = {
+        "argument f32[4,4] x",         "argument f32[4,4] w", "output f32[4,4] dot_general",
+        "output f32[4,4] erf",         "output f32[4] reduce_max", "output f32[4,4] stop_gradient",
+    };
+    expect_residuals("nn_plain", f, 6, plain);
+    const struct {
+        const remat_policy *p;
+        int n;
+        const char *const *want;
+    } cases[] = {
+        {remat_nothing_saveable, 3, (const char *const[]){"argument f32[4,4] x", "argument f32[4,4] w",
+                                                         "argument f32[4,4] y"}},
+        {remat_dots_saveable, 4, (const char *const[]){"argument f32[4,4] x", "argument f32[4,4] w",
+                                                      "argument f32[4,4] y", "output f32[4,4] dot_general"}},
+        {remat_dots_with_no_batch_dims_saveable, 4,
+         (const char *const[]){"argument f32[4,4] x", "argument f32[4,4] w", "argument f32[4,4] y",
+                               "output f32[4,4] dot_general"}},
+        {remat_everything_saveable, 6, plain},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        remat_fn *ck = remat_checkpoint(f, cases[i].p);
+        expect_residuals(remat_policy_label(cases[i].p), ck, cases[i].n, cases[i].want);
+        remat_fn_free(ck);
+    }
+    remat_fn_free(f);
+}
+
 /* ==== seed gradients (gradients.json, f64) ==== */
 
 static void test_ad_seed_gradients_match_jax(void **state)
@@ -389,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_ad_residuals_policies_match_jax),
         cmocka_unit_test(test_ad_residuals_batched_and_nd_dots_match_jax),
         cmocka_unit_test(test_ad_residuals_hierarchical_match_jax),
+        cmocka_unit_test(test_ad_residuals_nn_primitives),
         cmocka_unit_test(test_ad_seed_gradients_match_jax),
     };
     rng_seed(0x2545f4914f6cdd1dull);

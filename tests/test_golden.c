@@ -9,15 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static cJSON *golden_docs[4];
-static const char *const golden_names[4] = {"ops.json", "dot_general.json", "residuals.json", "gradients.json"};
+enum { N_GOLDEN = 5 };
+static cJSON *golden_docs[N_GOLDEN];
+static const char *const golden_names[N_GOLDEN] = {"ops.json", "dot_general.json", "residuals.json", "gradients.json",
+                                                   "ops_nn.json"};
 
 cJSON *golden(const char *file)
 {
     int k = 0;
-    while (k < 4 && strcmp(golden_names[k], file))
+    while (k < N_GOLDEN && strcmp(golden_names[k], file))
         k++;
-    assert_true(k < 4);
+    assert_true(k < N_GOLDEN);
     if (golden_docs[k])
         return golden_docs[k];
     const char *dir = getenv("REMAT_GOLDENS");
@@ -107,7 +109,7 @@ remat_tensor jarr_tensor(jarr *a) { return remat_tensor_f64(a->data, a->shape.ra
 int golden_free_all(void **state)
 {
     (void)state;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < N_GOLDEN; i++) {
         cJSON_Delete(golden_docs[i]);
         golden_docs[i] = NULL;
     }
