@@ -1,5 +1,5 @@
 /*
- * test_cpu_kernels_elementwise.c — the elementwise CPU kernels: unary,
+ * test_cpu_kernels_elementwise.c — the elementwise CPU kernels: unary (erf too),
  * binary, compare, select, the scalar-operand variants, powers and convert.
  *
  * Every CPU kernel against a naive reference written here from the op's
@@ -22,7 +22,8 @@
 
 static const remat_op unary_ops[] = {REMAT_OP_NEG,  REMAT_OP_EXP,  REMAT_OP_LOG,
                                      REMAT_OP_SIN,  REMAT_OP_COS,  REMAT_OP_TANH,
-                                     REMAT_OP_RELU, REMAT_OP_SQUARE, REMAT_OP_SQRT};
+                                     REMAT_OP_RELU, REMAT_OP_SQUARE, REMAT_OP_SQRT,
+                                     REMAT_OP_ERF};
 
 /* The op name table lives in src/ad; tests of kernels only need a label. */
 static const char *op_label(remat_op op)
@@ -44,6 +45,7 @@ static double unary_ref(remat_op op, double x)
     case REMAT_OP_RELU: return isnan(x) ? x : (x > 0 ? x : 0.0);
     case REMAT_OP_SQUARE: return x * x;
     case REMAT_OP_SQRT: return sqrt(x);
+    case REMAT_OP_ERF: return erf(x);
     default: fail_msg("not unary"); return 0;
     }
 }
@@ -74,6 +76,30 @@ static void test_cpu_kernels_unary_matches_libm(void **state)
         }
         free(a), free(want), free(out), free(out32);
     }
+}
+
+/* erf at known points (Abramowitz and Stegun table 7.1; erf(x) = x * 2/sqrt(pi)
+ * to rounding below 1e-8) and its limits: odd, +-1 in the tails, NaN stays NaN */
+static void test_cpu_kernels_erf_known_values(void **state)
+{
+    (void)state;
+    const double x[8] = {0.0, -0.0, 1e-10, 0.5, 1.0, -2.0, 30.0, -INFINITY};
+    const double want[8] = {0.0, -0.0, 1.1283791670955126e-10, 0.5204998778130465, 0.8427007929497149,
+                            -0.9953222650189527, 1.0, -1.0};
+    double out[9];
+    float x32[9], out32[9];
+    remat_cpu_unary_f64(REMAT_OP_ERF, 8, out, x);
+    check_close("erf f64", 8, out, want, 1e-15, 0);
+    assert_true(signbit(out[1]) && !signbit(out[0]));
+    for (int i = 0; i < 8; i++)
+        x32[i] = (float)x[i];
+    x32[8] = NAN;
+    remat_cpu_unary_f32(REMAT_OP_ERF, 9, out32, x32);
+    check_close_f32("erf f32", 8, out32, want, 2e-7, 0);
+    assert_true(isnan(out32[8]));
+    double nan_in = NAN;
+    remat_cpu_unary_f64(REMAT_OP_ERF, 1, out, &nan_in);
+    assert_true(isnan(out[0]));
 }
 
 static void test_cpu_kernels_relu_max_min_propagate_nan(void **state)
@@ -410,6 +436,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_kernels_unary_matches_libm),
+        cmocka_unit_test(test_cpu_kernels_erf_known_values),
         cmocka_unit_test(test_cpu_kernels_relu_max_min_propagate_nan),
         cmocka_unit_test(test_cpu_kernels_binary_and_compare_match_reference),
         cmocka_unit_test(test_cpu_kernels_select_picks_by_predicate),

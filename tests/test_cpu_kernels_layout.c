@@ -1,6 +1,7 @@
 /*
  * test_cpu_kernels_layout.c — the structural CPU kernels (transpose,
- * broadcast_in_dim, slice, pad, concatenate), add of a pad, and reduce_sum.
+ * broadcast_in_dim, slice, pad, concatenate), add of a pad, reduce_sum and
+ * reduce_max.
  *
  * Every CPU kernel against a naive reference written here from the op's
  * definition (index arithmetic, libm, long double sums), never against another
@@ -472,6 +473,81 @@ static void test_cpu_kernels_reduce_sum_order_is_ascending(void **state)
     assert_true(o == 0 && !signbit(o));
 }
 
+/* ---- reduce_max ---- */
+
+/* IEEE 754-2019 maximum of a run, from its definition: NaN if any element
+ * is NaN, else the largest, +0 over -0; -inf for an empty run */
+static void reduce_max_check(int rank, const int64_t *dims, const bool *reduce, int specials)
+{
+    const remat_shape s = shp(rank, dims);
+    int64_t od[REMAT_MAX_RANK], idx[REMAT_MAX_RANK], oidx[REMAT_MAX_RANK] = {0};
+    int orank = 0;
+    for (int i = 0; i < rank; i++)
+        if (!reduce[i])
+            od[orank++] = dims[i];
+    const remat_shape os = shp(orank, od);
+    const int64_t n = remat_shape_numel(&s), no = remat_shape_numel(&os);
+    double *in = xmalloc((size_t)(n + 1) * sizeof *in), *want = xmalloc((size_t)(no + 1) * sizeof *want);
+    double *out = xmalloc((size_t)(no + 1) * sizeof *out);
+    bool *nan_seen = xcalloc((size_t)no + 1, 1);
+    fill(in, n);
+    for (int64_t f = 0; specials && f < n; f++) /* zeros of both signs everywhere, a few NaNs */
+        in[f] = f % 29 == 3 ? NAN : f % 5 == 1 ? 0.0 : f % 5 == 2 ? -0.0 : in[f] - 20.0;
+    for (int64_t i = 0; i < no; i++)
+        want[i] = -INFINITY;
+    for (int64_t f = 0; f < n; f++) {
+        unravel(&s, f, idx);
+        int k = 0;
+        for (int i = 0; i < rank; i++)
+            if (!reduce[i])
+                oidx[k++] = idx[i];
+        int64_t o = ravel(&os, oidx);
+        if (isnan(in[f]))
+            nan_seen[o] = true;
+        else if (in[f] > want[o] || (in[f] == want[o] && !signbit(in[f])))
+            want[o] = in[f];
+    }
+    for (int64_t i = 0; i < no; i++)
+        if (nan_seen[i])
+            want[i] = NAN;
+    out[no] = 12345.0;
+    remat_cpu_reduce_max(REMAT_F64, out, in, &s, reduce);
+    float *in32 = to_f32(in, n), *out32 = xmalloc((size_t)(no + 1) * sizeof *out32);
+    remat_cpu_reduce_max(REMAT_F32, out32, in32, &s, reduce);
+    for (int64_t i = 0; i < no; i++) {
+        float w32 = (float)want[i];
+        if (memcmp(&out[i], &want[i], sizeof out[i]) && !(isnan(out[i]) && isnan(want[i])))
+            fail_msg("reduce_max f64 element %lld: got %g want %g", (long long)i, out[i], want[i]);
+        if (memcmp(&out32[i], &w32, sizeof w32) && !(isnan(out32[i]) && isnan(w32)))
+            fail_msg("reduce_max f32 element %lld: got %g want %g", (long long)i, (double)out32[i], (double)w32);
+    }
+    assert_true(out[no] == 12345.0);
+    free(in), free(want), free(out), free(nan_seen), free(in32), free(out32);
+}
+
+static void test_cpu_kernels_reduce_max_nan_zeros_and_empty(void **state)
+{
+    (void)state;
+    const int64_t d[] = {3, 4, 5, 6};
+    for (unsigned mask = 0; mask < 16; mask++) {
+        bool r[4];
+        for (int i = 0; i < 4; i++)
+            r[i] = (mask >> i) & 1u;
+        reduce_max_check(4, d, r, 0);
+        reduce_max_check(4, d, r, 1);
+    }
+    reduce_max_check(1, (int64_t[]){1001}, (bool[]){true}, 1);
+    reduce_max_check(2, (int64_t[]){3, 0}, (bool[]){false, true}, 0); /* empty runs: -inf */
+    reduce_max_check(2, (int64_t[]){0, 3}, (bool[]){false, true}, 0); /* empty output */
+    /* +0 beats -0 in either order, as XLA's lax.reduce_max */
+    const double z[2][2] = {{0.0, -0.0}, {-0.0, 0.0}};
+    for (int k = 0; k < 2; k++) {
+        double o = 1;
+        remat_cpu_reduce_max(REMAT_F64, &o, z[k], &(remat_shape){1, {2}}, (bool[]){true});
+        assert_true(o == 0 && !signbit(o));
+    }
+}
+
 /* ---- main ---- */
 
 int main(void)
@@ -485,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_cpu_kernels_add_pad_bits),
         cmocka_unit_test(test_cpu_kernels_reduce_sum_every_axis_set),
         cmocka_unit_test(test_cpu_kernels_reduce_sum_order_is_ascending),
+        cmocka_unit_test(test_cpu_kernels_reduce_max_nan_zeros_and_empty),
     };
     rng_seed(0x9e3779b97f4a7c15ull);
     return cmocka_run_group_tests(tests, NULL, NULL);

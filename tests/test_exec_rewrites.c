@@ -113,6 +113,53 @@ static void test_exec_fusion_chain_matches_unfused_bits(void **state)
     }
 }
 
+/* gelu(x) = 0.5 x (1 + erf(x / sqrt 2)) and its gradient, with a
+ * stop_gradient in the chain: erf fuses like the other unary ops (the same
+ * libm call per element), and stop_gradient is an alias inside a group's
+ * inputs, never an instruction */
+static void test_exec_fusion_gelu_erf_matches_unfused_bits(void **state)
+{
+    (void)state;
+    for (int dt = 0; dt < 2; dt++) {
+        remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+        int64_t d[1] = {FUSE_N};
+        remat_fn *f = remat_fn_new("gelu");
+        remat_val x = remat_arg(f, "x", T, 1, d), y = remat_arg(f, "y", T, 1, d);
+        remat_val cdf = remat_add_scalar(f, remat_erf(f, remat_mul_scalar(f, x, M_SQRT1_2)), 1.0);
+        remat_val g = remat_mul(f, remat_mul_scalar(f, x, 0.5), cdf);
+        remat_val t = remat_mul(f, g, remat_stop_gradient(f, remat_erf(f, y)));
+        remat_fn_output(f, remat_sum_all(f, t));
+        remat_fn *gr = NULL;
+        assert_int_equal(remat_value_and_grad(f, 0, NULL, &gr), REMAT_OK);
+        double tmp[FUSE_N];
+        void *xv = xcalloc(FUSE_N, sizeof(double)), *yv = xcalloc(FUSE_N, sizeof(double));
+        for (int k = 0; k < 2; k++) {
+            fill_special(tmp, FUSE_N, k ? 2.0 : 1.0);
+            for (int i = 0; i < FUSE_N; i++) {
+                if (T == REMAT_F64)
+                    ((double *)(k ? yv : xv))[(i * (k ? 7 : 1)) % FUSE_N] = tmp[i];
+                else
+                    ((float *)(k ? yv : xv))[(i * (k ? 7 : 1)) % FUSE_N] = (float)tmp[i];
+            }
+        }
+        remat_tensor in[2] = {{.dtype = T, .shape = {.rank = 1, .dims = {FUSE_N}}, .data = xv},
+                              {.dtype = T, .shape = {.rank = 1, .dims = {FUSE_N}}, .data = yv}};
+        assert_true(check_fused_bits(gr, 2, in) >= 5);
+        remat_program *p = compile_ok(gr);
+        remat_stats st;
+        outs_t o;
+        run_prog(p, 2, in, &o, &st);
+        assert_int_equal(st.op_counts[REMAT_OP_STOP_GRADIENT], 0);
+        assert_true(st.op_counts[REMAT_OP_ERF] >= 2);
+        outs_free(&o);
+        remat_program_free(p);
+        free(xv);
+        free(yv);
+        remat_fn_free(gr);
+        remat_fn_free(f);
+    }
+}
+
 /* splat constants read as scalars on either side of a binary op and as
  * select's branches; compares feeding selects; NaN operands of compares
  * (all false but NE) and of max/min */
@@ -416,6 +463,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exec_fusion_chain_matches_unfused_bits),
+        cmocka_unit_test(test_exec_fusion_gelu_erf_matches_unfused_bits),
         cmocka_unit_test(test_exec_fusion_scalar_operands_selects_compares),
         cmocka_unit_test(test_exec_fusion_shared_values_are_not_fused_away),
         cmocka_unit_test(test_exec_fusion_does_not_contract_to_fma),
