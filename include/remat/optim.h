@@ -1,5 +1,6 @@
 /*
- * remat/optim.h — first-order optimisers on a plain double vector.
+ * remat/optim.h — first-order optimisers on a plain double (or float) vector:
+ * Adam and SGD with momentum, each following optax.
  *
  * Adam with optax.adam's exact semantics (Kingma & Ba 2015, as optax writes
  * it), so a fit driven by remat follows the trajectory a JAX script takes:
@@ -59,6 +60,17 @@ void remat_adam_free(remat_adam *a); /* NULL is a no-op */
  * index, with params and the optimiser state untouched. */
 remat_status remat_adam_update(remat_adam *a, double *params, const double *grads);
 
+/* The same step on f32 parameters and gradients, in optax's f32 arithmetic
+ * (a JAX script training f32 parameters, jax_enable_x64 off): the moments
+ * are kept as f32 values (stored in the double mu and nu, exactly), every
+ * operation is rounded to f32 in optax's order with no fused multiply-add,
+ * the Python floats b1, b2, 1 - b1, 1 - b2, eps, eps_root and -lr enter as
+ * f32 (their f32 rounding), and b^t is the f32 rounding of (f32 b)^t (XLA's
+ * f32 pow may differ from it by an ulp, for a last-bit difference in the
+ * step). Bounds are rounded to f32. Switching between the f64 and the f32
+ * update on one optimiser is allowed: the f32 step rounds the moments. */
+remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *grads);
+
 /* Steps taken (optax's count). */
 int64_t remat_adam_count(const remat_adam *a);
 /* Back to zero moments and count 0 (bounds kept). */
@@ -66,6 +78,55 @@ void remat_adam_reset(remat_adam *a);
 /* The first and second moments (n each), read-only. */
 const double *remat_adam_mu(const remat_adam *a);
 const double *remat_adam_nu(const remat_adam *a);
+
+/* ---- SGD with momentum ----
+ *
+ * optax.sgd(learning_rate, momentum, nesterov): optax.trace followed by
+ * scale_by_learning_rate,
+ *
+ *   trace  = g + momentum * trace
+ *   update = nesterov ? g + momentum * trace : trace
+ *   params = params + (-lr) * update
+ *
+ * and momentum 0 is optax's momentum=None (plain SGD, params + (-lr) * g,
+ * no trace kept; nesterov has no effect).
+ *
+ *   remat_sgd_options o = remat_sgd_optax(0.1);
+ *   o.momentum = 0.9;
+ *   remat_sgd *sgd;
+ *   remat_sgd_new(n, &o, &sgd);
+ *   ... remat_sgd_update_f32(sgd, params, grads); ...
+ *   remat_sgd_free(sgd);
+ */
+typedef struct {
+    double lr;       /* learning rate, > 0 and finite */
+    double momentum; /* trace decay in [0, 1); 0: plain SGD (optax momentum=None) */
+    int nesterov;    /* 1: Nesterov momentum (optax nesterov=True) */
+} remat_sgd_options;
+
+/* optax.sgd(lr) defaults: momentum None (0 here), nesterov False. */
+remat_sgd_options remat_sgd_optax(double lr);
+
+typedef struct remat_sgd remat_sgd;
+
+/* An optimiser for n parameters with a zero trace and step count 0.
+ * Rejects bad options, naming them. */
+remat_status remat_sgd_new(int64_t n, const remat_sgd_options *opt, remat_sgd **out);
+void remat_sgd_free(remat_sgd *s); /* NULL is a no-op */
+
+/* One step on params (n) from grads (n). A non-finite gradient returns
+ * REMAT_ERR_NUMERIC naming its index, with params and the trace untouched. */
+remat_status remat_sgd_update(remat_sgd *s, double *params, const double *grads);
+/* The same in optax's f32 arithmetic (f32 parameters, jax_enable_x64 off):
+ * the trace kept as f32 values (in the double trace, exactly), momentum and
+ * -lr rounded to f32, every operation rounded to f32 in the order above, no
+ * fused multiply-add. */
+remat_status remat_sgd_update_f32(remat_sgd *s, float *params, const float *grads);
+
+int64_t remat_sgd_count(const remat_sgd *s); /* steps taken */
+void remat_sgd_reset(remat_sgd *s);          /* zero trace, count 0 */
+/* The momentum trace (n), read-only; zeros when momentum is 0. */
+const double *remat_sgd_trace(const remat_sgd *s);
 
 #ifdef __cplusplus
 }

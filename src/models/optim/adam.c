@@ -125,6 +125,47 @@ remat_status remat_adam_update(remat_adam *a, double *params, const double *grad
     return REMAT_OK;
 }
 
+static float max_nan_f(float x, float y) { return (x > y || x != x) ? x : y; }
+static float min_nan_f(float x, float y) { return (x < y || x != x) ? x : y; }
+
+/* optax on f32 parameters: the Python-float hyperparameters are weakly typed
+ * and enter as their f32 rounding; 1 - b is formed in Python (double) first.
+ * b^t: jnp.power(b, count) in f32; here the f32 rounding of the exact power
+ * of the f32 base. No fused multiply-add (the build is ISO C11, where GCC
+ * keeps contraction off). */
+remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *grads)
+{
+    if (!a || !params || !grads)
+        return remat_error(REMAT_ERR_NULL, "adam update_f32: %s is NULL",
+                           !a ? "the optimiser" : !params ? "params" : "grads");
+    for (int64_t i = 0; i < a->n; i++)
+        if (!isfinite(grads[i]))
+            return remat_error(REMAT_ERR_NUMERIC, "adam update_f32: gradient %lld is %g", (long long)i,
+                               (double)grads[i]);
+    const remat_adam_options *o = &a->opt;
+    int64_t t = a->count + 1;
+    float b1 = (float)o->b1, b2 = (float)o->b2, c1 = (float)(1 - o->b1), c2 = (float)(1 - o->b2);
+    float eps = (float)o->eps, eps_root = (float)o->eps_root, step = (float)-o->lr;
+    float bc1 = 1.0f - (float)pow((double)b1, (double)t), bc2 = 1.0f - (float)pow((double)b2, (double)t);
+    for (int64_t i = 0; i < a->n; i++) {
+        float g = grads[i];
+        float mu = c1 * g + b1 * (float)a->mu[i];
+        float nu = c2 * (g * g) + b2 * (float)a->nu[i];
+        float mu_hat = mu / bc1, nu_hat = nu / bc2;
+        float u = mu_hat / (sqrtf(nu_hat + eps_root) + eps);
+        float p = params[i] + step * u;
+        if (a->lo)
+            p = max_nan_f(p, (float)a->lo[i]);
+        if (a->hi)
+            p = min_nan_f(p, (float)a->hi[i]);
+        a->mu[i] = mu;
+        a->nu[i] = nu;
+        params[i] = p;
+    }
+    a->count = t;
+    return REMAT_OK;
+}
+
 int64_t remat_adam_count(const remat_adam *a) { return a ? a->count : 0; }
 
 void remat_adam_reset(remat_adam *a)
