@@ -35,6 +35,7 @@
 #include "kinetics.h"
 #include "ode.h"
 #include "optim.h"
+#include "nn_data.h"
 #include "fit.h"
 #include "pfr.h"
 
