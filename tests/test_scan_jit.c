@@ -228,6 +228,8 @@ static remat_fn *every_op_body(remat_dtype dt, int64_t m, int mixed)
     t = remat_add(b, t, Y(remat_mul(b, remat_le(b, x, s), c0)));
     t = remat_add(b, t, Y(remat_mul(b, remat_ge(b, x, c1), remat_sub(b, c0, remat_mul(b, remat_lt(b, s, c0), x)))));
     t = remat_add(b, t, Y(remat_add(b, remat_eq(b, x, x), remat_ne(b, s, c1))));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_erf(b, remat_add(b, x, c0))), 0.4));
+    t = remat_add(b, t, Y(remat_mul(b, remat_stop_gradient(b, remat_sin(b, c1)), s)));
     remat_val narrow = remat_convert(b, t, dt == REMAT_F64 ? REMAT_F32 : REMAT_F64);
     t = remat_convert(b, remat_mul_scalar(b, narrow, 0.5), dt);
     /* routing: c' = [t ; pad(c0 (1,m)) + c1 (1,m)] via concatenate, pad, transpose */
@@ -333,6 +335,20 @@ static void test_scan_jit_falls_back(void **state)
     remat_fn_free(f);
     remat_fn_free(b);
     t_free_all(2, in);
+    /* a max over a lane's entries: reduce_max has no lane translation */
+    b = remat_fn_new("reduce_max_body");
+    c = remat_arg(b, "c", REMAT_F64, 2, DIMS(2, 3));
+    remat_val mx = remat_broadcast_in_dim(b, remat_reduce_max(b, c, 1, (int[]){0}), 2, DIMS(2, 3), (int[]){1});
+    remat_fn_output(b, remat_add(b, remat_tanh(b, c), remat_mul_scalar(b, mx, 0.5)));
+    assert_fn_ok(b);
+    remat_tensor in2 = t_rand(REMAT_F64, 2, DIMS(2, 3), -1, 1);
+    const remat_dtype adt2[1] = {REMAT_F64};
+    const remat_shape sh2[1] = {in2.shape};
+    f = scan_loss(b, 9, 1, adt2, sh2, 1, 0, &o, 0);
+    compare("reduce_max body", f, 1, &in2, 0);
+    remat_fn_free(f);
+    remat_fn_free(b);
+    t_free_all(1, &in2);
 }
 
 /* Sums over entries of one lane, in the CPU kernel's order; with a
