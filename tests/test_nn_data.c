@@ -216,6 +216,9 @@ static void test_nn_data_scale_and_standardize(void **state)
     remat_labeled *t = load_text("a,b,c,label\n1,5,2,0\n3,5,4,1\n5,5,9,0\n", NULL);
     assert_int_equal(remat_labeled_scale(t, 0), REMAT_ERR_VALUE);
     assert_int_equal(remat_labeled_scale(t, NAN), REMAT_ERR_VALUE);
+    assert_int_equal(remat_labeled_scale(t, 1e38), REMAT_ERR_NUMERIC); /* 5e38 > FLT_MAX */
+    assert_contains(remat_last_error(), "row 0, feature 'b'");
+    assert_true(remat_labeled_x(t)[0] == 1.0f); /* untouched */
     assert_ok(remat_labeled_scale(t, 2));
     double mean[3], sd[3];
     assert_ok(remat_labeled_standardize(t, t, mean, sd));

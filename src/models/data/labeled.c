@@ -101,15 +101,15 @@ remat_status remat_labeled_scale(remat_labeled *t, double s)
     if (!(isfinite(s) && s != 0))
         return remat_error(REMAT_ERR_VALUE, "labeled scale: factor %g must be finite and nonzero", s);
     size_t n = (size_t)t->n * (size_t)t->d;
-    for (size_t i = 0; i < n; i++) {
-        double v = (double)t->x[i] * s;
-        if (!(fabs(v) <= FLT_MAX))
+    /* checked first: a rejected scale leaves the table as it was */
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs((double)t->x[i] * s) <= FLT_MAX))
             return remat_error(REMAT_ERR_NUMERIC,
                                "labeled scale: row %zu, feature '%s': %g * %g overflows a float (nothing "
-                               "was scaled past it)",
+                               "was scaled)",
                                i / (size_t)t->d, t->name[i % (size_t)t->d], (double)t->x[i], s);
-        t->x[i] = (float)v;
-    }
+    for (size_t i = 0; i < n; i++)
+        t->x[i] = (float)((double)t->x[i] * s);
     return REMAT_OK;
 }
 
