@@ -19,7 +19,7 @@ install() { # the packages of "$@" not installed yet
 }
 
 install gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libnlopt-dev libcmocka-dev libcjson-dev \
-    libsundials-dev libplplot-dev plplot-driver-cairo fonts-dejavu-core
+    libsundials-dev libplplot-dev plplot-driver-cairo fonts-dejavu-core nettle-dev
 # libgccjit (compiled scan loops) keeps its header in gcc's own include
 # directory: take the one of the C compiler's major version (Debian 12: 12).
 install "libgccjit-$(gcc -dumpversion | cut -d. -f1)-dev"

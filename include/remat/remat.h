@@ -38,5 +38,6 @@
 #include "nn_data.h"
 #include "fit.h"
 #include "pfr.h"
+#include "random.h"
 
 #endif
