@@ -36,6 +36,8 @@
 #include "ode.h"
 #include "optim.h"
 #include "nn_data.h"
+#include "nn.h"
+#include "nn_train.h"
 #include "fit.h"
 #include "pfr.h"
 #include "random.h"

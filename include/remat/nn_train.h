@@ -1,0 +1,78 @@
+/*
+ * remat/nn_train.h — training a network module (remat/nn.h) with
+ * mini-batches: one compiled value-and-gradient program per batch size, an
+ * optax-style optimiser per parameter, prediction.
+ *
+ *   remat_nn_train_options o = {.loss = REMAT_NN_LOSS_SOFTMAX_CE, .optimizer = REMAT_NN_ADAM,
+ *                               .lr = 1e-3, .batch = 64};
+ *   remat_nn_trainer *t;
+ *   remat_nn_trainer_new(net, params, 64, 10, &o, &t);   // 64 features in, 10 classes out
+ *   for (...) {
+ *       remat_batcher_fill(b, epoch, i, x, y, NULL, &rows);   // remat/nn_data.h
+ *       double loss;
+ *       remat_nn_trainer_step(t, rows, x, y, &loss);      // params updated in place
+ *   }
+ *   remat_nn_trainer_predict(t, n, x_test, logits);
+ *
+ * The loss is the mean over the batch (softmax cross-entropy against one-hot
+ * rows, or mean squared error). Gradients come from remat_value_and_grad of
+ * the loss with respect to every parameter, so the module's nn.remat
+ * regions and scan schedules decide what the backward keeps; the trainer's
+ * memory plan reports it. A fixed seed (init, batch order) gives the same
+ * run bit for bit.
+ */
+#ifndef REMAT_NN_TRAIN_H
+#define REMAT_NN_TRAIN_H
+
+#include "exec.h"
+#include "nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { REMAT_NN_LOSS_SOFTMAX_CE, REMAT_NN_LOSS_MSE } remat_nn_loss;
+typedef enum { REMAT_NN_ADAM, REMAT_NN_SGD } remat_nn_optimizer;
+
+typedef struct {
+    remat_nn_loss loss;
+    remat_nn_optimizer optimizer;
+    double lr;        /* > 0 */
+    double momentum;  /* SGD: in [0, 1), 0 = plain SGD */
+    int nesterov;     /* SGD */
+    int64_t batch;    /* the largest batch a step takes, >= 1 */
+} remat_nn_train_options;
+
+typedef struct remat_nn_trainer remat_nn_trainer;
+
+/* A trainer for module m with parameters p (initialised for inputs of
+ * `in_features` features; updated in place by each step, so p must outlive
+ * the trainer), targets of n_out columns. */
+remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, int64_t in_features, int64_t n_out,
+                                  const remat_nn_train_options *o, remat_nn_trainer **out);
+void remat_nn_trainer_free(remat_nn_trainer *t);
+
+/* One optimiser step on `rows` examples (1 <= rows <= batch): x (rows,
+ * in_features), y (rows, n_out) in the parameters' dtype. loss (may be NULL)
+ * receives the batch's loss before the update. A non-finite loss or
+ * gradient returns REMAT_ERR_NUMERIC and leaves the parameters unchanged. */
+remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void *x, const void *y, double *loss);
+
+/* The module's outputs for n rows of x (any n >= 1), run in chunks of at
+ * most `batch` rows: out (n, n_out). */
+remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, const void *x, void *out);
+
+/* The full-batch training step's memory plan, and the statistics of the
+ * last step run. */
+void remat_nn_trainer_plan(const remat_nn_trainer *t, remat_memory_plan *plan);
+const remat_stats *remat_nn_trainer_last_stats(const remat_nn_trainer *t);
+
+/* The loss function the trainer differentiates: arguments (params...,
+ * x (rows, in_features), y (rows, n_out)), one scalar output. */
+remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p, remat_nn_loss loss,
+                              int64_t rows, int64_t in_features, int64_t n_out, remat_fn **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

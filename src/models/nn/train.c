@@ -1,0 +1,345 @@
+/*
+ * train.c — mini-batch training of a module: value-and-gradient programs
+ * compiled per batch size (the full batch and, when the data does not
+ * divide, the last one), forward programs for prediction, and one optax
+ * optimiser per parameter tensor (so parameters are updated where they live).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "nn_impl.h"
+#include "remat/nn_train.h"
+#include "remat/optim.h"
+
+#define NN_PROGRAM_CACHE 4
+
+typedef struct {
+    int64_t rows;
+    remat_program *prog;
+} sized_program;
+
+struct remat_nn_trainer {
+    const remat_nn_module *m;
+    remat_nn_params *p;
+    remat_nn_train_options o;
+    int64_t in_features, n_out;
+    int np;
+    remat_adam **adam;
+    remat_sgd **sgd;
+    sized_program step[NN_PROGRAM_CACHE], fwd[NN_PROGRAM_CACHE];
+    void **grads;      /* one buffer per parameter */
+    void **backup;     /* parameters before a step (restored on a non-finite update) */
+    remat_tensor *in, *out;
+    remat_memory_plan plan;
+    remat_stats stats;
+};
+
+remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p, remat_nn_loss loss,
+                              int64_t rows, int64_t in_features, int64_t n_out, remat_fn **out)
+{
+    if (!m || !p || !out)
+        return remat_error(REMAT_ERR_NULL, "nn loss: module, params or output is NULL");
+    *out = NULL;
+    if (rows < 1 || in_features < 1 || n_out < 1)
+        return remat_error(REMAT_ERR_SHAPE, "nn loss: rows %lld, features %lld and outputs %lld must be positive",
+                           (long long)rows, (long long)in_features, (long long)n_out);
+    int np = remat_nn_params_count(p);
+    remat_val *pv = calloc((size_t)np + 1, sizeof *pv);
+    remat_fn *f = remat_fn_new("loss");
+    if (!pv || !f) {
+        free(pv);
+        remat_fn_free(f);
+        return remat_error(REMAT_ERR_NOMEM, "nn loss: out of memory");
+    }
+    remat_status st = remat_nn_params_args(f, p, pv);
+    remat_dtype dt = p->dtype;
+    remat_val x = remat_arg(f, "x", dt, 2, ((int64_t[]){rows, in_features}));
+    remat_val y = remat_arg(f, "y", dt, 2, ((int64_t[]){rows, n_out}));
+    remat_val h = REMAT_NONE;
+    if (st == REMAT_OK)
+        st = remat_nn_apply(m, f, x, pv, &h);
+    if (st == REMAT_OK) {
+        remat_shape hs = remat_val_shape(f, h);
+        if (hs.rank != 2 || hs.dims[1] != n_out) {
+            char b[96];
+            st = remat_error(REMAT_ERR_SHAPE, "nn loss: the module's output is %s; the targets have %lld columns",
+                             remat_shape_format(dt, &hs, b, sizeof b), (long long)n_out);
+        }
+    }
+    if (st == REMAT_OK) {
+        remat_val l = loss == REMAT_NN_LOSS_MSE ? remat_nn_mse(f, h, y) : remat_nn_softmax_cross_entropy(f, h, y);
+        remat_fn_output(f, l);
+        if (remat_fn_status(f) != REMAT_OK)
+            st = remat_error(remat_fn_status(f), "nn loss: %s", remat_fn_error(f));
+    }
+    free(pv);
+    if (st != REMAT_OK) {
+        remat_fn_free(f);
+        return st;
+    }
+    *out = f;
+    return REMAT_OK;
+}
+
+static remat_status compile_step(remat_nn_trainer *t, int64_t rows, remat_program **out)
+{
+    remat_fn *loss = NULL, *vg = NULL;
+    int *argnums = malloc((size_t)(t->np ? t->np : 1) * sizeof *argnums);
+    if (!argnums)
+        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+    for (int i = 0; i < t->np; i++)
+        argnums[i] = i;
+    remat_status st = remat_nn_loss_fn(t->m, t->p, t->o.loss, rows, t->in_features, t->n_out, &loss);
+    if (st == REMAT_OK)
+        st = remat_value_and_grad(loss, t->np, argnums, &vg);
+    if (st == REMAT_OK)
+        st = remat_compile(vg, remat_backend_cpu(), out);
+    free(argnums);
+    remat_fn_free(vg);
+    remat_fn_free(loss);
+    return st;
+}
+
+static remat_status compile_fwd(remat_nn_trainer *t, int64_t rows, remat_program **out)
+{
+    remat_val *pv = calloc((size_t)t->np + 1, sizeof *pv);
+    remat_fn *f = remat_fn_new("predict");
+    if (!pv || !f) {
+        free(pv);
+        remat_fn_free(f);
+        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+    }
+    remat_status st = remat_nn_params_args(f, t->p, pv);
+    remat_val x = remat_arg(f, "x", t->p->dtype, 2, ((int64_t[]){rows, t->in_features})), y = REMAT_NONE;
+    if (st == REMAT_OK)
+        st = remat_nn_apply(t->m, f, x, pv, &y);
+    if (st == REMAT_OK) {
+        remat_fn_output(f, y);
+        st = remat_fn_status(f) == REMAT_OK ? remat_compile(f, remat_backend_cpu(), out)
+                                            : remat_error(remat_fn_status(f), "nn predict: %s", remat_fn_error(f));
+    }
+    free(pv);
+    remat_fn_free(f);
+    return st;
+}
+
+/* the cached program for `rows`, compiling it (evicting the oldest) if new */
+static remat_status cached(remat_nn_trainer *t, sized_program *cache, bool step, int64_t rows, remat_program **out)
+{
+    for (int i = 0; i < NN_PROGRAM_CACHE; i++)
+        if (cache[i].prog && cache[i].rows == rows) {
+            *out = cache[i].prog;
+            return REMAT_OK;
+        }
+    remat_program *p;
+    remat_status st = step ? compile_step(t, rows, &p) : compile_fwd(t, rows, &p);
+    if (st != REMAT_OK)
+        return st;
+    /* the first program (the full batch) stays; a full cache replaces its last entry */
+    int slot = NN_PROGRAM_CACHE - 1;
+    for (int i = 0; i < NN_PROGRAM_CACHE; i++)
+        if (!cache[i].prog) {
+            slot = i;
+            break;
+        }
+    remat_program_free(cache[slot].prog);
+    cache[slot] = (sized_program){rows, p};
+    *out = p;
+    return REMAT_OK;
+}
+
+void remat_nn_trainer_free(remat_nn_trainer *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < NN_PROGRAM_CACHE; i++) {
+        remat_program_free(t->step[i].prog);
+        remat_program_free(t->fwd[i].prog);
+    }
+    for (int i = 0; i < t->np; i++) {
+        if (t->adam)
+            remat_adam_free(t->adam[i]);
+        if (t->sgd)
+            remat_sgd_free(t->sgd[i]);
+        if (t->grads)
+            free(t->grads[i]);
+        if (t->backup)
+            free(t->backup[i]);
+    }
+    free(t->adam);
+    free(t->sgd);
+    free(t->grads);
+    free(t->backup);
+    free(t->in);
+    free(t->out);
+    free(t);
+}
+
+static remat_status check_options(const remat_nn_train_options *o)
+{
+    if (o->loss != REMAT_NN_LOSS_SOFTMAX_CE && o->loss != REMAT_NN_LOSS_MSE)
+        return remat_error(REMAT_ERR_VALUE, "nn trainer: loss %d is not a remat_nn_loss", (int)o->loss);
+    if (o->optimizer != REMAT_NN_ADAM && o->optimizer != REMAT_NN_SGD)
+        return remat_error(REMAT_ERR_VALUE, "nn trainer: optimizer %d is not a remat_nn_optimizer",
+                           (int)o->optimizer);
+    if (o->batch < 1)
+        return remat_error(REMAT_ERR_VALUE, "nn trainer: batch %lld must be at least 1", (long long)o->batch);
+    return REMAT_OK;
+}
+
+static remat_status make_optimisers(remat_nn_trainer *t)
+{
+    if (t->o.optimizer == REMAT_NN_ADAM)
+        t->adam = calloc((size_t)t->np + 1, sizeof *t->adam);
+    else
+        t->sgd = calloc((size_t)t->np + 1, sizeof *t->sgd);
+    if (!t->adam && !t->sgd)
+        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+    remat_adam_options ao = remat_adam_optax(t->o.lr);
+    remat_sgd_options so = remat_sgd_optax(t->o.lr);
+    so.momentum = t->o.momentum;
+    so.nesterov = t->o.nesterov;
+    for (int i = 0; i < t->np; i++) {
+        int64_t n = remat_shape_numel(&t->p->p[i].shape);
+        remat_status st = t->adam ? remat_adam_new(n, &ao, &t->adam[i]) : remat_sgd_new(n, &so, &t->sgd[i]);
+        if (st != REMAT_OK)
+            return st;
+    }
+    return REMAT_OK;
+}
+
+remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, int64_t in_features, int64_t n_out,
+                                  const remat_nn_train_options *o, remat_nn_trainer **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "nn trainer: output pointer is NULL");
+    *out = NULL;
+    if (!m || !p || !o)
+        return remat_error(REMAT_ERR_NULL, "nn trainer: module, params or options are NULL");
+    remat_status st = check_options(o);
+    if (st != REMAT_OK)
+        return st;
+    remat_nn_trainer *t = calloc(1, sizeof *t);
+    if (!t)
+        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+    *t = (remat_nn_trainer){.m = m, .p = p, .o = *o, .in_features = in_features, .n_out = n_out,
+                            .np = remat_nn_params_count(p)};
+    t->grads = calloc((size_t)t->np + 1, sizeof *t->grads);
+    t->backup = calloc((size_t)t->np + 1, sizeof *t->backup);
+    t->in = calloc((size_t)t->np + 2, sizeof *t->in);
+    t->out = calloc((size_t)t->np + 1, sizeof *t->out);
+    if (!t->grads || !t->backup || !t->in || !t->out)
+        st = remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+    for (int i = 0; st == REMAT_OK && i < t->np; i++) {
+        size_t bytes = (size_t)remat_shape_numel(&p->p[i].shape) * remat_dtype_size(p->dtype);
+        t->grads[i] = malloc(bytes ? bytes : 1);
+        t->backup[i] = malloc(bytes ? bytes : 1);
+        if (!t->grads[i] || !t->backup[i])
+            st = remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %s", p->p[i].name);
+    }
+    if (st == REMAT_OK)
+        st = make_optimisers(t);
+    remat_program *full;
+    if (st == REMAT_OK)
+        st = cached(t, t->step, true, o->batch, &full);
+    if (st == REMAT_OK)
+        remat_program_plan(full, &t->plan);
+    if (st != REMAT_OK) {
+        remat_nn_trainer_free(t);
+        return st;
+    }
+    *out = t;
+    return REMAT_OK;
+}
+
+static remat_status update(remat_nn_trainer *t, int i)
+{
+    void *w = t->p->p[i].data;
+    if (t->p->dtype == REMAT_F32)
+        return t->adam ? remat_adam_update_f32(t->adam[i], w, t->grads[i])
+                       : remat_sgd_update_f32(t->sgd[i], w, t->grads[i]);
+    return t->adam ? remat_adam_update(t->adam[i], w, t->grads[i]) : remat_sgd_update(t->sgd[i], w, t->grads[i]);
+}
+
+remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void *x, const void *y, double *loss)
+{
+    if (!t || !x || !y)
+        return remat_error(REMAT_ERR_NULL, "nn trainer step: trainer, x or y is NULL");
+    if (rows < 1 || rows > t->o.batch)
+        return remat_error(REMAT_ERR_SHAPE, "nn trainer step: %lld rows; a step takes 1 to %lld",
+                           (long long)rows, (long long)t->o.batch);
+    remat_program *prog;
+    remat_status st = cached(t, t->step, true, rows, &prog);
+    if (st != REMAT_OK)
+        return st;
+    remat_dtype dt = t->p->dtype;
+    double lv64 = 0;
+    float lv32 = 0;
+    for (int i = 0; i < t->np; i++) {
+        t->in[i] = remat_nn_params_tensor(t->p, i);
+        t->out[i + 1] = (remat_tensor){.dtype = dt, .shape = t->p->p[i].shape, .data = t->grads[i]};
+    }
+    t->in[t->np] = (remat_tensor){.dtype = dt, .shape = remat_shape_make(2, (int64_t[]){rows, t->in_features}),
+                                  .data = (void *)x};
+    t->in[t->np + 1] = (remat_tensor){.dtype = dt, .shape = remat_shape_make(2, (int64_t[]){rows, t->n_out}),
+                                      .data = (void *)y};
+    t->out[0] = (remat_tensor){.dtype = dt, .shape = {.rank = 0}, .data = dt == REMAT_F32 ? (void *)&lv32 : &lv64};
+    st = remat_run(prog, t->np + 2, t->in, t->np + 1, t->out, &t->stats);
+    if (st != REMAT_OK)
+        return st;
+    double lv = dt == REMAT_F32 ? lv32 : lv64;
+    if (!isfinite(lv))
+        return remat_error(REMAT_ERR_NUMERIC, "nn trainer step: the loss is %g (lower the learning rate?)", lv);
+    for (int i = 0; i < t->np; i++)
+        memcpy(t->backup[i], t->p->p[i].data, (size_t)remat_shape_numel(&t->p->p[i].shape) * remat_dtype_size(dt));
+    for (int i = 0; st == REMAT_OK && i < t->np; i++)
+        if ((st = update(t, i)) != REMAT_OK) { /* a non-finite gradient: undo the parameters already updated */
+            for (int j = 0; j < i; j++)
+                memcpy(t->p->p[j].data, t->backup[j],
+                       (size_t)remat_shape_numel(&t->p->p[j].shape) * remat_dtype_size(dt));
+            return remat_error(st, "nn trainer step: gradient of %s: %s", t->p->p[i].name, remat_last_error());
+        }
+    if (loss)
+        *loss = lv;
+    return REMAT_OK;
+}
+
+remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, const void *x, void *out)
+{
+    if (!t || !x || !out)
+        return remat_error(REMAT_ERR_NULL, "nn predict: trainer, x or out is NULL");
+    if (n < 1)
+        return remat_error(REMAT_ERR_SHAPE, "nn predict: %lld rows; give at least one", (long long)n);
+    remat_dtype dt = t->p->dtype;
+    size_t es = remat_dtype_size(dt);
+    for (int64_t at = 0; at < n; at += t->o.batch) {
+        int64_t rows = n - at < t->o.batch ? n - at : t->o.batch;
+        remat_program *prog;
+        remat_status st = cached(t, t->fwd, false, rows, &prog);
+        if (st != REMAT_OK)
+            return st;
+        for (int i = 0; i < t->np; i++)
+            t->in[i] = remat_nn_params_tensor(t->p, i);
+        t->in[t->np] = (remat_tensor){.dtype = dt,
+                                      .shape = remat_shape_make(2, (int64_t[]){rows, t->in_features}),
+                                      .data = (char *)x + (size_t)(at * t->in_features) * es};
+        remat_tensor o = {.dtype = dt, .shape = remat_shape_make(2, (int64_t[]){rows, t->n_out}),
+                          .data = (char *)out + (size_t)(at * t->n_out) * es};
+        if ((st = remat_run(prog, t->np + 1, t->in, 1, &o, NULL)) != REMAT_OK)
+            return st;
+    }
+    return REMAT_OK;
+}
+
+void remat_nn_trainer_plan(const remat_nn_trainer *t, remat_memory_plan *plan)
+{
+    if (t && plan)
+        *plan = t->plan;
+}
+
+const remat_stats *remat_nn_trainer_last_stats(const remat_nn_trainer *t)
+{
+    return t ? &t->stats : NULL;
+}
