@@ -1,0 +1,243 @@
+/*
+ * test_nn_train.c — the mini-batch trainer (remat/nn_train.h): it learns,
+ * a seeded run repeats bit for bit, checkpointed and scanned networks
+ * train to the same bits as the plain one, short last batches, prediction
+ * in chunks, SGD, errors.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_util.h"
+
+enum { N = 96, D = 6, C = 3, W = 8, L = 3 };
+
+/* three Gaussian-ish clusters, labels one-hot */
+static void make_data(float *x, float *y)
+{
+    for (int i = 0; i < N; i++) {
+        int c = i % C;
+        for (int j = 0; j < D; j++)
+            x[i * D + j] = (float)(urand(-0.6, 0.6) + (j % C == c ? 1.5 : 0.0));
+        for (int k = 0; k < C; k++)
+            y[i * C + k] = k == c ? 1.0f : 0.0f;
+    }
+}
+
+/* Dense(W) -> blocks -> Dense(C); blocks: L MLPBlocks, unrolled (policy or
+ * not) or scanned with a schedule */
+static remat_nn_module *network(const remat_policy *policy, const char *schedule)
+{
+    remat_nn_module *in = remat_nn_dense(W, true), *out = remat_nn_dense(C, true);
+    remat_nn_module *mods[L + 2];
+    int n = 0;
+    mods[n++] = in;
+    remat_nn_module *blk = remat_nn_mlp_block(W, REMAT_NN_TANH);
+    remat_nn_module *body = policy ? remat_nn_remat(blk, policy) : remat_nn_module_ref(blk);
+    if (schedule) {
+        remat_scan_options o = {.schedule = spec_of(schedule)};
+        mods[n++] = remat_nn_scan(body, L, &o);
+    } else {
+        for (int l = 0; l < L; l++)
+            mods[n++] = remat_nn_module_ref(body);
+    }
+    mods[n++] = out;
+    remat_nn_module *seq = remat_nn_sequential(n, mods);
+    for (int i = 0; i < n; i++)
+        remat_nn_module_free(mods[i]);
+    remat_nn_module_free(blk);
+    remat_nn_module_free(body);
+    assert_non_null(seq);
+    return seq;
+}
+
+typedef struct {
+    remat_nn_module *m;
+    remat_nn_params *p;
+    remat_nn_trainer *t;
+} run_t;
+
+static run_t start(const remat_policy *policy, const char *schedule, remat_nn_optimizer opt, int64_t batch)
+{
+    run_t r = {.m = network(policy, schedule)};
+    assert_ok(remat_nn_init(r.m, remat_prng_key_from_seed(1), REMAT_F32, 2, DIMS(batch, D), &r.p));
+    remat_nn_train_options o = {.loss = REMAT_NN_LOSS_SOFTMAX_CE, .optimizer = opt,
+                                .lr = opt == REMAT_NN_ADAM ? 0.02 : 0.1, .momentum = 0.9, .batch = batch};
+    assert_ok(remat_nn_trainer_new(r.m, r.p, D, C, &o, &r.t));
+    return r;
+}
+
+static void stop(run_t *r)
+{
+    remat_nn_trainer_free(r->t);
+    remat_nn_params_free(r->p);
+    remat_nn_module_free(r->m);
+}
+
+/* epochs over the data in order, batches of `batch` (the last may be short);
+ * returns the last epoch's mean loss */
+static double train(run_t *r, const float *x, const float *y, int epochs, int64_t batch)
+{
+    double total = 0;
+    for (int e = 0; e < epochs; e++) {
+        total = 0;
+        for (int64_t at = 0; at < N; at += batch) {
+            int64_t rows = N - at < batch ? N - at : batch;
+            double loss;
+            assert_ok(remat_nn_trainer_step(r->t, rows, x + at * D, y + at * C, &loss));
+            total += loss * (double)rows;
+        }
+    }
+    return total / N;
+}
+
+static double accuracy(run_t *r, const float *x, const float *y)
+{
+    float logits[N * C];
+    assert_ok(remat_nn_trainer_predict(r->t, N, x, logits));
+    int right = 0;
+    for (int i = 0; i < N; i++) {
+        int best = 0;
+        for (int k = 1; k < C; k++)
+            if (logits[i * C + k] > logits[i * C + best])
+                best = k;
+        right += y[i * C + best] == 1.0f;
+    }
+    return (double)right / N;
+}
+
+static void test_nn_train_learns(void **state)
+{
+    (void)state;
+    float x[N * D], y[N * C];
+    make_data(x, y);
+    for (int o = 0; o < 2; o++) {
+        run_t r = start(NULL, NULL, o ? REMAT_NN_SGD : REMAT_NN_ADAM, 20); /* 96 = 4 x 20 + 16 */
+        double first = train(&r, x, y, 1, 20), last = train(&r, x, y, 30, 20);
+        assert_true(last < 0.25 * first);
+        assert_true(accuracy(&r, x, y) >= 0.95);
+        remat_memory_plan plan;
+        remat_nn_trainer_plan(r.t, &plan);
+        assert_true(plan.arena_bytes > 0);
+        stop(&r);
+    }
+}
+
+/* dst's parameters := src's (the unrolled plain network). A scanned dst has
+ * Dense_0 (2), the stacked block (2, layers first), Dense_1 (2); the
+ * unrolled src has Dense_0, L blocks of 2, Dense_1. */
+static void copy_params(run_t *dst, const run_t *src, bool scanned)
+{
+    for (int i = 0; i < remat_nn_params_count(dst->p); i++) {
+        remat_tensor t = remat_nn_params_tensor(dst->p, i);
+        bool stacked = scanned && (i == 2 || i == 3);
+        int layers = stacked ? L : 1;
+        size_t at = 0;
+        for (int l = 0; l < layers; l++) {
+            int j = !scanned || i < 2 ? i : stacked ? 2 + 2 * l + (i - 2) : i + 2 * (L - 1);
+            remat_tensor s = remat_nn_params_tensor(src->p, j);
+            size_t b = tbytes(s.dtype, &s.shape);
+            memcpy((char *)t.data + at, s.data, b);
+            at += b;
+        }
+        assert_int_equal(at, tbytes(t.dtype, &t.shape));
+    }
+}
+
+/* every policy and schedule trains to the same parameters, bit for bit */
+static void test_nn_train_bitwise_across_policies_and_schedules(void **state)
+{
+    (void)state;
+    float x[N * D], y[N * C];
+    make_data(x, y);
+    static const struct {
+        const remat_policy *const *policy;
+        const char *schedule;
+    } variants[] = {
+        {NULL, NULL},
+        {&remat_nothing_saveable, NULL},
+        {&remat_dots_with_no_batch_dims_saveable, NULL},
+        {NULL, "store-all"},
+        {NULL, "per-step"},
+        {NULL, "binomial:1"},
+        {&remat_nothing_saveable, "binomial:2"},
+    };
+    run_t ref = {0}, init = {0}; /* init.p: the reference's starting values */
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+        run_t r = start(variants[v].policy ? *variants[v].policy : NULL, variants[v].schedule, REMAT_NN_ADAM, 32);
+        if (v > 0) /* the reference's starting values */
+            copy_params(&r, &init, variants[v].schedule != NULL);
+        else
+            assert_ok(remat_nn_params_copy(r.p, &init.p));
+        train(&r, x, y, 3, 32);
+        if (v == 0) {
+            ref = r;
+            continue;
+        }
+        float a[N * C], b[N * C];
+        assert_ok(remat_nn_trainer_predict(ref.t, N, x, a));
+        assert_ok(remat_nn_trainer_predict(r.t, N, x, b));
+        if (memcmp(a, b, sizeof a) != 0)
+            fail_msg("variant %zu (%s): trained network differs from the plain one", v,
+                     variants[v].schedule ? variants[v].schedule : "unrolled");
+        stop(&r);
+    }
+    stop(&ref);
+    remat_nn_params_free(init.p);
+}
+
+static void test_nn_train_repeats(void **state)
+{
+    (void)state;
+    float x[N * D], y[N * C];
+    make_data(x, y);
+    run_t a = start(NULL, NULL, REMAT_NN_SGD, 20), b = start(NULL, NULL, REMAT_NN_SGD, 20);
+    train(&a, x, y, 4, 20);
+    train(&b, x, y, 4, 20);
+    for (int i = 0; i < remat_nn_params_count(a.p); i++) {
+        remat_tensor ta = remat_nn_params_tensor(a.p, i), tb = remat_nn_params_tensor(b.p, i);
+        assert_memory_equal(ta.data, tb.data, tbytes(ta.dtype, &ta.shape));
+    }
+    stop(&a);
+    stop(&b);
+}
+
+static void test_nn_train_errors(void **state)
+{
+    (void)state;
+    float x[N * D] = {0}, y[N * C] = {0};
+    run_t r = start(NULL, NULL, REMAT_NN_ADAM, 8);
+    assert_int_equal(remat_nn_trainer_step(r.t, 9, x, y, NULL), REMAT_ERR_SHAPE);
+    assert_contains(remat_last_error(), "1 to 8");
+    assert_int_equal(remat_nn_trainer_step(r.t, 0, x, y, NULL), REMAT_ERR_SHAPE);
+    assert_int_equal(remat_nn_trainer_step(r.t, 4, NULL, y, NULL), REMAT_ERR_NULL);
+    assert_int_equal(remat_nn_trainer_predict(r.t, 0, x, y), REMAT_ERR_SHAPE);
+    /* a non-finite input: the loss is NaN, the parameters stay */
+    float keep[W * D];
+    memcpy(keep, remat_nn_params_tensor(r.p, 0).data, sizeof keep);
+    x[0] = NAN;
+    assert_int_equal(remat_nn_trainer_step(r.t, 8, x, y, NULL), REMAT_ERR_NUMERIC);
+    assert_memory_equal(keep, remat_nn_params_tensor(r.p, 0).data, sizeof keep);
+    remat_nn_trainer *t;
+    remat_nn_train_options bad = {.lr = 0.1, .batch = 0};
+    assert_int_equal(remat_nn_trainer_new(r.m, r.p, D, C, &bad, &t), REMAT_ERR_VALUE);
+    bad = (remat_nn_train_options){.lr = -1, .batch = 4};
+    assert_int_equal(remat_nn_trainer_new(r.m, r.p, D, C, &bad, &t), REMAT_ERR_VALUE);
+    assert_null(t);
+    bad = (remat_nn_train_options){.lr = 0.1, .batch = 4};
+    assert_int_equal(remat_nn_trainer_new(r.m, r.p, D, C + 1, &bad, &t), REMAT_ERR_SHAPE);
+    assert_contains(remat_last_error(), "targets have 4 columns");
+    remat_nn_trainer_free(NULL);
+    stop(&r);
+}
+
+int main(void)
+{
+    rng_seed(0x747261696e6e6e31ull);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nn_train_learns),
+        cmocka_unit_test(test_nn_train_bitwise_across_policies_and_schedules),
+        cmocka_unit_test(test_nn_train_repeats),
+        cmocka_unit_test(test_nn_train_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
