@@ -662,6 +662,7 @@ static void test_nn_errors(void **state)
     assert_int_equal(remat_nn_apply(d, f, x, pv, &y), REMAT_ERR_SHAPE);
     assert_contains(remat_last_error(), "kernel f32[4,5]");
     assert_int_equal(y, REMAT_NONE);
+    remat_nn_params_free(p);
     assert_int_equal(remat_nn_init(d, remat_prng_key_from_seed(0), REMAT_F32, 0, NULL, &p), REMAT_ERR_SHAPE);
     assert_int_equal(remat_nn_init(NULL, remat_prng_key_from_seed(0), REMAT_F32, 1, DIMS(2), &p), REMAT_ERR_NULL);
     remat_fn_free(f);
