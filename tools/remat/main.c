@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mlp_cli.h"
 
 static void usage(FILE *out)
 {
@@ -13,6 +14,8 @@ static void usage(FILE *out)
             "\n"
             "commands:\n"
             "  compare   run checkpoint schedules on a problem side by side (memory, recompute, time)\n"
+            "  mlp       deep residual network: train a classifier, compare checkpoint policies and\n"
+            "            schedules over its layers (remat mlp --help)\n"
             "  pfr       plug-flow reactor: simulate, optimize, fit, compare (remat pfr --help)\n"
             "\n"
             "Run 'remat <command> --help' for a command's options.\n");
@@ -42,7 +45,9 @@ int main(int argc, char **argv)
         return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(argv[1], "pfr"))
         return cmd_pfr(argc - 1, argv + 1);
-    fprintf(stderr, "remat: unknown command '%s' (expected: compare, pfr)\n", argv[1]);
+    if (!strcmp(argv[1], "mlp"))
+        return cmd_mlp(argc - 1, argv + 1);
+    fprintf(stderr, "remat: unknown command '%s' (expected: compare, mlp, pfr)\n", argv[1]);
     usage(stderr);
     return 2;
 }
