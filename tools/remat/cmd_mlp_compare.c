@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "mlp_cli.h"
+#include "pfr_cli.h"
 
 #define MAX_VARIANTS 32
 #define IN_FEATURES 64
@@ -305,7 +306,8 @@ int cmd_mlp_compare(int argc, char **argv)
     int64_t seed = 0, repeat = 5;
     int json = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'L': if (!cli_int64("--layers", optarg, 1, 10000, &s.base.layers)) return 2; break;
         case 'W': if (!cli_int64("--width", optarg, 1, 1 << 16, &s.base.width)) return 2; break;
@@ -319,7 +321,7 @@ int cmd_mlp_compare(int argc, char **argv)
         case 'j': json = 1; break;
         case 'o': plot_path = optarg; break;
         case 'h': help(stdout); return 0;
-        default: help(stderr); return 2;
+        default: return pfr_cli_bad_option("mlp compare", c, argv);
         }
     }
     if (optind < argc) {

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "mlp_cli.h"
+#include "pfr_cli.h"
 
 #ifdef REMAT_DATA_DIR
 #define DIGITS_PATH REMAT_DATA_DIR "/digits/digits.csv"
@@ -157,7 +158,8 @@ int cmd_mlp_train(int argc, char **argv)
     double lr = 0, momentum = 0.9, test_fraction = 0.2;
     int json = 0, has_lr = 0, has_momentum = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'd': data = optarg; break;
         case 'L': if (!cli_int64("--layers", optarg, 1, 10000, &cfg.layers)) return 2; break;
@@ -177,7 +179,7 @@ int cmd_mlp_train(int argc, char **argv)
         case 'j': json = 1; break;
         case 'o': plot_path = optarg; break;
         case 'h': help(stdout); return 0;
-        default: help(stderr); return 2;
+        default: return pfr_cli_bad_option("mlp train", c, argv);
         }
     }
     if (optind < argc) {
