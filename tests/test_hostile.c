@@ -89,11 +89,48 @@ static void test_hostile_invalid_rank_is_named_not_printed_past_dims(void **stat
     remat_fn_free(f);
 }
 
+static void test_hostile_run_refuses_overlapping_buffers(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("two");
+    remat_val a = remat_arg(f, "a", REMAT_F64, 1, DIMS(4)), b = remat_arg(f, "b", REMAT_F64, 1, DIMS(4));
+    remat_fn_output(f, remat_add(f, a, b));
+    remat_fn_output(f, remat_mul(f, a, b));
+    remat_program *p = compile_ok(f);
+    double buf[16] = {1, 2, 3, 4, 5, 6, 7, 8}, keep[16];
+    memcpy(keep, buf, sizeof buf);
+    remat_tensor in[2] = {remat_tensor_f64(buf, 1, DIMS(4)), remat_tensor_f64(buf + 4, 1, DIMS(4))};
+    remat_tensor out[2] = {remat_tensor_f64(buf + 8, 1, DIMS(4)), remat_tensor_f64(buf + 12, 1, DIMS(4))};
+    /* disjoint: fine; the inputs may share memory (they are only read) */
+    assert_int_equal(remat_run(p, 2, in, 2, out, NULL), REMAT_OK);
+    assert_true(buf[8] == 6 && buf[12] == 5);
+    remat_tensor same_in[2] = {in[0], in[0]};
+    assert_int_equal(remat_run(p, 2, same_in, 2, out, NULL), REMAT_OK);
+    memcpy(buf, keep, sizeof buf);
+    /* output 1 is input 1 */
+    out[1] = remat_tensor_f64(buf + 4, 1, DIMS(4));
+    assert_int_equal(remat_run(p, 2, in, 2, out, NULL), REMAT_ERR_ARG);
+    assert_contains(remat_last_error(), "output 1 overlaps input 1");
+    /* output 0 shares its last element with input 0 */
+    out[0] = remat_tensor_f64(buf + 3, 1, DIMS(4));
+    out[1] = remat_tensor_f64(buf + 12, 1, DIMS(4));
+    assert_int_equal(remat_run(p, 2, in, 2, out, NULL), REMAT_ERR_ARG);
+    assert_contains(remat_last_error(), "output 0 overlaps input 0");
+    /* the two outputs overlap each other */
+    out[0] = remat_tensor_f64(buf + 10, 1, DIMS(4));
+    assert_int_equal(remat_run(p, 2, in, 2, out, NULL), REMAT_ERR_ARG);
+    assert_contains(remat_last_error(), "output 1 overlaps output 0");
+    assert_memory_equal(buf, keep, sizeof buf); /* nothing was written */
+    remat_program_free(p);
+    remat_fn_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostile_overflowing_shapes_are_refused_when_built),
         cmocka_unit_test(test_hostile_invalid_rank_is_named_not_printed_past_dims),
+        cmocka_unit_test(test_hostile_run_refuses_overlapping_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,8 +75,9 @@ remat_tensor remat_program_input_desc(const remat_program *p, int i);
 remat_tensor remat_program_output_desc(const remat_program *p, int i);
 
 /* Runs the program. Inputs and outputs are checked against the function's
- * signature (count, dtype, shape, non-NULL data) before anything is written;
- * stats may be NULL. */
+ * signature (count, dtype, shape, non-NULL data) before anything is written,
+ * and no output may share memory with an input or another output
+ * (REMAT_ERR_ARG naming both); stats may be NULL. */
 remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
                        remat_stats *stats);
 

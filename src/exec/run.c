@@ -1,4 +1,5 @@
 /* run.c — checking a call against the program's signature and executing it. */
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,6 +26,36 @@ static remat_status check_tensors(const char *what, int n, const remat_tensor *t
                                "run: %s %d%s%s%s is %s, expected %s", what, i, *nm ? " ('" : "", nm, *nm ? "')" : "",
                                remat_shape_format(t[i].dtype, &t[i].shape, a, sizeof a),
                                remat_shape_format(desc[i].dtype, &desc[i].shape, b, sizeof b));
+    }
+    return REMAT_OK;
+}
+
+/* Byte range [lo, hi) of a tensor already checked against its descriptor. */
+static int byte_range(const remat_tensor *t, uintptr_t *lo, uintptr_t *hi)
+{
+    size_t n = remat_tensor_bytes(t);
+    if (!t->data || n == 0)
+        return 0; /* an empty tensor touches no memory */
+    *lo = (uintptr_t)t->data;
+    *hi = *lo + n;
+    return 1;
+}
+
+/* Kernels write outputs while still reading inputs (and other outputs), so
+ * an output sharing bytes with either gives results that depend on the
+ * execution order. Quadratic in the count, which is small. */
+static remat_status check_overlap(int n_in, const remat_tensor *in, int n_out, const remat_tensor *out)
+{
+    for (int j = 0; j < n_out; j++) {
+        uintptr_t lo, hi, l2, h2;
+        if (!byte_range(&out[j], &lo, &hi))
+            continue;
+        for (int i = 0; i < n_in; i++)
+            if (byte_range(&in[i], &l2, &h2) && lo < h2 && l2 < hi)
+                return remat_error(REMAT_ERR_ARG, "run: output %d overlaps input %d in memory", j, i);
+        for (int k = 0; k < j; k++)
+            if (byte_range(&out[k], &l2, &h2) && lo < h2 && l2 < hi)
+                return remat_error(REMAT_ERR_ARG, "run: output %d overlaps output %d in memory", j, k);
     }
     return REMAT_OK;
 }
@@ -71,6 +102,8 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
     remat_status st = check_tensors("inputs", n_in, inputs, p->n_in, p->in_desc, p->in_names);
     if (st == REMAT_OK)
         st = check_tensors("outputs", n_out, outputs, p->n_out, p->out_desc, NULL);
+    if (st == REMAT_OK)
+        st = check_overlap(n_in, inputs, n_out, outputs);
     if (st != REMAT_OK)
         return st;
     const remat_patch *pt = p->patches, *mid = pt + p->n_in_patches, *end = pt + p->n_patches;
