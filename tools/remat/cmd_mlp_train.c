@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,9 +33,9 @@ static void help(FILE *out)
             "the plan and measured on the last full batch.\n"
             "\n"
             "  --data FILE        the CSV (default: the shipped digits, %s).\n"
-            "                     Features: the shipped digits are scaled by 1/16 (pixels 0..16\n"
-            "                     to [0, 1]); any other file is standardised with the mean and\n"
-            "                     standard deviation of its training rows\n"
+            "                     Features: the shipped digits (by default or by name) are scaled\n"
+            "                     by 1/16 (pixels 0..16 to [0, 1]); any other file is standardised\n"
+            "                     with the mean and standard deviation of its training rows\n"
             "  --test-fraction F  the share of rows held out for testing, 0 < F < 1 (default 0.2)\n"
             "%s"
             "                     (defaults: --layers 2 --width 64 --block mlp)\n"
@@ -55,6 +56,13 @@ static void help(FILE *out)
             "                     plan) instead of the text\n"
             "  --plot FILE        draw the loss and accuracy curves (.png, .svg, .pdf, .ps)\n",
             DIGITS_PATH ? DIGITS_PATH : "not built in: give --data", mlp_net_options_help);
+}
+
+/* Whether a and b name the same file (the shipped digits given by path). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static double now(void)
@@ -228,7 +236,7 @@ int cmd_mlp_train(int argc, char **argv)
         fprintf(stderr, "remat: --test-fraction: must be in (0, 1) (got %g)\n", test_fraction);
         return 2;
     }
-    int digits = !data;
+    int digits = !data || same_file(data, DIGITS_PATH);
     if (!data) {
         data = DIGITS_PATH;
         if (!data || access(data, R_OK) != 0) {
