@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,12 +126,58 @@ static void test_hostile_run_refuses_overlapping_buffers(void **state)
     remat_fn_free(f);
 }
 
+/* d/dx x^INT_MIN = INT_MIN * x^(INT_MIN-1): the rule must not form k - 1 */
+static void test_hostile_integer_pow_int_min_gradient_is_defined(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("ipow");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, DIMS(4));
+    remat_fn_output(f, remat_sum_all(f, remat_integer_pow(f, x, INT_MIN)));
+    remat_fn *g = grad_ok(f, 0, NULL);
+    double xv[4] = {1.0, -1.0, 0.5, 2.0};
+    remat_tensor in = remat_tensor_f64(xv, 1, DIMS(4));
+    outs_t o;
+    run_fn(g, 1, &in, &o, NULL, NULL);
+    const double *gx = o.t[0].data;
+    assert_true(gx[0] == (double)INT_MIN);  /* INT_MIN * 1^(odd) */
+    assert_true(gx[1] == -(double)INT_MIN); /* INT_MIN * (-1)^(odd) */
+    /* 0.5^(INT_MIN-1) = inf and 2^(INT_MIN-1) = 0 (a wrapped k-1 = INT_MAX
+     * gives the opposite) */
+    assert_true(isinf(gx[2]) && gx[2] < 0);
+    assert_true(gx[3] == 0);
+    outs_free(&o);
+    remat_fn_free(g);
+    remat_fn_free(f);
+}
+
+static void test_hostile_ode_step_counts_past_2_53_are_out_of_range(void **state)
+{
+    (void)state;
+    const double times[3] = {1, 2, 3};
+    int64_t steps[3], total = -1;
+    remat_ode_options o = {.method = REMAT_ODE_EULER, .t0 = 0, .n_times = 3, .times = times, .steps = INT64_MAX};
+    assert_int_equal(remat_ode_count_steps(&o, steps, &total), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "out of range");
+    assert_int_equal(total, -1);
+    o.steps = INT64_MAX / 2; /* each fits, the sum would overflow */
+    assert_int_equal(remat_ode_count_steps(&o, steps, &total), REMAT_ERR_VALUE);
+    o.steps = 0;
+    o.dt = 1e-18; /* 1e18 steps per interval: 3e18 in all */
+    assert_int_equal(remat_ode_count_steps(&o, steps, &total), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "out of range");
+    o.dt = 0.25;
+    assert_ok(remat_ode_count_steps(&o, steps, &total));
+    assert_int_equal(total, 12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostile_overflowing_shapes_are_refused_when_built),
         cmocka_unit_test(test_hostile_invalid_rank_is_named_not_printed_past_dims),
         cmocka_unit_test(test_hostile_run_refuses_overlapping_buffers),
+        cmocka_unit_test(test_hostile_integer_pow_int_min_gradient_is_defined),
+        cmocka_unit_test(test_hostile_ode_step_counts_past_2_53_are_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
  * ops (ggml style). The formulas follow JAX's (lax.py JVP/transpose rules) so
  * values match jax.grad to rounding: e.g. max splits ties 0.5/0.5, relu'(0)=0.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,7 +346,11 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         else if (k == 1)
             give(r, 0, g);
         else {
-            remat_val xk = k == 2 ? X(r, 0) : remat_integer_pow_at(r->g, X(r, 0), k - 1, r->loc);
+            /* x^(k-1); at k = INT_MIN, k - 1 overflows int: x^k * x^-1 */
+            remat_val xk = k == 2        ? X(r, 0)
+                           : k == INT_MIN ? bin(r, REMAT_OP_MUL, remat_integer_pow_at(r->g, X(r, 0), k, r->loc),
+                                                remat_integer_pow_at(r->g, X(r, 0), -1, r->loc))
+                                          : remat_integer_pow_at(r->g, X(r, 0), k - 1, r->loc);
             give(r, 0, bin(r, REMAT_OP_MUL, g, bin(r, REMAT_OP_MUL, cst(r, s, (double)k), xk)));
         }
         break;

@@ -35,6 +35,11 @@
  * integer from above: 10/0.01 and 0.3/0.1 give 1000 and 3 steps, not 1001, 4 */
 #define GRID_SLACK 1e-9
 
+/* Most steps in all intervals together: the step counter carried for t is a
+ * float, exact up to 2^53, and a count past it is no integration anyone can
+ * run; it also keeps every step sum and index far from int64 overflow. */
+#define MAX_TOTAL_STEPS ((int64_t)1 << 53)
+
 remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps, int64_t *total)
 {
     if (!opt)
@@ -77,6 +82,10 @@ remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps,
                 n = opt->steps;
             }
         }
+        if (n > MAX_TOTAL_STEPS - sum)
+            return remat_error(REMAT_ERR_VALUE,
+                               "ode: interval %d brings the step count past 2^53 (%lld steps after %lld): out of range",
+                               k, (long long)n, (long long)sum);
         if (steps)
             steps[k] = n;
         sum += n;
