@@ -51,6 +51,8 @@ typedef struct remat_dataset remat_dataset;
 remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, remat_dataset **out);
 void remat_dataset_free(remat_dataset *d); /* NULL is a no-op */
 
+/* Every accessor below answers a NULL dataset with remat_last_error() set
+ * (REMAT_ERR_NULL) and NULL, 0 or NaN (rows 0, is_measured 0). */
 const char *remat_dataset_path(const remat_dataset *d);
 /* The first column's header. */
 const char *remat_dataset_indep_name(const remat_dataset *d);

@@ -17,7 +17,10 @@
  * return REMAT_NONE and record the first error in the function (status and a
  * message naming the op, the shapes and the caller's file:line, also in
  * remat_last_error()). The function stays usable: ops on valid values keep
- * working, ops on REMAT_NONE quietly return REMAT_NONE. Binary elementwise
+ * working, ops on REMAT_NONE quietly return REMAT_NONE while the function
+ * holds an error (a REMAT_NONE passed to a function with none is itself an
+ * error, recorded at once). A NULL function makes every constructor return
+ * REMAT_NONE with REMAT_ERR_NULL in remat_last_error(). Binary elementwise
  * ops broadcast like NumPy (inserting broadcast_in_dim nodes).
  */
 #ifndef REMAT_GRAPH_H

@@ -175,6 +175,10 @@ remat_status remat_mechanism_parse_string(const char *text, const char *name_for
                                           remat_mechanism **out);
 void remat_mechanism_free(remat_mechanism *m); /* NULL is a no-op */
 
+/* Every accessor below answers a NULL mechanism with remat_last_error() set
+ * (REMAT_ERR_NULL) and a value no mechanism gives: NULL for pointers, 0 for
+ * counts, -1 for find and reaction_line, NaN for doubles (param_values
+ * writes nothing). */
 /* The path or name given at parse time. */
 const char *remat_mechanism_source(const remat_mechanism *m);
 /* Name of the independent variable ("t" unless the file says "indep NAME"). */

@@ -155,17 +155,40 @@ remat_val remat_fn_fail(remat_fn *f, remat_status st, remat_loc loc, const char 
     return REMAT_NONE;
 }
 
+remat_val remat_fn_null(remat_loc loc, const char *fn)
+{
+    return remat_fn_fail(NULL, REMAT_ERR_NULL, loc, "%s: function is NULL", fn);
+}
+
 int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
 {
+    if (n > 0 && !v) {
+        if (f->status == REMAT_OK) {
+            remat_fn *m = (remat_fn *)f;
+            m->status = remat_error(REMAT_ERR_NULL, "function '%s': the array of values is NULL", f->name);
+            free(m->error);
+            m->error = strdup(remat_last_error());
+        }
+        return 0;
+    }
     for (int i = 0; i < n; i++) {
         if (v[i] >= 0 && v[i] < f->n_nodes)
             continue;
-        /* REMAT_NONE propagates quietly: it is the result of a failed op,
-         * whose message stands. Any other number never was a value of f. */
-        if (v[i] != REMAT_NONE && f->status == REMAT_OK) {
+        /* REMAT_NONE propagates quietly when f already holds an error: it is
+         * the result of a failed op, whose message stands. Passed to an f
+         * with no error it failed elsewhere (or was never a value): say so
+         * now rather than at remat_fn_output. Any other number never was a
+         * value of f. */
+        if (f->status == REMAT_OK) {
             remat_fn *m = (remat_fn *)f;
-            m->status = remat_error(REMAT_ERR_ARG, "function '%s': %d is not a value of this function", f->name,
-                                    (int)v[i]);
+            if (v[i] == REMAT_NONE)
+                m->status = remat_error(REMAT_ERR_ARG,
+                                        "function '%s': operand %d is REMAT_NONE (the result of a failed op "
+                                        "whose error was cleared, or of another function)",
+                                        f->name, i);
+            else
+                m->status = remat_error(REMAT_ERR_ARG, "function '%s': %d is not a value of this function", f->name,
+                                        (int)v[i]);
             free(m->error);
             m->error = strdup(remat_last_error());
         }
@@ -183,7 +206,7 @@ const char *remat_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t l
 remat_val remat_fn_output_at(remat_fn *f, remat_val v, remat_loc loc)
 {
     if (!f)
-        return REMAT_NONE;
+        return remat_fn_null(loc, "remat_fn_output");
     if (!remat_fn_vals_ok(f, 1, &v))
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "output: invalid value %d", (int)v);
     if (!grow((void **)&f->outs, &f->cap_outs, f->n_outs + 1, sizeof *f->outs))

@@ -105,6 +105,9 @@ remat_val remat_fn_fail(remat_fn *f, remat_status st, remat_loc loc, const char 
     __attribute__((format(printf, 4, 5)));
 /* True when every value is valid; used to propagate REMAT_NONE quietly. */
 int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v);
+/* A constructor called with a NULL function: sets remat_last_error() naming
+ * the constructor (fn) and the caller's line; returns REMAT_NONE. */
+remat_val remat_fn_null(remat_loc loc, const char *fn);
 /* "f32[3,4]" for v */
 const char *remat_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t len);
 void *remat_fn_alloc(remat_fn *f, size_t bytes);

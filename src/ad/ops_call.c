@@ -9,7 +9,9 @@
 
 remat_val remat_name_at(remat_fn *f, remat_val a, const char *name, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     if (!name || !*name)
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "checkpoint_name: empty name");
@@ -21,7 +23,9 @@ remat_val remat_name_at(remat_fn *f, remat_val a, const char *name, remat_loc lo
 
 remat_val remat_stop_gradient_at(remat_fn *f, remat_val a, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     remat_node n = remat_proto(REMAT_OP_STOP_GRADIENT, (remat_dtype)na->dtype, &na->shape, loc);
@@ -92,7 +96,7 @@ remat_status remat_call_at(remat_fn *f, const remat_fn *callee, int nargs, const
 remat_val remat_call1_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args, remat_loc loc)
 {
     if (!f)
-        return REMAT_NONE;
+        return remat_fn_null(loc, __func__);
     if (callee && callee->n_outs != 1)
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "call1 of '%s': it has %d outputs, not 1", callee->name,
                              callee->n_outs);
@@ -149,7 +153,7 @@ remat_val remat_custom_at(remat_fn *f, const remat_custom_op *op, int n_in, cons
                           int rank, const int64_t *dims, remat_loc loc)
 {
     if (!f)
-        return REMAT_NONE;
+        return remat_fn_null(loc, __func__);
     if (!op || !op->forward)
         return remat_fn_fail(f, REMAT_ERR_NULL, loc, "custom: op or its forward function is NULL");
     if (n_in < 0 || (n_in > 0 && !ins))

@@ -28,7 +28,9 @@ static int mark(remat_fn *f, remat_loc loc, const char *side, const char *shape,
 remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const remat_dot_dims *d, remat_loc loc)
 {
     remat_val v[2] = {lhs, rhs};
-    if (!f || !remat_fn_vals_ok(f, 2, v))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 2, v))
         return REMAT_NONE;
     if (!d)
         return remat_fn_fail(f, REMAT_ERR_NULL, loc, "dot_general: dimension numbers are NULL");
@@ -79,7 +81,9 @@ remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const 
 remat_val remat_matmul_at(remat_fn *f, remat_val a, remat_val b, remat_loc loc)
 {
     remat_val v[2] = {a, b};
-    if (!f || !remat_fn_vals_ok(f, 2, v))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 2, v))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a), *nb = remat_fn_node(f, b);
     char sa[96], sb[96];

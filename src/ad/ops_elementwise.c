@@ -57,7 +57,7 @@ remat_val remat_arg_at(remat_fn *f, const char *name, remat_dtype dt, int rank, 
                        remat_loc loc)
 {
     if (!f)
-        return REMAT_NONE;
+        return remat_fn_null(loc, __func__);
     if (!check_dtype(f, "argument", dt, loc) || !remat_check_dims(f, "argument", dt, rank, dims, loc))
         return REMAT_NONE;
     remat_shape s = remat_shape_make(rank, dims);
@@ -75,7 +75,7 @@ remat_val remat_const_fill_at(remat_fn *f, remat_dtype dt, int rank, const int64
                               remat_loc loc)
 {
     if (!f)
-        return REMAT_NONE;
+        return remat_fn_null(loc, __func__);
     if (!check_dtype(f, "constant", dt, loc) || !remat_check_dims(f, "constant", dt, rank, dims, loc))
         return REMAT_NONE;
     remat_shape s = remat_shape_make(rank, dims);
@@ -88,7 +88,7 @@ remat_val remat_const_data_at(remat_fn *f, remat_dtype dt, int rank, const int64
                               remat_loc loc)
 {
     if (!f)
-        return REMAT_NONE;
+        return remat_fn_null(loc, __func__);
     if (!check_dtype(f, "constant", dt, loc) || !remat_check_dims(f, "constant", dt, rank, dims, loc))
         return REMAT_NONE;
     if (!data)
@@ -126,7 +126,9 @@ static int is_binary(remat_op op)
 
 remat_val remat_unary_at(remat_fn *f, remat_op op, remat_val a, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     if (!is_unary(op))
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "unary op: '%s' is not a unary elementwise op",
@@ -154,7 +156,9 @@ static int broadcast_shapes(const remat_shape *a, const remat_shape *b, remat_sh
 remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat_val b, remat_loc loc)
 {
     remat_val ab[2] = {a, b};
-    if (!f || !remat_fn_vals_ok(f, 2, ab))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 2, ab))
         return REMAT_NONE;
     const char *name = remat_op_name(op);
     if (!is_binary(op))
@@ -183,7 +187,9 @@ remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat_val b, re
 
 remat_val remat_binary_scalar_at(remat_fn *f, remat_op op, remat_val a, double s, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     remat_val c = remat_const_fill_at(f, (remat_dtype)remat_fn_node(f, a)->dtype, 0, NULL, s, loc);
     return remat_binary_at(f, op, a, c, loc);
@@ -191,7 +197,9 @@ remat_val remat_binary_scalar_at(remat_fn *f, remat_op op, remat_val a, double s
 
 remat_val remat_integer_pow_at(remat_fn *f, remat_val a, int k, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     remat_node n = remat_proto(REMAT_OP_INTEGER_POW, (remat_dtype)na->dtype, &na->shape, loc);
@@ -201,7 +209,9 @@ remat_val remat_integer_pow_at(remat_fn *f, remat_val a, int k, remat_loc loc)
 
 remat_val remat_pow_at(remat_fn *f, remat_val a, double p, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     if (!isfinite(p))
         return remat_fn_fail(f, REMAT_ERR_VALUE, loc, "pow: exponent %g is not finite", p);
@@ -214,7 +224,9 @@ remat_val remat_pow_at(remat_fn *f, remat_val a, double p, remat_loc loc)
 remat_val remat_select_at(remat_fn *f, remat_val pred, remat_val on_true, remat_val on_false, remat_loc loc)
 {
     remat_val v[3] = {pred, on_true, on_false};
-    if (!f || !remat_fn_vals_ok(f, 3, v))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 3, v))
         return REMAT_NONE;
     char s0[96], s1[96], s2[96];
     const remat_node *n0 = remat_fn_node(f, pred), *n1 = remat_fn_node(f, on_true),
@@ -238,7 +250,9 @@ remat_val remat_select_at(remat_fn *f, remat_val pred, remat_val on_true, remat_
 
 remat_val remat_convert_at(remat_fn *f, remat_val a, remat_dtype dt, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     if (!check_dtype(f, "convert_element_type", dt, loc))
         return REMAT_NONE;

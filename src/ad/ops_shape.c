@@ -19,7 +19,9 @@ static int is_splat(const remat_node *n) { return n->op == REMAT_OP_CONSTANT && 
 static remat_val reduce_at(remat_fn *f, remat_op op, remat_val a, int naxes, const int *axes, remat_loc loc)
 {
     const char *name = remat_op_name(op);
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     char sa[96];
@@ -64,7 +66,9 @@ remat_val remat_reduce_max_at(remat_fn *f, remat_val a, int naxes, const int *ax
 remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const int64_t *dims, const int *bdims,
                                     remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     if (!remat_check_dims(f, "broadcast_in_dim", (remat_dtype)na->dtype, rank, dims, loc))
@@ -102,7 +106,9 @@ remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const in
 
 remat_val remat_broadcast_to_at(remat_fn *f, remat_val a, int rank, const int64_t *dims, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     char sa[96];
@@ -117,7 +123,9 @@ remat_val remat_broadcast_to_at(remat_fn *f, remat_val a, int rank, const int64_
 
 remat_val remat_reshape_at(remat_fn *f, remat_val a, int rank, const int64_t *dims, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     if (!remat_check_dims(f, "reshape", (remat_dtype)na->dtype, rank, dims, loc))
@@ -141,7 +149,9 @@ remat_val remat_reshape_at(remat_fn *f, remat_val a, int rank, const int64_t *di
 
 remat_val remat_transpose_at(remat_fn *f, remat_val a, const int *perm, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     int r = na->shape.rank, seen = 0, ident = 1;
@@ -168,7 +178,9 @@ remat_val remat_transpose_at(remat_fn *f, remat_val a, const int *perm, remat_lo
 remat_val remat_slice_at(remat_fn *f, remat_val a, const int64_t *start, const int64_t *limit,
                          const int64_t *stride, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     int r = na->shape.rank;
@@ -198,7 +210,9 @@ remat_val remat_slice_at(remat_fn *f, remat_val a, const int64_t *start, const i
 
 remat_val remat_index_at(remat_fn *f, remat_val a, int64_t i, remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     char sa[96];
@@ -218,7 +232,9 @@ remat_val remat_index_at(remat_fn *f, remat_val a, int64_t i, remat_loc loc)
 remat_val remat_pad_at(remat_fn *f, remat_val a, const int64_t *low, const int64_t *high, const int64_t *interior,
                        remat_loc loc)
 {
-    if (!f || !remat_fn_vals_ok(f, 1, &a))
+    if (!f)
+        return remat_fn_null(loc, __func__);
+    if (!remat_fn_vals_ok(f, 1, &a))
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     int r = na->shape.rank;
@@ -256,7 +272,7 @@ remat_val remat_pad_at(remat_fn *f, remat_val a, const int64_t *low, const int64
 remat_val remat_concatenate_at(remat_fn *f, int n, const remat_val *vals, int axis, remat_loc loc)
 {
     if (!f)
-        return REMAT_NONE;
+        return remat_fn_null(loc, __func__);
     if (n < 1 || !vals)
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "concatenate: needs at least one operand");
     if (!remat_fn_vals_ok(f, n, vals))

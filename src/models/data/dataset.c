@@ -404,37 +404,81 @@ void remat_dataset_free(remat_dataset *d)
     free(d);
 }
 
-const char *remat_dataset_path(const remat_dataset *d) { return d->path; }
-const char *remat_dataset_indep_name(const remat_dataset *d) { return d->indep; }
-size_t remat_dataset_rows(const remat_dataset *d) { return d->rows; }
-int remat_dataset_species_count(const remat_dataset *d) { return d->nspecies; }
-const double *remat_dataset_times(const remat_dataset *d) { return d->times; }
+/* A NULL dataset: the accessor returns its documented value and this sets
+ * remat_last_error() naming it; 1 when d is NULL. */
+static int null_data(const remat_dataset *d, const char *fn)
+{
+    if (d)
+        return 0;
+    remat_error(REMAT_ERR_NULL, "%s: dataset is NULL", fn);
+    return 1;
+}
+#define NULL_DATA(d, value)                                                                                     \
+    do {                                                                                                      \
+        if (null_data((d), __func__))                                                                         \
+            return value;                                                                                     \
+    } while (0)
+
+const char *remat_dataset_path(const remat_dataset *d)
+{
+    NULL_DATA(d, NULL);
+    return d->path;
+}
+
+const char *remat_dataset_indep_name(const remat_dataset *d)
+{
+    NULL_DATA(d, NULL);
+    return d->indep;
+}
+
+size_t remat_dataset_rows(const remat_dataset *d)
+{
+    NULL_DATA(d, 0);
+    return d->rows;
+}
+
+int remat_dataset_species_count(const remat_dataset *d)
+{
+    NULL_DATA(d, 0);
+    return d->nspecies;
+}
+
+const double *remat_dataset_times(const remat_dataset *d)
+{
+    NULL_DATA(d, NULL);
+    return d->times;
+}
 
 const double *remat_dataset_row(const remat_dataset *d, size_t r)
 {
+    NULL_DATA(d, NULL);
     REMAT_ASSERT(r < d->rows);
     return d->values + r * (size_t)d->nspecies;
 }
 
 double remat_dataset_value(const remat_dataset *d, size_t r, int s)
 {
+    NULL_DATA(d, NAN);
     REMAT_ASSERT(s >= 0 && s < d->nspecies);
     return remat_dataset_row(d, r)[s];
 }
 
 int remat_dataset_is_measured(const remat_dataset *d, size_t r, int s)
 {
+    NULL_DATA(d, 0);
     return !isnan(remat_dataset_value(d, r, s));
 }
 
 int remat_dataset_has_column(const remat_dataset *d, int s)
 {
+    NULL_DATA(d, 0);
     REMAT_ASSERT(s >= 0 && s < d->nspecies);
     return d->has_column[s];
 }
 
 int remat_dataset_initial_complete(const remat_dataset *d)
 {
+    NULL_DATA(d, 0);
     for (int s = 0; s < d->nspecies; s++)
         if (!remat_dataset_is_measured(d, 0, s))
             return 0;

@@ -188,7 +188,9 @@ static remat_val walk(lowering *L, const remat_expr *e)
                                 "kinetics: %s:%d:%d: the rates read the independent variable '%s' but t is "
                                 "REMAT_NONE",
                                 remat_mechanism_source(L->m), e->line, e->col, remat_mechanism_indep_name(L->m));
-        return L->t;
+        /* a placeholder, not REMAT_NONE: an op on REMAT_NONE would record its
+         * own error on f over this one; L->st stops the lowering anyway */
+        return L->t != REMAT_NONE ? L->t : cst(L, 0.0);
     default: break;
     }
     remat_val *hit = memo_find(L, e);

@@ -1,5 +1,6 @@
 /* mechanism.c — parse entry points, freeing, accessors. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,26 +96,60 @@ void remat_mechanism_free(remat_mechanism *m)
 
 /* ---- accessors ---- */
 
-const char *remat_mechanism_source(const remat_mechanism *m) { return m->source; }
-const char *remat_mechanism_indep_name(const remat_mechanism *m) { return m->indep; }
+/* A NULL mechanism: the accessor returns its documented value and this sets
+ * remat_last_error() naming it; 1 when m is NULL. */
+static int null_mech(const remat_mechanism *m, const char *fn)
+{
+    if (m)
+        return 0;
+    remat_error(REMAT_ERR_NULL, "%s: mechanism is NULL", fn);
+    return 1;
+}
+#define NULL_MECH(m, value)                                                                                     \
+    do {                                                                                                      \
+        if (null_mech((m), __func__))                                                                         \
+            return value;                                                                                     \
+    } while (0)
 
-int remat_mechanism_species_count(const remat_mechanism *m) { return m->nspecies; }
+const char *remat_mechanism_source(const remat_mechanism *m)
+{
+    NULL_MECH(m, NULL);
+    return m->source;
+}
+
+const char *remat_mechanism_indep_name(const remat_mechanism *m)
+{
+    NULL_MECH(m, NULL);
+    return m->indep;
+}
+
+int remat_mechanism_species_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nspecies;
+}
 
 const char *remat_mechanism_species_name(const remat_mechanism *m, int i)
 {
+    NULL_MECH(m, NULL);
     REMAT_ASSERT(i >= 0 && i < m->nspecies);
     return m->species[i];
 }
 
 int remat_mechanism_species_find(const remat_mechanism *m, const char *name)
 {
+    NULL_MECH(m, -1);
     for (int i = 0; name && i < m->nspecies; i++)
         if (strcmp(m->species[i], name) == 0)
             return i;
     return -1;
 }
 
-int remat_mechanism_param_count(const remat_mechanism *m) { return m->nparams; }
+int remat_mechanism_param_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nparams;
+}
 
 static const mech_param *param(const remat_mechanism *m, int i)
 {
@@ -122,13 +157,33 @@ static const mech_param *param(const remat_mechanism *m, int i)
     return &m->params[i];
 }
 
-const char *remat_mechanism_param_name(const remat_mechanism *m, int i) { return param(m, i)->name; }
-double remat_mechanism_param_value(const remat_mechanism *m, int i) { return param(m, i)->value; }
-double remat_mechanism_param_lo(const remat_mechanism *m, int i) { return param(m, i)->lo; }
-double remat_mechanism_param_hi(const remat_mechanism *m, int i) { return param(m, i)->hi; }
+const char *remat_mechanism_param_name(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, NULL);
+    return param(m, i)->name;
+}
+
+double remat_mechanism_param_value(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, NAN);
+    return param(m, i)->value;
+}
+
+double remat_mechanism_param_lo(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, NAN);
+    return param(m, i)->lo;
+}
+
+double remat_mechanism_param_hi(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, NAN);
+    return param(m, i)->hi;
+}
 
 int remat_mechanism_param_find(const remat_mechanism *m, const char *name)
 {
+    NULL_MECH(m, -1);
     for (int i = 0; name && i < m->nparams; i++)
         if (strcmp(m->params[i].name, name) == 0)
             return i;
@@ -137,60 +192,85 @@ int remat_mechanism_param_find(const remat_mechanism *m, const char *name)
 
 void remat_mechanism_param_values(const remat_mechanism *m, double values[])
 {
+    NULL_MECH(m, );
+    if (!values && m->nparams > 0) {
+        remat_error(REMAT_ERR_NULL, "remat_mechanism_param_values: values is NULL");
+        return;
+    }
     for (int i = 0; i < m->nparams; i++)
         values[i] = m->params[i].value;
 }
 
-int remat_mechanism_const_count(const remat_mechanism *m) { return m->nconsts; }
+int remat_mechanism_const_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nconsts;
+}
 
 const char *remat_mechanism_const_name(const remat_mechanism *m, int i)
 {
+    NULL_MECH(m, NULL);
     REMAT_ASSERT(i >= 0 && i < m->nconsts);
     return m->const_names[i];
 }
 
 double remat_mechanism_const_value(const remat_mechanism *m, int i)
 {
+    NULL_MECH(m, NAN);
     REMAT_ASSERT(i >= 0 && i < m->nconsts);
     return m->const_values[i];
 }
 
-int remat_mechanism_let_count(const remat_mechanism *m) { return m->nlets; }
+int remat_mechanism_let_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nlets;
+}
 
 const char *remat_mechanism_let_name(const remat_mechanism *m, int i)
 {
+    NULL_MECH(m, NULL);
     REMAT_ASSERT(i >= 0 && i < m->nlets);
     return m->let_names[i];
 }
 
 const remat_expr *remat_mechanism_let_expr(const remat_mechanism *m, int i)
 {
+    NULL_MECH(m, NULL);
     REMAT_ASSERT(i >= 0 && i < m->nlets);
     return m->lets[i];
 }
 
 const remat_expr *remat_mechanism_rhs(const remat_mechanism *m, int species)
 {
+    NULL_MECH(m, NULL);
     REMAT_ASSERT(species >= 0 && species < m->nspecies);
     return m->rhs[species];
 }
 
-int remat_mechanism_reaction_count(const remat_mechanism *m) { return m->nreactions; }
+int remat_mechanism_reaction_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nreactions;
+}
 
 const remat_expr *remat_mechanism_reaction_rate(const remat_mechanism *m, int r)
 {
+    NULL_MECH(m, NULL);
     REMAT_ASSERT(r >= 0 && r < m->nreactions);
     return m->reactions[r].rate;
 }
 
 double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r, int s)
 {
+    NULL_MECH(m, NAN);
     REMAT_ASSERT(r >= 0 && r < m->nreactions && s >= 0 && s < m->nspecies);
     return m->reactions[r].stoich[s];
 }
 
 int remat_mechanism_reaction_line(const remat_mechanism *m, int r)
 {
+    NULL_MECH(m, -1);
     REMAT_ASSERT(r >= 0 && r < m->nreactions);
     return m->reactions[r].line;
 }
