@@ -794,9 +794,27 @@ static void test_mechanism_fuzz_mutations(void **state)
     }
 }
 
+static void test_mechanism_utf8_bom_is_skipped(void **state)
+{
+    (void)state;
+    remat_mechanism *m = NULL;
+    assert_ok(remat_mechanism_parse_string("\xEF\xBB\xBFspecies A B\nparam k = 2\nA -> B : k\n", "bom", &m));
+    assert_int_equal(remat_mechanism_species_count(m), 2);
+    assert_string_equal(remat_mechanism_species_name(m, 0), "A");
+    remat_mechanism_free(m);
+    char path[256];
+    const char text[] = "\xEF\xBB\xBFspecies A B\nparam k = 1\nA -> B : k\n";
+    write_temp(path, sizeof path, "bom", text, sizeof text - 1);
+    assert_ok(remat_mechanism_parse_file(path, &m));
+    assert_int_equal(remat_mechanism_species_count(m), 2);
+    remat_mechanism_free(m);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mechanism_utf8_bom_is_skipped),
         cmocka_unit_test(test_mechanism_abc_seed),
         cmocka_unit_test(test_mechanism_tree_structure),
         cmocka_unit_test(test_mechanism_stoichiometry),

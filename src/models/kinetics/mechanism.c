@@ -12,6 +12,12 @@
 static remat_status parse_text(const char *src, size_t n, const char *name, remat_mechanism **out)
 {
     remat_status st;
+    /* a UTF-8 byte-order mark, as editors on Windows write (the CSV reader
+     * skips it too); columns on line 1 count from after it, as editors show */
+    if (n >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) {
+        src += 3;
+        n -= 3;
+    }
     remat_mechanism *m = calloc(1, sizeof *m);
     if (!m)
         return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
