@@ -212,6 +212,10 @@ static remat_status lower_hop(builder *b, remat_backend *be, remat_val v, const 
         resolve(b, &I->in[k], &b->st[n->in[k]]);
     void **outs = prog_alloc(p, sizeof *outs * (size_t)(no + 1));
     for (int i = 0; i < no; i++) {
+        if (b->hop_st[v][i].kind == ST_OUTPUT) { /* the caller's buffer, patched in at each run */
+            resolve(b, (const void **)&outs[i], &b->hop_st[v][i]);
+            continue;
+        }
         const remat_plan_buf *pb = &b->bufs[b->hop_st[v][i].index];
         outs[i] = (char *)p->arena + pb->offset;
         size_t end = pb->offset + (pb->size + 63) / 64 * 64;
@@ -391,6 +395,29 @@ static remat_status lower_add_pad(builder *b, remat_backend *be, remat_val v, re
                                    prog_alloc, p);
 }
 
+/* The caller output that HOP v's result i is written into, or -1: the first
+ * output bound (directly, through reshapes and names) to a projection of it;
+ * any later one bound to the same result becomes a copy. */
+static int hop_output_of(const remat_fn *g, int32_t v, int i, const int32_t *bind, uint8_t *direct, int *n_copies)
+{
+    int found = -1;
+    for (int j = 0; j < g->n_outs; j++) {
+        remat_val u = g->outs[j];
+        while (g->nodes[u].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)g->nodes[u].op))
+            u = g->nodes[u].in[0];
+        const remat_node *n = &g->nodes[u];
+        if (!direct[j] || n->op != REMAT_OP_PROJ || n->in[0] != v || n->p.index != i || bind[u] != j)
+            continue;
+        if (found < 0) {
+            found = j;
+        } else {
+            direct[j] = 0;
+            (*n_copies)++;
+        }
+    }
+    return found;
+}
+
 static int32_t add_buf(builder *b, size_t size, int32_t first)
 {
     if (b->n_bufs == b->cap_bufs) {
@@ -441,8 +468,11 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         while (g->nodes[v].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)g->nodes[v].op))
             v = g->nodes[v].in[0];
         const remat_node *n = &g->nodes[v];
-        if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && !is_alias(g, n) && n->op != REMAT_OP_HOP &&
-            bind[v] < 0)
+        /* a HOP's result (a scan's stacked ys, its parameter gradients) too:
+         * the HOP writes it into the caller's buffer (see the HOP storage below) */
+        int hop_result = n->op == REMAT_OP_PROJ && g->nodes[n->in[0]].op == REMAT_OP_HOP;
+        if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && (!is_alias(g, n) || hop_result) &&
+            n->op != REMAT_OP_HOP && bind[v] < 0)
             bind[v] = j, direct[j] = 1;
         else
             n_copies++;
@@ -507,7 +537,9 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
                 remat_shape sh;
                 hr->output_desc(n->p.hop.data, i, &dt, &sh);
                 size_t bytes = (size_t)remat_shape_numel(&sh) * remat_dtype_size(dt);
-                b.hop_st[v][i] = (storage){.kind = ST_ARENA, .index = add_buf(&b, bytes, b.instr_of[v])};
+                int out = hop_output_of(g, v, i, bind, direct, &n_copies);
+                b.hop_st[v][i] = out >= 0 ? (storage){.kind = ST_OUTPUT, .index = out}
+                                          : (storage){.kind = ST_ARENA, .index = add_buf(&b, bytes, b.instr_of[v])};
             }
         } else if (n->op == REMAT_OP_CALL) {
             status = remat_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
@@ -542,7 +574,9 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     size_t max_patches = (size_t)total * 2;
     for (int32_t v = 0; v < nn; v++)
         if (b.instr_of[v] >= 0 || b.root[v] != v)
-            max_patches += (size_t)g->nodes[v].nin;
+            max_patches += (size_t)g->nodes[v].nin + (b.hop_st[v] ? (size_t)g->nodes[v].p.hop.rules->num_outputs(
+                                                                         g->nodes[v].p.hop.data)
+                                                                   : 0);
     p->patches = calloc(max_patches + 1, sizeof *p->patches);
     REMAT_ASSERT(p->instrs && p->patches);
     p->n_instrs = total;
