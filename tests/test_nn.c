@@ -448,6 +448,43 @@ static void test_nn_scan_schedules_bitwise(void **state)
     net_free(&base);
 }
 
+/* a scan's stacked result that is a function output is written into the
+ * caller's buffer: no arena copy of it (a scanned network's parameter
+ * gradients would otherwise be held twice) */
+static void test_nn_scan_result_written_in_place(void **state)
+{
+    (void)state;
+    enum { T = 10, M = 500 };
+    remat_fn *body = remat_fn_new("body");
+    remat_val c = remat_arg(body, "c", REMAT_F64, 1, DIMS(M));
+    remat_val xt = remat_arg(body, "x", REMAT_F64, 1, DIMS(M));
+    remat_fn_output(body, remat_sin(body, remat_add(body, c, xt)));
+    remat_fn_output(body, remat_mul(body, c, xt));
+    double c0[M], xs[T * M];
+    fill_uniform(c0, M, -1, 1);
+    fill_uniform(xs, T * M, -1, 1);
+    remat_memory_plan plan[2];
+    outs_t o[2];
+    for (int k = 0; k < 2; k++) {
+        remat_fn *f = remat_fn_new("f");
+        remat_val ci = remat_arg(f, "c0", REMAT_F64, 1, DIMS(M)), xi = remat_arg(f, "xs", REMAT_F64, 2, DIMS(T, M));
+        remat_val cout, ys;
+        assert_ok(remat_scan(f, body, T, 1, &ci, 1, &xi, 0, NULL, NULL, &cout, &ys));
+        /* k = 0: the result itself, twice (the second is a copy); k = 1: only ops of it */
+        remat_fn_output(f, k ? remat_mul_scalar(f, ys, 1.0) : ys);
+        remat_fn_output(f, k ? remat_neg(f, ys) : remat_reshape(f, ys, 1, DIMS(T * M)));
+        remat_tensor in[2] = {remat_tensor_f64(c0, 1, DIMS(M)), remat_tensor_f64(xs, 2, DIMS(T, M))};
+        run_fn(f, 2, in, &o[k], NULL, &plan[k]);
+        remat_fn_free(f);
+    }
+    assert_memory_equal(o[0].t[0].data, o[1].t[0].data, sizeof xs);
+    assert_memory_equal(o[0].t[1].data, o[0].t[0].data, sizeof xs);
+    assert_true(plan[0].arena_bytes + sizeof xs <= plan[1].arena_bytes);
+    outs_free(&o[0]);
+    outs_free(&o[1]);
+    remat_fn_free(body);
+}
+
 /* ---- the residual report of seed 002's loss, against JAX's ---- */
 
 /* "p['params']['Dense_0']['bias']" -> "Dense_0/bias" */
@@ -683,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_nn_losses),
         cmocka_unit_test(test_nn_scan_equals_unrolled),
         cmocka_unit_test(test_nn_scan_schedules_bitwise),
+        cmocka_unit_test(test_nn_scan_result_written_in_place),
         cmocka_unit_test(test_nn_seed002_residuals),
         cmocka_unit_test(test_nn_flax_activations_layernorm),
         cmocka_unit_test(test_nn_flax_ffn_net),
