@@ -19,11 +19,9 @@
  * intermediate the program holds, residuals, a scan's snapshot store and step
  * tapes included (the store is a buffer of the arena: src/scan/scan_runtime.c).
  * peak_snapshot_bytes, the store's part of it, is reported beside it. The
- * parameters, x and the gradient buffers are the caller's and not counted —
- * except that a scan node's outputs are arena buffers copied into the
- * caller's at the end (src/exec/compile.c writes op results, not HOP
- * results, straight into output buffers), so a scan variant's peak holds the
- * stacked parameter gradients once more: out_in_arena_bytes says how much.
+ * parameters, x and the gradient buffers are the caller's and not counted
+ * (a scan's stacked parameter gradients too: src/exec/compile.c writes a HOP's
+ * results that are outputs straight into the caller's buffers).
  *
  * Timing: bench_util.h's round robin (two untimed runs per variant, then
  * `reps` rounds of one run each), wall and thread CPU time; run it with
@@ -179,15 +177,6 @@ static const float *grad_of(const variant *v, int l, int k, size_t *n)
     const remat_tensor *t = &v->out[k];
     *n = (size_t)remat_shape_numel(&t->shape) / (size_t)t->shape.dims[0];
     return (const float *)t->data + (size_t)l * *n;
-}
-
-/* the bytes of v's outputs (the gradients) */
-static size_t out_bytes(const variant *v)
-{
-    size_t b = 0;
-    for (int i = 0; i < v->n_out; i++)
-        b += sizeof(float) * (size_t)remat_shape_numel(&v->out[i].shape);
-    return b;
 }
 
 static bool grads_equal(const config *c, const variant *a, const variant *b)
@@ -357,11 +346,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < nv; i++) {
         const double med = bench_median(v[i].timing.wall, c.reps);
         printf("%s\n  {\"variant\":\"%s\", \"peak_bytes\":%zu, \"predicted_peak_bytes\":%zu, "
-               "\"snapshot_bytes\":%zu, \"out_in_arena_bytes\":%zu, \"residual_bytes\":%zu, \"median_ms\":%.1f, \"min_ms\":%.1f, "
+               "\"snapshot_bytes\":%zu, \"residual_bytes\":%zu, \"median_ms\":%.1f, \"min_ms\":%.1f, "
                "\"cpu_median_ms\":%.1f, \"ops\":%lld, \"recomputed_ops\":%lld, \"scan_body_evals\":%lld, \"peak_ratio\":%.4f, "
                "\"time_ratio\":%.3f}",
                i ? "," : "", v[i].name, v[i].stats.peak_arena_bytes, v[i].plan.arena_bytes,
-               v[i].stats.peak_snapshot_bytes, v[i].scan ? out_bytes(&v[i]) : (size_t)0, v[i].stats.residual_bytes, med, bench_minimum(v[i].timing.wall, c.reps),
+               v[i].stats.peak_snapshot_bytes, v[i].stats.residual_bytes, med, bench_minimum(v[i].timing.wall, c.reps),
                bench_median(v[i].timing.samples, c.reps), (long long)v[i].stats.ops_executed,
                (long long)v[i].stats.recomputed_ops, (long long)v[i].stats.forward_evals,
                v[i].stats.peak_arena_bytes / none_peak, med / none_ms);
