@@ -1,6 +1,7 @@
 /*
  * test_golden.h — reading the JAX 0.10.2 goldens of tests/goldens/ (written by
- * tools/goldens/gen_goldens.py; ops_nn.json by gen_ops_nn_goldens.py) for the test_ad_*.c files that compare with
+ * tools/goldens/gen_goldens.py; ops_nn.json by gen_ops_nn_goldens.py; nn_random.json
+ * and nn_flax.json by gen_nn_goldens.py) for the test files that compare with
  * them. The directory comes from $REMAT_GOLDENS, which tests/meson.build sets.
  * A file is parsed on first use and kept until golden_free_all, the group
  * teardown of every file that reads goldens.
@@ -22,7 +23,7 @@
 #include "remat/remat.h"
 
 /* the parsed document of one of ops.json, dot_general.json, residuals.json,
- * gradients.json, ops_nn.json */
+ * gradients.json, ops_nn.json, nn_random.json, nn_flax.json */
 cJSON *golden(const char *file);
 
 /* the entry of file's "cases" whose "name" is name */

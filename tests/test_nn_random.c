@@ -26,46 +26,6 @@
 
 #define ULP_TOL 0
 
-/* The reader of test_golden.h knows the AD files only; these two are read
- * here, once per test (the files are small enough). */
-static cJSON *nn_docs[2];
-
-static const cJSON *doc(const char *file)
-{
-    int k = strcmp(file, "nn_random.json") == 0 ? 0 : 1;
-    if (nn_docs[k])
-        return nn_docs[k];
-    const char *dir = getenv("REMAT_GOLDENS");
-    if (!dir || !*dir)
-        fail_msg("REMAT_GOLDENS is not set (tests/meson.build sets it to tests/goldens)");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        fail_msg("cannot open golden file %s", path);
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *text = xcalloc(1, (size_t)len + 1);
-    assert_int_equal(fread(text, 1, (size_t)len, fp), (size_t)len);
-    fclose(fp);
-    nn_docs[k] = cJSON_Parse(text);
-    free(text);
-    if (!nn_docs[k])
-        fail_msg("cannot parse %s", path);
-    return nn_docs[k];
-}
-
-static int free_docs(void **state)
-{
-    (void)state;
-    for (int i = 0; i < 2; i++) {
-        cJSON_Delete(nn_docs[i]);
-        nn_docs[i] = NULL;
-    }
-    return 0;
-}
-
 static uint32_t ju32(const cJSON *o) { return (uint32_t)o->valuedouble; }
 
 static remat_prng_key jkey(const cJSON *a)
@@ -145,7 +105,7 @@ static void test_nn_random_keys(void **state)
 {
     (void)state;
     const cJSON *c;
-    cJSON_ArrayForEach(c, jget(doc("nn_random.json"), "keys"))
+    cJSON_ArrayForEach(c, jget(golden("nn_random.json"), "keys"))
     {
         char what[64];
         snprintf(what, sizeof what, "PRNGKey(%.0f)", jget(c, "seed")->valuedouble);
@@ -157,7 +117,7 @@ static void test_nn_random_fold_in(void **state)
 {
     (void)state;
     const cJSON *c;
-    cJSON_ArrayForEach(c, jget(doc("nn_random.json"), "fold_in"))
+    cJSON_ArrayForEach(c, jget(golden("nn_random.json"), "fold_in"))
     {
         uint32_t d = ju32(jget(c, "data"));
         assert_key(remat_prng_fold_in(case_key(c), d), jget(c, "key"), "fold_in");
@@ -180,7 +140,7 @@ static void check_split(const cJSON *list, remat_threefry_mode mode)
 static void test_nn_random_split(void **state)
 {
     (void)state;
-    const cJSON *d = doc("nn_random.json");
+    const cJSON *d = golden("nn_random.json");
     check_split(jget(d, "split"), REMAT_THREEFRY_PARTITIONABLE);
     check_split(jget(jget(d, "original"), "split"), REMAT_THREEFRY_ORIGINAL);
     /* the default is JAX's default */
@@ -217,7 +177,7 @@ static void check_bits(const cJSON *list, remat_threefry_mode mode)
 static void test_nn_random_bits(void **state)
 {
     (void)state;
-    const cJSON *d = doc("nn_random.json");
+    const cJSON *d = golden("nn_random.json");
     check_bits(jget(d, "bits"), REMAT_THREEFRY_PARTITIONABLE);
     check_bits(jget(jget(d, "original"), "bits"), REMAT_THREEFRY_ORIGINAL);
 }
@@ -229,7 +189,7 @@ typedef remat_status (*draw_fn)(const cJSON *c, remat_prng_key k, int rank, cons
 static void check_draws(const char *list, draw_fn f, int64_t tol)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, jget(doc("nn_random.json"), list))
+    cJSON_ArrayForEach(c, jget(golden("nn_random.json"), list))
     {
         int64_t dims[REMAT_MAX_RANK];
         int rank = jshape(c, dims);
@@ -342,7 +302,7 @@ static void check_params(remat_prng_key root, const cJSON *params, int expect)
 static void test_nn_random_flax_mlp(void **state)
 {
     (void)state;
-    const cJSON *mlp = jget(doc("nn_flax.json"), "mlp");
+    const cJSON *mlp = jget(golden("nn_flax.json"), "mlp");
     assert_true(cJSON_IsTrue(jget(mlp, "remat_params_equal_plain")));
     int with_params = 0;
     const cJSON *c;
@@ -361,7 +321,7 @@ static void test_nn_random_flax_mlp(void **state)
 static void test_nn_random_flax_net(void **state)
 {
     (void)state;
-    const cJSON *d = doc("nn_flax.json");
+    const cJSON *d = golden("nn_flax.json");
     /* FFN_i/LayerNorm_0 draws scale (counter 1) then bias (2); nn.remat(FFN)
      * children are CheckpointFFN_i, so their values differ from FFN_i's */
     check_params(remat_prng_key_from_seed(3), jget(jget(d, "net"), "params"), 20);
@@ -438,5 +398,5 @@ int main(void)
         cmocka_unit_test(test_nn_random_make_rng_rules),
         cmocka_unit_test(test_nn_random_bad_inputs),
     };
-    return cmocka_run_group_tests(tests, NULL, free_docs);
+    return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }
