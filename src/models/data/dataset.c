@@ -14,6 +14,8 @@
 
 #include "core/assert.h"
 #include "core/error.h"
+#include "core/file.h"
+#include "models/data/csv_text.h"
 #include "remat/dataset.h"
 
 struct remat_dataset {
@@ -26,94 +28,6 @@ struct remat_dataset {
     unsigned char *has_column; /* [nspecies] */
 };
 
-typedef struct {
-    const char *s;
-    size_t len;
-} span;
-
-/* Reads the whole file; the text is not NUL-terminated (it may hold NULs). */
-static remat_status read_file(const char *path, char **text, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return remat_error(REMAT_ERR_IO, "%s: cannot open data file: %s", path, strerror(errno));
-    size_t n = 0, cap = 4096;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *bigger = cap < ((size_t)1 << 40) ? realloc(buf, 2 * cap) : NULL;
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    remat_status st = REMAT_OK;
-    if (!buf)
-        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory reading the data file", path);
-    else if (ferror(f))
-        st = remat_error(REMAT_ERR_IO, "%s: cannot read data file: %s", path, strerror(errno));
-    fclose(f);
-    if (st != REMAT_OK) {
-        free(buf);
-        return st;
-    }
-    *text = buf;
-    *len = n;
-    return REMAT_OK;
-}
-
-/* A cell for a message: quoted, cut at 40 bytes, non-printable bytes as \xNN. */
-static const char *show(span c, char *buf, size_t cap)
-{
-    size_t o = 0;
-    buf[o++] = '\'';
-    for (size_t i = 0; i < c.len && o + 8 < cap; i++) {
-        unsigned char ch = (unsigned char)c.s[i];
-        if (i == 40) {
-            o += (size_t)snprintf(buf + o, cap - o, "...");
-            break;
-        }
-        if (ch >= 0x20 && ch < 0x7f)
-            buf[o++] = (char)ch;
-        else
-            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", ch);
-    }
-    buf[o++] = '\'';
-    buf[o] = '\0';
-    return buf;
-}
-
-static span trim(span c)
-{
-    while (c.len && (c.s[0] == ' ' || c.s[0] == '\t')) {
-        c.s++;
-        c.len--;
-    }
-    while (c.len && (c.s[c.len - 1] == ' ' || c.s[c.len - 1] == '\t'))
-        c.len--;
-    if (c.len >= 2 && c.s[0] == '"' && c.s[c.len - 1] == '"') {
-        c.s++;
-        c.len -= 2;
-    }
-    return c;
-}
-
-static int span_is(span c, const char *word)
-{
-    size_t n = strlen(word);
-    if (c.len != n)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (tolower((unsigned char)c.s[i]) != word[i])
-            return 0;
-    return 1;
-}
-
 /* Cell i (0-based) of a line; cells are separated by ','. */
 static span cell_at(span line, int i)
 {
@@ -124,7 +38,7 @@ static span cell_at(span line, int i)
         p = comma + 1;
     }
     const char *comma = memchr(p, ',', (size_t)(end - p));
-    return trim((span){p, (size_t)((comma ? comma : end) - p)});
+    return csv_trim((span){p, (size_t)((comma ? comma : end) - p)});
 }
 
 static int count_cells(span line)
@@ -145,7 +59,7 @@ static num_result parse_number(span c, double *v)
         body.s++;
         body.len--;
     }
-    if (span_is(body, "nan") || span_is(body, "inf") || span_is(body, "infinity"))
+    if (csv_span_is(body, "nan") || csv_span_is(body, "inf") || csv_span_is(body, "infinity"))
         return NUM_NONFINITE;
     size_t i = 0;
     int digits = 0;
@@ -221,7 +135,7 @@ static remat_status parse_header(reader *r, span line, int lineno)
                 return remat_error(REMAT_ERR_PARSE,
                                    "%s:%d: column 1 is species %s; the first column must be the "
                                    "independent variable",
-                                   r->path, lineno, show(c, a, sizeof a));
+                                   r->path, lineno, csv_show(c, a, sizeof a));
             if (!(r->d->indep = malloc(c.len + 1)))
                 return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
             memcpy(r->d->indep, c.s, c.len);
@@ -233,12 +147,12 @@ static remat_status parse_header(reader *r, span line, int lineno)
             return remat_error(REMAT_ERR_PARSE,
                                "%s:%d: unknown species column %s (column %d; the mechanism's species "
                                "are %s)",
-                               r->path, lineno, show(c, a, sizeof a), j + 1, b);
+                               r->path, lineno, csv_show(c, a, sizeof a), j + 1, b);
         }
         for (int k = 1; k < j; k++)
             if (r->col_species[k] == s)
                 return remat_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)",
-                                   r->path, lineno, show(c, a, sizeof a), k + 1, j + 1);
+                                   r->path, lineno, csv_show(c, a, sizeof a), k + 1, j + 1);
         r->d->has_column[s] = 1;
     }
     return REMAT_OK;
@@ -253,19 +167,19 @@ static remat_status parse_row(reader *r, span line, int lineno)
         return remat_error(REMAT_ERR_PARSE,
                            "%s:%d: too many cells: %d, the header has %d columns (extra cell %s after "
                            "column %s)",
-                           r->path, lineno, ncells, r->ncols, show(cell_at(line, r->ncols), a, sizeof a),
-                           show(r->col_names[r->ncols - 1], b, sizeof b));
+                           r->path, lineno, ncells, r->ncols, csv_show(cell_at(line, r->ncols), a, sizeof a),
+                           csv_show(r->col_names[r->ncols - 1], b, sizeof b));
     if (ncells < r->ncols)
         return remat_error(REMAT_ERR_PARSE,
                            "%s:%d: too few cells: %d, the header has %d columns (no cell for column %s)",
-                           r->path, lineno, ncells, r->ncols, show(r->col_names[ncells], b, sizeof b));
+                           r->path, lineno, ncells, r->ncols, csv_show(r->col_names[ncells], b, sizeof b));
     size_t row = d->rows;
     double *vals = d->values + row * (size_t)d->nspecies;
     for (int s = 0; s < d->nspecies; s++)
         vals[s] = NAN;
     for (int j = 0; j < r->ncols; j++) {
         span c = cell_at(line, j);
-        const char *col = show(r->col_names[j], b, sizeof b);
+        const char *col = csv_show(r->col_names[j], b, sizeof b);
         double v = 0;
         if (c.len == 0) {
             if (j == 0)
@@ -281,13 +195,13 @@ static remat_status parse_row(reader *r, span line, int lineno)
             return remat_error(REMAT_ERR_PARSE,
                                "%s:%d: column %s: %s is not a finite number (leave the cell empty "
                                "for a missing value)",
-                               r->path, lineno, col, show(c, a, sizeof a));
+                               r->path, lineno, col, csv_show(c, a, sizeof a));
         case NUM_RANGE:
             return remat_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is out of range", r->path,
-                               lineno, col, show(c, a, sizeof a));
+                               lineno, col, csv_show(c, a, sizeof a));
         case NUM_BAD:
             return remat_error(REMAT_ERR_PARSE, "%s:%d: column %s: cannot read %s as a number",
-                               r->path, lineno, col, show(c, a, sizeof a));
+                               r->path, lineno, col, csv_show(c, a, sizeof a));
         }
         if (j == 0) {
             if (row > 0 && !(v > d->times[row - 1]))
@@ -362,7 +276,7 @@ remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, r
         return remat_error(REMAT_ERR_NULL, "remat_dataset_read: %s is NULL", !path ? "path" : "mech");
     char *text = NULL;
     size_t n = 0;
-    remat_status st = read_file(path, &text, &n);
+    remat_status st = remat_read_file(path, "data file", &text, &n);
     if (st != REMAT_OK)
         return st;
     remat_dataset *d = calloc(1, sizeof *d);

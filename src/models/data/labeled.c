@@ -13,12 +13,9 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/file.h"
+#include "csv_text.h"
 #include "labeled_impl.h"
-
-typedef struct {
-    const char *s;
-    size_t len;
-} span;
 
 /* ---- the table ---- */
 
@@ -148,73 +145,6 @@ remat_status remat_labeled_standardize(remat_labeled *t, const remat_labeled *re
 
 /* ---- reading ---- */
 
-static remat_status read_file(const char *path, char **text, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return remat_error(REMAT_ERR_IO, "%s: cannot open data file: %s", path, strerror(errno));
-    size_t n = 0, cap = 1 << 16;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *bigger = cap < ((size_t)1 << 40) ? realloc(buf, 2 * cap) : NULL;
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    remat_status st = REMAT_OK;
-    if (!buf)
-        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory reading the data file", path);
-    else if (ferror(f))
-        st = remat_error(REMAT_ERR_IO, "%s: cannot read data file: %s", path, strerror(errno));
-    fclose(f);
-    if (st != REMAT_OK) {
-        free(buf);
-        return st;
-    }
-    *text = buf;
-    *len = n;
-    return REMAT_OK;
-}
-
-/* A cell for a message: quoted, cut at 40 bytes, non-printable bytes as \xNN. */
-static const char *show(span c, char *buf, size_t cap)
-{
-    size_t o = 0;
-    buf[o++] = '\'';
-    for (size_t i = 0; i < c.len && o + 8 < cap; i++) {
-        unsigned char ch = (unsigned char)c.s[i];
-        if (i == 40) {
-            o += (size_t)snprintf(buf + o, cap - o, "...");
-            break;
-        }
-        if (ch >= 0x20 && ch < 0x7f)
-            buf[o++] = (char)ch;
-        else
-            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", ch);
-    }
-    buf[o++] = '\'';
-    buf[o] = '\0';
-    return buf;
-}
-
-static span trim(span c)
-{
-    while (c.len && (c.s[0] == ' ' || c.s[0] == '\t'))
-        c.s++, c.len--;
-    while (c.len && (c.s[c.len - 1] == ' ' || c.s[c.len - 1] == '\t'))
-        c.len--;
-    if (c.len >= 2 && c.s[0] == '"' && c.s[c.len - 1] == '"')
-        c.s++, c.len -= 2;
-    return c;
-}
-
 static int has_byte(span line, char ch) { return memchr(line.s, ch, line.len) != NULL; }
 
 /* The number of cells in line; the first `cap` go to cells[], trimmed. */
@@ -226,7 +156,7 @@ static int64_t split_cells(span line, span *cells, int64_t cap)
         const char *comma = memchr(p, ',', (size_t)(end - p));
         const char *stop = comma ? comma : end;
         if (k < cap)
-            cells[k] = trim((span){p, (size_t)(stop - p)});
+            cells[k] = csv_trim((span){p, (size_t)(stop - p)});
         k++;
         if (!comma)
             return k;
@@ -235,17 +165,6 @@ static int64_t split_cells(span line, span *cells, int64_t cap)
 }
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
-
-static int span_lower_is(span c, const char *word)
-{
-    size_t n = strlen(word);
-    if (c.len != n)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if ((c.s[i] | 0x20) != word[i])
-            return 0;
-    return 1;
-}
 
 typedef enum { NUM_OK, NUM_EMPTY, NUM_NONFINITE, NUM_RANGE, NUM_BAD } num_result;
 
@@ -257,7 +176,7 @@ static num_result parse_feature(span c, float *out)
     span b = c;
     if (b.s[0] == '+' || b.s[0] == '-')
         b.s++, b.len--;
-    if (span_lower_is(b, "nan") || span_lower_is(b, "inf") || span_lower_is(b, "infinity"))
+    if (csv_span_is(b, "nan") || csv_span_is(b, "inf") || csv_span_is(b, "infinity"))
         return NUM_NONFINITE;
     size_t i = 0;
     int digits = 0;
@@ -331,7 +250,7 @@ static remat_status parse_header(reader *r, span line, int lineno, const char *l
         for (int64_t k = 0; k < j; k++)
             if (r->names[k].len == c.len && memcmp(r->names[k].s, c.s, c.len) == 0)
                 return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: duplicate column name %s (columns %lld and %lld)",
-                                   r->path, lineno, (long long)j + 1, show(c, a, sizeof a), (long long)k + 1,
+                                   r->path, lineno, (long long)j + 1, csv_show(c, a, sizeof a), (long long)k + 1,
                                    (long long)j + 1);
         if (c.len == strlen(label_name) && memcmp(c.s, label_name, c.len) == 0)
             r->label_col = j;
@@ -382,16 +301,16 @@ static remat_status parse_label(reader *r, span c, int lineno, int32_t *y)
     if (i == first || i != c.len)
         return remat_error(REMAT_ERR_PARSE,
                            "%s:%d:%lld: label %s is not an integer (labels are class numbers 0, 1, 2, ...)",
-                           r->path, lineno, col, show(c, a, sizeof a));
+                           r->path, lineno, col, csv_show(c, a, sizeof a));
     if (negative && v != 0)
         return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is negative", r->path, lineno, col,
-                           show(c, a, sizeof a));
+                           csv_show(c, a, sizeof a));
     if (r->given_classes && v >= r->given_classes)
         return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is too large: n_classes is %d", r->path,
-                           lineno, col, show(c, a, sizeof a), (int)r->given_classes);
+                           lineno, col, csv_show(c, a, sizeof a), (int)r->given_classes);
     if (big || v >= REMAT_LABELED_MAX_CLASSES)
         return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is too large (at most %d classes)", r->path,
-                           lineno, col, show(c, a, sizeof a), REMAT_LABELED_MAX_CLASSES);
+                           lineno, col, csv_show(c, a, sizeof a), REMAT_LABELED_MAX_CLASSES);
     *y = (int32_t)v;
     return REMAT_OK;
 }
@@ -415,7 +334,7 @@ static remat_status parse_row(reader *r, span line, int lineno)
                 return st;
             continue;
         }
-        const char *col = show(r->names[j], b, sizeof b);
+        const char *col = csv_show(r->names[j], b, sizeof b);
         switch (parse_feature(c, &x[f++])) {
         case NUM_OK: break;
         case NUM_EMPTY:
@@ -423,13 +342,13 @@ static remat_status parse_row(reader *r, span line, int lineno)
                                r->path, lineno, (long long)j + 1, col);
         case NUM_NONFINITE:
             return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is not a finite number", r->path,
-                               lineno, (long long)j + 1, col, show(c, a, sizeof a));
+                               lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
         case NUM_RANGE:
             return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is out of a float's range (not finite in f32)",
-                               r->path, lineno, (long long)j + 1, col, show(c, a, sizeof a));
+                               r->path, lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
         case NUM_BAD:
             return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is not a number", r->path, lineno,
-                               (long long)j + 1, col, show(c, a, sizeof a));
+                               (long long)j + 1, col, csv_show(c, a, sizeof a));
         }
     }
     if (t->y[row] > r->max_label)
@@ -517,7 +436,7 @@ remat_status remat_labeled_load(const char *path, const remat_labeled_options *o
                            (int)given, REMAT_LABELED_MAX_CLASSES);
     char *text = NULL;
     size_t n = 0;
-    remat_status st = read_file(path, &text, &n);
+    remat_status st = remat_read_file(path, "data file", &text, &n);
     if (st != REMAT_OK)
         return st;
     reader r = {.path = path, .given_classes = given, .t = calloc(1, sizeof(remat_labeled))};

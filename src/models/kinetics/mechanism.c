@@ -7,6 +7,7 @@
 
 #include "core/assert.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "models/kinetics/mechanism_impl.h"
 
 static remat_status parse_text(const char *src, size_t n, const char *name, remat_mechanism **out)
@@ -62,30 +63,9 @@ remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out)
     *out = NULL;
     if (!path)
         return remat_error(REMAT_ERR_NULL, "remat_mechanism_parse_file: path is NULL");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return remat_error(REMAT_ERR_IO, "%s: cannot open mechanism file: %s", path, strerror(errno));
-    size_t n = 0, cap = 4096;
-    char *text = malloc(cap);
-    remat_status st = REMAT_OK;
-    while (text) {
-        n += fread(text + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *bigger = cap < ((size_t)1 << 40) ? realloc(text, 2 * cap) : NULL;
-        if (!bigger) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        text = bigger;
-        cap *= 2;
-    }
-    if (!text)
-        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory reading the mechanism file", path);
-    else if (ferror(f))
-        st = remat_error(REMAT_ERR_IO, "%s: cannot read mechanism file: %s", path, strerror(errno));
-    fclose(f);
+    char *text = NULL;
+    size_t n = 0;
+    remat_status st = remat_read_file(path, "mechanism file", &text, &n);
     if (st == REMAT_OK)
         st = parse_text(text, n, path, out);
     free(text);
