@@ -20,7 +20,6 @@
  * within one output's sum.
  */
 #include <math.h>
-#include <string.h>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "core/assert.h"
@@ -28,9 +27,21 @@
 /*
  * The odometer walks groups 0..r-2 with the input offset (row-major) and the
  * output offset (0 stride for reduced groups); the innermost group is either
- * kept (row add into out) or reduced (continue the output's running sum).
+ * kept (row step into out) or reduced (continue the output's running value).
+ * STEP(acc, x) combines; out holds each output's initial value on entry.
  */
-#define DEFINE_REDUCE(T, NAME)                                                             \
+#define SUM_STEP(s, x) ((s) + (x))
+
+/*
+ * reduce_max: XLA's max is IEEE 754-2019 maximum, which lax.reduce_max
+ * shows on the CPU backend: a NaN in the run gives NaN, and +0 beats -0
+ * whatever their order. So m takes x when x > m, when x is NaN, or when
+ * they are equal and m is -0 (x is then +0 or -0); once NaN, m stays NaN.
+ * Each output starts at -inf (the empty run's answer).
+ */
+#define MAX_STEP(m, x) (((x) > (m) || (x) != (x) || ((x) == (m) && signbit(m))) ? (x) : (m))
+
+#define DEFINE_REDUCE(T, NAME, STEP)                                                       \
     static void NAME(T *restrict out, const T *restrict in, int r, const int64_t *dims,   \
                      const int64_t *in_st, const int64_t *out_st, bool last_reduced)       \
     {                                                                                      \
@@ -39,19 +50,19 @@
             int64_t k = 0;                                                                 \
             for (; k + 4 <= dims[0]; k += 4) {                                             \
                 const T *x0 = in + k * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;        \
-                T s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                          \
+                T s0 = out[k], s1 = out[k + 1], s2 = out[k + 2], s3 = out[k + 3];          \
                 for (int64_t j = 0; j < n; j++) {                                          \
-                    s0 += x0[j];                                                           \
-                    s1 += x1[j];                                                           \
-                    s2 += x2[j];                                                           \
-                    s3 += x3[j];                                                           \
+                    s0 = STEP(s0, x0[j]);                                                  \
+                    s1 = STEP(s1, x1[j]);                                                  \
+                    s2 = STEP(s2, x2[j]);                                                  \
+                    s3 = STEP(s3, x3[j]);                                                  \
                 }                                                                          \
                 out[k] = s0, out[k + 1] = s1, out[k + 2] = s2, out[k + 3] = s3;            \
             }                                                                              \
             for (; k < dims[0]; k++) {                                                     \
-                T s = 0;                                                                   \
+                T s = out[k];                                                              \
                 for (int64_t j = 0; j < n; j++)                                            \
-                    s += in[k * n + j];                                                    \
+                    s = STEP(s, in[k * n + j]);                                            \
                 out[k] = s;                                                                \
             }                                                                              \
             return;                                                                        \
@@ -64,12 +75,12 @@
             if (last_reduced) {                                                            \
                 T s = out[ooff];                                                           \
                 for (int64_t j = 0; j < n; j++)                                            \
-                    s += x[j];                                                             \
+                    s = STEP(s, x[j]);                                                     \
                 out[ooff] = s;                                                             \
             } else {                                                                       \
                 T *restrict y = out + ooff;                                                \
                 for (int64_t j = 0; j < n; j++)                                            \
-                    y[j] += x[j];                                                          \
+                    y[j] = STEP(y[j], x[j]);                                               \
             }                                                                              \
             for (int d = r - 2; d >= 0; d--) {                                             \
                 ioff += in_st[d];                                                          \
@@ -83,8 +94,10 @@
         }                                                                                  \
     }
 
-DEFINE_REDUCE(float, reduce_f32)
-DEFINE_REDUCE(double, reduce_f64)
+DEFINE_REDUCE(float, reduce_f32, SUM_STEP)
+DEFINE_REDUCE(double, reduce_f64, SUM_STEP)
+DEFINE_REDUCE(float, reduce_max_f32, MAX_STEP)
+DEFINE_REDUCE(double, reduce_max_f64, MAX_STEP)
 
 /* Coalesces in_shape into alternating kept/reduced groups (dims, red) and
  * their row-major input strides and output strides (0 when reduced);
@@ -120,102 +133,45 @@ static int coalesce(const remat_shape *in_shape, const bool *reduce, int64_t *di
     return r;
 }
 
-/* counts the elements of in and of out */
-static void reduce_sizes(const remat_shape *in_shape, const bool *reduce, int64_t *n_in, int64_t *n_out)
-{
-    *n_out = 1, *n_in = 1;
-    for (int i = 0; i < in_shape->rank; i++) {
-        *n_in *= in_shape->dims[i];
-        if (!reduce[i])
-            *n_out *= in_shape->dims[i];
-    }
-}
+typedef void (*reduce_f32_fn)(float *restrict, const float *restrict, int, const int64_t *, const int64_t *,
+                              const int64_t *, bool);
+typedef void (*reduce_f64_fn)(double *restrict, const double *restrict, int, const int64_t *, const int64_t *,
+                              const int64_t *, bool);
 
-void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                          const bool *reduce)
+/* every output := init (also the answer of an empty run), then the reduction */
+static void reduce_into(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape, const bool *reduce,
+                        double init, reduce_f32_fn f32, reduce_f64_fn f64)
 {
-    const size_t es = remat_dtype_size(dt);
-    int64_t n_out, n_in;
-    reduce_sizes(in_shape, reduce, &n_in, &n_out);
-    if (n_out == 0)
-        return;
-    memset(out, 0, (size_t)n_out * es); /* +0 start; also the answer when n_in == 0 */
-    if (n_in == 0)
+    int64_t n_out = 1, n_in = 1;
+    for (int i = 0; i < in_shape->rank; i++) {
+        n_in *= in_shape->dims[i];
+        if (!reduce[i])
+            n_out *= in_shape->dims[i];
+    }
+    for (int64_t i = 0; dt == REMAT_F32 && i < n_out; i++)
+        ((float *)out)[i] = (float)init;
+    for (int64_t i = 0; dt == REMAT_F64 && i < n_out; i++)
+        ((double *)out)[i] = init;
+    if (n_out == 0 || n_in == 0)
         return;
     int64_t dims[REMAT_MAX_RANK], in_st[REMAT_MAX_RANK], out_st[REMAT_MAX_RANK];
     bool red[REMAT_MAX_RANK];
     int r = coalesce(in_shape, reduce, dims, red, in_st, out_st);
     if (dt == REMAT_F32)
-        reduce_f32(out, in, r, dims, in_st, out_st, red[r - 1]);
+        f32(out, in, r, dims, in_st, out_st, red[r - 1]);
     else
-        reduce_f64(out, in, r, dims, in_st, out_st, red[r - 1]);
+        f64(out, in, r, dims, in_st, out_st, red[r - 1]);
 }
 
-/*
- * reduce_max: XLA's max is IEEE 754-2019 maximum, which lax.reduce_max
- * shows on the CPU backend: a NaN in the run gives NaN, and +0 beats -0
- * whatever their order. So m takes x when x > m, when x is NaN, or when
- * they are equal and m is -0 (x is then +0 or -0); once NaN, m stays NaN.
- * Each output starts at -inf (the empty run's answer) and takes its inputs
- * in row-major order under the same odometer as the sum.
- */
-#define MAX_STEP(m, x) (((x) > (m) || (x) != (x) || ((x) == (m) && signbit(m))) ? (x) : (m))
-
-#define DEFINE_REDUCE_MAX(T, NAME)                                                         \
-    static void NAME(T *restrict out, const T *restrict in, int r, const int64_t *dims,   \
-                     const int64_t *in_st, const int64_t *out_st, bool last_reduced)       \
-    {                                                                                      \
-        const int64_t n = dims[r - 1];                                                     \
-        int64_t outer = 1, idx[REMAT_MAX_RANK] = {0}, ioff = 0, ooff = 0;                  \
-        for (int i = 0; i < r - 1; i++)                                                    \
-            outer *= dims[i];                                                              \
-        for (int64_t o = 0; o < outer; o++) {                                              \
-            const T *restrict x = in + ioff;                                               \
-            if (last_reduced) {                                                            \
-                T m = out[ooff];                                                           \
-                for (int64_t j = 0; j < n; j++)                                            \
-                    m = MAX_STEP(m, x[j]);                                                 \
-                out[ooff] = m;                                                             \
-            } else {                                                                       \
-                T *restrict y = out + ooff;                                                \
-                for (int64_t j = 0; j < n; j++)                                            \
-                    y[j] = MAX_STEP(y[j], x[j]);                                           \
-            }                                                                              \
-            for (int d = r - 2; d >= 0; d--) {                                             \
-                ioff += in_st[d];                                                          \
-                ooff += out_st[d];                                                         \
-                if (++idx[d] < dims[d])                                                    \
-                    break;                                                                 \
-                ioff -= in_st[d] * dims[d];                                                \
-                ooff -= out_st[d] * dims[d];                                               \
-                idx[d] = 0;                                                                \
-            }                                                                              \
-        }                                                                                  \
-    }
-
-DEFINE_REDUCE_MAX(float, reduce_max_f32)
-DEFINE_REDUCE_MAX(double, reduce_max_f64)
+/* outputs start at +0 (XLA's init value, so a sum of -0.0 is +0.0) */
+void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                          const bool *reduce)
+{
+    reduce_into(dt, out, in, in_shape, reduce, 0.0, reduce_f32, reduce_f64);
+}
 
 void remat_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
                           const bool *reduce)
 {
-    int64_t n_out, n_in;
-    reduce_sizes(in_shape, reduce, &n_in, &n_out);
-    if (n_out == 0)
-        return;
-    for (int64_t i = 0; i < n_out; i++) {
-        if (dt == REMAT_F32)
-            ((float *)out)[i] = -INFINITY;
-        else
-            ((double *)out)[i] = -INFINITY;
-    }
-    if (n_in == 0)
-        return;
-    int64_t dims[REMAT_MAX_RANK], in_st[REMAT_MAX_RANK], out_st[REMAT_MAX_RANK];
-    bool red[REMAT_MAX_RANK];
-    int r = coalesce(in_shape, reduce, dims, red, in_st, out_st);
-    if (dt == REMAT_F32)
-        reduce_max_f32(out, in, r, dims, in_st, out_st, red[r - 1]);
-    else
-        reduce_max_f64(out, in, r, dims, in_st, out_st, red[r - 1]);
+    reduce_into(dt, out, in, in_shape, reduce, -INFINITY, reduce_max_f32, reduce_max_f64);
 }
