@@ -2,7 +2,9 @@
  * csv_text.c — CSV cells shared by the data readers (csv_text.h).
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "csv_text.h"
@@ -47,4 +49,71 @@ const char *csv_show(span c, char *buf, size_t cap)
     buf[o++] = '\'';
     buf[o] = '\0';
     return buf;
+}
+
+num_result csv_number(span c, double *v)
+{
+    if (c.len == 0)
+        return NUM_EMPTY;
+    span b = c;
+    if (b.s[0] == '+' || b.s[0] == '-')
+        b.s++, b.len--;
+    if (csv_span_is(b, "nan") || csv_span_is(b, "inf") || csv_span_is(b, "infinity"))
+        return NUM_NONFINITE;
+    size_t i = 0;
+    int digits = 0;
+    while (i < b.len && isdigit((unsigned char)b.s[i]))
+        i++, digits++;
+    if (i < b.len && b.s[i] == '.')
+        for (i++; i < b.len && isdigit((unsigned char)b.s[i]); i++)
+            digits++;
+    if (!digits)
+        return NUM_BAD;
+    if (i < b.len && (b.s[i] == 'e' || b.s[i] == 'E')) {
+        i++;
+        if (i < b.len && (b.s[i] == '+' || b.s[i] == '-'))
+            i++;
+        int exp_digits = 0;
+        while (i < b.len && isdigit((unsigned char)b.s[i]))
+            i++, exp_digits++;
+        if (!exp_digits)
+            return NUM_BAD;
+    }
+    char buf[256];
+    if (i != b.len || c.len >= sizeof buf)
+        return NUM_BAD;
+    memcpy(buf, c.s, c.len);
+    buf[c.len] = '\0';
+    *v = strtod(buf, NULL);
+    return isfinite(*v) ? NUM_OK : NUM_RANGE;
+}
+
+void csv_skip_bom(const char **text, size_t *n)
+{
+    if (*n >= 3 && memcmp(*text, "\xEF\xBB\xBF", 3) == 0)
+        *text += 3, *n -= 3;
+}
+
+size_t csv_count_lines(const char *text, size_t n)
+{
+    size_t lines = 1;
+    for (size_t i = 0; i < n; i++)
+        lines += text[i] == '\n';
+    return lines;
+}
+
+int csv_next_line(const char **p, const char *end, int *lineno, span *line)
+{
+    while (*p < end) {
+        const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+        *line = (span){*p, (size_t)((nl ? nl : end) - *p)};
+        *p = nl ? nl + 1 : end;
+        ++*lineno;
+        if (line->len && line->s[line->len - 1] == '\r')
+            line->len--;
+        for (size_t k = 0; k < line->len; k++)
+            if (line->s[k] != ' ' && line->s[k] != '\t')
+                return 1;
+    }
+    return 0;
 }

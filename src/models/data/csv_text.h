@@ -13,6 +13,21 @@ typedef struct {
     size_t len;
 } span;
 
+typedef enum { NUM_OK, NUM_EMPTY, NUM_NONFINITE, NUM_RANGE, NUM_BAD } num_result;
+
+/* A cell as a number: [+-] (digits [. [digits]] | . digits) [(e|E) [+-]
+ * digits], finite as a double. NaN/inf spellings are NUM_NONFINITE, a value
+ * past the double range NUM_RANGE, anything else not of that form NUM_BAD. */
+num_result csv_number(span c, double *v);
+
+/* The text after a UTF-8 byte-order mark, if it starts with one. */
+void csv_skip_bom(const char **text, size_t *n);
+/* Lines in text (an upper bound on the rows). */
+size_t csv_count_lines(const char *text, size_t n);
+/* The next non-blank line from *p (< end) on, "\r\n" or "\n" cut off;
+ * *lineno counts every line (1-based). Returns 0 at the end. */
+int csv_next_line(const char **p, const char *end, int *lineno, span *line);
+
 /* Spaces and tabs off both ends, then one pair of enclosing double quotes. */
 span csv_trim(span c);
 /* c equals word (lower case) ignoring ASCII case. */

@@ -49,46 +49,6 @@ static int count_cells(span line)
     return n;
 }
 
-typedef enum { NUM_OK, NUM_NONFINITE, NUM_RANGE, NUM_BAD } num_result;
-
-/* [+-] (digits [. [digits]] | . digits) [(e|E) [+-] digits], finite. */
-static num_result parse_number(span c, double *v)
-{
-    span body = c;
-    if (body.len && (body.s[0] == '+' || body.s[0] == '-')) {
-        body.s++;
-        body.len--;
-    }
-    if (csv_span_is(body, "nan") || csv_span_is(body, "inf") || csv_span_is(body, "infinity"))
-        return NUM_NONFINITE;
-    size_t i = 0;
-    int digits = 0;
-    while (i < body.len && isdigit((unsigned char)body.s[i]))
-        i++, digits++;
-    if (i < body.len && body.s[i] == '.')
-        for (i++; i < body.len && isdigit((unsigned char)body.s[i]);)
-            i++, digits++;
-    if (!digits)
-        return NUM_BAD;
-    if (i < body.len && (body.s[i] == 'e' || body.s[i] == 'E')) {
-        i++;
-        if (i < body.len && (body.s[i] == '+' || body.s[i] == '-'))
-            i++;
-        int exp_digits = 0;
-        while (i < body.len && isdigit((unsigned char)body.s[i]))
-            i++, exp_digits++;
-        if (!exp_digits)
-            return NUM_BAD;
-    }
-    char buf[256];
-    if (i != body.len || c.len >= sizeof buf)
-        return NUM_BAD;
-    memcpy(buf, c.s, c.len);
-    buf[c.len] = '\0';
-    *v = strtod(buf, NULL);
-    return isfinite(*v) ? NUM_OK : NUM_RANGE;
-}
-
 /* "A, B, C" (cut short for long lists). */
 static void species_list(const remat_mechanism *mech, char *buf, size_t cap)
 {
@@ -189,8 +149,9 @@ static remat_status parse_row(reader *r, span line, int lineno)
                                    r->path, lineno, col);
             continue;
         }
-        switch (parse_number(c, &v)) {
+        switch (csv_number(c, &v)) {
         case NUM_OK: break;
+        case NUM_EMPTY: /* handled above */
         case NUM_NONFINITE:
             return remat_error(REMAT_ERR_PARSE,
                                "%s:%d: column %s: %s is not a finite number (leave the cell empty "
@@ -228,13 +189,8 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
             line += *p == '\n';
         return remat_error(REMAT_ERR_PARSE, "%s:%d: NUL byte (is this a binary file?)", r->path, line);
     }
-    if (n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
-        text += 3;
-        n -= 3;
-    }
-    size_t max_rows = 1;
-    for (size_t i = 0; i < n; i++)
-        max_rows += text[i] == '\n';
+    csv_skip_bom(&text, &n);
+    size_t max_rows = csv_count_lines(text, n);
     if (d->nspecies > 0 && max_rows > SIZE_MAX / sizeof(double) / (size_t)d->nspecies)
         return remat_error(REMAT_ERR_NOMEM, "%s: too many rows", r->path);
     d->times = malloc(max_rows * sizeof *d->times);
@@ -242,18 +198,8 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
     if (!d->times || !d->values)
         return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for %zu rows", r->path, max_rows);
     int lineno = 0, header_line = 0;
-    for (const char *p = text, *end = text + n; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        span line = {p, (size_t)((nl ? nl : end) - p)};
-        p = nl ? nl + 1 : end;
-        lineno++;
-        if (line.len && line.s[line.len - 1] == '\r')
-            line.len--;
-        size_t k = 0;
-        while (k < line.len && (line.s[k] == ' ' || line.s[k] == '\t'))
-            k++;
-        if (k == line.len)
-            continue; /* blank */
+    span line;
+    for (const char *p = text; csv_next_line(&p, text + n, &lineno, &line);) {
         remat_status st = header_line ? parse_row(r, line, lineno) : parse_header(r, line, lineno);
         if (st != REMAT_OK)
             return st;

@@ -5,6 +5,7 @@
  * by line into a table sized from the line count; nothing is returned unless
  * every line is valid.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -164,49 +165,16 @@ static int64_t split_cells(span line, span *cells, int64_t cap)
     }
 }
 
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
-
-typedef enum { NUM_OK, NUM_EMPTY, NUM_NONFINITE, NUM_RANGE, NUM_BAD } num_result;
-
-/* [+-] (digits [. [digits]] | . digits) [(e|E) [+-] digits], finite in f32. */
+/* a feature: a csv_number that is finite in f32 */
 static num_result parse_feature(span c, float *out)
 {
-    if (c.len == 0)
-        return NUM_EMPTY;
-    span b = c;
-    if (b.s[0] == '+' || b.s[0] == '-')
-        b.s++, b.len--;
-    if (csv_span_is(b, "nan") || csv_span_is(b, "inf") || csv_span_is(b, "infinity"))
-        return NUM_NONFINITE;
-    size_t i = 0;
-    int digits = 0;
-    while (i < b.len && is_digit(b.s[i]))
-        i++, digits++;
-    if (i < b.len && b.s[i] == '.')
-        for (i++; i < b.len && is_digit(b.s[i]); i++)
-            digits++;
-    if (!digits)
-        return NUM_BAD;
-    if (i < b.len && (b.s[i] == 'e' || b.s[i] == 'E')) {
-        i++;
-        if (i < b.len && (b.s[i] == '+' || b.s[i] == '-'))
-            i++;
-        int ed = 0;
-        while (i < b.len && is_digit(b.s[i]))
-            i++, ed++;
-        if (!ed)
-            return NUM_BAD;
-    }
-    char buf[128];
-    if (i != b.len || c.len >= sizeof buf)
-        return NUM_BAD;
-    memcpy(buf, c.s, c.len);
-    buf[c.len] = '\0';
-    double v = strtod(buf, NULL);
-    if (!(fabs(v) <= FLT_MAX))
-        return NUM_RANGE;
-    *out = (float)v;
-    return NUM_OK;
+    double v;
+    num_result res = csv_number(c, &v);
+    if (res == NUM_OK && !(fabs(v) <= FLT_MAX))
+        res = NUM_RANGE;
+    if (res == NUM_OK)
+        *out = (float)v;
+    return res;
 }
 
 typedef struct {
@@ -291,7 +259,7 @@ static remat_status parse_label(reader *r, span c, int lineno, int32_t *y)
     size_t first = i;
     long long v = 0;
     int big = 0;
-    for (; i < c.len && is_digit(c.s[i]); i++) {
+    for (; i < c.len && isdigit((unsigned char)c.s[i]); i++) {
         v = v * 10 + (c.s[i] - '0');
         if (v > INT32_MAX)
             big = 1, v = INT32_MAX;
@@ -383,24 +351,11 @@ static remat_status parse_csv(reader *r, const char *text, size_t n, const char 
     remat_status st = check_encoding(r, text, n);
     if (st != REMAT_OK)
         return st;
-    if (n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
-        text += 3, n -= 3;
-    int64_t max_rows = 1;
-    for (size_t i = 0; i < n; i++)
-        max_rows += text[i] == '\n';
+    csv_skip_bom(&text, &n);
+    int64_t max_rows = (int64_t)csv_count_lines(text, n);
     int lineno = 0, header_line = 0;
-    for (const char *p = text, *end = text + n; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        span line = {p, (size_t)((nl ? nl : end) - p)};
-        p = nl ? nl + 1 : end;
-        lineno++;
-        if (line.len && line.s[line.len - 1] == '\r')
-            line.len--;
-        size_t k = 0;
-        while (k < line.len && (line.s[k] == ' ' || line.s[k] == '\t'))
-            k++;
-        if (k == line.len)
-            continue; /* blank */
+    span line;
+    for (const char *p = text; csv_next_line(&p, text + n, &lineno, &line);) {
         if (header_line) {
             st = parse_row(r, line, lineno);
         } else {
