@@ -69,7 +69,6 @@ static remat_status draw_layer(const nn_param *p, int l, remat_prng_key key, int
         return st;
     const int64_t *dims = p->shape.dims + (p->stacked ? 1 : 0);
     int rank = p->shape.rank - (p->stacked ? 1 : 0);
-    (void)n;
     return remat_flax_lecun_normal_f32(k, rank, dims, dst);
 }
 

@@ -30,7 +30,6 @@ struct remat_nn_trainer {
     remat_sgd **sgd;
     sized_program step[NN_PROGRAM_CACHE], fwd[NN_PROGRAM_CACHE];
     void **grads;      /* one buffer per parameter */
-    void **backup;     /* parameters before a step (restored on a non-finite update) */
     remat_tensor *in, *out;
     remat_memory_plan plan;
     remat_stats stats;
@@ -165,13 +164,10 @@ void remat_nn_trainer_free(remat_nn_trainer *t)
             remat_sgd_free(t->sgd[i]);
         if (t->grads)
             free(t->grads[i]);
-        if (t->backup)
-            free(t->backup[i]);
     }
     free(t->adam);
     free(t->sgd);
     free(t->grads);
-    free(t->backup);
     free(t->in);
     free(t->out);
     free(t);
@@ -227,16 +223,14 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
     *t = (remat_nn_trainer){.m = m, .p = p, .o = *o, .in_features = in_features, .n_out = n_out,
                             .np = remat_nn_params_count(p)};
     t->grads = calloc((size_t)t->np + 1, sizeof *t->grads);
-    t->backup = calloc((size_t)t->np + 1, sizeof *t->backup);
     t->in = calloc((size_t)t->np + 2, sizeof *t->in);
     t->out = calloc((size_t)t->np + 1, sizeof *t->out);
-    if (!t->grads || !t->backup || !t->in || !t->out)
+    if (!t->grads || !t->in || !t->out)
         st = remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     for (int i = 0; st == REMAT_OK && i < t->np; i++) {
         size_t bytes = (size_t)remat_shape_numel(&p->p[i].shape) * remat_dtype_size(p->dtype);
         t->grads[i] = malloc(bytes ? bytes : 1);
-        t->backup[i] = malloc(bytes ? bytes : 1);
-        if (!t->grads[i] || !t->backup[i])
+        if (!t->grads[i])
             st = remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %s", p->p[i].name);
     }
     if (st == REMAT_OK)
@@ -252,6 +246,15 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
     }
     *out = t;
     return REMAT_OK;
+}
+
+/* index of the first non-finite entry of v (n if none) */
+static int64_t first_nonfinite(remat_dtype dt, const void *v, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        if (!isfinite(dt == REMAT_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k]))
+            return k;
+    return n;
 }
 
 static remat_status update(remat_nn_trainer *t, int i)
@@ -292,15 +295,16 @@ remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void
     double lv = dt == REMAT_F32 ? lv32 : lv64;
     if (!isfinite(lv))
         return remat_error(REMAT_ERR_NUMERIC, "nn trainer step: the loss is %g (lower the learning rate?)", lv);
+    /* every gradient finite before any tensor is updated, so a bad step changes nothing */
+    for (int i = 0; i < t->np; i++) {
+        int64_t n = remat_shape_numel(&t->p->p[i].shape), k = first_nonfinite(dt, t->grads[i], n);
+        if (k < n)
+            return remat_error(REMAT_ERR_NUMERIC, "nn trainer step: the gradient of %s is not finite at %lld",
+                               t->p->p[i].name, (long long)k);
+    }
     for (int i = 0; i < t->np; i++)
-        memcpy(t->backup[i], t->p->p[i].data, (size_t)remat_shape_numel(&t->p->p[i].shape) * remat_dtype_size(dt));
-    for (int i = 0; st == REMAT_OK && i < t->np; i++)
-        if ((st = update(t, i)) != REMAT_OK) { /* a non-finite gradient: undo the parameters already updated */
-            for (int j = 0; j < i; j++)
-                memcpy(t->p->p[j].data, t->backup[j],
-                       (size_t)remat_shape_numel(&t->p->p[j].shape) * remat_dtype_size(dt));
-            return remat_error(st, "nn trainer step: gradient of %s: %s", t->p->p[i].name, remat_last_error());
-        }
+        if ((st = update(t, i)) != REMAT_OK)
+            return st;
     if (loss)
         *loss = lv;
     return REMAT_OK;
