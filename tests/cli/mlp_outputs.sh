@@ -12,18 +12,7 @@
 #   - --plot draws the curves / the frontier when the tool has PLplot.
 set -u
 REMAT=$1
-case $REMAT in /*) ;; *) REMAT=$PWD/$REMAT ;; esac
-work=$(mktemp -d "${TMPDIR:-/tmp}/remat-mlp.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-printf 'leak:libfontconfig\nleak:libltdl\nleak:libplplot\nleak:libgccjit.so\n' >"$work/lsan.supp"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$work/lsan.supp"
-fail=0
-check() { # name, then a command whose failure fails the test
-    local name=$1
-    shift
-    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-has() { grep -qF -- "$2" "$1" || { echo "     no '$2' in $1:" >&2; sed 's/^/     | /' "$1" >&2; false; }; }
+. "$(dirname "$0")/lib.sh"
 lines() { test "$(grep -c -- "$2" "$1")" -eq "$3" || { echo "     not $3 lines with '$2' in $1" >&2; false; }; }
 # a number from the JSON: field name, file
 num() { sed -n "s/.*\"$1\": \([-0-9.eE+]*\).*/\1/p" "$2" | head -n 1; }

@@ -9,22 +9,8 @@
 #     the tool has PLplot.
 set -u
 REMAT=$1 EXPECTED=$2
-case $REMAT in /*) ;; *) REMAT=$PWD/$REMAT ;; esac
 EXPECTED=$(cd "$EXPECTED" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/remat-seed.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-# fontconfig and libltdl, loaded by PLplot, and libgccjit (compiled scan loops)
-# keep caches to the end of the process
-printf 'leak:libfontconfig\nleak:libltdl\nleak:libplplot\nleak:libgccjit.so\n' >"$work/lsan.supp"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$work/lsan.supp"
-fail=0
-check() { # name, then a command whose failure fails the test
-    local name=$1
-    shift
-    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-same() { diff -u "$1" "$2" >&2; }
-has() { grep -qF -- "$2" "$1" || { echo "     no '$2' in $1:" >&2; sed 's/^/     | /' "$1" >&2; false; }; }
+. "$(dirname "$0")/lib.sh"
 
 cd "$work"
 "$REMAT" pfr optimize >optimize.txt 2>optimize.err
