@@ -13,6 +13,10 @@ int cli_int64(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t
     char *end;
     errno = 0;
     long long v = text ? strtoll(text, &end, 10) : 0;
+    if (text && *text && !*end && errno == ERANGE) { /* digits, but past int64 */
+        fprintf(stderr, "remat: %s: %s is out of range [%lld, %lld]\n", opt, text, (long long)lo, (long long)hi);
+        return 0;
+    }
     if (!text || !*text || *end || errno) {
         fprintf(stderr, "remat: %s: '%s' is not an integer\n", opt, text ? text : "");
         return 0;
@@ -58,6 +62,10 @@ int cli_bytes(const char *opt, const char *text, int64_t *out)
         end++;
     if (*end) {
         fprintf(stderr, "remat: %s: '%s' has an unknown suffix '%s' (use k, M or G)\n", opt, text, end);
+        return 0;
+    }
+    if (!(v * mul < 0x1p63)) { /* the conversion below would be undefined */
+        fprintf(stderr, "remat: %s: '%s' is out of range (at most 2^63 - 1 bytes, 8589934591G)\n", opt, text);
         return 0;
     }
     *out = (int64_t)(v * mul);
