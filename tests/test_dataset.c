@@ -213,6 +213,25 @@ static void test_dataset_error_binary(void **state)
     }
 }
 
+/* Files saved by spreadsheets and old editors: each is named for what it is,
+ * not reported as an unknown column or a ragged row. */
+static void test_dataset_error_encoding_and_separators(void **state)
+{
+    (void)state;
+    static const char le_bom[] = "\xFF\xFEt\0,\0A\0\n\0" "0\0,\0" "1\0\n\0";
+    expect_error_n(le_bom, sizeof le_bom - 1, 1, "UTF-16 text (byte-order mark FF FE)", __FILE__, __LINE__);
+    static const char be_bom[] = "\xFE\xFF\0t\0,\0A\0\n";
+    expect_error_n(be_bom, sizeof be_bom - 1, 1, "UTF-16 text (byte-order mark FE FF)", __FILE__, __LINE__);
+    static const char le[] = "t\0,\0A\0\n\0" "0\0,\0" "1\0\n\0";
+    expect_error_n(le, sizeof le - 1, 1, "UTF-16 text (NUL bytes between the characters)", __FILE__, __LINE__);
+    expect_error("t,A\r0,1\r1,0.5\r", 1, "lines end in CR only");
+    expect_error("t\tA\tB\n0\t1\t0\n", 1, "the header has tabs and no commas: a tab-separated file?");
+    expect_error("\nt;A\n0;1\n", 2, "a semicolon-separated file?");
+    remat_dataset *d = read_ok("t,A\r\n0,1\r\n"); /* CR LF is fine */
+    assert_int_equal(remat_dataset_rows(d), 1);
+    remat_dataset_free(d);
+}
+
 static void test_dataset_error_missing_file(void **state)
 {
     (void)state;
@@ -240,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_dataset_error_ragged_rows),
         cmocka_unit_test(test_dataset_error_empty),
         cmocka_unit_test(test_dataset_error_binary),
+        cmocka_unit_test(test_dataset_error_encoding_and_separators),
         cmocka_unit_test(test_dataset_error_missing_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -192,6 +192,7 @@ static void test_nn_data_load_errors_name_line_and_column(void **state)
     expect_error_(utf16le, sizeof utf16le - 1, NULL, 1, 1, "UTF-16", __FILE__, __LINE__);
     static const char nul[] = "a,label\n1,0\n2\0,1\n";
     expect_error_(nul, sizeof nul - 1, NULL, 3, 1, "NUL byte", __FILE__, __LINE__);
+    expect_error("a,label\r1,0\r2,1\r", 1, 1, "lines end in CR only");
 }
 
 static void test_nn_data_load_bad_calls(void **state)

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "remat/status.h"
+
 typedef struct {
     const char *s;
     size_t len;
@@ -20,6 +22,14 @@ typedef enum { NUM_OK, NUM_EMPTY, NUM_NONFINITE, NUM_RANGE, NUM_BAD } num_result
  * past the double range NUM_RANGE, anything else not of that form NUM_BAD. */
 num_result csv_number(span c, double *v);
 
+/* Text a CSV reader cannot take, named for what it is: UTF-16 (a byte-order
+ * mark FF FE / FE FF, or NUL bytes between the characters), another NUL byte
+ * (binary), lines ended by CR alone (classic Mac OS). REMAT_ERR_PARSE with
+ * "path:line: " (or "path:line:1: " when with_column) and the reason. */
+remat_status csv_check_text(const char *path, const char *text, size_t n, int with_column);
+/* A header line with tabs (or semicolons) and no comma: the separator the
+ * file seems to use, else NULL. */
+const char *csv_other_separator(span header);
 /* The text after a UTF-8 byte-order mark, if it starts with one. */
 void csv_skip_bom(const char **text, size_t *n);
 /* Lines in text (an upper bound on the rows). */

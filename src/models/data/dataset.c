@@ -75,6 +75,12 @@ typedef struct {
 static remat_status parse_header(reader *r, span line, int lineno)
 {
     char a[160], b[300];
+    const char *sep = csv_other_separator(line);
+    if (sep)
+        return remat_error(REMAT_ERR_PARSE,
+                           "%s:%d: the header has %ss and no commas: a %s-separated file? (this reader takes "
+                           "comma-separated values)",
+                           r->path, lineno, sep, sep);
     r->ncols = count_cells(line);
     r->col_species = malloc((size_t)r->ncols * sizeof *r->col_species);
     r->col_names = malloc((size_t)r->ncols * sizeof *r->col_names);
@@ -182,13 +188,9 @@ static remat_status parse_row(reader *r, span line, int lineno)
 static remat_status parse_csv(reader *r, const char *text, size_t n)
 {
     remat_dataset *d = r->d;
-    const char *nul = memchr(text, '\0', n);
-    if (nul) {
-        int line = 1;
-        for (const char *p = text; p < nul; p++)
-            line += *p == '\n';
-        return remat_error(REMAT_ERR_PARSE, "%s:%d: NUL byte (is this a binary file?)", r->path, line);
-    }
+    remat_status st = csv_check_text(r->path, text, n, 0);
+    if (st != REMAT_OK)
+        return st;
     csv_skip_bom(&text, &n);
     size_t max_rows = csv_count_lines(text, n);
     if (d->nspecies > 0 && max_rows > SIZE_MAX / sizeof(double) / (size_t)d->nspecies)
@@ -200,7 +202,7 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
     int lineno = 0, header_line = 0;
     span line;
     for (const char *p = text; csv_next_line(&p, text + n, &lineno, &line);) {
-        remat_status st = header_line ? parse_row(r, line, lineno) : parse_header(r, line, lineno);
+        st = header_line ? parse_row(r, line, lineno) : parse_header(r, line, lineno);
         if (st != REMAT_OK)
             return st;
         if (!header_line)

@@ -146,8 +146,6 @@ remat_status remat_labeled_standardize(remat_labeled *t, const remat_labeled *re
 
 /* ---- reading ---- */
 
-static int has_byte(span line, char ch) { return memchr(line.s, ch, line.len) != NULL; }
-
 /* The number of cells in line; the first `cap` go to cells[], trimmed. */
 static int64_t split_cells(span line, span *cells, int64_t cap)
 {
@@ -187,21 +185,16 @@ typedef struct {
     int32_t max_label;
 } reader;
 
-static remat_status header_error(const reader *r, int line, const char *what)
-{
-    return remat_error(REMAT_ERR_PARSE, "%s:%d:1: %s", r->path, line, what);
-}
-
 static remat_status parse_header(reader *r, span line, int lineno, const char *label_name)
 {
     char a[160];
     int64_t ncols = split_cells(line, NULL, 0);
-    if (ncols == 1 && has_byte(line, '\t'))
-        return header_error(r, lineno, "the header has tabs and no commas: a tab-separated file? "
-                                       "(this reader takes comma-separated values)");
-    if (ncols == 1 && has_byte(line, ';'))
-        return header_error(r, lineno, "the header has semicolons and no commas: a semicolon-separated "
-                                       "file? (this reader takes comma-separated values)");
+    const char *sep = csv_other_separator(line);
+    if (sep)
+        return remat_error(REMAT_ERR_PARSE,
+                           "%s:%d:1: the header has %ss and no commas: a %s-separated file? (this reader takes "
+                           "comma-separated values)",
+                           r->path, lineno, sep, sep);
     r->ncols = ncols;
     r->cells = malloc(sizeof *r->cells * (size_t)ncols);
     r->names = malloc(sizeof *r->names * (size_t)ncols);
@@ -326,29 +319,9 @@ static remat_status parse_row(reader *r, span line, int lineno)
     return REMAT_OK;
 }
 
-/* Encodings and bytes a CSV must not have: UTF-16 (with or without a BOM),
- * other NULs. */
-static remat_status check_encoding(const reader *r, const char *text, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)text;
-    if (n >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
-        return remat_error(REMAT_ERR_PARSE, "%s:1:1: UTF-16 text (byte-order mark %02X %02X); save the file as UTF-8",
-                           r->path, u[0], u[1]);
-    const char *nul = memchr(text, '\0', n);
-    if (!nul)
-        return REMAT_OK;
-    if (n >= 2 && (u[0] == 0) != (u[1] == 0))
-        return remat_error(REMAT_ERR_PARSE, "%s:1:1: UTF-16 text (NUL bytes between the characters); save the file as UTF-8",
-                           r->path);
-    int line = 1;
-    for (const char *p = text; p < nul; p++)
-        line += *p == '\n';
-    return remat_error(REMAT_ERR_PARSE, "%s:%d:1: NUL byte (is this a binary file?)", r->path, line);
-}
-
 static remat_status parse_csv(reader *r, const char *text, size_t n, const char *label_name)
 {
-    remat_status st = check_encoding(r, text, n);
+    remat_status st = csv_check_text(r->path, text, n, 1);
     if (st != REMAT_OK)
         return st;
     csv_skip_bom(&text, &n);
