@@ -46,8 +46,4 @@ static inline const remat_node *remat_flat_orig(const remat_flat *fl, int32_t i)
 remat_status remat_flatten(const remat_fn *f, remat_flat *out);
 void remat_flat_free(remat_flat *fl);
 
-/* A new function with every call inlined (checkpoint regions dissolved),
- * in the same order. Used to compile functions that contain regions. */
-remat_fn *remat_fn_inline_calls(const remat_fn *f);
-
 #endif

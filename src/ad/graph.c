@@ -62,6 +62,8 @@ void remat_fn_free(remat_fn *f)
     free(f);
 }
 
+const remat_node *remat_fn_node(const remat_fn *f, remat_val v) { return &f->nodes[v]; }
+
 const char *remat_fn_name(const remat_fn *f) { return f ? f->name : "(null)"; }
 remat_status remat_fn_status(const remat_fn *f) { return f ? f->status : REMAT_ERR_NULL; }
 const char *remat_fn_error(const remat_fn *f) { return f && f->error ? f->error : ""; }

@@ -1,12 +1,28 @@
-/* split.c — cut a reverse-mode function into forward and backward parts (see split.h). */
+/*
+ * split.c — a loop body's reverse mode cut at its residuals (ad/hop.h).
+ *
+ * remat_vjp() builds forward and backward in one graph. A loop that stores
+ * step "tapes" needs them apart: fwd(primal args) -> (primal outputs,
+ * residuals...) and bwd(residuals..., cotangents...) -> (argument
+ * cotangents...). The residuals are exactly those of the residual report.
+ */
 #include <stdlib.h>
 
-#include "ad/split.h"
+#include "ad/graph_impl.h"
 #include "core/assert.h"
+#include "core/error.h"
+
+typedef struct {
+    remat_fn *fwd;
+    remat_fn *bwd;
+    int n_res;
+} remat_vjp_split;
 
 static int is_bwd(const remat_node *n) { return (n->flags & REMAT_NODE_BWD) != 0; }
 
-remat_status remat_split_vjp(const remat_fn *g, int n_args, int n_outs, remat_vjp_split *out)
+/* g must come from remat_vjp(f, 0, NULL, ...) of an f with n_args
+ * arguments and n_outs outputs. */
+static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_vjp_split *out)
 {
     REMAT_ASSERT(g->n_args == n_args + n_outs && g->n_outs == n_outs + n_args);
     int32_t nn = g->n_nodes;
@@ -87,4 +103,50 @@ remat_status remat_split_vjp(const remat_fn *g, int n_args, int n_outs, remat_vj
     REMAT_ASSERT(fwd->status == REMAT_OK && bwd->status == REMAT_OK);
     *out = (remat_vjp_split){.fwd = fwd, .bwd = bwd, .n_res = n_res};
     return REMAT_OK;
+}
+
+remat_status remat_hop_body_vjp_build(const remat_fn *body, int first_untaped, remat_hop_body_vjp *out)
+{
+    *out = (remat_hop_body_vjp){0};
+    remat_fn *vj = NULL;
+    remat_status st = remat_vjp(body, 0, NULL, &vj);
+    if (st != REMAT_OK)
+        return st;
+    remat_vjp_split sp;
+    st = split_vjp(vj, body->n_args, body->n_outs, &sp);
+    remat_fn_free(vj);
+    if (st != REMAT_OK)
+        return st;
+    int *res_arg = malloc(sizeof *res_arg * ((size_t)sp.n_res + 1));
+    if (!res_arg) {
+        remat_fn_free(sp.fwd);
+        remat_fn_free(sp.bwd);
+        return remat_error(REMAT_ERR_NOMEM, "vjp of loop body '%s': out of memory", body->name);
+    }
+    remat_fn *fw = sp.fwd;
+    int kept = body->n_outs;
+    for (int k = 0; k < sp.n_res; k++) {
+        remat_val o = fw->outs[body->n_outs + k], a = o;
+        while (fw->nodes[a].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)fw->nodes[a].op))
+            a = fw->nodes[a].in[0];
+        res_arg[k] = -1;
+        if (fw->nodes[a].op == REMAT_OP_ARG && fw->nodes[a].p.index >= first_untaped) {
+            res_arg[k] = (int)fw->nodes[a].p.index; /* the loop holds it: not taped */
+            continue;
+        }
+        fw->outs[kept++] = o;
+    }
+    fw->n_outs = kept;
+    *out = (remat_hop_body_vjp){.fwd = sp.fwd, .bwd = sp.bwd, .n_res = sp.n_res, .res_arg = res_arg};
+    return REMAT_OK;
+}
+
+void remat_hop_body_vjp_clear(remat_hop_body_vjp *v)
+{
+    if (!v)
+        return;
+    remat_fn_free(v->fwd);
+    remat_fn_free(v->bwd);
+    free(v->res_arg);
+    *v = (remat_hop_body_vjp){0};
 }

@@ -174,8 +174,10 @@ remat_val remat_vjp_emit_primal(remat_vjp_ctx *c, int32_t i, const remat_val *in
 {
     const remat_flat_node *fn = &c->fl->nodes[i];
     const remat_node *n = remat_fn_node(fn->fn, fn->v);
-    if (n->op == REMAT_OP_HOP && c->active[i] && n->p.hop.rules->vjp_forward)
-        return n->p.hop.rules->vjp_forward(c, i, ins);
+    if (n->op == REMAT_OP_HOP && c->active[i] && n->p.hop.rules->vjp_forward) {
+        remat_hop_vjp h = {c, i};
+        return n->p.hop.rules->vjp_forward(&h, n->p.hop.data, ins);
+    }
     return remat_fn_copy_node_with_inputs(c->g, fn->fn, fn->v, ins, 0);
 }
 

@@ -14,6 +14,7 @@
 #define REMAT_AD_VJP_IMPL_H
 
 #include "ad/flatten.h"
+#include "ad/hop_vjp.h"
 
 typedef struct remat_rctx remat_rctx;
 
@@ -30,6 +31,12 @@ typedef struct remat_vjp_ctx_s {
     remat_val **hop_ct;   /* flat id of a HOP -> cotangents of its outputs */
     remat_status status;
 } remat_vjp_ctx;
+
+/* A higher-order node's rules see the context through this (ad/hop_vjp.h). */
+struct remat_hop_vjp {
+    remat_vjp_ctx *c;
+    int32_t i; /* the flat HOP node */
+};
 
 /* The primal value of flat node i as seen by the backward at this point. */
 remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t i);

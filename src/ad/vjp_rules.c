@@ -439,10 +439,11 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
     }
     case REMAT_OP_HOP: {
         const remat_hop_rules *hr = r->n->p.hop.rules;
+        remat_hop_vjp h = {c, i};
         if (!hr->vjp_backward)
             st = remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: %s has no reverse mode", r->loc.file, r->loc.line, hr->name);
         else
-            st = hr->vjp_backward(c, i, c->hop_ct[i]);
+            st = hr->vjp_backward(&h, r->n->p.hop.data, c->hop_ct[i]);
         break;
     }
     case REMAT_OP_CONSTANT:

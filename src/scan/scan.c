@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ad/ops_internal.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "scan/scan_impl.h"
@@ -172,8 +171,11 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
 #define FAIL(st, ...) (remat_fn_fail(f, (st), loc, __VA_ARGS__), (st))
     if (!body)
         return FAIL(REMAT_ERR_NULL, "scan: body is NULL");
-    if (body->status != REMAT_OK)
-        return FAIL(body->status, "scan: body '%s' has a build error: %s", body->name, remat_fn_error(body));
+    if (remat_fn_status(body) != REMAT_OK)
+        return FAIL(remat_fn_status(body), "scan: body '%s' has a build error: %s", remat_fn_name(body),
+                    remat_fn_error(body));
+    const char *bname = remat_fn_name(body);
+    const int b_args = remat_fn_num_args(body), b_outs = remat_fn_num_outputs(body);
     if (!opt)
         opt = &dflt;
     if (length < 0)
@@ -181,17 +183,17 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     if (n_carry < 0 || n_xs < 0 || n_consts < 0 || (n_carry && (!init || !carry_out)) || (n_xs && !xs) ||
         (n_consts && !consts))
         return FAIL(REMAT_ERR_ARG, "scan: bad carry/xs/consts counts or NULL arrays");
-    if (n_carry + n_xs + n_consts != body->n_args)
+    if (n_carry + n_xs + n_consts != b_args)
         return FAIL(REMAT_ERR_ARG, "scan: body '%s' takes %d arguments, given %d carries + %d xs + %d consts",
-                    body->name, body->n_args, n_carry, n_xs, n_consts);
-    if (body->n_outs < n_carry)
-        return FAIL(REMAT_ERR_ARG, "scan: body '%s' returns %d values, fewer than its %d carries", body->name,
-                    body->n_outs, n_carry);
-    int n_ys = body->n_outs - n_carry;
+                    bname, b_args, n_carry, n_xs, n_consts);
+    if (b_outs < n_carry)
+        return FAIL(REMAT_ERR_ARG, "scan: body '%s' returns %d values, fewer than its %d carries", bname,
+                    b_outs, n_carry);
+    int n_ys = b_outs - n_carry;
     if (n_ys > 0 && !ys)
-        return FAIL(REMAT_ERR_NULL, "scan: body '%s' returns %d ys but ys is NULL", body->name, n_ys);
+        return FAIL(REMAT_ERR_NULL, "scan: body '%s' returns %d ys but ys is NULL", bname, n_ys);
     if (!remat_fn_vals_ok(f, n_carry, init) || !remat_fn_vals_ok(f, n_xs, xs) || !remat_fn_vals_ok(f, n_consts, consts))
-        return f->status ? f->status : REMAT_ERR_ARG;
+        return remat_fn_status(f) ? remat_fn_status(f) : REMAT_ERR_ARG;
     remat_schedule_cost cost;
     if (remat_schedule_predict(&opt->schedule, length, &cost) != REMAT_OK)
         return FAIL(REMAT_ERR_ARG, "scan: %s", remat_last_error());
@@ -208,27 +210,27 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     d->reverse = opt->reverse;
     d->sched = opt->schedule;
     d->loc = loc;
-    d->in = calloc((size_t)body->n_args + 1, sizeof *d->in);
-    d->out = calloc((size_t)body->n_outs + 1, sizeof *d->out);
+    d->in = calloc((size_t)b_args + 1, sizeof *d->in);
+    d->out = calloc((size_t)b_outs + 1, sizeof *d->out);
     REMAT_ASSERT(d->in && d->out);
-    for (int i = 0; i < body->n_args; i++) {
-        const remat_node *n = remat_fn_node(body, body->args[i]);
+    for (int i = 0; i < b_args; i++) {
+        const remat_node *n = remat_fn_node(body, remat_fn_arg(body, i));
         d->in[i] = (scan_desc){(remat_dtype)n->dtype, n->shape};
     }
-    for (int i = 0; i < body->n_outs; i++) {
-        const remat_node *n = remat_fn_node(body, body->outs[i]);
+    for (int i = 0; i < b_outs; i++) {
+        const remat_node *n = remat_fn_node(body, remat_fn_out(body, i));
         d->out[i] = (scan_desc){(remat_dtype)n->dtype, n->shape};
     }
     remat_status st = REMAT_OK, bad;
     for (int i = 0; i < n_carry && st == REMAT_OK; i++) {
         if (d->out[i].dt != d->in[i].dt || !remat_shape_equal(&d->out[i].shape, &d->in[i].shape))
             st = FAIL(d->out[i].dt != d->in[i].dt ? REMAT_ERR_DTYPE : REMAT_ERR_SHAPE,
-                      "scan: body '%s' carry %d goes in as %s but comes out as %s", body->name, i,
+                      "scan: body '%s' carry %d goes in as %s but comes out as %s", bname, i,
                       remat_shape_format(d->in[i].dt, &d->in[i].shape, a, sizeof a),
                       remat_shape_format(d->out[i].dt, &d->out[i].shape, b, sizeof b));
         else if ((bad = same(f, init[i], &d->in[i], 0, length)) != REMAT_OK)
             st = FAIL(bad, "scan: init carry %d is %s, body '%s' expects %s", i,
-                      remat_fn_fmt_val(f, init[i], a, sizeof a), body->name,
+                      remat_fn_fmt_val(f, init[i], a, sizeof a), bname,
                       remat_shape_format(d->in[i].dt, &d->in[i].shape, b, sizeof b));
     }
     for (int i = 0; i < n_xs && st == REMAT_OK; i++) {
@@ -244,7 +246,7 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
         const scan_desc *w = &d->in[n_carry + n_xs + i];
         if ((bad = same(f, consts[i], w, 0, length)) != REMAT_OK)
             st = FAIL(bad, "scan: const %d is %s, body '%s' expects %s", i,
-                      remat_fn_fmt_val(f, consts[i], a, sizeof a), body->name,
+                      remat_fn_fmt_val(f, consts[i], a, sizeof a), bname,
                       remat_shape_format(w->dt, &w->shape, b, sizeof b));
     }
 #undef FAIL
@@ -265,24 +267,14 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
         memcpy(ins + n_carry, xs, sizeof *ins * (size_t)n_xs);
     if (n_consts)
         memcpy(ins + n_carry + n_xs, consts, sizeof *ins * (size_t)n_consts);
-    remat_shape scalar = {0};
-    remat_node hop = remat_proto(REMAT_OP_HOP, d->out[0].dt, &scalar, loc);
-    hop.p.hop.rules = &remat_scan_rules;
-    hop.p.hop.data = d;
-    hop.name = remat_fn_strdup(f, "scan");
-    remat_val h = remat_fn_add_node(f, &hop, nin, ins);
+    remat_val h = remat_hop_add(f, &remat_scan_rules, d, d->out[0].dt, "scan", nin, ins, loc);
     free(ins);
     for (int i = 0; i < n_carry + n_ys; i++) {
-        remat_dtype dt;
-        remat_shape sh;
-        remat_scan_output_desc(d, i, &dt, &sh);
-        remat_node pr = remat_proto(REMAT_OP_PROJ, dt, &sh, loc);
-        pr.p.index = i;
-        remat_val v = remat_fn_add_node(f, &pr, 1, &h);
+        remat_val v = remat_hop_output(f, h, i);
         if (i < n_carry)
             carry_out[i] = v;
         else
             ys[i - n_carry] = v;
     }
-    return REMAT_OK;
+    return h == REMAT_NONE ? remat_fn_status(f) : REMAT_OK;
 }

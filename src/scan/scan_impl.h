@@ -13,7 +13,7 @@
 #ifndef REMAT_SCAN_IMPL_H
 #define REMAT_SCAN_IMPL_H
 
-#include "ad/graph_impl.h"
+#include "ad/hop.h"
 #include "remat/scan.h"
 
 typedef enum { SCAN_PRIMAL, SCAN_FWD, SCAN_BWD } scan_kind;
@@ -67,8 +67,8 @@ int remat_scan_num_outputs(const void *vd);
 size_t remat_scan_align(size_t bytes);
 
 /* rules, in scan_vjp.c and scan_runtime.c */
-remat_val remat_scan_vjp_forward(struct remat_vjp_ctx_s *c, int32_t i, const remat_val *ins);
-remat_status remat_scan_vjp_backward(struct remat_vjp_ctx_s *c, int32_t i, const remat_val *out_cts);
+remat_val remat_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins);
+remat_status remat_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts);
 remat_status remat_scan_lower(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
 
 #endif

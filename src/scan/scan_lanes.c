@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ad/flatten.h"
+#include "ad/node.h"
 #include "core/arena.h"
 #include "core/assert.h"
 #include "scan/scan_lanes.h"
@@ -507,11 +507,12 @@ static lval *reduce_sum(lb *b, const lval *x, const remat_node *N)
 static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
 {
     remat_fn *f = remat_fn_inline_calls(f0);
-    lval **val = calloc((size_t)f->n_nodes + 1, sizeof *val);
+    const int32_t nn = remat_fn_num_nodes(f);
+    lval **val = f ? calloc((size_t)nn + 1, sizeof *val) : NULL;
     if (!val)
         b->ok = 0;
-    for (int32_t v = 0; b->ok && v < f->n_nodes; v++) {
-        const remat_node *N = &f->nodes[v];
+    for (int32_t v = 0; b->ok && v < nn; v++) {
+        const remat_node *N = remat_fn_node(f, v);
         lval *x[64];
         if (N->nin > 64) {
             b->ok = 0;
@@ -539,8 +540,8 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
         if (!val[v])
             b->ok = 0;
     }
-    for (int32_t i = 0; b->ok && i < f->n_outs; i++)
-        outs[i] = val[f->outs[i]];
+    for (int i = 0; b->ok && i < remat_fn_num_outputs(f); i++)
+        outs[i] = val[remat_fn_out(f, i)];
     free(val);
     remat_fn_free(f);
 }
@@ -653,7 +654,7 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
         body_args(b, L, -1, args); /* x_t and consts: residuals that are not taped */
         lval **tv = outs;           /* the tape entries */
         for (int t = 0; b->ok && t < L->nt; t++) {
-            const remat_node *o = remat_fn_node(d->vjp->fwd, d->vjp->fwd->outs[nc + ny + t]);
+            const remat_node *o = remat_fn_node(d->vjp->fwd, remat_fn_out(d->vjp->fwd, nc + ny + t));
             tv[t] = load(b, buf_of(L, LB_TAPE, t), (remat_dtype)o->dtype, &o->shape);
         }
         residuals(L, args, tv, res);
@@ -762,7 +763,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             case LB_K: case LB_CTK: B->dt = (uint8_t)d->in[nc + nx + i].dt; break;
             case LB_Y: case LB_CTY: B->dt = (uint8_t)d->out[nc + i].dt; break;
             case LB_TAPE:
-                B->dt = remat_fn_node(d->vjp->fwd, d->vjp->fwd->outs[nc + L.ny + i])->dtype;
+                B->dt = remat_fn_node(d->vjp->fwd, remat_fn_out(d->vjp->fwd, nc + L.ny + i))->dtype;
                 break;
             }
             B->state = k == LB_CARRY || k == LB_CT || k == LB_CTK;

@@ -1,0 +1,83 @@
+/*
+ * node.h (internal) — the graph IR as a reader sees it: one node's layout and
+ * read-only access to a function's nodes.
+ *
+ * For code that translates a graph into something else (the compiler in
+ * src/exec, a higher-order primitive translating its body into lane
+ * programs): it may read every field, and walk a function with the public
+ * remat_fn_num_nodes / remat_fn_arg / remat_fn_out; it changes nothing.
+ * Building and changing functions is ad/hop.h (for a higher-order
+ * primitive) or ad/graph_impl.h (inside src/ad).
+ */
+#ifndef REMAT_AD_NODE_H
+#define REMAT_AD_NODE_H
+
+#include <stdint.h>
+
+#include "remat/ad.h"
+#include "remat/graph.h"
+
+/* node flags, set by transforms */
+enum {
+    REMAT_NODE_BWD = 1u << 0,       /* emitted by reverse mode (backward part) */
+    REMAT_NODE_RECOMPUTE = 1u << 1, /* a forward op re-run in the backward */
+};
+
+typedef struct remat_call_params {
+    remat_fn *callee;            /* retained */
+    const remat_policy *policy;  /* retained */
+} remat_call_params;
+
+/* Higher-order primitives carry a rule table supplied by their module (ad/hop.h). */
+typedef struct remat_hop_rules remat_hop_rules;
+
+typedef struct remat_node {
+    uint16_t op;
+    uint8_t dtype;
+    uint8_t flags;
+    int32_t nin;
+    const int32_t *in;
+    remat_shape shape;
+    union {
+        double scalar;                  /* CONSTANT splat value; POW exponent */
+        int64_t index;                  /* ARG position; PROJ index; CONCAT axis;
+                                           INTEGER_POW exponent */
+        uint32_t axes_mask;             /* SUM, REDUCE_MAX: reduced axes */
+        const int *perm;                /* TRANSPOSE perm; BROADCAST bdims (rank of input) */
+        const remat_dot_dims *dot;
+        const remat_slice_params *slice;
+        const remat_pad_params *pad;
+        const remat_call_params *call;
+        const remat_custom_op *custom;
+        struct {
+            const remat_hop_rules *rules;
+            void *data;
+        } hop;
+    } p;
+    const void *data; /* CONSTANT: row-major values, NULL for a splat */
+    const char *name; /* ARG name; NAME tag; CUSTOM op name */
+    int32_t aux;      /* CUSTOM_VJP: the input whose cotangent it computes */
+    remat_loc loc;
+} remat_node;
+
+/* Node v of f (v a value of f: the caller checked). */
+const remat_node *remat_fn_node(const remat_fn *f, remat_val v);
+
+/* Elementwise ops over operands of one shape, computed element by element
+ * in one dtype: unary, binary, compares, select, integer_pow, pow (not
+ * convert_element_type, which changes dtype). */
+int remat_op_is_elementwise(remat_op op);
+
+/* Ops whose value is their one input's (name, stop_gradient): the compiler
+ * aliases them like a reshape, and chains of aliases are looked through. */
+static inline int remat_op_is_identity(remat_op op)
+{
+    return op == REMAT_OP_NAME || op == REMAT_OP_STOP_GRADIENT;
+}
+
+/* A new function with every call inlined (checkpoint regions dissolved),
+ * in the same order; NULL when out of memory. A translator that does not
+ * care about regions reads this instead of following CALL nodes. */
+remat_fn *remat_fn_inline_calls(const remat_fn *f);
+
+#endif
