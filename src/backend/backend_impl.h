@@ -108,9 +108,16 @@ typedef struct {
     /* With compile_lanes: whether compiling can work now (not disabled by
      * the environment, not failed before), asked before translating. */
     bool (*can_compile_lanes)(void);
-    /* Device memory for the arena and constants (CPU: aligned malloc). */
+    /* Device memory for the arena, constants and loop stores (CPU: aligned
+     * malloc). Memory from mem_alloc is only read and written by kernels and
+     * the two entries below, so that it may live on a device. */
     void *(*mem_alloc)(size_t bytes);
     void (*mem_free)(void *p);
+    /* dst := src, bytes of device memory (a snapshot taken or restored, a
+     * carry moved in or out of a loop); the ranges do not overlap. */
+    void (*mem_copy)(void *dst, const void *src, size_t bytes);
+    /* n elements of dtype dt at dst := value (converted to dt; -0.0 stays -0.0). */
+    void (*mem_fill)(void *dst, remat_dtype dt, double value, size_t n);
 } remat_backend_iface;
 
 struct remat_backend {

@@ -53,6 +53,23 @@ static void *prog_alloc(void *ctx, size_t bytes)
     return m;
 }
 
+/* Backend memory for a HOP instruction, freed with the program (hop.h). */
+static void *prog_mem(void *ctx, size_t bytes)
+{
+    remat_program *p = ctx;
+    if (p->n_dev_blocks == p->cap_dev_blocks) {
+        int nc = p->cap_dev_blocks ? 2 * p->cap_dev_blocks : 8;
+        void **q = realloc(p->dev_blocks, sizeof *q * (size_t)nc);
+        if (!q)
+            return NULL;
+        p->dev_blocks = q, p->cap_dev_blocks = nc;
+    }
+    void *m = p->be->iface.mem_alloc(bytes ? bytes : 64);
+    if (m)
+        p->dev_blocks[p->n_dev_blocks++] = m;
+    return m;
+}
+
 /* A slice that is one contiguous run of its operand (leading axes of size
  * one, then a range of one axis, then whole trailing axes), such as a row of
  * a (3, B) state or an element of a (3,) vector: its value is a view into
@@ -224,7 +241,7 @@ static remat_status lower_hop(builder *b, remat_backend *be, remat_val v, const 
     }
     remat_hop_lowering L = {
         .be = be, .nin = n->nin, .in_dtypes = op->in_dtypes, .in_shapes = op->in_shapes,
-        .nout = no, .outs = outs, .alloc = prog_alloc, .ctx = p, .counters = p->counters,
+        .nout = no, .outs = outs, .alloc = prog_alloc, .mem = prog_mem, .ctx = p, .counters = p->counters,
     };
     p->op_counts[REMAT_OP_HOP]++;
     return hr->lower(n->p.hop.data, &L, I);
@@ -834,6 +851,19 @@ remat_status remat_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec
     return REMAT_OK;
 }
 
+remat_status remat_hop_stats_add(remat_exec_counters *counters, const remat_hop_stats *hook)
+{
+    if (counters->n_hooks == counters->cap_hooks) {
+        int nc = counters->cap_hooks ? 2 * counters->cap_hooks : 8;
+        remat_hop_stats *q = realloc(counters->hooks, sizeof *q * (size_t)nc);
+        if (!q)
+            return remat_error(REMAT_ERR_NOMEM, "compile: cannot record a loop's statistics");
+        counters->hooks = q, counters->cap_hooks = nc;
+    }
+    counters->hooks[counters->n_hooks++] = *hook;
+    return REMAT_OK;
+}
+
 void remat_program_free(remat_program *p)
 {
     if (!p)
@@ -841,6 +871,10 @@ void remat_program_free(remat_program *p)
     for (int i = 0; i < p->own_counters.n_subs; i++)
         remat_program_free(p->own_counters.subs[i]);
     free(p->own_counters.subs);
+    free(p->own_counters.hooks);
+    for (int i = 0; i < p->n_dev_blocks; i++)
+        p->be->iface.mem_free(p->dev_blocks[i]);
+    free(p->dev_blocks);
     if (p->arena)
         p->be->iface.mem_free(p->arena);
     if (p->consts)

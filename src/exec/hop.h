@@ -1,21 +1,31 @@
 /*
  * hop.h (internal) — what the compiler offers higher-order primitives (scan):
  * compiling their bodies into sub-programs that run without per-call checks,
- * and counters that a run reports in remat_stats.
+ * device memory that lives as long as the program, and a per-HOP stats hook
+ * through which a primitive reports what only it knows (loop evaluations,
+ * snapshot stores) into remat_stats and remat_memory_plan.
  */
 #ifndef REMAT_EXEC_HOP_H
 #define REMAT_EXEC_HOP_H
 
 #include "backend/backend_impl.h"
 
+/* A HOP instruction's statistics. The root program calls begin_run before
+ * each of its runs, report_run after one that asked for remat_stats, and
+ * report_plan from remat_program_plan, in lowering order; each adds its own
+ * share to what the earlier ones wrote (a sum, a max, ...). */
+typedef struct {
+    void (*begin_run)(void *self);
+    void (*report_run)(const void *self, remat_stats *stats);
+    void (*report_plan)(const void *self, remat_memory_plan *plan);
+    void *self;
+} remat_hop_stats;
+
 typedef struct remat_exec_counters {
-    int64_t forward_evals;       /* loop body evaluations */
-    size_t peak_snapshot_bytes;  /* snapshots + tapes held at once (max over loops) */
-    size_t pred_snapshot_bytes;  /* the schedules' prediction of the same, set at compile */
-    size_t carry_bytes, tape_bytes; /* of the scan with the largest prediction */
-    int64_t compiled_loops;      /* scan nodes lowered to native loops (remat_memory_plan) */
     remat_program **subs;        /* every sub-program compiled under the root */
     int n_subs, cap_subs;
+    remat_hop_stats *hooks;      /* every HOP instruction's stats, under the root */
+    int n_hooks, cap_hooks;
 } remat_exec_counters;
 
 typedef struct remat_hop_lowering {
@@ -25,11 +35,17 @@ typedef struct remat_hop_lowering {
     const remat_shape *in_shapes;
     int nout;
     void **outs; /* resolved output buffers (arena) */
-    void *(*alloc)(void *ctx, size_t bytes); /* lives as long as the program */
+    void *(*alloc)(void *ctx, size_t bytes); /* host memory, lives as long as the program */
+    /* The backend's memory (iface.mem_alloc), freed with the program: what
+     * the instruction's kernels read and write (its carries, scratch). NULL
+     * when out of memory. */
+    void *(*mem)(void *ctx, size_t bytes);
     void *ctx;
     remat_exec_counters *counters;
 } remat_hop_lowering;
 
+/* Registers a HOP instruction's stats hook with the root (REMAT_ERR_NOMEM). */
+remat_status remat_hop_stats_add(remat_exec_counters *counters, const remat_hop_stats *hook);
 /* Compiles fn as a sub-program of the program owning `counters` (which frees it). */
 remat_status remat_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
                                remat_program **out);
@@ -42,7 +58,5 @@ void remat_program_exec(remat_program *p, const void *const *in, void *const *ou
 void remat_program_run_elsewhere(remat_program *p);
 /* Counts n evaluations done elsewhere (remat_stats.ops_executed, op_counts). */
 void remat_program_add_runs(remat_program *p, int64_t n);
-/* Highest arena offset a sub-program touches (its arena is separate). */
-size_t remat_program_arena_bytes(const remat_program *p);
 
 #endif

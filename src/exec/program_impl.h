@@ -34,6 +34,8 @@ struct remat_program {
     bool elsewhere;                  /* sub-programs: evaluated by a compiled loop instead */
     remat_exec_counters *counters;   /* the root's */
     remat_exec_counters own_counters; /* used when this is the root */
+    void **dev_blocks;               /* backend memory HOP instructions asked for (hop.h mem) */
+    int n_dev_blocks, cap_dev_blocks;
     remat_arena mem; /* parameter blocks, names, descriptors */
 };
 

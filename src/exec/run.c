@@ -112,8 +112,8 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
     for (; pt < end; pt++)
         *pt->slot = (char *)outputs[pt->index].data + pt->off;
     remat_exec_counters *C = p->counters;
-    C->forward_evals = 0;
-    C->peak_snapshot_bytes = 0;
+    for (int i = 0; i < C->n_hooks; i++)
+        C->hooks[i].begin_run(C->hooks[i].self);
     for (int i = 0; i < C->n_subs; i++)
         C->subs[i]->runs = 0, C->subs[i]->hw_max = 0;
     struct timespec t0, t1;
@@ -129,8 +129,8 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
         stats->ops_executed = p->n_instrs - p->n_copies + p->n_fused;
         stats->recomputed_ops = p->recompute_instrs;
         memcpy(stats->op_counts, p->op_counts, sizeof stats->op_counts);
-        stats->forward_evals = C->forward_evals;
-        stats->peak_snapshot_bytes = C->peak_snapshot_bytes;
+        for (int i = 0; i < C->n_hooks; i++)
+            C->hooks[i].report_run(C->hooks[i].self, stats);
         for (int i = 0; i < C->n_subs; i++) { /* loop bodies: static counts x runs */
             const remat_program *s = C->subs[i];
             stats->peak_arena_bytes += s->hw_max;
@@ -156,8 +156,6 @@ void remat_program_exec(remat_program *p, const void *const *in, void *const *ou
     }
     p->runs++;
 }
-
-size_t remat_program_arena_bytes(const remat_program *p) { return p->arena_bytes; }
 
 void remat_program_run_elsewhere(remat_program *p)
 {
@@ -185,10 +183,8 @@ void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
         .instructions = p->n_instrs - p->n_copies + p->n_fused,
         .recompute_instructions = p->recompute_instrs,
     };
-    plan->peak_snapshot_bytes = p->counters->pred_snapshot_bytes;
-    plan->scan_carry_bytes = p->counters->carry_bytes;
-    plan->scan_tape_bytes = p->counters->tape_bytes;
-    plan->compiled_loops = p->counters->compiled_loops;
+    for (int i = 0; i < p->counters->n_hooks; i++)
+        p->counters->hooks[i].report_plan(p->counters->hooks[i].self, plan);
     for (int i = 0; i < p->counters->n_subs; i++) /* loop bodies have arenas of their own */
         plan->arena_bytes += p->counters->subs[i]->arena_bytes;
 }

@@ -1,7 +1,12 @@
 /*
  * scan_rt.h (internal) — a lowered scan node's runtime state, shared by the
- * interpreted executor (scan_runtime.c) and the compiled-loop one
- * (scan_exec_lanes.c).
+ * node's kernels (scan_runtime.c) and its two executors: interpreted
+ * (scan_exec_interp.c) and compiled lanes (scan_exec_lanes.c). Both execute
+ * the ops of the node's plan (scan_replay.h).
+ *
+ * Every buffer the body reads or writes — the carries, snapshots and tapes
+ * in the store, the cotangent accumulators — is the backend's memory, moved
+ * with its mem_copy / mem_fill and its kernels only (backend_impl.h).
  */
 #ifndef REMAT_SCAN_RT_H
 #define REMAT_SCAN_RT_H
@@ -9,64 +14,80 @@
 #include "exec/hop.h"
 #include "scan/scan_impl.h"
 #include "scan/scan_lanes.h"
+#include "scan/scan_replay.h"
 
+typedef struct scan_rt scan_rt;
+
+/* An executor as a node's kernels drive it: bind once per node execution
+ * (the consts and, for the backward, the consts' cotangents, which bind
+ * starts at -0.0: every step then adds, ct = ct + c, and -0.0 + c == c),
+ * run the ops, finish (the cotangents into the node's outputs). */
 typedef struct {
+    void (*bind)(scan_rt *r, const void *const *ks, void *const *ct_ks);
+    void (*run)(void *r, const scan_xop *ops, int64_t n);
+    void (*finish)(scan_rt *r, void *const *ct_ks);
+} scan_rt_exec;
+
+struct scan_rt {
     const remat_scan_data *d;
+    remat_backend *be;
+    const scan_rt_exec *exec;
+    scan_plan plan;
     remat_program *p_primal, *p_fwd, *p_bwd;
-    remat_exec_counters *counters;
     void **outs;
-    size_t *carry_off, *x_step, *y_step, *k_bytes; /* per carry / x / y / const */
-    char *cur, *next, *ct_cur, *ct_next, *tmp_tape, *dummy_y, *ct_k_tmp;
-    size_t *k_off;
-    int64_t *slot_step, *tape_step;
-    /* The argument arrays of the bodies, one pair for the primal/forward
-     * bodies (carry, x_t, consts -> carry', y_t, residuals) and one for the
-     * backward body (residuals, ct_carry', ct_y -> ct_carry, ct_x, ct_consts),
-     * so that what does not change from step to step (the consts and their
-     * cotangents) is written once per node execution, not once per step. */
+    size_t *carry_off, *x_step, *y_step, *k_bytes, *k_off; /* per carry / x / y / const */
+    int nc, nx, nk, ny, nres;
+    bool reverse;
+    int64_t length;
+
+    /* per node execution: the node's inputs and outputs */
+    char *store;
+    const void *const *xs, *const *ct_ys;
+    void *const *ys, *const *ct_xs; /* ys NULL: y_t not wanted (a recomputation) */
+
+    /* backend memory: the current carry and its cotangent (the compiled
+     * loops update them in place; the interpreter swaps with next), y_t
+     * nobody reads, a recomputed step's tape, the consts' cotangents */
+    char *cur, *next, *ct_cur, *ct_next, *dummy_y, *tmp_tape, *ct_k_tmp, *ct_k_acc[2];
+
+    /* interpreted: the bodies' argument arrays (what does not change from
+     * step to step, the consts and their cotangents, is written once per
+     * node execution), and the backend's add for the consts' cotangents */
     const void **fin, **bin;
     void **fout, **bout;
-    int nc, nx, nk, ny, nres;
     /* Residuals the backward body reads: res_taped[0..n_taped) come from the
      * tape (the forward body writes them there, in that order); res_x lists
      * (residual, x index) pairs read from xs at the step. The ones that are a
-     * const are bound once per node execution. Loop-invariant values are
-     * never copied per step (scan_impl.h, scan_body_vjp.res_arg). */
+     * const are bound once per node execution (scan_impl.h, res_arg). */
     int *res_taped, n_taped;
     int *res_x, n_res_x;
-    bool reverse;
-    int64_t length;
-    /* compiled loops (scan_lanes.h), when the body has them: then the carry
-     * and its cotangent are updated in place in cur / ct_cur */
-    scan_lanes lanes;
-    int64_t *span_step, *span_count; /* kept tapes as spans (scan_exec_lanes.c) */
-    char **lb_ptr;      /* the kernels' buffer table (scan_lanes.h) */
-    int64_t *lb_stride; /* bytes per step of each */
-} scan_rt;
+    remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
 
-/* Schedule bookkeeping while actions run: the current carry index, live
- * snapshot slots and kept tapes (with their peaks). */
-typedef struct {
-    int64_t c, live_slots, tapes, peak_slots, peak_tapes;
-    int revealed;
-} sched_state;
+    /* compiled lanes (scan_lanes.h): the kernels and their buffer table */
+    scan_lanes lanes;
+    char **lb_ptr;
+    int64_t *lb_stride;
+
+    /* stats of the last root run (remat_hop_stats) */
+    int64_t evals;
+    size_t peak_bytes;
+};
 
 /* The step a loop index k evaluates (a reverse scan runs t = n-1 .. 0). */
 static inline int64_t remat_scan_rt_step(const scan_rt *r, int64_t k) { return r->reverse ? r->length - 1 - k : k; }
 
-/* scan_runtime.c */
-void remat_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src);
-void remat_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src);
-void remat_scan_rt_note_peak(scan_rt *r, int64_t slots, int64_t tapes);
-char *remat_scan_rt_slot(scan_rt *r, char *store, int slot);
-char *remat_scan_rt_tape(scan_rt *r, char *store, int64_t j);
-/* Applies one forward-phase action; execute = 0 only tracks (the backward's replay). */
-void remat_scan_rt_forward_action(scan_rt *r, sched_state *s, const remat_action *a, int execute,
-                                  const void *const *xs, void *const *ys);
+static inline char *remat_scan_rt_slot(const scan_rt *r, int64_t slot)
+{
+    return r->store + (size_t)slot * r->d->carry_bytes;
+}
 
-/* scan_exec_lanes.c: the node's kernels when it runs compiled loops */
-void remat_scan_k_primal_lanes(const remat_instr *I);
-void remat_scan_k_fwd_lanes(const remat_instr *I);
-void remat_scan_k_bwd_lanes(const remat_instr *I);
+static inline char *remat_scan_rt_tape(const scan_rt *r, int64_t j)
+{
+    return r->store + (size_t)r->d->max_slots * r->d->carry_bytes + (size_t)j * r->d->vjp->tape_bytes;
+}
+
+/* the executors */
+extern const scan_rt_exec remat_scan_exec_interp;
+extern const scan_rt_exec remat_scan_exec_lanes;
 
 #endif

@@ -336,6 +336,23 @@ static void *cpu_mem_alloc(size_t bytes)
 
 static void cpu_mem_free(void *p) { free(p); }
 
+static void cpu_mem_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+
+static void cpu_mem_fill(void *dst, remat_dtype dt, double value, size_t n)
+{
+    switch (dt) {
+    case REMAT_F64:
+        for (size_t i = 0; i < n; i++)
+            ((double *)dst)[i] = value;
+        return;
+    case REMAT_F32:
+        for (size_t i = 0; i < n; i++)
+            ((float *)dst)[i] = (float)value;
+        return;
+    default: REMAT_UNREACHABLE("cpu: mem_fill of a non-float dtype");
+    }
+}
+
 static remat_backend cpu_backend = {
     .iface = {
         .name = "cpu",
@@ -350,6 +367,8 @@ static remat_backend cpu_backend = {
 #endif
         .mem_alloc = cpu_mem_alloc,
         .mem_free = cpu_mem_free,
+        .mem_copy = cpu_mem_copy,
+        .mem_fill = cpu_mem_fill,
     },
 };
 

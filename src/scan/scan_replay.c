@@ -1,0 +1,451 @@
+/*
+ * scan_replay.c — replays a checkpoint schedule into executor ops
+ * (scan_replay.h): the bookkeeping of slots and kept tapes, the run shapes
+ * that become one op, the counting executor, and the plan a node keeps.
+ *
+ * Every schedule reverses steps n-1 .. 0 in order, each exactly once, and
+ * the ops keep that order, so the closed-over cotangents accumulate in the
+ * same order under every schedule and executor: bitwise equal gradients.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "scan/scan_replay.h"
+
+typedef struct replay replay;
+struct replay {
+    const remat_scan_data *d;
+    int64_t c;      /* the current carry's index (-1: undefined after a recompute) */
+    int64_t expect; /* the next step to reverse: n-1 down to 0 */
+    int64_t live_slots, tapes, peak_slots, peak_tapes;
+    int64_t *slot_step; /* [max_slots] the carry index each slot holds */
+    int64_t *span_step, *span_count, n_spans; /* kept tapes as spans of steps, LIFO */
+    int phase;
+    bool merge; /* merge each op into the one before it when they form one */
+    /* the sink: ops of the current phase; full() makes room */
+    scan_xop *buf;
+    int64_t n, cap;
+    void (*full)(replay *R);
+    void *ctx;
+};
+
+/* ---- ops ---- */
+
+/* b follows a: one op doing both into *a, or false */
+static bool merge_ops(scan_xop *a, const scan_xop *b)
+{
+    switch ((scan_xop_kind)b->kind) {
+    case XOP_ADVANCE:
+        if (a->kind == XOP_ADVANCE && a->step + a->count == b->step) {
+            a->count += b->count;
+            return true;
+        }
+        if (a->kind == XOP_SHOT && b->count == 1) { /* a snapshot, then one step */
+            *a = (scan_xop){.kind = XOP_SHOT_ADVANCE, .slot = a->slot, .step = b->step, .count = 1};
+            return true;
+        }
+        return false;
+    case XOP_SHOT_ADVANCE:
+    case XOP_RECOMPUTE: {
+        const int64_t dir = b->kind == XOP_SHOT_ADVANCE ? 1 : -1;
+        if (a->kind != b->kind || b->count != 1 || a->slot < 0 || b->slot < 0 || a->step + dir * a->count != b->step)
+            return false;
+        if (a->count == 1)
+            a->dslot = b->slot - a->slot;
+        else if (b->slot != a->slot + a->count * a->dslot)
+            return false;
+        a->count++;
+        return true;
+    }
+    case XOP_TAPE:
+        if (a->kind != XOP_TAPE || a->step + a->count != b->step || a->tape + a->count != b->tape)
+            return false;
+        a->count += b->count;
+        return true;
+    case XOP_REVERSE:
+        if (a->kind != XOP_REVERSE || a->step - a->count != b->step || a->tape - a->count != b->tape)
+            return false;
+        a->count += b->count;
+        return true;
+    default: return false;
+    }
+}
+
+/* A restore followed by a one-step recompute from the current carry is a
+ * recompute from the slot (the carry is undefined after it anyway). */
+static bool fold_restore(scan_xop *a, const scan_xop *b)
+{
+    if (a->kind != XOP_RESTORE || b->kind != XOP_RECOMPUTE || b->slot >= 0 || b->count != 1)
+        return false;
+    *a = (scan_xop){.kind = XOP_RECOMPUTE, .slot = a->slot, .step = b->step, .count = 1};
+    return true;
+}
+
+static void push_op(scan_xop *buf, int64_t *n, scan_xop op)
+{
+    buf[(*n)++] = op;
+    while (*n >= 2 && (fold_restore(&buf[*n - 2], &buf[*n - 1]) || merge_ops(&buf[*n - 2], &buf[*n - 1])))
+        (*n)--;
+}
+
+static void emit(replay *R, scan_xop op)
+{
+    if (R->n == R->cap)
+        R->full(R);
+    if (R->merge)
+        push_op(R->buf, &R->n, op);
+    else
+        R->buf[R->n++] = op;
+}
+
+/* ---- bookkeeping ---- */
+
+static void note_peaks(replay *R, int64_t tapes)
+{
+    if (R->live_slots > R->peak_slots)
+        R->peak_slots = R->live_slots;
+    if (tapes > R->peak_tapes)
+        R->peak_tapes = tapes;
+}
+
+static void tapes_push(replay *R, int64_t step, int64_t n)
+{
+    REMAT_ASSERT(R->tapes + n <= R->d->peak_tapes);
+    const int64_t t = R->n_spans - 1;
+    if (t >= 0 && R->span_step[t] + R->span_count[t] == step) {
+        R->span_count[t] += n;
+    } else {
+        R->span_step[R->n_spans] = step;
+        R->span_count[R->n_spans++] = n;
+    }
+    R->tapes += n;
+    note_peaks(R, R->tapes);
+}
+
+/* how many kept tapes end at `step`, consecutive (0: step has no kept tape) */
+static int64_t kept_ending_at(const replay *R, int64_t step)
+{
+    const int64_t t = R->n_spans - 1;
+    return t >= 0 && R->span_step[t] + R->span_count[t] - 1 == step ? R->span_count[t] : 0;
+}
+
+static void tapes_pop(replay *R, int64_t n)
+{
+    const int64_t t = R->n_spans - 1;
+    REMAT_ASSERT(t >= 0 && n <= R->span_count[t]);
+    if ((R->span_count[t] -= n) == 0)
+        R->n_spans--;
+    R->tapes -= n;
+}
+
+static void take_shot(replay *R, int64_t slot, int64_t step)
+{
+    REMAT_ASSERT(slot >= 0 && slot < R->d->max_slots);
+    R->slot_step[slot] = step;
+    R->live_slots++;
+    note_peaks(R, R->tapes);
+}
+
+/* ---- actions and runs ---- */
+
+static void unit(replay *R, const remat_action *a)
+{
+    switch (a->kind) {
+    case REMAT_ACT_ADVANCE:
+        REMAT_ASSERT(a->step >= R->c && a->step <= R->d->length);
+        if (a->step > R->c)
+            emit(R, (scan_xop){.kind = XOP_ADVANCE, .step = R->c, .count = a->step - R->c});
+        R->c = a->step;
+        break;
+    case REMAT_ACT_TAKESHOT:
+        take_shot(R, a->slot, R->c);
+        emit(R, (scan_xop){.kind = XOP_SHOT, .slot = a->slot});
+        break;
+    case REMAT_ACT_FREE: R->live_slots--; break;
+    case REMAT_ACT_RESTORE:
+        REMAT_ASSERT(a->slot >= 0 && a->slot < R->d->max_slots);
+        emit(R, (scan_xop){.kind = XOP_RESTORE, .slot = a->slot});
+        R->c = R->slot_step[a->slot];
+        break;
+    case REMAT_ACT_TAPE:
+        REMAT_ASSERT(a->step == R->c);
+        emit(R, (scan_xop){.kind = XOP_TAPE, .step = R->c, .count = 1, .tape = R->tapes});
+        tapes_push(R, R->c++, 1);
+        break;
+    case REMAT_ACT_REVERSE:
+        REMAT_ASSERT(R->phase == SCAN_PHASE_REVERSE && a->step == R->expect);
+        if (kept_ending_at(R, a->step) > 0) {
+            emit(R, (scan_xop){.kind = XOP_REVERSE, .step = a->step, .count = 1, .tape = R->tapes - 1});
+            tapes_pop(R, 1);
+        } else { /* recorded and reversed at once: its tape counts while it lives */
+            REMAT_ASSERT(R->c == a->step);
+            emit(R, (scan_xop){.kind = XOP_RECOMPUTE, .step = a->step, .count = 1, .slot = -1});
+            note_peaks(R, R->tapes + 1);
+            R->c = -1;
+        }
+        R->expect--;
+        break;
+    default: REMAT_UNREACHABLE("scan: schedule action out of place");
+    }
+}
+
+static bool is_pattern(const remat_action_run *run, int n, remat_action_kind a, remat_action_kind b,
+                       remat_action_kind c)
+{
+    const remat_action *p = run->pat;
+    return run->n == n && run->count > 1 && p[0].kind == a && (n < 2 || p[1].kind == b) && (n < 3 || p[2].kind == c);
+}
+
+/* The run shapes that are one op without looking at their actions one by
+ * one (store-all's n TAPEs, per-step's snapshots); anything else goes
+ * action by action, and merging gives the same ops. */
+static void emit_run(replay *R, const remat_action_run *run)
+{
+    const remat_action *p = run->pat;
+    const int64_t n = run->count, c = R->c;
+    if (is_pattern(run, 1, REMAT_ACT_ADVANCE, 0, 0) && run->dstep == 1 && p[0].step == c + 1) {
+        emit(R, (scan_xop){.kind = XOP_ADVANCE, .step = c, .count = n});
+        R->c += n;
+        return;
+    }
+    if (is_pattern(run, 1, REMAT_ACT_TAPE, 0, 0) && run->dstep == 1 && p[0].step == c) {
+        emit(R, (scan_xop){.kind = XOP_TAPE, .step = c, .count = n, .tape = R->tapes});
+        tapes_push(R, c, n);
+        R->c += n;
+        return;
+    }
+    if (is_pattern(run, 1, REMAT_ACT_REVERSE, 0, 0) && run->dstep == -1 && p[0].step == R->expect &&
+        kept_ending_at(R, p[0].step) >= n) {
+        emit(R, (scan_xop){.kind = XOP_REVERSE, .step = p[0].step, .count = n, .tape = R->tapes - 1});
+        tapes_pop(R, n);
+        R->expect -= n;
+        return;
+    }
+    if (is_pattern(run, 2, REMAT_ACT_TAKESHOT, REMAT_ACT_ADVANCE, 0) && run->dstep == 1 && p[0].step == c &&
+        p[1].step == c + 1) {
+        for (int64_t q = 0; q < n; q++)
+            take_shot(R, p[0].slot + q * run->dslot, c + q);
+        emit(R, (scan_xop){.kind = XOP_SHOT_ADVANCE, .step = c, .count = n, .slot = p[0].slot, .dslot = run->dslot});
+        R->c += n;
+        return;
+    }
+    for (int64_t q = 0; q < n; q++)
+        for (int i = 0; i < run->n; i++) {
+            const remat_action a = remat_action_run_at(run, q, i);
+            unit(R, &a);
+        }
+}
+
+/* ---- the counting executor ---- */
+
+static void count_advance(void *x, int64_t step, int64_t n) { (void)step, ((scan_evals *)x)->plain += n; }
+static void count_none(void *x, int slot) { (void)x, (void)slot; }
+static void count_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    (void)step, (void)slot, (void)dslot;
+    ((scan_evals *)x)->plain += n;
+}
+static void count_tape(void *x, int64_t step, int64_t n, int64_t tape) { (void)step, (void)tape, ((scan_evals *)x)->record += n; }
+static void count_reverse(void *x, int64_t step, int64_t n, int64_t tape)
+{
+    (void)step, (void)tape;
+    ((scan_evals *)x)->reverse += n;
+}
+static void count_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    (void)step, (void)slot, (void)dslot;
+    ((scan_evals *)x)->record += n;
+    ((scan_evals *)x)->reverse += n;
+}
+
+static const scan_executor counting = {
+    .advance = count_advance, .snapshot = count_none, .restore = count_none, .shot_advance = count_shot_advance,
+    .tape = count_tape, .reverse = count_reverse, .recompute = count_recompute,
+};
+
+/* ---- the replay loop ---- */
+
+static remat_status replay_open(replay *R, const remat_scan_data *d, remat_schedule **sch)
+{
+    *R = (replay){.d = d, .expect = d->length - 1};
+    R->slot_step = malloc(sizeof *R->slot_step * (size_t)(d->max_slots + 1));
+    R->span_step = malloc(sizeof *R->span_step * (size_t)(d->peak_tapes + 1));
+    R->span_count = malloc(sizeof *R->span_count * (size_t)(d->peak_tapes + 1));
+    *sch = NULL;
+    if (!R->slot_step || !R->span_step || !R->span_count)
+        return remat_error(REMAT_ERR_NOMEM, "scan: cannot allocate the schedule's bookkeeping");
+    remat_status st = remat_schedule_new(&d->sched, d->length, sch);
+    if (st == REMAT_OK) /* the length is known: revealing it at once is allowed (schedule.h) */
+        remat_schedule_set_length(*sch, d->length);
+    return st;
+}
+
+static void replay_close(replay *R, remat_schedule *sch)
+{
+    remat_schedule_free(sch);
+    free(R->slot_step);
+    free(R->span_step);
+    free(R->span_count);
+}
+
+/* Replays up to the end of `last` phase; end_phase(R) is called at the end
+ * of each phase, with that phase's ops (the rest) in the sink. */
+static void replay_run(replay *R, remat_schedule *sch, int last, void (*end_phase)(replay *R))
+{
+    remat_action_run run;
+    for (;;) {
+        remat_schedule_next_run(sch, &run);
+        const remat_action_kind k = run.pat[0].kind;
+        if (k == REMAT_ACT_END_FORWARD || k == REMAT_ACT_DONE) {
+            REMAT_ASSERT(k == REMAT_ACT_DONE ? R->expect == -1 && R->phase == SCAN_PHASE_REVERSE
+                                             : R->c == R->d->length && R->phase == SCAN_PHASE_FORWARD);
+            end_phase(R);
+            if (R->phase++ == last)
+                return;
+            continue;
+        }
+        emit_run(R, &run);
+    }
+}
+
+/* ---- the plan kept at lowering ---- */
+
+typedef struct {
+    scan_plan *plan;
+    scan_xop *raw[2]; /* unmerged ops per phase, malloc'd */
+    int64_t n_raw[2];
+    remat_status st;
+} plan_ctx;
+
+static void plan_full(replay *R)
+{
+    plan_ctx *P = R->ctx;
+    scan_evals *ev = &P->plan->cost[R->phase].evals;
+    if (R->n > 0 && R->n == R->cap) { /* count what is there, keep it if the plan stays small */
+        scan_walk(&counting, ev, R->buf, R->n);
+        int64_t total = P->n_raw[0] + P->n_raw[1] + R->n;
+        scan_xop *q = P->plan->kept && total <= SCAN_PLAN_MAX_OPS
+                          ? realloc(P->raw[R->phase], sizeof *q * (size_t)(P->n_raw[R->phase] + R->n))
+                          : NULL;
+        if (q) {
+            memcpy(q + P->n_raw[R->phase], R->buf, sizeof *q * (size_t)R->n);
+            P->raw[R->phase] = q;
+            P->n_raw[R->phase] += R->n;
+        } else {
+            P->plan->kept = false;
+        }
+        R->n = 0;
+    }
+}
+
+static void plan_end_phase(replay *R)
+{
+    plan_ctx *P = R->ctx;
+    R->cap = R->n; /* flush the rest through plan_full */
+    if (R->n > 0)
+        plan_full(R);
+    R->cap = 1024;
+    scan_phase_cost *c = &P->plan->cost[R->phase];
+    c->peak_slots = R->peak_slots;
+    c->peak_tapes = R->peak_tapes;
+}
+
+/* Snapshots that no later op reads (before their slot is written again)
+ * are dropped; backwards over both phases, since the reverse phase reads
+ * what the forward phase took. */
+static remat_status drop_dead_shots(plan_ctx *P, int64_t max_slots)
+{
+    bool *live = calloc((size_t)max_slots + 1, sizeof *live);
+    if (!live)
+        return remat_error(REMAT_ERR_NOMEM, "scan: cannot allocate the schedule's plan");
+    for (int ph = 1; ph >= 0; ph--)
+        for (int64_t i = P->n_raw[ph] - 1; i >= 0; i--) {
+            scan_xop *o = &P->raw[ph][i];
+            switch ((scan_xop_kind)o->kind) {
+            case XOP_RESTORE: live[o->slot] = true; break;
+            case XOP_RECOMPUTE:
+                for (int64_t q = 0; o->slot >= 0 && q < o->count; q++)
+                    live[o->slot + q * o->dslot] = true;
+                break;
+            case XOP_SHOT:
+                if (!live[o->slot])
+                    o->kind = -1; /* dropped */
+                live[o->slot] = false;
+                break;
+            case XOP_SHOT_ADVANCE:
+                for (int64_t q = o->count - 1; q >= 0; q--)
+                    live[o->slot + q * o->dslot] = false;
+                break;
+            default: break;
+            }
+        }
+    free(live);
+    return REMAT_OK;
+}
+
+remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
+                                   void *ctx)
+{
+    *plan = (scan_plan){.kept = true};
+    replay R;
+    remat_schedule *sch;
+    scan_xop chunk[1024];
+    plan_ctx P = {.plan = plan};
+    remat_status st = replay_open(&R, d, &sch);
+    if (st == REMAT_OK) {
+        R.buf = chunk, R.cap = 1024, R.full = plan_full, R.ctx = &P;
+        replay_run(&R, sch, SCAN_PHASE_REVERSE, plan_end_phase);
+        if (plan->kept)
+            st = drop_dead_shots(&P, d->max_slots);
+    }
+    for (int ph = 0; ph < 2 && st == REMAT_OK && plan->kept; ph++) {
+        scan_xop *ops = alloc(ctx, sizeof *ops * (size_t)(P.n_raw[ph] + 1));
+        if (!ops) {
+            st = remat_error(REMAT_ERR_NOMEM, "scan: cannot allocate the schedule's plan");
+            break;
+        }
+        int64_t n = 0;
+        for (int64_t i = 0; i < P.n_raw[ph]; i++)
+            if (P.raw[ph][i].kind >= 0)
+                push_op(ops, &n, P.raw[ph][i]);
+        plan->ops[ph] = ops;
+        plan->n_ops[ph] = n;
+    }
+    free(P.raw[0]);
+    free(P.raw[1]);
+    replay_close(&R, sch);
+    return st;
+}
+
+/* ---- streaming ---- */
+
+typedef struct {
+    int phase;
+    void (*run)(void *x, const scan_xop *ops, int64_t n);
+    void *x;
+} stream_ctx;
+
+static void stream_full(replay *R)
+{
+    const stream_ctx *S = R->ctx;
+    if (R->phase == S->phase && R->n > 0)
+        S->run(S->x, R->buf, R->n);
+    R->n = 0;
+}
+
+void remat_scan_plan_stream(const remat_scan_data *d, int phase, void (*run)(void *x, const scan_xop *ops, int64_t n),
+                            void *x)
+{
+    replay R;
+    remat_schedule *sch;
+    scan_xop chunk[1024];
+    stream_ctx S = {.phase = phase, .run = run, .x = x};
+    /* a plan was built for this node at lowering, so these cannot fail but
+     * for memory, which the node then has no way to report */
+    REMAT_ASSERT(replay_open(&R, d, &sch) == REMAT_OK);
+    R.buf = chunk, R.cap = 1024, R.full = stream_full, R.ctx = &S, R.merge = true;
+    replay_run(&R, sch, phase, stream_full);
+    replay_close(&R, sch);
+}
