@@ -189,6 +189,59 @@ static void test_scan_jit_pfr_scalar_and_batched(void **state)
         }
 }
 
+/* The counting executor (src/scan/scan_replay.c) replays each schedule at
+ * compile: its count is plan.forward_evals. A run must measure exactly that
+ * and the schedule's prediction, compiled and interpreted, and hold the
+ * predicted store at its peak. */
+static void check_counted(const char *what, const remat_fn *g, int n_in, const remat_tensor *in, int64_t want_evals)
+{
+    for (int jit = 0; jit < 2; jit++) {
+        result r;
+        run_mode(g, n_in, in, jit, &r);
+        if (r.plan.forward_evals != want_evals || r.st.forward_evals != want_evals ||
+            r.st.peak_snapshot_bytes != r.plan.peak_snapshot_bytes)
+            fail_msg("%s (%s): evals counted %lld, measured %lld, predicted %lld; store peak %zu, planned %zu", what,
+                     jit ? "compiled" : "interpreted", (long long)r.plan.forward_evals, (long long)r.st.forward_evals,
+                     (long long)want_evals, r.st.peak_snapshot_bytes, r.plan.peak_snapshot_bytes);
+        outs_free(&r.o);
+    }
+}
+
+static void test_scan_jit_counting_predicts_runs(void **state)
+{
+    (void)state;
+    static const char *const sched[] = {"store-all", "per-step", "periodic:3", "two-level", "binomial:1",
+                                        "binomial:4", "binomial:10", "online:2", "online:10"};
+    static const int64_t lens[] = {0, 1, 2, 5, 37, 100};
+    for (int lay = 0; lay < 2; lay++) { /* scalar, (3,m) */
+        const int64_t m = lay == 0 ? 0 : 4;
+        remat_fn *body = euler_body(REMAT_F64, m, 1);
+        remat_tensor in[3] = {t_rand(REMAT_F64, m == 0 ? 1 : 2, m == 0 ? DIMS(3) : DIMS(3, m), 0, 1),
+                              t_rand(REMAT_F64, m == 0 ? 0 : 1, DIMS(m), 0.5, 1.5),
+                              t_rand(REMAT_F64, m == 0 ? 0 : 1, DIMS(m), 0.2, 0.8)};
+        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
+        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        for (size_t si = 0; si < sizeof sched / sizeof sched[0]; si++)
+            for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+                for (int rev = 0; rev < 2; rev++) {
+                    remat_scan_options o = opts(sched[si], rev, NULL);
+                    remat_schedule_cost cost;
+                    assert_int_equal(remat_schedule_predict(&o.schedule, lens[li], &cost), REMAT_OK);
+                    remat_fn *f = scan_loss(body, lens[li], 3, adt, sh, 1, 0, &o, 0);
+                    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+                    char what[96];
+                    snprintf(what, sizeof what, "euler layout %d %s n=%lld%s", lay, sched[si], (long long)lens[li],
+                             rev ? " reverse" : "");
+                    check_counted(what, g, 3, in, cost.forward_evals);
+                    check_counted(what, f, 3, in, lens[li]); /* the primal alone: one evaluation a step */
+                    remat_fn_free(g);
+                    remat_fn_free(f);
+                }
+        t_free_all(3, in);
+        remat_fn_free(body);
+    }
+}
+
 /* ==== every elementwise op and routing op the loops know ==== */
 
 /* carry c (2,m) and s (m) [and u (m) f32 when mixed], x_t (m), consts w (m) and p (m);
@@ -541,6 +594,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_jit_pfr_scalar_and_batched),
+        cmocka_unit_test(test_scan_jit_counting_predicts_runs),
         cmocka_unit_test(test_scan_jit_every_op),
         cmocka_unit_test(test_scan_jit_sums),
         cmocka_unit_test(test_scan_jit_sums_across_lanes),

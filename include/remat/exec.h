@@ -50,6 +50,9 @@ typedef struct {
     int64_t compiled_loops;         /* scan nodes whose body runs as native loops (libgccjit)
                                        rather than op by op: same results, less time.
                                        REMAT_NO_JIT=1 in the environment turns it off. */
+    int64_t forward_evals;          /* scan body evaluations a run does (stats.forward_evals),
+                                       counted by replaying the schedules at compile; a scan
+                                       nested in another's body is not counted here */
 } remat_memory_plan;
 
 typedef struct {

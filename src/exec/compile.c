@@ -242,6 +242,7 @@ static remat_status lower_hop(builder *b, remat_backend *be, remat_val v, const 
     remat_hop_lowering L = {
         .be = be, .nin = n->nin, .in_dtypes = op->in_dtypes, .in_shapes = op->in_shapes,
         .nout = no, .outs = outs, .alloc = prog_alloc, .mem = prog_mem, .ctx = p, .counters = p->counters,
+        .nested = p->counters != &p->own_counters,
     };
     p->op_counts[REMAT_OP_HOP]++;
     return hr->lower(n->p.hop.data, &L, I);

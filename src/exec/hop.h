@@ -42,6 +42,7 @@ typedef struct remat_hop_lowering {
     void *(*mem)(void *ctx, size_t bytes);
     void *ctx;
     remat_exec_counters *counters;
+    bool nested; /* inside a sub-program: runs once per evaluation of an enclosing body */
 } remat_hop_lowering;
 
 /* Registers a HOP instruction's stats hook with the root (REMAT_ERR_NOMEM). */

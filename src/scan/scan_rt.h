@@ -68,6 +68,7 @@ struct scan_rt {
     char **lb_ptr;
     int64_t *lb_stride;
 
+    bool nested; /* in a sub-program (remat_hop_lowering) */
     /* stats of the last root run (remat_hop_stats) */
     int64_t evals;
     size_t peak_bytes;

@@ -124,8 +124,12 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
     const remat_scan_data *d = r->d;
     if (r->exec == &remat_scan_exec_lanes)
         plan->compiled_loops++;
-    if (d->kind == SCAN_PRIMAL)
+    if (d->kind == SCAN_PRIMAL) {
+        plan->forward_evals += r->nested ? 0 : d->length;
         return;
+    }
+    const scan_evals *ev = &r->plan.cost[d->kind == SCAN_FWD ? SCAN_PHASE_FORWARD : SCAN_PHASE_REVERSE].evals;
+    plan->forward_evals += r->nested ? 0 : ev->plain + ev->record;
     size_t pred = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
     if (pred >= plan->peak_snapshot_bytes) {
         plan->peak_snapshot_bytes = pred;
@@ -308,7 +312,8 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
 {
     remat_scan_data *d = data;
     scan_rt *r = L->alloc(L->ctx, sizeof *r);
-    *r = (scan_rt){.d = keep_data(d, L), .be = L->be, .exec = &remat_scan_exec_interp, .outs = L->outs};
+    *r = (scan_rt){.d = keep_data(d, L), .be = L->be, .exec = &remat_scan_exec_interp, .outs = L->outs,
+                    .nested = L->nested};
     r->nc = d->n_carry, r->nx = d->n_xs, r->nk = d->n_consts, r->ny = d->n_ys;
     r->nres = d->vjp ? d->vjp->n_res : 0;
     r->reverse = d->reverse;
