@@ -1,0 +1,163 @@
+/*
+ * test_battery.c — the fitting battery (bench/battery/: published kinetics
+ * estimation problems, sources in its README.md) under the default fit
+ * options (remat_fit_defaults(), what `remat pfr fit` runs).
+ *
+ * - every problem's transcription reproduces its reported objective: the
+ *   SSE at the reported parameters is within 1e-4 relative of the reported
+ *   SSE (problems that report both);
+ * - the default optimizer, from the declared start values, reaches the
+ *   reported optimum: final SSE <= target * (1 + 1e-4), target as in
+ *   bench/battery_util.h (the reported SSE, or the SSE at the reported
+ *   parameters when lower or when no SSE was reported).
+ *
+ * Problems the current default does not solve are listed in known_gaps below
+ * with the gap measured when the list was written; the test requires them
+ * to still fail that way (so the list stays true): when the default changes
+ * and one of them passes, take it off the list. bench_battery compares all
+ * optimizers from many starts.
+ */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "battery_util.h"
+#include "remat/remat.h"
+
+#define REL_TOL 1e-4
+
+/* Every problem of bench/battery/ (the directory must hold exactly these). */
+static const char *const problems[] = {
+    "bellman",        "bod",     "boxbod", "gasoil_cops",         "gasoil_floudas",    "lotka_volterra",
+    "methanol_floudas", "misra1a", "pinene", "series_irreversible", "series_reversible",
+};
+#define N_PROBLEMS ((int)(sizeof problems / sizeof problems[0]))
+
+/* The default (auto: NLopt's bounded L-BFGS whenever a bound is active, else
+ * GSL's LM) fails these from the declared start; measured 2026-12-01 with
+ * bench_battery --starts 0 (both have bounds [0, x] on every constant, so
+ * the constants are searched on the linear scale):
+ *   bellman  REMAT_ERR_NUMERIC at iteration 7: a line-search trial point
+ *            (k1 = 1.8e-3, 400x the optimum) makes the fixed-step RK4 diverge
+ *            and the fit stops instead of shortening the step; SSE at the
+ *            stop 49.77 (+126%)
+ *   pinene   the issue's case: 2003 evaluations without converging, SSE
+ *            19.920 (+0.24%)
+ * (lm solves both: 22.03094 in 181 runs, 19.8722 in 759 runs.) */
+static const char *const known_gaps[] = {"bellman", "pinene"};
+
+static int is_known_gap(const char *name)
+{
+    for (size_t i = 0; i < sizeof known_gaps / sizeof known_gaps[0]; i++)
+        if (strcmp(known_gaps[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static void load(const char *name, battery_problem *b)
+{
+    char path[1024], err[1024];
+    snprintf(path, sizeof path, "%s/%s.mech", BATTERY_DIR, name);
+    if (battery_load(path, b, err, sizeof err))
+        fail_msg("%s", err);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void test_battery_directory_holds_the_listed_problems(void **state)
+{
+    (void)state;
+    DIR *d = opendir(BATTERY_DIR);
+    assert_non_null(d);
+    char *found[128];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".mech") == 0) {
+            assert_true(n < 128);
+            found[n++] = strndup(e->d_name, len - 5);
+        }
+    }
+    closedir(d);
+    qsort(found, (size_t)n, sizeof *found, cmp_str);
+    assert_true(N_PROBLEMS >= 8);
+    for (int i = 0; i < n; i++) {
+        int listed = 0;
+        for (int j = 0; j < N_PROBLEMS; j++)
+            listed |= strcmp(found[i], problems[j]) == 0;
+        if (!listed)
+            fail_msg("%s/%s.mech is not in test_battery.c's list", BATTERY_DIR, found[i]);
+    }
+    assert_int_equal(n, N_PROBLEMS);
+    for (int i = 0; i < n; i++)
+        free(found[i]);
+}
+
+static void test_battery_transcriptions_reproduce_reported_sse(void **state)
+{
+    (void)state;
+    remat_fit_options o = remat_fit_defaults();
+    int checked = 0;
+    for (int i = 0; i < N_PROBLEMS; i++) {
+        battery_problem b;
+        load(problems[i], &b);
+        if (b.optimum && !isnan(b.reported_sse)) {
+            double sse = NAN;
+            if (battery_sse(&b, &o, b.optimum, &sse))
+                fail_msg("%s: %s", problems[i], remat_last_error());
+            double rel = fabs(sse - b.reported_sse) / b.reported_sse;
+            if (!(rel <= REL_TOL))
+                fail_msg("%s: SSE at the reported optimum is %.10g, the source reports %.10g (relative %.3g > %g): "
+                         "a transcription error in the data or the optimum",
+                         problems[i], sse, b.reported_sse, rel, REL_TOL);
+            checked++;
+        }
+        battery_free(&b);
+    }
+    assert_true(checked >= 8);
+}
+
+static void test_battery_default_fit_reaches_reported_optimum(void **state)
+{
+    const char *name = *state;
+    battery_problem b;
+    load(name, &b);
+    remat_fit_options o = remat_fit_defaults();
+    double target = battery_target(&b, &o);
+    assert_true(isfinite(target) && target > 0);
+    remat_fit_result r = {0};
+    remat_dataset *d[1] = {b.data};
+    remat_status st = remat_fit_run_once(b.mech, 1, d, &o, &r);
+    double sse = r.objective, gap = (sse - target) / target;
+    int ok = st == REMAT_OK && sse <= target * (1 + REL_TOL);
+    printf("battery %-20s %-14s %s: SSE %.8g, target %.8g, gap %+.3g, %lld runs (%s)\n", name,
+           r.optimizer ? r.optimizer : "?", ok ? "reached" : "MISSED", sse, target, gap, (long long)r.evaluations,
+           st == REMAT_OK ? r.message : remat_last_error());
+    remat_fit_result_clear(&r);
+    battery_free(&b);
+    if (is_known_gap(name)) {
+        if (ok)
+            fail_msg("%s: the default fit now reaches the reported optimum; take it off known_gaps", name);
+    } else if (!ok) {
+        fail_msg("%s: the default fit ends at SSE %.10g, %+.3g relative to the target %.10g", name, sse, gap,
+                 target);
+    }
+}
+
+int main(void)
+{
+    struct CMUnitTest tests[2 + N_PROBLEMS];
+    tests[0] = (struct CMUnitTest)cmocka_unit_test(test_battery_directory_holds_the_listed_problems);
+    tests[1] = (struct CMUnitTest)cmocka_unit_test(test_battery_transcriptions_reproduce_reported_sse);
+    for (int i = 0; i < N_PROBLEMS; i++) {
+        tests[2 + i] = (struct CMUnitTest)cmocka_unit_test_prestate(test_battery_default_fit_reaches_reported_optimum,
+                                                                    (void *)problems[i]);
+        tests[2 + i].name = problems[i];
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
