@@ -71,6 +71,47 @@ void pfr_hand_euler_soa(pfr_hand_soa *P)
     }
 }
 
+void pfr_hand_euler_soa_blocked(pfr_hand_soa *P, int64_t block, double *ba, double *bb, double *bc)
+{
+    const int64_t m = P->m;
+    const double h = P->h;
+    double loss = 0;
+    for (int64_t j0 = 0; j0 < m; j0 += block) {
+        const int64_t w = m - j0 < block ? m - j0 : block;
+        const double *restrict k1 = P->k1 + j0, *restrict k2 = P->k2 + j0;
+        for (int64_t j = 0; j < w; j++)
+            ba[j] = P->a[j0 + j], bb[j] = P->b[j0 + j], bc[j] = P->c[j0 + j];
+        for (int64_t i = 0; i < P->steps; i++) {
+            const double *restrict a = ba + i * w, *restrict b = bb + i * w, *restrict c = bc + i * w;
+            double *restrict na = ba + (i + 1) * w, *restrict nb = bb + (i + 1) * w, *restrict nc = bc + (i + 1) * w;
+            for (int64_t j = 0; j < w; j++) {
+                double r1 = k1[j] * a[j], r2 = k2[j] * b[j];
+                na[j] = a[j] + -r1 * h;
+                nb[j] = b[j] + (r1 - r2) * h;
+                nc[j] = c[j] + r2 * h;
+            }
+        }
+        double *restrict la = P->la + j0, *restrict lb = P->lb + j0, *restrict lc = P->lc + j0,
+                         *restrict g1 = P->g1 + j0, *restrict g2 = P->g2 + j0;
+        const double *bl = bb + P->steps * w;
+        for (int64_t j = 0; j < w; j++) {
+            loss += bl[j];
+            la[j] = 0, lb[j] = -1, lc[j] = 0, g1[j] = 0, g2[j] = 0;
+        }
+        for (int64_t i = P->steps - 1; i >= 0; i--) {
+            const double *restrict a = ba + i * w, *restrict b = bb + i * w;
+            for (int64_t j = 0; j < w; j++) {
+                double dab = lb[j] - la[j], dbc = lc[j] - lb[j];
+                g1[j] += h * a[j] * dab;
+                g2[j] += h * b[j] * dbc;
+                la[j] += h * k1[j] * dab;
+                lb[j] += h * k2[j] * dbc;
+            }
+        }
+    }
+    P->loss = -loss;
+}
+
 /* ---- explicit Runge–Kutta ---- */
 
 #define MAX_STAGES 6

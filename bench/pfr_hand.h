@@ -38,6 +38,13 @@ typedef struct {
 
 void pfr_hand_euler_soa(pfr_hand_soa *P);
 
+/* The same, lane block by lane block: the forward and the reverse sweep of
+ * `block` lanes run back to back, their states in ba/bb/bc ((steps+1, block)
+ * each), so that one block's states stay in cache. The inlet is row 0 of
+ * P->a/b/c; loss, la..g2 as pfr_hand_euler_soa (the loss summed in lane
+ * order, so the bits are the same). */
+void pfr_hand_euler_soa_blocked(pfr_hand_soa *P, int64_t block, double *ba, double *bb, double *bc);
+
 /* ---- any explicit Runge–Kutta tableau, with observations ----
  *
  * Stages as diffrax (and remat/ode.h) form them: k_i = h f(y + sum_j a_ij k_j),
