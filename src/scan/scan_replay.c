@@ -1,7 +1,7 @@
 /*
  * scan_replay.c — replays a checkpoint schedule into executor ops
  * (scan_replay.h): the bookkeeping of slots and kept tapes, the run shapes
- * that become one op, the counting executor, and the plan a node keeps.
+ * that become one op, and the plan a node keeps (its ops: scan_xops.c).
  *
  * Every schedule reverses steps n-1 .. 0 in order, each exactly once, and
  * the ops keep that order, so the closed-over cotangents accumulate in the
@@ -31,71 +31,12 @@ struct replay {
     void *ctx;
 };
 
-/* ---- ops ---- */
-
-/* b follows a: one op doing both into *a, or false */
-static bool merge_ops(scan_xop *a, const scan_xop *b)
-{
-    switch ((scan_xop_kind)b->kind) {
-    case XOP_ADVANCE:
-        if (a->kind == XOP_ADVANCE && a->step + a->count == b->step) {
-            a->count += b->count;
-            return true;
-        }
-        if (a->kind == XOP_SHOT && b->count == 1) { /* a snapshot, then one step */
-            *a = (scan_xop){.kind = XOP_SHOT_ADVANCE, .slot = a->slot, .step = b->step, .count = 1};
-            return true;
-        }
-        return false;
-    case XOP_SHOT_ADVANCE:
-    case XOP_RECOMPUTE: {
-        const int64_t dir = b->kind == XOP_SHOT_ADVANCE ? 1 : -1;
-        if (a->kind != b->kind || b->count != 1 || a->slot < 0 || b->slot < 0 || a->step + dir * a->count != b->step)
-            return false;
-        if (a->count == 1)
-            a->dslot = b->slot - a->slot;
-        else if (b->slot != a->slot + a->count * a->dslot)
-            return false;
-        a->count++;
-        return true;
-    }
-    case XOP_TAPE:
-        if (a->kind != XOP_TAPE || a->step + a->count != b->step || a->tape + a->count != b->tape)
-            return false;
-        a->count += b->count;
-        return true;
-    case XOP_REVERSE:
-        if (a->kind != XOP_REVERSE || a->step - a->count != b->step || a->tape - a->count != b->tape)
-            return false;
-        a->count += b->count;
-        return true;
-    default: return false;
-    }
-}
-
-/* A restore followed by a one-step recompute from the current carry is a
- * recompute from the slot (the carry is undefined after it anyway). */
-static bool fold_restore(scan_xop *a, const scan_xop *b)
-{
-    if (a->kind != XOP_RESTORE || b->kind != XOP_RECOMPUTE || b->slot >= 0 || b->count != 1)
-        return false;
-    *a = (scan_xop){.kind = XOP_RECOMPUTE, .slot = a->slot, .step = b->step, .count = 1};
-    return true;
-}
-
-static void push_op(scan_xop *buf, int64_t *n, scan_xop op)
-{
-    buf[(*n)++] = op;
-    while (*n >= 2 && (fold_restore(&buf[*n - 2], &buf[*n - 1]) || merge_ops(&buf[*n - 2], &buf[*n - 1])))
-        (*n)--;
-}
-
 static void emit(replay *R, scan_xop op)
 {
     if (R->n == R->cap)
         R->full(R);
     if (R->merge)
-        push_op(R->buf, &R->n, op);
+        remat_scan_ops_push(R->buf, &R->n, op);
     else
         R->buf[R->n++] = op;
 }
@@ -238,33 +179,6 @@ static void emit_run(replay *R, const remat_action_run *run)
         }
 }
 
-/* ---- the counting executor ---- */
-
-static void count_advance(void *x, int64_t step, int64_t n) { (void)step, ((scan_evals *)x)->plain += n; }
-static void count_none(void *x, int slot) { (void)x, (void)slot; }
-static void count_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
-{
-    (void)step, (void)slot, (void)dslot;
-    ((scan_evals *)x)->plain += n;
-}
-static void count_tape(void *x, int64_t step, int64_t n, int64_t tape) { (void)step, (void)tape, ((scan_evals *)x)->record += n; }
-static void count_reverse(void *x, int64_t step, int64_t n, int64_t tape)
-{
-    (void)step, (void)tape;
-    ((scan_evals *)x)->reverse += n;
-}
-static void count_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
-{
-    (void)step, (void)slot, (void)dslot;
-    ((scan_evals *)x)->record += n;
-    ((scan_evals *)x)->reverse += n;
-}
-
-static const scan_executor counting = {
-    .advance = count_advance, .snapshot = count_none, .restore = count_none, .shot_advance = count_shot_advance,
-    .tape = count_tape, .reverse = count_reverse, .recompute = count_recompute,
-};
-
 /* ---- the replay loop ---- */
 
 static remat_status replay_open(replay *R, const remat_scan_data *d, remat_schedule **sch)
@@ -324,7 +238,7 @@ static void plan_full(replay *R)
     plan_ctx *P = R->ctx;
     scan_evals *ev = &P->plan->cost[R->phase].evals;
     if (R->n > 0 && R->n == R->cap) { /* count what is there, keep it if the plan stays small */
-        scan_walk(&counting, ev, R->buf, R->n);
+        remat_scan_ops_count(R->buf, R->n, ev);
         int64_t total = P->n_raw[0] + P->n_raw[1] + R->n;
         scan_xop *q = P->plan->kept && total <= SCAN_PLAN_MAX_OPS
                           ? realloc(P->raw[R->phase], sizeof *q * (size_t)(P->n_raw[R->phase] + R->n))
@@ -352,39 +266,6 @@ static void plan_end_phase(replay *R)
     c->peak_tapes = R->peak_tapes;
 }
 
-/* Snapshots that no later op reads (before their slot is written again)
- * are dropped; backwards over both phases, since the reverse phase reads
- * what the forward phase took. */
-static remat_status drop_dead_shots(plan_ctx *P, int64_t max_slots)
-{
-    bool *live = calloc((size_t)max_slots + 1, sizeof *live);
-    if (!live)
-        return remat_error(REMAT_ERR_NOMEM, "scan: cannot allocate the schedule's plan");
-    for (int ph = 1; ph >= 0; ph--)
-        for (int64_t i = P->n_raw[ph] - 1; i >= 0; i--) {
-            scan_xop *o = &P->raw[ph][i];
-            switch ((scan_xop_kind)o->kind) {
-            case XOP_RESTORE: live[o->slot] = true; break;
-            case XOP_RECOMPUTE:
-                for (int64_t q = 0; o->slot >= 0 && q < o->count; q++)
-                    live[o->slot + q * o->dslot] = true;
-                break;
-            case XOP_SHOT:
-                if (!live[o->slot])
-                    o->kind = -1; /* dropped */
-                live[o->slot] = false;
-                break;
-            case XOP_SHOT_ADVANCE:
-                for (int64_t q = o->count - 1; q >= 0; q--)
-                    live[o->slot + q * o->dslot] = false;
-                break;
-            default: break;
-            }
-        }
-    free(live);
-    return REMAT_OK;
-}
-
 remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
                                    void *ctx)
 {
@@ -398,7 +279,7 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
         R.buf = chunk, R.cap = 1024, R.full = plan_full, R.ctx = &P;
         replay_run(&R, sch, SCAN_PHASE_REVERSE, plan_end_phase);
         if (plan->kept)
-            st = drop_dead_shots(&P, d->max_slots);
+            st = remat_scan_ops_drop_dead_shots(P.raw, P.n_raw, d->max_slots);
     }
     for (int ph = 0; ph < 2 && st == REMAT_OK && plan->kept; ph++) {
         scan_xop *ops = alloc(ctx, sizeof *ops * (size_t)(P.n_raw[ph] + 1));
@@ -409,7 +290,7 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
         int64_t n = 0;
         for (int64_t i = 0; i < P.n_raw[ph]; i++)
             if (P.raw[ph][i].kind >= 0)
-                push_op(ops, &n, P.raw[ph][i]);
+                remat_scan_ops_push(ops, &n, P.raw[ph][i]);
         plan->ops[ph] = ops;
         plan->n_ops[ph] = n;
     }

@@ -107,6 +107,17 @@ typedef struct {
 
 enum { SCAN_PHASE_FORWARD, SCAN_PHASE_REVERSE };
 
+/* scan_xops.c: op lists. push appends op to buf[0..*n), merged into the
+ * op before it when the two are one (a restore and a recompute from the
+ * carry, adjacent advances, strided snapshots or recomputes, ...). */
+void remat_scan_ops_push(scan_xop *buf, int64_t *n, scan_xop op);
+/* adds the evaluations of ops to *evals (the counting executor) */
+void remat_scan_ops_count(const scan_xop *ops, int64_t n, scan_evals *evals);
+/* marks SHOT ops whose snapshot no later op reads before its slot is
+ * written again (kind -1), over both phases (the reverse reads what the
+ * forward took) */
+remat_status remat_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots);
+
 /* A node's ops, replayed at lowering. */
 typedef struct {
     bool kept;          /* false: over SCAN_PLAN_MAX_OPS, replayed at each run */
