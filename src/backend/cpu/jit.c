@@ -46,6 +46,7 @@
 
 #include <libgccjit.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 /* ---- the cache ---- */
@@ -58,6 +59,12 @@ typedef struct {
 } cache_entry;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+/* libgccjit promises that threads may each build and compile their own
+ * context, but ThreadSanitizer sees two compilations racing on strings
+ * inside libgccjit 12 (gcc itself runs under libgccjit's own global lock;
+ * building the context before it does not). Compilations take turns here:
+ * they would mostly wait on libgccjit's lock anyway. */
+static pthread_mutex_t gccjit_lock = PTHREAD_MUTEX_INITIALIZER;
 static cache_entry *cache;
 static int n_cache, cap_cache;
 
@@ -489,9 +496,9 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, gcc_
     if (st == REMAT_OK) {
         const char *dump = getenv("REMAT_JIT_DUMP"); /* a directory: the assembly of each compilation */
         if (dump && *dump) {
-            static int seq;
+            static atomic_int seq; /* threads compiling at once get distinct files */
             char path[4096];
-            snprintf(path, sizeof path, "%s/lane%d.s", dump, seq++);
+            snprintf(path, sizeof path, "%s/lane%d.s", dump, atomic_fetch_add(&seq, 1));
             gcc_jit_context_compile_to_file(c, GCC_JIT_OUTPUT_KIND_ASSEMBLER, path);
         }
         *res = gcc_jit_context_compile(c);
@@ -559,10 +566,11 @@ bool remat_cpu_can_compile_lanes(void)
 
 /* Programs are cached one by one, so a later call asking for a subset (the
  * backward node of a scan after its forward node compiled every kernel of
- * the body) finds them all; those not found are compiled together. The lock
- * is not held while compiling (seconds for a large body): another thread's
- * lookups go on, and two threads compiling the same programs at once both
- * compile, the second keeping the first's code. */
+ * the body) finds them all; those not found are compiled together. The cache
+ * lock is not held while compiling (seconds for a large body): another
+ * thread's lookups go on, and two threads compiling the same programs at once
+ * both compile (one after the other, gccjit_lock), the second keeping the
+ * first's code. */
 remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
 {
     REMAT_ASSERT(n >= 1 && ps && out);
@@ -587,8 +595,11 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
     gcc_jit_result *res = NULL;
     if (st == REMAT_OK && n_miss > 0 && !(on_path("as") && on_path("ld")))
         st = remat_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
-    else if (st == REMAT_OK && n_miss > 0)
+    else if (st == REMAT_OK && n_miss > 0) {
+        pthread_mutex_lock(&gccjit_lock);
         st = compile_new(n_miss, miss, &res, fns);
+        pthread_mutex_unlock(&gccjit_lock);
+    }
 
     pthread_mutex_lock(&cache_lock);
     if (st == REMAT_ERR_BACKEND && !broken) {
