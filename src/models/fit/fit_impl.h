@@ -129,6 +129,11 @@ int fit_iteration_begin(fit_run *run, int it, double F);
 int fit_step_below_xtol(const fit_run *run, const double *x, const double *dx);
 /* A GSL call returned gsl_status: fit_fail with GSL's reason. */
 remat_status fit_fail_gsl(fit_run *run, int gsl_status);
+/* GSL's error handler off between begin and end (statuses instead of abort),
+ * counted across threads: nested and concurrent fits keep it off until the
+ * last one ends, which restores the caller's handler. */
+void fit_gsl_quiet_begin(void);
+void fit_gsl_quiet_end(void);
 
 /* opt_*.c: each runs from fit_x_start and calls fit_record per iteration,
  * fit_finish at the end; returns run->st (REMAT_OK unless an error stopped it). */

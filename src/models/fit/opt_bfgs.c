@@ -72,7 +72,7 @@ remat_status fit_opt_bfgs(fit_run *run)
 {
     struct remat_fit *fit = run->fit;
     int n = run->n;
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    fit_gsl_quiet_begin();
     bfgs_ctx c = {.run = run};
     c.xc = calloc((size_t)n, sizeof *c.xc);
     c.gxc = calloc((size_t)n, sizeof *c.gxc);
@@ -134,7 +134,7 @@ remat_status fit_opt_bfgs(fit_run *run)
     }
     fit_finish(run, 0, "stopped");
 done:
-    gsl_set_error_handler(old);
+    fit_gsl_quiet_end();
     if (s)
         gsl_multimin_fdfminimizer_free(s);
     if (x)

@@ -102,7 +102,7 @@ remat_status fit_opt_lm(fit_run *run)
         snprintf(run->res->message, sizeof run->res->message, "%s", remat_last_error());
         return run->st;
     }
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    fit_gsl_quiet_begin();
     gsl_multifit_nlinear_parameters prm = gsl_multifit_nlinear_default_parameters();
     gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &prm, N, (size_t)n);
     gsl_vector *x = gsl_vector_alloc((size_t)n);
@@ -156,7 +156,7 @@ remat_status fit_opt_lm(fit_run *run)
     }
     fit_finish(run, 0, "stopped");
 done:
-    gsl_set_error_handler(old);
+    fit_gsl_quiet_end();
     if (x)
         gsl_vector_free(x);
     if (w)

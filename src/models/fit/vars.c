@@ -12,11 +12,13 @@
  */
 #include <gsl/gsl_errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/assert.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -255,4 +257,29 @@ int fit_step_below_xtol(const fit_run *run, const double *x, const double *dx)
 remat_status fit_fail_gsl(fit_run *run, int gsl_status)
 {
     return fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(gsl_status)));
+}
+
+/* GSL's error handler is one process-wide variable. A save/off/restore per
+ * fit, run from two threads at once, can restore "off" over the default or
+ * the default under a running fit (which then aborts on a GSL error): so the
+ * first fit in turns it off, the last one out puts back what it found. */
+static pthread_mutex_t gsl_handler_lock = PTHREAD_MUTEX_INITIALIZER;
+static int gsl_quiet_depth;
+static gsl_error_handler_t *gsl_saved_handler;
+
+void fit_gsl_quiet_begin(void)
+{
+    pthread_mutex_lock(&gsl_handler_lock);
+    if (gsl_quiet_depth++ == 0)
+        gsl_saved_handler = gsl_set_error_handler_off();
+    pthread_mutex_unlock(&gsl_handler_lock);
+}
+
+void fit_gsl_quiet_end(void)
+{
+    pthread_mutex_lock(&gsl_handler_lock);
+    REMAT_ASSERT(gsl_quiet_depth > 0);
+    if (--gsl_quiet_depth == 0)
+        gsl_set_error_handler(gsl_saved_handler);
+    pthread_mutex_unlock(&gsl_handler_lock);
 }
