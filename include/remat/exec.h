@@ -16,8 +16,22 @@
  *   // st.peak_arena_bytes == plan.arena_bytes
  *
  * Inputs are read in place (not copied) and must not overlap the outputs.
- * A program owns its arena, so one program runs on one thread at a time.
  * Same program, same inputs: same bits.
+ *
+ * Threads. Building, differentiating, compiling and running are safe from
+ * several threads at once as long as each object (remat_fn, remat_program,
+ * and the models' handles built on them) is used by one thread at a time; a
+ * program owns its arena, so one program runs on one thread at a time, while
+ * distinct programs (even of the same function) run concurrently and give
+ * the bits a single thread would. What the threads share is process-wide and
+ * locked: the CPU backend object (read-only), the cache of compiled loops
+ * (remat_memory_plan.compiled_loops; one compilation at a time, its code kept
+ * for the life of the process and reused by every thread), and GSL's error
+ * handler, which the fitters turn off while any fit runs. The last error
+ * message is per thread (remat/status.h). Environment variables (REMAT_NO_JIT,
+ * REMAT_NO_FUSION, ...) are read at compile time: do not change them while
+ * other threads compile. tests/test_threads.c checks all of this under
+ * ThreadSanitizer.
  */
 #ifndef REMAT_EXEC_H
 #define REMAT_EXEC_H
