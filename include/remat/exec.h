@@ -80,6 +80,16 @@ typedef struct {
     double seconds;
 } remat_stats;
 
+/* Threads the CPU backend may use inside one run (the calling thread
+ * included): large elementwise groups are split across them, with the bits
+ * of one thread. The default is REMAT_NUM_THREADS from the environment, else
+ * the CPUs this process may run on; n = 0 restores the CPU count, n outside
+ * 0..256 is REMAT_ERR_ARG. Process-wide; takes effect at the next run. A run
+ * finding the workers busy with another thread's run computes on its own
+ * thread. BLAS calls use OpenBLAS's own threads (OPENBLAS_NUM_THREADS). */
+remat_status remat_set_num_threads(int n);
+int remat_num_threads(void);
+
 remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out);
 void remat_program_free(remat_program *p);
 void remat_program_plan(const remat_program *p, remat_memory_plan *plan);

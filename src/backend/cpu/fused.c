@@ -7,6 +7,8 @@
  * array through memory per op. Each micro-op calls the very kernel its op
  * would call unfused (elementwise.c) on the block, so the bits are the same:
  * the same operations in the same order, each rounded to T and stored.
+ * Large groups are split across the thread pool (core/pool.h) in whole
+ * blocks; each element's arithmetic is the same on any thread.
  */
 #include <stdint.h>
 
@@ -15,8 +17,15 @@
 #include "backend/cpu/fused.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "core/pool.h"
 
-enum { FUSED_BLOCK = 256 };
+/* FUSED_SPLIT_GRAIN: a group is split across the thread pool in whole
+ * ranges of this many elements (whole blocks, so every element sees the
+ * block computation it would on one thread: the bits do not depend on the
+ * thread count). Below two grains it runs on the calling thread: waking a
+ * worker costs some microseconds, 16K f64 elements of a short group about as
+ * much. */
+enum { FUSED_BLOCK = 256, FUSED_SPLIT_GRAIN = 64 * FUSED_BLOCK };
 
 /* out (m) = uop applied to src (m, or one element where *_s) */
 #define DEFINE_FUSED(SFX)                                                                              \
@@ -52,14 +61,15 @@ enum { FUSED_BLOCK = 256 };
         }                                                                                              \
     }                                                                                                  \
                                                                                                        \
-    static void k_fused_##SFX(const remat_instr *I)                                                    \
+    static void fused_range_##SFX(void *ctx, int64_t begin, int64_t end)                             \
     {                                                                                                  \
+        const remat_instr *I = ctx;                                                                    \
         const remat_fused_op *F = I->aux;                                                              \
         T regs[REMAT_FUSED_MAX_REGS][FUSED_BLOCK];                                                     \
         T *out = I->out;                                                                               \
         const int last = F->n_uops - 1;                                                                \
-        for (size_t s = 0; s < I->n; s += FUSED_BLOCK) {                                               \
-            const size_t m = I->n - s < FUSED_BLOCK ? I->n - s : FUSED_BLOCK;                          \
+        for (size_t s = (size_t)begin; s < (size_t)end; s += FUSED_BLOCK) {                            \
+            const size_t m = (size_t)end - s < FUSED_BLOCK ? (size_t)end - s : FUSED_BLOCK;            \
             for (int k = 0; k <= last; k++) {                                                          \
                 const remat_fused_uop *u = &F->uops[k];                                                \
                 const T *src[3] = {NULL, NULL, NULL};                                                  \
@@ -77,6 +87,11 @@ enum { FUSED_BLOCK = 256 };
                 fused_uop_##SFX(u, m, k == last ? out + s : regs[u->dst], src, sc);                    \
             }                                                                                          \
         }                                                                                              \
+    }                                                                                                  \
+                                                                                                       \
+    static void k_fused_##SFX(const remat_instr *I)                                                    \
+    {                                                                                                  \
+        remat_parallel_for((int64_t)I->n, FUSED_SPLIT_GRAIN, fused_range_##SFX, (void *)I);           \
     }
 
 #define T float

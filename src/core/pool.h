@@ -1,0 +1,35 @@
+/*
+ * pool.h (internal) — one process-wide pool of worker threads for splitting
+ * a loop over [0, n) into disjoint ranges.
+ *
+ *   static void add_range(void *ctx, int64_t begin, int64_t end) { ... }
+ *   remat_parallel_for(n, 16384, add_range, &args);   // returns when all ran
+ *
+ * The ranges are [k*chunk, min((k+1)*chunk, n)) with chunk a multiple of
+ * grain (the last may be shorter), so a caller that aligns grain to its own
+ * blocks sees whole blocks. Each range runs once, on the caller or a worker;
+ * which one is not fixed, so fn must give the same result wherever it runs
+ * (elementwise work; never a reduction split across ranges, which would
+ * change the summation order).
+ *
+ * Threads: remat_num_threads() of them at most, the caller included
+ * (REMAT_NUM_THREADS, else the CPUs this process may run on;
+ * remat_set_num_threads in remat/exec.h). One loop uses the workers at a
+ * time: a call made while another thread's loop holds them, or from inside
+ * fn, runs all of its ranges on the calling thread. Workers start on the
+ * first loop that needs them and live until the process exits.
+ */
+#ifndef REMAT_CORE_POOL_H
+#define REMAT_CORE_POOL_H
+
+#include <stdint.h>
+
+typedef void (*remat_pool_fn)(void *ctx, int64_t begin, int64_t end);
+
+void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx);
+
+/* Loops that ran on more than one thread since the process started (tests
+ * check that a large kernel really was split). */
+int64_t remat_pool_split_loops(void);
+
+#endif

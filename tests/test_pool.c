@@ -1,0 +1,185 @@
+/*
+ * test_pool.c — the CPU thread pool (src/core/pool.h) and the thread count
+ * of remat/exec.h: every index runs exactly once in grain-aligned ranges,
+ * ranges really run on several threads, a loop started from inside a loop
+ * (or while another thread's loop holds the workers) runs on its caller,
+ * and a large fused elementwise group gives the same bits on 1 and 4
+ * threads. Registered twice: as is, and with REMAT_NUM_THREADS=3 in the
+ * environment, which the first case then checks.
+ */
+#include "test_util.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/pool.h"
+#include "remat/remat.h"
+
+static void test_pool_env_sets_default(void **state)
+{
+    (void)state;
+    const char *e = getenv("REMAT_NUM_THREADS");
+    if (e)
+        assert_int_equal(remat_num_threads(), atoi(e));
+    else
+        assert_true(remat_num_threads() >= 1);
+}
+
+static void test_pool_num_threads_api(void **state)
+{
+    (void)state;
+    assert_ok(remat_set_num_threads(3));
+    assert_int_equal(remat_num_threads(), 3);
+    assert_int_equal(remat_set_num_threads(-1), REMAT_ERR_ARG);
+    assert_contains(remat_last_error(), "n = -1");
+    assert_int_equal(remat_set_num_threads(257), REMAT_ERR_ARG);
+    assert_int_equal(remat_num_threads(), 3);
+    assert_ok(remat_set_num_threads(0));
+    assert_true(remat_num_threads() >= 1);
+}
+
+typedef struct {
+    int *hits;
+    int64_t grain;
+    atomic_int misaligned;
+} cover_ctx;
+
+static void cover(void *ctx, int64_t b, int64_t e)
+{
+    cover_ctx *c = ctx;
+    if (b % c->grain)
+        atomic_store(&c->misaligned, 1);
+    for (int64_t i = b; i < e; i++)
+        c->hits[i]++;
+}
+
+static void test_pool_covers_every_index_once(void **state)
+{
+    (void)state;
+    const int64_t ns[] = {1, 7, 1000, 65537};
+    const int64_t grains[] = {1, 64, 1000};
+    const int threads[] = {1, 2, 4};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t g = 0; g < 3; g++)
+            for (size_t t = 0; t < 3; t++) {
+                assert_ok(remat_set_num_threads(threads[t]));
+                cover_ctx c = {.hits = xcalloc((size_t)ns[a], sizeof(int)), .grain = grains[g]};
+                remat_parallel_for(ns[a], grains[g], cover, &c);
+                for (int64_t i = 0; i < ns[a]; i++)
+                    if (c.hits[i] != 1)
+                        fail_msg("n %lld grain %lld threads %d: index %lld ran %d times", (long long)ns[a],
+                                 (long long)grains[g], threads[t], (long long)i, c.hits[i]);
+                assert_false(atomic_load(&c.misaligned));
+                free(c.hits);
+            }
+    assert_ok(remat_set_num_threads(0));
+}
+
+typedef struct {
+    pthread_t who[8];
+    int64_t nested_before;
+} who_ctx;
+
+static void record(void *ctx, int64_t b, int64_t e)
+{
+    who_ctx *c = ctx;
+    struct timespec ts = {0, 5 * 1000 * 1000}; /* long enough for every worker to wake */
+    nanosleep(&ts, NULL);
+    for (int64_t i = b; i < e; i++)
+        c->who[i] = pthread_self();
+}
+
+static void test_pool_runs_on_several_threads(void **state)
+{
+    (void)state;
+    assert_ok(remat_set_num_threads(4));
+    const int64_t before = remat_pool_split_loops();
+    who_ctx c;
+    remat_parallel_for(8, 1, record, &c);
+    int distinct = 0;
+    for (int i = 0; i < 8; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= pthread_equal(c.who[i], c.who[j]);
+        distinct += !seen;
+    }
+    assert_true(distinct >= 2);
+    assert_int_equal(remat_pool_split_loops(), before + 1);
+    /* one thread: everything on the caller, no loop split */
+    assert_ok(remat_set_num_threads(1));
+    remat_parallel_for(8, 1, record, &c);
+    for (int i = 0; i < 8; i++)
+        assert_true(pthread_equal(c.who[i], pthread_self()));
+    assert_int_equal(remat_pool_split_loops(), before + 1);
+    assert_ok(remat_set_num_threads(0));
+}
+
+static void nested(void *ctx, int64_t b, int64_t e)
+{
+    cover_ctx *c = ctx;
+    for (int64_t i = b; i < e; i++) { /* a loop inside a loop runs on this thread, whole */
+        cover_ctx inner = {.hits = c->hits + i * 100, .grain = 1};
+        remat_parallel_for(100, 1, cover, &inner);
+    }
+}
+
+static void test_pool_nested_loop_runs_on_caller(void **state)
+{
+    (void)state;
+    assert_ok(remat_set_num_threads(4));
+    cover_ctx c = {.hits = xcalloc(8 * 100, sizeof(int)), .grain = 1};
+    remat_parallel_for(8, 1, nested, &c);
+    for (int i = 0; i < 800; i++)
+        assert_int_equal(c.hits[i], 1);
+    free(c.hits);
+    assert_ok(remat_set_num_threads(0));
+}
+
+/* y = exp(sin(x) * x + 0.5) + x * (-1/3): one fused group of 200000 elements */
+static void run_group(int threads, double *y, const double *x, int64_t n)
+{
+    remat_fn *f = remat_fn_new("group");
+    remat_val xv = remat_arg(f, "x", REMAT_F64, 1, DIMS(n));
+    remat_val t = remat_add_scalar(f, remat_mul(f, remat_sin(f, xv), xv), 0.5);
+    remat_fn_output(f, remat_add(f, remat_exp(f, t), remat_mul_scalar(f, xv, -1.0 / 3)));
+    assert_fn_ok(f);
+    remat_program *p = compile_ok(f);
+    remat_tensor in = remat_tensor_f64((double *)x, 1, DIMS(n)), out = remat_tensor_f64(y, 1, DIMS(n));
+    assert_ok(remat_set_num_threads(threads));
+    assert_ok(remat_run(p, 1, &in, 1, &out, NULL));
+    remat_program_free(p);
+    remat_fn_free(f);
+}
+
+static void test_pool_fused_group_bitwise(void **state)
+{
+    (void)state;
+    enum { N = 200000 };
+    double *x = xmalloc(sizeof *x * N), *y1 = xmalloc(sizeof *y1 * N), *y4 = xmalloc(sizeof *y4 * N);
+    for (int i = 0; i < N; i++)
+        x[i] = urand(-3, 3);
+    run_group(1, y1, x, N);
+    const int64_t before = remat_pool_split_loops();
+    run_group(4, y4, x, N);
+    assert_true(remat_pool_split_loops() > before); /* really split */
+    assert_memory_equal(y1, y4, sizeof *y1 * N);
+    free(x), free(y1), free(y4);
+    assert_ok(remat_set_num_threads(0));
+}
+
+int main(void)
+{
+    rng_seed(0x9e3779b97f4a7c15ull);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pool_env_sets_default),
+        cmocka_unit_test(test_pool_num_threads_api),
+        cmocka_unit_test(test_pool_covers_every_index_once),
+        cmocka_unit_test(test_pool_runs_on_several_threads),
+        cmocka_unit_test(test_pool_nested_loop_runs_on_caller),
+        cmocka_unit_test(test_pool_fused_group_bitwise),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
