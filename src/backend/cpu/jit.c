@@ -44,17 +44,29 @@
 
 #if REMAT_HAVE_GCCJIT
 
+#include <dlfcn.h>
 #include <libgccjit.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/cpu/jit_disk.h"
+
 /* ---- the cache ---- */
+
+/* Where a compilation's code lives: in libgccjit's result (compiled in
+ * memory), or in a shared object loaded from the disk cache (jit_disk.h). */
+typedef struct {
+    gcc_jit_result *res;
+    void *dl;
+} lane_code;
 
 typedef struct {
     size_t len;
     unsigned char *key;
-    gcc_jit_result *result; /* NULL: held by another entry of the same compilation */
+    lane_code code; /* zero: held by another entry of the same compilation */
     remat_lane_fn fn;
 } cache_entry;
 
@@ -138,7 +150,13 @@ static gcc_jit_rvalue *fconst(gen *g, remat_dtype dt, double v)
     return gcc_jit_context_new_rvalue_from_double(g->c, g->t_f[fidx(dt)], dt == REMAT_F32 ? (double)(float)v : v);
 }
 
-static gcc_jit_block *new_block(gen *g) { return gcc_jit_function_new_block(g->fn, NULL); }
+/* named, so that the IR dump (the disk cache's key) holds no addresses */
+static gcc_jit_block *new_block(gen *g)
+{
+    char name[32];
+    snprintf(name, sizeof name, "b%d", g->n_blocks++);
+    return gcc_jit_function_new_block(g->fn, name);
+}
 
 static gcc_jit_function *math_fn(gen *g, remat_dtype dt, int which)
 {
@@ -458,29 +476,113 @@ static void gen_free(gen *g)
     free(g->state_off), free(g->state_buf), free(g->state_local);
 }
 
+static void code_release(lane_code *code)
+{
+    if (code->res)
+        gcc_jit_result_release(code->res);
+    if (code->dl)
+        dlclose(code->dl);
+    *code = (lane_code){0};
+}
+
+static void *code_get(const lane_code *code, const char *name)
+{
+    return code->res ? gcc_jit_result_get_code(code->res, name) : code->dl ? dlsym(code->dl, name) : NULL;
+}
+
+static int has_lanes(const lane_code *code, int n)
+{
+    char name[32];
+    for (int k = 0; k < n; k++) {
+        snprintf(name, sizeof name, "lane%d", k);
+        if (!code_get(code, name))
+            return 0;
+    }
+    return 1;
+}
+
+/* The disk cache's key: what the code depends on besides the IR (remat's
+ * and libgccjit's versions, the options), then the IR as libgccjit dumps it
+ * (its reproducer-like text of every type, function and statement). */
+static int disk_key(gcc_jit_context *c, const char *opts, bytes *key)
+{
+    char head[512];
+    int v[3] = {0, 0, 0};
+#ifdef LIBGCCJIT_HAVE_gcc_jit_version
+    v[0] = gcc_jit_version_major(), v[1] = gcc_jit_version_minor(), v[2] = gcc_jit_version_patchlevel();
+#endif
+    const int hn = snprintf(head, sizeof head, "remat %s | libgccjit %d.%d.%d | %s\n", REMAT_VERSION_STRING, v[0],
+                            v[1], v[2], opts);
+    const int fd = memfd_create("remat-lanes-ir", MFD_CLOEXEC);
+    if (fd < 0 || hn <= 0 || (size_t)hn >= sizeof head || !put(key, head, (size_t)hn)) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    gcc_jit_context_dump_to_file(c, path, 0);
+    struct stat st;
+    int ok = fstat(fd, &st) == 0 && st.st_size > 0 && lseek(fd, 0, SEEK_SET) == 0;
+    char buf[8192];
+    for (off_t left = ok ? st.st_size : 0; ok && left > 0;) {
+        const ssize_t r = read(fd, buf, sizeof buf);
+        ok = r > 0 && put(key, buf, (size_t)r);
+        left -= r;
+    }
+    close(fd);
+    return ok;
+}
+
+/* Compiles c into a shared object in the cache directory, loads it and
+ * stores it under key; on any failure the caller compiles in memory. */
+static void *compile_to_disk(gcc_jit_context *c, const char *dir, const bytes *key)
+{
+    char so[4200];
+    snprintf(so, sizeof so, "%s/.so-XXXXXX", dir);
+    const int fd = mkstemp(so);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    gcc_jit_context_compile_to_file(c, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so);
+    void *dl = gcc_jit_context_get_first_error(c) ? NULL : dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    if (dl)
+        remat_jit_disk_store(dir, key->p, key->len, so);
+    unlink(so);
+    return dl;
+}
+
 /* All n programs into one context (one assembler and linker run, which is
- * most of libgccjit's ~20 ms per compilation), functions lane0..lane<n-1>. */
-static remat_status compile_new(int n, const remat_lane_program *const *ps, gcc_jit_result **res, remat_lane_fn *fn)
+ * most of libgccjit's ~20 ms per compilation), functions lane0..lane<n-1>;
+ * taken from the disk cache when an earlier process compiled the same. */
+static remat_status compile_new(int n, const remat_lane_program *const *ps, lane_code *code, remat_lane_fn *fn)
 {
     gcc_jit_context *c = gcc_jit_context_acquire();
     if (!c)
         return remat_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
     gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
     gcc_jit_context_set_bool_print_errors_to_stderr(c, 0); /* reported once, by the caller */
-    gcc_jit_context_add_command_line_option(c, "-ffp-contract=off");
+    char opts[256] = "-O3 -ffp-contract=off";
 #if defined(__x86_64__)
     /* libgccjit has no -march=native: name the level this CPU has. Wider
      * vectors change no bits (IEEE ops, no contraction, scalar libm calls). */
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
-        gcc_jit_context_add_command_line_option(c, "-march=x86-64-v3");
+        strcat(opts, " -march=x86-64-v3");
 #endif
     int scalar = 1;
     for (int k = 0; k < n; k++)
         scalar &= ps[k]->m == 1;
     if (scalar) /* a serial chain of scalar ops: packing pairs into vectors only adds shuffles to it */
-        gcc_jit_context_add_command_line_option(c, "-fno-tree-slp-vectorize");
+        strcat(opts, " -fno-tree-slp-vectorize");
     else /* the buffers may alias as far as gcc knows: let it check them all at run time and vectorise */
-        gcc_jit_context_add_command_line_option(c, "--param=vect-max-version-for-alias-checks=200");
+        strcat(opts, " --param=vect-max-version-for-alias-checks=200");
+    char one[64];
+    for (const char *o = opts + 4; *o;) { /* every option after -O3 */
+        size_t len = strcspn(o, " ");
+        snprintf(one, sizeof one, "%.*s", (int)len, o);
+        gcc_jit_context_add_command_line_option(c, one);
+        o += len + (o[len] == ' ');
+    }
     remat_status st = REMAT_OK;
     gcc_jit_function *math[2][M_COUNT] = {{0}};
     char name[32];
@@ -501,17 +603,28 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, gcc_
             snprintf(path, sizeof path, "%s/lane%d.s", dump, atomic_fetch_add(&seq, 1));
             gcc_jit_context_compile_to_file(c, GCC_JIT_OUTPUT_KIND_ASSEMBLER, path);
         }
-        *res = gcc_jit_context_compile(c);
+        char dir[4096];
+        bytes key = {0};
+        if (remat_jit_disk_dir(dir, sizeof dir) && disk_key(c, opts, &key)) {
+            code->dl = remat_jit_disk_load(dir, key.p, key.len);
+            if (code->dl && !has_lanes(code, n)) /* the key matched: cannot happen short of a broken file system */
+                code_release(code);
+            if (!code->dl)
+                code->dl = compile_to_disk(c, dir, &key);
+        }
+        free(key.p);
+        if (!code->dl)
+            code->res = gcc_jit_context_compile(c);
         for (int k = 0; k < n && st == REMAT_OK; k++) {
             snprintf(name, sizeof name, "lane%d", k);
-            fn[k] = *res ? (remat_lane_fn)gcc_jit_result_get_code(*res, name) : NULL;
+            fn[k] = (remat_lane_fn)code_get(code, name);
             if (!fn[k]) {
                 const char *e = gcc_jit_context_get_first_error(c);
                 st = remat_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
             }
         }
-        if (st != REMAT_OK && *res)
-            gcc_jit_result_release(*res);
+        if (st != REMAT_OK)
+            code_release(code);
     }
     gcc_jit_context_release(c);
     return st;
@@ -592,12 +705,12 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
             idx[n_miss] = i, miss[n_miss++] = ps[i];
     pthread_mutex_unlock(&cache_lock);
 
-    gcc_jit_result *res = NULL;
+    lane_code code = {0};
     if (st == REMAT_OK && n_miss > 0 && !(on_path("as") && on_path("ld")))
         st = remat_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
     else if (st == REMAT_OK && n_miss > 0) {
         pthread_mutex_lock(&gccjit_lock);
-        st = compile_new(n_miss, miss, &res, fns);
+        st = compile_new(n_miss, miss, &code, fns);
         pthread_mutex_unlock(&gccjit_lock);
     }
 
@@ -622,15 +735,15 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
         const int i = idx[j];
         if (find(&keys[i], &out[i])) /* another thread compiled it meanwhile: use that */
             continue;
-        cache[n_cache++] = (cache_entry){.len = keys[i].len, .key = keys[i].p, .result = kept ? NULL : res,
+        cache[n_cache++] = (cache_entry){.len = keys[i].len, .key = keys[i].p, .code = kept ? (lane_code){0} : code,
                                          .fn = fns[j]};
         kept = 1;
         keys[i].p = NULL; /* the cache owns it */
         out[i] = fns[j];
     }
     pthread_mutex_unlock(&cache_lock);
-    if (res && !kept && st == REMAT_OK)
-        gcc_jit_result_release(res);
+    if (!kept)
+        code_release(&code);
     for (int i = 0; keys && i < n; i++)
         free(keys[i].p);
     free(keys), free(miss), free(fns), free(idx);

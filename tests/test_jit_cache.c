@@ -1,0 +1,291 @@
+/*
+ * test_jit_cache.c — compiled lane programs on disk (src/backend/cpu/jit_disk.h):
+ * a first process compiles and stores, a second loads instead of running
+ * gcc; a truncated, altered or foreign entry is ignored and rebuilt;
+ * REMAT_NO_CACHE=1 neither reads nor writes; processes racing to store the
+ * same entry all get correct code and leave one whole entry and no
+ * temporary files. Each case runs its processes (fork) on a fresh directory,
+ * and each process compares its compiled results bit for bit with the
+ * interpreted ones and reports the cache's counts through shared memory.
+ * Only built with libgccjit (tests/meson.build).
+ */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/cpu/jit_disk.h"
+#include "remat/remat.h"
+
+typedef struct {
+    int ok; /* results equal the interpreter's, loops compiled (or not, with the cache off) */
+    remat_jit_disk_counts c;
+} report;
+
+/* value_and_grad of the PFR problem (binomial:10): loss and dk1, dk2 */
+static int pfr(double out[3], int64_t *compiled)
+{
+    remat_problem *pb = NULL;
+    remat_scan_options so = {0};
+    remat_fn *vg = NULL;
+    remat_program *p = NULL;
+    int ok = remat_problem_new("pfr-euler", 500, &pb) == REMAT_OK &&
+             remat_schedule_parse("binomial:10", &so.schedule) == REMAT_OK &&
+             remat_problem_build(pb, &so, &vg) == REMAT_OK && remat_compile(vg, remat_backend_cpu(), &p) == REMAT_OK;
+    if (ok) {
+        remat_tensor o[3];
+        for (int i = 0; i < 3; i++)
+            o[i] = remat_program_output_desc(p, i), o[i].data = out + i;
+        ok = remat_run(p, remat_problem_num_inputs(pb), remat_problem_inputs(pb), 3, o, NULL) == REMAT_OK;
+        remat_memory_plan plan;
+        remat_program_plan(p, &plan);
+        *compiled = plan.compiled_loops;
+    }
+    remat_program_free(p);
+    remat_fn_free(vg);
+    remat_problem_free(pb);
+    return ok;
+}
+
+/* in a child: interpreted, then compiled through the cache in dir */
+static void child(const char *dir, int no_cache, int start_fd, report *r)
+{
+    if (start_fd >= 0) { /* wait for the parent to release every child at once */
+        char c;
+        while (read(start_fd, &c, 1) > 0) {
+        }
+    }
+    setenv("REMAT_CACHE_DIR", dir, 1);
+    if (no_cache)
+        setenv("REMAT_NO_CACHE", "1", 1);
+    double want[3], got[3];
+    int64_t n_want = -1, n_got = -1;
+    setenv("REMAT_NO_JIT", "1", 1);
+    int ok = pfr(want, &n_want);
+    unsetenv("REMAT_NO_JIT");
+    ok = ok && pfr(got, &n_got) && !memcmp(want, got, sizeof want) && n_want == 0 && n_got == 2;
+    r->ok = ok;
+    remat_jit_disk_get_counts(&r->c);
+    _exit(0);
+}
+
+/* n processes at once on dir; their reports into r */
+static void run_children(const char *dir, int no_cache, int n, report *r)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid[8];
+    for (int i = 0; i < n; i++) {
+        pid[i] = fork();
+        assert_true(pid[i] >= 0);
+        if (pid[i] == 0) {
+            close(fds[1]);
+            child(dir, no_cache, fds[0], &r[i]);
+        }
+    }
+    close(fds[0]);
+    close(fds[1]); /* go */
+    for (int i = 0; i < n; i++) {
+        int status;
+        assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        if (!r[i].ok)
+            fail_msg("process %d of %d: compiled results differ from interpreted ones, or not compiled", i, n);
+    }
+}
+
+static report *shared_reports(void)
+{
+    report *r = mmap(NULL, sizeof *r * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(r != MAP_FAILED);
+    memset(r, 0, sizeof *r * 8);
+    return r;
+}
+
+/* entries (lanes-*.rjit) and temporary files (.*) in dir; path of the last entry */
+static void list_dir(const char *dir, int *entries, int *temps, char *entry, size_t cap)
+{
+    *entries = *temps = 0;
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (e->d_name[0] == '.')
+            (*temps)++;
+        else if (!strncmp(e->d_name, "lanes-", 6)) {
+            (*entries)++;
+            snprintf(entry, cap, "%s/%s", dir, e->d_name);
+        }
+    }
+    closedir(d);
+}
+
+static void fresh_dir(char *dir, size_t cap)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, cap, "%s/remat-jit-cache-XXXXXX", t && *t ? t : "/tmp");
+    assert_non_null(mkdtemp(dir));
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char p[4200];
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name), unlink(p);
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
+static void test_jit_cache_miss_then_hit(void **state)
+{
+    (void)state;
+    char dir[4096], entry[4200];
+    fresh_dir(dir, sizeof dir);
+    report *r = shared_reports();
+    run_children(dir, 0, 1, r);
+    /* the forward and backward scan nodes: one compilation of all kernels, stored */
+    assert_int_equal(r[0].c.misses, 1);
+    assert_int_equal(r[0].c.stored, 1);
+    assert_int_equal(r[0].c.hits, 0);
+    int entries, temps;
+    list_dir(dir, &entries, &temps, entry, sizeof entry);
+    assert_int_equal(entries, 1);
+    assert_int_equal(temps, 0);
+    run_children(dir, 0, 1, r);
+    assert_int_equal(r[0].c.hits, 1);
+    assert_int_equal(r[0].c.misses, 0);
+    assert_int_equal(r[0].c.stored, 0);
+    munmap(r, sizeof *r * 8);
+    remove_dir(dir);
+}
+
+/* the entry rewritten by edit, then: one rejected load, a rebuild, a hit after */
+static void corrupt_then_rebuild(void (*edit)(const char *path))
+{
+    char dir[4096], entry[4200];
+    fresh_dir(dir, sizeof dir);
+    report *r = shared_reports();
+    run_children(dir, 0, 1, r);
+    int entries, temps;
+    list_dir(dir, &entries, &temps, entry, sizeof entry);
+    assert_int_equal(entries, 1);
+    edit(entry);
+    run_children(dir, 0, 1, r);
+    assert_int_equal(r[0].c.rejected, 1);
+    assert_int_equal(r[0].c.hits, 0);
+    assert_int_equal(r[0].c.stored, 1);
+    run_children(dir, 0, 1, r);
+    assert_int_equal(r[0].c.hits, 1);
+    assert_int_equal(r[0].c.rejected, 0);
+    munmap(r, sizeof *r * 8);
+    remove_dir(dir);
+}
+
+static void truncate_half(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fclose(f);
+    assert_int_equal(truncate(path, n / 2), 0);
+}
+
+static void flip_byte(const char *path)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, n - 200, SEEK_SET); /* inside the shared object's bytes */
+    int c = fgetc(f);
+    fseek(f, n - 200, SEEK_SET);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+}
+
+static void replace_with_text(const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("not a cache entry\n", f);
+    fclose(f);
+}
+
+static void test_jit_cache_truncated_entry_rebuilt(void **state)
+{
+    (void)state;
+    corrupt_then_rebuild(truncate_half);
+}
+
+static void test_jit_cache_altered_entry_rebuilt(void **state)
+{
+    (void)state;
+    corrupt_then_rebuild(flip_byte);
+}
+
+static void test_jit_cache_foreign_file_rebuilt(void **state)
+{
+    (void)state;
+    corrupt_then_rebuild(replace_with_text);
+}
+
+static void test_jit_cache_off_reads_and_writes_nothing(void **state)
+{
+    (void)state;
+    char dir[4096], entry[4200];
+    fresh_dir(dir, sizeof dir);
+    report *r = shared_reports();
+    run_children(dir, 1, 1, r); /* compiled in memory, as before the cache */
+    assert_int_equal(r[0].c.hits + r[0].c.misses + r[0].c.stored, 0);
+    int entries, temps;
+    list_dir(dir, &entries, &temps, entry, sizeof entry);
+    assert_int_equal(entries + temps, 0);
+    munmap(r, sizeof *r * 8);
+    remove_dir(dir);
+}
+
+static void test_jit_cache_concurrent_processes(void **state)
+{
+    (void)state;
+    enum { N = 4 };
+    char dir[4096], entry[4200];
+    fresh_dir(dir, sizeof dir);
+    report *r = shared_reports();
+    run_children(dir, 0, N, r); /* all may miss and store: renames replace whole files */
+    int stored = 0;
+    for (int i = 0; i < N; i++)
+        stored += (int)r[i].c.stored;
+    assert_true(stored >= 1);
+    int entries, temps;
+    list_dir(dir, &entries, &temps, entry, sizeof entry);
+    assert_int_equal(entries, 1);
+    assert_int_equal(temps, 0);
+    run_children(dir, 0, N, r);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(r[i].c.hits, 1);
+    munmap(r, sizeof *r * 8);
+    remove_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_jit_cache_miss_then_hit),
+        cmocka_unit_test(test_jit_cache_truncated_entry_rebuilt),
+        cmocka_unit_test(test_jit_cache_altered_entry_rebuilt),
+        cmocka_unit_test(test_jit_cache_foreign_file_rebuilt),
+        cmocka_unit_test(test_jit_cache_off_reads_and_writes_nothing),
+        cmocka_unit_test(test_jit_cache_concurrent_processes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
