@@ -51,11 +51,11 @@ static void flatten_fn(remat_flat *fl, const remat_fn *fn, const int32_t *args, 
         const remat_node *n = remat_fn_node(fn, v);
         map[v] = -1;
         if (n->op == REMAT_OP_ARG) {
-            map[v] = args[n->p.index];
+            map[v] = args[n->p.arg_pos];
             continue;
         }
         if (n->op == REMAT_OP_PROJ && call_outs[n->in[0]]) {
-            map[v] = call_outs[n->in[0]][n->p.index];
+            map[v] = call_outs[n->in[0]][n->p.output];
             continue;
         }
         int32_t *ins = n->nin <= 16 ? small : malloc(sizeof *ins * (size_t)n->nin);
@@ -64,7 +64,7 @@ static void flatten_fn(remat_flat *fl, const remat_fn *fn, const int32_t *args, 
             ins[i] = map[n->in[i]];
             REMAT_ASSERT(ins[i] >= 0);
         }
-        if (n->op == REMAT_OP_CALL) {
+        if (n->op == REMAT_OP_CHECKPOINT) {
             const remat_fn *callee = n->p.call->callee;
             int32_t r = push_region(fl, n->p.call->policy, region);
             call_outs[v] = malloc(sizeof(int32_t) * (size_t)(callee->n_outs ? callee->n_outs : 1));

@@ -6,18 +6,7 @@
 #include "ad/graph_impl.h"
 #include "core/assert.h"
 #include "core/error.h"
-
-static const char *const op_names[] = {
-#define REMAT_X_(id, name, nin) [id] = name,
-    REMAT_OP_LIST(REMAT_X_)
-#undef REMAT_X_
-};
-_Static_assert(sizeof op_names / sizeof op_names[0] == REMAT_OP_COUNT, "op name table out of step");
-
-const char *remat_op_name(remat_op op)
-{
-    return (unsigned)op < REMAT_OP_COUNT ? op_names[op] : "?";
-}
+#include "core/exhaustive.h"
 
 remat_fn *remat_fn_new(const char *name)
 {
@@ -46,7 +35,7 @@ void remat_fn_free(remat_fn *f)
         return;
     for (int32_t i = 0; i < f->n_nodes; i++) {
         const remat_node *n = &f->nodes[i];
-        if (n->op == REMAT_OP_CALL) {
+        if (n->op == REMAT_OP_CHECKPOINT) {
             remat_fn_free(n->p.call->callee);
             remat_policy_free((remat_policy *)n->p.call->policy);
         } else if (n->op == REMAT_OP_HOP && n->p.hop.rules->release) {
@@ -135,7 +124,7 @@ remat_val remat_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const
     if (n->op == REMAT_OP_ARG) {
         if (!grow((void **)&f->args, &f->cap_args, f->n_args + 1, sizeof *f->args))
             abort();
-        n->p.index = f->n_args;
+        n->p.arg_pos = f->n_args;
         f->args[f->n_args++] = f->n_nodes;
     }
     return f->n_nodes++;
@@ -322,6 +311,9 @@ static void *dup_into(remat_fn *dst, const void *src, size_t bytes)
     return d;
 }
 
+/* Parameters that point into the source's arena are copied into dst's; by
+ * parameter kind, so an op with a new kind of parameter fails to build here. */
+REMAT_EXHAUSTIVE_BEGIN
 remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *ins,
                                          uint8_t add_flags)
 {
@@ -330,40 +322,51 @@ remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, rem
     proto.flags |= add_flags;
     proto.name = remat_fn_strdup(dst, n->name);
     size_t nbytes = (size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype);
-    switch ((remat_op)n->op) {
-    case REMAT_OP_CONSTANT:
-        if (n->data)
-            proto.data = dup_into(dst, n->data, nbytes ? nbytes : 1);
-        break;
-    case REMAT_OP_TRANSPOSE:
-    case REMAT_OP_BROADCAST:
+    if (n->op == REMAT_OP_CONSTANT && n->data)
+        proto.data = dup_into(dst, n->data, nbytes ? nbytes : 1);
+    switch (remat_op_param_of((remat_op)n->op)) {
+    case REMAT_OPP_PERM:
         proto.p.perm = dup_into(dst, n->p.perm, sizeof(int) * REMAT_MAX_RANK);
         break;
-    case REMAT_OP_DOT_GENERAL:
+    case REMAT_OPP_BDIMS:
+        proto.p.bdims = dup_into(dst, n->p.bdims, sizeof(int) * REMAT_MAX_RANK);
+        break;
+    case REMAT_OPP_DOT:
         proto.p.dot = dup_into(dst, n->p.dot, sizeof *n->p.dot);
         break;
-    case REMAT_OP_SLICE:
+    case REMAT_OPP_SLICE:
         proto.p.slice = dup_into(dst, n->p.slice, sizeof *n->p.slice);
         break;
-    case REMAT_OP_PAD:
+    case REMAT_OPP_PAD:
         proto.p.pad = dup_into(dst, n->p.pad, sizeof *n->p.pad);
         break;
-    case REMAT_OP_CALL: {
+    case REMAT_OPP_CALL: {
         remat_call_params *cp = remat_fn_alloc(dst, sizeof *cp);
         cp->callee = remat_fn_ref(n->p.call->callee);
         cp->policy = remat_policy_ref(n->p.call->policy);
         proto.p.call = cp;
         break;
     }
-    case REMAT_OP_HOP:
+    case REMAT_OPP_HOP:
         if (n->p.hop.rules->retain)
             proto.p.hop.data = n->p.hop.rules->retain(n->p.hop.data);
         break;
-    default:
+    case REMAT_OPP_NONE:
+    case REMAT_OPP_FILL:
+    case REMAT_OPP_ARG_POS:
+    case REMAT_OPP_OUTPUT:
+    case REMAT_OPP_AXIS:
+    case REMAT_OPP_INT_EXPONENT:
+    case REMAT_OPP_EXPONENT:
+    case REMAT_OPP_AXES:
+    case REMAT_OPP_CUSTOM: /* the caller's, not the graph's */
         break;
+    case REMAT_OPP_COUNT:
+        REMAT_UNREACHABLE("copy_node: a node with an op outside the table");
     }
     return remat_fn_add_node(dst, &proto, n->nin, ins);
 }
+REMAT_EXHAUSTIVE_END
 
 remat_val remat_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,
                              uint8_t add_flags)
@@ -398,7 +401,7 @@ void remat_fn_print(const remat_fn *f, FILE *out)
             continue;
         fprintf(out, "    %%%d:%s = %s", v, remat_fn_fmt_val(f, v, buf, sizeof buf), remat_op_name((remat_op)n->op));
         if (n->op == REMAT_OP_CONSTANT && !n->data)
-            fprintf(out, "[%g]", n->p.scalar);
+            fprintf(out, "[%g]", n->p.fill);
         if (n->name)
             fprintf(out, "[name=%s]", n->name);
         for (int i = 0; i < n->nin; i++)

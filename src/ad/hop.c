@@ -27,7 +27,7 @@ remat_val remat_hop_output(remat_fn *f, remat_val h, int i)
     remat_dtype dt;
     n->p.hop.rules->output_desc(n->p.hop.data, i, &dt, &pr.shape);
     pr.dtype = (uint8_t)dt;
-    pr.p.index = i;
+    pr.p.output = i;
     return remat_fn_add_node(f, &pr, 1, &h);
 }
 

@@ -38,12 +38,16 @@ typedef struct remat_node {
     int32_t nin;
     const int32_t *in;
     remat_shape shape;
-    union {
-        double scalar;                  /* CONSTANT splat value; POW exponent */
-        int64_t index;                  /* ARG position; PROJ index; CONCAT axis;
-                                           INTEGER_POW exponent */
-        uint32_t axes_mask;             /* SUM, REDUCE_MAX: reduced axes */
-        const int *perm;                /* TRANSPOSE perm; BROADCAST bdims (rank of input) */
+    union { /* the member named by the op's parameter kind (remat_op_param) */
+        double fill;                    /* FILL: a splat constant's value */
+        double exponent;                /* EXPONENT: pow */
+        int64_t arg_pos;                /* ARG_POS: argument position */
+        int64_t output;                 /* OUTPUT: proj's output index */
+        int64_t axis;                   /* AXIS: concatenate */
+        int64_t int_exponent;           /* INT_EXPONENT: integer_pow */
+        uint32_t axes_mask;             /* AXES: reduced axes */
+        const int *perm;                /* PERM: transpose (output dim k is input dim perm[k]) */
+        const int *bdims;               /* BDIMS: broadcast_in_dim, one per input dim */
         const remat_dot_dims *dot;
         const remat_slice_params *slice;
         const remat_pad_params *pad;
@@ -63,21 +67,16 @@ typedef struct remat_node {
 /* Node v of f (v a value of f: the caller checked). */
 const remat_node *remat_fn_node(const remat_fn *f, remat_val v);
 
-/* Elementwise ops over operands of one shape, computed element by element
- * in one dtype: unary, binary, compares, select, integer_pow, pow (not
- * convert_element_type, which changes dtype). */
-int remat_op_is_elementwise(remat_op op);
-
 /* Ops whose value is their one input's (name, stop_gradient): the compiler
  * aliases them like a reshape, and chains of aliases are looked through. */
 static inline int remat_op_is_identity(remat_op op)
 {
-    return op == REMAT_OP_NAME || op == REMAT_OP_STOP_GRADIENT;
+    return remat_op_category_of(op) == REMAT_OPCAT_IDENTITY;
 }
 
 /* A new function with every call inlined (checkpoint regions dissolved),
  * in the same order; NULL when out of memory. A translator that does not
- * care about regions reads this instead of following CALL nodes. */
+ * care about regions reads this instead of following CHECKPOINT nodes. */
 remat_fn *remat_fn_inline_calls(const remat_fn *f);
 
 #endif

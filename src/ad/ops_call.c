@@ -85,7 +85,7 @@ remat_status remat_call_at(remat_fn *f, const remat_fn *callee, int nargs, const
         return remat_error(REMAT_ERR_NOMEM, "call of '%s': out of memory", callee->name);
     for (int32_t v = 0; v < callee->n_nodes; v++) {
         const remat_node *n = remat_fn_node(callee, v);
-        map[v] = n->op == REMAT_OP_ARG ? args[n->p.index] : remat_fn_copy_node(f, callee, v, map, 0);
+        map[v] = n->op == REMAT_OP_ARG ? args[n->p.arg_pos] : remat_fn_copy_node(f, callee, v, map, 0);
     }
     for (int i = 0; i < callee->n_outs; i++)
         outs[i] = map[callee->outs[i]];
@@ -133,7 +133,7 @@ remat_fn *remat_checkpoint(remat_fn *fn, const remat_policy *policy)
     }
     const remat_node *o0 = remat_fn_node(fn, fn->outs[0]);
     remat_shape scalar = {0};
-    remat_node call = remat_proto(REMAT_OP_CALL, (remat_dtype)o0->dtype, &scalar, o0->loc);
+    remat_node call = remat_proto(REMAT_OP_CHECKPOINT, (remat_dtype)o0->dtype, &scalar, o0->loc);
     remat_call_params *cp = remat_fn_alloc(w, sizeof *cp);
     cp->callee = remat_fn_ref(fn);
     cp->policy = remat_policy_ref(policy ? policy : remat_nothing_saveable);
@@ -142,7 +142,7 @@ remat_fn *remat_checkpoint(remat_fn *fn, const remat_policy *policy)
     for (int i = 0; i < fn->n_outs; i++) {
         const remat_node *o = remat_fn_node(fn, fn->outs[i]);
         remat_node proj = remat_proto(REMAT_OP_PROJ, (remat_dtype)o->dtype, &o->shape, o->loc);
-        proj.p.index = i;
+        proj.p.output = i;
         remat_fn_output_at(w, remat_fn_add_node(w, &proj, 1, &c), o->loc);
     }
     free(args);

@@ -80,7 +80,7 @@ remat_val remat_const_fill_at(remat_fn *f, remat_dtype dt, int rank, const int64
         return REMAT_NONE;
     remat_shape s = remat_shape_make(rank, dims);
     remat_node n = remat_proto(REMAT_OP_CONSTANT, dt, &s, loc);
-    n.p.scalar = dt == REMAT_F32 ? (double)(float)value : value;
+    n.p.fill = dt == REMAT_F32 ? (double)(float)value : value;
     return remat_fn_add_node(f, &n, 0, NULL);
 }
 
@@ -102,26 +102,10 @@ remat_val remat_const_data_at(remat_fn *f, remat_dtype dt, int rank, const int64
     return remat_fn_add_node(f, &n, 0, NULL);
 }
 
-int remat_op_is_elementwise(remat_op op)
-{
-    return (op >= REMAT_OP_ADD && op <= REMAT_OP_POW) || (op >= REMAT_OP_GT && op <= REMAT_OP_NE) ||
-           op == REMAT_OP_SELECT;
-}
-
+/* the unary ops without a parameter (integer_pow and pow have constructors of their own) */
 static int is_unary(remat_op op)
 {
-    switch (op) {
-    case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS:
-    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT: case REMAT_OP_ERF:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static int is_binary(remat_op op)
-{
-    return op >= REMAT_OP_ADD && op <= REMAT_OP_MIN ? 1 : (op >= REMAT_OP_GT && op <= REMAT_OP_NE);
+    return remat_op_category_of(op) == REMAT_OPCAT_UNARY && remat_op_param_of(op) == REMAT_OPP_NONE;
 }
 
 remat_val remat_unary_at(remat_fn *f, remat_op op, remat_val a, remat_loc loc)
@@ -161,7 +145,7 @@ remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat_val b, re
     if (!remat_fn_vals_ok(f, 2, ab))
         return REMAT_NONE;
     const char *name = remat_op_name(op);
-    if (!is_binary(op))
+    if (!remat_op_is_binary(op))
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "binary op: '%s' is not a binary elementwise op", name);
     char sa[96], sb[96];
     const remat_node *na = remat_fn_node(f, a), *nb = remat_fn_node(f, b);
@@ -203,7 +187,7 @@ remat_val remat_integer_pow_at(remat_fn *f, remat_val a, int k, remat_loc loc)
         return REMAT_NONE;
     const remat_node *na = remat_fn_node(f, a);
     remat_node n = remat_proto(REMAT_OP_INTEGER_POW, (remat_dtype)na->dtype, &na->shape, loc);
-    n.p.index = k;
+    n.p.int_exponent = k;
     return remat_fn_add_node(f, &n, 1, &a);
 }
 
@@ -217,7 +201,7 @@ remat_val remat_pow_at(remat_fn *f, remat_val a, double p, remat_loc loc)
         return remat_fn_fail(f, REMAT_ERR_VALUE, loc, "pow: exponent %g is not finite", p);
     const remat_node *na = remat_fn_node(f, a);
     remat_node n = remat_proto(REMAT_OP_POW, (remat_dtype)na->dtype, &na->shape, loc);
-    n.p.scalar = p;
+    n.p.exponent = p;
     return remat_fn_add_node(f, &n, 1, &a);
 }
 

@@ -97,10 +97,10 @@ remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const in
     remat_node n = remat_proto(REMAT_OP_BROADCAST, (remat_dtype)na->dtype, &s, loc);
     if (is_splat(na)) { /* fold: a splat stays a splat */
         n.op = REMAT_OP_CONSTANT;
-        n.p.scalar = na->p.scalar;
+        n.p.fill = na->p.fill;
         return remat_fn_add_node(f, &n, 0, NULL);
     }
-    n.p.perm = dup_ints(f, bdims, na->shape.rank);
+    n.p.bdims = dup_ints(f, bdims, na->shape.rank);
     return remat_fn_add_node(f, &n, 1, &a);
 }
 
@@ -141,7 +141,7 @@ remat_val remat_reshape_at(remat_fn *f, remat_val a, int rank, const int64_t *di
     remat_node n = remat_proto(REMAT_OP_RESHAPE, (remat_dtype)na->dtype, &s, loc);
     if (is_splat(na)) {
         n.op = REMAT_OP_CONSTANT;
-        n.p.scalar = na->p.scalar;
+        n.p.fill = na->p.fill;
         return remat_fn_add_node(f, &n, 0, NULL);
     }
     return remat_fn_add_node(f, &n, 1, &a);
@@ -306,6 +306,6 @@ remat_val remat_concatenate_at(remat_fn *f, int n, const remat_val *vals, int ax
     if (n == 1)
         return vals[0];
     remat_node nd = remat_proto(REMAT_OP_CONCATENATE, (remat_dtype)n0->dtype, &s, loc);
-    nd.p.index = axis;
+    nd.p.axis = axis;
     return remat_fn_add_node(f, &nd, n, vals);
 }

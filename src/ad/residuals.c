@@ -51,7 +51,7 @@ remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
         if (n->op == REMAT_OP_PROJ) { /* an output of a higher-order node may describe itself */
             const remat_node *h = &g->nodes[n->in[0]];
             if (h->op == REMAT_OP_HOP && h->p.hop.rules->describe_output)
-                h->p.hop.rules->describe_output(h->p.hop.data, (int)n->p.index, e);
+                h->p.hop.rules->describe_output(h->p.hop.data, (int)n->p.output, e);
             if (e->detail)
                 e->detail = strdup(e->detail);
         }

@@ -51,7 +51,7 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
         map[v] = REMAT_NONE;
         const remat_node *n = &g->nodes[v];
         /* primal arguments always exist, in order, even when unused */
-        if ((need[v] || (n->op == REMAT_OP_ARG && n->p.index < n_args)) && !is_bwd(n))
+        if ((need[v] || (n->op == REMAT_OP_ARG && n->p.arg_pos < n_args)) && !is_bwd(n))
             map[v] = remat_fn_copy_node(fwd, g, v, map, 0);
     }
     for (int i = 0; i < n_outs; i++)
@@ -73,7 +73,7 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
         }
     for (int32_t v = 0; v < nn; v++) {
         const remat_node *n = &g->nodes[v];
-        if (n->op == REMAT_OP_ARG && n->p.index >= n_args) {
+        if (n->op == REMAT_OP_ARG && n->p.arg_pos >= n_args) {
             map[v] = remat_fn_copy_node(bwd, g, v, map, 0);
             continue;
         }
@@ -130,8 +130,8 @@ remat_status remat_hop_body_vjp_build(const remat_fn *body, int first_untaped, r
         while (fw->nodes[a].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)fw->nodes[a].op))
             a = fw->nodes[a].in[0];
         res_arg[k] = -1;
-        if (fw->nodes[a].op == REMAT_OP_ARG && fw->nodes[a].p.index >= first_untaped) {
-            res_arg[k] = (int)fw->nodes[a].p.index; /* the loop holds it: not taped */
+        if (fw->nodes[a].op == REMAT_OP_ARG && fw->nodes[a].p.arg_pos >= first_untaped) {
+            res_arg[k] = (int)fw->nodes[a].p.arg_pos; /* the loop holds it: not taped */
             continue;
         }
         fw->outs[kept++] = o;

@@ -285,8 +285,8 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
         c.active[fl.args[n_argnums ? argnums[k] : k]] = 1;
     for (int32_t i = 0; i < fl.n; i++) {
         const remat_node *nd = remat_flat_orig(&fl, i);
-        if ((nd->op >= REMAT_OP_GT && nd->op <= REMAT_OP_NE) || nd->op == REMAT_OP_STOP_GRADIENT)
-            continue; /* compares and stop_gradient have no derivative: nothing past them is active */
+        if (remat_op_deriv_of((remat_op)nd->op) == REMAT_OPD_ZERO)
+            continue; /* no derivative (compares, stop_gradient): nothing past them is active */
         for (int k = 0; k < nd->nin && !c.active[i]; k++)
             c.active[i] = c.active[fl.nodes[i].in[k]];
     }

@@ -12,6 +12,7 @@
 #include "ad/vjp_impl.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "core/exhaustive.h"
 
 typedef struct {
     remat_vjp_ctx *c;
@@ -197,7 +198,7 @@ static void rule_pad(rule *r, remat_val g)
 
 static void rule_concat(rule *r, remat_val g)
 {
-    int axis = (int)r->n->p.index;
+    int axis = (int)r->n->p.axis;
     const remat_shape *out = &r->n->shape;
     int64_t start[REMAT_MAX_RANK] = {0}, limit[REMAT_MAX_RANK];
     for (int i = 0; i < out->rank; i++)
@@ -262,6 +263,9 @@ static remat_status rule_custom(rule *r, remat_val g)
     return REMAT_OK;
 }
 
+/* One case per op (core/exhaustive.h): an op added to REMAT_OP_LIST does not
+ * compile here until it has its rule or is declared without a derivative. */
+REMAT_EXHAUSTIVE_BEGIN
 remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
 {
     const remat_flat_node *fn = &c->fl->nodes[i];
@@ -340,7 +344,7 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         break;
     }
     case REMAT_OP_INTEGER_POW: {
-        int k = (int)r->n->p.index;
+        int k = (int)r->n->p.int_exponent;
         if (k == 0)
             give(r, 0, zeros_like_in(r, 0));
         else if (k == 1)
@@ -356,7 +360,7 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         break;
     }
     case REMAT_OP_POW: {
-        double p = r->n->p.scalar;
+        double p = r->n->p.exponent;
         remat_val xp = remat_pow_at(r->g, X(r, 0), p - 1.0, r->loc);
         give(r, 0, bin(r, REMAT_OP_MUL, g, bin(r, REMAT_OP_MUL, cst(r, s, p), xp)));
         break;
@@ -383,7 +387,7 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         give(r, 0, rule_reduce_max(r, g));
         break;
     case REMAT_OP_BROADCAST:
-        give(r, 0, unbroadcast(r, g, &in_node(r, 0)->shape, r->n->p.perm));
+        give(r, 0, unbroadcast(r, g, &in_node(r, 0)->shape, r->n->p.bdims));
         break;
     case REMAT_OP_RESHAPE: {
         const remat_shape *in = &in_node(r, 0)->shape;
@@ -433,7 +437,7 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
             for (int k = 0; k < no; k++)
                 c->hop_ct[h][k] = REMAT_NONE;
         }
-        remat_val *slot = &c->hop_ct[h][r->n->p.index];
+        remat_val *slot = &c->hop_ct[h][r->n->p.output];
         *slot = *slot == REMAT_NONE ? g : bin(r, REMAT_OP_ADD, *slot, g);
         break;
     }
@@ -448,10 +452,11 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
     }
     case REMAT_OP_CONSTANT:
     case REMAT_OP_ARG:
-    case REMAT_OP_CALL:
+    case REMAT_OP_CHECKPOINT:
     case REMAT_OP_COUNT:
         REMAT_UNREACHABLE("vjp_rule: node kind never reaches the rules");
     }
     c->g->emit_flags = saved;
     return st;
 }
+REMAT_EXHAUSTIVE_END

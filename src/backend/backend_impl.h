@@ -38,11 +38,13 @@ typedef struct {
     int nin;
     const remat_dtype *in_dtypes;
     const remat_shape *in_shapes;
-    union {
-        double scalar;
-        int64_t index;
-        uint32_t axes_mask;
-        const int *perm;
+    union { /* the member named by the op's parameter kind (remat_op_param) */
+        double exponent;      /* pow */
+        int64_t int_exponent; /* integer_pow */
+        int64_t axis;         /* concatenate */
+        uint32_t axes_mask;   /* reductions */
+        const int *perm;      /* transpose */
+        const int *bdims;     /* broadcast_in_dim */
         const remat_dot_dims *dot;
         const remat_slice_params *slice;
         const remat_pad_params *pad;
@@ -66,8 +68,8 @@ typedef struct {
     remat_op op;
     int16_t dst;
     int16_t src[3];
-    int32_t index;  /* INTEGER_POW: the exponent */
-    double scalar;  /* POW: the exponent */
+    int32_t int_exponent; /* integer_pow */
+    double exponent;      /* pow */
 } remat_fused_uop;
 
 typedef struct {

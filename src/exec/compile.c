@@ -14,6 +14,7 @@
 #include "ad/graph_impl.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "exec/exec_op.h"
 #include "exec/fuse.h"
 #include "exec/program_impl.h"
 
@@ -121,16 +122,11 @@ static void fill_constant(void *dst, const remat_node *n, int one)
         memcpy(dst, n->data, node_bytes(n));
     } else if (n->dtype == REMAT_F64) {
         for (size_t i = 0; i < cnt; i++)
-            ((double *)dst)[i] = n->p.scalar;
+            ((double *)dst)[i] = n->p.fill;
     } else {
         for (size_t i = 0; i < cnt; i++)
-            ((float *)dst)[i] = (float)n->p.scalar;
+            ((float *)dst)[i] = (float)n->p.fill;
     }
-}
-
-static int is_binary_elementwise(remat_op op)
-{
-    return (op >= REMAT_OP_ADD && op <= REMAT_OP_MIN) || (op >= REMAT_OP_GT && op <= REMAT_OP_NE);
 }
 
 /* Splat constants (one value filled into a shape, as reverse mode makes for
@@ -154,7 +150,7 @@ static void find_scalar_constants(builder *b, const uint8_t *live)
             remat_val c = n->in[k];
             if (!b->scalar[c])
                 continue;
-            int ok = (is_binary_elementwise((remat_op)n->op) && !b->scalar[n->in[1 - k]]) ||
+            int ok = (remat_op_is_binary((remat_op)n->op) && !b->scalar[n->in[1 - k]]) ||
                      (n->op == REMAT_OP_SELECT && k > 0);
             if (!ok)
                 b->scalar[c] = 0;
@@ -184,17 +180,7 @@ static void build_exec_op(builder *b, remat_val v, remat_exec_op *op)
     op->in_dtypes = dts;
     op->in_shapes = shs;
     op->aux = n->aux;
-    switch (op->op) {
-    case REMAT_OP_POW: op->p.scalar = n->p.scalar; break;
-    case REMAT_OP_INTEGER_POW: case REMAT_OP_CONCATENATE: op->p.index = n->p.index; break;
-    case REMAT_OP_SUM: case REMAT_OP_REDUCE_MAX: op->p.axes_mask = n->p.axes_mask; break;
-    case REMAT_OP_TRANSPOSE: case REMAT_OP_BROADCAST: op->p.perm = n->p.perm; break;
-    case REMAT_OP_DOT_GENERAL: op->p.dot = n->p.dot; break;
-    case REMAT_OP_SLICE: op->p.slice = n->p.slice; break;
-    case REMAT_OP_PAD: op->p.pad = n->p.pad; break;
-    case REMAT_OP_CUSTOM: case REMAT_OP_CUSTOM_VJP: op->p.custom = n->p.custom; break;
-    default: break;
-    }
+    remat_exec_op_params(n, op);
 }
 
 /* Points *slot at storage s (arena/consts now, caller memory via a patch). */
@@ -359,7 +345,7 @@ static void find_inplace_concats(builder *b, const uint8_t *live, const int32_t 
         const remat_node *n = &g->nodes[c];
         if (!live[c] || n->op != REMAT_OP_CONCATENATE || bind[c] >= 0 || b->root[c] != c)
             continue;
-        int axis = (int)n->p.index, ok = 1;
+        int axis = (int)n->p.axis, ok = 1;
         for (int i = 0; i < axis; i++)
             ok = ok && n->shape.dims[i] == 1;
         remat_val us[64];
@@ -371,7 +357,7 @@ static void find_inplace_concats(builder *b, const uint8_t *live, const int32_t 
                 u = g->nodes[u].in[0];
             const remat_node *un = &g->nodes[u];
             ok = live[u] && un->op != REMAT_OP_ARG && un->op != REMAT_OP_CONSTANT && un->op != REMAT_OP_HOP &&
-                 un->op != REMAT_OP_PROJ && un->op != REMAT_OP_CALL && !is_alias(g, un) && bind[u] < 0 &&
+                 un->op != REMAT_OP_PROJ && un->op != REMAT_OP_CHECKPOINT && !is_alias(g, un) && bind[u] < 0 &&
                  b->place_in[u] < 0 && !b->elided[u] && !b->absorbed[u] && b->root[u] == u && !b->scalar[u];
             for (int j = 0; j < k && ok; j++)
                 ok = us[j] != u;
@@ -424,7 +410,7 @@ static int hop_output_of(const remat_fn *g, int32_t v, int i, const int32_t *bin
         while (g->nodes[u].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)g->nodes[u].op))
             u = g->nodes[u].in[0];
         const remat_node *n = &g->nodes[u];
-        if (!direct[j] || n->op != REMAT_OP_PROJ || n->in[0] != v || n->p.index != i || bind[u] != j)
+        if (!direct[j] || n->op != REMAT_OP_PROJ || n->in[0] != v || n->p.output != i || bind[u] != j)
             continue;
         if (found < 0) {
             found = j;
@@ -533,13 +519,13 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         if (!live[v])
             continue;
         if (n->op == REMAT_OP_ARG) {
-            b.st[v] = (storage){.kind = ST_INPUT, .index = (int32_t)n->p.index, .offset = 0};
+            b.st[v] = (storage){.kind = ST_INPUT, .index = (int32_t)n->p.arg_pos, .offset = 0};
         } else if (n->op == REMAT_OP_CONSTANT) {
             b.st[v] = (storage){.kind = ST_CONST, .index = 0, .offset = const_bytes};
             const_bytes += ((b.scalar[v] ? remat_dtype_size((remat_dtype)n->dtype) : node_bytes(n)) + 63) / 64 * 64;
         } else if (n->op == REMAT_OP_PROJ) {
             REMAT_ASSERT(b.hop_st[n->in[0]]);
-            b.st[v] = b.hop_st[n->in[0]][n->p.index];
+            b.st[v] = b.hop_st[n->in[0]][n->p.output];
         } else if (is_alias(g, n)) {
             b.st[v] = b.st[n->in[0]];
             if (n->op == REMAT_OP_SLICE)
@@ -559,7 +545,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
                 b.hop_st[v][i] = out >= 0 ? (storage){.kind = ST_OUTPUT, .index = out}
                                           : (storage){.kind = ST_ARENA, .index = add_buf(&b, bytes, b.instr_of[v])};
             }
-        } else if (n->op == REMAT_OP_CALL) {
+        } else if (n->op == REMAT_OP_CHECKPOINT) {
             status = remat_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
                                  remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
             goto done;
@@ -783,7 +769,7 @@ done:
 static int has_calls(const remat_fn *f)
 {
     for (int32_t v = 0; v < f->n_nodes; v++)
-        if (f->nodes[v].op == REMAT_OP_CALL)
+        if (f->nodes[v].op == REMAT_OP_CHECKPOINT)
             return 1;
     return 0;
 }

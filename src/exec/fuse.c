@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "core/assert.h"
+#include "exec/exec_op.h"
 #include "exec/fuse.h"
 
 /* Below this many elements a fused instruction saves no memory traffic
@@ -101,10 +102,7 @@ void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, cons
     for (int k = 0; k < nm; k++) {
         const remat_node *n = &g->nodes[members[k]];
         uops[k] = (remat_fused_uop){.op = (remat_op)n->op, .dst = -1, .src = {INT16_MIN, INT16_MIN, INT16_MIN}};
-        if (n->op == REMAT_OP_INTEGER_POW)
-            uops[k].index = (int32_t)n->p.index;
-        if (n->op == REMAT_OP_POW)
-            uops[k].scalar = n->p.scalar;
+        remat_fused_uop_params(n, &uops[k]);
         for (int j = 0; j < n->nin; j++) {
             remat_val a = n->in[j];
             int m = -1;

@@ -31,6 +31,7 @@
 #include "ad/node.h"
 #include "core/arena.h"
 #include "core/assert.h"
+#include "core/exhaustive.h"
 #include "scan/scan_lanes.h"
 
 /* Instructions per kernel. Lane programs of m > 1 lanes are small (one
@@ -255,8 +256,6 @@ static void store(lb *b, int32_t buf, const lval *v)
 
 /* ---- ops ---- */
 
-static int is_elementwise(remat_op op) { return remat_op_is_elementwise(op) || op == REMAT_OP_CONVERT; }
-
 /* Maps output coordinates to the operand's (lane coordinate 0 stays 0, or
  * the lane is checked not to move). Returns 0 for an element that is
  * padding (pad), or the operand index + 1 (concatenate: which operand). */
@@ -281,7 +280,7 @@ static int route(const route_ctx *r, const int64_t *oc, int64_t *ic)
         return 1;
     case REMAT_OP_BROADCAST:
         for (int k = 0; k < in->rank; k++)
-            ic[k] = in->dims[k] == 1 ? 0 : oc[N->p.perm[k]];
+            ic[k] = in->dims[k] == 1 ? 0 : oc[N->p.bdims[k]];
         return 1;
     case REMAT_OP_PAD:
         for (int k = 0; k < N->shape.rank; k++) {
@@ -292,7 +291,7 @@ static int route(const route_ctx *r, const int64_t *oc, int64_t *ic)
         }
         return 1;
     case REMAT_OP_CONCATENATE: {
-        const int ax = (int)N->p.index;
+        const int ax = (int)N->p.axis;
         int64_t pos = oc[ax];
         for (int q = 0; q < r->nin; q++) {
             if (pos < r->in_shapes[q]->dims[ax]) {
@@ -321,14 +320,14 @@ static int lane_preserved(const remat_node *N, const lval *const *x, int nin, co
     case REMAT_OP_SLICE:
         return N->p.slice->start[lo] == 0 && N->p.slice->stride[lo] == 1 && x[0]->lane == lo;
     case REMAT_OP_TRANSPOSE: return N->p.perm[lo] == x[0]->lane;
-    case REMAT_OP_BROADCAST: return x[0]->lane < 0 || N->p.perm[x[0]->lane] == lo;
+    case REMAT_OP_BROADCAST: return x[0]->lane < 0 || N->p.bdims[x[0]->lane] == lo;
     case REMAT_OP_PAD:
         return x[0]->lane == lo && !N->p.pad->low[lo] && !N->p.pad->high[lo] && !N->p.pad->interior[lo];
     case REMAT_OP_CONCATENATE:
         for (int q = 0; q < nin; q++)
             if (x[q]->lane != lo)
                 return 0;
-        return N->p.index != lo;
+        return N->p.axis != lo;
     default: return 0;
     }
 }
@@ -391,7 +390,7 @@ static lval *constant(lb *b, const remat_node *N)
     if (!o)
         return NULL;
     if (!N->data) { /* splat */
-        int32_t r = konst(b, o->dt, N->p.scalar);
+        int32_t r = konst(b, o->dt, N->p.fill);
         for (int64_t e = 0; e < o->n; e++)
             o->reg[e] = r;
         return o;
@@ -440,7 +439,7 @@ static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
     for (int q = 0; q < nin; q++)
         if (x[q]->lane != o->lane || x[q]->n != o->n)
             return b->ok = 0, NULL;
-    const double imm = N->op == REMAT_OP_POW ? N->p.scalar : N->op == REMAT_OP_INTEGER_POW ? (double)N->p.index : 0.0;
+    const double imm = N->op == REMAT_OP_POW ? N->p.exponent : N->op == REMAT_OP_INTEGER_POW ? (double)N->p.int_exponent : 0.0;
     for (int64_t e = 0; e < o->n && b->ok; e++)
         o->reg[e] = N->op == REMAT_OP_ADD ? add(b, o->dt, x[0]->reg[e], x[1]->reg[e])
                                           : op3(b, (remat_op)N->op, o->dt, x[0]->reg[e], nin > 1 ? x[1]->reg[e] : -1,
@@ -503,6 +502,7 @@ static lval *reduce_sum(lb *b, const lval *x, const remat_node *N)
     return o;
 }
 
+REMAT_EXHAUSTIVE_BEGIN
 /* Translates f with its arguments given; fills outs[0..n_outs). */
 static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
 {
@@ -520,22 +520,24 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
         }
         for (int q = 0; q < N->nin; q++)
             x[q] = val[N->in[q]];
-        switch ((remat_op)N->op) {
-        case REMAT_OP_ARG: val[v] = args[N->p.index]; break;
-        case REMAT_OP_NAME: case REMAT_OP_STOP_GRADIENT: val[v] = x[0]; break;
-        case REMAT_OP_CONSTANT: val[v] = constant(b, N); break;
-        case REMAT_OP_RESHAPE: val[v] = reshape(b, x[0], N); break;
-        case REMAT_OP_SUM: val[v] = reduce_sum(b, x[0], N); break;
-        case REMAT_OP_SLICE:
-        case REMAT_OP_TRANSPOSE:
-        case REMAT_OP_BROADCAST:
-        case REMAT_OP_PAD:
-        case REMAT_OP_CONCATENATE: val[v] = routed(b, N, x, N->nin); break;
-        default:
-            if (is_elementwise((remat_op)N->op))
-                val[v] = elementwise(b, N, x, N->nin);
-            else
-                b->ok = 0;
+        switch (remat_op_category_of((remat_op)N->op)) {
+        case REMAT_OPCAT_LEAF: val[v] = N->op == REMAT_OP_ARG ? args[N->p.arg_pos] : constant(b, N); break;
+        case REMAT_OPCAT_IDENTITY: val[v] = x[0]; break;
+        case REMAT_OPCAT_STRUCTURAL:
+            val[v] = remat_op_param_of((remat_op)N->op) == REMAT_OPP_NONE ? reshape(b, x[0], N) : routed(b, N, x, N->nin);
+            break;
+        case REMAT_OPCAT_REDUCE: /* sums only: a max has no lane code yet */
+            val[v] = N->op == REMAT_OP_SUM ? reduce_sum(b, x[0], N) : NULL;
+            break;
+        case REMAT_OPCAT_UNARY:
+        case REMAT_OPCAT_BINARY:
+        case REMAT_OPCAT_COMPARE:
+        case REMAT_OPCAT_SELECT:
+        case REMAT_OPCAT_CONVERT: val[v] = elementwise(b, N, x, N->nin); break;
+        case REMAT_OPCAT_DOT: /* declined: the body is interpreted */
+        case REMAT_OPCAT_CUSTOM:
+        case REMAT_OPCAT_CONTROL:
+        case REMAT_OPCAT_COUNT: b->ok = 0; break;
         }
         if (!val[v])
             b->ok = 0;
@@ -545,6 +547,7 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
     free(val);
     remat_fn_free(f);
 }
+REMAT_EXHAUSTIVE_END
 
 /* ---- the kernels ---- */
 

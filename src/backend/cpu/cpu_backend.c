@@ -13,6 +13,7 @@
 #include "backend/cpu/jit.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "core/exhaustive.h"
 
 #define OP_OF(I) ((remat_op)(intptr_t)(I)->aux)
 
@@ -149,35 +150,46 @@ static void k_custom(const remat_instr *I)
     }
 }
 
+/* The CPU backend runs every category of the op table but leaves and
+ * control ops (the compiler's), and no op outside the table. */
+REMAT_EXHAUSTIVE_BEGIN
 static bool cpu_supports(const remat_exec_op *op)
 {
-    switch (op->op) {
-    case REMAT_OP_CALL:
-    case REMAT_OP_PROJ:
-    case REMAT_OP_HOP:
-    case REMAT_OP_ARG:
-    case REMAT_OP_CONSTANT:
-    case REMAT_OP_COUNT:
+    switch (remat_op_category_of(op->op)) {
+    case REMAT_OPCAT_UNARY:
+    case REMAT_OPCAT_BINARY:
+    case REMAT_OPCAT_COMPARE:
+    case REMAT_OPCAT_SELECT:
+    case REMAT_OPCAT_CONVERT:
+    case REMAT_OPCAT_REDUCE:
+    case REMAT_OPCAT_STRUCTURAL:
+    case REMAT_OPCAT_DOT:
+    case REMAT_OPCAT_IDENTITY:
+    case REMAT_OPCAT_CUSTOM:
+        return (unsigned)op->dtype < REMAT_DTYPE_COUNT;
+    case REMAT_OPCAT_LEAF:
+    case REMAT_OPCAT_CONTROL:
+    case REMAT_OPCAT_COUNT:
         return false;
-    default:
-        return true;
     }
+    return false;
 }
+REMAT_EXHAUSTIVE_END
 
 static size_t cpu_scratch(const remat_exec_op *op)
 {
-    if (op->op != REMAT_OP_DOT_GENERAL)
+    if (remat_op_category_of(op->op) != REMAT_OPCAT_DOT)
         return 0;
     return remat_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
 }
 
-static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
+/* unary ops: by parameter kind; the op itself goes to the kernel (elementwise.c) */
+REMAT_EXHAUSTIVE_BEGIN
+static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
 {
     int f64 = op->dtype == REMAT_F64;
-    struct_params *P = NULL;
-    switch (op->op) {
-    case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS:
-    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT: case REMAT_OP_ERF:
+    switch (remat_op_param_of(op->op)) {
+    case REMAT_OPP_NONE:
         if (f64 && op->op == REMAT_OP_NEG) {
             ins->fn = k_neg_f64;
             return REMAT_OK;
@@ -185,107 +197,132 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         ins->fn = f64 ? k_unary_f64 : k_unary_f32;
         ins->aux = (const void *)(intptr_t)op->op;
         return REMAT_OK;
-    case REMAT_OP_ADD:
-    case REMAT_OP_SUB:
-    case REMAT_OP_MUL:
-        if (f64 && !op->scalar_mask) {
-            ins->fn = op->op == REMAT_OP_ADD ? k_add_f64 : op->op == REMAT_OP_SUB ? k_sub_f64 : k_mul_f64;
-            return REMAT_OK;
-        }
-        if (f64 && op->scalar_mask == 2) {
-            ins->fn = op->op == REMAT_OP_ADD ? k_add_rs_f64 : op->op == REMAT_OP_SUB ? k_sub_rs_f64 : k_mul_rs_f64;
-            return REMAT_OK;
-        }
-        if (f64 && op->scalar_mask == 1) {
-            ins->fn = op->op == REMAT_OP_ADD ? k_add_ls_f64 : op->op == REMAT_OP_SUB ? k_sub_ls_f64 : k_mul_ls_f64;
-            return REMAT_OK;
-        }
-        /* fallthrough */
-    case REMAT_OP_DIV: case REMAT_OP_MAX: case REMAT_OP_MIN:
-    case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE:
-        if (op->scalar_mask) {
-            ins->fn = f64 ? k_binary_s_f64 : k_binary_s_f32;
-            ins->aux = (const void *)(intptr_t)(op->op | ((op->scalar_mask & 2) ? 1 << 16 : 0));
-            return REMAT_OK;
-        }
-        ins->fn = f64 ? k_binary_f64 : k_binary_f32;
-        ins->aux = (const void *)(intptr_t)op->op;
-        return REMAT_OK;
-    case REMAT_OP_SELECT:
-        if (op->scalar_mask) {
-            ins->fn = f64 ? k_select_s_f64 : k_select_s_f32;
-            ins->aux = (const void *)(intptr_t)op->scalar_mask;
-            return REMAT_OK;
-        }
-        ins->fn = f64 ? k_select_f64 : k_select_f32;
-        return REMAT_OK;
-    case REMAT_OP_INTEGER_POW:
+    case REMAT_OPP_INT_EXPONENT:
         ins->fn = f64 ? k_ipow_f64 : k_ipow_f32;
-        ins->aux = (const void *)(intptr_t)op->p.index;
+        ins->aux = (const void *)(intptr_t)op->p.int_exponent;
         return REMAT_OK;
-    case REMAT_OP_POW: {
+    case REMAT_OPP_EXPONENT: {
         double *e = alloc(ctx, sizeof *e);
-        *e = op->p.scalar;
+        *e = op->p.exponent;
         ins->fn = f64 ? k_pow_f64 : k_pow_f32;
         ins->aux = e;
         return REMAT_OK;
     }
-    case REMAT_OP_RESHAPE:
-    case REMAT_OP_NAME:
-    case REMAT_OP_STOP_GRADIENT: { /* only when the compiler must materialise a copy */
-        remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
-        *C = (remat_cpu_copy_plan){.kind = ins->n ? REMAT_CPU_COPY_CONTIG : REMAT_CPU_COPY_EMPTY,
-                                   .esize = (uint8_t)remat_dtype_size(op->dtype), .n = (int64_t)ins->n};
-        ins->fn = k_copy_plan;
-        ins->aux = C;
+    case REMAT_OPP_FILL:
+    case REMAT_OPP_ARG_POS:
+    case REMAT_OPP_OUTPUT:
+    case REMAT_OPP_AXIS:
+    case REMAT_OPP_AXES:
+    case REMAT_OPP_PERM:
+    case REMAT_OPP_BDIMS:
+    case REMAT_OPP_DOT:
+    case REMAT_OPP_SLICE:
+    case REMAT_OPP_PAD:
+    case REMAT_OPP_CALL:
+    case REMAT_OPP_CUSTOM:
+    case REMAT_OPP_HOP:
+    case REMAT_OPP_COUNT:
+        break;
+    }
+    return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: unary op '%s' has a parameter it does not know",
+                       remat_op_name(op->op));
+}
+
+/* binary ops and compares: the op goes to the kernel (elementwise.c) */
+static remat_status lower_binary(const remat_exec_op *op, remat_instr *ins)
+{
+    int f64 = op->dtype == REMAT_F64;
+    if (f64 && (op->op == REMAT_OP_ADD || op->op == REMAT_OP_SUB || op->op == REMAT_OP_MUL)) {
+        if (!op->scalar_mask) {
+            ins->fn = op->op == REMAT_OP_ADD ? k_add_f64 : op->op == REMAT_OP_SUB ? k_sub_f64 : k_mul_f64;
+            return REMAT_OK;
+        }
+        if (op->scalar_mask == 2) {
+            ins->fn = op->op == REMAT_OP_ADD ? k_add_rs_f64 : op->op == REMAT_OP_SUB ? k_sub_rs_f64 : k_mul_rs_f64;
+            return REMAT_OK;
+        }
+        if (op->scalar_mask == 1) {
+            ins->fn = op->op == REMAT_OP_ADD ? k_add_ls_f64 : op->op == REMAT_OP_SUB ? k_sub_ls_f64 : k_mul_ls_f64;
+            return REMAT_OK;
+        }
+    }
+    if (op->scalar_mask) {
+        ins->fn = f64 ? k_binary_s_f64 : k_binary_s_f32;
+        ins->aux = (const void *)(intptr_t)(op->op | ((op->scalar_mask & 2) ? 1 << 16 : 0));
         return REMAT_OK;
     }
-    case REMAT_OP_CONCATENATE: {
+    ins->fn = f64 ? k_binary_f64 : k_binary_f32;
+    ins->aux = (const void *)(intptr_t)op->op;
+    return REMAT_OK;
+}
+
+/* structural ops: the parameter kind names the plan */
+static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                     void *ctx)
+{
+    if (remat_op_param_of(op->op) == REMAT_OPP_AXIS) {
         remat_cpu_concat_plan *C = alloc(ctx, sizeof *C);
         int64_t *chunks = alloc(ctx, sizeof *chunks * (size_t)op->nin);
-        remat_cpu_concatenate_plan(C, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.index);
+        remat_cpu_concatenate_plan(C, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
         ins->fn = k_concat;
         ins->aux = C;
         return REMAT_OK;
     }
-    case REMAT_OP_TRANSPOSE:
-    case REMAT_OP_BROADCAST:
-    case REMAT_OP_SLICE:
-    case REMAT_OP_PAD: {
-        remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
-        if (op->op == REMAT_OP_TRANSPOSE)
-            remat_cpu_transpose_plan(C, op->dtype, &op->in_shapes[0], op->p.perm);
-        else if (op->op == REMAT_OP_BROADCAST)
-            remat_cpu_broadcast_in_dim_plan(C, op->dtype, &op->shape, &op->in_shapes[0], op->p.perm);
-        else if (op->op == REMAT_OP_SLICE)
-            remat_cpu_slice_plan(C, op->dtype, &op->in_shapes[0], op->p.slice);
-        else
-            remat_cpu_pad_plan(C, op->dtype, &op->shape, &op->in_shapes[0], op->p.pad);
-        ins->fn = k_copy_plan;
-        ins->aux = C;
-        return REMAT_OK;
-    }
-    case REMAT_OP_CUSTOM:
-    case REMAT_OP_CUSTOM_VJP: {
-        int vjp = op->op == REMAT_OP_CUSTOM_VJP;
-        int nin = vjp ? op->nin - 2 : op->nin;
-        custom_params *C = alloc(ctx, sizeof *C);
-        C->op = op->p.custom;
-        C->nin = nin;
-        C->which = vjp ? op->aux : -1;
-        C->ins = alloc(ctx, sizeof *C->ins * (size_t)(op->nin + 1));
-        for (int k = 0; k < op->nin; k++)
-            C->ins[k] = (remat_tensor){.dtype = op->in_dtypes[k], .shape = op->in_shapes[k]};
-        C->out = (remat_tensor){.dtype = op->dtype, .shape = op->shape};
-        ins->fn = k_custom;
-        ins->aux = C;
-        return REMAT_OK;
-    }
-    default:
+    remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
+    switch (remat_op_param_of(op->op)) {
+    case REMAT_OPP_NONE: /* reshape, materialised */
+        *C = (remat_cpu_copy_plan){.kind = ins->n ? REMAT_CPU_COPY_CONTIG : REMAT_CPU_COPY_EMPTY,
+                                   .esize = (uint8_t)remat_dtype_size(op->dtype), .n = (int64_t)ins->n};
         break;
+    case REMAT_OPP_PERM: remat_cpu_transpose_plan(C, op->dtype, &op->in_shapes[0], op->p.perm); break;
+    case REMAT_OPP_BDIMS:
+        remat_cpu_broadcast_in_dim_plan(C, op->dtype, &op->shape, &op->in_shapes[0], op->p.bdims);
+        break;
+    case REMAT_OPP_SLICE: remat_cpu_slice_plan(C, op->dtype, &op->in_shapes[0], op->p.slice); break;
+    case REMAT_OPP_PAD: remat_cpu_pad_plan(C, op->dtype, &op->shape, &op->in_shapes[0], op->p.pad); break;
+    case REMAT_OPP_AXIS:
+    case REMAT_OPP_FILL:
+    case REMAT_OPP_ARG_POS:
+    case REMAT_OPP_OUTPUT:
+    case REMAT_OPP_INT_EXPONENT:
+    case REMAT_OPP_EXPONENT:
+    case REMAT_OPP_AXES:
+    case REMAT_OPP_DOT:
+    case REMAT_OPP_CALL:
+    case REMAT_OPP_CUSTOM:
+    case REMAT_OPP_HOP:
+    case REMAT_OPP_COUNT:
+        return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: structural op '%s' has a parameter it does not know",
+                           remat_op_name(op->op));
     }
-    /* structural ops share one parameter block */
-    P = alloc(ctx, sizeof *P);
+    ins->fn = k_copy_plan;
+    ins->aux = C;
+    return REMAT_OK;
+}
+REMAT_EXHAUSTIVE_END
+
+static remat_status lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
+{
+    int vjp = op->op == REMAT_OP_CUSTOM_VJP;
+    int nin = vjp ? op->nin - 2 : op->nin;
+    custom_params *C = alloc(ctx, sizeof *C);
+    C->op = op->p.custom;
+    C->nin = nin;
+    C->which = vjp ? op->aux : -1;
+    C->ins = alloc(ctx, sizeof *C->ins * (size_t)(op->nin + 1));
+    for (int k = 0; k < op->nin; k++)
+        C->ins[k] = (remat_tensor){.dtype = op->in_dtypes[k], .shape = op->in_shapes[k]};
+    C->out = (remat_tensor){.dtype = op->dtype, .shape = op->shape};
+    ins->fn = k_custom;
+    ins->aux = C;
+    return REMAT_OK;
+}
+
+/* the ops that share struct_params: convert, reductions, dot_general */
+static struct_params *struct_block(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                   void *ctx)
+{
+    struct_params *P = alloc(ctx, sizeof *P);
     P->dt = op->dtype;
     P->out_shape = op->shape;
     if (op->nin > 0) {
@@ -293,25 +330,68 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         P->in_dt = op->in_dtypes[0];
     }
     ins->aux = P;
-    switch (op->op) {
-    case REMAT_OP_CONVERT:
+    return P;
+}
+
+/* One case per category of the op table: an op needs a line here only when
+ * its category is new. */
+REMAT_EXHAUSTIVE_BEGIN
+static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
+{
+    int f64 = op->dtype == REMAT_F64;
+    struct_params *P = NULL;
+    switch (remat_op_category_of(op->op)) {
+    case REMAT_OPCAT_UNARY:
+        return lower_unary(op, ins, alloc, ctx);
+    case REMAT_OPCAT_BINARY:
+    case REMAT_OPCAT_COMPARE:
+        return lower_binary(op, ins);
+    case REMAT_OPCAT_SELECT:
+        if (op->scalar_mask) {
+            ins->fn = f64 ? k_select_s_f64 : k_select_s_f32;
+            ins->aux = (const void *)(intptr_t)op->scalar_mask;
+            return REMAT_OK;
+        }
+        ins->fn = f64 ? k_select_f64 : k_select_f32;
+        return REMAT_OK;
+    case REMAT_OPCAT_STRUCTURAL:
+        return lower_structural(op, ins, alloc, ctx);
+    case REMAT_OPCAT_IDENTITY: { /* only when the compiler must materialise a copy */
+        remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
+        *C = (remat_cpu_copy_plan){.kind = ins->n ? REMAT_CPU_COPY_CONTIG : REMAT_CPU_COPY_EMPTY,
+                                   .esize = (uint8_t)remat_dtype_size(op->dtype), .n = (int64_t)ins->n};
+        ins->fn = k_copy_plan;
+        ins->aux = C;
+        return REMAT_OK;
+    }
+    case REMAT_OPCAT_CUSTOM:
+        return lower_custom(op, ins, alloc, ctx);
+    case REMAT_OPCAT_CONVERT:
+        struct_block(op, ins, alloc, ctx);
         ins->fn = k_convert;
         return REMAT_OK;
-    case REMAT_OP_SUM:
-    case REMAT_OP_REDUCE_MAX:
+    case REMAT_OPCAT_REDUCE:
+        if (op->op != REMAT_OP_SUM && op->op != REMAT_OP_REDUCE_MAX)
+            break; /* a reduction without a kernel */
+        P = struct_block(op, ins, alloc, ctx);
         for (int k = 0; k < P->in_shape.rank; k++)
             P->reduce[k] = (op->p.axes_mask >> k) & 1u;
         ins->fn = op->op == REMAT_OP_SUM ? k_reduce : k_reduce_max;
         return REMAT_OK;
-    case REMAT_OP_DOT_GENERAL:
+    case REMAT_OPCAT_DOT:
+        P = struct_block(op, ins, alloc, ctx);
         P->dot = *op->p.dot;
         P->rhs_shape = op->in_shapes[1];
         ins->fn = k_dot;
         return REMAT_OK;
-    default:
-        return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: op '%s' is not supported", remat_op_name(op->op));
+    case REMAT_OPCAT_LEAF:
+    case REMAT_OPCAT_CONTROL:
+    case REMAT_OPCAT_COUNT:
+        break;
     }
+    return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: op '%s' is not supported", remat_op_name(op->op));
 }
+REMAT_EXHAUSTIVE_END
 
 static void k_add_pad(const remat_instr *I) { remat_cpu_add_pad_run(I->aux, I->out, I->in[0], I->in[1]); }
 

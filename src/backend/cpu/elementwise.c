@@ -17,6 +17,7 @@
 
 #include "backend/cpu/cpu_kernels.h"
 #include "core/assert.h"
+#include "core/exhaustive.h"
 
 /* One loop per op; `x` (and `y`) name the current element(s). T is the
  * element type, #defined around each instantiation below. */
@@ -49,6 +50,25 @@
     }                                \
     return
 
+/* The per-op switches below name every op (core/exhaustive.h): an op added
+ * to REMAT_OP_LIST does not compile here until it has its kernel case, or is
+ * listed with the ops these kernels never see. */
+#define UNARY_LABELS                                                                         \
+    case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS: \
+    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT: case REMAT_OP_ERF
+#define BINARY_LABELS                                                                        \
+    case REMAT_OP_ADD: case REMAT_OP_SUB: case REMAT_OP_MUL: case REMAT_OP_DIV: case REMAT_OP_MAX: \
+    case REMAT_OP_MIN: case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE:     \
+    case REMAT_OP_EQ: case REMAT_OP_NE
+/* kernels of their own (powers, select, convert) or not elementwise */
+#define OTHER_LABELS                                                                         \
+    case REMAT_OP_INTEGER_POW: case REMAT_OP_POW: case REMAT_OP_SELECT: case REMAT_OP_CONVERT:    \
+    case REMAT_OP_CONSTANT: case REMAT_OP_ARG: case REMAT_OP_SUM: case REMAT_OP_REDUCE_MAX:        \
+    case REMAT_OP_BROADCAST: case REMAT_OP_RESHAPE: case REMAT_OP_TRANSPOSE: case REMAT_OP_SLICE:  \
+    case REMAT_OP_PAD: case REMAT_OP_CONCATENATE: case REMAT_OP_DOT_GENERAL: case REMAT_OP_NAME:   \
+    case REMAT_OP_STOP_GRADIENT: case REMAT_OP_CHECKPOINT: case REMAT_OP_PROJ: case REMAT_OP_CUSTOM: \
+    case REMAT_OP_CUSTOM_VJP: case REMAT_OP_HOP: case REMAT_OP_COUNT
+
 /* The switch of a binary kernel, for one of the MAP2 loop shapes. */
 #define BINARY_SWITCH(MAP)                                                              \
     switch (op) {                                                                       \
@@ -64,7 +84,7 @@
     case REMAT_OP_LE: MAP(x <= y ? (T)1 : (T)0);                                        \
     case REMAT_OP_EQ: MAP(x == y ? (T)1 : (T)0);                                        \
     case REMAT_OP_NE: MAP(x != y ? (T)1 : (T)0);                                        \
-    default: REMAT_UNREACHABLE("remat_cpu_binary: not a binary elementwise op");        \
+    UNARY_LABELS: OTHER_LABELS: REMAT_UNREACHABLE("remat_cpu_binary: not a binary elementwise op"); \
     }
 
 /*
@@ -92,7 +112,7 @@
         case REMAT_OP_SQUARE: MAP1(x * x);                                                   \
         case REMAT_OP_SQRT: MAP1(SQRT(x));                                                   \
         case REMAT_OP_ERF: MAP1(ERF(x));                                                     \
-        default: REMAT_UNREACHABLE("remat_cpu_unary: not a unary elementwise op");           \
+        BINARY_LABELS: OTHER_LABELS: REMAT_UNREACHABLE("remat_cpu_unary: not a unary elementwise op"); \
         }                                                                                    \
     }                                                                                        \
                                                                                              \
@@ -184,12 +204,14 @@
         }                                                                                    \
     }
 
+REMAT_EXHAUSTIVE_BEGIN
 #define T float
 DEFINE_ELEMENTWISE(f32, expf, logf, sinf, cosf, tanhf, sqrtf, erff, powf)
 #undef T
 #define T double
 DEFINE_ELEMENTWISE(f64, exp, log, sin, cos, tanh, sqrt, erf, pow)
 #undef T
+REMAT_EXHAUSTIVE_END
 
 void remat_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_dt, const void *in)
 {

@@ -17,6 +17,7 @@
 #include "backend/cpu/fused.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "core/exhaustive.h"
 #include "core/pool.h"
 
 /* FUSED_SPLIT_GRAIN: a group is split across the thread pool in whole
@@ -32,25 +33,23 @@ enum { FUSED_BLOCK = 256, FUSED_SPLIT_GRAIN = 64 * FUSED_BLOCK };
     static void fused_uop_##SFX(const remat_fused_uop *u, size_t m, T *out, const T *const src[3],    \
                                 const int sc[3])                                                       \
     {                                                                                                  \
-        switch (u->op) {                                                                               \
-        case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS: \
-        case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT:              \
-        case REMAT_OP_ERF:                                                                             \
-            remat_cpu_unary_##SFX(u->op, m, out, src[0]);                                              \
+        switch (remat_op_category_of(u->op)) {                                                         \
+        case REMAT_OPCAT_UNARY:                                                                        \
+            if (remat_op_param_of(u->op) == REMAT_OPP_INT_EXPONENT)                                    \
+                remat_cpu_integer_pow_##SFX(m, out, src[0], (int)u->int_exponent);                     \
+            else if (remat_op_param_of(u->op) == REMAT_OPP_EXPONENT)                                   \
+                remat_cpu_pow_##SFX(m, out, src[0], u->exponent);                                      \
+            else                                                                                       \
+                remat_cpu_unary_##SFX(u->op, m, out, src[0]);                                          \
             return;                                                                                    \
-        case REMAT_OP_INTEGER_POW:                                                                     \
-            remat_cpu_integer_pow_##SFX(m, out, src[0], (int)u->index);                                \
-            return;                                                                                    \
-        case REMAT_OP_POW:                                                                             \
-            remat_cpu_pow_##SFX(m, out, src[0], u->scalar);                                            \
-            return;                                                                                    \
-        case REMAT_OP_SELECT:                                                                          \
+        case REMAT_OPCAT_SELECT:                                                                       \
             if (sc[1] || sc[2])                                                                        \
                 remat_cpu_select_scalar_##SFX(m, out, src[0], src[1], sc[1], src[2], sc[2]);          \
             else                                                                                       \
                 remat_cpu_select_##SFX(m, out, src[0], src[1], src[2]);                                \
             return;                                                                                    \
-        default:                                                                                       \
+        case REMAT_OPCAT_BINARY:                                                                       \
+        case REMAT_OPCAT_COMPARE:                                                                      \
             if (sc[1])                                                                                 \
                 remat_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 1);                      \
             else if (sc[0])                                                                            \
@@ -58,6 +57,10 @@ enum { FUSED_BLOCK = 256, FUSED_SPLIT_GRAIN = 64 * FUSED_BLOCK };
             else                                                                                       \
                 remat_cpu_binary_##SFX(u->op, m, out, src[0], src[1]);                                \
             return;                                                                                    \
+        case REMAT_OPCAT_LEAF: case REMAT_OPCAT_CONVERT: case REMAT_OPCAT_REDUCE:                      \
+        case REMAT_OPCAT_STRUCTURAL: case REMAT_OPCAT_DOT: case REMAT_OPCAT_IDENTITY:                  \
+        case REMAT_OPCAT_CUSTOM: case REMAT_OPCAT_CONTROL: case REMAT_OPCAT_COUNT:                     \
+            REMAT_UNREACHABLE("fused: not an elementwise op");                                         \
         }                                                                                              \
     }                                                                                                  \
                                                                                                        \
@@ -94,12 +97,14 @@ enum { FUSED_BLOCK = 256, FUSED_SPLIT_GRAIN = 64 * FUSED_BLOCK };
         remat_parallel_for((int64_t)I->n, FUSED_SPLIT_GRAIN, fused_range_##SFX, (void *)I);           \
     }
 
+REMAT_EXHAUSTIVE_BEGIN
 #define T float
 DEFINE_FUSED(f32)
 #undef T
 #define T double
 DEFINE_FUSED(f64)
 #undef T
+REMAT_EXHAUSTIVE_END
 
 remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
                                    void *ctx)

@@ -40,6 +40,7 @@
 #include "backend/cpu/jit.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "core/exhaustive.h"
 #include "remat/op.h"
 
 #if REMAT_HAVE_GCCJIT
@@ -262,6 +263,9 @@ static gcc_jit_rvalue *as_t(gen *g, remat_dtype dt, gcc_jit_rvalue *cond)
     return gcc_jit_context_new_cast(g->c, NULL, gcc_jit_context_new_cast(g->c, NULL, cond, g->t_int), g->t_f[fidx(dt)]);
 }
 
+/* One case per op (core/exhaustive.h): an op added to REMAT_OP_LIST does not
+ * compile here until it has its code or is listed as never in a lane program. */
+REMAT_EXHAUSTIVE_BEGIN
 static int emit_op(gen *g, int i)
 {
     const remat_lane_ins *I = &g->p->ins[i];
@@ -311,11 +315,19 @@ static int emit_op(gen *g, int i)
                     rv(g->reg[I->c]));
         return 1;
     case REMAT_OP_CONVERT: v = gcc_jit_context_new_cast(g->c, NULL, x, g->t_f[fidx(dt)]); break;
-    default: return 0;
+    /* never in a lane program (scan_lanes.c translates elementwise ops and
+     * converts only): the kernel is not compiled and the scan interprets */
+    case REMAT_OP_CONSTANT: case REMAT_OP_ARG: case REMAT_OP_SUM: case REMAT_OP_REDUCE_MAX: case REMAT_OP_BROADCAST:
+    case REMAT_OP_RESHAPE: case REMAT_OP_TRANSPOSE: case REMAT_OP_SLICE: case REMAT_OP_PAD: case REMAT_OP_CONCATENATE:
+    case REMAT_OP_DOT_GENERAL: case REMAT_OP_NAME: case REMAT_OP_STOP_GRADIENT: case REMAT_OP_CHECKPOINT:
+    case REMAT_OP_PROJ: case REMAT_OP_CUSTOM: case REMAT_OP_CUSTOM_VJP: case REMAT_OP_HOP: case REMAT_OP_COUNT:
+        return 0;
     }
     gcc_jit_block_add_assignment(g->cur, NULL, dst, v);
     return 1;
 }
+
+REMAT_EXHAUSTIVE_END
 
 static int collect_state(gen *g)
 {
