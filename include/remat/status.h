@@ -7,7 +7,7 @@
  *   - broken internal invariants abort with file and line (REMAT_ASSERT, not
  *     part of the public API).
  *
- *   remat_status st = remat_run(prog, in, 2, out, 1, &stats);
+ *   remat_status st = remat_run(prog, 2, in, 1, out, &stats);
  *   if (st != REMAT_OK)
  *       fprintf(stderr, "remat: %s\n", remat_last_error());
  */
