@@ -1,4 +1,6 @@
 /* arena.c — chunked bump allocator (see arena.h). */
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +13,14 @@ struct remat_arena_chunk {
     unsigned char data[];
 };
 
+_Static_assert(alignof(max_align_t) <= 16, "arena chunks align data to 16 bytes");
+
 void *remat_arena_alloc(remat_arena *a, size_t bytes)
 {
+    if (bytes > SIZE_MAX / 2)
+        return NULL; /* rounding up or adding the chunk header would wrap */
     bytes = (bytes + 15) & ~(size_t)15;
-    if (!a->head || a->used + bytes > a->cap) {
+    if (!a->head || a->cap - a->used < bytes) {
         size_t cap = bytes > 16384 ? bytes : 16384;
         remat_arena_chunk *c = malloc(sizeof *c + cap);
         if (!c)
@@ -28,6 +34,18 @@ void *remat_arena_alloc(remat_arena *a, size_t bytes)
     a->used += bytes;
     memset(p, 0, bytes);
     return p;
+}
+
+char *remat_arena_strndup(remat_arena *a, const char *s, size_t n)
+{
+    if (n == SIZE_MAX)
+        return NULL;
+    char *d = remat_arena_alloc(a, n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
 }
 
 void remat_arena_clear(remat_arena *a)

@@ -13,8 +13,11 @@ typedef struct {
     size_t used, cap;
 } remat_arena;
 
-/* 16-byte aligned, zeroed; NULL only when out of memory. */
+/* 16-byte aligned (max_align_t), zeroed; NULL when out of memory or when
+ * bytes is beyond any allocation (more than SIZE_MAX / 2). */
 void *remat_arena_alloc(remat_arena *a, size_t bytes);
+/* s[0..n) and a terminating NUL in the arena; NULL when out of memory. */
+char *remat_arena_strndup(remat_arena *a, const char *s, size_t n);
 void remat_arena_clear(remat_arena *a);
 
 #endif

@@ -149,7 +149,7 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
             return mech_fail(p, t.line, t.col, "'%s' is a function: call it as %s(...)", fn_names[fn],
                              fn_names[fn]);
         remat_expr *e = mech_node(&p->m->arena, MECH_EXPR_NAME, t.line, t.col);
-        if (!e || !(e->name = mech_strndup(&p->m->arena, t.text, (size_t)t.len)))
+        if (!e || !(e->name = remat_arena_strndup(&p->m->arena, t.text, (size_t)t.len)))
             return nomem(p);
         *out = e;
         return REMAT_OK;

@@ -23,7 +23,7 @@ static remat_status parse_text(const char *src, size_t n, const char *name, rema
     if (!m)
         return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
     mech_parser p = {.m = m};
-    if (!(m->source = mech_strndup(&m->arena, name, strlen(name)))) {
+    if (!(m->source = remat_arena_strndup(&m->arena, name, strlen(name)))) {
         st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
         goto fail;
     }
@@ -76,7 +76,7 @@ void remat_mechanism_free(remat_mechanism *m)
 {
     if (!m)
         return;
-    mech_arena_release(&m->arena);
+    remat_arena_clear(&m->arena);
     free(m);
 }
 

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 
+#include "core/arena.h"
 #include "remat/mechanism.h"
 
 #define MECH_MAX_LINE 65536 /* bytes per line, newline excluded */
@@ -32,16 +33,8 @@
 /* A name not yet resolved; exists only between pass 1 and pass 2. */
 #define MECH_EXPR_NAME ((remat_expr_kind)REMAT_EXPR_COUNT)
 
-/* ---- arena (names.c) ---- */
-
-typedef struct mech_block mech_block;
-typedef struct {
-    mech_block *head;
-} mech_arena;
-
-void *mech_alloc(mech_arena *a, size_t bytes); /* zeroed; NULL when out of memory */
-char *mech_strndup(mech_arena *a, const char *s, size_t n);
-void mech_arena_release(mech_arena *a);
+/* The mechanism's nodes, names and lists live in one arena (core/arena.h),
+ * freed with the mechanism. */
 
 /* ---- name table (names.c) ---- */
 
@@ -67,7 +60,7 @@ typedef struct {
 
 int mech_names_find(const mech_names *t, const char *s, size_t len); /* -1 if absent */
 /* Appends a fresh entry (not checked for presence); -1 when out of memory. */
-int mech_names_add(mech_names *t, mech_arena *a, const char *s, size_t len);
+int mech_names_add(mech_names *t, remat_arena *a, const char *s, size_t len);
 void mech_names_release(mech_names *t);
 
 /* "species", "parameter", "const", "let", "independent variable"; with
@@ -151,7 +144,7 @@ typedef struct {
 } mech_reaction;
 
 struct remat_mechanism {
-    mech_arena arena;
+    remat_arena arena;
     const char *source;
     const char *indep;
     int nspecies;
@@ -187,7 +180,7 @@ typedef struct {
     const remat_expr **ode;      /* [nspecies] pass 2: ODE right-hand sides */
 } mech_parser;
 
-remat_expr *mech_node(mech_arena *a, remat_expr_kind kind, int line, int col);
+remat_expr *mech_node(remat_arena *a, remat_expr_kind kind, int line, int col);
 
 /* expr.c: an expression at p->tok; also the parsers' small shared helpers */
 remat_status mech_parse_expr(mech_parser *p, remat_expr **out);

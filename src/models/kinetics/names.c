@@ -1,5 +1,4 @@
-/* names.c — the mechanism's arena, the parser's name table, node allocation. */
-#include <stdalign.h>
+/* names.c — the parser's name table and expression node allocation (in the mechanism's arena). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,63 +6,9 @@
 #include "core/assert.h"
 #include "models/kinetics/mechanism_impl.h"
 
-/* ---- arena: blocks of at least 16 KiB, freed together ---- */
-
-struct mech_block {
-    mech_block *next;
-    size_t used, cap;
-    alignas(max_align_t) unsigned char data[];
-};
-
-void *mech_alloc(mech_arena *a, size_t bytes)
+remat_expr *mech_node(remat_arena *a, remat_expr_kind kind, int line, int col)
 {
-    const size_t align = alignof(max_align_t);
-    bytes = (bytes + align - 1) / align * align;
-    mech_block *b = a->head;
-    if (!b || b->cap - b->used < bytes) {
-        size_t cap = bytes > 16384 ? bytes : 16384;
-        if (cap > SIZE_MAX - sizeof *b)
-            return NULL;
-        b = malloc(sizeof *b + cap);
-        if (!b)
-            return NULL;
-        b->next = a->head;
-        b->used = 0;
-        b->cap = cap;
-        a->head = b;
-    }
-    void *p = b->data + b->used;
-    b->used += bytes;
-    memset(p, 0, bytes);
-    return p;
-}
-
-char *mech_strndup(mech_arena *a, const char *s, size_t n)
-{
-    if (n == SIZE_MAX)
-        return NULL;
-    char *d = mech_alloc(a, n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
-void mech_arena_release(mech_arena *a)
-{
-    mech_block *b = a->head;
-    while (b) {
-        mech_block *next = b->next;
-        free(b);
-        b = next;
-    }
-    a->head = NULL;
-}
-
-remat_expr *mech_node(mech_arena *a, remat_expr_kind kind, int line, int col)
-{
-    remat_expr *e = mech_alloc(a, sizeof *e);
+    remat_expr *e = remat_arena_alloc(a, sizeof *e);
     if (e) {
         e->kind = kind;
         e->index = -1;
@@ -116,7 +61,7 @@ static int rehash(mech_names *t, size_t nslot)
     return 0;
 }
 
-int mech_names_add(mech_names *t, mech_arena *a, const char *s, size_t len)
+int mech_names_add(mech_names *t, remat_arena *a, const char *s, size_t len)
 {
     if (t->n == t->cap) {
         if (t->cap > (1 << 28))
@@ -128,7 +73,7 @@ int mech_names_add(mech_names *t, mech_arena *a, const char *s, size_t len)
         t->v = v;
         t->cap = cap;
     }
-    char *copy = mech_strndup(a, s, len);
+    char *copy = remat_arena_strndup(a, s, len);
     if (!copy)
         return -1;
     int k = t->n++;

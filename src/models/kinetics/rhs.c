@@ -87,7 +87,7 @@ remat_status mech_build_rhs(mech_parser *p)
         mech_reaction *rx = &m->reactions[r++];
         rx->line = s->line;
         rx->col = s->col;
-        rx->stoich = mech_alloc(&m->arena, (size_t)(m->nspecies ? m->nspecies : 1) * sizeof(double));
+        rx->stoich = remat_arena_alloc(&m->arena, (size_t)(m->nspecies ? m->nspecies : 1) * sizeof(double));
         if (!rx->stoich)
             return nomem(p);
         for (int side = 0; side < 2; side++)
