@@ -242,6 +242,61 @@ static void test_scan_jit_counting_predicts_runs(void **state)
     }
 }
 
+/* A node whose plan is too long to keep replays its schedule at each run,
+ * a chunk of ops at a time (scan_replay.h); REMAT_SCAN_PLAN_MAX_OPS moves
+ * the limit. Streamed and kept plans give the same bits and stats,
+ * compiled and interpreted; the long cases stream more than one chunk. */
+static void test_scan_jit_streamed_plan_equals_kept(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *sched;
+        int64_t n;
+    } cases[] = {{"store-all", 37}, {"per-step", 37}, {"periodic:3", 37}, {"two-level", 37}, {"binomial:3", 37},
+                 {"online:2", 37},  {"binomial:1", 600}, {"online:2", 400}};
+    for (int lay = 0; lay < 2; lay++) {
+        const int64_t m = lay == 0 ? 0 : 4;
+        remat_fn *body = euler_body(REMAT_F64, m, 1);
+        remat_tensor in[3] = {t_rand(REMAT_F64, m == 0 ? 1 : 2, m == 0 ? DIMS(3) : DIMS(3, m), 0, 1),
+                              t_rand(REMAT_F64, m == 0 ? 0 : 1, DIMS(m), 0.5, 1.5),
+                              t_rand(REMAT_F64, m == 0 ? 0 : 1, DIMS(m), 0.2, 0.8)};
+        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
+        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            remat_scan_options o = opts(cases[ci].sched, 0, NULL);
+            remat_fn *f = scan_loss(body, cases[ci].n, 3, adt, sh, 1, 0, &o, 0);
+            remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+            for (int jit = 0; jit < 2; jit++) {
+                result kept, streamed, partial;
+                run_mode(g, 3, in, jit, &kept);
+                setenv("REMAT_SCAN_PLAN_MAX_OPS", "0", 1);
+                run_mode(g, 3, in, jit, &streamed);
+                setenv("REMAT_SCAN_PLAN_MAX_OPS", "3", 1);
+                run_mode(g, 3, in, jit, &partial);
+                unsetenv("REMAT_SCAN_PLAN_MAX_OPS");
+                const result *r[2] = {&streamed, &partial};
+                for (int k = 0; k < 2; k++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "layout %d %s n=%lld %s, %s", lay, cases[ci].sched,
+                             (long long)cases[ci].n, jit ? "compiled" : "interpreted", k ? "limit 3" : "streamed");
+                    check_outs_bitwise(what, &r[k]->o, &kept.o);
+                    assert_int_equal(r[k]->st.forward_evals, kept.st.forward_evals);
+                    assert_int_equal(r[k]->plan.forward_evals, kept.plan.forward_evals);
+                    assert_int_equal(r[k]->st.ops_executed, kept.st.ops_executed);
+                    assert_int_equal(r[k]->st.peak_snapshot_bytes, kept.st.peak_snapshot_bytes);
+                }
+                outs_free(&kept.o);
+                outs_free(&streamed.o);
+                outs_free(&partial.o);
+            }
+            remat_fn_free(g);
+            remat_fn_free(f);
+        }
+        t_free_all(3, in);
+        remat_fn_free(body);
+    }
+}
+
 /* ==== every elementwise op and routing op the loops know ==== */
 
 /* carry c (2,m) and s (m) [and u (m) f32 when mixed], x_t (m), consts w (m) and p (m);
@@ -595,6 +650,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_jit_pfr_scalar_and_batched),
         cmocka_unit_test(test_scan_jit_counting_predicts_runs),
+        cmocka_unit_test(test_scan_jit_streamed_plan_equals_kept),
         cmocka_unit_test(test_scan_jit_every_op),
         cmocka_unit_test(test_scan_jit_sums),
         cmocka_unit_test(test_scan_jit_sums_across_lanes),

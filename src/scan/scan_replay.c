@@ -230,8 +230,18 @@ typedef struct {
     scan_plan *plan;
     scan_xop *raw[2]; /* unmerged ops per phase, malloc'd */
     int64_t n_raw[2];
-    remat_status st;
+    int64_t max_ops;
 } plan_ctx;
+
+/* SCAN_PLAN_MAX_OPS, or REMAT_SCAN_PLAN_MAX_OPS from the environment (for
+ * the tests of the streamed path) */
+static int64_t plan_max_ops(void)
+{
+    const char *e = getenv("REMAT_SCAN_PLAN_MAX_OPS");
+    char *end;
+    long long v = e && *e ? strtoll(e, &end, 10) : -1;
+    return e && *e && *end == 0 && v >= 0 ? (int64_t)v : SCAN_PLAN_MAX_OPS;
+}
 
 static void plan_full(replay *R)
 {
@@ -240,7 +250,7 @@ static void plan_full(replay *R)
     if (R->n > 0 && R->n == R->cap) { /* count what is there, keep it if the plan stays small */
         remat_scan_ops_count(R->buf, R->n, ev);
         int64_t total = P->n_raw[0] + P->n_raw[1] + R->n;
-        scan_xop *q = P->plan->kept && total <= SCAN_PLAN_MAX_OPS
+        scan_xop *q = P->plan->kept && total <= P->max_ops
                           ? realloc(P->raw[R->phase], sizeof *q * (size_t)(P->n_raw[R->phase] + R->n))
                           : NULL;
         if (q) {
@@ -273,7 +283,7 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
     replay R;
     remat_schedule *sch;
     scan_xop chunk[1024];
-    plan_ctx P = {.plan = plan};
+    plan_ctx P = {.plan = plan, .max_ops = plan_max_ops()};
     remat_status st = replay_open(&R, d, &sch);
     if (st == REMAT_OK) {
         R.buf = chunk, R.cap = 1024, R.full = plan_full, R.ctx = &P;

@@ -35,6 +35,8 @@
  * nobody restores (online moves its newest one along) and merges adjacent
  * advances. A plan over SCAN_PLAN_MAX_OPS ops is not kept: such a node
  * replays the schedule at each run, executing ops a chunk at a time.
+ * (REMAT_SCAN_PLAN_MAX_OPS=N in the environment at compile moves the limit,
+ * so that tests can run the streamed path on short scans.)
  */
 #ifndef REMAT_SCAN_REPLAY_H
 #define REMAT_SCAN_REPLAY_H
