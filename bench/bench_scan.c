@@ -48,7 +48,9 @@
  * which times the interpreter instead).
  *
  * One JSON object on stdout. --smoke: 50 steps, batch 8, 2 rounds.
- * --block LANES: the blocked hand loop's block (40).
+ * --block LANES: the blocked hand loop's block (40). remat picks its own
+ * lane blocks (block_lanes, REMAT_SCAN_BLOCK=N to force N, 0 for none);
+ * peak_store_block_bytes is one block's share of the store.
  *   ninja -C build bench/bench_scan && ./build/bench/bench_scan
  */
 #include <math.h>
@@ -174,6 +176,7 @@ typedef struct {
     int64_t steps, forward_evals;
     int64_t compiled_loops; /* remat_memory_plan.compiled_loops: scan nodes run as native loops */
     size_t peak_store_bytes; /* remat_memory_plan.peak_snapshot_bytes */
+    int64_t block_lanes;     /* remat_memory_plan.scan_block_lanes */
     bench_timing timing;  /* CPU and wall-clock ms per run, one per round */
 } variant;
 
@@ -230,6 +233,7 @@ static int compile_variant(variant *v, remat_fn *f)
     remat_program_plan(v->prog, &plan);
     v->compiled_loops = plan.compiled_loops;
     v->peak_store_bytes = plan.peak_snapshot_bytes;
+    v->block_lanes = plan.scan_block_lanes;
     return 0;
 }
 
@@ -285,10 +289,13 @@ static void print_result(const variant *v, const variant *hand, const group_refs
     }
     printf("%s\n  {\"problem\":\"pfr-euler\", \"batch\":%d, \"layout\":\"%s\", \"schedule\":\"%s\", "
            "\"median_ms\":%.4f, \"hand_ms\":%.4f, \"ratio\":%.3f, \"ratio_paired\":%.3f, \"forward_evals\":%lld, "
-           "\"target\":%s, \"meets_target\":%s%s%s, \"peak_store_bytes\":%zu, \"wall_median_ms\":%.4f, "
+           "\"target\":%s, \"meets_target\":%s%s%s, \"peak_store_bytes\":%zu, \"block_lanes\":%lld, "
+           "\"peak_store_block_bytes\":%zu, \"wall_median_ms\":%.4f, "
            "\"wall_hand_ms\":%.4f, \"grad_rel_err\":%.2e, \"bitwise_equal_store_all\":%s, \"compiled_loops\":%lld}",
            first_result ? "" : ",", batch, v->layout, v->schedule, med, hmed, med / hmed, paired,
-           (long long)v->forward_evals, tg, meets, fl, bl, v->peak_store_bytes, bench_median(v->timing.wall, rounds),
+           (long long)v->forward_evals, tg, meets, fl, bl, v->peak_store_bytes, (long long)v->block_lanes,
+           v->block_lanes > 0 ? v->peak_store_bytes / (size_t)batch * (size_t)v->block_lanes : v->peak_store_bytes,
+           bench_median(v->timing.wall, rounds),
            bench_median(hand->timing.wall, rounds), err, bitwise ? "true" : "false", (long long)v->compiled_loops);
     first_result = false;
 }

@@ -66,7 +66,13 @@ typedef struct {
                                        REMAT_NO_JIT=1 in the environment turns it off. */
     int64_t forward_evals;          /* scan body evaluations a run does (stats.forward_evals),
                                        counted by replaying the schedules at compile; a scan
-                                       nested in another's body is not counted here */
+                                       nested in another's body is not counted here. A
+                                       lane-blocked scan does one more pass over its steps
+                                       (its forward node's) than its schedule predicts. */
+    int64_t scan_block_lanes;       /* lanes per block of a scan run lane block by lane block
+                                       (the largest; 0: none): forward and reverse of one block
+                                       run back to back, so a block's share of the store,
+                                       peak_snapshot_bytes * block / lanes, is what is hot */
 } remat_memory_plan;
 
 typedef struct {

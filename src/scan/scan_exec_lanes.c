@@ -21,8 +21,9 @@
 
 static inline void set(scan_rt *r, int kind, int i, const void *p, int64_t stride)
 {
-    r->lb_ptr[r->lanes.base[kind] + i] = (char *)p;
-    r->lb_stride[r->lanes.base[kind] + i] = stride;
+    const int b = r->lanes.base[kind] + i;
+    r->lb_ptr[b] = p ? (char *)p + r->lane0 * r->lanes.lane_bytes[b] : NULL;
+    r->lb_stride[b] = stride;
 }
 
 /* x_t / y_t (and their cotangents) of step k, moving by `dk` steps per call
@@ -62,10 +63,39 @@ static inline void set_tape(scan_rt *r, const char *tp, int64_t stride)
         set(r, LB_TAPE, t, tp + V->res_off[r->res_taped[t]], stride);
 }
 
-static inline void call(scan_rt *r, remat_lane_fn fn, int64_t count)
+static inline void call(scan_rt *r, int kernel, int64_t count)
 {
+    const remat_lane_fn fn = r->kfn[kernel];
     REMAT_ASSERT(fn && count > 0);
     fn(r->lb_ptr, r->lb_stride, count);
+}
+
+/* evaluations and the sub-programs' runs, once for all lane blocks */
+static inline void count_runs(scan_rt *r, remat_program *p, int64_t n, bool eval)
+{
+    if (r->lane0 != 0)
+        return;
+    r->evals += eval ? n : 0;
+    remat_program_add_runs(p, n);
+}
+
+/* dst := src for the carries' lanes of the current block (all lanes when
+ * not blocked): rows of lanes, row by row */
+static void copy_carry_lanes(scan_rt *r, char *dst, const char *src)
+{
+    if (r->lanes.block == 0) {
+        r->be->iface.mem_copy(dst, src, r->d->carry_bytes);
+        return;
+    }
+    for (int i = 0; i < r->nc; i++) {
+        const int64_t lb = r->lanes.lane_bytes[r->lanes.base[LB_CARRY] + i], row = r->lanes.m * lb;
+        const int64_t rows = (int64_t)remat_shape_numel(&r->d->in[i].shape) *
+                             (int64_t)remat_dtype_size(r->d->in[i].dt) / row;
+        const size_t at = r->carry_off[i] + (size_t)(r->lane0 * lb);
+        for (int64_t q = 0; q < rows; q++)
+            r->be->iface.mem_copy(dst + at + (size_t)(q * row), src + at + (size_t)(q * row),
+                                  (size_t)(r->lanes.block * lb));
+    }
 }
 
 /* ---- the ops ---- */
@@ -74,21 +104,20 @@ static void x_advance(void *x, int64_t step, int64_t n)
 {
     scan_rt *r = x;
     set_steps(r, step, 1, false);
-    call(r, r->lanes.advance, n);
-    r->evals += n;
-    remat_program_add_runs(r->p_primal, n);
+    call(r, LKI_ADVANCE, n);
+    count_runs(r, r->p_primal, n, true);
 }
 
 static void x_snapshot(void *x, int slot)
 {
     scan_rt *r = x;
-    r->be->iface.mem_copy(remat_scan_rt_slot(r, slot), r->cur, r->d->carry_bytes);
+    copy_carry_lanes(r, remat_scan_rt_slot(r, slot), r->cur);
 }
 
 static void x_restore(void *x, int slot)
 {
     scan_rt *r = x;
-    r->be->iface.mem_copy(r->cur, remat_scan_rt_slot(r, slot), r->d->carry_bytes);
+    copy_carry_lanes(r, r->cur, remat_scan_rt_slot(r, slot));
 }
 
 static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
@@ -96,9 +125,8 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
     scan_rt *r = x;
     set_steps(r, step, 1, false);
     set_shot(r, remat_scan_rt_slot(r, slot), dslot * (int64_t)r->d->carry_bytes);
-    call(r, r->lanes.advance_shot, n);
-    r->evals += n;
-    remat_program_add_runs(r->p_primal, n);
+    call(r, LKI_ADVANCE_SHOT, n);
+    count_runs(r, r->p_primal, n, true);
 }
 
 static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
@@ -106,9 +134,8 @@ static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
     scan_rt *r = x;
     set_steps(r, step, 1, false);
     set_tape(r, remat_scan_rt_tape(r, tape), (int64_t)r->d->vjp->tape_bytes);
-    call(r, r->lanes.tape, n);
-    r->evals += n;
-    remat_program_add_runs(r->p_fwd, n);
+    call(r, LKI_TAPE, n);
+    count_runs(r, r->p_fwd, n, true);
 }
 
 static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
@@ -116,8 +143,8 @@ static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
     scan_rt *r = x;
     set_steps(r, step, -1, true);
     set_tape(r, remat_scan_rt_tape(r, tape), -(int64_t)r->d->vjp->tape_bytes);
-    call(r, r->lanes.reverse, n);
-    remat_program_add_runs(r->p_bwd, n);
+    call(r, LKI_REVERSE, n);
+    count_runs(r, r->p_bwd, n, false);
 }
 
 static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
@@ -129,10 +156,9 @@ static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
         set_shot(r, remat_scan_rt_slot(r, slot), dslot * (int64_t)r->d->carry_bytes);
     else
         set_shot(r, r->cur, 0);
-    call(r, r->lanes.recompute, n);
-    r->evals += n;
-    remat_program_add_runs(r->p_fwd, n);
-    remat_program_add_runs(r->p_bwd, n);
+    call(r, LKI_RECOMPUTE, n);
+    count_runs(r, r->p_fwd, n, true);
+    count_runs(r, r->p_bwd, n, false);
 }
 
 static const scan_executor lanes = {
@@ -142,8 +168,8 @@ static const scan_executor lanes = {
 
 static void run(void *x, const scan_xop *ops, int64_t n) { scan_walk(&lanes, x, ops, n); }
 
-/* once per node execution */
-static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
+/* the buffers that stay put, for the current lane block */
+static void bind_block(scan_rt *r, const void *const *ks, void *const *ct_ks)
 {
     for (int i = 0; i < r->nc; i++) {
         set(r, LB_CARRY, i, r->cur + r->carry_off[i], 0);
@@ -152,6 +178,14 @@ static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
     for (int i = 0; i < r->nk; i++) {
         set(r, LB_K, i, ks[i], 0);
         set(r, LB_CTK, i, ct_ks ? ct_ks[i] : NULL, 0);
+    }
+}
+
+/* once per node execution */
+static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
+{
+    bind_block(r, ks, ct_ks);
+    for (int i = 0; i < r->nk; i++) {
         if (ct_ks) { /* -0.0: the accumulation then gives the interpreter's bits (scan_rt.h) */
             const remat_dtype dt = r->d->in[r->nc + r->nx + i].dt;
             r->be->iface.mem_fill(ct_ks[i], dt, r->length ? -0.0 : 0.0, r->k_bytes[i] / remat_dtype_size(dt));
@@ -161,4 +195,4 @@ static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
 
 static void finish(scan_rt *r, void *const *ct_ks) { (void)r, (void)ct_ks; }
 
-const scan_rt_exec remat_scan_exec_lanes = {.bind = bind, .run = run, .finish = finish};
+const scan_rt_exec remat_scan_exec_lanes = {.bind = bind, .bind_block = bind_block, .run = run, .finish = finish};

@@ -738,7 +738,31 @@ static int carries_on_lanes(const remat_scan_data *d, int64_t m)
     return 1;
 }
 
-int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out)
+/* Bytes from lane j to j+1 of each buffer, read off the loads and stores;
+ * 0 when a kernel sums across lanes or a buffer has two lane strides (then
+ * lanes are not independent, or not at one stride: no blocks). */
+static int lane_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
+                        int64_t *lane_bytes)
+{
+    memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)n_bufs);
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < p[k]->n_ins; i++) {
+            const remat_lane_ins *I = &p[k]->ins[i];
+            if (I->kind == REMAT_LANE_SUM0 || I->kind == REMAT_LANE_ACC || I->post)
+                return 0;
+            if ((I->kind != REMAT_LANE_LOAD && I->kind != REMAT_LANE_STORE) || I->lstride == 0)
+                continue;
+            const int64_t b = I->lstride * (int64_t)remat_dtype_size((remat_dtype)bufs[I->buf].dt);
+            if (lane_bytes[I->buf] != 0 && lane_bytes[I->buf] != b)
+                return 0;
+            lane_bytes[I->buf] = b;
+        }
+    return 1;
+}
+
+int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want,
+                           int64_t (*block_of)(int64_t m, const remat_scan_data *d, bool contiguous), scan_lanes *out,
+                           void *(*alloc)(void *ctx, size_t bytes), void *ctx)
 {
     memset(out, 0, sizeof *out);
     if (!be->iface.compile_lanes || !be->iface.can_compile_lanes() || !want || d->length == 0)
@@ -778,23 +802,39 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         if (!carries_on_lanes(d, cand[q]))
             continue;
         b.m = cand[q];
-        scan_lanes S = {0};
-        remat_lane_fn *fns[5] = {&S.advance, &S.advance_shot, &S.tape, &S.reverse, &S.recompute};
-        remat_lane_program progs[5];
-        const remat_lane_program *pp[5];
-        remat_lane_fn got[5];
+        scan_lanes S = {.m = b.m};
+        remat_lane_program progs[2 * LKI_COUNT];
+        const remat_lane_program *pp[2 * LKI_COUNT];
+        remat_lane_fn got[2 * LKI_COUNT];
         int n = 0, fits = 1;
-        for (int k = 0; fits && k < 5; k++)
+        for (int k = 0; fits && k < LKI_COUNT; k++)
             if (want & (1u << k)) {
                 fits = translate_kernel(&b, &L, 1u << k, &progs[n]);
                 pp[n] = &progs[n];
                 n += fits;
             }
-        if (fits && be->iface.compile_lanes(n, pp, got) == REMAT_OK) { /* one compilation for all */
-            for (int k = 0, i = 0; k < 5; k++)
-                if (want & (1u << k))
-                    *fns[k] = got[i++];
+        int64_t *lane_bytes = fits ? alloc(ctx, sizeof *lane_bytes * (size_t)(b.n_bufs + 1)) : NULL;
+        if (fits && lane_bytes && b.m > 1 && block_of && lane_strides(pp, n, b.bufs, b.n_bufs, lane_bytes)) {
+            bool contiguous = true;
+            for (int i = 0; i < L.nc; i++)
+                contiguous &= lane_bytes[L.base[LB_CARRY] + i] == (int64_t)remat_dtype_size(d->in[i].dt);
+            S.block = block_of(b.m, d, contiguous);
+        }
+        const int nb = S.block > 0 ? n : 0;
+        for (int i = 0; i < nb; i++) { /* the same code over `block` lanes */
+            progs[n + i] = progs[i];
+            progs[n + i].m = S.block;
+            pp[n + i] = &progs[n + i];
+        }
+        if (fits && lane_bytes && be->iface.compile_lanes(n + nb, pp, got) == REMAT_OK) { /* one compilation */
+            for (int k = 0, i = 0; k < LKI_COUNT; k++)
+                if (want & (1u << k)) {
+                    S.fn[k] = got[i];
+                    S.block_fn[k] = nb ? got[n + i] : NULL;
+                    i++;
+                }
             memcpy(S.base, L.base, sizeof S.base);
+            S.lane_bytes = lane_bytes;
             *out = S;
             ok = 1;
         } else if (fits) {

@@ -30,6 +30,14 @@
  * The consts' cotangents are accumulated as ctk = ctk + c in step order, so
  * starting them at -0.0 gives the interpreter's bits (its first step writes
  * c, later ones add; -0.0 + c == c for every c).
+ *
+ * Lane blocks. When no kernel sums across lanes (no SUM0/ACC), lanes are
+ * independent, and the kernels are also compiled for `block` lanes (a
+ * divisor of m): run with every buffer moved by j0 * lane_bytes[buffer],
+ * they do lanes j0 .. j0+block-1 of the full-size buffers, bit for bit what
+ * the full kernels do for those lanes. The scan's checkpointed nodes then
+ * run a schedule block by block (scan_runtime.c), so one block's snapshots
+ * and tapes stay in cache.
  */
 #ifndef REMAT_SCAN_LANES_H
 #define REMAT_SCAN_LANES_H
@@ -39,16 +47,26 @@
 
 enum { LB_CARRY, LB_X, LB_K, LB_Y, LB_SHOT, LB_TAPE, LB_CT, LB_CTY, LB_CTX, LB_CTK, LB_KINDS };
 
+enum { LKI_ADVANCE, LKI_ADVANCE_SHOT, LKI_TAPE, LKI_REVERSE, LKI_RECOMPUTE, LKI_COUNT };
+
 typedef struct {
     int base[LB_KINDS + 1]; /* base[LB_KINDS] = the table's size */
-    remat_lane_fn advance, advance_shot, tape, reverse, recompute;
+    remat_lane_fn fn[LKI_COUNT];      /* over all m lanes */
+    int64_t m, block;                 /* block 0: not blocked */
+    remat_lane_fn block_fn[LKI_COUNT]; /* over `block` lanes */
+    int64_t *lane_bytes;              /* [base[LB_KINDS]] per buffer (0: the same for every lane) */
 } scan_lanes;
 
-/* Translates and compiles the kernels `want` asks for (bits 1 << k of the
- * enum below). Returns 1 with *out filled, or 0 when the body does not fit
- * (an op without a lane form, no consistent lane axis, too large) or the
- * backend cannot compile: the caller interprets the body instead. */
+/* Translates and compiles the kernels `want` asks for (bits 1 << LKI_*),
+ * and their block versions when block_of(m, d, contiguous) > 0 for the lane
+ * count m found and the lanes are independent (contiguous: lane j+1 of
+ * every carry is the element after lane j's, a structure of arrays). Returns 1 with *out filled
+ * (lane_bytes from alloc(ctx)), or 0 when the body does not fit (an op
+ * without a lane form, no consistent lane axis, too large) or the backend
+ * cannot compile: the caller interprets the body instead. */
 enum { LK_ADVANCE = 1, LK_ADVANCE_SHOT = 2, LK_TAPE = 4, LK_REVERSE = 8, LK_RECOMPUTE = 16 };
-int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out);
+int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want,
+                           int64_t (*block_of)(int64_t m, const remat_scan_data *d, bool contiguous), scan_lanes *out,
+                           void *(*alloc)(void *ctx, size_t bytes), void *ctx);
 
 #endif

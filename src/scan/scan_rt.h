@@ -24,6 +24,8 @@ typedef struct scan_rt scan_rt;
  * run the ops, finish (the cotangents into the node's outputs). */
 typedef struct {
     void (*bind)(scan_rt *r, const void *const *ks, void *const *ct_ks);
+    /* lanes only: bind again for the lane block at r->lane0 (no filling) */
+    void (*bind_block)(scan_rt *r, const void *const *ks, void *const *ct_ks);
     void (*run)(void *r, const scan_xop *ops, int64_t n);
     void (*finish)(scan_rt *r, void *const *ct_ks);
 } scan_rt_exec;
@@ -63,10 +65,14 @@ struct scan_rt {
     int *res_x, n_res_x;
     remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
 
-    /* compiled lanes (scan_lanes.h): the kernels and their buffer table */
+    /* compiled lanes (scan_lanes.h): the kernels and their buffer table;
+     * when blocked, the kernels of the lane block starting at lane0 (every
+     * buffer pointer set is moved to that lane), else the full ones */
     scan_lanes lanes;
     char **lb_ptr;
     int64_t *lb_stride;
+    int64_t lane0;
+    const remat_lane_fn *kfn;
 
     bool nested; /* in a sub-program (remat_hop_lowering) */
     /* stats of the last root run (remat_hop_stats) */

@@ -17,6 +17,7 @@
  * closed-over cotangents in that order, so gradients are bitwise identical
  * across schedules and executors.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/assert.h"
@@ -78,8 +79,32 @@ static void k_scan_fwd(const remat_instr *I)
     r->store = r->outs[r->nc + r->ny];
     copy_carry_in(r, r->cur, init);
     r->exec->bind(r, ks, NULL);
-    run_phase(r, SCAN_PHASE_FORWARD);
+    if (r->lanes.block > 0) { /* the backward runs the schedule; it starts from carry 0, kept in the store */
+        copy_carry_in(r, r->store, init);
+        const scan_xop all = {.kind = XOP_ADVANCE, .step = 0, .count = r->length};
+        r->exec->run(r, &all, 1); /* carry 0 is within the schedule's peak (lower_checkpointed) */
+    } else {
+        run_phase(r, SCAN_PHASE_FORWARD);
+    }
     copy_carry_out(r, r->outs, r->cur);
+}
+
+/* The whole schedule, one lane block after the other (scan_lanes.h), from
+ * carry 0 (the forward node left it at the start of the store, which the
+ * first block then overwrites). */
+static void run_blocks(scan_rt *r, const void *const *ks, void *const *ct_ks)
+{
+    r->be->iface.mem_copy(r->cur, r->store, r->d->carry_bytes);
+    r->kfn = r->lanes.block_fn;
+    for (int64_t j0 = 0; j0 < r->lanes.m; j0 += r->lanes.block) {
+        r->lane0 = j0;
+        r->exec->bind_block(r, ks, ct_ks);
+        run_phase(r, SCAN_PHASE_FORWARD);
+        run_phase(r, SCAN_PHASE_REVERSE);
+    }
+    r->lane0 = 0;
+    r->kfn = r->lanes.fn;
+    r->exec->bind_block(r, ks, ct_ks);
 }
 
 static void k_scan_bwd(const remat_instr *I)
@@ -95,9 +120,25 @@ static void k_scan_bwd(const remat_instr *I)
     r->ct_xs = r->outs + nc;
     copy_carry_in(r, r->ct_cur, ct_carry);
     r->exec->bind(r, ks, ct_ks);
-    run_phase(r, SCAN_PHASE_REVERSE);
+    if (r->lanes.block > 0)
+        run_blocks(r, ks, ct_ks);
+    else
+        run_phase(r, SCAN_PHASE_REVERSE);
     r->exec->finish(r, ct_ks);
     copy_carry_out(r, r->outs, r->ct_cur);
+}
+
+/* The evaluations a checkpointed node's share runs: its phase of the
+ * schedule; lane-blocked, the forward node's primal pass and the whole
+ * schedule in the backward. */
+static scan_evals node_evals(const scan_rt *r)
+{
+    const scan_evals *f = &r->plan.cost[SCAN_PHASE_FORWARD].evals, *b = &r->plan.cost[SCAN_PHASE_REVERSE].evals;
+    if (r->lanes.block > 0)
+        return r->d->kind == SCAN_FWD ? (scan_evals){.plain = r->length}
+                                      : (scan_evals){.plain = f->plain + b->plain, .record = f->record + b->record,
+                                                     .reverse = f->reverse + b->reverse};
+    return *(r->d->kind == SCAN_FWD ? f : b);
 }
 
 /* ---- stats (exec/hop.h) ---- */
@@ -128,8 +169,10 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
         plan->forward_evals += r->nested ? 0 : d->length;
         return;
     }
-    const scan_evals *ev = &r->plan.cost[d->kind == SCAN_FWD ? SCAN_PHASE_FORWARD : SCAN_PHASE_REVERSE].evals;
-    plan->forward_evals += r->nested ? 0 : ev->plain + ev->record;
+    const scan_evals e = node_evals(r);
+    plan->forward_evals += r->nested ? 0 : e.plain + e.record;
+    if (r->lanes.block > plan->scan_block_lanes)
+        plan->scan_block_lanes = r->lanes.block;
     size_t pred = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
     if (pred >= plan->peak_snapshot_bytes) {
         plan->peak_snapshot_bytes = pred;
@@ -170,20 +213,53 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
     return c;
 }
 
-/* Compiled loops for the body when it has them (scan_lanes.h): the
- * sub-programs then only count ops, and their arenas are released. */
-static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want)
+/* Lanes per block for a checkpointed scan over m independent lanes:
+ * REMAT_SCAN_BLOCK=N (N dividing m, 2 <= N < m; 0: never) from the
+ * environment, else, for a store over SCAN_BLOCK_MIN_STORE with contiguous
+ * lanes, the largest divisor of m from 8 to m/2 whose share of the store
+ * fits in SCAN_BLOCK_STORE (the L2 of a small core); 0: not blocked.
+ * Blocks cost one more pass over the steps (the forward node's); with
+ * interleaved lanes ((B,3)) a step is dearer (its loops vectorise worse)
+ * and that pass costs more than the cache saves (bench_scan). */
+#define SCAN_BLOCK_MIN_STORE ((size_t)4 << 20)
+#define SCAN_BLOCK_STORE ((size_t)512 << 10)
+static int64_t block_of(int64_t m, const remat_scan_data *d, bool contiguous)
 {
-    if (!remat_scan_lanes_build(d, L->be, want, &r->lanes))
+    const char *e = getenv("REMAT_SCAN_BLOCK");
+    if (e && *e) {
+        char *end;
+        long long v = strtoll(e, &end, 10);
+        return *end == 0 && v >= 2 && v < m && m % v == 0 ? (int64_t)v : 0;
+    }
+    if (!contiguous || d->store_bytes < SCAN_BLOCK_MIN_STORE)
+        return 0;
+    const size_t per_lane = d->store_bytes / (size_t)m + 1;
+    for (int64_t w = m / 2; w >= 8; w--)
+        if (m % w == 0 && (size_t)w * per_lane <= SCAN_BLOCK_STORE)
+            return w;
+    return 0;
+}
+
+/* Compiled loops for the body when it has them (scan_lanes.h), lane-blocked
+ * when `blocks` allows and the lanes are independent. */
+static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)
+{
+    if (!remat_scan_lanes_build(d, L->be, want, blocks ? block_of : NULL, &r->lanes, L->alloc, L->ctx))
         return false;
     const int n = r->lanes.base[LB_KINDS];
     r->lb_ptr = L->alloc(L->ctx, sizeof *r->lb_ptr * (size_t)(n + 1));
     r->lb_stride = L->alloc(L->ctx, sizeof *r->lb_stride * (size_t)(n + 1));
+    r->kfn = r->lanes.fn;
+    return true;
+}
+
+/* the sub-programs then only count ops, and their arenas are released */
+static void run_elsewhere(scan_rt *r)
+{
     remat_program *subs[3] = {r->p_primal, r->p_fwd, r->p_bwd};
     for (int i = 0; i < 3; i++)
         if (subs[i])
             remat_program_run_elsewhere(subs[i]);
-    return true;
 }
 
 static void layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, size_t *ysum, size_t *ksum)
@@ -276,8 +352,10 @@ static remat_status lower_primal(scan_rt *r, const remat_scan_data *d, remat_hop
     if (d->length > 0)
         st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
     ins->fn = k_scan_primal;
-    if (st == REMAT_OK && use_lanes(r, d, L, LK_ADVANCE))
+    if (st == REMAT_OK && use_lanes(r, d, L, LK_ADVANCE, false)) {
+        run_elsewhere(r);
         r->exec = &remat_scan_exec_lanes;
+    }
     return st;
 }
 
@@ -287,24 +365,32 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
     remat_status st = remat_scan_plan_build(d, &r->plan, L->alloc, L->ctx);
     if (st != REMAT_OK)
         return st;
-    const scan_evals *ev = &r->plan.cost[d->kind == SCAN_FWD ? SCAN_PHASE_FORWARD : SCAN_PHASE_REVERSE].evals;
-    if (ev->plain > 0)
+    /* Every kernel of the body is compiled with the forward node's, in one
+     * compilation (libgccjit's cost is mostly per compilation): the backward
+     * node then finds its own in the backend's cache. Both nodes decide on
+     * lane blocks alike (the same data, environment and store). A scan in
+     * another's body runs once per outer step, and carry 0 in its store
+     * would not survive until its backward: never blocked. Nor when carry 0
+     * would hold more of the store than the schedule's peak. */
+    const unsigned all = LK_ADVANCE | LK_ADVANCE_SHOT | LK_TAPE | LK_REVERSE | LK_RECOMPUTE;
+    const size_t peak = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
+    const bool lanes = use_lanes(r, d, L, all, !r->nested && peak >= d->carry_bytes);
+    const scan_evals ev = node_evals(r);
+    if (ev.plain > 0)
         st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
-    if (st == REMAT_OK && ev->record > 0)
+    if (st == REMAT_OK && ev.record > 0)
         st = remat_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
-    if (st == REMAT_OK && ev->reverse > 0)
+    if (st == REMAT_OK && ev.reverse > 0)
         st = remat_compile_sub(d->vjp->bwd, L->be, L->counters, &r->p_bwd);
     if (st == REMAT_OK && d->kind == SCAN_BWD)
         st = lower_k_adds(r, d, L);
     if (st != REMAT_OK)
         return st;
     ins->fn = d->kind == SCAN_FWD ? k_scan_fwd : k_scan_bwd;
-    /* Every kernel of the body is compiled with the forward node's, in one
-     * compilation (libgccjit's cost is mostly per compilation): the backward
-     * node then finds its own in the backend's cache. */
-    const unsigned all = LK_ADVANCE | LK_ADVANCE_SHOT | LK_TAPE | LK_REVERSE | LK_RECOMPUTE;
-    if (use_lanes(r, d, L, all))
+    if (lanes) {
+        run_elsewhere(r);
         r->exec = &remat_scan_exec_lanes;
+    }
     return REMAT_OK;
 }
 
