@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/arena.h"
 
 struct remat_arena_chunk {
@@ -22,7 +23,7 @@ void *remat_arena_alloc(remat_arena *a, size_t bytes)
     bytes = (bytes + 15) & ~(size_t)15;
     if (!a->head || a->cap - a->used < bytes) {
         size_t cap = bytes > 16384 ? bytes : 16384;
-        remat_arena_chunk *c = malloc(sizeof *c + cap);
+        remat_arena_chunk *c = remat_malloc(sizeof *c + cap);
         if (!c)
             return NULL;
         c->next = a->head;
@@ -53,7 +54,7 @@ void remat_arena_clear(remat_arena *a)
     remat_arena_chunk *c = a->head;
     while (c) {
         remat_arena_chunk *n = c->next;
-        free(c);
+        remat_free(c);
         c = n;
     }
     a->head = NULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/file.h"
 
@@ -15,14 +16,14 @@ remat_status remat_read_file(const char *path, const char *what, char **text, si
     if (!f)
         return remat_error(REMAT_ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
     size_t n = 0, cap = 4096;
-    char *buf = malloc(cap);
+    char *buf = remat_malloc(cap);
     while (buf) {
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap)
             break;
-        char *bigger = cap < ((size_t)1 << 40) ? realloc(buf, 2 * cap) : NULL;
+        char *bigger = cap < ((size_t)1 << 40) ? remat_realloc(buf, 2 * cap) : NULL;
         if (!bigger) {
-            free(buf);
+            remat_free(buf);
             buf = NULL;
             break;
         }
@@ -36,7 +37,7 @@ remat_status remat_read_file(const char *path, const char *what, char **text, si
         st = remat_error(REMAT_ERR_IO, "%s: cannot read %s: %s", path, what, strerror(errno));
     fclose(f);
     if (st != REMAT_OK) {
-        free(buf);
+        remat_free(buf);
         return st;
     }
     *text = buf;
