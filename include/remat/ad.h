@@ -71,7 +71,10 @@ remat_policy *remat_policy_save_any_names_but_these(int n, const char *const *na
 remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b);
 
 /* jax.checkpoint(fn, policy=...): a new function (a region around fn).
- * policy NULL means nothing_saveable. */
+ * policy NULL means nothing_saveable. NULL when fn is NULL, has a build
+ * error or no outputs, or memory ran out; remat_last_error() says which.
+ * The policy constructors above return NULL on bad arguments or, with
+ * that message, when out of memory. */
 remat_fn *remat_checkpoint(remat_fn *fn, const remat_policy *policy);
 
 /* ---- reverse mode ----

@@ -50,6 +50,9 @@ typedef struct {
 typedef struct remat_policy remat_policy; /* remat/ad.h */
 
 /* ---- functions ---- */
+/* NULL only when out of memory (remat_last_error() says so). Running out of
+ * memory later, while ops are added, is a build error like any other:
+ * REMAT_ERR_NOMEM in remat_fn_status. */
 remat_fn *remat_fn_new(const char *name);
 /* Functions are reference counted: a function called as a checkpoint region
  * inside another keeps it alive. _free(NULL) is a no-op. */

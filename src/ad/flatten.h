@@ -42,7 +42,7 @@ static inline const remat_node *remat_flat_orig(const remat_flat *fl, int32_t i)
     return remat_fn_node(fl->nodes[i].fn, fl->nodes[i].v);
 }
 
-/* 0 on success; REMAT_ERR_NOMEM. */
+/* REMAT_OK, or REMAT_ERR_NOMEM with remat_last_error() set and *out empty. */
 remat_status remat_flatten(const remat_fn *f, remat_flat *out);
 void remat_flat_free(remat_flat *fl);
 

@@ -4,21 +4,36 @@
 #include <string.h>
 
 #include "ad/graph_impl.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/exhaustive.h"
 
+/* f->error when the message itself could not be copied (out of memory):
+ * never freed; remat_last_error() still has the full message. */
+static char nomem_error[] = "out of memory (the full message is in remat_last_error())";
+
+static void set_error(remat_fn *f, remat_status st)
+{
+    f->status = st;
+    if (f->error != nomem_error)
+        remat_free(f->error);
+    f->error = remat_strdup(remat_last_error());
+    if (!f->error)
+        f->error = nomem_error;
+}
+
 remat_fn *remat_fn_new(const char *name)
 {
-    remat_fn *f = calloc(1, sizeof *f);
-    if (!f)
-        return NULL;
-    f->refcount = 1;
-    f->name = strdup(name ? name : "fn");
-    if (!f->name) {
-        free(f);
+    remat_fn *f = remat_calloc(1, sizeof *f);
+    if (f)
+        f->name = remat_strdup(name ? name : "fn");
+    if (!f || !f->name) {
+        remat_free(f);
+        remat_error(REMAT_ERR_NOMEM, "remat_fn_new: out of memory creating function '%s'", name ? name : "fn");
         return NULL;
     }
+    f->refcount = 1;
     return f;
 }
 
@@ -43,12 +58,13 @@ void remat_fn_free(remat_fn *f)
         }
     }
     remat_arena_clear(&f->arena);
-    free(f->nodes);
-    free(f->args);
-    free(f->outs);
-    free(f->error);
-    free(f->name);
-    free(f);
+    remat_free(f->nodes);
+    remat_free(f->args);
+    remat_free(f->outs);
+    if (f->error != nomem_error)
+        remat_free(f->error);
+    remat_free(f->name);
+    remat_free(f);
 }
 
 const remat_node *remat_fn_node(const remat_fn *f, remat_val v) { return &f->nodes[v]; }
@@ -62,17 +78,17 @@ void remat_fn_clear_error(remat_fn *f)
     if (!f)
         return;
     f->status = REMAT_OK;
-    free(f->error);
+    if (f->error != nomem_error)
+        remat_free(f->error);
     f->error = NULL;
 }
 
 void *remat_fn_alloc(remat_fn *f, size_t bytes)
 {
     void *p = remat_arena_alloc(&f->arena, bytes);
-    if (!p) {
-        fprintf(stderr, "remat: out of memory building function '%s'\n", f->name);
-        abort();
-    }
+    if (!p)
+        remat_fn_fail(f, REMAT_ERR_NOMEM, (remat_loc){0}, "function '%s': out of memory (%zu bytes of node data)",
+                      f->name, bytes);
     return p;
 }
 
@@ -82,7 +98,8 @@ const char *remat_fn_strdup(remat_fn *f, const char *s)
         return NULL;
     size_t n = strlen(s) + 1;
     char *d = remat_fn_alloc(f, n);
-    memcpy(d, s, n);
+    if (d)
+        memcpy(d, s, n);
     return d;
 }
 
@@ -93,7 +110,7 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
     int32_t nc = *cap ? *cap * 2 : 16;
     while (nc < need)
         nc *= 2;
-    void *q = realloc(*p, (size_t)nc * elem);
+    void *q = remat_realloc(*p, (size_t)nc * elem);
     if (!q)
         return 0;
     *p = q;
@@ -101,29 +118,34 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
     return 1;
 }
 
+static remat_val nomem(remat_fn *f, const remat_node *proto, const char *what)
+{
+    return remat_fn_fail(f, REMAT_ERR_NOMEM, proto->loc, "%s: out of memory adding %s to function '%s'",
+                         remat_op_name((remat_op)proto->op), what, f->name);
+}
+
 remat_val remat_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const remat_val *in)
 {
-    if (!grow((void **)&f->nodes, &f->cap_nodes, f->n_nodes + 1, sizeof *f->nodes)) {
-        fprintf(stderr, "remat: out of memory building function '%s'\n", f->name);
-        abort();
+    for (int i = 0; i < nin; i++) {
+        if (in[i] == REMAT_NONE && f->status != REMAT_OK)
+            return REMAT_NONE; /* an input failed to build (its error stands): propagate */
+        REMAT_ASSERT(in[i] >= 0 && in[i] < f->n_nodes);
     }
+    int32_t *ins = NULL;
+    if (nin > 0 && !(ins = remat_fn_alloc(f, (size_t)nin * sizeof *ins)))
+        return REMAT_NONE;
+    if (!grow((void **)&f->nodes, &f->cap_nodes, f->n_nodes + 1, sizeof *f->nodes))
+        return nomem(f, proto, "a node");
+    if (proto->op == REMAT_OP_ARG && !grow((void **)&f->args, &f->cap_args, f->n_args + 1, sizeof *f->args))
+        return nomem(f, proto, "an argument");
     remat_node *n = &f->nodes[f->n_nodes];
     *n = *proto;
     n->flags |= f->emit_flags;
     n->nin = nin;
-    if (nin > 0) {
-        int32_t *ins = remat_fn_alloc(f, (size_t)nin * sizeof *ins);
-        for (int i = 0; i < nin; i++) {
-            REMAT_ASSERT(in[i] >= 0 && in[i] < f->n_nodes);
-            ins[i] = in[i];
-        }
-        n->in = ins;
-    } else {
-        n->in = NULL;
-    }
+    if (nin > 0)
+        memcpy(ins, in, (size_t)nin * sizeof *ins);
+    n->in = ins;
     if (n->op == REMAT_OP_ARG) {
-        if (!grow((void **)&f->args, &f->cap_args, f->n_args + 1, sizeof *f->args))
-            abort();
         n->p.arg_pos = f->n_args;
         f->args[f->n_args++] = f->n_nodes;
     }
@@ -138,11 +160,8 @@ remat_val remat_fn_fail(remat_fn *f, remat_status st, remat_loc loc, const char 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     remat_error(st, "%s:%d: %s", loc.file ? loc.file : "?", loc.line, msg);
-    if (f && f->status == REMAT_OK) {
-        f->status = st;
-        free(f->error);
-        f->error = strdup(remat_last_error());
-    }
+    if (f && f->status == REMAT_OK)
+        set_error(f, st);
     return REMAT_NONE;
 }
 
@@ -154,12 +173,9 @@ remat_val remat_fn_null(remat_loc loc, const char *fn)
 int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
 {
     if (n > 0 && !v) {
-        if (f->status == REMAT_OK) {
-            remat_fn *m = (remat_fn *)f;
-            m->status = remat_error(REMAT_ERR_NULL, "function '%s': the array of values is NULL", f->name);
-            free(m->error);
-            m->error = strdup(remat_last_error());
-        }
+        if (f->status == REMAT_OK)
+            set_error((remat_fn *)f,
+                      remat_error(REMAT_ERR_NULL, "function '%s': the array of values is NULL", f->name));
         return 0;
     }
     for (int i = 0; i < n; i++) {
@@ -171,17 +187,14 @@ int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
          * now rather than at remat_fn_output. Any other number never was a
          * value of f. */
         if (f->status == REMAT_OK) {
-            remat_fn *m = (remat_fn *)f;
             if (v[i] == REMAT_NONE)
-                m->status = remat_error(REMAT_ERR_ARG,
-                                        "function '%s': operand %d is REMAT_NONE (the result of a failed op "
-                                        "whose error was cleared, or of another function)",
-                                        f->name, i);
+                remat_error(REMAT_ERR_ARG,
+                            "function '%s': operand %d is REMAT_NONE (the result of a failed op "
+                            "whose error was cleared, or of another function)",
+                            f->name, i);
             else
-                m->status = remat_error(REMAT_ERR_ARG, "function '%s': %d is not a value of this function", f->name,
-                                        (int)v[i]);
-            free(m->error);
-            m->error = strdup(remat_last_error());
+                remat_error(REMAT_ERR_ARG, "function '%s': %d is not a value of this function", f->name, (int)v[i]);
+            set_error((remat_fn *)f, REMAT_ERR_ARG);
         }
         return 0;
     }
@@ -198,10 +211,13 @@ remat_val remat_fn_output_at(remat_fn *f, remat_val v, remat_loc loc)
 {
     if (!f)
         return remat_fn_null(loc, "remat_fn_output");
+    if (v == REMAT_NONE && f->status != REMAT_OK)
+        return REMAT_NONE; /* the result of a failed op, whose error stands */
     if (!remat_fn_vals_ok(f, 1, &v))
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "output: invalid value %d", (int)v);
     if (!grow((void **)&f->outs, &f->cap_outs, f->n_outs + 1, sizeof *f->outs))
-        abort();
+        return remat_fn_fail(f, REMAT_ERR_NOMEM, loc, "output: out of memory adding an output to function '%s'",
+                             f->name);
     f->outs[f->n_outs++] = v;
     return v;
 }
@@ -254,8 +270,9 @@ remat_op remat_val_op(const remat_fn *f, remat_val v)
 
 uint8_t *remat_fn_live_mask(const remat_fn *f)
 {
-    uint8_t *live = calloc((size_t)f->n_nodes + 1, 1);
-    REMAT_ASSERT(live);
+    uint8_t *live = remat_calloc((size_t)f->n_nodes + 1, 1);
+    if (!live)
+        return NULL;
     for (int i = 0; i < f->n_outs; i++)
         live[f->outs[i]] = 1;
     for (int32_t v = f->n_nodes - 1; v >= 0; v--)
@@ -304,10 +321,15 @@ void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, rem
     };
 }
 
-static void *dup_into(remat_fn *dst, const void *src, size_t bytes)
+/* A copy in dst's arena; NULL when out of memory (recorded on dst), and
+ * *ok cleared. */
+static void *dup_into(remat_fn *dst, const void *src, size_t bytes, int *ok)
 {
     void *d = remat_fn_alloc(dst, bytes);
-    memcpy(d, src, bytes);
+    if (d)
+        memcpy(d, src, bytes);
+    else
+        *ok = 0;
     return d;
 }
 
@@ -319,37 +341,33 @@ remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, rem
 {
     const remat_node *n = &src->nodes[v];
     remat_node proto = *n;
+    int ok = 1;
     proto.flags |= add_flags;
-    proto.name = remat_fn_strdup(dst, n->name);
+    proto.name = n->name ? dup_into(dst, n->name, strlen(n->name) + 1, &ok) : NULL;
     size_t nbytes = (size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype);
+    remat_call_params *cp = NULL;
     if (n->op == REMAT_OP_CONSTANT && n->data)
-        proto.data = dup_into(dst, n->data, nbytes ? nbytes : 1);
+        proto.data = dup_into(dst, n->data, nbytes ? nbytes : 1, &ok);
     switch (remat_op_param_of((remat_op)n->op)) {
     case REMAT_OPP_PERM:
-        proto.p.perm = dup_into(dst, n->p.perm, sizeof(int) * REMAT_MAX_RANK);
+        proto.p.perm = dup_into(dst, n->p.perm, sizeof(int) * REMAT_MAX_RANK, &ok);
         break;
     case REMAT_OPP_BDIMS:
-        proto.p.bdims = dup_into(dst, n->p.bdims, sizeof(int) * REMAT_MAX_RANK);
+        proto.p.bdims = dup_into(dst, n->p.bdims, sizeof(int) * REMAT_MAX_RANK, &ok);
         break;
     case REMAT_OPP_DOT:
-        proto.p.dot = dup_into(dst, n->p.dot, sizeof *n->p.dot);
+        proto.p.dot = dup_into(dst, n->p.dot, sizeof *n->p.dot, &ok);
         break;
     case REMAT_OPP_SLICE:
-        proto.p.slice = dup_into(dst, n->p.slice, sizeof *n->p.slice);
+        proto.p.slice = dup_into(dst, n->p.slice, sizeof *n->p.slice, &ok);
         break;
     case REMAT_OPP_PAD:
-        proto.p.pad = dup_into(dst, n->p.pad, sizeof *n->p.pad);
+        proto.p.pad = dup_into(dst, n->p.pad, sizeof *n->p.pad, &ok);
         break;
-    case REMAT_OPP_CALL: {
-        remat_call_params *cp = remat_fn_alloc(dst, sizeof *cp);
-        cp->callee = remat_fn_ref(n->p.call->callee);
-        cp->policy = remat_policy_ref(n->p.call->policy);
-        proto.p.call = cp;
+    case REMAT_OPP_CALL: /* references taken below, once the node exists */
+        proto.p.call = cp = dup_into(dst, n->p.call, sizeof *n->p.call, &ok);
         break;
-    }
-    case REMAT_OPP_HOP:
-        if (n->p.hop.rules->retain)
-            proto.p.hop.data = n->p.hop.rules->retain(n->p.hop.data);
+    case REMAT_OPP_HOP: /* retained below, once the node exists */
         break;
     case REMAT_OPP_NONE:
     case REMAT_OPP_FILL:
@@ -364,7 +382,17 @@ remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, rem
     case REMAT_OPP_COUNT:
         REMAT_UNREACHABLE("copy_node: a node with an op outside the table");
     }
-    return remat_fn_add_node(dst, &proto, n->nin, ins);
+    remat_val r = ok ? remat_fn_add_node(dst, &proto, n->nin, ins) : REMAT_NONE;
+    if (r == REMAT_NONE)
+        return r;
+    /* references are taken once the node exists, so a failed copy owns none */
+    if (cp) {
+        remat_fn_ref(cp->callee);
+        remat_policy_ref(cp->policy);
+    } else if (n->op == REMAT_OP_HOP && n->p.hop.rules->retain) {
+        dst->nodes[r].p.hop.data = n->p.hop.rules->retain(n->p.hop.data);
+    }
+    return r;
 }
 REMAT_EXHAUSTIVE_END
 
@@ -373,15 +401,15 @@ remat_val remat_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, co
 {
     const remat_node *n = &src->nodes[v];
     remat_val small[16] = {0};
-    remat_val *ins = n->nin <= 16 ? small : malloc(sizeof *ins * (size_t)n->nin);
-    REMAT_ASSERT(ins);
-    for (int i = 0; i < n->nin; i++) {
-        ins[i] = map[n->in[i]];
-        REMAT_ASSERT(ins[i] >= 0);
-    }
+    remat_val *ins = n->nin <= 16 ? small : remat_malloc(sizeof *ins * (size_t)n->nin);
+    if (!ins)
+        return remat_fn_fail(dst, REMAT_ERR_NOMEM, n->loc, "%s: out of memory copying a node into function '%s'",
+                             remat_op_name((remat_op)n->op), dst->name);
+    for (int i = 0; i < n->nin; i++)
+        ins[i] = map[n->in[i]]; /* REMAT_NONE after a failure in dst: remat_fn_add_node propagates it */
     remat_val r = remat_fn_copy_node_with_inputs(dst, src, v, ins, add_flags);
     if (ins != small)
-        free(ins);
+        remat_free(ins);
     return r;
 }
 

@@ -33,12 +33,16 @@ struct remat_fn {
     char *error;
 };
 
-/* Append a node (inputs copied into the arena). Returns its id. Checks
- * nothing: constructors validate first. */
+/* Append a node (inputs copied into the arena). Returns its id, or
+ * REMAT_NONE when out of memory (recorded on f) or when an input is
+ * REMAT_NONE after an earlier failure recorded on f (propagated quietly).
+ * Checks nothing else: constructors validate first. */
 remat_val remat_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const remat_val *in);
 /* A constructor called with a NULL function: sets remat_last_error() naming
  * the constructor (fn) and the caller's line; returns REMAT_NONE. */
 remat_val remat_fn_null(remat_loc loc, const char *fn);
+/* Memory in f's arena; NULL when out of memory (REMAT_ERR_NOMEM recorded on
+ * f): the caller returns REMAT_NONE. remat_fn_strdup(f, NULL) is NULL too. */
 void *remat_fn_alloc(remat_fn *f, size_t bytes);
 const char *remat_fn_strdup(remat_fn *f, const char *s);
 
@@ -47,7 +51,8 @@ const char *remat_fn_strdup(remat_fn *f, const char *s);
 void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
                         remat_shape *in_shapes);
 
-/* live[v] = 1 when v is needed to compute f's outputs (calloc'ed, caller frees). */
+/* live[v] = 1 when v is needed to compute f's outputs (calloc'ed, caller
+ * frees); NULL when out of memory. */
 uint8_t *remat_fn_live_mask(const remat_fn *f);
 /* res[v] = 1 when v is a residual of a reverse-mode function: a forward
  * value (not a constant) read by a live backward node. Returns the count.
@@ -55,7 +60,9 @@ uint8_t *remat_fn_live_mask(const remat_fn *f);
 int remat_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res);
 
 /* Copy a node of `src` into `dst` with inputs remapped through `map`; the
- * parameters are deep-copied into dst's arena. Keeps loc, name and flags|add_flags. */
+ * parameters are deep-copied into dst's arena. Keeps loc, name and
+ * flags|add_flags. REMAT_NONE when out of memory (recorded on dst; a map
+ * entry REMAT_NONE after such a failure propagates). */
 remat_val remat_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,
                              uint8_t add_flags);
 /* The same with the new inputs given directly. */

@@ -17,9 +17,12 @@ remat_val remat_hop_vjp_forward(remat_hop_vjp *h, void **data)
 {
     remat_val fwd = remat_vjp_primal(h->c, h->i);
     if (data) {
-        const remat_node *n = remat_fn_node(h->c->g, fwd);
-        REMAT_ASSERT(n->op == REMAT_OP_HOP);
-        *data = n->p.hop.data;
+        *data = NULL; /* fwd is REMAT_NONE when out of memory */
+        if (fwd != REMAT_NONE) {
+            const remat_node *n = remat_fn_node(h->c->g, fwd);
+            REMAT_ASSERT(n->op == REMAT_OP_HOP);
+            *data = n->p.hop.data;
+        }
     }
     return fwd;
 }
@@ -28,6 +31,8 @@ remat_val remat_hop_vjp_forward_output(remat_hop_vjp *h, int i)
 {
     remat_fn *g = h->c->g;
     remat_val fwd = remat_vjp_primal(h->c, h->i);
+    if (fwd == REMAT_NONE)
+        return REMAT_NONE;
     uint8_t flags = g->emit_flags;
     g->emit_flags = remat_fn_node(g, fwd)->flags;
     remat_val o = remat_hop_output(g, fwd, i);

@@ -31,7 +31,8 @@ int remat_hop_vjp_num_inputs(const remat_hop_vjp *c);
 /* The primal value of input k as the backward sees it here. */
 remat_val remat_hop_vjp_input(remat_hop_vjp *c, int k);
 /* The node vjp_forward returned, as the backward sees it (saved or
- * recomputed), with its data in *data (may be NULL). */
+ * recomputed), with its data in *data (data may be NULL). REMAT_NONE and
+ * *data = NULL when out of memory. */
 remat_val remat_hop_vjp_forward(remat_hop_vjp *c, void **data);
 /* Output i of that node, emitted on the forward's side: a value the
  * backward reads from the forward (a store) is a residual, not backward work. */

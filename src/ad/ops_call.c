@@ -4,6 +4,7 @@
 
 #include "ad/graph_impl.h"
 #include "ad/ops_internal.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -17,7 +18,8 @@ remat_val remat_name_at(remat_fn *f, remat_val a, const char *name, remat_loc lo
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "checkpoint_name: empty name");
     const remat_node *na = remat_fn_node(f, a);
     remat_node n = remat_proto(REMAT_OP_NAME, (remat_dtype)na->dtype, &na->shape, loc);
-    n.name = remat_fn_strdup(f, name);
+    if (!(n.name = remat_fn_strdup(f, name)))
+        return REMAT_NONE;
     return remat_fn_add_node(f, &n, 1, &a);
 }
 
@@ -80,17 +82,20 @@ remat_status remat_call_at(remat_fn *f, const remat_fn *callee, int nargs, const
         remat_fn_fail(f, REMAT_ERR_NULL, loc, "call of '%s': outs is NULL", callee->name);
         return REMAT_ERR_NULL;
     }
-    remat_val *map = malloc(sizeof *map * (size_t)(callee->n_nodes ? callee->n_nodes : 1));
-    if (!map)
-        return remat_error(REMAT_ERR_NOMEM, "call of '%s': out of memory", callee->name);
+    remat_val *map = remat_malloc(sizeof *map * (size_t)(callee->n_nodes ? callee->n_nodes : 1));
+    if (!map) {
+        remat_fn_fail(f, REMAT_ERR_NOMEM, loc, "call of '%s': out of memory", callee->name);
+        return REMAT_ERR_NOMEM;
+    }
     for (int32_t v = 0; v < callee->n_nodes; v++) {
         const remat_node *n = remat_fn_node(callee, v);
         map[v] = n->op == REMAT_OP_ARG ? args[n->p.arg_pos] : remat_fn_copy_node(f, callee, v, map, 0);
     }
+    int ok = 1;
     for (int i = 0; i < callee->n_outs; i++)
-        outs[i] = map[callee->outs[i]];
-    free(map);
-    return REMAT_OK;
+        ok &= (outs[i] = map[callee->outs[i]]) != REMAT_NONE;
+    remat_free(map);
+    return ok ? REMAT_OK : f->status; /* a copy failed (out of memory): recorded on f */
 }
 
 remat_val remat_call1_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args, remat_loc loc)
@@ -125,8 +130,12 @@ remat_fn *remat_checkpoint(remat_fn *fn, const remat_policy *policy)
     remat_fn *w = remat_fn_new(name);
     if (!w)
         return NULL;
-    remat_val *args = malloc(sizeof *args * (size_t)(fn->n_args ? fn->n_args : 1));
-    REMAT_ASSERT(args);
+    remat_val *args = remat_malloc(sizeof *args * (size_t)(fn->n_args ? fn->n_args : 1));
+    if (!args) {
+        remat_fn_free(w);
+        remat_error(REMAT_ERR_NOMEM, "checkpoint of '%s': out of memory", fn->name);
+        return NULL;
+    }
     for (int i = 0; i < fn->n_args; i++) {
         const remat_node *a = remat_fn_node(fn, fn->args[i]);
         args[i] = remat_arg_at(w, a->name, (remat_dtype)a->dtype, a->shape.rank, a->shape.dims, a->loc);
@@ -135,17 +144,29 @@ remat_fn *remat_checkpoint(remat_fn *fn, const remat_policy *policy)
     remat_shape scalar = {0};
     remat_node call = remat_proto(REMAT_OP_CHECKPOINT, (remat_dtype)o0->dtype, &scalar, o0->loc);
     remat_call_params *cp = remat_fn_alloc(w, sizeof *cp);
-    cp->callee = remat_fn_ref(fn);
-    cp->policy = remat_policy_ref(policy ? policy : remat_nothing_saveable);
-    call.p.call = cp;
-    remat_val c = remat_fn_add_node(w, &call, fn->n_args, args);
+    remat_val c = REMAT_NONE;
+    if (cp) {
+        cp->callee = fn;
+        cp->policy = policy ? policy : remat_nothing_saveable;
+        call.p.call = cp;
+        c = remat_fn_add_node(w, &call, fn->n_args, args);
+    }
+    if (c != REMAT_NONE) { /* the node holds its references once it exists (remat_fn_free drops them) */
+        remat_fn_ref(fn);
+        remat_policy_ref(cp->policy);
+    }
     for (int i = 0; i < fn->n_outs; i++) {
         const remat_node *o = remat_fn_node(fn, fn->outs[i]);
         remat_node proj = remat_proto(REMAT_OP_PROJ, (remat_dtype)o->dtype, &o->shape, o->loc);
         proj.p.output = i;
         remat_fn_output_at(w, remat_fn_add_node(w, &proj, 1, &c), o->loc);
     }
-    free(args);
+    remat_free(args);
+    if (w->status != REMAT_OK) { /* only out of memory: fn was checked */
+        remat_error(w->status, "checkpoint of '%s': %s", fn->name, remat_fn_error(w));
+        remat_fn_free(w);
+        return NULL;
+    }
     return w;
 }
 
@@ -167,6 +188,7 @@ remat_val remat_custom_at(remat_fn *f, const remat_custom_op *op, int n_in, cons
     remat_shape s = remat_shape_make(rank, dims);
     remat_node n = remat_proto(REMAT_OP_CUSTOM, dt, &s, loc);
     n.p.custom = op;
-    n.name = remat_fn_strdup(f, op->name ? op->name : "custom");
+    if (!(n.name = remat_fn_strdup(f, op->name ? op->name : "custom")))
+        return REMAT_NONE;
     return remat_fn_add_node(f, &n, n_in, ins);
 }

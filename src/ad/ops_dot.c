@@ -73,6 +73,8 @@ remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const 
         }
     remat_node n = remat_proto(REMAT_OP_DOT_GENERAL, (remat_dtype)nl->dtype, &s, loc);
     remat_dot_dims *dd = remat_fn_alloc(f, sizeof *dd);
+    if (!dd)
+        return REMAT_NONE;
     *dd = *d;
     n.p.dot = dd;
     return remat_fn_add_node(f, &n, 2, v);

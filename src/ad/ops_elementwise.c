@@ -67,7 +67,8 @@ remat_val remat_arg_at(remat_fn *f, const char *name, remat_dtype dt, int rank, 
         snprintf(auto_name, sizeof auto_name, "arg%d", f->n_args);
         name = auto_name;
     }
-    n.name = remat_fn_strdup(f, name);
+    if (!(n.name = remat_fn_strdup(f, name)))
+        return REMAT_NONE;
     return remat_fn_add_node(f, &n, 0, NULL);
 }
 
@@ -97,6 +98,8 @@ remat_val remat_const_data_at(remat_fn *f, remat_dtype dt, int rank, const int64
     remat_node n = remat_proto(REMAT_OP_CONSTANT, dt, &s, loc);
     size_t bytes = (size_t)remat_shape_numel(&s) * remat_dtype_size(dt);
     void *d = remat_fn_alloc(f, bytes ? bytes : 1);
+    if (!d)
+        return REMAT_NONE;
     memcpy(d, data, bytes);
     n.data = d;
     return remat_fn_add_node(f, &n, 0, NULL);

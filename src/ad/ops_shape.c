@@ -8,7 +8,7 @@
 static int *dup_ints(remat_fn *f, const int *v, int n)
 {
     int *d = remat_fn_alloc(f, sizeof(int) * REMAT_MAX_RANK);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; d && i < n; i++)
         d[i] = v[i];
     return d;
 }
@@ -100,7 +100,8 @@ remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const in
         n.p.fill = na->p.fill;
         return remat_fn_add_node(f, &n, 0, NULL);
     }
-    n.p.bdims = dup_ints(f, bdims, na->shape.rank);
+    if (!(n.p.bdims = dup_ints(f, bdims, na->shape.rank)))
+        return REMAT_NONE;
     return remat_fn_add_node(f, &n, 1, &a);
 }
 
@@ -171,7 +172,8 @@ remat_val remat_transpose_at(remat_fn *f, remat_val a, const int *perm, remat_lo
     if (ident)
         return a;
     remat_node n = remat_proto(REMAT_OP_TRANSPOSE, (remat_dtype)na->dtype, &s, loc);
-    n.p.perm = dup_ints(f, perm, r);
+    if (!(n.p.perm = dup_ints(f, perm, r)))
+        return REMAT_NONE;
     return remat_fn_add_node(f, &n, 1, &a);
 }
 
@@ -188,6 +190,8 @@ remat_val remat_slice_at(remat_fn *f, remat_val a, const int64_t *start, const i
     if (r > 0 && (!start || !limit))
         return remat_fn_fail(f, REMAT_ERR_NULL, loc, "slice: start/limit is NULL");
     remat_slice_params *p = remat_fn_alloc(f, sizeof *p);
+    if (!p)
+        return REMAT_NONE;
     remat_shape s = {.rank = r};
     for (int i = 0; i < r; i++) {
         int64_t st = stride ? stride[i] : 1;
@@ -241,6 +245,8 @@ remat_val remat_pad_at(remat_fn *f, remat_val a, const int64_t *low, const int64
     if (r > 0 && (!low || !high))
         return remat_fn_fail(f, REMAT_ERR_NULL, loc, "pad: low/high is NULL");
     remat_pad_params *p = remat_fn_alloc(f, sizeof *p);
+    if (!p)
+        return REMAT_NONE;
     remat_shape s = {.rank = r};
     int trivial = 1;
     for (int i = 0; i < r; i++) {

@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
+#include "core/error.h"
 #include "remat/ad.h"
 
 struct remat_policy {
@@ -38,11 +40,12 @@ remat_policy *remat_policy_new(const char *label, remat_policy_fn fn, void *ctx,
 {
     if (!fn)
         return NULL;
-    remat_policy *p = calloc(1, sizeof *p);
-    char *l = strdup(label ? label : "custom");
+    remat_policy *p = remat_calloc(1, sizeof *p);
+    char *l = remat_strdup(label ? label : "custom");
     if (!p || !l) {
-        free(p);
-        free(l);
+        remat_free(p);
+        remat_free(l);
+        remat_error(REMAT_ERR_NOMEM, "policy '%s': out of memory", label ? label : "custom");
         return NULL;
     }
     *p = (remat_policy){.refcount = 1, .label = l, .fn = fn, .ctx = ctx, .free_ctx = free_ctx};
@@ -63,8 +66,8 @@ void remat_policy_free(remat_policy *p)
         return;
     if (p->free_ctx)
         p->free_ctx(p->ctx);
-    free((char *)p->label);
-    free(p);
+    remat_free((char *)p->label);
+    remat_free(p);
 }
 
 const char *remat_policy_label(const remat_policy *p) { return p ? p->label : "nothing_saveable"; }
@@ -87,9 +90,9 @@ static void names_free(void *vctx)
 {
     names_ctx *c = vctx;
     for (int i = 0; i < c->n; i++)
-        free(c->names[i]);
-    free(c->names);
-    free(c);
+        remat_free(c->names[i]);
+    remat_free(c->names);
+    remat_free(c);
 }
 
 static bool names_pred(const remat_op_info *op, void *vctx)
@@ -107,23 +110,26 @@ static remat_policy *names_policy(int n, const char *const *names, bool save_lis
 {
     if (n < 0 || (n > 0 && !names))
         return NULL;
-    names_ctx *c = calloc(1, sizeof *c);
-    if (!c)
+    names_ctx *c = remat_calloc(1, sizeof *c);
+    if (!c) {
+        remat_error(REMAT_ERR_NOMEM, "name policy: out of memory");
         return NULL;
+    }
     c->save_listed = save_listed;
-    c->names = calloc((size_t)(n ? n : 1), sizeof *c->names);
+    c->names = remat_calloc((size_t)(n ? n : 1), sizeof *c->names);
     size_t lab = 64;
     for (int i = 0; c->names && i < n; i++) {
-        c->names[i] = strdup(names[i] ? names[i] : "");
+        c->names[i] = remat_strdup(names[i] ? names[i] : "");
         if (!c->names[i])
             break;
         c->n++;
         lab += strlen(names[i] ? names[i] : "") + 4;
     }
-    char *label = malloc(lab);
+    char *label = remat_malloc(lab);
     if (!c->names || c->n != n || !label) {
-        free(label);
+        remat_free(label);
         names_free(c);
+        remat_error(REMAT_ERR_NOMEM, "name policy: out of memory");
         return NULL;
     }
     strcpy(label, save_listed ? "save_only_these_names(" : "save_any_names_but_these(");
@@ -134,7 +140,7 @@ static remat_policy *names_policy(int n, const char *const *names, bool save_lis
     }
     strcat(label, ")");
     remat_policy *p = remat_policy_new(label, names_pred, c, names_free);
-    free(label);
+    remat_free(label);
     if (!p)
         names_free(c);
     return p;
@@ -166,16 +172,18 @@ static void both_free(void *vctx)
     both_ctx *c = vctx;
     remat_policy_free(c->a);
     remat_policy_free(c->b);
-    free(c);
+    remat_free(c);
 }
 
 remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b)
 {
     if (!a || !b)
         return NULL;
-    both_ctx *c = malloc(sizeof *c);
-    if (!c)
+    both_ctx *c = remat_malloc(sizeof *c);
+    if (!c) {
+        remat_error(REMAT_ERR_NOMEM, "save_from_both: out of memory");
         return NULL;
+    }
     c->a = remat_policy_ref(a);
     c->b = remat_policy_ref(b);
     char label[512];

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ad/graph_impl.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -26,14 +27,13 @@ remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
     if (!g)
         return remat_error(REMAT_ERR_NULL, "residuals: function is NULL");
     uint8_t *live = remat_fn_live_mask(g);
-    uint8_t *is_res = malloc((size_t)g->n_nodes + 1);
-    REMAT_ASSERT(is_res);
-    int count = remat_fn_residual_mask(g, live, is_res);
-    remat_residual_list *r = calloc(1, sizeof *r);
-    REMAT_ASSERT(r);
-    r->items = calloc((size_t)(count ? count : 1), sizeof *r->items);
-    REMAT_ASSERT(r->items);
-    for (int32_t v = 0; v < g->n_nodes; v++) {
+    uint8_t *is_res = remat_malloc((size_t)g->n_nodes + 1);
+    remat_residual_list *r = remat_calloc(1, sizeof *r);
+    int ok = live && is_res && r;
+    int count = ok ? remat_fn_residual_mask(g, live, is_res) : 0;
+    if (ok)
+        ok = (r->items = remat_calloc((size_t)(count ? count : 1), sizeof *r->items)) != NULL;
+    for (int32_t v = 0; ok && v < g->n_nodes; v++) {
         if (!is_res[v])
             continue;
         const remat_node *n = &g->nodes[v];
@@ -47,18 +47,23 @@ remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
         e->kind = n->op == REMAT_OP_ARG ? REMAT_RESIDUAL_ARGUMENT
                   : n->op == REMAT_OP_NAME ? REMAT_RESIDUAL_NAMED
                                            : REMAT_RESIDUAL_OUTPUT;
-        e->name = (n->op == REMAT_OP_ARG || n->op == REMAT_OP_NAME) && n->name ? strdup(n->name) : NULL;
-        if (n->op == REMAT_OP_PROJ) { /* an output of a higher-order node may describe itself */
+        if ((n->op == REMAT_OP_ARG || n->op == REMAT_OP_NAME) && n->name)
+            ok = (e->name = remat_strdup(n->name)) != NULL;
+        if (ok && n->op == REMAT_OP_PROJ) { /* an output of a higher-order node may describe itself */
             const remat_node *h = &g->nodes[n->in[0]];
             if (h->op == REMAT_OP_HOP && h->p.hop.rules->describe_output)
                 h->p.hop.rules->describe_output(h->p.hop.data, (int)n->p.output, e);
             if (e->detail)
-                e->detail = strdup(e->detail);
+                ok = (e->detail = remat_strdup(e->detail)) != NULL;
         }
         r->bytes += e->bytes;
     }
-    free(live);
-    free(is_res);
+    remat_free(live);
+    remat_free(is_res);
+    if (!ok) {
+        remat_residual_list_free(r);
+        return remat_error(REMAT_ERR_NOMEM, "residuals of '%s': out of memory", g->name);
+    }
     *out = r;
     return REMAT_OK;
 }
@@ -132,9 +137,9 @@ void remat_residual_list_free(remat_residual_list *r)
     if (!r)
         return;
     for (int i = 0; i < r->n; i++) {
-        free((char *)r->items[i].name);
-        free((char *)r->items[i].detail);
+        remat_free((char *)r->items[i].name);
+        remat_free((char *)r->items[i].detail);
     }
-    free(r->items);
-    free(r);
+    remat_free(r->items);
+    remat_free(r);
 }

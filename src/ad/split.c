@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "ad/graph_impl.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -26,18 +27,21 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
 {
     REMAT_ASSERT(g->n_args == n_args + n_outs && g->n_outs == n_outs + n_args);
     int32_t nn = g->n_nodes;
-    uint8_t *live = remat_fn_live_mask(g), *need = calloc((size_t)nn + 1, 1), *is_res = malloc((size_t)nn + 1);
-    int32_t *res_index = malloc(sizeof *res_index * ((size_t)nn + 1));
-    remat_val *map = malloc(sizeof *map * ((size_t)nn + 1));
-    REMAT_ASSERT(need && is_res && res_index && map);
+    uint8_t *live = remat_fn_live_mask(g), *need = remat_calloc((size_t)nn + 1, 1), *is_res = remat_malloc((size_t)nn + 1);
+    int32_t *res_index = remat_malloc(sizeof *res_index * ((size_t)nn + 1));
+    remat_val *map = remat_malloc(sizeof *map * ((size_t)nn + 1));
+    remat_fn *fwd = remat_fn_new("fwd"), *bwd = remat_fn_new("bwd");
+    int n_res = 0, ok = live && need && is_res && res_index && map && fwd && bwd;
+    if (!ok) {
+        remat_free(is_res);
+        goto done;
+    }
     remat_fn_residual_mask(g, live, is_res);
-    int n_res = 0;
     for (int32_t v = 0; v < nn; v++)
         res_index[v] = is_res[v] ? n_res++ : -1;
-    free(is_res);
+    remat_free(is_res);
 
     /* forward part: what the primal outputs and the residuals need */
-    remat_fn *fwd = remat_fn_new("fwd");
     for (int i = 0; i < n_outs; i++)
         need[g->outs[i]] = 1;
     for (int32_t v = 0; v < nn; v++)
@@ -60,8 +64,8 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
         if (res_index[v] >= 0)
             remat_fn_output_at(fwd, map[v], g->nodes[v].loc);
 
-    /* backward part: residuals as arguments, then the cotangent arguments */
-    remat_fn *bwd = remat_fn_new("bwd");
+    /* backward part: residuals as arguments, then the cotangent arguments
+     * (a failed copy leaves REMAT_NONE in map: stop there) */
     for (int32_t v = 0; v < nn; v++)
         map[v] = REMAT_NONE;
     for (int32_t v = 0; v < nn; v++)
@@ -71,7 +75,7 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
             snprintf(name, sizeof name, "res%d", res_index[v]);
             map[v] = remat_arg_at(bwd, name, (remat_dtype)n->dtype, n->shape.rank, n->shape.dims, n->loc);
         }
-    for (int32_t v = 0; v < nn; v++) {
+    for (int32_t v = 0; v < nn && bwd->status == REMAT_OK; v++) {
         const remat_node *n = &g->nodes[v];
         if (n->op == REMAT_OP_ARG && n->p.arg_pos >= n_args) {
             map[v] = remat_fn_copy_node(bwd, g, v, map, 0);
@@ -81,14 +85,14 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
             continue;
         for (int k = 0; k < n->nin; k++) { /* constants read by the backward are copied */
             remat_val a = n->in[k];
-            if (map[a] == REMAT_NONE) {
+            if (map[a] == REMAT_NONE && bwd->status == REMAT_OK) {
                 REMAT_ASSERT(g->nodes[a].op == REMAT_OP_CONSTANT);
                 map[a] = remat_fn_copy_node(bwd, g, a, map, 0);
             }
         }
         map[v] = remat_fn_copy_node(bwd, g, v, map, 0);
     }
-    for (int i = 0; i < n_args; i++) {
+    for (int i = 0; i < n_args && bwd->status == REMAT_OK; i++) {
         remat_val o = g->outs[n_outs + i];
         if (map[o] == REMAT_NONE) {
             REMAT_ASSERT(g->nodes[o].op == REMAT_OP_CONSTANT);
@@ -96,11 +100,17 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
         }
         remat_fn_output_at(bwd, map[o], g->nodes[o].loc);
     }
-    free(live);
-    free(need);
-    free(res_index);
-    free(map);
-    REMAT_ASSERT(fwd->status == REMAT_OK && bwd->status == REMAT_OK);
+done:
+    remat_free(live);
+    remat_free(need);
+    remat_free(res_index);
+    remat_free(map);
+    if (!ok || fwd->status != REMAT_OK || bwd->status != REMAT_OK) { /* copying fails only for memory */
+        remat_fn_free(fwd);
+        remat_fn_free(bwd);
+        return remat_error(REMAT_ERR_NOMEM, "vjp of loop body '%s': out of memory cutting it at its residuals",
+                           g->name);
+    }
     *out = (remat_vjp_split){.fwd = fwd, .bwd = bwd, .n_res = n_res};
     return REMAT_OK;
 }
@@ -112,12 +122,12 @@ remat_status remat_hop_body_vjp_build(const remat_fn *body, int first_untaped, r
     remat_status st = remat_vjp(body, 0, NULL, &vj);
     if (st != REMAT_OK)
         return st;
-    remat_vjp_split sp;
+    remat_vjp_split sp = {0};
     st = split_vjp(vj, body->n_args, body->n_outs, &sp);
     remat_fn_free(vj);
     if (st != REMAT_OK)
         return st;
-    int *res_arg = malloc(sizeof *res_arg * ((size_t)sp.n_res + 1));
+    int *res_arg = remat_malloc(sizeof *res_arg * ((size_t)sp.n_res + 1));
     if (!res_arg) {
         remat_fn_free(sp.fwd);
         remat_fn_free(sp.bwd);
@@ -147,6 +157,6 @@ void remat_hop_body_vjp_clear(remat_hop_body_vjp *v)
         return;
     remat_fn_free(v->fwd);
     remat_fn_free(v->bwd);
-    free(v->res_arg);
+    remat_free(v->res_arg);
     *v = (remat_hop_body_vjp){0};
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ad/vjp_impl.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -28,6 +29,16 @@ struct remat_rctx {
     remat_rctx *parent;
     remat_val *memo; /* indexed by flat id - region.first */
 };
+
+/* Out of memory inside the driver: recorded on g too, so that what rules
+ * emit from the REMAT_NONE they get propagates quietly; the walk stops and
+ * transform() reports it. */
+static void out_of_memory(remat_vjp_ctx *c)
+{
+    if (c->status == REMAT_OK)
+        c->status = REMAT_ERR_NOMEM;
+    remat_fn_fail(c->g, REMAT_ERR_NOMEM, (remat_loc){0}, "vjp: out of memory in the reverse-mode driver");
+}
 
 /* Does region r's policy let the computation enclosing r keep v? Policies
  * see one op's primitive, dtypes, shapes and parameters; constants are
@@ -45,16 +56,21 @@ static int region_keeps(remat_vjp_ctx *c, int32_t v, int32_t r)
     if (n->op != REMAT_OP_CONSTANT) {
         remat_dtype small_dt[16];
         remat_shape small_sh[16];
-        remat_dtype *dts = n->nin <= 16 ? small_dt : malloc(sizeof *dts * (size_t)n->nin);
-        remat_shape *shs = n->nin <= 16 ? small_sh : malloc(sizeof *shs * (size_t)n->nin);
-        REMAT_ASSERT(dts && shs);
-        remat_op_info info;
-        remat_node_op_info(fn->fn, fn->v, &info, dts, shs);
-        keep = remat_policy_allows(fl->regions[r].policy, &info);
+        remat_dtype *dts = n->nin <= 16 ? small_dt : remat_malloc(sizeof *dts * (size_t)n->nin);
+        remat_shape *shs = n->nin <= 16 ? small_sh : remat_malloc(sizeof *shs * (size_t)n->nin);
+        if (dts && shs) {
+            remat_op_info info;
+            remat_node_op_info(fn->fn, fn->v, &info, dts, shs);
+            keep = remat_policy_allows(fl->regions[r].policy, &info);
+        } else {
+            out_of_memory(c); /* keep = 1 meanwhile: nothing is recomputed on its account */
+        }
         if (dts != small_dt)
-            free(dts);
+            remat_free(dts);
         if (shs != small_sh)
-            free(shs);
+            remat_free(shs);
+        if (!dts || !shs)
+            return keep;
     }
     if (bit) {
         c->keep_known[v] |= bit;
@@ -121,12 +137,16 @@ remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
     struct item {
         int32_t v;
         remat_rctx *x;
-    } *st = malloc(sizeof *st * (size_t)cap);
-    REMAT_ASSERT(st);
+    } *st = remat_malloc(sizeof *st * (size_t)cap);
+    if (!st) {
+        out_of_memory(c);
+        return REMAT_NONE;
+    }
     st[top++] = (struct item){v, need};
     uint8_t saved_flags = c->g->emit_flags;
     c->g->emit_flags = REMAT_NODE_BWD | REMAT_NODE_RECOMPUTE;
-    while (top > 0) {
+    int failed = 0;
+    while (top > 0 && !failed) {
         struct item it = st[top - 1];
         const remat_flat_region *r = &fl->regions[it.x->region];
         if (it.x->memo[it.v - r->first] != REMAT_NONE) {
@@ -140,31 +160,44 @@ remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
             remat_rctx *nx = NULL;
             if (locate(c, fn->in[k], it.x, &nx) == REMAT_NONE) {
                 if (top == cap) {
+                    void *bigger = remat_realloc(st, sizeof *st * (size_t)cap * 2);
+                    if (!bigger) {
+                        failed = 1;
+                        break;
+                    }
+                    st = bigger;
                     cap *= 2;
-                    st = realloc(st, sizeof *st * (size_t)cap);
-                    REMAT_ASSERT(st);
                 }
                 st[top++] = (struct item){fn->in[k], nx};
                 missing = 1;
             }
         }
-        if (missing)
+        if (missing || failed)
             continue;
         remat_val small[16];
-        remat_val *ins = n->nin <= 16 ? small : malloc(sizeof *ins * (size_t)n->nin);
-        REMAT_ASSERT(ins);
+        remat_val *ins = n->nin <= 16 ? small : remat_malloc(sizeof *ins * (size_t)n->nin);
+        if (!ins) {
+            failed = 1;
+            continue;
+        }
         for (int k = 0; k < n->nin; k++) {
             remat_rctx *nx = NULL;
             ins[k] = locate(c, fn->in[k], it.x, &nx);
             REMAT_ASSERT(ins[k] != REMAT_NONE);
         }
-        it.x->memo[it.v - r->first] = remat_vjp_emit_primal(c, it.v, ins);
+        remat_val e = remat_vjp_emit_primal(c, it.v, ins);
+        it.x->memo[it.v - r->first] = e;
+        failed = e == REMAT_NONE; /* out of memory (recorded on g); it would be tried again and again */
         if (ins != small)
-            free(ins);
+            remat_free(ins);
         top--;
     }
     c->g->emit_flags = saved_flags;
-    free(st);
+    remat_free(st);
+    if (failed) {
+        out_of_memory(c);
+        return REMAT_NONE;
+    }
     got = locate(c, v, c->cur, &need);
     REMAT_ASSERT(got != REMAT_NONE);
     return got;
@@ -206,11 +239,12 @@ static void close_ctx(remat_vjp_ctx *c)
 {
     remat_rctx *x = c->cur;
     c->cur = x->parent;
-    free(x->memo);
-    free(x);
+    remat_free(x->memo);
+    remat_free(x);
 }
 
-static void enter_region(remat_vjp_ctx *c, int32_t region)
+/* 0 when out of memory (c->status says so) */
+static int enter_region(remat_vjp_ctx *c, int32_t region)
 {
     const remat_flat *fl = c->fl;
     while (c->cur && !is_ancestor_or_self(fl, c->cur->region, region))
@@ -223,16 +257,23 @@ static void enter_region(remat_vjp_ctx *c, int32_t region)
     }
     while (n-- > 0) {
         const remat_flat_region *r = &fl->regions[chain[n]];
-        remat_rctx *x = malloc(sizeof *x);
+        remat_rctx *x = remat_malloc(sizeof *x);
         size_t len = (size_t)(r->last - r->first + 1);
-        x->memo = malloc(sizeof *x->memo * (len ? len : 1));
-        REMAT_ASSERT(x && x->memo);
+        remat_val *memo = remat_malloc(sizeof *memo * (len ? len : 1));
+        if (!x || !memo) {
+            remat_free(x);
+            remat_free(memo);
+            out_of_memory(c);
+            return 0;
+        }
+        x->memo = memo;
         for (size_t k = 0; k < len; k++)
             x->memo[k] = REMAT_NONE;
         x->region = chain[n];
         x->parent = c->cur;
         c->cur = x;
     }
+    return 1;
 }
 
 typedef enum { MODE_VJP, MODE_GRAD, MODE_VALUE_AND_GRAD } vjp_mode;
@@ -265,21 +306,27 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     int n_wrt = n_argnums ? n_argnums : f->n_args;
 
     remat_flat fl;
-    remat_flatten(f, &fl);
+    remat_status st = remat_flatten(f, &fl);
+    if (st != REMAT_OK)
+        return st;
     char name[300];
     snprintf(name, sizeof name, "%s(%s)", mode == MODE_VJP ? "vjp" : mode == MODE_GRAD ? "grad" : "value_and_grad",
              f->name);
     remat_fn *g = remat_fn_new(name);
     remat_vjp_ctx c = {.fl = &fl, .g = g};
     size_t n = (size_t)(fl.n ? fl.n : 1);
-    c.fwd = malloc(sizeof *c.fwd * n);
-    c.ct = malloc(sizeof *c.ct * n);
-    c.active = calloc(n, 1);
-    c.fwd_read = calloc(n, 1);
-    c.keep_known = calloc(n, sizeof *c.keep_known);
-    c.keep_cache = calloc(n, sizeof *c.keep_cache);
-    c.hop_ct = calloc(n, sizeof *c.hop_ct);
-    REMAT_ASSERT(g && c.fwd && c.ct && c.active && c.fwd_read && c.keep_known && c.keep_cache && c.hop_ct);
+    c.fwd = remat_malloc(sizeof *c.fwd * n);
+    c.ct = remat_malloc(sizeof *c.ct * n);
+    c.active = remat_calloc(n, 1);
+    c.fwd_read = remat_calloc(n, 1);
+    c.keep_known = remat_calloc(n, sizeof *c.keep_known);
+    c.keep_cache = remat_calloc(n, sizeof *c.keep_cache);
+    c.hop_ct = remat_calloc(n, sizeof *c.hop_ct);
+    remat_val *ct_args = remat_malloc(sizeof *ct_args * (size_t)f->n_outs);
+    if (!g || !c.fwd || !c.ct || !c.active || !c.fwd_read || !c.keep_known || !c.keep_cache || !c.hop_ct || !ct_args) {
+        c.status = REMAT_ERR_NOMEM;
+        goto done;
+    }
 
     for (int k = 0; k < n_wrt; k++)
         c.active[fl.args[n_argnums ? argnums[k] : k]] = 1;
@@ -293,23 +340,24 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
 
     /* forward: every flat node, in order (the compiler drops what is unused) */
     remat_val small[16];
-    for (int32_t i = 0; i < fl.n; i++) {
+    for (int32_t i = 0; i < fl.n && g->status == REMAT_OK; i++) {
         const remat_flat_node *fn = &fl.nodes[i];
         const remat_node *nd = remat_fn_node(fn->fn, fn->v);
-        remat_val *ins = nd->nin <= 16 ? small : malloc(sizeof *ins * (size_t)nd->nin);
-        REMAT_ASSERT(ins);
+        remat_val *ins = nd->nin <= 16 ? small : remat_malloc(sizeof *ins * (size_t)nd->nin);
+        if (!ins) {
+            c.status = REMAT_ERR_NOMEM;
+            break;
+        }
         for (int k = 0; k < nd->nin; k++)
             ins[k] = c.fwd[fn->in[k]];
         c.ct[i] = REMAT_NONE;
         c.fwd[i] = remat_vjp_emit_primal(&c, i, ins);
         if (ins != small)
-            free(ins);
+            remat_free(ins);
     }
     /* seeds: output cotangents */
-    remat_val *ct_args = malloc(sizeof *ct_args * (size_t)f->n_outs);
-    REMAT_ASSERT(ct_args);
     g->emit_flags = REMAT_NODE_BWD;
-    for (int k = 0; k < f->n_outs; k++) {
+    for (int k = 0; k < f->n_outs && c.status == REMAT_OK && g->status == REMAT_OK; k++) {
         const remat_node *o = remat_fn_node(f, f->outs[k]);
         if (mode == MODE_VJP) {
             char an[64];
@@ -321,24 +369,24 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
         remat_vjp_add_ct(&c, fl.outs[k], ct_args[k]);
     }
 
-    /* backward */
-    for (int32_t i = fl.n - 1; i >= 0 && c.status == REMAT_OK; i--) {
-        enter_region(&c, fl.nodes[i].region);
+    /* backward (stops at the first failure: a rule's, or out of memory in g) */
+    for (int32_t i = fl.n - 1; i >= 0 && c.status == REMAT_OK && g->status == REMAT_OK; i--) {
+        if (!enter_region(&c, fl.nodes[i].region))
+            break;
         const remat_node *nd = remat_flat_orig(&fl, i);
         if (c.ct[i] == REMAT_NONE && !(nd->op == REMAT_OP_HOP && c.hop_ct[i]))
             continue;
         if (nd->op == REMAT_OP_ARG || nd->op == REMAT_OP_CONSTANT)
             continue;
         c.node = i;
-        c.status = remat_vjp_rule(&c, i, c.ct[i]);
+        remat_status rs = remat_vjp_rule(&c, i, c.ct[i]);
+        if (c.status == REMAT_OK) /* else the driver ran out of memory during the rule */
+            c.status = rs;
     }
     while (c.cur)
         close_ctx(&c);
 
-    remat_status st = c.status;
-    if (st == REMAT_OK && g->status != REMAT_OK)
-        st = remat_error(REMAT_ERR_UNSUPPORTED, "vjp of '%s': internal build error: %s", f->name, remat_fn_error(g));
-    if (st == REMAT_OK) {
+    if (c.status == REMAT_OK && g->status == REMAT_OK) {
         g->emit_flags = 0;
         if (mode != MODE_GRAD)
             for (int k = 0; k < f->n_outs; k++)
@@ -353,20 +401,31 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
             remat_fn_output_at(g, v, an->loc);
         }
         g->emit_flags = 0;
-        *out = g;
-    } else {
-        remat_fn_free(g);
     }
-    free(ct_args);
-    free(c.fwd);
-    free(c.ct);
-    free(c.active);
-    free(c.fwd_read);
-    free(c.keep_known);
-    free(c.keep_cache);
-    for (size_t k = 0; k < n; k++)
-        free(c.hop_ct[k]);
-    free(c.hop_ct);
+
+done:
+    st = c.status;
+    if (g && g->status == REMAT_ERR_NOMEM) /* whatever a rule made of it */
+        st = REMAT_ERR_NOMEM;
+    if (st == REMAT_ERR_NOMEM)
+        st = remat_error(REMAT_ERR_NOMEM, "vjp of '%s': out of memory building the reverse-mode function%s%s", f->name,
+                         g && g->error ? ": " : "", g && g->error ? g->error : "");
+    else if (st == REMAT_OK && g->status != REMAT_OK)
+        st = remat_error(REMAT_ERR_UNSUPPORTED, "vjp of '%s': internal build error: %s", f->name, remat_fn_error(g));
+    if (st == REMAT_OK)
+        *out = g;
+    else
+        remat_fn_free(g);
+    remat_free(ct_args);
+    remat_free(c.fwd);
+    remat_free(c.ct);
+    remat_free(c.active);
+    remat_free(c.fwd_read);
+    remat_free(c.keep_known);
+    remat_free(c.keep_cache);
+    for (size_t k = 0; c.hop_ct && k < n; k++)
+        remat_free(c.hop_ct[k]);
+    remat_free(c.hop_ct);
     remat_flat_free(&fl);
     return st;
 }

@@ -10,6 +10,7 @@
 
 #include "ad/ops_internal.h"
 #include "ad/vjp_impl.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/exhaustive.h"
@@ -243,8 +244,10 @@ static remat_status rule_custom(rule *r, remat_val g)
         return remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: custom op '%s' has no VJP function", r->loc.file,
                            r->loc.line, op->name ? op->name : "?");
     int nin = r->n->nin;
-    remat_val *ins = malloc(sizeof *ins * (size_t)(nin + 2));
-    REMAT_ASSERT(ins);
+    remat_val *ins = remat_malloc(sizeof *ins * (size_t)(nin + 2));
+    if (!ins)
+        return remat_error(REMAT_ERR_NOMEM, "%s:%d: out of memory differentiating custom op '%s'", r->loc.file,
+                           r->loc.line, op->name ? op->name : "?");
     for (int k = 0; k < nin; k++)
         ins[k] = X(r, k);
     ins[nin] = Y(r);
@@ -259,7 +262,7 @@ static remat_status rule_custom(rule *r, remat_val g)
         proto.name = r->n->name;
         give(r, k, remat_fn_add_node(r->g, &proto, nin + 2, ins));
     }
-    free(ins);
+    remat_free(ins);
     return REMAT_OK;
 }
 
@@ -432,8 +435,12 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         REMAT_ASSERT(hn->op == REMAT_OP_HOP);
         if (!c->hop_ct[h]) {
             int no = hn->p.hop.rules->num_outputs(hn->p.hop.data);
-            c->hop_ct[h] = malloc(sizeof **c->hop_ct * (size_t)no);
-            REMAT_ASSERT(c->hop_ct[h]);
+            c->hop_ct[h] = remat_malloc(sizeof **c->hop_ct * (size_t)(no ? no : 1));
+            if (!c->hop_ct[h]) {
+                st = remat_error(REMAT_ERR_NOMEM, "%s:%d: out of memory differentiating %s", r->loc.file,
+                                 r->loc.line, hn->p.hop.rules->name);
+                break;
+            }
             for (int k = 0; k < no; k++)
                 c->hop_ct[h][k] = REMAT_NONE;
         }

@@ -786,7 +786,9 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
         return remat_error(fn->status, "compile of '%s', which has a build error: %s", fn->name, remat_fn_error(fn));
     if (fn->n_outs == 0)
         return remat_error(REMAT_ERR_ARG, "compile of '%s': it has no outputs", fn->name);
-    remat_fn *inl = has_calls(fn) ? remat_fn_inline_calls(fn) : NULL;
+    remat_fn *inl = NULL;
+    if (has_calls(fn) && !(inl = remat_fn_inline_calls(fn)))
+        return REMAT_ERR_NOMEM; /* remat_last_error() says so */
     const remat_fn *g = inl ? inl : fn;
     remat_program *p = calloc(1, sizeof *p);
     REMAT_ASSERT(p);
