@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "scan/scan_impl.h"
@@ -26,9 +27,9 @@ static void vjp_release(scan_body_vjp *v)
         return;
     remat_fn_free(v->fwd);
     remat_fn_free(v->bwd);
-    free(v->res_off);
-    free(v->res_arg);
-    free(v);
+    remat_free(v->res_off);
+    remat_free(v->res_arg);
+    remat_free(v);
 }
 
 void remat_scan_data_release(void *vd)
@@ -38,23 +39,29 @@ void remat_scan_data_release(void *vd)
         return;
     remat_fn_free(d->body);
     vjp_release(d->vjp);
-    free(d->in);
-    free(d->out);
-    free(d);
+    remat_free(d->in);
+    remat_free(d->out);
+    remat_free(d);
 }
 
 remat_scan_data *remat_scan_data_derive(remat_scan_data *d, scan_kind kind)
 {
-    remat_scan_data *e = malloc(sizeof *e);
-    REMAT_ASSERT(e);
+    int ni = d->n_carry + d->n_xs + d->n_consts, no = d->n_carry + d->n_ys;
+    remat_scan_data *e = remat_malloc(sizeof *e);
+    scan_desc *in = remat_malloc(sizeof *in * (size_t)(ni + 1)), *out = remat_malloc(sizeof *out * (size_t)(no + 1));
+    if (!e || !in || !out) {
+        remat_free(e);
+        remat_free(in);
+        remat_free(out);
+        remat_error(REMAT_ERR_NOMEM, "scan: out of memory");
+        return NULL;
+    }
     *e = *d;
     e->refcount = 1;
     e->kind = kind;
     remat_fn_ref(e->body);
-    int ni = d->n_carry + d->n_xs + d->n_consts, no = d->n_carry + d->n_ys;
-    e->in = malloc(sizeof *e->in * (size_t)(ni + 1));
-    e->out = malloc(sizeof *e->out * (size_t)(no + 1));
-    REMAT_ASSERT(e->in && e->out);
+    e->in = in;
+    e->out = out;
     memcpy(e->in, d->in, sizeof *e->in * (size_t)ni);
     memcpy(e->out, d->out, sizeof *e->out * (size_t)no);
     if (e->vjp)
@@ -198,8 +205,9 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     if (remat_schedule_predict(&opt->schedule, length, &cost) != REMAT_OK)
         return FAIL(REMAT_ERR_ARG, "scan: %s", remat_last_error());
 
-    remat_scan_data *d = calloc(1, sizeof *d);
-    REMAT_ASSERT(d);
+    remat_scan_data *d = remat_calloc(1, sizeof *d);
+    if (!d)
+        return FAIL(REMAT_ERR_NOMEM, "scan: out of memory");
     d->refcount = 1;
     d->kind = SCAN_PRIMAL;
     d->length = length;
@@ -210,9 +218,12 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     d->reverse = opt->reverse;
     d->sched = opt->schedule;
     d->loc = loc;
-    d->in = calloc((size_t)b_args + 1, sizeof *d->in);
-    d->out = calloc((size_t)b_outs + 1, sizeof *d->out);
-    REMAT_ASSERT(d->in && d->out);
+    d->in = remat_calloc((size_t)b_args + 1, sizeof *d->in);
+    d->out = remat_calloc((size_t)b_outs + 1, sizeof *d->out);
+    if (!d->in || !d->out) {
+        remat_scan_data_release(d);
+        return FAIL(REMAT_ERR_NOMEM, "scan: out of memory");
+    }
     for (int i = 0; i < b_args; i++) {
         const remat_node *n = remat_fn_node(body, remat_fn_arg(body, i));
         d->in[i] = (scan_desc){(remat_dtype)n->dtype, n->shape};
@@ -255,12 +266,20 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
         return st;
     }
     d->body = opt->body_policy ? remat_checkpoint((remat_fn *)body, opt->body_policy) : remat_fn_ref((remat_fn *)body);
+    if (!d->body) { /* checkpoint ran out of memory (body was checked) */
+        remat_scan_data_release(d);
+        remat_fn_fail(f, REMAT_ERR_NOMEM, loc, "scan: %s", remat_last_error());
+        return REMAT_ERR_NOMEM;
+    }
     for (int i = 0; i < n_carry; i++)
         d->carry_bytes += remat_scan_align(desc_bytes(&d->in[i]));
 
     int nin = n_carry + n_xs + n_consts;
-    remat_val *ins = malloc(sizeof *ins * (size_t)(nin + 1));
-    REMAT_ASSERT(ins);
+    remat_val *ins = remat_malloc(sizeof *ins * (size_t)(nin + 1));
+    if (!ins) {
+        remat_scan_data_release(d);
+        return remat_fn_fail(f, REMAT_ERR_NOMEM, loc, "scan: out of memory"), REMAT_ERR_NOMEM;
+    }
     if (n_carry) /* init may be NULL without carries (a map): memcpy(_, NULL, 0) is undefined */
         memcpy(ins, init, sizeof *ins * (size_t)n_carry);
     if (n_xs)
@@ -268,7 +287,7 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     if (n_consts)
         memcpy(ins + n_carry + n_xs, consts, sizeof *ins * (size_t)n_consts);
     remat_val h = remat_hop_add(f, &remat_scan_rules, d, d->out[0].dt, "scan", nin, ins, loc);
-    free(ins);
+    remat_free(ins);
     for (int i = 0; i < n_carry + n_ys; i++) {
         remat_val v = remat_hop_output(f, h, i);
         if (i < n_carry)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ad/hop_vjp.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "scan/scan_impl.h"
@@ -21,11 +22,11 @@ static remat_status body_vjp(remat_scan_data *d)
     remat_status st = remat_hop_body_vjp_build(d->body, d->n_carry, &hv);
     if (st != REMAT_OK)
         return st;
-    scan_body_vjp *v = calloc(1, sizeof *v);
-    size_t *res_off = calloc((size_t)hv.n_res + 1, sizeof *res_off);
+    scan_body_vjp *v = remat_calloc(1, sizeof *v);
+    size_t *res_off = remat_calloc((size_t)hv.n_res + 1, sizeof *res_off);
     if (!v || !res_off) {
-        free(v);
-        free(res_off);
+        remat_free(v);
+        remat_free(res_off);
         remat_hop_body_vjp_clear(&hv);
         return remat_error(REMAT_ERR_NOMEM, "scan: out of memory differentiating body '%s'", remat_fn_name(d->body));
     }
@@ -69,6 +70,8 @@ remat_val remat_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *
     if (st != REMAT_OK)
         return remat_fn_fail(g, st, d->loc, "scan: %s", remat_last_error());
     remat_scan_data *e = remat_scan_data_derive(d, SCAN_FWD);
+    if (!e)
+        return remat_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "scan: out of memory");
     size_store(e);
     return remat_hop_add(g, &remat_scan_rules, e, e->out[0].dt, "scan_fwd", remat_hop_vjp_num_inputs(c), ins, d->loc);
 }
@@ -80,12 +83,15 @@ remat_status remat_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_v
     void *fdata = NULL;
     remat_hop_vjp_forward(c, &fdata);
     remat_scan_data *fd = fdata;
+    if (!fd) /* out of memory recomputing the forward (recorded) */
+        return REMAT_ERR_NOMEM;
     REMAT_ASSERT(fd->kind == SCAN_FWD);
 
     int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
     int nin = 1 + nx + nk + nc + ny;
-    remat_val *ins = malloc(sizeof *ins * (size_t)nin);
-    REMAT_ASSERT(ins);
+    remat_val *ins = remat_malloc(sizeof *ins * (size_t)nin);
+    if (!ins)
+        return remat_error(REMAT_ERR_NOMEM, "scan vjp: out of memory");
     int p = 0;
     ins[p++] = remat_hop_vjp_forward_output(c, nc + ny); /* the store: the forward's residual */
     for (int k = 0; k < nx + nk; k++)
@@ -101,11 +107,13 @@ remat_status remat_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_v
         ins[p++] = ct;
     }
     remat_scan_data *bd = remat_scan_data_derive(fd, SCAN_BWD);
-    remat_val h = remat_hop_add(g, &remat_scan_rules, bd, bd->out[0].dt, "scan_bwd", nin, ins, d->loc);
-    free(ins);
+    remat_val h = bd ? remat_hop_add(g, &remat_scan_rules, bd, bd->out[0].dt, "scan_bwd", nin, ins, d->loc)
+                     : remat_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "scan vjp: out of memory");
+    remat_free(ins);
     for (int k = 0; k < nc + nx + nk; k++)
         remat_hop_vjp_add_ct(c, k, remat_hop_output(g, h, k));
-    return remat_fn_status(g) == REMAT_OK
-               ? REMAT_OK
-               : remat_error(REMAT_ERR_UNSUPPORTED, "scan vjp: internal build error: %s", remat_fn_error(g));
+    remat_status st = remat_fn_status(g);
+    if (st == REMAT_OK || st == REMAT_ERR_NOMEM) /* out of memory: recorded on g, remat_vjp reports it */
+        return st;
+    return remat_error(REMAT_ERR_UNSUPPORTED, "scan vjp: internal build error: %s", remat_fn_error(g));
 }
