@@ -1,0 +1,331 @@
+/*
+ * test_nomem.c — running out of memory in src/ad: a status, never a crash.
+ *
+ * Each workload builds a seed-like program (the checkpoint-policy MLP of
+ * examples/seeds, nested checkpoint regions as hierarchical_tanh, the PFR
+ * Euler step under scan with a binomial schedule), differentiates it and
+ * asks for its saved residuals. With the core's allocator hook
+ * (core/alloc.h) armed to fail allocation k and every later one — and
+ * again to fail allocation k alone — for every k up to the workload's
+ * allocation count:
+ *   - the workload returns REMAT_ERR_NOMEM and remat_last_error() says "out
+ *     of memory" (no abort, no assertion; under ASan: no leak);
+ *   - a function that was built before memory ran out is still usable:
+ *     with the hook off its gradient is built again, equal (printed graph
+ *     and residual report) to the one built without failures.
+ * Compiling and running (src/exec, src/scan runtime, src/backend) are not
+ * injected: they still assert on allocation failure.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "remat/remat.h"
+#include "test_util.h"
+
+/* ---- workloads: build f (status of the first failure; *out NULL then) ---- */
+
+typedef remat_status (*builder)(remat_fn **out);
+
+/* remat_fn_new returns NULL only when out of memory */
+#define NEW_FN(var, name)                                                                                   \
+    remat_fn *var = remat_fn_new(name);                                                                     \
+    if (!var)                                                                                               \
+        return REMAT_ERR_NOMEM;
+
+/* f's status after building; frees f unless it is fine */
+static remat_status finish(remat_fn *f, remat_fn **out)
+{
+    remat_status st = remat_fn_status(f);
+    if (st != REMAT_OK) {
+        remat_fn_free(f);
+        return st;
+    }
+    *out = f;
+    return REMAT_OK;
+}
+
+/* checkpoint_dot_policy / remat_block_net: two dense layers, each a region
+ * saving dots without batch dims, and a named value saved by name. */
+static remat_fn *dense_layer(void)
+{
+    remat_fn *f = remat_fn_new("dense");
+    if (!f)
+        return NULL;
+    remat_val x = remat_arg(f, "x", REMAT_F32, 2, DIMS(4, 8));
+    remat_val w = remat_arg(f, "w", REMAT_F32, 2, DIMS(8, 8));
+    remat_val h = remat_name(f, remat_matmul(f, x, w), "pre");
+    remat_fn_output(f, remat_tanh(f, h));
+    return f;
+}
+
+static remat_status build_mlp(remat_fn **out)
+{
+    *out = NULL;
+    remat_fn *layer = dense_layer();
+    if (!layer)
+        return REMAT_ERR_NOMEM;
+    remat_policy *names = remat_policy_save_only_these_names(1, (const char *[]){"pre"});
+    remat_policy *both = names ? remat_policy_save_from_both(names, remat_dots_with_no_batch_dims_saveable) : NULL;
+    remat_fn *blk = both ? remat_checkpoint(layer, both) : NULL;
+    remat_policy_free(both);
+    remat_policy_free(names);
+    remat_fn_free(layer);
+    if (!blk)
+        return REMAT_ERR_NOMEM;
+    remat_fn *f = remat_fn_new("mlp_loss");
+    if (!f) {
+        remat_fn_free(blk);
+        return REMAT_ERR_NOMEM;
+    }
+    remat_val x = remat_arg(f, "x", REMAT_F32, 2, DIMS(4, 8));
+    remat_val w1 = remat_arg(f, "w1", REMAT_F32, 2, DIMS(8, 8));
+    remat_val w2 = remat_arg(f, "w2", REMAT_F32, 2, DIMS(8, 8));
+    x = remat_call1(f, blk, 2, (remat_val[]){x, w1});
+    x = remat_call1(f, blk, 2, (remat_val[]){x, w2});
+    remat_fn_output(f, remat_sum_all(f, remat_mul(f, x, x)));
+    remat_fn_free(blk);
+    return finish(f, out);
+}
+
+/* hierarchical_tanh, smaller: blocks of checkpointed layers, checkpointed */
+static remat_status build_nested(remat_fn **out)
+{
+    *out = NULL;
+    NEW_FN(layer, "single_layer");
+    remat_val x = remat_arg(layer, "x", REMAT_F64, 1, DIMS(16));
+    remat_fn_output(layer, remat_tanh(layer, remat_add_scalar(layer, remat_mul_scalar(layer, x, 1.01), 0.01)));
+    remat_fn *ck_layer = remat_fn_status(layer) == REMAT_OK ? remat_checkpoint(layer, NULL) : NULL;
+    remat_status st = remat_fn_status(layer) != REMAT_OK ? remat_fn_status(layer) : REMAT_ERR_NOMEM;
+    remat_fn_free(layer);
+    if (!ck_layer)
+        return st;
+    remat_fn *block = remat_fn_new("block");
+    if (!block) {
+        remat_fn_free(ck_layer);
+        return REMAT_ERR_NOMEM;
+    }
+    x = remat_arg(block, "x", REMAT_F64, 1, DIMS(16));
+    for (int i = 0; i < 3; i++)
+        x = remat_call1(block, ck_layer, 1, &x);
+    remat_fn_output(block, x);
+    remat_fn_free(ck_layer);
+    remat_fn *ck_block = remat_fn_status(block) == REMAT_OK ? remat_checkpoint(block, NULL) : NULL;
+    st = remat_fn_status(block) != REMAT_OK ? remat_fn_status(block) : REMAT_ERR_NOMEM;
+    remat_fn_free(block);
+    if (!ck_block)
+        return st;
+    remat_fn *f = remat_fn_new("deep_network_nested");
+    if (!f) {
+        remat_fn_free(ck_block);
+        return REMAT_ERR_NOMEM;
+    }
+    x = remat_arg(f, "x", REMAT_F64, 1, DIMS(16));
+    for (int i = 0; i < 3; i++)
+        x = remat_call1(f, ck_block, 1, &x);
+    remat_fn_output(f, remat_sum_all(f, x));
+    remat_fn_free(ck_block);
+    return finish(f, out);
+}
+
+/* The PFR A -> B -> C Euler step (seed 004): c' = c + dt (-k1 cA, k1 cA - k2 cB, k2 cB) */
+static remat_status build_scan(remat_fn **out)
+{
+    *out = NULL;
+    NEW_FN(step, "euler_step");
+    remat_val c = remat_arg(step, "c", REMAT_F64, 1, DIMS(3));
+    remat_val k = remat_arg(step, "k", REMAT_F64, 1, DIMS(2));
+    remat_val r1 = remat_mul(step, remat_index(step, k, 0), remat_index(step, c, 0));
+    remat_val r2 = remat_mul(step, remat_index(step, k, 1), remat_index(step, c, 1));
+    remat_val parts[3] = {remat_reshape(step, remat_neg(step, r1), 1, DIMS(1)),
+                          remat_reshape(step, remat_sub(step, r1, r2), 1, DIMS(1)),
+                          remat_reshape(step, r2, 1, DIMS(1))};
+    remat_val dc = remat_concatenate(step, 3, parts, 0);
+    remat_fn_output(step, remat_add(step, c, remat_mul_scalar(step, dc, 0.01)));
+    if (remat_fn_status(step) != REMAT_OK)
+        return finish(step, out);
+    remat_fn *f = remat_fn_new("neg_cb");
+    if (!f) {
+        remat_fn_free(step);
+        return REMAT_ERR_NOMEM;
+    }
+    remat_val c0 = remat_arg(f, "c0", REMAT_F64, 1, DIMS(3));
+    k = remat_arg(f, "k", REMAT_F64, 1, DIMS(2));
+    remat_scan_options opt = {.schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 4},
+                              .body_policy = remat_nothing_saveable};
+    remat_val cN = REMAT_NONE;
+    remat_scan(f, step, 40, 1, &c0, 0, NULL, 1, &k, &opt, &cN, NULL);
+    remat_fn_output(f, remat_neg(f, remat_index(f, cN, 1)));
+    remat_fn_free(step);
+    return finish(f, out);
+}
+
+/* ---- differentiating: the gradient and the residual report, printed ---- */
+
+static char *print_fn(const remat_fn *g)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    assert_non_null(m);
+    remat_fn_print(g, m);
+    fclose(m);
+    return text;
+}
+
+static char *print_residuals(const remat_residual_list *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    assert_non_null(m);
+    remat_residual_list_print(r, m);
+    fclose(m);
+    return text;
+}
+
+/* grad of f w.r.t. every argument and the saved residuals; on success the
+ * printed forms in *g_text, *r_text (caller frees) */
+static remat_status differentiate(const remat_fn *f, char **g_text, char **r_text)
+{
+    remat_fn *g = NULL;
+    remat_residual_list *r = NULL;
+    remat_status st = remat_grad(f, 0, NULL, &g);
+    if (st == REMAT_OK)
+        st = remat_saved_residuals(f, 0, NULL, &r);
+    if (st == REMAT_OK) {
+        *g_text = print_fn(g);
+        *r_text = print_residuals(r);
+    } else {
+        assert_null(r);
+    }
+    remat_fn_free(g);
+    remat_residual_list_free(r);
+    return st;
+}
+
+/* sticky: allocation k and every later one fail; else only allocation k */
+static void run_injected(builder build, const char *what, int sticky)
+{
+    /* the reference, and the number of allocations it takes */
+    remat_alloc_fail_after(INT64_MAX);
+    remat_fn *f = NULL;
+    char *g_ref = NULL, *r_ref = NULL;
+    assert_ok(build(&f));
+    assert_ok(differentiate(f, &g_ref, &r_ref));
+    int64_t n = remat_alloc_count();
+    remat_alloc_fail_after(-1);
+    remat_fn_free(f);
+    assert_true(n > 100); /* the hook sees the workload's allocations */
+
+    int64_t failed_in_build = 0, failed_in_grad = 0;
+    for (int64_t k = 0; k <= n; k++) {
+        char *g_text = NULL, *r_text = NULL;
+        remat_clear_error();
+        if (sticky)
+            remat_alloc_fail_after(k);
+        else
+            remat_alloc_fail_once(k);
+        f = NULL;
+        remat_status st = build(&f);
+        int built = st == REMAT_OK;
+        if (built)
+            st = differentiate(f, &g_text, &r_text);
+        remat_alloc_fail_after(-1);
+        if (k == n) { /* every allocation granted */
+            if (st != REMAT_OK)
+                fail_msg("%s: failed with every allocation granted: %s", what, remat_last_error());
+        } else {
+            if (st != REMAT_ERR_NOMEM)
+                fail_msg("%s: allocation %lld of %lld failed, got status %s (%s)", what, (long long)k,
+                         (long long)n, remat_status_name(st), remat_last_error());
+            assert_contains(remat_last_error(), "out of memory");
+            if (built) { /* f survived: its gradient can still be built, the same */
+                failed_in_grad++;
+                assert_ok(differentiate(f, &g_text, &r_text));
+            } else {
+                failed_in_build++;
+            }
+        }
+        if (built) {
+            assert_string_equal(g_text, g_ref);
+            assert_string_equal(r_text, r_ref);
+        }
+        free(g_text);
+        free(r_text);
+        remat_fn_free(f);
+    }
+    printf("  %s: %lld allocations, each failed in turn%s (%lld while building, %lld while differentiating)\n",
+           what, (long long)n, sticky ? " with all after it" : " alone", (long long)failed_in_build,
+           (long long)failed_in_grad);
+    assert_true(failed_in_build > 0 && failed_in_grad > 0);
+    free(g_ref);
+    free(r_ref);
+}
+
+static void test_nomem_mlp_policies(void **state)
+{
+    (void)state;
+    run_injected(build_mlp, "mlp with dot and name policies", 1);
+    run_injected(build_mlp, "mlp with dot and name policies", 0);
+}
+
+static void test_nomem_nested_regions(void **state)
+{
+    (void)state;
+    run_injected(build_nested, "nested checkpoint regions", 1);
+    run_injected(build_nested, "nested checkpoint regions", 0);
+}
+
+static void test_nomem_scan_binomial(void **state)
+{
+    (void)state;
+    run_injected(build_scan, "pfr euler scan, binomial:4", 1);
+    run_injected(build_scan, "pfr euler scan, binomial:4", 0);
+}
+
+/* The hook itself: counts while armed, fails from k on, off after -1. */
+static void test_nomem_hook(void **state)
+{
+    (void)state;
+    remat_alloc_fail_after(2);
+    void *a = remat_malloc(8), *b = remat_calloc(1, 8), *c = remat_malloc(8);
+    char *d = remat_strdup("x");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_null(c);
+    assert_null(d);
+    void *e = remat_realloc(a, 64); /* fails: a stays valid */
+    assert_null(e);
+    assert_int_equal(remat_alloc_count(), 5);
+    remat_alloc_fail_after(-1);
+    assert_int_equal(remat_alloc_count(), 0);
+    a = remat_realloc(a, 64);
+    assert_non_null(a);
+    assert_int_equal(remat_alloc_count(), 0); /* off: nothing counted */
+    remat_free(a);
+    remat_free(b);
+    remat_alloc_fail_after(0);
+    remat_fn *f = remat_fn_new("f");
+    remat_alloc_fail_after(-1);
+    assert_null(f);
+    assert_contains(remat_last_error(), "out of memory");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nomem_hook),
+        cmocka_unit_test(test_nomem_mlp_policies),
+        cmocka_unit_test(test_nomem_nested_regions),
+        cmocka_unit_test(test_nomem_scan_binomial),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
