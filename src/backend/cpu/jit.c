@@ -31,7 +31,9 @@
  * bounds that), so a scan's kernels are compiled together, and cached
  * for the life of the process by their full contents: the many programs a
  * test grid or a schedule comparison compiles from one body share one
- * compilation.
+ * compilation. Across processes, the shared objects gcc makes are kept on
+ * disk (jit_disk.h), keyed by the IR libgccjit dumps, so a later process
+ * builds the context but runs no gcc.
  */
 #include <stdio.h>
 #include <stdlib.h>
