@@ -3,8 +3,8 @@
  * of remat/exec.h: every index runs exactly once in grain-aligned ranges,
  * ranges really run on several threads, a loop started from inside a loop
  * (or while another thread's loop holds the workers) runs on its caller,
- * and a large fused elementwise group gives the same bits on 1 and 4
- * threads. Registered twice: as is, and with REMAT_NUM_THREADS=3 in the
+ * and large elementwise work (a fused group; single ops, with and without
+ * scalar operands) gives the same bits on 1 and 4 threads, really split. Registered twice: as is, and with REMAT_NUM_THREADS=3 in the
  * environment, which the first case then checks.
  */
 #include "test_util.h"
@@ -170,6 +170,54 @@ static void test_pool_fused_group_bitwise(void **state)
     assert_ok(remat_set_num_threads(0));
 }
 
+/* single elementwise ops (no fusion partner): a unary op, a binary op with
+ * a scalar operand, a binary op of two arrays, a select with a scalar branch */
+static remat_fn *single_op(int which, int64_t n)
+{
+    remat_fn *f = remat_fn_new("single");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, DIMS(n)), y = remat_arg(f, "y", REMAT_F64, 1, DIMS(n));
+    remat_val r;
+    switch (which) {
+    case 0: r = remat_sin(f, x); break;
+    case 1: r = remat_mul_scalar(f, x, 3.0); break;
+    case 2: r = remat_add(f, x, y); break;
+    default: r = remat_select(f, remat_gt(f, x, y), x, remat_mul_scalar(f, y, 0.0)); break;
+    }
+    remat_fn_output(f, r);
+    remat_fn_output(f, remat_neg(f, y)); /* keeps y an argument of every case */
+    assert_fn_ok(f);
+    return f;
+}
+
+static void test_pool_single_ops_bitwise(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    double *x = xmalloc(sizeof *x * N), *y = xmalloc(sizeof *y * N);
+    double *o1 = xmalloc(sizeof *o1 * 2 * N), *o4 = xmalloc(sizeof *o4 * 2 * N);
+    for (int i = 0; i < N; i++)
+        x[i] = urand(-3, 3), y[i] = urand(-3, 3);
+    remat_tensor in[2] = {remat_tensor_f64(x, 1, DIMS(N)), remat_tensor_f64(y, 1, DIMS(N))};
+    for (int which = 0; which < 4; which++) {
+        remat_fn *f = single_op(which, N);
+        remat_program *p = compile_ok(f);
+        remat_tensor out1[2] = {remat_tensor_f64(o1, 1, DIMS(N)), remat_tensor_f64(o1 + N, 1, DIMS(N))};
+        remat_tensor out4[2] = {remat_tensor_f64(o4, 1, DIMS(N)), remat_tensor_f64(o4 + N, 1, DIMS(N))};
+        assert_ok(remat_set_num_threads(1));
+        assert_ok(remat_run(p, 2, in, 2, out1, NULL));
+        const int64_t before = remat_pool_split_loops();
+        assert_ok(remat_set_num_threads(4));
+        assert_ok(remat_run(p, 2, in, 2, out4, NULL));
+        if (remat_pool_split_loops() < before + 2) /* the op and the negation, each split */
+            fail_msg("case %d: %lld loops split, expected 2", which, (long long)(remat_pool_split_loops() - before));
+        assert_memory_equal(o1, o4, sizeof *o1 * 2 * N);
+        remat_program_free(p);
+        remat_fn_free(f);
+    }
+    free(x), free(y), free(o1), free(o4);
+    assert_ok(remat_set_num_threads(0));
+}
+
 int main(void)
 {
     rng_seed(0x9e3779b97f4a7c15ull);
@@ -180,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_pool_runs_on_several_threads),
         cmocka_unit_test(test_pool_nested_loop_runs_on_caller),
         cmocka_unit_test(test_pool_fused_group_bitwise),
+        cmocka_unit_test(test_pool_single_ops_bitwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/fused.h"
 #include "backend/cpu/jit.h"
+#include "backend/cpu/split.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/exhaustive.h"
@@ -393,6 +394,14 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
 }
 REMAT_EXHAUSTIVE_END
 
+/* cpu_lower, then large elementwise instructions split across threads */
+static remat_status cpu_lower_split(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                    void *ctx)
+{
+    remat_status st = cpu_lower(op, ins, alloc, ctx);
+    return st == REMAT_OK ? remat_cpu_split_large(op, ins, alloc, ctx) : st;
+}
+
 static void k_add_pad(const remat_instr *I) { remat_cpu_add_pad_run(I->aux, I->out, I->in[0], I->in[1]); }
 
 static remat_status cpu_lower_add_pad(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
@@ -438,7 +447,7 @@ static remat_backend cpu_backend = {
         .name = "cpu",
         .supports_op = cpu_supports,
         .scratch_bytes = cpu_scratch,
-        .lower = cpu_lower,
+        .lower = cpu_lower_split,
         .lower_fused = remat_cpu_lower_fused,
         .lower_add_pad = cpu_lower_add_pad,
 #if REMAT_HAVE_GCCJIT

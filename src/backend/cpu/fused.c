@@ -15,18 +15,17 @@
 #include "backend/backend_impl.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/fused.h"
+#include "backend/cpu/split.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/exhaustive.h"
 #include "core/pool.h"
 
-/* FUSED_SPLIT_GRAIN: a group is split across the thread pool in whole
- * ranges of this many elements (whole blocks, so every element sees the
- * block computation it would on one thread: the bits do not depend on the
- * thread count). Below two grains it runs on the calling thread: waking a
- * worker costs some microseconds, 16K f64 elements of a short group about as
- * much. */
-enum { FUSED_BLOCK = 256, FUSED_SPLIT_GRAIN = 64 * FUSED_BLOCK };
+/* A group is split across the thread pool (split.h) in ranges of whole
+ * blocks, so every element sees the block computation it would on one
+ * thread: the bits do not depend on the thread count. */
+enum { FUSED_BLOCK = 256 };
+_Static_assert(REMAT_CPU_SPLIT_GRAIN % FUSED_BLOCK == 0, "split ranges must be whole fused blocks");
 
 /* out (m) = uop applied to src (m, or one element where *_s) */
 #define DEFINE_FUSED(SFX)                                                                              \
@@ -94,7 +93,7 @@ enum { FUSED_BLOCK = 256, FUSED_SPLIT_GRAIN = 64 * FUSED_BLOCK };
                                                                                                        \
     static void k_fused_##SFX(const remat_instr *I)                                                    \
     {                                                                                                  \
-        remat_parallel_for((int64_t)I->n, FUSED_SPLIT_GRAIN, fused_range_##SFX, (void *)I);           \
+        remat_parallel_for((int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, fused_range_##SFX, (void *)I);           \
     }
 
 REMAT_EXHAUSTIVE_BEGIN
