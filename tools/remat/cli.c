@@ -1,10 +1,8 @@
-/* cli.c — option parsing and atomic output files for the remat tool. */
+/* cli.c — option parsing and JSON strings for the remat tool (output files: cli_out.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -70,62 +68,6 @@ int cli_bytes(const char *opt, const char *text, int64_t *out)
     }
     *out = (int64_t)(v * mul);
     return 1;
-}
-
-int cli_out_open(cli_out *o, const char *path) { return cli_out_open_for(o, NULL, path); }
-
-int cli_out_open_for(cli_out *o, const char *opt, const char *path)
-{
-    memset(o, 0, sizeof *o);
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* found now, not after the work, at the rename */
-        fprintf(stderr, "remat: %s%scannot write '%s': Is a directory\n", opt ? opt : "", opt ? ": " : "", path);
-        return 0;
-    }
-    o->path = strdup(path);
-    o->tmp = malloc(strlen(path) + 32);
-    if (!o->path || !o->tmp) {
-        fprintf(stderr, "remat: out of memory\n");
-        cli_out_abort(o);
-        return 0;
-    }
-    sprintf(o->tmp, "%s.tmp.%ld", path, (long)getpid());
-    o->f = fopen(o->tmp, "w");
-    if (!o->f) {
-        fprintf(stderr, "remat: %s%scannot write '%s': %s\n", opt ? opt : "", opt ? ": " : "", path, strerror(errno));
-        free(o->path);
-        free(o->tmp);
-        memset(o, 0, sizeof *o);
-        return 0;
-    }
-    return 1;
-}
-
-int cli_out_commit(cli_out *o)
-{
-    int ok = fclose(o->f) == 0;
-    o->f = NULL;
-    if (ok && rename(o->tmp, o->path) != 0)
-        ok = 0;
-    if (!ok) {
-        fprintf(stderr, "remat: cannot write '%s': %s\n", o->path, strerror(errno));
-        remove(o->tmp);
-    }
-    free(o->path);
-    free(o->tmp);
-    memset(o, 0, sizeof *o);
-    return ok;
-}
-
-void cli_out_abort(cli_out *o)
-{
-    if (o->f)
-        fclose(o->f);
-    if (o->tmp)
-        remove(o->tmp);
-    free(o->path);
-    free(o->tmp);
-    memset(o, 0, sizeof *o);
 }
 
 void cli_json_string(FILE *out, const char *s)

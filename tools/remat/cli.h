@@ -15,16 +15,43 @@ int cli_double(const char *opt, const char *text, double *out);
 /* "1000", "64k", "1.5M", "2G" (powers of 1024) */
 int cli_bytes(const char *opt, const char *text, int64_t *out);
 
-/* An output file that appears only when complete. */
+/* An output file (cli_out.c). A regular file appears only when complete: it
+ * is written to PATH.tmp.PID beside it (beside its target for a symlink) and
+ * renamed at the end. A device, pipe or socket (/dev/null, /dev/stdout,
+ * /dev/full) is written in place and never renamed over. Refused at open,
+ * with a message naming the option and the reason: a directory, one of the
+ * run's input files (cli_input), an existing file that is read-only. */
 typedef struct {
     FILE *f;
-    char *path, *tmp;
+    char *path;       /* as given, for messages */
+    char *dest, *tmp; /* the rename's source and target; NULL when written in place */
+    const char *opt;  /* "--out", "--plot", or NULL */
+    int slot;         /* cli_temp_register's slot + 1; 0: none */
 } cli_out;
 int cli_out_open(cli_out *o, const char *path);
 /* The same, naming the option in its messages ("remat: --out: cannot write ..."). */
 int cli_out_open_for(cli_out *o, const char *opt, const char *path);
-int cli_out_commit(cli_out *o); /* close + rename; 0 on error (file removed) */
-void cli_out_abort(cli_out *o); /* close + remove */
+/* The checks of cli_out_open_for, before the work, without writing a device
+ * or opening a FIFO: 1 when the path would be accepted. */
+int cli_out_check(const char *opt, const char *path);
+/* Flush, fsync (files), close, rename; 0 with the reason (errno's words) on
+ * any failure, the temp file removed. */
+int cli_out_commit(cli_out *o);
+/* A write to o->f failed with errno err: says so naming the file, aborts, returns 0. */
+int cli_out_fail(cli_out *o, int err);
+void cli_out_abort(cli_out *o); /* close + remove the temp file */
+/* Removes an output already committed when a later one failed ("all or
+ * nothing"): only a regular file, never a device or through a link. */
+void cli_output_discard(const char *path);
+/* An input file of this run (opt names its option, "--mechanism"); the
+ * pointer is kept. Outputs that are the same file are refused. */
+void cli_input(const char *opt, const char *path);
+/* Temp files removed if SIGINT, SIGTERM or SIGHUP ends the process (the
+ * handler unlinks them, then re-raises). The first call installs the
+ * handlers and ignores SIGXFSZ, so a write past `ulimit -f` fails with
+ * EFBIG. Returns a slot for cli_temp_release, -1 when none is free. */
+int cli_temp_register(const char *path);
+void cli_temp_release(int slot);
 
 /* Plots (PLplot when built with it). Each series is a set of points with a
  * label; returns 0 with a message on error (or when built without PLplot). */

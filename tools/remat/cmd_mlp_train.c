@@ -245,6 +245,7 @@ int cmd_mlp_train(int argc, char **argv)
             return 2;
         }
     }
+    cli_input("--data", data);
     if (plot_path && !cli_plot_check(plot_path))
         return 2;
 

@@ -135,7 +135,7 @@ static int parse_args(int argc, char **argv, fit_cli *c)
     opterr = 1;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
-        case PFR_OPT_MECHANISM: c->mechanism = optarg; break;
+        case PFR_OPT_MECHANISM: c->mechanism = optarg; cli_input("--mechanism", optarg); break;
         case PFR_OPT_INIT: c->init = optarg; break;
         case PFR_OPT_PARAMS: c->params = optarg; break;
         case PFR_OPT_METHOD: c->method = optarg; break;
@@ -154,6 +154,7 @@ static int parse_args(int argc, char **argv, fit_cli *c)
                 return 0;
             }
             c->data[c->n_data++] = optarg;
+            cli_input("--data", optarg);
             break;
         case O_OPTIMIZER: c->optimizer = optarg; break;
         case O_LR:

@@ -1,4 +1,5 @@
 /* cmd_pfr_simulate.c — `remat pfr simulate`: a reactor's outlet, profile and objective gradient. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,14 +244,14 @@ int cmd_pfr_simulate(int argc, char **argv)
         }
     }
     if (csv && !write_csv(out.f, su.mech, rows, su.S, z, y)) {
-        fprintf(stderr, "remat: --out: cannot write '%s'\n", csv);
+        cli_out_fail(&out, errno);
         goto done;
     }
     if (plot_path && !plot_profile(plot_path, &su, rows, z, y))
         goto done;
     if (csv && !cli_out_commit(&out)) {
         if (plot_path)
-            remove(plot_path); /* all or nothing */
+            cli_output_discard(plot_path); /* all or nothing */
         goto done;
     }
     if (json)

@@ -29,7 +29,7 @@ const char pfr_cli_help_goal[] =
 int pfr_cli_option(pfr_cli *c, int code, const char *arg)
 {
     switch (code) {
-    case PFR_OPT_MECHANISM: c->mechanism = arg; return 1;
+    case PFR_OPT_MECHANISM: c->mechanism = arg; cli_input("--mechanism", arg); return 1;
     case PFR_OPT_INIT: c->init = arg; return 1;
     case PFR_OPT_PARAMS: c->params = arg; return 1;
     case PFR_OPT_METHOD: c->method = arg; return 1;

@@ -1,9 +1,10 @@
 /* plot_plplot.c — plots through PLplot (pngcairo / svg / pdfcairo / ps by file extension). */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <plplot.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -31,11 +32,7 @@ int cli_plot_check(const char *path)
         return 0;
     }
     /* the plot is drawn last: find out now that its directory takes a file */
-    cli_out probe;
-    if (!cli_out_open_for(&probe, "--plot", path))
-        return 0;
-    cli_out_abort(&probe);
-    return 1;
+    return cli_out_check("--plot", path);
 }
 
 static double tr(double v, int lg) { return lg ? log10(v > 0 ? v : 1e-300) : v; }
@@ -124,6 +121,75 @@ static int has_points(const cli_panel *p)
     return 0;
 }
 
+/* The last bytes every complete file of the device ends with (before trailing
+ * white space): a file cut short by a full disk or a size limit lacks them. */
+static const char *trailer_of(const char *dev)
+{
+    if (!strcmp(dev, "pngcairo"))
+        return "IEND\xAE\x42\x60\x82";
+    if (!strcmp(dev, "svg"))
+        return "</svg>";
+    return "%%EOF"; /* pdfcairo, psc */
+}
+
+/* Why PLplot's writes to tmp failed: the file system's answer to one more
+ * byte (ENOSPC, EFBIG, ...) — the condition that cut the file short is still
+ * there. NULL when it takes the byte. */
+static const char *write_error_at(const char *tmp)
+{
+    int fd = open(tmp, O_WRONLY | O_APPEND);
+    if (fd < 0)
+        return strerror(errno);
+    const char *why = write(fd, "", 1) == 1 ? NULL : strerror(errno);
+    close(fd);
+    return why;
+}
+
+/* PLplot's file tmp, complete, into out (checked writes). 0 with a message. */
+static int copy_rendered(const char *tmp, const char *dev, cli_out *out)
+{
+    FILE *f = fopen(tmp, "rb");
+    if (!f) {
+        fprintf(stderr, "remat: --plot: cannot read PLplot's output '%s': %s\n", tmp, strerror(errno));
+        return 0;
+    }
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            unsigned char *b = realloc(buf, cap *= 2);
+            if (!b)
+                free(buf);
+            buf = b;
+        }
+    }
+    int read_err = ferror(f);
+    fclose(f);
+    if (!buf || read_err) {
+        fprintf(stderr, "remat: --plot: cannot read PLplot's output '%s'%s\n", tmp, buf ? "" : ": out of memory");
+        free(buf);
+        return 0;
+    }
+    const char *end = trailer_of(dev);
+    size_t m = n, k = strlen(end);
+    while (m > 0 && (buf[m - 1] == '\n' || buf[m - 1] == '\r' || buf[m - 1] == ' '))
+        m--;
+    if (m < k || memcmp(buf + m - k, end, k) != 0) {
+        const char *why = write_error_at(tmp);
+        fprintf(stderr, "remat: --plot: cannot write '%s': PLplot's %s output is incomplete (%zu bytes): %s\n",
+                out->path, dev, n, why ? why : "PLplot reported no error");
+        free(buf);
+        return 0;
+    }
+    int ok = fwrite(buf, 1, n, out->f) == n;
+    int err = errno;
+    free(buf);
+    if (!ok)
+        cli_out_fail(out, err);
+    return ok;
+}
+
 int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels)
 {
     const char *dev = device_for(path);
@@ -142,8 +208,24 @@ int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels)
     while (cols * cols < n_panels)
         cols++;
     int rows = (n_panels + cols - 1) / cols;
+    /* PLplot opens, writes and closes its file unchecked: draw into a private
+     * temp file, check it is complete, then copy it through a checked cli_out
+     * (which also serves devices and refuses inputs and read-only files). */
+    cli_out out;
+    if (!cli_out_open_for(&out, "--plot", path))
+        return 0;
+    const char *dir = getenv("TMPDIR");
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s/remat-plot-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fprintf(stderr, "remat: --plot: cannot create a temp file for PLplot in %s: %s\n", dir && *dir ? dir : "/tmp",
+                strerror(errno));
+        cli_out_abort(&out);
+        return 0;
+    }
+    close(fd);
+    int slot = cli_temp_register(tmp);
     plsdev(dev);
     plsfnam(tmp);
     plspage(0, 0, 1000 * cols, 700 * rows, 0, 0);
@@ -160,13 +242,14 @@ int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels)
         }
     }
     plend();
-    struct stat sb;
-    if (stat(tmp, &sb) != 0 || sb.st_size == 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        fprintf(stderr, "remat: --plot: PLplot could not write '%s' with device %s\n", path, dev);
+    int ok = copy_rendered(tmp, dev, &out);
+    unlink(tmp);
+    cli_temp_release(slot);
+    if (!ok) {
+        cli_out_abort(&out);
         return 0;
     }
-    return 1;
+    return cli_out_commit(&out);
 }
 
 int cli_plot(const char *path, const char *title, const char *xlabel, const char *ylabel, int logx, int logy,

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# output_files.sh REMAT DATA — where `--out` and `--plot` may write, and what
+# a failed write leaves (tools/remat/cli_out.c):
+#   - a device (/dev/null, /dev/stdout, /dev/full) is written in place, never
+#     renamed over; a full device fails the run naming "No space left on
+#     device", exit 1;
+#   - a symlink to a file keeps the link and replaces the file it names;
+#   - an output that is an input file (--mechanism, --data), however spelled,
+#     and a read-only output are refused before any work, the file unchanged;
+#   - a write cut short by `ulimit -f` (EFBIG), to the CSV or inside PLplot,
+#     fails the run naming "File too large" and leaves no file;
+#   - SIGTERM in the middle of a run removes the temp file.
+set -u
+REMAT=$1 DATA=$2
+DATA=$(cd "$DATA" && pwd)
+. "$(dirname "$0")/lib.sh"
+mkdir "$work/run" && cd "$work/run" || exit 1
+export REMAT_NO_JIT=1 # the size limit would stop the JIT's assembler too: not what is tested here
+plots=0
+"$REMAT" --version | grep -q "plots: PLplot" && plots=1
+only() { # the scratch directory holds exactly these names
+    local got
+    got=$(ls -A | sort | tr '\n' ' ' | sed 's/ $//')
+    [ "$got" = "$*" ] || { echo "     files: '$got', expected '$*'" >&2; false; }
+}
+status() { test "$1" -eq "$2" || { echo "     exit status $1, expected $2" >&2; false; }; }
+
+# ---- devices: always through links and nodes in the scratch directory, so
+# that a tool which renames over them (as root) cannot replace the real ones ----
+ln -s /dev/null null.csv
+"$REMAT" pfr simulate --steps 5 --out null.csv >/dev/null 2>err.txt
+check "--out to /dev/null exits 0" status $? 0
+check "the link to /dev/null is still a link" test "$(readlink null.csv)" = /dev/null
+ln -s /dev/stdout stdout.csv
+"$REMAT" pfr simulate --steps 5 --out stdout.csv >out.txt 2>err.txt
+check "--out to /dev/stdout exits 0" status $? 0
+check "--out to /dev/stdout writes the CSV to stdout" has out.txt "z,A,B,C"
+check "the link to /dev/stdout is still a link" test "$(readlink stdout.csv)" = /dev/stdout
+mkfifo pipe.csv
+timeout 60 cat pipe.csv >piped.txt &
+reader=$!
+"$REMAT" pfr simulate --steps 5 --out pipe.csv >/dev/null 2>err.txt
+check "--out to a FIFO exits 0" status $? 0
+wait $reader
+check "the FIFO's reader got the CSV" has piped.txt "z,A,B,C"
+check "the FIFO is still a FIFO" test -p pipe.csv
+ln -s /dev/full full.csv
+"$REMAT" pfr simulate --steps 5 --out full.csv >out.txt 2>err.txt
+check "--out to /dev/full exits 1" status $? 1
+check "--out to /dev/full names the reason" has err.txt "remat: --out: cannot write 'full.csv': No space left on device"
+check "the link to /dev/full is still a link" test "$(readlink full.csv)" = /dev/full
+check "nothing else was written" only err.txt full.csv null.csv out.txt pipe.csv piped.txt stdout.csv
+rm -f err.txt full.csv null.csv out.txt pipe.csv piped.txt stdout.csv
+if [ $plots = 1 ]; then
+    ln -s /dev/full full.png
+    "$REMAT" pfr optimize --iters 2 --plot full.png >/dev/null 2>err.txt
+    check "--plot to /dev/full exits 1" status $? 1
+    check "--plot to /dev/full names the reason" has err.txt "remat: --plot: cannot write 'full.png': No space left on device"
+    check "the link to /dev/full is still a link, nothing else written" only err.txt full.png
+    check "... to /dev/full" test "$(readlink full.png)" = /dev/full
+    rm -f full.png err.txt
+    mkfifo pipe.png
+    timeout 60 cat pipe.png >piped.png &
+    reader=$!
+    "$REMAT" pfr optimize --iters 2 --plot pipe.png >/dev/null 2>err.txt
+    check "--plot to a FIFO exits 0" status $? 0
+    wait $reader
+    check "the FIFO's reader got the whole PNG" test "$(tail -c 8 piped.png | od -An -c | tr -d ' ')" = 'IEND256B`202'
+    check "the FIFO is still a FIFO" test -p pipe.png
+    rm -f pipe.png piped.png err.txt
+fi
+
+# ---- a symlink to a file ----
+echo old >target.csv
+ln -s target.csv link.csv
+"$REMAT" pfr simulate --steps 5 --out link.csv >/dev/null 2>err.txt
+check "--out through a link exits 0" status $? 0
+check "the link stays a link" test -L link.csv
+check "the file it names gets the CSV" has target.csv "z,A,B,C"
+rm -f target.csv link.csv err.txt
+
+# ---- inputs and read-only files are not replaced ----
+cp "$DATA/net.mech" net.mech
+cp net.mech net.orig
+ln -s net.mech alias.mech
+"$REMAT" pfr simulate --mechanism net.mech --init A=1 --out ./alias.mech >/dev/null 2>err.txt
+check "--out = the mechanism (through a link) exits 2" status $? 2
+check "--out = the mechanism is named" has err.txt "remat: --out: './alias.mech' is the input file --mechanism 'net.mech'"
+check "the mechanism is unchanged" same net.orig net.mech
+cp "$DATA/good.csv" data.png
+cp data.png data.orig
+"$REMAT" pfr fit --mechanism net.mech --data data.png --plot "$PWD/data.png" >/dev/null 2>err.txt
+check "--plot = a --data file exits 2" status $? 2
+check "--plot = a --data file is named" has err.txt "is the input file --data 'data.png'"
+check "the data file is unchanged" same data.orig data.png
+echo old >ro.csv
+chmod a-w ro.csv
+"$REMAT" pfr simulate --steps 5 --out ro.csv >/dev/null 2>err.txt
+check "a read-only --out exits 2" status $? 2
+check "a read-only --out says so" has err.txt "remat: --out: cannot write 'ro.csv': the file is read-only"
+check "the read-only file is unchanged" test "$(cat ro.csv)" = old
+check "nothing else was written" only alias.mech data.orig data.png err.txt net.mech net.orig ro.csv
+rm -f alias.mech data.orig data.png err.txt net.mech net.orig ro.csv
+
+# ---- a write cut short: `ulimit -f` (KiB) makes the kernel refuse with EFBIG ----
+(ulimit -f 4 && exec "$REMAT" pfr simulate --steps 2000 --out big.csv) >/dev/null 2>err.txt
+check "--out past the size limit exits 1" status $? 1
+check "--out past the size limit names the reason" has err.txt "remat: --out: cannot write 'big.csv': File too large"
+if [ $plots = 1 ]; then
+    (ulimit -f 4 && exec "$REMAT" pfr optimize --iters 2 --plot big.png) >/dev/null 2>>err.txt
+    check "--plot past the size limit exits 1" status $? 1
+    check "--plot past the size limit names the reason" has err.txt "remat: --plot: cannot write 'big.png': PLplot's pngcairo output is incomplete"
+    check "... File too large" test "$(grep -c 'File too large' err.txt)" -eq 2
+fi
+check "a write cut short leaves no file" only err.txt
+rm -f err.txt
+
+# ---- SIGTERM mid-run: the temp file goes ----
+"$REMAT" pfr simulate --steps 3000000 --out long.csv >/dev/null 2>err.txt &
+pid=$!
+for _ in $(seq 200); do # the temp file is made before the work starts
+    compgen -G 'long.csv.tmp.*' >/dev/null && break
+    sleep 0.05
+done
+check "the temp file exists during the run" compgen -G 'long.csv.tmp.*' >/dev/null
+kill -TERM $pid
+wait $pid
+rc=$?
+check "SIGTERM ends the run by the signal" status $rc 143
+check "SIGTERM leaves no temp file" only err.txt
+exit $fail

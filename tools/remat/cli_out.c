@@ -1,0 +1,249 @@
+/*
+ * cli_out.c — output files of the remat tool (cli.h): a regular file is
+ * written to a temp file beside it and renamed over it when complete; a
+ * device, pipe or socket (/dev/null, /dev/stdout, /dev/full) is written
+ * directly and never renamed over or removed; a symlink is followed (the
+ * rename lands on its target, the link stays). Refused before any work: a
+ * directory, a path that is one of the run's input files (same st_dev and
+ * st_ino, whatever the spelling), an existing file without write permission.
+ * Every write, the flush, the fsync and the close are checked and a failure
+ * is named by its errno. SIGINT, SIGTERM and SIGHUP remove the temp files
+ * still registered and then end the process as the signal would have.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* ---- temp files removed on a fatal signal ---- */
+
+#define MAX_TEMPS 4
+static char temp_path[MAX_TEMPS][PATH_MAX];
+static volatile sig_atomic_t temp_used[MAX_TEMPS];
+
+static void on_fatal_signal(int sig)
+{
+    for (int i = 0; i < MAX_TEMPS; i++) /* unlink, signal and raise are async-signal-safe */
+        if (temp_used[i])
+            unlink(temp_path[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_handlers(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        for (size_t j = 0; j < sizeof sigs / sizeof *sigs; j++)
+            sigaddset(&sa.sa_mask, sigs[j]); /* one handler at a time */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue; /* nohup and the like: keep ignoring */
+        sigaction(sigs[i], &sa, NULL);
+    }
+    /* past `ulimit -f` a write fails with EFBIG, which names itself, instead of killing */
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+int cli_temp_register(const char *path)
+{
+    install_handlers();
+    if (strlen(path) >= PATH_MAX)
+        return -1;
+    for (int i = 0; i < MAX_TEMPS; i++)
+        if (!temp_used[i]) {
+            strcpy(temp_path[i], path);
+            temp_used[i] = 1;
+            return i;
+        }
+    return -1;
+}
+
+void cli_temp_release(int slot)
+{
+    if (slot >= 0 && slot < MAX_TEMPS)
+        temp_used[slot] = 0;
+}
+
+/* ---- input files an output must not replace ---- */
+
+#define MAX_INPUTS 64
+static struct {
+    const char *opt, *path;
+} inputs[MAX_INPUTS];
+static int n_inputs;
+
+void cli_input(const char *opt, const char *path)
+{
+    if (path && n_inputs < MAX_INPUTS)
+        inputs[n_inputs].opt = opt, inputs[n_inputs++].path = path;
+}
+
+static void say(const char *opt, const char *path, const char *what)
+{
+    fprintf(stderr, "remat: %s%scannot write '%s': %s\n", opt ? opt : "", opt ? ": " : "", path, what);
+}
+
+/* 0 with a message when the existing file at path (sb) must not be replaced. */
+static int may_replace(const char *opt, const char *path, const struct stat *sb)
+{
+    if (S_ISDIR(sb->st_mode)) { /* found now, not after the work, at the rename */
+        say(opt, path, "Is a directory");
+        return 0;
+    }
+    for (int i = 0; i < n_inputs; i++) {
+        struct stat in;
+        if (stat(inputs[i].path, &in) == 0 && in.st_dev == sb->st_dev && in.st_ino == sb->st_ino) {
+            fprintf(stderr, "remat: %s%s'%s' is the input file %s '%s'; write the output elsewhere\n",
+                    opt ? opt : "", opt ? ": " : "", path, inputs[i].opt, inputs[i].path);
+            return 0;
+        }
+    }
+    /* root passes access(W_OK) on any file: the mode bits are the owner's word */
+    if (S_ISREG(sb->st_mode) && (access(path, W_OK) != 0 || !(sb->st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)))) {
+        say(opt, path, "the file is read-only (Permission denied); remove it or make it writable first");
+        return 0;
+    }
+    return 1;
+}
+
+int cli_out_open(cli_out *o, const char *path) { return cli_out_open_for(o, NULL, path); }
+
+int cli_out_open_for(cli_out *o, const char *opt, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->opt = opt;
+    struct stat sb, lsb;
+    int exists = stat(path, &sb) == 0;
+    if (exists && !may_replace(opt, path, &sb))
+        return 0;
+    o->path = strdup(path);
+    if (!o->path)
+        goto nomem;
+    if (exists && !S_ISREG(sb.st_mode)) { /* a device or a pipe: write it in place */
+        o->f = fopen(path, "w");
+        if (!o->f)
+            goto cannot;
+        return 1;
+    }
+    /* a symlink to a file: replace the file it names, keep the link */
+    const char *dest = path;
+    char *real = NULL;
+    if (exists && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+        if (!(real = realpath(path, NULL)))
+            goto cannot;
+        dest = real;
+    }
+    o->dest = strdup(dest);
+    o->tmp = malloc(strlen(dest) + 32);
+    free(real);
+    if (!o->dest || !o->tmp)
+        goto nomem;
+    sprintf(o->tmp, "%s.tmp.%ld", o->dest, (long)getpid());
+    o->slot = cli_temp_register(o->tmp) + 1; /* 0: none */
+    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd), unlink(o->tmp);
+        errno = e;
+        goto cannot;
+    }
+    return 1;
+nomem:
+    fprintf(stderr, "remat: out of memory\n");
+    cli_out_abort(o);
+    return 0;
+cannot:
+    say(opt, path, strerror(errno));
+    cli_temp_release(o->slot - 1);
+    free(o->path);
+    free(o->dest);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+    return 0;
+}
+
+int cli_out_check(const char *opt, const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+        if (!may_replace(opt, path, &sb))
+            return 0;
+        if (access(path, W_OK) != 0) { /* opening a FIFO here would wait for its reader */
+            say(opt, path, strerror(errno));
+            return 0;
+        }
+        return 1;
+    }
+    cli_out probe;
+    if (!cli_out_open_for(&probe, opt, path))
+        return 0;
+    cli_out_abort(&probe);
+    return 1;
+}
+
+int cli_out_commit(cli_out *o)
+{
+    int err = 0;
+    if (fflush(o->f) != 0 || ferror(o->f))
+        err = errno ? errno : EIO;
+    if (!err && o->tmp && fsync(fileno(o->f)) != 0) /* a device may not sync; a file must */
+        err = errno;
+    if (fclose(o->f) != 0 && !err)
+        err = errno;
+    o->f = NULL;
+    if (!err && o->tmp && rename(o->tmp, o->dest) != 0)
+        err = errno;
+    if (err) {
+        say(o->opt, o->path, strerror(err));
+        if (o->tmp)
+            unlink(o->tmp);
+    }
+    cli_temp_release(o->slot - 1);
+    free(o->path);
+    free(o->dest);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+    return !err;
+}
+
+int cli_out_fail(cli_out *o, int err)
+{
+    say(o->opt, o->path, strerror(err));
+    cli_out_abort(o);
+    return 0;
+}
+
+void cli_out_abort(cli_out *o)
+{
+    if (o->f)
+        fclose(o->f);
+    if (o->tmp)
+        unlink(o->tmp);
+    cli_temp_release(o->slot - 1);
+    free(o->path);
+    free(o->dest);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+}
+
+void cli_output_discard(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) /* never a device, never through a link */
+        unlink(path);
+}
