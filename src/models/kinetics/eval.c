@@ -11,6 +11,47 @@
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
+static double arith(const remat_expr *e, double a, double b)
+{
+    switch (e->kind) {
+    case REMAT_EXPR_NEG: return -a;
+    case REMAT_EXPR_ADD: return a + b;
+    case REMAT_EXPR_SUB: return a - b;
+    case REMAT_EXPR_MUL: return a * b;
+    case REMAT_EXPR_DIV: return a / b;
+    default: REMAT_UNREACHABLE("not an arithmetic node");
+    }
+}
+
+static int is_chain(const remat_expr *e) { return e->kind >= REMAT_EXPR_NEG && e->kind <= REMAT_EXPR_DIV; }
+
+/* e and the arithmetic nodes down its left operands, bottom first. */
+static double eval_spine(const remat_expr *e, const mech_env *env)
+{
+    mech_spine *sp = env->spine;
+    size_t base = sp->n;
+    for (const remat_expr *x = e; is_chain(x); x = x->args[0]) {
+        if (sp->n == sp->cap) {
+            size_t cap = sp->cap ? 2 * sp->cap : 256;
+            const remat_expr **v = realloc(sp->v, cap * sizeof *v);
+            if (!v) {
+                sp->oom = 1;
+                sp->n = base;
+                return NAN;
+            }
+            sp->v = v;
+            sp->cap = cap;
+        }
+        sp->v[sp->n++] = x;
+    }
+    double acc = mech_eval(sp->v[sp->n - 1]->args[0], env);
+    while (sp->n > base) {
+        const remat_expr *x = sp->v[--sp->n];
+        acc = arith(x, acc, x->nargs > 1 ? mech_eval(x->args[1], env) : 0.0);
+    }
+    return acc;
+}
+
 double mech_eval(const remat_expr *e, const mech_env *env)
 {
     switch (e->kind) {
@@ -20,11 +61,14 @@ double mech_eval(const remat_expr *e, const mech_env *env)
     case REMAT_EXPR_PARAM: REMAT_ASSERT(env->params); return env->params[e->index];
     case REMAT_EXPR_LET: REMAT_ASSERT(env->lets); return env->lets[e->index];
     case REMAT_EXPR_INDEP: return env->t;
-    case REMAT_EXPR_NEG: return -mech_eval(e->args[0], env);
-    case REMAT_EXPR_ADD: return mech_eval(e->args[0], env) + mech_eval(e->args[1], env);
-    case REMAT_EXPR_SUB: return mech_eval(e->args[0], env) - mech_eval(e->args[1], env);
-    case REMAT_EXPR_MUL: return mech_eval(e->args[0], env) * mech_eval(e->args[1], env);
-    case REMAT_EXPR_DIV: return mech_eval(e->args[0], env) / mech_eval(e->args[1], env);
+    case REMAT_EXPR_NEG:
+    case REMAT_EXPR_ADD:
+    case REMAT_EXPR_SUB:
+    case REMAT_EXPR_MUL:
+    case REMAT_EXPR_DIV:
+        if (env->spine)
+            return eval_spine(e, env);
+        return arith(e, mech_eval(e->args[0], env), e->nargs > 1 ? mech_eval(e->args[1], env) : 0.0);
     case REMAT_EXPR_POW: return pow(mech_eval(e->args[0], env), mech_eval(e->args[1], env));
     case REMAT_EXPR_CALL: {
         double a = mech_eval(e->args[0], env);
@@ -57,7 +101,8 @@ remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const 
             return remat_error(REMAT_ERR_NOMEM, "remat_mechanism_eval_rhs: out of memory for %d lets",
                                m->nlets);
     }
-    const mech_env env = {.t = t, .y = y, .params = params, .lets = lets};
+    mech_spine spine = {0};
+    const mech_env env = {.t = t, .y = y, .params = params, .lets = lets, .spine = &spine};
     /* let i refers only to lets < i (definitions precede uses) */
     for (int i = 0; i < m->nlets; i++)
         lets[i] = mech_eval(m->lets[i], &env);
@@ -65,6 +110,9 @@ remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const 
         dydt[i] = mech_eval(m->rhs[i], &env);
     if (lets != small)
         free(lets);
+    free(spine.v);
+    if (spine.oom)
+        return remat_error(REMAT_ERR_NOMEM, "remat_mechanism_eval_rhs: out of memory evaluating %s", m->source);
     return REMAT_OK;
 }
 

@@ -8,6 +8,14 @@
  * the same ops serve y of shape (S,) and batched (..., S): params and t are
  * scalars and broadcast; dy/dt is the concatenation of the S per-species
  * values along the last axis.
+ *
+ * Nothing here recurses with the mechanism's size: a species' dy/dt is a
+ * left-deep chain as long as its list of reactions (60,000 deep for a
+ * species in 60,000 reactions), so chains are walked down their left spine
+ * in a loop, and lets, which may read each other 50,000 deep, are lowered
+ * in definition order before the rates, so a let's tree finds the lets it
+ * reads already done. What recursion is left is bounded by the parser's
+ * MECH_MAX_DEPTH per expression.
  */
 #include <math.h>
 #include <stdint.h>
@@ -16,6 +24,7 @@
 
 #include "core/assert.h"
 #include "core/error.h"
+#include "models/kinetics/mechanism_impl.h"
 #include "remat/kinetics.h"
 
 typedef struct {
@@ -34,6 +43,8 @@ typedef struct {
     remat_val *let_vals;   /* [nlets] */
     memo_slot *slots;      /* open addressing on node address */
     size_t nslot, used;
+    const remat_expr **spine; /* the left spines being walked, innermost last */
+    size_t nspine, capspine;
     remat_status st;       /* first error of the walk (beyond graph build errors) */
 } lowering;
 
@@ -144,8 +155,8 @@ static remat_val param(lowering *L, int i)
 
 static remat_val let(lowering *L, int i)
 {
-    /* a let's tree reads only lets with a smaller index, so the recursion
-     * computes them in definition order */
+    /* lowered in order before the rates (remat_kinetics_rhs); this is the
+     * same walk, for a let no rate was found to read */
     if (L->let_vals[i] == REMAT_NONE)
         L->let_vals[i] = walk(L, remat_mechanism_let_expr(L->m, i));
     return L->let_vals[i];
@@ -174,6 +185,57 @@ static remat_val power(lowering *L, const remat_expr *e)
     return remat_exp(L->f, remat_mul(L->f, walk(L, ex), logx));
 }
 
+static int is_chain(const remat_expr *e) { return e->kind >= REMAT_EXPR_NEG && e->kind <= REMAT_EXPR_DIV; }
+
+/* One arithmetic node over its operands' values. */
+static remat_val arith(remat_fn *f, const remat_expr *e, remat_val a, remat_val b)
+{
+    switch (e->kind) {
+    case REMAT_EXPR_NEG: return remat_neg(f, a);
+    case REMAT_EXPR_ADD: return remat_add(f, a, b);
+    case REMAT_EXPR_SUB: return remat_sub(f, a, b);
+    case REMAT_EXPR_MUL: return remat_mul(f, a, b);
+    case REMAT_EXPR_DIV: return remat_div(f, a, b);
+    default: REMAT_UNREACHABLE("not an arithmetic node");
+    }
+}
+
+static void remember(lowering *L, const remat_expr *e, remat_val v)
+{
+    if (!memo_put(L, e, v) && L->st == REMAT_OK)
+        L->st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(L->m));
+}
+
+/* e and the arithmetic nodes down its left operands, in a loop: the bottom
+ * first, then each node up the spine over its right operand. */
+static remat_val walk_spine(lowering *L, const remat_expr *e)
+{
+    size_t base = L->nspine;
+    for (const remat_expr *x = e; is_chain(x) && !memo_find(L, x); x = x->args[0]) {
+        if (L->nspine == L->capspine) {
+            size_t cap = L->capspine ? 2 * L->capspine : 256;
+            const remat_expr **v = realloc(L->spine, cap * sizeof *v);
+            if (!v) {
+                if (L->st == REMAT_OK)
+                    L->st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s",
+                                        remat_mechanism_source(L->m));
+                L->nspine = base;
+                return REMAT_NONE;
+            }
+            L->spine = v;
+            L->capspine = cap;
+        }
+        L->spine[L->nspine++] = x;
+    }
+    remat_val acc = walk(L, L->spine[L->nspine - 1]->args[0]);
+    while (L->nspine > base) {
+        const remat_expr *x = L->spine[--L->nspine];
+        acc = arith(L->f, x, acc, x->nargs > 1 ? walk(L, x->args[1]) : REMAT_NONE);
+        remember(L, x, acc);
+    }
+    return acc;
+}
+
 static remat_val walk(lowering *L, const remat_expr *e)
 {
     switch (e->kind) {
@@ -196,14 +258,11 @@ static remat_val walk(lowering *L, const remat_expr *e)
     remat_val *hit = memo_find(L, e);
     if (hit)
         return *hit;
+    if (is_chain(e))
+        return walk_spine(L, e);
     remat_fn *f = L->f;
     remat_val v = REMAT_NONE;
     switch (e->kind) {
-    case REMAT_EXPR_NEG: v = remat_neg(f, walk(L, e->args[0])); break;
-    case REMAT_EXPR_ADD: v = remat_add(f, walk(L, e->args[0]), walk(L, e->args[1])); break;
-    case REMAT_EXPR_SUB: v = remat_sub(f, walk(L, e->args[0]), walk(L, e->args[1])); break;
-    case REMAT_EXPR_MUL: v = remat_mul(f, walk(L, e->args[0]), walk(L, e->args[1])); break;
-    case REMAT_EXPR_DIV: v = remat_div(f, walk(L, e->args[0]), walk(L, e->args[1])); break;
     case REMAT_EXPR_POW: v = power(L, e); break;
     case REMAT_EXPR_CALL: {
         remat_val a = walk(L, e->args[0]);
@@ -219,41 +278,8 @@ static remat_val walk(lowering *L, const remat_expr *e)
     }
     default: REMAT_UNREACHABLE("bad expression node in a mechanism");
     }
-    if (!memo_put(L, e, v) && L->st == REMAT_OK)
-        L->st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(L->m));
+    remember(L, e, v);
     return v;
-}
-
-static int uses_indep(const remat_expr *e, const remat_mechanism *m, signed char *let_seen)
-{
-    switch (e->kind) {
-    case REMAT_EXPR_INDEP: return 1;
-    case REMAT_EXPR_LET:
-        if (let_seen[e->index] < 0)
-            let_seen[e->index] = (signed char)uses_indep(remat_mechanism_let_expr(m, e->index), m, let_seen);
-        return let_seen[e->index];
-    default:
-        for (int i = 0; i < e->nargs; i++)
-            if (uses_indep(e->args[i], m, let_seen))
-                return 1;
-        return 0;
-    }
-}
-
-int remat_kinetics_uses_indep(const remat_mechanism *m)
-{
-    if (!m)
-        return 0;
-    int nl = remat_mechanism_let_count(m), r = 0;
-    signed char *seen = malloc((size_t)nl + 1);
-    REMAT_ASSERT(seen);
-    memset(seen, -1, (size_t)nl + 1);
-    /* shared subtrees may be visited more than once: the trees are small and
-     * this runs once per model build */
-    for (int i = 0; i < remat_mechanism_species_count(m) && !r; i++)
-        r = uses_indep(remat_mechanism_rhs(m, i), m, seen);
-    free(seen);
-    return r;
 }
 
 static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y, remat_val params)
@@ -322,6 +348,7 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
     L.let_vals = malloc(sizeof *L.let_vals * (size_t)(NL + 1));
     L.slots = calloc(L.nslot, sizeof *L.slots);
     remat_val *out = malloc(sizeof *out * (size_t)(S + 1));
+    unsigned char *used = NULL;
     if (!L.species || !L.param_vals || !L.let_vals || !L.slots || !out) {
         st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(m));
         goto done;
@@ -332,6 +359,15 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
         L.param_vals[i] = REMAT_NONE;
     for (int i = 0; i < NL; i++)
         L.let_vals[i] = REMAT_NONE;
+    int reads_t;
+    if (!(used = calloc((size_t)NL + 1, 1)) || !mech_reach(m, used, &reads_t)) {
+        st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(m));
+        goto done;
+    }
+    /* a let reads only lets defined before it: in order, none nests */
+    for (int i = 0; i < NL && L.st == REMAT_OK; i++)
+        if (used[i])
+            L.let_vals[i] = walk(&L, remat_mechanism_let_expr(m, i));
 
     /* each species' value as (..., 1), like its slice of y */
     remat_shape one = L.ys;
@@ -360,6 +396,8 @@ done:
     free(L.param_vals);
     free(L.let_vals);
     free(L.slots);
+    free(L.spine);
+    free(used);
     free(out);
     return st;
 }

@@ -251,7 +251,11 @@ double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r, int s)
 {
     NULL_MECH(m, NAN);
     REMAT_ASSERT(r >= 0 && r < m->nreactions && s >= 0 && s < m->nspecies);
-    return m->reactions[r].stoich[s];
+    const mech_reaction *rx = &m->reactions[r];
+    for (int i = 0; i < rx->nstoich; i++) /* a reaction changes a few species: a scan */
+        if (rx->stoich[i].species == s)
+            return rx->stoich[i].nu;
+    return 0.0;
 }
 
 int remat_mechanism_reaction_line(const remat_mechanism *m, int r)

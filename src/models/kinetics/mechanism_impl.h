@@ -138,8 +138,14 @@ typedef struct {
 } mech_param;
 
 typedef struct {
+    int species;
+    double nu; /* products - reactants, never 0 */
+} mech_stoich;
+
+typedef struct {
     const remat_expr *rate; /* net rate */
-    double *stoich;         /* [nspecies], products - reactants */
+    mech_stoich *stoich;    /* [nstoich] the species it changes, in order of first appearance */
+    int nstoich;
     int line, col;
 } mech_reaction;
 
@@ -202,11 +208,27 @@ remat_status mech_finish_names(mech_parser *p);    /* between the passes */
 remat_status mech_resolve(mech_parser *p);         /* pass 2 */
 remat_status mech_build_rhs(mech_parser *p);
 
-/* Evaluation (eval.c). y, params, lets may be NULL if e refers to none. */
+/* Evaluation (eval.c). y, params, lets may be NULL if e refers to none.
+ * With spine set, chains of arithmetic down left operands (a dy/dt over
+ * thousands of reactions) are walked in a loop on it, not recursed into;
+ * spine->oom is set (and NaN returned) when it cannot grow. Without, the
+ * recursion is as deep as the tree: for the parser's trees only (at most
+ * MECH_MAX_DEPTH). */
+typedef struct {
+    const remat_expr **v;
+    size_t n, cap;
+    int oom;
+} mech_spine;
 typedef struct {
     double t;
     const double *y, *params, *lets;
+    mech_spine *spine;
 } mech_env;
 double mech_eval(const remat_expr *e, const mech_env *env);
+
+/* reach.c: used[nlets] (zeroed by the caller) marks the lets the rates read,
+ * through other lets; *reads_t whether they read the independent variable.
+ * 0 when out of memory. */
+int mech_reach(const remat_mechanism *m, unsigned char *used, int *reads_t);
 
 #endif
