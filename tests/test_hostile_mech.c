@@ -2,8 +2,9 @@
  * test_hostile_mech.c — mechanisms built to break the kinetics layer: a
  * species in 60,000 reactions (a dy/dt chain 60,000 deep), a let chain
  * 50,000 deep, 40,000 reactions over 40,000 species (quadratic time and
- * memory when every reaction kept a coefficient per species). The files are
- * generated here, not committed.
+ * memory when every reaction kept a coefficient per species); and rates that
+ * cannot be computed at the initial state. The big files are generated here,
+ * not committed.
  */
 #include "test_util.h"
 
@@ -170,6 +171,42 @@ static void test_hostile_mech_stoich_repeats_net_out(void **state)
     remat_mechanism_free(m);
 }
 
+/* A rate that cannot be computed at the initial state is named by file:line:col
+ * and expression, with what went wrong, not blamed on the step size. */
+static void expect_rates_error(const char *mech, const double *y, const double *params, const char *where,
+                               const char *what)
+{
+    remat_mechanism *m = NULL;
+    assert_ok(remat_mechanism_parse_string(mech, "rates.mech", &m));
+    assert_int_equal(remat_mechanism_check_rates(m, 0.0, y, params), REMAT_ERR_NUMERIC);
+    assert_contains(remat_last_error(), where);
+    assert_contains(remat_last_error(), what);
+    remat_mechanism_free(m);
+}
+
+static void test_hostile_mech_non_finite_rates_are_named(void **state)
+{
+    (void)state;
+    double y[3] = {1, 0, 0}, p[2] = {1, 2};
+    expect_rates_error("param k = 1\nparam a = 2\nA -> B : k / (a - 2)\n", y, p, "rates.mech:3:12: ",
+                       "the rate expression 'k / (a - 2)' is inf at t = 0: division by zero");
+    expect_rates_error("param k = 1\nparam a = 2\nlet r = log(a - 2)\nA -> B : k * r\n", y, p, "rates.mech:3:9: ",
+                       "'log(a - 2)' is -inf at t = 0: log of 0");
+    expect_rates_error("param k = 1\nparam a = 2\nA -> B : sqrt(k - a) * A\n", y, p, "rates.mech:3:10: ",
+                       "sqrt of a negative number (-1)");
+    double big[2] = {1e308, 1};
+    expect_rates_error("param k = 1\nparam a = 1\n2 A -> B : k\n", y, big, "rates.mech:3:1: ",
+                       "'2 * (k * A^2)' is inf at t = 0: overflow");
+    /* computable rates: OK, however fast */
+    remat_mechanism *m = NULL;
+    assert_ok(remat_mechanism_parse_string("param k = 1e300\nA -> B : k\n", "fast.mech", &m));
+    double k = 1e300;
+    assert_ok(remat_mechanism_check_rates(m, 0.0, y, &k));
+    assert_int_equal(remat_mechanism_check_rates(NULL, 0.0, y, &k), REMAT_ERR_NULL);
+    assert_int_equal(remat_mechanism_check_rates(m, 0.0, NULL, &k), REMAT_ERR_NULL);
+    remat_mechanism_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_hostile_mech_let_chain_50000_deep),
         cmocka_unit_test(test_hostile_mech_40000_reactions_in_linear_time),
         cmocka_unit_test(test_hostile_mech_stoich_repeats_net_out),
+        cmocka_unit_test(test_hostile_mech_non_finite_rates_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

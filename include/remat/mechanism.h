@@ -161,7 +161,8 @@ const char *remat_expr_fn_name(remat_expr_fn fn);
 /* Writes e as text in the mechanism syntax, with the fewest parentheses that
  * keep its tree ("k1 * A - k2 * B"); LET and CONST print their names. Like
  * snprintf: returns the length the full text needs, writes at most len bytes
- * (NUL included). */
+ * (NUL included). Subtrees more than 4096 levels down (a dy/dt summing
+ * thousands of reactions) print as "...". */
 int remat_expr_format(const remat_expr *e, char *buf, int len);
 
 /* ---- mechanisms ---- */
@@ -225,6 +226,15 @@ int remat_mechanism_reaction_line(const remat_mechanism *m, int r);
  * Safe to call from several threads on one mechanism. */
 remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],
                                       const double params[], double dydt[]);
+/* REMAT_OK when every dy/dt at (t, y, params) is finite. Otherwise
+ * REMAT_ERR_NUMERIC, and the message names the first operation, in
+ * evaluation order, that made a non-finite value from finite operands:
+ * "file:line:col: the rate expression 'k / (a - b)' is inf at t = 0:
+ * division by zero" (or overflow, log of 0, ...). Integrators call it when
+ * a result is not finite, so that a rate that cannot be computed is not
+ * reported as a step size that is too large. */
+remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, const double y[],
+                                         const double params[]);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,13 @@ static double arith(const remat_expr *e, double a, double b)
     }
 }
 
+static double note(const mech_env *env, const remat_expr *e, double v, double a, double b)
+{
+    if (env->bad && !env->bad->e && !isfinite(v) && isfinite(a) && isfinite(b))
+        *env->bad = (mech_culprit){e, a, b, v};
+    return v;
+}
+
 static int is_chain(const remat_expr *e) { return e->kind >= REMAT_EXPR_NEG && e->kind <= REMAT_EXPR_DIV; }
 
 /* e and the arithmetic nodes down its left operands, bottom first. */
@@ -47,7 +54,8 @@ static double eval_spine(const remat_expr *e, const mech_env *env)
     double acc = mech_eval(sp->v[sp->n - 1]->args[0], env);
     while (sp->n > base) {
         const remat_expr *x = sp->v[--sp->n];
-        acc = arith(x, acc, x->nargs > 1 ? mech_eval(x->args[1], env) : 0.0);
+        double b = x->nargs > 1 ? mech_eval(x->args[1], env) : 0.0;
+        acc = note(env, x, arith(x, acc, b), acc, b);
     }
     return acc;
 }
@@ -65,19 +73,24 @@ double mech_eval(const remat_expr *e, const mech_env *env)
     case REMAT_EXPR_ADD:
     case REMAT_EXPR_SUB:
     case REMAT_EXPR_MUL:
-    case REMAT_EXPR_DIV:
+    case REMAT_EXPR_DIV: {
         if (env->spine)
             return eval_spine(e, env);
-        return arith(e, mech_eval(e->args[0], env), e->nargs > 1 ? mech_eval(e->args[1], env) : 0.0);
-    case REMAT_EXPR_POW: return pow(mech_eval(e->args[0], env), mech_eval(e->args[1], env));
+        double a = mech_eval(e->args[0], env), b = e->nargs > 1 ? mech_eval(e->args[1], env) : 0.0;
+        return note(env, e, arith(e, a, b), a, b);
+    }
+    case REMAT_EXPR_POW: {
+        double a = mech_eval(e->args[0], env), b = mech_eval(e->args[1], env);
+        return note(env, e, pow(a, b), a, b);
+    }
     case REMAT_EXPR_CALL: {
-        double a = mech_eval(e->args[0], env);
+        double a = mech_eval(e->args[0], env), b = e->nargs > 1 ? mech_eval(e->args[1], env) : 0.0;
         switch (e->fn) {
-        case REMAT_FN_EXP: return exp(a);
-        case REMAT_FN_LOG: return log(a);
-        case REMAT_FN_SQRT: return sqrt(a);
-        case REMAT_FN_MIN: return fmin(a, mech_eval(e->args[1], env));
-        case REMAT_FN_MAX: return fmax(a, mech_eval(e->args[1], env));
+        case REMAT_FN_EXP: return note(env, e, exp(a), a, b);
+        case REMAT_FN_LOG: return note(env, e, log(a), a, b);
+        case REMAT_FN_SQRT: return note(env, e, sqrt(a), a, b);
+        case REMAT_FN_MIN: return note(env, e, fmin(a, b), a, b);
+        case REMAT_FN_MAX: return note(env, e, fmax(a, b), a, b);
         case REMAT_FN_COUNT: break;
         }
         REMAT_UNREACHABLE("bad function in expression");
@@ -87,22 +100,22 @@ double mech_eval(const remat_expr *e, const mech_env *env)
     REMAT_UNREACHABLE("unresolved or bad expression node");
 }
 
-remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],
-                                      const double params[], double dydt[])
+/* dy/dt into dydt; bad, when set, gets the first node that breaks. */
+static remat_status eval_all(const remat_mechanism *m, double t, const double y[], const double params[],
+                             double dydt[], mech_culprit *bad, const char *fn)
 {
     if (!m || !y || !dydt || (!params && m->nparams > 0))
-        return remat_error(REMAT_ERR_NULL, "remat_mechanism_eval_rhs: %s is NULL",
+        return remat_error(REMAT_ERR_NULL, "%s: %s is NULL", fn,
                            !m ? "the mechanism" : !y ? "y" : !dydt ? "dydt" : "params");
     double small[64];
     double *lets = small;
     if (m->nlets > (int)(sizeof small / sizeof small[0])) {
         lets = malloc((size_t)m->nlets * sizeof *lets);
         if (!lets)
-            return remat_error(REMAT_ERR_NOMEM, "remat_mechanism_eval_rhs: out of memory for %d lets",
-                               m->nlets);
+            return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for %d lets", fn, m->nlets);
     }
     mech_spine spine = {0};
-    const mech_env env = {.t = t, .y = y, .params = params, .lets = lets, .spine = &spine};
+    const mech_env env = {.t = t, .y = y, .params = params, .lets = lets, .spine = &spine, .bad = bad};
     /* let i refers only to lets < i (definitions precede uses) */
     for (int i = 0; i < m->nlets; i++)
         lets[i] = mech_eval(m->lets[i], &env);
@@ -112,8 +125,60 @@ remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const 
         free(lets);
     free(spine.v);
     if (spine.oom)
-        return remat_error(REMAT_ERR_NOMEM, "remat_mechanism_eval_rhs: out of memory evaluating %s", m->source);
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory evaluating %s", fn, m->source);
     return REMAT_OK;
+}
+
+remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],
+                                      const double params[], double dydt[])
+{
+    return eval_all(m, t, y, params, dydt, NULL, "remat_mechanism_eval_rhs");
+}
+
+/* What an IEEE operation on finite operands a, b that gave v did wrong. */
+static const char *why_not_finite(const mech_culprit *c, char *buf, size_t cap)
+{
+    const remat_expr *e = c->e;
+    if (e->kind == REMAT_EXPR_DIV && c->b == 0)
+        return "division by zero";
+    if (e->kind == REMAT_EXPR_CALL && e->fn == REMAT_FN_LOG && c->a <= 0)
+        return c->a == 0 ? "log of 0" : (snprintf(buf, cap, "log of a negative number (%g)", c->a), buf);
+    if (e->kind == REMAT_EXPR_CALL && e->fn == REMAT_FN_SQRT && c->a < 0)
+        return snprintf(buf, cap, "sqrt of a negative number (%g)", c->a), buf;
+    if (e->kind == REMAT_EXPR_POW && c->a == 0 && c->b < 0)
+        return "0 to a negative power";
+    if (e->kind == REMAT_EXPR_POW && c->a < 0 && c->b != floor(c->b))
+        return snprintf(buf, cap, "a negative number (%g) to a fractional power (%g)", c->a, c->b), buf;
+    if (isinf(c->v))
+        return "overflow (beyond the largest double, 1.8e308)";
+    return "not a number";
+}
+
+remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, const double y[],
+                                         const double params[])
+{
+    const char *fn = "remat_mechanism_check_rates";
+    if (!m)
+        return remat_error(REMAT_ERR_NULL, "%s: the mechanism is NULL", fn);
+    double *dydt = malloc(sizeof *dydt * (size_t)(m->nspecies + 1));
+    if (!dydt)
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", fn);
+    mech_culprit bad = {0};
+    remat_status st = eval_all(m, t, y, params, dydt, &bad, fn);
+    int s = 0;
+    while (st == REMAT_OK && s < m->nspecies && isfinite(dydt[s]))
+        s++;
+    if (st == REMAT_OK && bad.e) {
+        char text[120], why[96];
+        remat_expr_format(bad.e, text, sizeof text);
+        st = remat_error(REMAT_ERR_NUMERIC, "%s:%d:%d: the rate expression '%s' is %g at %s = %g: %s", m->source,
+                         bad.e->line, bad.e->col, text, bad.v, m->indep, t, why_not_finite(&bad, why, sizeof why));
+    } else if (st == REMAT_OK && s < m->nspecies) {
+        st = remat_error(REMAT_ERR_NUMERIC, "%s: d%s/d%s is %g at %s = %g (a concentration or parameter is not "
+                         "finite)", m->source, m->species[s], m->indep, dydt[s], m->indep, t);
+    }
+    free(dydt);
+    return st;
 }
 
 /* ---- names and printing ---- */
@@ -179,8 +244,14 @@ static int prec(const remat_expr *e)
 
 /* Left operands bind at the operator's level, right ones one higher (so
  * a - (b - c) keeps its parentheses); '^' is right-associative. */
-static void format_expr(writer *w, const remat_expr *e, int min_prec)
+#define FORMAT_MAX_DEPTH 4096 /* deeper (a dy/dt over thousands of reactions) prints "..." */
+
+static void format_expr(writer *w, const remat_expr *e, int min_prec, int depth)
 {
+    if (depth > FORMAT_MAX_DEPTH) {
+        put(w, "...");
+        return;
+    }
     static const char *const infix[REMAT_EXPR_COUNT] = {
         [REMAT_EXPR_ADD] = " + ", [REMAT_EXPR_SUB] = " - ", [REMAT_EXPR_MUL] = " * ",
         [REMAT_EXPR_DIV] = " / ", [REMAT_EXPR_POW] = "^",
@@ -199,27 +270,27 @@ static void format_expr(writer *w, const remat_expr *e, int min_prec)
     }
     case REMAT_EXPR_NEG:
         put(w, "-");
-        format_expr(w, e->args[0], 3);
+        format_expr(w, e->args[0], 3, depth + 1);
         break;
     case REMAT_EXPR_ADD:
     case REMAT_EXPR_SUB:
     case REMAT_EXPR_MUL:
     case REMAT_EXPR_DIV:
-        format_expr(w, e->args[0], pr);
+        format_expr(w, e->args[0], pr, depth + 1);
         put(w, "%s", infix[e->kind]);
-        format_expr(w, e->args[1], pr + 1);
+        format_expr(w, e->args[1], pr + 1, depth + 1);
         break;
     case REMAT_EXPR_POW:
-        format_expr(w, e->args[0], 5);
+        format_expr(w, e->args[0], 5, depth + 1);
         put(w, "^");
-        format_expr(w, e->args[1], 3);
+        format_expr(w, e->args[1], 3, depth + 1);
         break;
     case REMAT_EXPR_CALL:
         put(w, "%s(", remat_expr_fn_name(e->fn));
         for (int i = 0; i < e->nargs; i++) {
             if (i)
                 put(w, ", ");
-            format_expr(w, e->args[i], 0);
+            format_expr(w, e->args[i], 0, depth + 1);
         }
         put(w, ")");
         break;
@@ -235,6 +306,6 @@ int remat_expr_format(const remat_expr *e, char *buf, int len)
     if (w.len)
         buf[0] = '\0';
     if (e)
-        format_expr(&w, e, 0);
+        format_expr(&w, e, 0, 0);
     return w.pos;
 }

@@ -219,10 +219,17 @@ typedef struct {
     size_t n, cap;
     int oom;
 } mech_spine;
+/* The first node, in evaluation order, whose value is not finite although
+ * its operands are: where the rates break. */
+typedef struct {
+    const remat_expr *e;
+    double a, b, v; /* its operands (b: 0 for one) and its value */
+} mech_culprit;
 typedef struct {
     double t;
     const double *y, *params, *lets;
     mech_spine *spine;
+    mech_culprit *bad; /* NULL: not looked for */
 } mech_env;
 double mech_eval(const remat_expr *e, const mech_env *env);
 

@@ -253,12 +253,49 @@ static remat_status check_params(const remat_pfr *r, const double *params)
     return REMAT_OK;
 }
 
-/* A concentration that is not finite: the steps are too large for the rates. */
-static remat_status check_finite(const remat_pfr *r, const double *c)
+/* Why the integration gave a value that is not finite, when more steps
+ * cannot help: a rate that cannot be computed at the inlet (the mechanism
+ * names the expression), or rates so fast against the inlet concentrations
+ * that a stable explicit method would need more than 2^53 steps (a param of
+ * 1e308). REMAT_OK when neither: the steps are too large. */
+static remat_status hopeless(const remat_pfr *r, const double *params)
+{
+    if (remat_mechanism_check_rates(r->m, 0.0, r->inlet, params) != REMAT_OK)
+        return REMAT_ERR_NUMERIC;
+    double *f = malloc(sizeof *f * (size_t)r->S), scale = 0, rate = 0;
+    int fastest = 0;
+    if (!f || remat_mechanism_eval_rhs(r->m, 0.0, r->inlet, params, f) != REMAT_OK) {
+        free(f);
+        return REMAT_OK; /* nothing more to say than the caller's message */
+    }
+    for (int s = 0; s < r->S; s++) {
+        scale = fmax(scale, fabs(r->inlet[s]));
+        if (fabs(f[s]) > rate)
+            rate = fabs(f[s]), fastest = s;
+    }
+    double length = r->h * (double)r->steps, need = scale > 0 ? rate / scale * length : 0;
+    remat_status st = REMAT_OK;
+    char about[48];
+    snprintf(about, sizeof about, isfinite(need) ? "about %.2g" : "more than 1e308", need);
+    if (need > 0x1p53)
+        st = remat_error(REMAT_ERR_NUMERIC,
+                         "pfr: %s: d%s/d%s is %g at the inlet: over a reactor of length %g a stable explicit "
+                         "method would need %s steps, more than can be taken (2^53); check the parameter values",
+                         remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, fastest),
+                         remat_mechanism_indep_name(r->m), f[fastest], length, about);
+    free(f);
+    return st;
+}
+
+/* A concentration that is not finite: hopeless() says why when it can,
+ * else the steps are too large for the rates. */
+static remat_status check_finite(const remat_pfr *r, const double *params, const double *c)
 {
     for (int s = 0; s < r->S; s++)
         if (!isfinite(c[s]))
-            return remat_error(REMAT_ERR_NUMERIC,
+            return hopeless(r, params) != REMAT_OK
+                       ? REMAT_ERR_NUMERIC
+                       : remat_error(REMAT_ERR_NUMERIC,
                                "pfr: %s: the concentration of '%s' is %g at the outlet — the integration is "
                                "unstable at step size %g (%s, %lld steps); take more steps or a higher-order method",
                                remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, s), c[s], r->h,
@@ -275,7 +312,7 @@ remat_status remat_pfr_outlet(remat_pfr *r, const double params[], double outlet
         st = build_outlet(r);
     if (st == REMAT_OK)
         st = run(r->outlet, r, params, 1, (double *[]){outlet});
-    return st == REMAT_OK ? check_finite(r, outlet) : st;
+    return st == REMAT_OK ? check_finite(r, params, outlet) : st;
 }
 
 remat_status remat_pfr_profile(remat_pfr *r, const double params[], double z[], double y[])
@@ -293,7 +330,7 @@ remat_status remat_pfr_profile(remat_pfr *r, const double params[], double z[], 
     if (z)
         for (int64_t i = 0; i <= r->steps; i++)
             z[i] = (double)i * r->h;
-    return check_finite(r, y + (size_t)r->steps * (size_t)r->S);
+    return check_finite(r, params, y + (size_t)r->steps * (size_t)r->S);
 }
 
 remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *objective, double grad[])
@@ -313,7 +350,9 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
     st = run(r->objective, r, params, r->P ? 2 : 1, (double *[]){objective, g});
     if (g != grad)
         free(g);
-    if (st == REMAT_OK && !isfinite(*objective))
+    if (st == REMAT_OK && !isfinite(*objective) && hopeless(r, params) != REMAT_OK)
+        st = REMAT_ERR_NUMERIC;
+    else if (st == REMAT_OK && !isfinite(*objective))
         st = remat_error(REMAT_ERR_NUMERIC,
                          "pfr: %s: the outlet concentration of '%s' is %g — the integration is unstable at step "
                          "size %g (%s, %lld steps); take more steps or a higher-order method",
