@@ -48,7 +48,8 @@
  * Bounds. The mechanism's bounds ("in [lo, hi]") are honoured, mapped into
  * theta (log lo, log hi on the log scale; a lower bound 0 on the log scale is
  * no bound in theta). A bound is active when it is finite in theta. Then
- * bfgs and auto run NLopt's L-BFGS with box constraints (NLOPT_LD_LBFGS); lm
+ * lbfgs-b and auto run NLopt's L-BFGS with box constraints (NLOPT_LD_LBFGS),
+ * bfgs (unbounded) refuses to start with REMAT_ERR_ARG naming the bound; lm
  * maps the box into an unbounded variable (the MINUIT / lmfit transform
  * theta = lo + (hi - lo)(sin u + 1)/2, theta = lo - 1 + sqrt(u^2 + 1) for one
  * side) and runs GSL's LM on u; Adam projects onto the box after each step.
@@ -57,9 +58,11 @@
  *   lm    GSL gsl_multifit_nlinear, trust-region Levenberg–Marquardt with
  *         Moré scaling (geodesic acceleration off), J by reverse mode as above
  *   bfgs  GSL gsl_multimin_fdfminimizer_vector_bfgs2 (Fletcher's line search),
- *         unbounded in theta; NLopt NLOPT_LD_LBFGS when bounds are active
+ *         unbounded in theta: no active bound allowed
+ *   lbfgs-b NLopt NLOPT_LD_LBFGS (Luksan's L-BFGS with box constraints) in
+ *         theta, bounds active or not; an evaluation counts as an iteration
  *   adam  remat/optim.h (optax.adam) in theta, lr and max_iters steps
- *   auto  (the default) lm when no bound is active, else NLopt L-BFGS.
+ *   auto  (the default) lm when no bound is active, else lbfgs-b.
  *         Why LM: on the recovery problem of tests/test_fit.c (5 species,
  *         constants 1e-3..10, 3 experiments, 16 starts a factor 10 off:
  *         k2..k5 up or down in every pattern, k1 below) LM recovered all constants to < 1e-8 from
@@ -73,11 +76,13 @@
  * Non-finite values. A NaN or Inf in the objective or the gradient stops the
  * fit with REMAT_ERR_NUMERIC and a message naming the iteration and the
  * parameter values ("fit: iteration 3: the objective is inf at k1=1e+04,
- * k2=0.5 ..."). One exception keeps LM's own safeguard: a trial step whose
- * residuals are not finite is a step that does not decrease the objective, so
- * LM rejects it and raises the damping, as GSL's trust region does for any
- * failed step; a non-finite value at a point LM accepts (the start, a Jacobian)
- * stops the fit.
+ * k2=0.5 ..."). Trial points are the exception: a point whose objective or
+ * gradient is not finite (a step so long that the integrator blows up) is a
+ * point that does not decrease the objective. LM rejects the step and raises
+ * the damping, as GSL's trust region does for any failed step; the line
+ * searches of bfgs and lbfgs-b see a value far above every finite one and
+ * back off. A non-finite value where no trial is involved (the start, a
+ * Jacobian, an Adam step) stops the fit.
  *
  * Errors (bad options, data before t0, a first row that cannot be the initial
  * state, a budget no schedule fits in) return a status with a message naming
@@ -98,14 +103,15 @@ extern "C" {
 #endif
 
 typedef enum {
-    REMAT_FIT_AUTO = 0, /* lm; NLopt L-BFGS when a bound is active */
-    REMAT_FIT_LM,
-    REMAT_FIT_BFGS,
+    REMAT_FIT_AUTO = 0, /* lm; lbfgs-b when a bound is active */
+    REMAT_FIT_LM,       /* GSL Levenberg-Marquardt */
+    REMAT_FIT_BFGS,     /* GSL BFGS, unbounded */
     REMAT_FIT_ADAM,
+    REMAT_FIT_LBFGSB,   /* NLopt L-BFGS with box constraints */
     REMAT_FIT_OPTIMIZER_COUNT
 } remat_fit_optimizer;
 
-/* "auto", "lm", "bfgs", "adam"; "?" out of range. */
+/* "auto", "lm", "bfgs", "adam", "lbfgs-b"; "?" out of range. */
 const char *remat_fit_optimizer_name(remat_fit_optimizer o);
 /* Parses the names above. Errors name the text and the known names. */
 remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *out);
@@ -124,7 +130,7 @@ typedef struct {
     int n_params;
     const double *params;   /* all parameters, natural scale */
     const char *const *param_names;
-    const char *optimizer;  /* "lm", "bfgs", "lbfgs-bounded", "adam" */
+    const char *optimizer;  /* "lm", "bfgs", "lbfgs-b", "adam" */
 } remat_fit_progress;
 /* Return nonzero to stop the fit (it then ends with converged = false). */
 typedef int (*remat_fit_callback)(const remat_fit_progress *p, void *ctx);
@@ -146,11 +152,11 @@ typedef struct {
     const double *start;         /* NULL (declared values) or param_count start values */
     const remat_fit_scale *scale;/* NULL (all AUTO) or param_count scales */
     const bool *fixed;           /* NULL (fit all) or param_count flags: true = keep */
-    int max_iters;               /* 0: lm 200, bfgs 500, NLopt 2000 evaluations, adam 1000 */
+    int max_iters;               /* 0: lm 200, bfgs 500, lbfgs-b 2000 evaluations, adam 1000 */
     double lr;                   /* adam learning rate in theta (0: 0.05) */
     double xtol;                 /* relative step in theta (0: 1e-12) */
     double gtol;                 /* gradient test, relative to the start objective (0: 1e-12) */
-    double ftol;                 /* relative objective change (0: 1e-15; bfgs/NLopt only) */
+    double ftol;                 /* relative objective change (0: 1e-15; bfgs/lbfgs-b only) */
     remat_fit_callback progress; /* NULL, or called after every iteration */
     void *progress_ctx;
 } remat_fit_options;
@@ -168,7 +174,7 @@ typedef struct {
     int64_t evaluations;    /* program runs: objective/gradient or residual/VJP */
     bool converged;
     char message[512];      /* why it stopped */
-    const char *optimizer;  /* the optimizer that ran: "lm", "bfgs", "lbfgs-bounded", "adam" */
+    const char *optimizer;  /* the optimizer that ran: "lm", "bfgs", "lbfgs-b", "adam" */
     int64_t n_residuals;    /* measured cells */
     int n_history;          /* iterate 0 (the start) .. iterations */
     double *history_objective; /* [n_history] */

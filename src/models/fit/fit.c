@@ -16,6 +16,7 @@ static const char *const optimizer_names[REMAT_FIT_OPTIMIZER_COUNT] = {
     [REMAT_FIT_LM] = "lm",
     [REMAT_FIT_BFGS] = "bfgs",
     [REMAT_FIT_ADAM] = "adam",
+    [REMAT_FIT_LBFGSB] = "lbfgs-b",
 };
 
 const char *remat_fit_optimizer_name(remat_fit_optimizer o)
@@ -32,7 +33,7 @@ remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *ou
             *out = (remat_fit_optimizer)i;
             return REMAT_OK;
         }
-    return remat_error(REMAT_ERR_ARG, "unknown optimizer '%s' (expected auto, lm, bfgs or adam)",
+    return remat_error(REMAT_ERR_ARG, "unknown optimizer '%s' (expected auto, lm, bfgs, lbfgs-b or adam)",
                        text ? text : "(null)");
 }
 
@@ -170,7 +171,14 @@ static remat_status setup_params(struct remat_fit *fit)
                                                        : "the mechanism has no parameters: nothing to fit");
     fit->optimizer = o->optimizer;
     if (fit->optimizer == REMAT_FIT_AUTO)
-        fit->optimizer = fit->bounded ? REMAT_FIT_BFGS : REMAT_FIT_LM;
+        fit->optimizer = fit->bounded ? REMAT_FIT_LBFGSB : REMAT_FIT_LM;
+    if (fit->optimizer == REMAT_FIT_BFGS && fit->bounded)
+        for (int j = 0; j < fit->n_free; j++)
+            if (isfinite(fit->tlo[j]) || isfinite(fit->thi[j]))
+                return remat_error(REMAT_ERR_ARG,
+                                   "fit: optimizer bfgs (GSL) is unbounded but parameter '%s' has bounds [%g, %g]: "
+                                   "use lbfgs-b (NLopt's bounded L-BFGS), lm or auto",
+                                   fit->names[fit->free_idx[j]], fit->lo[fit->free_idx[j]], fit->hi[fit->free_idx[j]]);
     if (fit->optimizer == REMAT_FIT_LM)
         for (int j = 0; j < fit->n_free; j++) {
             int l = isfinite(fit->tlo[j]), h = isfinite(fit->thi[j]);
@@ -243,7 +251,8 @@ static const char *driver_name(const struct remat_fit *fit)
     switch (fit->optimizer) {
     case REMAT_FIT_LM: return "lm";
     case REMAT_FIT_ADAM: return "adam";
-    default: return fit->bounded ? "lbfgs-bounded" : "bfgs";
+    case REMAT_FIT_LBFGSB: return "lbfgs-b";
+    default: return "bfgs";
     }
 }
 
@@ -280,10 +289,8 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     r->objective = NAN;
     const remat_fit_options *o = &fit->opt;
     static const int default_iters[REMAT_FIT_OPTIMIZER_COUNT] = {
-        [REMAT_FIT_LM] = 200, [REMAT_FIT_BFGS] = 500, [REMAT_FIT_ADAM] = 1000};
-    run.max_iters = o->max_iters > 0 ? o->max_iters
-                    : fit->optimizer == REMAT_FIT_BFGS && fit->bounded ? 2000
-                                                                        : default_iters[fit->optimizer];
+        [REMAT_FIT_LM] = 200, [REMAT_FIT_BFGS] = 500, [REMAT_FIT_ADAM] = 1000, [REMAT_FIT_LBFGSB] = 2000};
+    run.max_iters = o->max_iters > 0 ? o->max_iters : default_iters[fit->optimizer];
     run.xtol = o->xtol > 0 ? o->xtol : 1e-12;
     run.gtol = o->gtol > 0 ? o->gtol : 1e-12;
     run.ftol = o->ftol > 0 ? o->ftol : 1e-15;
@@ -291,7 +298,8 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     switch (fit->optimizer) {
     case REMAT_FIT_LM: st = fit_opt_lm(&run); break;
     case REMAT_FIT_ADAM: st = fit_opt_adam(&run); break;
-    default: st = fit->bounded ? fit_opt_nlopt(&run) : fit_opt_bfgs(&run); break;
+    case REMAT_FIT_LBFGSB: st = fit_opt_nlopt(&run); break;
+    default: st = fit_opt_bfgs(&run); break;
     }
     r->evaluations = fit->evals - evals0;
     if (st != REMAT_OK)

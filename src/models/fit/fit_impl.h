@@ -117,6 +117,13 @@ void fit_finish(fit_run *run, int converged, const char *fmt, ...) __attribute__
 /* F and gx = dF/dx at x (run->p gets p(x)): 1 when the evaluation ran and F
  * and gx are finite, else 0 with run->st and the message saying why. */
 int fit_eval_grad_x(fit_run *run, const double *x, double *F, double *gx);
+/* The same at a trial point of a line search: -1, with nothing reported,
+ * when F or gx is not finite (the caller rejects the point). */
+int fit_eval_grad_x_trial(fit_run *run, const double *x, double *F, double *gx);
+/* The objective a line search is told at a rejected trial point: far above
+ * every finite value seen from the start F0, finite so that its
+ * interpolation stays finite, and the step backs off. */
+double fit_reject_value(double F0);
 /* fit_record at p(x) (run->p gets it). */
 remat_status fit_record_x(fit_run *run, double F, double gnorm, const double *x);
 /* Iteration 0 at x: F0 = F, recorded. Returns 1 when the run is over there (a

@@ -9,6 +9,12 @@
  * ftol together with a relative step below xtol; or GSL_ENOPROG (the line
  * search found no lower point), accepted as converged when the gradient has
  * already fallen by 1e-6 of its start.
+ *
+ * A trial point of the line search whose objective or gradient is not finite
+ * (a step so long that the explicit integrator blows up) is told a value far
+ * above every finite one, with a zero gradient: the search brackets the step
+ * there and interpolates back towards the last good point, as it does after
+ * any step that increases F. Only the start must be finite.
  */
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multimin.h>
@@ -25,6 +31,9 @@ typedef struct {
     double *gxc; /* [n] its gradient in x */
     double Fc;
     int valid;
+    int started;   /* past the start point: non-finite trial points are rejected */
+    double reject; /* the value a rejected point is told */
+    int rejected;  /* how many */
 } bfgs_ctx;
 
 static void eval(bfgs_ctx *c, const gsl_vector *x)
@@ -43,8 +52,15 @@ static void eval(bfgs_ctx *c, const gsl_vector *x)
         c->Fc = NAN;
         return;
     }
-    if (!fit_eval_grad_x(run, c->xc, &c->Fc, c->gxc))
-        c->Fc = NAN;
+    int r = c->started ? fit_eval_grad_x_trial(run, c->xc, &c->Fc, c->gxc)
+                       : fit_eval_grad_x(run, c->xc, &c->Fc, c->gxc);
+    if (r == 0) {
+        c->Fc = NAN; /* run->st says why; the loop stops after this call */
+    } else if (r < 0) {
+        c->Fc = c->reject;
+        memset(c->gxc, 0, sizeof *c->gxc * (size_t)run->n);
+        c->rejected++;
+    }
 }
 
 static double b_f(const gsl_vector *x, void *vc)
@@ -95,6 +111,8 @@ remat_status fit_opt_bfgs(fit_run *run)
         goto done;
     }
     double F = s->f, gn = fit_inf_norm(n, s->gradient->data), gn0 = gn;
+    c.started = 1;
+    c.reject = fit_reject_value(F);
     if (fit_record_start(run, F, gn, s->x->data))
         goto done;
     for (int it = 1; !run->user_stop; it++) {

@@ -7,6 +7,11 @@
  * history then holds every point tried, line-search trials included) and
  * max_iters bounds the evaluations. NLopt returns its best point, which
  * becomes the result.
+ *
+ * NLopt ends its run at the first NaN objective. A non-finite objective or
+ * gradient after the first evaluation is a trial point past where the
+ * integration holds: NLopt is told a value far above every finite one (and
+ * a zero gradient), so its line search backs off; the point is not recorded.
  */
 #include <math.h>
 #include <nlopt.h>
@@ -20,6 +25,8 @@ typedef struct {
     fit_run *run;
     nlopt_opt opt;
     int evals;
+    double reject; /* set after the first evaluation */
+    int rejected;
 } nl_ctx;
 
 static double nl_f(unsigned n, const double *x, double *grad, void *vc)
@@ -33,12 +40,20 @@ static double nl_f(unsigned n, const double *x, double *grad, void *vc)
     run->iter = c->evals++;
     double F;
     double *gx = grad ? grad : run->gp; /* without grad the chain rule may overwrite gp in place */
-    if (!fit_eval_grad_x(run, x, &F, gx)) {
+    int r = run->iter == 0 ? fit_eval_grad_x(run, x, &F, gx) : fit_eval_grad_x_trial(run, x, &F, gx);
+    if (r == 0) {
         nlopt_force_stop(c->opt);
         return HUGE_VAL;
     }
-    if (run->iter == 0)
+    if (r < 0) {
+        memset(gx, 0, sizeof *gx * n);
+        c->rejected++;
+        return c->reject;
+    }
+    if (run->iter == 0) {
         run->F0 = F;
+        c->reject = fit_reject_value(F);
+    }
     if (fit_record(run, F, fit_inf_norm((int)n, gx), run->p) != REMAT_OK || run->user_stop)
         nlopt_force_stop(c->opt);
     return F;

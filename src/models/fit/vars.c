@@ -205,7 +205,7 @@ void fit_finish(fit_run *run, int converged, const char *fmt, ...)
 
 /* ---- the steps the iterative drivers (opt_*.c) share ---- */
 
-int fit_eval_grad_x(fit_run *run, const double *x, double *F, double *gx)
+int fit_eval_grad_x_trial(fit_run *run, const double *x, double *F, double *gx)
 {
     fit_x_to_p(run->fit, x, run->p);
     remat_status st = fit_eval_grad(run->fit, run->p, F, run->gp);
@@ -214,8 +214,19 @@ int fit_eval_grad_x(fit_run *run, const double *x, double *F, double *gx)
         return 0;
     }
     fit_grad_to_x(run->fit, x, run->p, run->gp, gx);
-    return fit_check_finite(run, "objective", *F, run->n, gx, run->p);
+    int finite = isfinite(*F);
+    for (int i = 0; finite && i < run->n; i++)
+        finite = isfinite(gx[i]);
+    return finite ? 1 : -1;
 }
+
+int fit_eval_grad_x(fit_run *run, const double *x, double *F, double *gx)
+{
+    int r = fit_eval_grad_x_trial(run, x, F, gx);
+    return r >= 0 ? r : fit_check_finite(run, "objective", *F, run->n, gx, run->p);
+}
+
+double fit_reject_value(double F0) { return 1e10 * (fabs(F0) + 1.0) + 1e30; }
 
 remat_status fit_record_x(fit_run *run, double F, double gnorm, const double *x)
 {
