@@ -126,14 +126,16 @@ static remat_val nomem(remat_fn *f, const remat_node *proto, const char *what)
 
 remat_val remat_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const remat_val *in)
 {
-    for (int i = 0; i < nin; i++) {
-        if (in[i] == REMAT_NONE && f->status != REMAT_OK)
+    for (int i = 0; f->status != REMAT_OK && i < nin; i++)
+        if (in[i] == REMAT_NONE)
             return REMAT_NONE; /* an input failed to build (its error stands): propagate */
-        REMAT_ASSERT(in[i] >= 0 && in[i] < f->n_nodes);
-    }
     int32_t *ins = NULL;
     if (nin > 0 && !(ins = remat_fn_alloc(f, (size_t)nin * sizeof *ins)))
         return REMAT_NONE;
+    for (int i = 0; i < nin; i++) {
+        REMAT_ASSERT(in[i] >= 0 && in[i] < f->n_nodes);
+        ins[i] = in[i];
+    }
     if (!grow((void **)&f->nodes, &f->cap_nodes, f->n_nodes + 1, sizeof *f->nodes))
         return nomem(f, proto, "a node");
     if (proto->op == REMAT_OP_ARG && !grow((void **)&f->args, &f->cap_args, f->n_args + 1, sizeof *f->args))
@@ -142,8 +144,6 @@ remat_val remat_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const
     *n = *proto;
     n->flags |= f->emit_flags;
     n->nin = nin;
-    if (nin > 0)
-        memcpy(ins, in, (size_t)nin * sizeof *ins);
     n->in = ins;
     if (n->op == REMAT_OP_ARG) {
         n->p.arg_pos = f->n_args;
