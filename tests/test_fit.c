@@ -501,6 +501,9 @@ static void test_fit_nan_stops_with_message(void **state)
         assert_contains(remat_last_error(), "nan");
         assert_contains(remat_last_error(), "k1=0.3");
         assert_contains(remat_last_error(), "k2=0.5");
+        /* the rate that cannot be computed is named, not the step size */
+        assert_contains(remat_last_error(), "the rate expression 'log(k2 - 1)' is nan at t = 0: log of a negative "
+                                            "number (-0.5)");
         assert_string_equal(r.message, remat_last_error());
         assert_false(r.converged);
         remat_fit_result_clear(&r);

@@ -128,11 +128,22 @@ int fit_check_finite(fit_run *run, const char *what, double F, int n, const doub
     format_params(fit, p, ps, sizeof ps);
     if (isfinite(F))
         snprintf(gs, sizeof gs, " (d/d%s is %g)", fit->names[fit->free_idx[bad_g]], g[bad_g]);
-    snprintf(run->res->message, sizeof run->res->message,
-             "fit: iteration %d: the %s is %s%s at %s (a step too large for the integrator? try more steps, "
-             "another start or bounds)",
-             run->iter, isfinite(F) ? "gradient" : what, isfinite(F) ? "not finite" : (isnan(F) ? "nan" : "inf"), gs,
-             ps);
+    /* a rate that cannot be computed at an initial state is named; more
+     * steps would not help there */
+    const char *rates = NULL;
+    for (int e = 0; p && !rates && e < fit->E; e++)
+        if (remat_mechanism_check_rates(fit->m, fit->opt.t0, fit->exp[e].y0, p) == REMAT_ERR_NUMERIC)
+            rates = remat_last_error();
+    if (rates)
+        snprintf(run->res->message, sizeof run->res->message, "fit: iteration %d: the %s is %s%s at %s: %s", run->iter,
+                 isfinite(F) ? "gradient" : what, isfinite(F) ? "not finite" : (isnan(F) ? "nan" : "inf"), gs, ps,
+                 rates);
+    else
+        snprintf(run->res->message, sizeof run->res->message,
+                 "fit: iteration %d: the %s is %s%s at %s (a step too large for the integrator? try more steps, "
+                 "another start or bounds)",
+                 run->iter, isfinite(F) ? "gradient" : what, isfinite(F) ? "not finite" : (isnan(F) ? "nan" : "inf"),
+                 gs, ps);
     run->st = remat_error(REMAT_ERR_NUMERIC, "%s", run->res->message);
     return 0;
 }

@@ -171,8 +171,9 @@ remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, con
     if (st == REMAT_OK && bad.e) {
         char text[120], why[96];
         remat_expr_format(bad.e, text, sizeof text);
-        st = remat_error(REMAT_ERR_NUMERIC, "%s:%d:%d: the rate expression '%s' is %g at %s = %g: %s", m->source,
-                         bad.e->line, bad.e->col, text, bad.v, m->indep, t, why_not_finite(&bad, why, sizeof why));
+        st = remat_error(REMAT_ERR_NUMERIC, "%s:%d:%d: the rate expression '%s' is %s at %s = %g: %s", m->source,
+                         bad.e->line, bad.e->col, text, isnan(bad.v) ? "nan" : bad.v > 0 ? "inf" : "-inf", m->indep, t,
+                         why_not_finite(&bad, why, sizeof why));
     } else if (st == REMAT_OK && s < m->nspecies) {
         st = remat_error(REMAT_ERR_NUMERIC, "%s: d%s/d%s is %g at %s = %g (a concentration or parameter is not "
                          "finite)", m->source, m->species[s], m->indep, dydt[s], m->indep, t);
