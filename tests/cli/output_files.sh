@@ -72,12 +72,19 @@ fi
 
 # ---- a symlink to a file ----
 echo old >target.csv
+chmod 640 target.csv
 ln -s target.csv link.csv
 "$REMAT" pfr simulate --steps 5 --out link.csv >/dev/null 2>err.txt
 check "--out through a link exits 0" status $? 0
 check "the link stays a link" test -L link.csv
 check "the file it names gets the CSV" has target.csv "z,A,B,C"
-rm -f target.csv link.csv err.txt
+check "the replaced file keeps its permissions" test "$(stat -c %a target.csv)" = 640
+ln -s missing.csv dangling.csv
+"$REMAT" pfr simulate --steps 5 --out dangling.csv >/dev/null 2>err.txt
+check "--out through a dangling link exits 2" status $? 2
+check "--out through a dangling link says so" has err.txt "cannot write 'dangling.csv': a symbolic link to a missing file"
+check "... and creates nothing" only dangling.csv err.txt link.csv target.csv
+rm -f target.csv link.csv err.txt dangling.csv
 
 # ---- inputs and read-only files are not replaced ----
 cp "$DATA/net.mech" net.mech

@@ -130,6 +130,10 @@ int cli_out_open_for(cli_out *o, const char *opt, const char *path)
     int exists = stat(path, &sb) == 0;
     if (exists && !may_replace(opt, path, &sb))
         return 0;
+    if (!exists && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) { /* not followed to wherever it points */
+        say(opt, path, "a symbolic link to a missing file; create the file it names or remove the link");
+        return 0;
+    }
     o->path = strdup(path);
     if (!o->path)
         goto nomem;
@@ -154,7 +158,12 @@ int cli_out_open_for(cli_out *o, const char *opt, const char *path)
         goto nomem;
     sprintf(o->tmp, "%s.tmp.%ld", o->dest, (long)getpid());
     o->slot = cli_temp_register(o->tmp) + 1; /* 0: none */
-    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    /* a new file of our own: never through a link someone left at the name */
+    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
+    if (fd < 0 && errno == EEXIST && unlink(o->tmp) == 0)
+        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
+    if (fd >= 0 && exists)
+        fchmod(fd, sb.st_mode & 07777); /* the replaced file's permissions */
     if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
         int e = errno;
         if (fd >= 0)
