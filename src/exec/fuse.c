@@ -12,13 +12,14 @@
 #include "core/assert.h"
 #include "exec/exec_op.h"
 #include "exec/fuse.h"
+#include "exec/passes.h"
 
 /* Below this many elements a fused instruction saves no memory traffic
  * worth its per-micro-op dispatch (ODE right-hand sides of 1..3 elements),
  * and those ops keep their per-element adapters (not measured faster fused). */
 enum { FUSE_MIN_ELEMENTS = 16 };
 
-static int fusable(const remat_fn *g, const uint8_t *scalar, remat_val v)
+static int fusable(const remat_fn *g, const remat_cnode *N, remat_val v)
 {
     const remat_node *n = &g->nodes[v];
     if (!remat_op_is_elementwise((remat_op)n->op) || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64) || n->nin > 3 ||
@@ -26,25 +27,45 @@ static int fusable(const remat_fn *g, const uint8_t *scalar, remat_val v)
         return 0;
     for (int k = 0; k < n->nin; k++) {
         const remat_node *a = &g->nodes[n->in[k]];
-        if (a->dtype != n->dtype || (!scalar[n->in[k]] && !remat_shape_equal(&a->shape, &n->shape)))
+        if (a->dtype != n->dtype || (!N[n->in[k]].scalar && !remat_shape_equal(&a->shape, &n->shape)))
             return 0;
     }
     return 1;
 }
 
-void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *scalar, const uint8_t *exclude,
-                       int32_t *root, int32_t *size)
+/* Each group's members in node order, the root last: gnext[R] is the first
+ * member of R's group, gnext[v] the member after v. */
+static void link_members(const remat_fn *g, remat_cnode *N)
 {
+    for (int32_t v = 0; v < g->n_nodes; v++)
+        N[v].gnext = v;
+    for (int32_t v = g->n_nodes - 1; v >= 0; v--)
+        if (N[v].root != v) {
+            int32_t R = N[v].root;
+            N[v].gnext = N[R].gnext;
+            N[R].gnext = v;
+        }
+}
+
+/* An add that absorbs a pad (add_pad.c) is its own instruction. */
+remat_status remat_pass_fuse(remat_compile_ctx *c)
+{
+    const remat_fn *g = c->g;
+    remat_cnode *N = c->N;
     int32_t nn = g->n_nodes;
     for (int32_t v = 0; v < nn; v++)
-        root[v] = v, size[v] = 1;
+        N[v].root = v, N[v].gsize = 1;
     /* readers of each node (CSR), outputs marked as a reader -1 */
     int32_t *start = calloc((size_t)nn + 2, sizeof *start);
     uint8_t *ok = calloc((size_t)nn + 1, 1);
-    REMAT_ASSERT(start && ok);
+    if (!start || !ok) {
+        free(start);
+        free(ok);
+        return remat_compile_nomem("fusion's reader lists");
+    }
     for (int32_t v = 0; v < nn; v++) {
-        ok[v] = live[v] && !(exclude && exclude[v]) && fusable(g, scalar, v);
-        if (live[v])
+        ok[v] = N[v].live && N[v].padadd < 0 && fusable(g, N, v);
+        if (N[v].live)
             for (int k = 0; k < g->nodes[v].nin; k++)
                 start[g->nodes[v].in[k] + 1]++;
     }
@@ -54,11 +75,17 @@ void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *sc
         start[v + 1] += start[v];
     int32_t *fill = malloc(sizeof *fill * ((size_t)nn + 1));
     int32_t *rd = malloc(sizeof *rd * ((size_t)start[nn] + 1));
-    REMAT_ASSERT(fill && rd);
+    if (!fill || !rd) {
+        free(start);
+        free(ok);
+        free(fill);
+        free(rd);
+        return remat_compile_nomem("fusion's reader lists");
+    }
     for (int32_t v = 0; v < nn; v++)
         fill[v] = start[v];
     for (int32_t v = 0; v < nn; v++)
-        if (live[v])
+        if (N[v].live)
             for (int k = 0; k < g->nodes[v].nin; k++)
                 rd[fill[g->nodes[v].in[k]]++] = v;
     for (int i = 0; i < g->n_outs; i++)
@@ -72,24 +99,26 @@ void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *sc
         int32_t R = -1;
         for (int32_t i = start[v]; i < start[v + 1]; i++) {
             int32_t r = rd[i];
-            if (r < 0 || !ok[r] || (R >= 0 && root[r] != R)) {
+            if (r < 0 || !ok[r] || (R >= 0 && N[r].root != R)) {
                 R = -1;
                 break;
             }
-            R = root[r];
+            R = N[r].root;
         }
-        if (R >= 0 && size[R] < REMAT_FUSED_MAX_UOPS) {
-            root[v] = R;
-            size[R]++;
+        if (R >= 0 && N[R].gsize < REMAT_FUSED_MAX_UOPS) {
+            N[v].root = R;
+            N[R].gsize++;
         }
     }
     free(start);
     free(ok);
     free(fill);
     free(rd);
+    link_members(g, N);
+    return REMAT_OK;
 }
 
-void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const uint8_t *scalar, remat_fused_op *F,
+void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
                          remat_fused_uop *uops, remat_val *ext, int *n_ext)
 {
     REMAT_ASSERT(nm >= 1 && nm <= REMAT_FUSED_MAX_UOPS);
@@ -119,7 +148,7 @@ void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, cons
                 e++;
             if (e == ne) {
                 ext[ne++] = a;
-                if (scalar[a])
+                if (N[a].scalar)
                     scalar_in |= 1u << e;
             }
             uops[k].src[j] = (int16_t)(-1 - e);

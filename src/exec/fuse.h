@@ -13,20 +13,17 @@
 
 #include <stdint.h>
 
-#include "ad/graph_impl.h"
-#include "backend/backend_impl.h"
+#include "exec/passes.h"
 
-/* root[v] for every node: the root of v's group, v itself when v is no
- * member of another node's group; size[v]: members of the group rooted at v
- * (1 when unfused). Nodes with exclude[v] set (exclude may be NULL) stay
- * out of every group. */
-void remat_fuse_groups(const remat_fn *g, const uint8_t *live, const uint8_t *scalar, const uint8_t *exclude,
-                       int32_t *root, int32_t *size);
+/* The pass (passes.h, remat_pass_fuse) sets root, gsize and gnext of every
+ * record: a node's group root (itself when it is no member of another
+ * node's group), a root's member count, the member lists. Adds that absorb a
+ * pad stay out of every group. */
 
 /* The micro-ops of the group of members[0..nm-1] (ascending node order, the
  * root last) into *F and uops[nm]; its external inputs into ext (at most
  * 3 * nm), their count into *n_ext. */
-void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const uint8_t *scalar, remat_fused_op *F,
+void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
                          remat_fused_uop *uops, remat_val *ext, int *n_ext);
 
 #endif

@@ -1,0 +1,64 @@
+/*
+ * concat_inplace.c — the in-place concatenate rewrite. A concatenate along
+ * an axis whose leading axes are all 1 (rows of a (3,B) array, elements of a
+ * (3,) vector) is its operands laid end to end. When each operand (through
+ * reshapes and names) is the output of an instruction of its own, that
+ * instruction writes straight into its slot of the concatenate's buffer
+ * (storage.c) and the concatenate needs no instruction: no copy of the (3,B)
+ * derivative a right-hand side assembles. Operands that are arguments,
+ * constants, views, outputs, scan results or already placed elsewhere keep
+ * the copy (the whole concatenate stays).
+ */
+#include "exec/passes.h"
+
+enum { MAX_OPERANDS = 64 };
+
+/* Whether u, an operand of a concatenate with earlier operands us[0..k-1]
+ * (traced through reshapes and names), can write into its slot. */
+static bool placeable(const remat_compile_ctx *c, remat_val u, const remat_val *us, int k)
+{
+    const remat_node *un = &c->g->nodes[u];
+    const remat_cnode *U = &c->N[u];
+    if (!U->live || un->op == REMAT_OP_ARG || un->op == REMAT_OP_CONSTANT || un->op == REMAT_OP_HOP ||
+        un->op == REMAT_OP_PROJ || un->op == REMAT_OP_CHECKPOINT || remat_node_is_alias(c->g, un) || U->bind >= 0 ||
+        U->place_in >= 0 || U->elided || U->absorbed || U->root != u || U->scalar)
+        return false;
+    for (int j = 0; j < k; j++)
+        if (us[j] == u)
+            return false;
+    return true;
+}
+
+remat_status remat_pass_concat_inplace(remat_compile_ctx *c)
+{
+    const remat_fn *g = c->g;
+    remat_cnode *N = c->N;
+    for (int32_t v = 0; v < g->n_nodes; v++) {
+        const remat_node *n = &g->nodes[v];
+        if (!N[v].live || n->op != REMAT_OP_CONCATENATE || N[v].bind >= 0 || N[v].root != v ||
+            n->nin > MAX_OPERANDS)
+            continue;
+        int axis = (int)n->p.axis;
+        bool ok = true;
+        for (int i = 0; i < axis; i++)
+            ok = ok && n->shape.dims[i] == 1;
+        remat_val us[MAX_OPERANDS];
+        for (int k = 0; k < n->nin && ok; k++) {
+            remat_val u = n->in[k];
+            while (g->nodes[u].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)g->nodes[u].op))
+                u = g->nodes[u].in[0];
+            ok = placeable(c, u, us, k);
+            us[k] = u;
+        }
+        if (!ok)
+            continue;
+        size_t off = 0;
+        for (int k = 0; k < n->nin; k++) {
+            N[us[k]].place_in = v;
+            N[us[k]].place_off = off;
+            off += remat_node_bytes(&g->nodes[n->in[k]]);
+        }
+        N[v].elided = true;
+    }
+    return REMAT_OK;
+}

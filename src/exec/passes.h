@@ -1,0 +1,122 @@
+/*
+ * passes.h (internal) — compiling a function is a pipeline of passes over one
+ * record per node (remat_cnode). compile.c drives it, in this order:
+ *
+ *   order.c           live nodes (dead code gets nothing), the forward values
+ *                     the backward reads (residual bytes), and which outputs
+ *                     their computing instruction writes directly; execution
+ *                     order is node order
+ *   storage.c         splat constants kept as one element (remat_pass_splat)
+ *   add_pad.c         rewrite: add(x, pad(g)) as one instruction
+ *   fuse.c            rewrite: groups of elementwise ops as one instruction
+ *   concat_inplace.c  rewrite: operands written into their concatenate's buffer
+ *   storage.c         storage class of each value, instruction numbering,
+ *                     arena buffers and their lifetimes (remat_pass_storage)
+ *   lower.c           the op each instruction hands the backend: support and
+ *                     scratch (remat_pass_ops)
+ *   storage.c         the static arena plan, arena and constant pool
+ *                     (remat_pass_plan)
+ *   lower.c           instructions, copies into outputs, run-time patches
+ *                     (remat_pass_lower)
+ *
+ * Each pass fills its fields of the records and reads those of the passes
+ * before it. A pass returns REMAT_OK or an error it has recorded
+ * (remat_error); the driver frees everything on either path.
+ */
+#ifndef REMAT_EXEC_PASSES_H
+#define REMAT_EXEC_PASSES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ad/graph_impl.h"
+#include "backend/backend_impl.h"
+#include "exec/program_impl.h"
+
+enum { ST_NONE, ST_ARENA, ST_CONST, ST_INPUT, ST_OUTPUT };
+
+/* Where a value lives. */
+typedef struct {
+    uint8_t kind;  /* ST_* */
+    int32_t index; /* ST_INPUT/ST_OUTPUT: which; ST_ARENA: planner buffer */
+    size_t offset; /* ST_CONST: in the pool */
+    size_t view;   /* bytes into that storage (a contiguous slice is a view) */
+} remat_storage;
+
+/* Everything the passes decide about one node. */
+typedef struct {
+    /* order.c */
+    bool live;    /* needed for an output */
+    int32_t bind; /* the caller output its instruction writes, or -1 */
+    /* storage.c, remat_pass_splat */
+    bool scalar; /* a splat constant kept as one element */
+    /* add_pad.c */
+    bool absorbed; /* a pad absorbed by its add: no instruction, no storage */
+    int8_t padadd; /* an add absorbing the pad that is its operand padadd, else -1 */
+    /* fuse.c (without fusion: root = self, gsize = 1, gnext = self) */
+    int32_t root;  /* the root of its fused group */
+    int32_t gsize; /* members of the group it roots */
+    int32_t gnext; /* the root: its group's first member; a member: the next
+                      one (node order, the root last) */
+    /* concat_inplace.c */
+    bool elided;      /* a concatenate whose operands all write into it */
+    int32_t place_in; /* the concatenate whose buffer it writes into, or -1 */
+    size_t place_off; /* bytes into that buffer */
+    /* storage.c, remat_pass_storage */
+    int32_t instr;          /* its instruction, or -1 */
+    int32_t concat_buf;     /* an elided concatenate: its buffer, from its first operand's write; else -1 */
+    remat_storage st;       /* where its value lives */
+    remat_storage *hop_st;  /* a HOP: where each of its outputs lives (owned) */
+    /* lower.c, remat_pass_ops */
+    int32_t scratch_buf; /* planner buffer of its instruction's scratch, or -1 */
+} remat_cnode;
+
+/* The pipeline's state: the records and what is per program. */
+typedef struct {
+    const remat_fn *g;
+    remat_backend *be;
+    remat_program *p;
+    remat_cnode *N;       /* one per node */
+    uint8_t *direct;      /* per output: written by its instruction, no copy */
+    int n_copies;         /* outputs copied at the end instead */
+    int32_t n_instr;      /* instructions before the copies */
+    remat_exec_op *ops;   /* per instruction: the op the backend sees */
+    remat_plan_buf *bufs; /* arena buffers for the planner */
+    int32_t n_bufs, cap_bufs;
+    size_t const_bytes;
+} remat_compile_ctx;
+
+/* Arena buffers are aligned to this in the plan. */
+enum { REMAT_ARENA_ALIGN = 64 };
+
+/* Memory that lives as long as the program (its remat_arena), NULL when out
+ * of memory. */
+void *remat_prog_alloc(remat_program *p, size_t bytes);
+/* The same for backends (the `alloc` of their lower entries), which do not
+ * check the result: it aborts instead of returning NULL. */
+void *remat_prog_alloc_backend(void *ctx, size_t bytes);
+/* Backend memory (iface.mem_alloc) freed with the program, for HOP
+ * instructions (hop.h `mem`); NULL when out of memory. */
+void *remat_prog_mem(void *ctx, size_t bytes);
+/* Records REMAT_ERR_NOMEM naming what could not be allocated. */
+remat_status remat_compile_nomem(const char *what);
+
+/* A new arena buffer of `size` bytes written first by instruction `first`;
+ * -1 when out of memory (recorded). */
+int32_t remat_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first);
+
+size_t remat_node_bytes(const remat_node *n);
+/* Whether n's value is its operand's storage (reshape, name, view slice, projection). */
+bool remat_node_is_alias(const remat_fn *g, const remat_node *n);
+
+remat_status remat_pass_order(remat_compile_ctx *c);
+remat_status remat_pass_splat(remat_compile_ctx *c);
+remat_status remat_pass_add_pad(remat_compile_ctx *c);
+remat_status remat_pass_fuse(remat_compile_ctx *c);
+remat_status remat_pass_concat_inplace(remat_compile_ctx *c);
+remat_status remat_pass_storage(remat_compile_ctx *c);
+remat_status remat_pass_ops(remat_compile_ctx *c);
+remat_status remat_pass_plan(remat_compile_ctx *c);
+remat_status remat_pass_lower(remat_compile_ctx *c);
+
+#endif
