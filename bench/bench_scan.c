@@ -277,8 +277,9 @@ static void print_result(const variant *v, const variant *hand, const group_refs
     const double f = floor_ms(v, g, rounds);
     if (f > 0) {
         fmt_target(ftg, sizeof ftg, fmeets, sizeof fmeets, floor_target, med / f);
-        snprintf(fl, sizeof fl, ", \"floor_ms\":%.4f, \"floor_ratio\":%.3f, \"floor_target\":%s, \"meets_floor_target\":%s",
-                 f, med / f, ftg, fmeets);
+        snprintf(fl, sizeof fl,
+                 ", \"floor_ms\":%.4f, \"floor_ratio\":%.3f, \"floor_target\":%s, \"meets_floor_target\":%s", f,
+                 med / f, ftg, fmeets);
     }
     if (g->blocked) {
         const double bmed = bench_median(g->blocked->timing.samples, rounds);

@@ -19,6 +19,11 @@
  * instead of tens of ns per op. Results are the interpreter's bit for bit;
  * remat_memory_plan.compiled_loops says whether it happened, REMAT_NO_JIT=1
  * turns it off. Other bodies (matrix products, custom ops) are interpreted.
+ * A large batch of independent lanes may run its reverse pass a block of
+ * lanes at a time, each block's forward and reverse back to back so that
+ * its snapshots and tapes stay in cache, at the price of one more pass over
+ * the steps (remat_memory_plan.scan_block_lanes, REMAT_SCAN_BLOCK=N forces
+ * blocks of N lanes, 0 none).
  *
  *   remat_scan_options opt = {.schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10}};
  *   remat_val carry_out;

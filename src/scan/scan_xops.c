@@ -76,7 +76,11 @@ static void count_shot_advance(void *x, int64_t step, int64_t n, int slot, int d
     (void)step, (void)slot, (void)dslot;
     ((scan_evals *)x)->plain += n;
 }
-static void count_tape(void *x, int64_t step, int64_t n, int64_t tape) { (void)step, (void)tape, ((scan_evals *)x)->record += n; }
+static void count_tape(void *x, int64_t step, int64_t n, int64_t tape)
+{
+    (void)step, (void)tape;
+    ((scan_evals *)x)->record += n;
+}
 static void count_reverse(void *x, int64_t step, int64_t n, int64_t tape)
 {
     (void)step, (void)tape;
