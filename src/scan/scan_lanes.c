@@ -814,6 +814,8 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
                 n += fits;
             }
         int64_t *lane_bytes = fits ? alloc(ctx, sizeof *lane_bytes * (size_t)(b.n_bufs + 1)) : NULL;
+        if (lane_bytes)
+            memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)(b.n_bufs + 1));
         if (fits && lane_bytes && b.m > 1 && block_of && lane_strides(pp, n, b.bufs, b.n_bufs, lane_bytes)) {
             bool contiguous = true;
             for (int i = 0; i < L.nc; i++)
