@@ -291,6 +291,77 @@ static void test_nomem_scan_binomial(void **state)
     run_injected(build_scan, "pfr euler scan, binomial:4", 0);
 }
 
+/* ---- checkpoint schedules (src/adjoint): all state is allocated in new ---- */
+
+/* Makes the schedule (length revealed at once for ONLINE) and prints its
+ * actions into *text (caller frees); the hook must count nothing while the
+ * actions are generated (next() never allocates). */
+static remat_status schedule_actions(const remat_schedule_spec *spec, int64_t n, char **text)
+{
+    remat_schedule *s = (remat_schedule *)1; /* new must set it either way */
+    remat_status st = remat_schedule_new(spec, spec->kind == REMAT_SCHED_ONLINE ? -1 : n, &s);
+    if (st != REMAT_OK) {
+        assert_null(s);
+        return st;
+    }
+    remat_schedule_set_length(s, n);
+    int64_t before = remat_alloc_count();
+    size_t len = 0;
+    FILE *m = open_memstream(text, &len);
+    assert_non_null(m);
+    remat_action a;
+    do {
+        remat_schedule_next(s, &a);
+        fprintf(m, "%d:%lld:%d ", (int)a.kind, (long long)a.step, a.slot);
+    } while (a.kind != REMAT_ACT_DONE);
+    fclose(m);
+    assert_int_equal(remat_alloc_count(), before);
+    remat_schedule_free(s);
+    return REMAT_OK;
+}
+
+/* Every allocation of every kind's constructor failed in turn, with all after
+ * it and alone: REMAT_ERR_NOMEM, "out of memory", nothing made (no leak under
+ * ASan); with the hook off the same spec gives the same actions. The scan
+ * workload above reaches the binomial constructor through the scan's VJP
+ * (its store is sized from a schedule made there). */
+static void test_nomem_schedules(void **state)
+{
+    (void)state;
+    const char *specs[] = {"store-all", "per-step", "periodic:7", "two-level", "binomial:4", "online:3"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        remat_schedule_spec spec;
+        assert_ok(remat_schedule_parse(specs[i], &spec));
+        char *ref = NULL;
+        remat_alloc_fail_after(INT64_MAX);
+        assert_ok(schedule_actions(&spec, 40, &ref));
+        int64_t n = remat_alloc_count();
+        remat_alloc_fail_after(-1);
+        assert_true(n >= 1); /* the hook sees the schedule's state */
+        for (int sticky = 0; sticky <= 1; sticky++)
+            for (int64_t k = 0; k < n; k++) {
+                char *text = NULL;
+                remat_clear_error();
+                if (sticky)
+                    remat_alloc_fail_after(k);
+                else
+                    remat_alloc_fail_once(k);
+                remat_status st = schedule_actions(&spec, 40, &text);
+                remat_alloc_fail_after(-1);
+                if (st != REMAT_ERR_NOMEM)
+                    fail_msg("%s: allocation %lld of %lld failed, got %s (%s)", specs[i], (long long)k,
+                             (long long)n, remat_status_name(st), remat_last_error());
+                assert_contains(remat_last_error(), "out of memory");
+                assert_null(text);
+                assert_ok(schedule_actions(&spec, 40, &text));
+                assert_string_equal(text, ref);
+                free(text);
+            }
+        printf("  %s: %lld allocations, each failed in turn\n", specs[i], (long long)n);
+        free(ref);
+    }
+}
+
 /* The hook itself: counts while armed, fails from k on, off after -1. */
 static void test_nomem_hook(void **state)
 {
@@ -326,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_nomem_mlp_policies),
         cmocka_unit_test(test_nomem_nested_regions),
         cmocka_unit_test(test_nomem_scan_binomial),
+        cmocka_unit_test(test_nomem_schedules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

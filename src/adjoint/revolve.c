@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -102,13 +103,13 @@ remat_status remat_revolve_engine_init(remat_revolve_engine *e, int64_t frames, 
         tab_cols = REVOLVE_TAB_MAX / rows;
     if (tab_cols < 3) /* t <= 1 is cheap to compute anyway */
         tab_cols = 0;
-    e->frames = calloc((size_t)(frames > 0 ? frames : 1), sizeof *e->frames);
-    e->pool = calloc((size_t)(slots > 0 ? slots : 1), sizeof *e->pool);
-    e->tab = tab_cols ? malloc((size_t)(rows * tab_cols) * sizeof *e->tab) : NULL;
+    e->frames = remat_calloc((size_t)(frames > 0 ? frames : 1), sizeof *e->frames);
+    e->pool = remat_calloc((size_t)(slots > 0 ? slots : 1), sizeof *e->pool);
+    e->tab = tab_cols ? remat_malloc((size_t)(rows * tab_cols) * sizeof *e->tab) : NULL;
     if (!e->frames || !e->pool || (tab_cols && !e->tab)) {
         remat_revolve_engine_release(e);
         return remat_error(REMAT_ERR_NOMEM,
-                           "schedule: cannot allocate a Revolve stack of %lld frames and %lld slots",
+                           "schedule: out of memory for a Revolve stack of %lld frames and %lld slots",
                            (long long)frames, (long long)slots);
     }
     e->cap = frames;
@@ -142,9 +143,9 @@ void remat_revolve_engine_fill(remat_revolve_engine *e, int64_t t_max)
 
 void remat_revolve_engine_release(remat_revolve_engine *e)
 {
-    free(e->frames);
-    free(e->pool);
-    free(e->tab);
+    remat_free(e->frames);
+    remat_free(e->pool);
+    remat_free(e->tab);
     e->frames = NULL;
     e->pool = NULL;
     e->tab = NULL;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 
 #include "adjoint/revolve.h"
+#include "core/alloc.h"
 #include "core/error.h"
 
 typedef struct {
@@ -45,7 +46,7 @@ static remat_status binomial_init(remat_schedule *s)
     if (slots > INT_MAX)
         return remat_error(REMAT_ERR_ARG, "binomial:%lld: more than %d snapshot slots",
                            (long long)s->spec.snapshots, INT_MAX);
-    binomial_state *st = calloc(1, sizeof *st);
+    binomial_state *st = remat_calloc(1, sizeof *st);
     if (!st)
         return remat_error(REMAT_ERR_NOMEM, "binomial: out of memory");
     /* Each nested range holds one snapshot fewer: at most slots+1 frames.
@@ -54,7 +55,7 @@ static remat_status binomial_init(remat_schedule *s)
     int64_t reps = s->n >= 2 && slots >= 2 ? remat_revolve_reps(s->n, slots) : 0;
     remat_status rc = remat_revolve_engine_init(&st->engine, slots + 2, slots, reps + 1);
     if (rc != REMAT_OK) {
-        free(st);
+        remat_free(st);
         return rc;
     }
     remat_revolve_engine_fill(&st->engine, reps);
@@ -92,7 +93,7 @@ static void binomial_free(remat_schedule *s)
     if (!st)
         return;
     remat_revolve_engine_release(&st->engine);
-    free(st);
+    remat_free(st);
 }
 
 static remat_status binomial_predict(const remat_schedule_spec *spec, int64_t n,

@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "adjoint/revolve.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -79,27 +80,27 @@ typedef struct {
 static remat_status plan_init(online_plan *p, int64_t s, bool slots)
 {
     *p = (online_plan){.s = s, .T = 1, .beta_T = remat_revolve_beta(s, 1), .first = 1};
-    p->pos = calloc((size_t)s + 1, sizeof *p->pos);
-    p->cap = calloc((size_t)s + 1, sizeof *p->cap);
-    p->slot = slots ? calloc((size_t)s + 1, sizeof *p->slot) : NULL;
+    p->pos = remat_calloc((size_t)s + 1, sizeof *p->pos);
+    p->cap = remat_calloc((size_t)s + 1, sizeof *p->cap);
+    p->slot = slots ? remat_calloc((size_t)s + 1, sizeof *p->slot) : NULL;
     if (!p->pos || !p->cap || (slots && !p->slot))
         goto fail;
     for (int64_t k = 1; k <= s; k++)
         p->cap[k] = 1; /* beta(k, 0) */
     return REMAT_OK;
 fail:
-    free(p->pos);
-    free(p->cap);
-    free(p->slot);
-    return remat_error(REMAT_ERR_NOMEM, "online:%lld: cannot allocate its snapshot table",
+    remat_free(p->pos);
+    remat_free(p->cap);
+    remat_free(p->slot);
+    return remat_error(REMAT_ERR_NOMEM, "online:%lld: out of memory for its snapshot table",
                        (long long)s);
 }
 
 static void plan_release(online_plan *p)
 {
-    free(p->pos);
-    free(p->cap);
-    free(p->slot);
+    remat_free(p->pos);
+    remat_free(p->cap);
+    remat_free(p->slot);
 }
 
 /* The decision at carry c, assuming n >= c+2: KEEP_NONE, KEEP_NEW, or the
@@ -190,7 +191,7 @@ static remat_status online_init(remat_schedule *s)
     int64_t snaps = s->spec.snapshots;
     if (snaps > INT_MAX || (uint64_t)snaps > SIZE_MAX / 16)
         return remat_error(REMAT_ERR_ARG, "online:%lld: too many snapshot slots", (long long)snaps);
-    online_state *st = calloc(1, sizeof *st);
+    online_state *st = remat_calloc(1, sizeof *st);
     if (!st)
         return remat_error(REMAT_ERR_NOMEM, "online: out of memory");
     remat_status rc = plan_init(&st->plan, snaps, true);
@@ -210,7 +211,7 @@ static remat_status online_init(remat_schedule *s)
 fail_engine:
     plan_release(&st->plan);
 fail_plan:
-    free(st);
+    remat_free(st);
     return rc;
 }
 
@@ -382,7 +383,7 @@ static void online_free(remat_schedule *s)
         return;
     plan_release(&st->plan);
     remat_revolve_engine_release(&st->engine);
-    free(st);
+    remat_free(st);
 }
 
 static remat_status online_predict(const remat_schedule_spec *spec, int64_t n,

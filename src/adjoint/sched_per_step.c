@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "adjoint/schedule_impl.h"
+#include "core/alloc.h"
 #include "core/error.h"
 
 /* The forward snapshots and the reverse re-tapes are one run each; the last
@@ -24,7 +25,7 @@ static remat_status per_step_init(remat_schedule *s)
     if (s->n - 1 > INT_MAX) /* slot numbers are ints */
         return remat_error(REMAT_ERR_ARG, "per-step: %lld steps need more than %d snapshot slots",
                            (long long)s->n, INT_MAX);
-    per_step_state *st = calloc(1, sizeof *st);
+    per_step_state *st = remat_calloc(1, sizeof *st);
     if (!st)
         return remat_error(REMAT_ERR_NOMEM, "per-step: out of memory");
     st->phase = s->n >= 2 ? PS_FORWARD : PS_LAST;
@@ -69,7 +70,7 @@ static void per_step_step(remat_schedule *s)
     }
 }
 
-static void per_step_free(remat_schedule *s) { free(s->state); }
+static void per_step_free(remat_schedule *s) { remat_free(s->state); }
 
 static remat_status per_step_predict(const remat_schedule_spec *spec, int64_t n,
                                      remat_schedule_cost *cost)

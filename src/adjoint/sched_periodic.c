@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "adjoint/schedule_impl.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -42,13 +43,13 @@ static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 remat_status remat_sched_periodic_init_k(remat_schedule *s, int64_t period)
 {
     REMAT_ASSERT(period >= 1 && s->n >= 0);
-    periodic_state *st = calloc(1, sizeof *st);
+    periodic_state *st = remat_calloc(1, sizeof *st);
     if (!st)
         return remat_error(REMAT_ERR_NOMEM, "periodic: out of memory");
     st->k = period;
     st->m = ceil_div(s->n, period);
     if (st->m - 1 > INT_MAX) { /* slot numbers are ints */
-        free(st);
+        remat_free(st);
         return remat_error(REMAT_ERR_ARG,
                            "periodic:%lld: %lld steps need more than %d snapshot slots",
                            (long long)period, (long long)s->n, INT_MAX);
@@ -104,7 +105,7 @@ void remat_sched_periodic_step(remat_schedule *s)
     }
 }
 
-void remat_sched_periodic_free(remat_schedule *s) { free(s->state); }
+void remat_sched_periodic_free(remat_schedule *s) { remat_free(s->state); }
 
 void remat_sched_periodic_cost(int64_t n, int64_t k, remat_schedule_cost *cost)
 {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "adjoint/schedule_impl.h"
+#include "core/alloc.h"
 #include "core/error.h"
 
 /* Each phase emits one run: the forward phase's tapes, END_FORWARD, the
@@ -18,7 +19,7 @@ typedef struct {
 
 static remat_status store_all_init(remat_schedule *s)
 {
-    store_all_state *st = calloc(1, sizeof *st);
+    store_all_state *st = remat_calloc(1, sizeof *st);
     if (!st)
         return remat_error(REMAT_ERR_NOMEM, "store-all: out of memory");
     st->phase = s->n > 0 ? SA_TAPE : SA_END;
@@ -51,7 +52,7 @@ static void store_all_step(remat_schedule *s)
     }
 }
 
-static void store_all_free(remat_schedule *s) { free(s->state); }
+static void store_all_free(remat_schedule *s) { remat_free(s->state); }
 
 static remat_status store_all_predict(const remat_schedule_spec *spec, int64_t n,
                                       remat_schedule_cost *cost)

@@ -7,6 +7,7 @@
 
 #include "adjoint/revolve.h"
 #include "adjoint/schedule_impl.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 
@@ -68,7 +69,7 @@ remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
     bool online = spec->kind == REMAT_SCHED_ONLINE;
     if (!online && length < 0)
         return remat_error(REMAT_ERR_ARG, "schedule: length %lld is negative", (long long)length);
-    remat_schedule *s = calloc(1, sizeof *s);
+    remat_schedule *s = remat_calloc(1, sizeof *s);
     if (!s)
         return remat_error(REMAT_ERR_NOMEM, "schedule: out of memory");
     s->type = kind_type(spec->kind);
@@ -76,7 +77,7 @@ remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
     s->n = online ? -1 : length; /* ONLINE learns it from set_length() */
     st = s->type->init(s);
     if (st != REMAT_OK) {
-        free(s);
+        remat_free(s);
         return st;
     }
     *out = s;
@@ -89,7 +90,7 @@ void remat_schedule_free(remat_schedule *s)
         return;
     if (s->type->free)
         s->type->free(s);
-    free(s);
+    remat_free(s);
 }
 
 void remat_schedule_set_length(remat_schedule *s, int64_t length)

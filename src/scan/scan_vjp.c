@@ -48,18 +48,24 @@ static remat_status body_vjp(remat_scan_data *d)
     return REMAT_OK;
 }
 
-/* Store layout for the schedule at this length. */
-static void size_store(remat_scan_data *d)
+/* Store layout for the schedule at this length. The spec was checked when
+ * the scan was built, so a failure here is the schedule's state not fitting
+ * in memory (REMAT_ERR_NOMEM, message set by the schedule). */
+static remat_status size_store(remat_scan_data *d)
 {
     remat_schedule_cost cost;
     remat_schedule *s = NULL;
-    REMAT_ASSERT(remat_schedule_predict(&d->sched, d->length, &cost) == REMAT_OK);
-    REMAT_ASSERT(remat_schedule_new(&d->sched, d->length, &s) == REMAT_OK);
+    remat_status st = remat_schedule_predict(&d->sched, d->length, &cost);
+    if (st == REMAT_OK)
+        st = remat_schedule_new(&d->sched, d->length, &s);
+    if (st != REMAT_OK)
+        return st;
     d->max_slots = remat_schedule_max_slots(s);
     remat_schedule_free(s);
     d->peak_snapshots = cost.peak_snapshots;
     d->peak_tapes = cost.peak_tapes;
     d->store_bytes = (size_t)d->max_slots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
+    return REMAT_OK;
 }
 
 remat_val remat_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins)
@@ -72,7 +78,11 @@ remat_val remat_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *
     remat_scan_data *e = remat_scan_data_derive(d, SCAN_FWD);
     if (!e)
         return remat_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "scan: out of memory");
-    size_store(e);
+    st = size_store(e);
+    if (st != REMAT_OK) {
+        remat_scan_data_release(e);
+        return remat_fn_fail(g, st, d->loc, "scan: %s", remat_last_error());
+    }
     return remat_hop_add(g, &remat_scan_rules, e, e->out[0].dt, "scan_fwd", remat_hop_vjp_num_inputs(c), ins, d->loc);
 }
 
