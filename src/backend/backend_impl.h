@@ -90,7 +90,8 @@ typedef struct {
     bool (*supports_op)(const remat_exec_op *op);
     size_t (*scratch_bytes)(const remat_exec_op *op);
     /* Sets ins->fn and ins->aux; aux memory comes from alloc(ctx, bytes),
-     * which lives as long as the program. */
+     * which lives as long as the program and returns NULL when out of memory
+     * (lower then returns REMAT_ERR_NOMEM). */
     remat_status (*lower)(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *ctx, size_t bytes),
                           void *ctx);
     /* Optional (NULL: no fusion): lowers a fused group, as lower does one op. */
@@ -136,7 +137,9 @@ typedef struct {
 } remat_plan_buf;
 
 /* Assigns offsets so that buffers whose lifetimes overlap never overlap in
- * memory; returns the arena size. Greedy first-fit in execution order. */
-size_t remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align);
+ * memory and sets *arena to the arena size. Greedy first-fit in execution
+ * order. REMAT_ERR_NOMEM (offsets unset) when its working memory, two arrays
+ * of n, cannot be allocated. */
+remat_status remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, size_t *arena);
 
 #endif

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 
 #include "backend/backend_impl.h"
+#include "core/alloc.h"
 #include "core/assert.h"
+#include "core/error.h"
 
 typedef struct {
     size_t off, end;
@@ -25,13 +27,18 @@ static int by_first(const void *a, const void *b, void *bufs)
     return ia < ib ? -1 : ia > ib;
 }
 
-size_t remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align)
+remat_status remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, size_t *arena_out)
 {
+    *arena_out = 0;
     if (n <= 0)
-        return 0;
-    int32_t *order = malloc(sizeof *order * (size_t)n);
-    live_buf *act = malloc(sizeof *act * (size_t)n); /* sorted by offset */
-    REMAT_ASSERT(order && act);
+        return REMAT_OK;
+    int32_t *order = remat_malloc(sizeof *order * (size_t)n);
+    live_buf *act = remat_malloc(sizeof *act * (size_t)n); /* sorted by offset */
+    if (!order || !act) {
+        remat_free(order);
+        remat_free(act);
+        return remat_error(REMAT_ERR_NOMEM, "compile: out of memory planning the arena of %d buffers", (int)n);
+    }
     for (int32_t i = 0; i < n; i++)
         order[i] = i;
     qsort_r(order, (size_t)n, sizeof *order, by_first, bufs);
@@ -64,7 +71,8 @@ size_t remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align)
         if (off + size > arena)
             arena = off + size;
     }
-    free(order);
-    free(act);
-    return arena;
+    remat_free(order);
+    remat_free(act);
+    *arena_out = arena;
+    return REMAT_OK;
 }

@@ -280,7 +280,9 @@ remat_status remat_pass_plan(remat_compile_ctx *c)
 {
     remat_program *p = c->p;
     remat_backend *be = c->be;
-    p->arena_bytes = remat_plan_offsets(c->bufs, c->n_bufs, REMAT_ARENA_ALIGN);
+    remat_status st = remat_plan_offsets(c->bufs, c->n_bufs, REMAT_ARENA_ALIGN, &p->arena_bytes);
+    if (st != REMAT_OK)
+        return st;
     p->const_bytes = c->const_bytes;
     p->arena = be->iface.mem_alloc(p->arena_bytes);
     p->consts = be->iface.mem_alloc(c->const_bytes);
