@@ -184,6 +184,12 @@ static size_t cpu_scratch(const remat_exec_op *op)
     return remat_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
 }
 
+/* alloc (the program's memory) returned NULL: the compile fails, not the process */
+static remat_status lower_nomem(remat_op op)
+{
+    return remat_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering '%s'", remat_op_name(op));
+}
+
 /* unary ops: by parameter kind; the op itself goes to the kernel (elementwise.c) */
 REMAT_EXHAUSTIVE_BEGIN
 static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
@@ -204,6 +210,8 @@ static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, void 
         return REMAT_OK;
     case REMAT_OPP_EXPONENT: {
         double *e = alloc(ctx, sizeof *e);
+        if (!e)
+            return lower_nomem(op->op);
         *e = op->p.exponent;
         ins->fn = f64 ? k_pow_f64 : k_pow_f32;
         ins->aux = e;
@@ -264,12 +272,16 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
     if (remat_op_param_of(op->op) == REMAT_OPP_AXIS) {
         remat_cpu_concat_plan *C = alloc(ctx, sizeof *C);
         int64_t *chunks = alloc(ctx, sizeof *chunks * (size_t)op->nin);
+        if (!C || !chunks)
+            return lower_nomem(op->op);
         remat_cpu_concatenate_plan(C, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
         ins->fn = k_concat;
         ins->aux = C;
         return REMAT_OK;
     }
     remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
+    if (!C)
+        return lower_nomem(op->op);
     switch (remat_op_param_of(op->op)) {
     case REMAT_OPP_NONE: /* reshape, materialised */
         *C = (remat_cpu_copy_plan){.kind = ins->n ? REMAT_CPU_COPY_CONTIG : REMAT_CPU_COPY_EMPTY,
@@ -307,10 +319,14 @@ static remat_status lower_custom(const remat_exec_op *op, remat_instr *ins, void
     int vjp = op->op == REMAT_OP_CUSTOM_VJP;
     int nin = vjp ? op->nin - 2 : op->nin;
     custom_params *C = alloc(ctx, sizeof *C);
+    if (!C)
+        return lower_nomem(op->op);
     C->op = op->p.custom;
     C->nin = nin;
     C->which = vjp ? op->aux : -1;
     C->ins = alloc(ctx, sizeof *C->ins * (size_t)(op->nin + 1));
+    if (!C->ins)
+        return lower_nomem(op->op);
     for (int k = 0; k < op->nin; k++)
         C->ins[k] = (remat_tensor){.dtype = op->in_dtypes[k], .shape = op->in_shapes[k]};
     C->out = (remat_tensor){.dtype = op->dtype, .shape = op->shape};
@@ -319,11 +335,14 @@ static remat_status lower_custom(const remat_exec_op *op, remat_instr *ins, void
     return REMAT_OK;
 }
 
-/* the ops that share struct_params: convert, reductions, dot_general */
+/* the ops that share struct_params: convert, reductions, dot_general; NULL
+ * when out of memory */
 static struct_params *struct_block(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
                                    void *ctx)
 {
     struct_params *P = alloc(ctx, sizeof *P);
+    if (!P)
+        return NULL;
     P->dt = op->dtype;
     P->out_shape = op->shape;
     if (op->nin > 0) {
@@ -359,6 +378,8 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         return lower_structural(op, ins, alloc, ctx);
     case REMAT_OPCAT_IDENTITY: { /* only when the compiler must materialise a copy */
         remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
+        if (!C)
+            return lower_nomem(op->op);
         *C = (remat_cpu_copy_plan){.kind = ins->n ? REMAT_CPU_COPY_CONTIG : REMAT_CPU_COPY_EMPTY,
                                    .esize = (uint8_t)remat_dtype_size(op->dtype), .n = (int64_t)ins->n};
         ins->fn = k_copy_plan;
@@ -368,19 +389,22 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
     case REMAT_OPCAT_CUSTOM:
         return lower_custom(op, ins, alloc, ctx);
     case REMAT_OPCAT_CONVERT:
-        struct_block(op, ins, alloc, ctx);
+        if (!struct_block(op, ins, alloc, ctx))
+            return lower_nomem(op->op);
         ins->fn = k_convert;
         return REMAT_OK;
     case REMAT_OPCAT_REDUCE:
         if (op->op != REMAT_OP_SUM && op->op != REMAT_OP_REDUCE_MAX)
             break; /* a reduction without a kernel */
-        P = struct_block(op, ins, alloc, ctx);
+        if (!(P = struct_block(op, ins, alloc, ctx)))
+            return lower_nomem(op->op);
         for (int k = 0; k < P->in_shape.rank; k++)
             P->reduce[k] = (op->p.axes_mask >> k) & 1u;
         ins->fn = op->op == REMAT_OP_SUM ? k_reduce : k_reduce_max;
         return REMAT_OK;
     case REMAT_OPCAT_DOT:
-        P = struct_block(op, ins, alloc, ctx);
+        if (!(P = struct_block(op, ins, alloc, ctx)))
+            return lower_nomem(op->op);
         P->dot = *op->p.dot;
         P->rhs_shape = op->in_shapes[1];
         ins->fn = k_dot;
@@ -409,6 +433,8 @@ static remat_status cpu_lower_add_pad(remat_dtype dt, const remat_shape *out_sha
                                       void *(*alloc)(void *, size_t), void *ctx)
 {
     remat_cpu_add_pad_layout *L = alloc(ctx, sizeof *L);
+    if (!L)
+        return lower_nomem(REMAT_OP_ADD);
     remat_cpu_add_pad_plan(L, dt, out_shape, g_shape, pad, pad_first);
     ins->fn = k_add_pad;
     ins->aux = L;

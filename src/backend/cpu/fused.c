@@ -113,6 +113,9 @@ remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, v
     REMAT_ASSERT(op->n_regs <= REMAT_FUSED_MAX_REGS && op->n_uops >= 1);
     remat_fused_op *F = alloc(ctx, sizeof *F);
     remat_fused_uop *u = alloc(ctx, sizeof *u * (size_t)op->n_uops);
+    if (!F || !u)
+        return remat_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering a fused group of %d ops",
+                           op->n_uops);
     for (int k = 0; k < op->n_uops; k++)
         u[k] = op->uops[k];
     *F = *op;

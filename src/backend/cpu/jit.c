@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "backend/cpu/jit.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/exhaustive.h"
@@ -94,7 +95,7 @@ static int put(bytes *b, const void *v, size_t n)
         size_t nc = b->cap ? b->cap * 2 : 1024;
         while (nc < b->len + n)
             nc *= 2;
-        unsigned char *q = realloc(b->p, nc);
+        unsigned char *q = remat_realloc(b->p, nc);
         if (!q)
             return 0;
         b->p = q, b->cap = nc;
@@ -334,9 +335,9 @@ REMAT_EXHAUSTIVE_END
 static int collect_state(gen *g)
 {
     const remat_lane_program *p = g->p;
-    g->state_off = malloc(sizeof *g->state_off * (size_t)(p->n_ins + 1));
-    g->state_buf = malloc(sizeof *g->state_buf * (size_t)(p->n_ins + 1));
-    g->state_local = malloc(sizeof *g->state_local * (size_t)(p->n_ins + 1));
+    g->state_off = remat_malloc(sizeof *g->state_off * (size_t)(p->n_ins + 1));
+    g->state_buf = remat_malloc(sizeof *g->state_buf * (size_t)(p->n_ins + 1));
+    g->state_local = remat_malloc(sizeof *g->state_local * (size_t)(p->n_ins + 1));
     if (!g->state_off || !g->state_buf || !g->state_local)
         return 0;
     if (p->m != 1)
@@ -366,7 +367,8 @@ static gcc_jit_lvalue *state_memory(gen *g, int k)
     return gcc_jit_context_new_array_access(g->c, NULL, base, i64c(g, g->state_off[k]));
 }
 
-/* Builds the function `name` into g->c; 0 when an op is not supported. */
+/* Builds the function `name` into g->c; 0 when an op is not supported, -1
+ * when out of memory. */
 static int generate(gen *g, const char *name_fn)
 {
     const remat_lane_program *p = g->p;
@@ -386,11 +388,11 @@ static int generate(gen *g, const char *name_fn)
         gcc_jit_context_new_param(c, NULL, g->t_i64, "count"),
     };
     g->fn = gcc_jit_context_new_function(c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name_fn, 3, params, 0);
-    g->reg = calloc((size_t)p->n_ins + 1, sizeof *g->reg);
-    g->pbuf = calloc((size_t)p->n_bufs + 1, sizeof *g->pbuf);
-    g->stride = calloc((size_t)p->n_bufs + 1, sizeof *g->stride);
+    g->reg = remat_calloc((size_t)p->n_ins + 1, sizeof *g->reg);
+    g->pbuf = remat_calloc((size_t)p->n_bufs + 1, sizeof *g->pbuf);
+    g->stride = remat_calloc((size_t)p->n_bufs + 1, sizeof *g->stride);
     if (!g->reg || !g->pbuf || !g->stride || !collect_state(g))
-        return 0;
+        return -1;
     char name[32];
     gcc_jit_block *entry = new_block(g), *s_cond = new_block(g), *s_body = new_block(g), *done = new_block(g);
     for (int b = 0; b < p->n_bufs; b++) {
@@ -486,8 +488,8 @@ static int generate(gen *g, const char *name_fn)
 
 static void gen_free(gen *g)
 {
-    free(g->reg), free(g->pbuf), free(g->stride);
-    free(g->state_off), free(g->state_buf), free(g->state_local);
+    remat_free(g->reg), remat_free(g->pbuf), remat_free(g->stride);
+    remat_free(g->state_off), remat_free(g->state_buf), remat_free(g->state_local);
 }
 
 static void code_release(lane_code *code)
@@ -604,7 +606,10 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
         gen g = {.p = ps[k], .c = c};
         memcpy(g.math, math, sizeof math); /* imported once per context */
         snprintf(name, sizeof name, "lane%d", k);
-        if (!generate(&g, name))
+        const int made = generate(&g, name);
+        if (made < 0)
+            st = remat_error(REMAT_ERR_NOMEM, "jit: out of memory generating %s", name); /* interpreted */
+        else if (!made)
             st = REMAT_ERR_UNSUPPORTED; /* an op this compiler does not know: interpret */
         memcpy(math, g.math, sizeof math);
         gen_free(&g);
@@ -626,7 +631,7 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
             if (!code->dl)
                 code->dl = compile_to_disk(c, dir, &key);
         }
-        free(key.p);
+        remat_free(key.p);
         if (!code->dl)
             code->res = gcc_jit_context_compile(c);
         for (int k = 0; k < n && st == REMAT_OK; k++) {
@@ -703,10 +708,10 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
     REMAT_ASSERT(n >= 1 && ps && out);
     if (!remat_cpu_can_compile_lanes())
         return REMAT_ERR_UNSUPPORTED;
-    bytes *keys = calloc((size_t)n, sizeof *keys);
-    const remat_lane_program **miss = malloc(sizeof *miss * (size_t)n);
-    remat_lane_fn *fns = malloc(sizeof *fns * (size_t)n);
-    int *idx = malloc(sizeof *idx * (size_t)n), ok = keys && miss && fns && idx;
+    bytes *keys = remat_calloc((size_t)n, sizeof *keys);
+    const remat_lane_program **miss = remat_malloc(sizeof *miss * (size_t)n);
+    remat_lane_fn *fns = remat_malloc(sizeof *fns * (size_t)n);
+    int *idx = remat_malloc(sizeof *idx * (size_t)n), ok = keys && miss && fns && idx;
     for (int i = 0; ok && i < n; i++) {
         REMAT_ASSERT(ps[i] && ps[i]->m >= 1);
         ok = program_key(ps[i], &keys[i]);
@@ -738,7 +743,7 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
         int nc = cap_cache ? 2 * cap_cache : 16;
         while (nc < n_cache + n_miss)
             nc *= 2;
-        cache_entry *q = realloc(cache, sizeof *q * (size_t)nc);
+        cache_entry *q = remat_realloc(cache, sizeof *q * (size_t)nc);
         if (q)
             cache = q, cap_cache = nc;
         else
@@ -759,8 +764,8 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
     if (!kept)
         code_release(&code);
     for (int i = 0; keys && i < n; i++)
-        free(keys[i].p);
-    free(keys), free(miss), free(fns), free(idx);
+        remat_free(keys[i].p);
+    remat_free(keys), remat_free(miss), remat_free(fns), remat_free(idx);
     return st;
 }
 

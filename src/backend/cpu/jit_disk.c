@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/jit_disk.h"
+#include "core/alloc.h"
 
 /* Bump when the file layout changes; older files then fail the magic check. */
 static const char magic[8] = {'R', 'M', 'T', 'L', 'A', 'N', 'E', '1'};
@@ -93,7 +94,7 @@ static unsigned char *read_file(int fd, size_t *len)
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < HEADER + 8 || st.st_size > MAX_ENTRY)
         return NULL;
-    unsigned char *b = malloc((size_t)st.st_size);
+    unsigned char *b = remat_malloc((size_t)st.st_size);
     size_t got = 0;
     while (b && got < (size_t)st.st_size) {
         const ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
@@ -102,7 +103,7 @@ static unsigned char *read_file(int fd, size_t *len)
         got += (size_t)r;
     }
     if (b && got != (size_t)st.st_size)
-        free(b), b = NULL;
+        remat_free(b), b = NULL;
     *len = got;
     return b;
 }
@@ -156,7 +157,7 @@ void *remat_jit_disk_load(const char *dir, const void *key, size_t key_len)
     if (b && !memcmp(b, magic, 8) && kl == key_len && sl <= len && HEADER + kl + sl + 8 == len &&
         fnv(FNV0, b, len - 8) == sum && !memcmp(b + HEADER, key, key_len))
         h = load_so(b + HEADER + kl, (size_t)sl);
-    free(b);
+    remat_free(b);
     if (!h) {
         atomic_fetch_add(&n_rejected, 1);
         atomic_fetch_add(&n_misses, 1);
@@ -188,7 +189,7 @@ void remat_jit_disk_store(const char *dir, const void *key, size_t key_len, cons
     struct stat st;
     unsigned char *so = NULL;
     size_t so_len = 0;
-    if (fstat(sfd, &st) == 0 && st.st_size > 0 && st.st_size < MAX_ENTRY && (so = malloc((size_t)st.st_size))) {
+    if (fstat(sfd, &st) == 0 && st.st_size > 0 && st.st_size < MAX_ENTRY && (so = remat_malloc((size_t)st.st_size))) {
         while (so_len < (size_t)st.st_size) {
             const ssize_t r = read(sfd, so + so_len, (size_t)st.st_size - so_len);
             if (r <= 0)
@@ -216,5 +217,5 @@ void remat_jit_disk_store(const char *dir, const void *key, size_t key_len, cons
             unlink(tmp);
         }
     }
-    free(so);
+    remat_free(so);
 }
