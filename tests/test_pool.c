@@ -3,6 +3,7 @@
  * of remat/exec.h: every index runs exactly once in grain-aligned ranges,
  * ranges really run on several threads, a loop started from inside a loop
  * (or while another thread's loop holds the workers) runs on its caller,
+ * a forked child's loops do not wait for workers it does not have,
  * and large elementwise work (a fused group; single ops, with and without
  * scalar operands) gives the same bits on 1 and 4 threads, really split. Registered twice: as is, and with REMAT_NUM_THREADS=3 in the
  * environment, which the first case then checks.
@@ -10,10 +11,13 @@
 #include "test_util.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/pool.h"
 #include "remat/remat.h"
@@ -138,6 +142,40 @@ static void test_pool_nested_loop_runs_on_caller(void **state)
     assert_ok(remat_set_num_threads(0));
 }
 
+/* A child of fork() has none of the parent's workers; its loops must not
+ * wait for them (pthread_atfork in pool.c). The child gets 10 s. */
+static void test_pool_usable_after_fork(void **state)
+{
+    (void)state;
+    assert_ok(remat_set_num_threads(4));
+    who_ctx c;
+    remat_parallel_for(8, 1, record, &c); /* the parent's workers are running */
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        cover_ctx k = {.hits = calloc(64, sizeof(int)), .grain = 1};
+        remat_parallel_for(8, 1, record, &c);
+        remat_parallel_for(64, 4, cover, &k);
+        int ok = k.hits != NULL;
+        for (int i = 0; ok && i < 64; i++)
+            ok = k.hits[i] == 1;
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int t = 0; t < 1000 && (done = waitpid(pid, &status, WNOHANG)) == 0; t++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        fail_msg("a parallel loop in a forked child did not finish in 10 s");
+    }
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_ok(remat_set_num_threads(0));
+}
+
 /* y = exp(sin(x) * x + 0.5) + x * (-1/3): one fused group of 200000 elements */
 static void run_group(int threads, double *y, const double *x, int64_t n)
 {
@@ -227,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_pool_covers_every_index_once),
         cmocka_unit_test(test_pool_runs_on_several_threads),
         cmocka_unit_test(test_pool_nested_loop_runs_on_caller),
+        cmocka_unit_test(test_pool_usable_after_fork),
         cmocka_unit_test(test_pool_fused_group_bitwise),
         cmocka_unit_test(test_pool_single_ops_bitwise),
     };
