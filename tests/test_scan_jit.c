@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool.h"
 #include "remat/remat.h"
 
 typedef struct {
@@ -349,6 +350,69 @@ static void test_scan_jit_lane_blocks_bitwise(void **state)
                     outs_free(&plain.o);
                     outs_free(&interp.o);
                     outs_free(&blocked.o);
+                    remat_fn_free(g);
+                    remat_fn_free(f);
+                }
+        t_free_all(3, in);
+        remat_fn_free(body);
+    }
+}
+
+/* Lane blocks on the thread pool (scan_exec_lanes.c): each block owns its
+ * lanes of every buffer and nothing is summed across blocks, so 2 and 4
+ * threads give 1 thread's bits, for blocked and unblocked batches under
+ * every schedule, both layouts, both directions; the run holds the store
+ * the plan predicts and counts the evaluations it predicts; and a blocked
+ * run on more than one thread really was split (the pool's counter). */
+static void test_scan_jit_lane_blocks_threads(void **state)
+{
+    (void)state;
+    const int64_t m = 8, len = 13;
+    for (int lay = 1; lay < 3; lay++) { /* (3,m), (m,3) */
+        remat_fn *body = euler_body(REMAT_F64, m, lay == 1);
+        remat_tensor in[3] = {t_rand(REMAT_F64, 2, lay == 1 ? DIMS(3, m) : DIMS(m, 3), 0, 1),
+                              t_rand(REMAT_F64, 1, DIMS(m), 0.5, 1.5), t_rand(REMAT_F64, 1, DIMS(m), 0.2, 0.8)};
+        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
+        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        for (int si = 0; si < N_JIT_SCHED; si++)
+            for (int blocked = 0; blocked < 2; blocked++)
+                for (int rev = 0; rev < 2; rev++) {
+                    remat_scan_options o = opts(jit_schedules[si], rev, NULL);
+                    remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+                    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+                    setenv("REMAT_SCAN_BLOCK", blocked ? "2" : "0", 1);
+                    result one;
+                    assert_int_equal(remat_set_num_threads(1), REMAT_OK);
+                    run_mode(g, 3, in, 1, &one);
+                    for (int th = 2; th <= 4; th += 2) {
+                        char what[96];
+                        snprintf(what, sizeof what, "euler layout %d %s%s%s, %d threads", lay, jit_schedules[si],
+                                 blocked ? " blocked" : "", rev ? " reverse" : "", th);
+                        const int64_t splits = remat_pool_split_loops();
+                        result many;
+                        assert_int_equal(remat_set_num_threads(th), REMAT_OK);
+                        run_mode(g, 3, in, 1, &many);
+                        check_outs_bitwise(what, &many.o, &one.o);
+                        assert_int_equal(many.st.forward_evals, one.st.forward_evals);
+                        assert_int_equal(many.st.forward_evals, many.plan.forward_evals);
+                        assert_int_equal(many.st.peak_snapshot_bytes, one.st.peak_snapshot_bytes);
+                        assert_int_equal(many.st.peak_snapshot_bytes, many.plan.peak_snapshot_bytes);
+                        assert_int_equal(many.plan.scan_block_lanes, one.plan.scan_block_lanes);
+#if REMAT_HAVE_GCCJIT
+                        /* blocked when carry 0 fits in the schedule's peak (lower_checkpointed) */
+                        if (blocked && many.plan.peak_snapshot_bytes >= many.plan.scan_carry_bytes) {
+                            assert_int_equal(many.plan.scan_block_lanes, 2);
+                            if (remat_pool_split_loops() <= splits)
+                                fail_msg("%s: the lane blocks ran on one thread", what);
+                        }
+#else
+                        (void)splits;
+#endif
+                        outs_free(&many.o);
+                    }
+                    unsetenv("REMAT_SCAN_BLOCK");
+                    assert_int_equal(remat_set_num_threads(0), REMAT_OK);
+                    outs_free(&one.o);
                     remat_fn_free(g);
                     remat_fn_free(f);
                 }
@@ -712,6 +776,7 @@ int main(void)
         cmocka_unit_test(test_scan_jit_counting_predicts_runs),
         cmocka_unit_test(test_scan_jit_streamed_plan_equals_kept),
         cmocka_unit_test(test_scan_jit_lane_blocks_bitwise),
+        cmocka_unit_test(test_scan_jit_lane_blocks_threads),
         cmocka_unit_test(test_scan_jit_every_op),
         cmocka_unit_test(test_scan_jit_sums),
         cmocka_unit_test(test_scan_jit_sums_across_lanes),

@@ -740,16 +740,20 @@ static int carries_on_lanes(const remat_scan_data *d, int64_t m)
 
 /* Bytes from lane j to j+1 of each buffer, read off the loads and stores;
  * 0 when a kernel sums across lanes or a buffer has two lane strides (then
- * lanes are not independent, or not at one stride: no blocks). */
+ * lanes are not independent, or not at one stride: no blocks). *shared:
+ * some kernel stores an element every lane writes (a y_t the same in every
+ * lane), which blocks running at once would race on. */
 static int lane_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
-                        int64_t *lane_bytes)
+                        int64_t *lane_bytes, bool *shared)
 {
     memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)n_bufs);
+    *shared = false;
     for (int k = 0; k < n; k++)
         for (int i = 0; i < p[k]->n_ins; i++) {
             const remat_lane_ins *I = &p[k]->ins[i];
             if (I->kind == REMAT_LANE_SUM0 || I->kind == REMAT_LANE_ACC || I->post)
                 return 0;
+            *shared |= I->kind == REMAT_LANE_STORE && I->lstride == 0;
             if ((I->kind != REMAT_LANE_LOAD && I->kind != REMAT_LANE_STORE) || I->lstride == 0)
                 continue;
             const int64_t b = I->lstride * (int64_t)remat_dtype_size((remat_dtype)bufs[I->buf].dt);
@@ -816,11 +820,13 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         int64_t *lane_bytes = fits ? alloc(ctx, sizeof *lane_bytes * (size_t)(b.n_bufs + 1)) : NULL;
         if (lane_bytes)
             memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)(b.n_bufs + 1));
-        if (fits && lane_bytes && b.m > 1 && block_of && lane_strides(pp, n, b.bufs, b.n_bufs, lane_bytes)) {
+        bool shared = true;
+        if (fits && lane_bytes && b.m > 1 && block_of && lane_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
             bool contiguous = true;
             for (int i = 0; i < L.nc; i++)
                 contiguous &= lane_bytes[L.base[LB_CARRY] + i] == (int64_t)remat_dtype_size(d->in[i].dt);
             S.block = block_of(b.m, d, contiguous);
+            S.block_threads = S.block > 0 && !shared;
         }
         const int nb = S.block > 0 ? n : 0;
         for (int i = 0; i < nb; i++) { /* the same code over `block` lanes */

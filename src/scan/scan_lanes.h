@@ -37,7 +37,9 @@
  * they do lanes j0 .. j0+block-1 of the full-size buffers, bit for bit what
  * the full kernels do for those lanes. The scan's checkpointed nodes then
  * run a schedule block by block (scan_runtime.c), so one block's snapshots
- * and tapes stay in cache.
+ * and tapes stay in cache. Blocks touch disjoint lanes of every buffer, so
+ * they run on the thread pool (block_threads), unless some kernel stores an
+ * element every lane writes.
  */
 #ifndef REMAT_SCAN_LANES_H
 #define REMAT_SCAN_LANES_H
@@ -53,6 +55,7 @@ typedef struct {
     int base[LB_KINDS + 1]; /* base[LB_KINDS] = the table's size */
     remat_lane_fn fn[LKI_COUNT];      /* over all m lanes */
     int64_t m, block;                 /* block 0: not blocked */
+    bool block_threads;               /* blocks may run at once: no kernel stores an element all lanes share */
     remat_lane_fn block_fn[LKI_COUNT]; /* over `block` lanes */
     int64_t *lane_bytes;              /* [base[LB_KINDS]] per buffer (0: the same for every lane) */
 } scan_lanes;

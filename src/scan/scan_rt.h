@@ -24,11 +24,24 @@ typedef struct scan_rt scan_rt;
  * run the ops, finish (the cotangents into the node's outputs). */
 typedef struct {
     void (*bind)(scan_rt *r, const void *const *ks, void *const *ct_ks);
-    /* lanes only: bind again for the lane block at r->lane0 (no filling) */
-    void (*bind_block)(scan_rt *r, const void *const *ks, void *const *ct_ks);
     void (*run)(void *r, const scan_xop *ops, int64_t n);
+    /* lanes with blocks only: the whole schedule (both phases) block by
+     * block, on the thread pool when the blocks allow (scan_lanes.h) */
+    void (*run_blocks)(scan_rt *r, const void *const *ks, void *const *ct_ks);
     void (*finish)(scan_rt *r, void *const *ct_ks);
 } scan_rt_exec;
+
+/* Compiled lanes: what one run of kernels reads, a buffer table and the
+ * kernels, for the lanes lane0 .. (every buffer pointer moved to lane0).
+ * The runtime's own (scan_rt.lb) holds the full kernels at lane 0; a lane
+ * block has its own, so that blocks can run on several threads at once. */
+typedef struct {
+    scan_rt *r;
+    char **ptr;
+    int64_t *stride;
+    int64_t lane0;
+    const remat_lane_fn *kfn;
+} scan_lane_block;
 
 struct scan_rt {
     const remat_scan_data *d;
@@ -65,14 +78,10 @@ struct scan_rt {
     int *res_x, n_res_x;
     remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
 
-    /* compiled lanes (scan_lanes.h): the kernels and their buffer table;
-     * when blocked, the kernels of the lane block starting at lane0 (every
-     * buffer pointer set is moved to that lane), else the full ones */
+    /* compiled lanes (scan_lanes.h): the kernels, the full kernels' table,
+     * and, when blocked, one table per lane block (m / block of them) */
     scan_lanes lanes;
-    char **lb_ptr;
-    int64_t *lb_stride;
-    int64_t lane0;
-    const remat_lane_fn *kfn;
+    scan_lane_block lb, *blocks;
 
     bool nested; /* in a sub-program (remat_hop_lowering) */
     /* stats of the last root run (remat_hop_stats) */
@@ -91,6 +100,17 @@ static inline char *remat_scan_rt_slot(const scan_rt *r, int64_t slot)
 static inline char *remat_scan_rt_tape(const scan_rt *r, int64_t j)
 {
     return r->store + (size_t)r->d->max_slots * r->d->carry_bytes + (size_t)j * r->d->vjp->tape_bytes;
+}
+
+/* One phase's ops for executor state x: the plan's, or the schedule replayed
+ * again (a plan too long to keep). */
+static inline void remat_scan_rt_run_phase(const scan_rt *r, int phase, void (*run)(void *x, const scan_xop *ops, int64_t n),
+                                           void *x)
+{
+    if (r->plan.kept)
+        run(x, r->plan.ops[phase], r->plan.n_ops[phase]);
+    else
+        remat_scan_plan_stream(r->d, phase, run, x);
 }
 
 /* the executors */

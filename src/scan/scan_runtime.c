@@ -42,15 +42,18 @@ static void copy_carry_out(scan_rt *r, void *const *dst, const char *src)
         r->be->iface.mem_copy(dst[i], src + r->carry_off[i], bytes_of(&r->d->in[i]));
 }
 
+/* the store a phase holds at its peak (the reverse's includes the forward's) */
+static void note_peak(scan_rt *r, int phase)
+{
+    const scan_phase_cost *c = &r->plan.cost[phase];
+    r->peak_bytes = (size_t)c->peak_slots * r->d->carry_bytes + (size_t)c->peak_tapes * r->d->vjp->tape_bytes;
+}
+
 /* the plan's ops for one phase, or the schedule replayed again */
 static void run_phase(scan_rt *r, int phase)
 {
-    if (r->plan.kept)
-        r->exec->run(r, r->plan.ops[phase], r->plan.n_ops[phase]);
-    else
-        remat_scan_plan_stream(r->d, phase, r->exec->run, r);
-    const scan_phase_cost *c = &r->plan.cost[phase];
-    r->peak_bytes = (size_t)c->peak_slots * r->d->carry_bytes + (size_t)c->peak_tapes * r->d->vjp->tape_bytes;
+    remat_scan_rt_run_phase(r, phase, r->exec->run, r);
+    note_peak(r, phase);
 }
 
 /* ---- the three instruction kernels ---- */
@@ -89,24 +92,6 @@ static void k_scan_fwd(const remat_instr *I)
     copy_carry_out(r, r->outs, r->cur);
 }
 
-/* The whole schedule, one lane block after the other (scan_lanes.h), from
- * carry 0 (the forward node left it at the start of the store, which the
- * first block then overwrites). */
-static void run_blocks(scan_rt *r, const void *const *ks, void *const *ct_ks)
-{
-    r->be->iface.mem_copy(r->cur, r->store, r->d->carry_bytes);
-    r->kfn = r->lanes.block_fn;
-    for (int64_t j0 = 0; j0 < r->lanes.m; j0 += r->lanes.block) {
-        r->lane0 = j0;
-        r->exec->bind_block(r, ks, ct_ks);
-        run_phase(r, SCAN_PHASE_FORWARD);
-        run_phase(r, SCAN_PHASE_REVERSE);
-    }
-    r->lane0 = 0;
-    r->kfn = r->lanes.fn;
-    r->exec->bind_block(r, ks, ct_ks);
-}
-
 static void k_scan_bwd(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
@@ -120,10 +105,18 @@ static void k_scan_bwd(const remat_instr *I)
     r->ct_xs = r->outs + nc;
     copy_carry_in(r, r->ct_cur, ct_carry);
     r->exec->bind(r, ks, ct_ks);
-    if (r->lanes.block > 0)
-        run_blocks(r, ks, ct_ks);
-    else
+    if (r->lanes.block > 0) {
+        /* The whole schedule, block after block (on threads when they
+         * allow), from carry 0: the forward node left it at the start of
+         * the store, which the blocks' first snapshots then overwrite,
+         * each its own lanes. Every block holds its lanes' share of the
+         * schedule's peak store, all blocks together the peak. */
+        r->be->iface.mem_copy(r->cur, r->store, r->d->carry_bytes);
+        r->exec->run_blocks(r, ks, ct_ks);
+        note_peak(r, SCAN_PHASE_REVERSE);
+    } else {
         run_phase(r, SCAN_PHASE_REVERSE);
+    }
     r->exec->finish(r, ct_ks);
     copy_carry_out(r, r->outs, r->ct_cur);
 }
@@ -246,10 +239,18 @@ static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *
 {
     if (!remat_scan_lanes_build(d, L->be, want, blocks ? block_of : NULL, &r->lanes, L->alloc, L->ctx))
         return false;
+    /* a buffer table for the full kernels and one per lane block, so that
+     * blocks can run on threads at once */
     const int n = r->lanes.base[LB_KINDS];
-    r->lb_ptr = L->alloc(L->ctx, sizeof *r->lb_ptr * (size_t)(n + 1));
-    r->lb_stride = L->alloc(L->ctx, sizeof *r->lb_stride * (size_t)(n + 1));
-    r->kfn = r->lanes.fn;
+    const int64_t nb = r->lanes.block > 0 ? r->lanes.m / r->lanes.block : 0;
+    r->blocks = L->alloc(L->ctx, sizeof *r->blocks * (size_t)(nb + 1));
+    for (int64_t j = 0; j <= nb; j++) {
+        scan_lane_block *b = j < nb ? &r->blocks[j] : &r->lb;
+        *b = (scan_lane_block){.r = r, .lane0 = j < nb ? j * r->lanes.block : 0,
+                               .kfn = j < nb ? r->lanes.block_fn : r->lanes.fn};
+        b->ptr = L->alloc(L->ctx, sizeof *b->ptr * (size_t)(n + 1));
+        b->stride = L->alloc(L->ctx, sizeof *b->stride * (size_t)(n + 1));
+    }
     return true;
 }
 
