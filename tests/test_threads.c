@@ -9,7 +9,9 @@
  * the PFR gradient (remat_problem "pfr-euler", binomial:10, a scalar scan),
  * the batched PFR gradient with a (3,B) carry (a scan over B lanes, the
  * bench_scan batch problem), and the gradient of an MLP with a checkpointed
- * block (dot_general through OpenBLAS). Built under ThreadSanitizer by
+ * block (dot_general through OpenBLAS), and a gradient of elementwise ops
+ * on 100000 elements, which the CPU thread pool splits (the threads contend
+ * for its workers). Built under ThreadSanitizer by
  * .ci/run, where a data race fails the test.
  *
  * cmocka's assertions longjmp, so worker threads only record what they saw;
@@ -22,13 +24,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pool.h"
 #include "remat/remat.h"
 
-enum { N_THREADS = 4, ROUNDS = 2, B = 64, MLP_F = 32, MLP_ROWS = 16 };
+enum { N_THREADS = 4, ROUNDS = 2, B = 64, MLP_F = 32, MLP_ROWS = 16, BIG = 100000 };
 
 typedef struct {
     double pfr[3];           /* loss, dk1, dk2 */
     double batch[1 + 2 * B]; /* loss, dk1 (B), dk2 (B) */
+    double *big;             /* BIG elements of elementwise work the CPU pool splits */
     double *mlp;             /* d loss / d (params..., x), flattened */
     size_t n_mlp;
     int64_t compiled_loops;  /* summed over the programs */
@@ -176,6 +180,32 @@ static remat_status mlp_grad(results *r)
     return st;
 }
 
+/* gradient of sum(tanh(x) * x) over BIG elements: ops large enough for the
+ * thread pool (core/pool.h), which the threads then contend for */
+static remat_status big_grad(int variant, results *r)
+{
+    remat_fn *f = remat_fn_new("big"), *g = NULL;
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, DIMS(BIG));
+    remat_fn_output(f, remat_sum_all(f, remat_mul(f, remat_tanh(f, x), x)));
+    remat_status st = remat_fn_status(f);
+    if (st == REMAT_OK)
+        st = remat_grad(f, 0, NULL, &g);
+    double *xv = malloc(sizeof *xv * BIG);
+    r->big = malloc(sizeof *r->big * BIG);
+    if (st == REMAT_OK && (!xv || !r->big))
+        st = REMAT_ERR_NOMEM;
+    if (st == REMAT_OK) {
+        for (int i = 0; i < BIG; i++)
+            xv[i] = ((i * 7919 + variant) % 2001) / 500.0 - 2.0;
+        remat_tensor in = remat_tensor_f64(xv, 1, DIMS(BIG));
+        st = run_flat(g, 1, &in, 1, r->big, BIG, &r->compiled_loops);
+    }
+    free(xv);
+    remat_fn_free(g);
+    remat_fn_free(f);
+    return st;
+}
+
 /* variant: the step size, so that each variant's scan bodies are new to the JIT cache */
 static remat_status compute(int variant, results *r)
 {
@@ -185,6 +215,8 @@ static remat_status compute(int variant, results *r)
         st = batch_grad(variant, r);
     if (st == REMAT_OK)
         st = mlp_grad(r);
+    if (st == REMAT_OK)
+        st = big_grad(variant, r);
     return st;
 }
 
@@ -207,10 +239,12 @@ static void *work(void *arg)
             snprintf(w->failure, sizeof w->failure, "thread %d: batched PFR gradient differs", w->id);
         else if (got.n_mlp != want->n_mlp || memcmp(got.mlp, want->mlp, sizeof *got.mlp * got.n_mlp))
             snprintf(w->failure, sizeof w->failure, "thread %d: MLP gradient differs", w->id);
+        else if (memcmp(got.big, want->big, sizeof *got.big * BIG))
+            snprintf(w->failure, sizeof w->failure, "thread %d: large elementwise gradient differs", w->id);
         else if (got.compiled_loops != w->want_compiled)
             snprintf(w->failure, sizeof w->failure, "thread %d: %lld scan nodes compiled, expected %lld", w->id,
                      (long long)got.compiled_loops, (long long)w->want_compiled);
-        free(got.mlp);
+        free(got.mlp), free(got.big);
     }
     /* each thread's message is its own: raise one naming this thread, let
      * every other thread raise theirs, then read it back */
@@ -239,6 +273,8 @@ static void run_threads(int jit)
     /* the loops really are compiled (forward and backward node of the scalar
      * and of the batched scan), or really not */
     const int64_t compiled = jit && REMAT_HAVE_GCCJIT ? 4 : 0;
+    assert_ok(remat_set_num_threads(4)); /* whatever the CPUs: the pool has workers to contend for */
+    const int64_t split_before = remat_pool_split_loops();
     pthread_barrier_t barrier;
     assert_int_equal(pthread_barrier_init(&barrier, NULL, N_THREADS), 0);
     worker w[N_THREADS];
@@ -251,11 +287,14 @@ static void run_threads(int jit)
         pthread_join(th[i], NULL);
     pthread_barrier_destroy(&barrier);
     unsetenv("REMAT_NO_JIT");
+    const int64_t split = remat_pool_split_loops() - split_before;
+    assert_ok(remat_set_num_threads(0));
     for (int r = 0; r < ROUNDS; r++)
-        free(want[r].mlp);
+        free(want[r].mlp), free(want[r].big);
     for (int i = 0; i < N_THREADS; i++)
         if (w[i].failure[0])
             fail_msg("%s", w[i].failure);
+    assert_true(split > 0); /* some thread's large ops did run across the pool */
 }
 
 static void test_threads_gradients_bitwise_compiled(void **state)
