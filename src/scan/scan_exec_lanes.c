@@ -222,8 +222,10 @@ static void run_block_range(void *ctx, int64_t begin, int64_t end)
     for (int64_t j = begin; j < end; j++) {
         scan_lane_block *b = &c->r->blocks[j];
         bind_block(b, c->ks, c->ct_ks);
-        remat_scan_rt_run_phase(c->r, SCAN_PHASE_FORWARD, run_on, b);
-        remat_scan_rt_run_phase(c->r, SCAN_PHASE_REVERSE, run_on, b);
+        remat_status st = remat_scan_rt_run_phase(c->r, SCAN_PHASE_FORWARD, run_on, b);
+        if (st == REMAT_OK)
+            st = remat_scan_rt_run_phase(c->r, SCAN_PHASE_REVERSE, run_on, b);
+        remat_scan_rt_fail(c->r, st);
     }
 }
 

@@ -30,6 +30,7 @@
 
 #include "ad/node.h"
 #include "core/arena.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/exhaustive.h"
 #include "scan/scan_lanes.h"
@@ -76,7 +77,7 @@ static int32_t push_to(lb *b, remat_lane_ins **arr, int *n, int *cap, remat_lane
         return b->ok = 0, -1;
     if (*n == *cap) {
         int nc = *cap ? 2 * *cap : 256;
-        remat_lane_ins *p = realloc(*arr, sizeof *p * (size_t)nc);
+        remat_lane_ins *p = remat_realloc(*arr, sizeof *p * (size_t)nc);
         if (!p)
             return b->ok = 0, -1;
         *arr = p, *cap = nc;
@@ -110,7 +111,7 @@ static int32_t push(lb *b, remat_lane_ins I)
         return r;
     if (b->n > b->cap_flags) {
         int nc = b->cap;
-        uint8_t *q = realloc(b->flags, (size_t)nc);
+        uint8_t *q = remat_realloc(b->flags, (size_t)nc);
         if (!q)
             return b->ok = 0, -1;
         b->flags = q, b->cap_flags = nc;
@@ -508,7 +509,7 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
 {
     remat_fn *f = remat_fn_inline_calls(f0);
     const int32_t nn = remat_fn_num_nodes(f);
-    lval **val = f ? calloc((size_t)nn + 1, sizeof *val) : NULL;
+    lval **val = f ? remat_calloc((size_t)nn + 1, sizeof *val) : NULL;
     if (!val)
         b->ok = 0;
     for (int32_t v = 0; b->ok && v < nn; v++) {
@@ -544,7 +545,7 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
     }
     for (int i = 0; b->ok && i < remat_fn_num_outputs(f); i++)
         outs[i] = val[remat_fn_out(f, i)];
-    free(val);
+    remat_free(val);
     remat_fn_free(f);
 }
 REMAT_EXHAUSTIVE_END
@@ -578,9 +579,9 @@ static void emit_backward(lb *b, const layout *L, lval **res)
     const remat_scan_data *d = L->d;
     const scan_body_vjp *V = d->vjp;
     const int nres = V->n_res, nc = L->nc, nx = L->nx, nk = L->nk, ny = L->ny;
-    lval **args = calloc((size_t)(nres + nc + ny + 1), sizeof *args);
-    lval **outs = calloc((size_t)(nc + nx + nk + 1), sizeof *outs);
-    lval **acc = calloc((size_t)(nk + 1), sizeof *acc);
+    lval **args = remat_calloc((size_t)(nres + nc + ny + 1), sizeof *args);
+    lval **outs = remat_calloc((size_t)(nc + nx + nk + 1), sizeof *outs);
+    lval **acc = remat_calloc((size_t)(nk + 1), sizeof *acc);
     if (!args || !outs || !acc)
         b->ok = 0;
     for (int j = 0; b->ok && j < nres; j++)
@@ -608,7 +609,7 @@ static void emit_backward(lb *b, const layout *L, lval **res)
             s->reg[e] = op3(b, REMAT_OP_ADD, s->dt, acc[i]->reg[e], c->reg[e], -1, 0.0);
         store(b, buf_of(L, LB_CTK, i), s);
     }
-    free(args), free(outs), free(acc);
+    remat_free(args), remat_free(outs), remat_free(acc);
 }
 
 /* residual values for the backward: taped ones from `tape_vals` (tape order),
@@ -625,9 +626,9 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
     const remat_scan_data *d = L->d;
     const int nc = L->nc, ny = L->ny, nin = nc + L->nx + L->nk;
     const int nres = d->vjp ? d->vjp->n_res : 0;
-    lval **args = calloc((size_t)nin + 1, sizeof *args);
-    lval **outs = calloc((size_t)(nc + ny + nres) + 1, sizeof *outs);
-    lval **res = calloc((size_t)nres + 1, sizeof *res);
+    lval **args = remat_calloc((size_t)nin + 1, sizeof *args);
+    lval **outs = remat_calloc((size_t)(nc + ny + nres) + 1, sizeof *outs);
+    lval **res = remat_calloc((size_t)nres + 1, sizeof *res);
     if (!args || !outs || !res) {
         b->ok = 0;
         goto out;
@@ -677,7 +678,7 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
     default: REMAT_UNREACHABLE("scan lanes: unknown kernel");
     }
 out:
-    free(args), free(outs), free(res);
+    remat_free(args), remat_free(outs), remat_free(res);
 }
 
 static void lb_reset(lb *b, int64_t m)
@@ -696,7 +697,7 @@ static int translate_kernel(lb *b, const layout *L, unsigned which, remat_lane_p
     emit_kernel(b, L, which);
     for (int i = 0; b->ok && i < b->n_st; i++) /* the stores come last */
         push(b, b->st[i]);
-    remat_lane_ins *ins = b->ok ? malloc(sizeof *ins * (size_t)b->n) : NULL;
+    remat_lane_ins *ins = b->ok ? remat_malloc(sizeof *ins * (size_t)b->n) : NULL;
     if (!ins)
         return 0;
     memcpy(ins, b->ins, sizeof *ins * (size_t)b->n);
@@ -782,7 +783,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
     for (int k = 0; k < LB_KINDS; k++)
         L.base[k + 1] = L.base[k] + count[k];
     lb b = {.n_bufs = L.base[LB_KINDS]};
-    b.bufs = calloc((size_t)b.n_bufs + 1, sizeof *b.bufs);
+    b.bufs = remat_calloc((size_t)b.n_bufs + 1, sizeof *b.bufs);
     int ok = b.bufs != NULL;
     for (int k = 0; ok && k < LB_KINDS; k++)
         for (int i = 0; i < count[k]; i++) {
@@ -849,9 +850,9 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             q = nm; /* the backend cannot compile: no other lane axis will do better */
         }
         for (int i = 0; i < n; i++)
-            free((void *)progs[i].ins);
+            remat_free((void *)progs[i].ins);
     }
-    free(b.ins), free(b.st), free(b.bufs), free(b.flags);
+    remat_free(b.ins), remat_free(b.st), remat_free(b.bufs), remat_free(b.flags);
     remat_arena_clear(&b.mem);
     return ok;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "scan/scan_replay.h"
@@ -184,12 +185,12 @@ static void emit_run(replay *R, const remat_action_run *run)
 static remat_status replay_open(replay *R, const remat_scan_data *d, remat_schedule **sch)
 {
     *R = (replay){.d = d, .expect = d->length - 1};
-    R->slot_step = malloc(sizeof *R->slot_step * (size_t)(d->max_slots + 1));
-    R->span_step = malloc(sizeof *R->span_step * (size_t)(d->peak_tapes + 1));
-    R->span_count = malloc(sizeof *R->span_count * (size_t)(d->peak_tapes + 1));
+    R->slot_step = remat_malloc(sizeof *R->slot_step * (size_t)(d->max_slots + 1));
+    R->span_step = remat_malloc(sizeof *R->span_step * (size_t)(d->peak_tapes + 1));
+    R->span_count = remat_malloc(sizeof *R->span_count * (size_t)(d->peak_tapes + 1));
     *sch = NULL;
     if (!R->slot_step || !R->span_step || !R->span_count)
-        return remat_error(REMAT_ERR_NOMEM, "scan: cannot allocate the schedule's bookkeeping");
+        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory for the schedule's bookkeeping");
     remat_status st = remat_schedule_new(&d->sched, d->length, sch);
     if (st == REMAT_OK) /* the length is known: revealing it at once is allowed (schedule.h) */
         remat_schedule_set_length(*sch, d->length);
@@ -199,9 +200,9 @@ static remat_status replay_open(replay *R, const remat_scan_data *d, remat_sched
 static void replay_close(replay *R, remat_schedule *sch)
 {
     remat_schedule_free(sch);
-    free(R->slot_step);
-    free(R->span_step);
-    free(R->span_count);
+    remat_free(R->slot_step);
+    remat_free(R->span_step);
+    remat_free(R->span_count);
 }
 
 /* Replays up to the end of `last` phase; end_phase(R) is called at the end
@@ -251,7 +252,7 @@ static void plan_full(replay *R)
         remat_scan_ops_count(R->buf, R->n, ev);
         int64_t total = P->n_raw[0] + P->n_raw[1] + R->n;
         scan_xop *q = P->plan->kept && total <= P->max_ops
-                          ? realloc(P->raw[R->phase], sizeof *q * (size_t)(P->n_raw[R->phase] + R->n))
+                          ? remat_realloc(P->raw[R->phase], sizeof *q * (size_t)(P->n_raw[R->phase] + R->n))
                           : NULL;
         if (q) {
             memcpy(q + P->n_raw[R->phase], R->buf, sizeof *q * (size_t)R->n);
@@ -294,7 +295,7 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
     for (int ph = 0; ph < 2 && st == REMAT_OK && plan->kept; ph++) {
         scan_xop *ops = alloc(ctx, sizeof *ops * (size_t)(P.n_raw[ph] + 1));
         if (!ops) {
-            st = remat_error(REMAT_ERR_NOMEM, "scan: cannot allocate the schedule's plan");
+            st = remat_error(REMAT_ERR_NOMEM, "scan: out of memory for the schedule's plan");
             break;
         }
         int64_t n = 0;
@@ -304,8 +305,8 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
         plan->ops[ph] = ops;
         plan->n_ops[ph] = n;
     }
-    free(P.raw[0]);
-    free(P.raw[1]);
+    remat_free(P.raw[0]);
+    remat_free(P.raw[1]);
     replay_close(&R, sch);
     return st;
 }
@@ -326,17 +327,20 @@ static void stream_full(replay *R)
     R->n = 0;
 }
 
-void remat_scan_plan_stream(const remat_scan_data *d, int phase, void (*run)(void *x, const scan_xop *ops, int64_t n),
-                            void *x)
+remat_status remat_scan_plan_stream(const remat_scan_data *d, int phase,
+                                    void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
 {
     replay R;
     remat_schedule *sch;
     scan_xop chunk[1024];
     stream_ctx S = {.phase = phase, .run = run, .x = x};
-    /* a plan was built for this node at lowering, so these cannot fail but
-     * for memory, which the node then has no way to report */
-    REMAT_ASSERT(replay_open(&R, d, &sch) == REMAT_OK);
-    R.buf = chunk, R.cap = 1024, R.full = stream_full, R.ctx = &S, R.merge = true;
-    replay_run(&R, sch, phase, stream_full);
+    /* a plan was built for this node at lowering, so this fails only for
+     * memory */
+    remat_status st = replay_open(&R, d, &sch);
+    if (st == REMAT_OK) {
+        R.buf = chunk, R.cap = 1024, R.full = stream_full, R.ctx = &S, R.merge = true;
+        replay_run(&R, sch, phase, stream_full);
+    }
     replay_close(&R, sch);
+    return st;
 }

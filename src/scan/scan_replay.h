@@ -137,8 +137,9 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
                                    void *ctx);
 
 /* Runs one phase of a plan that was not kept: replays the schedule again,
- * handing ops to run(x, ops, n) a chunk at a time. */
-void remat_scan_plan_stream(const remat_scan_data *d, int phase, void (*run)(void *x, const scan_xop *ops, int64_t n),
+ * handing ops to run(x, ops, n) a chunk at a time. REMAT_ERR_NOMEM (nothing
+ * run) when the schedule's state cannot be allocated. */
+remat_status remat_scan_plan_stream(const remat_scan_data *d, int phase, void (*run)(void *x, const scan_xop *ops, int64_t n),
                             void *x);
 
 #endif

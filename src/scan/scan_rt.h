@@ -11,6 +11,8 @@
 #ifndef REMAT_SCAN_RT_H
 #define REMAT_SCAN_RT_H
 
+#include <stdatomic.h>
+
 #include "exec/hop.h"
 #include "scan/scan_impl.h"
 #include "scan/scan_lanes.h"
@@ -85,6 +87,9 @@ struct scan_rt {
 
     bool nested; /* in a sub-program (remat_hop_lowering) */
     /* stats of the last root run (remat_hop_stats) */
+    /* REMAT_OK, or why a phase could not be replayed (set from any thread of
+     * the pool: lane blocks) */
+    atomic_int run_status;
     int64_t evals;
     size_t peak_bytes;
 };
@@ -103,14 +108,22 @@ static inline char *remat_scan_rt_tape(const scan_rt *r, int64_t j)
 }
 
 /* One phase's ops for executor state x: the plan's, or the schedule replayed
- * again (a plan too long to keep). */
-static inline void remat_scan_rt_run_phase(const scan_rt *r, int phase, void (*run)(void *x, const scan_xop *ops, int64_t n),
-                                           void *x)
+ * again (a plan too long to keep); REMAT_ERR_NOMEM, nothing run, when the
+ * replay cannot allocate the schedule's state. */
+static inline remat_status remat_scan_rt_run_phase(const scan_rt *r, int phase,
+                                                   void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
 {
-    if (r->plan.kept)
-        run(x, r->plan.ops[phase], r->plan.n_ops[phase]);
-    else
-        remat_scan_plan_stream(r->d, phase, run, x);
+    if (!r->plan.kept)
+        return remat_scan_plan_stream(r->d, phase, run, x);
+    run(x, r->plan.ops[phase], r->plan.n_ops[phase]);
+    return REMAT_OK;
+}
+
+/* A phase that could not run is reported by remat_run (hop.h, run_status). */
+static inline void remat_scan_rt_fail(scan_rt *r, remat_status st)
+{
+    if (st != REMAT_OK)
+        atomic_store_explicit(&r->run_status, (int)st, memory_order_relaxed);
 }
 
 /* the executors */

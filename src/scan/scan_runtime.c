@@ -49,10 +49,11 @@ static void note_peak(scan_rt *r, int phase)
     r->peak_bytes = (size_t)c->peak_slots * r->d->carry_bytes + (size_t)c->peak_tapes * r->d->vjp->tape_bytes;
 }
 
-/* the plan's ops for one phase, or the schedule replayed again */
+/* the plan's ops for one phase, or the schedule replayed again (which can
+ * run out of memory: recorded for remat_run, the phase not run) */
 static void run_phase(scan_rt *r, int phase)
 {
-    remat_scan_rt_run_phase(r, phase, r->exec->run, r);
+    remat_scan_rt_fail(r, remat_scan_rt_run_phase(r, phase, r->exec->run, r));
     note_peak(r, phase);
 }
 
@@ -141,6 +142,12 @@ static void stats_begin(void *self)
     scan_rt *r = self;
     r->evals = 0;
     r->peak_bytes = 0;
+    atomic_store_explicit(&r->run_status, REMAT_OK, memory_order_relaxed);
+}
+
+static remat_status stats_status(const void *self)
+{
+    return (remat_status)atomic_load_explicit(&((const scan_rt *)self)->run_status, memory_order_relaxed);
 }
 
 static void stats_run(const void *self, remat_stats *st)
@@ -180,26 +187,34 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
  * the data belongs to the function's node, and a program must keep working
  * after that function is freed (remat/exec.h asks nothing else of callers).
  * The body functions are only needed here, while lowering, so the copy
- * drops them. */
+ * drops them. NULL when out of memory (what was taken stays the program's). */
 static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowering *L)
 {
     const int nin = d->n_carry + d->n_xs + d->n_consts, nout = d->n_carry + d->n_ys;
     remat_scan_data *c = L->alloc(L->ctx, sizeof *c);
+    if (!c)
+        return NULL;
     *c = *d;
     c->refcount = 0;
     c->body = NULL;
     c->in = L->alloc(L->ctx, sizeof *c->in * (size_t)(nin + 1));
-    memcpy(c->in, d->in, sizeof *c->in * (size_t)nin);
     c->out = L->alloc(L->ctx, sizeof *c->out * (size_t)(nout + 1));
+    if (!c->in || !c->out)
+        return NULL;
+    memcpy(c->in, d->in, sizeof *c->in * (size_t)nin);
     memcpy(c->out, d->out, sizeof *c->out * (size_t)nout);
     if (d->vjp) {
         scan_body_vjp *v = L->alloc(L->ctx, sizeof *v);
+        if (!v)
+            return NULL;
         *v = *d->vjp;
         v->refcount = 0;
         v->fwd = v->bwd = NULL;
         v->res_off = L->alloc(L->ctx, sizeof *v->res_off * (size_t)(v->n_res + 1));
-        memcpy(v->res_off, d->vjp->res_off, sizeof *v->res_off * (size_t)v->n_res);
         v->res_arg = L->alloc(L->ctx, sizeof *v->res_arg * (size_t)(v->n_res + 1));
+        if (!v->res_off || !v->res_arg)
+            return NULL;
+        memcpy(v->res_off, d->vjp->res_off, sizeof *v->res_off * (size_t)v->n_res);
         memcpy(v->res_arg, d->vjp->res_arg, sizeof *v->res_arg * (size_t)v->n_res);
         c->vjp = v;
     }
@@ -234,7 +249,8 @@ static int64_t block_of(int64_t m, const remat_scan_data *d, bool contiguous)
 }
 
 /* Compiled loops for the body when it has them (scan_lanes.h), lane-blocked
- * when `blocks` allows and the lanes are independent. */
+ * when `blocks` allows and the lanes are independent. Out of memory for them
+ * the loops are interpreted (the same bits). */
 static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)
 {
     if (!remat_scan_lanes_build(d, L->be, want, blocks ? block_of : NULL, &r->lanes, L->alloc, L->ctx))
@@ -244,12 +260,18 @@ static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *
     const int n = r->lanes.base[LB_KINDS];
     const int64_t nb = r->lanes.block > 0 ? r->lanes.m / r->lanes.block : 0;
     r->blocks = L->alloc(L->ctx, sizeof *r->blocks * (size_t)(nb + 1));
-    for (int64_t j = 0; j <= nb; j++) {
+    for (int64_t j = 0; r->blocks && j <= nb; j++) {
         scan_lane_block *b = j < nb ? &r->blocks[j] : &r->lb;
         *b = (scan_lane_block){.r = r, .lane0 = j < nb ? j * r->lanes.block : 0,
                                .kfn = j < nb ? r->lanes.block_fn : r->lanes.fn};
         b->ptr = L->alloc(L->ctx, sizeof *b->ptr * (size_t)(n + 1));
         b->stride = L->alloc(L->ctx, sizeof *b->stride * (size_t)(n + 1));
+        if (!b->ptr || !b->stride)
+            r->blocks = NULL;
+    }
+    if (!r->blocks) { /* out of memory for the tables: interpreted (the same bits) */
+        memset(&r->lanes, 0, sizeof r->lanes);
+        return false;
     }
     return true;
 }
@@ -263,7 +285,8 @@ static void run_elsewhere(scan_rt *r)
             remat_program_run_elsewhere(subs[i]);
 }
 
-static void layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, size_t *ysum, size_t *ksum)
+/* false when out of memory */
+static bool layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, size_t *ysum, size_t *ksum)
 {
     const int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
     r->carry_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nc + 1));
@@ -271,6 +294,8 @@ static void layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, 
     r->y_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(ny + 1));
     r->k_bytes = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
     r->k_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
+    if (!r->carry_off || !r->x_step || !r->y_step || !r->k_bytes || !r->k_off)
+        return false;
     size_t off = 0;
     *ysum = *ksum = 0;
     for (int i = 0; i < nc; i++) {
@@ -288,13 +313,17 @@ static void layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, 
         r->k_off[i] = *ksum;
         *ksum += remat_scan_align(r->k_bytes[i]);
     }
+    return true;
 }
 
-/* Which residuals the backward body reads from a tape and which from xs. */
-static void residual_sources(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
+/* Which residuals the backward body reads from a tape and which from xs;
+ * false when out of memory. */
+static bool residual_sources(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
 {
     r->res_taped = L->alloc(L->ctx, sizeof *r->res_taped * (size_t)(r->nres + 1));
     r->res_x = L->alloc(L->ctx, sizeof *r->res_x * 2 * (size_t)(r->nres + 1));
+    if (!r->res_taped || !r->res_x)
+        return false;
     r->n_taped = r->n_res_x = 0;
     for (int j = 0; j < r->nres; j++) {
         const int a = d->vjp->res_arg[j];
@@ -306,12 +335,15 @@ static void residual_sources(scan_rt *r, const remat_scan_data *d, remat_hop_low
             r->n_res_x++;
         }
     }
+    return true;
 }
 
 /* The backend's add for each const's cotangent (interpreted backward). */
 static remat_status lower_k_adds(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
 {
     r->k_add = L->alloc(L->ctx, sizeof *r->k_add * (size_t)(r->nk + 1));
+    if (!r->k_add)
+        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     for (int i = 0; i < r->nk; i++) {
         const scan_desc *k = &d->in[r->nc + r->nx + i];
         const remat_dtype dts[2] = {k->dt, k->dt};
@@ -343,7 +375,7 @@ static remat_status alloc_buffers(scan_rt *r, const remat_scan_data *d, remat_ho
     r->tmp_tape = L->mem(L->ctx, d->vjp && d->vjp->tape_bytes ? d->vjp->tape_bytes : 64);
     if (!r->cur || !r->next || !r->ct_cur || !r->ct_next || !r->dummy_y || !r->ct_k_tmp || !r->ct_k_acc[0] ||
         !r->ct_k_acc[1] || !r->tmp_tape)
-        return remat_error(REMAT_ERR_NOMEM, "scan: cannot allocate the loop's carries");
+        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory for the loop's carries");
     return REMAT_OK;
 }
 
@@ -399,6 +431,8 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
 {
     remat_scan_data *d = data;
     scan_rt *r = L->alloc(L->ctx, sizeof *r);
+    if (!r)
+        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     *r = (scan_rt){.d = keep_data(d, L), .be = L->be, .exec = &remat_scan_exec_interp, .outs = L->outs,
                     .nested = L->nested};
     r->nc = d->n_carry, r->nx = d->n_xs, r->nk = d->n_consts, r->ny = d->n_ys;
@@ -406,13 +440,15 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
     r->reverse = d->reverse;
     r->length = d->length;
     size_t ysum, ksum;
-    layout(r, d, L, &ysum, &ksum);
-    residual_sources(r, d, L);
     const size_t maxp = (size_t)(r->nc + r->nx + r->nk + r->ny + r->nres + 1);
+    if (!r->d || !layout(r, d, L, &ysum, &ksum) || !residual_sources(r, d, L))
+        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     r->fin = L->alloc(L->ctx, sizeof *r->fin * maxp);
     r->bin = L->alloc(L->ctx, sizeof *r->bin * maxp);
     r->fout = L->alloc(L->ctx, sizeof *r->fout * maxp);
     r->bout = L->alloc(L->ctx, sizeof *r->bout * maxp);
+    if (!r->fin || !r->bin || !r->fout || !r->bout)
+        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     remat_status st = alloc_buffers(r, d, L, ysum, ksum);
     if (st == REMAT_OK)
         st = d->kind == SCAN_PRIMAL ? lower_primal(r, d, L, ins) : lower_checkpointed(r, d, L, ins);
@@ -420,6 +456,6 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
         return st;
     ins->aux = r;
     const remat_hop_stats hook = {.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
-                                  .self = r};
+                                  .run_status = stats_status, .self = r};
     return remat_hop_stats_add(L->counters, &hook);
 }

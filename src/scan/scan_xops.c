@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "scan/scan_replay.h"
 
@@ -105,7 +106,7 @@ void remat_scan_ops_count(const scan_xop *ops, int64_t n, scan_evals *evals) { s
  * what the forward phase took. */
 remat_status remat_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots)
 {
-    bool *live = calloc((size_t)max_slots + 1, sizeof *live);
+    bool *live = remat_calloc((size_t)max_slots + 1, sizeof *live);
     if (!live)
         return remat_error(REMAT_ERR_NOMEM, "scan: cannot allocate the schedule's plan");
     for (int ph = 1; ph >= 0; ph--)
@@ -129,7 +130,7 @@ remat_status remat_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_
             default: break;
             }
         }
-    free(live);
+    remat_free(live);
     return REMAT_OK;
 }
 
