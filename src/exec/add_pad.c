@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "exec/passes.h"
 
 /* Whether pad node pn (of the add's shape) puts its operand, of shape gs, as
@@ -34,7 +35,7 @@ remat_status remat_pass_add_pad(remat_compile_ctx *c)
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
     int32_t nn = g->n_nodes;
-    int32_t *readers = calloc((size_t)nn + 1, sizeof *readers);
+    int32_t *readers = remat_calloc((size_t)nn + 1, sizeof *readers);
     if (!readers)
         return remat_compile_nomem("the readers of each value");
     for (int32_t v = 0; v < nn; v++)
@@ -60,6 +61,6 @@ remat_status remat_pass_add_pad(remat_compile_ctx *c)
             break;
         }
     }
-    free(readers);
+    remat_free(readers);
     return REMAT_OK;
 }

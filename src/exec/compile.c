@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ad/flatten.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "exec/passes.h"
@@ -15,12 +16,8 @@ void *remat_prog_alloc(remat_program *p, size_t bytes)
     return remat_arena_alloc(&p->mem, bytes ? bytes : 1);
 }
 
-void *remat_prog_alloc_backend(void *ctx, size_t bytes)
-{
-    void *m = remat_prog_alloc(ctx, bytes);
-    REMAT_ASSERT(m); /* backends and HOP rules do not check: they would crash on NULL */
-    return m;
-}
+/* NULL when out of memory: backends and HOP rules check (backend_impl.h, hop.h) */
+void *remat_prog_alloc_backend(void *ctx, size_t bytes) { return remat_prog_alloc(ctx, bytes); }
 
 /* Backend memory for a HOP instruction, freed with the program (hop.h). */
 void *remat_prog_mem(void *ctx, size_t bytes)
@@ -28,7 +25,7 @@ void *remat_prog_mem(void *ctx, size_t bytes)
     remat_program *p = ctx;
     if (p->n_dev_blocks == p->cap_dev_blocks) {
         int nc = p->cap_dev_blocks ? 2 * p->cap_dev_blocks : 8;
-        void **q = realloc(p->dev_blocks, sizeof *q * (size_t)nc);
+        void **q = remat_realloc(p->dev_blocks, sizeof *q * (size_t)nc);
         if (!q)
             return NULL;
         p->dev_blocks = q, p->cap_dev_blocks = nc;
@@ -56,7 +53,7 @@ static bool env_flag(const char *name)
 
 static remat_cnode *new_records(int32_t nn)
 {
-    remat_cnode *N = malloc(sizeof *N * ((size_t)nn + 1));
+    remat_cnode *N = remat_malloc(sizeof *N * ((size_t)nn + 1));
     if (!N)
         return NULL;
     for (int32_t v = 0; v < nn; v++)
@@ -89,11 +86,11 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     if (st == REMAT_OK)
         st = remat_pass_lower(&c);
     for (int32_t v = 0; v < g->n_nodes; v++)
-        free(c.N[v].hop_st);
-    free(c.N);
-    free(c.direct);
-    free(c.ops);
-    free(c.bufs);
+        remat_free(c.N[v].hop_st);
+    remat_free(c.N);
+    remat_free(c.direct);
+    remat_free(c.ops);
+    remat_free(c.bufs);
     return st;
 }
 
@@ -147,7 +144,7 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
     if (has_calls(fn) && !(inl = remat_fn_inline_calls(fn)))
         return REMAT_ERR_NOMEM; /* remat_last_error() says so */
     const remat_fn *g = inl ? inl : fn;
-    remat_program *p = calloc(1, sizeof *p);
+    remat_program *p = remat_calloc(1, sizeof *p);
     if (!p) {
         remat_fn_free(inl);
         return remat_compile_nomem("a program");
@@ -179,7 +176,7 @@ remat_status remat_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec
         return st;
     if (counters->n_subs == counters->cap_subs) {
         int cap = counters->cap_subs ? 2 * counters->cap_subs : 8;
-        remat_program **subs = realloc(counters->subs, sizeof *subs * (size_t)cap);
+        remat_program **subs = remat_realloc(counters->subs, sizeof *subs * (size_t)cap);
         if (!subs) {
             remat_program_free(*out);
             *out = NULL;
@@ -196,7 +193,7 @@ remat_status remat_hop_stats_add(remat_exec_counters *counters, const remat_hop_
 {
     if (counters->n_hooks == counters->cap_hooks) {
         int nc = counters->cap_hooks ? 2 * counters->cap_hooks : 8;
-        remat_hop_stats *q = realloc(counters->hooks, sizeof *q * (size_t)nc);
+        remat_hop_stats *q = remat_realloc(counters->hooks, sizeof *q * (size_t)nc);
         if (!q)
             return remat_error(REMAT_ERR_NOMEM, "compile: cannot record a loop's statistics");
         counters->hooks = q, counters->cap_hooks = nc;
@@ -211,17 +208,17 @@ void remat_program_free(remat_program *p)
         return;
     for (int i = 0; i < p->own_counters.n_subs; i++)
         remat_program_free(p->own_counters.subs[i]);
-    free(p->own_counters.subs);
-    free(p->own_counters.hooks);
+    remat_free(p->own_counters.subs);
+    remat_free(p->own_counters.hooks);
     for (int i = 0; i < p->n_dev_blocks; i++)
         p->be->iface.mem_free(p->dev_blocks[i]);
-    free(p->dev_blocks);
+    remat_free(p->dev_blocks);
     if (p->arena)
         p->be->iface.mem_free(p->arena);
     if (p->consts)
         p->be->iface.mem_free(p->consts);
-    free(p->instrs);
-    free(p->patches);
+    remat_free(p->instrs);
+    remat_free(p->patches);
     remat_arena_clear(&p->mem);
-    free(p);
+    remat_free(p);
 }

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "exec/exec_op.h"
 #include "exec/fuse.h"
@@ -56,11 +57,11 @@ remat_status remat_pass_fuse(remat_compile_ctx *c)
     for (int32_t v = 0; v < nn; v++)
         N[v].root = v, N[v].gsize = 1;
     /* readers of each node (CSR), outputs marked as a reader -1 */
-    int32_t *start = calloc((size_t)nn + 2, sizeof *start);
-    uint8_t *ok = calloc((size_t)nn + 1, 1);
+    int32_t *start = remat_calloc((size_t)nn + 2, sizeof *start);
+    uint8_t *ok = remat_calloc((size_t)nn + 1, 1);
     if (!start || !ok) {
-        free(start);
-        free(ok);
+        remat_free(start);
+        remat_free(ok);
         return remat_compile_nomem("fusion's reader lists");
     }
     for (int32_t v = 0; v < nn; v++) {
@@ -73,13 +74,13 @@ remat_status remat_pass_fuse(remat_compile_ctx *c)
         start[g->outs[i] + 1]++;
     for (int32_t v = 0; v < nn; v++)
         start[v + 1] += start[v];
-    int32_t *fill = malloc(sizeof *fill * ((size_t)nn + 1));
-    int32_t *rd = malloc(sizeof *rd * ((size_t)start[nn] + 1));
+    int32_t *fill = remat_malloc(sizeof *fill * ((size_t)nn + 1));
+    int32_t *rd = remat_malloc(sizeof *rd * ((size_t)start[nn] + 1));
     if (!fill || !rd) {
-        free(start);
-        free(ok);
-        free(fill);
-        free(rd);
+        remat_free(start);
+        remat_free(ok);
+        remat_free(fill);
+        remat_free(rd);
         return remat_compile_nomem("fusion's reader lists");
     }
     for (int32_t v = 0; v < nn; v++)
@@ -110,10 +111,10 @@ remat_status remat_pass_fuse(remat_compile_ctx *c)
             N[R].gsize++;
         }
     }
-    free(start);
-    free(ok);
-    free(fill);
-    free(rd);
+    remat_free(start);
+    remat_free(ok);
+    remat_free(fill);
+    remat_free(rd);
     link_members(g, N);
     return REMAT_OK;
 }

@@ -13,11 +13,17 @@
 /* A HOP instruction's statistics. The root program calls begin_run before
  * each of its runs, report_run after one that asked for remat_stats, and
  * report_plan from remat_program_plan, in lowering order; each adds its own
- * share to what the earlier ones wrote (a sum, a max, ...). */
+ * share to what the earlier ones wrote (a sum, a max, ...). run_status
+ * (optional) after every run: how the instruction's executions since
+ * begin_run went. Kernels cannot return a status; one that could not do its
+ * work (out of memory: a scan whose plan was not kept replays its schedule,
+ * which allocates) records it there, writes nothing it cannot vouch for, and
+ * remat_run returns it (message already set) instead of REMAT_OK. */
 typedef struct {
     void (*begin_run)(void *self);
     void (*report_run)(const void *self, remat_stats *stats);
     void (*report_plan)(const void *self, remat_memory_plan *plan);
+    remat_status (*run_status)(const void *self);
     void *self;
 } remat_hop_stats;
 
@@ -35,7 +41,7 @@ typedef struct remat_hop_lowering {
     const remat_shape *in_shapes;
     int nout;
     void **outs; /* resolved output buffers (arena) */
-    void *(*alloc)(void *ctx, size_t bytes); /* host memory, lives as long as the program */
+    void *(*alloc)(void *ctx, size_t bytes); /* host memory, lives as long as the program; NULL when out of memory */
     /* The backend's memory (iface.mem_alloc), freed with the program: what
      * the instruction's kernels read and write (its carries, scratch). NULL
      * when out of memory. */

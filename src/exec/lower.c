@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "exec/exec_op.h"
@@ -47,7 +48,7 @@ remat_status remat_pass_ops(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_backend *be = c->be;
-    c->ops = calloc((size_t)c->n_instr + 1, sizeof *c->ops);
+    c->ops = remat_calloc((size_t)c->n_instr + 1, sizeof *c->ops);
     if (!c->ops)
         return remat_compile_nomem("the op list");
     for (int32_t v = 0; v < g->n_nodes; v++) {
@@ -255,7 +256,7 @@ static remat_status lower_copies(remat_compile_ctx *c)
  * re-patches every step, and this way neither loop tests a patch's kind. */
 static remat_status sort_patches(remat_program *p)
 {
-    remat_patch *sorted = malloc(sizeof *sorted * ((size_t)p->n_patches + 1));
+    remat_patch *sorted = remat_malloc(sizeof *sorted * ((size_t)p->n_patches + 1));
     if (!sorted)
         return remat_compile_nomem("the patch list");
     int32_t n_sorted = 0;
@@ -267,7 +268,7 @@ static remat_status sort_patches(remat_program *p)
             p->n_in_patches = n_sorted;
     }
     memcpy(p->patches, sorted, sizeof *sorted * (size_t)p->n_patches);
-    free(sorted);
+    remat_free(sorted);
     return REMAT_OK;
 }
 
@@ -287,8 +288,8 @@ static remat_status alloc_instrs(remat_compile_ctx *c)
         if (R->hop_st)
             max_patches += (size_t)g->nodes[v].p.hop.rules->num_outputs(g->nodes[v].p.hop.data);
     }
-    p->instrs = calloc((size_t)(total ? total : 1), sizeof *p->instrs);
-    p->patches = calloc(max_patches + 1, sizeof *p->patches);
+    p->instrs = remat_calloc((size_t)(total ? total : 1), sizeof *p->instrs);
+    p->patches = remat_calloc(max_patches + 1, sizeof *p->patches);
     if (!p->instrs || !p->patches)
         return remat_compile_nomem("the instruction list");
     p->n_instrs = total;

@@ -9,20 +9,21 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "exec/passes.h"
 
 /* Residual bytes: forward values read by live backward nodes. */
 static remat_status count_residuals(remat_compile_ctx *c, const uint8_t *live)
 {
     const remat_fn *g = c->g;
-    uint8_t *is_res = malloc((size_t)g->n_nodes + 1);
+    uint8_t *is_res = remat_malloc((size_t)g->n_nodes + 1);
     if (!is_res)
         return remat_compile_nomem("a residual mask");
     remat_fn_residual_mask(g, live, is_res);
     for (int32_t v = 0; v < g->n_nodes; v++)
         if (is_res[v])
             c->p->residual_bytes += remat_node_bytes(&g->nodes[v]);
-    free(is_res);
+    remat_free(is_res);
     return REMAT_OK;
 }
 
@@ -53,15 +54,15 @@ remat_status remat_pass_order(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     uint8_t *live = remat_fn_live_mask(g);
-    c->direct = calloc((size_t)g->n_outs + 1, 1);
+    c->direct = remat_calloc((size_t)g->n_outs + 1, 1);
     if (!live || !c->direct) {
-        free(live);
+        remat_free(live);
         return remat_compile_nomem("a liveness mask");
     }
     for (int32_t v = 0; v < g->n_nodes; v++)
         c->N[v].live = live[v];
     remat_status st = count_residuals(c, live);
-    free(live);
+    remat_free(live);
     if (st == REMAT_OK)
         bind_outputs(c);
     return st;

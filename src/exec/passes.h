@@ -92,8 +92,8 @@ enum { REMAT_ARENA_ALIGN = 64 };
 /* Memory that lives as long as the program (its remat_arena), NULL when out
  * of memory. */
 void *remat_prog_alloc(remat_program *p, size_t bytes);
-/* The same for backends (the `alloc` of their lower entries), which do not
- * check the result: it aborts instead of returning NULL. */
+/* The same as the `alloc` of the backends' lower entries and of HOP rules
+ * (NULL when out of memory; they return REMAT_ERR_NOMEM). */
 void *remat_prog_alloc_backend(void *ctx, size_t bytes);
 /* Backend memory (iface.mem_alloc) freed with the program, for HOP
  * instructions (hop.h `mem`); NULL when out of memory. */

@@ -120,6 +120,11 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
     if (stats)
         clock_gettime(CLOCK_MONOTONIC, &t0);
     size_t hw = run_measured(p);
+    for (int i = 0; i < C->n_hooks; i++) {
+        st = C->hooks[i].run_status ? C->hooks[i].run_status(C->hooks[i].self) : REMAT_OK;
+        if (st != REMAT_OK)
+            return st; /* the message was set where it failed */
+    }
     if (stats) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         memset(stats, 0, sizeof *stats);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "exec/passes.h"
@@ -94,7 +95,7 @@ int32_t remat_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first)
 {
     if (c->n_bufs == c->cap_bufs) {
         int32_t cap = c->cap_bufs ? 2 * c->cap_bufs : 64;
-        remat_plan_buf *b = realloc(c->bufs, sizeof *b * (size_t)cap);
+        remat_plan_buf *b = remat_realloc(c->bufs, sizeof *b * (size_t)cap);
         if (!b) {
             remat_compile_nomem("the arena plan");
             return -1;
@@ -139,7 +140,7 @@ static remat_status hop_storage(remat_compile_ctx *c, int32_t v)
     int no = hr->num_outputs(n->p.hop.data);
     remat_cnode *R = &c->N[v];
     R->instr = c->n_instr++;
-    R->hop_st = calloc((size_t)no + 1, sizeof *R->hop_st);
+    R->hop_st = remat_calloc((size_t)no + 1, sizeof *R->hop_st);
     if (!R->hop_st)
         return remat_compile_nomem("the storage of a higher-order op's outputs");
     for (int i = 0; i < no; i++) {
