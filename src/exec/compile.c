@@ -195,7 +195,7 @@ remat_status remat_hop_stats_add(remat_exec_counters *counters, const remat_hop_
         int nc = counters->cap_hooks ? 2 * counters->cap_hooks : 8;
         remat_hop_stats *q = remat_realloc(counters->hooks, sizeof *q * (size_t)nc);
         if (!q)
-            return remat_error(REMAT_ERR_NOMEM, "compile: cannot record a loop's statistics");
+            return remat_error(REMAT_ERR_NOMEM, "compile: out of memory recording a loop's statistics");
         counters->hooks = q, counters->cap_hooks = nc;
     }
     counters->hooks[counters->n_hooks++] = *hook;

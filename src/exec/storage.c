@@ -288,7 +288,7 @@ remat_status remat_pass_plan(remat_compile_ctx *c)
     p->arena = be->iface.mem_alloc(p->arena_bytes);
     p->consts = be->iface.mem_alloc(c->const_bytes);
     if (!p->arena || !p->consts)
-        return remat_error(REMAT_ERR_NOMEM, "compile: cannot allocate an arena of %zu bytes", p->arena_bytes);
+        return remat_error(REMAT_ERR_NOMEM, "compile: out of memory for an arena of %zu bytes", p->arena_bytes);
     for (int32_t v = 0; v < c->g->n_nodes; v++)
         if (c->N[v].live && c->g->nodes[v].op == REMAT_OP_CONSTANT)
             fill_constant((char *)p->consts + c->N[v].st.offset, &c->g->nodes[v], c->N[v].scalar);

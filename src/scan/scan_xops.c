@@ -108,7 +108,7 @@ remat_status remat_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_
 {
     bool *live = remat_calloc((size_t)max_slots + 1, sizeof *live);
     if (!live)
-        return remat_error(REMAT_ERR_NOMEM, "scan: cannot allocate the schedule's plan");
+        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory dropping the plan's dead snapshots");
     for (int ph = 1; ph >= 0; ph--)
         for (int64_t i = n[ph] - 1; i >= 0; i--) {
             scan_xop *o = &ops[ph][i];
