@@ -121,6 +121,76 @@ static void test_exec_planner_never_overlaps_live_buffers(void **state)
     check_plan(same, 5, 64, plan_arena(same, 5, 64));
 }
 
+/* The plain first-fit scan the planner must agree with: buffers by first
+ * instruction (ties by index), those dead before it released, then the lowest
+ * gap between the live ones (ordered by offset) that fits. O(n^2); the
+ * planner gets the same offsets in O(n log n). */
+static size_t first_fit_reference(remat_plan_buf *b, int32_t n, size_t align)
+{
+    int32_t *order = xcalloc((size_t)n + 1, sizeof *order), *act = xcalloc((size_t)n + 1, sizeof *act);
+    for (int32_t i = 0; i < n; i++)
+        order[i] = i;
+    for (int32_t i = 1; i < n; i++) /* insertion sort: stable by first */
+        for (int32_t j = i; j > 0 && b[order[j - 1]].first > b[order[j]].first; j--) {
+            int32_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int32_t na = 0;
+    size_t arena = 0;
+    for (int32_t k = 0; k < n; k++) {
+        remat_plan_buf *x = &b[order[k]];
+        size_t size = round_up(x->size, align), off = 0;
+        int32_t w = 0, pos = 0;
+        for (int32_t i = 0; i < na; i++)
+            if (b[act[i]].last >= x->first)
+                act[w++] = act[i];
+        na = w;
+        for (; pos < na; pos++) {
+            const remat_plan_buf *a = &b[act[pos]];
+            if (a->offset >= off + size)
+                break;
+            if (a->offset + round_up(a->size, align) > off)
+                off = a->offset + round_up(a->size, align);
+        }
+        x->offset = off;
+        for (int32_t i = na; i > pos; i--)
+            act[i] = act[i - 1];
+        act[pos] = order[k];
+        na++;
+        if (off + size > arena)
+            arena = off + size;
+    }
+    free(order);
+    free(act);
+    return arena;
+}
+
+static void test_exec_planner_equals_the_first_fit_scan(void **state)
+{
+    static const size_t aligns[3] = {1, 8, 64};
+    for (int trial = 0; trial < 300; trial++) {
+        int32_t n = 1 + (int32_t)(next_u64() % (trial < 200 ? 60 : 2000));
+        int32_t horizon = 1 + (int32_t)(next_u64() % (uint64_t)(2 * n));
+        size_t align = aligns[trial % 3];
+        remat_plan_buf *b = xcalloc((size_t)n, sizeof *b), *r = xcalloc((size_t)n, sizeof *r);
+        for (int32_t i = 0; i < n; i++) {
+            int kind = (int)(next_u64() % 10);
+            b[i].size = kind == 0 ? 0 : kind < 3 ? 1 + next_u64() % 16 : 1 + next_u64() % 5000;
+            b[i].first = (int32_t)(next_u64() % (uint64_t)horizon);
+            int32_t span = next_u64() % 3 ? (int32_t)(next_u64() % 5) : (int32_t)(next_u64() % (uint64_t)horizon);
+            b[i].last = b[i].first + span;
+            r[i] = b[i];
+        }
+        size_t arena = plan_arena(b, n, align), want = first_fit_reference(r, n, align);
+        assert_int_equal(arena, want);
+        for (int32_t i = 0; i < n; i++)
+            assert_int_equal(b[i].offset, r[i].offset);
+        free(b);
+        free(r);
+    }
+}
+
 static void test_exec_planner_is_tight_for_a_chain(void **state)
 {
     enum { N = 50 };
@@ -671,6 +741,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exec_planner_never_overlaps_live_buffers),
         cmocka_unit_test(test_exec_planner_is_tight_for_a_chain),
+        cmocka_unit_test(test_exec_planner_equals_the_first_fit_scan),
         cmocka_unit_test(test_exec_compiled_chain_uses_two_buffers),
         cmocka_unit_test(test_exec_compile_and_run_are_deterministic),
         cmocka_unit_test(test_exec_outputs_that_are_arguments_constants_repeats_and_aliases),

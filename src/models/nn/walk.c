@@ -155,7 +155,7 @@ static remat_status frame_fetch(nn_frame *fr, const char *name, remat_val *out)
         *out = fr->params[fr->next++];
         return REMAT_OK;
     }
-    remat_val outer;
+    remat_val outer = REMAT_NONE;
     remat_status st = frame_fetch(fr->parent, name, &outer);
     if (st != REMAT_OK)
         return st;
