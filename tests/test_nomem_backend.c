@@ -130,7 +130,7 @@ static void test_nomem_backend_lowering(void **state)
     check_lowering(lower_add_pad, NULL, "add");
 }
 
-/* The arena planner's working memory: each of its two allocations failed,
+/* The arena planner's working memory: each of its allocations failed,
  * alone and with the other: REMAT_ERR_NOMEM, then planned with the hook off. */
 static void test_nomem_backend_plan(void **state)
 {
@@ -141,11 +141,12 @@ static void test_nomem_backend_plan(void **state)
     size_t arena = 0;
     remat_alloc_fail_after(INT64_MAX);
     assert_int_equal(remat_plan_offsets(b, 3, 64, &arena), REMAT_OK);
-    assert_int_equal(remat_alloc_count(), 2);
+    const int64_t n = remat_alloc_count();
+    assert_true(n >= 2);
     remat_alloc_fail_after(-1);
     const size_t want = arena;
     for (int sticky = 0; sticky <= 1; sticky++)
-        for (int k = 0; k < 2; k++) {
+        for (int64_t k = 0; k < n; k++) {
             remat_clear_error();
             if (sticky)
                 remat_alloc_fail_after(k);
