@@ -14,10 +14,12 @@ enum { MAX_THREADS = 256 };
 
 /* One loop at a time (job_lock, taken with trylock: a second caller runs its
  * loop itself). The caller publishes the loop under `lock`, bumps `gen` and
- * wakes the workers; worker w < threads - 1 claims ranges until none are
- * left and checks out (active--); the caller claims ranges too, then waits
- * for every worker it woke to check out, so none still reads the loop when
- * the caller returns and the next loop overwrites it. */
+ * wakes the workers; a worker w < want that wakes while the loop is still
+ * open joins it (active++), claims ranges until none are left and checks out
+ * (active--). The caller claims ranges too; when none are left it closes the
+ * loop and waits only for the workers that joined, so none still reads the
+ * loop when the caller returns, and a worker the OS has not scheduled yet
+ * (a busy machine) costs the caller nothing: it wakes to a closed loop. */
 static struct {
     pthread_mutex_t job_lock, lock;
     pthread_cond_t wake, done;
@@ -25,8 +27,9 @@ static struct {
     atomic_int threads; /* the count a loop may use, caller included */
     int started;        /* worker threads running */
     uint64_t gen;
-    int active;         /* workers of the current loop not yet checked out */
-    int want;           /* workers the current loop uses */
+    int active;         /* workers in the current loop, not yet checked out */
+    int want;           /* workers the current loop may use */
+    int closed;         /* the current loop takes no more workers */
     remat_pool_fn fn;
     void *ctx;
     int64_t n, chunk, n_chunks;
@@ -51,7 +54,7 @@ static void fork_child(void)
     pthread_mutex_init(&pool.job_lock, NULL);
     pthread_cond_init(&pool.wake, NULL);
     pthread_cond_init(&pool.done, NULL);
-    pool.started = 0, pool.active = 0, pool.want = 0;
+    pool.started = 0, pool.active = 0, pool.want = 0, pool.closed = 1;
 }
 
 static int cpus_available(void)
@@ -116,8 +119,9 @@ static void *worker(void *arg)
         while (pool.gen == seen)
             pthread_cond_wait(&pool.wake, &pool.lock);
         seen = pool.gen;
-        if (id >= pool.want) /* not needed for this loop */
+        if (id >= pool.want || pool.closed) /* not needed, or too late for this loop */
             continue;
+        pool.active++;
         remat_pool_fn fn = pool.fn;
         void *ctx = pool.ctx;
         const int64_t n = pool.n, chunk = pool.chunk, n_chunks = pool.n_chunks;
@@ -159,17 +163,19 @@ void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
         fn(ctx, 0, n);
         return;
     }
-    /* one range per thread, each a whole number of grains */
-    if (n_chunks > threads)
-        n_chunks = threads;
+    /* up to 4 ranges per thread, each a whole number of grains: a thread
+     * the OS preempts mid-range then holds up at most a quarter of its share,
+     * which the others take over */
+    if (n_chunks > 4 * (int64_t)threads)
+        n_chunks = 4 * (int64_t)threads;
     const int64_t grains = (n + grain - 1) / grain, chunk = (grains + n_chunks - 1) / n_chunks * grain;
     n_chunks = (n + chunk - 1) / chunk;
 
     pthread_mutex_lock(&pool.lock);
-    const int want = start_workers((int)n_chunks - 1);
+    const int want = start_workers((int)(n_chunks - 1 < threads - 1 ? n_chunks - 1 : threads - 1));
     pool.fn = fn, pool.ctx = ctx, pool.n = n, pool.chunk = chunk, pool.n_chunks = n_chunks;
     atomic_store(&pool.next, 0);
-    pool.want = want, pool.active = want;
+    pool.want = want, pool.active = 0, pool.closed = 0;
     pool.gen++;
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
@@ -177,6 +183,7 @@ void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
     run_ranges(fn, ctx, n, chunk, n_chunks);
 
     pthread_mutex_lock(&pool.lock);
+    pool.closed = 1;
     while (pool.active > 0)
         pthread_cond_wait(&pool.done, &pool.lock);
     pthread_mutex_unlock(&pool.lock);

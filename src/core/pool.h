@@ -17,7 +17,10 @@
  * remat_set_num_threads in remat/exec.h). One loop uses the workers at a
  * time: a call made while another thread's loop holds them, or from inside
  * fn, runs all of its ranges on the calling thread. Workers start on the
- * first loop that needs them and live until the process exits.
+ * first loop that needs them and live until the process exits; the caller
+ * claims ranges too and never waits for a worker that has not joined its
+ * loop, so a loop takes at most about its one-thread time on a machine too
+ * busy to run the workers.
  */
 #ifndef REMAT_CORE_POOL_H
 #define REMAT_CORE_POOL_H
@@ -28,8 +31,9 @@ typedef void (*remat_pool_fn)(void *ctx, int64_t begin, int64_t end);
 
 void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx);
 
-/* Loops that ran on more than one thread since the process started (tests
- * check that a large kernel really was split). */
+/* Loops split into ranges and offered to the workers since the process
+ * started (tests check that a large kernel really was split; whether a
+ * worker took a range depends on the OS scheduling it in time). */
 int64_t remat_pool_split_loops(void);
 
 #endif
