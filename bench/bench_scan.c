@@ -47,6 +47,15 @@
  * (compiled_loops; 0 when built without libgccjit or with REMAT_NO_JIT=1,
  * which times the interpreter instead).
  *
+ * Threads: the batch gradient ((3,B) under store-all, per-step and
+ * binomial:10, (B,3) under store-all) on one thread and on --threads N (2),
+ * compiled once, interleaved, wall-clock medians and their ratio (speedup;
+ * target 1.7 for (3,B) store-all on 2 threads), bitwise equal to one thread,
+ * in the "threads" array, with the calling thread's CPU time on 1 and on N
+ * threads (cpu_n_caller_ms: its share of the work, which a busy machine
+ * does not inflate as it does the wall clock). Every other group runs on
+ * one thread.
+ *
  * One JSON object on stdout. --smoke: 50 steps, batch 8, 2 rounds.
  * --block LANES: the blocked hand loop's block (40). remat picks its own
  * lane blocks (block_lanes, REMAT_SCAN_BLOCK=N to force N, 0 for none);
@@ -177,6 +186,7 @@ typedef struct {
     int64_t compiled_loops; /* remat_memory_plan.compiled_loops: scan nodes run as native loops */
     size_t peak_store_bytes; /* remat_memory_plan.peak_snapshot_bytes */
     int64_t block_lanes;     /* remat_memory_plan.scan_block_lanes */
+    int threads;             /* the pool's thread count for the run (0: one) */
     bench_timing timing;  /* CPU and wall-clock ms per run, one per round */
 } variant;
 
@@ -186,6 +196,7 @@ static int run_once(variant *v, bool with_stats)
 {
     if (v->prog) {
         remat_stats st;
+        remat_set_num_threads(v->threads > 0 ? v->threads : 1);
         if (remat_run(v->prog, v->n_in, v->in, v->n_out ? v->n_out : 3, v->out, with_stats ? &st : NULL) != REMAT_OK) {
             fprintf(stderr, "bench_scan: run: %s\n", remat_last_error());
             return 1;
@@ -480,12 +491,99 @@ static int bench_batch(int64_t steps, int64_t m, int64_t block, int rounds, doub
     return fail;
 }
 
+/* ---- threads: the batch gradient on 1 thread and on `threads` ---- */
+
+static const char *const thread_cases[][2] = {
+    {"(3,B)", "store-all"}, {"(3,B)", "per-step"}, {"(3,B)", "binomial:10"}, {"(B,3)", "store-all"}};
+#define N_THREAD_CASES ((int)(sizeof thread_cases / sizeof thread_cases[0]))
+
+/* The target: 1.7x on 2 threads for (3,B) store-all (issue 8). */
+static double thread_target(const char *layout, const char *s, int threads)
+{
+    return threads == 2 && !strcmp(layout, "(3,B)") && !strcmp(s, "store-all") ? 1.7 : 0.0;
+}
+
+/* Each case compiled once, run on 1 thread and on `threads`, all variants
+ * round-robin; wall-clock medians (the thread CPU time the other groups
+ * report counts the calling thread only). The two runs must agree bit for
+ * bit. One JSON array, "threads". */
+static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, double sample_ns)
+{
+    const size_t mb = sizeof(double) * (size_t)m;
+    double *k1 = malloc(mb), *k2 = malloc(mb), *y_rows = calloc(3 * (size_t)m, sizeof(double)),
+           *y_cols = calloc(3 * (size_t)m, sizeof(double));
+    for (int64_t j = 0; j < m; j++) { /* the batch group's rates and inlet */
+        k1[j] = 0.5 + (double)j / (double)m;
+        k2[j] = 0.25 + 0.5 * (double)((j * 37) % m) / (double)m;
+        y_rows[j] = 1.0;
+        y_cols[3 * j] = 1.0;
+    }
+    remat_tensor in_rows[3] = {remat_tensor_f64(y_rows, 2, (int64_t[]){3, m}), remat_tensor_f64(k1, 1, &m),
+                               remat_tensor_f64(k2, 1, &m)};
+    remat_tensor in_cols[3] = {remat_tensor_f64(y_cols, 2, (int64_t[]){m, 3}), remat_tensor_f64(k1, 1, &m),
+                               remat_tensor_f64(k2, 1, &m)};
+    const int NV = 2 * N_THREAD_CASES;
+    variant *v = calloc((size_t)NV, sizeof *v);
+    int fail = 0;
+    for (int i = 0; i < NV && !fail; i++) {
+        const bool rows = !strcmp(thread_cases[i / 2][0], "(3,B)");
+        variant *w = &v[i];
+        *w = (variant){.layout = thread_cases[i / 2][0], .schedule = thread_cases[i / 2][1], .n_in = 3,
+                       .in = rows ? in_rows : in_cols, .g = malloc(2 * mb), .threads = i % 2 ? threads : 1};
+        remat_fn *f;
+        if (batch_build(steps, m, rows, w->schedule, true, &f) != REMAT_OK) {
+            fprintf(stderr, "bench_scan: build threads %s: %s\n", w->schedule, remat_last_error());
+            fail = 1;
+            break;
+        }
+        fail |= compile_variant(w, f);
+        w->out[0] = remat_tensor_f64(&w->loss, 0, NULL);
+        w->out[1] = remat_tensor_f64(w->g, 1, &m);
+        w->out[2] = remat_tensor_f64(w->g + m, 1, &m);
+    }
+    if (!fail)
+        fail = time_group(v, NV, rounds, sample_ns);
+    for (int c = 0; c < N_THREAD_CASES && !fail; c++) {
+        const variant *one = &v[2 * c], *many = &v[2 * c + 1];
+        const bool bitwise = one->loss == many->loss && !memcmp(one->g, many->g, 2 * mb);
+        if (!bitwise) {
+            fprintf(stderr, "bench_scan: threads %s %s: %d threads differ from one\n", one->layout, one->schedule,
+                    threads);
+            fail = 1;
+        }
+        const double w1 = bench_median(one->timing.wall, rounds), wn = bench_median(many->timing.wall, rounds);
+        const double target = thread_target(one->layout, one->schedule, threads);
+        char tg[32] = "null", meets[8] = "null";
+        if (target > 0) {
+            snprintf(tg, sizeof tg, "%.1f", target);
+            snprintf(meets, sizeof meets, "%s", w1 / wn >= target ? "true" : "false");
+        }
+        printf("%s\n  {\"problem\":\"pfr-euler\", \"batch\":%lld, \"layout\":\"%s\", \"schedule\":\"%s\", "
+               "\"threads\":%d, \"wall_1_ms\":%.4f, \"wall_n_ms\":%.4f, \"speedup\":%.3f, "
+               "\"cpu_1_ms\":%.4f, \"cpu_n_caller_ms\":%.4f, \"target\":%s, \"meets_target\":%s, "
+               "\"block_lanes\":%lld, \"bitwise_equal_one_thread\":%s}",
+               c ? "," : "", (long long)m, one->layout, one->schedule, threads, w1, wn, w1 / wn,
+               bench_median(one->timing.samples, rounds), bench_median(many->timing.samples, rounds), tg, meets,
+               (long long)many->block_lanes,
+               bitwise ? "true" : "false");
+    }
+    for (int i = 0; i < NV; i++) {
+        remat_program_free(v[i].prog);
+        free(v[i].timing.samples);
+        free(v[i].timing.wall);
+        free(v[i].g);
+    }
+    free(v);
+    free(k1), free(k2), free(y_rows), free(y_cols);
+    return fail;
+}
+
 int main(int argc, char **argv)
 {
     int64_t steps = 1000, batch = 1024, block = 40;
-    int rounds = 15;
+    int rounds = 15, threads = 2;
     double sample_ms = 2.0;
-    bool smoke = false, do_scalar = true, do_batch = true;
+    bool smoke = false, do_scalar = true, do_batch = true, do_threads = true;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--smoke"))
             steps = 50, batch = 8, rounds = 2, sample_ms = 0.05, smoke = true;
@@ -495,6 +593,8 @@ int main(int argc, char **argv)
             batch = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--block") && i + 1 < argc)
             block = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--sample-ms") && i + 1 < argc)
@@ -502,17 +602,20 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--schedule") && i + 1 < argc)
             schedules[0] = argv[++i], N_SCHED = 1; /* one schedule (for profiling) */
         else if (!strcmp(argv[i], "--scalar-only"))
-            do_batch = false;
+            do_batch = do_threads = false;
         else if (!strcmp(argv[i], "--batch-only"))
             do_scalar = false;
+        else if (!strcmp(argv[i], "--threads-only"))
+            do_scalar = do_batch = false;
         else {
             fprintf(stderr, "usage: %s [--smoke] [--steps N] [--batch B] [--rounds R] [--sample-ms MS] "
-                            "[--block LANES] [--schedule S] [--scalar-only | --batch-only]\n", argv[0]);
+                            "[--block LANES] [--threads N] [--schedule S] [--scalar-only | --batch-only | --threads-only]\n", argv[0]);
             return 2;
         }
     }
-    if (steps < 1 || batch < 1 || block < 1 || rounds < 1 || sample_ms <= 0)
-        return fprintf(stderr, "bench_scan: need steps, batch, block, rounds >= 1 and sample-ms > 0\n"), 2;
+    if (steps < 1 || batch < 1 || block < 1 || rounds < 1 || sample_ms <= 0 || threads < 2 || threads > 256)
+        return fprintf(stderr, "bench_scan: need steps, batch, block, rounds >= 1, threads in 2..256 and "
+                               "sample-ms > 0\n"), 2;
     const double tol = 1e-12;
     printf("{\"bench\":\"scan\", \"steps\":%lld, \"rounds\":%d, \"smoke\":%s, \"results\":[", (long long)steps, rounds,
            smoke ? "true" : "false");
@@ -521,6 +624,9 @@ int main(int argc, char **argv)
         fail |= bench_scalar(steps, rounds, sample_ms * 1e6, tol);
     if (do_batch)
         fail |= bench_batch(steps, batch, block, rounds, sample_ms * 1e6, tol);
+    printf("\n], \"threads\":[");
+    if (do_threads)
+        fail |= bench_threads(steps, batch, threads, rounds, sample_ms * 1e6);
     printf("\n], \"ok\":%s}\n", fail ? "false" : "true");
     return fail;
 }
