@@ -53,8 +53,9 @@
  * target 1.7 for (3,B) store-all on 2 threads), bitwise equal to one thread,
  * in the "threads" array, with the calling thread's CPU time on 1 and on N
  * threads (cpu_n_caller_ms: its share of the work, which a busy machine
- * does not inflate as it does the wall clock). Every other group runs on
- * one thread.
+ * does not inflate as it does the wall clock), and the fastest rounds'
+ * ratio (speedup_min: the rounds that found both cores free). Every other
+ * group runs on one thread.
  *
  * One JSON object on stdout. --smoke: 50 steps, batch 8, 2 rounds.
  * --block LANES: the blocked hand loop's block (40). remat picks its own
@@ -552,6 +553,9 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
             fail = 1;
         }
         const double w1 = bench_median(one->timing.wall, rounds), wn = bench_median(many->timing.wall, rounds);
+        double m1 = one->timing.wall[0], mn = many->timing.wall[0];
+        for (int r = 1; r < rounds; r++)
+            m1 = fmin(m1, one->timing.wall[r]), mn = fmin(mn, many->timing.wall[r]);
         const double target = thread_target(one->layout, one->schedule, threads);
         char tg[32] = "null", meets[8] = "null";
         if (target > 0) {
@@ -560,9 +564,10 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
         }
         printf("%s\n  {\"problem\":\"pfr-euler\", \"batch\":%lld, \"layout\":\"%s\", \"schedule\":\"%s\", "
                "\"threads\":%d, \"wall_1_ms\":%.4f, \"wall_n_ms\":%.4f, \"speedup\":%.3f, "
+               "\"wall_1_min_ms\":%.4f, \"wall_n_min_ms\":%.4f, \"speedup_min\":%.3f, "
                "\"cpu_1_ms\":%.4f, \"cpu_n_caller_ms\":%.4f, \"target\":%s, \"meets_target\":%s, "
                "\"block_lanes\":%lld, \"bitwise_equal_one_thread\":%s}",
-               c ? "," : "", (long long)m, one->layout, one->schedule, threads, w1, wn, w1 / wn,
+               c ? "," : "", (long long)m, one->layout, one->schedule, threads, w1, wn, w1 / wn, m1, mn, m1 / mn,
                bench_median(one->timing.samples, rounds), bench_median(many->timing.samples, rounds), tg, meets,
                (long long)many->block_lanes,
                bitwise ? "true" : "false");

@@ -421,6 +421,54 @@ static void test_scan_jit_lane_blocks_threads(void **state)
     }
 }
 
+/* A long blocked batch: the forward node's pass over all lanes (and any
+ * long run over all lanes) is split into lane blocks on the pool too
+ * (scan_exec_lanes.c, call): 1 and 2 threads agree bit for bit, and on 2
+ * threads a run splits two loops, the forward pass and the blocks. */
+static void test_scan_jit_lane_blocks_split_forward(void **state)
+{
+    (void)state;
+    const int64_t m = 64, len = 1024;
+    remat_fn *body = euler_body(REMAT_F64, m, 1);
+    remat_tensor in[3] = {t_rand(REMAT_F64, 2, DIMS(3, m), 0, 1), t_rand(REMAT_F64, 1, DIMS(m), 0.5, 1.5),
+                          t_rand(REMAT_F64, 1, DIMS(m), 0.2, 0.8)};
+    const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
+    const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+    static const char *const sched[] = {"store-all", "binomial:4"};
+    for (int si = 0; si < 2; si++) {
+        remat_scan_options o = opts(sched[si], 0, NULL);
+        remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+        remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+        setenv("REMAT_SCAN_BLOCK", "8", 1);
+        result one, two;
+        assert_int_equal(remat_set_num_threads(1), REMAT_OK);
+        run_mode(g, 3, in, 1, &one);
+        assert_int_equal(remat_set_num_threads(2), REMAT_OK);
+        const int64_t splits = remat_pool_split_loops();
+        run_mode(g, 3, in, 1, &two);
+        const int64_t split = remat_pool_split_loops() - splits;
+        unsetenv("REMAT_SCAN_BLOCK");
+        assert_int_equal(remat_set_num_threads(0), REMAT_OK);
+        check_outs_bitwise(sched[si], &two.o, &one.o);
+        assert_int_equal(two.st.forward_evals, two.plan.forward_evals);
+        assert_int_equal(two.st.peak_snapshot_bytes, two.plan.peak_snapshot_bytes);
+#if REMAT_HAVE_GCCJIT
+        assert_int_equal(two.plan.scan_block_lanes, 8);
+        if (split < 2)
+            fail_msg("%s: %lld loops split on 2 threads, expected the forward pass and the blocks", sched[si],
+                     (long long)split);
+#else
+        (void)split;
+#endif
+        outs_free(&one.o);
+        outs_free(&two.o);
+        remat_fn_free(g);
+        remat_fn_free(f);
+    }
+    t_free_all(3, in);
+    remat_fn_free(body);
+}
+
 /* ==== every elementwise op and routing op the loops know ==== */
 
 /* carry c (2,m) and s (m) [and u (m) f32 when mixed], x_t (m), consts w (m) and p (m);
@@ -777,6 +825,7 @@ int main(void)
         cmocka_unit_test(test_scan_jit_streamed_plan_equals_kept),
         cmocka_unit_test(test_scan_jit_lane_blocks_bitwise),
         cmocka_unit_test(test_scan_jit_lane_blocks_threads),
+        cmocka_unit_test(test_scan_jit_lane_blocks_split_forward),
         cmocka_unit_test(test_scan_jit_every_op),
         cmocka_unit_test(test_scan_jit_sums),
         cmocka_unit_test(test_scan_jit_sums_across_lanes),

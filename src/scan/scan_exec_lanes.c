@@ -71,10 +71,45 @@ static inline void set_tape(scan_lane_block *b, const char *tp, int64_t stride)
         set(b, LB_TAPE, t, tp + V->res_off[r->res_taped[t]], stride);
 }
 
+/* A kernel call over all lanes, split into lane blocks on the pool: each
+ * range of blocks moves the full table to its blocks in the table of its
+ * first block, and calls the block kernel block by block. */
+typedef struct {
+    const scan_lane_block *full;
+    int kernel;
+    int64_t count;
+} split_ctx;
+
+static void run_split(void *ctx, int64_t begin, int64_t end)
+{
+    const split_ctx *c = ctx;
+    const scan_rt *r = c->full->r;
+    const int n = r->lanes.base[LB_KINDS];
+    scan_lane_block *t = &r->blocks[begin];
+    for (int64_t j = begin; j < end; j++) {
+        const int64_t lane0 = j * r->lanes.block;
+        for (int q = 0; q < n; q++) {
+            t->ptr[q] = c->full->ptr[q] ? c->full->ptr[q] + lane0 * r->lanes.lane_bytes[q] : NULL;
+            t->stride[q] = c->full->stride[q];
+        }
+        r->lanes.block_fn[c->kernel](t->ptr, t->stride, c->count);
+    }
+}
+
+/* lane-steps below which a split run costs more in hand-offs than it gains
+ * (a wake-up is microseconds; a lane-step a few nanoseconds) */
+#define SPLIT_MIN_LANE_STEPS ((int64_t)1 << 16)
+
 static inline void call(scan_lane_block *b, int kernel, int64_t count)
 {
     const remat_lane_fn fn = b->kfn[kernel];
     REMAT_ASSERT(fn && count > 0);
+    const scan_lanes *L = &b->r->lanes;
+    if (b == &b->r->lb && L->block_threads && L->block_fn[kernel] && count * L->m >= SPLIT_MIN_LANE_STEPS) {
+        const split_ctx c = {.full = b, .kernel = kernel, .count = count};
+        remat_parallel_for(L->m / L->block, 1, run_split, (void *)&c);
+        return;
+    }
     fn(b->ptr, b->stride, count);
 }
 
