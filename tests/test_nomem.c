@@ -248,6 +248,13 @@ static void test_nomem_hook(void **state)
     assert_int_equal(remat_alloc_count(), 0); /* off: nothing counted */
     remat_free(a);
     remat_free(b);
+    remat_alloc_fail_after(1); /* the backends' aligned memory counts too */
+    void *x = remat_aligned_alloc(64, 100), *y = remat_aligned_alloc(64, 0);
+    assert_non_null(x);
+    assert_true((uintptr_t)x % 64 == 0);
+    assert_null(y);
+    assert_int_equal(remat_alloc_count(), 2);
+    remat_free(x);
     remat_alloc_fail_after(0);
     remat_fn *f = remat_fn_new("f");
     remat_alloc_fail_after(-1);

@@ -25,6 +25,14 @@ void *remat_calloc(size_t n, size_t size) { return injected() ? NULL : calloc(n,
 
 void *remat_realloc(void *p, size_t bytes) { return injected() ? NULL : realloc(p, bytes); }
 
+void *remat_aligned_alloc(size_t align, size_t bytes)
+{
+    void *p = NULL;
+    if (injected() || posix_memalign(&p, align, bytes ? bytes : align) != 0)
+        return NULL;
+    return p;
+}
+
 char *remat_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -33,6 +33,9 @@ void *remat_calloc(size_t n, size_t size);
 /* On failure returns NULL and leaves p as it was. */
 void *remat_realloc(void *p, size_t bytes);
 char *remat_strdup(const char *s);
+/* align: a power of two, a multiple of sizeof(void *); bytes 0 gives align
+ * bytes. Released with remat_free. */
+void *remat_aligned_alloc(size_t align, size_t bytes);
 void remat_free(void *p);
 
 /* k >= 0: allocation k from now on and all later ones fail (INT64_MAX: none

@@ -12,6 +12,7 @@
 #include "backend/cpu/fused.h"
 #include "backend/cpu/jit.h"
 #include "backend/cpu/split.h"
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/exhaustive.h"
@@ -441,15 +442,9 @@ static remat_status cpu_lower_add_pad(remat_dtype dt, const remat_shape *out_sha
     return REMAT_OK;
 }
 
-static void *cpu_mem_alloc(size_t bytes)
-{
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0)
-        return NULL;
-    return p;
-}
+static void *cpu_mem_alloc(size_t bytes) { return remat_aligned_alloc(64, bytes); }
 
-static void cpu_mem_free(void *p) { free(p); }
+static void cpu_mem_free(void *p) { remat_free(p); }
 
 static void cpu_mem_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 
