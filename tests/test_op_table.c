@@ -118,7 +118,8 @@ static remat_fn *loss_of(remat_op op)
 {
     remat_fn *f = remat_fn_new(remat_op_name(op));
     remat_val x = remat_arg(f, "x", REMAT_F64, 1, DIMS(N)), y = remat_arg(f, "y", REMAT_F64, 1, DIMS(N));
-    remat_val v = remat_op_is_binary(op) ? remat_binary_at(f, op, x, y, REMAT_HERE) : remat_unary_at(f, op, x, REMAT_HERE);
+    remat_val v = remat_op_is_binary(op) ? remat_binary_at(f, op, x, y, REMAT_HERE)
+                                         : remat_unary_at(f, op, x, REMAT_HERE);
     remat_fn_output(f, remat_sum_all(f, v));
     assert_fn_ok(f);
     return f;

@@ -257,6 +257,9 @@ static void store(lb *b, int32_t buf, const lval *v)
 
 /* ---- ops ---- */
 
+/* route and lane_preserved switch on the parameter kind, which names each
+ * routing op (slice, transpose, broadcast, pad, concatenate). */
+REMAT_EXHAUSTIVE_BEGIN
 /* Maps output coordinates to the operand's (lane coordinate 0 stays 0, or
  * the lane is checked not to move). Returns 0 for an element that is
  * padding (pad), or the operand index + 1 (concatenate: which operand). */
@@ -270,20 +273,20 @@ static int route(const route_ctx *r, const int64_t *oc, int64_t *ic)
 {
     const remat_node *N = r->node;
     const remat_shape *in = r->in_shapes[0];
-    switch ((remat_op)N->op) {
-    case REMAT_OP_SLICE:
+    switch (remat_op_param_of((remat_op)N->op)) {
+    case REMAT_OPP_SLICE:
         for (int k = 0; k < N->shape.rank; k++)
             ic[k] = N->p.slice->start[k] + oc[k] * N->p.slice->stride[k];
         return 1;
-    case REMAT_OP_TRANSPOSE:
+    case REMAT_OPP_PERM:
         for (int k = 0; k < N->shape.rank; k++)
             ic[N->p.perm[k]] = oc[k];
         return 1;
-    case REMAT_OP_BROADCAST:
+    case REMAT_OPP_BDIMS:
         for (int k = 0; k < in->rank; k++)
             ic[k] = in->dims[k] == 1 ? 0 : oc[N->p.bdims[k]];
         return 1;
-    case REMAT_OP_PAD:
+    case REMAT_OPP_PAD:
         for (int k = 0; k < N->shape.rank; k++) {
             int64_t t = oc[k] - N->p.pad->low[k], step = N->p.pad->interior[k] + 1;
             if (t < 0 || t % step != 0 || t / step >= in->dims[k])
@@ -291,7 +294,7 @@ static int route(const route_ctx *r, const int64_t *oc, int64_t *ic)
             ic[k] = t / step;
         }
         return 1;
-    case REMAT_OP_CONCATENATE: {
+    case REMAT_OPP_AXIS: {
         const int ax = (int)N->p.axis;
         int64_t pos = oc[ax];
         for (int q = 0; q < r->nin; q++) {
@@ -304,8 +307,12 @@ static int route(const route_ctx *r, const int64_t *oc, int64_t *ic)
         }
         REMAT_UNREACHABLE("scan lanes: concatenate coordinate out of range");
     }
-    default: REMAT_UNREACHABLE("scan lanes: not a routing op");
+    case REMAT_OPP_NONE: case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT:
+    case REMAT_OPP_INT_EXPONENT: case REMAT_OPP_EXPONENT: case REMAT_OPP_AXES: case REMAT_OPP_DOT:
+    case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
+        break;
     }
+    REMAT_UNREACHABLE("scan lanes: not a routing op");
 }
 
 /* Does the op keep lane j on lane j? Checked on the lane axes and params. */
@@ -313,25 +320,31 @@ static int lane_preserved(const remat_node *N, const lval *const *x, int nin, co
 {
     const int lo = o->lane;
     for (int q = 0; q < nin; q++)
-        if ((x[q]->lane >= 0) != (lo >= 0) && !(N->op == REMAT_OP_BROADCAST && x[q]->lane < 0))
+        if ((x[q]->lane >= 0) != (lo >= 0) &&
+            !(remat_op_param_of((remat_op)N->op) == REMAT_OPP_BDIMS && x[q]->lane < 0))
             return 0; /* a lane appears from nothing or vanishes */
     if (lo < 0)
         return 1;
-    switch ((remat_op)N->op) {
-    case REMAT_OP_SLICE:
+    switch (remat_op_param_of((remat_op)N->op)) {
+    case REMAT_OPP_SLICE:
         return N->p.slice->start[lo] == 0 && N->p.slice->stride[lo] == 1 && x[0]->lane == lo;
-    case REMAT_OP_TRANSPOSE: return N->p.perm[lo] == x[0]->lane;
-    case REMAT_OP_BROADCAST: return x[0]->lane < 0 || N->p.bdims[x[0]->lane] == lo;
-    case REMAT_OP_PAD:
+    case REMAT_OPP_PERM: return N->p.perm[lo] == x[0]->lane;
+    case REMAT_OPP_BDIMS: return x[0]->lane < 0 || N->p.bdims[x[0]->lane] == lo;
+    case REMAT_OPP_PAD:
         return x[0]->lane == lo && !N->p.pad->low[lo] && !N->p.pad->high[lo] && !N->p.pad->interior[lo];
-    case REMAT_OP_CONCATENATE:
+    case REMAT_OPP_AXIS:
         for (int q = 0; q < nin; q++)
             if (x[q]->lane != lo)
                 return 0;
         return N->p.axis != lo;
-    default: return 0;
+    case REMAT_OPP_NONE: case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT:
+    case REMAT_OPP_INT_EXPONENT: case REMAT_OPP_EXPONENT: case REMAT_OPP_AXES: case REMAT_OPP_DOT:
+    case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
+        return 0;
     }
+    return 0;
 }
+REMAT_EXHAUSTIVE_END
 
 static lval *reshape(lb *b, const lval *x, const remat_node *N)
 {
@@ -440,7 +453,10 @@ static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
     for (int q = 0; q < nin; q++)
         if (x[q]->lane != o->lane || x[q]->n != o->n)
             return b->ok = 0, NULL;
-    const double imm = N->op == REMAT_OP_POW ? N->p.exponent : N->op == REMAT_OP_INTEGER_POW ? (double)N->p.int_exponent : 0.0;
+    const remat_op_param pk = remat_op_param_of((remat_op)N->op);
+    const double imm = pk == REMAT_OPP_EXPONENT       ? N->p.exponent
+                       : pk == REMAT_OPP_INT_EXPONENT ? (double)N->p.int_exponent
+                                                      : 0.0;
     for (int64_t e = 0; e < o->n && b->ok; e++)
         o->reg[e] = N->op == REMAT_OP_ADD ? add(b, o->dt, x[0]->reg[e], x[1]->reg[e])
                                           : op3(b, (remat_op)N->op, o->dt, x[0]->reg[e], nin > 1 ? x[1]->reg[e] : -1,
@@ -525,7 +541,8 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
         case REMAT_OPCAT_LEAF: val[v] = N->op == REMAT_OP_ARG ? args[N->p.arg_pos] : constant(b, N); break;
         case REMAT_OPCAT_IDENTITY: val[v] = x[0]; break;
         case REMAT_OPCAT_STRUCTURAL:
-            val[v] = remat_op_param_of((remat_op)N->op) == REMAT_OPP_NONE ? reshape(b, x[0], N) : routed(b, N, x, N->nin);
+            val[v] = remat_op_param_of((remat_op)N->op) == REMAT_OPP_NONE ? reshape(b, x[0], N)
+                                                                           : routed(b, N, x, N->nin);
             break;
         case REMAT_OPCAT_REDUCE: /* sums only: a max has no lane code yet */
             val[v] = N->op == REMAT_OP_SUM ? reduce_sum(b, x[0], N) : NULL;

@@ -9,6 +9,7 @@
 
 #include "backend/backend_impl.h"
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/custom.h"
 #include "backend/cpu/fused.h"
 #include "backend/cpu/jit.h"
 #include "backend/cpu/split.h"
@@ -127,29 +128,6 @@ static void k_dot(const remat_instr *I)
 static void k_concat(const remat_instr *I)
 {
     remat_cpu_concatenate_run(I->aux, I->out, (const void *const *)I->in);
-}
-
-typedef struct {
-    const remat_custom_op *op;
-    int nin, which; /* which < 0: forward */
-    remat_tensor *ins;   /* nin (+ out, dout for the VJP), data filled per call */
-    remat_tensor out;
-} custom_params;
-
-static void k_custom(const remat_instr *I)
-{
-    const custom_params *P = I->aux;
-    for (int k = 0; k < P->nin; k++)
-        P->ins[k].data = (void *)I->in[k];
-    remat_tensor out = P->out;
-    out.data = I->out;
-    if (P->which < 0) {
-        P->op->forward(P->nin, P->ins, &out, P->op->ctx);
-    } else {
-        P->ins[P->nin].data = (void *)I->in[P->nin];
-        P->ins[P->nin + 1].data = (void *)I->in[P->nin + 1];
-        P->op->vjp(P->which, P->nin, P->ins, &P->ins[P->nin], &P->ins[P->nin + 1], &out, P->op->ctx);
-    }
 }
 
 /* The CPU backend runs every category of the op table but leaves and
@@ -315,27 +293,6 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
 }
 REMAT_EXHAUSTIVE_END
 
-static remat_status lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
-{
-    int vjp = op->op == REMAT_OP_CUSTOM_VJP;
-    int nin = vjp ? op->nin - 2 : op->nin;
-    custom_params *C = alloc(ctx, sizeof *C);
-    if (!C)
-        return lower_nomem(op->op);
-    C->op = op->p.custom;
-    C->nin = nin;
-    C->which = vjp ? op->aux : -1;
-    C->ins = alloc(ctx, sizeof *C->ins * (size_t)(op->nin + 1));
-    if (!C->ins)
-        return lower_nomem(op->op);
-    for (int k = 0; k < op->nin; k++)
-        C->ins[k] = (remat_tensor){.dtype = op->in_dtypes[k], .shape = op->in_shapes[k]};
-    C->out = (remat_tensor){.dtype = op->dtype, .shape = op->shape};
-    ins->fn = k_custom;
-    ins->aux = C;
-    return REMAT_OK;
-}
-
 /* the ops that share struct_params: convert, reductions, dot_general; NULL
  * when out of memory */
 static struct_params *struct_block(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
@@ -388,7 +345,7 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         return REMAT_OK;
     }
     case REMAT_OPCAT_CUSTOM:
-        return lower_custom(op, ins, alloc, ctx);
+        return remat_cpu_lower_custom(op, ins, alloc, ctx);
     case REMAT_OPCAT_CONVERT:
         if (!struct_block(op, ins, alloc, ctx))
             return lower_nomem(op->op);
