@@ -18,9 +18,10 @@
 #include "remat/tensor.h"
 
 /* ---- elementwise: out[i] = f(a[i]) / f(a[i], b[i]); all of length n ---- */
-/* op is one of NEG EXP LOG SIN COS TANH RELU SQUARE SQRT ERF; CONVERT
- * (and INTEGER_POW, POW) have kernels of their own below. f32 uses the float
- * libm functions. RELU(x) = x > 0 ? x : 0, except relu(NaN) = NaN. */
+/* op is a unary op without a parameter (category UNARY, parameter kind NONE
+ * in REMAT_OP_LIST); INTEGER_POW, POW and CONVERT have kernels of their own
+ * below. f32 uses the float libm functions. RELU(x) = x > 0 ? x : 0, except
+ * relu(NaN) = NaN. */
 void remat_cpu_unary_f32(remat_op op, size_t n, float *out, const float *a);
 void remat_cpu_unary_f64(remat_op op, size_t n, double *out, const double *a);
 /* out = a^k, k a (possibly negative) integer, by repeated multiplication
@@ -31,7 +32,7 @@ void remat_cpu_integer_pow_f64(size_t n, double *out, const double *a, int k);
 /* out = a^p, p real: pow() */
 void remat_cpu_pow_f32(size_t n, float *out, const float *a, double p);
 void remat_cpu_pow_f64(size_t n, double *out, const double *a, double p);
-/* op: ADD SUB MUL DIV MAX MIN, and compares GT GE LT LE EQ NE (1.0 / 0.0).
+/* op: a binary op or a compare (remat_op_is_binary; compares give 1.0 / 0.0).
  * MAX/MIN follow IEEE fmax/fmin except that a NaN operand gives NaN.
  * (On a tie MAX/MIN return b, so max(+0,-0) = -0 and max(-0,+0) = +0.) */
 void remat_cpu_binary_f32(remat_op op, size_t n, float *out, const float *a, const float *b);
