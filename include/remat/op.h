@@ -29,7 +29,11 @@ extern "C" {
  *   parameter union the op uses (NONE: none).
  * derivative (remat_op_deriv, REMAT_OPD_*): RULE, a VJP rule in
  *   src/ad/vjp_rules.c; ZERO, no derivative (reverse mode treats what it
- *   computes as a constant); GRAPH, the transform handles it (leaves, calls). */
+ *   computes as a constant); GRAPH, the transform handles it (leaves, calls).
+ *
+ * Adding an op: the row, its VJP rule, its kernel, its tests; the checklist
+ * is "Adding a unary op" in docs/design-notes.md, and the build stops at
+ * every per-op switch the new row still lacks. */
 #define REMAT_OP_LIST(X)                                                              \
     X(REMAT_OP_CONSTANT, "constant", 0, LEAF, FILL, GRAPH)                            \
     X(REMAT_OP_ARG, "argument", 0, LEAF, ARG_POS, GRAPH)                              \
