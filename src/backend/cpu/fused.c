@@ -27,28 +27,31 @@
 enum { FUSED_BLOCK = 256 };
 _Static_assert(REMAT_CPU_SPLIT_GRAIN % FUSED_BLOCK == 0, "split ranges must be whole fused blocks");
 
+/* What a micro-op runs, decided once at lowering from its op's row of the
+ * table (category, parameter kind), so the block loop switches on this. */
+typedef enum { UOP_UNARY, UOP_INTEGER_POW, UOP_POW, UOP_SELECT, UOP_BINARY } uop_kind;
+
+typedef struct {
+    remat_fused_op F;
+    const uint8_t *kind; /* uop_kind of each micro-op */
+} cpu_fused;
+
 /* out (m) = uop applied to src (m, or one element where *_s) */
 #define DEFINE_FUSED(SFX)                                                                              \
-    static void fused_uop_##SFX(const remat_fused_uop *u, size_t m, T *out, const T *const src[3],    \
-                                const int sc[3])                                                       \
+    static void fused_uop_##SFX(const remat_fused_uop *u, uop_kind kind, size_t m, T *out,             \
+                                const T *const src[3], const int sc[3])                                \
     {                                                                                                  \
-        switch (remat_op_category_of(u->op)) {                                                         \
-        case REMAT_OPCAT_UNARY:                                                                        \
-            if (remat_op_param_of(u->op) == REMAT_OPP_INT_EXPONENT)                                    \
-                remat_cpu_integer_pow_##SFX(m, out, src[0], (int)u->int_exponent);                     \
-            else if (remat_op_param_of(u->op) == REMAT_OPP_EXPONENT)                                   \
-                remat_cpu_pow_##SFX(m, out, src[0], u->exponent);                                      \
-            else                                                                                       \
-                remat_cpu_unary_##SFX(u->op, m, out, src[0]);                                          \
-            return;                                                                                    \
-        case REMAT_OPCAT_SELECT:                                                                       \
+        switch (kind) {                                                                                \
+        case UOP_UNARY: remat_cpu_unary_##SFX(u->op, m, out, src[0]); return;                          \
+        case UOP_INTEGER_POW: remat_cpu_integer_pow_##SFX(m, out, src[0], (int)u->int_exponent); return; \
+        case UOP_POW: remat_cpu_pow_##SFX(m, out, src[0], u->exponent); return;                        \
+        case UOP_SELECT:                                                                               \
             if (sc[1] || sc[2])                                                                        \
                 remat_cpu_select_scalar_##SFX(m, out, src[0], src[1], sc[1], src[2], sc[2]);          \
             else                                                                                       \
                 remat_cpu_select_##SFX(m, out, src[0], src[1], src[2]);                                \
             return;                                                                                    \
-        case REMAT_OPCAT_BINARY:                                                                       \
-        case REMAT_OPCAT_COMPARE:                                                                      \
+        case UOP_BINARY:                                                                               \
             if (sc[1])                                                                                 \
                 remat_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 1);                      \
             else if (sc[0])                                                                            \
@@ -56,17 +59,14 @@ _Static_assert(REMAT_CPU_SPLIT_GRAIN % FUSED_BLOCK == 0, "split ranges must be w
             else                                                                                       \
                 remat_cpu_binary_##SFX(u->op, m, out, src[0], src[1]);                                \
             return;                                                                                    \
-        case REMAT_OPCAT_LEAF: case REMAT_OPCAT_CONVERT: case REMAT_OPCAT_REDUCE:                      \
-        case REMAT_OPCAT_STRUCTURAL: case REMAT_OPCAT_DOT: case REMAT_OPCAT_IDENTITY:                  \
-        case REMAT_OPCAT_CUSTOM: case REMAT_OPCAT_CONTROL: case REMAT_OPCAT_COUNT:                     \
-            REMAT_UNREACHABLE("fused: not an elementwise op");                                         \
         }                                                                                              \
     }                                                                                                  \
                                                                                                        \
     static void fused_range_##SFX(void *ctx, int64_t begin, int64_t end)                             \
     {                                                                                                  \
         const remat_instr *I = ctx;                                                                    \
-        const remat_fused_op *F = I->aux;                                                              \
+        const cpu_fused *C = I->aux;                                                                   \
+        const remat_fused_op *F = &C->F;                                                               \
         T regs[REMAT_FUSED_MAX_REGS][FUSED_BLOCK];                                                     \
         T *out = I->out;                                                                               \
         const int last = F->n_uops - 1;                                                                \
@@ -86,7 +86,7 @@ _Static_assert(REMAT_CPU_SPLIT_GRAIN % FUSED_BLOCK == 0, "split ranges must be w
                         src[j] = (const T *)I->in[e] + (sc[j] ? 0 : s);                                \
                     }                                                                                  \
                 }                                                                                      \
-                fused_uop_##SFX(u, m, k == last ? out + s : regs[u->dst], src, sc);                    \
+                fused_uop_##SFX(u, (uop_kind)C->kind[k], m, k == last ? out + s : regs[u->dst], src, sc); \
             }                                                                                          \
         }                                                                                              \
     }                                                                                                  \
@@ -103,6 +103,34 @@ DEFINE_FUSED(f32)
 #define T double
 DEFINE_FUSED(f64)
 #undef T
+
+/* the elementwise categories, unary ops by parameter kind; anything else is
+ * not a micro-op (-1) */
+static int uop_kind_of(remat_op op)
+{
+    switch (remat_op_category_of(op)) {
+    case REMAT_OPCAT_UNARY:
+        switch (remat_op_param_of(op)) {
+        case REMAT_OPP_NONE: return UOP_UNARY;
+        case REMAT_OPP_INT_EXPONENT: return UOP_INTEGER_POW;
+        case REMAT_OPP_EXPONENT: return UOP_POW;
+        case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT: case REMAT_OPP_AXIS:
+        case REMAT_OPP_AXES: case REMAT_OPP_PERM: case REMAT_OPP_BDIMS: case REMAT_OPP_DOT:
+        case REMAT_OPP_SLICE: case REMAT_OPP_PAD: case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM:
+        case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
+            return -1;
+        }
+        return -1;
+    case REMAT_OPCAT_SELECT: return UOP_SELECT;
+    case REMAT_OPCAT_BINARY:
+    case REMAT_OPCAT_COMPARE: return UOP_BINARY;
+    case REMAT_OPCAT_LEAF: case REMAT_OPCAT_CONVERT: case REMAT_OPCAT_REDUCE:
+    case REMAT_OPCAT_STRUCTURAL: case REMAT_OPCAT_DOT: case REMAT_OPCAT_IDENTITY:
+    case REMAT_OPCAT_CUSTOM: case REMAT_OPCAT_CONTROL: case REMAT_OPCAT_COUNT:
+        return -1;
+    }
+    return -1;
+}
 REMAT_EXHAUSTIVE_END
 
 remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
@@ -111,16 +139,24 @@ remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, v
     if (op->dtype != REMAT_F32 && op->dtype != REMAT_F64)
         return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: a fused group of dtype %d", (int)op->dtype);
     REMAT_ASSERT(op->n_regs <= REMAT_FUSED_MAX_REGS && op->n_uops >= 1);
-    remat_fused_op *F = alloc(ctx, sizeof *F);
+    cpu_fused *C = alloc(ctx, sizeof *C);
     remat_fused_uop *u = alloc(ctx, sizeof *u * (size_t)op->n_uops);
-    if (!F || !u)
+    uint8_t *kind = alloc(ctx, (size_t)op->n_uops);
+    if (!C || !u || !kind)
         return remat_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering a fused group of %d ops",
                            op->n_uops);
-    for (int k = 0; k < op->n_uops; k++)
+    for (int k = 0; k < op->n_uops; k++) {
+        const int kd = uop_kind_of(op->uops[k].op);
+        if (kd < 0)
+            return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: '%s' in a fused group is not elementwise",
+                               remat_op_name(op->uops[k].op));
         u[k] = op->uops[k];
-    *F = *op;
-    F->uops = u;
+        kind[k] = (uint8_t)kd;
+    }
+    C->F = *op;
+    C->F.uops = u;
+    C->kind = kind;
     ins->fn = op->dtype == REMAT_F64 ? k_fused_f64 : k_fused_f32;
-    ins->aux = F;
+    ins->aux = C;
     return REMAT_OK;
 }
