@@ -54,8 +54,16 @@
  * in the "threads" array, with the calling thread's CPU time on 1 and on N
  * threads (cpu_n_caller_ms: its share of the work, which a busy machine
  * does not inflate as it does the wall clock), and the fastest rounds'
- * ratio (speedup_min: the rounds that found both cores free). Every other
- * group runs on one thread.
+ * ratio (speedup_min: the rounds that found both cores free). A second
+ * round-robin pass takes each run's process CPU time beside the caller's:
+ * speedup_cpu_bound = process CPU on 1 thread / the larger of the caller's
+ * and the workers' CPU on N, the speedup the split allows when every thread
+ * has a core, and speedup_balanced = N x process CPU on 1 / process CPU
+ * on N, the speedup if the N threads shared the work evenly (the work the
+ * split adds — wake-ups, the shared cache — counted, the scheduler's
+ * delays of a loaded machine not; null for a variant without lane blocks,
+ * which runs on one thread).
+ * Every other group runs on one thread.
  *
  * One JSON object on stdout. --smoke: 50 steps, batch 8, 2 rounds.
  * --block LANES: the blocked hand loop's block (40). remat picks its own
@@ -544,6 +552,16 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
     }
     if (!fail)
         fail = time_group(v, NV, rounds, sample_ns);
+    /* CPU time of the whole process and of the caller per run, round-robin:
+     * on N threads, process - caller is the workers' share */
+    double *proc = malloc(sizeof *proc * (size_t)(NV * rounds)), *own = malloc(sizeof *own * (size_t)(NV * rounds));
+    for (int r = 0; r < rounds && !fail; r++)
+        for (int i = 0; i < NV && !fail; i++) {
+            const double p0 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID), t0 = bench_thread_ns();
+            fail = run_once(&v[i], false);
+            own[i * rounds + r] = (bench_thread_ns() - t0) * 1e-6;
+            proc[i * rounds + r] = (bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) * 1e-6;
+        }
     for (int c = 0; c < N_THREAD_CASES && !fail; c++) {
         const variant *one = &v[2 * c], *many = &v[2 * c + 1];
         const bool bitwise = one->loss == many->loss && !memcmp(one->g, many->g, 2 * mb);
@@ -556,7 +574,12 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
         double m1 = one->timing.wall[0], mn = many->timing.wall[0];
         for (int r = 1; r < rounds; r++)
             m1 = fmin(m1, one->timing.wall[r]), mn = fmin(mn, many->timing.wall[r]);
+        const double p1 = bench_median(proc + 2 * c * rounds, rounds), pn = bench_median(proc + (2 * c + 1) * rounds, rounds),
+                     on = bench_median(own + (2 * c + 1) * rounds, rounds);
         const double target = thread_target(one->layout, one->schedule, threads);
+        char bal[32] = "null"; /* only lane blocks split (scan_exec_lanes.c) */
+        if (many->block_lanes > 0)
+            snprintf(bal, sizeof bal, "%.3f", threads * p1 / pn);
         char tg[32] = "null", meets[8] = "null";
         if (target > 0) {
             snprintf(tg, sizeof tg, "%.1f", target);
@@ -565,10 +588,12 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
         printf("%s\n  {\"problem\":\"pfr-euler\", \"batch\":%lld, \"layout\":\"%s\", \"schedule\":\"%s\", "
                "\"threads\":%d, \"wall_1_ms\":%.4f, \"wall_n_ms\":%.4f, \"speedup\":%.3f, "
                "\"wall_1_min_ms\":%.4f, \"wall_n_min_ms\":%.4f, \"speedup_min\":%.3f, "
-               "\"cpu_1_ms\":%.4f, \"cpu_n_caller_ms\":%.4f, \"target\":%s, \"meets_target\":%s, "
+               "\"cpu_1_ms\":%.4f, \"cpu_n_caller_ms\":%.4f, \"process_cpu_1_ms\":%.4f, "
+               "\"process_cpu_n_ms\":%.4f, \"speedup_cpu_bound\":%.3f, \"speedup_balanced\":%s, \"target\":%s, \"meets_target\":%s, "
                "\"block_lanes\":%lld, \"bitwise_equal_one_thread\":%s}",
                c ? "," : "", (long long)m, one->layout, one->schedule, threads, w1, wn, w1 / wn, m1, mn, m1 / mn,
-               bench_median(one->timing.samples, rounds), bench_median(many->timing.samples, rounds), tg, meets,
+               bench_median(one->timing.samples, rounds), bench_median(many->timing.samples, rounds), p1, pn,
+               p1 / fmax(on, pn - on), bal, tg, meets,
                (long long)many->block_lanes,
                bitwise ? "true" : "false");
     }
@@ -578,7 +603,7 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
         free(v[i].timing.wall);
         free(v[i].g);
     }
-    free(v);
+    free(v), free(proc), free(own);
     free(k1), free(k2), free(y_rows), free(y_cols);
     return fail;
 }
