@@ -26,7 +26,9 @@
  *   ninja -C build bench/bench_battery
  *   OPENBLAS_NUM_THREADS=1 taskset -c 1 ./build/bench/bench_battery --starts 8 > battery.json
  * --dir D (default: the source tree's bench/battery), --seed S, --only NAME
- * (one problem), --verify (only each problem's SSE at its reported optimum,
+ * (one problem), --log-zero (parameters with a lower bound of 0 and a
+ * positive start searched on the log scale, where remat_fit_defaults keeps
+ * them linear: the comparison that kept the default), --verify (only each problem's SSE at its reported optimum,
  * at the default steps and at 2000 steps per interval), --smoke (two small
  * problems, declared starts only; the test bench_smoke_battery).
  * One JSON object on stdout; exit 1 when a problem cannot be loaded.
@@ -48,6 +50,9 @@
 
 #define MAX_PROBLEMS 64
 #define REL_TOL 1e-4
+#define MAX_PARAMS 256
+
+static int log_zero; /* --log-zero */
 
 typedef struct {
     int status;      /* remat_status of the run */
@@ -137,6 +142,16 @@ static void run_one(const battery_problem *b, const remat_fit_options *base, con
     r->sse = NAN;
     remat_fit_options o = *base;
     o.start = start;
+    remat_fit_scale scale[MAX_PARAMS];
+    if (log_zero) {
+        /* --log-zero: a lower bound of 0 with a positive start on the log
+         * scale too (the default keeps such parameters linear) */
+        int P = remat_mechanism_param_count(b->mech);
+        for (int i = 0; i < P && i < MAX_PARAMS; i++)
+            scale[i] = remat_mechanism_param_lo(b->mech, i) == 0 && start[i] > 0 ? REMAT_FIT_SCALE_LOG
+                                                                              : REMAT_FIT_SCALE_AUTO;
+        o.scale = scale;
+    }
     remat_dataset *d[1] = {b->data};
     remat_fit *fit = NULL;
     double t0 = bench_clock_ms(CLOCK_THREAD_CPUTIME_ID);
@@ -287,6 +302,8 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
             steps = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--log-zero"))
+            log_zero = 1;
         else if (!strcmp(argv[i], "--smoke"))
             smoke = 1;
         else if (!strcmp(argv[i], "--verify"))
@@ -316,8 +333,8 @@ int main(int argc, char **argv)
     for (int o = 0; o < REMAT_FIT_OPTIMIZER_COUNT; o++)
         sum[o].ms = calloc((size_t)n, sizeof(double));
     printf("{\"benchmark\": \"battery\", \"random_starts\": %d, \"seed\": %llu, \"steps_per_interval\": %lld, "
-           "\"rel_tol\": %g, \"problems\": [",
-           K, (unsigned long long)seed, (long long)steps, REL_TOL);
+           "\"rel_tol\": %g, \"log_zero\": %s, \"problems\": [",
+           K, (unsigned long long)seed, (long long)steps, REL_TOL, log_zero ? "true" : "false");
     int status = 0, printed = 0;
     for (int i = 0; i < n; i++) {
         battery_problem b;

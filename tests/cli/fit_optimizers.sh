@@ -37,7 +37,7 @@ check "bfgs with a bound exits 2" test $? -eq 2
 check "bfgs with a bound names the parameter and lbfgs-b" has bfgs_b.err \
     "optimizer bfgs (GSL) is unbounded but parameter 'k1' has bounds [0.01, 10]: use lbfgs-b"
 "$REMAT" pfr fit --mechanism bounded.mech --data "$EX/feed_10.csv" --data "$EX/feed_5.csv" --json >auto_b.json 2>auto_b.err
-check "auto with a bound runs lbfgs-b" has auto_b.json '"optimizer": "lbfgs-b"'
+check "auto with a bound runs lm (the battery's default)" has auto_b.json '"optimizer": "lm"'
 "$REMAT" pfr fit --help >help.txt
 check "--help lists lbfgs-b" has help.txt "lbfgs-b (NLopt's"
 exit $fail

@@ -75,6 +75,9 @@ int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels);
 /* Checks a --plot file before any work: a known extension, a writable
  * directory, PLplot built in. 0 with a message naming the file otherwise. */
 int cli_plot_check(const char *path);
+/* The same with messages naming opt (e.g. "--plot-residuals") in place of --plot. */
+int cli_plot_check_for(const char *opt, const char *path);
+int cli_plot_panels_for(const char *opt, const char *path, int n_panels, const cli_panel *panels);
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void cli_json_string(FILE *out, const char *s);

@@ -8,11 +8,13 @@
 
 #include "cli.h"
 #include "pfr_cli.h"
+#include "pfr_fit_out.h"
 
 #define MAX_DATA 256
 #define MAX_ITERS 100000000
 #define MAX_STEPS 100000000
 #define PLOT_POINTS 400 /* model curve points per experiment */
+#define MAX_STARTS 100000
 
 static void help(FILE *out)
 {
@@ -20,15 +22,20 @@ static void help(FILE *out)
             "usage: remat pfr fit --mechanism FILE --data D.csv [--data D2.csv ...] [--init A=1,B=0]\n"
             "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5] [--steps N | --dt H]\n"
             "                     [--optimizer auto|lm|bfgs|lbfgs-b|adam] [--lr X --iters N] [--max-iters N]\n"
-            "                     [--schedule S | --memory-budget BYTES] [--plot FILE] [--json]\n"
+            "                     [--schedule S | --memory-budget BYTES] [--starts N [--seed S]]\n"
+            "                     [--sigma A=0.01,B=0.02] [--weighting none|relative] [--plot FILE]\n"
+            "                     [--plot-residuals FILE] [--json [--history]]\n"
             "\n"
             "Fits the mechanism's parameters (rate constants) to measured concentrations by least\n"
             "squares: every experiment (one CSV file: the independent variable, then species columns,\n"
             "empty cells not measured) is integrated from its initial state through its data times,\n"
-            "and the sum over all measured cells of (model - data)^2 is minimised. Gradients come\n"
+            "and the sum over all measured cells of ((model - data) / sigma)^2 is minimised. Gradients come\n"
             "from reverse mode through the integration. Positive rate constants are searched on a\n"
-            "log scale; bounds declared in the mechanism ('param k = 1 in [lo, hi]') are honoured,\n"
-            "and a lower bound <= 0 keeps a parameter on the linear scale.\n"
+            "log scale (a lower bound of 0 included); bounds declared in the mechanism ('param k = 1\n"
+            "in [lo, hi]') are honoured, and a negative lower bound keeps a parameter on the linear\n"
+            "scale. At the optimum the table gives standard errors and 95%% confidence intervals\n"
+            "(s^2 (J^T J)^-1, s^2 = SSE / degrees of freedom, Student's t), the correlation matrix,\n"
+            "and names the parameters the data do not identify (J^T J nearly singular).\n"
             "\n"
             "  --mechanism FILE   reaction mechanism file (remat/mechanism.h format); required\n"
             "  --data FILE        one experiment as CSV (remat/dataset.h format); repeat for several\n"
@@ -40,9 +47,9 @@ static void help(FILE *out)
             "  --steps N          steps between consecutive data times\n"
             "  --dt H             or the largest step (default: the last data time / 200); steps land\n"
             "                     exactly on every data time either way\n"
-            "  --optimizer O      auto (default: lm, or lbfgs-b when a bound is active), lm (GSL\n"
-            "                     Levenberg-Marquardt), bfgs (GSL BFGS, unbounded), lbfgs-b (NLopt's\n"
-            "                     L-BFGS with box constraints), adam\n"
+            "  --optimizer O      auto (default: lm, bounds or not; the choice of bench/battery),\n"
+            "                     lm (GSL Levenberg-Marquardt), bfgs (GSL BFGS, unbounded), lbfgs-b\n"
+            "                     (NLopt's L-BFGS with box constraints), adam\n"
             "  --lr X             Adam's learning rate on the log scale (default 0.05)\n"
             "  --iters N          Adam's steps (default 1000)\n"
             "  --max-iters N      iterations for lm / bfgs (default 200 / 500), evaluations for\n"
@@ -52,41 +59,24 @@ static void help(FILE *out)
             "                     memory and time, never the numbers\n"
             "  --memory-budget B  pick the fastest schedule whose snapshots and step tapes fit in B\n"
             "                     bytes (suffixes k, M, G); an error if none fits\n"
+            "  --starts N         multi-start: the start values and N-1 random starts within the\n"
+            "                     bounds (log-uniform for rate constants); the best fit is reported\n"
+            "                     with how many starts reached it (within 1e-4 relative SSE)\n"
+            "  --seed S           seed of the random starts (default 0)\n"
+            "  --sigma LIST       standard deviation of each species' measurements, e.g. A=0.01,B=0.02\n"
+            "                     (> 0; species not listed: 1): residuals are divided by it\n"
+            "  --weighting W      none (default) or relative: residuals divided by |data| as well\n"
+            "                     (relative errors; a measured 0 is an error)\n"
             "  --plot FILE        draw the fitted model against the data, one panel per experiment\n"
             "                     (.png, .svg, .pdf, .ps)\n"
-            "  --json             print one JSON document (objective, params, iterations, converged,\n"
-            "                     message, history) instead of the table\n"
+            "  --plot-residuals F draw the (weighted) residuals at the optimum, one panel per experiment\n"
+            "  --json             print one JSON document (objective, params, statistics, starts,\n"
+            "                     converged, message) instead of the table\n"
+            "  --history          with --json: add every iterate (objective and parameters)\n"
             "\n"
             "A progress line per iteration goes to stderr when it is a terminal.\n"
             "Exit status: 0 converged; 3 stopped before converging (results printed); 1 the fit\n"
             "failed (a NaN or Inf: the message names the iteration and the parameters); 2 bad input.\n");
-}
-
-static void put_double(FILE *f, double v)
-{
-    char buf[40];
-    if (!isfinite(v)) {
-        fputs("null", f);
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    fputs(buf, f);
-}
-
-static void put_params(FILE *f, int n, char *const *names, const double *v)
-{
-    fputc('{', f);
-    for (int i = 0; i < n; i++) {
-        fputs(i ? ", " : "", f);
-        cli_json_string(f, names[i]);
-        fputs(": ", f);
-        put_double(f, v[i]);
-    }
-    fputc('}', f);
 }
 
 static int progress_line(const remat_fit_progress *p, void *ctx)
@@ -101,16 +91,19 @@ static int progress_line(const remat_fit_progress *p, void *ctx)
 }
 
 typedef struct {
-    const char *mechanism, *init, *params, *method, *optimizer, *schedule, *plot;
+    const char *mechanism, *init, *params, *method, *optimizer, *schedule, *plot, *plot_res, *sigma, *weighting;
     const char *data[MAX_DATA];
-    int n_data, json, has_lr, has_iters, has_max_iters;
+    int n_data, json, history, has_lr, has_iters, has_max_iters;
     double dt, lr;
-    int64_t steps, iters, max_iters, budget;
+    int64_t steps, iters, max_iters, budget, starts, seed;
 } fit_cli;
 
 static int parse_args(int argc, char **argv, fit_cli *c)
 {
-    enum { O_DATA = 512, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON };
+    enum {
+        O_DATA = 512, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON,
+        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY
+    };
     static const struct option opts[] = {
         {"mechanism", required_argument, 0, PFR_OPT_MECHANISM},
         {"init", required_argument, 0, PFR_OPT_INIT},
@@ -127,6 +120,12 @@ static int parse_args(int argc, char **argv, fit_cli *c)
         {"memory-budget", required_argument, 0, O_BUDGET},
         {"plot", required_argument, 0, O_PLOT},
         {"json", no_argument, 0, O_JSON},
+        {"history", no_argument, 0, O_HISTORY},
+        {"starts", required_argument, 0, O_STARTS},
+        {"seed", required_argument, 0, O_SEED},
+        {"sigma", required_argument, 0, O_SIGMA},
+        {"weighting", required_argument, 0, O_WEIGHTING},
+        {"plot-residuals", required_argument, 0, O_PLOT_RES},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -182,6 +181,24 @@ static int parse_args(int argc, char **argv, fit_cli *c)
             break;
         case O_PLOT: c->plot = optarg; break;
         case O_JSON: c->json = 1; break;
+        case O_HISTORY: c->history = 1; break;
+        case O_STARTS:
+            if (!cli_int64("--starts", optarg, 1, MAX_STARTS, &c->starts))
+                return 0;
+            break;
+        case O_SEED:
+            if (!cli_int64("--seed", optarg, 0, INT64_MAX, &c->seed))
+                return 0;
+            break;
+        case O_SIGMA: c->sigma = optarg; break;
+        case O_WEIGHTING:
+            if (strcmp(optarg, "none") && strcmp(optarg, "relative")) {
+                fprintf(stderr, "remat: --weighting: unknown weighting '%s' (expected none or relative)\n", optarg);
+                return 0;
+            }
+            c->weighting = optarg;
+            break;
+        case O_PLOT_RES: c->plot_res = optarg; break;
         case 'h': help(stdout); return -1;
         default:
             fprintf(stderr, "Run 'remat pfr fit --help' for the options.\n");
@@ -200,6 +217,10 @@ static int parse_args(int argc, char **argv, fit_cli *c)
     }
     if (c->steps && c->dt > 0) {
         fprintf(stderr, "remat: --steps and --dt: give one of them, not both\n");
+        return 0;
+    }
+    if (c->history && !c->json) {
+        fprintf(stderr, "remat: --history: adds the iterates to --json; give --json too\n");
         return 0;
     }
     if (c->schedule && c->budget) {
@@ -290,62 +311,43 @@ static int plot(const char *path, const remat_mechanism *m, remat_fit *fit, rema
     return ok;
 }
 
-static void print_table(const fit_cli *c, const remat_mechanism *m, remat_fit *fit, const remat_fit_result *r,
-                        const double *start, double seconds)
+/* "A=0.01,B=0.02" into sigma[S] (others 1). 0 with a message naming --sigma. */
+static int parse_sigma(const char *text, const remat_mechanism *m, double *sigma)
 {
-    printf("fit of %s to %d experiment%s, %lld measured values\n", c->mechanism, c->n_data, c->n_data > 1 ? "s" : "",
-           (long long)r->n_residuals);
-    remat_schedule_spec spec;
-    char sched[48];
-    remat_fit_schedule(fit, &spec);
-    remat_schedule_format(&spec, sched, sizeof sched);
-    printf("optimizer %s, %s steps, schedule %s\n", r->optimizer, c->method ? c->method : "rk4", sched);
-    printf("%s\n", r->message);
-    printf("%d iterations, %lld program runs, %.3f s\n", r->iterations, (long long)r->evaluations, seconds);
-    printf("sum of squared residuals %.6g (start %.6g)\n", r->objective,
-           r->n_history ? r->history_objective[0] : NAN);
-    printf("%-16s %16s %16s\n", "parameter", "start", "fitted");
-    for (int i = 0; i < r->n_params; i++)
-        printf("%-16s %16.9g %16.9g\n", r->param_names[i], start[i], r->params[i]);
-    (void)m;
-}
-
-static void print_json(const fit_cli *c, remat_fit *fit, const remat_fit_result *r, const double *start,
-                       double seconds)
-{
-    remat_schedule_spec spec;
-    char sched[48];
-    remat_fit_schedule(fit, &spec);
-    remat_schedule_format(&spec, sched, sizeof sched);
-    printf("{\"mechanism\": ");
-    cli_json_string(stdout, c->mechanism);
-    printf(", \"data\": [");
-    for (int e = 0; e < c->n_data; e++) {
-        fputs(e ? ", " : "", stdout);
-        cli_json_string(stdout, c->data[e]);
+    int S = remat_mechanism_species_count(m);
+    for (int s = 0; s < S; s++)
+        sigma[s] = 1.0;
+    char *copy = strdup(text), *save = NULL;
+    int ok = copy != NULL;
+    for (char *item = copy ? strtok_r(copy, ",", &save) : NULL; ok && item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            fprintf(stderr, "remat: --sigma: '%s' is not NAME=VALUE\n", item);
+            ok = 0;
+            break;
+        }
+        *eq = 0;
+        int s = remat_mechanism_species_find(m, item);
+        if (s < 0) {
+            char names[256];
+            pfr_cli_names(m, 0, names, sizeof names);
+            fprintf(stderr, "remat: --sigma: unknown species '%s' (the species of %s: %s)\n", item,
+                    remat_mechanism_source(m), names);
+            ok = 0;
+            break;
+        }
+        char *end;
+        double v = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end || !(v > 0) || !isfinite(v)) {
+            fprintf(stderr, "remat: --sigma: %s=%s: a standard deviation must be a positive finite number\n", item,
+                    eq + 1);
+            ok = 0;
+            break;
+        }
+        sigma[s] = v;
     }
-    printf("], \"optimizer\": \"%s\", \"method\": \"%s\", \"schedule\": \"%s\",\n", r->optimizer,
-           c->method ? c->method : "rk4", sched);
-    printf(" \"objective\": ");
-    put_double(stdout, r->objective);
-    printf(", \"params\": ");
-    put_params(stdout, r->n_params, r->param_names, r->params);
-    printf(",\n \"start\": ");
-    put_params(stdout, r->n_params, r->param_names, start);
-    printf(", \"iterations\": %d, \"evaluations\": %lld, \"n_residuals\": %lld, \"converged\": %s, \"seconds\": ",
-           r->iterations, (long long)r->evaluations, (long long)r->n_residuals, r->converged ? "true" : "false");
-    put_double(stdout, seconds);
-    printf(",\n \"message\": ");
-    cli_json_string(stdout, r->message);
-    printf(",\n \"history\": [");
-    for (int h = 0; h < r->n_history; h++) {
-        printf("%s\n  {\"objective\": ", h ? "," : "");
-        put_double(stdout, r->history_objective[h]);
-        printf(", \"params\": ");
-        put_params(stdout, r->n_params, r->param_names, r->history_params + (size_t)h * (size_t)r->n_params);
-        putchar('}');
-    }
-    printf("]}\n");
+    free(copy);
+    return ok;
 }
 
 int cmd_pfr_fit(int argc, char **argv)
@@ -355,6 +357,8 @@ int cmd_pfr_fit(int argc, char **argv)
     if (a <= 0)
         return a < 0 ? 0 : 2;
     if (c.plot && !cli_plot_check(c.plot))
+        return 2;
+    if (c.plot_res && !cli_plot_check_for("--plot-residuals", c.plot_res))
         return 2;
     remat_fit_options o = remat_fit_defaults();
     if (c.method && remat_ode_method_parse(c.method, &o.method) != REMAT_OK) {
@@ -383,13 +387,17 @@ int cmd_pfr_fit(int argc, char **argv)
     o.lr = c.lr;
     o.max_iters = (int)(c.has_iters ? c.iters : c.max_iters);
     o.memory_budget = c.budget;
+    o.starts = (int)c.starts;
+    o.seed = (uint64_t)c.seed;
+    o.weighting = c.weighting && !strcmp(c.weighting, "relative") ? REMAT_FIT_WEIGHT_RELATIVE : REMAT_FIT_WEIGHT_NONE;
     if (isatty(STDERR_FILENO))
         o.progress = progress_line;
 
     int status = 2;
     remat_mechanism *m = NULL;
     remat_dataset *data[MAX_DATA] = {0};
-    double *init = NULL, *start = NULL;
+    double *init = NULL, *start = NULL, *sigma = NULL;
+    remat_fit_stats stats = {0};
     const double **y0 = NULL;
     remat_fit *fit = NULL;
     remat_fit_result r = {0};
@@ -403,6 +411,12 @@ int cmd_pfr_fit(int argc, char **argv)
             fprintf(stderr, "remat: --data: %s\n", remat_last_error());
             goto done;
         }
+    if (c.sigma) {
+        sigma = calloc((size_t)S + 1, sizeof *sigma);
+        if (!sigma || !parse_sigma(c.sigma, m, sigma))
+            goto done;
+        o.sigma = sigma;
+    }
     start = calloc((size_t)P + 1, sizeof *start);
     if (!start)
         goto done;
@@ -439,12 +453,27 @@ int cmd_pfr_fit(int argc, char **argv)
         status = 1;
         goto done;
     }
+    /* statistics are a report, not the fit: without them (no degrees of
+     * freedom, a Jacobian that is not finite) the table says why */
+    char stats_why[512] = "";
+    int have_stats = remat_fit_statistics(fit, r.params, &stats) == REMAT_OK;
+    if (!have_stats)
+        snprintf(stats_why, sizeof stats_why, "%s", remat_last_error());
+    pfr_fit_report rep = {.mechanism = c.mechanism, .data = c.data, .n_data = c.n_data, .method = c.method, .m = m,
+                          .fit = fit, .r = &r, .start = start, .seconds = t, .sigma = sigma,
+                          .relative = o.weighting == REMAT_FIT_WEIGHT_RELATIVE, .seed = o.seed,
+                          .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history};
+    if (c.plot_res && !pfr_fit_plot_residuals(c.plot_res, &rep, data, !c.init)) {
+        status = 1;
+        goto done;
+    }
     if (c.json)
-        print_json(&c, fit, &r, start, t);
+        pfr_fit_print_json(&rep);
     else
-        print_table(&c, m, fit, &r, start, t);
+        pfr_fit_print_table(&rep);
     status = r.converged ? 0 : 3;
 done:
+    remat_fit_stats_clear(&stats);
     remat_fit_result_clear(&r);
     remat_fit_free(fit);
     for (int e = 0; e < c.n_data; e++)
@@ -452,6 +481,7 @@ done:
     remat_mechanism_free(m);
     free(init);
     free(start);
+    free(sigma);
     free(y0);
     return status;
 }

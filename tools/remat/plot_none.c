@@ -20,3 +20,15 @@ int cli_plot_check(const char *path)
 {
     return cli_plot(path, NULL, NULL, NULL, 0, 0, 0, NULL);
 }
+
+int cli_plot_check_for(const char *opt, const char *path)
+{
+    (void)opt;
+    return cli_plot_check(path);
+}
+
+int cli_plot_panels_for(const char *opt, const char *path, int n_panels, const cli_panel *panels)
+{
+    (void)opt;
+    return cli_plot_panels(path, n_panels, panels);
+}

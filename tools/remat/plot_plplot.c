@@ -25,14 +25,21 @@ static const char *device_for(const char *path)
     return NULL;
 }
 
-int cli_plot_check(const char *path)
+/* the option the messages name: "--plot" unless a *_for entry says otherwise
+ * (the tool is single-threaded; each entry point sets it) */
+static const char *plot_opt = "--plot";
+
+int cli_plot_check(const char *path) { return cli_plot_check_for("--plot", path); }
+
+int cli_plot_check_for(const char *opt, const char *path)
 {
+    plot_opt = opt;
     if (!device_for(path)) {
-        fprintf(stderr, "remat: --plot: '%s': unknown file type (use .png, .svg, .pdf or .ps)\n", path);
+        fprintf(stderr, "remat: %s: '%s': unknown file type (use .png, .svg, .pdf or .ps)\n", plot_opt, path);
         return 0;
     }
     /* the plot is drawn last: find out now that its directory takes a file */
-    return cli_out_check("--plot", path);
+    return cli_out_check(plot_opt, path);
 }
 
 static double tr(double v, int lg) { return lg ? log10(v > 0 ? v : 1e-300) : v; }
@@ -150,7 +157,7 @@ static int copy_rendered(const char *tmp, const char *dev, cli_out *out)
 {
     FILE *f = fopen(tmp, "rb");
     if (!f) {
-        fprintf(stderr, "remat: --plot: cannot read PLplot's output '%s': %s\n", tmp, strerror(errno));
+        fprintf(stderr, "remat: %s: cannot read PLplot's output '%s': %s\n", plot_opt, tmp, strerror(errno));
         return 0;
     }
     size_t cap = 1 << 16, n = 0;
@@ -167,7 +174,7 @@ static int copy_rendered(const char *tmp, const char *dev, cli_out *out)
     int read_err = ferror(f);
     fclose(f);
     if (!buf || read_err) {
-        fprintf(stderr, "remat: --plot: cannot read PLplot's output '%s'%s\n", tmp, buf ? "" : ": out of memory");
+        fprintf(stderr, "remat: %s: cannot read PLplot's output '%s'%s\n", plot_opt, tmp, buf ? "" : ": out of memory");
         free(buf);
         return 0;
     }
@@ -177,7 +184,7 @@ static int copy_rendered(const char *tmp, const char *dev, cli_out *out)
         m--;
     if (m < k || memcmp(buf + m - k, end, k) != 0) {
         const char *why = write_error_at(tmp);
-        fprintf(stderr, "remat: --plot: cannot write '%s': PLplot's %s output is incomplete (%zu bytes): %s\n",
+        fprintf(stderr, "remat: %s: cannot write '%s': PLplot's %s output is incomplete (%zu bytes): %s\n", plot_opt,
                 out->path, dev, n, why ? why : "PLplot reported no error");
         free(buf);
         return 0;
@@ -192,16 +199,22 @@ static int copy_rendered(const char *tmp, const char *dev, cli_out *out)
 
 int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels)
 {
+    return cli_plot_panels_for("--plot", path, n_panels, panels);
+}
+
+int cli_plot_panels_for(const char *opt, const char *path, int n_panels, const cli_panel *panels)
+{
+    plot_opt = opt;
     const char *dev = device_for(path);
     if (!dev) {
-        fprintf(stderr, "remat: --plot: '%s': unknown file type (use .png, .svg, .pdf or .ps)\n", path);
+        fprintf(stderr, "remat: %s: '%s': unknown file type (use .png, .svg, .pdf or .ps)\n", plot_opt, path);
         return 0;
     }
     int any = 0;
     for (int k = 0; k < n_panels; k++)
         any |= has_points(&panels[k]);
     if (!any) {
-        fprintf(stderr, "remat: --plot: nothing to plot\n");
+        fprintf(stderr, "remat: %s: nothing to plot\n", plot_opt);
         return 0;
     }
     int cols = 1;
@@ -212,14 +225,14 @@ int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels)
      * temp file, check it is complete, then copy it through a checked cli_out
      * (which also serves devices and refuses inputs and read-only files). */
     cli_out out;
-    if (!cli_out_open_for(&out, "--plot", path))
+    if (!cli_out_open_for(&out, plot_opt, path))
         return 0;
     const char *dir = getenv("TMPDIR");
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/remat-plot-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        fprintf(stderr, "remat: --plot: cannot create a temp file for PLplot in %s: %s\n", dir && *dir ? dir : "/tmp",
+        fprintf(stderr, "remat: %s: cannot create a temp file for PLplot in %s: %s\n", plot_opt, dir && *dir ? dir : "/tmp",
                 strerror(errno));
         cli_out_abort(&out);
         return 0;

@@ -1,7 +1,8 @@
 /*
- * fit.c — options, the parameter scales and bounds, and the run: resolve the
+ * fit.c — options, the parameter scales and bounds, and one run: resolve the
  * optimizer, start from the start values, hand over to one driver
  * (opt_lm.c, opt_bfgs.c, opt_nlopt.c, opt_adam.c), return the result.
+ * multistart.c runs it from each start.
  */
 #include <math.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@ void remat_fit_result_clear(remat_fit_result *r)
     free(r->params);
     free(r->history_objective);
     free(r->history_params);
+    free(r->start_objectives);
     memset(r, 0, sizeof *r);
 }
 
@@ -93,6 +95,14 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
     if (!(o->xtol >= 0 && o->gtol >= 0 && o->ftol >= 0))
         return remat_error(REMAT_ERR_VALUE, "fit: tolerances must be >= 0 (xtol %g, gtol %g, ftol %g)", o->xtol,
                            o->gtol, o->ftol);
+    if (o->starts < 0)
+        return remat_error(REMAT_ERR_VALUE, "fit: starts = %d must be >= 1 (or 0: the start only)", o->starts);
+    if ((unsigned)o->weighting > REMAT_FIT_WEIGHT_RELATIVE)
+        return remat_error(REMAT_ERR_ARG, "fit: unknown weighting %d", (int)o->weighting);
+    for (int s = 0; o->sigma && s < remat_mechanism_species_count(m); s++)
+        if (!(o->sigma[s] > 0 && isfinite(o->sigma[s])))
+            return remat_error(REMAT_ERR_VALUE, "fit: sigma of species '%s' is %g: it must be positive and finite",
+                               remat_mechanism_species_name(m, s), o->sigma[s]);
     if (o->memory_budget == 0 && o->scan.schedule.kind != REMAT_SCHED_STORE_ALL) {
         remat_schedule *s;
         remat_status st = remat_schedule_new(&o->scan.schedule, 1, &s);
@@ -149,7 +159,8 @@ static remat_status setup_params(struct remat_fit *fit)
         if (sc == REMAT_FIT_SCALE_LOG && !(v > 0))
             return remat_error(REMAT_ERR_VALUE, "fit: '%s' is on the log scale but starts at %g (must be > 0)",
                                name, v);
-        /* a declared lower bound <= 0 says the value may reach zero or below */
+        /* a declared lower bound <= 0 says the value may reach zero or below
+         * (log scale there lost on the battery: fit.h, "Parameter scale") */
         fit->logscale[i] = sc == REMAT_FIT_SCALE_LOG ||
                            (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !(isfinite(lo) && lo <= 0));
         if (fit->fixed[i])
@@ -171,7 +182,7 @@ static remat_status setup_params(struct remat_fit *fit)
                                                        : "the mechanism has no parameters: nothing to fit");
     fit->optimizer = o->optimizer;
     if (fit->optimizer == REMAT_FIT_AUTO)
-        fit->optimizer = fit->bounded ? REMAT_FIT_LBFGSB : REMAT_FIT_LM;
+        fit->optimizer = REMAT_FIT_LM; /* the battery's winner, bounds or not (fit.h) */
     if (fit->optimizer == REMAT_FIT_BFGS && fit->bounded)
         for (int j = 0; j < fit->n_free; j++)
             if (isfinite(fit->tlo[j]) || isfinite(fit->thi[j]))
@@ -232,6 +243,7 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     fit->opt.start = NULL;
     fit->opt.scale = NULL;
     fit->opt.fixed = NULL;
+    fit->opt.sigma = NULL;
     if (st != REMAT_OK) {
         release(fit);
         return st;
@@ -256,13 +268,9 @@ static const char *driver_name(const struct remat_fit *fit)
     }
 }
 
-remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
+remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
 {
-    if (!result)
-        return remat_error(REMAT_ERR_NULL, "fit: result is NULL");
     memset(result, 0, sizeof *result);
-    if (!fit)
-        return remat_error(REMAT_ERR_NULL, "fit: the fit is NULL");
     int P = fit->P;
     remat_fit_result *r = result;
     r->n_params = P;

@@ -142,6 +142,10 @@ remat_status fit_fail_gsl(fit_run *run, int gsl_status);
 void fit_gsl_quiet_begin(void);
 void fit_gsl_quiet_end(void);
 
+/* fit.c: one run of the optimizer from fit->start (x0); multistart.c's
+ * remat_fit_run calls it once per start. */
+remat_status fit_run_single(struct remat_fit *fit, remat_fit_result *result);
+
 /* opt_*.c: each runs from fit_x_start and calls fit_record per iteration,
  * fit_finish at the end; returns run->st (REMAT_OK unless an error stopped it). */
 remat_status fit_opt_lm(fit_run *run);

@@ -77,8 +77,20 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
         for (int s = 0; s < S; s++)
             if (remat_dataset_is_measured(d, (size_t)r, s)) {
                 int64_t c = r * S + s;
-                x->target[c] = remat_dataset_value(d, (size_t)r, s);
-                x->mask[c] = 1.0;
+                double v = remat_dataset_value(d, (size_t)r, s);
+                /* the weight rides on the mask: r = (y - data) w, J follows */
+                double w = fit->opt.sigma ? 1.0 / fit->opt.sigma[s] : 1.0;
+                if (fit->opt.weighting == REMAT_FIT_WEIGHT_RELATIVE) {
+                    if (v == 0)
+                        return remat_error(REMAT_ERR_VALUE,
+                                           "fit: %s: relative weighting divides by the data, but species '%s' "
+                                           "is 0 at %s = %.17g (row %lld): give a sigma instead",
+                                           path, remat_mechanism_species_name(fit->m, s),
+                                           remat_dataset_indep_name(d), times[r], (long long)r + 1);
+                    w /= fabs(v);
+                }
+                x->target[c] = v;
+                x->mask[c] = w;
                 x->meas[x->n_meas++] = c;
             }
     }

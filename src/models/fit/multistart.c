@@ -1,0 +1,139 @@
+/*
+ * multistart.c — remat_fit_run: the optimizer from the start values and,
+ * with opt.starts = N > 1, from N - 1 seeded random starts; the best fit is
+ * the result, with the spread of the optima (remat/fit.h, "Multi-start").
+ *
+ * Random starts, per free parameter, drawn with splitmix64 (Steele, Lea &
+ * Flood 2014) from opt.seed, the same rules as bench/bench_battery.c:
+ *   log scale   log-uniform in [lo, hi] when both are positive and finite;
+ *               in [min(hi 1e-6, start/10), hi] when lo is 0 (or none) and
+ *               hi finite; in [max(lo, start/10), start 10] when hi is
+ *               infinite;
+ *   linear      uniform in [lo, hi], an infinite end replaced by
+ *               start -+ max(|start|, 1).
+ * Fixed parameters keep their values.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "models/fit/fit_impl.h"
+
+#define SPREAD_RTOL 1e-4 /* a start "reached the best" within this relative SSE */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *s) { return (double)(splitmix64(s) >> 11) * 0x1.0p-53; }
+
+static void draw_start(struct remat_fit *fit, const double *declared, uint64_t *rng)
+{
+    for (int j = 0; j < fit->n_free; j++) {
+        int i = fit->free_idx[j];
+        double lo = fit->lo[i], hi = fit->hi[i], v = declared[i], u = uniform01(rng), p;
+        if (fit->logscale[i]) {
+            double a, b;
+            if (lo > 0 && isfinite(hi)) {
+                a = lo;
+                b = hi;
+            } else if (isfinite(hi)) {
+                a = fmin(hi * 1e-6, v / 10);
+                b = hi;
+            } else {
+                a = fmax(lo, v / 10);
+                b = v * 10;
+            }
+            p = exp(log(a) + u * (log(b) - log(a)));
+        } else {
+            double w = fmax(fabs(v), 1.0), a = isfinite(lo) ? lo : v - w, b = isfinite(hi) ? hi : v + w;
+            p = a + u * (b - a);
+        }
+        fit->start[i] = fmin(fmax(p, lo), hi);
+    }
+    fit_x_setup(fit);
+}
+
+static void restore(struct remat_fit *fit, const double *declared)
+{
+    memcpy(fit->start, declared, sizeof *declared * (size_t)fit->P);
+    fit_x_setup(fit);
+}
+
+remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
+{
+    if (!result)
+        return remat_error(REMAT_ERR_NULL, "fit: result is NULL");
+    memset(result, 0, sizeof *result);
+    if (!fit)
+        return remat_error(REMAT_ERR_NULL, "fit: the fit is NULL");
+    int n = fit->opt.starts > 1 ? fit->opt.starts : 1;
+    double *objs = malloc(sizeof *objs * (size_t)n), *declared = malloc(sizeof *declared * (size_t)fit->P);
+    if (!objs || !declared) {
+        free(objs);
+        free(declared);
+        snprintf(result->message, sizeof result->message, "fit: out of memory");
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    }
+    memcpy(declared, fit->start, sizeof *declared * (size_t)fit->P);
+    uint64_t rng = fit->opt.seed;
+    remat_fit_result best = {0}, failed = {0};
+    int have_best = 0, have_failed = 0, n_failed = 0;
+    int64_t evals = 0;
+    remat_status st = REMAT_OK;
+    for (int k = 0; k < n; k++) {
+        if (k > 0)
+            draw_start(fit, declared, &rng);
+        remat_fit_result r;
+        remat_status sk = fit_run_single(fit, &r);
+        evals += r.evaluations;
+        objs[k] = sk == REMAT_OK ? r.objective : NAN;
+        if (sk == REMAT_OK && (!have_best || r.objective < best.objective)) {
+            remat_fit_result_clear(&best);
+            best = r;
+            have_best = 1;
+        } else if (sk == REMAT_ERR_NUMERIC) {
+            /* one start that blows up the integration is one failed start */
+            n_failed++;
+            if (!have_failed) {
+                failed = r;
+                have_failed = 1;
+            } else {
+                remat_fit_result_clear(&r);
+            }
+        } else if (sk != REMAT_OK) {
+            remat_fit_result_clear(&best);
+            remat_fit_result_clear(&failed);
+            *result = r;
+            st = sk;
+            goto done;
+        } else {
+            remat_fit_result_clear(&r);
+        }
+    }
+    if (have_best) {
+        remat_fit_result_clear(&failed);
+        *result = best;
+    } else {
+        *result = failed; /* every start failed: the first one's message */
+        st = remat_error(REMAT_ERR_NUMERIC, "%s", result->message);
+    }
+    result->evaluations = evals;
+    result->n_starts = n;
+    result->starts_failed = n_failed;
+    for (int k = 0; have_best && k < n; k++)
+        result->starts_at_best += objs[k] <= result->objective + SPREAD_RTOL * fabs(result->objective);
+    result->start_objectives = objs;
+    objs = NULL;
+done:
+    restore(fit, declared);
+    free(objs);
+    free(declared);
+    return st;
+}

@@ -1,0 +1,287 @@
+/* pfr_fit_out.c — `remat pfr fit`'s table, JSON document and residual plot (pfr_fit_out.h). */
+#include "pfr_fit_out.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void put_double(FILE *f, double v)
+{
+    char buf[40];
+    if (!isfinite(v)) {
+        fputs("null", f);
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
+}
+
+static void put_params(FILE *f, int n, char *const *names, const double *v)
+{
+    fputc('{', f);
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ", " : "", f);
+        cli_json_string(f, names[i]);
+        fputs(": ", f);
+        put_double(f, v[i]);
+    }
+    fputc('}', f);
+}
+
+static const char *schedule_text(const pfr_fit_report *rep, char *buf, size_t len)
+{
+    remat_schedule_spec spec;
+    remat_fit_schedule(rep->fit, &spec);
+    remat_schedule_format(&spec, buf, len);
+    return buf;
+}
+
+static void print_weights(const pfr_fit_report *rep)
+{
+    if (!rep->sigma && !rep->relative)
+        return;
+    printf("weights: residual / %s", rep->relative ? "(sigma |data|)" : "sigma");
+    int S = remat_mechanism_species_count(rep->m);
+    for (int s = 0; rep->sigma && s < S; s++)
+        printf("%s%s=%g", s ? ", " : ", sigma ", remat_mechanism_species_name(rep->m, s), rep->sigma[s]);
+    putchar('\n');
+}
+
+static void print_stats_table(const pfr_fit_report *rep)
+{
+    const remat_fit_result *r = rep->r;
+    const remat_fit_stats *st = rep->stats;
+    int P = r->n_params;
+    if (!st) {
+        printf("statistics: not available: %s\n", rep->stats_why);
+        printf("%-16s %16s %16s\n", "parameter", "start", "fitted");
+        for (int i = 0; i < P; i++)
+            printf("%-16s %16.9g %16.9g\n", r->param_names[i], rep->start[i], r->params[i]);
+        return;
+    }
+    printf("degrees of freedom %lld, residual standard deviation %.6g (s^2 = SSE / dof), t(0.975) = %.6g\n",
+           (long long)st->dof, sqrt(st->s2), st->t95);
+    printf("%-16s %16s %16s %12s %16s %16s\n", "parameter", "start", "fitted", "std. error", "95% CI low",
+           "95% CI high");
+    for (int i = 0; i < P; i++) {
+        if (isnan(st->se[i]))
+            printf("%-16s %16.9g %16.9g %12s\n", r->param_names[i], rep->start[i], r->params[i], "(fixed)");
+        else
+            printf("%-16s %16.9g %16.9g %12.4g %16.9g %16.9g\n", r->param_names[i], rep->start[i], r->params[i],
+                   st->se[i], st->ci_lo[i], st->ci_hi[i]);
+    }
+    printf("correlation\n%-16s", "");
+    for (int j = 0; j < P; j++)
+        printf(" %8.8s", r->param_names[j]);
+    putchar('\n');
+    for (int i = 0; i < P; i++) {
+        printf("%-16s", r->param_names[i]);
+        for (int j = 0; j < P; j++) {
+            double c = st->corr[(size_t)i * (size_t)P + (size_t)j];
+            if (isnan(c))
+                printf(" %8s", "-");
+            else
+                printf(" %8.4f", c);
+        }
+        putchar('\n');
+    }
+    if (st->n_unidentifiable) {
+        printf("warning: not identifiable from these data:");
+        for (int i = 0, k = 0; i < P; i++)
+            if (st->unidentifiable[i])
+                printf("%s %s", k++ ? "," : "", r->param_names[i]);
+        printf(" (J^T J condition number %.3g: a singular value of J, columns scaled by |p|, below %g times the "
+               "largest; their standard errors mean little)\n",
+               st->cond, REMAT_FIT_IDENTIFIABLE_RTOL);
+    }
+}
+
+void pfr_fit_print_table(const pfr_fit_report *rep)
+{
+    const remat_fit_result *r = rep->r;
+    char sched[48];
+    printf("fit of %s to %d experiment%s, %lld measured values\n", rep->mechanism, rep->n_data,
+           rep->n_data > 1 ? "s" : "", (long long)r->n_residuals);
+    printf("optimizer %s, %s steps, schedule %s\n", r->optimizer, rep->method ? rep->method : "rk4",
+           schedule_text(rep, sched, sizeof sched));
+    print_weights(rep);
+    printf("%s\n", r->message);
+    printf("%d iterations, %lld program runs, %.3f s\n", r->iterations, (long long)r->evaluations, rep->seconds);
+    if (r->n_starts > 1)
+        printf("starts: %d (seed %llu), %d reached the best within 1e-4 relative, %d failed\n", r->n_starts,
+               (unsigned long long)rep->seed, r->starts_at_best, r->starts_failed);
+    printf("sum of squared residuals %.6g (start %.6g)\n", r->objective,
+           r->n_history ? r->history_objective[0] : NAN);
+    print_stats_table(rep);
+}
+
+static void put_stats_json(const pfr_fit_report *rep)
+{
+    const remat_fit_result *r = rep->r;
+    const remat_fit_stats *st = rep->stats;
+    int P = r->n_params;
+    printf(",\n \"statistics\": ");
+    if (!st) {
+        printf("{\"available\": false, \"reason\": ");
+        cli_json_string(stdout, rep->stats_why);
+        putchar('}');
+        return;
+    }
+    printf("{\"available\": true, \"dof\": %lld, \"s2\": ", (long long)st->dof);
+    put_double(stdout, st->s2);
+    printf(", \"t95\": ");
+    put_double(stdout, st->t95);
+    printf(", \"condition_number\": ");
+    put_double(stdout, st->cond);
+    printf(",\n  \"std_errors\": ");
+    put_params(stdout, P, r->param_names, st->se);
+    printf(",\n  \"ci95_low\": ");
+    put_params(stdout, P, r->param_names, st->ci_lo);
+    printf(",\n  \"ci95_high\": ");
+    put_params(stdout, P, r->param_names, st->ci_hi);
+    printf(",\n  \"correlation\": [");
+    for (int i = 0; i < P; i++) {
+        printf("%s[", i ? ", " : "");
+        for (int j = 0; j < P; j++) {
+            fputs(j ? ", " : "", stdout);
+            put_double(stdout, st->corr[(size_t)i * (size_t)P + (size_t)j]);
+        }
+        putchar(']');
+    }
+    printf("],\n  \"not_identifiable\": [");
+    for (int i = 0, k = 0; i < P; i++)
+        if (st->unidentifiable[i]) {
+            fputs(k++ ? ", " : "", stdout);
+            cli_json_string(stdout, r->param_names[i]);
+        }
+    printf("]}");
+}
+
+void pfr_fit_print_json(const pfr_fit_report *rep)
+{
+    const remat_fit_result *r = rep->r;
+    char sched[48];
+    printf("{\"mechanism\": ");
+    cli_json_string(stdout, rep->mechanism);
+    printf(", \"data\": [");
+    for (int e = 0; e < rep->n_data; e++) {
+        fputs(e ? ", " : "", stdout);
+        cli_json_string(stdout, rep->data[e]);
+    }
+    printf("], \"optimizer\": \"%s\", \"method\": \"%s\", \"schedule\": \"%s\",\n", r->optimizer,
+           rep->method ? rep->method : "rk4", schedule_text(rep, sched, sizeof sched));
+    printf(" \"weighting\": \"%s\", \"sigma\": ", rep->relative ? "relative" : "none");
+    if (rep->sigma) {
+        int S = remat_mechanism_species_count(rep->m);
+        putchar('{');
+        for (int s = 0; s < S; s++) {
+            fputs(s ? ", " : "", stdout);
+            cli_json_string(stdout, remat_mechanism_species_name(rep->m, s));
+            fputs(": ", stdout);
+            put_double(stdout, rep->sigma[s]);
+        }
+        putchar('}');
+    } else {
+        fputs("null", stdout);
+    }
+    printf(",\n \"objective\": ");
+    put_double(stdout, r->objective);
+    printf(", \"params\": ");
+    put_params(stdout, r->n_params, r->param_names, r->params);
+    printf(",\n \"start\": ");
+    put_params(stdout, r->n_params, r->param_names, rep->start);
+    printf(", \"iterations\": %d, \"evaluations\": %lld, \"n_residuals\": %lld, \"converged\": %s, \"seconds\": ",
+           r->iterations, (long long)r->evaluations, (long long)r->n_residuals, r->converged ? "true" : "false");
+    put_double(stdout, rep->seconds);
+    printf(",\n \"starts\": {\"n\": %d, \"seed\": %llu, \"at_best\": %d, \"failed\": %d, \"objectives\": [", r->n_starts,
+           (unsigned long long)rep->seed, r->starts_at_best, r->starts_failed);
+    for (int k = 0; k < r->n_starts; k++) {
+        fputs(k ? ", " : "", stdout);
+        put_double(stdout, r->start_objectives[k]);
+    }
+    printf("]}");
+    put_stats_json(rep);
+    printf(",\n \"message\": ");
+    cli_json_string(stdout, r->message);
+    if (rep->history) {
+        printf(",\n \"history\": [");
+        for (int h = 0; h < r->n_history; h++) {
+            printf("%s\n  {\"objective\": ", h ? "," : "");
+            put_double(stdout, r->history_objective[h]);
+            printf(", \"params\": ");
+            put_params(stdout, r->n_params, r->param_names, r->history_params + (size_t)h * (size_t)r->n_params);
+            putchar('}');
+        }
+        putchar(']');
+    }
+    printf("}\n");
+}
+
+int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_dataset *const *data, int row0)
+{
+    int S = remat_mechanism_species_count(rep->m), n_data = rep->n_data;
+    int64_t N = remat_fit_residual_count(rep->fit);
+    double *res = malloc(sizeof *res * (size_t)(N + 1)), *xy = malloc(sizeof *xy * 2 * (size_t)(N + 1));
+    cli_panel *panels = calloc((size_t)n_data, sizeof *panels);
+    cli_series *series = calloc((size_t)n_data * (size_t)S, sizeof *series);
+    char(*titles)[160] = calloc((size_t)n_data, sizeof *titles);
+    int ok = res && xy && panels && series && titles;
+    if (ok && remat_fit_residuals(rep->fit, rep->r->params, res) != REMAT_OK) {
+        fprintf(stderr, "remat: --plot-residuals: %s\n", remat_last_error());
+        ok = 0;
+    }
+    /* residuals come experiment by experiment, row by row, species in
+     * mechanism order: regroup them by species into (time, residual) runs */
+    int64_t first = 0, used = 0;
+    for (int e = 0; ok && e < n_data; e++) {
+        const remat_dataset *d = data[e];
+        size_t R = remat_dataset_rows(d), row1 = row0 ? 1 : 0;
+        const double *t = remat_dataset_times(d);
+        cli_series *ser = series + (size_t)e * (size_t)S;
+        int ns = 0;
+        int64_t k = first;
+        for (int s = 0; s < S; s++) {
+            if (!remat_dataset_has_column(d, s))
+                continue;
+            int n = 0;
+            for (size_t row = row1; row < R; row++)
+                n += remat_dataset_is_measured(d, row, s);
+            double *x = xy + used, *y = x + n;
+            n = 0;
+            k = first;
+            for (size_t row = row1; row < R; row++)
+                for (int s2 = 0; s2 < S; s2++)
+                    if (remat_dataset_is_measured(d, row, s2)) {
+                        if (s2 == s) {
+                            x[n] = t[row];
+                            y[n++] = res[k];
+                        }
+                        k++;
+                    }
+            used += 2 * n;
+            ser[ns++] = (cli_series){.label = remat_mechanism_species_name(rep->m, s), .n = n, .x = x, .y = y,
+                                     .points_only = 1, .color = 1 + s};
+        }
+        first = k;
+        const char *base = strrchr(remat_dataset_path(d), '/');
+        snprintf(titles[e], sizeof titles[e], "%s: residuals%s", base ? base + 1 : remat_dataset_path(d),
+                 rep->sigma || rep->relative ? " (weighted)" : " (model - data)");
+        panels[e] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d), .ylabel = "residual",
+                                .n_series = ns, .series = ser};
+    }
+    if (ok)
+        ok = cli_plot_panels_for("--plot-residuals", path, n_data, panels);
+    free(res);
+    free(xy);
+    free(panels);
+    free(series);
+    free(titles);
+    return ok;
+}

@@ -1,0 +1,40 @@
+/*
+ * pfr_fit_out.h — what `remat pfr fit` prints (the table or one JSON
+ * document) and its residual plot: the fit, the multi-start spread, the
+ * weights and the statistics at the optimum (remat/fit.h).
+ */
+#ifndef REMAT_TOOL_PFR_FIT_OUT_H
+#define REMAT_TOOL_PFR_FIT_OUT_H
+
+#include <stdint.h>
+
+#include "remat/remat.h"
+
+typedef struct {
+    const char *mechanism;       /* --mechanism path */
+    const char *const *data;     /* [n_data] --data paths */
+    int n_data;
+    const char *method;          /* NULL: rk4 */
+    const remat_mechanism *m;
+    remat_fit *fit;
+    const remat_fit_result *r;
+    const double *start;         /* [P] the declared (or --params) start */
+    double seconds;
+    const double *sigma;         /* [S] or NULL (unweighted) */
+    int relative;                /* --weighting relative */
+    uint64_t seed;               /* of the random starts (r->n_starts > 1) */
+    const remat_fit_stats *stats;/* NULL when they could not be computed: */
+    const char *stats_why;       /* why */
+    int history;                 /* --history: the iterates in --json */
+} pfr_fit_report;
+
+void pfr_fit_print_table(const pfr_fit_report *rep);
+void pfr_fit_print_json(const pfr_fit_report *rep);
+
+/* Residuals (weighted, as fitted) against the independent variable, one
+ * panel per experiment, one series of points per measured species. row0:
+ * whether each file's first row was taken as the initial state (then it has
+ * no residual). 0 with a message naming --plot-residuals on error. */
+int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_dataset *const *data, int row0);
+
+#endif
