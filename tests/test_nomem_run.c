@@ -20,8 +20,10 @@
  *   - with the hook off, a program whose run failed runs again, or the
  *     gradient compiles again, and the outputs are bitwise equal to those of
  *     the reference run.
- * Every k is tried (no sampling): the workloads take a few hundred
- * allocations. libgccjit itself is not injected, and compiled lane programs
+ * Every k is tried (no sampling): the workloads take up to ~2,200
+ * allocations (the arena gives every request its own chunk while the hook is
+ * armed, so the lowerings' and the scan's program memory is failed request
+ * by request). libgccjit itself is not injected, and compiled lane programs
  * stay in the process's cache after the reference compile, so later
  * compiles find them there.
  */

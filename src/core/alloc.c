@@ -58,3 +58,5 @@ void remat_alloc_fail_after(int64_t k) { arm(k, 0); }
 void remat_alloc_fail_once(int64_t k) { arm(k, 1); }
 
 int64_t remat_alloc_count(void) { return atomic_load_explicit(&count, memory_order_relaxed); }
+
+bool remat_alloc_hook_armed(void) { return atomic_load_explicit(&fail_at, memory_order_relaxed) >= 0; }

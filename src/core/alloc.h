@@ -25,6 +25,7 @@
 #ifndef REMAT_CORE_ALLOC_H
 #define REMAT_CORE_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,5 +50,8 @@ void remat_alloc_fail_once(int64_t k);
 /* Allocations requested (failed ones included) since the hook was armed; 0
  * while it is off. */
 int64_t remat_alloc_count(void);
+/* Whether the hook is armed. Pooling allocators (core/arena.c) then take a
+ * block of their own for every request, so that each request can fail. */
+bool remat_alloc_hook_armed(void);
 
 #endif

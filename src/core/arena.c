@@ -21,8 +21,9 @@ void *remat_arena_alloc(remat_arena *a, size_t bytes)
     if (bytes > SIZE_MAX / 2)
         return NULL; /* rounding up or adding the chunk header would wrap */
     bytes = (bytes + 15) & ~(size_t)15;
-    if (!a->head || a->cap - a->used < bytes) {
-        size_t cap = bytes > 16384 ? bytes : 16384;
+    const bool each = remat_alloc_hook_armed(); /* every request its own chunk (alloc.h) */
+    if (!a->head || a->cap - a->used < bytes || each) {
+        size_t cap = bytes > 16384 || each ? bytes : 16384;
         remat_arena_chunk *c = remat_malloc(sizeof *c + cap);
         if (!c)
             return NULL;
