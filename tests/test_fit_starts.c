@@ -138,6 +138,53 @@ static void test_fit_starts_weights_scale_residuals(void **state)
     remat_mechanism_free(m);
 }
 
+/* A sigma_<species> column gives a cell's sigma; where it is empty (and for
+ * species without one) opt.sigma applies. */
+static void test_fit_starts_sigma_columns_weight_cells(void **state)
+{
+    (void)state;
+    remat_mechanism *m;
+    assert_ok(remat_mechanism_parse_string(decay_mech, "decay.mech", &m));
+    char path[128];
+    remat_dataset *d0 = write_data(m, "t,A,B\n0,1,0\n1,0.62,0.41\n2,0.35,0.66\n", path, sizeof path);
+    const double k[1] = {0.5};
+    double r0[4], r[4];
+    remat_fit_options o = remat_fit_defaults();
+    remat_fit *fit;
+    assert_ok(remat_fit_new(m, 1, &d0, &o, &fit));
+    assert_ok(remat_fit_residuals(fit, k, r0));
+    remat_fit_free(fit);
+    remat_dataset *d =
+        write_data(m, "t,A,B,sigma_B\n0,1,0,\n1,0.62,0.41,0.05\n2,0.35,0.66,\n", path, sizeof path);
+    assert_true(isnan(remat_dataset_sigma(d, 0, 1)) && isnan(remat_dataset_sigma(d, 1, 0)));
+    assert_true(remat_dataset_sigma(d, 1, 1) == 0.05);
+    o.sigma = (const double[]){0.5, 0.25};
+    assert_ok(remat_fit_new(m, 1, &d, &o, &fit));
+    assert_ok(remat_fit_residuals(fit, k, r));
+    const double want[4] = {r0[0] / 0.5, r0[1] / 0.05, r0[2] / 0.5, r0[3] / 0.25};
+    for (int i = 0; i < 4; i++)
+        if (!(fabs(r[i] - want[i]) <= 1e-12 * fabs(want[i])))
+            fail_msg("residual %d is %.17g, want %.17g", i, r[i], want[i]);
+    remat_fit_free(fit);
+    remat_dataset_free(d);
+    remat_dataset_free(d0);
+    /* a sigma must be positive, and needs the species' own column */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("t,A,B,sigma_B\n0,1,0,\n1,0.62,0.41,0\n", f);
+    fclose(f);
+    assert_int_equal(remat_dataset_read(path, m, &d), REMAT_ERR_PARSE);
+    assert_contains(remat_last_error(), ":3: column 'sigma_B': '0' is not a positive standard deviation");
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("t,A,sigma_B\n0,1,\n1,0.62,0.1\n", f);
+    fclose(f);
+    assert_int_equal(remat_dataset_read(path, m, &d), REMAT_ERR_PARSE);
+    assert_contains(remat_last_error(), ":1: sigma column 'sigma_B' but no column B for its measurements");
+    unlink(path);
+    remat_mechanism_free(m);
+}
+
 static void test_fit_starts_weight_errors_name_the_input(void **state)
 {
     (void)state;
@@ -170,6 +217,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_starts_best_of_seeded_starts),
         cmocka_unit_test(test_fit_starts_weights_scale_residuals),
+        cmocka_unit_test(test_fit_starts_sigma_columns_weight_cells),
         cmocka_unit_test(test_fit_starts_weight_errors_name_the_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,11 @@
  * finite decimal number or empty (not measured). "nan" and "inf" are
  * rejected: a missing value is an empty cell.
  *
+ * Standard deviations: a column named sigma_<species> (e.g. sigma_B, beside
+ * a column B) gives the standard deviation of each measurement of that
+ * species on its row; its cells are positive numbers or empty (no sigma
+ * there). A species named sigma_B itself is read as that species.
+ *
  * Errors: REMAT_ERR_IO for a file that cannot be read (with the system's
  * reason), REMAT_ERR_PARSE otherwise, the message naming path:line and the
  * column.
@@ -65,6 +70,9 @@ const double *remat_dataset_times(const remat_dataset *d);
 const double *remat_dataset_row(const remat_dataset *d, size_t r);
 double remat_dataset_value(const remat_dataset *d, size_t r, int s); /* NaN: not measured */
 int remat_dataset_is_measured(const remat_dataset *d, size_t r, int s);
+/* The standard deviation of the cell (row r, species s) from a sigma_<species>
+ * column; NaN when the file gives none there. */
+double remat_dataset_sigma(const remat_dataset *d, size_t r, int s);
 /* Whether the file has a column for species s. */
 int remat_dataset_has_column(const remat_dataset *d, int s);
 /* Whether row 0 gives every species of the mechanism, so that the initial

@@ -91,8 +91,10 @@
  * how many stopped on a NaN/Inf (such a start is skipped; only when all fail
  * is it an error).
  *
- * Weights. A residual is (model - data) / sigma[s] for species s (opt.sigma,
- * all 1 by default), divided by |data| as well with REMAT_FIT_WEIGHT_RELATIVE;
+ * Weights. A residual is (model - data) / sigma for the cell's sigma: the
+ * data file's sigma_<species> column where it has a value there (dataset.h),
+ * else opt.sigma[s] of its species (all 1 by default); divided by |data| as
+ * well with REMAT_FIT_WEIGHT_RELATIVE;
  * the objective, the residuals (remat_fit_residuals), J and the statistics
  * are those of the weighted residuals.
  *

@@ -6,7 +6,8 @@
 #   - a warning naming the parameters the data cannot identify;
 #   - --json leaves the per-iteration history out unless --history;
 #   - --starts N --seed S: N starts, the spread, the same seed the same starts;
-#   - --sigma divides residuals (SSE / sigma^2, standard errors unchanged),
+#   - --sigma (or a sigma_<species> data column) divides residuals (SSE /
+#     sigma^2, standard errors unchanged),
 #     --weighting relative is named in --json;
 #   - --plot-residuals writes its plot.
 set -u
@@ -52,6 +53,9 @@ check "--sigma exits 0" test $? -eq 0
 check "--sigma divides the SSE by sigma^2" near "$(num objective w.json)" 12.455138894 1e-6
 sed -n 's/.*"std_errors": {"b1": \([-0-9.eE+]*\),.*/\1/p' w.json >sew.txt
 check "--sigma leaves the standard errors (scaled by s^2) as they were" near "$(cat sew.txt)" "$se1" 1e-6
+awk -F, 'NR == 1 { print $0 ",sigma_y"; next } { print $0 "," (NR == 2 ? "" : "0.1") }' "$BAT/misra1a.csv" >sig.csv
+"$REMAT" pfr fit --mechanism "$BAT/misra1a.mech" --data sig.csv --json >wc.json 2>wc.err
+check "a sigma_y column in the data weights like --sigma y=0.1" near "$(num objective wc.json)" 12.455138894 1e-6
 misra --json --weighting relative >rel.json 2>rel.err
 check "--weighting relative exits 0" test $? -eq 0
 check "--json names the weighting" has rel.json '"weighting": "relative"'

@@ -26,6 +26,7 @@ struct remat_dataset {
     double *times;             /* [rows] */
     double *values;            /* [rows][nspecies], NaN = not measured */
     unsigned char *has_column; /* [nspecies] */
+    double *sigma;             /* [rows][nspecies] from sigma_<species> columns, NaN = none; NULL: no such column */
 };
 
 /* Cell i (0-based) of a line; cells are separated by ','. */
@@ -68,9 +69,26 @@ typedef struct {
     const remat_mechanism *mech;
     remat_dataset *d;
     int ncols;
-    int *col_species; /* [ncols], -1 for column 0 */
+    int *col_species; /* [ncols], -1 for column 0, -2 - s for the sigma column of species s */
     span *col_names;  /* [ncols] */
+    size_t max_rows;
 } reader;
+
+#define SIGMA_PREFIX "sigma_"
+
+/* Every sigma_<species> column needs that species' column. */
+static remat_status check_sigma_columns(reader *r, int lineno)
+{
+    char a[160];
+    for (int j = 1; j < r->ncols; j++) {
+        int s = r->col_species[j] <= -2 ? -2 - r->col_species[j] : -1;
+        if (s >= 0 && !r->d->has_column[s])
+            return remat_error(REMAT_ERR_PARSE, "%s:%d: sigma column %s but no column %s for its measurements",
+                               r->path, lineno, csv_show(r->col_names[j], a, sizeof a),
+                               remat_mechanism_species_name(r->mech, s));
+    }
+    return REMAT_OK;
+}
 
 static remat_status parse_header(reader *r, span line, int lineno)
 {
@@ -94,8 +112,12 @@ static remat_status parse_header(reader *r, span line, int lineno)
         char name[128] = "";
         if (c.len < sizeof name)
             memcpy(name, c.s, c.len);
-        int s = c.len < sizeof name ? remat_mechanism_species_find(r->mech, name) : -1;
-        r->col_species[j] = j ? s : -1;
+        int s = c.len < sizeof name ? remat_mechanism_species_find(r->mech, name) : -1, sig = 0;
+        if (j > 0 && s < 0 && !strncmp(name, SIGMA_PREFIX, strlen(SIGMA_PREFIX))) {
+            s = remat_mechanism_species_find(r->mech, name + strlen(SIGMA_PREFIX));
+            sig = s >= 0;
+        }
+        r->col_species[j] = j ? (sig ? -2 - s : s) : -1;
         if (j == 0) {
             if (s >= 0)
                 return remat_error(REMAT_ERR_PARSE,
@@ -116,12 +138,17 @@ static remat_status parse_header(reader *r, span line, int lineno)
                                r->path, lineno, csv_show(c, a, sizeof a), j + 1, b);
         }
         for (int k = 1; k < j; k++)
-            if (r->col_species[k] == s)
+            if (r->col_species[k] == r->col_species[j])
                 return remat_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)",
                                    r->path, lineno, csv_show(c, a, sizeof a), k + 1, j + 1);
-        r->d->has_column[s] = 1;
+        if (sig) {
+            if (!r->d->sigma && !(r->d->sigma = malloc(r->max_rows * (size_t)r->d->nspecies * sizeof *r->d->sigma)))
+                return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+        } else {
+            r->d->has_column[s] = 1;
+        }
     }
-    return REMAT_OK;
+    return check_sigma_columns(r, lineno);
 }
 
 static remat_status parse_row(reader *r, span line, int lineno)
@@ -141,8 +168,12 @@ static remat_status parse_row(reader *r, span line, int lineno)
                            r->path, lineno, ncells, r->ncols, csv_show(r->col_names[ncells], b, sizeof b));
     size_t row = d->rows;
     double *vals = d->values + row * (size_t)d->nspecies;
-    for (int s = 0; s < d->nspecies; s++)
+    double *sig = d->sigma ? d->sigma + row * (size_t)d->nspecies : NULL;
+    for (int s = 0; s < d->nspecies; s++) {
         vals[s] = NAN;
+        if (sig)
+            sig[s] = NAN;
+    }
     for (int j = 0; j < r->ncols; j++) {
         span c = cell_at(line, j);
         const char *col = csv_show(r->col_names[j], b, sizeof b);
@@ -177,6 +208,11 @@ static remat_status parse_row(reader *r, span line, int lineno)
                                    "row (the first column must increase strictly)",
                                    r->path, lineno, col, v, d->times[row - 1]);
             d->times[row] = v;
+        } else if (r->col_species[j] <= -2) {
+            if (!(v > 0))
+                return remat_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is not a positive standard deviation",
+                                   r->path, lineno, col, csv_show(c, a, sizeof a));
+            sig[-2 - r->col_species[j]] = v;
         } else {
             vals[r->col_species[j]] = v;
         }
@@ -192,7 +228,7 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
     if (st != REMAT_OK)
         return st;
     csv_skip_bom(&text, &n);
-    size_t max_rows = csv_count_lines(text, n);
+    size_t max_rows = r->max_rows = csv_count_lines(text, n);
     if (d->nspecies > 0 && max_rows > SIZE_MAX / sizeof(double) / (size_t)d->nspecies)
         return remat_error(REMAT_ERR_NOMEM, "%s: too many rows", r->path);
     d->times = malloc(max_rows * sizeof *d->times);
@@ -263,6 +299,7 @@ void remat_dataset_free(remat_dataset *d)
     free(d->times);
     free(d->values);
     free(d->has_column);
+    free(d->sigma);
     free(d);
 }
 
@@ -329,6 +366,13 @@ int remat_dataset_is_measured(const remat_dataset *d, size_t r, int s)
 {
     NULL_DATA(d, 0);
     return !isnan(remat_dataset_value(d, r, s));
+}
+
+double remat_dataset_sigma(const remat_dataset *d, size_t r, int s)
+{
+    NULL_DATA(d, NAN);
+    REMAT_ASSERT(r < d->rows && s >= 0 && s < d->nspecies);
+    return d->sigma ? d->sigma[r * (size_t)d->nspecies + (size_t)s] : NAN;
 }
 
 int remat_dataset_has_column(const remat_dataset *d, int s)

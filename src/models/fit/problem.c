@@ -79,7 +79,8 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
                 int64_t c = r * S + s;
                 double v = remat_dataset_value(d, (size_t)r, s);
                 /* the weight rides on the mask: r = (y - data) w, J follows */
-                double w = fit->opt.sigma ? 1.0 / fit->opt.sigma[s] : 1.0;
+                double sc = remat_dataset_sigma(d, (size_t)r, s);
+                double w = !isnan(sc) ? 1.0 / sc : fit->opt.sigma ? 1.0 / fit->opt.sigma[s] : 1.0;
                 if (fit->opt.weighting == REMAT_FIT_WEIGHT_RELATIVE) {
                     if (v == 0)
                         return remat_error(REMAT_ERR_VALUE,
