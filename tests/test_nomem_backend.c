@@ -9,7 +9,8 @@
  * kind that keeps parameters, a fused group, add-of-pad) every allocation is
  * failed in turn: REMAT_ERR_NOMEM naming the op, and with memory granted the
  * same lowering succeeds. Without the NULL checks the lowerings write
- * through NULL.
+ * through NULL. The JIT (compile_lanes) has every allocation of a compile
+ * failed in turn the same way, on a program not compiled before.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,11 +163,97 @@ static void test_nomem_backend_plan(void **state)
         }
 }
 
+/* y = x * imm over one lane, one step: a program of its own for each imm */
+typedef struct {
+    remat_lane_ins ins[4];
+    remat_lane_buf bufs[2];
+    remat_lane_program p;
+} scale_program;
+
+static void make_scale(scale_program *s, double imm)
+{
+    *s = (scale_program){
+        .ins = {{.kind = REMAT_LANE_LOAD, .dt = REMAT_F64, .buf = 0},
+                {.kind = REMAT_LANE_CONST, .dt = REMAT_F64, .imm = imm},
+                {.kind = REMAT_LANE_OP, .dt = REMAT_F64, .op = REMAT_OP_MUL, .a = 0, .b = 1},
+                {.kind = REMAT_LANE_STORE, .dt = REMAT_F64, .a = 2, .buf = 1}},
+        .bufs = {{.dt = REMAT_F64}, {.dt = REMAT_F64}},
+    };
+    s->p = (remat_lane_program){.m = 1, .n_ins = 4, .ins = s->ins, .n_bufs = 2, .bufs = s->bufs};
+}
+
+static void check_scale(remat_lane_fn fn, double imm)
+{
+    double x = 3.0, y = 0.0;
+    char *bufs[2] = {(char *)&x, (char *)&y};
+    const int64_t strides[2] = {0, 0};
+    fn(bufs, strides, 1);
+    assert_true(y == 3.0 * imm);
+}
+
+/* Every allocation of compile_lanes (key, lookup tables, the generator's
+ * tables, the cache's growth) failed in turn, with all after it and alone,
+ * each time on a program it has not compiled (the in-process cache would
+ * answer otherwise): REMAT_ERR_NOMEM, "out of memory", and the same program
+ * compiles with the hook off. The cache grows only now and then, so a k past
+ * the allocations a compile made is granted. libgccjit's own memory is not
+ * ours to fail. */
+static void test_nomem_backend_jit(void **state)
+{
+    (void)state;
+    const remat_backend *be = remat_backend_cpu();
+    if (!be->iface.compile_lanes || !be->iface.can_compile_lanes()) {
+        printf("  compiled loops unavailable here (no libgccjit or REMAT_NO_JIT): nothing to fail\n");
+        return;
+    }
+    setenv("REMAT_NO_CACHE", "1", 1); /* the disk cache would answer too */
+    double imm = 1.25;
+    scale_program s;
+    const remat_lane_program *pp[1] = {&s.p};
+    remat_lane_fn fn = NULL;
+    make_scale(&s, imm);
+    remat_alloc_fail_after(INT64_MAX);
+    assert_int_equal(be->iface.compile_lanes(1, pp, &fn), REMAT_OK);
+    const int64_t n = remat_alloc_count();
+    remat_alloc_fail_after(-1);
+    check_scale(fn, imm);
+    assert_true(n >= 5);
+    int64_t failed = 0;
+    for (int sticky = 1; sticky >= 0; sticky--)
+        for (int64_t k = 0; k < n; k++) {
+            imm += 0.5;
+            make_scale(&s, imm);
+            remat_clear_error();
+            if (sticky)
+                remat_alloc_fail_after(k);
+            else
+                remat_alloc_fail_once(k);
+            remat_status st = be->iface.compile_lanes(1, pp, &fn);
+            const int64_t made = remat_alloc_count();
+            remat_alloc_fail_after(-1);
+            if (made > k) {
+                if (st != REMAT_ERR_NOMEM)
+                    fail_msg("jit: allocation %lld of %lld failed, got %s (%s)", (long long)k, (long long)made,
+                             remat_status_name(st), remat_last_error());
+                assert_contains(remat_last_error(), "out of memory");
+                failed++;
+                assert_int_equal(be->iface.compile_lanes(1, pp, &fn), REMAT_OK);
+            } else {
+                assert_int_equal(st, REMAT_OK);
+            }
+            check_scale(fn, imm);
+        }
+    printf("  jit: %lld allocations in a compile, %lld failures injected\n", (long long)n, (long long)failed);
+    assert_true(be->iface.can_compile_lanes()); /* out of memory does not turn compiling off */
+    unsetenv("REMAT_NO_CACHE");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nomem_backend_lowering),
         cmocka_unit_test(test_nomem_backend_plan),
+        cmocka_unit_test(test_nomem_backend_jit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
