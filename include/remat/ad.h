@@ -88,6 +88,37 @@ remat_status remat_vjp(const remat_fn *f, int n_argnums, const int *argnums, rem
 remat_status remat_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
 remat_status remat_value_and_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
 
+/* ---- forward mode ----
+ * A source-to-source transform too (as jax.jvp): the new function computes
+ * f and its directional derivative in one pass, keeping no residuals.
+ * argnums: the arguments given a tangent (n_argnums = 0: all; each at most
+ * once); the others are held constant.
+ *
+ * remat_jvp: the new function takes (f's args..., one tangent per argnum, in
+ * argnums order, named "t_<arg name>") and returns (f's outputs..., the
+ * tangent of each output, J v). The outputs are bitwise f's. Tangents
+ * through compares, stop_gradient and constants are symbolic zeros (nothing
+ * is computed for them); an output that depends on no argnum gets a zero
+ * tangent. Checkpoint regions become regions over the JVP of their body
+ * (same policy), and a scan carries its tangents along in the carry.
+ * Custom ops have no forward mode (REMAT_ERR_UNSUPPORTED naming the op).
+ *
+ * remat_jacfwd: the Jacobians of every output w.r.t. every argnum by forward
+ * mode, one JVP per basis direction of the argnums (numel(argnum) inlined
+ * JVPs; the cheaper mode when the arguments have fewer elements than the
+ * outputs). The new function takes f's args and returns, output-major,
+ * d out_k / d arg_j for each output k and argnum j, of shape
+ * out_k.shape ++ arg_j.shape (as jax.jacfwd).
+ *
+ * remat_hvp: forward-over-reverse Hessian-vector products of f with one
+ * scalar output: jvp(grad(f)). The new function takes (f's args..., one
+ * vector per argnum, shaped like it) and returns H v restricted to the
+ * argnums: for argnum i, sum_j d^2 f / (d arg_i d arg_j) v_j. Checkpoint
+ * regions of f keep their policies in the reverse pass. */
+remat_status remat_jvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+remat_status remat_jacfwd(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+remat_status remat_hvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+
 /* ---- residual report ---- */
 typedef enum {
     REMAT_RESIDUAL_ARGUMENT, /* "from the argument 'w1'" */

@@ -36,6 +36,14 @@ struct remat_hop_rules {
      * the backward given the output cotangents (REMAT_NONE where none) */
     remat_val (*vjp_forward)(remat_hop_vjp *c, void *data, const remat_val *ins);
     remat_status (*vjp_backward)(remat_hop_vjp *c, void *data, const remat_val *out_cts);
+    /* forward mode (ad/jvp.c; may be NULL: no forward mode): emit into g the
+     * node's JVP given its primal inputs ins and their tangents tans
+     * (REMAT_NONE: a symbolic zero); write the primal outputs to
+     * outs[0..n_out) and their tangents to outs[n_out..2 n_out) (REMAT_NONE
+     * for a zero tangent). A failure returns its status with
+     * remat_last_error() set. */
+    remat_status (*jvp)(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
+                        remat_loc loc);
     /* compile: make the instruction */
     remat_status (*lower)(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
     /* residual report: describe output i when the backward reads it (may be NULL) */
