@@ -535,6 +535,122 @@ static void test_ad_jvp_checkpoint_region(void **state)
     remat_fn_free(fi);
 }
 
+/* body(c, x_t, k) = (c + 0.1 (sin(x_t) - k c), c * c): a stepper with a
+ * per-step input, a const and a y */
+static remat_fn *scan_net(int reverse)
+{
+    const int64_t d3[1] = {3};
+    remat_fn *body = remat_fn_new("step");
+    remat_val c = remat_arg(body, "c", REMAT_F64, 1, d3);
+    remat_val x = remat_arg(body, "x_t", REMAT_F64, 1, d3);
+    remat_val k = remat_arg(body, "k", REMAT_F64, 1, d3);
+    remat_val rate = remat_sub(body, remat_sin(body, x), remat_mul(body, k, c));
+    remat_fn_output(body, remat_add(body, c, remat_mul_scalar(body, rate, 0.1)));
+    remat_fn_output(body, remat_mul(body, c, c));
+    assert_fn_ok(body);
+    remat_fn *f = remat_fn_new(reverse ? "scan_net_reverse" : "scan_net");
+    remat_val c0 = remat_arg(f, "c0", REMAT_F64, 1, d3);
+    remat_val xs = remat_arg(f, "xs", REMAT_F64, 2, ((int64_t[]){20, 3}));
+    remat_val kk = remat_arg(f, "k", REMAT_F64, 1, d3);
+    remat_val cout, ys;
+    remat_scan_options opt = {.reverse = reverse != 0};
+    assert_int_equal(remat_scan(f, body, 20, 1, &c0, 1, &xs, 1, &kk, &opt, &cout, &ys), REMAT_OK);
+    remat_fn_output(f, cout);
+    remat_fn_output(f, ys);
+    assert_fn_ok(f);
+    remat_fn_free(body);
+    return f;
+}
+
+/* J v of a scan (tangents carried in the carry) against central differences
+ * and the scan's VJP; the JVP loop is an ordinary scan, compiled to a lane
+ * loop like the primal one. With a tangent on k alone, the carry's tangent
+ * starts at zero and picks k's up. */
+static void check_scan_jvp(int reverse, int n_argnums, const int *argnums)
+{
+    remat_fn *f = scan_net(reverse);
+    remat_fn *j = jvp_ok(f, n_argnums, argnums);
+    assert_int_equal(count_op(j, REMAT_OP_HOP), 1);
+    double x[3][60], v[3][60];
+    const int64_t n[3] = {3, 60, 3};
+    const remat_shape sh[3] = {remat_shape_make(1, (int64_t[]){3}), remat_shape_make(2, (int64_t[]){20, 3}),
+                               remat_shape_make(1, (int64_t[]){3})};
+    rng_seed(11);
+    remat_tensor in[6];
+    for (int a = 0; a < 3; a++) {
+        fill(x[a], n[a], -1, 1, 0);
+        fill(v[a], n[a], -1, 1, 0);
+        in[a] = remat_tensor_f64(x[a], sh[a].rank, sh[a].dims);
+    }
+    int n_wrt = n_argnums ? n_argnums : 3;
+    for (int t = 0; t < n_wrt; t++) {
+        int a = n_argnums ? argnums[t] : t;
+        in[3 + t] = remat_tensor_f64(v[a], sh[a].rank, sh[a].dims);
+    }
+    outs_t jo, fo, po, mo;
+    remat_memory_plan jplan, fplan;
+    run_fn(j, 3 + n_wrt, in, &jo, NULL, &jplan);
+    run_fn(f, 3, in, &fo, NULL, &fplan);
+    assert_int_equal(jplan.compiled_loops, fplan.compiled_loops); /* compiled when the primal loop is */
+    assert_int_equal(jo.n, 4);
+    assert_memory_equal(jo.t[0].data, fo.t[0].data, 3 * sizeof(double));
+    assert_memory_equal(jo.t[1].data, fo.t[1].data, 60 * sizeof(double));
+    const double h = 1e-6;
+    remat_program *p = compile_ok(f);
+    for (int s = 0; s < 3; s++) {
+        for (int t = 0; t < n_wrt; t++) {
+            int a = n_argnums ? argnums[t] : t;
+            for (int64_t i = 0; i < n[a]; i++)
+                x[a][i] += (s == 0 ? h : s == 1 ? -2 * h : h) * v[a][i];
+        }
+        if (s < 2)
+            run_prog(p, 3, in, s == 0 ? &po : &mo, NULL);
+    }
+    const int64_t no[2] = {3, 60};
+    for (int k = 0; k < 2; k++)
+        for (int64_t i = 0; i < no[k]; i++) {
+            double fd = (((double *)po.t[k].data)[i] - ((double *)mo.t[k].data)[i]) / (2 * h);
+            double got = ((double *)jo.t[2 + k].data)[i];
+            if (!(fabs(got - fd) <= 1e-6 * fabs(fd) + 1e-7))
+                fail_msg("scan jvp (reverse %d): tangent of output %d [%lld] = %.12g, finite difference %.12g",
+                         reverse, k, (long long)i, got, fd);
+        }
+    /* <w, J v> = <J^T w, v> with the scan's reverse mode */
+    remat_fn *vj = ad_ok(AD_VJP, f, 0, NULL);
+    double w0[3], w1[60];
+    fill(w0, 3, -1, 1, 0);
+    fill(w1, 60, -1, 1, 0);
+    remat_tensor vin[5] = {in[0], in[1], in[2], remat_tensor_f64(w0, 1, (int64_t[]){3}),
+                           remat_tensor_f64(w1, 2, (int64_t[]){20, 3})};
+    outs_t vo;
+    run_fn(vj, 5, vin, &vo, NULL, NULL);
+    double lhs = dot_n(w0, jo.t[2].data, 3) + dot_n(w1, jo.t[3].data, 60), rhs = 0;
+    for (int t = 0; t < n_wrt; t++) {
+        int a = n_argnums ? argnums[t] : t;
+        rhs += dot_n(vo.t[2 + a].data, v[a], n[a]);
+    }
+    if (!(fabs(lhs - rhs) <= 1e-12 * (1 + fabs(lhs))))
+        fail_msg("scan jvp: <w, J v> = %.17g but <J^T w, v> = %.17g", lhs, rhs);
+    outs_free(&vo);
+    outs_free(&jo);
+    outs_free(&fo);
+    outs_free(&po);
+    outs_free(&mo);
+    remat_program_free(p);
+    remat_fn_free(vj);
+    remat_fn_free(j);
+    remat_fn_free(f);
+}
+
+static void test_ad_jvp_scan(void **state)
+{
+    (void)state;
+    check_scan_jvp(0, 0, NULL);
+    check_scan_jvp(1, 0, NULL);
+    check_scan_jvp(0, 1, (int[]){2});
+    check_scan_jvp(0, 1, (int[]){1});
+}
+
 static void test_ad_jvp_bad_input(void **state)
 {
     (void)state;
@@ -570,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_ad_jvp_jacfwd_argnums_f32),
         cmocka_unit_test(test_ad_jvp_hvp_finite_differences),
         cmocka_unit_test(test_ad_jvp_checkpoint_region),
+        cmocka_unit_test(test_ad_jvp_scan),
         cmocka_unit_test(test_ad_jvp_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -151,6 +151,7 @@ const remat_hop_rules remat_scan_rules = {
     .output_desc = remat_scan_output_desc,
     .vjp_forward = remat_scan_vjp_forward,
     .vjp_backward = remat_scan_vjp_backward,
+    .jvp = remat_scan_jvp,
     .lower = remat_scan_lower,
     .describe_output = describe,
 };

@@ -69,6 +69,9 @@ size_t remat_scan_align(size_t bytes);
 /* rules, in scan_vjp.c and scan_runtime.c */
 remat_val remat_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins);
 remat_status remat_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts);
+/* forward mode (scan_jvp.c): a scan over the body's JVP */
+remat_status remat_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
+                            remat_loc loc);
 remat_status remat_scan_lower(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
 
 #endif
