@@ -2,12 +2,15 @@
  * test_ad_jvp.c — forward mode: remat_jvp of every primitive, remat_jacfwd,
  * remat_hvp, and JVPs through checkpoint regions.
  *
- * Expectations come from outside the transform: central finite differences
- * in f64 (J v against (f(x + h v) - f(x - h v)) / 2h), and reverse mode,
- * tested against JAX elsewhere, through the transpose identity
- * <w, J v> = <J^T w, v>.
+ * Expectations come from outside the transform: jax.jvp in f64
+ * (tests/goldens/jvp.json, tools/goldens/gen_jvp_goldens.py; ties and
+ * relu(0) included, which finite differences cannot see), central finite
+ * differences in f64 (J v against (f(x + h v) - f(x - h v)) / 2h), and
+ * reverse mode, tested against JAX elsewhere, through the transpose
+ * identity <w, J v> = <J^T w, v>.
  */
 #include "test_ad_util.h"
+#include "test_golden.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -292,6 +295,94 @@ static void test_ad_jvp_symbolic_zeros(void **state)
     assert_int_equal(remat_fn_out(j, 1), remat_fn_arg(j, 2));
     remat_fn_free(j);
     remat_fn_free(f);
+}
+
+/* ---- jax.jvp goldens ---- */
+
+static remat_val b_rmax2(remat_fn *f, const remat_val *x) { return remat_reduce_max(f, x[0], 1, ((int[]){2})); }
+static remat_val b_concat3(remat_fn *f, const remat_val *x) { return remat_concatenate(f, 3, x, 1); }
+
+static const struct {
+    const char *name;
+    builder build;
+} golden_builders[] = {
+    {"add", b_add}, {"sub", b_sub}, {"mul", b_mul}, {"div", b_div}, {"max_ties", b_max}, {"min_ties", b_min},
+    {"neg", b_neg}, {"exp", b_exp}, {"log", b_log}, {"sin", b_sin}, {"cos", b_cos}, {"tanh", b_tanh},
+    {"relu_at_zero", b_relu}, {"square", b_square}, {"sqrt", b_sqrt}, {"erf", b_erf},
+    {"integer_pow_3", b_ipow3}, {"integer_pow_-2", b_ipowm2}, {"integer_pow_0", b_ipow0}, {"pow_2.5", b_pow25},
+    {"select", b_select}, {"reduce_sum_axes_0_2", b_sum02}, {"reduce_max_ties_axis_2", b_rmax2},
+    {"reduce_max_ties_all", b_rmax_all}, {"broadcast_in_dim", b_bcast}, {"reshape", b_reshape},
+    {"transpose", b_transpose}, {"slice_strided", b_slice}, {"pad_interior", b_pad}, {"concatenate", b_concat3},
+    {"matmul", b_matmul}, {"dot_general_batched", b_batched_dot},
+};
+
+static remat_fn *scan_net(int reverse);
+
+static void check_close_golden(const char *what, const remat_tensor *got, const cJSON *want)
+{
+    jarr w = jarr_get(want);
+    assert_true(remat_shape_equal(&got->shape, &w.shape));
+    check_close(what, w.n, got->data, w.data, 1e-13, 1e-15);
+    free(w.data);
+}
+
+/* Every case of jvp.json: primal and tangent outputs against jax.jvp */
+static void test_ad_jvp_jax_goldens(void **state)
+{
+    (void)state;
+    const cJSON *gcases = jget(golden("jvp.json"), "cases");
+    int n_cases = cJSON_GetArraySize(gcases), seen = 0;
+    for (int c = 0; c < n_cases; c++) {
+        const cJSON *gc = cJSON_GetArrayItem(gcases, c);
+        const char *name = jget(gc, "name")->valuestring;
+        const cJSON *ins = jget(gc, "inputs"), *tans = jget(gc, "tangents");
+        int n_in = cJSON_GetArraySize(ins);
+        jarr x[3], t[3];
+        remat_tensor in[6];
+        for (int k = 0; k < n_in; k++) {
+            x[k] = jarr_get(cJSON_GetArrayItem(ins, k));
+            t[k] = jarr_get(cJSON_GetArrayItem(tans, k));
+            in[k] = jarr_tensor(&x[k]);
+            in[n_in + k] = jarr_tensor(&t[k]);
+        }
+        remat_fn *f = NULL;
+        if (strcmp(name, "scan") == 0) {
+            f = scan_net(0);
+        } else {
+            for (size_t b = 0; b < sizeof golden_builders / sizeof golden_builders[0]; b++)
+                if (strcmp(golden_builders[b].name, name) == 0) {
+                    f = remat_fn_new(name);
+                    remat_val xv[3];
+                    for (int k = 0; k < n_in; k++)
+                        xv[k] = remat_arg(f, "x", REMAT_F64, x[k].shape.rank, x[k].shape.dims);
+                    remat_fn_output(f, golden_builders[b].build(f, xv));
+                    assert_fn_ok(f);
+                }
+        }
+        if (!f)
+            fail_msg("jvp.json case '%s' has no builder here", name);
+        remat_fn *j = jvp_ok(f, 0, NULL);
+        outs_t o;
+        run_fn(j, 2 * n_in, in, &o, NULL, NULL);
+        int no = remat_fn_num_outputs(f);
+        char what[96];
+        for (int k = 0; k < no; k++) {
+            const cJSON *wo = jget(gc, "out"), *wt = jget(gc, "tangent_out");
+            snprintf(what, sizeof what, "jax.jvp %s out %d", name, k);
+            check_close_golden(what, &o.t[k], cJSON_IsArray(wo) ? cJSON_GetArrayItem(wo, k) : wo);
+            snprintf(what, sizeof what, "jax.jvp %s tangent %d", name, k);
+            check_close_golden(what, &o.t[no + k], cJSON_IsArray(wt) ? cJSON_GetArrayItem(wt, k) : wt);
+        }
+        outs_free(&o);
+        remat_fn_free(j);
+        remat_fn_free(f);
+        for (int k = 0; k < n_in; k++) {
+            free(x[k].data);
+            free(t[k].data);
+        }
+        seen++;
+    }
+    assert_int_equal(seen, 33);
 }
 
 /* stop_gradient's tangent is zero (finite differences cannot see it):
@@ -680,6 +771,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ad_jvp_every_op),
+        cmocka_unit_test(test_ad_jvp_jax_goldens),
         cmocka_unit_test(test_ad_jvp_symbolic_zeros),
         cmocka_unit_test(test_ad_jvp_stop_gradient),
         cmocka_unit_test(test_ad_jvp_jacfwd_equals_vjp_jacobian),
@@ -689,5 +781,5 @@ int main(void)
         cmocka_unit_test(test_ad_jvp_scan),
         cmocka_unit_test(test_ad_jvp_bad_input),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { N_GOLDEN = 7 };
+enum { N_GOLDEN = 8 };
 static cJSON *golden_docs[N_GOLDEN];
 static const char *const golden_names[N_GOLDEN] = {"ops.json", "dot_general.json", "residuals.json", "gradients.json",
-                                                   "ops_nn.json", "nn_random.json", "nn_flax.json"};
+                                                   "ops_nn.json", "nn_random.json", "nn_flax.json", "jvp.json"};
 
 cJSON *golden(const char *file)
 {
