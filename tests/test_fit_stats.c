@@ -112,8 +112,8 @@ static void test_fit_stats_flags_unidentifiable(void **state)
     /* k1 and k2 enter only as their product; k3 moves a species that is
      * never there (C starts at 0): its column of J is 0 */
     remat_mechanism *m;
-    assert_ok(remat_mechanism_parse_string("species A, B, C, D\nparam k1 = 0.25\nparam k2 = 2\nparam k3 = 1\nparam k4 = 1\n"
-                                           "A -> B : k1 * k2\nC -> D : k3\nD -> C : k4\n",
+    assert_ok(remat_mechanism_parse_string("species A, B, C, D\nparam k1 = 0.25\nparam k2 = 2\nparam k3 = 1\n"
+                                           "param k4 = 1\nA -> B : k1 * k2\nC -> D : k3\nD -> C : k4\n",
                                            "prod.mech", &m));
     char path[128];
     remat_dataset *d = decay_data(m, path, sizeof path);
@@ -142,7 +142,8 @@ static void test_fit_stats_need_degrees_of_freedom(void **state)
 {
     (void)state;
     remat_mechanism *m;
-    assert_ok(remat_mechanism_parse_string("param k1 = 0.5\nparam k2 = 0.1\nA -> B : k1\nB -> C : k2\n", "two.mech", &m));
+    assert_ok(
+        remat_mechanism_parse_string("param k1 = 0.5\nparam k2 = 0.1\nA -> B : k1\nB -> C : k2\n", "two.mech", &m));
     char path[128];
     snprintf(path, sizeof path, "/tmp/remat_test_fit_stats_dof_%d.csv", (int)getpid());
     FILE *f = fopen(path, "w");

@@ -200,8 +200,8 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
     printf(", \"iterations\": %d, \"evaluations\": %lld, \"n_residuals\": %lld, \"converged\": %s, \"seconds\": ",
            r->iterations, (long long)r->evaluations, (long long)r->n_residuals, r->converged ? "true" : "false");
     put_double(stdout, rep->seconds);
-    printf(",\n \"starts\": {\"n\": %d, \"seed\": %llu, \"at_best\": %d, \"failed\": %d, \"objectives\": [", r->n_starts,
-           (unsigned long long)rep->seed, r->starts_at_best, r->starts_failed);
+    printf(",\n \"starts\": {\"n\": %d, \"seed\": %llu, \"at_best\": %d, \"failed\": %d, \"objectives\": [",
+           r->n_starts, (unsigned long long)rep->seed, r->starts_at_best, r->starts_failed);
     for (int k = 0; k < r->n_starts; k++) {
         fputs(k ? ", " : "", stdout);
         put_double(stdout, r->start_objectives[k]);

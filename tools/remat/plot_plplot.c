@@ -232,8 +232,8 @@ int cli_plot_panels_for(const char *opt, const char *path, int n_panels, const c
     snprintf(tmp, sizeof tmp, "%s/remat-plot-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        fprintf(stderr, "remat: %s: cannot create a temp file for PLplot in %s: %s\n", plot_opt, dir && *dir ? dir : "/tmp",
-                strerror(errno));
+        fprintf(stderr, "remat: %s: cannot create a temp file for PLplot in %s: %s\n", plot_opt,
+                dir && *dir ? dir : "/tmp", strerror(errno));
         cli_out_abort(&out);
         return 0;
     }
