@@ -19,9 +19,10 @@ static bool placeable(const remat_compile_ctx *c, remat_val u, const remat_val *
 {
     const remat_node *un = &c->g->nodes[u];
     const remat_cnode *U = &c->N[u];
-    if (!U->live || un->op == REMAT_OP_ARG || un->op == REMAT_OP_CONSTANT || un->op == REMAT_OP_HOP ||
-        un->op == REMAT_OP_PROJ || un->op == REMAT_OP_CHECKPOINT || remat_node_is_alias(c->g, un) || U->bind >= 0 ||
-        U->place_in >= 0 || U->elided || U->absorbed || U->root != u || U->scalar)
+    /* leaves and control ops (checkpoint, proj, hop) are no instruction that writes a buffer of its own */
+    const remat_op_category cat = remat_op_category_of((remat_op)un->op);
+    if (!U->live || cat == REMAT_OPCAT_LEAF || cat == REMAT_OPCAT_CONTROL || remat_node_is_alias(c->g, un) ||
+        U->bind >= 0 || U->place_in >= 0 || U->elided || U->absorbed || U->root != u || U->scalar)
         return false;
     for (int j = 0; j < k; j++)
         if (us[j] == u)
