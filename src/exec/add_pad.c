@@ -34,19 +34,25 @@ remat_status remat_pass_add_pad(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
-    int32_t nn = g->n_nodes;
-    int32_t *readers = remat_calloc((size_t)nn + 1, sizeof *readers);
+    int32_t pads = 0;
+    for (int32_t i = 0; i < c->n_order; i++)
+        pads += g->nodes[c->order[i]].op == REMAT_OP_PAD;
+    if (pads == 0)
+        return REMAT_OK;
+    int32_t *readers = remat_calloc((size_t)g->n_nodes + 1, sizeof *readers);
     if (!readers)
         return remat_compile_nomem("the readers of each value");
-    for (int32_t v = 0; v < nn; v++)
-        if (N[v].live)
-            for (int k = 0; k < g->nodes[v].nin; k++)
-                readers[g->nodes[v].in[k]]++;
+    for (int32_t i = 0; i < c->n_order; i++) {
+        const remat_node *n = &g->nodes[c->order[i]];
+        for (int k = 0; k < n->nin; k++)
+            readers[n->in[k]]++;
+    }
     for (int i = 0; i < g->n_outs; i++)
         readers[g->outs[i]]++;
-    for (int32_t v = 0; v < nn; v++) {
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
         const remat_node *n = &g->nodes[v];
-        if (!N[v].live || n->op != REMAT_OP_ADD || n->nin != 2 || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64))
+        if (n->op != REMAT_OP_ADD || n->nin != 2 || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64))
             continue;
         for (int k = 1; k >= 0; k--) {
             remat_val q = n->in[k], x = n->in[1 - k];

@@ -57,8 +57,8 @@ static remat_cnode *new_records(int32_t nn)
     if (!N)
         return NULL;
     for (int32_t v = 0; v < nn; v++)
-        N[v] = (remat_cnode){.bind = -1, .padadd = -1, .root = v, .gsize = 1, .gnext = v, .place_in = -1,
-                             .instr = -1, .concat_buf = -1, .scratch_buf = -1};
+        N[v] = (remat_cnode){.padadd = -1, .bind = -1, .root = v, .gsize = 1, .gnext = v, .place_in = -1,
+                             .instr = -1};
     return N;
 }
 
@@ -85,8 +85,9 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         st = remat_pass_plan(&c);
     if (st == REMAT_OK)
         st = remat_pass_lower(&c);
-    for (int32_t v = 0; v < g->n_nodes; v++)
-        remat_free(c.N[v].hop_st);
+    for (int32_t i = 0; i < c.n_order; i++)
+        remat_free(c.N[c.order[i]].hop_st);
+    remat_free(c.order);
     remat_free(c.N);
     remat_free(c.direct);
     remat_free(c.ops);

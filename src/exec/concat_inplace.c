@@ -34,15 +34,15 @@ remat_status remat_pass_concat_inplace(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
-    for (int32_t v = 0; v < g->n_nodes; v++) {
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
         const remat_node *n = &g->nodes[v];
-        if (!N[v].live || n->op != REMAT_OP_CONCATENATE || N[v].bind >= 0 || N[v].root != v ||
-            n->nin > MAX_OPERANDS)
+        if (n->op != REMAT_OP_CONCATENATE || N[v].bind >= 0 || N[v].root != v || n->nin > MAX_OPERANDS)
             continue;
         int axis = (int)n->p.axis;
         bool ok = true;
-        for (int i = 0; i < axis; i++)
-            ok = ok && n->shape.dims[i] == 1;
+        for (int d = 0; d < axis; d++)
+            ok = ok && n->shape.dims[d] == 1;
         remat_val us[MAX_OPERANDS];
         for (int k = 0; k < n->nin && ok; k++) {
             remat_val u = n->in[k];

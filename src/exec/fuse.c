@@ -36,26 +36,25 @@ static int fusable(const remat_fn *g, const remat_cnode *N, remat_val v)
 
 /* Each group's members in node order, the root last: gnext[R] is the first
  * member of R's group, gnext[v] the member after v. */
-static void link_members(const remat_fn *g, remat_cnode *N)
+static void link_members(const remat_compile_ctx *c, remat_cnode *N)
 {
-    for (int32_t v = 0; v < g->n_nodes; v++)
-        N[v].gnext = v;
-    for (int32_t v = g->n_nodes - 1; v >= 0; v--)
+    for (int32_t i = c->n_order - 1; i >= 0; i--) {
+        int32_t v = c->order[i];
         if (N[v].root != v) {
             int32_t R = N[v].root;
             N[v].gnext = N[R].gnext;
             N[R].gnext = v;
         }
+    }
 }
 
-/* An add that absorbs a pad (add_pad.c) is its own instruction. */
+/* Every record starts as a group of one (root = self, gsize = 1, gnext =
+ * self). An add that absorbs a pad (add_pad.c) is its own instruction. */
 remat_status remat_pass_fuse(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
     int32_t nn = g->n_nodes;
-    for (int32_t v = 0; v < nn; v++)
-        N[v].root = v, N[v].gsize = 1;
     /* readers of each node (CSR), outputs marked as a reader -1 */
     int32_t *start = remat_calloc((size_t)nn + 2, sizeof *start);
     uint8_t *ok = remat_calloc((size_t)nn + 1, 1);
@@ -64,11 +63,11 @@ remat_status remat_pass_fuse(remat_compile_ctx *c)
         remat_free(ok);
         return remat_compile_nomem("fusion's reader lists");
     }
-    for (int32_t v = 0; v < nn; v++) {
-        ok[v] = N[v].live && N[v].padadd < 0 && fusable(g, N, v);
-        if (N[v].live)
-            for (int k = 0; k < g->nodes[v].nin; k++)
-                start[g->nodes[v].in[k] + 1]++;
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
+        ok[v] = N[v].padadd < 0 && fusable(g, N, v);
+        for (int k = 0; k < g->nodes[v].nin; k++)
+            start[g->nodes[v].in[k] + 1]++;
     }
     for (int i = 0; i < g->n_outs; i++)
         start[g->outs[i] + 1]++;
@@ -85,16 +84,18 @@ remat_status remat_pass_fuse(remat_compile_ctx *c)
     }
     for (int32_t v = 0; v < nn; v++)
         fill[v] = start[v];
-    for (int32_t v = 0; v < nn; v++)
-        if (N[v].live)
-            for (int k = 0; k < g->nodes[v].nin; k++)
-                rd[fill[g->nodes[v].in[k]]++] = v;
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
+        for (int k = 0; k < g->nodes[v].nin; k++)
+            rd[fill[g->nodes[v].in[k]]++] = v;
+    }
     for (int i = 0; i < g->n_outs; i++)
         rd[fill[g->outs[i]]++] = -1;
 
     /* readers come after their operands, so going backwards each reader's
      * group is settled when its operand is considered */
-    for (int32_t v = nn - 1; v >= 0; v--) {
+    for (int32_t j = c->n_order - 1; j >= 0; j--) {
+        int32_t v = c->order[j];
         if (!ok[v] || start[v] == start[v + 1])
             continue;
         int32_t R = -1;
@@ -115,7 +116,7 @@ remat_status remat_pass_fuse(remat_compile_ctx *c)
     remat_free(ok);
     remat_free(fill);
     remat_free(rd);
-    link_members(g, N);
+    link_members(c, N);
     return REMAT_OK;
 }
 

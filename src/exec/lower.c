@@ -51,11 +51,13 @@ remat_status remat_pass_ops(remat_compile_ctx *c)
     c->ops = remat_calloc((size_t)c->n_instr + 1, sizeof *c->ops);
     if (!c->ops)
         return remat_compile_nomem("the op list");
-    for (int32_t v = 0; v < g->n_nodes; v++) {
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
         remat_cnode *R = &c->N[v];
         if (R->instr < 0)
             continue;
-        remat_exec_op *op = &c->ops[R->instr];
+        remat_exec_op *op = &c->ops[R->instr].op;
+        c->ops[R->instr].scratch_buf = -1;
         remat_status st = build_exec_op(c, v, op);
         if (st != REMAT_OK)
             return st;
@@ -69,8 +71,8 @@ remat_status remat_pass_ops(remat_compile_ctx *c)
         size_t sb = be->iface.scratch_bytes(op);
         if (sb == 0)
             continue;
-        R->scratch_buf = remat_compile_add_buf(c, sb, R->instr);
-        if (R->scratch_buf < 0)
+        c->ops[R->instr].scratch_buf = remat_compile_add_buf(c, sb, R->instr);
+        if (c->ops[R->instr].scratch_buf < 0)
             return REMAT_ERR_NOMEM;
     }
     return REMAT_OK;
@@ -85,7 +87,7 @@ static void resolve(remat_compile_ctx *c, const void **slot, const remat_storage
         *slot = (char *)p->arena + c->bufs[s->index].offset + s->view;
         break;
     case ST_CONST:
-        *slot = (char *)p->consts + s->offset + s->view;
+        *slot = (char *)p->consts + s->view;
         break;
     case ST_INPUT:
     case ST_OUTPUT:
@@ -204,7 +206,7 @@ static remat_status lower_add_pad(remat_compile_ctx *c, remat_val v, remat_instr
 }
 
 /* An op of its own: operands, output, scratch. */
-static remat_status lower_op(remat_compile_ctx *c, remat_val v, const remat_exec_op *op, remat_instr *I)
+static remat_status lower_op(remat_compile_ctx *c, remat_val v, const remat_cinstr *ci, remat_instr *I)
 {
     remat_program *p = c->p;
     const remat_node *n = &c->g->nodes[v];
@@ -216,13 +218,13 @@ static remat_status lower_op(remat_compile_ctx *c, remat_val v, const remat_exec
     resolve(c, (const void **)&I->out, &R->st);
     if (R->st.kind == ST_ARENA)
         I->arena_end = buf_end(c, R->st.index);
-    if (R->scratch_buf >= 0) {
-        I->scratch = (char *)p->arena + c->bufs[R->scratch_buf].offset;
-        size_t end = buf_end(c, R->scratch_buf);
+    if (ci->scratch_buf >= 0) {
+        I->scratch = (char *)p->arena + c->bufs[ci->scratch_buf].offset;
+        size_t end = buf_end(c, ci->scratch_buf);
         if (end > I->arena_end)
             I->arena_end = end;
     }
-    remat_status st = c->be->iface.lower(op, I, remat_prog_alloc_backend, p);
+    remat_status st = c->be->iface.lower(&ci->op, I, remat_prog_alloc_backend, p);
     count_op(p, n);
     return st;
 }
@@ -280,7 +282,8 @@ static remat_status alloc_instrs(remat_compile_ctx *c)
     remat_program *p = c->p;
     int32_t total = c->n_instr + c->n_copies;
     size_t max_patches = (size_t)total * 2;
-    for (int32_t v = 0; v < g->n_nodes; v++) {
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
         const remat_cnode *R = &c->N[v];
         if (R->instr < 0 && R->root == v)
             continue;
@@ -302,7 +305,8 @@ remat_status remat_pass_lower(remat_compile_ctx *c)
     const remat_fn *g = c->g;
     remat_program *p = c->p;
     remat_status st = alloc_instrs(c);
-    for (int32_t v = 0; v < g->n_nodes && st == REMAT_OK; v++) {
+    for (int32_t i = 0; i < c->n_order && st == REMAT_OK; i++) {
+        int32_t v = c->order[i];
         const remat_cnode *R = &c->N[v];
         const remat_node *n = &g->nodes[v];
         if (R->elided) { /* its operands wrote their slots: the op ran inside their instructions */
@@ -314,7 +318,7 @@ remat_status remat_pass_lower(remat_compile_ctx *c)
             continue;
         remat_instr *I = &p->instrs[R->instr];
         if (n->op == REMAT_OP_HOP) {
-            st = lower_hop(c, v, &c->ops[R->instr], I);
+            st = lower_hop(c, v, &c->ops[R->instr].op, I);
             continue;
         }
         I->n = (size_t)remat_shape_numel(&n->shape);

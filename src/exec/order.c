@@ -59,8 +59,16 @@ remat_status remat_pass_order(remat_compile_ctx *c)
         remat_free(live);
         return remat_compile_nomem("a liveness mask");
     }
+    c->order = remat_malloc(sizeof *c->order * ((size_t)g->n_nodes + 1));
+    if (!c->order) {
+        remat_free(live);
+        return remat_compile_nomem("the execution order");
+    }
     for (int32_t v = 0; v < g->n_nodes; v++)
-        c->N[v].live = live[v];
+        if (live[v]) {
+            c->N[v].live = true;
+            c->order[c->n_order++] = v;
+        }
     remat_status st = count_residuals(c, live);
     remat_free(live);
     if (st == REMAT_OK)

@@ -39,37 +39,39 @@ enum { ST_NONE, ST_ARENA, ST_CONST, ST_INPUT, ST_OUTPUT };
 typedef struct {
     uint8_t kind;  /* ST_* */
     int32_t index; /* ST_INPUT/ST_OUTPUT: which; ST_ARENA: planner buffer */
-    size_t offset; /* ST_CONST: in the pool */
-    size_t view;   /* bytes into that storage (a contiguous slice is a view) */
+    size_t view;   /* bytes into that storage: a constant's place in the
+                      pool, a view's into its operand, a slot's into its
+                      concatenate */
 } remat_storage;
 
-/* Everything the passes decide about one node. */
+/* Everything the passes decide about one node, by the pass that decides it
+ * (fields of one size together: every pass sweeps the records, so they are
+ * kept to one cache line). */
 typedef struct {
-    /* order.c */
-    bool live;    /* needed for an output */
-    int32_t bind; /* the caller output its instruction writes, or -1 */
-    /* storage.c, remat_pass_splat */
-    bool scalar; /* a splat constant kept as one element */
-    /* add_pad.c */
-    bool absorbed; /* a pad absorbed by its add: no instruction, no storage */
-    int8_t padadd; /* an add absorbing the pad that is its operand padadd, else -1 */
+    bool live;     /* order.c: needed for an output */
+    bool scalar;   /* storage.c, splat: a splat constant kept as one element */
+    bool absorbed; /* add_pad.c: a pad absorbed by its add: no instruction, no storage */
+    bool elided;   /* concat_inplace.c: a concatenate whose operands all write into it
+                      (its storage is set by the first of them) */
+    int8_t padadd; /* add_pad.c: an add absorbing the pad that is its operand padadd, else -1 */
+    int32_t bind;  /* order.c: the caller output its instruction writes, or -1 */
     /* fuse.c (without fusion: root = self, gsize = 1, gnext = self) */
     int32_t root;  /* the root of its fused group */
     int32_t gsize; /* members of the group it roots */
     int32_t gnext; /* the root: its group's first member; a member: the next
                       one (node order, the root last) */
-    /* concat_inplace.c */
-    bool elided;      /* a concatenate whose operands all write into it */
-    int32_t place_in; /* the concatenate whose buffer it writes into, or -1 */
-    size_t place_off; /* bytes into that buffer */
-    /* storage.c, remat_pass_storage */
-    int32_t instr;          /* its instruction, or -1 */
-    int32_t concat_buf;     /* an elided concatenate: its buffer, from its first operand's write; else -1 */
-    remat_storage st;       /* where its value lives */
-    remat_storage *hop_st;  /* a HOP: where each of its outputs lives (owned) */
-    /* lower.c, remat_pass_ops */
-    int32_t scratch_buf; /* planner buffer of its instruction's scratch, or -1 */
+    int32_t place_in;      /* concat_inplace.c: the concatenate whose buffer it writes into, or -1 */
+    int32_t instr;         /* storage.c: its instruction, or -1 */
+    size_t place_off;      /* concat_inplace.c: bytes into that buffer */
+    remat_storage st;      /* storage.c: where its value lives */
+    remat_storage *hop_st; /* storage.c: a HOP's storage of each output (owned) */
 } remat_cnode;
+
+/* What the backend is handed for one instruction (lower.c, remat_pass_ops). */
+typedef struct {
+    remat_exec_op op;
+    int32_t scratch_buf; /* planner buffer of its scratch, or -1 */
+} remat_cinstr;
 
 /* The pipeline's state: the records and what is per program. */
 typedef struct {
@@ -77,10 +79,13 @@ typedef struct {
     remat_backend *be;
     remat_program *p;
     remat_cnode *N;       /* one per node */
+    int32_t *order;       /* order.c: the live nodes in execution order, which
+                             every later pass walks instead of all nodes */
+    int32_t n_order;
     uint8_t *direct;      /* per output: written by its instruction, no copy */
     int n_copies;         /* outputs copied at the end instead */
     int32_t n_instr;      /* instructions before the copies */
-    remat_exec_op *ops;   /* per instruction: the op the backend sees */
+    remat_cinstr *ops;    /* per instruction (before the copies) */
     remat_plan_buf *bufs; /* arena buffers for the planner */
     int32_t n_bufs, cap_bufs;
     size_t const_bytes;

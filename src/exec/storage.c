@@ -66,16 +66,19 @@ remat_status remat_pass_splat(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
-    for (int32_t v = 0; v < g->n_nodes; v++) {
+    int32_t candidates = 0;
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
         const remat_node *n = &g->nodes[v];
-        N[v].scalar = N[v].live && n->op == REMAT_OP_CONSTANT && !n->data && remat_shape_numel(&n->shape) > 1;
+        if (n->op == REMAT_OP_CONSTANT && !n->data && remat_shape_numel(&n->shape) > 1)
+            N[v].scalar = true, candidates++;
     }
+    if (candidates == 0)
+        return REMAT_OK;
     for (int i = 0; i < g->n_outs; i++)
         N[g->outs[i]].scalar = false;
-    for (int32_t v = 0; v < g->n_nodes; v++) {
-        const remat_node *n = &g->nodes[v];
-        if (!N[v].live)
-            continue;
+    for (int32_t i = 0; i < c->n_order; i++) {
+        const remat_node *n = &g->nodes[c->order[i]];
         for (int k = 0; k < n->nin; k++) {
             remat_val a = n->in[k];
             if (!N[a].scalar)
@@ -170,11 +173,13 @@ static remat_status op_storage(remat_compile_ctx *c, int32_t v)
     R->instr = c->n_instr++;
     if (R->place_in >= 0) {
         remat_cnode *C = &c->N[R->place_in];
-        if (C->concat_buf < 0)
-            C->concat_buf = remat_compile_add_buf(c, remat_node_bytes(&c->g->nodes[R->place_in]), R->instr);
-        if (C->concat_buf < 0)
-            return REMAT_ERR_NOMEM;
-        R->st = (remat_storage){.kind = ST_ARENA, .index = C->concat_buf, .view = R->place_off};
+        if (C->st.kind == ST_NONE) {
+            int32_t b = remat_compile_add_buf(c, remat_node_bytes(&c->g->nodes[R->place_in]), R->instr);
+            if (b < 0)
+                return REMAT_ERR_NOMEM;
+            C->st = (remat_storage){.kind = ST_ARENA, .index = b};
+        }
+        R->st = (remat_storage){.kind = ST_ARENA, .index = C->st.index, .view = R->place_off};
     } else if (R->bind >= 0) {
         R->st = (remat_storage){.kind = ST_OUTPUT, .index = R->bind};
     } else {
@@ -193,7 +198,8 @@ static void lifetimes(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     const remat_cnode *N = c->N;
-    for (int32_t v = 0; v < g->n_nodes; v++) {
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
         int32_t at = N[v].instr >= 0 ? N[v].instr : N[v].root != v ? N[N[v].root].instr : -1;
         if (at < 0)
             continue;
@@ -222,15 +228,14 @@ remat_status remat_pass_storage(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
-    for (int32_t v = 0; v < g->n_nodes; v++) {
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
         const remat_node *n = &g->nodes[v];
         remat_status st = REMAT_OK;
-        if (!N[v].live)
-            continue;
         if (n->op == REMAT_OP_ARG) {
             N[v].st = (remat_storage){.kind = ST_INPUT, .index = (int32_t)n->p.arg_pos};
         } else if (n->op == REMAT_OP_CONSTANT) {
-            N[v].st = (remat_storage){.kind = ST_CONST, .offset = c->const_bytes};
+            N[v].st = (remat_storage){.kind = ST_CONST, .view = c->const_bytes};
             size_t bytes = N[v].scalar ? remat_dtype_size((remat_dtype)n->dtype) : remat_node_bytes(n);
             c->const_bytes += (bytes + REMAT_ARENA_ALIGN - 1) / REMAT_ARENA_ALIGN * REMAT_ARENA_ALIGN;
         } else if (n->op == REMAT_OP_PROJ) {
@@ -249,8 +254,7 @@ remat_status remat_pass_storage(remat_compile_ctx *c)
             continue; /* a fused group's intermediate, an absorbed pad: no instruction, no storage */
         } else if (N[v].elided) {
             /* its operands wrote their slots: the op ran inside their instructions */
-            REMAT_ASSERT(N[v].concat_buf >= 0);
-            N[v].st = (remat_storage){.kind = ST_ARENA, .index = N[v].concat_buf};
+            REMAT_ASSERT(N[v].st.kind == ST_ARENA);
         } else {
             st = op_storage(c, v);
         }
@@ -289,8 +293,10 @@ remat_status remat_pass_plan(remat_compile_ctx *c)
     p->consts = be->iface.mem_alloc(c->const_bytes);
     if (!p->arena || !p->consts)
         return remat_error(REMAT_ERR_NOMEM, "compile: out of memory for an arena of %zu bytes", p->arena_bytes);
-    for (int32_t v = 0; v < c->g->n_nodes; v++)
-        if (c->N[v].live && c->g->nodes[v].op == REMAT_OP_CONSTANT)
-            fill_constant((char *)p->consts + c->N[v].st.offset, &c->g->nodes[v], c->N[v].scalar);
+    for (int32_t i = 0; i < c->n_order; i++) {
+        int32_t v = c->order[i];
+        if (c->g->nodes[v].op == REMAT_OP_CONSTANT)
+            fill_constant((char *)p->consts + c->N[v].st.view, &c->g->nodes[v], c->N[v].scalar);
+    }
     return REMAT_OK;
 }
