@@ -742,6 +742,62 @@ static void test_ad_jvp_scan(void **state)
     check_scan_jvp(0, 1, (int[]){1});
 }
 
+/* HVP of a loss through a scan (reverse over forward: the scan's reverse
+ * forms have no forward mode) against central differences of the gradient,
+ * with a binomial schedule on the loop. */
+static void test_ad_jvp_hvp_through_scan(void **state)
+{
+    (void)state;
+    const int64_t d3[1] = {3};
+    remat_fn *body = remat_fn_new("step");
+    remat_val c = remat_arg(body, "c", REMAT_F64, 1, d3);
+    remat_val k = remat_arg(body, "k", REMAT_F64, 1, d3);
+    remat_fn_output(body, remat_add(body, c, remat_mul_scalar(body, remat_sin(body, remat_mul(body, k, c)), 0.1)));
+    remat_fn *f = remat_fn_new("scan_loss");
+    remat_val c0 = remat_arg(f, "c0", REMAT_F64, 1, d3);
+    remat_val kk = remat_arg(f, "k", REMAT_F64, 1, d3);
+    remat_val cout;
+    remat_scan_options opt = {.schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 3}};
+    assert_int_equal(remat_scan(f, body, 16, 1, &c0, 0, NULL, 1, &kk, &opt, &cout, NULL), REMAT_OK);
+    remat_fn_output(f, remat_sum_all(f, remat_square(f, cout)));
+    assert_fn_ok(f);
+    remat_fn *hv = NULL;
+    assert_int_equal(remat_hvp(f, 0, NULL, &hv), REMAT_OK);
+    remat_fn *g = grad_ok(f, 0, NULL);
+    double x[2][3] = {{0.5, -0.3, 0.8}, {1.2, 0.7, -0.9}}, v[2][3] = {{1, -0.5, 0.25}, {-1, 0.5, 1.5}};
+    remat_tensor in[4];
+    for (int a = 0; a < 2; a++) {
+        in[a] = remat_tensor_f64(x[a], 1, d3);
+        in[2 + a] = remat_tensor_f64(v[a], 1, d3);
+    }
+    outs_t ho, gp, gm;
+    run_fn(hv, 4, in, &ho, NULL, NULL);
+    assert_int_equal(ho.n, 2);
+    remat_program *p = compile_ok(g);
+    const double h = 1e-6;
+    for (int s = 0; s < 2; s++) {
+        for (int a = 0; a < 2; a++)
+            for (int i = 0; i < 3; i++)
+                x[a][i] += (s == 0 ? h : -2 * h) * v[a][i];
+        run_prog(p, 2, in, s == 0 ? &gp : &gm, NULL);
+    }
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < 3; i++) {
+            double fd = (((double *)gp.t[a].data)[i] - ((double *)gm.t[a].data)[i]) / (2 * h);
+            double got = ((double *)ho.t[a].data)[i];
+            if (!(fabs(got - fd) <= 1e-6 * fabs(fd) + 1e-7))
+                fail_msg("hvp through scan: (H v)[%d][%d] = %.12g, finite difference %.12g", a, i, got, fd);
+        }
+    outs_free(&ho);
+    outs_free(&gp);
+    outs_free(&gm);
+    remat_program_free(p);
+    remat_fn_free(g);
+    remat_fn_free(hv);
+    remat_fn_free(f);
+    remat_fn_free(body);
+}
+
 static void test_ad_jvp_bad_input(void **state)
 {
     (void)state;
@@ -779,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_ad_jvp_hvp_finite_differences),
         cmocka_unit_test(test_ad_jvp_checkpoint_region),
         cmocka_unit_test(test_ad_jvp_scan),
+        cmocka_unit_test(test_ad_jvp_hvp_through_scan),
         cmocka_unit_test(test_ad_jvp_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, golden_free_all);

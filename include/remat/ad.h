@@ -114,7 +114,11 @@ remat_status remat_value_and_grad(const remat_fn *f, int n_argnums, const int *a
  * scalar output: jvp(grad(f)). The new function takes (f's args..., one
  * vector per argnum, shaped like it) and returns H v restricted to the
  * argnums: for argnum i, sum_j d^2 f / (d arg_i d arg_j) v_j. Checkpoint
- * regions of f keep their policies in the reverse pass. */
+ * regions of f keep their policies in the reverse pass. Where f's reverse
+ * form has no forward mode (a scan: its taping forward and its backward
+ * loop), it is reverse over forward instead, grad_x (J_f(x) v) — the same
+ * value to rounding (not bitwise), the scan's reverse pass then running
+ * over the JVP loop with the scan's schedule; a custom op has neither. */
 remat_status remat_jvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
 remat_status remat_jacfwd(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
 remat_status remat_hvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);

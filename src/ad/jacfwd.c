@@ -138,6 +138,46 @@ done:
     return st;
 }
 
+/* Reverse over forward: H v = grad_x <grad f(x), v> = grad_x (J_f(x) v), the
+ * gradient of jvp(f)'s tangent output w.r.t. the argnums, as a function of
+ * (x..., v...). For f whose reverse-mode form has no forward mode (a scan's
+ * taping forward and its backward), while jvp(f) is an ordinary scan that
+ * reverse mode takes. */
+static remat_status hvp_reverse_over_forward(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out)
+{
+    remat_fn *jf = NULL, *s = NULL;
+    int n_wrt = n_argnums ? n_argnums : f->n_args;
+    remat_val *ins = remat_malloc(sizeof *ins * (size_t)(f->n_args + n_wrt + 1));
+    remat_val *outs = remat_malloc(sizeof *outs * 2);
+    int *wrt = remat_malloc(sizeof *wrt * (size_t)(n_wrt + 1));
+    remat_status st = ins && outs && wrt ? remat_jvp(f, n_argnums, argnums, &jf) : REMAT_ERR_NOMEM;
+    if (st != REMAT_OK)
+        goto done;
+    char name[300];
+    snprintf(name, sizeof name, "hvp(%s)", f->name);
+    st = REMAT_ERR_NOMEM;
+    if (!(s = remat_fn_new(name)))
+        goto done;
+    for (int i = 0; i < jf->n_args; i++) {
+        const remat_node *a = remat_fn_node(jf, jf->args[i]);
+        ins[i] = remat_arg_at(s, a->name, (remat_dtype)a->dtype, a->shape.rank, a->shape.dims, a->loc);
+    }
+    if ((st = remat_call_at(s, jf, jf->n_args, ins, outs, remat_fn_node(f, f->outs[0])->loc)) != REMAT_OK)
+        goto done;
+    remat_fn_output_at(s, outs[1], remat_fn_node(f, f->outs[0])->loc); /* J v, a scalar */
+    for (int k = 0; k < n_wrt; k++) /* argnums index x in s's (x..., v...) too; "all" is f's args, not the vs */
+        wrt[k] = n_argnums ? argnums[k] : k;
+    if ((st = s->status) == REMAT_OK)
+        st = remat_grad(s, n_wrt, wrt, out);
+done:
+    remat_fn_free(s);
+    remat_fn_free(jf);
+    remat_free(ins);
+    remat_free(outs);
+    remat_free(wrt);
+    return st;
+}
+
 remat_status remat_hvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out)
 {
     if (out)
@@ -147,7 +187,11 @@ remat_status remat_hvp(const remat_fn *f, int n_argnums, const int *argnums, rem
     remat_status st = remat_grad(f, n_argnums, argnums, &gr); /* checks f and argnums */
     if (st != REMAT_OK)
         return st;
-    if ((st = remat_jvp(gr, n_argnums, argnums, &jg)) != REMAT_OK)
+    if ((st = remat_jvp(gr, n_argnums, argnums, &jg)) == REMAT_ERR_UNSUPPORTED) {
+        remat_fn_free(gr);
+        return hvp_reverse_over_forward(f, n_argnums, argnums, out);
+    }
+    if (st != REMAT_OK)
         goto done;
     int n_wrt = n_argnums ? n_argnums : f->n_args;
     char name[300];
