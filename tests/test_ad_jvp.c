@@ -7,7 +7,8 @@
  * relu(0) included, which finite differences cannot see), central finite
  * differences in f64 (J v against (f(x + h v) - f(x - h v)) / 2h), and
  * reverse mode, tested against JAX elsewhere, through the transpose
- * identity <w, J v> = <J^T w, v>.
+ * identity <w, J v> = <J^T w, v>. jacfwd, hvp, regions and scans are in
+ * test_ad_jvp_transforms.c.
  */
 #include "test_ad_util.h"
 #include "test_golden.h"
@@ -146,14 +147,6 @@ static const jvp_case cases[] = {
     {"name", 1, {2}, {{2, 3}}, -2, 2, 0, b_name},
 };
 
-static void fill(double *x, int64_t n, double lo, double hi, double avoid)
-{
-    for (int64_t i = 0; i < n; i++) {
-        x[i] = urand(lo, hi);
-        if (fabs(x[i]) < avoid)
-            x[i] = x[i] < 0 ? x[i] - avoid : x[i] + avoid;
-    }
-}
 
 static remat_fn *build_case(const jvp_case *c, remat_shape *shapes)
 {
@@ -170,22 +163,7 @@ static remat_fn *build_case(const jvp_case *c, remat_shape *shapes)
     return f;
 }
 
-static remat_fn *jvp_ok(const remat_fn *f, int n, const int *argnums)
-{
-    remat_fn *j = NULL;
-    remat_status st = remat_jvp(f, n, argnums, &j);
-    if (st != REMAT_OK)
-        fail_msg("remat_jvp(%s): %s", remat_fn_name(f), remat_last_error());
-    return j;
-}
 
-static double dot_n(const double *a, const double *b, int64_t n)
-{
-    double s = 0;
-    for (int64_t i = 0; i < n; i++)
-        s += a[i] * b[i];
-    return s;
-}
 
 /* J v against central differences, the primal output bitwise f's, and
  * <w, J v> = <J^T w, v> against remat_vjp. */
@@ -201,8 +179,8 @@ static void check_case(const jvp_case *c)
         int64_t n = remat_shape_numel(&sh[k]);
         x[k] = xmalloc(sizeof(double) * (size_t)n);
         v[k] = xmalloc(sizeof(double) * (size_t)n);
-        fill(x[k], n, c->lo, c->hi, c->avoid);
-        fill(v[k], n, -1, 1, 0);
+        fill_uniform(x[k], n, c->lo, c->hi, c->avoid);
+        fill_uniform(v[k], n, -1, 1, 0);
         in[k] = remat_tensor_f64(x[k], sh[k].rank, sh[k].dims);
         in[n_in + k] = remat_tensor_f64(v[k], sh[k].rank, sh[k].dims);
     }
@@ -238,7 +216,7 @@ static void check_case(const jvp_case *c)
     /* <w, J v> = <J^T w, v> */
     remat_fn *vj = ad_ok(AD_VJP, f, 0, NULL);
     double *w = xmalloc(sizeof(double) * (size_t)(ny ? ny : 1));
-    fill(w, ny, -1, 1, 0);
+    fill_uniform(w, ny, -1, 1, 0);
     remat_tensor vin[4];
     for (int k = 0; k < n_in; k++)
         vin[k] = in[k];
@@ -316,7 +294,6 @@ static const struct {
     {"matmul", b_matmul}, {"dot_general_batched", b_batched_dot},
 };
 
-static remat_fn *scan_net(int reverse);
 
 static void check_close_golden(const char *what, const remat_tensor *got, const cJSON *want)
 {
@@ -347,7 +324,7 @@ static void test_ad_jvp_jax_goldens(void **state)
         }
         remat_fn *f = NULL;
         if (strcmp(name, "scan") == 0) {
-            f = scan_net(0);
+            f = jvp_scan_net(0);
         } else {
             for (size_t b = 0; b < sizeof golden_builders / sizeof golden_builders[0]; b++)
                 if (strcmp(golden_builders[b].name, name) == 0) {
@@ -406,423 +383,6 @@ static void test_ad_jvp_stop_gradient(void **state)
     remat_fn_free(f);
 }
 
-/* f(a, b) = (sin(a) * sum(b), sum(a * a) * b): two outputs of different shapes */
-static remat_fn *two_out_fn(void)
-{
-    remat_fn *f = remat_fn_new("two_out");
-    remat_val a = remat_arg(f, "a", REMAT_F64, 1, ((int64_t[]){3}));
-    remat_val b = remat_arg(f, "b", REMAT_F64, 2, ((int64_t[]){2, 2}));
-    remat_fn_output(f, remat_mul(f, remat_sin(f, a), remat_sum_all(f, b)));
-    remat_fn_output(f, remat_mul(f, remat_sum_all(f, remat_mul(f, a, a)), b));
-    assert_fn_ok(f);
-    return f;
-}
-
-/* jacfwd's Jacobians against the rows reverse mode gives, one VJP per
- * output element with a one-hot cotangent. */
-static void test_ad_jvp_jacfwd_equals_vjp_jacobian(void **state)
-{
-    (void)state;
-    remat_fn *f = two_out_fn();
-    remat_fn *jf = NULL;
-    assert_int_equal(remat_jacfwd(f, 0, NULL, &jf), REMAT_OK);
-    double a[3] = {0.3, -1.2, 0.7}, b[4] = {0.5, -0.25, 2.0, 1.5};
-    remat_tensor in[4] = {remat_tensor_f64(a, 1, (int64_t[]){3}), remat_tensor_f64(b, 2, (int64_t[]){2, 2})};
-    outs_t jo;
-    run_fn(jf, 2, in, &jo, NULL, NULL);
-    assert_int_equal(jo.n, 4);
-    const int64_t want[4][4] = {{3, 3}, {3, 2, 2}, {2, 2, 3}, {2, 2, 2, 2}};
-    const int want_rank[4] = {2, 3, 3, 4};
-    for (int k = 0; k < 4; k++) {
-        remat_shape ws = remat_shape_make(want_rank[k], want[k]);
-        assert_true(remat_shape_equal(&jo.t[k].shape, &ws));
-    }
-    remat_fn *vj = ad_ok(AD_VJP, f, 0, NULL);
-    remat_program *p = compile_ok(vj);
-    const int64_t ny[2] = {3, 4}, nx[2] = {3, 4};
-    double c0[3], c1[4];
-    in[2] = remat_tensor_f64(c0, 1, (int64_t[]){3});
-    in[3] = remat_tensor_f64(c1, 2, (int64_t[]){2, 2});
-    for (int k = 0; k < 2; k++)
-        for (int64_t e = 0; e < ny[k]; e++) {
-            memset(c0, 0, sizeof c0);
-            memset(c1, 0, sizeof c1);
-            (k == 0 ? c0 : c1)[e] = 1.0;
-            outs_t vo;
-            run_prog(p, 4, in, &vo, NULL);
-            for (int j = 0; j < 2; j++) {
-                const double *row = vo.t[2 + j].data, *jac = jo.t[k * 2 + j].data;
-                for (int64_t i = 0; i < nx[j]; i++)
-                    if (!(fabs(jac[e * nx[j] + i] - row[i]) <= 1e-14 * (1 + fabs(row[i]))))
-                        fail_msg("jacfwd d out%d[%lld] / d arg%d[%lld] = %.17g, VJP row %.17g", k, (long long)e,
-                                 j, (long long)i, jac[e * nx[j] + i], row[i]);
-            }
-            outs_free(&vo);
-        }
-    outs_free(&jo);
-    remat_program_free(p);
-    remat_fn_free(vj);
-    remat_fn_free(jf);
-    remat_fn_free(f);
-}
-
-/* jacfwd w.r.t. one argument of a mixed-dtype function: only that one */
-static void test_ad_jvp_jacfwd_argnums_f32(void **state)
-{
-    (void)state;
-    remat_fn *f = remat_fn_new("f32");
-    remat_val a = remat_arg(f, "a", REMAT_F32, 1, ((int64_t[]){2}));
-    remat_val s = remat_arg(f, "s", REMAT_F32, 0, NULL);
-    remat_fn_output(f, remat_mul(f, remat_exp(f, a), s));
-    assert_fn_ok(f);
-    remat_fn *jf = NULL;
-    assert_int_equal(remat_jacfwd(f, 1, (int[]){1}, &jf), REMAT_OK);
-    float av[2] = {0.5f, -1.0f}, sv = 3.0f;
-    remat_tensor in[2] = {remat_tensor_f32(av, 1, (int64_t[]){2}), remat_tensor_f32(&sv, 0, NULL)};
-    outs_t jo;
-    run_fn(jf, 2, in, &jo, NULL, NULL);
-    assert_int_equal(jo.n, 1);
-    assert_int_equal(jo.t[0].shape.rank, 1);
-    const float *d = jo.t[0].data;
-    assert_true(d[0] == expf(0.5f) && d[1] == expf(-1.0f));
-    outs_free(&jo);
-    remat_fn_free(jf);
-    remat_fn_free(f);
-}
-
-/* f(x, w) = sum(sin(x * w)) + sum(x^3) * sum(w): H v against central
- * differences of the gradient along v */
-static remat_fn *hvp_target(void)
-{
-    remat_fn *f = remat_fn_new("hvp_target");
-    remat_val x = remat_arg(f, "x", REMAT_F64, 1, ((int64_t[]){4}));
-    remat_val w = remat_arg(f, "w", REMAT_F64, 1, ((int64_t[]){4}));
-    remat_val a = remat_sum_all(f, remat_sin(f, remat_mul(f, x, w)));
-    remat_val b = remat_mul(f, remat_sum_all(f, remat_integer_pow(f, x, 3)), remat_sum_all(f, w));
-    remat_fn_output(f, remat_add(f, a, b));
-    assert_fn_ok(f);
-    return f;
-}
-
-static void check_hvp_fd(const remat_fn *f, int n_argnums, const int *argnums)
-{
-    remat_fn *hv = NULL;
-    assert_int_equal(remat_hvp(f, n_argnums, argnums, &hv), REMAT_OK);
-    remat_fn *g = grad_ok(f, n_argnums, argnums);
-    double x[2][4] = {{0.3, -0.8, 1.1, 0.4}, {0.9, 0.2, -0.5, 1.3}}, v[2][4] = {{1, -0.5, 0.25, 2}, {-1, 0.5, 1.5, 0.1}};
-    int n_wrt = n_argnums ? n_argnums : 2;
-    remat_tensor in[4] = {remat_tensor_f64(x[0], 1, (int64_t[]){4}), remat_tensor_f64(x[1], 1, (int64_t[]){4})};
-    for (int k = 0; k < n_wrt; k++)
-        in[2 + k] = remat_tensor_f64(v[n_argnums ? argnums[k] : k], 1, (int64_t[]){4});
-    outs_t ho, gp, gm;
-    run_fn(hv, 2 + n_wrt, in, &ho, NULL, NULL);
-    assert_int_equal(ho.n, n_wrt);
-    remat_program *p = compile_ok(g);
-    const double h = 1e-6;
-    for (int s = 0; s < 2; s++) {
-        for (int k = 0; k < n_wrt; k++) {
-            int a = n_argnums ? argnums[k] : k;
-            for (int i = 0; i < 4; i++)
-                x[a][i] += (s == 0 ? h : -2 * h) * v[a][i];
-        }
-        run_prog(p, 2, in, s == 0 ? &gp : &gm, NULL);
-    }
-    for (int k = 0; k < n_wrt; k++)
-        for (int i = 0; i < 4; i++) {
-            double fd = (((double *)gp.t[k].data)[i] - ((double *)gm.t[k].data)[i]) / (2 * h);
-            double got = ((double *)ho.t[k].data)[i];
-            if (!(fabs(got - fd) <= 1e-6 * fabs(fd) + 1e-7))
-                fail_msg("hvp of %s: (H v)[%d][%d] = %.12g, finite difference of the gradient %.12g",
-                         remat_fn_name(f), k, i, got, fd);
-        }
-    outs_free(&ho);
-    outs_free(&gp);
-    outs_free(&gm);
-    remat_program_free(p);
-    remat_fn_free(g);
-    remat_fn_free(hv);
-}
-
-static void test_ad_jvp_hvp_finite_differences(void **state)
-{
-    (void)state;
-    remat_fn *f = hvp_target();
-    check_hvp_fd(f, 0, NULL);
-    check_hvp_fd(f, 1, (int[]){1});
-    remat_fn_free(f);
-}
-
-/* body(x, w) = sin(x @ w); net(x, w) = sum(body(body(x, w), w)^2) with the
- * body as a checkpoint region, or inlined */
-static remat_fn *region_net(int checkpointed)
-{
-    remat_fn *body = remat_fn_new("body");
-    remat_val bx = remat_arg(body, "x", REMAT_F64, 2, ((int64_t[]){2, 3}));
-    remat_val bw = remat_arg(body, "w", REMAT_F64, 2, ((int64_t[]){3, 3}));
-    remat_fn_output(body, remat_sin(body, remat_matmul(body, bx, bw)));
-    remat_fn *callee = checkpointed ? remat_checkpoint(body, remat_nothing_saveable) : remat_fn_ref(body);
-    remat_fn *f = remat_fn_new(checkpointed ? "net_checkpointed" : "net_inlined");
-    remat_val x = remat_arg(f, "x", REMAT_F64, 2, ((int64_t[]){2, 3}));
-    remat_val w = remat_arg(f, "w", REMAT_F64, 2, ((int64_t[]){3, 3}));
-    remat_val h = remat_call1(f, callee, 2, ((remat_val[]){x, w}));
-    h = remat_call1(f, callee, 2, ((remat_val[]){h, w}));
-    remat_fn_output(f, remat_sum_all(f, remat_square(f, h)));
-    assert_fn_ok(f);
-    remat_fn_free(callee);
-    remat_fn_free(body);
-    return f;
-}
-
-static int count_op(const remat_fn *f, remat_op op)
-{
-    int n = 0;
-    for (int v = 0; v < remat_fn_num_nodes(f); v++)
-        n += remat_val_op(f, v) == op;
-    return n;
-}
-
-/* The JVP of a function with checkpoint regions keeps them as regions over
- * the body's JVP, and equals the JVP of the same function inlined, bitwise;
- * so do its HVPs (reverse over the regions, then forward). */
-static void test_ad_jvp_checkpoint_region(void **state)
-{
-    (void)state;
-    remat_fn *fc = region_net(1), *fi = region_net(0);
-    remat_fn *jc = jvp_ok(fc, 0, NULL), *ji = jvp_ok(fi, 0, NULL);
-    assert_int_equal(count_op(fc, REMAT_OP_CHECKPOINT), 2);
-    assert_int_equal(count_op(jc, REMAT_OP_CHECKPOINT), 2);
-    assert_int_equal(count_op(ji, REMAT_OP_CHECKPOINT), 0);
-    double x[6], w[9], tx[6], tw[9];
-    rng_seed(7);
-    fill(x, 6, -1, 1, 0);
-    fill(w, 9, -1, 1, 0);
-    fill(tx, 6, -1, 1, 0);
-    fill(tw, 9, -1, 1, 0);
-    remat_tensor in[4] = {remat_tensor_f64(x, 2, (int64_t[]){2, 3}), remat_tensor_f64(w, 2, (int64_t[]){3, 3}),
-                          remat_tensor_f64(tx, 2, (int64_t[]){2, 3}), remat_tensor_f64(tw, 2, (int64_t[]){3, 3})};
-    outs_t oc, oi;
-    run_fn(jc, 4, in, &oc, NULL, NULL);
-    run_fn(ji, 4, in, &oi, NULL, NULL);
-    assert_int_equal(oc.n, 2);
-    for (int k = 0; k < 2; k++)
-        assert_memory_equal(oc.t[k].data, oi.t[k].data, sizeof(double));
-    outs_free(&oc);
-    outs_free(&oi);
-
-    remat_fn *hc = NULL, *hi = NULL;
-    assert_int_equal(remat_hvp(fc, 0, NULL, &hc), REMAT_OK);
-    assert_int_equal(remat_hvp(fi, 0, NULL, &hi), REMAT_OK);
-    run_fn(hc, 4, in, &oc, NULL, NULL);
-    run_fn(hi, 4, in, &oi, NULL, NULL);
-    assert_memory_equal(oc.t[0].data, oi.t[0].data, sizeof(double) * 6);
-    assert_memory_equal(oc.t[1].data, oi.t[1].data, sizeof(double) * 9);
-    outs_free(&oc);
-    outs_free(&oi);
-    remat_fn_free(hc);
-    remat_fn_free(hi);
-    remat_fn_free(jc);
-    remat_fn_free(ji);
-    remat_fn_free(fc);
-    remat_fn_free(fi);
-}
-
-/* body(c, x_t, k) = (c + 0.1 (sin(x_t) - k c), c * c): a stepper with a
- * per-step input, a const and a y */
-static remat_fn *scan_net(int reverse)
-{
-    const int64_t d3[1] = {3};
-    remat_fn *body = remat_fn_new("step");
-    remat_val c = remat_arg(body, "c", REMAT_F64, 1, d3);
-    remat_val x = remat_arg(body, "x_t", REMAT_F64, 1, d3);
-    remat_val k = remat_arg(body, "k", REMAT_F64, 1, d3);
-    remat_val rate = remat_sub(body, remat_sin(body, x), remat_mul(body, k, c));
-    remat_fn_output(body, remat_add(body, c, remat_mul_scalar(body, rate, 0.1)));
-    remat_fn_output(body, remat_mul(body, c, c));
-    assert_fn_ok(body);
-    remat_fn *f = remat_fn_new(reverse ? "scan_net_reverse" : "scan_net");
-    remat_val c0 = remat_arg(f, "c0", REMAT_F64, 1, d3);
-    remat_val xs = remat_arg(f, "xs", REMAT_F64, 2, ((int64_t[]){20, 3}));
-    remat_val kk = remat_arg(f, "k", REMAT_F64, 1, d3);
-    remat_val cout, ys;
-    remat_scan_options opt = {.reverse = reverse != 0};
-    assert_int_equal(remat_scan(f, body, 20, 1, &c0, 1, &xs, 1, &kk, &opt, &cout, &ys), REMAT_OK);
-    remat_fn_output(f, cout);
-    remat_fn_output(f, ys);
-    assert_fn_ok(f);
-    remat_fn_free(body);
-    return f;
-}
-
-/* J v of a scan (tangents carried in the carry) against central differences
- * and the scan's VJP; the JVP loop is an ordinary scan, compiled to a lane
- * loop like the primal one. With a tangent on k alone, the carry's tangent
- * starts at zero and picks k's up. */
-static void check_scan_jvp(int reverse, int n_argnums, const int *argnums)
-{
-    remat_fn *f = scan_net(reverse);
-    remat_fn *j = jvp_ok(f, n_argnums, argnums);
-    assert_int_equal(count_op(j, REMAT_OP_HOP), 1);
-    double x[3][60], v[3][60];
-    const int64_t n[3] = {3, 60, 3};
-    const remat_shape sh[3] = {remat_shape_make(1, (int64_t[]){3}), remat_shape_make(2, (int64_t[]){20, 3}),
-                               remat_shape_make(1, (int64_t[]){3})};
-    rng_seed(11);
-    remat_tensor in[6];
-    for (int a = 0; a < 3; a++) {
-        fill(x[a], n[a], -1, 1, 0);
-        fill(v[a], n[a], -1, 1, 0);
-        in[a] = remat_tensor_f64(x[a], sh[a].rank, sh[a].dims);
-    }
-    int n_wrt = n_argnums ? n_argnums : 3;
-    for (int t = 0; t < n_wrt; t++) {
-        int a = n_argnums ? argnums[t] : t;
-        in[3 + t] = remat_tensor_f64(v[a], sh[a].rank, sh[a].dims);
-    }
-    outs_t jo, fo, po, mo;
-    remat_memory_plan jplan, fplan;
-    run_fn(j, 3 + n_wrt, in, &jo, NULL, &jplan);
-    run_fn(f, 3, in, &fo, NULL, &fplan);
-    assert_int_equal(jplan.compiled_loops, fplan.compiled_loops); /* compiled when the primal loop is */
-    assert_int_equal(jo.n, 4);
-    assert_memory_equal(jo.t[0].data, fo.t[0].data, 3 * sizeof(double));
-    assert_memory_equal(jo.t[1].data, fo.t[1].data, 60 * sizeof(double));
-    const double h = 1e-6;
-    remat_program *p = compile_ok(f);
-    for (int s = 0; s < 3; s++) {
-        for (int t = 0; t < n_wrt; t++) {
-            int a = n_argnums ? argnums[t] : t;
-            for (int64_t i = 0; i < n[a]; i++)
-                x[a][i] += (s == 0 ? h : s == 1 ? -2 * h : h) * v[a][i];
-        }
-        if (s < 2)
-            run_prog(p, 3, in, s == 0 ? &po : &mo, NULL);
-    }
-    const int64_t no[2] = {3, 60};
-    for (int k = 0; k < 2; k++)
-        for (int64_t i = 0; i < no[k]; i++) {
-            double fd = (((double *)po.t[k].data)[i] - ((double *)mo.t[k].data)[i]) / (2 * h);
-            double got = ((double *)jo.t[2 + k].data)[i];
-            if (!(fabs(got - fd) <= 1e-6 * fabs(fd) + 1e-7))
-                fail_msg("scan jvp (reverse %d): tangent of output %d [%lld] = %.12g, finite difference %.12g",
-                         reverse, k, (long long)i, got, fd);
-        }
-    /* <w, J v> = <J^T w, v> with the scan's reverse mode */
-    remat_fn *vj = ad_ok(AD_VJP, f, 0, NULL);
-    double w0[3], w1[60];
-    fill(w0, 3, -1, 1, 0);
-    fill(w1, 60, -1, 1, 0);
-    remat_tensor vin[5] = {in[0], in[1], in[2], remat_tensor_f64(w0, 1, (int64_t[]){3}),
-                           remat_tensor_f64(w1, 2, (int64_t[]){20, 3})};
-    outs_t vo;
-    run_fn(vj, 5, vin, &vo, NULL, NULL);
-    double lhs = dot_n(w0, jo.t[2].data, 3) + dot_n(w1, jo.t[3].data, 60), rhs = 0;
-    for (int t = 0; t < n_wrt; t++) {
-        int a = n_argnums ? argnums[t] : t;
-        rhs += dot_n(vo.t[2 + a].data, v[a], n[a]);
-    }
-    if (!(fabs(lhs - rhs) <= 1e-12 * (1 + fabs(lhs))))
-        fail_msg("scan jvp: <w, J v> = %.17g but <J^T w, v> = %.17g", lhs, rhs);
-    outs_free(&vo);
-    outs_free(&jo);
-    outs_free(&fo);
-    outs_free(&po);
-    outs_free(&mo);
-    remat_program_free(p);
-    remat_fn_free(vj);
-    remat_fn_free(j);
-    remat_fn_free(f);
-}
-
-static void test_ad_jvp_scan(void **state)
-{
-    (void)state;
-    check_scan_jvp(0, 0, NULL);
-    check_scan_jvp(1, 0, NULL);
-    check_scan_jvp(0, 1, (int[]){2});
-    check_scan_jvp(0, 1, (int[]){1});
-}
-
-/* HVP of a loss through a scan (reverse over forward: the scan's reverse
- * forms have no forward mode) against central differences of the gradient,
- * with a binomial schedule on the loop. */
-static void test_ad_jvp_hvp_through_scan(void **state)
-{
-    (void)state;
-    const int64_t d3[1] = {3};
-    remat_fn *body = remat_fn_new("step");
-    remat_val c = remat_arg(body, "c", REMAT_F64, 1, d3);
-    remat_val k = remat_arg(body, "k", REMAT_F64, 1, d3);
-    remat_fn_output(body, remat_add(body, c, remat_mul_scalar(body, remat_sin(body, remat_mul(body, k, c)), 0.1)));
-    remat_fn *f = remat_fn_new("scan_loss");
-    remat_val c0 = remat_arg(f, "c0", REMAT_F64, 1, d3);
-    remat_val kk = remat_arg(f, "k", REMAT_F64, 1, d3);
-    remat_val cout;
-    remat_scan_options opt = {.schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 3}};
-    assert_int_equal(remat_scan(f, body, 16, 1, &c0, 0, NULL, 1, &kk, &opt, &cout, NULL), REMAT_OK);
-    remat_fn_output(f, remat_sum_all(f, remat_square(f, cout)));
-    assert_fn_ok(f);
-    remat_fn *hv = NULL;
-    assert_int_equal(remat_hvp(f, 0, NULL, &hv), REMAT_OK);
-    remat_fn *g = grad_ok(f, 0, NULL);
-    double x[2][3] = {{0.5, -0.3, 0.8}, {1.2, 0.7, -0.9}}, v[2][3] = {{1, -0.5, 0.25}, {-1, 0.5, 1.5}};
-    remat_tensor in[4];
-    for (int a = 0; a < 2; a++) {
-        in[a] = remat_tensor_f64(x[a], 1, d3);
-        in[2 + a] = remat_tensor_f64(v[a], 1, d3);
-    }
-    outs_t ho, gp, gm;
-    run_fn(hv, 4, in, &ho, NULL, NULL);
-    assert_int_equal(ho.n, 2);
-    remat_program *p = compile_ok(g);
-    const double h = 1e-6;
-    for (int s = 0; s < 2; s++) {
-        for (int a = 0; a < 2; a++)
-            for (int i = 0; i < 3; i++)
-                x[a][i] += (s == 0 ? h : -2 * h) * v[a][i];
-        run_prog(p, 2, in, s == 0 ? &gp : &gm, NULL);
-    }
-    for (int a = 0; a < 2; a++)
-        for (int i = 0; i < 3; i++) {
-            double fd = (((double *)gp.t[a].data)[i] - ((double *)gm.t[a].data)[i]) / (2 * h);
-            double got = ((double *)ho.t[a].data)[i];
-            if (!(fabs(got - fd) <= 1e-6 * fabs(fd) + 1e-7))
-                fail_msg("hvp through scan: (H v)[%d][%d] = %.12g, finite difference %.12g", a, i, got, fd);
-        }
-    outs_free(&ho);
-    outs_free(&gp);
-    outs_free(&gm);
-    remat_program_free(p);
-    remat_fn_free(g);
-    remat_fn_free(hv);
-    remat_fn_free(f);
-    remat_fn_free(body);
-}
-
-static void test_ad_jvp_bad_input(void **state)
-{
-    (void)state;
-    remat_fn *f = two_out_fn(), *out = NULL;
-    assert_int_equal(remat_jvp(NULL, 0, NULL, &out), REMAT_ERR_NULL);
-    assert_int_equal(remat_jvp(f, 0, NULL, NULL), REMAT_ERR_NULL);
-    assert_int_equal(remat_jvp(f, 1, (int[]){2}, &out), REMAT_ERR_ARG);
-    assert_true(contains(remat_last_error(), "argnum 2 out of range"));
-    assert_int_equal(remat_jvp(f, 2, (int[]){1, 1}, &out), REMAT_ERR_ARG);
-    assert_true(contains(remat_last_error(), "argnum 1 given twice"));
-    assert_int_equal(remat_jacfwd(f, 1, (int[]){-1}, &out), REMAT_ERR_ARG);
-    assert_int_equal(remat_hvp(f, 0, NULL, &out), REMAT_ERR_SHAPE); /* two outputs: not a scalar function */
-    assert_null(out);
-    remat_fn_free(f);
-
-    remat_fn *c = remat_fn_new("custom");
-    remat_val x = remat_arg(c, "x", REMAT_F64, 1, ((int64_t[]){2}));
-    remat_fn_output(c, remat_custom(c, &xsin_op, 2, ((remat_val[]){x, x}), REMAT_F64, 1, ((int64_t[]){2})));
-    assert_fn_ok(c);
-    assert_int_equal(remat_jvp(c, 0, NULL, &out), REMAT_ERR_UNSUPPORTED);
-    assert_true(contains(remat_last_error(), "custom op 'xsin' has no JVP"));
-    assert_null(out);
-    remat_fn_free(c);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -830,13 +390,6 @@ int main(void)
         cmocka_unit_test(test_ad_jvp_jax_goldens),
         cmocka_unit_test(test_ad_jvp_symbolic_zeros),
         cmocka_unit_test(test_ad_jvp_stop_gradient),
-        cmocka_unit_test(test_ad_jvp_jacfwd_equals_vjp_jacobian),
-        cmocka_unit_test(test_ad_jvp_jacfwd_argnums_f32),
-        cmocka_unit_test(test_ad_jvp_hvp_finite_differences),
-        cmocka_unit_test(test_ad_jvp_checkpoint_region),
-        cmocka_unit_test(test_ad_jvp_scan),
-        cmocka_unit_test(test_ad_jvp_hvp_through_scan),
-        cmocka_unit_test(test_ad_jvp_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }

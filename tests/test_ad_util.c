@@ -109,3 +109,66 @@ remat_fn *block_net(const remat_fn *blk, remat_dtype dt)
     assert_fn_ok(f);
     return f;
 }
+
+/* ---- forward mode (test_ad_jvp*.c) ---- */
+
+void fill_uniform(double *x, int64_t n, double lo, double hi, double avoid)
+{
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = urand(lo, hi);
+        if (fabs(x[i]) < avoid)
+            x[i] = x[i] < 0 ? x[i] - avoid : x[i] + avoid;
+    }
+}
+
+remat_fn *jvp_ok(const remat_fn *f, int n, const int *argnums)
+{
+    remat_fn *j = NULL;
+    remat_status st = remat_jvp(f, n, argnums, &j);
+    if (st != REMAT_OK)
+        fail_msg("remat_jvp(%s): %s", remat_fn_name(f), remat_last_error());
+    return j;
+}
+
+double dot_n(const double *a, const double *b, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+int count_op(const remat_fn *f, remat_op op)
+{
+    int n = 0;
+    for (int v = 0; v < remat_fn_num_nodes(f); v++)
+        n += remat_val_op(f, v) == op;
+    return n;
+}
+
+/* body(c, x_t, k) = (c + 0.1 (sin(x_t) - k c), c * c): a stepper with a
+ * per-step input, a const and a y */
+remat_fn *jvp_scan_net(int reverse)
+{
+    const int64_t d3[1] = {3};
+    remat_fn *body = remat_fn_new("step");
+    remat_val c = remat_arg(body, "c", REMAT_F64, 1, d3);
+    remat_val x = remat_arg(body, "x_t", REMAT_F64, 1, d3);
+    remat_val k = remat_arg(body, "k", REMAT_F64, 1, d3);
+    remat_val rate = remat_sub(body, remat_sin(body, x), remat_mul(body, k, c));
+    remat_fn_output(body, remat_add(body, c, remat_mul_scalar(body, rate, 0.1)));
+    remat_fn_output(body, remat_mul(body, c, c));
+    assert_fn_ok(body);
+    remat_fn *f = remat_fn_new(reverse ? "scan_net_reverse" : "scan_net");
+    remat_val c0 = remat_arg(f, "c0", REMAT_F64, 1, d3);
+    remat_val xs = remat_arg(f, "xs", REMAT_F64, 2, ((int64_t[]){20, 3}));
+    remat_val kk = remat_arg(f, "k", REMAT_F64, 1, d3);
+    remat_val cout, ys;
+    remat_scan_options opt = {.reverse = reverse != 0};
+    assert_int_equal(remat_scan(f, body, 20, 1, &c0, 1, &xs, 1, &kk, &opt, &cout, &ys), REMAT_OK);
+    remat_fn_output(f, cout);
+    remat_fn_output(f, ys);
+    assert_fn_ok(f);
+    remat_fn_free(body);
+    return f;
+}

@@ -42,4 +42,17 @@ void sigset_from_remat(sigset *set, const remat_fn *f, size_t *bytes);
 remat_fn *block_fn(remat_dtype dt);
 remat_fn *block_net(const remat_fn *blk, remat_dtype dt);
 
+/* ---- forward mode (test_ad_jvp*.c) ---- */
+
+/* x[i] uniform in [lo, hi], pushed out to |x[i]| >= avoid */
+void fill_uniform(double *x, int64_t n, double lo, double hi, double avoid);
+/* remat_jvp of f w.r.t. argnums, or the test fails with its message */
+remat_fn *jvp_ok(const remat_fn *f, int n, const int *argnums);
+double dot_n(const double *a, const double *b, int64_t n);
+/* nodes of f with primitive op */
+int count_op(const remat_fn *f, remat_op op);
+/* (c0 f64[3], xs f64[20,3], k f64[3]) -> (c, ys): a scan of
+ * step(c, x_t, k) = (c + 0.1 (sin(x_t) - k c), c * c), reversed or not */
+remat_fn *jvp_scan_net(int reverse);
+
 #endif
