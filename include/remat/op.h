@@ -28,8 +28,10 @@ extern "C" {
  * parameter kind (remat_op_param, REMAT_OPP_*): which member of the node's
  *   parameter union the op uses (NONE: none).
  * derivative (remat_op_deriv, REMAT_OPD_*): RULE, a VJP rule in
- *   src/ad/vjp_rules.c; ZERO, no derivative (reverse mode treats what it
- *   computes as a constant); GRAPH, the transform handles it (leaves, calls).
+ *   src/ad/vjp_rules.c and a JVP rule in src/ad/jvp_rules.c; ZERO, no
+ *   derivative (reverse mode treats what it computes as a constant, forward
+ *   mode gives it a zero tangent); GRAPH, the transforms handle it (leaves,
+ *   calls).
  *
  * Adding an op: the row, its VJP rule, its kernel, its tests; the checklist
  * is "Adding a unary op" in docs/design-notes.md, and the build stops at
