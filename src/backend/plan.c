@@ -6,7 +6,8 @@
  * are released. An output never shares memory with a buffer read by the same
  * instruction (kernels assume no overlap), hence "before t", not "at t".
  *
- * The buffers alive at a time sit in a treap ordered by offset, each subtree
+ * Small plans (most programs) scan a sorted array of the live buffers. In
+ * larger ones the buffers alive at a time sit in a treap ordered by offset, each subtree
  * knowing its lowest offset, highest end and widest gap between neighbours,
  * so the lowest gap that fits is found in O(log n); a heap ordered by last
  * use releases them. The whole plan is O(n log n): a kinetics right-hand
@@ -187,6 +188,47 @@ static int32_t heap_pop(int32_t *h, int32_t *n, const remat_plan_buf *B)
     return top;
 }
 
+/* ---- small plans: the live buffers in an array sorted by offset ---- */
+#define SMALL_PLAN 256
+
+typedef struct {
+    size_t off, end;
+    int32_t last;
+} live_buf;
+
+static size_t plan_small(remat_plan_buf *bufs, const int32_t *order, int32_t n, size_t align)
+{
+    live_buf act[SMALL_PLAN];
+    int32_t na = 0;
+    size_t arena = 0;
+    for (int32_t k = 0; k < n; k++) {
+        remat_plan_buf *b = &bufs[order[k]];
+        REMAT_ASSERT(b->last >= b->first);
+        size_t size = (b->size + align - 1) / align * align;
+        int32_t w = 0; /* release buffers dead before this one is written */
+        for (int32_t i = 0; i < na; i++)
+            if (act[i].last >= b->first)
+                act[w++] = act[i];
+        na = w;
+        size_t off = 0; /* lowest gap that fits */
+        int32_t pos = 0;
+        for (; pos < na; pos++) {
+            if (act[pos].off >= off + size)
+                break;
+            if (act[pos].end > off)
+                off = act[pos].end;
+        }
+        b->offset = off;
+        for (int32_t i = na; i > pos; i--)
+            act[i] = act[i - 1];
+        act[pos] = (live_buf){off, off + size, b->last};
+        na++;
+        if (off + size > arena)
+            arena = off + size;
+    }
+    return arena;
+}
+
 static int by_first(const void *a, const void *b, void *bufs)
 {
     const remat_plan_buf *B = bufs;
@@ -196,23 +238,35 @@ static int by_first(const void *a, const void *b, void *bufs)
     return ia < ib ? -1 : ia > ib;
 }
 
+static remat_status nomem(int32_t n)
+{
+    return remat_error(REMAT_ERR_NOMEM, "compile: out of memory planning the arena of %d buffers", (int)n);
+}
+
 remat_status remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, size_t *arena_out)
 {
     *arena_out = 0;
     if (n <= 0)
         return REMAT_OK;
     int32_t *order = remat_malloc(sizeof *order * (size_t)n);
-    int32_t *heap = remat_malloc(sizeof *heap * (size_t)n);
-    node *t = remat_malloc(sizeof *t * (size_t)n);
-    if (!order || !heap || !t) {
-        remat_free(order);
-        remat_free(heap);
-        remat_free(t);
-        return remat_error(REMAT_ERR_NOMEM, "compile: out of memory planning the arena of %d buffers", (int)n);
-    }
+    if (!order)
+        return nomem(n);
     for (int32_t i = 0; i < n; i++)
         order[i] = i;
     qsort_r(order, (size_t)n, sizeof *order, by_first, bufs);
+    if (n <= SMALL_PLAN) {
+        *arena_out = plan_small(bufs, order, n, align);
+        remat_free(order);
+        return REMAT_OK;
+    }
+    int32_t *heap = remat_malloc(sizeof *heap * (size_t)n);
+    node *t = remat_malloc(sizeof *t * (size_t)n);
+    if (!heap || !t) {
+        remat_free(order);
+        remat_free(heap);
+        remat_free(t);
+        return nomem(n);
+    }
     treap T = {t, NIL, 2463534242u};
     int32_t nh = 0;
     size_t arena = 0;
