@@ -1,6 +1,7 @@
 /*
  * jit.c — compiles lane programs (backend/lane.h) into native loops with
- * libgccjit, GCC's code generator as a library (Debian: libgccjit-12-dev).
+ * libgccjit, GCC's code generator as a library (Debian: libgccjit-12-dev),
+ * and caches them; jit_gen.c writes each program as a libgccjit function.
  *
  * The generated function is, for a program with m lanes:
  *
@@ -43,8 +44,6 @@
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
-#include "core/exhaustive.h"
-#include "remat/op.h"
 
 #if REMAT_HAVE_GCCJIT
 
@@ -57,6 +56,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/jit_disk.h"
+#include "backend/cpu/jit_gen.h"
 
 /* ---- the cache ---- */
 
@@ -119,377 +119,6 @@ static int program_key(const remat_lane_program *p, bytes *k)
              put(k, &I->imm, 8);
     }
     return ok;
-}
-
-/* ---- code generation ---- */
-
-enum { M_EXP, M_LOG, M_SIN, M_COS, M_TANH, M_SQRT, M_ERF, M_POW, M_COUNT };
-static const char *const math_names[2][M_COUNT] = {
-    {"expf", "logf", "sinf", "cosf", "tanhf", "sqrtf", "erff", "powf"},
-    {"exp", "log", "sin", "cos", "tanh", "sqrt", "erf", "pow"},
-};
-
-typedef struct {
-    const remat_lane_program *p;
-    gcc_jit_context *c;
-    gcc_jit_type *t_f[2], *t_fp[2], *t_i64, *t_int, *t_bool, *t_void, *t_charp;
-    gcc_jit_function *fn, *math[2][M_COUNT];
-    gcc_jit_block *cur;
-    gcc_jit_lvalue **reg, **pbuf, **stride, *s, *j;
-    int64_t *state_off; /* m == 1: the state elements kept in locals */
-    int32_t *state_buf;
-    gcc_jit_lvalue **state_local;
-    int n_state;
-    int n_blocks;
-} gen;
-
-static int fidx(remat_dtype dt) { return dt == REMAT_F64; }
-
-static gcc_jit_rvalue *rv(gcc_jit_lvalue *l) { return gcc_jit_lvalue_as_rvalue(l); }
-
-static gcc_jit_rvalue *i64c(gen *g, int64_t v) { return gcc_jit_context_new_rvalue_from_long(g->c, g->t_i64, (long)v); }
-
-static gcc_jit_rvalue *fconst(gen *g, remat_dtype dt, double v)
-{
-    return gcc_jit_context_new_rvalue_from_double(g->c, g->t_f[fidx(dt)], dt == REMAT_F32 ? (double)(float)v : v);
-}
-
-/* named, so that the IR dump (the disk cache's key) holds no addresses */
-static gcc_jit_block *new_block(gen *g)
-{
-    char name[32];
-    snprintf(name, sizeof name, "b%d", g->n_blocks++);
-    return gcc_jit_function_new_block(g->fn, name);
-}
-
-static gcc_jit_function *math_fn(gen *g, remat_dtype dt, int which)
-{
-    const int f = fidx(dt);
-    if (!g->math[f][which]) {
-        gcc_jit_param *ps[2] = {gcc_jit_context_new_param(g->c, NULL, g->t_f[f], "x"),
-                                gcc_jit_context_new_param(g->c, NULL, g->t_f[f], "y")};
-        g->math[f][which] = gcc_jit_context_new_function(g->c, NULL, GCC_JIT_FUNCTION_IMPORTED, g->t_f[f],
-                                                         math_names[f][which], which == M_POW ? 2 : 1, ps, 0);
-    }
-    return g->math[f][which];
-}
-
-static gcc_jit_rvalue *call1(gen *g, remat_dtype dt, int which, gcc_jit_rvalue *x)
-{
-    return gcc_jit_context_new_call(g->c, NULL, math_fn(g, dt, which), 1, &x);
-}
-
-/* the state local of (buf, off), m == 1 */
-static gcc_jit_lvalue *state_local(gen *g, int32_t buf, int64_t off)
-{
-    for (int k = 0; k < g->n_state; k++)
-        if (g->state_buf[k] == buf && g->state_off[k] == off)
-            return g->state_local[k];
-    REMAT_UNREACHABLE("jit: a state element was not collected");
-}
-
-static gcc_jit_lvalue *element(gen *g, int32_t buf, int64_t off, int64_t lstride)
-{
-    const remat_lane_buf *B = &g->p->bufs[buf];
-    if (B->state && g->p->m == 1)
-        return state_local(g, buf, off);
-    gcc_jit_rvalue *base = gcc_jit_context_new_cast(g->c, NULL, rv(g->pbuf[buf]), g->t_fp[fidx(B->dt)]);
-    gcc_jit_rvalue *idx = i64c(g, off);
-    if (g->p->m > 1 && lstride != 0)
-        idx = gcc_jit_context_new_binary_op(
-            g->c, NULL, GCC_JIT_BINARY_OP_PLUS, g->t_i64, idx,
-            gcc_jit_context_new_binary_op(g->c, NULL, GCC_JIT_BINARY_OP_MULT, g->t_i64, rv(g->j), i64c(g, lstride)));
-    return gcc_jit_context_new_array_access(g->c, NULL, base, idx);
-}
-
-/* dst = cond ? x : y, as a branch diamond (gcc's if-conversion makes it a
- * select or a blend; libgccjit 12 has no conditional expression) */
-static void assign_cond(gen *g, gcc_jit_lvalue *dst, gcc_jit_rvalue *cond, gcc_jit_rvalue *x, gcc_jit_rvalue *y)
-{
-    gcc_jit_block *bt = new_block(g), *bf = new_block(g), *join = new_block(g);
-    gcc_jit_block_end_with_conditional(g->cur, NULL, cond, bt, bf);
-    gcc_jit_block_add_assignment(bt, NULL, dst, x);
-    gcc_jit_block_end_with_jump(bt, NULL, join);
-    gcc_jit_block_add_assignment(bf, NULL, dst, y);
-    gcc_jit_block_end_with_jump(bf, NULL, join);
-    g->cur = join;
-}
-
-static gcc_jit_rvalue *cmp(gen *g, enum gcc_jit_comparison k, gcc_jit_rvalue *x, gcc_jit_rvalue *y)
-{
-    return gcc_jit_context_new_comparison(g->c, NULL, k, x, y);
-}
-
-static gcc_jit_rvalue *bin(gen *g, enum gcc_jit_binary_op k, remat_dtype dt, gcc_jit_rvalue *x, gcc_jit_rvalue *y)
-{
-    return gcc_jit_context_new_binary_op(g->c, NULL, k, g->t_f[fidx(dt)], x, y);
-}
-
-/* integer_pow exactly as remat_cpu_integer_pow_* computes it */
-static gcc_jit_rvalue *integer_pow(gen *g, remat_dtype dt, gcc_jit_lvalue *dst, gcc_jit_rvalue *x, int k)
-{
-    gcc_jit_rvalue *one = fconst(g, dt, 1.0);
-    switch (k) {
-    case 0: return one;
-    case 1: return x;
-    case 2: return bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x);
-    case 3: return bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x));
-    case 4:
-        return bin(g, GCC_JIT_BINARY_OP_MULT, dt, bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x),
-                   bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x));
-    case -1: return bin(g, GCC_JIT_BINARY_OP_DIVIDE, dt, one, x);
-    case -2: return bin(g, GCC_JIT_BINARY_OP_DIVIDE, dt, one, bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x));
-    default: break;
-    }
-    /* square-and-multiply with explicit temporaries (each product rounded once) */
-    gcc_jit_type *T = g->t_f[fidx(dt)];
-    char name[32];
-    snprintf(name, sizeof name, "pw%d", g->n_blocks++);
-    gcc_jit_lvalue *xp = gcc_jit_function_new_local(g->fn, NULL, T, name);
-    gcc_jit_block_add_assignment(g->cur, NULL, xp, x);
-    gcc_jit_rvalue *acc = NULL;
-    const unsigned mag = k < 0 ? 0u - (unsigned)k : (unsigned)k;
-    for (unsigned e = mag; e; e >>= 1) {
-        if (e & 1u) {
-            gcc_jit_rvalue *v = acc ? bin(g, GCC_JIT_BINARY_OP_MULT, dt, acc, rv(xp)) : rv(xp);
-            gcc_jit_block_add_assignment(g->cur, NULL, dst, v);
-            acc = rv(dst);
-        }
-        if (e >> 1)
-            gcc_jit_block_add_assignment(g->cur, NULL, xp, bin(g, GCC_JIT_BINARY_OP_MULT, dt, rv(xp), rv(xp)));
-    }
-    return k < 0 ? bin(g, GCC_JIT_BINARY_OP_DIVIDE, dt, one, acc) : acc;
-}
-
-static gcc_jit_rvalue *as_t(gen *g, remat_dtype dt, gcc_jit_rvalue *cond)
-{
-    return gcc_jit_context_new_cast(g->c, NULL, gcc_jit_context_new_cast(g->c, NULL, cond, g->t_int), g->t_f[fidx(dt)]);
-}
-
-/* One case per op (core/exhaustive.h): an op added to REMAT_OP_LIST does not
- * compile here until it has its code or is listed as never in a lane program. */
-REMAT_EXHAUSTIVE_BEGIN
-static int emit_op(gen *g, int i)
-{
-    const remat_lane_ins *I = &g->p->ins[i];
-    const remat_dtype dt = I->dt;
-    gcc_jit_lvalue *dst = g->reg[i];
-    gcc_jit_rvalue *x = I->a >= 0 ? rv(g->reg[I->a]) : NULL, *y = I->b >= 0 ? rv(g->reg[I->b]) : NULL;
-    gcc_jit_rvalue *v = NULL;
-    switch ((remat_op)I->op) {
-    case REMAT_OP_ADD: v = bin(g, GCC_JIT_BINARY_OP_PLUS, dt, x, y); break;
-    case REMAT_OP_SUB: v = bin(g, GCC_JIT_BINARY_OP_MINUS, dt, x, y); break;
-    case REMAT_OP_MUL: v = bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, y); break;
-    case REMAT_OP_DIV: v = bin(g, GCC_JIT_BINARY_OP_DIVIDE, dt, x, y); break;
-    case REMAT_OP_SQUARE: v = bin(g, GCC_JIT_BINARY_OP_MULT, dt, x, x); break;
-    case REMAT_OP_NEG: v = gcc_jit_context_new_unary_op(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, g->t_f[fidx(dt)], x); break;
-    case REMAT_OP_EXP: v = call1(g, dt, M_EXP, x); break;
-    case REMAT_OP_LOG: v = call1(g, dt, M_LOG, x); break;
-    case REMAT_OP_SIN: v = call1(g, dt, M_SIN, x); break;
-    case REMAT_OP_COS: v = call1(g, dt, M_COS, x); break;
-    case REMAT_OP_TANH: v = call1(g, dt, M_TANH, x); break;
-    case REMAT_OP_SQRT: v = call1(g, dt, M_SQRT, x); break;
-    case REMAT_OP_ERF: v = call1(g, dt, M_ERF, x); break;
-    case REMAT_OP_POW: {
-        gcc_jit_rvalue *args[2] = {x, fconst(g, dt, I->imm)};
-        v = gcc_jit_context_new_call(g->c, NULL, math_fn(g, dt, M_POW), 2, args);
-        break;
-    }
-    case REMAT_OP_INTEGER_POW: v = integer_pow(g, dt, dst, x, (int)I->imm); break;
-    case REMAT_OP_GT: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_GT, x, y)); break;
-    case REMAT_OP_GE: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_GE, x, y)); break;
-    case REMAT_OP_LT: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_LT, x, y)); break;
-    case REMAT_OP_LE: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_LE, x, y)); break;
-    case REMAT_OP_EQ: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_EQ, x, y)); break;
-    case REMAT_OP_NE: v = as_t(g, dt, cmp(g, GCC_JIT_COMPARISON_NE, x, y)); break;
-    case REMAT_OP_MAX:
-    case REMAT_OP_MIN: {
-        gcc_jit_rvalue *c1 = cmp(g, I->op == REMAT_OP_MAX ? GCC_JIT_COMPARISON_GT : GCC_JIT_COMPARISON_LT, x, y);
-        gcc_jit_rvalue *c2 = cmp(g, GCC_JIT_COMPARISON_NE, x, x);
-        assign_cond(g, dst, gcc_jit_context_new_binary_op(g->c, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, g->t_bool, c1, c2),
-                    x, y);
-        return 1;
-    }
-    case REMAT_OP_RELU:
-        assign_cond(g, dst, cmp(g, GCC_JIT_COMPARISON_LE, x, fconst(g, dt, 0.0)), fconst(g, dt, 0.0), x);
-        return 1;
-    case REMAT_OP_SELECT:
-        assign_cond(g, dst, cmp(g, GCC_JIT_COMPARISON_NE, x, fconst(g, g->p->ins[I->a].dt, 0.0)), y,
-                    rv(g->reg[I->c]));
-        return 1;
-    case REMAT_OP_CONVERT: v = gcc_jit_context_new_cast(g->c, NULL, x, g->t_f[fidx(dt)]); break;
-    /* never in a lane program (scan_lanes.c translates elementwise ops and
-     * converts only): the kernel is not compiled and the scan interprets */
-    case REMAT_OP_CONSTANT: case REMAT_OP_ARG: case REMAT_OP_SUM: case REMAT_OP_REDUCE_MAX: case REMAT_OP_BROADCAST:
-    case REMAT_OP_RESHAPE: case REMAT_OP_TRANSPOSE: case REMAT_OP_SLICE: case REMAT_OP_PAD: case REMAT_OP_CONCATENATE:
-    case REMAT_OP_DOT_GENERAL: case REMAT_OP_NAME: case REMAT_OP_STOP_GRADIENT: case REMAT_OP_CHECKPOINT:
-    case REMAT_OP_PROJ: case REMAT_OP_CUSTOM: case REMAT_OP_CUSTOM_VJP: case REMAT_OP_HOP: case REMAT_OP_COUNT:
-        return 0;
-    }
-    gcc_jit_block_add_assignment(g->cur, NULL, dst, v);
-    return 1;
-}
-
-REMAT_EXHAUSTIVE_END
-
-static int collect_state(gen *g)
-{
-    const remat_lane_program *p = g->p;
-    g->state_off = remat_malloc(sizeof *g->state_off * (size_t)(p->n_ins + 1));
-    g->state_buf = remat_malloc(sizeof *g->state_buf * (size_t)(p->n_ins + 1));
-    g->state_local = remat_malloc(sizeof *g->state_local * (size_t)(p->n_ins + 1));
-    if (!g->state_off || !g->state_buf || !g->state_local)
-        return 0;
-    if (p->m != 1)
-        return 1;
-    for (int i = 0; i < p->n_ins; i++) {
-        const remat_lane_ins *I = &p->ins[i];
-        if ((I->kind != REMAT_LANE_LOAD && I->kind != REMAT_LANE_STORE) || !p->bufs[I->buf].state)
-            continue;
-        int k = 0;
-        while (k < g->n_state && !(g->state_buf[k] == I->buf && g->state_off[k] == I->off))
-            k++;
-        if (k < g->n_state)
-            continue;
-        char name[32];
-        snprintf(name, sizeof name, "k%d", k);
-        g->state_buf[k] = I->buf, g->state_off[k] = I->off;
-        g->state_local[k] = gcc_jit_function_new_local(g->fn, NULL, g->t_f[fidx(p->bufs[I->buf].dt)], name);
-        g->n_state++;
-    }
-    return 1;
-}
-
-static gcc_jit_lvalue *state_memory(gen *g, int k)
-{
-    const remat_lane_buf *B = &g->p->bufs[g->state_buf[k]];
-    gcc_jit_rvalue *base = gcc_jit_context_new_cast(g->c, NULL, rv(g->pbuf[g->state_buf[k]]), g->t_fp[fidx(B->dt)]);
-    return gcc_jit_context_new_array_access(g->c, NULL, base, i64c(g, g->state_off[k]));
-}
-
-/* Builds the function `name` into g->c; 0 when an op is not supported, -1
- * when out of memory. */
-static int generate(gen *g, const char *name_fn)
-{
-    const remat_lane_program *p = g->p;
-    gcc_jit_context *c = g->c;
-    g->t_f[0] = gcc_jit_context_get_type(c, GCC_JIT_TYPE_FLOAT);
-    g->t_f[1] = gcc_jit_context_get_type(c, GCC_JIT_TYPE_DOUBLE);
-    g->t_fp[0] = gcc_jit_type_get_pointer(g->t_f[0]);
-    g->t_fp[1] = gcc_jit_type_get_pointer(g->t_f[1]);
-    g->t_i64 = gcc_jit_context_get_type(c, GCC_JIT_TYPE_LONG_LONG);
-    g->t_int = gcc_jit_context_get_type(c, GCC_JIT_TYPE_INT);
-    g->t_bool = gcc_jit_context_get_type(c, GCC_JIT_TYPE_BOOL);
-    g->t_void = gcc_jit_context_get_type(c, GCC_JIT_TYPE_VOID);
-    g->t_charp = gcc_jit_type_get_pointer(gcc_jit_context_get_type(c, GCC_JIT_TYPE_CHAR));
-    gcc_jit_param *params[3] = {
-        gcc_jit_context_new_param(c, NULL, gcc_jit_type_get_pointer(g->t_charp), "bufs"),
-        gcc_jit_context_new_param(c, NULL, gcc_jit_type_get_pointer(g->t_i64), "strides"),
-        gcc_jit_context_new_param(c, NULL, g->t_i64, "count"),
-    };
-    g->fn = gcc_jit_context_new_function(c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name_fn, 3, params, 0);
-    g->reg = remat_calloc((size_t)p->n_ins + 1, sizeof *g->reg);
-    g->pbuf = remat_calloc((size_t)p->n_bufs + 1, sizeof *g->pbuf);
-    g->stride = remat_calloc((size_t)p->n_bufs + 1, sizeof *g->stride);
-    if (!g->reg || !g->pbuf || !g->stride || !collect_state(g))
-        return -1;
-    char name[32];
-    gcc_jit_block *entry = new_block(g), *s_cond = new_block(g), *s_body = new_block(g), *done = new_block(g);
-    for (int b = 0; b < p->n_bufs; b++) {
-        snprintf(name, sizeof name, "p%d", b);
-        g->pbuf[b] = gcc_jit_function_new_local(g->fn, NULL, g->t_charp, name);
-        snprintf(name, sizeof name, "st%d", b);
-        g->stride[b] = gcc_jit_function_new_local(g->fn, NULL, g->t_i64, name);
-        gcc_jit_block_add_assignment(
-            entry, NULL, g->pbuf[b],
-            rv(gcc_jit_context_new_array_access(c, NULL, gcc_jit_param_as_rvalue(params[0]), i64c(g, b))));
-        gcc_jit_block_add_assignment(
-            entry, NULL, g->stride[b],
-            rv(gcc_jit_context_new_array_access(c, NULL, gcc_jit_param_as_rvalue(params[1]), i64c(g, b))));
-    }
-    for (int k = 0; k < g->n_state; k++)
-        gcc_jit_block_add_assignment(entry, NULL, g->state_local[k], rv(state_memory(g, k)));
-    g->s = gcc_jit_function_new_local(g->fn, NULL, g->t_i64, "s");
-    g->j = gcc_jit_function_new_local(g->fn, NULL, g->t_i64, "j");
-    gcc_jit_block_add_assignment(entry, NULL, g->s, i64c(g, 0));
-    gcc_jit_block_end_with_jump(entry, NULL, s_cond);
-    gcc_jit_block_end_with_conditional(
-        s_cond, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g->s), gcc_jit_param_as_rvalue(params[2])), s_body, done);
-
-    gcc_jit_block *j_cond = NULL, *s_latch = new_block(g), *post = new_block(g);
-    for (int i = 0; i < p->n_ins; i++) /* every register is a local of the function */
-        if (p->ins[i].kind != REMAT_LANE_STORE && p->ins[i].kind != REMAT_LANE_ACC) {
-            snprintf(name, sizeof name, "r%d", i);
-            g->reg[i] = gcc_jit_function_new_local(g->fn, NULL, g->t_f[fidx(p->ins[i].dt)], name);
-        }
-    for (int i = 0; i < p->n_ins; i++) /* sums across lanes start each step at +0 */
-        if (p->ins[i].kind == REMAT_LANE_SUM0)
-            gcc_jit_block_add_assignment(s_body, NULL, g->reg[i], fconst(g, p->ins[i].dt, 0.0));
-    if (p->m > 1) {
-        j_cond = new_block(g);
-        gcc_jit_block_add_assignment(s_body, NULL, g->j, i64c(g, 0));
-        gcc_jit_block_end_with_jump(s_body, NULL, j_cond);
-        g->cur = new_block(g);
-        gcc_jit_block_end_with_conditional(j_cond, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g->j), i64c(g, p->m)),
-                                           g->cur, post);
-    } else {
-        g->cur = s_body;
-    }
-    for (int phase = 0; phase < 2; phase++) { /* the lanes, then once per step after them */
-        for (int i = 0; i < p->n_ins; i++) {
-            const remat_lane_ins *I = &p->ins[i];
-            if (I->kind == REMAT_LANE_SUM0 || (I->post != 0) != (phase == 1))
-                continue;
-            switch (I->kind) {
-            case REMAT_LANE_LOAD:
-                gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], rv(element(g, I->buf, I->off, I->lstride)));
-                break;
-            case REMAT_LANE_CONST:
-                gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], fconst(g, I->dt, I->imm));
-                break;
-            case REMAT_LANE_STORE:
-                gcc_jit_block_add_assignment(g->cur, NULL, element(g, I->buf, I->off, I->lstride),
-                                             rv(g->reg[I->a]));
-                break;
-            case REMAT_LANE_ACC:
-                gcc_jit_block_add_assignment(g->cur, NULL, g->reg[I->a],
-                                             bin(g, GCC_JIT_BINARY_OP_PLUS, I->dt, rv(g->reg[I->a]), rv(g->reg[I->b])));
-                break;
-            case REMAT_LANE_OP:
-                if (!emit_op(g, i))
-                    return 0;
-                break;
-            default: return 0;
-            }
-        }
-        if (phase == 0) {
-            if (p->m > 1) {
-                gcc_jit_block_add_assignment_op(g->cur, NULL, g->j, GCC_JIT_BINARY_OP_PLUS, i64c(g, 1));
-                gcc_jit_block_end_with_jump(g->cur, NULL, j_cond);
-            } else {
-                gcc_jit_block_end_with_jump(g->cur, NULL, post);
-            }
-            g->cur = post;
-        }
-    }
-    gcc_jit_block_end_with_jump(g->cur, NULL, s_latch);
-    for (int b = 0; b < p->n_bufs; b++) /* p_b = &p_b[st_b] */
-        gcc_jit_block_add_assignment(
-            s_latch, NULL, g->pbuf[b],
-            gcc_jit_lvalue_get_address(gcc_jit_context_new_array_access(c, NULL, rv(g->pbuf[b]), rv(g->stride[b])),
-                                       NULL));
-    gcc_jit_block_add_assignment_op(s_latch, NULL, g->s, GCC_JIT_BINARY_OP_PLUS, i64c(g, 1));
-    gcc_jit_block_end_with_jump(s_latch, NULL, s_cond);
-    for (int k = 0; k < g->n_state; k++)
-        gcc_jit_block_add_assignment(done, NULL, state_memory(g, k), rv(g->state_local[k]));
-    gcc_jit_block_end_with_void_return(done, NULL);
-    return 1;
-}
-
-static void gen_free(gen *g)
-{
-    remat_free(g->reg), remat_free(g->pbuf), remat_free(g->stride);
-    remat_free(g->state_off), remat_free(g->state_buf), remat_free(g->state_local);
 }
 
 static void code_release(lane_code *code)
@@ -600,19 +229,15 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
         o += len + (o[len] == ' ');
     }
     remat_status st = REMAT_OK;
-    gcc_jit_function *math[2][M_COUNT] = {{0}};
+    remat_jit_math math = {{{0}}}; /* imported once per context */
     char name[32];
     for (int k = 0; k < n && st == REMAT_OK; k++) {
-        gen g = {.p = ps[k], .c = c};
-        memcpy(g.math, math, sizeof math); /* imported once per context */
         snprintf(name, sizeof name, "lane%d", k);
-        const int made = generate(&g, name);
+        const int made = remat_jit_generate(c, &math, ps[k], name);
         if (made < 0)
             st = remat_error(REMAT_ERR_NOMEM, "jit: out of memory generating %s", name); /* interpreted */
         else if (!made)
             st = REMAT_ERR_UNSUPPORTED; /* an op this compiler does not know: interpret */
-        memcpy(math, g.math, sizeof math);
-        gen_free(&g);
     }
     if (st == REMAT_OK) {
         const char *dump = getenv("REMAT_JIT_DUMP"); /* a directory: the assembly of each compilation */

@@ -1,0 +1,26 @@
+/*
+ * jit_gen.h (internal) — writes one lane program (backend/lane.h) as a
+ * libgccjit function; jit.c compiles, caches and loads the result.
+ */
+#ifndef REMAT_CPU_JIT_GEN_H
+#define REMAT_CPU_JIT_GEN_H
+
+#include <libgccjit.h>
+
+#include "backend/lane.h"
+
+enum { M_EXP, M_LOG, M_SIN, M_COS, M_TANH, M_SQRT, M_ERF, M_POW, M_COUNT };
+
+/* The libm functions a context imports, each once (zero-initialise). */
+typedef struct {
+    gcc_jit_function *fn[2][M_COUNT]; /* [f32, f64][which] */
+} remat_jit_math;
+
+/* Adds the exported function `name`, void name(char **bufs, long long
+ * *strides, long long count), computing program p to context c (jit.c's
+ * header shows its shape). Returns 1 when made, 0 when p holds an
+ * instruction this generator does not know (the caller interprets), -1 when
+ * out of memory. */
+int remat_jit_generate(gcc_jit_context *c, remat_jit_math *math, const remat_lane_program *p, const char *name);
+
+#endif
