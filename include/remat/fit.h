@@ -141,6 +141,23 @@ const char *remat_fit_optimizer_name(remat_fit_optimizer o);
 /* Parses the names above. Errors name the text and the known names. */
 remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *out);
 
+/* How lm (and the statistics) build the Jacobian of the residuals: forward
+ * mode runs one JVP per free parameter, reverse mode one VJP per measured cell
+ * of the largest experiment (the experiments share each run). AUTO takes
+ * forward when there are fewer free parameters than that, the fewer program
+ * runs; the two agree to rounding (not bitwise). */
+typedef enum {
+    REMAT_FIT_JACOBIAN_AUTO = 0,
+    REMAT_FIT_JACOBIAN_FORWARD,
+    REMAT_FIT_JACOBIAN_REVERSE,
+    REMAT_FIT_JACOBIAN_COUNT
+} remat_fit_jacobian;
+
+/* "auto", "forward", "reverse"; "?" out of range. */
+const char *remat_fit_jacobian_name(remat_fit_jacobian j);
+/* Parses the names above. Errors name the text and the known names. */
+remat_status remat_fit_jacobian_parse(const char *text, remat_fit_jacobian *out);
+
 typedef enum {
     REMAT_FIT_SCALE_AUTO = 0, /* log unless a lower bound <= 0 or a start <= 0 */
     REMAT_FIT_SCALE_LOG,      /* theta = log(k); needs a positive start */
@@ -196,6 +213,7 @@ typedef struct {
     const double *sigma;         /* NULL (all 1) or species_count standard deviations > 0:
                                     a residual of species s is divided by sigma[s] */
     remat_fit_weighting weighting; /* REMAT_FIT_WEIGHT_RELATIVE: also divide by |data| */
+    remat_fit_jacobian jacobian; /* the Jacobian's mode (lm, statistics); AUTO: the cheaper */
 } remat_fit_options;
 
 /* The defaults above (auto, RK4, t0 0, automatic dt, store-all). Start from
@@ -212,6 +230,7 @@ typedef struct {
     bool converged;
     char message[512];      /* why it stopped */
     const char *optimizer;  /* the optimizer that ran: "lm", "bfgs", "lbfgs-b", "adam" */
+    const char *jacobian;   /* lm: the Jacobian's mode, "forward" or "reverse"; else NULL */
     int64_t n_residuals;    /* measured cells */
     int n_history;          /* iterate 0 (the start) .. iterations */
     double *history_objective; /* [n_history] */
@@ -249,6 +268,12 @@ remat_status remat_fit_run_once(const remat_mechanism *m, int n_data, remat_data
 void remat_fit_schedule(const remat_fit *fit, remat_schedule_spec *spec);
 const double *remat_fit_initial_state(const remat_fit *fit, int e);
 int64_t remat_fit_residual_count(const remat_fit *fit);
+/* The Jacobian's mode the fit resolved (FORWARD or REVERSE; AUTO for NULL). */
+remat_fit_jacobian remat_fit_jacobian_mode(const remat_fit *fit);
+/* J = d r / d params at params, r as remat_fit_residuals (weighted), written
+ * n_residuals x param_count row-major, in the fit's mode; the columns of
+ * fixed parameters are 0. */
+remat_status remat_fit_jacobian_at(remat_fit *fit, const double *params, double *J);
 remat_status remat_fit_objective(remat_fit *fit, const double *params, double *objective);
 /* Residuals model - data at params, one per measured cell: experiment by
  * experiment, row by row, species in mechanism order (NULL: just the count). */
@@ -290,7 +315,8 @@ typedef struct {
     bool *unidentifiable;   /* [n_params] */
 } remat_fit_stats;
 
-/* Computes the statistics (one Jacobian: max_e N_e VJP runs). Errors: dof
+/* Computes the statistics (one Jacobian in the fit's mode: n_free JVP runs or
+ * max_e N_e VJP runs). Errors: dof
  * < 1 (REMAT_ERR_VALUE: as many parameters as measured cells), a non-finite
  * Jacobian (REMAT_ERR_NUMERIC). Clear the stats after. */
 remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fit_stats *stats);

@@ -74,6 +74,8 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
     }
     if ((unsigned)o->optimizer >= REMAT_FIT_OPTIMIZER_COUNT)
         return remat_error(REMAT_ERR_ARG, "fit: unknown optimizer %d", (int)o->optimizer);
+    if ((unsigned)o->jacobian >= REMAT_FIT_JACOBIAN_COUNT)
+        return remat_error(REMAT_ERR_ARG, "fit: unknown Jacobian mode %d", (int)o->jacobian);
     if ((unsigned)o->method >= REMAT_ODE_METHOD_COUNT)
         return remat_error(REMAT_ERR_ARG, "fit: unknown integration method %d", (int)o->method);
     if (!isfinite(o->t0))
@@ -275,6 +277,7 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     remat_fit_result *r = result;
     r->n_params = P;
     r->optimizer = driver_name(fit);
+    r->jacobian = fit->optimizer == REMAT_FIT_LM ? remat_fit_jacobian_name(fit->jac_mode) : NULL;
     r->n_residuals = fit->n_res;
     r->params = calloc((size_t)P, sizeof *r->params);
     r->param_names = calloc((size_t)P, sizeof *r->param_names);

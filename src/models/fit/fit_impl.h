@@ -23,6 +23,7 @@ typedef struct {
     double *r_full;  /* [K][S] residual output buffer */
     double *ct;      /* [K][S] cotangent input buffer (VJP) */
     double *dp;      /* [P] parameter cotangent output buffer (VJP) */
+    double *dr;      /* [K][S] residual tangent output buffer (JVP) */
 } fit_exp;
 
 /* How an optimizer variable x maps to theta (and theta to p). */
@@ -59,10 +60,13 @@ struct remat_fit {
     remat_schedule_spec spec;   /* the schedule every interval scan uses */
     /* the functions stay alive as long as their programs: a compiled scan
      * reads the scan node's data, which its function owns */
-    remat_fn *res_fn, *rev_fn, *rev_src;
+    remat_fn *res_fn, *rev_fn, *rev_src, *vjp_fn, *vjp_src, *jvp_fn;
     remat_program *res;         /* (p) -> r_1..r_E */
     remat_program *vg;          /* (p) -> (F, dF/dp)              gradient methods */
-    remat_program *vjp;         /* (p_1..p_E, ct_1..ct_E) -> (r_1..r_E, dp_1..dp_E)   lm */
+    remat_program *vjp;         /* (p_1..p_E, ct_1..ct_E) -> (r_1..r_E, dp_1..dp_E)   reverse J */
+    remat_program *jvp;         /* (p, t_p) -> (r_1..r_E, dr_1..dr_E)                 forward J */
+    remat_fit_jacobian jac_mode; /* resolved: FORWARD or REVERSE */
+    double *tan;                /* [P] the tangent input (a basis vector) */
     double *grad_p;             /* [P] */
     double *pbuf;               /* [P] scratch natural params */
     int64_t evals;
@@ -75,7 +79,18 @@ void fit_problem_release(struct remat_fit *fit);
 remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *F, double *r);
 /* F(p) and dF/dp (P). */
 remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, double *grad);
-/* J = dr/dp, N x P row-major (natural scale). */
+remat_tensor fit_vec(double *data, int64_t n);
+/* The VJP program (reverse Jacobian) into vjp, vjp_fn, vjp_src. */
+remat_status fit_compile_vjp(struct remat_fit *fit);
+
+/* jacobian.c */
+/* The mode opt.jacobian asks for, AUTO resolved: forward when n_free < max_meas. */
+remat_fit_jacobian fit_jacobian_resolve(const struct remat_fit *fit);
+/* Compiles jac_mode's program unless it is there. */
+remat_status fit_jacobian_compile(struct remat_fit *fit);
+/* J = dr/dp, N x P row-major (natural scale), by jac_mode (compiled on first
+ * use). Forward mode fills the free parameters' columns only, leaving the
+ * fixed ones' as they were; callers read free columns. */
 remat_status fit_eval_jacobian(struct remat_fit *fit, const double *p, double *J);
 
 /* ---- one run of an optimizer (fit.c) ---- */

@@ -43,7 +43,8 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
     x->r_full = calloc(cells, sizeof *x->r_full);
     x->ct = calloc(cells, sizeof *x->ct);
     x->dp = calloc((size_t)fit->P, sizeof *x->dp);
-    if (!x->y0 || !x->target || !x->mask || !x->meas || !x->r_full || !x->ct || !x->dp)
+    x->dr = calloc(cells, sizeof *x->dr);
+    if (!x->y0 || !x->target || !x->mask || !x->meas || !x->r_full || !x->ct || !x->dp || !x->dr)
         return remat_error(REMAT_ERR_NOMEM, "fit: %s: out of memory for %zu cells", path, cells);
 
     const double *given = fit->opt.y0 ? fit->opt.y0[e] : NULL;
@@ -220,11 +221,11 @@ static remat_status build(const struct remat_fit *fit, build_mode mode, remat_fn
 /* The program that holds the step tapes: value_and_grad (gradient methods) or
  * the VJP with the cotangent as an input (LM). The functions are returned
  * with it (*g, *src), to be freed after the program. */
-static remat_status compile_reverse(const struct remat_fit *fit, remat_fn **src, remat_fn **g, remat_program **out)
+static remat_status compile_reverse(const struct remat_fit *fit, int lm, remat_fn **src, remat_fn **g,
+                                    remat_program **out)
 {
     *out = NULL;
     *src = *g = NULL;
-    int lm = fit->optimizer == REMAT_FIT_LM;
     remat_status st = build(fit, lm ? BUILD_RES_SPLIT : BUILD_OBJ, src);
     if (st == REMAT_OK)
         st = lm ? remat_vjp(*src, 0, NULL, g) : remat_value_and_grad(*src, 1, (int[]){0}, g);
@@ -243,7 +244,7 @@ static remat_status pick_schedule(struct remat_fit *fit)
     fit->spec = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
     remat_program *probe;
     remat_fn *src, *g;
-    remat_status st = compile_reverse(fit, &src, &g, &probe);
+    remat_status st = compile_reverse(fit, fit->optimizer == REMAT_FIT_LM, &src, &g, &probe);
     remat_memory_plan plan = {0};
     if (st == REMAT_OK)
         remat_program_plan(probe, &plan);
@@ -291,7 +292,15 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
         st = remat_compile(fit->res_fn, remat_backend_cpu(), &fit->res);
     if (st != REMAT_OK)
         return st;
-    return compile_reverse(fit, &fit->rev_src, &fit->rev_fn, fit->optimizer == REMAT_FIT_LM ? &fit->vjp : &fit->vg);
+    fit->jac_mode = fit_jacobian_resolve(fit);
+    if (fit->optimizer != REMAT_FIT_LM) /* the statistics compile a Jacobian when asked */
+        return compile_reverse(fit, 0, &fit->rev_src, &fit->rev_fn, &fit->vg);
+    return fit_jacobian_compile(fit);
+}
+
+remat_status fit_compile_vjp(struct remat_fit *fit)
+{
+    return compile_reverse(fit, 1, &fit->vjp_src, &fit->vjp_fn, &fit->vjp);
 }
 
 void fit_problem_release(struct remat_fit *fit)
@@ -305,6 +314,7 @@ void fit_problem_release(struct remat_fit *fit)
         free(x->r_full);
         free(x->ct);
         free(x->dp);
+        free(x->dr);
     }
     free(fit->exp);
     free(fit->grad_p);
@@ -312,12 +322,17 @@ void fit_problem_release(struct remat_fit *fit)
     remat_program_free(fit->res);
     remat_program_free(fit->vg);
     remat_program_free(fit->vjp);
+    remat_program_free(fit->jvp);
     remat_fn_free(fit->res_fn);
     remat_fn_free(fit->rev_fn);
     remat_fn_free(fit->rev_src);
+    remat_fn_free(fit->vjp_fn);
+    remat_fn_free(fit->vjp_src);
+    remat_fn_free(fit->jvp_fn);
+    free(fit->tan);
 }
 
-static remat_tensor vec(double *data, int64_t n)
+remat_tensor fit_vec(double *data, int64_t n)
 {
     return remat_tensor_f64(data, 1, &n);
 }
@@ -325,12 +340,12 @@ static remat_tensor vec(double *data, int64_t n)
 remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *F, double *r)
 {
     int E = fit->E;
-    remat_tensor in = vec((double *)p, fit->P);
+    remat_tensor in = fit_vec((double *)p, fit->P);
     remat_tensor *out = malloc(sizeof *out * (size_t)E);
     if (!out)
         return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int e = 0; e < E; e++)
-        out[e] = vec(fit->exp[e].r_full, fit->exp[e].rows * fit->S);
+        out[e] = fit_vec(fit->exp[e].r_full, fit->exp[e].rows * fit->S);
     remat_status st = remat_run(fit->res, 1, &in, E, out, NULL);
     free(out);
     fit->evals++;
@@ -353,52 +368,10 @@ remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *
 
 remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, double *grad)
 {
-    remat_tensor in = vec((double *)p, fit->P);
-    remat_tensor out[2] = {remat_tensor_f64(F, 0, NULL), vec(grad, fit->P)};
+    remat_tensor in = fit_vec((double *)p, fit->P);
+    remat_tensor out[2] = {remat_tensor_f64(F, 0, NULL), fit_vec(grad, fit->P)};
     fit->evals++;
     return remat_run(fit->vg, 1, &in, 2, out, NULL);
-}
-
-remat_status fit_eval_jacobian(struct remat_fit *fit, const double *p, double *J)
-{
-    int E = fit->E, P = fit->P;
-    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * E)), *out = malloc(sizeof *out * (size_t)(2 * E));
-    if (!in || !out) {
-        free(in);
-        free(out);
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    }
-    for (int e = 0; e < E; e++) {
-        fit_exp *x = &fit->exp[e];
-        int64_t n = x->rows * fit->S;
-        memset(x->ct, 0, sizeof *x->ct * (size_t)n);
-        in[e] = vec((double *)p, P);
-        in[E + e] = vec(x->ct, n);
-        out[e] = vec(x->r_full, n);
-        out[E + e] = vec(x->dp, P);
-    }
-    remat_status st = REMAT_OK;
-    /* run j sets the cotangent e_j in every experiment that has a j-th cell:
-     * experiment e's parameter copy receives row j of its block */
-    for (int64_t j = 0; j < fit->max_meas && st == REMAT_OK; j++) {
-        for (int e = 0; e < E; e++)
-            if (j < fit->exp[e].n_meas)
-                fit->exp[e].ct[fit->exp[e].meas[j]] = 1.0;
-        st = remat_run(fit->vjp, 2 * E, in, 2 * E, out, NULL);
-        fit->evals++;
-        int64_t row0 = 0;
-        for (int e = 0; e < E; e++) {
-            fit_exp *x = &fit->exp[e];
-            if (j < x->n_meas) {
-                x->ct[x->meas[j]] = 0.0;
-                memcpy(J + (size_t)(row0 + j) * (size_t)P, x->dp, sizeof *J * (size_t)P);
-            }
-            row0 += x->n_meas;
-        }
-    }
-    free(in);
-    free(out);
-    return st;
 }
 
 /* ---- public accessors that read the problem ---- */
@@ -475,7 +448,7 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         st = remat_compile(f, remat_backend_cpu(), &prog);
     }
     if (st == REMAT_OK) {
-        remat_tensor in = vec((double *)params, P);
+        remat_tensor in = fit_vec((double *)params, P);
         remat_tensor res = remat_tensor_f64(out, 2, (int64_t[]){n_times, S});
         st = remat_run(prog, 1, &in, 1, &res, NULL);
     }

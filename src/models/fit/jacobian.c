@@ -1,0 +1,174 @@
+/*
+ * jacobian.c — the Jacobian of the weighted residuals, J = dr/dp (N x P), by
+ * whichever mode takes fewer program runs: forward mode runs the JVP of the
+ * residual function once per free parameter (column j: J e_j), reverse mode
+ * runs the VJP once per measured cell of the largest experiment (row j: e_j^T
+ * J; every experiment has its own parameter copy, so one run gives a row of
+ * each). A fit of 5 rate constants to 40 cells is 5 runs forward, 40 reverse.
+ *
+ * The residual function already carries the sigma weights in its mask, so
+ * both modes differentiate r = (y - data) w and agree to rounding.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "models/fit/fit_impl.h"
+
+static const char *const jacobian_names[REMAT_FIT_JACOBIAN_COUNT] = {
+    [REMAT_FIT_JACOBIAN_AUTO] = "auto",
+    [REMAT_FIT_JACOBIAN_FORWARD] = "forward",
+    [REMAT_FIT_JACOBIAN_REVERSE] = "reverse",
+};
+
+const char *remat_fit_jacobian_name(remat_fit_jacobian j)
+{
+    return (unsigned)j < REMAT_FIT_JACOBIAN_COUNT ? jacobian_names[j] : "?";
+}
+
+remat_status remat_fit_jacobian_parse(const char *text, remat_fit_jacobian *out)
+{
+    if (!text || !out)
+        return remat_error(REMAT_ERR_NULL, "fit: Jacobian mode: %s is NULL", !text ? "the text" : "out");
+    for (int i = 0; i < REMAT_FIT_JACOBIAN_COUNT; i++)
+        if (!strcmp(text, jacobian_names[i])) {
+            *out = (remat_fit_jacobian)i;
+            return REMAT_OK;
+        }
+    return remat_error(REMAT_ERR_ARG, "unknown Jacobian mode '%s' (expected auto, forward or reverse)", text);
+}
+
+remat_fit_jacobian fit_jacobian_resolve(const struct remat_fit *fit)
+{
+    if (fit->opt.jacobian != REMAT_FIT_JACOBIAN_AUTO)
+        return fit->opt.jacobian;
+    /* program runs per Jacobian: n_free JVPs against max_meas VJPs; a JVP
+     * also costs less than a VJP (no tape), so a tie goes forward */
+    return fit->n_free <= fit->max_meas ? REMAT_FIT_JACOBIAN_FORWARD : REMAT_FIT_JACOBIAN_REVERSE;
+}
+
+static remat_status compile_jvp(struct remat_fit *fit)
+{
+    fit->tan = calloc((size_t)fit->P, sizeof *fit->tan);
+    if (!fit->tan)
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    remat_status st = remat_jvp(fit->res_fn, 1, (int[]){0}, &fit->jvp_fn);
+    if (st == REMAT_OK)
+        st = remat_compile(fit->jvp_fn, remat_backend_cpu(), &fit->jvp);
+    return st;
+}
+
+remat_status fit_jacobian_compile(struct remat_fit *fit)
+{
+    REMAT_ASSERT(fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD || fit->jac_mode == REMAT_FIT_JACOBIAN_REVERSE);
+    if (fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD)
+        return fit->jvp ? REMAT_OK : compile_jvp(fit);
+    return fit->vjp ? REMAT_OK : fit_compile_vjp(fit);
+}
+
+/* Column i of J for each free parameter i: one JVP with tangent e_i. */
+static remat_status jacobian_forward(struct remat_fit *fit, const double *p, double *J)
+{
+    int E = fit->E, P = fit->P;
+    remat_tensor in[2] = {fit_vec((double *)p, P), fit_vec(fit->tan, P)};
+    remat_tensor *out = malloc(sizeof *out * (size_t)(2 * E));
+    if (!out)
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    for (int e = 0; e < E; e++) {
+        fit_exp *x = &fit->exp[e];
+        int64_t n = x->rows * fit->S;
+        out[e] = fit_vec(x->r_full, n);
+        out[E + e] = fit_vec(x->dr, n);
+    }
+    memset(fit->tan, 0, sizeof *fit->tan * (size_t)P);
+    remat_status st = REMAT_OK;
+    for (int j = 0; j < fit->n_free && st == REMAT_OK; j++) {
+        int i = fit->free_idx[j];
+        fit->tan[i] = 1.0;
+        st = remat_run(fit->jvp, 2, in, 2 * E, out, NULL);
+        fit->evals++;
+        fit->tan[i] = 0.0;
+        int64_t row = 0;
+        for (int e = 0; e < E && st == REMAT_OK; e++) {
+            const fit_exp *x = &fit->exp[e];
+            for (int64_t k = 0; k < x->n_meas; k++, row++)
+                J[(size_t)row * (size_t)P + (size_t)i] = x->dr[x->meas[k]];
+        }
+    }
+    free(out);
+    return st;
+}
+
+/* Row j of each experiment's block: one VJP with cotangent e_j. */
+static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, double *J)
+{
+    int E = fit->E, P = fit->P;
+    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * E)), *out = malloc(sizeof *out * (size_t)(2 * E));
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    }
+    for (int e = 0; e < E; e++) {
+        fit_exp *x = &fit->exp[e];
+        int64_t n = x->rows * fit->S;
+        memset(x->ct, 0, sizeof *x->ct * (size_t)n);
+        in[e] = fit_vec((double *)p, P);
+        in[E + e] = fit_vec(x->ct, n);
+        out[e] = fit_vec(x->r_full, n);
+        out[E + e] = fit_vec(x->dp, P);
+    }
+    remat_status st = REMAT_OK;
+    /* run j sets the cotangent e_j in every experiment that has a j-th cell:
+     * experiment e's parameter copy receives row j of its block */
+    for (int64_t j = 0; j < fit->max_meas && st == REMAT_OK; j++) {
+        for (int e = 0; e < E; e++)
+            if (j < fit->exp[e].n_meas)
+                fit->exp[e].ct[fit->exp[e].meas[j]] = 1.0;
+        st = remat_run(fit->vjp, 2 * E, in, 2 * E, out, NULL);
+        fit->evals++;
+        int64_t row0 = 0;
+        for (int e = 0; e < E; e++) {
+            fit_exp *x = &fit->exp[e];
+            if (j < x->n_meas) {
+                x->ct[x->meas[j]] = 0.0;
+                memcpy(J + (size_t)(row0 + j) * (size_t)P, x->dp, sizeof *J * (size_t)P);
+            }
+            row0 += x->n_meas;
+        }
+    }
+    free(in);
+    free(out);
+    return st;
+}
+
+remat_status fit_eval_jacobian(struct remat_fit *fit, const double *p, double *J)
+{
+    remat_status st = fit_jacobian_compile(fit);
+    if (st != REMAT_OK)
+        return st;
+    return fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD ? jacobian_forward(fit, p, J) : jacobian_reverse(fit, p, J);
+}
+
+remat_fit_jacobian remat_fit_jacobian_mode(const remat_fit *fit)
+{
+    return fit ? fit->jac_mode : REMAT_FIT_JACOBIAN_AUTO;
+}
+
+remat_status remat_fit_jacobian_at(remat_fit *fit, const double *params, double *J)
+{
+    if (!fit || !params || !J)
+        return remat_error(REMAT_ERR_NULL, "fit: jacobian: %s is NULL", !fit ? "the fit" : !params ? "params" : "J");
+    for (int i = 0; i < fit->P; i++)
+        if (!isfinite(params[i]))
+            return remat_error(REMAT_ERR_VALUE, "fit: jacobian: parameter '%s' is %g", fit->names[i], params[i]);
+    memset(J, 0, sizeof *J * (size_t)fit->n_res * (size_t)fit->P);
+    remat_status st = fit_eval_jacobian(fit, params, J);
+    for (int i = 0; st == REMAT_OK && i < fit->P; i++)
+        if (fit->fixed[i])
+            for (int64_t k = 0; k < fit->n_res; k++)
+                J[(size_t)k * (size_t)fit->P + (size_t)i] = 0.0;
+    return st;
+}
