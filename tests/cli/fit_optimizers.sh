@@ -5,6 +5,9 @@
 #     integration blows up instead of failing the fit (bfgs stopped at
 #     iteration 2 on a NaN objective), and reach LM's minimum;
 #   - --json names the optimizer that ran, the one asked for;
+#   - --json says which mode built the Jacobian: auto is forward here (3
+#     constants, 22 cells per experiment), --jacobian forward|reverse as asked,
+#     both to the same minimum in the same iterations;
 #   - bfgs with an active bound refuses to start and names lbfgs-b, instead
 #     of quietly running NLopt under the name bfgs.
 set -u
@@ -30,6 +33,18 @@ for o in bfgs lbfgs-b; do
 done
 fit --json >auto.json 2>auto.err
 check "auto without bounds runs lm" has auto.json '"optimizer": "lm"'
+check "auto builds the Jacobian by forward mode (3 constants < 22 cells)" has auto.json '"jacobian": "forward"'
+fit >auto.txt 2>auto_t.err
+check "the table names the Jacobian's mode" has auto.txt "optimizer lm, forward Jacobian,"
+for j in forward reverse; do
+    fit --jacobian $j --json >jac_$j.json 2>jac_$j.err
+    check "--jacobian $j exits 0" test $? -eq 0
+    check "--json says the Jacobian was $j" has jac_$j.json "\"jacobian\": \"$j\""
+done
+check "forward and reverse reach the same SSE within 1e-10" near "$(num objective jac_forward.json)" \
+    "$(num objective jac_reverse.json)" 1e-10
+check "forward and reverse take the same iterations" test "$(num iterations jac_forward.json)" = \
+    "$(num iterations jac_reverse.json)"
 
 sed 's/^param k1 = 0.1 .*/param k1 = 0.1 in [0.01, 10]/' "$EX/van_de_vusse.mech" >bounded.mech
 "$REMAT" pfr fit --mechanism bounded.mech --data "$EX/feed_10.csv" --optimizer bfgs >bfgs_b.out 2>bfgs_b.err
@@ -40,4 +55,5 @@ check "bfgs with a bound names the parameter and lbfgs-b" has bfgs_b.err \
 check "auto with a bound runs lm (the battery's default)" has auto_b.json '"optimizer": "lm"'
 "$REMAT" pfr fit --help >help.txt
 check "--help lists lbfgs-b" has help.txt "lbfgs-b (NLopt's"
+check "--help lists --jacobian" has help.txt "--jacobian J"
 exit $fail

@@ -22,6 +22,7 @@ static void help(FILE *out)
             "usage: remat pfr fit --mechanism FILE --data D.csv [--data D2.csv ...] [--init A=1,B=0]\n"
             "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5] [--steps N | --dt H]\n"
             "                     [--optimizer auto|lm|bfgs|lbfgs-b|adam] [--lr X --iters N] [--max-iters N]\n"
+            "                     [--jacobian auto|forward|reverse]\n"
             "                     [--schedule S | --memory-budget BYTES] [--starts N [--seed S]]\n"
             "                     [--sigma A=0.01,B=0.02] [--weighting none|relative] [--plot FILE]\n"
             "                     [--plot-residuals FILE] [--json [--history]]\n"
@@ -50,6 +51,10 @@ static void help(FILE *out)
             "  --optimizer O      auto (default: lm, bounds or not; the choice of bench/battery),\n"
             "                     lm (GSL Levenberg-Marquardt), bfgs (GSL BFGS, unbounded),\n"
             "                     lbfgs-b (NLopt's L-BFGS with box constraints), adam\n"
+            "  --jacobian J       how lm and the statistics build the Jacobian: auto (default: forward\n"
+            "                     mode, one JVP per free parameter, when there are fewer of those than\n"
+            "                     measured cells in the largest experiment; else reverse, one VJP per\n"
+            "                     cell), forward or reverse; the table and --json say which ran\n"
             "  --lr X             Adam's learning rate on the log scale (default 0.05)\n"
             "  --iters N          Adam's steps (default 1000)\n"
             "  --max-iters N      iterations for lm / bfgs (default 200 / 500), evaluations for\n"
@@ -93,6 +98,7 @@ static int progress_line(const remat_fit_progress *p, void *ctx)
 
 typedef struct {
     const char *mechanism, *init, *params, *method, *optimizer, *schedule, *plot, *plot_res, *sigma, *weighting;
+    const char *jacobian;
     const char *data[MAX_DATA];
     int n_data, json, history, has_lr, has_iters, has_max_iters;
     double dt, lr;
@@ -103,7 +109,7 @@ static int parse_args(int argc, char **argv, fit_cli *c)
 {
     enum {
         O_DATA = 512, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON,
-        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY
+        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN
     };
     static const struct option opts[] = {
         {"mechanism", required_argument, 0, PFR_OPT_MECHANISM},
@@ -115,6 +121,7 @@ static int parse_args(int argc, char **argv, fit_cli *c)
         {"schedule", required_argument, 0, PFR_OPT_SCHEDULE},
         {"data", required_argument, 0, O_DATA},
         {"optimizer", required_argument, 0, O_OPTIMIZER},
+        {"jacobian", required_argument, 0, O_JACOBIAN},
         {"lr", required_argument, 0, O_LR},
         {"iters", required_argument, 0, O_ITERS},
         {"max-iters", required_argument, 0, O_MAX_ITERS},
@@ -157,6 +164,7 @@ static int parse_args(int argc, char **argv, fit_cli *c)
             cli_input("--data", optarg);
             break;
         case O_OPTIMIZER: c->optimizer = optarg; break;
+        case O_JACOBIAN: c->jacobian = optarg; break;
         case O_LR:
             if (!pfr_cli_positive("--lr", optarg, "learning rate", &c->lr))
                 return 0;
@@ -368,6 +376,10 @@ int cmd_pfr_fit(int argc, char **argv)
     }
     if (c.optimizer && remat_fit_optimizer_parse(c.optimizer, &o.optimizer) != REMAT_OK) {
         fprintf(stderr, "remat: --optimizer: %s\n", remat_last_error());
+        return 2;
+    }
+    if (c.jacobian && remat_fit_jacobian_parse(c.jacobian, &o.jacobian) != REMAT_OK) {
+        fprintf(stderr, "remat: --jacobian: %s\n", remat_last_error());
         return 2;
     }
     if ((c.has_lr || c.has_iters) && o.optimizer != REMAT_FIT_ADAM) {

@@ -109,7 +109,8 @@ void pfr_fit_print_table(const pfr_fit_report *rep)
     char sched[48];
     printf("fit of %s to %d experiment%s, %lld measured values\n", rep->mechanism, rep->n_data,
            rep->n_data > 1 ? "s" : "", (long long)r->n_residuals);
-    printf("optimizer %s, %s steps, schedule %s\n", r->optimizer, rep->method ? rep->method : "rk4",
+    printf("optimizer %s, %s Jacobian, %s steps, schedule %s\n", r->optimizer,
+           remat_fit_jacobian_name(remat_fit_jacobian_mode(rep->fit)), rep->method ? rep->method : "rk4",
            schedule_text(rep, sched, sizeof sched));
     print_weights(rep);
     printf("%s\n", r->message);
@@ -175,8 +176,9 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
         fputs(e ? ", " : "", stdout);
         cli_json_string(stdout, rep->data[e]);
     }
-    printf("], \"optimizer\": \"%s\", \"method\": \"%s\", \"schedule\": \"%s\",\n", r->optimizer,
-           rep->method ? rep->method : "rk4", schedule_text(rep, sched, sizeof sched));
+    printf("], \"optimizer\": \"%s\", \"jacobian\": \"%s\", \"method\": \"%s\", \"schedule\": \"%s\",\n",
+           r->optimizer, remat_fit_jacobian_name(remat_fit_jacobian_mode(rep->fit)), rep->method ? rep->method : "rk4",
+           schedule_text(rep, sched, sizeof sched));
     printf(" \"weighting\": \"%s\", \"sigma\": ", rep->relative ? "relative" : "none");
     if (rep->sigma) {
         int S = remat_mechanism_species_count(rep->m);
