@@ -30,7 +30,9 @@
  * positive start searched on the log scale, where remat_fit_defaults keeps
  * them linear: the comparison that kept the default), --verify (only each problem's SSE at its reported optimum,
  * at the default steps and at 2000 steps per interval), --smoke (two small
- * problems, declared starts only; the test bench_smoke_battery).
+ * problems, declared starts only; the test bench_smoke_battery),
+ * --optimizer NAME (that optimizer only), --jacobian auto|forward|reverse
+ * (the Jacobian's mode of lm and the statistics; default auto).
  * One JSON object on stdout; exit 1 when a problem cannot be loaded.
  */
 #include <dirent.h>
@@ -288,7 +290,8 @@ static void verify(const battery_problem *b, const remat_fit_options *base)
 int main(int argc, char **argv)
 {
     const char *dir = BATTERY_DIR, *only = NULL;
-    int K = 8, smoke = 0, verify_only = 0;
+    int K = 8, smoke = 0, verify_only = 0, only_opt = -1;
+    remat_fit_jacobian jac = REMAT_FIT_JACOBIAN_AUTO;
     int64_t steps = 0;
     uint64_t seed = 20261201;
     for (int i = 1; i < argc; i++) {
@@ -302,7 +305,19 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
             steps = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--log-zero"))
+        else if (!strcmp(argv[i], "--optimizer") && i + 1 < argc) {
+            remat_fit_optimizer o;
+            if (remat_fit_optimizer_parse(argv[++i], &o) != REMAT_OK) {
+                fprintf(stderr, "bench_battery: --optimizer: %s\n", remat_last_error());
+                return 2;
+            }
+            only_opt = (int)o;
+        } else if (!strcmp(argv[i], "--jacobian") && i + 1 < argc) {
+            if (remat_fit_jacobian_parse(argv[++i], &jac) != REMAT_OK) {
+                fprintf(stderr, "bench_battery: --jacobian: %s\n", remat_last_error());
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--log-zero"))
             log_zero = 1;
         else if (!strcmp(argv[i], "--smoke"))
             smoke = 1;
@@ -328,13 +343,15 @@ int main(int argc, char **argv)
     remat_fit_options base = remat_fit_defaults();
     if (steps > 0)
         base.dt = 0, base.steps = steps;
+    base.jacobian = jac;
 
     optimizer_summary sum[REMAT_FIT_OPTIMIZER_COUNT] = {{0}};
     for (int o = 0; o < REMAT_FIT_OPTIMIZER_COUNT; o++)
         sum[o].ms = calloc((size_t)n, sizeof(double));
     printf("{\"benchmark\": \"battery\", \"random_starts\": %d, \"seed\": %llu, \"steps_per_interval\": %lld, "
-           "\"rel_tol\": %g, \"log_zero\": %s, \"problems\": [",
-           K, (unsigned long long)seed, (long long)steps, REL_TOL, log_zero ? "true" : "false");
+           "\"rel_tol\": %g, \"log_zero\": %s, \"jacobian\": \"%s\", \"problems\": [",
+           K, (unsigned long long)seed, (long long)steps, REL_TOL, log_zero ? "true" : "false",
+           remat_fit_jacobian_name(jac));
     int status = 0, printed = 0;
     for (int i = 0; i < n; i++) {
         battery_problem b;
@@ -361,10 +378,13 @@ int main(int argc, char **argv)
             bool *finite = malloc(sizeof *finite * (size_t)(K + 1));
             double *starts = make_starts(&b, &base, K, seed + (uint64_t)i, finite);
             printf(", \"optimizers\": [");
-            for (int o = 0; o < REMAT_FIT_OPTIMIZER_COUNT; o++) {
+            for (int o = 0, first = 1; o < REMAT_FIT_OPTIMIZER_COUNT; o++) {
+                if (only_opt >= 0 && o != only_opt)
+                    continue;
                 remat_fit_options opt = base;
                 opt.optimizer = (remat_fit_optimizer)o;
-                printf("%s\n  ", o ? "," : "");
+                printf("%s\n  ", first ? "" : ",");
+                first = 0;
                 bench_pair(&b, &opt, K, starts, finite, target, &sum[o]);
             }
             printf("]");
@@ -378,8 +398,11 @@ int main(int argc, char **argv)
     printf("]");
     if (!verify_only) {
         printf(",\n\"summary\": [");
-        for (int o = 0; o < REMAT_FIT_OPTIMIZER_COUNT; o++) {
-            printf("%s\n  {\"optimizer\": ", o ? "," : "");
+        for (int o = 0, first = 1; o < REMAT_FIT_OPTIMIZER_COUNT; o++) {
+            if (only_opt >= 0 && o != only_opt)
+                continue;
+            printf("%s\n  {\"optimizer\": ", first ? "" : ",");
+            first = 0;
             json_string(remat_fit_optimizer_name((remat_fit_optimizer)o));
             printf(", \"problems\": %d, \"solved_from_declared_start\": %d, \"runs\": %d, \"successes\": %d, "
                    "\"success_rate\": %.4f, \"finite_starts\": %d, \"successes_from_finite_starts\": %d, "
