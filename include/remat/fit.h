@@ -24,17 +24,19 @@
  * iteration. Gradient methods run one remat_value_and_grad program (one
  * forward and one reverse sweep per evaluation). Levenberg–Marquardt needs
  * the residual vector r (N cells) and its Jacobian J (N x P): it runs a
- * forward-only residual program for each trial point, and builds J row by row
- * in reverse mode with one remat_vjp program whose residual cotangent is an
- * input: a run with the cotangent e_i returns row i (J^T e_i). The VJP program
- * takes a separate copy of the parameters for each experiment, so one run with
- * a unit cotangent in every experiment at once returns one row of each
- * experiment's block (experiments do not share a trajectory). One Jacobian
- * therefore costs max_e N_e runs of (forward + reverse of every experiment),
- * where N_e counts the measured cells of experiment e — about max_e N_e times
- * a gradient evaluation. Forward-mode sensitivities would cost P runs instead;
- * remat has reverse mode only. With few data cells per experiment LM's
- * quadratic convergence pays for that; with thousands of cells prefer BFGS.
+ * forward-only residual program for each trial point, and builds J in the
+ * cheaper of two modes (opt.jacobian, below). Forward: one remat_jvp program
+ * of the residuals run once per free parameter with the tangent e_i, which
+ * returns column i — n_free runs, each about two forward sweeps, no tape.
+ * Reverse: one remat_vjp program whose residual cotangent is an input; a run
+ * with the cotangent e_i returns row i (J^T e_i). The VJP program takes a
+ * separate copy of the parameters for each experiment, so one run with a
+ * unit cotangent in every experiment at once returns one row of each
+ * experiment's block; one Jacobian costs max_e N_e runs of (forward +
+ * reverse of every experiment), N_e the measured cells of experiment e. AUTO
+ * takes forward when n_free <= max_e N_e: a kinetics fit (3-5 constants,
+ * 40 cells) takes 5-40x less time per Jacobian (design notes). The modes
+ * agree to rounding, not bitwise.
  *
  * Parameter scale. Rate constants span orders of magnitude and must stay
  * positive, so by default a parameter is searched as theta = log(k) (the
@@ -62,7 +64,7 @@
  *
  * Optimizers (all but Adam from well-kept libraries):
  *   lm    GSL gsl_multifit_nlinear, trust-region Levenberg–Marquardt with
- *         Moré scaling (geodesic acceleration off), J by reverse mode as above
+ *         Moré scaling (geodesic acceleration off), J as above
  *   bfgs  GSL gsl_multimin_fdfminimizer_vector_bfgs2 (Fletcher's line search),
  *         unbounded in theta: no active bound allowed
  *   lbfgs-b NLopt NLOPT_LD_LBFGS (Luksan's L-BFGS with box constraints) in
@@ -226,7 +228,7 @@ typedef struct {
     double *params;         /* [n_params], natural scale (fixed ones included) */
     char **param_names;     /* [n_params] */
     int iterations;         /* iterations taken (NLopt: evaluations) */
-    int64_t evaluations;    /* program runs: objective/gradient or residual/VJP */
+    int64_t evaluations;    /* program runs: objective/gradient or residual/JVP/VJP */
     bool converged;
     char message[512];      /* why it stopped */
     const char *optimizer;  /* the optimizer that ran: "lm", "bfgs", "lbfgs-b", "adam" */
