@@ -58,9 +58,7 @@ struct remat_fit {
     double finest_h;            /* smallest step the grid takes */
     int64_t longest_scan;       /* most steps in one interval */
     remat_schedule_spec spec;   /* the schedule every interval scan uses */
-    /* the functions stay alive as long as their programs: a compiled scan
-     * reads the scan node's data, which its function owns */
-    remat_fn *res_fn, *rev_fn, *rev_src, *vjp_fn, *vjp_src, *jvp_fn;
+    remat_fn *res_fn;           /* (p) -> r_1..r_E, kept to build the JVP when first asked */
     remat_program *res;         /* (p) -> r_1..r_E */
     remat_program *vg;          /* (p) -> (F, dF/dp)              gradient methods */
     remat_program *vjp;         /* (p_1..p_E, ct_1..ct_E) -> (r_1..r_E, dp_1..dp_E)   reverse J */
@@ -80,7 +78,7 @@ remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *
 /* F(p) and dF/dp (P). */
 remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, double *grad);
 remat_tensor fit_vec(double *data, int64_t n);
-/* The VJP program (reverse Jacobian) into vjp, vjp_fn, vjp_src. */
+/* The VJP program (reverse Jacobian) into vjp. */
 remat_status fit_compile_vjp(struct remat_fit *fit);
 
 /* jacobian.c */

@@ -54,9 +54,11 @@ static remat_status compile_jvp(struct remat_fit *fit)
     fit->tan = calloc((size_t)fit->P, sizeof *fit->tan);
     if (!fit->tan)
         return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    remat_status st = remat_jvp(fit->res_fn, 1, (int[]){0}, &fit->jvp_fn);
+    remat_fn *jf = NULL;
+    remat_status st = remat_jvp(fit->res_fn, 1, (int[]){0}, &jf);
     if (st == REMAT_OK)
-        st = remat_compile(fit->jvp_fn, remat_backend_cpu(), &fit->jvp);
+        st = remat_compile(jf, remat_backend_cpu(), &fit->jvp);
+    remat_fn_free(jf); /* the program owns what it reads */
     return st;
 }
 

@@ -221,16 +221,19 @@ static remat_status build(const struct remat_fit *fit, build_mode mode, remat_fn
 /* The program that holds the step tapes: value_and_grad (gradient methods) or
  * the VJP with the cotangent as an input (LM). The functions are returned
  * with it (*g, *src), to be freed after the program. */
-static remat_status compile_reverse(const struct remat_fit *fit, int lm, remat_fn **src, remat_fn **g,
-                                    remat_program **out)
+/* The functions are freed once compiled: a program owns all it reads (a
+ * compiled scan copies its node's data, exec.h). */
+static remat_status compile_reverse(const struct remat_fit *fit, int lm, remat_program **out)
 {
     *out = NULL;
-    *src = *g = NULL;
-    remat_status st = build(fit, lm ? BUILD_RES_SPLIT : BUILD_OBJ, src);
+    remat_fn *src = NULL, *g = NULL;
+    remat_status st = build(fit, lm ? BUILD_RES_SPLIT : BUILD_OBJ, &src);
     if (st == REMAT_OK)
-        st = lm ? remat_vjp(*src, 0, NULL, g) : remat_value_and_grad(*src, 1, (int[]){0}, g);
+        st = lm ? remat_vjp(src, 0, NULL, &g) : remat_value_and_grad(src, 1, (int[]){0}, &g);
     if (st == REMAT_OK)
-        st = remat_compile(*g, remat_backend_cpu(), out);
+        st = remat_compile(g, remat_backend_cpu(), out);
+    remat_fn_free(g);
+    remat_fn_free(src);
     return st;
 }
 
@@ -243,14 +246,11 @@ static remat_status pick_schedule(struct remat_fit *fit)
         return REMAT_OK;
     fit->spec = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
     remat_program *probe;
-    remat_fn *src, *g;
-    remat_status st = compile_reverse(fit, fit->optimizer == REMAT_FIT_LM, &src, &g, &probe);
+    remat_status st = compile_reverse(fit, fit->optimizer == REMAT_FIT_LM, &probe);
     remat_memory_plan plan = {0};
     if (st == REMAT_OK)
         remat_program_plan(probe, &plan);
     remat_program_free(probe);
-    remat_fn_free(g);
-    remat_fn_free(src);
     if (st != REMAT_OK)
         return st;
     st = remat_schedule_for_budget(fit->opt.memory_budget, fit->longest_scan, (int64_t)plan.scan_carry_bytes,
@@ -294,13 +294,13 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
         return st;
     fit->jac_mode = fit_jacobian_resolve(fit);
     if (fit->optimizer != REMAT_FIT_LM) /* the statistics compile a Jacobian when asked */
-        return compile_reverse(fit, 0, &fit->rev_src, &fit->rev_fn, &fit->vg);
+        return compile_reverse(fit, 0, &fit->vg);
     return fit_jacobian_compile(fit);
 }
 
 remat_status fit_compile_vjp(struct remat_fit *fit)
 {
-    return compile_reverse(fit, 1, &fit->vjp_src, &fit->vjp_fn, &fit->vjp);
+    return compile_reverse(fit, 1, &fit->vjp);
 }
 
 void fit_problem_release(struct remat_fit *fit)
@@ -324,11 +324,6 @@ void fit_problem_release(struct remat_fit *fit)
     remat_program_free(fit->vjp);
     remat_program_free(fit->jvp);
     remat_fn_free(fit->res_fn);
-    remat_fn_free(fit->rev_fn);
-    remat_fn_free(fit->rev_src);
-    remat_fn_free(fit->vjp_fn);
-    remat_fn_free(fit->vjp_src);
-    remat_fn_free(fit->jvp_fn);
     free(fit->tan);
 }
 
