@@ -10,6 +10,7 @@
  * identity <w, J v> = <J^T w, v>. jacfwd, hvp, regions and scans are in
  * test_ad_jvp_transforms.c.
  */
+#include "ad_builders.h"
 #include "test_ad_util.h"
 #include "test_golden.h"
 
@@ -32,29 +33,6 @@ typedef struct {
     builder build;
 } jvp_case;
 
-static remat_val b_add(remat_fn *f, const remat_val *x) { return remat_add(f, x[0], x[1]); }
-static remat_val b_sub(remat_fn *f, const remat_val *x) { return remat_sub(f, x[0], x[1]); }
-static remat_val b_mul(remat_fn *f, const remat_val *x) { return remat_mul(f, x[0], x[1]); }
-static remat_val b_div(remat_fn *f, const remat_val *x) { return remat_div(f, x[0], x[1]); }
-static remat_val b_max(remat_fn *f, const remat_val *x) { return remat_max(f, x[0], x[1]); }
-static remat_val b_min(remat_fn *f, const remat_val *x) { return remat_min(f, x[0], x[1]); }
-static remat_val b_neg(remat_fn *f, const remat_val *x) { return remat_neg(f, x[0]); }
-static remat_val b_exp(remat_fn *f, const remat_val *x) { return remat_exp(f, x[0]); }
-static remat_val b_log(remat_fn *f, const remat_val *x) { return remat_log(f, x[0]); }
-static remat_val b_sin(remat_fn *f, const remat_val *x) { return remat_sin(f, x[0]); }
-static remat_val b_cos(remat_fn *f, const remat_val *x) { return remat_cos(f, x[0]); }
-static remat_val b_tanh(remat_fn *f, const remat_val *x) { return remat_tanh(f, x[0]); }
-static remat_val b_relu(remat_fn *f, const remat_val *x) { return remat_relu(f, x[0]); }
-static remat_val b_square(remat_fn *f, const remat_val *x) { return remat_square(f, x[0]); }
-static remat_val b_sqrt(remat_fn *f, const remat_val *x) { return remat_sqrt(f, x[0]); }
-static remat_val b_erf(remat_fn *f, const remat_val *x) { return remat_erf(f, x[0]); }
-static remat_val b_ipow3(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 3); }
-static remat_val b_ipow2(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 2); }
-static remat_val b_ipow1(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 1); }
-static remat_val b_ipow0(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 0); }
-static remat_val b_ipowm2(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], -2); }
-static remat_val b_pow25(remat_fn *f, const remat_val *x) { return remat_pow(f, x[0], 2.5); }
-static remat_val b_powm05(remat_fn *f, const remat_val *x) { return remat_pow(f, x[0], -0.5); }
 static remat_val b_select(remat_fn *f, const remat_val *x)
 {
     static const double pred[6] = {1, 0, 0, 1, 1, 0};
@@ -72,16 +50,10 @@ static remat_val b_compare(remat_fn *f, const remat_val *x)
     return remat_add(f, remat_mul(f, x[0], remat_gt(f, x[0], x[1])), remat_mul(f, x[1], remat_le(f, x[0], x[1])));
 }
 static remat_val b_convert(remat_fn *f, const remat_val *x) { return remat_convert(f, x[0], REMAT_F64); }
-static remat_val b_sum02(remat_fn *f, const remat_val *x) { return remat_sum(f, x[0], 2, ((int[]){0, 2})); }
-static remat_val b_sum_all(remat_fn *f, const remat_val *x) { return remat_sum_all(f, x[0]); }
-static remat_val b_rmax1(remat_fn *f, const remat_val *x) { return remat_reduce_max(f, x[0], 1, ((int[]){1})); }
-static remat_val b_rmax_all(remat_fn *f, const remat_val *x) { return remat_max_all(f, x[0]); }
 static remat_val b_bcast(remat_fn *f, const remat_val *x)
 {
     return remat_broadcast_in_dim(f, x[0], 3, ((int64_t[]){2, 3, 4}), ((int[]){1}));
 }
-static remat_val b_reshape(remat_fn *f, const remat_val *x) { return remat_reshape(f, x[0], 2, ((int64_t[]){6, 4})); }
-static remat_val b_transpose(remat_fn *f, const remat_val *x) { return remat_transpose(f, x[0], ((int[]){2, 0, 1})); }
 static remat_val b_slice(remat_fn *f, const remat_val *x)
 {
     return remat_slice(f, x[0], ((int64_t[]){1, 0}), ((int64_t[]){4, 6}), ((int64_t[]){2, 3}));
@@ -102,49 +74,48 @@ static remat_val b_batched_dot(remat_fn *f, const remat_val *x)
                         .rhs_batch = {0}};
     return remat_dot_general(f, x[0], x[1], &d);
 }
-static remat_val b_name(remat_fn *f, const remat_val *x) { return remat_name(f, remat_sin(f, x[0]), "tagged"); }
 
 static const jvp_case cases[] = {
-    {"add", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, b_add},
-    {"sub", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, b_sub},
-    {"mul", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, b_mul},
-    {"div", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0.5, b_div},
-    {"max", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, b_max},
-    {"min", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, b_min},
-    {"neg", 1, {2}, {{2, 3}}, -2, 2, 0, b_neg},
-    {"exp", 1, {2}, {{2, 3}}, -2, 2, 0, b_exp},
-    {"log", 1, {2}, {{2, 3}}, 0.2, 3, 0, b_log},
-    {"sin", 1, {2}, {{2, 3}}, -2, 2, 0, b_sin},
-    {"cos", 1, {2}, {{2, 3}}, -2, 2, 0, b_cos},
-    {"tanh", 1, {2}, {{2, 3}}, -2, 2, 0, b_tanh},
-    {"relu", 1, {2}, {{2, 3}}, -2, 2, 0.05, b_relu},
-    {"square", 1, {2}, {{2, 3}}, -2, 2, 0, b_square},
-    {"sqrt", 1, {2}, {{2, 3}}, 0.2, 3, 0, b_sqrt},
-    {"erf", 1, {2}, {{2, 3}}, -2.5, 2.5, 0, b_erf},
-    {"integer_pow_3", 1, {2}, {{2, 3}}, -2, 2, 0, b_ipow3},
-    {"integer_pow_2", 1, {2}, {{2, 3}}, -2, 2, 0, b_ipow2},
-    {"integer_pow_1", 1, {2}, {{2, 3}}, -2, 2, 0, b_ipow1},
-    {"integer_pow_0", 1, {2}, {{2, 3}}, -2, 2, 0, b_ipow0},
-    {"integer_pow_-2", 1, {2}, {{2, 3}}, -2, 2, 0.5, b_ipowm2},
-    {"pow_2.5", 1, {2}, {{2, 3}}, 0.2, 3, 0, b_pow25},
-    {"pow_-0.5", 1, {2}, {{2, 3}}, 0.2, 3, 0, b_powm05},
+    {"add", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, ab_add},
+    {"sub", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, ab_sub},
+    {"mul", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, ab_mul},
+    {"div", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0.5, ab_div},
+    {"max", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, ab_max},
+    {"min", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, ab_min},
+    {"neg", 1, {2}, {{2, 3}}, -2, 2, 0, ab_neg},
+    {"exp", 1, {2}, {{2, 3}}, -2, 2, 0, ab_exp},
+    {"log", 1, {2}, {{2, 3}}, 0.2, 3, 0, ab_log},
+    {"sin", 1, {2}, {{2, 3}}, -2, 2, 0, ab_sin},
+    {"cos", 1, {2}, {{2, 3}}, -2, 2, 0, ab_cos},
+    {"tanh", 1, {2}, {{2, 3}}, -2, 2, 0, ab_tanh},
+    {"relu", 1, {2}, {{2, 3}}, -2, 2, 0.05, ab_relu},
+    {"square", 1, {2}, {{2, 3}}, -2, 2, 0, ab_square},
+    {"sqrt", 1, {2}, {{2, 3}}, 0.2, 3, 0, ab_sqrt},
+    {"erf", 1, {2}, {{2, 3}}, -2.5, 2.5, 0, ab_erf},
+    {"integer_pow_3", 1, {2}, {{2, 3}}, -2, 2, 0, ab_ipow3},
+    {"integer_pow_2", 1, {2}, {{2, 3}}, -2, 2, 0, ab_ipow2},
+    {"integer_pow_1", 1, {2}, {{2, 3}}, -2, 2, 0, ab_ipow1},
+    {"integer_pow_0", 1, {2}, {{2, 3}}, -2, 2, 0, ab_ipow0},
+    {"integer_pow_-2", 1, {2}, {{2, 3}}, -2, 2, 0.5, ab_ipowm2},
+    {"pow_2.5", 1, {2}, {{2, 3}}, 0.2, 3, 0, ab_pow25},
+    {"pow_-0.5", 1, {2}, {{2, 3}}, 0.2, 3, 0, ab_powm05},
     {"select", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, b_select},
     {"select_const_branch", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, b_select_const},
     {"compare", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, b_compare},
     {"convert", 1, {2}, {{2, 3}}, -2, 2, 0, b_convert},
-    {"reduce_sum_axes_0_2", 1, {3}, {{2, 3, 4}}, -2, 2, 0, b_sum02},
-    {"reduce_sum_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, b_sum_all},
-    {"reduce_max_axis_1", 1, {3}, {{2, 3, 4}}, -2, 2, 0, b_rmax1},
-    {"reduce_max_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, b_rmax_all},
+    {"reduce_sum_axes_0_2", 1, {3}, {{2, 3, 4}}, -2, 2, 0, ab_sum02},
+    {"reduce_sum_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, ab_sum_all},
+    {"reduce_max_axis_1", 1, {3}, {{2, 3, 4}}, -2, 2, 0, ab_rmax1},
+    {"reduce_max_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, ab_rmax_all},
     {"broadcast_in_dim", 1, {1}, {{3}}, -2, 2, 0, b_bcast},
-    {"reshape", 1, {3}, {{2, 3, 4}}, -2, 2, 0, b_reshape},
-    {"transpose", 1, {3}, {{2, 3, 4}}, -2, 2, 0, b_transpose},
+    {"reshape", 1, {3}, {{2, 3, 4}}, -2, 2, 0, ab_reshape},
+    {"transpose", 1, {3}, {{2, 3, 4}}, -2, 2, 0, ab_transpose},
     {"slice_strided", 1, {2}, {{4, 6}}, -2, 2, 0, b_slice},
     {"pad_interior", 1, {2}, {{2, 3}}, -2, 2, 0, b_pad},
     {"concatenate_with_constant", 3, {2, 2, 2}, {{2, 3}, {2, 2}, {2, 1}}, -2, 2, 0, b_concat},
     {"matmul", 2, {2, 2}, {{3, 4}, {4, 2}}, -2, 2, 0, b_matmul},
     {"dot_general_batched", 2, {3, 3}, {{2, 3, 4}, {2, 4, 5}}, -2, 2, 0, b_batched_dot},
-    {"name", 1, {2}, {{2, 3}}, -2, 2, 0, b_name},
+    {"name", 1, {2}, {{2, 3}}, -2, 2, 0, ab_name},
 };
 
 
@@ -284,13 +255,13 @@ static const struct {
     const char *name;
     builder build;
 } golden_builders[] = {
-    {"add", b_add}, {"sub", b_sub}, {"mul", b_mul}, {"div", b_div}, {"max_ties", b_max}, {"min_ties", b_min},
-    {"neg", b_neg}, {"exp", b_exp}, {"log", b_log}, {"sin", b_sin}, {"cos", b_cos}, {"tanh", b_tanh},
-    {"relu_at_zero", b_relu}, {"square", b_square}, {"sqrt", b_sqrt}, {"erf", b_erf},
-    {"integer_pow_3", b_ipow3}, {"integer_pow_-2", b_ipowm2}, {"integer_pow_0", b_ipow0}, {"pow_2.5", b_pow25},
-    {"select", b_select}, {"reduce_sum_axes_0_2", b_sum02}, {"reduce_max_ties_axis_2", b_rmax2},
-    {"reduce_max_ties_all", b_rmax_all}, {"broadcast_in_dim", b_bcast}, {"reshape", b_reshape},
-    {"transpose", b_transpose}, {"slice_strided", b_slice}, {"pad_interior", b_pad}, {"concatenate", b_concat3},
+    {"add", ab_add}, {"sub", ab_sub}, {"mul", ab_mul}, {"div", ab_div}, {"max_ties", ab_max}, {"min_ties", ab_min},
+    {"neg", ab_neg}, {"exp", ab_exp}, {"log", ab_log}, {"sin", ab_sin}, {"cos", ab_cos}, {"tanh", ab_tanh},
+    {"relu_at_zero", ab_relu}, {"square", ab_square}, {"sqrt", ab_sqrt}, {"erf", ab_erf},
+    {"integer_pow_3", ab_ipow3}, {"integer_pow_-2", ab_ipowm2}, {"integer_pow_0", ab_ipow0}, {"pow_2.5", ab_pow25},
+    {"select", b_select}, {"reduce_sum_axes_0_2", ab_sum02}, {"reduce_max_ties_axis_2", b_rmax2},
+    {"reduce_max_ties_all", ab_rmax_all}, {"broadcast_in_dim", b_bcast}, {"reshape", ab_reshape},
+    {"transpose", ab_transpose}, {"slice_strided", b_slice}, {"pad_interior", b_pad}, {"concatenate", b_concat3},
     {"matmul", b_matmul}, {"dot_general_batched", b_batched_dot},
 };
 

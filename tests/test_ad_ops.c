@@ -8,6 +8,7 @@
  * in f64. Residual sets are in test_ad_residuals.c, save policies and
  * recomputation in test_ad_checkpoint.c, bad input in test_ad_errors.c.
  */
+#include "ad_builders.h"
 #include "test_ad_util.h"
 #include "test_golden.h"
 
@@ -348,41 +349,14 @@ typedef struct {
     fd_builder build;
 } fd_case;
 
-static remat_val fd_add(remat_fn *f, const remat_val *x) { return remat_add(f, x[0], x[1]); }
 static remat_val fd_add_bcast(remat_fn *f, const remat_val *x) { return remat_add(f, x[0], x[1]); }
-static remat_val fd_sub(remat_fn *f, const remat_val *x) { return remat_sub(f, x[0], x[1]); }
-static remat_val fd_mul(remat_fn *f, const remat_val *x) { return remat_mul(f, x[0], x[1]); }
-static remat_val fd_div(remat_fn *f, const remat_val *x) { return remat_div(f, x[0], x[1]); }
-static remat_val fd_max(remat_fn *f, const remat_val *x) { return remat_max(f, x[0], x[1]); }
-static remat_val fd_min(remat_fn *f, const remat_val *x) { return remat_min(f, x[0], x[1]); }
-static remat_val fd_neg(remat_fn *f, const remat_val *x) { return remat_neg(f, x[0]); }
-static remat_val fd_exp(remat_fn *f, const remat_val *x) { return remat_exp(f, x[0]); }
-static remat_val fd_log(remat_fn *f, const remat_val *x) { return remat_log(f, x[0]); }
-static remat_val fd_sin(remat_fn *f, const remat_val *x) { return remat_sin(f, x[0]); }
-static remat_val fd_cos(remat_fn *f, const remat_val *x) { return remat_cos(f, x[0]); }
-static remat_val fd_tanh(remat_fn *f, const remat_val *x) { return remat_tanh(f, x[0]); }
-static remat_val fd_relu(remat_fn *f, const remat_val *x) { return remat_relu(f, x[0]); }
-static remat_val fd_square(remat_fn *f, const remat_val *x) { return remat_square(f, x[0]); }
-static remat_val fd_sqrt(remat_fn *f, const remat_val *x) { return remat_sqrt(f, x[0]); }
-static remat_val fd_erf(remat_fn *f, const remat_val *x) { return remat_erf(f, x[0]); }
-static remat_val fd_rmax1(remat_fn *f, const remat_val *x) { return remat_reduce_max(f, x[0], 1, ((int[]){1})); }
 static remat_val fd_rmax02(remat_fn *f, const remat_val *x) { return remat_reduce_max(f, x[0], 2, ((int[]){0, 2})); }
-static remat_val fd_rmax_all(remat_fn *f, const remat_val *x) { return remat_max_all(f, x[0]); }
-static remat_val fd_ipow3(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 3); }
-static remat_val fd_ipow2(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 2); }
-static remat_val fd_ipow1(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 1); }
-static remat_val fd_ipow0(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 0); }
-static remat_val fd_ipowm2(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], -2); }
-static remat_val fd_pow25(remat_fn *f, const remat_val *x) { return remat_pow(f, x[0], 2.5); }
-static remat_val fd_powm05(remat_fn *f, const remat_val *x) { return remat_pow(f, x[0], -0.5); }
 static remat_val fd_select(remat_fn *f, const remat_val *x)
 {
     static const double pred[6] = {1, 0, 0, 1, 1, 0};
     remat_val p = remat_const_data(f, REMAT_F64, 2, ((int64_t[]){2, 3}), pred);
     return remat_select(f, p, x[0], x[1]);
 }
-static remat_val fd_sum02(remat_fn *f, const remat_val *x) { return remat_sum(f, x[0], 2, ((int[]){0, 2})); }
-static remat_val fd_sum_all(remat_fn *f, const remat_val *x) { return remat_sum_all(f, x[0]); }
 static remat_val fd_bcast(remat_fn *f, const remat_val *x)
 {
     return remat_broadcast_in_dim(f, x[0], 3, ((int64_t[]){2, 3, 4}), ((int[]){1}));
@@ -391,8 +365,6 @@ static remat_val fd_bcast1(remat_fn *f, const remat_val *x)
 {
     return remat_broadcast_in_dim(f, x[0], 3, ((int64_t[]){2, 3, 4}), ((int[]){1, 2}));
 }
-static remat_val fd_reshape(remat_fn *f, const remat_val *x) { return remat_reshape(f, x[0], 2, ((int64_t[]){6, 4})); }
-static remat_val fd_transpose(remat_fn *f, const remat_val *x) { return remat_transpose(f, x[0], ((int[]){2, 0, 1})); }
 static remat_val fd_slice(remat_fn *f, const remat_val *x)
 {
     return remat_slice(f, x[0], ((int64_t[]){1, 0}), ((int64_t[]){4, 6}), ((int64_t[]){2, 3}));
@@ -406,51 +378,50 @@ static remat_val fd_pad(remat_fn *f, const remat_val *x)
     return remat_pad(f, x[0], ((int64_t[]){1, 0}), ((int64_t[]){0, 2}), ((int64_t[]){1, 1}));
 }
 static remat_val fd_concat(remat_fn *f, const remat_val *x) { return remat_concatenate(f, 3, x, 1); }
-static remat_val fd_name(remat_fn *f, const remat_val *x) { return remat_name(f, remat_sin(f, x[0]), "tagged"); }
 static remat_val fd_index(remat_fn *f, const remat_val *x) { return remat_index(f, x[0], 2); }
 
 static const fd_case fd_cases[] = {
-    {"add", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 0, fd_add},
+    {"add", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 0, ab_add},
     {"add_broadcast", 2, {1, 2}, {{3}, {2, 3}}, -2, 2, 0, 0, fd_add_bcast},
-    {"sub", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 0, fd_sub},
-    {"mul", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 0, fd_mul},
-    {"div", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0.5, 0, fd_div},
-    {"max", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 1, fd_max},
-    {"min", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 1, fd_min},
-    {"neg", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_neg},
-    {"exp", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_exp},
-    {"log", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, fd_log},
-    {"sin", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_sin},
-    {"cos", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_cos},
-    {"tanh", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_tanh},
-    {"relu", 1, {2}, {{2, 3}}, -2, 2, 0.05, 0, fd_relu},
-    {"square", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_square},
-    {"sqrt", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, fd_sqrt},
-    {"erf", 1, {2}, {{2, 3}}, -2.5, 2.5, 0, 0, fd_erf},
-    {"integer_pow_3", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_ipow3},
-    {"integer_pow_2", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_ipow2},
-    {"integer_pow_1", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_ipow1},
-    {"integer_pow_0", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_ipow0},
-    {"integer_pow_-2", 1, {2}, {{2, 3}}, -2, 2, 0.5, 0, fd_ipowm2},
-    {"pow_2.5", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, fd_pow25},
-    {"pow_-0.5", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, fd_powm05},
+    {"sub", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 0, ab_sub},
+    {"mul", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 0, ab_mul},
+    {"div", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0.5, 0, ab_div},
+    {"max", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 1, ab_max},
+    {"min", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 1, ab_min},
+    {"neg", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_neg},
+    {"exp", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_exp},
+    {"log", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, ab_log},
+    {"sin", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_sin},
+    {"cos", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_cos},
+    {"tanh", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_tanh},
+    {"relu", 1, {2}, {{2, 3}}, -2, 2, 0.05, 0, ab_relu},
+    {"square", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_square},
+    {"sqrt", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, ab_sqrt},
+    {"erf", 1, {2}, {{2, 3}}, -2.5, 2.5, 0, 0, ab_erf},
+    {"integer_pow_3", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_ipow3},
+    {"integer_pow_2", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_ipow2},
+    {"integer_pow_1", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_ipow1},
+    {"integer_pow_0", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_ipow0},
+    {"integer_pow_-2", 1, {2}, {{2, 3}}, -2, 2, 0.5, 0, ab_ipowm2},
+    {"pow_2.5", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, ab_pow25},
+    {"pow_-0.5", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, ab_powm05},
     {"select", 2, {2, 2}, {{2, 3}, {2, 3}}, -2, 2, 0, 0, fd_select},
-    {"reduce_sum_axes_0_2", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_sum02},
-    {"reduce_sum_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_sum_all},
+    {"reduce_sum_axes_0_2", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, ab_sum02},
+    {"reduce_sum_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, ab_sum_all},
     /* uniform random inputs: no two within h of each other, so no ties */
-    {"reduce_max_axis_1", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_rmax1},
+    {"reduce_max_axis_1", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, ab_rmax1},
     {"reduce_max_axes_0_2", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_rmax02},
-    {"reduce_max_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_rmax_all},
+    {"reduce_max_all", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, ab_rmax_all},
     {"broadcast_in_dim", 1, {1}, {{3}}, -2, 2, 0, 0, fd_bcast},
     {"broadcast_in_dim_size1", 1, {2}, {{3, 1}}, -2, 2, 0, 0, fd_bcast1},
-    {"reshape", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_reshape},
-    {"transpose", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, fd_transpose},
+    {"reshape", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, ab_reshape},
+    {"transpose", 1, {3}, {{2, 3, 4}}, -2, 2, 0, 0, ab_transpose},
     {"slice_strided", 1, {2}, {{4, 6}}, -2, 2, 0, 0, fd_slice},
     {"slice_strided_ragged", 1, {2}, {{4, 6}}, -2, 2, 0, 0, fd_slice2},
     {"index", 1, {2}, {{4, 3}}, -2, 2, 0, 0, fd_index},
     {"pad_interior", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_pad},
     {"concatenate", 3, {2, 2, 2}, {{2, 3}, {2, 2}, {2, 1}}, -2, 2, 0, 0, fd_concat},
-    {"name", 1, {2}, {{2, 3}}, -2, 2, 0, 0, fd_name},
+    {"name", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_name},
 };
 
 static void fill_inputs(double *x, int64_t n, double lo, double hi, double avoid)
