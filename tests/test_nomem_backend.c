@@ -198,7 +198,7 @@ static void check_scale(remat_lane_fn fn, double imm)
     double x = 3.0, y = 0.0;
     char *bufs[2] = {(char *)&x, (char *)&y};
     const int64_t strides[2] = {0, 0};
-    fn(bufs, strides, 1);
+    fn(bufs, strides, 1, 1);
     assert_true(y == 3.0 * imm);
 }
 

@@ -421,9 +421,81 @@ static void test_scan_jit_lane_blocks_threads(void **state)
     }
 }
 
+/* Kernels take their lane count at run time (backend/lane.h), so every
+ * long batched run splits into lane ranges on the pool, blocked or not:
+ * each schedule, both layouts, both directions, m = 100 lanes (ranges of
+ * 8, the last one 4) on 2 and 4 threads give 1 thread's bits, the
+ * evaluations and store the plan predicts, and both nodes (the forward
+ * phase, the reverse phase) really were split. Blocks need not divide m
+ * either: REMAT_SCAN_BLOCK=24 runs blocks of 24, 24, 24, 24 and 4 lanes,
+ * with the unblocked bits. */
+static void test_scan_jit_lane_ranges_threads(void **state)
+{
+    (void)state;
+    const int64_t m = 100, len = 700; /* 70000 lane-steps a phase: worth splitting */
+    for (int lay = 1; lay < 3; lay++) { /* (3,m), (m,3) */
+        remat_fn *body = euler_body(REMAT_F64, m, lay == 1);
+        remat_tensor in[3] = {t_rand(REMAT_F64, 2, lay == 1 ? DIMS(3, m) : DIMS(m, 3), 0, 1),
+                              t_rand(REMAT_F64, 1, DIMS(m), 0.5, 1.5), t_rand(REMAT_F64, 1, DIMS(m), 0.2, 0.8)};
+        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
+        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        for (int si = 0; si < N_JIT_SCHED; si++)
+            for (int rev = 0; rev < 2; rev++) {
+                remat_scan_options o = opts(jit_schedules[si], rev, NULL);
+                remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+                remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+                setenv("REMAT_SCAN_BLOCK", "0", 1);
+                result one;
+                assert_int_equal(remat_set_num_threads(1), REMAT_OK);
+                run_mode(g, 3, in, 1, &one);
+                assert_int_equal(one.plan.scan_block_lanes, 0);
+                for (int th = 2; th <= 4; th += 2) {
+                    char what[96];
+                    snprintf(what, sizeof what, "euler layout %d %s%s, %d threads", lay, jit_schedules[si],
+                             rev ? " reverse" : "", th);
+                    result many;
+                    assert_int_equal(remat_set_num_threads(th), REMAT_OK);
+                    const int64_t splits = remat_pool_split_loops();
+                    run_mode(g, 3, in, 1, &many);
+                    const int64_t split = remat_pool_split_loops() - splits;
+                    check_outs_bitwise(what, &many.o, &one.o);
+                    assert_int_equal(many.st.forward_evals, one.st.forward_evals);
+                    assert_int_equal(many.st.forward_evals, many.plan.forward_evals);
+                    assert_int_equal(many.st.peak_snapshot_bytes, many.plan.peak_snapshot_bytes);
+#if REMAT_HAVE_GCCJIT
+                    if (split < 2)
+                        fail_msg("%s: %lld loops split, expected the forward and the reverse phase", what,
+                                 (long long)split);
+#else
+                    (void)split;
+#endif
+                    outs_free(&many.o);
+                }
+                setenv("REMAT_SCAN_BLOCK", "24", 1);
+                result blocked;
+                assert_int_equal(remat_set_num_threads(3), REMAT_OK);
+                run_mode(g, 3, in, 1, &blocked);
+                check_outs_bitwise(jit_schedules[si], &blocked.o, &one.o);
+                assert_int_equal(blocked.st.forward_evals, blocked.plan.forward_evals);
+#if REMAT_HAVE_GCCJIT
+                if (blocked.plan.peak_snapshot_bytes >= blocked.plan.scan_carry_bytes)
+                    assert_int_equal(blocked.plan.scan_block_lanes, 24);
+#endif
+                unsetenv("REMAT_SCAN_BLOCK");
+                assert_int_equal(remat_set_num_threads(0), REMAT_OK);
+                outs_free(&blocked.o);
+                outs_free(&one.o);
+                remat_fn_free(g);
+                remat_fn_free(f);
+            }
+        t_free_all(3, in);
+        remat_fn_free(body);
+    }
+}
+
 /* A long blocked batch: the forward node's pass over all lanes (and any
- * long run over all lanes) is split into lane blocks on the pool too
- * (scan_exec_lanes.c, call): 1 and 2 threads agree bit for bit, and on 2
+ * long run over all lanes) is split into lane ranges on the pool too
+ * (scan_exec_lanes.c, run): 1 and 2 threads agree bit for bit, and on 2
  * threads a run splits two loops, the forward pass and the blocks. */
 static void test_scan_jit_lane_blocks_split_forward(void **state)
 {
@@ -826,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_scan_jit_lane_blocks_bitwise),
         cmocka_unit_test(test_scan_jit_lane_blocks_threads),
         cmocka_unit_test(test_scan_jit_lane_blocks_split_forward),
+        cmocka_unit_test(test_scan_jit_lane_ranges_threads),
         cmocka_unit_test(test_scan_jit_every_op),
         cmocka_unit_test(test_scan_jit_sums),
         cmocka_unit_test(test_scan_jit_sums_across_lanes),

@@ -17,7 +17,14 @@
  *
  * Running a compiled program for `count` steps, step s (0-based) uses
  * buffer b at bufs[b] + s * strides[b] bytes (strides may be negative or
- * zero). A backend must give the bits the CPU kernels give for the same ops
+ * zero), for lanes j = 0 .. lanes-1 (m == 1: the one lane, `lanes` not
+ * read). The lane count is the caller's at run time, so that one compiled
+ * program runs any range of lanes [lo, hi) of its m: with every buffer
+ * pointer moved by lo lanes (lo * lstride elements) and lanes = hi - lo, it
+ * computes exactly what a run over all m lanes computes for those lanes,
+ * when the lanes are independent (no SUM0/ACC, no post; a STORE with
+ * lstride 0 is then written by every range). Callers with sums across
+ * lanes pass lanes = m. A backend must give the bits the CPU kernels give for the same ops
  * (backend/cpu/elementwise.c), op by op, in instruction order. (NaN results
  * are NaN either way, but their sign and payload may differ: a compiler may
  * swap the operands of a commutative op, and which NaN propagates follows
@@ -77,7 +84,7 @@ typedef struct {
     const remat_lane_buf *bufs;
 } remat_lane_program;
 
-typedef void (*remat_lane_fn)(char *const *bufs, const int64_t *strides, int64_t count);
+typedef void (*remat_lane_fn)(char *const *bufs, const int64_t *strides, int64_t count, int64_t lanes);
 
 /* A backend compiles lane programs through its optional vtable entries
  * `compile_lanes` and `can_compile_lanes` (backend_impl.h); the CPU

@@ -14,13 +14,16 @@
  * counts and the sub-programs' run counts (behind ops_executed) are what the
  * interpreted executor reports, so stats and bits are the same.
  *
- * The ops act on a scan_lane_block: the runtime's full table, or one lane
- * block's. Blocks own disjoint lanes of every buffer (the store, the carry,
- * the xs, ys and the consts' cotangents alike), so run_blocks hands them to
- * the thread pool; a block's bits do not depend on the thread running it.
+ * The ops act on a scan_lane_block: a table of all lanes, or of one lane
+ * range (the kernels take their lane count at run time). Ranges own
+ * disjoint lanes of every buffer (the store, the carry, the xs, ys and the
+ * consts' cotangents alike), so a run over many lane-steps is split into
+ * ranges on the thread pool (run), and lane blocks run there too
+ * (run_blocks); a range's bits do not depend on the thread running it.
  */
 #include "core/assert.h"
 #include "core/pool.h"
+#include "remat/exec.h"
 #include "scan/scan_rt.h"
 
 /* ---- the buffer table ---- */
@@ -71,50 +74,15 @@ static inline void set_tape(scan_lane_block *b, const char *tp, int64_t stride)
         set(b, LB_TAPE, t, tp + V->res_off[r->res_taped[t]], stride);
 }
 
-/* A kernel call over all lanes, split into lane blocks on the pool: each
- * range of blocks moves the full table to its blocks in the table of its
- * first block, and calls the block kernel block by block. */
-typedef struct {
-    const scan_lane_block *full;
-    int kernel;
-    int64_t count;
-} split_ctx;
-
-static void run_split(void *ctx, int64_t begin, int64_t end)
-{
-    const split_ctx *c = ctx;
-    const scan_rt *r = c->full->r;
-    const int n = r->lanes.base[LB_KINDS];
-    scan_lane_block *t = &r->blocks[begin];
-    for (int64_t j = begin; j < end; j++) {
-        const int64_t lane0 = j * r->lanes.block;
-        for (int q = 0; q < n; q++) {
-            t->ptr[q] = c->full->ptr[q] ? c->full->ptr[q] + lane0 * r->lanes.lane_bytes[q] : NULL;
-            t->stride[q] = c->full->stride[q];
-        }
-        r->lanes.block_fn[c->kernel](t->ptr, t->stride, c->count);
-    }
-}
-
-/* lane-steps below which a split run costs more in hand-offs than it gains
- * (a wake-up is microseconds; a lane-step a few nanoseconds) */
-#define SPLIT_MIN_LANE_STEPS ((int64_t)1 << 16)
-
 static inline void call(scan_lane_block *b, int kernel, int64_t count)
 {
-    const remat_lane_fn fn = b->kfn[kernel];
-    REMAT_ASSERT(fn && count > 0);
-    const scan_lanes *L = &b->r->lanes;
-    if (b == &b->r->lb && L->block_threads && L->block_fn[kernel] && count * L->m >= SPLIT_MIN_LANE_STEPS) {
-        const split_ctx c = {.full = b, .kernel = kernel, .count = count};
-        remat_parallel_for(L->m / L->block, 1, run_split, (void *)&c);
-        return;
-    }
-    fn(b->ptr, b->stride, count);
+    const remat_lane_fn fn = b->r->lanes.fn[kernel];
+    REMAT_ASSERT(fn && count > 0 && b->lanes > 0);
+    fn(b->ptr, b->stride, count, b->lanes);
 }
 
-/* evaluations and the sub-programs' runs, once for all lane blocks (the
- * block at lane 0 counts: one thread) */
+/* evaluations and the sub-programs' runs, once for all lane ranges (the
+ * range at lane 0 counts: one thread) */
 static inline void count_runs(scan_lane_block *b, remat_program *p, int64_t n, bool eval)
 {
     if (b->lane0 != 0)
@@ -123,12 +91,12 @@ static inline void count_runs(scan_lane_block *b, remat_program *p, int64_t n, b
     remat_program_add_runs(p, n);
 }
 
-/* dst := src for the carries' lanes of the block (all lanes for the full
- * table): rows of lanes, row by row */
+/* dst := src for the carries' lanes of the range (all lanes: one copy):
+ * rows of lanes, row by row */
 static void copy_carry_lanes(scan_lane_block *b, char *dst, const char *src)
 {
     const scan_rt *r = b->r;
-    if (b->kfn == r->lanes.fn) { /* the full table: every lane */
+    if (b->lanes == r->lanes.m) {
         r->be->iface.mem_copy(dst, src, r->d->carry_bytes);
         return;
     }
@@ -139,7 +107,7 @@ static void copy_carry_lanes(scan_lane_block *b, char *dst, const char *src)
         const size_t at = r->carry_off[i] + (size_t)(b->lane0 * lb);
         for (int64_t q = 0; q < rows; q++)
             r->be->iface.mem_copy(dst + at + (size_t)(q * row), src + at + (size_t)(q * row),
-                                  (size_t)(r->lanes.block * lb));
+                                  (size_t)(b->lanes * lb));
     }
 }
 
@@ -213,10 +181,8 @@ static const scan_executor lanes = {
 
 static void run_on(void *b, const scan_xop *ops, int64_t n) { scan_walk(&lanes, b, ops, n); }
 
-static void run(void *x, const scan_xop *ops, int64_t n) { run_on(&((scan_rt *)x)->lb, ops, n); }
-
-/* the buffers that stay put, for the block's lanes */
-static void bind_block(scan_lane_block *b, const void *const *ks, void *const *ct_ks)
+/* the buffers that stay put, for the range's lanes */
+static void bind_range(scan_lane_block *b)
 {
     const scan_rt *r = b->r;
     for (int i = 0; i < r->nc; i++) {
@@ -224,15 +190,69 @@ static void bind_block(scan_lane_block *b, const void *const *ks, void *const *c
         set(b, LB_CT, i, r->ct_cur + r->carry_off[i], 0);
     }
     for (int i = 0; i < r->nk; i++) {
-        set(b, LB_K, i, ks[i], 0);
-        set(b, LB_CTK, i, ct_ks ? ct_ks[i] : NULL, 0);
+        set(b, LB_K, i, r->ks[i], 0);
+        set(b, LB_CTK, i, r->ct_ks ? r->ct_ks[i] : NULL, 0);
+    }
+}
+
+/* the table of range `at` (one per concurrent range: `at` is the first
+ * unit of a pool range, and pool ranges are disjoint) over lanes [lo, hi) */
+static scan_lane_block *range_table(scan_rt *r, int64_t at, int64_t lo, int64_t hi)
+{
+    REMAT_ASSERT(at < r->n_ranges && lo < hi && hi <= r->lanes.m);
+    scan_lane_block *b = &r->ranges[at];
+    b->lane0 = lo, b->lanes = hi - lo;
+    bind_range(b);
+    return b;
+}
+
+/* ---- runs split into lane ranges ---- */
+
+/* lane-steps below which a split run costs more in hand-offs than it gains
+ * (a wake-up is microseconds; a lane-step a few nanoseconds) */
+#define SPLIT_MIN_LANE_STEPS ((int64_t)1 << 16)
+
+typedef struct {
+    scan_rt *r;
+    const scan_xop *ops;
+    int64_t n;
+} split_ctx;
+
+/* units [begin, end) of split_lanes lanes: the ops over their lanes */
+static void run_split(void *ctx, int64_t begin, int64_t end)
+{
+    const split_ctx *c = ctx;
+    scan_rt *r = c->r;
+    const int64_t u = r->split_lanes, hi = end * u < r->lanes.m ? end * u : r->lanes.m;
+    run_on(range_table(r, begin, begin * u, hi), c->ops, c->n);
+}
+
+static bool split_pays(const scan_rt *r, const scan_xop *ops, int64_t n)
+{
+    if (!r->lanes.split || r->split_lanes == 0 || remat_num_threads() < 2)
+        return false;
+    scan_evals e = {0};
+    remat_scan_ops_count(ops, n, &e);
+    return (e.plain + e.record + e.reverse) * r->lanes.m >= SPLIT_MIN_LANE_STEPS;
+}
+
+/* all lanes: on the pool in lane ranges when that pays, else one call per op */
+static void run(void *x, const scan_xop *ops, int64_t n)
+{
+    scan_rt *r = x;
+    if (split_pays(r, ops, n)) {
+        split_ctx c = {.r = r, .ops = ops, .n = n};
+        remat_parallel_for((r->lanes.m + r->split_lanes - 1) / r->split_lanes, 1, run_split, &c);
+    } else {
+        run_on(&r->lb, ops, n);
     }
 }
 
 /* once per node execution */
 static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
 {
-    bind_block(&r->lb, ks, ct_ks);
+    r->ks = ks, r->ct_ks = ct_ks;
+    bind_range(&r->lb);
     for (int i = 0; i < r->nk; i++) {
         if (ct_ks) { /* -0.0: the accumulation then gives the interpreter's bits (scan_rt.h) */
             const remat_dtype dt = r->d->in[r->nc + r->nx + i].dt;
@@ -243,35 +263,28 @@ static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
 
 /* ---- lane blocks ---- */
 
-typedef struct {
-    scan_rt *r;
-    const void *const *ks;
-    void *const *ct_ks;
-} blocks_ctx;
-
 /* blocks [begin, end): each one's forward phase, then its reverse, back to
  * back, so that its share of the store stays in cache */
 static void run_block_range(void *ctx, int64_t begin, int64_t end)
 {
-    const blocks_ctx *c = ctx;
+    scan_rt *r = ctx;
+    const int64_t w = r->lanes.block, m = r->lanes.m;
     for (int64_t j = begin; j < end; j++) {
-        scan_lane_block *b = &c->r->blocks[j];
-        bind_block(b, c->ks, c->ct_ks);
-        remat_status st = remat_scan_rt_run_phase(c->r, SCAN_PHASE_FORWARD, run_on, b);
+        scan_lane_block *b = range_table(r, begin, j * w, (j + 1) * w < m ? (j + 1) * w : m);
+        remat_status st = remat_scan_rt_run_phase(r, SCAN_PHASE_FORWARD, run_on, b);
         if (st == REMAT_OK)
-            st = remat_scan_rt_run_phase(c->r, SCAN_PHASE_REVERSE, run_on, b);
-        remat_scan_rt_fail(c->r, st);
+            st = remat_scan_rt_run_phase(r, SCAN_PHASE_REVERSE, run_on, b);
+        remat_scan_rt_fail(r, st);
     }
 }
 
-static void run_blocks(scan_rt *r, const void *const *ks, void *const *ct_ks)
+static void run_blocks(scan_rt *r)
 {
-    const int64_t n = r->lanes.m / r->lanes.block;
-    blocks_ctx c = {.r = r, .ks = ks, .ct_ks = ct_ks};
-    if (r->lanes.block_threads)
-        remat_parallel_for(n, 1, run_block_range, &c);
+    const int64_t n = (r->lanes.m + r->lanes.block - 1) / r->lanes.block;
+    if (r->lanes.split)
+        remat_parallel_for(n, 1, run_block_range, r);
     else
-        run_block_range(&c, 0, n);
+        run_block_range(r, 0, n);
 }
 
 static void finish(scan_rt *r, void *const *ct_ks) { (void)r, (void)ct_ks; }

@@ -825,9 +825,9 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             continue;
         b.m = cand[q];
         scan_lanes S = {.m = b.m};
-        remat_lane_program progs[2 * LKI_COUNT];
-        const remat_lane_program *pp[2 * LKI_COUNT];
-        remat_lane_fn got[2 * LKI_COUNT];
+        remat_lane_program progs[LKI_COUNT];
+        const remat_lane_program *pp[LKI_COUNT];
+        remat_lane_fn got[LKI_COUNT];
         int n = 0, fits = 1;
         for (int k = 0; fits && k < LKI_COUNT; k++)
             if (want & (1u << k)) {
@@ -839,26 +839,18 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         if (lane_bytes)
             memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)(b.n_bufs + 1));
         bool shared = true;
-        if (fits && lane_bytes && b.m > 1 && block_of && lane_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
+        if (fits && lane_bytes && b.m > 1 && lane_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
             bool contiguous = true;
             for (int i = 0; i < L.nc; i++)
                 contiguous &= lane_bytes[L.base[LB_CARRY] + i] == (int64_t)remat_dtype_size(d->in[i].dt);
-            S.block = block_of(b.m, d, contiguous);
-            S.block_threads = S.block > 0 && !shared;
+            S.ranges = true;
+            S.split = !shared;
+            S.block = block_of ? block_of(b.m, d, contiguous) : 0;
         }
-        const int nb = S.block > 0 ? n : 0;
-        for (int i = 0; i < nb; i++) { /* the same code over `block` lanes */
-            progs[n + i] = progs[i];
-            progs[n + i].m = S.block;
-            pp[n + i] = &progs[n + i];
-        }
-        if (fits && lane_bytes && be->iface.compile_lanes(n + nb, pp, got) == REMAT_OK) { /* one compilation */
+        if (fits && lane_bytes && be->iface.compile_lanes(n, pp, got) == REMAT_OK) { /* one compilation */
             for (int k = 0, i = 0; k < LKI_COUNT; k++)
-                if (want & (1u << k)) {
-                    S.fn[k] = got[i];
-                    S.block_fn[k] = nb ? got[n + i] : NULL;
-                    i++;
-                }
+                if (want & (1u << k))
+                    S.fn[k] = got[i++];
             memcpy(S.base, L.base, sizeof S.base);
             S.lane_bytes = lane_bytes;
             *out = S;

@@ -31,15 +31,15 @@
  * starting them at -0.0 gives the interpreter's bits (its first step writes
  * c, later ones add; -0.0 + c == c for every c).
  *
- * Lane blocks. When no kernel sums across lanes (no SUM0/ACC), lanes are
- * independent, and the kernels are also compiled for `block` lanes (a
- * divisor of m): run with every buffer moved by j0 * lane_bytes[buffer],
- * they do lanes j0 .. j0+block-1 of the full-size buffers, bit for bit what
- * the full kernels do for those lanes. The scan's checkpointed nodes then
- * run a schedule block by block (scan_runtime.c), so one block's snapshots
- * and tapes stay in cache. Blocks touch disjoint lanes of every buffer, so
- * they run on the thread pool (block_threads), unless some kernel stores an
- * element every lane writes.
+ * Lane ranges. Kernels take their lane count at run time (backend/lane.h):
+ * run with every buffer moved by lo * lane_bytes[buffer] and lanes = hi - lo,
+ * they do lanes lo .. hi-1 of the full-size buffers, bit for bit what a run
+ * over all m lanes does for those lanes, when no kernel sums across lanes
+ * (`ranges`). Then the scan's checkpointed nodes may run a schedule block by
+ * block (`block` lanes each, scan_runtime.c), so that one block's snapshots
+ * and tapes stay in cache, and any run may be split into lane ranges on the
+ * thread pool (`split`: the ranges touch disjoint lanes of every buffer),
+ * unless some kernel stores an element every lane writes.
  */
 #ifndef REMAT_SCAN_LANES_H
 #define REMAT_SCAN_LANES_H
@@ -53,20 +53,21 @@ enum { LKI_ADVANCE, LKI_ADVANCE_SHOT, LKI_TAPE, LKI_REVERSE, LKI_RECOMPUTE, LKI_
 
 typedef struct {
     int base[LB_KINDS + 1]; /* base[LB_KINDS] = the table's size */
-    remat_lane_fn fn[LKI_COUNT];      /* over all m lanes */
+    remat_lane_fn fn[LKI_COUNT];      /* lanes 0 .. lanes-1 from the buffers' pointers */
     int64_t m, block;                 /* block 0: not blocked */
-    bool block_threads;               /* blocks may run at once: no kernel stores an element all lanes share */
-    remat_lane_fn block_fn[LKI_COUNT]; /* over `block` lanes */
+    bool ranges;                      /* the lanes are independent: a run over any lane range is exact */
+    bool split;                       /* ranges may run at once: no kernel stores an element all lanes share */
     int64_t *lane_bytes;              /* [base[LB_KINDS]] per buffer (0: the same for every lane) */
 } scan_lanes;
 
-/* Translates and compiles the kernels `want` asks for (bits 1 << LKI_*),
- * and their block versions when block_of(m, d, contiguous) > 0 for the lane
- * count m found and the lanes are independent (contiguous: lane j+1 of
- * every carry is the element after lane j's, a structure of arrays). Returns 1 with *out filled
- * (lane_bytes from alloc(ctx)), or 0 when the body does not fit (an op
- * without a lane form, no consistent lane axis, too large) or the backend
- * cannot compile: the caller interprets the body instead. */
+/* Translates and compiles the kernels `want` asks for (bits 1 << LKI_*) for
+ * the lane count m found; with independent lanes (`ranges`), block =
+ * block_of(m, d, contiguous) when block_of is given (contiguous: lane j+1
+ * of every carry is the element after lane j's, a structure of arrays).
+ * Returns 1 with *out filled (lane_bytes from alloc(ctx)), or 0 when the
+ * body does not fit (an op without a lane form, no consistent lane axis,
+ * too large) or the backend cannot compile: the caller interprets the body
+ * instead. */
 enum { LK_ADVANCE = 1, LK_ADVANCE_SHOT = 2, LK_TAPE = 4, LK_REVERSE = 8, LK_RECOMPUTE = 16 };
 int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want,
                            int64_t (*block_of)(int64_t m, const remat_scan_data *d, bool contiguous), scan_lanes *out,

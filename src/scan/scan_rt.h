@@ -28,21 +28,21 @@ typedef struct {
     void (*bind)(scan_rt *r, const void *const *ks, void *const *ct_ks);
     void (*run)(void *r, const scan_xop *ops, int64_t n);
     /* lanes with blocks only: the whole schedule (both phases) block by
-     * block, on the thread pool when the blocks allow (scan_lanes.h) */
-    void (*run_blocks)(scan_rt *r, const void *const *ks, void *const *ct_ks);
+     * block, on the thread pool when the lanes allow (scan_lanes.h) */
+    void (*run_blocks)(scan_rt *r);
     void (*finish)(scan_rt *r, void *const *ct_ks);
 } scan_rt_exec;
 
-/* Compiled lanes: what one run of kernels reads, a buffer table and the
- * kernels, for the lanes lane0 .. (every buffer pointer moved to lane0).
- * The runtime's own (scan_rt.lb) holds the full kernels at lane 0; a lane
- * block has its own, so that blocks can run on several threads at once. */
+/* Compiled lanes: what one run of kernels reads, a buffer table for the
+ * lanes lane0 .. lane0+lanes-1 (every buffer pointer moved to lane0). The
+ * runtime's own (scan_rt.lb) covers all m lanes; each lane range (a cache
+ * block, or a share of a run split over threads) has its own, so that
+ * ranges can run on several threads at once. */
 typedef struct {
     scan_rt *r;
     char **ptr;
     int64_t *stride;
-    int64_t lane0;
-    const remat_lane_fn *kfn;
+    int64_t lane0, lanes;
 } scan_lane_block;
 
 struct scan_rt {
@@ -58,6 +58,8 @@ struct scan_rt {
     int64_t length;
 
     /* per node execution: the node's inputs and outputs */
+    const void *const *ks; /* the consts, and their cotangents (backward) */
+    void *const *ct_ks;
     char *store;
     const void *const *xs, *const *ct_ys;
     void *const *ys, *const *ct_xs; /* ys NULL: y_t not wanted (a recomputation) */
@@ -80,10 +82,12 @@ struct scan_rt {
     int *res_x, n_res_x;
     remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
 
-    /* compiled lanes (scan_lanes.h): the kernels, the full kernels' table,
-     * and, when blocked, one table per lane block (m / block of them) */
+    /* compiled lanes (scan_lanes.h): the kernels, the table of all lanes,
+     * and, when lane ranges may run, n_ranges tables for them */
     scan_lanes lanes;
-    scan_lane_block lb, *blocks;
+    scan_lane_block lb, *ranges;
+    int64_t n_ranges;
+    int64_t split_lanes; /* lanes per unit of a run split over threads (0: never split) */
 
     bool nested; /* in a sub-program (remat_hop_lowering) */
     /* stats of the last root run (remat_hop_stats) */

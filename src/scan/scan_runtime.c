@@ -113,7 +113,7 @@ static void k_scan_bwd(const remat_instr *I)
          * each its own lanes. Every block holds its lanes' share of the
          * schedule's peak store, all blocks together the peak. */
         r->be->iface.mem_copy(r->cur, r->store, r->d->carry_bytes);
-        r->exec->run_blocks(r, ks, ct_ks);
+        r->exec->run_blocks(r);
         note_peak(r, SCAN_PHASE_REVERSE);
     } else {
         run_phase(r, SCAN_PHASE_REVERSE);
@@ -222,13 +222,14 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
 }
 
 /* Lanes per block for a checkpointed scan over m independent lanes:
- * REMAT_SCAN_BLOCK=N (N dividing m, 2 <= N < m; 0: never) from the
- * environment, else, for a store over SCAN_BLOCK_MIN_STORE with contiguous
- * lanes, the largest divisor of m from 8 to m/2 whose share of the store
- * fits in SCAN_BLOCK_STORE (the L2 of a small core); 0: not blocked.
- * Blocks cost one more pass over the steps (the forward node's); with
- * interleaved lanes ((B,3)) a step is dearer (its loops vectorise worse)
- * and that pass costs more than the cache saves (bench_scan). */
+ * REMAT_SCAN_BLOCK=N (2 <= N < m; 0: never) from the environment, else, for
+ * a store over SCAN_BLOCK_MIN_STORE with contiguous lanes, the most lanes
+ * (a multiple of 8 from 8 to m/2; the last block may be shorter) whose
+ * share of the store fits in SCAN_BLOCK_STORE (the L2 of a small core);
+ * 0: not blocked. Blocks cost one more pass over the steps (the forward
+ * node's); with interleaved lanes ((B,3)) a step is dearer (its loops
+ * vectorise worse) and that pass costs more than the cache saves
+ * (bench_scan). */
 #define SCAN_BLOCK_MIN_STORE ((size_t)4 << 20)
 #define SCAN_BLOCK_STORE ((size_t)512 << 10)
 static int64_t block_of(int64_t m, const remat_scan_data *d, bool contiguous)
@@ -237,15 +238,25 @@ static int64_t block_of(int64_t m, const remat_scan_data *d, bool contiguous)
     if (e && *e) {
         char *end;
         long long v = strtoll(e, &end, 10);
-        return *end == 0 && v >= 2 && v < m && m % v == 0 ? (int64_t)v : 0;
+        return *end == 0 && v >= 2 && v < m ? (int64_t)v : 0;
     }
-    if (!contiguous || d->store_bytes < SCAN_BLOCK_MIN_STORE)
+    if (!contiguous || d->store_bytes < SCAN_BLOCK_MIN_STORE || m < 16)
         return 0;
     const size_t per_lane = d->store_bytes / (size_t)m + 1;
-    for (int64_t w = m / 2; w >= 8; w--)
-        if (m % w == 0 && (size_t)w * per_lane <= SCAN_BLOCK_STORE)
-            return w;
-    return 0;
+    int64_t w = (int64_t)(SCAN_BLOCK_STORE / per_lane) / 8 * 8;
+    w = w < m / 2 ? w : m / 2 / 8 * 8;
+    return w >= 8 ? w : 0;
+}
+
+/* A run split over threads takes units of SPLIT_LANES lanes or more (whole
+ * cache lines of f64 lanes, so that two threads write no line together),
+ * at most SPLIT_UNITS of them (the pool hands out ranges of units). */
+#define SPLIT_LANES 8
+#define SPLIT_UNITS 64
+static int64_t split_lanes(int64_t m)
+{
+    const int64_t u = (m + SPLIT_UNITS - 1) / SPLIT_UNITS;
+    return m >= 2 * SPLIT_LANES ? (u + SPLIT_LANES - 1) / SPLIT_LANES * SPLIT_LANES : 0;
 }
 
 /* Compiled loops for the body when it has them (scan_lanes.h), lane-blocked
@@ -255,21 +266,24 @@ static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *
 {
     if (!remat_scan_lanes_build(d, L->be, want, blocks ? block_of : NULL, &r->lanes, L->alloc, L->ctx))
         return false;
-    /* a buffer table for the full kernels and one per lane block, so that
-     * blocks can run on threads at once */
+    /* a buffer table for all lanes and one per range that may run at once:
+     * a block, or a unit of a split run */
     const int n = r->lanes.base[LB_KINDS];
-    const int64_t nb = r->lanes.block > 0 ? r->lanes.m / r->lanes.block : 0;
-    r->blocks = L->alloc(L->ctx, sizeof *r->blocks * (size_t)(nb + 1));
-    for (int64_t j = 0; r->blocks && j <= nb; j++) {
-        scan_lane_block *b = j < nb ? &r->blocks[j] : &r->lb;
-        *b = (scan_lane_block){.r = r, .lane0 = j < nb ? j * r->lanes.block : 0,
-                               .kfn = j < nb ? r->lanes.block_fn : r->lanes.fn};
+    const int64_t m = r->lanes.m;
+    r->split_lanes = r->lanes.split ? split_lanes(m) : 0;
+    const int64_t units = r->split_lanes ? (m + r->split_lanes - 1) / r->split_lanes : 0,
+                  nb = r->lanes.block > 0 ? (m + r->lanes.block - 1) / r->lanes.block : 0;
+    r->n_ranges = units > nb ? units : nb;
+    r->ranges = L->alloc(L->ctx, sizeof *r->ranges * (size_t)(r->n_ranges + 1));
+    for (int64_t j = 0; r->ranges && j <= r->n_ranges; j++) {
+        scan_lane_block *b = j < r->n_ranges ? &r->ranges[j] : &r->lb;
+        *b = (scan_lane_block){.r = r, .lane0 = 0, .lanes = m};
         b->ptr = L->alloc(L->ctx, sizeof *b->ptr * (size_t)(n + 1));
         b->stride = L->alloc(L->ctx, sizeof *b->stride * (size_t)(n + 1));
         if (!b->ptr || !b->stride)
-            r->blocks = NULL;
+            r->ranges = NULL;
     }
-    if (!r->blocks) { /* out of memory for the tables: interpreted (the same bits) */
+    if (!r->ranges) { /* out of memory for the tables: interpreted (the same bits) */
         memset(&r->lanes, 0, sizeof r->lanes);
         return false;
     }

@@ -5,12 +5,12 @@
  *
  * The generated function is, for a program with m lanes:
  *
- *   void lane(char **bufs, long long *strides, long long count)
+ *   void lane(char **bufs, long long *strides, long long count, long long lanes)
  *   {
  *       char *p_b = bufs[b]; long long st_b = strides[b];    every buffer used
  *       T k_e = ((T *)p_b)[off];                               m == 1: state in locals
  *       for (long long s = 0; s < count; s++) {
- *           for (long long j = 0; j < m; j++) {               (no loop when m == 1)
+ *           for (long long j = 0; j < lanes; j++) {           (no loop when m == 1)
  *               T r_i = ((T *)p_b)[off + j * lstride];        LOAD
  *               T r_i = r_a * r_b;                             OP, CONST
  *               ((T *)p_b)[off + j * lstride] = r_a;           STORE

@@ -272,12 +272,13 @@ static int generate(gen *g, const char *name_fn)
     g->t_bool = gcc_jit_context_get_type(c, GCC_JIT_TYPE_BOOL);
     g->t_void = gcc_jit_context_get_type(c, GCC_JIT_TYPE_VOID);
     g->t_charp = gcc_jit_type_get_pointer(gcc_jit_context_get_type(c, GCC_JIT_TYPE_CHAR));
-    gcc_jit_param *params[3] = {
+    gcc_jit_param *params[4] = {
         gcc_jit_context_new_param(c, NULL, gcc_jit_type_get_pointer(g->t_charp), "bufs"),
         gcc_jit_context_new_param(c, NULL, gcc_jit_type_get_pointer(g->t_i64), "strides"),
         gcc_jit_context_new_param(c, NULL, g->t_i64, "count"),
+        gcc_jit_context_new_param(c, NULL, g->t_i64, "lanes"),
     };
-    g->fn = gcc_jit_context_new_function(c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name_fn, 3, params, 0);
+    g->fn = gcc_jit_context_new_function(c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name_fn, 4, params, 0);
     g->reg = remat_calloc((size_t)p->n_ins + 1, sizeof *g->reg);
     g->pbuf = remat_calloc((size_t)p->n_bufs + 1, sizeof *g->pbuf);
     g->stride = remat_calloc((size_t)p->n_bufs + 1, sizeof *g->stride);
@@ -320,8 +321,9 @@ static int generate(gen *g, const char *name_fn)
         gcc_jit_block_add_assignment(s_body, NULL, g->j, i64c(g, 0));
         gcc_jit_block_end_with_jump(s_body, NULL, j_cond);
         g->cur = new_block(g);
-        gcc_jit_block_end_with_conditional(j_cond, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g->j), i64c(g, p->m)),
-                                           g->cur, post);
+        /* the lanes of this call, a run-time count (lane.h) */
+        gcc_jit_block_end_with_conditional(
+            j_cond, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g->j), gcc_jit_param_as_rvalue(params[3])), g->cur, post);
     } else {
         g->cur = s_body;
     }

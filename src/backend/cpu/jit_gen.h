@@ -17,8 +17,8 @@ typedef struct {
 } remat_jit_math;
 
 /* Adds the exported function `name`, void name(char **bufs, long long
- * *strides, long long count), computing program p to context c (jit.c's
- * header shows its shape). Returns 1 when made, 0 when p holds an
+ * *strides, long long count, long long lanes), computing program p to
+ * context c (jit.c's header shows its shape). Returns 1 when made, 0 when p holds an
  * instruction this generator does not know (the caller interprets), -1 when
  * out of memory. */
 int remat_jit_generate(gcc_jit_context *c, remat_jit_math *math, const remat_lane_program *p, const char *name);
