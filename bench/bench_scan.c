@@ -47,8 +47,9 @@
  * (compiled_loops; 0 when built without libgccjit or with REMAT_NO_JIT=1,
  * which times the interpreter instead).
  *
- * Threads: the batch gradient ((3,B) under store-all, per-step and
- * binomial:10, (B,3) under store-all) on one thread and on --threads N (2),
+ * Threads: the batch gradient ((3,B) under store-all, per-step,
+ * binomial:10 and online:10, (B,3) under store-all, per-step and
+ * binomial:10) on one thread and on --threads N (2),
  * compiled once, interleaved, wall-clock medians and their ratio (speedup;
  * target 1.7 for (3,B) store-all on 2 threads), bitwise equal to one thread,
  * in the "threads" array, with the calling thread's CPU time on 1 and on N
@@ -61,8 +62,8 @@
  * has a core, and speedup_balanced = N x process CPU on 1 / process CPU
  * on N, the speedup if the N threads shared the work evenly (the work the
  * split adds — wake-ups, the shared cache — counted, the scheduler's
- * delays of a loaded machine not; null for a variant without lane blocks,
- * which runs on one thread).
+ * delays of a loaded machine not). Every case splits: lane kernels take
+ * their lane range at run time, so any batched run goes to the pool.
  * Every other group runs on one thread.
  *
  * One JSON object on stdout. --smoke: 50 steps, batch 8, 2 rounds.
@@ -503,7 +504,8 @@ static int bench_batch(int64_t steps, int64_t m, int64_t block, int rounds, doub
 /* ---- threads: the batch gradient on 1 thread and on `threads` ---- */
 
 static const char *const thread_cases[][2] = {
-    {"(3,B)", "store-all"}, {"(3,B)", "per-step"}, {"(3,B)", "binomial:10"}, {"(B,3)", "store-all"}};
+    {"(3,B)", "store-all"}, {"(3,B)", "per-step"}, {"(3,B)", "binomial:10"}, {"(3,B)", "online:10"},
+    {"(B,3)", "store-all"}, {"(B,3)", "per-step"}, {"(B,3)", "binomial:10"}};
 #define N_THREAD_CASES ((int)(sizeof thread_cases / sizeof thread_cases[0]))
 
 /* The target: 1.7x on 2 threads for (3,B) store-all (issue 8). */
@@ -577,9 +579,8 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
         const double p1 = bench_median(proc + 2 * c * rounds, rounds), pn = bench_median(proc + (2 * c + 1) * rounds, rounds),
                      on = bench_median(own + (2 * c + 1) * rounds, rounds);
         const double target = thread_target(one->layout, one->schedule, threads);
-        char bal[32] = "null"; /* only lane blocks split (scan_exec_lanes.c) */
-        if (many->block_lanes > 0)
-            snprintf(bal, sizeof bal, "%.3f", threads * p1 / pn);
+        char bal[32];
+        snprintf(bal, sizeof bal, "%.3f", threads * p1 / pn);
         char tg[32] = "null", meets[8] = "null";
         if (target > 0) {
             snprintf(tg, sizeof tg, "%.1f", target);
