@@ -74,6 +74,7 @@ extern "C" {
     X(REMAT_OP_PAD, "pad", 1, STRUCTURAL, PAD, RULE)                                  \
     X(REMAT_OP_CONCATENATE, "concatenate", -1, STRUCTURAL, AXIS, RULE)                \
     X(REMAT_OP_DOT_GENERAL, "dot_general", 2, DOT, DOT, RULE)                         \
+    X(REMAT_OP_LINEAR_SOLVE, "linear_solve", 2, LINALG, SOLVE, RULE)                  \
     X(REMAT_OP_NAME, "name", 1, IDENTITY, NONE, RULE)                                 \
     X(REMAT_OP_STOP_GRADIENT, "stop_gradient", 1, IDENTITY, NONE, ZERO)               \
     X(REMAT_OP_CHECKPOINT, "checkpoint", -1, CONTROL, CALL, GRAPH)                    \
@@ -92,7 +93,8 @@ typedef enum {
 /* The categories of the table. Beyond the elementwise ones: LEAF (no inputs:
  * constant, argument), CONVERT (elementwise, changes dtype), REDUCE,
  * STRUCTURAL (moves elements: broadcast, reshape, transpose, slice, pad,
- * concatenate), DOT, IDENTITY (the value is its input's: name,
+ * concatenate), DOT, LINALG (dense linear algebra on the last two axes:
+ * linear_solve), IDENTITY (the value is its input's: name,
  * stop_gradient; compiled as an alias), CUSTOM (a caller's kernel) and
  * CONTROL (call, proj, hop: the compiler handles them, no backend does). */
 typedef enum {
@@ -105,6 +107,7 @@ typedef enum {
     REMAT_OPCAT_REDUCE,
     REMAT_OPCAT_STRUCTURAL,
     REMAT_OPCAT_DOT,
+    REMAT_OPCAT_LINALG,
     REMAT_OPCAT_IDENTITY,
     REMAT_OPCAT_CUSTOM,
     REMAT_OPCAT_CONTROL,
@@ -124,6 +127,7 @@ typedef enum {
     REMAT_OPP_PERM,         /* transpose: the permutation */
     REMAT_OPP_BDIMS,        /* broadcast_in_dim: output dim of each input dim */
     REMAT_OPP_DOT,          /* remat_dot_dims */
+    REMAT_OPP_SOLVE,        /* linear_solve: solve with A's transpose */
     REMAT_OPP_SLICE,        /* remat_slice_params */
     REMAT_OPP_PAD,          /* remat_pad_params */
     REMAT_OPP_CALL,         /* callee and policy */

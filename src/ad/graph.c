@@ -377,6 +377,7 @@ remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, rem
     case REMAT_OPP_INT_EXPONENT:
     case REMAT_OPP_EXPONENT:
     case REMAT_OPP_AXES:
+    case REMAT_OPP_SOLVE:
     case REMAT_OPP_CUSTOM: /* the caller's, not the graph's */
         break;
     case REMAT_OPP_COUNT:

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "ad/jvp_impl.h"
+#include "ad/ops_internal.h"
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
@@ -287,6 +288,14 @@ remat_status remat_jvp_rule(remat_jvp_ctx *c, remat_val v)
         t = tadd(r, T(r, 0) == REMAT_NONE ? REMAT_NONE : remat_dot_general_at(r->g, T(r, 0), X(r, 1), r->n->p.dot, r->loc),
                  T(r, 1) == REMAT_NONE ? REMAT_NONE : remat_dot_general_at(r->g, X(r, 0), T(r, 1), r->n->p.dot, r->loc));
         break;
+    case REMAT_OP_LINEAR_SOLVE: { /* solve(A, b_dot - A_dot x), with A_dot^T for a transposed solve */
+        const int tr = (int)r->n->p.solve_transpose;
+        remat_val ax = T(r, 0) == REMAT_NONE ? REMAT_NONE : remat_linear_solve_matvec(r->g, T(r, 0), Y(r), tr, r->loc);
+        remat_val rhs = ax == REMAT_NONE ? T(r, 1) : T(r, 1) == REMAT_NONE ? un(r, REMAT_OP_NEG, ax)
+                                                                             : bin(r, REMAT_OP_SUB, T(r, 1), ax);
+        t = rhs == REMAT_NONE ? REMAT_NONE : remat_linear_solve_t_at(r->g, X(r, 0), rhs, tr, r->loc);
+        break;
+    }
     case REMAT_OP_NAME: /* the tangent is not the named value: policies do not see it by name */
         t = T(r, 0);
         break;

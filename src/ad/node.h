@@ -49,6 +49,7 @@ typedef struct remat_node {
         const int *perm;                /* PERM: transpose (output dim k is input dim perm[k]) */
         const int *bdims;               /* BDIMS: broadcast_in_dim, one per input dim */
         const remat_dot_dims *dot;
+        int64_t solve_transpose;        /* SOLVE: 1 solves A^T x = b, 0 A x = b */
         const remat_slice_params *slice;
         const remat_pad_params *pad;
         const remat_call_params *call;

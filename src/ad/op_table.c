@@ -26,7 +26,8 @@ static const char *const cat_names[] = {
     [REMAT_OPCAT_BINARY] = "binary",   [REMAT_OPCAT_COMPARE] = "compare",
     [REMAT_OPCAT_SELECT] = "select",   [REMAT_OPCAT_CONVERT] = "convert",
     [REMAT_OPCAT_REDUCE] = "reduce",   [REMAT_OPCAT_STRUCTURAL] = "structural",
-    [REMAT_OPCAT_DOT] = "dot",         [REMAT_OPCAT_IDENTITY] = "identity",
+    [REMAT_OPCAT_DOT] = "dot",         [REMAT_OPCAT_LINALG] = "linalg",
+    [REMAT_OPCAT_IDENTITY] = "identity",
     [REMAT_OPCAT_CUSTOM] = "custom",   [REMAT_OPCAT_CONTROL] = "control",
 };
 _Static_assert(COUNT_OF_(cat_names) == REMAT_OPCAT_COUNT, "category name table out of step");
@@ -61,6 +62,7 @@ int remat_op_is_elementwise(remat_op op)
     case REMAT_OPCAT_REDUCE:
     case REMAT_OPCAT_STRUCTURAL:
     case REMAT_OPCAT_DOT:
+    case REMAT_OPCAT_LINALG:
     case REMAT_OPCAT_IDENTITY:
     case REMAT_OPCAT_CUSTOM:
     case REMAT_OPCAT_CONTROL:

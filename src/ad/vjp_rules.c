@@ -416,6 +416,16 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
     case REMAT_OP_DOT_GENERAL:
         rule_dot(r, g);
         break;
+    case REMAT_OP_LINEAR_SOLVE: { /* b_bar = solve(A^T, g); A_bar = -b_bar x^T (-x b_bar^T when transposed) */
+        const int t = (int)r->n->p.solve_transpose, ar = in_node(r, 0)->shape.rank;
+        remat_val bbar = remat_linear_solve_t_at(r->g, X(r, 0), g, !t, r->loc);
+        if (act(r, 0))
+            give(r, 0, t ? remat_linear_solve_neg_outer(r->g, Y(r), bbar, ar, r->loc)
+                         : remat_linear_solve_neg_outer(r->g, bbar, Y(r), ar, r->loc));
+        if (act(r, 1))
+            give(r, 1, bbar);
+        break;
+    }
     case REMAT_OP_NAME:
         give(r, 0, g);
         break;

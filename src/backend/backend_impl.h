@@ -46,6 +46,7 @@ typedef struct {
         const int *perm;      /* transpose */
         const int *bdims;     /* broadcast_in_dim */
         const remat_dot_dims *dot;
+        int64_t solve_transpose; /* linear_solve: 1 solves A^T x = b */
         const remat_slice_params *slice;
         const remat_pad_params *pad;
         const remat_custom_op *custom;

@@ -18,6 +18,7 @@ void remat_exec_op_params(const remat_node *n, remat_exec_op *op)
     case REMAT_OPP_PERM: op->p.perm = n->p.perm; break;
     case REMAT_OPP_BDIMS: op->p.bdims = n->p.bdims; break;
     case REMAT_OPP_DOT: op->p.dot = n->p.dot; break;
+    case REMAT_OPP_SOLVE: op->p.solve_transpose = n->p.solve_transpose; break;
     case REMAT_OPP_SLICE: op->p.slice = n->p.slice; break;
     case REMAT_OPP_PAD: op->p.pad = n->p.pad; break;
     case REMAT_OPP_CUSTOM: op->p.custom = n->p.custom; break;
@@ -49,6 +50,7 @@ void remat_fused_uop_params(const remat_node *n, remat_fused_uop *u)
     case REMAT_OPP_PERM:
     case REMAT_OPP_BDIMS:
     case REMAT_OPP_DOT:
+    case REMAT_OPP_SOLVE:
     case REMAT_OPP_SLICE:
     case REMAT_OPP_PAD:
     case REMAT_OPP_CUSTOM:

@@ -309,6 +309,7 @@ static int route(const route_ctx *r, const int64_t *oc, int64_t *ic)
     }
     case REMAT_OPP_NONE: case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT:
     case REMAT_OPP_INT_EXPONENT: case REMAT_OPP_EXPONENT: case REMAT_OPP_AXES: case REMAT_OPP_DOT:
+    case REMAT_OPP_SOLVE:
     case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
         break;
     }
@@ -339,6 +340,7 @@ static int lane_preserved(const remat_node *N, const lval *const *x, int nin, co
         return N->p.axis != lo;
     case REMAT_OPP_NONE: case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT:
     case REMAT_OPP_INT_EXPONENT: case REMAT_OPP_EXPONENT: case REMAT_OPP_AXES: case REMAT_OPP_DOT:
+    case REMAT_OPP_SOLVE:
     case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
         return 0;
     }
@@ -553,6 +555,7 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
         case REMAT_OPCAT_SELECT:
         case REMAT_OPCAT_CONVERT: val[v] = elementwise(b, N, x, N->nin); break;
         case REMAT_OPCAT_DOT: /* declined: the body is interpreted */
+        case REMAT_OPCAT_LINALG:
         case REMAT_OPCAT_CUSTOM:
         case REMAT_OPCAT_CONTROL:
         case REMAT_OPCAT_COUNT: b->ok = 0; break;

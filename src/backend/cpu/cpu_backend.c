@@ -125,6 +125,29 @@ static void k_dot(const remat_instr *I)
     remat_cpu_dot_general(P->dt, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->dot, I->scratch);
 }
 
+/* linear_solve: A (batch, n, n), b and out (batch, n, k) */
+typedef struct {
+    remat_dtype dt;
+    int transpose;
+    int64_t batch, n, k;
+} solve_params;
+
+static void solve_dims(const remat_exec_op *op, int64_t *batch, int64_t *n, int64_t *k)
+{
+    const remat_shape *a = &op->in_shapes[0];
+    *n = a->dims[a->rank - 1];
+    *batch = 1;
+    for (int i = 0; i < a->rank - 2; i++)
+        *batch *= a->dims[i];
+    *k = op->shape.rank == a->rank ? op->shape.dims[a->rank - 1] : 1;
+}
+
+static void k_linear_solve(const remat_instr *I)
+{
+    const solve_params *P = I->aux;
+    remat_cpu_linear_solve(P->dt, I->out, I->in[0], I->in[1], P->batch, P->n, P->k, P->transpose, I->scratch);
+}
+
 static void k_concat(const remat_instr *I)
 {
     remat_cpu_concatenate_run(I->aux, I->out, (const void *const *)I->in);
@@ -144,6 +167,7 @@ static bool cpu_supports(const remat_exec_op *op)
     case REMAT_OPCAT_REDUCE:
     case REMAT_OPCAT_STRUCTURAL:
     case REMAT_OPCAT_DOT:
+    case REMAT_OPCAT_LINALG:
     case REMAT_OPCAT_IDENTITY:
     case REMAT_OPCAT_CUSTOM:
         return (unsigned)op->dtype < REMAT_DTYPE_COUNT;
@@ -158,9 +182,14 @@ REMAT_EXHAUSTIVE_END
 
 static size_t cpu_scratch(const remat_exec_op *op)
 {
-    if (remat_op_category_of(op->op) != REMAT_OPCAT_DOT)
+    int64_t batch, n, k;
+    const remat_op_category c = remat_op_category_of(op->op);
+    if (c == REMAT_OPCAT_DOT)
+        return remat_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+    if (c != REMAT_OPCAT_LINALG)
         return 0;
-    return remat_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+    solve_dims(op, &batch, &n, &k);
+    return remat_cpu_linear_solve_scratch(op->dtype, n, k);
 }
 
 /* alloc (the program's memory) returned NULL: the compile fails, not the process */
@@ -204,6 +233,7 @@ static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, void 
     case REMAT_OPP_PERM:
     case REMAT_OPP_BDIMS:
     case REMAT_OPP_DOT:
+    case REMAT_OPP_SOLVE:
     case REMAT_OPP_SLICE:
     case REMAT_OPP_PAD:
     case REMAT_OPP_CALL:
@@ -280,6 +310,7 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
     case REMAT_OPP_EXPONENT:
     case REMAT_OPP_AXES:
     case REMAT_OPP_DOT:
+    case REMAT_OPP_SOLVE:
     case REMAT_OPP_CALL:
     case REMAT_OPP_CUSTOM:
     case REMAT_OPP_HOP:
@@ -367,6 +398,16 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         P->rhs_shape = op->in_shapes[1];
         ins->fn = k_dot;
         return REMAT_OK;
+    case REMAT_OPCAT_LINALG: {
+        solve_params *S = alloc(ctx, sizeof *S);
+        if (!S)
+            return lower_nomem(op->op);
+        *S = (solve_params){.dt = op->dtype, .transpose = op->p.solve_transpose != 0};
+        solve_dims(op, &S->batch, &S->n, &S->k);
+        ins->fn = k_linear_solve;
+        ins->aux = S;
+        return REMAT_OK;
+    }
     case REMAT_OPCAT_LEAF:
     case REMAT_OPCAT_CONTROL:
     case REMAT_OPCAT_COUNT:

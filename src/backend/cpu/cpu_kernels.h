@@ -143,4 +143,16 @@ void remat_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const rem
                            const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
                            void *scratch);
 
+/* ---- linear_solve (linalg.c) ----
+ * out (B, n, k) = A^{-1} b, or A^{-T} b with transpose, for each of the B
+ * matrices of A (B, n, n) and right-hand sides b (B, n, k) (k = 1 for a
+ * vector b), all row-major. n <= REMAT_CPU_SOLVE_SMALL_N: the elimination
+ * compiled scan loops repeat op for op (bitwise the same); above: LAPACK
+ * getrf/getrs. scratch: remat_cpu_linear_solve_scratch(dt, n, k) bytes,
+ * 8-byte aligned. Singular A gives inf/nan, never an error. */
+#define REMAT_CPU_SOLVE_SMALL_N 8
+size_t remat_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k);
+void remat_cpu_linear_solve(remat_dtype dt, void *out, const void *A, const void *b, int64_t batch, int64_t n,
+                            int64_t k, int transpose, void *scratch);
+
 #endif
