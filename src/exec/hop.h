@@ -24,6 +24,9 @@ typedef struct {
     void (*report_run)(const void *self, remat_stats *stats);
     void (*report_plan)(const void *self, remat_memory_plan *plan);
     remat_status (*run_status)(const void *self);
+    /* optional: the message for a run_status other than REMAT_OK (NULL:
+     * remat_run says which status) */
+    const char *(*run_error)(const void *self);
     void *self;
 } remat_hop_stats;
 

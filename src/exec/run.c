@@ -122,9 +122,13 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
     size_t hw = run_measured(p);
     for (int i = 0; i < C->n_hooks; i++) {
         st = C->hooks[i].run_status ? C->hooks[i].run_status(C->hooks[i].self) : REMAT_OK;
-        if (st != REMAT_OK) /* set the message here: it may have failed on another thread */
+        if (st != REMAT_OK) { /* set the message here: it may have failed on another thread */
+            const char *why = C->hooks[i].run_error ? C->hooks[i].run_error(C->hooks[i].self) : NULL;
+            if (why)
+                return remat_error(st, "run: %s", why);
             return remat_error(st, "run: a loop could not run: %s",
                                st == REMAT_ERR_NOMEM ? "out of memory replaying its schedule" : remat_status_name(st));
+        }
     }
     if (stats) {
         clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -17,7 +17,9 @@
 
 typedef struct replay replay;
 struct replay {
-    const remat_scan_data *d;
+    scan_replay_dims d; /* length -1: unknown until reveal() gives it */
+    int64_t (*reveal)(void *x, int64_t c);
+    void *rx;
     int64_t c;      /* the current carry's index (-1: undefined after a recompute) */
     int64_t expect; /* the next step to reverse: n-1 down to 0 */
     int64_t live_slots, tapes, peak_slots, peak_tapes;
@@ -54,7 +56,7 @@ static void note_peaks(replay *R, int64_t tapes)
 
 static void tapes_push(replay *R, int64_t step, int64_t n)
 {
-    REMAT_ASSERT(R->tapes + n <= R->d->peak_tapes);
+    REMAT_ASSERT(R->tapes + n <= R->d.peak_tapes);
     const int64_t t = R->n_spans - 1;
     if (t >= 0 && R->span_step[t] + R->span_count[t] == step) {
         R->span_count[t] += n;
@@ -84,7 +86,7 @@ static void tapes_pop(replay *R, int64_t n)
 
 static void take_shot(replay *R, int64_t slot, int64_t step)
 {
-    REMAT_ASSERT(slot >= 0 && slot < R->d->max_slots);
+    REMAT_ASSERT(slot >= 0 && slot < R->d.max_slots);
     R->slot_step[slot] = step;
     R->live_slots++;
     note_peaks(R, R->tapes);
@@ -96,7 +98,7 @@ static void unit(replay *R, const remat_action *a)
 {
     switch (a->kind) {
     case REMAT_ACT_ADVANCE:
-        REMAT_ASSERT(a->step >= R->c && a->step <= R->d->length);
+        REMAT_ASSERT(a->step >= R->c && (R->d.length < 0 || a->step <= R->d.length));
         if (a->step > R->c)
             emit(R, (scan_xop){.kind = XOP_ADVANCE, .step = R->c, .count = a->step - R->c});
         R->c = a->step;
@@ -107,7 +109,7 @@ static void unit(replay *R, const remat_action *a)
         break;
     case REMAT_ACT_FREE: R->live_slots--; break;
     case REMAT_ACT_RESTORE:
-        REMAT_ASSERT(a->slot >= 0 && a->slot < R->d->max_slots);
+        REMAT_ASSERT(a->slot >= 0 && a->slot < R->d.max_slots);
         emit(R, (scan_xop){.kind = XOP_RESTORE, .slot = a->slot});
         R->c = R->slot_step[a->slot];
         break;
@@ -182,9 +184,15 @@ static void emit_run(replay *R, const remat_action_run *run)
 
 /* ---- the replay loop ---- */
 
-static remat_status replay_open(replay *R, const remat_scan_data *d, remat_schedule **sch)
+static scan_replay_dims dims_of(const remat_scan_data *d)
 {
-    *R = (replay){.d = d, .expect = d->length - 1};
+    return (scan_replay_dims){.sched = d->sched, .length = d->length, .max_slots = d->max_slots,
+                              .peak_tapes = d->peak_tapes};
+}
+
+static remat_status replay_open(replay *R, const scan_replay_dims *d, remat_schedule **sch)
+{
+    *R = (replay){.d = *d, .expect = d->length - 1};
     R->slot_step = remat_malloc(sizeof *R->slot_step * (size_t)(d->max_slots + 1));
     R->span_step = remat_malloc(sizeof *R->span_step * (size_t)(d->peak_tapes + 1));
     R->span_count = remat_malloc(sizeof *R->span_count * (size_t)(d->peak_tapes + 1));
@@ -192,9 +200,25 @@ static remat_status replay_open(replay *R, const remat_scan_data *d, remat_sched
     if (!R->slot_step || !R->span_step || !R->span_count)
         return remat_error(REMAT_ERR_NOMEM, "scan: out of memory for the schedule's bookkeeping");
     remat_status st = remat_schedule_new(&d->sched, d->length, sch);
-    if (st == REMAT_OK) /* the length is known: revealing it at once is allowed (schedule.h) */
+    if (st == REMAT_OK && d->length >= 0) /* known: revealing it at once is allowed (schedule.h) */
         remat_schedule_set_length(*sch, d->length);
     return st;
+}
+
+/* A length not known yet: flush the ops so far (the executor is then at
+ * carry R->c) and ask. False: the executor stopped the replay. */
+static bool ask_length(replay *R)
+{
+    R->full(R);
+    const int64_t n = R->reveal(R->rx, R->c);
+    if (n == SCAN_REPLAY_STOP)
+        return false;
+    if (n >= 0) {
+        REMAT_ASSERT(n <= R->c + 1);
+        R->d.length = n;
+        R->expect = n - 1;
+    }
+    return true;
 }
 
 static void replay_close(replay *R, remat_schedule *sch)
@@ -206,19 +230,26 @@ static void replay_close(replay *R, remat_schedule *sch)
 }
 
 /* Replays up to the end of `last` phase; end_phase(R) is called at the end
- * of each phase, with that phase's ops (the rest) in the sink. */
-static void replay_run(replay *R, remat_schedule *sch, int last, void (*end_phase)(replay *R))
+ * of each phase, with that phase's ops (the rest) in the sink. False: the
+ * executor stopped it (reveal). */
+static bool replay_run(replay *R, remat_schedule *sch, int last, void (*end_phase)(replay *R))
 {
     remat_action_run run;
     for (;;) {
+        if (R->d.length < 0) {
+            if (!ask_length(R))
+                return false;
+            if (R->d.length >= 0)
+                remat_schedule_set_length(sch, R->d.length);
+        }
         remat_schedule_next_run(sch, &run);
         const remat_action_kind k = run.pat[0].kind;
         if (k == REMAT_ACT_END_FORWARD || k == REMAT_ACT_DONE) {
             REMAT_ASSERT(k == REMAT_ACT_DONE ? R->expect == -1 && R->phase == SCAN_PHASE_REVERSE
-                                             : R->c == R->d->length && R->phase == SCAN_PHASE_FORWARD);
+                                             : R->c == R->d.length && R->phase == SCAN_PHASE_FORWARD);
             end_phase(R);
             if (R->phase++ == last)
-                return;
+                return true;
             continue;
         }
         emit_run(R, &run);
@@ -285,7 +316,8 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
     remat_schedule *sch;
     scan_xop chunk[1024];
     plan_ctx P = {.plan = plan, .max_ops = plan_max_ops()};
-    remat_status st = replay_open(&R, d, &sch);
+    const scan_replay_dims dm = dims_of(d);
+    remat_status st = replay_open(&R, &dm, &sch);
     if (st == REMAT_OK) {
         R.buf = chunk, R.cap = 1024, R.full = plan_full, R.ctx = &P;
         replay_run(&R, sch, SCAN_PHASE_REVERSE, plan_end_phase);
@@ -327,20 +359,35 @@ static void stream_full(replay *R)
     R->n = 0;
 }
 
-remat_status remat_scan_plan_stream(const remat_scan_data *d, int phase,
-                                    void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
+remat_status remat_scan_replay_stream(const scan_replay_dims *d, int phase, int64_t (*reveal)(void *x, int64_t c),
+                                      void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
+                                      int64_t *length, int64_t peak[2])
 {
     replay R;
     remat_schedule *sch;
     scan_xop chunk[1024];
     stream_ctx S = {.phase = phase, .run = run, .x = x};
-    /* a plan was built for this node at lowering, so this fails only for
-     * memory */
+    REMAT_ASSERT(d->length >= 0 || (reveal && phase == SCAN_PHASE_FORWARD));
     remat_status st = replay_open(&R, d, &sch);
     if (st == REMAT_OK) {
         R.buf = chunk, R.cap = 1024, R.full = stream_full, R.ctx = &S, R.merge = true;
-        replay_run(&R, sch, phase, stream_full);
+        R.reveal = reveal, R.rx = x;
+        if (!replay_run(&R, sch, phase, stream_full))
+            st = SCAN_REPLAY_STOPPED;
+        if (length)
+            *length = R.d.length;
+        if (peak)
+            peak[0] = R.peak_slots, peak[1] = R.peak_tapes;
     }
     replay_close(&R, sch);
     return st;
+}
+
+remat_status remat_scan_plan_stream(const remat_scan_data *d, int phase,
+                                    void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
+{
+    /* a plan was built for this node at lowering, so this fails only for
+     * memory */
+    const scan_replay_dims dm = dims_of(d);
+    return remat_scan_replay_stream(&dm, phase, NULL, run, x, NULL, NULL);
 }

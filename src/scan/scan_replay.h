@@ -136,6 +136,31 @@ typedef struct {
 remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
                                    void *ctx);
 
+/* What the replay needs of a loop: its schedule, its length and the
+ * capacities of its store (slots, tapes). */
+typedef struct {
+    remat_schedule_spec sched;
+    int64_t length; /* -1: unknown until reveal() (below) gives it; ONLINE only */
+    int64_t max_slots, peak_tapes;
+} scan_replay_dims;
+
+#define SCAN_REPLAY_STOP (-2)
+#define SCAN_REPLAY_STOPPED REMAT_ERR_VALUE
+
+/* Runs one phase of d's schedule, handing ops to run(x, ops, n) a chunk at
+ * a time. A loop whose length is unknown (a while-loop, d->length -1, the
+ * forward phase only) is asked before each of the schedule's runs:
+ * reveal(x, c), with every op so far run and the executor at carry c,
+ * returns the length once it is known (at most c + 1; then no more
+ * questions), -1 while it is not, or SCAN_REPLAY_STOP to end the replay
+ * there (the executor keeps the reason), which returns SCAN_REPLAY_STOPPED.
+ * REMAT_ERR_NOMEM (nothing run) when the schedule's state cannot be
+ * allocated. *length (may be NULL): the length, as revealed; peak (may be
+ * NULL): the most slots and tapes held at once up to the phase's end. */
+remat_status remat_scan_replay_stream(const scan_replay_dims *d, int phase, int64_t (*reveal)(void *x, int64_t c),
+                                      void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
+                                      int64_t *length, int64_t peak[2]);
+
 /* Runs one phase of a plan that was not kept: replays the schedule again,
  * handing ops to run(x, ops, n) a chunk at a time. REMAT_ERR_NOMEM (nothing
  * run) when the schedule's state cannot be allocated. */
