@@ -147,4 +147,51 @@ static remat_status build_scan(remat_fn **out)
     return finish(f, out);
 }
 
+/* A while-loop (remat/loop.h) of unknown length under online:3: Euler steps
+ * of y' = -k y with a time carry t, until t >= 1; the third iteration
+ * rejected (a counter carry). */
+static remat_status build_while(remat_fn **out)
+{
+    *out = NULL;
+    NEW_FN(cond, "t_below_1");
+    remat_arg(cond, "y", REMAT_F64, 1, DIMS(2));
+    remat_val t = remat_arg(cond, "t", REMAT_F64, 0, NULL);
+    remat_arg(cond, "i", REMAT_F64, 0, NULL);
+    remat_arg(cond, "k", REMAT_F64, 1, DIMS(2));
+    remat_fn_output(cond, remat_lt(cond, t, remat_scalar(cond, REMAT_F64, 1.0)));
+    remat_fn *body = remat_fn_new("euler_rejecting");
+    if (!body || remat_fn_status(cond) != REMAT_OK) {
+        remat_fn_free(body);
+        remat_fn_free(cond);
+        return REMAT_ERR_NOMEM;
+    }
+    remat_val y = remat_arg(body, "y", REMAT_F64, 1, DIMS(2));
+    t = remat_arg(body, "t", REMAT_F64, 0, NULL);
+    remat_val i = remat_arg(body, "i", REMAT_F64, 0, NULL);
+    remat_val k = remat_arg(body, "k", REMAT_F64, 1, DIMS(2));
+    remat_val i1 = remat_add_scalar(body, i, 1.0);
+    remat_val acc = remat_ne(body, i1, remat_scalar(body, REMAT_F64, 3.0));
+    remat_fn_output(body, remat_add(body, y, remat_mul_scalar(body, remat_neg(body, remat_mul(body, k, y)), 0.1)));
+    remat_fn_output(body, remat_add(body, t, remat_mul_scalar(body, acc, 0.1)));
+    remat_fn_output(body, i1);
+    remat_fn_output(body, acc);
+    remat_fn *f = remat_fn_new("while_loss");
+    if (!f || remat_fn_status(body) != REMAT_OK) {
+        remat_fn_free(f);
+        remat_fn_free(body);
+        remat_fn_free(cond);
+        return REMAT_ERR_NOMEM;
+    }
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, DIMS(2));
+    k = remat_arg(f, "k", REMAT_F64, 1, DIMS(2));
+    remat_val init[3] = {y0, remat_scalar(f, REMAT_F64, 0), remat_scalar(f, REMAT_F64, 0)}, c[3];
+    const remat_schedule_spec online = {.kind = REMAT_SCHED_ONLINE, .snapshots = 3};
+    remat_while_options opt = {.max_steps = 100, .schedule = &online};
+    if (remat_while(f, cond, body, 3, 1, init, 1, &k, &opt, c, NULL) == REMAT_OK)
+        remat_fn_output(f, remat_sum_all(f, remat_square(f, c[0])));
+    remat_fn_free(body);
+    remat_fn_free(cond);
+    return finish(f, out);
+}
+
 #endif

@@ -156,6 +156,13 @@ static void test_nomem_scan_binomial(void **state)
     run_injected(build_scan, "pfr euler scan, binomial:4", 0);
 }
 
+static void test_nomem_while_online(void **state)
+{
+    (void)state;
+    run_injected(build_while, "euler while-loop, online:3", 1);
+    run_injected(build_while, "euler while-loop, online:3", 0);
+}
+
 /* ---- checkpoint schedules (src/adjoint): all state is allocated in new ---- */
 
 /* Makes the schedule (length revealed at once for ONLINE) and prints its
@@ -269,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_nomem_mlp_policies),
         cmocka_unit_test(test_nomem_nested_regions),
         cmocka_unit_test(test_nomem_scan_binomial),
+        cmocka_unit_test(test_nomem_while_online),
         cmocka_unit_test(test_nomem_schedules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

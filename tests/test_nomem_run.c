@@ -222,6 +222,14 @@ static void test_nomem_run_scan_streamed(void **state)
     unsetenv("REMAT_SCAN_PLAN_MAX_OPS");
 }
 
+/* A while-loop replays its schedule at every run (its length is learnt as
+ * it runs), so running can run out of memory too, like a streamed scan. */
+static void test_nomem_run_while_online(void **state)
+{
+    (void)state;
+    both_ways(build_while, "euler while-loop, online:3", 1);
+}
+
 int main(void)
 {
     setenv("REMAT_NO_CACHE", "1", 1);
@@ -230,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_nomem_run_nested_regions),
         cmocka_unit_test(test_nomem_run_scan_binomial),
         cmocka_unit_test(test_nomem_run_scan_streamed),
+        cmocka_unit_test(test_nomem_run_while_online),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

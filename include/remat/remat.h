@@ -31,6 +31,7 @@
 #include "exec.h"
 #include "schedule.h"
 #include "scan.h"
+#include "loop.h"
 #include "problems.h"
 #include "kinetics.h"
 #include "ode.h"

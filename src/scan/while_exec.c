@@ -1,0 +1,234 @@
+/*
+ * while_exec.c — the interpreted executor of a while node: each iteration
+ * is one execution of a sub-program (the body for an advance, the VJP's
+ * forward half for a tape or a recomputation, its backward half for a
+ * reverse), driven by the ops of scan_replay.h. A rejected iteration is
+ * advanced without a tape and skipped in reverse: absent from the adjoint.
+ */
+#include <string.h>
+
+#include "core/assert.h"
+#include "scan/while_rt.h"
+
+static size_t bytes_of(const scan_desc *s)
+{
+    return (size_t)remat_shape_numel(&s->shape) * remat_dtype_size(s->dt);
+}
+
+static void swap(char **a, char **b)
+{
+    char *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+void remat_while_rt_bind(while_rt *r, const void *const *ks, bool backward)
+{
+    for (int i = 0; i < r->nk; i++)
+        r->fin[r->nc + i] = ks[i];
+    const int *arg = r->d->vjp ? r->d->vjp->res_arg : NULL;
+    for (int j = 0; j < r->nres; j++)
+        if (arg[j] >= r->nc)
+            r->bin[j] = ks[arg[j] - r->nc];
+    if (!backward)
+        return;
+    r->reversed = 0;
+    for (int i = 0; i < r->nk; i++) { /* every reversed iteration adds its share: -0.0 + c == c */
+        const scan_desc *k = &r->d->in[r->nc + i];
+        r->be->iface.mem_fill(r->ct_k_acc[0] + r->k_off[i], k->dt, -0.0, (size_t)remat_shape_numel(&k->shape));
+    }
+}
+
+void remat_while_rt_finish(while_rt *r, void *const *ct_ks)
+{
+    for (int i = 0; i < r->nk; i++) {
+        const scan_desc *k = &r->d->in[r->nc + i];
+        if (r->reversed == 0) /* nothing accepted: a plain zero, not -0.0 */
+            r->be->iface.mem_fill(ct_ks[i], k->dt, 0.0, (size_t)remat_shape_numel(&k->shape));
+        else
+            r->be->iface.mem_copy(ct_ks[i], r->ct_k_acc[0] + r->k_off[i], bytes_of(k));
+    }
+}
+
+/* The flag the last cond or body execution wrote (a device-to-host read
+ * through mem_copy, which the CPU backend's memory allows). */
+static bool read_flag(const while_rt *r)
+{
+    if (r->d->flag.dt == REMAT_F64) {
+        double v;
+        r->be->iface.mem_copy(&v, r->flag, sizeof v);
+        return v != 0;
+    }
+    float v;
+    r->be->iface.mem_copy(&v, r->flag, sizeof v);
+    return v != 0;
+}
+
+static void set_carry_inputs(while_rt *r, const char *carry)
+{
+    for (int i = 0; i < r->nc; i++)
+        r->fin[i] = carry + r->carry_off[i];
+}
+
+static void set_carry_outputs(while_rt *r)
+{
+    for (int i = 0; i < r->nc; i++)
+        r->fout[i] = r->next + r->carry_off[i];
+    r->fout[r->nc] = r->flag;
+}
+
+bool remat_while_rt_cond(while_rt *r, const char *carry)
+{
+    set_carry_inputs(r, carry);
+    void *out[1] = {r->flag};
+    remat_program_exec(r->p_cond, r->fin, out);
+    return read_flag(r);
+}
+
+/* after the body wrote next and the flag: iteration k's bit, and the select */
+static void settle(while_rt *r, int64_t k)
+{
+    const bool acc = read_flag(r);
+    if (acc)
+        r->bits[k >> 3] |= (uint8_t)(1u << (k & 7));
+    else
+        r->bits[k >> 3] &= (uint8_t)~(1u << (k & 7));
+    if (k >= r->known)
+        r->known = k + 1;
+    if (!acc)
+        for (int i = 0; i < r->nd; i++)
+            r->be->iface.mem_copy(r->next + r->carry_off[i], r->cur + r->carry_off[i], bytes_of(&r->d->in[i]));
+    r->evals++;
+}
+
+/* iteration k from cur into next, plain (no tape) */
+void remat_while_rt_eval(while_rt *r, int64_t k)
+{
+    set_carry_inputs(r, r->cur);
+    set_carry_outputs(r);
+    remat_program_exec(r->p_body, r->fin, r->fout);
+    settle(r, k);
+}
+
+void remat_while_rt_step(while_rt *r, int64_t k)
+{
+    if (r->pending != k)
+        remat_while_rt_eval(r, k);
+    r->pending = -1;
+    swap(&r->cur, &r->next);
+}
+
+static void tape_one(while_rt *r, int64_t k, char *tp)
+{
+    if (k < r->known && !remat_while_rt_bit(r, k)) { /* rejected: no tape */
+        remat_while_rt_step(r, k);
+        return;
+    }
+    r->pending = -1;
+    set_carry_inputs(r, r->cur);
+    set_carry_outputs(r);
+    void **res = r->fout + r->nc + 1;
+    const size_t *off = r->d->vjp->res_off;
+    for (int t = 0; t < r->n_taped; t++)
+        res[t] = tp + off[r->res_taped[t]];
+    remat_program_exec(r->p_fwd, r->fin, r->fout);
+    settle(r, k);
+    swap(&r->cur, &r->next);
+}
+
+/* backward of accepted iteration k from its tape; ct_cur holds the
+ * cotangent of the differentiated carries after it */
+static void reverse_one(while_rt *r, int64_t k, const char *tp)
+{
+    if (!remat_while_rt_bit(r, k))
+        return;
+    const int nc = r->nc, nd = r->nd, nres = r->nres;
+    const size_t *off = r->d->vjp->res_off;
+    const void **in = r->bin;
+    void **out = r->bout;
+    for (int t = 0; t < r->n_taped; t++) {
+        const int j = r->res_taped[t];
+        in[j] = tp + off[j];
+    }
+    for (int i = 0; i < nc; i++) { /* control carries and the flag: zero cotangents (stop_gradient) */
+        in[nres + i] = (i < nd ? r->ct_cur : r->zeros) + r->carry_off[i];
+        out[i] = (i < nd ? r->ct_next : r->ct_dummy) + r->carry_off[i];
+    }
+    in[nres + nc] = r->zeros;
+    for (int i = 0; i < r->nk; i++)
+        out[nc + i] = r->ct_k_tmp + r->k_off[i];
+    remat_program_exec(r->p_bwd, in, out);
+    for (int i = 0; i < r->nk; i++) { /* in iteration order n-1 .. 0 under every schedule */
+        remat_instr *A = &r->k_add[i];
+        A->in[0] = r->ct_k_acc[0] + r->k_off[i];
+        A->in[1] = r->ct_k_tmp + r->k_off[i];
+        A->out = r->ct_k_acc[1] + r->k_off[i];
+        A->fn(A);
+    }
+    if (r->nk > 0)
+        swap(&r->ct_k_acc[0], &r->ct_k_acc[1]);
+    swap(&r->ct_cur, &r->ct_next);
+    r->reversed++;
+}
+
+/* ---- the ops ---- */
+
+static void x_advance(void *x, int64_t step, int64_t n)
+{
+    for (int64_t q = 0; q < n; q++)
+        remat_while_rt_step(x, step + q);
+}
+
+static void x_snapshot(void *x, int slot)
+{
+    while_rt *r = x;
+    r->be->iface.mem_copy(remat_while_rt_slot(r, slot), r->cur, r->d->carry_bytes);
+}
+
+static void x_restore(void *x, int slot)
+{
+    while_rt *r = x;
+    r->pending = -1;
+    r->be->iface.mem_copy(r->cur, remat_while_rt_slot(r, slot), r->d->carry_bytes);
+}
+
+static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    for (int64_t q = 0; q < n; q++) {
+        x_snapshot(x, (int)(slot + q * dslot));
+        remat_while_rt_step(x, step + q);
+    }
+}
+
+static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
+{
+    for (int64_t q = 0; q < n; q++)
+        tape_one(x, step + q, remat_while_rt_tape(x, tape + q));
+}
+
+static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
+{
+    for (int64_t q = 0; q < n; q++)
+        reverse_one(x, step - q, remat_while_rt_tape(x, tape - q));
+}
+
+static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    while_rt *r = x;
+    REMAT_ASSERT(slot >= 0 || n == 1);
+    for (int64_t q = 0; q < n; q++) {
+        if (slot >= 0)
+            x_restore(x, (int)(slot + q * dslot));
+        if (!remat_while_rt_bit(r, step - q)) /* rejected: absent from the reverse pass */
+            continue;
+        tape_one(r, step - q, r->tmp_tape);
+        reverse_one(r, step - q, r->tmp_tape);
+    }
+}
+
+static const scan_executor interp = {
+    .advance = x_advance, .snapshot = x_snapshot, .restore = x_restore, .shot_advance = x_shot_advance,
+    .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
+};
+
+void remat_while_rt_run(void *x, const scan_xop *ops, int64_t n) { scan_walk(&interp, x, ops, n); }

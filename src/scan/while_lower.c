@@ -1,0 +1,162 @@
+/* while_lower.c — lowering a while node: its data kept in the program, the
+ * runtime's buffers, the body's sub-programs, the stats hook. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "scan/while_rt.h"
+
+/* The node's data as the kernels read it, copied into the program's memory
+ * (the program outlives the function); NULL when out of memory. */
+static const remat_while_data *keep_data(const remat_while_data *d, remat_hop_lowering *L)
+{
+    const int nin = d->n_carry + d->n_consts;
+    remat_while_data *c = L->alloc(L->ctx, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *d;
+    c->refcount = 0;
+    c->cond = c->body = NULL;
+    c->in = L->alloc(L->ctx, sizeof *c->in * (size_t)(nin + 1));
+    if (!c->in)
+        return NULL;
+    memcpy(c->in, d->in, sizeof *c->in * (size_t)nin);
+    if (d->vjp) {
+        scan_body_vjp *v = L->alloc(L->ctx, sizeof *v);
+        if (!v)
+            return NULL;
+        *v = *d->vjp;
+        v->refcount = 0;
+        v->fwd = v->bwd = NULL;
+        v->res_off = L->alloc(L->ctx, sizeof *v->res_off * (size_t)(v->n_res + 1));
+        v->res_arg = L->alloc(L->ctx, sizeof *v->res_arg * (size_t)(v->n_res + 1));
+        if (!v->res_off || !v->res_arg)
+            return NULL;
+        memcpy(v->res_off, d->vjp->res_off, sizeof *v->res_off * (size_t)v->n_res);
+        memcpy(v->res_arg, d->vjp->res_arg, sizeof *v->res_arg * (size_t)v->n_res);
+        c->vjp = v;
+    }
+    return c;
+}
+
+/* offsets, argument arrays, residual sources; false when out of memory */
+static bool layout(while_rt *r, const remat_while_data *d, remat_hop_lowering *L, size_t *ksum)
+{
+    const int nc = r->nc, nk = r->nk, nres = r->nres;
+    r->carry_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nc + 1));
+    r->k_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
+    r->fin = L->alloc(L->ctx, sizeof *r->fin * (size_t)(nc + nk + 1));
+    r->fout = L->alloc(L->ctx, sizeof *r->fout * (size_t)(nc + nres + 2));
+    r->bin = L->alloc(L->ctx, sizeof *r->bin * (size_t)(nres + nc + 2));
+    r->bout = L->alloc(L->ctx, sizeof *r->bout * (size_t)(nc + nk + 1));
+    r->res_taped = L->alloc(L->ctx, sizeof *r->res_taped * (size_t)(nres + 1));
+    r->bits = L->alloc(L->ctx, (size_t)(d->max_steps + 7) / 8 + 1);
+    if (!r->carry_off || !r->k_off || !r->fin || !r->fout || !r->bin || !r->bout || !r->res_taped || !r->bits)
+        return false;
+    size_t off = 0;
+    for (int i = 0; i < nc; i++) {
+        r->carry_off[i] = off;
+        off += remat_scan_align((size_t)remat_shape_numel(&d->in[i].shape) * remat_dtype_size(d->in[i].dt));
+    }
+    *ksum = 0;
+    for (int i = 0; i < nk; i++) {
+        const scan_desc *k = &d->in[nc + i];
+        r->k_off[i] = *ksum;
+        *ksum += remat_scan_align((size_t)remat_shape_numel(&k->shape) * remat_dtype_size(k->dt));
+    }
+    r->n_taped = 0;
+    for (int j = 0; j < nres; j++)
+        if (d->vjp->res_arg[j] < 0)
+            r->res_taped[r->n_taped++] = j;
+    return true;
+}
+
+static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_hop_lowering *L, size_t ksum)
+{
+    const size_t cb = d->carry_bytes + 16, kb = ksum ? ksum : 16;
+    const size_t tb = d->vjp && d->vjp->tape_bytes ? d->vjp->tape_bytes : 16;
+    r->cur = L->mem(L->ctx, cb);
+    r->next = L->mem(L->ctx, cb);
+    r->flag = L->mem(L->ctx, 16);
+    if (!r->cur || !r->next || !r->flag)
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's carries", d->label);
+    if (d->kind == WHILE_BWD) {
+        r->ct_cur = L->mem(L->ctx, cb);
+        r->ct_next = L->mem(L->ctx, cb);
+        r->ct_dummy = L->mem(L->ctx, cb);
+        r->zeros = L->mem(L->ctx, cb);
+        r->tmp_tape = L->mem(L->ctx, tb);
+        r->ct_k_tmp = L->mem(L->ctx, kb);
+        r->ct_k_acc[0] = L->mem(L->ctx, kb);
+        r->ct_k_acc[1] = L->mem(L->ctx, kb);
+        if (!r->ct_cur || !r->ct_next || !r->ct_dummy || !r->zeros || !r->tmp_tape || !r->ct_k_tmp ||
+            !r->ct_k_acc[0] || !r->ct_k_acc[1])
+            return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's cotangents", d->label);
+        r->be->iface.mem_fill(r->zeros, REMAT_F64, 0.0, cb / sizeof(double));
+    }
+    return REMAT_OK;
+}
+
+/* The backend's add for each const's cotangent. */
+static remat_status lower_k_adds(while_rt *r, const remat_while_data *d, remat_hop_lowering *L)
+{
+    r->k_add = L->alloc(L->ctx, sizeof *r->k_add * (size_t)(r->nk + 1));
+    if (!r->k_add)
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
+    for (int i = 0; i < r->nk; i++) {
+        const scan_desc *k = &d->in[r->nc + i];
+        const remat_dtype dts[2] = {k->dt, k->dt};
+        const remat_shape shs[2] = {k->shape, k->shape};
+        remat_exec_op op = {.op = REMAT_OP_ADD, .dtype = k->dt, .shape = k->shape, .nin = 2, .in_dtypes = dts,
+                            .in_shapes = shs};
+        remat_instr *A = &r->k_add[i];
+        *A = (remat_instr){.in = A->in_inline, .n = (size_t)remat_shape_numel(&k->shape)};
+        REMAT_ASSERT(L->be->iface.scratch_bytes(&op) == 0);
+        remat_status st = L->be->iface.lower(&op, A, L->alloc, L->ctx);
+        if (st != REMAT_OK)
+            return st;
+    }
+    return REMAT_OK;
+}
+
+/* the sub-programs a form runs: cond (primal, forward), the body (all: the
+ * backward advances from snapshots), the VJP's halves (checkpointed forms) */
+static remat_status compile_subs(while_rt *r, const remat_while_data *d, remat_hop_lowering *L)
+{
+    remat_status st = REMAT_OK;
+    if (d->kind != WHILE_BWD)
+        st = remat_compile_sub(d->cond, L->be, L->counters, &r->p_cond);
+    if (st == REMAT_OK)
+        st = remat_compile_sub(d->body, L->be, L->counters, &r->p_body);
+    if (st == REMAT_OK && d->kind != WHILE_PRIMAL)
+        st = remat_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
+    if (st == REMAT_OK && d->kind == WHILE_BWD)
+        st = remat_compile_sub(d->vjp->bwd, L->be, L->counters, &r->p_bwd);
+    if (st == REMAT_OK && d->kind == WHILE_BWD)
+        st = lower_k_adds(r, d, L);
+    return st;
+}
+
+remat_status remat_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
+{
+    remat_while_data *d = data;
+    while_rt *r = L->alloc(L->ctx, sizeof *r);
+    if (!r)
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
+    *r = (while_rt){.d = keep_data(d, L), .be = L->be, .outs = L->outs, .nested = L->nested, .pending = -1,
+                    .nc = d->n_carry, .nd = d->n_diff, .nk = d->n_consts, .nres = d->vjp ? d->vjp->n_res : 0};
+    size_t ksum;
+    if (!r->d || !layout(r, d, L, &ksum))
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
+    remat_status st = alloc_buffers(r, d, L, ksum);
+    if (st == REMAT_OK)
+        st = compile_subs(r, d, L);
+    if (st != REMAT_OK)
+        return st;
+    remat_hop_stats hook;
+    remat_while_rt_kernels(d, &ins->fn, &hook);
+    ins->aux = r;
+    hook.self = r;
+    return remat_hop_stats_add(L->counters, &hook);
+}

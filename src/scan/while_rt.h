@@ -1,0 +1,80 @@
+/*
+ * while_rt.h (internal) — a lowered while node's runtime state, shared by
+ * its kernels (while_runtime.c) and its interpreted executor
+ * (while_exec.c), which executes the ops of scan_replay.h with one
+ * iteration per step of the schedule.
+ *
+ * An iteration evaluates the body into `next`; when it is not accepted the
+ * differentiated carries are copied back from `cur` (the select), so that
+ * `next` is the next carry either way. Whether each iteration was accepted
+ * is one bit of `bits`, set when it is first evaluated (every iteration is
+ * evaluated once, in order, in the forward phase, before any other use):
+ * a rejected iteration is then advanced without a tape and skipped by the
+ * reverse pass. The carries, snapshots, tapes and cotangents live in the
+ * backend's memory; the bits and the iteration count are host data, copied
+ * into the store's head (backend memory) at the end of the forward node.
+ */
+#ifndef REMAT_WHILE_RT_H
+#define REMAT_WHILE_RT_H
+
+#include "exec/hop.h"
+#include "scan/scan_replay.h"
+#include "scan/while_impl.h"
+
+typedef struct while_rt {
+    const remat_while_data *d;
+    remat_backend *be;
+    remat_program *p_cond, *p_body, *p_fwd, *p_bwd;
+    void **outs;
+    size_t *carry_off, *k_off;
+    int nc, nd, nk, nres;
+
+    /* per node execution */
+    char *store;
+    int64_t n;         /* iterations (-1: not known yet) */
+    int64_t known;     /* bits[0 .. known) are set */
+    int64_t reversed;  /* accepted iterations reversed (backward) */
+    int64_t pending;   /* lookahead: `next` holds carry pending+1, evaluated from cur (-1: none) */
+    uint8_t *bits;     /* host: accepted, one bit per iteration, max_steps of them */
+    remat_status status;
+    char message[400];
+
+    /* backend memory */
+    char *cur, *next, *ct_cur, *ct_next, *ct_dummy, *zeros, *flag, *tmp_tape, *ct_k_tmp, *ct_k_acc[2];
+
+    /* the sub-programs' argument arrays */
+    const void **fin, **bin;
+    void **fout, **bout;
+    int *res_taped, n_taped;
+    remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
+
+    bool nested;
+    int64_t evals;
+    size_t peak_bytes;
+} while_rt;
+
+static inline bool remat_while_rt_bit(const while_rt *r, int64_t k) { return (r->bits[k >> 3] >> (k & 7)) & 1; }
+
+static inline char *remat_while_rt_slot(const while_rt *r, int64_t slot)
+{
+    return r->store + r->d->slots_off + (size_t)slot * r->d->carry_bytes;
+}
+
+static inline char *remat_while_rt_tape(const while_rt *r, int64_t j)
+{
+    return r->store + r->d->tapes_off + (size_t)j * r->d->vjp->tape_bytes;
+}
+
+/* while_exec.c: bind the consts (and, backward, start the consts'
+ * cotangents at -0.0), evaluate the cond on cur, one plain iteration from
+ * cur, the ops, the consts' cotangents out */
+void remat_while_rt_bind(while_rt *r, const void *const *ks, bool backward);
+bool remat_while_rt_cond(while_rt *r, const char *carry);
+void remat_while_rt_eval(while_rt *r, int64_t k); /* into next, no swap */
+void remat_while_rt_step(while_rt *r, int64_t k); /* cur := next carry (the lookahead when pending) */
+void remat_while_rt_run(void *r, const scan_xop *ops, int64_t n);
+void remat_while_rt_finish(while_rt *r, void *const *ct_ks);
+/* while_runtime.c: the kernel of d's form and its stats hook (self unset) */
+void remat_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook);
+
+#endif

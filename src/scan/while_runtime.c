@@ -1,0 +1,228 @@
+/*
+ * while_runtime.c — a while node's instruction kernels and its lowering.
+ *
+ *   PRIMAL  iterate while cond: the body, the select, nothing kept
+ *   FWD     the schedule's forward phase. Online learns the length as it
+ *           goes: before each of the schedule's runs the replay asks, and
+ *           the next iteration is evaluated ahead (into `next`) with the
+ *           cond on its result, so the length is revealed while the carry
+ *           is n-1 as online needs; the schedule's own advance then takes
+ *           that carry. Other kinds first count the iterations (a plain
+ *           pass, whose evaluations count), then replay with the length.
+ *   BWD     its reverse phase, the forward's bookkeeping replayed with the
+ *           length from the store (online's forward actions do not depend
+ *           on when the length was revealed: remat/schedule.h)
+ *
+ * Running past max_steps stops the node: remat_run returns REMAT_ERR_VALUE
+ * naming the loop (exec/hop.h, run_status and run_error).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "scan/while_rt.h"
+
+static size_t bytes_of(const scan_desc *s)
+{
+    return (size_t)remat_shape_numel(&s->shape) * remat_dtype_size(s->dt);
+}
+
+static void copy_carry_in(while_rt *r, char *dst, const void *const *src, int n)
+{
+    for (int i = 0; i < n; i++)
+        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], bytes_of(&r->d->in[i]));
+}
+
+static void copy_carry_out(while_rt *r, void *const *dst, const char *src, int n)
+{
+    for (int i = 0; i < n; i++)
+        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], bytes_of(&r->d->in[i]));
+}
+
+static void too_many(while_rt *r)
+{
+    r->status = REMAT_ERR_VALUE;
+    snprintf(r->message, sizeof r->message, "%s ran past max_steps = %lld iterations (cond still true)",
+             r->d->label, (long long)r->d->max_steps);
+}
+
+static void write_n_iter(while_rt *r, void *dst)
+{
+    const double n = (double)r->n;
+    r->be->iface.mem_copy(dst, &n, sizeof n);
+}
+
+/* Iterates from cur while cond holds: the iteration count, or -1 past
+ * max_steps (recorded). */
+static int64_t iterate(while_rt *r)
+{
+    int64_t k = 0;
+    for (; remat_while_rt_cond(r, r->cur); k++) {
+        if (k == r->d->max_steps) {
+            too_many(r);
+            return -1;
+        }
+        remat_while_rt_step(r, k);
+    }
+    return k;
+}
+
+static void k_while_primal(const remat_instr *I)
+{
+    while_rt *r = (while_rt *)I->aux;
+    copy_carry_in(r, r->cur, I->in, r->nc);
+    remat_while_rt_bind(r, I->in + r->nc, false);
+    r->pending = -1;
+    r->known = 0;
+    if ((r->n = iterate(r)) < 0)
+        return;
+    copy_carry_out(r, r->outs, r->cur, r->nc);
+    write_n_iter(r, r->outs[r->nc]);
+}
+
+/* the replay's question (scan_replay.h): at carry c, is c+1 the length? */
+static int64_t reveal(void *x, int64_t c)
+{
+    while_rt *r = x;
+    if (c == 0 && r->known == 0 && r->pending < 0 && !remat_while_rt_cond(r, r->cur))
+        return 0;
+    if (r->pending == c)
+        return -1; /* asked again at the same carry: evaluated already */
+    remat_while_rt_eval(r, c);
+    r->pending = c;
+    if (!remat_while_rt_cond(r, r->next))
+        return c + 1;
+    if (c + 1 == r->d->max_steps) {
+        too_many(r);
+        return SCAN_REPLAY_STOP;
+    }
+    return -1;
+}
+
+static scan_replay_dims dims(const while_rt *r, int64_t n)
+{
+    return (scan_replay_dims){.sched = r->d->sched, .length = n, .max_slots = r->d->slot_cap,
+                              .peak_tapes = r->d->tape_cap};
+}
+
+static void note_peak(while_rt *r, const int64_t peak[2])
+{
+    r->peak_bytes = (size_t)peak[0] * r->d->carry_bytes + (size_t)peak[1] * r->d->vjp->tape_bytes;
+}
+
+static void k_while_fwd(const remat_instr *I)
+{
+    while_rt *r = (while_rt *)I->aux;
+    const remat_while_data *d = r->d;
+    r->store = r->outs[r->nc + 1];
+    int64_t head[2] = {-1, 0}; /* until the forward is done: the backward must not run */
+    r->be->iface.mem_copy(r->store, head, sizeof head);
+    copy_carry_in(r, r->cur, I->in, r->nc);
+    remat_while_rt_bind(r, I->in + r->nc, false);
+    r->pending = -1;
+    r->known = 0;
+    r->n = -1;
+    if (d->sched.kind != REMAT_SCHED_ONLINE) { /* the length first */
+        if ((r->n = iterate(r)) < 0)
+            return;
+        copy_carry_in(r, r->cur, I->in, r->nc);
+    }
+    scan_replay_dims dm = dims(r, r->n);
+    int64_t peak[2] = {0, 0};
+    remat_status st = remat_scan_replay_stream(&dm, SCAN_PHASE_FORWARD, r->n < 0 ? reveal : NULL,
+                                               remat_while_rt_run, r, &r->n, peak);
+    if (st != REMAT_OK) {
+        if (r->status == REMAT_OK)
+            r->status = st;
+        return;
+    }
+    note_peak(r, peak);
+    head[0] = r->n;
+    r->be->iface.mem_copy(r->store, head, sizeof head);
+    if (r->n > 0)
+        r->be->iface.mem_copy(r->store + d->bits_off, r->bits, (size_t)(r->n + 7) / 8);
+    copy_carry_out(r, r->outs, r->cur, r->nc);
+    write_n_iter(r, r->outs[r->nc]);
+}
+
+static void k_while_bwd(const remat_instr *I)
+{
+    while_rt *r = (while_rt *)I->aux;
+    const remat_while_data *d = r->d;
+    const int nd = r->nd, nk = r->nk;
+    r->store = (char *)I->in[0];
+    int64_t head[2];
+    r->be->iface.mem_copy(head, r->store, sizeof head);
+    if (head[0] < 0) { /* the forward stopped (its status is reported); nothing to reverse */
+        if (r->status == REMAT_OK)
+            r->status = REMAT_ERR_VALUE;
+        return;
+    }
+    r->n = r->known = head[0];
+    if (r->n > 0)
+        r->be->iface.mem_copy(r->bits, r->store + d->bits_off, (size_t)(r->n + 7) / 8);
+    r->pending = -1;
+    copy_carry_in(r, r->ct_cur, I->in + 1 + nk, nd);
+    remat_while_rt_bind(r, I->in + 1, true);
+    scan_replay_dims dm = dims(r, r->n);
+    int64_t peak[2] = {0, 0};
+    remat_status st = remat_scan_replay_stream(&dm, SCAN_PHASE_REVERSE, NULL, remat_while_rt_run, r, NULL, peak);
+    if (st != REMAT_OK) {
+        r->status = st;
+        return;
+    }
+    note_peak(r, peak);
+    remat_while_rt_finish(r, r->outs + nd);
+    copy_carry_out(r, r->outs, r->ct_cur, nd);
+}
+
+/* ---- stats (exec/hop.h) ---- */
+
+static void stats_begin(void *self)
+{
+    while_rt *r = self;
+    r->evals = 0;
+    r->peak_bytes = 0;
+    r->status = REMAT_OK;
+    r->message[0] = 0;
+}
+
+static remat_status stats_status(const void *self) { return ((const while_rt *)self)->status; }
+
+static const char *stats_error(const void *self)
+{
+    const while_rt *r = self;
+    return r->message[0] ? r->message : NULL;
+}
+
+static void stats_run(const void *self, remat_stats *st)
+{
+    const while_rt *r = self;
+    st->forward_evals += r->evals;
+    if (r->peak_bytes > st->peak_snapshot_bytes)
+        st->peak_snapshot_bytes = r->peak_bytes;
+}
+
+/* The length is not known before a run: the plan shows the store's
+ * capacity within max_steps, and no evaluations. */
+static void stats_plan(const void *self, remat_memory_plan *plan)
+{
+    const remat_while_data *d = ((const while_rt *)self)->d;
+    if (d->kind == WHILE_PRIMAL)
+        return;
+    const size_t cap = (size_t)d->slot_cap * d->carry_bytes + (size_t)d->tape_cap * d->vjp->tape_bytes;
+    if (cap >= plan->peak_snapshot_bytes) {
+        plan->peak_snapshot_bytes = cap;
+        plan->scan_carry_bytes = d->carry_bytes;
+        plan->scan_tape_bytes = d->vjp->tape_bytes;
+    }
+}
+
+void remat_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook)
+{
+    *fn = d->kind == WHILE_PRIMAL ? k_while_primal : d->kind == WHILE_FWD ? k_while_fwd : k_while_bwd;
+    *hook = (remat_hop_stats){.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
+                              .run_status = stats_status, .run_error = stats_error};
+}

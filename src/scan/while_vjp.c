@@ -1,0 +1,97 @@
+/*
+ * while_vjp.c — reverse mode through a while-loop: one VJP of the wrapped
+ * body (control carries and the flag behind stop_gradient), cut at its
+ * residuals as for scan; the forward loop keeps a store, the backward loop
+ * consumes it. Nothing is unrolled into the graph.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad/hop_vjp.h"
+#include "core/alloc.h"
+#include "core/assert.h"
+#include "core/error.h"
+#include "scan/while_impl.h"
+
+static remat_status body_vjp(remat_while_data *d)
+{
+    if (d->vjp)
+        return REMAT_OK;
+    remat_hop_body_vjp hv;
+    remat_status st = remat_hop_body_vjp_build(d->body, d->n_carry, &hv);
+    if (st != REMAT_OK)
+        return st;
+    scan_body_vjp *v = remat_calloc(1, sizeof *v);
+    size_t *res_off = remat_calloc((size_t)hv.n_res + 1, sizeof *res_off);
+    if (!v || !res_off) {
+        remat_free(v);
+        remat_free(res_off);
+        remat_hop_body_vjp_clear(&hv);
+        return remat_error(REMAT_ERR_NOMEM, "out of memory differentiating the body");
+    }
+    *v = (scan_body_vjp){.refcount = 1, .fwd = hv.fwd, .bwd = hv.bwd, .n_res = hv.n_res, .res_arg = hv.res_arg,
+                         .res_off = res_off};
+    for (int k = 0, t = d->n_carry + 1; k < hv.n_res; k++) {
+        if (v->res_arg[k] >= 0)
+            continue;
+        const remat_node *n = remat_fn_node(v->fwd, remat_fn_out(v->fwd, t++));
+        v->res_off[k] = v->tape_bytes;
+        v->tape_bytes += remat_scan_align((size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype));
+    }
+    d->vjp = v;
+    return REMAT_OK;
+}
+
+remat_val remat_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins)
+{
+    remat_while_data *d = data;
+    remat_fn *g = remat_hop_vjp_fn(c);
+    remat_status st = body_vjp(d);
+    if (st != REMAT_OK)
+        return remat_fn_fail(g, st, d->loc, "%s: %s", d->label, remat_last_error());
+    remat_while_data *e = remat_while_data_derive(d, WHILE_FWD);
+    if (!e)
+        return remat_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "%s: out of memory", d->label);
+    remat_while_size_store(e);
+    return remat_hop_add(g, &remat_while_rules, e, e->in[0].dt, "while_fwd", remat_hop_vjp_num_inputs(c), ins,
+                         d->loc);
+}
+
+remat_status remat_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts)
+{
+    remat_while_data *d = data;
+    remat_fn *g = remat_hop_vjp_fn(c);
+    void *fdata = NULL;
+    remat_hop_vjp_forward(c, &fdata);
+    remat_while_data *fd = fdata;
+    if (!fd) /* out of memory recomputing the forward (recorded) */
+        return REMAT_ERR_NOMEM;
+    REMAT_ASSERT(fd->kind == WHILE_FWD);
+
+    const int nc = d->n_carry, nd = d->n_diff, nk = d->n_consts, nin = 1 + nk + nd;
+    remat_val *ins = remat_malloc(sizeof *ins * (size_t)nin);
+    if (!ins)
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory differentiating", d->label);
+    int p = 0;
+    ins[p++] = remat_hop_vjp_forward_output(c, nc + 1); /* the store: the forward's residual */
+    for (int k = 0; k < nk; k++)
+        ins[p++] = remat_hop_vjp_input(c, nc + k);
+    for (int k = 0; k < nd; k++) { /* control carries and n_iter: no cotangent flows */
+        remat_val ct = out_cts ? out_cts[k] : REMAT_NONE;
+        if (ct == REMAT_NONE)
+            ct = remat_const_fill_at(g, d->in[k].dt, d->in[k].shape.rank, d->in[k].shape.dims, 0.0, d->loc);
+        ins[p++] = ct;
+    }
+    remat_while_data *bd = remat_while_data_derive(fd, WHILE_BWD);
+    remat_val h = bd ? remat_hop_add(g, &remat_while_rules, bd, bd->in[0].dt, "while_bwd", nin, ins, d->loc)
+                     : remat_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "%s: out of memory", d->label);
+    remat_free(ins);
+    for (int k = 0; k < nd; k++)
+        remat_hop_vjp_add_ct(c, k, remat_hop_output(g, h, k));
+    for (int k = 0; k < nk; k++)
+        remat_hop_vjp_add_ct(c, nc + k, remat_hop_output(g, h, nd + k));
+    remat_status st = remat_fn_status(g);
+    if (st == REMAT_OK || st == REMAT_ERR_NOMEM)
+        return st;
+    return remat_error(REMAT_ERR_UNSUPPORTED, "%s: internal build error: %s", d->label, remat_fn_error(g));
+}

@@ -1,0 +1,185 @@
+/*
+ * test_while_modes.c — remat_while (remat/loop.h) in forward mode (against
+ * central differences and, through the transpose identity, against reverse
+ * mode) and its bad arguments, each refused with a message naming it.
+ */
+#include "while_models.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "remat/remat.h"
+
+static double y0v[2] = {1.5, -0.75}, kv[2] = {0.8, 2.3};
+
+/* (y_n (2)) = the loop's state at T = 1 from (y0, k), h = 1/16 */
+static remat_fn *state_model(bool reject, const char *sched)
+{
+    remat_fn *c = cond_fn(), *b = body_fn(reject), *f = remat_fn_new("state");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, DIMS(2)), k = remat_arg(f, "k", REMAT_F64, 1, DIMS(2));
+    remat_val ks[3] = {k, remat_scalar(f, REMAT_F64, 1.0), remat_scalar(f, REMAT_F64, 0.0625)}, out[3];
+    remat_val init[3] = {y0, remat_scalar(f, REMAT_F64, 0.0), remat_scalar(f, REMAT_F64, reject ? 0.0 : 1.0)};
+    remat_schedule_spec spec = sched ? spec_of(sched) : (remat_schedule_spec){0};
+    remat_while_options opt = {.max_steps = 100, .schedule = sched ? &spec : NULL};
+    assert_ok(remat_while(f, c, b, 3, 1, init, 3, ks, &opt, out, NULL));
+    remat_fn_output(f, remat_mul(f, out[0], out[0])); /* nonlinear in y0 */
+    assert_fn_ok(f);
+    remat_fn_free(c);
+    remat_fn_free(b);
+    return f;
+}
+
+static void eval(const remat_fn *f, const double *y0, const double *k, const double *ty, const double *tk,
+                 outs_t *o)
+{
+    double a[4][2];
+    memcpy(a[0], y0, sizeof a[0]);
+    memcpy(a[1], k, sizeof a[1]);
+    remat_tensor in[4] = {remat_tensor_f64(a[0], 1, DIMS(2)), remat_tensor_f64(a[1], 1, DIMS(2))};
+    if (ty) {
+        memcpy(a[2], ty, sizeof a[2]);
+        memcpy(a[3], tk, sizeof a[3]);
+        in[2] = remat_tensor_f64(a[2], 1, DIMS(2));
+        in[3] = remat_tensor_f64(a[3], 1, DIMS(2));
+    }
+    run_fn(f, ty ? 4 : 2, in, o, NULL, NULL);
+}
+
+static void test_while_jvp_fd_and_transpose(void **state)
+{
+    (void)state;
+    const double v[4] = {0.3, -1.1, 0.7, 0.45}, w[2] = {-0.6, 1.3};
+    for (int reject = 0; reject < 2; reject++) {
+        remat_fn *f = state_model(reject, reject ? "binomial:3" : NULL), *jf = NULL, *vf = NULL;
+        assert_ok(remat_jvp(f, 2, (int[]){0, 1}, &jf));
+        outs_t o, op, om;
+        eval(jf, y0v, kv, v, v + 2, &o);
+        assert_int_equal(o.n, 2);
+        /* the primal outputs are f's */
+        outs_t p;
+        eval(f, y0v, kv, NULL, NULL, &p);
+        assert_memory_equal(o.t[0].data, p.t[0].data, 2 * sizeof(double));
+        outs_free(&p);
+        /* J v against central differences along v */
+        const double eps = 1e-6;
+        double yp[2], kp[2], ym[2], km[2];
+        for (int i = 0; i < 2; i++) {
+            yp[i] = y0v[i] + eps * v[i], ym[i] = y0v[i] - eps * v[i];
+            kp[i] = kv[i] + eps * v[2 + i], km[i] = kv[i] - eps * v[2 + i];
+        }
+        eval(f, yp, kp, NULL, NULL, &op);
+        eval(f, ym, km, NULL, NULL, &om);
+        double fd[2];
+        for (int i = 0; i < 2; i++)
+            fd[i] = (((double *)op.t[0].data)[i] - ((double *)om.t[0].data)[i]) / (2 * eps);
+        for (int i = 0; i < 2; i++) /* a NaN would match a NaN below */
+            assert_true(isfinite(((double *)o.t[0].data)[i]) && isfinite(((double *)o.t[1].data)[i]) &&
+                        isfinite(fd[i]));
+        check_close("J v", 2, o.t[1].data, fd, 1e-7, 1e-9);
+        /* <w, J v> = <J^T w, v> with J^T w from the VJP */
+        vf = ad_ok(AD_VJP, f, 2, (int[]){0, 1});
+        double a[3][2];
+        memcpy(a[0], y0v, sizeof a[0]);
+        memcpy(a[1], kv, sizeof a[1]);
+        memcpy(a[2], w, sizeof a[2]);
+        remat_tensor in[3] = {remat_tensor_f64(a[0], 1, DIMS(2)), remat_tensor_f64(a[1], 1, DIMS(2)),
+                              remat_tensor_f64(a[2], 1, DIMS(2))};
+        outs_t ov;
+        run_fn(vf, 3, in, &ov, NULL, NULL);
+        double lhs = 0, rhs = 0;
+        for (int i = 0; i < 2; i++) {
+            lhs += w[i] * ((double *)o.t[1].data)[i];
+            rhs += ((double *)ov.t[1].data)[i] * v[i] + ((double *)ov.t[2].data)[i] * v[2 + i];
+        }
+        check_close("<w, J v> = <J^T w, v>", 1, &lhs, &rhs, 1e-13, 0);
+        outs_free(&o);
+        outs_free(&op);
+        outs_free(&om);
+        outs_free(&ov);
+        remat_fn_free(vf);
+        remat_fn_free(jf);
+        remat_fn_free(f);
+    }
+}
+
+/* ---- bad arguments ---- */
+
+typedef struct {
+    const char *what;
+    int n_carry, n_diff;
+    int bad_init;   /* 1: y0 of shape (3); 2: a const of the wrong shape */
+    int bad_cond;   /* 1: returns y (2); 2: cond's y is f32; 3: takes 5 arguments */
+    int64_t max_steps;
+    const char *sched;
+    bool null_opt;
+    remat_status want;
+    const char *msg;
+} bad_case;
+
+static remat_fn *bad_cond_fn(int kind)
+{
+    remat_fn *c = remat_fn_new("bad_cond");
+    remat_val y = remat_arg(c, "y", kind == 2 ? REMAT_F32 : REMAT_F64, 1, DIMS(2));
+    remat_val t = remat_arg(c, "t", REMAT_F64, 0, NULL);
+    remat_arg(c, "r", REMAT_F64, 0, NULL);
+    remat_arg(c, "k", REMAT_F64, 1, DIMS(2));
+    if (kind != 3)
+        remat_arg(c, "T", REMAT_F64, 0, NULL);
+    remat_arg(c, "h", REMAT_F64, 0, NULL);
+    remat_fn_output(c, kind == 1 ? y : remat_gt(c, t, t));
+    return c;
+}
+
+static void test_while_bad_arguments(void **state)
+{
+    (void)state;
+    const bad_case cases[] = {
+        {"n_diff > n_carry", 3, 4, 0, 0, 10, NULL, false, REMAT_ERR_ARG, "n_diff is 4, expected 0 .. n_carry (3)"},
+        {"n_diff < 0", 3, -1, 0, 0, 10, NULL, false, REMAT_ERR_ARG, "n_diff is -1"},
+        {"no carries", 0, 0, 0, 0, 10, NULL, false, REMAT_ERR_ARG, "n_carry is 0"},
+        {"carry count", 2, 1, 0, 0, 10, NULL, false, REMAT_ERR_ARG, "body 'euler' takes 6 arguments, given 2 carries"},
+        {"cond not scalar", 3, 1, 0, 1, 10, NULL, false, REMAT_ERR_SHAPE,
+         "cond 'bad_cond' returns f64[2], expected a scalar"},
+        {"cond dtype", 3, 1, 0, 2, 10, NULL, false, REMAT_ERR_DTYPE,
+         "argument 0 is f64[2] in body 'euler' but f32[2] in cond 'bad_cond'"},
+        {"cond arity", 3, 1, 0, 3, 10, NULL, false, REMAT_ERR_ARG, "cond 'bad_cond' takes 5 arguments"},
+        {"init shape", 3, 1, 1, 0, 10, NULL, false, REMAT_ERR_SHAPE, "init carry 0 is f64[3], body 'euler' expects f64[2]"},
+        {"const shape", 3, 1, 2, 0, 10, NULL, false, REMAT_ERR_SHAPE, "const 0 is f64[3], body 'euler' expects f64[2]"},
+        {"max_steps", 3, 1, 0, 0, 0, NULL, false, REMAT_ERR_VALUE, "max_steps is 0, expected at least 1"},
+        {"schedule", 3, 1, 0, 0, 10, "binomial:0", false, REMAT_ERR_ARG, "while: schedule"},
+        {"options", 3, 1, 0, 0, 10, NULL, true, REMAT_ERR_NULL, "options are NULL"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const bad_case *c = &cases[i];
+        remat_fn *cf = c->bad_cond ? bad_cond_fn(c->bad_cond) : cond_fn(), *b = body_fn(false);
+        remat_fn *f = remat_fn_new("bad");
+        remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, c->bad_init == 1 ? DIMS(3) : DIMS(2));
+        remat_val k = remat_arg(f, "k", REMAT_F64, 1, c->bad_init == 2 ? DIMS(3) : DIMS(2));
+        remat_val init[3] = {y0, remat_scalar(f, REMAT_F64, 0.0), remat_scalar(f, REMAT_F64, 1.0)};
+        remat_val ks[3] = {k, remat_scalar(f, REMAT_F64, 1.0), remat_scalar(f, REMAT_F64, 0.1)}, out[3];
+        remat_schedule_spec spec = {0};
+        if (c->sched) /* spec_of would refuse it: set by hand */
+            spec = (remat_schedule_spec){.kind = REMAT_SCHED_BINOMIAL, .snapshots = 0};
+        remat_while_options opt = {.max_steps = c->max_steps, .schedule = c->sched ? &spec : NULL};
+        remat_status st = remat_while(f, cf, b, c->n_carry, c->n_diff, init, 3, ks, c->null_opt ? NULL : &opt, out, NULL);
+        if (st != c->want)
+            fail_msg("%s: status %s, expected %s (%s)", c->what, remat_status_name(st), remat_status_name(c->want),
+                     remat_last_error());
+        assert_int_equal(remat_fn_status(f), c->want);
+        assert_contains(remat_fn_error(f), c->msg);
+        assert_contains(remat_fn_error(f), "test_while_modes.c"); /* the caller's line */
+        remat_fn_free(f);
+        remat_fn_free(cf);
+        remat_fn_free(b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_while_jvp_fd_and_transpose),
+        cmocka_unit_test(test_while_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
