@@ -7,6 +7,9 @@
  * temporary files. Each case runs its processes (fork) on a fresh directory,
  * and each process compares its compiled results bit for bit with the
  * interpreted ones and reports the cache's counts through shared memory.
+ * The key is the lane programs themselves: an unchanged program hits in a
+ * new process without loading libgccjit, a changed one misses; without
+ * libgccjit at run time loops are interpreted, and entries on disk still load.
  * Only built with libgccjit (tests/meson.build).
  */
 #include "test_util.h"
@@ -19,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/backend_impl.h"
 #include "backend/cpu/jit_disk.h"
 #include "remat/remat.h"
 
@@ -277,6 +281,151 @@ static void test_jit_cache_concurrent_processes(void **state)
     remove_dir(dir);
 }
 
+/* y = x * imm (op MUL) or x + imm (ADD) over one lane, one step */
+typedef struct {
+    remat_lane_ins ins[4];
+    remat_lane_buf bufs[2];
+    remat_lane_program p;
+} lane_prog;
+
+static const remat_lane_program *make_prog(lane_prog *s, remat_op op, double imm)
+{
+    *s = (lane_prog){
+        .ins = {{.kind = REMAT_LANE_LOAD, .dt = REMAT_F64, .buf = 0},
+                {.kind = REMAT_LANE_CONST, .dt = REMAT_F64, .imm = imm},
+                {.kind = REMAT_LANE_OP, .dt = REMAT_F64, .op = (uint16_t)op, .a = 0, .b = 1},
+                {.kind = REMAT_LANE_STORE, .dt = REMAT_F64, .a = 2, .buf = 1}},
+        .bufs = {{.dt = REMAT_F64}, {.dt = REMAT_F64}},
+    };
+    s->p = (remat_lane_program){.m = 1, .n_ins = 4, .ins = s->ins, .n_bufs = 2, .bufs = s->bufs};
+    return &s->p;
+}
+
+static int runs_right(remat_lane_fn fn, remat_op op, double imm)
+{
+    double x = 3.0, y = 0.0;
+    char *bufs[2] = {(char *)&x, (char *)&y};
+    const int64_t strides[2] = {0, 0};
+    fn(bufs, strides, 1, 1);
+    return y == (op == REMAT_OP_MUL ? 3.0 * imm : 3.0 + imm);
+}
+
+static int gccjit_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    int found = 0;
+    while (f && fgets(line, sizeof line, f))
+        found |= strstr(line, "libgccjit") != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Runs fn in a child process (its own in-process cache, libgccjit not yet
+ * loaded) with REMAT_CACHE_DIR=dir; the child's exit code is fn's. */
+static int in_child(const char *dir, int (*fn)(void))
+{
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("REMAT_CACHE_DIR", dir, 1);
+        _exit(fn());
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static int compile_mul(void) /* 0 when compiled, stored and right */
+{
+    const remat_backend *be = remat_backend_cpu();
+    lane_prog s;
+    const remat_lane_program *pp[1] = {make_prog(&s, REMAT_OP_MUL, 1.25)};
+    remat_lane_fn fn = NULL;
+    remat_jit_disk_counts c;
+    if (be->iface.compile_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
+        return 1;
+    remat_jit_disk_get_counts(&c);
+    return c.stored == 1 && c.misses == 1 ? 0 : 2;
+}
+
+static int load_then_change(void)
+{
+    const remat_backend *be = remat_backend_cpu();
+    lane_prog s;
+    const remat_lane_program *pp[1] = {make_prog(&s, REMAT_OP_MUL, 1.25)};
+    remat_lane_fn fn = NULL;
+    remat_jit_disk_counts c;
+    /* the same program, built again: found on disk without libgccjit */
+    if (be->iface.load_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
+        return 3;
+    remat_jit_disk_get_counts(&c);
+    if (c.hits != 1 || c.misses != 0 || gccjit_mapped())
+        return 4;
+    /* another constant, another op: other programs, other keys */
+    pp[0] = make_prog(&s, REMAT_OP_MUL, 1.5);
+    if (be->iface.load_lanes(1, pp, &fn) != REMAT_ERR_UNSUPPORTED)
+        return 5;
+    pp[0] = make_prog(&s, REMAT_OP_ADD, 1.25);
+    if (be->iface.load_lanes(1, pp, &fn) != REMAT_ERR_UNSUPPORTED)
+        return 6;
+    remat_jit_disk_get_counts(&c);
+    if (c.hits != 1 || c.misses != 2 || gccjit_mapped())
+        return 7;
+    if (be->iface.compile_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_ADD, 1.25))
+        return 8;
+    remat_jit_disk_get_counts(&c);
+    return c.stored == 1 && gccjit_mapped() ? 0 : 9;
+}
+
+static void test_jit_cache_key_is_the_program(void **state)
+{
+    (void)state;
+    char dir[4096], entry[4200];
+    fresh_dir(dir, sizeof dir);
+    assert_int_equal(in_child(dir, compile_mul), 0);
+    assert_int_equal(in_child(dir, load_then_change), 0);
+    int entries, temps;
+    list_dir(dir, &entries, &temps, entry, sizeof entry);
+    assert_int_equal(entries, 2);
+    assert_int_equal(temps, 0);
+    remove_dir(dir);
+}
+
+static int without_gccjit(void) /* libgccjit missing: compiling fails once, quietly interpreted; disk hits load */
+{
+    setenv("REMAT_GCCJIT_LIB", "/nonexistent/libgccjit.so.0", 1);
+    const remat_backend *be = remat_backend_cpu();
+    lane_prog s;
+    const remat_lane_program *pp[1] = {make_prog(&s, REMAT_OP_MUL, 1.25)};
+    remat_lane_fn fn = NULL;
+    if (be->iface.load_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25)) /* stored before */
+        return 10;
+    pp[0] = make_prog(&s, REMAT_OP_MUL, 2.5);
+    if (be->iface.compile_lanes(1, pp, &fn) != REMAT_ERR_BACKEND || !strstr(remat_last_error(), "cannot load"))
+        return 11;
+    double want[3], got[3];
+    int64_t n_got = -1;
+    setenv("REMAT_NO_CACHE", "1", 1); /* the PFR loops are not on disk either */
+    setenv("REMAT_NO_JIT", "1", 1);
+    int ok = pfr(want, &n_got);
+    unsetenv("REMAT_NO_JIT");
+    ok = ok && pfr(got, &n_got) && !memcmp(want, got, sizeof want) && n_got == 0;
+    return ok && !be->iface.can_compile_lanes() ? 0 : 12;
+}
+
+static void test_jit_cache_without_libgccjit(void **state)
+{
+    (void)state;
+    char dir[4096];
+    fresh_dir(dir, sizeof dir);
+    assert_int_equal(in_child(dir, compile_mul), 0);
+    assert_int_equal(in_child(dir, without_gccjit), 0);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +435,8 @@ int main(void)
         cmocka_unit_test(test_jit_cache_foreign_file_rebuilt),
         cmocka_unit_test(test_jit_cache_off_reads_and_writes_nothing),
         cmocka_unit_test(test_jit_cache_concurrent_processes),
+        cmocka_unit_test(test_jit_cache_key_is_the_program),
+        cmocka_unit_test(test_jit_cache_without_libgccjit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,6 +112,12 @@ typedef struct {
     /* With compile_lanes: whether compiling can work now (not disabled by
      * the environment, not failed before), asked before translating. */
     bool (*can_compile_lanes)(void);
+    /* Optional (NULL: never cached): what compile_lanes would give when the
+     * code is at hand without compiling (cached in this process, or on disk
+     * from an earlier one), else REMAT_ERR_UNSUPPORTED with no message. Lets
+     * a caller that would not compile for a short run (scan_tier.c) still
+     * take code that costs next to nothing to get. */
+    remat_status (*load_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out);
     /* Device memory for the arena, constants and loop stores (CPU: aligned
      * malloc). Memory from mem_alloc is only read and written by kernels and
      * the two entries below, so that it may live on a device. */

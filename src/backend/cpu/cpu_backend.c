@@ -472,6 +472,7 @@ static remat_backend cpu_backend = {
 #if REMAT_HAVE_GCCJIT
         .compile_lanes = remat_cpu_compile_lanes,
         .can_compile_lanes = remat_cpu_can_compile_lanes,
+        .load_lanes = remat_cpu_load_lanes,
 #endif
         .mem_alloc = cpu_mem_alloc,
         .mem_free = cpu_mem_free,

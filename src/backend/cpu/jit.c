@@ -33,8 +33,9 @@
  * for the life of the process by their full contents: the many programs a
  * test grid or a schedule comparison compiles from one body share one
  * compilation. Across processes, the shared objects gcc makes are kept on
- * disk (jit_disk.h), keyed by the IR libgccjit dumps, so a later process
- * builds the context but runs no gcc.
+ * disk (jit_disk.h), keyed by the programs themselves and the generator's
+ * version, so a later process loads them without loading libgccjit, which
+ * is opened only when gcc has to run (jit_lib.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,15 +49,14 @@
 #if REMAT_HAVE_GCCJIT
 
 #include <dlfcn.h>
-#include <libgccjit.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/cpu/jit_disk.h"
 #include "backend/cpu/jit_gen.h"
+#include "backend/cpu/jit_lib.h"
+#include "backend/jit_gen_version.h"
 
 /* ---- the cache ---- */
 
@@ -146,36 +146,19 @@ static int has_lanes(const lane_code *code, int n)
     return 1;
 }
 
-/* The disk cache's key: what the code depends on besides the IR (remat's
- * and libgccjit's versions, the options), then the IR as libgccjit dumps it
- * (its reproducer-like text of every type, function and statement). */
-static int disk_key(gcc_jit_context *c, const char *opts, bytes *key)
+/* The disk cache's key, made without libgccjit (so that a hit never loads
+ * it): what the code depends on besides the programs — remat's version, the
+ * generator's (a hash of its sources, with the compiler and libgccjit
+ * versions of the build: jit_gen_version.h), the options — then the
+ * programs themselves, field by field, in order (lane k is ps[k]). */
+static int disk_key(int n, const remat_lane_program *const *ps, const char *opts, bytes *key)
 {
     char head[512];
-    int v[3] = {0, 0, 0};
-#ifdef LIBGCCJIT_HAVE_gcc_jit_version
-    v[0] = gcc_jit_version_major(), v[1] = gcc_jit_version_minor(), v[2] = gcc_jit_version_patchlevel();
-#endif
-    const int hn = snprintf(head, sizeof head, "remat %s | libgccjit %d.%d.%d | %s\n", REMAT_VERSION_STRING, v[0],
-                            v[1], v[2], opts);
-    const int fd = memfd_create("remat-lanes-ir", MFD_CLOEXEC);
-    if (fd < 0 || hn <= 0 || (size_t)hn >= sizeof head || !put(key, head, (size_t)hn)) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    gcc_jit_context_dump_to_file(c, path, 0);
-    struct stat st;
-    int ok = fstat(fd, &st) == 0 && st.st_size > 0 && lseek(fd, 0, SEEK_SET) == 0;
-    char buf[8192];
-    for (off_t left = ok ? st.st_size : 0; ok && left > 0;) {
-        const ssize_t r = read(fd, buf, sizeof buf);
-        ok = r > 0 && put(key, buf, (size_t)r);
-        left -= r;
-    }
-    close(fd);
+    const int hn = snprintf(head, sizeof head, "remat %s | %s | %s | %d programs\n", REMAT_VERSION_STRING,
+                            REMAT_JIT_GEN_VERSION, opts, n);
+    int ok = hn > 0 && (size_t)hn < sizeof head && put(key, head, (size_t)hn);
+    for (int k = 0; ok && k < n; k++)
+        ok = program_key(ps[k], key);
     return ok;
 }
 
@@ -197,17 +180,10 @@ static void *compile_to_disk(gcc_jit_context *c, const char *dir, const bytes *k
     return dl;
 }
 
-/* All n programs into one context (one assembler and linker run, which is
- * most of libgccjit's ~20 ms per compilation), functions lane0..lane<n-1>;
- * taken from the disk cache when an earlier process compiled the same. */
-static remat_status compile_new(int n, const remat_lane_program *const *ps, lane_code *code, remat_lane_fn *fn)
+/* The command-line options of a compilation of ps (part of the disk key). */
+static void options(int n, const remat_lane_program *const *ps, char *opts, size_t cap)
 {
-    gcc_jit_context *c = gcc_jit_context_acquire();
-    if (!c)
-        return remat_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
-    gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
-    gcc_jit_context_set_bool_print_errors_to_stderr(c, 0); /* reported once, by the caller */
-    char opts[256] = "-O3 -ffp-contract=off";
+    snprintf(opts, cap, "-O3 -ffp-contract=off");
 #if defined(__x86_64__)
     /* libgccjit has no -march=native: name the level this CPU has. Wider
      * vectors change no bits (IEEE ops, no contraction, scalar libm calls). */
@@ -221,6 +197,26 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
         strcat(opts, " -fno-tree-slp-vectorize");
     else /* the buffers may alias as far as gcc knows: let it check them all at run time and vectorise */
         strcat(opts, " --param=vect-max-version-for-alias-checks=200");
+}
+
+static int has_tool(const char *tool);
+
+/* All n programs into one libgccjit context (one assembler and linker run,
+ * which is most of libgccjit's ~20 ms per compilation), functions
+ * lane0..lane<n-1>; into the disk cache under key when dir is set. Called
+ * with gccjit_lock held. */
+static remat_status compile_gcc(int n, const remat_lane_program *const *ps, const char *opts, const char *dir,
+                                const bytes *key, lane_code *code)
+{
+    if (!remat_gccjit_open())
+        return REMAT_ERR_BACKEND; /* the message names the library */
+    if (!(has_tool("as") && has_tool("ld")))
+        return remat_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
+    gcc_jit_context *c = gcc_jit_context_acquire();
+    if (!c)
+        return remat_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
+    gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
+    gcc_jit_context_set_bool_print_errors_to_stderr(c, 0); /* reported once, by the caller */
     char one[64];
     for (const char *o = opts + 4; *o;) { /* every option after -O3 */
         size_t len = strcspn(o, " ");
@@ -247,30 +243,53 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
             snprintf(path, sizeof path, "%s/lane%d.s", dump, atomic_fetch_add(&seq, 1));
             gcc_jit_context_compile_to_file(c, GCC_JIT_OUTPUT_KIND_ASSEMBLER, path);
         }
-        char dir[4096];
-        bytes key = {0};
-        if (remat_jit_disk_dir(dir, sizeof dir) && disk_key(c, opts, &key)) {
-            code->dl = remat_jit_disk_load(dir, key.p, key.len);
-            if (code->dl && !has_lanes(code, n)) /* the key matched: cannot happen short of a broken file system */
-                code_release(code);
-            if (!code->dl)
-                code->dl = compile_to_disk(c, dir, &key);
-        }
-        remat_free(key.p);
+        if (dir)
+            code->dl = compile_to_disk(c, dir, key);
         if (!code->dl)
             code->res = gcc_jit_context_compile(c);
-        for (int k = 0; k < n && st == REMAT_OK; k++) {
-            snprintf(name, sizeof name, "lane%d", k);
-            fn[k] = (remat_lane_fn)code_get(code, name);
-            if (!fn[k]) {
-                const char *e = gcc_jit_context_get_first_error(c);
-                st = remat_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
-            }
-        }
-        if (st != REMAT_OK)
+        if (!has_lanes(code, n)) {
+            const char *e = gcc_jit_context_get_first_error(c);
+            st = remat_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
             code_release(code);
+        }
     }
     gcc_jit_context_release(c);
+    return st;
+}
+
+/* The code of n programs: from the disk cache when an earlier process
+ * compiled the same, else (when `compile`) from gcc; REMAT_ERR_UNSUPPORTED
+ * without `compile` and no entry. */
+static remat_status compile_new(int n, const remat_lane_program *const *ps, lane_code *code, remat_lane_fn *fn,
+                                bool compile)
+{
+    char opts[256], dir[4096];
+    options(n, ps, opts, sizeof opts);
+    bytes key = {0};
+    const bool disk = remat_jit_disk_dir(dir, sizeof dir);
+    if (disk && !disk_key(n, ps, opts, &key)) {
+        remat_free(key.p);
+        return remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
+    }
+    if (disk) {
+        code->dl = remat_jit_disk_load(dir, key.p, key.len);
+        if (code->dl && !has_lanes(code, n)) /* the key matched: cannot happen short of a broken file system */
+            code_release(code);
+    }
+    remat_status st = REMAT_OK;
+    if (!code->dl && !compile) {
+        st = REMAT_ERR_UNSUPPORTED;
+    } else if (!code->dl) {
+        pthread_mutex_lock(&gccjit_lock);
+        st = compile_gcc(n, ps, opts, disk ? dir : NULL, &key, code);
+        pthread_mutex_unlock(&gccjit_lock);
+    }
+    remat_free(key.p);
+    char name[32];
+    for (int k = 0; k < n && st == REMAT_OK; k++) {
+        snprintf(name, sizeof name, "lane%d", k);
+        fn[k] = (remat_lane_fn)code_get(code, name);
+    }
     return st;
 }
 
@@ -282,7 +301,7 @@ static int broken;
 /* libgccjit's embedded driver runs `as` and `ld` found on PATH, and calls
  * exit() when it cannot: so look first (binutils, a dependency of
  * libgccjit0, puts them in /usr/bin). */
-static int on_path(const char *tool)
+static int has_tool(const char *tool)
 {
     const char *path = getenv("PATH");
     char buf[4096];
@@ -327,8 +346,9 @@ bool remat_cpu_can_compile_lanes(void)
  * lock is not held while compiling (seconds for a large body): another
  * thread's lookups go on, and two threads compiling the same programs at once
  * both compile (one after the other, gccjit_lock), the second keeping the
- * first's code. */
-remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
+ * first's code. Without `compile`, only what this process or the disk cache
+ * holds: REMAT_ERR_UNSUPPORTED (no message) when some program is in neither. */
+static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_lane_fn *out, bool compile)
 {
     REMAT_ASSERT(n >= 1 && ps && out);
     if (!remat_cpu_can_compile_lanes())
@@ -350,13 +370,8 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
     pthread_mutex_unlock(&cache_lock);
 
     lane_code code = {0};
-    if (st == REMAT_OK && n_miss > 0 && !(on_path("as") && on_path("ld")))
-        st = remat_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
-    else if (st == REMAT_OK && n_miss > 0) {
-        pthread_mutex_lock(&gccjit_lock);
-        st = compile_new(n_miss, miss, &code, fns);
-        pthread_mutex_unlock(&gccjit_lock);
-    }
+    if (st == REMAT_OK && n_miss > 0)
+        st = compile_new(n_miss, miss, &code, fns, compile);
 
     pthread_mutex_lock(&cache_lock);
     if (st == REMAT_ERR_BACKEND && !broken) {
@@ -392,6 +407,16 @@ remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps,
         remat_free(keys[i].p);
     remat_free(keys), remat_free(miss), remat_free(fns), remat_free(idx);
     return st;
+}
+
+remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
+{
+    return lanes_get(n, ps, out, true);
+}
+
+remat_status remat_cpu_load_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
+{
+    return lanes_get(n, ps, out, false);
 }
 
 #endif

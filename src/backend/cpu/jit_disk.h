@@ -2,9 +2,9 @@
  * jit_disk.h (internal) — compiled lane programs kept on disk between
  * processes, so that a second `remat pfr simulate` does not run gcc again.
  *
- * An entry is one file, <dir>/lanes-<hash>.rjit: a header, the full key (the
- * compilation's IR as libgccjit dumps it, its options, remat's and
- * libgccjit's versions), the shared object gcc made, and a checksum. It is
+ * An entry is one file, <dir>/lanes-<hash>.rjit: a header, the full key
+ * (remat's version, the generator's, its options, the lane programs
+ * themselves: jit.c), the shared object gcc made, and a checksum. It is
  * written to a temporary file in <dir> and renamed into place, so readers
  * in other processes see a whole entry or none; a reader checks magic,
  * lengths, checksum and key before loading, and treats anything else as a

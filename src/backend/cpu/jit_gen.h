@@ -5,7 +5,7 @@
 #ifndef REMAT_CPU_JIT_GEN_H
 #define REMAT_CPU_JIT_GEN_H
 
-#include <libgccjit.h>
+#include "backend/cpu/jit_lib.h"
 
 #include "backend/lane.h"
 
