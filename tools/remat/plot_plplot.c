@@ -2,12 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <plplot.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "plot_lib.h"
 
 static const char *device_for(const char *path)
 {
@@ -38,8 +38,9 @@ int cli_plot_check_for(const char *opt, const char *path)
         fprintf(stderr, "remat: %s: '%s': unknown file type (use .png, .svg, .pdf or .ps)\n", plot_opt, path);
         return 0;
     }
-    /* the plot is drawn last: find out now that its directory takes a file */
-    return cli_out_check(plot_opt, path);
+    /* the plot is drawn last: find out now that its directory takes a file,
+     * and that PLplot loads */
+    return cli_out_check(plot_opt, path) && plot_lib_open(plot_opt);
 }
 
 static double tr(double v, int lg) { return lg ? log10(v > 0 ? v : 1e-300) : v; }
@@ -217,6 +218,8 @@ int cli_plot_panels_for(const char *opt, const char *path, int n_panels, const c
         fprintf(stderr, "remat: %s: nothing to plot\n", plot_opt);
         return 0;
     }
+    if (!plot_lib_open(plot_opt))
+        return 0;
     int cols = 1;
     while (cols * cols < n_panels)
         cols++;
