@@ -44,7 +44,22 @@ remat_val remat_linear_solve_at(remat_fn *f, remat_val A, remat_val b, remat_loc
 }
 
 /* The batched products the solve's rules need, over A's batch dims (the
- * leading rank(A) - 2 axes of every operand). */
+ * leading rank(A) - 2 axes of every operand). For n <= SMALL_N they are
+ * broadcasts, a multiply and a sum instead of a dot_general, so that a scan
+ * body solving a small system keeps a backward and a JVP the lane compiler
+ * translates (it takes no dot_general); the sum runs over k (outer
+ * product) or j (matvec) in order, as the CPU reduce kernel adds. (8:
+ * REMAT_LANE_SOLVE_MAX_N, the largest system the lane compiler unrolls.) */
+#define SMALL_N 8
+
+static remat_val bcast(remat_fn *f, remat_val v, const remat_shape *to, int nb, int d0, int d1, remat_loc loc)
+{
+    int bd[REMAT_MAX_RANK];
+    for (int i = 0; i < nb; i++)
+        bd[i] = i;
+    bd[nb] = d0, bd[nb + 1] = d1;
+    return remat_broadcast_in_dim_at(f, v, to->rank, to->dims, bd, loc);
+}
 
 /* -(u v^T): u, v (..., n) or (..., n, k) -> (..., n, n), summing over k:
  * the A cotangent -b_bar x^T (u = b_bar, v = x; swapped for a transposed
@@ -53,12 +68,26 @@ remat_val remat_linear_solve_neg_outer(remat_fn *f, remat_val u, remat_val v, in
 {
     if (!remat_fn_vals_ok(f, 2, (remat_val[]){u, v}))
         return REMAT_NONE;
-    const int nb = a_rank - 2, cols = remat_fn_node(f, u)->shape.rank == a_rank;
-    remat_dot_dims d = {.n_contract = cols, .n_batch = nb};
-    d.lhs_contract[0] = d.rhs_contract[0] = nb + 1;
-    for (int k = 0; k < nb; k++)
-        d.lhs_batch[k] = d.rhs_batch[k] = k;
-    return remat_unary_at(f, REMAT_OP_NEG, remat_dot_general_at(f, u, v, &d, loc), loc);
+    const remat_shape *us = &remat_fn_node(f, u)->shape;
+    const int nb = a_rank - 2, cols = us->rank == a_rank;
+    const int64_t n = us->dims[nb];
+    if (n > SMALL_N) {
+        remat_dot_dims d = {.n_contract = cols, .n_batch = nb};
+        d.lhs_contract[0] = d.rhs_contract[0] = nb + 1;
+        for (int k = 0; k < nb; k++)
+            d.lhs_batch[k] = d.rhs_batch[k] = k;
+        return remat_unary_at(f, REMAT_OP_NEG, remat_dot_general_at(f, u, v, &d, loc), loc);
+    }
+    remat_shape to = *us; /* (..., n, n[, k]) */
+    to.dims[nb + 1] = n;
+    to.rank = nb + 2;
+    if (cols)
+        to.dims[to.rank++] = us->dims[nb + 1];
+    remat_val p = remat_binary_at(f, REMAT_OP_MUL, bcast(f, u, &to, nb, nb, nb + 2, loc),
+                                  bcast(f, v, &to, nb, nb + 1, nb + 2, loc), loc);
+    if (cols)
+        p = remat_sum_at(f, p, 1, (int[]){nb + 2}, loc);
+    return remat_unary_at(f, REMAT_OP_NEG, p, loc);
 }
 
 /* M x or M^T x (transpose): M (..., n, n), x (..., n) or (..., n, k). */
@@ -66,11 +95,23 @@ remat_val remat_linear_solve_matvec(remat_fn *f, remat_val M, remat_val x, int t
 {
     if (!remat_fn_vals_ok(f, 2, (remat_val[]){M, x}))
         return REMAT_NONE;
-    const int nb = remat_fn_node(f, M)->shape.rank - 2;
-    remat_dot_dims d = {.n_contract = 1, .n_batch = nb};
-    d.lhs_contract[0] = transpose ? nb : nb + 1;
-    d.rhs_contract[0] = nb;
-    for (int k = 0; k < nb; k++)
-        d.lhs_batch[k] = d.rhs_batch[k] = k;
-    return remat_dot_general_at(f, M, x, &d, loc);
+    const remat_shape *ms = &remat_fn_node(f, M)->shape, *xs = &remat_fn_node(f, x)->shape;
+    const int nb = ms->rank - 2, cols = xs->rank == ms->rank;
+    if (ms->dims[nb] > SMALL_N) {
+        remat_dot_dims d = {.n_contract = 1, .n_batch = nb};
+        d.lhs_contract[0] = transpose ? nb : nb + 1;
+        d.rhs_contract[0] = nb;
+        for (int k = 0; k < nb; k++)
+            d.lhs_batch[k] = d.rhs_batch[k] = k;
+        return remat_dot_general_at(f, M, x, &d, loc);
+    }
+    /* P[..., i, j(, q)] = M[i][j] x[j(, q)], summed over j; transposed:
+     * M[j][i] x[j(, q)] laid out as P[..., j, i(, q)], summed over the rows */
+    remat_shape to = *ms;
+    if (cols)
+        to.dims[to.rank++] = xs->dims[nb + 1];
+    remat_val Mb = cols ? bcast(f, M, &to, nb, nb, nb + 1, loc) : M;
+    remat_val xb = bcast(f, x, &to, nb, transpose ? nb : nb + 1, nb + 2, loc);
+    return remat_sum_at(f, remat_binary_at(f, REMAT_OP_MUL, Mb, xb, loc), 1, (int[]){transpose ? nb : nb + 1},
+                        loc);
 }

@@ -84,6 +84,11 @@ typedef struct {
     const remat_lane_buf *bufs;
 } remat_lane_program;
 
+/* linear_solve systems up to this size are unrolled into lane programs
+ * (src/scan/scan_lanes_solve.c); the CPU kernel solves them by the same
+ * elimination (backend/cpu/linalg.c), so both give the same bits. */
+#define REMAT_LANE_SOLVE_MAX_N 8
+
 typedef void (*remat_lane_fn)(char *const *bufs, const int64_t *strides, int64_t count, int64_t lanes);
 
 /* A backend compiles lane programs through its optional vtable entries

@@ -19,6 +19,9 @@
  * (backend/lane.h) — a body that feeds such a sum back into the lanes (a
  * batch mean) is not translated.
  *
+ * linear_solve of n <= 8 is unrolled (scan_lanes_solve.c), one system per
+ * batch entry, its lane axis a batch axis of both operands.
+ *
  * Not translated (the body is interpreted instead): dot_general, custom ops,
  * nested scans, non-splat constants along the lane axis, empty values, the
  * case above, and programs over LANES_MAX_INS instructions
@@ -34,6 +37,7 @@
 #include "core/assert.h"
 #include "core/exhaustive.h"
 #include "scan/scan_lanes.h"
+#include "scan/scan_lanes_solve.h"
 
 /* Instructions per kernel. Lane programs of m > 1 lanes are small (one
  * lane's scalars); an unrolled one (m = 1) is straight-line code whose
@@ -521,6 +525,57 @@ static lval *reduce_sum(lb *b, const lval *x, const remat_node *N)
     return o;
 }
 
+static int32_t solve_op(void *ctx, remat_op op, int32_t x, int32_t y, int32_t z)
+{
+    lb *b = ctx;
+    return op3(b, op, b->ins[x].dt, x, y, z, 0.0);
+}
+
+/* linear_solve: for every batch entry (lane coordinate 0), A's n*n
+ * registers (read transposed for A^T) and b's n*k go through the unrolled
+ * elimination. A lane axis must be a batch axis (b's, and A's if A has one). */
+static lval *linear_solve(lb *b, const remat_node *N, lval *const *x)
+{
+    const lval *A = x[0], *B = x[1];
+    const int ra = A->shape.rank, nb = ra - 2;
+    const int64_t n = A->shape.dims[ra - 1], k = B->shape.rank == ra ? B->shape.dims[ra - 1] : 1;
+    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
+    if (!o)
+        return NULL;
+    if (n > REMAT_LANE_SOLVE_MAX_N || A->lane >= nb || B->lane >= nb || (A->lane >= 0 && A->lane != B->lane))
+        return b->ok = 0, NULL;
+    int32_t M[REMAT_LANE_SOLVE_MAX_N * REMAT_LANE_SOLVE_MAX_N];
+    int32_t *X = remat_arena_alloc(&b->mem, sizeof *X * (size_t)(n * k));
+    if (!X)
+        return b->ok = 0, NULL;
+    int64_t ca[REMAT_MAX_RANK] = {0}, cb[REMAT_MAX_RANK] = {0};
+    for (;;) { /* odometer over the batch axes but the lane */
+        memcpy(cb, ca, sizeof ca);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++) {
+                ca[nb] = N->p.solve_transpose ? j : i, ca[nb + 1] = N->p.solve_transpose ? i : j;
+                M[i * n + j] = A->reg[coords_entry(&A->shape, A->lane, ca)];
+            }
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t q = 0; q < k; q++) {
+                cb[nb] = i, cb[nb + 1] = q;
+                X[i * k + q] = B->reg[coords_entry(&B->shape, B->lane, cb)];
+            }
+        if (!remat_lanes_solve((int)n, (int)k, M, X, solve_op, b))
+            return b->ok = 0, NULL;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t q = 0; q < k; q++) {
+                cb[nb] = i, cb[nb + 1] = q;
+                o->reg[coords_entry(&o->shape, o->lane, cb)] = X[i * k + q];
+            }
+        int a = nb - 1;
+        while (a >= 0 && (a == B->lane || ++ca[a] == A->shape.dims[a]))
+            ca[a--] = 0;
+        if (a < 0)
+            return o;
+    }
+}
+
 REMAT_EXHAUSTIVE_BEGIN
 /* Translates f with its arguments given; fills outs[0..n_outs). */
 static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
@@ -554,8 +609,8 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
         case REMAT_OPCAT_COMPARE:
         case REMAT_OPCAT_SELECT:
         case REMAT_OPCAT_CONVERT: val[v] = elementwise(b, N, x, N->nin); break;
+        case REMAT_OPCAT_LINALG: val[v] = linear_solve(b, N, x); break;
         case REMAT_OPCAT_DOT: /* declined: the body is interpreted */
-        case REMAT_OPCAT_LINALG:
         case REMAT_OPCAT_CUSTOM:
         case REMAT_OPCAT_CONTROL:
         case REMAT_OPCAT_COUNT: b->ok = 0; break;

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/lane.h"
 #include "remat/op.h"
 #include "remat/tensor.h"
 
@@ -150,7 +151,7 @@ void remat_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const rem
  * compiled scan loops repeat op for op (bitwise the same); above: LAPACK
  * getrf/getrs. scratch: remat_cpu_linear_solve_scratch(dt, n, k) bytes,
  * 8-byte aligned. Singular A gives inf/nan, never an error. */
-#define REMAT_CPU_SOLVE_SMALL_N 8
+#define REMAT_CPU_SOLVE_SMALL_N REMAT_LANE_SOLVE_MAX_N
 size_t remat_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k);
 void remat_cpu_linear_solve(remat_dtype dt, void *out, const void *A, const void *b, int64_t batch, int64_t n,
                             int64_t k, int transpose, void *scratch);
