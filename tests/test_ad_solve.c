@@ -399,6 +399,56 @@ static void test_ad_solve_singular(void **state)
     }
 }
 
+/* jnp.linalg.solve in f64: x, the VJP's A_bar and b_bar, the JVP's x_dot */
+static void test_ad_solve_jax_goldens(void **state)
+{
+    (void)state;
+    const cJSON *e;
+    int n_cases = 0;
+    cJSON_ArrayForEach(e, jget(golden("linear_solve.json"), "cases"))
+    {
+        const char *name = jget(e, "name")->valuestring;
+        const int transpose = cJSON_IsTrue(jget(e, "transpose"));
+        jarr A = jarr_get(jget(e, "A")), b = jarr_get(jget(e, "b")), x = jarr_get(jget(e, "x"));
+        jarr w = jarr_get(jget(e, "cotangent")), abar = jarr_get(jget(e, "A_bar")), bbar = jarr_get(jget(e, "b_bar"));
+        jarr ta = jarr_get(jget(e, "A_dot")), tb = jarr_get(jget(e, "b_dot")), tx = jarr_get(jget(e, "x_dot"));
+        remat_fn *f = remat_fn_new(name);
+        remat_val va = remat_arg(f, "A", REMAT_F64, A.shape.rank, A.shape.dims);
+        remat_val vb = remat_arg(f, "b", REMAT_F64, b.shape.rank, b.shape.dims);
+        if (transpose) {
+            int perm[REMAT_MAX_RANK], r = A.shape.rank;
+            for (int i = 0; i < r; i++)
+                perm[i] = i;
+            perm[r - 2] = r - 1, perm[r - 1] = r - 2;
+            va = remat_transpose(f, va, perm);
+        }
+        remat_fn_output(f, remat_linear_solve(f, va, vb));
+        assert_fn_ok(f);
+        remat_fn *vj = ad_ok(AD_VJP, f, 0, NULL), *j = jvp_ok(f, 0, NULL);
+        remat_tensor in[4] = {jarr_tensor(&A), jarr_tensor(&b), jarr_tensor(&w)};
+        outs_t vo, jo;
+        run_fn(vj, 3, in, &vo, NULL, NULL);
+        in[2] = jarr_tensor(&ta), in[3] = jarr_tensor(&tb);
+        run_fn(j, 4, in, &jo, NULL, NULL);
+        char what[96];
+        snprintf(what, sizeof what, "%s: x", name);
+        check_close(what, x.n, vo.t[0].data, x.data, 1e-12, 1e-13);
+        snprintf(what, sizeof what, "%s: A_bar", name);
+        check_close(what, abar.n, vo.t[1].data, abar.data, 1e-12, 1e-13);
+        snprintf(what, sizeof what, "%s: b_bar", name);
+        check_close(what, bbar.n, vo.t[2].data, bbar.data, 1e-12, 1e-13);
+        snprintf(what, sizeof what, "%s: x_dot", name);
+        check_close(what, tx.n, jo.t[1].data, tx.data, 1e-12, 1e-13);
+        outs_free(&vo), outs_free(&jo);
+        remat_fn_free(j), remat_fn_free(vj), remat_fn_free(f);
+        jarr *all[] = {&A, &b, &x, &w, &abar, &bbar, &ta, &tb, &tx};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            free(all[i]->data);
+        n_cases++;
+    }
+    assert_true(n_cases >= 7);
+}
+
 /* bad input: an error naming linear_solve and the shapes or dtypes */
 static void expect_error(remat_dtype da, int ra, const int64_t *a, remat_dtype db, int rb, const int64_t *bd,
                          remat_status want, const char *needle)
@@ -437,8 +487,9 @@ int main(void)
         cmocka_unit_test(test_ad_solve_vjp_finite_differences),
         cmocka_unit_test(test_ad_solve_jvp),
         cmocka_unit_test(test_ad_solve_hvp),
+        cmocka_unit_test(test_ad_solve_jax_goldens),
         cmocka_unit_test(test_ad_solve_singular),
         cmocka_unit_test(test_ad_solve_bad_input),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }

@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { N_GOLDEN = 8 };
+enum { N_GOLDEN = 9 };
 static cJSON *golden_docs[N_GOLDEN];
 static const char *const golden_names[N_GOLDEN] = {"ops.json", "dot_general.json", "residuals.json", "gradients.json",
-                                                   "ops_nn.json", "nn_random.json", "nn_flax.json", "jvp.json"};
+                                                   "ops_nn.json", "nn_random.json", "nn_flax.json", "jvp.json",
+                                                   "linear_solve.json"};
 
 cJSON *golden(const char *file)
 {

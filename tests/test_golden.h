@@ -23,7 +23,8 @@
 #include "remat/remat.h"
 
 /* the parsed document of one of ops.json, dot_general.json, residuals.json,
- * gradients.json, ops_nn.json, nn_random.json, nn_flax.json */
+ * gradients.json, ops_nn.json, nn_random.json, nn_flax.json, jvp.json,
+ * linear_solve.json */
 cJSON *golden(const char *file);
 
 /* the entry of file's "cases" whose "name" is name */
