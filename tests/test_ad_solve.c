@@ -449,6 +449,52 @@ static void test_ad_solve_jax_goldens(void **state)
     assert_true(n_cases >= 7);
 }
 
+/* Policies: a solve is not a dot (dots_saveable keeps only the arguments,
+ * as JAX's report for jnp.linalg.solve under dots_saveable); under
+ * everything_saveable its output is a residual named by the op. */
+static int count_solve_residuals(const remat_policy *pol, int *n_outputs)
+{
+    remat_fn *body = remat_fn_new("body");
+    remat_val A = remat_arg(body, "A", REMAT_F64, 2, DIMS(3, 3)), b = remat_arg(body, "b", REMAT_F64, 1, DIMS(3));
+    remat_val x = remat_linear_solve(body, A, remat_sin(body, b));
+    remat_fn_output(body, remat_sum(body, remat_sin(body, x), 1, ((int[]){0})));
+    remat_fn *region = remat_checkpoint(body, pol);
+    assert_non_null(region);
+    remat_fn *f = remat_fn_new("net");
+    remat_val args[2] = {remat_arg(f, "A", REMAT_F64, 2, DIMS(3, 3)), remat_arg(f, "b", REMAT_F64, 1, DIMS(3))};
+    remat_fn_output(f, remat_call1(f, region, 2, args));
+    assert_fn_ok(f);
+    remat_residual_list *r = NULL;
+    assert_ok(remat_saved_residuals(f, 0, NULL, &r));
+    int solves = 0;
+    *n_outputs = 0;
+    for (int i = 0; i < remat_residual_list_count(r); i++) {
+        const remat_residual *e = remat_residual_list_get(r, i);
+        char line[256];
+        remat_residual_format(e, line, sizeof line);
+        if (e->kind == REMAT_RESIDUAL_OUTPUT)
+            (*n_outputs)++;
+        if (e->kind == REMAT_RESIDUAL_OUTPUT && e->op == REMAT_OP_LINEAR_SOLVE) {
+            assert_contains(line, "output of linear_solve");
+            solves++;
+        }
+    }
+    remat_residual_list_free(r);
+    remat_fn_free(f), remat_fn_free(region), remat_fn_free(body);
+    return solves;
+}
+
+static void test_ad_solve_policies(void **state)
+{
+    (void)state;
+    int outs;
+    assert_int_equal(count_solve_residuals(remat_dots_saveable, &outs), 0);
+    assert_int_equal(outs, 0);
+    assert_int_equal(count_solve_residuals(remat_nothing_saveable, &outs), 0);
+    assert_int_equal(outs, 0);
+    assert_int_equal(count_solve_residuals(remat_everything_saveable, &outs), 1);
+}
+
 /* bad input: an error naming linear_solve and the shapes or dtypes */
 static void expect_error(remat_dtype da, int ra, const int64_t *a, remat_dtype db, int rb, const int64_t *bd,
                          remat_status want, const char *needle)
@@ -488,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_ad_solve_jvp),
         cmocka_unit_test(test_ad_solve_hvp),
         cmocka_unit_test(test_ad_solve_jax_goldens),
+        cmocka_unit_test(test_ad_solve_policies),
         cmocka_unit_test(test_ad_solve_singular),
         cmocka_unit_test(test_ad_solve_bad_input),
     };
