@@ -15,7 +15,9 @@
  *   if (remat_run(p, 2, in, 1, out, &st) != REMAT_OK) puts(remat_last_error());
  *   // st.peak_arena_bytes == plan.arena_bytes
  *
- * Inputs are read in place (not copied) and must not overlap the outputs.
+ * On the CPU inputs are read in place (not copied); a device backend copies
+ * them in and the outputs out (remat_run_device: no copies). Inputs must not
+ * overlap the outputs.
  * Same program, same inputs: same bits.
  *
  * Threads. Building, differentiating, compiling and running are safe from
@@ -49,7 +51,32 @@ typedef struct remat_program remat_program;
 
 /* The CPU backend (loops + OpenBLAS). A process-wide object; never freed. */
 remat_backend *remat_backend_cpu(void);
+/* The CUDA backend on device `device` (kernels/cuda: elementwise, reductions
+ * and structural kernels, dot_general on cuBLAS). A program's arena and
+ * constants live in device memory, planned as on the CPU; each program runs
+ * on a stream of its own. remat_run copies the caller's host buffers in and
+ * out; remat_run_device takes buffers already on the device. Custom ops run
+ * on the host through copies (remat_stats.host_ops). One object per device
+ * for the process; never freed. NULL, with remat_last_error() saying why,
+ * when remat was built without CUDA ("remat was built without CUDA") or the
+ * device is not there ("no CUDA device: ..."). */
+remat_backend *remat_backend_cuda(int device);
+/* "cpu", "cuda" (device 0) or "cuda:N": the backend; NULL or "" is the CPU.
+ * Anything else is NULL with REMAT_ERR_ARG's message naming it; an
+ * unavailable CUDA is NULL with remat_backend_cuda's message. The CLI, the
+ * examples and the tests take the name from REMAT_BACKEND or --backend. */
+remat_backend *remat_backend_from_name(const char *name);
 const char *remat_backend_name(const remat_backend *be);
+
+/* Memory of the backend (CUDA: device memory; CPU: aligned host memory), for
+ * buffers a training loop keeps on the device between runs (remat_run_device).
+ * alloc: NULL when out of memory or be is NULL (message set); free(NULL) is a
+ * no-op. upload copies host -> backend memory, download backend -> host,
+ * both done when they return. */
+void *remat_backend_alloc(remat_backend *be, size_t bytes);
+void remat_backend_free(remat_backend *be, void *p);
+remat_status remat_backend_upload(remat_backend *be, void *dst, const void *host_src, size_t bytes);
+remat_status remat_backend_download(remat_backend *be, void *host_dst, const void *src, size_t bytes);
 
 typedef struct {
     size_t arena_bytes;     /* predicted peak of intermediate buffers */
@@ -83,6 +110,9 @@ typedef struct {
     int64_t recomputed_ops;       /* forward ops executed again by the backward */
     int64_t forward_evals;        /* scan body evaluations */
     int64_t op_counts[REMAT_OP_COUNT];
+    int64_t host_ops;             /* ops a device backend ran on the host through copies
+                                     (CUDA: custom ops, whose kernels are the caller's C
+                                     functions); 0 on the CPU */
     double seconds;
 } remat_stats;
 
@@ -113,6 +143,11 @@ remat_tensor remat_program_output_desc(const remat_program *p, int i);
  * (REMAT_ERR_ARG naming both); stats may be NULL. */
 remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
                        remat_stats *stats);
+/* The same with every tensor's data in the program's backend memory
+ * (remat_backend_alloc of the backend it was compiled for): nothing is
+ * copied, outputs are written in place. On the CPU this is remat_run. */
+remat_status remat_run_device(remat_program *p, int n_in, const remat_tensor *inputs, int n_out,
+                              remat_tensor *outputs, remat_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -128,6 +128,28 @@ typedef struct {
     void (*mem_copy)(void *dst, const void *src, size_t bytes);
     /* n elements of dtype dt at dst := value (converted to dt; -0.0 stays -0.0). */
     void (*mem_fill)(void *dst, remat_dtype dt, double value, size_t n);
+    /* The entries below are optional, all NULL for a backend whose memory
+     * is host memory (the CPU): the program then reads and writes caller
+     * buffers in place and has no state of its own.
+     * copy_in / copy_out: host memory -> backend memory and back, done
+     * (synchronised) when they return; a failure is kept for finish(). */
+    void (*copy_in)(void *dst, const void *host_src, size_t bytes);
+    void (*copy_out)(void *host_dst, const void *src, size_t bytes);
+    /* A root program's state (CUDA: its stream), made at its first run;
+     * NULL when it cannot be made (the run fails with the message set). */
+    void *(*program_new)(remat_backend *be);
+    void (*program_free)(void *state);
+    /* Makes be (and state, NULL: keep this thread's stream when it is be's
+     * device, else the device's default one) current on this thread: every
+     * entry above acts on that device and stream. The compiler, a run and a
+     * program's free call it first; the entries have no backend argument. */
+    void (*enter)(remat_backend *be, void *state);
+    /* Waits for what this thread queued on its stream: REMAT_OK, or the
+     * first device error since the last finish (message set). */
+    remat_status (*finish)(void);
+    /* Instructions that run on the host through copies (CUDA: custom ops),
+     * counted in remat_stats.host_ops. */
+    bool custom_on_host;
 } remat_backend_iface;
 
 struct remat_backend {

@@ -152,6 +152,8 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
     }
     p->be = be;
     p->counters = counters ? counters : &p->own_counters;
+    if (be->iface.enter) /* a device backend: its memory entries act on its device */
+        be->iface.enter(be, NULL);
     remat_status st = describe_signature(p, g);
     if (st == REMAT_OK)
         st = compile_fn(g, be, p);
@@ -207,6 +209,11 @@ void remat_program_free(remat_program *p)
 {
     if (!p)
         return;
+    if (p->be->iface.enter) { /* a device backend: let queued work finish before freeing its memory */
+        p->be->iface.enter(p->be, p->be_state);
+        if (p->be->iface.finish)
+            (void)p->be->iface.finish();
+    }
     for (int i = 0; i < p->own_counters.n_subs; i++)
         remat_program_free(p->own_counters.subs[i]);
     remat_free(p->own_counters.subs);
@@ -218,6 +225,10 @@ void remat_program_free(remat_program *p)
         p->be->iface.mem_free(p->arena);
     if (p->consts)
         p->be->iface.mem_free(p->consts);
+    if (p->io)
+        p->be->iface.mem_free(p->io);
+    if (p->be_state)
+        p->be->iface.program_free(p->be_state);
     remat_free(p->instrs);
     remat_free(p->patches);
     remat_arena_clear(&p->mem);

@@ -36,6 +36,12 @@ struct remat_program {
     remat_exec_counters own_counters; /* used when this is the root */
     void **dev_blocks;               /* backend memory HOP instructions asked for (hop.h mem) */
     int n_dev_blocks, cap_dev_blocks;
+    /* backends with copy_in (backend_impl.h): the root's state (its stream)
+     * and its staging block for caller host buffers, made at the first run
+     * that needs them: inputs then outputs, each REMAT_ARENA_ALIGN-aligned */
+    void *be_state;
+    void *io;
+    size_t io_bytes;
     remat_arena mem; /* parameter blocks, names, descriptors */
 };
 

@@ -5,6 +5,7 @@
 
 #include "core/assert.h"
 #include "core/error.h"
+#include "exec/passes.h"
 #include "exec/hop.h"
 #include "exec/program_impl.h"
 
@@ -94,8 +95,64 @@ static void apply_patches(const remat_program *p, const void *const *in, void *c
         *pt->slot = (char *)out[pt->index] + pt->off;
 }
 
-remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
-                       remat_stats *stats)
+/* A device backend (copy_in set): the staging block the caller's host
+ * buffers are copied through, inputs then outputs; NULL when out of memory. */
+static size_t io_off(const remat_program *p, int k) /* k: input k, or output k - n_in */
+{
+    size_t off = 0;
+    for (int i = 0; i < k; i++) {
+        const remat_tensor *d = i < p->n_in ? &p->in_desc[i] : &p->out_desc[i - p->n_in];
+        off += (remat_tensor_bytes(d) + REMAT_ARENA_ALIGN - 1) / REMAT_ARENA_ALIGN * REMAT_ARENA_ALIGN;
+    }
+    return off;
+}
+
+/* Binds the program's backend to this thread (backend_impl.h enter), making
+ * the program's state at the first run of a device backend. */
+static remat_status enter(remat_program *p)
+{
+    const remat_backend_iface *be = &p->be->iface;
+    if (!be->enter)
+        return REMAT_OK;
+    if (!p->be_state && be->program_new && !(p->be_state = be->program_new(p->be)))
+        return remat_error(REMAT_ERR_BACKEND, "run: %s backend: no stream for the program: %s", be->name,
+                           remat_last_error());
+    be->enter(p->be, p->be_state);
+    return REMAT_OK;
+}
+
+/* Points the patches at the caller's buffers (in place), or at the staging
+ * block after copying the inputs in (a device backend given host memory). */
+static remat_status bind_buffers(remat_program *p, const remat_tensor *inputs, remat_tensor *outputs, bool staged)
+{
+    const remat_backend_iface *be = &p->be->iface;
+    const remat_patch *pt = p->patches, *mid = pt + p->n_in_patches, *end = pt + p->n_patches;
+    if (!staged) {
+        for (; pt < mid; pt++)
+            *pt->slot = (char *)inputs[pt->index].data + pt->off;
+        for (; pt < end; pt++)
+            *pt->slot = (char *)outputs[pt->index].data + pt->off;
+        return REMAT_OK;
+    }
+    if (!p->io) {
+        p->io_bytes = io_off(p, p->n_in + p->n_out);
+        if (!(p->io = be->mem_alloc(p->io_bytes ? p->io_bytes : REMAT_ARENA_ALIGN)))
+            return remat_error(REMAT_ERR_NOMEM, "run: %s backend: out of memory for %zu bytes of inputs and outputs",
+                               be->name, p->io_bytes);
+    }
+    char *io = p->io;
+    for (int i = 0; i < p->n_in; i++)
+        if (remat_tensor_bytes(&inputs[i]))
+            be->copy_in(io + io_off(p, i), inputs[i].data, remat_tensor_bytes(&inputs[i]));
+    for (; pt < mid; pt++)
+        *pt->slot = io + io_off(p, pt->index) + pt->off;
+    for (; pt < end; pt++)
+        *pt->slot = io + io_off(p, p->n_in + pt->index) + pt->off;
+    return REMAT_OK;
+}
+
+static remat_status run_common(remat_program *p, int n_in, const remat_tensor *inputs, int n_out,
+                               remat_tensor *outputs, remat_stats *stats, bool on_device)
 {
     if (!p)
         return remat_error(REMAT_ERR_NULL, "run: program is NULL");
@@ -104,13 +161,14 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
         st = check_tensors("outputs", n_out, outputs, p->n_out, p->out_desc, NULL);
     if (st == REMAT_OK)
         st = check_overlap(n_in, inputs, n_out, outputs);
+    if (st == REMAT_OK)
+        st = enter(p);
+    const remat_backend_iface *be = &p->be->iface;
+    const bool staged = be->copy_in && !on_device;
+    if (st == REMAT_OK)
+        st = bind_buffers(p, inputs, outputs, staged);
     if (st != REMAT_OK)
         return st;
-    const remat_patch *pt = p->patches, *mid = pt + p->n_in_patches, *end = pt + p->n_patches;
-    for (; pt < mid; pt++)
-        *pt->slot = (char *)inputs[pt->index].data + pt->off;
-    for (; pt < end; pt++)
-        *pt->slot = (char *)outputs[pt->index].data + pt->off;
     remat_exec_counters *C = p->counters;
     for (int i = 0; i < C->n_hooks; i++)
         C->hooks[i].begin_run(C->hooks[i].self);
@@ -130,6 +188,11 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
                                st == REMAT_ERR_NOMEM ? "out of memory replaying its schedule" : remat_status_name(st));
         }
     }
+    for (int j = 0; staged && j < p->n_out; j++)
+        if (remat_tensor_bytes(&outputs[j]))
+            be->copy_out(outputs[j].data, (char *)p->io + io_off(p, p->n_in + j), remat_tensor_bytes(&outputs[j]));
+    if (be->finish && (st = be->finish()) != REMAT_OK)
+        return st;
     if (stats) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         memset(stats, 0, sizeof *stats);
@@ -149,8 +212,22 @@ remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, i
             for (int k = 0; k < REMAT_OP_COUNT; k++)
                 stats->op_counts[k] += s->runs * s->op_counts[k];
         }
+        if (be->custom_on_host)
+            stats->host_ops = stats->op_counts[REMAT_OP_CUSTOM] + stats->op_counts[REMAT_OP_CUSTOM_VJP];
     }
     return REMAT_OK;
+}
+
+remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
+                       remat_stats *stats)
+{
+    return run_common(p, n_in, inputs, n_out, outputs, stats, false);
+}
+
+remat_status remat_run_device(remat_program *p, int n_in, const remat_tensor *inputs, int n_out,
+                              remat_tensor *outputs, remat_stats *stats)
+{
+    return run_common(p, n_in, inputs, n_out, outputs, stats, true);
 }
 
 void remat_program_exec(remat_program *p, const void *const *in, void *const *out)

@@ -293,10 +293,19 @@ remat_status remat_pass_plan(remat_compile_ctx *c)
     p->consts = be->iface.mem_alloc(c->const_bytes);
     if (!p->arena || !p->consts)
         return remat_error(REMAT_ERR_NOMEM, "compile: out of memory for an arena of %zu bytes", p->arena_bytes);
+    /* a device backend's pool is filled on the host and uploaded once */
+    char *pool = be->iface.copy_in ? remat_malloc(c->const_bytes ? c->const_bytes : 1) : p->consts;
+    if (!pool)
+        return remat_compile_nomem("the constant pool");
     for (int32_t i = 0; i < c->n_order; i++) {
         int32_t v = c->order[i];
         if (c->g->nodes[v].op == REMAT_OP_CONSTANT)
-            fill_constant((char *)p->consts + c->N[v].st.view, &c->g->nodes[v], c->N[v].scalar);
+            fill_constant(pool + c->N[v].st.view, &c->g->nodes[v], c->N[v].scalar);
+    }
+    if (pool != p->consts) {
+        if (c->const_bytes)
+            be->iface.copy_in(p->consts, pool, c->const_bytes);
+        remat_free(pool);
     }
     return REMAT_OK;
 }

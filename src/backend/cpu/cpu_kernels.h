@@ -138,6 +138,19 @@ void remat_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat
 /* Degenerate sizes: an empty output writes nothing; an empty contraction
  * (K = 0) writes zeros. Neither needs scratch. scratch may be NULL when the
  * query returned 0. */
+/* The plan both of those follow, for a backend that runs the same products
+ * elsewhere (kernels/cuda): operands in scratch as (B, free, contract) when
+ * lhs_copy / rhs_copy (lhs first, then rhs), then nb row-major gemms with
+ * the flags and strides of remat_cpu_dot_general. */
+typedef struct {
+    int64_t nb, m, n, k;
+    bool lhs_copy, rhs_copy;   /* transpose into scratch first */
+    bool lhs_trans, rhs_trans; /* gemm flags: lhs stored (K,M), rhs stored (N,K) */
+    int lhs_perm[REMAT_MAX_RANK], rhs_perm[REMAT_MAX_RANK];
+    size_t scratch; /* bytes */
+} remat_cpu_dot_plan;
+remat_cpu_dot_plan remat_cpu_dot_general_plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
+                                              const remat_dot_dims *d);
 size_t remat_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
                                      const remat_dot_dims *d);
 void remat_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,

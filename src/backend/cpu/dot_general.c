@@ -28,13 +28,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "core/assert.h"
 
-typedef struct {
-    int64_t nb, m, n, k;
-    bool lhs_copy, rhs_copy;   /* transpose into scratch first */
-    bool lhs_trans, rhs_trans; /* gemm flags: lhs stored (K,M), rhs stored (N,K) */
-    int lhs_perm[REMAT_MAX_RANK], rhs_perm[REMAT_MAX_RANK];
-    size_t scratch; /* bytes */
-} dot_plan;
+typedef remat_cpu_dot_plan dot_plan;
 
 /* Does `perm` (axes in the wanted order) match memory order, ignoring size-1 axes? */
 static bool layout_is(const remat_shape *s, const int *perm)
@@ -176,6 +170,12 @@ static dot_plan plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *
             pl = alt;
     }
     return pl;
+}
+
+remat_cpu_dot_plan remat_cpu_dot_general_plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
+                                              const remat_dot_dims *d)
+{
+    return plan(dt, lhs, rhs, d);
 }
 
 size_t remat_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,

@@ -1,0 +1,98 @@
+/*
+ * backend.c — the CUDA backend object: the vtable (lowering in lower.c,
+ * kernels in *.cu), device memory, and one backend per device.
+ *
+ * The memory entries (mem_*, copy_*) act on the device and stream the
+ * thread entered (memory.cu): compile enters the device, a run enters its
+ * program's stream (made at the program's first run, program_new), and
+ * finish waits for the stream and turns the first device error since the
+ * last finish into REMAT_ERR_BACKEND. Scan loop bodies run op by op
+ * (compile_lanes is NULL here; kernels/cuda/lanes* by wt-cudalanes plugs in).
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_kernels.h"
+
+enum { MAX_DEVICES = 64 };
+
+static void *cuda_mem_alloc(size_t bytes) { return remat_cuda_malloc(bytes); }
+static void cuda_mem_free(void *p) { remat_cuda_free(p); }
+static void cuda_mem_copy(void *dst, const void *src, size_t bytes) { remat_cuda_memcpy(dst, src, bytes); }
+static void cuda_mem_fill(void *dst, remat_dtype dt, double value, size_t n)
+{
+    remat_cuda_fill(dst, dt == REMAT_F64, value, n);
+}
+
+static int device_of(const remat_backend *be) { return (int)(intptr_t)be->context; }
+
+static void *cuda_program_new(remat_backend *be)
+{
+    char why[256];
+    void *s = remat_cuda_state_new(device_of(be), why, sizeof why);
+    if (!s)
+        remat_error(REMAT_ERR_BACKEND, "cuda backend: %s", why);
+    return s;
+}
+
+static void cuda_enter(remat_backend *be, void *state) { remat_cuda_enter(device_of(be), state); }
+
+static remat_status cuda_finish(void)
+{
+    char msg[400];
+    if (remat_cuda_finish(msg, sizeof msg) == 0)
+        return REMAT_OK;
+    return remat_error(REMAT_ERR_BACKEND, "cuda backend: %s", msg);
+}
+
+static const remat_backend_iface cuda_iface = {
+    .name = "cuda",
+    .supports_op = remat_cuda_supports,
+    .scratch_bytes = remat_cuda_scratch,
+    .lower = remat_cuda_lower,
+    .lower_fused = remat_cuda_lower_fused,
+    .lower_add_pad = remat_cuda_lower_add_pad,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .mem_copy = cuda_mem_copy,
+    .mem_fill = cuda_mem_fill,
+    .copy_in = remat_cuda_copy_in,
+    .copy_out = remat_cuda_copy_out,
+    .program_new = cuda_program_new,
+    .program_free = remat_cuda_state_free,
+    .enter = cuda_enter,
+    .finish = cuda_finish,
+    .custom_on_host = true,
+};
+
+const remat_backend_iface *remat_cuda_iface(void) { return &cuda_iface; }
+
+static remat_backend backends[MAX_DEVICES];
+static int n_devices;
+static char no_device[256];
+
+static void probe(void)
+{
+    n_devices = remat_cuda_device_count(no_device, sizeof no_device);
+    if (n_devices > MAX_DEVICES)
+        n_devices = MAX_DEVICES;
+    for (int d = 0; d < n_devices; d++)
+        backends[d] = (remat_backend){.iface = cuda_iface, .context = (void *)(intptr_t)d};
+}
+
+remat_backend *remat_backend_cuda(int device)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, probe);
+    if (n_devices == 0) {
+        remat_error(REMAT_ERR_BACKEND, "no CUDA device: %s", no_device);
+        return NULL;
+    }
+    if (device < 0 || device >= n_devices) {
+        remat_error(REMAT_ERR_ARG, "no CUDA device: device %d asked for, %d present", device, n_devices);
+        return NULL;
+    }
+    return &backends[device];
+}

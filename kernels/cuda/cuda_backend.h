@@ -1,0 +1,27 @@
+/*
+ * cuda_backend.h (internal) — the pieces of the CUDA backend's vtable
+ * (backend.c) that live in other files, and the vtable itself for tests that
+ * plan programs without a device (tests/test_cuda_plan.c).
+ */
+#ifndef REMAT_CUDA_BACKEND_H
+#define REMAT_CUDA_BACKEND_H
+
+#include "backend/backend_impl.h"
+
+/* lower.c: one op, a fused group, add(x, pad(g)) (backend_impl.h contracts) */
+bool remat_cuda_supports(const remat_exec_op *op);
+size_t remat_cuda_scratch(const remat_exec_op *op);
+remat_status remat_cuda_lower(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx);
+remat_status remat_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                    void *ctx);
+remat_status remat_cuda_lower_add_pad(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
+                                      const remat_pad_params *pad, int pad_first, remat_instr *ins,
+                                      void *(*alloc)(void *, size_t), void *ctx);
+/* custom.c: a caller's op through host copies */
+remat_status remat_cuda_lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                     void *ctx);
+
+/* backend.c: the vtable every device's backend object shares */
+const remat_backend_iface *remat_cuda_iface(void);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * dot.cu — dot_general's matrix products on cuBLAS (no hand-written GEMM);
+ * the CPU reference is src/backend/cpu/dot_general.c, whose plan (which
+ * operand is transposed into scratch, the gemm flags) backend.c reuses.
+ *
+ * The CPU calls cblas row-major: C (M,N) = op(A) (M,K) op(B) (K,N). cuBLAS
+ * is column-major, where the same memory holds C^T = op(B)^T op(A)^T, so the
+ * call swaps the operands and keeps the flags and leading dimensions:
+ * gemm(tb, ta, N, M, K, B, ldb, A, lda, C, N), batched with strides M*K,
+ * K*N, M*N. f32 computes in f32 (CUBLAS_COMPUTE_32F, no TF32), f64 in f64;
+ * cuBLAS gives the same bits run to run on one GPU model, not the BLAS's
+ * bits (a GEMM's summation order is the library's).
+ *
+ * Handles: one per thread and device (a handle must not be used by two
+ * threads at once), set to the thread's stream before each call.
+ */
+#include <cublas_v2.h>
+#include <stdio.h>
+
+#include "cuda_util.cuh"
+
+enum { MAX_DEVICES = 64 };
+static thread_local cublasHandle_t handles[MAX_DEVICES];
+
+static bool blas_note(cublasStatus_t s, const char *what)
+{
+    if (s == CUBLAS_STATUS_SUCCESS)
+        return true;
+    /* cuBLAS statuses are not cudaError_t: keep the first as a generic failure naming it */
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s (%s)", what, cublasGetStatusString(s));
+    return remat_cuda_note(cudaErrorUnknown, buf, __FILE__, __LINE__);
+}
+
+static cublasHandle_t handle(void)
+{
+    int dev = 0;
+    if (!CUDA_NOTE(cudaGetDevice(&dev), "cudaGetDevice") || dev < 0 || dev >= MAX_DEVICES)
+        return NULL;
+    if (!handles[dev]) {
+        cublasHandle_t h;
+        if (!blas_note(cublasCreate(&h), "cublasCreate"))
+            return NULL;
+        /* f32 stays f32: no TF32 tensor-core rounding of the operands */
+        if (!blas_note(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
+            cublasDestroy(h);
+            return NULL;
+        }
+        handles[dev] = h;
+    }
+    return handles[dev];
+}
+
+extern "C" void remat_cuda_gemm(int f64, int a_trans, int b_trans, int64_t nb, int m, int n, int k, const void *a,
+                                int lda, const void *b, int ldb, void *c)
+{
+    if (nb <= 0 || m <= 0 || n <= 0)
+        return;
+    const size_t es = f64 ? 8 : 4;
+    if (k <= 0) { /* an empty contraction: zeros, as JAX */
+        remat_cuda_memset0(c, (size_t)nb * (size_t)m * (size_t)n * es);
+        return;
+    }
+    cublasHandle_t h = handle();
+    if (!h || !blas_note(cublasSetStream(h, remat_cuda_stream()), "cublasSetStream"))
+        return;
+    const cublasOperation_t ta = a_trans ? CUBLAS_OP_T : CUBLAS_OP_N, tb = b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n;
+    if (f64) {
+        const double one = 1.0, zero = 0.0;
+        blas_note(cublasDgemmStridedBatched(h, tb, ta, n, m, k, &one, (const double *)b, ldb, sb, (const double *)a,
+                                            lda, sa, &zero, (double *)c, n, sc, (int)nb),
+                  "cublasDgemmStridedBatched");
+    } else {
+        const float one = 1.0f, zero = 0.0f;
+        blas_note(cublasGemmStridedBatchedEx(h, tb, ta, n, m, k, &one, b, CUDA_R_32F, ldb, sb, a, CUDA_R_32F, lda, sa,
+                                             &zero, c, CUDA_R_32F, n, sc, (int)nb, CUBLAS_COMPUTE_32F,
+                                             CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmStridedBatchedEx");
+    }
+}

@@ -1,0 +1,107 @@
+/*
+ * fused.c — the CUDA lowering of a fused elementwise group (one kernel runs
+ * every micro-op of the group on its element: elementwise.cu k_fused) and
+ * of add(x, pad(g)) (structural.cu k_add_pad).
+ */
+#include <string.h>
+
+#include "core/assert.h"
+#include "core/error.h"
+#include "core/exhaustive.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_kernels.h"
+
+static void k_fused(const remat_instr *I) { remat_cuda_fused_run(I->aux, I->n, I->out, I->in); }
+
+static void k_add_pad(const remat_instr *I) { remat_cuda_add_pad(I->aux, I->out, I->in[0], I->in[1]); }
+
+REMAT_EXHAUSTIVE_BEGIN
+/* the elementwise categories, unary ops by parameter kind; -1: not a micro-op */
+static int uop_kind_of(remat_op op)
+{
+    switch (remat_op_category_of(op)) {
+    case REMAT_OPCAT_UNARY:
+        switch (remat_op_param_of(op)) {
+        case REMAT_OPP_NONE: return REMAT_CUDA_UOP_UNARY;
+        case REMAT_OPP_INT_EXPONENT: return REMAT_CUDA_UOP_INTEGER_POW;
+        case REMAT_OPP_EXPONENT: return REMAT_CUDA_UOP_POW;
+        case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT: case REMAT_OPP_AXIS:
+        case REMAT_OPP_AXES: case REMAT_OPP_PERM: case REMAT_OPP_BDIMS: case REMAT_OPP_DOT:
+        case REMAT_OPP_SLICE: case REMAT_OPP_PAD: case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM:
+        case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
+            return -1;
+        }
+        return -1;
+    case REMAT_OPCAT_SELECT: return REMAT_CUDA_UOP_SELECT;
+    case REMAT_OPCAT_BINARY:
+    case REMAT_OPCAT_COMPARE: return REMAT_CUDA_UOP_BINARY;
+    case REMAT_OPCAT_LEAF: case REMAT_OPCAT_CONVERT: case REMAT_OPCAT_REDUCE:
+    case REMAT_OPCAT_STRUCTURAL: case REMAT_OPCAT_DOT: case REMAT_OPCAT_IDENTITY:
+    case REMAT_OPCAT_CUSTOM: case REMAT_OPCAT_CONTROL: case REMAT_OPCAT_COUNT:
+        return -1;
+    }
+    return -1;
+}
+REMAT_EXHAUSTIVE_END
+
+_Static_assert(REMAT_CUDA_FUSED_MAX_UOPS >= REMAT_FUSED_MAX_UOPS && REMAT_CUDA_FUSED_MAX_REGS >= REMAT_FUSED_MAX_REGS,
+               "the CUDA fused kernel holds the largest group compile makes");
+
+remat_status remat_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                    void *ctx)
+{
+    if (op->dtype != REMAT_F32 && op->dtype != REMAT_F64)
+        return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: a fused group of dtype %d", (int)op->dtype);
+    REMAT_ASSERT(op->n_regs <= REMAT_CUDA_FUSED_MAX_REGS && op->n_uops >= 1 && op->n_uops <= REMAT_CUDA_FUSED_MAX_UOPS);
+    REMAT_ASSERT(op->nin >= 0 && op->nin <= REMAT_CUDA_FUSED_MAX_IN);
+    remat_cuda_fused *F = alloc(ctx, sizeof *F);
+    if (!F)
+        return remat_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering a fused group of %d ops",
+                           op->n_uops);
+    memset(F, 0, sizeof *F);
+    *F = (remat_cuda_fused){.f64 = op->dtype == REMAT_F64, .nin = op->nin, .n_uops = op->n_uops,
+                            .scalar_in = op->scalar_in};
+    for (int k = 0; k < op->n_uops; k++) {
+        const remat_fused_uop *u = &op->uops[k];
+        const int kind = uop_kind_of(u->op);
+        if (kind < 0)
+            return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: '%s' in a fused group is not elementwise",
+                               remat_op_name(u->op));
+        F->uops[k] = (remat_cuda_uop){.op = (int32_t)u->op, .kind = (int8_t)kind, .dst = u->dst,
+                                      .src = {u->src[0], u->src[1], u->src[2]},
+                                      .int_exponent = u->int_exponent, .exponent = u->exponent};
+    }
+    ins->fn = k_fused;
+    ins->aux = F;
+    return REMAT_OK;
+}
+
+static remat_status nomem(remat_op op)
+{
+    return remat_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering '%s'", remat_op_name(op));
+}
+
+remat_status remat_cuda_lower_add_pad(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
+                                      const remat_pad_params *pad, int pad_first, remat_instr *ins,
+                                      void *(*alloc)(void *, size_t), void *ctx)
+{
+    REMAT_ASSERT(out_shape->rank == g_shape->rank && (dt == REMAT_F32 || dt == REMAT_F64));
+    remat_cuda_add_pad_desc *D = alloc(ctx, sizeof *D);
+    if (!D)
+        return nomem(REMAT_OP_ADD);
+    memset(D, 0, sizeof *D);
+    D->f64 = dt == REMAT_F64;
+    D->pad_first = pad_first != 0;
+    D->rank = out_shape->rank;
+    D->n = remat_shape_numel(out_shape);
+    for (int i = 0; i < out_shape->rank; i++) {
+        REMAT_ASSERT(pad->interior[i] == 0 && pad->low[i] >= 0 &&
+                     out_shape->dims[i] == pad->low[i] + g_shape->dims[i] + pad->high[i]);
+        D->dims[i] = out_shape->dims[i];
+        D->gdims[i] = g_shape->dims[i];
+        D->lo[i] = pad->low[i];
+    }
+    ins->fn = k_add_pad;
+    ins->aux = D;
+    return REMAT_OK;
+}

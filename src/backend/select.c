@@ -1,0 +1,85 @@
+/*
+ * select.c — a backend by name ("cpu", "cuda", "cuda:N"), and the public
+ * door to a backend's memory (remat_backend_alloc/free/upload/download) for
+ * callers that keep buffers on the device between runs (remat_run_device).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_impl.h"
+#include "core/error.h"
+
+remat_backend *remat_backend_from_name(const char *name)
+{
+    if (!name || !*name || strcmp(name, "cpu") == 0)
+        return remat_backend_cpu();
+    if (strcmp(name, "cuda") == 0)
+        return remat_backend_cuda(0);
+    if (strncmp(name, "cuda:", 5) == 0) {
+        char *end;
+        errno = 0;
+        long dev = strtol(name + 5, &end, 10);
+        if (name[5] && !*end && errno == 0 && dev >= 0 && dev <= 1024)
+            return remat_backend_cuda((int)dev);
+    }
+    remat_error(REMAT_ERR_ARG, "backend '%s': expected cpu, cuda or cuda:N", name);
+    return NULL;
+}
+
+static void enter(remat_backend *be)
+{
+    if (be->iface.enter)
+        be->iface.enter(be, NULL);
+}
+
+void *remat_backend_alloc(remat_backend *be, size_t bytes)
+{
+    if (!be) {
+        remat_error(REMAT_ERR_NULL, "remat_backend_alloc: backend is NULL");
+        return NULL;
+    }
+    enter(be);
+    void *p = be->iface.mem_alloc(bytes ? bytes : 1);
+    if (!p)
+        remat_error(REMAT_ERR_NOMEM, "remat_backend_alloc: %s backend: out of memory for %zu bytes", be->iface.name,
+                    bytes);
+    return p;
+}
+
+void remat_backend_free(remat_backend *be, void *p)
+{
+    if (!be || !p)
+        return;
+    enter(be);
+    be->iface.mem_free(p);
+}
+
+/* the two copies: host memory is backend memory without copy_in */
+static remat_status copy(remat_backend *be, void *dst, const void *src, size_t bytes, int up, const char *what)
+{
+    if (!be || ((!dst || !src) && bytes))
+        return remat_error(REMAT_ERR_NULL, "%s: %s is NULL", what, !be ? "backend" : !dst ? "dst" : "src");
+    if (!bytes)
+        return REMAT_OK;
+    enter(be);
+    if (!be->iface.copy_in) {
+        memcpy(dst, src, bytes);
+        return REMAT_OK;
+    }
+    if (up)
+        be->iface.copy_in(dst, src, bytes);
+    else
+        be->iface.copy_out(dst, src, bytes);
+    return be->iface.finish ? be->iface.finish() : REMAT_OK;
+}
+
+remat_status remat_backend_upload(remat_backend *be, void *dst, const void *host_src, size_t bytes)
+{
+    return copy(be, dst, host_src, bytes, 1, "remat_backend_upload");
+}
+
+remat_status remat_backend_download(remat_backend *be, void *host_dst, const void *src, size_t bytes)
+{
+    return copy(be, host_dst, src, bytes, 0, "remat_backend_download");
+}
