@@ -543,6 +543,7 @@ static void test_ad_predicted_arena_equals_measured_peak(void **state)
 
 int main(void)
 {
+    remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ad_policies_leave_mlp_gradients_bitwise_identical),
         cmocka_unit_test(test_ad_policies_leave_nested_region_gradients_bitwise_identical),

@@ -963,6 +963,7 @@ static void test_ad_vjp_outputs_order_and_argnums(void **state)
 
 int main(void)
 {
+    remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ad_ops_value_and_vjp_match_jax),
         cmocka_unit_test(test_ad_ties_and_relu_at_zero_follow_jax),

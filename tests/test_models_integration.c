@@ -407,6 +407,7 @@ static void test_models_ode_bad_options_name_the_option(void **state)
 
 int main(void)
 {
+    remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_models_integrate_matches_reference_steps),
         cmocka_unit_test(test_models_outputs_land_exactly_on_data_times),

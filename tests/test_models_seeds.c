@@ -251,6 +251,7 @@ static void test_models_adam_matches_optax_formulas(void **state)
 
 int main(void)
 {
+    remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_models_euler_seed_pfr),
         cmocka_unit_test(test_models_euler_matches_exact_discrete_solution),

@@ -711,6 +711,7 @@ static void test_nn_errors(void **state)
 
 int main(void)
 {
+    remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
     rng_seed(0x6e6e5f7465737431ull);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nn_mlp_names_as_flax),

@@ -610,6 +610,7 @@ static void test_scan_inside_checkpoint_region(void **state)
 
 int main(void)
 {
+    remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_schedules_policies_bitwise_identical),
         cmocka_unit_test(test_scan_program_reruns_reproduce),

@@ -485,6 +485,7 @@ static void test_scan_vjp_matches_unrolled(void **state)
 
 int main(void)
 {
+    remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_forward_matches_unrolled),
         cmocka_unit_test(test_scan_cumsum_closed_form),

@@ -125,11 +125,25 @@ remat_fn *ad_ok(ad_kind k, const remat_fn *f, int n, const int *argnums)
 
 remat_fn *grad_ok(const remat_fn *f, int n, const int *argnums) { return ad_ok(AD_GRAD, f, n, argnums); }
 
+remat_backend *remat_test_backend(void)
+{
+    static remat_backend *be;
+    if (be)
+        return be;
+    const char *name = getenv("REMAT_BACKEND");
+    if (!(be = remat_backend_from_name(name))) {
+        printf("SKIP: REMAT_BACKEND=%s: %s\n", name ? name : "", remat_last_error());
+        fflush(stdout);
+        exit(77);
+    }
+    return be;
+}
+
 remat_program *compile_ok(const remat_fn *f)
 {
     assert_fn_ok(f);
     remat_program *p = NULL;
-    if (remat_compile(f, remat_backend_cpu(), &p) != REMAT_OK)
+    if (remat_compile(f, remat_test_backend(), &p) != REMAT_OK)
         fail_msg("compile of '%s' failed: %s", remat_fn_name(f), remat_last_error());
     return p;
 }

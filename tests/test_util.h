@@ -115,7 +115,14 @@ typedef enum { AD_GRAD, AD_VALUE_AND_GRAD, AD_VJP } ad_kind;
 remat_fn *ad_ok(ad_kind k, const remat_fn *f, int n, const int *argnums);
 remat_fn *grad_ok(const remat_fn *f, int n, const int *argnums);
 
-/* f checked with assert_fn_ok, then compiled for the CPU backend */
+/* The backend the suites compile for (compile_ok, and the suites meson
+ * registers once per backend, as SUNDIALS runs one N_Vector suite per
+ * backend): REMAT_BACKEND ("cpu" when unset, "cuda", "cuda:N"). A backend
+ * that is not there (remat built without CUDA, no device) prints why and
+ * exits 77, which meson reports as SKIP: such suites call it first in main. */
+remat_backend *remat_test_backend(void);
+
+/* f checked with assert_fn_ok, then compiled for remat_test_backend() */
 remat_program *compile_ok(const remat_fn *f);
 
 #define MAXO 64

@@ -55,8 +55,8 @@ remat_backend *remat_backend_cpu(void);
  * and structural kernels, dot_general on cuBLAS). A program's arena and
  * constants live in device memory, planned as on the CPU; each program runs
  * on a stream of its own. remat_run copies the caller's host buffers in and
- * out; remat_run_device takes buffers already on the device. Custom ops run
- * on the host through copies (remat_stats.host_ops). One object per device
+ * out; remat_run_device takes buffers already on the device. Custom ops and
+ * linear_solve run on the host through copies (remat_stats.host_ops). One object per device
  * for the process; never freed. NULL, with remat_last_error() saying why,
  * when remat was built without CUDA ("remat was built without CUDA") or the
  * device is not there ("no CUDA device: ..."). */
@@ -66,6 +66,10 @@ remat_backend *remat_backend_cuda(int device);
  * unavailable CUDA is NULL with remat_backend_cuda's message. The CLI, the
  * examples and the tests take the name from REMAT_BACKEND or --backend. */
 remat_backend *remat_backend_from_name(const char *name);
+/* *out := the backend REMAT_BACKEND names (the CPU when unset), which the
+ * PFR reactor and the networks' training compile for; fitting stays on the
+ * CPU. An unavailable backend is its error (*out NULL). */
+remat_status remat_backend_from_env(remat_backend **out);
 const char *remat_backend_name(const remat_backend *be);
 
 /* Memory of the backend (CUDA: device memory; CPU: aligned host memory), for
@@ -112,7 +116,7 @@ typedef struct {
     int64_t op_counts[REMAT_OP_COUNT];
     int64_t host_ops;             /* ops a device backend ran on the host through copies
                                      (CUDA: custom ops, whose kernels are the caller's C
-                                     functions); 0 on the CPU */
+                                     functions, and linear_solve); 0 on the CPU */
     double seconds;
 } remat_stats;
 

@@ -64,7 +64,7 @@ static const remat_backend_iface cuda_iface = {
     .program_free = remat_cuda_state_free,
     .enter = cuda_enter,
     .finish = cuda_finish,
-    .custom_on_host = true,
+    .on_host = remat_cuda_on_host,
 };
 
 const remat_backend_iface *remat_cuda_iface(void) { return &cuda_iface; }

@@ -1,10 +1,12 @@
 /*
- * custom.c — a caller's op (remat_custom_op) on the CUDA backend: its forward
- * and VJP are the caller's C functions over host memory, so the instruction
- * copies its inputs to host buffers, calls the function, and copies the
- * output back (synchronising the stream each way). remat_stats.host_ops
- * counts these ops so that a slow GPU run says why.
+ * custom.c — ops the CUDA backend runs on the host: a caller's op
+ * (remat_custom_op), whose forward and VJP are the caller's C functions over
+ * host memory, and linear_solve, on the CPU's kernel until a cuSOLVER path
+ * exists. The instruction copies its inputs to host buffers, runs, and
+ * copies the output back (synchronising the stream each way).
+ * remat_stats.host_ops counts these ops so that a slow GPU run says why.
  */
+#include "backend/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -58,5 +60,68 @@ remat_status remat_cuda_lower_custom(const remat_exec_op *op, remat_instr *ins, 
         return nomem(op->op);
     ins->fn = k_custom;
     ins->aux = C;
+    return REMAT_OK;
+}
+
+bool remat_cuda_on_host(remat_op op)
+{
+    return op == REMAT_OP_CUSTOM || op == REMAT_OP_CUSTOM_VJP || op == REMAT_OP_LINEAR_SOLVE;
+}
+
+/* linear_solve: A (batch, n, n), b and out (batch, n, k) or (batch, n) */
+typedef struct {
+    remat_dtype dt;
+    int transpose;
+    int64_t batch, n, k;
+    size_t a_bytes, b_bytes;
+    void *a, *b, *out, *scratch; /* host */
+} cuda_solve;
+
+static void solve_dims(const remat_exec_op *op, int64_t *batch, int64_t *n, int64_t *k)
+{
+    const remat_shape *a = &op->in_shapes[0];
+    *n = a->dims[a->rank - 1];
+    *batch = 1;
+    for (int i = 0; i < a->rank - 2; i++)
+        *batch *= a->dims[i];
+    *k = op->shape.rank == a->rank ? op->shape.dims[a->rank - 1] : 1;
+}
+
+size_t remat_cuda_solve_scratch(const remat_exec_op *op)
+{
+    int64_t batch, n, k;
+    solve_dims(op, &batch, &n, &k);
+    return remat_cpu_linear_solve_scratch(op->dtype, n, k);
+}
+
+static void k_solve(const remat_instr *I)
+{
+    const cuda_solve *S = I->aux;
+    remat_cuda_copy_out(S->a, I->in[0], S->a_bytes);
+    remat_cuda_copy_out(S->b, I->in[1], S->b_bytes);
+    remat_cpu_linear_solve(S->dt, S->out, S->a, S->b, S->batch, S->n, S->k, S->transpose, S->scratch);
+    remat_cuda_copy_in(I->out, S->out, S->b_bytes);
+}
+
+remat_status remat_cuda_lower_solve(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                    void *ctx)
+{
+    cuda_solve *S = alloc(ctx, sizeof *S);
+    if (!S)
+        return nomem(op->op);
+    *S = (cuda_solve){.dt = op->dtype, .transpose = op->p.solve_transpose != 0};
+    solve_dims(op, &S->batch, &S->n, &S->k);
+    const remat_tensor a = {.dtype = op->in_dtypes[0], .shape = op->in_shapes[0]};
+    const remat_tensor b = {.dtype = op->in_dtypes[1], .shape = op->in_shapes[1]};
+    S->a_bytes = remat_tensor_bytes(&a);
+    S->b_bytes = remat_tensor_bytes(&b);
+    S->a = alloc(ctx, S->a_bytes + 1);
+    S->b = alloc(ctx, S->b_bytes + 1);
+    S->out = alloc(ctx, S->b_bytes + 1);
+    S->scratch = alloc(ctx, remat_cuda_solve_scratch(op) + 1);
+    if (!S->a || !S->b || !S->out || !S->scratch)
+        return nomem(op->op);
+    ins->fn = k_solve;
+    ins->aux = S;
     return REMAT_OK;
 }

@@ -27,7 +27,7 @@ static int uop_kind_of(remat_op op)
         case REMAT_OPP_EXPONENT: return REMAT_CUDA_UOP_POW;
         case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT: case REMAT_OPP_AXIS:
         case REMAT_OPP_AXES: case REMAT_OPP_PERM: case REMAT_OPP_BDIMS: case REMAT_OPP_DOT:
-        case REMAT_OPP_SLICE: case REMAT_OPP_PAD: case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM:
+        case REMAT_OPP_SOLVE: case REMAT_OPP_SLICE: case REMAT_OPP_PAD: case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM:
         case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
             return -1;
         }
@@ -36,7 +36,7 @@ static int uop_kind_of(remat_op op)
     case REMAT_OPCAT_BINARY:
     case REMAT_OPCAT_COMPARE: return REMAT_CUDA_UOP_BINARY;
     case REMAT_OPCAT_LEAF: case REMAT_OPCAT_CONVERT: case REMAT_OPCAT_REDUCE:
-    case REMAT_OPCAT_STRUCTURAL: case REMAT_OPCAT_DOT: case REMAT_OPCAT_IDENTITY:
+    case REMAT_OPCAT_STRUCTURAL: case REMAT_OPCAT_DOT: case REMAT_OPCAT_LINALG: case REMAT_OPCAT_IDENTITY:
     case REMAT_OPCAT_CUSTOM: case REMAT_OPCAT_CONTROL: case REMAT_OPCAT_COUNT:
         return -1;
     }

@@ -157,7 +157,8 @@ static bool ew_kernel_knows(remat_op op)
     case REMAT_OP_REDUCE_MAX: case REMAT_OP_BROADCAST: case REMAT_OP_RESHAPE: case REMAT_OP_TRANSPOSE:
     case REMAT_OP_SLICE: case REMAT_OP_PAD: case REMAT_OP_CONCATENATE: case REMAT_OP_DOT_GENERAL:
     case REMAT_OP_NAME: case REMAT_OP_STOP_GRADIENT: case REMAT_OP_CHECKPOINT: case REMAT_OP_PROJ:
-    case REMAT_OP_CUSTOM: case REMAT_OP_CUSTOM_VJP: case REMAT_OP_HOP: case REMAT_OP_COUNT:
+    case REMAT_OP_CUSTOM: case REMAT_OP_CUSTOM_VJP: case REMAT_OP_HOP: case REMAT_OP_LINEAR_SOLVE:
+    case REMAT_OP_COUNT:
         return false;
     }
     return false;
@@ -180,6 +181,7 @@ bool remat_cuda_supports(const remat_exec_op *op)
     case REMAT_OPCAT_DOT:
     case REMAT_OPCAT_IDENTITY:
     case REMAT_OPCAT_CUSTOM:
+    case REMAT_OPCAT_LINALG:
         return true;
     case REMAT_OPCAT_REDUCE:
         return op->op == REMAT_OP_SUM || op->op == REMAT_OP_REDUCE_MAX;
@@ -192,12 +194,15 @@ bool remat_cuda_supports(const remat_exec_op *op)
 }
 REMAT_EXHAUSTIVE_END
 
-/* dot_general's transposes into scratch: the CPU's, so the arena plan is the CPU's */
+/* dot_general's transposes into scratch, and linear_solve's (kept, unused,
+ * so that the arena plan stays the CPU's: the solve runs on the host with
+ * host scratch, custom.c): the CPU's sizes */
 size_t remat_cuda_scratch(const remat_exec_op *op)
 {
-    if (remat_op_category_of(op->op) != REMAT_OPCAT_DOT)
-        return 0;
-    return remat_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+    const remat_op_category c = remat_op_category_of(op->op);
+    if (c == REMAT_OPCAT_DOT)
+        return remat_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+    return c == REMAT_OPCAT_LINALG ? remat_cuda_solve_scratch(op) : 0;
 }
 
 static cuda_ew *ew_block(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
@@ -228,8 +233,8 @@ static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, cuda_
         return REMAT_OK;
     case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT: case REMAT_OPP_AXIS:
     case REMAT_OPP_AXES: case REMAT_OPP_PERM: case REMAT_OPP_BDIMS: case REMAT_OPP_DOT:
-    case REMAT_OPP_SLICE: case REMAT_OPP_PAD: case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM:
-    case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
+    case REMAT_OPP_SOLVE: case REMAT_OPP_SLICE: case REMAT_OPP_PAD: case REMAT_OPP_CALL:
+    case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
         break;
     }
     return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: unary op '%s' has a parameter it does not know",
@@ -266,7 +271,7 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
     case REMAT_OPP_PAD: remat_cpu_pad_plan(&P, op->dtype, &op->shape, &op->in_shapes[0], op->p.pad); break;
     case REMAT_OPP_AXIS: case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT:
     case REMAT_OPP_INT_EXPONENT: case REMAT_OPP_EXPONENT: case REMAT_OPP_AXES: case REMAT_OPP_DOT:
-    case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
+    case REMAT_OPP_SOLVE: case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
         return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: structural op '%s' has a parameter it does not know",
                            remat_op_name(op->op));
     }
@@ -368,6 +373,8 @@ remat_status remat_cuda_lower(const remat_exec_op *op, remat_instr *ins, void *(
         return lower_reduce(op, ins, alloc, ctx);
     case REMAT_OPCAT_DOT:
         return lower_dot(op, ins, alloc, ctx);
+    case REMAT_OPCAT_LINALG:
+        return remat_cuda_lower_solve(op, ins, alloc, ctx);
     case REMAT_OPCAT_LEAF:
     case REMAT_OPCAT_CONTROL:
     case REMAT_OPCAT_COUNT:

@@ -147,9 +147,9 @@ typedef struct {
     /* Waits for what this thread queued on its stream: REMAT_OK, or the
      * first device error since the last finish (message set). */
     remat_status (*finish)(void);
-    /* Instructions that run on the host through copies (CUDA: custom ops),
-     * counted in remat_stats.host_ops. */
-    bool custom_on_host;
+    /* Optional: ops this backend runs on the host through copies (CUDA:
+     * custom ops, linear_solve), counted in remat_stats.host_ops. */
+    bool (*on_host)(remat_op op);
 } remat_backend_iface;
 
 struct remat_backend {

@@ -27,6 +27,17 @@ remat_backend *remat_backend_from_name(const char *name)
     return NULL;
 }
 
+remat_status remat_backend_from_env(remat_backend **out)
+{
+    if (!out)
+        return remat_error(REMAT_ERR_NULL, "remat_backend_from_env: out is NULL");
+    const char *name = getenv("REMAT_BACKEND");
+    if ((*out = remat_backend_from_name(name)))
+        return REMAT_OK;
+    return remat_error(strncmp(name, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG, "REMAT_BACKEND=%s: %s", name,
+                       remat_last_error());
+}
+
 static void enter(remat_backend *be)
 {
     if (be->iface.enter)

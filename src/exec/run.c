@@ -212,8 +212,9 @@ static remat_status run_common(remat_program *p, int n_in, const remat_tensor *i
             for (int k = 0; k < REMAT_OP_COUNT; k++)
                 stats->op_counts[k] += s->runs * s->op_counts[k];
         }
-        if (be->custom_on_host)
-            stats->host_ops = stats->op_counts[REMAT_OP_CUSTOM] + stats->op_counts[REMAT_OP_CUSTOM_VJP];
+        for (int k = 0; be->on_host && k < REMAT_OP_COUNT; k++)
+            if (be->on_host((remat_op)k))
+                stats->host_ops += stats->op_counts[k];
     }
     return REMAT_OK;
 }

@@ -93,8 +93,11 @@ static remat_status compile_step(remat_nn_trainer *t, int64_t rows, remat_progra
     remat_status st = remat_nn_loss_fn(t->m, t->p, t->o.loss, rows, t->in_features, t->n_out, &loss);
     if (st == REMAT_OK)
         st = remat_value_and_grad(loss, t->np, argnums, &vg);
+    remat_backend *be = NULL;
     if (st == REMAT_OK)
-        st = remat_compile(vg, remat_backend_cpu(), out);
+        st = remat_backend_from_env(&be);
+    if (st == REMAT_OK)
+        st = remat_compile(vg, be, out);
     free(argnums);
     remat_fn_free(vg);
     remat_fn_free(loss);
@@ -116,8 +119,11 @@ static remat_status compile_fwd(remat_nn_trainer *t, int64_t rows, remat_program
         st = remat_nn_apply(t->m, f, x, pv, &y);
     if (st == REMAT_OK) {
         remat_fn_output(f, y);
-        st = remat_fn_status(f) == REMAT_OK ? remat_compile(f, remat_backend_cpu(), out)
-                                            : remat_error(remat_fn_status(f), "nn predict: %s", remat_fn_error(f));
+        remat_backend *be = NULL;
+        st = remat_fn_status(f) != REMAT_OK ? remat_error(remat_fn_status(f), "nn predict: %s", remat_fn_error(f))
+                                            : remat_backend_from_env(&be);
+        if (st == REMAT_OK)
+            st = remat_compile(f, be, out);
     }
     free(pv);
     remat_fn_free(f);

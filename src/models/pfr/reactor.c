@@ -122,8 +122,11 @@ static remat_status finish(remat_fn *f, remat_status st, remat_program **prog, r
 {
     if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
         st = remat_error(remat_fn_status(f), "pfr: %s", remat_fn_error(f));
+    remat_backend *be = NULL;
     if (st == REMAT_OK)
-        st = remat_compile(f, remat_backend_cpu(), prog);
+        st = remat_backend_from_env(&be);
+    if (st == REMAT_OK)
+        st = remat_compile(f, be, prog);
     if (st == REMAT_OK)
         *keep = f;
     else
