@@ -428,7 +428,9 @@ static void test_scan_jit_lane_blocks_threads(void **state)
  * evaluations and store the plan predicts, and both nodes (the forward
  * phase, the reverse phase) really were split. Blocks need not divide m
  * either: REMAT_SCAN_BLOCK=24 runs blocks of 24, 24, 24, 24 and 4 lanes,
- * with the unblocked bits. */
+ * with the unblocked bits, on 3 threads each in its worker's store (a
+ * block's items packed 4 to a full-width carry or tape, so a store-all
+ * block holds a quarter of the store). */
 static void test_scan_jit_lane_ranges_threads(void **state)
 {
     (void)state;
@@ -480,6 +482,11 @@ static void test_scan_jit_lane_ranges_threads(void **state)
 #if REMAT_HAVE_GCCJIT
                 if (blocked.plan.peak_snapshot_bytes >= blocked.plan.scan_carry_bytes)
                     assert_int_equal(blocked.plan.scan_block_lanes, 24);
+                /* store-all: a block's 700 tapes packed 4 to a full-width tape */
+                if (si == 0 && (blocked.plan.scan_block_store_bytes == 0 ||
+                                blocked.plan.scan_block_store_bytes > blocked.plan.peak_snapshot_bytes / 3))
+                    fail_msg("%s: a block's store is %zu bytes of the schedule's %zu", jit_schedules[si],
+                             blocked.plan.scan_block_store_bytes, blocked.plan.peak_snapshot_bytes);
 #endif
                 unsetenv("REMAT_SCAN_BLOCK");
                 assert_int_equal(remat_set_num_threads(0), REMAT_OK);

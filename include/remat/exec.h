@@ -104,6 +104,11 @@ typedef struct {
                                        (the largest; 0: none): forward and reverse of one block
                                        run back to back, so a block's share of the store,
                                        peak_snapshot_bytes * block / lanes, is what is hot */
+    size_t scan_block_store_bytes;  /* of that scan: the store one thread running its blocks
+                                       holds (its blocks reuse it; 0: blocks run in the
+                                       schedule's store). The arena still reserves
+                                       peak_snapshot_bytes; the blocks touch one such store
+                                       per thread running them. */
 } remat_memory_plan;
 
 typedef struct {

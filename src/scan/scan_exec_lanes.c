@@ -28,11 +28,16 @@
 
 /* ---- the buffer table ---- */
 
+/* buffer q at p, moved to lane `lane` */
+static inline void set_at(scan_lane_block *b, int q, const void *p, int64_t lane, int64_t stride)
+{
+    b->ptr[q] = p ? (char *)p + lane * b->r->lanes.lane_bytes[q] : NULL;
+    b->stride[q] = stride;
+}
+
 static inline void set(scan_lane_block *b, int kind, int i, const void *p, int64_t stride)
 {
-    const int q = b->r->lanes.base[kind] + i;
-    b->ptr[q] = p ? (char *)p + b->lane0 * b->r->lanes.lane_bytes[q] : NULL;
-    b->stride[q] = stride;
+    set_at(b, b->r->lanes.base[kind] + i, p, b->lane0, stride);
 }
 
 /* x_t / y_t (and their cotangents) of step k, moving by `dk` steps per call
@@ -60,18 +65,67 @@ static inline void set_steps(scan_lane_block *b, int64_t k, int dk, bool rev)
     }
 }
 
-static inline void set_shot(scan_lane_block *b, const char *slot, int64_t stride)
+/* ---- the store: the node's, or a worker's (scan_rt.h, scan_lane_block) ----
+ *
+ * In the node's store, snapshot slot k is at slots + k * carry_bytes, every
+ * range at its own lanes. In a worker's store (group G > 0) item k (a slot
+ * or a tape) is in row group k / G, at the virtual lanes (k % G) * w ..
+ * of that group (w = the block's lanes, G * w <= m): the block's items are
+ * packed side by side into full-width carries and tapes, so one block's
+ * store is a block's share of the node's, and consecutive items are w lanes
+ * apart. A kernel call then stays within one group (run_len). */
+
+/* item k's memory in area `first` (items of `bytes`), and its first lane */
+static inline char *item(const scan_lane_block *b, char *first, size_t bytes, int64_t k, int64_t *lane)
 {
-    for (int i = 0; i < b->r->nc; i++)
-        set(b, LB_SHOT, i, slot + b->r->carry_off[i], stride);
+    if (b->group == 0) {
+        *lane = b->lane0;
+        return first + (size_t)k * bytes;
+    }
+    *lane = k % b->group * b->r->lanes.block;
+    return first + (size_t)(k / b->group) * bytes;
 }
 
-static inline void set_tape(scan_lane_block *b, const char *tp, int64_t stride)
+/* the step stride of buffer q over items k, k+d, .. */
+static inline int64_t item_stride(const scan_lane_block *b, int q, size_t bytes, int64_t d)
+{
+    return b->group == 0 ? d * (int64_t)bytes : d * b->r->lanes.block * b->r->lanes.lane_bytes[q];
+}
+
+/* how many of n items k, k+d, k+2d, .. lie in k's group */
+static inline int64_t run_len(const scan_lane_block *b, int64_t k, int64_t d, int64_t n)
+{
+    if (b->group == 0 || d == 0)
+        return n;
+    const int64_t in = k % b->group, c = d > 0 ? (b->group - 1 - in) / d + 1 : in / -d + 1;
+    return c < n ? c : n;
+}
+
+/* the snapshot buffers at slot, dslot apart; returns the steps one call may take */
+static inline int64_t set_shot(scan_lane_block *b, int64_t slot, int64_t dslot, int64_t n)
+{
+    const scan_rt *r = b->r;
+    int64_t lane;
+    const char *p = item(b, b->slots, r->d->carry_bytes, slot, &lane);
+    for (int i = 0; i < r->nc; i++) {
+        const int q = r->lanes.base[LB_SHOT] + i;
+        set_at(b, q, p + r->carry_off[i], lane, item_stride(b, q, r->d->carry_bytes, dslot));
+    }
+    return run_len(b, slot, dslot, n);
+}
+
+/* the tape buffers at tape, d (+1, -1) apart; returns the steps one call may take */
+static inline int64_t set_tape(scan_lane_block *b, int64_t tape, int64_t d, int64_t n)
 {
     const scan_rt *r = b->r;
     const scan_body_vjp *V = r->d->vjp;
-    for (int t = 0; t < r->n_taped; t++)
-        set(b, LB_TAPE, t, tp + V->res_off[r->res_taped[t]], stride);
+    int64_t lane;
+    const char *p = item(b, b->tapes, V->tape_bytes, tape, &lane);
+    for (int t = 0; t < r->n_taped; t++) {
+        const int q = r->lanes.base[LB_TAPE] + t;
+        set_at(b, q, p + V->res_off[r->res_taped[t]], lane, item_stride(b, q, V->tape_bytes, d));
+    }
+    return run_len(b, tape, d, n);
 }
 
 static inline void call(scan_lane_block *b, int kernel, int64_t count)
@@ -91,27 +145,30 @@ static inline void count_runs(scan_lane_block *b, remat_program *p, int64_t n, b
     remat_program_add_runs(p, n);
 }
 
-/* dst := src for the carries' lanes of the range (all lanes: one copy):
- * rows of lanes, row by row */
-static void copy_carry_lanes(scan_lane_block *b, char *dst, const char *src)
+/* The carries' lanes of the range between the current carry and slot
+ * (to_slot: snapshot, else restore): rows of lanes, row by row; all lanes
+ * of the node's store in one copy. */
+static void copy_slot(scan_lane_block *b, int64_t slot, bool to_slot)
 {
     const scan_rt *r = b->r;
-    if (b->lanes == r->lanes.m) {
-        r->be->iface.mem_copy(dst, src, r->d->carry_bytes);
+    int64_t lane;
+    char *s = item(b, b->slots, r->d->carry_bytes, slot, &lane);
+    if (b->lanes == r->lanes.m && b->group == 0) {
+        r->be->iface.mem_copy(to_slot ? s : r->cur, to_slot ? r->cur : s, r->d->carry_bytes);
         return;
     }
     for (int i = 0; i < r->nc; i++) {
         const int64_t lb = r->lanes.lane_bytes[r->lanes.base[LB_CARRY] + i], row = r->lanes.m * lb;
         const int64_t rows = (int64_t)remat_shape_numel(&r->d->in[i].shape) *
                              (int64_t)remat_dtype_size(r->d->in[i].dt) / row;
-        const size_t at = r->carry_off[i] + (size_t)(b->lane0 * lb);
+        char *c = r->cur + r->carry_off[i] + b->lane0 * lb, *t = s + r->carry_off[i] + lane * lb;
         for (int64_t q = 0; q < rows; q++)
-            r->be->iface.mem_copy(dst + at + (size_t)(q * row), src + at + (size_t)(q * row),
+            r->be->iface.mem_copy(to_slot ? t + q * row : c + q * row, to_slot ? c + q * row : t + q * row,
                                   (size_t)(b->lanes * lb));
     }
 }
 
-/* ---- the ops ---- */
+/* ---- the ops (each kernel call within one group of a worker's store) ---- */
 
 static void x_advance(void *x, int64_t step, int64_t n)
 {
@@ -121,57 +178,60 @@ static void x_advance(void *x, int64_t step, int64_t n)
     count_runs(b, b->r->p_primal, n, true);
 }
 
-static void x_snapshot(void *x, int slot)
-{
-    scan_lane_block *b = x;
-    copy_carry_lanes(b, remat_scan_rt_slot(b->r, slot), b->r->cur);
-}
+static void x_snapshot(void *x, int slot) { copy_slot(x, slot, true); }
 
-static void x_restore(void *x, int slot)
-{
-    scan_lane_block *b = x;
-    copy_carry_lanes(b, b->r->cur, remat_scan_rt_slot(b->r, slot));
-}
+static void x_restore(void *x, int slot) { copy_slot(x, slot, false); }
 
 static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
 {
     scan_lane_block *b = x;
-    set_steps(b, step, 1, false);
-    set_shot(b, remat_scan_rt_slot(b->r, slot), dslot * (int64_t)b->r->d->carry_bytes);
-    call(b, LKI_ADVANCE_SHOT, n);
-    count_runs(b, b->r->p_primal, n, true);
+    for (int64_t c; n > 0; step += c, slot += (int)(c * dslot), n -= c) {
+        c = set_shot(b, slot, dslot, n);
+        set_steps(b, step, 1, false);
+        call(b, LKI_ADVANCE_SHOT, c);
+        count_runs(b, b->r->p_primal, c, true);
+    }
 }
 
 static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
 {
     scan_lane_block *b = x;
-    set_steps(b, step, 1, false);
-    set_tape(b, remat_scan_rt_tape(b->r, tape), (int64_t)b->r->d->vjp->tape_bytes);
-    call(b, LKI_TAPE, n);
-    count_runs(b, b->r->p_fwd, n, true);
+    for (int64_t c; n > 0; step += c, tape += c, n -= c) {
+        c = set_tape(b, tape, 1, n);
+        set_steps(b, step, 1, false);
+        call(b, LKI_TAPE, c);
+        count_runs(b, b->r->p_fwd, c, true);
+    }
 }
 
 static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
 {
     scan_lane_block *b = x;
-    set_steps(b, step, -1, true);
-    set_tape(b, remat_scan_rt_tape(b->r, tape), -(int64_t)b->r->d->vjp->tape_bytes);
-    call(b, LKI_REVERSE, n);
-    count_runs(b, b->r->p_bwd, n, false);
+    for (int64_t c; n > 0; step -= c, tape -= c, n -= c) {
+        c = set_tape(b, tape, -1, n);
+        set_steps(b, step, -1, true);
+        call(b, LKI_REVERSE, c);
+        count_runs(b, b->r->p_bwd, c, false);
+    }
 }
 
 static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
 {
     scan_lane_block *b = x;
     REMAT_ASSERT(slot >= 0 || n == 1);
-    set_steps(b, step, -1, true);
-    if (slot >= 0)
-        set_shot(b, remat_scan_rt_slot(b->r, slot), dslot * (int64_t)b->r->d->carry_bytes);
-    else
-        set_shot(b, b->r->cur, 0);
-    call(b, LKI_RECOMPUTE, n);
-    count_runs(b, b->r->p_fwd, n, true);
-    count_runs(b, b->r->p_bwd, n, false);
+    for (int64_t c; n > 0; step -= c, slot += (int)(c * dslot), n -= c) {
+        if (slot >= 0) {
+            c = set_shot(b, slot, dslot, n);
+        } else { /* from the current carry */
+            c = n;
+            for (int i = 0; i < b->r->nc; i++)
+                set(b, LB_SHOT, i, b->r->cur + b->r->carry_off[i], 0);
+        }
+        set_steps(b, step, -1, true);
+        call(b, LKI_RECOMPUTE, c);
+        count_runs(b, b->r->p_fwd, c, true);
+        count_runs(b, b->r->p_bwd, c, false);
+    }
 }
 
 static const scan_executor lanes = {
@@ -181,10 +241,17 @@ static const scan_executor lanes = {
 
 static void run_on(void *b, const scan_xop *ops, int64_t n) { scan_walk(&lanes, b, ops, n); }
 
-/* the buffers that stay put, for the range's lanes */
-static void bind_range(scan_lane_block *b)
+/* the buffers that stay put, for the range's lanes, and the store: the
+ * node's unless the range is a block in a worker's store (run_blocks) */
+static void bind_range(scan_lane_block *b, char *worker_store)
 {
     const scan_rt *r = b->r;
+    const remat_scan_data *d = r->d;
+    b->group = worker_store ? r->lanes.m / r->lanes.block : 0;
+    b->slots = worker_store ? worker_store : r->store;
+    if (d->vjp && b->slots)
+        b->tapes = b->slots + (size_t)(b->group ? (d->max_slots + b->group - 1) / b->group : d->max_slots) *
+                                  d->carry_bytes;
     for (int i = 0; i < r->nc; i++) {
         set(b, LB_CARRY, i, r->cur + r->carry_off[i], 0);
         set(b, LB_CT, i, r->ct_cur + r->carry_off[i], 0);
@@ -197,12 +264,12 @@ static void bind_range(scan_lane_block *b)
 
 /* the table of range `at` (one per concurrent range: `at` is the first
  * unit of a pool range, and pool ranges are disjoint) over lanes [lo, hi) */
-static scan_lane_block *range_table(scan_rt *r, int64_t at, int64_t lo, int64_t hi)
+static scan_lane_block *range_table(scan_rt *r, int64_t at, int64_t lo, int64_t hi, char *worker_store)
 {
     REMAT_ASSERT(at < r->n_ranges && lo < hi && hi <= r->lanes.m);
     scan_lane_block *b = &r->ranges[at];
     b->lane0 = lo, b->lanes = hi - lo;
-    bind_range(b);
+    bind_range(b, worker_store);
     return b;
 }
 
@@ -224,7 +291,7 @@ static void run_split(void *ctx, int64_t begin, int64_t end)
     const split_ctx *c = ctx;
     scan_rt *r = c->r;
     const int64_t u = r->split_lanes, hi = end * u < r->lanes.m ? end * u : r->lanes.m;
-    run_on(range_table(r, begin, begin * u, hi), c->ops, c->n);
+    run_on(range_table(r, begin, begin * u, hi, NULL), c->ops, c->n);
 }
 
 static bool split_pays(const scan_rt *r, const scan_xop *ops, int64_t n)
@@ -252,7 +319,7 @@ static void run(void *x, const scan_xop *ops, int64_t n)
 static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
 {
     r->ks = ks, r->ct_ks = ct_ks;
-    bind_range(&r->lb);
+    bind_range(&r->lb, NULL);
     for (int i = 0; i < r->nk; i++) {
         if (ct_ks) { /* -0.0: the accumulation then gives the interpreter's bits (scan_rt.h) */
             const remat_dtype dt = r->d->in[r->nc + r->nx + i].dt;
@@ -261,30 +328,66 @@ static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
     }
 }
 
-/* ---- lane blocks ---- */
+/* ---- lane blocks ----
+ *
+ * Each block runs its forward phase, then its reverse, back to back, so
+ * that its store stays in cache. With a worker's store (scan_rt.h), a pool
+ * range is a set of workers, each with its store (the node's store cut
+ * into worker_bytes pieces: the blocks touch no other part of it) and
+ * claiming blocks until none are left; which worker runs a block changes
+ * no bits (a block writes every item of the store before reading it).
+ * Otherwise (shared stores: blocks on the caller; or more threads than
+ * workers' stores fit in the node's), blocks use the node's store, each at
+ * its lanes. */
 
-/* blocks [begin, end): each one's forward phase, then its reverse, back to
- * back, so that its share of the store stays in cache */
+typedef struct {
+    scan_rt *r;
+    atomic_llong next; /* the next block to claim */
+} blocks_ctx;
+
+static void run_block(scan_rt *r, int64_t at, int64_t j, char *worker_store)
+{
+    const int64_t w = r->lanes.block, m = r->lanes.m;
+    scan_lane_block *b = range_table(r, at, j * w, (j + 1) * w < m ? (j + 1) * w : m, worker_store);
+    remat_status st = remat_scan_rt_run_phase(r, SCAN_PHASE_FORWARD, run_on, b);
+    if (st == REMAT_OK)
+        st = remat_scan_rt_run_phase(r, SCAN_PHASE_REVERSE, run_on, b);
+    remat_scan_rt_fail(r, st);
+}
+
+/* workers [begin, end) */
+static void run_workers(void *ctx, int64_t begin, int64_t end)
+{
+    blocks_ctx *c = ctx;
+    scan_rt *r = c->r;
+    const int64_t nb = (r->lanes.m + r->lanes.block - 1) / r->lanes.block;
+    for (int64_t k = begin; k < end; k++)
+        for (int64_t j; (j = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed)) < nb;)
+            run_block(r, k, j, r->store + (size_t)k * r->worker_bytes);
+}
+
+/* blocks [begin, end) in the node's store */
 static void run_block_range(void *ctx, int64_t begin, int64_t end)
 {
-    scan_rt *r = ctx;
-    const int64_t w = r->lanes.block, m = r->lanes.m;
-    for (int64_t j = begin; j < end; j++) {
-        scan_lane_block *b = range_table(r, begin, j * w, (j + 1) * w < m ? (j + 1) * w : m);
-        remat_status st = remat_scan_rt_run_phase(r, SCAN_PHASE_FORWARD, run_on, b);
-        if (st == REMAT_OK)
-            st = remat_scan_rt_run_phase(r, SCAN_PHASE_REVERSE, run_on, b);
-        remat_scan_rt_fail(r, st);
-    }
+    for (int64_t j = begin; j < end; j++)
+        run_block(ctx, begin, j, NULL);
 }
 
 static void run_blocks(scan_rt *r)
 {
-    const int64_t n = (r->lanes.m + r->lanes.block - 1) / r->lanes.block;
-    if (r->lanes.split)
-        remat_parallel_for(n, 1, run_block_range, r);
-    else
-        run_block_range(r, 0, n);
+    const int64_t nb = (r->lanes.m + r->lanes.block - 1) / r->lanes.block;
+    const int64_t threads = r->lanes.split ? remat_num_threads() : 1, nw = threads < nb ? threads : nb;
+    r->workers_used = 0;
+    if (r->worker_bytes > 0 && nw <= r->max_workers) {
+        blocks_ctx c = {.r = r};
+        atomic_init(&c.next, 0);
+        remat_parallel_for(nw, 1, run_workers, &c);
+        r->workers_used = nw;
+    } else if (r->lanes.split) { /* more threads than workers' stores fit */
+        remat_parallel_for(nb, 1, run_block_range, r);
+    } else {
+        run_block_range(r, 0, nb);
+    }
 }
 
 static void finish(scan_rt *r, void *const *ct_ks) { (void)r, (void)ct_ks; }

@@ -840,8 +840,7 @@ static int lane_strides(const remat_lane_program *const *p, int n, const remat_l
     return 1;
 }
 
-int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want,
-                           int64_t (*block_of)(int64_t m, const remat_scan_data *d, bool contiguous), scan_lanes *out,
+int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
                            void *(*alloc)(void *ctx, size_t bytes), void *ctx)
 {
     memset(out, 0, sizeof *out);
@@ -898,12 +897,11 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)(b.n_bufs + 1));
         bool shared = true;
         if (fits && lane_bytes && b.m > 1 && lane_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
-            bool contiguous = true;
+            S.contiguous = true;
             for (int i = 0; i < L.nc; i++)
-                contiguous &= lane_bytes[L.base[LB_CARRY] + i] == (int64_t)remat_dtype_size(d->in[i].dt);
+                S.contiguous &= lane_bytes[L.base[LB_CARRY] + i] == (int64_t)remat_dtype_size(d->in[i].dt);
             S.ranges = true;
             S.split = !shared;
-            S.block = block_of ? block_of(b.m, d, contiguous) : 0;
         }
         if (fits && lane_bytes && be->iface.compile_lanes(n, pp, got) == REMAT_OK) { /* one compilation */
             for (int k = 0, i = 0; k < LKI_COUNT; k++)

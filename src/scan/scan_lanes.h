@@ -54,23 +54,21 @@ enum { LKI_ADVANCE, LKI_ADVANCE_SHOT, LKI_TAPE, LKI_REVERSE, LKI_RECOMPUTE, LKI_
 typedef struct {
     int base[LB_KINDS + 1]; /* base[LB_KINDS] = the table's size */
     remat_lane_fn fn[LKI_COUNT];      /* lanes 0 .. lanes-1 from the buffers' pointers */
-    int64_t m, block;                 /* block 0: not blocked */
+    int64_t m, block;                 /* block: lanes per lane block (scan_runtime.c; 0: not blocked) */
     bool ranges;                      /* the lanes are independent: a run over any lane range is exact */
     bool split;                       /* ranges may run at once: no kernel stores an element all lanes share */
+    bool contiguous;                  /* lane j+1 of every carry is the element after lane j's (SoA) */
     int64_t *lane_bytes;              /* [base[LB_KINDS]] per buffer (0: the same for every lane) */
 } scan_lanes;
 
 /* Translates and compiles the kernels `want` asks for (bits 1 << LKI_*) for
- * the lane count m found; with independent lanes (`ranges`), block =
- * block_of(m, d, contiguous) when block_of is given (contiguous: lane j+1
- * of every carry is the element after lane j's, a structure of arrays).
- * Returns 1 with *out filled (lane_bytes from alloc(ctx)), or 0 when the
- * body does not fit (an op without a lane form, no consistent lane axis,
- * too large) or the backend cannot compile: the caller interprets the body
- * instead. */
+ * the lane count m found, and says whether the lanes are independent
+ * (`ranges`, `split`) and laid out contiguously. Returns 1 with *out filled
+ * (lane_bytes from alloc(ctx)), or 0 when the body does not fit (an op
+ * without a lane form, no consistent lane axis, too large) or the backend
+ * cannot compile: the caller interprets the body instead. */
 enum { LK_ADVANCE = 1, LK_ADVANCE_SHOT = 2, LK_TAPE = 4, LK_REVERSE = 8, LK_RECOMPUTE = 16 };
-int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want,
-                           int64_t (*block_of)(int64_t m, const remat_scan_data *d, bool contiguous), scan_lanes *out,
+int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
                            void *(*alloc)(void *ctx, size_t bytes), void *ctx);
 
 #endif

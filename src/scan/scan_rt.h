@@ -34,15 +34,21 @@ typedef struct {
 } scan_rt_exec;
 
 /* Compiled lanes: what one run of kernels reads, a buffer table for the
- * lanes lane0 .. lane0+lanes-1 (every buffer pointer moved to lane0). The
- * runtime's own (scan_rt.lb) covers all m lanes; each lane range (a cache
- * block, or a share of a run split over threads) has its own, so that
- * ranges can run on several threads at once. */
+ * lanes lane0 .. lane0+lanes-1 (every buffer pointer moved to lane0), and
+ * where its snapshots and tapes are. The runtime's own (scan_rt.lb) covers
+ * all m lanes; each lane range (a cache block, or a share of a run split
+ * over threads) has its own, so that ranges can run on several threads at
+ * once. A lane block keeps its snapshots and tapes in its worker's store
+ * (group > 0: scan_exec_lanes.c packs `group` items side by side in each
+ * full-width carry or tape), any other range in the node's store at its
+ * own lanes (group 0). */
 typedef struct {
     scan_rt *r;
     char **ptr;
     int64_t *stride;
     int64_t lane0, lanes;
+    char *slots, *tapes; /* the first snapshot and the first tape */
+    int64_t group;
 } scan_lane_block;
 
 struct scan_rt {
@@ -88,6 +94,10 @@ struct scan_rt {
     scan_lane_block lb, *ranges;
     int64_t n_ranges;
     int64_t split_lanes; /* lanes per unit of a run split over threads (0: never split) */
+    /* lane blocks: one worker's store (0: blocks use the node's store), how
+     * many fit in the node's store, and how many the last run used */
+    size_t worker_bytes;
+    int64_t max_workers, workers_used;
 
     bool nested; /* in a sub-program (remat_hop_lowering) */
     /* stats of the last root run (remat_hop_stats) */

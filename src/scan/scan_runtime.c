@@ -109,9 +109,9 @@ static void k_scan_bwd(const remat_instr *I)
     if (r->lanes.block > 0) {
         /* The whole schedule, block after block (on threads when they
          * allow), from carry 0: the forward node left it at the start of
-         * the store, which the blocks' first snapshots then overwrite,
-         * each its own lanes. Every block holds its lanes' share of the
-         * schedule's peak store, all blocks together the peak. */
+         * the store, which the blocks' stores then overwrite. A block holds
+         * its lanes' share of the schedule's peak store, in its worker's
+         * store (scan_exec_lanes.c); the peak reported is the schedule's. */
         r->be->iface.mem_copy(r->cur, r->store, r->d->carry_bytes);
         r->exec->run_blocks(r);
         note_peak(r, SCAN_PHASE_REVERSE);
@@ -171,8 +171,10 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
     }
     const scan_evals e = node_evals(r);
     plan->forward_evals += r->nested ? 0 : e.plain + e.record;
-    if (r->lanes.block > plan->scan_block_lanes)
+    if (r->lanes.block > plan->scan_block_lanes) {
         plan->scan_block_lanes = r->lanes.block;
+        plan->scan_block_store_bytes = r->worker_bytes;
+    }
     size_t pred = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
     if (pred >= plan->peak_snapshot_bytes) {
         plan->peak_snapshot_bytes = pred;
@@ -222,30 +224,38 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
 }
 
 /* Lanes per block for a checkpointed scan over m independent lanes:
- * REMAT_SCAN_BLOCK=N (2 <= N < m; 0: never) from the environment, else, for
- * a store over SCAN_BLOCK_MIN_STORE with contiguous lanes, the most lanes
- * (a multiple of 8 from 8 to m/2; the last block may be shorter) whose
- * share of the store fits in SCAN_BLOCK_STORE (the L2 of a small core);
- * 0: not blocked. Blocks cost one more pass over the steps (the forward
- * node's); with interleaved lanes ((B,3)) a step is dearer (its loops
- * vectorise worse) and that pass costs more than the cache saves
- * (bench_scan). */
+ * REMAT_SCAN_BLOCK=N (2 <= N < m; 0: never) from the environment, else,
+ * for a store over SCAN_BLOCK_MIN_STORE, the most lanes (a multiple of 8,
+ * at least SCAN_BLOCK_MIN_LANES, at most m/2; the last block may be
+ * shorter) whose share of the store fits in SCAN_BLOCK_STORE (most of the
+ * 1 MiB L2 of this machine's cores: a block's store is packed in its
+ * worker's, scan_exec_lanes.c); 0: not blocked. Fewer lanes make each
+ * kernel call too short to pay its loop overheads. Blocks cost one more
+ * pass over the steps (the forward node's): with interleaved lanes ((B,3))
+ * a step is dearer (its loops vectorise worse), and that pass costs more
+ * than the cache saves unless the schedule recomputes steps anyway
+ * (bench_scan: blocked (B,3) per-step takes half its unblocked time,
+ * store-all a little more than unblocked). */
 #define SCAN_BLOCK_MIN_STORE ((size_t)4 << 20)
-#define SCAN_BLOCK_STORE ((size_t)512 << 10)
-static int64_t block_of(int64_t m, const remat_scan_data *d, bool contiguous)
+#define SCAN_BLOCK_STORE ((size_t)768 << 10)
+#define SCAN_BLOCK_MIN_LANES 32
+static int64_t block_of(const scan_rt *r, const remat_scan_data *d)
 {
+    const int64_t m = r->lanes.m;
     const char *e = getenv("REMAT_SCAN_BLOCK");
     if (e && *e) {
         char *end;
         long long v = strtoll(e, &end, 10);
         return *end == 0 && v >= 2 && v < m ? (int64_t)v : 0;
     }
-    if (!contiguous || d->store_bytes < SCAN_BLOCK_MIN_STORE || m < 16)
+    const scan_evals *f = &r->plan.cost[SCAN_PHASE_FORWARD].evals, *b = &r->plan.cost[SCAN_PHASE_REVERSE].evals;
+    const bool recomputes = f->plain + f->record + b->plain + b->record > d->length;
+    if ((!r->lanes.contiguous && !recomputes) || d->store_bytes < SCAN_BLOCK_MIN_STORE || m < 2 * SCAN_BLOCK_MIN_LANES)
         return 0;
     const size_t per_lane = d->store_bytes / (size_t)m + 1;
     int64_t w = (int64_t)(SCAN_BLOCK_STORE / per_lane) / 8 * 8;
-    w = w < m / 2 ? w : m / 2 / 8 * 8;
-    return w >= 8 ? w : 0;
+    w = w > SCAN_BLOCK_MIN_LANES ? w : SCAN_BLOCK_MIN_LANES;
+    return w < m / 2 ? w : m / 2 / 8 * 8;
 }
 
 /* A run split over threads takes units of SPLIT_LANES lanes or more (whole
@@ -259,13 +269,34 @@ static int64_t split_lanes(int64_t m)
     return m >= 2 * SPLIT_LANES ? (u + SPLIT_LANES - 1) / SPLIT_LANES * SPLIT_LANES : 0;
 }
 
+/* A lane block's store in its worker's (scan_exec_lanes.c): the items of
+ * one block packed m / block side by side, the node's store cut into as
+ * many as fit. Only where blocks may run at once (a block that stores an
+ * element all lanes share would collide with its neighbours' items). */
+static void worker_store(scan_rt *r, const remat_scan_data *d)
+{
+    r->worker_bytes = 0, r->max_workers = 0;
+    if (r->lanes.block == 0 || !r->lanes.split || !d->vjp)
+        return;
+    const int64_t g = r->lanes.m / r->lanes.block;
+    const size_t bytes = (size_t)((d->max_slots + g - 1) / g) * d->carry_bytes +
+                         (size_t)((d->peak_tapes + g - 1) / g) * d->vjp->tape_bytes;
+    const size_t aligned = (bytes + 63) / 64 * 64;
+    if (aligned == 0 || aligned > d->store_bytes)
+        return;
+    r->worker_bytes = aligned;
+    r->max_workers = (int64_t)(d->store_bytes / aligned);
+}
+
 /* Compiled loops for the body when it has them (scan_lanes.h), lane-blocked
  * when `blocks` allows and the lanes are independent. Out of memory for them
  * the loops are interpreted (the same bits). */
 static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)
 {
-    if (!remat_scan_lanes_build(d, L->be, want, blocks ? block_of : NULL, &r->lanes, L->alloc, L->ctx))
+    if (!remat_scan_lanes_build(d, L->be, want, &r->lanes, L->alloc, L->ctx))
         return false;
+    if (blocks && r->lanes.ranges)
+        r->lanes.block = block_of(r, d);
     /* a buffer table for all lanes and one per range that may run at once:
      * a block, or a unit of a split run */
     const int n = r->lanes.base[LB_KINDS];
@@ -274,6 +305,7 @@ static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *
     const int64_t units = r->split_lanes ? (m + r->split_lanes - 1) / r->split_lanes : 0,
                   nb = r->lanes.block > 0 ? (m + r->lanes.block - 1) / r->lanes.block : 0;
     r->n_ranges = units > nb ? units : nb;
+    worker_store(r, d);
     r->ranges = L->alloc(L->ctx, sizeof *r->ranges * (size_t)(r->n_ranges + 1));
     for (int64_t j = 0; r->ranges && j <= r->n_ranges; j++) {
         scan_lane_block *b = j < r->n_ranges ? &r->ranges[j] : &r->lb;
