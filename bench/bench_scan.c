@@ -69,7 +69,11 @@
  * One JSON object on stdout. --smoke: 50 steps, batch 8, 2 rounds.
  * --block LANES: the blocked hand loop's block (40). remat picks its own
  * lane blocks (block_lanes, REMAT_SCAN_BLOCK=N to force N, 0 for none);
- * peak_store_block_bytes is one block's share of the store.
+ * peak_store_block_bytes is the store one worker (a thread running blocks)
+ * holds: remat_memory_plan.scan_block_store_bytes, or, where blocks use the
+ * schedule's store, one block's share of it; unblocked, the whole store.
+ * In "threads", peak_store_bytes_n is what the N threads' workers hold
+ * together (the schedule's store unblocked).
  *   ninja -C build bench/bench_scan && ./build/bench/bench_scan
  */
 #include <math.h>
@@ -196,6 +200,7 @@ typedef struct {
     int64_t compiled_loops; /* remat_memory_plan.compiled_loops: scan nodes run as native loops */
     size_t peak_store_bytes; /* remat_memory_plan.peak_snapshot_bytes */
     int64_t block_lanes;     /* remat_memory_plan.scan_block_lanes */
+    size_t block_store_bytes; /* remat_memory_plan.scan_block_store_bytes */
     int threads;             /* the pool's thread count for the run (0: one) */
     bench_timing timing;  /* CPU and wall-clock ms per run, one per round */
 } variant;
@@ -255,6 +260,7 @@ static int compile_variant(variant *v, remat_fn *f)
     v->compiled_loops = plan.compiled_loops;
     v->peak_store_bytes = plan.peak_snapshot_bytes;
     v->block_lanes = plan.scan_block_lanes;
+    v->block_store_bytes = plan.scan_block_store_bytes;
     return 0;
 }
 
@@ -316,7 +322,8 @@ static void print_result(const variant *v, const variant *hand, const group_refs
            "\"wall_hand_ms\":%.4f, \"grad_rel_err\":%.2e, \"bitwise_equal_store_all\":%s, \"compiled_loops\":%lld}",
            first_result ? "" : ",", batch, v->layout, v->schedule, med, hmed, med / hmed, paired,
            (long long)v->forward_evals, tg, meets, fl, bl, v->peak_store_bytes, (long long)v->block_lanes,
-           v->block_lanes > 0 ? v->peak_store_bytes / (size_t)batch * (size_t)v->block_lanes : v->peak_store_bytes,
+           v->block_store_bytes > 0 ? v->block_store_bytes
+           : v->block_lanes > 0 ? v->peak_store_bytes / (size_t)batch * (size_t)v->block_lanes : v->peak_store_bytes,
            bench_median(v->timing.wall, rounds),
            bench_median(hand->timing.wall, rounds), err, bitwise ? "true" : "false", (long long)v->compiled_loops);
     first_result = false;
@@ -579,6 +586,8 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
         const double p1 = bench_median(proc + 2 * c * rounds, rounds), pn = bench_median(proc + (2 * c + 1) * rounds, rounds),
                      on = bench_median(own + (2 * c + 1) * rounds, rounds);
         const double target = thread_target(one->layout, one->schedule, threads);
+        const size_t per_worker = many->block_store_bytes > 0 ? many->block_store_bytes : many->peak_store_bytes;
+        const size_t workers_n = many->block_store_bytes > 0 ? (size_t)threads * per_worker : many->peak_store_bytes;
         char bal[32];
         snprintf(bal, sizeof bal, "%.3f", threads * p1 / pn);
         char tg[32] = "null", meets[8] = "null";
@@ -591,11 +600,12 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
                "\"wall_1_min_ms\":%.4f, \"wall_n_min_ms\":%.4f, \"speedup_min\":%.3f, "
                "\"cpu_1_ms\":%.4f, \"cpu_n_caller_ms\":%.4f, \"process_cpu_1_ms\":%.4f, "
                "\"process_cpu_n_ms\":%.4f, \"speedup_cpu_bound\":%.3f, \"speedup_balanced\":%s, \"target\":%s, \"meets_target\":%s, "
-               "\"block_lanes\":%lld, \"bitwise_equal_one_thread\":%s}",
+               "\"block_lanes\":%lld, \"peak_store_block_bytes\":%zu, \"peak_store_bytes_n\":%zu, "
+               "\"bitwise_equal_one_thread\":%s}",
                c ? "," : "", (long long)m, one->layout, one->schedule, threads, w1, wn, w1 / wn, m1, mn, m1 / mn,
                bench_median(one->timing.samples, rounds), bench_median(many->timing.samples, rounds), p1, pn,
                p1 / fmax(on, pn - on), bal, tg, meets,
-               (long long)many->block_lanes,
+               (long long)many->block_lanes, per_worker, workers_n,
                bitwise ? "true" : "false");
     }
     for (int i = 0; i < NV; i++) {
