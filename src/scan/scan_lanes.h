@@ -36,7 +36,7 @@
  * they do lanes lo .. hi-1 of the full-size buffers, bit for bit what a run
  * over all m lanes does for those lanes, when no kernel sums across lanes
  * (`ranges`). Then the scan's checkpointed nodes may run a schedule block by
- * block (`block` lanes each, scan_runtime.c), so that one block's snapshots
+ * block (`block` lanes each, scan_runtime_lanes.c), so that one block's snapshots
  * and tapes stay in cache, and any run may be split into lane ranges on the
  * thread pool (`split`: the ranges touch disjoint lanes of every buffer),
  * unless some kernel stores an element every lane writes.
@@ -54,7 +54,7 @@ enum { LKI_ADVANCE, LKI_ADVANCE_SHOT, LKI_TAPE, LKI_REVERSE, LKI_RECOMPUTE, LKI_
 typedef struct {
     int base[LB_KINDS + 1]; /* base[LB_KINDS] = the table's size */
     remat_lane_fn fn[LKI_COUNT];      /* lanes 0 .. lanes-1 from the buffers' pointers */
-    int64_t m, block;                 /* block: lanes per lane block (scan_runtime.c; 0: not blocked) */
+    int64_t m, block;                 /* block: lanes per lane block (scan_runtime_lanes.c; 0: none) */
     bool ranges;                      /* the lanes are independent: a run over any lane range is exact */
     bool split;                       /* ranges may run at once: no kernel stores an element all lanes share */
     bool contiguous;                  /* lane j+1 of every carry is the element after lane j's (SoA) */

@@ -140,6 +140,11 @@ static inline void remat_scan_rt_fail(scan_rt *r, remat_status st)
         atomic_store_explicit(&r->run_status, (int)st, memory_order_relaxed);
 }
 
+/* scan_runtime_lanes.c: compiled loops for the body when it has them,
+ * lane-blocked when `blocks` allows and the lanes are independent; false:
+ * interpret it (no loops, or out of memory for them: the same bits). */
+bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks);
+
 /* the executors */
 extern const scan_rt_exec remat_scan_exec_interp;
 extern const scan_rt_exec remat_scan_exec_lanes;

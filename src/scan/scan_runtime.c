@@ -223,105 +223,6 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
     return c;
 }
 
-/* Lanes per block for a checkpointed scan over m independent lanes:
- * REMAT_SCAN_BLOCK=N (2 <= N < m; 0: never) from the environment, else,
- * for a store over SCAN_BLOCK_MIN_STORE, the most lanes (a multiple of 8,
- * at least SCAN_BLOCK_MIN_LANES, at most m/2; the last block may be
- * shorter) whose share of the store fits in SCAN_BLOCK_STORE (most of the
- * 1 MiB L2 of this machine's cores: a block's store is packed in its
- * worker's, scan_exec_lanes.c); 0: not blocked. Fewer lanes make each
- * kernel call too short to pay its loop overheads. Blocks cost one more
- * pass over the steps (the forward node's): with interleaved lanes ((B,3))
- * a step is dearer (its loops vectorise worse), and that pass costs more
- * than the cache saves unless the schedule recomputes steps anyway
- * (bench_scan: blocked (B,3) per-step takes half its unblocked time,
- * store-all a little more than unblocked). */
-#define SCAN_BLOCK_MIN_STORE ((size_t)4 << 20)
-#define SCAN_BLOCK_STORE ((size_t)768 << 10)
-#define SCAN_BLOCK_MIN_LANES 32
-static int64_t block_of(const scan_rt *r, const remat_scan_data *d)
-{
-    const int64_t m = r->lanes.m;
-    const char *e = getenv("REMAT_SCAN_BLOCK");
-    if (e && *e) {
-        char *end;
-        long long v = strtoll(e, &end, 10);
-        return *end == 0 && v >= 2 && v < m ? (int64_t)v : 0;
-    }
-    const scan_evals *f = &r->plan.cost[SCAN_PHASE_FORWARD].evals, *b = &r->plan.cost[SCAN_PHASE_REVERSE].evals;
-    const bool recomputes = f->plain + f->record + b->plain + b->record > d->length;
-    if ((!r->lanes.contiguous && !recomputes) || d->store_bytes < SCAN_BLOCK_MIN_STORE || m < 2 * SCAN_BLOCK_MIN_LANES)
-        return 0;
-    const size_t per_lane = d->store_bytes / (size_t)m + 1;
-    int64_t w = (int64_t)(SCAN_BLOCK_STORE / per_lane) / 8 * 8;
-    w = w > SCAN_BLOCK_MIN_LANES ? w : SCAN_BLOCK_MIN_LANES;
-    return w < m / 2 ? w : m / 2 / 8 * 8;
-}
-
-/* A run split over threads takes units of SPLIT_LANES lanes or more (whole
- * cache lines of f64 lanes, so that two threads write no line together),
- * at most SPLIT_UNITS of them (the pool hands out ranges of units). */
-#define SPLIT_LANES 8
-#define SPLIT_UNITS 64
-static int64_t split_lanes(int64_t m)
-{
-    const int64_t u = (m + SPLIT_UNITS - 1) / SPLIT_UNITS;
-    return m >= 2 * SPLIT_LANES ? (u + SPLIT_LANES - 1) / SPLIT_LANES * SPLIT_LANES : 0;
-}
-
-/* A lane block's store in its worker's (scan_exec_lanes.c): the items of
- * one block packed m / block side by side, the node's store cut into as
- * many as fit. Only where blocks may run at once (a block that stores an
- * element all lanes share would collide with its neighbours' items). */
-static void worker_store(scan_rt *r, const remat_scan_data *d)
-{
-    r->worker_bytes = 0, r->max_workers = 0;
-    if (r->lanes.block == 0 || !r->lanes.split || !d->vjp)
-        return;
-    const int64_t g = r->lanes.m / r->lanes.block;
-    const size_t bytes = (size_t)((d->max_slots + g - 1) / g) * d->carry_bytes +
-                         (size_t)((d->peak_tapes + g - 1) / g) * d->vjp->tape_bytes;
-    const size_t aligned = (bytes + 63) / 64 * 64;
-    if (aligned == 0 || aligned > d->store_bytes)
-        return;
-    r->worker_bytes = aligned;
-    r->max_workers = (int64_t)(d->store_bytes / aligned);
-}
-
-/* Compiled loops for the body when it has them (scan_lanes.h), lane-blocked
- * when `blocks` allows and the lanes are independent. Out of memory for them
- * the loops are interpreted (the same bits). */
-static bool use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)
-{
-    if (!remat_scan_lanes_build(d, L->be, want, &r->lanes, L->alloc, L->ctx))
-        return false;
-    if (blocks && r->lanes.ranges)
-        r->lanes.block = block_of(r, d);
-    /* a buffer table for all lanes and one per range that may run at once:
-     * a block, or a unit of a split run */
-    const int n = r->lanes.base[LB_KINDS];
-    const int64_t m = r->lanes.m;
-    r->split_lanes = r->lanes.split ? split_lanes(m) : 0;
-    const int64_t units = r->split_lanes ? (m + r->split_lanes - 1) / r->split_lanes : 0,
-                  nb = r->lanes.block > 0 ? (m + r->lanes.block - 1) / r->lanes.block : 0;
-    r->n_ranges = units > nb ? units : nb;
-    worker_store(r, d);
-    r->ranges = L->alloc(L->ctx, sizeof *r->ranges * (size_t)(r->n_ranges + 1));
-    for (int64_t j = 0; r->ranges && j <= r->n_ranges; j++) {
-        scan_lane_block *b = j < r->n_ranges ? &r->ranges[j] : &r->lb;
-        *b = (scan_lane_block){.r = r, .lane0 = 0, .lanes = m};
-        b->ptr = L->alloc(L->ctx, sizeof *b->ptr * (size_t)(n + 1));
-        b->stride = L->alloc(L->ctx, sizeof *b->stride * (size_t)(n + 1));
-        if (!b->ptr || !b->stride)
-            r->ranges = NULL;
-    }
-    if (!r->ranges) { /* out of memory for the tables: interpreted (the same bits) */
-        memset(&r->lanes, 0, sizeof r->lanes);
-        return false;
-    }
-    return true;
-}
-
 /* the sub-programs then only count ops, and their arenas are released */
 static void run_elsewhere(scan_rt *r)
 {
@@ -431,7 +332,7 @@ static remat_status lower_primal(scan_rt *r, const remat_scan_data *d, remat_hop
     if (d->length > 0)
         st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
     ins->fn = k_scan_primal;
-    if (st == REMAT_OK && use_lanes(r, d, L, LK_ADVANCE, false)) {
+    if (st == REMAT_OK && remat_scan_rt_use_lanes(r, d, L, LK_ADVANCE, false)) {
         run_elsewhere(r);
         r->exec = &remat_scan_exec_lanes;
     }
@@ -453,7 +354,7 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
      * would hold more of the store than the schedule's peak. */
     const unsigned all = LK_ADVANCE | LK_ADVANCE_SHOT | LK_TAPE | LK_REVERSE | LK_RECOMPUTE;
     const size_t peak = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
-    const bool lanes = use_lanes(r, d, L, all, !r->nested && peak >= d->carry_bytes);
+    const bool lanes = remat_scan_rt_use_lanes(r, d, L, all, !r->nested && peak >= d->carry_bytes);
     const scan_evals ev = node_evals(r);
     if (ev.plain > 0)
         st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
