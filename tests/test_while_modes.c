@@ -175,11 +175,224 @@ static void test_while_bad_arguments(void **state)
     }
 }
 
+/* ---- flags in f32, memory budgets, second order, the residual report ---- */
+
+/* body_fn with its accepted flag converted to f32 (cond stays f64) */
+static remat_fn *body_f32_flag(void)
+{
+    remat_fn *b = body_fn(true), *w = remat_fn_new("euler_rejecting");
+    remat_val a[6], o[4];
+    for (int i = 0; i < 6; i++) {
+        const remat_shape s = remat_val_shape(b, remat_fn_arg(b, i));
+        a[i] = remat_arg(w, remat_fn_arg_name(b, i), REMAT_F64, s.rank, s.dims);
+    }
+    assert_ok(remat_call(w, b, 6, a, o));
+    for (int i = 0; i < 3; i++)
+        remat_fn_output(w, o[i]);
+    remat_fn_output(w, remat_convert(w, o[3], REMAT_F32));
+    remat_fn_free(b);
+    assert_fn_ok(w);
+    return w;
+}
+
+/* loss of the rejecting model with the given body, schedule or budget */
+static remat_fn *loss_with(remat_fn *b, const char *sched, int64_t budget)
+{
+    remat_fn *c = cond_fn(), *f = remat_fn_new("loss");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, DIMS(2)), k = remat_arg(f, "k", REMAT_F64, 1, DIMS(2));
+    remat_val ks[3] = {k, remat_scalar(f, REMAT_F64, 1.0), remat_scalar(f, REMAT_F64, 0.0625)}, out[3];
+    remat_val init[3] = {y0, remat_scalar(f, REMAT_F64, 0.0), remat_scalar(f, REMAT_F64, 0.0)};
+    remat_schedule_spec spec = sched ? spec_of(sched) : (remat_schedule_spec){0};
+    remat_while_options opt = {.max_steps = 1000, .schedule = sched ? &spec : NULL, .memory_budget = budget};
+    assert_ok(remat_while(f, c, b, 3, 1, init, 3, ks, &opt, out, NULL));
+    remat_fn_output(f, remat_add(f, remat_sum_all(f, remat_square(f, out[0])), remat_sum_all(f, out[0])));
+    assert_fn_ok(f);
+    remat_fn_free(c);
+    return f;
+}
+
+static void grad_run(const remat_fn *f, const double *y0, double g[4], remat_stats *st, remat_memory_plan *plan)
+{
+    double a[2][2];
+    memcpy(a[0], y0, sizeof a[0]);
+    memcpy(a[1], kv, sizeof a[1]);
+    remat_tensor in[2] = {remat_tensor_f64(a[0], 1, DIMS(2)), remat_tensor_f64(a[1], 1, DIMS(2))};
+    remat_fn *df = grad_ok(f, 2, (int[]){0, 1});
+    outs_t o;
+    run_fn(df, 2, in, &o, st, plan);
+    memcpy(g, o.t[0].data, 2 * sizeof(double));
+    memcpy(g + 2, o.t[1].data, 2 * sizeof(double));
+    outs_free(&o);
+    remat_fn_free(df);
+}
+
+static void test_while_f32_flag(void **state)
+{
+    (void)state;
+    remat_fn *b64 = body_fn(true), *b32 = body_f32_flag();
+    remat_fn *f64 = loss_with(b64, NULL, 0), *f32 = loss_with(b32, NULL, 0);
+    double g64[4], g32[4];
+    grad_run(f64, y0v, g64, NULL, NULL);
+    grad_run(f32, y0v, g32, NULL, NULL);
+    assert_memory_equal(g64, g32, sizeof g64);
+    for (int i = 0; i < 4; i++)
+        assert_true(isfinite(g64[i]));
+    remat_fn_free(f64);
+    remat_fn_free(f32);
+    remat_fn_free(b64);
+    remat_fn_free(b32);
+}
+
+static void test_while_memory_budget(void **state)
+{
+    (void)state;
+    remat_fn *b = body_fn(true), *f0 = loss_with(b, NULL, 0);
+    double ref[4], g[4];
+    remat_stats st;
+    remat_memory_plan plan;
+    grad_run(f0, y0v, ref, &st, &plan);
+    const int64_t carry = (int64_t)plan.scan_carry_bytes, tape = (int64_t)plan.scan_tape_bytes;
+    /* room for 3 snapshots and a tape, never for 1000 tapes: online:3 */
+    const int64_t budget = 3 * carry + tape + carry / 2;
+    remat_fn *f = loss_with(b, NULL, budget);
+    grad_run(f, y0v, g, &st, &plan);
+    assert_memory_equal(g, ref, sizeof g);
+    if (st.peak_snapshot_bytes > (size_t)budget)
+        fail_msg("store %zu > budget %lld (plan %zu)", st.peak_snapshot_bytes, (long long)budget, plan.peak_snapshot_bytes);
+    assert_int_equal(plan.peak_snapshot_bytes, 3 * carry + tape); /* the store online:3 needs */
+    remat_fn_free(f);
+    /* too small for any schedule: the least that fits is named */
+    remat_fn *c = cond_fn(), *h = remat_fn_new("h");
+    remat_val y0 = remat_arg(h, "y0", REMAT_F64, 1, DIMS(2)), z = remat_scalar(h, REMAT_F64, 0), out[3];
+    remat_while_options opt = {.max_steps = 1000, .memory_budget = carry / 2};
+    assert_int_equal(remat_while(h, c, b, 3, 1, ((remat_val[]){y0, z, z}), 3, ((remat_val[]){y0, z, z}), &opt, out,
+                                 NULL),
+                     REMAT_ERR_BUDGET);
+    assert_contains(remat_fn_error(h), "memory_budget: memory budget of 24 bytes is too small");
+    assert_contains(remat_fn_error(h), "at least 112 bytes");
+    remat_fn_free(h);
+    /* a budget and a schedule, a negative budget */
+    h = remat_fn_new("h");
+    y0 = remat_arg(h, "y0", REMAT_F64, 1, DIMS(2)), z = remat_scalar(h, REMAT_F64, 0);
+    remat_schedule_spec spec = spec_of("store-all");
+    opt = (remat_while_options){.max_steps = 10, .schedule = &spec, .memory_budget = 1000};
+    assert_int_equal(remat_while(h, c, b, 3, 1, ((remat_val[]){y0, z, z}), 3, ((remat_val[]){y0, z, z}), &opt, out,
+                                 NULL),
+                     REMAT_ERR_ARG);
+    assert_contains(remat_fn_error(h), "name one or the other");
+    remat_fn_free(h);
+    h = remat_fn_new("h");
+    y0 = remat_arg(h, "y0", REMAT_F64, 1, DIMS(2)), z = remat_scalar(h, REMAT_F64, 0);
+    opt = (remat_while_options){.max_steps = 10, .memory_budget = -5};
+    assert_int_equal(remat_while(h, c, b, 3, 1, ((remat_val[]){y0, z, z}), 3, ((remat_val[]){y0, z, z}), &opt, out,
+                                 NULL),
+                     REMAT_ERR_VALUE);
+    assert_contains(remat_fn_error(h), "memory_budget is -5");
+    remat_fn_free(h);
+    remat_fn_free(c);
+    remat_fn_free(f0);
+    remat_fn_free(b);
+}
+
+/* H v by remat_hvp (reverse over the forward-mode loop) against central
+ * differences of the gradient */
+static void test_while_hvp(void **state)
+{
+    (void)state;
+    remat_fn *b = body_fn(true), *f = loss_with(b, NULL, 0), *hf = NULL;
+    assert_ok(remat_hvp(f, 1, (int[]){0}, &hf));
+    const double v[2] = {0.4, -0.9}, eps = 1e-5;
+    double a[3][2];
+    memcpy(a[0], y0v, sizeof a[0]);
+    memcpy(a[1], kv, sizeof a[1]);
+    memcpy(a[2], v, sizeof a[2]);
+    remat_tensor in[3] = {remat_tensor_f64(a[0], 1, DIMS(2)), remat_tensor_f64(a[1], 1, DIMS(2)),
+                          remat_tensor_f64(a[2], 1, DIMS(2))};
+    outs_t o;
+    run_fn(hf, 3, in, &o, NULL, NULL);
+    double yp[2] = {y0v[0] + eps * v[0], y0v[1] + eps * v[1]}, ym[2] = {y0v[0] - eps * v[0], y0v[1] - eps * v[1]};
+    double gp[4], gm[4], fd[2];
+    grad_run(f, yp, gp, NULL, NULL);
+    grad_run(f, ym, gm, NULL, NULL);
+    for (int i = 0; i < 2; i++)
+        fd[i] = (gp[i] - gm[i]) / (2 * eps);
+    check_close("H v", 2, o.t[0].data, fd, 1e-7, 1e-9);
+    assert_true(isfinite(fd[0]) && isfinite(fd[1]));
+    outs_free(&o);
+    remat_fn_free(hf);
+    remat_fn_free(f);
+    remat_fn_free(b);
+}
+
+/* the store is in the residual report, with its schedule and capacity */
+static void test_while_residual_report(void **state)
+{
+    (void)state;
+    remat_fn *b = body_fn(true), *f = loss_with(b, NULL, 0);
+    remat_residual_list *r = NULL;
+    assert_ok(remat_saved_residuals(f, 2, (int[]){0, 1}, &r));
+    int found = 0;
+    for (int i = 0; i < remat_residual_list_count(r); i++) {
+        const remat_residual *e = remat_residual_list_get(r, i);
+        if (e->kind != REMAT_RESIDUAL_SNAPSHOT)
+            continue;
+        found++;
+        assert_contains(e->detail, "online:8 within max_steps 1000");
+        assert_int_equal(e->count, 8);
+    }
+    assert_int_equal(found, 1);
+    remat_residual_list_free(r);
+    remat_fn_free(f);
+    remat_fn_free(b);
+}
+
+/* a body whose carry t comes out as f64[1] (kind 1), or whose accepted flag
+ * is f64[2] (kind 2) */
+static remat_fn *bad_body_fn(int kind)
+{
+    remat_fn *b = remat_fn_new("bad_body");
+    remat_val y = remat_arg(b, "y", REMAT_F64, 1, DIMS(2));
+    remat_val t = remat_arg(b, "t", REMAT_F64, 0, NULL);
+    remat_val r = remat_arg(b, "r", REMAT_F64, 0, NULL);
+    remat_arg(b, "k", REMAT_F64, 1, DIMS(2));
+    remat_arg(b, "T", REMAT_F64, 0, NULL);
+    remat_arg(b, "h", REMAT_F64, 0, NULL);
+    remat_fn_output(b, y);
+    remat_fn_output(b, kind == 1 ? remat_reshape(b, t, 1, DIMS(1)) : t);
+    remat_fn_output(b, r);
+    remat_fn_output(b, kind == 2 ? y : r);
+    return b;
+}
+
+static void test_while_bad_body(void **state)
+{
+    (void)state;
+    const char *want[2] = {"body 'bad_body' carry 1 goes in as f64[] but comes out as f64[1]",
+                           "body 'bad_body' output 3 (accepted) is f64[2], expected a scalar"};
+    for (int kind = 1; kind <= 2; kind++) {
+        remat_fn *c = cond_fn(), *b = bad_body_fn(kind), *f = remat_fn_new("bad");
+        remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, DIMS(2)), z = remat_scalar(f, REMAT_F64, 0), out[3];
+        remat_while_options opt = {.max_steps = 10};
+        assert_int_equal(remat_while(f, c, b, 3, 1, ((remat_val[]){y0, z, z}), 3, ((remat_val[]){y0, z, z}), &opt,
+                                     out, NULL),
+                         REMAT_ERR_SHAPE);
+        assert_contains(remat_fn_error(f), want[kind - 1]);
+        remat_fn_free(f);
+        remat_fn_free(b);
+        remat_fn_free(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_while_jvp_fd_and_transpose),
         cmocka_unit_test(test_while_bad_arguments),
+        cmocka_unit_test(test_while_bad_body),
+        cmocka_unit_test(test_while_f32_flag),
+        cmocka_unit_test(test_while_memory_budget),
+        cmocka_unit_test(test_while_hvp),
+        cmocka_unit_test(test_while_residual_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

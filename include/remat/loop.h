@@ -38,8 +38,13 @@
  * iterations, without tapes, before the schedule's forward phase); those
  * evaluations are counted in remat_stats.forward_evals and
  * remat_memory_plan.forward_evals. An iteration is one step of the
- * schedule, rejected or not. A memory budget is a spec from
- * remat_schedule_for_budget(budget, max_steps, ...).
+ * schedule, rejected or not. A memory budget (opt.memory_budget) picks the
+ * fastest schedule whose store fits within max_steps iterations
+ * (remat_schedule_for_budget at length max_steps, with the carries' and
+ * the body tape's bytes), taking online:S where that gives binomial:S (the
+ * same store, no counting pass), when the loop is built (its body is then
+ * differentiated at once, for the tape's size); REMAT_ERR_BUDGET names the
+ * least that fits.
  *
  * Memory. The store of snapshots and tapes is a value like a scan's, sized
  * when compiled for the worst case the schedule can need within max_steps
@@ -81,6 +86,9 @@ typedef struct {
      * brief's draft had a spec by value, zero meaning online, but a zero
      * spec is store-all, which remat_schedule_parse("store-all") gives) */
     const remat_schedule_spec *schedule;
+    /* > 0, with schedule NULL: the most bytes the store's snapshots and
+     * tapes may take; the schedule is picked from it (below). 0: none. */
+    int64_t memory_budget;
     const remat_policy *body_policy; /* non-NULL: the body is a checkpoint region with
                                         this policy (as in remat_scan_options) */
 } remat_while_options;

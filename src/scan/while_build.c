@@ -94,7 +94,8 @@ static remat_status check_fns(remat_fn *f, remat_while_data *d, const remat_fn *
     if (af.shape.rank != 0)
         return FAIL(REMAT_ERR_SHAPE, "while: body '%s' output %d (accepted) is %s, expected a scalar (rank 0)", bn,
                     nc, fmt(&af, x, 96));
-    d->flag = cf;
+    d->cond_dt = cf.dt;
+    d->acc_dt = af.dt;
     for (int i = 0; i < na; i++) {
         const scan_desc b = desc_of(body, remat_fn_arg(body, i)), c = desc_of(cond, remat_fn_arg(cond, i));
         d->in[i] = b;
@@ -143,6 +144,10 @@ remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *b
         return FAIL(REMAT_ERR_NULL, "while: %s is NULL", !init ? "init" : "carry_out");
     if (opt->max_steps < 1)
         return FAIL(REMAT_ERR_VALUE, "while: max_steps is %lld, expected at least 1", (long long)opt->max_steps);
+    if (opt->memory_budget < 0 || (opt->memory_budget > 0 && opt->schedule))
+        return FAIL(opt->memory_budget < 0 ? REMAT_ERR_VALUE : REMAT_ERR_ARG,
+                    "while: memory_budget is %lld%s", (long long)opt->memory_budget,
+                    opt->memory_budget < 0 ? ", expected >= 0" : " and a schedule is given: name one or the other");
     const remat_schedule_spec online = {.kind = REMAT_SCHED_ONLINE, .snapshots = REMAT_WHILE_DEFAULT_SNAPSHOTS};
     const remat_schedule_spec *sp = opt->schedule ? opt->schedule : &online;
     remat_schedule_cost cost;
@@ -155,7 +160,8 @@ remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *b
     if (!d)
         return FAIL(REMAT_ERR_NOMEM, "while: out of memory");
     *d = (remat_while_data){.refcount = 1, .kind = WHILE_PRIMAL, .n_carry = n_carry, .n_diff = n_diff,
-                            .n_consts = n_consts, .max_steps = opt->max_steps, .sched = *sp, .loc = loc};
+                            .n_consts = n_consts, .max_steps = opt->max_steps, .sched = *sp, .budget = opt->memory_budget,
+                            .loc = loc};
     snprintf(d->label, sizeof d->label, "while(cond '%s', body '%s') at %s:%d", remat_fn_name(cond),
              remat_fn_name(body), loc.file, loc.line);
     d->in = remat_calloc((size_t)(n_carry + n_consts) + 1, sizeof *d->in);
@@ -166,6 +172,14 @@ remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *b
             st = FAIL(remat_fn_status(body) ? remat_fn_status(body) : REMAT_ERR_NOMEM, "while: body '%s': %s",
                       remat_fn_name(body), remat_last_error());
     }
+    for (int i = 0; st == REMAT_OK && i < n_carry; i++)
+        d->carry_bytes += remat_scan_align((size_t)remat_shape_numel(&d->in[i].shape) * remat_dtype_size(d->in[i].dt));
+    if (st == REMAT_OK && opt->memory_budget > 0) { /* the tape's size is the body VJP's */
+        if ((st = remat_while_body_vjp(d)) == REMAT_OK)
+            st = remat_while_budget_schedule(d);
+        if (st != REMAT_OK)
+            (void)FAIL(st, "while: memory_budget: %s", remat_last_error());
+    }
     const int nin = n_carry + n_consts;
     remat_val *ins = st == REMAT_OK ? remat_malloc(sizeof *ins * (size_t)(nin + 1)) : NULL;
     if (st == REMAT_OK && !ins)
@@ -174,8 +188,6 @@ remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *b
         remat_while_data_release(d);
         return st;
     }
-    for (int i = 0; i < n_carry; i++)
-        d->carry_bytes += remat_scan_align((size_t)remat_shape_numel(&d->in[i].shape) * remat_dtype_size(d->in[i].dt));
     memcpy(ins, init, sizeof *ins * (size_t)n_carry);
     if (n_consts)
         memcpy(ins + n_carry, consts, sizeof *ins * (size_t)n_consts);

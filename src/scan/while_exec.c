@@ -52,9 +52,9 @@ void remat_while_rt_finish(while_rt *r, void *const *ct_ks)
 
 /* The flag the last cond or body execution wrote (a device-to-host read
  * through mem_copy, which the CPU backend's memory allows). */
-static bool read_flag(const while_rt *r)
+static bool read_flag(const while_rt *r, remat_dtype dt)
 {
-    if (r->d->flag.dt == REMAT_F64) {
+    if (dt == REMAT_F64) {
         double v;
         r->be->iface.mem_copy(&v, r->flag, sizeof v);
         return v != 0;
@@ -82,13 +82,13 @@ bool remat_while_rt_cond(while_rt *r, const char *carry)
     set_carry_inputs(r, carry);
     void *out[1] = {r->flag};
     remat_program_exec(r->p_cond, r->fin, out);
-    return read_flag(r);
+    return read_flag(r, r->d->cond_dt);
 }
 
 /* after the body wrote next and the flag: iteration k's bit, and the select */
 static void settle(while_rt *r, int64_t k)
 {
-    const bool acc = read_flag(r);
+    const bool acc = read_flag(r, r->d->acc_dt);
     if (acc)
         r->bits[k >> 3] |= (uint8_t)(1u << (k & 7));
     else

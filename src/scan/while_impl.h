@@ -30,9 +30,10 @@ typedef struct remat_while_data {
     const char *user_body; /* the caller's body's name (messages) */
     int n_carry, n_diff, n_consts;
     int64_t max_steps;
-    remat_schedule_spec sched;
+    remat_schedule_spec sched; /* with a budget: the one it picked */
+    int64_t budget;            /* remat_while_options.memory_budget */
     scan_desc *in;      /* carries..., consts... */
-    scan_desc flag;     /* cond's and accepted's dtype (rank 0) */
+    remat_dtype cond_dt, acc_dt; /* the flags' dtypes (rank 0) */
     scan_body_vjp *vjp; /* FWD/BWD; on PRIMAL a cache for its derivatives */
     /* the store (FWD/BWD): header, bits, slot_cap snapshots, tape_cap tapes */
     size_t carry_bytes;
@@ -50,6 +51,10 @@ void remat_while_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape
 /* the store's layout for d->sched within d->max_steps (d->vjp built) */
 void remat_while_size_store(remat_while_data *d);
 
+/* while_vjp.c: the body's cut VJP into d->vjp (message set on failure);
+ * the schedule for d->budget into d->sched (d->vjp built) */
+remat_status remat_while_body_vjp(remat_while_data *d);
+remat_status remat_while_budget_schedule(remat_while_data *d);
 remat_val remat_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins);
 remat_status remat_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts);
 remat_status remat_while_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,

@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "scan/while_impl.h"
 
-static remat_status body_vjp(remat_while_data *d)
+remat_status remat_while_body_vjp(remat_while_data *d)
 {
     if (d->vjp)
         return REMAT_OK;
@@ -42,11 +42,27 @@ static remat_status body_vjp(remat_while_data *d)
     return REMAT_OK;
 }
 
+/* The schedule for a memory budget: the fastest whose store fits at
+ * max_steps iterations; online:S for binomial:S (the same store, and no
+ * counting pass). */
+remat_status remat_while_budget_schedule(remat_while_data *e)
+{
+    remat_schedule_spec s;
+    remat_status st = remat_schedule_for_budget(e->budget, e->max_steps, (int64_t)e->carry_bytes,
+                                                (int64_t)e->vjp->tape_bytes, &s);
+    if (st != REMAT_OK)
+        return st;
+    if (s.kind == REMAT_SCHED_BINOMIAL)
+        s.kind = REMAT_SCHED_ONLINE;
+    e->sched = s;
+    return REMAT_OK;
+}
+
 remat_val remat_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins)
 {
     remat_while_data *d = data;
     remat_fn *g = remat_hop_vjp_fn(c);
-    remat_status st = body_vjp(d);
+    remat_status st = remat_while_body_vjp(d);
     if (st != REMAT_OK)
         return remat_fn_fail(g, st, d->loc, "%s: %s", d->label, remat_last_error());
     remat_while_data *e = remat_while_data_derive(d, WHILE_FWD);
