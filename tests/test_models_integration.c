@@ -289,6 +289,14 @@ static void test_models_rk4_converges_with_order_4(void **state)
     check_order(REMAT_ODE_EULER, 10.0, (double[]){0.02, 0.01, 0.005}, 3, 0.95, 1.05);
 }
 
+/* Rodas5 (a Rosenbrock method: J and linear solves in every step) reaches
+ * its order 5 on the non-stiff A -> B -> C as well. */
+static void test_models_rodas5_converges_with_order_5(void **state)
+{
+    (void)state;
+    check_order(REMAT_ODE_RODAS5, 2.0, (double[]){0.4, 0.2, 0.1, 0.05}, 4, 4.7, 5.6);
+}
+
 /* Tsitouras tuned the pair for a small 6th-order principal error, so its
  * observed order approaches 5 from above (5.5, 5.3, 5.2 as dt halves here,
  * the h^6 term shrinking by half each time), until rounding takes over near
@@ -416,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_models_reverse_holds_one_interval_store),
         cmocka_unit_test(test_models_rk4_converges_with_order_4),
         cmocka_unit_test(test_models_tsit5_converges_with_order_5),
+        cmocka_unit_test(test_models_rodas5_converges_with_order_5),
         cmocka_unit_test(test_models_f32_integration_tracks_f64),
         cmocka_unit_test(test_models_mechanism_without_params_or_t),
         cmocka_unit_test(test_models_ode_bad_options_name_the_option),

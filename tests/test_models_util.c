@@ -4,6 +4,7 @@
 #include "test_models_util.h"
 
 #include <math.h>
+#include <string.h>
 
 void run(remat_program *p, double *const *in, double *const *out, remat_stats *st)
 {
@@ -51,9 +52,91 @@ void ref_rhs(const remat_mechanism *m, double t, const double *y, const double *
     assert_ok(remat_mechanism_eval_rhs(m, t, y, p, dydt));
 }
 
+/* Gauss elimination with partial pivoting: x = A^{-1} b, A (n, n) destroyed */
+static void ref_solve(int n, double *A, double *x)
+{
+    for (int k = 0; k < n; k++) {
+        int piv = k;
+        for (int i = k + 1; i < n; i++)
+            if (fabs(A[i * n + k]) > fabs(A[piv * n + k]))
+                piv = i;
+        for (int j = 0; j < n && piv != k; j++) {
+            double tmp = A[k * n + j];
+            A[k * n + j] = A[piv * n + j], A[piv * n + j] = tmp;
+        }
+        double tmp = x[k];
+        x[k] = x[piv], x[piv] = tmp;
+        for (int i = k + 1; i < n; i++) {
+            double l = A[i * n + k] / A[k * n + k];
+            for (int j = k; j < n; j++)
+                A[i * n + j] -= l * A[k * n + j];
+            x[i] -= l * x[k];
+        }
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        for (int j = i + 1; j < n; j++)
+            x[i] -= A[i * n + j] * x[j];
+        x[i] /= A[i * n + i];
+    }
+}
+
+/* A Rosenbrock step of the tableau's ros coefficients (ode_impl.h's formulas,
+ * written out), J and df/dt by fourth-order central differences of the
+ * double evaluator: their ~1e-11 relative error moves k by ~1e-11 * h gamma
+ * of itself, far below the tests' tolerances for the steps they take. */
+static void ref_rosenbrock(const remat_mechanism *m, const ode_tableau *tb, double t, double h, const double *y,
+                           const double *p, double *out)
+{
+    const ode_rosenbrock *rb = tb->ros;
+    int S = remat_mechanism_species_count(m), s = tb->stages;
+    static double J[MAXV * MAXV], W[MAXV * MAXV];
+    double k[ODE_MAX_STAGES][MAXV], u[MAXV], fp[4][MAXV], dT[MAXV];
+    const double w4[4] = {1, -8, 8, -1}, o4[4] = {-2, -1, 1, 2};
+    for (int j = 0; j < S; j++) {
+        double e = 1e-4 * fmax(fabs(y[j]), 1e-3);
+        for (int q = 0; q < 4; q++) {
+            memcpy(u, y, sizeof u[0] * (size_t)S);
+            u[j] += o4[q] * e;
+            ref_rhs(m, t, u, p, fp[q]);
+        }
+        for (int i = 0; i < S; i++)
+            J[i * S + j] = (w4[0] * fp[0][i] + w4[1] * fp[1][i] + w4[2] * fp[2][i] + w4[3] * fp[3][i]) / (12 * e);
+    }
+    double et = 1e-4 * fmax(fabs(t), 1.0);
+    for (int q = 0; q < 4; q++)
+        ref_rhs(m, t + o4[q] * et, y, p, fp[q]);
+    for (int i = 0; i < S; i++)
+        dT[i] = (w4[0] * fp[0][i] + w4[1] * fp[1][i] + w4[2] * fp[2][i] + w4[3] * fp[3][i]) / (12 * et);
+    for (int i = 0; i < s; i++) {
+        for (int c = 0; c < S; c++) {
+            u[c] = y[c];
+            for (int j = 0; j < i; j++)
+                u[c] += rb->a[i * (i - 1) / 2 + j] * k[j][c];
+        }
+        ref_rhs(m, t + rb->c[i] * h, u, p, k[i]);
+        for (int c = 0; c < S; c++) {
+            k[i][c] += h * rb->d[i] * dT[c];
+            for (int j = 0; j < i; j++)
+                k[i][c] += rb->C[i * (i - 1) / 2 + j] / h * k[j][c];
+        }
+        for (int r = 0; r < S * S; r++)
+            W[r] = (r % (S + 1) == 0 ? 1.0 / (h * rb->gamma) : 0.0) - J[r];
+        ref_solve(S, W, k[i]);
+    }
+    for (int c = 0; c < S; c++) {
+        out[c] = y[c];
+        for (int j = 0; j < s; j++)
+            out[c] += rb->b[j] * k[j][c];
+    }
+}
+
 void ref_step(const remat_mechanism *m, remat_ode_method method, double t, double h, const double *y,
               const double *p, double *out)
 {
+    if (remat_ode_tableau(method) && remat_ode_tableau(method)->ros) {
+        ref_rosenbrock(m, remat_ode_tableau(method), t, h, y, p, out);
+        return;
+    }
     int S = remat_mechanism_species_count(m);
     double k[7][MAXV], yi[MAXV];
     static const double tsit_c[6] = {0.0, 0.161, 0.327, 0.9, 0.9800255409045097, 1.0};

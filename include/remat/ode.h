@@ -1,6 +1,7 @@
 /*
- * remat/ode.h — fixed-step explicit Runge–Kutta integrators (Euler, RK4,
- * Tsit5) of a mechanism's ODE, as scan bodies.
+ * remat/ode.h — fixed-step integrators of a mechanism's ODE, as scan
+ * bodies: explicit Runge–Kutta (Euler, RK4, Tsit5) and, for stiff
+ * mechanisms, the Rosenbrock method Rodas5.
  *
  * A step is graph ops (the mechanism's right-hand side lowered by
  * remat/kinetics.h, evaluated at each stage); a trajectory is a scan of steps,
@@ -45,6 +46,19 @@
  * that diffrax's Tsit5 uses; a fixed step needs no error estimate, so the
  * FSAL stage is not evaluated. Stages are formed as diffrax does:
  * k_i = h f(t + c_i h, y + sum_j a_ij k_j), y' = y + sum_i b_i k_i.
+ *
+ * Rodas5 (G. Di Marzo, 1993; Hairer & Wanner, "Solving ODEs II", IV.7) is
+ * for stiff mechanisms: L-stable and stiffly accurate, order 5, 8 stages
+ * each solving (I/(h gamma) - J) k_i = f(u_i) + ... with J = df/dy at the
+ * step's start, taken by forward mode (S JVPs of the right-hand side) and
+ * the linear-solve primitive. Why a Rosenbrock method rather than an
+ * implicit Runge–Kutta one: no Newton iteration, so a step is a fixed
+ * sequence of graph ops and its reverse pass (a discrete adjoint that
+ * differentiates J as well, i.e. the exact gradient of the computed
+ * solution) needs no implicit-function rule. Its step sees the stiffness
+ * only through J at the step's start: on a fixed grid, start with steps
+ * below the fastest time scale (e.g. log-spaced output times with equal
+ * steps per interval; examples/robertson).
  */
 #ifndef REMAT_ODE_H
 #define REMAT_ODE_H
@@ -60,15 +74,18 @@ typedef enum {
     REMAT_ODE_EULER = 0, /* explicit Euler, 1 stage, order 1 */
     REMAT_ODE_RK4,       /* classical Runge–Kutta, 4 stages, order 4 */
     REMAT_ODE_TSIT5,     /* Tsitouras 2011, 6 stages per fixed step, order 5 */
+    REMAT_ODE_RODAS5,    /* Rosenbrock, L-stable, for stiff mechanisms: 8 stages
+                            (each a linear solve with I/(h gamma) - J), order 5 */
     REMAT_ODE_METHOD_COUNT
 } remat_ode_method;
 
-/* "euler", "rk4", "tsit5"; "?" out of range. */
+/* "euler", "rk4", "tsit5", "rodas5"; "?" out of range. */
 const char *remat_ode_method_name(remat_ode_method method);
 /* Parses the names above. Errors name the text. */
 remat_status remat_ode_method_parse(const char *text, remat_ode_method *out);
-/* Convergence order (1, 4, 5) and right-hand side evaluations per step (1, 4, 6);
- * 0 out of range. */
+/* Convergence order (1, 4, 5, 5) and stages per step (1, 4, 6, 8: right-hand
+ * side evaluations; Rodas5 adds S JVPs for the Jacobian and 8 solves); 0 out
+ * of range. */
 int remat_ode_method_order(remat_ode_method method);
 int remat_ode_method_stages(remat_ode_method method);
 

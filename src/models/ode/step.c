@@ -1,5 +1,6 @@
 /*
- * step.c — one explicit Runge–Kutta step as graph ops, from a tableau.
+ * step.c — one explicit Runge–Kutta step as graph ops, from a tableau, and
+ * the method table (a Rosenbrock tableau's step is rosenbrock.c's).
  *
  * Stages are increments, as diffrax forms them:
  *   k_i = h f(t + c_i h, y + sum_{j<i} a_ij k_j),   y' = y + sum_i b_i k_i.
@@ -16,6 +17,7 @@ static const ode_tableau *const tableaus[] = {
     [REMAT_ODE_EULER] = &remat_ode_euler_tableau,
     [REMAT_ODE_RK4] = &remat_ode_rk4_tableau,
     [REMAT_ODE_TSIT5] = &remat_ode_tsit5_tableau,
+    [REMAT_ODE_RODAS5] = &remat_ode_rodas5_tableau,
 };
 _Static_assert(sizeof tableaus / sizeof tableaus[0] == REMAT_ODE_METHOD_COUNT,
                "tableaus out of step with remat_ode_method");
@@ -52,7 +54,7 @@ remat_status remat_ode_method_parse(const char *text, remat_ode_method *out)
             *out = (remat_ode_method)i;
             return REMAT_OK;
         }
-    return remat_error(REMAT_ERR_PARSE, "unknown ODE method '%s' (expected euler, rk4 or tsit5)", text);
+    return remat_error(REMAT_ERR_PARSE, "unknown ODE method '%s' (expected euler, rk4, tsit5 or rodas5)", text);
 }
 
 /* sum_j w_j k_j over the nonzero w_j, in j order; REMAT_NONE if all are 0 */
@@ -81,6 +83,8 @@ remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_met
         return remat_error(REMAT_ERR_NULL, "ode step: %s is NULL", !f ? "the function" : "the mechanism");
     if (h < 0 || h >= remat_fn_num_nodes(f) || remat_val_shape(f, h).rank != 0)
         return remat_error(REMAT_ERR_SHAPE, "ode step: h must be a scalar value of function '%s'", remat_fn_name(f));
+    if (tb->ros)
+        return remat_ode_rosenbrock_step(f, m, tb, t, h, y, params, y_next, NULL);
     remat_val k[ODE_MAX_STAGES];
     for (int i = 0; i < tb->stages; i++) {
         const double *ai = tb->a ? tb->a + i * (i - 1) / 2 : NULL;
