@@ -11,7 +11,7 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: remat pfr compare [--mechanism FILE] [--init A=1,B=0] [--params k1=1,k2=0.5]\n"
-            "                         [--length L] [--steps N | --dt H] [--method euler|rk4|tsit5]\n"
+            "                         [--length L] [--steps N | --dt H] [--method euler|rk4|tsit5|rodas5]\n"
             "                         [--maximize S | --minimize S] [--schedules LIST]\n"
             "                         [--memory-budget BYTES] [--repeat R] [--json] [--plot FILE]\n"
             "\n"

@@ -20,7 +20,7 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: remat pfr fit --mechanism FILE --data D.csv [--data D2.csv ...] [--init A=1,B=0]\n"
-            "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5] [--steps N | --dt H]\n"
+            "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5|rodas5] [--steps N | --dt H]\n"
             "                     [--optimizer auto|lm|bfgs|lbfgs-b|adam] [--lr X --iters N] [--max-iters N]\n"
             "                     [--jacobian auto|forward|reverse]\n"
             "                     [--schedule S | --memory-budget BYTES] [--starts N [--seed S]]\n"
@@ -45,7 +45,7 @@ static void help(FILE *out)
             "                     start at 0); default: each file's first row, which must be at 0\n"
             "                     and give every species\n"
             "  --params LIST      start values, e.g. k1=1,k2=0.5 (default: the declared values)\n"
-            "  --method M         euler, rk4 (default) or tsit5, fixed steps\n"
+            "  --method M         euler, rk4 (default), tsit5 or rodas5 (stiff), fixed steps\n"
             "  --steps N          steps between consecutive data times\n"
             "  --dt H             or the largest step (default: the last data time / 200); steps land\n"
             "                     exactly on every data time either way\n"

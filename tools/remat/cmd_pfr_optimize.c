@@ -14,7 +14,7 @@ static void help(FILE *out)
             "usage: remat pfr optimize [--mechanism FILE] [--maximize S | --minimize S]\n"
             "                          [--optimizer adam] [--lr X] [--iters N] [--min-param X]\n"
             "                          [--init A=1,B=0] [--params k1=0.5,k2=0.3] [--length L]\n"
-            "                          [--steps N | --dt H] [--method euler|rk4|tsit5]\n"
+            "                          [--steps N | --dt H] [--method euler|rk4|tsit5|rodas5]\n"
             "                          [--schedule S] [--json] [--plot FILE]\n"
             "\n"
             "Optimises the mechanism's parameters for an outlet concentration of the reactor with\n"

@@ -20,7 +20,7 @@ const char pfr_cli_help_reactor[] =
     "  --length L         reactor length, the integration runs over z in [0, L] (default 10)\n"
     "  --steps N          fixed integration steps over L (default 1000)\n"
     "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
-    "  --method M         euler (default), rk4 or tsit5\n";
+    "  --method M         euler (default), rk4, tsit5 or rodas5 (stiff)\n";
 
 const char pfr_cli_help_goal[] =
     "  --maximize S       objective: maximize species S at the outlet, i.e. minimize -C_S(L)\n"
