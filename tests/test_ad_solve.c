@@ -449,6 +449,56 @@ static void test_ad_solve_jax_goldens(void **state)
     assert_true(n_cases >= 7);
 }
 
+/* Solves with one matrix share one factorisation, in the forward, the VJP
+ * (its transposed solves) and the JVP: x1 = A^{-1} b, x2 = A^{-1} x1,
+ * x3 = A^{-1} (x1 + x2), the stages of a Rosenbrock step in miniature. */
+static void test_ad_solve_one_factorisation(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("stages");
+    remat_val A = remat_arg(f, "A", REMAT_F64, 2, DIMS(3, 3)), b = remat_arg(f, "b", REMAT_F64, 1, DIMS(3));
+    remat_val x1 = remat_linear_solve(f, A, b), x2 = remat_linear_solve(f, A, x1);
+    remat_val x3 = remat_linear_solve(f, A, remat_add(f, x1, x2));
+    remat_fn_output(f, remat_sum(f, remat_mul(f, x3, x3), 1, ((int[]){0})));
+    assert_fn_ok(f);
+    assert_int_equal(count_op(f, REMAT_OP_LU), 1);
+    assert_int_equal(count_op(f, REMAT_OP_LINEAR_SOLVE), 3);
+    remat_fn *g = grad_ok(f, 0, NULL), *j = jvp_ok(f, 0, NULL);
+    assert_int_equal(count_op(g, REMAT_OP_LU), 1);
+    assert_int_equal(count_op(g, REMAT_OP_LINEAR_SOLVE), 6);
+    assert_int_equal(count_op(j, REMAT_OP_LU), 1);
+    /* a different matrix gets its own */
+    remat_fn *f2 = remat_fn_new("two");
+    remat_val B = remat_arg(f2, "A", REMAT_F64, 2, DIMS(3, 3)), c = remat_arg(f2, "b", REMAT_F64, 1, DIMS(3));
+    remat_val y = remat_linear_solve(f2, B, c);
+    remat_fn_output(f2, remat_linear_solve(f2, remat_neg(f2, B), y));
+    assert_int_equal(count_op(f2, REMAT_OP_LU), 2);
+    /* the shared factorisation gives what separate solves give */
+    double Ad[9] = {1, 2, 3, 0, 1, 4, 5, 6, 0.5}, bd[3] = {1, -1, 2};
+    remat_tensor in[2] = {remat_tensor_f64(Ad, 2, DIMS(3, 3)), remat_tensor_f64(bd, 1, DIMS(3))};
+    outs_t o;
+    run_fn(f, 2, in, &o, NULL, NULL);
+    double x[3][3];
+    for (int s = 0; s < 3; s++) { /* each stage solved by a one-solve function */
+        solve_case c1 = {"stage", 0, {0}, 3, 0};
+        remat_fn *one = solve_fn(&c1, REMAT_F64, 0);
+        double rhs[3];
+        for (int i = 0; i < 3; i++)
+            rhs[i] = s == 0 ? bd[i] : s == 1 ? x[0][i] : x[0][i] + x[1][i];
+        remat_tensor oin[2] = {in[0], remat_tensor_f64(rhs, 1, DIMS(3))};
+        outs_t oo;
+        run_fn(one, 2, oin, &oo, NULL, NULL);
+        memcpy(x[s], oo.t[0].data, sizeof x[s]);
+        outs_free(&oo);
+        remat_fn_free(one);
+    }
+    const double want = x[2][0] * x[2][0] + x[2][1] * x[2][1] + x[2][2] * x[2][2];
+    if (memcmp(o.t[0].data, &want, sizeof want) != 0)
+        fail_msg("shared factorisation: %.17g, separate solves %.17g", *(const double *)o.t[0].data, want);
+    outs_free(&o);
+    remat_fn_free(f2), remat_fn_free(j), remat_fn_free(g), remat_fn_free(f);
+}
+
 /* Policies: a solve is not a dot (dots_saveable keeps only the arguments,
  * as JAX's report for jnp.linalg.solve under dots_saveable); under
  * everything_saveable its output is a residual named by the op. */
@@ -535,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_ad_solve_hvp),
         cmocka_unit_test(test_ad_solve_jax_goldens),
         cmocka_unit_test(test_ad_solve_policies),
+        cmocka_unit_test(test_ad_solve_one_factorisation),
         cmocka_unit_test(test_ad_solve_singular),
         cmocka_unit_test(test_ad_solve_bad_input),
     };

@@ -103,8 +103,8 @@ static void check_lowering(lowering lower, const void *what, const char *name)
 static void test_nomem_backend_lowering(void **state)
 {
     (void)state;
-    const remat_dtype f64[2] = {REMAT_F64, REMAT_F64};
-    const remat_shape in23[2] = {S23, S23}, in32[1] = {S32}, dot_in[2] = {S23, S32}, solve_in[2] = {S22, S2};
+    const remat_dtype f64[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
+    const remat_shape in23[2] = {S23, S23}, in32[1] = {S32}, dot_in[2] = {S23, S32}, solve_in[3] = {S22, {2, {2, 4}}, S2};
     static const int perm[2] = {1, 0};
     static const remat_dot_dims dd = {.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0}};
     const remat_exec_op ops[] = {
@@ -121,7 +121,9 @@ static void test_nomem_backend_lowering(void **state)
          .p.axes_mask = 2},
         {.op = REMAT_OP_DOT_GENERAL, .dtype = REMAT_F64, .shape = S22, .nin = 2, .in_dtypes = f64,
          .in_shapes = dot_in, .p.dot = &dd},
-        {.op = REMAT_OP_LINEAR_SOLVE, .dtype = REMAT_F64, .shape = S2, .nin = 2, .in_dtypes = f64,
+        {.op = REMAT_OP_LU, .dtype = REMAT_F64, .shape = {2, {2, 4}}, .nin = 1, .in_dtypes = f64,
+         .in_shapes = solve_in},
+        {.op = REMAT_OP_LINEAR_SOLVE, .dtype = REMAT_F64, .shape = S2, .nin = 3, .in_dtypes = f64,
          .in_shapes = solve_in, .p.solve_transpose = 1},
     };
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)

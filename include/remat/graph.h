@@ -185,12 +185,14 @@ remat_val remat_matmul_at(remat_fn *f, remat_val a, remat_val b, remat_loc loc);
 /* x = A^{-1} b, jnp.linalg.solve: A (..., n, n), b (..., n) or (..., n, k)
  * (k right-hand sides), the same batch dims (no implicit broadcasting; an
  * error names both shapes otherwise), one dtype (f32 or f64); x has b's
- * shape. One primitive, linear_solve, with its own VJP (a solve with A^T,
- * A_bar = -b_bar x^T) and JVP (solve(A, b_dot - A_dot x)). A singular A is
- * not an error: x then holds inf or nan where the elimination divided by a
- * zero pivot, as in JAX. Kernels: partial-pivoting Gaussian elimination for
- * n <= 8 (the same operations in compiled scan loops, so both agree bit for
- * bit), LAPACK getrf/getrs above. */
+ * shape. Builds lu(A) (reused when f already has an lu of this very A
+ * value, so several solves with one matrix factor it once) and the
+ * primitive linear_solve(A, lu, b), with its own VJP (a solve with A^T and
+ * the same lu, A_bar = -b_bar x^T) and JVP (solve(A, b_dot - A_dot x)). A
+ * singular A is not an error: x then holds inf or nan where the
+ * elimination divided by a zero pivot, as in JAX. Kernels: partial-pivoting
+ * Gaussian elimination for n <= 8 (the same operations in compiled scan
+ * loops, so both agree bit for bit), LAPACK getrf/getrs above. */
 remat_val remat_linear_solve_at(remat_fn *f, remat_val A, remat_val b, remat_loc loc);
 #define remat_linear_solve(f, A, b) remat_linear_solve_at((f), (A), (b), REMAT_HERE)
 

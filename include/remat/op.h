@@ -74,7 +74,8 @@ extern "C" {
     X(REMAT_OP_PAD, "pad", 1, STRUCTURAL, PAD, RULE)                                  \
     X(REMAT_OP_CONCATENATE, "concatenate", -1, STRUCTURAL, AXIS, RULE)                \
     X(REMAT_OP_DOT_GENERAL, "dot_general", 2, DOT, DOT, RULE)                         \
-    X(REMAT_OP_LINEAR_SOLVE, "linear_solve", 2, LINALG, SOLVE, RULE)                  \
+    X(REMAT_OP_LU, "lu", 1, LINALG, NONE, ZERO)                                       \
+    X(REMAT_OP_LINEAR_SOLVE, "linear_solve", 3, LINALG, SOLVE, RULE)                  \
     X(REMAT_OP_NAME, "name", 1, IDENTITY, NONE, RULE)                                 \
     X(REMAT_OP_STOP_GRADIENT, "stop_gradient", 1, IDENTITY, NONE, ZERO)               \
     X(REMAT_OP_CHECKPOINT, "checkpoint", -1, CONTROL, CALL, GRAPH)                    \
@@ -90,11 +91,22 @@ typedef enum {
     REMAT_OP_COUNT
 } remat_op;
 
+/* lu and linear_solve (remat_linear_solve, graph.h). lu(A), A (..., n, n),
+ * is A's factorisation packed in one value, its derivative left to the
+ * solve (ZERO: linear_solve's rule differentiates through A, its first
+ * input, as JAX's custom_linear_solve does); linear_solve(A, lu(A), b)
+ * solves with it (transposed: A^T x = b). n <= REMAT_LU_SMALL_N: lu is
+ * (..., n, 2n), the elimination's U and multipliers in the first n
+ * columns and its row-swap flags (1/0) below the diagonal of the last n;
+ * larger n: (..., n, n + 1), LAPACK getrf's factors of A^T and its
+ * pivots. */
+#define REMAT_LU_SMALL_N 8
+
 /* The categories of the table. Beyond the elementwise ones: LEAF (no inputs:
  * constant, argument), CONVERT (elementwise, changes dtype), REDUCE,
  * STRUCTURAL (moves elements: broadcast, reshape, transpose, slice, pad,
  * concatenate), DOT, LINALG (dense linear algebra on the last two axes:
- * linear_solve), IDENTITY (the value is its input's: name,
+ * lu, linear_solve; see REMAT_LU_SMALL_N), IDENTITY (the value is its input's: name,
  * stop_gradient; compiled as an alias), CUSTOM (a caller's kernel) and
  * CONTROL (call, proj, hop: the compiler handles them, no backend does). */
 typedef enum {

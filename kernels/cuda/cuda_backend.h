@@ -18,7 +18,7 @@ remat_status remat_cuda_lower_add_pad(remat_dtype dt, const remat_shape *out_sha
                                       const remat_pad_params *pad, int pad_first, remat_instr *ins,
                                       void *(*alloc)(void *, size_t), void *ctx);
 /* custom.c: ops that run on the host through copies: a caller's op, and
- * linear_solve on the CPU's kernel (no cuSOLVER path yet) */
+ * lu and linear_solve on the CPU's kernels (no cuSOLVER path yet) */
 remat_status remat_cuda_lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
                                      void *ctx);
 remat_status remat_cuda_lower_solve(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),

@@ -1,7 +1,7 @@
 /*
  * custom.c — ops the CUDA backend runs on the host: a caller's op
  * (remat_custom_op), whose forward and VJP are the caller's C functions over
- * host memory, and linear_solve, on the CPU's kernel until a cuSOLVER path
+ * host memory, and lu and linear_solve, on the CPU's kernels until a cuSOLVER path
  * exists. The instruction copies its inputs to host buffers, runs, and
  * copies the output back (synchronising the stream each way).
  * remat_stats.host_ops counts these ops so that a slow GPU run says why.
@@ -65,16 +65,18 @@ remat_status remat_cuda_lower_custom(const remat_exec_op *op, remat_instr *ins, 
 
 bool remat_cuda_on_host(remat_op op)
 {
-    return op == REMAT_OP_CUSTOM || op == REMAT_OP_CUSTOM_VJP || op == REMAT_OP_LINEAR_SOLVE;
+    return op == REMAT_OP_CUSTOM || op == REMAT_OP_CUSTOM_VJP || op == REMAT_OP_LU || op == REMAT_OP_LINEAR_SOLVE;
 }
 
-/* linear_solve: A (batch, n, n), b and out (batch, n, k) or (batch, n) */
+/* lu: A (batch, n, n) -> out, the packed factorisation (remat/op.h);
+ * linear_solve: (A, lu(A), b) -> out (batch, n, k) or (batch, n), from the
+ * factorisation and b (A is there for the derivative, not read) */
 typedef struct {
     remat_dtype dt;
-    int transpose;
+    int lu, transpose;
     int64_t batch, n, k;
-    size_t a_bytes, b_bytes;
-    void *a, *b, *out, *scratch; /* host */
+    size_t a_bytes, b_bytes, out_bytes; /* a: A (lu) or the factorisation (linear_solve) */
+    void *a, *b, *out, *scratch;        /* host */
 } cuda_solve;
 
 static void solve_dims(const remat_exec_op *op, int64_t *batch, int64_t *n, int64_t *k)
@@ -91,16 +93,21 @@ size_t remat_cuda_solve_scratch(const remat_exec_op *op)
 {
     int64_t batch, n, k;
     solve_dims(op, &batch, &n, &k);
-    return remat_cpu_linear_solve_scratch(op->dtype, n, k);
+    return op->op == REMAT_OP_LU ? remat_cpu_lu_scratch(n) : remat_cpu_linear_solve_scratch(op->dtype, n, k);
 }
 
 static void k_solve(const remat_instr *I)
 {
     const cuda_solve *S = I->aux;
-    remat_cuda_copy_out(S->a, I->in[0], S->a_bytes);
-    remat_cuda_copy_out(S->b, I->in[1], S->b_bytes);
-    remat_cpu_linear_solve(S->dt, S->out, S->a, S->b, S->batch, S->n, S->k, S->transpose, S->scratch);
-    remat_cuda_copy_in(I->out, S->out, S->b_bytes);
+    if (S->lu) {
+        remat_cuda_copy_out(S->a, I->in[0], S->a_bytes);
+        remat_cpu_lu(S->dt, S->out, S->a, S->batch, S->n, S->scratch);
+    } else {
+        remat_cuda_copy_out(S->a, I->in[1], S->a_bytes);
+        remat_cuda_copy_out(S->b, I->in[2], S->b_bytes);
+        remat_cpu_linear_solve(S->dt, S->out, S->a, S->b, S->batch, S->n, S->k, S->transpose, S->scratch);
+    }
+    remat_cuda_copy_in(I->out, S->out, S->out_bytes);
 }
 
 remat_status remat_cuda_lower_solve(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
@@ -109,15 +116,18 @@ remat_status remat_cuda_lower_solve(const remat_exec_op *op, remat_instr *ins, v
     cuda_solve *S = alloc(ctx, sizeof *S);
     if (!S)
         return nomem(op->op);
-    *S = (cuda_solve){.dt = op->dtype, .transpose = op->p.solve_transpose != 0};
+    const int lu = op->op == REMAT_OP_LU;
+    *S = (cuda_solve){.dt = op->dtype, .lu = lu, .transpose = !lu && op->p.solve_transpose};
     solve_dims(op, &S->batch, &S->n, &S->k);
-    const remat_tensor a = {.dtype = op->in_dtypes[0], .shape = op->in_shapes[0]};
-    const remat_tensor b = {.dtype = op->in_dtypes[1], .shape = op->in_shapes[1]};
+    const remat_tensor a = {.dtype = op->in_dtypes[lu ? 0 : 1], .shape = op->in_shapes[lu ? 0 : 1]};
+    const remat_tensor b = {.dtype = op->in_dtypes[lu ? 0 : 2], .shape = op->in_shapes[lu ? 0 : 2]};
+    const remat_tensor out = {.dtype = op->dtype, .shape = op->shape};
     S->a_bytes = remat_tensor_bytes(&a);
-    S->b_bytes = remat_tensor_bytes(&b);
+    S->b_bytes = lu ? 0 : remat_tensor_bytes(&b);
+    S->out_bytes = remat_tensor_bytes(&out);
     S->a = alloc(ctx, S->a_bytes + 1);
     S->b = alloc(ctx, S->b_bytes + 1);
-    S->out = alloc(ctx, S->b_bytes + 1);
+    S->out = alloc(ctx, S->out_bytes + 1);
     S->scratch = alloc(ctx, remat_cuda_solve_scratch(op) + 1);
     if (!S->a || !S->b || !S->out || !S->scratch)
         return nomem(op->op);

@@ -288,12 +288,13 @@ remat_status remat_jvp_rule(remat_jvp_ctx *c, remat_val v)
         t = tadd(r, T(r, 0) == REMAT_NONE ? REMAT_NONE : remat_dot_general_at(r->g, T(r, 0), X(r, 1), r->n->p.dot, r->loc),
                  T(r, 1) == REMAT_NONE ? REMAT_NONE : remat_dot_general_at(r->g, X(r, 0), T(r, 1), r->n->p.dot, r->loc));
         break;
-    case REMAT_OP_LINEAR_SOLVE: { /* solve(A, b_dot - A_dot x), with A_dot^T for a transposed solve */
+    case REMAT_OP_LINEAR_SOLVE: { /* (A, lu(A), b): solve(A, b_dot - A_dot x) with the same lu (A_dot^T
+                                   * for a transposed solve); lu's tangent is this rule's */
         const int tr = (int)r->n->p.solve_transpose;
         remat_val ax = T(r, 0) == REMAT_NONE ? REMAT_NONE : remat_linear_solve_matvec(r->g, T(r, 0), Y(r), tr, r->loc);
-        remat_val rhs = ax == REMAT_NONE ? T(r, 1) : T(r, 1) == REMAT_NONE ? un(r, REMAT_OP_NEG, ax)
-                                                                             : bin(r, REMAT_OP_SUB, T(r, 1), ax);
-        t = rhs == REMAT_NONE ? REMAT_NONE : remat_linear_solve_t_at(r->g, X(r, 0), rhs, tr, r->loc);
+        remat_val rhs = ax == REMAT_NONE ? T(r, 2) : T(r, 2) == REMAT_NONE ? un(r, REMAT_OP_NEG, ax)
+                                                                             : bin(r, REMAT_OP_SUB, T(r, 2), ax);
+        t = rhs == REMAT_NONE ? REMAT_NONE : remat_linear_solve_t_at(r->g, X(r, 0), X(r, 1), rhs, tr, r->loc);
         break;
     }
     case REMAT_OP_NAME: /* the tangent is not the named value: policies do not see it by name */
@@ -315,6 +316,7 @@ remat_status remat_jvp_rule(remat_jvp_ctx *c, remat_val v)
         break;
     case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE:
     case REMAT_OP_STOP_GRADIENT:
+    case REMAT_OP_LU:
     case REMAT_OP_CONSTANT:
     case REMAT_OP_ARG:
     case REMAT_OP_PROJ:

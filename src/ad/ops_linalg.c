@@ -1,11 +1,44 @@
-/* ops_linalg.c — linear_solve: x = A^{-1} b over the last two axes of A. */
+/* ops_linalg.c — linear_solve: x = A^{-1} b over the last two axes of A, as
+ * lu(A) and a solve with it (op.h). */
 #include "ad/graph_impl.h"
 #include "ad/ops_internal.h"
 #include "remat/ad.h"
 
+/* lu(A): A (..., n, n) -> the packed factorisation (op.h, REMAT_LU_SMALL_N) */
+static remat_val lu_at(remat_fn *f, remat_val A, remat_loc loc)
+{
+    const remat_node *na = remat_fn_node(f, A);
+    remat_shape s = na->shape;
+    const int64_t n = s.dims[s.rank - 1];
+    s.dims[s.rank - 1] = n <= REMAT_LU_SMALL_N ? 2 * n : n + 1;
+    remat_node nd = remat_proto(REMAT_OP_LU, (remat_dtype)na->dtype, &s, loc);
+    return remat_fn_add_node(f, &nd, 1, &A);
+}
+
+remat_val remat_linear_solve_t_at(remat_fn *f, remat_val A, remat_val lu, remat_val b, int transpose, remat_loc loc)
+{
+    remat_val v[3] = {A, lu, b};
+    if (!remat_fn_vals_ok(f, 3, v))
+        return REMAT_NONE;
+    const remat_node *nb = remat_fn_node(f, b);
+    remat_node nd = remat_proto(REMAT_OP_LINEAR_SOLVE, (remat_dtype)nb->dtype, &nb->shape, loc);
+    nd.p.solve_transpose = transpose != 0;
+    return remat_fn_add_node(f, &nd, 3, v);
+}
+
+/* The lu node of A already in f (several solves with one matrix, as the
+ * stages of a Rosenbrock step, share one factorisation), else a new one. */
+static remat_val lu_of(remat_fn *f, remat_val A, remat_loc loc)
+{
+    for (int32_t v = f->n_nodes - 1; v > A; v--)
+        if (f->nodes[v].op == REMAT_OP_LU && f->nodes[v].in[0] == A)
+            return v;
+    return lu_at(f, A, loc);
+}
+
 /* A (..., n, n) and b (..., n) or (..., n, k): the same batch dims (no
  * broadcasting), one float dtype. The output has b's shape. */
-remat_val remat_linear_solve_t_at(remat_fn *f, remat_val A, remat_val b, int transpose, remat_loc loc)
+remat_val remat_linear_solve_at(remat_fn *f, remat_val A, remat_val b, remat_loc loc)
 {
     remat_val v[2] = {A, b};
     if (!f)
@@ -33,14 +66,7 @@ remat_val remat_linear_solve_t_at(remat_fn *f, remat_val A, remat_val b, int tra
                              "linear_solve: b must be (..., n) or (..., n, k) with A's batch dims and n = %lld "
                              "(no broadcasting), got A %s, b %s",
                              (long long)n, sa, sb);
-    remat_node nd = remat_proto(REMAT_OP_LINEAR_SOLVE, (remat_dtype)nb->dtype, bs, loc);
-    nd.p.solve_transpose = transpose != 0;
-    return remat_fn_add_node(f, &nd, 2, v);
-}
-
-remat_val remat_linear_solve_at(remat_fn *f, remat_val A, remat_val b, remat_loc loc)
-{
-    return remat_linear_solve_t_at(f, A, b, 0, loc);
+    return remat_linear_solve_t_at(f, A, lu_of(f, A, loc), b, 0, loc);
 }
 
 /* The batched products the solve's rules need, over A's batch dims (the

@@ -416,15 +416,15 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
     case REMAT_OP_DOT_GENERAL:
         rule_dot(r, g);
         break;
-    case REMAT_OP_LINEAR_SOLVE: { /* b_bar = solve(A^T, g); A_bar = -b_bar x^T (-x b_bar^T when transposed) */
+    case REMAT_OP_LINEAR_SOLVE: { /* (A, lu(A), b): b_bar = solve(A^T, g) with the same lu; A_bar = -b_bar x^T (-x b_bar^T when transposed) */
         const int t = (int)r->n->p.solve_transpose, ar = in_node(r, 0)->shape.rank;
-        remat_val bbar = remat_linear_solve_t_at(r->g, X(r, 0), g, !t, r->loc);
+        remat_val bbar = remat_linear_solve_t_at(r->g, X(r, 0), X(r, 1), g, !t, r->loc);
         if (act(r, 0))
             give(r, 0, t ? remat_linear_solve_neg_outer(r->g, Y(r), bbar, ar, r->loc)
                          : remat_linear_solve_neg_outer(r->g, bbar, Y(r), ar, r->loc));
-        if (act(r, 1))
-            give(r, 1, bbar);
-        break;
+        if (act(r, 2))
+            give(r, 2, bbar);
+        break; /* lu (input 1) is never active: its derivative is this rule's */
     }
     case REMAT_OP_NAME:
         give(r, 0, g);
@@ -434,6 +434,7 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         break;
     case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE:
     case REMAT_OP_STOP_GRADIENT:
+    case REMAT_OP_LU:
         break; /* no derivative (vjp.c never makes these active) */
     case REMAT_OP_CUSTOM_VJP:
         st = remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: the VJP of custom op '%s' is not itself differentiable",

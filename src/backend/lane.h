@@ -35,6 +35,7 @@
 
 #include <stdint.h>
 
+#include "remat/op.h"
 #include "remat/status.h"
 #include "remat/tensor.h"
 
@@ -84,10 +85,10 @@ typedef struct {
     const remat_lane_buf *bufs;
 } remat_lane_program;
 
-/* linear_solve systems up to this size are unrolled into lane programs
- * (src/scan/scan_lanes_solve.c); the CPU kernel solves them by the same
+/* lu and linear_solve of systems up to this size are unrolled into lane
+ * programs (src/scan/scan_lanes_solve.c); the CPU kernels use the same
  * elimination (backend/cpu/linalg.c), so both give the same bits. */
-#define REMAT_LANE_SOLVE_MAX_N 8
+#define REMAT_LANE_SOLVE_MAX_N REMAT_LU_SMALL_N
 
 typedef void (*remat_lane_fn)(char *const *bufs, const int64_t *strides, int64_t count, int64_t lanes);
 

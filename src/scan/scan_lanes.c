@@ -19,8 +19,8 @@
  * (backend/lane.h) — a body that feeds such a sum back into the lanes (a
  * batch mean) is not translated.
  *
- * linear_solve of n <= 8 is unrolled (scan_lanes_solve.c), one system per
- * batch entry, its lane axis a batch axis of both operands.
+ * lu and linear_solve of n <= 8 are unrolled (scan_lanes_solve.c), one
+ * system per batch entry, the lane axis a batch axis of the operands.
  *
  * Not translated (the body is interpreted instead): dot_general, custom ops,
  * nested scans, non-splat constants along the lane axis, empty values, the
@@ -531,46 +531,52 @@ static int32_t solve_op(void *ctx, remat_op op, int32_t x, int32_t y, int32_t z)
     return op3(b, op, b->ins[x].dt, x, y, z, 0.0);
 }
 
-/* linear_solve: for every batch entry (lane coordinate 0), A's n*n
- * registers (read transposed for A^T) and b's n*k go through the unrolled
- * elimination. A lane axis must be a batch axis (b's, and A's if A has one). */
-static lval *linear_solve(lb *b, const remat_node *N, lval *const *x)
+/* lu (x = {A}) and linear_solve (x = {A, lu(A), b}): for every batch entry
+ * (lane coordinate 0), the matrix's registers go through the unrolled
+ * elimination. A lane axis must be a batch axis, the same in every operand
+ * that has one (A may be lane-less while b is not). */
+static lval *linalg(lb *b, const remat_node *N, lval *const *x)
 {
-    const lval *A = x[0], *B = x[1];
-    const int ra = A->shape.rank, nb = ra - 2;
-    const int64_t n = A->shape.dims[ra - 1], k = B->shape.rank == ra ? B->shape.dims[ra - 1] : 1;
+    const int is_lu = N->op == REMAT_OP_LU, ra = x[0]->shape.rank, nb = ra - 2;
+    const lval *F = x[is_lu ? 0 : 1], *B = is_lu ? NULL : x[2];
+    const int64_t n = x[0]->shape.dims[ra - 1], k = B && B->shape.rank == ra ? B->shape.dims[ra - 1] : 1;
     lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
     if (!o)
         return NULL;
-    if (n > REMAT_LANE_SOLVE_MAX_N || A->lane >= nb || B->lane >= nb || (A->lane >= 0 && A->lane != B->lane))
+    if (n > REMAT_LANE_SOLVE_MAX_N || F->lane >= nb || o->lane >= nb || (F->lane >= 0 && F->lane != o->lane))
         return b->ok = 0, NULL;
-    int32_t M[REMAT_LANE_SOLVE_MAX_N * REMAT_LANE_SOLVE_MAX_N];
-    int32_t *X = remat_arena_alloc(&b->mem, sizeof *X * (size_t)(n * k));
+    int32_t P[2 * REMAT_LANE_SOLVE_MAX_N * REMAT_LANE_SOLVE_MAX_N], A[REMAT_LANE_SOLVE_MAX_N * REMAT_LANE_SOLVE_MAX_N];
+    int32_t *X = remat_arena_alloc(&b->mem, sizeof *X * (size_t)(n * k)), zero = -1;
+    const int64_t w = is_lu ? n : 2 * n; /* columns read from F */
     if (!X)
         return b->ok = 0, NULL;
-    int64_t ca[REMAT_MAX_RANK] = {0}, cb[REMAT_MAX_RANK] = {0};
+    int64_t cb[REMAT_MAX_RANK] = {0};
     for (;;) { /* odometer over the batch axes but the lane */
-        memcpy(cb, ca, sizeof ca);
+        int32_t *in = is_lu ? A : P;
         for (int64_t i = 0; i < n; i++)
-            for (int64_t j = 0; j < n; j++) {
-                ca[nb] = N->p.solve_transpose ? j : i, ca[nb + 1] = N->p.solve_transpose ? i : j;
-                M[i * n + j] = A->reg[coords_entry(&A->shape, A->lane, ca)];
+            for (int64_t j = 0; j < w; j++) {
+                cb[nb] = i, cb[nb + 1] = j;
+                in[i * w + j] = F->reg[coords_entry(&F->shape, F->lane, cb)];
             }
-        for (int64_t i = 0; i < n; i++)
+        for (int64_t i = 0; B && i < n; i++)
             for (int64_t q = 0; q < k; q++) {
                 cb[nb] = i, cb[nb + 1] = q;
                 X[i * k + q] = B->reg[coords_entry(&B->shape, B->lane, cb)];
             }
-        if (!remat_lanes_solve((int)n, (int)k, M, X, solve_op, b))
+        if (is_lu ? !remat_lanes_lu((int)n, A, P, solve_op, b)
+                  : !remat_lanes_lu_solve((int)n, (int)k, (int)N->p.solve_transpose, P, X, solve_op, b))
             return b->ok = 0, NULL;
         for (int64_t i = 0; i < n; i++)
-            for (int64_t q = 0; q < k; q++) {
+            for (int64_t q = 0; q < (is_lu ? 2 * n : k); q++) {
+                int32_t v = is_lu ? P[i * 2 * n + q] : X[i * k + q];
+                if (v < 0)
+                    v = zero >= 0 ? zero : (zero = konst(b, o->dt, 0.0));
                 cb[nb] = i, cb[nb + 1] = q;
-                o->reg[coords_entry(&o->shape, o->lane, cb)] = X[i * k + q];
+                o->reg[coords_entry(&o->shape, o->lane, cb)] = v;
             }
         int a = nb - 1;
-        while (a >= 0 && (a == B->lane || ++ca[a] == A->shape.dims[a]))
-            ca[a--] = 0;
+        while (a >= 0 && (a == o->lane || ++cb[a] == o->shape.dims[a]))
+            cb[a--] = 0;
         if (a < 0)
             return o;
     }
@@ -609,7 +615,7 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
         case REMAT_OPCAT_COMPARE:
         case REMAT_OPCAT_SELECT:
         case REMAT_OPCAT_CONVERT: val[v] = elementwise(b, N, x, N->nin); break;
-        case REMAT_OPCAT_LINALG: val[v] = linear_solve(b, N, x); break;
+        case REMAT_OPCAT_LINALG: val[v] = linalg(b, N, x); break;
         case REMAT_OPCAT_DOT: /* declined: the body is interpreted */
         case REMAT_OPCAT_CUSTOM:
         case REMAT_OPCAT_CONTROL:

@@ -125,7 +125,7 @@ static void k_dot(const remat_instr *I)
     remat_cpu_dot_general(P->dt, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->dot, I->scratch);
 }
 
-/* linear_solve: A (batch, n, n), b and out (batch, n, k) */
+/* lu: A (batch, n, n); linear_solve: A, lu(A), b and out (batch, n, k) */
 typedef struct {
     remat_dtype dt;
     int transpose;
@@ -142,10 +142,18 @@ static void solve_dims(const remat_exec_op *op, int64_t *batch, int64_t *n, int6
     *k = op->shape.rank == a->rank ? op->shape.dims[a->rank - 1] : 1;
 }
 
+static void k_lu(const remat_instr *I)
+{
+    const solve_params *P = I->aux;
+    remat_cpu_lu(P->dt, I->out, I->in[0], P->batch, P->n, I->scratch);
+}
+
+/* inputs (A, lu(A), b): the kernel reads the factorisation and b; A is
+ * there for the derivative */
 static void k_linear_solve(const remat_instr *I)
 {
     const solve_params *P = I->aux;
-    remat_cpu_linear_solve(P->dt, I->out, I->in[0], I->in[1], P->batch, P->n, P->k, P->transpose, I->scratch);
+    remat_cpu_linear_solve(P->dt, I->out, I->in[1], I->in[2], P->batch, P->n, P->k, P->transpose, I->scratch);
 }
 
 static void k_concat(const remat_instr *I)
@@ -189,7 +197,7 @@ static size_t cpu_scratch(const remat_exec_op *op)
     if (c != REMAT_OPCAT_LINALG)
         return 0;
     solve_dims(op, &batch, &n, &k);
-    return remat_cpu_linear_solve_scratch(op->dtype, n, k);
+    return op->op == REMAT_OP_LU ? remat_cpu_lu_scratch(n) : remat_cpu_linear_solve_scratch(op->dtype, n, k);
 }
 
 /* alloc (the program's memory) returned NULL: the compile fails, not the process */
@@ -402,9 +410,9 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         solve_params *S = alloc(ctx, sizeof *S);
         if (!S)
             return lower_nomem(op->op);
-        *S = (solve_params){.dt = op->dtype, .transpose = op->p.solve_transpose != 0};
+        *S = (solve_params){.dt = op->dtype, .transpose = op->op == REMAT_OP_LINEAR_SOLVE && op->p.solve_transpose};
         solve_dims(op, &S->batch, &S->n, &S->k);
-        ins->fn = k_linear_solve;
+        ins->fn = op->op == REMAT_OP_LU ? k_lu : k_linear_solve;
         ins->aux = S;
         return REMAT_OK;
     }

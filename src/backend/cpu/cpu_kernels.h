@@ -14,7 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/lane.h"
 #include "remat/op.h"
 #include "remat/tensor.h"
 
@@ -157,16 +156,20 @@ void remat_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const rem
                            const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
                            void *scratch);
 
-/* ---- linear_solve (linalg.c) ----
- * out (B, n, k) = A^{-1} b, or A^{-T} b with transpose, for each of the B
- * matrices of A (B, n, n) and right-hand sides b (B, n, k) (k = 1 for a
- * vector b), all row-major. n <= REMAT_CPU_SOLVE_SMALL_N: the elimination
- * compiled scan loops repeat op for op (bitwise the same); above: LAPACK
- * getrf/getrs. scratch: remat_cpu_linear_solve_scratch(dt, n, k) bytes,
- * 8-byte aligned. Singular A gives inf/nan, never an error. */
-#define REMAT_CPU_SOLVE_SMALL_N REMAT_LANE_SOLVE_MAX_N
+/* ---- lu and linear_solve (linalg.c) ----
+ * lu: out (B, n, remat_cpu_lu_cols(n)) = the packed factorisation
+ * (remat/op.h, REMAT_LU_SMALL_N) of each matrix of A (B, n, n).
+ * linear_solve: out (B, n, k) = A^{-1} b, or A^{-T} b with transpose, from
+ * lu's P and b (B, n, k) (k = 1 for a vector b); all row-major. n <=
+ * REMAT_LU_SMALL_N: the elimination compiled scan loops repeat op for op
+ * (bitwise the same); above: LAPACK getrf/getrs. Scratch: the _scratch
+ * bytes, 8-byte aligned (NULL when 0). Singular A gives inf/nan, never an
+ * error. */
+int64_t remat_cpu_lu_cols(int64_t n);
+size_t remat_cpu_lu_scratch(int64_t n);
+void remat_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t n, void *scratch);
 size_t remat_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k);
-void remat_cpu_linear_solve(remat_dtype dt, void *out, const void *A, const void *b, int64_t batch, int64_t n,
+void remat_cpu_linear_solve(remat_dtype dt, void *out, const void *P, const void *b, int64_t batch, int64_t n,
                             int64_t k, int transpose, void *scratch);
 
 #endif
