@@ -500,6 +500,48 @@ static void test_scan_jit_lane_ranges_threads(void **state)
     }
 }
 
+/* Interleaved carries are packed for the kernels (scan_lanes.h), so a
+ * (m,3) batch vectorises and blocks as a (3,m) one: a store-all gradient
+ * over a 6 MiB store is lane-blocked in both layouts (before packing, an
+ * interleaved store-all batch was never blocked: its extra forward pass
+ * cost more than the cache saved), with the interpreter's bits, on 1 and 2
+ * threads. */
+static void test_scan_jit_packed_carries_block(void **state)
+{
+    (void)state;
+    const int64_t m = 128, len = 3000;
+    for (int lay = 1; lay < 3; lay++) {
+        remat_fn *body = euler_body(REMAT_F64, m, lay == 1);
+        remat_tensor in[3] = {t_rand(REMAT_F64, 2, lay == 1 ? DIMS(3, m) : DIMS(m, 3), 0, 1),
+                              t_rand(REMAT_F64, 1, DIMS(m), 0.5, 1.5), t_rand(REMAT_F64, 1, DIMS(m), 0.2, 0.8)};
+        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
+        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        remat_scan_options o = opts("store-all", 0, NULL);
+        remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+        remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+        result one, two, interp;
+        assert_int_equal(remat_set_num_threads(1), REMAT_OK);
+        run_mode(g, 3, in, 1, &one);
+        run_mode(g, 3, in, 0, &interp);
+        assert_int_equal(remat_set_num_threads(2), REMAT_OK);
+        run_mode(g, 3, in, 1, &two);
+        assert_int_equal(remat_set_num_threads(0), REMAT_OK);
+        check_outs_bitwise(lay == 1 ? "(3,m)" : "(m,3)", &one.o, &interp.o);
+        check_outs_bitwise(lay == 1 ? "(3,m)" : "(m,3)", &two.o, &interp.o);
+        assert_true(one.plan.peak_snapshot_bytes >= ((size_t)4 << 20));
+#if REMAT_HAVE_GCCJIT
+        if (one.plan.scan_block_lanes == 0)
+            fail_msg("layout %d: a store-all batch over %zu bytes of store not blocked", lay,
+                     one.plan.peak_snapshot_bytes);
+#endif
+        outs_free(&one.o), outs_free(&two.o), outs_free(&interp.o);
+        remat_fn_free(g);
+        remat_fn_free(f);
+        t_free_all(3, in);
+        remat_fn_free(body);
+    }
+}
+
 /* A long blocked batch: the forward node's pass over all lanes (and any
  * long run over all lanes) is split into lane ranges on the pool too
  * (scan_exec_lanes.c, run): 1 and 2 threads agree bit for bit, and on 2
@@ -906,6 +948,7 @@ int main(void)
         cmocka_unit_test(test_scan_jit_lane_blocks_threads),
         cmocka_unit_test(test_scan_jit_lane_blocks_split_forward),
         cmocka_unit_test(test_scan_jit_lane_ranges_threads),
+        cmocka_unit_test(test_scan_jit_packed_carries_block),
         cmocka_unit_test(test_scan_jit_every_op),
         cmocka_unit_test(test_scan_jit_sums),
         cmocka_unit_test(test_scan_jit_sums_across_lanes),

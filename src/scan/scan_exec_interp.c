@@ -195,4 +195,6 @@ static const scan_executor interp = {
 
 static void run(void *x, const scan_xop *ops, int64_t n) { scan_walk(&interp, x, ops, n); }
 
-const scan_rt_exec remat_scan_exec_interp = {.bind = bind, .run = run, .finish = finish};
+const scan_rt_exec remat_scan_exec_interp = {.bind = bind, .run = run, .finish = finish,
+                                             .carry_in = remat_scan_rt_copy_carry_in,
+                                             .carry_out = remat_scan_rt_copy_carry_out};

@@ -151,6 +151,11 @@ static inline void count_runs(scan_lane_block *b, remat_program *p, int64_t n, b
 static void copy_slot(scan_lane_block *b, int64_t slot, bool to_slot)
 {
     const scan_rt *r = b->r;
+    if (r->lanes.packed) { /* the slot in the caller's layout, the carry packed */
+        set_shot(b, slot, 0, 1);
+        call(b, to_slot ? LKI_UNPACK : LKI_PACK, 1);
+        return;
+    }
     int64_t lane;
     char *s = item(b, b->slots, r->d->carry_bytes, slot, &lane);
     if (b->lanes == r->lanes.m && b->group == 0) {
@@ -222,10 +227,14 @@ static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
     for (int64_t c; n > 0; step -= c, slot += (int)(c * dslot), n -= c) {
         if (slot >= 0) {
             c = set_shot(b, slot, dslot, n);
-        } else { /* from the current carry */
+        } else { /* from the current carry (packed: unpacked into next, the range's lanes) */
+            const scan_rt *r = b->r;
             c = n;
-            for (int i = 0; i < b->r->nc; i++)
-                set(b, LB_SHOT, i, b->r->cur + b->r->carry_off[i], 0);
+            char *from = r->lanes.packed ? r->next : r->cur;
+            for (int i = 0; i < r->nc; i++)
+                set(b, LB_SHOT, i, from + r->carry_off[i], 0);
+            if (r->lanes.packed)
+                call(b, LKI_UNPACK, 1);
         }
         set_steps(b, step, -1, true);
         call(b, LKI_RECOMPUTE, c);
@@ -392,4 +401,33 @@ static void run_blocks(scan_rt *r)
 
 static void finish(scan_rt *r, void *const *ct_ks) { (void)r, (void)ct_ks; }
 
-const scan_rt_exec remat_scan_exec_lanes = {.bind = bind, .run = run, .run_blocks = run_blocks, .finish = finish};
+/* packed carries: the caller's tensors (SHOT) to and from buf (CARRY), all
+ * lanes, through the full table (bind sets its CARRY again) */
+static void move_carry(scan_rt *r, char *buf, const void *const *t, int kernel)
+{
+    scan_lane_block *b = &r->lb;
+    for (int i = 0; i < r->nc; i++) {
+        set(b, LB_CARRY, i, buf + r->carry_off[i], 0);
+        set(b, LB_SHOT, i, t[i], 0);
+    }
+    call(b, kernel, 1);
+}
+
+static void carry_in(scan_rt *r, char *dst, const void *const *src)
+{
+    if (r->lanes.packed)
+        move_carry(r, dst, src, LKI_PACK);
+    else
+        remat_scan_rt_copy_carry_in(r, dst, src);
+}
+
+static void carry_out(scan_rt *r, void *const *dst, const char *src)
+{
+    if (r->lanes.packed)
+        move_carry(r, (char *)src, (const void *const *)dst, LKI_UNPACK);
+    else
+        remat_scan_rt_copy_carry_out(r, dst, src);
+}
+
+const scan_rt_exec remat_scan_exec_lanes = {.bind = bind, .run = run, .run_blocks = run_blocks, .finish = finish,
+                                            .carry_in = carry_in, .carry_out = carry_out};

@@ -637,6 +637,7 @@ typedef struct {
     const remat_scan_data *d;
     int nc, nx, nk, ny, nt;
     int base[LB_KINDS + 1];
+    bool packed; /* CARRY and CT with the lane axis last (scan_lanes.h) */
 } layout;
 
 static int buf_of(const layout *L, int kind, int i) { return L->base[kind] + i; }
@@ -756,6 +757,13 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
             emit_backward(b, L, res);
         }
         break;
+    case LK_PACK:   /* SHOT (the caller's layout) -> CARRY (packed) */
+    case LK_UNPACK: /* CARRY -> SHOT */
+        for (int i = 0; b->ok && i < nc; i++) {
+            const int from = which == LK_PACK ? LB_SHOT : LB_CARRY, to = which == LK_PACK ? LB_CARRY : LB_SHOT;
+            store(b, buf_of(L, to, i), load(b, buf_of(L, from, i), d->in[i].dt, &d->in[i].shape));
+        }
+        break;
     default: REMAT_UNREACHABLE("scan lanes: unknown kernel");
     }
 out:
@@ -770,6 +778,35 @@ static void lb_reset(lb *b, int64_t m)
     remat_arena_clear(&b->mem);
 }
 
+/* Packed carries: the element at coordinates c (lane coordinate 0) of a
+ * CARRY or CT buffer moves from its place in the carry's shape to (c's
+ * index among the entries) * m, the lanes following at stride 1, a
+ * structure of arrays whatever the caller's layout. */
+static void pack_offsets(const layout *L, int64_t m, remat_lane_ins *ins, int n)
+{
+    for (int i = 0; i < n; i++) {
+        remat_lane_ins *I = &ins[i];
+        int c = -1;
+        if (I->kind == REMAT_LANE_LOAD || I->kind == REMAT_LANE_STORE) {
+            if (I->buf >= L->base[LB_CARRY] && I->buf < L->base[LB_CARRY] + L->nc)
+                c = I->buf - L->base[LB_CARRY];
+            else if (I->buf >= L->base[LB_CT] && I->buf < L->base[LB_CT] + L->nc)
+                c = I->buf - L->base[LB_CT];
+        }
+        if (c < 0)
+            continue;
+        const remat_shape *s = &L->d->in[c].shape;
+        int ok = 1;
+        const int lane = lane_axis(s, m, &ok);
+        REMAT_ASSERT(lane >= 0 && I->lstride == lane_stride(s, lane)); /* carries are on the lanes */
+        int64_t co[REMAT_MAX_RANK], f = I->off;
+        for (int k = s->rank - 1; k >= 0; k--)
+            co[k] = f % s->dims[k], f /= s->dims[k];
+        I->off = coords_entry(s, lane, co) * m;
+        I->lstride = 1;
+    }
+}
+
 /* Translates one kernel into a program of its own (instructions copied out
  * of the builder, which the next kernel reuses). 0 when it does not fit. */
 static int translate_kernel(lb *b, const layout *L, unsigned which, remat_lane_program *p)
@@ -782,6 +819,8 @@ static int translate_kernel(lb *b, const layout *L, unsigned which, remat_lane_p
     if (!ins)
         return 0;
     memcpy(ins, b->ins, sizeof *ins * (size_t)b->n);
+    if (L->packed)
+        pack_offsets(L, b->m, ins, b->n);
     *p = (remat_lane_program){.m = b->m, .n_ins = b->n, .ins = ins, .n_bufs = b->n_bufs, .bufs = b->bufs};
     return 1;
 }
@@ -887,13 +926,21 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         if (!carries_on_lanes(d, cand[q]))
             continue;
         b.m = cand[q];
-        scan_lanes S = {.m = b.m};
+        /* interleaved carries ((B,3)) are packed, so that the kernels
+         * vectorise as for (3,B); PACK / UNPACK move them */
+        L.packed = false;
+        for (int i = 0; b.m > 1 && i < L.nc; i++) {
+            int okl = 1;
+            L.packed |= lane_stride(&d->in[i].shape, lane_axis(&d->in[i].shape, b.m, &okl)) != 1;
+        }
+        const unsigned kernels = want | (L.packed ? LK_PACK | LK_UNPACK : 0);
+        scan_lanes S = {.m = b.m, .packed = L.packed};
         remat_lane_program progs[LKI_COUNT];
         const remat_lane_program *pp[LKI_COUNT];
         remat_lane_fn got[LKI_COUNT];
         int n = 0, fits = 1;
         for (int k = 0; fits && k < LKI_COUNT; k++)
-            if (want & (1u << k)) {
+            if (kernels & (1u << k)) {
                 fits = translate_kernel(&b, &L, 1u << k, &progs[n]);
                 pp[n] = &progs[n];
                 n += fits;
@@ -911,7 +958,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         }
         if (fits && lane_bytes && be->iface.compile_lanes(n, pp, got) == REMAT_OK) { /* one compilation */
             for (int k = 0, i = 0; k < LKI_COUNT; k++)
-                if (want & (1u << k))
+                if (kernels & (1u << k))
                     S.fn[k] = got[i++];
             memcpy(S.base, L.base, sizeof S.base);
             S.lane_bytes = lane_bytes;

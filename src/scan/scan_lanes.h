@@ -27,6 +27,16 @@
  *   reverse       TAPE, X, K, CT, CTY -> CT, CTX, CTK += (the backward half)
  *   recompute     SHOT, X, K, CT, CTY -> CT, CTX, CTK += (forward into
  *                 registers, then backward: a step reversed without a tape)
+ *   pack          SHOT -> CARRY; unpack CARRY -> SHOT   (packed carries only)
+ *
+ * Packed carries. A carry whose lanes are interleaved ((B,3): lane j at
+ * element 3j) vectorises badly (every step shuffles), so the CARRY and CT
+ * buffers of such a scan hold it with the lane axis last ((3,B)), for the
+ * kernels alone: the store's snapshots, the tapes and the node's inputs
+ * and outputs keep the caller's layout (the interpreted executor's, which
+ * the other node of the scan may be running), and the runtime moves a
+ * carry in and out with pack / unpack (scan_exec_lanes.c).
+ *
  * The consts' cotangents are accumulated as ctk = ctk + c in step order, so
  * starting them at -0.0 gives the interpreter's bits (its first step writes
  * c, later ones add; -0.0 + c == c for every c).
@@ -49,7 +59,7 @@
 
 enum { LB_CARRY, LB_X, LB_K, LB_Y, LB_SHOT, LB_TAPE, LB_CT, LB_CTY, LB_CTX, LB_CTK, LB_KINDS };
 
-enum { LKI_ADVANCE, LKI_ADVANCE_SHOT, LKI_TAPE, LKI_REVERSE, LKI_RECOMPUTE, LKI_COUNT };
+enum { LKI_ADVANCE, LKI_ADVANCE_SHOT, LKI_TAPE, LKI_REVERSE, LKI_RECOMPUTE, LKI_PACK, LKI_UNPACK, LKI_COUNT };
 
 typedef struct {
     int base[LB_KINDS + 1]; /* base[LB_KINDS] = the table's size */
@@ -58,6 +68,7 @@ typedef struct {
     bool ranges;                      /* the lanes are independent: a run over any lane range is exact */
     bool split;                       /* ranges may run at once: no kernel stores an element all lanes share */
     bool contiguous;                  /* lane j+1 of every carry is the element after lane j's (SoA) */
+    bool packed;                      /* CARRY and CT packed (below); PACK / UNPACK compiled */
     int64_t *lane_bytes;              /* [base[LB_KINDS]] per buffer (0: the same for every lane) */
 } scan_lanes;
 
@@ -67,7 +78,7 @@ typedef struct {
  * (lane_bytes from alloc(ctx)), or 0 when the body does not fit (an op
  * without a lane form, no consistent lane axis, too large) or the backend
  * cannot compile: the caller interprets the body instead. */
-enum { LK_ADVANCE = 1, LK_ADVANCE_SHOT = 2, LK_TAPE = 4, LK_REVERSE = 8, LK_RECOMPUTE = 16 };
+enum { LK_ADVANCE = 1, LK_ADVANCE_SHOT = 2, LK_TAPE = 4, LK_REVERSE = 8, LK_RECOMPUTE = 16, LK_PACK = 32, LK_UNPACK = 64 };
 int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
                            void *(*alloc)(void *ctx, size_t bytes), void *ctx);
 

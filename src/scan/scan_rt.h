@@ -31,6 +31,11 @@ typedef struct {
      * block, on the thread pool when the lanes allow (scan_lanes.h) */
     void (*run_blocks)(scan_rt *r);
     void (*finish)(scan_rt *r, void *const *ct_ks);
+    /* a carry (or its cotangent) from the caller's tensors into the
+     * executor's buffer dst, and back (compiled lanes may pack it:
+     * scan_lanes.h) */
+    void (*carry_in)(scan_rt *r, char *dst, const void *const *src);
+    void (*carry_out)(scan_rt *r, void *const *dst, const char *src);
 } scan_rt_exec;
 
 /* Compiled lanes: what one run of kernels reads, a buffer table for the
@@ -59,6 +64,7 @@ struct scan_rt {
     remat_program *p_primal, *p_fwd, *p_bwd;
     void **outs;
     size_t *carry_off, *x_step, *y_step, *k_bytes, *k_off; /* per carry / x / y / const */
+    const void **carry_at; /* per carry: scratch for pointers into the store */
     int nc, nx, nk, ny, nres;
     bool reverse;
     int64_t length;
@@ -144,6 +150,11 @@ static inline void remat_scan_rt_fail(scan_rt *r, remat_status st)
  * lane-blocked when `blocks` allows and the lanes are independent; false:
  * interpret it (no loops, or out of memory for them: the same bits). */
 bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks);
+
+/* scan_runtime.c: the carries between the caller's tensors and a buffer
+ * of them at carry_off, as they are (byte copies through the backend) */
+void remat_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src);
+void remat_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src);
 
 /* the executors */
 extern const scan_rt_exec remat_scan_exec_interp;

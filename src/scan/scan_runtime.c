@@ -30,13 +30,13 @@ static size_t bytes_of(const scan_desc *s)
     return (size_t)remat_shape_numel(&s->shape) * remat_dtype_size(s->dt);
 }
 
-static void copy_carry_in(scan_rt *r, char *dst, const void *const *src)
+void remat_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src)
 {
     for (int i = 0; i < r->nc; i++)
         r->be->iface.mem_copy(dst + r->carry_off[i], src[i], bytes_of(&r->d->in[i]));
 }
 
-static void copy_carry_out(scan_rt *r, void *const *dst, const char *src)
+void remat_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src)
 {
     for (int i = 0; i < r->nc; i++)
         r->be->iface.mem_copy(dst[i], src + r->carry_off[i], bytes_of(&r->d->in[i]));
@@ -65,13 +65,13 @@ static void k_scan_primal(const remat_instr *I)
     const void *const *init = I->in, *const *ks = I->in + r->nc + r->nx;
     r->xs = I->in + r->nc;
     r->ys = r->outs + r->nc;
-    copy_carry_in(r, r->cur, init);
+    r->exec->carry_in(r, r->cur, init);
     r->exec->bind(r, ks, NULL);
     if (r->length > 0) {
         const scan_xop all = {.kind = XOP_ADVANCE, .step = 0, .count = r->length};
         r->exec->run(r, &all, 1);
     }
-    copy_carry_out(r, r->outs, r->cur);
+    r->exec->carry_out(r, r->outs, r->cur);
 }
 
 static void k_scan_fwd(const remat_instr *I)
@@ -81,16 +81,16 @@ static void k_scan_fwd(const remat_instr *I)
     r->xs = I->in + r->nc;
     r->ys = r->outs + r->nc;
     r->store = r->outs[r->nc + r->ny];
-    copy_carry_in(r, r->cur, init);
+    r->exec->carry_in(r, r->cur, init);
     r->exec->bind(r, ks, NULL);
     if (r->lanes.block > 0) { /* the backward runs the schedule; it starts from carry 0, kept in the store */
-        copy_carry_in(r, r->store, init);
+        remat_scan_rt_copy_carry_in(r, r->store, init);
         const scan_xop all = {.kind = XOP_ADVANCE, .step = 0, .count = r->length};
         r->exec->run(r, &all, 1); /* carry 0 is within the schedule's peak (lower_checkpointed) */
     } else {
         run_phase(r, SCAN_PHASE_FORWARD);
     }
-    copy_carry_out(r, r->outs, r->cur);
+    r->exec->carry_out(r, r->outs, r->cur);
 }
 
 static void k_scan_bwd(const remat_instr *I)
@@ -104,7 +104,7 @@ static void k_scan_bwd(const remat_instr *I)
     r->ct_ys = I->in + 1 + nx + nk + nc;
     r->ys = NULL;
     r->ct_xs = r->outs + nc;
-    copy_carry_in(r, r->ct_cur, ct_carry);
+    r->exec->carry_in(r, r->ct_cur, ct_carry);
     r->exec->bind(r, ks, ct_ks);
     if (r->lanes.block > 0) {
         /* The whole schedule, block after block (on threads when they
@@ -112,14 +112,16 @@ static void k_scan_bwd(const remat_instr *I)
          * the store, which the blocks' stores then overwrite. A block holds
          * its lanes' share of the schedule's peak store, in its worker's
          * store (scan_exec_lanes.c); the peak reported is the schedule's. */
-        r->be->iface.mem_copy(r->cur, r->store, r->d->carry_bytes);
+        for (int i = 0; i < nc; i++)
+            r->carry_at[i] = r->store + r->carry_off[i];
+        r->exec->carry_in(r, r->cur, r->carry_at);
         r->exec->run_blocks(r);
         note_peak(r, SCAN_PHASE_REVERSE);
     } else {
         run_phase(r, SCAN_PHASE_REVERSE);
     }
     r->exec->finish(r, ct_ks);
-    copy_carry_out(r, r->outs, r->ct_cur);
+    r->exec->carry_out(r, r->outs, r->ct_cur);
 }
 
 /* The evaluations a checkpointed node's share runs: its phase of the
@@ -237,11 +239,12 @@ static bool layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, 
 {
     const int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
     r->carry_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nc + 1));
+    r->carry_at = L->alloc(L->ctx, sizeof *r->carry_at * (size_t)(nc + 1));
     r->x_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nx + 1));
     r->y_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(ny + 1));
     r->k_bytes = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
     r->k_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
-    if (!r->carry_off || !r->x_step || !r->y_step || !r->k_bytes || !r->k_off)
+    if (!r->carry_off || !r->carry_at || !r->x_step || !r->y_step || !r->k_bytes || !r->k_off)
         return false;
     size_t off = 0;
     *ysum = *ksum = 0;

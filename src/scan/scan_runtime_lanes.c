@@ -17,11 +17,10 @@
  * 1 MiB L2 of this machine's cores: a block's store is packed in its
  * worker's, scan_exec_lanes.c); 0: not blocked. Fewer lanes make each
  * kernel call too short to pay its loop overheads. Blocks cost one more
- * pass over the steps (the forward node's): with interleaved lanes ((B,3))
- * a step is dearer (its loops vectorise worse), and that pass costs more
- * than the cache saves unless the schedule recomputes steps anyway
- * (bench_scan: blocked (B,3) per-step takes half its unblocked time,
- * store-all a little more than unblocked). */
+ * pass over the steps (the forward node's): with interleaved lanes a step
+ * is dearer (its loops vectorise worse), and that pass costs more than the
+ * cache saves unless the schedule recomputes steps anyway. (Interleaved
+ * carries are packed, scan_lanes.h, and count as contiguous.) */
 #define SCAN_BLOCK_MIN_STORE ((size_t)4 << 20)
 #define SCAN_BLOCK_STORE ((size_t)768 << 10)
 #define SCAN_BLOCK_MIN_LANES 32
