@@ -1,7 +1,9 @@
 /*
  * test_while_modes.c — remat_while (remat/loop.h) in forward mode (against
  * central differences and, through the transpose identity, against reverse
- * mode) and its bad arguments, each refused with a message naming it.
+ * mode) and second order (remat_hvp); its bad arguments, each refused with
+ * a message naming it; flags in f32; memory budgets; the residual report;
+ * a while inside a scan body and inside a checkpoint region.
  */
 #include "while_models.h"
 
@@ -383,6 +385,69 @@ static void test_while_bad_body(void **state)
     }
 }
 
+/* a while-loop inside a scan body (the scan tapes its store per step) and
+ * inside a checkpoint region: gradients against central differences */
+static remat_fn *nested_model(bool in_scan)
+{
+    remat_fn *c = cond_fn(), *b = body_fn(true), *inner = remat_fn_new("inner");
+    remat_val y = remat_arg(inner, "y", REMAT_F64, 1, DIMS(2)), k = remat_arg(inner, "k", REMAT_F64, 1, DIMS(2));
+    remat_val z = remat_scalar(inner, REMAT_F64, 0), out[3];
+    remat_val ks[3] = {k, remat_scalar(inner, REMAT_F64, 0.25), remat_scalar(inner, REMAT_F64, 0.0625)};
+    remat_schedule_spec spec = spec_of("online:2");
+    remat_while_options opt = {.max_steps = 100, .schedule = &spec};
+    assert_ok(remat_while(inner, c, b, 3, 1, ((remat_val[]){y, z, z}), 3, ks, &opt, out, NULL));
+    remat_fn_output(inner, remat_sin(inner, out[0]));
+    assert_fn_ok(inner);
+    remat_fn *f = remat_fn_new("outer");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, DIMS(2)), kk = remat_arg(f, "k", REMAT_F64, 1, DIMS(2)), yn;
+    if (in_scan) {
+        remat_scan_options so = {.schedule = spec_of("binomial:2")};
+        assert_ok(remat_scan(f, inner, 4, 1, &y0, 0, NULL, 1, &kk, &so, &yn, NULL));
+    } else {
+        remat_fn *region = remat_checkpoint(inner, NULL);
+        assert_ok(remat_call(f, region, 2, ((remat_val[]){y0, kk}), &yn));
+        remat_fn_free(region);
+    }
+    remat_fn_output(f, remat_sum_all(f, remat_square(f, yn)));
+    assert_fn_ok(f);
+    remat_fn_free(inner);
+    remat_fn_free(b);
+    remat_fn_free(c);
+    return f;
+}
+
+static double value_at(const remat_fn *f, const double *y0, const double *k)
+{
+    outs_t o;
+    eval(f, y0, k, NULL, NULL, &o);
+    double v = ((double *)o.t[0].data)[0];
+    outs_free(&o);
+    return v;
+}
+
+static void test_while_nested(void **state)
+{
+    (void)state;
+    for (int in_scan = 0; in_scan < 2; in_scan++) {
+        remat_fn *f = nested_model(in_scan);
+        double g[4];
+        grad_run(f, y0v, g, NULL, NULL);
+        for (int p = 0; p < 4; p++) {
+            const double eps = 1e-6;
+            double y[2] = {y0v[0], y0v[1]}, k[2] = {kv[0], kv[1]};
+            double *x = p < 2 ? &y[p] : &k[p - 2], x0 = *x;
+            *x = x0 + eps;
+            const double lp = value_at(f, y, k);
+            *x = x0 - eps;
+            const double fd = (lp - value_at(f, y, k)) / (2 * eps);
+            assert_true(isfinite(g[p]));
+            check_close(in_scan ? "while in a scan body" : "while in a checkpoint region", 1, &g[p], &fd, 1e-7,
+                        1e-9);
+        }
+        remat_fn_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_while_memory_budget),
         cmocka_unit_test(test_while_hvp),
         cmocka_unit_test(test_while_residual_report),
+        cmocka_unit_test(test_while_nested),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
