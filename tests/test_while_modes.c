@@ -339,8 +339,8 @@ static void test_while_residual_report(void **state)
         if (e->kind != REMAT_RESIDUAL_SNAPSHOT)
             continue;
         found++;
-        assert_contains(e->detail, "online:8 within max_steps 1000");
-        assert_int_equal(e->count, 8);
+        assert_contains(e->detail, "online:16 within max_steps 1000");
+        assert_int_equal(e->count, REMAT_WHILE_DEFAULT_SNAPSHOTS);
     }
     assert_int_equal(found, 1);
     remat_residual_list_free(r);

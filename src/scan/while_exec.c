@@ -50,17 +50,16 @@ void remat_while_rt_finish(while_rt *r, void *const *ct_ks)
     }
 }
 
-/* The flag the last cond or body execution wrote (a device-to-host read
- * through mem_copy, which the CPU backend's memory allows). */
+/* The flag the last cond or body execution wrote, read to the host. */
 static bool read_flag(const while_rt *r, remat_dtype dt)
 {
     if (dt == REMAT_F64) {
         double v;
-        r->be->iface.mem_copy(&v, r->flag, sizeof v);
+        remat_while_rt_to_host(r, &v, r->flag, sizeof v);
         return v != 0;
     }
     float v;
-    r->be->iface.mem_copy(&v, r->flag, sizeof v);
+    remat_while_rt_to_host(r, &v, r->flag, sizeof v);
     return v != 0;
 }
 

@@ -12,7 +12,8 @@
  * a rejected iteration is then advanced without a tape and skipped by the
  * reverse pass. The carries, snapshots, tapes and cotangents live in the
  * backend's memory; the bits and the iteration count are host data, copied
- * into the store's head (backend memory) at the end of the forward node.
+ * into the store's head (backend memory) at the end of the forward node,
+ * and each flag is read back to the host after its evaluation.
  */
 #ifndef REMAT_WHILE_RT_H
 #define REMAT_WHILE_RT_H
@@ -52,6 +53,24 @@ typedef struct while_rt {
     int64_t evals;
     size_t peak_bytes;
 } while_rt;
+
+/* Host memory to the backend's and back: copy_in / copy_out where the
+ * backend has them (a device), else its memory is the host's. */
+static inline void remat_while_rt_to_host(const while_rt *r, void *host, const void *src, size_t bytes)
+{
+    if (r->be->iface.copy_out)
+        r->be->iface.copy_out(host, src, bytes);
+    else
+        r->be->iface.mem_copy(host, src, bytes);
+}
+
+static inline void remat_while_rt_from_host(const while_rt *r, void *dst, const void *host, size_t bytes)
+{
+    if (r->be->iface.copy_in)
+        r->be->iface.copy_in(dst, host, bytes);
+    else
+        r->be->iface.mem_copy(dst, host, bytes);
+}
 
 static inline bool remat_while_rt_bit(const while_rt *r, int64_t k) { return (r->bits[k >> 3] >> (k & 7)) & 1; }
 

@@ -51,7 +51,7 @@ static void too_many(while_rt *r)
 static void write_n_iter(while_rt *r, void *dst)
 {
     const double n = (double)r->n;
-    r->be->iface.mem_copy(dst, &n, sizeof n);
+    remat_while_rt_from_host(r, dst, &n, sizeof n);
 }
 
 /* Iterates from cur while cond holds: the iteration count, or -1 past
@@ -118,7 +118,7 @@ static void k_while_fwd(const remat_instr *I)
     const remat_while_data *d = r->d;
     r->store = r->outs[r->nc + 1];
     int64_t head[2] = {-1, 0}; /* until the forward is done: the backward must not run */
-    r->be->iface.mem_copy(r->store, head, sizeof head);
+    remat_while_rt_from_host(r, r->store, head, sizeof head);
     copy_carry_in(r, r->cur, I->in, r->nc);
     remat_while_rt_bind(r, I->in + r->nc, false);
     r->pending = -1;
@@ -140,9 +140,9 @@ static void k_while_fwd(const remat_instr *I)
     }
     note_peak(r, peak);
     head[0] = r->n;
-    r->be->iface.mem_copy(r->store, head, sizeof head);
+    remat_while_rt_from_host(r, r->store, head, sizeof head);
     if (r->n > 0)
-        r->be->iface.mem_copy(r->store + d->bits_off, r->bits, (size_t)(r->n + 7) / 8);
+        remat_while_rt_from_host(r, r->store + d->bits_off, r->bits, (size_t)(r->n + 7) / 8);
     copy_carry_out(r, r->outs, r->cur, r->nc);
     write_n_iter(r, r->outs[r->nc]);
 }
@@ -154,7 +154,7 @@ static void k_while_bwd(const remat_instr *I)
     const int nd = r->nd, nk = r->nk;
     r->store = (char *)I->in[0];
     int64_t head[2];
-    r->be->iface.mem_copy(head, r->store, sizeof head);
+    remat_while_rt_to_host(r, head, r->store, sizeof head);
     if (head[0] < 0) { /* the forward stopped (its status is reported); nothing to reverse */
         if (r->status == REMAT_OK)
             r->status = REMAT_ERR_VALUE;
@@ -162,7 +162,7 @@ static void k_while_bwd(const remat_instr *I)
     }
     r->n = r->known = head[0];
     if (r->n > 0)
-        r->be->iface.mem_copy(r->bits, r->store + d->bits_off, (size_t)(r->n + 7) / 8);
+        remat_while_rt_to_host(r, r->bits, r->store + d->bits_off, (size_t)(r->n + 7) / 8);
     r->pending = -1;
     copy_carry_in(r, r->ct_cur, I->in + 1 + nk, nd);
     remat_while_rt_bind(r, I->in + 1, true);
