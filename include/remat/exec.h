@@ -67,9 +67,11 @@ remat_backend *remat_backend_cuda(int device);
  * examples and the tests take the name from REMAT_BACKEND or --backend. */
 remat_backend *remat_backend_from_name(const char *name);
 /* *out := the backend REMAT_BACKEND names (the CPU when unset), which the
- * PFR reactor and the networks' training compile for; fitting stays on the
- * CPU. An unavailable backend is its error (*out NULL). */
+ * models (PFR reactor, networks' training, fitting) and the remat tool
+ * compile for. An unavailable backend is its error (*out NULL). */
 remat_status remat_backend_from_env(remat_backend **out);
+/* remat_compile for that backend */
+remat_status remat_compile_env(const remat_fn *fn, remat_program **out);
 const char *remat_backend_name(const remat_backend *be);
 
 /* Memory of the backend (CUDA: device memory; CPU: aligned host memory), for

@@ -4,6 +4,7 @@
  * callers that keep buffers on the device between runs (remat_run_device).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,8 +35,22 @@ remat_status remat_backend_from_env(remat_backend **out)
     const char *name = getenv("REMAT_BACKEND");
     if ((*out = remat_backend_from_name(name)))
         return REMAT_OK;
+    char why[256]; /* the message is rewritten below: copy it first */
+    snprintf(why, sizeof why, "%s", remat_last_error());
     return remat_error(strncmp(name, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG, "REMAT_BACKEND=%s: %s", name,
-                       remat_last_error());
+                       why);
+}
+
+remat_status remat_compile_env(const remat_fn *fn, remat_program **out)
+{
+    remat_backend *be = NULL;
+    remat_status st = remat_backend_from_env(&be);
+    if (st != REMAT_OK) {
+        if (out)
+            *out = NULL;
+        return st;
+    }
+    return remat_compile(fn, be, out);
 }
 
 static void enter(remat_backend *be)

@@ -150,8 +150,11 @@ static int run_variant(const setup *s, variant *v)
                               : REMAT_ERR_NOMEM;
     if (st == REMAT_OK)
         st = remat_value_and_grad(f, np, argnums, &vg);
+    remat_backend *be = NULL;
     if (st == REMAT_OK)
-        st = remat_compile(vg, remat_backend_cpu(), &prog);
+        st = remat_backend_from_env(&be);
+    if (st == REMAT_OK)
+        st = remat_compile(vg, be, &prog);
     free(argnums);
     if (st != REMAT_OK) {
         fprintf(stderr, "remat: mlp compare: %s: %s\n", v->label, remat_last_error());

@@ -60,6 +60,14 @@ static int parse_schedules(const char *list, row *rows, int *n)
     return ok;
 }
 
+/* vg compiled for the backend REMAT_BACKEND (or --backend) names */
+static remat_status compile_here(const remat_fn *vg, remat_program **out)
+{
+    remat_backend *be = NULL;
+    remat_status st = remat_backend_from_env(&be);
+    return st == REMAT_OK ? remat_compile(vg, be, out) : st;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -72,7 +80,7 @@ static int run_row(const remat_problem *pb, row *r, int repeat)
     remat_scan_options opt = {.schedule = r->spec};
     remat_fn *vg = NULL;
     remat_program *prog = NULL;
-    if (remat_problem_build(pb, &opt, &vg) != REMAT_OK || remat_compile(vg, remat_backend_cpu(), &prog) != REMAT_OK) {
+    if (remat_problem_build(pb, &opt, &vg) != REMAT_OK || compile_here(vg, &prog) != REMAT_OK) {
         fprintf(stderr, "remat: compare: %s: %s\n", r->label, remat_last_error());
         remat_fn_free(vg);
         return 0;
@@ -135,7 +143,7 @@ static int budget_row(const remat_problem *pb, int64_t budget, row *r)
     remat_fn *vg = NULL;
     remat_program *pr = NULL;
     remat_memory_plan plan = {0};
-    if (remat_problem_build(pb, &o, &vg) != REMAT_OK || remat_compile(vg, remat_backend_cpu(), &pr) != REMAT_OK) {
+    if (remat_problem_build(pb, &o, &vg) != REMAT_OK || compile_here(vg, &pr) != REMAT_OK) {
         fprintf(stderr, "remat: compare: store-all: %s\n", remat_last_error());
         remat_fn_free(vg);
         return 0;

@@ -1,8 +1,10 @@
 /* main.c — the remat command: dispatches to subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "remat/remat.h"
 #include "mlp_cli.h"
 
 static void usage(FILE *out)
@@ -18,7 +20,41 @@ static void usage(FILE *out)
             "            schedules over its layers (remat mlp --help)\n"
             "  pfr       plug-flow reactor: simulate, optimize, fit, compare (remat pfr --help)\n"
             "\n"
+            "Every command takes --backend cpu|cuda|cuda:N: where the programs run (default:\n"
+            "REMAT_BACKEND from the environment, else cpu). Fitting runs on it too.\n"
+            "\n"
             "Run 'remat <command> --help' for a command's options.\n");
+}
+
+/* --backend NAME / --backend=NAME anywhere after the command (up to "--"):
+ * checked, removed from argv, and passed on as REMAT_BACKEND, which every
+ * program the tool and the models compile reads (remat_backend_from_env). */
+static int take_backend(int *argc, char **argv)
+{
+    for (int i = 2; i < *argc && strcmp(argv[i], "--"); i++) {
+        const char *name = NULL;
+        int used = 0;
+        if (!strcmp(argv[i], "--backend")) {
+            if (i + 1 >= *argc) {
+                fprintf(stderr, "remat: --backend: expects cpu, cuda or cuda:N\n");
+                return 0;
+            }
+            name = argv[i + 1], used = 2;
+        } else if (!strncmp(argv[i], "--backend=", 10)) {
+            name = argv[i] + 10, used = 1;
+        } else {
+            continue;
+        }
+        if (!remat_backend_from_name(name)) {
+            fprintf(stderr, "remat: --backend %s: %s\n", name, remat_last_error());
+            return 0;
+        }
+        setenv("REMAT_BACKEND", name, 1);
+        memmove(&argv[i], &argv[i + used], sizeof *argv * (size_t)(*argc - i - used + 1));
+        *argc -= used;
+        i--;
+    }
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -32,7 +68,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("remat 0.1.0 (compiled scan loops: %s; plots: %s)\n", REMAT_HAVE_GCCJIT ? "libgccjit" : "no",
+        printf("remat 0.1.0 (compiled scan loops: %s; CUDA: %s; plots: %s)\n", REMAT_HAVE_GCCJIT ? "libgccjit" : "no",
+               REMAT_HAVE_CUDA ? "yes" : "no",
 #if REMAT_HAVE_PLPLOT
                "PLplot"
 #else
@@ -41,6 +78,8 @@ int main(int argc, char **argv)
         );
         return 0;
     }
+    if (!take_backend(&argc, argv))
+        return 2;
     if (!strcmp(argv[1], "compare"))
         return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(argv[1], "pfr"))

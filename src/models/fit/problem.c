@@ -231,7 +231,7 @@ static remat_status compile_reverse(const struct remat_fit *fit, int lm, remat_p
     if (st == REMAT_OK)
         st = lm ? remat_vjp(src, 0, NULL, &g) : remat_value_and_grad(src, 1, (int[]){0}, &g);
     if (st == REMAT_OK)
-        st = remat_compile(g, remat_backend_cpu(), out);
+        st = remat_compile_env(g, out);
     remat_fn_free(g);
     remat_fn_free(src);
     return st;
@@ -289,7 +289,7 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
     if (st == REMAT_OK)
         st = build(fit, BUILD_RES, &fit->res_fn);
     if (st == REMAT_OK)
-        st = remat_compile(fit->res_fn, remat_backend_cpu(), &fit->res);
+        st = remat_compile_env(fit->res_fn, &fit->res);
     if (st != REMAT_OK)
         return st;
     fit->jac_mode = fit_jacobian_resolve(fit);
@@ -440,7 +440,7 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
     st = remat_ode_integrate(f, fit->m, &o, y0, p, &ys);
     if (st == REMAT_OK) {
         remat_fn_output(f, ys);
-        st = remat_compile(f, remat_backend_cpu(), &prog);
+        st = remat_compile_env(f, &prog);
     }
     if (st == REMAT_OK) {
         remat_tensor in = fit_vec((double *)params, P);
