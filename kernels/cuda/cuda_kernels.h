@@ -32,7 +32,8 @@ void remat_cuda_state_free(void *state);
 void remat_cuda_enter(int device, void *state);
 void *remat_cuda_malloc(size_t bytes); /* NULL when out of memory */
 void remat_cuda_free(void *p);
-void remat_cuda_memcpy(void *dst, const void *src, size_t bytes); /* device to device, queued */
+/* device to device, queued; either side may be host memory (then done on return) */
+void remat_cuda_memcpy(void *dst, const void *src, size_t bytes);
 void remat_cuda_memset0(void *dst, size_t bytes);                  /* queued */
 /* n elements (f64 or f32) := value, converted as the CPU converts (-0.0 stays) */
 void remat_cuda_fill(void *dst, int f64, double value, size_t n);

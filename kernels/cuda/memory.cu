@@ -112,10 +112,14 @@ extern "C" void remat_cuda_free(void *p)
         CUDA_NOTE(cudaFree(p), "cudaFree");
 }
 
+/* Direction from the pointers (unified addressing): the vtable's copies are
+ * device to device, but a loop's flag is read into a host variable through
+ * mem_copy (scan/while_exec.c); into pageable host memory the copy returns
+ * only once done, so that read sees the value. */
 extern "C" void remat_cuda_memcpy(void *dst, const void *src, size_t bytes)
 {
     if (bytes)
-        CUDA_NOTE(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cur_stream), "cudaMemcpyAsync (device)");
+        CUDA_NOTE(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cur_stream), "cudaMemcpyAsync");
 }
 
 extern "C" void remat_cuda_memset0(void *dst, size_t bytes)
