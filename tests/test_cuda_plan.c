@@ -62,10 +62,20 @@ static void assert_same_plan(const remat_fn *f, bool own)
     assert_int_equal(a.peak_snapshot_bytes, b.peak_snapshot_bytes);
     assert_int_equal(a.forward_evals, b.forward_evals);
     assert_int_equal(pc->n_instrs, pg->n_instrs);
-    for (int32_t i = 0; i < pg->n_instrs; i++) {
-        assert_non_null(pg->instrs[i].fn);
+    for (int32_t i = 0; i < pg->n_instrs; i++) { /* the same offsets instruction by instruction */
+        const remat_instr *c = &pc->instrs[i], *g = &pg->instrs[i];
+        assert_non_null(g->fn);
         if (own)
-            assert_ptr_not_equal(pg->instrs[i].fn, pc->instrs[i].fn);
+            assert_ptr_not_equal(g->fn, c->fn);
+        assert_int_equal(c->arena_end, g->arena_end);
+        assert_int_equal(c->n, g->n);
+        assert_int_equal(c->scratch != NULL, g->scratch != NULL);
+        if (c->scratch)
+            assert_int_equal((char *)c->scratch - (char *)pc->arena, (char *)g->scratch - (char *)pg->arena);
+        const bool c_in = c->out && (char *)c->out >= (char *)pc->arena &&
+                          (char *)c->out < (char *)pc->arena + pc->arena_bytes;
+        if (c_in)
+            assert_int_equal((char *)c->out - (char *)pc->arena, (char *)g->out - (char *)pg->arena);
     }
     remat_program_free(pc);
     remat_program_free(pg);

@@ -71,7 +71,7 @@ int main(void)
     if (remat_value_and_grad(f, 1, (int[]){1}, &vg) != REMAT_OK) /* (loss, d loss / d k) */
         return die("value_and_grad");
     remat_program *p;
-    if (remat_compile(vg, remat_backend_cpu(), &p) != REMAT_OK)
+    if (remat_compile_env(vg, &p) != REMAT_OK)
         return die("compile");
 
     double C0[3] = {1.0, 0.0, 0.0}, params[2] = {0.5, 0.3}, loss, grads[2];

@@ -104,7 +104,7 @@ int main(void)
         return die("value_and_grad");
 
     remat_program *pf, *pg;
-    if (remat_compile(f, remat_backend_cpu(), &pf) != REMAT_OK || remat_compile(vg, remat_backend_cpu(), &pg) != REMAT_OK)
+    if (remat_compile_env(f, &pf) != REMAT_OK || remat_compile_env(vg, &pg) != REMAT_OK)
         return die("compile");
     double c0[3] = {1.0, 0.0, 0.0}, kv[2] = {1.0, 0.5}, c[3], loss, g[2];
     if (run(pf, (double *[]){c0, kv}, (double *[]){c}) != REMAT_OK ||

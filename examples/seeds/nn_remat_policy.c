@@ -78,7 +78,7 @@ static int run(uint64_t seed, int64_t features, int64_t d, const float *x)
     if (remat_nn_params_args(f, p, pv) != REMAT_OK || remat_nn_apply(net, f, xv, pv, &out) != REMAT_OK)
         goto done;
     remat_fn_output(f, out);
-    if (remat_fn_status(f) != REMAT_OK || remat_compile(f, remat_backend_cpu(), &prog) != REMAT_OK)
+    if (remat_fn_status(f) != REMAT_OK || remat_compile_env(f, &prog) != REMAT_OK)
         goto done;
     in[0] = remat_tensor_f32((float *)x, 1, &d);
     for (int i = 0; i < np; i++)
