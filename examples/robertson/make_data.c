@@ -52,7 +52,7 @@ static int simulate(const remat_mechanism *m, const double *t, double *y)
     int ok = remat_ode_integrate(f, m, &o, c0, kv, &ys) == REMAT_OK;
     if (ok) {
         remat_fn_output(f, ys);
-        ok = remat_compile(f, remat_backend_cpu(), &p) == REMAT_OK;
+        ok = remat_compile_env(f, &p) == REMAT_OK;
     }
     if (ok) {
         remat_tensor in = remat_tensor_f64(k, 1, (int64_t[]){3});
