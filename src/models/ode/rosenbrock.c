@@ -9,7 +9,8 @@
  * comes out of one JVP, and J is (..., S, S). A mechanism that reads t also
  * gets df/dt from one JVP w.r.t. t. The first JVP's primal output is f(t, y),
  * the first stage's evaluation. Each stage's k_i is one call of the IR's
- * linear-solve primitive with W; the whole step is graph ops, so reverse
+ * linear-solve primitive with the same W value (which it factors once for
+ * all eight stages); the whole step is graph ops, so reverse
  * mode through it differentiates the Jacobian (second derivatives of the
  * rates) and the solves (solves with W^T) like any other op.
  *
