@@ -185,6 +185,32 @@ void ref_step(const remat_mechanism *m, remat_ode_method method, double t, doubl
                 out[i] += h * tsit_b[s] * k[s][i];
         }
         return;
+    case REMAT_ODE_DOPRI5: {
+        static const double dp_c[6] = {0.0, 0.2, 0.3, 0.8, 8.0 / 9.0, 1.0};
+        static const double dp_a[6][5] = {
+            {0},
+            {0.2},
+            {3.0 / 40, 9.0 / 40},
+            {44.0 / 45, -56.0 / 15, 32.0 / 9},
+            {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729},
+            {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
+        };
+        static const double dp_b[6] = {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84};
+        for (int s = 0; s < 6; s++) {
+            for (int i = 0; i < S; i++) {
+                yi[i] = y[i];
+                for (int j = 0; j < s; j++)
+                    yi[i] += h * dp_a[s][j] * k[j][i];
+            }
+            ref_rhs(m, t + dp_c[s] * h, yi, p, k[s]);
+        }
+        for (int i = 0; i < S; i++) {
+            out[i] = y[i];
+            for (int s = 0; s < 6; s++)
+                out[i] += h * dp_b[s] * k[s][i];
+        }
+        return;
+    }
     default: fail_msg("bad method");
     }
 }

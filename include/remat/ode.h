@@ -1,7 +1,8 @@
 /*
- * remat/ode.h — fixed-step integrators of a mechanism's ODE, as scan
- * bodies: explicit Runge–Kutta (Euler, RK4, Tsit5) and, for stiff
- * mechanisms, the Rosenbrock method Rodas5.
+ * remat/ode.h — integrators of a mechanism's ODE: explicit Runge–Kutta
+ * (Euler, RK4, Tsit5, Dopri5) at fixed steps as scans, or adaptive (Tsit5,
+ * Dopri5) with error control as loops of unknown length; for stiff
+ * mechanisms, the Rosenbrock method Rodas5 (fixed steps).
  *
  * A step is graph ops (the mechanism's right-hand side lowered by
  * remat/kinetics.h, evaluated at each stage); a trajectory is a scan of steps,
@@ -59,6 +60,41 @@
  * only through J at the step's start: on a fixed grid, start with steps
  * below the fastest time scale (e.g. log-spaced output times with equal
  * steps per interval; examples/robertson).
+ * Dormand–Prince 5(4) (J. Comput. Appl. Math. 6 (1980) 19–26) likewise.
+ *
+ * Adaptive stepping (opt.adaptive). Tsit5 and Dopri5 carry an embedded
+ * 4th-order solution: one attempt computes y' and err = sum_i e_i k_i (seven
+ * stages, the seventh f(t + h, y') being the next step's first: FSAL). The
+ * controller is diffrax's PIDController (rtol, atol and defaults from it):
+ *   q = RMS_i err_i / (atol + rtol max(|y_i|, |y'_i|)),   accepted iff q < 1,
+ *   h_next = h clip(safety (1/q)^((p+i+d)/5) r1^(-(p+2d)/5) r2^(d/5),
+ *                   accepted ? [1, factormax] : [factormin, safety])
+ * with r1, r2 the last two accepted 1/q (pcoeff p, icoeff i, dcoeff d;
+ * defaults 0, 1, 0, safety 0.9, factormin 0.2, factormax 10), and the first
+ * step from Hairer's selection (Hairer–Nørsett–Wanner I, II.4) unless
+ * opt.dt0 is given. Steps are clipped to land exactly on every output time (a
+ * proposal within 100 ulps of one lands on it), the step size carrying over
+ * from one interval to the next as diffrax's ClipStepSizeController(step_ts =
+ * times) does. Every interval is one loop (remat_while when the library has
+ * it, else a scan of max_steps attempts that idle once done), so outputs need
+ * no dynamic indexing; every interval but the last is a checkpoint region as
+ * for fixed steps.
+ *
+ * Gradient semantics: the reverse pass is the discrete adjoint of the
+ * accepted steps. Step sizes, accept decisions and the controller are
+ * constants there (stop_gradient), as in diffrax with
+ * RecursiveCheckpointAdjoint; rejected attempts contribute nothing. The
+ * gradient is that of the numerical solution on the step sequence the
+ * forward pass chose, which converges to the ODE's as rtol -> 0.
+ *
+ * Failures happen at run time, so they are values: remat_ode_integrate_stats
+ * returns stats (REMAT_ODE_STATS numbers: accepted and rejected attempts,
+ * the time reached, a code), and remat_ode_stats_check turns them into a
+ * status naming the cause — max_steps attempts (over all intervals, diffrax's
+ * count) used up, or an explicit method whose step collapsed on a stiff
+ * problem (Hairer's test: h|lambda| estimated from the last two stages beyond
+ * the stability bound on 15 accepted steps; it names the stiff method
+ * rodas5). The outputs of a failed integration are NaN.
  */
 #ifndef REMAT_ODE_H
 #define REMAT_ODE_H
@@ -76,18 +112,21 @@ typedef enum {
     REMAT_ODE_TSIT5,     /* Tsitouras 2011, 6 stages per fixed step, order 5 */
     REMAT_ODE_RODAS5,    /* Rosenbrock, L-stable, for stiff mechanisms: 8 stages
                             (each a linear solve with I/(h gamma) - J), order 5 */
+    REMAT_ODE_DOPRI5,    /* Dormand–Prince 1980, 6 stages per fixed step, order 5 */
     REMAT_ODE_METHOD_COUNT
 } remat_ode_method;
 
-/* "euler", "rk4", "tsit5", "rodas5"; "?" out of range. */
+/* "euler", "rk4", "tsit5", "rodas5", "dopri5"; "?" out of range. */
 const char *remat_ode_method_name(remat_ode_method method);
 /* Parses the names above. Errors name the text. */
 remat_status remat_ode_method_parse(const char *text, remat_ode_method *out);
-/* Convergence order (1, 4, 5, 5) and stages per step (1, 4, 6, 8: right-hand
- * side evaluations; Rodas5 adds S JVPs for the Jacobian and 8 solves); 0 out
- * of range. */
+/* Convergence order (1, 4, 5, 5, 5) and stages per step (1, 4, 6, 8, 6:
+ * right-hand side evaluations; Rodas5 adds S JVPs for the Jacobian and 8
+ * solves); 0 out of range. */
 int remat_ode_method_order(remat_ode_method method);
 int remat_ode_method_stages(remat_ode_method method);
+/* Whether the method has an error estimate (tsit5, dopri5): opt.adaptive. */
+bool remat_ode_method_adaptive(remat_ode_method method);
 
 /* One step as a function:
  *   body(y: (S,), t: (), h: (), params: (P,)) -> y': (S,)
@@ -101,6 +140,15 @@ remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_method method,
  * mechanism does not read it; see remat_kinetics_uses_indep). */
 remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_method method, remat_val t,
                             remat_val h, remat_val y, remat_val params, remat_val *y_next);
+
+/* diffrax PIDController coefficients; a zero field takes diffrax's default
+ * (pcoeff 0, icoeff 1, dcoeff 0, safety 0.9, factormin 0.2, factormax 10):
+ * icoeff cannot be 0 (a controller without its integral part is not
+ * offered). Checked: 0 < safety <= 1, 0 < factormin <= 1 <= factormax. */
+typedef struct {
+    double pcoeff, icoeff, dcoeff;
+    double safety, factormin, factormax;
+} remat_ode_controller;
 
 typedef struct {
     remat_ode_method method;
@@ -116,6 +164,13 @@ typedef struct {
                                   reversed, so the reverse pass holds one
                                   interval's store at a time; true: no re-run,
                                   every interval's store is held at once */
+    /* Adaptive stepping (tsit5, dopri5); false: the fixed steps above. */
+    bool adaptive;
+    double rtol;          /* adaptive: > 0 */
+    double atol;          /* adaptive: >= 0 */
+    int64_t max_steps;    /* attempts, accepted or not, over all intervals; 0: 4096 */
+    double dt0;           /* first step; 0: Hairer's selection */
+    const remat_ode_controller *controller; /* NULL: diffrax defaults */
 } remat_ode_options;
 
 /* Steps per interval (steps[k] for output k; may be NULL) and their total,
@@ -129,6 +184,26 @@ remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps,
  * option or input and *y_at_outputs = REMAT_NONE. */
 remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt, remat_val y0,
                                  remat_val params, remat_val *y_at_outputs);
+
+/* The numbers of remat_ode_integrate_stats' stats value, f64[REMAT_ODE_STATS]
+ * (y0's dtype): */
+enum {
+    REMAT_ODE_STAT_ACCEPTED, /* accepted steps (fixed: the steps) */
+    REMAT_ODE_STAT_REJECTED, /* rejected attempts */
+    REMAT_ODE_STAT_T,        /* the time reached (the last output time if all went well) */
+    REMAT_ODE_STAT_CODE,     /* 0 done, 1 max_steps used up, 2 stiff (step collapsed) */
+    REMAT_ODE_STATS
+};
+
+/* remat_ode_integrate, also writing the stats value (may be NULL). With
+ * fixed steps the stats are constants. y0 must be (S,) when adaptive. */
+remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                       remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
+
+/* REMAT_OK when stats (as run) say the integration reached its last output
+ * time; else an error whose message names the cause and what to change
+ * (max_steps, or the stiff method rodas5). */
+remat_status remat_ode_stats_check(const remat_ode_options *opt, const double *stats);
 
 #ifdef __cplusplus
 }

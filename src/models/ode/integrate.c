@@ -40,7 +40,9 @@
  * run; it also keeps every step sum and index far from int64 overflow. */
 #define MAX_TOTAL_STEPS ((int64_t)1 << 53)
 
-remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps, int64_t *total)
+/* Checks the options and counts the fixed steps; adaptive options get their
+ * output times checked and no steps (the controller decides at run time). */
+static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int64_t *total)
 {
     if (!opt)
         return remat_error(REMAT_ERR_NULL, "ode: options are NULL");
@@ -51,10 +53,11 @@ remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps,
                            opt->n_times, opt->times ? "given" : "NULL");
     if (!isfinite(opt->t0))
         return remat_error(REMAT_ERR_VALUE, "ode: t0 = %g is not finite", opt->t0);
-    if (opt->dt != 0 && !(opt->dt > 0 && isfinite(opt->dt)))
+    bool fixed = !opt->adaptive;
+    if (fixed && opt->dt != 0 && !(opt->dt > 0 && isfinite(opt->dt)))
         return remat_error(REMAT_ERR_VALUE, "ode: dt = %g must be a positive finite step (or 0 with steps)",
                            opt->dt);
-    if (opt->dt == 0 && opt->steps < 1)
+    if (fixed && opt->dt == 0 && opt->steps < 1)
         return remat_error(REMAT_ERR_VALUE, "ode: give dt > 0 or steps >= 1 per interval (steps = %lld)",
                            (long long)opt->steps);
     int64_t sum = 0;
@@ -69,7 +72,7 @@ remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps,
                                k == 0 ? "at or after" : "after", k == 0 ? "t0" : "the previous output time", prev);
         double len = tk - prev;
         int64_t n = 0;
-        if (len > 0) {
+        if (fixed && len > 0) {
             if (opt->dt > 0) {
                 double x = len / opt->dt;
                 if (!(x < 4e18))
@@ -94,6 +97,14 @@ remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps,
     if (total)
         *total = sum;
     return REMAT_OK;
+}
+
+remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps, int64_t *total)
+{
+    if (opt && opt->adaptive)
+        return remat_error(REMAT_ERR_ARG, "ode: adaptive stepping takes as many steps as the controller decides at "
+                                          "run time (the stats of remat_ode_integrate_stats count them)");
+    return check_grid(opt, steps, total);
 }
 
 typedef struct {
@@ -192,15 +203,23 @@ static remat_status region_interval(remat_fn *f, const interval_body *ib, remat_
 remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt, remat_val y0,
                                  remat_val params, remat_val *y_at_outputs)
 {
+    return remat_ode_integrate_stats(f, m, opt, y0, params, y_at_outputs, NULL);
+}
+
+remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                       remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats)
+{
     if (!y_at_outputs)
         return remat_error(REMAT_ERR_NULL, "ode: y_at_outputs is NULL");
     *y_at_outputs = REMAT_NONE;
+    if (stats)
+        *stats = REMAT_NONE;
     if (!f || !m)
         return remat_error(REMAT_ERR_NULL, "ode: %s is NULL", !f ? "the function" : "the mechanism");
     if (y0 < 0 || y0 >= remat_fn_num_nodes(f))
         return remat_error(REMAT_ERR_ARG, "ode: y0 is not a value of function '%s'", remat_fn_name(f));
     int64_t total;
-    remat_status st = remat_ode_count_steps(opt, NULL, &total);
+    remat_status st = check_grid(opt, NULL, &total);
     if (st != REMAT_OK)
         return st;
     int K = opt->n_times;
@@ -211,7 +230,7 @@ remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const re
         st = remat_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
         goto done;
     }
-    remat_ode_count_steps(opt, steps, NULL);
+    check_grid(opt, steps, NULL);
 
     remat_dtype dt = remat_val_dtype(f, y0);
     remat_shape ys = remat_val_shape(f, y0);
@@ -227,6 +246,10 @@ remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const re
                              remat_dtype_name(dt), (long long)P, remat_mechanism_source(m));
             goto done;
         }
+    }
+    if (opt->adaptive) {
+        st = ode_integrate_adaptive(f, m, opt, y0, params, y_at_outputs, stats);
+        goto done;
     }
     /* the step checks y0 and params against the mechanism; build it first so
      * a bad input is reported before any scan is added */
@@ -266,6 +289,12 @@ remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const re
         goto done;
     }
     *y_at_outputs = out;
+    if (stats) {
+        double sv[REMAT_ODE_STATS] = {[REMAT_ODE_STAT_ACCEPTED] = (double)total,
+                                      [REMAT_ODE_STAT_T] = opt->times[K - 1]};
+        remat_val c = remat_const_data(f, REMAT_F64, 1, ((int64_t[]){REMAT_ODE_STATS}), sv);
+        *stats = dt == REMAT_F64 ? c : remat_convert(f, c, dt);
+    }
 done:
     remat_fn_free(ib.body);
     free(steps);

@@ -36,12 +36,20 @@ typedef struct {
     const double *a; /* strictly lower triangle by rows: a_ij (j < i) at a[i*(i-1)/2 + j] */
     const double *b; /* [stages] solution weights */
     const ode_rosenbrock *ros; /* non-NULL: a Rosenbrock method (stages solve with W) */
+    /* Explicit embedded pairs only (NULL otherwise): error weights e = b - b_hat over
+     * the stages and one more, the FSAL stage f(t + h, y'), whose solution
+     * weight is 0 (a_{stages+1,j} = b_j, c = 1): err = sum_i e_i k_i. */
+    const double *e;
+    /* Embedded pairs: the real stability bound |h lambda| of the explicit
+     * step, the stiffness test's threshold (Hairer-Wanner I, II.10). */
+    double stab;
 } ode_tableau;
 
 extern const ode_tableau remat_ode_euler_tableau;
 extern const ode_tableau remat_ode_rk4_tableau;
 extern const ode_tableau remat_ode_tsit5_tableau;
 extern const ode_tableau remat_ode_rodas5_tableau;
+extern const ode_tableau remat_ode_dopri5_tableau;
 
 /* NULL out of range. */
 const ode_tableau *remat_ode_tableau(remat_ode_method method);
@@ -52,5 +60,43 @@ const ode_tableau *remat_ode_tableau(remat_ode_method method);
 remat_status remat_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
                                        remat_val h, remat_val y, remat_val params, remat_val *y_next,
                                        remat_val *err);
+/* ---- adaptive stepping (adaptive_step.c, adaptive.c, loop.c) ---- */
+
+/* The loop's carries: y and fy = f(t, y) are differentiated, the rest is
+ * control state (times, the PID memory r1 r2 of the last two accepted
+ * 1/error, attempt counts, Hairer's stiff and calm step counts). */
+enum { ODE_Y, ODE_FY, ODE_T, ODE_TPROP, ODE_R1, ODE_R2, ODE_NACC, ODE_NREJ, ODE_STIFF, ODE_CALM, ODE_N_CARRY };
+#define ODE_N_DIFF 2
+/* accepted stiff steps (Hairer's DOPRI5: 15) that stop an explicit method */
+#define ODE_STIFF_STEPS 15
+#define ODE_DEFAULT_MAX_STEPS 4096
+
+typedef struct {
+    const ode_tableau *tb;
+    double rtol, atol, error_order;
+    double c1, c2, c3; /* exponents of 1/q, r1, r2 */
+    double safety, factormin, factormax;
+    int64_t max_steps;
+} ode_ctl;
+
+/* Hairer's first step from (t0, y0, f0 = f(t0, y0)), all stop_gradient'ed */
+remat_status ode_initial_step(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_val t0, remat_val y0,
+                              remat_val f0, remat_val params, remat_val *dt0);
+/* The attempt body and loop condition of adaptive_step.c's header comment */
+remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
+                              remat_fn **out);
+remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64_t P, int has_params, remat_fn **out);
+
+/* Runs body while cond holds (remat_while's contract, its first n_diff
+ * carries kept on a rejected iteration), at most `bound` iterations:
+ * remat_while when the library has it, else a scan of `bound` iterations
+ * that idle once cond is false. */
+remat_status ode_loop(remat_fn *f, const remat_fn *cond, const remat_fn *body, int n_carry, int n_diff,
+                      const remat_val *init, int n_consts, const remat_val *consts, int64_t bound,
+                      const remat_scan_options *so, remat_val *carry_out);
+
+/* The adaptive integration behind remat_ode_integrate_stats (options checked) */
+remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                    remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
 
 #endif

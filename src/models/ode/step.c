@@ -18,6 +18,7 @@ static const ode_tableau *const tableaus[] = {
     [REMAT_ODE_RK4] = &remat_ode_rk4_tableau,
     [REMAT_ODE_TSIT5] = &remat_ode_tsit5_tableau,
     [REMAT_ODE_RODAS5] = &remat_ode_rodas5_tableau,
+    [REMAT_ODE_DOPRI5] = &remat_ode_dopri5_tableau,
 };
 _Static_assert(sizeof tableaus / sizeof tableaus[0] == REMAT_ODE_METHOD_COUNT,
                "tableaus out of step with remat_ode_method");
@@ -45,6 +46,12 @@ int remat_ode_method_stages(remat_ode_method method)
     return tb ? tb->stages : 0;
 }
 
+bool remat_ode_method_adaptive(remat_ode_method method)
+{
+    const ode_tableau *tb = remat_ode_tableau(method);
+    return tb && tb->e;
+}
+
 remat_status remat_ode_method_parse(const char *text, remat_ode_method *out)
 {
     if (!text || !out)
@@ -54,7 +61,7 @@ remat_status remat_ode_method_parse(const char *text, remat_ode_method *out)
             *out = (remat_ode_method)i;
             return REMAT_OK;
         }
-    return remat_error(REMAT_ERR_PARSE, "unknown ODE method '%s' (expected euler, rk4, tsit5 or rodas5)", text);
+    return remat_error(REMAT_ERR_PARSE, "unknown ODE method '%s' (expected euler, rk4, tsit5, rodas5 or dopri5)", text);
 }
 
 /* sum_j w_j k_j over the nonzero w_j, in j order; REMAT_NONE if all are 0 */
