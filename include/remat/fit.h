@@ -216,6 +216,12 @@ typedef struct {
                                     a residual of species s is divided by sigma[s] */
     remat_fit_weighting weighting; /* REMAT_FIT_WEIGHT_RELATIVE: also divide by |data| */
     remat_fit_jacobian jacobian; /* the Jacobian's mode (lm, statistics); AUTO: the cheaper */
+    bool adaptive;               /* error-controlled steps (remat/ode.h): method tsit5 or
+                                    dopri5, dt and steps 0; a failed integration (max_steps,
+                                    a stiff problem) ends the fit with the integrator's
+                                    message */
+    double rtol, atol;           /* adaptive: tolerances (rtol > 0, atol >= 0) */
+    int64_t max_steps;           /* adaptive: attempts per integration (0: 4096) */
 } remat_fit_options;
 
 /* The defaults above (auto, RK4, t0 0, automatic dt, store-all). Start from
@@ -286,6 +292,13 @@ remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r
  * Steps: the fit's dt, or the finest step the fit took when it counted steps. */
 remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times,
                                const double *times, double *out);
+
+/* The integrator's work at params over every experiment's data times:
+ * stats[REMAT_ODE_STAT_ACCEPTED/REJECTED] summed over the experiments (fixed
+ * steps: the steps), [T] the least time reached, [CODE] the first failure's
+ * (remat/ode.h). REMAT_OK even when an integration failed: the code says so,
+ * and remat_ode_stats_check words it. */
+remat_status remat_fit_integration_stats(const remat_fit *fit, const double *params, double *stats);
 
 /* Statistics of a least-squares fit at params (a regression's report).
  * J is the Jacobian of the (weighted) residuals with respect to the free

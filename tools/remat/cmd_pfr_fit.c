@@ -20,7 +20,8 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: remat pfr fit --mechanism FILE --data D.csv [--data D2.csv ...] [--init A=1,B=0]\n"
-            "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5|rodas5] [--steps N | --dt H]\n"
+            "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
+            "                     [--steps N | --dt H | --rtol R --atol A --max-steps N]\n"
             "                     [--optimizer auto|lm|bfgs|lbfgs-b|adam] [--lr X --iters N] [--max-iters N]\n"
             "                     [--jacobian auto|forward|reverse]\n"
             "                     [--schedule S | --memory-budget BYTES] [--starts N [--seed S]]\n"
@@ -45,10 +46,15 @@ static void help(FILE *out)
             "                     start at 0); default: each file's first row, which must be at 0\n"
             "                     and give every species\n"
             "  --params LIST      start values, e.g. k1=1,k2=0.5 (default: the declared values)\n"
-            "  --method M         euler, rk4 (default), tsit5 or rodas5 (stiff), fixed steps\n"
-            "  --steps N          steps between consecutive data times\n"
-            "  --dt H             or the largest step (default: the last data time / 200); steps land\n"
-            "                     exactly on every data time either way\n"
+            "  --method M         tsit5 or dopri5: adaptive steps with error control unless --steps\n"
+            "                     or --dt is given; euler, rk4 or rodas5 (stiff): fixed steps.\n"
+            "                     Default: %s\n"
+            "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"
+            "  --atol A           adaptive: absolute tolerance (default 1e-9)\n"
+            "  --max-steps N      adaptive: attempts per integration before it fails (default 4096)\n"
+            "  --steps N          fixed steps between consecutive data times\n"
+            "  --dt H             or the largest fixed step (default for euler/rk4/rodas5: the last data\n"
+            "                     time / 200); steps land exactly on every data time either way\n"
             "  --optimizer O      auto (default: lm, bounds or not; the choice of bench/battery),\n"
             "                     lm (GSL Levenberg-Marquardt), bfgs (GSL BFGS, unbounded),\n"
             "                     lbfgs-b (NLopt's L-BFGS with box constraints), adam\n"
@@ -83,7 +89,8 @@ static void help(FILE *out)
             "\n"
             "A progress line per iteration goes to stderr when it is a terminal.\n"
             "Exit status: 0 converged; 3 stopped before converging (results printed); 1 the fit\n"
-            "failed (a NaN or Inf: the message names the iteration and the parameters); 2 bad input.\n");
+            "failed (a NaN or Inf: the message names the iteration and the parameters); 2 bad input.\n",
+            pfr_cli_default_integrator);
 }
 
 static int progress_line(const remat_fit_progress *p, void *ctx)
@@ -101,16 +108,16 @@ typedef struct {
     const char *mechanism, *init, *params, *method, *optimizer, *schedule, *plot, *plot_res, *sigma, *weighting;
     const char *jacobian;
     const char *data[MAX_DATA];
-    int n_data, json, history, has_lr, has_iters, has_max_iters;
-    double dt, lr;
-    int64_t steps, iters, max_iters, budget, starts, seed;
+    int n_data, json, history, has_lr, has_iters, has_max_iters, has_rtol, has_atol, has_max_steps;
+    double dt, lr, rtol, atol;
+    int64_t steps, iters, max_iters, budget, starts, seed, max_steps;
 } fit_cli;
 
 static int parse_args(int argc, char **argv, fit_cli *c)
 {
     enum {
         O_DATA = 512, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON,
-        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN
+        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN, O_RTOL, O_ATOL, O_MAX_STEPS
     };
     static const struct option opts[] = {
         {"mechanism", required_argument, 0, PFR_OPT_MECHANISM},
@@ -135,6 +142,9 @@ static int parse_args(int argc, char **argv, fit_cli *c)
         {"sigma", required_argument, 0, O_SIGMA},
         {"weighting", required_argument, 0, O_WEIGHTING},
         {"plot-residuals", required_argument, 0, O_PLOT_RES},
+        {"rtol", required_argument, 0, O_RTOL},
+        {"atol", required_argument, 0, O_ATOL},
+        {"max-steps", required_argument, 0, O_MAX_STEPS},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -209,6 +219,21 @@ static int parse_args(int argc, char **argv, fit_cli *c)
             c->weighting = optarg;
             break;
         case O_PLOT_RES: c->plot_res = optarg; break;
+        case O_RTOL:
+            if (!pfr_cli_positive("--rtol", optarg, "relative tolerance", &c->rtol))
+                return 0;
+            c->has_rtol = 1;
+            break;
+        case O_ATOL:
+            if (!pfr_cli_tolerance("--atol", optarg, &c->atol))
+                return 0;
+            c->has_atol = 1;
+            break;
+        case O_MAX_STEPS:
+            if (!cli_int64("--max-steps", optarg, 1, MAX_STEPS, &c->max_steps))
+                return 0;
+            c->has_max_steps = 1;
+            break;
         case 'h': help(stdout); return -1;
         default:
             fprintf(stderr, "Run 'remat pfr fit --help' for the options.\n");
@@ -371,10 +396,6 @@ int cmd_pfr_fit(int argc, char **argv)
     if (c.plot_res && !cli_plot_check_for("--plot-residuals", c.plot_res))
         return 2;
     remat_fit_options o = remat_fit_defaults();
-    if (c.method && remat_ode_method_parse(c.method, &o.method) != REMAT_OK) {
-        fprintf(stderr, "remat: --method: %s\n", remat_last_error());
-        return 2;
-    }
     if (c.optimizer && remat_fit_optimizer_parse(c.optimizer, &o.optimizer) != REMAT_OK) {
         fprintf(stderr, "remat: --optimizer: %s\n", remat_last_error());
         return 2;
@@ -398,6 +419,12 @@ int cmd_pfr_fit(int argc, char **argv)
     }
     o.steps = c.steps;
     o.dt = c.dt;
+    if (!pfr_cli_adaptive(c.method, c.steps > 0 || c.dt > 0, c.has_rtol || c.has_atol || c.has_max_steps,
+                          &o.method, &o.adaptive))
+        return 2;
+    o.rtol = c.has_rtol ? c.rtol : PFR_CLI_RTOL;
+    o.atol = c.has_atol ? c.atol : PFR_CLI_ATOL;
+    o.max_steps = c.max_steps;
     o.lr = c.lr;
     o.max_iters = (int)(c.has_iters ? c.iters : c.max_iters);
     o.memory_budget = c.budget;
@@ -473,7 +500,11 @@ int cmd_pfr_fit(int argc, char **argv)
     int have_stats = remat_fit_statistics(fit, r.params, &stats) == REMAT_OK;
     if (!have_stats)
         snprintf(stats_why, sizeof stats_why, "%s", remat_last_error());
-    pfr_fit_report rep = {.mechanism = c.mechanism, .data = c.data, .n_data = c.n_data, .method = c.method, .m = m,
+    double ode_stats[REMAT_ODE_STATS];
+    int have_ode_stats = remat_fit_integration_stats(fit, r.params, ode_stats) == REMAT_OK;
+    pfr_fit_report rep = {.mechanism = c.mechanism, .data = c.data, .n_data = c.n_data,
+                          .method = remat_ode_method_name(o.method), .adaptive = o.adaptive, .rtol = o.rtol,
+                          .atol = o.atol, .ode_stats = have_ode_stats ? ode_stats : NULL, .m = m,
                           .fit = fit, .r = &r, .start = start, .seconds = t, .sigma = sigma,
                           .relative = o.weighting == REMAT_FIT_WEIGHT_RELATIVE, .seed = o.seed,
                           .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history};

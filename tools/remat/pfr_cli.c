@@ -93,6 +93,46 @@ int pfr_cli_positive(const char *opt, const char *arg, const char *what, double 
     return 1;
 }
 
+int pfr_cli_tolerance(const char *opt, const char *arg, double *out)
+{
+    if (!cli_double(opt, arg, out))
+        return 0;
+    if (!(*out >= 0)) {
+        fprintf(stderr, "remat: %s: %s: the absolute tolerance must be >= 0\n", opt, arg);
+        return 0;
+    }
+    return 1;
+}
+
+/* Adaptive Tsit5 is the default once the library has its loop primitive
+ * (remat_while); before, an adaptive interval runs max_steps attempts as a
+ * scan (src/models/ode/loop.c) and RK4's fixed steps stay the default. */
+#if __has_include("remat/loop.h")
+#define DEFAULT_METHOD REMAT_ODE_TSIT5
+const char pfr_cli_default_integrator[] = "adaptive tsit5 (rk4 with --steps or --dt)";
+#else
+#define DEFAULT_METHOD REMAT_ODE_RK4
+const char pfr_cli_default_integrator[] = "rk4, fixed steps";
+#endif
+
+int pfr_cli_adaptive(const char *method, int fixed, int tol, remat_ode_method *out, bool *adaptive)
+{
+    remat_ode_method m = fixed ? REMAT_ODE_RK4 : DEFAULT_METHOD;
+    if (method && remat_ode_method_parse(method, &m) != REMAT_OK) {
+        fprintf(stderr, "remat: --method: %s\n", remat_last_error());
+        return 0;
+    }
+    *adaptive = !fixed && remat_ode_method_adaptive(m);
+    if (tol && !*adaptive) {
+        fprintf(stderr, "remat: --rtol, --atol and --max-steps apply to adaptive stepping (--method tsit5 or dopri5 "
+                        "without --steps or --dt); %s\n",
+                fixed ? "--steps/--dt ask for fixed steps" : "euler and rk4 have no error estimate");
+        return 0;
+    }
+    *out = m;
+    return 1;
+}
+
 void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len)
 {
     int n = params ? remat_mechanism_param_count(m) : remat_mechanism_species_count(m), used = 0;

@@ -125,4 +125,20 @@ int cmd_pfr_simulate(int argc, char **argv);
 int cmd_pfr_optimize(int argc, char **argv);
 int cmd_pfr_compare(int argc, char **argv);
 
+/* Adaptive stepping's CLI defaults (--rtol, --atol) */
+#define PFR_CLI_RTOL 1e-6
+#define PFR_CLI_ATOL 1e-9
+
+/* A tolerance >= 0 for option opt: 0 with a message when arg is not one. */
+int pfr_cli_tolerance(const char *opt, const char *arg, double *out);
+
+/* The integrator from --method (NULL: not given), whether --steps/--dt
+ * (fixed) and --rtol/--atol/--max-steps (tol) were given: adaptive tsit5 by
+ * default (rk4 while the library lacks remat_while, see pfr_cli.c), adaptive
+ * for tsit5/dopri5 without --steps/--dt, fixed for euler and rk4 (rk4 when
+ * --steps/--dt come without --method). 0 with a message when tolerances come
+ * with fixed steps or the method is unknown. */
+extern const char pfr_cli_default_integrator[]; /* for --help */
+int pfr_cli_adaptive(const char *method, int fixed, int tol, remat_ode_method *out, bool *adaptive);
+
 #endif

@@ -109,9 +109,14 @@ void pfr_fit_print_table(const pfr_fit_report *rep)
     char sched[48];
     printf("fit of %s to %d experiment%s, %lld measured values\n", rep->mechanism, rep->n_data,
            rep->n_data > 1 ? "s" : "", (long long)r->n_residuals);
-    printf("optimizer %s, %s Jacobian, %s steps, schedule %s\n", r->optimizer,
-           remat_fit_jacobian_name(remat_fit_jacobian_mode(rep->fit)), rep->method ? rep->method : "rk4",
+    printf("optimizer %s, %s Jacobian, %s%s steps, schedule %s\n", r->optimizer,
+           remat_fit_jacobian_name(remat_fit_jacobian_mode(rep->fit)), rep->adaptive ? "adaptive " : "", rep->method,
            schedule_text(rep, sched, sizeof sched));
+    if (rep->ode_stats)
+        printf("integration at the optimum: %.0f %s steps%s", rep->ode_stats[REMAT_ODE_STAT_ACCEPTED],
+               rep->adaptive ? "accepted" : "fixed", rep->adaptive ? "" : "\n");
+    if (rep->ode_stats && rep->adaptive)
+        printf(", %.0f rejected (rtol %g, atol %g)\n", rep->ode_stats[REMAT_ODE_STAT_REJECTED], rep->rtol, rep->atol);
     print_weights(rep);
     printf("%s\n", r->message);
     printf("%d iterations, %lld program runs, %.3f s\n", r->iterations, (long long)r->evaluations, rep->seconds);
@@ -177,8 +182,19 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
         cli_json_string(stdout, rep->data[e]);
     }
     printf("], \"optimizer\": \"%s\", \"jacobian\": \"%s\", \"method\": \"%s\", \"schedule\": \"%s\",\n",
-           r->optimizer, remat_fit_jacobian_name(remat_fit_jacobian_mode(rep->fit)), rep->method ? rep->method : "rk4",
+           r->optimizer, remat_fit_jacobian_name(remat_fit_jacobian_mode(rep->fit)), rep->method,
            schedule_text(rep, sched, sizeof sched));
+    printf(" \"integrator\": {\"method\": \"%s\", \"adaptive\": %s", rep->method, rep->adaptive ? "true" : "false");
+    if (rep->adaptive) {
+        printf(", \"rtol\": ");
+        put_double(stdout, rep->rtol);
+        printf(", \"atol\": ");
+        put_double(stdout, rep->atol);
+    }
+    if (rep->ode_stats)
+        printf(", \"accepted\": %.0f, \"rejected\": %.0f", rep->ode_stats[REMAT_ODE_STAT_ACCEPTED],
+               rep->ode_stats[REMAT_ODE_STAT_REJECTED]);
+    printf("},\n");
     printf(" \"weighting\": \"%s\", \"sigma\": ", rep->relative ? "relative" : "none");
     if (rep->sigma) {
         int S = remat_mechanism_species_count(rep->m);

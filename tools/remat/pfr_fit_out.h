@@ -14,7 +14,10 @@ typedef struct {
     const char *mechanism;       /* --mechanism path */
     const char *const *data;     /* [n_data] --data paths */
     int n_data;
-    const char *method;          /* NULL: rk4 */
+    const char *method;          /* the integration method's name */
+    int adaptive;                /* error-controlled steps at rtol, atol */
+    double rtol, atol;
+    const double *ode_stats;     /* [REMAT_ODE_STATS] at the optimum (remat_fit_integration_stats), or NULL */
     const remat_mechanism *m;
     remat_fit *fit;
     const remat_fit_result *r;

@@ -88,6 +88,18 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
     if (o->dt > 0 && o->steps > 0)
         return remat_error(REMAT_ERR_ARG, "fit: give dt or steps, not both (dt = %g, steps = %lld)", o->dt,
                            (long long)o->steps);
+    if (o->adaptive && !remat_ode_method_adaptive(o->method))
+        return remat_error(REMAT_ERR_ARG, "fit: method %s has no error estimate: adaptive stepping needs tsit5 or dopri5",
+                           remat_ode_method_name(o->method));
+    if (o->adaptive && (o->dt > 0 || o->steps > 0))
+        return remat_error(REMAT_ERR_ARG, "fit: adaptive stepping chooses its steps: give no dt or steps (dt = %g, "
+                                          "steps = %lld)", o->dt, (long long)o->steps);
+    if (o->adaptive && !(o->rtol > 0 && isfinite(o->rtol)))
+        return remat_error(REMAT_ERR_VALUE, "fit: rtol = %g must be a positive finite tolerance", o->rtol);
+    if (o->adaptive && !(o->atol >= 0 && isfinite(o->atol)))
+        return remat_error(REMAT_ERR_VALUE, "fit: atol = %g must be a finite tolerance >= 0", o->atol);
+    if (o->adaptive && o->max_steps < 0)
+        return remat_error(REMAT_ERR_VALUE, "fit: max_steps = %lld is negative", (long long)o->max_steps);
     if (o->memory_budget < 0)
         return remat_error(REMAT_ERR_VALUE, "fit: memory budget %lld is negative", (long long)o->memory_budget);
     if (o->max_iters < 0)

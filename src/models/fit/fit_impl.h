@@ -166,4 +166,7 @@ remat_status fit_opt_bfgs(fit_run *run);
 remat_status fit_opt_nlopt(fit_run *run);
 remat_status fit_opt_adam(fit_run *run);
 
+/* the integration options of experiment x (problem.c) */
+remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x);
+
 #endif

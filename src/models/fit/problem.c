@@ -99,7 +99,7 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
     return REMAT_OK;
 }
 
-static remat_ode_options ode_options(const struct remat_fit *fit, const fit_exp *x)
+remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x)
 {
     return (remat_ode_options){
         .method = fit->opt.method,
@@ -109,6 +109,10 @@ static remat_ode_options ode_options(const struct remat_fit *fit, const fit_exp 
         .dt = fit->dt,
         .steps = fit->steps,
         .scan = {.schedule = fit->spec, .body_policy = fit->opt.scan.body_policy},
+        .adaptive = fit->opt.adaptive,
+        .rtol = fit->opt.rtol,
+        .atol = fit->opt.atol,
+        .max_steps = fit->opt.max_steps,
     };
 }
 
@@ -117,6 +121,11 @@ static remat_status plan_grid(struct remat_fit *fit)
 {
     fit->dt = fit->opt.dt;
     fit->steps = fit->opt.steps;
+    if (fit->opt.adaptive) { /* each interval is one loop of at most max_steps attempts */
+        fit->longest_scan = fit->opt.max_steps ? fit->opt.max_steps : 4096;
+        fit->finest_h = 0;
+        return REMAT_OK;
+    }
     if (fit->dt == 0 && fit->steps == 0) {
         double span = 0;
         for (int e = 0; e < fit->E; e++) {
@@ -132,7 +141,7 @@ static remat_status plan_grid(struct remat_fit *fit)
     fit->finest_h = INFINITY;
     for (int e = 0; e < fit->E; e++) {
         const fit_exp *x = &fit->exp[e];
-        remat_ode_options o = ode_options(fit, x);
+        remat_ode_options o = fit_ode_options(fit, x);
         int64_t *steps = malloc(sizeof *steps * (size_t)x->rows);
         if (!steps)
             return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
@@ -163,7 +172,7 @@ static remat_status build_experiment(const struct remat_fit *fit, remat_fn *f, i
     const fit_exp *x = &fit->exp[e];
     int64_t S = fit->S, KS[2] = {x->rows, S}, n = x->rows * S;
     remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, x->y0);
-    remat_ode_options o = ode_options(fit, x);
+    remat_ode_options o = fit_ode_options(fit, x);
     remat_val ys;
     remat_status st = remat_ode_integrate(f, fit->m, &o, y0, p, &ys);
     if (st != REMAT_OK) {
@@ -424,11 +433,13 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
     if (n_times < 1 || !times || !out)
         return remat_error(REMAT_ERR_ARG, "fit: predict: needs n_times >= 1 (got %d), times and out", n_times);
     int64_t S = fit->S, P = fit->P;
-    remat_ode_options o = ode_options(fit, &fit->exp[e]);
+    remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.n_times = n_times;
     o.times = times;
-    o.dt = fit->dt > 0 ? fit->dt : fit->finest_h;
-    o.steps = 0;
+    if (!o.adaptive) {
+        o.dt = fit->dt > 0 ? fit->dt : fit->finest_h;
+        o.steps = 0;
+    }
     o.scan = (remat_scan_options){0}; /* forward only: the schedule does not matter */
     remat_fn *f = remat_fn_new("fit_predict");
     remat_program *prog = NULL;

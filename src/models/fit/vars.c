@@ -134,6 +134,12 @@ int fit_check_finite(fit_run *run, const char *what, double F, int n, const doub
     for (int e = 0; p && !rates && e < fit->E; e++)
         if (remat_mechanism_check_rates(fit->m, fit->opt.t0, fit->exp[e].y0, p) == REMAT_ERR_NUMERIC)
             rates = remat_last_error();
+    /* an adaptive integration that failed says why (max_steps, stiffness) */
+    double stats[REMAT_ODE_STATS];
+    remat_ode_options oo = {.method = fit->opt.method, .max_steps = fit->opt.max_steps};
+    if (!rates && p && fit->opt.adaptive && remat_fit_integration_stats(fit, p, stats) == REMAT_OK &&
+        remat_ode_stats_check(&oo, stats) != REMAT_OK)
+        rates = remat_last_error();
     if (rates)
         snprintf(run->res->message, sizeof run->res->message, "fit: iteration %d: the %s is %s%s at %s: %s", run->iter,
                  isfinite(F) ? "gradient" : what, isfinite(F) ? "not finite" : (isnan(F) ? "nan" : "inf"), gs, ps,
