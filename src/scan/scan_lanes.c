@@ -36,6 +36,7 @@
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/exhaustive.h"
+#include "backend/lane_io.h"
 #include "scan/scan_lanes.h"
 #include "scan/scan_lanes_solve.h"
 
@@ -956,6 +957,8 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             S.ranges = true;
             S.split = !shared;
         }
+        if (fits && lane_bytes)
+            remat_lane_dump(n, pp);
         if (fits && lane_bytes && be->iface.compile_lanes(n, pp, got) == REMAT_OK) { /* one compilation */
             for (int k = 0, i = 0; k < LKI_COUNT; k++)
                 if (kernels & (1u << k))
