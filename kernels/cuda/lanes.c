@@ -1,0 +1,190 @@
+/*
+ * lanes.c — lane programs on the GPU (lanes.h): NVRTC for the device's
+ * architecture, one library per distinct program, a static trampoline per
+ * kernel that launches it.
+ */
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/assert.h"
+#include "core/error.h"
+#include "kernels/cuda/lanes.h"
+#include "kernels/cuda/lanes_gen.h"
+#include "kernels/cuda/nvrtc.h"
+
+typedef struct {
+    char *src;            /* the kernel's source: identical programs share a slot */
+    cudaLibrary_t lib;
+    cudaKernel_t kernel;
+    remat_cuda_lanes_info info;
+    int64_t m;
+} slot;
+
+static slot slots[REMAT_CUDA_LANES_MAX];
+static atomic_int n_slots;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool failed;
+static _Atomic(cudaStream_t) stream;
+static atomic_int launch_error; /* the first failed launch's cudaError_t, 0: none */
+
+void remat_cuda_lanes_set_stream(void *s) { atomic_store(&stream, (cudaStream_t)s); }
+
+int remat_cuda_lanes_count(void) { return atomic_load(&n_slots); }
+
+remat_status remat_cuda_lanes_check(void)
+{
+    const int e = atomic_exchange(&launch_error, 0);
+    return e ? remat_error(REMAT_ERR_BACKEND, "CUDA lanes: a kernel launch failed: %s",
+                           cudaGetErrorString((cudaError_t)e))
+             : REMAT_OK;
+}
+
+/* bufs (n pointers) then strides (n), as struct remat_lane_args lays them out */
+static void launch(int i, char *const *bufs, const int64_t *strides, int64_t count, int64_t lanes)
+{
+    const slot *s = &slots[i];
+    const int nb = s->info.n_bufs > 0 ? s->info.n_bufs : 1;
+    uint64_t argbuf[2 * 2048];
+    REMAT_ASSERT(2 * nb <= (int)(sizeof argbuf / sizeof *argbuf));
+    memset(argbuf, 0, sizeof(uint64_t) * 2 * (size_t)nb);
+    memcpy(argbuf, bufs, sizeof(char *) * (size_t)s->info.n_bufs);
+    memcpy(argbuf + nb, strides, sizeof(int64_t) * (size_t)s->info.n_bufs);
+    /* lanes 0 .. lanes-1 of this call (lane.h: a range of m moved to 0);
+     * m == 1 does not read it */
+    long long c = count, lo = 0, hi = s->m == 1 ? 1 : lanes;
+    void *args[4] = {argbuf, &c, &lo, &hi};
+    const unsigned threads = s->info.serial ? 1 : REMAT_CUDA_LANES_BLOCK;
+    const unsigned blocks = s->info.serial ? 1 : (unsigned)((hi + REMAT_CUDA_LANES_BLOCK - 1) / REMAT_CUDA_LANES_BLOCK);
+    const dim3 grid = {blocks, 1, 1}, block = {threads, 1, 1};
+    const cudaError_t e = cudaLaunchKernel((const void *)s->kernel, grid, block, args, 0, atomic_load(&stream));
+    if (e != cudaSuccess) {
+        int none = 0;
+        atomic_compare_exchange_strong(&launch_error, &none, (int)e);
+    }
+}
+
+/* REMAT_CUDA_LANES_MAX trampolines, tramp_<i> launching slot i */
+#define T1(i)                                                                            \
+    static void tramp_##i(char *const *b, const int64_t *s, int64_t c, int64_t lanes) \
+    {                                                                                \
+        launch(i, b, s, c, lanes);                                                   \
+    }
+#define T4(i) T1(i##0) T1(i##1) T1(i##2) T1(i##3)
+#define T16(i) T4(i##0) T4(i##1) T4(i##2) T4(i##3)
+#define T64(i) T16(i##0) T16(i##1) T16(i##2) T16(i##3)
+#define T256(i) T64(i##0) T64(i##1) T64(i##2) T64(i##3)
+#define T1024() T256(0) T256(1) T256(2) T256(3)
+/* base-4 digits: tramp_01230 is slot 0*256 + 1*64 + 2*16 + 3*4 + 0 */
+T1024()
+#define R1(i) tramp_##i,
+#define R4(i) R1(i##0) R1(i##1) R1(i##2) R1(i##3)
+#define R16(i) R4(i##0) R4(i##1) R4(i##2) R4(i##3)
+#define R64(i) R16(i##0) R16(i##1) R16(i##2) R16(i##3)
+#define R256(i) R64(i##0) R64(i##1) R64(i##2) R64(i##3)
+static const remat_lane_fn tramps[REMAT_CUDA_LANES_MAX] = {R256(0) R256(1) R256(2) R256(3)};
+
+_Static_assert(REMAT_CUDA_LANES_MAX == 1024, "one trampoline per slot: T1024 makes 1024");
+
+static remat_status cuda_fail(cudaError_t e, const char *what)
+{
+    return remat_error(REMAT_ERR_BACKEND, "CUDA lanes: %s: %s", what, cudaGetErrorString(e));
+}
+
+/* "sm_90" for the current device (a cubin), "compute_90" (PTX the driver
+ * compiles: an architecture this NVRTC has no SASS for) */
+static remat_status device_arch(char *sm, char *compute, size_t n)
+{
+    int dev = 0, major = 0, minor = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (e != cudaSuccess)
+        return cuda_fail(e, "the device's compute capability");
+    snprintf(sm, n, "sm_%d%d", major, minor);
+    snprintf(compute, n, "compute_%d%d", major, minor);
+    return REMAT_OK;
+}
+
+/* compiles and loads src into a new slot; the lock is held */
+static remat_status load_slot(char *src, const remat_cuda_lanes_info *info, int64_t m, int *at)
+{
+    const int i = atomic_load(&n_slots);
+    if (i == REMAT_CUDA_LANES_MAX)
+        return remat_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: more than %d distinct lane kernels in one process",
+                           REMAT_CUDA_LANES_MAX);
+    char sm[32], compute[32];
+    remat_status st = device_arch(sm, compute, sizeof sm);
+    char *img = NULL, *log = NULL;
+    size_t size = 0;
+    if (st == REMAT_OK) {
+        st = remat_nvrtc_compile(src, "remat_lanes.cu", remat_cuda_lanes_options, sm, REMAT_NVRTC_CUBIN, &img, &size,
+                                 &log);
+        if (st == REMAT_ERR_BACKEND && log && strstr(log, "arch")) { /* an architecture newer than this NVRTC */
+            remat_free(log), log = NULL;
+            st = remat_nvrtc_compile(src, "remat_lanes.cu", remat_cuda_lanes_options, compute, REMAT_NVRTC_PTX, &img,
+                                     &size, &log);
+        }
+    }
+    if (st == REMAT_OK) {
+        slot *s = &slots[i];
+        cudaError_t e = cudaLibraryLoadData(&s->lib, img, NULL, NULL, 0, NULL, NULL, 0);
+        if (e == cudaSuccess && (e = cudaLibraryGetKernel(&s->kernel, s->lib, "remat_lanes")) != cudaSuccess)
+            cudaLibraryUnload(s->lib);
+        if (e != cudaSuccess) {
+            st = cuda_fail(e, "loading a compiled lane kernel");
+        } else {
+            s->src = src, s->info = *info, s->m = m;
+            *at = i;
+            atomic_store(&n_slots, i + 1);
+        }
+    }
+    remat_free(img), remat_free(log);
+    return st;
+}
+
+remat_status remat_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out)
+{
+    if (!remat_cuda_can_compile_lanes())
+        return remat_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: compiling is off (no NVRTC or device, REMAT_NO_JIT, or "
+                                                  "an earlier failure)");
+    remat_status st = REMAT_OK;
+    pthread_mutex_lock(&lock);
+    for (int k = 0; k < n && st == REMAT_OK; k++) {
+        char *src = NULL;
+        remat_cuda_lanes_info info;
+        if ((st = remat_cuda_lanes_source(p[k], "remat_lanes", &src, &info)) != REMAT_OK)
+            break;
+        int at = -1;
+        for (int i = 0; i < atomic_load(&n_slots) && at < 0; i++) /* the source names m */
+            if (strcmp(slots[i].src, src) == 0)
+                at = i;
+        if (at >= 0)
+            remat_free(src);
+        else if ((st = load_slot(src, &info, p[k]->m, &at)) != REMAT_OK)
+            remat_free(src);
+        if (st == REMAT_OK)
+            out[k] = tramps[at];
+    }
+    /* an op without a CUDA form is this program's business; anything else
+     * (NVRTC, the driver) would fail again: stop trying */
+    if (st != REMAT_OK && st != REMAT_ERR_UNSUPPORTED)
+        atomic_store(&failed, true);
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+bool remat_cuda_can_compile_lanes(void)
+{
+    const char *e = getenv("REMAT_NO_JIT");
+    if ((e && *e && strcmp(e, "0") != 0) || atomic_load(&failed) || !remat_nvrtc_available(NULL))
+        return false;
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}

@@ -1,0 +1,46 @@
+/*
+ * lanes.h (internal) — the CUDA backend's compile_lanes: lane programs
+ * (src/backend/lane.h) compiled by NVRTC for the current device and run as
+ * kernel launches.
+ *
+ * A compiled program is a remat_lane_fn like the CPU's: called with the
+ * buffer table (device pointers: the arena, snapshots and tapes come from
+ * the backend's mem_alloc), per-step strides, a step count and the lanes
+ * of the call (lane.h), it launches
+ * the program's kernel (lanes_gen.h) once — one schedule op (a run of
+ * advances, tapes, reverses or recomputes) is one launch, the steps looping
+ * inside it. remat_lane_fn carries no context, so each distinct kernel gets
+ * one of REMAT_CUDA_LANES_MAX static trampolines that knows its slot;
+ * identical programs share one. Past that many the compile fails and the
+ * scan interprets its body (the contract of lane.h).
+ *
+ * Launches go to the stream set with remat_cuda_lanes_set_stream (default:
+ * the legacy default stream, which orders them after and before the work of
+ * every blocking stream), asynchronously. A launch that fails is recorded;
+ * remat_cuda_lanes_check() returns it (once) as REMAT_ERR_BACKEND — the
+ * backend calls it where it synchronises a run.
+ */
+#ifndef REMAT_CUDA_LANES_H
+#define REMAT_CUDA_LANES_H
+
+#include <stdbool.h>
+
+#include "backend/lane.h"
+
+#define REMAT_CUDA_LANES_MAX 1024
+
+remat_status remat_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out);
+
+/* NVRTC loads, a device is present, REMAT_NO_JIT is not set, no earlier
+ * compile failed. */
+bool remat_cuda_can_compile_lanes(void);
+
+/* stream: a cudaStream_t (void * here so that callers need no CUDA header) */
+void remat_cuda_lanes_set_stream(void *stream);
+
+remat_status remat_cuda_lanes_check(void);
+
+/* kernels compiled so far (distinct programs), for stats and tests */
+int remat_cuda_lanes_count(void);
+
+#endif
