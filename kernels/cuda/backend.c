@@ -6,8 +6,9 @@
  * thread entered (memory.cu): compile enters the device, a run enters its
  * program's stream (made at the program's first run, program_new), and
  * finish waits for the stream and turns the first device error since the
- * last finish into REMAT_ERR_BACKEND. Scan loop bodies run op by op
- * (compile_lanes is NULL here; kernels/cuda/lanes* by wt-cudalanes plugs in).
+ * last finish into REMAT_ERR_BACKEND. Scan loop bodies compile to lane
+ * kernels through NVRTC (lanes.h), launched on the thread's stream; their
+ * launch failures are reported by finish too.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/lanes.h"
 
 enum { MAX_DEVICES = 64 };
 
@@ -43,7 +45,8 @@ static remat_status cuda_finish(void)
 {
     char msg[400];
     if (remat_cuda_finish(msg, sizeof msg) == 0)
-        return REMAT_OK;
+        return remat_cuda_lanes_check();
+    remat_cuda_lanes_check(); /* reported once: the first error is the one above */
     return remat_error(REMAT_ERR_BACKEND, "cuda backend: %s", msg);
 }
 
@@ -54,6 +57,8 @@ static const remat_backend_iface cuda_iface = {
     .lower = remat_cuda_lower,
     .lower_fused = remat_cuda_lower_fused,
     .lower_add_pad = remat_cuda_lower_add_pad,
+    .compile_lanes = remat_cuda_compile_lanes,
+    .can_compile_lanes = remat_cuda_can_compile_lanes,
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
     .mem_copy = cuda_mem_copy,

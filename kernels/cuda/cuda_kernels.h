@@ -42,6 +42,9 @@ void remat_cuda_copy_out(void *host_dst, const void *src, size_t bytes); /* done
 /* waits for the thread's stream; 0, or -1 with msg = the first error since
  * the last finish (what failed, where, cudaGetErrorString) */
 int remat_cuda_finish(char *msg, size_t msg_len);
+/* the stream this thread entered, as a void * (cudaStream_t) for C callers:
+ * the lane kernels (lanes.c) launch on it */
+void *remat_cuda_thread_stream(void);
 
 /* ---- elementwise.cu (same arithmetic as src/backend/cpu/elementwise.c) ---- */
 /* op: a remat_op of category UNARY (parameter kind NONE) */

@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/lanes.h"
 #include "kernels/cuda/lanes_gen.h"
 #include "kernels/cuda/nvrtc.h"
@@ -29,10 +30,7 @@ static slot slots[REMAT_CUDA_LANES_MAX];
 static atomic_int n_slots;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool failed;
-static _Atomic(cudaStream_t) stream;
 static atomic_int launch_error; /* the first failed launch's cudaError_t, 0: none */
-
-void remat_cuda_lanes_set_stream(void *s) { atomic_store(&stream, (cudaStream_t)s); }
 
 int remat_cuda_lanes_count(void) { return atomic_load(&n_slots); }
 
@@ -61,7 +59,7 @@ static void launch(int i, char *const *bufs, const int64_t *strides, int64_t cou
     const unsigned threads = s->info.serial ? 1 : REMAT_CUDA_LANES_BLOCK;
     const unsigned blocks = s->info.serial ? 1 : (unsigned)((hi + REMAT_CUDA_LANES_BLOCK - 1) / REMAT_CUDA_LANES_BLOCK);
     const dim3 grid = {blocks, 1, 1}, block = {threads, 1, 1};
-    const cudaError_t e = cudaLaunchKernel((const void *)s->kernel, grid, block, args, 0, atomic_load(&stream));
+    const cudaError_t e = cudaLaunchKernel((const void *)s->kernel, grid, block, args, 0, (cudaStream_t)remat_cuda_thread_stream());
     if (e != cudaSuccess) {
         int none = 0;
         atomic_compare_exchange_strong(&launch_error, &none, (int)e);

@@ -14,11 +14,11 @@
  * identical programs share one. Past that many the compile fails and the
  * scan interprets its body (the contract of lane.h).
  *
- * Launches go to the stream set with remat_cuda_lanes_set_stream (default:
- * the legacy default stream, which orders them after and before the work of
- * every blocking stream), asynchronously. A launch that fails is recorded;
+ * Launches go to the stream the calling thread entered (a program's
+ * stream during a run, memory.cu), asynchronously, in order with the
+ * backend's copies. A launch that fails is recorded process-wide;
  * remat_cuda_lanes_check() returns it (once) as REMAT_ERR_BACKEND — the
- * backend calls it where it synchronises a run.
+ * backend's finish calls it.
  */
 #ifndef REMAT_CUDA_LANES_H
 #define REMAT_CUDA_LANES_H
@@ -34,9 +34,6 @@ remat_status remat_cuda_compile_lanes(int n, const remat_lane_program *const *p,
 /* NVRTC loads, a device is present, REMAT_NO_JIT is not set, no earlier
  * compile failed. */
 bool remat_cuda_can_compile_lanes(void);
-
-/* stream: a cudaStream_t (void * here so that callers need no CUDA header) */
-void remat_cuda_lanes_set_stream(void *stream);
 
 remat_status remat_cuda_lanes_check(void);
 

@@ -28,6 +28,8 @@ static thread_local bool failed = false;
 
 cudaStream_t remat_cuda_stream(void) { return cur_stream; }
 
+extern "C" void *remat_cuda_thread_stream(void) { return (void *)cur_stream; }
+
 bool remat_cuda_note(cudaError_t e, const char *what, const char *file, int line)
 {
     if (e == cudaSuccess)
