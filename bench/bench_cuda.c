@@ -139,7 +139,6 @@ static int run_floor(void *ctx)
     return 0;
 }
 
-#if BENCH_CUDA_REMAT
 /* ---- remat programs on the CUDA backend, inputs and outputs on the device ---- */
 
 typedef struct {
@@ -269,7 +268,6 @@ static remat_fn *pfr_grad(int64_t m, int64_t steps, const char *sched)
     remat_fn_free(b), remat_fn_free(f);
     return g;
 }
-#endif
 
 /* ---- the sections ---- */
 
@@ -291,7 +289,6 @@ static void bench_mlp(const config *c)
     void *ctx[4] = {&fl, &fl4};
     int n = 2;
     const char *names[4] = {"no_remat", "per_layer_remat"};
-#if BENCH_CUDA_REMAT
     remat_backend *be = remat_backend_cuda(0);
     rprog r[2] = {{0}};
     remat_tensor *in = calloc((size_t)c->D + 1, sizeof *in);
@@ -306,7 +303,6 @@ static void bench_mlp(const config *c)
     }
     if (!be)
         fprintf(stderr, "bench_cuda: mlp: %s\n", remat_last_error());
-#endif
     double med[4];
     time_interleaved(n, fns, ctx, c->rounds, med);
     const double flops = 2.0 * c->B * (double)c->W * c->W;
@@ -324,14 +320,12 @@ static void bench_mlp(const config *c)
                  isnan(remat_ms) ? "null" : remat_ms / med[v] <= 1.25 ? "true" : "false");
         item(s);
     }
-#if BENCH_CUDA_REMAT
     for (int v = 0; v < 2; v++)
         if (r[v].prog) {
             print_memory(names[v], &r[v]);
             rprog_free(&r[v], be);
         }
     free(in);
-#endif
     for (int l = 0; l < c->D; l++)
         cudaFree(fl.w[l]);
     free(fl.w);
@@ -387,7 +381,6 @@ static void bench_pfr(const config *c, double peak_bw)
              (long long)m, (long long)steps, hand_med, lane_steps / hand_med * 1e3, bytes,
              bytes / hand_med * 1e-6, peak_bw * 1e-9, bytes / hand_med * 1e3 / peak_bw);
     item(s);
-#if BENCH_CUDA_REMAT
     remat_backend *be = remat_backend_cuda(0);
     double *g_hand = malloc(sizeof *g_hand * (size_t)(2 * m)), *g_got = malloc(sizeof *g_got * (size_t)(2 * m));
     CK(cudaMemcpy(g_hand, hc.g1, sizeof *g_hand * (size_t)m, cudaMemcpyDeviceToHost));
@@ -433,7 +426,6 @@ static void bench_pfr(const config *c, double peak_bw)
     if (!be)
         fprintf(stderr, "bench_cuda: pfr: %s\n", remat_last_error());
     free(g_hand), free(g_got);
-#endif
     pfr_cuda_hand_free(hc.H);
     cudaFree(hc.y0), cudaFree(hc.k1), cudaFree(hc.k2), cudaFree(hc.g1), cudaFree(hc.g2), cudaFree(hc.bl);
     free(y0), free(k1), free(k2);
@@ -470,8 +462,8 @@ int main(int argc, char **argv)
     CK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0));
     const double peak_bw = 2.0 * clock_khz * 1e3 * bus_bits / 8.0; /* DDR: two transfers a clock */
     printf("{\"benchmark\":\"bench_cuda\", \"device\":\"%s\", \"sm\":\"%d.%d\", \"memory_bytes\":%zu, "
-           "\"peak_bandwidth_gb_s\":%.1f, \"remat_on_gpu\":%s, \"rounds\":%d, \"results\":[",
-           prop.name, prop.major, prop.minor, prop.totalGlobalMem, peak_bw * 1e-9, BENCH_CUDA_REMAT ? "true" : "false",
+           "\"peak_bandwidth_gb_s\":%.1f, \"rounds\":%d, \"results\":[",
+           prop.name, prop.major, prop.minor, prop.totalGlobalMem, peak_bw * 1e-9,
            c.rounds);
     if (do_mlp)
         bench_mlp(&c);
