@@ -55,11 +55,14 @@ static void launch(int i, char *const *bufs, const int64_t *strides, int64_t cou
     /* lanes 0 .. lanes-1 of this call (lane.h: a range of m moved to 0);
      * m == 1 does not read it */
     long long c = count, lo = 0, hi = s->m == 1 ? 1 : lanes;
+    if (hi <= 0 || c <= 0) /* nothing to run (a launch of no blocks would be an error) */
+        return;
     void *args[4] = {argbuf, &c, &lo, &hi};
     const unsigned threads = s->info.serial ? 1 : REMAT_CUDA_LANES_BLOCK;
     const unsigned blocks = s->info.serial ? 1 : (unsigned)((hi + REMAT_CUDA_LANES_BLOCK - 1) / REMAT_CUDA_LANES_BLOCK);
     const dim3 grid = {blocks, 1, 1}, block = {threads, 1, 1};
-    const cudaError_t e = cudaLaunchKernel((const void *)s->kernel, grid, block, args, 0, (cudaStream_t)remat_cuda_thread_stream());
+    const cudaStream_t stream = (cudaStream_t)remat_cuda_thread_stream();
+    const cudaError_t e = cudaLaunchKernel((const void *)s->kernel, grid, block, args, 0, stream);
     if (e != cudaSuccess) {
         int none = 0;
         atomic_compare_exchange_strong(&launch_error, &none, (int)e);
