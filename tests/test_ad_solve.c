@@ -501,8 +501,9 @@ static void test_ad_solve_one_factorisation(void **state)
 
 /* Policies: a solve is not a dot (dots_saveable keeps only the arguments,
  * as JAX's report for jnp.linalg.solve under dots_saveable); under
- * everything_saveable its output is a residual named by the op. */
-static int count_solve_residuals(const remat_policy *pol, int *n_outputs)
+ * everything_saveable the factorisation and the solution are residuals
+ * named by their ops (JAX: lu's outputs and the solve's). */
+static int count_solve_residuals(const remat_policy *pol, int *n_outputs, int *n_lu)
 {
     remat_fn *body = remat_fn_new("body");
     remat_val A = remat_arg(body, "A", REMAT_F64, 2, DIMS(3, 3)), b = remat_arg(body, "b", REMAT_F64, 1, DIMS(3));
@@ -517,13 +518,17 @@ static int count_solve_residuals(const remat_policy *pol, int *n_outputs)
     remat_residual_list *r = NULL;
     assert_ok(remat_saved_residuals(f, 0, NULL, &r));
     int solves = 0;
-    *n_outputs = 0;
+    *n_outputs = *n_lu = 0;
     for (int i = 0; i < remat_residual_list_count(r); i++) {
         const remat_residual *e = remat_residual_list_get(r, i);
         char line[256];
         remat_residual_format(e, line, sizeof line);
         if (e->kind == REMAT_RESIDUAL_OUTPUT)
             (*n_outputs)++;
+        if (e->kind == REMAT_RESIDUAL_OUTPUT && e->op == REMAT_OP_LU) {
+            assert_contains(line, "f64[3,6] output of lu"); /* n <= 8: (n, 2n) */
+            (*n_lu)++;
+        }
         if (e->kind == REMAT_RESIDUAL_OUTPUT && e->op == REMAT_OP_LINEAR_SOLVE) {
             assert_contains(line, "output of linear_solve");
             solves++;
@@ -537,12 +542,13 @@ static int count_solve_residuals(const remat_policy *pol, int *n_outputs)
 static void test_ad_solve_policies(void **state)
 {
     (void)state;
-    int outs;
-    assert_int_equal(count_solve_residuals(remat_dots_saveable, &outs), 0);
+    int outs, lus;
+    assert_int_equal(count_solve_residuals(remat_dots_saveable, &outs, &lus), 0);
     assert_int_equal(outs, 0);
-    assert_int_equal(count_solve_residuals(remat_nothing_saveable, &outs), 0);
+    assert_int_equal(count_solve_residuals(remat_nothing_saveable, &outs, &lus), 0);
     assert_int_equal(outs, 0);
-    assert_int_equal(count_solve_residuals(remat_everything_saveable, &outs), 1);
+    assert_int_equal(count_solve_residuals(remat_everything_saveable, &outs, &lus), 1);
+    assert_int_equal(lus, 1);
 }
 
 /* bad input: an error naming linear_solve and the shapes or dtypes */
