@@ -257,15 +257,15 @@ static void test_cuda_kernels_structural_fused_add_pad_programs_give_the_cpus_bi
     (void)state;
     remat_fn *f = remat_fn_new("structural");
     remat_val a = remat_arg(f, "a", REMAT_F64, 3, ((int64_t[]){4, 3, 5}));
-    remat_val e = remat_div(f, remat_add(f, remat_mul_scalar(f, a, 0.5), remat_square(f, a)), remat_add_scalar(f, remat_square(f, a), 1.0));
+    remat_val e = remat_div(f, remat_add(f, remat_mul_scalar(f, a, 0.5), remat_square(f, a)),
+                            remat_add_scalar(f, remat_square(f, a), 1.0));
     e = remat_select(f, remat_gt(f, e, a), remat_integer_pow(f, e, 3), remat_relu(f, remat_neg(f, e)));
     remat_val t = remat_transpose(f, e, ((int[]){2, 0, 1}));
     remat_val s = remat_slice(f, t, ((int64_t[]){1, 0, 1}), ((int64_t[]){5, 4, 3}), ((int64_t[]){2, 1, 1}));
     remat_val p = remat_pad(f, s, ((int64_t[]){0, 1, 0}), ((int64_t[]){1, 0, 1}), ((int64_t[]){1, 0, 0}));
     remat_val c = remat_concatenate(f, 3, ((remat_val[]){p, p, p}), 2);
     remat_val b = remat_broadcast_to(f, remat_reduce_max(f, c, 1, ((int[]){1})), 3, ((int64_t[]){2, 4, 9}));
-    remat_fn_output(f, remat_sum_all(f, remat_mul(f, b, b)));
-    remat_fn_output(f, c);
+    remat_fn_output(f, remat_add(f, remat_sum_all(f, remat_mul(f, b, b)), remat_sum_all(f, c)));
     assert_fn_ok(f);
     remat_fn *g = grad_ok(f, 0, NULL);
     compare_backends(f, 0);
@@ -286,8 +286,8 @@ static void test_cuda_kernels_dot_general_matches_the_cpu(void **state)
     remat_val v = remat_arg(f, "v", REMAT_F64, 3, ((int64_t[]){7, 3, 2}));
     remat_dot_dims d = {.n_contract = 1, .lhs_contract = {2}, .rhs_contract = {0}, .n_batch = 1, .lhs_batch = {1},
                         .rhs_batch = {1}};
-    remat_fn_output(f, remat_sum_all(f, remat_tanh(f, remat_matmul(f, x, w))));
-    remat_fn_output(f, remat_sum_all(f, remat_square(f, remat_dot_general(f, u, v, &d))));
+    remat_fn_output(f, remat_add(f, remat_sum_all(f, remat_tanh(f, remat_matmul(f, x, w))),
+                                 remat_sum_all(f, remat_square(f, remat_dot_general(f, u, v, &d)))));
     remat_fn *g = grad_ok(f, 0, NULL);
     compare_backends(g, 1e-12);
     remat_fn_free(g);

@@ -121,7 +121,8 @@ static remat_fn *every_family(void)
     remat_val cv = remat_convert(f, remat_convert(f, m, REMAT_F32), REMAT_F64);
     remat_val bc = remat_broadcast_to(f, remat_sum(f, t, 1, ((int[]){0})), 3, ((int64_t[]){5, 3, 4}));
     remat_val A = remat_arg(f, "A", REMAT_F64, 2, ((int64_t[]){3, 3}));
-    remat_val x = remat_linear_solve(f, A, remat_sum(f, remat_slice(f, a, ((int64_t[]){0, 0, 0}), ((int64_t[]){4, 3, 1}), NULL), 2, ((int[]){0, 2})));
+    remat_val col = remat_slice(f, a, ((int64_t[]){0, 0, 0}), ((int64_t[]){4, 3, 1}), NULL);
+    remat_val x = remat_linear_solve(f, A, remat_sum(f, col, 2, ((int[]){0, 2})));
     remat_val l = remat_add(f, remat_sum_all(f, cv), remat_sum_all(f, remat_tanh(f, bc)));
     remat_fn_output(f, remat_add(f, l, remat_sum_all(f, remat_square(f, x))));
     return f;

@@ -60,7 +60,8 @@ void remat_cuda_convert(size_t n, int out_f64, void *out, int in_f64, const void
 
 /* A fused group (backend_impl.h remat_fused_op) in launch form: the micro-ops
  * by value, so a launch is one kernel whatever the group. */
-enum { REMAT_CUDA_FUSED_MAX_UOPS = 24, REMAT_CUDA_FUSED_MAX_REGS = 23, REMAT_CUDA_FUSED_MAX_IN = 72 /* 3 operands per micro-op */ };
+/* inputs: at most 3 operands per micro-op */
+enum { REMAT_CUDA_FUSED_MAX_UOPS = 24, REMAT_CUDA_FUSED_MAX_REGS = 23, REMAT_CUDA_FUSED_MAX_IN = 72 };
 typedef struct {
     int32_t op;           /* remat_op */
     int8_t kind;          /* remat_cuda_uop_kind */

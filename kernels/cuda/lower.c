@@ -266,7 +266,9 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
                                   .esize = (uint8_t)remat_dtype_size(op->dtype), .n = (int64_t)ins->n};
         break;
     case REMAT_OPP_PERM: remat_cpu_transpose_plan(&P, op->dtype, &op->in_shapes[0], op->p.perm); break;
-    case REMAT_OPP_BDIMS: remat_cpu_broadcast_in_dim_plan(&P, op->dtype, &op->shape, &op->in_shapes[0], op->p.bdims); break;
+    case REMAT_OPP_BDIMS:
+        remat_cpu_broadcast_in_dim_plan(&P, op->dtype, &op->shape, &op->in_shapes[0], op->p.bdims);
+        break;
     case REMAT_OPP_SLICE: remat_cpu_slice_plan(&P, op->dtype, &op->in_shapes[0], op->p.slice); break;
     case REMAT_OPP_PAD: remat_cpu_pad_plan(&P, op->dtype, &op->shape, &op->in_shapes[0], op->p.pad); break;
     case REMAT_OPP_AXIS: case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT:

@@ -74,13 +74,14 @@ extern "C" void remat_cuda_reduce(int f64, int is_max, void *out, const void *in
         return;
     const size_t n = (size_t)A.n_out;
     cudaStream_t st = remat_cuda_stream();
+    const unsigned blocks = remat_cuda_blocks(n);
     if (f64 && is_max)
-        k_reduce<double, true><<<remat_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, st>>>(A, (double *)out, (const double *)in);
+        k_reduce<double, true><<<blocks, REMAT_CUDA_BLOCK, 0, st>>>(A, (double *)out, (const double *)in);
     else if (f64)
-        k_reduce<double, false><<<remat_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, st>>>(A, (double *)out, (const double *)in);
+        k_reduce<double, false><<<blocks, REMAT_CUDA_BLOCK, 0, st>>>(A, (double *)out, (const double *)in);
     else if (is_max)
-        k_reduce<float, true><<<remat_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, st>>>(A, (float *)out, (const float *)in);
+        k_reduce<float, true><<<blocks, REMAT_CUDA_BLOCK, 0, st>>>(A, (float *)out, (const float *)in);
     else
-        k_reduce<float, false><<<remat_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, st>>>(A, (float *)out, (const float *)in);
+        k_reduce<float, false><<<blocks, REMAT_CUDA_BLOCK, 0, st>>>(A, (float *)out, (const float *)in);
     CUDA_LAUNCHED("reduce kernel");
 }
