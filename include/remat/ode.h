@@ -75,10 +75,11 @@
  * opt.dt0 is given. Steps are clipped to land exactly on every output time (a
  * proposal within 100 ulps of one lands on it), the step size carrying over
  * from one interval to the next as diffrax's ClipStepSizeController(step_ts =
- * times) does. Every interval is one loop (remat_while when the library has
- * it, else a scan of max_steps attempts that idle once done), so outputs need
- * no dynamic indexing; every interval but the last is a checkpoint region as
- * for fixed steps.
+ * times) does. Every interval is one remat_while loop (remat/loop.h), so
+ * outputs need no dynamic indexing; every interval but the last is a
+ * checkpoint region as for fixed steps. The loops' reverse pass runs
+ * opt.scan.schedule, whose zero value (store-all elsewhere) means the
+ * loop's default here, online, since the length is unknown until the end.
  *
  * Gradient semantics: the reverse pass is the discrete adjoint of the
  * accepted steps. Step sizes, accept decisions and the controller are

@@ -87,10 +87,9 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
                               remat_fn **out);
 remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64_t P, int has_params, remat_fn **out);
 
-/* Runs body while cond holds (remat_while's contract, its first n_diff
- * carries kept on a rejected iteration), at most `bound` iterations:
- * remat_while when the library has it, else a scan of `bound` iterations
- * that idle once cond is false. */
+/* Runs body while cond holds (remat_while, its first n_diff carries kept on
+ * a rejected iteration), at most `bound` iterations; the schedule of so,
+ * its zero spec meaning remat_while's default (online). */
 remat_status ode_loop(remat_fn *f, const remat_fn *cond, const remat_fn *body, int n_carry, int n_diff,
                       const remat_val *init, int n_consts, const remat_val *consts, int64_t bound,
                       const remat_scan_options *so, remat_val *carry_out);
