@@ -268,6 +268,62 @@ static void test_pfr_problem_from_mechanism(void **state)
     remat_mechanism_free(m);
 }
 
+/* Adaptive Tsit5 and Dopri5 on the seed reactor: C_B(L) and its gradient
+ * against the closed form within 10 rtol, the profile through 100 points
+ * ending within the tolerance of the outlet, the step counts, and adaptive
+ * options refused with steps or a method without an error estimate. */
+static void test_pfr_adaptive_matches_closed_form(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    double k[2] = {1.0, 0.5}, B, dk1, dk2, rtol = 1e-7;
+    double e1 = exp(-10.0), e2 = exp(-5.0);
+    B = 1.0 / (0.5 - 1.0) * (e1 - e2);
+    dk1 = 0.5 / 0.25 * (e1 - e2) - 10.0 * e1 / (0.5 - 1.0);
+    dk2 = -1.0 / 0.25 * (e1 - e2) + 10.0 * e2 / (0.5 - 1.0);
+    static const remat_ode_method pairs[] = {REMAT_ODE_TSIT5, REMAT_ODE_DOPRI5};
+    for (int pi = 0; pi < 2; pi++) {
+        remat_pfr_options o = seed_options(m, "store-all");
+        o.method = pairs[pi];
+        o.steps = 0;
+        o.adaptive = true;
+        o.rtol = rtol;
+        o.atol = 1e-12;
+        remat_pfr *r;
+        assert_ok(remat_pfr_new(m, &o, &r));
+        assert_int_equal(remat_pfr_steps(r), 100);
+        double out[3], obj, grad[2], stats[REMAT_ODE_STATS], z[101], y[101 * 3];
+        assert_ok(remat_pfr_outlet(r, k, out));
+        assert_true(fabs(out[1] - B) <= 10 * rtol * B);
+        assert_ok(remat_pfr_objective(r, k, &obj, grad));
+        assert_true(obj == -out[1]);
+        assert_true(fabs(-grad[0] - dk1) <= 10 * rtol * fabs(dk1));
+        assert_true(fabs(-grad[1] - dk2) <= 10 * rtol * fabs(dk2));
+        assert_ok(remat_pfr_integration_stats(r, k, stats));
+        assert_true(stats[REMAT_ODE_STAT_CODE] == 0 && stats[REMAT_ODE_STAT_ACCEPTED] > 20);
+        assert_ok(remat_pfr_profile(r, k, z, y));
+        assert_true(z[100] == 10.0 && y[0] == 1.0);
+        for (int s = 0; s < 3; s++)
+            assert_true(fabs(y[100 * 3 + s] - out[s]) <= 10 * rtol);
+        remat_pfr_free(r);
+        o.steps = 10; /* adaptive with steps */
+        assert_int_equal(remat_pfr_new(m, &o, &r), REMAT_ERR_ARG);
+        assert_non_null(strstr(remat_last_error(), "adaptive"));
+        o.steps = 0;
+        o.rtol = 0;
+        assert_int_not_equal(remat_pfr_new(m, &o, &r), REMAT_OK);
+        assert_non_null(strstr(remat_last_error(), "rtol"));
+    }
+    remat_pfr_options o = seed_options(m, "store-all");
+    o.steps = 0;
+    o.adaptive = true;
+    o.rtol = 1e-6;
+    remat_pfr *r;
+    assert_int_not_equal(remat_pfr_new(m, &o, &r), REMAT_OK); /* euler has no error estimate */
+    assert_non_null(strstr(remat_last_error(), "euler"));
+    remat_mechanism_free(m);
+}
+
 int main(void)
 {
     remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
@@ -280,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_pfr_unstable_integration_is_reported),
         cmocka_unit_test(test_pfr_species_role),
         cmocka_unit_test(test_pfr_problem_from_mechanism),
+        cmocka_unit_test(test_pfr_adaptive_matches_closed_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

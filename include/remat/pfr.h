@@ -58,7 +58,16 @@ typedef struct {
     const double *inlet;          /* species_count finite concentrations at z = 0 (copied) */
     remat_pfr_goal goal;
     int species;                  /* the objective's species (goal != REMAT_PFR_NO_GOAL) */
-    remat_schedule_spec schedule; /* reverse pass of the objective (zero: store-all) */
+    remat_schedule_spec schedule; /* reverse pass of the objective (zero: store-all; adaptive:
+                                     the loop's default, online) */
+    /* Adaptive stepping (remat/ode.h; method tsit5 or dopri5, steps and dt 0):
+     * the outlet is one error-controlled integration over [0, L]; the profile
+     * another through profile_points equal intervals (0: 100), so its last
+     * row is the outlet to the tolerance, not bit for bit. */
+    bool adaptive;
+    double rtol, atol;            /* rtol > 0, atol >= 0 */
+    int64_t max_steps;            /* attempts per integration (0: 4096) */
+    int64_t profile_points;
 } remat_pfr_options;
 
 typedef struct remat_pfr remat_pfr;
@@ -69,8 +78,12 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
 void remat_pfr_free(remat_pfr *r); /* NULL is a no-op */
 
 const remat_mechanism *remat_pfr_mechanism(const remat_pfr *r);
-int64_t remat_pfr_steps(const remat_pfr *r);    /* steps over [0, L] */
+int64_t remat_pfr_steps(const remat_pfr *r);    /* steps over [0, L]; adaptive: profile intervals */
 double remat_pfr_step_size(const remat_pfr *r); /* L / steps */
+
+/* The outlet integration's stats at params (remat/ode.h: accepted and
+ * rejected steps, the z reached, a failure code; fixed steps: the steps). */
+remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], double stats[REMAT_ODE_STATS]);
 
 /* The outlet concentrations (species_count) for params (param_count). */
 remat_status remat_pfr_outlet(remat_pfr *r, const double params[], double outlet[]);

@@ -45,6 +45,16 @@ done
 check "profile header" test "$(head -n 1 profile.csv)" = "z,A,B,C"
 check "profile has the inlet and 1000 steps" test "$(wc -l <profile.csv)" -eq 1002
 check "profile ends at the outlet" has profile.csv "10,4.3171247410658"
+check "the seed default is not adaptive" has simulate.json '"integrator": {"method": "euler", "adaptive": false, "accepted": 1000'
+near() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= r * b) }' ||
+    { echo "     $1 is not within $3 of $2" >&2; false; }; }
+# adaptive Tsit5 on the seed reactor: C_B(10) = 2 (e^-5 - e^-10) = 0.0133850941386
+"$REMAT" pfr simulate --method tsit5 --rtol 1e-8 --atol 1e-12 --json --out adaptive.csv >adaptive.json 2>adaptive.err
+check "pfr simulate --method tsit5 exits 0" test $? -eq 0
+check "--method tsit5 alone integrates adaptively" has adaptive.json '"integrator": {"method": "tsit5", "adaptive": true'
+check "adaptive C_B(10) within 1e-7 of the closed form" \
+    near "$(sed -n 's/.*"outlet": {[^}]*"B": \([-0-9.eE+]*\).*/\1/p' adaptive.json)" 0.0133850941386 1e-7
+check "the adaptive profile has the inlet and 100 intervals" test "$(wc -l <adaptive.csv)" -eq 102
 "$REMAT" pfr optimize --json >optimize.json 2>optimize.err
 check "pfr optimize --json exits 0" test $? -eq 0
 check "json optimum" has optimize.json '"optimum": {"params": {"k1": 0.888'

@@ -20,7 +20,7 @@ const char pfr_cli_help_reactor[] =
     "  --length L         reactor length, the integration runs over z in [0, L] (default 10)\n"
     "  --steps N          fixed integration steps over L (default 1000)\n"
     "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
-    "  --method M         euler (default), rk4, tsit5 or rodas5 (stiff)\n";
+    "  --method M         euler (default), rk4, tsit5, dopri5 or rodas5 (stiff)\n";
 
 const char pfr_cli_help_goal[] =
     "  --maximize S       objective: maximize species S at the outlet, i.e. minimize -C_S(L)\n"
@@ -104,20 +104,11 @@ int pfr_cli_tolerance(const char *opt, const char *arg, double *out)
     return 1;
 }
 
-/* Adaptive Tsit5 is the default once the library has its loop primitive
- * (remat_while); before, an adaptive interval runs max_steps attempts as a
- * scan (src/models/ode/loop.c) and RK4's fixed steps stay the default. */
-#if __has_include("remat/loop.h")
-#define DEFAULT_METHOD REMAT_ODE_TSIT5
 const char pfr_cli_default_integrator[] = "adaptive tsit5 (rk4 with --steps or --dt)";
-#else
-#define DEFAULT_METHOD REMAT_ODE_RK4
-const char pfr_cli_default_integrator[] = "rk4, fixed steps";
-#endif
 
 int pfr_cli_adaptive(const char *method, int fixed, int tol, remat_ode_method *out, bool *adaptive)
 {
-    remat_ode_method m = fixed ? REMAT_ODE_RK4 : DEFAULT_METHOD;
+    remat_ode_method m = fixed ? REMAT_ODE_RK4 : REMAT_ODE_TSIT5;
     if (method && remat_ode_method_parse(method, &m) != REMAT_OK) {
         fprintf(stderr, "remat: --method: %s\n", remat_last_error());
         return 0;
@@ -263,7 +254,14 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
         return 0;
     }
     remat_ode_method method = seed->method;
-    if (c->method && remat_ode_method_parse(c->method, &method) != REMAT_OK) {
+    bool adaptive = false;
+    int fixed = c->has_steps || c->has_dt;
+    if (c->adaptive_ok && (c->mechanism || c->method || c->has_tol)) {
+        if (!pfr_cli_adaptive(c->method, fixed, c->has_tol, &method, &adaptive))
+            return 0;
+        if (fixed && !c->method)
+            method = seed->method; /* --steps/--dt alone: the fixed default stays Euler */
+    } else if (c->method && remat_ode_method_parse(c->method, &method) != REMAT_OK) {
         fprintf(stderr, "remat: --method: %s\n", remat_last_error());
         return 0;
     }
@@ -314,7 +312,12 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     o->length = c->has_length ? c->length : seed->length;
     o->inlet = s->inlet;
     o->schedule = sched;
-    if (c->has_dt) {
+    if (adaptive) {
+        o->adaptive = true;
+        o->rtol = c->rtol;
+        o->atol = c->atol;
+        o->max_steps = c->max_steps;
+    } else if (c->has_dt) {
         double n = ceil(o->length / c->dt * (1 - 1e-9));
         if (!(n <= MAX_STEPS)) {
             fprintf(stderr, "remat: --dt: %g over --length %g is %.3g steps (at most %d)\n", c->dt, o->length, n,

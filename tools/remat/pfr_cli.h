@@ -60,6 +60,13 @@ typedef struct {
     int64_t steps;
     int has_length, has_steps, has_dt;
     int reading; /* pfr_cli_next has started on argv */
+    /* set by a command that integrates adaptively (pfr simulate): without
+     * --steps/--dt, a mechanism file or --method tsit5|dopri5 integrates with
+     * error control (the built-in seed problem keeps its 1000 Euler steps) */
+    int adaptive_ok;
+    double rtol, atol; /* the command sets PFR_CLI_RTOL, PFR_CLI_ATOL before parsing */
+    int64_t max_steps;
+    int has_tol; /* --rtol, --atol or --max-steps given */
 } pfr_cli;
 
 /* pfr_cli_next's code for a shared option with a bad value (message printed) */
@@ -134,7 +141,7 @@ int pfr_cli_tolerance(const char *opt, const char *arg, double *out);
 
 /* The integrator from --method (NULL: not given), whether --steps/--dt
  * (fixed) and --rtol/--atol/--max-steps (tol) were given: adaptive tsit5 by
- * default (rk4 while the library lacks remat_while, see pfr_cli.c), adaptive
+ * default, adaptive
  * for tsit5/dopri5 without --steps/--dt, fixed for euler and rk4 (rk4 when
  * --steps/--dt come without --method). 0 with a message when tolerances come
  * with fixed steps or the method is unknown. */

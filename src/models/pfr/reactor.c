@@ -10,6 +10,7 @@
  * when the rates read t), so its last row is the outlet bit for bit.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,39 @@ struct remat_pfr {
     remat_fn *outlet_fn, *profile_fn, *objective_fn;
 };
 
+#define DEFAULT_PROFILE_POINTS 100
+
+static remat_status run(remat_program *prog, const remat_pfr *r, const double *params, int n_out, double *const *out);
+static remat_status check_params(const remat_pfr *r, const double *params);
+
+/* the integration over [0, L] (*L) the options ask for */
+static remat_ode_options ode_options(const remat_pfr_options *o, const double *L)
+{
+    return (remat_ode_options){.method = o->method, .n_times = 1, .times = L, .dt = o->dt, .steps = o->steps,
+                               .scan = {.schedule = o->schedule}, .adaptive = o->adaptive, .rtol = o->rtol,
+                               .atol = o->atol, .max_steps = o->max_steps};
+}
+
+/* adaptive options are checked where the ODE module checks them: building
+ * the integration once, into a throw-away function */
+static remat_status check_adaptive(const remat_mechanism *m, const remat_ode_options *oo)
+{
+    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    remat_fn *f = remat_fn_new("pfr_check");
+    if (!f)
+        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+    remat_val y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S), ys;
+    remat_val p = P ? remat_arg(f, "params", REMAT_F64, 1, &P) : REMAT_NONE;
+    remat_status st = remat_ode_integrate(f, m, oo, y0, p, &ys);
+    remat_fn_free(f);
+    if (st != REMAT_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", remat_last_error());
+        st = remat_error(st, "pfr: %s", why);
+    }
+    return st;
+}
+
 remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *opt, remat_pfr **out)
 {
     if (!out)
@@ -43,10 +77,15 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
         return remat_error(REMAT_ERR_ARG, "pfr: unknown integration method %d", (int)opt->method);
     if (!(opt->length > 0 && isfinite(opt->length)))
         return remat_error(REMAT_ERR_VALUE, "pfr: the reactor length %g must be positive and finite", opt->length);
-    if (opt->steps != 0 && opt->dt != 0)
+    if (opt->adaptive && (opt->steps != 0 || opt->dt != 0))
+        return remat_error(REMAT_ERR_ARG, "pfr: adaptive stepping chooses its steps: give no steps (%lld) or dt (%g)",
+                           (long long)opt->steps, opt->dt);
+    if (opt->adaptive && opt->profile_points < 0)
+        return remat_error(REMAT_ERR_VALUE, "pfr: profile_points = %lld is negative", (long long)opt->profile_points);
+    if (!opt->adaptive && opt->steps != 0 && opt->dt != 0)
         return remat_error(REMAT_ERR_ARG, "pfr: give either steps (%lld) or dt (%g), not both",
                            (long long)opt->steps, opt->dt);
-    if (opt->steps < 0 || (opt->steps == 0 && !(opt->dt > 0 && isfinite(opt->dt))))
+    if (!opt->adaptive && (opt->steps < 0 || (opt->steps == 0 && !(opt->dt > 0 && isfinite(opt->dt)))))
         return remat_error(REMAT_ERR_VALUE, "pfr: needs steps >= 1 or a positive finite dt (steps %lld, dt %g)",
                            (long long)opt->steps, opt->dt);
     if (!opt->inlet)
@@ -65,9 +104,13 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
     if (st != REMAT_OK)
         return st;
     double L = opt->length;
-    remat_ode_options oo = {.method = opt->method, .n_times = 1, .times = &L, .dt = opt->dt, .steps = opt->steps};
-    int64_t n;
-    if ((st = remat_ode_count_steps(&oo, NULL, &n)) != REMAT_OK)
+    remat_ode_options oo = ode_options(opt, &L);
+    int64_t n = opt->profile_points ? opt->profile_points : DEFAULT_PROFILE_POINTS;
+    if (opt->adaptive)
+        st = check_adaptive(m, &oo);
+    else
+        st = remat_ode_count_steps(&oo, NULL, &n);
+    if (st != REMAT_OK)
         return st;
     remat_pfr *r = calloc(1, sizeof *r);
     if (!r || !(r->inlet = malloc(sizeof *r->inlet * (size_t)(S ? S : 1)))) {
@@ -80,7 +123,7 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
     r->opt.inlet = r->inlet;
     r->S = S;
     r->P = P;
-    r->steps = n;
+    r->steps = n; /* adaptive: the profile's intervals */
     r->h = L / (double)n; /* remat_ode_integrate's h for one interval from 0 */
     *out = r;
     return REMAT_OK;
@@ -138,11 +181,59 @@ static remat_status finish(remat_fn *f, remat_status st, remat_program **prog, r
 static remat_status outlet_value(const remat_pfr *r, remat_fn *f, remat_val y0, remat_val p, remat_val *c)
 {
     double L = r->opt.length;
-    remat_ode_options oo = {.method = r->opt.method, .n_times = 1, .times = &L, .dt = r->opt.dt,
-                            .steps = r->opt.steps, .scan = {.schedule = r->opt.schedule}};
+    remat_ode_options oo = ode_options(&r->opt, &L);
     remat_val ys;
     remat_status st = remat_ode_integrate(f, r->m, &oo, y0, p, &ys);
     *c = st == REMAT_OK ? remat_index(f, ys, 0) : REMAT_NONE;
+    return st;
+}
+
+/* adaptive: C(z_1..z_n), one integration through the profile points */
+static remat_status build_adaptive_profile(remat_pfr *r)
+{
+    double *z = malloc(sizeof *z * (size_t)r->steps);
+    if (!z)
+        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+    for (int64_t i = 0; i < r->steps; i++)
+        z[i] = i + 1 == r->steps ? r->opt.length : (double)(i + 1) * r->h;
+    remat_ode_options oo = ode_options(&r->opt, &r->opt.length);
+    oo.n_times = (int)r->steps;
+    oo.times = z;
+    remat_val y0, p, ys;
+    remat_fn *f = new_fn(r, "pfr_profile", &y0, &p);
+    remat_status st = f ? remat_ode_integrate(f, r->m, &oo, y0, p, &ys) : remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+    free(z);
+    if (!f)
+        return st;
+    if (st == REMAT_OK)
+        remat_fn_output(f, ys);
+    return finish(f, st, &r->profile, &r->profile_fn);
+}
+
+remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], double stats[REMAT_ODE_STATS])
+{
+    if (!r || !stats)
+        return remat_error(REMAT_ERR_NULL, "pfr stats: %s is NULL", !r ? "the reactor" : "the output");
+    remat_status st = check_params(r, params);
+    if (st != REMAT_OK)
+        return st;
+    double L = r->opt.length;
+    remat_ode_options oo = ode_options(&r->opt, &L);
+    oo.scan = (remat_scan_options){0};
+    remat_val y0, p, ys, sv;
+    remat_fn *f = new_fn(r, "pfr_stats", &y0, &p);
+    if (!f)
+        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+    remat_program *prog = NULL;
+    st = remat_ode_integrate_stats(f, r->m, &oo, y0, p, &ys, &sv);
+    if (st == REMAT_OK) {
+        remat_fn_output(f, sv);
+        st = remat_compile(f, remat_backend_cpu(), &prog);
+    }
+    if (st == REMAT_OK)
+        st = run(prog, r, params, 1, (double *[]){stats});
+    remat_program_free(prog);
+    remat_fn_free(f);
     return st;
 }
 
@@ -183,6 +274,8 @@ static remat_status build_objective(remat_pfr *r)
  * interval step with the state also emitted as the scan's per-step output */
 static remat_status build_profile(remat_pfr *r)
 {
+    if (r->opt.adaptive)
+        return build_adaptive_profile(r);
     int timed = remat_kinetics_uses_indep(r->m);
     int64_t S = r->S, P = r->P;
     remat_fn *b = remat_fn_new("pfr_profile_step");
@@ -292,8 +385,22 @@ static remat_status hopeless(const remat_pfr *r, const double *params)
 
 /* A concentration that is not finite: hopeless() says why when it can,
  * else the steps are too large for the rates. */
-static remat_status check_finite(const remat_pfr *r, const double *params, const double *c)
+static remat_status check_finite(remat_pfr *r, const double *params, const double *c)
 {
+    double stats[REMAT_ODE_STATS];
+    double L = r->opt.length;
+    remat_ode_options oo = ode_options(&r->opt, &L);
+    int bad = 0;
+    for (int s = 0; s < r->S; s++)
+        bad |= !isfinite(c[s]);
+    /* a rate that cannot be computed says so first; then an adaptive
+     * integration's own reason (max_steps, stiffness) */
+    if (bad && r->opt.adaptive && hopeless(r, params) == REMAT_OK &&
+        remat_pfr_integration_stats(r, params, stats) == REMAT_OK && remat_ode_stats_check(&oo, stats) != REMAT_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", remat_last_error());
+        return remat_error(REMAT_ERR_NUMERIC, "pfr: %s: %s", remat_mechanism_source(r->m), why);
+    }
     for (int s = 0; s < r->S; s++)
         if (!isfinite(c[s]))
             return hopeless(r, params) != REMAT_OK
