@@ -126,7 +126,7 @@ remat_status remat_ode_method_parse(const char *text, remat_ode_method *out);
  * solves); 0 out of range. */
 int remat_ode_method_order(remat_ode_method method);
 int remat_ode_method_stages(remat_ode_method method);
-/* Whether the method has an error estimate (tsit5, dopri5): opt.adaptive. */
+/* Whether the method has an error estimate (tsit5, dopri5, rodas5): opt.adaptive. */
 bool remat_ode_method_adaptive(remat_ode_method method);
 
 /* One step as a function:
@@ -165,7 +165,7 @@ typedef struct {
                                   reversed, so the reverse pass holds one
                                   interval's store at a time; true: no re-run,
                                   every interval's store is held at once */
-    /* Adaptive stepping (tsit5, dopri5); false: the fixed steps above. */
+    /* Adaptive stepping (tsit5, dopri5, rodas5); false: the fixed steps above. */
     bool adaptive;
     double rtol;          /* adaptive: > 0 */
     double atol;          /* adaptive: >= 0 */

@@ -115,7 +115,7 @@ int pfr_cli_adaptive(const char *method, int fixed, int tol, remat_ode_method *o
     }
     *adaptive = !fixed && remat_ode_method_adaptive(m);
     if (tol && !*adaptive) {
-        fprintf(stderr, "remat: --rtol, --atol and --max-steps apply to adaptive stepping (--method tsit5 or dopri5 "
+        fprintf(stderr, "remat: --rtol, --atol and --max-steps apply to adaptive stepping (--method tsit5, dopri5 or rodas5 "
                         "without --steps or --dt); %s\n",
                 fixed ? "--steps/--dt ask for fixed steps" : "euler and rk4 have no error estimate");
         return 0;

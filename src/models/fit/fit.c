@@ -89,7 +89,7 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
         return remat_error(REMAT_ERR_ARG, "fit: give dt or steps, not both (dt = %g, steps = %lld)", o->dt,
                            (long long)o->steps);
     if (o->adaptive && !remat_ode_method_adaptive(o->method))
-        return remat_error(REMAT_ERR_ARG, "fit: method %s has no error estimate: adaptive stepping needs tsit5 or dopri5",
+        return remat_error(REMAT_ERR_ARG, "fit: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5",
                            remat_ode_method_name(o->method));
     if (o->adaptive && (o->dt > 0 || o->steps > 0))
         return remat_error(REMAT_ERR_ARG, "fit: adaptive stepping chooses its steps: give no dt or steps (dt = %g, "

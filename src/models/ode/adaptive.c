@@ -22,7 +22,7 @@
 static remat_status check_ctl(const remat_ode_options *opt, const ode_tableau *tb, ode_ctl *c)
 {
     if (!remat_ode_method_adaptive(opt->method))
-        return remat_error(REMAT_ERR_ARG, "ode: method %s has no error estimate: adaptive stepping needs tsit5 or dopri5",
+        return remat_error(REMAT_ERR_ARG, "ode: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5",
                            tb->name);
     if (!(opt->rtol > 0 && isfinite(opt->rtol)))
         return remat_error(REMAT_ERR_VALUE, "ode: rtol = %g must be a positive finite tolerance", opt->rtol);

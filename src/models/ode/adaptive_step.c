@@ -131,6 +131,65 @@ static void stiffness(remat_fn *f, const ode_ctl *c, remat_dtype dt, remat_val k
     *calm_next = remat_select(f, is_stiff, zero, remat_select(f, cleared, zero, calm1));
 }
 
+/* An explicit pair's attempt: stages, y', the FSAL stage f7 = f(t + h, y'),
+ * the error, the controller and Hairer's stiffness test. */
+static remat_status explicit_attempt(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_dtype dt,
+                                     int64_t S, int timed, remat_val t, remat_val h, const remat_val *a, remat_val p,
+                                     remat_val *y1, remat_val *f7, remat_val *acc, remat_val *h_next, remat_val *r1,
+                                     remat_val *r2, remat_val *stiff, remat_val *calm)
+{
+    const ode_tableau *tb = c->tb;
+    remat_val y = a[ODE_Y];
+    remat_val k[ODE_MAX_STAGES], y6 = y;
+    k[0] = remat_mul(f, h, a[ODE_FY]);
+    remat_status st = REMAT_OK;
+    for (int i = 1; i < tb->stages && st == REMAT_OK; i++) {
+        y6 = remat_add(f, y, combine(f, i, tb->a + i * (i - 1) / 2, k));
+        remat_val ti = timed ? remat_add(f, t, remat_mul_scalar(f, h, tb->c[i])) : REMAT_NONE;
+        remat_val fi;
+        st = remat_kinetics_rhs(f, m, ti, y6, p, &fi);
+        k[i] = st == REMAT_OK ? remat_mul(f, h, fi) : REMAT_NONE;
+    }
+    if (st == REMAT_OK) {
+        *y1 = remat_add(f, y, combine(f, tb->stages, tb->b, k));
+        st = remat_kinetics_rhs(f, m, timed ? remat_add(f, t, h) : REMAT_NONE, *y1, p, f7);
+    }
+    if (st != REMAT_OK)
+        return st;
+    k[tb->stages] = remat_mul(f, h, *f7);
+    remat_val err = combine(f, tb->stages + 1, tb->e, k);
+
+    /* the control part sees values, never derivatives */
+    remat_val sg[ODE_MAX_STAGES + 1];
+    for (int i = 0; i <= tb->stages; i++)
+        sg[i] = remat_stop_gradient(f, k[i]);
+    remat_val sy = remat_stop_gradient(f, y), sy1 = remat_stop_gradient(f, *y1);
+    controller(f, c, dt, S, sy, sy1, remat_stop_gradient(f, err), h, a[ODE_R1], a[ODE_R2], acc, h_next, r1, r2);
+    stiffness(f, c, dt, sg[tb->stages], sg[tb->stages - 1], sy1, remat_stop_gradient(f, y6), *acc, a[ODE_STIFF],
+              a[ODE_CALM], stiff, calm);
+    return REMAT_OK;
+}
+
+/* A Rosenbrock attempt (rosenbrock.c): y' and its embedded error estimate.
+ * f(t, y) comes with J inside the step, so the FSAL carry fy is passed on
+ * unread; no stiffness test (the method is L-stable: stiff problems are
+ * what it is for). */
+static remat_status rosenbrock_attempt(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_dtype dt,
+                                       int64_t S, remat_val t, remat_val h, const remat_val *a, remat_val p,
+                                       remat_val *y1, remat_val *f7, remat_val *acc, remat_val *h_next, remat_val *r1,
+                                       remat_val *r2, remat_val *stiff, remat_val *calm)
+{
+    remat_val err;
+    remat_status st = remat_ode_rosenbrock_step(f, m, c->tb, t, h, a[ODE_Y], p, y1, &err);
+    if (st != REMAT_OK)
+        return st;
+    *f7 = a[ODE_FY];
+    controller(f, c, dt, S, remat_stop_gradient(f, a[ODE_Y]), remat_stop_gradient(f, *y1), remat_stop_gradient(f, err),
+               h, a[ODE_R1], a[ODE_R2], acc, h_next, r1, r2);
+    *stiff = a[ODE_STIFF], *calm = a[ODE_CALM];
+    return REMAT_OK;
+}
+
 remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
                               remat_fn **out)
 {
@@ -149,42 +208,20 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
         a[i] = remat_arg(f, names[i], dt, 0, NULL);
     remat_val t_end = remat_arg(f, "t_end", dt, 0, NULL), t_floor = remat_arg(f, "t_floor", dt, 0, NULL);
     remat_val p = has_params ? remat_arg(f, "params", dt, 1, &P) : REMAT_NONE;
-    remat_val t = a[ODE_T], y = a[ODE_Y];
+    remat_val t = a[ODE_T];
     int timed = remat_kinetics_uses_indep(m);
 
     remat_val t_next = remat_select(f, remat_gt(f, a[ODE_TPROP], t_floor), t_end, a[ODE_TPROP]);
     remat_val h = remat_sub(f, t_next, t);
-    remat_val k[ODE_MAX_STAGES], y6 = y;
-    k[0] = remat_mul(f, h, a[ODE_FY]);
-    remat_status st = REMAT_OK;
-    for (int i = 1; i < tb->stages && st == REMAT_OK; i++) {
-        y6 = remat_add(f, y, combine(f, i, tb->a + i * (i - 1) / 2, k));
-        remat_val ti = timed ? remat_add(f, t, remat_mul_scalar(f, h, tb->c[i])) : REMAT_NONE;
-        remat_val fi;
-        st = remat_kinetics_rhs(f, m, ti, y6, p, &fi);
-        k[i] = st == REMAT_OK ? remat_mul(f, h, fi) : REMAT_NONE;
-    }
-    remat_val y1 = REMAT_NONE, f7 = REMAT_NONE;
-    if (st == REMAT_OK) {
-        y1 = remat_add(f, y, combine(f, tb->stages, tb->b, k));
-        st = remat_kinetics_rhs(f, m, timed ? remat_add(f, t, h) : REMAT_NONE, y1, p, &f7);
-    }
+    remat_val y1, f7, acc, h_next, r1, r2, stiff, calm;
+    remat_status st = tb->ros ? rosenbrock_attempt(f, m, c, dt, S, timed ? t : REMAT_NONE, h, a, p, &y1, &f7, &acc,
+                                                   &h_next, &r1, &r2, &stiff, &calm)
+                              : explicit_attempt(f, m, c, dt, S, timed, t, h, a, p, &y1, &f7, &acc, &h_next, &r1,
+                                                 &r2, &stiff, &calm);
     if (st != REMAT_OK) {
         remat_fn_free(f);
         return st;
     }
-    k[tb->stages] = remat_mul(f, h, f7);
-    remat_val err = combine(f, tb->stages + 1, tb->e, k);
-
-    /* the control part sees values, never derivatives */
-    remat_val sg[ODE_MAX_STAGES + 1];
-    for (int i = 0; i <= tb->stages; i++)
-        sg[i] = remat_stop_gradient(f, k[i]);
-    remat_val sy = remat_stop_gradient(f, y), sy1 = remat_stop_gradient(f, y1);
-    remat_val acc, h_next, r1, r2, stiff, calm;
-    controller(f, c, dt, S, sy, sy1, remat_stop_gradient(f, err), h, a[ODE_R1], a[ODE_R2], &acc, &h_next, &r1, &r2);
-    stiffness(f, c, dt, sg[tb->stages], sg[tb->stages - 1], sy1, remat_stop_gradient(f, y6), acc, a[ODE_STIFF],
-              a[ODE_CALM], &stiff, &calm);
     remat_val t_new = remat_select(f, acc, t_next, t);
 
     remat_fn_output(f, y1);

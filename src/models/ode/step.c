@@ -49,7 +49,7 @@ int remat_ode_method_stages(remat_ode_method method)
 bool remat_ode_method_adaptive(remat_ode_method method)
 {
     const ode_tableau *tb = remat_ode_tableau(method);
-    return tb && tb->e;
+    return tb && (tb->e || tb->ros);
 }
 
 remat_status remat_ode_method_parse(const char *text, remat_ode_method *out)
