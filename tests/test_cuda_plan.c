@@ -140,9 +140,9 @@ static void test_cuda_plan_every_family_and_its_gradient_is_the_cpus(void **stat
     remat_fn_free(f);
 }
 
-/* a scan under a checkpoint schedule: loop bodies as sub-programs, on the
- * CPU too (REMAT_NO_JIT: the CUDA backend has no compiled loops yet, and a
- * compiled loop plans its memory differently) */
+/* a scan under a checkpoint schedule: loop bodies as sub-programs on both
+ * backends (REMAT_NO_JIT: a compiled loop, libgccjit's or NVRTC's, plans its
+ * memory differently from the interpreted body) */
 static void test_cuda_plan_scanned_pfr_gradient_is_the_cpus(void **state)
 {
     (void)state;
