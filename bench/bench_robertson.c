@@ -20,7 +20,10 @@
  *   intervals      remat_ode_integrate's default: each interval a checkpoint
  *                  region keeping its input state, re-run just before it is
  *                  reversed; store-all within the interval,
- *   binomial:8     the same, each interval's scan reversed under binomial:8.
+ *   binomial:8     the same, each interval's scan reversed under binomial:8;
+ * and adaptive Rodas5 (opt.adaptive, through the same output times, atol =
+ * 1e-6 rtol, the loosest rtol of a decade ladder that meets 1e-6), its
+ * loops reversed under remat_while's default online schedule.
  * CVODES: the loosest rtol of a ladder (atol scaled per component,
  * robertson_cvodes.h) that meets 1e-6, its adjoint keeping every step's
  * Hermite data (no forward re-run). All timed round-robin (bench_util.h),
@@ -42,9 +45,9 @@
 
 #define PER_DECADE 2
 #define N_OUT (10 * PER_DECADE + 1)
-#define N_VARIANTS 3 /* remat adjoints; CVODES is variant N_VARIANTS */
+#define N_VARIANTS 4 /* remat adjoints; CVODES is variant N_VARIANTS */
 
-static const char *const VARIANT[N_VARIANTS] = {"store-all", "intervals", "binomial:8"};
+static const char *const VARIANT[N_VARIANTS] = {"store-all", "intervals", "binomial:8", "adaptive"};
 #define TARGET 1e-6
 
 static const double K[3] = {0.04, 3e7, 1e4}, W[3] = {1.0, 1e4, 0.0};
@@ -71,10 +74,14 @@ static double rel_err(const double *g, const double *ref)
 
 /* the compiled gradient dL/dk of n Rodas5 steps per interval under adjoint
  * variant v; NULL on error */
-static remat_program *build_grad(const remat_mechanism *m, const double *t, int64_t n, int v, double *compile_ms)
+static remat_program *build_grad(const remat_mechanism *m, const double *t, int64_t n, int v, double rtol,
+                                 double *compile_ms)
 {
     remat_ode_options opt = {.method = REMAT_ODE_RODAS5, .n_times = N_OUT, .times = t, .steps = n,
                              .keep_interval_stores = v == 0};
+    if (v == 3)
+        opt = (remat_ode_options){.method = REMAT_ODE_RODAS5, .n_times = N_OUT, .times = t, .adaptive = true,
+                                  .rtol = rtol, .atol = 1e-6 * rtol};
     if (v == 2)
         opt.scan.schedule = (remat_schedule_spec){.kind = REMAT_SCHED_BINOMIAL, .snapshots = 8};
     remat_fn *f = remat_fn_new("robertson_loss"), *g = NULL;
@@ -164,7 +171,7 @@ int main(int argc, char **argv)
     int64_t n = 0;
     double compile_ms[N_VARIANTS] = {0}, re_err = 0, g[N_VARIANTS][3];
     for (size_t i = 0; i < sizeof ladder / sizeof ladder[0] && !n; i++) {
-        remat_program *p = build_grad(m, c.t, ladder[i], 1, &compile_ms[1]);
+        remat_program *p = build_grad(m, c.t, ladder[i], 1, 0, &compile_ms[1]);
         if (!p)
             return 1;
         c.grad[1] = p;
@@ -177,8 +184,24 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_robertson: %s reached %g\n", !c.cv ? "no CVODES rtol" : "no remat grid", TARGET);
         return 1;
     }
+    static const double ad_rtols[] = {1e-5, 1e-6, 1e-7, 1e-8, 1e-9};
+    double ad_rtol = 0, ad_err = 0;
+    for (size_t i = 0; i < sizeof ad_rtols / sizeof ad_rtols[0] && !ad_rtol; i++) {
+        remat_program *p = build_grad(m, c.t, 0, 3, ad_rtols[i], &compile_ms[3]);
+        if (!p)
+            return 1;
+        c.grad[3] = p;
+        if (run_remat(&c, 3) || (ad_err = rel_err(c.g, ref)) > TARGET)
+            remat_program_free(p), c.grad[3] = NULL;
+        else
+            ad_rtol = ad_rtols[i];
+    }
+    if (!ad_rtol) {
+        fprintf(stderr, "bench_robertson: no adaptive rtol reached %g\n", TARGET);
+        return 1;
+    }
     for (int v = 0; v < N_VARIANTS; v++) {
-        if (!c.grad[v] && !(c.grad[v] = build_grad(m, c.t, n, v, &compile_ms[v])))
+        if (!c.grad[v] && !(c.grad[v] = build_grad(m, c.t, n, v, 0, &compile_ms[v])))
             return 1;
         if (run_remat(&c, v))
             return 1;
@@ -197,8 +220,9 @@ int main(int argc, char **argv)
            "\"steps_backward\": %ld, \"rel_error\": %.3g, \"median_ms\": %.4f},\n",
            rtol, sf, sb, cv_err, mc);
     printf("  \"remat\": {\"method\": \"rodas5\", \"intervals\": %d, \"steps_per_interval\": %lld, "
-           "\"steps\": %lld, \"rel_error\": %.3g,\n    \"adjoints\": [\n",
-           N_OUT, (long long)n, (long long)(n * N_OUT), re_err);
+           "\"steps\": %lld, \"rel_error\": %.3g, \"adaptive_rtol\": %g, \"adaptive_rel_error\": %.3g,\n"
+           "    \"adjoints\": [\n",
+           N_OUT, (long long)n, (long long)(n * N_OUT), re_err, ad_rtol, ad_err);
     for (int v = 0; v < N_VARIANTS; v++) {
         remat_memory_plan plan;
         remat_program_plan(c.grad[v], &plan);
