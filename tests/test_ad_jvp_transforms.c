@@ -402,6 +402,7 @@ static void test_ad_jvp_bad_input(void **state)
 
 int main(void)
 {
+    setenv("REMAT_JIT", "always", 1); /* the compiled loops, on scans too short for the default policy */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ad_jvp_jacfwd_equals_vjp_jacobian),
         cmocka_unit_test(test_ad_jvp_jacfwd_argnums_f32),

@@ -428,6 +428,7 @@ static void test_jit_cache_without_libgccjit(void **state)
 
 int main(void)
 {
+    setenv("REMAT_JIT", "always", 1); /* the compiled loops, on scans too short for the default policy */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jit_cache_miss_then_hit),
         cmocka_unit_test(test_jit_cache_truncated_entry_rebuilt),

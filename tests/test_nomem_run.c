@@ -232,6 +232,7 @@ static void test_nomem_run_while_online(void **state)
 
 int main(void)
 {
+    setenv("REMAT_JIT", "always", 1); /* the compiled loops, on scans too short for the default policy */
     setenv("REMAT_NO_CACHE", "1", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nomem_run_mlp_policies),

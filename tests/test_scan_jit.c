@@ -940,6 +940,7 @@ static void test_scan_jit_ambiguous_lane_uses_scalars(void **state)
 
 int main(void)
 {
+    setenv("REMAT_JIT", "always", 1); /* the compiled loops, on scans too short for the default policy */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_jit_pfr_scalar_and_batched),
         cmocka_unit_test(test_scan_jit_counting_predicts_runs),

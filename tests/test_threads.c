@@ -311,6 +311,7 @@ static void test_threads_gradients_bitwise_interpreted(void **state)
 
 int main(void)
 {
+    setenv("REMAT_JIT", "always", 1); /* the compiled loops, on scans too short for the default policy */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_gradients_bitwise_compiled),
         cmocka_unit_test(test_threads_gradients_bitwise_interpreted),

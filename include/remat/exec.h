@@ -95,8 +95,13 @@ typedef struct {
     size_t scan_carry_bytes;        /* of that scan: one carry snapshot */
     size_t scan_tape_bytes;         /* of that scan: one step tape (residuals of one step) */
     int64_t compiled_loops;         /* scan nodes whose body runs as native loops (libgccjit)
-                                       rather than op by op: same results, less time.
-                                       REMAT_NO_JIT=1 in the environment turns it off. */
+                                       rather than op by op: same results, less time. Only
+                                       where it pays (REMAT_JIT, remat/scan.h): a short loop
+                                       stays interpreted; asked again after runs, it may
+                                       have grown. REMAT_NO_JIT=1 turns it off. */
+    int64_t deferred_loops;         /* scan nodes interpreted for now that compile at the
+                                       start of the run that brings their runs' interpreted
+                                       work past the compile's cost (REMAT_JIT=auto) */
     int64_t forward_evals;          /* scan body evaluations a run does (stats.forward_evals),
                                        counted by replaying the schedules at compile; a scan
                                        nested in another's body is not counted here. A

@@ -17,8 +17,29 @@
  * on a few species), remat_compile turns it into native loops (libgccjit),
  * and runs of the schedule execute as single calls: a few ns per step
  * instead of tens of ns per op. Results are the interpreter's bit for bit;
- * remat_memory_plan.compiled_loops says whether it happened, REMAT_NO_JIT=1
- * turns it off. Other bodies (matrix products, custom ops) are interpreted.
+ * remat_memory_plan.compiled_loops says whether it happened. Other bodies
+ * (matrix products, custom ops) are interpreted.
+ *
+ * Compiled loops: only where it pays. Compiling costs ~0.1-0.2 s of gcc for
+ * a small body (a few ms from the disk cache, remat/exec.h), interpreting
+ * ~1.5 ns per lane instruction and step (+0.5 ns per lane): a
+ * 1000-step gradient is done interpreted long before gcc is. The policy,
+ * from the environment at remat_compile (REMAT_JIT):
+ *   auto (default)  compile at remat_compile when one run's predicted
+ *                   interpreted work (the schedule's evaluations x the body's
+ *                   instructions, the cost model above) exceeds the
+ *                   compile's predicted cost; else take the code if this
+ *                   process or the disk cache has it and the run is worth
+ *                   loading it for (0.3 ms); else start interpreted
+ *                   (remat_memory_plan.deferred_loops) and compile at the
+ *                   start of the run that brings the runs' predicted work
+ *                   past the compile's cost (never more than about twice
+ *                   the better choice in hindsight). The forward and
+ *                   backward nodes of one gradient decide alike.
+ *   always          compile every body that can be (what tests and
+ *                   benchmarks of the compiled loops set)
+ *   never           interpret; REMAT_NO_JIT=1 is the same and wins.
+ * REMAT_JIT_DEBUG=1 prints each scan's prediction and decision on stderr.
  * A large batch of independent lanes may run its reverse pass a block of
  * lanes at a time, each block's forward and reverse back to back so that
  * its snapshots and tapes stay in cache, at the price of one more pass over

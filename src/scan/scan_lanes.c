@@ -938,7 +938,6 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         scan_lanes S = {.m = b.m, .packed = L.packed};
         remat_lane_program progs[LKI_COUNT];
         const remat_lane_program *pp[LKI_COUNT];
-        remat_lane_fn got[LKI_COUNT];
         int n = 0, fits = 1;
         for (int k = 0; fits && k < LKI_COUNT; k++)
             if (kernels & (1u << k)) {
@@ -959,16 +958,31 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         }
         if (fits && lane_bytes)
             remat_lane_dump(n, pp);
-        if (fits && lane_bytes && be->iface.compile_lanes(n, pp, got) == REMAT_OK) { /* one compilation */
-            for (int k = 0, i = 0; k < LKI_COUNT; k++)
-                if (kernels & (1u << k))
-                    S.fn[k] = got[i++];
+        /* the programs, kept in the program's memory: compiled now, or later
+         * by a node that starts interpreted (scan_tier.c) */
+        remat_lane_program *kp = fits && lane_bytes ? alloc(ctx, sizeof *kp * (size_t)(n + 1)) : NULL;
+        remat_lane_buf *kb = kp ? alloc(ctx, sizeof *kb * (size_t)(b.n_bufs + 1)) : NULL;
+        if (kb)
+            memcpy(kb, b.bufs, sizeof *kb * (size_t)b.n_bufs);
+        for (int i = 0; kb && i < n; i++) {
+            remat_lane_ins *ins = alloc(ctx, sizeof *ins * (size_t)(progs[i].n_ins + 1));
+            if (!ins) {
+                kb = NULL;
+                break;
+            }
+            memcpy(ins, progs[i].ins, sizeof *ins * (size_t)progs[i].n_ins);
+            kp[i] = progs[i];
+            kp[i].ins = ins, kp[i].bufs = kb;
+            S.n_ins += progs[i].n_ins;
+        }
+        if (kb) {
+            S.progs = kp, S.n_progs = n, S.want = kernels;
             memcpy(S.base, L.base, sizeof S.base);
             S.lane_bytes = lane_bytes;
             *out = S;
             ok = 1;
         } else if (fits) {
-            q = nm; /* the backend cannot compile: no other lane axis will do better */
+            q = nm; /* out of memory: interpreted */
         }
         for (int i = 0; i < n; i++)
             remat_free((void *)progs[i].ins);
@@ -976,4 +990,24 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
     remat_free(b.ins), remat_free(b.st), remat_free(b.bufs), remat_free(b.flags);
     remat_arena_clear(&b.mem);
     return ok;
+}
+
+remat_status remat_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile)
+{
+    const remat_lane_program *pp[LKI_COUNT];
+    remat_lane_fn got[LKI_COUNT];
+    REMAT_ASSERT(S->progs && S->n_progs <= LKI_COUNT);
+    for (int i = 0; i < S->n_progs; i++)
+        pp[i] = &S->progs[i];
+    remat_status st = REMAT_ERR_UNSUPPORTED;
+    if (compile)
+        st = be->iface.compile_lanes(S->n_progs, pp, got); /* one compilation */
+    else if (be->iface.load_lanes)
+        st = be->iface.load_lanes(S->n_progs, pp, got);
+    if (st != REMAT_OK)
+        return st;
+    for (int k = 0, i = 0; k < LKI_COUNT; k++)
+        if (S->want & (1u << k))
+            S->fn[k] = got[i++];
+    return REMAT_OK;
 }

@@ -70,16 +70,28 @@ typedef struct {
     bool contiguous;                  /* lane j+1 of every carry is the element after lane j's (SoA) */
     bool packed;                      /* CARRY and CT packed (below); PACK / UNPACK compiled */
     int64_t *lane_bytes;              /* [base[LB_KINDS]] per buffer (0: the same for every lane) */
+    /* the translated programs, one per bit of want in LKI order: compiled at
+     * lowering, or later by a node that starts interpreted (scan_tier.h) */
+    const remat_lane_program *progs;
+    int n_progs;
+    unsigned want;
+    int64_t n_ins; /* their instructions (what compiling them costs) */
 } scan_lanes;
 
-/* Translates and compiles the kernels `want` asks for (bits 1 << LKI_*) for
- * the lane count m found, and says whether the lanes are independent
- * (`ranges`, `split`) and laid out contiguously. Returns 1 with *out filled
- * (lane_bytes from alloc(ctx)), or 0 when the body does not fit (an op
- * without a lane form, no consistent lane axis, too large) or the backend
- * cannot compile: the caller interprets the body instead. */
+/* Translates the kernels `want` asks for (bits 1 << LKI_*) for the lane
+ * count m found, and says whether the lanes are independent (`ranges`,
+ * `split`) and laid out contiguously. Returns 1 with *out filled but no code
+ * yet (fn: remat_scan_lanes_get; programs and lane_bytes from alloc(ctx)),
+ * or 0 when the body does not fit (an op without a lane form, no consistent
+ * lane axis, too large), the backend cannot compile, or out of memory: the
+ * caller interprets the body instead. */
 enum { LK_ADVANCE = 1, LK_ADVANCE_SHOT = 2, LK_TAPE = 4, LK_REVERSE = 8, LK_RECOMPUTE = 16, LK_PACK = 32, LK_UNPACK = 64 };
 int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
                            void *(*alloc)(void *ctx, size_t bytes), void *ctx);
+
+/* The code of S's programs (S->fn): compiled (compile_lanes, all in one
+ * compilation), or without `compile` only when the backend has it at hand
+ * (load_lanes; REMAT_ERR_UNSUPPORTED otherwise). Nothing changes on failure. */
+remat_status remat_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile);
 
 #endif

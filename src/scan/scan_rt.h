@@ -106,6 +106,10 @@ struct scan_rt {
     int64_t max_workers, workers_used;
 
     bool nested; /* in a sub-program (remat_hop_lowering) */
+    /* tiers (scan_tier.h): interpreted while waiting, compiled once the runs'
+     * interpreted work (tier_run_ns each) has reached the compile's cost */
+    bool tier_wait;
+    double tier_run_ns, tier_cost_ns, tier_spent_ns;
     /* stats of the last root run (remat_hop_stats) */
     /* REMAT_OK, or why a phase could not be replayed (set from any thread of
      * the pool: lane blocks) */

@@ -24,6 +24,7 @@
 #include "core/error.h"
 #include "exec/hop.h"
 #include "scan/scan_rt.h"
+#include "scan/scan_tier.h"
 
 static size_t bytes_of(const scan_desc *s)
 {
@@ -62,6 +63,7 @@ static void run_phase(scan_rt *r, int phase)
 static void k_scan_primal(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
+    remat_scan_tier_run(r);
     const void *const *init = I->in, *const *ks = I->in + r->nc + r->nx;
     r->xs = I->in + r->nc;
     r->ys = r->outs + r->nc;
@@ -77,6 +79,7 @@ static void k_scan_primal(const remat_instr *I)
 static void k_scan_fwd(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
+    remat_scan_tier_run(r);
     const void *const *init = I->in, *const *ks = I->in + r->nc + r->nx;
     r->xs = I->in + r->nc;
     r->ys = r->outs + r->nc;
@@ -96,6 +99,7 @@ static void k_scan_fwd(const remat_instr *I)
 static void k_scan_bwd(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
+    remat_scan_tier_run(r);
     const int nc = r->nc, nx = r->nx, nk = r->nk;
     const void *const *ks = I->in + 1 + nx, *const *ct_carry = I->in + 1 + nx + nk;
     void *const *ct_ks = r->outs + nc + nx;
@@ -167,6 +171,8 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
     const remat_scan_data *d = r->d;
     if (r->exec == &remat_scan_exec_lanes)
         plan->compiled_loops++;
+    else if (r->tier_wait)
+        plan->deferred_loops++;
     if (d->kind == SCAN_PRIMAL) {
         plan->forward_evals += r->nested ? 0 : d->length;
         return;

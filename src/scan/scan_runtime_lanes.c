@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "scan/scan_rt.h"
+#include "scan/scan_tier.h"
 
 /* Lanes per block for a checkpointed scan over m independent lanes:
  * REMAT_SCAN_BLOCK=N (2 <= N < m; 0: never) from the environment, else,
@@ -73,14 +74,23 @@ static void worker_store(scan_rt *r, const remat_scan_data *d)
     r->max_workers = (int64_t)(d->store_bytes / aligned);
 }
 
-/* Compiled loops for the body when it has them (scan_lanes.h), lane-blocked
- * when `blocks` allows and the lanes are independent. Out of memory for them
- * the loops are interpreted (the same bits). */
+/* Compiled loops for the body when it has them (scan_lanes.h) and they pay
+ * (scan_tier.h), lane-blocked when `blocks` allows, the lanes are
+ * independent and the loops are compiled now. Out of memory for them the
+ * loops are interpreted (the same bits). False also for a node that starts
+ * interpreted and may switch later (r->tier_wait: its programs and tables
+ * are kept; never blocked, as its forward and backward nodes may switch at
+ * different runs). */
 bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)
 {
-    if (!remat_scan_lanes_build(d, L->be, want, &r->lanes, L->alloc, L->ctx))
+    if (remat_scan_jit_mode() == SCAN_JIT_NEVER || !remat_scan_lanes_build(d, L->be, want, &r->lanes, L->alloc, L->ctx))
         return false;
-    if (blocks && r->lanes.ranges)
+    const bool now = remat_scan_tier_lower(r);
+    if (!now && !r->tier_wait) {
+        memset(&r->lanes, 0, sizeof r->lanes);
+        return false;
+    }
+    if (now && blocks && r->lanes.ranges)
         r->lanes.block = block_of(r, d);
     /* a buffer table for all lanes and one per range that may run at once:
      * a block, or a unit of a split run */
@@ -102,7 +112,8 @@ bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_low
     }
     if (!r->ranges) { /* out of memory for the tables: interpreted (the same bits) */
         memset(&r->lanes, 0, sizeof r->lanes);
+        r->tier_wait = false;
         return false;
     }
-    return true;
+    return now;
 }

@@ -22,14 +22,15 @@ check "pfr simulate prints the seed's outlet and gradient" same "$EXPECTED/pfr_s
 
 # without an assembler and linker on PATH, libgccjit cannot compile the
 # scan loops: the tool says so once and interprets them, same numbers
-# (REMAT_NO_CACHE: the disk cache would serve the loops the run above compiled)
-PATH=/nonexistent REMAT_NO_CACHE=1 "$REMAT" pfr simulate >simulate-nojit.txt 2>simulate-nojit.err
+# (REMAT_JIT=always: a run this short would not compile; REMAT_NO_CACHE: the
+# disk cache would serve the loops the run above compiled)
+PATH=/nonexistent REMAT_NO_CACHE=1 REMAT_JIT=always "$REMAT" pfr simulate >simulate-nojit.txt 2>simulate-nojit.err
 check "pfr simulate without as/ld exits 0" test $? -eq 0
 check "pfr simulate without as/ld prints the same" same "$EXPECTED/pfr_simulate.txt" simulate-nojit.txt
 if "$REMAT" --version | grep -q "compiled scan loops: libgccjit"; then
     check "pfr simulate without as/ld says why" has simulate-nojit.err "scan loops will be interpreted"
     # loops in the disk cache load without gcc, as or ld
-    PATH=/nonexistent "$REMAT" pfr simulate >simulate-cached.txt 2>simulate-cached.err
+    PATH=/nonexistent REMAT_JIT=always "$REMAT" pfr simulate >simulate-cached.txt 2>simulate-cached.err
     check "pfr simulate from the disk cache needs no as/ld" test ! -s simulate-cached.err
     check "pfr simulate from the disk cache prints the same" same "$EXPECTED/pfr_simulate.txt" simulate-cached.txt
 else

@@ -1,0 +1,37 @@
+/*
+ * scan_tier.h (internal) — when a scan's body is compiled: only where it
+ * pays (include/remat/scan.h, "Compiled loops", states the policy).
+ *
+ * A loop whose body has lane programs (scan_lanes.h) is compiled at
+ * lowering when one run's predicted interpreted work exceeds what compiling
+ * costs, or its code is at hand (this process's or the disk's cache) and
+ * the run is worth loading it for; otherwise it starts interpreted and
+ * counts the work its runs do, and compiles at the start of the run that
+ * brings that work past the compile's cost (a rent-or-buy rule: never more
+ * than twice the better of the two choices made in hindsight). Interpreted
+ * and compiled loops give the same bits and use the same store, so the
+ * switch between runs is invisible but in time.
+ */
+#ifndef REMAT_SCAN_TIER_H
+#define REMAT_SCAN_TIER_H
+
+#include <stdbool.h>
+
+typedef struct scan_rt scan_rt;
+
+typedef enum { SCAN_JIT_AUTO, SCAN_JIT_ALWAYS, SCAN_JIT_NEVER } scan_jit_mode;
+
+/* REMAT_JIT=always|never|auto (default auto; anything else: auto, said once
+ * on stderr); REMAT_NO_JIT=1 is never. Read at every call (compile time). */
+scan_jit_mode remat_scan_jit_mode(void);
+
+/* At lowering, after r->lanes were translated: gets their code now
+ * (compiled or loaded) and returns true, or leaves r interpreted, waiting
+ * (r->tier_wait) or for good. */
+bool remat_scan_tier_lower(scan_rt *r);
+
+/* At a kernel's entry: a waiting node counts the run, and switches to its
+ * compiled loops when they are due. */
+void remat_scan_tier_run(scan_rt *r);
+
+#endif
