@@ -1,7 +1,8 @@
 #!/bin/sh
 # startup.sh — whole-process time of `remat pfr simulate --json`, the CLI's
 # shortest useful run, and of a long one, in the states compiling can be in.
-# Prints one JSON object: per binary and variant the median and min in ms.
+# Prints one JSON object: per binary and variant the median and min in ms,
+# of the wall time and (with perf) of the process's CPU time.
 #
 #   bench/startup.sh [remat binary ...]     (default build/tools/remat)
 #   RUNS=20 (short runs per variant), LONG_RUNS=3 (0: no long runs)
@@ -30,18 +31,38 @@ trap 'rm -rf "$TMP"' EXIT INT TERM
 SHORT="pfr simulate --json"
 LONG="pfr simulate --json --steps 1000000"
 
-# one timed run: binary index, its path, variant, arguments, then env assignments
+# The CPU time of the process too (perf stat's task-clock, children such as
+# gcc's assembler included, when perf runs here; a run of its own, as perf's
+# start would count in the wall time): on a shared machine the wall time
+# counts the waits for the CPU.
+PERF=""
+if command -v perf >/dev/null && perf stat -x, -e task-clock -o "$TMP/p" true 2>/dev/null; then
+    PERF=1
+fi
+# one timed run, then (with perf) one more for the CPU time: binary index,
+# its path, variant, arguments, then env assignments
 timed() {
     i=$1 bin=$2 v=$3 args=$4; shift 4
     t0=$(date +%s%N)
     env "$@" taskset -c 1 "$bin" $args >/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
     t1=$(date +%s%N)
     echo "$(( (t1 - t0) / 1000 ))" >>"$TMP/t.$i.$v"
+    [ -n "$PERF" ] || return 0
+    [ "$v" != cold ] && [ "$v" != long_cold ] || { rm -rf "$TMP/cold"; mkdir "$TMP/cold"; }
+    env "$@" perf stat -x, -e task-clock -o "$TMP/p" taskset -c 1 "$bin" $args >/dev/null 2>"$TMP/err" ||
+        { cat "$TMP/err" >&2; exit 1; }
+    awk -F, '$3 == "task-clock" { printf "%d\n", $1 * 1000 }' "$TMP/p" >>"$TMP/c.$i.$v"
 }
-# median and min (ms) of one binary's variant
+# median and min (ms) of a file of microseconds
+med() {
+    sort -n "$1" | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2;
+        printf "%.2f, \"%s_min_ms\": %.2f", m / 1000, "'"$2"'", a[1] / 1000}'
+}
+# one binary's variant: wall and (with perf) CPU medians
 stat() {
-    sort -n "$TMP/t.$1.$2" | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2;
-        printf "{\"median_ms\": %.2f, \"min_ms\": %.2f, \"runs\": %d}", m / 1000, a[1] / 1000, NR}'
+    printf '{"wall_median_ms": %s' "$(med "$TMP/t.$1.$2" wall)"
+    [ -z "$PERF" ] || printf ', "cpu_median_ms": %s' "$(med "$TMP/c.$1.$2" cpu)"
+    printf ', "runs": %d}' "$(wc -l <"$TMP/t.$1.$2")"
 }
 
 i=0
