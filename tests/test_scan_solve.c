@@ -205,6 +205,7 @@ static void test_scan_solve_large_system_interpreted(void **state)
 
 int main(void)
 {
+    setenv("REMAT_JIT", "always", 1); /* the compiled loops, on scans too short for the default policy */
     rng_seed(0x5ca7501eull);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_solve_compiled_equals_interpreted),
