@@ -5,7 +5,8 @@
  * of a later run, once its runs have done the work compiling costs; a long
  * one compiles at remat_compile; loops this process compiled before are
  * taken at once; REMAT_JIT=always and never (and REMAT_NO_JIT=1) force
- * either way. Every run's outputs are bitwise those of the interpreter,
+ * either way; a batch with interleaved lanes (packed by the kernels)
+ * switches like a scalar loop. Every run's outputs are bitwise those of the interpreter,
  * before, at and after the switch. The disk cache is off (REMAT_NO_CACHE)
  * but where a case says so, so that earlier test runs cannot answer.
  */
@@ -177,6 +178,87 @@ static void test_scan_tier_forced(void **state)
     unsetenv("REMAT_NO_JIT");
 }
 
+/* value_and_grad of -sum_j B_j(L) over m independent (k1, k2) pairs, the
+ * carry (m,3): lanes interleaved, which the compiled kernels pack */
+static remat_fn *batch_grad(int64_t steps, int64_t m)
+{
+    const double h = 10.0 / (double)steps;
+    remat_fn *b = remat_fn_new("pfr_euler_step_Bx3");
+    remat_val y = remat_arg(b, "y", REMAT_F64, 2, (int64_t[]){m, 3});
+    remat_val k1 = remat_arg(b, "k1", REMAT_F64, 1, (int64_t[]){m});
+    remat_val k2 = remat_arg(b, "k2", REMAT_F64, 1, (int64_t[]){m});
+    const int64_t col[2] = {m, 1};
+    remat_val ya = remat_slice(b, y, (int64_t[]){0, 0}, (int64_t[]){m, 1}, NULL);
+    remat_val yb = remat_slice(b, y, (int64_t[]){0, 1}, (int64_t[]){m, 2}, NULL);
+    remat_val r1 = remat_mul(b, remat_reshape(b, k1, 2, col), ya);
+    remat_val r2 = remat_mul(b, remat_reshape(b, k2, 2, col), yb);
+    remat_val parts[3] = {remat_neg(b, r1), remat_sub(b, r1, r2), r2};
+    remat_fn_output(b, remat_add(b, y, remat_mul_scalar(b, remat_concatenate(b, 3, parts, 1), h)));
+    remat_fn *f = remat_fn_new("pfr_euler_batch");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 2, (int64_t[]){m, 3});
+    remat_val k[2] = {remat_arg(f, "k1", REMAT_F64, 1, (int64_t[]){m}),
+                      remat_arg(f, "k2", REMAT_F64, 1, (int64_t[]){m})};
+    remat_scan_options opt = {0};
+    assert_int_equal(remat_schedule_parse("binomial:4", &opt.schedule), REMAT_OK);
+    remat_val carry;
+    remat_fn *g = NULL;
+    assert_int_equal(remat_scan(f, b, steps, 1, &y0, 0, NULL, 2, k, &opt, &carry, NULL), REMAT_OK);
+    remat_fn_output(f, remat_neg(f, remat_sum_all(f, remat_slice(f, carry, (int64_t[]){0, 1}, (int64_t[]){m, 2},
+                                                                  NULL))));
+    assert_int_equal(remat_value_and_grad(f, 2, (const int[]){1, 2}, &g), REMAT_OK);
+    remat_fn_free(b);
+    remat_fn_free(f);
+    return g;
+}
+
+/* A short batch with interleaved lanes: the forward and backward nodes
+ * switch to compiled (packed) kernels between runs with the interpreter's
+ * bits, and a scan that waits is never lane-blocked. */
+static void test_scan_tier_batch_switches_bitwise(void **state)
+{
+    (void)state;
+    enum { M = 16, STEPS = 40 };
+    double y0[M * 3], k1[M], k2[M], want[1 + 2 * M], got[1 + 2 * M];
+    for (int j = 0; j < M; j++)
+        y0[3 * j] = 1, y0[3 * j + 1] = 0.01 * j, y0[3 * j + 2] = 0, k1[j] = 1 + 0.1 * j, k2[j] = 0.5 + 0.01 * j;
+    const remat_tensor in[3] = {remat_tensor_f64(y0, 2, (int64_t[]){M, 3}), remat_tensor_f64(k1, 1, (int64_t[]){M}),
+                                remat_tensor_f64(k2, 1, (int64_t[]){M})};
+    remat_fn *g = batch_grad(STEPS, M);
+    remat_program *p[2];
+    for (int t = 0; t < 2; t++) {
+        setenv("REMAT_JIT", t ? "auto" : "never", 1);
+        assert_int_equal(remat_compile(g, remat_backend_cpu(), &p[t]), REMAT_OK);
+    }
+    remat_memory_plan plan;
+    remat_program_plan(p[1], &plan);
+    assert_int_equal(plan.compiled_loops, 0);
+    assert_int_equal(plan.deferred_loops, 2);
+    assert_int_equal(plan.scan_block_lanes, 0);
+    remat_tensor o[2][3];
+    for (int t = 0; t < 2; t++) {
+        double *buf = t ? got : want;
+        o[t][0] = remat_tensor_f64(buf, 0, NULL);
+        o[t][1] = remat_tensor_f64(buf + 1, 1, (int64_t[]){M});
+        o[t][2] = remat_tensor_f64(buf + 1 + M, 1, (int64_t[]){M});
+    }
+    assert_int_equal(remat_run(p[0], 3, in, 3, o[0], NULL), REMAT_OK);
+    int runs = 0, after = 0;
+    while (after < 3 && runs < 200000) {
+        memset(got, 0, sizeof got);
+        assert_int_equal(remat_run(p[1], 3, in, 3, o[1], NULL), REMAT_OK);
+        assert_memory_equal(got, want, sizeof want);
+        remat_program_plan(p[1], &plan);
+        after += plan.compiled_loops == 2;
+        runs++;
+    }
+    assert_int_equal(plan.compiled_loops, 2);
+    assert_int_equal(plan.deferred_loops, 0);
+    printf("  batch of %d, %d steps: compiled at run %d\n", M, STEPS, runs - 2);
+    remat_program_free(p[0]);
+    remat_program_free(p[1]);
+    remat_fn_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +266,7 @@ int main(void)
         cmocka_unit_test_setup(test_scan_tier_long_scan_compiles_at_once, setup),
         cmocka_unit_test_setup(test_scan_tier_compiled_before_taken, setup),
         cmocka_unit_test_setup(test_scan_tier_forced, setup),
+        cmocka_unit_test_setup(test_scan_tier_batch_switches_bitwise, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
