@@ -116,7 +116,9 @@ static remat_status compile_run(const remat_fn *g, remat_program **p, io *t)
  * failures must come from remat_run; then only the run's allocations are
  * failed (k from the compile's count on): compiling with the plan streamed
  * makes the same allocations as with it kept, less the plan's copy, and
- * those are failed by the kept-plan case — this halves the test's time. */
+ * those are failed by the kept-plan case — this halves the test's time.
+ * 2: the run allocates and nothing else fails its compile's allocations (a
+ * while-loop): every allocation is failed, and both kinds must occur. */
 static void run_injected(builder build, const char *what, int jit, int run_failures)
 {
     remat_fn *f = NULL, *g = NULL;
@@ -146,7 +148,7 @@ static void run_injected(builder build, const char *what, int jit, int run_failu
 
     int64_t in_compile = 0, in_run = 0, absorbed = 0;
     for (int sticky = 1; sticky >= 0; sticky--)
-        for (int64_t k = run_failures ? n_compile : 0; k < n; k++) {
+        for (int64_t k = run_failures == 1 ? n_compile : 0; k < n; k++) {
             remat_clear_error();
             p = NULL;
             if (sticky)
@@ -178,8 +180,10 @@ static void run_injected(builder build, const char *what, int jit, int run_failu
     printf("  %s, %s loops: %lld allocations (%lld compiling), those of %s failed in turn, with all after it "
            "and alone (%lld failures in compile, %lld in run, %lld absorbed by a fallback)\n",
            what, jit ? "compiled" : "interpreted", (long long)n, (long long)n_compile,
-           run_failures ? "the run" : "compile + run", (long long)in_compile, (long long)in_run, (long long)absorbed);
-    assert_true(run_failures ? in_run > 0 : in_compile > 0 && in_run == 0);
+           run_failures == 1 ? "the run" : "compile + run", (long long)in_compile, (long long)in_run, (long long)absorbed);
+    assert_true(run_failures == 2   ? in_compile > 0 && in_run > 0
+                : run_failures ? in_run > 0
+                               : in_compile > 0 && in_run == 0);
     io_free(&ref);
     io_free(&t);
     remat_fn_free(g);
@@ -223,11 +227,12 @@ static void test_nomem_run_scan_streamed(void **state)
 }
 
 /* A while-loop replays its schedule at every run (its length is learnt as
- * it runs), so running can run out of memory too, like a streamed scan. */
+ * it runs), so running can run out of memory too, like a streamed scan;
+ * its compile's allocations are failed here too. */
 static void test_nomem_run_while_online(void **state)
 {
     (void)state;
-    both_ways(build_while, "euler while-loop, online:3", 1);
+    both_ways(build_while, "euler while-loop, online:3", 2);
 }
 
 int main(void)
