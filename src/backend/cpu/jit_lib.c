@@ -1,4 +1,6 @@
-/* jit_lib.c — libgccjit opened on first use (jit_lib.h). */
+/* jit_lib.c — libgccjit opened on first use (jit_lib.h); nothing in a build
+ * without it, whose compiler may lack <libgccjit.h> (clang: the fuzz build). */
+#if REMAT_HAVE_GCCJIT
 #define REMAT_GCCJIT_LIB_IMPL
 #include "backend/cpu/jit_lib.h"
 
@@ -46,3 +48,7 @@ bool remat_gccjit_open(void)
         remat_error(REMAT_ERR_BACKEND, "%s", why);
     return opened;
 }
+
+#else
+typedef int remat_jit_lib_absent; /* ISO C: no empty translation unit */
+#endif /* REMAT_HAVE_GCCJIT */
