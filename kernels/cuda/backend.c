@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "kernels/cuda/cublas_lib.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/lanes.h"
@@ -77,12 +78,19 @@ const remat_backend_iface *remat_cuda_iface(void) { return &cuda_iface; }
 static remat_backend backends[MAX_DEVICES];
 static int n_devices;
 static char no_device[256];
+static int no_cublas; /* a device, but cuBLAS (dlopen'ed here, cublas_lib.h) did not load: why in no_device */
 
+/* The first call of the process: the static cudart opens the driver, then
+ * cuBLAS is loaded; nothing of CUDA is loaded before it. */
 static void probe(void)
 {
     n_devices = remat_cuda_device_count(no_device, sizeof no_device);
     if (n_devices > MAX_DEVICES)
         n_devices = MAX_DEVICES;
+    if (n_devices > 0 && !remat_cublas_open(no_device, sizeof no_device)) {
+        no_cublas = 1;
+        n_devices = 0;
+    }
     for (int d = 0; d < n_devices; d++)
         backends[d] = (remat_backend){.iface = cuda_iface, .context = (void *)(intptr_t)d};
 }
@@ -91,6 +99,10 @@ remat_backend *remat_backend_cuda(int device)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, probe);
+    if (no_cublas) {
+        remat_error(REMAT_ERR_BACKEND, "cuda backend: %s", no_device);
+        return NULL;
+    }
     if (n_devices == 0) {
         remat_error(REMAT_ERR_BACKEND, "no CUDA device: %s", no_device);
         return NULL;

@@ -11,12 +11,15 @@
  * cuBLAS gives the same bits run to run on one GPU model, not the BLAS's
  * bits (a GEMM's summation order is the library's).
  *
+ * cuBLAS is called through the table remat_backend_cuda() filled
+ * (cublas_lib.h: dlopen at the backend's first use, not linked).
+ *
  * Handles: one per thread and device (a handle must not be used by two
  * threads at once), set to the thread's stream before each call.
  */
-#include <cublas_v2.h>
 #include <stdio.h>
 
+#include "cublas_lib.h"
 #include "cuda_util.cuh"
 
 enum { MAX_DEVICES = 64 };
@@ -28,7 +31,7 @@ static bool blas_note(cublasStatus_t s, const char *what)
         return true;
     /* cuBLAS statuses are not cudaError_t: keep the first as a generic failure naming it */
     char buf[160];
-    snprintf(buf, sizeof buf, "%s (%s)", what, cublasGetStatusString(s));
+    snprintf(buf, sizeof buf, "%s (%s)", what, remat_cublas.status_string(s));
     return remat_cuda_note(cudaErrorUnknown, buf, __FILE__, __LINE__);
 }
 
@@ -39,11 +42,11 @@ static cublasHandle_t handle(void)
         return NULL;
     if (!handles[dev]) {
         cublasHandle_t h;
-        if (!blas_note(cublasCreate(&h), "cublasCreate"))
+        if (!blas_note(remat_cublas.create(&h), "cublasCreate"))
             return NULL;
         /* f32 stays f32: no TF32 tensor-core rounding of the operands */
-        if (!blas_note(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
-            cublasDestroy(h);
+        if (!blas_note(remat_cublas.set_math_mode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
+            remat_cublas.destroy(h);
             return NULL;
         }
         handles[dev] = h;
@@ -62,20 +65,20 @@ extern "C" void remat_cuda_gemm(int f64, int a_trans, int b_trans, int64_t nb, i
         return;
     }
     cublasHandle_t h = handle();
-    if (!h || !blas_note(cublasSetStream(h, remat_cuda_stream()), "cublasSetStream"))
+    if (!h || !blas_note(remat_cublas.set_stream(h, remat_cuda_stream()), "cublasSetStream"))
         return;
     const cublasOperation_t ta = a_trans ? CUBLAS_OP_T : CUBLAS_OP_N, tb = b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
     const long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n;
     if (f64) {
         const double one = 1.0, zero = 0.0;
-        blas_note(cublasDgemmStridedBatched(h, tb, ta, n, m, k, &one, (const double *)b, ldb, sb, (const double *)a,
-                                            lda, sa, &zero, (double *)c, n, sc, (int)nb),
+        blas_note(remat_cublas.dgemm_strided_batched(h, tb, ta, n, m, k, &one, (const double *)b, ldb, sb,
+                                                       (const double *)a, lda, sa, &zero, (double *)c, n, sc, (int)nb),
                   "cublasDgemmStridedBatched");
     } else {
         const float one = 1.0f, zero = 0.0f;
-        blas_note(cublasGemmStridedBatchedEx(h, tb, ta, n, m, k, &one, b, CUDA_R_32F, ldb, sb, a, CUDA_R_32F, lda, sa,
-                                             &zero, c, CUDA_R_32F, n, sc, (int)nb, CUBLAS_COMPUTE_32F,
-                                             CUBLAS_GEMM_DEFAULT),
+        blas_note(remat_cublas.gemm_strided_batched_ex(h, tb, ta, n, m, k, &one, b, CUDA_R_32F, ldb, sb, a, CUDA_R_32F,
+                                                         lda, sa, &zero, c, CUDA_R_32F, n, sc, (int)nb,
+                                                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                   "cublasGemmStridedBatchedEx");
     }
 }
