@@ -18,10 +18,8 @@
  * Times are CUDA events around each run (device work plus the host
  * copies remat_run does), medians of --rounds, variants interleaved.
  * One JSON object on stdout. Without a CUDA device: the reason on stdout,
- * exit 77. --smoke: tiny sizes. Run with REMAT_SCAN_BLOCK=0 and
- * REMAT_NUM_THREADS=1 (lane blocks and lane ranges on the thread pool are
- * CPU devices that only multiply launches; bench/meson.build and
- * tools/device-check.sh set both).
+ * exit 77. --smoke: tiny sizes. (The CUDA backend's scan lanes are never
+ * cut into lane blocks or pool ranges: remat_backend_iface.host_lane_cuts.)
  */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

@@ -6,8 +6,9 @@
  *
  * The programs are compiled with the CUDA backend's lowering (supports_op,
  * scratch_bytes, lower, lower_fused, lower_add_pad) and host memory in place
- * of device memory (nothing is launched at compile). Also: what a build or
- * a machine without CUDA answers.
+ * of device memory (nothing is launched at compile). Also: that a scan's
+ * lane runs are cut for the host's cache and threads on the CPU only, and
+ * what a build or a machine without CUDA answers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "backend/backend_impl.h"
 #include "core/alloc.h"
 #include "exec/program_impl.h"
+#include "scan/scan_rt.h"
 #include "test_util.h"
 
 #if REMAT_HAVE_CUDA
@@ -162,6 +164,41 @@ static void test_cuda_plan_scanned_pfr_gradient_is_the_cpus(void **state)
     unsetenv("REMAT_NO_JIT");
 }
 
+/* How a checkpointed scan's 1024 independent, contiguous lanes with a 64
+ * MiB store are cut: on the CPU into lane blocks for its L2 and split units
+ * for its thread pool; on the GPU not at all (every run one launch over all
+ * lanes on the program's stream), even with REMAT_SCAN_BLOCK set. */
+static void test_cuda_plan_lane_runs_are_not_cut_for_the_host(void **state)
+{
+    (void)state;
+    scan_rt *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    r->lanes.m = 1024;
+    r->lanes.contiguous = r->lanes.ranges = r->lanes.split = true;
+    remat_scan_data d = {.length = 100, .store_bytes = (size_t)64 << 20};
+    unsetenv("REMAT_SCAN_BLOCK");
+    scan_lane_cuts cpu = remat_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, true);
+    scan_lane_cuts gpu = remat_scan_rt_lane_cuts(planner(), r, &d, true);
+    assert_int_equal(cpu.block, 32);       /* 64 KiB of store a lane: 32 lanes (the fewest) a block */
+    assert_int_equal(cpu.split_lanes, 16); /* 1024 lanes in at most 64 units */
+    assert_int_equal(gpu.block, 0);
+    assert_int_equal(gpu.split_lanes, 0);
+    setenv("REMAT_SCAN_BLOCK", "64", 1);
+    cpu = remat_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, true);
+    gpu = remat_scan_rt_lane_cuts(planner(), r, &d, true);
+    unsetenv("REMAT_SCAN_BLOCK");
+    assert_int_equal(cpu.block, 64);
+    assert_int_equal(gpu.block, 0);
+    assert_int_equal(gpu.split_lanes, 0);
+    /* blocks not allowed (a nested scan): the CPU still splits */
+    cpu = remat_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, false);
+    assert_int_equal(cpu.block, 0);
+    assert_int_equal(cpu.split_lanes, 16);
+    assert_true(remat_backend_cpu()->iface.host_lane_cuts);
+    assert_false(remat_cuda_iface()->host_lane_cuts);
+    free(r);
+}
+
 static void test_cuda_plan_supports_says_no_to_what_it_does_not_know(void **state)
 {
     (void)state;
@@ -230,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_cuda_plan_mlp_gradient_is_the_cpus),
         cmocka_unit_test(test_cuda_plan_every_family_and_its_gradient_is_the_cpus),
         cmocka_unit_test(test_cuda_plan_scanned_pfr_gradient_is_the_cpus),
+        cmocka_unit_test(test_cuda_plan_lane_runs_are_not_cut_for_the_host),
         cmocka_unit_test(test_cuda_plan_supports_says_no_to_what_it_does_not_know),
 #endif
         cmocka_unit_test(test_cuda_plan_unavailable_backend_says_why),

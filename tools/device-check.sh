@@ -71,7 +71,7 @@ echo "$cuda_tests" >"$LOG/cuda_tests.txt"
 rm -f "$BUILD/meson-logs/testlog.json"
 # shellcheck disable=SC2086
 [ -n "$cuda_tests" ] && step tests 120 meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes "$JOBS" $cuda_tests
-REMAT_SCAN_BLOCK=0 REMAT_NUM_THREADS=1 step bench_cuda 150 "$BUILD/bench/bench_cuda"
+step bench_cuda 150 "$BUILD/bench/bench_cuda"
 cp "$LOG/bench_cuda.log" "$LOG/bench_cuda.out" 2>/dev/null
 
 # ---- the summary ----

@@ -60,6 +60,7 @@ static const remat_backend_iface cuda_iface = {
     .lower_add_pad = remat_cuda_lower_add_pad,
     .compile_lanes = remat_cuda_compile_lanes,
     .can_compile_lanes = remat_cuda_can_compile_lanes,
+    .host_lane_cuts = false, /* one launch per run over all lanes, on the program's stream */
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
     .mem_copy = cuda_mem_copy,

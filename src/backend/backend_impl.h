@@ -118,6 +118,12 @@ typedef struct {
      * a caller that would not compile for a short run (scan_tier.c) still
      * take code that costs next to nothing to get. */
     remat_status (*load_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out);
+    /* Whether compiled lane runs are cut for the host (scan_runtime_lanes.c):
+     * blocked so that a block's store fits a core's cache, and split into
+     * lane ranges on the thread pool. The CPU sets it; a backend whose lanes
+     * run elsewhere (CUDA: a thread per lane, a launch per run on the
+     * program's stream) leaves it false, and each run covers all lanes. */
+    bool host_lane_cuts;
     /* Device memory for the arena, constants and loop stores (CPU: aligned
      * malloc). Memory from mem_alloc is only read and written by kernels and
      * the two entries below, so that it may live on a device. */

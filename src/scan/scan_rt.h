@@ -150,6 +150,18 @@ static inline void remat_scan_rt_fail(scan_rt *r, remat_status st)
         atomic_store_explicit(&r->run_status, (int)st, memory_order_relaxed);
 }
 
+/* scan_runtime_lanes.c: how r's compiled lanes (r->lanes, r->plan set) are
+ * cut on backend be: lanes per cache block (0: not blocked; only when
+ * `blocks` allows) and per unit of a run split over threads (0: never
+ * split). Both 0 unless the backend cuts lane runs for the host
+ * (remat_backend_iface.host_lane_cuts), whatever REMAT_SCAN_BLOCK says. */
+typedef struct {
+    int64_t block;
+    int64_t split_lanes;
+} scan_lane_cuts;
+scan_lane_cuts remat_scan_rt_lane_cuts(const remat_backend *be, const scan_rt *r, const remat_scan_data *d,
+                                       bool blocks);
+
 /* scan_runtime_lanes.c: compiled loops for the body when it has them,
  * lane-blocked when `blocks` allows and the lanes are independent; false:
  * interpret it (no loops, or out of memory for them: the same bits). */

@@ -2,7 +2,8 @@
  * scan_runtime_lanes.c — a lowered scan node's compiled lanes: the kernels
  * (scan_lanes.h), how its lanes are cut for cache and for threads (lane
  * blocks, split units, a worker's store; scan_exec_lanes.c runs them), and
- * one buffer table per range that may run at once.
+ * one buffer table per range that may run at once. Cuts are for the
+ * host's cache and threads, only on a backend that asks for them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,17 @@ static int64_t split_lanes(int64_t m)
     return m >= 2 * SPLIT_LANES ? (u + SPLIT_LANES - 1) / SPLIT_LANES * SPLIT_LANES : 0;
 }
 
+scan_lane_cuts remat_scan_rt_lane_cuts(const remat_backend *be, const scan_rt *r, const remat_scan_data *d,
+                                       bool blocks)
+{
+    scan_lane_cuts c = {0, 0};
+    if (!be->iface.host_lane_cuts) /* a device's lanes: every run one call over all lanes */
+        return c;
+    c.block = blocks && r->lanes.ranges ? block_of(r, d) : 0;
+    c.split_lanes = r->lanes.split ? split_lanes(r->lanes.m) : 0;
+    return c;
+}
+
 /* A lane block's store in its worker's (scan_exec_lanes.c): the items of
  * one block packed m / block side by side, the node's store cut into as
  * many as fit. Only where blocks may run at once (a block that stores an
@@ -90,13 +102,13 @@ bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_low
         memset(&r->lanes, 0, sizeof r->lanes);
         return false;
     }
-    if (now && blocks && r->lanes.ranges)
-        r->lanes.block = block_of(r, d);
+    const scan_lane_cuts cuts = remat_scan_rt_lane_cuts(L->be, r, d, now && blocks);
+    r->lanes.block = cuts.block;
+    r->split_lanes = cuts.split_lanes;
     /* a buffer table for all lanes and one per range that may run at once:
      * a block, or a unit of a split run */
     const int n = r->lanes.base[LB_KINDS];
     const int64_t m = r->lanes.m;
-    r->split_lanes = r->lanes.split ? split_lanes(m) : 0;
     const int64_t units = r->split_lanes ? (m + r->split_lanes - 1) / r->split_lanes : 0,
                   nb = r->lanes.block > 0 ? (m + r->lanes.block - 1) / r->lanes.block : 0;
     r->n_ranges = units > nb ? units : nb;

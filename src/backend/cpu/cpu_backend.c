@@ -482,6 +482,7 @@ static remat_backend cpu_backend = {
         .can_compile_lanes = remat_cpu_can_compile_lanes,
         .load_lanes = remat_cpu_load_lanes,
 #endif
+        .host_lane_cuts = true,
         .mem_alloc = cpu_mem_alloc,
         .mem_free = cpu_mem_free,
         .mem_copy = cpu_mem_copy,
