@@ -21,7 +21,7 @@ static void *retain(void *vd)
     return vd;
 }
 
-static void vjp_release(scan_body_vjp *v)
+void remat_scan_body_vjp_release(scan_body_vjp *v)
 {
     if (!v || --v->refcount > 0)
         return;
@@ -38,7 +38,7 @@ void remat_scan_data_release(void *vd)
     if (!d || --d->refcount > 0)
         return;
     remat_fn_free(d->body);
-    vjp_release(d->vjp);
+    remat_scan_body_vjp_release(d->vjp);
     remat_free(d->in);
     remat_free(d->out);
     remat_free(d);

@@ -33,6 +33,15 @@ typedef struct {
     size_t tape_bytes; /* one step's tape */
 } scan_body_vjp;
 
+/* The cut VJP of body with its tape layout: fwd's outputs from first_res on
+ * are the taped residuals (after carry' and y_t for a scan, after carry' and
+ * the accepted flag for a while loop). what names the loop kind in the
+ * out-of-memory message; other failures keep the builder's message. */
+remat_status remat_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
+                                     scan_body_vjp **out);
+/* Drops one reference (NULL: nothing). */
+void remat_scan_body_vjp_release(scan_body_vjp *v);
+
 typedef struct {
     remat_dtype dt;
     remat_shape shape;

@@ -12,14 +12,11 @@
 #include "core/error.h"
 #include "scan/scan_impl.h"
 
-/* The body's cut VJP with its tape layout, in d->vjp (remat_last_error()
- * says why when it fails). */
-static remat_status body_vjp(remat_scan_data *d)
+remat_status remat_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
+                                     scan_body_vjp **out)
 {
-    if (d->vjp)
-        return REMAT_OK;
     remat_hop_body_vjp hv;
-    remat_status st = remat_hop_body_vjp_build(d->body, d->n_carry, &hv);
+    remat_status st = remat_hop_body_vjp_build(body, n_carry, &hv);
     if (st != REMAT_OK)
         return st;
     scan_body_vjp *v = remat_calloc(1, sizeof *v);
@@ -28,24 +25,28 @@ static remat_status body_vjp(remat_scan_data *d)
         remat_free(v);
         remat_free(res_off);
         remat_hop_body_vjp_clear(&hv);
-        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory differentiating body '%s'", remat_fn_name(d->body));
+        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory differentiating body '%s'", what, remat_fn_name(body));
     }
-    v->refcount = 1;
-    v->fwd = hv.fwd;
-    v->bwd = hv.bwd;
-    v->n_res = hv.n_res;
-    v->res_arg = hv.res_arg;
-    v->res_off = res_off;
-    for (int k = 0, t = remat_fn_num_outputs(d->body); k < hv.n_res; k++) {
+    *v = (scan_body_vjp){.refcount = 1, .fwd = hv.fwd, .bwd = hv.bwd, .n_res = hv.n_res, .res_arg = hv.res_arg,
+                         .res_off = res_off};
+    for (int k = 0, t = first_res; k < hv.n_res; k++) {
         if (v->res_arg[k] >= 0)
             continue;
-        remat_val o = remat_fn_out(v->fwd, t++);
-        const remat_node *n = remat_fn_node(v->fwd, o);
+        const remat_node *n = remat_fn_node(v->fwd, remat_fn_out(v->fwd, t++));
         v->res_off[k] = v->tape_bytes;
         v->tape_bytes += remat_scan_align((size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype));
     }
-    d->vjp = v;
+    *out = v;
     return REMAT_OK;
+}
+
+/* The body's cut VJP with its tape layout, in d->vjp (remat_last_error()
+ * says why when it fails). */
+static remat_status body_vjp(remat_scan_data *d)
+{
+    if (d->vjp)
+        return REMAT_OK;
+    return remat_scan_body_vjp_new(d->body, d->n_carry, remat_fn_num_outputs(d->body), "scan", &d->vjp);
 }
 
 /* Store layout for the schedule at this length. The spec was checked when

@@ -14,17 +14,6 @@ static void *retain(void *vd)
     return vd;
 }
 
-static void vjp_release(scan_body_vjp *v)
-{
-    if (!v || --v->refcount > 0)
-        return;
-    remat_fn_free(v->fwd);
-    remat_fn_free(v->bwd);
-    remat_free(v->res_off);
-    remat_free(v->res_arg);
-    remat_free(v);
-}
-
 void remat_while_data_release(void *vd)
 {
     remat_while_data *d = vd;
@@ -32,7 +21,7 @@ void remat_while_data_release(void *vd)
         return;
     remat_fn_free(d->cond);
     remat_fn_free(d->body);
-    vjp_release(d->vjp);
+    remat_scan_body_vjp_release(d->vjp);
     remat_free(d->in);
     remat_free(d);
 }

@@ -17,29 +17,8 @@ remat_status remat_while_body_vjp(remat_while_data *d)
 {
     if (d->vjp)
         return REMAT_OK;
-    remat_hop_body_vjp hv;
-    remat_status st = remat_hop_body_vjp_build(d->body, d->n_carry, &hv);
-    if (st != REMAT_OK)
-        return st;
-    scan_body_vjp *v = remat_calloc(1, sizeof *v);
-    size_t *res_off = remat_calloc((size_t)hv.n_res + 1, sizeof *res_off);
-    if (!v || !res_off) {
-        remat_free(v);
-        remat_free(res_off);
-        remat_hop_body_vjp_clear(&hv);
-        return remat_error(REMAT_ERR_NOMEM, "out of memory differentiating the body");
-    }
-    *v = (scan_body_vjp){.refcount = 1, .fwd = hv.fwd, .bwd = hv.bwd, .n_res = hv.n_res, .res_arg = hv.res_arg,
-                         .res_off = res_off};
-    for (int k = 0, t = d->n_carry + 1; k < hv.n_res; k++) {
-        if (v->res_arg[k] >= 0)
-            continue;
-        const remat_node *n = remat_fn_node(v->fwd, remat_fn_out(v->fwd, t++));
-        v->res_off[k] = v->tape_bytes;
-        v->tape_bytes += remat_scan_align((size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype));
-    }
-    d->vjp = v;
-    return REMAT_OK;
+    /* fwd's outputs: carry', accepted, then the taped residuals */
+    return remat_scan_body_vjp_new(d->body, d->n_carry, d->n_carry + 1, "while", &d->vjp);
 }
 
 /* The schedule for a memory budget: the fastest whose store fits at
