@@ -826,28 +826,6 @@ static int translate_kernel(lb *b, const layout *L, unsigned which, remat_lane_p
     return 1;
 }
 
-static int64_t candidates(const remat_scan_data *d, int64_t *c)
-{
-    int64_t n = 0;
-    for (int i = 0; i < d->n_carry; i++)
-        for (int k = 0; k < d->in[i].shape.rank; k++) {
-            int64_t v = d->in[i].shape.dims[k];
-            int dup = v <= 1;
-            for (int64_t q = 0; q < n; q++)
-                dup |= c[q] == v;
-            if (!dup && n < 2 * REMAT_MAX_RANK * 4)
-                c[n++] = v;
-        }
-    for (int64_t a = 0; a < n; a++) /* largest first */
-        for (int64_t q = a + 1; q < n; q++)
-            if (c[q] > c[a]) {
-                int64_t t = c[a];
-                c[a] = c[q], c[q] = t;
-            }
-    c[n++] = 1;
-    return n;
-}
-
 /* Every carry must be on the lanes (a carry without one would be updated by
  * every lane); with m = 1 there is nothing to check. */
 static int carries_on_lanes(const remat_scan_data *d, int64_t m)
@@ -857,32 +835,6 @@ static int carries_on_lanes(const remat_scan_data *d, int64_t m)
         if (lane_axis(&d->in[i].shape, m, &ok) < 0 || !ok)
             return 0;
     }
-    return 1;
-}
-
-/* Bytes from lane j to j+1 of each buffer, read off the loads and stores;
- * 0 when a kernel sums across lanes or a buffer has two lane strides (then
- * lanes are not independent, or not at one stride: no blocks). *shared:
- * some kernel stores an element every lane writes (a y_t the same in every
- * lane), which blocks running at once would race on. */
-static int lane_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
-                        int64_t *lane_bytes, bool *shared)
-{
-    memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)n_bufs);
-    *shared = false;
-    for (int k = 0; k < n; k++)
-        for (int i = 0; i < p[k]->n_ins; i++) {
-            const remat_lane_ins *I = &p[k]->ins[i];
-            if (I->kind == REMAT_LANE_SUM0 || I->kind == REMAT_LANE_ACC || I->post)
-                return 0;
-            *shared |= I->kind == REMAT_LANE_STORE && I->lstride == 0;
-            if ((I->kind != REMAT_LANE_LOAD && I->kind != REMAT_LANE_STORE) || I->lstride == 0)
-                continue;
-            const int64_t b = I->lstride * (int64_t)remat_dtype_size((remat_dtype)bufs[I->buf].dt);
-            if (lane_bytes[I->buf] != 0 && lane_bytes[I->buf] != b)
-                return 0;
-            lane_bytes[I->buf] = b;
-        }
     return 1;
 }
 
@@ -921,7 +873,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             B->state = k == LB_CARRY || k == LB_CT || k == LB_CTK;
         }
     int64_t cand[2 * REMAT_MAX_RANK * 4 + 1];
-    const int64_t nm = ok ? candidates(d, cand) : 0;
+    const int64_t nm = ok ? remat_scan_lanes_candidates(d, cand) : 0;
     ok = 0;
     for (int64_t q = 0; q < nm && !ok; q++) {
         if (!carries_on_lanes(d, cand[q]))
@@ -949,7 +901,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         if (lane_bytes)
             memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)(b.n_bufs + 1));
         bool shared = true;
-        if (fits && lane_bytes && b.m > 1 && lane_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
+        if (fits && lane_bytes && b.m > 1 && remat_scan_lanes_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
             S.contiguous = true;
             for (int i = 0; i < L.nc; i++)
                 S.contiguous &= lane_bytes[L.base[LB_CARRY] + i] == (int64_t)remat_dtype_size(d->in[i].dt);

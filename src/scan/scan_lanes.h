@@ -94,4 +94,13 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
  * (load_lanes; REMAT_ERR_UNSUPPORTED otherwise). Nothing changes on failure. */
 remat_status remat_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile);
 
+/* scan_lanes_layout.c: the lane counts to try for d's carries (distinct axis
+ * extents above 1, largest first, then 1) in c, which holds at least
+ * 2 * REMAT_MAX_RANK * 4 + 1; returns their count. */
+int64_t remat_scan_lanes_candidates(const remat_scan_data *d, int64_t *c);
+/* Each buffer's bytes from one lane to the next in programs p (1), or 0 when
+ * lanes are not independent at one stride; *shared: a store every lane writes. */
+int remat_scan_lanes_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
+                             int64_t *lane_bytes, bool *shared);
+
 #endif
