@@ -4,7 +4,8 @@
  * supports exactly the ops its categories say and no value outside the
  * table; each generic elementwise op (a plain unary, binary or compare row)
  * differentiates as its row says (central differences, or no derivative);
- * and the fusion predicate takes exactly the elementwise categories.
+ * the fusion predicate takes exactly the elementwise categories, and the
+ * backends' fused micro-op kind agrees with it.
  *
  * The ops come from the table, so a row added to it is checked here without
  * editing this file.
@@ -227,6 +228,56 @@ static void test_op_table_fusion_takes_the_elementwise_categories(void **state)
     }
 }
 
+/* lowering memory for a fused group: a bump allocator over a static block */
+static void *bump_alloc(void *ctx, size_t bytes)
+{
+    static _Alignas(16) unsigned char block[4096];
+    size_t *used = ctx, at = (*used + 15) & ~(size_t)15;
+    if (at + bytes > sizeof block)
+        return NULL;
+    *used = at + bytes;
+    return block + at;
+}
+
+/* every backend classifies a fused micro-op through remat_fused_uop_kind_of:
+ * exactly the elementwise rows are micro-ops, each run as its category and
+ * parameter kind say; a group holding any other op is refused by name */
+static void test_op_table_fused_micro_ops_follow_the_row(void **state)
+{
+    (void)state;
+    for (int k = 0; k < REMAT_OP_COUNT; k++) {
+        const remat_op op = (remat_op)k;
+        const int kind = remat_fused_uop_kind_of(op);
+        if ((kind >= 0) != remat_op_is_elementwise(op))
+            fail_msg("'%s' (category %s) is%s a fused micro-op but%s elementwise", remat_op_name(op),
+                     remat_op_category_name(remat_op_category_of(op)), kind >= 0 ? "" : " not",
+                     kind >= 0 ? " not" : "");
+        if (remat_op_category_of(op) == REMAT_OPCAT_UNARY && remat_op_param_of(op) == REMAT_OPP_NONE)
+            assert_int_equal(kind, REMAT_UOP_UNARY);
+        if (remat_op_is_binary(op))
+            assert_int_equal(kind, REMAT_UOP_BINARY);
+    }
+    assert_int_equal(remat_fused_uop_kind_of(REMAT_OP_INTEGER_POW), REMAT_UOP_INTEGER_POW);
+    assert_int_equal(remat_fused_uop_kind_of(REMAT_OP_POW), REMAT_UOP_POW);
+    assert_int_equal(remat_fused_uop_kind_of(REMAT_OP_SELECT), REMAT_UOP_SELECT);
+    assert_int_equal(remat_fused_uop_kind_of(REMAT_OP_LT), REMAT_UOP_BINARY);
+    for (size_t i = 0; i < sizeof BAD_OPS / sizeof *BAD_OPS; i++)
+        assert_int_equal(remat_fused_uop_kind_of(BAD_OPS[i]), -1);
+
+    /* exp(x0) then dot_general: the CPU lowering names the op it cannot run */
+    const remat_fused_uop uops[2] = {{.op = REMAT_OP_EXP, .dst = 0, .src = {-1, INT16_MIN, INT16_MIN}},
+                                     {.op = REMAT_OP_DOT_GENERAL, .dst = 1, .src = {0, 0, INT16_MIN}}};
+    const remat_fused_op group = {.dtype = REMAT_F64, .nin = 1, .n_regs = 1, .n_uops = 2, .uops = uops};
+    const remat_backend *be = remat_backend_cpu();
+    remat_instr ins = {0};
+    size_t used = 0;
+    assert_int_equal(be->iface.lower_fused(&group, &ins, bump_alloc, &used), REMAT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(remat_last_error(), "'dot_general' in a fused group is not elementwise"));
+    used = 0;
+    const remat_fused_op ok = {.dtype = REMAT_F64, .nin = 1, .n_regs = 1, .n_uops = 1, .uops = uops};
+    assert_ok(be->iface.lower_fused(&ok, &ins, bump_alloc, &used));
+}
+
 int main(void)
 {
     rng_seed(0x0b7ab1e5eedull);
@@ -236,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_op_table_cpu_supports_exactly_its_categories),
         cmocka_unit_test(test_op_table_generic_ops_differentiate_as_their_row_says),
         cmocka_unit_test(test_op_table_fusion_takes_the_elementwise_categories),
+        cmocka_unit_test(test_op_table_fused_micro_ops_follow_the_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

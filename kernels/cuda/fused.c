@@ -7,7 +7,6 @@
 
 #include "core/assert.h"
 #include "core/error.h"
-#include "core/exhaustive.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_kernels.h"
 
@@ -15,34 +14,13 @@ static void k_fused(const remat_instr *I) { remat_cuda_fused_run(I->aux, I->n, I
 
 static void k_add_pad(const remat_instr *I) { remat_cuda_add_pad(I->aux, I->out, I->in[0], I->in[1]); }
 
-REMAT_EXHAUSTIVE_BEGIN
-/* the elementwise categories, unary ops by parameter kind; -1: not a micro-op */
-static int uop_kind_of(remat_op op)
-{
-    switch (remat_op_category_of(op)) {
-    case REMAT_OPCAT_UNARY:
-        switch (remat_op_param_of(op)) {
-        case REMAT_OPP_NONE: return REMAT_CUDA_UOP_UNARY;
-        case REMAT_OPP_INT_EXPONENT: return REMAT_CUDA_UOP_INTEGER_POW;
-        case REMAT_OPP_EXPONENT: return REMAT_CUDA_UOP_POW;
-        case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT: case REMAT_OPP_AXIS:
-        case REMAT_OPP_AXES: case REMAT_OPP_PERM: case REMAT_OPP_BDIMS: case REMAT_OPP_DOT:
-        case REMAT_OPP_SOLVE: case REMAT_OPP_SLICE: case REMAT_OPP_PAD: case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM:
-        case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
-            return -1;
-        }
-        return -1;
-    case REMAT_OPCAT_SELECT: return REMAT_CUDA_UOP_SELECT;
-    case REMAT_OPCAT_BINARY:
-    case REMAT_OPCAT_COMPARE: return REMAT_CUDA_UOP_BINARY;
-    case REMAT_OPCAT_LEAF: case REMAT_OPCAT_CONVERT: case REMAT_OPCAT_REDUCE:
-    case REMAT_OPCAT_STRUCTURAL: case REMAT_OPCAT_DOT: case REMAT_OPCAT_LINALG: case REMAT_OPCAT_IDENTITY:
-    case REMAT_OPCAT_CUSTOM: case REMAT_OPCAT_CONTROL: case REMAT_OPCAT_COUNT:
-        return -1;
-    }
-    return -1;
-}
-REMAT_EXHAUSTIVE_END
+/* the launch form carries the shared micro-op kind (backend_impl.h) as is */
+_Static_assert((int)REMAT_CUDA_UOP_UNARY == (int)REMAT_UOP_UNARY &&
+                   (int)REMAT_CUDA_UOP_INTEGER_POW == (int)REMAT_UOP_INTEGER_POW &&
+                   (int)REMAT_CUDA_UOP_POW == (int)REMAT_UOP_POW &&
+                   (int)REMAT_CUDA_UOP_SELECT == (int)REMAT_UOP_SELECT &&
+                   (int)REMAT_CUDA_UOP_BINARY == (int)REMAT_UOP_BINARY,
+               "remat_cuda_uop_kind out of step with remat_fused_uop_kind");
 
 _Static_assert(REMAT_CUDA_FUSED_MAX_UOPS >= REMAT_FUSED_MAX_UOPS && REMAT_CUDA_FUSED_MAX_REGS >= REMAT_FUSED_MAX_REGS,
                "the CUDA fused kernel holds the largest group compile makes");
@@ -63,7 +41,7 @@ remat_status remat_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, 
                             .scalar_in = op->scalar_in};
     for (int k = 0; k < op->n_uops; k++) {
         const remat_fused_uop *u = &op->uops[k];
-        const int kind = uop_kind_of(u->op);
+        const int kind = remat_fused_uop_kind_of(u->op);
         if (kind < 0)
             return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: '%s' in a fused group is not elementwise",
                                remat_op_name(u->op));

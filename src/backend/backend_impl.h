@@ -82,6 +82,13 @@ typedef struct {
     const remat_fused_uop *uops;
 } remat_fused_op;
 
+/* What a micro-op runs, from its op's row of the table (fused_uop.c): a
+ * backend decides it once per micro-op at lowering and switches on it in its
+ * loop. remat_fused_uop_kind_of returns -1 for an op that is not a micro-op
+ * (not elementwise). */
+typedef enum { REMAT_UOP_UNARY, REMAT_UOP_INTEGER_POW, REMAT_UOP_POW, REMAT_UOP_SELECT, REMAT_UOP_BINARY } remat_fused_uop_kind;
+int remat_fused_uop_kind_of(remat_op op);
+
 /* the most registers and micro-ops compile puts in one group */
 #define REMAT_FUSED_MAX_REGS 23
 #define REMAT_FUSED_MAX_UOPS 24

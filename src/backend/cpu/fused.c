@@ -27,31 +27,27 @@
 enum { FUSED_BLOCK = 256 };
 _Static_assert(REMAT_CPU_SPLIT_GRAIN % FUSED_BLOCK == 0, "split ranges must be whole fused blocks");
 
-/* What a micro-op runs, decided once at lowering from its op's row of the
- * table (category, parameter kind), so the block loop switches on this. */
-typedef enum { UOP_UNARY, UOP_INTEGER_POW, UOP_POW, UOP_SELECT, UOP_BINARY } uop_kind;
-
 typedef struct {
     remat_fused_op F;
-    const uint8_t *kind; /* uop_kind of each micro-op */
+    const uint8_t *kind; /* remat_fused_uop_kind of each micro-op */
 } cpu_fused;
 
 /* out (m) = uop applied to src (m, or one element where *_s) */
 #define DEFINE_FUSED(SFX)                                                                              \
-    static void fused_uop_##SFX(const remat_fused_uop *u, uop_kind kind, size_t m, T *out,             \
+    static void fused_uop_##SFX(const remat_fused_uop *u, remat_fused_uop_kind kind, size_t m, T *out, \
                                 const T *const src[3], const int sc[3])                                \
     {                                                                                                  \
         switch (kind) {                                                                                \
-        case UOP_UNARY: remat_cpu_unary_##SFX(u->op, m, out, src[0]); return;                          \
-        case UOP_INTEGER_POW: remat_cpu_integer_pow_##SFX(m, out, src[0], (int)u->int_exponent); return; \
-        case UOP_POW: remat_cpu_pow_##SFX(m, out, src[0], u->exponent); return;                        \
-        case UOP_SELECT:                                                                               \
+        case REMAT_UOP_UNARY: remat_cpu_unary_##SFX(u->op, m, out, src[0]); return;                    \
+        case REMAT_UOP_INTEGER_POW: remat_cpu_integer_pow_##SFX(m, out, src[0], (int)u->int_exponent); return; \
+        case REMAT_UOP_POW: remat_cpu_pow_##SFX(m, out, src[0], u->exponent); return;                  \
+        case REMAT_UOP_SELECT:                                                                         \
             if (sc[1] || sc[2])                                                                        \
                 remat_cpu_select_scalar_##SFX(m, out, src[0], src[1], sc[1], src[2], sc[2]);          \
             else                                                                                       \
                 remat_cpu_select_##SFX(m, out, src[0], src[1], src[2]);                                \
             return;                                                                                    \
-        case UOP_BINARY:                                                                               \
+        case REMAT_UOP_BINARY:                                                                         \
             if (sc[1])                                                                                 \
                 remat_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 1);                      \
             else if (sc[0])                                                                            \
@@ -86,7 +82,8 @@ typedef struct {
                         src[j] = (const T *)I->in[e] + (sc[j] ? 0 : s);                                \
                     }                                                                                  \
                 }                                                                                      \
-                fused_uop_##SFX(u, (uop_kind)C->kind[k], m, k == last ? out + s : regs[u->dst], src, sc); \
+                fused_uop_##SFX(u, (remat_fused_uop_kind)C->kind[k], m, k == last ? out + s : regs[u->dst], \
+                                src, sc);                                                              \
             }                                                                                          \
         }                                                                                              \
     }                                                                                                  \
@@ -104,34 +101,6 @@ DEFINE_FUSED(f32)
 DEFINE_FUSED(f64)
 #undef T
 
-/* the elementwise categories, unary ops by parameter kind; anything else is
- * not a micro-op (-1) */
-static int uop_kind_of(remat_op op)
-{
-    switch (remat_op_category_of(op)) {
-    case REMAT_OPCAT_UNARY:
-        switch (remat_op_param_of(op)) {
-        case REMAT_OPP_NONE: return UOP_UNARY;
-        case REMAT_OPP_INT_EXPONENT: return UOP_INTEGER_POW;
-        case REMAT_OPP_EXPONENT: return UOP_POW;
-        case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT: case REMAT_OPP_AXIS:
-        case REMAT_OPP_AXES: case REMAT_OPP_PERM: case REMAT_OPP_BDIMS: case REMAT_OPP_DOT:
-        case REMAT_OPP_SOLVE:
-        case REMAT_OPP_SLICE: case REMAT_OPP_PAD: case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM:
-        case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
-            return -1;
-        }
-        return -1;
-    case REMAT_OPCAT_SELECT: return UOP_SELECT;
-    case REMAT_OPCAT_BINARY:
-    case REMAT_OPCAT_COMPARE: return UOP_BINARY;
-    case REMAT_OPCAT_LEAF: case REMAT_OPCAT_CONVERT: case REMAT_OPCAT_REDUCE:
-    case REMAT_OPCAT_STRUCTURAL: case REMAT_OPCAT_DOT: case REMAT_OPCAT_LINALG: case REMAT_OPCAT_IDENTITY:
-    case REMAT_OPCAT_CUSTOM: case REMAT_OPCAT_CONTROL: case REMAT_OPCAT_COUNT:
-        return -1;
-    }
-    return -1;
-}
 REMAT_EXHAUSTIVE_END
 
 remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
@@ -147,7 +116,7 @@ remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, v
         return remat_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering a fused group of %d ops",
                            op->n_uops);
     for (int k = 0; k < op->n_uops; k++) {
-        const int kd = uop_kind_of(op->uops[k].op);
+        const int kd = remat_fused_uop_kind_of(op->uops[k].op);
         if (kd < 0)
             return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: '%s' in a fused group is not elementwise",
                                remat_op_name(op->uops[k].op));
