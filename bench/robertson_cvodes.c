@@ -5,21 +5,11 @@
  */
 #include "robertson_cvodes.h"
 
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 
-#include <cvodes/cvodes.h>
-#include <nvector/nvector_serial.h>
 #include <sundials/sundials_version.h>
-#include <sunlinsol/sunlinsol_dense.h>
-#include <sunmatrix/sunmatrix_dense.h>
 
-#if SUNDIALS_VERSION_MAJOR >= 7
-#define ROB_CV_COMM SUN_COMM_NULL
-#else
-#define ROB_CV_COMM NULL
-#endif
+#include "cvodes_adj.h"
 
 /* steps between CVodeAdjInit checkpoints: more than a run takes, so CVODES
  * keeps every step's interpolation data and never re-runs the forward */
@@ -29,20 +19,16 @@ static const double ROB_CV_ATOL_SCALE[3] = {1e-2, 1e-6, 1e-2};
 
 struct rob_cv {
     double rtol;
-    SUNContext ctx;
-    void *mem;
-    N_Vector y, atol, yB, qB;
-    SUNMatrix A, AB;
-    SUNLinearSolver LS, LSB;
-    int which;
-    bool have_b;
+    cv_adj_problem prob;
+    cv_adj a;
+    N_Vector atol;
     double k[3];
     long steps_f, steps_b;
 };
 
 const char *rob_cv_version(void) { return SUNDIALS_VERSION; }
 
-#define Y(v) N_VGetArrayPointer(v)
+#define Y(v) CV_ADJ_Y(v)
 
 static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *ud)
 {
@@ -111,14 +97,7 @@ static int quad_b(sunrealtype t, N_Vector yv, N_Vector yB, N_Vector qBdot, void 
     return 0;
 }
 
-#define CHECK(call)                                                                                          \
-    do {                                                                                                     \
-        int flag_ = (call);                                                                                  \
-        if (flag_ < 0) {                                                                                     \
-            fprintf(stderr, "robertson_cvodes: %s failed with flag %d\n", #call, flag_);                    \
-            goto fail;                                                                                       \
-        }                                                                                                    \
-    } while (0)
+#define CHECK(call) CV_ADJ_CHECK("robertson_cvodes", call)
 
 rob_cv *rob_cv_new(double rtol)
 {
@@ -126,30 +105,17 @@ rob_cv *rob_cv_new(double rtol)
     if (!cv)
         return NULL;
     cv->rtol = rtol;
-    CHECK(SUNContext_Create(ROB_CV_COMM, &cv->ctx));
-    cv->y = N_VNew_Serial(3, cv->ctx);
-    cv->atol = N_VNew_Serial(3, cv->ctx);
-    cv->yB = N_VNew_Serial(3, cv->ctx);
-    cv->qB = N_VNew_Serial(3, cv->ctx);
-    if (!cv->y || !cv->atol || !cv->yB || !cv->qB)
+    cv->prob = (cv_adj_problem){.who = "robertson_cvodes", .lmm = CV_BDF, .n = 3, .n_quad = 3, .rhs = rhs,
+                                .jac = jac, .rhs_b = rhs_b, .jac_b = jac_b, .quad_b = quad_b,
+                                .checkpoint_steps = ROB_CV_CHECKPOINT_STEPS, .user_data = cv};
+    if (cv_adj_init(&cv->a, &cv->prob))
         goto fail;
-    N_VConst(0.0, cv->y);
+    cv->atol = N_VNew_Serial(3, cv->a.ctx);
+    if (!cv->atol)
+        goto fail;
     for (int c = 0; c < 3; c++)
         Y(cv->atol)[c] = rtol * ROB_CV_ATOL_SCALE[c];
-    cv->mem = CVodeCreate(CV_BDF, cv->ctx);
-    if (!cv->mem)
-        goto fail;
-    CHECK(CVodeInit(cv->mem, rhs, 0.0, cv->y));
-    CHECK(CVodeSVtolerances(cv->mem, rtol, cv->atol));
-    CHECK(CVodeSetUserData(cv->mem, cv));
-    CHECK(CVodeSetMaxNumSteps(cv->mem, 1000000));
-    cv->A = SUNDenseMatrix(3, 3, cv->ctx);
-    cv->LS = cv->A ? SUNLinSol_Dense(cv->y, cv->A, cv->ctx) : NULL;
-    if (!cv->LS)
-        goto fail;
-    CHECK(CVodeSetLinearSolver(cv->mem, cv->LS, cv->A));
-    CHECK(CVodeSetJacFn(cv->mem, jac));
-    CHECK(CVodeAdjInit(cv->mem, ROB_CV_CHECKPOINT_STEPS, CV_HERMITE));
+    CHECK(CVodeSVtolerances(cv->a.mem, rtol, cv->atol));
     return cv;
 fail:
     rob_cv_free(cv);
@@ -160,51 +126,10 @@ void rob_cv_free(rob_cv *cv)
 {
     if (!cv)
         return;
-    if (cv->mem)
-        CVodeFree(&cv->mem);
-    if (cv->LS)
-        SUNLinSolFree(cv->LS);
-    if (cv->LSB)
-        SUNLinSolFree(cv->LSB);
-    if (cv->A)
-        SUNMatDestroy(cv->A);
-    if (cv->AB)
-        SUNMatDestroy(cv->AB);
-    N_Vector vs[4] = {cv->y, cv->atol, cv->yB, cv->qB};
-    for (int i = 0; i < 4; i++)
-        if (vs[i])
-            N_VDestroy(vs[i]);
-    if (cv->ctx)
-        SUNContext_Free(&cv->ctx);
+    if (cv->atol)
+        N_VDestroy(cv->atol); /* before the context it was made in */
+    cv_adj_free(&cv->a);
     free(cv);
-}
-
-/* created after the first forward run (CVodeInitB checks tB0 against it) */
-static int backward_init(rob_cv *cv, double tB0)
-{
-    if (cv->have_b) {
-        CHECK(CVodeReInitB(cv->mem, cv->which, tB0, cv->yB));
-        CHECK(CVodeQuadReInitB(cv->mem, cv->which, cv->qB));
-        return 0;
-    }
-    CHECK(CVodeCreateB(cv->mem, CV_BDF, &cv->which));
-    CHECK(CVodeInitB(cv->mem, cv->which, rhs_b, tB0, cv->yB));
-    CHECK(CVodeSStolerancesB(cv->mem, cv->which, cv->rtol, cv->rtol * 1e-2));
-    CHECK(CVodeSetUserDataB(cv->mem, cv->which, cv));
-    CHECK(CVodeSetMaxNumStepsB(cv->mem, cv->which, 1000000));
-    cv->AB = SUNDenseMatrix(3, 3, cv->ctx);
-    cv->LSB = cv->AB ? SUNLinSol_Dense(cv->yB, cv->AB, cv->ctx) : NULL;
-    if (!cv->LSB)
-        goto fail;
-    CHECK(CVodeSetLinearSolverB(cv->mem, cv->which, cv->LSB, cv->AB));
-    CHECK(CVodeSetJacFnB(cv->mem, cv->which, jac_b));
-    CHECK(CVodeQuadInitB(cv->mem, cv->which, quad_b, cv->qB));
-    CHECK(CVodeQuadSStolerancesB(cv->mem, cv->which, cv->rtol, cv->rtol * 1e-6));
-    CHECK(CVodeSetQuadErrConB(cv->mem, cv->which, SUNTRUE));
-    cv->have_b = true;
-    return 0;
-fail:
-    return -1;
 }
 
 int rob_cv_run(rob_cv *cv, const double k[3], int n_out, const double *t_out, double *y_out, const double w[3],
@@ -212,32 +137,33 @@ int rob_cv_run(rob_cv *cv, const double k[3], int n_out, const double *t_out, do
 {
     for (int c = 0; c < 3; c++)
         cv->k[c] = k[c];
-    double *y = Y(cv->y), *l = Y(cv->yB), *q = Y(cv->qB);
+    cv_adj *a = &cv->a;
+    double *y = Y(a->y), *l = Y(a->yB), *q = Y(a->qB);
     y[0] = 1.0, y[1] = 0.0, y[2] = 0.0;
-    CHECK(CVodeReInit(cv->mem, 0.0, cv->y));
+    CHECK(CVodeReInit(a->mem, 0.0, a->y));
     if (w)
-        CHECK(CVodeAdjReInit(cv->mem));
+        CHECK(CVodeAdjReInit(a->mem));
     for (int i = 0; i < n_out; i++) {
         sunrealtype t;
         int ncheck;
-        CHECK(w ? CVodeF(cv->mem, t_out[i], cv->y, &t, CV_NORMAL, &ncheck)
-                : CVode(cv->mem, t_out[i], cv->y, &t, CV_NORMAL));
+        CHECK(w ? CVodeF(a->mem, t_out[i], a->y, &t, CV_NORMAL, &ncheck)
+                : CVode(a->mem, t_out[i], a->y, &t, CV_NORMAL));
         for (int c = 0; c < 3; c++)
             y_out[3 * i + c] = y[c];
     }
-    CVodeGetNumSteps(cv->mem, &cv->steps_f);
+    CVodeGetNumSteps(a->mem, &cv->steps_f);
     cv->steps_b = 0;
     if (!w)
         return 0;
     for (int c = 0; c < 3; c++)
         l[c] = w[c], q[c] = 0.0;
-    if (backward_init(cv, t_out[n_out - 1]))
+    if (cv_adj_backward(a, &cv->prob, t_out[n_out - 1], cv->rtol, cv->rtol * 1e-2, cv->rtol * 1e-6))
         return -1;
     sunrealtype t;
-    CHECK(CVodeB(cv->mem, 0.0, CV_NORMAL));
-    CHECK(CVodeGetB(cv->mem, cv->which, &t, cv->yB));
-    CHECK(CVodeGetQuadB(cv->mem, cv->which, &t, cv->qB));
-    CVodeGetNumSteps(CVodeGetAdjCVodeBmem(cv->mem, cv->which), &cv->steps_b);
+    CHECK(CVodeB(a->mem, 0.0, CV_NORMAL));
+    CHECK(CVodeGetB(a->mem, a->which, &t, a->yB));
+    CHECK(CVodeGetQuadB(a->mem, a->which, &t, a->qB));
+    cv->steps_b = cv_adj_backward_steps(a);
     for (int c = 0; c < 3; c++)
         grad[c] = q[c];
     return 0;
