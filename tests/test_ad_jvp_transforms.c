@@ -400,6 +400,52 @@ static void test_ad_jvp_bad_input(void **state)
     remat_fn_free(c);
 }
 
+/* A custom op (VJP only) inside a scan body or a while body: forward mode
+ * says the op has no JVP, not "out of memory" (the loops' JVP used to turn
+ * any failure of the body's JVP into REMAT_ERR_NOMEM). */
+static void test_ad_jvp_custom_op_in_loops(void **state)
+{
+    (void)state;
+    const int64_t d2[1] = {2};
+    for (int loop = 0; loop < 2; loop++) {
+        remat_fn *body = remat_fn_new("xsin_step");
+        remat_val y = remat_arg(body, "y", REMAT_F64, 1, d2), t = REMAT_NONE;
+        if (loop == 1)
+            t = remat_arg(body, "t", REMAT_F64, 0, NULL);
+        remat_fn_output(body, remat_custom(body, &xsin_op, 2, ((remat_val[]){y, y}), REMAT_F64, 1, d2));
+        if (loop == 1) {
+            remat_fn_output(body, remat_add(body, t, remat_scalar(body, REMAT_F64, 1.0)));
+            remat_fn_output(body, remat_scalar(body, REMAT_F64, 1.0)); /* accepted */
+        }
+        assert_fn_ok(body);
+        remat_fn *f = remat_fn_new(loop ? "while_custom" : "scan_custom");
+        remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, d2), out[2];
+        if (loop == 0) {
+            remat_scan_options opt = {0};
+            assert_int_equal(remat_scan(f, body, 4, 1, &y0, 0, NULL, 0, NULL, &opt, out, NULL), REMAT_OK);
+        } else {
+            remat_fn *c = remat_fn_new("t_below_3");
+            remat_arg(c, "y", REMAT_F64, 1, d2);
+            remat_val tc = remat_arg(c, "t", REMAT_F64, 0, NULL);
+            remat_fn_output(c, remat_lt(c, tc, remat_scalar(c, REMAT_F64, 3.0)));
+            assert_fn_ok(c);
+            remat_while_options opt = {.max_steps = 10};
+            remat_val init[2] = {y0, remat_scalar(f, REMAT_F64, 0.0)};
+            assert_int_equal(remat_while(f, c, body, 2, 1, init, 0, NULL, &opt, out, NULL), REMAT_OK);
+            remat_fn_free(c);
+        }
+        remat_fn_output(f, remat_sum_all(f, out[0]));
+        assert_fn_ok(f);
+        remat_fn *j = NULL;
+        assert_int_equal(remat_jvp(f, 0, NULL, &j), REMAT_ERR_UNSUPPORTED);
+        assert_true(contains(remat_last_error(), "custom op 'xsin' has no JVP"));
+        assert_false(contains(remat_last_error(), "out of memory"));
+        assert_null(j);
+        remat_fn_free(f);
+        remat_fn_free(body);
+    }
+}
+
 int main(void)
 {
     setenv("REMAT_JIT", "always", 1); /* the compiled loops, on scans too short for the default policy */
@@ -411,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_ad_jvp_scan),
         cmocka_unit_test(test_ad_jvp_hvp_through_scan),
         cmocka_unit_test(test_ad_jvp_bad_input),
+        cmocka_unit_test(test_ad_jvp_custom_op_in_loops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "battery_util.h"
+#include "models/fit/fit_impl.h"
 #include "remat/remat.h"
 
 typedef struct {
@@ -270,6 +271,80 @@ static void test_fit_jacobian_bad_mode(void **state)
     problem_free(&p);
 }
 
+/* ---- an op without a JVP rule in the residuals ---- */
+
+static void ident_forward(int n_in, const remat_tensor *ins, remat_tensor *out, void *ctx)
+{
+    (void)n_in, (void)ctx;
+    memcpy(out->data, ins[0].data, sizeof(double) * (size_t)remat_shape_numel(&out->shape));
+}
+
+static void ident_vjp(int which, int n_in, const remat_tensor *ins, const remat_tensor *out,
+                      const remat_tensor *dout, remat_tensor *din, void *ctx)
+{
+    (void)which, (void)n_in, (void)ins, (void)out, (void)ctx;
+    memcpy(din->data, dout->data, sizeof(double) * (size_t)remat_shape_numel(&din->shape));
+}
+
+static const remat_custom_op ident_op = {"vjp_only_identity", ident_forward, ident_vjp, NULL};
+
+/* The fit's residual function with a custom op (VJP only) on the parameters,
+ * in place of its own, and the forward program not yet compiled: what a
+ * residual function with an op that has no JVP rule looks like to jacobian.c */
+static void plant_op_without_jvp(remat_fit *fit)
+{
+    remat_fn *res = fit->res_fn, *g = remat_fn_new("residuals_with_custom_op");
+    int P = fit->P, E = remat_fn_num_outputs(res);
+    remat_val p = remat_arg(g, "p", REMAT_F64, 1, DIMS(P));
+    remat_val q = remat_custom(g, &ident_op, 1, &p, REMAT_F64, 1, DIMS(P)), outs[8];
+    assert_true(E <= 8);
+    assert_ok(remat_call(g, res, 1, &q, outs));
+    for (int e = 0; e < E; e++)
+        remat_fn_output(g, outs[e]);
+    assert_fn_ok(g);
+    remat_fn_free(res);
+    fit->res_fn = g;
+    remat_program_free(fit->jvp);
+    fit->jvp = NULL;
+    free(fit->tan);
+    fit->tan = NULL;
+    fit->jac_mode = REMAT_FIT_JACOBIAN_FORWARD;
+}
+
+/* Forward mode hitting an op without a JVP rule: with jacobian = auto the
+ * fit falls back to reverse mode (the same J as a reverse fit, and says so);
+ * asked for forward, it is REMAT_ERR_UNSUPPORTED naming the op, not "out of
+ * memory" (the loops' JVP used to turn the body's failure into NOMEM). */
+static void test_fit_jacobian_no_jvp_rule_falls_back_to_reverse(void **state)
+{
+    (void)state;
+    problem p;
+    load_vdv(&p);
+    remat_fit_options o = remat_fit_defaults();
+    int P = remat_mechanism_param_count(p.m);
+    double p0[8];
+    for (int i = 0; i < P; i++)
+        p0[i] = remat_mechanism_param_value(p.m, i);
+    remat_fit *rev = fit_with(&p, o, REMAT_FIT_JACOBIAN_REVERSE), *aut = fit_with(&p, o, REMAT_FIT_JACOBIAN_AUTO);
+    remat_fit *fwd = fit_with(&p, o, REMAT_FIT_JACOBIAN_FORWARD);
+    int64_t N = remat_fit_residual_count(rev);
+    double *Jr = jacobian(rev, P, p0), *Ja = xmalloc(sizeof *Ja * (size_t)N * (size_t)P);
+    plant_op_without_jvp(aut);
+    assert_ok(remat_fit_jacobian_at(aut, p0, Ja));
+    assert_int_equal(remat_fit_jacobian_mode(aut), REMAT_FIT_JACOBIAN_REVERSE);
+    assert_memory_equal(Ja, Jr, sizeof *Ja * (size_t)N * (size_t)P);
+    plant_op_without_jvp(fwd);
+    assert_int_equal(remat_fit_jacobian_at(fwd, p0, Ja), REMAT_ERR_UNSUPPORTED);
+    assert_contains(remat_last_error(), "custom op 'vjp_only_identity' has no JVP");
+    assert_int_equal(remat_fit_jacobian_mode(fwd), REMAT_FIT_JACOBIAN_FORWARD);
+    free(Jr);
+    free(Ja);
+    remat_fit_free(rev);
+    remat_fit_free(aut);
+    remat_fit_free(fwd);
+    problem_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_fit_jacobian_weighted),
         cmocka_unit_test(test_fit_jacobian_auto_picks_fewer_runs),
         cmocka_unit_test(test_fit_jacobian_bad_mode),
+        cmocka_unit_test(test_fit_jacobian_no_jvp_rule_falls_back_to_reverse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

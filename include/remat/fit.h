@@ -147,7 +147,10 @@ remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *ou
  * mode runs one JVP per free parameter, reverse mode one VJP per measured cell
  * of the largest experiment (the experiments share each run). AUTO takes
  * forward when there are fewer free parameters than that, the fewer program
- * runs; the two agree to rounding (not bitwise). */
+ * runs; the two agree to rounding (not bitwise). When the residuals hold an
+ * op without a JVP rule (a custom op gives only its VJP), AUTO falls back to
+ * reverse mode (remat_fit_jacobian_mode says which ran) and FORWARD is
+ * REMAT_ERR_UNSUPPORTED naming the op. */
 typedef enum {
     REMAT_FIT_JACOBIAN_AUTO = 0,
     REMAT_FIT_JACOBIAN_FORWARD,

@@ -25,7 +25,7 @@ typedef struct {
 
 /* W(carry..., t_carry..., x..., t_x..., k..., t_k...) ->
  *   (carry'..., t_carry'..., y..., t_y...): the body's JVP in scan order. */
-static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L)
+static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_status *st)
 {
     int nb = L->nc + L->nx + L->nk, nw = L->nc + L->ntx + L->ntk;
     int *wrt = remat_malloc(sizeof *wrt * (size_t)(nw + 1));
@@ -33,6 +33,7 @@ static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L)
     remat_val *jout = remat_malloc(sizeof *jout * (size_t)(2 * (L->nc + L->ny) + 1));
     remat_fn *j = NULL, *w = NULL;
     char name[300];
+    *st = REMAT_ERR_NOMEM;
     if (!wrt || !jin || !jout)
         goto done;
     for (int i = 0; i < L->nc; i++)
@@ -41,8 +42,9 @@ static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L)
         wrt[L->nc + i] = L->nc + L->tx[i];
     for (int i = 0; i < L->ntk; i++)
         wrt[L->nc + L->ntx + i] = L->nc + L->nx + L->tk[i];
-    if (remat_jvp(body, nw, wrt, &j) != REMAT_OK)
+    if ((*st = remat_jvp(body, nw, wrt, &j)) != REMAT_OK) /* e.g. an op without a JVP rule, named */
         goto done;
+    *st = REMAT_ERR_NOMEM;
     snprintf(name, sizeof name, "jvp(%s)", remat_fn_name(body));
     if (!(w = remat_fn_new(name)))
         goto done;
@@ -74,8 +76,10 @@ static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L)
         remat_fn_output(w, jout[L->nc + i]);
     for (int i = 0; i < L->ny; i++)
         remat_fn_output(w, jout[no + L->nc + i]);
+    *st = REMAT_OK;
 done:
     if (w && remat_fn_status(w) != REMAT_OK) {
+        *st = remat_fn_status(w);
         remat_fn_free(w);
         w = NULL;
     }
@@ -112,10 +116,8 @@ remat_status remat_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const
     for (int i = 0; i < L.nk; i++)
         if (tans[L.nc + L.nx + i] != REMAT_NONE)
             L.tk[L.ntk++] = i;
-    if (!(w = jvp_body(d->body, &L))) {
-        st = remat_fn_status(g) != REMAT_OK ? remat_fn_status(g) : REMAT_ERR_NOMEM;
+    if (!(w = jvp_body(d->body, &L, &st)))
         goto done;
-    }
     /* the scan's operands: carries, their tangents; xs, theirs; consts, theirs */
     remat_val *init = v, *xs = v + 2 * L.nc, *ks = xs + L.nx + L.ntx;
     for (int i = 0; i < L.nc; i++) {

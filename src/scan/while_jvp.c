@@ -57,7 +57,7 @@ static remat_fn *jvp_cond(const remat_fn *cond, const jvp_layout *L, remat_val *
 }
 
 /* body'(new args) -> (d'..., t_d'..., c'..., accepted) from jvp(body) */
-static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_val *a, remat_val *t)
+static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_val *a, remat_val *t, remat_status *st)
 {
     const int nb = L->nc + L->nk, nw = L->nd + L->ntk, no = L->nc + 1;
     int *wrt = remat_malloc(sizeof *wrt * (size_t)(nw + 1));
@@ -65,14 +65,16 @@ static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_val *
     remat_val *jout = remat_malloc(sizeof *jout * (size_t)(2 * no + 1));
     remat_fn *j = NULL, *w = NULL;
     char name[300];
+    *st = REMAT_ERR_NOMEM;
     if (!wrt || !jin || !jout)
         goto done;
     for (int i = 0; i < L->nd; i++)
         wrt[i] = i;
     for (int i = 0; i < L->ntk; i++)
         wrt[L->nd + i] = L->nc + L->tk[i];
-    if (remat_jvp(body, nw, wrt, &j) != REMAT_OK)
+    if ((*st = remat_jvp(body, nw, wrt, &j)) != REMAT_OK) /* e.g. an op without a JVP rule, named */
         goto done;
+    *st = REMAT_ERR_NOMEM;
     snprintf(name, sizeof name, "jvp(%s)", remat_fn_name(body));
     if (!(w = remat_fn_new(name)))
         goto done;
@@ -87,6 +89,7 @@ static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_val *
         remat_fn_output(w, jout[no + i]);
     for (int i = L->nd; i <= L->nc; i++)
         remat_fn_output(w, jout[i]);
+    *st = REMAT_OK;
 done:
     remat_fn_free(j);
     remat_free(wrt);
@@ -117,7 +120,9 @@ remat_status remat_while_jvp(remat_fn *g, void *data, const remat_val *ins, cons
         if (tans[L.nc + i] != REMAT_NONE)
             L.tk[L.ntk++] = i;
     wc = jvp_cond(d->cond, &L, a, t);
-    wb = jvp_body(d->body, &L, a, t);
+    wb = jvp_body(d->body, &L, a, t, &st);
+    if (wc && !wb && st != REMAT_ERR_NOMEM) /* the body's JVP failed with its own message */
+        goto done;
     if (!wc || !wb || remat_fn_status(wc) != REMAT_OK || remat_fn_status(wb) != REMAT_OK) {
         const remat_fn *bad = wc && remat_fn_status(wc) != REMAT_OK ? wc : wb;
         st = bad && remat_fn_status(bad) != REMAT_OK ? remat_fn_status(bad) : REMAT_ERR_NOMEM;

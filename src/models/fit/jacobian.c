@@ -65,8 +65,18 @@ static remat_status compile_jvp(struct remat_fit *fit)
 remat_status fit_jacobian_compile(struct remat_fit *fit)
 {
     REMAT_ASSERT(fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD || fit->jac_mode == REMAT_FIT_JACOBIAN_REVERSE);
-    if (fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD)
-        return fit->jvp ? REMAT_OK : compile_jvp(fit);
+    if (fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD) {
+        if (fit->jvp)
+            return REMAT_OK;
+        remat_status st = compile_jvp(fit);
+        /* an op of the residuals without a JVP rule: reverse mode still works
+         * when the mode was the fit's own pick; asked for, it is the error */
+        if (st != REMAT_ERR_UNSUPPORTED || fit->opt.jacobian != REMAT_FIT_JACOBIAN_AUTO)
+            return st;
+        free(fit->tan);
+        fit->tan = NULL;
+        fit->jac_mode = REMAT_FIT_JACOBIAN_REVERSE;
+    }
     return fit->vjp ? REMAT_OK : fit_compile_vjp(fit);
 }
 
