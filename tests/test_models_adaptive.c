@@ -283,14 +283,143 @@ static void test_models_adaptive_bad_options_name_the_option(void **state)
             fail_msg("case %zu: '%s' does not name %s", i, remat_last_error(), bad[i].needle);
         remat_fn_free(f);
     }
-    /* adaptive steps are not known before the run; a batched y0 is refused */
+    /* adaptive steps are not known before the run; a y0 whose last axis is
+     * not the species, or an empty batch, is refused naming y0 */
     remat_ode_options o = {.method = REMAT_ODE_TSIT5, .n_times = 1, .times = &L, .adaptive = true, .rtol = 1e-6};
     assert_int_equal(remat_ode_count_steps(&o, NULL, NULL), REMAT_ERR_ARG);
-    remat_fn *f = remat_fn_new("batched");
-    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 2, DIMS(4, 3));
-    remat_val ys;
-    assert_int_equal(remat_ode_integrate(f, m, &o, y0, REMAT_NONE, &ys), REMAT_ERR_SHAPE);
-    assert_non_null(strstr(remat_last_error(), "y0"));
+    const int64_t bad_shapes[3][2] = {{3, 4}, {0, 3}, {4, 2}};
+    for (int i = 0; i < 3; i++) {
+        remat_fn *f = remat_fn_new("batched");
+        remat_val y0 = remat_arg(f, "y0", REMAT_F64, 2, bad_shapes[i]);
+        remat_val ys;
+        assert_int_equal(remat_ode_integrate(f, m, &o, y0, REMAT_NONE, &ys), REMAT_ERR_SHAPE);
+        assert_non_null(strstr(remat_last_error(), "y0"));
+        remat_fn_free(f);
+    }
+    remat_mechanism_free(m);
+}
+
+/* sum(W * states) of a batch y0 (NB, S) and its gradient (y0, params) */
+static void solve_batch(const remat_mechanism *m, const remat_ode_options *opt, int64_t NB, const double *w,
+                        double *y0, double *p, double *loss, double *ys, double *stats, double *gy0, double *gp)
+{
+    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m), K = opt->n_times;
+    remat_fn *f = remat_fn_new("adaptive_batch");
+    remat_val y = remat_arg(f, "y0", REMAT_F64, 2, DIMS(NB, S));
+    remat_val pv = remat_arg(f, "params", REMAT_F64, 1, &P);
+    remat_val out, sv;
+    assert_ok(remat_ode_integrate_stats(f, m, opt, y, pv, &out, &sv));
+    remat_shape os = remat_val_shape(f, out);
+    assert_int_equal(os.rank, 3);
+    assert_true(os.dims[0] == K && os.dims[1] == NB && os.dims[2] == S);
+    remat_val W = remat_const_data(f, REMAT_F64, 3, DIMS(K, NB, S), w);
+    remat_fn_output(f, remat_sum_all(f, remat_mul(f, W, out)));
+    remat_fn_output(f, out);
+    remat_fn_output(f, sv);
+    assert_fn_ok(f);
+    remat_fn *g;
+    assert_ok(remat_vjp(f, 2, (int[]){0, 1}, &g));
+    remat_program *prog = compile_ok(g);
+    double one = 1.0, zeros[MAXK * 4 * MAXV] = {0}, l = 0, yb[MAXK * 4 * MAXV], sb[REMAT_ODE_STATS], gyb[4 * MAXV],
+           gpb[MAXV];
+    run(prog, (double *[]){y0, p, &one, zeros, zeros},
+        (double *[]){loss ? loss : &l, ys ? ys : yb, stats ? stats : sb, gy0 ? gy0 : gyb, gp ? gp : gpb}, NULL);
+    remat_program_free(prog);
+    remat_fn_free(g);
+    remat_fn_free(f);
+}
+
+/* A batch of initial states integrates adaptively with per-member control
+ * (jax.vmap of diffeqsolve): each member's states and y0-gradient are the
+ * bits of its own unbatched run, the parameter gradient is the members'
+ * sum, the stats sum the counts; the gradient agrees with central
+ * differences of the batch loss; a member that fails makes only its own
+ * rows NaN. */
+static void test_models_adaptive_batch_per_member(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(NET5);
+    enum { S = 5, K = 3, NB = 3, P = 5 };
+    const double times[K] = {0.3, 1.0, 2.45};
+    double y0[NB * S], p[P] = {1.2, 0.4, 0.7, 0.9, 0.3}, w[K * NB * S];
+    for (int b = 0; b < NB; b++)
+        for (int s = 0; s < S; s++)
+            y0[b * S + s] = NET5_Y0[s] * (1.0 + 0.6 * b) + 0.05 * b * s;
+    for (int i = 0; i < K * NB * S; i++)
+        w[i] = 0.1 * (double)(i % 7) - 0.25;
+    for (int pi = 0; pi < 2; pi++) {
+        remat_ode_options opt = {.method = pairs[pi], .t0 = 0.1, .n_times = K, .times = times, .adaptive = true,
+                                 .rtol = 1e-10, .atol = 1e-13, .max_steps = 2000};
+        double loss, ys[K * NB * S], stats[REMAT_ODE_STATS], gy0[NB * S], gp[P];
+        solve_batch(m, &opt, NB, w, y0, p, &loss, ys, stats, gy0, gp);
+        assert_true(stats[REMAT_ODE_STAT_CODE] == 0);
+        assert_true(stats[REMAT_ODE_STAT_T] == times[K - 1]);
+        double gp_sum[P] = {0}, acc = 0, rej = 0;
+        int64_t steps[NB], att[NB];
+        for (int b = 0; b < NB; b++) {
+            double wb[K * S], yb[S];
+            for (int k = 0; k < K; k++)
+                memcpy(wb + k * S, w + (k * NB + b) * S, sizeof(double) * S);
+            memcpy(yb, y0 + b * S, sizeof yb);
+            solved one;
+            solve(m, &opt, wb, yb, p, &one);
+            for (int k = 0; k < K; k++)
+                assert_memory_equal(ys + (k * NB + b) * S, one.ys + k * S, sizeof(double) * S);
+            assert_memory_equal(gy0 + b * S, one.gy0, sizeof(double) * S);
+            for (int i = 0; i < P; i++)
+                gp_sum[i] += one.gp[i];
+            acc += one.stats[REMAT_ODE_STAT_ACCEPTED];
+            rej += one.stats[REMAT_ODE_STAT_REJECTED];
+            steps[b] = (int64_t)one.stats[REMAT_ODE_STAT_ACCEPTED];
+            att[b] = steps[b] + (int64_t)one.stats[REMAT_ODE_STAT_REJECTED];
+        }
+        assert_true(steps[0] != steps[NB - 1]); /* the members did take their own steps */
+        assert_true(stats[REMAT_ODE_STAT_ACCEPTED] == acc && stats[REMAT_ODE_STAT_REJECTED] == rej);
+        for (int i = 0; i < P; i++)
+            assert_close(gp[i], gp_sum[i], 1e-13, 1e-15);
+        /* central differences of the batch loss (the steps move with p; at
+         * rtol 1e-10 that is far below the tolerance) */
+        for (int i = 0; i < P; i++) {
+            double h = 1e-5 * fabs(p[i]), lp, lm, pp[P];
+            memcpy(pp, p, sizeof pp);
+            pp[i] = p[i] + h;
+            solve_batch(m, &opt, NB, w, y0, pp, &lp, NULL, NULL, NULL, NULL);
+            pp[i] = p[i] - h;
+            solve_batch(m, &opt, NB, w, y0, pp, &lm, NULL, NULL, NULL, NULL);
+            assert_close(gp[i], (lp - lm) / (2 * h), 1e-6, 1e-9);
+        }
+        for (int j = 0; j < NB * S; j += 4) {
+            double h = 1e-5, lp, lm, yy[NB * S];
+            memcpy(yy, y0, sizeof yy);
+            yy[j] = y0[j] + h;
+            solve_batch(m, &opt, NB, w, yy, p, &lp, NULL, NULL, NULL, NULL);
+            yy[j] = y0[j] - h;
+            solve_batch(m, &opt, NB, w, yy, p, &lm, NULL, NULL, NULL, NULL);
+            assert_close(gy0[j], (lp - lm) / (2 * h), 1e-6, 1e-9);
+        }
+        /* the member with the most attempts alone runs out of them: its rows
+         * are NaN, the others' are not */
+        int hi = 0;
+        for (int b = 1; b < NB; b++)
+            hi = att[b] > att[hi] ? b : hi;
+        opt.max_steps = att[hi] - 1;
+        for (int b = 0; b < NB; b++)
+            assert_true(b == hi || att[b] <= opt.max_steps);
+        solve_batch(m, &opt, NB, w, y0, p, NULL, ys, stats, NULL, NULL);
+        assert_true(stats[REMAT_ODE_STAT_CODE] == 1);
+        for (int b = 0; b < NB; b++)
+            assert_true(isnan(ys[(K - 1) * NB * S + b * S]) == (b == hi));
+        assert_int_equal(remat_ode_stats_check(&opt, stats), REMAT_ERR_VALUE);
+        assert_non_null(strstr(remat_last_error(), "max_steps"));
+    }
+    /* a batch of rank 3 keeps its axes: (K, 2, 2, S) */
+    remat_ode_options opt = {.method = REMAT_ODE_TSIT5, .n_times = K, .times = times, .adaptive = true,
+                             .rtol = 1e-6, .atol = 1e-9};
+    remat_fn *f = remat_fn_new("rank3");
+    remat_val yv = remat_arg(f, "y0", REMAT_F64, 3, DIMS(2, 2, S)), out;
+    assert_ok(remat_ode_integrate(f, m, &opt, yv, remat_const_data(f, REMAT_F64, 1, DIMS(P), p), &out));
+    remat_shape os = remat_val_shape(f, out);
+    assert_true(os.rank == 4 && os.dims[0] == K && os.dims[1] == 2 && os.dims[2] == 2 && os.dims[3] == S);
     remat_fn_free(f);
     remat_mechanism_free(m);
 }
@@ -304,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_models_adaptive_max_steps_is_a_clear_error),
         cmocka_unit_test(test_models_adaptive_stiff_problem_names_rodas5),
         cmocka_unit_test(test_models_adaptive_bad_options_name_the_option),
+        cmocka_unit_test(test_models_adaptive_batch_per_member),
     };
     return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }

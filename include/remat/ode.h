@@ -197,7 +197,15 @@ enum {
 };
 
 /* remat_ode_integrate, also writing the stats value (may be NULL). With
- * fixed steps the stats are constants. y0 must be (S,) when adaptive. */
+ * fixed steps the stats are constants. A batched y0 (..., S) under
+ * adaptive stepping integrates every member with its own loops: its own
+ * step sizes, accept decisions, max_steps and failure (what jax.vmap of
+ * diffrax's diffeqsolve gives), so a member's states and gradients are the
+ * bits of its unbatched run, and a member that fails makes only its own
+ * rows NaN. The batch's stats then sum the accepted and rejected counts,
+ * give the least time reached and the worst code. The graph holds one set
+ * of loops per member (interpreted): for a few dozen members, not for
+ * thousands of lanes, which fixed steps compile to lane loops. */
 remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                        remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
 

@@ -149,11 +149,14 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
     remat_dtype dt = remat_val_dtype(f, y0);
     remat_shape ys = remat_val_shape(f, y0);
     int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
-    if (ys.rank != 1 || ys.dims[0] != S) {
+    if (ys.rank < 1 || ys.dims[ys.rank - 1] != S) {
         char a[96];
-        return remat_error(REMAT_ERR_SHAPE, "ode: adaptive stepping integrates one system: y0 is %s, expected %s[%lld]",
-                           remat_shape_format(dt, &ys, a, sizeof a), remat_dtype_name(dt), (long long)S);
+        return remat_error(REMAT_ERR_SHAPE, "ode: y0 is %s, expected %s[%lld] or a batch %s[..., %lld]",
+                           remat_shape_format(dt, &ys, a, sizeof a), remat_dtype_name(dt), (long long)S,
+                           remat_dtype_name(dt), (long long)S);
     }
+    if (ys.rank > 1) /* every member its own loops (adaptive_batch.c) */
+        return ode_integrate_adaptive_batch(f, m, opt, y0, params, y_at_outputs, stats);
     int K = opt->n_times, has_params = params != REMAT_NONE;
     remat_fn *body = NULL, *cond = NULL;
     remat_val *rows = malloc(sizeof *rows * (size_t)K);

@@ -97,5 +97,9 @@ remat_status ode_loop(remat_fn *f, const remat_fn *cond, const remat_fn *body, i
 /* The adaptive integration behind remat_ode_integrate_stats (options checked) */
 remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                     remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
+/* A batched y0 (..., S): ode_integrate_adaptive once per member, the
+ * outputs (n_times, ..., S), the stats summed (counts), least (t), worst (code) */
+remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                          remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
 
 #endif
