@@ -13,13 +13,7 @@
  * fit's default, so fitting the data also meets an integration error as real
  * data would.
  */
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <remat/remat.h>
+#include "../make_data.h"
 
 static const double k_true[3] = {5.0 / 6.0, 5.0 / 3.0, 1.0 / 6.0};
 static const double taus[12] = {0, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 4, 5};
@@ -27,42 +21,11 @@ static const double taus[12] = {0, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 4, 5
 
 static uint64_t rng = 20240611;
 
-static double uniform(void)
-{
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return ((double)(rng >> 11) + 0.5) * 0x1.0p-53;
-}
-
-static double gauss(void) /* Box–Muller */
-{
-    double u = uniform(), v = uniform();
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
 /* y[12][4] at taus from the feed y0 */
 static int simulate(const remat_mechanism *m, const double *y0, double *y)
 {
-    remat_fn *f = remat_fn_new("van_de_vusse");
-    remat_val k = remat_arg(f, "k", REMAT_F64, 1, (int64_t[]){3});
-    remat_val c0 = remat_const_data(f, REMAT_F64, 1, (int64_t[]){4}, y0);
-    remat_ode_options o = {.method = REMAT_ODE_TSIT5, .t0 = 0, .n_times = 12, .times = taus, .dt = 1e-3};
-    remat_val ys;
-    remat_program *p = NULL;
-    int ok = remat_ode_integrate(f, m, &o, c0, k, &ys) == REMAT_OK;
-    if (ok) {
-        remat_fn_output(f, ys);
-        ok = remat_compile_env(f, &p) == REMAT_OK;
-    }
-    if (ok) {
-        remat_tensor in = remat_tensor_f64((double *)k_true, 1, (int64_t[]){3});
-        remat_tensor out = remat_tensor_f64(y, 2, (int64_t[]){12, 4});
-        ok = remat_run(p, 1, &in, 1, &out, NULL) == REMAT_OK;
-    }
-    if (!ok)
-        fprintf(stderr, "make_data: %s\n", remat_last_error());
-    remat_program_free(p);
-    remat_fn_free(f);
-    return ok;
+    const remat_ode_options o = {.method = REMAT_ODE_TSIT5, .t0 = 0, .n_times = 12, .times = taus, .dt = 1e-3};
+    return make_data_simulate(m, "van_de_vusse", 4, y0, 3, k_true, &o, y);
 }
 
 /* The CSV text of one feed: tau, A, B measured (rounded to 1e-4), C, D empty
@@ -78,7 +41,9 @@ static int csv(const remat_mechanism *m, double feed, char *buf, size_t len)
             o += (size_t)snprintf(buf + o, len - o, "0,%.4f,0,0,0\n", feed);
             continue;
         }
-        double a = fmax(0.0, y[r * 4] + NOISE * gauss()), b = fmax(0.0, y[r * 4 + 1] + NOISE * gauss());
+        /* A's noise is drawn before B's: each initializer is a full expression */
+        double a = fmax(0.0, y[r * 4] + NOISE * make_data_gauss(&rng)),
+               b = fmax(0.0, y[r * 4 + 1] + NOISE * make_data_gauss(&rng));
         o += (size_t)snprintf(buf + o, len - o, "%g,%.4f,%.4f,,\n", taus[r], a, b);
     }
     return 1;
@@ -86,44 +51,23 @@ static int csv(const remat_mechanism *m, double feed, char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
-    int check = argc == 3 && !strcmp(argv[1], "--check");
-    if (argc != 2 && !check) {
-        fprintf(stderr, "usage: make_data DIR | make_data --check DIR\n");
+    int check;
+    const char *dir = make_data_args(argc, argv, &check);
+    if (!dir)
         return 2;
-    }
-    const char *dir = argv[argc - 1];
-    char path[4096];
-    snprintf(path, sizeof path, "%s/van_de_vusse.mech", dir);
-    remat_mechanism *m;
-    if (remat_mechanism_parse_file(path, &m) != REMAT_OK) {
-        fprintf(stderr, "make_data: %s\n", remat_last_error());
+    remat_mechanism *m = make_data_mechanism(dir, "van_de_vusse.mech");
+    if (!m)
         return 1;
-    }
     const double feeds[2] = {10, 5};
     int status = 0;
     for (int i = 0; i < 2 && !status; i++) {
-        char text[4096], old[4096];
+        char text[4096], path[4096];
         if (!csv(m, feeds[i], text, sizeof text)) {
             status = 1;
             break;
         }
         snprintf(path, sizeof path, "%s/feed_%g.csv", dir, feeds[i]);
-        FILE *f = fopen(path, check ? "r" : "w");
-        if (!f) {
-            perror(path);
-            status = 1;
-        } else if (check) {
-            size_t n = fread(old, 1, sizeof old - 1, f);
-            old[n] = 0;
-            if (strcmp(old, text)) {
-                fprintf(stderr, "make_data: %s differs from what make_data writes:\n%s", path, text);
-                status = 1;
-            }
-            fclose(f);
-        } else {
-            fputs(text, f);
-            status = fclose(f) != 0;
-        }
+        status = make_data_put(path, text, check);
     }
     remat_mechanism_free(m);
     return status;
