@@ -98,24 +98,18 @@ static void test_scan_jit_pfr_scalar_and_batched(void **state)
         for (int lay = 0; lay < 3; lay++) { /* scalar, (3,m), (m,3) */
             const remat_dtype dt = dts[di];
             const int64_t m = lay == 0 ? 0 : 5;
-            remat_fn *body = euler_body(dt, m, lay == 1);
-            remat_tensor in[3] = {
-                t_rand(dt, m == 0 ? 1 : 2, m == 0 ? DIMS(3) : lay == 1 ? DIMS(3, m) : DIMS(m, 3), 0, 1),
-                t_rand(dt, m == 0 ? 0 : 1, DIMS(m), 0.5, 1.5), t_rand(dt, m == 0 ? 0 : 1, DIMS(m), 0.2, 0.8)};
-            const remat_dtype adt[3] = {dt, dt, dt};
-            const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+            euler_case c = euler_case_new(dt, m, lay == 1);
             for (int si = 0; si < N_JIT_SCHED; si++)
                 for (int64_t len = 1; len <= 13; len += 6) {
                     remat_scan_options o = opts(jit_schedules[si], 0, NULL);
-                    remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+                    remat_fn *f = euler_loss(&c, &o, len);
                     char what[96];
                     snprintf(what, sizeof what, "euler %s layout %d %s n=%lld", remat_dtype_name(dt), lay,
                              jit_schedules[si], (long long)len);
-                    compare(what, f, 3, in, 2);
+                    compare(what, f, 3, c.in, 2);
                     remat_fn_free(f);
                 }
-            t_free_all(3, in);
-            remat_fn_free(body);
+            euler_case_free(&c);
         }
 }
 

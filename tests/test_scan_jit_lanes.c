@@ -42,30 +42,24 @@ static void test_scan_jit_counting_predicts_runs(void **state)
     static const int64_t lens[] = {0, 1, 2, 5, 37, 100};
     for (int lay = 0; lay < 2; lay++) { /* scalar, (3,m) */
         const int64_t m = lay == 0 ? 0 : 4;
-        remat_fn *body = euler_body(REMAT_F64, m, 1);
-        remat_tensor in[3] = {t_rand(REMAT_F64, m == 0 ? 1 : 2, m == 0 ? DIMS(3) : DIMS(3, m), 0, 1),
-                              t_rand(REMAT_F64, m == 0 ? 0 : 1, DIMS(m), 0.5, 1.5),
-                              t_rand(REMAT_F64, m == 0 ? 0 : 1, DIMS(m), 0.2, 0.8)};
-        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
-        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        euler_case c = euler_case_new(REMAT_F64, m, 1);
         for (size_t si = 0; si < sizeof sched / sizeof sched[0]; si++)
             for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
                 for (int rev = 0; rev < 2; rev++) {
                     remat_scan_options o = opts(sched[si], rev, NULL);
                     remat_schedule_cost cost;
                     assert_int_equal(remat_schedule_predict(&o.schedule, lens[li], &cost), REMAT_OK);
-                    remat_fn *f = scan_loss(body, lens[li], 3, adt, sh, 1, 0, &o, 0);
+                    remat_fn *f = euler_loss(&c, &o, lens[li]);
                     remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
                     char what[96];
                     snprintf(what, sizeof what, "euler layout %d %s n=%lld%s", lay, sched[si], (long long)lens[li],
                              rev ? " reverse" : "");
-                    check_counted(what, g, 3, in, cost.forward_evals);
-                    check_counted(what, f, 3, in, lens[li]); /* the primal alone: one evaluation a step */
+                    check_counted(what, g, 3, c.in, cost.forward_evals);
+                    check_counted(what, f, 3, c.in, lens[li]); /* the primal alone: one evaluation a step */
                     remat_fn_free(g);
                     remat_fn_free(f);
                 }
-        t_free_all(3, in);
-        remat_fn_free(body);
+        euler_case_free(&c);
     }
 }
 
@@ -83,23 +77,18 @@ static void test_scan_jit_streamed_plan_equals_kept(void **state)
                  {"online:2", 37},  {"binomial:1", 600}, {"online:2", 400}};
     for (int lay = 0; lay < 2; lay++) {
         const int64_t m = lay == 0 ? 0 : 4;
-        remat_fn *body = euler_body(REMAT_F64, m, 1);
-        remat_tensor in[3] = {t_rand(REMAT_F64, m == 0 ? 1 : 2, m == 0 ? DIMS(3) : DIMS(3, m), 0, 1),
-                              t_rand(REMAT_F64, m == 0 ? 0 : 1, DIMS(m), 0.5, 1.5),
-                              t_rand(REMAT_F64, m == 0 ? 0 : 1, DIMS(m), 0.2, 0.8)};
-        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
-        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        euler_case c = euler_case_new(REMAT_F64, m, 1);
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             remat_scan_options o = opts(cases[ci].sched, 0, NULL);
-            remat_fn *f = scan_loss(body, cases[ci].n, 3, adt, sh, 1, 0, &o, 0);
+            remat_fn *f = euler_loss(&c, &o, cases[ci].n);
             remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
             for (int jit = 0; jit < 2; jit++) {
                 result kept, streamed, partial;
-                run_mode(g, 3, in, jit, &kept);
+                run_mode(g, 3, c.in, jit, &kept);
                 setenv("REMAT_SCAN_PLAN_MAX_OPS", "0", 1);
-                run_mode(g, 3, in, jit, &streamed);
+                run_mode(g, 3, c.in, jit, &streamed);
                 setenv("REMAT_SCAN_PLAN_MAX_OPS", "3", 1);
-                run_mode(g, 3, in, jit, &partial);
+                run_mode(g, 3, c.in, jit, &partial);
                 unsetenv("REMAT_SCAN_PLAN_MAX_OPS");
                 const result *r[2] = {&streamed, &partial};
                 for (int k = 0; k < 2; k++) {
@@ -119,8 +108,7 @@ static void test_scan_jit_streamed_plan_equals_kept(void **state)
             remat_fn_free(g);
             remat_fn_free(f);
         }
-        t_free_all(3, in);
-        remat_fn_free(body);
+        euler_case_free(&c);
     }
 }
 
@@ -137,28 +125,24 @@ static void test_scan_jit_lane_blocks_bitwise(void **state)
     static const int64_t lens[] = {1, 2, 13, 40};
     for (int lay = 1; lay < 3; lay++) { /* (3,m), (m,3) */
         const int64_t m = 6;
-        remat_fn *body = euler_body(REMAT_F64, m, lay == 1);
-        remat_tensor in[3] = {t_rand(REMAT_F64, 2, lay == 1 ? DIMS(3, m) : DIMS(m, 3), 0, 1),
-                              t_rand(REMAT_F64, 1, DIMS(m), 0.5, 1.5), t_rand(REMAT_F64, 1, DIMS(m), 0.2, 0.8)};
-        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
-        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        euler_case c = euler_case_new(REMAT_F64, m, lay == 1);
         for (size_t si = 0; si < sizeof sched / sizeof sched[0]; si++)
             for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
                 for (int rev = 0; rev < 2; rev++) {
                     remat_scan_options o = opts(sched[si], rev, NULL);
                     remat_schedule_cost cost;
                     assert_int_equal(remat_schedule_predict(&o.schedule, lens[li], &cost), REMAT_OK);
-                    remat_fn *f = scan_loss(body, lens[li], 3, adt, sh, 1, 0, &o, 0);
+                    remat_fn *f = euler_loss(&c, &o, lens[li]);
                     remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
                     char what[96];
                     snprintf(what, sizeof what, "euler layout %d %s n=%lld%s", lay, sched[si], (long long)lens[li],
                              rev ? " reverse" : "");
                     result plain, interp, blocked;
                     setenv("REMAT_SCAN_BLOCK", "0", 1);
-                    run_mode(g, 3, in, 1, &plain);
-                    run_mode(g, 3, in, 0, &interp);
+                    run_mode(g, 3, c.in, 1, &plain);
+                    run_mode(g, 3, c.in, 0, &interp);
                     setenv("REMAT_SCAN_BLOCK", "2", 1);
-                    run_mode(g, 3, in, 1, &blocked);
+                    run_mode(g, 3, c.in, 1, &blocked);
                     unsetenv("REMAT_SCAN_BLOCK");
                     check_outs_bitwise(what, &blocked.o, &plain.o);
                     check_outs_bitwise(what, &blocked.o, &interp.o);
@@ -179,8 +163,7 @@ static void test_scan_jit_lane_blocks_bitwise(void **state)
                     remat_fn_free(g);
                     remat_fn_free(f);
                 }
-        t_free_all(3, in);
-        remat_fn_free(body);
+        euler_case_free(&c);
     }
 }
 
@@ -195,21 +178,17 @@ static void test_scan_jit_lane_blocks_threads(void **state)
     (void)state;
     const int64_t m = 8, len = 13;
     for (int lay = 1; lay < 3; lay++) { /* (3,m), (m,3) */
-        remat_fn *body = euler_body(REMAT_F64, m, lay == 1);
-        remat_tensor in[3] = {t_rand(REMAT_F64, 2, lay == 1 ? DIMS(3, m) : DIMS(m, 3), 0, 1),
-                              t_rand(REMAT_F64, 1, DIMS(m), 0.5, 1.5), t_rand(REMAT_F64, 1, DIMS(m), 0.2, 0.8)};
-        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
-        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        euler_case c = euler_case_new(REMAT_F64, m, lay == 1);
         for (int si = 0; si < N_JIT_SCHED; si++)
             for (int blocked = 0; blocked < 2; blocked++)
                 for (int rev = 0; rev < 2; rev++) {
                     remat_scan_options o = opts(jit_schedules[si], rev, NULL);
-                    remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+                    remat_fn *f = euler_loss(&c, &o, len);
                     remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
                     setenv("REMAT_SCAN_BLOCK", blocked ? "2" : "0", 1);
                     result one;
                     assert_int_equal(remat_set_num_threads(1), REMAT_OK);
-                    run_mode(g, 3, in, 1, &one);
+                    run_mode(g, 3, c.in, 1, &one);
                     for (int th = 2; th <= 4; th += 2) {
                         char what[96];
                         snprintf(what, sizeof what, "euler layout %d %s%s%s, %d threads", lay, jit_schedules[si],
@@ -217,7 +196,7 @@ static void test_scan_jit_lane_blocks_threads(void **state)
                         const int64_t splits = remat_pool_split_loops();
                         result many;
                         assert_int_equal(remat_set_num_threads(th), REMAT_OK);
-                        run_mode(g, 3, in, 1, &many);
+                        run_mode(g, 3, c.in, 1, &many);
                         check_outs_bitwise(what, &many.o, &one.o);
                         assert_int_equal(many.st.forward_evals, one.st.forward_evals);
                         assert_int_equal(many.st.forward_evals, many.plan.forward_evals);
@@ -242,8 +221,7 @@ static void test_scan_jit_lane_blocks_threads(void **state)
                     remat_fn_free(g);
                     remat_fn_free(f);
                 }
-        t_free_all(3, in);
-        remat_fn_free(body);
+        euler_case_free(&c);
     }
 }
 
@@ -262,20 +240,16 @@ static void test_scan_jit_lane_ranges_threads(void **state)
     (void)state;
     const int64_t m = 100, len = 700; /* 70000 lane-steps a phase: worth splitting */
     for (int lay = 1; lay < 3; lay++) { /* (3,m), (m,3) */
-        remat_fn *body = euler_body(REMAT_F64, m, lay == 1);
-        remat_tensor in[3] = {t_rand(REMAT_F64, 2, lay == 1 ? DIMS(3, m) : DIMS(m, 3), 0, 1),
-                              t_rand(REMAT_F64, 1, DIMS(m), 0.5, 1.5), t_rand(REMAT_F64, 1, DIMS(m), 0.2, 0.8)};
-        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
-        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        euler_case c = euler_case_new(REMAT_F64, m, lay == 1);
         for (int si = 0; si < N_JIT_SCHED; si++)
             for (int rev = 0; rev < 2; rev++) {
                 remat_scan_options o = opts(jit_schedules[si], rev, NULL);
-                remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+                remat_fn *f = euler_loss(&c, &o, len);
                 remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
                 setenv("REMAT_SCAN_BLOCK", "0", 1);
                 result one;
                 assert_int_equal(remat_set_num_threads(1), REMAT_OK);
-                run_mode(g, 3, in, 1, &one);
+                run_mode(g, 3, c.in, 1, &one);
                 assert_int_equal(one.plan.scan_block_lanes, 0);
                 for (int th = 2; th <= 4; th += 2) {
                     char what[96];
@@ -284,7 +258,7 @@ static void test_scan_jit_lane_ranges_threads(void **state)
                     result many;
                     assert_int_equal(remat_set_num_threads(th), REMAT_OK);
                     const int64_t splits = remat_pool_split_loops();
-                    run_mode(g, 3, in, 1, &many);
+                    run_mode(g, 3, c.in, 1, &many);
                     const int64_t split = remat_pool_split_loops() - splits;
                     check_outs_bitwise(what, &many.o, &one.o);
                     assert_int_equal(many.st.forward_evals, one.st.forward_evals);
@@ -302,7 +276,7 @@ static void test_scan_jit_lane_ranges_threads(void **state)
                 setenv("REMAT_SCAN_BLOCK", "24", 1);
                 result blocked;
                 assert_int_equal(remat_set_num_threads(3), REMAT_OK);
-                run_mode(g, 3, in, 1, &blocked);
+                run_mode(g, 3, c.in, 1, &blocked);
                 check_outs_bitwise(jit_schedules[si], &blocked.o, &one.o);
                 assert_int_equal(blocked.st.forward_evals, blocked.plan.forward_evals);
 #if REMAT_HAVE_GCCJIT
@@ -321,8 +295,7 @@ static void test_scan_jit_lane_ranges_threads(void **state)
                 remat_fn_free(g);
                 remat_fn_free(f);
             }
-        t_free_all(3, in);
-        remat_fn_free(body);
+        euler_case_free(&c);
     }
 }
 
@@ -337,20 +310,16 @@ static void test_scan_jit_packed_carries_block(void **state)
     (void)state;
     const int64_t m = 128, len = 3000;
     for (int lay = 1; lay < 3; lay++) {
-        remat_fn *body = euler_body(REMAT_F64, m, lay == 1);
-        remat_tensor in[3] = {t_rand(REMAT_F64, 2, lay == 1 ? DIMS(3, m) : DIMS(m, 3), 0, 1),
-                              t_rand(REMAT_F64, 1, DIMS(m), 0.5, 1.5), t_rand(REMAT_F64, 1, DIMS(m), 0.2, 0.8)};
-        const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
-        const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+        euler_case c = euler_case_new(REMAT_F64, m, lay == 1);
         remat_scan_options o = opts("store-all", 0, NULL);
-        remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+        remat_fn *f = euler_loss(&c, &o, len);
         remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
         result one, two, interp;
         assert_int_equal(remat_set_num_threads(1), REMAT_OK);
-        run_mode(g, 3, in, 1, &one);
-        run_mode(g, 3, in, 0, &interp);
+        run_mode(g, 3, c.in, 1, &one);
+        run_mode(g, 3, c.in, 0, &interp);
         assert_int_equal(remat_set_num_threads(2), REMAT_OK);
-        run_mode(g, 3, in, 1, &two);
+        run_mode(g, 3, c.in, 1, &two);
         assert_int_equal(remat_set_num_threads(0), REMAT_OK);
         check_outs_bitwise(lay == 1 ? "(3,m)" : "(m,3)", &one.o, &interp.o);
         check_outs_bitwise(lay == 1 ? "(3,m)" : "(m,3)", &two.o, &interp.o);
@@ -363,8 +332,7 @@ static void test_scan_jit_packed_carries_block(void **state)
         outs_free(&one.o), outs_free(&two.o), outs_free(&interp.o);
         remat_fn_free(g);
         remat_fn_free(f);
-        t_free_all(3, in);
-        remat_fn_free(body);
+        euler_case_free(&c);
     }
 }
 
@@ -376,23 +344,19 @@ static void test_scan_jit_lane_blocks_split_forward(void **state)
 {
     (void)state;
     const int64_t m = 64, len = 1024;
-    remat_fn *body = euler_body(REMAT_F64, m, 1);
-    remat_tensor in[3] = {t_rand(REMAT_F64, 2, DIMS(3, m), 0, 1), t_rand(REMAT_F64, 1, DIMS(m), 0.5, 1.5),
-                          t_rand(REMAT_F64, 1, DIMS(m), 0.2, 0.8)};
-    const remat_dtype adt[3] = {REMAT_F64, REMAT_F64, REMAT_F64};
-    const remat_shape sh[3] = {in[0].shape, in[1].shape, in[2].shape};
+    euler_case c = euler_case_new(REMAT_F64, m, 1);
     static const char *const sched[] = {"store-all", "binomial:4"};
     for (int si = 0; si < 2; si++) {
         remat_scan_options o = opts(sched[si], 0, NULL);
-        remat_fn *f = scan_loss(body, len, 3, adt, sh, 1, 0, &o, 0);
+        remat_fn *f = euler_loss(&c, &o, len);
         remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
         setenv("REMAT_SCAN_BLOCK", "8", 1);
         result one, two;
         assert_int_equal(remat_set_num_threads(1), REMAT_OK);
-        run_mode(g, 3, in, 1, &one);
+        run_mode(g, 3, c.in, 1, &one);
         assert_int_equal(remat_set_num_threads(2), REMAT_OK);
         const int64_t splits = remat_pool_split_loops();
-        run_mode(g, 3, in, 1, &two);
+        run_mode(g, 3, c.in, 1, &two);
         const int64_t split = remat_pool_split_loops() - splits;
         unsetenv("REMAT_SCAN_BLOCK");
         assert_int_equal(remat_set_num_threads(0), REMAT_OK);
@@ -412,8 +376,7 @@ static void test_scan_jit_lane_blocks_split_forward(void **state)
         remat_fn_free(g);
         remat_fn_free(f);
     }
-    t_free_all(3, in);
-    remat_fn_free(body);
+    euler_case_free(&c);
 }
 
 int main(void)

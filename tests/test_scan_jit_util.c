@@ -69,3 +69,27 @@ remat_fn *scan_loss(const remat_fn *body, int64_t len, int n_args, const remat_d
     assert_fn_ok(f);
     return f;
 }
+
+euler_case euler_case_new(remat_dtype dt, int64_t m, int rows)
+{
+    euler_case c = {.body = euler_body(dt, m, rows)};
+    const int r = m == 0 ? 0 : 1; /* rank of k */
+    c.in[0] = t_rand(dt, r + 1, m == 0 ? DIMS(3) : rows ? DIMS(3, m) : DIMS(m, 3), 0, 1);
+    c.in[1] = t_rand(dt, r, DIMS(m), 0.5, 1.5);
+    c.in[2] = t_rand(dt, r, DIMS(m), 0.2, 0.8);
+    return c;
+}
+
+remat_fn *euler_loss(const euler_case *c, const remat_scan_options *o, int64_t len)
+{
+    const remat_dtype dt[3] = {c->in[0].dtype, c->in[1].dtype, c->in[2].dtype};
+    const remat_shape sh[3] = {c->in[0].shape, c->in[1].shape, c->in[2].shape};
+    return scan_loss(c->body, len, 3, dt, sh, 1, 0, o, 0);
+}
+
+void euler_case_free(euler_case *c)
+{
+    t_free_all(3, c->in);
+    remat_fn_free(c->body);
+    c->body = NULL;
+}

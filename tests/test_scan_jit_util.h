@@ -6,12 +6,14 @@
  * bodies compiled or interpreted, the schedules the loops are checked
  * under, and the PFR Euler step with a loss over a scan of it.
  *
- *   remat_fn *body = euler_body(REMAT_F64, 4, 1);                 // y (3,4), k1 (4), k2 (4)
+ *   euler_case c = euler_case_new(REMAT_F64, 4, 1);       // y (3,4), k1 (4), k2 (4)
  *   remat_scan_options o = opts(jit_schedules[0], 0, NULL);
- *   remat_fn *f = scan_loss(body, 13, 3, adt, sh, 1, 0, &o, 0);
+ *   remat_fn *f = euler_loss(&c, &o, 13);
  *   result r;
- *   run_mode(f, 3, in, 1, &r);                                     // compiled; 0: interpreted
+ *   run_mode(f, 3, c.in, 1, &r);                           // compiled; 0: interpreted
  *   outs_free(&r.o);
+ *   remat_fn_free(f);
+ *   euler_case_free(&c);
  */
 #ifndef REMAT_TEST_SCAN_JIT_UTIL_H
 #define REMAT_TEST_SCAN_JIT_UTIL_H
@@ -44,5 +46,17 @@ remat_fn *euler_body(remat_dtype dt, int64_t m, int rows);
  * carries, n_xs scanned, the rest constants */
 remat_fn *scan_loss(const remat_fn *body, int64_t len, int n_args, const remat_dtype *dt,
                     const remat_shape *shapes, int n_carry, int n_xs, const remat_scan_options *o, int n_ys);
+
+/* The Euler step over m lanes, y (3,m) when rows else (m,3) (m = 0: y (3)
+ * and scalar k), with its arguments drawn in order: y in [0, 1), k1 in
+ * [0.5, 1.5), k2 in [0.2, 0.8), all of dtype dt */
+typedef struct {
+    remat_fn *body;
+    remat_tensor in[3];
+} euler_case;
+euler_case euler_case_new(remat_dtype dt, int64_t m, int rows);
+/* scan_loss of the case's body over its arguments (one carry), len steps */
+remat_fn *euler_loss(const euler_case *c, const remat_scan_options *o, int64_t len);
+void euler_case_free(euler_case *c);
 
 #endif
