@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backend/cpu/copy_op.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "core/assert.h"
 #include "core/error.h"
@@ -260,23 +261,9 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
     remat_cuda_copy_desc *D = alloc(ctx, sizeof *D);
     if (!D)
         return nomem(op->op);
-    switch (remat_op_param_of(op->op)) {
-    case REMAT_OPP_NONE: /* reshape, materialised */
-        P = (remat_cpu_copy_plan){.kind = ins->n ? REMAT_CPU_COPY_CONTIG : REMAT_CPU_COPY_EMPTY,
-                                  .esize = (uint8_t)remat_dtype_size(op->dtype), .n = (int64_t)ins->n};
-        break;
-    case REMAT_OPP_PERM: remat_cpu_transpose_plan(&P, op->dtype, &op->in_shapes[0], op->p.perm); break;
-    case REMAT_OPP_BDIMS:
-        remat_cpu_broadcast_in_dim_plan(&P, op->dtype, &op->shape, &op->in_shapes[0], op->p.bdims);
-        break;
-    case REMAT_OPP_SLICE: remat_cpu_slice_plan(&P, op->dtype, &op->in_shapes[0], op->p.slice); break;
-    case REMAT_OPP_PAD: remat_cpu_pad_plan(&P, op->dtype, &op->shape, &op->in_shapes[0], op->p.pad); break;
-    case REMAT_OPP_AXIS: case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT:
-    case REMAT_OPP_INT_EXPONENT: case REMAT_OPP_EXPONENT: case REMAT_OPP_AXES: case REMAT_OPP_DOT:
-    case REMAT_OPP_SOLVE: case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
+    if (!remat_cpu_copy_plan_of(&P, op, ins->n))
         return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: structural op '%s' has a parameter it does not know",
                            remat_op_name(op->op));
-    }
     copy_desc(D, &P);
     ins->fn = k_copy;
     ins->aux = D;
