@@ -42,5 +42,6 @@
 #include "fit.h"
 #include "pfr.h"
 #include "random.h"
+#include "dist.h"
 
 #endif

@@ -1,0 +1,157 @@
+/* mpi.c — the MPI group: MPI_COMM_WORLD's ranks through a duplicate
+ * communicator of our own (remat's messages never match a caller's) whose
+ * errors return instead of aborting, so they become statuses. */
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "dist/dist_impl.h"
+
+typedef struct {
+    MPI_Comm comm;
+    bool finalize; /* we initialised MPI: we finalise it */
+} mpi_ctx;
+
+static MPI_Comm comm_of(remat_dist *d) { return ((mpi_ctx *)d->ctx)->comm; }
+
+static remat_status mpi_fail(const char *what, int rc)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "error %d", rc);
+    return remat_error(REMAT_ERR_BACKEND, "dist: %s failed: %s", what, text);
+}
+
+static remat_status mpi_gatherv(remat_dist *d, int root, const double *mine, const int64_t *count,
+                                const int64_t *displ, double *all)
+{
+    int *ci = remat_malloc(2 * (size_t)d->size * sizeof *ci);
+    if (!ci)
+        return remat_error(REMAT_ERR_NOMEM, "dist: gather of %d ranks' counts", d->size);
+    int *di = ci + d->size;
+    for (int r = 0; r < d->size; r++) {
+        if (count[r] > INT_MAX || displ[r] > INT_MAX - count[r]) {
+            remat_free(ci);
+            return remat_error(REMAT_ERR_UNSUPPORTED, "dist: a gather of more than %d doubles (rank %d sends "
+                               "%lld at %lld)", INT_MAX, r, (long long)count[r], (long long)displ[r]);
+        }
+        ci[r] = (int)count[r];
+        di[r] = (int)displ[r];
+    }
+    static const double none;
+    const double *send = mine ? mine : &none;
+    int rc = root < 0 ? MPI_Allgatherv(send, ci[d->rank], MPI_DOUBLE, all, ci, di, MPI_DOUBLE, comm_of(d))
+                      : MPI_Gatherv(send, ci[d->rank], MPI_DOUBLE, all, ci, di, MPI_DOUBLE, root, comm_of(d));
+    remat_free(ci);
+    return rc == MPI_SUCCESS ? REMAT_OK : mpi_fail(root < 0 ? "MPI_Allgatherv" : "MPI_Gatherv", rc);
+}
+
+static remat_status mpi_bcast(remat_dist *d, int root, void *buf, size_t bytes)
+{
+    for (size_t off = 0; off < bytes;) { /* MPI counts are ints */
+        size_t k = bytes - off < (size_t)INT_MAX ? bytes - off : (size_t)INT_MAX;
+        int rc = MPI_Bcast((char *)buf + off, (int)k, MPI_BYTE, root, comm_of(d));
+        if (rc != MPI_SUCCESS)
+            return mpi_fail("MPI_Bcast", rc);
+        off += k;
+    }
+    return REMAT_OK;
+}
+
+enum { SUM_TAG = 0x5e3 };
+
+static remat_status mpi_send(remat_dist *d, int to, const double *buf, int64_t n)
+{
+    for (int64_t off = 0; off < n;) {
+        int k = n - off < INT_MAX ? (int)(n - off) : INT_MAX;
+        int rc = MPI_Send(buf + off, k, MPI_DOUBLE, to, SUM_TAG, comm_of(d));
+        if (rc != MPI_SUCCESS)
+            return mpi_fail("MPI_Send", rc);
+        off += k;
+    }
+    return REMAT_OK;
+}
+
+static remat_status mpi_recv(remat_dist *d, int from, double *buf, int64_t n)
+{
+    for (int64_t off = 0; off < n;) {
+        int k = n - off < INT_MAX ? (int)(n - off) : INT_MAX;
+        int rc = MPI_Recv(buf + off, k, MPI_DOUBLE, from, SUM_TAG, comm_of(d), MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail("MPI_Recv", rc);
+        off += k;
+    }
+    return REMAT_OK;
+}
+
+static remat_status mpi_allgather_int(remat_dist *d, int mine, int *all)
+{
+    int rc = MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, comm_of(d));
+    return rc == MPI_SUCCESS ? REMAT_OK : mpi_fail("MPI_Allgather", rc);
+}
+
+static void mpi_close(remat_dist *d)
+{
+    mpi_ctx *c = d->ctx;
+    MPI_Comm_free(&c->comm);
+    if (c->finalize)
+        MPI_Finalize();
+    remat_free(c);
+}
+
+static const remat_dist_ops mpi_ops = {
+    .kind = "mpi",
+    .gatherv = mpi_gatherv,
+    .bcast = mpi_bcast,
+    .send = mpi_send,
+    .recv = mpi_recv,
+    .allgather_int = mpi_allgather_int,
+    .close = mpi_close,
+};
+
+remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool *joined)
+{
+    *joined = false;
+    int inited = 0, finalized = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&finalized);
+    if (finalized)
+        return remat_error(REMAT_ERR_ARG, "dist: MPI was finalised already in this process");
+    /* Outside a launcher a singleton MPI_Init would start a daemon for
+     * nothing (and fails in some containers): a group of one rank instead. */
+    if (!inited && remat_dist_launched_size() == 0)
+        return REMAT_OK;
+    mpi_ctx *c = remat_calloc(1, sizeof *c);
+    if (!c)
+        return remat_error(REMAT_ERR_NOMEM, "dist: the MPI group");
+    if (!inited) {
+        int provided = 0; /* FUNNELED: remat's pool threads never call MPI */
+        int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+        if (rc != MPI_SUCCESS) {
+            remat_free(c);
+            return mpi_fail("MPI_Init_thread", rc);
+        }
+        c->finalize = true;
+    }
+    int rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_rank(c->comm, &d->rank);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_size(c->comm, &d->size);
+    if (rc != MPI_SUCCESS) {
+        remat_status st = mpi_fail("joining MPI_COMM_WORLD", rc);
+        if (c->finalize)
+            MPI_Finalize();
+        remat_free(c);
+        return st;
+    }
+    d->ops = &mpi_ops;
+    d->ctx = c;
+    *joined = true;
+    return REMAT_OK;
+}

@@ -1,0 +1,44 @@
+/* single.c — the group of one rank: a build without MPI, a run outside
+ * mpirun, and d = NULL. Gathers copy; there is nobody to send to. */
+#include <string.h>
+
+#include "core/assert.h"
+#include "dist/dist_impl.h"
+
+static remat_status single_gatherv(remat_dist *d, int root, const double *mine, const int64_t *count,
+                                   const int64_t *displ, double *all)
+{
+    if (all && count[0] > 0)
+        memcpy(all + displ[0], mine, (size_t)count[0] * sizeof *all);
+    return REMAT_OK;
+}
+
+static remat_status single_bcast(remat_dist *d, int root, void *buf, size_t bytes) { return REMAT_OK; }
+
+static remat_status single_send(remat_dist *d, int to, const double *buf, int64_t n)
+{
+    REMAT_UNREACHABLE("dist: a one-rank group sends to nobody");
+}
+
+static remat_status single_recv(remat_dist *d, int from, double *buf, int64_t n)
+{
+    REMAT_UNREACHABLE("dist: a one-rank group receives from nobody");
+}
+
+static remat_status single_allgather_int(remat_dist *d, int mine, int *all)
+{
+    all[0] = mine;
+    return REMAT_OK;
+}
+
+static void single_close(remat_dist *d) {}
+
+const remat_dist_ops remat_dist_single_ops = {
+    .kind = "single",
+    .gatherv = single_gatherv,
+    .bcast = single_bcast,
+    .send = single_send,
+    .recv = single_recv,
+    .allgather_int = single_allgather_int,
+    .close = single_close,
+};
