@@ -12,8 +12,12 @@
  */
 #include "test_util.h"
 
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "remat/remat.h"
 
@@ -93,12 +97,17 @@ static void test_scan_tier_short_scan_compiles_after_runs(void **state)
     remat_memory_plan plan = plan_of(&q);
     assert_int_equal(plan.compiled_loops, 0);
     assert_int_equal(plan.deferred_loops, 2); /* the forward and the backward node */
-    int runs = 0;
-    while (plan_of(&q).compiled_loops == 0 && runs < 100000) {
+    /* the node whose run brings the body's account past the cost compiles;
+     * the other takes the code at its next kernel entry, this run or the next */
+    int runs = 0, first = 0;
+    while (plan_of(&q).compiled_loops < 2 && runs < 100000) {
         pfr_run(&q);
         runs++;
         assert_memory_equal(q.out, want, sizeof want);
+        if (!first && plan_of(&q).compiled_loops > 0)
+            first = runs;
     }
+    assert_true(runs - first <= 1);
     plan = plan_of(&q);
     assert_int_equal(plan.compiled_loops, 2);
     assert_int_equal(plan.deferred_loops, 0);
@@ -259,6 +268,184 @@ static void test_scan_tier_batch_switches_bitwise(void **state)
     remat_fn_free(g);
 }
 
+/* value_and_grad over (k1, k2) of `scans` Euler scans of `steps` each, one
+ * after the other, all with the same body (h in it: a body of its own per h) */
+static remat_fn *chain_grad(int scans, int64_t steps, double h)
+{
+    remat_fn *b = remat_fn_new("pfr_euler_step");
+    remat_val y = remat_arg(b, "y", REMAT_F64, 1, (int64_t[]){3});
+    remat_val k1 = remat_arg(b, "k1", REMAT_F64, 0, NULL), k2 = remat_arg(b, "k2", REMAT_F64, 0, NULL);
+    remat_val ya = remat_index(b, y, 0), yb = remat_index(b, y, 1);
+    remat_val r1 = remat_mul(b, k1, ya), r2 = remat_mul(b, k2, yb);
+    remat_val parts[3] = {remat_reshape(b, remat_neg(b, r1), 1, (int64_t[]){1}),
+                          remat_reshape(b, remat_sub(b, r1, r2), 1, (int64_t[]){1}),
+                          remat_reshape(b, r2, 1, (int64_t[]){1})};
+    remat_fn_output(b, remat_add(b, y, remat_mul_scalar(b, remat_concatenate(b, 3, parts, 0), h)));
+    remat_fn *f = remat_fn_new("pfr_euler_chain");
+    remat_val c = remat_arg(f, "y0", REMAT_F64, 1, (int64_t[]){3});
+    remat_val k[2] = {remat_arg(f, "k1", REMAT_F64, 0, NULL), remat_arg(f, "k2", REMAT_F64, 0, NULL)};
+    remat_scan_options opt = {0};
+    assert_int_equal(remat_schedule_parse("binomial:4", &opt.schedule), REMAT_OK);
+    for (int i = 0; i < scans; i++)
+        assert_int_equal(remat_scan(f, b, steps, 1, &c, 0, NULL, 2, k, &opt, &c, NULL), REMAT_OK);
+    remat_fn_output(f, remat_index(f, c, 1));
+    remat_fn *g = NULL;
+    assert_int_equal(remat_value_and_grad(f, 2, (const int[]){1, 2}, &g), REMAT_OK);
+    remat_fn_free(b);
+    remat_fn_free(f);
+    return g;
+}
+
+/* runs of g under auto until all `loops` scan nodes are compiled, each run
+ * bitwise the interpreter's; returns the run at which the first switched */
+static int runs_to_compile(const remat_fn *g, int64_t loops)
+{
+    double y0[3] = {1, 0, 0}, k1 = 2, k2 = 0.5, want[3], got[3];
+    const remat_tensor in[3] = {remat_tensor_f64(y0, 1, (int64_t[]){3}), remat_tensor_f64(&k1, 0, NULL),
+                                remat_tensor_f64(&k2, 0, NULL)};
+    remat_tensor o[2][3];
+    remat_program *p[2];
+    for (int t = 0; t < 2; t++) {
+        double *buf = t ? got : want;
+        for (int i = 0; i < 3; i++)
+            o[t][i] = remat_tensor_f64(buf + i, 0, NULL);
+        setenv("REMAT_JIT", t ? "auto" : "never", 1);
+        assert_int_equal(remat_compile(g, remat_backend_cpu(), &p[t]), REMAT_OK);
+    }
+    assert_int_equal(remat_run(p[0], 3, in, 3, o[0], NULL), REMAT_OK);
+    remat_memory_plan plan;
+    remat_program_plan(p[1], &plan);
+    assert_int_equal(plan.compiled_loops, 0);
+    assert_int_equal(plan.deferred_loops, loops);
+    int runs = 0, first = 0;
+    while (plan.compiled_loops < loops && runs < 1000000) {
+        assert_int_equal(remat_run(p[1], 3, in, 3, o[1], NULL), REMAT_OK);
+        assert_memory_equal(got, want, sizeof want);
+        remat_program_plan(p[1], &plan);
+        runs++;
+        if (!first && plan.compiled_loops > 0)
+            first = runs;
+    }
+    assert_int_equal(plan.compiled_loops, loops);
+    assert_true(runs - first <= 1); /* the rest take the code at their next entry */
+    remat_program_free(p[0]);
+    remat_program_free(p[1]);
+    return first;
+}
+
+/* Scans with the same body share one account: eight of them, each doing
+ * what one scan alone does a run, reach the compile's cost in about an
+ * eighth of the runs (per-node accounts would take as many as the one). */
+static void test_scan_tier_same_body_shares_account(void **state)
+{
+    (void)state;
+    remat_fn *one = chain_grad(1, 100, 0.0123), *eight = chain_grad(8, 100, 0.0125);
+    const int r1 = runs_to_compile(one, 2), r8 = runs_to_compile(eight, 16);
+    printf("  one scan compiled at run %d, eight of the same body at run %d\n", r1, r8);
+    assert_true(r8 > 1);
+    assert_true(4 * r8 <= r1);
+    remat_fn_free(one);
+    remat_fn_free(eight);
+}
+
+/* the entries of the disk cache in dir; `remove`: and deletes them */
+static int cache_entries(const char *dir, bool remove)
+{
+    DIR *d = opendir(dir);
+    char path[4400];
+    int n = 0;
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        n += strncmp(e->d_name, "lanes-", 6) == 0;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (remove && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlink(path);
+    }
+    closedir(d);
+    return n;
+}
+
+/* A body compiled after some runs goes to the disk cache like one compiled
+ * at lowering, so that the next process takes it at its first run. */
+static void test_scan_tier_deferred_compile_writes_cache(void **state)
+{
+    (void)state;
+    const char *t = getenv("TMPDIR"), *was = getenv("REMAT_CACHE_DIR");
+    char dir[4096], keep[4096];
+    snprintf(keep, sizeof keep, "%s", was ? was : "");
+    snprintf(dir, sizeof dir, "%s/remat-tier-XXXXXX", t && *t ? t : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    setenv("REMAT_CACHE_DIR", dir, 1);
+    unsetenv("REMAT_NO_CACHE");
+    remat_fn *g = chain_grad(1, 100, 0.0127);
+    assert_int_equal(cache_entries(dir, false), 0);
+    assert_true(runs_to_compile(g, 2) > 1);
+    assert_int_equal(cache_entries(dir, true), 1);
+    rmdir(dir);
+    remat_fn_free(g);
+    if (was)
+        setenv("REMAT_CACHE_DIR", keep, 1);
+    else
+        unsetenv("REMAT_CACHE_DIR");
+    setenv("REMAT_NO_CACHE", "1", 1);
+}
+
+/* Robertson's gradient over 21 intervals of Rodas5 steps: unrolled lane
+ * programs of ~6000 instructions in all (past any fixed cap that keeps gcc
+ * short), which the policy weighs like any other: deferred at lowering,
+ * its 42 scan nodes compiled together once their runs have done the work,
+ * with the interpreter's bits before and after. */
+static void test_scan_tier_big_unrolled_body_deferred(void **state)
+{
+    (void)state;
+    remat_mechanism *m;
+    assert_int_equal(remat_mechanism_parse_string("species A, B, C\nparam k1 = 0.04\nparam k2 = 3e7\n"
+                                                  "param k3 = 1e4\nA -> B : k1\n2 B -> B + C : k2\n"
+                                                  "B + C -> A + C : k3\n", NULL, &m), REMAT_OK);
+    double t[21];
+    for (int i = 0; i < 21; i++)
+        t[i] = pow(10.0, -5.0 + i / 2.0);
+    remat_ode_options opt = {.method = REMAT_ODE_RODAS5, .n_times = 21, .times = t, .steps = 2};
+    remat_fn *f = remat_fn_new("robertson"), *g = NULL;
+    remat_val a = remat_arg(f, "y0", REMAT_F64, 1, (int64_t[]){3});
+    remat_val p = remat_arg(f, "k", REMAT_F64, 1, (int64_t[]){3}), ys;
+    assert_int_equal(remat_ode_integrate(f, m, &opt, a, p, &ys), REMAT_OK);
+    remat_fn_output(f, remat_sum_all(f, remat_index(f, ys, 20)));
+    assert_int_equal(remat_grad(f, 1, (int[]){1}, &g), REMAT_OK);
+    double y0[3] = {1, 0, 0}, k[3] = {0.04, 3e7, 1e4}, want[3], got[3];
+    const remat_tensor in[2] = {remat_tensor_f64(y0, 1, (int64_t[]){3}), remat_tensor_f64(k, 1, (int64_t[]){3})};
+    remat_tensor ow = remat_tensor_f64(want, 1, (int64_t[]){3}), og = remat_tensor_f64(got, 1, (int64_t[]){3});
+    remat_program *pn, *pa;
+    setenv("REMAT_JIT", "never", 1);
+    assert_int_equal(remat_compile(g, remat_backend_cpu(), &pn), REMAT_OK);
+    assert_int_equal(remat_run(pn, 2, in, 1, &ow, NULL), REMAT_OK);
+    setenv("REMAT_JIT", "auto", 1);
+    assert_int_equal(remat_compile(g, remat_backend_cpu(), &pa), REMAT_OK);
+    remat_memory_plan plan;
+    remat_program_plan(pa, &plan);
+    assert_int_equal(plan.compiled_loops, 0);
+    const int64_t loops = plan.deferred_loops;
+    assert_true(loops >= 42); /* every interval's forward and backward, and the regions' re-runs */
+    int runs = 0;
+    while (plan.compiled_loops < loops && runs < 100000) {
+        memset(got, 0, sizeof got);
+        assert_int_equal(remat_run(pa, 2, in, 1, &og, NULL), REMAT_OK);
+        assert_memory_equal(got, want, sizeof want);
+        remat_program_plan(pa, &plan);
+        runs++;
+    }
+    assert_int_equal(plan.compiled_loops, loops);
+    assert_int_equal(plan.deferred_loops, 0);
+    assert_int_equal(remat_run(pa, 2, in, 1, &og, NULL), REMAT_OK);
+    assert_memory_equal(got, want, sizeof want);
+    printf("  Robertson, %lld loops: compiled at run %d\n", (long long)loops, runs);
+    remat_program_free(pn);
+    remat_program_free(pa);
+    remat_fn_free(g);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +454,9 @@ int main(void)
         cmocka_unit_test_setup(test_scan_tier_compiled_before_taken, setup),
         cmocka_unit_test_setup(test_scan_tier_forced, setup),
         cmocka_unit_test_setup(test_scan_tier_batch_switches_bitwise, setup),
+        cmocka_unit_test_setup(test_scan_tier_same_body_shares_account, setup),
+        cmocka_unit_test_setup(test_scan_tier_deferred_compile_writes_cache, setup),
+        cmocka_unit_test_setup(test_scan_tier_big_unrolled_body_deferred, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

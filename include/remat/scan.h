@@ -20,22 +20,32 @@
  * remat_memory_plan.compiled_loops says whether it happened. Other bodies
  * (matrix products, custom ops) are interpreted.
  *
- * Compiled loops: only where it pays. Compiling costs ~0.1-0.2 s of gcc for
- * a small body (a few ms from the disk cache, remat/exec.h), interpreting
- * ~1.5 ns per lane instruction and step (+0.5 ns per lane): a
- * 1000-step gradient is done interpreted long before gcc is. The policy,
- * from the environment at remat_compile (REMAT_JIT):
+ * Compiled loops: only where it pays. Compiling costs gcc ~30 ms plus
+ * ~0.1-0.15 ms per lane instruction of the body's programs (~50 ms for a
+ * small body, ~0.65 s for Robertson's unrolled Rodas5 step at -O1; a few ms
+ * from the disk cache, remat/exec.h), interpreting ~1.5 ns per lane
+ * instruction and step (+0.5 ns per lane): a 1000-step gradient is done
+ * interpreted long before gcc is. The policy, from the environment at
+ * remat_compile (REMAT_JIT):
  *   auto (default)  compile at remat_compile when one run's predicted
  *                   interpreted work (the schedule's evaluations x the body's
  *                   instructions, the cost model above) exceeds the
  *                   compile's predicted cost; else take the code if this
  *                   process or the disk cache has it and the run is worth
  *                   loading it for (0.3 ms); else start interpreted
- *                   (remat_memory_plan.deferred_loops) and compile at the
- *                   start of the run that brings the runs' predicted work
- *                   past the compile's cost (never more than about twice
- *                   the better choice in hindsight). The forward and
- *                   backward nodes of one gradient decide alike.
+ *                   (remat_memory_plan.deferred_loops) and count the
+ *                   predicted work of the runs of every scan of the
+ *                   process with the same body (an ODE's intervals, a fit's
+ *                   rebuilt programs): the run that brings it past the
+ *                   compile's cost compiles the body (into the disk cache)
+ *                   and the others take the code at their next run (never
+ *                   more than about twice the better choice in hindsight);
+ *                   the disk cache is asked once, when the work passes a
+ *                   load's cost. The forward and backward nodes of one
+ *                   gradient decide alike at remat_compile. No fixed size
+ *                   limit decides: large bodies only cost more to compile
+ *                   (a safety cap of 20000 lane instructions a kernel
+ *                   remains).
  *   always          compile every body that can be (what tests and
  *                   benchmarks of the compiled loops set)
  *   never           interpret; REMAT_NO_JIT=1 is the same and wins.

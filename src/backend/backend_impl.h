@@ -125,6 +125,11 @@ typedef struct {
      * a caller that would not compile for a short run (scan_tier.c) still
      * take code that costs next to nothing to get. */
     remat_status (*load_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out);
+    /* Optional, with load_lanes (NULL: a caller cannot weigh compiling, and
+     * compiles): the predicted CPU time of compile_lanes for p when nothing
+     * is cached, in ns (CPU: cpu/jit_cost.h), which scan_tier.c weighs
+     * against the interpreted work compiling would save. */
+    double (*lanes_compile_ns)(int n, const remat_lane_program *const *p);
     /* Whether compiled lane runs are cut for the host (scan_runtime_lanes.c):
      * blocked so that a block's store fits a core's cache, and split into
      * lane ranges on the thread pool. The CPU sets it; a backend whose lanes

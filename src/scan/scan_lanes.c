@@ -24,8 +24,7 @@
  *
  * Not translated (the body is interpreted instead): dot_general, custom ops,
  * nested scans, non-splat constants along the lane axis, empty values, the
- * case above, and programs over LANES_MAX_INS instructions
- * (LANES_MAX_INS_UNROLLED with m = 1).
+ * case above, and programs over LANES_MAX_INS instructions.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,12 +39,14 @@
 #include "scan/scan_lanes.h"
 #include "scan/scan_lanes_solve.h"
 
-/* Instructions per kernel. Lane programs of m > 1 lanes are small (one
- * lane's scalars); an unrolled one (m = 1) is straight-line code whose
- * compile time grows faster than linearly in gcc (a (20,20) state, ~5000
- * instructions a kernel, took 9 s at -O3), while interpreting it is fast. */
+/* Instructions per kernel: a safety valve, not the policy. Whether a body's
+ * programs are worth compiling is scan_tier.c's call (their interpreted
+ * work against gcc's time, which the backend predicts from their size);
+ * this only keeps a pathological body (gcc's time grows faster than
+ * linearly in a function's size: a (20,20) state's ~5000-instruction
+ * unrolled kernels took 9 s at -O3) from being translated at all. Rodas5 on
+ * three species: 764 to 2102 a kernel. */
 #define LANES_MAX_INS 20000
-#define LANES_MAX_INS_UNROLLED 1500
 
 typedef struct {
     int lane;           /* lane axis, -1: none */
@@ -78,7 +79,7 @@ enum { F_VARYING = 1, F_POST = 2 };
 
 static int32_t push_to(lb *b, remat_lane_ins **arr, int *n, int *cap, remat_lane_ins I)
 {
-    if (!b->ok || b->n + b->n_st >= (b->m == 1 ? LANES_MAX_INS_UNROLLED : LANES_MAX_INS))
+    if (!b->ok || b->n + b->n_st >= LANES_MAX_INS)
         return b->ok = 0, -1;
     if (*n == *cap) {
         int nc = *cap ? 2 * *cap : 256;

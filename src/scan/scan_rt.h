@@ -106,10 +106,13 @@ struct scan_rt {
     int64_t max_workers, workers_used;
 
     bool nested; /* in a sub-program (remat_hop_lowering) */
-    /* tiers (scan_tier.h): interpreted while waiting, compiled once the runs'
-     * interpreted work (tier_run_ns each) has reached the compile's cost */
+    /* tiers (scan_tier.h): interpreted while waiting, compiled once the
+     * interpreted work of the runs of every node with the same body (its
+     * account, tier_pool; tier_run_ns a run) has reached the compile's cost;
+     * tier_spent_ns: the node's own account when the process's table is full */
     bool tier_wait;
     double tier_run_ns, tier_cost_ns, tier_spent_ns;
+    struct scan_tier_pool *tier_pool;
     /* stats of the last root run (remat_hop_stats) */
     /* REMAT_OK, or why a phase could not be replayed (set from any thread of
      * the pool: lane blocks) */

@@ -1,6 +1,7 @@
 /* scan_tier.c — compile a scan's body only where it pays (scan_tier.h). */
 #include "scan/scan_tier.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,18 +9,17 @@
 
 #include "scan/scan_rt.h"
 
-/* The cost model, in ns, measured on the PFR Euler body (152 lane
+/* The interpreter's cost, in ns, measured on the PFR Euler body (152 lane
  * instructions in its five kernels) at 1 to 1024 lanes (design notes,
  * "Compiling only where it pays"): an interpreted step costs per lane
- * instruction a dispatch share plus a per-lane share; gcc a fixed part (the
- * driver, assembler and linker runs) plus a part per instruction (it grows
- * faster than that for large bodies, which compile later than they would
- * pay: still within the rent-or-buy bound, as the estimate only errs low);
- * taking code from the disk cache a read and a dlopen. */
+ * instruction a dispatch share plus a per-lane share (Robertson's unrolled
+ * Rodas5 body: predicted 2.4 ms a gradient, measured 1.7). What compiling
+ * costs is the backend's model (lanes_compile_ns: gcc's time grows with the
+ * programs' size and depends on the -O level it picks for them); taking
+ * code from the disk cache, or from this process's, costs a read and a
+ * dlopen at most. */
 #define INTERP_NS_PER_INS 1.5
 #define INTERP_NS_PER_LANE 0.5
-#define GCC_NS_FIXED 80e6
-#define GCC_NS_PER_INS 0.6e6
 #define LOAD_NS 0.3e6
 
 scan_jit_mode remat_scan_jit_mode(void)
@@ -39,6 +39,71 @@ scan_jit_mode remat_scan_jit_mode(void)
         fprintf(stderr, "remat: REMAT_JIT=%s: not always, never or auto; using auto\n", e);
     return SCAN_JIT_AUTO;
 }
+
+/* ---- the process's account per body ----
+ *
+ * Nodes with the same programs (the 21 interval scans of an ODE, one body;
+ * the programs a fit rebuilds; a gradient's forward and backward node) share
+ * one compilation, so they share one account of the interpreted work done:
+ * the first run that brings the body's total past the compile's cost
+ * compiles it, and every waiting node of that body then takes the code at
+ * its next run. Keyed by a hash of the programs: a collision only merges two
+ * accounts (a decision's timing), never code, which jit.c finds by the full
+ * programs. A full table leaves a node its own account. */
+struct scan_tier_pool {
+    uint64_t key;
+    double spent_ns; /* interpreted work its nodes did */
+    bool at_hand;    /* in this process's cache: compiled or loaded */
+    bool loaded;     /* the disk cache was asked */
+    bool failed;     /* compiling failed: its nodes stay interpreted */
+    unsigned kinds;  /* 1 << scan kind of the nodes waiting on it */
+};
+
+#define POOLS 256
+static struct scan_tier_pool pools[POOLS];
+static int n_pools;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+/* field by field: the struct's padding is not part of the program */
+static uint64_t programs_hash(const scan_lanes *S)
+{
+    uint64_t h = fnv(14695981039346656037ull, &S->n_progs, sizeof S->n_progs);
+    for (int k = 0; k < S->n_progs; k++) {
+        const remat_lane_program *p = &S->progs[k];
+        h = fnv(fnv(h, &p->m, sizeof p->m), &p->n_ins, sizeof p->n_ins);
+        for (int i = 0; i < p->n_ins; i++) {
+            const remat_lane_ins *I = &p->ins[i];
+            const int32_t f[8] = {I->kind, I->dt, I->op, I->post, I->a, I->b, I->c, I->buf};
+            h = fnv(fnv(fnv(fnv(h, f, sizeof f), &I->off, sizeof I->off), &I->lstride, sizeof I->lstride), &I->imm,
+                    sizeof I->imm);
+        }
+    }
+    return h;
+}
+
+static struct scan_tier_pool *pool_of(const scan_lanes *S)
+{
+    const uint64_t key = programs_hash(S);
+    struct scan_tier_pool *p = NULL;
+    pthread_mutex_lock(&pool_lock);
+    for (int i = 0; i < n_pools && !p; i++)
+        if (pools[i].key == key)
+            p = &pools[i];
+    if (!p && n_pools < POOLS)
+        p = &pools[n_pools++], *p = (struct scan_tier_pool){.key = key};
+    pthread_mutex_unlock(&pool_lock);
+    return p;
+}
+
+/* ---- the cost model ---- */
 
 /* instructions of kernel k's program (0: not translated) */
 static int64_t kernel_ins(const scan_lanes *S, int k)
@@ -66,6 +131,14 @@ static double run_ns(const scan_rt *r)
                       (double)(f->reverse + b->reverse) * (double)kernel_ins(S, LKI_REVERSE));
 }
 
+static double compile_ns(const scan_rt *r)
+{
+    const remat_lane_program *pp[LKI_COUNT];
+    for (int i = 0; i < r->lanes.n_progs; i++)
+        pp[i] = &r->lanes.progs[i];
+    return r->be->iface.lanes_compile_ns(r->lanes.n_progs, pp);
+}
+
 static bool debug(void)
 {
     const char *e = getenv("REMAT_JIT_DEBUG");
@@ -81,41 +154,108 @@ static void say(const scan_rt *r, const char *what)
                 r->tier_cost_ns / 1e6, what);
 }
 
+/* ---- the policy ---- */
+
+static void settle(scan_rt *r, bool at_hand, bool failed)
+{
+    if (!r->tier_pool)
+        return;
+    pthread_mutex_lock(&pool_lock);
+    r->tier_pool->at_hand |= at_hand;
+    r->tier_pool->failed |= failed;
+    pthread_mutex_unlock(&pool_lock);
+}
+
 bool remat_scan_tier_lower(scan_rt *r)
 {
     scan_lanes *S = &r->lanes;
     const scan_jit_mode mode = remat_scan_jit_mode();
     if (mode == SCAN_JIT_NEVER)
         return false;
-    r->tier_run_ns = run_ns(r);
-    r->tier_cost_ns = GCC_NS_FIXED + GCC_NS_PER_INS * (double)S->n_ins;
     /* The cost model is the CPU backend's (gcc, its interpreter): a backend
-     * without load_lanes (CUDA's NVRTC) compiles as it did before tiers. */
-    if (mode == SCAN_JIT_ALWAYS || !r->be->iface.load_lanes || r->tier_run_ns >= r->tier_cost_ns) {
+     * that cannot say what compiling costs (CUDA's NVRTC) compiles as it did
+     * before tiers. */
+    const bool weigh = r->be->iface.load_lanes && r->be->iface.lanes_compile_ns;
+    r->tier_run_ns = run_ns(r);
+    r->tier_cost_ns = weigh ? compile_ns(r) : 0;
+    /* one run's own work decides at lowering, so that a gradient's two
+     * nodes decide alike (lane blocks need both compiled, or neither) */
+    if (mode == SCAN_JIT_ALWAYS || !weigh || r->tier_run_ns >= r->tier_cost_ns) {
         const bool ok = remat_scan_lanes_get(S, r->be, true) == REMAT_OK;
         say(r, ok ? "compiled" : "compiling failed, interpreted");
+        if (ok && weigh)
+            settle((r->tier_pool = pool_of(S), r), true, false); /* waiting nodes of the body may take it */
         return ok;
     }
     if (r->tier_run_ns >= LOAD_NS && remat_scan_lanes_get(S, r->be, false) == REMAT_OK) {
+        settle((r->tier_pool = pool_of(S), r), true, false);
         say(r, "loaded from the cache");
         return true;
     }
+    if ((r->tier_pool = pool_of(S))) {
+        pthread_mutex_lock(&pool_lock);
+        r->tier_pool->kinds |= 1u << r->d->kind;
+        pthread_mutex_unlock(&pool_lock);
+    }
     r->tier_wait = true;
-    say(r, "interpreted until its runs have done that much work");
+    say(r, "interpreted until its body's runs have done that much work");
     return false;
+}
+
+/* What a waiting node does at a run: take the code, compile it, look in the
+ * disk cache, or go on interpreting. */
+typedef enum { T_WAIT, T_TAKE, T_COMPILE, T_LOAD, T_GIVE_UP } tier_step;
+
+static tier_step account(scan_rt *r)
+{
+    struct scan_tier_pool *p = r->tier_pool, own = {.spent_ns = r->tier_spent_ns};
+    if (!p)
+        p = &own;
+    pthread_mutex_lock(&pool_lock);
+    /* with this run's: a gradient's forward and backward node each count
+     * the whole schedule in run_ns, so where both wait on this account each
+     * adds half */
+    const unsigned both = 1u << SCAN_FWD | 1u << SCAN_BWD;
+    p->spent_ns += r->d->kind != SCAN_PRIMAL && (p->kinds & both) == both ? r->tier_run_ns / 2 : r->tier_run_ns;
+    tier_step s = T_WAIT;
+    if (p->failed)
+        s = T_GIVE_UP;
+    else if (p->at_hand)
+        s = p->spent_ns >= LOAD_NS ? T_TAKE : T_WAIT;
+    else if (p->spent_ns >= r->tier_cost_ns)
+        s = T_COMPILE;
+    else if (p->spent_ns >= LOAD_NS && !p->loaded)
+        s = T_LOAD, p->loaded = true;
+    pthread_mutex_unlock(&pool_lock);
+    r->tier_spent_ns = own.spent_ns;
+    return s;
 }
 
 void remat_scan_tier_run(scan_rt *r)
 {
     if (!r->tier_wait)
         return;
-    r->tier_spent_ns += r->tier_run_ns; /* with this run's */
-    if (r->tier_spent_ns < r->tier_cost_ns)
-        return;
+    const tier_step s = account(r);
+    bool got = false;
+    switch (s) {
+    case T_WAIT: return;
+    case T_GIVE_UP: r->tier_wait = false; return;
+    case T_LOAD: /* another process may have compiled the body: one look for all its nodes */
+        got = remat_scan_lanes_get(&r->lanes, r->be, false) == REMAT_OK;
+        settle(r, got, false);
+        if (!got)
+            return;
+        break;
+    case T_TAKE: /* this process's cache has it */
+    case T_COMPILE:
+        got = remat_scan_lanes_get(&r->lanes, r->be, true) == REMAT_OK;
+        settle(r, got, !got);
+        break;
+    }
     r->tier_wait = false;
-    if (remat_scan_lanes_get(&r->lanes, r->be, true) == REMAT_OK) {
+    if (got) {
         r->exec = &remat_scan_exec_lanes;
-        say(r, "compiled now");
+        say(r, s == T_COMPILE ? "compiled now" : "took its body's code now");
     } else {
         say(r, "compiling failed, interpreted");
     }

@@ -13,6 +13,7 @@
 #include "backend/cpu/custom.h"
 #include "backend/cpu/fused.h"
 #include "backend/cpu/jit.h"
+#include "backend/cpu/jit_cost.h"
 #include "backend/cpu/split.h"
 #include "core/alloc.h"
 #include "core/assert.h"
@@ -457,6 +458,7 @@ static remat_backend cpu_backend = {
         .compile_lanes = remat_cpu_compile_lanes,
         .can_compile_lanes = remat_cpu_can_compile_lanes,
         .load_lanes = remat_cpu_load_lanes,
+        .lanes_compile_ns = remat_cpu_lanes_compile_ns,
 #endif
         .host_lane_cuts = true,
         .mem_alloc = cpu_mem_alloc,

@@ -53,6 +53,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "backend/cpu/jit_cost.h"
 #include "backend/cpu/jit_disk.h"
 #include "backend/cpu/jit_gen.h"
 #include "backend/cpu/jit_lib.h"
@@ -183,7 +184,8 @@ static void *compile_to_disk(gcc_jit_context *c, const char *dir, const bytes *k
 /* The command-line options of a compilation of ps (part of the disk key). */
 static void options(int n, const remat_lane_program *const *ps, char *opts, size_t cap)
 {
-    snprintf(opts, cap, "-O3 -ffp-contract=off");
+    /* -O first: compile_gcc reads the level from opts[2] */
+    snprintf(opts, cap, "-O%d -ffp-contract=off", remat_cpu_jit_level(n, ps));
 #if defined(__x86_64__)
     /* libgccjit has no -march=native: name the level this CPU has. Wider
      * vectors change no bits (IEEE ops, no contraction, scalar libm calls). */
@@ -215,10 +217,10 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
     gcc_jit_context *c = gcc_jit_context_acquire();
     if (!c)
         return remat_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
-    gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
+    gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, opts[2] - '0');
     gcc_jit_context_set_bool_print_errors_to_stderr(c, 0); /* reported once, by the caller */
     char one[64];
-    for (const char *o = opts + 4; *o;) { /* every option after -O3 */
+    for (const char *o = opts + 4; *o;) { /* every option after the -O level */
         size_t len = strcspn(o, " ");
         snprintf(one, sizeof one, "%.*s", (int)len, o);
         gcc_jit_context_add_command_line_option(c, one);
