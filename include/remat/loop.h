@@ -51,6 +51,16 @@
  * (online:S and binomial:S: S snapshots and one tape; store-all: max_steps
  * tapes), plus one bit per iteration for `accepted`.
  *
+ * Compiled loops. A body and cond that the scan's lane translator takes
+ * (elementwise ops, small unrolled states, one lane) run as native loops
+ * under the same tier policy as scans (REMAT_JIT=auto|always|never,
+ * remat/scan.h): one call iterates while cond holds, and the reverse pass
+ * runs the body's compiled tape / reverse / recompute steps over the
+ * accepted iterations. Results, bits of `accepted`, evaluation counts and
+ * gradients are the interpreted loop's, bit for bit. "auto" compiles once
+ * the loop's interpreted runs have taken about as long as compiling would
+ * (or at once when the code is in the disk cache).
+ *
  * Forward mode (remat_jvp): a while-loop over the body's JVP carrying a
  * tangent for each of the n_diff carries (kept with them on a rejected
  * iteration); control carries get none.

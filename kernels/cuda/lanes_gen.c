@@ -209,7 +209,7 @@ static bool lanes_independent(const remat_lane_program *p)
         return false;
     for (int i = 0; i < p->n_ins; i++) {
         const remat_lane_ins *I = &p->ins[i];
-        if (I->kind == REMAT_LANE_SUM0 || I->kind == REMAT_LANE_ACC || I->post ||
+        if (I->kind == REMAT_LANE_SUM0 || I->kind == REMAT_LANE_ACC || I->kind == REMAT_LANE_EXIT || I->post ||
             (I->kind == REMAT_LANE_STORE && I->lstride == 0))
             return false;
     }
@@ -284,6 +284,7 @@ static int emit_ins(gen *g, int i)
     case REMAT_LANE_STORE: place(g, i), put(&g->b, " = r%d;\n", I->a); return 1;
     case REMAT_LANE_ACC: put(&g->b, "r%d = r%d + r%d;\n", I->a, I->a, I->b); return 1;
     case REMAT_LANE_OP: return emit_op(g, i);
+    case REMAT_LANE_EXIT: return 1; /* after the step (generate) */
     default: return 0;
     }
 }
@@ -305,7 +306,8 @@ static int generate(gen *g, const char *name)
     for (int q = 0; q < p->n_bufs; q++)
         put(&g->b, "  char *p%d = a.b[%d];\n", q, q);
     for (int i = 0; i < p->n_ins; i++)
-        if (p->ins[i].kind != REMAT_LANE_STORE && p->ins[i].kind != REMAT_LANE_ACC)
+        if (p->ins[i].kind != REMAT_LANE_STORE && p->ins[i].kind != REMAT_LANE_ACC &&
+            p->ins[i].kind != REMAT_LANE_EXIT)
             put(&g->b, "  %s r%d;\n", ty(p->ins[i].dt), i);
     for (int k = 0; k < g->n_cached; k++) {
         put(&g->b, "  %s k%d = ", ty(p->bufs[g->k_buf[k]].dt), k), state_element(g, k), put(&g->b, ";\n");
@@ -326,6 +328,14 @@ static int generate(gen *g, const char *name)
         }
         if (phase == 0 && g->serial)
             put(&g->b, "  }\n");
+    }
+    const remat_lane_ins *X = p->n_ins > 0 ? &p->ins[p->n_ins - 1] : NULL;
+    if (X && X->kind == REMAT_LANE_EXIT) { /* lane.h: serial (lanes_independent), a uniform register */
+        if (p->m > 1 && !p->ins[X->a].post)
+            return 0;
+        const remat_lane_ins at = {.buf = X->buf, .off = X->off, .lstride = 0};
+        put(&g->b, "    if (r%d == ", X->a), lit(g, p->ins[X->a].dt, 0.0), put(&g->b, ") {\n      ");
+        element(g, &at), put(&g->b, " = (%s)(s + 1);\n      break;\n    }\n", ty(p->bufs[X->buf].dt));
     }
     for (int q = 0; q < p->n_bufs; q++)
         put(&g->b, "    p%d += a.st[%d];\n", q, q);

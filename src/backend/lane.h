@@ -46,7 +46,24 @@ typedef enum {
     REMAT_LANE_STORE,    /* buf[off + j*lstride] = a */
     REMAT_LANE_SUM0,     /* r = +0 once per step, before the lanes: a sum across lanes */
     REMAT_LANE_ACC,      /* a (a SUM0 register) = a + b, in each lane in turn */
+    REMAT_LANE_EXIT,     /* after this step: if a == 0, buf[off] = steps run, and stop (below) */
 } remat_lane_kind;
+
+/*
+ * Loops with a conditional exit ("iterate while cond, at most count
+ * times": a while loop's body, src/scan/while_lanes.c). EXIT is the last
+ * instruction of a program, after its stores; a is a register that is the
+ * same in every lane (m == 1, or a post register). When a step computes
+ * a == 0, that step is complete (its stores done) and the run stops: the
+ * number of steps it ran, s + 1 for 0-based step s, is written to element
+ * `off` of buffer `buf` (lstride 0, at the step's pointer, in the buffer's
+ * dtype: exact to 2^24 steps in f32, 2^53 in f64), and the state buffers
+ * are written back as at the end of a run. A run that does not stop that
+ * way leaves that element alone: the caller presets it (to count, or -1)
+ * and reads it after the call. A flag, not a return value, so that the
+ * function type stays the same on every backend (a CUDA kernel cannot
+ * return one).
+ */
 
 /*
  * Sums across lanes. A SUM0 register starts each step at +0; ACC adds to
@@ -64,8 +81,8 @@ typedef struct {
     uint16_t op;   /* OP: the remat_op (CONVERT: from a's dtype to dt) */
     uint8_t post;  /* OP/LOAD/STORE: run once per step after the lanes (see above) */
     int32_t a, b, c;
-    int32_t buf;   /* LOAD/STORE */
-    int64_t off, lstride; /* LOAD/STORE, in elements */
+    int32_t buf;   /* LOAD/STORE/EXIT */
+    int64_t off, lstride; /* LOAD/STORE (EXIT: off), in elements */
     double imm;    /* CONST: the value; POW: the exponent; INTEGER_POW: the exponent */
 } remat_lane_ins;
 

@@ -37,26 +37,30 @@ static bool dtype_ok(int dt) { return dt == REMAT_F32 || dt == REMAT_F64; }
 /* an operand: -1 (none) or a register defined before instruction i */
 static bool operand_ok(const remat_lane_ins *ins, int i, int32_t r)
 {
-    return r == -1 || (r >= 0 && r < i && ins[r].kind != REMAT_LANE_STORE && ins[r].kind != REMAT_LANE_ACC);
+    return r == -1 || (r >= 0 && r < i && ins[r].kind != REMAT_LANE_STORE && ins[r].kind != REMAT_LANE_ACC &&
+                       ins[r].kind != REMAT_LANE_EXIT);
 }
 
 static remat_status check_ins(const remat_lane_program *p, int i, int line)
 {
     const remat_lane_ins *I = &p->ins[i];
-    if (I->kind > REMAT_LANE_ACC || !dtype_ok(I->dt) || I->op >= REMAT_OP_COUNT)
+    if (I->kind > REMAT_LANE_EXIT || !dtype_ok(I->dt) || I->op >= REMAT_OP_COUNT)
         return remat_error(REMAT_ERR_PARSE, "lane program line %d: kind %d, dtype %d or op %d out of range", line,
                            I->kind, I->dt, I->op);
     if (!operand_ok(p->ins, i, I->a) || !operand_ok(p->ins, i, I->b) || !operand_ok(p->ins, i, I->c))
         return remat_error(REMAT_ERR_PARSE, "lane program line %d: an operand (%d %d %d) is not an earlier register",
                            line, I->a, I->b, I->c);
-    const bool mem = I->kind == REMAT_LANE_LOAD || I->kind == REMAT_LANE_STORE;
+    const bool mem = I->kind == REMAT_LANE_LOAD || I->kind == REMAT_LANE_STORE || I->kind == REMAT_LANE_EXIT;
     if (mem && (I->buf < 0 || I->buf >= p->n_bufs || I->off < 0))
         return remat_error(REMAT_ERR_PARSE, "lane program line %d: buffer %d (of %d) or offset %" PRId64 " out of range",
                            line, I->buf, p->n_bufs, I->off);
-    if ((I->kind == REMAT_LANE_STORE || I->kind == REMAT_LANE_ACC || I->kind == REMAT_LANE_OP) && I->a < 0)
+    if ((I->kind == REMAT_LANE_STORE || I->kind == REMAT_LANE_ACC || I->kind == REMAT_LANE_OP ||
+         I->kind == REMAT_LANE_EXIT) && I->a < 0)
         return remat_error(REMAT_ERR_PARSE, "lane program line %d: instruction without its operand", line);
     if (I->kind == REMAT_LANE_ACC && (I->b < 0 || p->ins[I->a].kind != REMAT_LANE_SUM0))
         return remat_error(REMAT_ERR_PARSE, "lane program line %d: an accumulation into a register that is not a sum", line);
+    if (I->kind == REMAT_LANE_EXIT && i != p->n_ins - 1)
+        return remat_error(REMAT_ERR_PARSE, "lane program line %d: an exit that is not the last instruction", line);
     return REMAT_OK;
 }
 

@@ -45,7 +45,7 @@ int remat_scan_lanes_strides(const remat_lane_program *const *p, int n, const re
     for (int k = 0; k < n; k++)
         for (int i = 0; i < p[k]->n_ins; i++) {
             const remat_lane_ins *I = &p[k]->ins[i];
-            if (I->kind == REMAT_LANE_SUM0 || I->kind == REMAT_LANE_ACC || I->post)
+            if (I->kind == REMAT_LANE_SUM0 || I->kind == REMAT_LANE_ACC || I->kind == REMAT_LANE_EXIT || I->post)
                 return 0;
             *shared |= I->kind == REMAT_LANE_STORE && I->lstride == 0;
             if ((I->kind != REMAT_LANE_LOAD && I->kind != REMAT_LANE_STORE) || I->lstride == 0)

@@ -152,6 +152,8 @@ remat_status remat_while_lower(void *data, remat_hop_lowering *L, remat_instr *i
     remat_status st = alloc_buffers(r, d, L, ksum);
     if (st == REMAT_OK)
         st = compile_subs(r, d, L);
+    if (st == REMAT_OK)
+        st = remat_while_lanes_lower(r, d, L);
     if (st != REMAT_OK)
         return st;
     remat_hop_stats hook;

@@ -19,8 +19,37 @@
 #define REMAT_WHILE_RT_H
 
 #include "exec/hop.h"
+#include "scan/scan_lanes.h"
 #include "scan/scan_replay.h"
 #include "scan/while_impl.h"
+
+/* Compiled lane loops of a while node (while_lanes.c, run by
+ * while_exec_lanes.c): the loop seen as two scans, translated by the
+ * scan's lane translator (scan_lanes.h), with one lane (m = 1):
+ *   step  step(carry..., consts...) -> (carry'..., accepted, keep): the
+ *         body, the select of the n_diff carries by accepted, and cond on
+ *         the result. ADVANCE ends with an EXIT on keep (backend/lane.h):
+ *         one call iterates while cond holds, up to its count; ADVANCE_SHOT
+ *         snapshots first (no exit).
+ *   body  the body with its cut VJP (FWD/BWD): TAPE, REVERSE, RECOMPUTE of
+ *         accepted iterations, a scan step's kernels over a one-y scan (the
+ *         flag, whose cotangent is zero).
+ * Every buffer is set per call in ptr/stride (one table per view). */
+typedef struct {
+    scan_lanes step, body;
+    char **sp, **bp;
+    int64_t *ss, *bs;
+    int exit_buf;   /* the step table's EXIT cell (after the scan's buffers) */
+    char *flags;    /* WHILE_LANES_CHUNK accepted flags, one per step of a call */
+    char *keep, *exit_cell, *dummy, *zero;
+    bool on;        /* compiled, and used */
+    /* tiers (scan_tier.h): interpreted while the runs' time stays below
+     * the compile's estimate */
+    bool wait;
+    double cost_ns, spent_ns, start_ns;
+} while_lanes;
+
+#define WHILE_LANES_CHUNK 256
 
 typedef struct while_rt {
     const remat_while_data *d;
@@ -48,6 +77,8 @@ typedef struct while_rt {
     void **fout, **bout;
     int *res_taped, n_taped;
     remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
+
+    while_lanes wl;
 
     bool nested;
     int64_t evals;
@@ -93,6 +124,21 @@ void remat_while_rt_eval(while_rt *r, int64_t k); /* into next, no swap */
 void remat_while_rt_step(while_rt *r, int64_t k); /* cur := next carry (the lookahead when pending) */
 void remat_while_rt_run(void *r, const scan_xop *ops, int64_t n);
 void remat_while_rt_finish(while_rt *r, void *const *ct_ks);
+/* while_lanes.c: the compiled loops at lowering (r->wl; off when the body
+ * has none or the tier policy waits; out of memory: interpreted, the same
+ * bits); at a kernel's entry, the tier's switch; at its end, the run's work */
+remat_status remat_while_lanes_lower(while_rt *r, const remat_while_data *d, remat_hop_lowering *L);
+void remat_while_lanes_tier_run(while_rt *r);
+void remat_while_lanes_tier_done(while_rt *r);
+/* while_exec_lanes.c: the compiled executor. bind: the consts (and the
+ * cotangents' buffers) into the tables after remat_while_rt_bind; iterate:
+ * from cur while cond holds (the count, or -1 past max_steps); ahead:
+ * iteration c from cur into next (pending), whether cond holds after it */
+void remat_while_lanes_bind(while_rt *r);
+int64_t remat_while_lanes_iterate(while_rt *r);
+bool remat_while_lanes_ahead(while_rt *r, int64_t c);
+void remat_while_lanes_run(void *r, const scan_xop *ops, int64_t n);
+
 /* while_runtime.c: the kernel of d's form and its stats hook (self unset) */
 void remat_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook);
 

@@ -60,23 +60,40 @@ static int64_t iterate(while_rt *r)
 {
     int64_t k = 0;
     for (; remat_while_rt_cond(r, r->cur); k++) {
-        if (k == r->d->max_steps) {
-            too_many(r);
+        if (k == r->d->max_steps)
             return -1;
-        }
         remat_while_rt_step(r, k);
     }
     return k;
+}
+
+/* the consts bound, for the executor the node runs with now (tiers) */
+static void bind(while_rt *r, const void *const *ks, bool backward)
+{
+    remat_while_lanes_tier_run(r);
+    remat_while_rt_bind(r, ks, backward);
+    if (r->wl.on)
+        remat_while_lanes_bind(r);
+}
+
+static int64_t run_to_end(while_rt *r)
+{
+    const int64_t n = r->wl.on ? remat_while_lanes_iterate(r) : iterate(r);
+    if (n < 0)
+        too_many(r);
+    return n;
 }
 
 static void k_while_primal(const remat_instr *I)
 {
     while_rt *r = (while_rt *)I->aux;
     copy_carry_in(r, r->cur, I->in, r->nc);
-    remat_while_rt_bind(r, I->in + r->nc, false);
+    bind(r, I->in + r->nc, false);
     r->pending = -1;
     r->known = 0;
-    if ((r->n = iterate(r)) < 0)
+    r->n = run_to_end(r);
+    remat_while_lanes_tier_done(r);
+    if (r->n < 0)
         return;
     copy_carry_out(r, r->outs, r->cur, r->nc);
     write_n_iter(r, r->outs[r->nc]);
@@ -90,9 +107,15 @@ static int64_t reveal(void *x, int64_t c)
         return 0;
     if (r->pending == c)
         return -1; /* asked again at the same carry: evaluated already */
-    remat_while_rt_eval(r, c);
-    r->pending = c;
-    if (!remat_while_rt_cond(r, r->next))
+    bool keep;
+    if (r->wl.on) {
+        keep = remat_while_lanes_ahead(r, c);
+    } else {
+        remat_while_rt_eval(r, c);
+        r->pending = c;
+        keep = remat_while_rt_cond(r, r->next);
+    }
+    if (!keep)
         return c + 1;
     if (c + 1 == r->d->max_steps) {
         too_many(r);
@@ -120,19 +143,22 @@ static void k_while_fwd(const remat_instr *I)
     int64_t head[2] = {-1, 0}; /* until the forward is done: the backward must not run */
     remat_while_rt_from_host(r, r->store, head, sizeof head);
     copy_carry_in(r, r->cur, I->in, r->nc);
-    remat_while_rt_bind(r, I->in + r->nc, false);
+    bind(r, I->in + r->nc, false);
     r->pending = -1;
     r->known = 0;
     r->n = -1;
     if (d->sched.kind != REMAT_SCHED_ONLINE) { /* the length first */
-        if ((r->n = iterate(r)) < 0)
+        if ((r->n = run_to_end(r)) < 0) {
+            remat_while_lanes_tier_done(r);
             return;
+        }
         copy_carry_in(r, r->cur, I->in, r->nc);
     }
     scan_replay_dims dm = dims(r, r->n);
     int64_t peak[2] = {0, 0};
     remat_status st = remat_scan_replay_stream(&dm, SCAN_PHASE_FORWARD, r->n < 0 ? reveal : NULL,
-                                               remat_while_rt_run, r, &r->n, peak);
+                                               r->wl.on ? remat_while_lanes_run : remat_while_rt_run, r, &r->n, peak);
+    remat_while_lanes_tier_done(r);
     if (st != REMAT_OK) {
         if (r->status == REMAT_OK)
             r->status = st;
@@ -164,11 +190,16 @@ static void k_while_bwd(const remat_instr *I)
     if (r->n > 0)
         remat_while_rt_to_host(r, r->bits, r->store + d->bits_off, (size_t)(r->n + 7) / 8);
     r->pending = -1;
+    /* the control carries' cotangents are zero (stop_gradient); the compiled
+     * loops keep every carry's in place */
+    r->be->iface.mem_fill(r->ct_cur, REMAT_F64, 0.0, d->carry_bytes / sizeof(double));
     copy_carry_in(r, r->ct_cur, I->in + 1 + nk, nd);
-    remat_while_rt_bind(r, I->in + 1, true);
+    bind(r, I->in + 1, true);
     scan_replay_dims dm = dims(r, r->n);
     int64_t peak[2] = {0, 0};
-    remat_status st = remat_scan_replay_stream(&dm, SCAN_PHASE_REVERSE, NULL, remat_while_rt_run, r, NULL, peak);
+    remat_status st = remat_scan_replay_stream(&dm, SCAN_PHASE_REVERSE, NULL,
+                                               r->wl.on ? remat_while_lanes_run : remat_while_rt_run, r, NULL, peak);
+    remat_while_lanes_tier_done(r);
     if (st != REMAT_OK) {
         r->status = st;
         return;
@@ -209,7 +240,12 @@ static void stats_run(const void *self, remat_stats *st)
  * capacity within max_steps, and no evaluations. */
 static void stats_plan(const void *self, remat_memory_plan *plan)
 {
-    const remat_while_data *d = ((const while_rt *)self)->d;
+    const while_rt *r = self;
+    const remat_while_data *d = r->d;
+    if (r->wl.on)
+        plan->compiled_loops++;
+    else if (r->wl.wait)
+        plan->deferred_loops++;
     if (d->kind == WHILE_PRIMAL)
         return;
     const size_t cap = (size_t)d->slot_cap * d->carry_bytes + (size_t)d->tape_cap * d->vjp->tape_bytes;

@@ -258,6 +258,29 @@ static gcc_jit_lvalue *state_memory(gen *g, int k)
     return gcc_jit_context_new_array_access(g->c, NULL, base, i64c(g, g->state_off[k]));
 }
 
+/* A program's EXIT (lane.h), at the end of a step: when its register is 0
+ * the steps run so far go to its element and the run ends (`done` writes
+ * the state back). 0 when its register may differ between lanes. */
+static int exit_after_step(gen *g, gcc_jit_block *done)
+{
+    const remat_lane_program *p = g->p;
+    const remat_lane_ins *X = p->n_ins > 0 ? &p->ins[p->n_ins - 1] : NULL;
+    if (!X || X->kind != REMAT_LANE_EXIT)
+        return 1;
+    const remat_lane_ins *A = &p->ins[X->a];
+    if (p->m > 1 && !A->post)
+        return 0;
+    gcc_jit_block *stop = new_block(g), *go = new_block(g);
+    gcc_jit_block_end_with_conditional(g->cur, NULL, cmp(g, GCC_JIT_COMPARISON_EQ, rv(g->reg[X->a]), fconst(g, A->dt, 0.0)),
+                                       stop, go);
+    gcc_jit_rvalue *ran = gcc_jit_context_new_binary_op(g->c, NULL, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(g->s), i64c(g, 1));
+    gcc_jit_block_add_assignment(stop, NULL, element(g, X->buf, X->off, 0),
+                                 gcc_jit_context_new_cast(g->c, NULL, ran, g->t_f[fidx(p->bufs[X->buf].dt)]));
+    gcc_jit_block_end_with_jump(stop, NULL, done);
+    g->cur = go;
+    return 1;
+}
+
 /* Builds the function `name` into g->c; 0 when an op is not supported, -1
  * when out of memory. */
 static int generate(gen *g, const char *name_fn)
@@ -310,7 +333,8 @@ static int generate(gen *g, const char *name_fn)
 
     gcc_jit_block *j_cond = NULL, *s_latch = new_block(g), *post = new_block(g);
     for (int i = 0; i < p->n_ins; i++) /* every register is a local of the function */
-        if (p->ins[i].kind != REMAT_LANE_STORE && p->ins[i].kind != REMAT_LANE_ACC) {
+        if (p->ins[i].kind != REMAT_LANE_STORE && p->ins[i].kind != REMAT_LANE_ACC &&
+            p->ins[i].kind != REMAT_LANE_EXIT) {
             snprintf(name, sizeof name, "r%d", i);
             g->reg[i] = gcc_jit_function_new_local(g->fn, NULL, g->t_f[fidx(p->ins[i].dt)], name);
         }
@@ -352,6 +376,7 @@ static int generate(gen *g, const char *name_fn)
                 if (!emit_op(g, i))
                     return 0;
                 break;
+            case REMAT_LANE_EXIT: break; /* after the step (below) */
             default: return 0;
             }
         }
@@ -365,6 +390,8 @@ static int generate(gen *g, const char *name_fn)
             g->cur = post;
         }
     }
+    if (!exit_after_step(g, done))
+        return 0;
     gcc_jit_block_end_with_jump(g->cur, NULL, s_latch);
     for (int b = 0; b < p->n_bufs; b++) /* p_b = &p_b[st_b] */
         gcc_jit_block_add_assignment(

@@ -1,0 +1,307 @@
+/*
+ * while_exec_lanes.c — the compiled executor of a while node (while_rt.h,
+ * while_lanes): the ops of scan_replay.h as calls of compiled loops, the
+ * interpreted executor's (while_exec.c) bits, evaluation counts and bits
+ * of `accepted`:
+ *
+ *   ADVANCE       step over the run: consecutive iterations in one call;
+ *                 those not evaluated yet record their flags (a chunk of
+ *                 WHILE_LANES_CHUNK per call) and end the call where cond
+ *                 fails (EXIT)
+ *   SHOT_ADVANCE  step's ADVANCE_SHOT over iterations evaluated before
+ *   TAPE          body's TAPE over each run of accepted iterations (a
+ *                 rejected one is advanced, without a tape)
+ *   REVERSE       body's REVERSE over each run of accepted iterations
+ *   RECOMPUTE     body's RECOMPUTE over each run of accepted iterations
+ *   SHOT/RESTORE  the backend's mem_copy
+ *
+ * The carry lives in cur, updated in place (next holds the lookahead of
+ * the online forward, as in the interpreter); the cotangents in ct_cur and
+ * ct_k_acc[0], accumulated in place in iteration order n-1 .. 0.
+ */
+#include "core/assert.h"
+#include "scan/while_rt.h"
+
+static inline void set(char **p, int64_t *st, const scan_lanes *S, int kind, int i, const void *at, int64_t stride)
+{
+    p[S->base[kind] + i] = (char *)at;
+    st[S->base[kind] + i] = stride;
+}
+
+static void carry_at(while_rt *r, bool body, int kind, const char *c, int64_t stride)
+{
+    while_lanes *W = &r->wl;
+    for (int i = 0; i < r->nc; i++)
+        if (body)
+            set(W->bp, W->bs, &W->body, kind, i, c + r->carry_off[i], stride);
+        else
+            set(W->sp, W->ss, &W->step, kind, i, c + r->carry_off[i], stride);
+}
+
+void remat_while_lanes_bind(while_rt *r)
+{
+    while_lanes *W = &r->wl;
+    for (int i = 0; i < r->nk; i++) {
+        set(W->sp, W->ss, &W->step, LB_K, i, r->fin[r->nc + i], 0);
+        if (r->d->kind != WHILE_PRIMAL)
+            set(W->bp, W->bs, &W->body, LB_K, i, r->fin[r->nc + i], 0);
+    }
+    set(W->sp, W->ss, &W->step, LB_Y, 1, W->keep, 0);
+    W->sp[W->exit_buf] = W->exit_cell, W->ss[W->exit_buf] = 0;
+    if (r->d->kind == WHILE_PRIMAL)
+        return;
+    set(W->bp, W->bs, &W->body, LB_Y, 0, W->dummy, 0);
+    set(W->bp, W->bs, &W->body, LB_CTY, 0, W->zero, 0); /* the flag's: stop_gradient */
+    if (r->d->kind != WHILE_BWD)
+        return;
+    carry_at(r, true, LB_CT, r->ct_cur, 0);
+    for (int i = 0; i < r->nk; i++)
+        set(W->bp, W->bs, &W->body, LB_CTK, i, r->ct_k_acc[0] + r->k_off[i], 0);
+}
+
+static void call(const scan_lanes *S, int k, char **p, int64_t *st, int64_t n)
+{
+    REMAT_ASSERT(S->fn[k] && n > 0);
+    S->fn[k](p, st, n, 1);
+}
+
+static void set_bit(while_rt *r, int64_t k, bool acc)
+{
+    if (acc)
+        r->bits[k >> 3] |= (uint8_t)(1u << (k & 7));
+    else
+        r->bits[k >> 3] &= (uint8_t)~(1u << (k & 7));
+    if (k >= r->known)
+        r->known = k + 1;
+}
+
+/* the flags of the c iterations from k a call recorded, into the bits */
+static void record(while_rt *r, int64_t k, int64_t c)
+{
+    double f64[WHILE_LANES_CHUNK];
+    float f32[WHILE_LANES_CHUNK];
+    const bool d64 = r->d->acc_dt == REMAT_F64;
+    remat_while_rt_to_host(r, d64 ? (void *)f64 : (void *)f32, r->wl.flags, (size_t)c * (d64 ? 8 : 4));
+    for (int64_t q = 0; q < c; q++)
+        set_bit(r, k + q, d64 ? f64[q] != 0 : f32[q] != 0);
+}
+
+/* Iterations k .. k+n-1 from `carry` in place, recording the flags of those
+ * not evaluated yet. Returns the iterations run: fewer than n when cond
+ * failed after the last of them (*ended). */
+static int64_t steps(while_rt *r, char *carry, int64_t k, int64_t n, bool *ended)
+{
+    while_lanes *W = &r->wl;
+    const size_t fb = remat_dtype_size(r->d->acc_dt);
+    int64_t done = 0;
+    *ended = false;
+    carry_at(r, false, LB_CARRY, carry, 0);
+    while (done < n && !*ended) {
+        const int64_t at = k + done, rec = at >= r->known;
+        const int64_t c = rec ? (n - done < WHILE_LANES_CHUNK ? n - done : WHILE_LANES_CHUNK)
+                              : (n - done < r->known - at ? n - done : r->known - at);
+        set(W->sp, W->ss, &W->step, LB_Y, 0, rec ? W->flags : W->dummy, rec ? (int64_t)fb : 0);
+        const double unset = -1;
+        remat_while_rt_from_host(r, W->exit_cell, &unset, sizeof unset);
+        call(&W->step, LKI_ADVANCE, W->sp, W->ss, c);
+        double e;
+        remat_while_rt_to_host(r, &e, W->exit_cell, sizeof e);
+        const int64_t ran = e > 0 ? (int64_t)e : c;
+        *ended = e > 0;
+        if (rec)
+            record(r, at, ran);
+        done += ran;
+    }
+    r->evals += done;
+    remat_program_add_runs(r->p_body, done);
+    return done;
+}
+
+int64_t remat_while_lanes_iterate(while_rt *r)
+{
+    if (!remat_while_rt_cond(r, r->cur))
+        return 0;
+    bool ended;
+    const int64_t n = steps(r, r->cur, 0, r->d->max_steps, &ended);
+    remat_program_add_runs(r->p_cond, n); /* the interpreter's cond after each iteration */
+    return ended ? n : -1;
+}
+
+bool remat_while_lanes_ahead(while_rt *r, int64_t c)
+{
+    bool ended;
+    r->be->iface.mem_copy(r->next, r->cur, r->d->carry_bytes);
+    steps(r, r->next, c, 1, &ended);
+    remat_program_add_runs(r->p_cond, 1);
+    r->pending = c;
+    return !ended;
+}
+
+/* ---- the ops ---- */
+
+static void swap(char **a, char **b)
+{
+    char *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void x_advance(void *x, int64_t step, int64_t n)
+{
+    while_rt *r = x;
+    bool ended;
+    if (n > 0 && r->pending == step) { /* the lookahead's carry */
+        swap(&r->cur, &r->next);
+        step++, n--;
+    }
+    r->pending = -1;
+    if (n > 0)
+        steps(r, r->cur, step, n, &ended);
+}
+
+static void x_snapshot(void *x, int slot)
+{
+    while_rt *r = x;
+    r->be->iface.mem_copy(remat_while_rt_slot(r, slot), r->cur, r->d->carry_bytes);
+}
+
+static void x_restore(void *x, int slot)
+{
+    while_rt *r = x;
+    r->pending = -1;
+    r->be->iface.mem_copy(r->cur, remat_while_rt_slot(r, slot), r->d->carry_bytes);
+}
+
+static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    while_rt *r = x;
+    while_lanes *W = &r->wl;
+    while (n > 0) {
+        if (r->pending == step || step >= r->known) {
+            x_snapshot(r, slot);
+            x_advance(r, step, 1);
+            step++, n--, slot += dslot;
+            continue;
+        }
+        r->pending = -1;
+        const int64_t c = n < r->known - step ? n : r->known - step;
+        carry_at(r, false, LB_CARRY, r->cur, 0);
+        carry_at(r, false, LB_SHOT, remat_while_rt_slot(r, slot), (int64_t)dslot * (int64_t)r->d->carry_bytes);
+        set(W->sp, W->ss, &W->step, LB_Y, 0, W->dummy, 0);
+        call(&W->step, LKI_ADVANCE_SHOT, W->sp, W->ss, c);
+        r->evals += c;
+        remat_program_add_runs(r->p_body, c);
+        step += c, n -= c, slot += (int)(c * dslot);
+    }
+}
+
+/* how many of iterations k, k+d, .. (at most n) are accepted, in a row */
+static int64_t accepted_run(const while_rt *r, int64_t k, int64_t d, int64_t n)
+{
+    int64_t c = 0;
+    while (c < n && k + c * d < r->known && remat_while_rt_bit(r, k + c * d))
+        c++;
+    return c;
+}
+
+/* body's TAPE of iteration k, first evaluated: the flag recorded, and the
+ * n_diff carries put back when it is rejected (the interpreter's select) */
+static void tape_first(while_rt *r, int64_t k, char *tp)
+{
+    while_lanes *W = &r->wl;
+    const scan_body_vjp *V = r->d->vjp;
+    r->be->iface.mem_copy(r->next, r->cur, r->d->carry_bytes);
+    carry_at(r, true, LB_CARRY, r->cur, 0);
+    for (int t = 0; t < r->n_taped; t++)
+        set(W->bp, W->bs, &W->body, LB_TAPE, t, tp + V->res_off[r->res_taped[t]], 0);
+    set(W->bp, W->bs, &W->body, LB_Y, 0, W->flags, 0);
+    call(&W->body, LKI_TAPE, W->bp, W->bs, 1);
+    set(W->bp, W->bs, &W->body, LB_Y, 0, W->dummy, 0);
+    record(r, k, 1);
+    if (!remat_while_rt_bit(r, k))
+        for (int i = 0; i < r->nd; i++)
+            r->be->iface.mem_copy(r->cur + r->carry_off[i], r->next + r->carry_off[i],
+                                  (size_t)remat_shape_numel(&r->d->in[i].shape) * remat_dtype_size(r->d->in[i].dt));
+    r->evals++;
+    remat_program_add_runs(r->p_fwd, 1);
+}
+
+static void tapes_at(while_rt *r, int64_t tape, int64_t d)
+{
+    const scan_body_vjp *V = r->d->vjp;
+    char *tp = remat_while_rt_tape(r, tape);
+    for (int t = 0; t < r->n_taped; t++)
+        set(r->wl.bp, r->wl.bs, &r->wl.body, LB_TAPE, t, tp + V->res_off[r->res_taped[t]], d * (int64_t)V->tape_bytes);
+}
+
+static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
+{
+    while_rt *r = x;
+    for (int64_t q = 0, c; q < n; q += c) {
+        const int64_t k = step + q;
+        c = 1;
+        if (k < r->known && !remat_while_rt_bit(r, k)) { /* rejected: no tape */
+            x_advance(r, k, 1);
+            continue;
+        }
+        r->pending = -1;
+        if (k >= r->known) {
+            tape_first(r, k, remat_while_rt_tape(r, tape + q));
+            continue;
+        }
+        c = accepted_run(r, k, 1, n - q);
+        carry_at(r, true, LB_CARRY, r->cur, 0);
+        tapes_at(r, tape + q, 1);
+        call(&r->wl.body, LKI_TAPE, r->wl.bp, r->wl.bs, c);
+        r->evals += c;
+        remat_program_add_runs(r->p_fwd, c);
+    }
+}
+
+static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
+{
+    while_rt *r = x;
+    for (int64_t q = 0, c; q < n; q += c) {
+        c = accepted_run(r, step - q, -1, n - q);
+        if (c == 0) { /* rejected: absent from the reverse pass */
+            c = 1;
+            continue;
+        }
+        tapes_at(r, tape - q, -1);
+        call(&r->wl.body, LKI_REVERSE, r->wl.bp, r->wl.bs, c);
+        r->reversed += c;
+        remat_program_add_runs(r->p_bwd, c);
+    }
+}
+
+static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    while_rt *r = x;
+    REMAT_ASSERT(slot >= 0 || n == 1);
+    if (slot >= 0)
+        r->pending = -1;
+    for (int64_t q = 0, c; q < n; q += c) {
+        c = accepted_run(r, step - q, -1, n - q);
+        if (c == 0) {
+            c = 1;
+            continue;
+        }
+        if (slot >= 0)
+            carry_at(r, true, LB_SHOT, remat_while_rt_slot(r, slot + q * dslot),
+                     (int64_t)dslot * (int64_t)r->d->carry_bytes);
+        else
+            carry_at(r, true, LB_SHOT, r->cur, 0);
+        call(&r->wl.body, LKI_RECOMPUTE, r->wl.bp, r->wl.bs, c);
+        r->evals += c;
+        r->reversed += c;
+        remat_program_add_runs(r->p_fwd, c);
+        remat_program_add_runs(r->p_bwd, c);
+    }
+}
+
+static const scan_executor lanes = {
+    .advance = x_advance, .snapshot = x_snapshot, .restore = x_restore, .shot_advance = x_shot_advance,
+    .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
+};
+
+void remat_while_lanes_run(void *x, const scan_xop *ops, int64_t n) { scan_walk(&lanes, x, ops, n); }

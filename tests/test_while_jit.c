@@ -1,0 +1,174 @@
+/*
+ * test_while_jit.c — while loops run as compiled lane loops (a step with
+ * a conditional exit, src/scan/while_lanes.c + while_exec_lanes.c) give
+ * the interpreter's bits and stats.
+ *
+ * Each case compiles a program twice, REMAT_JIT=always and REMAT_JIT=never,
+ * runs both on the same inputs and compares every output bitwise, and the
+ * stats that must not depend on how the loop runs (forward evaluations, ops
+ * executed, peak snapshot bytes). The plans' compiled_loops say the loops
+ * were really compiled (every while node of the program).
+ */
+#include "while_models.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/remat.h"
+
+static double y0v[2] = {1.5, -0.75}, kv[2] = {0.8, 2.3}, Tv = 1.0, hv = 0.0625;
+
+typedef struct {
+    outs_t o;
+    remat_stats st;
+    remat_memory_plan plan;
+} result;
+
+/* every output bit for bit */
+static void check_outs_bitwise(const char *what, const outs_t *a, const outs_t *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (int i = 0; i < a->n; i++) {
+        const size_t bytes = (size_t)remat_shape_numel(&a->t[i].shape) * remat_dtype_size(a->t[i].dtype);
+        if (memcmp(a->t[i].data, b->t[i].data, bytes) != 0)
+            fail_msg("%s: output %d differs compiled and interpreted", what, i);
+    }
+}
+
+static void run_mode(const remat_fn *g, int n_in, const remat_tensor *in, const char *jit, result *r)
+{
+    setenv("REMAT_JIT", jit, 1);
+    run_fn(g, n_in, in, &r->o, &r->st, &r->plan);
+    unsetenv("REMAT_JIT");
+}
+
+/* g compiled and interpreted: the same bits and stats; `loops` while nodes
+ * compiled (with libgccjit) */
+static void check_both(const char *what, const remat_fn *g, int n_in, const remat_tensor *in, int64_t loops)
+{
+    result a, b;
+    run_mode(g, n_in, in, "always", &a);
+    run_mode(g, n_in, in, "never", &b);
+    check_outs_bitwise(what, &a.o, &b.o);
+    assert_int_equal(a.st.forward_evals, b.st.forward_evals);
+    assert_int_equal(a.st.ops_executed, b.st.ops_executed);
+    assert_int_equal(a.st.peak_snapshot_bytes, b.st.peak_snapshot_bytes);
+    assert_int_equal(a.plan.peak_snapshot_bytes, b.plan.peak_snapshot_bytes);
+    assert_int_equal(b.plan.compiled_loops, 0);
+#if REMAT_HAVE_GCCJIT
+    if (a.plan.compiled_loops != loops)
+        fail_msg("%s: %lld loop nodes compiled, expected %lld", what, (long long)a.plan.compiled_loops,
+                 (long long)loops);
+#else
+    (void)loops;
+    assert_int_equal(a.plan.compiled_loops, 0);
+#endif
+    outs_free(&a.o);
+    outs_free(&b.o);
+}
+
+static void inputs(remat_tensor in[4], double *y, double *k, double *T, double *h)
+{
+    in[0] = remat_tensor_f64(y, 1, DIMS(2));
+    in[1] = remat_tensor_f64(k, 1, DIMS(2));
+    in[2] = remat_tensor_f64(T, 0, NULL);
+    in[3] = remat_tensor_f64(h, 0, NULL);
+}
+
+static const char *const schedules[] = {NULL, "online:2", "online:5", "store-all", "per-step",
+                                        "periodic:3", "two-level", "binomial:1", "binomial:4"};
+#define N_SCHED ((int)(sizeof schedules / sizeof schedules[0]))
+
+/* value_and_grad through the loop under every schedule, with and without
+ * rejected iterations (whose candidates are inf/NaN: a trace of one in the
+ * compiled reverse would show), T landing between steps and on the first */
+static void test_while_jit_grad_bitwise(void **state)
+{
+    (void)state;
+    for (int reject = 0; reject < 2; reject++)
+        for (int s = 0; s < N_SCHED; s++)
+            for (int trial = 0; trial < 3; trial++) {
+                remat_schedule_spec spec;
+                if (schedules[s])
+                    assert_ok(remat_schedule_parse(schedules[s], &spec));
+                remat_fn *f = model(reject, -1, schedules[s] ? &spec : NULL, 1000);
+                remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+                double y[2] = {y0v[0], y0v[1]}, k[2] = {kv[0], kv[1]};
+                double T = trial == 0 ? Tv : trial == 1 ? 0.3 : 0.0, h = hv;
+                remat_tensor in[4];
+                inputs(in, y, k, &T, &h);
+                char what[96];
+                snprintf(what, sizeof what, "%s, %s, T = %g", schedules[s] ? schedules[s] : "default",
+                         reject ? "rejecting" : "accepting", T);
+                check_both(what, g, 4, in, 2);
+                remat_fn_free(g);
+                remat_fn_free(f);
+            }
+}
+
+/* the loop's outputs and count (primal node: one compiled call runs to the
+ * end), a JVP through it (forward mode: a while over jvp(body)) */
+static void test_while_jit_primal_and_jvp(void **state)
+{
+    (void)state;
+    for (int reject = 0; reject < 2; reject++) {
+        remat_fn *c = cond_fn(), *b = body_fn(reject);
+        remat_fn *f = remat_fn_new("count");
+        remat_val a[4] = {remat_arg(f, "y0", REMAT_F64, 1, DIMS(2)), remat_arg(f, "k", REMAT_F64, 1, DIMS(2)),
+                          remat_arg(f, "T", REMAT_F64, 0, NULL), remat_arg(f, "h", REMAT_F64, 0, NULL)};
+        remat_val init[3] = {a[0], remat_scalar(f, REMAT_F64, 0.0), remat_scalar(f, REMAT_F64, reject ? 0 : 1)};
+        remat_val out[3], n;
+        remat_while_options opt = {.max_steps = 1000};
+        assert_ok(remat_while(f, c, b, 3, 1, init, 3, a + 1, &opt, out, &n));
+        remat_fn_output(f, n);
+        remat_fn_output(f, out[0]);
+        remat_fn_output(f, out[1]);
+        assert_fn_ok(f);
+        double y[2] = {y0v[0], y0v[1]}, k[2] = {kv[0], kv[1]}, T = Tv, h = hv / 8;
+        remat_tensor in[4];
+        inputs(in, y, k, &T, &h);
+        check_both(reject ? "primal, rejecting" : "primal", f, 4, in, 1);
+        remat_fn *j = NULL;
+        assert_ok(remat_jvp(f, 2, (int[]){0, 1}, &j));
+        double ty[2] = {0.25, -1}, tk[2] = {0.5, 0.125};
+        remat_tensor jin[6] = {in[0], in[1], in[2], in[3], remat_tensor_f64(ty, 1, DIMS(2)),
+                               remat_tensor_f64(tk, 1, DIMS(2))};
+        check_both(reject ? "jvp, rejecting" : "jvp", j, 6, jin, 1);
+        remat_fn_free(j);
+        remat_fn_free(f);
+        remat_fn_free(c);
+        remat_fn_free(b);
+    }
+}
+
+/* past max_steps: the same error compiled (the exit never fires) */
+static void test_while_jit_max_steps(void **state)
+{
+    (void)state;
+    remat_fn *f = model(true, -1, NULL, 7);
+    double y[2] = {y0v[0], y0v[1]}, k[2] = {kv[0], kv[1]}, T = Tv, h = hv;
+    remat_tensor in[4];
+    inputs(in, y, k, &T, &h);
+    for (int jit = 0; jit < 2; jit++) {
+        setenv("REMAT_JIT", jit ? "always" : "never", 1);
+        remat_program *p = compile_ok(f);
+        unsetenv("REMAT_JIT");
+        double v = 0;
+        remat_tensor o = remat_tensor_f64(&v, 0, NULL);
+        assert_int_equal(remat_run(p, 4, in, 1, &o, NULL), REMAT_ERR_VALUE);
+        assert_non_null(strstr(remat_last_error(), "max_steps = 7"));
+        remat_program_free(p);
+    }
+    remat_fn_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_while_jit_grad_bitwise),
+        cmocka_unit_test(test_while_jit_primal_and_jvp),
+        cmocka_unit_test(test_while_jit_max_steps),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
