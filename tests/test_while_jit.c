@@ -163,12 +163,55 @@ static void test_while_jit_max_steps(void **state)
     remat_fn_free(f);
 }
 
+/* one program run at lengths 16, 16, 5, 16 (the ops of a phase are kept
+ * for the length they last ran: while_rt.h): each run's outputs and peak
+ * store equal a fresh program's, compiled and interpreted */
+static void test_while_jit_lengths_repeat(void **state)
+{
+    (void)state;
+    const double Ts[4] = {Tv, Tv, 0.3, Tv};
+    for (int reject = 0; reject < 2; reject++)
+        for (int s = 0; s < N_SCHED; s++)
+            for (int jit = 0; jit < 2; jit++) {
+                remat_schedule_spec spec;
+                if (schedules[s])
+                    assert_ok(remat_schedule_parse(schedules[s], &spec));
+                remat_fn *f = model(reject, -1, schedules[s] ? &spec : NULL, 1000);
+                remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+                setenv("REMAT_JIT", jit ? "always" : "never", 1);
+                remat_program *p = compile_ok(g);
+                unsetenv("REMAT_JIT");
+                for (int q = 0; q < 4; q++) {
+                    double y[2] = {y0v[0], y0v[1]}, k[2] = {kv[0], kv[1]}, T = Ts[q], h = hv;
+                    remat_tensor in[4];
+                    inputs(in, y, k, &T, &h);
+                    outs_t o;
+                    remat_stats st;
+                    run_prog(p, 4, in, &o, &st);
+                    result fresh;
+                    run_mode(g, 4, in, "never", &fresh);
+                    char what[96];
+                    snprintf(what, sizeof what, "%s, %s, run %d", schedules[s] ? schedules[s] : "default",
+                             reject ? "rejecting" : "accepting", q);
+                    check_outs_bitwise(what, &o, &fresh.o);
+                    assert_int_equal(st.peak_snapshot_bytes, fresh.st.peak_snapshot_bytes);
+                    assert_int_equal(st.forward_evals, fresh.st.forward_evals);
+                    outs_free(&o);
+                    outs_free(&fresh.o);
+                }
+                remat_program_free(p);
+                remat_fn_free(g);
+                remat_fn_free(f);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_while_jit_grad_bitwise),
         cmocka_unit_test(test_while_jit_primal_and_jvp),
         cmocka_unit_test(test_while_jit_max_steps),
+        cmocka_unit_test(test_while_jit_lengths_repeat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,6 +138,17 @@ static remat_status compile_subs(while_rt *r, const remat_while_data *d, remat_h
     return st;
 }
 
+/* Room for a phase's ops: the schedule's runs over max_steps merge into a
+ * few ops per iteration at most (online:10 reverses 1000 iterations in
+ * 1990), up to WHILE_KEPT_MAX_OPS (~640 kB). */
+#define WHILE_KEPT_MAX_OPS 16384
+static while_ops_cache keep_ops(const remat_while_data *d, remat_hop_lowering *L)
+{
+    const int64_t cap = d->max_steps < WHILE_KEPT_MAX_OPS / 4 ? 4 * d->max_steps + 64 : WHILE_KEPT_MAX_OPS;
+    scan_xop *ops = L->alloc(L->ctx, sizeof *ops * (size_t)cap);
+    return (while_ops_cache){.ops = ops, .cap = ops ? cap : 0, .len = -1};
+}
+
 remat_status remat_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
 {
     remat_while_data *d = data;
@@ -154,6 +165,8 @@ remat_status remat_while_lower(void *data, remat_hop_lowering *L, remat_instr *i
         st = compile_subs(r, d, L);
     if (st == REMAT_OK)
         st = remat_while_lanes_lower(r, d, L);
+    if (st == REMAT_OK && d->kind != WHILE_PRIMAL) /* ops kept per length (while_rt.h); none when out of memory */
+        r->kept = keep_ops(d, L);
     if (st != REMAT_OK)
         return st;
     remat_hop_stats hook;

@@ -51,6 +51,18 @@ typedef struct {
 
 #define WHILE_LANES_CHUNK 256
 
+/* A phase's ops kept for the length it last ran (the length from the
+ * store, or the counting pass's): a run of the same length runs them
+ * again instead of replaying the schedule (a fit's runs mostly repeat
+ * their length). Capacity fixed at lowering (program memory); a phase
+ * with more ops is replayed at every run. */
+typedef struct {
+    scan_xop *ops;
+    int64_t cap, n, len; /* len -1: nothing kept */
+    int64_t peak[2];
+    bool recording, overflow;
+} while_ops_cache;
+
 typedef struct while_rt {
     const remat_while_data *d;
     remat_backend *be;
@@ -79,6 +91,7 @@ typedef struct while_rt {
     remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
 
     while_lanes wl;
+    while_ops_cache kept; /* FWD: the forward phase (known length), BWD: the reverse */
 
     bool nested;
     int64_t evals;

@@ -135,6 +135,46 @@ static void note_peak(while_rt *r, const int64_t peak[2])
     r->peak_bytes = (size_t)peak[0] * r->d->carry_bytes + (size_t)peak[1] * r->d->vjp->tape_bytes;
 }
 
+/* the executor the node runs with now, recording into r->kept */
+static void run_ops(void *x, const scan_xop *ops, int64_t n)
+{
+    while_rt *r = x;
+    while_ops_cache *K = &r->kept;
+    if (K->recording && !K->overflow) {
+        if (K->n + n <= K->cap) {
+            memcpy(K->ops + K->n, ops, sizeof *ops * (size_t)n);
+            K->n += n;
+        } else {
+            K->overflow = true;
+        }
+    }
+    if (r->wl.on)
+        remat_while_lanes_run(r, ops, n);
+    else
+        remat_while_rt_run(r, ops, n);
+}
+
+/* One phase at a known length r->n: the kept ops when they are for it,
+ * else the schedule replayed (and kept when they fit). */
+static remat_status run_phase(while_rt *r, int phase, int64_t peak[2])
+{
+    while_ops_cache *K = &r->kept;
+    if (K->len >= 0 && K->len == r->n) {
+        run_ops(r, K->ops, K->n);
+        peak[0] = K->peak[0], peak[1] = K->peak[1];
+        return REMAT_OK;
+    }
+    scan_replay_dims dm = dims(r, r->n);
+    *K = (while_ops_cache){.ops = K->ops, .cap = K->cap, .len = -1, .recording = K->cap > 0};
+    remat_status st = remat_scan_replay_stream(&dm, phase, NULL, run_ops, r, NULL, peak);
+    if (st == REMAT_OK && K->recording && !K->overflow) {
+        K->len = r->n;
+        K->peak[0] = peak[0], K->peak[1] = peak[1];
+    }
+    K->recording = false;
+    return st;
+}
+
 static void k_while_fwd(const remat_instr *I)
 {
     while_rt *r = (while_rt *)I->aux;
@@ -154,10 +194,14 @@ static void k_while_fwd(const remat_instr *I)
         }
         copy_carry_in(r, r->cur, I->in, r->nc);
     }
-    scan_replay_dims dm = dims(r, r->n);
     int64_t peak[2] = {0, 0};
-    remat_status st = remat_scan_replay_stream(&dm, SCAN_PHASE_FORWARD, r->n < 0 ? reveal : NULL,
-                                               r->wl.on ? remat_while_lanes_run : remat_while_rt_run, r, &r->n, peak);
+    remat_status st;
+    if (r->n >= 0) {
+        st = run_phase(r, SCAN_PHASE_FORWARD, peak);
+    } else { /* online: the length revealed as the loop runs */
+        scan_replay_dims dm = dims(r, r->n);
+        st = remat_scan_replay_stream(&dm, SCAN_PHASE_FORWARD, reveal, run_ops, r, &r->n, peak);
+    }
     remat_while_lanes_tier_done(r);
     if (st != REMAT_OK) {
         if (r->status == REMAT_OK)
@@ -195,10 +239,8 @@ static void k_while_bwd(const remat_instr *I)
     r->be->iface.mem_fill(r->ct_cur, REMAT_F64, 0.0, d->carry_bytes / sizeof(double));
     copy_carry_in(r, r->ct_cur, I->in + 1 + nk, nd);
     bind(r, I->in + 1, true);
-    scan_replay_dims dm = dims(r, r->n);
     int64_t peak[2] = {0, 0};
-    remat_status st = remat_scan_replay_stream(&dm, SCAN_PHASE_REVERSE, NULL,
-                                               r->wl.on ? remat_while_lanes_run : remat_while_rt_run, r, NULL, peak);
+    remat_status st = run_phase(r, SCAN_PHASE_REVERSE, peak);
     remat_while_lanes_tier_done(r);
     if (st != REMAT_OK) {
         r->status = st;
