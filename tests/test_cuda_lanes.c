@@ -204,6 +204,41 @@ static void test_cuda_lanes_text_bad_input_named(void **state)
     assert_contains(remat_last_error(), "line 5: expected 'i'");
 }
 
+/* x (state) := x * k while x * k > 0.1 (EXIT, backend/lane.h): the count of
+ * steps run into buffer 2 (f64) where it stops, after the step's stores,
+ * out of the step loop (the state written back after it); serial */
+static const remat_lane_buf exit_bufs[3] = {{.dt = REMAT_F32, .state = 1}, {.dt = REMAT_F32}, {.dt = REMAT_F64}};
+static const remat_lane_ins exit_ins[] = {
+    LOAD(REMAT_F32, 0, 0, 0), LOAD(REMAT_F32, 1, 0, 0), OP2(REMAT_F32, REMAT_OP_MUL, 0, 1), CONST(REMAT_F32, 0.1),
+    OP2(REMAT_F32, REMAT_OP_GT, 2, 3), STORE(REMAT_F32, 2, 0, 0, 0),
+    {.kind = REMAT_LANE_EXIT, .dt = REMAT_F64, .a = 4, .b = -1, .c = -1, .buf = 2, .off = 0},
+};
+
+static void test_cuda_lanes_exit_serial(void **state)
+{
+    (void)state;
+    remat_lane_program p = {.m = 1, .n_ins = 7, .ins = exit_ins, .n_bufs = 3, .bufs = exit_bufs};
+    remat_cuda_lanes_info info;
+    char *src = source(&p, &info);
+    assert_true(info.serial);
+    assert_contains(src, "k0 = r2;\n  }\n    if (r4 == __int_as_float(0x00000000)) {\n      ((double *)p2)[0LL] = (double)(s + 1);"
+                         "\n      break;\n    }\n    p0 += a.st[0];");
+    assert_contains(src, "  }\n  ((float *)p0)[0LL] = k0;");
+    remat_free(src);
+    /* with lanes, only a register every lane shares (post) may end the loop */
+    p.m = 64;
+    assert_int_equal(remat_cuda_lanes_source(&p, "k", &src, &info), REMAT_ERR_UNSUPPORTED);
+    /* as text: an exit that is not last is refused */
+    char text[512];
+    snprintf(text, sizeof text, "remat-lanes 1\nm 1 bufs 1 ins 2\nb 1 0\ni 1 1 0 0 -1 -1 -1 -1 0 0 0x0p+0\n"
+                                "i 6 1 0 0 0 -1 -1 0 0 0 0x0p+0\n");
+    assert_int_equal(read_text(text), REMAT_OK);
+    snprintf(text, sizeof text, "remat-lanes 1\nm 1 bufs 1 ins 3\nb 1 0\ni 1 1 0 0 -1 -1 -1 -1 0 0 0x0p+0\n"
+                                "i 6 1 0 0 0 -1 -1 0 0 0 0x0p+0\ni 1 1 0 0 -1 -1 -1 -1 0 0 0x0p+0\n");
+    assert_int_equal(read_text(text), REMAT_ERR_PARSE);
+    assert_contains(remat_last_error(), "line 5: an exit that is not the last instruction");
+}
+
 /* ---- through NVRTC ---- */
 
 static bool have_nvrtc(void)
@@ -354,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_cuda_lanes_no_cuda_form_unsupported),
         cmocka_unit_test(test_cuda_lanes_text_round_trip),
         cmocka_unit_test(test_cuda_lanes_text_bad_input_named),
+        cmocka_unit_test(test_cuda_lanes_exit_serial),
         cmocka_unit_test(test_cuda_lanes_every_op_compiles_sm90),
         cmocka_unit_test(test_cuda_lanes_ieee_arithmetic_in_ptx),
         cmocka_unit_test(test_cuda_lanes_nvrtc_error_has_log),

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/jit.h"
 #include "remat/remat.h"
 
 static double y0v[2] = {1.5, -0.75}, kv[2] = {0.8, 2.3}, Tv = 1.0, hv = 0.0625;
@@ -205,6 +206,45 @@ static void test_while_jit_lengths_repeat(void **state)
             }
 }
 
+/* The lane IR's EXIT through the CPU JIT (backend/lane.h): x := x * k
+ * while x * k > 0.1, from x = 1, k = 0.5: four steps of a call for 100,
+ * the count written, x at the fourth; a call of 2 steps runs both and
+ * leaves the count alone. */
+static void test_while_jit_lane_exit(void **state)
+{
+    (void)state;
+#if REMAT_HAVE_GCCJIT
+    if (!remat_cpu_can_compile_lanes()) {
+        print_message("SKIP: libgccjit cannot compile here\n");
+        return;
+    }
+    static const remat_lane_buf bufs[3] = {{.dt = REMAT_F64, .state = 1}, {.dt = REMAT_F64}, {.dt = REMAT_F64}};
+    static const remat_lane_ins ins[] = {
+        {.kind = REMAT_LANE_LOAD, .dt = REMAT_F64, .a = -1, .b = -1, .c = -1, .buf = 0},
+        {.kind = REMAT_LANE_LOAD, .dt = REMAT_F64, .a = -1, .b = -1, .c = -1, .buf = 1},
+        {.kind = REMAT_LANE_OP, .dt = REMAT_F64, .op = REMAT_OP_MUL, .a = 0, .b = 1, .c = -1, .buf = -1},
+        {.kind = REMAT_LANE_CONST, .dt = REMAT_F64, .a = -1, .b = -1, .c = -1, .buf = -1, .imm = 0.1},
+        {.kind = REMAT_LANE_OP, .dt = REMAT_F64, .op = REMAT_OP_GT, .a = 2, .b = 3, .c = -1, .buf = -1},
+        {.kind = REMAT_LANE_STORE, .dt = REMAT_F64, .a = 2, .b = -1, .c = -1, .buf = 0},
+        {.kind = REMAT_LANE_EXIT, .dt = REMAT_F64, .a = 4, .b = -1, .c = -1, .buf = 2},
+    };
+    const remat_lane_program p = {.m = 1, .n_ins = 7, .ins = ins, .n_bufs = 3, .bufs = bufs};
+    const remat_lane_program *pp = &p;
+    remat_lane_fn fn = NULL;
+    assert_ok(remat_cpu_compile_lanes(1, &pp, &fn));
+    double x = 1, k = 0.5, ran = -1;
+    char *b[3] = {(char *)&x, (char *)&k, (char *)&ran};
+    int64_t st[3] = {0, 0, 0};
+    fn(b, st, 100, 1);
+    assert_true(ran == 4 && x == 0.0625);
+    x = 1, ran = -1;
+    fn(b, st, 2, 1);
+    assert_true(ran == -1 && x == 0.25);
+#else
+    print_message("SKIP: built without libgccjit\n");
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_while_jit_primal_and_jvp),
         cmocka_unit_test(test_while_jit_max_steps),
         cmocka_unit_test(test_while_jit_lengths_repeat),
+        cmocka_unit_test(test_while_jit_lane_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -284,7 +284,6 @@ static int emit_ins(gen *g, int i)
     case REMAT_LANE_STORE: place(g, i), put(&g->b, " = r%d;\n", I->a); return 1;
     case REMAT_LANE_ACC: put(&g->b, "r%d = r%d + r%d;\n", I->a, I->a, I->b); return 1;
     case REMAT_LANE_OP: return emit_op(g, i);
-    case REMAT_LANE_EXIT: return 1; /* after the step (generate) */
     default: return 0;
     }
 }
@@ -321,8 +320,8 @@ static int generate(gen *g, const char *name)
     for (int phase = 0; phase < 2; phase++) { /* the lanes, then once per step after them */
         for (int i = 0; i < p->n_ins; i++) {
             const remat_lane_ins *I = &p->ins[i];
-            if (I->kind == REMAT_LANE_SUM0 || (I->post != 0) != (phase == 1))
-                continue;
+            if (I->kind == REMAT_LANE_SUM0 || I->kind == REMAT_LANE_EXIT || (I->post != 0) != (phase == 1))
+                continue; /* an exit comes after the step (below) */
             if (!emit_ins(g, i))
                 return 0;
         }
