@@ -260,5 +260,3 @@ void remat_scan_tier_run(scan_rt *r)
         say(r, "compiling failed, interpreted");
     }
 }
-
-double remat_scan_tier_compile_ns(int64_t n_ins) { return GCC_NS_FIXED + GCC_NS_PER_INS * (double)n_ins; }

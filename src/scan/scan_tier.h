@@ -16,7 +16,6 @@
 #define REMAT_SCAN_TIER_H
 
 #include <stdbool.h>
-#include <stdint.h>
 
 typedef struct scan_rt scan_rt;
 
@@ -34,10 +33,5 @@ bool remat_scan_tier_lower(scan_rt *r);
 /* At a kernel's entry: a waiting node counts the run, and switches to its
  * compiled loops when they are due. */
 void remat_scan_tier_run(scan_rt *r);
-
-/* The cost model's compile of n_ins lane instructions, in ns, for a loop
- * whose work is learnt as it runs (a while loop, while_lanes.c, which
- * times its interpreted runs against it). */
-double remat_scan_tier_compile_ns(int64_t n_ins);
 
 #endif

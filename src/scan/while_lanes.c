@@ -208,8 +208,10 @@ remat_status remat_while_lanes_lower(while_rt *r, const remat_while_data *d, rem
     for (int i = 0; i < W->body.n_progs; i++)
         pp[n++] = &W->body.progs[i];
     remat_lane_dump(n, pp); /* REMAT_DUMP_LANES: with the EXIT */
-    W->cost_ns = remat_scan_tier_compile_ns(W->step.n_ins + W->body.n_ins);
-    if (mode == SCAN_JIT_ALWAYS || !L->be->iface.load_lanes) {
+    /* gcc's cost is the backend's model (scan_tier.c weighs scans by it) */
+    const bool weigh = L->be->iface.load_lanes && L->be->iface.lanes_compile_ns;
+    W->cost_ns = weigh ? L->be->iface.lanes_compile_ns(n, pp) : 0;
+    if (mode == SCAN_JIT_ALWAYS || !weigh) {
         W->on = get_code(W, L->be, true);
         say(r, W->on ? "compiled" : "compiling failed, interpreted");
     } else if (get_code(W, L->be, false)) {
