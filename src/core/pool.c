@@ -2,9 +2,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "core/pool.h"
@@ -12,22 +14,35 @@
 
 enum { MAX_THREADS = 256 };
 
+#define SPIN_IDLE_NS 200000 /* a worker, between loops */
+#define SPIN_DONE_NS 100000 /* the caller, for workers in their last range */
+
 /* One loop at a time (job_lock, taken with trylock: a second caller runs its
  * loop itself). The caller publishes the loop under `lock`, bumps `gen` and
- * wakes the workers; a worker w < want that wakes while the loop is still
- * open joins it (active++), claims ranges until none are left and checks out
- * (active--). The caller claims ranges too; when none are left it closes the
- * loop and waits only for the workers that joined, so none still reads the
- * loop when the caller returns, and a worker the OS has not scheduled yet
- * (a busy machine) costs the caller nothing: it wakes to a closed loop. */
+ * wakes the workers that sleep; a worker w < want that sees `gen` move while
+ * the loop is still open joins it (active++), claims ranges until none are
+ * left and checks out (active--). The caller claims ranges too; when none
+ * are left it closes the loop and waits only for the workers that joined, so
+ * none still reads the loop when the caller returns, and a worker the OS has
+ * not scheduled yet (a busy machine) costs the caller nothing: it wakes to a
+ * closed loop.
+ *
+ * Waking a thread parked on a condition variable takes 50-100 us on this
+ * VM, as long as a lane block, so both sides spin briefly before they park:
+ * a worker watches `gen` for SPIN_IDLE_NS after its last loop (a scan's
+ * runs come back to back: a batched gradient's forward pass, then its
+ * blocks), and the caller watches `active` for SPIN_DONE_NS when a worker
+ * is still in its last range. Only sleepers are signalled. */
 static struct {
     pthread_mutex_t job_lock, lock;
     pthread_cond_t wake, done;
     pthread_once_t once;
     atomic_int threads; /* the count a loop may use, caller included */
     int started;        /* worker threads running */
-    uint64_t gen;
-    int active;         /* workers in the current loop, not yet checked out */
+    int sleepers;       /* workers parked on `wake` */
+    int caller_sleeps;  /* the caller parked on `done` */
+    _Atomic uint64_t gen; /* written under `lock`; spinning workers read it without */
+    atomic_int active;  /* workers in the current loop, not yet checked out (written under `lock`) */
     int want;           /* workers the current loop may use */
     int closed;         /* the current loop takes no more workers */
     remat_pool_fn fn;
@@ -54,7 +69,8 @@ static void fork_child(void)
     pthread_mutex_init(&pool.job_lock, NULL);
     pthread_cond_init(&pool.wake, NULL);
     pthread_cond_init(&pool.done, NULL);
-    pool.started = 0, pool.active = 0, pool.want = 0, pool.closed = 1;
+    pool.started = 0, pool.sleepers = 0, pool.caller_sleeps = 0, pool.want = 0, pool.closed = 1;
+    atomic_store(&pool.active, 0);
 }
 
 static int cpus_available(void)
@@ -110,26 +126,66 @@ static void run_ranges(remat_pool_fn fn, void *ctx, int64_t n, int64_t chunk, in
     }
 }
 
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+static bool loop_posted(uint64_t seen) { return atomic_load_explicit(&pool.gen, memory_order_acquire) != seen; }
+static bool workers_out(uint64_t unused) { return (void)unused, atomic_load_explicit(&pool.active, memory_order_acquire) == 0; }
+
+/* Spins up to ns until ready(arg); true when it came. Nothing is held while
+ * spinning, and only atomics are read. */
+static bool spin(bool (*ready)(uint64_t), uint64_t arg, int64_t ns)
+{
+    const int64_t end = now_ns() + ns;
+    for (int i = 0;; i++) {
+        if (ready(arg))
+            return true;
+        if ((i & 63) == 63 && now_ns() >= end)
+            return false;
+        cpu_relax();
+    }
+}
+
 static void *worker(void *arg)
 {
     const int id = (int)(intptr_t)arg;
     uint64_t seen = 0;
-    pthread_mutex_lock(&pool.lock);
     for (;;) {
-        while (pool.gen == seen)
+        spin(loop_posted, seen, SPIN_IDLE_NS);
+        pthread_mutex_lock(&pool.lock);
+        while (atomic_load_explicit(&pool.gen, memory_order_relaxed) == seen) {
+            pool.sleepers++;
             pthread_cond_wait(&pool.wake, &pool.lock);
-        seen = pool.gen;
-        if (id >= pool.want || pool.closed) /* not needed, or too late for this loop */
+            pool.sleepers--;
+        }
+        seen = atomic_load_explicit(&pool.gen, memory_order_relaxed);
+        if (id >= pool.want || pool.closed) { /* not needed, or too late for this loop */
+            pthread_mutex_unlock(&pool.lock);
             continue;
-        pool.active++;
+        }
+        atomic_fetch_add_explicit(&pool.active, 1, memory_order_relaxed);
         remat_pool_fn fn = pool.fn;
         void *ctx = pool.ctx;
         const int64_t n = pool.n, chunk = pool.chunk, n_chunks = pool.n_chunks;
         pthread_mutex_unlock(&pool.lock);
         run_ranges(fn, ctx, n, chunk, n_chunks);
         pthread_mutex_lock(&pool.lock);
-        if (--pool.active == 0)
+        if (atomic_fetch_sub_explicit(&pool.active, 1, memory_order_release) == 1 && pool.caller_sleeps)
             pthread_cond_signal(&pool.done);
+        pthread_mutex_unlock(&pool.lock);
     }
     return NULL;
 }
@@ -175,18 +231,25 @@ void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
     const int want = start_workers((int)(n_chunks - 1 < threads - 1 ? n_chunks - 1 : threads - 1));
     pool.fn = fn, pool.ctx = ctx, pool.n = n, pool.chunk = chunk, pool.n_chunks = n_chunks;
     atomic_store(&pool.next, 0);
-    pool.want = want, pool.active = 0, pool.closed = 0;
-    pool.gen++;
-    pthread_cond_broadcast(&pool.wake);
+    pool.want = want, pool.closed = 0;
+    atomic_fetch_add_explicit(&pool.gen, 1, memory_order_release);
+    if (pool.sleepers > 0)
+        pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
 
     run_ranges(fn, ctx, n, chunk, n_chunks);
 
     pthread_mutex_lock(&pool.lock);
     pool.closed = 1;
-    while (pool.active > 0)
-        pthread_cond_wait(&pool.done, &pool.lock);
     pthread_mutex_unlock(&pool.lock);
+    if (!spin(workers_out, 0, SPIN_DONE_NS)) {
+        pthread_mutex_lock(&pool.lock);
+        pool.caller_sleeps = 1;
+        while (atomic_load_explicit(&pool.active, memory_order_acquire) > 0)
+            pthread_cond_wait(&pool.done, &pool.lock);
+        pool.caller_sleeps = 0;
+        pthread_mutex_unlock(&pool.lock);
+    }
     if (want > 0)
         atomic_fetch_add(&pool.split_loops, 1);
     pthread_mutex_unlock(&pool.job_lock);
