@@ -276,7 +276,7 @@ static void bind_range(scan_lane_block *b, char *worker_store)
 static scan_lane_block *range_table(scan_rt *r, int64_t at, int64_t lo, int64_t hi, char *worker_store)
 {
     REMAT_ASSERT(at < r->n_ranges && lo < hi && hi <= r->lanes.m);
-    scan_lane_block *b = &r->ranges[at];
+    scan_lane_block *b = remat_scan_rt_range(r, at);
     b->lane0 = lo, b->lanes = hi - lo;
     bind_range(b, worker_store);
     return b;

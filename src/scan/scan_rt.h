@@ -97,8 +97,9 @@ struct scan_rt {
     /* compiled lanes (scan_lanes.h): the kernels, the table of all lanes,
      * and, when lane ranges may run, n_ranges tables for them */
     scan_lanes lanes;
-    scan_lane_block lb, *ranges;
+    scan_lane_block lb, *ranges; /* ranges: a cache line or more apart (remat_scan_rt_range) */
     int64_t n_ranges;
+    size_t range_bytes;
     int64_t split_lanes; /* lanes per unit of a run split over threads (0: never split) */
     /* lane blocks: one worker's store (0: blocks use the node's store), how
      * many fit in the node's store, and how many the last run used */
@@ -123,6 +124,13 @@ struct scan_rt {
 
 /* The step a loop index k evaluates (a reverse scan runs t = n-1 .. 0). */
 static inline int64_t remat_scan_rt_step(const scan_rt *r, int64_t k) { return r->reverse ? r->length - 1 - k : k; }
+
+/* the table of lane range j (each starts a cache line: ranges on different
+ * threads rewrite theirs at every kernel call) */
+static inline scan_lane_block *remat_scan_rt_range(const scan_rt *r, int64_t j)
+{
+    return (scan_lane_block *)((char *)r->ranges + (size_t)j * r->range_bytes);
+}
 
 static inline char *remat_scan_rt_slot(const scan_rt *r, int64_t slot)
 {

@@ -5,8 +5,10 @@
  * one buffer table per range that may run at once. Cuts are for the
  * host's cache and threads, only on a backend that asks for them.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
 
 #include "scan/scan_rt.h"
 #include "scan/scan_tier.h"
@@ -49,6 +51,7 @@ static int64_t block_of(const scan_rt *r, const remat_scan_data *d)
  * cache lines of f64 lanes, so that two threads write no line together),
  * at most SPLIT_UNITS of them (the pool hands out ranges of units). */
 #define SPLIT_LANES 8
+#define LINE 64 /* bytes in a cache line */
 #define SPLIT_UNITS 64
 static int64_t split_lanes(int64_t m)
 {
@@ -113,14 +116,25 @@ bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_low
                   nb = r->lanes.block > 0 ? (m + r->lanes.block - 1) / r->lanes.block : 0;
     r->n_ranges = units > nb ? units : nb;
     worker_store(r, d);
-    r->ranges = L->alloc(L->ctx, sizeof *r->ranges * (size_t)(r->n_ranges + 1));
-    for (int64_t j = 0; r->ranges && j <= r->n_ranges; j++) {
-        scan_lane_block *b = j < r->n_ranges ? &r->ranges[j] : &r->lb;
-        *b = (scan_lane_block){.r = r, .lane0 = 0, .lanes = m};
-        b->ptr = L->alloc(L->ctx, sizeof *b->ptr * (size_t)(n + 1));
-        b->stride = L->alloc(L->ctx, sizeof *b->stride * (size_t)(n + 1));
-        if (!b->ptr || !b->stride)
-            r->ranges = NULL;
+    /* Ranges running at once rewrite their tables at every kernel call, so
+     * each table (and each range's scan_lane_block) starts a cache line of
+     * its own: two threads' tables sharing a line made it bounce between
+     * the cores at every call. */
+    const size_t table = ((sizeof(char *) + sizeof(int64_t)) * (size_t)(n + 1) + LINE - 1) / LINE * LINE,
+                 entry = (sizeof(scan_lane_block) + LINE - 1) / LINE * LINE;
+    char *mem = L->alloc(L->ctx, (size_t)(r->n_ranges + 1) * (entry + table) + LINE);
+    r->ranges = NULL;
+    if (mem) {
+        char *at = (char *)(((uintptr_t)mem + LINE - 1) / LINE * LINE);
+        r->ranges = (scan_lane_block *)at;
+        r->range_bytes = entry;
+        char *tables = at + (size_t)r->n_ranges * entry;
+        for (int64_t j = 0; j <= r->n_ranges; j++) {
+            scan_lane_block *b = j < r->n_ranges ? remat_scan_rt_range(r, j) : &r->lb;
+            *b = (scan_lane_block){.r = r, .lane0 = 0, .lanes = m};
+            b->ptr = (char **)(tables + (size_t)j * table);
+            b->stride = (int64_t *)(b->ptr + n + 1);
+        }
     }
     if (!r->ranges) { /* out of memory for the tables: interpreted (the same bits) */
         memset(&r->lanes, 0, sizeof r->lanes);
