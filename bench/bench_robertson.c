@@ -15,7 +15,12 @@
  * to 1e5, n equal Rodas5 steps in each; 2 per decade took the least time of
  * 1, 2 and 4), n the smallest of a ladder that meets 1e-6; the gradient
  * program compiled once (its compile time reported apart, as an optimiser
- * compiles once and runs many times). Three adjoints of the same steps:
+ * compiles once and runs many times: REMAT_JIT=always unless the
+ * environment names a policy; "first_compile_ms" (wall) and "_cpu_ms"
+ * (with the assembler and linker) are the first program's,
+ * which pays gcc in a process that finds no disk cache entry (cold) and
+ * reads the entry in the next (warm): run it twice with a fresh
+ * REMAT_CACHE_DIR to see both). Three adjoints of the same steps:
  *   store-all      every step's tape held at once (keep_interval_stores),
  *   intervals      remat_ode_integrate's default: each interval a checkpoint
  *                  region keeping its input state, re-run just before it is
@@ -36,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bench_util.h"
 #include "remat/remat.h"
@@ -64,6 +70,16 @@ typedef struct {
     double t[N_OUT];
 } ctx_t;
 
+/* CPU time of the process and its children (gcc's assembler and linker), ms */
+static double cpu_ms(void)
+{
+    struct rusage a, b;
+    getrusage(RUSAGE_SELF, &a);
+    getrusage(RUSAGE_CHILDREN, &b);
+    return (double)(a.ru_utime.tv_sec + a.ru_stime.tv_sec + b.ru_utime.tv_sec + b.ru_stime.tv_sec) * 1e3 +
+           (double)(a.ru_utime.tv_usec + a.ru_stime.tv_usec + b.ru_utime.tv_usec + b.ru_stime.tv_usec) * 1e-3;
+}
+
 static double rel_err(const double *g, const double *ref)
 {
     double w = 0;
@@ -75,7 +91,7 @@ static double rel_err(const double *g, const double *ref)
 /* the compiled gradient dL/dk of n Rodas5 steps per interval under adjoint
  * variant v; NULL on error */
 static remat_program *build_grad(const remat_mechanism *m, const double *t, int64_t n, int v, double rtol,
-                                 double *compile_ms)
+                                 double *compile_ms, double *compile_cpu_ms)
 {
     remat_ode_options opt = {.method = REMAT_ODE_RODAS5, .n_times = N_OUT, .times = t, .steps = n,
                              .keep_interval_stores = v == 0};
@@ -94,10 +110,11 @@ static remat_program *build_grad(const remat_mechanism *m, const double *t, int6
     remat_fn_output(f, remat_sum(f, remat_mul(f, remat_index(f, ys, N_OUT - 1), w), 1, (int[]){0}));
     if (remat_grad(f, 1, (int[]){1}, &g) != REMAT_OK)
         goto done;
-    double t0 = bench_wall_ns();
+    double t0 = bench_wall_ns(), c0 = cpu_ms();
     if (remat_compile(g, remat_backend_cpu(), &prog) != REMAT_OK)
         prog = NULL;
     *compile_ms = (bench_wall_ns() - t0) * 1e-6;
+    *compile_cpu_ms = cpu_ms() - c0;
 done:
     if (!prog)
         fprintf(stderr, "bench_robertson: %s\n", remat_last_error());
@@ -130,6 +147,8 @@ int main(int argc, char **argv)
 {
     int smoke = argc > 1 && strcmp(argv[1], "--smoke") == 0;
     int rounds = smoke ? 1 : 15;
+    setenv("REMAT_JIT", "always", 0); /* compiled loops, unless the caller names a policy */
+    const char *jit = getenv("REMAT_JIT");
     ctx_t c = {.y0 = {1, 0, 0}};
     memcpy(c.k, K, sizeof c.k);
     for (int i = 0; i < N_OUT; i++)
@@ -169,11 +188,13 @@ int main(int argc, char **argv)
      * adjoints differentiate the same steps, to rounding) */
     static const int64_t ladder[] = {2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32};
     int64_t n = 0;
-    double compile_ms[N_VARIANTS] = {0}, re_err = 0, g[N_VARIANTS][3];
+    double compile_ms[N_VARIANTS] = {0}, re_err = 0, g[N_VARIANTS][3], first_ms = -1, cpu, first_cpu = 0;
     for (size_t i = 0; i < sizeof ladder / sizeof ladder[0] && !n; i++) {
-        remat_program *p = build_grad(m, c.t, ladder[i], 1, 0, &compile_ms[1]);
+        remat_program *p = build_grad(m, c.t, ladder[i], 1, 0, &compile_ms[1], &cpu);
         if (!p)
             return 1;
+        if (first_ms < 0)
+            first_ms = compile_ms[1], first_cpu = cpu;
         c.grad[1] = p;
         if (run_remat(&c, 1) || (re_err = rel_err(c.g, ref)) > TARGET)
             remat_program_free(p), c.grad[1] = NULL;
@@ -187,7 +208,7 @@ int main(int argc, char **argv)
     static const double ad_rtols[] = {1e-5, 1e-6, 1e-7, 1e-8, 1e-9};
     double ad_rtol = 0, ad_err = 0;
     for (size_t i = 0; i < sizeof ad_rtols / sizeof ad_rtols[0] && !ad_rtol; i++) {
-        remat_program *p = build_grad(m, c.t, 0, 3, ad_rtols[i], &compile_ms[3]);
+        remat_program *p = build_grad(m, c.t, 0, 3, ad_rtols[i], &compile_ms[3], &cpu);
         if (!p)
             return 1;
         c.grad[3] = p;
@@ -201,7 +222,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int v = 0; v < N_VARIANTS; v++) {
-        if (!c.grad[v] && !(c.grad[v] = build_grad(m, c.t, n, v, 0, &compile_ms[v])))
+        if (!c.grad[v] && !(c.grad[v] = build_grad(m, c.t, n, v, 0, &compile_ms[v], &cpu)))
             return 1;
         if (run_remat(&c, v))
             return 1;
@@ -219,10 +240,10 @@ int main(int argc, char **argv)
     printf("  \"cvodes\": {\"method\": \"bdf-dense + CVodeB\", \"rtol\": %g, \"steps_forward\": %ld, "
            "\"steps_backward\": %ld, \"rel_error\": %.3g, \"median_ms\": %.4f},\n",
            rtol, sf, sb, cv_err, mc);
-    printf("  \"remat\": {\"method\": \"rodas5\", \"intervals\": %d, \"steps_per_interval\": %lld, "
-           "\"steps\": %lld, \"rel_error\": %.3g, \"adaptive_rtol\": %g, \"adaptive_rel_error\": %.3g,\n"
-           "    \"adjoints\": [\n",
-           N_OUT, (long long)n, (long long)(n * N_OUT), re_err, ad_rtol, ad_err);
+    printf("  \"remat\": {\"method\": \"rodas5\", \"jit\": \"%s\", \"first_compile_ms\": %.1f, \"first_compile_cpu_ms\": %.1f, \"intervals\": %d, "
+           "\"steps_per_interval\": %lld, \"steps\": %lld, \"rel_error\": %.3g, \"adaptive_rtol\": %g, "
+           "\"adaptive_rel_error\": %.3g,\n    \"adjoints\": [\n",
+           jit, first_ms, first_cpu, N_OUT, (long long)n, (long long)(n * N_OUT), re_err, ad_rtol, ad_err);
     for (int v = 0; v < N_VARIANTS; v++) {
         remat_memory_plan plan;
         remat_program_plan(c.grad[v], &plan);
