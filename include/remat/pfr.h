@@ -107,6 +107,42 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
 remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_t iters, double params[],
                             double conc_before[], double params_after[], double *conc_final);
 
+/* ---- ensembles: many parameter sets through one reactor ----
+ *
+ * The outlet and its Jacobian for each of many parameter sets, `lanes` sets
+ * per run through one compiled program (each set a lane of the integration's
+ * loop). A set gives values to the n_vary parameters vary[] (the others keep
+ * base[]); the Jacobian is d C_s(L) / d p_vary[j] for every species s, by
+ * forward mode (n_vary passes of the loop, no tape). Fixed steps only (the
+ * lanes step together): opt.adaptive is refused; goal and schedule are
+ * ignored. Each lane's outlet is bitwise remat_pfr_outlet's for its set; a set
+ * whose integration blows up gets non-finite numbers, not an error (an
+ * ensemble screens sets; the caller decides).
+ *
+ *   remat_pfr_ensemble *e;
+ *   remat_pfr_ensemble_new(m, &o, 1024, 2, (int[]){0, 1}, (double[]){1, 0.5}, &e);
+ *   double sets[2 * 2] = {1, 0.5, 2, 0.25}, out[2 * 3], jac[2 * 3 * 2];
+ *   remat_pfr_ensemble_run(e, 2, sets, out, jac); // jac[(i*S + s)*2 + j]
+ *   remat_pfr_ensemble_free(e);
+ */
+typedef struct remat_pfr_ensemble remat_pfr_ensemble;
+
+/* Checks the options as remat_pfr_new does, builds and compiles the program
+ * (m must outlive it). lanes in [1, 2^20]; vary: n_vary >= 1 distinct
+ * parameter indices; base: param_count finite values. */
+remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_options *opt, int64_t lanes, int n_vary,
+                                    const int *vary, const double *base, remat_pfr_ensemble **out);
+void remat_pfr_ensemble_free(remat_pfr_ensemble *e); /* NULL is a no-op */
+int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e);
+
+/* n <= lanes sets, sets[i*n_vary + j] the value of parameter vary[j] in set i
+ * (finite; else REMAT_ERR_VALUE naming set and parameter): outlet[i*S + s] =
+ * C_s(L) and, unless jac is NULL, jac[(i*S + s)*n_vary + j] = d C_s(L) /
+ * d p_vary[j]. A run costs n_vary passes of the loop over all lanes (one
+ * without jac), whatever n. */
+remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const double *sets, double *outlet,
+                                    double *jac);
+
 /* How a species takes part in the mechanism's reactions: "reactant" (only
  * consumed), "product" (only formed), "intermediate" (both), or "" (neither,
  * e.g. a species with an ODE line). For titles such as "maximize intermediate B". */

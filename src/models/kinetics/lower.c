@@ -5,9 +5,11 @@
  * (species, params, lets) and inner nodes by address, so a reaction's net
  * rate, which appears in the dy/dt of every species it changes, is emitted
  * once, and each let once. Species are read as (..., 1) slices of y so that
- * the same ops serve y of shape (S,) and batched (..., S): params and t are
- * scalars and broadcast; dy/dt is the concatenation of the S per-species
- * values along the last axis.
+ * the same ops serve y of shape (S,) and batched (..., S): t is a scalar and
+ * broadcasts, params are scalars (params (P,)) or, batched (..., P), (..., 1)
+ * slices read like the species (one parameter set per batch entry: an
+ * ensemble); dy/dt is the concatenation of the S per-species values along
+ * the last axis.
  *
  * Nothing here recurses with the mechanism's size: a species' dy/dt is a
  * left-deep chain as long as its list of reactions (60,000 deep for a
@@ -39,7 +41,7 @@ typedef struct {
     remat_val t, y, params;
     remat_shape ys;        /* y's shape */
     remat_val *species;    /* [S] (..., 1) slices, REMAT_NONE until read */
-    remat_val *param_vals; /* [P] scalars */
+    remat_val *param_vals; /* [P] scalars, or (..., 1) slices of batched params */
     remat_val *let_vals;   /* [nlets] */
     memo_slot *slots;      /* open addressing on node address */
     size_t nslot, used;
@@ -148,9 +150,16 @@ static remat_val species(lowering *L, int i)
 
 static remat_val param(lowering *L, int i)
 {
-    if (L->param_vals[i] == REMAT_NONE)
-        L->param_vals[i] = remat_index(L->f, L->params, i);
-    return L->param_vals[i];
+    if (L->param_vals[i] != REMAT_NONE)
+        return L->param_vals[i];
+    remat_shape ps = remat_val_shape(L->f, L->params);
+    if (ps.rank == 1)
+        return L->param_vals[i] = remat_index(L->f, L->params, i);
+    int64_t start[REMAT_MAX_RANK] = {0}, limit[REMAT_MAX_RANK];
+    memcpy(limit, ps.dims, sizeof limit);
+    start[ps.rank - 1] = i;
+    limit[ps.rank - 1] = i + 1;
+    return L->param_vals[i] = remat_slice(L->f, L->params, start, limit, NULL);
 }
 
 static remat_val let(lowering *L, int i)
@@ -284,7 +293,7 @@ static remat_val walk(lowering *L, const remat_expr *e)
 
 static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y, remat_val params)
 {
-    char a[96];
+    char a[96], b[96];
     if (!f || !m)
         return remat_error(REMAT_ERR_NULL, "kinetics: %s is NULL", !f ? "the function" : "the mechanism");
     if (remat_fn_status(f) != REMAT_OK)
@@ -308,9 +317,14 @@ static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_va
             return remat_error(REMAT_ERR_ARG, "kinetics: params is not a value of function '%s'", remat_fn_name(f));
         remat_shape ps = remat_val_shape(f, params);
         remat_dtype pd = remat_val_dtype(f, params);
-        if (ps.rank != 1 || ps.dims[0] != P)
-            return remat_error(REMAT_ERR_SHAPE, "kinetics: params is %s but mechanism %s has %d parameters: "
-                               "expected (%d,)", remat_shape_format(pd, &ps, a, sizeof a), src, P, P);
+        /* (P,) shared by the batch, or one set per batch entry: y's batch axes then (P,) */
+        int batched = ps.rank > 1 && ps.rank == ys.rank &&
+                      !memcmp(ps.dims, ys.dims, sizeof ps.dims[0] * (size_t)(ys.rank - 1));
+        if ((ps.rank != 1 && !batched) || ps.dims[ps.rank - 1] != P)
+            return remat_error(REMAT_ERR_SHAPE, "kinetics: params is %s but mechanism %s has %d parameters and y "
+                               "is %s: expected (%d,) or y's batch axes then %d",
+                               remat_shape_format(pd, &ps, a, sizeof a), src, P,
+                               remat_shape_format(dt, &ys, b, sizeof b), P, P);
         if (pd != dt)
             return remat_error(REMAT_ERR_DTYPE, "kinetics: params is %s but y is %s", remat_dtype_name(pd),
                                remat_dtype_name(dt));

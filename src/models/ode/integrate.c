@@ -111,13 +111,16 @@ typedef struct {
     remat_fn *body;
     int timed; /* carries a step counter for t */
     int has_params;
+    remat_shape ps; /* params' shape: (P,) or y0's batch axes then P */
 } interval_body;
 
 /* timed: body(y, j, t_start, h, params) -> (y', j + 1); else body(y, h, params) -> y' */
 static remat_status make_body(const remat_mechanism *m, remat_ode_method method, remat_dtype dt,
-                              const remat_shape *ys, int has_params, interval_body *out)
+                              const remat_shape *ys, const remat_shape *ps, interval_body *out)
 {
-    int64_t P = remat_mechanism_param_count(m);
+    int has_params = ps != NULL;
+    if (ps)
+        out->ps = *ps;
     out->timed = remat_kinetics_uses_indep(m);
     out->has_params = has_params;
     char name[64];
@@ -129,7 +132,7 @@ static remat_status make_body(const remat_mechanism *m, remat_ode_method method,
     remat_val j = out->timed ? remat_arg(b, "step", dt, 0, NULL) : REMAT_NONE;
     remat_val t0 = out->timed ? remat_arg(b, "t_start", dt, 0, NULL) : REMAT_NONE;
     remat_val h = remat_arg(b, "h", dt, 0, NULL);
-    remat_val p = has_params ? remat_arg(b, "params", dt, 1, &P) : REMAT_NONE;
+    remat_val p = has_params ? remat_arg(b, "params", dt, ps->rank, ps->dims) : REMAT_NONE;
     remat_val t = out->timed ? remat_add(b, t0, remat_mul(b, j, h)) : REMAT_NONE;
     remat_val y1;
     remat_status st = remat_ode_step(b, m, method, t, h, y, p, &y1);
@@ -173,13 +176,12 @@ static remat_status region_interval(remat_fn *f, const interval_body *ib, remat_
                                    remat_val y, remat_val params, double tk, double h, int64_t n,
                                    const remat_scan_options *so, remat_val *y_end)
 {
-    int64_t P = ib->has_params ? remat_val_shape(f, params).dims[0] : 0;
     remat_fn *g = remat_fn_new("ode_interval");
     if (!g)
         return remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
     remat_val a[2] = {remat_arg(g, "y", dt, ys->rank, ys->dims), REMAT_NONE};
     if (ib->has_params)
-        a[1] = remat_arg(g, "params", dt, 1, &P);
+        a[1] = remat_arg(g, "params", dt, ib->ps.rank, ib->ps.dims);
     remat_val out;
     remat_status st = scan_interval(g, ib, dt, a[0], a[1], tk, h, n, so, &out);
     remat_fn *region = NULL;
@@ -233,17 +235,21 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
     check_grid(opt, steps, NULL);
 
     remat_dtype dt = remat_val_dtype(f, y0);
-    remat_shape ys = remat_val_shape(f, y0);
+    remat_shape ys = remat_val_shape(f, y0), ps = {0};
     if (params != REMAT_NONE) {
         char a[96];
         int64_t P = remat_mechanism_param_count(m);
-        remat_shape ps = params >= 0 && params < remat_fn_num_nodes(f) ? remat_val_shape(f, params)
-                                                                       : (remat_shape){.rank = -1};
-        if (ps.rank != 1 || ps.dims[0] != P || remat_val_dtype(f, params) != dt) {
-            st = remat_error(REMAT_ERR_SHAPE, "ode: params is %s, expected %s[%lld] (y0's dtype, %s's parameters)",
+        ps = params >= 0 && params < remat_fn_num_nodes(f) ? remat_val_shape(f, params) : (remat_shape){.rank = -1};
+        /* (P,), or one parameter set per batch entry of y0 (fixed steps: an
+         * adaptive integration takes y0 (S,)) */
+        int batched = !opt->adaptive && ps.rank > 1 && ps.rank == ys.rank &&
+                      !memcmp(ps.dims, ys.dims, sizeof ps.dims[0] * (size_t)(ys.rank - 1));
+        if ((ps.rank != 1 && !batched) || ps.dims[ps.rank - 1] != P || remat_val_dtype(f, params) != dt) {
+            st = remat_error(REMAT_ERR_SHAPE, "ode: params is %s, expected %s[%lld] (y0's dtype, %s's parameters)%s",
                              ps.rank < 0 ? "not a value of the function"
                                          : remat_shape_format(remat_val_dtype(f, params), &ps, a, sizeof a),
-                             remat_dtype_name(dt), (long long)P, remat_mechanism_source(m));
+                             remat_dtype_name(dt), (long long)P, remat_mechanism_source(m),
+                             opt->adaptive ? "" : " or y0's batch axes then that");
             goto done;
         }
     }
@@ -253,7 +259,7 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
     }
     /* the step checks y0 and params against the mechanism; build it first so
      * a bad input is reported before any scan is added */
-    st = make_body(m, opt->method, dt, &ys, params != REMAT_NONE, &ib);
+    st = make_body(m, opt->method, dt, &ys, params != REMAT_NONE ? &ps : NULL, &ib);
     if (st != REMAT_OK)
         goto done;
 

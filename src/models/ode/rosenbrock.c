@@ -53,16 +53,17 @@ static int extends(const double *row, const double *prev, int n)
     return 1;
 }
 
-/* rhs(y, [t], [params]) -> f(t, y), y shaped like the step's y */
-static remat_status rhs_fn(const remat_mechanism *m, remat_dtype dt, const remat_shape *ys, int timed, int64_t P,
-                           remat_fn **out)
+/* rhs(y, [t], [params]) -> f(t, y), y shaped like the step's y, params like
+ * the step's params (ps; NULL: none) */
+static remat_status rhs_fn(const remat_mechanism *m, remat_dtype dt, const remat_shape *ys, int timed,
+                           const remat_shape *ps, remat_fn **out)
 {
     remat_fn *g = *out = remat_fn_new("rosenbrock_rhs");
     if (!g)
         return remat_error(REMAT_ERR_NOMEM, "ode step (rosenbrock): out of memory");
     remat_val y = remat_arg(g, "y", dt, ys->rank, ys->dims);
     remat_val t = timed ? remat_arg(g, "t", dt, 0, NULL) : REMAT_NONE;
-    remat_val p = P > 0 ? remat_arg(g, "params", dt, 1, &P) : REMAT_NONE;
+    remat_val p = ps ? remat_arg(g, "params", dt, ps->rank, ps->dims) : REMAT_NONE;
     remat_val dydt;
     remat_status st = remat_kinetics_rhs(g, m, t, y, p, &dydt);
     if (st != REMAT_OK)
@@ -89,10 +90,11 @@ static remat_status jacobian(remat_fn *f, const remat_mechanism *m, remat_val t,
     remat_dtype dt = remat_val_dtype(f, y);
     remat_shape ys = remat_val_shape(f, y);
     int timed = t != REMAT_NONE;
-    int64_t S = ys.dims[ys.rank - 1], P = params != REMAT_NONE ? remat_val_shape(f, params).dims[0] : 0;
+    int64_t S = ys.dims[ys.rank - 1];
+    remat_shape ps = params != REMAT_NONE ? remat_val_shape(f, params) : (remat_shape){0};
     remat_fn *g = NULL, *jy = NULL, *jt = NULL;
     remat_val *cols = malloc(sizeof *cols * (size_t)S);
-    remat_status st = cols ? rhs_fn(m, dt, &ys, timed, P, &g)
+    remat_status st = cols ? rhs_fn(m, dt, &ys, timed, params != REMAT_NONE ? &ps : NULL, &g)
                            : remat_error(REMAT_ERR_NOMEM, "ode step (rosenbrock): out of memory");
     if (st == REMAT_OK)
         st = remat_jvp(g, 1, (int[]){0}, &jy);
@@ -104,7 +106,7 @@ static remat_status jacobian(remat_fn *f, const remat_mechanism *m, remat_val t,
     int na = 1;
     if (timed)
         args[na++] = t;
-    if (P > 0)
+    if (params != REMAT_NONE)
         args[na++] = params;
     remat_shape cs = ys; /* (..., S, 1) */
     cs.dims[cs.rank++] = 1;
@@ -161,9 +163,8 @@ remat_status remat_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, co
     if (ys.rank < 1)
         return remat_error(REMAT_ERR_SHAPE, "ode step (%s): y must be a value of function '%s' of shape (..., S)",
                            tb->name, remat_fn_name(f));
-    if (params != REMAT_NONE && (params < 0 || params >= remat_fn_num_nodes(f) ||
-                                 remat_val_shape(f, params).rank != 1))
-        return remat_error(REMAT_ERR_SHAPE, "ode step (%s): params must be a (P,) value of function '%s'",
+    if (params != REMAT_NONE && (params < 0 || params >= remat_fn_num_nodes(f)))
+        return remat_error(REMAT_ERR_SHAPE, "ode step (%s): params must be a (P,) or (..., P) value of function '%s'",
                            tb->name, remat_fn_name(f));
     int64_t S = ys.dims[ys.rank - 1];
     remat_val J = REMAT_NONE, f0 = REMAT_NONE, dfdt = REMAT_NONE;
