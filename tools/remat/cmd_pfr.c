@@ -18,6 +18,7 @@ static void usage(FILE *out)
             "  optimize  Adam on the parameters for an outlet concentration (the seed's run by default)\n"
             "  fit       fit the parameters to measured concentration profiles (CSV)\n"
             "  compare   checkpoint schedules side by side on the reactor's gradient\n"
+            "  ensemble  outlets and their sensitivities for every parameter set of a CSV file\n"
             "\n"
             "With no options each command runs the seed's A->B->C reactor.\n"
             "Run 'remat pfr <command> --help' for a command's options.\n");
@@ -42,7 +43,9 @@ int cmd_pfr(int argc, char **argv)
         return cmd_pfr_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "fit"))
         return cmd_pfr_fit(argc - 1, argv + 1);
-    fprintf(stderr, "remat: pfr: unknown command '%s' (expected simulate, optimize, fit or compare)\n", cmd);
+    if (!strcmp(cmd, "ensemble"))
+        return cmd_pfr_ensemble(argc - 1, argv + 1);
+    fprintf(stderr, "remat: pfr: unknown command '%s' (expected simulate, optimize, fit, compare or ensemble)\n", cmd);
     usage(stderr);
     return 2;
 }

@@ -131,6 +131,7 @@ void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len);
 int cmd_pfr_simulate(int argc, char **argv);
 int cmd_pfr_optimize(int argc, char **argv);
 int cmd_pfr_compare(int argc, char **argv);
+int cmd_pfr_ensemble(int argc, char **argv); /* cmd_pfr_ensemble.c */
 
 /* Adaptive stepping's CLI defaults (--rtol, --atol) */
 #define PFR_CLI_RTOL 1e-6
