@@ -324,6 +324,91 @@ static void test_pfr_adaptive_matches_closed_form(void **state)
     remat_mechanism_free(m);
 }
 
+#define assert_status(expr, code, fragment)                                                                    \
+    do {                                                                                                       \
+        assert_int_equal((expr), (code));                                                                      \
+        assert_contains(remat_last_error(), (fragment));                                                       \
+    } while (0)
+
+/* remat_pfr_ensemble: each lane's outlet is remat_pfr_outlet's for its set,
+ * bit for bit, and its Jacobian column the reverse-mode gradient of the
+ * objective to rounding, whatever the lanes and wherever the set sits in a
+ * chunk; a lane left idle in a short chunk changes nothing; bad sets and
+ * options are named. */
+static void test_pfr_ensemble_matches_single_runs(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    remat_pfr_options o = seed_options(m, "store-all");
+    o.steps = 200;
+    o.method = REMAT_ODE_RK4;
+    const double sets[5][2] = {{1, 0.5}, {2, 0.25}, {0.5, 1}, {0.1, 3}, {4, 0.2}};
+    for (int lanes = 1; lanes <= 4; lanes += 3) {
+        remat_pfr_ensemble *e;
+        assert_ok(remat_pfr_ensemble_new(m, &o, lanes, 2, (const int[]){0, 1}, (const double[]){1, 0.5}, &e));
+        assert_int_equal(remat_pfr_ensemble_lanes(e), lanes);
+        for (int lo = 0; lo < 5; lo += lanes) {
+            int n = 5 - lo < lanes ? 5 - lo : lanes;
+            double out[4 * 3], jac[4 * 3 * 2];
+            assert_ok(remat_pfr_ensemble_run(e, n, &sets[lo][0], out, jac));
+            for (int i = 0; i < n; i++) {
+                double y[3], loss, g[2];
+                for (int sp = 0; sp < 3; sp++) {
+                    remat_pfr_options os = o;
+                    os.species = sp;
+                    remat_pfr *r;
+                    assert_ok(remat_pfr_new(m, &os, &r));
+                    assert_ok(remat_pfr_outlet(r, sets[lo + i], y));
+                    assert_memory_equal(y, out + 3 * i, sizeof y);
+                    assert_ok(remat_pfr_objective(r, sets[lo + i], &loss, g)); /* -C_sp */
+                    for (int j = 0; j < 2; j++)
+                        assert_true(fabs(jac[(3 * i + sp) * 2 + j] + g[j]) <= 1e-12 * fmax(fabs(g[j]), 1));
+                    remat_pfr_free(r);
+                }
+            }
+        }
+        remat_pfr_ensemble_free(e);
+    }
+    /* one varied parameter: the other keeps base */
+    remat_pfr_ensemble *e;
+    assert_ok(remat_pfr_ensemble_new(m, &o, 2, 1, (const int[]){1}, (const double[]){3, 0.5}, &e));
+    double out[3], jac[3], y[3];
+    assert_ok(remat_pfr_ensemble_run(e, 1, (const double[]){0.25}, out, jac));
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    assert_ok(remat_pfr_outlet(r, (const double[]){3, 0.25}, y));
+    assert_memory_equal(y, out, sizeof y);
+    assert_true(jac[0] == 0); /* A does not see k2 */
+    remat_pfr_free(r);
+    assert_status(remat_pfr_ensemble_run(e, 1, (const double[]){NAN}, out, jac), REMAT_ERR_VALUE, "'k2'");
+    assert_status(remat_pfr_ensemble_run(e, 3, (const double[]){1, 2, 3}, out, jac), REMAT_ERR_VALUE, "3 sets");
+    remat_pfr_ensemble_free(e);
+    assert_status(remat_pfr_ensemble_new(m, &o, 2, 2, (const int[]){1, 1}, (const double[]){1, 0.5}, &e),
+                  REMAT_ERR_ARG, "'k2' is varied twice");
+    assert_status(remat_pfr_ensemble_new(m, &o, 0, 1, (const int[]){0}, (const double[]){1, 0.5}, &e),
+                  REMAT_ERR_VALUE, "lanes");
+    o.adaptive = true, o.method = REMAT_ODE_TSIT5, o.steps = 0, o.rtol = 1e-6;
+    assert_status(remat_pfr_ensemble_new(m, &o, 2, 1, (const int[]){0}, (const double[]){1, 0.5}, &e),
+                  REMAT_ERR_ARG, "fixed steps");
+    remat_mechanism_free(m);
+}
+
+/* params batched with y: the kinetics refuse a batch that is not y's */
+static void test_pfr_kinetics_batched_params_shape(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    remat_fn *f = remat_fn_new("batched");
+    remat_val y = remat_arg(f, "y", REMAT_F64, 2, ((int64_t[]){4, 3}));
+    remat_val p = remat_arg(f, "p", REMAT_F64, 2, ((int64_t[]){5, 2}));
+    remat_val ok = remat_arg(f, "q", REMAT_F64, 2, ((int64_t[]){4, 2}));
+    remat_val d;
+    assert_status(remat_kinetics_rhs(f, m, REMAT_NONE, y, p, &d), REMAT_ERR_SHAPE, "y's batch axes");
+    assert_ok(remat_kinetics_rhs(f, m, REMAT_NONE, y, ok, &d));
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
 int main(void)
 {
     remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
@@ -337,6 +422,8 @@ int main(void)
         cmocka_unit_test(test_pfr_species_role),
         cmocka_unit_test(test_pfr_problem_from_mechanism),
         cmocka_unit_test(test_pfr_adaptive_matches_closed_form),
+        cmocka_unit_test(test_pfr_ensemble_matches_single_runs),
+        cmocka_unit_test(test_pfr_kinetics_batched_params_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
