@@ -23,8 +23,9 @@
  * Shapes: t is a scalar; y is (S,) or batched (..., S) with the species on
  * the last axis; params is (P,), shared by the batch, or batched with y's
  * batch axes, (..., P), one parameter set per batch entry (an ensemble:
- * remat_pfr_ensemble); dydt has y's shape and dtype. Species are read with slices, and dy/dt is one concatenation of S
- * per-species values along the last axis.
+ * remat_pfr_ensemble); dydt has y's shape and dtype. Species are read with
+ * slices, and dy/dt is one concatenation of S per-species values along the
+ * last axis.
  *
  * Semantics match remat_mechanism_eval_rhs() (the double reference) up to
  * rounding, with these choices:

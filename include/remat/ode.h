@@ -182,8 +182,9 @@ remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps,
  * and writes the states at the output times, stacked: (n_times, S), or
  * (n_times, ..., S) for a batched y0 (..., S). params is (P,) (REMAT_NONE
  * when P = 0), or with fixed steps and a batched y0 (..., S) one parameter
- * set per batch entry, (..., P) (remat_pfr_ensemble). On error returns the status with a message naming the bad
- * option or input and *y_at_outputs = REMAT_NONE. */
+ * set per batch entry, (..., P) (remat_pfr_ensemble). On error returns the
+ * status with a message naming the bad option or input and *y_at_outputs =
+ * REMAT_NONE. */
 remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt, remat_val y0,
                                  remat_val params, remat_val *y_at_outputs);
 
