@@ -113,7 +113,8 @@ remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_
  * per run through one compiled program (each set a lane of the integration's
  * loop). A set gives values to the n_vary parameters vary[] (the others keep
  * base[]); the Jacobian is d C_s(L) / d p_vary[j] for every species s, by
- * forward mode (n_vary passes of the loop, no tape). Fixed steps only (the
+ * forward mode (one loop carrying n_vary tangents, no tape; n_vary <= 64).
+ * Fixed steps only (the
  * lanes step together): opt.adaptive is refused; goal and schedule are
  * ignored. Each lane's outlet is bitwise remat_pfr_outlet's for its set; a set
  * whose integration blows up gets non-finite numbers, not an error (an
@@ -138,8 +139,7 @@ int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e);
 /* n <= lanes sets, sets[i*n_vary + j] the value of parameter vary[j] in set i
  * (finite; else REMAT_ERR_VALUE naming set and parameter): outlet[i*S + s] =
  * C_s(L) and, unless jac is NULL, jac[(i*S + s)*n_vary + j] = d C_s(L) /
- * d p_vary[j]. A run costs n_vary passes of the loop over all lanes (one
- * without jac), whatever n. */
+ * d p_vary[j]. A run costs one pass of the loop over all lanes, whatever n. */
 remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const double *sets, double *outlet,
                                     double *jac);
 

@@ -4,14 +4,17 @@
  *
  * One program over B lanes, compiled once and run once per chunk of up to B
  * sets: the inlet (S,) broadcast to y0 (B, S), the parameters (B, P) one set
- * per lane (remat_ode_integrate's batched params), fixed steps, the outlet
- * (B, S). Its forward-mode JVP with respect to the parameters is the program
- * that runs: one run per varied parameter j, with the tangent e_j on every
- * lane, gives the outlet (bitwise the plain integration's, remat_jvp keeps
- * the primal) and the column d C(L) / d p_j of every lane. Forward mode
- * because the Jacobian is S x Q and a set varies few parameters: Q passes
- * with no tape, where reverse mode would take S passes, each with one. The
- * scan's lane analysis compiles the loop (the lane axis is B).
+ * per lane, fixed steps, and the forward sensitivities. Its scan carries the
+ * state y and one tangent T_q = dy/dp E_q per varied parameter q; the body
+ * is remat_ode_integrate's interval step (t = t_start + j h) with the step's
+ * JVP (remat_jvp w.r.t. y and the parameters) inlined once per direction E_q
+ * (the one-hot (B, P) of parameter vary[q] on every lane). The primal of the
+ * first copy is the new state — remat_jvp keeps f's bits, so the outlet is
+ * bitwise remat_pfr_outlet's — and the copies' primal halves are the same
+ * scalar code on the same registers, which the lane compiler's C compiler
+ * computes once: a run costs about one step plus Q tangent steps, not Q
+ * steps and Q tangents. Forward mode because the Jacobian is S x Q with few
+ * parameters per set, and it keeps no tape.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,7 +23,11 @@
 #include "core/error.h"
 #include "remat/ad.h"
 #include "remat/exec.h"
+#include "remat/kinetics.h"
 #include "remat/pfr.h"
+
+/* directions of one run: the loop's body holds the step's JVP once per direction */
+#define ENSEMBLE_MAX_Q 64
 
 struct remat_pfr_ensemble {
     const remat_mechanism *m;
@@ -30,39 +37,125 @@ struct remat_pfr_ensemble {
     double *inlet;       /* (S,) */
     double *base;        /* (P,) values of the parameters not varied */
     double *params;      /* (B, P) this chunk's sets */
-    double *tangent;     /* (B, P): e_j on every lane */
-    double *t_out;       /* (B, S) */
+    double *tangent;     /* (Q, B, P): e_vary[q] on every lane */
+    double *t_out;       /* (Q, B, S) */
     double *outlet;      /* (B, S) */
-    remat_fn *fn, *jvp;  /* kept while their programs live (a program reads its scans' data) */
+    remat_fn *fn, *body; /* kept while the program lives (a program reads its scans' data) */
     remat_program *fwd;
 };
 
+/* g(y (B,S), [t], h, p (B,P)) -> y': one step of the integrator */
+static remat_status step_fn(const remat_pfr_ensemble *e, const remat_pfr_options *opt, int timed, remat_fn **out)
+{
+    int64_t yd[2] = {e->B, e->S}, pd[2] = {e->B, e->P};
+    remat_fn *g = *out = remat_fn_new("pfr_ensemble_step");
+    if (!g)
+        return remat_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
+    remat_val y = remat_arg(g, "y", REMAT_F64, 2, yd);
+    remat_val t = timed ? remat_arg(g, "t", REMAT_F64, 0, NULL) : REMAT_NONE;
+    remat_val h = remat_arg(g, "h", REMAT_F64, 0, NULL);
+    remat_val p = remat_arg(g, "params", REMAT_F64, 2, pd), y1;
+    remat_status st = remat_ode_step(g, e->m, opt->method, t, h, y, p, &y1);
+    if (st != REMAT_OK)
+        return st;
+    remat_fn_output(g, y1);
+    return remat_fn_status(g) == REMAT_OK ? REMAT_OK
+                                          : remat_error(remat_fn_status(g), "pfr ensemble: %s", remat_fn_error(g));
+}
+
+/* body(y, T_1..T_Q, [j], [t_start], h, p, E_1..E_Q) -> (y', T_1'..T_Q', [j + 1]):
+ * remat_ode_integrate's interval step (t = t_start + j h) and its JVP in
+ * each direction E_q, the step inlined once per direction */
+static remat_status body_fn(const remat_pfr_ensemble *e, const remat_fn *gj, int timed, remat_fn **out)
+{
+    int Q = e->Q;
+    int64_t yd[2] = {e->B, e->S}, pd[2] = {e->B, e->P};
+    remat_fn *b = *out = remat_fn_new("pfr_ensemble_body");
+    if (!b)
+        return remat_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
+    remat_val y = remat_arg(b, "y", REMAT_F64, 2, yd), T[ENSEMBLE_MAX_Q], E[ENSEMBLE_MAX_Q];
+    for (int q = 0; q < Q; q++)
+        T[q] = remat_arg(b, "t_y", REMAT_F64, 2, yd);
+    remat_val j = timed ? remat_arg(b, "step", REMAT_F64, 0, NULL) : REMAT_NONE;
+    remat_val t0 = timed ? remat_arg(b, "t_start", REMAT_F64, 0, NULL) : REMAT_NONE;
+    remat_val h = remat_arg(b, "h", REMAT_F64, 0, NULL);
+    remat_val p = remat_arg(b, "params", REMAT_F64, 2, pd);
+    for (int q = 0; q < Q; q++)
+        E[q] = remat_arg(b, "t_params", REMAT_F64, 2, pd);
+    remat_val t = timed ? remat_add(b, t0, remat_mul(b, j, h)) : REMAT_NONE, y1 = REMAT_NONE, T1[ENSEMBLE_MAX_Q];
+    for (int q = 0; q < Q; q++) {
+        remat_val args[6], outs[2];
+        int na = 0;
+        args[na++] = y;
+        if (timed)
+            args[na++] = t;
+        args[na++] = h;
+        args[na++] = p;
+        args[na++] = T[q];
+        args[na++] = E[q];
+        remat_status st = remat_call(b, gj, na, args, outs);
+        if (st != REMAT_OK)
+            return st;
+        if (q == 0)
+            y1 = outs[0];
+        T1[q] = outs[1];
+    }
+    remat_fn_output(b, y1);
+    for (int q = 0; q < Q; q++)
+        remat_fn_output(b, T1[q]);
+    if (timed)
+        remat_fn_output(b, remat_add_scalar(b, j, 1.0));
+    return remat_fn_status(b) == REMAT_OK ? REMAT_OK
+                                          : remat_error(remat_fn_status(b), "pfr ensemble: %s", remat_fn_error(b));
+}
+
+/* f(inlet, params, E_1..E_Q) -> (C(L), dC(L)/dp E_1, ...): one scan of body */
 static remat_status build(remat_pfr_ensemble *e, const remat_pfr_options *opt)
 {
-    int64_t S = e->S, B = e->B, yd[2] = {B, S}, pd[2] = {B, e->P};
+    double L = opt->length;
+    remat_ode_options oo = {.method = opt->method, .n_times = 1, .times = &L, .dt = opt->dt, .steps = opt->steps};
+    int64_t n, S = e->S, yd[2] = {e->B, e->S}, pd[2] = {e->B, e->P};
+    remat_status st = remat_ode_count_steps(&oo, NULL, &n);
+    if (st != REMAT_OK)
+        return st;
+    int timed = remat_kinetics_uses_indep(e->m), Q = e->Q;
+    remat_fn *g = NULL, *gj = NULL;
+    if ((st = step_fn(e, opt, timed, &g)) == REMAT_OK)
+        st = remat_jvp(g, 2, (const int[]){0, timed ? 3 : 2}, &gj);
+    if (st == REMAT_OK)
+        st = body_fn(e, gj, timed, &e->body);
+    remat_fn_free(g);
+    remat_fn_free(gj);
+    if (st != REMAT_OK)
+        return st;
     remat_fn *f = e->fn = remat_fn_new("pfr_ensemble");
     if (!f)
         return remat_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
     remat_val inlet = remat_arg(f, "inlet", REMAT_F64, 1, &S);
     remat_val p = remat_arg(f, "params", REMAT_F64, 2, pd);
-    remat_val y0 = remat_broadcast_to(f, inlet, 2, yd), ys;
-    double L = opt->length;
-    remat_ode_options oo = {.method = opt->method, .n_times = 1, .times = &L, .dt = opt->dt, .steps = opt->steps};
-    remat_status st = remat_ode_integrate(f, e->m, &oo, y0, p, &ys);
-    if (st != REMAT_OK) {
-        char why[512];
-        snprintf(why, sizeof why, "%s", remat_last_error());
-        return remat_error(st, "pfr ensemble: %s", why);
+    remat_val init[ENSEMBLE_MAX_Q + 2], consts[ENSEMBLE_MAX_Q + 3], carry[ENSEMBLE_MAX_Q + 2];
+    int ni = 0, nc = 0;
+    init[ni++] = remat_broadcast_to(f, inlet, 2, yd);
+    for (int q = 0; q < Q; q++)
+        init[ni++] = remat_const_fill(f, REMAT_F64, 2, yd, 0.0);
+    if (timed) {
+        init[ni++] = remat_scalar(f, REMAT_F64, 0.0);
+        consts[nc++] = remat_scalar(f, REMAT_F64, 0.0);
     }
-    remat_fn_output(f, remat_index(f, ys, 0));
+    consts[nc++] = remat_scalar(f, REMAT_F64, L / (double)n);
+    consts[nc++] = p;
+    for (int q = 0; q < Q; q++)
+        consts[nc++] = remat_arg(f, "t_params", REMAT_F64, 2, pd);
+    if ((st = remat_scan(f, e->body, n, ni, init, 0, NULL, nc, consts, NULL, carry, NULL)) != REMAT_OK)
+        return st;
+    for (int q = 0; q <= Q; q++)
+        remat_fn_output(f, carry[q]);
     if (remat_fn_status(f) != REMAT_OK)
         return remat_error(remat_fn_status(f), "pfr ensemble: %s", remat_fn_error(f));
-    if ((st = remat_jvp(f, 1, (const int[]){1}, &e->jvp)) != REMAT_OK)
-        return st;
     remat_backend *be = NULL;
     if ((st = remat_backend_from_env(&be)) != REMAT_OK)
         return st;
-    return remat_compile(e->jvp, be, &e->fwd);
+    return remat_compile(f, be, &e->fwd);
 }
 
 remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_options *opt, int64_t lanes, int n_vary,
@@ -80,9 +173,9 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
                                           "(steps or dt, not adaptive)");
     if (lanes < 1 || lanes > (1 << 20))
         return remat_error(REMAT_ERR_VALUE, "pfr ensemble: lanes = %lld, expected 1 to %d", (long long)lanes, 1 << 20);
-    if (n_vary < 1 || n_vary > P)
-        return remat_error(REMAT_ERR_VALUE, "pfr ensemble: %d varied parameters, %s has %d", n_vary,
-                           remat_mechanism_source(m), P);
+    if (n_vary < 1 || n_vary > P || n_vary > ENSEMBLE_MAX_Q)
+        return remat_error(REMAT_ERR_VALUE, "pfr ensemble: %d varied parameters: %s has %d, and a set varies at most %d",
+                           n_vary, remat_mechanism_source(m), P, ENSEMBLE_MAX_Q);
     for (int j = 0; j < n_vary; j++) {
         if (vary[j] < 0 || vary[j] >= P)
             return remat_error(REMAT_ERR_ARG, "pfr ensemble: varied parameter %d is not one of the %d of %s", vary[j],
@@ -110,8 +203,8 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
     e->inlet = malloc(sizeof *e->inlet * (size_t)S);
     e->base = malloc(sizeof *e->base * (size_t)P);
     e->params = malloc(sizeof *e->params * bp);
-    e->tangent = calloc(bp, sizeof *e->tangent);
-    e->t_out = malloc(sizeof *e->t_out * bs);
+    e->tangent = calloc(bp * (size_t)n_vary, sizeof *e->tangent);
+    e->t_out = malloc(sizeof *e->t_out * bs * (size_t)n_vary);
     e->outlet = malloc(sizeof *e->outlet * bs);
     if (!e->vary || !e->inlet || !e->base || !e->params || !e->tangent || !e->t_out || !e->outlet) {
         st = remat_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory for %lld lanes", (long long)lanes);
@@ -120,8 +213,11 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
     memcpy(e->vary, vary, sizeof *vary * (size_t)n_vary);
     memcpy(e->inlet, opt->inlet, sizeof *e->inlet * (size_t)S);
     memcpy(e->base, base, sizeof *base * (size_t)P);
-    for (int64_t b = 0; b < lanes; b++)
+    for (int64_t b = 0; b < lanes; b++) {
         memcpy(e->params + (size_t)b * (size_t)P, base, sizeof *base * (size_t)P);
+        for (int q = 0; q < n_vary; q++)
+            e->tangent[(size_t)q * bp + (size_t)b * (size_t)P + (size_t)vary[q]] = 1.0;
+    }
     if ((st = build(e, opt)) != REMAT_OK)
         goto fail;
     *out = e;
@@ -136,7 +232,7 @@ void remat_pfr_ensemble_free(remat_pfr_ensemble *e)
     if (!e)
         return;
     remat_program_free(e->fwd);
-    remat_fn_free(e->jvp);
+    remat_fn_free(e->body);
     remat_fn_free(e->fn);
     free(e->vary);
     free(e->inlet);
@@ -150,21 +246,22 @@ void remat_pfr_ensemble_free(remat_pfr_ensemble *e)
 
 int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e) { return e->B; }
 
-/* the forward program once: (inlet, params, tangent) -> (outlet, J tangent) */
-static remat_status run_fwd(remat_pfr_ensemble *e, double *outlet, double *t_out)
+/* one run: (inlet, params, E_1..E_Q) -> (outlet, dC/dp E_1, ...) */
+static remat_status run_fwd(remat_pfr_ensemble *e)
 {
     remat_program *prog = e->fwd;
-    remat_tensor in[3], o[2];
-    double *data_in[3] = {e->inlet, e->params, e->tangent}, *data_out[2] = {outlet, t_out};
-    for (int i = 0; i < 3; i++) {
+    int Q = e->Q;
+    size_t bp = (size_t)e->B * (size_t)e->P, bs = (size_t)e->B * (size_t)e->S;
+    remat_tensor in[ENSEMBLE_MAX_Q + 2], o[ENSEMBLE_MAX_Q + 1];
+    for (int i = 0; i < Q + 2; i++) {
         in[i] = remat_program_input_desc(prog, i);
-        in[i].data = data_in[i];
+        in[i].data = i == 0 ? e->inlet : i == 1 ? e->params : e->tangent + (size_t)(i - 2) * bp;
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < Q + 1; i++) {
         o[i] = remat_program_output_desc(prog, i);
-        o[i].data = data_out[i];
+        o[i].data = i == 0 ? e->outlet : e->t_out + (size_t)(i - 1) * bs;
     }
-    return remat_run(prog, 3, in, 2, o, NULL);
+    return remat_run(prog, Q + 2, in, Q + 1, o, NULL);
 }
 
 remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const double *sets, double *outlet, double *jac)
@@ -185,20 +282,15 @@ remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const doub
             e->params[(size_t)i * (size_t)P + (size_t)e->vary[j]] = v;
         }
     /* lanes past n keep the sets they last had: finite, and never read */
-    remat_status st = REMAT_OK;
-    for (int j = 0; j < Q && st == REMAT_OK; j++) {
-        for (int64_t b = 0; b < e->B; b++)
-            e->tangent[(size_t)b * (size_t)P + (size_t)e->vary[j]] = 1.0;
-        st = run_fwd(e, e->outlet, e->t_out);
-        for (int64_t b = 0; b < e->B; b++)
-            e->tangent[(size_t)b * (size_t)P + (size_t)e->vary[j]] = 0.0;
-        for (int64_t i = 0; jac && i < n; i++)
-            for (int s = 0; s < S; s++)
-                jac[((size_t)i * (size_t)S + (size_t)s) * (size_t)Q + (size_t)j] = e->t_out[(size_t)i * (size_t)S + (size_t)s];
-        if (!jac)
-            break; /* the outlet needs one pass */
-    }
-    if (st == REMAT_OK)
-        memcpy(outlet, e->outlet, sizeof *outlet * (size_t)n * (size_t)S);
-    return st;
+    remat_status st = run_fwd(e);
+    if (st != REMAT_OK)
+        return st;
+    memcpy(outlet, e->outlet, sizeof *outlet * (size_t)n * (size_t)S);
+    size_t bs = (size_t)e->B * (size_t)S;
+    for (int64_t i = 0; jac && i < n; i++)
+        for (int s = 0; s < S; s++)
+            for (int j = 0; j < Q; j++)
+                jac[((size_t)i * (size_t)S + (size_t)s) * (size_t)Q + (size_t)j] =
+                    e->t_out[(size_t)j * bs + (size_t)i * (size_t)S + (size_t)s];
+    return REMAT_OK;
 }
