@@ -148,7 +148,10 @@ static int parse(ens_run *r, int argc, char **argv, const char **file, const cha
             if (!cli_int64("--batch", optarg, 1, MAX_BATCH, &r->B))
                 return 2;
             break;
-        case 'h': help(stdout); return 0;
+        case 'h':
+            if (r->rank == 0) /* once, under mpirun too */
+                help(stdout);
+            return 0;
         default: return pfr_cli_bad_option("pfr ensemble", code, argv);
         }
     }

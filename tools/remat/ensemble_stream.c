@@ -121,7 +121,7 @@ static int compute(ens_run *r, round_bufs *b, int64_t n)
 static int rounds(ens_run *r, ens_csv *csv, FILE *out, round_bufs *b)
 {
     int Q = r->Q, W = r->W, first = 1;
-    int64_t cap = (int64_t)r->size * r->B, done = 0;
+    int64_t cap = (int64_t)r->size * r->B;
     for (;;) {
         int64_t n = 0;
         if (r->rank == 0 && (n = ens_csv_read(csv, cap, b->sets, b->lines, r->err, sizeof r->err)) < 0)
@@ -166,8 +166,6 @@ static int rounds(ens_run *r, ens_csv *csv, FILE *out, round_bufs *b)
         }
         if (!ens_dist_agree(r->d, ok, r->err, sizeof r->err))
             return 0;
-        done += n;
-        (void)done;
     }
 }
 
