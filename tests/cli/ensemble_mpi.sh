@@ -71,7 +71,9 @@ for _ in $(seq 100); do # rank 2 of this run (not another test's): below $runner
 done
 sleep 1
 check "killed rank: found rank 2" test -n "$victim"
-[ -n "$victim" ] && kill -9 "$victim"
+killed=0
+[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null && killed=1
+check "killed rank: killed while the run was going (else make the run longer)" test $killed = 1
 wait $runner
 rc=$?
 check "killed rank: mpirun ends non-zero, not by the time limit" test $rc -ne 0 -a $rc -ne 124
