@@ -309,6 +309,7 @@ static void plant_op_without_jvp(remat_fit *fit)
     free(fit->tan);
     fit->tan = NULL;
     fit->jac_mode = REMAT_FIT_JACOBIAN_FORWARD;
+    fit->jac_ready = false; /* compile again, from the planted residuals */
 }
 
 /* Forward mode hitting an op without a JVP rule: with jacobian = auto the

@@ -111,6 +111,23 @@
  * back off. A non-finite value where no trial is involved (the start, a
  * Jacobian, an Adam step) stops the fit.
  *
+ * Many processes. With opt.dist a group of remat/dist.h (under mpirun),
+ * every rank calls remat_fit_new, remat_fit_run, remat_fit_statistics,
+ * remat_fit_objective/_residuals/_jacobian_at with the same arguments (they
+ * are collective then; every rank holds every dataset). The experiments
+ * are split over the ranks (remat_dist_split, cost rows x species); a rank
+ * compiles and runs the programs of its experiments only, residual and
+ * Jacobian blocks are gathered in experiment order, and the optimizer runs
+ * on every rank with the same numbers. The objective and gradient of the
+ * gradient methods are per-experiment values summed in experiment order
+ * (remat_dist_sum): results are bitwise the same on any number of ranks
+ * (they differ from a run without opt.dist, whose one graph sums the
+ * experiments in its own order, by rounding only; lm's do not differ).
+ * With opt.starts > 1 and more than one rank the starts are spread instead:
+ * each rank runs whole fits of its starts, and the best is the same as on
+ * one rank. A failure on one rank (an integration, a file) is agreed on
+ * (remat_dist_agree): every rank returns it, "rank R: ...".
+ *
  * Errors (bad options, data before t0, a first row that cannot be the initial
  * state, a budget no schedule fits in) return a status with a message naming
  * the option or the file; nothing is allocated on failure.
@@ -122,6 +139,7 @@
 #include <stdint.h>
 
 #include "dataset.h"
+#include "dist.h"
 #include "mechanism.h"
 #include "ode.h"
 
@@ -225,6 +243,8 @@ typedef struct {
                                     message */
     double rtol, atol;           /* adaptive: tolerances (rtol > 0, atol >= 0) */
     int64_t max_steps;           /* adaptive: attempts per integration (0: 4096) */
+    remat_dist *dist;            /* NULL: this process evaluates everything; a group
+                                    (remat/dist.h): see "Many processes" */
 } remat_fit_options;
 
 /* The defaults above (auto, RK4, t0 0, automatic dt, store-all). Start from

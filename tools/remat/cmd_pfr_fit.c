@@ -1,5 +1,6 @@
 /* cmd_pfr_fit.c — `remat pfr fit`: fit a mechanism's parameters to measured profiles (remat/fit.h). */
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,10 +8,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_dist.h"
 #include "pfr_cli.h"
+#include "pfr_data_list.h"
 #include "pfr_fit_out.h"
 
-#define MAX_DATA 256
 #define MAX_ITERS 100000000
 #define MAX_STEPS 100000000
 #define PLOT_POINTS 400 /* model curve points per experiment */
@@ -19,7 +21,8 @@
 static void help(FILE *out)
 {
     fprintf(out,
-            "usage: remat pfr fit --mechanism FILE --data D.csv [--data D2.csv ...] [--init A=1,B=0]\n"
+            "usage: remat pfr fit --mechanism FILE --data D.csv [--data D2.csv ...] [--data-list LIST]\n"
+            "                     [--init A=1,B=0]\n"
             "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
             "                     [--steps N | --dt H | --rtol R --atol A --max-steps N]\n"
             "                     [--optimizer auto|lm|bfgs|lbfgs-b|adam] [--lr X --iters N] [--max-iters N]\n"
@@ -42,6 +45,9 @@ static void help(FILE *out)
             "\n"
             "  --mechanism FILE   reaction mechanism file (remat/mechanism.h format); required\n"
             "  --data FILE        one experiment as CSV (remat/dataset.h format); repeat for several\n"
+            "  --data-list LIST   experiments listed in LIST, one CSV path per line, relative to\n"
+            "                     LIST's directory ('#' lines and blank lines skipped); with --data\n"
+            "                     too, in the order given\n"
             "  --init LIST        initial state of every experiment, e.g. A=1,B=0 (species not listed\n"
             "                     start at 0); default: each file's first row, which must be at 0\n"
             "                     and give every species\n"
@@ -88,14 +94,25 @@ static void help(FILE *out)
             "  --history          with --json: add every iterate (objective and parameters)\n"
             "\n"
             "A progress line per iteration goes to stderr when it is a terminal.\n"
+            "Under mpirun or srun the experiments are split over the ranks (--starts N > 1: the\n"
+            "starts instead); rank 0 prints and writes the files, and the results are bitwise the\n"
+            "same on any number of ranks (see README, \"Running on a cluster\").\n"
             "Exit status: 0 converged; 3 stopped before converging (results printed); 1 the fit\n"
             "failed (a NaN or Inf: the message names the iteration and the parameters); 2 bad input.\n",
             pfr_cli_default_integrator);
 }
 
+typedef struct {
+    remat_dist *dist;
+    int tty;
+} progress_ctx;
+
 static int progress_line(const remat_fit_progress *p, void *ctx)
 {
-    (void)ctx;
+    progress_ctx *c = ctx;
+    cli_dist_test_kill_hook(c->dist); /* a test's rank that dies mid-fit */
+    if (!c->tty)
+        return 0;
     fprintf(stderr, "remat: pfr fit: %s iteration %4d  F = %-12.6g |grad| = %-10.3g", p->optimizer, p->iteration,
             p->objective, p->grad_norm);
     for (int i = 0; i < p->n_params; i++)
@@ -107,8 +124,9 @@ static int progress_line(const remat_fit_progress *p, void *ctx)
 typedef struct {
     const char *mechanism, *init, *params, *method, *optimizer, *schedule, *plot, *plot_res, *sigma, *weighting;
     const char *jacobian;
-    const char *data[MAX_DATA];
-    int n_data, json, history, has_lr, has_iters, has_max_iters, has_rtol, has_atol, has_max_steps;
+    char **data_args;  /* [n_data_args] "--data PATH" / "--data-list LIST" operands in order */
+    int *data_is_list; /* [n_data_args] */
+    int n_data_args, json, history, has_lr, has_iters, has_max_iters, has_rtol, has_atol, has_max_steps;
     double dt, lr, rtol, atol;
     int64_t steps, iters, max_iters, budget, starts, seed, max_steps;
 } fit_cli;
@@ -116,7 +134,7 @@ typedef struct {
 static int parse_args(int argc, char **argv, fit_cli *c)
 {
     enum {
-        O_DATA = 512, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON,
+        O_DATA = 512, O_DATA_LIST, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON,
         O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN, O_RTOL, O_ATOL, O_MAX_STEPS
     };
     static const struct option opts[] = {
@@ -128,6 +146,7 @@ static int parse_args(int argc, char **argv, fit_cli *c)
         {"dt", required_argument, 0, PFR_OPT_DT},
         {"schedule", required_argument, 0, PFR_OPT_SCHEDULE},
         {"data", required_argument, 0, O_DATA},
+        {"data-list", required_argument, 0, O_DATA_LIST},
         {"optimizer", required_argument, 0, O_OPTIMIZER},
         {"jacobian", required_argument, 0, O_JACOBIAN},
         {"lr", required_argument, 0, O_LR},
@@ -167,12 +186,11 @@ static int parse_args(int argc, char **argv, fit_cli *c)
                 return 0;
             break;
         case O_DATA:
-            if (c->n_data == MAX_DATA) {
-                fprintf(stderr, "remat: --data: more than %d files\n", MAX_DATA);
-                return 0;
-            }
-            c->data[c->n_data++] = optarg;
-            cli_input("--data", optarg);
+        case O_DATA_LIST:
+            /* at most argc of them: the arrays were sized so */
+            c->data_is_list[c->n_data_args] = ch == O_DATA_LIST;
+            c->data_args[c->n_data_args++] = optarg;
+            cli_input(ch == O_DATA ? "--data" : "--data-list", optarg);
             break;
         case O_OPTIMIZER: c->optimizer = optarg; break;
         case O_JACOBIAN: c->jacobian = optarg; break;
@@ -246,8 +264,8 @@ static int parse_args(int argc, char **argv, fit_cli *c)
         fprintf(stderr, "remat: pfr fit: --mechanism FILE is required\n");
         return 0;
     }
-    if (c->n_data == 0) {
-        fprintf(stderr, "remat: pfr fit: --data FILE is required (once per experiment)\n");
+    if (c->n_data_args == 0) {
+        fprintf(stderr, "remat: pfr fit: --data FILE (once per experiment) or --data-list LIST is required\n");
         return 0;
     }
     if (c->steps && c->dt > 0) {
@@ -385,12 +403,60 @@ static int parse_sigma(const char *text, const remat_mechanism *m, double *sigma
     return ok;
 }
 
+/* The --data and --data-list operands in order into files. 0 with msg. */
+static int expand_data(const fit_cli *c, pfr_data_files *files, char *msg, size_t cap)
+{
+    for (int i = 0; i < c->n_data_args; i++)
+        if (!(c->data_is_list[i] ? pfr_data_list_read(files, c->data_args[i], msg, cap)
+                                 : pfr_data_add(files, c->data_args[i], msg, cap)))
+            return 0;
+    return 1;
+}
+
+/* Every experiment's data into data[]. 0 with msg naming the file and where it was named. */
+static int read_data(const pfr_data_files *files, const remat_mechanism *m, remat_dataset **data, char *msg,
+                     size_t cap)
+{
+    for (int e = 0; e < files->n; e++)
+        if (remat_dataset_read(files->path[e], m, &data[e]) != REMAT_OK) {
+            char where[600];
+            pfr_data_where(files, e, where, sizeof where);
+            snprintf(msg, cap, "%.600s: %.400s", where, remat_last_error());
+            return 0;
+        }
+    return 1;
+}
+
+static int fit_main(int argc, char **argv, remat_dist *dist);
+
+/* Under mpirun every rank runs this; rank 0 prints (cli_dist.h). */
 int cmd_pfr_fit(int argc, char **argv)
 {
+    remat_dist *dist = cli_dist_open();
+    if (!dist)
+        return 2;
+    int status = fit_main(argc, argv, dist);
+    cli_dist_close(dist);
+    return status;
+}
+
+static int fit_main(int argc, char **argv, remat_dist *dist)
+{
     fit_cli c = {0};
+    c.data_args = calloc((size_t)argc + 1, sizeof *c.data_args);
+    c.data_is_list = calloc((size_t)argc + 1, sizeof *c.data_is_list);
+    if (!c.data_args || !c.data_is_list) {
+        free(c.data_args);
+        free(c.data_is_list);
+        fprintf(stderr, "remat: pfr fit: out of memory\n");
+        return 2;
+    }
     int a = parse_args(argc, argv, &c);
-    if (a <= 0)
+    if (a <= 0) {
+        free(c.data_args);
+        free(c.data_is_list);
         return a < 0 ? 0 : 2;
+    }
     if (c.plot && !cli_plot_check(c.plot))
         return 2;
     if (c.plot_res && !cli_plot_check_for("--plot-residuals", c.plot_res))
@@ -431,27 +497,39 @@ int cmd_pfr_fit(int argc, char **argv)
     o.starts = (int)c.starts;
     o.seed = (uint64_t)c.seed;
     o.weighting = c.weighting && !strcmp(c.weighting, "relative") ? REMAT_FIT_WEIGHT_RELATIVE : REMAT_FIT_WEIGHT_NONE;
-    if (isatty(STDERR_FILENO))
-        o.progress = progress_line;
+    progress_ctx progress = {.dist = dist, .tty = isatty(STDERR_FILENO)};
+    o.progress = progress_line;
+    o.progress_ctx = &progress;
+    o.dist = cli_dist_group(dist);
 
     int status = 2;
+    char msg[1024] = "";
+    pfr_data_files files = {0};
     remat_mechanism *m = NULL;
-    remat_dataset *data[MAX_DATA] = {0};
+    remat_dataset **data = NULL;
     double *init = NULL, *start = NULL, *sigma = NULL;
     remat_fit_stats stats = {0};
     const double **y0 = NULL;
     remat_fit *fit = NULL;
     remat_fit_result r = {0};
-    if (remat_mechanism_parse_file(c.mechanism, &m) != REMAT_OK) {
-        fprintf(stderr, "remat: --mechanism: %s\n", remat_last_error());
+    /* files are read on every rank: one that fails on one rank only (a node
+     * without the file) is agreed on and named once, by rank 0 */
+    int ok = expand_data(&c, &files, msg, sizeof msg);
+    if (ok && remat_mechanism_parse_file(c.mechanism, &m) != REMAT_OK) {
+        snprintf(msg, sizeof msg, "--mechanism: %s", remat_last_error());
+        ok = 0;
+    }
+    if (ok && !(data = calloc((size_t)files.n, sizeof *data))) {
+        snprintf(msg, sizeof msg, "pfr fit: out of memory for %d experiments", files.n);
+        ok = 0;
+    }
+    if (ok)
+        ok = read_data(&files, m, data, msg, sizeof msg);
+    if (!cli_dist_agree(dist, ok, msg, sizeof msg)) {
+        fprintf(stderr, "remat: %s\n", msg);
         goto done;
     }
-    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
-    for (int e = 0; e < c.n_data; e++)
-        if (remat_dataset_read(c.data[e], m, &data[e]) != REMAT_OK) {
-            fprintf(stderr, "remat: --data: %s\n", remat_last_error());
-            goto done;
-        }
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m), n_data = files.n;
     if (c.sigma) {
         sigma = calloc((size_t)S + 1, sizeof *sigma);
         if (!sigma || !parse_sigma(c.sigma, m, sigma))
@@ -467,14 +545,14 @@ int cmd_pfr_fit(int argc, char **argv)
     o.start = start;
     if (c.init) {
         init = calloc((size_t)S + 1, sizeof *init);
-        y0 = calloc((size_t)c.n_data, sizeof *y0);
+        y0 = calloc((size_t)n_data, sizeof *y0);
         if (!init || !y0 || !pfr_cli_assign("--init", c.init, m, 0, init))
             goto done;
-        for (int e = 0; e < c.n_data; e++)
+        for (int e = 0; e < n_data; e++)
             y0[e] = init;
         o.y0 = y0;
     }
-    remat_status st = remat_fit_new(m, c.n_data, data, &o, &fit);
+    remat_status st = remat_fit_new(m, n_data, data, &o, &fit); /* with o.dist: collective */
     if (st != REMAT_OK) {
         if (st == REMAT_ERR_BUDGET)
             fprintf(stderr, "remat: --memory-budget: %s\n", remat_last_error());
@@ -490,19 +568,24 @@ int cmd_pfr_fit(int argc, char **argv)
         status = 1;
         goto done;
     }
-    if (c.plot && !plot(c.plot, m, fit, data, c.n_data, &r)) {
-        status = 1;
-        goto done;
-    }
     /* statistics are a report, not the fit: without them (no degrees of
-     * freedom, a Jacobian that is not finite) the table says why */
+     * freedom, a Jacobian that is not finite) the table says why. A
+     * collective with o.dist; what follows is rank 0's alone. */
     char stats_why[512] = "";
     int have_stats = remat_fit_statistics(fit, r.params, &stats) == REMAT_OK;
     if (!have_stats)
         snprintf(stats_why, sizeof stats_why, "%s", remat_last_error());
+    if (!remat_dist_is_root(dist)) {
+        status = r.converged ? 0 : 3;
+        goto agree;
+    }
+    if (c.plot && !plot(c.plot, m, fit, data, n_data, &r)) {
+        status = 1;
+        goto agree;
+    }
     double ode_stats[REMAT_ODE_STATS];
     int have_ode_stats = remat_fit_integration_stats(fit, r.params, ode_stats) == REMAT_OK;
-    pfr_fit_report rep = {.mechanism = c.mechanism, .data = c.data, .n_data = c.n_data,
+    pfr_fit_report rep = {.mechanism = c.mechanism, .data = (const char *const *)files.path, .n_data = n_data,
                           .method = remat_ode_method_name(o.method), .adaptive = o.adaptive, .rtol = o.rtol,
                           .atol = o.atol, .ode_stats = have_ode_stats ? ode_stats : NULL, .m = m,
                           .fit = fit, .r = &r, .start = start, .seconds = t, .sigma = sigma,
@@ -510,19 +593,27 @@ int cmd_pfr_fit(int argc, char **argv)
                           .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history};
     if (c.plot_res && !pfr_fit_plot_residuals(c.plot_res, &rep, data, !c.init)) {
         status = 1;
-        goto done;
+        goto agree;
     }
     if (c.json)
         pfr_fit_print_json(&rep);
     else
         pfr_fit_print_table(&rep);
     status = r.converged ? 0 : 3;
+agree:
+    /* rank 0's output failing (said already) fails every rank */
+    if (!cli_dist_agree(dist, status != 1, msg, sizeof msg))
+        status = 1;
 done:
     remat_fit_stats_clear(&stats);
     remat_fit_result_clear(&r);
     remat_fit_free(fit);
-    for (int e = 0; e < c.n_data; e++)
+    for (int e = 0; data && e < files.n; e++)
         remat_dataset_free(data[e]);
+    free(data);
+    pfr_data_files_free(&files);
+    free(c.data_args);
+    free(c.data_is_list);
     remat_mechanism_free(m);
     free(init);
     free(start);

@@ -252,6 +252,10 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     st = setup_params(fit);
     if (st == REMAT_OK)
         st = fit_problem_init(fit, data);
+    /* with a group: every rank returns, or none (a rank that failed alone,
+     * out of memory, say, must not leave the others in a collective) */
+    if (opt->dist)
+        st = remat_dist_agree(opt->dist, st);
     /* the caller's arrays are read only here */
     fit->opt.y0 = NULL;
     fit->opt.start = NULL;
@@ -272,7 +276,7 @@ void remat_fit_free(remat_fit *fit)
         release(fit);
 }
 
-static const char *driver_name(const struct remat_fit *fit)
+const char *fit_driver_name(const struct remat_fit *fit)
 {
     switch (fit->optimizer) {
     case REMAT_FIT_LM: return "lm";
@@ -288,7 +292,7 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     int P = fit->P;
     remat_fit_result *r = result;
     r->n_params = P;
-    r->optimizer = driver_name(fit);
+    r->optimizer = fit_driver_name(fit);
     r->jacobian = fit->optimizer == REMAT_FIT_LM ? remat_fit_jacobian_name(fit->jac_mode) : NULL;
     r->n_residuals = fit->n_res;
     r->params = calloc((size_t)P, sizeof *r->params);

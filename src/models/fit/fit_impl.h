@@ -9,6 +9,9 @@
 #ifndef REMAT_MODELS_FIT_IMPL_H
 #define REMAT_MODELS_FIT_IMPL_H
 
+#include <stdbool.h>
+
+#include "remat/dist.h"
 #include "remat/exec.h"
 #include "remat/fit.h"
 
@@ -64,10 +67,28 @@ struct remat_fit {
     remat_program *vjp;         /* (p_1..p_E, ct_1..ct_E) -> (r_1..r_E, dp_1..dp_E)   reverse J */
     remat_program *jvp;         /* (p, t_p) -> (r_1..r_E, dr_1..dr_E)                 forward J */
     remat_fit_jacobian jac_mode; /* resolved: FORWARD or REVERSE */
+    bool jac_ready;             /* jac_mode's program compiled (fit_jacobian_compile) */
     double *tan;                /* [P] the tangent input (a basis vector) */
     double *grad_p;             /* [P] */
     double *pbuf;               /* [P] scratch natural params */
     int64_t evals;
+    /* many processes (spread.c): the experiments this process evaluates */
+    remat_dist *group;          /* the evaluation group: opt.dist when experiments are
+                                   spread, NULL (alone) when starts are or without dist */
+    bool per_experiment_sum;    /* opt.dist given: F and dF/dp are per-experiment values
+                                   summed in experiment order (remat_dist_sum) */
+    bool spread_starts;         /* starts spread over opt.dist's ranks, each evaluating
+                                   every experiment */
+    int *owner;                 /* [E] the rank evaluating each experiment */
+    int n_local;
+    int *local;                 /* [n_local] its experiments, ascending */
+    int64_t local_res;          /* their measured cells */
+    int64_t local_max_meas;     /* their largest N_e: VJP runs per Jacobian here */
+    double *rloc;               /* [local_res] their compact residuals (spread only) */
+    double *rall;               /* [N] all residuals when the caller wants F only */
+    double *jloc;               /* [local_res][P] their Jacobian rows (spread only) */
+    int64_t *len;               /* [E] gather lengths */
+    double *items;              /* [n_local][1 + P] per-experiment (F_e, dF_e/dp) */
 };
 
 /* problem.c */
@@ -165,6 +186,33 @@ remat_status fit_opt_lm(fit_run *run);
 remat_status fit_opt_bfgs(fit_run *run);
 remat_status fit_opt_nlopt(fit_run *run);
 remat_status fit_opt_adam(fit_run *run);
+
+/* spread.c: the seam to remat/dist.h (models/ include no MPI header) */
+/* After the experiments are prepared: which process evaluates which
+ * experiment (all of them without opt.dist, or when starts are spread). */
+remat_status fit_spread_setup(struct remat_fit *fit);
+void fit_spread_release(struct remat_fit *fit);
+/* Every process's local status agreed (remat_dist_agree), then the local
+ * compact residuals rloc gathered into r (N, experiment order). Alone: r
+ * already holds them (rloc is r). */
+remat_status fit_spread_residuals(struct remat_fit *fit, remat_status local, double *r);
+/* The same for Jacobian rows: jloc into J (N x P). */
+remat_status fit_spread_jacobian(struct remat_fit *fit, remat_status local, double *J);
+/* F = sum_e F_e, grad = sum_e dF_e/dp from `items`, in experiment order. */
+remat_status fit_spread_objective(struct remat_fit *fit, remat_status local, double *F, double *grad);
+/* multistart.c: start k's rank (every start on this one without spreading) */
+int fit_spread_start_owner(const struct remat_fit *fit, int n_starts, int k);
+/* After every rank ran its starts (local: a start's error other than
+ * NaN/Inf, which stopped this rank's): agrees on local, gathers objs[k]
+ * (NaN: failed) and evals[k] of every start, and broadcasts the best start's
+ * result into *best (*have_best = 1) or, when every start failed, start 0's
+ * into *failed, from the rank that ran it (which passed it as best_k /
+ * failed_k, its own best and first failed start). */
+remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs, int64_t *evals,
+                               remat_status local, int best_k, remat_fit_result *best, int failed_k,
+                               remat_fit_result *failed, int *have_best);
+/* fit.c: "lm", "bfgs", "lbfgs-b" or "adam" */
+const char *fit_driver_name(const struct remat_fit *fit);
 
 /* the integration options of experiment x (problem.c) */
 remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x);

@@ -54,6 +54,8 @@ static remat_status compile_jvp(struct remat_fit *fit)
     fit->tan = calloc((size_t)fit->P, sizeof *fit->tan);
     if (!fit->tan)
         return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    if (fit->n_local == 0) /* a rank with no experiment */
+        return REMAT_OK;
     remat_fn *jf = NULL;
     remat_status st = remat_jvp(fit->res_fn, 1, (int[]){0}, &jf);
     if (st == REMAT_OK)
@@ -62,34 +64,46 @@ static remat_status compile_jvp(struct remat_fit *fit)
     return st;
 }
 
+/* With a group this is collective (every rank compiles, or learns that one
+ * could not): jac_ready, not the programs, says it is done, since a rank
+ * with no experiment has none. */
 remat_status fit_jacobian_compile(struct remat_fit *fit)
 {
     REMAT_ASSERT(fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD || fit->jac_mode == REMAT_FIT_JACOBIAN_REVERSE);
+    if (fit->jac_ready)
+        return REMAT_OK;
     if (fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD) {
-        if (fit->jvp)
-            return REMAT_OK;
         remat_status st = compile_jvp(fit);
+        if (fit->group)
+            st = remat_dist_agree(fit->group, st);
         /* an op of the residuals without a JVP rule: reverse mode still works
          * when the mode was the fit's own pick; asked for, it is the error */
-        if (st != REMAT_ERR_UNSUPPORTED || fit->opt.jacobian != REMAT_FIT_JACOBIAN_AUTO)
+        if (st != REMAT_ERR_UNSUPPORTED || fit->opt.jacobian != REMAT_FIT_JACOBIAN_AUTO) {
+            fit->jac_ready = st == REMAT_OK;
             return st;
+        }
         free(fit->tan);
         fit->tan = NULL;
         fit->jac_mode = REMAT_FIT_JACOBIAN_REVERSE;
     }
-    return fit->vjp ? REMAT_OK : fit_compile_vjp(fit);
+    remat_status st = fit->vjp || fit->n_local == 0 ? REMAT_OK : fit_compile_vjp(fit);
+    if (fit->group)
+        st = remat_dist_agree(fit->group, st);
+    fit->jac_ready = st == REMAT_OK;
+    return st;
 }
 
-/* Column i of J for each free parameter i: one JVP with tangent e_i. */
+/* Column i of the local experiments' rows of J for each free parameter i:
+ * one JVP with tangent e_i. */
 static remat_status jacobian_forward(struct remat_fit *fit, const double *p, double *J)
 {
-    int E = fit->E, P = fit->P;
+    int E = fit->n_local, P = fit->P;
     remat_tensor in[2] = {fit_vec((double *)p, P), fit_vec(fit->tan, P)};
-    remat_tensor *out = malloc(sizeof *out * (size_t)(2 * E));
+    remat_tensor *out = malloc(sizeof *out * (size_t)(2 * E + 1));
     if (!out)
         return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int e = 0; e < E; e++) {
-        fit_exp *x = &fit->exp[e];
+        fit_exp *x = &fit->exp[fit->local[e]];
         int64_t n = x->rows * fit->S;
         out[e] = fit_vec(x->r_full, n);
         out[E + e] = fit_vec(x->dr, n);
@@ -99,12 +113,13 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
     for (int j = 0; j < fit->n_free && st == REMAT_OK; j++) {
         int i = fit->free_idx[j];
         fit->tan[i] = 1.0;
-        st = remat_run(fit->jvp, 2, in, 2 * E, out, NULL);
+        if (E > 0)
+            st = remat_run(fit->jvp, 2, in, 2 * E, out, NULL);
         fit->evals++;
         fit->tan[i] = 0.0;
         int64_t row = 0;
         for (int e = 0; e < E && st == REMAT_OK; e++) {
-            const fit_exp *x = &fit->exp[e];
+            const fit_exp *x = &fit->exp[fit->local[e]];
             for (int64_t k = 0; k < x->n_meas; k++, row++)
                 J[(size_t)row * (size_t)P + (size_t)i] = x->dr[x->meas[k]];
         }
@@ -113,18 +128,18 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
     return st;
 }
 
-/* Row j of each experiment's block: one VJP with cotangent e_j. */
+/* Row j of each local experiment's block: one VJP with cotangent e_j. */
 static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, double *J)
 {
-    int E = fit->E, P = fit->P;
-    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * E)), *out = malloc(sizeof *out * (size_t)(2 * E));
+    int E = fit->n_local, P = fit->P;
+    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * E + 1)), *out = malloc(sizeof *out * (size_t)(2 * E + 1));
     if (!in || !out) {
         free(in);
         free(out);
         return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     for (int e = 0; e < E; e++) {
-        fit_exp *x = &fit->exp[e];
+        fit_exp *x = &fit->exp[fit->local[e]];
         int64_t n = x->rows * fit->S;
         memset(x->ct, 0, sizeof *x->ct * (size_t)n);
         in[e] = fit_vec((double *)p, P);
@@ -135,15 +150,16 @@ static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, dou
     remat_status st = REMAT_OK;
     /* run j sets the cotangent e_j in every experiment that has a j-th cell:
      * experiment e's parameter copy receives row j of its block */
-    for (int64_t j = 0; j < fit->max_meas && st == REMAT_OK; j++) {
-        for (int e = 0; e < E; e++)
-            if (j < fit->exp[e].n_meas)
-                fit->exp[e].ct[fit->exp[e].meas[j]] = 1.0;
+    for (int64_t j = 0; j < fit->local_max_meas && st == REMAT_OK; j++) {
+        for (int e = 0; e < E; e++) {
+            fit_exp *x = &fit->exp[fit->local[e]];
+            if (j < x->n_meas)
+                x->ct[x->meas[j]] = 1.0;
+        }
         st = remat_run(fit->vjp, 2 * E, in, 2 * E, out, NULL);
-        fit->evals++;
         int64_t row0 = 0;
         for (int e = 0; e < E; e++) {
-            fit_exp *x = &fit->exp[e];
+            fit_exp *x = &fit->exp[fit->local[e]];
             if (j < x->n_meas) {
                 x->ct[x->meas[j]] = 0.0;
                 memcpy(J + (size_t)(row0 + j) * (size_t)P, x->dp, sizeof *J * (size_t)P);
@@ -151,6 +167,7 @@ static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, dou
             row0 += x->n_meas;
         }
     }
+    fit->evals += fit->max_meas; /* the runs of one process with every experiment */
     free(in);
     free(out);
     return st;
@@ -158,10 +175,12 @@ static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, dou
 
 remat_status fit_eval_jacobian(struct remat_fit *fit, const double *p, double *J)
 {
-    remat_status st = fit_jacobian_compile(fit);
+    remat_status st = fit_jacobian_compile(fit); /* agreed on with a group */
     if (st != REMAT_OK)
         return st;
-    return fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD ? jacobian_forward(fit, p, J) : jacobian_reverse(fit, p, J);
+    double *mine = fit->jloc ? fit->jloc : J; /* the local rows */
+    st = fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD ? jacobian_forward(fit, p, mine) : jacobian_reverse(fit, p, mine);
+    return fit_spread_jacobian(fit, st, J);
 }
 
 remat_fit_jacobian remat_fit_jacobian_mode(const remat_fit *fit)

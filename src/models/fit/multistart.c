@@ -84,29 +84,44 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     memcpy(declared, fit->start, sizeof *declared * (size_t)fit->P);
     uint64_t rng = fit->opt.seed;
     remat_fit_result best = {0}, failed = {0};
-    int have_best = 0, have_failed = 0, n_failed = 0;
-    int64_t evals = 0;
-    remat_status st = REMAT_OK;
+    int have_best = 0, have_failed = 0, n_failed = 0, best_k = -1, failed_k = -1;
+    int rank = remat_dist_rank(fit->opt.dist);
+    int64_t evals = 0, *start_evals = calloc((size_t)n, sizeof *start_evals);
+    remat_status st = start_evals ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    remat_status local = st; /* spread starts: the error that stopped this rank's */
+    if (st != REMAT_OK && !fit->spread_starts) {
+        snprintf(result->message, sizeof result->message, "%s", remat_last_error());
+        goto done;
+    }
     for (int k = 0; k < n; k++) {
         if (k > 0)
-            draw_start(fit, declared, &rng);
+            draw_start(fit, declared, &rng); /* every rank draws every start: the same stream */
+        objs[k] = NAN;
+        if (fit_spread_start_owner(fit, n, k) != rank || local != REMAT_OK)
+            continue;
         remat_fit_result r;
         remat_status sk = fit_run_single(fit, &r);
         evals += r.evaluations;
+        start_evals[k] = r.evaluations;
         objs[k] = sk == REMAT_OK ? r.objective : NAN;
         if (sk == REMAT_OK && (!have_best || r.objective < best.objective)) {
             remat_fit_result_clear(&best);
             best = r;
             have_best = 1;
+            best_k = k;
         } else if (sk == REMAT_ERR_NUMERIC) {
             /* one start that blows up the integration is one failed start */
             n_failed++;
             if (!have_failed) {
                 failed = r;
                 have_failed = 1;
+                failed_k = k;
             } else {
                 remat_fit_result_clear(&r);
             }
+        } else if (sk != REMAT_OK && fit->spread_starts) {
+            local = sk; /* agreed on with the other ranks below */
+            remat_fit_result_clear(&r);
         } else if (sk != REMAT_OK) {
             remat_fit_result_clear(&best);
             remat_fit_result_clear(&failed);
@@ -115,6 +130,23 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
             goto done;
         } else {
             remat_fit_result_clear(&r);
+        }
+    }
+    if (fit->spread_starts) {
+        st = fit_spread_starts(fit, n, objs, start_evals, local, best_k, &best, failed_k, &failed, &have_best);
+        if (st != REMAT_OK) {
+            remat_fit_result_clear(&best);
+            remat_fit_result_clear(&failed);
+            snprintf(result->message, sizeof result->message, "%s", remat_last_error());
+            goto done;
+        }
+        if (have_best)
+            remat_fit_result_clear(&failed);
+        evals = 0;
+        n_failed = 0;
+        for (int k = 0; k < n; k++) {
+            evals += start_evals[k];
+            n_failed += isnan(objs[k]) != 0;
         }
     }
     if (have_best) {
@@ -133,6 +165,7 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     objs = NULL;
 done:
     restore(fit, declared);
+    free(start_evals);
     free(objs);
     free(declared);
     return st;

@@ -18,10 +18,12 @@
 
 #define DEFAULT_STEPS_PER_SPAN 200
 
+/* over the experiments a process evaluates (all of them alone; spread.c) */
 typedef enum {
     BUILD_RES,       /* (p) -> r_1..r_E */
     BUILD_RES_SPLIT, /* (p_1..p_E) -> r_1..r_E: one parameter copy per experiment */
-    BUILD_OBJ        /* (p) -> sum of squares */
+    BUILD_OBJ,       /* (p) -> sum of squares */
+    BUILD_OBJ_SPLIT  /* (p_1..p_E) -> ss_1..ss_E: each experiment's sum of squares */
 } build_mode;
 
 static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat_dataset *d)
@@ -186,31 +188,34 @@ static remat_status build_experiment(const struct remat_fit *fit, remat_fn *f, i
     return REMAT_OK;
 }
 
-static remat_status build(const struct remat_fit *fit, build_mode mode, remat_fn **out)
+static remat_status build(const struct remat_fit *fit, build_mode mode, int n, const int *exps, remat_fn **out)
 {
     *out = NULL;
     int64_t P = fit->P;
-    remat_fn *f = remat_fn_new(mode == BUILD_OBJ ? "fit_objective" : "fit_residuals");
+    bool split = mode == BUILD_RES_SPLIT || mode == BUILD_OBJ_SPLIT;
+    remat_fn *f = remat_fn_new(mode == BUILD_OBJ || mode == BUILD_OBJ_SPLIT ? "fit_objective" : "fit_residuals");
     if (!f)
         return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_val p = REMAT_NONE, total = REMAT_NONE;
-    if (mode != BUILD_RES_SPLIT)
+    if (!split)
         p = remat_arg(f, "params", REMAT_F64, 1, &P);
     else
-        for (int e = 0; e < fit->E; e++) {
+        for (int l = 0; l < n; l++) {
             char name[32];
-            snprintf(name, sizeof name, "params_%d", e);
+            snprintf(name, sizeof name, "params_%d", exps[l]);
             remat_arg(f, name, REMAT_F64, 1, &P);
         }
     remat_status st = REMAT_OK;
-    for (int e = 0; e < fit->E && st == REMAT_OK; e++) {
+    for (int l = 0; l < n && st == REMAT_OK; l++) {
         remat_val r;
-        st = build_experiment(fit, f, e, mode == BUILD_RES_SPLIT ? remat_fn_arg(f, e) : p, &r);
+        st = build_experiment(fit, f, exps[l], split ? remat_fn_arg(f, l) : p, &r);
         if (st != REMAT_OK)
             break;
         if (mode == BUILD_OBJ) {
             remat_val ss = remat_sum_all(f, remat_square(f, r));
             total = total == REMAT_NONE ? ss : remat_add(f, total, ss);
+        } else if (mode == BUILD_OBJ_SPLIT) {
+            remat_fn_output(f, remat_sum_all(f, remat_square(f, r)));
         } else {
             remat_fn_output(f, r);
         }
@@ -228,17 +233,21 @@ static remat_status build(const struct remat_fit *fit, build_mode mode, remat_fn
 }
 
 /* The program that holds the step tapes: value_and_grad (gradient methods) or
- * the VJP with the cotangent as an input (LM). The functions are returned
- * with it (*g, *src), to be freed after the program. */
-/* The functions are freed once compiled: a program owns all it reads (a
- * compiled scan copies its node's data, exec.h). */
-static remat_status compile_reverse(const struct remat_fit *fit, int lm, remat_program **out)
+ * the VJP with the cotangent as an input (LM; the gradient methods too with
+ * per-experiment sums, the cotangents 1). The functions are freed once
+ * compiled: a program owns all it reads (a compiled scan copies its node's
+ * data, exec.h). Over experiments exps[0..n), none: no program. */
+static remat_status compile_reverse(const struct remat_fit *fit, int lm, int n, const int *exps,
+                                    remat_program **out)
 {
     *out = NULL;
+    if (n == 0)
+        return REMAT_OK;
     remat_fn *src = NULL, *g = NULL;
-    remat_status st = build(fit, lm ? BUILD_RES_SPLIT : BUILD_OBJ, &src);
+    bool split = lm || fit->per_experiment_sum;
+    remat_status st = build(fit, lm ? BUILD_RES_SPLIT : split ? BUILD_OBJ_SPLIT : BUILD_OBJ, n, exps, &src);
     if (st == REMAT_OK)
-        st = lm ? remat_vjp(src, 0, NULL, &g) : remat_value_and_grad(src, 1, (int[]){0}, &g);
+        st = split ? remat_vjp(src, 0, NULL, &g) : remat_value_and_grad(src, 1, (int[]){0}, &g);
     if (st == REMAT_OK)
         st = remat_compile_env(g, out);
     remat_fn_free(g);
@@ -246,16 +255,19 @@ static remat_status compile_reverse(const struct remat_fit *fit, int lm, remat_p
     return st;
 }
 
-/* memory_budget: compile once with store-all to learn one carry's and one
- * step tape's bytes, then let remat_schedule_for_budget pick. */
-static remat_status pick_schedule(struct remat_fit *fit)
+static remat_status pick_schedule_probe(struct remat_fit *fit)
 {
-    fit->spec = fit->opt.scan.schedule;
-    if (fit->opt.memory_budget <= 0)
+    if (!remat_dist_is_root(fit->group))
         return REMAT_OK;
     fit->spec = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
+    int *all = malloc(sizeof *all * (size_t)fit->E);
+    if (!all)
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    for (int e = 0; e < fit->E; e++)
+        all[e] = e;
     remat_program *probe;
-    remat_status st = compile_reverse(fit, fit->optimizer == REMAT_FIT_LM, &probe);
+    remat_status st = compile_reverse(fit, fit->optimizer == REMAT_FIT_LM, fit->E, all, &probe);
+    free(all);
     remat_memory_plan plan = {0};
     if (st == REMAT_OK)
         remat_program_plan(probe, &plan);
@@ -273,43 +285,70 @@ static remat_status pick_schedule(struct remat_fit *fit)
     return REMAT_OK;
 }
 
+/* memory_budget: compile once with store-all to learn one carry's and one
+ * step tape's bytes, then let remat_schedule_for_budget pick. Over every
+ * experiment, as one process would; in a group rank 0 probes and tells the
+ * others (so every rank runs the same schedule). */
+static remat_status pick_schedule(struct remat_fit *fit)
+{
+    fit->spec = fit->opt.scan.schedule;
+    if (fit->opt.memory_budget <= 0)
+        return REMAT_OK;
+    remat_status st = pick_schedule_probe(fit);
+    if (!fit->group)
+        return st;
+    st = remat_dist_agree(fit->group, st);
+    return st == REMAT_OK ? remat_dist_bcast(fit->group, 0, &fit->spec, sizeof fit->spec) : st;
+}
+
+/* With a group: every rank's status agreed on, so that all go on to the
+ * next collective or none does. */
+static remat_status fit_sync(const struct remat_fit *fit, remat_status st)
+{
+    return fit->opt.dist ? remat_dist_agree(fit->opt.dist, st) : st;
+}
+
 remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
 {
     fit->exp = calloc((size_t)fit->E, sizeof *fit->exp);
     fit->grad_p = calloc((size_t)fit->P, sizeof *fit->grad_p);
     fit->pbuf = calloc((size_t)fit->P, sizeof *fit->pbuf);
+    remat_status st = REMAT_OK;
     if (!fit->exp || !fit->grad_p || !fit->pbuf)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
     fit->n_res = 0;
     fit->max_meas = 0;
-    for (int e = 0; e < fit->E; e++) {
-        remat_status st = prepare_experiment(fit, e, data[e]);
-        if (st != REMAT_OK)
-            return st;
+    for (int e = 0; st == REMAT_OK && e < fit->E; e++) {
+        st = prepare_experiment(fit, e, data[e]);
         fit->n_res += fit->exp[e].n_meas;
         if (fit->exp[e].n_meas > fit->max_meas)
             fit->max_meas = fit->exp[e].n_meas;
     }
-    if (fit->n_res == 0)
-        return remat_error(REMAT_ERR_VALUE, "fit: the data have no measured value after the initial states");
-    remat_status st = plan_grid(fit);
+    if (st == REMAT_OK && fit->n_res == 0)
+        st = remat_error(REMAT_ERR_VALUE, "fit: the data have no measured value after the initial states");
+    if (st == REMAT_OK)
+        st = plan_grid(fit);
+    if (st == REMAT_OK)
+        st = fit_spread_setup(fit);
+    st = fit_sync(fit, st); /* before the first collective */
     if (st == REMAT_OK)
         st = pick_schedule(fit);
-    if (st == REMAT_OK)
-        st = build(fit, BUILD_RES, &fit->res_fn);
-    if (st == REMAT_OK)
+    if (st == REMAT_OK && fit->n_local > 0) /* a rank with no experiment runs no program */
+        st = build(fit, BUILD_RES, fit->n_local, fit->local, &fit->res_fn);
+    if (st == REMAT_OK && fit->n_local > 0)
         st = remat_compile_env(fit->res_fn, &fit->res);
+    st = fit_sync(fit, st);
     if (st != REMAT_OK)
         return st;
     fit->jac_mode = fit_jacobian_resolve(fit);
     if (fit->optimizer != REMAT_FIT_LM) /* the statistics compile a Jacobian when asked */
-        return compile_reverse(fit, 0, &fit->vg);
+        return compile_reverse(fit, 0, fit->n_local, fit->local, &fit->vg);
     return fit_jacobian_compile(fit);
 }
 
 remat_status fit_compile_vjp(struct remat_fit *fit)
 {
-    return compile_reverse(fit, 1, &fit->vjp);
+    return compile_reverse(fit, 1, fit->n_local, fit->local, &fit->vjp);
 }
 
 void fit_problem_release(struct remat_fit *fit)
@@ -334,6 +373,7 @@ void fit_problem_release(struct remat_fit *fit)
     remat_program_free(fit->jvp);
     remat_fn_free(fit->res_fn);
     free(fit->tan);
+    fit_spread_release(fit);
 }
 
 remat_tensor fit_vec(double *data, int64_t n)
@@ -341,40 +381,78 @@ remat_tensor fit_vec(double *data, int64_t n)
     return remat_tensor_f64(data, 1, &n);
 }
 
-remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *F, double *r)
+/* The local experiments' compact residuals into mine. */
+static remat_status local_residuals(struct remat_fit *fit, const double *p, double *mine)
 {
-    int E = fit->E;
+    int L = fit->n_local;
+    if (L == 0)
+        return REMAT_OK;
     remat_tensor in = fit_vec((double *)p, fit->P);
-    remat_tensor *out = malloc(sizeof *out * (size_t)E);
+    remat_tensor *out = malloc(sizeof *out * (size_t)L);
     if (!out)
         return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    for (int e = 0; e < E; e++)
-        out[e] = fit_vec(fit->exp[e].r_full, fit->exp[e].rows * fit->S);
-    remat_status st = remat_run(fit->res, 1, &in, E, out, NULL);
+    for (int l = 0; l < L; l++)
+        out[l] = fit_vec(fit->exp[fit->local[l]].r_full, fit->exp[fit->local[l]].rows * fit->S);
+    remat_status st = remat_run(fit->res, 1, &in, L, out, NULL);
     free(out);
+    int64_t k = 0;
+    for (int l = 0; st == REMAT_OK && l < L; l++) {
+        const fit_exp *x = &fit->exp[fit->local[l]];
+        for (int64_t i = 0; i < x->n_meas; i++)
+            mine[k++] = x->r_full[x->meas[i]];
+    }
+    return st;
+}
+
+remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *F, double *r)
+{
+    double *all = r ? r : fit->rall;
+    remat_status st = local_residuals(fit, p, fit->rloc ? fit->rloc : all);
     fit->evals++;
+    st = fit_spread_residuals(fit, st, all);
     if (st != REMAT_OK)
         return st;
     double sum = 0;
-    int64_t k = 0;
-    for (int e = 0; e < E; e++) {
-        const fit_exp *x = &fit->exp[e];
-        for (int64_t i = 0; i < x->n_meas; i++, k++) {
-            double v = x->r_full[x->meas[i]];
-            sum += v * v;
-            if (r)
-                r[k] = v;
-        }
-    }
+    for (int64_t k = 0; k < fit->n_res; k++)
+        sum += all[k] * all[k];
     *F = sum;
     return REMAT_OK;
 }
 
+/* (F_e, dF_e/dp) of each local experiment into fit->items: the VJP of
+ * their sums of squares with cotangent 1. */
+static remat_status local_objectives(struct remat_fit *fit, const double *p)
+{
+    int L = fit->n_local, P = fit->P;
+    if (L == 0)
+        return REMAT_OK;
+    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * L)), *out = malloc(sizeof *out * (size_t)(2 * L));
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    }
+    static double one = 1.0;
+    for (int l = 0; l < L; l++) {
+        double *item = fit->items + (size_t)l * (1 + (size_t)P);
+        in[l] = fit_vec((double *)p, P);
+        in[L + l] = remat_tensor_f64(&one, 0, NULL);
+        out[l] = remat_tensor_f64(item, 0, NULL);
+        out[L + l] = fit_vec(item + 1, P);
+    }
+    remat_status st = remat_run(fit->vg, 2 * L, in, 2 * L, out, NULL);
+    free(in);
+    free(out);
+    return st;
+}
+
 remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, double *grad)
 {
+    fit->evals++;
+    if (fit->per_experiment_sum)
+        return fit_spread_objective(fit, local_objectives(fit, p), F, grad);
     remat_tensor in = fit_vec((double *)p, fit->P);
     remat_tensor out[2] = {remat_tensor_f64(F, 0, NULL), fit_vec(grad, fit->P)};
-    fit->evals++;
     return remat_run(fit->vg, 1, &in, 2, out, NULL);
 }
 

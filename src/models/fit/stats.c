@@ -107,6 +107,8 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
     remat_status st = alloc_stats(s, P);
     if (st == REMAT_OK && (!J || !d || !cov || !inf_se || !A || !V || !S || !work))
         st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory for a %lld x %d Jacobian", (long long)N, n);
+    if (fit->group) /* every rank goes on to the collectives below, or none */
+        st = remat_dist_agree(fit->group, st);
     if (st == REMAT_OK)
         st = remat_fit_objective(fit, params, &s->sse);
     if (st == REMAT_OK)

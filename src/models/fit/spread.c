@@ -1,0 +1,222 @@
+/*
+ * spread.c — a fit over many processes (remat/fit.h, "Many processes"):
+ * which rank evaluates which experiment, the residual and Jacobian blocks
+ * gathered in experiment order, the per-experiment objective and gradient
+ * summed in experiment order, and starts spread over ranks. Everything
+ * goes through remat/dist.h: models/ include no MPI header.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "models/fit/fit_impl.h"
+
+remat_status fit_spread_setup(struct remat_fit *fit)
+{
+    remat_dist *d = fit->opt.dist;
+    int E = fit->E, P = fit->P;
+    fit->per_experiment_sum = d != NULL;
+    fit->spread_starts = d && remat_dist_size(d) > 1 && fit->opt.starts > 1;
+    fit->group = d && !fit->spread_starts ? d : NULL;
+    fit->owner = calloc((size_t)E, sizeof *fit->owner);
+    fit->local = calloc((size_t)E, sizeof *fit->local);
+    fit->len = calloc((size_t)E, sizeof *fit->len);
+    fit->rall = calloc((size_t)fit->n_res, sizeof *fit->rall);
+    double *cost = calloc((size_t)E, sizeof *cost);
+    if (!fit->owner || !fit->local || !fit->len || !fit->rall || !cost) {
+        free(cost);
+        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    }
+    /* an experiment's cost: its cells (every row is an output time of its
+     * integration, every species a state) */
+    for (int e = 0; e < E; e++)
+        cost[e] = (double)fit->exp[e].rows * fit->S;
+    remat_status st = fit->group ? remat_dist_split(fit->group, E, cost, fit->owner) : REMAT_OK;
+    free(cost);
+    if (st != REMAT_OK)
+        return st;
+    int rank = remat_dist_rank(fit->group);
+    fit->n_local = 0;
+    fit->local_res = 0;
+    fit->local_max_meas = 0;
+    for (int e = 0; e < E; e++)
+        if (fit->owner[e] == rank) {
+            fit->local[fit->n_local++] = e;
+            fit->local_res += fit->exp[e].n_meas;
+            if (fit->exp[e].n_meas > fit->local_max_meas)
+                fit->local_max_meas = fit->exp[e].n_meas;
+        }
+    if (remat_dist_size(fit->group) > 1) {
+        fit->rloc = calloc((size_t)fit->local_res + 1, sizeof *fit->rloc);
+        fit->jloc = calloc((size_t)fit->local_res * (size_t)P + 1, sizeof *fit->jloc);
+        if (!fit->rloc || !fit->jloc)
+            return remat_error(REMAT_ERR_NOMEM, "fit: out of memory for %lld residuals' Jacobian rows",
+                               (long long)fit->local_res);
+    }
+    if (fit->per_experiment_sum) { /* n_local items and the sum */
+        fit->items = calloc(((size_t)fit->n_local + 1) * (1 + (size_t)P), sizeof *fit->items);
+        if (!fit->items)
+            return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    }
+    return REMAT_OK;
+}
+
+void fit_spread_release(struct remat_fit *fit)
+{
+    free(fit->owner);
+    free(fit->local);
+    free(fit->len);
+    free(fit->rall);
+    free(fit->rloc);
+    free(fit->jloc);
+    free(fit->items);
+}
+
+static remat_status gather_rows(struct remat_fit *fit, remat_status local, int64_t width, const double *mine,
+                                double *all)
+{
+    if (!fit->group)
+        return local;
+    remat_status st = remat_dist_agree(fit->group, local);
+    if (st != REMAT_OK || !fit->rloc) /* one rank: mine is all */
+        return st;
+    for (int e = 0; e < fit->E; e++)
+        fit->len[e] = fit->exp[e].n_meas * width;
+    return remat_dist_gather(fit->group, fit->E, fit->owner, fit->len, mine, all);
+}
+
+remat_status fit_spread_residuals(struct remat_fit *fit, remat_status local, double *r)
+{
+    return gather_rows(fit, local, 1, fit->rloc, r);
+}
+
+remat_status fit_spread_jacobian(struct remat_fit *fit, remat_status local, double *J)
+{
+    return gather_rows(fit, local, fit->P, fit->jloc, J);
+}
+
+remat_status fit_spread_objective(struct remat_fit *fit, remat_status local, double *F, double *grad)
+{
+    remat_status st = fit->group ? remat_dist_agree(fit->group, local) : local;
+    if (st != REMAT_OK)
+        return st;
+    int64_t w = 1 + fit->P;
+    double *sum = fit->items + (size_t)fit->n_local * (size_t)w;
+    st = remat_dist_sum(fit->group, fit->E, fit->owner, w, fit->items, sum);
+    if (st != REMAT_OK)
+        return st;
+    *F = sum[0];
+    memcpy(grad, sum + 1, sizeof *grad * (size_t)fit->P);
+    return REMAT_OK;
+}
+
+/* ---- starts over ranks ---- */
+
+int fit_spread_start_owner(const struct remat_fit *fit, int n_starts, int k)
+{
+    if (!fit->spread_starts)
+        return remat_dist_rank(fit->opt.dist);
+    int size = remat_dist_size(fit->opt.dist);
+    /* contiguous blocks, as remat_dist_split gives equal items */
+    return (int)((int64_t)k * size / n_starts);
+}
+
+/* A result as doubles: objective, iterations, evaluations, converged,
+ * n_history, params[P], history objectives, history params; the message
+ * goes as bytes. */
+static remat_status bcast_result(struct remat_fit *fit, int root, remat_fit_result *r)
+{
+    remat_dist *d = fit->opt.dist;
+    int P = fit->P, me = remat_dist_rank(d) == root;
+    double head[5] = {r->objective, r->iterations, (double)r->evaluations, r->converged, r->n_history};
+    remat_status st = remat_dist_bcast(d, root, head, sizeof head);
+    if (st == REMAT_OK)
+        st = remat_dist_bcast(d, root, r->message, sizeof r->message);
+    if (st != REMAT_OK)
+        return st;
+    if (!me) {
+        int nh = (int)head[4];
+        r->objective = head[0];
+        r->iterations = (int)head[1];
+        r->evaluations = (int64_t)head[2];
+        r->converged = head[3] != 0;
+        r->n_history = nh;
+        r->n_params = P;
+        r->n_residuals = fit->n_res;
+        r->optimizer = fit_driver_name(fit);
+        r->jacobian = fit->optimizer == REMAT_FIT_LM ? remat_fit_jacobian_name(fit->jac_mode) : NULL;
+        r->params = calloc((size_t)P + 1, sizeof *r->params);
+        r->param_names = calloc((size_t)P + 1, sizeof *r->param_names);
+        r->history_objective = calloc((size_t)nh + 1, sizeof *r->history_objective);
+        r->history_params = calloc((size_t)nh * (size_t)P + 1, sizeof *r->history_params);
+        int ok = r->params && r->param_names && r->history_objective && r->history_params;
+        for (int i = 0; ok && i < P; i++)
+            ok = (r->param_names[i] = strdup(fit->names[i])) != NULL;
+        st = ok ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    }
+    /* a rank out of memory still takes part, into scratch */
+    st = remat_dist_agree(d, st);
+    if (st == REMAT_OK)
+        st = remat_dist_bcast(d, root, r->params, sizeof *r->params * (size_t)P);
+    if (st == REMAT_OK)
+        st = remat_dist_bcast(d, root, r->history_objective, sizeof(double) * (size_t)r->n_history);
+    if (st == REMAT_OK)
+        st = remat_dist_bcast(d, root, r->history_params, sizeof(double) * (size_t)r->n_history * (size_t)P);
+    return st;
+}
+
+remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs, int64_t *evals,
+                               remat_status local, int best_k, remat_fit_result *best, int failed_k,
+                               remat_fit_result *failed, int *have_best)
+{
+    *have_best = 0;
+    remat_dist *d = fit->opt.dist;
+    remat_status st = remat_dist_agree(d, local);
+    if (st != REMAT_OK)
+        return st;
+    int *owner = malloc(sizeof *owner * (size_t)n_starts);
+    int64_t *len = malloc(sizeof *len * (size_t)n_starts);
+    double *mine = malloc(sizeof *mine * 2 * (size_t)n_starts), *all = malloc(sizeof *all * 2 * (size_t)n_starts);
+    st = owner && len && mine && all ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    st = remat_dist_agree(d, st);
+    int m = 0;
+    for (int k = 0; st == REMAT_OK && k < n_starts; k++) {
+        owner[k] = fit_spread_start_owner(fit, n_starts, k);
+        len[k] = 2;
+        if (owner[k] == remat_dist_rank(d)) {
+            mine[m++] = objs[k];
+            mine[m++] = (double)evals[k];
+        }
+    }
+    if (st == REMAT_OK)
+        st = remat_dist_gather(d, n_starts, owner, len, mine, all);
+    /* the best is the first start with the least SSE, as one rank finds
+     * it; when none succeeded, every start failed and start 0 is the first */
+    int best_at = -1, failed_at = -1;
+    for (int k = 0; st == REMAT_OK && k < n_starts; k++) {
+        objs[k] = all[2 * k];
+        evals[k] = (int64_t)all[2 * k + 1];
+        if (!isnan(objs[k]) && (best_at < 0 || objs[k] < objs[best_at]))
+            best_at = k;
+        if (isnan(objs[k]) && failed_at < 0)
+            failed_at = k;
+    }
+    int k = best_at >= 0 ? best_at : failed_at;
+    if (st == REMAT_OK && k >= 0) {
+        remat_fit_result *r = best_at >= 0 ? best : failed;
+        int root = owner[k];
+        if (root != remat_dist_rank(d) || (best_at >= 0 ? best_k : failed_k) != k) {
+            remat_fit_result_clear(r); /* only the owner's copy of start k is kept */
+            memset(r, 0, sizeof *r);
+        }
+        st = bcast_result(fit, root, r);
+        *have_best = best_at >= 0;
+    }
+    free(owner);
+    free(len);
+    free(mine);
+    free(all);
+    return st;
+}
