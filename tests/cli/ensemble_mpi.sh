@@ -46,9 +46,13 @@ check "bad row: the message names file:line and column" has ../bad.err "bad.csv:
 check "bad row: said once" test "$(grep -c 'is not a finite number' ../bad.err)" -eq 1
 check "bad row: no output or temp file" only
 
-# a rank killed mid-run: a long run (20000 sets, 2000 steps), rank 2 killed after a second
+# a rank killed mid-run: a long run (20000 sets, 400000 steps: seconds per rank), rank 2 killed after a second
 awk 'BEGIN { srand(5); print "k1,k2"; for (i = 0; i < 20000; i++) printf "%.6g,%.6g\n", 0.1 + rand(), 0.1 + rand() }' >../long.csv
-"$MPI_RUN" 1 4 60 "$REMAT" pfr ensemble --steps 2000 --batch 256 --params-file ../long.csv --out killed.csv \
+# mpirun sends SIGTERM to the other ranks, then SIGKILL after
+# odls_base_sigkill_timeout (1 s): on a loaded machine rank 0 may not run its
+# handler (which removes the temp file) within 1 s, so give it 10
+export OMPI_MCA_odls_base_sigkill_timeout=10
+"$MPI_RUN" 1 4 60 "$REMAT" pfr ensemble --steps 400000 --batch 256 --params-file ../long.csv --out killed.csv \
     >../killed.out 2>../killed.err &
 runner=$!
 victim=""
@@ -79,4 +83,5 @@ rc=$?
 check "killed rank: mpirun ends non-zero, not by the time limit" test $rc -ne 0 -a $rc -ne 124
 check "killed rank: the message names the rank" has ../killed.err "rank 2"
 check "killed rank: no output or temp file" only
+[ $fail = 0 ] || cat ../killed.err >&2
 exit $fail
