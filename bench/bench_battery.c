@@ -16,7 +16,8 @@
  * declared start, [start/10, start*10], when hi is infinite.
  *
  * Options are remat_fit_defaults() (what `remat pfr fit` runs) but for the
- * optimizer, unless --steps N sets the steps per data interval. Times are
+ * optimizer (adaptive Tsit5 at rtol 1e-6, lm), unless --steps N asks for N fixed RK4
+ * steps per data interval (the default before adaptive stepping). Times are
  * the thread's CPU time (as bench_util.h's samples: time spent descheduled
  * on a shared machine is not the fit's; a fit runs on the calling thread
  * with OPENBLAS_NUM_THREADS=1) of remat_fit_new (graph build and compile,
@@ -32,7 +33,9 @@
  * at the default steps and at 2000 steps per interval), --smoke (two small
  * problems, declared starts only; the test bench_smoke_battery),
  * --optimizer NAME (that optimizer only), --jacobian auto|forward|reverse
- * (the Jacobian's mode of lm and the statistics; default auto).
+ * (the Jacobian's mode of lm and the statistics; default auto), --method M
+ * (tsit5, dopri5, rodas5 adaptive; with --steps N any method at fixed steps),
+ * --lm-more (lm with Moré's scaling, GSL's default, instead of Levenberg's).
  * One JSON object on stdout; exit 1 when a problem cannot be loaded.
  */
 #include <dirent.h>
@@ -270,6 +273,8 @@ static void bench_pair(const battery_problem *b, const remat_fit_options *base, 
 static void verify(const battery_problem *b, const remat_fit_options *base)
 {
     remat_fit_options fine = *base;
+    fine.adaptive = false;
+    fine.method = REMAT_ODE_RK4;
     fine.dt = 0;
     fine.steps = 2000;
     double at = NAN, at_fine = NAN;
@@ -293,6 +298,8 @@ int main(int argc, char **argv)
     int K = 8, smoke = 0, verify_only = 0, only_opt = -1;
     remat_fit_jacobian jac = REMAT_FIT_JACOBIAN_AUTO;
     int64_t steps = 0;
+    const char *method = NULL;
+    int lm_more = 0;
     uint64_t seed = 20261201;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dir") && i + 1 < argc)
@@ -305,6 +312,10 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
             steps = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--method") && i + 1 < argc)
+            method = argv[++i];
+        else if (!strcmp(argv[i], "--lm-more"))
+            lm_more = 1;
         else if (!strcmp(argv[i], "--optimizer") && i + 1 < argc) {
             remat_fit_optimizer o;
             if (remat_fit_optimizer_parse(argv[++i], &o) != REMAT_OK) {
@@ -341,17 +352,28 @@ int main(int argc, char **argv)
     if (smoke)
         K = 0;
     remat_fit_options base = remat_fit_defaults();
-    if (steps > 0)
-        base.dt = 0, base.steps = steps;
+    if (steps > 0) /* fixed RK4 steps, the default before adaptive stepping */
+        base.adaptive = false, base.method = REMAT_ODE_RK4, base.dt = 0, base.steps = steps;
+    if (method && remat_ode_method_parse(method, &base.method) != REMAT_OK) {
+        fprintf(stderr, "bench_battery: --method: %s\n", remat_last_error());
+        return 2;
+    }
+    if (method && steps == 0 && !remat_ode_method_adaptive(base.method)) {
+        fprintf(stderr, "bench_battery: --method %s has fixed steps: give --steps N\n", method);
+        return 2;
+    }
     base.jacobian = jac;
+    base.lm_more_scaling = lm_more;
 
     optimizer_summary sum[REMAT_FIT_OPTIMIZER_COUNT] = {{0}};
     for (int o = 0; o < REMAT_FIT_OPTIMIZER_COUNT; o++)
         sum[o].ms = calloc((size_t)n, sizeof(double));
-    printf("{\"benchmark\": \"battery\", \"random_starts\": %d, \"seed\": %llu, \"steps_per_interval\": %lld, "
-           "\"rel_tol\": %g, \"log_zero\": %s, \"jacobian\": \"%s\", \"problems\": [",
-           K, (unsigned long long)seed, (long long)steps, REL_TOL, log_zero ? "true" : "false",
-           remat_fit_jacobian_name(jac));
+    printf("{\"benchmark\": \"battery\", \"random_starts\": %d, \"seed\": %llu, \"method\": \"%s\", "
+           "\"adaptive\": %s, \"rtol\": %g, \"atol\": %g, \"steps_per_interval\": %lld, "
+           "\"rel_tol\": %g, \"log_zero\": %s, \"jacobian\": \"%s\", \"lm_scaling\": \"%s\", \"problems\": [",
+           K, (unsigned long long)seed, remat_ode_method_name(base.method), base.adaptive ? "true" : "false",
+           base.rtol, base.atol, (long long)steps, REL_TOL, log_zero ? "true" : "false", remat_fit_jacobian_name(jac),
+           lm_more ? "more" : "levenberg");
     int status = 0, printed = 0;
     for (int i = 0; i < n; i++) {
         battery_problem b;

@@ -495,7 +495,7 @@ static int fit_library_objective(const remat_mechanism *m, const experiment *x, 
             fail = fprintf(stderr, "bench_pfr: %s\n", remat_last_error());
     }
     remat_fit_options o = remat_fit_defaults();
-    o.method = method, o.dt = dt, o.y0 = y0;
+    o.method = method, o.adaptive = false, o.dt = dt, o.y0 = y0;
     remat_fit *fit = NULL;
     if (!fail && (remat_fit_new(m, FIT_E, d, &o, &fit) != REMAT_OK ||
                   remat_fit_objective(fit, fit_k_eval, obj) != REMAT_OK))

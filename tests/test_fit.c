@@ -351,6 +351,7 @@ static void test_fit_initial_state_from_options(void **state)
     remat_dataset *d = read_csv(write_csv("only_b.csv", m, 4, t, v), m);
     remat_fit_options o = remat_fit_defaults();
     o.method = REMAT_ODE_TSIT5;
+    o.adaptive = false;
     o.dt = 0.01;
     remat_fit_result r;
     remat_status st = remat_fit_run_once(m, 1, &d, &o, &r);
@@ -641,6 +642,8 @@ static void test_fit_memory_budget_picks_schedule(void **state)
     (void)state;
     remat_mechanism *m = parse(easy_mech);
     remat_fit_options o = remat_fit_defaults();
+    o.adaptive = false; /* fixed steps: the schedules' own store sizes */
+    o.method = REMAT_ODE_RK4;
     o.steps = 400;
     remat_dataset *d = easy_data(m, &o);
     remat_fit_result a, b;

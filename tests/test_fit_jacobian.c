@@ -141,13 +141,26 @@ static void check_modes(const char *what, const problem *p, remat_fit_options o,
     remat_fit_free(rev);
 }
 
+/* Fixed RK4 steps (the default before adaptive stepping). The LM paths of
+ * the two modes are compared iterate by iterate at 1e-10: under adaptive
+ * steps a rounding-level difference in J can flip an accept decision a few
+ * iterations on (pinene: 3e-10 at iteration 6), which says nothing about the
+ * Jacobian; the weighted case below runs the adaptive default. */
+static remat_fit_options fixed_rk4(void)
+{
+    remat_fit_options o = remat_fit_defaults();
+    o.adaptive = false;
+    o.method = REMAT_ODE_RK4;
+    return o;
+}
+
 static void test_fit_jacobian_vdv_modes_agree(void **state)
 {
     (void)state;
     problem p;
     load_vdv(&p);
     int same = 0;
-    check_modes("van_de_vusse", &p, remat_fit_defaults(), &same);
+    check_modes("van_de_vusse", &p, fixed_rk4(), &same);
     assert_int_equal(same, 1);
     problem_free(&p);
 }
@@ -160,7 +173,7 @@ static void test_fit_jacobian_battery_modes_agree(void **state)
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         problem p;
         load_battery(&p, names[i]);
-        check_modes(names[i], &p, remat_fit_defaults(), &same);
+        check_modes(names[i], &p, fixed_rk4(), &same);
         problem_free(&p);
     }
     assert_true(same >= 3); /* gasoil_floudas may stop one iteration apart (check_modes) */

@@ -4,8 +4,8 @@
  * Reads the Van de Vusse mechanism (A -> B -> C, 2 A -> D) and two
  * experiments, plug-flow runs from two feed concentrations in which only A
  * and B were measured, and fits k1, k2, k3 by least squares with the default
- * options: RK4 steps through the data times, Levenberg–Marquardt on log k,
- * gradients by reverse mode through the integration. Prints the constants and
+ * options: adaptive Tsit5 steps landing on the data times, Levenberg–Marquardt
+ * on log k, the Jacobian by forward mode through the integration. Prints the constants and
  * checks them against the ones the data were made with (make_data.c); the
  * data carry noise, so within a few percent.
  *
@@ -40,7 +40,7 @@ int main(int argc, char **argv)
             return 1; /* (a real program frees what it read) */
         }
 
-    remat_fit_options opt = remat_fit_defaults(); /* auto (LM), RK4, initial states from the first rows */
+    remat_fit_options opt = remat_fit_defaults(); /* auto (LM), adaptive Tsit5, initial states from the first rows */
     remat_fit_result r;
     remat_status st = remat_fit_run_once(m, n, data, &opt, &r);
     if (st != REMAT_OK) {

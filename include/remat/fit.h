@@ -47,8 +47,8 @@
  * the caller asks (scale[i] = REMAT_FIT_SCALE_LINEAR). A parameter with no
  * declared lower bound and a positive start is a rate constant: log scale.
  * The log scale for a lower bound of 0 too was measured (bench_battery
- * --log-zero, 16 random starts per problem) and lost with the default
- * optimizer: lm reached the optimum from 52% of all starts against 81%
+ * --log-zero, 16 random starts per problem, fixed RK4 steps and Moré-scaled
+ * lm, the defaults then) and lost with the default optimizer: lm reached the optimum from 52% of all starts against 81%
  * linear (from the declared start it drives series_reversible's k2 towards
  * 0); it helps the gradient methods (lbfgs-b 63% against 56%, adam 45%
  * against 26%), which still trail lm.
@@ -64,7 +64,8 @@
  *
  * Optimizers (all but Adam from well-kept libraries):
  *   lm    GSL gsl_multifit_nlinear, trust-region Levenberg–Marquardt with
- *         Moré scaling (geodesic acceleration off), J as above
+ *         Levenberg's scaling D = I (opt.lm_more_scaling: Moré's, GSL's
+ *         default; geodesic acceleration off), J as above
  *   bfgs  GSL gsl_multimin_fdfminimizer_vector_bfgs2 (Fletcher's line search),
  *         unbounded in theta: no active bound allowed
  *   lbfgs-b NLopt NLOPT_LD_LBFGS (Luksan's L-BFGS with box constraints) in
@@ -73,16 +74,23 @@
  *   auto  (the default) lm, bounds active or not.
  *         Why LM: bench_battery (bench/battery/: 11 published kinetics and
  *         NIST problems, 2..5 constants of order 1e-5 to 1e2, declared
- *         bounds on 8 of them; the declared start and 16 seeded random
- *         starts each, default fixed-step RK4): lm reached the reported
- *         optimum (1e-4 relative SSE) from every declared start and from 81%
- *         of all starts; lbfgs-b from 8 of 11 declared starts (it stalls on
- *         pinene, five constants ~1e-5 in [0, 1]: 2003 evaluations, +0.24%;
- *         on boxbod and misra1a) and 56% of all starts; bfgs 27% (it refuses
- *         bounds), adam 26%. LM pays in time where an experiment has many
- *         cells (methanol_floudas, 48 cells, one experiment, declared start:
- *         1637 program runs and 151 ms CPU against 26 and 2.5 ms for
- *         lbfgs-b); with thousands of cells choose lbfgs-b or bfgs.
+ *         bounds on 8 of them; the declared start and 8 seeded random
+ *         starts each, under these defaults: adaptive Tsit5, rtol 1e-6):
+ *         lm reached the reported optimum (1e-4 relative SSE) from every
+ *         declared start and from 80% (79/99) of all starts; lbfgs-b from
+ *         8 of 11 declared starts and 61% of all starts; bfgs 25%
+ *         (it refuses bounds), adam 20%. With Moré's scaling lm missed
+ *         BoxBOD from NIST's first start (b2 ran off to infinity) and reached
+ *         72% of all starts. Fixed RK4 steps (the default before
+ *         adaptive stepping) had hidden that: a coarse grid happened to steer
+ *         Moré-scaled lm to BoxBOD's optimum, which adaptive Tsit5 and Rodas5
+ *         do not. lm's cost is the experiments with many cells
+ *         (methanol_floudas, 48 cells: 189 program runs, 25 ms from its
+ *         declared start, against lbfgs-b's 26 and 13 ms); with thousands
+ *         of cells choose lbfgs-b or bfgs. The run: OPENBLAS_NUM_THREADS=1
+ *         taskset -c 1 build/bench/bench_battery --starts 8 (and
+ *         --optimizer lm --lm-more); per-problem figures in
+ *         bench/battery/README.md.
  *
  * Multi-start. With opt.starts = N > 1 remat_fit_run runs the optimizer from
  * the start values and from N - 1 random starts within the bounds
@@ -208,7 +216,7 @@ typedef int (*remat_fit_callback)(const remat_fit_progress *p, void *ctx);
 
 typedef struct {
     remat_fit_optimizer optimizer;
-    remat_ode_method method;     /* remat_fit_defaults: RK4 */
+    remat_ode_method method;     /* remat_fit_defaults: TSIT5, adaptive */
     double t0;                   /* where the initial states are given (0) */
     double dt;                   /* > 0: largest step (ode.h) */
     int64_t steps;               /* dt == 0: steps per data interval; both 0:
@@ -245,10 +253,17 @@ typedef struct {
     int64_t max_steps;           /* adaptive: attempts per integration (0: 4096) */
     remat_dist *dist;            /* NULL: this process evaluates everything; a group
                                     (remat/dist.h): see "Many processes" */
+    bool lm_more_scaling;        /* lm: Moré's diagonal scaling (GSL's default) instead of
+                                    Levenberg's, the default (see "Optimizers") */
 } remat_fit_options;
 
-/* The defaults above (auto, RK4, t0 0, automatic dt, store-all). Start from
- * these: a zero-initialised struct means explicit Euler. */
+/* The defaults above: auto (lm), adaptive Tsit5 at rtol 1e-6, atol 1e-9,
+ * t0 0, the loops' online schedule; what `remat pfr fit` runs without
+ * --method/--steps/--dt. Fixed steps: set adaptive = false with a method and
+ * steps or dt (0 and 0: dt = (last data time - t0) / 200). Start from these:
+ * a zero-initialised struct means fixed explicit Euler. */
+#define REMAT_FIT_DEFAULT_RTOL 1e-6
+#define REMAT_FIT_DEFAULT_ATOL 1e-9
 remat_fit_options remat_fit_defaults(void);
 
 typedef struct {

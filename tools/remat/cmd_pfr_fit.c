@@ -488,8 +488,10 @@ static int fit_main(int argc, char **argv, remat_dist *dist)
     if (!pfr_cli_adaptive(c.method, c.steps > 0 || c.dt > 0, c.has_rtol || c.has_atol || c.has_max_steps,
                           &o.method, &o.adaptive))
         return 2;
-    o.rtol = c.has_rtol ? c.rtol : PFR_CLI_RTOL;
-    o.atol = c.has_atol ? c.atol : PFR_CLI_ATOL;
+    if (c.has_rtol)
+        o.rtol = c.rtol;
+    if (c.has_atol)
+        o.atol = c.atol;
     o.max_steps = c.max_steps;
     o.lr = c.lr;
     o.max_iters = (int)(c.has_iters ? c.iters : c.max_iters);

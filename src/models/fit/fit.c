@@ -40,7 +40,8 @@ remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *ou
 
 remat_fit_options remat_fit_defaults(void)
 {
-    return (remat_fit_options){.optimizer = REMAT_FIT_AUTO, .method = REMAT_ODE_RK4};
+    return (remat_fit_options){.optimizer = REMAT_FIT_AUTO, .method = REMAT_ODE_TSIT5, .adaptive = true,
+                               .rtol = REMAT_FIT_DEFAULT_RTOL, .atol = REMAT_FIT_DEFAULT_ATOL};
 }
 
 void remat_fit_result_clear(remat_fit_result *r)
@@ -89,11 +90,13 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
         return remat_error(REMAT_ERR_ARG, "fit: give dt or steps, not both (dt = %g, steps = %lld)", o->dt,
                            (long long)o->steps);
     if (o->adaptive && !remat_ode_method_adaptive(o->method))
-        return remat_error(REMAT_ERR_ARG, "fit: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5",
+        return remat_error(REMAT_ERR_ARG, "fit: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5 "
+                                          "(adaptive = false for fixed steps)",
                            remat_ode_method_name(o->method));
     if (o->adaptive && (o->dt > 0 || o->steps > 0))
         return remat_error(REMAT_ERR_ARG, "fit: adaptive stepping chooses its steps: give no dt or steps (dt = %g, "
-                                          "steps = %lld)", o->dt, (long long)o->steps);
+                                          "steps = %lld), or set adaptive = false for fixed steps",
+                           o->dt, (long long)o->steps);
     if (o->adaptive && !(o->rtol > 0 && isfinite(o->rtol)))
         return remat_error(REMAT_ERR_VALUE, "fit: rtol = %g must be a positive finite tolerance", o->rtol);
     if (o->adaptive && !(o->atol >= 0 && isfinite(o->atol)))
