@@ -37,7 +37,11 @@ const char *remat_problem_description(const remat_problem *p);
 int64_t remat_problem_steps(const remat_problem *p);
 /* The reactor of opt on mech: inputs (inlet (S,), params (P,)), loss the
  * objective (-C_s(L) to maximize species s, +C_s(L) to minimize it), gradient
- * w.r.t. params; one scan of remat_pfr_steps() steps. opt's schedule is
+ * w.r.t. params; one scan of remat_pfr_steps() steps, or with opt->adaptive
+ * one loop of attempts, whose count at the given inlet and params (one
+ * forward run here; an integration that fails is the error, naming rodas5
+ * for a stiff problem under an explicit method) is remat_problem_steps(),
+ * the length the schedules' predictions take. opt's schedule is
  * ignored (remat_problem_build gets one) and a goal is required. params:
  * param_count values, or NULL for the declared ones; inlet and params are
  * copied. mech must outlive the problem and every function built from it.

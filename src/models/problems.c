@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "remat/exec.h"
 #include "remat/problems.h"
 
 enum { PFR_EULER, SIN_CHAIN, PFR_MECHANISM };
@@ -68,6 +69,48 @@ remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **
     return REMAT_OK;
 }
 
+/* The reactor's ODE options: one output time, L */
+static remat_ode_options ode_options(const remat_pfr_options *o, const double *L)
+{
+    return (remat_ode_options){.method = o->method, .n_times = 1, .times = L, .dt = o->dt, .steps = o->steps,
+                               .adaptive = o->adaptive, .rtol = o->rtol, .atol = o->atol, .max_steps = o->max_steps};
+}
+
+/* Adaptive: the loop's iterations (accepted and rejected attempts) at the
+ * problem's inlet and params, from one forward run, which the schedules'
+ * predictions take as the length; an integration that fails (max_steps, a
+ * stiff problem under an explicit method) is the error, in the integrator's
+ * words. */
+static remat_status count_attempts(const remat_mechanism *mech, const remat_pfr_options *opt, double *x,
+                                   int64_t *attempts)
+{
+    int64_t S = remat_mechanism_species_count(mech), P = remat_mechanism_param_count(mech);
+    double L = opt->length, stats[REMAT_ODE_STATS];
+    remat_ode_options oo = ode_options(opt, &L);
+    remat_fn *f = remat_fn_new("pfr_attempts");
+    remat_program *prog = NULL;
+    if (!f)
+        return remat_error(REMAT_ERR_NOMEM, "problem: out of memory");
+    remat_val y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S), k = remat_arg(f, "params", REMAT_F64, 1, &P), ys, sv;
+    remat_status st = remat_ode_integrate_stats(f, mech, &oo, y0, k, &ys, &sv);
+    if (st == REMAT_OK) {
+        remat_fn_output(f, sv);
+        st = remat_compile_env(f, &prog);
+    }
+    if (st == REMAT_OK) {
+        remat_tensor in[2] = {remat_tensor_f64(x, 1, &S), remat_tensor_f64(x + S, 1, &P)};
+        remat_tensor o = remat_tensor_f64(stats, 1, (int64_t[]){REMAT_ODE_STATS});
+        st = remat_run(prog, 2, in, 1, &o, NULL);
+    }
+    if (st == REMAT_OK)
+        st = remat_ode_stats_check(&oo, stats);
+    if (st == REMAT_OK)
+        *attempts = (int64_t)(stats[REMAT_ODE_STAT_ACCEPTED] + stats[REMAT_ODE_STAT_REJECTED]);
+    remat_program_free(prog);
+    remat_fn_free(f);
+    return st;
+}
+
 remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const remat_pfr_options *opt,
                                           const double *params, remat_problem **out)
 {
@@ -97,6 +140,15 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
         remat_mechanism_param_values(mech, p->x + S);
     p->kind = PFR_MECHANISM;
     p->steps = steps;
+    if (opt->adaptive) {
+        st = count_attempts(mech, opt, p->x, &p->steps);
+        if (st != REMAT_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", remat_last_error());
+            remat_problem_free(p);
+            return remat_error(st, "problem from %s: %s", remat_mechanism_source(mech), why);
+        }
+    }
     p->mech = mech;
     p->pfr = *opt;
     p->pfr.inlet = p->x;
@@ -105,8 +157,14 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
     p->in[1] = remat_tensor_f64(p->x + S, 1, &P);
     const char *src = remat_mechanism_source(mech);
     char desc[512];
-    int len = snprintf(desc, sizeof desc, "plug-flow reactor, %s, L=%g, loss %sC_%s(L), grad (",
-                       remat_ode_method_name(opt->method), opt->length, opt->goal == REMAT_PFR_MAXIMIZE ? "-" : "",
+    char method[96];
+    if (opt->adaptive)
+        snprintf(method, sizeof method, "adaptive %s (rtol %g, atol %g: %lld attempts)",
+                 remat_ode_method_name(opt->method), opt->rtol, opt->atol, (long long)p->steps);
+    else
+        snprintf(method, sizeof method, "%s", remat_ode_method_name(opt->method));
+    int len = snprintf(desc, sizeof desc, "plug-flow reactor, %s, L=%g, loss %sC_%s(L), grad (", method,
+                       opt->length, opt->goal == REMAT_PFR_MAXIMIZE ? "-" : "",
                        remat_mechanism_species_name(mech, opt->species));
     for (int i = 0; i < P && len < (int)sizeof desc; i++)
         len += snprintf(desc + len, sizeof desc - (size_t)len, "%s%s", i ? ", " : "",
@@ -178,8 +236,7 @@ static remat_status mechanism_build(const remat_problem *p, const remat_scan_opt
 {
     int64_t S = remat_mechanism_species_count(p->mech), P = remat_mechanism_param_count(p->mech);
     double L = p->pfr.length;
-    remat_ode_options oo = {.method = p->pfr.method, .n_times = 1, .times = &L, .dt = p->pfr.dt,
-                            .steps = p->pfr.steps};
+    remat_ode_options oo = ode_options(&p->pfr, &L);
     if (opt)
         oo.scan = *opt;
     remat_fn *f = remat_fn_new("pfr_loss");

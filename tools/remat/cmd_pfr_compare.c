@@ -11,7 +11,8 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: remat pfr compare [--mechanism FILE] [--init A=1,B=0] [--params k1=1,k2=0.5]\n"
-            "                         [--length L] [--steps N | --dt H] [--method euler|rk4|tsit5|rodas5]\n"
+            "                         [--length L] [--steps N | --dt H] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
+            "                         [--rtol R] [--atol A] [--max-steps N]\n"
             "                         [--maximize S | --minimize S] [--schedules LIST]\n"
             "                         [--memory-budget BYTES] [--repeat R] [--json] [--plot FILE]\n"
             "\n"
@@ -21,18 +22,21 @@ static void help(FILE *out)
             "optimum), peak bytes of snapshots and step tapes (measured / predicted), median time,\n"
             "and max |grad - store-all grad|.\n"
             "With no options: the seed's A->B->C reactor, 1000 Euler steps, d(-C_B)/d(k1, k2).\n"
+            "--method tsit5, dopri5 or rodas5 without --steps/--dt integrates adaptively: the loop of\n"
+            "attempts runs each schedule, and the predictions take its length from one forward run.\n"
             "\n"
             "%s%s"
             "                     (default for the built-in mechanism: --maximize B; required with\n"
             "                     --mechanism)\n"
-            "%s",
-            pfr_cli_help_reactor, pfr_cli_help_goal, compare_options_help);
+            "%s%s",
+            pfr_cli_help_reactor, pfr_cli_help_tol, pfr_cli_help_goal, compare_options_help);
 }
 
 int cmd_pfr_compare(int argc, char **argv)
 {
     static const struct option opts[] = {
         PFR_CLI_OPTIONS,
+        PFR_CLI_TOL_OPTIONS,
         {"schedules", required_argument, 0, OPT_SCHEDULES},
         {"memory-budget", required_argument, 0, OPT_BUDGET},
         {"repeat", required_argument, 0, OPT_REPEAT},
@@ -41,7 +45,7 @@ int cmd_pfr_compare(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    pfr_cli c = {0};
+    pfr_cli c = {.adaptive_ok = PFR_ADAPTIVE_ASKED};
     compare_options o = {.schedules = COMPARE_DEFAULT_SCHEDULES, .budget = -1, .repeat = 5};
     int64_t repeat = 5;
     int code;

@@ -14,7 +14,8 @@ static void help(FILE *out)
             "usage: remat pfr optimize [--mechanism FILE] [--maximize S | --minimize S]\n"
             "                          [--optimizer adam] [--lr X] [--iters N] [--min-param X]\n"
             "                          [--init A=1,B=0] [--params k1=0.5,k2=0.3] [--length L]\n"
-            "                          [--steps N | --dt H] [--method euler|rk4|tsit5|rodas5]\n"
+            "                          [--steps N | --dt H] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
+            "                          [--rtol R] [--atol A] [--max-steps N]\n"
             "                          [--schedule S] [--json] [--plot FILE]\n"
             "\n"
             "Optimises the mechanism's parameters for an outlet concentration of the reactor with\n"
@@ -25,8 +26,9 @@ static void help(FILE *out)
             "update and the concentration before it, as the seed's JAX loop prints them.\n"
             "With no options: the seed's run (maximize C_B of the built-in A->B->C reactor from\n"
             "k1 = 0.5, k2 = 0.3, lr 0.1, 50 iterations, min-param 0.01).\n"
+            "--method tsit5, dopri5 or rodas5 without --steps/--dt integrates adaptively.\n"
             "\n"
-            "%s%s"
+            "%s%s%s"
             "                     (default for the built-in mechanism: --maximize B; required with\n"
             "                     --mechanism)\n"
             "  --optimizer NAME   adam (the only one so far)\n"
@@ -39,7 +41,7 @@ static void help(FILE *out)
             "\n"
             "--params gives the start (default: the declared values; for the built-in mechanism\n"
             "the seed's start k1=0.5,k2=0.3).\n",
-            pfr_cli_help_reactor, pfr_cli_help_goal);
+            pfr_cli_help_reactor, pfr_cli_help_tol, pfr_cli_help_goal);
 }
 
 /* "Optimizing rate constants to maximize intermediate B:" and the seed's
@@ -90,8 +92,12 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const remat_adam
     int P = su->P;
     printf("{\n  \"mechanism\": ");
     cli_json_string(stdout, su->name);
-    printf(",\n  \"method\": \"%s\",\n  \"length\": %.17g,\n  \"steps\": %lld,\n  \"schedule\": \"%s\",\n",
-           remat_ode_method_name(su->opt.method), su->opt.length, (long long)remat_pfr_steps(r), su->schedule);
+    printf(",\n  \"method\": \"%s\",\n  \"length\": %.17g,\n", remat_ode_method_name(su->opt.method), su->opt.length);
+    if (su->opt.adaptive)
+        printf("  \"adaptive\": true,\n  \"rtol\": %.17g,\n  \"atol\": %.17g,\n", su->opt.rtol, su->opt.atol);
+    else
+        printf("  \"adaptive\": false,\n  \"steps\": %lld,\n", (long long)remat_pfr_steps(r));
+    printf("  \"schedule\": \"%s\",\n", su->schedule);
     printf("  \"goal\": \"%s\",\n  \"species\": \"%s\",\n",
            su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize",
            remat_mechanism_species_name(m, su->opt.species));
@@ -137,6 +143,7 @@ int cmd_pfr_optimize(int argc, char **argv)
 {
     static const struct option opts[] = {
         PFR_CLI_OPTIONS,
+        PFR_CLI_TOL_OPTIONS,
         {"schedule", required_argument, 0, PFR_OPT_SCHEDULE},
         {"optimizer", required_argument, 0, OPT_OPTIMIZER},
         {"lr", required_argument, 0, OPT_LR},
@@ -148,7 +155,7 @@ int cmd_pfr_optimize(int argc, char **argv)
         {0, 0, 0, 0},
     };
     const remat_pfr_seed_problem *seed = remat_pfr_seed();
-    pfr_cli c = {0};
+    pfr_cli c = {.adaptive_ok = PFR_ADAPTIVE_ASKED};
     const char *plot_path = NULL;
     double lr = seed->lr, min_param = seed->min_param;
     int64_t iters = seed->iters;

@@ -202,13 +202,11 @@ int cmd_pfr_simulate(int argc, char **argv)
         {"out", required_argument, 0, 'o'},
         {"plot", required_argument, 0, 'p'},
         {"json", no_argument, 0, 'j'},
-        {"rtol", required_argument, 0, 'r'},
-        {"atol", required_argument, 0, 'a'},
-        {"max-steps", required_argument, 0, 'm'},
+        PFR_CLI_TOL_OPTIONS,
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    pfr_cli c = {.adaptive_ok = 1, .rtol = PFR_CLI_RTOL, .atol = PFR_CLI_ATOL};
+    pfr_cli c = {.adaptive_ok = PFR_ADAPTIVE_DEFAULT};
     const char *csv = NULL, *plot_path = NULL;
     int json = 0, code;
     while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {
@@ -217,21 +215,6 @@ int cmd_pfr_simulate(int argc, char **argv)
         case 'o': csv = optarg; break;
         case 'p': plot_path = optarg; break;
         case 'j': json = 1; break;
-        case 'r':
-            if (!pfr_cli_positive("--rtol", optarg, "relative tolerance", &c.rtol))
-                return 2;
-            c.has_tol = 1;
-            break;
-        case 'a':
-            if (!pfr_cli_tolerance("--atol", optarg, &c.atol))
-                return 2;
-            c.has_tol = 1;
-            break;
-        case 'm':
-            if (!cli_int64("--max-steps", optarg, 1, 100000000, &c.max_steps))
-                return 2;
-            c.has_tol = 1;
-            break;
         case 'h': help(stdout); return 0;
         default: return pfr_cli_bad_option("pfr simulate", code, argv);
         }

@@ -22,6 +22,11 @@ const char pfr_cli_help_reactor[] =
     "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
     "  --method M         euler (default), rk4, tsit5, dopri5 or rodas5 (stiff)\n";
 
+const char pfr_cli_help_tol[] =
+    "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"
+    "  --atol A           adaptive: absolute tolerance (default 1e-9)\n"
+    "  --max-steps N      adaptive: attempts before the integration fails (default 4096)\n";
+
 const char pfr_cli_help_goal[] =
     "  --maximize S       objective: maximize species S at the outlet, i.e. minimize -C_S(L)\n"
     "  --minimize S       objective: minimize C_S(L)\n";
@@ -50,6 +55,21 @@ int pfr_cli_option(pfr_cli *c, int code, const char *arg)
         if (!pfr_cli_positive("--dt", arg, "step", &c->dt))
             return 0;
         c->has_dt = 1;
+        return 1;
+    case PFR_OPT_RTOL:
+        if (!pfr_cli_positive("--rtol", arg, "relative tolerance", &c->rtol))
+            return 0;
+        c->has_rtol = c->has_tol = 1;
+        return 1;
+    case PFR_OPT_ATOL:
+        if (!pfr_cli_tolerance("--atol", arg, &c->atol))
+            return 0;
+        c->has_atol = c->has_tol = 1;
+        return 1;
+    case PFR_OPT_MAX_STEPS:
+        if (!cli_int64("--max-steps", arg, 1, MAX_STEPS, &c->max_steps))
+            return 0;
+        c->has_tol = 1;
         return 1;
     default: return -1;
     }
@@ -256,7 +276,14 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     remat_ode_method method = seed->method;
     bool adaptive = false;
     int fixed = c->has_steps || c->has_dt;
-    if (c->adaptive_ok && (c->mechanism || c->method || c->has_tol)) {
+    if (c->adaptive_ok == PFR_ADAPTIVE_ASKED && c->has_tol && !c->method) {
+        fprintf(stderr, "remat: --rtol, --atol and --max-steps apply to adaptive stepping: add --method tsit5, "
+                        "dopri5 or rodas5 (the default is %lld fixed %s steps)\n",
+                (long long)seed->steps, remat_ode_method_name(seed->method));
+        return 0;
+    }
+    if ((c->adaptive_ok == PFR_ADAPTIVE_DEFAULT && (c->mechanism || c->method || c->has_tol)) ||
+        (c->adaptive_ok == PFR_ADAPTIVE_ASKED && c->method)) {
         if (!pfr_cli_adaptive(c->method, fixed, c->has_tol, &method, &adaptive))
             return 0;
         if (fixed && !c->method)
@@ -314,8 +341,8 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     o->schedule = sched;
     if (adaptive) {
         o->adaptive = true;
-        o->rtol = c->rtol;
-        o->atol = c->atol;
+        o->rtol = c->has_rtol ? c->rtol : PFR_CLI_RTOL;
+        o->atol = c->has_atol ? c->atol : PFR_CLI_ATOL;
         o->max_steps = c->max_steps;
     } else if (c->has_dt) {
         double n = ceil(o->length / c->dt * (1 - 1e-9));

@@ -39,8 +39,17 @@ enum {
     PFR_OPT_MAXIMIZE,
     PFR_OPT_MINIMIZE,
     PFR_OPT_SCHEDULE,
+    PFR_OPT_RTOL,
+    PFR_OPT_ATOL,
+    PFR_OPT_MAX_STEPS,
     PFR_OPT_COUNT_
 };
+
+/* --rtol, --atol, --max-steps: in the option table of a command that sets
+ * adaptive_ok (handled by pfr_cli_next like PFR_CLI_OPTIONS) */
+#define PFR_CLI_TOL_OPTIONS                                                                                \
+    {"rtol", required_argument, 0, PFR_OPT_RTOL}, {"atol", required_argument, 0, PFR_OPT_ATOL},            \
+        {"max-steps", required_argument, 0, PFR_OPT_MAX_STEPS}
 
 #define PFR_CLI_OPTIONS                                                                                        \
     {"mechanism", required_argument, 0, PFR_OPT_MECHANISM}, {"init", required_argument, 0, PFR_OPT_INIT},      \
@@ -52,6 +61,7 @@ enum {
 /* Help lines for the shared options. */
 extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
 extern const char pfr_cli_help_goal[];    /* --maximize / --minimize */
+extern const char pfr_cli_help_tol[];     /* --rtol / --atol / --max-steps */
 
 /* The command line, as given. */
 typedef struct {
@@ -60,14 +70,19 @@ typedef struct {
     int64_t steps;
     int has_length, has_steps, has_dt;
     int reading; /* pfr_cli_next has started on argv */
-    /* set by a command that integrates adaptively (pfr simulate): without
-     * --steps/--dt, a mechanism file or --method tsit5|dopri5 integrates with
-     * error control (the built-in seed problem keeps its 1000 Euler steps) */
+    /* set by a command that integrates adaptively: PFR_ADAPTIVE_DEFAULT (pfr
+     * simulate): without --steps/--dt, a mechanism file or --method
+     * tsit5|dopri5|rodas5 integrates with error control (the built-in seed
+     * problem keeps its 1000 Euler steps); PFR_ADAPTIVE_ASKED (pfr compare,
+     * optimize): only --method tsit5|dopri5|rodas5 without --steps/--dt does,
+     * the default stays the seed's fixed Euler steps */
     int adaptive_ok;
-    double rtol, atol; /* the command sets PFR_CLI_RTOL, PFR_CLI_ATOL before parsing */
+    double rtol, atol; /* --rtol, --atol (PFR_CLI_RTOL, PFR_CLI_ATOL when not given) */
     int64_t max_steps;
-    int has_tol; /* --rtol, --atol or --max-steps given */
+    int has_rtol, has_atol, has_tol; /* has_tol: --rtol, --atol or --max-steps given */
 } pfr_cli;
+
+enum { PFR_ADAPTIVE_NO = 0, PFR_ADAPTIVE_DEFAULT, PFR_ADAPTIVE_ASKED };
 
 /* pfr_cli_next's code for a shared option with a bad value (message printed) */
 #define PFR_CLI_BAD_VALUE (-2)
@@ -133,9 +148,10 @@ int cmd_pfr_optimize(int argc, char **argv);
 int cmd_pfr_compare(int argc, char **argv);
 int cmd_pfr_ensemble(int argc, char **argv); /* cmd_pfr_ensemble.c */
 
-/* Adaptive stepping's CLI defaults (--rtol, --atol) */
-#define PFR_CLI_RTOL 1e-6
-#define PFR_CLI_ATOL 1e-9
+/* Adaptive stepping's CLI defaults (--rtol, --atol): the fit's
+ * (remat_fit_defaults), so simulate and fit integrate alike */
+#define PFR_CLI_RTOL REMAT_FIT_DEFAULT_RTOL
+#define PFR_CLI_ATOL REMAT_FIT_DEFAULT_ATOL
 
 /* A tolerance >= 0 for option opt: 0 with a message when arg is not one. */
 int pfr_cli_tolerance(const char *opt, const char *arg, double *out);
@@ -143,7 +159,7 @@ int pfr_cli_tolerance(const char *opt, const char *arg, double *out);
 /* The integrator from --method (NULL: not given), whether --steps/--dt
  * (fixed) and --rtol/--atol/--max-steps (tol) were given: adaptive tsit5 by
  * default, adaptive
- * for tsit5/dopri5 without --steps/--dt, fixed for euler and rk4 (rk4 when
+ * for tsit5/dopri5/rodas5 without --steps/--dt, fixed for euler and rk4 (rk4 when
  * --steps/--dt come without --method). 0 with a message when tolerances come
  * with fixed steps or the method is unknown. */
 extern const char pfr_cli_default_integrator[]; /* for --help */

@@ -383,24 +383,36 @@ static remat_status hopeless(const remat_pfr *r, const double *params)
     return st;
 }
 
-/* A concentration that is not finite: hopeless() says why when it can,
- * else the steps are too large for the rates. */
-static remat_status check_finite(remat_pfr *r, const double *params, const double *c)
+/* An adaptive integration that produced a non-finite value: its own reason
+ * (max_steps, stiffness) as REMAT_ERR_NUMERIC, after a rate that cannot be
+ * computed (hopeless); REMAT_OK when neither says why. */
+static remat_status adaptive_failure(remat_pfr *r, const double *params)
 {
     double stats[REMAT_ODE_STATS];
     double L = r->opt.length;
     remat_ode_options oo = ode_options(&r->opt, &L);
-    int bad = 0;
-    for (int s = 0; s < r->S; s++)
-        bad |= !isfinite(c[s]);
-    /* a rate that cannot be computed says so first; then an adaptive
-     * integration's own reason (max_steps, stiffness) */
-    if (bad && r->opt.adaptive && hopeless(r, params) == REMAT_OK &&
-        remat_pfr_integration_stats(r, params, stats) == REMAT_OK && remat_ode_stats_check(&oo, stats) != REMAT_OK) {
+    if (!r->opt.adaptive)
+        return REMAT_OK;
+    if (hopeless(r, params) != REMAT_OK)
+        return REMAT_ERR_NUMERIC;
+    if (remat_pfr_integration_stats(r, params, stats) == REMAT_OK && remat_ode_stats_check(&oo, stats) != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
         return remat_error(REMAT_ERR_NUMERIC, "pfr: %s: %s", remat_mechanism_source(r->m), why);
     }
+    return REMAT_OK;
+}
+
+/* A concentration that is not finite: hopeless() says why when it can,
+ * else the steps are too large for the rates. */
+static remat_status check_finite(remat_pfr *r, const double *params, const double *c)
+{
+    int bad = 0;
+    for (int s = 0; s < r->S; s++)
+        bad |= !isfinite(c[s]);
+    remat_status why = bad ? adaptive_failure(r, params) : REMAT_OK;
+    if (why != REMAT_OK)
+        return why;
     for (int s = 0; s < r->S; s++)
         if (!isfinite(c[s]))
             return hopeless(r, params) != REMAT_OK
@@ -460,7 +472,10 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
     st = run(r->objective, r, params, r->P ? 2 : 1, (double *[]){objective, g});
     if (g != grad)
         free(g);
-    if (st == REMAT_OK && !isfinite(*objective) && hopeless(r, params) != REMAT_OK)
+    remat_status why = st == REMAT_OK && !isfinite(*objective) ? adaptive_failure(r, params) : REMAT_OK;
+    if (why != REMAT_OK)
+        st = why;
+    else if (st == REMAT_OK && !isfinite(*objective) && hopeless(r, params) != REMAT_OK)
         st = REMAT_ERR_NUMERIC;
     else if (st == REMAT_OK && !isfinite(*objective))
         st = remat_error(REMAT_ERR_NUMERIC,
