@@ -2,7 +2,8 @@
  * test_nn_train.c — the mini-batch trainer (remat/nn_train.h): it learns,
  * a seeded run repeats bit for bit, checkpointed and scanned networks
  * train to the same bits as the plain one, short last batches, prediction
- * in chunks, SGD, errors.
+ * in chunks, SGD, errors; micro-shards: one shard is the whole-batch step to
+ * the bit, K shards repeat to the bit and follow it to rounding.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -56,14 +57,22 @@ typedef struct {
     remat_nn_trainer *t;
 } run_t;
 
-static run_t start(const remat_policy *policy, const char *schedule, remat_nn_optimizer opt, int64_t batch)
+/* shards: remat_nn_train_options.shards (0: whole batches) */
+static run_t start_sharded(const remat_policy *policy, const char *schedule, remat_nn_optimizer opt, int64_t batch,
+                           int64_t shards)
 {
     run_t r = {.m = network(policy, schedule)};
     assert_ok(remat_nn_init(r.m, remat_prng_key_from_seed(1), REMAT_F32, 2, DIMS(batch, D), &r.p));
     remat_nn_train_options o = {.loss = REMAT_NN_LOSS_SOFTMAX_CE, .optimizer = opt,
-                                .lr = opt == REMAT_NN_ADAM ? 0.02 : 0.1, .momentum = 0.9, .batch = batch};
+                                .lr = opt == REMAT_NN_ADAM ? 0.02 : 0.1, .momentum = 0.9, .batch = batch,
+                                .shards = shards};
     assert_ok(remat_nn_trainer_new(r.m, r.p, D, C, &o, &r.t));
     return r;
+}
+
+static run_t start(const remat_policy *policy, const char *schedule, remat_nn_optimizer opt, int64_t batch)
+{
+    return start_sharded(policy, schedule, opt, batch, 0);
 }
 
 static void stop(run_t *r)
@@ -230,6 +239,113 @@ static void test_nn_train_errors(void **state)
     stop(&r);
 }
 
+/* whether a and b hold the same parameter bits */
+static bool same_params(const run_t *a, const run_t *b)
+{
+    for (int i = 0; i < remat_nn_params_count(a->p); i++) {
+        remat_tensor ta = remat_nn_params_tensor(a->p, i), tb = remat_nn_params_tensor(b->p, i);
+        if (memcmp(ta.data, tb.data, tbytes(ta.dtype, &ta.shape)) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* One micro-shard is the whole-batch step: same losses, same parameters, to
+ * the bit (f32: rows x gradient is exact in double), short last batch included. */
+static void test_nn_train_one_shard_is_the_whole_batch(void **state)
+{
+    (void)state;
+    float x[N * D], y[N * C];
+    make_data(x, y);
+    for (int o = 0; o < 2; o++) {
+        remat_nn_optimizer opt = o ? REMAT_NN_SGD : REMAT_NN_ADAM;
+        run_t whole = start(NULL, NULL, opt, 20), one = start_sharded(NULL, NULL, opt, 20, 1);
+        for (int e = 0; e < 3; e++) {
+            double lw = train(&whole, x, y, 1, 20), l1 = train(&one, x, y, 1, 20);
+            assert_memory_equal(&lw, &l1, sizeof lw);
+        }
+        assert_true(same_params(&whole, &one));
+        stop(&whole);
+        stop(&one);
+    }
+}
+
+/* K shards: the same K repeats to the bit; the losses follow the whole-batch
+ * run's to rounding (the sum's order differs, nothing else); different K
+ * differ in the last bits. batch 20 with K = 8: shards of 2 and 3 rows; the
+ * last batch (16 rows) has shards of 2. */
+static void test_nn_train_shards_repeat_and_follow(void **state)
+{
+    (void)state;
+    float x[N * D], y[N * C];
+    make_data(x, y);
+    run_t whole = start(NULL, NULL, REMAT_NN_ADAM, 20), a = start_sharded(NULL, NULL, REMAT_NN_ADAM, 20, 8),
+          b = start_sharded(NULL, NULL, REMAT_NN_ADAM, 20, 8), c = start_sharded(NULL, NULL, REMAT_NN_ADAM, 20, 5);
+    for (int e = 0; e < 4; e++) {
+        double lw = train(&whole, x, y, 1, 20), la = train(&a, x, y, 1, 20), lb = train(&b, x, y, 1, 20);
+        train(&c, x, y, 1, 20);
+        assert_memory_equal(&la, &lb, sizeof la);
+        assert_true(fabs(la - lw) <= 1e-5 * fabs(lw));
+    }
+    assert_true(same_params(&a, &b));
+    assert_false(same_params(&a, &whole));
+    assert_false(same_params(&a, &c));
+    assert_true(accuracy(&a, x, y) >= 0.9);
+    stop(&whole);
+    stop(&a);
+    stop(&b);
+    stop(&c);
+}
+
+/* More shards than a short last batch has rows: the empty shards add
+ * nothing. 3 rows in 8 shards are shards 2, 5 and 7 of one row each, the
+ * same three one-row vectors in the same order as 3 rows in 3 shards. */
+static void test_nn_train_shards_empty(void **state)
+{
+    (void)state;
+    float x[N * D], y[N * C];
+    make_data(x, y);
+    run_t a = start_sharded(NULL, NULL, REMAT_NN_SGD, 8, 8), b = start_sharded(NULL, NULL, REMAT_NN_SGD, 8, 3);
+    remat_nn_params *before;
+    assert_ok(remat_nn_params_copy(a.p, &before));
+    for (int i = 0; i < 3; i++) {
+        double la, lb;
+        assert_ok(remat_nn_trainer_step(a.t, 3, x + 3 * i * D, y + 3 * i * C, &la));
+        assert_ok(remat_nn_trainer_step(b.t, 3, x + 3 * i * D, y + 3 * i * C, &lb));
+        assert_memory_equal(&la, &lb, sizeof la);
+        assert_true(isfinite(la));
+    }
+    assert_true(same_params(&a, &b));
+    assert_memory_not_equal(remat_nn_params_tensor(before, 0).data, remat_nn_params_tensor(a.p, 0).data,
+                            sizeof(float) * W * D);
+    remat_nn_params_free(before);
+    stop(&a);
+    stop(&b);
+}
+
+static void test_nn_train_shards_errors(void **state)
+{
+    (void)state;
+    run_t r = start(NULL, NULL, REMAT_NN_ADAM, 8);
+    remat_nn_trainer *t;
+    remat_nn_train_options bad = {.lr = 0.1, .batch = 8, .shards = 9};
+    assert_int_equal(remat_nn_trainer_new(r.m, r.p, D, C, &bad, &t), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "shards 9");
+    assert_null(t);
+    bad.shards = -1;
+    assert_int_equal(remat_nn_trainer_new(r.m, r.p, D, C, &bad, &t), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "shards -1");
+    /* a NaN in one shard fails the step and leaves the parameters as they were */
+    run_t s = start_sharded(NULL, NULL, REMAT_NN_ADAM, 8, 4);
+    float x[N * D] = {0}, y[N * C] = {0}, keep[W * D];
+    memcpy(keep, remat_nn_params_tensor(s.p, 0).data, sizeof keep);
+    x[6 * D] = NAN; /* row 6: shard 3 */
+    assert_int_equal(remat_nn_trainer_step(s.t, 8, x, y, NULL), REMAT_ERR_NUMERIC);
+    assert_memory_equal(keep, remat_nn_params_tensor(s.p, 0).data, sizeof keep);
+    stop(&s);
+    stop(&r);
+}
+
 int main(void)
 {
     rng_seed(0x747261696e6e6e31ull);
@@ -238,6 +354,10 @@ int main(void)
         cmocka_unit_test(test_nn_train_bitwise_across_policies_and_schedules),
         cmocka_unit_test(test_nn_train_repeats),
         cmocka_unit_test(test_nn_train_errors),
+        cmocka_unit_test(test_nn_train_one_shard_is_the_whole_batch),
+        cmocka_unit_test(test_nn_train_shards_repeat_and_follow),
+        cmocka_unit_test(test_nn_train_shards_empty),
+        cmocka_unit_test(test_nn_train_shards_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

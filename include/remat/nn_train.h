@@ -20,6 +20,18 @@
  * regions and scan schedules decide what the backward keeps; the trainer's
  * memory plan reports it. A fixed seed (init, batch order) gives the same
  * run bit for bit.
+ *
+ * Micro-shards and data parallelism (options.shards = K > 0): a step cuts
+ * its batch into K contiguous micro-shards (shard k: rows [k r / K,
+ * (k+1) r / K) of r), runs each shard's program on its own and sums the
+ * shards' row-weighted losses and gradients in double in shard order, then
+ * divides by r. With options.dist (remat/dist.h), a group of ranks shares
+ * the work: every rank calls each step with the same global batch, runs the
+ * shards remat_dist_split gives it (contiguous runs) and the sum is
+ * remat_dist_sum's, in the same shard order. So a run depends on K, never
+ * on the number of ranks: 1, 2 or 4 ranks and one process without a group
+ * end with the same parameters to the bit, on every rank. K = 1 is the
+ * whole-batch step to the bit (f32); K > 1 differs from it by rounding.
  */
 #ifndef REMAT_NN_TRAIN_H
 #define REMAT_NN_TRAIN_H
@@ -41,6 +53,8 @@ typedef struct {
     double momentum;  /* SGD: in [0, 1), 0 = plain SGD */
     int nesterov;     /* SGD */
     int64_t batch;    /* the largest batch a step takes, >= 1 */
+    int64_t shards;   /* 0: a step's batch in one program run; 1 <= K <= batch: K micro-shards */
+    struct remat_dist *dist; /* NULL: this process alone; else shards >= its size (borrowed) */
 } remat_nn_train_options;
 
 typedef struct remat_nn_trainer remat_nn_trainer;
@@ -55,15 +69,18 @@ void remat_nn_trainer_free(remat_nn_trainer *t);
 /* One optimiser step on `rows` examples (1 <= rows <= batch): x (rows,
  * in_features), y (rows, n_out) in the parameters' dtype. loss (may be NULL)
  * receives the batch's loss before the update. A non-finite loss or
- * gradient returns REMAT_ERR_NUMERIC and leaves the parameters unchanged. */
+ * gradient returns REMAT_ERR_NUMERIC and leaves the parameters unchanged.
+ * With a group: collective (every rank, same rows, x and y); a run failing
+ * on one rank fails the step on all (remat_dist_agree's message). */
 remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void *x, const void *y, double *loss);
 
 /* The module's outputs for n rows of x (any n >= 1), run in chunks of at
  * most `batch` rows: out (n, n_out). */
 remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, const void *x, void *out);
 
-/* The full-batch training step's memory plan, and the statistics of the
- * last step run. */
+/* The full-batch training step's memory plan (with shards: a largest
+ * micro-shard's, ceil(batch / K) rows), and the statistics of the last
+ * program run (with shards: this rank's last shard). */
 void remat_nn_trainer_plan(const remat_nn_trainer *t, remat_memory_plan *plan);
 const remat_stats *remat_nn_trainer_last_stats(const remat_nn_trainer *t);
 

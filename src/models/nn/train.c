@@ -1,8 +1,9 @@
 /*
  * train.c — mini-batch training of a module: value-and-gradient programs
  * compiled per batch size (the full batch and, when the data does not
- * divide, the last one), forward programs for prediction, and one optax
- * optimiser per parameter tensor (so parameters are updated where they live).
+ * divide, the last one; or the micro-shards' sizes, train_shards.c), forward
+ * programs for prediction, and one optax optimiser per parameter tensor (so
+ * parameters are updated where they live).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,30 +11,9 @@
 
 #include "core/error.h"
 #include "nn_impl.h"
-#include "remat/nn_train.h"
+#include "remat/dist.h"
 #include "remat/optim.h"
-
-#define NN_PROGRAM_CACHE 4
-
-typedef struct {
-    int64_t rows;
-    remat_program *prog;
-} sized_program;
-
-struct remat_nn_trainer {
-    const remat_nn_module *m;
-    remat_nn_params *p;
-    remat_nn_train_options o;
-    int64_t in_features, n_out;
-    int np;
-    remat_adam **adam;
-    remat_sgd **sgd;
-    sized_program step[NN_PROGRAM_CACHE], fwd[NN_PROGRAM_CACHE];
-    void **grads;      /* one buffer per parameter */
-    remat_tensor *in, *out;
-    remat_memory_plan plan;
-    remat_stats stats;
-};
+#include "train_impl.h"
 
 remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p, remat_nn_loss loss,
                               int64_t rows, int64_t in_features, int64_t n_out, remat_fn **out)
@@ -176,6 +156,7 @@ void remat_nn_trainer_free(remat_nn_trainer *t)
     free(t->grads);
     free(t->in);
     free(t->out);
+    nn_trainer_shards_free(t);
     free(t);
 }
 
@@ -188,6 +169,15 @@ static remat_status check_options(const remat_nn_train_options *o)
                            (int)o->optimizer);
     if (o->batch < 1)
         return remat_error(REMAT_ERR_VALUE, "nn trainer: batch %lld must be at least 1", (long long)o->batch);
+    if (o->shards < 0 || o->shards > o->batch)
+        return remat_error(REMAT_ERR_VALUE,
+                           "nn trainer: shards %lld must be 0 (the whole batch in one run) or 1 to the batch, %lld",
+                           (long long)o->shards, (long long)o->batch);
+    int size = remat_dist_size(o->dist);
+    if (size > 1 && o->shards < size)
+        return remat_error(REMAT_ERR_VALUE,
+                           "nn trainer: shards %lld over %d ranks; give every rank at least one micro-shard",
+                           (long long)o->shards, size);
     return REMAT_OK;
 }
 
@@ -241,9 +231,11 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
     }
     if (st == REMAT_OK)
         st = make_optimisers(t);
+    if (st == REMAT_OK)
+        st = nn_trainer_shards_new(t);
     remat_program *full;
     if (st == REMAT_OK)
-        st = cached(t, t->step, true, o->batch, &full);
+        st = cached(t, t->step, true, nn_trainer_shard_rows(o), &full);
     if (st == REMAT_OK)
         remat_program_plan(full, &t->plan);
     if (st != REMAT_OK) {
@@ -272,13 +264,13 @@ static remat_status update(remat_nn_trainer *t, int i)
     return t->adam ? remat_adam_update(t->adam[i], w, t->grads[i]) : remat_sgd_update(t->sgd[i], w, t->grads[i]);
 }
 
-remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void *x, const void *y, double *loss)
+remat_status nn_trainer_step_program(remat_nn_trainer *t, int64_t rows, remat_program **out)
 {
-    if (!t || !x || !y)
-        return remat_error(REMAT_ERR_NULL, "nn trainer step: trainer, x or y is NULL");
-    if (rows < 1 || rows > t->o.batch)
-        return remat_error(REMAT_ERR_SHAPE, "nn trainer step: %lld rows; a step takes 1 to %lld",
-                           (long long)rows, (long long)t->o.batch);
+    return cached(t, t->step, true, rows, out);
+}
+
+remat_status nn_trainer_run(remat_nn_trainer *t, int64_t rows, const void *x, const void *y, double *loss)
+{
     remat_program *prog;
     remat_status st = cached(t, t->step, true, rows, &prog);
     if (st != REMAT_OK)
@@ -296,24 +288,45 @@ remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void
                                       .data = (void *)y};
     t->out[0] = (remat_tensor){.dtype = dt, .shape = {.rank = 0}, .data = dt == REMAT_F32 ? (void *)&lv32 : &lv64};
     st = remat_run(prog, t->np + 2, t->in, t->np + 1, t->out, &t->stats);
-    if (st != REMAT_OK)
-        return st;
-    double lv = dt == REMAT_F32 ? lv32 : lv64;
+    *loss = dt == REMAT_F32 ? lv32 : lv64;
+    return st;
+}
+
+remat_status nn_trainer_apply(remat_nn_trainer *t, double lv)
+{
     if (!isfinite(lv))
         return remat_error(REMAT_ERR_NUMERIC, "nn trainer step: the loss is %g (lower the learning rate?)", lv);
     /* every gradient finite before any tensor is updated, so a bad step changes nothing */
     for (int i = 0; i < t->np; i++) {
-        int64_t n = remat_shape_numel(&t->p->p[i].shape), k = first_nonfinite(dt, t->grads[i], n);
+        int64_t n = remat_shape_numel(&t->p->p[i].shape), k = first_nonfinite(t->p->dtype, t->grads[i], n);
         if (k < n)
             return remat_error(REMAT_ERR_NUMERIC, "nn trainer step: the gradient of %s is not finite at %lld",
                                t->p->p[i].name, (long long)k);
     }
-    for (int i = 0; i < t->np; i++)
-        if ((st = update(t, i)) != REMAT_OK)
+    for (int i = 0; i < t->np; i++) {
+        remat_status st = update(t, i);
+        if (st != REMAT_OK)
             return st;
-    if (loss)
-        *loss = lv;
+    }
     return REMAT_OK;
+}
+
+remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void *x, const void *y, double *loss)
+{
+    if (!t || !x || !y)
+        return remat_error(REMAT_ERR_NULL, "nn trainer step: trainer, x or y is NULL");
+    if (rows < 1 || rows > t->o.batch)
+        return remat_error(REMAT_ERR_SHAPE, "nn trainer step: %lld rows; a step takes 1 to %lld",
+                           (long long)rows, (long long)t->o.batch);
+    if (t->o.shards > 0)
+        return nn_trainer_step_sharded(t, rows, x, y, loss);
+    double lv;
+    remat_status st = nn_trainer_run(t, rows, x, y, &lv);
+    if (st == REMAT_OK)
+        st = nn_trainer_apply(t, lv);
+    if (st == REMAT_OK && loss)
+        *loss = lv;
+    return st;
 }
 
 remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, const void *x, void *out)

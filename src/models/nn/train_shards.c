@@ -1,0 +1,160 @@
+/*
+ * train_shards.c — a step whose batch is cut into K micro-shards: contiguous
+ * runs of rows, shard k the rows [k rows / K, (k+1) rows / K). Each shard's
+ * loss and gradient come from their own program run; shard k contributes the
+ * vector (n_k l_k, n_k g_k) in double, and the step's loss and gradient are
+ * the sum of the K vectors in shard order, ((v_0 + v_1) + v_2) + ...,
+ * divided by the batch's rows. The order is fixed by K alone, so however
+ * the shards are spread over the ranks of a remat_dist group
+ * (remat_dist_split: contiguous runs) the sum, and so every rank's update,
+ * is the same to the bit as one process running all K shards.
+ *
+ * For f32 parameters n_k g_k is exact in double, so one shard (K = 1) gives
+ * the whole-batch step's gradient and update exactly; its loss is the
+ * program's f32 mean widened.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "nn_impl.h"
+#include "remat/dist.h"
+#include "train_impl.h"
+
+int64_t nn_trainer_shard_rows(const remat_nn_train_options *o)
+{
+    return o->shards > 0 ? (o->batch + o->shards - 1) / o->shards : o->batch;
+}
+
+remat_status nn_trainer_shards_new(remat_nn_trainer *t)
+{
+    int64_t k_n = t->o.shards;
+    if (k_n == 0)
+        return REMAT_OK;
+    t->numel = remat_nn_params_numel(t->p);
+    t->rank = remat_dist_rank(t->o.dist);
+    t->owner = malloc(sizeof *t->owner * (size_t)k_n);
+    if (!t->owner)
+        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shard owners", (long long)k_n);
+    remat_status st = t->o.dist ? remat_dist_split(t->o.dist, k_n, NULL, t->owner) : REMAT_OK;
+    if (st != REMAT_OK)
+        return st;
+    if (!t->o.dist)
+        memset(t->owner, 0, sizeof *t->owner * (size_t)k_n);
+    for (int64_t k = 0; k < k_n; k++)
+        t->own += t->owner[k] == t->rank;
+    size_t v = (size_t)(t->numel + 1);
+    t->mine = malloc(sizeof *t->mine * v * (size_t)(t->own ? t->own : 1));
+    t->sum = malloc(sizeof *t->sum * v);
+    if (!t->mine || !t->sum)
+        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shards' gradients (%lld doubles)",
+                           (long long)k_n, (long long)v * (t->own + 1));
+    return REMAT_OK;
+}
+
+void nn_trainer_shards_free(remat_nn_trainer *t)
+{
+    free(t->owner);
+    free(t->mine);
+    free(t->sum);
+}
+
+/* v := (n l, n g) with g the gradients the last run left in t->grads */
+static void widen(const remat_nn_trainer *t, int64_t n, double l, double *v)
+{
+    double w = (double)n;
+    v[0] = w * l;
+    int64_t at = 1;
+    for (int i = 0; i < t->np; i++) {
+        int64_t m = remat_shape_numel(&t->p->p[i].shape);
+        if (t->p->dtype == REMAT_F32) {
+            const float *g = t->grads[i];
+            for (int64_t e = 0; e < m; e++)
+                v[at + e] = w * (double)g[e];
+        } else {
+            const double *g = t->grads[i];
+            for (int64_t e = 0; e < m; e++)
+                v[at + e] = w * g[e];
+        }
+        at += m;
+    }
+}
+
+/* t->grads := the summed gradient over `rows`; returns the mean loss */
+static double narrow(remat_nn_trainer *t, int64_t rows)
+{
+    const double *s = t->sum, w = (double)rows;
+    int64_t at = 1;
+    for (int i = 0; i < t->np; i++) {
+        int64_t m = remat_shape_numel(&t->p->p[i].shape);
+        if (t->p->dtype == REMAT_F32) {
+            float *g = t->grads[i];
+            for (int64_t e = 0; e < m; e++)
+                g[e] = (float)(s[at + e] / w);
+        } else {
+            double *g = t->grads[i];
+            for (int64_t e = 0; e < m; e++)
+                g[e] = s[at + e] / w;
+        }
+        at += m;
+    }
+    return s[0] / w;
+}
+
+/* This rank's shards: one vector each, in shard order. */
+static remat_status run_mine(remat_nn_trainer *t, int64_t rows, const void *x, const void *y)
+{
+    size_t es = remat_dtype_size(t->p->dtype), v = (size_t)(t->numel + 1);
+    int64_t k_n = t->o.shards;
+    int j = 0;
+    for (int64_t k = 0; k < k_n; k++) {
+        if (t->owner[k] != t->rank)
+            continue;
+        double *vk = t->mine + v * (size_t)j++;
+        int64_t a = k * rows / k_n, n = (k + 1) * rows / k_n - a;
+        if (n == 0) { /* a short last batch of fewer rows than shards */
+            memset(vk, 0, sizeof *vk * v);
+            continue;
+        }
+        double l;
+        remat_status st = nn_trainer_run(t, n, (const char *)x + (size_t)(a * t->in_features) * es,
+                                         (const char *)y + (size_t)(a * t->n_out) * es, &l);
+        if (st != REMAT_OK)
+            return st;
+        widen(t, n, l, vk);
+    }
+    return REMAT_OK;
+}
+
+/* The sum of every shard's vector in shard order, into t->sum. */
+static remat_status sum_shards(remat_nn_trainer *t)
+{
+    int64_t k_n = t->o.shards, v = t->numel + 1;
+    if (t->o.dist)
+        return remat_dist_sum(t->o.dist, k_n, t->owner, v, t->mine, t->sum);
+    memcpy(t->sum, t->mine, sizeof *t->sum * (size_t)v);
+    for (int64_t k = 1; k < k_n; k++) {
+        const double *vk = t->mine + v * k;
+        for (int64_t e = 0; e < v; e++)
+            t->sum[e] += vk[e];
+    }
+    return REMAT_OK;
+}
+
+remat_status nn_trainer_step_sharded(remat_nn_trainer *t, int64_t rows, const void *x, const void *y, double *loss)
+{
+    remat_status st = run_mine(t, rows, x, y);
+    /* a run can fail on one rank only: agree before the collective sum */
+    if (t->o.dist)
+        st = remat_dist_agree(t->o.dist, st);
+    if (st == REMAT_OK)
+        st = sum_shards(t);
+    if (st != REMAT_OK)
+        return st;
+    double lv = narrow(t, rows);
+    /* the same sum on every rank: every rank agrees on a non-finite loss */
+    st = nn_trainer_apply(t, lv);
+    if (st == REMAT_OK && loss)
+        *loss = lv;
+    return st;
+}
