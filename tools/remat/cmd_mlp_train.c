@@ -1,5 +1,9 @@
-/* cmd_mlp_train.c — `remat mlp train`: a classifier on a labelled CSV, epoch by epoch, with its memory plan. */
-#include <getopt.h>
+/*
+ * cmd_mlp_train.c — `remat mlp train`: a classifier on a labelled CSV, epoch
+ * by epoch, with its memory plan; data-parallel under mpirun (every rank
+ * loads the table and fills the same global batches; the trainer spreads
+ * each batch's micro-shards over the ranks, remat/nn_train.h).
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,55 +12,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "mlp_cli.h"
-#include "pfr_cli.h"
-
-#ifdef REMAT_DATA_DIR
-#define DIGITS_PATH REMAT_DATA_DIR "/digits/digits.csv"
-#else
-#define DIGITS_PATH NULL
-#endif
-
-static void help(FILE *out)
-{
-    fprintf(out,
-            "usage: remat mlp train [--data FILE.csv] [--layers L] [--width W] [--block mlp|ffn]\n"
-            "                       [--activation A] [--policy P] [--schedule S | --memory-budget B]\n"
-            "                       [--optimizer adam|sgd] [--lr X] [--momentum M] [--epochs N]\n"
-            "                       [--batch B] [--seed S] [--test-fraction F] [--json] [--plot FILE]\n"
-            "\n"
-            "Trains Dense(W) -> L blocks -> Dense(classes) with softmax cross-entropy on a\n"
-            "labelled CSV (a header line, a 'label' column of integers 0..classes-1, the other\n"
-            "columns numeric features). Prints one line per epoch (mean training loss, train\n"
-            "and test accuracy, seconds), the final test accuracy and the memory plan of the\n"
-            "training step: residual bytes, arena peak and scan snapshot peak, predicted by\n"
-            "the plan and measured on the last full batch.\n"
-            "\n"
-            "  --data FILE        the CSV (default: the shipped digits, %s).\n"
-            "                     Features: the shipped digits (by default or by name) are scaled\n"
-            "                     by 1/16 (pixels 0..16 to [0, 1]); any other file is standardised\n"
-            "                     with the mean and standard deviation of its training rows\n"
-            "  --test-fraction F  the share of rows held out for testing, 0 < F < 1 (default 0.2)\n"
-            "%s"
-            "                     (defaults: --layers 2 --width 64 --block mlp)\n"
-            "  --policy P         checkpoint each block: none (default), nothing_saveable,\n"
-            "                     everything_saveable, dots_saveable, dots_with_no_batch_dims_saveable\n"
-            "  --schedule S       scan the L blocks over stacked parameters with this checkpoint\n"
-            "                     schedule: store-all, per-step, periodic:K, two-level[:K], binomial:S,\n"
-            "                     online:S (without --schedule or --memory-budget: unrolled)\n"
-            "  --memory-budget B  scan with the fastest schedule whose snapshots and step tapes fit\n"
-            "                     in B bytes (suffixes k, M, G)\n"
-            "  --optimizer O      adam (default) or sgd\n"
-            "  --lr X             learning rate > 0 (default 0.003 for adam, 0.05 for sgd)\n"
-            "  --momentum M       sgd momentum, 0 <= M < 1 (default 0.9)\n"
-            "  --epochs N         passes over the training rows (default 20)\n"
-            "  --batch B          rows per step (default 32); the batches are shuffled by --seed\n"
-            "  --seed S           parameter init (Flax PRNGKey(S)), split and batch order (default 0)\n"
-            "  --json             print one JSON object (config, per-epoch history, final accuracy,\n"
-            "                     plan) instead of the text\n"
-            "  --plot FILE        draw the loss and accuracy curves (.png, .svg, .pdf, .ps)\n",
-            DIGITS_PATH ? DIGITS_PATH : "not built in: give --data", mlp_net_options_help);
-}
+#include "mlp_train.h"
+#include "remat/dist.h"
 
 /* Whether a and b name the same file (the shipped digits given by path). */
 static int same_file(const char *a, const char *b)
@@ -72,33 +29,47 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-typedef struct {
-    double loss, train_acc, test_acc, seconds;
-} epoch_row;
-
-/* Share of rows of t whose largest logit is at the label. */
-static int accuracy(remat_nn_trainer *t, const remat_labeled *d, float *logits, double *acc)
+/* Share of rows of d whose largest logit is at the label: each rank
+ * predicts a contiguous block of rows, the hit counts are summed (exactly).
+ * Collective; 0 on every rank (rank 0 saying why) when some rank failed. */
+static int accuracy(remat_dist *dist, remat_nn_trainer *t, const remat_labeled *d, float *logits, double *acc)
 {
-    int64_t n = remat_labeled_rows(d), c = remat_labeled_classes(d), hits = 0;
-    if (remat_nn_trainer_predict(t, n, remat_labeled_x(d), logits) != REMAT_OK) {
-        fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
+    int64_t n = remat_labeled_rows(d), c = remat_labeled_classes(d), f = remat_labeled_features(d);
+    int rank = remat_dist_rank(dist), size = remat_dist_size(dist);
+    int64_t lo = rank * n / size, hi = (rank + 1) * n / size;
+    double hits = 0, total = 0;
+    int *owner = malloc(sizeof *owner * (size_t)size); /* item i, rank i's hits, is rank i's */
+    remat_status st = owner ? REMAT_OK : REMAT_ERR_NOMEM;
+    if (st == REMAT_OK && hi > lo)
+        st = remat_nn_trainer_predict(t, hi - lo, remat_labeled_x(d) + lo * f, logits);
+    if (st == REMAT_OK) {
+        const int32_t *y = remat_labeled_y(d);
+        for (int64_t r = lo; r < hi; r++) {
+            const float *l = logits + (r - lo) * c;
+            int64_t best = 0;
+            for (int64_t k = 1; k < c; k++)
+                if (l[k] > l[best])
+                    best = k;
+            hits += best == y[r];
+        }
+        for (int i = 0; i < size; i++)
+            owner[i] = i;
+    }
+    if ((st = remat_dist_agree(dist, st)) == REMAT_OK)
+        st = remat_dist_sum(dist, size, owner, 1, &hits, &total);
+    free(owner);
+    if (st != REMAT_OK) {
+        if (remat_dist_is_root(dist))
+            fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
         return 0;
     }
-    const int32_t *y = remat_labeled_y(d);
-    for (int64_t r = 0; r < n; r++) {
-        int64_t best = 0;
-        for (int64_t k = 1; k < c; k++)
-            if (logits[r * c + k] > logits[r * c + best])
-                best = k;
-        hits += best == y[r];
-    }
-    *acc = (double)hits / (double)n;
+    *acc = total / (double)n;
     return 1;
 }
 
 /* The fastest schedule of the L scanned blocks whose snapshots and tapes fit
  * the budget, from store-all's plan of the training step. */
-static int schedule_for_budget(mlp_net_config cfg, int64_t budget, int64_t features,
+static int schedule_for_budget(int root, mlp_net_config cfg, int64_t budget, int64_t features,
                                const remat_nn_train_options *o, remat_schedule_spec *spec)
 {
     cfg.scanned = 1;
@@ -108,14 +79,15 @@ static int schedule_for_budget(mlp_net_config cfg, int64_t budget, int64_t featu
     remat_nn_trainer *t = NULL;
     int ok = net && remat_nn_init(net, remat_prng_key_from_seed(0), REMAT_F32, 1, &features, &p) == REMAT_OK &&
              remat_nn_trainer_new(net, p, features, cfg.classes, o, &t) == REMAT_OK;
-    if (!ok && net)
+    if (!ok && net && root)
         fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
     if (ok) {
         remat_memory_plan plan;
         remat_nn_trainer_plan(t, &plan);
         if (remat_schedule_for_budget(budget, cfg.layers, (int64_t)plan.scan_carry_bytes,
                                       (int64_t)plan.scan_tape_bytes, spec) != REMAT_OK) {
-            fprintf(stderr, "remat: --memory-budget: %s\n", remat_last_error());
+            if (root)
+                fprintf(stderr, "remat: --memory-budget: %s\n", remat_last_error());
             ok = 0;
         }
     }
@@ -125,7 +97,7 @@ static int schedule_for_budget(mlp_net_config cfg, int64_t budget, int64_t featu
     return ok;
 }
 
-static int plot(const char *path, const epoch_row *h, int64_t n)
+static int plot(const char *path, const mlp_epoch_row *h, int64_t n)
 {
     double *x = malloc(sizeof *x * (size_t)n * 4);
     if (!x) {
@@ -146,261 +118,148 @@ static int plot(const char *path, const epoch_row *h, int64_t n)
     return ok;
 }
 
-int cmd_mlp_train(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"data", required_argument, 0, 'd'}, {"layers", required_argument, 0, 'L'},
-        {"width", required_argument, 0, 'W'}, {"block", required_argument, 0, 'k'},
-        {"activation", required_argument, 0, 'a'}, {"policy", required_argument, 0, 'P'},
-        {"schedule", required_argument, 0, 's'}, {"memory-budget", required_argument, 0, 'b'},
-        {"optimizer", required_argument, 0, 'O'}, {"lr", required_argument, 0, 'l'},
-        {"momentum", required_argument, 0, 'm'}, {"epochs", required_argument, 0, 'e'},
-        {"batch", required_argument, 0, 'B'}, {"seed", required_argument, 0, 'S'},
-        {"test-fraction", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-        {"plot", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
-    };
-    mlp_net_config cfg = {.layers = 2, .width = 64, .block = MLP_BLOCK_MLP};
-    const char *data = NULL, *act_text = NULL, *policy_text = "none", *sched_text = NULL, *plot_path = NULL;
-    const char *opt_text = "adam";
-    int64_t budget = -1, epochs = 20, batch = 32, seed = 0;
-    double lr = 0, momentum = 0.9, test_fraction = 0.2;
-    int json = 0, has_lr = 0, has_momentum = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': data = optarg; break;
-        case 'L': if (!cli_int64("--layers", optarg, 1, 10000, &cfg.layers)) return 2; break;
-        case 'W': if (!cli_int64("--width", optarg, 1, 1 << 16, &cfg.width)) return 2; break;
-        case 'k': if (!mlp_parse_block(optarg, &cfg.block)) return 2; break;
-        case 'a': act_text = optarg; break;
-        case 'P': policy_text = optarg; break;
-        case 's': sched_text = optarg; break;
-        case 'b': if (!cli_bytes("--memory-budget", optarg, &budget)) return 2; break;
-        case 'O': opt_text = optarg; break;
-        case 'l': if (!cli_double("--lr", optarg, &lr)) return 2; has_lr = 1; break;
-        case 'm': if (!cli_double("--momentum", optarg, &momentum)) return 2; has_momentum = 1; break;
-        case 'e': if (!cli_int64("--epochs", optarg, 1, 1000000, &epochs)) return 2; break;
-        case 'B': if (!cli_int64("--batch", optarg, 1, 1 << 20, &batch)) return 2; break;
-        case 'S': if (!cli_int64("--seed", optarg, 0, INT64_MAX, &seed)) return 2; break;
-        case 't': if (!cli_double("--test-fraction", optarg, &test_fraction)) return 2; break;
-        case 'j': json = 1; break;
-        case 'o': plot_path = optarg; break;
-        case 'h': help(stdout); return 0;
-        default: return pfr_cli_bad_option("mlp train", c, argv);
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "remat: mlp train: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
-    /* ---- option checks, all before any work ---- */
-    cfg.act = cfg.block == MLP_BLOCK_FFN ? REMAT_NN_GELU : REMAT_NN_RELU;
-    if (act_text && !mlp_parse_activation("--activation", act_text, &cfg.act))
-        return 2;
-    if (!mlp_parse_policy("--policy", policy_text, &cfg.policy, &cfg.has_policy))
-        return 2;
-    if (sched_text && budget >= 0) {
-        fprintf(stderr, "remat: --schedule and --memory-budget exclude each other\n");
-        return 2;
-    }
-    if (sched_text && remat_schedule_parse(sched_text, &cfg.schedule) != REMAT_OK) {
-        fprintf(stderr, "remat: --schedule: %s\n", remat_last_error());
-        return 2;
-    }
-    cfg.scanned = sched_text || budget >= 0;
-    remat_nn_train_options o = {.loss = REMAT_NN_LOSS_SOFTMAX_CE, .batch = batch};
-    if (!strcmp(opt_text, "adam"))
-        o.optimizer = REMAT_NN_ADAM;
-    else if (!strcmp(opt_text, "sgd"))
-        o.optimizer = REMAT_NN_SGD;
-    else {
-        fprintf(stderr, "remat: --optimizer: unknown optimizer '%s' (expected adam or sgd)\n", opt_text);
-        return 2;
-    }
-    if (has_lr && !(lr > 0)) {
-        fprintf(stderr, "remat: --lr: must be positive (got %g)\n", lr);
-        return 2;
-    }
-    o.lr = has_lr ? lr : o.optimizer == REMAT_NN_ADAM ? 3e-3 : 0.05;
-    if (has_momentum && o.optimizer != REMAT_NN_SGD) {
-        fprintf(stderr, "remat: --momentum: only with --optimizer sgd\n");
-        return 2;
-    }
-    if (!(momentum >= 0 && momentum < 1)) {
-        fprintf(stderr, "remat: --momentum: must be in [0, 1) (got %g)\n", momentum);
-        return 2;
-    }
-    o.momentum = o.optimizer == REMAT_NN_SGD ? momentum : 0;
-    if (!(test_fraction > 0 && test_fraction < 1)) {
-        fprintf(stderr, "remat: --test-fraction: must be in (0, 1) (got %g)\n", test_fraction);
-        return 2;
-    }
-    int digits = !data || same_file(data, DIGITS_PATH);
-    if (!data) {
-        data = DIGITS_PATH;
-        if (!data || access(data, R_OK) != 0) {
-            fprintf(stderr, "remat: --data: the shipped digits (%s) cannot be read; give --data FILE.csv\n",
-                    data ? data : "not built in");
-            return 2;
-        }
-    }
-    cli_input("--data", data);
-    if (plot_path && !cli_plot_check(plot_path))
-        return 2;
 
-    /* ---- data ---- */
-    int status = 1;
+/* Loads, splits and scales the data; 0: go on, else the exit status (every rank alike). */
+static int load(remat_dist *dist, mlp_train_args *a, remat_labeled **all, remat_labeled **train, remat_labeled **test)
+{
+    int root = remat_dist_is_root(dist);
+    remat_status st = remat_labeled_load(a->data, NULL, all);
+    if ((st = remat_dist_agree(dist, st)) != REMAT_OK) { /* an unreadable file on some rank */
+        if (root)
+            fprintf(stderr, "remat: --data: %s\n", remat_last_error());
+        return 2;
+    }
+    a->cfg.classes = remat_labeled_classes(*all);
+    if (a->cfg.classes < 2) {
+        if (root)
+            fprintf(stderr, "remat: --data: %s: every label is 0; a classifier needs at least 2 classes\n", a->data);
+        return 2;
+    }
+    /* from here on the same table on every rank: what fails, fails everywhere */
+    if (a->digits && remat_labeled_scale(*all, 1.0 / 16) != REMAT_OK)
+        goto fail;
+    if (remat_labeled_split(*all, a->test_fraction, (uint64_t)a->seed, train, test) != REMAT_OK) {
+        if (root)
+            fprintf(stderr, "remat: --test-fraction: %s\n", remat_last_error());
+        return 2;
+    }
+    if (!a->digits && (remat_labeled_standardize(*test, *train, NULL, NULL) != REMAT_OK ||
+                    remat_labeled_standardize(*train, *train, NULL, NULL) != REMAT_OK))
+        goto fail;
+    return 0;
+fail:
+    if (root)
+        fprintf(stderr, "remat: --data: %s\n", remat_last_error());
+    return 1;
+}
+
+/* One epoch's steps; 0 on every rank (rank 0 saying why) when a step failed. */
+static int epoch(remat_dist *dist, remat_nn_trainer *tr, remat_batcher *bat, int64_t e, float *x, float *y,
+                 int64_t batch, double *loss, remat_stats *full, int *have_full)
+{
+    double sum = 0;
+    for (int64_t i = 0; i < remat_batcher_batches(bat); i++) {
+        int64_t rows;
+        double l;
+        /* the fill is the same on every rank (same table, seed and batch), so is its outcome;
+         * the step agrees across ranks itself */
+        if (remat_batcher_fill(bat, e, i, x, y, NULL, &rows) != REMAT_OK ||
+            remat_nn_trainer_step(tr, rows, x, y, &l) != REMAT_OK) {
+            if (remat_dist_is_root(dist))
+                fprintf(stderr, "remat: mlp train: epoch %lld, batch %lld: %s\n", (long long)e + 1,
+                        (long long)i + 1, remat_last_error());
+            return 0;
+        }
+        sum += l * (double)rows;
+        if (rows == batch) { /* the plan is the full batch's: keep its measurements */
+            *full = *remat_nn_trainer_last_stats(tr);
+            *have_full = 1;
+        }
+    }
+    *loss = sum;
+    return 1;
+}
+
+/* The training run after the options are checked: the exit status, the same on every rank. */
+static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
+{
+    int status = 1, root = remat_dist_is_root(dist);
     remat_labeled *all = NULL, *train = NULL, *test = NULL;
     remat_nn_module *net = NULL;
     remat_nn_params *params = NULL;
     remat_nn_trainer *tr = NULL;
     remat_batcher *bat = NULL;
-    epoch_row *hist = NULL;
+    mlp_epoch_row *hist = NULL;
     float *x = NULL, *y = NULL, *logits = NULL;
-    if (remat_labeled_load(data, NULL, &all) != REMAT_OK) {
-        fprintf(stderr, "remat: --data: %s\n", remat_last_error());
-        return 2;
-    }
-    int64_t d = remat_labeled_features(all);
-    cfg.classes = remat_labeled_classes(all);
-    if (cfg.classes < 2) {
-        fprintf(stderr, "remat: --data: %s: every label is 0; a classifier needs at least 2 classes\n", data);
-        remat_labeled_free(all);
-        return 2;
-    }
-    if (digits && remat_labeled_scale(all, 1.0 / 16) != REMAT_OK) {
-        fprintf(stderr, "remat: --data: %s\n", remat_last_error());
+    if ((status = load(dist, a, &all, &train, &test)) != 0)
         goto out;
-    }
-    if (remat_labeled_split(all, test_fraction, (uint64_t)seed, &train, &test) != REMAT_OK) {
-        fprintf(stderr, "remat: --test-fraction: %s\n", remat_last_error());
-        status = 2;
+    status = 1;
+    int64_t d = remat_labeled_features(all), batch = a->batch;
+    mlp_net_config *cfg = &a->cfg;
+    if (a->budget >= 0 && !schedule_for_budget(root, *cfg, a->budget, d, o, &cfg->schedule))
         goto out;
-    }
-    if (!digits && (remat_labeled_standardize(test, train, NULL, NULL) != REMAT_OK ||
-                    remat_labeled_standardize(train, train, NULL, NULL) != REMAT_OK)) {
-        fprintf(stderr, "remat: --data: %s\n", remat_last_error());
+    if (!(net = mlp_net_new(cfg)))
         goto out;
-    }
-    /* ---- network and trainer ---- */
-    if (budget >= 0 && !schedule_for_budget(cfg, budget, d, &o, &cfg.schedule))
-        goto out;
-    if (!(net = mlp_net_new(&cfg)))
-        goto out;
-    if (remat_nn_init(net, remat_prng_key_from_seed((uint64_t)seed), REMAT_F32, 1, &d, &params) != REMAT_OK ||
-        remat_nn_trainer_new(net, params, d, cfg.classes, &o, &tr) != REMAT_OK ||
-        remat_batcher_new(train, &(remat_batcher_options){.batch_size = batch, .seed = (uint64_t)seed}, &bat) !=
-            REMAT_OK) {
-        fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
+    remat_status st = remat_nn_init(net, remat_prng_key_from_seed((uint64_t)a->seed), REMAT_F32, 1, &d, &params);
+    if (st == REMAT_OK)
+        st = remat_nn_trainer_new(net, params, d, cfg->classes, o, &tr);
+    if (st == REMAT_OK)
+        st = remat_batcher_new(train, &(remat_batcher_options){.batch_size = batch, .seed = (uint64_t)a->seed}, &bat);
+    if ((st = remat_dist_agree(dist, st)) != REMAT_OK) { /* a compile can fail on one rank (memory) */
+        if (root)
+            fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
         goto out;
     }
     int64_t n_train = remat_labeled_rows(train), n_test = remat_labeled_rows(test);
     x = malloc(sizeof *x * (size_t)(batch * d));
-    y = malloc(sizeof *y * (size_t)(batch * cfg.classes));
-    logits = malloc(sizeof *logits * (size_t)((n_train > n_test ? n_train : n_test) * cfg.classes));
-    hist = calloc((size_t)epochs, sizeof *hist);
-    if (!x || !y || !logits || !hist) {
-        fprintf(stderr, "remat: mlp train: out of memory\n");
+    y = malloc(sizeof *y * (size_t)(batch * cfg->classes));
+    logits = malloc(sizeof *logits * (size_t)((n_train > n_test ? n_train : n_test) * cfg->classes));
+    hist = calloc((size_t)a->epochs, sizeof *hist);
+    st = x && y && logits && hist ? REMAT_OK : REMAT_ERR_NOMEM;
+    if (remat_dist_agree(dist, st) != REMAT_OK) {
+        if (root)
+            fprintf(stderr, "remat: mlp train: out of memory\n");
         goto out;
     }
-    char sched[48] = "";
-    if (cfg.scanned)
-        remat_schedule_format(&cfg.schedule, sched, sizeof sched);
-    if (!json) {
-        printf("data %s: %lld rows, %lld features, %lld classes; %s; %lld train, %lld test rows\n", data,
-               (long long)remat_labeled_rows(all), (long long)d, (long long)cfg.classes,
-               digits ? "pixels scaled by 1/16" : "features standardised (training rows' mean and sd)",
-               (long long)n_train, (long long)n_test);
-        printf("network Dense(%lld) -> %lld %s blocks (%s) -> Dense(%lld), %lld parameters; policy %s; %s%s\n",
-               (long long)cfg.width, (long long)cfg.layers, mlp_block_name(cfg.block),
-               remat_nn_activation_name(cfg.act), (long long)cfg.classes, (long long)remat_nn_params_numel(params),
-               policy_text, cfg.scanned ? "scanned over layers, schedule " : "unrolled", sched);
-        printf("training %s lr %g%s, batch %lld, %lld epochs, seed %lld\n", opt_text, o.lr,
-               o.optimizer == REMAT_NN_SGD ? (o.momentum > 0 ? " with momentum" : "") : "", (long long)batch,
-               (long long)epochs, (long long)seed);
-        fflush(stdout);
-    }
-    remat_stats full = {0};
-    int have_full = 0;
-    for (int64_t e = 0; e < epochs; e++) {
-        double t0 = now(), sum = 0;
-        for (int64_t i = 0; i < remat_batcher_batches(bat); i++) {
-            int64_t rows;
-            double loss;
-            if (remat_batcher_fill(bat, e, i, x, y, NULL, &rows) != REMAT_OK ||
-                remat_nn_trainer_step(tr, rows, x, y, &loss) != REMAT_OK) {
-                fprintf(stderr, "remat: mlp train: epoch %lld, batch %lld: %s\n", (long long)e + 1,
-                        (long long)i + 1, remat_last_error());
-                goto out;
-            }
-            sum += loss * (double)rows;
-            if (rows == batch) { /* the plan is the full batch's: keep its measurements */
-                full = *remat_nn_trainer_last_stats(tr);
-                have_full = 1;
-            }
-        }
-        epoch_row *h = &hist[e];
+    mlp_train_report r = {.data = a->data, .policy = a->policy_text, .optimizer = a->opt_text, .digits = a->digits,
+                          .cfg = *cfg, .o = *o, .rows = remat_labeled_rows(all), .train_rows = n_train,
+                          .test_rows = n_test, .features = d, .epochs = a->epochs, .seed = a->seed,
+                          .budget = a->budget, .parameters = remat_nn_params_numel(params),
+                          .test_fraction = a->test_fraction, .ranks = remat_dist_size(dist),
+                          .dist_kind = remat_dist_kind(dist), .hist = hist};
+    if (cfg->scanned)
+        remat_schedule_format(&cfg->schedule, r.sched, sizeof r.sched);
+    if (root && !a->json)
+        mlp_train_print_header(&r);
+    for (int64_t e = 0; e < a->epochs; e++) {
+        double t0 = now(), sum;
+        mlp_epoch_row *h = &hist[e];
+        if (!epoch(dist, tr, bat, e, x, y, batch, &sum, &r.full, &r.have_full))
+            goto out;
         h->loss = sum / (double)n_train;
-        if (!accuracy(tr, train, logits, &h->train_acc) || !accuracy(tr, test, logits, &h->test_acc))
+        if (!accuracy(dist, tr, train, logits, &h->train_acc) || !accuracy(dist, tr, test, logits, &h->test_acc))
             goto out;
         h->seconds = now() - t0;
-        if (!json) {
-            printf("epoch %3lld  loss %.6f  train acc %.4f  test acc %.4f  %.2f s\n", (long long)e + 1, h->loss,
-                   h->train_acc, h->test_acc, h->seconds);
-            fflush(stdout);
+        if (root && !a->json)
+            mlp_train_print_epoch(e, h);
+    }
+    remat_nn_trainer_plan(tr, &r.plan);
+    /* outputs: rank 0 writes, then every rank learns whether it could */
+    int ok = 1;
+    if (root) {
+        if (a->json)
+            mlp_train_print_json(&r);
+        else
+            mlp_train_print_summary(&r);
+        fflush(stdout);
+        ok = !a->weights_path || mlp_save_weights(a->weights_path, params);
+        if (ok && a->plot_path && !plot(a->plot_path, hist, a->epochs)) {
+            ok = 0;
+            if (a->weights_path)
+                cli_output_discard(a->weights_path); /* all or nothing */
         }
     }
-    remat_memory_plan plan;
-    remat_nn_trainer_plan(tr, &plan);
-    double acc = hist[epochs - 1].test_acc;
-    int64_t hits = (int64_t)llround(acc * (double)n_test);
-    if (!json) {
-        printf("final test accuracy %.4f (%lld of %lld)\n", acc, (long long)hits, (long long)n_test);
-        printf("memory plan of the training step (batch %lld): residuals %zu bytes, arena peak %zu predicted / %zu "
-               "measured, scan snapshots %zu predicted / %zu measured, %lld ops recomputed per step\n",
-               (long long)batch, plan.residual_bytes, plan.arena_bytes, have_full ? full.peak_arena_bytes : 0,
-               plan.peak_snapshot_bytes, have_full ? full.peak_snapshot_bytes : 0,
-               (long long)(have_full ? full.recomputed_ops : 0));
-        if (!have_full)
-            printf("(no full batch of %lld rows: nothing measured)\n", (long long)batch);
-    } else {
-        printf("{\"config\": {\"data\": ");
-        cli_json_string(stdout, data);
-        printf(", \"features\": \"%s\", \"rows\": %lld, \"train_rows\": %lld, \"test_rows\": %lld, "
-               "\"n_features\": %lld, \"classes\": %lld, \"layers\": %lld, \"width\": %lld, \"block\": \"%s\", "
-               "\"activation\": \"%s\", \"policy\": \"%s\", \"scanned\": %s, \"schedule\": ",
-               digits ? "scaled 1/16" : "standardised", (long long)remat_labeled_rows(all), (long long)n_train,
-               (long long)n_test, (long long)d, (long long)cfg.classes, (long long)cfg.layers, (long long)cfg.width,
-               mlp_block_name(cfg.block), remat_nn_activation_name(cfg.act), policy_text,
-               cfg.scanned ? "true" : "false");
-        if (cfg.scanned)
-            cli_json_string(stdout, sched);
-        else
-            printf("null");
-        printf(", \"memory_budget\": %lld, \"optimizer\": \"%s\", \"lr\": %.17g, \"momentum\": %.17g, "
-               "\"epochs\": %lld, \"batch\": %lld, \"seed\": %lld, \"test_fraction\": %.17g, \"parameters\": %lld},\n",
-               (long long)budget, opt_text, o.lr, o.momentum, (long long)epochs, (long long)batch, (long long)seed,
-               test_fraction, (long long)remat_nn_params_numel(params));
-        printf(" \"history\": [\n");
-        for (int64_t e = 0; e < epochs; e++)
-            printf("  {\"epoch\": %lld, \"loss\": %.17g, \"train_accuracy\": %.17g, \"test_accuracy\": %.17g, "
-                   "\"seconds\": %.6f}%s\n",
-                   (long long)e + 1, hist[e].loss, hist[e].train_acc, hist[e].test_acc, hist[e].seconds,
-                   e + 1 < epochs ? "," : "");
-        printf(" ],\n \"test_accuracy\": %.17g, \"test_correct\": %lld,\n", acc, (long long)hits);
-        printf(" \"plan\": {\"batch\": %lld, \"residual_bytes\": %zu, \"arena_bytes_predicted\": %zu, "
-               "\"arena_bytes_measured\": %zu, \"snapshot_bytes_predicted\": %zu, \"snapshot_bytes_measured\": %zu, "
-               "\"recomputed_ops\": %lld, \"recompute_instructions\": %lld, \"measured\": %s}}\n",
-               (long long)batch, plan.residual_bytes, plan.arena_bytes, have_full ? full.peak_arena_bytes : 0,
-               plan.peak_snapshot_bytes, have_full ? full.peak_snapshot_bytes : 0,
-               (long long)(have_full ? full.recomputed_ops : 0), (long long)plan.recompute_instructions,
-               have_full ? "true" : "false");
-    }
-    fflush(stdout);
-    status = 0;
-    if (plot_path && !plot(plot_path, hist, epochs))
-        status = 1;
+    status = remat_dist_agree(dist, ok ? REMAT_OK : REMAT_ERR_IO) == REMAT_OK ? 0 : 1;
 out:
     free(x);
     free(y);
@@ -413,5 +272,56 @@ out:
     remat_labeled_free(train);
     remat_labeled_free(test);
     remat_labeled_free(all);
+    return status;
+}
+
+int cmd_mlp_train(int argc, char **argv)
+{
+    remat_dist *dist = NULL;
+    if (remat_dist_init(&argc, &argv, &dist) != REMAT_OK) {
+        fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
+        return 1;
+    }
+    int root = remat_dist_is_root(dist);
+    mlp_train_args a = {.cfg = {.layers = 2, .width = 64, .block = MLP_BLOCK_MLP}, .policy_text = "none",
+                    .opt_text = "adam", .budget = -1, .epochs = 20, .batch = 32, .momentum = 0.9,
+                    .test_fraction = 0.2};
+    remat_nn_train_options o;
+    mlp_train_quiet_begin(dist);
+    int status = mlp_train_parse(argc, argv, &a);
+    if (status == -1) {
+        if (root)
+            mlp_train_help(stdout);
+        status = 0;
+        goto done;
+    }
+    if (status == 0)
+        status = mlp_train_check(&a, remat_dist_size(dist), &o);
+    if (status == 0) {
+        a.digits = !a.data || same_file(a.data, DIGITS_PATH);
+        if (!a.data) {
+            a.data = DIGITS_PATH;
+            if (!a.data || access(a.data, R_OK) != 0) {
+                fprintf(stderr, "remat: --data: the shipped digits (%s) cannot be read; give --data FILE.csv\n",
+                        a.data ? a.data : "not built in");
+                status = 2;
+            }
+        }
+    }
+    if (status == 0) {
+        cli_input("--data", a.data);
+        o.dist = dist;
+        /* only rank 0 writes: only its file system is asked */
+        int ok = !root || ((!a.plot_path || cli_plot_check(a.plot_path)) &&
+                           (!a.weights_path || cli_out_check("--save-weights", a.weights_path)));
+        mlp_train_quiet_end();
+        if (remat_dist_agree(dist, ok ? REMAT_OK : REMAT_ERR_IO) != REMAT_OK)
+            status = 2;
+        else
+            status = run(dist, &a, &o);
+    }
+done:
+    mlp_train_quiet_end();
+    remat_dist_finalize(dist);
     return status;
 }
