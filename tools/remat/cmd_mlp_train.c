@@ -244,6 +244,15 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
             mlp_train_print_epoch(e, h);
     }
     remat_nn_trainer_plan(tr, &r.plan);
+    /* the plan is a largest micro-shard's: the last shard is one (ceil(batch / K) rows), the
+     * last rank runs it last, so its measurements are the ones to report */
+    int last = remat_dist_size(dist) - 1;
+    if (o->shards > 0 && last > 0 && (remat_dist_bcast(dist, last, &r.full, sizeof r.full) != REMAT_OK ||
+                                      remat_dist_bcast(dist, last, &r.have_full, sizeof r.have_full) != REMAT_OK)) {
+        if (root)
+            fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
+        goto out;
+    }
     /* outputs: rank 0 writes, then every rank learns whether it could */
     int ok = 1;
     if (root) {
