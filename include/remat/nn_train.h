@@ -32,6 +32,10 @@
  * on the number of ranks: 1, 2 or 4 ranks and one process without a group
  * end with the same parameters to the bit, on every rank. K = 1 is the
  * whole-batch step to the bit (f32); K > 1 differs from it by rounding.
+ * With a group of several ranks remat_nn_trainer_new is collective too
+ * (every rank must compile for the same backend: checked); on the CUDA
+ * backend the shards' sum runs on the devices through NCCL when it loads
+ * (remat/dist_device.h; REMAT_NCCL=0: through MPI), with the same bits.
  */
 #ifndef REMAT_NN_TRAIN_H
 #define REMAT_NN_TRAIN_H

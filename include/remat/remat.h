@@ -43,5 +43,6 @@
 #include "pfr.h"
 #include "random.h"
 #include "dist.h"
+#include "dist_device.h"
 
 #endif

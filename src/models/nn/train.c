@@ -231,6 +231,8 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
     }
     if (st == REMAT_OK)
         st = make_optimisers(t);
+    if (remat_dist_size(o->dist) > 1) /* the shards' set-up is collective: all ranks reach it, or none */
+        st = remat_dist_agree(o->dist, st);
     if (st == REMAT_OK)
         st = nn_trainer_shards_new(t);
     remat_program *full;

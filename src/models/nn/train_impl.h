@@ -37,6 +37,11 @@ struct remat_nn_trainer {
     int *owner;
     int rank, own;
     double *mine, *sum;
+    /* CUDA on several ranks: the sum on the devices through NCCL
+     * (remat/dist_device.h), staged through d_mine and d_sum */
+    remat_backend *be;
+    struct remat_dist_device *dev;
+    double *d_mine, *d_sum;
 };
 
 /* The value-and-gradient program for `rows` rows, compiled on first use. */

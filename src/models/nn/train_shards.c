@@ -10,16 +10,56 @@
  * is the same to the bit as one process running all K shards.
  *
  * For f32 parameters n_k g_k is exact in double, so one shard (K = 1) gives
- * the whole-batch step's gradient and update exactly; its loss is the
- * program's f32 mean widened.
+ * the whole-batch step's gradient and update exactly, loss included.
+ *
+ * On the CUDA backend with several ranks the sum runs on the devices
+ * (remat_dist_device_sum: NCCL, then one kernel adding in shard order), the
+ * same bits as remat_dist_sum; where NCCL does not load (or REMAT_NCCL=0)
+ * it is remat_dist_sum's. The gradients still come to the host from each
+ * program run, so today this path stages the vectors through device
+ * buffers; it is the door for a trainer that keeps them on the device.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "nn_impl.h"
 #include "remat/dist.h"
+#include "remat/dist_device.h"
 #include "train_impl.h"
+
+/* Every rank compiles for the same backend (else the ranks' bits differ):
+ * rank 0's name against this rank's. Then, on CUDA, the device sum. */
+static remat_status shards_backend(remat_nn_trainer *t)
+{
+    remat_dist *d = t->o.dist;
+    remat_status st = remat_backend_from_env(&t->be);
+    char name[32] = "", root[32];
+    if (st == REMAT_OK)
+        snprintf(name, sizeof name, "%s", remat_backend_name(t->be));
+    memcpy(root, name, sizeof root);
+    if ((st = remat_dist_agree(d, st)) != REMAT_OK || (st = remat_dist_bcast(d, 0, root, sizeof root)) != REMAT_OK)
+        return st;
+    st = strcmp(root, name) ? remat_error(REMAT_ERR_ARG, "nn trainer: backend %s here, %s on rank 0: every rank "
+                                          "must compute with the same one (REMAT_BACKEND)", name, root)
+                            : REMAT_OK;
+    if ((st = remat_dist_agree(d, st)) != REMAT_OK)
+        return st;
+    const char *env = getenv("REMAT_NCCL");
+    if (strcmp(name, "cuda") != 0 || (env && !strcmp(env, "0")))
+        return REMAT_OK;
+    st = remat_dist_device_new(d, t->be, &t->dev);
+    if (st == REMAT_ERR_UNSUPPORTED) /* no NCCL: remat_dist_sum, the same bits */
+        return REMAT_OK;
+    size_t v = (size_t)(t->numel + 1);
+    if (st == REMAT_OK) {
+        t->d_mine = remat_backend_alloc(t->be, sizeof(double) * v * (size_t)t->own);
+        t->d_sum = remat_backend_alloc(t->be, sizeof(double) * v);
+        st = t->d_mine && t->d_sum ? REMAT_OK : REMAT_ERR_NOMEM;
+    }
+    return remat_dist_agree(d, st);
+}
 
 int64_t nn_trainer_shard_rows(const remat_nn_train_options *o)
 {
@@ -49,11 +89,16 @@ remat_status nn_trainer_shards_new(remat_nn_trainer *t)
     if (!t->mine || !t->sum)
         return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shards' gradients (%lld doubles)",
                            (long long)k_n, (long long)v * (t->own + 1));
-    return REMAT_OK;
+    return remat_dist_size(t->o.dist) > 1 ? shards_backend(t) : REMAT_OK;
 }
 
 void nn_trainer_shards_free(remat_nn_trainer *t)
 {
+    if (t->dev) {
+        remat_backend_free(t->be, t->d_mine);
+        remat_backend_free(t->be, t->d_sum);
+        remat_dist_device_free(t->dev);
+    }
     free(t->owner);
     free(t->mine);
     free(t->sum);
@@ -126,10 +171,25 @@ static remat_status run_mine(remat_nn_trainer *t, int64_t rows, const void *x, c
     return REMAT_OK;
 }
 
+/* remat_dist_sum through the devices; every copy agreed on before the next
+ * collective, so a failed copy on one rank leaves no rank waiting */
+static remat_status sum_on_devices(remat_nn_trainer *t)
+{
+    size_t v = sizeof(double) * (size_t)(t->numel + 1);
+    remat_status st = remat_backend_upload(t->be, t->d_mine, t->mine, v * (size_t)t->own);
+    if ((st = remat_dist_agree(t->o.dist, st)) == REMAT_OK)
+        st = remat_dist_device_sum(t->dev, t->o.shards, t->owner, t->numel + 1, t->d_mine, t->d_sum);
+    if (st == REMAT_OK)
+        st = remat_backend_download(t->be, t->sum, t->d_sum, v);
+    return remat_dist_agree(t->o.dist, st);
+}
+
 /* The sum of every shard's vector in shard order, into t->sum. */
 static remat_status sum_shards(remat_nn_trainer *t)
 {
     int64_t k_n = t->o.shards, v = t->numel + 1;
+    if (t->dev)
+        return sum_on_devices(t);
     if (t->o.dist)
         return remat_dist_sum(t->o.dist, k_n, t->owner, v, t->mine, t->sum);
     memcpy(t->sum, t->mine, sizeof *t->sum * (size_t)v);
