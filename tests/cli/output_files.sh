@@ -125,11 +125,15 @@ rm -f err.txt
 # ---- SIGTERM mid-run: the temp file goes ----
 "$REMAT" pfr simulate --steps 3000000 --out long.csv >/dev/null 2>err.txt &
 pid=$!
-for _ in $(seq 200); do # the temp file is made before the work starts
-    compgen -G 'long.csv.tmp.*' >/dev/null && break
+unnamed_open() { # the output is open as an unnamed file (O_TMPFILE: "/dir/#ino (deleted)")
+    ls -l /proc/$pid/fd 2>/dev/null | grep -q "$PWD/#[0-9]* (deleted)"
+}
+for _ in $(seq 200); do # the output is opened before the work starts
+    unnamed_open && break
     sleep 0.05
 done
-check "the temp file exists during the run" compgen -G 'long.csv.tmp.*' >/dev/null
+check "the output is open, unnamed, during the run" unnamed_open
+check "... and nothing of it has a name yet" only err.txt
 kill -TERM $pid
 wait $pid
 rc=$?

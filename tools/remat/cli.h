@@ -16,17 +16,20 @@ int cli_double(const char *opt, const char *text, double *out);
 int cli_bytes(const char *opt, const char *text, int64_t *out);
 
 /* An output file (cli_out.c). A regular file appears only when complete: it
- * is written to PATH.tmp.PID beside it (beside its target for a symlink) and
- * renamed at the end. A device, pipe or socket (/dev/null, /dev/stdout,
- * /dev/full) is written in place and never renamed over. Refused at open,
- * with a message naming the option and the reason: a directory, one of the
- * run's input files (cli_input), an existing file that is read-only. */
+ * is written to an unnamed file in its directory (O_TMPFILE; where the file
+ * system refuses, PATH.tmp.PID) beside it (beside its target for a symlink),
+ * then named PATH.tmp.PID and renamed at the end. A device, pipe or socket
+ * (/dev/null, /dev/stdout, /dev/full) is written in place and never renamed
+ * over. Refused at open, with a message naming the option and the reason: a
+ * directory, one of the run's input files (cli_input), an existing file that
+ * is read-only. */
 typedef struct {
     FILE *f;
     char *path;       /* as given, for messages */
     char *dest, *tmp; /* the rename's source and target; NULL when written in place */
     const char *opt;  /* "--out", "--plot", or NULL */
     int slot;         /* cli_temp_register's slot + 1; 0: none */
+    int unnamed;      /* the file is O_TMPFILE's: tmp is the name it gets at commit */
 } cli_out;
 int cli_out_open(cli_out *o, const char *path);
 /* The same, naming the option in its messages ("remat: --out: cannot write ..."). */

@@ -7,8 +7,12 @@
  * directory, a path that is one of the run's input files (same st_dev and
  * st_ino, whatever the spelling), an existing file without write permission.
  * Every write, the flush, the fsync and the close are checked and a failure
- * is named by its errno. SIGINT, SIGTERM and SIGHUP remove the temp files
- * still registered and then end the process as the signal would have.
+ * is named by its errno. Where the kernel can (O_TMPFILE and /proc), the
+ * temp file has no name until the commit links it beside the destination
+ * and renames it: a process killed by any means, SIGKILL included, leaves
+ * nothing. Otherwise it is named from the open, and SIGINT, SIGTERM and
+ * SIGHUP remove the temp files still registered, then end the process as
+ * the signal would have.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,12 +124,57 @@ static int may_replace(const char *opt, const char *path, const struct stat *sb)
     return 1;
 }
 
+/* An unnamed file in dest's directory (O_TMPFILE), or -1 where that or
+ * /proc/self/fd (linkat's way to name it at commit) is not available. */
+static int open_unnamed(const char *dest)
+{
+#ifdef O_TMPFILE
+    if (access("/proc/self/fd", X_OK) != 0)
+        return -1;
+    char *dir = strdup(dest);
+    if (!dir)
+        return -1;
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    int fd = open(dir, O_TMPFILE | O_WRONLY, 0666);
+    free(dir);
+    return fd;
+#else
+    (void)dest;
+    return -1;
+#endif
+}
+
+/* Gives the unnamed file its temp name (registered first, so a signal from
+ * here to the rename removes it); 0 with errno on failure. */
+static int name_unnamed(cli_out *o)
+{
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
+    o->slot = cli_temp_register(o->tmp) + 1;
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0)
+        return 1;
+    if (errno == EEXIST && unlink(o->tmp) == 0 && linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0)
+        return 1; /* a stale temp of an earlier process with our pid */
+    int e = errno;
+    cli_temp_release(o->slot - 1);
+    o->slot = 0;
+    errno = e;
+    return 0;
+}
+
 int cli_out_open(cli_out *o, const char *path) { return cli_out_open_for(o, NULL, path); }
 
 int cli_out_open_for(cli_out *o, const char *opt, const char *path)
 {
     memset(o, 0, sizeof *o);
     o->opt = opt;
+    install_handlers(); /* SIGXFSZ ignored for every output; the temp files' handlers for named ones */
     struct stat sb, lsb;
     int exists = stat(path, &sb) == 0;
     if (exists && !may_replace(opt, path, &sb))
@@ -157,17 +206,28 @@ int cli_out_open_for(cli_out *o, const char *opt, const char *path)
     if (!o->dest || !o->tmp)
         goto nomem;
     sprintf(o->tmp, "%s.tmp.%ld", o->dest, (long)getpid());
-    o->slot = cli_temp_register(o->tmp) + 1; /* 0: none */
-    /* a new file of our own: never through a link someone left at the name */
-    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
-    if (fd < 0 && errno == EEXIST && unlink(o->tmp) == 0)
+    /* Unnamed until complete (O_TMPFILE, given a name by linkat at commit):
+     * a process killed without running its handlers (SIGKILL, or mpirun
+     * ending a job whose rank died) leaves nothing behind. Where the file
+     * system or a missing /proc refuses that, a named temp file as below. */
+    int fd = open_unnamed(o->dest);
+    o->unnamed = fd >= 0;
+    if (!o->unnamed) {
+        o->slot = cli_temp_register(o->tmp) + 1; /* 0: none */
+        /* a new file of our own: never through a link someone left at the name */
         fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
+        if (fd < 0 && errno == EEXIST && unlink(o->tmp) == 0)
+            fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
+    }
     if (fd >= 0 && exists)
         fchmod(fd, sb.st_mode & 07777); /* the replaced file's permissions */
     if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
         int e = errno;
-        if (fd >= 0)
-            close(fd), unlink(o->tmp);
+        if (fd >= 0) {
+            close(fd);
+            if (!o->unnamed)
+                unlink(o->tmp);
+        }
         errno = e;
         goto cannot;
     }
@@ -212,6 +272,13 @@ int cli_out_commit(cli_out *o)
         err = errno ? errno : EIO;
     if (!err && o->tmp && fsync(fileno(o->f)) != 0) /* a device may not sync; a file must */
         err = errno;
+    int named = !o->unnamed;
+    if (!err && o->unnamed) {
+        if (name_unnamed(o))
+            named = 1;
+        else
+            err = errno;
+    }
     if (fclose(o->f) != 0 && !err)
         err = errno;
     o->f = NULL;
@@ -219,7 +286,7 @@ int cli_out_commit(cli_out *o)
         err = errno;
     if (err) {
         say(o->opt, o->path, strerror(err));
-        if (o->tmp)
+        if (o->tmp && named)
             unlink(o->tmp);
     }
     cli_temp_release(o->slot - 1);
@@ -241,7 +308,7 @@ void cli_out_abort(cli_out *o)
 {
     if (o->f)
         fclose(o->f);
-    if (o->tmp)
+    if (o->tmp && !o->unnamed)
         unlink(o->tmp);
     cli_temp_release(o->slot - 1);
     free(o->path);
