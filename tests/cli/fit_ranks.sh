@@ -6,6 +6,7 @@
 #     time left out): lm (residual and Jacobian blocks gathered), lbfgs-b
 #     (objective and gradient summed per experiment in order), --starts
 #     spread over ranks; lm's is also the one of a run without mpirun;
+#   - --plot-residuals on 2 ranks ends, draws, and changes no number;
 #   - a missing data file named by LIST:line, printed once (rank 0), every
 #     rank non-zero, nothing on stdout;
 #   - a rank that dies mid-fit (REMAT_TEST_KILL_RANK) ends the job in
@@ -46,6 +47,20 @@ check "--starts reports its 5 starts" has starts.4.json '"starts": {"n": 5,'
 "$REMAT" pfr fit --mechanism "$EX/van_de_vusse.mech" --data-list exps/list.txt --json >alone.json 2>alone.err
 nowall alone.json
 check "lm under mpirun is lm without it, bit for bit" cmp alone.json.cmp lm.2.json.cmp
+
+# --plot-residuals: its residuals are a collective (the blocks are gathered
+# from the ranks), so every rank computes them, not rank 0 alone (it would
+# wait in the gather for ranks that went on to finish: killed at the timeout)
+if "$REMAT" --version | grep -q "plots: PLplot"; then
+    fit 2 plotres.json --plot-residuals plotres.png
+    rc=$?
+    check "--plot-residuals on 2 ranks exits 0 (exit $rc; 124: a rank hung)" test $rc -eq 0
+    check "--plot-residuals on 2 ranks writes a PNG" sh -c "head -c 4 plotres.png | grep -q PNG"
+    nowall plotres.json
+    check "--plot-residuals on 2 ranks: the JSON of the run without it" cmp lm.2.json.cmp plotres.json.cmp
+else
+    echo "note: this remat has no PLplot; --plot-residuals under mpirun not drawn"
+fi
 
 # a missing file: one message naming the list's line, every rank fails
 sed 's/exp_05.csv/missing.csv/' exps/list.txt >exps/bad.txt

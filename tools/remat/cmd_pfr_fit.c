@@ -514,6 +514,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist)
     const double **y0 = NULL;
     remat_fit *fit = NULL;
     remat_fit_result r = {0};
+    double *res = NULL; /* --plot-residuals: the residuals at the optimum */
     /* files are read on every rank: one that fails on one rank only (a node
      * without the file) is agreed on and named once, by rank 0 */
     int ok = expand_data(&c, &files, msg, sizeof msg);
@@ -577,6 +578,24 @@ static int fit_main(int argc, char **argv, remat_dist *dist)
     int have_stats = remat_fit_statistics(fit, r.params, &stats) == REMAT_OK;
     if (!have_stats)
         snprintf(stats_why, sizeof stats_why, "%s", remat_last_error());
+    /* --plot-residuals' residuals: a collective with o.dist too, so every
+     * rank computes them here, not rank 0 alone below (it would wait for
+     * the others in the gather forever) */
+    if (c.plot_res) {
+        res = malloc(sizeof *res * (size_t)(remat_fit_residual_count(fit) + 1));
+        if (!res)
+            snprintf(msg, sizeof msg, "--plot-residuals: out of memory for the residuals");
+        if (!cli_dist_agree(dist, res != NULL, msg, sizeof msg)) {
+            fprintf(stderr, "remat: %s\n", msg);
+            status = 1;
+            goto done;
+        }
+        if (remat_fit_residuals(fit, r.params, res) != REMAT_OK) { /* agreed on inside */
+            fprintf(stderr, "remat: --plot-residuals: %s\n", remat_last_error());
+            status = 1;
+            goto done;
+        }
+    }
     if (!remat_dist_is_root(dist)) {
         status = r.converged ? 0 : 3;
         goto agree;
@@ -593,7 +612,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist)
                           .fit = fit, .r = &r, .start = start, .seconds = t, .sigma = sigma,
                           .relative = o.weighting == REMAT_FIT_WEIGHT_RELATIVE, .seed = o.seed,
                           .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history};
-    if (c.plot_res && !pfr_fit_plot_residuals(c.plot_res, &rep, data, !c.init)) {
+    if (c.plot_res && !pfr_fit_plot_residuals(c.plot_res, &rep, data, !c.init, res)) {
         status = 1;
         goto agree;
     }
@@ -607,6 +626,7 @@ agree:
     if (!cli_dist_agree(dist, status != 1, msg, sizeof msg))
         status = 1;
 done:
+    free(res);
     remat_fit_stats_clear(&stats);
     remat_fit_result_clear(&r);
     remat_fit_free(fit);

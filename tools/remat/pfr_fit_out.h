@@ -37,7 +37,10 @@ void pfr_fit_print_json(const pfr_fit_report *rep);
 /* Residuals (weighted, as fitted) against the independent variable, one
  * panel per experiment, one series of points per measured species. row0:
  * whether each file's first row was taken as the initial state (then it has
- * no residual). 0 with a message naming --plot-residuals on error. */
-int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_dataset *const *data, int row0);
+ * no residual). res: remat_fit_residuals at the optimum, which the caller
+ * computes on every rank (a collective under mpirun); this function is rank
+ * 0's alone. 0 with a message naming --plot-residuals on error. */
+int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_dataset *const *data, int row0,
+                           const double *res);
 
 #endif
