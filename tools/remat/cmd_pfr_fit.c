@@ -427,36 +427,35 @@ static int read_data(const pfr_data_files *files, const remat_mechanism *m, rema
     return 1;
 }
 
-static int fit_main(int argc, char **argv, remat_dist *dist);
+static int fit_main(int argc, char **argv, remat_dist *dist, fit_cli c);
 
-/* Under mpirun every rank runs this; rank 0 prints (cli_dist.h). */
+/* Under mpirun every rank runs this; rank 0 prints (cli_dist.h). The
+ * --data/--data-list arguments (argc of them at most) are freed here, on
+ * every path fit_main returns by. */
 int cmd_pfr_fit(int argc, char **argv)
 {
     remat_dist *dist = cli_dist_open();
     if (!dist)
         return 2;
-    int status = fit_main(argc, argv, dist);
+    fit_cli c = {0};
+    c.data_args = calloc((size_t)argc + 1, sizeof *c.data_args);
+    c.data_is_list = calloc((size_t)argc + 1, sizeof *c.data_is_list);
+    int status = 2;
+    if (c.data_args && c.data_is_list)
+        status = fit_main(argc, argv, dist, c);
+    else
+        fprintf(stderr, "remat: pfr fit: out of memory\n");
+    free(c.data_args);
+    free(c.data_is_list);
     cli_dist_close(dist);
     return status;
 }
 
-static int fit_main(int argc, char **argv, remat_dist *dist)
+static int fit_main(int argc, char **argv, remat_dist *dist, fit_cli c)
 {
-    fit_cli c = {0};
-    c.data_args = calloc((size_t)argc + 1, sizeof *c.data_args);
-    c.data_is_list = calloc((size_t)argc + 1, sizeof *c.data_is_list);
-    if (!c.data_args || !c.data_is_list) {
-        free(c.data_args);
-        free(c.data_is_list);
-        fprintf(stderr, "remat: pfr fit: out of memory\n");
-        return 2;
-    }
     int a = parse_args(argc, argv, &c);
-    if (a <= 0) {
-        free(c.data_args);
-        free(c.data_is_list);
+    if (a <= 0)
         return a < 0 ? 0 : 2;
-    }
     if (c.plot && !cli_plot_check(c.plot))
         return 2;
     if (c.plot_res && !cli_plot_check_for("--plot-residuals", c.plot_res))
@@ -634,8 +633,6 @@ done:
         remat_dataset_free(data[e]);
     free(data);
     pfr_data_files_free(&files);
-    free(c.data_args);
-    free(c.data_is_list);
     remat_mechanism_free(m);
     free(init);
     free(start);
