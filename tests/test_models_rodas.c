@@ -12,8 +12,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/jit.h"
 #include "remat/remat.h"
 
 enum { MS = ODE_MAX_STAGES };
@@ -234,6 +236,54 @@ static void test_models_rodas5_bad_input_names_the_input(void **state)
     remat_mechanism_free(m);
 }
 
+/* Adaptive Rodas5 (remat_while with the attempt as body) runs as compiled
+ * lane loops: Robertson's problem at rtol 1e-6 through three output times,
+ * value and gradient with REMAT_JIT=always the interpreter's bits, every
+ * loop node compiled (each of the first two intervals a checkpoint region:
+ * its loop in the forward, re-run, and reversed; the last forward and
+ * reversed: 3 + 3 + 2). The controller's NaN test is a reduce_max, which
+ * the lane translator once declined, leaving the whole loop interpreted. */
+static void jit_run(const remat_fn *g, const char *jit, double *y0, double *k, double *out, remat_stats *st,
+                    remat_memory_plan *plan)
+{
+    setenv("REMAT_JIT", jit, 1);
+    remat_program *p = compile_ok(g);
+    unsetenv("REMAT_JIT");
+    remat_program_plan(p, plan);
+    run(p, (double *[]){y0, k}, (double *[]){out, out + 1, out + 4}, st); /* L, dL/dy0, dL/dk */
+    remat_program_free(p);
+}
+
+static void test_models_rodas5_adaptive_compiled_matches_interpreted(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse("species A, B, C\nparam k1 = 0.04\nparam k2 = 3e7\nparam k3 = 1e4\n"
+                               "A -> B : k1\n2 B -> B + C : k2\nB + C -> A + C : k3\n");
+    const double times[3] = {1e-3, 1.0, 100.0}, w[9] = {0, 0, 0, 0, 1e4, 0, 1, 1e4, 0};
+    remat_ode_options opt = {.method = REMAT_ODE_RODAS5, .n_times = 3, .times = times, .adaptive = true,
+                             .rtol = 1e-6, .atol = 1e-12};
+    remat_fn *f = weighted_loss_fn(m, &opt, w);
+    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+    double y0[3] = {1, 0, 0}, k[3] = {0.04, 3e7, 1e4}, got[2][7];
+    remat_stats st[2];
+    remat_memory_plan plan[2];
+    jit_run(g, "always", y0, k, got[0], &st[0], &plan[0]);
+    jit_run(g, "never", y0, k, got[1], &st[1], &plan[1]);
+    for (int i = 0; i < 7; i++)
+        assert_true(isfinite(got[1][i]));
+    assert_memory_equal(got[0], got[1], sizeof got[0]);
+    assert_int_equal(st[0].forward_evals, st[1].forward_evals);
+    assert_int_equal(st[0].ops_executed, st[1].ops_executed);
+    assert_int_equal(plan[1].compiled_loops, 0);
+#if REMAT_HAVE_GCCJIT
+    if (remat_cpu_can_compile_lanes())
+        assert_int_equal(plan[0].compiled_loops, 8);
+#endif
+    remat_fn_free(g);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_models_rodas5_batched_rows_match_unbatched),
         cmocka_unit_test(test_models_rodas5_time_dependent_rates_keep_order_5),
         cmocka_unit_test(test_models_rodas5_bad_input_names_the_input),
+        cmocka_unit_test(test_models_rodas5_adaptive_compiled_matches_interpreted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

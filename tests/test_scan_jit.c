@@ -259,20 +259,35 @@ static void test_scan_jit_falls_back(void **state)
     remat_fn_free(f);
     remat_fn_free(b);
     t_free_all(2, in);
-    /* a max over a lane's entries: reduce_max has no lane translation */
-    b = remat_fn_new("reduce_max_body");
-    c = remat_arg(b, "c", REMAT_F64, 2, DIMS(2, 3));
-    remat_val mx = remat_broadcast_in_dim(b, remat_reduce_max(b, c, 1, (int[]){0}), 2, DIMS(2, 3), (int[]){1});
-    remat_fn_output(b, remat_add(b, remat_tanh(b, c), remat_mul_scalar(b, mx, 0.5)));
-    assert_fn_ok(b);
-    remat_tensor in2 = t_rand(REMAT_F64, 2, DIMS(2, 3), -1, 1);
-    const remat_dtype adt2[1] = {REMAT_F64};
-    const remat_shape sh2[1] = {in2.shape};
-    f = scan_loss(b, 9, 1, adt2, sh2, 1, 0, &o, 0);
-    compare("reduce_max body", f, 1, &in2, 0);
-    remat_fn_free(f);
-    remat_fn_free(b);
-    t_free_all(1, &in2);
+}
+
+/* ==== maxima ==== */
+
+/* Maxima: over a lane's entries (axis 0 of (2,3), three lanes) in the CPU
+ * kernel's order, and over the lane axis (axis 1: no lane instruction takes
+ * a max across lanes, so the body is unrolled, m = 1): compiled, with the
+ * interpreter's bits. The special values (+0 / -0 order, NaN) are in
+ * test_while_jit's reduce_max case. */
+static void test_scan_jit_reduce_max(void **state)
+{
+    (void)state;
+    remat_scan_options o = opts("binomial:2", 0, NULL);
+    for (int axis = 0; axis < 2; axis++) {
+        remat_fn *b = remat_fn_new("reduce_max_body");
+        remat_val c = remat_arg(b, "c", REMAT_F64, 2, DIMS(2, 3));
+        remat_val mx = remat_broadcast_in_dim(b, remat_reduce_max(b, c, 1, (int[]){axis}), 2, DIMS(2, 3),
+                                              (int[]){1 - axis});
+        remat_fn_output(b, remat_add(b, remat_tanh(b, c), remat_mul_scalar(b, mx, 0.5)));
+        assert_fn_ok(b);
+        remat_tensor in2 = t_rand(REMAT_F64, 2, DIMS(2, 3), -1, 1);
+        const remat_dtype adt2[1] = {REMAT_F64};
+        const remat_shape sh2[1] = {in2.shape};
+        remat_fn *f = scan_loss(b, 9, 1, adt2, sh2, 1, 0, &o, 0);
+        compare(axis ? "reduce_max across the lanes" : "reduce_max in a lane", f, 1, &in2, 2);
+        remat_fn_free(f);
+        remat_fn_free(b);
+        t_free_all(1, &in2);
+    }
 }
 
 /* Sums over entries of one lane, in the CPU kernel's order; with a
@@ -472,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_scan_jit_special_values),
         cmocka_unit_test(test_scan_jit_empty_values),
         cmocka_unit_test(test_scan_jit_falls_back),
+        cmocka_unit_test(test_scan_jit_reduce_max),
         cmocka_unit_test(test_scan_jit_ambiguous_lane_uses_scalars),
     };
 #if !REMAT_HAVE_GCCJIT

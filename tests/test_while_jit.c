@@ -11,6 +11,7 @@
  */
 #include "while_models.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,100 @@ static void test_while_jit_lane_exit(void **state)
 #endif
 }
 
+/* A body with reduce_max (the adaptive controller's NaN test is one): the
+ * loop v := v k, m := max over each row of v, while t < 2. Rows where
+ * the order of +0 and -0 decides the sign of the maximum (either naive
+ * max(a, b) gets one of them wrong), a NaN row (the latest NaN wins), ties
+ * (the VJP shares the cotangent) and infinities: the compiled loop's bits
+ * are the interpreter's and the CPU kernel's rule (IEEE maximum: +0 beats
+ * -0, NaN propagates), and the loops compile. */
+enum { MR = 5, MC = 4 };
+
+static remat_fn *max_model(int rows)
+{
+    remat_fn *c = remat_fn_new("t_below_2"), *b = remat_fn_new("row_max");
+    remat_arg(c, "v", REMAT_F64, 2, DIMS(rows, MC));
+    remat_arg(c, "m", REMAT_F64, 1, DIMS(rows));
+    remat_val t = remat_arg(c, "t", REMAT_F64, 0, NULL);
+    remat_arg(c, "k", REMAT_F64, 2, DIMS(rows, MC));
+    remat_fn_output(c, remat_lt(c, t, remat_scalar(c, REMAT_F64, 2.0)));
+    remat_val v = remat_arg(b, "v", REMAT_F64, 2, DIMS(rows, MC));
+    remat_arg(b, "m", REMAT_F64, 1, DIMS(rows));
+    remat_val bt = remat_arg(b, "t", REMAT_F64, 0, NULL), k = remat_arg(b, "k", REMAT_F64, 2, DIMS(rows, MC));
+    remat_val v1 = remat_mul(b, v, k);
+    remat_fn_output(b, v1);
+    remat_fn_output(b, remat_reduce_max(b, v1, 1, (int[]){1}));
+    remat_fn_output(b, remat_add_scalar(b, bt, 1.0));
+    remat_fn_output(b, remat_scalar(b, REMAT_F64, 1.0));
+    remat_fn *f = remat_fn_new("row_max_loop");
+    remat_val a[2] = {remat_arg(f, "v0", REMAT_F64, 2, DIMS(rows, MC)), remat_arg(f, "k", REMAT_F64, 2, DIMS(rows, MC))};
+    remat_val init[3] = {a[0], remat_scalar(f, REMAT_F64, 0.0), remat_scalar(f, REMAT_F64, 0.0)}, out[3];
+    init[1] = remat_broadcast_in_dim(f, init[1], 1, DIMS(rows), NULL);
+    remat_while_options opt = {.max_steps = 10};
+    assert_ok(remat_while(f, c, b, 3, 2, init, 1, a + 1, &opt, out, NULL));
+    remat_fn_output(f, out[0]);
+    remat_fn_output(f, out[1]);
+    assert_fn_ok(f);
+    remat_fn_free(c);
+    remat_fn_free(b);
+    return f;
+}
+
+/* backend/cpu/reduce.c's step, in plain C */
+static double max_step_ref(double m, double x)
+{
+    return (x > m || x != x || (x == m && signbit(m))) ? x : m;
+}
+
+static void test_while_jit_reduce_max_bitwise(void **state)
+{
+    (void)state;
+    const uint64_t nan_a = 0x7ff8000000000001ull, nan_b = 0x7ff8000000000002ull;
+    double na, nb;
+    memcpy(&na, &nan_a, sizeof na), memcpy(&nb, &nan_b, sizeof nb);
+    double v0[MR * MC] = {0.0, -0.0, -0.0, -0.0,        /* +0 first: max(m, x) would end at -0 */
+                          -0.0, -0.0, 0.0, -0.0,        /* +0 after -0: max(x, m) would keep -0 */
+                          2.0, 5.0, 5.0, -1.0,          /* a tie */
+                          -INFINITY, -3.0, INFINITY, 1, /* infinities */
+                          1.0, na, 3.0, nb};            /* NaN: the latest wins */
+    double k[MR * MC];
+    for (int i = 0; i < MR * MC; i++)
+        k[i] = i % 2 ? 2.0 : 0.5;
+    /* the primal, NaN row included: bits against the interpreter and the rule */
+    remat_fn *f = max_model(MR);
+    remat_tensor in[2] = {remat_tensor_f64(v0, 2, DIMS(MR, MC)), remat_tensor_f64(k, 2, DIMS(MR, MC))};
+    check_both("reduce_max, primal", f, 2, in, 1);
+    outs_t o;
+    run_fn(f, 2, in, &o, NULL, NULL);
+    const double *v = o.t[0].data, *m = o.t[1].data;
+    for (int r = 0; r < MR; r++) {
+        double want = -INFINITY;
+        for (int c = 0; c < MC; c++)
+            want = max_step_ref(want, v[r * MC + c]);
+        if (memcmp(&want, &m[r], sizeof want) != 0)
+            fail_msg("row %d: max %g, the CPU kernel's rule gives %g", r, m[r], want);
+    }
+    assert_true(m[0] == 0.0 && !signbit(m[0]) && !signbit(m[1]));
+    assert_memory_equal(&m[4], &nan_b, sizeof nan_b);
+    outs_free(&o);
+    remat_fn_free(f);
+    /* the gradient of sum(m) + sum(v) (the VJP of a max: eq, counts,
+     * shares) without the NaN row */
+    const int rows = MR - 1;
+    remat_fn *fg = max_model(rows), *l = remat_fn_new("row_max_loss");
+    remat_val a[2] = {remat_arg(l, "v0", REMAT_F64, 2, DIMS(rows, MC)), remat_arg(l, "k", REMAT_F64, 2, DIMS(rows, MC))},
+              r[2];
+    assert_ok(remat_call(l, fg, 2, a, r));
+    remat_fn_output(l, remat_add(l, remat_sum_all(l, r[1]), remat_sum_all(l, r[0])));
+    assert_fn_ok(l);
+    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, l, 0, NULL);
+    remat_tensor gin[2] = {remat_tensor_f64(v0, 2, DIMS(rows, MC)), remat_tensor_f64(k, 2, DIMS(rows, MC))};
+    check_both("reduce_max, gradient", g, 2, gin, 2);
+    remat_fn_free(g);
+    remat_fn_free(l);
+    remat_fn_free(fg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_while_jit_max_steps),
         cmocka_unit_test(test_while_jit_lengths_repeat),
         cmocka_unit_test(test_while_jit_lane_exit),
+        cmocka_unit_test(test_while_jit_reduce_max_bitwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,9 @@
  * of a constant the whole batch shares), as a per-step sum the loop adds to
  * lane after lane, whose result only instructions after the lanes may read
  * (backend/lane.h) — a body that feeds such a sum back into the lanes (a
- * batch mean) is not translated.
+ * batch mean) is not translated. Maxima (reduce_max) within a lane only,
+ * in the CPU kernel's order and with its IEEE maximum (+0 above -0, NaN
+ * propagates): as the adaptive controller's NaN test needs.
  *
  * lu and linear_solve of n <= 8 are unrolled (scan_lanes_solve.c), one
  * system per batch entry, the lane axis a batch axis of the operands.
@@ -472,13 +474,33 @@ static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
     return o;
 }
 
-/* reduce_sum over axes without the lane: each output entry is
- * ((+0 + x0) + x1) + ... over its inputs in ascending row-major order, the
- * CPU kernel's contract (backend/cpu/reduce.c) */
-static lval *reduce_sum(lb *b, const lval *x, const remat_node *N)
+/* reduce_max's step (backend/cpu/reduce.c, MAX_STEP): m takes x when
+ * x > m, when x is NaN, or when x == m and m is -0 (IEEE maximum: +0 beats
+ * -0, a NaN propagates, the latest NaN's bits win). max(x, m) is all of it
+ * but the last case, where it keeps m: the select takes x there, m's sign
+ * read off 1/m (-inf for -0; any negative m equal to x has x's bits). */
+static int32_t max_step(lb *b, remat_dtype dt, int32_t m, int32_t x)
+{
+    const int32_t mx = op3(b, REMAT_OP_MAX, dt, x, m, -1, 0.0);
+    const int32_t neg = op3(b, REMAT_OP_LT, dt, op3(b, REMAT_OP_DIV, dt, konst(b, dt, 1.0), m, -1, 0.0),
+                            konst(b, dt, 0.0), -1, 0.0);
+    const int32_t eq_neg = op3(b, REMAT_OP_MUL, dt, op3(b, REMAT_OP_EQ, dt, x, m, -1, 0.0), neg, -1, 0.0);
+    return op3(b, REMAT_OP_SELECT, dt, eq_neg, x, mx, 0.0);
+}
+
+/* reduce_sum and reduce_max over axes without the lane: each output entry
+ * is ((+0 + x0) + x1) + ... (sum) or step(...step(-inf, x0)..., xn) (max,
+ * step(-inf, x0) being x0 whatever x0) over its inputs in ascending
+ * row-major order, the CPU kernel's contract (backend/cpu/reduce.c). A sum
+ * may run across the lanes; a max across them has no lane instruction and
+ * is not translated. */
+static lval *reduce(lb *b, const lval *x, const remat_node *N)
 {
     const uint32_t mask = N->p.axes_mask;
+    const int is_max = N->op == REMAT_OP_REDUCE_MAX;
     const int across = x->lane >= 0 && (mask >> x->lane & 1u);
+    if (across && is_max)
+        return b->ok = 0, NULL;
     for (int k = 0; across && k < x->lane; k++)
         if (mask >> k & 1u) /* row-major order would interleave the lanes */
             return b->ok = 0, NULL;
@@ -506,7 +528,8 @@ static lval *reduce_sum(lb *b, const lval *x, const remat_node *N)
         memset(rc, 0, sizeof rc);
         int32_t acc = across ? push(b, (remat_lane_ins){.kind = REMAT_LANE_SUM0, .dt = (uint8_t)o->dt, .a = -1,
                                                          .b = -1, .c = -1, .buf = -1})
-                             : konst(b, o->dt, 0.0);
+                      : is_max ? -1
+                               : konst(b, o->dt, 0.0);
         for (;;) { /* odometer over the reduced axes, last fastest (across: in each lane in turn) */
             for (int q = 0; q < nr; q++)
                 ic[red[q]] = rc[q];
@@ -514,6 +537,8 @@ static lval *reduce_sum(lb *b, const lval *x, const remat_node *N)
             if (across)
                 push(b, (remat_lane_ins){.kind = REMAT_LANE_ACC, .dt = (uint8_t)o->dt, .a = acc, .b = xe, .c = -1,
                                          .buf = -1});
+            else if (is_max)
+                acc = acc < 0 ? xe : max_step(b, o->dt, acc, xe);
             else
                 acc = op3(b, REMAT_OP_ADD, o->dt, acc, xe, -1, 0.0);
             int q = nr - 1;
@@ -609,9 +634,7 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
             val[v] = remat_op_param_of((remat_op)N->op) == REMAT_OPP_NONE ? reshape(b, x[0], N)
                                                                            : routed(b, N, x, N->nin);
             break;
-        case REMAT_OPCAT_REDUCE: /* sums only: a max has no lane code yet */
-            val[v] = N->op == REMAT_OP_SUM ? reduce_sum(b, x[0], N) : NULL;
-            break;
+        case REMAT_OPCAT_REDUCE: val[v] = reduce(b, x[0], N); break;
         case REMAT_OPCAT_UNARY:
         case REMAT_OPCAT_BINARY:
         case REMAT_OPCAT_COMPARE:
