@@ -5,7 +5,8 @@
 #     to the bit, and the same --json (seconds and rank count aside);
 #   - without --shards, two ranks train as one process with --shards 8;
 #   - errors said once, by rank 0, every rank exiting non-zero: too few
-#     shards for the ranks, more shards than rows, an unreadable --data;
+#     shards for the ranks, more shards than rows, a batch the default
+#     shards or the ranks do not fit, an unreadable --data;
 #   - a rank killed mid-run ends the job within seconds, naming the rank,
 #     and leaves no weights file (written by rank 0 only at the very end).
 # HAVE_MPI 0 (built without MPI): skipped, exit 77. The launcher's settings
@@ -65,6 +66,12 @@ check "  says why once" lines many.err '^remat: --shards: 31 micro-shards of a b
 "$REMAT" mlp train $small --shards 0 >zero.out 2>zero.err
 check "--shards 0 exits 2" test $? -eq 2
 check "  names --shards" has zero.err "remat: --shards: 0 is out of range"
+mpi 2 mlp train $small --batch 4 >defbig.out 2>defbig.err
+check "-np 2 --batch 4 (the default 8 shards do not fit) exits 2" test $? -eq 2
+check "  says what fits, once" lines defbig.err '^remat: --shards: the default under mpirun, 8 micro-shards, exceeds the batch of 4 rows; give --shards K with 2 <= K <= 4, or --batch 8 or more$' 1
+mpi 3 mlp train $small --batch 2 >tiny.out 2>tiny.err
+check "-np 3 --batch 2 (no shard count fits) exits 2" test $? -eq 2
+check "  names --batch, once" lines tiny.err '^remat: --batch: a batch of 2 rows over 3 ranks; give every rank a row at least (--batch 3 or more)$' 1
 mpi 2 mlp train $small --data "$work/missing.csv" >nodata.out 2>nodata.err
 check "unreadable --data on 2 ranks exits non-zero" test $? -ne 0
 check "  said once, naming the file" lines nodata.err "^remat: --data: rank 0: .*missing.csv" 1

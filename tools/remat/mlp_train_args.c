@@ -178,6 +178,17 @@ int mlp_train_check(mlp_train_args *a, int ranks, remat_nn_train_options *o)
         fprintf(stderr, "remat: --test-fraction: must be in (0, 1) (got %g)\n", a->test_fraction);
         return 2;
     }
+    if (a->shards == 0 && ranks > 1 && a->batch < ranks) { /* no K fits: ranks <= K <= batch */
+        fprintf(stderr, "remat: --batch: a batch of %lld rows over %d ranks; give every rank a row at least "
+                "(--batch %d or more)\n", (long long)a->batch, ranks, ranks);
+        return 2;
+    }
+    if (a->shards == 0 && ranks > 1 && a->batch < MLP_MPI_SHARDS) { /* the default does not fit: say what does */
+        fprintf(stderr, "remat: --shards: the default under mpirun, %d micro-shards, exceeds the batch of %lld "
+                "rows; give --shards K with %d <= K <= %lld, or --batch %d or more\n", MLP_MPI_SHARDS,
+                (long long)a->batch, ranks, (long long)a->batch, MLP_MPI_SHARDS);
+        return 2;
+    }
     if (a->shards == 0 && ranks > 1) /* not given */
         a->shards = MLP_MPI_SHARDS;
     if (a->shards > a->batch) {
