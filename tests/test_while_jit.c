@@ -340,6 +340,100 @@ static void test_while_jit_reduce_max_bitwise(void **state)
     remat_fn_free(fg);
 }
 
+/* ---- the tier policy's account is the body's, not the node's ----
+ *
+ * A program of `n` while loops over one body (a fit's experiments, each
+ * with its loops) under REMAT_JIT=auto: its runs until every loop node is
+ * compiled. The policy compiles once the body's interpreted time passes the
+ * compile's estimate; counted per node, n loops took as many runs as one
+ * (each node had to pay alone), so a job of many short loops never
+ * compiled and never filled the disk cache. `c` makes the body's programs
+ * differ between calls (a constant of the body), so each call starts its
+ * own account and its own compilation. */
+static remat_fn *scaled_euler(double c) /* body_fn's, with a constant c of its own */
+{
+    remat_fn *b = remat_fn_new("euler_scaled");
+    remat_val y = remat_arg(b, "y", REMAT_F64, 1, DIMS(2));
+    remat_val t = remat_arg(b, "t", REMAT_F64, 0, NULL);
+    remat_val r = remat_arg(b, "r", REMAT_F64, 0, NULL);
+    remat_val k = remat_arg(b, "k", REMAT_F64, 1, DIMS(2));
+    remat_arg(b, "T", REMAT_F64, 0, NULL);
+    remat_val h = remat_arg(b, "h", REMAT_F64, 0, NULL);
+    remat_val dy = remat_mul(b, remat_scalar(b, REMAT_F64, c), remat_mul(b, h, remat_neg(b, remat_mul(b, k, y))));
+    remat_fn_output(b, remat_add(b, y, dy));
+    remat_fn_output(b, remat_add(b, t, h));
+    remat_fn_output(b, remat_scalar(b, REMAT_F64, 1.0));
+    remat_fn_output(b, r);
+    assert_fn_ok(b);
+    return b;
+}
+
+static remat_fn *many_loops(int n, double c)
+{
+    remat_fn *cf = cond_fn(), *b = scaled_euler(c);
+    remat_fn *f = remat_fn_new("many_loops");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, DIMS(2)), k = remat_arg(f, "k", REMAT_F64, 1, DIMS(2));
+    remat_val T = remat_arg(f, "T", REMAT_F64, 0, NULL), loss = remat_scalar(f, REMAT_F64, 0.0);
+    remat_val h = remat_scalar(f, REMAT_F64, 0.0625);
+    for (int i = 0; i < n; i++) {
+        remat_val init[3] = {remat_mul(f, y0, remat_scalar(f, REMAT_F64, 1.0 + i)), remat_scalar(f, REMAT_F64, 0.0),
+                             remat_scalar(f, REMAT_F64, 1.0)};
+        remat_val ks[3] = {k, T, h}, out[3];
+        remat_while_options opt = {.max_steps = 100000};
+        assert_ok(remat_while(f, cf, b, 3, 1, init, 3, ks, &opt, out, NULL));
+        loss = remat_add(f, loss, remat_sum_all(f, out[0]));
+    }
+    remat_fn_output(f, loss);
+    assert_fn_ok(f);
+    remat_fn_free(cf);
+    remat_fn_free(b);
+    return f;
+}
+
+static int64_t runs_until_compiled(int n, double c)
+{
+    remat_fn *f = many_loops(n, c);
+    setenv("REMAT_JIT", "auto", 1);
+    setenv("REMAT_NO_CACHE", "1", 1);
+    remat_program *p = compile_ok(f);
+    unsetenv("REMAT_JIT");
+    unsetenv("REMAT_NO_CACHE");
+    double y[2] = {1.5, -0.75}, k[2] = {0.8, 2.3}, T = 4.0, out = 0;
+    remat_tensor in[3] = {remat_tensor_f64(y, 1, DIMS(2)), remat_tensor_f64(k, 1, DIMS(2)), remat_tensor_f64(&T, 0, NULL)};
+    remat_tensor o = remat_tensor_f64(&out, 0, NULL);
+    int64_t runs = 0;
+    for (; runs < 200000; runs++) {
+        remat_memory_plan plan;
+        remat_program_plan(p, &plan);
+        if (plan.compiled_loops == n)
+            break;
+        assert_ok(remat_run(p, 3, in, 1, &o, NULL));
+    }
+    remat_program_free(p);
+    remat_fn_free(f);
+    return runs;
+}
+
+static void test_while_jit_loops_of_one_body_share_account(void **state)
+{
+    (void)state;
+#if REMAT_HAVE_GCCJIT
+    /* one loop first, then 16 (other programs: another c), and one loop again:
+     * the machine's speed may drift between the measurements */
+    const int64_t one = runs_until_compiled(1, 0.5), many = runs_until_compiled(16, 0.25),
+                  again = runs_until_compiled(1, 0.125);
+    printf("runs until compiled: 1 loop %lld, 16 loops %lld, 1 loop again %lld\n", (long long)one,
+           (long long)many, (long long)again);
+    assert_true(one < 200000 && many < 200000);
+    const int64_t lo = one < again ? one : again;
+    if (!(many * 2 <= lo))
+        fail_msg("16 loops of one body took %lld runs to compile, one loop %lld: not one account", (long long)many,
+                 (long long)lo);
+#else
+    skip(); /* never reached in CI: the no-JIT build does not run this suite */
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_while_jit_lengths_repeat),
         cmocka_unit_test(test_while_jit_lane_exit),
         cmocka_unit_test(test_while_jit_reduce_max_bitwise),
+        cmocka_unit_test(test_while_jit_loops_of_one_body_share_account),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/assert.h"
 #include "scan/scan_rt.h"
 
 /* The interpreter's cost, in ns, measured on the PFR Euler body (152 lane
@@ -73,11 +74,11 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 
 /* field by field: the struct's padding is not part of the program */
-static uint64_t programs_hash(const scan_lanes *S)
+static uint64_t programs_hash(int n, const remat_lane_program *const *pp)
 {
-    uint64_t h = fnv(14695981039346656037ull, &S->n_progs, sizeof S->n_progs);
-    for (int k = 0; k < S->n_progs; k++) {
-        const remat_lane_program *p = &S->progs[k];
+    uint64_t h = fnv(14695981039346656037ull, &n, sizeof n);
+    for (int k = 0; k < n; k++) {
+        const remat_lane_program *p = pp[k];
         h = fnv(fnv(h, &p->m, sizeof p->m), &p->n_ins, sizeof p->n_ins);
         for (int i = 0; i < p->n_ins; i++) {
             const remat_lane_ins *I = &p->ins[i];
@@ -89,9 +90,9 @@ static uint64_t programs_hash(const scan_lanes *S)
     return h;
 }
 
-static struct scan_tier_pool *pool_of(const scan_lanes *S)
+struct scan_tier_pool *remat_tier_pool_of(int n, const remat_lane_program *const *pp)
 {
-    const uint64_t key = programs_hash(S);
+    const uint64_t key = programs_hash(n, pp);
     struct scan_tier_pool *p = NULL;
     pthread_mutex_lock(&pool_lock);
     for (int i = 0; i < n_pools && !p; i++)
@@ -101,6 +102,23 @@ static struct scan_tier_pool *pool_of(const scan_lanes *S)
         p = &pools[n_pools++], *p = (struct scan_tier_pool){.key = key};
     pthread_mutex_unlock(&pool_lock);
     return p;
+}
+
+double remat_tier_pool_add(struct scan_tier_pool *p, double ns)
+{
+    pthread_mutex_lock(&pool_lock);
+    const double total = p->spent_ns += ns;
+    pthread_mutex_unlock(&pool_lock);
+    return total;
+}
+
+static struct scan_tier_pool *pool_of(const scan_lanes *S)
+{
+    const remat_lane_program *pp[LKI_COUNT];
+    REMAT_ASSERT(S->n_progs <= LKI_COUNT);
+    for (int i = 0; i < S->n_progs; i++)
+        pp[i] = &S->progs[i];
+    return remat_tier_pool_of(S->n_progs, pp);
 }
 
 /* ---- the cost model ---- */

@@ -17,6 +17,8 @@
 
 #include <stdbool.h>
 
+#include "backend/lane.h"
+
 typedef struct scan_rt scan_rt;
 
 typedef enum { SCAN_JIT_AUTO, SCAN_JIT_ALWAYS, SCAN_JIT_NEVER } scan_jit_mode;
@@ -33,5 +35,15 @@ bool remat_scan_tier_lower(scan_rt *r);
 /* At a kernel's entry: a waiting node counts the run, and switches to its
  * compiled loops when they are due. */
 void remat_scan_tier_run(scan_rt *r);
+
+/* The process's account of interpreted work per body (a set of lane
+ * programs; scan_tier.c): loop nodes with the same programs add their runs'
+ * work to one total, so a body many nodes run (a fit's experiments, each
+ * with its own loops) compiles once their work together pays for it.
+ * remat_tier_pool_of: NULL when the table is full (the node keeps its own
+ * count). remat_tier_pool_add returns the new total. Thread-safe. */
+struct scan_tier_pool;
+struct scan_tier_pool *remat_tier_pool_of(int n, const remat_lane_program *const *pp);
+double remat_tier_pool_add(struct scan_tier_pool *p, double ns);
 
 #endif

@@ -219,7 +219,8 @@ remat_status remat_while_lanes_lower(while_rt *r, const remat_while_data *d, rem
         say(r, "loaded from the cache");
     } else {
         W->wait = true;
-        say(r, "interpreted until its runs have done that much work");
+        W->pool = remat_tier_pool_of(n, pp);
+        say(r, "interpreted until its body's runs have done that much work");
     }
     return REMAT_OK;
 }
@@ -236,7 +237,7 @@ void remat_while_lanes_tier_run(while_rt *r)
     while_lanes *W = &r->wl;
     if (!W->wait)
         return;
-    if (W->spent_ns < W->cost_ns) {
+    if ((W->pool ? remat_tier_pool_add(W->pool, 0) : W->spent_ns) < W->cost_ns) {
         W->start_ns = now_ns();
         return;
     }
@@ -247,6 +248,11 @@ void remat_while_lanes_tier_run(while_rt *r)
 
 void remat_while_lanes_tier_done(while_rt *r)
 {
-    if (r->wl.wait)
-        r->wl.spent_ns += now_ns() - r->wl.start_ns;
+    if (!r->wl.wait)
+        return;
+    const double ns = now_ns() - r->wl.start_ns;
+    if (r->wl.pool)
+        remat_tier_pool_add(r->wl.pool, ns);
+    else
+        r->wl.spent_ns += ns;
 }

@@ -47,6 +47,7 @@ typedef struct {
      * the compile's estimate */
     bool wait;
     double cost_ns, spent_ns, start_ns;
+    struct scan_tier_pool *pool; /* the body's account, shared with nodes of the same programs */
 } while_lanes;
 
 #define WHILE_LANES_CHUNK 256
