@@ -178,13 +178,13 @@ static void x_advance(void *x, int64_t step, int64_t n)
         remat_while_rt_step(x, step + q);
 }
 
-static void x_snapshot(void *x, int slot)
+void remat_while_rt_snapshot(void *x, int slot)
 {
     while_rt *r = x;
     r->be->iface.mem_copy(remat_while_rt_slot(r, slot), r->cur, r->d->carry_bytes);
 }
 
-static void x_restore(void *x, int slot)
+void remat_while_rt_restore(void *x, int slot)
 {
     while_rt *r = x;
     r->pending = -1;
@@ -194,7 +194,7 @@ static void x_restore(void *x, int slot)
 static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
 {
     for (int64_t q = 0; q < n; q++) {
-        x_snapshot(x, (int)(slot + q * dslot));
+        remat_while_rt_snapshot(x, (int)(slot + q * dslot));
         remat_while_rt_step(x, step + q);
     }
 }
@@ -217,7 +217,7 @@ static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
     REMAT_ASSERT(slot >= 0 || n == 1);
     for (int64_t q = 0; q < n; q++) {
         if (slot >= 0)
-            x_restore(x, (int)(slot + q * dslot));
+            remat_while_rt_restore(x, (int)(slot + q * dslot));
         if (!remat_while_rt_bit(r, step - q)) /* rejected: absent from the reverse pass */
             continue;
         tape_one(r, step - q, r->tmp_tape);
@@ -226,7 +226,7 @@ static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
 }
 
 static const scan_executor interp = {
-    .advance = x_advance, .snapshot = x_snapshot, .restore = x_restore, .shot_advance = x_shot_advance,
+    .advance = x_advance, .snapshot = remat_while_rt_snapshot, .restore = remat_while_rt_restore, .shot_advance = x_shot_advance,
     .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
 };
 

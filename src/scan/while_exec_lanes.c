@@ -159,26 +159,13 @@ static void x_advance(void *x, int64_t step, int64_t n)
         steps(r, r->cur, step, n, &ended);
 }
 
-static void x_snapshot(void *x, int slot)
-{
-    while_rt *r = x;
-    r->be->iface.mem_copy(remat_while_rt_slot(r, slot), r->cur, r->d->carry_bytes);
-}
-
-static void x_restore(void *x, int slot)
-{
-    while_rt *r = x;
-    r->pending = -1;
-    r->be->iface.mem_copy(r->cur, remat_while_rt_slot(r, slot), r->d->carry_bytes);
-}
-
 static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
 {
     while_rt *r = x;
     while_lanes *W = &r->wl;
     while (n > 0) {
         if (r->pending == step || step >= r->known) {
-            x_snapshot(r, slot);
+            remat_while_rt_snapshot(r, slot);
             x_advance(r, step, 1);
             step++, n--, slot += dslot;
             continue;
@@ -300,7 +287,7 @@ static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
 }
 
 static const scan_executor lanes = {
-    .advance = x_advance, .snapshot = x_snapshot, .restore = x_restore, .shot_advance = x_shot_advance,
+    .advance = x_advance, .snapshot = remat_while_rt_snapshot, .restore = remat_while_rt_restore, .shot_advance = x_shot_advance,
     .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
 };
 

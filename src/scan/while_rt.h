@@ -137,6 +137,10 @@ bool remat_while_rt_cond(while_rt *r, const char *carry);
 void remat_while_rt_eval(while_rt *r, int64_t k); /* into next, no swap */
 void remat_while_rt_step(while_rt *r, int64_t k); /* cur := next carry (the lookahead when pending) */
 void remat_while_rt_run(void *r, const scan_xop *ops, int64_t n);
+/* the executors' snapshot and restore (both executors: carries in the
+ * store's slots; restore drops a pending lookahead); x is a while_rt */
+void remat_while_rt_snapshot(void *x, int slot);
+void remat_while_rt_restore(void *x, int slot);
 void remat_while_rt_finish(while_rt *r, void *const *ct_ks);
 /* while_lanes.c: the compiled loops at lowering (r->wl; off when the body
  * has none or the tier policy waits; out of memory: interpreted, the same

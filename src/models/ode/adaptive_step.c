@@ -36,19 +36,6 @@ static remat_val cst(remat_fn *f, remat_dtype dt, double v)
     return remat_scalar(f, dt, v);
 }
 
-/* sum_j w_j k_j over the nonzero w_j, in j order; REMAT_NONE if all are 0 */
-static remat_val combine(remat_fn *f, int n, const double *w, const remat_val *k)
-{
-    remat_val acc = REMAT_NONE;
-    for (int j = 0; j < n; j++) {
-        if (w[j] == 0.0)
-            continue;
-        remat_val term = w[j] == 1.0 ? k[j] : remat_mul_scalar(f, k[j], w[j]);
-        acc = acc == REMAT_NONE ? term : remat_add(f, acc, term);
-    }
-    return acc;
-}
-
 remat_status ode_initial_step(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_val t0, remat_val y0,
                               remat_val f0, remat_val params, remat_val *dt0)
 {
@@ -144,20 +131,20 @@ static remat_status explicit_attempt(remat_fn *f, const remat_mechanism *m, cons
     k[0] = remat_mul(f, h, a[ODE_FY]);
     remat_status st = REMAT_OK;
     for (int i = 1; i < tb->stages && st == REMAT_OK; i++) {
-        y6 = remat_add(f, y, combine(f, i, tb->a + i * (i - 1) / 2, k));
+        y6 = remat_add(f, y, ode_combine(f, i, tb->a + i * (i - 1) / 2, k));
         remat_val ti = timed ? remat_add(f, t, remat_mul_scalar(f, h, tb->c[i])) : REMAT_NONE;
         remat_val fi;
         st = remat_kinetics_rhs(f, m, ti, y6, p, &fi);
         k[i] = st == REMAT_OK ? remat_mul(f, h, fi) : REMAT_NONE;
     }
     if (st == REMAT_OK) {
-        *y1 = remat_add(f, y, combine(f, tb->stages, tb->b, k));
+        *y1 = remat_add(f, y, ode_combine(f, tb->stages, tb->b, k));
         st = remat_kinetics_rhs(f, m, timed ? remat_add(f, t, h) : REMAT_NONE, *y1, p, f7);
     }
     if (st != REMAT_OK)
         return st;
     k[tb->stages] = remat_mul(f, h, *f7);
-    remat_val err = combine(f, tb->stages + 1, tb->e, k);
+    remat_val err = ode_combine(f, tb->stages + 1, tb->e, k);
 
     /* the control part sees values, never derivatives */
     remat_val sg[ODE_MAX_STAGES + 1];

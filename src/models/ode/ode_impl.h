@@ -54,6 +54,11 @@ extern const ode_tableau remat_ode_dopri5_tableau;
 /* NULL out of range. */
 const ode_tableau *remat_ode_tableau(remat_ode_method method);
 
+/* sum_j w_j k_j over the nonzero w_j, in j order (a weight 1 adds k_j
+ * itself); REMAT_NONE if all are 0. The explicit, adaptive and Rosenbrock
+ * steps combine their stages with it (step.c). */
+remat_val ode_combine(remat_fn *f, int n, const double *w, const remat_val *k);
+
 /* Emits one Rosenbrock step of tb (tb->ros != NULL) into f, arguments as
  * remat_ode_step's; *err (may be NULL) gets the embedded error estimate
  * sum_i e_i k_i, shaped like y. */

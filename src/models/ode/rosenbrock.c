@@ -29,19 +29,6 @@
 /* k = W^{-1} r: W (..., S, S), r (..., S) */
 static remat_val solve(remat_fn *f, remat_val W, remat_val r) { return remat_linear_solve(f, W, r); }
 
-/* sum_j w_j k_j over the nonzero w_j, in j order; REMAT_NONE if all are 0 */
-static remat_val combine(remat_fn *f, int n, const double *w, const remat_val *k)
-{
-    remat_val acc = REMAT_NONE;
-    for (int j = 0; j < n; j++) {
-        if (w[j] == 0.0)
-            continue;
-        remat_val term = w[j] == 1.0 ? k[j] : remat_mul_scalar(f, k[j], w[j]);
-        acc = acc == REMAT_NONE ? term : remat_add(f, acc, term);
-    }
-    return acc;
-}
-
 /* row (n entries) == prev row (n - 1 entries) followed by 1 */
 static int extends(const double *row, const double *prev, int n)
 {
@@ -186,7 +173,7 @@ remat_status remat_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, co
         if (i > 1 && extends(ai, rb->a + (i - 1) * (i - 2) / 2, i)) {
             u = remat_add(f, u, k[i - 1]);
         } else if (i > 0) {
-            remat_val incr = combine(f, i, ai, k);
+            remat_val incr = ode_combine(f, i, ai, k);
             u = incr == REMAT_NONE ? y : remat_add(f, y, incr);
         }
         remat_val fi = f0;
@@ -200,15 +187,15 @@ remat_status remat_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, co
         remat_val r = fi;
         if (dfdt != REMAT_NONE && rb->d[i] != 0.0)
             r = remat_add(f, r, remat_mul(f, remat_mul_scalar(f, h, rb->d[i]), dfdt));
-        remat_val ck = i ? combine(f, i, rb->C + i * (i - 1) / 2, k) : REMAT_NONE;
+        remat_val ck = i ? ode_combine(f, i, rb->C + i * (i - 1) / 2, k) : REMAT_NONE;
         if (ck != REMAT_NONE)
             r = remat_add(f, r, remat_mul(f, inv_h, ck));
         k[i] = solve(f, W, r);
     }
     const double *last = rb->a + (tb->stages - 1) * (tb->stages - 2) / 2;
     remat_val out = extends(rb->b, last, tb->stages) ? remat_add(f, u, k[tb->stages - 1])
-                                                     : remat_add(f, y, combine(f, tb->stages, rb->b, k));
-    remat_val est = err ? combine(f, tb->stages, rb->e, k) : REMAT_NONE;
+                                                     : remat_add(f, y, ode_combine(f, tb->stages, rb->b, k));
+    remat_val est = err ? ode_combine(f, tb->stages, rb->e, k) : REMAT_NONE;
     if (remat_fn_status(f) != REMAT_OK)
         return remat_error(remat_fn_status(f), "ode step (%s): %s", tb->name, remat_fn_error(f));
     *y_next = out;

@@ -64,8 +64,8 @@ remat_status remat_ode_method_parse(const char *text, remat_ode_method *out)
     return remat_error(REMAT_ERR_PARSE, "unknown ODE method '%s' (expected euler, rk4, tsit5, rodas5 or dopri5)", text);
 }
 
-/* sum_j w_j k_j over the nonzero w_j, in j order; REMAT_NONE if all are 0 */
-static remat_val combine(remat_fn *f, int n, const double *w, const remat_val *k)
+/* ode_impl.h */
+remat_val ode_combine(remat_fn *f, int n, const double *w, const remat_val *k)
 {
     remat_val acc = REMAT_NONE;
     for (int j = 0; j < n; j++) {
@@ -95,7 +95,7 @@ remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_met
     remat_val k[ODE_MAX_STAGES];
     for (int i = 0; i < tb->stages; i++) {
         const double *ai = tb->a ? tb->a + i * (i - 1) / 2 : NULL;
-        remat_val incr = i ? combine(f, i, ai, k) : REMAT_NONE;
+        remat_val incr = i ? ode_combine(f, i, ai, k) : REMAT_NONE;
         remat_val yi = incr == REMAT_NONE ? y : remat_add(f, y, incr);
         remat_val ti = t;
         if (t != REMAT_NONE && tb->c[i] != 0.0)
@@ -106,7 +106,7 @@ remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_met
             return st;
         k[i] = remat_mul(f, h, dydt);
     }
-    remat_val out = remat_add(f, y, combine(f, tb->stages, tb->b, k));
+    remat_val out = remat_add(f, y, ode_combine(f, tb->stages, tb->b, k));
     if (remat_fn_status(f) != REMAT_OK)
         return remat_error(remat_fn_status(f), "ode step (%s): %s", tb->name, remat_fn_error(f));
     *y_next = out;
