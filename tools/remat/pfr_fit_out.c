@@ -1,10 +1,9 @@
-/* pfr_fit_out.c — `remat pfr fit`'s table, JSON document and residual plot (pfr_fit_out.h). */
+/* pfr_fit_out.c — `remat pfr fit`'s table and JSON document (pfr_fit_out.h); its plots: pfr_fit_plot.c. */
 #include "pfr_fit_out.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 
@@ -240,64 +239,4 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
         putchar(']');
     }
     printf("}\n");
-}
-
-int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_dataset *const *data, int row0,
-                           const double *res)
-{
-    int S = remat_mechanism_species_count(rep->m), n_data = rep->n_data;
-    int64_t N = remat_fit_residual_count(rep->fit);
-    double *xy = malloc(sizeof *xy * 2 * (size_t)(N + 1));
-    cli_panel *panels = calloc((size_t)n_data, sizeof *panels);
-    cli_series *series = calloc((size_t)n_data * (size_t)S, sizeof *series);
-    char(*titles)[160] = calloc((size_t)n_data, sizeof *titles);
-    int ok = xy && panels && series && titles;
-    if (!ok)
-        fprintf(stderr, "remat: --plot-residuals: out of memory for %d panels\n", n_data);
-    /* residuals come experiment by experiment, row by row, species in
-     * mechanism order: regroup them by species into (time, residual) runs */
-    int64_t first = 0, used = 0;
-    for (int e = 0; ok && e < n_data; e++) {
-        const remat_dataset *d = data[e];
-        size_t R = remat_dataset_rows(d), row1 = row0 ? 1 : 0;
-        const double *t = remat_dataset_times(d);
-        cli_series *ser = series + (size_t)e * (size_t)S;
-        int ns = 0;
-        int64_t k = first;
-        for (int s = 0; s < S; s++) {
-            if (!remat_dataset_has_column(d, s))
-                continue;
-            int n = 0;
-            for (size_t row = row1; row < R; row++)
-                n += remat_dataset_is_measured(d, row, s);
-            double *x = xy + used, *y = x + n;
-            n = 0;
-            k = first;
-            for (size_t row = row1; row < R; row++)
-                for (int s2 = 0; s2 < S; s2++)
-                    if (remat_dataset_is_measured(d, row, s2)) {
-                        if (s2 == s) {
-                            x[n] = t[row];
-                            y[n++] = res[k];
-                        }
-                        k++;
-                    }
-            used += 2 * n;
-            ser[ns++] = (cli_series){.label = remat_mechanism_species_name(rep->m, s), .n = n, .x = x, .y = y,
-                                     .points_only = 1, .color = 1 + s};
-        }
-        first = k;
-        const char *base = strrchr(remat_dataset_path(d), '/');
-        snprintf(titles[e], sizeof titles[e], "%s: residuals%s", base ? base + 1 : remat_dataset_path(d),
-                 rep->sigma || rep->relative ? " (weighted)" : " (model - data)");
-        panels[e] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d), .ylabel = "residual",
-                                .n_series = ns, .series = ser};
-    }
-    if (ok)
-        ok = cli_plot_panels_for("--plot-residuals", path, n_data, panels);
-    free(xy);
-    free(panels);
-    free(series);
-    free(titles);
-    return ok;
 }

@@ -1,7 +1,8 @@
 /*
  * pfr_fit_out.h — what `remat pfr fit` prints (the table or one JSON
- * document) and its residual plot: the fit, the multi-start spread, the
- * weights and the statistics at the optimum (remat/fit.h).
+ * document: pfr_fit_out.c) and draws (pfr_fit_plot.c): the fit, the
+ * multi-start spread, the weights and the statistics at the optimum
+ * (remat/fit.h).
  */
 #ifndef REMAT_TOOL_PFR_FIT_OUT_H
 #define REMAT_TOOL_PFR_FIT_OUT_H
@@ -33,6 +34,13 @@ typedef struct {
 
 void pfr_fit_print_table(const pfr_fit_report *rep);
 void pfr_fit_print_json(const pfr_fit_report *rep);
+
+/* The fitted model against the data (--plot): one panel per experiment, a
+ * model curve per measured species from its initial state through its last
+ * data time, its data as points in the same colour. 0 with a message on
+ * error. */
+int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, remat_dataset *const *data, int n_data,
+                 const remat_fit_result *r);
 
 /* Residuals (weighted, as fitted) against the independent variable, one
  * panel per experiment, one series of points per measured species. row0:
