@@ -1,8 +1,9 @@
 /*
  * fit_impl.h (internal) — the fitting problem shared by the optimizer drivers.
  *
- * problem.c owns the data, the graphs and the compiled programs and evaluates
- * in the natural scale (params p, gradient dF/dp, Jacobian dr/dp). vars.c maps
+ * problem.c owns the data and sets the problem up, programs.c builds and
+ * compiles its graphs, evaluate.c runs them in the natural scale (params p,
+ * gradient dF/dp; jacobian.c the Jacobian dr/dp). vars.c maps
  * the optimizer's variables x to p (log scale, fixed parameters, the LM bound
  * transform) and keeps the history; opt_*.c drive one library each.
  */
@@ -94,13 +95,25 @@ struct remat_fit {
 /* problem.c */
 remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data);
 void fit_problem_release(struct remat_fit *fit);
+
+/* programs.c: graphs and programs over the experiments exps[0..n) */
+/* (p) -> r_e for each, flattened (K*S,); freed by the caller. */
+remat_status fit_build_residuals(const struct remat_fit *fit, int n, const int *exps, remat_fn **out);
+/* The program that holds the step tapes: LM's VJP of the residuals (lm),
+ * else the gradient's; n == 0: none (*out NULL). */
+remat_status fit_compile_reverse(const struct remat_fit *fit, int lm, int n, const int *exps, remat_program **out);
+/* fit->spec: opt.scan.schedule, or the one opt.memory_budget picks (a
+ * collective with a group: rank 0 probes and broadcasts). */
+remat_status fit_pick_schedule(struct remat_fit *fit);
+/* The VJP program (reverse Jacobian) into vjp. */
+remat_status fit_compile_vjp(struct remat_fit *fit);
+
+/* evaluate.c */
 /* F(p) and, when r is non-NULL, the N compact residuals. */
 remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *F, double *r);
 /* F(p) and dF/dp (P). */
 remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, double *grad);
 remat_tensor fit_vec(double *data, int64_t n);
-/* The VJP program (reverse Jacobian) into vjp. */
-remat_status fit_compile_vjp(struct remat_fit *fit);
 
 /* jacobian.c */
 /* The mode opt.jacobian asks for, AUTO resolved: forward when n_free < max_meas. */
