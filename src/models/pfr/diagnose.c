@@ -1,0 +1,88 @@
+/*
+ * diagnose.c — why a reactor's integration gave a concentration that is not
+ * finite: a rate that cannot be computed at the inlet, rates too fast for
+ * any number of steps, an adaptive integration's own failure, or else steps
+ * too large for the rates.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "models/pfr/pfr_impl.h"
+
+/* Why the integration gave a value that is not finite, when more steps
+ * cannot help: a rate that cannot be computed at the inlet (the mechanism
+ * names the expression), or rates so fast against the inlet concentrations
+ * that a stable explicit method would need more than 2^53 steps (a param of
+ * 1e308). REMAT_OK when neither: the steps are too large. */
+remat_status pfr_hopeless(const remat_pfr *r, const double *params)
+{
+    if (remat_mechanism_check_rates(r->m, 0.0, r->inlet, params) != REMAT_OK)
+        return REMAT_ERR_NUMERIC;
+    double *f = malloc(sizeof *f * (size_t)r->S), scale = 0, rate = 0;
+    int fastest = 0;
+    if (!f || remat_mechanism_eval_rhs(r->m, 0.0, r->inlet, params, f) != REMAT_OK) {
+        free(f);
+        return REMAT_OK; /* nothing more to say than the caller's message */
+    }
+    for (int s = 0; s < r->S; s++) {
+        scale = fmax(scale, fabs(r->inlet[s]));
+        if (fabs(f[s]) > rate)
+            rate = fabs(f[s]), fastest = s;
+    }
+    double length = r->h * (double)r->steps, need = scale > 0 ? rate / scale * length : 0;
+    remat_status st = REMAT_OK;
+    char about[48];
+    snprintf(about, sizeof about, isfinite(need) ? "about %.2g" : "more than 1e308", need);
+    if (need > 0x1p53)
+        st = remat_error(REMAT_ERR_NUMERIC,
+                         "pfr: %s: d%s/d%s is %g at the inlet: over a reactor of length %g a stable explicit "
+                         "method would need %s steps, more than can be taken (2^53); check the parameter values",
+                         remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, fastest),
+                         remat_mechanism_indep_name(r->m), f[fastest], length, about);
+    free(f);
+    return st;
+}
+
+/* An adaptive integration that produced a non-finite value: its own reason
+ * (max_steps, stiffness) as REMAT_ERR_NUMERIC, after a rate that cannot be
+ * computed (hopeless); REMAT_OK when neither says why. */
+remat_status pfr_adaptive_failure(remat_pfr *r, const double *params)
+{
+    double stats[REMAT_ODE_STATS];
+    double L = r->opt.length;
+    remat_ode_options oo = pfr_ode_options(&r->opt, &L);
+    if (!r->opt.adaptive)
+        return REMAT_OK;
+    if (pfr_hopeless(r, params) != REMAT_OK)
+        return REMAT_ERR_NUMERIC;
+    if (remat_pfr_integration_stats(r, params, stats) == REMAT_OK && remat_ode_stats_check(&oo, stats) != REMAT_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", remat_last_error());
+        return remat_error(REMAT_ERR_NUMERIC, "pfr: %s: %s", remat_mechanism_source(r->m), why);
+    }
+    return REMAT_OK;
+}
+
+/* A concentration that is not finite: pfr_pfr_hopeless() says why when it can,
+ * else the steps are too large for the rates. */
+remat_status pfr_check_finite(remat_pfr *r, const double *params, const double *c)
+{
+    int bad = 0;
+    for (int s = 0; s < r->S; s++)
+        bad |= !isfinite(c[s]);
+    remat_status why = bad ? pfr_adaptive_failure(r, params) : REMAT_OK;
+    if (why != REMAT_OK)
+        return why;
+    for (int s = 0; s < r->S; s++)
+        if (!isfinite(c[s]))
+            return pfr_hopeless(r, params) != REMAT_OK
+                       ? REMAT_ERR_NUMERIC
+                       : remat_error(REMAT_ERR_NUMERIC,
+                               "pfr: %s: the concentration of '%s' is %g at the outlet — the integration is "
+                               "unstable at step size %g (%s, %lld steps); take more steps or a higher-order method",
+                               remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, s), c[s], r->h,
+                               remat_ode_method_name(r->opt.method), (long long)r->steps);
+    return REMAT_OK;
+}
