@@ -13,9 +13,16 @@
  *
  * Collective functions (split is not one: it is a pure function) must be
  * called by every rank of the group in the same order. A step that can fail
- * on one rank only (reading a file, an integration) is followed by
- * remat_dist_agree, so that no rank waits in a collective another rank
- * never reaches.
+ * on one rank only (reading a file, an integration, an allocation) is
+ * followed by remat_dist_agree, so that no rank waits in a collective
+ * another rank never reaches. The collectives keep that rule themselves:
+ * each opens with an agreement on everything it checks and allocates
+ * before data move, so it returns the same status on every rank (a rank
+ * out of memory there fails them all, with its message). Ranks found out
+ * of step (one in a gather, another in an agreement or in
+ * remat_dist_finalize: a caller that returned early on one rank) cannot be
+ * brought back by a status: rank 0 says so on stderr and the job ends
+ * (MPI_Abort, exit status 70) instead of hanging.
  *
  * Determinism: remat_dist_sum adds the per-item vectors in item order,
  * ((v0 + v1) + v2) + ..., passing the partial sum from rank to rank, never
@@ -53,9 +60,14 @@ typedef struct remat_dist remat_dist;
 /* Joins the job: MPI_Init_thread (MPI_THREAD_FUNNELED: only the thread that
  * called init calls the collectives) when MPI is not initialised yet, and
  * MPI_COMM_WORLD's ranks. Built without MPI, or not started by mpirun/srun,
- * a group of one rank ("single"). argc/argv may be NULL. */
+ * a group of one rank ("single"). argc/argv may be NULL.
+ * Test hook: REMAT_TEST_ALLOC_FAIL=R:K in the environment makes rank R's
+ * allocation number K inside remat (counted from 0 when init returns) fail,
+ * once, as a rank out of memory would; the job must end with a message. */
 remat_status remat_dist_init(int *argc, char ***argv, remat_dist **out);
-/* Leaves the job (MPI_Finalize when init initialised MPI). NULL is a no-op. */
+/* Leaves the job (MPI_Finalize when init initialised MPI). Collective:
+ * every rank calls it (a rank that calls it while another waits in a
+ * collective ends the job, see above). NULL is a no-op. */
 void remat_dist_finalize(remat_dist *d);
 
 int remat_dist_rank(const remat_dist *d);       /* NULL: 0 */
@@ -95,9 +107,18 @@ remat_status remat_dist_bcast(remat_dist *d, int root, void *buf, size_t bytes);
 /* Error agreement. Every rank passes its local status (its message in
  * remat_last_error() on failure); every rank returns the status of the
  * lowest failing rank and gets that rank's message as its remat_last_error()
- * ("rank R: ..." when size > 1); REMAT_OK when every rank succeeded.
+ * ("rank R: ..." when size > 1, unless every rank failed with the same
+ * status and message: then as it is); REMAT_OK when every rank succeeded.
  * Collective. */
 remat_status remat_dist_agree(remat_dist *d, remat_status local);
+/* The same agreement, carrying the caller's own text instead of
+ * remat_last_error(): msg (cap bytes) is this rank's message when local
+ * fails; on a failure anywhere every rank returns the lowest failing
+ * rank's status with its message in msg and in remat_last_error(). A
+ * message every rank failed with alike (a bad option value) is said as it
+ * is, without a rank; another is "rank R: ..." when size > 1. msg NULL:
+ * remat_dist_agree with an empty message. Collective. */
+remat_status remat_dist_agree_msg(remat_dist *d, remat_status local, char *msg, size_t cap);
 
 #ifdef __cplusplus
 }

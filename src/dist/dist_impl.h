@@ -1,7 +1,7 @@
 /*
  * dist_impl.h (internal) — a process group behind the remat_dist handle.
  *
- * dist.c builds every public function (split, gather, sum, agree) on five
+ * dist.c builds every public function (split, gather, sum, agree) on six
  * primitives of a group; single.c is the group of one rank (any build),
  * mpi.c the MPI one (REMAT_HAVE_MPI), no_mpi.c what a build without MPI
  * has in its place. Only mpi.c includes <mpi.h>.
@@ -16,6 +16,9 @@
 
 typedef struct remat_dist_ops {
     const char *kind; /* "mpi" or "single" */
+    /* the most doubles one gather may move in all (MPI's counts and
+     * displacements are ints); 0: no limit */
+    int64_t gather_limit;
     /* Each rank sends its count[rank] doubles `mine`; root (or every rank
      * when root < 0) receives count[r] doubles of rank r at all + displ[r]. */
     remat_status (*gatherv)(remat_dist *d, int root, const double *mine, const int64_t *count,
@@ -23,8 +26,12 @@ typedef struct remat_dist_ops {
     remat_status (*bcast)(remat_dist *d, int root, void *buf, size_t bytes);
     remat_status (*send)(remat_dist *d, int to, const double *buf, int64_t n);
     remat_status (*recv)(remat_dist *d, int from, double *buf, int64_t n);
-    /* all[r] = rank r's `mine`, on every rank */
-    remat_status (*allgather_int)(remat_dist *d, int mine, int *all);
+    /* v[0..n) := the least of every rank's v[0..n), on every rank (the
+     * opening agreement of every collective, dist.c) */
+    remat_status (*allreduce_min_int)(remat_dist *d, int *v, int n);
+    /* Ends the whole job (every rank) with exit status code: ranks found
+     * out of step, where no status could bring them back. */
+    void (*abort_job)(remat_dist *d, int code);
     void (*close)(remat_dist *d);
 } remat_dist_ops;
 

@@ -12,6 +12,9 @@
 typedef struct {
     MPI_Comm comm;
     bool finalize; /* we initialised MPI: we finalise it */
+    int *counts;   /* (2 size) a gather's counts and displacements as MPI's ints:
+                    * made when the group is, so a gather allocates nothing
+                    * after the agreement it opens with (dist.c) */
 } mpi_ctx;
 
 static MPI_Comm comm_of(remat_dist *d) { return ((mpi_ctx *)d->ctx)->comm; }
@@ -28,16 +31,9 @@ static remat_status mpi_fail(const char *what, int rc)
 static remat_status mpi_gatherv(remat_dist *d, int root, const double *mine, const int64_t *count,
                                 const int64_t *displ, double *all)
 {
-    int *ci = remat_malloc(2 * (size_t)d->size * sizeof *ci);
-    if (!ci)
-        return remat_error(REMAT_ERR_NOMEM, "dist: gather of %d ranks' counts", d->size);
-    int *di = ci + d->size;
+    /* counts past INT_MAX are refused by dist.c before its agreement */
+    int *ci = ((mpi_ctx *)d->ctx)->counts, *di = ci + d->size;
     for (int r = 0; r < d->size; r++) {
-        if (count[r] > INT_MAX || displ[r] > INT_MAX - count[r]) {
-            remat_free(ci);
-            return remat_error(REMAT_ERR_UNSUPPORTED, "dist: a gather of more than %d doubles (rank %d sends "
-                               "%lld at %lld)", INT_MAX, r, (long long)count[r], (long long)displ[r]);
-        }
         ci[r] = (int)count[r];
         di[r] = (int)displ[r];
     }
@@ -45,7 +41,6 @@ static remat_status mpi_gatherv(remat_dist *d, int root, const double *mine, con
     const double *send = mine ? mine : &none;
     int rc = root < 0 ? MPI_Allgatherv(send, ci[d->rank], MPI_DOUBLE, all, ci, di, MPI_DOUBLE, comm_of(d))
                       : MPI_Gatherv(send, ci[d->rank], MPI_DOUBLE, all, ci, di, MPI_DOUBLE, root, comm_of(d));
-    remat_free(ci);
     return rc == MPI_SUCCESS ? REMAT_OK : mpi_fail(root < 0 ? "MPI_Allgatherv" : "MPI_Gatherv", rc);
 }
 
@@ -87,11 +82,13 @@ static remat_status mpi_recv(remat_dist *d, int from, double *buf, int64_t n)
     return REMAT_OK;
 }
 
-static remat_status mpi_allgather_int(remat_dist *d, int mine, int *all)
+static remat_status mpi_allreduce_min_int(remat_dist *d, int *v, int n)
 {
-    int rc = MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, comm_of(d));
-    return rc == MPI_SUCCESS ? REMAT_OK : mpi_fail("MPI_Allgather", rc);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MIN, comm_of(d));
+    return rc == MPI_SUCCESS ? REMAT_OK : mpi_fail("MPI_Allreduce", rc);
 }
+
+static void mpi_abort_job(remat_dist *d, int code) { MPI_Abort(comm_of(d), code); }
 
 static void mpi_close(remat_dist *d)
 {
@@ -99,18 +96,37 @@ static void mpi_close(remat_dist *d)
     MPI_Comm_free(&c->comm);
     if (c->finalize)
         MPI_Finalize();
+    remat_free(c->counts);
     remat_free(c);
 }
 
 static const remat_dist_ops mpi_ops = {
     .kind = "mpi",
+    .gather_limit = INT_MAX,
     .gatherv = mpi_gatherv,
     .bcast = mpi_bcast,
     .send = mpi_send,
     .recv = mpi_recv,
-    .allgather_int = mpi_allgather_int,
+    .allreduce_min_int = mpi_allreduce_min_int,
+    .abort_job = mpi_abort_job,
     .close = mpi_close,
 };
+
+/* The group's scratch, then every rank learns whether every rank has its
+ * own: a rank that could not make it must not leave the others waiting in
+ * their first collective. */
+static remat_status joined_together(mpi_ctx *c, remat_dist *d)
+{
+    c->counts = remat_malloc(2 * (size_t)d->size * sizeof *c->counts);
+    int bad = c->counts ? d->size : d->rank;
+    int rc = MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MIN, c->comm);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail("MPI_Allreduce", rc);
+    if (bad < d->size)
+        return remat_error(REMAT_ERR_NOMEM, "dist: rank %d of %d: out of memory for the group's gather counts", bad,
+                           d->size);
+    return REMAT_OK;
+}
 
 remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool *joined)
 {
@@ -136,6 +152,7 @@ remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool *j
         }
         c->finalize = true;
     }
+    c->comm = MPI_COMM_NULL;
     int rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
@@ -143,8 +160,13 @@ remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool *j
         rc = MPI_Comm_rank(c->comm, &d->rank);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_size(c->comm, &d->size);
-    if (rc != MPI_SUCCESS) {
-        remat_status st = mpi_fail("joining MPI_COMM_WORLD", rc);
+    remat_status st = rc == MPI_SUCCESS ? REMAT_OK : mpi_fail("joining MPI_COMM_WORLD", rc);
+    if (st == REMAT_OK)
+        st = joined_together(c, d);
+    if (st != REMAT_OK) {
+        if (c->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&c->comm);
+        remat_free(c->counts);
         if (c->finalize)
             MPI_Finalize();
         remat_free(c);

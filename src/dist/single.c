@@ -25,10 +25,11 @@ static remat_status single_recv(remat_dist *d, int from, double *buf, int64_t n)
     REMAT_UNREACHABLE("dist: a one-rank group receives from nobody");
 }
 
-static remat_status single_allgather_int(remat_dist *d, int mine, int *all)
+static remat_status single_allreduce_min_int(remat_dist *d, int *v, int n) { return REMAT_OK; }
+
+static void single_abort_job(remat_dist *d, int code)
 {
-    all[0] = mine;
-    return REMAT_OK;
+    REMAT_UNREACHABLE("dist: a one-rank group is never out of step");
 }
 
 static void single_close(remat_dist *d) {}
@@ -39,6 +40,7 @@ const remat_dist_ops remat_dist_single_ops = {
     .bcast = single_bcast,
     .send = single_send,
     .recv = single_recv,
-    .allgather_int = single_allgather_int,
+    .allreduce_min_int = single_allreduce_min_int,
+    .abort_job = single_abort_job,
     .close = single_close,
 };

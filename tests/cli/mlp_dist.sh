@@ -74,7 +74,8 @@ check "-np 3 --batch 2 (no shard count fits) exits 2" test $? -eq 2
 check "  names --batch, once" lines tiny.err '^remat: --batch: a batch of 2 rows over 3 ranks; give every rank a row at least (--batch 3 or more)$' 1
 mpi 2 mlp train $small --data "$work/missing.csv" >nodata.out 2>nodata.err
 check "unreadable --data on 2 ranks exits non-zero" test $? -ne 0
-check "  said once, naming the file" lines nodata.err "^remat: --data: rank 0: .*missing.csv" 1
+check "  said once, naming the file" lines nodata.err "^remat: --data: .*missing.csv" 1
+check "  without a rank: every rank failed alike" lines nodata.err "rank 0" 0
 check "  no partial output" test ! -s nodata.out
 
 # ---- a killed rank ----
