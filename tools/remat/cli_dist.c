@@ -29,40 +29,16 @@ remat_dist *cli_dist_group(remat_dist *d) { return d && !strcmp(remat_dist_kind(
 
 int cli_dist_agree(remat_dist *d, int ok, char *msg, size_t cap)
 {
-    int size = remat_dist_size(d);
-    if (size == 1)
-        return ok;
-    int *ranks = malloc(sizeof *ranks * (size_t)size);
-    int64_t *ones = malloc(sizeof *ones * (size_t)size);
-    double *all = malloc(sizeof *all * (size_t)size), mine = ok;
-    int bad = -1;
-    remat_status st = REMAT_ERR_NOMEM;
-    if (ranks && ones && all) {
-        for (int r = 0; r < size; r++)
-            ranks[r] = r, ones[r] = 1;
-        st = remat_dist_gather(d, size, ranks, ones, &mine, all);
-    }
-    for (int r = 0; st == REMAT_OK && r < size && bad < 0; r++)
-        if (all[r] == 0)
-            bad = r;
-    free(ranks);
-    free(ones);
-    free(all);
-    if (st != REMAT_OK) {
-        snprintf(msg, cap, "%s", remat_last_error());
-        return 0;
-    }
-    if (bad < 0)
-        return 1;
-    char text[1024];
-    snprintf(text, sizeof text, "%s", msg);
-    if (remat_dist_bcast(d, bad, text, sizeof text) != REMAT_OK) {
-        snprintf(msg, cap, "%s", remat_last_error());
-        return 0;
-    }
-    text[sizeof text - 1] = '\0';
-    snprintf(msg, cap, "rank %d: %s", bad, text);
-    return 0;
+    return remat_dist_agree_msg(d, ok ? REMAT_OK : REMAT_ERR_VALUE, msg, cap) == REMAT_OK;
+}
+
+void cli_dist_say(const char *lead, const char *msg)
+{
+    int named = 0;
+    if (sscanf(msg, "rank %*d: %n", &named) == 0 && named > 0)
+        fprintf(stderr, "remat: %.*s%s%s\n", named, msg, lead, msg + named);
+    else
+        fprintf(stderr, "remat: %s%s\n", lead, msg);
 }
 
 void cli_dist_test_kill_hook(const remat_dist *d)

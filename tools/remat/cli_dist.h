@@ -26,8 +26,12 @@ void cli_dist_close(remat_dist *d); /* NULL ok */
  * one rank, so that 1, 2 and 4 ranks run the same arithmetic), NULL alone. */
 remat_dist *cli_dist_group(remat_dist *d);
 /* Collective: 1 when every rank passed ok; else 0 on every rank, msg the
- * lowest failing rank's, "rank R: ..." when there are several. */
+ * lowest failing rank's (remat_dist_agree_msg: "rank R: ..." when there
+ * are several ranks and not all of them failed alike). */
 int cli_dist_agree(remat_dist *d, int ok, char *msg, size_t cap);
+/* Prints "remat: LEAD MSG" on stderr, a rank that MSG names ("rank R: ...",
+ * an agreement's) first: "remat: rank R: LEAD ...". */
+void cli_dist_say(const char *lead, const char *msg);
 /* Test hook: REMAT_TEST_KILL_RANK=R makes rank R end at once (_exit(9), as
  * a killed process would, MPI not finalised) at its call number
  * REMAT_TEST_KILL_AT (default 3). Call where a rank does work. */

@@ -95,9 +95,12 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     int a = pfr_fit_parse(argc, argv, &c);
     if (a <= 0)
         return a < 0 ? 0 : 2;
-    if (c.plot && !cli_plot_check(c.plot))
-        return 2;
-    if (c.plot_res && !cli_plot_check_for("--plot-residuals", c.plot_res))
+    /* only rank 0 draws: only its file system is asked (it says why), and
+     * every rank learns the answer */
+    char said[2] = "";
+    int can_draw = !remat_dist_is_root(dist) || ((!c.plot || cli_plot_check(c.plot)) &&
+                                                 (!c.plot_res || cli_plot_check_for("--plot-residuals", c.plot_res)));
+    if (!cli_dist_agree(dist, can_draw, said, sizeof said))
         return 2;
     remat_fit_options o = remat_fit_defaults();
     if (c.optimizer && remat_fit_optimizer_parse(c.optimizer, &o.optimizer) != REMAT_OK) {
@@ -171,23 +174,30 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         goto done;
     }
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m), n_data = files.n;
+    /* memory can fail on one rank: agreed before remat_fit_new (collective);
+     * the values below are the same on every rank, and so are their errors */
+    sigma = c.sigma ? calloc((size_t)S + 1, sizeof *sigma) : NULL;
+    start = calloc((size_t)P + 1, sizeof *start);
+    init = c.init ? calloc((size_t)S + 1, sizeof *init) : NULL;
+    y0 = c.init ? calloc((size_t)n_data, sizeof *y0) : NULL;
+    ok = start && (!c.sigma || sigma) && (!c.init || (init && y0));
+    if (!ok)
+        snprintf(msg, sizeof msg, "pfr fit: out of memory for the options' vectors");
+    if (!cli_dist_agree(dist, ok, msg, sizeof msg)) {
+        fprintf(stderr, "remat: %s\n", msg);
+        goto done;
+    }
     if (c.sigma) {
-        sigma = calloc((size_t)S + 1, sizeof *sigma);
-        if (!sigma || !pfr_fit_parse_sigma(c.sigma, m, sigma))
+        if (!pfr_fit_parse_sigma(c.sigma, m, sigma))
             goto done;
         o.sigma = sigma;
     }
-    start = calloc((size_t)P + 1, sizeof *start);
-    if (!start)
-        goto done;
     remat_mechanism_param_values(m, start);
     if (c.params && !pfr_cli_assign("--params", c.params, m, 1, start))
         goto done;
     o.start = start;
     if (c.init) {
-        init = calloc((size_t)S + 1, sizeof *init);
-        y0 = calloc((size_t)n_data, sizeof *y0);
-        if (!init || !y0 || !pfr_cli_assign("--init", c.init, m, 0, init))
+        if (!pfr_cli_assign("--init", c.init, m, 0, init))
             goto done;
         for (int e = 0; e < n_data; e++)
             y0[e] = init;
@@ -196,16 +206,16 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     remat_status st = remat_fit_new(m, n_data, data, &o, &fit); /* with o.dist: collective */
     if (st != REMAT_OK) {
         if (st == REMAT_ERR_BUDGET)
-            fprintf(stderr, "remat: --memory-budget: %s\n", remat_last_error());
+            cli_dist_say("--memory-budget: ", remat_last_error());
         else
-            fprintf(stderr, "remat: pfr %s\n", remat_last_error());
+            cli_dist_say("pfr ", remat_last_error());
         goto done;
     }
     double t = now();
     st = remat_fit_run(fit, &r);
     t = now() - t;
     if (st != REMAT_OK) {
-        fprintf(stderr, "remat: pfr %s\n", r.message);
+        cli_dist_say("pfr ", r.message);
         status = 1;
         goto done;
     }
@@ -229,7 +239,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
             goto done;
         }
         if (remat_fit_residuals(fit, r.params, res) != REMAT_OK) { /* agreed on inside */
-            fprintf(stderr, "remat: --plot-residuals: %s\n", remat_last_error());
+            cli_dist_say("--plot-residuals: ", remat_last_error());
             status = 1;
             goto done;
         }

@@ -20,7 +20,8 @@ int ens_dist_size(const ens_dist *d);
 /* owner[i] for n equal items, contiguous blocks */
 int ens_dist_split(ens_dist *d, int64_t n, int *owner);
 /* Collective: ok on every rank, or 0 on every rank with err holding the
- * message of the lowest failing rank ("rank R: ..." when size > 1). */
+ * message of the lowest failing rank (remat_dist_agree_msg: "rank R: ..."
+ * when size > 1 and not every rank failed alike). */
 int ens_dist_agree(ens_dist *d, int ok, char *err, size_t errlen);
 int ens_dist_bcast(ens_dist *d, void *buf, size_t bytes);
 /* rank 0 receives all items' doubles in item order (others: all = NULL) */
