@@ -143,11 +143,15 @@ remat_status remat_dist_device_sum(remat_dist_device *g, int64_t n, const int *o
             return remat_error(REMAT_ERR_ARG, "device sum: owner[%lld] = %d: owners must be ranks in "
                                "non-decreasing order (remat_dist_split's)", (long long)i, owner[i]);
     size_t bytes = sizeof(double) * (size_t)(n * len);
-    if (bytes > g->all_bytes) {
+    if (bytes > g->all_bytes) { /* on every rank alike: the same sizes, the same history */
         remat_backend_free(g->be, g->all);
         g->all_bytes = 0;
+        remat_status st = REMAT_OK;
         if (!(g->all = remat_backend_alloc(g->be, bytes)))
-            return remat_error(REMAT_ERR_NOMEM, "device sum: %s", remat_last_error());
+            st = remat_error(REMAT_ERR_NOMEM, "device sum: %s", remat_last_error());
+        /* a device out of memory on one rank: every rank learns it before NCCL's collectives */
+        if ((st = remat_dist_agree(g->d, st)) != REMAT_OK)
+            return st;
         g->all_bytes = bytes;
     }
     cudaSetDevice(g->device);

@@ -39,9 +39,11 @@ static int accuracy(remat_dist *dist, remat_nn_trainer *t, const remat_labeled *
     int64_t lo = rank * n / size, hi = (rank + 1) * n / size;
     double hits = 0, total = 0;
     int *owner = malloc(sizeof *owner * (size_t)size); /* item i, rank i's hits, is rank i's */
+    char msg[1024] = "out of memory for the ranks' hit counts";
     remat_status st = owner ? REMAT_OK : REMAT_ERR_NOMEM;
-    if (st == REMAT_OK && hi > lo)
-        st = remat_nn_trainer_predict(t, hi - lo, remat_labeled_x(d) + lo * f, logits);
+    if (st == REMAT_OK && hi > lo && (st = remat_nn_trainer_predict(t, hi - lo, remat_labeled_x(d) + lo * f,
+                                                                    logits)) != REMAT_OK)
+        snprintf(msg, sizeof msg, "%s", remat_last_error());
     if (st == REMAT_OK) {
         const int32_t *y = remat_labeled_y(d);
         for (int64_t r = lo; r < hi; r++) {
@@ -55,7 +57,7 @@ static int accuracy(remat_dist *dist, remat_nn_trainer *t, const remat_labeled *
         for (int i = 0; i < size; i++)
             owner[i] = i;
     }
-    if ((st = remat_dist_agree(dist, st)) == REMAT_OK)
+    if ((st = remat_dist_agree_msg(dist, st, msg, sizeof msg)) == REMAT_OK)
         st = remat_dist_sum(dist, size, owner, 1, &hits, &total);
     free(owner);
     if (st != REMAT_OK) {
@@ -69,19 +71,24 @@ static int accuracy(remat_dist *dist, remat_nn_trainer *t, const remat_labeled *
 
 /* The fastest schedule of the L scanned blocks whose snapshots and tapes fit
  * the budget, from store-all's plan of the training step. */
-static int schedule_for_budget(int root, mlp_net_config cfg, int64_t budget, int64_t features,
+static int schedule_for_budget(remat_dist *dist, mlp_net_config cfg, int64_t budget, int64_t features,
                                const remat_nn_train_options *o, remat_schedule_spec *spec)
 {
+    int root = remat_dist_is_root(dist);
     cfg.scanned = 1;
     cfg.schedule = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
-    remat_nn_module *net = mlp_net_new(&cfg);
+    remat_nn_module *net = mlp_net_new(&cfg); /* NULL: said why, remat_last_error() too */
     remat_nn_params *p = NULL;
     remat_nn_trainer *t = NULL;
-    int ok = net && remat_nn_init(net, remat_prng_key_from_seed(0), REMAT_F32, 1, &features, &p) == REMAT_OK &&
-             remat_nn_trainer_new(net, p, features, cfg.classes, o, &t) == REMAT_OK;
-    if (!ok && net && root)
+    remat_status st = net ? remat_nn_init(net, remat_prng_key_from_seed(0), REMAT_F32, 1, &features, &p)
+                          : REMAT_ERR_VALUE;
+    /* the trainer is collective (its shards' set-up): every rank builds it, or none */
+    if ((st = remat_dist_agree(dist, st)) == REMAT_OK)
+        st = remat_nn_trainer_new(net, p, features, cfg.classes, o, &t);
+    int ok = (st = remat_dist_agree(dist, st)) == REMAT_OK;
+    if (!ok && root)
         fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
-    if (ok) {
+    if (ok) { /* the same plan on every rank, and so the same outcome */
         remat_memory_plan plan;
         remat_nn_trainer_plan(t, &plan);
         if (remat_schedule_for_budget(budget, cfg.layers, (int64_t)plan.scan_carry_bytes,
@@ -135,22 +142,22 @@ static int load(remat_dist *dist, mlp_train_args *a, remat_labeled **all, remat_
             fprintf(stderr, "remat: --data: %s: every label is 0; a classifier needs at least 2 classes\n", a->data);
         return 2;
     }
-    /* from here on the same table on every rank: what fails, fails everywhere */
-    if (a->digits && remat_labeled_scale(*all, 1.0 / 16) != REMAT_OK)
-        goto fail;
-    if (remat_labeled_split(*all, a->test_fraction, (uint64_t)a->seed, train, test) != REMAT_OK) {
+    /* from here on the same table on every rank: what fails, fails everywhere,
+     * but for memory, so the outcome is agreed on */
+    const char *what = "--data";
+    if (a->digits)
+        st = remat_labeled_scale(*all, 1.0 / 16);
+    if (st == REMAT_OK && (st = remat_labeled_split(*all, a->test_fraction, (uint64_t)a->seed, train, test)) !=
+                              REMAT_OK && st != REMAT_ERR_NOMEM)
+        what = "--test-fraction";
+    if (st == REMAT_OK && !a->digits && (st = remat_labeled_standardize(*test, *train, NULL, NULL)) == REMAT_OK)
+        st = remat_labeled_standardize(*train, *train, NULL, NULL);
+    if ((st = remat_dist_agree(dist, st)) != REMAT_OK) {
         if (root)
-            fprintf(stderr, "remat: --test-fraction: %s\n", remat_last_error());
-        return 2;
+            fprintf(stderr, "remat: %s: %s\n", what, remat_last_error());
+        return strcmp(what, "--data") ? 2 : 1;
     }
-    if (!a->digits && (remat_labeled_standardize(*test, *train, NULL, NULL) != REMAT_OK ||
-                    remat_labeled_standardize(*train, *train, NULL, NULL) != REMAT_OK))
-        goto fail;
     return 0;
-fail:
-    if (root)
-        fprintf(stderr, "remat: --data: %s\n", remat_last_error());
-    return 1;
 }
 
 /* One epoch's steps; 0 on every rank (rank 0 saying why) when a step failed. */
@@ -196,12 +203,14 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
     status = 1;
     int64_t d = remat_labeled_features(all), batch = a->batch;
     mlp_net_config *cfg = &a->cfg;
-    if (a->budget >= 0 && !schedule_for_budget(root, *cfg, a->budget, d, o, &cfg->schedule))
+    if (a->budget >= 0 && !schedule_for_budget(dist, *cfg, a->budget, d, o, &cfg->schedule))
         goto out;
-    if (!(net = mlp_net_new(cfg)))
-        goto out;
-    remat_status st = remat_nn_init(net, remat_prng_key_from_seed((uint64_t)a->seed), REMAT_F32, 1, &d, &params);
-    if (st == REMAT_OK)
+    net = mlp_net_new(cfg); /* NULL: said why, remat_last_error() too */
+    remat_status st = net ? remat_nn_init(net, remat_prng_key_from_seed((uint64_t)a->seed), REMAT_F32, 1, &d,
+                                          &params)
+                          : REMAT_ERR_VALUE;
+    /* the trainer is collective (its shards' set-up): every rank builds it, or none */
+    if ((st = remat_dist_agree(dist, st)) == REMAT_OK)
         st = remat_nn_trainer_new(net, params, d, cfg->classes, o, &tr);
     if (st == REMAT_OK)
         st = remat_batcher_new(train, &(remat_batcher_options){.batch_size = batch, .seed = (uint64_t)a->seed}, &bat);
@@ -306,6 +315,7 @@ int cmd_mlp_train(int argc, char **argv)
     }
     if (status == 0)
         status = mlp_train_check(&a, remat_dist_size(dist), &o);
+    int readable = 1; /* the shipped digits: a rank's own disk, agreed on below */
     if (status == 0) {
         a.digits = !a.data || same_file(a.data, DIGITS_PATH);
         if (!a.data) {
@@ -313,7 +323,7 @@ int cmd_mlp_train(int argc, char **argv)
             if (!a.data || access(a.data, R_OK) != 0) {
                 fprintf(stderr, "remat: --data: the shipped digits (%s) cannot be read; give --data FILE.csv\n",
                         a.data ? a.data : "not built in");
-                status = 2;
+                readable = 0;
             }
         }
     }
@@ -321,8 +331,8 @@ int cmd_mlp_train(int argc, char **argv)
         cli_input("--data", a.data);
         o.dist = dist;
         /* only rank 0 writes: only its file system is asked */
-        int ok = !root || ((!a.plot_path || cli_plot_check(a.plot_path)) &&
-                           (!a.weights_path || cli_out_check("--save-weights", a.weights_path)));
+        int ok = readable && (!root || ((!a.plot_path || cli_plot_check(a.plot_path)) &&
+                                        (!a.weights_path || cli_out_check("--save-weights", a.weights_path))));
         mlp_train_quiet_end();
         if (remat_dist_agree(dist, ok ? REMAT_OK : REMAT_ERR_IO) != REMAT_OK)
             status = 2;

@@ -245,19 +245,24 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     if (st != REMAT_OK)
         return st;
     struct remat_fit *fit = calloc(1, sizeof *fit);
-    if (!fit)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    if (!fit) { /* the others' first agreement below is this one */
+        st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return opt->dist ? remat_dist_agree(opt->dist, st) : st;
+    }
     fit->m = m;
     fit->S = remat_mechanism_species_count(m);
     fit->P = remat_mechanism_param_count(m);
     fit->E = n_data;
     fit->opt = *opt;
     st = setup_params(fit);
-    if (st == REMAT_OK)
-        st = fit_problem_init(fit, data);
-    /* with a group: every rank returns, or none (a rank that failed alone,
+    /* with a group: every rank goes on, or none (a rank that failed alone,
      * out of memory, say, must not leave the others in a collective) */
     if (opt->dist)
+        st = remat_dist_agree(opt->dist, st);
+    bool together = st == REMAT_OK; /* the same on every rank */
+    if (st == REMAT_OK)
+        st = fit_problem_init(fit, data);
+    if (opt->dist && together)
         st = remat_dist_agree(opt->dist, st);
     /* the caller's arrays are read only here */
     fit->opt.y0 = NULL;
@@ -309,6 +314,8 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     for (int i = 0; st == REMAT_OK && i < P; i++)
         if (!(r->param_names[i] = strdup(fit->names[i])))
             st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    if (fit->group) /* before the driver's collectives: every rank goes on, or none */
+        st = remat_dist_agree(fit->group, st);
     if (st != REMAT_OK) {
         snprintf(r->message, sizeof r->message, "%s", remat_last_error());
         free(run.p);

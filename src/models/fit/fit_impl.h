@@ -213,6 +213,10 @@ remat_status fit_spread_residuals(struct remat_fit *fit, remat_status local, dou
 remat_status fit_spread_jacobian(struct remat_fit *fit, remat_status local, double *J);
 /* F = sum_e F_e, grad = sum_e dF_e/dp from `items`, in experiment order. */
 remat_status fit_spread_objective(struct remat_fit *fit, remat_status local, double *F, double *grad);
+/* A step before the first evaluation (a driver's memory) done with status
+ * local on this rank: with a group, every rank learns whether every rank's
+ * was, before the evaluations' collectives; a failure is fit_fail'ed. */
+remat_status fit_spread_ready(fit_run *run, remat_status local);
 /* multistart.c: start k's rank (every start on this one without spreading) */
 int fit_spread_start_owner(const struct remat_fit *fit, int n_starts, int k);
 /* After every rank ran its starts (local: a start's error other than

@@ -23,15 +23,9 @@ remat_status fit_opt_adam(fit_run *run)
     }
     remat_adam *adam = NULL;
     double *x = calloc((size_t)n, sizeof *x), *gx = calloc((size_t)n, sizeof *gx);
-    if (!x || !gx) {
-        fit_fail(run, remat_error(REMAT_ERR_NOMEM, "out of memory"));
+    remat_status st = x && gx ? remat_adam_new(n, &ao, &adam) : remat_error(REMAT_ERR_NOMEM, "out of memory");
+    if (fit_spread_ready(run, st) != REMAT_OK)
         goto done;
-    }
-    remat_status st = remat_adam_new(n, &ao, &adam);
-    if (st != REMAT_OK) {
-        fit_fail(run, st);
-        goto done;
-    }
     fit_x_start(fit, x);
     for (int it = 0;; it++) {
         run->iter = it;

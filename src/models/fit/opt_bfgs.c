@@ -95,10 +95,10 @@ remat_status fit_opt_bfgs(fit_run *run)
     gsl_vector *x = gsl_vector_alloc((size_t)n);
     double *xprev = calloc((size_t)n, sizeof *xprev);
     gsl_multimin_fdfminimizer *s = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, (size_t)n);
-    if (!c.xc || !c.gxc || !x || !xprev || !s) {
-        fit_fail(run, remat_error(REMAT_ERR_NOMEM, "out of memory"));
+    if (fit_spread_ready(run, c.xc && c.gxc && x && xprev && s ? REMAT_OK
+                                                               : remat_error(REMAT_ERR_NOMEM, "out of memory")) !=
+        REMAT_OK)
         goto done;
-    }
     gsl_multimin_function_fdf fdf = {.f = b_f, .df = b_df, .fdf = b_fdf, .n = (size_t)n, .params = &c};
     fit_x_start(fit, x->data);
     run->iter = 0;

@@ -117,10 +117,10 @@ remat_status fit_opt_lm(fit_run *run)
     lm_ctx c = {.run = run, .at_start = 1};
     c.J = malloc(sizeof *c.J * N * (size_t)fit->P);
     c.pt = malloc(sizeof *c.pt * (size_t)fit->P);
-    if (!w || !x || !c.J || !c.pt) {
-        fit_fail(run, remat_error(REMAT_ERR_NOMEM, "out of memory for a %zu x %d Jacobian", N, n));
+    if (fit_spread_ready(run, w && x && c.J && c.pt ? REMAT_OK
+                                                     : remat_error(REMAT_ERR_NOMEM, "out of memory for a %zu x %d "
+                                                                   "Jacobian", N, n)) != REMAT_OK)
         goto done;
-    }
     gsl_multifit_nlinear_fdf fdf = {.f = lm_f, .df = lm_df, .n = N, .p = (size_t)n, .params = &c};
     fit_x_start(fit, x->data);
     run->iter = 0;

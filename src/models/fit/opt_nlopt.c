@@ -66,11 +66,11 @@ remat_status fit_opt_nlopt(fit_run *run)
     nl_ctx c = {.run = run};
     double *x = calloc((size_t)n, sizeof *x);
     c.opt = nlopt_create(NLOPT_LD_LBFGS, (unsigned)n);
-    if (!x || !c.opt) {
+    if (fit_spread_ready(run, x && c.opt ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "out of memory")) != REMAT_OK) {
         free(x);
         if (c.opt)
             nlopt_destroy(c.opt);
-        return fit_fail(run, remat_error(REMAT_ERR_NOMEM, "out of memory"));
+        return run->st;
     }
     nlopt_set_min_objective(c.opt, nl_f, &c);
     nlopt_set_lower_bounds(c.opt, fit->tlo);

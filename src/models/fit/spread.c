@@ -112,6 +112,12 @@ remat_status fit_spread_objective(struct remat_fit *fit, remat_status local, dou
     return REMAT_OK;
 }
 
+remat_status fit_spread_ready(fit_run *run, remat_status local)
+{
+    remat_status st = run->fit->group ? remat_dist_agree(run->fit->group, local) : local;
+    return st == REMAT_OK ? REMAT_OK : fit_fail(run, st);
+}
+
 /* ---- starts over ranks ---- */
 
 int fit_spread_start_owner(const struct remat_fit *fit, int n_starts, int k)

@@ -211,11 +211,11 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
     if (!m || !p || !o)
         return remat_error(REMAT_ERR_NULL, "nn trainer: module, params or options are NULL");
     remat_status st = check_options(o);
-    if (st != REMAT_OK)
-        return st;
-    remat_nn_trainer *t = calloc(1, sizeof *t);
-    if (!t)
-        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+    remat_nn_trainer *t = st == REMAT_OK ? calloc(1, sizeof *t) : NULL;
+    if (st == REMAT_OK && !t)
+        st = remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+    if (!t) /* with a group: the others' agreement below is this one */
+        return remat_dist_size(o->dist) > 1 ? remat_dist_agree(o->dist, st) : st;
     *t = (remat_nn_trainer){.m = m, .p = p, .o = *o, .in_features = in_features, .n_out = n_out,
                             .np = remat_nn_params_count(p)};
     t->grads = calloc((size_t)t->np + 1, sizeof *t->grads);
@@ -231,13 +231,17 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
     }
     if (st == REMAT_OK)
         st = make_optimisers(t);
-    if (remat_dist_size(o->dist) > 1) /* the shards' set-up is collective: all ranks reach it, or none */
+    bool group = remat_dist_size(o->dist) > 1;
+    if (group) /* the shards' set-up is collective: all ranks reach it, or none */
         st = remat_dist_agree(o->dist, st);
+    bool together = st == REMAT_OK; /* the same on every rank */
     if (st == REMAT_OK)
         st = nn_trainer_shards_new(t);
-    remat_program *full;
+    remat_program *full = NULL;
     if (st == REMAT_OK)
         st = cached(t, t->step, true, nn_trainer_shard_rows(o), &full);
+    if (group && together) /* a compile can fail on one rank (memory): every rank returns it */
+        st = remat_dist_agree(o->dist, st);
     if (st == REMAT_OK)
         remat_program_plan(full, &t->plan);
     if (st != REMAT_OK) {

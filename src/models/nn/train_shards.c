@@ -66,13 +66,9 @@ int64_t nn_trainer_shard_rows(const remat_nn_train_options *o)
     return o->shards > 0 ? (o->batch + o->shards - 1) / o->shards : o->batch;
 }
 
-remat_status nn_trainer_shards_new(remat_nn_trainer *t)
+/* The owners of k_n shards and the vectors of this rank's. */
+static remat_status shards_alloc(remat_nn_trainer *t, int64_t k_n)
 {
-    int64_t k_n = t->o.shards;
-    if (k_n == 0)
-        return REMAT_OK;
-    t->numel = remat_nn_params_numel(t->p);
-    t->rank = remat_dist_rank(t->o.dist);
     t->owner = malloc(sizeof *t->owner * (size_t)k_n);
     if (!t->owner)
         return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shard owners", (long long)k_n);
@@ -89,7 +85,23 @@ remat_status nn_trainer_shards_new(remat_nn_trainer *t)
     if (!t->mine || !t->sum)
         return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shards' gradients (%lld doubles)",
                            (long long)k_n, (long long)v * (t->own + 1));
-    return remat_dist_size(t->o.dist) > 1 ? shards_backend(t) : REMAT_OK;
+    return REMAT_OK;
+}
+
+remat_status nn_trainer_shards_new(remat_nn_trainer *t)
+{
+    int64_t k_n = t->o.shards;
+    if (k_n == 0)
+        return REMAT_OK;
+    t->numel = remat_nn_params_numel(t->p);
+    t->rank = remat_dist_rank(t->o.dist);
+    remat_status st = shards_alloc(t, k_n);
+    if (remat_dist_size(t->o.dist) == 1)
+        return st;
+    /* memory can fail on one rank: agreed before the backend's collectives */
+    if ((st = remat_dist_agree(t->o.dist, st)) != REMAT_OK)
+        return st;
+    return shards_backend(t);
 }
 
 void nn_trainer_shards_free(remat_nn_trainer *t)
