@@ -197,10 +197,14 @@ int cmd_pfr_ensemble(int argc, char **argv)
     loud(saved);
     ens_csv csv = {0};
     cli_out out = {0};
-    /* options are the same on every rank; files may not be (one node's disk) */
+    /* options are the same on every rank; files (one node's disk) and memory
+     * may not be: a rank that failed alone said why on its silenced stderr,
+     * so the library's message travels, and rank 0 says it */
+    if (status != -1 && !r.err[0])
+        snprintf(r.err, sizeof r.err, "%s", remat_last_error());
     if (!ens_dist_agree(r.d, status == -1, r.err, sizeof r.err)) {
-        if (status == -1) /* another rank failed and printed why */
-            status = 2;
+        if (status == -1) /* another rank failed */
+            status = ens_fail(&r, 2);
         goto done;
     }
     status = 2;
