@@ -2,7 +2,7 @@
  * bench_dist.c — the cost of remat/dist.h's collectives on this machine,
  * for the fit's communication model (docs/design-notes.md, "A fit over
  * ranks: cost"): per call, median of ROUNDS rounds of REPS calls each, of
- *   agree      remat_dist_agree(REMAT_OK) (an allgather of one int)
+ *   agree      remat_dist_agree(REMAT_OK) (an allreduce of 3 ints)
  *   gather_N   remat_dist_gather of N doubles split over E items (residuals)
  *   gather_NP  the same of N x P doubles (Jacobian rows)
  *   sum        remat_dist_sum of E items of 1 + P doubles (objective, gradient)
