@@ -56,7 +56,8 @@
  * threads (cpu_n_caller_ms: its share of the work, which a busy machine
  * does not inflate as it does the wall clock), and the fastest rounds'
  * ratio (speedup_min: the rounds that found both cores free). A second
- * round-robin pass takes each run's process CPU time beside the caller's:
+ * round-robin pass takes each sample's process CPU time beside the caller's
+ * (the workers parked before the clock is read, so their time is in):
  * speedup_cpu_bound = process CPU on 1 thread / the larger of the caller's
  * and the workers' CPU on N, the speedup the split allows when every thread
  * has a core, and speedup_balanced = N x process CPU on 1 / process CPU
@@ -514,6 +515,7 @@ static const char *const thread_cases[][2] = {
     {"(3,B)", "store-all"}, {"(3,B)", "per-step"}, {"(3,B)", "binomial:10"}, {"(3,B)", "online:10"},
     {"(B,3)", "store-all"}, {"(B,3)", "per-step"}, {"(B,3)", "binomial:10"}};
 #define N_THREAD_CASES ((int)(sizeof thread_cases / sizeof thread_cases[0]))
+static const char *thread_schedule; /* --schedule: only its cases */
 
 /* The target: 1.7x on 2 threads for (3,B) store-all (issue 8). */
 static double thread_target(const char *layout, const char *s, int threads)
@@ -540,13 +542,18 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
                                remat_tensor_f64(k2, 1, &m)};
     remat_tensor in_cols[3] = {remat_tensor_f64(y_cols, 2, (int64_t[]){m, 3}), remat_tensor_f64(k1, 1, &m),
                                remat_tensor_f64(k2, 1, &m)};
-    const int NV = 2 * N_THREAD_CASES;
-    variant *v = calloc((size_t)NV, sizeof *v);
+    int cases[N_THREAD_CASES], n_cases = 0;
+    for (int c = 0; c < N_THREAD_CASES; c++)
+        if (!thread_schedule || !strcmp(thread_schedule, thread_cases[c][1]))
+            cases[n_cases++] = c;
+    const int NV = 2 * n_cases;
+    variant *v = calloc((size_t)NV + 1, sizeof *v);
     int fail = 0;
     for (int i = 0; i < NV && !fail; i++) {
-        const bool rows = !strcmp(thread_cases[i / 2][0], "(3,B)");
+        const char *const *tc = thread_cases[cases[i / 2]];
+        const bool rows = !strcmp(tc[0], "(3,B)");
         variant *w = &v[i];
-        *w = (variant){.layout = thread_cases[i / 2][0], .schedule = thread_cases[i / 2][1], .n_in = 3,
+        *w = (variant){.layout = tc[0], .schedule = tc[1], .n_in = 3,
                        .in = rows ? in_rows : in_cols, .g = malloc(2 * mb), .threads = i % 2 ? threads : 1};
         remat_fn *f;
         if (batch_build(steps, m, rows, w->schedule, true, &f) != REMAT_OK) {
@@ -561,17 +568,26 @@ static int bench_threads(int64_t steps, int64_t m, int threads, int rounds, doub
     }
     if (!fail)
         fail = time_group(v, NV, rounds, sample_ns);
-    /* CPU time of the whole process and of the caller per run, round-robin:
-     * on N threads, process - caller is the workers' share */
+    /* CPU time of the whole process and of the caller per run, round-robin,
+     * a sample of `inner` runs each: on N threads, process - caller is the
+     * workers' share. Linux adds a thread's CPU time to its process's clock
+     * only when the thread stops running (or at a timer tick), and a worker
+     * spins between a sample's runs: each sample ends with a pause in which
+     * the workers park (pool.c spins 200 us), so their time lands in their
+     * own sample rather than the next one's; the spin counts, as it is CPU
+     * the split costs. */
     double *proc = malloc(sizeof *proc * (size_t)(NV * rounds)), *own = malloc(sizeof *own * (size_t)(NV * rounds));
     for (int r = 0; r < rounds && !fail; r++)
         for (int i = 0; i < NV && !fail; i++) {
+            const int inner = v[i].timing.inner > 0 ? v[i].timing.inner : 1;
             const double p0 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID), t0 = bench_thread_ns();
-            fail = run_once(&v[i], false);
-            own[i * rounds + r] = (bench_thread_ns() - t0) * 1e-6;
-            proc[i * rounds + r] = (bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) * 1e-6;
+            for (int k = 0; k < inner && !fail; k++)
+                fail = run_once(&v[i], false);
+            own[i * rounds + r] = (bench_thread_ns() - t0) * 1e-6 / inner;
+            nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+            proc[i * rounds + r] = (bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) * 1e-6 / inner;
         }
-    for (int c = 0; c < N_THREAD_CASES && !fail; c++) {
+    for (int c = 0; c < n_cases && !fail; c++) {
         const variant *one = &v[2 * c], *many = &v[2 * c + 1];
         const bool bitwise = one->loss == many->loss && !memcmp(one->g, many->g, 2 * mb);
         if (!bitwise) {
@@ -642,7 +658,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--sample-ms") && i + 1 < argc)
             sample_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--schedule") && i + 1 < argc)
-            schedules[0] = argv[++i], N_SCHED = 1; /* one schedule (for profiling) */
+            thread_schedule = schedules[0] = argv[++i], N_SCHED = 1; /* one schedule (for profiling) */
         else if (!strcmp(argv[i], "--scalar-only"))
             do_batch = do_threads = false;
         else if (!strcmp(argv[i], "--batch-only"))
