@@ -5,7 +5,10 @@
  * (or while another thread's loop holds the workers) runs on its caller,
  * a forked child's loops do not wait for workers it does not have,
  * and large elementwise work (a fused group; single ops, with and without
- * scalar operands) gives the same bits on 1 and 4 threads, really split. Registered twice: as is, and with REMAT_NUM_THREADS=3 in the
+ * scalar operands) gives the same bits on 1 and 4 threads, really split;
+ * a site (remat_parallel_for_site) stops splitting while its workers stall
+ * and its caller waits, tries again at doubling intervals and splits again
+ * once they keep up. Registered twice: as is, and with REMAT_NUM_THREADS=3 in the
  * environment, which the first case then checks.
  */
 #include "test_util.h"
@@ -256,6 +259,119 @@ static void test_pool_single_ops_bitwise(void **state)
     assert_ok(remat_set_num_threads(0));
 }
 
+/* ---- sites: splitting stops while workers keep the caller waiting ---- */
+
+typedef struct {
+    pthread_t caller;
+    int64_t n;
+    atomic_int worker_in; /* a worker has a range of the current loop */
+    atomic_int on_caller; /* ranges the caller ran */
+    bool slow;            /* the workers' ranges sleep 100 ms, as a worker that lost its core */
+} site_ctx;
+
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void busy(int64_t ns)
+{
+    for (const int64_t end = mono_ns() + ns; mono_ns() < end;)
+        ;
+}
+
+/* A split loop's caller first waits (10 s at most) for a worker to take a
+ * range, so that the loop really runs on two threads however busy the
+ * machine; a loop on one thread is one range [0, n). */
+static void site_range(void *ctx, int64_t b, int64_t e)
+{
+    site_ctx *c = ctx;
+    if (!pthread_equal(pthread_self(), c->caller)) {
+        atomic_store(&c->worker_in, 1);
+        if (c->slow)
+            nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
+        else
+            busy(50000);
+        return;
+    }
+    atomic_fetch_add(&c->on_caller, 1);
+    if (e - b < c->n)
+        for (const int64_t end = mono_ns() + 10000000000; !atomic_load(&c->worker_in) && mono_ns() < end;)
+            ;
+    busy(50000);
+}
+
+/* one loop of the site; true when it ran on one thread */
+static bool site_loop(remat_pool_site *site, site_ctx *c)
+{
+    atomic_store(&c->worker_in, 0);
+    atomic_store(&c->on_caller, 0);
+    const int64_t serial = remat_pool_site_serial_loops();
+    remat_parallel_for_site(site, c->n, 1, site_range, c);
+    const bool one = remat_pool_site_serial_loops() == serial + 1;
+    if (one)
+        assert_int_equal(atomic_load(&c->on_caller), 1); /* one range, [0, n), on the caller */
+    return one;
+}
+
+static void test_pool_site_stops_splitting_while_workers_stall(void **state)
+{
+    (void)state;
+    assert_ok(remat_set_num_threads(2));
+    remat_pool_site site = {0};
+    site_ctx c = {.caller = pthread_self(), .n = 8, .slow = true};
+    /* a new site splits; the third loop in a row that mostly waited is the last */
+    for (int i = 0; i < 3; i++)
+        assert_false(site_loop(&site, &c));
+    int ones = 0;
+    while (site_loop(&site, &c)) /* one thread, then a split loop to try (slow again) */
+        ones++;
+    assert_int_equal(ones, 15);
+    ones = 0;
+    while (site_loop(&site, &c)) /* it waited: the next try is twice as far */
+        ones++;
+    assert_int_equal(ones, 31);
+    /* the workers keep up again: the next try that does not wait brings the
+     * splitting back (tries until one finds the machine free; a few at most) */
+    c.slow = false;
+    int tries = 0;
+    for (int k = 0; k < 4000 && tries < 10; k++) {
+        if (site_loop(&site, &c))
+            continue;
+        tries++;
+        if (!site_loop(&site, &c))
+            break; /* splitting again */
+    }
+    assert_true(tries >= 1 && tries < 10);
+    assert_ok(remat_set_num_threads(0));
+}
+
+/* no site, or one thread: nothing learnt, every loop as before */
+static void test_pool_site_null_and_one_thread(void **state)
+{
+    (void)state;
+    site_ctx c = {.caller = pthread_self(), .n = 8, .slow = false};
+    assert_ok(remat_set_num_threads(1));
+    remat_pool_site site = {0};
+    const int64_t split = remat_pool_split_loops(), serial = remat_pool_site_serial_loops();
+    for (int i = 0; i < 5; i++)
+        remat_parallel_for_site(&site, c.n, 1, site_range, &c);
+    assert_int_equal(remat_pool_split_loops(), split);
+    assert_int_equal(remat_pool_site_serial_loops(), serial);
+    assert_int_equal(atomic_load(&site.every), 0);
+    assert_ok(remat_set_num_threads(2));
+    c.slow = true;
+    for (int i = 0; i < 5; i++) { /* a NULL site splits, however long it waits */
+        atomic_store(&c.worker_in, 0);
+        remat_parallel_for_site(NULL, c.n, 1, site_range, &c);
+    }
+    assert_int_equal(remat_pool_split_loops(), split + 5);
+    assert_int_equal(remat_pool_site_serial_loops(), serial);
+    assert_ok(remat_set_num_threads(0));
+}
+
 int main(void)
 {
     rng_seed(0x9e3779b97f4a7c15ull);
@@ -268,6 +384,8 @@ int main(void)
         cmocka_unit_test(test_pool_usable_after_fork),
         cmocka_unit_test(test_pool_fused_group_bitwise),
         cmocka_unit_test(test_pool_single_ops_bitwise),
+        cmocka_unit_test(test_pool_site_stops_splitting_while_workers_stall),
+        cmocka_unit_test(test_pool_site_null_and_one_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,13 @@ enum { MAX_THREADS = 256 };
  * a worker watches `gen` for SPIN_IDLE_NS after its last loop (a scan's
  * runs come back to back: a batched gradient's forward pass, then its
  * blocks), and the caller watches `active` for SPIN_DONE_NS when a worker
- * is still in its last range. Only sleepers are signalled. */
+ * is still in its last range. Only sleepers are signalled. A spinner
+ * yields its CPU at every clock check (a microsecond or two): on a busy
+ * machine the scheduler may put a woken worker on its caller's CPU (the
+ * other runs someone else's work), and a thread spinning there for the
+ * other took half of that CPU away from the work. Beside a parallel build
+ * at nice 19, the 2-thread batch gradient (bench_scan "threads") ran at
+ * 0.3-0.6x of its one-thread speed with pure spinning, 0.9-1.5x yielding. */
 static struct {
     pthread_mutex_t job_lock, lock;
     pthread_cond_t wake, done;
@@ -153,8 +159,11 @@ static bool spin(bool (*ready)(uint64_t), uint64_t arg, int64_t ns)
     for (int i = 0;; i++) {
         if (ready(arg))
             return true;
-        if ((i & 63) == 63 && now_ns() >= end)
-            return false;
+        if ((i & 63) == 63) {
+            if (now_ns() >= end)
+                return false;
+            sched_yield();
+        }
         cpu_relax();
     }
 }
@@ -207,17 +216,16 @@ static int start_workers(int want)
     return pool.started < want ? pool.started : want;
 }
 
-void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
+/* The loop on the workers and the caller; false: not split (one thread
+ * wanted, one range, or another loop holds the workers), fn ran on [0, n)
+ * here. */
+static bool split_loop(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx, double *wait_share)
 {
-    if (n <= 0)
-        return;
-    if (grain < 1)
-        grain = 1;
     const int threads = remat_num_threads();
     int64_t n_chunks = (n + grain - 1) / grain;
     if (threads <= 1 || n_chunks <= 1 || pthread_mutex_trylock(&pool.job_lock) != 0) {
         fn(ctx, 0, n);
-        return;
+        return false;
     }
     /* up to 4 ranges per thread, each a whole number of grains: a thread
      * the OS preempts mid-range then holds up at most a quarter of its share,
@@ -227,6 +235,7 @@ void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
     const int64_t grains = (n + grain - 1) / grain, chunk = (grains + n_chunks - 1) / n_chunks * grain;
     n_chunks = (n + chunk - 1) / chunk;
 
+    const int64_t t0 = wait_share ? now_ns() : 0; /* the loop from its start (a woken worker may take the caller's CPU) */
     pthread_mutex_lock(&pool.lock);
     const int want = start_workers((int)(n_chunks - 1 < threads - 1 ? n_chunks - 1 : threads - 1));
     pool.fn = fn, pool.ctx = ctx, pool.n = n, pool.chunk = chunk, pool.n_chunks = n_chunks;
@@ -238,6 +247,7 @@ void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
     pthread_mutex_unlock(&pool.lock);
 
     run_ranges(fn, ctx, n, chunk, n_chunks);
+    const int64_t t1 = wait_share ? now_ns() : 0;
 
     pthread_mutex_lock(&pool.lock);
     pool.closed = 1;
@@ -250,7 +260,90 @@ void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
         pool.caller_sleeps = 0;
         pthread_mutex_unlock(&pool.lock);
     }
+    if (wait_share) {
+        const int64_t t2 = now_ns();
+        *wait_share = t2 > t0 ? (double)(t2 - t1) / (double)(t2 - t0) : 0.0;
+    }
     if (want > 0)
         atomic_fetch_add(&pool.split_loops, 1);
     pthread_mutex_unlock(&pool.job_lock);
+    return true;
+}
+
+void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
+{
+    if (n > 0)
+        split_loop(n, grain < 1 ? 1 : grain, fn, ctx, NULL);
+}
+
+/* ---- sites: split only where it pays (pool.h) ----
+ *
+ * A split loop's caller times its own ranges and then its wait for the
+ * workers still in theirs. On a machine with a core for every thread the
+ * wait is a range's tail, a small share of the loop; when a worker lost its
+ * core in the middle of a range (another process's time slice), the caller
+ * waits for that slice and the wait is most of the loop: more than the
+ * caller's own work means one thread would have been about as fast. A site
+ * whose recent split loops (a moving average, weight 1/4: two or three in
+ * a row) waited that long runs its loops on one thread, and splits one of
+ * them every `every` loops to see whether the machine is free again: back
+ * to splitting when that loop did not wait, else every is doubled (16 up to
+ * 256, so a busy machine pays for a slow split loop rarely). One thread
+ * costs the quiet machine nothing: it never waits that long. */
+#define SITE_WAIT 0.5
+#define SITE_WEIGHT 0.25f
+#define SITE_PROBE_FIRST 16u
+#define SITE_PROBE_MAX 256u
+static atomic_llong serial_loops;
+
+int64_t remat_pool_site_serial_loops(void) { return atomic_load(&serial_loops); }
+
+static bool site_splits(remat_pool_site *s)
+{
+    const unsigned every = atomic_load_explicit(&s->every, memory_order_relaxed);
+    if (every == 0)
+        return true;
+    return atomic_fetch_add_explicit(&s->since, 1, memory_order_relaxed) + 1 >= every;
+}
+
+static void site_learn(remat_pool_site *s, double wait_share)
+{
+    const float waited = wait_share > SITE_WAIT ? 1.0f : 0.0f;
+    const unsigned every = atomic_load_explicit(&s->every, memory_order_relaxed);
+    if (every == 0) { /* splitting: one thread once the waits pile up */
+        float avg = atomic_load_explicit(&s->waited, memory_order_relaxed);
+        avg += (waited - avg) * SITE_WEIGHT;
+        atomic_store_explicit(&s->waited, avg, memory_order_relaxed);
+        if (avg > (float)SITE_WAIT) {
+            atomic_store_explicit(&s->since, 0, memory_order_relaxed);
+            atomic_store_explicit(&s->every, SITE_PROBE_FIRST, memory_order_relaxed);
+        }
+        return;
+    }
+    atomic_store_explicit(&s->since, 0, memory_order_relaxed); /* a probe */
+    if (waited == 0.0f) {
+        atomic_store_explicit(&s->waited, 0.0f, memory_order_relaxed);
+        atomic_store_explicit(&s->every, 0u, memory_order_relaxed);
+    } else {
+        atomic_store_explicit(&s->every, every < SITE_PROBE_MAX ? 2 * every : SITE_PROBE_MAX, memory_order_relaxed);
+    }
+}
+
+void remat_parallel_for_site(remat_pool_site *site, int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
+{
+    if (n <= 0)
+        return;
+    grain = grain < 1 ? 1 : grain;
+    if (!site || remat_num_threads() <= 1 || n <= grain) { /* nothing to learn */
+        split_loop(n, grain, fn, ctx, NULL);
+        return;
+    }
+    if (!site_splits(site)) {
+        fn(ctx, 0, n);
+        atomic_fetch_add_explicit(&serial_loops, 1, memory_order_relaxed);
+        return;
+    }
+    double wait_share;
+    if (split_loop(n, grain, fn, ctx, &wait_share))
+        site_learn(site, wait_share);
 }

@@ -20,16 +20,40 @@
  * first loop that needs them and live until the process exits; the caller
  * claims ranges too and never waits for a worker that has not joined its
  * loop, so a loop takes at most about its one-thread time on a machine too
- * busy to run the workers.
+ * busy to run the workers. A worker that joined and then lost its core in
+ * the middle of a range does hold its caller up, for the other process's
+ * time slice: a site (below) stops splitting where that keeps happening.
  */
 #ifndef REMAT_CORE_POOL_H
 #define REMAT_CORE_POOL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 typedef void (*remat_pool_fn)(void *ctx, int64_t begin, int64_t end);
 
 void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx);
+
+/* Whether splitting pays at one call site, learnt from its split loops
+ * (zero-initialise; one per site whose loops are alike, such as a scan
+ * node's lane runs; several threads may share one). A site whose split
+ * loops keep waiting for a worker that lost its core (the caller waited
+ * longer than it worked, two or three loops in a row) runs its loops on one
+ * thread, and splits one now and then to see whether the machine is free
+ * again (pool.c). Which way a loop runs changes no result (fn's ranges are
+ * independent). */
+typedef struct {
+    _Atomic float waited;  /* moving average: split loops whose caller mostly waited */
+    atomic_uint every;     /* 0: splitting; else one thread, splitting every `every`-th loop */
+    atomic_uint since;     /* loops on one thread since the last split one */
+} remat_pool_site;
+
+/* remat_parallel_for, split or on one thread as site has learnt (a NULL
+ * site always splits) */
+void remat_parallel_for_site(remat_pool_site *site, int64_t n, int64_t grain, remat_pool_fn fn, void *ctx);
+
+/* Loops run on one thread by a site's choice since the process started (tests). */
+int64_t remat_pool_site_serial_loops(void);
 
 /* Loops split into ranges and offered to the workers since the process
  * started (tests check that a large kernel really was split; whether a

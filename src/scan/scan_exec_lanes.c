@@ -303,22 +303,28 @@ static void run_split(void *ctx, int64_t begin, int64_t end)
     run_on(range_table(r, begin, begin * u, hi, NULL), c->ops, c->n);
 }
 
-static bool split_pays(const scan_rt *r, const scan_xop *ops, int64_t n)
+/* the run's lane-steps when it is long enough to split, else 0 */
+static int64_t split_work(const scan_rt *r, const scan_xop *ops, int64_t n)
 {
     if (!r->lanes.split || r->split_lanes == 0 || remat_num_threads() < 2)
-        return false;
+        return 0;
     scan_evals e = {0};
     remat_scan_ops_count(ops, n, &e);
-    return (e.plain + e.record + e.reverse) * r->lanes.m >= SPLIT_MIN_LANE_STEPS;
+    const int64_t work = (e.plain + e.record + e.reverse) * r->lanes.m;
+    return work >= SPLIT_MIN_LANE_STEPS ? work : 0;
 }
 
-/* all lanes: on the pool in lane ranges when that pays, else one call per op */
+/* all lanes: on the pool in lane ranges when that pays (long enough, and
+ * faster split on this machine now: the node's split_site), else one call
+ * per op */
 static void run(void *x, const scan_xop *ops, int64_t n)
 {
     scan_rt *r = x;
-    if (split_pays(r, ops, n)) {
+    const int64_t work = split_work(r, ops, n);
+    if (work > 0) {
         split_ctx c = {.r = r, .ops = ops, .n = n};
-        remat_parallel_for((r->lanes.m + r->split_lanes - 1) / r->split_lanes, 1, run_split, &c);
+        remat_parallel_for_site(&r->split_site, (r->lanes.m + r->split_lanes - 1) / r->split_lanes,
+                                1, run_split, &c);
     } else {
         run_on(&r->lb, ops, n);
     }
@@ -390,10 +396,10 @@ static void run_blocks(scan_rt *r)
     if (r->worker_bytes > 0 && nw <= r->max_workers) {
         blocks_ctx c = {.r = r};
         atomic_init(&c.next, 0);
-        remat_parallel_for(nw, 1, run_workers, &c);
+        remat_parallel_for_site(&r->block_site, nw, 1, run_workers, &c); /* one thread: worker 0 takes all */
         r->workers_used = nw;
     } else if (r->lanes.split) { /* more threads than workers' stores fit */
-        remat_parallel_for(nb, 1, run_block_range, r);
+        remat_parallel_for_site(&r->block_site, nb, 1, run_block_range, r);
     } else {
         run_block_range(r, 0, nb);
     }

@@ -13,6 +13,7 @@
 
 #include <stdatomic.h>
 
+#include "core/pool.h"
 #include "exec/hop.h"
 #include "scan/scan_impl.h"
 #include "scan/scan_lanes.h"
@@ -105,6 +106,9 @@ struct scan_rt {
      * many fit in the node's store, and how many the last run used */
     size_t worker_bytes;
     int64_t max_workers, workers_used;
+    /* whether splitting a run over lane ranges, or the blocks over
+     * workers, pays on this machine now (core/pool.h) */
+    remat_pool_site split_site, block_site;
 
     bool nested; /* in a sub-program (remat_hop_lowering) */
     /* tiers (scan_tier.h): interpreted while waiting, compiled once the

@@ -30,6 +30,7 @@ _Static_assert(REMAT_CPU_SPLIT_GRAIN % FUSED_BLOCK == 0, "split ranges must be w
 typedef struct {
     remat_fused_op F;
     const uint8_t *kind; /* remat_fused_uop_kind of each micro-op */
+    remat_pool_site site; /* whether splitting the group pays (core/pool.h; the program's memory, written by runs) */
 } cpu_fused;
 
 /* out (m) = uop applied to src (m, or one element where *_s) */
@@ -90,7 +91,9 @@ typedef struct {
                                                                                                        \
     static void k_fused_##SFX(const remat_instr *I)                                                    \
     {                                                                                                  \
-        remat_parallel_for((int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, fused_range_##SFX, (void *)I);           \
+        cpu_fused *C = (cpu_fused *)I->aux; /* writable: the program's memory */                       \
+        remat_parallel_for_site(&C->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, fused_range_##SFX, \
+                                (void *)I);                                                            \
     }
 
 REMAT_EXHAUSTIVE_BEGIN
@@ -123,7 +126,7 @@ remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, v
         u[k] = op->uops[k];
         kind[k] = (uint8_t)kd;
     }
-    C->F = *op;
+    *C = (cpu_fused){.F = *op};
     C->F.uops = u;
     C->kind = kind;
     ins->fn = op->dtype == REMAT_F64 ? k_fused_f64 : k_fused_f32;

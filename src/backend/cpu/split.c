@@ -11,6 +11,7 @@ typedef struct {
     int nin;
     uint32_t scalar_mask;
     uint8_t out_size, in_size[4];
+    remat_pool_site site; /* whether splitting pays (core/pool.h; the program's memory, written by runs) */
 } split_params;
 
 /* out[b:e] = kernel(in[b:e]...), through a copy of the instruction */
@@ -29,7 +30,8 @@ static void split_range(void *ctx, int64_t b, int64_t e)
 
 static void k_split(const remat_instr *I)
 {
-    remat_parallel_for((int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, split_range, (void *)I);
+    split_params *S = (split_params *)I->aux; /* writable: the program's memory */
+    remat_parallel_for_site(&S->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, split_range, (void *)I);
 }
 
 remat_status remat_cpu_split_large(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
