@@ -509,21 +509,26 @@ static void test_fit_nan_stops_with_message(void **state)
         assert_false(r.converged);
         remat_fit_result_clear(&r);
     }
-    /* Adam walking into NaN: sqrt(k1 - 0.8) is real at the start (k1 = 2)
+    /* Adam walking towards NaN: sqrt(k1 - 0.8) is real at the start (k1 = 2)
      * but the data want a rate below the 2 this rate never goes under, so k1
-     * is pulled down on the linear scale, past 0.8 */
+     * is pulled down on the linear scale, past 0.8. A step there is a trial
+     * point that failed (it once stopped the fit with the NaN): Adam goes
+     * back to its best point with a smaller rate, and ends on the edge of
+     * the finite region with every iterate finite */
     remat_mechanism *m2 = parse("param k1 = 2 in [-10, 10]\nparam k2 = 0.5\n"
                                 "A -> B : (sqrt(k1 - 0.8) + 2) * A\nB -> C : k2\n");
     o.optimizer = REMAT_FIT_ADAM;
     o.lr = 0.5;
     o.max_iters = 200;
     remat_fit_result r;
-    assert_int_equal(remat_fit_run_once(m2, 1, &d, &o, &r), REMAT_ERR_NUMERIC);
-    printf("# %s\n", r.message);
-    assert_contains(r.message, "iteration ");
-    assert_null(strstr(r.message, "iteration 0:"));
-    assert_contains(r.message, "k1=");
-    assert_true(r.n_history >= 2); /* the history up to the stop is kept */
+    assert_ok(remat_fit_run_once(m2, 1, &d, &o, &r));
+    printf("# %s (k1 = %.17g)\n", r.message, r.params[0]);
+    assert_contains(r.message, "rejected steps");
+    assert_null(strstr(r.message, " 0 rejected steps"));
+    for (int h = 0; h < r.n_history; h++)
+        assert_true(isfinite(r.history_objective[h]) && r.history_params[2 * h] >= 0.8);
+    assert_true(r.params[0] >= 0.8 && r.params[0] < 1.0);
+    assert_true(r.objective < r.history_objective[0]);
     remat_fit_result_clear(&r);
     remat_mechanism_free(m2);
     remat_dataset_free(d);

@@ -196,6 +196,41 @@ static void test_optim_nonfinite_gradient_leaves_state(void **state)
     remat_adam_free(a);
 }
 
+/* set_lr (optax.inject_hyperparams): the next step uses the new rate, the
+ * moments and the count go on as they were; a bad rate is refused by name */
+static void test_optim_adam_set_lr_scales_next_step(void **state)
+{
+    (void)state;
+    remat_adam_options ao = remat_adam_optax(0.1);
+    remat_adam *a, *b;
+    assert_ok(remat_adam_new(3, &ao, &a));
+    assert_ok(remat_adam_new(3, &ao, &b));
+    double pa[3] = {1, -2, 0.5}, pb[3] = {1, -2, 0.5};
+    assert_ok(remat_adam_update(a, pa, G[0]));
+    assert_ok(remat_adam_update(b, pb, G[0]));
+    assert_ok(remat_adam_set_lr(b, 0.4));
+    double a0[3], b0[3];
+    memcpy(a0, pa, sizeof a0);
+    memcpy(b0, pb, sizeof b0);
+    assert_ok(remat_adam_update(a, pa, G[1]));
+    assert_ok(remat_adam_update(b, pb, G[1]));
+    for (int i = 0; i < 3; i++) {
+        double da = pa[i] - a0[i], db = pb[i] - b0[i];
+        assert_true(da != 0);
+        assert_true(fabs(db - 4 * da) <= 1e-12 * fabs(db));
+    }
+    assert_memory_equal(remat_adam_mu(a), remat_adam_mu(b), 3 * sizeof(double));
+    assert_memory_equal(remat_adam_nu(a), remat_adam_nu(b), 3 * sizeof(double));
+    assert_int_equal(remat_adam_count(b), 2);
+    assert_int_equal(remat_adam_set_lr(b, 0), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "learning rate 0");
+    assert_int_equal(remat_adam_set_lr(b, NAN), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "learning rate nan");
+    assert_int_equal(remat_adam_set_lr(NULL, 0.1), REMAT_ERR_NULL);
+    remat_adam_free(a);
+    remat_adam_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_optim_sgd_trace_and_reset),
         cmocka_unit_test(test_optim_sgd_bad_options),
         cmocka_unit_test(test_optim_nonfinite_gradient_leaves_state),
+        cmocka_unit_test(test_optim_adam_set_lr_scales_next_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,11 @@ remat_status remat_adam_update(remat_adam *a, double *params, const double *grad
  * update on one optimiser is allowed: the f32 step rounds the moments. */
 remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *grads);
 
+/* Sets the learning rate of the next steps (> 0 and finite), moments and
+ * count kept: optax.inject_hyperparams, for a schedule or a reduce-on-plateau
+ * the caller runs. REMAT_ERR_VALUE naming the rate otherwise. */
+remat_status remat_adam_set_lr(remat_adam *a, double lr);
+
 /* Steps taken (optax's count). */
 int64_t remat_adam_count(const remat_adam *a);
 /* Back to zero moments and count 0 (bounds kept). */

@@ -4,6 +4,9 @@
 #   - bfgs (GSL) and lbfgs-b (NLopt) back off from trial points where the
 #     integration blows up instead of failing the fit (bfgs stopped at
 #     iteration 2 on a NaN objective), and reach LM's minimum;
+#   - adam (scaled log k, lr halved on plateaus) converges to lm's minimum;
+#     its options keep their errors: --lr/--iters for adam only, --max-iters
+#     not for adam, a learning rate that is not a positive number;
 #   - --json names the optimizer that ran, the one asked for;
 #   - --json says which mode built the Jacobian: auto is forward here (3
 #     constants, 22 cells per experiment), --jacobian forward|reverse as asked,
@@ -31,6 +34,24 @@ for o in bfgs lbfgs-b; do
     check "$o reaches LM's minimum" near "$(num objective $o.json)" "$F_lm" 1e-6
     check "$o recovers k1 = 5/6 within 2%" near "$(num k1 $o.json)" 0.8333333 0.02
 done
+fit --optimizer adam --json >adam.json 2>adam.err
+check "adam exits 0 on the Van de Vusse example" test $? -eq 0
+check "adam converges" has adam.json '"converged": true'
+check "--json names adam" has adam.json '"optimizer": "adam"'
+check "adam reaches LM's minimum within 1e-6" near "$(num objective adam.json)" "$F_lm" 1e-6
+fit --optimizer lm --lr 0.1 >/dev/null 2>lr_lm.err
+check "--lr with lm exits 2" test $? -eq 2
+check "--lr with lm says it is adam's" has lr_lm.err "--lr: applies to --optimizer adam only"
+fit --optimizer adam --max-iters 10 >/dev/null 2>mi_adam.err
+check "--max-iters with adam exits 2" test $? -eq 2
+check "--max-iters with adam names --iters" has mi_adam.err "Adam takes --iters N steps"
+for bad in 0 -0.1 nan x; do
+    fit --optimizer adam --lr "$bad" >/dev/null 2>lr_bad.err
+    check "--lr $bad exits 2" test $? -eq 2
+    check "--lr $bad names --lr" has lr_bad.err "--lr"
+done
+fit --optimizer adam --iters 0 >/dev/null 2>it0.err
+check "--iters 0 exits 2 naming --iters" has it0.err "--iters"
 fit --method dopri5 --rtol 1e-8 --atol 1e-11 --json >dp.json 2>dp.err
 check "adaptive dopri5 exits 0" test $? -eq 0
 check "--json names the adaptive integrator" has dp.json '"integrator": {"method": "dopri5", "adaptive": true, "rtol": 1e-08'

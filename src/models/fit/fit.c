@@ -177,9 +177,11 @@ static remat_status setup_params(struct remat_fit *fit)
             return remat_error(REMAT_ERR_VALUE, "fit: '%s' is on the log scale but starts at %g (must be > 0)",
                                name, v);
         /* a declared lower bound <= 0 says the value may reach zero or below
-         * (log scale there lost on the battery: fit.h, "Parameter scale") */
+         * (log scale there lost on the battery: fit.h, "Parameter scale");
+         * Adam's steps need the log scale's unit for a bound of 0 too */
+        int linear_lo = o->optimizer == REMAT_FIT_ADAM ? lo < 0 : lo <= 0;
         fit->logscale[i] = sc == REMAT_FIT_SCALE_LOG ||
-                           (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !(isfinite(lo) && lo <= 0));
+                           (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !(isfinite(lo) && linear_lo));
         if (fit->fixed[i])
             continue;
         int j = fit->n_free++;
@@ -326,7 +328,7 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     r->objective = NAN;
     const remat_fit_options *o = &fit->opt;
     static const int default_iters[REMAT_FIT_OPTIMIZER_COUNT] = {
-        [REMAT_FIT_LM] = 200, [REMAT_FIT_BFGS] = 500, [REMAT_FIT_ADAM] = 1000, [REMAT_FIT_LBFGSB] = 2000};
+        [REMAT_FIT_LM] = 200, [REMAT_FIT_BFGS] = 500, [REMAT_FIT_ADAM] = 5000, [REMAT_FIT_LBFGSB] = 2000};
     run.max_iters = o->max_iters > 0 ? o->max_iters : default_iters[fit->optimizer];
     run.xtol = o->xtol > 0 ? o->xtol : 1e-12;
     run.gtol = o->gtol > 0 ? o->gtol : 1e-12;

@@ -166,6 +166,16 @@ remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *gr
     return REMAT_OK;
 }
 
+remat_status remat_adam_set_lr(remat_adam *a, double lr)
+{
+    if (!a)
+        return remat_error(REMAT_ERR_NULL, "adam set_lr: the optimiser is NULL");
+    if (!(lr > 0 && isfinite(lr)))
+        return remat_error(REMAT_ERR_VALUE, "adam set_lr: learning rate %g must be positive and finite", lr);
+    a->opt.lr = lr;
+    return REMAT_OK;
+}
+
 int64_t remat_adam_count(const remat_adam *a) { return a ? a->count : 0; }
 
 void remat_adam_reset(remat_adam *a)
