@@ -57,7 +57,7 @@ void pfr_fit_help(FILE *out)
             "  --dt H             or the largest fixed step (default for euler/rk4: the last data\n"
             "                     time / 200); steps land exactly on every data time either way\n"
             "  --optimizer O      auto (default: lm, bounds or not; the choice of bench/battery),\n"
-            "                     lm (GSL Levenberg-Marquardt), bfgs (GSL BFGS, unbounded),\n"
+            "                     lm (GSL Levenberg-Marquardt), bfgs (GSL BFGS; bounds mapped as lm),\n"
             "                     lbfgs-b (NLopt's L-BFGS with box constraints), adam\n"
             "  --jacobian J       how lm and the statistics build the Jacobian: auto (default: forward\n"
             "                     mode, one JVP per free parameter, when there are fewer of those than\n"

@@ -202,14 +202,9 @@ static remat_status setup_params(struct remat_fit *fit)
     fit->optimizer = o->optimizer;
     if (fit->optimizer == REMAT_FIT_AUTO)
         fit->optimizer = REMAT_FIT_LM; /* the battery's winner, bounds or not (fit.h) */
-    if (fit->optimizer == REMAT_FIT_BFGS && fit->bounded)
-        for (int j = 0; j < fit->n_free; j++)
-            if (isfinite(fit->tlo[j]) || isfinite(fit->thi[j]))
-                return remat_error(REMAT_ERR_ARG,
-                                   "fit: optimizer bfgs (GSL) is unbounded but parameter '%s' has bounds [%g, %g]: "
-                                   "use lbfgs-b (NLopt's bounded L-BFGS), lm or auto",
-                                   fit->names[fit->free_idx[j]], fit->lo[fit->free_idx[j]], fit->hi[fit->free_idx[j]]);
-    if (fit->optimizer == REMAT_FIT_LM)
+    /* GSL's LM and BFGS are unbounded: both run on the MINUIT variable that
+     * maps the whole line into the box (as lmfit does for every method) */
+    if (fit->optimizer == REMAT_FIT_LM || fit->optimizer == REMAT_FIT_BFGS)
         for (int j = 0; j < fit->n_free; j++) {
             int l = isfinite(fit->tlo[j]), h = isfinite(fit->thi[j]);
             fit->map[j] = l && h ? VAR_SIN : l ? VAR_LOWER : h ? VAR_UPPER : VAR_PLAIN;

@@ -53,7 +53,7 @@ struct remat_fit {
     int n_free;
     int *free_idx;              /* [n_free] -> parameter index */
     double *tlo, *thi;          /* [n_free] bounds in theta (+-INFINITY: none) */
-    fit_var_map *map;           /* [n_free] (LM with bounds only; else VAR_PLAIN) */
+    fit_var_map *map;           /* [n_free] (LM and BFGS with bounds; else VAR_PLAIN) */
     double *x0;                 /* [n_free] the start in x (maps back to start exactly) */
     int64_t n_res;              /* N = sum N_e */
     int64_t max_meas;           /* max_e N_e: VJP runs per Jacobian */

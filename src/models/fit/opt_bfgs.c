@@ -1,7 +1,9 @@
 /*
  * opt_bfgs.c — BFGS through GSL's gsl_multimin_fdfminimizer_vector_bfgs2
  * (Fletcher's line search with the strong Wolfe conditions, Fletcher,
- * "Practical Methods of Optimization", 1987), unbounded in x = theta.
+ * "Practical Methods of Optimization", 1987), unbounded in x: theta, or
+ * for a bounded parameter the MINUIT variable that maps into its box, as
+ * for lm (vars.c).
  *
  * Every evaluation is one run of the value_and_grad program; GSL asks for f,
  * df and fdf separately at the same points, so the last point is cached.

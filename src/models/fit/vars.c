@@ -1,9 +1,9 @@
 /*
  * vars.c — the optimizer's variables, the history and the stop messages.
  *
- * x -> theta -> p per free parameter: theta = x, or for LM with bounds the
- * MINUIT transform (F. James, MINUIT Reference Manual, CERN D506, sec. 1.3;
- * as lmfit uses it) that maps an unbounded x into [lo, hi] in theta; then
+ * x -> theta -> p per free parameter: theta = x, or for LM and BFGS with
+ * bounds the MINUIT transform (F. James, MINUIT Reference Manual, CERN D506,
+ * sec. 1.3; as lmfit uses it) that maps an unbounded x into [lo, hi] in theta; then
  * p = exp(theta) on the log scale, p = theta on the linear one. Fixed
  * parameters keep their start values.
  *
