@@ -49,11 +49,11 @@ remat_status remat_dist_init(int *argc, char ***argv, remat_dist **out)
     if (!out)
         return remat_error(REMAT_ERR_NULL, "remat_dist_init: out is NULL");
     *out = NULL;
-    remat_dist *d = remat_calloc(1, sizeof *d);
-    if (!d)
-        return remat_error(REMAT_ERR_NOMEM, "remat_dist_init: the group");
+    remat_dist *d = remat_calloc(1, sizeof *d), stand_in = {0};
     bool joined = false;
-    remat_status st = remat_dist_mpi_open(argc, argv, d, &joined);
+    remat_status st = remat_dist_mpi_open(argc, argv, d ? d : &stand_in, d != NULL, &joined);
+    if (st == REMAT_OK && !d) /* alone: nobody to fail with */
+        st = remat_error(REMAT_ERR_NOMEM, "remat_dist_init: out of memory for the group");
     if (st != REMAT_OK) {
         remat_free(d);
         return st;

@@ -45,8 +45,10 @@ extern const remat_dist_ops remat_dist_single_ops;
 
 /* Joins an MPI job when this process was started as one (mpirun, srun) or
  * MPI is initialised already: fills d and sets *joined. Otherwise (or built
- * without MPI) leaves d alone and *joined false. */
-remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool *joined);
+ * without MPI) leaves d alone and *joined false. ok false: the caller could
+ * not make its handle (d is its stand-in on the stack): the rank joins all
+ * the same, and every rank fails together, the group left again. */
+remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, bool *joined);
 
 /* The number of ranks a launcher started this process as one of, from its
  * environment (OpenMPI, PMIx, PMI/MPICH, Slurm); 0 when none did. */

@@ -112,23 +112,22 @@ static const remat_dist_ops mpi_ops = {
     .close = mpi_close,
 };
 
-/* The group's scratch, then every rank learns whether every rank has its
- * own: a rank that could not make it must not leave the others waiting in
- * their first collective. */
-static remat_status joined_together(mpi_ctx *c, remat_dist *d)
+/* The group's scratch, then every rank learns whether every rank has all
+ * it needs (ok: the handles were made too): a rank that could not make
+ * them must not leave the others waiting in their first collective. */
+static remat_status joined_together(mpi_ctx *c, remat_dist *d, bool ok)
 {
     c->counts = remat_malloc(2 * (size_t)d->size * sizeof *c->counts);
-    int bad = c->counts ? d->size : d->rank;
+    int bad = ok && c->counts ? d->size : d->rank;
     int rc = MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MIN, c->comm);
     if (rc != MPI_SUCCESS)
         return mpi_fail("MPI_Allreduce", rc);
     if (bad < d->size)
-        return remat_error(REMAT_ERR_NOMEM, "dist: rank %d of %d: out of memory for the group's gather counts", bad,
-                           d->size);
+        return remat_error(REMAT_ERR_NOMEM, "dist: rank %d of %d: out of memory joining the group", bad, d->size);
     return REMAT_OK;
 }
 
-remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool *joined)
+remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, bool *joined)
 {
     *joined = false;
     int inited = 0, finalized = 0;
@@ -140,14 +139,15 @@ remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool *j
      * nothing (and fails in some containers): a group of one rank instead. */
     if (!inited && remat_dist_launched_size() == 0)
         return REMAT_OK;
-    mpi_ctx *c = remat_calloc(1, sizeof *c);
-    if (!c)
-        return remat_error(REMAT_ERR_NOMEM, "dist: the MPI group");
+    /* out of memory here, a rank still joins (on the stack), to fail with
+     * the others instead of leaving them in MPI_Comm_dup */
+    mpi_ctx *made = remat_calloc(1, sizeof *made), on_stack = {0}, *c = made ? made : &on_stack;
+    ok = ok && made;
     if (!inited) {
         int provided = 0; /* FUNNELED: remat's pool threads never call MPI */
         int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
         if (rc != MPI_SUCCESS) {
-            remat_free(c);
+            remat_free(made);
             return mpi_fail("MPI_Init_thread", rc);
         }
         c->finalize = true;
@@ -162,14 +162,14 @@ remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool *j
         rc = MPI_Comm_size(c->comm, &d->size);
     remat_status st = rc == MPI_SUCCESS ? REMAT_OK : mpi_fail("joining MPI_COMM_WORLD", rc);
     if (st == REMAT_OK)
-        st = joined_together(c, d);
+        st = joined_together(c, d, ok);
     if (st != REMAT_OK) {
         if (c->comm != MPI_COMM_NULL)
             MPI_Comm_free(&c->comm);
         remat_free(c->counts);
         if (c->finalize)
             MPI_Finalize();
-        remat_free(c);
+        remat_free(made);
         return st;
     }
     d->ops = &mpi_ops;

@@ -5,8 +5,9 @@
 #include "core/error.h"
 #include "dist/dist_impl.h"
 
-remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool *joined)
+remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, bool *joined)
 {
+    (void)ok; /* one rank: nobody waits for it */
     *joined = false;
     int size = remat_dist_launched_size();
     if (size > 1)
