@@ -18,6 +18,7 @@
 
 #include "backend/cpu/jit.h"
 #include "remat/remat.h"
+#include "scan/lanes_memo.h"
 
 static double y0v[2] = {1.5, -0.75}, kv[2] = {0.8, 2.3}, Tv = 1.0, hv = 0.0625;
 
@@ -434,6 +435,63 @@ static void test_while_jit_loops_of_one_body_share_account(void **state)
 #endif
 }
 
+/* ---- one translation per body ----
+ *
+ * A gradient of 8 loops over one body (16 nodes: each loop's forward and
+ * backward), then the same program built again from scratch (a fit builds
+ * each experiment's loops anew): the body is translated into lane programs
+ * once for the process, every other node takes the kept translation
+ * (src/scan/lanes_memo.h) and, once compiled, its code; all of it with the
+ * interpreter's bits and stats. The constant 0.4375 is this case's alone,
+ * so no earlier case translated the body. */
+static void test_while_jit_body_translated_once(void **state)
+{
+    (void)state;
+#if REMAT_HAVE_GCCJIT
+    remat_fn *f1 = many_loops(8, 0.4375), *f2 = many_loops(8, 0.4375);
+    remat_fn *g1 = ad_ok(AD_VALUE_AND_GRAD, f1, 0, NULL), *g2 = ad_ok(AD_VALUE_AND_GRAD, f2, 0, NULL);
+    double y[2] = {1.5, -0.75}, k[2] = {0.8, 2.3}, T = 1.0;
+    remat_tensor in[3] = {remat_tensor_f64(y, 1, DIMS(2)), remat_tensor_f64(k, 1, DIMS(2)), remat_tensor_f64(&T, 0, NULL)};
+    remat_lanes_memo_stats s0, s1, s2;
+    remat_memory_plan plan1, plan2;
+    setenv("REMAT_JIT", "always", 1);
+    remat_lanes_memo_stats_get(&s0);
+    remat_program *p1 = compile_ok(g1);
+    remat_lanes_memo_stats_get(&s1);
+    remat_program *p2 = compile_ok(g2);
+    remat_lanes_memo_stats_get(&s2);
+    unsetenv("REMAT_JIT");
+    remat_program_plan(p1, &plan1);
+    remat_program_plan(p2, &plan2);
+    assert_int_equal(plan1.compiled_loops, 16);
+    assert_int_equal(plan2.compiled_loops, 16);
+    printf("first program: %lld translated, %lld reused; second: %lld translated, %lld reused, %lld took the code\n",
+           (long long)(s1.translated - s0.translated), (long long)(s1.reused - s0.reused),
+           (long long)(s2.translated - s1.translated), (long long)(s2.reused - s1.reused),
+           (long long)(s2.code_reused - s1.code_reused));
+    assert_int_equal(s1.translated - s0.translated, 1);
+    assert_int_equal(s1.reused - s0.reused, 15);
+    assert_int_equal(s2.translated - s1.translated, 0);
+    assert_int_equal(s2.reused - s1.reused, 16);
+    assert_int_equal(s2.code_reused - s1.code_reused, 16);
+    result a, b, c;
+    run_prog(p1, 3, in, &a.o, &a.st);
+    run_prog(p2, 3, in, &b.o, &b.st);
+    run_mode(g1, 3, in, "never", &c);
+    check_outs_bitwise("first program", &a.o, &c.o);
+    check_outs_bitwise("second program", &b.o, &c.o);
+    assert_int_equal(a.st.ops_executed, c.st.ops_executed);
+    assert_int_equal(b.st.ops_executed, c.st.ops_executed);
+    assert_int_equal(a.st.forward_evals, c.st.forward_evals);
+    assert_int_equal(b.st.peak_snapshot_bytes, c.st.peak_snapshot_bytes);
+    outs_free(&a.o), outs_free(&b.o), outs_free(&c.o);
+    remat_program_free(p1), remat_program_free(p2);
+    remat_fn_free(g1), remat_fn_free(g2), remat_fn_free(f1), remat_fn_free(f2);
+#else
+    skip(); /* never reached in CI: the no-JIT build does not run this suite */
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_while_jit_lane_exit),
         cmocka_unit_test(test_while_jit_reduce_max_bitwise),
         cmocka_unit_test(test_while_jit_loops_of_one_body_share_account),
+        cmocka_unit_test(test_while_jit_body_translated_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

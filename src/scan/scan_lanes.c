@@ -38,8 +38,10 @@
 #include "core/assert.h"
 #include "core/exhaustive.h"
 #include "backend/lane_io.h"
+#include "scan/lanes_memo.h"
 #include "scan/scan_lanes.h"
 #include "scan/scan_lanes_solve.h"
+#include "scan/scan_tier.h"
 
 /* Instructions per kernel: a safety valve, not the policy. Whether a body's
  * programs are worth compiling is scan_tier.c's call (their interpreted
@@ -952,6 +954,10 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             S.n_ins += progs[i].n_ins;
         }
         if (kb) {
+            const remat_lane_program *kpp[LKI_COUNT];
+            for (int i = 0; i < n; i++)
+                kpp[i] = &kp[i];
+            S.pool_key = remat_lane_programs_hash(n, kpp);
             S.progs = kp, S.n_progs = n, S.want = kernels;
             memcpy(S.base, L.base, sizeof S.base);
             S.lane_bytes = lane_bytes;
@@ -976,12 +982,16 @@ remat_status remat_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile
     for (int i = 0; i < S->n_progs; i++)
         pp[i] = &S->progs[i];
     remat_status st = REMAT_ERR_UNSUPPORTED;
-    if (compile)
+    if (S->memo && remat_lanes_memo_code(S->memo, S->n_progs, got)) /* another node of the body got it */
+        st = REMAT_OK;
+    else if (compile)
         st = be->iface.compile_lanes(S->n_progs, pp, got); /* one compilation */
     else if (be->iface.load_lanes)
         st = be->iface.load_lanes(S->n_progs, pp, got);
     if (st != REMAT_OK)
         return st;
+    if (S->memo)
+        remat_lanes_memo_set_code(S->memo, S->n_progs, got);
     for (int k = 0, i = 0; k < LKI_COUNT; k++)
         if (S->want & (1u << k))
             S->fn[k] = got[i++];

@@ -76,6 +76,10 @@ typedef struct {
     int n_progs;
     unsigned want;
     int64_t n_ins; /* their instructions (what compiling them costs) */
+    uint64_t pool_key; /* their hash: the tier account's key (scan_tier.h) */
+    /* the process's kept translation these programs are (lanes_memo.h),
+     * which also keeps their code once a node got it; NULL: the node's own */
+    struct lanes_memo_entry *memo;
 } scan_lanes;
 
 /* Translates the kernels `want` asks for (bits 1 << LKI_*) for the lane

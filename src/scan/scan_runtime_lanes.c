@@ -10,6 +10,7 @@
 #include <string.h>
 
 
+#include "scan/lanes_memo.h"
 #include "scan/scan_rt.h"
 #include "scan/scan_tier.h"
 
@@ -96,9 +97,47 @@ static void worker_store(scan_rt *r, const remat_scan_data *d)
  * interpreted and may switch later (r->tier_wait: its programs and tables
  * are kept; never blocked, as its forward and backward nodes may switch at
  * different runs). */
+/* The translation's inputs (lanes_memo.h): what remat_scan_lanes_build reads. */
+static lanes_key scan_key(const remat_scan_data *d, const remat_backend *be, unsigned want)
+{
+    lanes_key k = {.ok = true};
+    const int64_t head[8] = {1 /* a scan */, (int64_t)(uintptr_t)be, want, d->length == 0, d->n_carry, d->n_xs,
+                             d->n_consts, d->n_ys};
+    remat_lanes_key_put(&k, head, sizeof head);
+    remat_lanes_key_descs(&k, d->in, d->n_carry + d->n_xs + d->n_consts);
+    remat_lanes_key_descs(&k, d->out, d->n_carry + d->n_ys);
+    remat_lanes_key_fn(&k, d->body);
+    remat_lanes_key_vjp(&k, d->vjp);
+    return k;
+}
+
+/* remat_scan_lanes_build, or the process's kept translation of the same
+ * body (scan_lanes.h, lanes_memo.h) */
+static int lanes_build(const remat_scan_data *d, remat_hop_lowering *L, unsigned want, scan_lanes *out)
+{
+    if (!L->be->iface.compile_lanes || !L->be->iface.can_compile_lanes())
+        return 0;
+    lanes_key k = scan_key(d, L->be, want);
+    lanes_memo_val v;
+    lanes_memo_entry *e = remat_lanes_memo_find(&k, &v);
+    int ok = 1;
+    if (e) {
+        *out = v.view[0];
+    } else {
+        remat_lanes_memo_count_translation();
+        ok = remat_scan_lanes_build(d, L->be, want, out, L->alloc, L->ctx);
+        if (ok)
+            e = remat_lanes_memo_add(&k, &(lanes_memo_val){.view = {*out}, .n_views = 1});
+    }
+    if (ok)
+        out->memo = e;
+    remat_lanes_key_free(&k);
+    return ok;
+}
+
 bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)
 {
-    if (remat_scan_jit_mode() == SCAN_JIT_NEVER || !remat_scan_lanes_build(d, L->be, want, &r->lanes, L->alloc, L->ctx))
+    if (remat_scan_jit_mode() == SCAN_JIT_NEVER || !lanes_build(d, L, want, &r->lanes))
         return false;
     const bool now = remat_scan_tier_lower(r);
     if (!now && !r->tier_wait) {

@@ -74,7 +74,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 
 /* field by field: the struct's padding is not part of the program */
-static uint64_t programs_hash(int n, const remat_lane_program *const *pp)
+uint64_t remat_lane_programs_hash(int n, const remat_lane_program *const *pp)
 {
     uint64_t h = fnv(14695981039346656037ull, &n, sizeof n);
     for (int k = 0; k < n; k++) {
@@ -90,9 +90,8 @@ static uint64_t programs_hash(int n, const remat_lane_program *const *pp)
     return h;
 }
 
-struct scan_tier_pool *remat_tier_pool_of(int n, const remat_lane_program *const *pp)
+struct scan_tier_pool *remat_tier_pool_for(uint64_t key)
 {
-    const uint64_t key = programs_hash(n, pp);
     struct scan_tier_pool *p = NULL;
     pthread_mutex_lock(&pool_lock);
     for (int i = 0; i < n_pools && !p; i++)
@@ -112,14 +111,7 @@ double remat_tier_pool_add(struct scan_tier_pool *p, double ns)
     return total;
 }
 
-static struct scan_tier_pool *pool_of(const scan_lanes *S)
-{
-    const remat_lane_program *pp[LKI_COUNT];
-    REMAT_ASSERT(S->n_progs <= LKI_COUNT);
-    for (int i = 0; i < S->n_progs; i++)
-        pp[i] = &S->progs[i];
-    return remat_tier_pool_of(S->n_progs, pp);
-}
+static struct scan_tier_pool *pool_of(const scan_lanes *S) { return remat_tier_pool_for(S->pool_key); }
 
 /* ---- the cost model ---- */
 

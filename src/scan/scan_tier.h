@@ -16,6 +16,7 @@
 #define REMAT_SCAN_TIER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "backend/lane.h"
 
@@ -40,10 +41,13 @@ void remat_scan_tier_run(scan_rt *r);
  * programs; scan_tier.c): loop nodes with the same programs add their runs'
  * work to one total, so a body many nodes run (a fit's experiments, each
  * with its own loops) compiles once their work together pays for it.
- * remat_tier_pool_of: NULL when the table is full (the node keeps its own
+ * remat_tier_pool_for: NULL when the table is full (the node keeps its own
  * count). remat_tier_pool_add returns the new total. Thread-safe. */
 struct scan_tier_pool;
-struct scan_tier_pool *remat_tier_pool_of(int n, const remat_lane_program *const *pp);
+/* the account of programs whose remat_lane_programs_hash is key (computed
+ * once, when they are translated) */
+struct scan_tier_pool *remat_tier_pool_for(uint64_t key);
+uint64_t remat_lane_programs_hash(int n, const remat_lane_program *const *pp);
 double remat_tier_pool_add(struct scan_tier_pool *p, double ns);
 
 #endif

@@ -21,6 +21,7 @@
 #include "backend/lane_io.h"
 #include "core/alloc.h"
 #include "core/assert.h"
+#include "scan/lanes_memo.h"
 #include "scan/scan_tier.h"
 #include "scan/while_rt.h"
 
@@ -131,23 +132,78 @@ static bool translate(while_lanes *W, const remat_while_data *d, remat_hop_lower
     return ok && add_exit(W, L);
 }
 
+/* The translation's inputs (lanes_memo.h): what translate reads of d. */
+static lanes_key while_key(const remat_while_data *d, const remat_backend *be)
+{
+    lanes_key k = {.ok = true};
+    const int64_t head[9] = {2 /* a while loop */, (int64_t)(uintptr_t)be, d->kind != WHILE_PRIMAL,
+                             d->max_steps == 0, d->n_carry, d->n_diff, d->n_consts, d->acc_dt, d->cond_dt};
+    remat_lanes_key_put(&k, head, sizeof head);
+    remat_lanes_key_descs(&k, d->in, d->n_carry + d->n_consts);
+    remat_lanes_key_fn(&k, d->body);
+    remat_lanes_key_fn(&k, d->cond);
+    remat_lanes_key_vjp(&k, d->kind != WHILE_PRIMAL ? d->vjp : NULL);
+    return k;
+}
+
+/* every program of the two views, step's first */
+static int all_programs(const while_lanes *W, const remat_lane_program **pp)
+{
+    int n = 0;
+    for (int i = 0; i < W->step.n_progs; i++)
+        pp[n++] = &W->step.progs[i];
+    for (int i = 0; i < W->body.n_progs; i++)
+        pp[n++] = &W->body.progs[i];
+    return n;
+}
+
+/* translate, or take the process's kept translation of the same loop */
+static bool translate_shared(while_lanes *W, const remat_while_data *d, remat_hop_lowering *L)
+{
+    lanes_key k = while_key(d, L->be);
+    lanes_memo_val v;
+    lanes_memo_entry *e = remat_lanes_memo_find(&k, &v);
+    bool ok = true;
+    if (e) {
+        W->step = v.view[0];
+        if (v.n_views > 1)
+            W->body = v.view[1];
+        W->exit_buf = v.exit_buf;
+        W->pool_key = v.pool_key;
+    } else {
+        remat_lanes_memo_count_translation();
+        ok = translate(W, d, L);
+        if (ok) {
+            const remat_lane_program *pp[2 * LKI_COUNT];
+            W->pool_key = remat_lane_programs_hash(all_programs(W, pp), pp);
+            e = remat_lanes_memo_add(&k, &(lanes_memo_val){.view = {W->step, W->body},
+                                                           .n_views = d->kind != WHILE_PRIMAL ? 2 : 1,
+                                                           .exit_buf = W->exit_buf, .pool_key = W->pool_key});
+        }
+    }
+    W->memo = ok ? e : NULL;
+    remat_lanes_key_free(&k);
+    return ok;
+}
+
 /* The code of every program, in one compilation (or from the caches). */
 static bool get_code(while_lanes *W, remat_backend *be, bool compile)
 {
     const remat_lane_program *pp[2 * LKI_COUNT];
     remat_lane_fn got[2 * LKI_COUNT];
     scan_lanes *S[2] = {&W->step, &W->body};
-    int n = 0;
-    for (int v = 0; v < 2; v++)
-        for (int i = 0; i < S[v]->n_progs; i++)
-            pp[n++] = &S[v]->progs[i];
+    const int n = all_programs(W, pp);
     remat_status st = REMAT_ERR_UNSUPPORTED;
-    if (compile)
+    if (W->memo && remat_lanes_memo_code(W->memo, n, got)) /* another node of the loop got it */
+        st = REMAT_OK;
+    else if (compile)
         st = be->iface.compile_lanes(n, pp, got);
     else if (be->iface.load_lanes)
         st = be->iface.load_lanes(n, pp, got);
     if (st != REMAT_OK)
         return false;
+    if (W->memo)
+        remat_lanes_memo_set_code(W->memo, n, got);
     for (int v = 0, i = 0; v < 2; v++)
         for (int k = 0; k < LKI_COUNT; k++)
             if (S[v]->want & (1u << k))
@@ -197,16 +253,12 @@ remat_status remat_while_lanes_lower(while_rt *r, const remat_while_data *d, rem
     const scan_jit_mode mode = remat_scan_jit_mode();
     if (mode == SCAN_JIT_NEVER || !L->be->iface.compile_lanes || !L->be->iface.can_compile_lanes())
         return REMAT_OK;
-    if (!translate(W, d, L) || !lane_buffers(W, L)) {
+    if (!translate_shared(W, d, L) || !lane_buffers(W, L)) {
         *W = (while_lanes){0};
         return REMAT_OK; /* no lane form, or out of memory for it: interpreted, the same bits */
     }
     const remat_lane_program *pp[2 * LKI_COUNT];
-    int n = 0;
-    for (int i = 0; i < W->step.n_progs; i++)
-        pp[n++] = &W->step.progs[i];
-    for (int i = 0; i < W->body.n_progs; i++)
-        pp[n++] = &W->body.progs[i];
+    const int n = all_programs(W, pp);
     remat_lane_dump(n, pp); /* REMAT_DUMP_LANES: with the EXIT */
     /* gcc's cost is the backend's model (scan_tier.c weighs scans by it) */
     const bool weigh = L->be->iface.load_lanes && L->be->iface.lanes_compile_ns;
@@ -219,7 +271,7 @@ remat_status remat_while_lanes_lower(while_rt *r, const remat_while_data *d, rem
         say(r, "loaded from the cache");
     } else {
         W->wait = true;
-        W->pool = remat_tier_pool_of(n, pp);
+        W->pool = remat_tier_pool_for(W->pool_key);
         say(r, "interpreted until its body's runs have done that much work");
     }
     return REMAT_OK;

@@ -48,6 +48,8 @@ typedef struct {
     bool wait;
     double cost_ns, spent_ns, start_ns;
     struct scan_tier_pool *pool; /* the body's account, shared with nodes of the same programs */
+    uint64_t pool_key;           /* its key: the hash of step's and body's programs */
+    struct lanes_memo_entry *memo; /* the process's kept translation (lanes_memo.h), or NULL */
 } while_lanes;
 
 #define WHILE_LANES_CHUNK 256
