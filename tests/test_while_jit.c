@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "backend/cpu/jit.h"
+#include "exec/program_impl.h"
 #include "remat/remat.h"
 #include "scan/lanes_memo.h"
 
@@ -492,6 +493,28 @@ static void test_while_jit_body_translated_once(void **state)
 #endif
 }
 
+/* ---- one sub-program per body in a program ----
+ *
+ * The gradient of 8 loops over one body (16 nodes): each form's
+ * interpreted sub-programs (cond, body, the VJP's halves) are compiled once
+ * for the program and shared by the nodes (exec/hop.h,
+ * remat_compile_sub_shared), which run one at a time; without sharing the
+ * program held 48. The bits and stats are those of the compiled loops. */
+static void test_while_jit_loops_share_sub_programs(void **state)
+{
+    (void)state;
+    remat_fn *f = many_loops(8, 0.46875);
+    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+    remat_program *p = compile_ok(g);
+    assert_int_equal(p->own_counters.n_subs, 4);
+    remat_program_free(p);
+    double y[2] = {1.5, -0.75}, k[2] = {0.8, 2.3}, T = 1.0;
+    remat_tensor in[3] = {remat_tensor_f64(y, 1, DIMS(2)), remat_tensor_f64(k, 1, DIMS(2)), remat_tensor_f64(&T, 0, NULL)};
+    check_both("8 loops of one body", g, 3, in, 16);
+    remat_fn_free(g);
+    remat_fn_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_while_jit_reduce_max_bitwise),
         cmocka_unit_test(test_while_jit_loops_of_one_body_share_account),
         cmocka_unit_test(test_while_jit_body_translated_once),
+        cmocka_unit_test(test_while_jit_loops_share_sub_programs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -192,6 +192,57 @@ remat_status remat_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec
     return REMAT_OK;
 }
 
+struct remat_exec_sub_key {
+    uint64_t hash;
+    size_t len;
+    unsigned char *key;
+    remat_program *p;
+};
+
+static uint64_t sub_key_hash(const unsigned char *k, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* a word at a time: keys are a function's nodes */
+        uint64_t w;
+        memcpy(&w, k + i, 8);
+        h = (h ^ w) * 1099511628211ull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++)
+        h = (h ^ k[i]) * 1099511628211ull;
+    return h;
+}
+
+remat_status remat_compile_sub_shared(const remat_fn *fn, const void *key, size_t key_len, remat_backend *be,
+                                      remat_exec_counters *counters, remat_program **out)
+{
+    const uint64_t h = sub_key_hash(key, key_len);
+    for (int i = 0; i < counters->n_keyed; i++) {
+        const remat_exec_sub_key *e = &counters->keyed[i];
+        if (e->hash == h && e->len == key_len && !memcmp(e->key, key, key_len) && e->p->be == be) {
+            *out = e->p;
+            return REMAT_OK;
+        }
+    }
+    remat_status st = remat_compile_sub(fn, be, counters, out);
+    if (st != REMAT_OK)
+        return st;
+    if (counters->n_keyed == counters->cap_keyed) { /* out of memory here: the program is just not shared */
+        const int cap = counters->cap_keyed ? 2 * counters->cap_keyed : 8;
+        remat_exec_sub_key *q = remat_realloc(counters->keyed, sizeof *q * (size_t)cap);
+        if (!q)
+            return REMAT_OK;
+        counters->keyed = q, counters->cap_keyed = cap;
+    }
+    unsigned char *copy = remat_malloc(key_len ? key_len : 1);
+    if (!copy)
+        return REMAT_OK;
+    memcpy(copy, key, key_len);
+    counters->keyed[counters->n_keyed++] = (remat_exec_sub_key){.hash = h, .len = key_len, .key = copy, .p = *out};
+    return REMAT_OK;
+}
+
 remat_status remat_hop_stats_add(remat_exec_counters *counters, const remat_hop_stats *hook)
 {
     if (counters->n_hooks == counters->cap_hooks) {
@@ -218,6 +269,9 @@ void remat_program_free(remat_program *p)
         remat_program_free(p->own_counters.subs[i]);
     remat_free(p->own_counters.subs);
     remat_free(p->own_counters.hooks);
+    for (int i = 0; i < p->own_counters.n_keyed; i++)
+        remat_free(p->own_counters.keyed[i].key);
+    remat_free(p->own_counters.keyed);
     for (int i = 0; i < p->n_dev_blocks; i++)
         p->be->iface.mem_free(p->dev_blocks[i]);
     remat_free(p->dev_blocks);

@@ -30,9 +30,13 @@ typedef struct {
     void *self;
 } remat_hop_stats;
 
+typedef struct remat_exec_sub_key remat_exec_sub_key;
+
 typedef struct remat_exec_counters {
     remat_program **subs;        /* every sub-program compiled under the root */
     int n_subs, cap_subs;
+    remat_exec_sub_key *keyed;   /* the shared ones by key (remat_compile_sub_shared) */
+    int n_keyed, cap_keyed;
     remat_hop_stats *hooks;      /* every HOP instruction's stats, under the root */
     int n_hooks, cap_hooks;
 } remat_exec_counters;
@@ -59,6 +63,15 @@ remat_status remat_hop_stats_add(remat_exec_counters *counters, const remat_hop_
 /* Compiles fn as a sub-program of the program owning `counters` (which frees it). */
 remat_status remat_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
                                remat_program **out);
+/* remat_compile_sub, or the sub-program compiled earlier under the same
+ * root with the same key (key_len bytes: the caller's word that equal keys
+ * mean functions the compiler cannot tell apart, node by node). For loop
+ * bodies whose executions never overlap (the root runs its instructions one
+ * at a time, and a body's executions end before the next starts) and that
+ * are never run elsewhere (remat_program_run_elsewhere): one arena serves
+ * them all, and their runs add up in the one program's counts. */
+remat_status remat_compile_sub_shared(const remat_fn *fn, const void *key, size_t key_len, remat_backend *be,
+                                      remat_exec_counters *counters, remat_program **out);
 /* Runs a program on raw pointers: no checks, no stats (the caller checked). */
 void remat_program_exec(remat_program *p, const void *const *in, void *const *out);
 /* The sub-program's evaluations happen elsewhere (a compiled loop,

@@ -76,8 +76,12 @@ static void put_param(lanes_key *k, const remat_fn *f, const remat_node *N)
         break;
     case REMAT_OPP_CALL: remat_lanes_key_fn(k, N->p.call->callee); break; /* inlined: the policy is not read */
     case REMAT_OPP_DOT: remat_lanes_key_put(k, &N->p.dot, sizeof N->p.dot); break;
-    case REMAT_OPP_CUSTOM: remat_lanes_key_put(k, &N->p.custom, sizeof N->p.custom); break;
+    case REMAT_OPP_CUSTOM:
+        remat_lanes_key_put(k, &N->p.custom, sizeof N->p.custom);
+        k->opaque = true;
+        break;
     case REMAT_OPP_HOP:
+        k->opaque = true;
         remat_lanes_key_put(k, &N->p.hop.rules, sizeof N->p.hop.rules);
         remat_lanes_key_put(k, &N->p.hop.data, sizeof N->p.hop.data);
         break;
@@ -86,7 +90,8 @@ static void put_param(lanes_key *k, const remat_fn *f, const remat_node *N)
 }
 REMAT_EXHAUSTIVE_END
 
-/* Names, source locations and flags are left out: the translator reads none. */
+/* Names and source locations are left out (neither the translator nor the
+ * compiler reads them), flags unless asked for. */
 void remat_lanes_key_fn(lanes_key *k, const remat_fn *f)
 {
     const int32_t nn = remat_fn_num_nodes(f), no = remat_fn_num_outputs(f);
@@ -95,7 +100,7 @@ void remat_lanes_key_fn(lanes_key *k, const remat_fn *f)
         put_i64(k, remat_fn_out(f, i));
     for (int32_t v = 0; k->ok && v < nn; v++) {
         const remat_node *N = remat_fn_node(f, v);
-        const int32_t head[3] = {N->op, N->dtype, N->nin};
+        const int32_t head[4] = {N->op, N->dtype, N->nin, k->flags ? N->flags : 0};
         remat_lanes_key_put(k, head, sizeof head);
         remat_lanes_key_put(k, N->in, sizeof *N->in * (size_t)N->nin);
         put_shape(k, &N->shape);

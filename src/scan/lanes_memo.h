@@ -31,11 +31,14 @@
 #include "scan/scan_lanes.h"
 
 /* The key under construction: bytes, and whether every write fitted in
- * memory (when not, the node translates on its own). */
+ * memory (when not, the node translates on its own). With `flags` the
+ * nodes' flags are written too (the compiler counts recomputed ops by
+ * them; the translator does not read them). `opaque`: a custom op or a
+ * higher-order primitive was met, which the key names by pointer only. */
 typedef struct {
     unsigned char *p;
     size_t len, cap;
-    bool ok;
+    bool ok, flags, opaque;
 } lanes_key;
 
 void remat_lanes_key_put(lanes_key *k, const void *v, size_t n);

@@ -5,6 +5,7 @@
 
 #include "core/assert.h"
 #include "core/error.h"
+#include "scan/lanes_memo.h"
 #include "scan/while_rt.h"
 
 /* The node's data as the kernels read it, copied into the program's memory
@@ -120,19 +121,36 @@ static remat_status lower_k_adds(while_rt *r, const remat_while_data *d, remat_h
     return REMAT_OK;
 }
 
+/* fn's sub-program, shared with the root's other loops of the same
+ * function (a fit's intervals and experiments: one body, thousands of
+ * nodes): the root runs one loop at a time, a loop one body evaluation at
+ * a time, and a while loop's sub-programs are never run elsewhere (exec/hop.h).
+ * The key is fn's content with the flags (lanes_memo.h); a function with a
+ * custom op or a nested loop (state of its own) gets a program of its own. */
+static remat_status compile_sub(const remat_fn *fn, remat_hop_lowering *L, remat_program **out)
+{
+    lanes_key k = {.ok = true, .flags = true};
+    remat_lanes_key_fn(&k, fn);
+    const remat_status st = k.ok && !k.opaque
+                                ? remat_compile_sub_shared(fn, k.p, k.len, L->be, L->counters, out)
+                                : remat_compile_sub(fn, L->be, L->counters, out);
+    remat_lanes_key_free(&k);
+    return st;
+}
+
 /* the sub-programs a form runs: cond (primal, forward), the body (all: the
  * backward advances from snapshots), the VJP's halves (checkpointed forms) */
 static remat_status compile_subs(while_rt *r, const remat_while_data *d, remat_hop_lowering *L)
 {
     remat_status st = REMAT_OK;
     if (d->kind != WHILE_BWD)
-        st = remat_compile_sub(d->cond, L->be, L->counters, &r->p_cond);
+        st = compile_sub(d->cond, L, &r->p_cond);
     if (st == REMAT_OK)
-        st = remat_compile_sub(d->body, L->be, L->counters, &r->p_body);
+        st = compile_sub(d->body, L, &r->p_body);
     if (st == REMAT_OK && d->kind != WHILE_PRIMAL)
-        st = remat_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
+        st = compile_sub(d->vjp->fwd, L, &r->p_fwd);
     if (st == REMAT_OK && d->kind == WHILE_BWD)
-        st = remat_compile_sub(d->vjp->bwd, L->be, L->counters, &r->p_bwd);
+        st = compile_sub(d->vjp->bwd, L, &r->p_bwd);
     if (st == REMAT_OK && d->kind == WHILE_BWD)
         st = lower_k_adds(r, d, L);
     return st;
