@@ -1,4 +1,5 @@
-/* pfr_fit_args.c — `remat pfr fit`'s options: the help text, the command line read and checked, --sigma (pfr_fit_args.h). */
+/* pfr_fit_args.c — `remat pfr fit`'s options (pfr_fit_args.h): the help text, the command line read and
+ * checked, --sigma. */
 #include "pfr_fit_args.h"
 
 #include <getopt.h>

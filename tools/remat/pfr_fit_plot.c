@@ -1,4 +1,5 @@
-/* pfr_fit_plot.c — `remat pfr fit`'s plots (pfr_fit_out.h): the fitted model against the data (--plot) and the residuals at the optimum (--plot-residuals). */
+/* pfr_fit_plot.c — `remat pfr fit`'s plots (pfr_fit_out.h): the fitted model against the data (--plot)
+ * and the residuals at the optimum (--plot-residuals). */
 #include "pfr_fit_out.h"
 
 #include <stdio.h>
