@@ -6,6 +6,7 @@
  * cur and next; snapshots and restores are the backend's mem_copy.
  */
 #include "core/assert.h"
+#include "scan/loop_rt.h"
 #include "scan/scan_rt.h"
 
 /* Once per node execution: the consts the bodies read, and where the
@@ -68,19 +69,12 @@ static void set_step_outputs(scan_rt *r, int64_t k, char *next)
     }
 }
 
-static void swap(char **a, char **b)
-{
-    char *t = *a;
-    *a = *b;
-    *b = t;
-}
-
 static void advance_one(scan_rt *r, int64_t k)
 {
     set_step_inputs(r, k, r->cur);
     set_step_outputs(r, k, r->next);
     remat_program_exec(r->p_primal, r->fin, r->fout);
-    swap(&r->cur, &r->next);
+    remat_loop_rt_swap(&r->cur, &r->next);
     r->evals++;
 }
 
@@ -88,12 +82,9 @@ static void tape_one(scan_rt *r, int64_t k, char *tp)
 {
     set_step_inputs(r, k, r->cur);
     set_step_outputs(r, k, r->next);
-    void **res = r->fout + r->nc + r->ny;
-    const size_t *off = r->d->vjp->res_off;
-    for (int t = 0; t < r->n_taped; t++)
-        res[t] = tp + off[r->res_taped[t]];
+    remat_loop_rt_tape_out(r->fout + r->nc + r->ny, tp, r->d->vjp->res_off, r->res_taped, r->n_taped);
     remat_program_exec(r->p_fwd, r->fin, r->fout);
-    swap(&r->cur, &r->next);
+    remat_loop_rt_swap(&r->cur, &r->next);
     r->evals++;
 }
 
@@ -101,13 +92,9 @@ static void tape_one(scan_rt *r, int64_t k, char *tp)
 static void reverse_one(scan_rt *r, int64_t k, const char *tp)
 {
     const int nc = r->nc, nx = r->nx, ny = r->ny, nres = r->nres;
-    const size_t *off = r->d->vjp->res_off;
     const void **in = r->bin;
     void **out = r->bout;
-    for (int t = 0; t < r->n_taped; t++) {
-        const int j = r->res_taped[t];
-        in[j] = tp + off[j];
-    }
+    remat_loop_rt_tape_in(in, tp, r->d->vjp->res_off, r->res_taped, r->n_taped);
     for (int i = 0; i < nc; i++)
         in[nres + i] = r->ct_cur + r->carry_off[i];
     for (int i = 0; i < nc; i++)
@@ -124,16 +111,8 @@ static void reverse_one(scan_rt *r, int64_t k, const char *tp)
             out[nc + i] = (char *)r->ct_xs[i] + (size_t)t * r->x_step[i];
     }
     remat_program_exec(r->p_bwd, in, out);
-    for (int i = 0; i < r->nk; i++) { /* in step order n-1 .. 0 under every schedule */
-        remat_instr *A = &r->k_add[i];
-        A->in[0] = r->ct_k_acc[0] + r->k_off[i];
-        A->in[1] = r->ct_k_tmp + r->k_off[i];
-        A->out = r->ct_k_acc[1] + r->k_off[i];
-        A->fn(A);
-    }
-    if (r->nk > 0)
-        swap(&r->ct_k_acc[0], &r->ct_k_acc[1]);
-    swap(&r->ct_cur, &r->ct_next);
+    remat_loop_rt_add_ct_ks(r->k_add, r->nk, r->ct_k_acc, r->ct_k_tmp, r->k_off); /* in step order n-1 .. 0 */
+    remat_loop_rt_swap(&r->ct_cur, &r->ct_next);
 }
 
 /* ---- the ops ---- */

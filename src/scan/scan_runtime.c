@@ -20,27 +20,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/assert.h"
 #include "core/error.h"
 #include "exec/hop.h"
+#include "scan/loop_rt.h"
 #include "scan/scan_rt.h"
 #include "scan/scan_tier.h"
-
-static size_t bytes_of(const scan_desc *s)
-{
-    return (size_t)remat_shape_numel(&s->shape) * remat_dtype_size(s->dt);
-}
 
 void remat_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src)
 {
     for (int i = 0; i < r->nc; i++)
-        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], bytes_of(&r->d->in[i]));
+        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], remat_loop_rt_bytes(&r->d->in[i]));
 }
 
 void remat_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src)
 {
     for (int i = 0; i < r->nc; i++)
-        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], bytes_of(&r->d->in[i]));
+        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], remat_loop_rt_bytes(&r->d->in[i]));
 }
 
 /* the store a phase holds at its peak (the reverse's includes the forward's) */
@@ -159,9 +154,7 @@ static remat_status stats_status(const void *self)
 static void stats_run(const void *self, remat_stats *st)
 {
     const scan_rt *r = self;
-    st->forward_evals += r->evals;
-    if (r->peak_bytes > st->peak_snapshot_bytes)
-        st->peak_snapshot_bytes = r->peak_bytes;
+    remat_loop_rt_report_run(r->evals, r->peak_bytes, st);
 }
 
 /* the largest predicted store among the program's scans, and its sizes */
@@ -184,11 +177,7 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
         plan->scan_block_store_bytes = r->worker_bytes;
     }
     size_t pred = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
-    if (pred >= plan->peak_snapshot_bytes) {
-        plan->peak_snapshot_bytes = pred;
-        plan->scan_carry_bytes = d->carry_bytes;
-        plan->scan_tape_bytes = d->vjp->tape_bytes;
-    }
+    remat_loop_rt_plan_store(plan, pred, d->carry_bytes, d->vjp->tape_bytes);
 }
 
 /* ---- lowering ---- */
@@ -213,21 +202,8 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
         return NULL;
     memcpy(c->in, d->in, sizeof *c->in * (size_t)nin);
     memcpy(c->out, d->out, sizeof *c->out * (size_t)nout);
-    if (d->vjp) {
-        scan_body_vjp *v = L->alloc(L->ctx, sizeof *v);
-        if (!v)
-            return NULL;
-        *v = *d->vjp;
-        v->refcount = 0;
-        v->fwd = v->bwd = NULL;
-        v->res_off = L->alloc(L->ctx, sizeof *v->res_off * (size_t)(v->n_res + 1));
-        v->res_arg = L->alloc(L->ctx, sizeof *v->res_arg * (size_t)(v->n_res + 1));
-        if (!v->res_off || !v->res_arg)
-            return NULL;
-        memcpy(v->res_off, d->vjp->res_off, sizeof *v->res_off * (size_t)v->n_res);
-        memcpy(v->res_arg, d->vjp->res_arg, sizeof *v->res_arg * (size_t)v->n_res);
-        c->vjp = v;
-    }
+    if (d->vjp && !(c->vjp = remat_loop_rt_keep_vjp(d->vjp, L)))
+        return NULL;
     return c;
 }
 
@@ -256,16 +232,16 @@ static bool layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, 
     *ysum = *ksum = 0;
     for (int i = 0; i < nc; i++) {
         r->carry_off[i] = off;
-        off += remat_scan_align(bytes_of(&d->in[i]));
+        off += remat_scan_align(remat_loop_rt_bytes(&d->in[i]));
     }
     for (int i = 0; i < nx; i++)
-        r->x_step[i] = bytes_of(&d->in[nc + i]);
+        r->x_step[i] = remat_loop_rt_bytes(&d->in[nc + i]);
     for (int i = 0; i < ny; i++) {
-        r->y_step[i] = bytes_of(&d->out[nc + i]);
+        r->y_step[i] = remat_loop_rt_bytes(&d->out[nc + i]);
         *ysum += remat_scan_align(r->y_step[i]);
     }
     for (int i = 0; i < nk; i++) {
-        r->k_bytes[i] = bytes_of(&d->in[nc + nx + i]);
+        r->k_bytes[i] = remat_loop_rt_bytes(&d->in[nc + nx + i]);
         r->k_off[i] = *ksum;
         *ksum += remat_scan_align(r->k_bytes[i]);
     }
@@ -292,28 +268,6 @@ static bool residual_sources(scan_rt *r, const remat_scan_data *d, remat_hop_low
         }
     }
     return true;
-}
-
-/* The backend's add for each const's cotangent (interpreted backward). */
-static remat_status lower_k_adds(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
-{
-    r->k_add = L->alloc(L->ctx, sizeof *r->k_add * (size_t)(r->nk + 1));
-    if (!r->k_add)
-        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
-    for (int i = 0; i < r->nk; i++) {
-        const scan_desc *k = &d->in[r->nc + r->nx + i];
-        const remat_dtype dts[2] = {k->dt, k->dt};
-        const remat_shape shs[2] = {k->shape, k->shape};
-        remat_exec_op op = {.op = REMAT_OP_ADD, .dtype = k->dt, .shape = k->shape, .nin = 2, .in_dtypes = dts,
-                            .in_shapes = shs};
-        remat_instr *A = &r->k_add[i];
-        *A = (remat_instr){.in = A->in_inline, .n = (size_t)remat_shape_numel(&k->shape)};
-        REMAT_ASSERT(L->be->iface.scratch_bytes(&op) == 0);
-        remat_status st = L->be->iface.lower(&op, A, L->alloc, L->ctx);
-        if (st != REMAT_OK)
-            return st;
-    }
-    return REMAT_OK;
 }
 
 /* the runtime's buffers, in the backend's memory */
@@ -371,8 +325,8 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
         st = remat_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
     if (st == REMAT_OK && ev.reverse > 0)
         st = remat_compile_sub(d->vjp->bwd, L->be, L->counters, &r->p_bwd);
-    if (st == REMAT_OK && d->kind == SCAN_BWD)
-        st = lower_k_adds(r, d, L);
+    if (st == REMAT_OK && d->kind == SCAN_BWD) /* the backend's add for each const's cotangent (interpreted) */
+        st = remat_loop_rt_lower_k_adds(d->in + r->nc + r->nx, r->nk, "scan", L, &r->k_add);
     if (st != REMAT_OK)
         return st;
     ins->fn = d->kind == SCAN_FWD ? k_scan_fwd : k_scan_bwd;

@@ -5,22 +5,9 @@
  * reverse), driven by the ops of scan_replay.h. A rejected iteration is
  * advanced without a tape and skipped in reverse: absent from the adjoint.
  */
-#include <string.h>
-
 #include "core/assert.h"
+#include "scan/loop_rt.h"
 #include "scan/while_rt.h"
-
-static size_t bytes_of(const scan_desc *s)
-{
-    return (size_t)remat_shape_numel(&s->shape) * remat_dtype_size(s->dt);
-}
-
-static void swap(char **a, char **b)
-{
-    char *t = *a;
-    *a = *b;
-    *b = t;
-}
 
 void remat_while_rt_bind(while_rt *r, const void *const *ks, bool backward)
 {
@@ -46,7 +33,7 @@ void remat_while_rt_finish(while_rt *r, void *const *ct_ks)
         if (r->reversed == 0) /* nothing accepted: a plain zero, not -0.0 */
             r->be->iface.mem_fill(ct_ks[i], k->dt, 0.0, (size_t)remat_shape_numel(&k->shape));
         else
-            r->be->iface.mem_copy(ct_ks[i], r->ct_k_acc[0] + r->k_off[i], bytes_of(k));
+            r->be->iface.mem_copy(ct_ks[i], r->ct_k_acc[0] + r->k_off[i], remat_loop_rt_bytes(k));
     }
 }
 
@@ -88,15 +75,11 @@ bool remat_while_rt_cond(while_rt *r, const char *carry)
 static void settle(while_rt *r, int64_t k)
 {
     const bool acc = read_flag(r, r->d->acc_dt);
-    if (acc)
-        r->bits[k >> 3] |= (uint8_t)(1u << (k & 7));
-    else
-        r->bits[k >> 3] &= (uint8_t)~(1u << (k & 7));
-    if (k >= r->known)
-        r->known = k + 1;
+    remat_while_rt_set_bit(r, k, acc);
     if (!acc)
         for (int i = 0; i < r->nd; i++)
-            r->be->iface.mem_copy(r->next + r->carry_off[i], r->cur + r->carry_off[i], bytes_of(&r->d->in[i]));
+            r->be->iface.mem_copy(r->next + r->carry_off[i], r->cur + r->carry_off[i],
+                                  remat_loop_rt_bytes(&r->d->in[i]));
     r->evals++;
 }
 
@@ -114,7 +97,7 @@ void remat_while_rt_step(while_rt *r, int64_t k)
     if (r->pending != k)
         remat_while_rt_eval(r, k);
     r->pending = -1;
-    swap(&r->cur, &r->next);
+    remat_loop_rt_swap(&r->cur, &r->next);
 }
 
 static void tape_one(while_rt *r, int64_t k, char *tp)
@@ -126,13 +109,10 @@ static void tape_one(while_rt *r, int64_t k, char *tp)
     r->pending = -1;
     set_carry_inputs(r, r->cur);
     set_carry_outputs(r);
-    void **res = r->fout + r->nc + 1;
-    const size_t *off = r->d->vjp->res_off;
-    for (int t = 0; t < r->n_taped; t++)
-        res[t] = tp + off[r->res_taped[t]];
+    remat_loop_rt_tape_out(r->fout + r->nc + 1, tp, r->d->vjp->res_off, r->res_taped, r->n_taped);
     remat_program_exec(r->p_fwd, r->fin, r->fout);
     settle(r, k);
-    swap(&r->cur, &r->next);
+    remat_loop_rt_swap(&r->cur, &r->next);
 }
 
 /* backward of accepted iteration k from its tape; ct_cur holds the
@@ -142,13 +122,9 @@ static void reverse_one(while_rt *r, int64_t k, const char *tp)
     if (!remat_while_rt_bit(r, k))
         return;
     const int nc = r->nc, nd = r->nd, nres = r->nres;
-    const size_t *off = r->d->vjp->res_off;
     const void **in = r->bin;
     void **out = r->bout;
-    for (int t = 0; t < r->n_taped; t++) {
-        const int j = r->res_taped[t];
-        in[j] = tp + off[j];
-    }
+    remat_loop_rt_tape_in(in, tp, r->d->vjp->res_off, r->res_taped, r->n_taped);
     for (int i = 0; i < nc; i++) { /* control carries and the flag: zero cotangents (stop_gradient) */
         in[nres + i] = (i < nd ? r->ct_cur : r->zeros) + r->carry_off[i];
         out[i] = (i < nd ? r->ct_next : r->ct_dummy) + r->carry_off[i];
@@ -157,16 +133,8 @@ static void reverse_one(while_rt *r, int64_t k, const char *tp)
     for (int i = 0; i < r->nk; i++)
         out[nc + i] = r->ct_k_tmp + r->k_off[i];
     remat_program_exec(r->p_bwd, in, out);
-    for (int i = 0; i < r->nk; i++) { /* in iteration order n-1 .. 0 under every schedule */
-        remat_instr *A = &r->k_add[i];
-        A->in[0] = r->ct_k_acc[0] + r->k_off[i];
-        A->in[1] = r->ct_k_tmp + r->k_off[i];
-        A->out = r->ct_k_acc[1] + r->k_off[i];
-        A->fn(A);
-    }
-    if (r->nk > 0)
-        swap(&r->ct_k_acc[0], &r->ct_k_acc[1]);
-    swap(&r->ct_cur, &r->ct_next);
+    remat_loop_rt_add_ct_ks(r->k_add, r->nk, r->ct_k_acc, r->ct_k_tmp, r->k_off); /* in iteration order n-1 .. 0 */
+    remat_loop_rt_swap(&r->ct_cur, &r->ct_next);
     r->reversed++;
 }
 

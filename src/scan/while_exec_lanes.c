@@ -20,6 +20,7 @@
  * ct_k_acc[0], accumulated in place in iteration order n-1 .. 0.
  */
 #include "core/assert.h"
+#include "scan/loop_rt.h"
 #include "scan/while_rt.h"
 
 static inline void set(char **p, int64_t *st, const scan_lanes *S, int kind, int i, const void *at, int64_t stride)
@@ -65,16 +66,6 @@ static void call(const scan_lanes *S, int k, char **p, int64_t *st, int64_t n)
     S->fn[k](p, st, n, 1);
 }
 
-static void set_bit(while_rt *r, int64_t k, bool acc)
-{
-    if (acc)
-        r->bits[k >> 3] |= (uint8_t)(1u << (k & 7));
-    else
-        r->bits[k >> 3] &= (uint8_t)~(1u << (k & 7));
-    if (k >= r->known)
-        r->known = k + 1;
-}
-
 /* the flags of the c iterations from k a call recorded, into the bits */
 static void record(while_rt *r, int64_t k, int64_t c)
 {
@@ -83,7 +74,7 @@ static void record(while_rt *r, int64_t k, int64_t c)
     const bool d64 = r->d->acc_dt == REMAT_F64;
     remat_while_rt_to_host(r, d64 ? (void *)f64 : (void *)f32, r->wl.flags, (size_t)c * (d64 ? 8 : 4));
     for (int64_t q = 0; q < c; q++)
-        set_bit(r, k + q, d64 ? f64[q] != 0 : f32[q] != 0);
+        remat_while_rt_set_bit(r, k + q, d64 ? f64[q] != 0 : f32[q] != 0);
 }
 
 /* Iterations k .. k+n-1 from `carry` in place, recording the flags of those
@@ -139,19 +130,12 @@ bool remat_while_lanes_ahead(while_rt *r, int64_t c)
 
 /* ---- the ops ---- */
 
-static void swap(char **a, char **b)
-{
-    char *t = *a;
-    *a = *b;
-    *b = t;
-}
-
 static void x_advance(void *x, int64_t step, int64_t n)
 {
     while_rt *r = x;
     bool ended;
     if (n > 0 && r->pending == step) { /* the lookahead's carry */
-        swap(&r->cur, &r->next);
+        remat_loop_rt_swap(&r->cur, &r->next);
         step++, n--;
     }
     r->pending = -1;

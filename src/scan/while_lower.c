@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/assert.h"
 #include "core/error.h"
 #include "scan/lanes_memo.h"
+#include "scan/loop_rt.h"
 #include "scan/while_rt.h"
 
 /* The node's data as the kernels read it, copied into the program's memory
@@ -23,21 +23,8 @@ static const remat_while_data *keep_data(const remat_while_data *d, remat_hop_lo
     if (!c->in)
         return NULL;
     memcpy(c->in, d->in, sizeof *c->in * (size_t)nin);
-    if (d->vjp) {
-        scan_body_vjp *v = L->alloc(L->ctx, sizeof *v);
-        if (!v)
-            return NULL;
-        *v = *d->vjp;
-        v->refcount = 0;
-        v->fwd = v->bwd = NULL;
-        v->res_off = L->alloc(L->ctx, sizeof *v->res_off * (size_t)(v->n_res + 1));
-        v->res_arg = L->alloc(L->ctx, sizeof *v->res_arg * (size_t)(v->n_res + 1));
-        if (!v->res_off || !v->res_arg)
-            return NULL;
-        memcpy(v->res_off, d->vjp->res_off, sizeof *v->res_off * (size_t)v->n_res);
-        memcpy(v->res_arg, d->vjp->res_arg, sizeof *v->res_arg * (size_t)v->n_res);
-        c->vjp = v;
-    }
+    if (d->vjp && !(c->vjp = remat_loop_rt_keep_vjp(d->vjp, L)))
+        return NULL;
     return c;
 }
 
@@ -58,13 +45,12 @@ static bool layout(while_rt *r, const remat_while_data *d, remat_hop_lowering *L
     size_t off = 0;
     for (int i = 0; i < nc; i++) {
         r->carry_off[i] = off;
-        off += remat_scan_align((size_t)remat_shape_numel(&d->in[i].shape) * remat_dtype_size(d->in[i].dt));
+        off += remat_scan_align(remat_loop_rt_bytes(&d->in[i]));
     }
     *ksum = 0;
     for (int i = 0; i < nk; i++) {
-        const scan_desc *k = &d->in[nc + i];
         r->k_off[i] = *ksum;
-        *ksum += remat_scan_align((size_t)remat_shape_numel(&k->shape) * remat_dtype_size(k->dt));
+        *ksum += remat_scan_align(remat_loop_rt_bytes(&d->in[nc + i]));
     }
     r->n_taped = 0;
     for (int j = 0; j < nres; j++)
@@ -99,28 +85,6 @@ static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_
     return REMAT_OK;
 }
 
-/* The backend's add for each const's cotangent. */
-static remat_status lower_k_adds(while_rt *r, const remat_while_data *d, remat_hop_lowering *L)
-{
-    r->k_add = L->alloc(L->ctx, sizeof *r->k_add * (size_t)(r->nk + 1));
-    if (!r->k_add)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
-    for (int i = 0; i < r->nk; i++) {
-        const scan_desc *k = &d->in[r->nc + i];
-        const remat_dtype dts[2] = {k->dt, k->dt};
-        const remat_shape shs[2] = {k->shape, k->shape};
-        remat_exec_op op = {.op = REMAT_OP_ADD, .dtype = k->dt, .shape = k->shape, .nin = 2, .in_dtypes = dts,
-                            .in_shapes = shs};
-        remat_instr *A = &r->k_add[i];
-        *A = (remat_instr){.in = A->in_inline, .n = (size_t)remat_shape_numel(&k->shape)};
-        REMAT_ASSERT(L->be->iface.scratch_bytes(&op) == 0);
-        remat_status st = L->be->iface.lower(&op, A, L->alloc, L->ctx);
-        if (st != REMAT_OK)
-            return st;
-    }
-    return REMAT_OK;
-}
-
 /* fn's sub-program, shared with the root's other loops of the same
  * function (a fit's intervals and experiments: one body, thousands of
  * nodes): the root runs one loop at a time, a loop one body evaluation at
@@ -151,8 +115,8 @@ static remat_status compile_subs(while_rt *r, const remat_while_data *d, remat_h
         st = compile_sub(d->vjp->fwd, L, &r->p_fwd);
     if (st == REMAT_OK && d->kind == WHILE_BWD)
         st = compile_sub(d->vjp->bwd, L, &r->p_bwd);
-    if (st == REMAT_OK && d->kind == WHILE_BWD)
-        st = lower_k_adds(r, d, L);
+    if (st == REMAT_OK && d->kind == WHILE_BWD) /* the backend's add for each const's cotangent */
+        st = remat_loop_rt_lower_k_adds(d->in + r->nc, r->nk, d->label, L, &r->k_add);
     return st;
 }
 

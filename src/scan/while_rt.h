@@ -121,6 +121,17 @@ static inline void remat_while_rt_from_host(const while_rt *r, void *dst, const 
 
 static inline bool remat_while_rt_bit(const while_rt *r, int64_t k) { return (r->bits[k >> 3] >> (k & 7)) & 1; }
 
+/* iteration k's bit, once evaluated (both executors) */
+static inline void remat_while_rt_set_bit(while_rt *r, int64_t k, bool acc)
+{
+    if (acc)
+        r->bits[k >> 3] |= (uint8_t)(1u << (k & 7));
+    else
+        r->bits[k >> 3] &= (uint8_t)~(1u << (k & 7));
+    if (k >= r->known)
+        r->known = k + 1;
+}
+
 static inline char *remat_while_rt_slot(const while_rt *r, int64_t slot)
 {
     return r->store + r->d->slots_off + (size_t)slot * r->d->carry_bytes;

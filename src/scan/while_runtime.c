@@ -22,23 +22,19 @@
 
 #include "core/assert.h"
 #include "core/error.h"
+#include "scan/loop_rt.h"
 #include "scan/while_rt.h"
-
-static size_t bytes_of(const scan_desc *s)
-{
-    return (size_t)remat_shape_numel(&s->shape) * remat_dtype_size(s->dt);
-}
 
 static void copy_carry_in(while_rt *r, char *dst, const void *const *src, int n)
 {
     for (int i = 0; i < n; i++)
-        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], bytes_of(&r->d->in[i]));
+        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], remat_loop_rt_bytes(&r->d->in[i]));
 }
 
 static void copy_carry_out(while_rt *r, void *const *dst, const char *src, int n)
 {
     for (int i = 0; i < n; i++)
-        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], bytes_of(&r->d->in[i]));
+        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], remat_loop_rt_bytes(&r->d->in[i]));
 }
 
 static void too_many(while_rt *r)
@@ -273,9 +269,7 @@ static const char *stats_error(const void *self)
 static void stats_run(const void *self, remat_stats *st)
 {
     const while_rt *r = self;
-    st->forward_evals += r->evals;
-    if (r->peak_bytes > st->peak_snapshot_bytes)
-        st->peak_snapshot_bytes = r->peak_bytes;
+    remat_loop_rt_report_run(r->evals, r->peak_bytes, st);
 }
 
 /* The length is not known before a run: the plan shows the store's
@@ -291,11 +285,7 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
     if (d->kind == WHILE_PRIMAL)
         return;
     const size_t cap = (size_t)d->slot_cap * d->carry_bytes + (size_t)d->tape_cap * d->vjp->tape_bytes;
-    if (cap >= plan->peak_snapshot_bytes) {
-        plan->peak_snapshot_bytes = cap;
-        plan->scan_carry_bytes = d->carry_bytes;
-        plan->scan_tape_bytes = d->vjp->tape_bytes;
-    }
+    remat_loop_rt_plan_store(plan, cap, d->carry_bytes, d->vjp->tape_bytes);
 }
 
 void remat_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook)
