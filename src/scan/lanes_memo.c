@@ -17,7 +17,7 @@
 
 void remat_lanes_key_put(lanes_key *k, const void *v, size_t n)
 {
-    if (!k->ok)
+    if (!k->ok || n == 0) /* nothing (v may be NULL: a scalar's dims, an empty list) */
         return;
     if (k->len + n > k->cap) {
         size_t nc = k->cap ? 2 * k->cap : 4096;
