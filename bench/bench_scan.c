@@ -674,6 +674,24 @@ int main(int argc, char **argv)
     if (steps < 1 || batch < 1 || block < 1 || rounds < 1 || sample_ms <= 0 || threads < 2 || threads > 256)
         return fprintf(stderr, "bench_scan: need steps, batch, block, rounds >= 1, threads in 2..256 and "
                                "sample-ms > 0\n"), 2;
+    if (do_threads && thread_schedule) { /* --schedule picks the "threads" cases: one must run it */
+        bool any = false;
+        for (int c = 0; c < N_THREAD_CASES; c++)
+            any = any || !strcmp(thread_schedule, thread_cases[c][1]);
+        if (!any) {
+            fprintf(stderr, "bench_scan: --schedule %s: no \"threads\" case runs it (theirs:", thread_schedule);
+            for (int c = 0; c < N_THREAD_CASES; c++) {
+                int first = c;
+                while (first > 0 && strcmp(thread_cases[first - 1][1], thread_cases[c][1]))
+                    first--;
+                if (first == 0) /* not named by an earlier case */
+                    fprintf(stderr, " %s", thread_cases[c][1]);
+            }
+            fprintf(stderr, ")%s\n", do_scalar || do_batch ? "; the threads array is left empty" : "");
+            if (!do_scalar && !do_batch)
+                return 2;
+        }
+    }
     const double tol = 1e-12;
     printf("{\"bench\":\"scan\", \"steps\":%lld, \"rounds\":%d, \"smoke\":%s, \"results\":[", (long long)steps, rounds,
            smoke ? "true" : "false");
