@@ -271,7 +271,7 @@ lanes_memo_entry *remat_lanes_memo_add(const lanes_key *k, const lanes_memo_val 
     REMAT_ASSERT((size_t)(at - mem) <= bytes);
     pthread_mutex_lock(&memo_lock);
     e = lookup(k, h); /* another thread's, kept meanwhile */
-    if (!e) {
+    if (!e && memo_bytes + bytes <= LANES_MEMO_MAX_BYTES) { /* other bodies may have filled it meanwhile */
         n->next = memo_head;
         memo_head = e = n;
         memo_bytes += bytes;

@@ -258,6 +258,8 @@ int pfr_fit_parse_sigma(const char *text, const remat_mechanism *m, double *sigm
         sigma[s] = 1.0;
     char *copy = strdup(text), *save = NULL;
     int ok = copy != NULL;
+    if (!ok)
+        fprintf(stderr, "remat: --sigma: out of memory for '%s'\n", text);
     for (char *item = copy ? strtok_r(copy, ",", &save) : NULL; ok && item; item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         if (!eq) {
