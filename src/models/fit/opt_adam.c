@@ -77,6 +77,20 @@ static void back_to_best(adam_state *a)
     memcpy(a->gx, a->gxb, sizeof *a->gx * (size_t)a->n);
 }
 
+/* A smaller rate from the best point, after a step that failed or a
+ * plateau: fresh moments, the plateau count started again. */
+static void restart_smaller(adam_state *a, remat_adam *adam, double *lr, double *plateau_ref, int *since,
+                            int *reductions)
+{
+    (*reductions)++;
+    *lr *= FACTOR;
+    back_to_best(a);
+    remat_adam_reset(adam);
+    remat_adam_set_lr(adam, *lr);
+    *plateau_ref = a->Fb;
+    *since = 0;
+}
+
 /* The result is the best point: objective and parameters (the history ends
  * at the last accepted iterate). */
 static void report_best(adam_state *a)
@@ -169,14 +183,8 @@ remat_status fit_opt_adam(fit_run *run)
             goto done;
         if (r < 0) { /* the integrator failed there: a shorter step from the best point */
             rejected++;
-            reductions++;
             last_rejected = 1;
-            lr *= FACTOR;
-            back_to_best(&a);
-            remat_adam_reset(adam);
-            remat_adam_set_lr(adam, lr);
-            plateau_ref = a.Fb;
-            since = 0;
+            restart_smaller(&a, adam, &lr, &plateau_ref, &since, &reductions);
             continue;
         }
         a.gn = fit_inf_norm(n, a.gx);
@@ -188,14 +196,8 @@ remat_status fit_opt_adam(fit_run *run)
             plateau_ref = a.Fb;
             since = 0;
         } else if (++since >= PATIENCE) {
-            reductions++;
             last_rejected = 0;
-            lr *= FACTOR;
-            back_to_best(&a);
-            remat_adam_reset(adam);
-            remat_adam_set_lr(adam, lr);
-            plateau_ref = a.Fb;
-            since = 0;
+            restart_smaller(&a, adam, &lr, &plateau_ref, &since, &reductions);
         }
     }
     fit_finish(run, 0, "stopped");
