@@ -57,20 +57,24 @@ int pfr_cli_option(pfr_cli *c, int code, const char *arg)
         c->has_dt = 1;
         return 1;
     case PFR_OPT_RTOL:
-        if (!pfr_cli_positive("--rtol", arg, "relative tolerance", &c->rtol))
-            return 0;
-        c->has_rtol = c->has_tol = 1;
-        return 1;
     case PFR_OPT_ATOL:
-        if (!pfr_cli_tolerance("--atol", arg, &c->atol))
-            return 0;
-        c->has_atol = c->has_tol = 1;
-        return 1;
     case PFR_OPT_MAX_STEPS:
-        if (!cli_int64("--max-steps", arg, 1, MAX_STEPS, &c->max_steps))
+        if (!pfr_cli_tol_arg(code, arg, &c->rtol, &c->atol, &c->max_steps))
             return 0;
+        c->has_rtol |= code == PFR_OPT_RTOL;
+        c->has_atol |= code == PFR_OPT_ATOL;
         c->has_tol = 1;
         return 1;
+    default: return -1;
+    }
+}
+
+int pfr_cli_tol_arg(int opt, const char *arg, double *rtol, double *atol, int64_t *max_steps)
+{
+    switch (opt) {
+    case PFR_OPT_RTOL: return pfr_cli_positive("--rtol", arg, "relative tolerance", rtol);
+    case PFR_OPT_ATOL: return pfr_cli_tolerance("--atol", arg, atol);
+    case PFR_OPT_MAX_STEPS: return cli_int64("--max-steps", arg, 1, MAX_STEPS, max_steps);
     default: return -1;
     }
 }

@@ -156,6 +156,11 @@ int cmd_pfr_ensemble(int argc, char **argv); /* cmd_pfr_ensemble.c */
 /* A tolerance >= 0 for option opt: 0 with a message when arg is not one. */
 int pfr_cli_tolerance(const char *opt, const char *arg, double *out);
 
+/* --rtol, --atol or --max-steps (opt: PFR_OPT_RTOL, _ATOL, _MAX_STEPS) into
+ * its variable: 1, or 0 with a message; -1 when opt is none of them (for a
+ * command that reads PFR_CLI_TOL_OPTIONS with its own parser: pfr fit). */
+int pfr_cli_tol_arg(int opt, const char *arg, double *rtol, double *atol, int64_t *max_steps);
+
 /* The integrator from --method (NULL: not given), whether --steps/--dt
  * (fixed) and --rtol/--atol/--max-steps (tol) were given: adaptive tsit5 by
  * default, adaptive

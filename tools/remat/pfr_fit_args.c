@@ -103,7 +103,7 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
 {
     enum {
         O_DATA = 512, O_DATA_LIST, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON,
-        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN, O_RTOL, O_ATOL, O_MAX_STEPS
+        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN
     };
     static const struct option opts[] = {
         {"mechanism", required_argument, 0, PFR_OPT_MECHANISM},
@@ -129,9 +129,7 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
         {"sigma", required_argument, 0, O_SIGMA},
         {"weighting", required_argument, 0, O_WEIGHTING},
         {"plot-residuals", required_argument, 0, O_PLOT_RES},
-        {"rtol", required_argument, 0, O_RTOL},
-        {"atol", required_argument, 0, O_ATOL},
-        {"max-steps", required_argument, 0, O_MAX_STEPS},
+        PFR_CLI_TOL_OPTIONS,
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -205,20 +203,14 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
             c->weighting = optarg;
             break;
         case O_PLOT_RES: c->plot_res = optarg; break;
-        case O_RTOL:
-            if (!pfr_cli_positive("--rtol", optarg, "relative tolerance", &c->rtol))
+        case PFR_OPT_RTOL:
+        case PFR_OPT_ATOL:
+        case PFR_OPT_MAX_STEPS:
+            if (!pfr_cli_tol_arg(ch, optarg, &c->rtol, &c->atol, &c->max_steps))
                 return 0;
-            c->has_rtol = 1;
-            break;
-        case O_ATOL:
-            if (!pfr_cli_tolerance("--atol", optarg, &c->atol))
-                return 0;
-            c->has_atol = 1;
-            break;
-        case O_MAX_STEPS:
-            if (!cli_int64("--max-steps", optarg, 1, MAX_STEPS, &c->max_steps))
-                return 0;
-            c->has_max_steps = 1;
+            c->has_rtol |= ch == PFR_OPT_RTOL;
+            c->has_atol |= ch == PFR_OPT_ATOL;
+            c->has_max_steps |= ch == PFR_OPT_MAX_STEPS;
             break;
         case 'h': pfr_fit_help(stdout); return -1;
         default:
