@@ -392,12 +392,10 @@ static void run_blocks(scan_rt *r)
 {
     const int64_t nb = (r->lanes.m + r->lanes.block - 1) / r->lanes.block;
     const int64_t threads = r->lanes.split ? remat_num_threads() : 1, nw = threads < nb ? threads : nb;
-    r->workers_used = 0;
     if (r->worker_bytes > 0 && nw <= r->max_workers) {
         blocks_ctx c = {.r = r};
         atomic_init(&c.next, 0);
         remat_parallel_for_site(&r->block_site, nw, 1, run_workers, &c); /* one thread: worker 0 takes all */
-        r->workers_used = nw;
     } else if (r->lanes.split) { /* more threads than workers' stores fit */
         remat_parallel_for_site(&r->block_site, nb, 1, run_block_range, r);
     } else {

@@ -102,10 +102,10 @@ struct scan_rt {
     int64_t n_ranges;
     size_t range_bytes;
     int64_t split_lanes; /* lanes per unit of a run split over threads (0: never split) */
-    /* lane blocks: one worker's store (0: blocks use the node's store), how
-     * many fit in the node's store, and how many the last run used */
+    /* lane blocks: one worker's store (0: blocks use the node's store) and
+     * how many fit in the node's store */
     size_t worker_bytes;
-    int64_t max_workers, workers_used;
+    int64_t max_workers;
     /* whether splitting a run over lane ranges, or the blocks over
      * workers, pays on this machine now (core/pool.h) */
     remat_pool_site split_site, block_site;
