@@ -92,7 +92,7 @@ static void assert_same_jacobian(const char *what, int64_t N, int P, const doubl
 }
 
 /* Both modes: the Jacobians at the start and the fits from it. */
-static void check_modes(const char *what, const problem *p, remat_fit_options o, int *same_iterations)
+static void check_modes(const char *what, const problem *p, remat_fit_options o)
 {
     int P = remat_mechanism_param_count(p->m);
     remat_fit *fwd = fit_with(p, o, REMAT_FIT_JACOBIAN_FORWARD), *rev = fit_with(p, o, REMAT_FIT_JACOBIAN_REVERSE);
@@ -120,7 +120,11 @@ static void check_modes(const char *what, const problem *p, remat_fit_options o,
      * is at rounding level and so is which stop test fires first (gasoil_floudas:
      * forward stops on xtol one iteration after reverse finds no damped step
      * lowering the SSE, both at the same SSE to 2e-15): one iteration apart
-     * there, only where both converged */
+     * there, only where both converged. Which iteration that is depends on
+     * the BLAS kernels' rounding (van_de_vusse weighted: 8 forward against 7
+     * reverse under OpenBLAS's Haswell and Sandybridge kernels, 7 and 7 under
+     * Prescott's), so counts are held to +-1, never to equality
+     * (docs/design-notes.md, "Bitwise contracts": different code paths) */
     int n_common = rf.n_history < rr.n_history ? rf.n_history : rr.n_history;
     for (int it = 0; it < n_common; it++)
         if (!(fabs(rf.history_objective[it] - rr.history_objective[it]) <= 1e-10 * rr.history_objective[it]))
@@ -129,7 +133,6 @@ static void check_modes(const char *what, const problem *p, remat_fit_options o,
     assert_true(rf.converged && rr.converged);
     if (rf.iterations != rr.iterations)
         assert_true(abs(rf.iterations - rr.iterations) == 1 && n_common >= rf.iterations - 1 && n_common >= rr.iterations - 1);
-    *same_iterations += rf.iterations == rr.iterations;
     /* forward runs n_free JVPs per Jacobian where reverse runs one VJP per cell */
     assert_true(rf.evaluations < rr.evaluations);
     remat_fit_result_clear(&rf);
@@ -159,9 +162,7 @@ static void test_fit_jacobian_vdv_modes_agree(void **state)
     (void)state;
     problem p;
     load_vdv(&p);
-    int same = 0;
-    check_modes("van_de_vusse", &p, fixed_rk4(), &same);
-    assert_int_equal(same, 1);
+    check_modes("van_de_vusse", &p, fixed_rk4());
     problem_free(&p);
 }
 
@@ -169,14 +170,12 @@ static void test_fit_jacobian_battery_modes_agree(void **state)
 {
     (void)state;
     static const char *const names[] = {"pinene", "gasoil_floudas", "series_reversible", "gasoil_cops"};
-    int same = 0;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         problem p;
         load_battery(&p, names[i]);
-        check_modes(names[i], &p, fixed_rk4(), &same);
+        check_modes(names[i], &p, fixed_rk4());
         problem_free(&p);
     }
-    assert_true(same >= 3); /* gasoil_floudas may stop one iteration apart (check_modes) */
 }
 
 /* With sigmas the Jacobian is the weighted one, dr_w/dp = (dy/dp) / sigma_s,
@@ -189,9 +188,7 @@ static void test_fit_jacobian_weighted(void **state)
     static const double sigma[4] = {0.5, 0.125, 3, 7};
     remat_fit_options o = remat_fit_defaults(), ow = o;
     ow.sigma = sigma;
-    int same = 0;
-    check_modes("van_de_vusse weighted", &p, ow, &same);
-    assert_int_equal(same, 1);
+    check_modes("van_de_vusse weighted", &p, ow);
     int P = remat_mechanism_param_count(p.m), S = remat_mechanism_species_count(p.m);
     double p0[3];
     for (int i = 0; i < P; i++)
