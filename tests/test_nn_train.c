@@ -250,6 +250,28 @@ static bool same_params(const run_t *a, const run_t *b)
     return true;
 }
 
+/* every parameter within rel of its tensor's largest |entry| (runs that
+ * differ only in a sum's order) */
+static bool near_params(const run_t *a, const run_t *b, double rel)
+{
+    for (int i = 0; i < remat_nn_params_count(a->p); i++) {
+        remat_tensor ta = remat_nn_params_tensor(a->p, i), tb = remat_nn_params_tensor(b->p, i);
+        assert_int_equal(ta.dtype, REMAT_F32);
+        const float *fa = ta.data, *fb = tb.data;
+        size_t n = tbytes(ta.dtype, &ta.shape) / sizeof(float);
+        double scale = 0, worst = 0;
+        for (size_t k = 0; k < n; k++) {
+            scale = fmax(scale, fabs((double)fb[k]));
+            worst = fmax(worst, fabs((double)fa[k] - (double)fb[k]));
+        }
+        if (!(worst <= rel * scale)) {
+            printf("near_params: tensor %d: %.3g apart, its largest |entry| %.3g\n", i, worst, scale);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* One micro-shard is the whole-batch step: same losses, same parameters, to
  * the bit (f32: rows x gradient is exact in double), short last batch included. */
 static void test_nn_train_one_shard_is_the_whole_batch(void **state)
@@ -270,10 +292,12 @@ static void test_nn_train_one_shard_is_the_whole_batch(void **state)
     }
 }
 
-/* K shards: the same K repeats to the bit; the losses follow the whole-batch
- * run's to rounding (the sum's order differs, nothing else); different K
- * differ in the last bits. batch 20 with K = 8: shards of 2 and 3 rows; the
- * last batch (16 rows) has shards of 2. */
+/* K shards: the same K repeats to the bit (docs/design-notes.md, "Bitwise
+ * contracts": the same kernels in the same order); the losses and parameters
+ * follow the whole-batch run's to rounding (the sum's order differs, nothing
+ * else). Whether another K or the whole batch rounds differently in the last
+ * bits is up to the kernels, so it is not asserted either way. batch 20 with
+ * K = 8: shards of 2 and 3 rows; the last batch (16 rows) has shards of 2. */
 static void test_nn_train_shards_repeat_and_follow(void **state)
 {
     (void)state;
@@ -288,8 +312,8 @@ static void test_nn_train_shards_repeat_and_follow(void **state)
         assert_true(fabs(la - lw) <= 1e-5 * fabs(lw));
     }
     assert_true(same_params(&a, &b));
-    assert_false(same_params(&a, &whole));
-    assert_false(same_params(&a, &c));
+    assert_true(near_params(&a, &whole, 1e-5));
+    assert_true(near_params(&a, &c, 1e-5));
     assert_true(accuracy(&a, x, y) >= 0.9);
     stop(&whole);
     stop(&a);
