@@ -2,7 +2,7 @@
  * test_ad_jvp_transforms.c — what is built on forward mode and where it
  * reaches: remat_jacfwd against the VJP-built Jacobian, remat_hvp against
  * central differences of the gradient (also through a scan), JVPs through
- * checkpoint regions (bitwise the inlined function's) and scans (central
+ * checkpoint regions (the inlined function's to rounding) and scans (central
  * differences, <w, J v> = <J^T w, v> against the scan's VJP, compiled lane
  * loops), and bad input. The per-op rules and the jax.jvp goldens are in
  * test_ad_jvp.c.
@@ -185,8 +185,12 @@ static remat_fn *region_net(int checkpointed)
 
 
 /* The JVP of a function with checkpoint regions keeps them as regions over
- * the body's JVP, and equals the JVP of the same function inlined, bitwise;
- * so do its HVPs (reverse over the regions, then forward). */
+ * the body's JVP, and equals the JVP of the same function inlined; so do its
+ * HVPs (reverse over the regions, then forward). To rounding, not to the bit:
+ * the two graphs reach their matmuls through different dot_general forms
+ * (transposed operands, other BLAS calls), whose order of summation is the
+ * BLAS kernel's (docs/design-notes.md, "Bitwise contracts": different code
+ * paths compare with a tolerance). */
 static void test_ad_jvp_checkpoint_region(void **state)
 {
     (void)state;
@@ -208,7 +212,7 @@ static void test_ad_jvp_checkpoint_region(void **state)
     run_fn(ji, 4, in, &oi, NULL, NULL);
     assert_int_equal(oc.n, 2);
     for (int k = 0; k < 2; k++)
-        assert_memory_equal(oc.t[k].data, oi.t[k].data, sizeof(double));
+        check_close("jvp checkpointed vs inlined", 1, oc.t[k].data, oi.t[k].data, 1e-14, 1e-15);
     outs_free(&oc);
     outs_free(&oi);
 
@@ -217,8 +221,8 @@ static void test_ad_jvp_checkpoint_region(void **state)
     assert_int_equal(remat_hvp(fi, 0, NULL, &hi), REMAT_OK);
     run_fn(hc, 4, in, &oc, NULL, NULL);
     run_fn(hi, 4, in, &oi, NULL, NULL);
-    assert_memory_equal(oc.t[0].data, oi.t[0].data, sizeof(double) * 6);
-    assert_memory_equal(oc.t[1].data, oi.t[1].data, sizeof(double) * 9);
+    check_close("hvp checkpointed vs inlined, x", 6, oc.t[0].data, oi.t[0].data, 1e-14, 1e-15);
+    check_close("hvp checkpointed vs inlined, w", 9, oc.t[1].data, oi.t[1].data, 1e-14, 1e-15);
     outs_free(&oc);
     outs_free(&oi);
     remat_fn_free(hc);
