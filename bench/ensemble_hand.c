@@ -23,8 +23,13 @@ static inline void step(int64_t m, double h, const double *restrict k1, const do
     }
 }
 
-/* AVX2 where the CPU has it, as remat's compiled loops take it (-march=x86-64-v3) */
+/* AVX2 where the CPU has it, as remat's compiled loops take it
+ * (-march=x86-64-v3). gcc only: clang 14 names the ifunc of a clone that its
+ * own file does not call "<name>.ifunc", which no other file finds (the
+ * benchmarks' figures are gcc builds' anyway). */
+#if defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
 void ensemble_hand_euler(int64_t m, int64_t steps, double h, const double y0[3], const double *k1, const double *k2,
                          double *out, double *jac, double *work)
 {
