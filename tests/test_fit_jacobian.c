@@ -131,7 +131,6 @@ static void check_modes(const char *what, const problem *p, remat_fit_options o)
             fail_msg("%s: iteration %d: forward SSE %.17g, reverse %.17g", what, it, rf.history_objective[it],
                      rr.history_objective[it]);
     assert_true(rf.converged && rr.converged);
-    assert_int_equal(rf.iterations, rr.iterations); /* PLANTED: brittle on purpose, removed by the next commit */
     if (rf.iterations != rr.iterations)
         assert_true(abs(rf.iterations - rr.iterations) == 1 && n_common >= rf.iterations - 1 && n_common >= rr.iterations - 1);
     /* forward runs n_free JVPs per Jacobian where reverse runs one VJP per cell */
