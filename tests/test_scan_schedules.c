@@ -8,7 +8,7 @@
  * written out here, the binomial optimum's published test vectors, and the seed
  * values (/work/shared/reference/seed_values.json and
  * tests/goldens/gradients.json, JAX 0.10.2 in float64). Schedules and body
- * policies are held to the store-all gradient bit for bit, as DESIGN.md
+ * policies are held to the store-all gradient bit for bit, as docs/DESIGN.md
  * promises ("Schedules and policies change memory and time, never results").
  */
 #include "test_scan_util.h"
@@ -195,7 +195,7 @@ static void test_scan_program_reruns_reproduce(void **state)
 static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /* The cost formulas, written out here from the schedules' documentation
- * (remat/schedule.h, DESIGN.md); online has no closed form for its peak. */
+ * (remat/schedule.h, docs/DESIGN.md); online has no closed form for its peak. */
 static void closed_form(const remat_schedule_spec *s, int64_t n, remat_schedule_cost *c)
 {
     *c = (remat_schedule_cost){0};

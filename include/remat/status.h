@@ -1,7 +1,7 @@
 /*
  * remat/status.h — error reporting shared by every module.
  *
- * Two tiers (see STYLE.md):
+ * Two tiers (see docs/STYLE.md):
  *   - anything a caller can get wrong returns a remat_status; the message that
  *     names the offending input is read with remat_last_error() (per thread);
  *   - broken internal invariants abort with file and line (REMAT_ASSERT, not
