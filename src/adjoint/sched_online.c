@@ -51,7 +51,8 @@
  * carries with the same decision (forward_runs), and the reverse phase is the
  * Revolve engine's (sched_binomial.c lists its runs; the gaps' slots come in
  * the order the forward phase freed them, so fewer one-step reversals line
- * up than in binomial). online:10 over 1000 steps, length known: 7388
+ * up than in binomial, which a scan's plan undoes by renaming the slots:
+ * src/scan/scan_slots.c). online:10 over 1000 steps, length known: 7388
  * actions in 2450 runs.
  */
 #include <limits.h>

@@ -324,19 +324,31 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
         if (plan->kept)
             st = remat_scan_ops_drop_dead_shots(P.raw, P.n_raw, d->max_slots);
     }
+    /* the ops merged, with the schedule's slots or renamed (scan_slots.c),
+     * whichever gives fewer */
+    scan_xop *renamed[2] = {NULL, NULL};
+    int64_t n_renamed[2] = {0, 0}, n_merged[2] = {0, 0};
+    if (st == REMAT_OK && plan->kept)
+        st = remat_scan_ops_rename_slots(P.raw, P.n_raw, d->max_slots, renamed, n_renamed);
+    for (int ph = 0; ph < 2 && st == REMAT_OK && plan->kept; ph++)
+        for (int64_t i = 0; i < P.n_raw[ph]; i++) /* in place: an op merges into one before it */
+            if (P.raw[ph][i].kind >= 0)
+                remat_scan_ops_push(P.raw[ph], &n_merged[ph], P.raw[ph][i]);
+    const bool use_renamed = n_renamed[0] + n_renamed[1] < n_merged[0] + n_merged[1];
     for (int ph = 0; ph < 2 && st == REMAT_OK && plan->kept; ph++) {
-        scan_xop *ops = alloc(ctx, sizeof *ops * (size_t)(P.n_raw[ph] + 1));
+        const int64_t n = use_renamed ? n_renamed[ph] : n_merged[ph];
+        scan_xop *ops = alloc(ctx, sizeof *ops * (size_t)(n + 1));
         if (!ops) {
             st = remat_error(REMAT_ERR_NOMEM, "scan: out of memory for the schedule's plan");
             break;
         }
-        int64_t n = 0;
-        for (int64_t i = 0; i < P.n_raw[ph]; i++)
-            if (P.raw[ph][i].kind >= 0)
-                remat_scan_ops_push(ops, &n, P.raw[ph][i]);
+        if (n > 0)
+            memcpy(ops, use_renamed ? renamed[ph] : P.raw[ph], sizeof *ops * (size_t)n);
         plan->ops[ph] = ops;
         plan->n_ops[ph] = n;
     }
+    remat_free(renamed[0]);
+    remat_free(renamed[1]);
     remat_free(P.raw[0]);
     remat_free(P.raw[1]);
     replay_close(&R, sch);

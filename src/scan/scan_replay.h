@@ -32,8 +32,8 @@
  * function of its spec and length), so running a node costs no schedule
  * generation — ~20 us for binomial:10 over 1000 steps, more than the
  * arithmetic of its 4636 evaluations. The plan then also drops snapshots
- * nobody restores (online moves its newest one along) and merges adjacent
- * advances. A plan over SCAN_PLAN_MAX_OPS ops is not kept: such a node
+ * nobody restores (online moves its newest one along), renames slots so
+ * that strided ops line up (scan_slots.c) and merges adjacent ops. A plan over SCAN_PLAN_MAX_OPS ops is not kept: such a node
  * replays the schedule at each run, executing ops a chunk at a time.
  * (REMAT_SCAN_PLAN_MAX_OPS=N in the environment at compile moves the limit,
  * so that tests can run the streamed path on short scans.)
@@ -119,6 +119,13 @@ void remat_scan_ops_count(const scan_xop *ops, int64_t n, scan_evals *evals);
  * written again (kind -1), over both phases (the reverse reads what the
  * forward took) */
 remat_status remat_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots);
+/* scan_slots.c: ops (both phases, unmerged, dropped shots kind -1) with
+ * their snapshots in slots < max_slots chosen so that strided ops line up
+ * (each snapshot in one slot from its write to its last read: the same
+ * steps from the same carries), merged into out[ph][0..n_out[ph]), malloc'd.
+ * REMAT_ERR_NOMEM (out NULL) on failure. */
+remat_status remat_scan_ops_rename_slots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots,
+                                         scan_xop *out[2], int64_t n_out[2]);
 
 /* A node's ops, replayed at lowering. */
 typedef struct {
