@@ -4,6 +4,9 @@
  * Policies change memory, never a bit of the gradient: every expectation is the
  * un-checkpointed gradient, bit for bit, or a count or size written here (what
  * is recomputed, what is saved, the memory plan against the measured peak).
+ *
+ * Bitwise assertions rest on contract 3 (docs/design-notes.md, "Bitwise
+ * contracts"): a policy recomputes the same ops on the same operands.
  */
 #include "test_ad_util.h"
 

@@ -9,6 +9,9 @@
  * reverse mode, tested against JAX elsewhere, through the transpose
  * identity <w, J v> = <J^T w, v>. jacfwd, hvp, regions and scans are in
  * test_ad_jvp_transforms.c.
+ *
+ * Bitwise assertions rest on contract 5 (docs/design-notes.md, "Bitwise
+ * contracts"): a JVP's primal outputs are f's.
  */
 #include "ad_builders.h"
 #include "test_ad_util.h"

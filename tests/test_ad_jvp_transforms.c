@@ -265,8 +265,8 @@ static void check_scan_jvp(int reverse, int n_argnums, const int *argnums)
     run_fn(f, 3, in, &fo, NULL, &fplan);
     assert_int_equal(jplan.compiled_loops, fplan.compiled_loops); /* compiled when the primal loop is */
     assert_int_equal(jo.n, 4);
-    assert_memory_equal(jo.t[0].data, fo.t[0].data, 3 * sizeof(double));
-    assert_memory_equal(jo.t[1].data, fo.t[1].data, 60 * sizeof(double));
+    assert_memory_equal(jo.t[0].data, fo.t[0].data, 3 * sizeof(double)); /* contract 5 */
+    assert_memory_equal(jo.t[1].data, fo.t[1].data, 60 * sizeof(double)); /* contract 5 */
     const double h = 1e-6;
     remat_program *p = compile_ok(f);
     for (int s = 0; s < 3; s++) {

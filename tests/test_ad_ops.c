@@ -779,7 +779,7 @@ static void test_ad_custom_op_gradient_and_finite_differences(void **state)
     assert_int_equal(remat_value_and_grad(ck, 0, NULL, &vgc), REMAT_OK);
     run_fn(vgc, 2, in, &o2, NULL, NULL);
     for (int k = 0; k < 3; k++)
-        assert_memory_equal(o1.t[k].data, o2.t[k].data, tbytes(REMAT_F64, &o1.t[k].shape));
+        assert_memory_equal(o1.t[k].data, o2.t[k].data, tbytes(REMAT_F64, &o1.t[k].shape)); /* contract 3 */
     outs_free(&o1);
     outs_free(&o2);
     remat_fn_free(vgc);
@@ -805,7 +805,7 @@ static void test_ad_custom_op_gradient_and_finite_differences(void **state)
     run_fn(g2, 2, in, &o2, NULL, NULL);
     assert_int_equal(xsin_counts.forward_calls, 2); /* forward + recompute in the backward */
     for (int k = 0; k < 3; k++)
-        assert_memory_equal(o1.t[k].data, o2.t[k].data, tbytes(REMAT_F64, &o1.t[k].shape));
+        assert_memory_equal(o1.t[k].data, o2.t[k].data, tbytes(REMAT_F64, &o1.t[k].shape)); /* contract 3 */
     for (int i = 0; i < 6; i++) { /* d/dx exp(x sin y) = exp(.) sin y */
         double e = exp(x[i] * sin(y[i]));
         assert_true(fabs(((double *)o1.t[1].data)[i] - e * sin(y[i])) <= 1e-14 * e);
@@ -946,7 +946,7 @@ static void test_ad_vjp_outputs_order_and_argnums(void **state)
     g = grad_ok(f, 2, ((int[]){1, 1}));
     run_fn(g, 3, in, &o, NULL, NULL);
     assert_int_equal(o.n, 2);
-    assert_memory_equal(o.t[0].data, o.t[1].data, 3 * sizeof(double));
+    assert_memory_equal(o.t[0].data, o.t[1].data, 3 * sizeof(double)); /* contract 1 */
     outs_free(&o);
     remat_fn_free(g);
     /* grad of the unused argument alone */

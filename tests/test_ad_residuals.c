@@ -348,7 +348,7 @@ static void test_ad_seed_gradients_match_jax(void **state)
             remat_fn_free(g);
             remat_fn_free(net);
         }
-        assert_memory_equal(o[0].t[0].data, o[1].t[0].data, 16 * sizeof(double));
+        assert_memory_equal(o[0].t[0].data, o[1].t[0].data, 16 * sizeof(double)); /* contract 3 */
         outs_free(&o[0]), outs_free(&o[1]);
         remat_fn_free(ck), remat_fn_free(blk);
         free(want.data);

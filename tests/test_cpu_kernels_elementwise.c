@@ -7,6 +7,10 @@
  * kernel. The one exception: the kernels with a scalar operand promise the
  * bits of the array kernel on the broadcast scalar, and are held to that
  * promise.
+ *
+ * Bitwise assertions need no contract of docs/design-notes.md ("Bitwise
+ * contracts"): each element is one IEEE operation, libm call or conversion
+ * of the same operands on both sides, so they agree on any machine.
  */
 #include "test_cpu_kernels_util.h"
 

@@ -7,6 +7,11 @@
  * definition (index arithmetic, libm, long double sums), never against another
  * kernel. Structural ops are exact, so they are compared bit for bit in
  * both element sizes (f32 and f64 views of the same values).
+ *
+ * Bitwise assertions need no contract of docs/design-notes.md ("Bitwise
+ * contracts"): structural ops copy, add of a pad is one correctly rounded
+ * add, reduce_max picks an operand, and reduce_sum's order is the one its
+ * header documents (cpu_kernels.h), the same on any IEEE machine.
  */
 #include "test_cpu_kernels_util.h"
 

@@ -166,7 +166,7 @@ static void test_dist_sum_in_item_order(void **state)
         fill_mine(owner, NULL, WIDTH, vec_val, mine);
         memset(sum, 0xff, sizeof sum);
         assert_ok(remat_dist_sum(group, N_ITEMS, owner, WIDTH, mine, sum));
-        assert_memory_equal(sum, fold, sizeof fold);
+        assert_memory_equal(sum, fold, sizeof fold); /* contract 4 */
     }
     /* no items: zeros */
     assert_ok(remat_dist_sum(group, 0, NULL, WIDTH, NULL, sum));
@@ -179,7 +179,7 @@ static void test_dist_sum_in_item_order(void **state)
         for (int k = 0; k < WIDTH; k++)
             local[i * WIDTH + k] = vec_val(i, k);
     assert_ok(remat_dist_sum(NULL, N_ITEMS, zeros, WIDTH, local, sum));
-    assert_memory_equal(sum, fold, sizeof fold);
+    assert_memory_equal(sum, fold, sizeof fold); /* contract 4 */
 }
 
 static void test_dist_bcast_from_any_root(void **state)

@@ -77,7 +77,7 @@ static void test_dist_device_sum_bits(void **state)
     assert_ok(remat_backend_upload(be, dv, v, sizeof *v * N * LEN));
     assert_ok(remat_dist_device_sum(g, N, owner, LEN, dv, ds));
     assert_ok(remat_backend_download(be, got, ds, sizeof got));
-    assert_memory_equal(ref, got, sizeof ref);
+    assert_memory_equal(ref, got, sizeof ref); /* contract 4 (device adds in item order too) */
     owner[1] = 1; /* not a rank of a group of one */
     assert_int_equal(remat_dist_device_sum(g, N, owner, LEN, dv, ds), REMAT_ERR_ARG);
     remat_backend_free(be, dv);

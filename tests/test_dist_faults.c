@@ -66,7 +66,7 @@ static remat_status run_call(call c)
             double s = want[k];
             for (int i = 1; i < N_ITEMS; i++)
                 s += want[i * WIDTH + k];
-            assert_true(all[k] == s);
+            assert_true(all[k] == s); /* contract 4 */
         }
     } else if (c != AGREE && (c != GATHER_TO_ROOT || rank == size - 1)) {
         assert_memory_equal(all, want, sizeof want);

@@ -304,8 +304,8 @@ static void test_exec_compile_and_run_are_deterministic(void **state)
         assert_int_equal(a.n, 4);
         for (int k = 0; k < a.n; k++) {
             size_t bytes = tbytes(a.t[k].dtype, &a.t[k].shape);
-            assert_memory_equal(a.t[k].data, b.t[k].data, bytes);
-            assert_memory_equal(a.t[k].data, c.t[k].data, bytes);
+            assert_memory_equal(a.t[k].data, b.t[k].data, bytes); /* contract 1 */
+            assert_memory_equal(a.t[k].data, c.t[k].data, bytes); /* contract 1 */
         }
         assert_int_equal(sa.peak_arena_bytes, sb.peak_arena_bytes);
         assert_int_equal(sa.ops_executed, sb.ops_executed);
@@ -376,7 +376,7 @@ static void test_exec_outputs_that_are_arguments_constants_repeats_and_aliases(v
     expect_f64("arg again", &o.t[9], 6, xv, 0);
     expect_f64("unused arg", &o.t[10], 6, uv, 0);
     expect_f64("square of alias", &o.t[11], 6, sq, 1e-15);
-    /* the repeated outputs are the same bits */
+    /* the repeated outputs are the same bits: one value, copied (exact) */
     assert_memory_equal(o.t[2].data, o.t[3].data, sizeof sy);
     assert_memory_equal(o.t[2].data, o.t[4].data, sizeof sy);
     outs_free(&o);

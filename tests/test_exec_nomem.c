@@ -13,6 +13,9 @@
  *     remat_last_error() says "out of memory" (under ASan: no leak);
  *   - the function is untouched: compiled again with the hook off, the
  *     program has the reference plan and computes the reference bits.
+ *
+ * Bitwise assertions rest on contract 1 (docs/design-notes.md, "Bitwise
+ * contracts"): the same function compiled again computes the same bits.
  */
 #include <setjmp.h>
 #include <stdarg.h>

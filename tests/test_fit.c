@@ -669,8 +669,8 @@ static void test_fit_memory_budget_picks_schedule(void **state)
     assert_int_not_equal(spec.kind, REMAT_SCHED_STORE_ALL);
     assert_ok(remat_fit_run(fit, &b));
     remat_fit_free(fit);
-    assert_int_equal(a.iterations, b.iterations);
-    assert_memory_equal(a.params, b.params, sizeof(double) * 2);
+    assert_int_equal(a.iterations, b.iterations); /* contract 3 */
+    assert_memory_equal(a.params, b.params, sizeof(double) * 2); /* contract 3 */
     remat_fit_result_clear(&a);
     remat_fit_result_clear(&b);
     remat_dataset_free(d);

@@ -343,7 +343,7 @@ static void test_fit_jacobian_no_jvp_rule_falls_back_to_reverse(void **state)
     plant_op_without_jvp(aut);
     assert_ok(remat_fit_jacobian_at(aut, p0, Ja));
     assert_int_equal(remat_fit_jacobian_mode(aut), REMAT_FIT_JACOBIAN_REVERSE);
-    assert_memory_equal(Ja, Jr, sizeof *Ja * (size_t)N * (size_t)P);
+    assert_memory_equal(Ja, Jr, sizeof *Ja * (size_t)N * (size_t)P); /* contract 1: the same reverse J */
     plant_op_without_jvp(fwd);
     assert_int_equal(remat_fit_jacobian_at(fwd, p0, Ja), REMAT_ERR_UNSUPPORTED);
     assert_contains(remat_last_error(), "custom op 'vjp_only_identity' has no JVP");

@@ -1,6 +1,9 @@
 /*
  * test_fit_starts.c — multi-start (opt.starts, opt.seed) and weighted least
  * squares (opt.sigma, opt.weighting) of remat/fit.h.
+ *
+ * Bitwise assertions rest on contract 1 (docs/design-notes.md, "Bitwise
+ * contracts"): start 0 and a seed's starts are the same fits run again.
  */
 #include "test_util.h"
 

@@ -11,6 +11,9 @@
  * new process without loading libgccjit, a changed one misses; without
  * libgccjit at run time loops are interpreted, and entries on disk still load.
  * Only built with libgccjit (tests/meson.build).
+ * Bitwise assertions rest on contracts 1 and 2 (docs/design-notes.md,
+ * "Bitwise contracts"): compiled loops, loaded from disk or not, give the
+ * interpreter's bits.
  */
 #include "test_util.h"
 

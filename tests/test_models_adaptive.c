@@ -94,9 +94,12 @@ static void test_models_adaptive_matches_diffrax(void **state)
         printf("# %-24s accepted %4g (diffrax %4d)  rejected %3g (diffrax %3d)\n", name,
                s.stats[REMAT_ODE_STAT_ACCEPTED], acc, s.stats[REMAT_ODE_STAT_REJECTED], rej);
         assert_true(s.stats[REMAT_ODE_STAT_CODE] == 0);
-        /* the same controller on the same steps: the same decisions */
-        assert_true(s.stats[REMAT_ODE_STAT_ACCEPTED] == acc);
-        assert_true(s.stats[REMAT_ODE_STAT_REJECTED] == rej);
+        /* the same controller on the same steps: the same decisions, held
+         * within one (docs/design-notes.md, "Bitwise contracts": diffrax's
+         * counts are another library's, and an error norm within rounding of
+         * 1 accepts on one side and rejects on the other) */
+        assert_true(fabs(s.stats[REMAT_ODE_STAT_ACCEPTED] - acc) <= 1);
+        assert_true(fabs(s.stats[REMAT_ODE_STAT_REJECTED] - rej) <= 1);
         double worst = 0;
         for (int i = 0; i < K * S; i++)
             worst = fmax(worst, fabs(s.ys[i] - want[i]) / (fabs(want[i]) + 1e-300));
@@ -189,9 +192,9 @@ static void test_models_adaptive_gradients_bitwise_across_schedules(void **state
                     ref = s;
                     continue;
                 }
-                assert_memory_equal(s.gp, ref.gp, sizeof(double) * 5);
-                assert_memory_equal(s.gy0, ref.gy0, sizeof(double) * S);
-                assert_memory_equal(s.ys, ref.ys, sizeof(double) * K * S);
+                assert_memory_equal(s.gp, ref.gp, sizeof(double) * 5); /* contract 3 */
+                assert_memory_equal(s.gy0, ref.gy0, sizeof(double) * S); /* contract 3 */
+                assert_memory_equal(s.ys, ref.ys, sizeof(double) * K * S); /* contract 3 */
             }
     remat_mechanism_free(m);
 }
@@ -364,8 +367,8 @@ static void test_models_adaptive_batch_per_member(void **state)
             solved one;
             solve(m, &opt, wb, yb, p, &one);
             for (int k = 0; k < K; k++)
-                assert_memory_equal(ys + (k * NB + b) * S, one.ys + k * S, sizeof(double) * S);
-            assert_memory_equal(gy0 + b * S, one.gy0, sizeof(double) * S);
+                assert_memory_equal(ys + (k * NB + b) * S, one.ys + k * S, sizeof(double) * S); /* contract 5 */
+            assert_memory_equal(gy0 + b * S, one.gy0, sizeof(double) * S); /* contract 5 */
             for (int i = 0; i < P; i++)
                 gp_sum[i] += one.gp[i];
             acc += one.stats[REMAT_ODE_STAT_ACCEPTED];
@@ -374,7 +377,7 @@ static void test_models_adaptive_batch_per_member(void **state)
             att[b] = steps[b] + (int64_t)one.stats[REMAT_ODE_STAT_REJECTED];
         }
         assert_true(steps[0] != steps[NB - 1]); /* the members did take their own steps */
-        assert_true(stats[REMAT_ODE_STAT_ACCEPTED] == acc && stats[REMAT_ODE_STAT_REJECTED] == rej);
+        assert_true(stats[REMAT_ODE_STAT_ACCEPTED] == acc && stats[REMAT_ODE_STAT_REJECTED] == rej); /* contract 5 */
         for (int i = 0; i < P; i++)
             assert_close(gp[i], gp_sum[i], 1e-13, 1e-15);
         /* central differences of the batch loss (the steps move with p; at

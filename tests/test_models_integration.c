@@ -102,7 +102,7 @@ static void test_models_outputs_land_exactly_on_data_times(void **state)
     prog = compile_ok(f);
     double two[2 * S];
     run(prog, (double *[]){y0, p}, (double *[]){two}, NULL);
-    assert_memory_equal(two, y0, sizeof y0);
+    assert_memory_equal(two, y0, sizeof y0); /* a copy: exact */
     assert_memory_equal(two + S, all, sizeof y0);
     remat_program_free(prog);
     remat_fn_free(f);
@@ -192,8 +192,8 @@ static void test_models_gradients_match_finite_differences(void **state)
                     }
                 remat_program_free(pf);
             } else {
-                assert_memory_equal(dy0, ref, sizeof dy0);
-                assert_memory_equal(dp, ref + S, sizeof dp);
+                assert_memory_equal(dy0, ref, sizeof dy0); /* contract 3 */
+                assert_memory_equal(dp, ref + S, sizeof dp); /* contract 3 */
             }
             remat_program_free(pg);
             remat_fn_free(f);
@@ -245,7 +245,7 @@ static void test_models_reverse_holds_one_interval_store(void **state)
         assert_int_equal(evals[1], 4 * cost.forward_evals);
         assert_int_equal(evals[0], 4 * cost.forward_evals + 3 * 250);
         assert_true(2 * resid[0] < resid[1]); /* one store of four, plus the states */
-        assert_memory_equal(dk[0], dk[1], sizeof dk[0]);
+        assert_memory_equal(dk[0], dk[1], sizeof dk[0]); /* contract 3 */
     }
     remat_mechanism_free(m);
 }

@@ -125,7 +125,7 @@ static void test_models_robertson_gradient_matches_cvodes_adjoint(void **state)
         remat_fn_free(g);
         remat_fn_free(f);
     }
-    assert_memory_equal(got[0], got[1], sizeof got[0]);
+    assert_memory_equal(got[0], got[1], sizeof got[0]); /* contract 3 */
     for (int c = 0; c < 3; c++) {
         printf("  dL/dk%d: remat %.12g, CVODES %.12g (rel %.2g)\n", c + 1, got[1][c], want[c],
                fabs(got[1][c] - want[c]) / fabs(want[c]));
@@ -195,7 +195,7 @@ static void test_models_robertson_adaptive_rodas5_matches_cvodes(void **state)
         remat_fn_free(gf);
         remat_fn_free(f);
     }
-    assert_memory_equal(g[0], g[1], sizeof g[0]);
+    assert_memory_equal(g[0], g[1], sizeof g[0]); /* contract 3 */
     for (int c = 0; c < 3; c++) {
         printf("  adaptive dL/dk%d: remat %.12g, CVODES %.12g (rel %.2g)\n", c + 1, g[0][c], want_g[c],
                fabs(g[0][c] - want_g[c]) / fabs(want_g[c]));

@@ -271,7 +271,7 @@ static void test_models_rodas5_adaptive_compiled_matches_interpreted(void **stat
     jit_run(g, "never", y0, k, got[1], &st[1], &plan[1]);
     for (int i = 0; i < 7; i++)
         assert_true(isfinite(got[1][i]));
-    assert_memory_equal(got[0], got[1], sizeof got[0]);
+    assert_memory_equal(got[0], got[1], sizeof got[0]); /* contract 2 */
     assert_int_equal(st[0].forward_evals, st[1].forward_evals);
     assert_int_equal(st[0].ops_executed, st[1].ops_executed);
     assert_int_equal(plan[1].compiled_loops, 0);

@@ -63,7 +63,7 @@ static void test_models_euler_seed_pfr(void **state)
         if (s == 0)
             memcpy(g_ref, dk, sizeof dk);
         else
-            assert_memory_equal(dk, g_ref, sizeof dk); /* schedules change memory, never bits */
+            assert_memory_equal(dk, g_ref, sizeof dk); /* schedules change memory, never bits (contract 3) */
         remat_schedule_cost cost;
         assert_ok(remat_schedule_predict(&opt.scan.schedule, 1000, &cost));
         assert_int_equal(st.forward_evals, cost.forward_evals);

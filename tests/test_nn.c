@@ -95,7 +95,7 @@ static void test_nn_mlp_names_as_flax(void **state)
     net_t plain = net_init(mlp, 0, REMAT_F32, 1, DIMS(3));
     for (int i = 0; i < 6; i++) {
         remat_tensor a = remat_nn_params_tensor(n.p, i), b = remat_nn_params_tensor(plain.p, i);
-        assert_memory_equal(a.data, b.data, tbytes(a.dtype, &a.shape));
+        assert_memory_equal(a.data, b.data, tbytes(a.dtype, &a.shape)); /* contract 1 */
     }
     remat_nn_params_free(plain.p);
     remat_nn_module_free(mlp);
@@ -368,7 +368,7 @@ static void test_nn_scan_equals_unrolled(void **state)
         for (int i = 0; i < 6; i++) {
             remat_tensor a = remat_nn_params_tensor(u.p, 6 * l + i), b = remat_nn_params_tensor(s.p, i);
             size_t per = tbytes(a.dtype, &a.shape);
-            assert_memory_equal(a.data, (char *)b.data + (size_t)l * per, per);
+            assert_memory_equal(a.data, (char *)b.data + (size_t)l * per, per); /* contract 1: the same draws */
         }
     float x[SB * SW];
     for (int i = 0; i < SB * SW; i++)
@@ -431,7 +431,7 @@ static void test_nn_scan_schedules_bitwise(void **state)
                 peak_store_all = plan.peak_snapshot_bytes;
             } else {
                 assert_int_equal(bytes, ref_bytes);
-                if (memcmp(flat, ref, bytes) != 0)
+                if (memcmp(flat, ref, bytes) != 0) /* contract 3 */
                     fail_msg("schedule %s, policy %s: gradient bits differ from store-all", scheds[si],
                              pols[pi] ? remat_policy_label(pols[pi]) : "none");
                 free(flat);
@@ -477,8 +477,8 @@ static void test_nn_scan_result_written_in_place(void **state)
         run_fn(f, 2, in, &o[k], NULL, &plan[k]);
         remat_fn_free(f);
     }
-    assert_memory_equal(o[0].t[0].data, o[1].t[0].data, sizeof xs);
-    assert_memory_equal(o[0].t[1].data, o[0].t[0].data, sizeof xs);
+    assert_memory_equal(o[0].t[0].data, o[1].t[0].data, sizeof xs); /* contract 1; ys * 1.0 is exact */
+    assert_memory_equal(o[0].t[1].data, o[0].t[0].data, sizeof xs); /* a copy: exact */
     assert_true(plan[0].arena_bytes + sizeof xs <= plan[1].arena_bytes);
     outs_free(&o[0]);
     outs_free(&o[1]);

@@ -185,7 +185,7 @@ static void test_nn_train_bitwise_across_policies_and_schedules(void **state)
         float a[N * C], b[N * C];
         assert_ok(remat_nn_trainer_predict(ref.t, N, x, a));
         assert_ok(remat_nn_trainer_predict(r.t, N, x, b));
-        if (memcmp(a, b, sizeof a) != 0)
+        if (memcmp(a, b, sizeof a) != 0) /* contract 3 */
             fail_msg("variant %zu (%s): trained network differs from the plain one", v,
                      variants[v].schedule ? variants[v].schedule : "unrolled");
         stop(&r);
@@ -204,7 +204,7 @@ static void test_nn_train_repeats(void **state)
     train(&b, x, y, 4, 20);
     for (int i = 0; i < remat_nn_params_count(a.p); i++) {
         remat_tensor ta = remat_nn_params_tensor(a.p, i), tb = remat_nn_params_tensor(b.p, i);
-        assert_memory_equal(ta.data, tb.data, tbytes(ta.dtype, &ta.shape));
+        assert_memory_equal(ta.data, tb.data, tbytes(ta.dtype, &ta.shape)); /* contract 1 */
     }
     stop(&a);
     stop(&b);
@@ -284,9 +284,9 @@ static void test_nn_train_one_shard_is_the_whole_batch(void **state)
         run_t whole = start(NULL, NULL, opt, 20), one = start_sharded(NULL, NULL, opt, 20, 1);
         for (int e = 0; e < 3; e++) {
             double lw = train(&whole, x, y, 1, 20), l1 = train(&one, x, y, 1, 20);
-            assert_memory_equal(&lw, &l1, sizeof lw);
+            assert_memory_equal(&lw, &l1, sizeof lw); /* contract 4: K = 1 */
         }
-        assert_true(same_params(&whole, &one));
+        assert_true(same_params(&whole, &one)); /* contract 4 */
         stop(&whole);
         stop(&one);
     }
@@ -308,10 +308,10 @@ static void test_nn_train_shards_repeat_and_follow(void **state)
     for (int e = 0; e < 4; e++) {
         double lw = train(&whole, x, y, 1, 20), la = train(&a, x, y, 1, 20), lb = train(&b, x, y, 1, 20);
         train(&c, x, y, 1, 20);
-        assert_memory_equal(&la, &lb, sizeof la);
+        assert_memory_equal(&la, &lb, sizeof la); /* contract 1 */
         assert_true(fabs(la - lw) <= 1e-5 * fabs(lw));
     }
-    assert_true(same_params(&a, &b));
+    assert_true(same_params(&a, &b)); /* contract 1 */
     assert_true(near_params(&a, &whole, 1e-5));
     assert_true(near_params(&a, &c, 1e-5));
     assert_true(accuracy(&a, x, y) >= 0.9);
@@ -336,10 +336,10 @@ static void test_nn_train_shards_empty(void **state)
         double la, lb;
         assert_ok(remat_nn_trainer_step(a.t, 3, x + 3 * i * D, y + 3 * i * C, &la));
         assert_ok(remat_nn_trainer_step(b.t, 3, x + 3 * i * D, y + 3 * i * C, &lb));
-        assert_memory_equal(&la, &lb, sizeof la);
+        assert_memory_equal(&la, &lb, sizeof la); /* contract 4; an empty shard adds nothing */
         assert_true(isfinite(la));
     }
-    assert_true(same_params(&a, &b));
+    assert_true(same_params(&a, &b)); /* contract 4 */
     assert_memory_not_equal(remat_nn_params_tensor(before, 0).data, remat_nn_params_tensor(a.p, 0).data,
                             sizeof(float) * W * D);
     remat_nn_params_free(before);

@@ -26,6 +26,10 @@
  * by request). libgccjit itself is not injected, and compiled lane programs
  * stay in the process's cache after the reference compile, so later
  * compiles find them there.
+ *
+ * Bitwise assertions rest on contracts 1 and 2 (docs/design-notes.md,
+ * "Bitwise contracts"): the same program run again, and interpreted loops
+ * where the compiled ones could not be had.
  */
 #include <setjmp.h>
 #include <stdarg.h>

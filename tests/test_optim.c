@@ -1,7 +1,7 @@
 /*
  * test_optim.c — the optimisers of remat/optim.h against optax: SGD (plain,
  * momentum, Nesterov) and Adam, three steps each in f64 and in f32, compared
- * bit for bit with the iterates optax 0.2.8 / jax 0.10.2 printed (f64 with
+ * to rounding with the iterates optax 0.2.8 / jax 0.10.2 printed (f64 with
  * jax_enable_x64, f32 without; the script is in the comment below), plus
  * the options each rejects and the untouched state after a bad gradient.
  *
@@ -18,6 +18,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "remat/optim.h"
@@ -75,12 +76,18 @@ static void run_case(opt_kind k, const remat_sgd_options *so, int f32, const dou
             assert_ok(k == OPT_SGD ? remat_sgd_update_f32(sgd, pf, gf) : remat_adam_update_f32(adam, pf, gf));
         else
             assert_ok(k == OPT_SGD ? remat_sgd_update(sgd, p, G[step]) : remat_adam_update(adam, p, G[step]));
-        for (int i = 0; i < 3; i++) {
-            double got = f32 ? (double)pf[i] : p[i];
-            if (got != want[step][i])
-                fail_msg("%s %s step %d, parameter %d: %.17g, optax %.17g", k == OPT_SGD ? "sgd" : "adam",
-                         f32 ? "f32" : "f64", step + 1, i, got, want[step][i]);
-        }
+        /* To rounding, not to the bit: optax's iterates are another library's
+         * (docs/design-notes.md, "Bitwise contracts"), and Adam's bias
+         * correction 1 - b^t goes through the libm pow (adam.c): one ulp of
+         * pow(0.999, t) moves 1 - 0.999^t by ~1e-13 relative and p (of order
+         * 1) by ~3e-15; in f32 a few ulps of p. */
+        double got[3];
+        for (int i = 0; i < 3; i++)
+            got[i] = f32 ? (double)pf[i] : p[i];
+        char what[64];
+        snprintf(what, sizeof what, "%s %s step %d against optax", k == OPT_SGD ? "sgd" : "adam", f32 ? "f32" : "f64",
+                 step + 1);
+        check_close(what, 3, got, want[step], f32 ? 1e-6 : 1e-14, f32 ? 1e-6 : 1e-14);
     }
     assert_int_equal(k == OPT_SGD ? remat_sgd_count(sgd) : remat_adam_count(adam), 3);
     remat_sgd_free(sgd);
@@ -219,8 +226,8 @@ static void test_optim_adam_set_lr_scales_next_step(void **state)
         assert_true(da != 0);
         assert_true(fabs(db - 4 * da) <= 1e-12 * fabs(db));
     }
-    assert_memory_equal(remat_adam_mu(a), remat_adam_mu(b), 3 * sizeof(double));
-    assert_memory_equal(remat_adam_nu(a), remat_adam_nu(b), 3 * sizeof(double));
+    assert_memory_equal(remat_adam_mu(a), remat_adam_mu(b), 3 * sizeof(double)); /* contract 1 */
+    assert_memory_equal(remat_adam_nu(a), remat_adam_nu(b), 3 * sizeof(double)); /* contract 1 */
     assert_int_equal(remat_adam_count(b), 2);
     assert_int_equal(remat_adam_set_lr(b, 0), REMAT_ERR_VALUE);
     assert_contains(remat_last_error(), "learning rate 0");

@@ -4,6 +4,9 @@
  * and pfr_adam_fit), the profile against the outlet bit for bit, the
  * objective's gradient against central differences, and the errors a user
  * can cause.
+ * Bitwise assertions rest on contracts 3 (schedules; the profile keeps the
+ * states the outlet drops) and 5 (ensemble lanes) of docs/design-notes.md,
+ * "Bitwise contracts".
  */
 #include "test_util.h"
 

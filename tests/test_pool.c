@@ -10,6 +10,9 @@
  * and its caller waits, tries again at doubling intervals and splits again
  * once they keep up. Registered twice: as is, and with REMAT_NUM_THREADS=3 in the
  * environment, which the first case then checks.
+ *
+ * Bitwise assertions rest on contract 4 (docs/design-notes.md, "Bitwise
+ * contracts"): the pool splits elementwise work into disjoint ranges.
  */
 #include "test_util.h"
 

@@ -15,6 +15,9 @@
  * every op, sums, special values, fallbacks). How the lane loops run
  * (counting, streamed plans, lane blocks and ranges on the pool) is
  * test_scan_jit_lanes.c; test_scan_jit_util.h holds what both use.
+ *
+ * Bitwise assertions rest on contract 2 (docs/design-notes.md, "Bitwise
+ * contracts"): compiled = interpreted.
  */
 #include "test_scan_jit_util.h"
 

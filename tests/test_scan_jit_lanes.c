@@ -7,6 +7,10 @@
  * outputs bit for bit and the stats that must not depend on how lanes are
  * cut (evaluations, store peak, measured = planned). The bodies themselves
  * are test_scan_jit.c's.
+ *
+ * Bitwise assertions rest on contracts 2 (compiled = interpreted) and 4
+ * (lane blocks and threads) of docs/design-notes.md, "Bitwise contracts";
+ * a streamed plan replays the kept plan's schedule (contract 3).
  */
 #include "test_scan_jit_util.h"
 

@@ -10,6 +10,9 @@
  * tests/goldens/gradients.json, JAX 0.10.2 in float64). Schedules and body
  * policies are held to the store-all gradient bit for bit, as docs/DESIGN.md
  * promises ("Schedules and policies change memory and time, never results").
+ *
+ * Bitwise assertions rest on contract 3 (docs/design-notes.md, "Bitwise
+ * contracts") unless marked.
  */
 #include "test_scan_util.h"
 
@@ -175,8 +178,8 @@ static void test_scan_program_reruns_reproduce(void **state)
         run_prog(p, 4, ib, &b1, NULL);
         run_prog(p, 4, ia, &a2, &s2);
         run_fn(g, 4, ib, &b_fresh, NULL, NULL);
-        check_outs_bitwise(sched[si], &a2, &a1);
-        check_outs_bitwise(sched[si], &b1, &b_fresh);
+        check_outs_bitwise(sched[si], &a2, &a1); /* contract 1 */
+        check_outs_bitwise(sched[si], &b1, &b_fresh); /* contract 1 */
         assert_int_equal(s1.forward_evals, s2.forward_evals);
         assert_int_equal(s1.peak_snapshot_bytes, s2.peak_snapshot_bytes);
         assert_int_equal(s1.peak_arena_bytes, s2.peak_arena_bytes);

@@ -362,7 +362,7 @@ static void test_scan_mixed_dtypes_and_passthrough(void **state)
         if (si == 0) {
             ref = gs;
         } else {
-            check_outs_bitwise(what, &gs, &ref);
+            check_outs_bitwise(what, &gs, &ref); /* contract 3 */
             outs_free(&gs);
         }
         remat_fn_free(fs);

@@ -119,7 +119,7 @@ static void check_both(const char *what, const remat_fn *g, int n_in, const rema
     remat_memory_plan pa, pb;
     run_mode(g, n_in, in, 1, &a, &pa);
     run_mode(g, n_in, in, 0, &b, &pb);
-    check_outs_bitwise(what, &a, &b);
+    check_outs_bitwise(what, &a, &b); /* contract 2 */
     assert_int_equal(pb.compiled_loops, 0);
 #if REMAT_HAVE_GCCJIT
     if (pa.compiled_loops != loops)
@@ -197,7 +197,7 @@ static void test_scan_solve_large_system_interpreted(void **state)
     remat_fn *f2 = scan_loss(body, &c, REMAT_F64, 4, "binomial:2");
     remat_fn *g2 = ad_ok(AD_VALUE_AND_GRAD, f2, 0, NULL);
     run_fn(g2, 3, in, &o2, NULL, NULL);
-    check_outs_bitwise("n=10 store-all vs binomial:2", &o, &o2);
+    check_outs_bitwise("n=10 store-all vs binomial:2", &o, &o2); /* contract 3 */
     outs_free(&o), outs_free(&o2);
     remat_fn_free(g2), remat_fn_free(f2), remat_fn_free(g), remat_fn_free(f), remat_fn_free(body);
     t_free_all(3, in);

@@ -9,6 +9,9 @@
  * switches like a scalar loop. Every run's outputs are bitwise those of the interpreter,
  * before, at and after the switch. The disk cache is off (REMAT_NO_CACHE)
  * but where a case says so, so that earlier test runs cannot answer.
+ *
+ * Bitwise assertions rest on contract 2 (docs/design-notes.md, "Bitwise
+ * contracts"): compiled = interpreted, whenever a loop switches.
  */
 #include "test_util.h"
 

@@ -16,6 +16,9 @@
  *
  * cmocka's assertions longjmp, so worker threads only record what they saw;
  * the main thread asserts.
+ *
+ * Bitwise assertions rest on contract 1 (docs/design-notes.md, "Bitwise
+ * contracts"): the same program on any thread gives the same bits.
  */
 #include "test_util.h"
 

@@ -149,7 +149,7 @@ static void test_while_schedules_bitwise(void **state)
             remat_memory_plan plan;
             grad_of(f, g, &st, &plan);
             for (int i = 0; i < 4; i++)
-                if (memcmp(&g[i], &ref[i], sizeof(double)) != 0)
+                if (memcmp(&g[i], &ref[i], sizeof(double)) != 0) /* contract 3 */
                     fail_msg("%s (reject %d): gradient %d is %.17g, default %.17g", schedules[s], reject, i, g[i],
                              ref[i]);
             remat_schedule_cost cost;
@@ -209,7 +209,7 @@ static void test_while_max_steps_exceeded(void **state)
         grad_of(f, g, NULL, NULL);
         remat_fn *f0 = model(false, -1, NULL, 1000);
         grad_of(f0, ref, NULL, NULL);
-        assert_memory_equal(g, ref, sizeof g);
+        assert_memory_equal(g, ref, sizeof g); /* contract 3 */
         remat_fn_free(f0);
         remat_fn_free(f);
     }

@@ -8,6 +8,9 @@
  * stats that must not depend on how the loop runs (forward evaluations, ops
  * executed, peak snapshot bytes). The plans' compiled_loops say the loops
  * were really compiled (every while node of the program).
+ *
+ * Bitwise assertions rest on contract 2 (docs/design-notes.md, "Bitwise
+ * contracts") unless marked.
  */
 #include "while_models.h"
 
@@ -318,7 +321,7 @@ static void test_while_jit_reduce_max_bitwise(void **state)
         double want = -INFINITY;
         for (int c = 0; c < MC; c++)
             want = max_step_ref(want, v[r * MC + c]);
-        if (memcmp(&want, &m[r], sizeof want) != 0)
+        if (memcmp(&want, &m[r], sizeof want) != 0) /* max picks an operand: exact */
             fail_msg("row %d: max %g, the CPU kernel's rule gives %g", r, m[r], want);
     }
     assert_true(m[0] == 0.0 && !signbit(m[0]) && !signbit(m[1]));

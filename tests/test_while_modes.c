@@ -61,7 +61,7 @@ static void test_while_jvp_fd_and_transpose(void **state)
         /* the primal outputs are f's */
         outs_t p;
         eval(f, y0v, kv, NULL, NULL, &p);
-        assert_memory_equal(o.t[0].data, p.t[0].data, 2 * sizeof(double));
+        assert_memory_equal(o.t[0].data, p.t[0].data, 2 * sizeof(double)); /* contract 5 */
         outs_free(&p);
         /* J v against central differences along v */
         const double eps = 1e-6;
@@ -258,7 +258,7 @@ static void test_while_memory_budget(void **state)
     const int64_t budget = 3 * carry + tape + carry / 2;
     remat_fn *f = loss_with(b, NULL, budget);
     grad_run(f, y0v, g, &st, &plan);
-    assert_memory_equal(g, ref, sizeof g);
+    assert_memory_equal(g, ref, sizeof g); /* contract 3 */
     if (st.peak_snapshot_bytes > (size_t)budget)
         fail_msg("store %zu > budget %lld (plan %zu)", st.peak_snapshot_bytes, (long long)budget, plan.peak_snapshot_bytes);
     assert_int_equal(plan.peak_snapshot_bytes, 3 * carry + tape); /* the store online:3 needs */

@@ -14,6 +14,7 @@
 # Before every collective agreed on its own preparation and the commands on
 # theirs, such a rank returned while the others waited in MPI: killed at
 # the limit. At least one K of each command must hit an allocation.
+# The same output rests on contracts 1, 2 and 4 (docs/design-notes.md, "Bitwise contracts").
 set -u
 MPI_RUN=$1 HAVE=$2 REMAT=$3 EX=$4 GEN=$5
 if [ "$HAVE" != 1 ]; then

@@ -10,6 +10,8 @@
 #     --out holds what stdout would; an unstable set is nan with a warning.
 # On the seed (Euler), on a mechanism whose rates read z (rk4, one parameter
 # left out of the file) and through rodas5's fixed steps.
+# Byte comparisons rest on contracts 5 (lanes), 2 (interpreted loops) and 1
+# (docs/design-notes.md, "Bitwise contracts").
 set -u
 REMAT=$1 DATA=$2
 DATA=$(cd "$DATA" && pwd)

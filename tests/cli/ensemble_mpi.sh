@@ -9,6 +9,7 @@
 #     naming the rank, and neither the output file nor a temp file appears
 #     (rank 0's output has no name until it commits: O_TMPFILE, cli_out.c).
 # Skipped (77) in a build without MPI.
+# Byte comparisons rest on contracts 4 and 5 (docs/design-notes.md, "Bitwise contracts").
 set -u
 MPI_RUN=$1 HAVE_MPI=$2 REMAT=$3
 if [ "$HAVE_MPI" != 1 ]; then

@@ -10,7 +10,7 @@
 #   - --json names the optimizer that ran, the one asked for;
 #   - --json says which mode built the Jacobian: auto is forward here (3
 #     constants, 22 cells per experiment), --jacobian forward|reverse as asked,
-#     both to the same minimum in the same iterations;
+#     both to the same minimum in the same iterations (within one);
 #   - bfgs with an active bound runs GSL's BFGS on the MINUIT variable (as
 #     lm does; it once refused, and before that quietly ran NLopt under the
 #     name bfgs) and reaches lm's minimum.
@@ -75,8 +75,10 @@ for j in forward reverse; do
 done
 check "forward and reverse reach the same SSE within 1e-10" near "$(num objective jac_forward.json)" \
     "$(num objective jac_reverse.json)" 1e-10
-check "forward and reverse take the same iterations" test "$(num iterations jac_forward.json)" = \
-    "$(num iterations jac_reverse.json)"
+# within one iteration, not equal: which iteration the stop test fires at is
+# rounding's (docs/design-notes.md, "Bitwise contracts": optimizer paths)
+check "forward and reverse take the same iterations, within one" awk -v a="$(num iterations jac_forward.json)" \
+    -v b="$(num iterations jac_reverse.json)" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d <= 1 && d >= -1) }'
 
 sed 's/^param k1 = 0.1 .*/param k1 = 0.1 in [0.01, 10]/' "$EX/van_de_vusse.mech" >bounded.mech
 "$REMAT" pfr fit --mechanism bounded.mech --data "$EX/feed_10.csv" --data "$EX/feed_5.csv" --optimizer bfgs \

@@ -11,6 +11,7 @@
 #     rank non-zero, nothing on stdout;
 #   - a rank that dies mid-fit (REMAT_TEST_KILL_RANK) ends the job in
 #     bounded time, mpirun names the rank, no output.
+# Byte comparisons rest on contract 4 (docs/design-notes.md, "Bitwise contracts").
 set -u
 MPI_RUN=$1 HAVE=$2 REMAT=$3 EX=$4 GEN=$5
 if [ "$HAVE" != 1 ]; then

@@ -10,6 +10,7 @@
 #     sigma^2, standard errors unchanged),
 #     --weighting relative is named in --json;
 #   - --plot-residuals writes its plot.
+# Equal starts rest on contract 1 (docs/design-notes.md, "Bitwise contracts").
 set -u
 REMAT=$1 BAT=$2
 BAT=$(cd "$BAT" && pwd)

@@ -11,6 +11,7 @@
 #     and leaves no weights file (written by rank 0 only at the very end).
 # HAVE_MPI 0 (built without MPI): skipped, exit 77. The launcher's settings
 # are tests/mpi_run.sh's: loopback and shared memory, oversubscribed.
+# Byte comparisons rest on contract 4 (docs/design-notes.md, "Bitwise contracts").
 set -u
 if [ "$1" != 1 ]; then
     echo "mlp_dist: remat was built without MPI (-Dmpi=disabled, or no MPI found): skipped"

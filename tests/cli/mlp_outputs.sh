@@ -10,6 +10,8 @@
 #     equals the unrolled one without checkpointing (max |dgrad| 0) and the
 #     predicted arena and snapshot peaks equal the measured ones;
 #   - --plot draws the curves / the frontier when the tool has PLplot.
+# Equal JSON and zero gradient differences rest on contracts 1 and 3
+# (docs/design-notes.md, "Bitwise contracts").
 set -u
 REMAT=$1
 . "$(dirname "$0")/lib.sh"

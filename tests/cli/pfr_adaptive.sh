@@ -9,6 +9,7 @@
 #     schedule's gradient is bitwise the store-all one, and --method rodas5
 #     works too;
 #   - the default of both stays the seed's 1000 fixed Euler steps.
+# The bitwise gradients rest on contract 3 (docs/design-notes.md, "Bitwise contracts").
 set -u
 REMAT=$1
 . "$(dirname "$0")/lib.sh"
