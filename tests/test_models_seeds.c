@@ -2,7 +2,7 @@
  * test_models_seeds.c — the seed values of the PFR models and Adam.
  *
  * Every expectation comes from outside the code under test: the seed values
- * (/work/shared/reference/seed_values.json: pfr_euler, pfr_tsit5_fixed,
+ * (tests/goldens/seed_values.json: pfr_euler, pfr_tsit5_fixed,
  * pfr_adam_fit; the full-precision Euler numbers were re-derived in f64), the
  * exact discrete Euler solution of A->B->C, and optax's Adam formulas written
  * out here.

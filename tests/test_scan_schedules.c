@@ -6,7 +6,7 @@
  * hand into a graph with remat_call (no scan node anywhere), closed forms
  * computed here in plain C, central finite differences in f64, the schedules' cost formulas
  * written out here, the binomial optimum's published test vectors, and the seed
- * values (/work/shared/reference/seed_values.json and
+ * values (tests/goldens/seed_values.json and
  * tests/goldens/gradients.json, JAX 0.10.2 in float64). Schedules and body
  * policies are held to the store-all gradient bit for bit, as docs/DESIGN.md
  * promises ("Schedules and policies change memory and time, never results").

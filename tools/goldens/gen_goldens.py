@@ -20,7 +20,7 @@ shortest string that round-trips the float64 exactly):
                      parsed, counted by kind, plus the jaxpr of each function
                      and the dot_general dimension numbers found in it.
   gradients.json   - float64 gradients of the seed examples, checked against
-                     /work/shared/reference/seed_values.json (asserts).
+                     tests/goldens/seed_values.json (asserts; the seed documents' numbers).
   dot_general.json - lax.dot_general forward + VJP for many dimension numbers.
   ops.json         - forward + VJP for elementwise / structural primitives.
 
@@ -49,7 +49,8 @@ cp = jax.checkpoint_policies
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 OUT_DIR = os.path.join(ROOT, "tests", "goldens")
-SEED_VALUES = "/work/shared/reference/seed_values.json"
+# the seed documents' printed numbers, as the user gave them (a copy kept with the goldens)
+SEED_VALUES = os.path.join(OUT_DIR, "seed_values.json")
 
 
 def generator_info():
