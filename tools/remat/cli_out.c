@@ -4,10 +4,13 @@
  * device, pipe or socket (/dev/null, /dev/stdout, /dev/full) is written
  * directly and never renamed over or removed; a symlink is followed (the
  * rename lands on its target, the link stays). Refused before any work: a
- * directory, a path that is one of the run's input files (same st_dev and
- * st_ino, whatever the spelling), an existing file without write permission.
+ * directory, a path that is one of the run's input files or another output's
+ * file (cli_files.c), an existing file without write permission.
  * Every write, the flush, the fsync and the close are checked and a failure
- * is named by its errno. Where the kernel can (O_TMPFILE and /proc), the
+ * is named by its errno. A committed file waits under its temp name until
+ * cli_outputs_finish renames every output of the run into place: a run that
+ * fails after one output is complete (a plot that cannot be written after
+ * the weights) leaves every earlier file as it was. Where the kernel can (O_TMPFILE and /proc), the
  * temp file has no name until the commit links it beside the destination
  * and renames it: a process killed by any means, SIGKILL included, leaves
  * nothing. Otherwise it is named from the open, and SIGINT, SIGTERM and
@@ -27,7 +30,7 @@
 
 /* ---- temp files removed on a fatal signal ---- */
 
-#define MAX_TEMPS 4
+#define MAX_TEMPS 16 /* the outputs waiting for cli_outputs_finish, and a plot's PLplot file */
 static char temp_path[MAX_TEMPS][PATH_MAX];
 static volatile sig_atomic_t temp_used[MAX_TEMPS];
 
@@ -82,20 +85,6 @@ void cli_temp_release(int slot)
         temp_used[slot] = 0;
 }
 
-/* ---- input files an output must not replace ---- */
-
-#define MAX_INPUTS 64
-static struct {
-    const char *opt, *path;
-} inputs[MAX_INPUTS];
-static int n_inputs;
-
-void cli_input(const char *opt, const char *path)
-{
-    if (path && n_inputs < MAX_INPUTS)
-        inputs[n_inputs].opt = opt, inputs[n_inputs++].path = path;
-}
-
 static void say(const char *opt, const char *path, const char *what)
 {
     fprintf(stderr, "remat: %s%scannot write '%s': %s\n", opt ? opt : "", opt ? ": " : "", path, what);
@@ -108,14 +97,8 @@ static int may_replace(const char *opt, const char *path, const struct stat *sb)
         say(opt, path, "Is a directory");
         return 0;
     }
-    for (int i = 0; i < n_inputs; i++) {
-        struct stat in;
-        if (stat(inputs[i].path, &in) == 0 && in.st_dev == sb->st_dev && in.st_ino == sb->st_ino) {
-            fprintf(stderr, "remat: %s%s'%s' is the input file %s '%s'; write the output elsewhere\n",
-                    opt ? opt : "", opt ? ": " : "", path, inputs[i].opt, inputs[i].path);
-            return 0;
-        }
-    }
+    if (cli_input_clash(opt, path, sb)) /* said why */
+        return 0;
     /* root passes access(W_OK) on any file: the mode bits are the owner's word */
     if (S_ISREG(sb->st_mode) && (access(path, W_OK) != 0 || !(sb->st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)))) {
         say(opt, path, "the file is read-only (Permission denied); remove it or make it writable first");
@@ -174,6 +157,8 @@ int cli_out_open_for(cli_out *o, const char *opt, const char *path)
 {
     memset(o, 0, sizeof *o);
     o->opt = opt;
+    if (!cli_output_claim(opt, path)) /* another output's file: said why */
+        return 0;
     install_handlers(); /* SIGXFSZ ignored for every output; the temp files' handlers for named ones */
     struct stat sb, lsb;
     int exists = stat(path, &sb) == 0;
@@ -248,6 +233,8 @@ cannot:
 
 int cli_out_check(const char *opt, const char *path)
 {
+    if (!cli_output_claim(opt, path))
+        return 0;
     struct stat sb;
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
         if (!may_replace(opt, path, &sb))
@@ -262,6 +249,67 @@ int cli_out_check(const char *opt, const char *path)
     if (!cli_out_open_for(&probe, opt, path))
         return 0;
     cli_out_abort(&probe);
+    return 1;
+}
+
+/* ---- outputs complete, waiting for the run's end ---- */
+
+typedef struct {
+    const char *opt; /* the caller's string literal */
+    char *path, *tmp, *dest;
+    int slot;
+} pending;
+static pending *waiting;
+static int n_waiting, cap_waiting;
+
+/* Every temp file still waiting, unlinked; nothing is renamed. */
+void cli_outputs_drop(void)
+{
+    for (int i = 0; i < n_waiting; i++) {
+        unlink(waiting[i].tmp);
+        cli_temp_release(waiting[i].slot - 1);
+        free(waiting[i].path), free(waiting[i].tmp), free(waiting[i].dest);
+    }
+    free(waiting);
+    waiting = NULL;
+    n_waiting = cap_waiting = 0;
+}
+
+int cli_outputs_finish(void)
+{
+    int ok = 1;
+    for (int i = 0; i < n_waiting; i++) {
+        pending *p = &waiting[i];
+        if (ok && rename(p->tmp, p->dest) != 0) {
+            say(p->opt, p->path, strerror(errno));
+            ok = 0; /* the rest are dropped: as few outputs replaced as can be */
+        }
+        if (!ok)
+            unlink(p->tmp);
+        cli_temp_release(p->slot - 1);
+        free(p->path), free(p->tmp), free(p->dest);
+    }
+    free(waiting);
+    waiting = NULL;
+    n_waiting = cap_waiting = 0;
+    return ok;
+}
+
+/* o's named temp file onto the list; 0 when out of memory (o untouched). */
+static int wait_for_finish(cli_out *o)
+{
+    static int registered;
+    if (!registered) /* a process that exits without finishing leaves no temp file */
+        registered = atexit(cli_outputs_drop) == 0;
+    if (n_waiting == cap_waiting) {
+        int cap = cap_waiting ? 2 * cap_waiting : 4;
+        pending *w = realloc(waiting, sizeof *w * (size_t)cap);
+        if (!w)
+            return 0;
+        waiting = w, cap_waiting = cap;
+    }
+    waiting[n_waiting++] = (pending){o->opt, o->path, o->tmp, o->dest, o->slot};
+    memset(o, 0, sizeof *o); /* the list owns the strings and the slot now */
     return 1;
 }
 
@@ -282,8 +330,8 @@ int cli_out_commit(cli_out *o)
     if (fclose(o->f) != 0 && !err)
         err = errno;
     o->f = NULL;
-    if (!err && o->tmp && rename(o->tmp, o->dest) != 0)
-        err = errno;
+    if (!err && o->tmp && !wait_for_finish(o))
+        err = ENOMEM;
     if (err) {
         say(o->opt, o->path, strerror(err));
         if (o->tmp && named)
@@ -317,9 +365,3 @@ void cli_out_abort(cli_out *o)
     memset(o, 0, sizeof *o);
 }
 
-void cli_output_discard(const char *path)
-{
-    struct stat sb;
-    if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) /* never a device, never through a link */
-        unlink(path);
-}

@@ -395,7 +395,7 @@ int cmd_mlp_compare(int argc, char **argv)
                             "checkpointing by up to %.3g\n", v[i].label, v[i].max_diff);
             status = 1;
         }
-    if (plot_path && !differ && !plot(plot_path, &s, v + 1, n))
+    if ((plot_path && !differ && !plot(plot_path, &s, v + 1, n)) || !cli_outputs_finish())
         status = 1;
 out:
     for (int i = 0; i <= MAX_VARIANTS; i++)

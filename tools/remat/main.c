@@ -80,13 +80,20 @@ int main(int argc, char **argv)
     }
     if (!take_backend(&argc, argv))
         return 2;
+    int status;
     if (!strcmp(argv[1], "compare"))
-        return cmd_compare(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "pfr"))
-        return cmd_pfr(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "mlp"))
-        return cmd_mlp(argc - 1, argv + 1);
-    fprintf(stderr, "remat: unknown command '%s' (expected: compare, mlp, pfr)\n", argv[1]);
-    usage(stderr);
-    return 2;
+        status = cmd_compare(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "pfr"))
+        status = cmd_pfr(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "mlp"))
+        status = cmd_mlp(argc - 1, argv + 1);
+    else {
+        fprintf(stderr, "remat: unknown command '%s' (expected: compare, mlp, pfr)\n", argv[1]);
+        usage(stderr);
+        return 2;
+    }
+    /* a command that succeeded renamed its outputs into place (cli_outputs_finish);
+     * whatever is still waiting belongs to a run that failed */
+    cli_outputs_drop();
+    return status;
 }
