@@ -15,6 +15,14 @@ int cli_int64(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t
 int cli_double(const char *opt, const char *text, double *out);
 /* "1000", "64k", "1.5M", "2G" (powers of 1024) */
 int cli_bytes(const char *opt, const char *text, int64_t *out);
+/* Before getopt_long reads argv: 0 with a message naming the option when an
+ * option of opts that takes a value is given twice (the second would
+ * replace the first without a word) and its name is not in repeatable
+ * (NULL-terminated, NULL: none), or when its value, given as the next
+ * argument, starts with "--" ("--out --json" would write a file named
+ * --json; "--out=--json" still can). */
+struct option;
+int cli_options_once(int argc, char **argv, const struct option *opts, const char *const *repeatable);
 
 /* An output file (cli_out.c). A regular file appears only when complete: it
  * is written to an unnamed file in its directory (O_TMPFILE; where the file

@@ -45,6 +45,10 @@ static int take_backend(int *argc, char **argv)
         } else {
             continue;
         }
+        if (!*name) { /* the library reads "" as the default, cpu: a slip (--backend "$UNSET") */
+            fprintf(stderr, "remat: --backend: '' is empty; expects cpu, cuda or cuda:N\n");
+            return 0;
+        }
         if (!remat_backend_from_name(name)) {
             fprintf(stderr, "remat: --backend %s: %s\n", name, remat_last_error());
             return 0;
