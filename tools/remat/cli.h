@@ -46,9 +46,9 @@ int cli_out_open_for(cli_out *o, const char *opt, const char *path);
 /* The checks of cli_out_open_for, before the work, without writing a device
  * or opening a FIFO: 1 when the path would be accepted. */
 int cli_out_check(const char *opt, const char *path);
-/* Flush, fsync (files), close; a file then waits, under its temp name, for
- * cli_outputs_finish. 0 with the reason (errno's words) on any failure, the
- * temp file removed. */
+/* Flush, fsync (files); a device is closed, a file waits (unnamed where it
+ * can be) for cli_outputs_finish. 0 with the reason (errno's words) on any
+ * failure, the temp file removed. */
 int cli_out_commit(cli_out *o);
 /* A write to o->f failed with errno err: says so naming the file, aborts, returns 0. */
 int cli_out_fail(cli_out *o, int err);

@@ -1,21 +1,21 @@
 /*
  * cli_out.c — output files of the remat tool (cli.h): a regular file is
- * written to a temp file beside it and renamed over it when complete; a
- * device, pipe or socket (/dev/null, /dev/stdout, /dev/full) is written
- * directly and never renamed over or removed; a symlink is followed (the
- * rename lands on its target, the link stays). Refused before any work: a
- * directory, a path that is one of the run's input files or another output's
- * file (cli_files.c), an existing file without write permission.
+ * written to a temp file beside it and renamed over it when the run is
+ * complete; a device, pipe or socket (/dev/null, /dev/stdout, /dev/full) is
+ * written directly and never renamed over or removed; a symlink is followed
+ * (the rename lands on its target, the link stays). Refused before any
+ * work: a directory, a path that is one of the run's input files or another
+ * output's file (cli_files.c), an existing file without write permission.
  * Every write, the flush, the fsync and the close are checked and a failure
- * is named by its errno. A committed file waits under its temp name until
- * cli_outputs_finish renames every output of the run into place: a run that
- * fails after one output is complete (a plot that cannot be written after
- * the weights) leaves every earlier file as it was. Where the kernel can (O_TMPFILE and /proc), the
- * temp file has no name until the commit links it beside the destination
- * and renames it: a process killed by any means, SIGKILL included, leaves
- * nothing. Otherwise it is named from the open, and SIGINT, SIGTERM and
- * SIGHUP remove the temp files still registered, then end the process as
- * the signal would have.
+ * is named by its errno. A committed file waits until cli_outputs_finish
+ * renames every output of the run into place: a run that fails after one
+ * output is complete (a plot that cannot be written after the weights)
+ * leaves every earlier file as it was. Where the kernel can (O_TMPFILE and
+ * /proc), the temp file has no name until cli_outputs_finish links it
+ * beside the destination and renames it: a process killed by any means,
+ * SIGKILL included, leaves nothing. Otherwise it is named from the open,
+ * and SIGINT, SIGTERM and SIGHUP remove the temp files still registered,
+ * then end the process as the signal would have.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -254,94 +254,98 @@ int cli_out_check(const char *opt, const char *path)
 
 /* ---- outputs complete, waiting for the run's end ---- */
 
-typedef struct {
-    const char *opt; /* the caller's string literal */
-    char *path, *tmp, *dest;
-    int slot;
-} pending;
-static pending *waiting;
+/* Complete files, in the order committed: a named temp file closed, an
+ * unnamed one still open (it gets its name in cli_outputs_finish, so a
+ * process killed before then leaves nothing). */
+static cli_out *waiting;
 static int n_waiting, cap_waiting;
 
-/* Every temp file still waiting, unlinked; nothing is renamed. */
-void cli_outputs_drop(void)
+static void forget_waiting(void)
 {
-    for (int i = 0; i < n_waiting; i++) {
-        unlink(waiting[i].tmp);
-        cli_temp_release(waiting[i].slot - 1);
-        free(waiting[i].path), free(waiting[i].tmp), free(waiting[i].dest);
-    }
     free(waiting);
     waiting = NULL;
     n_waiting = cap_waiting = 0;
+}
+
+void cli_outputs_drop(void)
+{
+    for (int i = 0; i < n_waiting; i++)
+        cli_out_abort(&waiting[i]);
+    forget_waiting();
 }
 
 int cli_outputs_finish(void)
 {
+    /* every file named and closed first: what can fail there fails before
+     * any rename */
+    for (int i = 0; i < n_waiting; i++) {
+        cli_out *o = &waiting[i];
+        int err = 0;
+        if (o->unnamed) {
+            if (name_unnamed(o))
+                o->unnamed = 0; /* it has its temp name now: cli_out_abort unlinks it */
+            else
+                err = errno;
+        }
+        if (o->f && fclose(o->f) != 0 && !err)
+            err = errno;
+        o->f = NULL;
+        if (err) {
+            say(o->opt, o->path, strerror(err));
+            cli_outputs_drop();
+            return 0;
+        }
+    }
     int ok = 1;
     for (int i = 0; i < n_waiting; i++) {
-        pending *p = &waiting[i];
-        if (ok && rename(p->tmp, p->dest) != 0) {
-            say(p->opt, p->path, strerror(errno));
+        cli_out *o = &waiting[i];
+        if (ok && rename(o->tmp, o->dest) != 0) {
+            say(o->opt, o->path, strerror(errno));
             ok = 0; /* the rest are dropped: as few outputs replaced as can be */
         }
-        if (!ok)
-            unlink(p->tmp);
-        cli_temp_release(p->slot - 1);
-        free(p->path), free(p->tmp), free(p->dest);
+        if (ok) {
+            free(o->tmp); /* renamed: nothing for cli_out_abort to remove */
+            o->tmp = NULL;
+        }
+        cli_out_abort(o);
     }
-    free(waiting);
-    waiting = NULL;
-    n_waiting = cap_waiting = 0;
+    forget_waiting();
     return ok;
-}
-
-/* o's named temp file onto the list; 0 when out of memory (o untouched). */
-static int wait_for_finish(cli_out *o)
-{
-    static int registered;
-    if (!registered) /* a process that exits without finishing leaves no temp file */
-        registered = atexit(cli_outputs_drop) == 0;
-    if (n_waiting == cap_waiting) {
-        int cap = cap_waiting ? 2 * cap_waiting : 4;
-        pending *w = realloc(waiting, sizeof *w * (size_t)cap);
-        if (!w)
-            return 0;
-        waiting = w, cap_waiting = cap;
-    }
-    waiting[n_waiting++] = (pending){o->opt, o->path, o->tmp, o->dest, o->slot};
-    memset(o, 0, sizeof *o); /* the list owns the strings and the slot now */
-    return 1;
 }
 
 int cli_out_commit(cli_out *o)
 {
+    static int registered;
     int err = 0;
     if (fflush(o->f) != 0 || ferror(o->f))
         err = errno ? errno : EIO;
     if (!err && o->tmp && fsync(fileno(o->f)) != 0) /* a device may not sync; a file must */
         err = errno;
-    int named = !o->unnamed;
-    if (!err && o->unnamed) {
-        if (name_unnamed(o))
-            named = 1;
-        else
+    if (!err && (!o->tmp || !o->unnamed)) { /* an unnamed file stays open until it is named */
+        int bad = fclose(o->f) != 0;
+        o->f = NULL;
+        if (bad)
             err = errno;
     }
-    if (fclose(o->f) != 0 && !err)
-        err = errno;
-    o->f = NULL;
-    if (!err && o->tmp && !wait_for_finish(o))
+    if (!err && o->tmp) {
+        if (!registered) /* a process that exits without finishing leaves no temp file */
+            registered = atexit(cli_outputs_drop) == 0;
+        if (n_waiting == cap_waiting) {
+            int cap = cap_waiting ? 2 * cap_waiting : 4;
+            cli_out *w = realloc(waiting, sizeof *w * (size_t)cap);
+            if (w)
+                waiting = w, cap_waiting = cap;
+        }
+        if (n_waiting < cap_waiting) {
+            waiting[n_waiting++] = *o; /* the list owns its file, strings and slot now */
+            memset(o, 0, sizeof *o);
+            return 1;
+        }
         err = ENOMEM;
-    if (err) {
-        say(o->opt, o->path, strerror(err));
-        if (o->tmp && named)
-            unlink(o->tmp);
     }
-    cli_temp_release(o->slot - 1);
-    free(o->path);
-    free(o->dest);
-    free(o->tmp);
-    memset(o, 0, sizeof *o);
+    if (err)
+        say(o->opt, o->path, strerror(err));
+    cli_out_abort(o);
     return !err;
 }
 
