@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "remat/dataset.h"
@@ -246,6 +247,26 @@ static void test_dataset_error_missing_file(void **state)
     assert_int_equal(remat_dataset_read("x.csv", NULL, &d), REMAT_ERR_NULL);
 }
 
+/* What cannot be read whole is refused before a byte is read: /dev/zero
+ * would fill memory, a FIFO without a writer would block. */
+static void test_dataset_error_not_a_regular_file(void **state)
+{
+    (void)state;
+    remat_dataset *d = (remat_dataset *)&d;
+    assert_int_equal(remat_dataset_read("/dev/zero", abc, &d), REMAT_ERR_IO);
+    assert_non_null(strstr(remat_last_error(), "/dev/zero: the data file is a character device, not a regular file"));
+    assert_null(d);
+    char fifo[] = "/tmp/remat-test-fifo-XXXXXX";
+    int fd = mkstemp(fifo);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(remat_dataset_read(fifo, abc, &d), REMAT_ERR_IO);
+    assert_non_null(strstr(remat_last_error(), "the data file is a pipe (FIFO), not a regular file"));
+    unlink(fifo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_dataset_error_binary),
         cmocka_unit_test(test_dataset_error_encoding_and_separators),
         cmocka_unit_test(test_dataset_error_missing_file),
+        cmocka_unit_test(test_dataset_error_not_a_regular_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

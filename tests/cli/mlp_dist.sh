@@ -35,7 +35,8 @@ lines() { test "$(grep -c -- "$2" "$1")" -eq "$3" || { echo "     not $3 lines w
 cd "$work"
 
 # ---- the same bits on any number of ranks ----
-small="--epochs 2 --layers 1 --width 16 --batch 30"
+net="--epochs 2 --layers 1 --width 16" # an option is given once: --batch apart for the runs that change it
+small="$net --batch 30"
 "$REMAT" mlp train $small --shards 4 --save-weights one.csv --json >one.json 2>one.err
 check "one process --shards 4 exits 0" test $? -eq 0
 check "weights file: header and one row per parameter" test "$(head -n 1 one.csv)" = "parameter,index,value" -a \
@@ -67,10 +68,10 @@ check "  says why once" lines many.err '^remat: --shards: 31 micro-shards of a b
 "$REMAT" mlp train $small --shards 0 >zero.out 2>zero.err
 check "--shards 0 exits 2" test $? -eq 2
 check "  names --shards" has zero.err "remat: --shards: 0 is out of range"
-mpi 2 mlp train $small --batch 4 >defbig.out 2>defbig.err
+mpi 2 mlp train $net --batch 4 >defbig.out 2>defbig.err
 check "-np 2 --batch 4 (the default 8 shards do not fit) exits 2" test $? -eq 2
 check "  says what fits, once" lines defbig.err '^remat: --shards: the default under mpirun, 8 micro-shards, exceeds the batch of 4 rows; give --shards K with 2 <= K <= 4, or --batch 8 or more$' 1
-mpi 3 mlp train $small --batch 2 >tiny.out 2>tiny.err
+mpi 3 mlp train $net --batch 2 >tiny.out 2>tiny.err
 check "-np 3 --batch 2 (no shard count fits) exits 2" test $? -eq 2
 check "  names --batch, once" lines tiny.err '^remat: --batch: a batch of 2 rows over 3 ranks; give every rank a row at least (--batch 3 or more)$' 1
 mpi 2 mlp train $small --data "$work/missing.csv" >nodata.out 2>nodata.err

@@ -9,6 +9,9 @@
 #     and a read-only output are refused before any work, the file unchanged;
 #   - a write cut short by `ulimit -f` (EFBIG), to the CSV or inside PLplot,
 #     fails the run naming "File too large" and leaves no file;
+#   - a run that fails after an output is complete (a plot after the
+#     weights) leaves every previous file as it was;
+#   - two outputs on one file (however spelled) are refused before the work;
 #   - SIGTERM in the middle of a run removes the temp file.
 set -u
 REMAT=$1 DATA=$2
@@ -108,6 +111,53 @@ check "a read-only --out says so" has err.txt "remat: --out: cannot write 'ro.cs
 check "the read-only file is unchanged" test "$(cat ro.csv)" = old
 check "nothing else was written" only alias.mech data.orig data.png err.txt net.mech net.orig ro.csv
 rm -f alias.mech data.orig data.png err.txt net.mech net.orig ro.csv
+
+# ---- a run that fails after one output is complete leaves every old file ----
+echo old >w.csv
+ln -s /dev/full full.png
+"$REMAT" mlp train --epochs 1 --layers 1 --width 8 --save-weights w.csv --plot full.png >/dev/null 2>err.txt
+check "mlp train, the plot failing after the weights: exit 1" status $? $((plots ? 1 : 2))
+check "... the old weights file unchanged" test "$(cat w.csv)" = old
+echo old >profile.csv
+"$REMAT" pfr simulate --steps 5 --out profile.csv --plot full.png >/dev/null 2>err.txt
+check "pfr simulate, the plot failing: exit 1" status $? $((plots ? 1 : 2))
+check "... the old --out file unchanged" test "$(cat profile.csv)" = old
+if [ $plots = 1 ]; then
+    cp "$DATA/net.mech" net.mech
+    echo old >fit.png
+    "$REMAT" pfr fit --mechanism net.mech --data "$DATA/good.csv" --max-iters 2 --plot fit.png \
+        --plot-residuals full.png >/dev/null 2>err.txt
+    check "pfr fit, --plot-residuals failing after --plot: exit 1" status $? 1
+    check "... the old --plot file unchanged" test "$(cat fit.png)" = old
+    rm -f net.mech fit.png
+fi
+check "... and no temp file left" only err.txt full.png profile.csv w.csv
+rm -f err.txt full.png profile.csv w.csv
+
+# ---- two outputs of one run on one file: refused before the work ----
+"$REMAT" pfr simulate --steps 5 --out same.png --plot ./same.png >/dev/null 2>err.txt
+check "--out and --plot on one path exit 2" status $? 2
+[ $plots = 1 ] && check "... naming both" has err.txt "remat: --out: 'same.png' is also the output file of --plot './same.png'"
+echo old >s.csv
+ln -s s.csv s.png
+"$REMAT" mlp train --epochs 1 --layers 1 --width 8 --save-weights s.csv --plot s.png >/dev/null 2>err.txt
+check "--save-weights and --plot on one file (a link) exit 2" status $? 2
+[ $plots = 1 ] && check "... naming both" has err.txt "is also the output file of"
+check "... the file unchanged" test "$(cat s.csv)" = old
+if [ $plots = 1 ]; then
+    cp "$DATA/net.mech" net.mech
+    "$REMAT" pfr fit --mechanism net.mech --data "$DATA/good.csv" --max-iters 2 --plot x.png \
+        --plot-residuals x.png >/dev/null 2>err.txt
+    check "--plot and --plot-residuals on one path exit 2" status $? 2
+    check "... naming both" has err.txt "remat: --plot-residuals: 'x.png' is also the output file of --plot 'x.png'"
+    rm -f net.mech
+fi
+ln -s /dev/null null.csv
+ln -s /dev/null null.png
+"$REMAT" pfr simulate --steps 5 --out null.csv --plot null.png >/dev/null 2>err.txt
+check "... but /dev/null may take every output" status $? $((plots ? 0 : 2))
+check "nothing else was written" only err.txt null.csv null.png s.csv s.png
+rm -f err.txt null.csv null.png s.csv s.png
 
 # ---- a write cut short: `ulimit -f` (KiB) makes the kernel refuse with EFBIG ----
 (ulimit -f 4 && exec "$REMAT" pfr simulate --steps 2000 --out big.csv) >/dev/null 2>err.txt

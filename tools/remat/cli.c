@@ -1,5 +1,6 @@
-/* cli.c — option parsing and JSON strings for the remat tool (output files: cli_out.c). */
+/* cli.c — option parsing (numbers, options given twice) and JSON strings for the remat tool (output files: cli_out.c). */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,4 +83,66 @@ void cli_json_string(FILE *out, const char *s)
             fputc(*c, out);
     }
     fputc('"', out);
+}
+
+/* The option of opts that "--name..." names as getopt_long finds it (exact,
+ * else a unique prefix); -1 when none or ambiguous (getopt says so). */
+static int find_long(const struct option *opts, const char *name, size_t len)
+{
+    int found = -1;
+    for (int k = 0; opts[k].name; k++) {
+        if (strncmp(opts[k].name, name, len))
+            continue;
+        if (strlen(opts[k].name) == len)
+            return k;
+        if (found >= 0)
+            return -1;
+        found = k;
+    }
+    return found;
+}
+
+int cli_options_once(int argc, char **argv, const struct option *opts, const char *const *repeatable)
+{
+    int n = 0;
+    while (opts[n].name)
+        n++;
+    const char **first = calloc((size_t)n + 1, sizeof *first);
+    if (!first) {
+        fprintf(stderr, "remat: out of memory reading the options\n");
+        return 0;
+    }
+    int ok = 1;
+    for (int i = 1; ok && i < argc && strcmp(argv[i], "--"); i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2))
+            continue; /* an operand (refused later) or -h */
+        size_t len = strcspn(a + 2, "=");
+        int k = find_long(opts, a + 2, len);
+        if (k < 0 || opts[k].has_arg != required_argument)
+            continue;
+        const char *name = opts[k].name, *value = a[2 + len] ? a + 3 + len : i + 1 < argc ? argv[++i] : NULL;
+        if (!value)
+            break; /* getopt says it needs a value */
+        if (!a[2 + len] && !strncmp(value, "--", 2) && value[2]) {
+            fprintf(stderr, "remat: --%s: expects a value, not the option '%s' (a value that starts with '--': "
+                            "--%s=%s)\n", name, value, name, value);
+            ok = 0;
+            break;
+        }
+        int may_repeat = 0;
+        for (const char *const *r = repeatable; r && *r; r++)
+            may_repeat |= !strcmp(*r, name);
+        if (first[k] && !may_repeat) {
+            fprintf(stderr, "remat: --%s: given twice ('%s', then '%s'): the second would replace the first; give "
+                            "it once", name, first[k], value);
+            if (strchr(first[k], '=')) /* a NAME=VALUE list: both in one */
+                fprintf(stderr, ", every item in one list (--%s %s,%s)", name, first[k], value);
+            fputc('\n', stderr);
+            ok = 0;
+        }
+        first[k] = value;
+    }
+    free(first);
+    return ok;
 }

@@ -1,18 +1,21 @@
 /*
  * cli_out.c — output files of the remat tool (cli.h): a regular file is
- * written to a temp file beside it and renamed over it when complete; a
- * device, pipe or socket (/dev/null, /dev/stdout, /dev/full) is written
- * directly and never renamed over or removed; a symlink is followed (the
- * rename lands on its target, the link stays). Refused before any work: a
- * directory, a path that is one of the run's input files (same st_dev and
- * st_ino, whatever the spelling), an existing file without write permission.
+ * written to a temp file beside it and renamed over it when the run is
+ * complete; a device, pipe or socket (/dev/null, /dev/stdout, /dev/full) is
+ * written directly and never renamed over or removed; a symlink is followed
+ * (the rename lands on its target, the link stays). Refused before any
+ * work: a directory, a path that is one of the run's input files or another
+ * output's file (cli_files.c), an existing file without write permission.
  * Every write, the flush, the fsync and the close are checked and a failure
- * is named by its errno. Where the kernel can (O_TMPFILE and /proc), the
- * temp file has no name until the commit links it beside the destination
- * and renames it: a process killed by any means, SIGKILL included, leaves
- * nothing. Otherwise it is named from the open, and SIGINT, SIGTERM and
- * SIGHUP remove the temp files still registered, then end the process as
- * the signal would have.
+ * is named by its errno. A committed file waits until cli_outputs_finish
+ * renames every output of the run into place: a run that fails after one
+ * output is complete (a plot that cannot be written after the weights)
+ * leaves every earlier file as it was. Where the kernel can (O_TMPFILE and
+ * /proc), the temp file has no name until cli_outputs_finish links it
+ * beside the destination and renames it: a process killed by any means,
+ * SIGKILL included, leaves nothing. Otherwise it is named from the open,
+ * and SIGINT, SIGTERM and SIGHUP remove the temp files still registered,
+ * then end the process as the signal would have.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +30,7 @@
 
 /* ---- temp files removed on a fatal signal ---- */
 
-#define MAX_TEMPS 4
+#define MAX_TEMPS 16 /* the outputs waiting for cli_outputs_finish, and a plot's PLplot file */
 static char temp_path[MAX_TEMPS][PATH_MAX];
 static volatile sig_atomic_t temp_used[MAX_TEMPS];
 
@@ -82,20 +85,6 @@ void cli_temp_release(int slot)
         temp_used[slot] = 0;
 }
 
-/* ---- input files an output must not replace ---- */
-
-#define MAX_INPUTS 64
-static struct {
-    const char *opt, *path;
-} inputs[MAX_INPUTS];
-static int n_inputs;
-
-void cli_input(const char *opt, const char *path)
-{
-    if (path && n_inputs < MAX_INPUTS)
-        inputs[n_inputs].opt = opt, inputs[n_inputs++].path = path;
-}
-
 static void say(const char *opt, const char *path, const char *what)
 {
     fprintf(stderr, "remat: %s%scannot write '%s': %s\n", opt ? opt : "", opt ? ": " : "", path, what);
@@ -108,14 +97,8 @@ static int may_replace(const char *opt, const char *path, const struct stat *sb)
         say(opt, path, "Is a directory");
         return 0;
     }
-    for (int i = 0; i < n_inputs; i++) {
-        struct stat in;
-        if (stat(inputs[i].path, &in) == 0 && in.st_dev == sb->st_dev && in.st_ino == sb->st_ino) {
-            fprintf(stderr, "remat: %s%s'%s' is the input file %s '%s'; write the output elsewhere\n",
-                    opt ? opt : "", opt ? ": " : "", path, inputs[i].opt, inputs[i].path);
-            return 0;
-        }
-    }
+    if (cli_input_clash(opt, path, sb)) /* said why */
+        return 0;
     /* root passes access(W_OK) on any file: the mode bits are the owner's word */
     if (S_ISREG(sb->st_mode) && (access(path, W_OK) != 0 || !(sb->st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)))) {
         say(opt, path, "the file is read-only (Permission denied); remove it or make it writable first");
@@ -174,6 +157,8 @@ int cli_out_open_for(cli_out *o, const char *opt, const char *path)
 {
     memset(o, 0, sizeof *o);
     o->opt = opt;
+    if (!cli_output_claim(opt, path)) /* another output's file: said why */
+        return 0;
     install_handlers(); /* SIGXFSZ ignored for every output; the temp files' handlers for named ones */
     struct stat sb, lsb;
     int exists = stat(path, &sb) == 0;
@@ -248,6 +233,8 @@ cannot:
 
 int cli_out_check(const char *opt, const char *path)
 {
+    if (!cli_output_claim(opt, path))
+        return 0;
     struct stat sb;
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
         if (!may_replace(opt, path, &sb))
@@ -265,35 +252,100 @@ int cli_out_check(const char *opt, const char *path)
     return 1;
 }
 
+/* ---- outputs complete, waiting for the run's end ---- */
+
+/* Complete files, in the order committed: a named temp file closed, an
+ * unnamed one still open (it gets its name in cli_outputs_finish, so a
+ * process killed before then leaves nothing). */
+static cli_out *waiting;
+static int n_waiting, cap_waiting;
+
+static void forget_waiting(void)
+{
+    free(waiting);
+    waiting = NULL;
+    n_waiting = cap_waiting = 0;
+}
+
+void cli_outputs_drop(void)
+{
+    for (int i = 0; i < n_waiting; i++)
+        cli_out_abort(&waiting[i]);
+    forget_waiting();
+}
+
+int cli_outputs_finish(void)
+{
+    /* every file named and closed first: what can fail there fails before
+     * any rename */
+    for (int i = 0; i < n_waiting; i++) {
+        cli_out *o = &waiting[i];
+        int err = 0;
+        if (o->unnamed) {
+            if (name_unnamed(o))
+                o->unnamed = 0; /* it has its temp name now: cli_out_abort unlinks it */
+            else
+                err = errno;
+        }
+        if (o->f && fclose(o->f) != 0 && !err)
+            err = errno;
+        o->f = NULL;
+        if (err) {
+            say(o->opt, o->path, strerror(err));
+            cli_outputs_drop();
+            return 0;
+        }
+    }
+    int ok = 1;
+    for (int i = 0; i < n_waiting; i++) {
+        cli_out *o = &waiting[i];
+        if (ok && rename(o->tmp, o->dest) != 0) {
+            say(o->opt, o->path, strerror(errno));
+            ok = 0; /* the rest are dropped: as few outputs replaced as can be */
+        }
+        if (ok) {
+            free(o->tmp); /* renamed: nothing for cli_out_abort to remove */
+            o->tmp = NULL;
+        }
+        cli_out_abort(o);
+    }
+    forget_waiting();
+    return ok;
+}
+
 int cli_out_commit(cli_out *o)
 {
+    static int registered;
     int err = 0;
     if (fflush(o->f) != 0 || ferror(o->f))
         err = errno ? errno : EIO;
     if (!err && o->tmp && fsync(fileno(o->f)) != 0) /* a device may not sync; a file must */
         err = errno;
-    int named = !o->unnamed;
-    if (!err && o->unnamed) {
-        if (name_unnamed(o))
-            named = 1;
-        else
+    if (!err && (!o->tmp || !o->unnamed)) { /* an unnamed file stays open until it is named */
+        int bad = fclose(o->f) != 0;
+        o->f = NULL;
+        if (bad)
             err = errno;
     }
-    if (fclose(o->f) != 0 && !err)
-        err = errno;
-    o->f = NULL;
-    if (!err && o->tmp && rename(o->tmp, o->dest) != 0)
-        err = errno;
-    if (err) {
-        say(o->opt, o->path, strerror(err));
-        if (o->tmp && named)
-            unlink(o->tmp);
+    if (!err && o->tmp) {
+        if (!registered) /* a process that exits without finishing leaves no temp file */
+            registered = atexit(cli_outputs_drop) == 0;
+        if (n_waiting == cap_waiting) {
+            int cap = cap_waiting ? 2 * cap_waiting : 4;
+            cli_out *w = realloc(waiting, sizeof *w * (size_t)cap);
+            if (w)
+                waiting = w, cap_waiting = cap;
+        }
+        if (n_waiting < cap_waiting) {
+            waiting[n_waiting++] = *o; /* the list owns its file, strings and slot now */
+            memset(o, 0, sizeof *o);
+            return 1;
+        }
+        err = ENOMEM;
     }
-    cli_temp_release(o->slot - 1);
-    free(o->path);
-    free(o->dest);
-    free(o->tmp);
-    memset(o, 0, sizeof *o);
+    if (err)
+        say(o->opt, o->path, strerror(err));
+    cli_out_abort(o);
     return !err;
 }
 
@@ -317,9 +369,3 @@ void cli_out_abort(cli_out *o)
     memset(o, 0, sizeof *o);
 }
 
-void cli_output_discard(const char *path)
-{
-    struct stat sb;
-    if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) /* never a device, never through a link */
-        unlink(path);
-}

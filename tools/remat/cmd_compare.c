@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "pfr_cli.h" /* pfr_cli_bad_option: the message every command gives */
 #include "remat/remat.h"
 
 static void help(FILE *out)
@@ -41,17 +42,20 @@ int cmd_compare(int argc, char **argv)
     int64_t steps = 1000, repeat = 5, budget = -1;
     int json = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0; /* pfr_cli_bad_option says it, naming the command */
+    if (!cli_options_once(argc, argv, opts, NULL))
+        return 2;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': problem = optarg; break;
-        case 'n': if (!cli_int64("--steps", optarg, 0, 100000000, &steps)) return 2; break;
+        case 'n': if (!cli_int64("--steps", optarg, 1, 100000000, &steps)) return 2; break;
         case 's': schedules = optarg; break;
         case 'b': if (!cli_bytes("--memory-budget", optarg, &budget)) return 2; break;
         case 'r': if (!cli_int64("--repeat", optarg, 1, 1000, &repeat)) return 2; break;
         case 'j': json = 1; break;
         case 'o': plot_path = optarg; break;
         case 'h': help(stdout); return 0;
-        default: help(stderr); return 2;
+        default: return pfr_cli_bad_option("compare", c, argv);
         }
     }
     if (optind < argc) {

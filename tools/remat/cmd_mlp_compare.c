@@ -310,6 +310,8 @@ int cmd_mlp_compare(int argc, char **argv)
     int json = 0, c;
     optind = 1;
     opterr = 0;
+    if (!cli_options_once(argc, argv, opts, NULL))
+        return 2;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'L': if (!cli_int64("--layers", optarg, 1, 10000, &s.base.layers)) return 2; break;
@@ -395,7 +397,7 @@ int cmd_mlp_compare(int argc, char **argv)
                             "checkpointing by up to %.3g\n", v[i].label, v[i].max_diff);
             status = 1;
         }
-    if (plot_path && !differ && !plot(plot_path, &s, v + 1, n))
+    if ((plot_path && !differ && !plot(plot_path, &s, v + 1, n)) || !cli_outputs_finish())
         status = 1;
 out:
     for (int i = 0; i <= MAX_VARIANTS; i++)

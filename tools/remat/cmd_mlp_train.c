@@ -271,11 +271,8 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
             mlp_train_print_summary(&r);
         fflush(stdout);
         ok = !a->weights_path || mlp_save_weights(a->weights_path, params);
-        if (ok && a->plot_path && !plot(a->plot_path, hist, a->epochs)) {
-            ok = 0;
-            if (a->weights_path)
-                cli_output_discard(a->weights_path); /* all or nothing */
-        }
+        ok = ok && (!a->plot_path || plot(a->plot_path, hist, a->epochs));
+        ok = ok && cli_outputs_finish(); /* all or nothing: a failed plot keeps the old weights file */
     }
     status = remat_dist_agree(dist, ok ? REMAT_OK : REMAT_ERR_IO) == REMAT_OK ? 0 : 1;
 out:

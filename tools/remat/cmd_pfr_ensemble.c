@@ -222,7 +222,7 @@ int cmd_pfr_ensemble(int argc, char **argv)
     }
     status = ens_stream(&r, &csv, out.f ? out.f : stdout);
     if (status == 0) { /* the file appears only when every rank is done */
-        ok = r.rank != 0 || !out.f || cli_out_commit(&out);
+        ok = r.rank != 0 || ((!out.f || cli_out_commit(&out)) && cli_outputs_finish());
         if (!ok)
             snprintf(r.err, sizeof r.err, "--out %s: not written (said above)", out_path);
         if (!ens_dist_agree(r.d, ok, r.err, sizeof r.err))

@@ -42,13 +42,19 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The --data and --data-list operands in order into files. 0 with msg. */
+/* The --data and --data-list operands in order into files, each an input
+ * of the run (no output may replace it). 0 with msg. */
 static int expand_data(const pfr_fit_cli *c, pfr_data_files *files, char *msg, size_t cap)
 {
     for (int i = 0; i < c->n_data_args; i++)
         if (!(c->data_is_list[i] ? pfr_data_list_read(files, c->data_args[i], msg, cap)
                                  : pfr_data_add(files, c->data_args[i], msg, cap)))
             return 0;
+    for (int e = 0; e < files->n; e++) {
+        char where[600];
+        pfr_data_where(files, e, where, sizeof where);
+        cli_input(where, files->path[e]);
+    }
     return 1;
 }
 
@@ -95,13 +101,6 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     int a = pfr_fit_parse(argc, argv, &c);
     if (a <= 0)
         return a < 0 ? 0 : 2;
-    /* only rank 0 draws: only its file system is asked (it says why), and
-     * every rank learns the answer */
-    char said[2] = "";
-    int can_draw = !remat_dist_is_root(dist) || ((!c.plot || cli_plot_check(c.plot)) &&
-                                                 (!c.plot_res || cli_plot_check_for("--plot-residuals", c.plot_res)));
-    if (!cli_dist_agree(dist, can_draw, said, sizeof said))
-        return 2;
     remat_fit_options o = remat_fit_defaults();
     if (c.optimizer && remat_fit_optimizer_parse(c.optimizer, &o.optimizer) != REMAT_OK) {
         fprintf(stderr, "remat: --optimizer: %s\n", remat_last_error());
@@ -173,6 +172,14 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         fprintf(stderr, "remat: %s\n", msg);
         goto done;
     }
+    /* only rank 0 draws: only its file system is asked (it says why), and
+     * every rank learns the answer; after the reading, so that no plot
+     * replaces a file a --data-list names */
+    char said[2] = "";
+    int can_draw = !remat_dist_is_root(dist) || ((!c.plot || cli_plot_check(c.plot)) &&
+                                                 (!c.plot_res || cli_plot_check_for("--plot-residuals", c.plot_res)));
+    if (!cli_dist_agree(dist, can_draw, said, sizeof said))
+        goto done;
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m), n_data = files.n;
     /* memory can fail on one rank: agreed before remat_fit_new (collective);
      * the values below are the same on every rank, and so are their errors */
@@ -261,6 +268,10 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
                           .relative = o.weighting == REMAT_FIT_WEIGHT_RELATIVE, .seed = o.seed,
                           .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history};
     if (c.plot_res && !pfr_fit_plot_residuals(c.plot_res, &rep, data, !c.init, res)) {
+        status = 1;
+        goto agree;
+    }
+    if (!cli_outputs_finish()) { /* the plots appear together, or neither */
         status = 1;
         goto agree;
     }

@@ -216,7 +216,7 @@ int cmd_pfr_optimize(int argc, char **argv)
         fprintf(stderr, "remat: %s\n", remat_last_error());
         goto done;
     }
-    if (plot_path && !plot(plot_path, &su, iters, cb))
+    if ((plot_path && !plot(plot_path, &su, iters, cb)) || !cli_outputs_finish())
         goto done;
     if (json)
         print_json(&su, r, &ao, iters, start, cb, pa, su.params, final);

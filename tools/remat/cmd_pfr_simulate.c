@@ -272,11 +272,8 @@ int cmd_pfr_simulate(int argc, char **argv)
     }
     if (plot_path && !plot_profile(plot_path, &su, rows, z, y))
         goto done;
-    if (csv && !cli_out_commit(&out)) {
-        if (plot_path)
-            cli_output_discard(plot_path); /* all or nothing */
+    if ((csv && !cli_out_commit(&out)) || !cli_outputs_finish()) /* all or nothing */
         goto done;
-    }
     if (json)
         print_json(&su, r, ode_stats, outlet, have_grad, obj, grad, csv);
     else

@@ -271,7 +271,7 @@ int compare_run(const remat_problem *pb, const compare_options *o)
         print_json(pb, shown, n_shown, o->budget);
     else
         print_table(pb, shown, n_shown, o->budget);
-    if (o->plot_path && !plot(o->plot_path, pb, shown, n_shown))
+    if ((o->plot_path && !plot(o->plot_path, pb, shown, n_shown)) || !cli_outputs_finish())
         status = 1;
 out:
     for (int i = 0; i < MAX_SCHEDULES + 2; i++)

@@ -15,6 +15,10 @@ static int next_line(ens_csv *c, char *err, size_t errlen)
     size_t n = 0;
     int ch;
     while ((ch = getc(c->f)) != EOF && ch != '\n') {
+        if (ch == '\0') { /* no CSV holds one: a binary file, refused at its first line */
+            snprintf(err, errlen, "%s:%lld: a NUL byte (is this a binary file?)", c->path, (long long)c->lineno + 1);
+            return -1;
+        }
         if (n + 2 > c->cap) {
             size_t cap = c->cap ? c->cap * 2 : 256;
             char *p = cap <= MAX_LINE ? realloc(c->line, cap) : NULL;
@@ -43,6 +47,8 @@ static int next_line(ens_csv *c, char *err, size_t errlen)
         }
     }
     c->line[n] = 0;
+    if (c->lineno == 0 && n >= 3 && !memcmp(c->line, "\xEF\xBB\xBF", 3))
+        memmove(c->line, c->line + 3, n - 2); /* a UTF-8 byte-order mark, as some editors save */
     c->lineno++;
     return 1;
 }
@@ -54,7 +60,8 @@ static int blank(const char *s)
     return !*s;
 }
 
-/* s without the blanks around it (in place) */
+/* s without the blanks around it, then without one pair of enclosing
+ * double quotes (as spreadsheets write cells), in place */
 static char *trim(char *s)
 {
     while (*s == ' ' || *s == '\t')
@@ -62,6 +69,10 @@ static char *trim(char *s)
     char *e = s + strlen(s);
     while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
         *--e = 0;
+    if (e - s >= 2 && s[0] == '"' && e[-1] == '"') {
+        *--e = 0;
+        s++;
+    }
     return s;
 }
 

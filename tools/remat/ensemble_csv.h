@@ -4,7 +4,8 @@
  *
  * The header names the mechanism's parameters (all or some, in any order);
  * each later line is one set, a finite number per column within the bounds
- * the mechanism declares. Blank lines are skipped; CRLF is accepted. Every
+ * the mechanism declares. Blank lines are skipped; CRLF, a UTF-8 byte-order
+ * mark and a cell in double quotes are accepted; a NUL byte is not. Every
  * error names FILE:LINE and, for a value, the column.
  *
  *   ens_csv c;

@@ -45,6 +45,10 @@ static int take_backend(int *argc, char **argv)
         } else {
             continue;
         }
+        if (!*name) { /* the library reads "" as the default, cpu: a slip (--backend "$UNSET") */
+            fprintf(stderr, "remat: --backend: '' is empty; expects cpu, cuda or cuda:N\n");
+            return 0;
+        }
         if (!remat_backend_from_name(name)) {
             fprintf(stderr, "remat: --backend %s: %s\n", name, remat_last_error());
             return 0;
@@ -80,13 +84,20 @@ int main(int argc, char **argv)
     }
     if (!take_backend(&argc, argv))
         return 2;
+    int status;
     if (!strcmp(argv[1], "compare"))
-        return cmd_compare(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "pfr"))
-        return cmd_pfr(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "mlp"))
-        return cmd_mlp(argc - 1, argv + 1);
-    fprintf(stderr, "remat: unknown command '%s' (expected: compare, mlp, pfr)\n", argv[1]);
-    usage(stderr);
-    return 2;
+        status = cmd_compare(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "pfr"))
+        status = cmd_pfr(argc - 1, argv + 1);
+    else if (!strcmp(argv[1], "mlp"))
+        status = cmd_mlp(argc - 1, argv + 1);
+    else {
+        fprintf(stderr, "remat: unknown command '%s' (expected: compare, mlp, pfr)\n", argv[1]);
+        usage(stderr);
+        return 2;
+    }
+    /* a command that succeeded renamed its outputs into place (cli_outputs_finish);
+     * whatever is still waiting belongs to a run that failed */
+    cli_outputs_drop();
+    return status;
 }

@@ -101,6 +101,8 @@ int mlp_train_parse(int argc, char **argv, mlp_train_args *a)
     int c;
     optind = 1;
     opterr = 0;
+    if (!cli_options_once(argc, argv, opts, NULL))
+        return 2;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'd': a->data = optarg; break;

@@ -85,6 +85,8 @@ int pfr_cli_next(pfr_cli *c, int argc, char **argv, const struct option *opts)
         optind = 1;
         opterr = 0; /* pfr_cli_bad_option says it, naming the command */
         c->reading = 1;
+        if (!cli_options_once(argc, argv, opts, NULL))
+            return PFR_CLI_BAD_VALUE;
     }
     int code;
     while ((code = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {

@@ -91,7 +91,9 @@ enum { PFR_ADAPTIVE_NO = 0, PFR_ADAPTIVE_DEFAULT, PFR_ADAPTIVE_ASKED };
  * PFR_OPT_SCHEDULE), which it stores in c: getopt_long's code (with ":h"
  * leading the option string and opterr off, so that '?' and ':' come back for
  * pfr_cli_bad_option), PFR_CLI_BAD_VALUE, or -1 at the end of the options.
- * The first call on a zeroed c restarts getopt at argv[1]. */
+ * The first call on a zeroed c restarts getopt at argv[1] and checks argv
+ * with cli_options_once (an option given twice, an option as a value:
+ * PFR_CLI_BAD_VALUE). */
 int pfr_cli_next(pfr_cli *c, int argc, char **argv, const struct option *opts);
 
 /* After the options: 1 when no operand is left, else 0 with

@@ -7,6 +7,9 @@
 
 #include "pfr_data_list.h"
 
+#define PFR_STR_(x) #x
+#define PFR_STR(x) PFR_STR_(x)
+
 static int push(pfr_data_files *f, char *path, const char *list, int line, char *msg, size_t cap)
 {
     if (f->n == f->cap) {
@@ -43,6 +46,27 @@ int pfr_data_add(pfr_data_files *f, const char *path, char *msg, size_t cap)
     return push(f, copy, NULL, 0, msg, cap);
 }
 
+/* The next line of in into buf (cap bytes), its end of line cut off: its
+ * length, -1 at the end of the file, -2 for a line of cap bytes or more, -3
+ * at a NUL byte (no line is longer, and none takes a NUL: a binary file or
+ * /dev/zero is refused at its first line, not read on forever). */
+static long next_line(FILE *in, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int ch;
+    while ((ch = getc(in)) != EOF && ch != '\n') {
+        if (ch == '\0')
+            return -3;
+        if (n + 1 >= cap)
+            return -2;
+        buf[n++] = (char)ch;
+    }
+    if (ch == EOF && n == 0)
+        return -1;
+    buf[n] = '\0';
+    return (long)n;
+}
+
 int pfr_data_list_read(pfr_data_files *f, const char *list, char *msg, size_t cap)
 {
     FILE *in = fopen(list, "r");
@@ -52,28 +76,27 @@ int pfr_data_list_read(pfr_data_files *f, const char *list, char *msg, size_t ca
     }
     const char *slash = strrchr(list, '/');
     int dir_len = slash ? (int)(slash - list) + 1 : 0; /* keeps the '/' */
-    char buf[PATH_MAX + 2];
+    char buf[PATH_MAX + 1];
     int line = 0, listed = 0, ok = 1;
-    while (ok && fgets(buf, sizeof buf, in)) {
+    long len;
+    while (ok && (len = next_line(in, buf, sizeof buf)) != -1) {
         line++;
-        size_t len = strlen(buf);
-        if (len == sizeof buf - 1 && buf[len - 1] != '\n' && !feof(in)) {
-            snprintf(msg, cap, "--data-list: %s:%d: a line longer than %d characters", list, line, PATH_MAX);
+        if (len == -2 || len == -3) {
+            snprintf(msg, cap, "--data-list: %s:%d: %s", list, line,
+                     len == -2 ? "a line longer than " PFR_STR(PATH_MAX) " bytes (one path per line)"
+                               : "a NUL byte (is this a binary file?)");
             ok = 0;
             break;
         }
         char *s = buf, *e = buf + len;
-        while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+        if (line == 1 && len >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3))
+            s += 3; /* a UTF-8 byte-order mark, as some editors save */
+        while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
             *--e = '\0';
         while (*s == ' ' || *s == '\t')
             s++;
         if (!*s || *s == '#')
             continue;
-        if (strlen(s) != (size_t)(e - s)) {
-            snprintf(msg, cap, "--data-list: %s:%d: a NUL byte in the path", list, line);
-            ok = 0;
-            break;
-        }
         size_t n = (*s == '/' ? 0 : (size_t)dir_len) + strlen(s) + 1;
         char *path = malloc(n);
         if (!path) {

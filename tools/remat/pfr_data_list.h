@@ -2,7 +2,8 @@
  * pfr_data_list.h — the experiments of `remat pfr fit`: --data FILE
  * (repeated, any number) and --data-list LIST (one data file per line,
  * relative to LIST's directory; blank lines and lines starting with '#'
- * skipped), in the order given. Each file remembers where it was named, so
+ * skipped, a UTF-8 byte-order mark too; a NUL byte refused, with LIST:line),
+ * in the order given. Each file remembers where it was named, so
  * a message about it says "--data-list: runs.txt:3: ..." or "--data: ...".
  */
 #ifndef REMAT_TOOL_PFR_DATA_LIST_H

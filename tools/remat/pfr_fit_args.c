@@ -133,10 +133,13 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
+    static const char *const repeatable[] = {"data", "data-list", NULL}; /* in order, any number */
     int ch;
     optind = 1;
-    opterr = 1;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0; /* pfr_cli_bad_option says it, naming the command */
+    if (!cli_options_once(argc, argv, opts, repeatable))
+        return 0;
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (ch) {
         case PFR_OPT_MECHANISM: c->mechanism = optarg; cli_input("--mechanism", optarg); break;
         case PFR_OPT_INIT: c->init = optarg; break;
@@ -213,9 +216,7 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
             c->has_max_steps |= ch == PFR_OPT_MAX_STEPS;
             break;
         case 'h': pfr_fit_help(stdout); return -1;
-        default:
-            fprintf(stderr, "Run 'remat pfr fit --help' for the options.\n");
-            return 0;
+        default: pfr_cli_bad_option("pfr fit", ch, argv); return 0;
         }
     }
     if (!pfr_cli_no_operands("pfr fit", argc, argv))
