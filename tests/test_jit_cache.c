@@ -1,8 +1,8 @@
 /*
  * test_jit_cache.c — compiled lane programs on disk (src/backend/cpu/jit_disk.h):
  * a first process compiles and stores, a second loads instead of running
- * gcc; a truncated, altered or foreign entry is ignored and rebuilt;
- * REMAT_NO_CACHE=1 neither reads nor writes; processes racing to store the
+ * gcc; a truncated, altered or foreign entry, or a FIFO in its place, is
+ * ignored (never waited on) and rebuilt; REMAT_NO_CACHE=1 neither reads nor writes; processes racing to store the
  * same entry all get correct code and leave one whole entry and no
  * temporary files. Each case runs its processes (fork) on a fresh directory,
  * and each process compares its compiled results bit for bit with the
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,6 +60,7 @@ static int pfr(double out[3], int64_t *compiled)
 /* in a child: interpreted, then compiled through the cache in dir */
 static void child(const char *dir, int no_cache, int start_fd, report *r)
 {
+    alarm(120); /* a process blocked on the cache (a FIFO entry) dies instead of hanging the test */
     if (start_fd >= 0) { /* wait for the parent to release every child at once */
         char c;
         while (read(start_fd, &c, 1) > 0) {
@@ -225,6 +227,12 @@ static void replace_with_text(const char *path)
     fclose(f);
 }
 
+static void replace_with_fifo(const char *path)
+{
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+}
+
 static void test_jit_cache_truncated_entry_rebuilt(void **state)
 {
     (void)state;
@@ -241,6 +249,13 @@ static void test_jit_cache_foreign_file_rebuilt(void **state)
 {
     (void)state;
     corrupt_then_rebuild(replace_with_text);
+}
+
+/* opening a FIFO for reading blocks until a writer comes: the load must not wait */
+static void test_jit_cache_fifo_entry_rebuilt(void **state)
+{
+    (void)state;
+    corrupt_then_rebuild(replace_with_fifo);
 }
 
 static void test_jit_cache_off_reads_and_writes_nothing(void **state)
@@ -434,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_jit_cache_truncated_entry_rebuilt),
         cmocka_unit_test(test_jit_cache_altered_entry_rebuilt),
         cmocka_unit_test(test_jit_cache_foreign_file_rebuilt),
+        cmocka_unit_test(test_jit_cache_fifo_entry_rebuilt),
         cmocka_unit_test(test_jit_cache_off_reads_and_writes_nothing),
         cmocka_unit_test(test_jit_cache_concurrent_processes),
         cmocka_unit_test(test_jit_cache_key_is_the_program),

@@ -139,7 +139,9 @@ void *remat_jit_disk_load(const char *dir, const void *key, size_t key_len)
 {
     char path[4200];
     entry_path(path, sizeof path, dir, key, key_len);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO put in the entry's place must not block the open (it
+     * is then no regular file: rejected); O_NOFOLLOW: entries are never links */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) {
         atomic_fetch_add(&n_misses, 1);
         debug("miss", path);

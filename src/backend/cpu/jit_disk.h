@@ -7,8 +7,9 @@
  * themselves: jit.c), the shared object gcc made, and a checksum. It is
  * written to a temporary file in <dir> and renamed into place, so readers
  * in other processes see a whole entry or none; a reader checks magic,
- * lengths, checksum and key before loading, and treats anything else as a
- * miss (the next store replaces the bad file). The shared object is loaded
+ * lengths, checksum and key before loading, and treats anything else (a
+ * FIFO or a link in an entry's place included: opened without blocking or
+ * following) as a miss (the next store replaces the bad file). The shared object is loaded
  * from memory (a memfd), never from the cache file itself, so a file changed
  * after the check cannot be mapped.
  *
