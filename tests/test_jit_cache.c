@@ -2,7 +2,9 @@
  * test_jit_cache.c — compiled lane programs on disk (src/backend/cpu/jit_disk.h):
  * a first process compiles and stores, a second loads instead of running
  * gcc; a truncated, altered or foreign entry, or a FIFO in its place, is
- * ignored (never waited on) and rebuilt; REMAT_NO_CACHE=1 neither reads nor writes; processes racing to store the
+ * ignored (never waited on) and rebuilt, and so is one that another user
+ * owns or could have written; a cache directory that is not the user's
+ * alone is not used (said once); REMAT_NO_CACHE=1 neither reads nor writes; processes racing to store the
  * same entry all get correct code and leave one whole entry and no
  * temporary files. Each case runs its processes (fork) on a fresh directory,
  * and each process compares its compiled results bit for bit with the
@@ -15,6 +17,7 @@
 #include "test_util.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +60,18 @@ static int pfr(double out[3], int64_t *compiled)
     return ok;
 }
 
+/* where the children's stderr goes, when set (the case then reads it) */
+static const char *child_stderr;
+
 /* in a child: interpreted, then compiled through the cache in dir */
 static void child(const char *dir, int no_cache, int start_fd, report *r)
 {
+    if (child_stderr) {
+        const int fd = open(child_stderr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, 2) != 2)
+            _exit(3);
+        close(fd);
+    }
     alarm(120); /* a process blocked on the cache (a FIFO entry) dies instead of hanging the test */
     if (start_fd >= 0) { /* wait for the parent to release every child at once */
         char c;
@@ -258,6 +270,78 @@ static void test_jit_cache_fifo_entry_rebuilt(void **state)
     corrupt_then_rebuild(replace_with_fifo);
 }
 
+/* An entry another user could have written is code this process would run:
+ * not loaded (rejected), replaced by one of this process. */
+static void make_world_writable(const char *path)
+{
+    assert_int_equal(chmod(path, 0666), 0);
+}
+
+static void give_away(const char *path)
+{
+    assert_int_equal(chown(path, 65534, 65534), 0);
+}
+
+static void test_jit_cache_untrusted_entry_not_loaded(void **state)
+{
+    (void)state;
+    corrupt_then_rebuild(make_world_writable);
+    if (geteuid() != 0) {
+        print_message("skipping the entry owned by another user: needs root to chown\n");
+        return;
+    }
+    corrupt_then_rebuild(give_away);
+}
+
+/* the number of lines of path that contain s */
+static int lines_with(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, s) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* dir made untrusted by edit: compiled in memory, nothing read or written
+ * there, and said once on stderr */
+static void untrusted_dir_unused(void (*edit)(const char *path))
+{
+    char dir[4096], entry[4200], err[4200];
+    fresh_dir(dir, sizeof dir);
+    run_children(dir, 0, 1, shared_reports()); /* an entry that would hit */
+    edit(dir);
+    snprintf(err, sizeof err, "%s.stderr", dir);
+    child_stderr = err;
+    report *r = shared_reports();
+    run_children(dir, 0, 1, r); /* still compiled: r->ok */
+    child_stderr = NULL;
+    assert_int_equal(r[0].c.hits + r[0].c.misses + r[0].c.stored, 0);
+    assert_int_equal(lines_with(err, "not used"), 1);
+    assert_int_equal(lines_with(err, dir), 1);
+    int entries, temps;
+    list_dir(dir, &entries, &temps, entry, sizeof entry);
+    assert_int_equal(entries, 1);
+    assert_int_equal(temps, 0);
+    unlink(err);
+    munmap(r, sizeof *r * 8);
+    remove_dir(dir);
+}
+
+static void test_jit_cache_untrusted_dir_unused(void **state)
+{
+    (void)state;
+    untrusted_dir_unused(make_world_writable);
+    if (geteuid() != 0) {
+        print_message("skipping the directory owned by another user: needs root to chown\n");
+        return;
+    }
+    untrusted_dir_unused(give_away);
+}
+
 static void test_jit_cache_off_reads_and_writes_nothing(void **state)
 {
     (void)state;
@@ -450,6 +534,8 @@ int main(void)
         cmocka_unit_test(test_jit_cache_altered_entry_rebuilt),
         cmocka_unit_test(test_jit_cache_foreign_file_rebuilt),
         cmocka_unit_test(test_jit_cache_fifo_entry_rebuilt),
+        cmocka_unit_test(test_jit_cache_untrusted_entry_not_loaded),
+        cmocka_unit_test(test_jit_cache_untrusted_dir_unused),
         cmocka_unit_test(test_jit_cache_off_reads_and_writes_nothing),
         cmocka_unit_test(test_jit_cache_concurrent_processes),
         cmocka_unit_test(test_jit_cache_key_is_the_program),
