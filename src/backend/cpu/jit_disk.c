@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/jit_disk.h"
+#include "backend/cpu/jit_tmp.h"
 #include "core/alloc.h"
 
 /* Bump when the file layout changes; older files then fail the magic check. */
@@ -219,8 +220,7 @@ void remat_jit_disk_store(const char *dir, const void *key, size_t key_len, cons
     }
     close(sfd);
     char tmp[4200], path[4200];
-    snprintf(tmp, sizeof tmp, "%s/.lanes-XXXXXX", dir);
-    const int fd = so && so_len == (size_t)st.st_size ? mkstemp(tmp) : -1;
+    const int fd = so && so_len == (size_t)st.st_size ? remat_jit_tmp_open(tmp, sizeof tmp, dir, "lanes") : -1;
     if (fd >= 0) {
         unsigned char head[HEADER];
         const uint64_t kl = key_len, sl = so_len;
