@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# env_vars.sh REMAT — the tool's environment variables, when they are wrong:
+# environment.sh REMAT — the tool in an unusual environment:
 #   - REMAT_NUM_THREADS that is no thread count is named on stderr, once,
 #     and the run goes on with the CPU count (even a run that never splits a
-#     loop across threads, where the value was silently ignored).
+#     loop across threads, where the value was silently ignored);
+#   - a 32 KB stack (ulimit -s 32) runs a scan: its replay's 40 KB chunk of
+#     ops is on the heap (interpreted: gcc itself needs more stack).
 set -u
 REMAT=$1
 . "$(dirname "$0")/lib.sh"
@@ -17,4 +19,8 @@ for bad in abc 0 -3 9999 2x; do
 done
 REMAT_NUM_THREADS=2 "$REMAT" pfr simulate --steps 10 >out.txt 2>err.txt
 check "REMAT_NUM_THREADS=2: nothing said" test ! -s err.txt
+
+(ulimit -s 32 && REMAT_NO_JIT=1 exec "$REMAT" pfr simulate --steps 200) >out.txt 2>err.txt
+check "ulimit -s 32: pfr simulate runs" status $? 0
+check "ulimit -s 32: and prints its outlet" has out.txt "outlet"
 exit $fail
