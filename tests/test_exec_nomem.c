@@ -171,10 +171,30 @@ static void test_exec_nomem_rewrites(void **state)
     remat_fn_free(g);
 }
 
+/* A constant too large for memory: the message names the constant pool and
+ * its size (it said "an arena of 0 bytes": the arena's size, whichever of
+ * the two allocations failed). */
+static void test_exec_nomem_huge_constant_named(void **state)
+{
+    (void)state;
+    const int64_t n = (int64_t)1 << 42; /* 32 TiB of f64 */
+    remat_fn *f = remat_fn_new("huge_constant");
+    remat_fn_output(f, remat_const_fill(f, REMAT_F64, 1, DIMS(n), 0.5));
+    remat_program *p = NULL;
+    assert_int_equal(remat_compile(f, remat_backend_cpu(), &p), REMAT_ERR_NOMEM);
+    assert_null(p);
+    char want[128];
+    snprintf(want, sizeof want, "the constant pool of %lld bytes", (long long)n * 8);
+    if (!strstr(remat_last_error(), want))
+        fail_msg("'%s' does not say '%s'", remat_last_error(), want);
+    remat_fn_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exec_nomem_rewrites),
+        cmocka_unit_test(test_exec_nomem_huge_constant_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,9 +8,12 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "backend/backend_impl.h"
 #include "exec/program_impl.h"
@@ -117,6 +120,93 @@ static void test_exec_fusion_chain_matches_unfused_bits(void **state)
  * stop_gradient in the chain: erf fuses like the other unary ops (the same
  * libm call per element), and stop_gradient is an alias inside a group's
  * inputs, never an instruction */
+/* A fused group's registers (23 blocks, 47 KB in f64) are no stack frame:
+ * the group runs on a thread whose whole stack is 32 KB (as under `ulimit -s
+ * 32`), with the bits of the main thread's run. In a child process, so that
+ * the stack overflow it was shows as a failure, not the suite's crash. */
+typedef struct {
+    remat_program *p;
+    remat_tensor *in, *out;
+    remat_status st;
+} small_stack_run;
+
+static void *run_on_small_stack(void *arg)
+{
+    small_stack_run *r = arg;
+    r->st = remat_run(r->p, 2, r->in, 1, r->out, NULL);
+    return NULL;
+}
+
+static void *noop(void *arg) { return arg; }
+
+/* A thread stack size with about `room` bytes free for calls: glibc takes
+ * the guard page and the static TLS (several KB here) out of a thread's
+ * stack, and refuses a size that leaves almost nothing. */
+static size_t stack_with_room(size_t room)
+{
+    for (size_t s = 16 << 10; s < (4 << 20); s += 4 << 10) {
+        pthread_attr_t a;
+        pthread_t th;
+        pthread_attr_init(&a);
+        const int ok = pthread_attr_setstacksize(&a, s) == 0 && pthread_create(&th, &a, noop, NULL) == 0;
+        pthread_attr_destroy(&a);
+        if (ok) {
+            pthread_join(th, NULL);
+            return s + room; /* s: room for almost nothing (glibc keeps 2 KB) */
+        }
+    }
+    fail_msg("no thread stack size is accepted");
+    return 0;
+}
+
+static void test_exec_fusion_runs_on_a_small_stack(void **state)
+{
+    (void)state;
+    enum { N = 4096 };
+    remat_fn *f = remat_fn_new("fuse_small_stack");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, DIMS(N)), y = remat_arg(f, "y", REMAT_F64, 1, DIMS(N));
+    remat_val t = remat_add(f, remat_mul(f, x, y), remat_exp(f, x));
+    t = remat_div(f, remat_sin(f, t), remat_add(f, remat_cos(f, y), remat_tanh(f, t)));
+    remat_fn_output(f, t);
+    remat_program *p = compile_ok(f);
+    assert_true(p->n_fused > 0);
+    double *xv = xcalloc(N, sizeof *xv), *yv = xcalloc(N, sizeof *yv), *want = xcalloc(N, sizeof *want),
+           *got = xcalloc(N, sizeof *got);
+    for (int i = 0; i < N; i++)
+        xv[i] = 0.001 * i, yv[i] = 1.0 - 0.0003 * i;
+    remat_tensor in[2] = {{.dtype = REMAT_F64, .shape = {.rank = 1, .dims = {N}}, .data = xv},
+                          {.dtype = REMAT_F64, .shape = {.rank = 1, .dims = {N}}, .data = yv}};
+    remat_tensor out = remat_program_output_desc(p, 0);
+    out.data = want;
+    assert_int_equal(remat_run(p, 2, in, 1, &out, NULL), REMAT_OK);
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        out.data = got;
+        small_stack_run r = {.p = p, .in = in, .out = &out, .st = REMAT_ERR_BACKEND};
+        pthread_attr_t a;
+        pthread_t th;
+        pthread_attr_init(&a);
+        int rc = pthread_attr_setstacksize(&a, stack_with_room(32 << 10));
+        if (rc == 0)
+            rc = pthread_create(&th, &a, run_on_small_stack, &r);
+        if (rc != 0) {
+            fprintf(stderr, "no thread of 32 KB: %s\n", strerror(rc));
+            _exit(3);
+        }
+        pthread_join(th, NULL);
+        _exit(r.st != REMAT_OK ? 2 : memcmp(want, got, sizeof(double) * N) ? 1 : 0); /* bits: same kernels */
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the run on a 32 KB stack: %s %d", WIFSIGNALED(status) ? "signal" : "exit",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    free(xv), free(yv), free(want), free(got);
+    remat_program_free(p);
+    remat_fn_free(f);
+}
+
 static void test_exec_fusion_gelu_erf_matches_unfused_bits(void **state)
 {
     (void)state;
@@ -463,6 +553,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exec_fusion_chain_matches_unfused_bits),
+        cmocka_unit_test(test_exec_fusion_runs_on_a_small_stack),
         cmocka_unit_test(test_exec_fusion_gelu_erf_matches_unfused_bits),
         cmocka_unit_test(test_exec_fusion_scalar_operands_selects_compares),
         cmocka_unit_test(test_exec_fusion_shared_values_are_not_fused_away),

@@ -1,8 +1,10 @@
 /*
  * test_jit_cache.c — compiled lane programs on disk (src/backend/cpu/jit_disk.h):
  * a first process compiles and stores, a second loads instead of running
- * gcc; a truncated, altered or foreign entry is ignored and rebuilt;
- * REMAT_NO_CACHE=1 neither reads nor writes; processes racing to store the
+ * gcc; a truncated, altered or foreign entry, or a FIFO in its place, is
+ * ignored (never waited on) and rebuilt, and so is one that another user
+ * owns or could have written; a cache directory that is not the user's
+ * alone is not used (said once); REMAT_NO_CACHE=1 neither reads nor writes; processes racing to store the
  * same entry all get correct code and leave one whole entry and no
  * temporary files. Each case runs its processes (fork) on a fresh directory,
  * and each process compares its compiled results bit for bit with the
@@ -10,6 +12,9 @@
  * The key is the lane programs themselves: an unchanged program hits in a
  * new process without loading libgccjit, a changed one misses; without
  * libgccjit at run time loops are interpreted, and entries on disk still load.
+ * Temporary files (jit_tmp.h): a SIGTERM while gcc generates code or while
+ * as/ld run leaves none, in the cache or in TMPDIR; those a SIGKILL left are
+ * swept; the program's signal handlers survive a compilation.
  * Only built with libgccjit (tests/meson.build).
  * Bitwise assertions rest on contracts 1 and 2 (docs/design-notes.md,
  * "Bitwise contracts"): compiled loops, loaded from disk or not, give the
@@ -18,15 +23,20 @@
 #include "test_util.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend/backend_impl.h"
 #include "backend/cpu/jit_disk.h"
+#include "core/pool.h"
 #include "remat/remat.h"
 
 typedef struct {
@@ -59,9 +69,19 @@ static int pfr(double out[3], int64_t *compiled)
     return ok;
 }
 
+/* where the children's stderr goes, when set (the case then reads it) */
+static const char *child_stderr;
+
 /* in a child: interpreted, then compiled through the cache in dir */
 static void child(const char *dir, int no_cache, int start_fd, report *r)
 {
+    if (child_stderr) {
+        const int fd = open(child_stderr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, 2) != 2)
+            _exit(3);
+        close(fd);
+    }
+    alarm(120); /* a process blocked on the cache (a FIFO entry) dies instead of hanging the test */
     if (start_fd >= 0) { /* wait for the parent to release every child at once */
         char c;
         while (read(start_fd, &c, 1) > 0) {
@@ -228,6 +248,12 @@ static void replace_with_text(const char *path)
     fclose(f);
 }
 
+static void replace_with_fifo(const char *path)
+{
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+}
+
 static void test_jit_cache_truncated_entry_rebuilt(void **state)
 {
     (void)state;
@@ -244,6 +270,85 @@ static void test_jit_cache_foreign_file_rebuilt(void **state)
 {
     (void)state;
     corrupt_then_rebuild(replace_with_text);
+}
+
+/* opening a FIFO for reading blocks until a writer comes: the load must not wait */
+static void test_jit_cache_fifo_entry_rebuilt(void **state)
+{
+    (void)state;
+    corrupt_then_rebuild(replace_with_fifo);
+}
+
+/* An entry another user could have written is code this process would run:
+ * not loaded (rejected), replaced by one of this process. */
+static void make_world_writable(const char *path)
+{
+    assert_int_equal(chmod(path, 0666), 0);
+}
+
+static void give_away(const char *path)
+{
+    assert_int_equal(chown(path, 65534, 65534), 0);
+}
+
+static void test_jit_cache_untrusted_entry_not_loaded(void **state)
+{
+    (void)state;
+    corrupt_then_rebuild(make_world_writable);
+    if (geteuid() != 0) {
+        print_message("skipping the entry owned by another user: needs root to chown\n");
+        return;
+    }
+    corrupt_then_rebuild(give_away);
+}
+
+/* the number of lines of path that contain s */
+static int lines_with(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, s) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* dir made untrusted by edit: compiled in memory, nothing read or written
+ * there, and said once on stderr */
+static void untrusted_dir_unused(void (*edit)(const char *path))
+{
+    char dir[4096], entry[4200], err[4200];
+    fresh_dir(dir, sizeof dir);
+    run_children(dir, 0, 1, shared_reports()); /* an entry that would hit */
+    edit(dir);
+    snprintf(err, sizeof err, "%s.stderr", dir);
+    child_stderr = err;
+    report *r = shared_reports();
+    run_children(dir, 0, 1, r); /* still compiled: r->ok */
+    child_stderr = NULL;
+    assert_int_equal(r[0].c.hits + r[0].c.misses + r[0].c.stored, 0);
+    assert_int_equal(lines_with(err, "not used"), 1);
+    assert_int_equal(lines_with(err, dir), 1);
+    int entries, temps;
+    list_dir(dir, &entries, &temps, entry, sizeof entry);
+    assert_int_equal(entries, 1);
+    assert_int_equal(temps, 0);
+    unlink(err);
+    munmap(r, sizeof *r * 8);
+    remove_dir(dir);
+}
+
+static void test_jit_cache_untrusted_dir_unused(void **state)
+{
+    (void)state;
+    untrusted_dir_unused(make_world_writable);
+    if (geteuid() != 0) {
+        print_message("skipping the directory owned by another user: needs root to chown\n");
+        return;
+    }
+    untrusted_dir_unused(give_away);
 }
 
 static void test_jit_cache_off_reads_and_writes_nothing(void **state)
@@ -429,6 +534,225 @@ static void test_jit_cache_without_libgccjit(void **state)
     remove_dir(dir);
 }
 
+/* ---- temporary files: swept when stale, removed by a signal ---- */
+
+/* a pid no process has now: a child that has exited and been reaped */
+static pid_t dead_pid(void)
+{
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    return pid;
+}
+
+static void put_file(const char *dir, const char *name, time_t age_s)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    fputs("left by a killed process\n", f);
+    fclose(f);
+    const struct timespec t[2] = {{.tv_sec = time(NULL) - age_s}, {.tv_sec = time(NULL) - age_s}};
+    assert_int_equal(utimensat(AT_FDCWD, p, t, 0), 0);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+/* A process killed by SIGKILL while compiling leaves its temporary files:
+ * the next compilation removes those of dead processes older than
+ * REMAT_JIT_TMP_STALE_S, and only those. */
+static void test_jit_cache_stale_temps_swept(void **state)
+{
+    (void)state;
+    char dir[4096], so_dead[64], lanes_dead[64], so_young[64], so_alive[64];
+    fresh_dir(dir, sizeof dir);
+    const long dead = (long)dead_pid(), hour = 3600;
+    snprintf(so_dead, sizeof so_dead, ".so-%ld-Ab3dEf", dead);
+    snprintf(lanes_dead, sizeof lanes_dead, ".lanes-%ld-Ab3dEf", dead);
+    snprintf(so_young, sizeof so_young, ".so-%ld-Zz9yXw", dead);
+    snprintf(so_alive, sizeof so_alive, ".so-%ld-Ab3dEf", (long)getpid());
+    put_file(dir, so_dead, hour);
+    put_file(dir, lanes_dead, hour);
+    put_file(dir, ".so-Qw3rTy", hour); /* named before names had pids: the age alone */
+    put_file(dir, so_young, 60);        /* dead, but a writer in another pid namespace could own it */
+    put_file(dir, so_alive, hour);      /* this process: compiling, as far as anyone knows */
+    put_file(dir, "notes.txt", hour);   /* not the cache's: never touched */
+    assert_int_equal(in_child(dir, compile_mul), 0);
+    assert_false(exists(dir, so_dead));
+    assert_false(exists(dir, lanes_dead));
+    assert_false(exists(dir, ".so-Qw3rTy"));
+    assert_true(exists(dir, so_young));
+    assert_true(exists(dir, so_alive));
+    assert_true(exists(dir, "notes.txt"));
+    remove_dir(dir);
+}
+
+/* y = x (+ c)(* c)... over K pairs of instructions: a body gcc takes a while on */
+enum { BIG_K = 2000 };
+static remat_lane_ins big_ins[2 * BIG_K + 2];
+
+static const remat_lane_program *make_big(remat_lane_program *p, remat_lane_buf bufs[2])
+{
+    bufs[0] = bufs[1] = (remat_lane_buf){.dt = REMAT_F64};
+    int n = 0;
+    big_ins[n++] = (remat_lane_ins){.kind = REMAT_LANE_LOAD, .dt = REMAT_F64, .buf = 0};
+    for (int k = 0; k < BIG_K; k++) {
+        big_ins[n] = (remat_lane_ins){.kind = REMAT_LANE_CONST, .dt = REMAT_F64, .imm = 1.0 + k * 1e-3};
+        big_ins[n + 1] = (remat_lane_ins){.kind = REMAT_LANE_OP, .dt = REMAT_F64,
+                                          .op = (uint16_t)(k % 2 ? REMAT_OP_MUL : REMAT_OP_ADD), .a = n - 1, .b = n};
+        n += 2;
+    }
+    big_ins[n++] = (remat_lane_ins){.kind = REMAT_LANE_STORE, .dt = REMAT_F64, .a = n - 2, .buf = 1};
+    *p = (remat_lane_program){.m = 1, .n_ins = n, .ins = big_ins, .n_bufs = 2, .bufs = bufs};
+    return p;
+}
+
+static void nothing(void *ctx, int64_t b, int64_t e)
+{
+    (void)ctx, (void)b, (void)e;
+}
+
+/* in a child: the pool's workers started (a signal must not end the process
+ * through one of them), then the big body compiled into the cache in dir,
+ * with TMPDIR=tmp; exits 0 when compiled */
+static void compile_big(const char *dir, const char *tmp)
+{
+    setenv("REMAT_CACHE_DIR", dir, 1);
+    setenv("TMPDIR", tmp, 1);
+    remat_set_num_threads(2);
+    remat_parallel_for(1 << 20, 1 << 10, nothing, NULL);
+    remat_lane_program p;
+    remat_lane_buf bufs[2];
+    const remat_lane_program *pp[1] = {make_big(&p, bufs)};
+    remat_lane_fn fn = NULL;
+    _exit(remat_backend_cpu()->iface.compile_lanes(1, pp, &fn) == REMAT_OK ? 0 : 1);
+}
+
+/* whether dir holds a file whose name starts with prefix */
+static int has_prefix(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int found = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        found |= !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return found;
+}
+
+/* whether process pid has a child process now (libgccjit's driver running as or ld) */
+static int has_child_process(pid_t pid)
+{
+    char p[64], buf[256] = {0};
+    snprintf(p, sizeof p, "/proc/%ld/task/%ld/children", (long)pid, (long)pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return -1;
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    return n > 0 && buf[0] >= '0' && buf[0] <= '9';
+}
+
+/* SIGTERM to a process compiling the big body, when ready(pid, dir) first
+ * says so: it ends by SIGTERM as before, and leaves neither its temporary
+ * files in the cache directory nor libgccjit's directory in TMPDIR. False
+ * when the compilation ended before ready said so. */
+static int term_while_compiling(int (*ready)(pid_t pid, const char *dir))
+{
+    char dir[4096], tmp[4096];
+    fresh_dir(dir, sizeof dir);
+    fresh_dir(tmp, sizeof tmp);
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        compile_big(dir, tmp);
+    int status, hit = 0;
+    for (int i = 0; i < 200000 && !hit && waitpid(pid, &status, WNOHANG) == 0; i++) {
+        hit = ready(pid, dir) > 0;
+        if (!hit)
+            usleep(50);
+    }
+    if (hit) {
+        kill(pid, SIGTERM);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM))
+            fail_msg("status %#x", status);
+    }
+    assert_false(has_prefix(dir, ".so-"));
+    assert_false(has_prefix(dir, ".lanes-"));
+    assert_false(has_prefix(tmp, "libgccjit-"));
+    assert_false(has_prefix(tmp, "cc"));
+    remove_dir(dir);
+    remove_dir(tmp);
+    return hit;
+}
+
+static int so_temp_made(pid_t pid, const char *dir) /* remat made its temp file: gcc is generating code */
+{
+    (void)pid;
+    return has_prefix(dir, ".so-");
+}
+
+static int driver_running(pid_t pid, const char *dir) /* the assembler or the linker runs */
+{
+    (void)dir;
+    return has_child_process(pid);
+}
+
+static void test_jit_cache_sigterm_leaves_no_temps(void **state)
+{
+    (void)state;
+    assert_true(term_while_compiling(so_temp_made));
+    if (has_child_process(getpid()) < 0) {
+        print_message("skipping SIGTERM while as/ld run: no /proc/PID/task/TID/children here\n");
+        return;
+    }
+    assert_true(term_while_compiling(driver_running));
+}
+
+/* libgccjit's driver installs its own SIGINT/SIGTERM/SIGHUP/SIGPIPE handlers
+ * and SIGCHLD's default: a compilation puts back the program's */
+static void on_term(int sig)
+{
+    (void)sig;
+}
+
+static int handlers_kept(void)
+{
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGCHLD, SIG_IGN);
+    signal(SIGHUP, SIG_DFL);
+    if (compile_mul() != 0)
+        return 1;
+    struct sigaction a;
+    int ok = 1;
+    ok &= sigaction(SIGTERM, NULL, &a) == 0 && a.sa_handler == on_term;
+    ok &= sigaction(SIGINT, NULL, &a) == 0 && a.sa_handler == on_term;
+    ok &= sigaction(SIGPIPE, NULL, &a) == 0 && a.sa_handler == SIG_IGN;
+    ok &= sigaction(SIGCHLD, NULL, &a) == 0 && a.sa_handler == SIG_IGN;
+    ok &= sigaction(SIGHUP, NULL, &a) == 0 && a.sa_handler == SIG_DFL;
+    return ok ? 0 : 2;
+}
+
+static void test_jit_cache_compile_keeps_signal_handlers(void **state)
+{
+    (void)state;
+    char dir[4096];
+    fresh_dir(dir, sizeof dir);
+    assert_int_equal(in_child(dir, handlers_kept), 0);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     setenv("REMAT_JIT", "always", 1); /* the compiled loops, on scans too short for the default policy */
@@ -437,10 +761,16 @@ int main(void)
         cmocka_unit_test(test_jit_cache_truncated_entry_rebuilt),
         cmocka_unit_test(test_jit_cache_altered_entry_rebuilt),
         cmocka_unit_test(test_jit_cache_foreign_file_rebuilt),
+        cmocka_unit_test(test_jit_cache_fifo_entry_rebuilt),
+        cmocka_unit_test(test_jit_cache_untrusted_entry_not_loaded),
+        cmocka_unit_test(test_jit_cache_untrusted_dir_unused),
         cmocka_unit_test(test_jit_cache_off_reads_and_writes_nothing),
         cmocka_unit_test(test_jit_cache_concurrent_processes),
         cmocka_unit_test(test_jit_cache_key_is_the_program),
         cmocka_unit_test(test_jit_cache_without_libgccjit),
+        cmocka_unit_test(test_jit_cache_stale_temps_swept),
+        cmocka_unit_test(test_jit_cache_sigterm_leaves_no_temps),
+        cmocka_unit_test(test_jit_cache_compile_keeps_signal_handlers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* pool.c — the worker threads of core/pool.h and the thread count of remat/exec.h. */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -202,6 +203,14 @@ static void *worker(void *arg)
 /* under pool.lock: workers 0..want-1 running (fewer when a thread cannot be made) */
 static int start_workers(int want)
 {
+    /* A worker takes no SIGINT, SIGTERM or SIGHUP sent to the process: the
+     * program's threads do, and one compiling a loop holds them until its
+     * temporary files are gone (backend/cpu/jit_tmp.h). A thread starts with
+     * its creator's mask. */
+    sigset_t quiet, mask;
+    sigemptyset(&quiet);
+    sigaddset(&quiet, SIGINT), sigaddset(&quiet, SIGTERM), sigaddset(&quiet, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &quiet, &mask);
     while (pool.started < want) {
         pthread_t t;
         pthread_attr_t a;
@@ -213,6 +222,7 @@ static int start_workers(int want)
             break;
         pool.started++;
     }
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
     return pool.started < want ? pool.started : want;
 }
 

@@ -23,6 +23,9 @@
  * busy to run the workers. A worker that joined and then lost its core in
  * the middle of a range does hold its caller up, for the other process's
  * time slice: a site (below) stops splitting where that keeps happening.
+ * Workers block SIGINT, SIGTERM and SIGHUP: a signal sent to the process
+ * goes to the program's threads (backend/cpu/jit_tmp.h holds them while
+ * libgccjit compiles).
  */
 #ifndef REMAT_CORE_POOL_H
 #define REMAT_CORE_POOL_H

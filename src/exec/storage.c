@@ -290,9 +290,12 @@ remat_status remat_pass_plan(remat_compile_ctx *c)
         return st;
     p->const_bytes = c->const_bytes;
     p->arena = be->iface.mem_alloc(p->arena_bytes);
+    if (!p->arena)
+        return remat_error(REMAT_ERR_NOMEM, "compile: out of memory for the arena of %zu bytes", p->arena_bytes);
     p->consts = be->iface.mem_alloc(c->const_bytes);
-    if (!p->arena || !p->consts)
-        return remat_error(REMAT_ERR_NOMEM, "compile: out of memory for an arena of %zu bytes", p->arena_bytes);
+    if (!p->consts)
+        return remat_error(REMAT_ERR_NOMEM, "compile: out of memory for the constant pool of %zu bytes",
+                           c->const_bytes);
     /* a device backend's pool is filled on the host and uploaded once */
     char *pool = be->iface.copy_in ? remat_malloc(c->const_bytes ? c->const_bytes : 1) : p->consts;
     if (!pool)

@@ -15,6 +15,8 @@
 #include "core/error.h"
 #include "scan/scan_replay.h"
 
+enum { REPLAY_CHUNK = 1024 }; /* ops handed to the sink at a time */
+
 typedef struct replay replay;
 struct replay {
     scan_replay_dims d; /* length -1: unknown until reveal() gives it */
@@ -27,7 +29,7 @@ struct replay {
     int64_t *span_step, *span_count, n_spans; /* kept tapes as spans of steps, LIFO */
     int phase;
     bool merge; /* merge each op into the one before it when they form one */
-    /* the sink: ops of the current phase; full() makes room */
+    /* the sink: ops of the current phase, REPLAY_CHUNK at most; full() makes room */
     scan_xop *buf;
     int64_t n, cap;
     void (*full)(replay *R);
@@ -196,8 +198,10 @@ static remat_status replay_open(replay *R, const scan_replay_dims *d, remat_sche
     R->slot_step = remat_malloc(sizeof *R->slot_step * (size_t)(d->max_slots + 1));
     R->span_step = remat_malloc(sizeof *R->span_step * (size_t)(d->peak_tapes + 1));
     R->span_count = remat_malloc(sizeof *R->span_count * (size_t)(d->peak_tapes + 1));
+    /* the sink's chunk, 40 KB: on the heap, not on a stack that may be 32 KB in all */
+    R->buf = remat_malloc(sizeof *R->buf * REPLAY_CHUNK), R->cap = REPLAY_CHUNK;
     *sch = NULL;
-    if (!R->slot_step || !R->span_step || !R->span_count)
+    if (!R->slot_step || !R->span_step || !R->span_count || !R->buf)
         return remat_error(REMAT_ERR_NOMEM, "scan: out of memory for the schedule's bookkeeping");
     remat_status st = remat_schedule_new(&d->sched, d->length, sch);
     if (st == REMAT_OK && d->length >= 0) /* known: revealing it at once is allowed (schedule.h) */
@@ -227,6 +231,7 @@ static void replay_close(replay *R, remat_schedule *sch)
     remat_free(R->slot_step);
     remat_free(R->span_step);
     remat_free(R->span_count);
+    remat_free(R->buf);
 }
 
 /* Replays up to the end of `last` phase; end_phase(R) is called at the end
@@ -302,7 +307,7 @@ static void plan_end_phase(replay *R)
     R->cap = R->n; /* flush the rest through plan_full */
     if (R->n > 0)
         plan_full(R);
-    R->cap = 1024;
+    R->cap = REPLAY_CHUNK;
     scan_phase_cost *c = &P->plan->cost[R->phase];
     c->peak_slots = R->peak_slots;
     c->peak_tapes = R->peak_tapes;
@@ -314,12 +319,11 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
     *plan = (scan_plan){.kept = true};
     replay R;
     remat_schedule *sch;
-    scan_xop chunk[1024];
     plan_ctx P = {.plan = plan, .max_ops = plan_max_ops()};
     const scan_replay_dims dm = dims_of(d);
     remat_status st = replay_open(&R, &dm, &sch);
     if (st == REMAT_OK) {
-        R.buf = chunk, R.cap = 1024, R.full = plan_full, R.ctx = &P;
+        R.full = plan_full, R.ctx = &P;
         replay_run(&R, sch, SCAN_PHASE_REVERSE, plan_end_phase);
         if (plan->kept)
             st = remat_scan_ops_drop_dead_shots(P.raw, P.n_raw, d->max_slots);
@@ -377,12 +381,11 @@ remat_status remat_scan_replay_stream(const scan_replay_dims *d, int phase, int6
 {
     replay R;
     remat_schedule *sch;
-    scan_xop chunk[1024];
     stream_ctx S = {.phase = phase, .run = run, .x = x};
     REMAT_ASSERT(d->length >= 0 || (reveal && phase == SCAN_PHASE_FORWARD));
     remat_status st = replay_open(&R, d, &sch);
     if (st == REMAT_OK) {
-        R.buf = chunk, R.cap = 1024, R.full = stream_full, R.ctx = &S, R.merge = true;
+        R.full = stream_full, R.ctx = &S, R.merge = true;
         R.reveal = reveal, R.rx = x;
         if (!replay_run(&R, sch, phase, stream_full))
             st = SCAN_REPLAY_STOPPED;

@@ -12,7 +12,11 @@
 #   - a run that fails after an output is complete (a plot after the
 #     weights) leaves every previous file as it was;
 #   - two outputs on one file (however spelled) are refused before the work;
-#   - SIGTERM in the middle of a run removes the temp file.
+#   - SIGTERM in the middle of a run removes the temp file;
+#   - SIGKILL while PLplot draws leaves no file, beside the output or in
+#     TMPDIR (PLplot draws into an unnamed file);
+#   - a full TMPDIR (a tmpfs of 64 KiB, in a mount namespace of unshare -rm)
+#     fails --plot naming TMPDIR, not PLplot's "No device drivers found".
 set -u
 REMAT=$1 DATA=$2
 DATA=$(cd "$DATA" && pwd)
@@ -189,4 +193,40 @@ wait $pid
 rc=$?
 check "SIGTERM ends the run by the signal" status $rc 143
 check "SIGTERM leaves no temp file" only err.txt
+rm -f err.txt
+
+if [ $plots = 1 ]; then
+    # ---- SIGKILL while PLplot draws ----
+    mkdir "$work/tmp"
+    TMPDIR=$work/tmp "$REMAT" pfr simulate --steps 200000 --plot long.png >/dev/null 2>err.txt &
+    pid=$!
+    drawing() { # a file for PLplot: named in TMPDIR, or a second unnamed one beside the output
+        ls "$work/tmp" | grep -q . ||
+            test "$(ls -l /proc/$pid/fd 2>/dev/null | grep -c "$PWD/#[0-9]* (deleted)")" -ge 2
+    }
+    for _ in $(seq 1000); do
+        drawing && break
+        sleep 0.01
+    done
+    check "PLplot draws into a file of its own" drawing
+    kill -KILL $pid
+    wait $pid
+    check "SIGKILL while drawing leaves nothing beside the output" only err.txt
+    check "... nor in TMPDIR" test -z "$(ls -A "$work/tmp")"
+    rm -f err.txt
+
+    # ---- a full TMPDIR ----
+    mkdir "$work/full"
+    if unshare -rm true 2>/dev/null; then
+        unshare -rm sh -c 'mount -t tmpfs -o size=64k tmpfs "$1" && { dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null
+            TMPDIR=$1 exec "$2" pfr optimize --iters 2 --plot full.png; }' sh "$work/full" "$REMAT" >/dev/null 2>err.txt
+        check "--plot with a full TMPDIR exits 1" status $? 1
+        check "... naming TMPDIR and the plot" has err.txt \
+            "remat: --plot: cannot draw 'full.png': TMPDIR '$work/full' takes no more data (No space left on device)"
+        check "... not PLplot's exit" test "$(grep -c PLPLOT err.txt)" -eq 0
+        check "... and leaves no file" only err.txt
+    else
+        echo "note: no unshare -rm here (user namespaces off): a full TMPDIR not tried"
+    fi
+fi
 exit $fail

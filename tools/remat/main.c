@@ -85,6 +85,9 @@ int main(int argc, char **argv)
     if (!take_backend(&argc, argv))
         return 2;
     int status;
+    /* read REMAT_NUM_THREADS now: a bad value is named on stderr when it is
+     * read, which a run that never splits a loop would not do */
+    (void)remat_num_threads();
     if (!strcmp(argv[1], "compare"))
         status = cmd_compare(argc - 1, argv + 1);
     else if (!strcmp(argv[1], "pfr"))

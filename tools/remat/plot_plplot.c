@@ -198,6 +198,97 @@ static int copy_rendered(const char *tmp, const char *dev, cli_out *out)
     return ok;
 }
 
+/* PLplot's TMPDIR (plstdio.c, pl_create_tempfile) */
+static const char *plplot_tmpdir(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t ? t : "/tmp";
+}
+
+/* An unnamed file (O_TMPFILE) in dir, for reading and writing; -1 where the
+ * kernel or the file system has none. */
+static int open_unnamed_in(const char *dir)
+{
+#ifdef O_TMPFILE
+    if (access("/proc/self/fd", X_OK) == 0)
+        return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#else
+    (void)dir;
+#endif
+    return -1;
+}
+
+/* Why dir takes no more data (errno's words), NULL when it takes a little:
+ * plinit writes its list of drivers (under 1 KiB) to a temp file in TMPDIR
+ * unchecked, and in a full one ends the process ("No device drivers found"). */
+static const char *no_room_in(const char *dir)
+{
+    int fd = open_unnamed_in(dir);
+    if (fd < 0) {
+        char name[4200];
+        snprintf(name, sizeof name, "%s/remat-plot-XXXXXX", dir);
+        fd = mkstemp(name);
+        if (fd < 0)
+            return strerror(errno);
+        unlink(name);
+    }
+    static const char block[2048];
+    const ssize_t w = write(fd, block, sizeof block);
+    const char *why = w == (ssize_t)sizeof block ? NULL : strerror(w < 0 ? errno : ENOSPC);
+    close(fd);
+    return why;
+}
+
+/* The directory part of path, into dir. */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, cap, ".");
+    else if (slash == path)
+        snprintf(dir, cap, "/");
+    else
+        snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
+/* The file PLplot draws into, its path into path; the descriptor to close
+ * when done, or -1 with a message. Unnamed where the kernel can (a process
+ * killed by any means leaves nothing), handed to PLplot as /proc/self/fd/N:
+ * beside the output (a regular file: its directory takes the plot anyway),
+ * else in TMPDIR. Else named in TMPDIR, registered in *slot so that SIGINT,
+ * SIGTERM and SIGHUP remove it. */
+static int render_file(const cli_out *out, char *path, size_t cap, int *slot)
+{
+    const char *tmpdir = plplot_tmpdir();
+    const char *why = no_room_in(tmpdir);
+    if (why) {
+        fprintf(stderr, "remat: %s: cannot draw '%s': TMPDIR '%s' takes no more data (%s); PLplot needs a little "
+                        "room there\n", plot_opt, out->path, tmpdir, why);
+        return -1;
+    }
+    char dir[4096];
+    int fd = -1;
+    if (out->dest) {
+        dir_of(out->dest, dir, sizeof dir);
+        fd = open_unnamed_in(dir);
+    }
+    if (fd < 0)
+        fd = open_unnamed_in(tmpdir);
+    if (fd >= 0) {
+        snprintf(path, cap, "/proc/self/fd/%d", fd);
+        return fd;
+    }
+    snprintf(path, cap, "%s/remat-plot-XXXXXX", tmpdir);
+    fd = mkstemp(path);
+    if (fd < 0) {
+        fprintf(stderr, "remat: %s: cannot draw '%s': no temp file for PLplot in TMPDIR '%s': %s\n", plot_opt,
+                out->path, tmpdir, strerror(errno));
+        return -1;
+    }
+    *slot = cli_temp_register(path);
+    return fd;
+}
+
 int cli_plot_panels(const char *path, int n_panels, const cli_panel *panels)
 {
     return cli_plot_panels_for("--plot", path, n_panels, panels);
@@ -225,23 +316,19 @@ int cli_plot_panels_for(const char *opt, const char *path, int n_panels, const c
         cols++;
     int rows = (n_panels + cols - 1) / cols;
     /* PLplot opens, writes and closes its file unchecked: draw into a private
-     * temp file, check it is complete, then copy it through a checked cli_out
-     * (which also serves devices and refuses inputs and read-only files). */
+     * temp file (render_file), check it is complete, then copy it through a
+     * checked cli_out (which also serves devices and refuses inputs and
+     * read-only files). */
     cli_out out;
     if (!cli_out_open_for(&out, plot_opt, path))
         return 0;
-    const char *dir = getenv("TMPDIR");
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s/remat-plot-XXXXXX", dir && *dir ? dir : "/tmp");
-    int fd = mkstemp(tmp);
+    char tmp[4200];
+    int slot = -1;
+    const int fd = render_file(&out, tmp, sizeof tmp, &slot);
     if (fd < 0) {
-        fprintf(stderr, "remat: %s: cannot create a temp file for PLplot in %s: %s\n", plot_opt,
-                dir && *dir ? dir : "/tmp", strerror(errno));
         cli_out_abort(&out);
         return 0;
     }
-    close(fd);
-    int slot = cli_temp_register(tmp);
     plsdev(dev);
     plsfnam(tmp);
     plspage(0, 0, 1000 * cols, 700 * rows, 0, 0);
@@ -259,8 +346,10 @@ int cli_plot_panels_for(const char *opt, const char *path, int n_panels, const c
     }
     plend();
     int ok = copy_rendered(tmp, dev, &out);
-    unlink(tmp);
+    if (strncmp(tmp, "/proc/self/fd/", 14)) /* named */
+        unlink(tmp);
     cli_temp_release(slot);
+    close(fd);
     if (!ok) {
         cli_out_abort(&out);
         return 0;

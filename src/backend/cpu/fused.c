@@ -2,15 +2,17 @@
  * fused.c — one instruction for a group of elementwise ops (a fused chain).
  *
  * The group's micro-ops run block by block: FUSED_BLOCK elements of every
- * micro-op, then the next block, so an intermediate lives in a small stack
- * register (2 KiB for f64) that stays in L1, instead of streaming a full
- * array through memory per op. Each micro-op calls the very kernel its op
+ * micro-op, then the next block, so an intermediate lives in a small
+ * register (2 KiB for f64, in a buffer of the thread's) that stays in L1,
+ * instead of streaming a full array through memory per op. Each micro-op calls the very kernel its op
  * would call unfused (elementwise.c) on the block, so the bits are the same:
  * the same operations in the same order, each rounded to T and stored.
  * Large groups are split across the thread pool (core/pool.h) in whole
  * blocks; each element's arithmetic is the same on any thread.
  */
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "backend/backend_impl.h"
 #include "backend/cpu/cpu_kernels.h"
@@ -32,6 +34,33 @@ typedef struct {
     const uint8_t *kind; /* remat_fused_uop_kind of each micro-op */
     remat_pool_site site; /* whether splitting the group pays (core/pool.h; the program's memory, written by runs) */
 } cpu_fused;
+
+/* The micro-ops' registers: REMAT_FUSED_MAX_REGS blocks, 47 KB in f64, more
+ * than a thread's whole stack may be (`ulimit -s 32`, a small pthread
+ * stack). One buffer per thread instead, made at its first fused group and
+ * freed when the thread exits: a lookup per range, no allocation per call.
+ * Made with the C library's allocator, not remat's (core/alloc.h): it is the
+ * thread's, not a program's, and a run cannot fail for it (without it the
+ * registers go on the stack, as they did). */
+enum { REGS_BYTES = REMAT_FUSED_MAX_REGS * FUSED_BLOCK * sizeof(double) };
+static pthread_key_t regs_key;
+static pthread_once_t regs_once = PTHREAD_ONCE_INIT;
+static int regs_key_ok;
+
+static void regs_key_make(void) { regs_key_ok = pthread_key_create(&regs_key, free) == 0; }
+
+static void *thread_regs(void)
+{
+    pthread_once(&regs_once, regs_key_make);
+    if (!regs_key_ok)
+        return NULL;
+    void *r = pthread_getspecific(regs_key);
+    if (!r && posix_memalign(&r, 64, REGS_BYTES) == 0 && pthread_setspecific(regs_key, r) != 0) {
+        free(r);
+        r = NULL;
+    }
+    return r;
+}
 
 /* out (m) = uop applied to src (m, or one element where *_s) */
 #define DEFINE_FUSED(SFX)                                                                              \
@@ -59,12 +88,10 @@ typedef struct {
         }                                                                                              \
     }                                                                                                  \
                                                                                                        \
-    static void fused_range_##SFX(void *ctx, int64_t begin, int64_t end)                             \
+    static void fused_blocks_##SFX(const remat_instr *I, int64_t begin, int64_t end, T (*regs)[FUSED_BLOCK]) \
     {                                                                                                  \
-        const remat_instr *I = ctx;                                                                    \
         const cpu_fused *C = I->aux;                                                                   \
         const remat_fused_op *F = &C->F;                                                               \
-        T regs[REMAT_FUSED_MAX_REGS][FUSED_BLOCK];                                                     \
         T *out = I->out;                                                                               \
         const int last = F->n_uops - 1;                                                                \
         for (size_t s = (size_t)begin; s < (size_t)end; s += FUSED_BLOCK) {                            \
@@ -87,6 +114,23 @@ typedef struct {
                                 src, sc);                                                              \
             }                                                                                          \
         }                                                                                              \
+    }                                                                                                  \
+                                                                                                       \
+    /* the registers on the stack: only when no thread buffer could be made */                       \
+    __attribute__((noinline)) static void fused_blocks_on_stack_##SFX(const remat_instr *I, int64_t begin, \
+                                                                      int64_t end)                     \
+    {                                                                                                  \
+        T regs[REMAT_FUSED_MAX_REGS][FUSED_BLOCK];                                                     \
+        fused_blocks_##SFX(I, begin, end, regs);                                                       \
+    }                                                                                                  \
+                                                                                                       \
+    static void fused_range_##SFX(void *ctx, int64_t begin, int64_t end)                             \
+    {                                                                                                  \
+        T(*regs)[FUSED_BLOCK] = thread_regs();                                                         \
+        if (regs)                                                                                      \
+            fused_blocks_##SFX(ctx, begin, end, regs);                                                 \
+        else                                                                                           \
+            fused_blocks_on_stack_##SFX(ctx, begin, end);                                              \
     }                                                                                                  \
                                                                                                        \
     static void k_fused_##SFX(const remat_instr *I)                                                    \

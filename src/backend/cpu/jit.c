@@ -57,6 +57,7 @@
 #include "backend/cpu/jit_disk.h"
 #include "backend/cpu/jit_gen.h"
 #include "backend/cpu/jit_lib.h"
+#include "backend/cpu/jit_tmp.h"
 #include "backend/jit_gen_version.h"
 
 /* ---- the cache ---- */
@@ -168,8 +169,8 @@ static int disk_key(int n, const remat_lane_program *const *ps, const char *opts
 static void *compile_to_disk(gcc_jit_context *c, const char *dir, const bytes *key)
 {
     char so[4200];
-    snprintf(so, sizeof so, "%s/.so-XXXXXX", dir);
-    const int fd = mkstemp(so);
+    remat_jit_tmp_sweep(dir); /* what processes killed while compiling left */
+    const int fd = remat_jit_tmp_open(so, sizeof so, dir, "so");
     if (fd < 0)
         return NULL;
     close(fd);
@@ -283,7 +284,10 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
         st = REMAT_ERR_UNSUPPORTED;
     } else if (!code->dl) {
         pthread_mutex_lock(&gccjit_lock);
+        remat_jit_tmp_hold_state hold; /* no temporary file outlives a signal (jit_tmp.h) */
+        remat_jit_tmp_hold(&hold);
         st = compile_gcc(n, ps, opts, disk ? dir : NULL, &key, code);
+        remat_jit_tmp_release(&hold);
         pthread_mutex_unlock(&gccjit_lock);
     }
     remat_free(key.p);

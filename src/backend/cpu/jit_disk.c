@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/jit_disk.h"
+#include "backend/cpu/jit_tmp.h"
 #include "core/alloc.h"
 
 /* Bump when the file layout changes; older files then fail the magic check. */
@@ -48,8 +49,8 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 #define FNV0 0xcbf29ce484222325ull
 
-/* mkdir -p, each new level 0700 */
-static bool make_dirs(char *path)
+/* mkdir -p, each new level 0700; the last one's stat into st */
+static bool make_dirs(char *path, struct stat *st)
 {
     for (char *s = path + 1;; s++) {
         if (*s != '/' && *s != '\0')
@@ -63,8 +64,14 @@ static bool make_dirs(char *path)
         if (c == '\0')
             break;
     }
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    return stat(path, st) == 0 && S_ISDIR(st->st_mode);
+}
+
+/* A directory or entry that another user wrote, or could write, is not
+ * trusted (as ccache and pip do): an entry is code this process runs. */
+static bool trusted(const struct stat *st)
+{
+    return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
 bool remat_jit_disk_dir(char *dir, size_t cap)
@@ -81,7 +88,18 @@ bool remat_jit_disk_dir(char *dir, size_t cap)
         n = snprintf(dir, cap, "%s/.cache/remat", h);
     else
         return false;
-    return n > 0 && (size_t)n < cap && make_dirs(dir);
+    struct stat st;
+    if (!(n > 0 && (size_t)n < cap && make_dirs(dir, &st)))
+        return false;
+    if (!trusted(&st)) {
+        static atomic_flag said = ATOMIC_FLAG_INIT; /* loops still compile: said once, not per compilation */
+        if (!atomic_flag_test_and_set(&said))
+            fprintf(stderr, "remat: jit cache '%s' not used: %s; compiling in memory (chmod go-w, or set "
+                            "REMAT_CACHE_DIR)\n", dir,
+                    st.st_uid != geteuid() ? "another user owns it" : "others may write to it");
+        return false;
+    }
+    return true;
 }
 
 static void entry_path(char *path, size_t cap, const char *dir, const void *key, size_t key_len)
@@ -92,7 +110,8 @@ static void entry_path(char *path, size_t cap, const char *dir, const void *key,
 static unsigned char *read_file(int fd, size_t *len)
 {
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < HEADER + 8 || st.st_size > MAX_ENTRY)
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(&st) || st.st_size < HEADER + 8 ||
+        st.st_size > MAX_ENTRY)
         return NULL;
     unsigned char *b = remat_malloc((size_t)st.st_size);
     size_t got = 0;
@@ -139,7 +158,9 @@ void *remat_jit_disk_load(const char *dir, const void *key, size_t key_len)
 {
     char path[4200];
     entry_path(path, sizeof path, dir, key, key_len);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO put in the entry's place must not block the open (it
+     * is then no regular file: rejected); O_NOFOLLOW: entries are never links */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) {
         atomic_fetch_add(&n_misses, 1);
         debug("miss", path);
@@ -199,8 +220,7 @@ void remat_jit_disk_store(const char *dir, const void *key, size_t key_len, cons
     }
     close(sfd);
     char tmp[4200], path[4200];
-    snprintf(tmp, sizeof tmp, "%s/.lanes-XXXXXX", dir);
-    const int fd = so && so_len == (size_t)st.st_size ? mkstemp(tmp) : -1;
+    const int fd = so && so_len == (size_t)st.st_size ? remat_jit_tmp_open(tmp, sizeof tmp, dir, "lanes") : -1;
     if (fd >= 0) {
         unsigned char head[HEADER];
         const uint64_t kl = key_len, sl = so_len;

@@ -7,10 +7,16 @@
  * themselves: jit.c), the shared object gcc made, and a checksum. It is
  * written to a temporary file in <dir> and renamed into place, so readers
  * in other processes see a whole entry or none; a reader checks magic,
- * lengths, checksum and key before loading, and treats anything else as a
- * miss (the next store replaces the bad file). The shared object is loaded
+ * lengths, checksum and key before loading, and treats anything else (a
+ * FIFO or a link in an entry's place included: opened without blocking or
+ * following) as a miss (the next store replaces the bad file). The shared object is loaded
  * from memory (a memfd), never from the cache file itself, so a file changed
  * after the check cannot be mapped.
+ *
+ * An entry is code the process runs, so only the user's own are trusted (as
+ * ccache and pip do): a directory another user owns or that group or others
+ * may write to is not used (said once on stderr; loops are compiled in
+ * memory), and such an entry is rejected.
  *
  * dir: REMAT_CACHE_DIR, else $XDG_CACHE_HOME/remat, else $HOME/.cache/remat;
  * none with REMAT_NO_CACHE=1 (or no HOME). REMAT_CACHE_DEBUG=1 prints each
@@ -24,7 +30,7 @@
 #include <stdint.h>
 
 /* The cache directory (created, mode 0700, if missing) into dir; false when
- * caching is off or the directory cannot be made. Read from the environment
+ * caching is off, the directory cannot be made or is not trusted. Read from the environment
  * on every call. */
 bool remat_jit_disk_dir(char *dir, size_t cap);
 
