@@ -38,8 +38,7 @@ const remat_policy *const remat_dots_with_no_batch_dims_saveable = &builtin[3];
 
 remat_policy *remat_policy_new(const char *label, remat_policy_fn fn, void *ctx, void (*free_ctx)(void *))
 {
-    if (!fn)
-        return NULL;
+    REMAT_NULL_RETURN(fn, NULL);
     remat_policy *p = remat_calloc(1, sizeof *p);
     char *l = remat_strdup(label ? label : "custom");
     if (!p || !l) {
@@ -74,6 +73,7 @@ const char *remat_policy_label(const remat_policy *p) { return p ? p->label : "n
 
 bool remat_policy_allows(const remat_policy *p, const remat_op_info *op)
 {
+    REMAT_NULL_RETURN(op, false);
     if (!p)
         p = remat_nothing_saveable;
     return p->fn(op, p->ctx);
@@ -108,8 +108,12 @@ static bool names_pred(const remat_op_info *op, void *vctx)
 
 static remat_policy *names_policy(int n, const char *const *names, bool save_listed)
 {
-    if (n < 0 || (n > 0 && !names))
+    if (n > 0)
+        REMAT_NULL_RETURN(names, NULL);
+    if (n < 0) {
+        remat_error(REMAT_ERR_ARG, "name policy: %d names", n);
         return NULL;
+    }
     names_ctx *c = remat_calloc(1, sizeof *c);
     if (!c) {
         remat_error(REMAT_ERR_NOMEM, "name policy: out of memory");
@@ -177,8 +181,8 @@ static void both_free(void *vctx)
 
 remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b)
 {
-    if (!a || !b)
-        return NULL;
+    REMAT_NULL_RETURN(a, NULL);
+    REMAT_NULL_RETURN(b, NULL);
     both_ctx *c = remat_malloc(sizeof *c);
     if (!c) {
         remat_error(REMAT_ERR_NOMEM, "save_from_both: out of memory");

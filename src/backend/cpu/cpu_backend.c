@@ -470,4 +470,8 @@ static remat_backend cpu_backend = {
 
 remat_backend *remat_backend_cpu(void) { return &cpu_backend; }
 
-const char *remat_backend_name(const remat_backend *be) { return be ? be->iface.name : "(null)"; }
+const char *remat_backend_name(const remat_backend *be)
+{
+    REMAT_NULL_RETURN(be, "(null)");
+    return be->iface.name;
+}
