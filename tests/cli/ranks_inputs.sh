@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fit_ranks_inputs.sh MPI_RUN HAVE_MPI REMAT EXAMPLES — `remat pfr fit`
-# under mpirun when a rank reads other input than rank 0 (a node whose copy
+# ranks_inputs.sh MPI_RUN HAVE_MPI REMAT EXAMPLES DIGITS — `remat pfr fit`
+# and `remat mlp train` under mpirun when a rank reads other input than rank 0 (a node whose copy
 # of a file differs): every rank runs the command in its own directory
 # (rank$R, chosen by a wrapper from OMPI_COMM_WORLD_RANK) with the same
 # relative paths. Once such a job fitted other data on each rank and printed
@@ -10,12 +10,13 @@
 #   - differing on ranks 1 and 3 of 4: the message says "ranks 1, 3";
 #   - a --mechanism that differs (one parameter's start value): named;
 #   - a --data-list naming two files on rank 1 and one on rank 0: the list named;
-#   - the same files on every rank: the fit of a run without mpirun.
+#   - the same files on every rank: the fit of a run without mpirun;
+#   - mlp train with --data differing on rank 1 of 2: refused, named.
 # Skipped (77) in a build without MPI.
 set -u
-MPI_RUN=$1 HAVE_MPI=$2 REMAT=$3 EX=$4
+MPI_RUN=$1 HAVE_MPI=$2 REMAT=$3 EX=$4 DIGITS=$5
 if [ "$HAVE_MPI" != 1 ]; then
-    echo "fit_ranks_inputs: remat was built without MPI: skipped"
+    echo "ranks_inputs: remat was built without MPI: skipped"
     exit 77
 fi
 EX=$(cd "$EX" && pwd)
@@ -89,4 +90,13 @@ failed_st=$?
 check "--data-list naming more files on rank 1: fails" failed list.out $failed_st
 check "--data-list naming more files on rank 1: the list named" has list.out.err \
     "remat: --data-list list.txt: differs between ranks: rank 1"
+
+cp "$DIGITS" rank0/digits.csv
+awk -F, -v OFS=, 'NR == 2 { $1 = $1 + 1 } { print }' "$DIGITS" >rank1/digits.csv
+"$MPI_RUN" 1 2 60 "$work/wrap.sh" mlp train --data digits.csv --epochs 1 --layers 1 --width 16 >mlp.out 2>mlp.out.err
+failed_st=$?
+check "mlp train --data differing on rank 1: fails" test $failed_st -ne 0
+check "mlp train --data differing on rank 1: named" has mlp.out.err \
+    "remat: --data digits.csv: differs between ranks: rank 1 read other content than rank 0"
+check "mlp train --data differing on rank 1: no epoch trained" test "$(grep -c '^epoch' mlp.out)" -eq 0
 exit $fail
