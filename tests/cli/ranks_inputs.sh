@@ -11,7 +11,9 @@
 #   - a --mechanism that differs (one parameter's start value): named;
 #   - a --data-list naming two files on rank 1 and one on rank 0: the list named;
 #   - the same files on every rank: the fit of a run without mpirun;
-#   - mlp train with --data differing on rank 1 of 2: refused, named.
+#   - mlp train with --data differing on rank 1 of 2: refused, named;
+#   - pfr ensemble with a --mechanism differing on rank 1 (rank 0 alone
+#     reads --params-file): refused, named.
 # Skipped (77) in a build without MPI.
 set -u
 MPI_RUN=$1 HAVE_MPI=$2 REMAT=$3 EX=$4 DIGITS=$5
@@ -90,6 +92,19 @@ failed_st=$?
 check "--data-list naming more files on rank 1: fails" failed list.out $failed_st
 check "--data-list naming more files on rank 1: the list named" has list.out.err \
     "remat: --data-list list.txt: differs between ranks: rank 1"
+
+printf 'k1,k2\n0.5,1\n0.7,2\n' >rank0/p.csv
+sed -i 's/^param k1 = 0.1 /param k1 = 0.2 /' rank1/model.mech
+"$MPI_RUN" 1 2 60 "$work/wrap.sh" pfr ensemble --mechanism model.mech --init A=5 --steps 50 --params-file p.csv \
+    >ens.out 2>ens.out.err
+failed_st=$?
+check "pfr ensemble --mechanism differing on rank 1: fails, writes no row" failed ens.out $failed_st
+check "pfr ensemble --mechanism differing on rank 1: named" has ens.out.err \
+    "remat: pfr ensemble: --mechanism model.mech: differs between ranks: rank 1 read other content than rank 0"
+cp rank0/model.mech rank1/model.mech
+"$MPI_RUN" 1 2 60 "$work/wrap.sh" pfr ensemble --mechanism model.mech --init A=5 --steps 50 --params-file p.csv \
+    >ens_same.out 2>ens_same.out.err
+check "pfr ensemble with the same files on 2 ranks: exit 0 and rows" test $? -eq 0 -a -s ens_same.out
 
 cp "$DIGITS" rank0/digits.csv
 awk -F, -v OFS=, 'NR == 2 { $1 = $1 + 1 } { print }' "$DIGITS" >rank1/digits.csv
