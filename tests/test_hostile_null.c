@@ -1,8 +1,9 @@
 /*
- * test_hostile_null.c — NULL handed to every public function of
- * the public headers (include/remat): each answers with the value its header documents and
- * a remat_last_error() that names what was NULL (a _free(NULL), and a NULL
- * that means something, like a NULL group of one rank, is silent).
+ * test_hostile_null.c — NULL handed to every public function (the headers
+ * of include/remat): each answers with the value its header documents and a
+ * remat_last_error() that names what was NULL (status.h's rule; a _free(NULL)
+ * and a NULL that means something, like a NULL group of one rank, are
+ * silent).
  *
  * The table below must name every declared function: tests/check_null_sweep.sh
  * (test null_sweep_complete) fails naming any function of the headers that

@@ -106,12 +106,15 @@ static bool names_pred(const remat_op_info *op, void *vctx)
     return c->save_listed ? listed : !listed;
 }
 
-static remat_policy *names_policy(int n, const char *const *names, bool save_listed)
+/* fn: the public function, for the messages */
+static remat_policy *names_policy(const char *fn, int n, const char *const *names, bool save_listed)
 {
-    if (n > 0)
-        REMAT_NULL_RETURN(names, NULL);
+    if (n > 0 && !names) {
+        remat_error(REMAT_ERR_NULL, "%s: names is NULL", fn);
+        return NULL;
+    }
     if (n < 0) {
-        remat_error(REMAT_ERR_ARG, "name policy: %d names", n);
+        remat_error(REMAT_ERR_ARG, "%s: %d names", fn, n);
         return NULL;
     }
     names_ctx *c = remat_calloc(1, sizeof *c);
@@ -152,12 +155,12 @@ static remat_policy *names_policy(int n, const char *const *names, bool save_lis
 
 remat_policy *remat_policy_save_only_these_names(int n, const char *const *names)
 {
-    return names_policy(n, names, true);
+    return names_policy(__func__, n, names, true);
 }
 
 remat_policy *remat_policy_save_any_names_but_these(int n, const char *const *names)
 {
-    return names_policy(n, names, false);
+    return names_policy(__func__, n, names, false);
 }
 
 /* ---- combinator ---- */
