@@ -155,7 +155,9 @@ remat_status remat_fn_residuals(const remat_fn *vjp_fn, remat_residual_list **ou
 int remat_residual_list_count(const remat_residual_list *r);
 const remat_residual *remat_residual_list_get(const remat_residual_list *r, int i);
 size_t remat_residual_list_bytes(const remat_residual_list *r);
-/* One line, e.g. "f32[256,512] output of dot_general at examples/mlp/mlp.c:42". */
+/* One line, e.g. "f32[256,512] output of dot_general at examples/mlp/mlp.c:42".
+ * A NULL e writes "?"; a NULL buf returns NULL. The list accessors answer a
+ * NULL list with 0 or NULL; all with remat_last_error() set. */
 char *remat_residual_format(const remat_residual *e, char *buf, size_t len);
 void remat_residual_list_print(const remat_residual_list *r, FILE *out);
 void remat_residual_list_free(remat_residual_list *r);

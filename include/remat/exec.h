@@ -72,7 +72,7 @@ remat_backend *remat_backend_from_name(const char *name);
 remat_status remat_backend_from_env(remat_backend **out);
 /* remat_compile for that backend */
 remat_status remat_compile_env(const remat_fn *fn, remat_program **out);
-const char *remat_backend_name(const remat_backend *be);
+const char *remat_backend_name(const remat_backend *be); /* NULL: "(null)" */
 
 /* Memory of the backend (CUDA: device memory; CPU: aligned host memory), for
  * buffers a training loop keeps on the device between runs (remat_run_device).
@@ -143,7 +143,8 @@ remat_status remat_set_num_threads(int n);
 int remat_num_threads(void);
 
 remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out);
-void remat_program_free(remat_program *p);
+void remat_program_free(remat_program *p); /* NULL is a no-op */
+/* A NULL program: plan untouched, 0 inputs and outputs (remat_last_error() set). */
 void remat_program_plan(const remat_program *p, remat_memory_plan *plan);
 int remat_program_num_inputs(const remat_program *p);
 int remat_program_num_outputs(const remat_program *p);

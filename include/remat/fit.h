@@ -337,6 +337,7 @@ remat_status remat_fit_run_once(const remat_mechanism *m, int n_data, remat_data
 /* The chosen schedule (after memory_budget), the initial state of experiment
  * e (species_count values), the number of measured cells, and the sum of
  * squared residuals at params (param_count values, natural scale). */
+/* A NULL fit: spec untouched, NULL, 0 (remat_last_error() set). */
 void remat_fit_schedule(const remat_fit *fit, remat_schedule_spec *spec);
 const double *remat_fit_initial_state(const remat_fit *fit, int e);
 int64_t remat_fit_residual_count(const remat_fit *fit);

@@ -68,6 +68,10 @@ void remat_fn_clear_error(remat_fn *f);
 remat_val remat_fn_output_at(remat_fn *f, remat_val v, remat_loc loc);
 #define remat_fn_output(f, v) remat_fn_output_at((f), (v), REMAT_HERE)
 
+/* A NULL function: "(null)" (name), 0 (counts), REMAT_NONE, NULL (arg_name),
+ * print does nothing; with remat_last_error() set. remat_fn_status(NULL) is
+ * REMAT_ERR_NULL and remat_fn_error(NULL) "", without touching
+ * remat_last_error() (it may say why f is NULL). */
 int remat_fn_num_args(const remat_fn *f);
 int remat_fn_num_outputs(const remat_fn *f);
 int remat_fn_num_nodes(const remat_fn *f);

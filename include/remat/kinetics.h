@@ -57,7 +57,7 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
                                 remat_val *dydt);
 
 /* Whether any right-hand side (or a let it reads) refers to the independent
- * variable: a model that does not may pass t = REMAT_NONE. */
+ * variable: a model that does not may pass t = REMAT_NONE. NULL: 0. */
 int remat_kinetics_uses_indep(const remat_mechanism *m);
 
 /* A function rhs(t: (), y: (S,), params: (P,)) -> dydt: (S,) in dtype dt.

@@ -162,7 +162,7 @@ const char *remat_expr_fn_name(remat_expr_fn fn);
  * keep its tree ("k1 * A - k2 * B"); LET and CONST print their names. Like
  * snprintf: returns the length the full text needs, writes at most len bytes
  * (NUL included). Subtrees more than 4096 levels down (a dy/dt summing
- * thousands of reactions) print as "...". */
+ * thousands of reactions) print as "...". A NULL e (or buf with len > 0): -1. */
 int remat_expr_format(const remat_expr *e, char *buf, int len);
 
 /* ---- mechanisms ---- */

@@ -119,7 +119,9 @@ remat_nn_module *remat_nn_scan(remat_nn_module *block, int64_t length, const rem
 
 remat_nn_module *remat_nn_module_ref(remat_nn_module *m);
 void remat_nn_module_free(remat_nn_module *m);
-/* The class name ("Dense", "MLP", "CheckpointMLP", "ScanFFN", "Sequential"...). */
+/* The class name ("Dense", "MLP", "CheckpointMLP", "ScanFFN", "Sequential"...).
+ * The accessors below answer a NULL module or params with remat_last_error()
+ * set and NULL, 0, -1 (find) or rank -1 (tensor, out_shape). */
 const char *remat_nn_module_class(const remat_nn_module *m);
 
 /* ---- parameters ---- */

@@ -65,6 +65,7 @@ extern "C" {
 /* splitmix64: state += 0x9E3779B97F4A7C15, then the output mix of the new
  * state ((z ^ z >> 30) * 0xBF58476D1CE4E5B9, (z ^ z >> 27) * 0x94D049BB133111EB,
  * z ^ z >> 31). */
+/* A NULL state: 0 (shuffle: nothing written), remat_last_error() set. */
 uint64_t remat_splitmix64_next(uint64_t *state);
 /* Uniform in [0, bound), bound >= 1: draws r = next() until
  * r >= 2^64 mod bound, then returns r % bound (no modulo bias). */
@@ -88,6 +89,8 @@ typedef struct remat_labeled remat_labeled;
 /* opt NULL: the defaults. */
 remat_status remat_labeled_load(const char *path, const remat_labeled_options *opt, remat_labeled **out);
 void remat_labeled_free(remat_labeled *t); /* NULL is a no-op */
+/* The accessors answer a NULL table (and batcher) with remat_last_error()
+ * set and 0 or NULL. */
 
 int64_t remat_labeled_rows(const remat_labeled *t);
 int64_t remat_labeled_features(const remat_labeled *t);

@@ -85,6 +85,7 @@ remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, const void
 /* The full-batch training step's memory plan (with shards: a largest
  * micro-shard's, ceil(batch / K) rows), and the statistics of the last
  * program run (with shards: this rank's last shard). */
+/* A NULL trainer: plan untouched, stats NULL (remat_last_error() set). */
 void remat_nn_trainer_plan(const remat_nn_trainer *t, remat_memory_plan *plan);
 const remat_stats *remat_nn_trainer_last_stats(const remat_nn_trainer *t);
 

@@ -174,8 +174,9 @@ typedef struct {
     const remat_ode_controller *controller; /* NULL: diffrax defaults */
 } remat_ode_options;
 
-/* Steps per interval (steps[k] for output k; may be NULL) and their total,
- * as remat_ode_integrate will take them. Checks the options. */
+/* Steps per interval (steps[k] for output k) and their total, as
+ * remat_ode_integrate will take them; either may be NULL (total NULL: a check
+ * of the options alone). Checks the options; NULL options: REMAT_ERR_NULL. */
 remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps, int64_t *total);
 
 /* Emits the integration of y' = f(t, y, params) from y0 at opt->t0 into f,

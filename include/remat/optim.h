@@ -76,7 +76,8 @@ remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *gr
  * the caller runs. REMAT_ERR_VALUE naming the rate otherwise. */
 remat_status remat_adam_set_lr(remat_adam *a, double lr);
 
-/* Steps taken (optax's count). */
+/* Steps taken (optax's count). The accessors answer a NULL state with
+ * remat_last_error() set and 0 or NULL; reset does nothing. */
 int64_t remat_adam_count(const remat_adam *a);
 /* Back to zero moments and count 0 (bounds kept). */
 void remat_adam_reset(remat_adam *a);

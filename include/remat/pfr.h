@@ -77,6 +77,7 @@ typedef struct remat_pfr remat_pfr;
 remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *opt, remat_pfr **out);
 void remat_pfr_free(remat_pfr *r); /* NULL is a no-op */
 
+/* For a NULL reactor: NULL, -1 and NaN (remat_last_error() set). */
 const remat_mechanism *remat_pfr_mechanism(const remat_pfr *r);
 int64_t remat_pfr_steps(const remat_pfr *r);    /* steps over [0, L]; adaptive: profile intervals */
 double remat_pfr_step_size(const remat_pfr *r); /* L / steps */
@@ -134,7 +135,7 @@ typedef struct remat_pfr_ensemble remat_pfr_ensemble;
 remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_options *opt, int64_t lanes, int n_vary,
                                     const int *vary, const double *base, remat_pfr_ensemble **out);
 void remat_pfr_ensemble_free(remat_pfr_ensemble *e); /* NULL is a no-op */
-int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e);
+int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e); /* NULL: 0 */
 
 /* n <= lanes sets, sets[i*n_vary + j] the value of parameter vary[j] in set i
  * (finite; else REMAT_ERR_VALUE naming set and parameter): outlet[i*S + s] =
@@ -145,7 +146,8 @@ remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const doub
 
 /* How a species takes part in the mechanism's reactions: "reactant" (only
  * consumed), "product" (only formed), "intermediate" (both), or "" (neither,
- * e.g. a species with an ODE line). For titles such as "maximize intermediate B". */
+ * e.g. a species with an ODE line). For titles such as "maximize intermediate B".
+ * A NULL mechanism: NULL. */
 const char *remat_pfr_species_role(const remat_mechanism *m, int species);
 
 /* The seed's reactor (seed 004, section 7): A -> B -> C, first order, in a

@@ -31,7 +31,9 @@ typedef struct remat_problem remat_problem;
 
 /* Unknown names are an error naming the known ones. steps >= 0. */
 remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **out);
-void remat_problem_free(remat_problem *p);
+void remat_problem_free(remat_problem *p); /* NULL is a no-op */
+/* The accessors answer a NULL problem with remat_last_error() set
+ * (REMAT_ERR_NULL) and NULL, 0 (counts) or -1 (steps). */
 const char *remat_problem_name(const remat_problem *p);
 const char *remat_problem_description(const remat_problem *p);
 int64_t remat_problem_steps(const remat_problem *p);
@@ -54,7 +56,8 @@ remat_status remat_problem_build(const remat_problem *p, const remat_scan_option
 /* The inputs the built function takes (default values; owned by p). */
 int remat_problem_num_inputs(const remat_problem *p);
 const remat_tensor *remat_problem_inputs(const remat_problem *p);
-/* Names of the differentiated inputs, in gradient-output order. */
+/* Names of the differentiated inputs, in gradient-output order (i out of
+ * range: NULL, REMAT_ERR_ARG's message). */
 int remat_problem_num_grads(const remat_problem *p);
 const char *remat_problem_grad_name(const remat_problem *p, int i);
 

@@ -52,7 +52,8 @@ typedef enum {
     REMAT_THREEFRY_ORIGINAL,      /* JAX < 0.5: one iota split in two halves */
 } remat_threefry_mode;
 
-/* The 20-round threefry2x32 block function: out = threefry(key, in). */
+/* The 20-round threefry2x32 block function: out = threefry(key, in). NULL in
+ * or out: nothing written, remat_last_error() set. */
 void remat_threefry2x32(remat_prng_key key, const uint32_t in[2], uint32_t out[2]);
 
 /* jax.random.PRNGKey(seed) with jax_enable_x64 off (JAX's default): the

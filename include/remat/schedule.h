@@ -171,6 +171,8 @@ typedef struct {
 /* Repetition k (0 <= k < count), action i (0 <= i < n) of a run. */
 static inline remat_action remat_action_run_at(const remat_action_run *r, int64_t k, int i)
 {
+    if (!r) /* inline, so no message: the end, as a NULL schedule's next() */
+        return (remat_action){.kind = REMAT_ACT_DONE, .step = 0, .slot = -1};
     remat_action a = r->pat[i];
     a.step += k * r->dstep;
     if (a.kind == REMAT_ACT_TAKESHOT || a.kind == REMAT_ACT_RESTORE || a.kind == REMAT_ACT_FREE)
@@ -192,7 +194,7 @@ typedef struct remat_schedule remat_schedule;
 /* Parse "store-all", "per-step", "periodic:K", "two-level", "two-level:K",
  * "binomial:S", "online:S". Errors name the offending text. */
 remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec);
-/* Inverse of parse, e.g. "binomial:10". */
+/* Inverse of parse, e.g. "binomial:10"; a NULL spec writes "(null)". */
 void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len);
 
 /* length >= 0. For ONLINE the generator does not read `length` up front (it
@@ -225,6 +227,8 @@ void remat_schedule_next(remat_schedule *s, remat_action *a);
  * next_run() call made while the current carry (after executing every
  * earlier run) is n-1 (or at once, when it is known). */
 void remat_schedule_next_run(remat_schedule *s, remat_action_run *r);
+/* A NULL schedule (remat_last_error() set): set_length does nothing, next
+ * gives DONE (step 0, slot -1), next_run a run of one DONE, max_slots -1. */
 /* Slots this schedule may use (snapshot store size to allocate). */
 int64_t remat_schedule_max_slots(const remat_schedule *s);
 void remat_schedule_free(remat_schedule *s);

@@ -7,6 +7,15 @@
  *   - broken internal invariants abort with file and line (REMAT_ASSERT, not
  *     part of the public API).
  *
+ * NULL: every public function answers a NULL pointer argument without
+ * crashing: with REMAT_ERR_NULL where it returns a status, else with the
+ * value its header gives (NULL, 0, -1, NaN, REMAT_NONE; a void function does
+ * nothing), and remat_last_error() naming the function and the argument,
+ * e.g. "remat_pfr_steps: r is NULL". _free(NULL) is a silent no-op, and so
+ * is a NULL that means something (a NULL remat_dist is a group of one rank,
+ * a NULL policy nothing_saveable). tests/test_hostile_null.c holds one row
+ * per function.
+ *
  *   remat_status st = remat_run(prog, 2, in, 1, out, &stats);
  *   if (st != REMAT_OK)
  *       fprintf(stderr, "remat: %s\n", remat_last_error());

@@ -29,9 +29,10 @@ struct remat_dist_device {
 /* what this rank can do alone: be is a CUDA backend, NCCL loads, a stream */
 static remat_status prepare(remat_dist_device *g)
 {
-    if (!g->be || strcmp(remat_backend_name(g->be), "cuda") != 0)
-        return remat_error(REMAT_ERR_ARG, "device sum: backend %s is not CUDA",
-                           g->be ? remat_backend_name(g->be) : "NULL");
+    if (!g->be)
+        return remat_error(REMAT_ERR_NULL, "remat_dist_device_new: be is NULL");
+    if (strcmp(remat_backend_name(g->be), "cuda") != 0)
+        return remat_error(REMAT_ERR_ARG, "device sum: backend %s is not CUDA", remat_backend_name(g->be));
     char why[512];
     if (!remat_nccl_open(why, sizeof why))
         return remat_error(REMAT_ERR_UNSUPPORTED, "device sum: %s", why);

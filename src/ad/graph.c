@@ -69,7 +69,14 @@ void remat_fn_free(remat_fn *f)
 
 const remat_node *remat_fn_node(const remat_fn *f, remat_val v) { return &f->nodes[v]; }
 
-const char *remat_fn_name(const remat_fn *f) { return f ? f->name : "(null)"; }
+const char *remat_fn_name(const remat_fn *f)
+{
+    REMAT_NULL_RETURN(f, "(null)");
+    return f->name;
+}
+
+/* status and error are how a caller reads an error: for NULL they answer
+ * without touching remat_last_error(), which may hold why f is NULL */
 remat_status remat_fn_status(const remat_fn *f) { return f ? f->status : REMAT_ERR_NULL; }
 const char *remat_fn_error(const remat_fn *f) { return f && f->error ? f->error : ""; }
 
@@ -222,22 +229,39 @@ remat_val remat_fn_output_at(remat_fn *f, remat_val v, remat_loc loc)
     return v;
 }
 
-int remat_fn_num_args(const remat_fn *f) { return f ? f->n_args : 0; }
-int remat_fn_num_outputs(const remat_fn *f) { return f ? f->n_outs : 0; }
-int remat_fn_num_nodes(const remat_fn *f) { return f ? f->n_nodes : 0; }
+int remat_fn_num_args(const remat_fn *f)
+{
+    REMAT_NULL_RETURN(f, 0);
+    return f->n_args;
+}
+
+int remat_fn_num_outputs(const remat_fn *f)
+{
+    REMAT_NULL_RETURN(f, 0);
+    return f->n_outs;
+}
+
+int remat_fn_num_nodes(const remat_fn *f)
+{
+    REMAT_NULL_RETURN(f, 0);
+    return f->n_nodes;
+}
 
 remat_val remat_fn_arg(const remat_fn *f, int i)
 {
-    return f && i >= 0 && i < f->n_args ? f->args[i] : REMAT_NONE;
+    REMAT_NULL_RETURN(f, REMAT_NONE);
+    return i >= 0 && i < f->n_args ? f->args[i] : REMAT_NONE;
 }
 
 remat_val remat_fn_out(const remat_fn *f, int i)
 {
-    return f && i >= 0 && i < f->n_outs ? f->outs[i] : REMAT_NONE;
+    REMAT_NULL_RETURN(f, REMAT_NONE);
+    return i >= 0 && i < f->n_outs ? f->outs[i] : REMAT_NONE;
 }
 
 const char *remat_fn_arg_name(const remat_fn *f, int i)
 {
+    REMAT_NULL_RETURN(f, NULL);
     remat_val v = remat_fn_arg(f, i);
     return v == REMAT_NONE ? NULL : f->nodes[v].name;
 }
@@ -417,8 +441,8 @@ remat_val remat_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, co
 void remat_fn_print(const remat_fn *f, FILE *out)
 {
     char buf[128];
-    if (!f || !out)
-        return;
+    REMAT_NULL_RETURN(f, );
+    REMAT_NULL_RETURN(out, );
     fprintf(out, "{ lambda ; ");
     for (int i = 0; i < f->n_args; i++)
         fprintf(out, "%%%d:%s%s", f->args[i], remat_fn_fmt_val(f, f->args[i], buf, sizeof buf),

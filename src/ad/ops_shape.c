@@ -279,8 +279,10 @@ remat_val remat_concatenate_at(remat_fn *f, int n, const remat_val *vals, int ax
 {
     if (!f)
         return remat_fn_null(loc, __func__);
-    if (n < 1 || !vals)
+    if (n < 1)
         return remat_fn_fail(f, REMAT_ERR_ARG, loc, "concatenate: needs at least one operand");
+    if (!vals)
+        return remat_fn_fail(f, REMAT_ERR_NULL, loc, "concatenate: vals is NULL");
     if (!remat_fn_vals_ok(f, n, vals))
         return REMAT_NONE;
     const remat_node *n0 = remat_fn_node(f, vals[0]);

@@ -38,8 +38,7 @@ const remat_policy *const remat_dots_with_no_batch_dims_saveable = &builtin[3];
 
 remat_policy *remat_policy_new(const char *label, remat_policy_fn fn, void *ctx, void (*free_ctx)(void *))
 {
-    if (!fn)
-        return NULL;
+    REMAT_NULL_RETURN(fn, NULL);
     remat_policy *p = remat_calloc(1, sizeof *p);
     char *l = remat_strdup(label ? label : "custom");
     if (!p || !l) {
@@ -74,6 +73,7 @@ const char *remat_policy_label(const remat_policy *p) { return p ? p->label : "n
 
 bool remat_policy_allows(const remat_policy *p, const remat_op_info *op)
 {
+    REMAT_NULL_RETURN(op, false);
     if (!p)
         p = remat_nothing_saveable;
     return p->fn(op, p->ctx);
@@ -106,10 +106,17 @@ static bool names_pred(const remat_op_info *op, void *vctx)
     return c->save_listed ? listed : !listed;
 }
 
-static remat_policy *names_policy(int n, const char *const *names, bool save_listed)
+/* fn: the public function, for the messages */
+static remat_policy *names_policy(const char *fn, int n, const char *const *names, bool save_listed)
 {
-    if (n < 0 || (n > 0 && !names))
+    if (n > 0 && !names) {
+        remat_error(REMAT_ERR_NULL, "%s: names is NULL", fn);
         return NULL;
+    }
+    if (n < 0) {
+        remat_error(REMAT_ERR_ARG, "%s: %d names", fn, n);
+        return NULL;
+    }
     names_ctx *c = remat_calloc(1, sizeof *c);
     if (!c) {
         remat_error(REMAT_ERR_NOMEM, "name policy: out of memory");
@@ -148,12 +155,12 @@ static remat_policy *names_policy(int n, const char *const *names, bool save_lis
 
 remat_policy *remat_policy_save_only_these_names(int n, const char *const *names)
 {
-    return names_policy(n, names, true);
+    return names_policy(__func__, n, names, true);
 }
 
 remat_policy *remat_policy_save_any_names_but_these(int n, const char *const *names)
 {
-    return names_policy(n, names, false);
+    return names_policy(__func__, n, names, false);
 }
 
 /* ---- combinator ---- */
@@ -177,8 +184,8 @@ static void both_free(void *vctx)
 
 remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b)
 {
-    if (!a || !b)
-        return NULL;
+    REMAT_NULL_RETURN(a, NULL);
+    REMAT_NULL_RETURN(b, NULL);
     both_ctx *c = remat_malloc(sizeof *c);
     if (!c) {
         remat_error(REMAT_ERR_NOMEM, "save_from_both: out of memory");

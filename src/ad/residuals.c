@@ -81,14 +81,23 @@ remat_status remat_saved_residuals(const remat_fn *f, int n_argnums, const int *
     return st;
 }
 
-int remat_residual_list_count(const remat_residual_list *r) { return r ? r->n : 0; }
+int remat_residual_list_count(const remat_residual_list *r)
+{
+    REMAT_NULL_RETURN(r, 0);
+    return r->n;
+}
 
 const remat_residual *remat_residual_list_get(const remat_residual_list *r, int i)
 {
-    return r && i >= 0 && i < r->n ? &r->items[i] : NULL;
+    REMAT_NULL_RETURN(r, NULL);
+    return i >= 0 && i < r->n ? &r->items[i] : NULL;
 }
 
-size_t remat_residual_list_bytes(const remat_residual_list *r) { return r ? r->bytes : 0; }
+size_t remat_residual_list_bytes(const remat_residual_list *r)
+{
+    REMAT_NULL_RETURN(r, 0);
+    return r->bytes;
+}
 
 static const char *short_path(const char *p)
 {
@@ -101,6 +110,10 @@ static const char *short_path(const char *p)
 
 char *remat_residual_format(const remat_residual *e, char *buf, size_t len)
 {
+    REMAT_NULL_RETURN(buf, NULL);
+    if (!e && len)
+        snprintf(buf, len, "?");
+    REMAT_NULL_RETURN(e, buf);
     char sh[128];
     remat_shape_format(e->dtype, &e->shape, sh, sizeof sh);
     switch (e->kind) {
@@ -126,8 +139,8 @@ char *remat_residual_format(const remat_residual *e, char *buf, size_t len)
 void remat_residual_list_print(const remat_residual_list *r, FILE *out)
 {
     char line[512];
-    if (!r || !out)
-        return;
+    REMAT_NULL_RETURN(r, );
+    REMAT_NULL_RETURN(out, );
     for (int i = 0; i < r->n; i++)
         fprintf(out, "%s\n", remat_residual_format(&r->items[i], line, sizeof line));
 }

@@ -95,7 +95,8 @@ void remat_schedule_free(remat_schedule *s)
 
 void remat_schedule_set_length(remat_schedule *s, int64_t length)
 {
-    REMAT_ASSERT(s && length >= 0);
+    REMAT_NULL_RETURN(s, );
+    REMAT_ASSERT(length >= 0);
     if (s->type->set_length) {
         s->type->set_length(s, length);
         return;
@@ -178,8 +179,15 @@ __attribute__((noinline)) static void next_slow(remat_schedule *s, remat_action 
 
 /* The hot path: inside a run, one copy and one compare per action. No NULL
  * checks (s and a are dereferenced at once anyway). */
+/* What a NULL schedule answers: the end (DONE, step 0, no slot). */
+static const remat_action null_done = {.kind = REMAT_ACT_DONE, .step = 0, .slot = -1};
+
 void remat_schedule_next(remat_schedule *s, remat_action *a)
 {
+    REMAT_NULL_RETURN(a, );
+    if (!s)
+        *a = null_done;
+    REMAT_NULL_RETURN(s, );
     remat_sched_cursor *c = &s->cur;
     if (c->left == 0) {
         next_slow(s, a);
@@ -192,7 +200,10 @@ void remat_schedule_next(remat_schedule *s, remat_action *a)
 
 void remat_schedule_next_run(remat_schedule *s, remat_action_run *r)
 {
-    REMAT_ASSERT(s && r);
+    REMAT_NULL_RETURN(r, );
+    if (!s)
+        *r = (remat_action_run){.n = 1, .pat = {null_done}, .count = 1};
+    REMAT_NULL_RETURN(s, );
     remat_sched_cursor *c = &s->cur;
     if (c->left == 0) {
         if (queue_ready(s)) { /* pat[n..] are unused: left as they are */
@@ -224,7 +235,7 @@ void remat_schedule_next_run(remat_schedule *s, remat_action_run *r)
 
 int64_t remat_schedule_max_slots(const remat_schedule *s)
 {
-    REMAT_ASSERT(s);
+    REMAT_NULL_RETURN(s, -1);
     return s->max_slots;
 }
 

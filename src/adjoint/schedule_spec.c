@@ -83,12 +83,12 @@ remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec)
 
 void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len)
 {
-    if (!buf || len <= 0)
+    REMAT_NULL_RETURN(buf, );
+    if (len <= 0)
         return;
-    if (!spec) {
+    if (!spec)
         snprintf(buf, (size_t)len, "(null)");
-        return;
-    }
+    REMAT_NULL_RETURN(spec, );
     long long p = (long long)spec->period, s = (long long)spec->snapshots;
     switch (spec->kind) {
     case REMAT_SCHED_STORE_ALL: snprintf(buf, (size_t)len, "store-all"); return;

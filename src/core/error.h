@@ -12,4 +12,16 @@
 remat_status remat_error(remat_status st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A NULL argument of a public function: records "remat_x: arg is NULL"
+ * (REMAT_ERR_NULL, naming the function and the argument as spelled in it)
+ * and returns value, the answer the header documents for NULL. In a void
+ * function leave value empty: REMAT_NULL_RETURN(s, ). */
+#define REMAT_NULL_RETURN(arg, value)                                                                         \
+    do {                                                                                                      \
+        if (!(arg)) {                                                                                         \
+            remat_error(REMAT_ERR_NULL, "%s: %s is NULL", __func__, #arg);                                    \
+            return value;                                                                                     \
+        }                                                                                                     \
+    } while (0)
+
 #endif

@@ -262,8 +262,8 @@ void remat_program_add_runs(remat_program *p, int64_t n)
 
 void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
 {
-    if (!p || !plan)
-        return;
+    REMAT_NULL_RETURN(p, );
+    REMAT_NULL_RETURN(plan, );
     *plan = (remat_memory_plan){
         .arena_bytes = p->arena_bytes,
         .residual_bytes = p->residual_bytes,
@@ -277,8 +277,17 @@ void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
         plan->arena_bytes += p->counters->subs[i]->arena_bytes;
 }
 
-int remat_program_num_inputs(const remat_program *p) { return p ? p->n_in : 0; }
-int remat_program_num_outputs(const remat_program *p) { return p ? p->n_out : 0; }
+int remat_program_num_inputs(const remat_program *p)
+{
+    REMAT_NULL_RETURN(p, 0);
+    return p->n_in;
+}
+
+int remat_program_num_outputs(const remat_program *p)
+{
+    REMAT_NULL_RETURN(p, 0);
+    return p->n_out;
+}
 
 static remat_tensor bad_desc(const remat_program *p, const char *what, int i)
 {

@@ -30,9 +30,9 @@ static const struct {
 
 remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **out)
 {
-    if (!out)
-        return remat_error(REMAT_ERR_NULL, "problem: output pointer is NULL");
+    REMAT_NULL_RETURN(out, REMAT_ERR_NULL);
     *out = NULL;
+    REMAT_NULL_RETURN(name, REMAT_ERR_NULL);
     int kind = -1;
     for (int i = 0; i < 2 && name; i++)
         if (!strcmp(name, known[i].name))
@@ -190,19 +190,50 @@ void remat_problem_free(remat_problem *p)
     free(p);
 }
 
-const char *remat_problem_name(const remat_problem *p) { return p->name ? p->name : known[p->kind].name; }
+const char *remat_problem_name(const remat_problem *p)
+{
+    REMAT_NULL_RETURN(p, NULL);
+    return p->name ? p->name : known[p->kind].name;
+}
+
 const char *remat_problem_description(const remat_problem *p)
 {
+    REMAT_NULL_RETURN(p, NULL);
     return p->description ? p->description : known[p->kind].description;
 }
-int64_t remat_problem_steps(const remat_problem *p) { return p->steps; }
-int remat_problem_num_inputs(const remat_problem *p) { return p->n_in; }
-const remat_tensor *remat_problem_inputs(const remat_problem *p) { return p->in; }
-int remat_problem_num_grads(const remat_problem *p) { return p->kind == PFR_EULER ? 2 : 1; }
+
+int64_t remat_problem_steps(const remat_problem *p)
+{
+    REMAT_NULL_RETURN(p, -1);
+    return p->steps;
+}
+
+int remat_problem_num_inputs(const remat_problem *p)
+{
+    REMAT_NULL_RETURN(p, 0);
+    return p->n_in;
+}
+
+const remat_tensor *remat_problem_inputs(const remat_problem *p)
+{
+    REMAT_NULL_RETURN(p, NULL);
+    return p->in;
+}
+
+int remat_problem_num_grads(const remat_problem *p)
+{
+    REMAT_NULL_RETURN(p, 0);
+    return p->kind == PFR_EULER ? 2 : 1;
+}
 
 const char *remat_problem_grad_name(const remat_problem *p, int i)
 {
     static const char *pfr[] = {"k1", "k2"};
+    REMAT_NULL_RETURN(p, NULL);
+    if (i < 0 || i >= remat_problem_num_grads(p)) {
+        remat_error(REMAT_ERR_ARG, "%s: no gradient %d (the problem has %d)", __func__, i, remat_problem_num_grads(p));
+        return NULL;
+    }
     return p->kind == PFR_EULER ? pfr[i] : p->kind == PFR_MECHANISM ? "params" : "x";
 }
 

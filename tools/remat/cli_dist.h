@@ -29,6 +29,15 @@ remat_dist *cli_dist_group(remat_dist *d);
  * lowest failing rank's (remat_dist_agree_msg: "rank R: ..." when there
  * are several ranks and not all of them failed alike). */
 int cli_dist_agree(remat_dist *d, int ok, char *msg, size_t cap);
+/* Collective: 1 when each of the n files paths[i] holds the same bytes on
+ * every rank (a 64-bit FNV-1a of its content, gathered); else 0 on every
+ * rank, msg naming the first file that differs and the ranks whose copy is
+ * not rank 0's: "LABEL PATH: differs between ranks: rank 1 read other
+ * content than rank 0". labels[i] says where the file was named
+ * ("--mechanism"). A group of one: 1 at once. Call after the files were
+ * read (an unreadable one is the reader's error, said first). */
+int cli_dist_same_files(remat_dist *d, int n, const char *const *labels, const char *const *paths, char *msg,
+                        size_t cap);
 /* Prints "remat: LEAD MSG" on stderr, a rank that MSG names ("rank R: ...",
  * an agreement's) first: "remat: rank R: LEAD ...". */
 void cli_dist_say(const char *lead, const char *msg);

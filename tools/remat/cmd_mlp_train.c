@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_dist.h"
 #include "mlp_train.h"
 #include "remat/dist.h"
 
@@ -134,6 +135,14 @@ static int load(remat_dist *dist, mlp_train_args *a, remat_labeled **all, remat_
     if ((st = remat_dist_agree(dist, st)) != REMAT_OK) { /* an unreadable file on some rank */
         if (root)
             fprintf(stderr, "remat: --data: %s\n", remat_last_error());
+        return 2;
+    }
+    /* each rank read its own copy: one that differs would train other rows */
+    char msg[1024] = "";
+    if (!cli_dist_same_files(dist, 1, (const char *const[]){"--data"}, (const char *const[]){a->data}, msg,
+                             sizeof msg)) {
+        if (root)
+            fprintf(stderr, "remat: %s\n", msg);
         return 2;
     }
     a->cfg.classes = remat_labeled_classes(*all);

@@ -207,6 +207,12 @@ int cmd_pfr_ensemble(int argc, char **argv)
             status = ens_fail(&r, 2);
         goto done;
     }
+    /* every rank parsed its own copy of --mechanism: one that differs would
+     * integrate another model there (rank 0 alone reads --params-file) */
+    if (!r.su.builtin && !ens_dist_same_file(r.d, "--mechanism", r.su.name, r.err, sizeof r.err)) {
+        status = ens_fail(&r, 2);
+        goto done;
+    }
     status = 2;
     int ok = 1;
     if (r.rank == 0) {

@@ -72,6 +72,35 @@ static int read_data(const pfr_data_files *files, const remat_mechanism *m, rema
     return 1;
 }
 
+/* Collective: every rank read the same mechanism, lists and data files (a
+ * copy that differs on one node would fit other numbers there, silently).
+ * 0 with msg naming the file and the ranks. */
+static int same_inputs(remat_dist *dist, const pfr_fit_cli *c, const pfr_data_files *files, char *msg, size_t cap)
+{
+    int n = 1 + c->n_data_args + files->n, k = 0;
+    const char **labels = calloc((size_t)n, sizeof *labels), **paths = calloc((size_t)n, sizeof *paths);
+    char(*where)[600] = calloc((size_t)files->n + 1, sizeof *where);
+    int ok = labels && paths && where;
+    if (ok) {
+        labels[k] = "--mechanism", paths[k++] = c->mechanism;
+        for (int i = 0; i < c->n_data_args; i++)
+            if (c->data_is_list[i])
+                labels[k] = "--data-list", paths[k++] = c->data_args[i];
+        for (int e = 0; e < files->n; e++) {
+            pfr_data_where(files, e, where[e], sizeof where[e]);
+            labels[k] = where[e], paths[k++] = files->path[e];
+        }
+    } else {
+        snprintf(msg, cap, "pfr fit: out of memory comparing the input files between ranks");
+    }
+    /* every rank learns the same answer, so all or none compare */
+    ok = cli_dist_agree(dist, ok, msg, cap) && cli_dist_same_files(dist, k, labels, paths, msg, cap);
+    free(labels);
+    free(paths);
+    free(where);
+    return ok;
+}
+
 static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c);
 
 /* Under mpirun every rank runs this; rank 0 prints (cli_dist.h). The
@@ -168,7 +197,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     }
     if (ok)
         ok = read_data(&files, m, data, msg, sizeof msg);
-    if (!cli_dist_agree(dist, ok, msg, sizeof msg)) {
+    if (!cli_dist_agree(dist, ok, msg, sizeof msg) || !same_inputs(dist, &c, &files, msg, sizeof msg)) {
         fprintf(stderr, "remat: %s\n", msg);
         goto done;
     }

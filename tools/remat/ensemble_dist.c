@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_dist.h"
 #include "ensemble_dist.h"
 #include "remat/dist.h"
 
@@ -36,6 +37,11 @@ void ens_dist_finalize(ens_dist *d)
 }
 
 int ens_dist_rank(const ens_dist *d) { return remat_dist_rank(d->d); }
+
+int ens_dist_same_file(ens_dist *d, const char *label, const char *path, char *err, size_t errlen)
+{
+    return cli_dist_same_files(d->d, 1, &label, &path, err, errlen);
+}
 int ens_dist_size(const ens_dist *d) { return remat_dist_size(d->d); }
 
 int ens_dist_split(ens_dist *d, int64_t n, int *owner) { return remat_dist_split(d->d, n, NULL, owner) == REMAT_OK; }

@@ -24,6 +24,9 @@ int ens_dist_split(ens_dist *d, int64_t n, int *owner);
  * when size > 1 and not every rank failed alike). */
 int ens_dist_agree(ens_dist *d, int ok, char *err, size_t errlen);
 int ens_dist_bcast(ens_dist *d, void *buf, size_t bytes);
+/* Collective: the file at path holds the same bytes on every rank, or 0 on
+ * every rank with err naming label, path and the ranks (cli_dist_same_files). */
+int ens_dist_same_file(ens_dist *d, const char *label, const char *path, char *err, size_t errlen);
 /* rank 0 receives all items' doubles in item order (others: all = NULL) */
 int ens_dist_gather0(ens_dist *d, int64_t n, const int *owner, const int64_t *len, const double *mine, double *all);
 

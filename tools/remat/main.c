@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "remat/remat.h"
@@ -61,8 +63,29 @@ static int take_backend(int *argc, char **argv)
     return 1;
 }
 
+/* Under an address-space limit (ulimit -v) each thread OpenBLAS starts when
+ * it loads, before main, takes a 128 MiB buffer, and one that cannot have it
+ * retries for ever: it burns a core, and exit() then waits on it with the
+ * output still unflushed. The thread count is read only at load, so with a
+ * finite RLIMIT_AS and no count of the user's the tool runs itself again
+ * with OPENBLAS_NUM_THREADS=1 (the remaining buffer, the caller's, is
+ * checked when a program is compiled: src/backend/cpu/blas_reserve.c). */
+static void one_blas_thread_under_limit(char **argv)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    if (getenv("OPENBLAS_NUM_THREADS") || getenv("GOTO_NUM_THREADS") || getenv("OMP_NUM_THREADS"))
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+    unsetenv("OPENBLAS_NUM_THREADS"); /* not run again: go on as we are */
+}
+
 int main(int argc, char **argv)
 {
+    one_blas_thread_under_limit(argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

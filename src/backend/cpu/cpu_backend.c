@@ -376,14 +376,21 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
             P->reduce[k] = (op->p.axes_mask >> k) & 1u;
         ins->fn = op->op == REMAT_OP_SUM ? k_reduce : k_reduce_max;
         return REMAT_OK;
-    case REMAT_OPCAT_DOT:
+    case REMAT_OPCAT_DOT: {
+        remat_status st = remat_cpu_blas_reserve();
+        if (st != REMAT_OK)
+            return st;
         if (!(P = struct_block(op, ins, alloc, ctx)))
             return lower_nomem(op->op);
         P->dot = *op->p.dot;
         P->rhs_shape = op->in_shapes[1];
         ins->fn = k_dot;
         return REMAT_OK;
+    }
     case REMAT_OPCAT_LINALG: {
+        remat_status st = remat_cpu_blas_reserve();
+        if (st != REMAT_OK)
+            return st;
         solve_params *S = alloc(ctx, sizeof *S);
         if (!S)
             return lower_nomem(op->op);
@@ -470,4 +477,8 @@ static remat_backend cpu_backend = {
 
 remat_backend *remat_backend_cpu(void) { return &cpu_backend; }
 
-const char *remat_backend_name(const remat_backend *be) { return be ? be->iface.name : "(null)"; }
+const char *remat_backend_name(const remat_backend *be)
+{
+    REMAT_NULL_RETURN(be, "(null)");
+    return be->iface.name;
+}

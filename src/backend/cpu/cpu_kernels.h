@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "remat/op.h"
+#include "remat/status.h"
 #include "remat/tensor.h"
 
 /* ---- elementwise: out[i] = f(a[i]) / f(a[i], b[i]); all of length n ---- */
@@ -125,6 +126,12 @@ void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat
  * beats -0), -inf for an empty run. */
 void remat_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
                           const bool *reduce);
+
+/* Called before lowering an op that calls OpenBLAS (gemm, getrf): under a
+ * finite address-space limit, REMAT_ERR_NOMEM with a message when OpenBLAS's
+ * buffer does not fit (it would retry for ever), else it makes OpenBLAS take
+ * it now. Once per process; REMAT_OK without a limit (blas_reserve.c). */
+remat_status remat_cpu_blas_reserve(void);
 
 /* ---- dot_general through OpenBLAS (cblas_sgemm / cblas_dgemm) ----
  * Output layout: (batch..., lhs free..., rhs free...), as JAX.

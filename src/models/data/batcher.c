@@ -17,6 +17,7 @@
 
 uint64_t remat_splitmix64_next(uint64_t *state)
 {
+    REMAT_NULL_RETURN(state, 0);
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -25,6 +26,7 @@ uint64_t remat_splitmix64_next(uint64_t *state)
 
 uint64_t remat_splitmix64_below(uint64_t *state, uint64_t bound)
 {
+    REMAT_NULL_RETURN(state, 0);
     if (bound <= 1)
         return 0;
     /* 2^64 mod bound: the draws below it would make small results likelier */
@@ -38,6 +40,8 @@ uint64_t remat_splitmix64_below(uint64_t *state, uint64_t bound)
 
 void remat_splitmix64_shuffle(uint64_t *state, int64_t n, int64_t *perm)
 {
+    REMAT_NULL_RETURN(state, );
+    REMAT_NULL_RETURN(perm, );
     for (int64_t i = 0; i < n; i++)
         perm[i] = i;
     for (int64_t i = n - 1; i > 0; i--) {
@@ -158,11 +162,17 @@ void remat_batcher_free(remat_batcher *b)
     free(b);
 }
 
-int64_t remat_batcher_batches(const remat_batcher *b) { return b ? b->batches : 0; }
+int64_t remat_batcher_batches(const remat_batcher *b)
+{
+    REMAT_NULL_RETURN(b, 0);
+    return b->batches;
+}
+
 
 const int64_t *remat_batcher_order(remat_batcher *b, int64_t epoch)
 {
-    if (!b || epoch < 0)
+    REMAT_NULL_RETURN(b, NULL);
+    if (epoch < 0)
         return NULL;
     if (b->epoch != epoch) {
         if (b->opt.in_order) {

@@ -77,17 +77,53 @@ remat_labeled *remat_labeled_alloc_like(const remat_labeled *src, int64_t n)
     return t;
 }
 
-int64_t remat_labeled_rows(const remat_labeled *t) { return t ? t->n : 0; }
-int64_t remat_labeled_features(const remat_labeled *t) { return t ? t->d : 0; }
-int32_t remat_labeled_classes(const remat_labeled *t) { return t ? t->n_classes : 0; }
-const float *remat_labeled_x(const remat_labeled *t) { return t ? t->x : NULL; }
-const int32_t *remat_labeled_y(const remat_labeled *t) { return t ? t->y : NULL; }
-const int64_t *remat_labeled_origin(const remat_labeled *t) { return t ? t->origin : NULL; }
-const char *remat_labeled_label_name(const remat_labeled *t) { return t ? t->name[t->d] : NULL; }
+int64_t remat_labeled_rows(const remat_labeled *t)
+{
+    REMAT_NULL_RETURN(t, 0);
+    return t->n;
+}
+
+int64_t remat_labeled_features(const remat_labeled *t)
+{
+    REMAT_NULL_RETURN(t, 0);
+    return t->d;
+}
+
+int32_t remat_labeled_classes(const remat_labeled *t)
+{
+    REMAT_NULL_RETURN(t, 0);
+    return t->n_classes;
+}
+
+const float *remat_labeled_x(const remat_labeled *t)
+{
+    REMAT_NULL_RETURN(t, NULL);
+    return t->x;
+}
+
+const int32_t *remat_labeled_y(const remat_labeled *t)
+{
+    REMAT_NULL_RETURN(t, NULL);
+    return t->y;
+}
+
+const int64_t *remat_labeled_origin(const remat_labeled *t)
+{
+    REMAT_NULL_RETURN(t, NULL);
+    return t->origin;
+}
+
+const char *remat_labeled_label_name(const remat_labeled *t)
+{
+    REMAT_NULL_RETURN(t, NULL);
+    return t->name[t->d];
+}
+
 
 const char *remat_labeled_feature_name(const remat_labeled *t, int64_t i)
 {
-    return t && i >= 0 && i < t->d ? t->name[i] : NULL;
+    REMAT_NULL_RETURN(t, NULL);
+    return i >= 0 && i < t->d ? t->name[i] : NULL;
 }
 
 /* ---- scaling ---- */

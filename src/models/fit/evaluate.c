@@ -94,20 +94,27 @@ remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, do
 
 void remat_fit_schedule(const remat_fit *fit, remat_schedule_spec *spec)
 {
-    if (fit && spec)
-        *spec = fit->spec;
+    REMAT_NULL_RETURN(fit, );
+    REMAT_NULL_RETURN(spec, );
+    *spec = fit->spec;
 }
 
 const double *remat_fit_initial_state(const remat_fit *fit, int e)
 {
-    if (!fit || e < 0 || e >= fit->E) {
+    REMAT_NULL_RETURN(fit, NULL);
+    if (e < 0 || e >= fit->E) {
         remat_error(REMAT_ERR_ARG, "fit: no experiment %d", e);
         return NULL;
     }
     return fit->exp[e].y0;
 }
 
-int64_t remat_fit_residual_count(const remat_fit *fit) { return fit ? fit->n_res : 0; }
+int64_t remat_fit_residual_count(const remat_fit *fit)
+{
+    REMAT_NULL_RETURN(fit, 0);
+    return fit->n_res;
+}
+
 
 static remat_status check_params(const remat_fit *fit, const double *params)
 {

@@ -185,7 +185,8 @@ remat_status fit_eval_jacobian(struct remat_fit *fit, const double *p, double *J
 
 remat_fit_jacobian remat_fit_jacobian_mode(const remat_fit *fit)
 {
-    return fit ? fit->jac_mode : REMAT_FIT_JACOBIAN_AUTO;
+    REMAT_NULL_RETURN(fit, REMAT_FIT_JACOBIAN_AUTO);
+    return fit->jac_mode;
 }
 
 remat_status remat_fit_jacobian_at(remat_fit *fit, const double *params, double *J)

@@ -303,10 +303,12 @@ static void format_expr(writer *w, const remat_expr *e, int min_prec, int depth)
 
 int remat_expr_format(const remat_expr *e, char *buf, int len)
 {
+    if (len > 0)
+        REMAT_NULL_RETURN(buf, -1);
     writer w = {.buf = buf, .len = len > 0 ? len : 0};
     if (w.len)
         buf[0] = '\0';
-    if (e)
-        format_expr(&w, e, 0, 0);
+    REMAT_NULL_RETURN(e, -1);
+    format_expr(&w, e, 0, 0);
     return w.pos;
 }

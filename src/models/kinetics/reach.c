@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 #include "remat/kinetics.h"
 
@@ -61,8 +62,7 @@ int mech_reach(const remat_mechanism *m, unsigned char *used, int *reads_t)
 
 int remat_kinetics_uses_indep(const remat_mechanism *m)
 {
-    if (!m)
-        return 0;
+    REMAT_NULL_RETURN(m, 0);
     unsigned char *used = calloc((size_t)remat_mechanism_let_count(m) + 1, 1);
     int r = 1; /* out of memory: say yes, passing t to rates that ignore it is harmless */
     if (used && !mech_reach(m, used, &r))

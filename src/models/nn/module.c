@@ -76,7 +76,8 @@ void remat_nn_module_free(remat_nn_module *m)
 
 const char *remat_nn_module_class(const remat_nn_module *m)
 {
-    return m ? m->cls : NULL;
+    REMAT_NULL_RETURN(m, NULL);
+    return m->cls;
 }
 
 static void adopt(remat_nn_module *m, int i, remat_nn_module *child)

@@ -185,17 +185,20 @@ remat_status remat_nn_params_copy(const remat_nn_params *src, remat_nn_params **
 
 int remat_nn_params_count(const remat_nn_params *p)
 {
-    return p ? p->n : 0;
+    REMAT_NULL_RETURN(p, 0);
+    return p->n;
 }
 
 const char *remat_nn_params_name(const remat_nn_params *p, int i)
 {
-    return p && i >= 0 && i < p->n ? p->p[i].name : NULL;
+    REMAT_NULL_RETURN(p, NULL);
+    return i >= 0 && i < p->n ? p->p[i].name : NULL;
 }
 
 remat_tensor remat_nn_params_tensor(const remat_nn_params *p, int i)
 {
-    if (!p || i < 0 || i >= p->n) {
+    REMAT_NULL_RETURN(p, ((remat_tensor){.dtype = REMAT_DTYPE_COUNT, .shape = {.rank = -1}}));
+    if (i < 0 || i >= p->n) {
         remat_error(REMAT_ERR_ARG, "nn params: index %d out of range", i);
         return (remat_tensor){.dtype = REMAT_DTYPE_COUNT, .shape = {.rank = -1}};
     }
@@ -204,7 +207,9 @@ remat_tensor remat_nn_params_tensor(const remat_nn_params *p, int i)
 
 int remat_nn_params_find(const remat_nn_params *p, const char *name)
 {
-    for (int i = 0; p && name && i < p->n; i++)
+    REMAT_NULL_RETURN(p, -1);
+    REMAT_NULL_RETURN(name, -1);
+    for (int i = 0; i < p->n; i++)
         if (strcmp(p->p[i].name, name) == 0)
             return i;
     return -1;
@@ -212,23 +217,26 @@ int remat_nn_params_find(const remat_nn_params *p, const char *name)
 
 int64_t remat_nn_params_numel(const remat_nn_params *p)
 {
+    REMAT_NULL_RETURN(p, 0);
     int64_t n = 0;
-    for (int i = 0; p && i < p->n; i++)
+    for (int i = 0; i < p->n; i++)
         n += remat_shape_numel(&p->p[i].shape);
     return n;
 }
 
 size_t remat_nn_params_bytes(const remat_nn_params *p)
 {
+    REMAT_NULL_RETURN(p, 0);
     size_t n = 0;
-    for (int i = 0; p && i < p->n; i++)
+    for (int i = 0; i < p->n; i++)
         n += param_bytes(&p->p[i]);
     return n;
 }
 
 remat_shape remat_nn_params_out_shape(const remat_nn_params *p)
 {
-    return p ? p->out_shape : (remat_shape){.rank = -1};
+    REMAT_NULL_RETURN(p, ((remat_shape){.rank = -1}));
+    return p->out_shape;
 }
 
 remat_status remat_nn_params_args(remat_fn *f, const remat_nn_params *p, remat_val *vals)

@@ -52,6 +52,8 @@ void remat_threefry2x32(remat_prng_key key, const uint32_t in[2], uint32_t out[2
     /* Random123's rotation constants and key schedule, 5 x 4 rounds, as
      * jax/_src/prng.py _threefry2x32_lowering. */
     static const int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+    REMAT_NULL_RETURN(in, );
+    REMAT_NULL_RETURN(out, );
     const uint32_t ks[3] = {key.k[0], key.k[1], key.k[0] ^ key.k[1] ^ 0x1BD11BDAu};
     uint32_t x0 = in[0] + ks[0], x1 = in[1] + ks[1];
     for (int g = 0; g < 5; g++) {

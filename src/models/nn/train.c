@@ -364,11 +364,13 @@ remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, const void
 
 void remat_nn_trainer_plan(const remat_nn_trainer *t, remat_memory_plan *plan)
 {
-    if (t && plan)
-        *plan = t->plan;
+    REMAT_NULL_RETURN(t, );
+    REMAT_NULL_RETURN(plan, );
+    *plan = t->plan;
 }
 
 const remat_stats *remat_nn_trainer_last_stats(const remat_nn_trainer *t)
 {
-    return t ? &t->stats : NULL;
+    REMAT_NULL_RETURN(t, NULL);
+    return &t->stats;
 }

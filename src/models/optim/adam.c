@@ -176,12 +176,16 @@ remat_status remat_adam_set_lr(remat_adam *a, double lr)
     return REMAT_OK;
 }
 
-int64_t remat_adam_count(const remat_adam *a) { return a ? a->count : 0; }
+int64_t remat_adam_count(const remat_adam *a)
+{
+    REMAT_NULL_RETURN(a, 0);
+    return a->count;
+}
+
 
 void remat_adam_reset(remat_adam *a)
 {
-    if (!a)
-        return;
+    REMAT_NULL_RETURN(a, );
     a->count = 0;
     if (a->n) {
         memset(a->mu, 0, sizeof *a->mu * (size_t)a->n);
@@ -189,5 +193,15 @@ void remat_adam_reset(remat_adam *a)
     }
 }
 
-const double *remat_adam_mu(const remat_adam *a) { return a ? a->mu : NULL; }
-const double *remat_adam_nu(const remat_adam *a) { return a ? a->nu : NULL; }
+const double *remat_adam_mu(const remat_adam *a)
+{
+    REMAT_NULL_RETURN(a, NULL);
+    return a->mu;
+}
+
+const double *remat_adam_nu(const remat_adam *a)
+{
+    REMAT_NULL_RETURN(a, NULL);
+    return a->nu;
+}
+

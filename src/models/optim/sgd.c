@@ -100,14 +100,23 @@ remat_status remat_sgd_update_f32(remat_sgd *s, float *params, const float *grad
     return REMAT_OK;
 }
 
-int64_t remat_sgd_count(const remat_sgd *s) { return s ? s->count : 0; }
+int64_t remat_sgd_count(const remat_sgd *s)
+{
+    REMAT_NULL_RETURN(s, 0);
+    return s->count;
+}
+
 
 void remat_sgd_reset(remat_sgd *s)
 {
-    if (!s)
-        return;
+    REMAT_NULL_RETURN(s, );
     s->count = 0;
     memset(s->trace, 0, sizeof *s->trace * (size_t)(s->n ? s->n : 1));
 }
 
-const double *remat_sgd_trace(const remat_sgd *s) { return s ? s->trace : NULL; }
+const double *remat_sgd_trace(const remat_sgd *s)
+{
+    REMAT_NULL_RETURN(s, NULL);
+    return s->trace;
+}
+

@@ -244,7 +244,11 @@ void remat_pfr_ensemble_free(remat_pfr_ensemble *e)
     free(e);
 }
 
-int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e) { return e->B; }
+int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e)
+{
+    REMAT_NULL_RETURN(e, 0);
+    return e->B;
+}
 
 /* one run: (inlet, params, E_1..E_Q) -> (outlet, dC/dp E_1, ...) */
 static remat_status run_fwd(remat_pfr_ensemble *e)

@@ -120,9 +120,23 @@ void remat_pfr_free(remat_pfr *r)
     free(r);
 }
 
-const remat_mechanism *remat_pfr_mechanism(const remat_pfr *r) { return r->m; }
-int64_t remat_pfr_steps(const remat_pfr *r) { return r->steps; }
-double remat_pfr_step_size(const remat_pfr *r) { return r->h; }
+const remat_mechanism *remat_pfr_mechanism(const remat_pfr *r)
+{
+    REMAT_NULL_RETURN(r, NULL);
+    return r->m;
+}
+
+int64_t remat_pfr_steps(const remat_pfr *r)
+{
+    REMAT_NULL_RETURN(r, -1);
+    return r->steps;
+}
+
+double remat_pfr_step_size(const remat_pfr *r)
+{
+    REMAT_NULL_RETURN(r, NAN);
+    return r->h;
+}
 
 remat_status pfr_run(remat_program *prog, const remat_pfr *r, const double *params, int n_out,
                      double *const *out)
@@ -217,6 +231,7 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
 
 const char *remat_pfr_species_role(const remat_mechanism *m, int species)
 {
+    REMAT_NULL_RETURN(m, NULL);
     int formed = 0, consumed = 0;
     for (int k = 0; k < remat_mechanism_reaction_count(m); k++) {
         double nu = remat_mechanism_reaction_stoich(m, k, species);
