@@ -277,6 +277,7 @@ int cmd_pfr_simulate(int argc, char **argv)
             cli_output_discard(plot_path); /* all or nothing */
         goto done;
     }
+    pfr_cli_warn_negative(r, su.params, "", outlet, rows, z, y);
     if (json)
         print_json(&su, r, ode_stats, outlet, have_grad, obj, grad, csv);
     else

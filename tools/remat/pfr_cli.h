@@ -129,6 +129,14 @@ typedef struct {
 int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_setup *out);
 void pfr_setup_free(pfr_setup *s);
 
+/* Warns on stderr (remat_pfr_negative's rule) when a concentration came out
+ * negative: the species, its value and the first z where it is, from the
+ * profile y (rows states at z, as remat_pfr_profile writes them) when given,
+ * else from the outlet (then a profile is run to find z). what names the run
+ * ("" or "set 3: "). Returns 1 when it warned. */
+int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, const double *outlet, int64_t rows,
+                          const double *z, const double *y);
+
 /* Reads "NAME=VALUE,..." (--init, --params) into values[] by name, naming
  * opt in its messages. params: the names are the mechanism's parameters and
  * each value must lie within its declared bounds; else they are species and

@@ -46,4 +46,9 @@ remat_status pfr_adaptive_failure(remat_pfr *r, const double *params);
 /* the outlet concentrations c (S) finite, or why not */
 remat_status pfr_check_finite(remat_pfr *r, const double *params, const double *c);
 
+/* stability.c: a fixed explicit step beyond the method's stability bound for
+ * the fastest decaying mode at the inlet (REMAT_ERR_NUMERIC naming the step
+ * and the steps it needs), else REMAT_OK */
+remat_status pfr_check_step(const remat_pfr *r, const double *params);
+
 #endif
