@@ -281,6 +281,28 @@ static void test_pfr_negative_concentrations_are_found(void **state)
     remat_mechanism_free(m);
 }
 
+/* A rate with a pole inside the reactor: named with the z where it fails,
+ * by fixed steps that land on it and by adaptive ones that creep up to it
+ * (not "take more steps" or "raise max_steps") */
+static void test_pfr_pole_inside_the_reactor_is_named(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse("indep z\nparam k = 1\nA -> B : k / (z - 5)\n");
+    remat_pfr_options fixed = {.method = REMAT_ODE_EULER, .length = 10, .steps = 1000, .inlet = (double[]){1, 0}};
+    remat_pfr_options adaptive = {.method = REMAT_ODE_TSIT5, .length = 10, .adaptive = true, .rtol = 1e-6,
+                                  .atol = 1e-9, .inlet = (double[]){1, 0}};
+    const remat_pfr_options *opts[] = {&fixed, &adaptive};
+    for (int i = 0; i < 2; i++) {
+        remat_pfr *r;
+        assert_ok(remat_pfr_new(m, opts[i], &r));
+        double k = 1, y[2];
+        assert_int_equal(remat_pfr_outlet(r, &k, y), REMAT_ERR_NUMERIC);
+        assert_contains(remat_last_error(), "test.mech:3:12: the rate expression 'k / (z - 5)' is inf at z = 5: division by zero");
+        remat_pfr_free(r);
+    }
+    remat_mechanism_free(m);
+}
+
 static void test_pfr_species_role(void **state)
 {
     (void)state;
@@ -497,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_pfr_unstable_integration_is_reported),
         cmocka_unit_test(test_pfr_step_beyond_stability_bound_is_refused),
         cmocka_unit_test(test_pfr_negative_concentrations_are_found),
+        cmocka_unit_test(test_pfr_pole_inside_the_reactor_is_named),
         cmocka_unit_test(test_pfr_species_role),
         cmocka_unit_test(test_pfr_problem_from_mechanism),
         cmocka_unit_test(test_pfr_adaptive_matches_closed_form),
