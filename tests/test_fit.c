@@ -643,6 +643,36 @@ static void test_fit_bad_options(void **state)
     remat_mechanism_free(m);
 }
 
+/* A datum or a sigma that makes the objective overflow whatever the
+ * parameters is named before the fit runs (file:line, column, where the
+ * sigma came from), not reported as an inf objective at iteration 0. */
+static void test_fit_overflowing_weights_name_the_cell(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(easy_mech);
+    remat_fit *fit = NULL;
+    const double t[] = {0, 1, 2};
+    const double v[] = {1, 0, 0, 0.37, 1e308, 0.4, 0.14, 0.24, 0.62};
+    remat_dataset *d = read_csv(write_csv("huge.csv", m, 3, t, v), m);
+    remat_fit_options o = remat_fit_defaults();
+    assert_int_equal(remat_fit_new(m, 1, &d, &o, &fit), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "huge.csv:3: column 3 ('B'): the value 1e+308");
+    assert_null(fit);
+    remat_dataset_free(d);
+
+    const double ok[] = {1, 0, 0, 0.37, 0.23, 0.4, 0.14, 0.24, 0.62};
+    d = read_csv(write_csv("fine.csv", m, 3, t, ok), m);
+    o.sigma = (const double[]){1e-300, 1, 1};
+    assert_int_equal(remat_fit_new(m, 1, &d, &o, &fit), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "fine.csv:3: column 2 ('A')");
+    assert_contains(remat_last_error(), "--sigma A=1e-300");
+    o.sigma = (const double[]){0.01, 0.01, 0.01};
+    assert_ok(remat_fit_new(m, 1, &d, &o, &fit));
+    remat_fit_free(fit);
+    remat_dataset_free(d);
+    remat_mechanism_free(m);
+}
+
 /* The memory budget picks a checkpointing schedule; schedules change memory,
  * never results, so the fit is the same bit for bit. */
 static void test_fit_memory_budget_picks_schedule(void **state)
@@ -722,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_fit_nan_stops_with_message),
         cmocka_unit_test(test_fit_lm_rejects_non_finite_trial_steps),
         cmocka_unit_test(test_fit_bad_options),
+        cmocka_unit_test(test_fit_overflowing_weights_name_the_cell),
         cmocka_unit_test(test_fit_memory_budget_picks_schedule),
         cmocka_unit_test(test_fit_progress_callback),
     };

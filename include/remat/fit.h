@@ -319,7 +319,11 @@ void remat_fit_result_clear(remat_fit_result *r);
 typedef struct remat_fit remat_fit;
 
 /* Checks the options and data, builds the graphs and compiles them. The
- * mechanism and the datasets must outlive the handle. */
+ * mechanism and the datasets must outlive the handle. A measured cell whose
+ * weighted value |data| / sigma passes 2^500, or a weight 1 / sigma that
+ * passes 2^500 against the experiment's largest |data|, would square beyond
+ * the largest double whatever the parameters: REMAT_ERR_VALUE naming the
+ * cell (file:line, column) and where its sigma came from. */
 remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *const *data,
                            const remat_fit_options *opt, remat_fit **out);
 void remat_fit_free(remat_fit *fit); /* NULL is a no-op */
