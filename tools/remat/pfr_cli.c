@@ -206,11 +206,13 @@ int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, 
             break;
         }
         seen[i] = 1;
-        char *end;
-        errno = 0;
-        double v = strtod(val, &end);
-        if (*end || errno || !isfinite(v)) {
-            fprintf(stderr, "remat: %s: %s=%s: '%s' is not a finite number\n", opt, item, val, val);
+        const char *end;
+        double v = 0;
+        cli_num k = cli_strtod(val, &end, &v);
+        if (k == CLI_NUM_OK && *end)
+            k = CLI_NUM_BAD;
+        if (k != CLI_NUM_OK) {
+            fprintf(stderr, "remat: %s: %s=%s: '%s' %s\n", opt, item, val, val, cli_num_why(k));
             ok = 0;
             break;
         }
