@@ -159,6 +159,13 @@ void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len)
                          params ? remat_mechanism_param_name(m, i) : remat_mechanism_species_name(m, i));
 }
 
+int pfr_cli_negative_allowed(const remat_mechanism *m, int i)
+{
+    double lo = remat_mechanism_param_lo(m, i), hi = remat_mechanism_param_hi(m, i);
+    /* "in [-1, 1]" or "in [-inf, 5]": declared; no bounds at all read as -inf too */
+    return lo < 0 && (isfinite(lo) || isfinite(hi));
+}
+
 int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, int params, double *values)
 {
     int n = params ? remat_mechanism_param_count(m) : remat_mechanism_species_count(m);
@@ -218,6 +225,14 @@ int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, 
         }
         if (!params && v < 0) {
             fprintf(stderr, "remat: %s: %s=%s: a concentration cannot be negative\n", opt, item, val);
+            ok = 0;
+            break;
+        }
+        if (params && v < 0 && !pfr_cli_negative_allowed(m, i)) {
+            fprintf(stderr,
+                    "remat: %s: %s=%s: a parameter cannot be negative unless %s declares a negative lower bound "
+                    "for it (e.g. 'param %s = ... in [-1, 1]')\n",
+                    opt, item, val, remat_mechanism_source(m), item);
             ok = 0;
             break;
         }

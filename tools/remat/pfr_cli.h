@@ -139,9 +139,12 @@ int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, 
 
 /* Reads "NAME=VALUE,..." (--init, --params) into values[] by name, naming
  * opt in its messages. params: the names are the mechanism's parameters and
- * each value must lie within its declared bounds; else they are species and
- * each value a concentration >= 0. Names not listed keep their value.
- * 0 with a message on error. */
+ * each value must lie within its declared bounds, and be >= 0 unless the
+ * mechanism declares a negative lower bound (pfr_cli_negative_allowed), as a
+ * concentration must; else they are species and each value a concentration
+ * >= 0. Names not listed keep their value. 0 with a message on error. */
+/* Whether parameter i may be negative: its declared bounds go below 0. */
+int pfr_cli_negative_allowed(const remat_mechanism *m, int i);
 int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, int params, double *values);
 
 /* An option getopt_long rejected (code '?' or ':', with ":h" leading its
