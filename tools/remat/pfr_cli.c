@@ -11,16 +11,26 @@
 
 #define MAX_STEPS 100000000 /* a profile of this many rows is already gigabytes */
 
-const char pfr_cli_help_reactor[] =
-    "  --mechanism FILE   reaction mechanism file (remat/mechanism.h format); default the seed's\n"
-    "                     built-in A -> B : k1, B -> C : k2 with k1 = 1, k2 = 0.5\n"
-    "  --init LIST        inlet concentrations, e.g. A=1,B=0; species not listed start at 0\n"
-    "                     (default A=1 for the built-in mechanism; required with --mechanism)\n"
-    "  --params LIST      parameter values, e.g. k1=1,k2=0.5; others keep their declared value\n"
+#define HELP_SOURCE                                                                                            \
+    "  --mechanism FILE   reaction mechanism file (remat/mechanism.h format); default the seed's\n"           \
+    "                     built-in A -> B : k1, B -> C : k2 with k1 = 1, k2 = 0.5\n"                         \
+    "  --init LIST        inlet concentrations, e.g. A=1,B=0; species not listed start at 0\n"               \
+    "                     (default A=1 for the built-in mechanism; required with --mechanism)\n"             \
+    "  --params LIST      parameter values, e.g. k1=1,k2=0.5; others keep their declared value\n"            \
     "  --length L         reactor length, the integration runs over z in [0, L] (default 10)\n"
+
+const char pfr_cli_help_reactor[] = HELP_SOURCE
     "  --steps N          fixed integration steps over L (default 1000)\n"
     "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
     "  --method M         euler (default), rk4, tsit5, dopri5 or rodas5 (stiff)\n";
+
+/* PFR_ADAPTIVE_DEFAULT's defaults (pfr simulate) */
+const char pfr_cli_help_reactor_adaptive[] = HELP_SOURCE
+    "  --steps N          fixed integration steps over L (default: 1000 with euler or rk4;\n"
+    "                     adaptive steps otherwise, see above)\n"
+    "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
+    "  --method M         euler (default for the built-in mechanism), rk4, tsit5 (default with\n"
+    "                     --mechanism: adaptive), dopri5 or rodas5 (stiff)\n";
 
 const char pfr_cli_help_tol[] =
     "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"

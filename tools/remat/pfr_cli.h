@@ -60,6 +60,8 @@ enum {
 
 /* Help lines for the shared options. */
 extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
+/* the same, with the defaults of PFR_ADAPTIVE_DEFAULT (pfr simulate) */
+extern const char pfr_cli_help_reactor_adaptive[];
 extern const char pfr_cli_help_goal[];    /* --maximize / --minimize */
 extern const char pfr_cli_help_tol[];     /* --rtol / --atol / --max-steps */
 
