@@ -601,6 +601,9 @@ static void test_fit_bad_options(void **state)
     assert_int_equal(opt, REMAT_FIT_LBFGSB);
     assert_string_equal(remat_fit_optimizer_name(REMAT_FIT_LBFGSB), "lbfgs-b");
     assert_contains((remat_fit_optimizer_parse("lbfgs", &opt), remat_last_error()), "lbfgs-b");
+    assert_int_equal(remat_fit_optimizer_parse(NULL, &opt), REMAT_ERR_NULL);
+    assert_contains(remat_last_error(), "optimizer: the text is NULL");
+    assert_int_equal(remat_fit_optimizer_parse("lm", NULL), REMAT_ERR_NULL);
     o = remat_fit_defaults();
     o.optimizer = (remat_fit_optimizer)42;
     assert_int_equal(remat_fit_new(m, 1, &d, &o, &fit), REMAT_ERR_ARG);

@@ -189,7 +189,8 @@ typedef enum {
 
 /* "auto", "lm", "bfgs", "adam", "lbfgs-b"; "?" out of range. */
 const char *remat_fit_optimizer_name(remat_fit_optimizer o);
-/* Parses the names above. Errors name the text and the known names. */
+/* Parses the names above. Errors name the text and the known names;
+ * REMAT_ERR_NULL for a NULL text or out. */
 remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *out);
 
 /* How lm (and the statistics) build the Jacobian of the residuals: forward

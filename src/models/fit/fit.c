@@ -27,15 +27,14 @@ const char *remat_fit_optimizer_name(remat_fit_optimizer o)
 
 remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *out)
 {
-    if (!out)
-        return remat_error(REMAT_ERR_NULL, "fit: output pointer is NULL");
-    for (int i = 0; text && i < REMAT_FIT_OPTIMIZER_COUNT; i++)
+    if (!text || !out) /* as remat_fit_jacobian_parse says it */
+        return remat_error(REMAT_ERR_NULL, "fit: optimizer: %s is NULL", !text ? "the text" : "out");
+    for (int i = 0; i < REMAT_FIT_OPTIMIZER_COUNT; i++)
         if (!strcmp(text, optimizer_names[i])) {
             *out = (remat_fit_optimizer)i;
             return REMAT_OK;
         }
-    return remat_error(REMAT_ERR_ARG, "unknown optimizer '%s' (expected auto, lm, bfgs, lbfgs-b or adam)",
-                       text ? text : "(null)");
+    return remat_error(REMAT_ERR_ARG, "unknown optimizer '%s' (expected auto, lm, bfgs, lbfgs-b or adam)", text);
 }
 
 remat_fit_options remat_fit_defaults(void)
