@@ -42,9 +42,15 @@
  * size, the rate and the steps that would be stable, and suggesting twice
  * that (h |lambda| within half the bound: for Euler, no overshoot below 0).
  * Where the estimate cannot be trusted (rates not smooth at the inlet, a
- * complex or tied fastest mode) the check is silent, and what such a step
- * does shows as negative concentrations: remat_pfr_negative() finds them,
- * and the remat tool warns with the species and position.
+ * complex or tied fastest mode) or is not cheap (over 512 species) the
+ * check is silent, and what such a step does shows as negative
+ * concentrations: remat_pfr_negative() finds them, and the remat tool warns
+ * (simulate, ensemble, fit) with the species and the position.
+ *
+ * A rate that cannot be computed (a division by zero, a log of 0) at the
+ * inlet or anywhere inside the reactor (k / (z - 5)) is REMAT_ERR_NUMERIC
+ * naming the expression (file:line:column) and the z, since no step size
+ * helps there.
  */
 #ifndef REMAT_PFR_H
 #define REMAT_PFR_H

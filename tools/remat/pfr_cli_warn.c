@@ -6,6 +6,8 @@
 #include "pfr_cli.h"
 #include "pfr_fit_out.h"
 
+#define PROFILE_CAP ((int64_t)1 << 25) /* doubles of a profile run only to say where (256 MiB) */
+
 int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, const double *outlet, int64_t rows,
                           const double *z, const double *y)
 {
@@ -13,7 +15,7 @@ int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, 
     int S = remat_mechanism_species_count(m), s = 0;
     int64_t row = 0;
     double *zz = NULL, *yy = NULL;
-    if (!y && outlet && remat_pfr_negative(r, 1, outlet, NULL, &s)) {
+    if (!y && outlet && remat_pfr_negative(r, 1, outlet, NULL, &s) && remat_pfr_steps(r) < PROFILE_CAP / (S + 1)) {
         /* where it first went below zero: the profile, when it can be had */
         rows = remat_pfr_steps(r) + 1;
         zz = malloc(sizeof *zz * (size_t)rows);

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "models/pfr/pfr_impl.h"
 
-#define PROFILE_CAP ((int64_t)1 << 27) /* doubles of a profile run to find where a rate failed (1 GiB) */
+#define PROFILE_CAP ((int64_t)1 << 25) /* doubles of a profile run to find where a rate failed (256 MiB) */
 
 /* Whether a rate cannot be computed at z with the state y: the mechanism's
  * message (file:line:column, the expression, z, why) set, wrapped in pfr's. */

@@ -11,7 +11,8 @@
  * Jacobian is taken by forward differences at two widths, and the fastest
  * mode by power iteration; when the two Jacobians disagree (a rate that is
  * not smooth there, sqrt(A) at A = 0) or the iteration does not settle (a
- * complex pair, two modes as fast) the test says nothing rather than guess.
+ * complex pair, two modes as fast) the test says nothing rather than guess;
+ * so it does for more than MAX_SPECIES species, where it would not be cheap.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #define POWER_TOL 1e-6     /* relative residual |J v - lambda v| of a settled mode */
 #define COUNT_SLACK 1e-4   /* the step counts suggested round lambda's estimate to this */
 #define NEGATIVE_RTOL 1e-6 /* a concentration below -1e-6 * scale is not rounding */
+#define MAX_SPECIES 512    /* past this the S x S Jacobian (and S + 1 passes over the rates) is not cheap: no check */
 
 /* d f / d y at (0, inlet, params) by forward differences of width w * scale
  * into J (S x S, row i = d f_i): 0 when some rate is not finite there */
@@ -94,7 +96,7 @@ static int dominant_mode(int S, const double *J, double *v, double *w, double *l
 remat_status pfr_check_step(const remat_pfr *r, const double *params)
 {
     double bound = remat_ode_stability_bound(r->opt.method);
-    if (r->opt.adaptive || !isfinite(bound) || r->S == 0)
+    if (r->opt.adaptive || !isfinite(bound) || r->S == 0 || r->S > MAX_SPECIES)
         return REMAT_OK;
     size_t S = (size_t)r->S;
     double *J = malloc(sizeof *J * S * S * 2), *buf = malloc(sizeof *buf * S * 5);
