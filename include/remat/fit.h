@@ -361,6 +361,9 @@ remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r
  * Steps: the fit's dt, or the finest step the fit took when it counted steps. */
 remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times,
                                const double *times, double *out);
+/* The fixed step remat_fit_predict takes (0: adaptive stepping), to judge
+ * its cost: a dense grid over log-spaced data at the finest step is long. */
+double remat_fit_predict_step(const remat_fit *fit);
 
 /* The integrator's work at params over every experiment's data times:
  * stats[REMAT_ODE_STAT_ACCEPTED/REJECTED] summed over the experiments (fixed
