@@ -297,7 +297,8 @@ static void test_pfr_pole_inside_the_reactor_is_named(void **state)
         assert_ok(remat_pfr_new(m, opts[i], &r));
         double k = 1, y[2];
         assert_int_equal(remat_pfr_outlet(r, &k, y), REMAT_ERR_NUMERIC);
-        assert_contains(remat_last_error(), "test.mech:3:12: the rate expression 'k / (z - 5)' is inf at z = 5: division by zero");
+        assert_contains(remat_last_error(),
+                        "test.mech:3:12: the rate expression 'k / (z - 5)' is inf at z = 5: division by zero");
         remat_pfr_free(r);
     }
     remat_mechanism_free(m);
