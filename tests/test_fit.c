@@ -601,6 +601,9 @@ static void test_fit_bad_options(void **state)
     assert_int_equal(opt, REMAT_FIT_LBFGSB);
     assert_string_equal(remat_fit_optimizer_name(REMAT_FIT_LBFGSB), "lbfgs-b");
     assert_contains((remat_fit_optimizer_parse("lbfgs", &opt), remat_last_error()), "lbfgs-b");
+    assert_int_equal(remat_fit_optimizer_parse(NULL, &opt), REMAT_ERR_NULL);
+    assert_contains(remat_last_error(), "remat_fit_optimizer_parse: text is NULL");
+    assert_int_equal(remat_fit_optimizer_parse("lm", NULL), REMAT_ERR_NULL);
     o = remat_fit_defaults();
     o.optimizer = (remat_fit_optimizer)42;
     assert_int_equal(remat_fit_new(m, 1, &d, &o, &fit), REMAT_ERR_ARG);
@@ -639,6 +642,36 @@ static void test_fit_bad_options(void **state)
     assert_contains(remat_last_error(), "does not give species 'B'");
     remat_dataset_free(d2);
 
+    remat_dataset_free(d);
+    remat_mechanism_free(m);
+}
+
+/* A datum or a sigma that makes the objective overflow whatever the
+ * parameters is named before the fit runs (file:line, column, where the
+ * sigma came from), not reported as an inf objective at iteration 0. */
+static void test_fit_overflowing_weights_name_the_cell(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(easy_mech);
+    remat_fit *fit = NULL;
+    const double t[] = {0, 1, 2};
+    const double v[] = {1, 0, 0, 0.37, 1e308, 0.4, 0.14, 0.24, 0.62};
+    remat_dataset *d = read_csv(write_csv("huge.csv", m, 3, t, v), m);
+    remat_fit_options o = remat_fit_defaults();
+    assert_int_equal(remat_fit_new(m, 1, &d, &o, &fit), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "huge.csv:3: column 3 ('B'): the value 1e+308");
+    assert_null(fit);
+    remat_dataset_free(d);
+
+    const double ok[] = {1, 0, 0, 0.37, 0.23, 0.4, 0.14, 0.24, 0.62};
+    d = read_csv(write_csv("fine.csv", m, 3, t, ok), m);
+    o.sigma = (const double[]){1e-300, 1, 1};
+    assert_int_equal(remat_fit_new(m, 1, &d, &o, &fit), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "fine.csv:3: column 2 ('A')");
+    assert_contains(remat_last_error(), "--sigma A=1e-300");
+    o.sigma = (const double[]){0.01, 0.01, 0.01};
+    assert_ok(remat_fit_new(m, 1, &d, &o, &fit));
+    remat_fit_free(fit);
     remat_dataset_free(d);
     remat_mechanism_free(m);
 }
@@ -722,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_fit_nan_stops_with_message),
         cmocka_unit_test(test_fit_lm_rejects_non_finite_trial_steps),
         cmocka_unit_test(test_fit_bad_options),
+        cmocka_unit_test(test_fit_overflowing_weights_name_the_cell),
         cmocka_unit_test(test_fit_memory_budget_picks_schedule),
         cmocka_unit_test(test_fit_progress_callback),
     };

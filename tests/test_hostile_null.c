@@ -153,6 +153,8 @@ VOID_CASE(d_free, remat_dataset_free(NULL))
 PTR_CASE(d_path, remat_dataset_path(D0))
 PTR_CASE(d_indep, remat_dataset_indep_name(D0))
 INT_CASE(d_rows, remat_dataset_rows(D0))
+INT_CASE(d_line, remat_dataset_line(D0, 0))
+INT_CASE(d_colno, remat_dataset_column(D0, 0, 0))
 INT_CASE(d_nspecies, remat_dataset_species_count(D0))
 PTR_CASE(d_times, remat_dataset_times(D0))
 PTR_CASE(d_row, remat_dataset_row(D0, 0))
@@ -339,6 +341,7 @@ INT_CASE(f_run, remat_fit_run(FT0, &(remat_fit_result){0}))
 VOID_CASE(f_result_clear, remat_fit_result_clear(NULL))
 INT_CASE(f_objective, remat_fit_objective(FT0, NULL, &(double){0}))
 INT_CASE(f_rcount, remat_fit_residual_count(FT0))
+DBL_CASE(f_pstep, remat_fit_predict_step(FT0))
 INT_CASE(f_residuals, remat_fit_residuals(FT0, NULL, NULL))
 INT_CASE(f_jacobian, remat_fit_jacobian_at(FT0, NULL, NULL))
 INT_CASE(f_jmode, remat_fit_jacobian_mode(FT0))
@@ -367,6 +370,9 @@ PTR_CASE(r_role, remat_pfr_species_role(M0, 0))
 INT_CASE(r_enew, remat_pfr_ensemble_new(M0, NULL, 1, 0, NULL, NULL, &(remat_pfr_ensemble *){0}))
 VOID_CASE(r_efree, remat_pfr_ensemble_free(EN0))
 INT_CASE(r_elanes, remat_pfr_ensemble_lanes(EN0))
+INT_CASE(r_eneg, remat_pfr_ensemble_negative(EN0, 1, (double[4]){0}, &(int64_t){0}, &(int){0}))
+INT_CASE(r_neg, remat_pfr_negative(PF0, 1, (double[4]){0}, &(int64_t){0}, &(int){0}))
+INT_CASE(r_negs, remat_pfr_negative_states(M0, (double[4]){0}, 0, 0, 1, (double[4]){0}, &(int64_t){0}, &(int){0}))
 INT_CASE(r_erun, remat_pfr_ensemble_run(EN0, 1, (double[4]){0}, (double[4]){0}, NULL))
 /* random.h */
 #define KEY remat_prng_key_from_seed(0)
@@ -501,6 +507,8 @@ static const null_row null_table[] = {
     {"remat_dataset_path", "NULL", d_path, 0},
     {"remat_dataset_indep_name", "NULL", d_indep, 0},
     {"remat_dataset_rows", "0", d_rows, 0},
+    {"remat_dataset_line", "0", d_line, 0},
+    {"remat_dataset_column", "0", d_colno, 0},
     {"remat_dataset_species_count", "0", d_nspecies, 0},
     {"remat_dataset_times", "NULL", d_times, 0},
     {"remat_dataset_row", "NULL", d_row, 0},
@@ -655,6 +663,7 @@ static const null_row null_table[] = {
     {"remat_fit_result_clear", "-", f_result_clear, 1},
     {"remat_fit_objective", "1", f_objective, 0},
     {"remat_fit_residual_count", "0", f_rcount, 0},
+    {"remat_fit_predict_step", "0", f_pstep, 0},
     {"remat_fit_residuals", "1", f_residuals, 0},
     {"remat_fit_jacobian_at", "1", f_jacobian, 0},
     {"remat_fit_jacobian_mode", "0", f_jmode, 0}, /* REMAT_FIT_JACOBIAN_AUTO */
@@ -680,6 +689,9 @@ static const null_row null_table[] = {
     {"remat_pfr_ensemble_new", "1", r_enew, 0},
     {"remat_pfr_ensemble_free", "-", r_efree, 1},
     {"remat_pfr_ensemble_lanes", "0", r_elanes, 0},
+    {"remat_pfr_ensemble_negative", "0", r_eneg, 0},
+    {"remat_pfr_negative", "0", r_neg, 0},
+    {"remat_pfr_negative_states", "0", r_negs, 0},
     {"remat_pfr_ensemble_run", "1", r_erun, 0},
     {"remat_prng_split", "1", x_split, 0},
     {"remat_prng_split_mode", "1", x_split_mode, 0},
@@ -731,7 +743,7 @@ static const char *const null_exempt[] = {
     "remat_fit_jacobian_name", "remat_fit_optimizer_name", "remat_nn_activation_name", "remat_nn_act",
     "remat_nn_dense", "remat_nn_ffn", "remat_nn_layer_norm", "remat_nn_mlp", "remat_nn_mlp_block",
     "remat_set_num_threads", "remat_backend_cuda", "remat_ode_method_adaptive", "remat_ode_method_name",
-    "remat_ode_method_order", "remat_ode_method_stages", "remat_prng_fold_in", "remat_prng_key_from_seed",
+    "remat_ode_method_order", "remat_ode_method_stages", "remat_ode_stability_bound", "remat_prng_fold_in", "remat_prng_key_from_seed",
     "remat_adam_optax", "remat_sgd_optax", "remat_binomial_optimum",
 };
 

@@ -417,6 +417,11 @@ static void test_mechanism_comments_blank_lines_crlf(void **state)
                                   "# no newline at the end");
     assert_int_equal(remat_mechanism_species_count(m), 2);
     remat_mechanism_free(m);
+    /* CR alone ends no line: such a file is named for what it is, not read
+     * as one line failing at its second statement */
+    expect_error("param k1 = 1\rparam k2 = 0.5\rA -> B : k1\r", "mech.txt:1:13: ", "lines end in CR only");
+    m = parse_ok("param k = 1\nA -> B : k\r"); /* a CR at the very end is a lone line end */
+    remat_mechanism_free(m);
 }
 
 static void test_mechanism_parse_file(void **state)

@@ -279,6 +279,24 @@ static void test_models_tableaus_satisfy_order_conditions(void **state)
     assert_contains(remat_last_error(), "'rk45'");
 }
 
+/* The real stability intervals (Hairer-Wanner II, IV.2, Fig. 2.1): Euler's
+ * is exactly 2, RK4's the root of 1 - x + x^2/2 - x^3/6 + x^4/24 = 1, 2.7853;
+ * the fifth-order pairs' lie past RK4's; Rodas5 is A-stable. */
+static void test_models_stability_bounds(void **state)
+{
+    (void)state;
+    assert_true(fabs(remat_ode_stability_bound(REMAT_ODE_EULER) - 2) < 1e-9);
+    assert_true(fabs(remat_ode_stability_bound(REMAT_ODE_RK4) - 2.785293563) < 1e-6);
+    for (int m = REMAT_ODE_TSIT5; m <= REMAT_ODE_DOPRI5; m++)
+        if (m != REMAT_ODE_RODAS5) {
+            double x = remat_ode_stability_bound((remat_ode_method)m);
+            if (!(x > 3 && x < 4))
+                fail_msg("%s: stability bound %g", remat_ode_method_name((remat_ode_method)m), x);
+        }
+    assert_true(isinf(remat_ode_stability_bound(REMAT_ODE_RODAS5)));
+    assert_true(remat_ode_stability_bound(REMAT_ODE_METHOD_COUNT) == 0);
+}
+
 /* ---- main ---- */
 
 int main(void)
@@ -291,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_models_rhs_bad_input_names_the_input),
         cmocka_unit_test(test_models_step_body_matches_tableau_written_out),
         cmocka_unit_test(test_models_tableaus_satisfy_order_conditions),
+        cmocka_unit_test(test_models_stability_bounds),
     };
     rng_seed(0x2545f4914f6cdd1dull);
     return cmocka_run_group_tests(tests, NULL, NULL);

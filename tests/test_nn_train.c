@@ -239,6 +239,28 @@ static void test_nn_train_errors(void **state)
     stop(&r);
 }
 
+/* A loss that is not finite on the first step comes before any update: it
+ * is said to be at initialisation, not blamed on the learning rate; after
+ * an update the learning rate is a suspect and the count is given. */
+static void test_nn_train_nan_at_initialisation_is_not_the_learning_rate(void **state)
+{
+    (void)state;
+    float x[N * D], y[N * C];
+    make_data(x, y);
+    run_t r = start(NULL, NULL, REMAT_NN_ADAM, 8);
+    float bad = x[0];
+    x[0] = INFINITY;
+    assert_int_equal(remat_nn_trainer_step(r.t, 8, x, y, NULL), REMAT_ERR_NUMERIC);
+    assert_contains(remat_last_error(), "at initialisation (the first forward pass, before any update)");
+    assert_contains(remat_last_error(), "the learning rate is not the cause");
+    x[0] = bad;
+    assert_ok(remat_nn_trainer_step(r.t, 8, x, y, NULL));
+    x[0] = INFINITY;
+    assert_int_equal(remat_nn_trainer_step(r.t, 8, x, y, NULL), REMAT_ERR_NUMERIC);
+    assert_contains(remat_last_error(), "after 1 update (lower the learning rate?)");
+    stop(&r);
+}
+
 /* whether a and b hold the same parameter bits */
 static bool same_params(const run_t *a, const run_t *b)
 {
@@ -378,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_nn_train_bitwise_across_policies_and_schedules),
         cmocka_unit_test(test_nn_train_repeats),
         cmocka_unit_test(test_nn_train_errors),
+        cmocka_unit_test(test_nn_train_nan_at_initialisation_is_not_the_learning_rate),
         cmocka_unit_test(test_nn_train_one_shard_is_the_whole_batch),
         cmocka_unit_test(test_nn_train_shards_repeat_and_follow),
         cmocka_unit_test(test_nn_train_shards_empty),

@@ -208,6 +208,105 @@ static void test_pfr_unstable_integration_is_reported(void **state)
     remat_mechanism_free(m);
 }
 
+/* Euler with h = 1 and k1 = 3 gives A = 1024, B = -1228.8 at the outlet, all
+ * finite: refused before the run, naming the step and the steps it suggests
+ * (h k1 <= 1, half the bound, where Euler does not overshoot below zero: 30);
+ * 30 steps run and stay non-negative */
+static void test_pfr_step_beyond_stability_bound_is_refused(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    remat_pfr_options o = {.method = REMAT_ODE_EULER, .length = 10, .steps = 10, .inlet = (double[]){1, 0, 0},
+                           .goal = REMAT_PFR_MAXIMIZE, .species = 1};
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    double k[2] = {3, 0.5}, y[3], loss, g[2], z[11], prof[33];
+    assert_int_equal(remat_pfr_outlet(r, k, y), REMAT_ERR_NUMERIC);
+    assert_contains(remat_last_error(), "unstable");
+    assert_contains(remat_last_error(), "step size 1 (euler, 10 steps");
+    assert_contains(remat_last_error(), "--steps 30");
+    assert_int_equal(remat_pfr_profile(r, k, z, prof), REMAT_ERR_NUMERIC);
+    assert_int_equal(remat_pfr_objective(r, k, &loss, g), REMAT_ERR_NUMERIC);
+    remat_pfr_free(r);
+    o.steps = 30;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    assert_ok(remat_pfr_outlet(r, k, y));
+    assert_int_equal(remat_pfr_negative(r, 1, y, NULL, NULL), 0);
+    remat_pfr_free(r);
+    /* one step the length of the reactor (what dt = 1e300 asks for) at k1 = 1 */
+    o.steps = 1;
+    k[0] = 1;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    assert_int_equal(remat_pfr_outlet(r, k, y), REMAT_ERR_NUMERIC);
+    assert_contains(remat_last_error(), "step size 10 (euler, 1 steps");
+    remat_pfr_free(r);
+    remat_mechanism_free(m);
+}
+
+/* A rate k/A that no step size tames (A reaches 0 at z = 1/2): RK4 runs on to
+ * A = -7.05; remat_pfr_negative finds the first row below zero. The seed at
+ * its own steps has none. */
+static void test_pfr_negative_concentrations_are_found(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse("param k = 1\nA -> B : A^(-1)*k\n");
+    remat_pfr_options o = {.method = REMAT_ODE_RK4, .length = 10, .steps = 1000, .inlet = (double[]){1, 0}};
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    double k = 1, y[2];
+    assert_ok(remat_pfr_outlet(r, &k, y));
+    assert_true(y[0] < -7);
+    int s = -1;
+    int64_t row = -1;
+    assert_int_equal(remat_pfr_negative(r, 1, y, &row, &s), 1);
+    assert_int_equal(s, 0);
+    assert_int_equal(row, 0);
+    double *prof = malloc(sizeof *prof * 1001 * 2), *z = malloc(sizeof *z * 1001);
+    assert_non_null(prof);
+    assert_non_null(z);
+    assert_ok(remat_pfr_profile(r, &k, z, prof));
+    assert_int_equal(remat_pfr_negative(r, 1001, prof, &row, &s), 1);
+    assert_int_equal(s, 0);
+    assert_true(z[row] > 0.5 && z[row] < 0.6);
+    assert_true(prof[(row - 1) * 2] >= 0);
+    free(prof);
+    free(z);
+    remat_pfr_free(r);
+    remat_mechanism_free(m);
+
+    m = parse(remat_pfr_seed()->mechanism);
+    o = seed_options(m, "store-all");
+    assert_ok(remat_pfr_new(m, &o, &r));
+    double seed_k[2] = {1, 0.5}, out[3];
+    assert_ok(remat_pfr_outlet(r, seed_k, out));
+    assert_int_equal(remat_pfr_negative(r, 1, out, NULL, NULL), 0);
+    remat_pfr_free(r);
+    remat_mechanism_free(m);
+}
+
+/* A rate with a pole inside the reactor: named with the z where it fails,
+ * by fixed steps that land on it and by adaptive ones that creep up to it
+ * (not "take more steps" or "raise max_steps") */
+static void test_pfr_pole_inside_the_reactor_is_named(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse("indep z\nparam k = 1\nA -> B : k / (z - 5)\n");
+    remat_pfr_options fixed = {.method = REMAT_ODE_EULER, .length = 10, .steps = 1000, .inlet = (double[]){1, 0}};
+    remat_pfr_options adaptive = {.method = REMAT_ODE_TSIT5, .length = 10, .adaptive = true, .rtol = 1e-6,
+                                  .atol = 1e-9, .inlet = (double[]){1, 0}};
+    const remat_pfr_options *opts[] = {&fixed, &adaptive};
+    for (int i = 0; i < 2; i++) {
+        remat_pfr *r;
+        assert_ok(remat_pfr_new(m, opts[i], &r));
+        double k = 1, y[2];
+        assert_int_equal(remat_pfr_outlet(r, &k, y), REMAT_ERR_NUMERIC);
+        assert_contains(remat_last_error(),
+                        "test.mech:3:12: the rate expression 'k / (z - 5)' is inf at z = 5: division by zero");
+        remat_pfr_free(r);
+    }
+    remat_mechanism_free(m);
+}
+
 static void test_pfr_species_role(void **state)
 {
     (void)state;
@@ -422,6 +521,9 @@ int main(void)
         cmocka_unit_test(test_pfr_objective_gradient_matches_differences),
         cmocka_unit_test(test_pfr_bad_options_name_the_option),
         cmocka_unit_test(test_pfr_unstable_integration_is_reported),
+        cmocka_unit_test(test_pfr_step_beyond_stability_bound_is_refused),
+        cmocka_unit_test(test_pfr_negative_concentrations_are_found),
+        cmocka_unit_test(test_pfr_pole_inside_the_reactor_is_named),
         cmocka_unit_test(test_pfr_species_role),
         cmocka_unit_test(test_pfr_problem_from_mechanism),
         cmocka_unit_test(test_pfr_adaptive_matches_closed_form),

@@ -75,6 +75,11 @@ int remat_dataset_is_measured(const remat_dataset *d, size_t r, int s);
 double remat_dataset_sigma(const remat_dataset *d, size_t r, int s);
 /* Whether the file has a column for species s. */
 int remat_dataset_has_column(const remat_dataset *d, int s);
+/* Where a cell came from, for messages: the file line of row r (1-based,
+ * blank lines and the header counted), and the 1-based column of species s
+ * (sigma: of its sigma_<species> column); 0 when the file has no such column. */
+int remat_dataset_line(const remat_dataset *d, size_t r);        /* NULL: 0 */
+int remat_dataset_column(const remat_dataset *d, int s, int sigma); /* NULL: 0 */
 /* Whether row 0 gives every species of the mechanism, so that the initial
  * state can be taken from it. */
 int remat_dataset_initial_complete(const remat_dataset *d);

@@ -189,7 +189,8 @@ typedef enum {
 
 /* "auto", "lm", "bfgs", "adam", "lbfgs-b"; "?" out of range. */
 const char *remat_fit_optimizer_name(remat_fit_optimizer o);
-/* Parses the names above. Errors name the text and the known names. */
+/* Parses the names above. Errors name the text and the known names;
+ * REMAT_ERR_NULL for a NULL text or out. */
 remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *out);
 
 /* How lm (and the statistics) build the Jacobian of the residuals: forward
@@ -319,7 +320,11 @@ void remat_fit_result_clear(remat_fit_result *r);
 typedef struct remat_fit remat_fit;
 
 /* Checks the options and data, builds the graphs and compiles them. The
- * mechanism and the datasets must outlive the handle. */
+ * mechanism and the datasets must outlive the handle. A measured cell whose
+ * weighted value |data| / sigma passes 2^500, or a weight 1 / sigma that
+ * passes 2^500 against the experiment's largest |data|, would square beyond
+ * the largest double whatever the parameters: REMAT_ERR_VALUE naming the
+ * cell (file:line, column) and where its sigma came from. */
 remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *const *data,
                            const remat_fit_options *opt, remat_fit **out);
 void remat_fit_free(remat_fit *fit); /* NULL is a no-op */
@@ -357,6 +362,9 @@ remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r
  * Steps: the fit's dt, or the finest step the fit took when it counted steps. */
 remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times,
                                const double *times, double *out);
+/* The fixed step remat_fit_predict takes (0: adaptive stepping), to judge
+ * its cost: a dense grid over log-spaced data at the finest step is long. */
+double remat_fit_predict_step(const remat_fit *fit); /* NULL: 0 */
 
 /* The integrator's work at params over every experiment's data times:
  * stats[REMAT_ODE_STAT_ACCEPTED/REJECTED] summed over the experiments (fixed

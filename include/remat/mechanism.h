@@ -90,7 +90,8 @@
  * message "file:line:column: what, naming 'the token'"; columns count bytes
  * from 1. Limits: lines of at most 65536 bytes, names of at most 64, 256
  * levels of nesting and expressions at most 2000 operations deep; the text
- * must be UTF-8 (non-ASCII only in comments) without NUL bytes.
+ * must be UTF-8 (non-ASCII only in comments) without NUL bytes, its lines
+ * ended by LF or CR LF (a file of lines ended by CR alone is refused).
  */
 #ifndef REMAT_MECHANISM_H
 #define REMAT_MECHANISM_H

@@ -128,6 +128,12 @@ int remat_ode_method_order(remat_ode_method method);
 int remat_ode_method_stages(remat_ode_method method);
 /* Whether the method has an error estimate (tsit5, dopri5, rodas5): opt.adaptive. */
 bool remat_ode_method_adaptive(remat_ode_method method);
+/* The real stability interval of a fixed step: the largest x such that the
+ * step is stable on y' = lambda y for every real h*lambda in [-x, 0]
+ * (Euler 2, RK4 2.785, Tsit5 and Dopri5 about 3.5 and 3.3; Rodas5 infinite,
+ * it is A-stable); 0 out of range. A fixed step h with h*|lambda| beyond it
+ * for a decaying mode lambda of the Jacobian grows that mode instead. */
+double remat_ode_stability_bound(remat_ode_method method);
 
 /* One step as a function:
  *   body(y: (S,), t: (), h: (), params: (P,)) -> y': (S,)

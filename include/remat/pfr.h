@@ -31,6 +31,26 @@
  * Non-finite concentrations (an integration that blew up: too few steps for
  * the rates) are reported as REMAT_ERR_NUMERIC naming the species and the
  * step size, never returned as numbers.
+ *
+ * Stability. Before a fixed-step run of an explicit method (euler, rk4, and
+ * tsit5 or dopri5 without adaptive) the outlet, profile and objective calls
+ * check the step against the method's real stability interval
+ * (remat_ode_stability_bound: 2 for Euler, 2.785 for RK4): when the Jacobian
+ * d f / d y at the inlet has a real decaying mode lambda, found by power
+ * iteration on a finite-difference Jacobian, with h |lambda| more than 5%
+ * past the bound, the run is refused with REMAT_ERR_NUMERIC naming the step
+ * size, the rate and the steps that would be stable, and suggesting twice
+ * that (h |lambda| within half the bound: for Euler, no overshoot below 0).
+ * Where the estimate cannot be trusted (rates not smooth at the inlet, a
+ * complex or tied fastest mode) or is not cheap (over 512 species) the
+ * check is silent, and what such a step does shows as negative
+ * concentrations: remat_pfr_negative() finds them, and the remat tool warns
+ * (simulate, ensemble, fit) with the species and the position.
+ *
+ * A rate that cannot be computed (a division by zero, a log of 0) at the
+ * inlet or anywhere inside the reactor (k / (z - 5)) is REMAT_ERR_NUMERIC
+ * naming the expression (file:line:column) and the z, since no step size
+ * helps there.
  */
 #ifndef REMAT_PFR_H
 #define REMAT_PFR_H
@@ -136,6 +156,11 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
                                     const int *vary, const double *base, remat_pfr_ensemble **out);
 void remat_pfr_ensemble_free(remat_pfr_ensemble *e); /* NULL is a no-op */
 int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e); /* NULL: 0 */
+/* remat_pfr_negative for n outlets (n x species_count, as
+ * remat_pfr_ensemble_run writes them): 1 with the first set and species
+ * below zero by more than rounding, else 0 (also for a NULL e or outlet). */
+int remat_pfr_ensemble_negative(const remat_pfr_ensemble *e, int64_t n, const double *outlet, int64_t *set,
+                                int *species);
 
 /* n <= lanes sets, sets[i*n_vary + j] the value of parameter vary[j] in set i
  * (finite; else REMAT_ERR_VALUE naming set and parameter): outlet[i*S + s] =
@@ -143,6 +168,20 @@ int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e); /* NULL: 0 */
  * d p_vary[j]. A run costs one pass of the loop over all lanes, whatever n. */
 remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const double *sets, double *outlet,
                                     double *jac);
+
+/* Negative concentrations no rounding explains: the first row i of rows
+ * states y (rows x species_count, as remat_pfr_profile writes them; rows = 1
+ * for an outlet) with a species s that reactions form or consume and whose
+ * inlet is not negative below -tol, where tol = 1e-6 * the largest |inlet|
+ * (1 when all are 0); adaptive: max(1e-6, rtol) * that largest |inlet| + atol.
+ * Returns 1 with *row = i, *species = s (either pointer may be NULL), else 0.
+ * A species with an ODE line may be negative: it is not looked at. */
+int remat_pfr_negative(const remat_pfr *r, int64_t rows, const double *y, int64_t *row, int *species);
+/* The same rule for states y (rows x species_count) of m integrated from y0
+ * by any integrator (a fit's predictions): tol = max(1e-6, rtol) * the
+ * largest |y0| (1 when all are 0) + atol; rtol = atol = 0 for fixed steps. */
+int remat_pfr_negative_states(const remat_mechanism *m, const double *y0, double rtol, double atol, int64_t rows,
+                              const double *y, int64_t *row, int *species);
 
 /* How a species takes part in the mechanism's reactions: "reactant" (only
  * consumed), "product" (only formed), "intermediate" (both), or "" (neither,

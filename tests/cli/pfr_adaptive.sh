@@ -43,4 +43,13 @@ check "compare --method rodas5 exits 0" test $? -eq 0
 check "compare rodas5: gradients bitwise" test "$(grep -c '"bitwise_equal": true' cmp_rodas.json)" -eq 2
 "$REMAT" pfr compare --schedules store-all,online:4 --repeat 1 --json >cmp_default.json 2>cmp_default.err
 check "compare default stays 1000 steps" has cmp_default.json '"steps": 1000'
+# simulate's help says what it does: adaptive by default with --mechanism
+# (net.mech runs adaptive tsit5), euler for the built-in mechanism
+"$REMAT" pfr simulate --help >sim_help.txt 2>&1
+check "simulate --help: tsit5 is the default with --mechanism" has sim_help.txt "tsit5 (default with"
+check "simulate --help: euler is the default for the built-in mechanism only" has sim_help.txt "euler (default for the built-in mechanism)"
+check "simulate --help does not call euler the default outright" bash -c '! grep -qF "euler (default), rk4" sim_help.txt'
+printf 'param k = 1\nA -> B : k\n' >ab.mech
+"$REMAT" pfr simulate --mechanism ab.mech --init A=1 >sim_mech.txt 2>&1
+check "simulate --mechanism runs adaptive tsit5, as its help says" has sim_mech.txt "adaptive tsit5 over L = 10"
 exit $fail

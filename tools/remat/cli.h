@@ -10,6 +10,15 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+/* A decimal number at the start of text, as the mechanism and data files
+ * write them ([+-] digits [. digits] [e [+-] digits]; no hex, which strtod
+ * would take): *end after it. Subnormals (5e-324) are numbers; a value that
+ * rounds to 0 or past the largest double, and nan/inf, are not. */
+typedef enum { CLI_NUM_OK, CLI_NUM_BAD, CLI_NUM_HEX, CLI_NUM_NONFINITE, CLI_NUM_OVERFLOW, CLI_NUM_UNDERFLOW } cli_num;
+cli_num cli_strtod(const char *text, const char **end, double *out);
+/* "is not a finite number", "is not a decimal number (...)", "is out of range (...)" */
+const char *cli_num_why(cli_num k);
+
 /* All print "remat: <option>: <what is wrong>" to stderr and return 0 on error. */
 int cli_int64(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
 int cli_double(const char *opt, const char *text, double *out);

@@ -288,6 +288,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         status = 1;
         goto agree;
     }
+    pfr_fit_warn_negative(m, fit, data, n_data, r.params, o.adaptive ? o.rtol : 0, o.adaptive ? o.atol : 0);
     double ode_stats[REMAT_ODE_STATS];
     int have_ode_stats = remat_fit_integration_stats(fit, r.params, ode_stats) == REMAT_OK;
     pfr_fit_report rep = {.mechanism = c.mechanism, .data = (const char *const *)files.path, .n_data = n_data,

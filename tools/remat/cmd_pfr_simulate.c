@@ -23,9 +23,10 @@ static void help(FILE *out)
             "balance of a mechanism that conserves moles), and the gradient of the objective\n"
             "with respect to every parameter, by reverse mode through the integration.\n"
             "With no options: the seed's A->B->C reactor (k1 = 1, k2 = 0.5, 1000 Euler steps over\n"
-            "L = 10) and the gradient of -C_B. With --mechanism, or --method tsit5|dopri5, and neither\n"
-            "--steps nor --dt: adaptive Tsit5 (or Dopri5) steps with error control, the profile at\n"
-            "100 equal intervals; euler and rk4 take 1000 fixed steps unless told otherwise.\n"
+            "L = 10) and the gradient of -C_B. With --mechanism, or --method tsit5|dopri5|rodas5, and\n"
+            "neither --steps nor --dt: adaptive steps with error control (Tsit5 unless --method says\n"
+            "otherwise), the profile at 100 equal intervals; euler and rk4 take 1000 fixed steps\n"
+            "unless told otherwise.\n"
             "\n"
             "%s%s"
             "                     (default for the built-in mechanism: --maximize B; with --mechanism\n"
@@ -39,7 +40,7 @@ static void help(FILE *out)
             "  --atol A           adaptive: absolute tolerance (default 1e-9)\n"
             "  --max-steps N      adaptive: attempts before the integration fails (default 4096)\n"
             "  --json             print one JSON document, numbers in full precision\n",
-            pfr_cli_help_reactor, pfr_cli_help_goal);
+            pfr_cli_help_reactor_adaptive, pfr_cli_help_goal);
 }
 
 /* the shortest %g that reads back as v: 0.1, not 0.10000000000000001 */
@@ -274,6 +275,7 @@ int cmd_pfr_simulate(int argc, char **argv)
         goto done;
     if ((csv && !cli_out_commit(&out)) || !cli_outputs_finish()) /* all or nothing */
         goto done;
+    pfr_cli_warn_negative(r, su.params, "", outlet, rows, z, y);
     if (json)
         print_json(&su, r, ode_stats, outlet, have_grad, obj, grad, csv);
     else

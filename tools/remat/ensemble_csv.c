@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "ensemble_csv.h"
+#include "pfr_cli.h"
 
 #define MAX_LINE (1 << 20) /* one set's line; longer is not a parameter set */
 
@@ -162,13 +164,22 @@ static int parse_row(ens_csv *c, double *v, char *err, size_t errlen)
         }
         if (comma)
             *comma = 0;
-        char *text = trim(p), *end;
-        errno = 0;
-        double x = strtod(text, &end);
+        char *text = trim(p);
+        const char *end;
+        double x = 0;
         const char *name = c->name[j];
-        if (!*text || *end || errno == ERANGE || !isfinite(x)) {
-            snprintf(err, errlen, "%s:%lld: column '%s': '%s' is not a finite number", c->path, (long long)c->lineno,
-                     name, text);
+        cli_num k = cli_strtod(text, &end, &x);
+        if (k == CLI_NUM_OK && *end)
+            k = CLI_NUM_BAD;
+        if (k != CLI_NUM_OK) {
+            snprintf(err, errlen, "%s:%lld: column '%s': '%s' %s", c->path, (long long)c->lineno, name, text,
+                     cli_num_why(k));
+            return 0;
+        }
+        if (x < 0 && !pfr_cli_negative_allowed(c->m, c->param[j])) {
+            snprintf(err, errlen, "%s:%lld: column '%s': %s: a parameter cannot be negative unless %s declares a "
+                     "negative lower bound for it", c->path, (long long)c->lineno, name, text,
+                     remat_mechanism_source(c->m));
             return 0;
         }
         double lo = remat_mechanism_param_lo(c->m, c->param[j]), hi = remat_mechanism_param_hi(c->m, c->param[j]);

@@ -91,6 +91,8 @@ typedef struct {
     int64_t *len;   /* (size,) */
     remat_pfr_ensemble *e;
     int64_t bad, first_bad; /* rows with non-finite outlets; the first one's line */
+    int64_t negative, first_negative; /* rows with negative outlets (remat_pfr_ensemble_negative); the first's line */
+    int negative_species;             /* and its species */
 } round_bufs;
 
 /* this rank's chunks of a round of n sets */
@@ -157,9 +159,14 @@ static int rounds(ens_run *r, ens_csv *csv, FILE *out, round_bufs *b)
         if (!ens_dist_gather0(r->d, chunks, b->owner, b->len, b->mine, r->rank == 0 ? b->all : NULL))
             return 0;
         ok = 1;
-        for (int64_t i = 0; r->rank == 0 && i < n; i++)
-            if (!write_row(out, r, b->sets + (size_t)i * (size_t)Q, b->all + (size_t)i * (size_t)W) && !b->bad++)
+        for (int64_t i = 0; r->rank == 0 && i < n; i++) {
+            const double *res = b->all + (size_t)i * (size_t)W;
+            int s = 0;
+            if (!write_row(out, r, b->sets + (size_t)i * (size_t)Q, res) && !b->bad++)
                 b->first_bad = b->lines[i];
+            if (remat_pfr_ensemble_negative(b->e, 1, res, NULL, &s) && !b->negative++)
+                b->first_negative = b->lines[i], b->negative_species = s;
+        }
         if (r->rank == 0 && ferror(out)) {
             snprintf(r->err, sizeof r->err, "writing the output: %s", strerror(errno));
             ok = 0;
@@ -198,6 +205,12 @@ int ens_stream(ens_run *r, ens_csv *csv, FILE *out)
                         "at %s:%lld), written as nan: the integration is unstable there; take more steps or a "
                         "higher-order method\n",
                 (long long)b.bad, b.bad == 1 ? "" : "s", csv->path, (long long)b.first_bad);
+    if (status == 0 && r->rank == 0 && b.negative)
+        fprintf(stderr, "remat: pfr ensemble: warning: %lld set%s gave negative outlet concentrations, below zero by "
+                        "more than rounding (the first at %s:%lld, '%s'): the step is too large for the rates there, "
+                        "or a rate drives them negative; take more steps or a higher-order method\n",
+                (long long)b.negative, b.negative == 1 ? "" : "s", csv->path, (long long)b.first_negative,
+                remat_mechanism_species_name(r->su.mech, b.negative_species));
     remat_pfr_ensemble_free(b.e);
     free(b.sets);
     free(b.lines);

@@ -11,16 +11,26 @@
 
 #define MAX_STEPS 100000000 /* a profile of this many rows is already gigabytes */
 
-const char pfr_cli_help_reactor[] =
-    "  --mechanism FILE   reaction mechanism file (remat/mechanism.h format); default the seed's\n"
-    "                     built-in A -> B : k1, B -> C : k2 with k1 = 1, k2 = 0.5\n"
-    "  --init LIST        inlet concentrations, e.g. A=1,B=0; species not listed start at 0\n"
-    "                     (default A=1 for the built-in mechanism; required with --mechanism)\n"
-    "  --params LIST      parameter values, e.g. k1=1,k2=0.5; others keep their declared value\n"
+#define HELP_SOURCE                                                                                            \
+    "  --mechanism FILE   reaction mechanism file (remat/mechanism.h format); default the seed's\n"           \
+    "                     built-in A -> B : k1, B -> C : k2 with k1 = 1, k2 = 0.5\n"                         \
+    "  --init LIST        inlet concentrations, e.g. A=1,B=0; species not listed start at 0\n"               \
+    "                     (default A=1 for the built-in mechanism; required with --mechanism)\n"             \
+    "  --params LIST      parameter values, e.g. k1=1,k2=0.5; others keep their declared value\n"            \
     "  --length L         reactor length, the integration runs over z in [0, L] (default 10)\n"
+
+const char pfr_cli_help_reactor[] = HELP_SOURCE
     "  --steps N          fixed integration steps over L (default 1000)\n"
     "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
     "  --method M         euler (default), rk4, tsit5, dopri5 or rodas5 (stiff)\n";
+
+/* PFR_ADAPTIVE_DEFAULT's defaults (pfr simulate) */
+const char pfr_cli_help_reactor_adaptive[] = HELP_SOURCE
+    "  --steps N          fixed integration steps over L (default: 1000 with euler or rk4;\n"
+    "                     adaptive steps otherwise, see above)\n"
+    "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
+    "  --method M         euler (default for the built-in mechanism), rk4, tsit5 (default with\n"
+    "                     --mechanism: adaptive), dopri5 or rodas5 (stiff)\n";
 
 const char pfr_cli_help_tol[] =
     "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"
@@ -161,6 +171,13 @@ void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len)
                          params ? remat_mechanism_param_name(m, i) : remat_mechanism_species_name(m, i));
 }
 
+int pfr_cli_negative_allowed(const remat_mechanism *m, int i)
+{
+    double lo = remat_mechanism_param_lo(m, i), hi = remat_mechanism_param_hi(m, i);
+    /* "in [-1, 1]" or "in [-inf, 5]": declared; no bounds at all read as -inf too */
+    return lo < 0 && (isfinite(lo) || isfinite(hi));
+}
+
 int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, int params, double *values)
 {
     int n = params ? remat_mechanism_param_count(m) : remat_mechanism_species_count(m);
@@ -208,16 +225,26 @@ int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, 
             break;
         }
         seen[i] = 1;
-        char *end;
-        errno = 0;
-        double v = strtod(val, &end);
-        if (*end || errno || !isfinite(v)) {
-            fprintf(stderr, "remat: %s: %s=%s: '%s' is not a finite number\n", opt, item, val, val);
+        const char *end;
+        double v = 0;
+        cli_num k = cli_strtod(val, &end, &v);
+        if (k == CLI_NUM_OK && *end)
+            k = CLI_NUM_BAD;
+        if (k != CLI_NUM_OK) {
+            fprintf(stderr, "remat: %s: %s=%s: '%s' %s\n", opt, item, val, val, cli_num_why(k));
             ok = 0;
             break;
         }
         if (!params && v < 0) {
             fprintf(stderr, "remat: %s: %s=%s: a concentration cannot be negative\n", opt, item, val);
+            ok = 0;
+            break;
+        }
+        if (params && v < 0 && !pfr_cli_negative_allowed(m, i)) {
+            fprintf(stderr,
+                    "remat: %s: %s=%s: a parameter cannot be negative unless %s declares a negative lower bound "
+                    "for it (e.g. 'param %s = ... in [-1, 1]')\n",
+                    opt, item, val, remat_mechanism_source(m), item);
             ok = 0;
             break;
         }

@@ -60,6 +60,8 @@ enum {
 
 /* Help lines for the shared options. */
 extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
+/* the same, with the defaults of PFR_ADAPTIVE_DEFAULT (pfr simulate) */
+extern const char pfr_cli_help_reactor_adaptive[];
 extern const char pfr_cli_help_goal[];    /* --maximize / --minimize */
 extern const char pfr_cli_help_tol[];     /* --rtol / --atol / --max-steps */
 
@@ -131,11 +133,22 @@ typedef struct {
 int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_setup *out);
 void pfr_setup_free(pfr_setup *s);
 
+/* Warns on stderr (remat_pfr_negative's rule) when a concentration came out
+ * negative: the species, its value and the first z where it is, from the
+ * profile y (rows states at z, as remat_pfr_profile writes them) when given,
+ * else from the outlet (then a profile is run to find z). what names the run
+ * ("" or "set 3: "). Returns 1 when it warned. */
+int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, const double *outlet, int64_t rows,
+                          const double *z, const double *y);
+
 /* Reads "NAME=VALUE,..." (--init, --params) into values[] by name, naming
  * opt in its messages. params: the names are the mechanism's parameters and
- * each value must lie within its declared bounds; else they are species and
- * each value a concentration >= 0. Names not listed keep their value.
- * 0 with a message on error. */
+ * each value must lie within its declared bounds, and be >= 0 unless the
+ * mechanism declares a negative lower bound (pfr_cli_negative_allowed), as a
+ * concentration must; else they are species and each value a concentration
+ * >= 0. Names not listed keep their value. 0 with a message on error. */
+/* Whether parameter i may be negative: its declared bounds go below 0. */
+int pfr_cli_negative_allowed(const remat_mechanism *m, int i);
 int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, int params, double *values);
 
 /* An option getopt_long rejected (code '?' or ':', with ":h" leading its

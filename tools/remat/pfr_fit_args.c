@@ -270,9 +270,9 @@ int pfr_fit_parse_sigma(const char *text, const remat_mechanism *m, double *sigm
             ok = 0;
             break;
         }
-        char *end;
-        double v = strtod(eq + 1, &end);
-        if (end == eq + 1 || *end || !(v > 0) || !isfinite(v)) {
+        const char *end;
+        double v = 0;
+        if (cli_strtod(eq + 1, &end, &v) != CLI_NUM_OK || *end || !(v > 0)) {
             fprintf(stderr, "remat: --sigma: %s=%s: a standard deviation must be a positive finite number\n", item,
                     eq + 1);
             ok = 0;

@@ -35,6 +35,17 @@ typedef struct {
 void pfr_fit_print_table(const pfr_fit_report *rep);
 void pfr_fit_print_json(const pfr_fit_report *rep);
 
+/* Warns on stderr (remat_pfr_negative_states' rule, with the fit's rtol and
+ * atol when adaptive, else 0) when the fitted model goes below zero on 401
+ * points from 0 to an experiment's last data time (between data times too:
+ * an overshoot need not land on one): the file, species, time and value of
+ * the first.
+ * Experiments whose fixed-step prediction would take more than 2^20 steps
+ * (log-spaced data at the finest step) are not looked at. Returns 1 when it
+ * warned. */
+int pfr_fit_warn_negative(const remat_mechanism *m, remat_fit *fit, remat_dataset *const *data, int n_data,
+                          const double *params, double rtol, double atol);
+
 /* The fitted model against the data (--plot): one panel per experiment, a
  * model curve per measured species from its initial state through its last
  * data time, its data as points in the same colour. 0 with a message on

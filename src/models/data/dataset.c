@@ -27,6 +27,8 @@ struct remat_dataset {
     double *values;            /* [rows][nspecies], NaN = not measured */
     unsigned char *has_column; /* [nspecies] */
     double *sigma;             /* [rows][nspecies] from sigma_<species> columns, NaN = none; NULL: no such column */
+    int *lines;                /* [rows] the file line of each row */
+    int *columns;              /* [2][nspecies] 1-based column of each species, then of its sigma; 0: none */
 };
 
 /* Cell i (0-based) of a line; cells are separated by ','. */
@@ -118,6 +120,8 @@ static remat_status parse_header(reader *r, span line, int lineno)
             sig = s >= 0;
         }
         r->col_species[j] = j ? (sig ? -2 - s : s) : -1;
+        if (j > 0 && s >= 0)
+            r->d->columns[(sig ? (size_t)r->d->nspecies : 0) + (size_t)s] = j + 1;
         if (j == 0) {
             if (s >= 0)
                 return remat_error(REMAT_ERR_PARSE,
@@ -217,6 +221,7 @@ static remat_status parse_row(reader *r, span line, int lineno)
             vals[r->col_species[j]] = v;
         }
     }
+    d->lines[row] = lineno;
     d->rows++;
     return REMAT_OK;
 }
@@ -233,7 +238,8 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
         return remat_error(REMAT_ERR_NOMEM, "%s: too many rows", r->path);
     d->times = malloc(max_rows * sizeof *d->times);
     d->values = malloc(max_rows * (size_t)(d->nspecies ? d->nspecies : 1) * sizeof *d->values);
-    if (!d->times || !d->values)
+    d->lines = malloc(max_rows * sizeof *d->lines);
+    if (!d->times || !d->values || !d->lines)
         return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for %zu rows", r->path, max_rows);
     int lineno = 0, header_line = 0;
     span line;
@@ -272,7 +278,8 @@ remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, r
     d->nspecies = remat_mechanism_species_count(mech);
     d->path = malloc(strlen(path) + 1);
     d->has_column = calloc((size_t)(d->nspecies ? d->nspecies : 1), 1);
-    if (!d->path || !d->has_column) {
+    d->columns = calloc(2 * (size_t)(d->nspecies ? d->nspecies : 1), sizeof *d->columns);
+    if (!d->path || !d->has_column || !d->columns) {
         st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
         goto done;
     }
@@ -298,6 +305,8 @@ void remat_dataset_free(remat_dataset *d)
     free(d->indep);
     free(d->times);
     free(d->values);
+    free(d->lines);
+    free(d->columns);
     free(d->has_column);
     free(d->sigma);
     free(d);
@@ -380,6 +389,20 @@ int remat_dataset_has_column(const remat_dataset *d, int s)
     NULL_DATA(d, 0);
     REMAT_ASSERT(s >= 0 && s < d->nspecies);
     return d->has_column[s];
+}
+
+int remat_dataset_line(const remat_dataset *d, size_t r)
+{
+    NULL_DATA(d, 0);
+    REMAT_ASSERT(r < d->rows);
+    return d->lines[r];
+}
+
+int remat_dataset_column(const remat_dataset *d, int s, int sigma)
+{
+    NULL_DATA(d, 0);
+    REMAT_ASSERT(s >= 0 && s < d->nspecies);
+    return d->columns[(sigma ? (size_t)d->nspecies : 0) + (size_t)s];
 }
 
 int remat_dataset_initial_complete(const remat_dataset *d)

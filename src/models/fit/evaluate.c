@@ -141,6 +141,12 @@ remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r
     return st == REMAT_OK ? fit_eval_residuals(fit, params, &F, r) : st;
 }
 
+double remat_fit_predict_step(const remat_fit *fit)
+{
+    REMAT_NULL_RETURN(fit, 0);
+    return fit->opt.adaptive ? 0 : fit->dt > 0 ? fit->dt : fit->finest_h;
+}
+
 remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times, const double *times,
                                double *out)
 {
@@ -156,7 +162,7 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
     o.n_times = n_times;
     o.times = times;
     if (!o.adaptive) {
-        o.dt = fit->dt > 0 ? fit->dt : fit->finest_h;
+        o.dt = remat_fit_predict_step(fit);
         o.steps = 0;
     }
     o.scan = (remat_scan_options){0}; /* forward only: the schedule does not matter */

@@ -17,6 +17,46 @@
 
 #define DEFAULT_STEPS_PER_SPAN 200
 
+/* A weighted residual (y - data) / sigma past this squares beyond the
+ * largest double (1.8e308, whose square root is 1.3e154) with room for a
+ * sum: the objective would be inf, whatever the parameters. */
+#define RESIDUAL_LIMIT 0x1p500
+
+/* The cell (row r, species s, value v, weight w) of d, checked before any
+ * integration: a datum so large against its sigma, or a sigma so small
+ * against the data's scale, that the objective overflows is named
+ * (file:line, column, where the sigma came from), not left to show as an
+ * inf objective at the first iteration. */
+static remat_status check_weight(const struct remat_fit *fit, const remat_dataset *d, size_t r, int s, double v,
+                                 double w, double scale)
+{
+    const char *sp = remat_mechanism_species_name(fit->m, s), *path = remat_dataset_path(d);
+    int line = remat_dataset_line(d, r), col = remat_dataset_column(d, s, 0);
+    int big = !(fabs(v) * w <= RESIDUAL_LIMIT);
+    if (!big && w * scale <= RESIDUAL_LIMIT)
+        return REMAT_OK;
+    char from[200];
+    double sc = remat_dataset_sigma(d, r, s);
+    int n = !isnan(sc) ? snprintf(from, sizeof from, "its sigma %g (%s:%d: column %d)", sc, path, line,
+                                  remat_dataset_column(d, s, 1))
+            : fit->opt.sigma ? snprintf(from, sizeof from, "its sigma %g (--sigma %s=%g)", fit->opt.sigma[s], sp,
+                                        fit->opt.sigma[s])
+                             : snprintf(from, sizeof from, "its sigma 1 (none given)");
+    if (fit->opt.weighting == REMAT_FIT_WEIGHT_RELATIVE && n > 0 && (size_t)n < sizeof from)
+        snprintf(from + n, sizeof from - (size_t)n, " times |%g| (relative weighting)", v);
+    if (big)
+        return remat_error(REMAT_ERR_VALUE,
+                           "fit: %s:%d: column %d ('%s'): the value %g over %s is %g, whose square overflows the "
+                           "objective (beyond 1.8e308) unless the model matches it to 1 part in 1e150: rescale the "
+                           "data or give a larger sigma",
+                           path, line, col, sp, v, from, fabs(v) * w);
+    return remat_error(REMAT_ERR_VALUE,
+                       "fit: %s:%d: column %d ('%s'): %s weights its residual by %g: against the data's scale %g a "
+                       "misfit of 1 part in 1e150 already squares beyond the largest double (1.8e308), so the "
+                       "objective overflows; give a larger sigma",
+                       path, line, col, sp, from, w, scale);
+}
+
 static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat_dataset *d)
 {
     fit_exp *x = &fit->exp[e];
@@ -64,6 +104,13 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
             x->y0[s] = remat_dataset_value(d, 0, s);
         }
     }
+    double scale = 0; /* the largest |datum|, what a residual is measured against */
+    for (int64_t r = 0; r < x->rows; r++)
+        for (int s = 0; s < S; s++)
+            if (remat_dataset_is_measured(d, (size_t)r, s))
+                scale = fmax(scale, fabs(remat_dataset_value(d, (size_t)r, s)));
+    if (scale == 0)
+        scale = 1;
     x->n_meas = 0;
     for (int64_t r = 0; r < x->rows; r++) {
         if (r == 0 && from_row0)
@@ -84,10 +131,19 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
                                            remat_dataset_indep_name(d), times[r], (long long)r + 1);
                     w /= fabs(v);
                 }
+                remat_status st = check_weight(fit, d, (size_t)r, s, v, w, 0); /* data too large first */
+                if (st != REMAT_OK)
+                    return st;
                 x->target[c] = v;
                 x->mask[c] = w;
                 x->meas[x->n_meas++] = c;
             }
+    }
+    for (int64_t i = 0; i < x->n_meas; i++) { /* then sigmas too small for the data's scale */
+        int64_t c = x->meas[i];
+        remat_status st = check_weight(fit, d, (size_t)(c / S), (int)(c % S), x->target[c], x->mask[c], scale);
+        if (st != REMAT_OK)
+            return st;
     }
     return REMAT_OK;
 }

@@ -63,6 +63,13 @@ static int utf8_len(const unsigned char *s, size_t n)
 remat_status mech_check_text(const char *file, const char *src, size_t n)
 {
     const unsigned char *s = (const unsigned char *)src;
+    /* CR alone ends no line here (CR LF does): a file of such lines would
+     * read as one, and fail at its second statement with a puzzling message */
+    const char *cr = memchr(src, '\r', n);
+    if (cr && cr + 1 < src + n && !memchr(src, '\n', n))
+        return mech_error_at(file, 1, (int)(cr - src) + 1,
+                             "lines end in CR only (classic Mac OS line endings); save the file with LF or CR LF "
+                             "line endings");
     size_t line_start = 0;
     int line = 1;
     for (size_t i = 0; i <= n;) {

@@ -300,8 +300,18 @@ remat_status nn_trainer_run(remat_nn_trainer *t, int64_t rows, const void *x, co
 
 remat_status nn_trainer_apply(remat_nn_trainer *t, double lv)
 {
+    /* before any update the learning rate has not acted yet: a loss that is
+     * not finite then comes from the initial parameters or the data */
+    if (!isfinite(lv) && t->updates == 0)
+        return remat_error(REMAT_ERR_NUMERIC,
+                           "nn trainer step: the loss is %g at initialisation (the first forward pass, before any "
+                           "update), so the learning rate is not the cause: the initial activations overflow (a "
+                           "network this deep, %d parameter tensors, multiplies them layer after layer; try fewer "
+                           "layers) or an input is not finite",
+                           lv, t->np);
     if (!isfinite(lv))
-        return remat_error(REMAT_ERR_NUMERIC, "nn trainer step: the loss is %g (lower the learning rate?)", lv);
+        return remat_error(REMAT_ERR_NUMERIC, "nn trainer step: the loss is %g after %lld update%s (lower the "
+                           "learning rate?)", lv, (long long)t->updates, t->updates == 1 ? "" : "s");
     /* every gradient finite before any tensor is updated, so a bad step changes nothing */
     for (int i = 0; i < t->np; i++) {
         int64_t n = remat_shape_numel(&t->p->p[i].shape), k = first_nonfinite(t->p->dtype, t->grads[i], n);
@@ -314,6 +324,7 @@ remat_status nn_trainer_apply(remat_nn_trainer *t, double lv)
         if (st != REMAT_OK)
             return st;
     }
+    t->updates++;
     return REMAT_OK;
 }
 

@@ -42,6 +42,7 @@ struct remat_nn_trainer {
     remat_backend *be;
     struct remat_dist_device *dev;
     double *d_mine, *d_sum;
+    int64_t updates; /* steps applied: 0 while the parameters are the initial ones */
 };
 
 /* The value-and-gradient program for `rows` rows, compiled on first use. */

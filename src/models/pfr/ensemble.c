@@ -250,6 +250,14 @@ int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e)
     return e->B;
 }
 
+int remat_pfr_ensemble_negative(const remat_pfr_ensemble *e, int64_t n, const double *outlet, int64_t *set,
+                                int *species)
+{
+    REMAT_NULL_RETURN(e, 0);
+    REMAT_NULL_RETURN(outlet, 0);
+    return remat_pfr_negative_states(e->m, e->inlet, 0, 0, n, outlet, set, species);
+}
+
 /* one run: (inlet, params, E_1..E_Q) -> (outlet, dC/dp E_1, ...) */
 static remat_status run_fwd(remat_pfr_ensemble *e)
 {

@@ -40,10 +40,15 @@ remat_status pfr_build_profile(remat_pfr *r);
 
 /* diagnose.c: why the integration gave a value that is not finite, when
  * more steps cannot help (a message set, REMAT_ERR_NUMERIC; else REMAT_OK) */
-remat_status pfr_hopeless(const remat_pfr *r, const double *params);
+remat_status pfr_hopeless(remat_pfr *r, const double *params);
 /* an adaptive integration's own reason (max_steps, stiffness), after pfr_hopeless's */
 remat_status pfr_adaptive_failure(remat_pfr *r, const double *params);
 /* the outlet concentrations c (S) finite, or why not */
 remat_status pfr_check_finite(remat_pfr *r, const double *params, const double *c);
+
+/* stability.c: a fixed explicit step beyond the method's stability bound for
+ * the fastest decaying mode at the inlet (REMAT_ERR_NUMERIC naming the step
+ * and the steps it needs), else REMAT_OK */
+remat_status pfr_check_step(const remat_pfr *r, const double *params);
 
 #endif

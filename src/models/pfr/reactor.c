@@ -173,6 +173,8 @@ remat_status remat_pfr_outlet(remat_pfr *r, const double params[], double outlet
     if (!r || !outlet)
         return remat_error(REMAT_ERR_NULL, "pfr outlet: %s is NULL", !r ? "the reactor" : "the output");
     remat_status st = pfr_check_params(r, params);
+    if (st == REMAT_OK)
+        st = pfr_check_step(r, params);
     if (st == REMAT_OK && !r->outlet)
         st = pfr_build_outlet(r);
     if (st == REMAT_OK)
@@ -185,6 +187,8 @@ remat_status remat_pfr_profile(remat_pfr *r, const double params[], double z[], 
     if (!r || !y)
         return remat_error(REMAT_ERR_NULL, "pfr profile: %s is NULL", !r ? "the reactor" : "the output");
     remat_status st = pfr_check_params(r, params);
+    if (st == REMAT_OK)
+        st = pfr_check_step(r, params);
     if (st == REMAT_OK && !r->profile)
         st = pfr_build_profile(r);
     if (st == REMAT_OK)
@@ -205,6 +209,8 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
     if (r->opt.goal == REMAT_PFR_NO_GOAL)
         return remat_error(REMAT_ERR_ARG, "pfr objective: the reactor has no goal (maximize or minimize a species)");
     remat_status st = pfr_check_params(r, params);
+    if (st == REMAT_OK)
+        st = pfr_check_step(r, params);
     if (st == REMAT_OK && !r->objective)
         st = pfr_build_objective(r);
     if (st != REMAT_OK)
