@@ -610,7 +610,8 @@ static const remat_lane_program *make_big(remat_lane_program *p, remat_lane_buf 
                                           .op = (uint16_t)(k % 2 ? REMAT_OP_MUL : REMAT_OP_ADD), .a = n - 1, .b = n};
         n += 2;
     }
-    big_ins[n++] = (remat_lane_ins){.kind = REMAT_LANE_STORE, .dt = REMAT_F64, .a = n - 2, .buf = 1};
+    big_ins[n] = (remat_lane_ins){.kind = REMAT_LANE_STORE, .dt = REMAT_F64, .a = n - 1, .buf = 1}; /* the last op */
+    n++;
     *p = (remat_lane_program){.m = 1, .n_ins = n, .ins = big_ins, .n_bufs = 2, .bufs = bufs};
     return p;
 }
