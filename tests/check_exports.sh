@@ -9,10 +9,45 @@
 # API: no global symbol of the static library LIBA (which tests and tools
 # link, internals included) is named remat_* unless a public header declares
 # it; internal names take rmi_*.
+# check_exports.sh --self-test CC INCLUDE: a scratch library that exports
+# an undeclared symbol, hides a declared function and names an internal one
+# remat_* must have all three caught.
 set -u
-[ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: check_exports.sh CC INCLUDE LIBSO [LIBA]" >&2; exit 2; }
+here=$(dirname "$0")
+
+if [ "${1:-}" = --self-test ]; then
+    [ $# -eq 3 ] || { echo "usage: check_exports.sh --self-test CC INCLUDE" >&2; exit 2; }
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_exports.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    mkdir -p "$tmp/include/remat"
+    cp "$3/remat/export.h" "$tmp/include/remat/"
+    # remat_zz_hidden: REMAT_API forgotten; remat_zz_leak: an internal made
+    # visible; remat_zz_internal: hidden but named like the API
+    printf '#include "export.h"\nREMAT_API int remat_zz_kept(void);\nint remat_zz_hidden(void);\n' \
+        >"$tmp/include/remat/zz.h"
+    printf '%s\n' '#include "remat/zz.h"' 'int remat_zz_kept(void) { return 1; }' \
+        'int remat_zz_hidden(void) { return 2; }' \
+        '__attribute__((visibility("default"))) int remat_zz_leak(void);' 'int remat_zz_leak(void) { return 3; }' \
+        'int remat_zz_internal(void);' 'int remat_zz_internal(void) { return 4; }' >"$tmp/zz.c"
+    "$2" -std=c11 -fPIC -fvisibility=hidden -I "$tmp/include" -c "$tmp/zz.c" -o "$tmp/zz.o" &&
+        "$2" -shared -o "$tmp/libzz.so" "$tmp/zz.o" && ar rcs "$tmp/libzz.a" "$tmp/zz.o" || exit 2
+    out=$("$0" "$2" "$tmp/include" "$tmp/libzz.so" "$tmp/libzz.a")
+    for want in "remat_zz_leak: exported" "remat_zz_hidden: declared" "remat_zz_internal: internal"; do
+        case $out in
+        *"$want"*) ;;
+        *) echo "self-test: '$want' was not reported: $out" >&2; exit 1 ;;
+        esac
+    done
+    case $out in
+    *remat_zz_kept*) echo "self-test: the declared, exported remat_zz_kept was reported: $out" >&2; exit 1 ;;
+    esac
+    echo "self-test: a leaked, a hidden and a misnamed symbol are caught"
+    exit 0
+fi
+
+[ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: check_exports.sh CC INCLUDE LIBSO [LIBA] | --self-test CC INCLUDE" >&2; exit 2; }
 cc=$1 inc=$2 lib=$3 liba=${4:-}
-. "$(dirname "$0")/public_api.sh"
+. "$here/public_api.sh"
 
 public=$( {
     public_statements "$cc" "$inc" | awk '!/^static/ && match($0, /[A-Za-z_][A-Za-z0-9_]*[ \t]*\(/) {
