@@ -62,7 +62,7 @@ pfr_cuda_hand *pfr_cuda_hand_new(int64_t m, int64_t steps, double h)
     cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
     snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
     if (rmi_nvrtc_compile(kernel_src, "pfr_cuda_hand.cu", rmi_cuda_lanes_options, arch, REMAT_NVRTC_CUBIN, &img, &n,
-                            &log) != REMAT_OK) {
+                          &log) != REMAT_OK) {
         fprintf(stderr, "pfr_cuda_hand: %s\n%s\n", remat_last_error(), log ? log : "");
         goto fail;
     }

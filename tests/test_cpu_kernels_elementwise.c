@@ -291,11 +291,11 @@ static void expect_same_bits(const char *what, size_t n, size_t esize, const voi
     {                                                                                                          \
         char what[96];                                                                                         \
         T *bc = broadcast_##SFX(n, s), *want = xmalloc((n + 1) * sizeof(T)), *got = xmalloc((n + 1) * sizeof(T)); \
-        rmi_cpu_binary_##SFX(op, n, want, side ? x : bc, side ? bc : x);                                     \
+        rmi_cpu_binary_##SFX(op, n, want, side ? x : bc, side ? bc : x);                                       \
         for (int layout = 0; layout < 2; layout++) {                                                           \
             T *sp = scalar_buf_##SFX(layout, n, s);                                                            \
             got[n] = (T)-777;                                                                                  \
-            rmi_cpu_binary_scalar_##SFX(op, n, got, side ? x : sp, side ? sp : x, side);                     \
+            rmi_cpu_binary_scalar_##SFX(op, n, got, side ? x : sp, side ? sp : x, side);                       \
             snprintf(what, sizeof what, "binary_scalar_" #SFX " %s, %s = %g, n = %zu, layout %d", op_label(op), \
                      side ? "b" : "a", (double)s, n, layout);                                                  \
             expect_same_bits(what, n, sizeof(T), got, want);                                                   \
@@ -312,13 +312,13 @@ static void expect_same_bits(const char *what, size_t n, size_t esize, const voi
         char what[96];                                                                                         \
         T *bt = broadcast_##SFX(n, ts), *bf = broadcast_##SFX(n, fs);                                          \
         T *want = xmalloc((n + 1) * sizeof(T)), *got = xmalloc((n + 1) * sizeof(T));                          \
-        rmi_cpu_select_##SFX(n, want, pred, t_scalar ? bt : t, f_scalar ? bf : f);                           \
+        rmi_cpu_select_##SFX(n, want, pred, t_scalar ? bt : t, f_scalar ? bf : f);                             \
         for (int layout = 0; layout < 2; layout++) {                                                           \
             T *tp = scalar_buf_##SFX(layout, n, ts), *fp = scalar_buf_##SFX(layout, n, fs);                    \
             got[n] = (T)-777;                                                                                  \
             /* the flags as the CPU backend passes them: mask bits 2 and 4 */                                 \
-            rmi_cpu_select_scalar_##SFX(n, got, pred, t_scalar ? tp : t, t_scalar ? 2 : 0, f_scalar ? fp : f, \
-                                          f_scalar ? 4 : 0);                                                   \
+            rmi_cpu_select_scalar_##SFX(n, got, pred, t_scalar ? tp : t, t_scalar ? 2 : 0, f_scalar ? fp : f,   \
+                                        f_scalar ? 4 : 0);                                                     \
             snprintf(what, sizeof what, "select_scalar_" #SFX ", on_true %s, on_false %s, n = %zu, layout %d",  \
                      t_scalar ? "scalar" : "array", f_scalar ? "scalar" : "array", n, layout);                 \
             expect_same_bits(what, n, sizeof(T), got, want);                                                   \

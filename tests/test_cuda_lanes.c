@@ -317,13 +317,13 @@ static void test_cuda_lanes_every_op_compiles_sm90(void **state)
             char *img = NULL, *log = NULL;
             size_t size = 0;
             remat_status st = rmi_nvrtc_compile(src, "every_op", rmi_cuda_lanes_options, "compute_90",
-                                                  REMAT_NVRTC_PTX, &img, &size, &log);
+                                                REMAT_NVRTC_PTX, &img, &size, &log);
             if (st != REMAT_OK)
                 fail_msg("%s\n%s\n%s", remat_last_error(), log ? log : "", src);
             assert_contains(img, ".entry k(");
             rmi_free(img), rmi_free(log);
             st = rmi_nvrtc_compile(src, "every_op", rmi_cuda_lanes_options, "sm_90", REMAT_NVRTC_CUBIN, &img, &size,
-                                     &log);
+                                   &log);
             if (st != REMAT_OK)
                 fail_msg("%s\n%s", remat_last_error(), log ? log : "");
             assert_true(size > 64);
@@ -371,7 +371,7 @@ static void test_cuda_lanes_nvrtc_error_has_log(void **state)
     char *img = (char *)1, *log = NULL;
     size_t n = 1;
     assert_int_equal(rmi_nvrtc_compile("__global__ void k() { undeclared = 1; }", "bad.cu", rmi_cuda_lanes_options,
-                                         "compute_90", REMAT_NVRTC_PTX, &img, &n, &log),
+                                       "compute_90", REMAT_NVRTC_PTX, &img, &n, &log),
                      REMAT_ERR_BACKEND);
     assert_null(img);
     assert_contains(remat_last_error(), "bad.cu");

@@ -51,9 +51,9 @@ void *rmi_cuda_thread_stream(void);
 void rmi_cuda_unary(int f64, int op, size_t n, void *out, const void *a);
 /* op: BINARY or COMPARE; a_scalar / b_scalar: that operand is one element */
 void rmi_cuda_binary(int f64, int op, size_t n, void *out, const void *a, int a_scalar, const void *b,
-                       int b_scalar);
+                     int b_scalar);
 void rmi_cuda_select(int f64, size_t n, void *out, const void *pred, const void *t, int t_scalar, const void *f,
-                       int f_scalar);
+                     int f_scalar);
 void rmi_cuda_integer_pow(int f64, size_t n, void *out, const void *a, int k);
 void rmi_cuda_pow(int f64, size_t n, void *out, const void *a, double p);
 void rmi_cuda_convert(size_t n, int out_f64, void *out, int in_f64, const void *in);
@@ -100,7 +100,7 @@ typedef struct {
 void rmi_cuda_copy(const remat_cuda_copy_desc *d, void *out, const void *in);
 /* in (outer, chunk) into columns [col, col + chunk) of out (outer, row) */
 void rmi_cuda_concat_one(int esize, int64_t outer, int64_t row, int64_t col, int64_t chunk, void *out,
-                           const void *in);
+                         const void *in);
 /* add(x, pad(g)), zero interior: out (dims) = x + 0 outside g (gdims at lo),
  * x + g inside (g + x when pad_first) */
 typedef struct {
@@ -113,7 +113,7 @@ void rmi_cuda_add_pad(const remat_cuda_add_pad_desc *d, void *out, const void *x
 /* ---- dot.cu: C (B,M,N) = op(A) op(B) row-major, batched and strided, on
  * cuBLAS (the CPU's cblas row-major call, as column-major C^T = B^T A^T) ---- */
 void rmi_cuda_gemm(int f64, int a_trans, int b_trans, int64_t nb, int m, int n, int k, const void *a, int lda,
-                     const void *b, int ldb, void *c);
+                   const void *b, int ldb, void *c);
 
 #ifdef __cplusplus
 }

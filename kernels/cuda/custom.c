@@ -37,7 +37,7 @@ static remat_status nomem(remat_op op)
 }
 
 remat_status rmi_cuda_lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                     void *ctx)
+                                   void *ctx)
 {
     const int vjp = op->op == REMAT_OP_CUSTOM_VJP;
     cuda_custom *C = alloc(ctx, sizeof *C);
@@ -111,7 +111,7 @@ static void k_solve(const remat_instr *I)
 }
 
 remat_status rmi_cuda_lower_solve(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                    void *ctx)
+                                  void *ctx)
 {
     cuda_solve *S = alloc(ctx, sizeof *S);
     if (!S)

@@ -123,7 +123,7 @@ static remat_status gather(remat_dist_device *g, int64_t n, const int *owner, in
             j++;
         double *dst = g->all + (size_t)(i * len);
         r = rmi_nccl.broadcast(owner[i] == g->rank ? mine : dst, dst, (size_t)((j - i) * len), ncclDouble, owner[i],
-                                 g->comm, g->stream);
+                               g->comm, g->stream);
         i = j;
     }
     ncclResult_t end = rmi_nccl.group_end();
@@ -142,7 +142,7 @@ remat_status remat_dist_device_sum(remat_dist_device *g, int64_t n, const int *o
     for (int64_t i = 0; i < n; i++)
         if (owner[i] < 0 || owner[i] >= g->size || (i > 0 && owner[i] < owner[i - 1]))
             return rmi_error(REMAT_ERR_ARG, "device sum: owner[%lld] = %d: owners must be ranks in "
-                               "non-decreasing order (remat_dist_split's)", (long long)i, owner[i]);
+                             "non-decreasing order (remat_dist_split's)", (long long)i, owner[i]);
     size_t bytes = sizeof(double) * (size_t)(n * len);
     if (bytes > g->all_bytes) { /* on every rank alike: the same sizes, the same history */
         remat_backend_free(g->be, g->all);

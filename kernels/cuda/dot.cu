@@ -55,7 +55,7 @@ static cublasHandle_t handle(void)
 }
 
 extern "C" void rmi_cuda_gemm(int f64, int a_trans, int b_trans, int64_t nb, int m, int n, int k, const void *a,
-                                int lda, const void *b, int ldb, void *c)
+                              int lda, const void *b, int ldb, void *c)
 {
     if (nb <= 0 || m <= 0 || n <= 0)
         return;

@@ -55,7 +55,7 @@ extern "C" void rmi_cuda_unary(int f64, int op, size_t n, void *out, const void 
 }
 
 extern "C" void rmi_cuda_binary(int f64, int op, size_t n, void *out, const void *a, int a_scalar, const void *b,
-                                  int b_scalar)
+                                int b_scalar)
 {
     if (!n)
         return;
@@ -68,7 +68,7 @@ extern "C" void rmi_cuda_binary(int f64, int op, size_t n, void *out, const void
 }
 
 extern "C" void rmi_cuda_select(int f64, size_t n, void *out, const void *pred, const void *t, int t_scalar,
-                                  const void *f, int f_scalar)
+                                const void *f, int f_scalar)
 {
     if (!n)
         return;

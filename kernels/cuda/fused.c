@@ -26,7 +26,7 @@ _Static_assert(REMAT_CUDA_FUSED_MAX_UOPS >= REMAT_FUSED_MAX_UOPS && REMAT_CUDA_F
                "the CUDA fused kernel holds the largest group compile makes");
 
 remat_status rmi_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                    void *ctx)
+                                  void *ctx)
 {
     if (op->dtype != REMAT_F32 && op->dtype != REMAT_F64)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: a fused group of dtype %d", (int)op->dtype);
@@ -35,7 +35,7 @@ remat_status rmi_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, vo
     remat_cuda_fused *F = alloc(ctx, sizeof *F);
     if (!F)
         return rmi_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering a fused group of %d ops",
-                           op->n_uops);
+                         op->n_uops);
     memset(F, 0, sizeof *F);
     *F = (remat_cuda_fused){.f64 = op->dtype == REMAT_F64, .nin = op->nin, .n_uops = op->n_uops,
                             .scalar_in = op->scalar_in};
@@ -44,7 +44,7 @@ remat_status rmi_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, vo
         const int kind = rmi_fused_uop_kind_of(u->op);
         if (kind < 0)
             return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: '%s' in a fused group is not elementwise",
-                               remat_op_name(u->op));
+                             remat_op_name(u->op));
         F->uops[k] = (remat_cuda_uop){.op = (int32_t)u->op, .kind = (int8_t)kind, .dst = u->dst,
                                       .src = {u->src[0], u->src[1], u->src[2]},
                                       .int_exponent = u->int_exponent, .exponent = u->exponent};
@@ -60,8 +60,8 @@ static remat_status nomem(remat_op op)
 }
 
 remat_status rmi_cuda_lower_add_pad(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
-                                      const remat_pad_params *pad, int pad_first, remat_instr *ins,
-                                      void *(*alloc)(void *, size_t), void *ctx)
+                                    const remat_pad_params *pad, int pad_first, remat_instr *ins,
+                                    void *(*alloc)(void *, size_t), void *ctx)
 {
     REMAT_ASSERT(out_shape->rank == g_shape->rank && (dt == REMAT_F32 || dt == REMAT_F64));
     remat_cuda_add_pad_desc *D = alloc(ctx, sizeof *D);

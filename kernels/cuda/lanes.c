@@ -38,7 +38,7 @@ remat_status rmi_cuda_lanes_check(void)
 {
     const int e = atomic_exchange(&launch_error, 0);
     return e ? rmi_error(REMAT_ERR_BACKEND, "CUDA lanes: a kernel launch failed: %s",
-                           cudaGetErrorString((cudaError_t)e))
+                         cudaGetErrorString((cudaError_t)e))
              : REMAT_OK;
 }
 
@@ -119,18 +119,18 @@ static remat_status load_slot(char *src, const remat_cuda_lanes_info *info, int6
     const int i = atomic_load(&n_slots);
     if (i == REMAT_CUDA_LANES_MAX)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: more than %d distinct lane kernels in one process",
-                           REMAT_CUDA_LANES_MAX);
+                         REMAT_CUDA_LANES_MAX);
     char sm[32], compute[32];
     remat_status st = device_arch(sm, compute, sizeof sm);
     char *img = NULL, *log = NULL;
     size_t size = 0;
     if (st == REMAT_OK) {
         st = rmi_nvrtc_compile(src, "remat_lanes.cu", rmi_cuda_lanes_options, sm, REMAT_NVRTC_CUBIN, &img, &size,
-                                 &log);
+                               &log);
         if (st == REMAT_ERR_BACKEND && log && strstr(log, "arch")) { /* an architecture newer than this NVRTC */
             rmi_free(log), log = NULL;
             st = rmi_nvrtc_compile(src, "remat_lanes.cu", rmi_cuda_lanes_options, compute, REMAT_NVRTC_PTX, &img,
-                                     &size, &log);
+                                   &size, &log);
         }
     }
     if (st == REMAT_OK) {

@@ -347,14 +347,14 @@ static int generate(gen *g, const char *name)
 }
 
 remat_status rmi_cuda_lanes_source(const remat_lane_program *p, const char *name, char **src,
-                                     remat_cuda_lanes_info *info)
+                                   remat_cuda_lanes_info *info)
 {
     *src = NULL;
     const int nb = p->n_bufs > 0 ? p->n_bufs : 1;
     const size_t param_bytes = (size_t)nb * 16 + 3 * sizeof(long long);
     if (param_bytes > PARAM_MAX)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: %d buffers do not fit in a kernel's parameters",
-                           p->n_bufs);
+                         p->n_bufs);
     gen g = {.p = p, .serial = !lanes_independent(p)};
     remat_status st = REMAT_OK;
     if (!collect_state(&g))

@@ -56,6 +56,6 @@ extern const char *const rmi_cuda_lanes_options[];
  * rmi_free). REMAT_ERR_UNSUPPORTED when an op has no CUDA form or the
  * buffer table does not fit in a kernel's parameters; REMAT_ERR_NOMEM. */
 remat_status rmi_cuda_lanes_source(const remat_lane_program *p, const char *name, char **src,
-                                     remat_cuda_lanes_info *info);
+                                   remat_cuda_lanes_info *info);
 
 #endif

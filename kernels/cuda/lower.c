@@ -109,7 +109,7 @@ static void k_dot(const remat_instr *I)
     }
     const int m = (int)pl->m, n = (int)pl->n, k = (int)pl->k;
     rmi_cuda_gemm(D->f64, pl->lhs_trans, pl->rhs_trans, pl->nb, m, n, k, a, pl->lhs_trans ? m : k, b,
-                    pl->rhs_trans ? k : n, I->out);
+                  pl->rhs_trans ? k : n, I->out);
 }
 
 /* the CPU's copy plan as strides for the one copy kernel */
@@ -224,7 +224,7 @@ static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, cuda_
     case REMAT_OPP_INT_EXPONENT:
         if (op->p.int_exponent < INT_MIN || op->p.int_exponent > INT_MAX)
             return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: integer_pow exponent %lld outside int",
-                               (long long)op->p.int_exponent);
+                             (long long)op->p.int_exponent);
         E->k = (int)op->p.int_exponent;
         ins->fn = k_ipow;
         return REMAT_OK;
@@ -239,7 +239,7 @@ static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, cuda_
         break;
     }
     return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: unary op '%s' has a parameter it does not know",
-                       remat_op_name(op->op));
+                     remat_op_name(op->op));
 }
 
 static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
@@ -263,7 +263,7 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
         return nomem(op->op);
     if (!rmi_cpu_copy_plan_of(&P, op, ins->n))
         return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: structural op '%s' has a parameter it does not know",
-                           remat_op_name(op->op));
+                         remat_op_name(op->op));
     copy_desc(D, &P);
     ins->fn = k_copy;
     ins->aux = D;
@@ -282,9 +282,9 @@ static remat_status lower_dot(const remat_exec_op *op, remat_instr *ins, void *(
     const remat_cpu_dot_plan *pl = &D->pl;
     if (pl->m > INT_MAX || pl->n > INT_MAX || pl->k > INT_MAX || pl->nb > INT_MAX)
         return rmi_error(REMAT_ERR_UNSUPPORTED,
-                           "cuda backend: dot_general of %lld x (%lld, %lld) . (%lld, %lld): cuBLAS takes int sizes",
-                           (long long)pl->nb, (long long)pl->m, (long long)pl->k, (long long)pl->k,
-                           (long long)pl->n);
+                         "cuda backend: dot_general of %lld x (%lld, %lld) . (%lld, %lld): cuBLAS takes int sizes",
+                         (long long)pl->nb, (long long)pl->m, (long long)pl->k, (long long)pl->k,
+                         (long long)pl->n);
     remat_cpu_copy_plan P;
     if (pl->lhs_copy) {
         rmi_cpu_transpose_plan(&P, op->dtype, &op->in_shapes[0], pl->lhs_perm);

@@ -100,7 +100,7 @@ static char *take_log(nvrtc_program prog)
 }
 
 remat_status rmi_nvrtc_compile(const char *src, const char *name, const char *const *options, const char *arch,
-                                 remat_nvrtc_output kind, char **image, size_t *size, char **log)
+                               remat_nvrtc_output kind, char **image, size_t *size, char **log)
 {
     *image = NULL, *size = 0;
     if (log)
@@ -123,7 +123,7 @@ remat_status rmi_nvrtc_compile(const char *src, const char *name, const char *co
     remat_status st = REMAT_OK;
     if (r != 0) {
         st = rmi_error(r == 1 ? REMAT_ERR_NOMEM : REMAT_ERR_BACKEND, "NVRTC: creating %s: %s", name,
-                         N.error_string(r));
+                       N.error_string(r));
         goto out;
     }
     r = N.compile(prog, n + 1, opts);
@@ -139,7 +139,7 @@ remat_status rmi_nvrtc_compile(const char *src, const char *name, const char *co
     char *img = r == 0 && bytes > 0 ? rmi_malloc(bytes + 1) : NULL;
     if (r != 0 || bytes == 0) {
         st = rmi_error(REMAT_ERR_BACKEND, "NVRTC: no %s for %s (%s): %s", ptx ? "PTX" : "cubin", name, arch,
-                         r ? N.error_string(r) : "empty");
+                       r ? N.error_string(r) : "empty");
         goto out;
     }
     if (!img) {

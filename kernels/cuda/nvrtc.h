@@ -31,6 +31,6 @@ typedef enum { REMAT_NVRTC_PTX, REMAT_NVRTC_CUBIN } remat_nvrtc_output;
  * *log (rmi_malloc'd) when log is not NULL — also on success when NVRTC
  * warned. REMAT_ERR_UNSUPPORTED without NVRTC. */
 remat_status rmi_nvrtc_compile(const char *src, const char *name, const char *const *options, const char *arch,
-                                 remat_nvrtc_output kind, char **image, size_t *size, char **log);
+                               remat_nvrtc_output kind, char **image, size_t *size, char **log);
 
 #endif

@@ -22,7 +22,7 @@ __global__ void ordered_sum_kernel(const double *__restrict__ all, int64_t n, si
 }
 
 extern "C" cudaError_t rmi_cuda_ordered_sum(const double *all, int64_t n, int64_t len, double *sum,
-                                              cudaStream_t stream)
+                                            cudaStream_t stream)
 {
     if (len <= 0)
         return cudaSuccess;

@@ -66,7 +66,7 @@ __global__ void k_concat(int64_t outer, int64_t row, int64_t col, int64_t chunk,
 }
 
 extern "C" void rmi_cuda_concat_one(int esize, int64_t outer, int64_t row, int64_t col, int64_t chunk, void *out,
-                                      const void *in)
+                                    const void *in)
 {
     if (outer <= 0 || chunk <= 0)
         return;

@@ -95,7 +95,7 @@ void *rmi_fn_alloc(remat_fn *f, size_t bytes)
     void *p = rmi_arena_alloc(&f->arena, bytes);
     if (!p)
         rmi_fn_fail(f, REMAT_ERR_NOMEM, (remat_loc){0}, "function '%s': out of memory (%zu bytes of node data)",
-                      f->name, bytes);
+                    f->name, bytes);
     return p;
 }
 
@@ -128,7 +128,7 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
 static remat_val nomem(remat_fn *f, const remat_node *proto, const char *what)
 {
     return rmi_fn_fail(f, REMAT_ERR_NOMEM, proto->loc, "%s: out of memory adding %s to function '%s'",
-                         remat_op_name((remat_op)proto->op), what, f->name);
+                       remat_op_name((remat_op)proto->op), what, f->name);
 }
 
 remat_val rmi_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const remat_val *in)
@@ -196,9 +196,9 @@ int rmi_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
         if (f->status == REMAT_OK) {
             if (v[i] == REMAT_NONE)
                 rmi_error(REMAT_ERR_ARG,
-                            "function '%s': operand %d is REMAT_NONE (the result of a failed op "
-                            "whose error was cleared, or of another function)",
-                            f->name, i);
+                          "function '%s': operand %d is REMAT_NONE (the result of a failed op "
+                          "whose error was cleared, or of another function)",
+                          f->name, i);
             else
                 rmi_error(REMAT_ERR_ARG, "function '%s': %d is not a value of this function", f->name, (int)v[i]);
             set_error((remat_fn *)f, REMAT_ERR_ARG);
@@ -224,7 +224,7 @@ remat_val remat_fn_output_at(remat_fn *f, remat_val v, remat_loc loc)
         return rmi_fn_fail(f, REMAT_ERR_ARG, loc, "output: invalid value %d", (int)v);
     if (!grow((void **)&f->outs, &f->cap_outs, f->n_outs + 1, sizeof *f->outs))
         return rmi_fn_fail(f, REMAT_ERR_NOMEM, loc, "output: out of memory adding an output to function '%s'",
-                             f->name);
+                           f->name);
     f->outs[f->n_outs++] = v;
     return v;
 }
@@ -271,7 +271,7 @@ static int val_ok(const remat_fn *f, remat_val v, const char *what)
     if (f && v >= 0 && v < f->n_nodes)
         return 1;
     rmi_error(f ? REMAT_ERR_ARG : REMAT_ERR_NULL, "%s: %s", what,
-                f ? "value is not a node of this function" : "function is NULL");
+              f ? "value is not a node of this function" : "function is NULL");
     return 0;
 }
 
@@ -326,7 +326,7 @@ int rmi_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res)
 }
 
 void rmi_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
-                        remat_shape *in_shapes)
+                      remat_shape *in_shapes)
 {
     const remat_node *n = &f->nodes[v];
     for (int i = 0; i < n->nin; i++) {
@@ -361,7 +361,7 @@ static void *dup_into(remat_fn *dst, const void *src, size_t bytes, int *ok)
  * parameter kind, so an op with a new kind of parameter fails to build here. */
 REMAT_EXHAUSTIVE_BEGIN
 remat_val rmi_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *ins,
-                                         uint8_t add_flags)
+                                       uint8_t add_flags)
 {
     const remat_node *n = &src->nodes[v];
     remat_node proto = *n;
@@ -422,14 +422,14 @@ remat_val rmi_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, remat
 REMAT_EXHAUSTIVE_END
 
 remat_val rmi_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,
-                             uint8_t add_flags)
+                           uint8_t add_flags)
 {
     const remat_node *n = &src->nodes[v];
     remat_val small[16] = {0};
     remat_val *ins = n->nin <= 16 ? small : rmi_malloc(sizeof *ins * (size_t)n->nin);
     if (!ins)
         return rmi_fn_fail(dst, REMAT_ERR_NOMEM, n->loc, "%s: out of memory copying a node into function '%s'",
-                             remat_op_name((remat_op)n->op), dst->name);
+                           remat_op_name((remat_op)n->op), dst->name);
     for (int i = 0; i < n->nin; i++)
         ins[i] = map[n->in[i]]; /* REMAT_NONE after a failure in dst: rmi_fn_add_node propagates it */
     remat_val r = rmi_fn_copy_node_with_inputs(dst, src, v, ins, add_flags);

@@ -49,7 +49,7 @@ const char *rmi_fn_strdup(remat_fn *f, const char *s);
 /* Fill an op_info view of node v (in_dtypes/in_shapes point into scratch
  * arrays of at least v's input count). */
 void rmi_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
-                        remat_shape *in_shapes);
+                      remat_shape *in_shapes);
 
 /* live[v] = 1 when v is needed to compute f's outputs (calloc'ed, caller
  * frees); NULL when out of memory. */
@@ -64,9 +64,9 @@ int rmi_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res);
  * flags|add_flags. REMAT_NONE when out of memory (recorded on dst; a map
  * entry REMAT_NONE after such a failure propagates). */
 remat_val rmi_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,
-                             uint8_t add_flags);
+                           uint8_t add_flags);
 /* The same with the new inputs given directly. */
 remat_val rmi_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *ins,
-                                         uint8_t add_flags);
+                                       uint8_t add_flags);
 
 #endif

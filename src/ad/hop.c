@@ -3,7 +3,7 @@
 #include "core/assert.h"
 
 remat_val rmi_hop_add(remat_fn *f, const remat_hop_rules *rules, void *data, remat_dtype dt, const char *name,
-                        int nin, const remat_val *ins, remat_loc loc)
+                      int nin, const remat_val *ins, remat_loc loc)
 {
     REMAT_ASSERT(rules && data);
     remat_shape scalar = {0};

@@ -66,7 +66,7 @@ const char *rmi_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t len
  * be added (out of memory: recorded on f, REMAT_NONE returned) data is
  * released through rules->release. name may be NULL. */
 remat_val rmi_hop_add(remat_fn *f, const remat_hop_rules *rules, void *data, remat_dtype dt, const char *name,
-                        int nin, const remat_val *ins, remat_loc loc);
+                      int nin, const remat_val *ins, remat_loc loc);
 /* Output i of HOP node h: a PROJ node of the dtype and shape its rules give,
  * at h's location. REMAT_NONE (quietly) when h is REMAT_NONE. */
 remat_val rmi_hop_output(remat_fn *f, remat_val h, int i);

@@ -65,8 +65,8 @@ static remat_status jac_of_arg(remat_fn *h, const remat_fn *f, const remat_val *
     for (int k = 0; k < f->n_outs; k++)
         if (rmi_fn_node(f, f->outs[k])->shape.rank + a->shape.rank > REMAT_MAX_RANK)
             return rmi_error(REMAT_ERR_SHAPE, "jacfwd of '%s': output %d's Jacobian w.r.t. argument %d ('%s') has rank %d, above %d",
-                               f->name, k, j, a->name, rmi_fn_node(f, f->outs[k])->shape.rank + a->shape.rank,
-                               REMAT_MAX_RANK);
+                             f->name, k, j, a->name, rmi_fn_node(f, f->outs[k])->shape.rank + a->shape.rank,
+                             REMAT_MAX_RANK);
     remat_fn *jf = NULL;
     remat_status st = remat_jvp(f, 1, &j, &jf);
     if (st != REMAT_OK)

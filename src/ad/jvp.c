@@ -33,11 +33,11 @@ static remat_status check_args(const remat_fn *f, int n_argnums, const int *argn
     for (int k = 0; k < n_argnums; k++) {
         if (argnums[k] < 0 || argnums[k] >= f->n_args)
             return rmi_error(REMAT_ERR_ARG, "jvp of '%s': argnum %d out of range (it has %d arguments)", f->name,
-                               argnums[k], f->n_args);
+                             argnums[k], f->n_args);
         for (int j = 0; j < k; j++)
             if (argnums[j] == argnums[k])
                 return rmi_error(REMAT_ERR_ARG, "jvp of '%s': argnum %d given twice (one tangent per argument)",
-                                   f->name, argnums[k]);
+                                 f->name, argnums[k]);
     }
     return REMAT_OK;
 }
@@ -128,10 +128,10 @@ done:
         st = REMAT_ERR_NOMEM;
     if (st == REMAT_ERR_NOMEM)
         st = rmi_error(REMAT_ERR_NOMEM, "jvp of '%s': out of memory building the forward-mode function%s%s",
-                         f->name, c.g && c.g->error ? ": " : "", c.g && c.g->error ? c.g->error : "");
+                       f->name, c.g && c.g->error ? ": " : "", c.g && c.g->error ? c.g->error : "");
     else if (st == REMAT_OK && c.g->status != REMAT_OK)
         st = rmi_error(REMAT_ERR_UNSUPPORTED, "jvp of '%s': internal build error: %s", f->name,
-                         remat_fn_error(c.g));
+                       remat_fn_error(c.g));
     if (st == REMAT_OK)
         *out = c.g;
     else

@@ -147,7 +147,7 @@ static remat_status rule_hop(rule *r)
     const remat_hop_rules *hr = r->n->p.hop.rules;
     if (!hr->jvp)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: %s has no forward mode", r->loc.file, r->loc.line,
-                           hr->name);
+                         hr->name);
     int nin = r->n->nin, no = hr->num_outputs(r->n->p.hop.data);
     remat_val *ins = rmi_malloc(sizeof *ins * (size_t)(2 * (nin ? nin : 1)));
     remat_val *outs = rmi_malloc(sizeof *outs * (size_t)(2 * (no ? no : 1)));
@@ -155,7 +155,7 @@ static remat_status rule_hop(rule *r)
         rmi_free(ins);
         rmi_free(outs);
         return rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the forward mode of %s", r->loc.file,
-                           r->loc.line, hr->name);
+                         r->loc.line, hr->name);
     }
     for (int k = 0; k < nin; k++) {
         ins[k] = X(r, k);
@@ -277,7 +277,7 @@ remat_status rmi_jvp_rule(remat_jvp_ctx *c, remat_val v)
         remat_val *ts = rmi_malloc(sizeof *ts * (size_t)r->n->nin);
         if (!ts)
             return rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the JVP of concatenate", r->loc.file,
-                               r->loc.line);
+                             r->loc.line);
         for (int k = 0; k < r->n->nin; k++)
             ts[k] = T0(r, k);
         t = remat_concatenate_at(r->g, r->n->nin, ts, (int)r->n->p.axis, r->loc);
@@ -308,11 +308,11 @@ remat_status rmi_jvp_rule(remat_jvp_ctx *c, remat_val v)
         break;
     case REMAT_OP_CUSTOM:
         st = rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: custom op '%s' has no JVP (a custom op gives only its VJP)",
-                         r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");
+                       r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");
         break;
     case REMAT_OP_CUSTOM_VJP:
         st = rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: the VJP of custom op '%s' has no JVP", r->loc.file,
-                         r->loc.line, r->n->name ? r->n->name : "?");
+                       r->loc.line, r->n->name ? r->n->name : "?");
         break;
     case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE:
     case REMAT_OP_STOP_GRADIENT:

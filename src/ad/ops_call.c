@@ -44,12 +44,12 @@ static int check_call(remat_fn *f, const remat_fn *callee, int nargs, const rema
     }
     if (callee->status != REMAT_OK) {
         rmi_fn_fail(f, callee->status, loc, "call of '%s', which has a build error: %s", callee->name,
-                      remat_fn_error(callee));
+                    remat_fn_error(callee));
         return 0;
     }
     if (nargs != callee->n_args) {
         rmi_fn_fail(f, REMAT_ERR_ARG, loc, "call of '%s': %d arguments given, %d expected", callee->name, nargs,
-                      callee->n_args);
+                    callee->n_args);
         return 0;
     }
     if (nargs > 0 && !args) {
@@ -62,9 +62,9 @@ static int check_call(remat_fn *f, const remat_fn *callee, int nargs, const rema
         const remat_node *want = rmi_fn_node(callee, callee->args[i]), *got = rmi_fn_node(f, args[i]);
         if (want->dtype != got->dtype || !remat_shape_equal(&want->shape, &got->shape)) {
             rmi_fn_fail(f, want->dtype != got->dtype ? REMAT_ERR_DTYPE : REMAT_ERR_SHAPE, loc,
-                          "call of '%s': argument %d ('%s') is %s, expected %s", callee->name, i, want->name,
-                          rmi_fn_fmt_val(f, args[i], sa, sizeof sa),
-                          rmi_fn_fmt_val(callee, callee->args[i], sb, sizeof sb));
+                        "call of '%s': argument %d ('%s') is %s, expected %s", callee->name, i, want->name,
+                        rmi_fn_fmt_val(f, args[i], sa, sizeof sa),
+                        rmi_fn_fmt_val(callee, callee->args[i], sb, sizeof sb));
             return 0;
         }
     }
@@ -104,7 +104,7 @@ remat_val remat_call1_at(remat_fn *f, const remat_fn *callee, int nargs, const r
         return rmi_fn_null(loc, __func__);
     if (callee && callee->n_outs != 1)
         return rmi_fn_fail(f, REMAT_ERR_ARG, loc, "call1 of '%s': it has %d outputs, not 1", callee->name,
-                             callee->n_outs);
+                           callee->n_outs);
     remat_val out = REMAT_NONE;
     if (remat_call_at(f, callee, nargs, args, &out, loc) != REMAT_OK)
         return REMAT_NONE;

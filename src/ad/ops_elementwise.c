@@ -31,14 +31,14 @@ int rmi_check_dims(remat_fn *f, const char *op, remat_dtype dt, int rank, const 
     for (int i = 0; i < rank; i++)
         if (dims[i] < 0) {
             rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "%s: dimension %d is negative (%lld)", op, i,
-                          (long long)dims[i]);
+                        (long long)dims[i]);
             return 0;
         }
     if (!rmi_dims_fit(rank, dims, remat_dtype_size(dt))) {
         char sb[160];
         remat_shape s = remat_shape_make(rank, dims);
         rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "%s: shape %s is too large: its byte size overflows int64/size_t", op,
-                      remat_shape_format(dt, &s, sb, sizeof sb));
+                    remat_shape_format(dt, &s, sb, sizeof sb));
         return 0;
     }
     return 1;
@@ -119,7 +119,7 @@ remat_val remat_unary_at(remat_fn *f, remat_op op, remat_val a, remat_loc loc)
         return REMAT_NONE;
     if (!is_unary(op))
         return rmi_fn_fail(f, REMAT_ERR_ARG, loc, "unary op: '%s' is not a unary elementwise op",
-                             remat_op_name(op));
+                           remat_op_name(op));
     const remat_node *na = rmi_fn_node(f, a);
     remat_node n = rmi_proto(op, (remat_dtype)na->dtype, &na->shape, loc);
     return rmi_fn_add_node(f, &n, 1, &a);
@@ -154,11 +154,11 @@ remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat_val b, re
     const remat_node *na = rmi_fn_node(f, a), *nb = rmi_fn_node(f, b);
     if (na->dtype != nb->dtype)
         return rmi_fn_fail(f, REMAT_ERR_DTYPE, loc, "%s: dtypes differ: %s and %s", name,
-                             rmi_fn_fmt_val(f, a, sa, sizeof sa), rmi_fn_fmt_val(f, b, sb, sizeof sb));
+                           rmi_fn_fmt_val(f, a, sa, sizeof sa), rmi_fn_fmt_val(f, b, sb, sizeof sb));
     remat_shape s;
     if (!broadcast_shapes(&na->shape, &nb->shape, &s))
         return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "%s: shapes %s and %s do not broadcast", name,
-                             rmi_fn_fmt_val(f, a, sa, sizeof sa), rmi_fn_fmt_val(f, b, sb, sizeof sb));
+                           rmi_fn_fmt_val(f, a, sa, sizeof sa), rmi_fn_fmt_val(f, b, sb, sizeof sb));
     remat_dtype dt = (remat_dtype)na->dtype;
     /* read both shapes before adding nodes: adding may move the node array */
     int widen_a = !remat_shape_equal(&na->shape, &s), widen_b = !remat_shape_equal(&nb->shape, &s);
@@ -220,13 +220,13 @@ remat_val remat_select_at(remat_fn *f, remat_val pred, remat_val on_true, remat_
                      *n2 = rmi_fn_node(f, on_false);
     if (n0->dtype != n1->dtype || n1->dtype != n2->dtype)
         return rmi_fn_fail(f, REMAT_ERR_DTYPE, loc, "select: dtypes differ: %s, %s, %s",
-                             rmi_fn_fmt_val(f, pred, s0, sizeof s0), rmi_fn_fmt_val(f, on_true, s1, sizeof s1),
-                             rmi_fn_fmt_val(f, on_false, s2, sizeof s2));
+                           rmi_fn_fmt_val(f, pred, s0, sizeof s0), rmi_fn_fmt_val(f, on_true, s1, sizeof s1),
+                           rmi_fn_fmt_val(f, on_false, s2, sizeof s2));
     remat_shape s, s12;
     if (!broadcast_shapes(&n1->shape, &n2->shape, &s12) || !broadcast_shapes(&n0->shape, &s12, &s))
         return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "select: shapes %s, %s, %s do not broadcast",
-                             rmi_fn_fmt_val(f, pred, s0, sizeof s0), rmi_fn_fmt_val(f, on_true, s1, sizeof s1),
-                             rmi_fn_fmt_val(f, on_false, s2, sizeof s2));
+                           rmi_fn_fmt_val(f, pred, s0, sizeof s0), rmi_fn_fmt_val(f, on_true, s1, sizeof s1),
+                           rmi_fn_fmt_val(f, on_false, s2, sizeof s2));
     remat_dtype dt = (remat_dtype)n0->dtype;
     for (int i = 0; i < 3; i++)
         if (!remat_shape_equal(&rmi_fn_node(f, v[i])->shape, &s))

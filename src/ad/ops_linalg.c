@@ -55,17 +55,17 @@ remat_val remat_linear_solve_at(remat_fn *f, remat_val A, remat_val b, remat_loc
     const int r = as->rank;
     if (r < 2 || as->dims[r - 1] != as->dims[r - 2] || as->dims[r - 1] < 1)
         return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc,
-                             "linear_solve: A must be (..., n, n) with n >= 1 (square in its last two axes), got A %s",
-                             sa);
+                           "linear_solve: A must be (..., n, n) with n >= 1 (square in its last two axes), got A %s",
+                           sa);
     const int64_t n = as->dims[r - 1];
     int ok = (bs->rank == r - 1 || bs->rank == r) && bs->dims[r - 2] == n;
     for (int k = 0; ok && k < r - 2; k++)
         ok = bs->dims[k] == as->dims[k];
     if (!ok)
         return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc,
-                             "linear_solve: b must be (..., n) or (..., n, k) with A's batch dims and n = %lld "
-                             "(no broadcasting), got A %s, b %s",
-                             (long long)n, sa, sb);
+                           "linear_solve: b must be (..., n) or (..., n, k) with A's batch dims and n = %lld "
+                           "(no broadcasting), got A %s, b %s",
+                           (long long)n, sa, sb);
     return rmi_linear_solve_t_at(f, A, lu_of(f, A, loc), b, 0, loc);
 }
 

@@ -35,10 +35,10 @@ static remat_val reduce_at(remat_fn *f, remat_op op, remat_val a, int naxes, con
             int ax = axes[i] < 0 ? axes[i] + na->shape.rank : axes[i];
             if (ax < 0 || ax >= na->shape.rank)
                 return rmi_fn_fail(f, REMAT_ERR_AXIS, loc, "%s: axis %d out of range for %s", name, axes[i],
-                                     rmi_fn_fmt_val(f, a, sa, sizeof sa));
+                                   rmi_fn_fmt_val(f, a, sa, sizeof sa));
             if (mask & (1u << ax))
                 return rmi_fn_fail(f, REMAT_ERR_AXIS, loc, "%s: axis %d repeated for %s", name, axes[i],
-                                     rmi_fn_fmt_val(f, a, sa, sizeof sa));
+                                   rmi_fn_fmt_val(f, a, sa, sizeof sa));
             mask |= 1u << ax;
         }
     }
@@ -78,18 +78,18 @@ remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const in
         return rmi_fn_fail(f, REMAT_ERR_NULL, loc, "broadcast_in_dim: broadcast_dimensions is NULL");
     if (na->shape.rank > rank)
         return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "broadcast_in_dim: operand %s has higher rank than %d",
-                             rmi_fn_fmt_val(f, a, sa, sizeof sa), rank);
+                           rmi_fn_fmt_val(f, a, sa, sizeof sa), rank);
     for (int i = 0; i < na->shape.rank; i++) {
         if (bdims[i] < 0 || bdims[i] >= rank || (i > 0 && bdims[i] <= bdims[i - 1]))
             return rmi_fn_fail(f, REMAT_ERR_AXIS, loc,
-                                 "broadcast_in_dim: operand %s: broadcast_dimensions[%d] = %d must be increasing "
-                                 "and in [0, %d)",
-                                 rmi_fn_fmt_val(f, a, sa, sizeof sa), i, bdims[i], rank);
+                               "broadcast_in_dim: operand %s: broadcast_dimensions[%d] = %d must be increasing "
+                               "and in [0, %d)",
+                               rmi_fn_fmt_val(f, a, sa, sizeof sa), i, bdims[i], rank);
         if (na->shape.dims[i] != 1 && na->shape.dims[i] != dims[bdims[i]])
             return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc,
-                                 "broadcast_in_dim: operand %s dim %d (%lld) is neither 1 nor %lld",
-                                 rmi_fn_fmt_val(f, a, sa, sizeof sa), i, (long long)na->shape.dims[i],
-                                 (long long)dims[bdims[i]]);
+                               "broadcast_in_dim: operand %s dim %d (%lld) is neither 1 nor %lld",
+                               rmi_fn_fmt_val(f, a, sa, sizeof sa), i, (long long)na->shape.dims[i],
+                               (long long)dims[bdims[i]]);
     }
     remat_shape s = remat_shape_make(rank, dims);
     if (remat_shape_equal(&s, &na->shape))
@@ -115,7 +115,7 @@ remat_val remat_broadcast_to_at(remat_fn *f, remat_val a, int rank, const int64_
     char sa[96];
     if (na->shape.rank > rank)
         return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "broadcast_to: %s has higher rank than %d",
-                             rmi_fn_fmt_val(f, a, sa, sizeof sa), rank);
+                           rmi_fn_fmt_val(f, a, sa, sizeof sa), rank);
     int bd[REMAT_MAX_RANK];
     for (int i = 0; i < na->shape.rank; i++)
         bd[i] = rank - na->shape.rank + i;
@@ -135,8 +135,8 @@ remat_val remat_reshape_at(remat_fn *f, remat_val a, int rank, const int64_t *di
     char sa[96], sb[96];
     if (remat_shape_numel(&s) != remat_shape_numel(&na->shape))
         return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "reshape: cannot reshape %s to %s",
-                             rmi_fn_fmt_val(f, a, sa, sizeof sa),
-                             remat_shape_format((remat_dtype)na->dtype, &s, sb, sizeof sb));
+                           rmi_fn_fmt_val(f, a, sa, sizeof sa),
+                           remat_shape_format((remat_dtype)na->dtype, &s, sb, sizeof sb));
     if (remat_shape_equal(&s, &na->shape))
         return a;
     remat_node n = rmi_proto(REMAT_OP_RESHAPE, (remat_dtype)na->dtype, &s, loc);
@@ -163,8 +163,8 @@ remat_val remat_transpose_at(remat_fn *f, remat_val a, const int *perm, remat_lo
     for (int i = 0; i < r; i++) {
         if (perm[i] < 0 || perm[i] >= r || (seen & (1 << perm[i])))
             return rmi_fn_fail(f, REMAT_ERR_AXIS, loc,
-                                 "transpose: permutation entry %d = %d is not a permutation of 0..%d for %s", i,
-                                 perm[i], r - 1, rmi_fn_fmt_val(f, a, sa, sizeof sa));
+                               "transpose: permutation entry %d = %d is not a permutation of 0..%d for %s", i,
+                               perm[i], r - 1, rmi_fn_fmt_val(f, a, sa, sizeof sa));
         seen |= 1 << perm[i];
         s.dims[i] = na->shape.dims[perm[i]];
         ident &= perm[i] == i;
@@ -197,9 +197,9 @@ remat_val remat_slice_at(remat_fn *f, remat_val a, const int64_t *start, const i
         int64_t st = stride ? stride[i] : 1;
         if (st < 1 || start[i] < 0 || limit[i] < start[i] || limit[i] > na->shape.dims[i])
             return rmi_fn_fail(f, REMAT_ERR_AXIS, loc,
-                                 "slice: axis %d: start %lld, limit %lld, stride %lld invalid for %s", i,
-                                 (long long)start[i], (long long)limit[i], (long long)st,
-                                 rmi_fn_fmt_val(f, a, sa, sizeof sa));
+                               "slice: axis %d: start %lld, limit %lld, stride %lld invalid for %s", i,
+                               (long long)start[i], (long long)limit[i], (long long)st,
+                               rmi_fn_fmt_val(f, a, sa, sizeof sa));
         p->start[i] = start[i];
         p->limit[i] = limit[i];
         p->stride[i] = st;
@@ -222,7 +222,7 @@ remat_val remat_index_at(remat_fn *f, remat_val a, int64_t i, remat_loc loc)
     char sa[96];
     if (na->shape.rank < 1 || i < 0 || i >= na->shape.dims[0])
         return rmi_fn_fail(f, REMAT_ERR_AXIS, loc, "index: %lld out of range for %s", (long long)i,
-                             rmi_fn_fmt_val(f, a, sa, sizeof sa));
+                           rmi_fn_fmt_val(f, a, sa, sizeof sa));
     int64_t start[REMAT_MAX_RANK] = {0}, limit[REMAT_MAX_RANK];
     for (int d = 0; d < na->shape.rank; d++)
         limit[d] = na->shape.dims[d];
@@ -253,7 +253,7 @@ remat_val remat_pad_at(remat_fn *f, remat_val a, const int64_t *low, const int64
         int64_t in = interior ? interior[i] : 0, d = na->shape.dims[i];
         if (low[i] < 0 || high[i] < 0 || in < 0)
             return rmi_fn_fail(f, REMAT_ERR_ARG, loc, "pad: axis %d: negative padding (%lld, %lld, %lld)", i,
-                                 (long long)low[i], (long long)high[i], (long long)in);
+                               (long long)low[i], (long long)high[i], (long long)in);
         p->low[i] = low[i];
         p->high[i] = high[i];
         p->interior[i] = in;
@@ -261,8 +261,8 @@ remat_val remat_pad_at(remat_fn *f, remat_val a, const int64_t *low, const int64
         if (__builtin_mul_overflow(d > 0 ? d - 1 : 0, in, &grown) || __builtin_add_overflow(grown, d, &grown) ||
             __builtin_add_overflow(grown, low[i], &grown) || __builtin_add_overflow(grown, high[i], &grown))
             return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc,
-                                 "pad: axis %d: padding (%lld, %lld, %lld) of dim %lld overflows int64", i,
-                                 (long long)low[i], (long long)high[i], (long long)in, (long long)d);
+                               "pad: axis %d: padding (%lld, %lld, %lld) of dim %lld overflows int64", i,
+                               (long long)low[i], (long long)high[i], (long long)in, (long long)d);
         s.dims[i] = grown;
         trivial &= low[i] == 0 && high[i] == 0 && (in == 0 || d <= 1);
     }
@@ -292,7 +292,7 @@ remat_val remat_concatenate_at(remat_fn *f, int n, const remat_val *vals, int ax
         axis += r;
     if (axis < 0 || axis >= r)
         return rmi_fn_fail(f, REMAT_ERR_AXIS, loc, "concatenate: axis %d out of range for %s", axis,
-                             rmi_fn_fmt_val(f, vals[0], sa, sizeof sa));
+                           rmi_fn_fmt_val(f, vals[0], sa, sizeof sa));
     remat_shape s = n0->shape;
     s.dims[axis] = 0;
     for (int k = 0; k < n; k++) {
@@ -302,12 +302,12 @@ remat_val remat_concatenate_at(remat_fn *f, int n, const remat_val *vals, int ax
             ok = i == axis || nk->shape.dims[i] == n0->shape.dims[i];
         if (!ok)
             return rmi_fn_fail(f, nk->dtype != n0->dtype ? REMAT_ERR_DTYPE : REMAT_ERR_SHAPE, loc,
-                                 "concatenate: operand %d %s does not match operand 0 %s along axes other than %d",
-                                 k, rmi_fn_fmt_val(f, vals[k], sa, sizeof sa),
-                                 rmi_fn_fmt_val(f, vals[0], sb, sizeof sb), axis);
+                               "concatenate: operand %d %s does not match operand 0 %s along axes other than %d",
+                               k, rmi_fn_fmt_val(f, vals[k], sa, sizeof sa),
+                               rmi_fn_fmt_val(f, vals[0], sb, sizeof sb), axis);
         if (__builtin_add_overflow(s.dims[axis], nk->shape.dims[axis], &s.dims[axis]))
             return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "concatenate: axis %d length overflows int64 at operand %d",
-                                 axis, k);
+                               axis, k);
     }
     if (!rmi_check_dims(f, "concatenate", (remat_dtype)n0->dtype, r, s.dims, loc))
         return REMAT_NONE;

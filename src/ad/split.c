@@ -109,7 +109,7 @@ done:
         remat_fn_free(fwd);
         remat_fn_free(bwd);
         return rmi_error(REMAT_ERR_NOMEM, "vjp of loop body '%s': out of memory cutting it at its residuals",
-                           g->name);
+                         g->name);
     }
     *out = (remat_vjp_split){.fwd = fwd, .bwd = bwd, .n_res = n_res};
     return REMAT_OK;

@@ -294,14 +294,14 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     for (int k = 0; k < n_argnums; k++)
         if (argnums[k] < 0 || argnums[k] >= f->n_args)
             return rmi_error(REMAT_ERR_ARG, "vjp of '%s': argnum %d out of range (it has %d arguments)", f->name,
-                               argnums[k], f->n_args);
+                             argnums[k], f->n_args);
     if (mode != MODE_VJP) {
         const remat_node *o = rmi_fn_node(f, f->outs[0]);
         char buf[96];
         if (f->n_outs != 1 || o->shape.rank != 0)
             return rmi_error(REMAT_ERR_SHAPE,
-                               "grad of '%s': needs one scalar output, it has %d output(s), the first %s", f->name,
-                               f->n_outs, rmi_fn_fmt_val(f, f->outs[0], buf, sizeof buf));
+                             "grad of '%s': needs one scalar output, it has %d output(s), the first %s", f->name,
+                             f->n_outs, rmi_fn_fmt_val(f, f->outs[0], buf, sizeof buf));
     }
     int n_wrt = n_argnums ? n_argnums : f->n_args;
 
@@ -409,7 +409,7 @@ done:
         st = REMAT_ERR_NOMEM;
     if (st == REMAT_ERR_NOMEM)
         st = rmi_error(REMAT_ERR_NOMEM, "vjp of '%s': out of memory building the reverse-mode function%s%s", f->name,
-                         g && g->error ? ": " : "", g && g->error ? g->error : "");
+                       g && g->error ? ": " : "", g && g->error ? g->error : "");
     else if (st == REMAT_OK && g->status != REMAT_OK)
         st = rmi_error(REMAT_ERR_UNSUPPORTED, "vjp of '%s': internal build error: %s", f->name, remat_fn_error(g));
     if (st == REMAT_OK)

@@ -242,12 +242,12 @@ static remat_status rule_custom(rule *r, remat_val g)
     const remat_custom_op *op = r->n->p.custom;
     if (!op->vjp)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: custom op '%s' has no VJP function", r->loc.file,
-                           r->loc.line, op->name ? op->name : "?");
+                         r->loc.line, op->name ? op->name : "?");
     int nin = r->n->nin;
     remat_val *ins = rmi_malloc(sizeof *ins * (size_t)(nin + 2));
     if (!ins)
         return rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory differentiating custom op '%s'", r->loc.file,
-                           r->loc.line, op->name ? op->name : "?");
+                         r->loc.line, op->name ? op->name : "?");
     for (int k = 0; k < nin; k++)
         ins[k] = X(r, k);
     ins[nin] = Y(r);
@@ -438,7 +438,7 @@ remat_status rmi_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         break; /* no derivative (vjp.c never makes these active) */
     case REMAT_OP_CUSTOM_VJP:
         st = rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: the VJP of custom op '%s' is not itself differentiable",
-                         r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");
+                       r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");
         break;
     case REMAT_OP_PROJ: { /* an output of a higher-order node: collect it for that node's rule */
         int32_t h = r->in[0];
@@ -449,7 +449,7 @@ remat_status rmi_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
             c->hop_ct[h] = rmi_malloc(sizeof **c->hop_ct * (size_t)(no ? no : 1));
             if (!c->hop_ct[h]) {
                 st = rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory differentiating %s", r->loc.file,
-                                 r->loc.line, hn->p.hop.rules->name);
+                               r->loc.line, hn->p.hop.rules->name);
                 break;
             }
             for (int k = 0; k < no; k++)

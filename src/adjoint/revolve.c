@@ -95,7 +95,7 @@ int64_t rmi_revolve_advances(int64_t l, int64_t s)
 #define REVOLVE_TAB_MAX 4096
 
 remat_status rmi_revolve_engine_init(remat_revolve_engine *e, int64_t frames, int64_t slots,
-                                       int64_t tab_cols)
+                                     int64_t tab_cols)
 {
     *e = (remat_revolve_engine){.c = 0};
     int64_t rows = slots + 1;
@@ -109,8 +109,8 @@ remat_status rmi_revolve_engine_init(remat_revolve_engine *e, int64_t frames, in
     if (!e->frames || !e->pool || (tab_cols && !e->tab)) {
         rmi_revolve_engine_release(e);
         return rmi_error(REMAT_ERR_NOMEM,
-                           "schedule: out of memory for a Revolve stack of %lld frames and %lld slots",
-                           (long long)frames, (long long)slots);
+                         "schedule: out of memory for a Revolve stack of %lld frames and %lld slots",
+                         (long long)frames, (long long)slots);
     }
     e->cap = frames;
     e->pool_cap = slots;
@@ -176,7 +176,7 @@ static inline void push_frame(remat_revolve_engine *e, int64_t a, int64_t b, int
 }
 
 void rmi_revolve_push(remat_revolve_engine *e, int64_t a, int64_t b, int64_t s, int64_t t,
-                        int slot)
+                      int slot)
 {
     push_frame(e, a, b, s, t, slot);
 }

@@ -69,7 +69,7 @@ typedef struct {
  * and a beta table of slots+1 rows and up to `tab_cols` columns (fewer when
  * that would be large; 0: none). */
 remat_status rmi_revolve_engine_init(remat_revolve_engine *e, int64_t frames, int64_t slots,
-                                       int64_t tab_cols);
+                                     int64_t tab_cols);
 /* Fill the beta table for t <= t_max (as far as it was allocated). */
 void rmi_revolve_engine_fill(remat_revolve_engine *e, int64_t t_max);
 void rmi_revolve_engine_release(remat_revolve_engine *e);
@@ -77,7 +77,7 @@ void rmi_revolve_pool_put(remat_revolve_engine *e, int slot);
 int rmi_revolve_pool_take(remat_revolve_engine *e);
 /* t: the range's repetition number or a bound on it, 0 when unknown. */
 void rmi_revolve_push(remat_revolve_engine *e, int64_t a, int64_t b, int64_t s, int64_t t,
-                        int slot);
+                      int slot);
 /* Emit the next actions of the top range into s's queue (at most
  * REMAT_SCHED_QUEUE_CAP runs); false when no range is left. Repetitive
  * stretches come out as runs (see revolve.c), whose expansion is the

@@ -45,7 +45,7 @@ static remat_status binomial_init(remat_schedule *s)
     int64_t slots = clamp_snapshots(s->spec.snapshots, s->n);
     if (slots > INT_MAX)
         return rmi_error(REMAT_ERR_ARG, "binomial:%lld: more than %d snapshot slots",
-                           (long long)s->spec.snapshots, INT_MAX);
+                         (long long)s->spec.snapshots, INT_MAX);
     binomial_state *st = rmi_calloc(1, sizeof *st);
     if (!st)
         return rmi_error(REMAT_ERR_NOMEM, "binomial: out of memory");

@@ -94,7 +94,7 @@ fail:
     rmi_free(p->cap);
     rmi_free(p->slot);
     return rmi_error(REMAT_ERR_NOMEM, "online:%lld: out of memory for its snapshot table",
-                       (long long)s);
+                     (long long)s);
 }
 
 static void plan_release(online_plan *p)

@@ -24,7 +24,7 @@ static remat_status per_step_init(remat_schedule *s)
 {
     if (s->n - 1 > INT_MAX) /* slot numbers are ints */
         return rmi_error(REMAT_ERR_ARG, "per-step: %lld steps need more than %d snapshot slots",
-                           (long long)s->n, INT_MAX);
+                         (long long)s->n, INT_MAX);
     per_step_state *st = rmi_calloc(1, sizeof *st);
     if (!st)
         return rmi_error(REMAT_ERR_NOMEM, "per-step: out of memory");

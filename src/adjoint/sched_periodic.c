@@ -51,8 +51,8 @@ remat_status rmi_sched_periodic_init_k(remat_schedule *s, int64_t period)
     if (st->m - 1 > INT_MAX) { /* slot numbers are ints */
         rmi_free(st);
         return rmi_error(REMAT_ERR_ARG,
-                           "periodic:%lld: %lld steps need more than %d snapshot slots",
-                           (long long)period, (long long)s->n, INT_MAX);
+                         "periodic:%lld: %lld steps need more than %d snapshot slots",
+                         (long long)period, (long long)s->n, INT_MAX);
     }
     st->last = st->m > 0 ? (st->m - 1) * period : 0;
     st->phase = st->m >= 2 ? PER_FORWARD : PER_LAST;

@@ -33,24 +33,24 @@ static remat_status check_spec(const remat_schedule_spec *spec)
     const remat_schedule_type *type = kind_type(spec->kind);
     if (!type)
         return rmi_error(REMAT_ERR_ARG, "schedule: kind %d is not a remat_schedule_kind",
-                           (int)spec->kind);
+                         (int)spec->kind);
     switch (spec->kind) {
     case REMAT_SCHED_PERIODIC:
         if (spec->period < 1)
             return rmi_error(REMAT_ERR_ARG, "periodic:%lld: period must be >= 1",
-                               (long long)spec->period);
+                             (long long)spec->period);
         break;
     case REMAT_SCHED_TWO_LEVEL:
         if (spec->period < 0)
             return rmi_error(REMAT_ERR_ARG,
-                               "two-level:%lld: period must be >= 1 (or 0 for ceil(sqrt(n)))",
-                               (long long)spec->period);
+                             "two-level:%lld: period must be >= 1 (or 0 for ceil(sqrt(n)))",
+                             (long long)spec->period);
         break;
     case REMAT_SCHED_BINOMIAL:
     case REMAT_SCHED_ONLINE:
         if (spec->snapshots < 1)
             return rmi_error(REMAT_ERR_ARG, "%s:%lld: snapshots must be >= 1", type->name,
-                               (long long)spec->snapshots);
+                             (long long)spec->snapshots);
         break;
     default: break;
     }

@@ -63,10 +63,10 @@ remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length, int
         return rmi_error(REMAT_ERR_NULL, "remat_schedule_for_budget: spec is NULL");
     if (budget_bytes < 0 || length < 0 || carry_bytes < 0 || tape_bytes < 0)
         return rmi_error(REMAT_ERR_ARG,
-                           "remat_schedule_for_budget: negative argument (budget %lld bytes, "
-                           "length %lld, carry %lld bytes, tape %lld bytes)",
-                           (long long)budget_bytes, (long long)length, (long long)carry_bytes,
-                           (long long)tape_bytes);
+                         "remat_schedule_for_budget: negative argument (budget %lld bytes, "
+                         "length %lld, carry %lld bytes, tape %lld bytes)",
+                         (long long)budget_bytes, (long long)length, (long long)carry_bytes,
+                         (long long)tape_bytes);
     search q = {.budget = budget_bytes, .n = length, .carry = carry_bytes, .tape = tape_bytes};
     int64_t n = length;
     consider(&q, (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL});
@@ -97,8 +97,8 @@ remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length, int
     char name[64];
     remat_schedule_format(&q.least.spec, name, sizeof name);
     return rmi_error(REMAT_ERR_BUDGET,
-                       "memory budget of %lld bytes is too small for a scan of %lld steps "
-                       "(carry %lld bytes, step tape %lld bytes): at least %lld bytes are needed (%s)",
-                       (long long)budget_bytes, (long long)n, (long long)carry_bytes,
-                       (long long)tape_bytes, (long long)q.least.bytes, name);
+                     "memory budget of %lld bytes is too small for a scan of %lld steps "
+                     "(carry %lld bytes, step tape %lld bytes): at least %lld bytes are needed (%s)",
+                     (long long)budget_bytes, (long long)n, (long long)carry_bytes,
+                     (long long)tape_bytes, (long long)q.least.bytes, name);
 }

@@ -103,7 +103,7 @@ static inline void rmi_sched_emit_run(remat_schedule *s, const remat_action_run 
  * with rmi_sched_set() (nothing is zeroed first, nor copied). For the
  * Revolve and online runs, which never hold END_FORWARD or DONE. */
 static inline remat_action_run *rmi_sched_emit_open(remat_schedule *s, int n, int64_t count,
-                                                      int64_t dstep, int dslot)
+                                                    int64_t dstep, int dslot)
 {
     REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
     REMAT_ASSERT(n >= 1 && n <= REMAT_RUN_MAX_PATTERN && count >= 1);
@@ -131,7 +131,7 @@ static inline bool rmi_sched_room(const remat_schedule *s)
  * (pat[1..] keep whatever they held: unused): what binomial and online emit
  * between their runs. */
 static inline void rmi_sched_emit(remat_schedule *s, remat_action_kind kind, int64_t step,
-                                    int slot)
+                                  int slot)
 {
     REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
     remat_action_run *q = &s->queue[s->qtail++];

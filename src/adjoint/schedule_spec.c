@@ -58,17 +58,17 @@ remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec)
         if (!colon) {
             if (names[i].rule == PARAM_REQUIRED)
                 return rmi_error(REMAT_ERR_PARSE, "schedule '%s': missing %s (write %s:N)",
-                                   text, names[i].what, names[i].name);
+                                 text, names[i].what, names[i].name);
             *spec = out;
             return REMAT_OK;
         }
         if (names[i].rule == PARAM_NONE)
             return rmi_error(REMAT_ERR_PARSE, "schedule '%s': %s takes no parameter", text,
-                               names[i].name);
+                             names[i].name);
         int64_t v;
         if (parse_count(colon + 1, &v) != 0)
             return rmi_error(REMAT_ERR_PARSE, "schedule '%s': %s '%s' is not a whole number",
-                               text, names[i].what, colon + 1);
+                             text, names[i].what, colon + 1);
         if (v < 1)
             return rmi_error(REMAT_ERR_ARG, "%s: %s must be >= 1", text, names[i].what);
         if (out.kind == REMAT_SCHED_BINOMIAL || out.kind == REMAT_SCHED_ONLINE)

@@ -46,14 +46,14 @@ static remat_status check_ins(const remat_lane_program *p, int i, int line)
     const remat_lane_ins *I = &p->ins[i];
     if (I->kind > REMAT_LANE_EXIT || !dtype_ok(I->dt) || I->op >= REMAT_OP_COUNT)
         return rmi_error(REMAT_ERR_PARSE, "lane program line %d: kind %d, dtype %d or op %d out of range", line,
-                           I->kind, I->dt, I->op);
+                         I->kind, I->dt, I->op);
     if (!operand_ok(p->ins, i, I->a) || !operand_ok(p->ins, i, I->b) || !operand_ok(p->ins, i, I->c))
         return rmi_error(REMAT_ERR_PARSE, "lane program line %d: an operand (%d %d %d) is not an earlier register",
-                           line, I->a, I->b, I->c);
+                         line, I->a, I->b, I->c);
     const bool mem = I->kind == REMAT_LANE_LOAD || I->kind == REMAT_LANE_STORE || I->kind == REMAT_LANE_EXIT;
     if (mem && (I->buf < 0 || I->buf >= p->n_bufs || I->off < 0))
         return rmi_error(REMAT_ERR_PARSE, "lane program line %d: buffer %d (of %d) or offset %" PRId64 " out of range",
-                           line, I->buf, p->n_bufs, I->off);
+                         line, I->buf, p->n_bufs, I->off);
     if ((I->kind == REMAT_LANE_STORE || I->kind == REMAT_LANE_ACC || I->kind == REMAT_LANE_OP ||
          I->kind == REMAT_LANE_EXIT) && I->a < 0)
         return rmi_error(REMAT_ERR_PARSE, "lane program line %d: instruction without its operand", line);

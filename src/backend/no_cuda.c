@@ -6,6 +6,6 @@
 remat_backend *remat_backend_cuda(int device)
 {
     rmi_error(REMAT_ERR_UNSUPPORTED, "remat was built without CUDA (device %d asked for): configure with "
-                "-Dcuda=enabled where nvcc and the CUDA toolkit are installed", device);
+              "-Dcuda=enabled where nvcc and the CUDA toolkit are installed", device);
     return NULL;
 }

@@ -11,7 +11,7 @@ remat_status remat_dist_device_new(remat_dist *d, remat_backend *be, remat_dist_
     if (!be || !out)
         return remat_dist_agree(d, rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", __func__, !be ? "be" : "out"));
     remat_status st = rmi_error(REMAT_ERR_UNSUPPORTED, "device sum: remat was built without %s",
-                                  REMAT_HAVE_CUDA ? "NCCL (no nccl.h beside the CUDA headers)" : "CUDA");
+                                REMAT_HAVE_CUDA ? "NCCL (no nccl.h beside the CUDA headers)" : "CUDA");
     return remat_dist_agree(d, st);
 }
 

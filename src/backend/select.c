@@ -38,7 +38,7 @@ remat_status remat_backend_from_env(remat_backend **out)
     char why[256]; /* the message is rewritten below: copy it first */
     snprintf(why, sizeof why, "%s", remat_last_error());
     return rmi_error(strncmp(name, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG, "REMAT_BACKEND=%s: %s", name,
-                       why);
+                     why);
 }
 
 remat_status remat_compile_env(const remat_fn *fn, remat_program **out)
@@ -69,7 +69,7 @@ void *remat_backend_alloc(remat_backend *be, size_t bytes)
     void *p = be->iface.mem_alloc(bytes ? bytes : 1);
     if (!p)
         rmi_error(REMAT_ERR_NOMEM, "remat_backend_alloc: %s backend: out of memory for %zu bytes", be->iface.name,
-                    bytes);
+                  bytes);
     return p;
 }
 

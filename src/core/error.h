@@ -19,7 +19,7 @@ remat_status rmi_error(remat_status st, const char *fmt, ...)
 #define REMAT_NULL_RETURN(arg, value)                                                                         \
     do {                                                                                                      \
         if (!(arg)) {                                                                                         \
-            rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", __func__, #arg);                                    \
+            rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", __func__, #arg);                                      \
             return value;                                                                                     \
         }                                                                                                     \
     } while (0)

@@ -69,7 +69,7 @@ static remat_status read_all(int fd, const char *path, const char *what, char **
         if (n > REMAT_READ_FILE_MAX) { /* it grew while being read */
             rmi_free(buf);
             return rmi_error(REMAT_ERR_IO, "%s: the %s is larger than %d MiB, more than is read of one", path,
-                               what, (int)(REMAT_READ_FILE_MAX >> 20));
+                             what, (int)(REMAT_READ_FILE_MAX >> 20));
         }
     }
     *text = buf;
@@ -91,10 +91,10 @@ remat_status rmi_read_file(const char *path, const char *what, char **text, size
         st = rmi_error(REMAT_ERR_IO, "%s: cannot read %s: %s", path, what, strerror(EISDIR));
     else if (!S_ISREG(sb.st_mode))
         st = rmi_error(REMAT_ERR_IO, "%s: the %s is %s, not a regular file (it is read whole: give a file)",
-                         path, what, kind_of(sb.st_mode));
+                       path, what, kind_of(sb.st_mode));
     else if ((uintmax_t)sb.st_size > REMAT_READ_FILE_MAX)
         st = rmi_error(REMAT_ERR_IO, "%s: the %s is %jd bytes, more than the %d MiB that is read of one", path,
-                         what, (intmax_t)sb.st_size, (int)(REMAT_READ_FILE_MAX >> 20));
+                       what, (intmax_t)sb.st_size, (int)(REMAT_READ_FILE_MAX >> 20));
     else
         st = read_all(fd, path, what, text, len);
     close(fd);

@@ -94,7 +94,7 @@ remat_status rmi_dist_split_n(int size, int64_t n, const double *cost, int *owne
     for (int64_t i = 0; cost && i < n; i++) {
         if (!(cost[i] >= 0) || !isfinite(cost[i]))
             return rmi_error(REMAT_ERR_VALUE, "remat_dist_split: cost[%lld] = %g (a cost is finite and >= 0)",
-                               (long long)i, cost[i]);
+                             (long long)i, cost[i]);
         total += cost[i];
     }
     if (!(total > 0) || !isfinite(total))
@@ -249,7 +249,7 @@ static remat_status check_items(const char *fn, const remat_dist *d, int64_t n, 
     for (int64_t i = 0; i < n; i++)
         if (owner[i] < 0 || owner[i] >= d->size)
             return rmi_error(REMAT_ERR_ARG, "%s: owner[%lld] = %d is not a rank of this %d-rank group", fn,
-                               (long long)i, owner[i], d->size);
+                             (long long)i, owner[i], d->size);
     return REMAT_OK;
 }
 
@@ -287,7 +287,7 @@ static remat_status gather_prepare(const char *fn, remat_dist *d, int root, int6
     }
     if (d->ops->gather_limit > 0 && total > d->ops->gather_limit)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "%s: a gather of %lld doubles, more than MPI's %lld", fn,
-                           (long long)total, (long long)d->ops->gather_limit);
+                         (long long)total, (long long)d->ops->gather_limit);
     bool receives = root < 0 || root == d->rank;
     if ((receives && total > 0 && !all) || (g->count[d->rank] > 0 && !mine))
         return rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", fn, g->count[d->rank] > 0 && !mine ? "mine" : "all");
@@ -352,7 +352,7 @@ static remat_status sum_check(remat_dist *d, int64_t n, const int *owner, int64_
         owned += owner[i] == d->rank;
     if (owned > 0 && len > 0 && !mine)
         return rmi_error(REMAT_ERR_NULL, "remat_dist_sum: mine is NULL (this rank owns %lld items)",
-                           (long long)owned);
+                         (long long)owned);
     return REMAT_OK;
 }
 
@@ -399,7 +399,7 @@ remat_status remat_dist_bcast(remat_dist *d, int root, void *buf, size_t bytes)
     remat_status st = REMAT_OK;
     if (root < 0 || root >= d->size)
         st = rmi_error(REMAT_ERR_ARG, "remat_dist_bcast: root %d is not a rank of this %d-rank group", root,
-                         d->size);
+                       d->size);
     else if (bytes > 0 && !buf)
         st = rmi_error(REMAT_ERR_NULL, "remat_dist_bcast: buf is NULL");
     st = agreed(d, ENTER_BCAST, st);

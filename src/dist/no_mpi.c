@@ -12,7 +12,7 @@ remat_status rmi_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, 
     int size = rmi_dist_launched_size();
     if (size > 1)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "started as one of %d ranks (mpirun/srun), but remat was built "
-                           "without MPI: configure with -Dmpi=enabled where MPI is installed (Debian: "
-                           "libopenmpi-dev), or run one process", size);
+                         "without MPI: configure with -Dmpi=enabled where MPI is installed (Debian: "
+                         "libopenmpi-dev), or run one process", size);
     return REMAT_OK;
 }

@@ -172,7 +172,7 @@ remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program 
 }
 
 remat_status rmi_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
-                               remat_program **out)
+                             remat_program **out)
 {
     remat_status st = compile_common(fn, be, counters, out);
     if (st != REMAT_OK)
@@ -215,7 +215,7 @@ static uint64_t sub_key_hash(const unsigned char *k, size_t n)
 }
 
 remat_status rmi_compile_sub_shared(const remat_fn *fn, const void *key, size_t key_len, remat_backend *be,
-                                      remat_exec_counters *counters, remat_program **out)
+                                    remat_exec_counters *counters, remat_program **out)
 {
     const uint64_t h = sub_key_hash(key, key_len);
     for (int i = 0; i < counters->n_keyed; i++) {

@@ -121,7 +121,7 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
 }
 
 void rmi_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
-                         remat_fused_uop *uops, remat_val *ext, int *n_ext)
+                       remat_fused_uop *uops, remat_val *ext, int *n_ext)
 {
     REMAT_ASSERT(nm >= 1 && nm <= REMAT_FUSED_MAX_UOPS);
     int last_use[REMAT_FUSED_MAX_UOPS], reg[REMAT_FUSED_MAX_UOPS];

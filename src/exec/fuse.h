@@ -24,6 +24,6 @@
  * root last) into *F and uops[nm]; its external inputs into ext (at most
  * 3 * nm), their count into *n_ext. */
 void rmi_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
-                         remat_fused_uop *uops, remat_val *ext, int *n_ext);
+                       remat_fused_uop *uops, remat_val *ext, int *n_ext);
 
 #endif

@@ -62,7 +62,7 @@ typedef struct remat_hop_lowering {
 remat_status rmi_hop_stats_add(remat_exec_counters *counters, const remat_hop_stats *hook);
 /* Compiles fn as a sub-program of the program owning `counters` (which frees it). */
 remat_status rmi_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
-                               remat_program **out);
+                             remat_program **out);
 /* rmi_compile_sub, or the sub-program compiled earlier under the same
  * root with the same key (key_len bytes: the caller's word that equal keys
  * mean functions the compiler cannot tell apart, node by node). For loop
@@ -71,7 +71,7 @@ remat_status rmi_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_c
  * are never run elsewhere (rmi_program_run_elsewhere): one arena serves
  * them all, and their runs add up in the one program's counts. */
 remat_status rmi_compile_sub_shared(const remat_fn *fn, const void *key, size_t key_len, remat_backend *be,
-                                      remat_exec_counters *counters, remat_program **out);
+                                    remat_exec_counters *counters, remat_program **out);
 /* Runs a program on raw pointers: no checks, no stats (the caller checked). */
 void rmi_program_exec(remat_program *p, const void *const *in, void *const *out);
 /* The sub-program's evaluations happen elsewhere (a compiled loop,

@@ -66,7 +66,7 @@ remat_status rmi_pass_ops(remat_compile_ctx *c)
         if (!be->iface.supports_op(op)) {
             const remat_node *n = &g->nodes[v];
             return rmi_error(REMAT_ERR_UNSUPPORTED, "compile: backend '%s' does not support %s at %s:%d",
-                               be->iface.name, remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
+                             be->iface.name, remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
         }
         size_t sb = be->iface.scratch_bytes(op);
         if (sb == 0)

@@ -21,12 +21,12 @@ static remat_status check_tensors(const char *what, int n, const remat_tensor *t
         const char *nm = names ? names[i] : "";
         if (!t[i].data && remat_shape_numel(&desc[i].shape) > 0)
             return rmi_error(REMAT_ERR_NULL, "run: %s %d%s%s%s has NULL data", what, i, *nm ? " ('" : "", nm,
-                               *nm ? "')" : "");
+                             *nm ? "')" : "");
         if (t[i].dtype != desc[i].dtype || !remat_shape_equal(&t[i].shape, &desc[i].shape))
             return rmi_error(t[i].dtype != desc[i].dtype ? REMAT_ERR_DTYPE : REMAT_ERR_SHAPE,
-                               "run: %s %d%s%s%s is %s, expected %s", what, i, *nm ? " ('" : "", nm, *nm ? "')" : "",
-                               remat_shape_format(t[i].dtype, &t[i].shape, a, sizeof a),
-                               remat_shape_format(desc[i].dtype, &desc[i].shape, b, sizeof b));
+                             "run: %s %d%s%s%s is %s, expected %s", what, i, *nm ? " ('" : "", nm, *nm ? "')" : "",
+                             remat_shape_format(t[i].dtype, &t[i].shape, a, sizeof a),
+                             remat_shape_format(desc[i].dtype, &desc[i].shape, b, sizeof b));
     }
     return REMAT_OK;
 }
@@ -116,7 +116,7 @@ static remat_status enter(remat_program *p)
         return REMAT_OK;
     if (!p->be_state && be->program_new && !(p->be_state = be->program_new(p->be)))
         return rmi_error(REMAT_ERR_BACKEND, "run: %s backend: no stream for the program: %s", be->name,
-                           remat_last_error());
+                         remat_last_error());
     be->enter(p->be, p->be_state);
     return REMAT_OK;
 }
@@ -138,7 +138,7 @@ static remat_status bind_buffers(remat_program *p, const remat_tensor *inputs, r
         p->io_bytes = io_off(p, p->n_in + p->n_out);
         if (!(p->io = be->mem_alloc(p->io_bytes ? p->io_bytes : REMAT_ARENA_ALIGN)))
             return rmi_error(REMAT_ERR_NOMEM, "run: %s backend: out of memory for %zu bytes of inputs and outputs",
-                               be->name, p->io_bytes);
+                             be->name, p->io_bytes);
     }
     char *io = p->io;
     for (int i = 0; i < p->n_in; i++)
@@ -185,7 +185,7 @@ static remat_status run_common(remat_program *p, int n_in, const remat_tensor *i
             if (why)
                 return rmi_error(st, "run: %s", why);
             return rmi_error(st, "run: a loop could not run: %s",
-                               st == REMAT_ERR_NOMEM ? "out of memory replaying its schedule" : remat_status_name(st));
+                             st == REMAT_ERR_NOMEM ? "out of memory replaying its schedule" : remat_status_name(st));
         }
     }
     for (int j = 0; staged && j < p->n_out; j++)

@@ -249,7 +249,7 @@ remat_status rmi_pass_storage(remat_compile_ctx *c)
             st = hop_storage(c, v);
         } else if (n->op == REMAT_OP_CHECKPOINT) {
             return rmi_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
-                               remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
+                             remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
         } else if (N[v].root != v || N[v].absorbed) {
             continue; /* a fused group's intermediate, an absorbed pad: no instruction, no storage */
         } else if (N[v].elided) {
@@ -295,7 +295,7 @@ remat_status rmi_pass_plan(remat_compile_ctx *c)
     p->consts = be->iface.mem_alloc(c->const_bytes);
     if (!p->consts)
         return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory for the constant pool of %zu bytes",
-                           c->const_bytes);
+                         c->const_bytes);
     /* a device backend's pool is filled on the host and uploaded once */
     char *pool = be->iface.copy_in ? rmi_malloc(c->const_bytes ? c->const_bytes : 1) : p->consts;
     if (!pool)

@@ -125,11 +125,11 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
     remat_pfr_free(r);
     if (opt->goal == REMAT_PFR_NO_GOAL)
         return rmi_error(REMAT_ERR_ARG, "problem from %s: needs a goal (maximize or minimize a species) for its loss",
-                           remat_mechanism_source(mech));
+                         remat_mechanism_source(mech));
     int64_t S = remat_mechanism_species_count(mech), P = remat_mechanism_param_count(mech);
     if (P == 0)
         return rmi_error(REMAT_ERR_ARG, "problem from %s: the mechanism has no parameters to differentiate",
-                           remat_mechanism_source(mech));
+                         remat_mechanism_source(mech));
     remat_problem *p = calloc(1, sizeof *p);
     if (!p || !(p->x = malloc(sizeof *p->x * (size_t)(S + P))))
         goto nomem;

@@ -109,7 +109,7 @@ void rmi_lanes_key_fn(lanes_key *k, const remat_fn *f)
             put_i64(k, N->data != NULL);
             if (N->data)
                 rmi_lanes_key_put(k, N->data,
-                                    (size_t)remat_shape_numel(&N->shape) * remat_dtype_size((remat_dtype)N->dtype));
+                                  (size_t)remat_shape_numel(&N->shape) * remat_dtype_size((remat_dtype)N->dtype));
         }
     }
 }

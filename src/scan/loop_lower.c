@@ -23,7 +23,7 @@ scan_body_vjp *rmi_loop_rt_keep_vjp(const scan_body_vjp *v, remat_hop_lowering *
 }
 
 remat_status rmi_loop_rt_lower_k_adds(const scan_desc *ks, int nk, const char *what, remat_hop_lowering *L,
-                                        remat_instr **out)
+                                      remat_instr **out)
 {
     remat_instr *add = L->alloc(L->ctx, sizeof *add * (size_t)(nk + 1));
     *out = add;

@@ -72,7 +72,7 @@ static inline void rmi_loop_rt_report_run(int64_t evals, size_t peak_bytes, rema
 /* a node's store of `bytes` into the plan when it is the largest so far
  * (ties: the later node), with its carry's and tape's sizes */
 static inline void rmi_loop_rt_plan_store(remat_memory_plan *plan, size_t bytes, size_t carry_bytes,
-                                            size_t tape_bytes)
+                                          size_t tape_bytes)
 {
     if (bytes >= plan->peak_snapshot_bytes) {
         plan->peak_snapshot_bytes = bytes;
@@ -90,6 +90,6 @@ scan_body_vjp *rmi_loop_rt_keep_vjp(const scan_body_vjp *v, remat_hop_lowering *
  * instructions, in the program's memory); out of memory: a message naming
  * `what` (the loop kind or its label). */
 remat_status rmi_loop_rt_lower_k_adds(const scan_desc *ks, int nk, const char *what, remat_hop_lowering *L,
-                                        remat_instr **out);
+                                      remat_instr **out);
 
 #endif

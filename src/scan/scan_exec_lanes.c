@@ -324,7 +324,7 @@ static void run(void *x, const scan_xop *ops, int64_t n)
     if (work > 0) {
         split_ctx c = {.r = r, .ops = ops, .n = n};
         rmi_parallel_for_site(&r->split_site, (r->lanes.m + r->split_lanes - 1) / r->split_lanes,
-                                1, run_split, &c);
+                              1, run_split, &c);
     } else {
         run_on(&r->lb, ops, n);
     }

@@ -38,7 +38,7 @@ typedef struct {
  * the accepted flag for a while loop). what names the loop kind in the
  * out-of-memory message; other failures keep the builder's message. */
 remat_status rmi_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
-                                     scan_body_vjp **out);
+                                   scan_body_vjp **out);
 /* Drops one reference (NULL: nothing). */
 void rmi_scan_body_vjp_release(scan_body_vjp *v);
 
@@ -80,7 +80,7 @@ remat_val rmi_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *in
 remat_status rmi_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts);
 /* forward mode (scan_jvp.c): a scan over the body's JVP */
 remat_status rmi_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
-                            remat_loc loc);
+                          remat_loc loc);
 remat_status rmi_scan_lower(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
 
 #endif

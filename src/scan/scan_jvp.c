@@ -91,14 +91,14 @@ done:
 }
 
 remat_status rmi_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
-                            remat_loc loc)
+                          remat_loc loc)
 {
     const remat_scan_data *d = data;
     if (d->kind != SCAN_PRIMAL) /* the forward/backward forms come from reverse mode */
         return rmi_error(REMAT_ERR_UNSUPPORTED,
-                           "%s:%d: forward mode over the reverse pass of a scan (forward-over-reverse through a "
-                           "loop) is not supported",
-                           loc.file, loc.line);
+                         "%s:%d: forward mode over the reverse pass of a scan (forward-over-reverse through a "
+                         "loop) is not supported",
+                         loc.file, loc.line);
     jvp_layout L = {.nc = d->n_carry, .nx = d->n_xs, .nk = d->n_consts, .ny = d->n_ys};
     int nin = L.nc + L.nx + L.nk;
     L.tx = rmi_malloc(sizeof *L.tx * (size_t)(L.nx + 1));

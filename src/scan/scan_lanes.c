@@ -865,7 +865,7 @@ static int carries_on_lanes(const remat_scan_data *d, int64_t m)
 }
 
 int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
-                           void *(*alloc)(void *ctx, size_t bytes), void *ctx)
+                         void *(*alloc)(void *ctx, size_t bytes), void *ctx)
 {
     memset(out, 0, sizeof *out);
     if (!be->iface.compile_lanes || !be->iface.can_compile_lanes() || !want || d->length == 0)

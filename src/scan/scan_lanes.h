@@ -91,7 +91,7 @@ typedef struct {
  * caller interprets the body instead. */
 enum { LK_ADVANCE = 1, LK_ADVANCE_SHOT = 2, LK_TAPE = 4, LK_REVERSE = 8, LK_RECOMPUTE = 16, LK_PACK = 32, LK_UNPACK = 64 };
 int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
-                           void *(*alloc)(void *ctx, size_t bytes), void *ctx);
+                         void *(*alloc)(void *ctx, size_t bytes), void *ctx);
 
 /* The code of S's programs (S->fn): compiled (compile_lanes, all in one
  * compilation), or without `compile` only when the backend has it at hand
@@ -105,6 +105,6 @@ int64_t rmi_scan_lanes_candidates(const remat_scan_data *d, int64_t *c);
 /* Each buffer's bytes from one lane to the next in programs p (1), or 0 when
  * lanes are not independent at one stride; *shared: a store every lane writes. */
 int rmi_scan_lanes_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
-                             int64_t *lane_bytes, bool *shared);
+                           int64_t *lane_bytes, bool *shared);
 
 #endif

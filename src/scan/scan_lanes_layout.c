@@ -38,7 +38,7 @@ int64_t rmi_scan_lanes_candidates(const remat_scan_data *d, int64_t *c)
  * some kernel stores an element every lane writes (a y_t the same in every
  * lane), which blocks running at once would race on. */
 int rmi_scan_lanes_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
-                             int64_t *lane_bytes, bool *shared)
+                           int64_t *lane_bytes, bool *shared)
 {
     memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)n_bufs);
     *shared = false;

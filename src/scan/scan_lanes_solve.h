@@ -25,6 +25,6 @@ int rmi_lanes_lu(int n, const int32_t *A, int32_t *P, remat_lanes_op_fn op, void
  * right-hand sides' registers, is rewritten to the solution's; transpose
  * solves A^T x = b. Returns 0 when an op could not be emitted. */
 int rmi_lanes_lu_solve(int n, int k, int transpose, const int32_t *P, int32_t *X, remat_lanes_op_fn op,
-                         void *ctx);
+                       void *ctx);
 
 #endif

@@ -314,7 +314,7 @@ static void plan_end_phase(replay *R)
 }
 
 remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
-                                   void *ctx)
+                                 void *ctx)
 {
     *plan = (scan_plan){.kept = true};
     replay R;
@@ -376,8 +376,8 @@ static void stream_full(replay *R)
 }
 
 remat_status rmi_scan_replay_stream(const scan_replay_dims *d, int phase, int64_t (*reveal)(void *x, int64_t c),
-                                      void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
-                                      int64_t *length, int64_t peak[2])
+                                    void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
+                                    int64_t *length, int64_t peak[2])
 {
     replay R;
     remat_schedule *sch;
@@ -399,7 +399,7 @@ remat_status rmi_scan_replay_stream(const scan_replay_dims *d, int phase, int64_
 }
 
 remat_status rmi_scan_plan_stream(const remat_scan_data *d, int phase,
-                                    void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
+                                  void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
 {
     /* a plan was built for this node at lowering, so this fails only for
      * memory */

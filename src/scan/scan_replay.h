@@ -125,7 +125,7 @@ remat_status rmi_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_t 
  * steps from the same carries), merged into out[ph][0..n_out[ph]), malloc'd.
  * REMAT_ERR_NOMEM (out NULL) on failure. */
 remat_status rmi_scan_ops_rename_slots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots,
-                                         scan_xop *out[2], int64_t n_out[2]);
+                                       scan_xop *out[2], int64_t n_out[2]);
 
 /* A node's ops, replayed at lowering. */
 typedef struct {
@@ -141,7 +141,7 @@ typedef struct {
  * phases and, when small enough, their ops, in memory from alloc(ctx)
  * (living as long as the plan is used). REMAT_ERR_NOMEM on failure. */
 remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
-                                   void *ctx);
+                                 void *ctx);
 
 /* What the replay needs of a loop: its schedule, its length and the
  * capacities of its store (slots, tapes). */
@@ -165,8 +165,8 @@ typedef struct {
  * allocated. *length (may be NULL): the length, as revealed; peak (may be
  * NULL): the most slots and tapes held at once up to the phase's end. */
 remat_status rmi_scan_replay_stream(const scan_replay_dims *d, int phase, int64_t (*reveal)(void *x, int64_t c),
-                                      void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
-                                      int64_t *length, int64_t peak[2]);
+                                    void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
+                                    int64_t *length, int64_t peak[2]);
 
 /* Runs one phase of a plan that was not kept: replays the schedule again,
  * handing ops to run(x, ops, n) a chunk at a time. REMAT_ERR_NOMEM (nothing

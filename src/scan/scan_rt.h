@@ -150,7 +150,7 @@ static inline char *rmi_scan_rt_tape(const scan_rt *r, int64_t j)
  * again (a plan too long to keep); REMAT_ERR_NOMEM, nothing run, when the
  * replay cannot allocate the schedule's state. */
 static inline remat_status rmi_scan_rt_run_phase(const scan_rt *r, int phase,
-                                                   void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
+                                                 void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
 {
     if (!r->plan.kept)
         return rmi_scan_plan_stream(r->d, phase, run, x);
@@ -175,7 +175,7 @@ typedef struct {
     int64_t split_lanes;
 } scan_lane_cuts;
 scan_lane_cuts rmi_scan_rt_lane_cuts(const remat_backend *be, const scan_rt *r, const remat_scan_data *d,
-                                       bool blocks);
+                                     bool blocks);
 
 /* scan_runtime_lanes.c: compiled loops for the body when it has them,
  * lane-blocked when `blocks` allows and the lanes are independent; false:

@@ -61,7 +61,7 @@ static int64_t split_lanes(int64_t m)
 }
 
 scan_lane_cuts rmi_scan_rt_lane_cuts(const remat_backend *be, const scan_rt *r, const remat_scan_data *d,
-                                       bool blocks)
+                                     bool blocks)
 {
     scan_lane_cuts c = {0, 0};
     if (!be->iface.host_lane_cuts) /* a device's lanes: every run one call over all lanes */

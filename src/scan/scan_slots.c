@@ -201,7 +201,7 @@ static bool rename_op(renamer *R, const scan_xop *o, int64_t max_slots, sink *s)
 }
 
 remat_status rmi_scan_ops_rename_slots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots,
-                                         scan_xop *out[2], int64_t n_out[2])
+                                       scan_xop *out[2], int64_t n_out[2])
 {
     int64_t nw = 0, nr = 0;
     for (int ph = 0; ph < 2; ph++)

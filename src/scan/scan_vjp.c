@@ -13,7 +13,7 @@
 #include "scan/scan_impl.h"
 
 remat_status rmi_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
-                                     scan_body_vjp **out)
+                                   scan_body_vjp **out)
 {
     remat_hop_body_vjp hv;
     remat_status st = rmi_hop_body_vjp_build(body, n_carry, &hv);

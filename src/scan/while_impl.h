@@ -58,7 +58,7 @@ remat_status rmi_while_budget_schedule(remat_while_data *d);
 remat_val rmi_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins);
 remat_status rmi_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts);
 remat_status rmi_while_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
-                             remat_loc loc);
+                           remat_loc loc);
 remat_status rmi_while_lower(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
 
 #endif

@@ -99,14 +99,14 @@ done:
 }
 
 remat_status rmi_while_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
-                             remat_loc loc)
+                           remat_loc loc)
 {
     const remat_while_data *d = data;
     if (d->kind != WHILE_PRIMAL)
         return rmi_error(REMAT_ERR_UNSUPPORTED,
-                           "%s:%d: forward mode over the reverse pass of %s (forward-over-reverse through a loop) "
-                           "is not supported",
-                           loc.file, loc.line, d->label);
+                         "%s:%d: forward mode over the reverse pass of %s (forward-over-reverse through a loop) "
+                         "is not supported",
+                         loc.file, loc.line, d->label);
     jvp_layout L = {.nc = d->n_carry, .nd = d->n_diff, .nk = d->n_consts};
     const int nb = L.nc + L.nk, ncn = L.nc + L.nd;
     L.tk = rmi_malloc(sizeof *L.tk * (size_t)(L.nk + 1));
@@ -161,7 +161,7 @@ remat_status rmi_while_jvp(remat_fn *g, void *data, const remat_val *ins, const 
 done:
     if (st == REMAT_ERR_NOMEM)
         st = rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the forward mode of %s", loc.file, loc.line,
-                         d->label);
+                       d->label);
     remat_fn_free(wc);
     remat_fn_free(wb);
     rmi_free(L.tk);

@@ -126,7 +126,7 @@ static bool translate(while_lanes *W, const remat_while_data *d, remat_hop_lower
         scan_desc *bout = L->alloc(L->ctx, sizeof *bout * (size_t)(nc + 2));
         remat_scan_data b = bout ? as_scan(d, d->body, d->vjp, bout, 1) : (remat_scan_data){0};
         ok = bout && rmi_scan_lanes_build(&b, L->be, LK_TAPE | LK_REVERSE | LK_RECOMPUTE, &W->body, L->alloc,
-                                            L->ctx) &&
+                                          L->ctx) &&
              W->body.m == 1;
     }
     return ok && add_exit(W, L);

@@ -49,7 +49,7 @@ remat_val rmi_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *i
         return rmi_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "%s: out of memory", d->label);
     rmi_while_size_store(e);
     return rmi_hop_add(g, &rmi_while_rules, e, e->in[0].dt, "while_fwd", rmi_hop_vjp_num_inputs(c), ins,
-                         d->loc);
+                       d->loc);
 }
 
 remat_status rmi_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts)

@@ -14,7 +14,7 @@
 #include "core/assert.h"
 
 void rmi_cpu_add_pad_plan(remat_cpu_add_pad_layout *p, remat_dtype dt, const remat_shape *out_shape,
-                            const remat_shape *g_shape, const remat_pad_params *pp, int pad_first)
+                          const remat_shape *g_shape, const remat_pad_params *pp, int pad_first)
 {
     const int r = out_shape->rank;
     REMAT_ASSERT(g_shape->rank == r && (dt == REMAT_F32 || dt == REMAT_F64));
@@ -87,7 +87,7 @@ void rmi_cpu_add_pad_run(const remat_cpu_add_pad_layout *P, void *out, const voi
 }
 
 void rmi_cpu_add_pad(remat_dtype dt, void *out, const void *x, const void *g, const remat_shape *out_shape,
-                       const remat_shape *g_shape, const remat_pad_params *p, int pad_first)
+                     const remat_shape *g_shape, const remat_pad_params *p, int pad_first)
 {
     remat_cpu_add_pad_layout P;
     rmi_cpu_add_pad_plan(&P, dt, out_shape, g_shape, p, pad_first);

@@ -253,7 +253,7 @@ static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, void 
         break;
     }
     return rmi_error(REMAT_ERR_UNSUPPORTED, "cpu backend: unary op '%s' has a parameter it does not know",
-                       remat_op_name(op->op));
+                     remat_op_name(op->op));
 }
 
 /* binary ops and compares: the op goes to the kernel (elementwise.c) */
@@ -303,7 +303,7 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
         return lower_nomem(op->op);
     if (!rmi_cpu_copy_plan_of(C, op, ins->n))
         return rmi_error(REMAT_ERR_UNSUPPORTED, "cpu backend: structural op '%s' has a parameter it does not know",
-                           remat_op_name(op->op));
+                         remat_op_name(op->op));
     ins->fn = k_copy_plan;
     ins->aux = C;
     return REMAT_OK;

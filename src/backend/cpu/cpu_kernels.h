@@ -47,28 +47,28 @@ void rmi_cpu_select_f32(size_t n, float *out, const float *pred, const float *on
 void rmi_cpu_select_f64(size_t n, double *out, const double *pred, const double *on_true, const double *on_false);
 /* select with on_true and/or on_false a scalar read from element 0 */
 void rmi_cpu_select_scalar_f32(size_t n, float *out, const float *pred, const float *on_true, int t_scalar,
-                                 const float *on_false, int f_scalar);
+                               const float *on_false, int f_scalar);
 void rmi_cpu_select_scalar_f64(size_t n, double *out, const double *pred, const double *on_true, int t_scalar,
-                                 const double *on_false, int f_scalar);
+                               const double *on_false, int f_scalar);
 void rmi_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_dt, const void *in);
 
 /* ---- structural ops (dtype-generic by element size) ---- */
 /* out = transpose(in, perm): out.dims[i] = in.dims[perm[i]] */
 void rmi_cpu_transpose(remat_dtype dt, void *out, const void *in,
-                         const remat_shape *in_shape, const int *perm);
+                       const remat_shape *in_shape, const int *perm);
 /* lax.broadcast_in_dim: in dim i maps to out dim bdims[i]; in dims are either
  * equal to the out dim or 1 (then repeated). */
 void rmi_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
-                                const void *in, const remat_shape *in_shape, const int *bdims);
+                              const void *in, const remat_shape *in_shape, const int *bdims);
 /* lax.slice with strides (stride >= 1) */
 void rmi_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                     const remat_slice_params *p);
+                   const remat_slice_params *p);
 /* lax.pad with value 0, low/high >= 0, interior >= 0 */
 void rmi_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
-                   const remat_shape *in_shape, const remat_pad_params *p);
+                 const remat_shape *in_shape, const remat_pad_params *p);
 /* lax.concatenate of n_in inputs along axis; all shapes equal except that axis */
 void rmi_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
-                           const remat_shape *const *in_shapes, int axis);
+                         const remat_shape *const *in_shapes, int axis);
 /* The same ops with their shape work done once: a _plan function fills a
  * plan from the shapes and parameters alone; rmi_cpu_copy_run() (for
  * transpose, broadcast_in_dim, slice, pad) and rmi_cpu_concatenate_run()
@@ -83,13 +83,13 @@ typedef struct {
     int64_t dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
 } remat_cpu_copy_plan;
 void rmi_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                              const int *perm);
+                            const int *perm);
 void rmi_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                                     const remat_shape *in_shape, const int *bdims);
+                                   const remat_shape *in_shape, const int *bdims);
 void rmi_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                          const remat_slice_params *sp);
+                        const remat_slice_params *sp);
 void rmi_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                        const remat_shape *in_shape, const remat_pad_params *pp);
+                      const remat_shape *in_shape, const remat_pad_params *pp);
 void rmi_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in);
 typedef struct {
     int n_in;
@@ -99,7 +99,7 @@ typedef struct {
 } remat_cpu_concat_plan;
 /* chunks: n_in elements of storage the plan keeps pointing at */
 void rmi_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
-                                const remat_shape *in_shapes, int axis);
+                              const remat_shape *in_shapes, int axis);
 void rmi_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins);
 
 /* add(x, pad(g)) with zero interior, g (g_shape) at low[] of out_shape, f32/f64:
@@ -111,21 +111,21 @@ typedef struct {
     int64_t dims[REMAT_MAX_RANK], lo[REMAT_MAX_RANK], gn[REMAT_MAX_RANK];
 } remat_cpu_add_pad_layout;
 void rmi_cpu_add_pad_plan(remat_cpu_add_pad_layout *p, remat_dtype dt, const remat_shape *out_shape,
-                            const remat_shape *g_shape, const remat_pad_params *pp, int pad_first);
+                          const remat_shape *g_shape, const remat_pad_params *pp, int pad_first);
 void rmi_cpu_add_pad_run(const remat_cpu_add_pad_layout *p, void *out, const void *x, const void *g);
 void rmi_cpu_add_pad(remat_dtype dt, void *out, const void *x, const void *g, const remat_shape *out_shape,
-                       const remat_shape *g_shape, const remat_pad_params *p, int pad_first);
+                     const remat_shape *g_shape, const remat_pad_params *p, int pad_first);
 
 /* reduce_sum over the axes with reduce[axis] = true; out has the remaining
  * axes in order. Summation order is fixed (ascending index): each output is
  * ((+0 + x0) + x1) + ... over its inputs in row-major order, one running sum
  * (no lane splitting, so a sum of -0.0 is +0.0 and small sums match XLA). */
 void rmi_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                          const bool *reduce);
+                        const bool *reduce);
 /* reduce_max over the same axes, as XLA: IEEE maximum (NaN propagates, +0
  * beats -0), -inf for an empty run. */
 void rmi_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                          const bool *reduce);
+                        const bool *reduce);
 
 /* Called before lowering an op that calls OpenBLAS (gemm, getrf): under a
  * finite address-space limit, REMAT_ERR_NOMEM with a message when OpenBLAS's
@@ -156,12 +156,12 @@ typedef struct {
     size_t scratch; /* bytes */
 } remat_cpu_dot_plan;
 remat_cpu_dot_plan rmi_cpu_dot_general_plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                              const remat_dot_dims *d);
+                                            const remat_dot_dims *d);
 size_t rmi_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                     const remat_dot_dims *d);
+                                   const remat_dot_dims *d);
 void rmi_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
-                           const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
-                           void *scratch);
+                         const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
+                         void *scratch);
 
 /* ---- lu and linear_solve (linalg.c) ----
  * lu: out (B, n, rmi_cpu_lu_cols(n)) = the packed factorisation
@@ -177,6 +177,6 @@ size_t rmi_cpu_lu_scratch(int64_t n);
 void rmi_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t n, void *scratch);
 size_t rmi_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k);
 void rmi_cpu_linear_solve(remat_dtype dt, void *out, const void *P, const void *b, int64_t batch, int64_t n,
-                            int64_t k, int transpose, void *scratch);
+                          int64_t k, int transpose, void *scratch);
 
 #endif

@@ -34,7 +34,7 @@ static remat_status nomem(remat_op op)
 }
 
 remat_status rmi_cpu_lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                    void *ctx)
+                                  void *ctx)
 {
     int vjp = op->op == REMAT_OP_CUSTOM_VJP;
     int nin = vjp ? op->nin - 2 : op->nin;

@@ -173,20 +173,20 @@ static dot_plan plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *
 }
 
 remat_cpu_dot_plan rmi_cpu_dot_general_plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                              const remat_dot_dims *d)
+                                            const remat_dot_dims *d)
 {
     return plan(dt, lhs, rhs, d);
 }
 
 size_t rmi_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                     const remat_dot_dims *d)
+                                   const remat_dot_dims *d)
 {
     return plan(dt, lhs, rhs, d).scratch;
 }
 
 void rmi_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
-                           const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
-                           void *scratch)
+                         const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
+                         void *scratch)
 {
     const dot_plan pl = plan(dt, lhs_shape, rhs_shape, d);
     const size_t es = remat_dtype_size(dt);

@@ -5,6 +5,6 @@
 #include "backend/backend_impl.h"
 
 remat_status rmi_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *ctx, size_t bytes),
-                                   void *ctx);
+                                 void *ctx);
 
 #endif

@@ -171,7 +171,7 @@ size_t rmi_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k)
     do {                                                                                     \
         const T *a = A;                                                                      \
         T *p = out;                                                                          \
-        for (int64_t s = 0; s < batch; s++, a += n * n, p += n * rmi_cpu_lu_cols(n)) {     \
+        for (int64_t s = 0; s < batch; s++, a += n * n, p += n * rmi_cpu_lu_cols(n)) {       \
             if (n <= REMAT_LU_SMALL_N)                                                       \
                 lu_small_##SFX((int)n, a, p);                                                \
             else                                                                             \
@@ -195,7 +195,7 @@ void rmi_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t
         T *x = out, *Bc = scratch;                                                           \
         int *ipiv = (int *)(void *)(Bc + (k > 1 ? (size_t)n * (size_t)k : 0));                \
         memcpy(x, b, sizeof(T) * (size_t)(batch * n * k));                                   \
-        for (int64_t s = 0; s < batch; s++, p += n * rmi_cpu_lu_cols(n), x += n * k) {     \
+        for (int64_t s = 0; s < batch; s++, p += n * rmi_cpu_lu_cols(n), x += n * k) {       \
             if (n <= REMAT_LU_SMALL_N)                                                       \
                 solve_small_##SFX((int)n, (int)k, transpose, p, x);                          \
             else                                                                             \
@@ -204,7 +204,7 @@ void rmi_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t
     } while (0)
 
 void rmi_cpu_linear_solve(remat_dtype dt, void *out, const void *P, const void *b, int64_t batch, int64_t n,
-                            int64_t k, int transpose, void *scratch)
+                          int64_t k, int transpose, void *scratch)
 {
     REMAT_ASSERT(n >= 1 && n < INT32_MAX && k < INT32_MAX);
     if (batch == 0 || k == 0)

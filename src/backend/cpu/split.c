@@ -35,7 +35,7 @@ static void k_split(const remat_instr *I)
 }
 
 remat_status rmi_cpu_split_large(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                   void *ctx)
+                                 void *ctx)
 {
     if (!remat_op_is_elementwise(op->op) || ins->n < 2 * (size_t)REMAT_CPU_SPLIT_GRAIN || op->nin > 4 ||
         ins->scratch)

@@ -16,6 +16,6 @@ enum { REMAT_CPU_SPLIT_GRAIN = 16384 };
  * whichever thread runs it, so the bits do not depend on the thread count.
  * Anything else is left as it is. */
 remat_status rmi_cpu_split_large(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                   void *ctx);
+                                 void *ctx);
 
 #endif

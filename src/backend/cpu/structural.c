@@ -248,7 +248,7 @@ void rmi_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in)
 }
 
 void rmi_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                              const int *perm)
+                            const int *perm)
 {
     const int r = in_shape->rank;
     int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
@@ -263,7 +263,7 @@ void rmi_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_
 }
 
 void rmi_cpu_transpose(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                         const int *perm)
+                       const int *perm)
 {
     remat_cpu_copy_plan p;
     rmi_cpu_transpose_plan(&p, dt, in_shape, perm);
@@ -271,7 +271,7 @@ void rmi_cpu_transpose(remat_dtype dt, void *out, const void *in, const remat_sh
 }
 
 void rmi_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                                     const remat_shape *in_shape, const int *bdims)
+                                   const remat_shape *in_shape, const int *bdims)
 {
     const int r = out_shape->rank;
     int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
@@ -292,7 +292,7 @@ void rmi_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const
 }
 
 void rmi_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
-                                const void *in, const remat_shape *in_shape, const int *bdims)
+                              const void *in, const remat_shape *in_shape, const int *bdims)
 {
     remat_cpu_copy_plan p;
     rmi_cpu_broadcast_in_dim_plan(&p, dt, out_shape, in_shape, bdims);
@@ -300,7 +300,7 @@ void rmi_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_
 }
 
 void rmi_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                          const remat_slice_params *sp)
+                        const remat_slice_params *sp)
 {
     const int r = in_shape->rank;
     int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
@@ -318,7 +318,7 @@ void rmi_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shap
 }
 
 void rmi_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                     const remat_slice_params *p)
+                   const remat_slice_params *p)
 {
     remat_cpu_copy_plan cp;
     rmi_cpu_slice_plan(&cp, dt, in_shape, p);
@@ -326,7 +326,7 @@ void rmi_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape 
 }
 
 void rmi_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                        const remat_shape *in_shape, const remat_pad_params *pp)
+                      const remat_shape *in_shape, const remat_pad_params *pp)
 {
     const int r = in_shape->rank;
     const size_t es = remat_dtype_size(dt);
@@ -356,7 +356,7 @@ void rmi_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape 
 }
 
 void rmi_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
-                   const remat_shape *in_shape, const remat_pad_params *p)
+                 const remat_shape *in_shape, const remat_pad_params *p)
 {
     remat_cpu_copy_plan cp;
     rmi_cpu_pad_plan(&cp, dt, out_shape, in_shape, p);
@@ -384,7 +384,7 @@ static void concat_one(size_t es, int64_t outer, int64_t row, int64_t col, int64
 }
 
 void rmi_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
-                           const remat_shape *const *in_shapes, int axis)
+                         const remat_shape *const *in_shapes, int axis)
 {
     REMAT_ASSERT(n_in >= 1);
     const remat_shape *s0 = in_shapes[0];
@@ -412,7 +412,7 @@ void rmi_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const 
 }
 
 void rmi_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
-                                const remat_shape *in_shapes, int axis)
+                              const remat_shape *in_shapes, int axis)
 {
     REMAT_ASSERT(n_in >= 1);
     const remat_shape *s0 = &in_shapes[0];

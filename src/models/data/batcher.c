@@ -80,9 +80,9 @@ remat_status remat_labeled_split(const remat_labeled *t, double test_fraction, u
     int64_t n_test = (int64_t)ceil(test_fraction * (double)t->n);
     if (n_test < 1 || n_test >= t->n)
         return rmi_error(REMAT_ERR_VALUE,
-                           "labeled split: test_fraction %g of %lld rows leaves %lld test and %lld train rows "
-                           "(both must be at least 1)",
-                           test_fraction, (long long)t->n, (long long)n_test, (long long)(t->n - n_test));
+                         "labeled split: test_fraction %g of %lld rows leaves %lld test and %lld train rows "
+                         "(both must be at least 1)",
+                         test_fraction, (long long)t->n, (long long)n_test, (long long)(t->n - n_test));
     int64_t *perm = malloc(sizeof *perm * (size_t)t->n);
     unsigned char *in_test = calloc((size_t)t->n, 1);
     remat_labeled *tr = NULL, *te = NULL;
@@ -134,13 +134,13 @@ remat_status remat_batcher_new(const remat_labeled *t, const remat_batcher_optio
         return rmi_error(REMAT_ERR_NULL, "batcher: %s is NULL", !t ? "the table" : "options");
     if (opt->batch_size < 1)
         return rmi_error(REMAT_ERR_VALUE, "batcher: batch_size %lld must be at least 1",
-                           (long long)opt->batch_size);
+                         (long long)opt->batch_size);
     int64_t full = t->n / opt->batch_size;
     int64_t batches = opt->drop_remainder ? full : full + (t->n % opt->batch_size != 0);
     if (batches == 0)
         return rmi_error(REMAT_ERR_VALUE,
-                           "batcher: batch_size %lld with drop_remainder leaves no batch of a table of %lld rows",
-                           (long long)opt->batch_size, (long long)t->n);
+                         "batcher: batch_size %lld with drop_remainder leaves no batch of a table of %lld rows",
+                         (long long)opt->batch_size, (long long)t->n);
     remat_batcher *b = calloc(1, sizeof *b);
     if (!b || !(b->order = malloc(sizeof *b->order * (size_t)t->n))) {
         free(b);
@@ -193,12 +193,12 @@ remat_status remat_batcher_fill(remat_batcher *b, int64_t epoch, int64_t batch, 
 {
     if (!b || !x || !y_onehot || !size)
         return rmi_error(REMAT_ERR_NULL, "batcher fill: %s is NULL",
-                           !b ? "the batcher" : !x ? "x" : !y_onehot ? "y_onehot" : "size");
+                         !b ? "the batcher" : !x ? "x" : !y_onehot ? "y_onehot" : "size");
     if (epoch < 0)
         return rmi_error(REMAT_ERR_VALUE, "batcher fill: epoch %lld is negative", (long long)epoch);
     if (batch < 0 || batch >= b->batches)
         return rmi_error(REMAT_ERR_VALUE, "batcher fill: batch %lld is not in 0..%lld", (long long)batch,
-                           (long long)b->batches - 1);
+                         (long long)b->batches - 1);
     const remat_labeled *t = b->t;
     const int64_t *order = remat_batcher_order(b, epoch);
     int64_t B = b->opt.batch_size, first = batch * B;

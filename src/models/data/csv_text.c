@@ -125,13 +125,13 @@ remat_status csv_check_text(const char *path, const char *text, size_t n, int wi
     const char *col = with_column ? "1:" : "";
     if (n >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
         return rmi_error(REMAT_ERR_PARSE, "%s:1:%s UTF-16 text (byte-order mark %02X %02X); save the file as UTF-8",
-                           path, col, u[0], u[1]);
+                         path, col, u[0], u[1]);
     const char *nul = memchr(text, '\0', n);
     if (nul) {
         if (n >= 2 && (u[0] == 0) != (u[1] == 0))
             return rmi_error(REMAT_ERR_PARSE,
-                               "%s:1:%s UTF-16 text (NUL bytes between the characters); save the file as UTF-8",
-                               path, col);
+                             "%s:1:%s UTF-16 text (NUL bytes between the characters); save the file as UTF-8",
+                             path, col);
         int line = 1;
         for (const char *p = text; p < nul; p++)
             line += *p == '\n';
@@ -141,9 +141,9 @@ remat_status csv_check_text(const char *path, const char *text, size_t n, int wi
     const char *cr = memchr(text, '\r', n);
     if (cr && !memchr(text, '\n', n) && cr + 1 < text + n)
         return rmi_error(REMAT_ERR_PARSE,
-                           "%s:1:%s lines end in CR only (classic Mac OS line endings); save the file with LF "
-                           "or CR LF line endings",
-                           path, col);
+                         "%s:1:%s lines end in CR only (classic Mac OS line endings); save the file with LF "
+                         "or CR LF line endings",
+                         path, col);
     return REMAT_OK;
 }
 

@@ -86,8 +86,8 @@ static remat_status check_sigma_columns(reader *r, int lineno)
         int s = r->col_species[j] <= -2 ? -2 - r->col_species[j] : -1;
         if (s >= 0 && !r->d->has_column[s])
             return rmi_error(REMAT_ERR_PARSE, "%s:%d: sigma column %s but no column %s for its measurements",
-                               r->path, lineno, csv_show(r->col_names[j], a, sizeof a),
-                               remat_mechanism_species_name(r->mech, s));
+                             r->path, lineno, csv_show(r->col_names[j], a, sizeof a),
+                             remat_mechanism_species_name(r->mech, s));
     }
     return REMAT_OK;
 }
@@ -98,9 +98,9 @@ static remat_status parse_header(reader *r, span line, int lineno)
     const char *sep = csv_other_separator(line);
     if (sep)
         return rmi_error(REMAT_ERR_PARSE,
-                           "%s:%d: the header has %ss and no commas: a %s-separated file? (this reader takes "
-                           "comma-separated values)",
-                           r->path, lineno, sep, sep);
+                         "%s:%d: the header has %ss and no commas: a %s-separated file? (this reader takes "
+                         "comma-separated values)",
+                         r->path, lineno, sep, sep);
     r->ncols = count_cells(line);
     r->col_species = malloc((size_t)r->ncols * sizeof *r->col_species);
     r->col_names = malloc((size_t)r->ncols * sizeof *r->col_names);
@@ -110,7 +110,7 @@ static remat_status parse_header(reader *r, span line, int lineno)
         span c = r->col_names[j] = cell_at(line, j);
         if (c.len == 0)
             return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %d of the header has no name", r->path,
-                               lineno, j + 1);
+                             lineno, j + 1);
         char name[128] = "";
         if (c.len < sizeof name)
             memcpy(name, c.s, c.len);
@@ -125,9 +125,9 @@ static remat_status parse_header(reader *r, span line, int lineno)
         if (j == 0) {
             if (s >= 0)
                 return rmi_error(REMAT_ERR_PARSE,
-                                   "%s:%d: column 1 is species %s; the first column must be the "
-                                   "independent variable",
-                                   r->path, lineno, csv_show(c, a, sizeof a));
+                                 "%s:%d: column 1 is species %s; the first column must be the "
+                                 "independent variable",
+                                 r->path, lineno, csv_show(c, a, sizeof a));
             if (!(r->d->indep = malloc(c.len + 1)))
                 return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
             memcpy(r->d->indep, c.s, c.len);
@@ -137,14 +137,14 @@ static remat_status parse_header(reader *r, span line, int lineno)
         if (s < 0) {
             species_list(r->mech, b, sizeof b);
             return rmi_error(REMAT_ERR_PARSE,
-                               "%s:%d: unknown species column %s (column %d; the mechanism's species "
-                               "are %s)",
-                               r->path, lineno, csv_show(c, a, sizeof a), j + 1, b);
+                             "%s:%d: unknown species column %s (column %d; the mechanism's species "
+                             "are %s)",
+                             r->path, lineno, csv_show(c, a, sizeof a), j + 1, b);
         }
         for (int k = 1; k < j; k++)
             if (r->col_species[k] == r->col_species[j])
                 return rmi_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)",
-                                   r->path, lineno, csv_show(c, a, sizeof a), k + 1, j + 1);
+                                 r->path, lineno, csv_show(c, a, sizeof a), k + 1, j + 1);
         if (sig) {
             if (!r->d->sigma && !(r->d->sigma = malloc(r->max_rows * (size_t)r->d->nspecies * sizeof *r->d->sigma)))
                 return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
@@ -162,14 +162,14 @@ static remat_status parse_row(reader *r, span line, int lineno)
     int ncells = count_cells(line);
     if (ncells > r->ncols)
         return rmi_error(REMAT_ERR_PARSE,
-                           "%s:%d: too many cells: %d, the header has %d columns (extra cell %s after "
-                           "column %s)",
-                           r->path, lineno, ncells, r->ncols, csv_show(cell_at(line, r->ncols), a, sizeof a),
-                           csv_show(r->col_names[r->ncols - 1], b, sizeof b));
+                         "%s:%d: too many cells: %d, the header has %d columns (extra cell %s after "
+                         "column %s)",
+                         r->path, lineno, ncells, r->ncols, csv_show(cell_at(line, r->ncols), a, sizeof a),
+                         csv_show(r->col_names[r->ncols - 1], b, sizeof b));
     if (ncells < r->ncols)
         return rmi_error(REMAT_ERR_PARSE,
-                           "%s:%d: too few cells: %d, the header has %d columns (no cell for column %s)",
-                           r->path, lineno, ncells, r->ncols, csv_show(r->col_names[ncells], b, sizeof b));
+                         "%s:%d: too few cells: %d, the header has %d columns (no cell for column %s)",
+                         r->path, lineno, ncells, r->ncols, csv_show(r->col_names[ncells], b, sizeof b));
     size_t row = d->rows;
     double *vals = d->values + row * (size_t)d->nspecies;
     double *sig = d->sigma ? d->sigma + row * (size_t)d->nspecies : NULL;
@@ -185,9 +185,9 @@ static remat_status parse_row(reader *r, span line, int lineno)
         if (c.len == 0) {
             if (j == 0)
                 return rmi_error(REMAT_ERR_PARSE,
-                                   "%s:%d: column %s: empty cell (the independent variable is "
-                                   "required on every row)",
-                                   r->path, lineno, col);
+                                 "%s:%d: column %s: empty cell (the independent variable is "
+                                 "required on every row)",
+                                 r->path, lineno, col);
             continue;
         }
         switch (csv_number(c, &v)) {
@@ -195,27 +195,27 @@ static remat_status parse_row(reader *r, span line, int lineno)
         case NUM_EMPTY: /* handled above */
         case NUM_NONFINITE:
             return rmi_error(REMAT_ERR_PARSE,
-                               "%s:%d: column %s: %s is not a finite number (leave the cell empty "
-                               "for a missing value)",
-                               r->path, lineno, col, csv_show(c, a, sizeof a));
+                             "%s:%d: column %s: %s is not a finite number (leave the cell empty "
+                             "for a missing value)",
+                             r->path, lineno, col, csv_show(c, a, sizeof a));
         case NUM_RANGE:
             return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is out of range", r->path,
-                               lineno, col, csv_show(c, a, sizeof a));
+                             lineno, col, csv_show(c, a, sizeof a));
         case NUM_BAD:
             return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: cannot read %s as a number",
-                               r->path, lineno, col, csv_show(c, a, sizeof a));
+                             r->path, lineno, col, csv_show(c, a, sizeof a));
         }
         if (j == 0) {
             if (row > 0 && !(v > d->times[row - 1]))
                 return rmi_error(REMAT_ERR_PARSE,
-                                   "%s:%d: column %s: %.17g is not greater than %.17g on the previous "
-                                   "row (the first column must increase strictly)",
-                                   r->path, lineno, col, v, d->times[row - 1]);
+                                 "%s:%d: column %s: %.17g is not greater than %.17g on the previous "
+                                 "row (the first column must increase strictly)",
+                                 r->path, lineno, col, v, d->times[row - 1]);
             d->times[row] = v;
         } else if (r->col_species[j] <= -2) {
             if (!(v > 0))
                 return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is not a positive standard deviation",
-                                   r->path, lineno, col, csv_show(c, a, sizeof a));
+                                 r->path, lineno, col, csv_show(c, a, sizeof a));
             sig[-2 - r->col_species[j]] = v;
         } else {
             vals[r->col_species[j]] = v;

@@ -139,9 +139,9 @@ remat_status remat_labeled_scale(remat_labeled *t, double s)
     for (size_t i = 0; i < n; i++)
         if (!(fabs((double)t->x[i] * s) <= FLT_MAX))
             return rmi_error(REMAT_ERR_NUMERIC,
-                               "labeled scale: row %zu, feature '%s': %g * %g overflows a float (nothing "
-                               "was scaled)",
-                               i / (size_t)t->d, t->name[i % (size_t)t->d], (double)t->x[i], s);
+                             "labeled scale: row %zu, feature '%s': %g * %g overflows a float (nothing "
+                             "was scaled)",
+                             i / (size_t)t->d, t->name[i % (size_t)t->d], (double)t->x[i], s);
     for (size_t i = 0; i < n; i++)
         t->x[i] = (float)((double)t->x[i] * s);
     return REMAT_OK;
@@ -153,7 +153,7 @@ remat_status remat_labeled_standardize(remat_labeled *t, const remat_labeled *re
         return rmi_error(REMAT_ERR_NULL, "labeled standardize: %s is NULL", !t ? "the table" : "ref");
     if (ref->d != t->d)
         return rmi_error(REMAT_ERR_SHAPE, "labeled standardize: ref has %lld features, the table %lld",
-                           (long long)ref->d, (long long)t->d);
+                         (long long)ref->d, (long long)t->d);
     if (ref->n == 0)
         return rmi_error(REMAT_ERR_VALUE, "labeled standardize: ref has no rows");
     for (int64_t j = 0; j < t->d; j++) {
@@ -228,9 +228,9 @@ static remat_status parse_header(reader *r, span line, int lineno, const char *l
     const char *sep = csv_other_separator(line);
     if (sep)
         return rmi_error(REMAT_ERR_PARSE,
-                           "%s:%d:1: the header has %ss and no commas: a %s-separated file? (this reader takes "
-                           "comma-separated values)",
-                           r->path, lineno, sep, sep);
+                         "%s:%d:1: the header has %ss and no commas: a %s-separated file? (this reader takes "
+                         "comma-separated values)",
+                         r->path, lineno, sep, sep);
     r->ncols = ncols;
     r->cells = malloc(sizeof *r->cells * (size_t)ncols);
     r->names = malloc(sizeof *r->names * (size_t)ncols);
@@ -243,22 +243,22 @@ static remat_status parse_header(reader *r, span line, int lineno, const char *l
         span c = r->names[j];
         if (c.len == 0)
             return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %lld of the header has no name", r->path,
-                               lineno, (long long)j + 1, (long long)j + 1);
+                             lineno, (long long)j + 1, (long long)j + 1);
         for (int64_t k = 0; k < j; k++)
             if (r->names[k].len == c.len && memcmp(r->names[k].s, c.s, c.len) == 0)
                 return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: duplicate column name %s (columns %lld and %lld)",
-                                   r->path, lineno, (long long)j + 1, csv_show(c, a, sizeof a), (long long)k + 1,
-                                   (long long)j + 1);
+                                 r->path, lineno, (long long)j + 1, csv_show(c, a, sizeof a), (long long)k + 1,
+                                 (long long)j + 1);
         if (c.len == strlen(label_name) && memcmp(c.s, label_name, c.len) == 0)
             r->label_col = j;
         bytes += c.len + 1;
     }
     if (r->label_col < 0)
         return rmi_error(REMAT_ERR_PARSE, "%s:%d:1: no label column '%s' in the header (%lld columns)", r->path,
-                           lineno, label_name, (long long)ncols);
+                         lineno, label_name, (long long)ncols);
     if (ncols < 2)
         return rmi_error(REMAT_ERR_PARSE, "%s:%d:1: the header has only the label column, no features", r->path,
-                           lineno);
+                         lineno);
     remat_labeled *t = r->t;
     t->d = ncols - 1;
     char *blob = malloc(bytes), *p = blob;
@@ -297,17 +297,17 @@ static remat_status parse_label(reader *r, span c, int lineno, int32_t *y)
         return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: empty label cell", r->path, lineno, col);
     if (i == first || i != c.len)
         return rmi_error(REMAT_ERR_PARSE,
-                           "%s:%d:%lld: label %s is not an integer (labels are class numbers 0, 1, 2, ...)",
-                           r->path, lineno, col, csv_show(c, a, sizeof a));
+                         "%s:%d:%lld: label %s is not an integer (labels are class numbers 0, 1, 2, ...)",
+                         r->path, lineno, col, csv_show(c, a, sizeof a));
     if (negative && v != 0)
         return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is negative", r->path, lineno, col,
-                           csv_show(c, a, sizeof a));
+                         csv_show(c, a, sizeof a));
     if (r->given_classes && v >= r->given_classes)
         return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is too large: n_classes is %d", r->path,
-                           lineno, col, csv_show(c, a, sizeof a), (int)r->given_classes);
+                         lineno, col, csv_show(c, a, sizeof a), (int)r->given_classes);
     if (big || v >= REMAT_LABELED_MAX_CLASSES)
         return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is too large (at most %d classes)", r->path,
-                           lineno, col, csv_show(c, a, sizeof a), REMAT_LABELED_MAX_CLASSES);
+                         lineno, col, csv_show(c, a, sizeof a), REMAT_LABELED_MAX_CLASSES);
     *y = (int32_t)v;
     return REMAT_OK;
 }
@@ -319,8 +319,8 @@ static remat_status parse_row(reader *r, span line, int lineno)
     int64_t found = split_cells(line, r->cells, r->ncols);
     if (found != r->ncols)
         return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: ragged row: expected %lld cells (the header's), found %lld",
-                           r->path, lineno, (long long)(found > r->ncols ? r->ncols + 1 : found + 1),
-                           (long long)r->ncols, (long long)found);
+                         r->path, lineno, (long long)(found > r->ncols ? r->ncols + 1 : found + 1),
+                         (long long)r->ncols, (long long)found);
     int64_t row = t->n;
     float *x = t->x + row * t->d;
     for (int64_t j = 0, f = 0; j < r->ncols; j++) {
@@ -336,16 +336,16 @@ static remat_status parse_row(reader *r, span line, int lineno)
         case NUM_OK: break;
         case NUM_EMPTY:
             return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: empty cell (every feature needs a number)",
-                               r->path, lineno, (long long)j + 1, col);
+                             r->path, lineno, (long long)j + 1, col);
         case NUM_NONFINITE:
             return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is not a finite number", r->path,
-                               lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
+                             lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
         case NUM_RANGE:
             return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is out of a float's range (not finite in f32)",
-                               r->path, lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
+                             r->path, lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
         case NUM_BAD:
             return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is not a number", r->path, lineno,
-                               (long long)j + 1, col, csv_show(c, a, sizeof a));
+                             (long long)j + 1, col, csv_show(c, a, sizeof a));
         }
     }
     if (t->y[row] > r->max_label)
@@ -397,7 +397,7 @@ remat_status remat_labeled_load(const char *path, const remat_labeled_options *o
         return rmi_error(REMAT_ERR_VALUE, "remat_labeled_load: label_column is empty");
     if (given < 0 || given > REMAT_LABELED_MAX_CLASSES)
         return rmi_error(REMAT_ERR_VALUE, "remat_labeled_load: n_classes %d is not in 0..%d (0: inferred)",
-                           (int)given, REMAT_LABELED_MAX_CLASSES);
+                         (int)given, REMAT_LABELED_MAX_CLASSES);
     char *text = NULL;
     size_t n = 0;
     remat_status st = rmi_read_file(path, "data file", &text, &n);

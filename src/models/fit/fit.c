@@ -69,8 +69,8 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
             return rmi_error(REMAT_ERR_NULL, "fit: experiment %d is NULL", e);
         if (remat_dataset_species_count(data[e]) != remat_mechanism_species_count(m))
             return rmi_error(REMAT_ERR_ARG, "fit: %s was read for a mechanism with %d species, not %s (%d)",
-                               remat_dataset_path(data[e]), remat_dataset_species_count(data[e]),
-                               remat_mechanism_source(m), remat_mechanism_species_count(m));
+                             remat_dataset_path(data[e]), remat_dataset_species_count(data[e]),
+                             remat_mechanism_source(m), remat_mechanism_species_count(m));
     }
     if ((unsigned)o->optimizer >= REMAT_FIT_OPTIMIZER_COUNT)
         return rmi_error(REMAT_ERR_ARG, "fit: unknown optimizer %d", (int)o->optimizer);
@@ -84,18 +84,18 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
         return rmi_error(REMAT_ERR_VALUE, "fit: dt = %g must be a positive finite step (or 0)", o->dt);
     if (o->steps < 0)
         return rmi_error(REMAT_ERR_VALUE, "fit: steps = %lld must be >= 1 per data interval (or 0)",
-                           (long long)o->steps);
+                         (long long)o->steps);
     if (o->dt > 0 && o->steps > 0)
         return rmi_error(REMAT_ERR_ARG, "fit: give dt or steps, not both (dt = %g, steps = %lld)", o->dt,
-                           (long long)o->steps);
+                         (long long)o->steps);
     if (o->adaptive && !remat_ode_method_adaptive(o->method))
         return rmi_error(REMAT_ERR_ARG, "fit: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5 "
                                           "(adaptive = false for fixed steps)",
-                           remat_ode_method_name(o->method));
+                         remat_ode_method_name(o->method));
     if (o->adaptive && (o->dt > 0 || o->steps > 0))
         return rmi_error(REMAT_ERR_ARG, "fit: adaptive stepping chooses its steps: give no dt or steps (dt = %g, "
                                           "steps = %lld), or set adaptive = false for fixed steps",
-                           o->dt, (long long)o->steps);
+                         o->dt, (long long)o->steps);
     if (o->adaptive && !(o->rtol > 0 && isfinite(o->rtol)))
         return rmi_error(REMAT_ERR_VALUE, "fit: rtol = %g must be a positive finite tolerance", o->rtol);
     if (o->adaptive && !(o->atol >= 0 && isfinite(o->atol)))
@@ -110,7 +110,7 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
         return rmi_error(REMAT_ERR_VALUE, "fit: learning rate %g must be positive and finite", o->lr);
     if (!(o->xtol >= 0 && o->gtol >= 0 && o->ftol >= 0))
         return rmi_error(REMAT_ERR_VALUE, "fit: tolerances must be >= 0 (xtol %g, gtol %g, ftol %g)", o->xtol,
-                           o->gtol, o->ftol);
+                         o->gtol, o->ftol);
     if (o->starts < 0)
         return rmi_error(REMAT_ERR_VALUE, "fit: starts = %d must be >= 1 (or 0: the start only)", o->starts);
     if ((unsigned)o->weighting > REMAT_FIT_WEIGHT_RELATIVE)
@@ -118,7 +118,7 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
     for (int s = 0; o->sigma && s < remat_mechanism_species_count(m); s++)
         if (!(o->sigma[s] > 0 && isfinite(o->sigma[s])))
             return rmi_error(REMAT_ERR_VALUE, "fit: sigma of species '%s' is %g: it must be positive and finite",
-                               remat_mechanism_species_name(m, s), o->sigma[s]);
+                             remat_mechanism_species_name(m, s), o->sigma[s]);
     if (o->memory_budget == 0 && o->scan.schedule.kind != REMAT_SCHED_STORE_ALL) {
         remat_schedule *s;
         remat_status st = remat_schedule_new(&o->scan.schedule, 1, &s);
@@ -168,13 +168,13 @@ static remat_status setup_params(struct remat_fit *fit)
             return rmi_error(REMAT_ERR_VALUE, "fit: start value of '%s' is %g", name, v);
         if (v < lo || v > hi)
             return rmi_error(REMAT_ERR_VALUE, "fit: start value %g of '%s' is outside its bounds [%g, %g]", v,
-                               name, lo, hi);
+                             name, lo, hi);
         remat_fit_scale sc = o->scale ? o->scale[i] : REMAT_FIT_SCALE_AUTO;
         if ((unsigned)sc > REMAT_FIT_SCALE_LINEAR)
             return rmi_error(REMAT_ERR_ARG, "fit: unknown scale %d for '%s'", (int)sc, name);
         if (sc == REMAT_FIT_SCALE_LOG && !(v > 0))
             return rmi_error(REMAT_ERR_VALUE, "fit: '%s' is on the log scale but starts at %g (must be > 0)",
-                               name, v);
+                             name, v);
         /* a declared lower bound <= 0 says the value may reach zero or below
          * (log scale there lost on the battery: fit.h, "Parameter scale");
          * Adam's steps need the log scale's unit for a bound of 0 too */

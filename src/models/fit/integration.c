@@ -42,7 +42,7 @@ remat_status remat_fit_integration_stats(const remat_fit *fit, const double *par
 {
     if (!fit || !params || !stats)
         return rmi_error(REMAT_ERR_NULL, "fit: integration stats: %s is NULL",
-                           !fit ? "the fit" : !params ? "params" : "stats");
+                         !fit ? "the fit" : !params ? "params" : "stats");
     double total[REMAT_ODE_STATS] = {0}, one[REMAT_ODE_STATS];
     total[REMAT_ODE_STAT_T] = INFINITY;
     for (int e = 0; e < fit->E; e++) {

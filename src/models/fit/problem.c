@@ -46,15 +46,15 @@ static remat_status check_weight(const struct remat_fit *fit, const remat_datase
         snprintf(from + n, sizeof from - (size_t)n, " times |%g| (relative weighting)", v);
     if (big)
         return rmi_error(REMAT_ERR_VALUE,
-                           "fit: %s:%d: column %d ('%s'): the value %g over %s is %g, whose square overflows the "
-                           "objective (beyond 1.8e308) unless the model matches it to 1 part in 1e150: rescale the "
-                           "data or give a larger sigma",
-                           path, line, col, sp, v, from, fabs(v) * w);
+                         "fit: %s:%d: column %d ('%s'): the value %g over %s is %g, whose square overflows the "
+                         "objective (beyond 1.8e308) unless the model matches it to 1 part in 1e150: rescale the "
+                         "data or give a larger sigma",
+                         path, line, col, sp, v, from, fabs(v) * w);
     return rmi_error(REMAT_ERR_VALUE,
-                       "fit: %s:%d: column %d ('%s'): %s weights its residual by %g: against the data's scale %g a "
-                       "misfit of 1 part in 1e150 already squares beyond the largest double (1.8e308), so the "
-                       "objective overflows; give a larger sigma",
-                       path, line, col, sp, from, w, scale);
+                     "fit: %s:%d: column %d ('%s'): %s weights its residual by %g: against the data's scale %g a "
+                     "misfit of 1 part in 1e150 already squares beyond the largest double (1.8e308), so the "
+                     "objective overflows; give a larger sigma",
+                     path, line, col, sp, from, w, scale);
 }
 
 static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat_dataset *d)
@@ -67,7 +67,7 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
     const double *times = remat_dataset_times(d);
     if (!(times[0] >= fit->opt.t0))
         return rmi_error(REMAT_ERR_VALUE, "fit: %s: the first data row is at %s = %.17g, before the start t0 = %.17g",
-                           path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
+                         path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
     size_t cells = (size_t)x->rows * (size_t)S;
     x->y0 = calloc((size_t)S, sizeof *x->y0);
     x->target = calloc(cells, sizeof *x->target);
@@ -86,21 +86,21 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
         for (int s = 0; s < S; s++) {
             if (!isfinite(given[s]))
                 return rmi_error(REMAT_ERR_VALUE, "fit: %s: initial value of species '%s' is %g", path,
-                                   remat_mechanism_species_name(fit->m, s), given[s]);
+                                 remat_mechanism_species_name(fit->m, s), given[s]);
             x->y0[s] = given[s];
         }
     } else {
         if (times[0] != fit->opt.t0)
             return rmi_error(REMAT_ERR_VALUE,
-                               "fit: %s: no initial state: the first row is at %s = %.17g, not at the start "
-                               "t0 = %.17g (give the initial state, e.g. --init)",
-                               path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
+                             "fit: %s: no initial state: the first row is at %s = %.17g, not at the start "
+                             "t0 = %.17g (give the initial state, e.g. --init)",
+                             path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
         for (int s = 0; s < S; s++) {
             if (!remat_dataset_is_measured(d, 0, s))
                 return rmi_error(REMAT_ERR_VALUE,
-                                   "fit: %s: no initial state: the first row does not give species '%s' "
-                                   "(give every species there, or the initial state, e.g. --init)",
-                                   path, remat_mechanism_species_name(fit->m, s));
+                                 "fit: %s: no initial state: the first row does not give species '%s' "
+                                 "(give every species there, or the initial state, e.g. --init)",
+                                 path, remat_mechanism_species_name(fit->m, s));
             x->y0[s] = remat_dataset_value(d, 0, s);
         }
     }
@@ -125,10 +125,10 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
                 if (fit->opt.weighting == REMAT_FIT_WEIGHT_RELATIVE) {
                     if (v == 0)
                         return rmi_error(REMAT_ERR_VALUE,
-                                           "fit: %s: relative weighting divides by the data, but species '%s' "
-                                           "is 0 at %s = %.17g (row %lld): give a sigma instead",
-                                           path, remat_mechanism_species_name(fit->m, s),
-                                           remat_dataset_indep_name(d), times[r], (long long)r + 1);
+                                         "fit: %s: relative weighting divides by the data, but species '%s' "
+                                         "is 0 at %s = %.17g (row %lld): give a sigma instead",
+                                         path, remat_mechanism_species_name(fit->m, s),
+                                         remat_dataset_indep_name(d), times[r], (long long)r + 1);
                     w /= fabs(v);
                 }
                 remat_status st = check_weight(fit, d, (size_t)r, s, v, w, 0); /* data too large first */
@@ -183,7 +183,7 @@ static remat_status plan_grid(struct remat_fit *fit)
         }
         if (!(span > 0))
             return rmi_error(REMAT_ERR_VALUE, "fit: every data row is at the start t0 = %.17g: nothing to fit",
-                               fit->opt.t0);
+                             fit->opt.t0);
         fit->dt = span / DEFAULT_STEPS_PER_SPAN;
     }
     fit->longest_scan = 0;

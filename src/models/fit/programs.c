@@ -135,7 +135,7 @@ static remat_status pick_schedule_probe(struct remat_fit *fit)
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
         return rmi_error(st, "fit: %s (the longest data interval takes %lld steps)", why,
-                           (long long)fit->longest_scan);
+                         (long long)fit->longest_scan);
     }
     return REMAT_OK;
 }

@@ -53,7 +53,7 @@ remat_status fit_spread_setup(struct remat_fit *fit)
         fit->jloc = calloc((size_t)fit->local_res * (size_t)P + 1, sizeof *fit->jloc);
         if (!fit->rloc || !fit->jloc)
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for %lld residuals' Jacobian rows",
-                               (long long)fit->local_res);
+                             (long long)fit->local_res);
     }
     if (fit->per_experiment_sum) { /* n_local items and the sum */
         fit->items = calloc(((size_t)fit->n_local + 1) * (1 + (size_t)P), sizeof *fit->items);

@@ -92,9 +92,9 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
     int64_t N = fit->n_res;
     if (N - n < 1)
         return rmi_error(REMAT_ERR_VALUE,
-                           "fit: statistics need more measured cells (%lld) than free parameters (%d): "
-                           "no degrees of freedom left",
-                           (long long)N, n);
+                         "fit: statistics need more measured cells (%lld) than free parameters (%d): "
+                         "no degrees of freedom left",
+                         (long long)N, n);
     s->n_params = P;
     s->n_free = n;
     s->n_residuals = N;

@@ -106,7 +106,7 @@ static remat_status eval_all(const remat_mechanism *m, double t, const double y[
 {
     if (!m || !y || !dydt || (!params && m->nparams > 0))
         return rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", fn,
-                           !m ? "the mechanism" : !y ? "y" : !dydt ? "dydt" : "params");
+                         !m ? "the mechanism" : !y ? "y" : !dydt ? "dydt" : "params");
     double small[64];
     double *lets = small;
     if (m->nlets > (int)(sizeof small / sizeof small[0])) {
@@ -172,11 +172,11 @@ remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, con
         char text[120], why[96];
         remat_expr_format(bad.e, text, sizeof text);
         st = rmi_error(REMAT_ERR_NUMERIC, "%s:%d:%d: the rate expression '%s' is %s at %s = %g: %s", m->source,
-                         bad.e->line, bad.e->col, text, isnan(bad.v) ? "nan" : bad.v > 0 ? "inf" : "-inf", m->indep, t,
-                         why_not_finite(&bad, why, sizeof why));
+                       bad.e->line, bad.e->col, text, isnan(bad.v) ? "nan" : bad.v > 0 ? "inf" : "-inf", m->indep, t,
+                       why_not_finite(&bad, why, sizeof why));
     } else if (st == REMAT_OK && s < m->nspecies) {
         st = rmi_error(REMAT_ERR_NUMERIC, "%s: d%s/d%s is %g at %s = %g (a concentration or parameter is not "
-                         "finite)", m->source, m->species[s], m->indep, dydt[s], m->indep, t);
+                       "finite)", m->source, m->species[s], m->indep, dydt[s], m->indep, t);
     }
     free(dydt);
     return st;

@@ -184,7 +184,7 @@ static remat_val power(lowering *L, const remat_expr *e)
             return remat_integer_pow(L->f, x, (int)p);
         if (!isfinite(p)) {
             L->st = rmi_error(REMAT_ERR_VALUE, "kinetics: %s:%d:%d: exponent %g is not finite",
-                                remat_mechanism_source(L->m), e->line, e->col, p);
+                              remat_mechanism_source(L->m), e->line, e->col, p);
             return REMAT_NONE;
         }
         return remat_pow(L->f, x, p);
@@ -227,7 +227,7 @@ static remat_val walk_spine(lowering *L, const remat_expr *e)
             if (!v) {
                 if (L->st == REMAT_OK)
                     L->st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s",
-                                        remat_mechanism_source(L->m));
+                                      remat_mechanism_source(L->m));
                 L->nspine = base;
                 return REMAT_NONE;
             }
@@ -256,9 +256,9 @@ static remat_val walk(lowering *L, const remat_expr *e)
     case REMAT_EXPR_INDEP:
         if (L->t == REMAT_NONE && L->st == REMAT_OK)
             L->st = rmi_error(REMAT_ERR_NULL,
-                                "kinetics: %s:%d:%d: the rates read the independent variable '%s' but t is "
-                                "REMAT_NONE",
-                                remat_mechanism_source(L->m), e->line, e->col, remat_mechanism_indep_name(L->m));
+                              "kinetics: %s:%d:%d: the rates read the independent variable '%s' but t is "
+                              "REMAT_NONE",
+                              remat_mechanism_source(L->m), e->line, e->col, remat_mechanism_indep_name(L->m));
         /* a placeholder, not REMAT_NONE: an op on REMAT_NONE would record its
          * own error on f over this one; L->st stops the lowering anyway */
         return L->t != REMAT_NONE ? L->t : cst(L, 0.0);
@@ -298,7 +298,7 @@ static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_va
         return rmi_error(REMAT_ERR_NULL, "kinetics: %s is NULL", !f ? "the function" : "the mechanism");
     if (remat_fn_status(f) != REMAT_OK)
         return rmi_error(remat_fn_status(f), "kinetics: function '%s' already has a build error: %s",
-                           remat_fn_name(f), remat_fn_error(f));
+                         remat_fn_name(f), remat_fn_error(f));
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
     const char *src = remat_mechanism_source(m);
     if (y < 0 || y >= remat_fn_num_nodes(f))
@@ -307,11 +307,11 @@ static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_va
     remat_shape ys = remat_val_shape(f, y);
     if (ys.rank < 1 || ys.dims[ys.rank - 1] != S)
         return rmi_error(REMAT_ERR_SHAPE, "kinetics: y is %s but mechanism %s has %d species: expected (%d,) or "
-                           "(..., %d)", remat_shape_format(dt, &ys, a, sizeof a), src, S, S, S);
+                         "(..., %d)", remat_shape_format(dt, &ys, a, sizeof a), src, S, S, S);
     if (params == REMAT_NONE) {
         if (P > 0)
             return rmi_error(REMAT_ERR_NULL, "kinetics: params is REMAT_NONE but mechanism %s has %d parameters",
-                               src, P);
+                             src, P);
     } else {
         if (params < 0 || params >= remat_fn_num_nodes(f))
             return rmi_error(REMAT_ERR_ARG, "kinetics: params is not a value of function '%s'", remat_fn_name(f));
@@ -322,12 +322,12 @@ static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_va
                       !memcmp(ps.dims, ys.dims, sizeof ps.dims[0] * (size_t)(ys.rank - 1));
         if ((ps.rank != 1 && !batched) || ps.dims[ps.rank - 1] != P)
             return rmi_error(REMAT_ERR_SHAPE, "kinetics: params is %s but mechanism %s has %d parameters and y "
-                               "is %s: expected (%d,) or y's batch axes then %d",
-                               remat_shape_format(pd, &ps, a, sizeof a), src, P,
-                               remat_shape_format(dt, &ys, b, sizeof b), P, P);
+                             "is %s: expected (%d,) or y's batch axes then %d",
+                             remat_shape_format(pd, &ps, a, sizeof a), src, P,
+                             remat_shape_format(dt, &ys, b, sizeof b), P, P);
         if (pd != dt)
             return rmi_error(REMAT_ERR_DTYPE, "kinetics: params is %s but y is %s", remat_dtype_name(pd),
-                               remat_dtype_name(dt));
+                             remat_dtype_name(dt));
     }
     if (t != REMAT_NONE) {
         if (t < 0 || t >= remat_fn_num_nodes(f))
@@ -336,10 +336,10 @@ static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_va
         remat_dtype td = remat_val_dtype(f, t);
         if (ts.rank != 0)
             return rmi_error(REMAT_ERR_SHAPE, "kinetics: t is %s, expected a scalar",
-                               remat_shape_format(td, &ts, a, sizeof a));
+                             remat_shape_format(td, &ts, a, sizeof a));
         if (td != dt)
             return rmi_error(REMAT_ERR_DTYPE, "kinetics: t is %s but y is %s", remat_dtype_name(td),
-                               remat_dtype_name(dt));
+                             remat_dtype_name(dt));
     }
     return REMAT_OK;
 }
@@ -401,7 +401,7 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
     remat_val r = remat_concatenate(f, S, out, one.rank - 1);
     if (remat_fn_status(f) != REMAT_OK) {
         st = rmi_error(remat_fn_status(f), "kinetics: lowering %s: %s", remat_mechanism_source(m),
-                         remat_fn_error(f));
+                       remat_fn_error(f));
         goto done;
     }
     *dydt = r;

@@ -29,7 +29,7 @@ remat_status remat_flax_make_rng(remat_prng_key root, int n_path, const char *co
         return rmi_error(REMAT_ERR_NULL, "flax_make_rng: path is NULL for %d names", n_path);
     if (counter < 1)
         return rmi_error(REMAT_ERR_VALUE, "flax_make_rng: counter %d is not >= 1 (Flax counts from 1)",
-                           counter);
+                         counter);
     for (int i = 0; i < n_path; i++)
         if (!path[i])
             return rmi_error(REMAT_ERR_NULL, "flax_make_rng: path[%d] is NULL", i);

@@ -28,7 +28,7 @@ remat_status remat_nn_activation_parse(const char *text, remat_nn_activation *ou
             return REMAT_OK;
         }
     return rmi_error(REMAT_ERR_VALUE,
-                       "activation '%s' is not one of relu, gelu, gelu_erf, tanh, silu, identity", text);
+                     "activation '%s' is not one of relu, gelu, gelu_erf, tanh, silu, identity", text);
 }
 
 static remat_nn_module *new_module(nn_kind kind, const char *cls, int n_children)
@@ -162,7 +162,7 @@ remat_nn_module *remat_nn_block(const char *class_name, remat_nn_module *body)
 {
     if (!class_name || !*class_name || strchr(class_name, '/')) {
         rmi_error(REMAT_ERR_VALUE, "block: class name '%s' must be non-empty and contain no '/'",
-                    class_name ? class_name : "(null)");
+                  class_name ? class_name : "(null)");
         return NULL;
     }
     return wrap(NN_BLOCK, "block", class_name, body);
@@ -190,7 +190,7 @@ remat_nn_module *remat_nn_mlp(int64_t features, int depth, remat_nn_activation a
 {
     if (depth < 1 || depth > 100000 || features <= 0 || (unsigned)act >= REMAT_NN_ACTIVATION_COUNT) {
         rmi_error(REMAT_ERR_VALUE, "MLP: features %lld and depth %d must be positive (depth <= 100000)",
-                    (long long)features, depth);
+                  (long long)features, depth);
         return NULL;
     }
     int n = 2 * depth - 1;
@@ -210,7 +210,7 @@ remat_nn_module *remat_nn_ffn(int64_t width, int64_t hidden, remat_nn_activation
 {
     if (width <= 0 || hidden <= 0) {
         rmi_error(REMAT_ERR_VALUE, "FFN: width %lld and hidden %lld must be positive", (long long)width,
-                    (long long)hidden);
+                  (long long)hidden);
         return NULL;
     }
     remat_nn_module *mods[4] = {remat_nn_layer_norm(1e-6), remat_nn_dense(hidden, true), remat_nn_act(act),

@@ -111,11 +111,11 @@ remat_status remat_nn_init(const remat_nn_module *m, remat_prng_key key, remat_d
         return rmi_error(REMAT_ERR_DTYPE, "nn init: dtype %d is not f32 or f64", (int)dt);
     if (rank < 1 || rank > REMAT_MAX_RANK || !in_dims)
         return rmi_error(REMAT_ERR_SHAPE, "nn init: input rank %d must lie in [1, %d] with dims given", rank,
-                           REMAT_MAX_RANK);
+                         REMAT_MAX_RANK);
     for (int i = 0; i < rank; i++)
         if (in_dims[i] < 1)
             return rmi_error(REMAT_ERR_SHAPE, "nn init: input dim %d is %lld; dims must be positive", i,
-                               (long long)in_dims[i]);
+                             (long long)in_dims[i]);
     remat_nn_params *ps = calloc(1, sizeof *ps);
     remat_fn *f = remat_fn_new("nn_init");
     if (!ps || !f) {

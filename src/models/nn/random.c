@@ -34,7 +34,7 @@ remat_status prng_check_dims(const char *fn, int rank, const int64_t *dims, cons
     for (int i = 0; i < rank; i++) {
         if (dims[i] < 0)
             return rmi_error(REMAT_ERR_SHAPE, "%s: dims[%d] = %lld is negative", fn, i,
-                               (long long)dims[i]);
+                             (long long)dims[i]);
         if (dims[i] > 0 && n > (INT64_C(1) << 62) / dims[i])
             return rmi_error(REMAT_ERR_SHAPE, "%s: %d-d shape has more than 2^62 elements", fn, rank);
         n *= dims[i];
@@ -166,8 +166,8 @@ remat_status remat_prng_bits32_mode(remat_prng_key key, remat_threefry_mode mode
         return rmi_error(REMAT_ERR_ARG, "prng_bits32: unknown threefry mode %d", (int)mode);
     if (mode == REMAT_THREEFRY_ORIGINAL && n >= (int64_t)UINT32_MAX)
         return rmi_error(REMAT_ERR_UNSUPPORTED,
-                           "prng_bits32: %lld words in original mode (JAX splits the key per 2^32-1 words)",
-                           (long long)n);
+                         "prng_bits32: %lld words in original mode (JAX splits the key per 2^32-1 words)",
+                         (long long)n);
     bits_fill(key, mode, n, out);
     return REMAT_OK;
 }
@@ -302,7 +302,7 @@ remat_status remat_prng_uniform_f32(remat_prng_key key, int rank, const int64_t 
         return st;
     if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi))
         return rmi_error(REMAT_ERR_VALUE, "prng_uniform_f32: bounds [%g, %g) are not finite and ordered",
-                           (double)lo, (double)hi);
+                         (double)lo, (double)hi);
     for (int64_t i = 0; i < n; i++)
         out[i] = uniform_from_bits(bits_at(key, i), lo, hi);
     return REMAT_OK;
@@ -330,7 +330,7 @@ remat_status remat_prng_truncated_normal_f32(remat_prng_key key, float lower, fl
         return st;
     if (!(lower < upper))
         return rmi_error(REMAT_ERR_VALUE, "prng_truncated_normal_f32: lower %g is not below upper %g",
-                           (double)lower, (double)upper);
+                         (double)lower, (double)upper);
     /* _truncated_normal: XLA turns lower / sqrt 2 into lower * (1 / sqrt 2) */
     const float sqrt2 = 1.41421354f, rsqrt2 = f32_bits(0x3F3504F3u);
     const float a = xla_erff(lower * rsqrt2), b = xla_erff(upper * rsqrt2);

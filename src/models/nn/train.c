@@ -23,7 +23,7 @@ remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p
     *out = NULL;
     if (rows < 1 || in_features < 1 || n_out < 1)
         return rmi_error(REMAT_ERR_SHAPE, "nn loss: rows %lld, features %lld and outputs %lld must be positive",
-                           (long long)rows, (long long)in_features, (long long)n_out);
+                         (long long)rows, (long long)in_features, (long long)n_out);
     int np = remat_nn_params_count(p);
     remat_val *pv = calloc((size_t)np + 1, sizeof *pv);
     remat_fn *f = remat_fn_new("loss");
@@ -44,7 +44,7 @@ remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p
         if (hs.rank != 2 || hs.dims[1] != n_out) {
             char b[96];
             st = rmi_error(REMAT_ERR_SHAPE, "nn loss: the module's output is %s; the targets have %lld columns",
-                             remat_shape_format(dt, &hs, b, sizeof b), (long long)n_out);
+                           remat_shape_format(dt, &hs, b, sizeof b), (long long)n_out);
         }
     }
     if (st == REMAT_OK) {
@@ -166,18 +166,18 @@ static remat_status check_options(const remat_nn_train_options *o)
         return rmi_error(REMAT_ERR_VALUE, "nn trainer: loss %d is not a remat_nn_loss", (int)o->loss);
     if (o->optimizer != REMAT_NN_ADAM && o->optimizer != REMAT_NN_SGD)
         return rmi_error(REMAT_ERR_VALUE, "nn trainer: optimizer %d is not a remat_nn_optimizer",
-                           (int)o->optimizer);
+                         (int)o->optimizer);
     if (o->batch < 1)
         return rmi_error(REMAT_ERR_VALUE, "nn trainer: batch %lld must be at least 1", (long long)o->batch);
     if (o->shards < 0 || o->shards > o->batch)
         return rmi_error(REMAT_ERR_VALUE,
-                           "nn trainer: shards %lld must be 0 (the whole batch in one run) or 1 to the batch, %lld",
-                           (long long)o->shards, (long long)o->batch);
+                         "nn trainer: shards %lld must be 0 (the whole batch in one run) or 1 to the batch, %lld",
+                         (long long)o->shards, (long long)o->batch);
     int size = remat_dist_size(o->dist);
     if (size > 1 && o->shards < size)
         return rmi_error(REMAT_ERR_VALUE,
-                           "nn trainer: shards %lld over %d ranks; give every rank at least one micro-shard",
-                           (long long)o->shards, size);
+                         "nn trainer: shards %lld over %d ranks; give every rank at least one micro-shard",
+                         (long long)o->shards, size);
     return REMAT_OK;
 }
 
@@ -304,20 +304,20 @@ remat_status nn_trainer_apply(remat_nn_trainer *t, double lv)
      * not finite then comes from the initial parameters or the data */
     if (!isfinite(lv) && t->updates == 0)
         return rmi_error(REMAT_ERR_NUMERIC,
-                           "nn trainer step: the loss is %g at initialisation (the first forward pass, before any "
-                           "update), so the learning rate is not the cause: the initial activations overflow (a "
-                           "network this deep, %d parameter tensors, multiplies them layer after layer; try fewer "
-                           "layers) or an input is not finite",
-                           lv, t->np);
+                         "nn trainer step: the loss is %g at initialisation (the first forward pass, before any "
+                         "update), so the learning rate is not the cause: the initial activations overflow (a "
+                         "network this deep, %d parameter tensors, multiplies them layer after layer; try fewer "
+                         "layers) or an input is not finite",
+                         lv, t->np);
     if (!isfinite(lv))
         return rmi_error(REMAT_ERR_NUMERIC, "nn trainer step: the loss is %g after %lld update%s (lower the "
-                           "learning rate?)", lv, (long long)t->updates, t->updates == 1 ? "" : "s");
+                         "learning rate?)", lv, (long long)t->updates, t->updates == 1 ? "" : "s");
     /* every gradient finite before any tensor is updated, so a bad step changes nothing */
     for (int i = 0; i < t->np; i++) {
         int64_t n = remat_shape_numel(&t->p->p[i].shape), k = first_nonfinite(t->p->dtype, t->grads[i], n);
         if (k < n)
             return rmi_error(REMAT_ERR_NUMERIC, "nn trainer step: the gradient of %s is not finite at %lld",
-                               t->p->p[i].name, (long long)k);
+                             t->p->p[i].name, (long long)k);
     }
     for (int i = 0; i < t->np; i++) {
         remat_status st = update(t, i);
@@ -334,7 +334,7 @@ remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void
         return rmi_error(REMAT_ERR_NULL, "nn trainer step: trainer, x or y is NULL");
     if (rows < 1 || rows > t->o.batch)
         return rmi_error(REMAT_ERR_SHAPE, "nn trainer step: %lld rows; a step takes 1 to %lld",
-                           (long long)rows, (long long)t->o.batch);
+                         (long long)rows, (long long)t->o.batch);
     if (t->o.shards > 0)
         return nn_trainer_step_sharded(t, rows, x, y, loss);
     double lv;

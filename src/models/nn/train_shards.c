@@ -42,7 +42,7 @@ static remat_status shards_backend(remat_nn_trainer *t)
     if ((st = remat_dist_agree(d, st)) != REMAT_OK || (st = remat_dist_bcast(d, 0, root, sizeof root)) != REMAT_OK)
         return st;
     st = strcmp(root, name) ? rmi_error(REMAT_ERR_ARG, "nn trainer: backend %s here, %s on rank 0: every rank "
-                                          "must compute with the same one (REMAT_BACKEND)", name, root)
+                                        "must compute with the same one (REMAT_BACKEND)", name, root)
                             : REMAT_OK;
     if ((st = remat_dist_agree(d, st)) != REMAT_OK)
         return st;
@@ -84,7 +84,7 @@ static remat_status shards_alloc(remat_nn_trainer *t, int64_t k_n)
     t->sum = malloc(sizeof *t->sum * v);
     if (!t->mine || !t->sum)
         return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shards' gradients (%lld doubles)",
-                           (long long)k_n, (long long)v * (t->own + 1));
+                         (long long)k_n, (long long)v * (t->own + 1));
     return REMAT_OK;
 }
 

@@ -167,7 +167,7 @@ static remat_status frame_fetch(nn_frame *fr, const char *name, remat_val *out)
         if (sh.rank < 1 || sh.dims[0] != fr->length) {
             char b[96];
             return rmi_error(REMAT_ERR_SHAPE, "nn: scanned parameter %s is %s; expected a leading axis of %lld",
-                               name, remat_shape_format(dt, &sh, b, sizeof b), (long long)fr->length);
+                             name, remat_shape_format(dt, &sh, b, sizeof b), (long long)fr->length);
         }
         for (int i = 1; i < sh.rank; i++)
             sh.dims[i - 1] = sh.dims[i];
@@ -201,7 +201,7 @@ static remat_status leaf_param(nn_walk *w, nn_scope *s, nn_frame *fr, const char
         if (w->scan_length > 0) { /* stacked: a leading axis of layers */
             if (rank + 1 > REMAT_MAX_RANK)
                 return rmi_error(REMAT_ERR_SHAPE, "nn: scanned parameter %s has rank %d (max %d)", name,
-                                   rank + 1, REMAT_MAX_RANK);
+                                 rank + 1, REMAT_MAX_RANK);
             p.shape.rank = rank + 1;
             p.shape.dims[0] = w->scan_length;
             for (int i = 0; i < rank; i++)
@@ -239,7 +239,7 @@ static remat_status walk_dense(const remat_nn_module *m, nn_walk *w, nn_scope *s
     scope_path(s, false, NULL, where, sizeof where);
     if (xs.rank < 1)
         return rmi_error(REMAT_ERR_SHAPE, "Dense %s: input must have a features axis (got rank %d)",
-                           *where ? where : "(root)", xs.rank);
+                         *where ? where : "(root)", xs.rank);
     remat_val kernel, bias = REMAT_NONE;
     remat_status st = leaf_param(w, s, fr, "kernel", NN_INIT_LECUN, dt, 2,
                                  (int64_t[]){xs.dims[xs.rank - 1], m->features}, &kernel);
@@ -251,8 +251,8 @@ static remat_status walk_dense(const remat_nn_module *m, nn_walk *w, nn_scope *s
     if (ks.rank != 2 || ks.dims[0] != xs.dims[xs.rank - 1] || ks.dims[1] != m->features) {
         char a[96], b[96];
         return rmi_error(REMAT_ERR_SHAPE, "Dense %s: kernel %s does not fit input %s and %lld features",
-                           *where ? where : "(root)", remat_shape_format(dt, &ks, a, sizeof a),
-                           remat_shape_format(dt, &xs, b, sizeof b), (long long)m->features);
+                         *where ? where : "(root)", remat_shape_format(dt, &ks, a, sizeof a),
+                         remat_shape_format(dt, &xs, b, sizeof b), (long long)m->features);
     }
     *y = nn_emit_dense(fr->fn, x, kernel, bias);
     return REMAT_OK;
@@ -336,8 +336,8 @@ static remat_status check_carry(remat_fn *f, remat_val x, remat_val y, const cha
         return REMAT_OK;
     char sa[96], sb[96];
     return rmi_error(REMAT_ERR_SHAPE, "%s: a scanned or residual block must keep its input's shape: %s -> %s", cls,
-                       remat_shape_format(remat_val_dtype(f, x), &a, sa, sizeof sa),
-                       remat_shape_format(remat_val_dtype(f, y), &b, sb, sizeof sb));
+                     remat_shape_format(remat_val_dtype(f, x), &a, sa, sizeof sa),
+                     remat_shape_format(remat_val_dtype(f, y), &b, sb, sizeof sb));
 }
 
 static remat_status walk_scan_init(const remat_nn_module *m, nn_walk *w, nn_scope *s, nn_frame *fr, remat_val x,

@@ -23,29 +23,29 @@ static remat_status check_ctl(const remat_ode_options *opt, const ode_tableau *t
 {
     if (!remat_ode_method_adaptive(opt->method))
         return rmi_error(REMAT_ERR_ARG, "ode: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5",
-                           tb->name);
+                         tb->name);
     if (!(opt->rtol > 0 && isfinite(opt->rtol)))
         return rmi_error(REMAT_ERR_VALUE, "ode: rtol = %g must be a positive finite tolerance", opt->rtol);
     if (!(opt->atol >= 0 && isfinite(opt->atol)))
         return rmi_error(REMAT_ERR_VALUE, "ode: atol = %g must be a finite tolerance >= 0", opt->atol);
     if (opt->max_steps < 0 || opt->max_steps > ((int64_t)1 << 40))
         return rmi_error(REMAT_ERR_VALUE, "ode: max_steps = %lld must be in 1..2^40 (0: 4096)",
-                           (long long)opt->max_steps);
+                         (long long)opt->max_steps);
     if (!(opt->dt0 >= 0 && isfinite(opt->dt0)))
         return rmi_error(REMAT_ERR_VALUE, "ode: dt0 = %g must be a positive finite first step (or 0: chosen)",
-                           opt->dt0);
+                         opt->dt0);
     remat_ode_controller k = opt->controller ? *opt->controller : (remat_ode_controller){0};
     double icoeff = k.icoeff != 0 ? k.icoeff : 1.0;
     double safety = k.safety != 0 ? k.safety : 0.9;
     double fmin = k.factormin != 0 ? k.factormin : 0.2, fmax = k.factormax != 0 ? k.factormax : 10.0;
     if (!(isfinite(k.pcoeff) && isfinite(icoeff) && isfinite(k.dcoeff)))
         return rmi_error(REMAT_ERR_VALUE, "ode: controller coefficients must be finite (pcoeff %g, icoeff %g, dcoeff %g)",
-                           k.pcoeff, icoeff, k.dcoeff);
+                         k.pcoeff, icoeff, k.dcoeff);
     if (!(safety > 0 && safety <= 1))
         return rmi_error(REMAT_ERR_VALUE, "ode: controller safety = %g must be in (0, 1]", safety);
     if (!(fmin > 0 && fmin <= 1 && fmax >= 1 && isfinite(fmax)))
         return rmi_error(REMAT_ERR_VALUE, "ode: controller factormin = %g, factormax = %g: need 0 < factormin <= 1 <= factormax",
-                           fmin, fmax);
+                         fmin, fmax);
     double order = tb->order;
     *c = (ode_ctl){
         .tb = tb, .rtol = opt->rtol, .atol = opt->atol, .error_order = order,
@@ -152,8 +152,8 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
     if (ys.rank < 1 || ys.dims[ys.rank - 1] != S) {
         char a[96];
         return rmi_error(REMAT_ERR_SHAPE, "ode: y0 is %s, expected %s[%lld] or a batch %s[..., %lld]",
-                           remat_shape_format(dt, &ys, a, sizeof a), remat_dtype_name(dt), (long long)S,
-                           remat_dtype_name(dt), (long long)S);
+                         remat_shape_format(dt, &ys, a, sizeof a), remat_dtype_name(dt), (long long)S,
+                         remat_dtype_name(dt), (long long)S);
     }
     if (ys.rank > 1) /* every member its own loops (adaptive_batch.c) */
         return ode_integrate_adaptive_batch(f, m, opt, y0, params, y_at_outputs, stats);
@@ -234,18 +234,18 @@ remat_status remat_ode_stats_check(const remat_ode_options *opt, const double *s
         return REMAT_OK;
     if (code == 2)
         return rmi_error(REMAT_ERR_VALUE,
-                           "ode: the explicit method %s's step size collapsed at t = %.6g (%d accepted steps in a row "
-                           "on its stability bound, %lld accepted, %lld rejected): the problem is stiff; use the stiff "
-                           "method rodas5",
-                           name, t, ODE_STIFF_STEPS, acc, rej);
+                         "ode: the explicit method %s's step size collapsed at t = %.6g (%d accepted steps in a row "
+                         "on its stability bound, %lld accepted, %lld rejected): the problem is stiff; use the stiff "
+                         "method rodas5",
+                         name, t, ODE_STIFF_STEPS, acc, rej);
     if (code == 1) {
         char end[64] = "";
         if (opt->times && opt->n_times > 0)
             snprintf(end, sizeof end, " (the last output time is %.6g)", opt->times[opt->n_times - 1]);
         return rmi_error(REMAT_ERR_VALUE,
-                           "ode: %s used max_steps = %lld attempts (%lld accepted, %lld rejected) and stopped at "
-                           "t = %.6g%s: raise max_steps or loosen rtol/atol",
-                           name, (long long)(opt->max_steps ? opt->max_steps : ODE_DEFAULT_MAX_STEPS), acc, rej, t, end);
+                         "ode: %s used max_steps = %lld attempts (%lld accepted, %lld rejected) and stopped at "
+                         "t = %.6g%s: raise max_steps or loosen rtol/atol",
+                         name, (long long)(opt->max_steps ? opt->max_steps : ODE_DEFAULT_MAX_STEPS), acc, rej, t, end);
     }
     return rmi_error(REMAT_ERR_VALUE, "ode: the integration failed (stats code %g at t = %g)", code, t);
 }

@@ -49,7 +49,7 @@ remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m,
     if (B == 0 || ys.rank + 1 > REMAT_MAX_RANK) {
         char a[96];
         return rmi_error(REMAT_ERR_SHAPE, "ode: y0 is %s: a batch needs at least one system, and a rank below %d (the outputs add an axis)",
-                           remat_shape_format(dt, &ys, a, sizeof a), REMAT_MAX_RANK);
+                         remat_shape_format(dt, &ys, a, sizeof a), REMAT_MAX_RANK);
     }
     remat_val flat = remat_reshape(f, y0, 2, ((int64_t[]){B, S}));
     remat_val *rows = malloc(sizeof *rows * (size_t)B), *st_rows = malloc(sizeof *st_rows * (size_t)B);

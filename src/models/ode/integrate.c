@@ -50,16 +50,16 @@ static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int
         return rmi_error(REMAT_ERR_ARG, "ode: unknown method %d", (int)opt->method);
     if (opt->n_times < 1 || !opt->times)
         return rmi_error(REMAT_ERR_ARG, "ode: needs at least one output time (n_times = %d, times %s)",
-                           opt->n_times, opt->times ? "given" : "NULL");
+                         opt->n_times, opt->times ? "given" : "NULL");
     if (!isfinite(opt->t0))
         return rmi_error(REMAT_ERR_VALUE, "ode: t0 = %g is not finite", opt->t0);
     bool fixed = !opt->adaptive;
     if (fixed && opt->dt != 0 && !(opt->dt > 0 && isfinite(opt->dt)))
         return rmi_error(REMAT_ERR_VALUE, "ode: dt = %g must be a positive finite step (or 0 with steps)",
-                           opt->dt);
+                         opt->dt);
     if (fixed && opt->dt == 0 && opt->steps < 1)
         return rmi_error(REMAT_ERR_VALUE, "ode: give dt > 0 or steps >= 1 per interval (steps = %lld)",
-                           (long long)opt->steps);
+                         (long long)opt->steps);
     int64_t sum = 0;
     double prev = opt->t0;
     for (int k = 0; k < opt->n_times; k++) {
@@ -68,8 +68,8 @@ static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int
             return rmi_error(REMAT_ERR_VALUE, "ode: output time %d is %g", k, tk);
         if (k == 0 ? tk < prev : tk <= prev)
             return rmi_error(REMAT_ERR_VALUE,
-                               "ode: output time %d (%.17g) must be %s %s (%.17g)", k, tk,
-                               k == 0 ? "at or after" : "after", k == 0 ? "t0" : "the previous output time", prev);
+                             "ode: output time %d (%.17g) must be %s %s (%.17g)", k, tk,
+                             k == 0 ? "at or after" : "after", k == 0 ? "t0" : "the previous output time", prev);
         double len = tk - prev;
         int64_t n = 0;
         if (fixed && len > 0) {
@@ -77,7 +77,7 @@ static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int
                 double x = len / opt->dt;
                 if (!(x < 4e18))
                     return rmi_error(REMAT_ERR_VALUE, "ode: interval %d of length %g needs too many steps of %g",
-                                       k, len, opt->dt);
+                                     k, len, opt->dt);
                 n = (int64_t)ceil(x - GRID_SLACK * x);
                 if (n < 1)
                     n = 1;
@@ -87,8 +87,8 @@ static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int
         }
         if (n > MAX_TOTAL_STEPS - sum)
             return rmi_error(REMAT_ERR_VALUE,
-                               "ode: interval %d brings the step count past 2^53 (%lld steps after %lld): out of range",
-                               k, (long long)n, (long long)sum);
+                             "ode: interval %d brings the step count past 2^53 (%lld steps after %lld): out of range",
+                             k, (long long)n, (long long)sum);
         if (steps)
             steps[k] = n;
         sum += n;
@@ -246,10 +246,10 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
                       !memcmp(ps.dims, ys.dims, sizeof ps.dims[0] * (size_t)(ys.rank - 1));
         if ((ps.rank != 1 && !batched) || ps.dims[ps.rank - 1] != P || remat_val_dtype(f, params) != dt) {
             st = rmi_error(REMAT_ERR_SHAPE, "ode: params is %s, expected %s[%lld] (y0's dtype, %s's parameters)%s",
-                             ps.rank < 0 ? "not a value of the function"
+                           ps.rank < 0 ? "not a value of the function"
                                          : remat_shape_format(remat_val_dtype(f, params), &ps, a, sizeof a),
-                             remat_dtype_name(dt), (long long)P, remat_mechanism_source(m),
-                             opt->adaptive ? "" : " or y0's batch axes then that");
+                           remat_dtype_name(dt), (long long)P, remat_mechanism_source(m),
+                           opt->adaptive ? "" : " or y0's batch axes then that");
             goto done;
         }
     }
@@ -282,7 +282,7 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
                 char why[512]; /* rmi_error writes the buffer remat_last_error reads */
                 snprintf(why, sizeof why, "%s", remat_last_error());
                 st = rmi_error(st, "ode: interval %d (%.17g to %.17g, %lld steps): %s", k, prev, opt->times[k],
-                                 (long long)steps[k], why);
+                               (long long)steps[k], why);
                 goto done;
             }
         }

@@ -63,8 +63,8 @@ remat_val ode_combine(remat_fn *f, int n, const double *w, const remat_val *k);
  * remat_ode_step's; *err (may be NULL) gets the embedded error estimate
  * sum_i e_i k_i, shaped like y. */
 remat_status rmi_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
-                                       remat_val h, remat_val y, remat_val params, remat_val *y_next,
-                                       remat_val *err);
+                                     remat_val h, remat_val y, remat_val params, remat_val *y_next,
+                                     remat_val *err);
 /* ---- adaptive stepping (adaptive_step.c, adaptive.c, loop.c) ---- */
 
 /* The loop's carries: y and fy = f(t, y) are differentiated, the rest is

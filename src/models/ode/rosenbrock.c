@@ -141,25 +141,25 @@ static remat_val w_matrix(remat_fn *f, remat_val J, remat_val h, double gamma, i
 }
 
 remat_status rmi_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
-                                       remat_val h, remat_val y, remat_val params, remat_val *y_next,
-                                       remat_val *err)
+                                     remat_val h, remat_val y, remat_val params, remat_val *y_next,
+                                     remat_val *err)
 {
     const ode_rosenbrock *rb = tb->ros;
     REMAT_ASSERT(rb && tb->stages <= ODE_MAX_STAGES);
     remat_shape ys = y >= 0 && y < remat_fn_num_nodes(f) ? remat_val_shape(f, y) : (remat_shape){.rank = 0};
     if (ys.rank < 1)
         return rmi_error(REMAT_ERR_SHAPE, "ode step (%s): y must be a value of function '%s' of shape (..., S)",
-                           tb->name, remat_fn_name(f));
+                         tb->name, remat_fn_name(f));
     if (params != REMAT_NONE && (params < 0 || params >= remat_fn_num_nodes(f)))
         return rmi_error(REMAT_ERR_SHAPE, "ode step (%s): params must be a (P,) or (..., P) value of function '%s'",
-                           tb->name, remat_fn_name(f));
+                         tb->name, remat_fn_name(f));
     int64_t S = ys.dims[ys.rank - 1];
     remat_val J = REMAT_NONE, f0 = REMAT_NONE, dfdt = REMAT_NONE;
     /* t is the mechanism's to read: a mechanism that does not read it has no df/dt */
     remat_val tt = remat_kinetics_uses_indep(m) ? t : REMAT_NONE;
     if (tt == REMAT_NONE && remat_kinetics_uses_indep(m))
         return rmi_error(REMAT_ERR_ARG, "ode step (%s): the mechanism reads its independent variable but t is "
-                           "absent", tb->name);
+                         "absent", tb->name);
     remat_status st = jacobian(f, m, tt, y, params, &J, &f0, &dfdt);
     if (st != REMAT_OK)
         return st;

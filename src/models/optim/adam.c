@@ -56,17 +56,17 @@ remat_status remat_adam_new(int64_t n, const remat_adam_options *opt, remat_adam
         return rmi_error(REMAT_ERR_VALUE, "adam: learning rate %g must be positive and finite", opt->lr);
     if (!(opt->b1 >= 0 && opt->b1 < 1) || !(opt->b2 >= 0 && opt->b2 < 1))
         return rmi_error(REMAT_ERR_VALUE, "adam: decay rates b1 = %g, b2 = %g must lie in [0, 1)", opt->b1,
-                           opt->b2);
+                         opt->b2);
     if (!(opt->eps >= 0 && isfinite(opt->eps)) || !(opt->eps_root >= 0 && isfinite(opt->eps_root)))
         return rmi_error(REMAT_ERR_VALUE, "adam: eps = %g and eps_root = %g must be finite and >= 0", opt->eps,
-                           opt->eps_root);
+                         opt->eps_root);
     if (opt->eps == 0 && opt->eps_root == 0)
         return rmi_error(REMAT_ERR_VALUE, "adam: eps and eps_root are both 0 (a zero gradient would divide 0 by 0)");
     for (int64_t i = 0; i < n; i++) {
         double lo = opt->lo ? opt->lo[i] : -INFINITY, hi = opt->hi ? opt->hi[i] : INFINITY;
         if (isnan(lo) || isnan(hi) || lo > hi)
             return rmi_error(REMAT_ERR_VALUE, "adam: parameter %lld: bounds [%g, %g] are empty or NaN",
-                               (long long)i, lo, hi);
+                             (long long)i, lo, hi);
     }
     remat_adam *a = calloc(1, sizeof *a);
     if (!a)
@@ -98,7 +98,7 @@ remat_status remat_adam_update(remat_adam *a, double *params, const double *grad
 {
     if (!a || !params || !grads)
         return rmi_error(REMAT_ERR_NULL, "adam update: %s is NULL",
-                           !a ? "the optimiser" : !params ? "params" : "grads");
+                         !a ? "the optimiser" : !params ? "params" : "grads");
     /* checked up front: a rejected step leaves params and state untouched */
     for (int64_t i = 0; i < a->n; i++)
         if (!isfinite(grads[i]))
@@ -137,11 +137,11 @@ remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *gr
 {
     if (!a || !params || !grads)
         return rmi_error(REMAT_ERR_NULL, "adam update_f32: %s is NULL",
-                           !a ? "the optimiser" : !params ? "params" : "grads");
+                         !a ? "the optimiser" : !params ? "params" : "grads");
     for (int64_t i = 0; i < a->n; i++)
         if (!isfinite(grads[i]))
             return rmi_error(REMAT_ERR_NUMERIC, "adam update_f32: gradient %lld is %g", (long long)i,
-                               (double)grads[i]);
+                             (double)grads[i]);
     const remat_adam_options *o = &a->opt;
     int64_t t = a->count + 1;
     float b1 = (float)o->b1, b2 = (float)o->b2, c1 = (float)(1 - o->b1), c2 = (float)(1 - o->b2);

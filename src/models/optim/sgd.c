@@ -56,12 +56,12 @@ remat_status remat_sgd_new(int64_t n, const remat_sgd_options *opt, remat_sgd **
 #define CHECK_UPDATE(what)                                                                                   \
     do {                                                                                                     \
         if (!s || !params || !grads)                                                                         \
-            return rmi_error(REMAT_ERR_NULL, "sgd " what ": %s is NULL",                                   \
-                               !s ? "the optimiser" : !params ? "params" : "grads");                         \
+            return rmi_error(REMAT_ERR_NULL, "sgd " what ": %s is NULL",                                     \
+                             !s ? "the optimiser" : !params ? "params" : "grads");                           \
         for (int64_t i = 0; i < s->n; i++)                                                                   \
             if (!isfinite(grads[i]))                                                                         \
-                return rmi_error(REMAT_ERR_NUMERIC, "sgd " what ": gradient %lld is %g", (long long)i,     \
-                                   (double)grads[i]);                                                        \
+                return rmi_error(REMAT_ERR_NUMERIC, "sgd " what ": gradient %lld is %g", (long long)i,       \
+                                 (double)grads[i]);                                                          \
     } while (0)
 
 remat_status remat_sgd_update(remat_sgd *s, double *params, const double *grads)

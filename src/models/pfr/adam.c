@@ -19,7 +19,7 @@ remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_
 {
     if (!r || !adam || !params)
         return rmi_error(REMAT_ERR_NULL, "pfr adam: %s is NULL",
-                           !r ? "the reactor" : !adam ? "the options" : "params");
+                         !r ? "the reactor" : !adam ? "the options" : "params");
     if (r->P == 0)
         return rmi_error(REMAT_ERR_ARG, "pfr adam: %s has no parameters to optimise", remat_mechanism_source(r->m));
     if (iters < 0)

@@ -109,10 +109,10 @@ remat_status pfr_hopeless(remat_pfr *r, const double *params)
     snprintf(about, sizeof about, isfinite(need) ? "about %.2g" : "more than 1e308", need);
     if (need > 0x1p53)
         st = rmi_error(REMAT_ERR_NUMERIC,
-                         "pfr: %s: d%s/d%s is %g at the inlet: over a reactor of length %g a stable explicit "
-                         "method would need %s steps, more than can be taken (2^53); check the parameter values",
-                         remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, fastest),
-                         remat_mechanism_indep_name(r->m), f[fastest], length, about);
+                       "pfr: %s: d%s/d%s is %g at the inlet: over a reactor of length %g a stable explicit "
+                       "method would need %s steps, more than can be taken (2^53); check the parameter values",
+                       remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, fastest),
+                       remat_mechanism_indep_name(r->m), f[fastest], length, about);
     free(f);
     return st;
 }

@@ -166,7 +166,7 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
     *out = NULL;
     if (!m || !opt || !base || (n_vary > 0 && !vary))
         return rmi_error(REMAT_ERR_NULL, "pfr ensemble: %s is NULL",
-                           !m ? "the mechanism" : !opt ? "the options" : !base ? "base" : "vary");
+                         !m ? "the mechanism" : !opt ? "the options" : !base ? "base" : "vary");
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
     if (opt->adaptive)
         return rmi_error(REMAT_ERR_ARG, "pfr ensemble: the lanes of an ensemble step together: fixed steps only "
@@ -175,20 +175,20 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
         return rmi_error(REMAT_ERR_VALUE, "pfr ensemble: lanes = %lld, expected 1 to %d", (long long)lanes, 1 << 20);
     if (n_vary < 1 || n_vary > P || n_vary > ENSEMBLE_MAX_Q)
         return rmi_error(REMAT_ERR_VALUE, "pfr ensemble: %d varied parameters: %s has %d, and a set varies at most %d",
-                           n_vary, remat_mechanism_source(m), P, ENSEMBLE_MAX_Q);
+                         n_vary, remat_mechanism_source(m), P, ENSEMBLE_MAX_Q);
     for (int j = 0; j < n_vary; j++) {
         if (vary[j] < 0 || vary[j] >= P)
             return rmi_error(REMAT_ERR_ARG, "pfr ensemble: varied parameter %d is not one of the %d of %s", vary[j],
-                               P, remat_mechanism_source(m));
+                             P, remat_mechanism_source(m));
         for (int k = 0; k < j; k++)
             if (vary[k] == vary[j])
                 return rmi_error(REMAT_ERR_ARG, "pfr ensemble: parameter '%s' is varied twice",
-                                   remat_mechanism_param_name(m, vary[j]));
+                                 remat_mechanism_param_name(m, vary[j]));
     }
     for (int i = 0; i < P; i++)
         if (!isfinite(base[i]))
             return rmi_error(REMAT_ERR_VALUE, "pfr ensemble: parameter '%s' is %g", remat_mechanism_param_name(m, i),
-                               base[i]);
+                             base[i]);
     remat_pfr *check; /* the reactor's own checks of the options, as remat_pfr_new words them */
     remat_status st = remat_pfr_new(m, opt, &check);
     if (st != REMAT_OK)
@@ -280,17 +280,17 @@ remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const doub
 {
     if (!e || !sets || !outlet)
         return rmi_error(REMAT_ERR_NULL, "pfr ensemble run: %s is NULL",
-                           !e ? "the ensemble" : !sets ? "the sets" : "the outlet");
+                         !e ? "the ensemble" : !sets ? "the sets" : "the outlet");
     if (n < 0 || n > e->B)
         return rmi_error(REMAT_ERR_VALUE, "pfr ensemble run: %lld sets for %lld lanes", (long long)n,
-                           (long long)e->B);
+                         (long long)e->B);
     int S = e->S, P = e->P, Q = e->Q;
     for (int64_t i = 0; i < n; i++)
         for (int j = 0; j < Q; j++) {
             double v = sets[(size_t)i * (size_t)Q + (size_t)j];
             if (!isfinite(v))
                 return rmi_error(REMAT_ERR_VALUE, "pfr ensemble run: set %lld: parameter '%s' is %g", (long long)i,
-                                   remat_mechanism_param_name(e->m, e->vary[j]), v);
+                                 remat_mechanism_param_name(e->m, e->vary[j]), v);
             e->params[(size_t)i * (size_t)P + (size_t)e->vary[j]] = v;
         }
     /* lanes past n keep the sets they last had: finite, and never read */

@@ -56,26 +56,26 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
         return rmi_error(REMAT_ERR_VALUE, "pfr: the reactor length %g must be positive and finite", opt->length);
     if (opt->adaptive && (opt->steps != 0 || opt->dt != 0))
         return rmi_error(REMAT_ERR_ARG, "pfr: adaptive stepping chooses its steps: give no steps (%lld) or dt (%g)",
-                           (long long)opt->steps, opt->dt);
+                         (long long)opt->steps, opt->dt);
     if (opt->adaptive && opt->profile_points < 0)
         return rmi_error(REMAT_ERR_VALUE, "pfr: profile_points = %lld is negative", (long long)opt->profile_points);
     if (!opt->adaptive && opt->steps != 0 && opt->dt != 0)
         return rmi_error(REMAT_ERR_ARG, "pfr: give either steps (%lld) or dt (%g), not both",
-                           (long long)opt->steps, opt->dt);
+                         (long long)opt->steps, opt->dt);
     if (!opt->adaptive && (opt->steps < 0 || (opt->steps == 0 && !(opt->dt > 0 && isfinite(opt->dt)))))
         return rmi_error(REMAT_ERR_VALUE, "pfr: needs steps >= 1 or a positive finite dt (steps %lld, dt %g)",
-                           (long long)opt->steps, opt->dt);
+                         (long long)opt->steps, opt->dt);
     if (!opt->inlet)
         return rmi_error(REMAT_ERR_NULL, "pfr: the inlet concentrations are NULL");
     for (int s = 0; s < S; s++)
         if (!isfinite(opt->inlet[s]))
             return rmi_error(REMAT_ERR_VALUE, "pfr: the inlet concentration of '%s' is %g",
-                               remat_mechanism_species_name(m, s), opt->inlet[s]);
+                             remat_mechanism_species_name(m, s), opt->inlet[s]);
     if (opt->goal != REMAT_PFR_NO_GOAL && opt->goal != REMAT_PFR_MAXIMIZE && opt->goal != REMAT_PFR_MINIMIZE)
         return rmi_error(REMAT_ERR_ARG, "pfr: unknown goal %d", (int)opt->goal);
     if (opt->goal != REMAT_PFR_NO_GOAL && (opt->species < 0 || opt->species >= S))
         return rmi_error(REMAT_ERR_ARG, "pfr: objective species %d is not one of the %d species of %s",
-                           opt->species, S, remat_mechanism_source(m));
+                         opt->species, S, remat_mechanism_source(m));
     remat_schedule_cost cost;
     remat_status st = remat_schedule_predict(&opt->schedule, 1, &cost);
     if (st != REMAT_OK)
@@ -160,11 +160,11 @@ remat_status pfr_check_params(const remat_pfr *r, const double *params)
 {
     if (r->P && !params)
         return rmi_error(REMAT_ERR_NULL, "pfr: params are NULL (%s has %d parameters)",
-                           remat_mechanism_source(r->m), r->P);
+                         remat_mechanism_source(r->m), r->P);
     for (int i = 0; i < r->P; i++)
         if (!isfinite(params[i]))
             return rmi_error(REMAT_ERR_VALUE, "pfr: parameter '%s' is %g", remat_mechanism_param_name(r->m, i),
-                               params[i]);
+                             params[i]);
     return REMAT_OK;
 }
 
@@ -228,10 +228,10 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
         st = REMAT_ERR_NUMERIC;
     else if (st == REMAT_OK && !isfinite(*objective))
         st = rmi_error(REMAT_ERR_NUMERIC,
-                         "pfr: %s: the outlet concentration of '%s' is %g — the integration is unstable at step "
-                         "size %g (%s, %lld steps); take more steps or a higher-order method",
-                         remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, r->opt.species),
-                         *objective, r->h, remat_ode_method_name(r->opt.method), (long long)r->steps);
+                       "pfr: %s: the outlet concentration of '%s' is %g — the integration is unstable at step "
+                       "size %g (%s, %lld steps); take more steps or a higher-order method",
+                       remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, r->opt.species),
+                       *objective, r->h, remat_ode_method_name(r->opt.method), (long long)r->steps);
     return st;
 }
 

@@ -129,14 +129,14 @@ remat_status pfr_check_step(const remat_pfr *r, const double *params)
         if (J[s * S + s] < J[(size_t)fastest * S + (size_t)fastest])
             fastest = (int)s;
     st = rmi_error(REMAT_ERR_NUMERIC,
-                     "pfr: %s: the integration is unstable: the step size %g (%s, %lld steps over L = %g) is beyond "
-                     "%s's stability bound: at the inlet the fastest mode decays at rate %.4g (d f/d y has the "
-                     "eigenvalue %.4g; '%s' is consumed fastest), and a step h is stable only while h * %.4g <= %.4g "
-                     "(here %.4g); take more steps (stable from %.0f; --steps %.0f keeps well inside), or the stiff "
-                     "method rodas5",
-                     remat_mechanism_source(r->m), r->h, remat_ode_method_name(r->opt.method), (long long)r->steps, L,
-                     remat_ode_method_name(r->opt.method), -lambda, lambda,
-                     remat_mechanism_species_name(r->m, fastest), -lambda, bound, hl, stable_from, need);
+                   "pfr: %s: the integration is unstable: the step size %g (%s, %lld steps over L = %g) is beyond "
+                   "%s's stability bound: at the inlet the fastest mode decays at rate %.4g (d f/d y has the "
+                   "eigenvalue %.4g; '%s' is consumed fastest), and a step h is stable only while h * %.4g <= %.4g "
+                   "(here %.4g); take more steps (stable from %.0f; --steps %.0f keeps well inside), or the stiff "
+                   "method rodas5",
+                   remat_mechanism_source(r->m), r->h, remat_ode_method_name(r->opt.method), (long long)r->steps, L,
+                   remat_ode_method_name(r->opt.method), -lambda, lambda,
+                   remat_mechanism_species_name(r->m, fastest), -lambda, bound, hl, stable_from, need);
 done:
     free(J);
     free(buf);
