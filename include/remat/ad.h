@@ -150,7 +150,7 @@ typedef struct remat_residual_list remat_residual_list;
 /* Residuals of the VJP of f w.r.t. argnums: one entry per value the backward
  * actually reads, in forward order. */
 REMAT_API remat_status remat_saved_residuals(const remat_fn *f, int n_argnums, const int *argnums,
-                                   remat_residual_list **out);
+                                             remat_residual_list **out);
 /* The residuals of a function already made by remat_vjp/_grad/_value_and_grad. */
 REMAT_API remat_status remat_fn_residuals(const remat_fn *vjp_fn, remat_residual_list **out);
 REMAT_API int remat_residual_list_count(const remat_residual_list *r);

@@ -90,10 +90,10 @@ REMAT_API remat_status remat_dist_split(const remat_dist *d, int64_t n, const do
  * items' data concatenated in increasing item order in `mine` (NULL when it
  * owns nothing). owner[i] in [0, size), the same on every rank. Collective. */
 REMAT_API remat_status remat_dist_gather(remat_dist *d, int64_t n, const int *owner, const int64_t *len,
-                               const double *mine, double *all);
+                                         const double *mine, double *all);
 /* Same, but only `root` receives; the others may pass all = NULL. Collective. */
 REMAT_API remat_status remat_dist_gather_to(remat_dist *d, int root, int64_t n, const int *owner,
-                                  const int64_t *len, const double *mine, double *all);
+                                            const int64_t *len, const double *mine, double *all);
 
 /* Deterministic sum of per-item vectors of len doubles: sum = ((v0 + v1) +
  * v2) + ... in item order, on every rank, bitwise independent of the number
@@ -101,7 +101,7 @@ REMAT_API remat_status remat_dist_gather_to(remat_dist *d, int root, int64_t n, 
  * increasing item order (NULL when it owns nothing); n = 0 gives zeros.
  * Collective. */
 REMAT_API remat_status remat_dist_sum(remat_dist *d, int64_t n, const int *owner, int64_t len,
-                            const double *mine, double *sum);
+                                      const double *mine, double *sum);
 
 /* root's `bytes` bytes of buf copied into every rank's buf. Collective. */
 REMAT_API remat_status remat_dist_bcast(remat_dist *d, int root, void *buf, size_t bytes);

@@ -45,7 +45,7 @@ REMAT_API void remat_dist_device_free(remat_dist_device *g);
  * non-decreasing (each rank one contiguous run of items). Collective; done
  * (the stream synchronised) when it returns. */
 REMAT_API remat_status remat_dist_device_sum(remat_dist_device *g, int64_t n, const int *owner, int64_t len,
-                                   const double *mine, double *sum);
+                                             const double *mine, double *sum);
 
 #ifdef __cplusplus
 }

@@ -160,13 +160,13 @@ REMAT_API remat_tensor remat_program_output_desc(const remat_program *p, int i);
  * signature (count, dtype, shape, non-NULL data) before anything is written,
  * and no output may share memory with an input or another output
  * (REMAT_ERR_ARG naming both); stats may be NULL. */
-REMAT_API remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
-                       remat_stats *stats);
+REMAT_API remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out,
+                                 remat_tensor *outputs, remat_stats *stats);
 /* The same with every tensor's data in the program's backend memory
  * (remat_backend_alloc of the backend it was compiled for): nothing is
  * copied, outputs are written in place. On the CPU this is remat_run. */
 REMAT_API remat_status remat_run_device(remat_program *p, int n_in, const remat_tensor *inputs, int n_out,
-                              remat_tensor *outputs, remat_stats *stats);
+                                        remat_tensor *outputs, remat_stats *stats);
 
 #ifdef __cplusplus
 }

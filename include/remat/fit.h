@@ -328,7 +328,7 @@ typedef struct remat_fit remat_fit;
  * the largest double whatever the parameters: REMAT_ERR_VALUE naming the
  * cell (file:line, column) and where its sigma came from. */
 REMAT_API remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *const *data,
-                           const remat_fit_options *opt, remat_fit **out);
+                                     const remat_fit_options *opt, remat_fit **out);
 REMAT_API void remat_fit_free(remat_fit *fit); /* NULL is a no-op */
 
 /* Runs the optimizer from the start point. result is always filled (with the
@@ -339,7 +339,7 @@ REMAT_API remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result);
 
 /* remat_fit_new + remat_fit_run + remat_fit_free. */
 REMAT_API remat_status remat_fit_run_once(const remat_mechanism *m, int n_data, remat_dataset *const *data,
-                                const remat_fit_options *opt, remat_fit_result *result);
+                                          const remat_fit_options *opt, remat_fit_result *result);
 
 /* The chosen schedule (after memory_budget), the initial state of experiment
  * e (species_count values), the number of measured cells, and the sum of
@@ -363,7 +363,7 @@ REMAT_API remat_status remat_fit_residuals(remat_fit *fit, const double *params,
  * written to out[n_times][species_count] (for plotting a fit against its data).
  * Steps: the fit's dt, or the finest step the fit took when it counted steps. */
 REMAT_API remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times,
-                               const double *times, double *out);
+                                         const double *times, double *out);
 /* The fixed step remat_fit_predict takes (0: adaptive stepping), to judge
  * its cost: a dense grid over log-spaced data at the finest step is long. */
 REMAT_API double remat_fit_predict_step(const remat_fit *fit); /* NULL: 0 */

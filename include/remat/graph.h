@@ -90,16 +90,16 @@ REMAT_API void remat_fn_print(const remat_fn *f, FILE *out);
 
 /* ---- leaves ---- */
 REMAT_API remat_val remat_arg_at(remat_fn *f, const char *name, remat_dtype dt, int rank, const int64_t *dims,
-                       remat_loc loc);
+                                 remat_loc loc);
 #define remat_arg(f, ...) remat_arg_at((f), __VA_ARGS__, REMAT_HERE)
 /* A constant filled with one value ("splat"); rank 0 is a scalar. */
 REMAT_API remat_val remat_const_fill_at(remat_fn *f, remat_dtype dt, int rank, const int64_t *dims, double value,
-                              remat_loc loc);
+                                        remat_loc loc);
 #define remat_const_fill(f, ...) remat_const_fill_at((f), __VA_ARGS__, REMAT_HERE)
 #define remat_scalar(f, dt, v) remat_const_fill_at((f), (dt), 0, NULL, (v), REMAT_HERE)
 /* A constant copied from caller memory (row-major, of dtype dt). */
 REMAT_API remat_val remat_const_data_at(remat_fn *f, remat_dtype dt, int rank, const int64_t *dims, const void *data,
-                              remat_loc loc);
+                                        remat_loc loc);
 #define remat_const_data(f, ...) remat_const_data_at((f), __VA_ARGS__, REMAT_HERE)
 
 /* ---- elementwise ---- */
@@ -155,7 +155,7 @@ REMAT_API remat_val remat_reduce_max_at(remat_fn *f, remat_val a, int naxes, con
 #define remat_max_all(f, a) remat_reduce_max_at((f), (a), -1, NULL, REMAT_HERE)
 /* lax.broadcast_in_dim: a's dim i becomes output dim bdims[i] */
 REMAT_API remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const int64_t *dims,
-                                    const int *bdims, remat_loc loc);
+                                              const int *bdims, remat_loc loc);
 #define remat_broadcast_in_dim(f, ...) remat_broadcast_in_dim_at((f), __VA_ARGS__, REMAT_HERE)
 /* NumPy-style broadcast of a to the given shape */
 REMAT_API remat_val remat_broadcast_to_at(remat_fn *f, remat_val a, int rank, const int64_t *dims, remat_loc loc);
@@ -166,21 +166,21 @@ REMAT_API remat_val remat_transpose_at(remat_fn *f, remat_val a, const int *perm
 #define remat_transpose(f, ...) remat_transpose_at((f), __VA_ARGS__, REMAT_HERE)
 /* stride may be NULL (all 1) */
 REMAT_API remat_val remat_slice_at(remat_fn *f, remat_val a, const int64_t *start, const int64_t *limit,
-                         const int64_t *stride, remat_loc loc);
+                                   const int64_t *stride, remat_loc loc);
 #define remat_slice(f, ...) remat_slice_at((f), __VA_ARGS__, REMAT_HERE)
 /* a[i] along axis 0, dropping that axis */
 REMAT_API remat_val remat_index_at(remat_fn *f, remat_val a, int64_t i, remat_loc loc);
 #define remat_index(f, a, i) remat_index_at((f), (a), (i), REMAT_HERE)
 /* zero padding; interior may be NULL */
 REMAT_API remat_val remat_pad_at(remat_fn *f, remat_val a, const int64_t *low, const int64_t *high,
-                       const int64_t *interior, remat_loc loc);
+                                 const int64_t *interior, remat_loc loc);
 #define remat_pad(f, ...) remat_pad_at((f), __VA_ARGS__, REMAT_HERE)
 REMAT_API remat_val remat_concatenate_at(remat_fn *f, int n, const remat_val *vals, int axis, remat_loc loc);
 #define remat_concatenate(f, ...) remat_concatenate_at((f), __VA_ARGS__, REMAT_HERE)
 
 /* ---- contractions ---- */
 REMAT_API remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const remat_dot_dims *d,
-                               remat_loc loc);
+                                         remat_loc loc);
 #define remat_dot_general(f, ...) remat_dot_general_at((f), __VA_ARGS__, REMAT_HERE)
 /* a @ b: contracts a's last dim with b's first (b rank 1 or 2), no batch
  * dims, like jnp.matmul of an (..., K) array with a (K, N) matrix. */
@@ -214,10 +214,11 @@ REMAT_API remat_val remat_stop_gradient_at(remat_fn *f, remat_val a, remat_loc l
 /* Call `callee` with nargs values; writes its outputs into outs. A callee made
  * by remat_checkpoint() becomes a checkpoint region; any other is inlined. */
 REMAT_API remat_status remat_call_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args,
-                           remat_val *outs, remat_loc loc);
+                                     remat_val *outs, remat_loc loc);
 #define remat_call(f, ...) remat_call_at((f), __VA_ARGS__, REMAT_HERE)
 /* Single-output convenience: returns the output or REMAT_NONE. */
-REMAT_API remat_val remat_call1_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args, remat_loc loc);
+REMAT_API remat_val remat_call1_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args,
+                                   remat_loc loc);
 #define remat_call1(f, ...) remat_call1_at((f), __VA_ARGS__, REMAT_HERE)
 
 /* ---- custom ops: a user C function and its VJP as one node ----
@@ -234,7 +235,7 @@ typedef struct {
 } remat_custom_op;
 /* The op struct must outlive every function and program that uses it. */
 REMAT_API remat_val remat_custom_at(remat_fn *f, const remat_custom_op *op, int n_in, const remat_val *ins,
-                          remat_dtype dt, int rank, const int64_t *dims, remat_loc loc);
+                                    remat_dtype dt, int rank, const int64_t *dims, remat_loc loc);
 #define remat_custom(f, ...) remat_custom_at((f), __VA_ARGS__, REMAT_HERE)
 
 #ifdef __cplusplus

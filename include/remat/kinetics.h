@@ -54,8 +54,8 @@ extern "C" {
  * (a NULL argument, a shape or dtype that does not fit the mechanism, the
  * independent variable read but t absent) returns the status with a message
  * naming the input, and *dydt = REMAT_NONE. */
-REMAT_API remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y, remat_val params,
-                                remat_val *dydt);
+REMAT_API remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y,
+                                          remat_val params, remat_val *dydt);
 
 /* Whether any right-hand side (or a let it reads) refers to the independent
  * variable: a model that does not may pass t = REMAT_NONE. NULL: 0. */

@@ -115,9 +115,9 @@ typedef struct {
  * returning n_carry + 1 values, a carry changing shape or dtype, init or
  * consts not matching, max_steps < 1, a bad schedule. */
 REMAT_API remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *body, int n_carry, int n_diff,
-                            const remat_val *init, int n_consts, const remat_val *consts,
-                            const remat_while_options *opt, remat_val *carry_out, remat_val *n_iter,
-                            remat_loc loc);
+                                      const remat_val *init, int n_consts, const remat_val *consts,
+                                      const remat_while_options *opt, remat_val *carry_out, remat_val *n_iter,
+                                      remat_loc loc);
 #define remat_while(f, ...) remat_while_at((f), __VA_ARGS__, REMAT_HERE)
 
 #ifdef __cplusplus

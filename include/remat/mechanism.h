@@ -175,7 +175,7 @@ typedef struct remat_mechanism remat_mechanism;
 REMAT_API remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out);
 /* Parses NUL-terminated text; name_for_errors (NULL: "<string>") prefixes messages. */
 REMAT_API remat_status remat_mechanism_parse_string(const char *text, const char *name_for_errors,
-                                          remat_mechanism **out);
+                                                    remat_mechanism **out);
 REMAT_API void remat_mechanism_free(remat_mechanism *m); /* NULL is a no-op */
 
 /* Every accessor below answers a NULL mechanism with remat_last_error() set
@@ -227,7 +227,7 @@ REMAT_API int remat_mechanism_reaction_line(const remat_mechanism *m, int r);
  * Plain IEEE arithmetic: non-finite results are returned, not reported.
  * Safe to call from several threads on one mechanism. */
 REMAT_API remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],
-                                      const double params[], double dydt[]);
+                                                const double params[], double dydt[]);
 /* REMAT_OK when every dy/dt at (t, y, params) is finite. Otherwise
  * REMAT_ERR_NUMERIC, and the message names the first operation, in
  * evaluation order, that made a non-finite value from finite operands:
@@ -236,7 +236,7 @@ REMAT_API remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double
  * a result is not finite, so that a rate that cannot be computed is not
  * reported as a step size that is too large. */
 REMAT_API remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, const double y[],
-                                         const double params[]);
+                                                   const double params[]);
 
 #ifdef __cplusplus
 }

@@ -131,7 +131,7 @@ REMAT_API const char *remat_nn_module_class(const remat_nn_module *m);
  * the features) in dtype dt (f32 as Flax; f64 values are the f32 draws
  * widened). Shape errors name the layer's path. */
 REMAT_API remat_status remat_nn_init(const remat_nn_module *m, remat_prng_key key, remat_dtype dt, int rank,
-                           const int64_t *in_dims, remat_nn_params **out);
+                                     const int64_t *in_dims, remat_nn_params **out);
 REMAT_API void remat_nn_params_free(remat_nn_params *p);
 REMAT_API remat_status remat_nn_params_copy(const remat_nn_params *p, remat_nn_params **out);
 REMAT_API int remat_nn_params_count(const remat_nn_params *p);
@@ -154,7 +154,7 @@ REMAT_API remat_status remat_nn_params_args(remat_fn *f, const remat_nn_params *
  * remat_nn_params order (e.g. from remat_nn_params_args), shapes as
  * initialised. x may have other leading (batch) axes than at init. */
 REMAT_API remat_status remat_nn_apply(const remat_nn_module *m, remat_fn *f, remat_val x, const remat_val *params,
-                            remat_val *y);
+                                      remat_val *y);
 
 /* ---- losses (scalar means over the leading batch axis) ---- */
 /* optax.softmax_cross_entropy(logits, labels).mean(): labels (B, C) one-hot

@@ -127,7 +127,7 @@ REMAT_API remat_status remat_labeled_standardize(remat_labeled *t, const remat_l
  * both parts non-empty, or REMAT_ERR_VALUE. Both parts keep t's classes
  * and names; on failure both are NULL. */
 REMAT_API remat_status remat_labeled_split(const remat_labeled *t, double test_fraction, uint64_t seed,
-                                 remat_labeled **train, remat_labeled **test);
+                                           remat_labeled **train, remat_labeled **test);
 
 /* ---- batches ---- */
 
@@ -161,7 +161,7 @@ REMAT_API const int64_t *remat_batcher_order(remat_batcher *b, int64_t epoch);
  * partial batch; rows size..B-1 of every buffer are zero, so a fixed-shape
  * program can take them with a mask or a 1/size weight. */
 REMAT_API remat_status remat_batcher_fill(remat_batcher *b, int64_t epoch, int64_t batch, float *x, float *y_onehot,
-                                int32_t *labels, int64_t *size);
+                                          int32_t *labels, int64_t *size);
 
 #ifdef __cplusplus
 }

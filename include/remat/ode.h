@@ -147,7 +147,7 @@ REMAT_API remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_meth
  * or batched (..., S), t and h scalars (t may be REMAT_NONE when the
  * mechanism does not read it; see remat_kinetics_uses_indep). */
 REMAT_API remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_method method, remat_val t,
-                            remat_val h, remat_val y, remat_val params, remat_val *y_next);
+                                      remat_val h, remat_val y, remat_val params, remat_val *y_next);
 
 /* diffrax PIDController coefficients; a zero field takes diffrax's default
  * (pcoeff 0, icoeff 1, dcoeff 0, safety 0.9, factormin 0.2, factormax 10):
@@ -193,8 +193,8 @@ REMAT_API remat_status remat_ode_count_steps(const remat_ode_options *opt, int64
  * set per batch entry, (..., P) (remat_pfr_ensemble). On error returns the
  * status with a message naming the bad option or input and *y_at_outputs =
  * REMAT_NONE. */
-REMAT_API remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt, remat_val y0,
-                                 remat_val params, remat_val *y_at_outputs);
+REMAT_API remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                           remat_val y0, remat_val params, remat_val *y_at_outputs);
 
 /* The numbers of remat_ode_integrate_stats' stats value, f64[REMAT_ODE_STATS]
  * (y0's dtype): */
@@ -217,7 +217,8 @@ enum {
  * of loops per member (interpreted): for a few dozen members, not for
  * thousands of lanes, which fixed steps compile to lane loops. */
 REMAT_API remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                       remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
+                                                 remat_val y0, remat_val params, remat_val *y_at_outputs,
+                                                 remat_val *stats);
 
 /* REMAT_OK when stats (as run) say the integration reached its last output
  * time; else an error whose message names the cause and what to change

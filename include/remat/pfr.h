@@ -127,7 +127,7 @@ REMAT_API remat_status remat_pfr_objective(remat_pfr *r, const double params[], 
  * *conc_final = C_s(L) at the final params. A non-finite gradient stops it
  * with REMAT_ERR_NUMERIC naming the iteration. */
 REMAT_API remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_t iters, double params[],
-                            double conc_before[], double params_after[], double *conc_final);
+                                      double conc_before[], double params_after[], double *conc_final);
 
 /* ---- ensembles: many parameter sets through one reactor ----
  *
@@ -153,22 +153,23 @@ typedef struct remat_pfr_ensemble remat_pfr_ensemble;
 /* Checks the options as remat_pfr_new does, builds and compiles the program
  * (m must outlive it). lanes in [1, 2^20]; vary: n_vary >= 1 distinct
  * parameter indices; base: param_count finite values. */
-REMAT_API remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_options *opt, int64_t lanes, int n_vary,
-                                    const int *vary, const double *base, remat_pfr_ensemble **out);
+REMAT_API remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_options *opt, int64_t lanes,
+                                              int n_vary, const int *vary, const double *base,
+                                              remat_pfr_ensemble **out);
 REMAT_API void remat_pfr_ensemble_free(remat_pfr_ensemble *e); /* NULL is a no-op */
 REMAT_API int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e); /* NULL: 0 */
 /* remat_pfr_negative for n outlets (n x species_count, as
  * remat_pfr_ensemble_run writes them): 1 with the first set and species
  * below zero by more than rounding, else 0 (also for a NULL e or outlet). */
 REMAT_API int remat_pfr_ensemble_negative(const remat_pfr_ensemble *e, int64_t n, const double *outlet, int64_t *set,
-                                int *species);
+                                          int *species);
 
 /* n <= lanes sets, sets[i*n_vary + j] the value of parameter vary[j] in set i
  * (finite; else REMAT_ERR_VALUE naming set and parameter): outlet[i*S + s] =
  * C_s(L) and, unless jac is NULL, jac[(i*S + s)*n_vary + j] = d C_s(L) /
  * d p_vary[j]. A run costs one pass of the loop over all lanes, whatever n. */
 REMAT_API remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const double *sets, double *outlet,
-                                    double *jac);
+                                              double *jac);
 
 /* Negative concentrations no rounding explains: the first row i of rows
  * states y (rows x species_count, as remat_pfr_profile writes them; rows = 1
@@ -181,8 +182,8 @@ REMAT_API int remat_pfr_negative(const remat_pfr *r, int64_t rows, const double 
 /* The same rule for states y (rows x species_count) of m integrated from y0
  * by any integrator (a fit's predictions): tol = max(1e-6, rtol) * the
  * largest |y0| (1 when all are 0) + atol; rtol = atol = 0 for fixed steps. */
-REMAT_API int remat_pfr_negative_states(const remat_mechanism *m, const double *y0, double rtol, double atol, int64_t rows,
-                              const double *y, int64_t *row, int *species);
+REMAT_API int remat_pfr_negative_states(const remat_mechanism *m, const double *y0, double rtol, double atol,
+                                        int64_t rows, const double *y, int64_t *row, int *species);
 
 /* How a species takes part in the mechanism's reactions: "reactant" (only
  * consumed), "product" (only formed), "intermediate" (both), or "" (neither,

@@ -51,7 +51,7 @@ REMAT_API int64_t remat_problem_steps(const remat_problem *p);
  * Errors name the bad option, as remat_pfr_new's do. Name: the mechanism's
  * source; description: method, length, loss and parameters. */
 REMAT_API remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const remat_pfr_options *opt,
-                                          const double *params, remat_problem **out);
+                                                    const double *params, remat_problem **out);
 /* value_and_grad of the problem's loss, its scan using opt's schedule. */
 REMAT_API remat_status remat_problem_build(const remat_problem *p, const remat_scan_options *opt, remat_fn **out);
 /* The inputs the built function takes (default values; owned by p). */

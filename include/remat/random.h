@@ -66,7 +66,7 @@ REMAT_API remat_prng_key remat_prng_key_from_seed(uint64_t seed);
 /* jax.random.split(key, n): n >= 0 keys into out[0..n). */
 REMAT_API remat_status remat_prng_split(remat_prng_key key, int n, remat_prng_key *out);
 REMAT_API remat_status remat_prng_split_mode(remat_prng_key key, int n, remat_threefry_mode mode,
-                                   remat_prng_key *out);
+                                             remat_prng_key *out);
 
 /* jax.random.fold_in(key, data) (the same in both modes). */
 REMAT_API remat_prng_key remat_prng_fold_in(remat_prng_key key, uint32_t data);
@@ -74,11 +74,11 @@ REMAT_API remat_prng_key remat_prng_fold_in(remat_prng_key key, uint32_t data);
 /* jax.random.bits(key, dims, jnp.uint32). */
 REMAT_API remat_status remat_prng_bits32(remat_prng_key key, int rank, const int64_t *dims, uint32_t *out);
 REMAT_API remat_status remat_prng_bits32_mode(remat_prng_key key, remat_threefry_mode mode, int rank,
-                                    const int64_t *dims, uint32_t *out);
+                                              const int64_t *dims, uint32_t *out);
 
 /* jax.random.uniform(key, dims, jnp.float32, lo, hi): in [lo, hi). */
 REMAT_API remat_status remat_prng_uniform_f32(remat_prng_key key, int rank, const int64_t *dims, float lo,
-                                    float hi, float *out);
+                                              float hi, float *out);
 
 /* jax.random.normal(key, dims, jnp.float32). */
 REMAT_API remat_status remat_prng_normal_f32(remat_prng_key key, int rank, const int64_t *dims, float *out);
@@ -86,7 +86,7 @@ REMAT_API remat_status remat_prng_normal_f32(remat_prng_key key, int rank, const
 /* jax.random.truncated_normal(key, lower, upper, dims, jnp.float32): in the
  * open interval (lower, upper); lower < upper. */
 REMAT_API remat_status remat_prng_truncated_normal_f32(remat_prng_key key, float lower, float upper, int rank,
-                                             const int64_t *dims, float *out);
+                                                       const int64_t *dims, float *out);
 
 /* Flax linen's key for the counter-th (1-based) self.make_rng('params') in
  * the module at path[0..n_path) (names from the root, {"FFN_1",
@@ -95,7 +95,7 @@ REMAT_API remat_status remat_prng_truncated_normal_f32(remat_prng_key key, float
  * counter)), the counter as minimal big-endian bytes. nn.remat adds no name
  * at the root; as a child it is named "Checkpoint" + class ("CheckpointFFN_0"). */
 REMAT_API remat_status remat_flax_make_rng(remat_prng_key root, int n_path, const char *const *path, int counter,
-                                 remat_prng_key *out);
+                                           remat_prng_key *out);
 
 /* An initialiser as Flax calls it: init(key, shape, float32). */
 typedef remat_status (*remat_flax_init_f32)(remat_prng_key key, int rank, const int64_t *dims,
@@ -112,7 +112,7 @@ REMAT_API remat_status remat_flax_ones_f32(remat_prng_key key, int rank, const i
 
 /* nn.initializers.normal(stddev): jax.random.normal * stddev. */
 REMAT_API remat_status remat_flax_normal_f32(remat_prng_key key, float stddev, int rank, const int64_t *dims,
-                                   float *out);
+                                             float *out);
 
 #ifdef __cplusplus
 }

@@ -204,7 +204,7 @@ REMAT_API void remat_schedule_format(const remat_schedule_spec *spec, char *buf,
  * remat_schedule_set_length() (see below), so the same code serves adaptive
  * stepping. Rejects bad specs with a message. All state is allocated here. */
 REMAT_API remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
-                                remat_schedule **out);
+                                          remat_schedule **out);
 /* ONLINE: the runtime must call this before asking for the action that would
  * evaluate step n-1 (i.e. as soon as it knows the step it is about to take
  * is the last one): at the latest, before the next() call made while its
@@ -239,7 +239,7 @@ REMAT_API void remat_schedule_free(remat_schedule *s);
  * length turns out to be `length`; it replays the online decisions, O(length)
  * time). */
 REMAT_API remat_status remat_schedule_predict(const remat_schedule_spec *spec, int64_t length,
-                                    remat_schedule_cost *cost);
+                                              remat_schedule_cost *cost);
 /* l + F(l, s): the binomial optimum of forward evaluations (see above);
  * 0 for l <= 0, -1 when s < 1 and l >= 2 (no schedule exists), INT64_MAX when
  * it does not fit. */
@@ -253,8 +253,8 @@ REMAT_API int64_t remat_binomial_optimum(int64_t length, int64_t snapshots);
  * cheap next to carries. Online is never picked: with n known, binomial is at
  * least as good. */
 REMAT_API remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length,
-                                       int64_t carry_bytes, int64_t tape_bytes,
-                                       remat_schedule_spec *spec);
+                                                 int64_t carry_bytes, int64_t tape_bytes,
+                                                 remat_schedule_spec *spec);
 
 #ifdef __cplusplus
 }
