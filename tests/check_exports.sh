@@ -47,6 +47,7 @@ fi
 
 [ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: check_exports.sh CC INCLUDE LIBSO [LIBA] | --self-test CC INCLUDE" >&2; exit 2; }
 cc=$1 inc=$2 lib=$3 liba=${4:-}
+# shellcheck source=tests/public_api.sh
 . "$here/public_api.sh"
 
 public=$( {

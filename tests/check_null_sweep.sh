@@ -11,6 +11,7 @@
 set -u
 
 # declared CC INCLUDE: the public functions (tests/public_api.sh)
+# shellcheck source=tests/public_api.sh
 . "$(dirname "$0")/public_api.sh"
 declared() { public_functions "$@"; }
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # public_api.sh — sourced by the checks of the public API: the functions and
 # variables that include/remat/*.h declare, read from CC's preprocessed
 # headers (comments and macros do not fool it; REMAT_API, the visibility

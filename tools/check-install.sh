@@ -47,8 +47,8 @@ cd "$tmp/user"
 # shellcheck disable=SC2046 # word splitting of pkg-config's flags is wanted
 ${CC:-cc} -std=c11 -o shared deep_sin.c $(pkgc --cflags --libs) -lm
 # the static library in place of the shared one, and what it needs
-static_libs=$(echo "$static_libs" | sed "s|-lremat\\b|$libdir/libremat.a|")
-# shellcheck disable=SC2086
+static_libs=${static_libs/-lremat /$libdir/libremat.a }
+# shellcheck disable=SC2046,SC2086 # word splitting of pkg-config's flags is wanted
 ${CC:-cc} -std=c11 -o static deep_sin.c $(pkgc --cflags) $static_libs -lm
 readelf -d shared | grep -q 'NEEDED.*\[libremat\.so\.0\]' || die "the shared build does not need libremat.so.0"
 if readelf -d static | grep -q 'NEEDED.*libremat'; then die "the static build needs libremat.so"; fi
