@@ -61,8 +61,8 @@ pfr_cuda_hand *pfr_cuda_hand_new(int64_t m, int64_t steps, double h)
     cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
     cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
     snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
-    if (remat_nvrtc_compile(kernel_src, "pfr_cuda_hand.cu", remat_cuda_lanes_options, arch, REMAT_NVRTC_CUBIN, &img, &n,
-                            &log) != REMAT_OK) {
+    if (rmi_nvrtc_compile(kernel_src, "pfr_cuda_hand.cu", rmi_cuda_lanes_options, arch, REMAT_NVRTC_CUBIN, &img, &n,
+                          &log) != REMAT_OK) {
         fprintf(stderr, "pfr_cuda_hand: %s\n%s\n", remat_last_error(), log ? log : "");
         goto fail;
     }
@@ -77,10 +77,10 @@ pfr_cuda_hand *pfr_cuda_hand_new(int64_t m, int64_t steps, double h)
         fprintf(stderr, "pfr_cuda_hand: %s\n", cudaGetErrorString(e));
         goto fail;
     }
-    remat_free(img), remat_free(log);
+    rmi_free(img), rmi_free(log);
     return H;
 fail:
-    remat_free(img), remat_free(log);
+    rmi_free(img), rmi_free(log);
     pfr_cuda_hand_free(H);
     return NULL;
 }

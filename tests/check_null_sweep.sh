@@ -10,37 +10,10 @@
 # one more function must be caught.
 set -u
 
-declared() { # CC INCLUDE: the function names, one a line
-    local cc=$1 inc=$2 h
-    for h in "$inc"/remat/*.h; do
-        printf '#include "%s"\n' "$h"
-    done | $cc -std=c11 -E -I "$inc" -x c - |
-        awk -v dir="$inc/remat/" '
-            /^# [0-9]+ "/ { keep = index($3, dir) == 2; next }   # line markers: only our headers
-            keep { printf "%s ", $0 }' |
-        # struct/enum bodies and inline function bodies out, then one
-        # declaration per statement
-        awk '{
-            out = ""; depth = 0
-            for (i = 1; i <= length($0); i++) {
-                c = substr($0, i, 1)
-                if (c == "{") { if (depth++ == 0) out = out ";"; continue }
-                if (c == "}") { depth--; continue }
-                if (depth == 0) out = out c
-            }
-            n = split(out, st, ";")
-            for (i = 1; i <= n; i++) {
-                s = st[i]
-                sub(/^[ \t]+/, "", s)
-                if (s ~ /^typedef/ || s ~ /^extern "C"/) continue
-                if (match(s, /[A-Za-z_][A-Za-z0-9_]*[ \t]*\(/)) {
-                    name = substr(s, RSTART, RLENGTH)
-                    sub(/[ \t]*\($/, "", name)
-                    if (name ~ /^remat_/) print name
-                }
-            }
-        }' | sort -u
-}
+# declared CC INCLUDE: the public functions (tests/public_api.sh)
+# shellcheck source=tests/public_api.sh
+. "$(dirname "$0")/public_api.sh"
+declared() { public_functions "$@"; }
 
 listed() { # TEST_C: the names of null_table's rows and of null_exempt
     local t=$1

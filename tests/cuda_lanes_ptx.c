@@ -52,7 +52,7 @@ static int one(run *r, const char *path)
         return 0;
     }
     remat_lane_program p;
-    remat_status st = remat_lane_program_read(f, &p);
+    remat_status st = rmi_lane_program_read(f, &p);
     fclose(f);
     char *src = NULL, *ptx = NULL, *log = NULL;
     size_t n = 0;
@@ -62,13 +62,13 @@ static int one(run *r, const char *path)
         fprintf(stderr, "cuda_lanes_ptx: %s: %s\n", path, remat_last_error());
         goto out;
     }
-    if ((st = remat_cuda_lanes_source(&p, "remat_lanes", &src, &info)) != REMAT_OK) {
+    if ((st = rmi_cuda_lanes_source(&p, "remat_lanes", &src, &info)) != REMAT_OK) {
         fprintf(stderr, "cuda_lanes_ptx: %s: no CUDA source: %s\n", path, remat_last_error());
         goto out;
     }
     char arch[32];
     snprintf(arch, sizeof arch, "compute_%s", r->arch);
-    st = remat_nvrtc_compile(src, path, remat_cuda_lanes_options, arch, REMAT_NVRTC_PTX, &ptx, &n, &log);
+    st = rmi_nvrtc_compile(src, path, rmi_cuda_lanes_options, arch, REMAT_NVRTC_PTX, &ptx, &n, &log);
     if (st != REMAT_OK) {
         fprintf(stderr, "cuda_lanes_ptx: %s: %s\n%s\n--- source ---\n%s\n", path, remat_last_error(), log ? log : "",
                 src);
@@ -90,8 +90,8 @@ static int one(run *r, const char *path)
     r->serial += info.serial;
     ok = 1;
 out:
-    remat_free(src), remat_free(ptx), remat_free(log);
-    remat_lane_program_release(&p);
+    rmi_free(src), rmi_free(ptx), rmi_free(log);
+    rmi_lane_program_release(&p);
     return ok;
 }
 
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *why = NULL;
-    if (!remat_nvrtc_available(&why)) {
+    if (!rmi_nvrtc_available(&why)) {
         printf("SKIP: %s\n", why);
         return 77;
     }
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "cuda_lanes_ptx: could not remove %s\n", tmp);
     }
     printf("cuda_lanes_ptx: %d lane programs (%d one thread per lane, %d serial) -> PTX (NVRTC %d) -> sm_%s%s: %s\n",
-           r.n, r.n - r.serial, r.serial, remat_nvrtc_version(), r.arch, r.ptxas ? " SASS (ptxas)" : " (PTX only)",
+           r.n, r.n - r.serial, r.serial, rmi_nvrtc_version(), r.arch, r.ptxas ? " SASS (ptxas)" : " (PTX only)",
            ok ? "ok" : "FAILED");
     return ok ? 0 : 1;
 }

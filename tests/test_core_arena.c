@@ -15,7 +15,7 @@ static void test_core_arena_aligned_zeroed_and_distinct(void **state)
     remat_arena a = {0};
     unsigned char *prev = NULL;
     for (size_t n = 1; n < 300; n++) {
-        unsigned char *p = remat_arena_alloc(&a, n);
+        unsigned char *p = rmi_arena_alloc(&a, n);
         assert_non_null(p);
         assert_int_equal((uintptr_t)p % 16, 0);
         for (size_t i = 0; i < n; i++)
@@ -24,22 +24,22 @@ static void test_core_arena_aligned_zeroed_and_distinct(void **state)
         assert_true(p != prev);
         prev = p;
     }
-    unsigned char *big = remat_arena_alloc(&a, 100000); /* beyond one chunk */
+    unsigned char *big = rmi_arena_alloc(&a, 100000); /* beyond one chunk */
     assert_non_null(big);
     big[99999] = 1;
-    remat_arena_clear(&a);
+    rmi_arena_clear(&a);
     assert_null(a.head);
-    remat_arena_clear(&a); /* clearing twice is harmless */
+    rmi_arena_clear(&a); /* clearing twice is harmless */
 }
 
 static void test_core_arena_strndup_copies_and_terminates(void **state)
 {
     (void)state;
     remat_arena a = {0};
-    char *s = remat_arena_strndup(&a, "species_A and more", 9);
+    char *s = rmi_arena_strndup(&a, "species_A and more", 9);
     assert_string_equal(s, "species_A");
-    assert_null(remat_arena_strndup(&a, "x", SIZE_MAX));
-    remat_arena_clear(&a);
+    assert_null(rmi_arena_strndup(&a, "x", SIZE_MAX));
+    rmi_arena_clear(&a);
 }
 
 /* sizes whose rounding or chunk header wraps size_t: NULL, never a short block */
@@ -49,9 +49,9 @@ static void test_core_arena_refuses_sizes_that_wrap(void **state)
     remat_arena a = {0};
     const size_t huge[] = {SIZE_MAX, SIZE_MAX - 3, SIZE_MAX - 15, SIZE_MAX - 16, SIZE_MAX / 2 + 1};
     for (size_t i = 0; i < sizeof huge / sizeof *huge; i++)
-        assert_null(remat_arena_alloc(&a, huge[i]));
-    assert_non_null(remat_arena_alloc(&a, 8)); /* still usable */
-    remat_arena_clear(&a);
+        assert_null(rmi_arena_alloc(&a, huge[i]));
+    assert_non_null(rmi_arena_alloc(&a, 8)); /* still usable */
+    rmi_arena_clear(&a);
 }
 
 int main(void)

@@ -90,12 +90,12 @@ static size_t dot_check(int lrank, const int64_t *ldims, int rrank, const int64_
     for (int i = 0; i < d.n_contract; i++)
         k *= ldims[d.lhs_contract[i]];
 
-    const size_t sb64 = remat_cpu_dot_general_scratch(REMAT_F64, &ls, &rs, &d);
+    const size_t sb64 = rmi_cpu_dot_general_scratch(REMAT_F64, &ls, &rs, &d);
     double *out = xmalloc((size_t)(no + 1) * 8);
     void *scratch = sb64 ? xmalloc(sb64) : NULL;
     for (int64_t i = 0; i <= no; i++)
         out[i] = NAN;
-    remat_cpu_dot_general(REMAT_F64, out, l, &ls, r, &rs, &d, scratch);
+    rmi_cpu_dot_general(REMAT_F64, out, l, &ls, r, &rs, &d, scratch);
     for (int64_t i = 0; i < no; i++)
         if (!(fabs(out[i] - want[i]) <= 4.0 * (double)k * DBL_EPSILON * absref[i]))
             fail_msg("dot_general f64 element %lld: got %.17g want %.17g", (long long)i, out[i],
@@ -103,13 +103,13 @@ static size_t dot_check(int lrank, const int64_t *ldims, int rrank, const int64_
     assert_true(isnan(out[no]));
     free(scratch);
 
-    const size_t sb32 = remat_cpu_dot_general_scratch(REMAT_F32, &ls, &rs, &d);
+    const size_t sb32 = rmi_cpu_dot_general_scratch(REMAT_F32, &ls, &rs, &d);
     assert_true(sb32 * 2 == sb64);
     float *l32 = to_f32(l, nl), *r32 = to_f32(r, nr), *out32 = xmalloc((size_t)(no + 1) * 4);
     scratch = sb32 ? xmalloc(sb32) : NULL;
     for (int64_t i = 0; i <= no; i++)
         out32[i] = NAN;
-    remat_cpu_dot_general(REMAT_F32, out32, l32, &ls, r32, &rs, &d, scratch);
+    rmi_cpu_dot_general(REMAT_F32, out32, l32, &ls, r32, &rs, &d, scratch);
     for (int64_t i = 0; i < no; i++)
         if (!(fabs(out32[i] - want[i]) <= 4.0 * (double)k * FLT_EPSILON * absref[i]))
             fail_msg("dot_general f32 element %lld: got %.9g want %.17g", (long long)i,

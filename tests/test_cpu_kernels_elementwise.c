@@ -81,10 +81,10 @@ static void test_cpu_kernels_unary_matches_libm(void **state)
             for (size_t i = 0; i < n; i++)
                 want[i] = unary_ref(op, a[i]);
             out[n] = 12345.0; /* sentinel: nothing written past n */
-            remat_cpu_unary_f64(op, n, out, a);
+            rmi_cpu_unary_f64(op, n, out, a);
             check_close(op_label(op), (int64_t)n, out, want, 1e-15, 0);
             assert_true(out[n] == 12345.0);
-            remat_cpu_unary_f32(op, n, out32, a32);
+            rmi_cpu_unary_f32(op, n, out32, a32);
             check_close_f32(op_label(op), (int64_t)n, out32, want, 2e-6, 1e-7);
             free(a32);
         }
@@ -102,17 +102,17 @@ static void test_cpu_kernels_erf_known_values(void **state)
                             -0.9953222650189527, 1.0, -1.0};
     double out[9];
     float x32[9], out32[9];
-    remat_cpu_unary_f64(REMAT_OP_ERF, 8, out, x);
+    rmi_cpu_unary_f64(REMAT_OP_ERF, 8, out, x);
     check_close("erf f64", 8, out, want, 1e-15, 0);
     assert_true(signbit(out[1]) && !signbit(out[0]));
     for (int i = 0; i < 8; i++)
         x32[i] = (float)x[i];
     x32[8] = NAN;
-    remat_cpu_unary_f32(REMAT_OP_ERF, 9, out32, x32);
+    rmi_cpu_unary_f32(REMAT_OP_ERF, 9, out32, x32);
     check_close_f32("erf f32", 8, out32, want, 2e-7, 0);
     assert_true(isnan(out32[8]));
     double nan_in = NAN;
-    remat_cpu_unary_f64(REMAT_OP_ERF, 1, out, &nan_in);
+    rmi_cpu_unary_f64(REMAT_OP_ERF, 1, out, &nan_in);
     assert_true(isnan(out[0]));
 }
 
@@ -130,19 +130,19 @@ static void test_cpu_kernels_relu_max_min_propagate_nan(void **state)
     for (int i = 0; i < 8; i++)
         a32[i] = (float)a[i], b32[i] = (float)b[i];
 
-    remat_cpu_binary_f64(REMAT_OP_MAX, 8, out, a, b);
+    rmi_cpu_binary_f64(REMAT_OP_MAX, 8, out, a, b);
     check_close("max f64", 8, out, mx, 0, 0);
-    remat_cpu_binary_f64(REMAT_OP_MIN, 8, out, a, b);
+    rmi_cpu_binary_f64(REMAT_OP_MIN, 8, out, a, b);
     check_close("min f64", 8, out, mn, 0, 0);
-    remat_cpu_unary_f64(REMAT_OP_RELU, 8, out, a);
+    rmi_cpu_unary_f64(REMAT_OP_RELU, 8, out, a);
     check_close("relu f64", 8, out, relu, 0, 0);
     assert_false(signbit(out[3])); /* relu(-0) is 0: x <= 0 */
 
-    remat_cpu_binary_f32(REMAT_OP_MAX, 8, out32, a32, b32);
+    rmi_cpu_binary_f32(REMAT_OP_MAX, 8, out32, a32, b32);
     check_close_f32("max f32", 8, out32, mx, 0, 0);
-    remat_cpu_binary_f32(REMAT_OP_MIN, 8, out32, a32, b32);
+    rmi_cpu_binary_f32(REMAT_OP_MIN, 8, out32, a32, b32);
     check_close_f32("min f32", 8, out32, mn, 0, 0);
-    remat_cpu_unary_f32(REMAT_OP_RELU, 8, out32, a32);
+    rmi_cpu_unary_f32(REMAT_OP_RELU, 8, out32, a32);
     check_close_f32("relu f32", 8, out32, relu, 0, 0);
 
     /* a long array, so the vectorised loop body (not only its tail) sees NaN */
@@ -150,10 +150,10 @@ static void test_cpu_kernels_relu_max_min_propagate_nan(void **state)
     double x[N], y[N], o[N];
     for (int i = 0; i < N; i++)
         x[i] = i % 7 == 3 ? nan : rnd(), y[i] = i % 11 == 5 ? nan : rnd();
-    remat_cpu_binary_f64(REMAT_OP_MAX, N, o, x, y);
+    rmi_cpu_binary_f64(REMAT_OP_MAX, N, o, x, y);
     for (int i = 0; i < N; i++)
         assert_true(isnan(x[i]) || isnan(y[i]) ? isnan(o[i]) : o[i] == (x[i] > y[i] ? x[i] : y[i]));
-    remat_cpu_unary_f64(REMAT_OP_RELU, N, o, x);
+    rmi_cpu_unary_f64(REMAT_OP_RELU, N, o, x);
     for (int i = 0; i < N; i++)
         assert_true(isnan(x[i]) ? isnan(o[i]) : o[i] == (x[i] > 0 ? x[i] : 0.0));
 }
@@ -197,11 +197,11 @@ static void test_cpu_kernels_binary_and_compare_match_reference(void **state)
     for (int o = 0; o < n_ops; o++) {
         for (int i = 0; i < N; i++)
             want[i] = binary_ref(ops[o], a[i], b[i]);
-        remat_cpu_binary_f64(ops[o], N, out, a, b);
+        rmi_cpu_binary_f64(ops[o], N, out, a, b);
         check_close(op_label(ops[o]), N, out, want, 0, 0);
-        remat_cpu_binary_f32(ops[o], N, out32, a32, b32);
+        rmi_cpu_binary_f32(ops[o], N, out32, a32, b32);
         check_close_f32(op_label(ops[o]), N, out32, want, 1e-7, 0);
-        remat_cpu_binary_f64(ops[o], 0, out, a, b); /* n = 0 is a no-op */
+        rmi_cpu_binary_f64(ops[o], 0, out, a, b); /* n = 0 is a no-op */
     }
     free(a32), free(b32);
 }
@@ -214,11 +214,11 @@ static void test_cpu_kernels_select_picks_by_predicate(void **state)
     const double want[] = {-1, 2, -3, 4, 5, -6}; /* -0 == 0; NaN != 0 */
     double out[6];
     float p32[6], t32[6], f32[6], o32[6];
-    remat_cpu_select_f64(6, out, pred, t, f);
+    rmi_cpu_select_f64(6, out, pred, t, f);
     check_close("select f64", 6, out, want, 0, 0);
     for (int i = 0; i < 6; i++)
         p32[i] = (float)pred[i], t32[i] = (float)t[i], f32[i] = (float)f[i];
-    remat_cpu_select_f32(6, o32, p32, t32, f32);
+    rmi_cpu_select_f32(6, o32, p32, t32, f32);
     check_close_f32("select f32", 6, o32, want, 0, 0);
 }
 
@@ -291,11 +291,11 @@ static void expect_same_bits(const char *what, size_t n, size_t esize, const voi
     {                                                                                                          \
         char what[96];                                                                                         \
         T *bc = broadcast_##SFX(n, s), *want = xmalloc((n + 1) * sizeof(T)), *got = xmalloc((n + 1) * sizeof(T)); \
-        remat_cpu_binary_##SFX(op, n, want, side ? x : bc, side ? bc : x);                                     \
+        rmi_cpu_binary_##SFX(op, n, want, side ? x : bc, side ? bc : x);                                       \
         for (int layout = 0; layout < 2; layout++) {                                                           \
             T *sp = scalar_buf_##SFX(layout, n, s);                                                            \
             got[n] = (T)-777;                                                                                  \
-            remat_cpu_binary_scalar_##SFX(op, n, got, side ? x : sp, side ? sp : x, side);                     \
+            rmi_cpu_binary_scalar_##SFX(op, n, got, side ? x : sp, side ? sp : x, side);                       \
             snprintf(what, sizeof what, "binary_scalar_" #SFX " %s, %s = %g, n = %zu, layout %d", op_label(op), \
                      side ? "b" : "a", (double)s, n, layout);                                                  \
             expect_same_bits(what, n, sizeof(T), got, want);                                                   \
@@ -312,13 +312,13 @@ static void expect_same_bits(const char *what, size_t n, size_t esize, const voi
         char what[96];                                                                                         \
         T *bt = broadcast_##SFX(n, ts), *bf = broadcast_##SFX(n, fs);                                          \
         T *want = xmalloc((n + 1) * sizeof(T)), *got = xmalloc((n + 1) * sizeof(T));                          \
-        remat_cpu_select_##SFX(n, want, pred, t_scalar ? bt : t, f_scalar ? bf : f);                           \
+        rmi_cpu_select_##SFX(n, want, pred, t_scalar ? bt : t, f_scalar ? bf : f);                             \
         for (int layout = 0; layout < 2; layout++) {                                                           \
             T *tp = scalar_buf_##SFX(layout, n, ts), *fp = scalar_buf_##SFX(layout, n, fs);                    \
             got[n] = (T)-777;                                                                                  \
             /* the flags as the CPU backend passes them: mask bits 2 and 4 */                                 \
-            remat_cpu_select_scalar_##SFX(n, got, pred, t_scalar ? tp : t, t_scalar ? 2 : 0, f_scalar ? fp : f, \
-                                          f_scalar ? 4 : 0);                                                   \
+            rmi_cpu_select_scalar_##SFX(n, got, pred, t_scalar ? tp : t, t_scalar ? 2 : 0, f_scalar ? fp : f,   \
+                                        f_scalar ? 4 : 0);                                                     \
             snprintf(what, sizeof what, "select_scalar_" #SFX ", on_true %s, on_false %s, n = %zu, layout %d",  \
                      t_scalar ? "scalar" : "array", f_scalar ? "scalar" : "array", n, layout);                 \
             expect_same_bits(what, n, sizeof(T), got, want);                                                   \
@@ -397,16 +397,16 @@ static void test_cpu_kernels_integer_pow_matches_pow(void **state)
         const int k = ks[j];
         for (int i = 0; i < N; i++)
             want[i] = k == 0 ? 1.0 : pow(a[i], k); /* x^0 = 1 even for NaN, as lax */
-        remat_cpu_integer_pow_f64(N, out, a, k);
+        rmi_cpu_integer_pow_f64(N, out, a, k);
         check_close("integer_pow f64", N, out, want, 4e-15, 0);
-        remat_cpu_integer_pow_f32(N, out32, a32, k);
+        rmi_cpu_integer_pow_f32(N, out32, a32, k);
         for (int i = 0; i < N; i++)
             want[i] = k == 0 ? 1.0 : pow((double)a32[i], k);
         check_close_f32("integer_pow f32", N, out32, want, 4e-6, 0);
     }
     /* the small cases are exact products */
     const double x = 1.1;
-    remat_cpu_integer_pow_f64(1, out, &x, 3);
+    rmi_cpu_integer_pow_f64(1, out, &x, 3);
     assert_true(out[0] == x * (x * x));
     free(a32);
 }
@@ -422,22 +422,22 @@ static void test_cpu_kernels_pow_and_convert(void **state)
     float *a32 = to_f32(a, N);
     for (int i = 0; i < N; i++)
         want[i] = pow(a[i], 1.5);
-    remat_cpu_pow_f64(N, out, a, 1.5);
+    rmi_cpu_pow_f64(N, out, a, 1.5);
     check_close("pow f64", N, out, want, 1e-15, 0);
-    remat_cpu_pow_f32(N, out32, a32, 1.5);
+    rmi_cpu_pow_f32(N, out32, a32, 1.5);
     check_close_f32("pow f32", N, out32, want, 2e-6, 0);
 
     const double d[] = {0.1, -1e-40, 3.0, 1e300, NAN};
     float f[5];
     double back[5];
-    remat_cpu_convert(5, REMAT_F32, f, REMAT_F64, d);
+    rmi_cpu_convert(5, REMAT_F32, f, REMAT_F64, d);
     for (int i = 0; i < 5; i++)
         assert_memory_equal(&f[i], &(float){(float)d[i]}, sizeof(float));
-    remat_cpu_convert(5, REMAT_F64, back, REMAT_F32, f);
+    rmi_cpu_convert(5, REMAT_F64, back, REMAT_F32, f);
     for (int i = 0; i < 4; i++)
         assert_true(back[i] == (double)f[i]);
     assert_true(isnan(back[4]));
-    remat_cpu_convert(5, REMAT_F64, back, REMAT_F64, d);
+    rmi_cpu_convert(5, REMAT_F64, back, REMAT_F64, d);
     assert_memory_equal(back, d, sizeof d);
     free(a32);
 }

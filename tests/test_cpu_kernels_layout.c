@@ -56,7 +56,7 @@ typedef struct {
 static void run_transpose(remat_dtype dt, void *out, const void *in, const void *ctx)
 {
     const transpose_case *c = ctx;
-    remat_cpu_transpose(dt, out, in, &c->in, c->perm);
+    rmi_cpu_transpose(dt, out, in, &c->in, c->perm);
 }
 
 static void transpose_check(int rank, const int64_t *dims, const int *perm)
@@ -101,7 +101,7 @@ typedef struct {
 static void run_bcast(remat_dtype dt, void *out, const void *in, const void *ctx)
 {
     const bcast_case *c = ctx;
-    remat_cpu_broadcast_in_dim(dt, out, &c->out, in, &c->in, c->bdims);
+    rmi_cpu_broadcast_in_dim(dt, out, &c->out, in, &c->in, c->bdims);
 }
 
 static void bcast_check(int in_rank, const int64_t *in_dims, int out_rank, const int64_t *out_dims,
@@ -144,7 +144,7 @@ typedef struct {
 static void run_slice(remat_dtype dt, void *out, const void *in, const void *ctx)
 {
     const slice_case *c = ctx;
-    remat_cpu_slice(dt, out, in, &c->in, &c->p);
+    rmi_cpu_slice(dt, out, in, &c->in, &c->p);
 }
 
 static void slice_check(int rank, const int64_t *dims, const int64_t *start, const int64_t *limit,
@@ -193,7 +193,7 @@ typedef struct {
 static void run_pad(remat_dtype dt, void *out, const void *in, const void *ctx)
 {
     const pad_case *c = ctx;
-    remat_cpu_pad(dt, out, &c->out, in, &c->in, &c->p);
+    rmi_cpu_pad(dt, out, &c->out, in, &c->in, &c->p);
 }
 
 static void pad_check(int rank, const int64_t *dims, const int64_t *lo, const int64_t *hi,
@@ -251,7 +251,7 @@ static void run_concat(remat_dtype dt, void *out, const void *in, const void *ct
     const void *ins[4];
     for (int j = 0; j < c->n_in; j++)
         ins[j] = (const char *)in + c->offs[j] * (int64_t)remat_dtype_size(dt);
-    remat_cpu_concatenate(dt, out, c->n_in, ins, c->ptrs, c->axis);
+    rmi_cpu_concatenate(dt, out, c->n_in, ins, c->ptrs, c->axis);
 }
 
 static void concat_check(int rank, const int64_t *dims, int axis, int n_in, const int64_t *sizes)
@@ -324,12 +324,12 @@ static void reduce_check(int rank, const int64_t *dims, const bool *reduce)
         want[i] = (double)acc[i];
     for (int64_t i = 0; i <= no; i++)
         out[i] = NAN;
-    remat_cpu_reduce_sum(REMAT_F64, out, in, &s, reduce);
+    rmi_cpu_reduce_sum(REMAT_F64, out, in, &s, reduce);
     /* inputs are multiples of 1/8 below 2^7: every partial sum is exact */
     check_close("reduce_sum f64", no, out, want, 0, 0);
     assert_true(isnan(out[no]));
     float *in32 = to_f32(in, n), *out32 = xmalloc((size_t)(no + 1) * sizeof *out32);
-    remat_cpu_reduce_sum(REMAT_F32, out32, in32, &s, reduce);
+    rmi_cpu_reduce_sum(REMAT_F32, out32, in32, &s, reduce);
     check_close_f32("reduce_sum f32", no, out32, want, 1e-6, 1e-6 * (double)n);
     free(in), free(want), free(out), free(acc), free(in32), free(out32);
 }
@@ -378,8 +378,8 @@ static void add_pad_check(int rank, const int64_t *dims, const int64_t *gdims, c
         }
         for (int64_t i = 0; i <= n; i++)
             out[i] = 7.0, out32[i] = 7.0f; /* every element written, none past */
-        remat_cpu_add_pad(REMAT_F64, out, x, g, &os, &gs, &pp, pad_first);
-        remat_cpu_add_pad(REMAT_F32, out32, x32, g32, &os, &gs, &pp, pad_first);
+        rmi_cpu_add_pad(REMAT_F64, out, x, g, &os, &gs, &pp, pad_first);
+        rmi_cpu_add_pad(REMAT_F32, out32, x32, g32, &os, &gs, &pp, pad_first);
         if (memcmp(out, want, (size_t)n * 8) != 0 || memcmp(out32, want32, (size_t)n * 4) != 0)
             fail_msg("add_pad rank %d (pad_first %d): bits differ from the definition", rank, pad_first);
         assert_true(out[n] == 7.0 && out32[n] == 7.0f);
@@ -450,8 +450,8 @@ static void reduce_order_check(int rank, const int64_t *dims, const bool *reduce
         want[ravel(&os, oidx)] += in[f];
         want32[ravel(&os, oidx)] += in32[f];
     }
-    remat_cpu_reduce_sum(REMAT_F64, out, in, &s, reduce);
-    remat_cpu_reduce_sum(REMAT_F32, out32, in32, &s, reduce);
+    rmi_cpu_reduce_sum(REMAT_F64, out, in, &s, reduce);
+    rmi_cpu_reduce_sum(REMAT_F32, out32, in32, &s, reduce);
     for (int64_t i = 0; i < no; i++) {
         if (memcmp(&out[i], &want[i], sizeof(double)) != 0)
             fail_msg("reduce_sum f64 order: element %lld: got %.17g want %.17g", (long long)i,
@@ -474,7 +474,7 @@ static void test_cpu_kernels_reduce_sum_order_is_ascending(void **state)
     /* -0.0 sums to +0.0: the running sum starts at +0 */
     const double negz[3] = {-0.0, -0.0, -0.0};
     double o = 1;
-    remat_cpu_reduce_sum(REMAT_F64, &o, negz, &(remat_shape){1, {3}}, (bool[]){true});
+    rmi_cpu_reduce_sum(REMAT_F64, &o, negz, &(remat_shape){1, {3}}, (bool[]){true});
     assert_true(o == 0 && !signbit(o));
 }
 
@@ -516,9 +516,9 @@ static void reduce_max_check(int rank, const int64_t *dims, const bool *reduce, 
         if (nan_seen[i])
             want[i] = NAN;
     out[no] = 12345.0;
-    remat_cpu_reduce_max(REMAT_F64, out, in, &s, reduce);
+    rmi_cpu_reduce_max(REMAT_F64, out, in, &s, reduce);
     float *in32 = to_f32(in, n), *out32 = xmalloc((size_t)(no + 1) * sizeof *out32);
-    remat_cpu_reduce_max(REMAT_F32, out32, in32, &s, reduce);
+    rmi_cpu_reduce_max(REMAT_F32, out32, in32, &s, reduce);
     for (int64_t i = 0; i < no; i++) {
         float w32 = (float)want[i];
         if (memcmp(&out[i], &want[i], sizeof out[i]) && !(isnan(out[i]) && isnan(want[i])))
@@ -548,7 +548,7 @@ static void test_cpu_kernels_reduce_max_nan_zeros_and_empty(void **state)
     const double z[2][2] = {{0.0, -0.0}, {-0.0, 0.0}};
     for (int k = 0; k < 2; k++) {
         double o = 1;
-        remat_cpu_reduce_max(REMAT_F64, &o, z[k], &(remat_shape){1, {2}}, (bool[]){true});
+        rmi_cpu_reduce_max(REMAT_F64, &o, z[k], &(remat_shape){1, {2}}, (bool[]){true});
         assert_true(o == 0 && !signbit(o));
     }
 }

@@ -39,7 +39,7 @@ static const remat_lane_ins scale_ins[] = {
 static char *source(const remat_lane_program *p, remat_cuda_lanes_info *info)
 {
     char *src = NULL;
-    assert_ok(remat_cuda_lanes_source(p, "k", &src, info));
+    assert_ok(rmi_cuda_lanes_source(p, "k", &src, info));
     return src;
 }
 
@@ -57,7 +57,7 @@ static void test_cuda_lanes_independent_lanes_one_thread_each(void **state)
     assert_contains(src, "((float *)p0)[0LL + j * 1LL] = k0;");
     assert_contains(src, "k0 = r2;");
     assert_contains(src, "((float *)p2)[0LL + j * 1LL] = r2;");
-    remat_free(src);
+    rmi_free(src);
 }
 
 static void test_cuda_lanes_dependent_lanes_serial(void **state)
@@ -72,7 +72,7 @@ static void test_cuda_lanes_dependent_lanes_serial(void **state)
     char *src = source(&p, &info);
     assert_true(info.serial);
     assert_contains(src, "for (j = lo; j < hi; j++)");
-    remat_free(src);
+    rmi_free(src);
     /* lane j+1's carry is lane j's at the next offset: x[j] := x[j+1] * k */
     remat_lane_ins alias[5];
     memcpy(alias, scale_ins, sizeof alias);
@@ -80,19 +80,19 @@ static void test_cuda_lanes_dependent_lanes_serial(void **state)
     p = scale(64, alias, 5);
     src = source(&p, &info);
     assert_true(info.serial);
-    remat_free(src);
+    rmi_free(src);
     /* rows of m lanes do not alias: offset 64 is the next row */
     alias[0].off = 64;
     p = scale(64, alias, 5);
     src = source(&p, &info);
     assert_false(info.serial);
-    remat_free(src);
+    rmi_free(src);
     /* one lane: serial, state in registers as the CPU JIT keeps it */
     p = scale(1, scale_ins, 5);
     src = source(&p, &info);
     assert_true(info.serial);
     assert_contains(src, "float k0 = ((float *)p0)[0LL];");
-    remat_free(src);
+    rmi_free(src);
 }
 
 /* sum over lanes of x * k into buffer 2's element 0, after the lanes */
@@ -111,7 +111,7 @@ static void test_cuda_lanes_sum_across_lanes_in_lane_order(void **state)
     assert_true(info.serial);
     assert_contains(src, "r0 = __int_as_float(0x00000000);\n  for (j = lo; j < hi; j++)");
     assert_contains(src, "r0 = r0 + r3;\n  }\n    ((float *)p2)[0LL] = r0;");
-    remat_free(src);
+    rmi_free(src);
 }
 
 static void test_cuda_lanes_literals_exact(void **state)
@@ -128,7 +128,7 @@ static void test_cuda_lanes_literals_exact(void **state)
     assert_contains(src, "r1 = __longlong_as_double(0x3fb999999999999aLL);");
     assert_contains(src, "r2 = __int_as_float(0x3dcccccd);");
     assert_contains(src, "r3 = __longlong_as_double(0xfff0000000000000LL);");
-    remat_free(src);
+    rmi_free(src);
 }
 
 static void test_cuda_lanes_no_cuda_form_unsupported(void **state)
@@ -140,7 +140,7 @@ static void test_cuda_lanes_no_cuda_form_unsupported(void **state)
     remat_lane_program p = scale(4, ins, 5);
     char *src = (char *)1;
     remat_cuda_lanes_info info;
-    assert_int_equal(remat_cuda_lanes_source(&p, "k", &src, &info), REMAT_ERR_UNSUPPORTED);
+    assert_int_equal(rmi_cuda_lanes_source(&p, "k", &src, &info), REMAT_ERR_UNSUPPORTED);
     assert_null(src);
     assert_contains(remat_last_error(), "CUDA form");
 }
@@ -162,11 +162,11 @@ static void test_cuda_lanes_text_round_trip(void **state)
     char *text = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&text, &n);
-    assert_ok(remat_lane_program_write(f, &p));
+    assert_ok(rmi_lane_program_write(f, &p));
     fclose(f);
     f = fmemopen(text, n, "r");
     remat_lane_program q;
-    assert_ok(remat_lane_program_read(f, &q));
+    assert_ok(rmi_lane_program_read(f, &q));
     fclose(f);
     free(text);
     assert_int_equal(q.m, 1000);
@@ -174,16 +174,16 @@ static void test_cuda_lanes_text_round_trip(void **state)
     assert_int_equal(q.n_bufs, 2);
     assert_memory_equal(q.bufs, bufs, sizeof bufs);
     assert_memory_equal(q.ins, with_exp, sizeof with_exp); /* imm bit for bit, -0.0 and the denormal too */
-    remat_lane_program_release(&q);
+    rmi_lane_program_release(&q);
 }
 
 static remat_status read_text(const char *text)
 {
     FILE *f = fmemopen((void *)text, strlen(text), "r");
     remat_lane_program q;
-    remat_status st = remat_lane_program_read(f, &q);
+    remat_status st = rmi_lane_program_read(f, &q);
     fclose(f);
-    remat_lane_program_release(&q);
+    rmi_lane_program_release(&q);
     return st;
 }
 
@@ -224,10 +224,10 @@ static void test_cuda_lanes_exit_serial(void **state)
     assert_contains(src, "k0 = r2;\n  }\n    if (r4 == __int_as_float(0x00000000)) {\n      ((double *)p2)[0LL] = (double)(s + 1);"
                          "\n      break;\n    }\n    p0 += a.st[0];");
     assert_contains(src, "  }\n  ((float *)p0)[0LL] = k0;");
-    remat_free(src);
+    rmi_free(src);
     /* with lanes, only a register every lane shares (post) may end the loop */
     p.m = 64;
-    assert_int_equal(remat_cuda_lanes_source(&p, "k", &src, &info), REMAT_ERR_UNSUPPORTED);
+    assert_int_equal(rmi_cuda_lanes_source(&p, "k", &src, &info), REMAT_ERR_UNSUPPORTED);
     /* as text: an exit that is not last is refused */
     char text[512];
     snprintf(text, sizeof text, "remat-lanes 1\nm 1 bufs 1 ins 2\nb 1 0\ni 1 1 0 0 -1 -1 -1 -1 0 0 0x0p+0\n"
@@ -244,7 +244,7 @@ static void test_cuda_lanes_exit_serial(void **state)
 static bool have_nvrtc(void)
 {
     const char *why = NULL;
-    if (remat_nvrtc_available(&why))
+    if (rmi_nvrtc_available(&why))
         return true;
     print_message("SKIP: %s\n", why);
     return false;
@@ -281,9 +281,9 @@ static remat_lane_program every_op(remat_dtype dt, int64_t m, remat_lane_ins *in
         remat_cuda_lanes_info info;
         remat_lane_ins one[3] = {ins[0], ins[1], I};
         const remat_lane_program probe = {.m = m, .n_ins = 3, .ins = one, .n_bufs = 2, .bufs = bufs[dt]};
-        if (remat_cuda_lanes_source(&probe, "k", &src, &info) != REMAT_OK)
+        if (rmi_cuda_lanes_source(&probe, "k", &src, &info) != REMAT_OK)
             continue; /* not an elementwise op */
-        remat_free(src);
+        rmi_free(src);
         ins[n++] = I;
         if (op == REMAT_OP_CONVERT) { /* and back */
             remat_lane_ins back = OP2(dt, REMAT_OP_CONVERT, n - 1, -1);
@@ -316,19 +316,19 @@ static void test_cuda_lanes_every_op_compiles_sm90(void **state)
             assert_int_equal(info.serial, m == 1);
             char *img = NULL, *log = NULL;
             size_t size = 0;
-            remat_status st = remat_nvrtc_compile(src, "every_op", remat_cuda_lanes_options, "compute_90",
-                                                  REMAT_NVRTC_PTX, &img, &size, &log);
+            remat_status st = rmi_nvrtc_compile(src, "every_op", rmi_cuda_lanes_options, "compute_90",
+                                                REMAT_NVRTC_PTX, &img, &size, &log);
             if (st != REMAT_OK)
                 fail_msg("%s\n%s\n%s", remat_last_error(), log ? log : "", src);
             assert_contains(img, ".entry k(");
-            remat_free(img), remat_free(log);
-            st = remat_nvrtc_compile(src, "every_op", remat_cuda_lanes_options, "sm_90", REMAT_NVRTC_CUBIN, &img, &size,
-                                     &log);
+            rmi_free(img), rmi_free(log);
+            st = rmi_nvrtc_compile(src, "every_op", rmi_cuda_lanes_options, "sm_90", REMAT_NVRTC_CUBIN, &img, &size,
+                                   &log);
             if (st != REMAT_OK)
                 fail_msg("%s\n%s", remat_last_error(), log ? log : "");
             assert_true(size > 64);
             assert_memory_equal(img, "\177ELF", 4);
-            remat_free(img), remat_free(log), remat_free(src);
+            rmi_free(img), rmi_free(log), rmi_free(src);
         }
 }
 
@@ -350,17 +350,17 @@ static void test_cuda_lanes_ieee_arithmetic_in_ptx(void **state)
     remat_cuda_lanes_info info;
     char *src = source(&p, &info), *ptx = NULL, *log = NULL;
     size_t n = 0;
-    assert_ok(remat_nvrtc_compile(src, "ieee", remat_cuda_lanes_options, "compute_90", REMAT_NVRTC_PTX, &ptx, &n, &log));
+    assert_ok(rmi_nvrtc_compile(src, "ieee", rmi_cuda_lanes_options, "compute_90", REMAT_NVRTC_PTX, &ptx, &n, &log));
     assert_non_null(strstr(ptx, "mul.rn.f32"));
     assert_non_null(strstr(ptx, "add.rn.f32"));
     assert_null(strstr(ptx, "fma.rn.f32"));
     assert_non_null(strstr(ptx, "div.rn.f32"));
     assert_non_null(strstr(ptx, "sqrt.rn.f32"));
-    remat_free(ptx), remat_free(log);
+    rmi_free(ptx), rmi_free(log);
     const char *const contracting[] = {"-std=c++17", NULL};
-    assert_ok(remat_nvrtc_compile(src, "ieee", contracting, "compute_90", REMAT_NVRTC_PTX, &ptx, &n, &log));
+    assert_ok(rmi_nvrtc_compile(src, "ieee", contracting, "compute_90", REMAT_NVRTC_PTX, &ptx, &n, &log));
     assert_non_null(strstr(ptx, "fma.rn.f32"));
-    remat_free(ptx), remat_free(log), remat_free(src);
+    rmi_free(ptx), rmi_free(log), rmi_free(src);
 }
 
 static void test_cuda_lanes_nvrtc_error_has_log(void **state)
@@ -370,13 +370,13 @@ static void test_cuda_lanes_nvrtc_error_has_log(void **state)
         skip();
     char *img = (char *)1, *log = NULL;
     size_t n = 1;
-    assert_int_equal(remat_nvrtc_compile("__global__ void k() { undeclared = 1; }", "bad.cu", remat_cuda_lanes_options,
-                                         "compute_90", REMAT_NVRTC_PTX, &img, &n, &log),
+    assert_int_equal(rmi_nvrtc_compile("__global__ void k() { undeclared = 1; }", "bad.cu", rmi_cuda_lanes_options,
+                                       "compute_90", REMAT_NVRTC_PTX, &img, &n, &log),
                      REMAT_ERR_BACKEND);
     assert_null(img);
     assert_contains(remat_last_error(), "bad.cu");
     assert_contains(log, "undeclared");
-    remat_free(log);
+    rmi_free(log);
 }
 
 int main(void)

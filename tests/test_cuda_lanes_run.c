@@ -206,13 +206,13 @@ static void run_and_check(const remat_lane_program *p, char **host, const size_t
                           int64_t count, const remat_op *op_of_elem0 /* per element of buffer 1, or NULL */)
 {
     remat_lane_fn fn = NULL;
-    assert_ok(remat_cuda_compile_lanes(1, &p, &fn));
+    assert_ok(rmi_cuda_compile_lanes(1, &p, &fn));
     char *dbuf[8], *got[8];
     for (int q = 0; q < p->n_bufs; q++)
         dbuf[q] = dev(bytes[q], host[q]);
     fn(dbuf, strides, count, p->m);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-    assert_ok(remat_cuda_lanes_check());
+    assert_ok(rmi_cuda_lanes_check());
     reference(p, host, strides, count);
     for (int q = 0; q < p->n_bufs; q++) {
         got[q] = malloc(bytes[q]);
@@ -276,9 +276,9 @@ static void every_op_run(remat_dtype dt, int64_t m)
             const remat_lane_program pp = {.m = m, .n_ins = 3, .ins = probe, .n_bufs = 1, .bufs = pb};
             char *src = NULL;
             remat_cuda_lanes_info info;
-            if (remat_cuda_lanes_source(&pp, "k", &src, &info) != REMAT_OK)
+            if (rmi_cuda_lanes_source(&pp, "k", &src, &info) != REMAT_OK)
                 continue;
-            remat_free(src);
+            rmi_free(src);
             stores[ns] = n, op_of[ns] = (remat_op)op, ns++;
             ins[n++] = I;
         }
@@ -385,11 +385,11 @@ static void test_cuda_lanes_run_kernels_shared(void **state)
     b.m = 78;
     const remat_lane_program *ps[3] = {&a, &a, &b};
     remat_lane_fn fn[3];
-    const int before = remat_cuda_lanes_count();
-    assert_ok(remat_cuda_compile_lanes(3, ps, fn));
+    const int before = rmi_cuda_lanes_count();
+    assert_ok(rmi_cuda_compile_lanes(3, ps, fn));
     assert_true(fn[0] == fn[1]);
     assert_true(fn[0] != fn[2]);
-    assert_int_equal(remat_cuda_lanes_count(), before + 2);
+    assert_int_equal(rmi_cuda_lanes_count(), before + 2);
 }
 
 int main(void)
@@ -400,7 +400,7 @@ int main(void)
         printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount: 0");
         return 77;
     }
-    if (!remat_cuda_can_compile_lanes()) {
+    if (!rmi_cuda_can_compile_lanes()) {
         printf("FAIL: a CUDA device but no lane compiler (NVRTC missing or REMAT_NO_JIT set)\n");
         return 1;
     }

@@ -54,7 +54,7 @@ static void test_cuda_lazy_missing_cublas_says_which_library(void **state)
     remat_cublas_api api;
     memset(&api, 0, sizeof api);
     char why[512];
-    assert_int_equal(remat_cublas_load("libremat-no-such-cublas.so.0", &api, why, sizeof why), 0);
+    assert_int_equal(rmi_cublas_load("libremat-no-such-cublas.so.0", &api, why, sizeof why), 0);
     assert_contains(why, "cannot load cuBLAS (libremat-no-such-cublas.so.0): ");
     assert_null(api.create);
     assert_false(mapped("libremat-no-such-cublas"));
@@ -67,7 +67,7 @@ static void test_cuda_lazy_built_cublas_loads_every_function(void **state)
     remat_cublas_api api;
     memset(&api, 0, sizeof api);
     char why[512] = "";
-    if (!remat_cublas_load(REMAT_CUBLAS_LIB, &api, why, sizeof why))
+    if (!rmi_cublas_load(REMAT_CUBLAS_LIB, &api, why, sizeof why))
         fail_msg("%s", why);
 #define REMAT_CUBLAS_LOADED(m, sym) assert_non_null(*(void **)&api.m);
     REMAT_CUBLAS_FUNCS(REMAT_CUBLAS_LOADED)

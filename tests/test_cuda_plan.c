@@ -22,15 +22,15 @@
 #if REMAT_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
 
-static void *host_alloc(size_t bytes) { return remat_aligned_alloc(64, bytes); }
-static void host_free(void *p) { remat_free(p); }
+static void *host_alloc(size_t bytes) { return rmi_aligned_alloc(64, bytes); }
+static void host_free(void *p) { rmi_free(p); }
 static void host_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 
 /* the CUDA lowering over host memory: a planner, never run */
 static remat_backend *planner(void)
 {
     static remat_backend be;
-    be.iface = *remat_cuda_iface();
+    be.iface = *rmi_cuda_iface();
     be.iface.mem_alloc = host_alloc;
     be.iface.mem_free = host_free;
     be.iface.mem_copy = host_copy;
@@ -177,32 +177,32 @@ static void test_cuda_plan_lane_runs_are_not_cut_for_the_host(void **state)
     r->lanes.contiguous = r->lanes.ranges = r->lanes.split = true;
     remat_scan_data d = {.length = 100, .store_bytes = (size_t)64 << 20};
     unsetenv("REMAT_SCAN_BLOCK");
-    scan_lane_cuts cpu = remat_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, true);
-    scan_lane_cuts gpu = remat_scan_rt_lane_cuts(planner(), r, &d, true);
+    scan_lane_cuts cpu = rmi_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, true);
+    scan_lane_cuts gpu = rmi_scan_rt_lane_cuts(planner(), r, &d, true);
     assert_int_equal(cpu.block, 32);       /* 64 KiB of store a lane: 32 lanes (the fewest) a block */
     assert_int_equal(cpu.split_lanes, 16); /* 1024 lanes in at most 64 units */
     assert_int_equal(gpu.block, 0);
     assert_int_equal(gpu.split_lanes, 0);
     setenv("REMAT_SCAN_BLOCK", "64", 1);
-    cpu = remat_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, true);
-    gpu = remat_scan_rt_lane_cuts(planner(), r, &d, true);
+    cpu = rmi_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, true);
+    gpu = rmi_scan_rt_lane_cuts(planner(), r, &d, true);
     unsetenv("REMAT_SCAN_BLOCK");
     assert_int_equal(cpu.block, 64);
     assert_int_equal(gpu.block, 0);
     assert_int_equal(gpu.split_lanes, 0);
     /* blocks not allowed (a nested scan): the CPU still splits */
-    cpu = remat_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, false);
+    cpu = rmi_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, false);
     assert_int_equal(cpu.block, 0);
     assert_int_equal(cpu.split_lanes, 16);
     assert_true(remat_backend_cpu()->iface.host_lane_cuts);
-    assert_false(remat_cuda_iface()->host_lane_cuts);
+    assert_false(rmi_cuda_iface()->host_lane_cuts);
     free(r);
 }
 
 static void test_cuda_plan_supports_says_no_to_what_it_does_not_know(void **state)
 {
     (void)state;
-    const remat_backend_iface *be = remat_cuda_iface();
+    const remat_backend_iface *be = rmi_cuda_iface();
     remat_shape sh = {.rank = 1, .dims = {4}};
     remat_exec_op op = {.op = REMAT_OP_EXP, .dtype = REMAT_F64, .shape = sh};
     assert_true(be->supports_op(&op));

@@ -43,7 +43,7 @@ static void test_dist_split_blocks_balanced(void **state)
     int owner[40];
     for (int size = 1; size <= 5; size++)
         for (int n = 0; n <= 40; n++) {
-            assert_ok(remat_dist_split_n(size, n, NULL, owner));
+            assert_ok(rmi_dist_split_n(size, n, NULL, owner));
             int count[5] = {0};
             for (int i = 0; i < n; i++) {
                 assert_true(owner[i] >= 0 && owner[i] < size);
@@ -54,16 +54,16 @@ static void test_dist_split_blocks_balanced(void **state)
                 assert_true(count[r] == n / size || count[r] == (n + size - 1) / size);
         }
     double cost[9] = {1, 1, 1, 1, 1, 1, 1, 1, 8};
-    assert_ok(remat_dist_split_n(2, 9, cost, owner));
+    assert_ok(rmi_dist_split_n(2, 9, cost, owner));
     for (int i = 0; i < 9; i++)
         assert_int_equal(owner[i], i == 8);
     double skew[6] = {10, 0, 0, 1, 1, 1}; /* rank 0 takes the big one, the others share the rest */
-    assert_ok(remat_dist_split_n(3, 6, skew, owner));
+    assert_ok(rmi_dist_split_n(3, 6, skew, owner));
     int want[6] = {0, 1, 1, 1, 1, 2};
     for (int i = 0; i < 6; i++)
         assert_int_equal(owner[i], want[i]);
     double zero[3] = {0, 0, 0}; /* all zero: equal shares */
-    assert_ok(remat_dist_split_n(3, 3, zero, owner));
+    assert_ok(rmi_dist_split_n(3, 3, zero, owner));
     assert_true(owner[0] == 0 && owner[1] == 1 && owner[2] == 2);
 }
 
@@ -72,9 +72,9 @@ static void test_dist_split_rejects_bad_costs(void **state)
     (void)state;
     int owner[3];
     double neg[3] = {1, -1, 1}, nan_[3] = {1, 1, NAN};
-    assert_int_equal(remat_dist_split_n(2, 3, neg, owner), REMAT_ERR_VALUE);
+    assert_int_equal(rmi_dist_split_n(2, 3, neg, owner), REMAT_ERR_VALUE);
     assert_contains(remat_last_error(), "cost[1] = -1");
-    assert_int_equal(remat_dist_split_n(2, 3, nan_, owner), REMAT_ERR_VALUE);
+    assert_int_equal(rmi_dist_split_n(2, 3, nan_, owner), REMAT_ERR_VALUE);
     assert_contains(remat_last_error(), "cost[2]");
     assert_int_equal(remat_dist_split(group, -1, NULL, owner), REMAT_ERR_ARG);
 }
@@ -211,7 +211,7 @@ static void test_dist_agree_lowest_failing_rank(void **state)
 
     remat_status local = REMAT_OK;
     if (rank == size - 1)
-        local = remat_error(REMAT_ERR_IO, "cannot read exp%d.csv", rank);
+        local = rmi_error(REMAT_ERR_IO, "cannot read exp%d.csv", rank);
     else
         remat_clear_error();
     assert_int_equal(remat_dist_agree(group, local), REMAT_ERR_IO);
@@ -227,9 +227,9 @@ static void test_dist_agree_lowest_failing_rank(void **state)
     /* two failing ranks: the lower one's status and message */
     local = REMAT_OK;
     if (rank == size - 1)
-        local = remat_error(REMAT_ERR_IO, "last rank's error");
+        local = rmi_error(REMAT_ERR_IO, "last rank's error");
     if (rank == size / 2)
-        local = remat_error(REMAT_ERR_PARSE, "middle rank's error");
+        local = rmi_error(REMAT_ERR_PARSE, "middle rank's error");
     assert_int_equal(remat_dist_agree(group, local), REMAT_ERR_PARSE);
     assert_contains(remat_last_error(), "middle rank's error");
 }

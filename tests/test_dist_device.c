@@ -40,12 +40,12 @@ static void test_dist_device_nccl_table(void **state)
     (void)state;
 #if HAVE_NCCL
     char why[512] = "";
-    if (!remat_nccl_open(why, sizeof why)) {
+    if (!rmi_nccl_open(why, sizeof why)) {
         assert_contains(why, "cannot load NCCL (libnccl.so.2)");
         skip();
     }
-    assert_non_null(remat_nccl.broadcast);
-    const char *words = remat_nccl.error_string(ncclInvalidArgument);
+    assert_non_null(rmi_nccl.broadcast);
+    const char *words = rmi_nccl.error_string(ncclInvalidArgument);
     assert_non_null(words);
     assert_true(words[0] != '\0');
 #else

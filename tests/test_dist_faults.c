@@ -97,9 +97,9 @@ static void test_dist_faults_one_rank_out_of_memory(void **state)
             remat_status st = REMAT_ERR_NOMEM;
             int k;
             for (k = 0; k < MAX_ALLOCS && st != REMAT_OK; k++) {
-                remat_alloc_fail_once(rank == v ? k : -1);
+                rmi_alloc_fail_once(rank == v ? k : -1);
                 st = run_call((call)c);
-                remat_alloc_fail_after(-1);
+                rmi_alloc_fail_after(-1);
                 assert_int_equal(root_status(st), st); /* the same on every rank */
                 if (st == REMAT_OK)
                     break;
@@ -127,17 +127,17 @@ static void test_dist_faults_alike_messages_unnamed(void **state)
 {
     (void)state;
     int size = remat_dist_size(group), rank = remat_dist_rank(group);
-    remat_status st = remat_error(REMAT_ERR_VALUE, "--steps: -3 is not a count");
+    remat_status st = rmi_error(REMAT_ERR_VALUE, "--steps: -3 is not a count");
     assert_int_equal(remat_dist_agree(group, st), REMAT_ERR_VALUE);
     assert_string_equal(remat_last_error(), "--steps: -3 is not a count");
     /* the same text, another status on one rank: not alike */
-    st = remat_error(rank == size - 1 ? REMAT_ERR_ARG : REMAT_ERR_VALUE, "same words");
+    st = rmi_error(rank == size - 1 ? REMAT_ERR_ARG : REMAT_ERR_VALUE, "same words");
     assert_int_equal(remat_dist_agree(group, st), size > 1 ? REMAT_ERR_VALUE : REMAT_ERR_ARG);
     assert_string_equal(remat_last_error(), size > 1 ? "rank 0: same words" : "same words");
     /* each rank its own file */
     char text[64];
     snprintf(text, sizeof text, "cannot open part%d.csv", rank);
-    st = remat_error(REMAT_ERR_IO, "%s", text);
+    st = rmi_error(REMAT_ERR_IO, "%s", text);
     assert_int_equal(remat_dist_agree(group, st), REMAT_ERR_IO);
     assert_string_equal(remat_last_error(), size > 1 ? "rank 0: cannot open part0.csv" : "cannot open part0.csv");
 }
@@ -150,7 +150,7 @@ static void test_dist_faults_agree_carries_caller_text(void **state)
     char msg[64] = "untouched";
     assert_int_equal(remat_dist_agree_msg(group, REMAT_OK, msg, sizeof msg), REMAT_OK);
     assert_string_equal(msg, "untouched");
-    remat_error(REMAT_ERR_IO, "not this one");
+    rmi_error(REMAT_ERR_IO, "not this one");
     snprintf(msg, sizeof msg, "P.csv:%d: not a number", 7 + rank);
     remat_status st = rank == size - 1 ? REMAT_ERR_PARSE : REMAT_OK;
     assert_int_equal(remat_dist_agree_msg(group, st, msg, sizeof msg), REMAT_ERR_PARSE);

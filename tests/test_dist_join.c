@@ -64,10 +64,10 @@ int main(int argc, char **argv)
     int victim = size - 1, k;
     remat_status st = REMAT_ERR_NOMEM;
     for (k = 0; k < 8 && st != REMAT_OK; k++) {
-        remat_alloc_fail_once(rank == victim ? k : -1);
+        rmi_alloc_fail_once(rank == victim ? k : -1);
         d = NULL;
         st = remat_dist_init(&argc, &argv, &d);
-        remat_alloc_fail_after(-1);
+        rmi_alloc_fail_after(-1);
         int mine = st, lowest = st, highest = st;
         MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         MPI_Allreduce(&mine, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

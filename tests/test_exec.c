@@ -1,6 +1,6 @@
 /*
  * test_exec.c — compiling and running programs: the static arena planner
- * (remat_plan_offsets, checked pairwise on random lifetimes), determinism,
+ * (rmi_plan_offsets, checked pairwise on random lifetimes), determinism,
  * outputs with unusual storage (arguments, constants, repeats, aliases),
  * degenerate shapes (zero-size, rank 0, rank 8) and the program's signature.
  * Expected values are computed here from the ops' definitions.
@@ -43,11 +43,11 @@ static void expect_dims(const remat_tensor *t, remat_dtype dt, int rank, const i
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-/* remat_plan_offsets' arena size (it fails only when out of memory) */
+/* rmi_plan_offsets' arena size (it fails only when out of memory) */
 static size_t plan_arena(remat_plan_buf *b, int32_t n, size_t align)
 {
     size_t arena = (size_t)-1;
-    assert_int_equal(remat_plan_offsets(b, n, align, &arena), REMAT_OK);
+    assert_int_equal(rmi_plan_offsets(b, n, align, &arena), REMAT_OK);
     return arena;
 }
 

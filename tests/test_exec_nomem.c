@@ -116,10 +116,10 @@ static void run_injected(remat_fn *g, const char *what, int sticky)
 {
     remat_backend *be = remat_backend_cpu();
     remat_program *ref = NULL;
-    remat_alloc_fail_after(INT64_MAX);
+    rmi_alloc_fail_after(INT64_MAX);
     assert_ok(remat_compile(g, be, &ref));
-    int64_t n = remat_alloc_count();
-    remat_alloc_fail_after(-1);
+    int64_t n = rmi_alloc_count();
+    rmi_alloc_fail_after(-1);
     remat_memory_plan plan_ref;
     remat_program_plan(ref, &plan_ref);
     assert_true(n > 8); /* the hook sees the compiler's allocations */
@@ -128,12 +128,12 @@ static void run_injected(remat_fn *g, const char *what, int sticky)
     for (int64_t k = 0; k <= n; k++) {
         remat_clear_error();
         if (sticky)
-            remat_alloc_fail_after(k);
+            rmi_alloc_fail_after(k);
         else
-            remat_alloc_fail_once(k);
+            rmi_alloc_fail_once(k);
         remat_program *p = NULL;
         remat_status st = remat_compile(g, be, &p);
-        remat_alloc_fail_after(-1);
+        rmi_alloc_fail_after(-1);
         if (k == n) {
             if (st != REMAT_OK)
                 fail_msg("%s: failed with every allocation granted: %s", what, remat_last_error());

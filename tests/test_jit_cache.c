@@ -97,7 +97,7 @@ static void child(const char *dir, int no_cache, int start_fd, report *r)
     unsetenv("REMAT_NO_JIT");
     ok = ok && pfr(got, &n_got) && !memcmp(want, got, sizeof want) && n_want == 0 && n_got == 2;
     r->ok = ok;
-    remat_jit_disk_get_counts(&r->c);
+    rmi_jit_disk_get_counts(&r->c);
     _exit(0);
 }
 
@@ -455,7 +455,7 @@ static int compile_mul(void) /* 0 when compiled, stored and right */
     remat_jit_disk_counts c;
     if (be->iface.compile_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
         return 1;
-    remat_jit_disk_get_counts(&c);
+    rmi_jit_disk_get_counts(&c);
     return c.stored == 1 && c.misses == 1 ? 0 : 2;
 }
 
@@ -469,7 +469,7 @@ static int load_then_change(void)
     /* the same program, built again: found on disk without libgccjit */
     if (be->iface.load_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
         return 3;
-    remat_jit_disk_get_counts(&c);
+    rmi_jit_disk_get_counts(&c);
     if (c.hits != 1 || c.misses != 0 || gccjit_mapped())
         return 4;
     /* another constant, another op: other programs, other keys */
@@ -479,12 +479,12 @@ static int load_then_change(void)
     pp[0] = make_prog(&s, REMAT_OP_ADD, 1.25);
     if (be->iface.load_lanes(1, pp, &fn) != REMAT_ERR_UNSUPPORTED)
         return 6;
-    remat_jit_disk_get_counts(&c);
+    rmi_jit_disk_get_counts(&c);
     if (c.hits != 1 || c.misses != 2 || gccjit_mapped())
         return 7;
     if (be->iface.compile_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_ADD, 1.25))
         return 8;
-    remat_jit_disk_get_counts(&c);
+    rmi_jit_disk_get_counts(&c);
     return c.stored == 1 && gccjit_mapped() ? 0 : 9;
 }
 
@@ -629,7 +629,7 @@ static void compile_big(const char *dir, const char *tmp)
     setenv("REMAT_CACHE_DIR", dir, 1);
     setenv("TMPDIR", tmp, 1);
     remat_set_num_threads(2);
-    remat_parallel_for(1 << 20, 1 << 10, nothing, NULL);
+    rmi_parallel_for(1 << 20, 1 << 10, nothing, NULL);
     remat_lane_program p;
     remat_lane_buf bufs[2];
     const remat_lane_program *pp[1] = {make_big(&p, bufs)};

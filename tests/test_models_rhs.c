@@ -209,7 +209,7 @@ static void test_models_step_body_matches_tableau_written_out(void **state)
             run(prog, (double *[]){y, &t, &h, p}, (double *[]){got}, NULL);
             ref_step(m, (remat_ode_method)meth, t, h, y, p, want);
             /* a Rosenbrock reference takes J from differences (test_models_util.c) */
-            double rel = remat_ode_tableau((remat_ode_method)meth)->ros ? 1e-11 : 1e-13;
+            double rel = rmi_ode_tableau((remat_ode_method)meth)->ros ? 1e-11 : 1e-13;
             for (int i = 0; i < S; i++)
                 assert_close(got[i], want[i], rel, 1e-15);
             memcpy(y, got, sizeof y);
@@ -227,7 +227,7 @@ static void test_models_tableaus_satisfy_order_conditions(void **state)
 {
     (void)state;
     for (int meth = 0; meth < REMAT_ODE_METHOD_COUNT; meth++) {
-        const ode_tableau *tb = remat_ode_tableau((remat_ode_method)meth);
+        const ode_tableau *tb = rmi_ode_tableau((remat_ode_method)meth);
         if (tb->ros)
             continue; /* Rosenbrock conditions differ: test_models_rodas.c */
         int s = tb->stages;

@@ -39,7 +39,7 @@ static void lower_inverse(int s, double M[MS][MS], double L[MS][MS])
 static void test_models_rodas5_satisfies_rosenbrock_order_conditions(void **state)
 {
     (void)state;
-    const ode_tableau *tb = remat_ode_tableau(REMAT_ODE_RODAS5);
+    const ode_tableau *tb = rmi_ode_tableau(REMAT_ODE_RODAS5);
     assert_non_null(tb->ros);
     const ode_rosenbrock *rb = tb->ros;
     int s = tb->stages;
@@ -276,7 +276,7 @@ static void test_models_rodas5_adaptive_compiled_matches_interpreted(void **stat
     assert_int_equal(st[0].ops_executed, st[1].ops_executed);
     assert_int_equal(plan[1].compiled_loops, 0);
 #if REMAT_HAVE_GCCJIT
-    if (remat_cpu_can_compile_lanes())
+    if (rmi_cpu_can_compile_lanes())
         assert_int_equal(plan[0].compiled_loops, 8);
 #endif
     remat_fn_free(g);

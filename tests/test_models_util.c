@@ -133,8 +133,8 @@ static void ref_rosenbrock(const remat_mechanism *m, const ode_tableau *tb, doub
 void ref_step(const remat_mechanism *m, remat_ode_method method, double t, double h, const double *y,
               const double *p, double *out)
 {
-    if (remat_ode_tableau(method) && remat_ode_tableau(method)->ros) {
-        ref_rosenbrock(m, remat_ode_tableau(method), t, h, y, p, out);
+    if (rmi_ode_tableau(method) && rmi_ode_tableau(method)->ros) {
+        ref_rosenbrock(m, rmi_ode_tableau(method), t, h, y, p, out);
         return;
     }
     int S = remat_mechanism_species_count(m);

@@ -80,13 +80,13 @@ static remat_status differentiate(const remat_fn *f, char **g_text, char **r_tex
 static void run_injected(builder build, const char *what, int sticky)
 {
     /* the reference, and the number of allocations it takes */
-    remat_alloc_fail_after(INT64_MAX);
+    rmi_alloc_fail_after(INT64_MAX);
     remat_fn *f = NULL;
     char *g_ref = NULL, *r_ref = NULL;
     assert_ok(build(&f));
     assert_ok(differentiate(f, &g_ref, &r_ref));
-    int64_t n = remat_alloc_count();
-    remat_alloc_fail_after(-1);
+    int64_t n = rmi_alloc_count();
+    rmi_alloc_fail_after(-1);
     remat_fn_free(f);
     assert_true(n > 100); /* the hook sees the workload's allocations */
 
@@ -95,15 +95,15 @@ static void run_injected(builder build, const char *what, int sticky)
         char *g_text = NULL, *r_text = NULL;
         remat_clear_error();
         if (sticky)
-            remat_alloc_fail_after(k);
+            rmi_alloc_fail_after(k);
         else
-            remat_alloc_fail_once(k);
+            rmi_alloc_fail_once(k);
         f = NULL;
         remat_status st = build(&f);
         int built = st == REMAT_OK;
         if (built)
             st = differentiate(f, &g_text, &r_text);
-        remat_alloc_fail_after(-1);
+        rmi_alloc_fail_after(-1);
         if (k == n) { /* every allocation granted */
             if (st != REMAT_OK)
                 fail_msg("%s: failed with every allocation granted: %s", what, remat_last_error());
@@ -177,7 +177,7 @@ static remat_status schedule_actions(const remat_schedule_spec *spec, int64_t n,
         return st;
     }
     remat_schedule_set_length(s, n);
-    int64_t before = remat_alloc_count();
+    int64_t before = rmi_alloc_count();
     size_t len = 0;
     FILE *m = open_memstream(text, &len);
     assert_non_null(m);
@@ -187,7 +187,7 @@ static remat_status schedule_actions(const remat_schedule_spec *spec, int64_t n,
         fprintf(m, "%d:%lld:%d ", (int)a.kind, (long long)a.step, a.slot);
     } while (a.kind != REMAT_ACT_DONE);
     fclose(m);
-    assert_int_equal(remat_alloc_count(), before);
+    assert_int_equal(rmi_alloc_count(), before);
     remat_schedule_free(s);
     return REMAT_OK;
 }
@@ -205,21 +205,21 @@ static void test_nomem_schedules(void **state)
         remat_schedule_spec spec;
         assert_ok(remat_schedule_parse(specs[i], &spec));
         char *ref = NULL;
-        remat_alloc_fail_after(INT64_MAX);
+        rmi_alloc_fail_after(INT64_MAX);
         assert_ok(schedule_actions(&spec, 40, &ref));
-        int64_t n = remat_alloc_count();
-        remat_alloc_fail_after(-1);
+        int64_t n = rmi_alloc_count();
+        rmi_alloc_fail_after(-1);
         assert_true(n >= 1); /* the hook sees the schedule's state */
         for (int sticky = 0; sticky <= 1; sticky++)
             for (int64_t k = 0; k < n; k++) {
                 char *text = NULL;
                 remat_clear_error();
                 if (sticky)
-                    remat_alloc_fail_after(k);
+                    rmi_alloc_fail_after(k);
                 else
-                    remat_alloc_fail_once(k);
+                    rmi_alloc_fail_once(k);
                 remat_status st = schedule_actions(&spec, 40, &text);
-                remat_alloc_fail_after(-1);
+                rmi_alloc_fail_after(-1);
                 if (st != REMAT_ERR_NOMEM)
                     fail_msg("%s: allocation %lld of %lld failed, got %s (%s)", specs[i], (long long)k,
                              (long long)n, remat_status_name(st), remat_last_error());
@@ -238,33 +238,33 @@ static void test_nomem_schedules(void **state)
 static void test_nomem_hook(void **state)
 {
     (void)state;
-    remat_alloc_fail_after(2);
-    void *a = remat_malloc(8), *b = remat_calloc(1, 8), *c = remat_malloc(8);
-    char *d = remat_strdup("x");
+    rmi_alloc_fail_after(2);
+    void *a = rmi_malloc(8), *b = rmi_calloc(1, 8), *c = rmi_malloc(8);
+    char *d = rmi_strdup("x");
     assert_non_null(a);
     assert_non_null(b);
     assert_null(c);
     assert_null(d);
-    void *e = remat_realloc(a, 64); /* fails: a stays valid */
+    void *e = rmi_realloc(a, 64); /* fails: a stays valid */
     assert_null(e);
-    assert_int_equal(remat_alloc_count(), 5);
-    remat_alloc_fail_after(-1);
-    assert_int_equal(remat_alloc_count(), 0);
-    a = remat_realloc(a, 64);
+    assert_int_equal(rmi_alloc_count(), 5);
+    rmi_alloc_fail_after(-1);
+    assert_int_equal(rmi_alloc_count(), 0);
+    a = rmi_realloc(a, 64);
     assert_non_null(a);
-    assert_int_equal(remat_alloc_count(), 0); /* off: nothing counted */
-    remat_free(a);
-    remat_free(b);
-    remat_alloc_fail_after(1); /* the backends' aligned memory counts too */
-    void *x = remat_aligned_alloc(64, 100), *y = remat_aligned_alloc(64, 0);
+    assert_int_equal(rmi_alloc_count(), 0); /* off: nothing counted */
+    rmi_free(a);
+    rmi_free(b);
+    rmi_alloc_fail_after(1); /* the backends' aligned memory counts too */
+    void *x = rmi_aligned_alloc(64, 100), *y = rmi_aligned_alloc(64, 0);
     assert_non_null(x);
     assert_true((uintptr_t)x % 64 == 0);
     assert_null(y);
-    assert_int_equal(remat_alloc_count(), 2);
-    remat_free(x);
-    remat_alloc_fail_after(0);
+    assert_int_equal(rmi_alloc_count(), 2);
+    rmi_free(x);
+    rmi_alloc_fail_after(0);
     remat_fn *f = remat_fn_new("f");
-    remat_alloc_fail_after(-1);
+    rmi_alloc_fail_after(-1);
     assert_null(f);
     assert_contains(remat_last_error(), "out of memory");
 }

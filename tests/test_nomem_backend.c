@@ -142,24 +142,24 @@ static void test_nomem_backend_lowering(void **state)
 static void check_plan_nomem(remat_plan_buf *b, int32_t nb)
 {
     size_t arena = 0;
-    remat_alloc_fail_after(INT64_MAX);
-    assert_int_equal(remat_plan_offsets(b, nb, 64, &arena), REMAT_OK);
-    const int64_t n = remat_alloc_count();
+    rmi_alloc_fail_after(INT64_MAX);
+    assert_int_equal(rmi_plan_offsets(b, nb, 64, &arena), REMAT_OK);
+    const int64_t n = rmi_alloc_count();
     assert_true(n >= 1);
-    remat_alloc_fail_after(-1);
+    rmi_alloc_fail_after(-1);
     const size_t want = arena;
     for (int sticky = 0; sticky <= 1; sticky++)
         for (int64_t k = 0; k < n; k++) {
             remat_clear_error();
             if (sticky)
-                remat_alloc_fail_after(k);
+                rmi_alloc_fail_after(k);
             else
-                remat_alloc_fail_once(k);
-            remat_status st = remat_plan_offsets(b, nb, 64, &arena);
-            remat_alloc_fail_after(-1);
+                rmi_alloc_fail_once(k);
+            remat_status st = rmi_plan_offsets(b, nb, 64, &arena);
+            rmi_alloc_fail_after(-1);
             assert_int_equal(st, REMAT_ERR_NOMEM);
             assert_contains(remat_last_error(), "out of memory");
-            assert_int_equal(remat_plan_offsets(b, nb, 64, &arena), REMAT_OK);
+            assert_int_equal(rmi_plan_offsets(b, nb, 64, &arena), REMAT_OK);
             assert_int_equal(arena, want);
         }
 }
@@ -227,10 +227,10 @@ static void test_nomem_backend_jit(void **state)
     const remat_lane_program *pp[1] = {&s.p};
     remat_lane_fn fn = NULL;
     make_scale(&s, imm);
-    remat_alloc_fail_after(INT64_MAX);
+    rmi_alloc_fail_after(INT64_MAX);
     assert_int_equal(be->iface.compile_lanes(1, pp, &fn), REMAT_OK);
-    const int64_t n = remat_alloc_count();
-    remat_alloc_fail_after(-1);
+    const int64_t n = rmi_alloc_count();
+    rmi_alloc_fail_after(-1);
     check_scale(fn, imm);
     assert_true(n >= 5);
     int64_t failed = 0;
@@ -240,12 +240,12 @@ static void test_nomem_backend_jit(void **state)
             make_scale(&s, imm);
             remat_clear_error();
             if (sticky)
-                remat_alloc_fail_after(k);
+                rmi_alloc_fail_after(k);
             else
-                remat_alloc_fail_once(k);
+                rmi_alloc_fail_once(k);
             remat_status st = be->iface.compile_lanes(1, pp, &fn);
-            const int64_t made = remat_alloc_count();
-            remat_alloc_fail_after(-1);
+            const int64_t made = rmi_alloc_count();
+            rmi_alloc_fail_after(-1);
             if (made > k) {
                 if (st != REMAT_ERR_NOMEM)
                     fail_msg("jit: allocation %lld of %lld failed, got %s (%s)", (long long)k, (long long)made,

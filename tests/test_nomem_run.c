@@ -139,13 +139,13 @@ static void run_injected(builder build, const char *what, int jit, int run_failu
     remat_program_free(p);
     p = NULL;
 
-    remat_alloc_fail_after(INT64_MAX);
+    rmi_alloc_fail_after(INT64_MAX);
     assert_ok(remat_compile(g, remat_backend_cpu(), &p));
-    const int64_t n_compile = remat_alloc_count();
+    const int64_t n_compile = rmi_alloc_count();
     clear_outputs(&t);
     assert_ok(remat_run(p, t.n_in, t.in, t.n_out, t.out, NULL));
-    int64_t n = remat_alloc_count();
-    remat_alloc_fail_after(-1);
+    int64_t n = rmi_alloc_count();
+    rmi_alloc_fail_after(-1);
     assert_outputs_equal(&t, &ref);
     remat_program_free(p);
     assert_true(n > 5); /* the hook sees compile's allocations */
@@ -156,11 +156,11 @@ static void run_injected(builder build, const char *what, int jit, int run_failu
             remat_clear_error();
             p = NULL;
             if (sticky)
-                remat_alloc_fail_after(k);
+                rmi_alloc_fail_after(k);
             else
-                remat_alloc_fail_once(k);
+                rmi_alloc_fail_once(k);
             remat_status st = compile_run(g, &p, &t);
-            remat_alloc_fail_after(-1);
+            rmi_alloc_fail_after(-1);
             if (st == REMAT_OK && !sticky) { /* a fallback did without it */
                 assert_outputs_equal(&t, &ref);
                 absorbed++;

@@ -239,7 +239,7 @@ static void *bump_alloc(void *ctx, size_t bytes)
     return block + at;
 }
 
-/* every backend classifies a fused micro-op through remat_fused_uop_kind_of:
+/* every backend classifies a fused micro-op through rmi_fused_uop_kind_of:
  * exactly the elementwise rows are micro-ops, each run as its category and
  * parameter kind say; a group holding any other op is refused by name */
 static void test_op_table_fused_micro_ops_follow_the_row(void **state)
@@ -247,7 +247,7 @@ static void test_op_table_fused_micro_ops_follow_the_row(void **state)
     (void)state;
     for (int k = 0; k < REMAT_OP_COUNT; k++) {
         const remat_op op = (remat_op)k;
-        const int kind = remat_fused_uop_kind_of(op);
+        const int kind = rmi_fused_uop_kind_of(op);
         if ((kind >= 0) != remat_op_is_elementwise(op))
             fail_msg("'%s' (category %s) is%s a fused micro-op but%s elementwise", remat_op_name(op),
                      remat_op_category_name(remat_op_category_of(op)), kind >= 0 ? "" : " not",
@@ -257,12 +257,12 @@ static void test_op_table_fused_micro_ops_follow_the_row(void **state)
         if (remat_op_is_binary(op))
             assert_int_equal(kind, REMAT_UOP_BINARY);
     }
-    assert_int_equal(remat_fused_uop_kind_of(REMAT_OP_INTEGER_POW), REMAT_UOP_INTEGER_POW);
-    assert_int_equal(remat_fused_uop_kind_of(REMAT_OP_POW), REMAT_UOP_POW);
-    assert_int_equal(remat_fused_uop_kind_of(REMAT_OP_SELECT), REMAT_UOP_SELECT);
-    assert_int_equal(remat_fused_uop_kind_of(REMAT_OP_LT), REMAT_UOP_BINARY);
+    assert_int_equal(rmi_fused_uop_kind_of(REMAT_OP_INTEGER_POW), REMAT_UOP_INTEGER_POW);
+    assert_int_equal(rmi_fused_uop_kind_of(REMAT_OP_POW), REMAT_UOP_POW);
+    assert_int_equal(rmi_fused_uop_kind_of(REMAT_OP_SELECT), REMAT_UOP_SELECT);
+    assert_int_equal(rmi_fused_uop_kind_of(REMAT_OP_LT), REMAT_UOP_BINARY);
     for (size_t i = 0; i < sizeof BAD_OPS / sizeof *BAD_OPS; i++)
-        assert_int_equal(remat_fused_uop_kind_of(BAD_OPS[i]), -1);
+        assert_int_equal(rmi_fused_uop_kind_of(BAD_OPS[i]), -1);
 
     /* exp(x0) then dot_general: the CPU lowering names the op it cannot run */
     const remat_fused_uop uops[2] = {{.op = REMAT_OP_EXP, .dst = 0, .src = {-1, INT16_MIN, INT16_MIN}},

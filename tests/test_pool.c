@@ -6,7 +6,7 @@
  * a forked child's loops do not wait for workers it does not have,
  * and large elementwise work (a fused group; single ops, with and without
  * scalar operands) gives the same bits on 1 and 4 threads, really split;
- * a site (remat_parallel_for_site) stops splitting while its workers stall
+ * a site (rmi_parallel_for_site) stops splitting while its workers stall
  * and its caller waits, tries again at doubling intervals and splits again
  * once they keep up. Registered twice: as is, and with REMAT_NUM_THREADS=3 in the
  * environment, which the first case then checks.
@@ -77,7 +77,7 @@ static void test_pool_covers_every_index_once(void **state)
             for (size_t t = 0; t < 3; t++) {
                 assert_ok(remat_set_num_threads(threads[t]));
                 cover_ctx c = {.hits = xcalloc((size_t)ns[a], sizeof(int)), .grain = grains[g]};
-                remat_parallel_for(ns[a], grains[g], cover, &c);
+                rmi_parallel_for(ns[a], grains[g], cover, &c);
                 for (int64_t i = 0; i < ns[a]; i++)
                     if (c.hits[i] != 1)
                         fail_msg("n %lld grain %lld threads %d: index %lld ran %d times", (long long)ns[a],
@@ -106,9 +106,9 @@ static void test_pool_runs_on_several_threads(void **state)
 {
     (void)state;
     assert_ok(remat_set_num_threads(4));
-    const int64_t before = remat_pool_split_loops();
+    const int64_t before = rmi_pool_split_loops();
     who_ctx c;
-    remat_parallel_for(8, 1, record, &c);
+    rmi_parallel_for(8, 1, record, &c);
     int distinct = 0;
     for (int i = 0; i < 8; i++) {
         int seen = 0;
@@ -117,13 +117,13 @@ static void test_pool_runs_on_several_threads(void **state)
         distinct += !seen;
     }
     assert_true(distinct >= 2);
-    assert_int_equal(remat_pool_split_loops(), before + 1);
+    assert_int_equal(rmi_pool_split_loops(), before + 1);
     /* one thread: everything on the caller, no loop split */
     assert_ok(remat_set_num_threads(1));
-    remat_parallel_for(8, 1, record, &c);
+    rmi_parallel_for(8, 1, record, &c);
     for (int i = 0; i < 8; i++)
         assert_true(pthread_equal(c.who[i], pthread_self()));
-    assert_int_equal(remat_pool_split_loops(), before + 1);
+    assert_int_equal(rmi_pool_split_loops(), before + 1);
     assert_ok(remat_set_num_threads(0));
 }
 
@@ -132,7 +132,7 @@ static void nested(void *ctx, int64_t b, int64_t e)
     cover_ctx *c = ctx;
     for (int64_t i = b; i < e; i++) { /* a loop inside a loop runs on this thread, whole */
         cover_ctx inner = {.hits = c->hits + i * 100, .grain = 1};
-        remat_parallel_for(100, 1, cover, &inner);
+        rmi_parallel_for(100, 1, cover, &inner);
     }
 }
 
@@ -141,7 +141,7 @@ static void test_pool_nested_loop_runs_on_caller(void **state)
     (void)state;
     assert_ok(remat_set_num_threads(4));
     cover_ctx c = {.hits = xcalloc(8 * 100, sizeof(int)), .grain = 1};
-    remat_parallel_for(8, 1, nested, &c);
+    rmi_parallel_for(8, 1, nested, &c);
     for (int i = 0; i < 800; i++)
         assert_int_equal(c.hits[i], 1);
     free(c.hits);
@@ -155,13 +155,13 @@ static void test_pool_usable_after_fork(void **state)
     (void)state;
     assert_ok(remat_set_num_threads(4));
     who_ctx c;
-    remat_parallel_for(8, 1, record, &c); /* the parent's workers are running */
+    rmi_parallel_for(8, 1, record, &c); /* the parent's workers are running */
     const pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         cover_ctx k = {.hits = calloc(64, sizeof(int)), .grain = 1};
-        remat_parallel_for(8, 1, record, &c);
-        remat_parallel_for(64, 4, cover, &k);
+        rmi_parallel_for(8, 1, record, &c);
+        rmi_parallel_for(64, 4, cover, &k);
         int ok = k.hits != NULL;
         for (int i = 0; ok && i < 64; i++)
             ok = k.hits[i] == 1;
@@ -206,9 +206,9 @@ static void test_pool_fused_group_bitwise(void **state)
     for (int i = 0; i < N; i++)
         x[i] = urand(-3, 3);
     run_group(1, y1, x, N);
-    const int64_t before = remat_pool_split_loops();
+    const int64_t before = rmi_pool_split_loops();
     run_group(4, y4, x, N);
-    assert_true(remat_pool_split_loops() > before); /* really split */
+    assert_true(rmi_pool_split_loops() > before); /* really split */
     assert_memory_equal(y1, y4, sizeof *y1 * N);
     free(x), free(y1), free(y4);
     assert_ok(remat_set_num_threads(0));
@@ -249,11 +249,11 @@ static void test_pool_single_ops_bitwise(void **state)
         remat_tensor out4[2] = {remat_tensor_f64(o4, 1, DIMS(N)), remat_tensor_f64(o4 + N, 1, DIMS(N))};
         assert_ok(remat_set_num_threads(1));
         assert_ok(remat_run(p, 2, in, 2, out1, NULL));
-        const int64_t before = remat_pool_split_loops();
+        const int64_t before = rmi_pool_split_loops();
         assert_ok(remat_set_num_threads(4));
         assert_ok(remat_run(p, 2, in, 2, out4, NULL));
-        if (remat_pool_split_loops() < before + 2) /* the op and the negation, each split */
-            fail_msg("case %d: %lld loops split, expected 2", which, (long long)(remat_pool_split_loops() - before));
+        if (rmi_pool_split_loops() < before + 2) /* the op and the negation, each split */
+            fail_msg("case %d: %lld loops split, expected 2", which, (long long)(rmi_pool_split_loops() - before));
         assert_memory_equal(o1, o4, sizeof *o1 * 2 * N);
         remat_program_free(p);
         remat_fn_free(f);
@@ -311,9 +311,9 @@ static bool site_loop(remat_pool_site *site, site_ctx *c)
 {
     atomic_store(&c->worker_in, 0);
     atomic_store(&c->on_caller, 0);
-    const int64_t serial = remat_pool_site_serial_loops();
-    remat_parallel_for_site(site, c->n, 1, site_range, c);
-    const bool one = remat_pool_site_serial_loops() == serial + 1;
+    const int64_t serial = rmi_pool_site_serial_loops();
+    rmi_parallel_for_site(site, c->n, 1, site_range, c);
+    const bool one = rmi_pool_site_serial_loops() == serial + 1;
     if (one)
         assert_int_equal(atomic_load(&c->on_caller), 1); /* one range, [0, n), on the caller */
     return one;
@@ -358,20 +358,20 @@ static void test_pool_site_null_and_one_thread(void **state)
     site_ctx c = {.caller = pthread_self(), .n = 8, .slow = false};
     assert_ok(remat_set_num_threads(1));
     remat_pool_site site = {0};
-    const int64_t split = remat_pool_split_loops(), serial = remat_pool_site_serial_loops();
+    const int64_t split = rmi_pool_split_loops(), serial = rmi_pool_site_serial_loops();
     for (int i = 0; i < 5; i++)
-        remat_parallel_for_site(&site, c.n, 1, site_range, &c);
-    assert_int_equal(remat_pool_split_loops(), split);
-    assert_int_equal(remat_pool_site_serial_loops(), serial);
+        rmi_parallel_for_site(&site, c.n, 1, site_range, &c);
+    assert_int_equal(rmi_pool_split_loops(), split);
+    assert_int_equal(rmi_pool_site_serial_loops(), serial);
     assert_int_equal(atomic_load(&site.every), 0);
     assert_ok(remat_set_num_threads(2));
     c.slow = true;
     for (int i = 0; i < 5; i++) { /* a NULL site splits, however long it waits */
         atomic_store(&c.worker_in, 0);
-        remat_parallel_for_site(NULL, c.n, 1, site_range, &c);
+        rmi_parallel_for_site(NULL, c.n, 1, site_range, &c);
     }
-    assert_int_equal(remat_pool_split_loops(), split + 5);
-    assert_int_equal(remat_pool_site_serial_loops(), serial);
+    assert_int_equal(rmi_pool_split_loops(), split + 5);
+    assert_int_equal(rmi_pool_site_serial_loops(), serial);
     assert_ok(remat_set_num_threads(0));
 }
 

@@ -197,7 +197,7 @@ static void test_scan_jit_lane_blocks_threads(void **state)
                         char what[96];
                         snprintf(what, sizeof what, "euler layout %d %s%s%s, %d threads", lay, jit_schedules[si],
                                  blocked ? " blocked" : "", rev ? " reverse" : "", th);
-                        const int64_t splits = remat_pool_split_loops();
+                        const int64_t splits = rmi_pool_split_loops();
                         result many;
                         assert_int_equal(remat_set_num_threads(th), REMAT_OK);
                         run_mode(g, 3, c.in, 1, &many);
@@ -211,7 +211,7 @@ static void test_scan_jit_lane_blocks_threads(void **state)
                         /* blocked when carry 0 fits in the schedule's peak (lower_checkpointed) */
                         if (blocked && many.plan.peak_snapshot_bytes >= many.plan.scan_carry_bytes) {
                             assert_int_equal(many.plan.scan_block_lanes, 2);
-                            if (remat_pool_split_loops() <= splits)
+                            if (rmi_pool_split_loops() <= splits)
                                 fail_msg("%s: the lane blocks ran on one thread", what);
                         }
 #else
@@ -261,9 +261,9 @@ static void test_scan_jit_lane_ranges_threads(void **state)
                              rev ? " reverse" : "", th);
                     result many;
                     assert_int_equal(remat_set_num_threads(th), REMAT_OK);
-                    const int64_t splits = remat_pool_split_loops();
+                    const int64_t splits = rmi_pool_split_loops();
                     run_mode(g, 3, c.in, 1, &many);
-                    const int64_t split = remat_pool_split_loops() - splits;
+                    const int64_t split = rmi_pool_split_loops() - splits;
                     check_outs_bitwise(what, &many.o, &one.o);
                     assert_int_equal(many.st.forward_evals, one.st.forward_evals);
                     assert_int_equal(many.st.forward_evals, many.plan.forward_evals);
@@ -359,9 +359,9 @@ static void test_scan_jit_lane_blocks_split_forward(void **state)
         assert_int_equal(remat_set_num_threads(1), REMAT_OK);
         run_mode(g, 3, c.in, 1, &one);
         assert_int_equal(remat_set_num_threads(2), REMAT_OK);
-        const int64_t splits = remat_pool_split_loops();
+        const int64_t splits = rmi_pool_split_loops();
         run_mode(g, 3, c.in, 1, &two);
-        const int64_t split = remat_pool_split_loops() - splits;
+        const int64_t split = rmi_pool_split_loops() - splits;
         unsetenv("REMAT_SCAN_BLOCK");
         assert_int_equal(remat_set_num_threads(0), REMAT_OK);
         check_outs_bitwise(sched[si], &two.o, &one.o);

@@ -277,7 +277,7 @@ static void run_threads(int jit)
      * and of the batched scan), or really not */
     const int64_t compiled = jit && REMAT_HAVE_GCCJIT ? 4 : 0;
     assert_ok(remat_set_num_threads(4)); /* whatever the CPUs: the pool has workers to contend for */
-    const int64_t split_before = remat_pool_split_loops();
+    const int64_t split_before = rmi_pool_split_loops();
     pthread_barrier_t barrier;
     assert_int_equal(pthread_barrier_init(&barrier, NULL, N_THREADS), 0);
     worker w[N_THREADS];
@@ -290,7 +290,7 @@ static void run_threads(int jit)
         pthread_join(th[i], NULL);
     pthread_barrier_destroy(&barrier);
     unsetenv("REMAT_NO_JIT");
-    const int64_t split = remat_pool_split_loops() - split_before;
+    const int64_t split = rmi_pool_split_loops() - split_before;
     assert_ok(remat_set_num_threads(0));
     for (int r = 0; r < ROUNDS; r++)
         free(want[r].mlp), free(want[r].big);

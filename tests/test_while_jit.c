@@ -220,7 +220,7 @@ static void test_while_jit_lane_exit(void **state)
 {
     (void)state;
 #if REMAT_HAVE_GCCJIT
-    if (!remat_cpu_can_compile_lanes()) {
+    if (!rmi_cpu_can_compile_lanes()) {
         print_message("SKIP: libgccjit cannot compile here\n");
         return;
     }
@@ -237,7 +237,7 @@ static void test_while_jit_lane_exit(void **state)
     const remat_lane_program p = {.m = 1, .n_ins = 7, .ins = ins, .n_bufs = 3, .bufs = bufs};
     const remat_lane_program *pp = &p;
     remat_lane_fn fn = NULL;
-    assert_ok(remat_cpu_compile_lanes(1, &pp, &fn));
+    assert_ok(rmi_cpu_compile_lanes(1, &pp, &fn));
     double x = 1, k = 0.5, ran = -1;
     char *b[3] = {(char *)&x, (char *)&k, (char *)&ran};
     int64_t st[3] = {0, 0, 0};
@@ -459,11 +459,11 @@ static void test_while_jit_body_translated_once(void **state)
     remat_lanes_memo_stats s0, s1, s2;
     remat_memory_plan plan1, plan2;
     setenv("REMAT_JIT", "always", 1);
-    remat_lanes_memo_stats_get(&s0);
+    rmi_lanes_memo_stats_get(&s0);
     remat_program *p1 = compile_ok(g1);
-    remat_lanes_memo_stats_get(&s1);
+    rmi_lanes_memo_stats_get(&s1);
     remat_program *p2 = compile_ok(g2);
-    remat_lanes_memo_stats_get(&s2);
+    rmi_lanes_memo_stats_get(&s2);
     unsetenv("REMAT_JIT");
     remat_program_plan(p1, &plan1);
     remat_program_plan(p2, &plan2);
@@ -501,7 +501,7 @@ static void test_while_jit_body_translated_once(void **state)
  * The gradient of 8 loops over one body (16 nodes): each form's
  * interpreted sub-programs (cond, body, the VJP's halves) are compiled once
  * for the program and shared by the nodes (exec/hop.h,
- * remat_compile_sub_shared), which run one at a time; without sharing the
+ * rmi_compile_sub_shared), which run one at a time; without sharing the
  * program held 48. The bits and stats are those of the compiled loops. */
 static void test_while_jit_loops_share_sub_programs(void **state)
 {

@@ -29,6 +29,7 @@
 #ifndef REMAT_AD_H
 #define REMAT_AD_H
 
+#include "export.h"
 #include "graph.h"
 
 #ifdef __cplusplus
@@ -51,31 +52,31 @@ typedef bool (*remat_policy_fn)(const remat_op_info *op, void *ctx);
 
 /* A user policy. `label` is shown in reports; free_ctx (may be NULL) is called
  * on ctx when the last reference goes. */
-remat_policy *remat_policy_new(const char *label, remat_policy_fn fn, void *ctx, void (*free_ctx)(void *));
+REMAT_API remat_policy *remat_policy_new(const char *label, remat_policy_fn fn, void *ctx, void (*free_ctx)(void *));
 /* Policies are reference counted; the built-ins are immortal. _free(NULL) ok. */
-remat_policy *remat_policy_ref(const remat_policy *p);
-void remat_policy_free(remat_policy *p);
-const char *remat_policy_label(const remat_policy *p);
-bool remat_policy_allows(const remat_policy *p, const remat_op_info *op);
+REMAT_API remat_policy *remat_policy_ref(const remat_policy *p);
+REMAT_API void remat_policy_free(remat_policy *p);
+REMAT_API const char *remat_policy_label(const remat_policy *p);
+REMAT_API bool remat_policy_allows(const remat_policy *p, const remat_op_info *op);
 
 /* jax.checkpoint_policies, with their exact semantics. */
-extern const remat_policy *const remat_nothing_saveable;  /* default */
-extern const remat_policy *const remat_everything_saveable;
-extern const remat_policy *const remat_dots_saveable;      /* any dot_general */
+extern REMAT_API const remat_policy *const remat_nothing_saveable;  /* default */
+extern REMAT_API const remat_policy *const remat_everything_saveable;
+extern REMAT_API const remat_policy *const remat_dots_saveable;      /* any dot_general */
 /* dot_general with no batch dimensions on either operand: (N,d)@(d,d) yes,
  * (B,N,d)@(B,d,F) with paired B no. */
-extern const remat_policy *const remat_dots_with_no_batch_dims_saveable;
-remat_policy *remat_policy_save_only_these_names(int n, const char *const *names);
-remat_policy *remat_policy_save_any_names_but_these(int n, const char *const *names);
+extern REMAT_API const remat_policy *const remat_dots_with_no_batch_dims_saveable;
+REMAT_API remat_policy *remat_policy_save_only_these_names(int n, const char *const *names);
+REMAT_API remat_policy *remat_policy_save_any_names_but_these(int n, const char *const *names);
 /* permits what either permits */
-remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b);
+REMAT_API remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b);
 
 /* jax.checkpoint(fn, policy=...): a new function (a region around fn).
  * policy NULL means nothing_saveable. NULL when fn is NULL, has a build
  * error or no outputs, or memory ran out; remat_last_error() says which.
  * The policy constructors above return NULL on bad arguments or, with
  * that message, when out of memory. */
-remat_fn *remat_checkpoint(remat_fn *fn, const remat_policy *policy);
+REMAT_API remat_fn *remat_checkpoint(remat_fn *fn, const remat_policy *policy);
 
 /* ---- reverse mode ----
  * argnums: indices of the arguments to differentiate (n_argnums = 0: all).
@@ -84,9 +85,9 @@ remat_fn *remat_checkpoint(remat_fn *fn, const remat_policy *policy);
  * f) and returns (f's outputs..., the cotangent of each argnum).
  * remat_grad: f must have one scalar output; returns (d out / d argnum ...).
  * remat_value_and_grad: returns (out, d out / d argnum ...). */
-remat_status remat_vjp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
-remat_status remat_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
-remat_status remat_value_and_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+REMAT_API remat_status remat_vjp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+REMAT_API remat_status remat_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+REMAT_API remat_status remat_value_and_grad(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
 
 /* ---- forward mode ----
  * A source-to-source transform too (as jax.jvp): the new function computes
@@ -119,9 +120,9 @@ remat_status remat_value_and_grad(const remat_fn *f, int n_argnums, const int *a
  * loop), it is reverse over forward instead, grad_x (J_f(x) v) — the same
  * value to rounding (not bitwise), the scan's reverse pass then running
  * over the JVP loop with the scan's schedule; a custom op has neither. */
-remat_status remat_jvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
-remat_status remat_jacfwd(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
-remat_status remat_hvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+REMAT_API remat_status remat_jvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+REMAT_API remat_status remat_jacfwd(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
+REMAT_API remat_status remat_hvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out);
 
 /* ---- residual report ---- */
 typedef enum {
@@ -148,19 +149,19 @@ typedef struct remat_residual_list remat_residual_list;
 
 /* Residuals of the VJP of f w.r.t. argnums: one entry per value the backward
  * actually reads, in forward order. */
-remat_status remat_saved_residuals(const remat_fn *f, int n_argnums, const int *argnums,
-                                   remat_residual_list **out);
+REMAT_API remat_status remat_saved_residuals(const remat_fn *f, int n_argnums, const int *argnums,
+                                             remat_residual_list **out);
 /* The residuals of a function already made by remat_vjp/_grad/_value_and_grad. */
-remat_status remat_fn_residuals(const remat_fn *vjp_fn, remat_residual_list **out);
-int remat_residual_list_count(const remat_residual_list *r);
-const remat_residual *remat_residual_list_get(const remat_residual_list *r, int i);
-size_t remat_residual_list_bytes(const remat_residual_list *r);
+REMAT_API remat_status remat_fn_residuals(const remat_fn *vjp_fn, remat_residual_list **out);
+REMAT_API int remat_residual_list_count(const remat_residual_list *r);
+REMAT_API const remat_residual *remat_residual_list_get(const remat_residual_list *r, int i);
+REMAT_API size_t remat_residual_list_bytes(const remat_residual_list *r);
 /* One line, e.g. "f32[256,512] output of dot_general at examples/mlp/mlp.c:42".
  * A NULL e writes "?"; a NULL buf returns NULL. The list accessors answer a
  * NULL list with 0 or NULL; all with remat_last_error() set. */
-char *remat_residual_format(const remat_residual *e, char *buf, size_t len);
-void remat_residual_list_print(const remat_residual_list *r, FILE *out);
-void remat_residual_list_free(remat_residual_list *r);
+REMAT_API char *remat_residual_format(const remat_residual *e, char *buf, size_t len);
+REMAT_API void remat_residual_list_print(const remat_residual_list *r, FILE *out);
+REMAT_API void remat_residual_list_free(remat_residual_list *r);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,8 @@
 #ifndef REMAT_DATASET_H
 #define REMAT_DATASET_H
 
+#include "export.h"
+
 #include <stddef.h>
 
 #include "mechanism.h"
@@ -53,36 +55,36 @@ typedef struct remat_dataset remat_dataset;
 
 /* Reads one experiment. The dataset keeps no pointer to mech; its species
  * indices are mech's. */
-remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, remat_dataset **out);
-void remat_dataset_free(remat_dataset *d); /* NULL is a no-op */
+REMAT_API remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, remat_dataset **out);
+REMAT_API void remat_dataset_free(remat_dataset *d); /* NULL is a no-op */
 
 /* Every accessor below answers a NULL dataset with remat_last_error() set
  * (REMAT_ERR_NULL) and NULL, 0 or NaN (rows 0, is_measured 0). */
-const char *remat_dataset_path(const remat_dataset *d);
+REMAT_API const char *remat_dataset_path(const remat_dataset *d);
 /* The first column's header. */
-const char *remat_dataset_indep_name(const remat_dataset *d);
-size_t remat_dataset_rows(const remat_dataset *d);       /* >= 1 */
-int remat_dataset_species_count(const remat_dataset *d); /* the mechanism's species count */
+REMAT_API const char *remat_dataset_indep_name(const remat_dataset *d);
+REMAT_API size_t remat_dataset_rows(const remat_dataset *d);       /* >= 1 */
+REMAT_API int remat_dataset_species_count(const remat_dataset *d); /* the mechanism's species count */
 /* times[r], strictly increasing. */
-const double *remat_dataset_times(const remat_dataset *d);
+REMAT_API const double *remat_dataset_times(const remat_dataset *d);
 /* Row r: species_count values, NaN where not measured. Out-of-range r or s
  * aborts (a programmer error). */
-const double *remat_dataset_row(const remat_dataset *d, size_t r);
-double remat_dataset_value(const remat_dataset *d, size_t r, int s); /* NaN: not measured */
-int remat_dataset_is_measured(const remat_dataset *d, size_t r, int s);
+REMAT_API const double *remat_dataset_row(const remat_dataset *d, size_t r);
+REMAT_API double remat_dataset_value(const remat_dataset *d, size_t r, int s); /* NaN: not measured */
+REMAT_API int remat_dataset_is_measured(const remat_dataset *d, size_t r, int s);
 /* The standard deviation of the cell (row r, species s) from a sigma_<species>
  * column; NaN when the file gives none there. */
-double remat_dataset_sigma(const remat_dataset *d, size_t r, int s);
+REMAT_API double remat_dataset_sigma(const remat_dataset *d, size_t r, int s);
 /* Whether the file has a column for species s. */
-int remat_dataset_has_column(const remat_dataset *d, int s);
+REMAT_API int remat_dataset_has_column(const remat_dataset *d, int s);
 /* Where a cell came from, for messages: the file line of row r (1-based,
  * blank lines and the header counted), and the 1-based column of species s
  * (sigma: of its sigma_<species> column); 0 when the file has no such column. */
-int remat_dataset_line(const remat_dataset *d, size_t r);        /* NULL: 0 */
-int remat_dataset_column(const remat_dataset *d, int s, int sigma); /* NULL: 0 */
+REMAT_API int remat_dataset_line(const remat_dataset *d, size_t r);        /* NULL: 0 */
+REMAT_API int remat_dataset_column(const remat_dataset *d, int s, int sigma); /* NULL: 0 */
 /* Whether row 0 gives every species of the mechanism, so that the initial
  * state can be taken from it. */
-int remat_dataset_initial_complete(const remat_dataset *d);
+REMAT_API int remat_dataset_initial_complete(const remat_dataset *d);
 
 #ifdef __cplusplus
 }

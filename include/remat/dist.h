@@ -46,6 +46,8 @@
 #ifndef REMAT_DIST_H
 #define REMAT_DIST_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,16 +66,16 @@ typedef struct remat_dist remat_dist;
  * Test hook: REMAT_TEST_ALLOC_FAIL=R:K in the environment makes rank R's
  * allocation number K inside remat (counted from 0 when init returns) fail,
  * once, as a rank out of memory would; the job must end with a message. */
-remat_status remat_dist_init(int *argc, char ***argv, remat_dist **out);
+REMAT_API remat_status remat_dist_init(int *argc, char ***argv, remat_dist **out);
 /* Leaves the job (MPI_Finalize when init initialised MPI). Collective:
  * every rank calls it (a rank that calls it while another waits in a
  * collective ends the job, see above). NULL is a no-op. */
-void remat_dist_finalize(remat_dist *d);
+REMAT_API void remat_dist_finalize(remat_dist *d);
 
-int remat_dist_rank(const remat_dist *d);       /* NULL: 0 */
-int remat_dist_size(const remat_dist *d);       /* NULL: 1 */
-int remat_dist_is_root(const remat_dist *d);    /* rank 0: prints user-facing output, writes files */
-const char *remat_dist_kind(const remat_dist *d); /* "mpi" or "single" (also for NULL) */
+REMAT_API int remat_dist_rank(const remat_dist *d);       /* NULL: 0 */
+REMAT_API int remat_dist_size(const remat_dist *d);       /* NULL: 1 */
+REMAT_API int remat_dist_is_root(const remat_dist *d);    /* rank 0: prints user-facing output, writes files */
+REMAT_API const char *remat_dist_kind(const remat_dist *d); /* "mpi" or "single" (also for NULL) */
 
 /* Splits n items into contiguous blocks, one per rank in rank order (every
  * rank gets one item at least when n >= size), balanced by cost[i] >= 0
@@ -81,28 +83,28 @@ const char *remat_dist_kind(const remat_dist *d); /* "mpi" or "single" (also for
  * plus half the next item's stays within the rank's share of the cost left.
  * owner[i] = its rank. A pure function of n, cost and size: the
  * same on every rank. Not collective. */
-remat_status remat_dist_split(const remat_dist *d, int64_t n, const double *cost, int *owner);
+REMAT_API remat_status remat_dist_split(const remat_dist *d, int64_t n, const double *cost, int *owner);
 
 /* Every rank receives all items' doubles in item order in `all` (sum of
  * len[i] doubles); item i has len[i] >= 0 doubles; a rank passes its own
  * items' data concatenated in increasing item order in `mine` (NULL when it
  * owns nothing). owner[i] in [0, size), the same on every rank. Collective. */
-remat_status remat_dist_gather(remat_dist *d, int64_t n, const int *owner, const int64_t *len,
-                               const double *mine, double *all);
+REMAT_API remat_status remat_dist_gather(remat_dist *d, int64_t n, const int *owner, const int64_t *len,
+                                         const double *mine, double *all);
 /* Same, but only `root` receives; the others may pass all = NULL. Collective. */
-remat_status remat_dist_gather_to(remat_dist *d, int root, int64_t n, const int *owner,
-                                  const int64_t *len, const double *mine, double *all);
+REMAT_API remat_status remat_dist_gather_to(remat_dist *d, int root, int64_t n, const int *owner,
+                                            const int64_t *len, const double *mine, double *all);
 
 /* Deterministic sum of per-item vectors of len doubles: sum = ((v0 + v1) +
  * v2) + ... in item order, on every rank, bitwise independent of the number
  * of ranks and of the split. `mine` holds the rank's own items' vectors in
  * increasing item order (NULL when it owns nothing); n = 0 gives zeros.
  * Collective. */
-remat_status remat_dist_sum(remat_dist *d, int64_t n, const int *owner, int64_t len,
-                            const double *mine, double *sum);
+REMAT_API remat_status remat_dist_sum(remat_dist *d, int64_t n, const int *owner, int64_t len,
+                                      const double *mine, double *sum);
 
 /* root's `bytes` bytes of buf copied into every rank's buf. Collective. */
-remat_status remat_dist_bcast(remat_dist *d, int root, void *buf, size_t bytes);
+REMAT_API remat_status remat_dist_bcast(remat_dist *d, int root, void *buf, size_t bytes);
 
 /* Error agreement. Every rank passes its local status (its message in
  * remat_last_error() on failure); every rank returns the status of the
@@ -110,7 +112,7 @@ remat_status remat_dist_bcast(remat_dist *d, int root, void *buf, size_t bytes);
  * ("rank R: ..." when size > 1, unless every rank failed with the same
  * status and message: then as it is); REMAT_OK when every rank succeeded.
  * Collective. */
-remat_status remat_dist_agree(remat_dist *d, remat_status local);
+REMAT_API remat_status remat_dist_agree(remat_dist *d, remat_status local);
 /* The same agreement, carrying the caller's own text instead of
  * remat_last_error(): msg (cap bytes) is this rank's message when local
  * fails; on a failure anywhere every rank returns the lowest failing
@@ -118,7 +120,7 @@ remat_status remat_dist_agree(remat_dist *d, remat_status local);
  * message every rank failed with alike (a bad option value) is said as it
  * is, without a rank; another is "rank R: ..." when size > 1. msg NULL:
  * remat_dist_agree with an empty message. Collective. */
-remat_status remat_dist_agree_msg(remat_dist *d, remat_status local, char *msg, size_t cap);
+REMAT_API remat_status remat_dist_agree_msg(remat_dist *d, remat_status local, char *msg, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 #ifndef REMAT_DIST_DEVICE_H
 #define REMAT_DIST_DEVICE_H
 
+#include "export.h"
 #include "dist.h"
 #include "exec.h"
 
@@ -35,16 +36,16 @@ typedef struct remat_dist_device remat_dist_device;
 /* Rank 0 makes the NCCL id, remat_dist_bcast hands it to the others, every
  * rank joins (ncclCommInitRank) on be's device. Collective; every rank gets
  * the same status (remat_dist_agree). */
-remat_status remat_dist_device_new(remat_dist *d, remat_backend *be, remat_dist_device **out);
+REMAT_API remat_status remat_dist_device_new(remat_dist *d, remat_backend *be, remat_dist_device **out);
 /* Collective too (the communicator's end); NULL is a no-op. */
-void remat_dist_device_free(remat_dist_device *g);
+REMAT_API void remat_dist_device_free(remat_dist_device *g);
 
 /* remat_dist_sum with `mine` (the rank's own items' vectors, in item order)
  * and `sum` (len doubles) in be's device memory. owner as the split gives it:
  * non-decreasing (each rank one contiguous run of items). Collective; done
  * (the stream synchronised) when it returns. */
-remat_status remat_dist_device_sum(remat_dist_device *g, int64_t n, const int *owner, int64_t len,
-                                   const double *mine, double *sum);
+REMAT_API remat_status remat_dist_device_sum(remat_dist_device *g, int64_t n, const int *owner, int64_t len,
+                                             const double *mine, double *sum);
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,8 @@
 #ifndef REMAT_EXEC_H
 #define REMAT_EXEC_H
 
+#include "export.h"
+
 #include <stddef.h>
 
 #include "graph.h"
@@ -50,7 +52,7 @@ typedef struct remat_backend remat_backend;
 typedef struct remat_program remat_program;
 
 /* The CPU backend (loops + OpenBLAS). A process-wide object; never freed. */
-remat_backend *remat_backend_cpu(void);
+REMAT_API remat_backend *remat_backend_cpu(void);
 /* The CUDA backend on device `device` (kernels/cuda: elementwise, reductions
  * and structural kernels, dot_general on cuBLAS). A program's arena and
  * constants live in device memory, planned as on the CPU; each program runs
@@ -60,29 +62,29 @@ remat_backend *remat_backend_cpu(void);
  * for the process; never freed. NULL, with remat_last_error() saying why,
  * when remat was built without CUDA ("remat was built without CUDA") or the
  * device is not there ("no CUDA device: ..."). */
-remat_backend *remat_backend_cuda(int device);
+REMAT_API remat_backend *remat_backend_cuda(int device);
 /* "cpu", "cuda" (device 0) or "cuda:N": the backend; NULL or "" is the CPU.
  * Anything else is NULL with REMAT_ERR_ARG's message naming it; an
  * unavailable CUDA is NULL with remat_backend_cuda's message. The CLI, the
  * examples and the tests take the name from REMAT_BACKEND or --backend. */
-remat_backend *remat_backend_from_name(const char *name);
+REMAT_API remat_backend *remat_backend_from_name(const char *name);
 /* *out := the backend REMAT_BACKEND names (the CPU when unset), which the
  * models (PFR reactor, networks' training, fitting) and the remat tool
  * compile for. An unavailable backend is its error (*out NULL). */
-remat_status remat_backend_from_env(remat_backend **out);
+REMAT_API remat_status remat_backend_from_env(remat_backend **out);
 /* remat_compile for that backend */
-remat_status remat_compile_env(const remat_fn *fn, remat_program **out);
-const char *remat_backend_name(const remat_backend *be); /* NULL: "(null)" */
+REMAT_API remat_status remat_compile_env(const remat_fn *fn, remat_program **out);
+REMAT_API const char *remat_backend_name(const remat_backend *be); /* NULL: "(null)" */
 
 /* Memory of the backend (CUDA: device memory; CPU: aligned host memory), for
  * buffers a training loop keeps on the device between runs (remat_run_device).
  * alloc: NULL when out of memory or be is NULL (message set); free(NULL) is a
  * no-op. upload copies host -> backend memory, download backend -> host,
  * both done when they return. */
-void *remat_backend_alloc(remat_backend *be, size_t bytes);
-void remat_backend_free(remat_backend *be, void *p);
-remat_status remat_backend_upload(remat_backend *be, void *dst, const void *host_src, size_t bytes);
-remat_status remat_backend_download(remat_backend *be, void *host_dst, const void *src, size_t bytes);
+REMAT_API void *remat_backend_alloc(remat_backend *be, size_t bytes);
+REMAT_API void remat_backend_free(remat_backend *be, void *p);
+REMAT_API remat_status remat_backend_upload(remat_backend *be, void *dst, const void *host_src, size_t bytes);
+REMAT_API remat_status remat_backend_download(remat_backend *be, void *host_dst, const void *src, size_t bytes);
 
 typedef struct {
     size_t arena_bytes;     /* predicted peak of intermediate buffers */
@@ -139,32 +141,32 @@ typedef struct {
  * 0..256 is REMAT_ERR_ARG. Process-wide; takes effect at the next run. A run
  * finding the workers busy with another thread's run computes on its own
  * thread. BLAS calls use OpenBLAS's own threads (OPENBLAS_NUM_THREADS). */
-remat_status remat_set_num_threads(int n);
-int remat_num_threads(void);
+REMAT_API remat_status remat_set_num_threads(int n);
+REMAT_API int remat_num_threads(void);
 
-remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out);
-void remat_program_free(remat_program *p); /* NULL is a no-op */
+REMAT_API remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out);
+REMAT_API void remat_program_free(remat_program *p); /* NULL is a no-op */
 /* A NULL program: plan untouched, 0 inputs and outputs (remat_last_error() set). */
-void remat_program_plan(const remat_program *p, remat_memory_plan *plan);
-int remat_program_num_inputs(const remat_program *p);
-int remat_program_num_outputs(const remat_program *p);
+REMAT_API void remat_program_plan(const remat_program *p, remat_memory_plan *plan);
+REMAT_API int remat_program_num_inputs(const remat_program *p);
+REMAT_API int remat_program_num_outputs(const remat_program *p);
 /* Shape and dtype of input/output i (for allocating buffers); data is NULL.
  * For a NULL program or a bad index: dtype REMAT_DTYPE_COUNT, rank -1, and
  * remat_last_error() says why. */
-remat_tensor remat_program_input_desc(const remat_program *p, int i);
-remat_tensor remat_program_output_desc(const remat_program *p, int i);
+REMAT_API remat_tensor remat_program_input_desc(const remat_program *p, int i);
+REMAT_API remat_tensor remat_program_output_desc(const remat_program *p, int i);
 
 /* Runs the program. Inputs and outputs are checked against the function's
  * signature (count, dtype, shape, non-NULL data) before anything is written,
  * and no output may share memory with an input or another output
  * (REMAT_ERR_ARG naming both); stats may be NULL. */
-remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out, remat_tensor *outputs,
-                       remat_stats *stats);
+REMAT_API remat_status remat_run(remat_program *p, int n_in, const remat_tensor *inputs, int n_out,
+                                 remat_tensor *outputs, remat_stats *stats);
 /* The same with every tensor's data in the program's backend memory
  * (remat_backend_alloc of the backend it was compiled for): nothing is
  * copied, outputs are written in place. On the CPU this is remat_run. */
-remat_status remat_run_device(remat_program *p, int n_in, const remat_tensor *inputs, int n_out,
-                              remat_tensor *outputs, remat_stats *stats);
+REMAT_API remat_status remat_run_device(remat_program *p, int n_in, const remat_tensor *inputs, int n_out,
+                                        remat_tensor *outputs, remat_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -166,6 +166,8 @@
 #ifndef REMAT_FIT_H
 #define REMAT_FIT_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -188,10 +190,10 @@ typedef enum {
 } remat_fit_optimizer;
 
 /* "auto", "lm", "bfgs", "adam", "lbfgs-b"; "?" out of range. */
-const char *remat_fit_optimizer_name(remat_fit_optimizer o);
+REMAT_API const char *remat_fit_optimizer_name(remat_fit_optimizer o);
 /* Parses the names above. Errors name the text and the known names;
  * REMAT_ERR_NULL for a NULL text or out. */
-remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *out);
+REMAT_API remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *out);
 
 /* How lm (and the statistics) build the Jacobian of the residuals: forward
  * mode runs one JVP per free parameter, reverse mode one VJP per measured cell
@@ -209,9 +211,9 @@ typedef enum {
 } remat_fit_jacobian;
 
 /* "auto", "forward", "reverse"; "?" out of range. */
-const char *remat_fit_jacobian_name(remat_fit_jacobian j);
+REMAT_API const char *remat_fit_jacobian_name(remat_fit_jacobian j);
 /* Parses the names above. Errors name the text and the known names. */
-remat_status remat_fit_jacobian_parse(const char *text, remat_fit_jacobian *out);
+REMAT_API remat_status remat_fit_jacobian_parse(const char *text, remat_fit_jacobian *out);
 
 typedef enum {
     REMAT_FIT_SCALE_AUTO = 0, /* log unless a lower bound <= 0 or a start <= 0 */
@@ -291,7 +293,7 @@ typedef struct {
 #define REMAT_FIT_ADAM_DEFAULT_LR 0.05
 #define REMAT_FIT_DEFAULT_RTOL 1e-6
 #define REMAT_FIT_DEFAULT_ATOL 1e-9
-remat_fit_options remat_fit_defaults(void);
+REMAT_API remat_fit_options remat_fit_defaults(void);
 
 typedef struct {
     double objective;       /* sum of squared residuals at params */
@@ -315,7 +317,7 @@ typedef struct {
 } remat_fit_result;
 
 /* Frees the result's arrays and zeroes it; NULL or a zeroed result is a no-op. */
-void remat_fit_result_clear(remat_fit_result *r);
+REMAT_API void remat_fit_result_clear(remat_fit_result *r);
 
 typedef struct remat_fit remat_fit;
 
@@ -325,53 +327,53 @@ typedef struct remat_fit remat_fit;
  * passes 2^500 against the experiment's largest |data|, would square beyond
  * the largest double whatever the parameters: REMAT_ERR_VALUE naming the
  * cell (file:line, column) and where its sigma came from. */
-remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *const *data,
-                           const remat_fit_options *opt, remat_fit **out);
-void remat_fit_free(remat_fit *fit); /* NULL is a no-op */
+REMAT_API remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *const *data,
+                                     const remat_fit_options *opt, remat_fit **out);
+REMAT_API void remat_fit_free(remat_fit *fit); /* NULL is a no-op */
 
 /* Runs the optimizer from the start point. result is always filled (with the
  * best point reached) unless the status is REMAT_ERR_NULL; clear it after.
  * REMAT_OK whether or not it converged (see result.converged); REMAT_ERR_NUMERIC
  * for a NaN/Inf. */
-remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result);
+REMAT_API remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result);
 
 /* remat_fit_new + remat_fit_run + remat_fit_free. */
-remat_status remat_fit_run_once(const remat_mechanism *m, int n_data, remat_dataset *const *data,
-                                const remat_fit_options *opt, remat_fit_result *result);
+REMAT_API remat_status remat_fit_run_once(const remat_mechanism *m, int n_data, remat_dataset *const *data,
+                                          const remat_fit_options *opt, remat_fit_result *result);
 
 /* The chosen schedule (after memory_budget), the initial state of experiment
  * e (species_count values), the number of measured cells, and the sum of
  * squared residuals at params (param_count values, natural scale). */
 /* A NULL fit: spec untouched, NULL, 0 (remat_last_error() set). */
-void remat_fit_schedule(const remat_fit *fit, remat_schedule_spec *spec);
-const double *remat_fit_initial_state(const remat_fit *fit, int e);
-int64_t remat_fit_residual_count(const remat_fit *fit);
+REMAT_API void remat_fit_schedule(const remat_fit *fit, remat_schedule_spec *spec);
+REMAT_API const double *remat_fit_initial_state(const remat_fit *fit, int e);
+REMAT_API int64_t remat_fit_residual_count(const remat_fit *fit);
 /* The Jacobian's mode the fit resolved (FORWARD or REVERSE; AUTO for NULL). */
-remat_fit_jacobian remat_fit_jacobian_mode(const remat_fit *fit);
+REMAT_API remat_fit_jacobian remat_fit_jacobian_mode(const remat_fit *fit);
 /* J = d r / d params at params, r as remat_fit_residuals (weighted), written
  * n_residuals x param_count row-major, in the fit's mode; the columns of
  * fixed parameters are 0. */
-remat_status remat_fit_jacobian_at(remat_fit *fit, const double *params, double *J);
-remat_status remat_fit_objective(remat_fit *fit, const double *params, double *objective);
+REMAT_API remat_status remat_fit_jacobian_at(remat_fit *fit, const double *params, double *J);
+REMAT_API remat_status remat_fit_objective(remat_fit *fit, const double *params, double *objective);
 /* Residuals model - data at params, one per measured cell: experiment by
  * experiment, row by row, species in mechanism order (NULL: just the count). */
-remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r);
+REMAT_API remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r);
 
 /* The model of experiment e at params through n_times increasing times >= t0,
  * written to out[n_times][species_count] (for plotting a fit against its data).
  * Steps: the fit's dt, or the finest step the fit took when it counted steps. */
-remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times,
-                               const double *times, double *out);
+REMAT_API remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times,
+                                         const double *times, double *out);
 /* The fixed step remat_fit_predict takes (0: adaptive stepping), to judge
  * its cost: a dense grid over log-spaced data at the finest step is long. */
-double remat_fit_predict_step(const remat_fit *fit); /* NULL: 0 */
+REMAT_API double remat_fit_predict_step(const remat_fit *fit); /* NULL: 0 */
 
 /* The integrator's work at params over every experiment's data times:
  * stats[REMAT_ODE_STAT_ACCEPTED/REJECTED] summed over the experiments (fixed
  * steps: the steps), [T] the least time reached, [CODE] the first failure's
  * (remat/ode.h). REMAT_OK even when an integration failed: the code says so,
  * and remat_ode_stats_check words it. */
-remat_status remat_fit_integration_stats(const remat_fit *fit, const double *params, double *stats);
+REMAT_API remat_status remat_fit_integration_stats(const remat_fit *fit, const double *params, double *stats);
 
 /* Statistics of a least-squares fit at params (a regression's report).
  * J is the Jacobian of the (weighted) residuals with respect to the free
@@ -407,8 +409,8 @@ typedef struct {
  * max_e N_e VJP runs). Errors: dof
  * < 1 (REMAT_ERR_VALUE: as many parameters as measured cells), a non-finite
  * Jacobian (REMAT_ERR_NUMERIC). Clear the stats after. */
-remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fit_stats *stats);
-void remat_fit_stats_clear(remat_fit_stats *stats); /* NULL or zeroed: no-op */
+REMAT_API remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fit_stats *stats);
+REMAT_API void remat_fit_stats_clear(remat_fit_stats *stats); /* NULL or zeroed: no-op */
 
 #ifdef __cplusplus
 }

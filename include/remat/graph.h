@@ -26,6 +26,8 @@
 #ifndef REMAT_GRAPH_H
 #define REMAT_GRAPH_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -53,56 +55,56 @@ typedef struct remat_policy remat_policy; /* remat/ad.h */
 /* NULL only when out of memory (remat_last_error() says so). Running out of
  * memory later, while ops are added, is a build error like any other:
  * REMAT_ERR_NOMEM in remat_fn_status. */
-remat_fn *remat_fn_new(const char *name);
+REMAT_API remat_fn *remat_fn_new(const char *name);
 /* Functions are reference counted: a function called as a checkpoint region
  * inside another keeps it alive. _free(NULL) is a no-op. */
-void remat_fn_free(remat_fn *f);
-remat_fn *remat_fn_ref(remat_fn *f);
-const char *remat_fn_name(const remat_fn *f);
+REMAT_API void remat_fn_free(remat_fn *f);
+REMAT_API remat_fn *remat_fn_ref(remat_fn *f);
+REMAT_API const char *remat_fn_name(const remat_fn *f);
 
 /* First build error since creation (or since _clear_error), and its message. */
-remat_status remat_fn_status(const remat_fn *f);
-const char *remat_fn_error(const remat_fn *f);
-void remat_fn_clear_error(remat_fn *f);
+REMAT_API remat_status remat_fn_status(const remat_fn *f);
+REMAT_API const char *remat_fn_error(const remat_fn *f);
+REMAT_API void remat_fn_clear_error(remat_fn *f);
 
-remat_val remat_fn_output_at(remat_fn *f, remat_val v, remat_loc loc);
+REMAT_API remat_val remat_fn_output_at(remat_fn *f, remat_val v, remat_loc loc);
 #define remat_fn_output(f, v) remat_fn_output_at((f), (v), REMAT_HERE)
 
 /* A NULL function: "(null)" (name), 0 (counts), REMAT_NONE, NULL (arg_name),
  * print does nothing; with remat_last_error() set. remat_fn_status(NULL) is
  * REMAT_ERR_NULL and remat_fn_error(NULL) "", without touching
  * remat_last_error() (it may say why f is NULL). */
-int remat_fn_num_args(const remat_fn *f);
-int remat_fn_num_outputs(const remat_fn *f);
-int remat_fn_num_nodes(const remat_fn *f);
-remat_val remat_fn_arg(const remat_fn *f, int i);
-remat_val remat_fn_out(const remat_fn *f, int i);
-const char *remat_fn_arg_name(const remat_fn *f, int i);
+REMAT_API int remat_fn_num_args(const remat_fn *f);
+REMAT_API int remat_fn_num_outputs(const remat_fn *f);
+REMAT_API int remat_fn_num_nodes(const remat_fn *f);
+REMAT_API remat_val remat_fn_arg(const remat_fn *f, int i);
+REMAT_API remat_val remat_fn_out(const remat_fn *f, int i);
+REMAT_API const char *remat_fn_arg_name(const remat_fn *f, int i);
 /* For a NULL function or a value not in it these return REMAT_DTYPE_COUNT,
  * a shape of rank -1 and REMAT_OP_COUNT, and set remat_last_error(). */
-remat_dtype remat_val_dtype(const remat_fn *f, remat_val v);
-remat_shape remat_val_shape(const remat_fn *f, remat_val v);
-remat_op remat_val_op(const remat_fn *f, remat_val v);
+REMAT_API remat_dtype remat_val_dtype(const remat_fn *f, remat_val v);
+REMAT_API remat_shape remat_val_shape(const remat_fn *f, remat_val v);
+REMAT_API remat_op remat_val_op(const remat_fn *f, remat_val v);
 /* A jaxpr-like listing. */
-void remat_fn_print(const remat_fn *f, FILE *out);
+REMAT_API void remat_fn_print(const remat_fn *f, FILE *out);
 
 /* ---- leaves ---- */
-remat_val remat_arg_at(remat_fn *f, const char *name, remat_dtype dt, int rank, const int64_t *dims,
-                       remat_loc loc);
+REMAT_API remat_val remat_arg_at(remat_fn *f, const char *name, remat_dtype dt, int rank, const int64_t *dims,
+                                 remat_loc loc);
 #define remat_arg(f, ...) remat_arg_at((f), __VA_ARGS__, REMAT_HERE)
 /* A constant filled with one value ("splat"); rank 0 is a scalar. */
-remat_val remat_const_fill_at(remat_fn *f, remat_dtype dt, int rank, const int64_t *dims, double value,
-                              remat_loc loc);
+REMAT_API remat_val remat_const_fill_at(remat_fn *f, remat_dtype dt, int rank, const int64_t *dims, double value,
+                                        remat_loc loc);
 #define remat_const_fill(f, ...) remat_const_fill_at((f), __VA_ARGS__, REMAT_HERE)
 #define remat_scalar(f, dt, v) remat_const_fill_at((f), (dt), 0, NULL, (v), REMAT_HERE)
 /* A constant copied from caller memory (row-major, of dtype dt). */
-remat_val remat_const_data_at(remat_fn *f, remat_dtype dt, int rank, const int64_t *dims, const void *data,
-                              remat_loc loc);
+REMAT_API remat_val remat_const_data_at(remat_fn *f, remat_dtype dt, int rank, const int64_t *dims, const void *data,
+                                        remat_loc loc);
 #define remat_const_data(f, ...) remat_const_data_at((f), __VA_ARGS__, REMAT_HERE)
 
 /* ---- elementwise ---- */
-remat_val remat_unary_at(remat_fn *f, remat_op op, remat_val a, remat_loc loc);
-remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat_val b, remat_loc loc);
+REMAT_API remat_val remat_unary_at(remat_fn *f, remat_op op, remat_val a, remat_loc loc);
+REMAT_API remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat_val b, remat_loc loc);
 #define remat_neg(f, a) remat_unary_at((f), REMAT_OP_NEG, (a), REMAT_HERE)
 #define remat_exp(f, a) remat_unary_at((f), REMAT_OP_EXP, (a), REMAT_HERE)
 #define remat_log(f, a) remat_unary_at((f), REMAT_OP_LOG, (a), REMAT_HERE)
@@ -128,61 +130,61 @@ remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat_val b, re
 #define remat_eq(f, a, b) remat_binary_at((f), REMAT_OP_EQ, (a), (b), REMAT_HERE)
 #define remat_ne(f, a, b) remat_binary_at((f), REMAT_OP_NE, (a), (b), REMAT_HERE)
 /* a op scalar, the scalar in a's dtype */
-remat_val remat_binary_scalar_at(remat_fn *f, remat_op op, remat_val a, double s, remat_loc loc);
+REMAT_API remat_val remat_binary_scalar_at(remat_fn *f, remat_op op, remat_val a, double s, remat_loc loc);
 #define remat_add_scalar(f, a, s) remat_binary_scalar_at((f), REMAT_OP_ADD, (a), (s), REMAT_HERE)
 #define remat_mul_scalar(f, a, s) remat_binary_scalar_at((f), REMAT_OP_MUL, (a), (s), REMAT_HERE)
-remat_val remat_integer_pow_at(remat_fn *f, remat_val a, int k, remat_loc loc);
+REMAT_API remat_val remat_integer_pow_at(remat_fn *f, remat_val a, int k, remat_loc loc);
 #define remat_integer_pow(f, a, k) remat_integer_pow_at((f), (a), (k), REMAT_HERE)
-remat_val remat_pow_at(remat_fn *f, remat_val a, double p, remat_loc loc);
+REMAT_API remat_val remat_pow_at(remat_fn *f, remat_val a, double p, remat_loc loc);
 #define remat_pow(f, a, p) remat_pow_at((f), (a), (p), REMAT_HERE)
 /* pred != 0 ? on_true : on_false (all three broadcast together) */
-remat_val remat_select_at(remat_fn *f, remat_val pred, remat_val on_true, remat_val on_false, remat_loc loc);
+REMAT_API remat_val remat_select_at(remat_fn *f, remat_val pred, remat_val on_true, remat_val on_false, remat_loc loc);
 #define remat_select(f, p, t, e) remat_select_at((f), (p), (t), (e), REMAT_HERE)
-remat_val remat_convert_at(remat_fn *f, remat_val a, remat_dtype dt, remat_loc loc);
+REMAT_API remat_val remat_convert_at(remat_fn *f, remat_val a, remat_dtype dt, remat_loc loc);
 #define remat_convert(f, a, dt) remat_convert_at((f), (a), (dt), REMAT_HERE)
 
 /* ---- shape ops ---- */
-remat_val remat_sum_at(remat_fn *f, remat_val a, int naxes, const int *axes, remat_loc loc);
+REMAT_API remat_val remat_sum_at(remat_fn *f, remat_val a, int naxes, const int *axes, remat_loc loc);
 #define remat_sum(f, ...) remat_sum_at((f), __VA_ARGS__, REMAT_HERE)
 #define remat_sum_all(f, a) remat_sum_at((f), (a), -1, NULL, REMAT_HERE)
 /* lax.reduce_max over the axes (naxes -1: all), as XLA: a NaN anywhere in a
  * reduced run gives NaN, an empty run gives -inf. Its VJP is JAX's: the
  * cotangent is shared equally by the positions equal to the max. */
-remat_val remat_reduce_max_at(remat_fn *f, remat_val a, int naxes, const int *axes, remat_loc loc);
+REMAT_API remat_val remat_reduce_max_at(remat_fn *f, remat_val a, int naxes, const int *axes, remat_loc loc);
 #define remat_reduce_max(f, ...) remat_reduce_max_at((f), __VA_ARGS__, REMAT_HERE)
 #define remat_max_all(f, a) remat_reduce_max_at((f), (a), -1, NULL, REMAT_HERE)
 /* lax.broadcast_in_dim: a's dim i becomes output dim bdims[i] */
-remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const int64_t *dims,
-                                    const int *bdims, remat_loc loc);
+REMAT_API remat_val remat_broadcast_in_dim_at(remat_fn *f, remat_val a, int rank, const int64_t *dims,
+                                              const int *bdims, remat_loc loc);
 #define remat_broadcast_in_dim(f, ...) remat_broadcast_in_dim_at((f), __VA_ARGS__, REMAT_HERE)
 /* NumPy-style broadcast of a to the given shape */
-remat_val remat_broadcast_to_at(remat_fn *f, remat_val a, int rank, const int64_t *dims, remat_loc loc);
+REMAT_API remat_val remat_broadcast_to_at(remat_fn *f, remat_val a, int rank, const int64_t *dims, remat_loc loc);
 #define remat_broadcast_to(f, ...) remat_broadcast_to_at((f), __VA_ARGS__, REMAT_HERE)
-remat_val remat_reshape_at(remat_fn *f, remat_val a, int rank, const int64_t *dims, remat_loc loc);
+REMAT_API remat_val remat_reshape_at(remat_fn *f, remat_val a, int rank, const int64_t *dims, remat_loc loc);
 #define remat_reshape(f, ...) remat_reshape_at((f), __VA_ARGS__, REMAT_HERE)
-remat_val remat_transpose_at(remat_fn *f, remat_val a, const int *perm, remat_loc loc);
+REMAT_API remat_val remat_transpose_at(remat_fn *f, remat_val a, const int *perm, remat_loc loc);
 #define remat_transpose(f, ...) remat_transpose_at((f), __VA_ARGS__, REMAT_HERE)
 /* stride may be NULL (all 1) */
-remat_val remat_slice_at(remat_fn *f, remat_val a, const int64_t *start, const int64_t *limit,
-                         const int64_t *stride, remat_loc loc);
+REMAT_API remat_val remat_slice_at(remat_fn *f, remat_val a, const int64_t *start, const int64_t *limit,
+                                   const int64_t *stride, remat_loc loc);
 #define remat_slice(f, ...) remat_slice_at((f), __VA_ARGS__, REMAT_HERE)
 /* a[i] along axis 0, dropping that axis */
-remat_val remat_index_at(remat_fn *f, remat_val a, int64_t i, remat_loc loc);
+REMAT_API remat_val remat_index_at(remat_fn *f, remat_val a, int64_t i, remat_loc loc);
 #define remat_index(f, a, i) remat_index_at((f), (a), (i), REMAT_HERE)
 /* zero padding; interior may be NULL */
-remat_val remat_pad_at(remat_fn *f, remat_val a, const int64_t *low, const int64_t *high,
-                       const int64_t *interior, remat_loc loc);
+REMAT_API remat_val remat_pad_at(remat_fn *f, remat_val a, const int64_t *low, const int64_t *high,
+                                 const int64_t *interior, remat_loc loc);
 #define remat_pad(f, ...) remat_pad_at((f), __VA_ARGS__, REMAT_HERE)
-remat_val remat_concatenate_at(remat_fn *f, int n, const remat_val *vals, int axis, remat_loc loc);
+REMAT_API remat_val remat_concatenate_at(remat_fn *f, int n, const remat_val *vals, int axis, remat_loc loc);
 #define remat_concatenate(f, ...) remat_concatenate_at((f), __VA_ARGS__, REMAT_HERE)
 
 /* ---- contractions ---- */
-remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const remat_dot_dims *d,
-                               remat_loc loc);
+REMAT_API remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const remat_dot_dims *d,
+                                         remat_loc loc);
 #define remat_dot_general(f, ...) remat_dot_general_at((f), __VA_ARGS__, REMAT_HERE)
 /* a @ b: contracts a's last dim with b's first (b rank 1 or 2), no batch
  * dims, like jnp.matmul of an (..., K) array with a (K, N) matrix. */
-remat_val remat_matmul_at(remat_fn *f, remat_val a, remat_val b, remat_loc loc);
+REMAT_API remat_val remat_matmul_at(remat_fn *f, remat_val a, remat_val b, remat_loc loc);
 #define remat_matmul(f, a, b) remat_matmul_at((f), (a), (b), REMAT_HERE)
 
 /* ---- linear algebra ---- */
@@ -197,25 +199,26 @@ remat_val remat_matmul_at(remat_fn *f, remat_val a, remat_val b, remat_loc loc);
  * elimination divided by a zero pivot, as in JAX. Kernels: partial-pivoting
  * Gaussian elimination for n <= 8 (the same operations in compiled scan
  * loops, so both agree bit for bit), LAPACK getrf/getrs above. */
-remat_val remat_linear_solve_at(remat_fn *f, remat_val A, remat_val b, remat_loc loc);
+REMAT_API remat_val remat_linear_solve_at(remat_fn *f, remat_val A, remat_val b, remat_loc loc);
 #define remat_linear_solve(f, A, b) remat_linear_solve_at((f), (A), (b), REMAT_HERE)
 
 /* ---- names and calls ---- */
 /* jax.ad_checkpoint.checkpoint_name: identity that tags a value for policies. */
-remat_val remat_name_at(remat_fn *f, remat_val a, const char *name, remat_loc loc);
+REMAT_API remat_val remat_name_at(remat_fn *f, remat_val a, const char *name, remat_loc loc);
 #define remat_name(f, a, name) remat_name_at((f), (a), (name), REMAT_HERE)
 /* lax.stop_gradient: the identity on values, a zero cotangent for its input
  * (nothing downstream of it is differentiated through it). Free at run
  * time: the compiled program aliases its input. */
-remat_val remat_stop_gradient_at(remat_fn *f, remat_val a, remat_loc loc);
+REMAT_API remat_val remat_stop_gradient_at(remat_fn *f, remat_val a, remat_loc loc);
 #define remat_stop_gradient(f, a) remat_stop_gradient_at((f), (a), REMAT_HERE)
 /* Call `callee` with nargs values; writes its outputs into outs. A callee made
  * by remat_checkpoint() becomes a checkpoint region; any other is inlined. */
-remat_status remat_call_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args,
-                           remat_val *outs, remat_loc loc);
+REMAT_API remat_status remat_call_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args,
+                                     remat_val *outs, remat_loc loc);
 #define remat_call(f, ...) remat_call_at((f), __VA_ARGS__, REMAT_HERE)
 /* Single-output convenience: returns the output or REMAT_NONE. */
-remat_val remat_call1_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args, remat_loc loc);
+REMAT_API remat_val remat_call1_at(remat_fn *f, const remat_fn *callee, int nargs, const remat_val *args,
+                                   remat_loc loc);
 #define remat_call1(f, ...) remat_call1_at((f), __VA_ARGS__, REMAT_HERE)
 
 /* ---- custom ops: a user C function and its VJP as one node ----
@@ -231,8 +234,8 @@ typedef struct {
     void *ctx;
 } remat_custom_op;
 /* The op struct must outlive every function and program that uses it. */
-remat_val remat_custom_at(remat_fn *f, const remat_custom_op *op, int n_in, const remat_val *ins,
-                          remat_dtype dt, int rank, const int64_t *dims, remat_loc loc);
+REMAT_API remat_val remat_custom_at(remat_fn *f, const remat_custom_op *op, int n_in, const remat_val *ins,
+                                    remat_dtype dt, int rank, const int64_t *dims, remat_loc loc);
 #define remat_custom(f, ...) remat_custom_at((f), __VA_ARGS__, REMAT_HERE)
 
 #ifdef __cplusplus

@@ -40,6 +40,7 @@
 #ifndef REMAT_KINETICS_H
 #define REMAT_KINETICS_H
 
+#include "export.h"
 #include "graph.h"
 #include "mechanism.h"
 
@@ -53,16 +54,16 @@ extern "C" {
  * (a NULL argument, a shape or dtype that does not fit the mechanism, the
  * independent variable read but t absent) returns the status with a message
  * naming the input, and *dydt = REMAT_NONE. */
-remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y, remat_val params,
-                                remat_val *dydt);
+REMAT_API remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y,
+                                          remat_val params, remat_val *dydt);
 
 /* Whether any right-hand side (or a let it reads) refers to the independent
  * variable: a model that does not may pass t = REMAT_NONE. NULL: 0. */
-int remat_kinetics_uses_indep(const remat_mechanism *m);
+REMAT_API int remat_kinetics_uses_indep(const remat_mechanism *m);
 
 /* A function rhs(t: (), y: (S,), params: (P,)) -> dydt: (S,) in dtype dt.
  * NULL on error (message in remat_last_error()). Free with remat_fn_free. */
-remat_fn *remat_kinetics_rhs_fn(const remat_mechanism *m, remat_dtype dt);
+REMAT_API remat_fn *remat_kinetics_rhs_fn(const remat_mechanism *m, remat_dtype dt);
 
 #ifdef __cplusplus
 }

@@ -78,6 +78,7 @@
 #ifndef REMAT_LOOP_H
 #define REMAT_LOOP_H
 
+#include "export.h"
 #include "ad.h"
 #include "schedule.h"
 
@@ -113,10 +114,10 @@ typedef struct {
  * 0..n_carry, argument counts, cond not returning one scalar, body not
  * returning n_carry + 1 values, a carry changing shape or dtype, init or
  * consts not matching, max_steps < 1, a bad schedule. */
-remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *body, int n_carry, int n_diff,
-                            const remat_val *init, int n_consts, const remat_val *consts,
-                            const remat_while_options *opt, remat_val *carry_out, remat_val *n_iter,
-                            remat_loc loc);
+REMAT_API remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *body, int n_carry, int n_diff,
+                                      const remat_val *init, int n_consts, const remat_val *consts,
+                                      const remat_while_options *opt, remat_val *carry_out, remat_val *n_iter,
+                                      remat_loc loc);
 #define remat_while(f, ...) remat_while_at((f), __VA_ARGS__, REMAT_HERE)
 
 #ifdef __cplusplus

@@ -96,6 +96,7 @@
 #ifndef REMAT_MECHANISM_H
 #define REMAT_MECHANISM_H
 
+#include "export.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -156,77 +157,77 @@ typedef struct remat_expr {
 } remat_expr;
 
 /* "num", "species", ..., "call"; "?" out of range. */
-const char *remat_expr_kind_name(remat_expr_kind kind);
+REMAT_API const char *remat_expr_kind_name(remat_expr_kind kind);
 /* "exp", "log", "sqrt", "min", "max"; "?" out of range. */
-const char *remat_expr_fn_name(remat_expr_fn fn);
+REMAT_API const char *remat_expr_fn_name(remat_expr_fn fn);
 /* Writes e as text in the mechanism syntax, with the fewest parentheses that
  * keep its tree ("k1 * A - k2 * B"); LET and CONST print their names. Like
  * snprintf: returns the length the full text needs, writes at most len bytes
  * (NUL included). Subtrees more than 4096 levels down (a dy/dt summing
  * thousands of reactions) print as "...". A NULL e (or buf with len > 0): -1. */
-int remat_expr_format(const remat_expr *e, char *buf, int len);
+REMAT_API int remat_expr_format(const remat_expr *e, char *buf, int len);
 
 /* ---- mechanisms ---- */
 
 typedef struct remat_mechanism remat_mechanism;
 
 /* Reads and parses a file. Errors name path:line:column. */
-remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out);
+REMAT_API remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out);
 /* Parses NUL-terminated text; name_for_errors (NULL: "<string>") prefixes messages. */
-remat_status remat_mechanism_parse_string(const char *text, const char *name_for_errors,
-                                          remat_mechanism **out);
-void remat_mechanism_free(remat_mechanism *m); /* NULL is a no-op */
+REMAT_API remat_status remat_mechanism_parse_string(const char *text, const char *name_for_errors,
+                                                    remat_mechanism **out);
+REMAT_API void remat_mechanism_free(remat_mechanism *m); /* NULL is a no-op */
 
 /* Every accessor below answers a NULL mechanism with remat_last_error() set
  * (REMAT_ERR_NULL) and a value no mechanism gives: NULL for pointers, 0 for
  * counts, -1 for find and reaction_line, NaN for doubles (param_values
  * writes nothing). */
 /* The path or name given at parse time. */
-const char *remat_mechanism_source(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_source(const remat_mechanism *m);
 /* Name of the independent variable ("t" unless the file says "indep NAME"). */
-const char *remat_mechanism_indep_name(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_indep_name(const remat_mechanism *m);
 
 /* Indices below are 0 <= i < count; out of range aborts (a programmer error). */
-int remat_mechanism_species_count(const remat_mechanism *m);
-const char *remat_mechanism_species_name(const remat_mechanism *m, int i);
+REMAT_API int remat_mechanism_species_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_species_name(const remat_mechanism *m, int i);
 /* Index of a species by name, -1 if there is none. */
-int remat_mechanism_species_find(const remat_mechanism *m, const char *name);
+REMAT_API int remat_mechanism_species_find(const remat_mechanism *m, const char *name);
 
-int remat_mechanism_param_count(const remat_mechanism *m);
-const char *remat_mechanism_param_name(const remat_mechanism *m, int i);
-double remat_mechanism_param_value(const remat_mechanism *m, int i);
-double remat_mechanism_param_lo(const remat_mechanism *m, int i); /* -INFINITY if no bound */
-double remat_mechanism_param_hi(const remat_mechanism *m, int i); /* +INFINITY if no bound */
-int remat_mechanism_param_find(const remat_mechanism *m, const char *name);
+REMAT_API int remat_mechanism_param_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_param_name(const remat_mechanism *m, int i);
+REMAT_API double remat_mechanism_param_value(const remat_mechanism *m, int i);
+REMAT_API double remat_mechanism_param_lo(const remat_mechanism *m, int i); /* -INFINITY if no bound */
+REMAT_API double remat_mechanism_param_hi(const remat_mechanism *m, int i); /* +INFINITY if no bound */
+REMAT_API int remat_mechanism_param_find(const remat_mechanism *m, const char *name);
 /* values[i] = declared value of param i, for i < param_count. */
-void remat_mechanism_param_values(const remat_mechanism *m, double values[]);
+REMAT_API void remat_mechanism_param_values(const remat_mechanism *m, double values[]);
 
-int remat_mechanism_const_count(const remat_mechanism *m);
-const char *remat_mechanism_const_name(const remat_mechanism *m, int i);
-double remat_mechanism_const_value(const remat_mechanism *m, int i);
+REMAT_API int remat_mechanism_const_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_const_name(const remat_mechanism *m, int i);
+REMAT_API double remat_mechanism_const_value(const remat_mechanism *m, int i);
 
-int remat_mechanism_let_count(const remat_mechanism *m);
-const char *remat_mechanism_let_name(const remat_mechanism *m, int i);
-const remat_expr *remat_mechanism_let_expr(const remat_mechanism *m, int i);
+REMAT_API int remat_mechanism_let_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_let_name(const remat_mechanism *m, int i);
+REMAT_API const remat_expr *remat_mechanism_let_expr(const remat_mechanism *m, int i);
 
 /* dy_i/dt for species i: from its ODE line, or the sum over reactions of
  * stoich * net rate; a species in neither is the number 0. */
-const remat_expr *remat_mechanism_rhs(const remat_mechanism *m, int species);
+REMAT_API const remat_expr *remat_mechanism_rhs(const remat_mechanism *m, int species);
 
 /* Reactions, in file order (ODE lines are not reactions). */
-int remat_mechanism_reaction_count(const remat_mechanism *m);
+REMAT_API int remat_mechanism_reaction_count(const remat_mechanism *m);
 /* Net rate: forward rate, or forward - reverse for "<=>". */
-const remat_expr *remat_mechanism_reaction_rate(const remat_mechanism *m, int r);
+REMAT_API const remat_expr *remat_mechanism_reaction_rate(const remat_mechanism *m, int r);
 /* Net stoichiometric coefficient of species s in reaction r (products - reactants). */
-double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r, int s);
-int remat_mechanism_reaction_line(const remat_mechanism *m, int r);
+REMAT_API double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r, int s);
+REMAT_API int remat_mechanism_reaction_line(const remat_mechanism *m, int r);
 
 /* dydt[i] = f_i(t, y, params) for every species, lets computed in order.
  * y has species_count entries, params param_count (NULL allowed when 0).
  * Plain IEEE arithmetic: non-finite results are returned, not reported.
  * Safe to call from several threads on one mechanism. */
-remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],
-                                      const double params[], double dydt[]);
+REMAT_API remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],
+                                                const double params[], double dydt[]);
 /* REMAT_OK when every dy/dt at (t, y, params) is finite. Otherwise
  * REMAT_ERR_NUMERIC, and the message names the first operation, in
  * evaluation order, that made a non-finite value from finite operands:
@@ -234,8 +235,8 @@ remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const 
  * division by zero" (or overflow, log of 0, ...). Integrators call it when
  * a result is not finite, so that a rate that cannot be computed is not
  * reported as a step size that is too large. */
-remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, const double y[],
-                                         const double params[]);
+REMAT_API remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, const double y[],
+                                                   const double params[]);
 
 #ifdef __cplusplus
 }

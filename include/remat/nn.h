@@ -48,6 +48,8 @@
 #ifndef REMAT_NN_H
 #define REMAT_NN_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -79,87 +81,87 @@ typedef enum {
 
 /* "relu", "gelu", "gelu_erf", "tanh", "silu", "identity"; parse returns
  * REMAT_ERR_VALUE naming the text when it is none of them. */
-const char *remat_nn_activation_name(remat_nn_activation a);
-remat_status remat_nn_activation_parse(const char *text, remat_nn_activation *out);
+REMAT_API const char *remat_nn_activation_name(remat_nn_activation a);
+REMAT_API remat_status remat_nn_activation_parse(const char *text, remat_nn_activation *out);
 
 /* ---- layers ---- */
 /* nn.Dense(features): y = x @ kernel + bias over x's last axis; kernel
  * (in, features) lecun_normal, bias (features) zeros. */
-remat_nn_module *remat_nn_dense(int64_t features, bool use_bias);
+REMAT_API remat_nn_module *remat_nn_dense(int64_t features, bool use_bias);
 /* nn.LayerNorm(epsilon) over the last axis, scale ones and bias zeros:
  * mean = mean(x), var = max(mean(x^2) - mean^2, 0) (Flax's fast variance),
  * y = (x - mean) * (rsqrt(var + eps) * scale) + bias. Flax's default eps is 1e-6. */
-remat_nn_module *remat_nn_layer_norm(double epsilon);
-remat_nn_module *remat_nn_act(remat_nn_activation a);
+REMAT_API remat_nn_module *remat_nn_layer_norm(double epsilon);
+REMAT_API remat_nn_module *remat_nn_act(remat_nn_activation a);
 
 /* ---- composition ---- */
 /* The modules one after another, inline in the enclosing scope. */
-remat_nn_module *remat_nn_sequential(int n, remat_nn_module *const *mods);
+REMAT_API remat_nn_module *remat_nn_sequential(int n, remat_nn_module *const *mods);
 /* x + inner(x) (inner must keep x's shape). */
-remat_nn_module *remat_nn_residual(remat_nn_module *inner);
+REMAT_API remat_nn_module *remat_nn_residual(remat_nn_module *inner);
 /* A named class owning a scope: `class_name`_k inside its parent. */
-remat_nn_module *remat_nn_block(const char *class_name, remat_nn_module *body);
+REMAT_API remat_nn_module *remat_nn_block(const char *class_name, remat_nn_module *body);
 /* class MLP: depth Dense(features) layers with `act` between them (none after
  * the last): seed 002's MLP is remat_nn_mlp(F, 3, REMAT_NN_RELU). */
-remat_nn_module *remat_nn_mlp(int64_t features, int depth, remat_nn_activation act);
+REMAT_API remat_nn_module *remat_nn_mlp(int64_t features, int depth, remat_nn_activation act);
 /* class FFN: x + Dense(width)(act(Dense(hidden)(LayerNorm()(x)))) — the
  * transformer feed-forward block (hidden = 4 width, act gelu, usually). */
-remat_nn_module *remat_nn_ffn(int64_t width, int64_t hidden, remat_nn_activation act);
+REMAT_API remat_nn_module *remat_nn_ffn(int64_t width, int64_t hidden, remat_nn_activation act);
 /* class MLPBlock: x + act(Dense(width)(x)) — a residual ReLU block. */
-remat_nn_module *remat_nn_mlp_block(int64_t width, remat_nn_activation act);
+REMAT_API remat_nn_module *remat_nn_mlp_block(int64_t width, remat_nn_activation act);
 
 /* ---- transforms ---- */
 /* nn.remat(module, policy): applying it is one checkpoint region with that
  * policy (NULL: nothing_saveable); parameters unchanged. */
-remat_nn_module *remat_nn_remat(remat_nn_module *m, const remat_policy *policy);
+REMAT_API remat_nn_module *remat_nn_remat(remat_nn_module *m, const remat_policy *policy);
 /* L copies of a shape-preserving block as one scan over stacked parameters
  * (see the overview). opt may be NULL (store-all); opt->body_policy must be
  * NULL — wrap the block in remat_nn_remat instead. */
-remat_nn_module *remat_nn_scan(remat_nn_module *block, int64_t length, const remat_scan_options *opt);
+REMAT_API remat_nn_module *remat_nn_scan(remat_nn_module *block, int64_t length, const remat_scan_options *opt);
 
-remat_nn_module *remat_nn_module_ref(remat_nn_module *m);
-void remat_nn_module_free(remat_nn_module *m);
+REMAT_API remat_nn_module *remat_nn_module_ref(remat_nn_module *m);
+REMAT_API void remat_nn_module_free(remat_nn_module *m);
 /* The class name ("Dense", "MLP", "CheckpointMLP", "ScanFFN", "Sequential"...).
  * The accessors below answer a NULL module or params with remat_last_error()
  * set and NULL, 0, -1 (find) or rank -1 (tensor, out_shape). */
-const char *remat_nn_module_class(const remat_nn_module *m);
+REMAT_API const char *remat_nn_module_class(const remat_nn_module *m);
 
 /* ---- parameters ---- */
 /* Initialises m for an input of the given shape (rank >= 1, the last axis is
  * the features) in dtype dt (f32 as Flax; f64 values are the f32 draws
  * widened). Shape errors name the layer's path. */
-remat_status remat_nn_init(const remat_nn_module *m, remat_prng_key key, remat_dtype dt, int rank,
-                           const int64_t *in_dims, remat_nn_params **out);
-void remat_nn_params_free(remat_nn_params *p);
-remat_status remat_nn_params_copy(const remat_nn_params *p, remat_nn_params **out);
-int remat_nn_params_count(const remat_nn_params *p);
+REMAT_API remat_status remat_nn_init(const remat_nn_module *m, remat_prng_key key, remat_dtype dt, int rank,
+                                     const int64_t *in_dims, remat_nn_params **out);
+REMAT_API void remat_nn_params_free(remat_nn_params *p);
+REMAT_API remat_status remat_nn_params_copy(const remat_nn_params *p, remat_nn_params **out);
+REMAT_API int remat_nn_params_count(const remat_nn_params *p);
 /* Parameter i's path ("Dense_0/kernel"), NULL for a bad index. */
-const char *remat_nn_params_name(const remat_nn_params *p, int i);
+REMAT_API const char *remat_nn_params_name(const remat_nn_params *p, int i);
 /* Parameter i's values (owned by p, writable: optimisers update them in place). */
-remat_tensor remat_nn_params_tensor(const remat_nn_params *p, int i);
+REMAT_API remat_tensor remat_nn_params_tensor(const remat_nn_params *p, int i);
 /* Index of the parameter with that path, or -1. */
-int remat_nn_params_find(const remat_nn_params *p, const char *name);
-int64_t remat_nn_params_numel(const remat_nn_params *p);
-size_t remat_nn_params_bytes(const remat_nn_params *p);
+REMAT_API int remat_nn_params_find(const remat_nn_params *p, const char *name);
+REMAT_API int64_t remat_nn_params_numel(const remat_nn_params *p);
+REMAT_API size_t remat_nn_params_bytes(const remat_nn_params *p);
 /* The shape of m's output for the shape p was initialised with. */
-remat_shape remat_nn_params_out_shape(const remat_nn_params *p);
+REMAT_API remat_shape remat_nn_params_out_shape(const remat_nn_params *p);
 /* Declares one argument of f per parameter (named by its path, p's dtype and
  * shapes) and writes their values into vals (remat_nn_params_count entries). */
-remat_status remat_nn_params_args(remat_fn *f, const remat_nn_params *p, remat_val *vals);
+REMAT_API remat_status remat_nn_params_args(remat_fn *f, const remat_nn_params *p, remat_val *vals);
 
 /* ---- applying ---- */
 /* Emits m applied to x into f; params holds one value per parameter of m in
  * remat_nn_params order (e.g. from remat_nn_params_args), shapes as
  * initialised. x may have other leading (batch) axes than at init. */
-remat_status remat_nn_apply(const remat_nn_module *m, remat_fn *f, remat_val x, const remat_val *params,
-                            remat_val *y);
+REMAT_API remat_status remat_nn_apply(const remat_nn_module *m, remat_fn *f, remat_val x, const remat_val *params,
+                                      remat_val *y);
 
 /* ---- losses (scalar means over the leading batch axis) ---- */
 /* optax.softmax_cross_entropy(logits, labels).mean(): labels (B, C) one-hot
  * or probabilities; log-softmax shifted by the stop-gradient of the row max. */
-remat_val remat_nn_softmax_cross_entropy(remat_fn *f, remat_val logits, remat_val labels);
+REMAT_API remat_val remat_nn_softmax_cross_entropy(remat_fn *f, remat_val logits, remat_val labels);
 /* mean((pred - target)^2) over every element (optax.l2_loss * 2, averaged). */
-remat_val remat_nn_mse(remat_fn *f, remat_val pred, remat_val target);
+REMAT_API remat_val remat_nn_mse(remat_fn *f, remat_val pred, remat_val target);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,8 @@
 #ifndef REMAT_NN_DATA_H
 #define REMAT_NN_DATA_H
 
+#include "export.h"
+
 #include <stdint.h>
 
 #include "status.h"
@@ -66,13 +68,13 @@ extern "C" {
  * state ((z ^ z >> 30) * 0xBF58476D1CE4E5B9, (z ^ z >> 27) * 0x94D049BB133111EB,
  * z ^ z >> 31). */
 /* A NULL state: 0 (shuffle: nothing written), remat_last_error() set. */
-uint64_t remat_splitmix64_next(uint64_t *state);
+REMAT_API uint64_t remat_splitmix64_next(uint64_t *state);
 /* Uniform in [0, bound), bound >= 1: draws r = next() until
  * r >= 2^64 mod bound, then returns r % bound (no modulo bias). */
-uint64_t remat_splitmix64_below(uint64_t *state, uint64_t bound);
+REMAT_API uint64_t remat_splitmix64_below(uint64_t *state, uint64_t bound);
 /* perm = 0, 1, ..., n-1, then for i = n-1 down to 1: swap perm[i] and
  * perm[below(i + 1)], drawing from the stream that starts at *state. */
-void remat_splitmix64_shuffle(uint64_t *state, int64_t n, int64_t *perm);
+REMAT_API void remat_splitmix64_shuffle(uint64_t *state, int64_t n, int64_t *perm);
 
 /* ---- labelled tables ---- */
 
@@ -87,28 +89,28 @@ typedef struct {
 typedef struct remat_labeled remat_labeled;
 
 /* opt NULL: the defaults. */
-remat_status remat_labeled_load(const char *path, const remat_labeled_options *opt, remat_labeled **out);
-void remat_labeled_free(remat_labeled *t); /* NULL is a no-op */
+REMAT_API remat_status remat_labeled_load(const char *path, const remat_labeled_options *opt, remat_labeled **out);
+REMAT_API void remat_labeled_free(remat_labeled *t); /* NULL is a no-op */
 /* The accessors answer a NULL table (and batcher) with remat_last_error()
  * set and 0 or NULL. */
 
-int64_t remat_labeled_rows(const remat_labeled *t);
-int64_t remat_labeled_features(const remat_labeled *t);
-int32_t remat_labeled_classes(const remat_labeled *t);
+REMAT_API int64_t remat_labeled_rows(const remat_labeled *t);
+REMAT_API int64_t remat_labeled_features(const remat_labeled *t);
+REMAT_API int32_t remat_labeled_classes(const remat_labeled *t);
 /* (rows, features), row-major */
-const float *remat_labeled_x(const remat_labeled *t);
+REMAT_API const float *remat_labeled_x(const remat_labeled *t);
 /* (rows), each in [0, classes) */
-const int32_t *remat_labeled_y(const remat_labeled *t);
+REMAT_API const int32_t *remat_labeled_y(const remat_labeled *t);
 /* Column i's header, i < features (out of range: NULL). */
-const char *remat_labeled_feature_name(const remat_labeled *t, int64_t i);
-const char *remat_labeled_label_name(const remat_labeled *t);
+REMAT_API const char *remat_labeled_feature_name(const remat_labeled *t, int64_t i);
+REMAT_API const char *remat_labeled_label_name(const remat_labeled *t);
 /* (rows): row r is row origin[r] of the loaded file (data rows from 0);
  * identity for a loaded table, the rows kept for a part of a split. */
-const int64_t *remat_labeled_origin(const remat_labeled *t);
+REMAT_API const int64_t *remat_labeled_origin(const remat_labeled *t);
 
 /* x = (float)((double)x * s) for every feature, s finite and nonzero
  * (digits: 1.0 / 16, exact, the same floats as load_digits().data / 16). */
-remat_status remat_labeled_scale(remat_labeled *t, double s);
+REMAT_API remat_status remat_labeled_scale(remat_labeled *t, double s);
 
 /* Standardises t's features with the statistics of ref (ref == t allowed;
  * pass the training part to treat a test part alike): per feature, mean and
@@ -116,7 +118,7 @@ remat_status remat_labeled_scale(remat_labeled *t, double s);
  * x = (float)(((double)x - mean) / sd), with sd = 1 for a constant column
  * (as sklearn's StandardScaler does). mean and sd (features each, may be
  * NULL) receive the statistics used. ref must have as many features as t. */
-remat_status remat_labeled_standardize(remat_labeled *t, const remat_labeled *ref, double *mean, double *sd);
+REMAT_API remat_status remat_labeled_standardize(remat_labeled *t, const remat_labeled *ref, double *mean, double *sd);
 
 /* Splits t's rows by a seeded permutation (remat_splitmix64_shuffle from
  * state = seed): the first ceil(test_fraction * rows) positions of the
@@ -124,8 +126,8 @@ remat_status remat_labeled_standardize(remat_labeled *t, const remat_labeled *re
  * (see remat_labeled_origin). No stratification. 0 < test_fraction < 1 and
  * both parts non-empty, or REMAT_ERR_VALUE. Both parts keep t's classes
  * and names; on failure both are NULL. */
-remat_status remat_labeled_split(const remat_labeled *t, double test_fraction, uint64_t seed,
-                                 remat_labeled **train, remat_labeled **test);
+REMAT_API remat_status remat_labeled_split(const remat_labeled *t, double test_fraction, uint64_t seed,
+                                           remat_labeled **train, remat_labeled **test);
 
 /* ---- batches ---- */
 
@@ -141,25 +143,25 @@ typedef struct {
  * concurrent use from several threads. */
 typedef struct remat_batcher remat_batcher;
 
-remat_status remat_batcher_new(const remat_labeled *t, const remat_batcher_options *opt, remat_batcher **out);
-void remat_batcher_free(remat_batcher *b); /* NULL is a no-op */
+REMAT_API remat_status remat_batcher_new(const remat_labeled *t, const remat_batcher_options *opt, remat_batcher **out);
+REMAT_API void remat_batcher_free(remat_batcher *b); /* NULL is a no-op */
 
 /* Batches per epoch: rows / B with drop_remainder, else ceil(rows / B). */
-int64_t remat_batcher_batches(const remat_batcher *b);
+REMAT_API int64_t remat_batcher_batches(const remat_batcher *b);
 
 /* Epoch e's order of the table's rows (rows entries, valid until the next
  * call with another epoch): remat_splitmix64_shuffle from
  * state = seed ^ m(e), m(e) the first splitmix64 output from state e, so it
  * depends only on (seed, e). in_order: 0, 1, ..., rows-1. */
-const int64_t *remat_batcher_order(remat_batcher *b, int64_t epoch);
+REMAT_API const int64_t *remat_batcher_order(remat_batcher *b, int64_t epoch);
 
 /* Fills batch i (0 <= i < batches) of epoch e >= 0: rows order[i*B + k] for
  * k < size, x (B, features) and y_onehot (B, classes: 1.0f at the label,
  * 0.0f elsewhere), labels (B, may be NULL). size = B except for a last,
  * partial batch; rows size..B-1 of every buffer are zero, so a fixed-shape
  * program can take them with a mask or a 1/size weight. */
-remat_status remat_batcher_fill(remat_batcher *b, int64_t epoch, int64_t batch, float *x, float *y_onehot,
-                                int32_t *labels, int64_t *size);
+REMAT_API remat_status remat_batcher_fill(remat_batcher *b, int64_t epoch, int64_t batch, float *x, float *y_onehot,
+                                          int32_t *labels, int64_t *size);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,7 @@
 #ifndef REMAT_NN_TRAIN_H
 #define REMAT_NN_TRAIN_H
 
+#include "export.h"
 #include "exec.h"
 #include "nn.h"
 
@@ -66,9 +67,9 @@ typedef struct remat_nn_trainer remat_nn_trainer;
 /* A trainer for module m with parameters p (initialised for inputs of
  * `in_features` features; updated in place by each step, so p must outlive
  * the trainer), targets of n_out columns. */
-remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, int64_t in_features, int64_t n_out,
-                                  const remat_nn_train_options *o, remat_nn_trainer **out);
-void remat_nn_trainer_free(remat_nn_trainer *t);
+REMAT_API remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, int64_t in_features,
+                                            int64_t n_out, const remat_nn_train_options *o, remat_nn_trainer **out);
+REMAT_API void remat_nn_trainer_free(remat_nn_trainer *t);
 
 /* One optimiser step on `rows` examples (1 <= rows <= batch): x (rows,
  * in_features), y (rows, n_out) in the parameters' dtype. loss (may be NULL)
@@ -76,23 +77,24 @@ void remat_nn_trainer_free(remat_nn_trainer *t);
  * gradient returns REMAT_ERR_NUMERIC and leaves the parameters unchanged.
  * With a group: collective (every rank, same rows, x and y); a run failing
  * on one rank fails the step on all (remat_dist_agree's message). */
-remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void *x, const void *y, double *loss);
+REMAT_API remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void *x, const void *y,
+                                             double *loss);
 
 /* The module's outputs for n rows of x (any n >= 1), run in chunks of at
  * most `batch` rows: out (n, n_out). */
-remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, const void *x, void *out);
+REMAT_API remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, const void *x, void *out);
 
 /* The full-batch training step's memory plan (with shards: a largest
  * micro-shard's, ceil(batch / K) rows), and the statistics of the last
  * program run (with shards: this rank's last shard). */
 /* A NULL trainer: plan untouched, stats NULL (remat_last_error() set). */
-void remat_nn_trainer_plan(const remat_nn_trainer *t, remat_memory_plan *plan);
-const remat_stats *remat_nn_trainer_last_stats(const remat_nn_trainer *t);
+REMAT_API void remat_nn_trainer_plan(const remat_nn_trainer *t, remat_memory_plan *plan);
+REMAT_API const remat_stats *remat_nn_trainer_last_stats(const remat_nn_trainer *t);
 
 /* The loss function the trainer differentiates: arguments (params...,
  * x (rows, in_features), y (rows, n_out)), one scalar output. */
-remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p, remat_nn_loss loss,
-                              int64_t rows, int64_t in_features, int64_t n_out, remat_fn **out);
+REMAT_API remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p, remat_nn_loss loss,
+                                        int64_t rows, int64_t in_features, int64_t n_out, remat_fn **out);
 
 #ifdef __cplusplus
 }

@@ -100,6 +100,7 @@
 #ifndef REMAT_ODE_H
 #define REMAT_ODE_H
 
+#include "export.h"
 #include "kinetics.h"
 #include "scan.h"
 
@@ -118,35 +119,35 @@ typedef enum {
 } remat_ode_method;
 
 /* "euler", "rk4", "tsit5", "rodas5", "dopri5"; "?" out of range. */
-const char *remat_ode_method_name(remat_ode_method method);
+REMAT_API const char *remat_ode_method_name(remat_ode_method method);
 /* Parses the names above. Errors name the text. */
-remat_status remat_ode_method_parse(const char *text, remat_ode_method *out);
+REMAT_API remat_status remat_ode_method_parse(const char *text, remat_ode_method *out);
 /* Convergence order (1, 4, 5, 5, 5) and stages per step (1, 4, 6, 8, 6:
  * right-hand side evaluations; Rodas5 adds S JVPs for the Jacobian and 8
  * solves); 0 out of range. */
-int remat_ode_method_order(remat_ode_method method);
-int remat_ode_method_stages(remat_ode_method method);
+REMAT_API int remat_ode_method_order(remat_ode_method method);
+REMAT_API int remat_ode_method_stages(remat_ode_method method);
 /* Whether the method has an error estimate (tsit5, dopri5, rodas5): opt.adaptive. */
-bool remat_ode_method_adaptive(remat_ode_method method);
+REMAT_API bool remat_ode_method_adaptive(remat_ode_method method);
 /* The real stability interval of a fixed step: the largest x such that the
  * step is stable on y' = lambda y for every real h*lambda in [-x, 0]
  * (Euler 2, RK4 2.785, Tsit5 and Dopri5 about 3.5 and 3.3; Rodas5 infinite,
  * it is A-stable); 0 out of range. A fixed step h with h*|lambda| beyond it
  * for a decaying mode lambda of the Jacobian grows that mode instead. */
-double remat_ode_stability_bound(remat_ode_method method);
+REMAT_API double remat_ode_stability_bound(remat_ode_method method);
 
 /* One step as a function:
  *   body(y: (S,), t: (), h: (), params: (P,)) -> y': (S,)
  * a step from t to t+h, all in dtype dt. Use it as (part of) a scan body, or
  * call it. NULL on error (message in remat_last_error()); free with
  * remat_fn_free. */
-remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_method method, remat_dtype dt);
+REMAT_API remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_method method, remat_dtype dt);
 
 /* Emits one step into f: y_next = step(y, t, h, params), with y of shape (S,)
  * or batched (..., S), t and h scalars (t may be REMAT_NONE when the
  * mechanism does not read it; see remat_kinetics_uses_indep). */
-remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_method method, remat_val t,
-                            remat_val h, remat_val y, remat_val params, remat_val *y_next);
+REMAT_API remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_method method, remat_val t,
+                                      remat_val h, remat_val y, remat_val params, remat_val *y_next);
 
 /* diffrax PIDController coefficients; a zero field takes diffrax's default
  * (pcoeff 0, icoeff 1, dcoeff 0, safety 0.9, factormin 0.2, factormax 10):
@@ -183,7 +184,7 @@ typedef struct {
 /* Steps per interval (steps[k] for output k) and their total, as
  * remat_ode_integrate will take them; either may be NULL (total NULL: a check
  * of the options alone). Checks the options; NULL options: REMAT_ERR_NULL. */
-remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps, int64_t *total);
+REMAT_API remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps, int64_t *total);
 
 /* Emits the integration of y' = f(t, y, params) from y0 at opt->t0 into f,
  * and writes the states at the output times, stacked: (n_times, S), or
@@ -192,8 +193,8 @@ remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps,
  * set per batch entry, (..., P) (remat_pfr_ensemble). On error returns the
  * status with a message naming the bad option or input and *y_at_outputs =
  * REMAT_NONE. */
-remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt, remat_val y0,
-                                 remat_val params, remat_val *y_at_outputs);
+REMAT_API remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                           remat_val y0, remat_val params, remat_val *y_at_outputs);
 
 /* The numbers of remat_ode_integrate_stats' stats value, f64[REMAT_ODE_STATS]
  * (y0's dtype): */
@@ -215,13 +216,14 @@ enum {
  * give the least time reached and the worst code. The graph holds one set
  * of loops per member (interpreted): for a few dozen members, not for
  * thousands of lanes, which fixed steps compile to lane loops. */
-remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                       remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
+REMAT_API remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                                 remat_val y0, remat_val params, remat_val *y_at_outputs,
+                                                 remat_val *stats);
 
 /* REMAT_OK when stats (as run) say the integration reached its last output
  * time; else an error whose message names the cause and what to change
  * (max_steps, or the stiff method rodas5). */
-remat_status remat_ode_stats_check(const remat_ode_options *opt, const double *stats);
+REMAT_API remat_status remat_ode_stats_check(const remat_ode_options *opt, const double *stats);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #ifndef REMAT_OP_H
 #define REMAT_OP_H
 
+#include "export.h"
 #include "tensor.h"
 
 #ifdef __cplusplus
@@ -152,18 +153,18 @@ typedef enum { REMAT_OPD_RULE, REMAT_OPD_ZERO, REMAT_OPD_GRAPH, REMAT_OPD_COUNT 
 
 /* The columns of op's row. For a value outside the table: "?", -2 inputs,
  * and REMAT_OPCAT_COUNT / REMAT_OPP_COUNT / REMAT_OPD_COUNT. */
-const char *remat_op_name(remat_op op);
-int remat_op_arity(remat_op op);
-remat_op_category remat_op_category_of(remat_op op);
-remat_op_param remat_op_param_of(remat_op op);
-remat_op_deriv remat_op_deriv_of(remat_op op);
+REMAT_API const char *remat_op_name(remat_op op);
+REMAT_API int remat_op_arity(remat_op op);
+REMAT_API remat_op_category remat_op_category_of(remat_op op);
+REMAT_API remat_op_param remat_op_param_of(remat_op op);
+REMAT_API remat_op_deriv remat_op_deriv_of(remat_op op);
 /* "unary", "binary", ...; "?" outside the enum */
-const char *remat_op_category_name(remat_op_category c);
+REMAT_API const char *remat_op_category_name(remat_op_category c);
 /* unary, binary, compare or select: one dtype, operands of the output's
  * shape, computed element by element */
-int remat_op_is_elementwise(remat_op op);
+REMAT_API int remat_op_is_elementwise(remat_op op);
 /* binary or compare: two operands of the output's shape */
-int remat_op_is_binary(remat_op op);
+REMAT_API int remat_op_is_binary(remat_op op);
 
 /* dot_general dimension numbers, exactly as JAX's
  * ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)).

@@ -28,6 +28,8 @@
 #ifndef REMAT_OPTIM_H
 #define REMAT_OPTIM_H
 
+#include "export.h"
+
 #include <stdint.h>
 
 #include "status.h"
@@ -46,19 +48,19 @@ typedef struct {
 } remat_adam_options;
 
 /* optax.adam(lr) defaults: b1 0.9, b2 0.999, eps 1e-8, eps_root 0, no bounds. */
-remat_adam_options remat_adam_optax(double lr);
+REMAT_API remat_adam_options remat_adam_optax(double lr);
 
 typedef struct remat_adam remat_adam;
 
 /* An optimiser for n parameters with zero moments and step count 0.
  * Rejects bad options (naming them) and bounds with lo > hi. */
-remat_status remat_adam_new(int64_t n, const remat_adam_options *opt, remat_adam **out);
-void remat_adam_free(remat_adam *a); /* NULL is a no-op */
+REMAT_API remat_status remat_adam_new(int64_t n, const remat_adam_options *opt, remat_adam **out);
+REMAT_API void remat_adam_free(remat_adam *a); /* NULL is a no-op */
 
 /* One step: updates params (n) in place from grads (n) and projects them on
  * the bounds. A non-finite gradient returns REMAT_ERR_NUMERIC naming its
  * index, with params and the optimiser state untouched. */
-remat_status remat_adam_update(remat_adam *a, double *params, const double *grads);
+REMAT_API remat_status remat_adam_update(remat_adam *a, double *params, const double *grads);
 
 /* The same step on f32 parameters and gradients, in optax's f32 arithmetic
  * (a JAX script training f32 parameters, jax_enable_x64 off): the moments
@@ -69,21 +71,21 @@ remat_status remat_adam_update(remat_adam *a, double *params, const double *grad
  * f32 pow may differ from it by an ulp, for a last-bit difference in the
  * step). Bounds are rounded to f32. Switching between the f64 and the f32
  * update on one optimiser is allowed: the f32 step rounds the moments. */
-remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *grads);
+REMAT_API remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *grads);
 
 /* Sets the learning rate of the next steps (> 0 and finite), moments and
  * count kept: optax.inject_hyperparams, for a schedule or a reduce-on-plateau
  * the caller runs. REMAT_ERR_VALUE naming the rate otherwise. */
-remat_status remat_adam_set_lr(remat_adam *a, double lr);
+REMAT_API remat_status remat_adam_set_lr(remat_adam *a, double lr);
 
 /* Steps taken (optax's count). The accessors answer a NULL state with
  * remat_last_error() set and 0 or NULL; reset does nothing. */
-int64_t remat_adam_count(const remat_adam *a);
+REMAT_API int64_t remat_adam_count(const remat_adam *a);
 /* Back to zero moments and count 0 (bounds kept). */
-void remat_adam_reset(remat_adam *a);
+REMAT_API void remat_adam_reset(remat_adam *a);
 /* The first and second moments (n each), read-only. */
-const double *remat_adam_mu(const remat_adam *a);
-const double *remat_adam_nu(const remat_adam *a);
+REMAT_API const double *remat_adam_mu(const remat_adam *a);
+REMAT_API const double *remat_adam_nu(const remat_adam *a);
 
 /* ---- SGD with momentum ----
  *
@@ -111,28 +113,28 @@ typedef struct {
 } remat_sgd_options;
 
 /* optax.sgd(lr) defaults: momentum None (0 here), nesterov False. */
-remat_sgd_options remat_sgd_optax(double lr);
+REMAT_API remat_sgd_options remat_sgd_optax(double lr);
 
 typedef struct remat_sgd remat_sgd;
 
 /* An optimiser for n parameters with a zero trace and step count 0.
  * Rejects bad options, naming them. */
-remat_status remat_sgd_new(int64_t n, const remat_sgd_options *opt, remat_sgd **out);
-void remat_sgd_free(remat_sgd *s); /* NULL is a no-op */
+REMAT_API remat_status remat_sgd_new(int64_t n, const remat_sgd_options *opt, remat_sgd **out);
+REMAT_API void remat_sgd_free(remat_sgd *s); /* NULL is a no-op */
 
 /* One step on params (n) from grads (n). A non-finite gradient returns
  * REMAT_ERR_NUMERIC naming its index, with params and the trace untouched. */
-remat_status remat_sgd_update(remat_sgd *s, double *params, const double *grads);
+REMAT_API remat_status remat_sgd_update(remat_sgd *s, double *params, const double *grads);
 /* The same in optax's f32 arithmetic (f32 parameters, jax_enable_x64 off):
  * the trace kept as f32 values (in the double trace, exactly), momentum and
  * -lr rounded to f32, every operation rounded to f32 in the order above, no
  * fused multiply-add. */
-remat_status remat_sgd_update_f32(remat_sgd *s, float *params, const float *grads);
+REMAT_API remat_status remat_sgd_update_f32(remat_sgd *s, float *params, const float *grads);
 
-int64_t remat_sgd_count(const remat_sgd *s); /* steps taken */
-void remat_sgd_reset(remat_sgd *s);          /* zero trace, count 0 */
+REMAT_API int64_t remat_sgd_count(const remat_sgd *s); /* steps taken */
+REMAT_API void remat_sgd_reset(remat_sgd *s);          /* zero trace, count 0 */
 /* The momentum trace (n), read-only; zeros when momentum is 0. */
-const double *remat_sgd_trace(const remat_sgd *s);
+REMAT_API const double *remat_sgd_trace(const remat_sgd *s);
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,7 @@
 #ifndef REMAT_PFR_H
 #define REMAT_PFR_H
 
+#include "export.h"
 #include "mechanism.h"
 #include "ode.h"
 #include "optim.h"
@@ -94,30 +95,30 @@ typedef struct remat_pfr remat_pfr;
 
 /* Checks the options against m (naming the bad one) and keeps a pointer to m,
  * which must outlive the reactor. Compiles nothing yet. */
-remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *opt, remat_pfr **out);
-void remat_pfr_free(remat_pfr *r); /* NULL is a no-op */
+REMAT_API remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *opt, remat_pfr **out);
+REMAT_API void remat_pfr_free(remat_pfr *r); /* NULL is a no-op */
 
 /* For a NULL reactor: NULL, -1 and NaN (remat_last_error() set). */
-const remat_mechanism *remat_pfr_mechanism(const remat_pfr *r);
-int64_t remat_pfr_steps(const remat_pfr *r);    /* steps over [0, L]; adaptive: profile intervals */
-double remat_pfr_step_size(const remat_pfr *r); /* L / steps */
+REMAT_API const remat_mechanism *remat_pfr_mechanism(const remat_pfr *r);
+REMAT_API int64_t remat_pfr_steps(const remat_pfr *r);    /* steps over [0, L]; adaptive: profile intervals */
+REMAT_API double remat_pfr_step_size(const remat_pfr *r); /* L / steps */
 
 /* The outlet integration's stats at params (remat/ode.h: accepted and
  * rejected steps, the z reached, a failure code; fixed steps: the steps). */
-remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], double stats[REMAT_ODE_STATS]);
+REMAT_API remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], double stats[REMAT_ODE_STATS]);
 
 /* The outlet concentrations (species_count) for params (param_count). */
-remat_status remat_pfr_outlet(remat_pfr *r, const double params[], double outlet[]);
+REMAT_API remat_status remat_pfr_outlet(remat_pfr *r, const double params[], double outlet[]);
 
 /* The axial profile: z[i] = i*h and y[i*S + s] = C_s(z[i]) for i = 0..steps
  * (steps + 1 rows; row 0 is the inlet, the last row equals remat_pfr_outlet
  * bit for bit). z may be NULL. */
-remat_status remat_pfr_profile(remat_pfr *r, const double params[], double z[], double y[]);
+REMAT_API remat_status remat_pfr_profile(remat_pfr *r, const double params[], double z[], double y[]);
 
 /* The objective and, unless grad is NULL, its gradient d objective / d params
  * (param_count) through the schedule's reverse pass. REMAT_ERR_ARG without a
  * goal. */
-remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *objective, double grad[]);
+REMAT_API remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *objective, double grad[]);
 
 /* Adam on the objective from params (updated in place), as a JAX loop does it:
  * for i < iters: (objective, grad) at params, then one remat_adam_update
@@ -125,8 +126,8 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
  * conc_before[i] = C_s(L) before update i and params_after[i*P + j] after it;
  * *conc_final = C_s(L) at the final params. A non-finite gradient stops it
  * with REMAT_ERR_NUMERIC naming the iteration. */
-remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_t iters, double params[],
-                            double conc_before[], double params_after[], double *conc_final);
+REMAT_API remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_t iters, double params[],
+                                      double conc_before[], double params_after[], double *conc_final);
 
 /* ---- ensembles: many parameter sets through one reactor ----
  *
@@ -152,22 +153,23 @@ typedef struct remat_pfr_ensemble remat_pfr_ensemble;
 /* Checks the options as remat_pfr_new does, builds and compiles the program
  * (m must outlive it). lanes in [1, 2^20]; vary: n_vary >= 1 distinct
  * parameter indices; base: param_count finite values. */
-remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_options *opt, int64_t lanes, int n_vary,
-                                    const int *vary, const double *base, remat_pfr_ensemble **out);
-void remat_pfr_ensemble_free(remat_pfr_ensemble *e); /* NULL is a no-op */
-int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e); /* NULL: 0 */
+REMAT_API remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_options *opt, int64_t lanes,
+                                              int n_vary, const int *vary, const double *base,
+                                              remat_pfr_ensemble **out);
+REMAT_API void remat_pfr_ensemble_free(remat_pfr_ensemble *e); /* NULL is a no-op */
+REMAT_API int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e); /* NULL: 0 */
 /* remat_pfr_negative for n outlets (n x species_count, as
  * remat_pfr_ensemble_run writes them): 1 with the first set and species
  * below zero by more than rounding, else 0 (also for a NULL e or outlet). */
-int remat_pfr_ensemble_negative(const remat_pfr_ensemble *e, int64_t n, const double *outlet, int64_t *set,
-                                int *species);
+REMAT_API int remat_pfr_ensemble_negative(const remat_pfr_ensemble *e, int64_t n, const double *outlet, int64_t *set,
+                                          int *species);
 
 /* n <= lanes sets, sets[i*n_vary + j] the value of parameter vary[j] in set i
  * (finite; else REMAT_ERR_VALUE naming set and parameter): outlet[i*S + s] =
  * C_s(L) and, unless jac is NULL, jac[(i*S + s)*n_vary + j] = d C_s(L) /
  * d p_vary[j]. A run costs one pass of the loop over all lanes, whatever n. */
-remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const double *sets, double *outlet,
-                                    double *jac);
+REMAT_API remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const double *sets, double *outlet,
+                                              double *jac);
 
 /* Negative concentrations no rounding explains: the first row i of rows
  * states y (rows x species_count, as remat_pfr_profile writes them; rows = 1
@@ -176,18 +178,18 @@ remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const doub
  * (1 when all are 0); adaptive: max(1e-6, rtol) * that largest |inlet| + atol.
  * Returns 1 with *row = i, *species = s (either pointer may be NULL), else 0.
  * A species with an ODE line may be negative: it is not looked at. */
-int remat_pfr_negative(const remat_pfr *r, int64_t rows, const double *y, int64_t *row, int *species);
+REMAT_API int remat_pfr_negative(const remat_pfr *r, int64_t rows, const double *y, int64_t *row, int *species);
 /* The same rule for states y (rows x species_count) of m integrated from y0
  * by any integrator (a fit's predictions): tol = max(1e-6, rtol) * the
  * largest |y0| (1 when all are 0) + atol; rtol = atol = 0 for fixed steps. */
-int remat_pfr_negative_states(const remat_mechanism *m, const double *y0, double rtol, double atol, int64_t rows,
-                              const double *y, int64_t *row, int *species);
+REMAT_API int remat_pfr_negative_states(const remat_mechanism *m, const double *y0, double rtol, double atol,
+                                        int64_t rows, const double *y, int64_t *row, int *species);
 
 /* How a species takes part in the mechanism's reactions: "reactant" (only
  * consumed), "product" (only formed), "intermediate" (both), or "" (neither,
  * e.g. a species with an ODE line). For titles such as "maximize intermediate B".
  * A NULL mechanism: NULL. */
-const char *remat_pfr_species_role(const remat_mechanism *m, int species);
+REMAT_API const char *remat_pfr_species_role(const remat_mechanism *m, int species);
 
 /* The seed's reactor (seed 004, section 7): A -> B -> C, first order, in a
  * plug-flow reactor of length 10 with 1000 explicit Euler steps, inlet
@@ -209,7 +211,7 @@ typedef struct {
     double min_param;      /* lower bound of every parameter while optimising */
 } remat_pfr_seed_problem;
 
-const remat_pfr_seed_problem *remat_pfr_seed(void);
+REMAT_API const remat_pfr_seed_problem *remat_pfr_seed(void);
 
 #ifdef __cplusplus
 }

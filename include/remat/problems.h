@@ -20,6 +20,7 @@
 #ifndef REMAT_PROBLEMS_H
 #define REMAT_PROBLEMS_H
 
+#include "export.h"
 #include "pfr.h"
 #include "scan.h"
 
@@ -30,13 +31,13 @@ extern "C" {
 typedef struct remat_problem remat_problem;
 
 /* Unknown names are an error naming the known ones. steps >= 0. */
-remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **out);
-void remat_problem_free(remat_problem *p); /* NULL is a no-op */
+REMAT_API remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **out);
+REMAT_API void remat_problem_free(remat_problem *p); /* NULL is a no-op */
 /* The accessors answer a NULL problem with remat_last_error() set
  * (REMAT_ERR_NULL) and NULL, 0 (counts) or -1 (steps). */
-const char *remat_problem_name(const remat_problem *p);
-const char *remat_problem_description(const remat_problem *p);
-int64_t remat_problem_steps(const remat_problem *p);
+REMAT_API const char *remat_problem_name(const remat_problem *p);
+REMAT_API const char *remat_problem_description(const remat_problem *p);
+REMAT_API int64_t remat_problem_steps(const remat_problem *p);
 /* The reactor of opt on mech: inputs (inlet (S,), params (P,)), loss the
  * objective (-C_s(L) to maximize species s, +C_s(L) to minimize it), gradient
  * w.r.t. params; one scan of remat_pfr_steps() steps, or with opt->adaptive
@@ -49,17 +50,17 @@ int64_t remat_problem_steps(const remat_problem *p);
  * copied. mech must outlive the problem and every function built from it.
  * Errors name the bad option, as remat_pfr_new's do. Name: the mechanism's
  * source; description: method, length, loss and parameters. */
-remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const remat_pfr_options *opt,
-                                          const double *params, remat_problem **out);
+REMAT_API remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const remat_pfr_options *opt,
+                                                    const double *params, remat_problem **out);
 /* value_and_grad of the problem's loss, its scan using opt's schedule. */
-remat_status remat_problem_build(const remat_problem *p, const remat_scan_options *opt, remat_fn **out);
+REMAT_API remat_status remat_problem_build(const remat_problem *p, const remat_scan_options *opt, remat_fn **out);
 /* The inputs the built function takes (default values; owned by p). */
-int remat_problem_num_inputs(const remat_problem *p);
-const remat_tensor *remat_problem_inputs(const remat_problem *p);
+REMAT_API int remat_problem_num_inputs(const remat_problem *p);
+REMAT_API const remat_tensor *remat_problem_inputs(const remat_problem *p);
 /* Names of the differentiated inputs, in gradient-output order (i out of
  * range: NULL, REMAT_ERR_ARG's message). */
-int remat_problem_num_grads(const remat_problem *p);
-const char *remat_problem_grad_name(const remat_problem *p, int i);
+REMAT_API int remat_problem_num_grads(const remat_problem *p);
+REMAT_API const char *remat_problem_grad_name(const remat_problem *p, int i);
 
 #ifdef __cplusplus
 }

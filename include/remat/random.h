@@ -33,6 +33,8 @@
 #ifndef REMAT_RANDOM_H
 #define REMAT_RANDOM_H
 
+#include "export.h"
+
 #include <stdint.h>
 
 #include "status.h"
@@ -54,37 +56,37 @@ typedef enum {
 
 /* The 20-round threefry2x32 block function: out = threefry(key, in). NULL in
  * or out: nothing written, remat_last_error() set. */
-void remat_threefry2x32(remat_prng_key key, const uint32_t in[2], uint32_t out[2]);
+REMAT_API void remat_threefry2x32(remat_prng_key key, const uint32_t in[2], uint32_t out[2]);
 
 /* jax.random.PRNGKey(seed) with jax_enable_x64 off (JAX's default): the
  * seed is cut to its low 32 bits, so the key is {0, (uint32_t)seed};
  * PRNGKey(2**32 + 5) == PRNGKey(5) and PRNGKey(-1) == {0, 0xffffffff}. */
-remat_prng_key remat_prng_key_from_seed(uint64_t seed);
+REMAT_API remat_prng_key remat_prng_key_from_seed(uint64_t seed);
 
 /* jax.random.split(key, n): n >= 0 keys into out[0..n). */
-remat_status remat_prng_split(remat_prng_key key, int n, remat_prng_key *out);
-remat_status remat_prng_split_mode(remat_prng_key key, int n, remat_threefry_mode mode,
-                                   remat_prng_key *out);
+REMAT_API remat_status remat_prng_split(remat_prng_key key, int n, remat_prng_key *out);
+REMAT_API remat_status remat_prng_split_mode(remat_prng_key key, int n, remat_threefry_mode mode,
+                                             remat_prng_key *out);
 
 /* jax.random.fold_in(key, data) (the same in both modes). */
-remat_prng_key remat_prng_fold_in(remat_prng_key key, uint32_t data);
+REMAT_API remat_prng_key remat_prng_fold_in(remat_prng_key key, uint32_t data);
 
 /* jax.random.bits(key, dims, jnp.uint32). */
-remat_status remat_prng_bits32(remat_prng_key key, int rank, const int64_t *dims, uint32_t *out);
-remat_status remat_prng_bits32_mode(remat_prng_key key, remat_threefry_mode mode, int rank,
-                                    const int64_t *dims, uint32_t *out);
+REMAT_API remat_status remat_prng_bits32(remat_prng_key key, int rank, const int64_t *dims, uint32_t *out);
+REMAT_API remat_status remat_prng_bits32_mode(remat_prng_key key, remat_threefry_mode mode, int rank,
+                                              const int64_t *dims, uint32_t *out);
 
 /* jax.random.uniform(key, dims, jnp.float32, lo, hi): in [lo, hi). */
-remat_status remat_prng_uniform_f32(remat_prng_key key, int rank, const int64_t *dims, float lo,
-                                    float hi, float *out);
+REMAT_API remat_status remat_prng_uniform_f32(remat_prng_key key, int rank, const int64_t *dims, float lo,
+                                              float hi, float *out);
 
 /* jax.random.normal(key, dims, jnp.float32). */
-remat_status remat_prng_normal_f32(remat_prng_key key, int rank, const int64_t *dims, float *out);
+REMAT_API remat_status remat_prng_normal_f32(remat_prng_key key, int rank, const int64_t *dims, float *out);
 
 /* jax.random.truncated_normal(key, lower, upper, dims, jnp.float32): in the
  * open interval (lower, upper); lower < upper. */
-remat_status remat_prng_truncated_normal_f32(remat_prng_key key, float lower, float upper, int rank,
-                                             const int64_t *dims, float *out);
+REMAT_API remat_status remat_prng_truncated_normal_f32(remat_prng_key key, float lower, float upper, int rank,
+                                                       const int64_t *dims, float *out);
 
 /* Flax linen's key for the counter-th (1-based) self.make_rng('params') in
  * the module at path[0..n_path) (names from the root, {"FFN_1",
@@ -92,8 +94,8 @@ remat_status remat_prng_truncated_normal_f32(remat_prng_key key, float lower, fl
  * fold_in(root, first 4 bytes, big-endian, of SHA-1(path[0] ... path[n-1]
  * counter)), the counter as minimal big-endian bytes. nn.remat adds no name
  * at the root; as a child it is named "Checkpoint" + class ("CheckpointFFN_0"). */
-remat_status remat_flax_make_rng(remat_prng_key root, int n_path, const char *const *path, int counter,
-                                 remat_prng_key *out);
+REMAT_API remat_status remat_flax_make_rng(remat_prng_key root, int n_path, const char *const *path, int counter,
+                                           remat_prng_key *out);
 
 /* An initialiser as Flax calls it: init(key, shape, float32). */
 typedef remat_status (*remat_flax_init_f32)(remat_prng_key key, int rank, const int64_t *dims,
@@ -102,15 +104,15 @@ typedef remat_status (*remat_flax_init_f32)(remat_prng_key key, int rank, const 
 /* nn.initializers.lecun_normal(): variance_scaling(1, "fan_in",
  * "truncated_normal"); fan_in = dims[rank-2] * (product of dims[0..rank-2));
  * rank >= 2. */
-remat_status remat_flax_lecun_normal_f32(remat_prng_key key, int rank, const int64_t *dims, float *out);
+REMAT_API remat_status remat_flax_lecun_normal_f32(remat_prng_key key, int rank, const int64_t *dims, float *out);
 
 /* nn.initializers.zeros / ones (the key is unused, as in Flax). */
-remat_status remat_flax_zeros_f32(remat_prng_key key, int rank, const int64_t *dims, float *out);
-remat_status remat_flax_ones_f32(remat_prng_key key, int rank, const int64_t *dims, float *out);
+REMAT_API remat_status remat_flax_zeros_f32(remat_prng_key key, int rank, const int64_t *dims, float *out);
+REMAT_API remat_status remat_flax_ones_f32(remat_prng_key key, int rank, const int64_t *dims, float *out);
 
 /* nn.initializers.normal(stddev): jax.random.normal * stddev. */
-remat_status remat_flax_normal_f32(remat_prng_key key, float stddev, int rank, const int64_t *dims,
-                                   float *out);
+REMAT_API remat_status remat_flax_normal_f32(remat_prng_key key, float stddev, int rank, const int64_t *dims,
+                                             float *out);
 
 #ifdef __cplusplus
 }

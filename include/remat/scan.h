@@ -63,6 +63,7 @@
 #ifndef REMAT_SCAN_H
 #define REMAT_SCAN_H
 
+#include "export.h"
 #include "ad.h"
 #include "schedule.h"
 
@@ -83,9 +84,10 @@ typedef struct {
  * body's remaining arguments. Writes the final carries into carry_out
  * (n_carry) and the stacked ys into ys (body outputs beyond the carries; may
  * be NULL when there are none). opt may be NULL (store_all, forward). */
-remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, int n_carry, const remat_val *init,
-                           int n_xs, const remat_val *xs, int n_consts, const remat_val *consts,
-                           const remat_scan_options *opt, remat_val *carry_out, remat_val *ys, remat_loc loc);
+REMAT_API remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, int n_carry,
+                                     const remat_val *init, int n_xs, const remat_val *xs, int n_consts,
+                                     const remat_val *consts, const remat_scan_options *opt, remat_val *carry_out,
+                                     remat_val *ys, remat_loc loc);
 #define remat_scan(f, ...) remat_scan_at((f), __VA_ARGS__, REMAT_HERE)
 
 #ifdef __cplusplus

@@ -112,6 +112,8 @@
 #ifndef REMAT_SCHEDULE_H
 #define REMAT_SCHEDULE_H
 
+#include "export.h"
+
 #include <stdint.h>
 
 #include "status.h"
@@ -193,16 +195,16 @@ typedef struct remat_schedule remat_schedule;
 
 /* Parse "store-all", "per-step", "periodic:K", "two-level", "two-level:K",
  * "binomial:S", "online:S". Errors name the offending text. */
-remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec);
+REMAT_API remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec);
 /* Inverse of parse, e.g. "binomial:10"; a NULL spec writes "(null)". */
-void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len);
+REMAT_API void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len);
 
 /* length >= 0. For ONLINE the generator does not read `length` up front (it
  * is ignored; pass -1 when unknown): the runtime reveals it through
  * remat_schedule_set_length() (see below), so the same code serves adaptive
  * stepping. Rejects bad specs with a message. All state is allocated here. */
-remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
-                                remat_schedule **out);
+REMAT_API remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
+                                          remat_schedule **out);
 /* ONLINE: the runtime must call this before asking for the action that would
  * evaluate step n-1 (i.e. as soon as it knows the step it is about to take
  * is the last one): at the latest, before the next() call made while its
@@ -212,9 +214,9 @@ remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
  * too late aborts, as does a second call with another length. For other
  * kinds it is a no-op check (aborts if length differs from the one given to
  * remat_schedule_new). */
-void remat_schedule_set_length(remat_schedule *s, int64_t length);
+REMAT_API void remat_schedule_set_length(remat_schedule *s, int64_t length);
 /* Next action; after DONE keeps returning DONE. No allocation per call. */
-void remat_schedule_next(remat_schedule *s, remat_action *a);
+REMAT_API void remat_schedule_next(remat_schedule *s, remat_action *a);
 /* Next run (see the overview); after DONE keeps returning a run of one DONE.
  * Expanding every run in order gives exactly the actions remat_schedule_next()
  * would give, and the two may be mixed on one schedule: next() takes the
@@ -226,22 +228,22 @@ void remat_schedule_next(remat_schedule *s, remat_action *a);
  * remat_schedule_set_length() applies per run: reveal the length before the
  * next_run() call made while the current carry (after executing every
  * earlier run) is n-1 (or at once, when it is known). */
-void remat_schedule_next_run(remat_schedule *s, remat_action_run *r);
+REMAT_API void remat_schedule_next_run(remat_schedule *s, remat_action_run *r);
 /* A NULL schedule (remat_last_error() set): set_length does nothing, next
  * gives DONE (step 0, slot -1), next_run a run of one DONE, max_slots -1. */
 /* Slots this schedule may use (snapshot store size to allocate). */
-int64_t remat_schedule_max_slots(const remat_schedule *s);
-void remat_schedule_free(remat_schedule *s);
+REMAT_API int64_t remat_schedule_max_slots(const remat_schedule *s);
+REMAT_API void remat_schedule_free(remat_schedule *s);
 
 /* Predicted cost for a known length (ONLINE: the cost it will incur when the
  * length turns out to be `length`; it replays the online decisions, O(length)
  * time). */
-remat_status remat_schedule_predict(const remat_schedule_spec *spec, int64_t length,
-                                    remat_schedule_cost *cost);
+REMAT_API remat_status remat_schedule_predict(const remat_schedule_spec *spec, int64_t length,
+                                              remat_schedule_cost *cost);
 /* l + F(l, s): the binomial optimum of forward evaluations (see above);
  * 0 for l <= 0, -1 when s < 1 and l >= 2 (no schedule exists), INT64_MAX when
  * it does not fit. */
-int64_t remat_binomial_optimum(int64_t length, int64_t snapshots);
+REMAT_API int64_t remat_binomial_optimum(int64_t length, int64_t snapshots);
 
 /* The fastest schedule (fewest forward evaluations; ties: less memory) whose
  * peak memory, peak_snapshots*carry_bytes + peak_tapes*tape_bytes, fits in
@@ -250,9 +252,9 @@ int64_t remat_binomial_optimum(int64_t length, int64_t snapshots);
  * per-step) and every useful periodic period; periodic wins when tapes are
  * cheap next to carries. Online is never picked: with n known, binomial is at
  * least as good. */
-remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length,
-                                       int64_t carry_bytes, int64_t tape_bytes,
-                                       remat_schedule_spec *spec);
+REMAT_API remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length,
+                                                 int64_t carry_bytes, int64_t tape_bytes,
+                                                 remat_schedule_spec *spec);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,8 @@
 #ifndef REMAT_STATUS_H
 #define REMAT_STATUS_H
 
+#include "export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -52,14 +54,14 @@ typedef enum {
 } remat_status;
 
 /* Short fixed text for a status ("shape mismatch"). */
-const char *remat_status_name(remat_status st);
+REMAT_API const char *remat_status_name(remat_status st);
 
 /* The message of the last error raised on this thread ("" if none). It names
  * the offending input and, for graph building, the user's file:line. */
-const char *remat_last_error(void);
+REMAT_API const char *remat_last_error(void);
 
 /* Forget the last error message of this thread. */
-void remat_clear_error(void);
+REMAT_API void remat_clear_error(void);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef REMAT_TENSOR_H
 #define REMAT_TENSOR_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,26 +39,26 @@ typedef struct {
 } remat_tensor;
 
 /* "f32", "f64". */
-const char *remat_dtype_name(remat_dtype dt);
+REMAT_API const char *remat_dtype_name(remat_dtype dt);
 /* Bytes of one element; 0 for an unknown dtype. */
-size_t remat_dtype_size(remat_dtype dt);
+REMAT_API size_t remat_dtype_size(remat_dtype dt);
 
 /* Build a shape from a dims array (rank 0 = scalar, dims may be NULL). A rank
  * outside [0, REMAT_MAX_RANK] (or dims NULL) gives that rank with no dims:
  * an invalid shape every op and remat_run refuse. */
-remat_shape remat_shape_make(int rank, const int64_t *dims);
+REMAT_API remat_shape remat_shape_make(int rank, const int64_t *dims);
 /* Element count; -1 for NULL, an invalid rank or a count past int64. */
-int64_t remat_shape_numel(const remat_shape *s);
+REMAT_API int64_t remat_shape_numel(const remat_shape *s);
 /* 0 when either is NULL or of invalid rank. */
-int remat_shape_equal(const remat_shape *a, const remat_shape *b);
+REMAT_API int remat_shape_equal(const remat_shape *a, const remat_shape *b);
 /* Writes "f32[256,512]" into buf (always NUL-terminated); returns buf. An
  * invalid rank is written as "f32[invalid rank 99, not in 0..8]". */
-char *remat_shape_format(remat_dtype dt, const remat_shape *s, char *buf, size_t len);
+REMAT_API char *remat_shape_format(remat_dtype dt, const remat_shape *s, char *buf, size_t len);
 
-remat_tensor remat_tensor_f32(float *data, int rank, const int64_t *dims);
-remat_tensor remat_tensor_f64(double *data, int rank, const int64_t *dims);
+REMAT_API remat_tensor remat_tensor_f32(float *data, int rank, const int64_t *dims);
+REMAT_API remat_tensor remat_tensor_f64(double *data, int rank, const int64_t *dims);
 /* 0 for NULL, an unknown dtype, an invalid rank or a size past size_t. */
-size_t remat_tensor_bytes(const remat_tensor *t);
+REMAT_API size_t remat_tensor_bytes(const remat_tensor *t);
 
 #ifdef __cplusplus
 }

@@ -21,12 +21,12 @@
 
 enum { MAX_DEVICES = 64 };
 
-static void *cuda_mem_alloc(size_t bytes) { return remat_cuda_malloc(bytes); }
-static void cuda_mem_free(void *p) { remat_cuda_free(p); }
-static void cuda_mem_copy(void *dst, const void *src, size_t bytes) { remat_cuda_memcpy(dst, src, bytes); }
+static void *cuda_mem_alloc(size_t bytes) { return rmi_cuda_malloc(bytes); }
+static void cuda_mem_free(void *p) { rmi_cuda_free(p); }
+static void cuda_mem_copy(void *dst, const void *src, size_t bytes) { rmi_cuda_memcpy(dst, src, bytes); }
 static void cuda_mem_fill(void *dst, remat_dtype dt, double value, size_t n)
 {
-    remat_cuda_fill(dst, dt == REMAT_F64, value, n);
+    rmi_cuda_fill(dst, dt == REMAT_F64, value, n);
 }
 
 static int device_of(const remat_backend *be) { return (int)(intptr_t)be->context; }
@@ -34,47 +34,47 @@ static int device_of(const remat_backend *be) { return (int)(intptr_t)be->contex
 static void *cuda_program_new(remat_backend *be)
 {
     char why[256];
-    void *s = remat_cuda_state_new(device_of(be), why, sizeof why);
+    void *s = rmi_cuda_state_new(device_of(be), why, sizeof why);
     if (!s)
-        remat_error(REMAT_ERR_BACKEND, "cuda backend: %s", why);
+        rmi_error(REMAT_ERR_BACKEND, "cuda backend: %s", why);
     return s;
 }
 
-static void cuda_enter(remat_backend *be, void *state) { remat_cuda_enter(device_of(be), state); }
+static void cuda_enter(remat_backend *be, void *state) { rmi_cuda_enter(device_of(be), state); }
 
 static remat_status cuda_finish(void)
 {
     char msg[400];
-    if (remat_cuda_finish(msg, sizeof msg) == 0)
-        return remat_cuda_lanes_check();
-    remat_cuda_lanes_check(); /* reported once: the first error is the one above */
-    return remat_error(REMAT_ERR_BACKEND, "cuda backend: %s", msg);
+    if (rmi_cuda_finish(msg, sizeof msg) == 0)
+        return rmi_cuda_lanes_check();
+    rmi_cuda_lanes_check(); /* reported once: the first error is the one above */
+    return rmi_error(REMAT_ERR_BACKEND, "cuda backend: %s", msg);
 }
 
 static const remat_backend_iface cuda_iface = {
     .name = "cuda",
-    .supports_op = remat_cuda_supports,
-    .scratch_bytes = remat_cuda_scratch,
-    .lower = remat_cuda_lower,
-    .lower_fused = remat_cuda_lower_fused,
-    .lower_add_pad = remat_cuda_lower_add_pad,
-    .compile_lanes = remat_cuda_compile_lanes,
-    .can_compile_lanes = remat_cuda_can_compile_lanes,
+    .supports_op = rmi_cuda_supports,
+    .scratch_bytes = rmi_cuda_scratch,
+    .lower = rmi_cuda_lower,
+    .lower_fused = rmi_cuda_lower_fused,
+    .lower_add_pad = rmi_cuda_lower_add_pad,
+    .compile_lanes = rmi_cuda_compile_lanes,
+    .can_compile_lanes = rmi_cuda_can_compile_lanes,
     .host_lane_cuts = false, /* one launch per run over all lanes, on the program's stream */
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
     .mem_copy = cuda_mem_copy,
     .mem_fill = cuda_mem_fill,
-    .copy_in = remat_cuda_copy_in,
-    .copy_out = remat_cuda_copy_out,
+    .copy_in = rmi_cuda_copy_in,
+    .copy_out = rmi_cuda_copy_out,
     .program_new = cuda_program_new,
-    .program_free = remat_cuda_state_free,
+    .program_free = rmi_cuda_state_free,
     .enter = cuda_enter,
     .finish = cuda_finish,
-    .on_host = remat_cuda_on_host,
+    .on_host = rmi_cuda_on_host,
 };
 
-const remat_backend_iface *remat_cuda_iface(void) { return &cuda_iface; }
+const remat_backend_iface *rmi_cuda_iface(void) { return &cuda_iface; }
 
 static remat_backend backends[MAX_DEVICES];
 static int n_devices;
@@ -85,10 +85,10 @@ static int no_cublas; /* a device, but cuBLAS (dlopen'ed here, cublas_lib.h) did
  * cuBLAS is loaded; nothing of CUDA is loaded before it. */
 static void probe(void)
 {
-    n_devices = remat_cuda_device_count(no_device, sizeof no_device);
+    n_devices = rmi_cuda_device_count(no_device, sizeof no_device);
     if (n_devices > MAX_DEVICES)
         n_devices = MAX_DEVICES;
-    if (n_devices > 0 && !remat_cublas_open(no_device, sizeof no_device)) {
+    if (n_devices > 0 && !rmi_cublas_open(no_device, sizeof no_device)) {
         no_cublas = 1;
         n_devices = 0;
     }
@@ -101,15 +101,15 @@ remat_backend *remat_backend_cuda(int device)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, probe);
     if (no_cublas) {
-        remat_error(REMAT_ERR_BACKEND, "cuda backend: %s", no_device);
+        rmi_error(REMAT_ERR_BACKEND, "cuda backend: %s", no_device);
         return NULL;
     }
     if (n_devices == 0) {
-        remat_error(REMAT_ERR_BACKEND, "no CUDA device: %s", no_device);
+        rmi_error(REMAT_ERR_BACKEND, "no CUDA device: %s", no_device);
         return NULL;
     }
     if (device < 0 || device >= n_devices) {
-        remat_error(REMAT_ERR_ARG, "no CUDA device: device %d asked for, %d present", device, n_devices);
+        rmi_error(REMAT_ERR_ARG, "no CUDA device: device %d asked for, %d present", device, n_devices);
         return NULL;
     }
     return &backends[device];

@@ -12,9 +12,9 @@
 REMAT_CUBLAS_FUNCS(REMAT_CUBLAS_CHECK)
 #undef REMAT_CUBLAS_CHECK
 
-remat_cublas_api remat_cublas;
+remat_cublas_api rmi_cublas;
 
-int remat_cublas_load(const char *lib, remat_cublas_api *api, char *why, size_t why_size)
+int rmi_cublas_load(const char *lib, remat_cublas_api *api, char *why, size_t why_size)
 {
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -38,9 +38,9 @@ int remat_cublas_load(const char *lib, remat_cublas_api *api, char *why, size_t 
 static int opened;
 static char open_why[512];
 
-static void open_once(void) { opened = remat_cublas_load(REMAT_CUBLAS_LIB, &remat_cublas, open_why, sizeof open_why); }
+static void open_once(void) { opened = rmi_cublas_load(REMAT_CUBLAS_LIB, &rmi_cublas, open_why, sizeof open_why); }
 
-int remat_cublas_open(char *why, size_t why_size)
+int rmi_cublas_open(char *why, size_t why_size)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, open_once);

@@ -46,17 +46,17 @@ typedef struct {
     const char *(*status_string)(cublasStatus_t status);
 } remat_cublas_api;
 
-/* The table dot.cu calls through; filled by remat_cublas_open(). */
-extern remat_cublas_api remat_cublas;
+/* The table dot.cu calls through; filled by rmi_cublas_open(). */
+extern remat_cublas_api rmi_cublas;
 
 /* Opens REMAT_CUBLAS_LIB once per process (later calls give the first
- * answer) and fills remat_cublas. 0 with why ("cannot load cuBLAS
+ * answer) and fills rmi_cublas. 0 with why ("cannot load cuBLAS
  * (libcublas.so.13): <dlerror>") when it cannot be loaded. Thread-safe. */
-int remat_cublas_open(char *why, size_t why_size);
+int rmi_cublas_open(char *why, size_t why_size);
 
 /* One attempt at loading lib into *api, nothing shared touched (the test's
  * seam for a missing library); the library stays loaded on success. */
-int remat_cublas_load(const char *lib, remat_cublas_api *api, char *why, size_t why_size);
+int rmi_cublas_load(const char *lib, remat_cublas_api *api, char *why, size_t why_size);
 
 #ifdef __cplusplus
 }

@@ -11,17 +11,17 @@
 #include "cuda_kernels.h"
 
 /* the stream this thread entered (memory.cu) */
-cudaStream_t remat_cuda_stream(void);
-/* remembers the first failure until remat_cuda_finish(); false when e failed */
-bool remat_cuda_note(cudaError_t e, const char *what, const char *file, int line);
-#define CUDA_NOTE(call, what) remat_cuda_note((call), (what), __FILE__, __LINE__)
+cudaStream_t rmi_cuda_stream(void);
+/* remembers the first failure until rmi_cuda_finish(); false when e failed */
+bool rmi_cuda_note(cudaError_t e, const char *what, const char *file, int line);
+#define CUDA_NOTE(call, what) rmi_cuda_note((call), (what), __FILE__, __LINE__)
 /* after a launch: a bad configuration shows here, a fault at finish */
-#define CUDA_LAUNCHED(what) remat_cuda_note(cudaGetLastError(), (what), __FILE__, __LINE__)
+#define CUDA_LAUNCHED(what) rmi_cuda_note(cudaGetLastError(), (what), __FILE__, __LINE__)
 
 /* grid-stride loops: 256 threads a block, at most 2^16 blocks (each thread
  * then takes several elements; an H200 runs 132 x 2048 threads at once) */
 enum { REMAT_CUDA_BLOCK = 256 };
-static inline unsigned remat_cuda_blocks(size_t n)
+static inline unsigned rmi_cuda_blocks(size_t n)
 {
     size_t b = (n + REMAT_CUDA_BLOCK - 1) / REMAT_CUDA_BLOCK;
     return (unsigned)(b > 65536 ? 65536 : b);

@@ -22,22 +22,22 @@ static void k_custom(const remat_instr *I)
 {
     const cuda_custom *P = I->aux;
     for (int k = 0; k < P->total; k++)
-        remat_cuda_copy_out(P->ins[k].data, I->in[k], remat_tensor_bytes(&P->ins[k]));
+        rmi_cuda_copy_out(P->ins[k].data, I->in[k], remat_tensor_bytes(&P->ins[k]));
     remat_tensor out = P->out;
     if (P->which < 0)
         P->op->forward(P->nin, P->ins, &out, P->op->ctx);
     else
         P->op->vjp(P->which, P->nin, P->ins, &P->ins[P->nin], &P->ins[P->nin + 1], &out, P->op->ctx);
-    remat_cuda_copy_in(I->out, P->out.data, remat_tensor_bytes(&P->out));
+    rmi_cuda_copy_in(I->out, P->out.data, remat_tensor_bytes(&P->out));
 }
 
 static remat_status nomem(remat_op op)
 {
-    return remat_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering '%s'", remat_op_name(op));
+    return rmi_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering '%s'", remat_op_name(op));
 }
 
-remat_status remat_cuda_lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                     void *ctx)
+remat_status rmi_cuda_lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                   void *ctx)
 {
     const int vjp = op->op == REMAT_OP_CUSTOM_VJP;
     cuda_custom *C = alloc(ctx, sizeof *C);
@@ -63,7 +63,7 @@ remat_status remat_cuda_lower_custom(const remat_exec_op *op, remat_instr *ins, 
     return REMAT_OK;
 }
 
-bool remat_cuda_on_host(remat_op op)
+bool rmi_cuda_on_host(remat_op op)
 {
     return op == REMAT_OP_CUSTOM || op == REMAT_OP_CUSTOM_VJP || op == REMAT_OP_LU || op == REMAT_OP_LINEAR_SOLVE;
 }
@@ -89,29 +89,29 @@ static void solve_dims(const remat_exec_op *op, int64_t *batch, int64_t *n, int6
     *k = op->shape.rank == a->rank ? op->shape.dims[a->rank - 1] : 1;
 }
 
-size_t remat_cuda_solve_scratch(const remat_exec_op *op)
+size_t rmi_cuda_solve_scratch(const remat_exec_op *op)
 {
     int64_t batch, n, k;
     solve_dims(op, &batch, &n, &k);
-    return op->op == REMAT_OP_LU ? remat_cpu_lu_scratch(n) : remat_cpu_linear_solve_scratch(op->dtype, n, k);
+    return op->op == REMAT_OP_LU ? rmi_cpu_lu_scratch(n) : rmi_cpu_linear_solve_scratch(op->dtype, n, k);
 }
 
 static void k_solve(const remat_instr *I)
 {
     const cuda_solve *S = I->aux;
     if (S->lu) {
-        remat_cuda_copy_out(S->a, I->in[0], S->a_bytes);
-        remat_cpu_lu(S->dt, S->out, S->a, S->batch, S->n, S->scratch);
+        rmi_cuda_copy_out(S->a, I->in[0], S->a_bytes);
+        rmi_cpu_lu(S->dt, S->out, S->a, S->batch, S->n, S->scratch);
     } else {
-        remat_cuda_copy_out(S->a, I->in[1], S->a_bytes);
-        remat_cuda_copy_out(S->b, I->in[2], S->b_bytes);
-        remat_cpu_linear_solve(S->dt, S->out, S->a, S->b, S->batch, S->n, S->k, S->transpose, S->scratch);
+        rmi_cuda_copy_out(S->a, I->in[1], S->a_bytes);
+        rmi_cuda_copy_out(S->b, I->in[2], S->b_bytes);
+        rmi_cpu_linear_solve(S->dt, S->out, S->a, S->b, S->batch, S->n, S->k, S->transpose, S->scratch);
     }
-    remat_cuda_copy_in(I->out, S->out, S->out_bytes);
+    rmi_cuda_copy_in(I->out, S->out, S->out_bytes);
 }
 
-remat_status remat_cuda_lower_solve(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                    void *ctx)
+remat_status rmi_cuda_lower_solve(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                  void *ctx)
 {
     cuda_solve *S = alloc(ctx, sizeof *S);
     if (!S)
@@ -128,7 +128,7 @@ remat_status remat_cuda_lower_solve(const remat_exec_op *op, remat_instr *ins, v
     S->a = alloc(ctx, S->a_bytes + 1);
     S->b = alloc(ctx, S->b_bytes + 1);
     S->out = alloc(ctx, S->out_bytes + 1);
-    S->scratch = alloc(ctx, remat_cuda_solve_scratch(op) + 1);
+    S->scratch = alloc(ctx, rmi_cuda_solve_scratch(op) + 1);
     if (!S->a || !S->b || !S->out || !S->scratch)
         return nomem(op->op);
     ins->fn = k_solve;

@@ -31,8 +31,8 @@ static bool blas_note(cublasStatus_t s, const char *what)
         return true;
     /* cuBLAS statuses are not cudaError_t: keep the first as a generic failure naming it */
     char buf[160];
-    snprintf(buf, sizeof buf, "%s (%s)", what, remat_cublas.status_string(s));
-    return remat_cuda_note(cudaErrorUnknown, buf, __FILE__, __LINE__);
+    snprintf(buf, sizeof buf, "%s (%s)", what, rmi_cublas.status_string(s));
+    return rmi_cuda_note(cudaErrorUnknown, buf, __FILE__, __LINE__);
 }
 
 static cublasHandle_t handle(void)
@@ -42,11 +42,11 @@ static cublasHandle_t handle(void)
         return NULL;
     if (!handles[dev]) {
         cublasHandle_t h;
-        if (!blas_note(remat_cublas.create(&h), "cublasCreate"))
+        if (!blas_note(rmi_cublas.create(&h), "cublasCreate"))
             return NULL;
         /* f32 stays f32: no TF32 tensor-core rounding of the operands */
-        if (!blas_note(remat_cublas.set_math_mode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
-            remat_cublas.destroy(h);
+        if (!blas_note(rmi_cublas.set_math_mode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
+            rmi_cublas.destroy(h);
             return NULL;
         }
         handles[dev] = h;
@@ -54,29 +54,29 @@ static cublasHandle_t handle(void)
     return handles[dev];
 }
 
-extern "C" void remat_cuda_gemm(int f64, int a_trans, int b_trans, int64_t nb, int m, int n, int k, const void *a,
-                                int lda, const void *b, int ldb, void *c)
+extern "C" void rmi_cuda_gemm(int f64, int a_trans, int b_trans, int64_t nb, int m, int n, int k, const void *a,
+                              int lda, const void *b, int ldb, void *c)
 {
     if (nb <= 0 || m <= 0 || n <= 0)
         return;
     const size_t es = f64 ? 8 : 4;
     if (k <= 0) { /* an empty contraction: zeros, as JAX */
-        remat_cuda_memset0(c, (size_t)nb * (size_t)m * (size_t)n * es);
+        rmi_cuda_memset0(c, (size_t)nb * (size_t)m * (size_t)n * es);
         return;
     }
     cublasHandle_t h = handle();
-    if (!h || !blas_note(remat_cublas.set_stream(h, remat_cuda_stream()), "cublasSetStream"))
+    if (!h || !blas_note(rmi_cublas.set_stream(h, rmi_cuda_stream()), "cublasSetStream"))
         return;
     const cublasOperation_t ta = a_trans ? CUBLAS_OP_T : CUBLAS_OP_N, tb = b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
     const long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n;
     if (f64) {
         const double one = 1.0, zero = 0.0;
-        blas_note(remat_cublas.dgemm_strided_batched(h, tb, ta, n, m, k, &one, (const double *)b, ldb, sb,
+        blas_note(rmi_cublas.dgemm_strided_batched(h, tb, ta, n, m, k, &one, (const double *)b, ldb, sb,
                                                        (const double *)a, lda, sa, &zero, (double *)c, n, sc, (int)nb),
                   "cublasDgemmStridedBatched");
     } else {
         const float one = 1.0f, zero = 0.0f;
-        blas_note(remat_cublas.gemm_strided_batched_ex(h, tb, ta, n, m, k, &one, b, CUDA_R_32F, ldb, sb, a, CUDA_R_32F,
+        blas_note(rmi_cublas.gemm_strided_batched_ex(h, tb, ta, n, m, k, &one, b, CUDA_R_32F, ldb, sb, a, CUDA_R_32F,
                                                          lda, sa, &zero, c, CUDA_R_32F, n, sc, (int)nb,
                                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                   "cublasGemmStridedBatchedEx");

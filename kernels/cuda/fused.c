@@ -10,9 +10,9 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_kernels.h"
 
-static void k_fused(const remat_instr *I) { remat_cuda_fused_run(I->aux, I->n, I->out, I->in); }
+static void k_fused(const remat_instr *I) { rmi_cuda_fused_run(I->aux, I->n, I->out, I->in); }
 
-static void k_add_pad(const remat_instr *I) { remat_cuda_add_pad(I->aux, I->out, I->in[0], I->in[1]); }
+static void k_add_pad(const remat_instr *I) { rmi_cuda_add_pad(I->aux, I->out, I->in[0], I->in[1]); }
 
 /* the launch form carries the shared micro-op kind (backend_impl.h) as is */
 _Static_assert((int)REMAT_CUDA_UOP_UNARY == (int)REMAT_UOP_UNARY &&
@@ -25,26 +25,26 @@ _Static_assert((int)REMAT_CUDA_UOP_UNARY == (int)REMAT_UOP_UNARY &&
 _Static_assert(REMAT_CUDA_FUSED_MAX_UOPS >= REMAT_FUSED_MAX_UOPS && REMAT_CUDA_FUSED_MAX_REGS >= REMAT_FUSED_MAX_REGS,
                "the CUDA fused kernel holds the largest group compile makes");
 
-remat_status remat_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                    void *ctx)
+remat_status rmi_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                  void *ctx)
 {
     if (op->dtype != REMAT_F32 && op->dtype != REMAT_F64)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: a fused group of dtype %d", (int)op->dtype);
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: a fused group of dtype %d", (int)op->dtype);
     REMAT_ASSERT(op->n_regs <= REMAT_CUDA_FUSED_MAX_REGS && op->n_uops >= 1 && op->n_uops <= REMAT_CUDA_FUSED_MAX_UOPS);
     REMAT_ASSERT(op->nin >= 0 && op->nin <= REMAT_CUDA_FUSED_MAX_IN);
     remat_cuda_fused *F = alloc(ctx, sizeof *F);
     if (!F)
-        return remat_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering a fused group of %d ops",
-                           op->n_uops);
+        return rmi_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering a fused group of %d ops",
+                         op->n_uops);
     memset(F, 0, sizeof *F);
     *F = (remat_cuda_fused){.f64 = op->dtype == REMAT_F64, .nin = op->nin, .n_uops = op->n_uops,
                             .scalar_in = op->scalar_in};
     for (int k = 0; k < op->n_uops; k++) {
         const remat_fused_uop *u = &op->uops[k];
-        const int kind = remat_fused_uop_kind_of(u->op);
+        const int kind = rmi_fused_uop_kind_of(u->op);
         if (kind < 0)
-            return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: '%s' in a fused group is not elementwise",
-                               remat_op_name(u->op));
+            return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: '%s' in a fused group is not elementwise",
+                             remat_op_name(u->op));
         F->uops[k] = (remat_cuda_uop){.op = (int32_t)u->op, .kind = (int8_t)kind, .dst = u->dst,
                                       .src = {u->src[0], u->src[1], u->src[2]},
                                       .int_exponent = u->int_exponent, .exponent = u->exponent};
@@ -56,12 +56,12 @@ remat_status remat_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, 
 
 static remat_status nomem(remat_op op)
 {
-    return remat_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering '%s'", remat_op_name(op));
+    return rmi_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering '%s'", remat_op_name(op));
 }
 
-remat_status remat_cuda_lower_add_pad(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
-                                      const remat_pad_params *pad, int pad_first, remat_instr *ins,
-                                      void *(*alloc)(void *, size_t), void *ctx)
+remat_status rmi_cuda_lower_add_pad(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
+                                    const remat_pad_params *pad, int pad_first, remat_instr *ins,
+                                    void *(*alloc)(void *, size_t), void *ctx)
 {
     REMAT_ASSERT(out_shape->rank == g_shape->rank && (dt == REMAT_F32 || dt == REMAT_F64));
     remat_cuda_add_pad_desc *D = alloc(ctx, sizeof *D);

@@ -32,13 +32,13 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool failed;
 static atomic_int launch_error; /* the first failed launch's cudaError_t, 0: none */
 
-int remat_cuda_lanes_count(void) { return atomic_load(&n_slots); }
+int rmi_cuda_lanes_count(void) { return atomic_load(&n_slots); }
 
-remat_status remat_cuda_lanes_check(void)
+remat_status rmi_cuda_lanes_check(void)
 {
     const int e = atomic_exchange(&launch_error, 0);
-    return e ? remat_error(REMAT_ERR_BACKEND, "CUDA lanes: a kernel launch failed: %s",
-                           cudaGetErrorString((cudaError_t)e))
+    return e ? rmi_error(REMAT_ERR_BACKEND, "CUDA lanes: a kernel launch failed: %s",
+                         cudaGetErrorString((cudaError_t)e))
              : REMAT_OK;
 }
 
@@ -61,7 +61,7 @@ static void launch(int i, char *const *bufs, const int64_t *strides, int64_t cou
     const unsigned threads = s->info.serial ? 1 : REMAT_CUDA_LANES_BLOCK;
     const unsigned blocks = s->info.serial ? 1 : (unsigned)((hi + REMAT_CUDA_LANES_BLOCK - 1) / REMAT_CUDA_LANES_BLOCK);
     const dim3 grid = {blocks, 1, 1}, block = {threads, 1, 1};
-    const cudaStream_t stream = (cudaStream_t)remat_cuda_thread_stream();
+    const cudaStream_t stream = (cudaStream_t)rmi_cuda_thread_stream();
     const cudaError_t e = cudaLaunchKernel((const void *)s->kernel, grid, block, args, 0, stream);
     if (e != cudaSuccess) {
         int none = 0;
@@ -93,7 +93,7 @@ _Static_assert(REMAT_CUDA_LANES_MAX == 1024, "one trampoline per slot: T1024 mak
 
 static remat_status cuda_fail(cudaError_t e, const char *what)
 {
-    return remat_error(REMAT_ERR_BACKEND, "CUDA lanes: %s: %s", what, cudaGetErrorString(e));
+    return rmi_error(REMAT_ERR_BACKEND, "CUDA lanes: %s: %s", what, cudaGetErrorString(e));
 }
 
 /* "sm_90" for the current device (a cubin), "compute_90" (PTX the driver
@@ -118,19 +118,19 @@ static remat_status load_slot(char *src, const remat_cuda_lanes_info *info, int6
 {
     const int i = atomic_load(&n_slots);
     if (i == REMAT_CUDA_LANES_MAX)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: more than %d distinct lane kernels in one process",
-                           REMAT_CUDA_LANES_MAX);
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: more than %d distinct lane kernels in one process",
+                         REMAT_CUDA_LANES_MAX);
     char sm[32], compute[32];
     remat_status st = device_arch(sm, compute, sizeof sm);
     char *img = NULL, *log = NULL;
     size_t size = 0;
     if (st == REMAT_OK) {
-        st = remat_nvrtc_compile(src, "remat_lanes.cu", remat_cuda_lanes_options, sm, REMAT_NVRTC_CUBIN, &img, &size,
-                                 &log);
+        st = rmi_nvrtc_compile(src, "remat_lanes.cu", rmi_cuda_lanes_options, sm, REMAT_NVRTC_CUBIN, &img, &size,
+                               &log);
         if (st == REMAT_ERR_BACKEND && log && strstr(log, "arch")) { /* an architecture newer than this NVRTC */
-            remat_free(log), log = NULL;
-            st = remat_nvrtc_compile(src, "remat_lanes.cu", remat_cuda_lanes_options, compute, REMAT_NVRTC_PTX, &img,
-                                     &size, &log);
+            rmi_free(log), log = NULL;
+            st = rmi_nvrtc_compile(src, "remat_lanes.cu", rmi_cuda_lanes_options, compute, REMAT_NVRTC_PTX, &img,
+                                   &size, &log);
         }
     }
     if (st == REMAT_OK) {
@@ -146,30 +146,30 @@ static remat_status load_slot(char *src, const remat_cuda_lanes_info *info, int6
             atomic_store(&n_slots, i + 1);
         }
     }
-    remat_free(img), remat_free(log);
+    rmi_free(img), rmi_free(log);
     return st;
 }
 
-remat_status remat_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out)
+remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out)
 {
-    if (!remat_cuda_can_compile_lanes())
-        return remat_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: compiling is off (no NVRTC or device, REMAT_NO_JIT, or "
+    if (!rmi_cuda_can_compile_lanes())
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: compiling is off (no NVRTC or device, REMAT_NO_JIT, or "
                                                   "an earlier failure)");
     remat_status st = REMAT_OK;
     pthread_mutex_lock(&lock);
     for (int k = 0; k < n && st == REMAT_OK; k++) {
         char *src = NULL;
         remat_cuda_lanes_info info;
-        if ((st = remat_cuda_lanes_source(p[k], "remat_lanes", &src, &info)) != REMAT_OK)
+        if ((st = rmi_cuda_lanes_source(p[k], "remat_lanes", &src, &info)) != REMAT_OK)
             break;
         int at = -1;
         for (int i = 0; i < atomic_load(&n_slots) && at < 0; i++) /* the source names m */
             if (strcmp(slots[i].src, src) == 0)
                 at = i;
         if (at >= 0)
-            remat_free(src);
+            rmi_free(src);
         else if ((st = load_slot(src, &info, p[k]->m, &at)) != REMAT_OK)
-            remat_free(src);
+            rmi_free(src);
         if (st == REMAT_OK)
             out[k] = tramps[at];
     }
@@ -181,10 +181,10 @@ remat_status remat_cuda_compile_lanes(int n, const remat_lane_program *const *p,
     return st;
 }
 
-bool remat_cuda_can_compile_lanes(void)
+bool rmi_cuda_can_compile_lanes(void)
 {
     const char *e = getenv("REMAT_NO_JIT");
-    if ((e && *e && strcmp(e, "0") != 0) || atomic_load(&failed) || !remat_nvrtc_available(NULL))
+    if ((e && *e && strcmp(e, "0") != 0) || atomic_load(&failed) || !rmi_nvrtc_available(NULL))
         return false;
     int count = 0;
     return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;

@@ -17,7 +17,7 @@
  * Launches go to the stream the calling thread entered (a program's
  * stream during a run, memory.cu), asynchronously, in order with the
  * backend's copies. A launch that fails is recorded process-wide;
- * remat_cuda_lanes_check() returns it (once) as REMAT_ERR_BACKEND — the
+ * rmi_cuda_lanes_check() returns it (once) as REMAT_ERR_BACKEND — the
  * backend's finish calls it.
  */
 #ifndef REMAT_CUDA_LANES_H
@@ -29,15 +29,15 @@
 
 #define REMAT_CUDA_LANES_MAX 1024
 
-remat_status remat_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out);
+remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out);
 
 /* NVRTC loads, a device is present, REMAT_NO_JIT is not set, no earlier
  * compile failed. */
-bool remat_cuda_can_compile_lanes(void);
+bool rmi_cuda_can_compile_lanes(void);
 
-remat_status remat_cuda_lanes_check(void);
+remat_status rmi_cuda_lanes_check(void);
 
 /* kernels compiled so far (distinct programs), for stats and tests */
-int remat_cuda_lanes_count(void);
+int rmi_cuda_lanes_count(void);
 
 #endif

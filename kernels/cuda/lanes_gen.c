@@ -14,7 +14,7 @@
 #include "kernels/cuda/lanes_gen.h"
 #include "remat/op.h"
 
-const char *const remat_cuda_lanes_options[] = {"--fmad=false", "--prec-div=true", "--prec-sqrt=true",
+const char *const rmi_cuda_lanes_options[] = {"--fmad=false", "--prec-div=true", "--prec-sqrt=true",
                                                 "--ftz=false", "-std=c++17", NULL};
 
 /* kernel parameters: CUDA 12.1+ on sm_70+ takes up to 32764 bytes */
@@ -40,7 +40,7 @@ __attribute__((format(printf, 2, 3))) static void put(sbuf *b, const char *fmt, 
             return;
         }
         const size_t cap = (b->cap + (size_t)k + 1) * 2;
-        char *s = remat_realloc(b->s, cap);
+        char *s = rmi_realloc(b->s, cap);
         if (!s)
             b->oom = true;
         else
@@ -237,11 +237,11 @@ static int collect_state(gen *g)
 {
     const remat_lane_program *p = g->p;
     const size_t n = (size_t)p->n_ins + 1;
-    g->cached = remat_malloc(sizeof *g->cached * n);
-    g->k_buf = remat_malloc(sizeof *g->k_buf * n);
-    g->k_off = remat_malloc(sizeof *g->k_off * n);
-    g->k_lstride = remat_malloc(sizeof *g->k_lstride * n);
-    g->k_stored = remat_calloc(n, sizeof *g->k_stored);
+    g->cached = rmi_malloc(sizeof *g->cached * n);
+    g->k_buf = rmi_malloc(sizeof *g->k_buf * n);
+    g->k_off = rmi_malloc(sizeof *g->k_off * n);
+    g->k_lstride = rmi_malloc(sizeof *g->k_lstride * n);
+    g->k_stored = rmi_calloc(n, sizeof *g->k_stored);
     if (!g->cached || !g->k_buf || !g->k_off || !g->k_lstride || !g->k_stored)
         return 0;
     for (int i = 0; i < p->n_ins; i++)
@@ -346,26 +346,26 @@ static int generate(gen *g, const char *name)
     return 1;
 }
 
-remat_status remat_cuda_lanes_source(const remat_lane_program *p, const char *name, char **src,
-                                     remat_cuda_lanes_info *info)
+remat_status rmi_cuda_lanes_source(const remat_lane_program *p, const char *name, char **src,
+                                   remat_cuda_lanes_info *info)
 {
     *src = NULL;
     const int nb = p->n_bufs > 0 ? p->n_bufs : 1;
     const size_t param_bytes = (size_t)nb * 16 + 3 * sizeof(long long);
     if (param_bytes > PARAM_MAX)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: %d buffers do not fit in a kernel's parameters",
-                           p->n_bufs);
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: %d buffers do not fit in a kernel's parameters",
+                         p->n_bufs);
     gen g = {.p = p, .serial = !lanes_independent(p)};
     remat_status st = REMAT_OK;
     if (!collect_state(&g))
-        st = remat_error(REMAT_ERR_NOMEM, "CUDA lanes: %d instructions", p->n_ins);
+        st = rmi_error(REMAT_ERR_NOMEM, "CUDA lanes: %d instructions", p->n_ins);
     else if (!generate(&g, name))
-        st = remat_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: an instruction without a CUDA form");
+        st = rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: an instruction without a CUDA form");
     else if (g.b.oom)
-        st = remat_error(REMAT_ERR_NOMEM, "CUDA lanes: the source of %d instructions", p->n_ins);
-    remat_free(g.cached), remat_free(g.k_buf), remat_free(g.k_off), remat_free(g.k_lstride), remat_free(g.k_stored);
+        st = rmi_error(REMAT_ERR_NOMEM, "CUDA lanes: the source of %d instructions", p->n_ins);
+    rmi_free(g.cached), rmi_free(g.k_buf), rmi_free(g.k_off), rmi_free(g.k_lstride), rmi_free(g.k_stored);
     if (st != REMAT_OK) {
-        remat_free(g.b.s);
+        rmi_free(g.b.s);
         return st;
     }
     *src = g.b.s;

@@ -50,12 +50,12 @@ typedef struct {
 } remat_cuda_lanes_info;
 
 /* The NVRTC options the source is meant for (NULL-terminated). */
-extern const char *const remat_cuda_lanes_options[];
+extern const char *const rmi_cuda_lanes_options[];
 
-/* Writes p as the kernel `name` into *src (remat_malloc'd, released with
- * remat_free). REMAT_ERR_UNSUPPORTED when an op has no CUDA form or the
+/* Writes p as the kernel `name` into *src (rmi_malloc'd, released with
+ * rmi_free). REMAT_ERR_UNSUPPORTED when an op has no CUDA form or the
  * buffer table does not fit in a kernel's parameters; REMAT_ERR_NOMEM. */
-remat_status remat_cuda_lanes_source(const remat_lane_program *p, const char *name, char **src,
-                                     remat_cuda_lanes_info *info);
+remat_status rmi_cuda_lanes_source(const remat_lane_program *p, const char *name, char **src,
+                                   remat_cuda_lanes_info *info);
 
 #endif

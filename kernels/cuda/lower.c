@@ -7,7 +7,7 @@
  * backend's does (src/backend/cpu/cpu_backend.c), so an op added to
  * REMAT_OP_LIST stops the build here until it has a case. The shape work
  * of structural ops and dot_general is the CPU's own plan
- * (cpu_kernels.h: remat_cpu_*_plan, remat_cpu_dot_general_plan), made once
+ * (cpu_kernels.h: remat_cpu_*_plan, rmi_cpu_dot_general_plan), made once
  * here: the same element moves and the same scratch, hence the same arena.
  */
 #include <limits.h>
@@ -32,32 +32,32 @@ typedef struct {
 static void k_unary(const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    remat_cuda_unary(E->f64, E->op, I->n, I->out, I->in[0]);
+    rmi_cuda_unary(E->f64, E->op, I->n, I->out, I->in[0]);
 }
 static void k_binary(const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    remat_cuda_binary(E->f64, E->op, I->n, I->out, I->in[0], E->mask & 1, I->in[1], (E->mask >> 1) & 1);
+    rmi_cuda_binary(E->f64, E->op, I->n, I->out, I->in[0], E->mask & 1, I->in[1], (E->mask >> 1) & 1);
 }
 static void k_select(const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    remat_cuda_select(E->f64, I->n, I->out, I->in[0], I->in[1], (E->mask >> 1) & 1, I->in[2], (E->mask >> 2) & 1);
+    rmi_cuda_select(E->f64, I->n, I->out, I->in[0], I->in[1], (E->mask >> 1) & 1, I->in[2], (E->mask >> 2) & 1);
 }
 static void k_ipow(const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    remat_cuda_integer_pow(E->f64, I->n, I->out, I->in[0], E->k);
+    rmi_cuda_integer_pow(E->f64, I->n, I->out, I->in[0], E->k);
 }
 static void k_pow(const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    remat_cuda_pow(E->f64, I->n, I->out, I->in[0], E->p);
+    rmi_cuda_pow(E->f64, I->n, I->out, I->in[0], E->p);
 }
 static void k_convert(const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    remat_cuda_convert(I->n, E->f64, I->out, E->in_f64, I->in[0]);
+    rmi_cuda_convert(I->n, E->f64, I->out, E->in_f64, I->in[0]);
 }
 
 typedef struct {
@@ -67,10 +67,10 @@ typedef struct {
 static void k_reduce(const remat_instr *I)
 {
     const cuda_red *R = I->aux;
-    remat_cuda_reduce(R->f64, R->is_max, I->out, I->in[0], &R->d);
+    rmi_cuda_reduce(R->f64, R->is_max, I->out, I->in[0], &R->d);
 }
 
-static void k_copy(const remat_instr *I) { remat_cuda_copy(I->aux, I->out, I->in[0]); }
+static void k_copy(const remat_instr *I) { rmi_cuda_copy(I->aux, I->out, I->in[0]); }
 
 typedef struct {
     int n_in, esize;
@@ -82,7 +82,7 @@ static void k_concat(const remat_instr *I)
     const cuda_concat *C = I->aux;
     int64_t col = 0;
     for (int j = 0; j < C->n_in; j++) {
-        remat_cuda_concat_one(C->esize, C->outer, C->row, col, C->chunks[j], I->out, I->in[j]);
+        rmi_cuda_concat_one(C->esize, C->outer, C->row, col, C->chunks[j], I->out, I->in[j]);
         col += C->chunks[j];
     }
 }
@@ -99,17 +99,17 @@ static void k_dot(const remat_instr *I)
     const char *a = I->in[0], *b = I->in[1];
     char *sp = I->scratch;
     if (pl->lhs_copy) {
-        remat_cuda_copy(&D->lhs, sp, a);
+        rmi_cuda_copy(&D->lhs, sp, a);
         a = sp;
         sp += (size_t)(pl->nb * pl->m * pl->k) * (D->f64 ? 8 : 4);
     }
     if (pl->rhs_copy) {
-        remat_cuda_copy(&D->rhs, sp, b);
+        rmi_cuda_copy(&D->rhs, sp, b);
         b = sp;
     }
     const int m = (int)pl->m, n = (int)pl->n, k = (int)pl->k;
-    remat_cuda_gemm(D->f64, pl->lhs_trans, pl->rhs_trans, pl->nb, m, n, k, a, pl->lhs_trans ? m : k, b,
-                    pl->rhs_trans ? k : n, I->out);
+    rmi_cuda_gemm(D->f64, pl->lhs_trans, pl->rhs_trans, pl->nb, m, n, k, a, pl->lhs_trans ? m : k, b,
+                  pl->rhs_trans ? k : n, I->out);
 }
 
 /* the CPU's copy plan as strides for the one copy kernel */
@@ -136,7 +136,7 @@ static void copy_desc(remat_cuda_copy_desc *d, const remat_cpu_copy_plan *p)
 
 static remat_status nomem(remat_op op)
 {
-    return remat_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering '%s'", remat_op_name(op));
+    return rmi_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering '%s'", remat_op_name(op));
 }
 
 /* The elementwise ops ew_math.cuh has a case for (its switches end in a
@@ -167,7 +167,7 @@ static bool ew_kernel_knows(remat_op op)
 
 /* Every category but leaves and control ops, of elementwise ops those with
  * a kernel case, of reductions only the two with kernels; f32 and f64. */
-bool remat_cuda_supports(const remat_exec_op *op)
+bool rmi_cuda_supports(const remat_exec_op *op)
 {
     if (op->dtype != REMAT_F32 && op->dtype != REMAT_F64)
         return false;
@@ -198,12 +198,12 @@ REMAT_EXHAUSTIVE_END
 /* dot_general's transposes into scratch, and linear_solve's (kept, unused,
  * so that the arena plan stays the CPU's: the solve runs on the host with
  * host scratch, custom.c): the CPU's sizes */
-size_t remat_cuda_scratch(const remat_exec_op *op)
+size_t rmi_cuda_scratch(const remat_exec_op *op)
 {
     const remat_op_category c = remat_op_category_of(op->op);
     if (c == REMAT_OPCAT_DOT)
-        return remat_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
-    return c == REMAT_OPCAT_LINALG ? remat_cuda_solve_scratch(op) : 0;
+        return rmi_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+    return c == REMAT_OPCAT_LINALG ? rmi_cuda_solve_scratch(op) : 0;
 }
 
 static cuda_ew *ew_block(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
@@ -223,8 +223,8 @@ static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, cuda_
     case REMAT_OPP_NONE: ins->fn = k_unary; return REMAT_OK;
     case REMAT_OPP_INT_EXPONENT:
         if (op->p.int_exponent < INT_MIN || op->p.int_exponent > INT_MAX)
-            return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: integer_pow exponent %lld outside int",
-                               (long long)op->p.int_exponent);
+            return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: integer_pow exponent %lld outside int",
+                             (long long)op->p.int_exponent);
         E->k = (int)op->p.int_exponent;
         ins->fn = k_ipow;
         return REMAT_OK;
@@ -238,8 +238,8 @@ static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, cuda_
     case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
         break;
     }
-    return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: unary op '%s' has a parameter it does not know",
-                       remat_op_name(op->op));
+    return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: unary op '%s' has a parameter it does not know",
+                     remat_op_name(op->op));
 }
 
 static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
@@ -251,7 +251,7 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
         int64_t *chunks = alloc(ctx, sizeof *chunks * (size_t)op->nin);
         if (!C || !chunks)
             return nomem(op->op);
-        remat_cpu_concatenate_plan(&P, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
+        rmi_cpu_concatenate_plan(&P, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
         *C = (cuda_concat){.n_in = op->nin, .esize = (int)P.esize, .outer = P.outer, .row = P.row, .chunks = chunks};
         ins->fn = k_concat;
         ins->aux = C;
@@ -261,9 +261,9 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
     remat_cuda_copy_desc *D = alloc(ctx, sizeof *D);
     if (!D)
         return nomem(op->op);
-    if (!remat_cpu_copy_plan_of(&P, op, ins->n))
-        return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: structural op '%s' has a parameter it does not know",
-                           remat_op_name(op->op));
+    if (!rmi_cpu_copy_plan_of(&P, op, ins->n))
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: structural op '%s' has a parameter it does not know",
+                         remat_op_name(op->op));
     copy_desc(D, &P);
     ins->fn = k_copy;
     ins->aux = D;
@@ -278,20 +278,20 @@ static remat_status lower_dot(const remat_exec_op *op, remat_instr *ins, void *(
         return nomem(op->op);
     memset(D, 0, sizeof *D);
     D->f64 = op->dtype == REMAT_F64;
-    D->pl = remat_cpu_dot_general_plan(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+    D->pl = rmi_cpu_dot_general_plan(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
     const remat_cpu_dot_plan *pl = &D->pl;
     if (pl->m > INT_MAX || pl->n > INT_MAX || pl->k > INT_MAX || pl->nb > INT_MAX)
-        return remat_error(REMAT_ERR_UNSUPPORTED,
-                           "cuda backend: dot_general of %lld x (%lld, %lld) . (%lld, %lld): cuBLAS takes int sizes",
-                           (long long)pl->nb, (long long)pl->m, (long long)pl->k, (long long)pl->k,
-                           (long long)pl->n);
+        return rmi_error(REMAT_ERR_UNSUPPORTED,
+                         "cuda backend: dot_general of %lld x (%lld, %lld) . (%lld, %lld): cuBLAS takes int sizes",
+                         (long long)pl->nb, (long long)pl->m, (long long)pl->k, (long long)pl->k,
+                         (long long)pl->n);
     remat_cpu_copy_plan P;
     if (pl->lhs_copy) {
-        remat_cpu_transpose_plan(&P, op->dtype, &op->in_shapes[0], pl->lhs_perm);
+        rmi_cpu_transpose_plan(&P, op->dtype, &op->in_shapes[0], pl->lhs_perm);
         copy_desc(&D->lhs, &P);
     }
     if (pl->rhs_copy) {
-        remat_cpu_transpose_plan(&P, op->dtype, &op->in_shapes[1], pl->rhs_perm);
+        rmi_cpu_transpose_plan(&P, op->dtype, &op->in_shapes[1], pl->rhs_perm);
         copy_desc(&D->rhs, &P);
     }
     ins->fn = k_dot;
@@ -318,7 +318,7 @@ static remat_status lower_reduce(const remat_exec_op *op, remat_instr *ins, void
 }
 
 REMAT_EXHAUSTIVE_BEGIN
-remat_status remat_cuda_lower(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
+remat_status rmi_cuda_lower(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
 {
     cuda_ew *E = NULL;
     switch (remat_op_category_of(op->op)) {
@@ -355,7 +355,7 @@ remat_status remat_cuda_lower(const remat_exec_op *op, remat_instr *ins, void *(
         return REMAT_OK;
     }
     case REMAT_OPCAT_CUSTOM:
-        return remat_cuda_lower_custom(op, ins, alloc, ctx);
+        return rmi_cuda_lower_custom(op, ins, alloc, ctx);
     case REMAT_OPCAT_REDUCE:
         if (op->op != REMAT_OP_SUM && op->op != REMAT_OP_REDUCE_MAX)
             break; /* a reduction without a kernel */
@@ -363,12 +363,12 @@ remat_status remat_cuda_lower(const remat_exec_op *op, remat_instr *ins, void *(
     case REMAT_OPCAT_DOT:
         return lower_dot(op, ins, alloc, ctx);
     case REMAT_OPCAT_LINALG:
-        return remat_cuda_lower_solve(op, ins, alloc, ctx);
+        return rmi_cuda_lower_solve(op, ins, alloc, ctx);
     case REMAT_OPCAT_LEAF:
     case REMAT_OPCAT_CONTROL:
     case REMAT_OPCAT_COUNT:
         break;
     }
-    return remat_error(REMAT_ERR_UNSUPPORTED, "cuda backend: op '%s' is not supported", remat_op_name(op->op));
+    return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: op '%s' is not supported", remat_op_name(op->op));
 }
 REMAT_EXHAUSTIVE_END

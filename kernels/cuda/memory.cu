@@ -2,7 +2,7 @@
  * memory.cu — devices, streams, device memory and the error record.
  *
  * The vtable's entries take no backend argument (backend_impl.h), so the
- * device and stream they act on are the calling thread's: remat_cuda_enter
+ * device and stream they act on are the calling thread's: rmi_cuda_enter
  * sets them (a run enters its program's stream; compiling enters the
  * device's default stream). A program runs on one thread at a time
  * (remat/exec.h), so a thread-local binding is all the state needed.
@@ -26,11 +26,11 @@ static thread_local cudaStream_t cur_stream = 0;
 static thread_local char first_error[320];
 static thread_local bool failed = false;
 
-cudaStream_t remat_cuda_stream(void) { return cur_stream; }
+cudaStream_t rmi_cuda_stream(void) { return cur_stream; }
 
-extern "C" void *remat_cuda_thread_stream(void) { return (void *)cur_stream; }
+extern "C" void *rmi_cuda_thread_stream(void) { return (void *)cur_stream; }
 
-bool remat_cuda_note(cudaError_t e, const char *what, const char *file, int line)
+bool rmi_cuda_note(cudaError_t e, const char *what, const char *file, int line)
 {
     if (e == cudaSuccess)
         return true;
@@ -42,7 +42,7 @@ bool remat_cuda_note(cudaError_t e, const char *what, const char *file, int line
     return false;
 }
 
-extern "C" int remat_cuda_device_count(char *why, size_t why_len)
+extern "C" int rmi_cuda_device_count(char *why, size_t why_len)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -54,7 +54,7 @@ extern "C" int remat_cuda_device_count(char *why, size_t why_len)
     return n;
 }
 
-extern "C" void *remat_cuda_state_new(int device, char *why, size_t why_len)
+extern "C" void *rmi_cuda_state_new(int device, char *why, size_t why_len)
 {
     cuda_state *s = (cuda_state *)malloc(sizeof *s);
     if (!s) {
@@ -74,7 +74,7 @@ extern "C" void *remat_cuda_state_new(int device, char *why, size_t why_len)
     return s;
 }
 
-extern "C" void remat_cuda_state_free(void *state)
+extern "C" void rmi_cuda_state_free(void *state)
 {
     cuda_state *s = (cuda_state *)state;
     if (!s)
@@ -85,7 +85,7 @@ extern "C" void remat_cuda_state_free(void *state)
     free(s);
 }
 
-extern "C" void remat_cuda_enter(int device, void *state)
+extern "C" void rmi_cuda_enter(int device, void *state)
 {
     const cuda_state *s = (const cuda_state *)state;
     if (device != cur_device)
@@ -96,7 +96,7 @@ extern "C" void remat_cuda_enter(int device, void *state)
         cur_stream = s->stream;
 }
 
-extern "C" void *remat_cuda_malloc(size_t bytes)
+extern "C" void *rmi_cuda_malloc(size_t bytes)
 {
     void *p = NULL;
     /* 256 bytes at least: cudaMalloc(0) gives NULL, which means out of memory here */
@@ -108,7 +108,7 @@ extern "C" void *remat_cuda_malloc(size_t bytes)
     return p;
 }
 
-extern "C" void remat_cuda_free(void *p)
+extern "C" void rmi_cuda_free(void *p)
 {
     if (p)
         CUDA_NOTE(cudaFree(p), "cudaFree");
@@ -118,13 +118,13 @@ extern "C" void remat_cuda_free(void *p)
  * device to device, but a loop's flag is read into a host variable through
  * mem_copy (scan/while_exec.c); into pageable host memory the copy returns
  * only once done, so that read sees the value. */
-extern "C" void remat_cuda_memcpy(void *dst, const void *src, size_t bytes)
+extern "C" void rmi_cuda_memcpy(void *dst, const void *src, size_t bytes)
 {
     if (bytes)
         CUDA_NOTE(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cur_stream), "cudaMemcpyAsync");
 }
 
-extern "C" void remat_cuda_memset0(void *dst, size_t bytes)
+extern "C" void rmi_cuda_memset0(void *dst, size_t bytes)
 {
     if (bytes)
         CUDA_NOTE(cudaMemsetAsync(dst, 0, bytes, cur_stream), "cudaMemsetAsync");
@@ -135,32 +135,32 @@ template <typename T> __global__ void k_fill(T *out, T v, size_t n)
     GRID_STRIDE(i, n) out[i] = v;
 }
 
-extern "C" void remat_cuda_fill(void *dst, int f64, double value, size_t n)
+extern "C" void rmi_cuda_fill(void *dst, int f64, double value, size_t n)
 {
     if (!n)
         return;
     if (f64)
-        k_fill<double><<<remat_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, cur_stream>>>((double *)dst, value, n);
+        k_fill<double><<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, cur_stream>>>((double *)dst, value, n);
     else
-        k_fill<float><<<remat_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, cur_stream>>>((float *)dst, (float)value, n);
+        k_fill<float><<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, cur_stream>>>((float *)dst, (float)value, n);
     CUDA_LAUNCHED("fill kernel");
 }
 
-extern "C" void remat_cuda_copy_in(void *dst, const void *host_src, size_t bytes)
+extern "C" void rmi_cuda_copy_in(void *dst, const void *host_src, size_t bytes)
 {
     if (bytes && CUDA_NOTE(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, cur_stream),
                            "cudaMemcpyAsync (host to device)"))
         CUDA_NOTE(cudaStreamSynchronize(cur_stream), "cudaStreamSynchronize after a copy in");
 }
 
-extern "C" void remat_cuda_copy_out(void *host_dst, const void *src, size_t bytes)
+extern "C" void rmi_cuda_copy_out(void *host_dst, const void *src, size_t bytes)
 {
     if (bytes && CUDA_NOTE(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, cur_stream),
                            "cudaMemcpyAsync (device to host)"))
         CUDA_NOTE(cudaStreamSynchronize(cur_stream), "cudaStreamSynchronize after a copy out");
 }
 
-extern "C" int remat_cuda_finish(char *msg, size_t msg_len)
+extern "C" int rmi_cuda_finish(char *msg, size_t msg_len)
 {
     CUDA_NOTE(cudaStreamSynchronize(cur_stream), "a kernel of this run (cudaStreamSynchronize)");
     if (!failed)

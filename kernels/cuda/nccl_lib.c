@@ -16,7 +16,7 @@
 REMAT_NCCL_FUNCS(REMAT_NCCL_CHECK)
 #undef REMAT_NCCL_CHECK
 
-remat_nccl_api remat_nccl;
+remat_nccl_api rmi_nccl;
 
 static int opened;
 static char open_why[512];
@@ -38,11 +38,11 @@ static void open_once(void)
     }
     REMAT_NCCL_FUNCS(REMAT_NCCL_SYM)
 #undef REMAT_NCCL_SYM
-    remat_nccl = a; /* loaded for the rest of the process */
+    rmi_nccl = a; /* loaded for the rest of the process */
     opened = 1;
 }
 
-int remat_nccl_open(char *why, size_t why_size)
+int rmi_nccl_open(char *why, size_t why_size)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, open_once);

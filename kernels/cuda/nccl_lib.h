@@ -33,11 +33,11 @@ typedef struct {
     ncclResult_t (*comm_get_async_error)(ncclComm_t comm, ncclResult_t *async_error);
 } remat_nccl_api;
 
-extern remat_nccl_api remat_nccl;
+extern remat_nccl_api rmi_nccl;
 
-/* Opens REMAT_NCCL_LIB once per process and fills remat_nccl; 0 with why
+/* Opens REMAT_NCCL_LIB once per process and fills rmi_nccl; 0 with why
  * ("cannot load NCCL (libnccl.so.2): <dlerror>") otherwise. Thread-safe. */
-int remat_nccl_open(char *why, size_t why_size);
+int rmi_nccl_open(char *why, size_t why_size);
 
 #ifdef __cplusplus
 }

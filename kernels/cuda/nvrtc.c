@@ -72,7 +72,7 @@ static void load(void)
     }
 }
 
-bool remat_nvrtc_available(const char **why)
+bool rmi_nvrtc_available(const char **why)
 {
     pthread_once(&once, load);
     if (!N.lib && why)
@@ -80,10 +80,10 @@ bool remat_nvrtc_available(const char **why)
     return N.lib != NULL;
 }
 
-int remat_nvrtc_version(void)
+int rmi_nvrtc_version(void)
 {
     int major = 0, minor = 0;
-    if (!remat_nvrtc_available(NULL) || N.version(&major, &minor) != 0)
+    if (!rmi_nvrtc_available(NULL) || N.version(&major, &minor) != 0)
         return 0;
     return major * 1000 + minor * 10;
 }
@@ -93,63 +93,63 @@ static char *take_log(nvrtc_program prog)
     size_t n = 0;
     if (N.log_size(prog, &n) != 0 || n <= 1)
         return NULL;
-    char *s = remat_malloc(n);
+    char *s = rmi_malloc(n);
     if (s && N.log(prog, s) != 0)
-        remat_free(s), s = NULL;
+        rmi_free(s), s = NULL;
     return s;
 }
 
-remat_status remat_nvrtc_compile(const char *src, const char *name, const char *const *options, const char *arch,
-                                 remat_nvrtc_output kind, char **image, size_t *size, char **log)
+remat_status rmi_nvrtc_compile(const char *src, const char *name, const char *const *options, const char *arch,
+                               remat_nvrtc_output kind, char **image, size_t *size, char **log)
 {
     *image = NULL, *size = 0;
     if (log)
         *log = NULL;
     const char *why = NULL;
-    if (!remat_nvrtc_available(&why))
-        return remat_error(REMAT_ERR_UNSUPPORTED, "%s", why);
+    if (!rmi_nvrtc_available(&why))
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "%s", why);
     int n = 0;
     while (options && options[n])
         n++;
-    const char **opts = remat_malloc(sizeof *opts * (size_t)(n + 1));
+    const char **opts = rmi_malloc(sizeof *opts * (size_t)(n + 1));
     char arch_opt[64];
     snprintf(arch_opt, sizeof arch_opt, "-arch=%s", arch);
     if (!opts)
-        return remat_error(REMAT_ERR_NOMEM, "NVRTC options");
+        return rmi_error(REMAT_ERR_NOMEM, "NVRTC options");
     memcpy(opts, options, sizeof *opts * (size_t)n);
     opts[n] = arch_opt;
     nvrtc_program prog = NULL;
     nvrtc_result r = N.create(&prog, src, name, 0, NULL, NULL);
     remat_status st = REMAT_OK;
     if (r != 0) {
-        st = remat_error(r == 1 ? REMAT_ERR_NOMEM : REMAT_ERR_BACKEND, "NVRTC: creating %s: %s", name,
-                         N.error_string(r));
+        st = rmi_error(r == 1 ? REMAT_ERR_NOMEM : REMAT_ERR_BACKEND, "NVRTC: creating %s: %s", name,
+                       N.error_string(r));
         goto out;
     }
     r = N.compile(prog, n + 1, opts);
     if (log)
         *log = take_log(prog);
     if (r != 0) {
-        st = remat_error(REMAT_ERR_BACKEND, "NVRTC: compiling %s for %s: %s", name, arch, N.error_string(r));
+        st = rmi_error(REMAT_ERR_BACKEND, "NVRTC: compiling %s for %s: %s", name, arch, N.error_string(r));
         goto out;
     }
     const bool ptx = kind == REMAT_NVRTC_PTX;
     size_t bytes = 0;
     r = ptx ? N.ptx_size(prog, &bytes) : N.cubin_size(prog, &bytes);
-    char *img = r == 0 && bytes > 0 ? remat_malloc(bytes + 1) : NULL;
+    char *img = r == 0 && bytes > 0 ? rmi_malloc(bytes + 1) : NULL;
     if (r != 0 || bytes == 0) {
-        st = remat_error(REMAT_ERR_BACKEND, "NVRTC: no %s for %s (%s): %s", ptx ? "PTX" : "cubin", name, arch,
-                         r ? N.error_string(r) : "empty");
+        st = rmi_error(REMAT_ERR_BACKEND, "NVRTC: no %s for %s (%s): %s", ptx ? "PTX" : "cubin", name, arch,
+                       r ? N.error_string(r) : "empty");
         goto out;
     }
     if (!img) {
-        st = remat_error(REMAT_ERR_NOMEM, "NVRTC: a %zu-byte image", bytes);
+        st = rmi_error(REMAT_ERR_NOMEM, "NVRTC: a %zu-byte image", bytes);
         goto out;
     }
     r = ptx ? N.ptx(prog, img) : N.cubin(prog, img);
     if (r != 0) {
-        remat_free(img);
-        st = remat_error(REMAT_ERR_BACKEND, "NVRTC: reading the image of %s: %s", name, N.error_string(r));
+        rmi_free(img);
+        st = rmi_error(REMAT_ERR_BACKEND, "NVRTC: reading the image of %s: %s", name, N.error_string(r));
         goto out;
     }
     img[bytes] = 0;
@@ -158,6 +158,6 @@ remat_status remat_nvrtc_compile(const char *src, const char *name, const char *
 out:
     if (prog)
         N.destroy(&prog);
-    remat_free(opts);
+    rmi_free(opts);
     return st;
 }

@@ -17,20 +17,20 @@
 /* Whether libnvrtc loaded (it is tried once: $REMAT_NVRTC, libnvrtc.so,
  * libnvrtc.so.13, libnvrtc.so.12, then under /usr/local/cuda/lib64); when
  * not, *why (if not NULL) says what was tried. */
-bool remat_nvrtc_available(const char **why);
+bool rmi_nvrtc_available(const char **why);
 
 /* NVRTC's version, major * 1000 + minor * 10 (12040: 12.4); 0 without it. */
-int remat_nvrtc_version(void);
+int rmi_nvrtc_version(void);
 
 typedef enum { REMAT_NVRTC_PTX, REMAT_NVRTC_CUBIN } remat_nvrtc_output;
 
 /* Compiles src (program name `name`, for messages) with the NULL-terminated
  * options plus "-arch=<arch>" (compute_90 for PTX, sm_90 for a cubin).
- * *image (remat_malloc'd; PTX text NUL-terminated, *size without the NUL)
+ * *image (rmi_malloc'd; PTX text NUL-terminated, *size without the NUL)
  * on success. On a compile error: REMAT_ERR_BACKEND, with NVRTC's log in
- * *log (remat_malloc'd) when log is not NULL — also on success when NVRTC
+ * *log (rmi_malloc'd) when log is not NULL — also on success when NVRTC
  * warned. REMAT_ERR_UNSUPPORTED without NVRTC. */
-remat_status remat_nvrtc_compile(const char *src, const char *name, const char *const *options, const char *arch,
-                                 remat_nvrtc_output kind, char **image, size_t *size, char **log);
+remat_status rmi_nvrtc_compile(const char *src, const char *name, const char *const *options, const char *arch,
+                               remat_nvrtc_output kind, char **image, size_t *size, char **log);
 
 #endif

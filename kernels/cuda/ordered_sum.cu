@@ -21,13 +21,13 @@ __global__ void ordered_sum_kernel(const double *__restrict__ all, int64_t n, si
     }
 }
 
-extern "C" cudaError_t remat_cuda_ordered_sum(const double *all, int64_t n, int64_t len, double *sum,
-                                              cudaStream_t stream)
+extern "C" cudaError_t rmi_cuda_ordered_sum(const double *all, int64_t n, int64_t len, double *sum,
+                                            cudaStream_t stream)
 {
     if (len <= 0)
         return cudaSuccess;
     if (n <= 0)
         return cudaMemsetAsync(sum, 0, sizeof *sum * (size_t)len, stream);
-    ordered_sum_kernel<<<remat_cuda_blocks((size_t)len), REMAT_CUDA_BLOCK, 0, stream>>>(all, n, (size_t)len, sum);
+    ordered_sum_kernel<<<rmi_cuda_blocks((size_t)len), REMAT_CUDA_BLOCK, 0, stream>>>(all, n, (size_t)len, sum);
     return cudaGetLastError();
 }

@@ -37,13 +37,13 @@ typedef struct {
     remat_arena arena;
 } remat_flat;
 
-static inline const remat_node *remat_flat_orig(const remat_flat *fl, int32_t i)
+static inline const remat_node *rmi_flat_orig(const remat_flat *fl, int32_t i)
 {
-    return remat_fn_node(fl->nodes[i].fn, fl->nodes[i].v);
+    return rmi_fn_node(fl->nodes[i].fn, fl->nodes[i].v);
 }
 
 /* REMAT_OK, or REMAT_ERR_NOMEM with remat_last_error() set and *out empty. */
-remat_status remat_flatten(const remat_fn *f, remat_flat *out);
-void remat_flat_free(remat_flat *fl);
+remat_status rmi_flatten(const remat_fn *f, remat_flat *out);
+void rmi_flat_free(remat_flat *fl);
 
 #endif

@@ -17,20 +17,20 @@ static void set_error(remat_fn *f, remat_status st)
 {
     f->status = st;
     if (f->error != nomem_error)
-        remat_free(f->error);
-    f->error = remat_strdup(remat_last_error());
+        rmi_free(f->error);
+    f->error = rmi_strdup(remat_last_error());
     if (!f->error)
         f->error = nomem_error;
 }
 
 remat_fn *remat_fn_new(const char *name)
 {
-    remat_fn *f = remat_calloc(1, sizeof *f);
+    remat_fn *f = rmi_calloc(1, sizeof *f);
     if (f)
-        f->name = remat_strdup(name ? name : "fn");
+        f->name = rmi_strdup(name ? name : "fn");
     if (!f || !f->name) {
-        remat_free(f);
-        remat_error(REMAT_ERR_NOMEM, "remat_fn_new: out of memory creating function '%s'", name ? name : "fn");
+        rmi_free(f);
+        rmi_error(REMAT_ERR_NOMEM, "remat_fn_new: out of memory creating function '%s'", name ? name : "fn");
         return NULL;
     }
     f->refcount = 1;
@@ -57,17 +57,17 @@ void remat_fn_free(remat_fn *f)
             n->p.hop.rules->release(n->p.hop.data);
         }
     }
-    remat_arena_clear(&f->arena);
-    remat_free(f->nodes);
-    remat_free(f->args);
-    remat_free(f->outs);
+    rmi_arena_clear(&f->arena);
+    rmi_free(f->nodes);
+    rmi_free(f->args);
+    rmi_free(f->outs);
     if (f->error != nomem_error)
-        remat_free(f->error);
-    remat_free(f->name);
-    remat_free(f);
+        rmi_free(f->error);
+    rmi_free(f->name);
+    rmi_free(f);
 }
 
-const remat_node *remat_fn_node(const remat_fn *f, remat_val v) { return &f->nodes[v]; }
+const remat_node *rmi_fn_node(const remat_fn *f, remat_val v) { return &f->nodes[v]; }
 
 const char *remat_fn_name(const remat_fn *f)
 {
@@ -86,25 +86,25 @@ void remat_fn_clear_error(remat_fn *f)
         return;
     f->status = REMAT_OK;
     if (f->error != nomem_error)
-        remat_free(f->error);
+        rmi_free(f->error);
     f->error = NULL;
 }
 
-void *remat_fn_alloc(remat_fn *f, size_t bytes)
+void *rmi_fn_alloc(remat_fn *f, size_t bytes)
 {
-    void *p = remat_arena_alloc(&f->arena, bytes);
+    void *p = rmi_arena_alloc(&f->arena, bytes);
     if (!p)
-        remat_fn_fail(f, REMAT_ERR_NOMEM, (remat_loc){0}, "function '%s': out of memory (%zu bytes of node data)",
-                      f->name, bytes);
+        rmi_fn_fail(f, REMAT_ERR_NOMEM, (remat_loc){0}, "function '%s': out of memory (%zu bytes of node data)",
+                    f->name, bytes);
     return p;
 }
 
-const char *remat_fn_strdup(remat_fn *f, const char *s)
+const char *rmi_fn_strdup(remat_fn *f, const char *s)
 {
     if (!s)
         return NULL;
     size_t n = strlen(s) + 1;
-    char *d = remat_fn_alloc(f, n);
+    char *d = rmi_fn_alloc(f, n);
     if (d)
         memcpy(d, s, n);
     return d;
@@ -117,7 +117,7 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
     int32_t nc = *cap ? *cap * 2 : 16;
     while (nc < need)
         nc *= 2;
-    void *q = remat_realloc(*p, (size_t)nc * elem);
+    void *q = rmi_realloc(*p, (size_t)nc * elem);
     if (!q)
         return 0;
     *p = q;
@@ -127,17 +127,17 @@ static int grow(void **p, int32_t *cap, int32_t need, size_t elem)
 
 static remat_val nomem(remat_fn *f, const remat_node *proto, const char *what)
 {
-    return remat_fn_fail(f, REMAT_ERR_NOMEM, proto->loc, "%s: out of memory adding %s to function '%s'",
-                         remat_op_name((remat_op)proto->op), what, f->name);
+    return rmi_fn_fail(f, REMAT_ERR_NOMEM, proto->loc, "%s: out of memory adding %s to function '%s'",
+                       remat_op_name((remat_op)proto->op), what, f->name);
 }
 
-remat_val remat_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const remat_val *in)
+remat_val rmi_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const remat_val *in)
 {
     for (int i = 0; f->status != REMAT_OK && i < nin; i++)
         if (in[i] == REMAT_NONE)
             return REMAT_NONE; /* an input failed to build (its error stands): propagate */
     int32_t *ins = NULL;
-    if (nin > 0 && !(ins = remat_fn_alloc(f, (size_t)nin * sizeof *ins)))
+    if (nin > 0 && !(ins = rmi_fn_alloc(f, (size_t)nin * sizeof *ins)))
         return REMAT_NONE;
     for (int i = 0; i < nin; i++) {
         REMAT_ASSERT(in[i] >= 0 && in[i] < f->n_nodes);
@@ -159,30 +159,30 @@ remat_val remat_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const
     return f->n_nodes++;
 }
 
-remat_val remat_fn_fail(remat_fn *f, remat_status st, remat_loc loc, const char *fmt, ...)
+remat_val rmi_fn_fail(remat_fn *f, remat_status st, remat_loc loc, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    remat_error(st, "%s:%d: %s", loc.file ? loc.file : "?", loc.line, msg);
+    rmi_error(st, "%s:%d: %s", loc.file ? loc.file : "?", loc.line, msg);
     if (f && f->status == REMAT_OK)
         set_error(f, st);
     return REMAT_NONE;
 }
 
-remat_val remat_fn_null(remat_loc loc, const char *fn)
+remat_val rmi_fn_null(remat_loc loc, const char *fn)
 {
-    return remat_fn_fail(NULL, REMAT_ERR_NULL, loc, "%s: function is NULL", fn);
+    return rmi_fn_fail(NULL, REMAT_ERR_NULL, loc, "%s: function is NULL", fn);
 }
 
-int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
+int rmi_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
 {
     if (n > 0 && !v) {
         if (f->status == REMAT_OK)
             set_error((remat_fn *)f,
-                      remat_error(REMAT_ERR_NULL, "function '%s': the array of values is NULL", f->name));
+                      rmi_error(REMAT_ERR_NULL, "function '%s': the array of values is NULL", f->name));
         return 0;
     }
     for (int i = 0; i < n; i++) {
@@ -195,12 +195,12 @@ int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
          * value of f. */
         if (f->status == REMAT_OK) {
             if (v[i] == REMAT_NONE)
-                remat_error(REMAT_ERR_ARG,
-                            "function '%s': operand %d is REMAT_NONE (the result of a failed op "
-                            "whose error was cleared, or of another function)",
-                            f->name, i);
+                rmi_error(REMAT_ERR_ARG,
+                          "function '%s': operand %d is REMAT_NONE (the result of a failed op "
+                          "whose error was cleared, or of another function)",
+                          f->name, i);
             else
-                remat_error(REMAT_ERR_ARG, "function '%s': %d is not a value of this function", f->name, (int)v[i]);
+                rmi_error(REMAT_ERR_ARG, "function '%s': %d is not a value of this function", f->name, (int)v[i]);
             set_error((remat_fn *)f, REMAT_ERR_ARG);
         }
         return 0;
@@ -208,7 +208,7 @@ int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v)
     return 1;
 }
 
-const char *remat_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t len)
+const char *rmi_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t len)
 {
     const remat_node *n = &f->nodes[v];
     return remat_shape_format((remat_dtype)n->dtype, &n->shape, buf, len);
@@ -217,14 +217,14 @@ const char *remat_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t l
 remat_val remat_fn_output_at(remat_fn *f, remat_val v, remat_loc loc)
 {
     if (!f)
-        return remat_fn_null(loc, "remat_fn_output");
+        return rmi_fn_null(loc, "remat_fn_output");
     if (v == REMAT_NONE && f->status != REMAT_OK)
         return REMAT_NONE; /* the result of a failed op, whose error stands */
-    if (!remat_fn_vals_ok(f, 1, &v))
-        return remat_fn_fail(f, REMAT_ERR_ARG, loc, "output: invalid value %d", (int)v);
+    if (!rmi_fn_vals_ok(f, 1, &v))
+        return rmi_fn_fail(f, REMAT_ERR_ARG, loc, "output: invalid value %d", (int)v);
     if (!grow((void **)&f->outs, &f->cap_outs, f->n_outs + 1, sizeof *f->outs))
-        return remat_fn_fail(f, REMAT_ERR_NOMEM, loc, "output: out of memory adding an output to function '%s'",
-                             f->name);
+        return rmi_fn_fail(f, REMAT_ERR_NOMEM, loc, "output: out of memory adding an output to function '%s'",
+                           f->name);
     f->outs[f->n_outs++] = v;
     return v;
 }
@@ -270,8 +270,8 @@ static int val_ok(const remat_fn *f, remat_val v, const char *what)
 {
     if (f && v >= 0 && v < f->n_nodes)
         return 1;
-    remat_error(f ? REMAT_ERR_ARG : REMAT_ERR_NULL, "%s: %s", what,
-                f ? "value is not a node of this function" : "function is NULL");
+    rmi_error(f ? REMAT_ERR_ARG : REMAT_ERR_NULL, "%s: %s", what,
+              f ? "value is not a node of this function" : "function is NULL");
     return 0;
 }
 
@@ -292,9 +292,9 @@ remat_op remat_val_op(const remat_fn *f, remat_val v)
     return val_ok(f, v, "remat_val_op") ? (remat_op)f->nodes[v].op : REMAT_OP_COUNT;
 }
 
-uint8_t *remat_fn_live_mask(const remat_fn *f)
+uint8_t *rmi_fn_live_mask(const remat_fn *f)
 {
-    uint8_t *live = remat_calloc((size_t)f->n_nodes + 1, 1);
+    uint8_t *live = rmi_calloc((size_t)f->n_nodes + 1, 1);
     if (!live)
         return NULL;
     for (int i = 0; i < f->n_outs; i++)
@@ -306,7 +306,7 @@ uint8_t *remat_fn_live_mask(const remat_fn *f)
     return live;
 }
 
-int remat_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res)
+int rmi_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res)
 {
     int count = 0;
     memset(res, 0, (size_t)f->n_nodes + 1);
@@ -325,8 +325,8 @@ int remat_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res)
     return count;
 }
 
-void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
-                        remat_shape *in_shapes)
+void rmi_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
+                      remat_shape *in_shapes)
 {
     const remat_node *n = &f->nodes[v];
     for (int i = 0; i < n->nin; i++) {
@@ -349,7 +349,7 @@ void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, rem
  * *ok cleared. */
 static void *dup_into(remat_fn *dst, const void *src, size_t bytes, int *ok)
 {
-    void *d = remat_fn_alloc(dst, bytes);
+    void *d = rmi_fn_alloc(dst, bytes);
     if (d)
         memcpy(d, src, bytes);
     else
@@ -360,8 +360,8 @@ static void *dup_into(remat_fn *dst, const void *src, size_t bytes, int *ok)
 /* Parameters that point into the source's arena are copied into dst's; by
  * parameter kind, so an op with a new kind of parameter fails to build here. */
 REMAT_EXHAUSTIVE_BEGIN
-remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *ins,
-                                         uint8_t add_flags)
+remat_val rmi_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *ins,
+                                       uint8_t add_flags)
 {
     const remat_node *n = &src->nodes[v];
     remat_node proto = *n;
@@ -407,7 +407,7 @@ remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, rem
     case REMAT_OPP_COUNT:
         REMAT_UNREACHABLE("copy_node: a node with an op outside the table");
     }
-    remat_val r = ok ? remat_fn_add_node(dst, &proto, n->nin, ins) : REMAT_NONE;
+    remat_val r = ok ? rmi_fn_add_node(dst, &proto, n->nin, ins) : REMAT_NONE;
     if (r == REMAT_NONE)
         return r;
     /* references are taken once the node exists, so a failed copy owns none */
@@ -421,20 +421,20 @@ remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, rem
 }
 REMAT_EXHAUSTIVE_END
 
-remat_val remat_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,
-                             uint8_t add_flags)
+remat_val rmi_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,
+                           uint8_t add_flags)
 {
     const remat_node *n = &src->nodes[v];
     remat_val small[16] = {0};
-    remat_val *ins = n->nin <= 16 ? small : remat_malloc(sizeof *ins * (size_t)n->nin);
+    remat_val *ins = n->nin <= 16 ? small : rmi_malloc(sizeof *ins * (size_t)n->nin);
     if (!ins)
-        return remat_fn_fail(dst, REMAT_ERR_NOMEM, n->loc, "%s: out of memory copying a node into function '%s'",
-                             remat_op_name((remat_op)n->op), dst->name);
+        return rmi_fn_fail(dst, REMAT_ERR_NOMEM, n->loc, "%s: out of memory copying a node into function '%s'",
+                           remat_op_name((remat_op)n->op), dst->name);
     for (int i = 0; i < n->nin; i++)
-        ins[i] = map[n->in[i]]; /* REMAT_NONE after a failure in dst: remat_fn_add_node propagates it */
-    remat_val r = remat_fn_copy_node_with_inputs(dst, src, v, ins, add_flags);
+        ins[i] = map[n->in[i]]; /* REMAT_NONE after a failure in dst: rmi_fn_add_node propagates it */
+    remat_val r = rmi_fn_copy_node_with_inputs(dst, src, v, ins, add_flags);
     if (ins != small)
-        remat_free(ins);
+        rmi_free(ins);
     return r;
 }
 
@@ -445,14 +445,14 @@ void remat_fn_print(const remat_fn *f, FILE *out)
     REMAT_NULL_RETURN(out, );
     fprintf(out, "{ lambda ; ");
     for (int i = 0; i < f->n_args; i++)
-        fprintf(out, "%%%d:%s%s", f->args[i], remat_fn_fmt_val(f, f->args[i], buf, sizeof buf),
+        fprintf(out, "%%%d:%s%s", f->args[i], rmi_fn_fmt_val(f, f->args[i], buf, sizeof buf),
                 i + 1 < f->n_args ? " " : "");
     fprintf(out, ". let   # %s\n", f->name);
     for (int32_t v = 0; v < f->n_nodes; v++) {
         const remat_node *n = &f->nodes[v];
         if (n->op == REMAT_OP_ARG)
             continue;
-        fprintf(out, "    %%%d:%s = %s", v, remat_fn_fmt_val(f, v, buf, sizeof buf), remat_op_name((remat_op)n->op));
+        fprintf(out, "    %%%d:%s = %s", v, rmi_fn_fmt_val(f, v, buf, sizeof buf), remat_op_name((remat_op)n->op));
         if (n->op == REMAT_OP_CONSTANT && !n->data)
             fprintf(out, "[%g]", n->p.fill);
         if (n->name)

@@ -37,36 +37,36 @@ struct remat_fn {
  * REMAT_NONE when out of memory (recorded on f) or when an input is
  * REMAT_NONE after an earlier failure recorded on f (propagated quietly).
  * Checks nothing else: constructors validate first. */
-remat_val remat_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const remat_val *in);
+remat_val rmi_fn_add_node(remat_fn *f, const remat_node *proto, int nin, const remat_val *in);
 /* A constructor called with a NULL function: sets remat_last_error() naming
  * the constructor (fn) and the caller's line; returns REMAT_NONE. */
-remat_val remat_fn_null(remat_loc loc, const char *fn);
+remat_val rmi_fn_null(remat_loc loc, const char *fn);
 /* Memory in f's arena; NULL when out of memory (REMAT_ERR_NOMEM recorded on
- * f): the caller returns REMAT_NONE. remat_fn_strdup(f, NULL) is NULL too. */
-void *remat_fn_alloc(remat_fn *f, size_t bytes);
-const char *remat_fn_strdup(remat_fn *f, const char *s);
+ * f): the caller returns REMAT_NONE. rmi_fn_strdup(f, NULL) is NULL too. */
+void *rmi_fn_alloc(remat_fn *f, size_t bytes);
+const char *rmi_fn_strdup(remat_fn *f, const char *s);
 
 /* Fill an op_info view of node v (in_dtypes/in_shapes point into scratch
  * arrays of at least v's input count). */
-void remat_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
-                        remat_shape *in_shapes);
+void rmi_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
+                      remat_shape *in_shapes);
 
 /* live[v] = 1 when v is needed to compute f's outputs (calloc'ed, caller
  * frees); NULL when out of memory. */
-uint8_t *remat_fn_live_mask(const remat_fn *f);
+uint8_t *rmi_fn_live_mask(const remat_fn *f);
 /* res[v] = 1 when v is a residual of a reverse-mode function: a forward
  * value (not a constant) read by a live backward node. Returns the count.
  * res is zeroed first and has room for every node. */
-int remat_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res);
+int rmi_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res);
 
 /* Copy a node of `src` into `dst` with inputs remapped through `map`; the
  * parameters are deep-copied into dst's arena. Keeps loc, name and
  * flags|add_flags. REMAT_NONE when out of memory (recorded on dst; a map
  * entry REMAT_NONE after such a failure propagates). */
-remat_val remat_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,
-                             uint8_t add_flags);
+remat_val rmi_fn_copy_node(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *map,
+                           uint8_t add_flags);
 /* The same with the new inputs given directly. */
-remat_val remat_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *ins,
-                                         uint8_t add_flags);
+remat_val rmi_fn_copy_node_with_inputs(remat_fn *dst, const remat_fn *src, remat_val v, const remat_val *ins,
+                                       uint8_t add_flags);
 
 #endif

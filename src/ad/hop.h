@@ -9,9 +9,9 @@
  * ad/hop_vjp.h (its reverse-mode rules) and, to read a body's nodes,
  * ad/node.h — never ad/graph_impl.h or another *_impl.h of src/ad.
  *
- *   remat_val h = remat_hop_add(f, &my_rules, data, REMAT_F32, "my_loop", nin, ins, loc);
+ *   remat_val h = rmi_hop_add(f, &my_rules, data, REMAT_F32, "my_loop", nin, ins, loc);
  *   for (int i = 0; i < n_out; i++)
- *       outs[i] = remat_hop_output(f, h, i);   // REMAT_NONE after a failure
+ *       outs[i] = rmi_hop_output(f, h, i);   // REMAT_NONE after a failure
  */
 #ifndef REMAT_AD_HOP_H
 #define REMAT_AD_HOP_H
@@ -53,25 +53,25 @@ struct remat_hop_rules {
 /* ---- building ---- */
 
 /* Records a build error for op at loc (first one wins) and returns REMAT_NONE. */
-remat_val remat_fn_fail(remat_fn *f, remat_status st, remat_loc loc, const char *fmt, ...)
+remat_val rmi_fn_fail(remat_fn *f, remat_status st, remat_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* True when every value is valid; used to propagate REMAT_NONE quietly. */
-int remat_fn_vals_ok(const remat_fn *f, int n, const remat_val *v);
+int rmi_fn_vals_ok(const remat_fn *f, int n, const remat_val *v);
 /* "f32[3,4]" for v */
-const char *remat_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t len);
+const char *rmi_fn_fmt_val(const remat_fn *f, remat_val v, char *buf, size_t len);
 
 /* Appends a HOP node with the given rules and data over nin inputs (valid
  * values of f); dt is the node's own dtype (printing only: its values are
  * the outputs). The node takes over one reference to data; when it cannot
  * be added (out of memory: recorded on f, REMAT_NONE returned) data is
  * released through rules->release. name may be NULL. */
-remat_val remat_hop_add(remat_fn *f, const remat_hop_rules *rules, void *data, remat_dtype dt, const char *name,
-                        int nin, const remat_val *ins, remat_loc loc);
+remat_val rmi_hop_add(remat_fn *f, const remat_hop_rules *rules, void *data, remat_dtype dt, const char *name,
+                      int nin, const remat_val *ins, remat_loc loc);
 /* Output i of HOP node h: a PROJ node of the dtype and shape its rules give,
  * at h's location. REMAT_NONE (quietly) when h is REMAT_NONE. */
-remat_val remat_hop_output(remat_fn *f, remat_val h, int i);
+remat_val rmi_hop_output(remat_fn *f, remat_val h, int i);
 /* The data of node v when it is a HOP with these rules, else NULL. */
-void *remat_hop_data(const remat_fn *f, remat_val v, const remat_hop_rules *rules);
+void *rmi_hop_data(const remat_fn *f, remat_val v, const remat_hop_rules *rules);
 
 /* ---- the body's reverse mode, for a loop that tapes steps ---- */
 
@@ -90,7 +90,7 @@ typedef struct {
 
 /* REMAT_OK, or a status with remat_last_error() set (REMAT_ERR_NOMEM among
  * them); *out is all NULL on failure. */
-remat_status remat_hop_body_vjp_build(const remat_fn *body, int first_untaped, remat_hop_body_vjp *out);
-void remat_hop_body_vjp_clear(remat_hop_body_vjp *v);
+remat_status rmi_hop_body_vjp_build(const remat_fn *body, int first_untaped, remat_hop_body_vjp *out);
+void rmi_hop_body_vjp_clear(remat_hop_body_vjp *v);
 
 #endif

@@ -3,23 +3,23 @@
 #include "ad/vjp_impl.h"
 #include "core/assert.h"
 
-remat_fn *remat_hop_vjp_fn(remat_hop_vjp *h) { return h->c->g; }
+remat_fn *rmi_hop_vjp_fn(remat_hop_vjp *h) { return h->c->g; }
 
-int remat_hop_vjp_num_inputs(const remat_hop_vjp *h) { return remat_flat_orig(h->c->fl, h->i)->nin; }
+int rmi_hop_vjp_num_inputs(const remat_hop_vjp *h) { return rmi_flat_orig(h->c->fl, h->i)->nin; }
 
-remat_val remat_hop_vjp_input(remat_hop_vjp *h, int k)
+remat_val rmi_hop_vjp_input(remat_hop_vjp *h, int k)
 {
-    REMAT_ASSERT(k >= 0 && k < remat_hop_vjp_num_inputs(h));
-    return remat_vjp_primal(h->c, h->c->fl->nodes[h->i].in[k]);
+    REMAT_ASSERT(k >= 0 && k < rmi_hop_vjp_num_inputs(h));
+    return rmi_vjp_primal(h->c, h->c->fl->nodes[h->i].in[k]);
 }
 
-remat_val remat_hop_vjp_forward(remat_hop_vjp *h, void **data)
+remat_val rmi_hop_vjp_forward(remat_hop_vjp *h, void **data)
 {
-    remat_val fwd = remat_vjp_primal(h->c, h->i);
+    remat_val fwd = rmi_vjp_primal(h->c, h->i);
     if (data) {
         *data = NULL; /* fwd is REMAT_NONE when out of memory */
         if (fwd != REMAT_NONE) {
-            const remat_node *n = remat_fn_node(h->c->g, fwd);
+            const remat_node *n = rmi_fn_node(h->c->g, fwd);
             REMAT_ASSERT(n->op == REMAT_OP_HOP);
             *data = n->p.hop.data;
         }
@@ -27,21 +27,21 @@ remat_val remat_hop_vjp_forward(remat_hop_vjp *h, void **data)
     return fwd;
 }
 
-remat_val remat_hop_vjp_forward_output(remat_hop_vjp *h, int i)
+remat_val rmi_hop_vjp_forward_output(remat_hop_vjp *h, int i)
 {
     remat_fn *g = h->c->g;
-    remat_val fwd = remat_vjp_primal(h->c, h->i);
+    remat_val fwd = rmi_vjp_primal(h->c, h->i);
     if (fwd == REMAT_NONE)
         return REMAT_NONE;
     uint8_t flags = g->emit_flags;
-    g->emit_flags = remat_fn_node(g, fwd)->flags;
-    remat_val o = remat_hop_output(g, fwd, i);
+    g->emit_flags = rmi_fn_node(g, fwd)->flags;
+    remat_val o = rmi_hop_output(g, fwd, i);
     g->emit_flags = flags;
     return o;
 }
 
-void remat_hop_vjp_add_ct(remat_hop_vjp *h, int k, remat_val ct)
+void rmi_hop_vjp_add_ct(remat_hop_vjp *h, int k, remat_val ct)
 {
-    REMAT_ASSERT(k >= 0 && k < remat_hop_vjp_num_inputs(h));
-    remat_vjp_add_ct(h->c, h->c->fl->nodes[h->i].in[k], ct);
+    REMAT_ASSERT(k >= 0 && k < rmi_hop_vjp_num_inputs(h));
+    rmi_vjp_add_ct(h->c, h->c->fl->nodes[h->i].in[k], ct);
 }

@@ -15,7 +15,7 @@
 static void copy_args(remat_fn *h, const remat_fn *f, remat_val *args)
 {
     for (int i = 0; i < f->n_args; i++) {
-        const remat_node *a = remat_fn_node(f, f->args[i]);
+        const remat_node *a = rmi_fn_node(f, f->args[i]);
         args[i] = remat_arg_at(h, a->name, (remat_dtype)a->dtype, a->shape.rank, a->shape.dims, a->loc);
     }
 }
@@ -40,7 +40,7 @@ static void emit_jacobians(remat_fn *h, const remat_fn *f, const remat_node *a, 
                            remat_val *jac)
 {
     for (int k = 0; k < f->n_outs; k++) {
-        const remat_node *o = remat_fn_node(f, f->outs[k]);
+        const remat_node *o = rmi_fn_node(f, f->outs[k]);
         remat_shape js = o->shape;
         for (int d = 0; d < a->shape.rank; d++)
             js.dims[js.rank++] = a->shape.dims[d];
@@ -61,22 +61,22 @@ static void emit_jacobians(remat_fn *h, const remat_fn *f, const remat_node *a, 
 /* The Jacobians of every output w.r.t. argument j, into jac[0..n_outs). */
 static remat_status jac_of_arg(remat_fn *h, const remat_fn *f, const remat_val *args, int j, remat_val *jac)
 {
-    const remat_node *a = remat_fn_node(f, f->args[j]);
+    const remat_node *a = rmi_fn_node(f, f->args[j]);
     for (int k = 0; k < f->n_outs; k++)
-        if (remat_fn_node(f, f->outs[k])->shape.rank + a->shape.rank > REMAT_MAX_RANK)
-            return remat_error(REMAT_ERR_SHAPE, "jacfwd of '%s': output %d's Jacobian w.r.t. argument %d ('%s') has rank %d, above %d",
-                               f->name, k, j, a->name, remat_fn_node(f, f->outs[k])->shape.rank + a->shape.rank,
-                               REMAT_MAX_RANK);
+        if (rmi_fn_node(f, f->outs[k])->shape.rank + a->shape.rank > REMAT_MAX_RANK)
+            return rmi_error(REMAT_ERR_SHAPE, "jacfwd of '%s': output %d's Jacobian w.r.t. argument %d ('%s') has rank %d, above %d",
+                             f->name, k, j, a->name, rmi_fn_node(f, f->outs[k])->shape.rank + a->shape.rank,
+                             REMAT_MAX_RANK);
     remat_fn *jf = NULL;
     remat_status st = remat_jvp(f, 1, &j, &jf);
     if (st != REMAT_OK)
         return st;
     int64_t n = remat_shape_numel(&a->shape);
     int no = f->n_outs;
-    remat_val *ins = remat_malloc(sizeof *ins * (size_t)(f->n_args + 1));
-    remat_val *outs = remat_malloc(sizeof *outs * (size_t)(2 * no));
-    remat_val *cols = remat_malloc(sizeof *cols * (size_t)(no * (n ? n : 1)));
-    void *buf = remat_malloc(sizeof(double) * (size_t)(n ? n : 1));
+    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)(f->n_args + 1));
+    remat_val *outs = rmi_malloc(sizeof *outs * (size_t)(2 * no));
+    remat_val *cols = rmi_malloc(sizeof *cols * (size_t)(no * (n ? n : 1)));
+    void *buf = rmi_malloc(sizeof(double) * (size_t)(n ? n : 1));
     st = REMAT_ERR_NOMEM;
     if (!ins || !outs || !cols || !buf)
         goto done;
@@ -92,17 +92,17 @@ static remat_status jac_of_arg(remat_fn *h, const remat_fn *f, const remat_val *
     st = h->status;
 done:
     remat_fn_free(jf);
-    remat_free(ins);
-    remat_free(outs);
-    remat_free(cols);
-    remat_free(buf);
+    rmi_free(ins);
+    rmi_free(outs);
+    rmi_free(cols);
+    rmi_free(buf);
     return st;
 }
 
 remat_status remat_jacfwd(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "jacfwd: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "jacfwd: output pointer is NULL");
     remat_fn *probe = NULL; /* the argument checks are remat_jvp's */
     remat_status st = remat_jvp(f, n_argnums, argnums, &probe);
     remat_fn_free(probe);
@@ -113,8 +113,8 @@ remat_status remat_jacfwd(const remat_fn *f, int n_argnums, const int *argnums, 
     char name[300];
     snprintf(name, sizeof name, "jacfwd(%s)", f->name);
     remat_fn *h = remat_fn_new(name);
-    remat_val *args = remat_malloc(sizeof *args * (size_t)(f->n_args ? f->n_args : 1));
-    remat_val *jac = remat_malloc(sizeof *jac * (size_t)(n_wrt * f->n_outs > 0 ? n_wrt * f->n_outs : 1));
+    remat_val *args = rmi_malloc(sizeof *args * (size_t)(f->n_args ? f->n_args : 1));
+    remat_val *jac = rmi_malloc(sizeof *jac * (size_t)(n_wrt * f->n_outs > 0 ? n_wrt * f->n_outs : 1));
     st = REMAT_ERR_NOMEM;
     if (!h || !args || !jac)
         goto done;
@@ -124,17 +124,17 @@ remat_status remat_jacfwd(const remat_fn *f, int n_argnums, const int *argnums, 
             goto done;
     for (int k = 0; k < f->n_outs; k++)
         for (int j = 0; j < n_wrt; j++)
-            remat_fn_output_at(h, jac[(size_t)j * f->n_outs + k], remat_fn_node(f, f->outs[k])->loc);
+            remat_fn_output_at(h, jac[(size_t)j * f->n_outs + k], rmi_fn_node(f, f->outs[k])->loc);
     st = h->status;
 done:
     if (st == REMAT_ERR_NOMEM)
-        st = remat_error(REMAT_ERR_NOMEM, "jacfwd of '%s': out of memory", f->name);
+        st = rmi_error(REMAT_ERR_NOMEM, "jacfwd of '%s': out of memory", f->name);
     if (st == REMAT_OK)
         *out = h;
     else
         remat_fn_free(h);
-    remat_free(args);
-    remat_free(jac);
+    rmi_free(args);
+    rmi_free(jac);
     return st;
 }
 
@@ -147,9 +147,9 @@ static remat_status hvp_reverse_over_forward(const remat_fn *f, int n_argnums, c
 {
     remat_fn *jf = NULL, *s = NULL;
     int n_wrt = n_argnums ? n_argnums : f->n_args;
-    remat_val *ins = remat_malloc(sizeof *ins * (size_t)(f->n_args + n_wrt + 1));
-    remat_val *outs = remat_malloc(sizeof *outs * 2);
-    int *wrt = remat_malloc(sizeof *wrt * (size_t)(n_wrt + 1));
+    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)(f->n_args + n_wrt + 1));
+    remat_val *outs = rmi_malloc(sizeof *outs * 2);
+    int *wrt = rmi_malloc(sizeof *wrt * (size_t)(n_wrt + 1));
     remat_status st = ins && outs && wrt ? remat_jvp(f, n_argnums, argnums, &jf) : REMAT_ERR_NOMEM;
     if (st != REMAT_OK)
         goto done;
@@ -159,12 +159,12 @@ static remat_status hvp_reverse_over_forward(const remat_fn *f, int n_argnums, c
     if (!(s = remat_fn_new(name)))
         goto done;
     for (int i = 0; i < jf->n_args; i++) {
-        const remat_node *a = remat_fn_node(jf, jf->args[i]);
+        const remat_node *a = rmi_fn_node(jf, jf->args[i]);
         ins[i] = remat_arg_at(s, a->name, (remat_dtype)a->dtype, a->shape.rank, a->shape.dims, a->loc);
     }
-    if ((st = remat_call_at(s, jf, jf->n_args, ins, outs, remat_fn_node(f, f->outs[0])->loc)) != REMAT_OK)
+    if ((st = remat_call_at(s, jf, jf->n_args, ins, outs, rmi_fn_node(f, f->outs[0])->loc)) != REMAT_OK)
         goto done;
-    remat_fn_output_at(s, outs[1], remat_fn_node(f, f->outs[0])->loc); /* J v, a scalar */
+    remat_fn_output_at(s, outs[1], rmi_fn_node(f, f->outs[0])->loc); /* J v, a scalar */
     for (int k = 0; k < n_wrt; k++) /* argnums index x in s's (x..., v...) too; "all" is f's args, not the vs */
         wrt[k] = n_argnums ? argnums[k] : k;
     if ((st = s->status) == REMAT_OK)
@@ -172,9 +172,9 @@ static remat_status hvp_reverse_over_forward(const remat_fn *f, int n_argnums, c
 done:
     remat_fn_free(s);
     remat_fn_free(jf);
-    remat_free(ins);
-    remat_free(outs);
-    remat_free(wrt);
+    rmi_free(ins);
+    rmi_free(outs);
+    rmi_free(wrt);
     return st;
 }
 
@@ -197,33 +197,33 @@ remat_status remat_hvp(const remat_fn *f, int n_argnums, const int *argnums, rem
     char name[300];
     snprintf(name, sizeof name, "hvp(%s)", f->name);
     h = remat_fn_new(name);
-    ins = remat_malloc(sizeof *ins * (size_t)(f->n_args + n_wrt + 1));
-    outs = remat_malloc(sizeof *outs * (size_t)(2 * n_wrt + 1));
+    ins = rmi_malloc(sizeof *ins * (size_t)(f->n_args + n_wrt + 1));
+    outs = rmi_malloc(sizeof *outs * (size_t)(2 * n_wrt + 1));
     st = REMAT_ERR_NOMEM;
     if (!h || !ins || !outs)
         goto done;
     copy_args(h, f, ins);
     for (int k = 0; k < n_wrt; k++) {
-        const remat_node *a = remat_fn_node(f, f->args[n_argnums ? argnums[k] : k]);
+        const remat_node *a = rmi_fn_node(f, f->args[n_argnums ? argnums[k] : k]);
         char vn[128];
         snprintf(vn, sizeof vn, "v_%s", a->name ? a->name : "arg");
         ins[f->n_args + k] = remat_arg_at(h, vn, (remat_dtype)a->dtype, a->shape.rank, a->shape.dims, a->loc);
     }
-    if ((st = remat_call_at(h, jg, f->n_args + n_wrt, ins, outs, remat_fn_node(f, f->outs[0])->loc)) != REMAT_OK)
+    if ((st = remat_call_at(h, jg, f->n_args + n_wrt, ins, outs, rmi_fn_node(f, f->outs[0])->loc)) != REMAT_OK)
         goto done;
     for (int k = 0; k < n_wrt; k++) /* the tangents of the gradient: H v */
-        remat_fn_output_at(h, outs[n_wrt + k], remat_fn_node(f, f->outs[0])->loc);
+        remat_fn_output_at(h, outs[n_wrt + k], rmi_fn_node(f, f->outs[0])->loc);
     st = h->status;
 done:
     if (st == REMAT_ERR_NOMEM)
-        st = remat_error(REMAT_ERR_NOMEM, "hvp of '%s': out of memory", f->name);
+        st = rmi_error(REMAT_ERR_NOMEM, "hvp of '%s': out of memory", f->name);
     if (st == REMAT_OK)
         *out = h;
     else
         remat_fn_free(h);
     remat_fn_free(jg);
     remat_fn_free(gr);
-    remat_free(ins);
-    remat_free(outs);
+    rmi_free(ins);
+    rmi_free(outs);
     return st;
 }

@@ -20,24 +20,24 @@
 static remat_status check_args(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "jvp: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "jvp: output pointer is NULL");
     *out = NULL;
     if (!f)
-        return remat_error(REMAT_ERR_NULL, "jvp: function is NULL");
+        return rmi_error(REMAT_ERR_NULL, "jvp: function is NULL");
     if (f->status != REMAT_OK)
-        return remat_error(f->status, "jvp of '%s', which has a build error: %s", f->name, remat_fn_error(f));
+        return rmi_error(f->status, "jvp of '%s', which has a build error: %s", f->name, remat_fn_error(f));
     if (f->n_outs == 0)
-        return remat_error(REMAT_ERR_ARG, "jvp of '%s': it has no outputs", f->name);
+        return rmi_error(REMAT_ERR_ARG, "jvp of '%s': it has no outputs", f->name);
     if (n_argnums < 0 || (n_argnums > 0 && !argnums))
-        return remat_error(REMAT_ERR_ARG, "jvp of '%s': bad argnums", f->name);
+        return rmi_error(REMAT_ERR_ARG, "jvp of '%s': bad argnums", f->name);
     for (int k = 0; k < n_argnums; k++) {
         if (argnums[k] < 0 || argnums[k] >= f->n_args)
-            return remat_error(REMAT_ERR_ARG, "jvp of '%s': argnum %d out of range (it has %d arguments)", f->name,
-                               argnums[k], f->n_args);
+            return rmi_error(REMAT_ERR_ARG, "jvp of '%s': argnum %d out of range (it has %d arguments)", f->name,
+                             argnums[k], f->n_args);
         for (int j = 0; j < k; j++)
             if (argnums[j] == argnums[k])
-                return remat_error(REMAT_ERR_ARG, "jvp of '%s': argnum %d given twice (one tangent per argument)",
-                                   f->name, argnums[k]);
+                return rmi_error(REMAT_ERR_ARG, "jvp of '%s': argnum %d given twice (one tangent per argument)",
+                                 f->name, argnums[k]);
     }
     return REMAT_OK;
 }
@@ -47,11 +47,11 @@ static void emit_args(remat_jvp_ctx *c, int n_wrt, const int *wrt)
 {
     const remat_fn *f = c->f;
     for (int i = 0; i < f->n_args; i++) {
-        const remat_node *a = remat_fn_node(f, f->args[i]);
+        const remat_node *a = rmi_fn_node(f, f->args[i]);
         c->p[f->args[i]] = remat_arg_at(c->g, a->name, (remat_dtype)a->dtype, a->shape.rank, a->shape.dims, a->loc);
     }
     for (int k = 0; k < n_wrt; k++) {
-        const remat_node *a = remat_fn_node(f, f->args[wrt[k]]);
+        const remat_node *a = rmi_fn_node(f, f->args[wrt[k]]);
         char name[128];
         snprintf(name, sizeof name, "t_%s", a->name ? a->name : "arg");
         c->t[f->args[wrt[k]]] =
@@ -62,11 +62,11 @@ static void emit_args(remat_jvp_ctx *c, int n_wrt, const int *wrt)
 /* Node v of f: its primal copy, and its tangent when an input has one. */
 static remat_status emit_node(remat_jvp_ctx *c, remat_val v)
 {
-    const remat_node *n = remat_fn_node(c->f, v);
+    const remat_node *n = rmi_fn_node(c->f, v);
     if (n->op == REMAT_OP_ARG)
         return REMAT_OK;
     if (n->op == REMAT_OP_PROJ && c->outs[n->in[0]]) { /* an output of a call or HOP in its tangent form */
-        const remat_node *h = remat_fn_node(c->f, n->in[0]);
+        const remat_node *h = rmi_fn_node(c->f, n->in[0]);
         int no = h->op == REMAT_OP_CHECKPOINT ? remat_fn_num_outputs(h->p.call->callee)
                                           : h->p.hop.rules->num_outputs(h->p.hop.data);
         c->p[v] = c->outs[n->in[0]][n->p.output];
@@ -78,12 +78,12 @@ static remat_status emit_node(remat_jvp_ctx *c, remat_val v)
         for (int k = 0; k < n->nin; k++)
             has_tangent |= c->t[n->in[k]] != REMAT_NONE;
     if (!has_tangent || n->op == REMAT_OP_PROJ) {
-        c->p[v] = remat_fn_copy_node(c->g, c->f, v, c->p, 0);
+        c->p[v] = rmi_fn_copy_node(c->g, c->f, v, c->p, 0);
         return REMAT_OK;
     }
     if (n->op != REMAT_OP_CHECKPOINT && n->op != REMAT_OP_HOP)
-        c->p[v] = remat_fn_copy_node(c->g, c->f, v, c->p, 0);
-    return remat_jvp_rule(c, v);
+        c->p[v] = rmi_fn_copy_node(c->g, c->f, v, c->p, 0);
+    return rmi_jvp_rule(c, v);
 }
 
 remat_status remat_jvp(const remat_fn *f, int n_argnums, const int *argnums, remat_fn **out)
@@ -92,14 +92,14 @@ remat_status remat_jvp(const remat_fn *f, int n_argnums, const int *argnums, rem
     if (st != REMAT_OK)
         return st;
     int n_wrt = n_argnums ? n_argnums : f->n_args;
-    int *wrt = remat_malloc(sizeof *wrt * (size_t)(n_wrt ? n_wrt : 1));
+    int *wrt = rmi_malloc(sizeof *wrt * (size_t)(n_wrt ? n_wrt : 1));
     char name[300];
     snprintf(name, sizeof name, "jvp(%s)", f->name);
     size_t n = (size_t)(f->n_nodes ? f->n_nodes : 1);
     remat_jvp_ctx c = {.f = f, .g = remat_fn_new(name)};
-    c.p = remat_malloc(sizeof *c.p * n);
-    c.t = remat_malloc(sizeof *c.t * n);
-    c.outs = remat_calloc(n, sizeof *c.outs);
+    c.p = rmi_malloc(sizeof *c.p * n);
+    c.t = rmi_malloc(sizeof *c.t * n);
+    c.outs = rmi_calloc(n, sizeof *c.outs);
     if (!wrt || !c.g || !c.p || !c.t || !c.outs) {
         st = REMAT_ERR_NOMEM;
         goto done;
@@ -113,9 +113,9 @@ remat_status remat_jvp(const remat_fn *f, int n_argnums, const int *argnums, rem
         st = emit_node(&c, v);
     if (st == REMAT_OK && c.g->status == REMAT_OK) {
         for (int k = 0; k < f->n_outs; k++)
-            remat_fn_output_at(c.g, c.p[f->outs[k]], remat_fn_node(f, f->outs[k])->loc);
+            remat_fn_output_at(c.g, c.p[f->outs[k]], rmi_fn_node(f, f->outs[k])->loc);
         for (int k = 0; k < f->n_outs; k++) {
-            const remat_node *o = remat_fn_node(f, f->outs[k]);
+            const remat_node *o = rmi_fn_node(f, f->outs[k]);
             remat_val tv = c.t[f->outs[k]];
             if (tv == REMAT_NONE) /* the output does not depend on a differentiated argument */
                 tv = remat_const_fill_at(c.g, (remat_dtype)o->dtype, o->shape.rank, o->shape.dims, 0.0, o->loc);
@@ -127,20 +127,20 @@ done:
     if (c.g && c.g->status == REMAT_ERR_NOMEM)
         st = REMAT_ERR_NOMEM;
     if (st == REMAT_ERR_NOMEM)
-        st = remat_error(REMAT_ERR_NOMEM, "jvp of '%s': out of memory building the forward-mode function%s%s",
-                         f->name, c.g && c.g->error ? ": " : "", c.g && c.g->error ? c.g->error : "");
+        st = rmi_error(REMAT_ERR_NOMEM, "jvp of '%s': out of memory building the forward-mode function%s%s",
+                       f->name, c.g && c.g->error ? ": " : "", c.g && c.g->error ? c.g->error : "");
     else if (st == REMAT_OK && c.g->status != REMAT_OK)
-        st = remat_error(REMAT_ERR_UNSUPPORTED, "jvp of '%s': internal build error: %s", f->name,
-                         remat_fn_error(c.g));
+        st = rmi_error(REMAT_ERR_UNSUPPORTED, "jvp of '%s': internal build error: %s", f->name,
+                       remat_fn_error(c.g));
     if (st == REMAT_OK)
         *out = c.g;
     else
         remat_fn_free(c.g);
     for (size_t v = 0; c.outs && v < n; v++)
-        remat_free(c.outs[v]);
-    remat_free(c.outs);
-    remat_free(c.p);
-    remat_free(c.t);
-    remat_free(wrt);
+        rmi_free(c.outs[v]);
+    rmi_free(c.outs);
+    rmi_free(c.p);
+    rmi_free(c.t);
+    rmi_free(wrt);
     return st;
 }

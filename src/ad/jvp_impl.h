@@ -23,6 +23,6 @@ typedef struct {
 
 /* Emits the tangent of f's node v (some input has one) into c->t[v]; for a
  * CHECKPOINT or HOP node, fills c->outs[v] instead. */
-remat_status remat_jvp_rule(remat_jvp_ctx *c, remat_val v);
+remat_status rmi_jvp_rule(remat_jvp_ctx *c, remat_val v);
 
 #endif

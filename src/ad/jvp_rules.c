@@ -28,7 +28,7 @@ typedef struct {
 static remat_val X(rule *r, int k) { return r->c->p[r->n->in[k]]; }
 static remat_val Y(rule *r) { return r->c->p[r->v]; }
 static remat_val T(rule *r, int k) { return r->c->t[r->n->in[k]]; }
-static const remat_node *in_node(rule *r, int k) { return remat_fn_node(r->c->f, r->n->in[k]); }
+static const remat_node *in_node(rule *r, int k) { return rmi_fn_node(r->c->f, r->n->in[k]); }
 static remat_val un(rule *r, remat_op op, remat_val a) { return remat_unary_at(r->g, op, a, r->loc); }
 static remat_val bin(rule *r, remat_op op, remat_val a, remat_val b) { return remat_binary_at(r->g, op, a, b, r->loc); }
 static remat_val cst(rule *r, double v)
@@ -108,9 +108,9 @@ static remat_status rule_call(rule *r)
     const remat_call_params *cp = r->n->p.call;
     const remat_fn *body = cp->callee;
     int nin = r->n->nin, no = remat_fn_num_outputs(body), nw = 0;
-    int *wrt = remat_malloc(sizeof *wrt * (size_t)nin);
-    remat_val *ins = remat_malloc(sizeof *ins * (size_t)(2 * nin));
-    remat_val *outs = remat_malloc(sizeof *outs * (size_t)(2 * no));
+    int *wrt = rmi_malloc(sizeof *wrt * (size_t)nin);
+    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)(2 * nin));
+    remat_val *outs = rmi_malloc(sizeof *outs * (size_t)(2 * no));
     remat_fn *jb = NULL, *region = NULL;
     remat_status st = REMAT_ERR_NOMEM;
     if (!wrt || !ins || !outs)
@@ -136,9 +136,9 @@ static remat_status rule_call(rule *r)
 done:
     remat_fn_free(region);
     remat_fn_free(jb);
-    remat_free(wrt);
-    remat_free(ins);
-    remat_free(outs);
+    rmi_free(wrt);
+    rmi_free(ins);
+    rmi_free(outs);
     return st;
 }
 
@@ -146,36 +146,36 @@ static remat_status rule_hop(rule *r)
 {
     const remat_hop_rules *hr = r->n->p.hop.rules;
     if (!hr->jvp)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: %s has no forward mode", r->loc.file, r->loc.line,
-                           hr->name);
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: %s has no forward mode", r->loc.file, r->loc.line,
+                         hr->name);
     int nin = r->n->nin, no = hr->num_outputs(r->n->p.hop.data);
-    remat_val *ins = remat_malloc(sizeof *ins * (size_t)(2 * (nin ? nin : 1)));
-    remat_val *outs = remat_malloc(sizeof *outs * (size_t)(2 * (no ? no : 1)));
+    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)(2 * (nin ? nin : 1)));
+    remat_val *outs = rmi_malloc(sizeof *outs * (size_t)(2 * (no ? no : 1)));
     if (!ins || !outs) {
-        remat_free(ins);
-        remat_free(outs);
-        return remat_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the forward mode of %s", r->loc.file,
-                           r->loc.line, hr->name);
+        rmi_free(ins);
+        rmi_free(outs);
+        return rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the forward mode of %s", r->loc.file,
+                         r->loc.line, hr->name);
     }
     for (int k = 0; k < nin; k++) {
         ins[k] = X(r, k);
         ins[nin + k] = T(r, k);
     }
     remat_status st = hr->jvp(r->g, r->n->p.hop.data, ins, ins + nin, outs, r->loc);
-    remat_free(ins);
+    rmi_free(ins);
     if (st == REMAT_OK)
         r->c->outs[r->v] = outs;
     else
-        remat_free(outs);
+        rmi_free(outs);
     return st;
 }
 
 /* One case per op (core/exhaustive.h): an op added to REMAT_OP_LIST does not
  * compile here until it has its rule or is declared without a derivative. */
 REMAT_EXHAUSTIVE_BEGIN
-remat_status remat_jvp_rule(remat_jvp_ctx *c, remat_val v)
+remat_status rmi_jvp_rule(remat_jvp_ctx *c, remat_val v)
 {
-    rule R = {.c = c, .g = c->g, .n = remat_fn_node(c->f, v), .v = v};
+    rule R = {.c = c, .g = c->g, .n = rmi_fn_node(c->f, v), .v = v};
     rule *r = &R;
     r->loc = r->n->loc;
     r->dt = (remat_dtype)r->n->dtype;
@@ -271,17 +271,17 @@ remat_status remat_jvp_rule(remat_jvp_ctx *c, remat_val v)
     case REMAT_OP_TRANSPOSE:
     case REMAT_OP_SLICE:
     case REMAT_OP_PAD: /* linear: the same op on the tangent (pad's value is 0) */
-        t = remat_fn_copy_node_with_inputs(r->g, r->c->f, v, (remat_val[]){T(r, 0)}, 0);
+        t = rmi_fn_copy_node_with_inputs(r->g, r->c->f, v, (remat_val[]){T(r, 0)}, 0);
         break;
     case REMAT_OP_CONCATENATE: {
-        remat_val *ts = remat_malloc(sizeof *ts * (size_t)r->n->nin);
+        remat_val *ts = rmi_malloc(sizeof *ts * (size_t)r->n->nin);
         if (!ts)
-            return remat_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the JVP of concatenate", r->loc.file,
-                               r->loc.line);
+            return rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the JVP of concatenate", r->loc.file,
+                             r->loc.line);
         for (int k = 0; k < r->n->nin; k++)
             ts[k] = T0(r, k);
         t = remat_concatenate_at(r->g, r->n->nin, ts, (int)r->n->p.axis, r->loc);
-        remat_free(ts);
+        rmi_free(ts);
         break;
     }
     case REMAT_OP_DOT_GENERAL: /* dot(t0, y) + dot(x, t1) */
@@ -291,10 +291,10 @@ remat_status remat_jvp_rule(remat_jvp_ctx *c, remat_val v)
     case REMAT_OP_LINEAR_SOLVE: { /* (A, lu(A), b): solve(A, b_dot - A_dot x) with the same lu (A_dot^T
                                    * for a transposed solve); lu's tangent is this rule's */
         const int tr = (int)r->n->p.solve_transpose;
-        remat_val ax = T(r, 0) == REMAT_NONE ? REMAT_NONE : remat_linear_solve_matvec(r->g, T(r, 0), Y(r), tr, r->loc);
+        remat_val ax = T(r, 0) == REMAT_NONE ? REMAT_NONE : rmi_linear_solve_matvec(r->g, T(r, 0), Y(r), tr, r->loc);
         remat_val rhs = ax == REMAT_NONE ? T(r, 2) : T(r, 2) == REMAT_NONE ? un(r, REMAT_OP_NEG, ax)
                                                                              : bin(r, REMAT_OP_SUB, T(r, 2), ax);
-        t = rhs == REMAT_NONE ? REMAT_NONE : remat_linear_solve_t_at(r->g, X(r, 0), X(r, 1), rhs, tr, r->loc);
+        t = rhs == REMAT_NONE ? REMAT_NONE : rmi_linear_solve_t_at(r->g, X(r, 0), X(r, 1), rhs, tr, r->loc);
         break;
     }
     case REMAT_OP_NAME: /* the tangent is not the named value: policies do not see it by name */
@@ -307,12 +307,12 @@ remat_status remat_jvp_rule(remat_jvp_ctx *c, remat_val v)
         st = rule_hop(r);
         break;
     case REMAT_OP_CUSTOM:
-        st = remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: custom op '%s' has no JVP (a custom op gives only its VJP)",
-                         r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");
+        st = rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: custom op '%s' has no JVP (a custom op gives only its VJP)",
+                       r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");
         break;
     case REMAT_OP_CUSTOM_VJP:
-        st = remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: the VJP of custom op '%s' has no JVP", r->loc.file,
-                         r->loc.line, r->n->name ? r->n->name : "?");
+        st = rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: the VJP of custom op '%s' has no JVP", r->loc.file,
+                       r->loc.line, r->n->name ? r->n->name : "?");
         break;
     case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE: case REMAT_OP_EQ: case REMAT_OP_NE:
     case REMAT_OP_STOP_GRADIENT:

@@ -66,11 +66,11 @@ typedef struct remat_node {
 } remat_node;
 
 /* Node v of f (v a value of f: the caller checked). */
-const remat_node *remat_fn_node(const remat_fn *f, remat_val v);
+const remat_node *rmi_fn_node(const remat_fn *f, remat_val v);
 
 /* Ops whose value is their one input's (name, stop_gradient): the compiler
  * aliases them like a reshape, and chains of aliases are looked through. */
-static inline int remat_op_is_identity(remat_op op)
+static inline int rmi_op_is_identity(remat_op op)
 {
     return remat_op_category_of(op) == REMAT_OPCAT_IDENTITY;
 }
@@ -78,6 +78,6 @@ static inline int remat_op_is_identity(remat_op op)
 /* A new function with every call inlined (checkpoint regions dissolved),
  * in the same order; NULL when out of memory. A translator that does not
  * care about regions reads this instead of following CHECKPOINT nodes. */
-remat_fn *remat_fn_inline_calls(const remat_fn *f);
+remat_fn *rmi_fn_inline_calls(const remat_fn *f);
 
 #endif

@@ -11,13 +11,13 @@ static int mark(remat_fn *f, remat_loc loc, const char *side, const char *shape,
 {
     for (int i = 0; i < n; i++) {
         if (dims[i] < 0 || dims[i] >= rank) {
-            remat_fn_fail(f, REMAT_ERR_AXIS, loc, "dot_general: %s dimension %d out of range for %s", side, dims[i],
-                          shape);
+            rmi_fn_fail(f, REMAT_ERR_AXIS, loc, "dot_general: %s dimension %d out of range for %s", side, dims[i],
+                        shape);
             return 0;
         }
         if (*used & (1u << dims[i])) {
-            remat_fn_fail(f, REMAT_ERR_AXIS, loc, "dot_general: %s dimension %d used twice in %s", side, dims[i],
-                          shape);
+            rmi_fn_fail(f, REMAT_ERR_AXIS, loc, "dot_general: %s dimension %d used twice in %s", side, dims[i],
+                        shape);
             return 0;
         }
         *used |= 1u << dims[i];
@@ -29,20 +29,20 @@ remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const 
 {
     remat_val v[2] = {lhs, rhs};
     if (!f)
-        return remat_fn_null(loc, __func__);
-    if (!remat_fn_vals_ok(f, 2, v))
+        return rmi_fn_null(loc, __func__);
+    if (!rmi_fn_vals_ok(f, 2, v))
         return REMAT_NONE;
     if (!d)
-        return remat_fn_fail(f, REMAT_ERR_NULL, loc, "dot_general: dimension numbers are NULL");
-    const remat_node *nl = remat_fn_node(f, lhs), *nr = remat_fn_node(f, rhs);
+        return rmi_fn_fail(f, REMAT_ERR_NULL, loc, "dot_general: dimension numbers are NULL");
+    const remat_node *nl = rmi_fn_node(f, lhs), *nr = rmi_fn_node(f, rhs);
     char sl[96], sr[96];
-    remat_fn_fmt_val(f, lhs, sl, sizeof sl);
-    remat_fn_fmt_val(f, rhs, sr, sizeof sr);
+    rmi_fn_fmt_val(f, lhs, sl, sizeof sl);
+    rmi_fn_fmt_val(f, rhs, sr, sizeof sr);
     if (nl->dtype != nr->dtype)
-        return remat_fn_fail(f, REMAT_ERR_DTYPE, loc, "dot_general: dtypes differ: %s and %s", sl, sr);
+        return rmi_fn_fail(f, REMAT_ERR_DTYPE, loc, "dot_general: dtypes differ: %s and %s", sl, sr);
     if (d->n_contract < 0 || d->n_batch < 0 || d->n_contract + d->n_batch > REMAT_MAX_RANK)
-        return remat_fn_fail(f, REMAT_ERR_ARG, loc, "dot_general: bad dimension-number counts (%d, %d)",
-                             d->n_contract, d->n_batch);
+        return rmi_fn_fail(f, REMAT_ERR_ARG, loc, "dot_general: bad dimension-number counts (%d, %d)",
+                           d->n_contract, d->n_batch);
     uint32_t ul = 0, ur = 0;
     if (!mark(f, loc, "lhs contracting", sl, nl->shape.rank, d->n_contract, d->lhs_contract, &ul) ||
         !mark(f, loc, "rhs contracting", sr, nr->shape.rank, d->n_contract, d->rhs_contract, &ur) ||
@@ -51,13 +51,13 @@ remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const 
         return REMAT_NONE;
     for (int i = 0; i < d->n_contract; i++)
         if (nl->shape.dims[d->lhs_contract[i]] != nr->shape.dims[d->rhs_contract[i]])
-            return remat_fn_fail(f, REMAT_ERR_SHAPE, loc,
-                                 "dot_general: contracting dims differ: %s dim %d vs %s dim %d", sl,
-                                 d->lhs_contract[i], sr, d->rhs_contract[i]);
+            return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc,
+                               "dot_general: contracting dims differ: %s dim %d vs %s dim %d", sl,
+                               d->lhs_contract[i], sr, d->rhs_contract[i]);
     for (int i = 0; i < d->n_batch; i++)
         if (nl->shape.dims[d->lhs_batch[i]] != nr->shape.dims[d->rhs_batch[i]])
-            return remat_fn_fail(f, REMAT_ERR_SHAPE, loc, "dot_general: batch dims differ: %s dim %d vs %s dim %d",
-                                 sl, d->lhs_batch[i], sr, d->rhs_batch[i]);
+            return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "dot_general: batch dims differ: %s dim %d vs %s dim %d",
+                               sl, d->lhs_batch[i], sr, d->rhs_batch[i]);
     remat_shape s = {0};
     for (int i = 0; i < d->n_batch; i++)
         s.dims[s.rank++] = nl->shape.dims[d->lhs_batch[i]];
@@ -67,31 +67,31 @@ remat_val remat_dot_general_at(remat_fn *f, remat_val lhs, remat_val rhs, const 
     for (int i = 0; i < nr->shape.rank; i++)
         if (!(ur & (1u << i))) {
             if (s.rank >= REMAT_MAX_RANK)
-                return remat_fn_fail(f, REMAT_ERR_SHAPE, loc, "dot_general: output of %s and %s exceeds rank %d", sl,
-                                     sr, REMAT_MAX_RANK);
+                return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "dot_general: output of %s and %s exceeds rank %d", sl,
+                                   sr, REMAT_MAX_RANK);
             s.dims[s.rank++] = nr->shape.dims[i];
         }
-    remat_node n = remat_proto(REMAT_OP_DOT_GENERAL, (remat_dtype)nl->dtype, &s, loc);
-    remat_dot_dims *dd = remat_fn_alloc(f, sizeof *dd);
+    remat_node n = rmi_proto(REMAT_OP_DOT_GENERAL, (remat_dtype)nl->dtype, &s, loc);
+    remat_dot_dims *dd = rmi_fn_alloc(f, sizeof *dd);
     if (!dd)
         return REMAT_NONE;
     *dd = *d;
     n.p.dot = dd;
-    return remat_fn_add_node(f, &n, 2, v);
+    return rmi_fn_add_node(f, &n, 2, v);
 }
 
 remat_val remat_matmul_at(remat_fn *f, remat_val a, remat_val b, remat_loc loc)
 {
     remat_val v[2] = {a, b};
     if (!f)
-        return remat_fn_null(loc, __func__);
-    if (!remat_fn_vals_ok(f, 2, v))
+        return rmi_fn_null(loc, __func__);
+    if (!rmi_fn_vals_ok(f, 2, v))
         return REMAT_NONE;
-    const remat_node *na = remat_fn_node(f, a), *nb = remat_fn_node(f, b);
+    const remat_node *na = rmi_fn_node(f, a), *nb = rmi_fn_node(f, b);
     char sa[96], sb[96];
     if (na->shape.rank < 1 || nb->shape.rank < 1 || nb->shape.rank > 2)
-        return remat_fn_fail(f, REMAT_ERR_SHAPE, loc, "matmul: needs a rank >= 1 and b rank 1 or 2, got %s @ %s",
-                             remat_fn_fmt_val(f, a, sa, sizeof sa), remat_fn_fmt_val(f, b, sb, sizeof sb));
+        return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc, "matmul: needs a rank >= 1 and b rank 1 or 2, got %s @ %s",
+                           rmi_fn_fmt_val(f, a, sa, sizeof sa), rmi_fn_fmt_val(f, b, sb, sizeof sb));
     remat_dot_dims d = {.n_contract = 1};
     d.lhs_contract[0] = na->shape.rank - 1;
     d.rhs_contract[0] = 0;

@@ -7,23 +7,23 @@
 /* lu(A): A (..., n, n) -> the packed factorisation (op.h, REMAT_LU_SMALL_N) */
 static remat_val lu_at(remat_fn *f, remat_val A, remat_loc loc)
 {
-    const remat_node *na = remat_fn_node(f, A);
+    const remat_node *na = rmi_fn_node(f, A);
     remat_shape s = na->shape;
     const int64_t n = s.dims[s.rank - 1];
     s.dims[s.rank - 1] = n <= REMAT_LU_SMALL_N ? 2 * n : n + 1;
-    remat_node nd = remat_proto(REMAT_OP_LU, (remat_dtype)na->dtype, &s, loc);
-    return remat_fn_add_node(f, &nd, 1, &A);
+    remat_node nd = rmi_proto(REMAT_OP_LU, (remat_dtype)na->dtype, &s, loc);
+    return rmi_fn_add_node(f, &nd, 1, &A);
 }
 
-remat_val remat_linear_solve_t_at(remat_fn *f, remat_val A, remat_val lu, remat_val b, int transpose, remat_loc loc)
+remat_val rmi_linear_solve_t_at(remat_fn *f, remat_val A, remat_val lu, remat_val b, int transpose, remat_loc loc)
 {
     remat_val v[3] = {A, lu, b};
-    if (!remat_fn_vals_ok(f, 3, v))
+    if (!rmi_fn_vals_ok(f, 3, v))
         return REMAT_NONE;
-    const remat_node *nb = remat_fn_node(f, b);
-    remat_node nd = remat_proto(REMAT_OP_LINEAR_SOLVE, (remat_dtype)nb->dtype, &nb->shape, loc);
+    const remat_node *nb = rmi_fn_node(f, b);
+    remat_node nd = rmi_proto(REMAT_OP_LINEAR_SOLVE, (remat_dtype)nb->dtype, &nb->shape, loc);
     nd.p.solve_transpose = transpose != 0;
-    return remat_fn_add_node(f, &nd, 3, v);
+    return rmi_fn_add_node(f, &nd, 3, v);
 }
 
 /* The lu node of A already in f (several solves with one matrix, as the
@@ -42,31 +42,31 @@ remat_val remat_linear_solve_at(remat_fn *f, remat_val A, remat_val b, remat_loc
 {
     remat_val v[2] = {A, b};
     if (!f)
-        return remat_fn_null(loc, "remat_linear_solve");
-    if (!remat_fn_vals_ok(f, 2, v))
+        return rmi_fn_null(loc, "remat_linear_solve");
+    if (!rmi_fn_vals_ok(f, 2, v))
         return REMAT_NONE;
-    const remat_node *na = remat_fn_node(f, A), *nb = remat_fn_node(f, b);
+    const remat_node *na = rmi_fn_node(f, A), *nb = rmi_fn_node(f, b);
     char sa[96], sb[96];
-    remat_fn_fmt_val(f, A, sa, sizeof sa);
-    remat_fn_fmt_val(f, b, sb, sizeof sb);
+    rmi_fn_fmt_val(f, A, sa, sizeof sa);
+    rmi_fn_fmt_val(f, b, sb, sizeof sb);
     if (na->dtype != nb->dtype)
-        return remat_fn_fail(f, REMAT_ERR_DTYPE, loc, "linear_solve: dtypes of A and b differ: A %s, b %s", sa, sb);
+        return rmi_fn_fail(f, REMAT_ERR_DTYPE, loc, "linear_solve: dtypes of A and b differ: A %s, b %s", sa, sb);
     const remat_shape *as = &na->shape, *bs = &nb->shape;
     const int r = as->rank;
     if (r < 2 || as->dims[r - 1] != as->dims[r - 2] || as->dims[r - 1] < 1)
-        return remat_fn_fail(f, REMAT_ERR_SHAPE, loc,
-                             "linear_solve: A must be (..., n, n) with n >= 1 (square in its last two axes), got A %s",
-                             sa);
+        return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc,
+                           "linear_solve: A must be (..., n, n) with n >= 1 (square in its last two axes), got A %s",
+                           sa);
     const int64_t n = as->dims[r - 1];
     int ok = (bs->rank == r - 1 || bs->rank == r) && bs->dims[r - 2] == n;
     for (int k = 0; ok && k < r - 2; k++)
         ok = bs->dims[k] == as->dims[k];
     if (!ok)
-        return remat_fn_fail(f, REMAT_ERR_SHAPE, loc,
-                             "linear_solve: b must be (..., n) or (..., n, k) with A's batch dims and n = %lld "
-                             "(no broadcasting), got A %s, b %s",
-                             (long long)n, sa, sb);
-    return remat_linear_solve_t_at(f, A, lu_of(f, A, loc), b, 0, loc);
+        return rmi_fn_fail(f, REMAT_ERR_SHAPE, loc,
+                           "linear_solve: b must be (..., n) or (..., n, k) with A's batch dims and n = %lld "
+                           "(no broadcasting), got A %s, b %s",
+                           (long long)n, sa, sb);
+    return rmi_linear_solve_t_at(f, A, lu_of(f, A, loc), b, 0, loc);
 }
 
 /* The batched products the solve's rules need, over A's batch dims (the
@@ -90,11 +90,11 @@ static remat_val bcast(remat_fn *f, remat_val v, const remat_shape *to, int nb, 
 /* -(u v^T): u, v (..., n) or (..., n, k) -> (..., n, n), summing over k:
  * the A cotangent -b_bar x^T (u = b_bar, v = x; swapped for a transposed
  * solve, whose A cotangent is -x b_bar^T). */
-remat_val remat_linear_solve_neg_outer(remat_fn *f, remat_val u, remat_val v, int a_rank, remat_loc loc)
+remat_val rmi_linear_solve_neg_outer(remat_fn *f, remat_val u, remat_val v, int a_rank, remat_loc loc)
 {
-    if (!remat_fn_vals_ok(f, 2, (remat_val[]){u, v}))
+    if (!rmi_fn_vals_ok(f, 2, (remat_val[]){u, v}))
         return REMAT_NONE;
-    const remat_shape *us = &remat_fn_node(f, u)->shape;
+    const remat_shape *us = &rmi_fn_node(f, u)->shape;
     const int nb = a_rank - 2, cols = us->rank == a_rank;
     const int64_t n = us->dims[nb];
     if (n > SMALL_N) {
@@ -117,11 +117,11 @@ remat_val remat_linear_solve_neg_outer(remat_fn *f, remat_val u, remat_val v, in
 }
 
 /* M x or M^T x (transpose): M (..., n, n), x (..., n) or (..., n, k). */
-remat_val remat_linear_solve_matvec(remat_fn *f, remat_val M, remat_val x, int transpose, remat_loc loc)
+remat_val rmi_linear_solve_matvec(remat_fn *f, remat_val M, remat_val x, int transpose, remat_loc loc)
 {
-    if (!remat_fn_vals_ok(f, 2, (remat_val[]){M, x}))
+    if (!rmi_fn_vals_ok(f, 2, (remat_val[]){M, x}))
         return REMAT_NONE;
-    const remat_shape *ms = &remat_fn_node(f, M)->shape, *xs = &remat_fn_node(f, x)->shape;
+    const remat_shape *ms = &rmi_fn_node(f, M)->shape, *xs = &rmi_fn_node(f, x)->shape;
     const int nb = ms->rank - 2, cols = xs->rank == ms->rank;
     if (ms->dims[nb] > SMALL_N) {
         remat_dot_dims d = {.n_contract = 1, .n_batch = nb};

@@ -39,12 +39,12 @@ const remat_policy *const remat_dots_with_no_batch_dims_saveable = &builtin[3];
 remat_policy *remat_policy_new(const char *label, remat_policy_fn fn, void *ctx, void (*free_ctx)(void *))
 {
     REMAT_NULL_RETURN(fn, NULL);
-    remat_policy *p = remat_calloc(1, sizeof *p);
-    char *l = remat_strdup(label ? label : "custom");
+    remat_policy *p = rmi_calloc(1, sizeof *p);
+    char *l = rmi_strdup(label ? label : "custom");
     if (!p || !l) {
-        remat_free(p);
-        remat_free(l);
-        remat_error(REMAT_ERR_NOMEM, "policy '%s': out of memory", label ? label : "custom");
+        rmi_free(p);
+        rmi_free(l);
+        rmi_error(REMAT_ERR_NOMEM, "policy '%s': out of memory", label ? label : "custom");
         return NULL;
     }
     *p = (remat_policy){.refcount = 1, .label = l, .fn = fn, .ctx = ctx, .free_ctx = free_ctx};
@@ -65,8 +65,8 @@ void remat_policy_free(remat_policy *p)
         return;
     if (p->free_ctx)
         p->free_ctx(p->ctx);
-    remat_free((char *)p->label);
-    remat_free(p);
+    rmi_free((char *)p->label);
+    rmi_free(p);
 }
 
 const char *remat_policy_label(const remat_policy *p) { return p ? p->label : "nothing_saveable"; }
@@ -90,9 +90,9 @@ static void names_free(void *vctx)
 {
     names_ctx *c = vctx;
     for (int i = 0; i < c->n; i++)
-        remat_free(c->names[i]);
-    remat_free(c->names);
-    remat_free(c);
+        rmi_free(c->names[i]);
+    rmi_free(c->names);
+    rmi_free(c);
 }
 
 static bool names_pred(const remat_op_info *op, void *vctx)
@@ -110,33 +110,33 @@ static bool names_pred(const remat_op_info *op, void *vctx)
 static remat_policy *names_policy(const char *fn, int n, const char *const *names, bool save_listed)
 {
     if (n > 0 && !names) {
-        remat_error(REMAT_ERR_NULL, "%s: names is NULL", fn);
+        rmi_error(REMAT_ERR_NULL, "%s: names is NULL", fn);
         return NULL;
     }
     if (n < 0) {
-        remat_error(REMAT_ERR_ARG, "%s: %d names", fn, n);
+        rmi_error(REMAT_ERR_ARG, "%s: %d names", fn, n);
         return NULL;
     }
-    names_ctx *c = remat_calloc(1, sizeof *c);
+    names_ctx *c = rmi_calloc(1, sizeof *c);
     if (!c) {
-        remat_error(REMAT_ERR_NOMEM, "name policy: out of memory");
+        rmi_error(REMAT_ERR_NOMEM, "name policy: out of memory");
         return NULL;
     }
     c->save_listed = save_listed;
-    c->names = remat_calloc((size_t)(n ? n : 1), sizeof *c->names);
+    c->names = rmi_calloc((size_t)(n ? n : 1), sizeof *c->names);
     size_t lab = 64;
     for (int i = 0; c->names && i < n; i++) {
-        c->names[i] = remat_strdup(names[i] ? names[i] : "");
+        c->names[i] = rmi_strdup(names[i] ? names[i] : "");
         if (!c->names[i])
             break;
         c->n++;
         lab += strlen(names[i] ? names[i] : "") + 4;
     }
-    char *label = remat_malloc(lab);
+    char *label = rmi_malloc(lab);
     if (!c->names || c->n != n || !label) {
-        remat_free(label);
+        rmi_free(label);
         names_free(c);
-        remat_error(REMAT_ERR_NOMEM, "name policy: out of memory");
+        rmi_error(REMAT_ERR_NOMEM, "name policy: out of memory");
         return NULL;
     }
     strcpy(label, save_listed ? "save_only_these_names(" : "save_any_names_but_these(");
@@ -147,7 +147,7 @@ static remat_policy *names_policy(const char *fn, int n, const char *const *name
     }
     strcat(label, ")");
     remat_policy *p = remat_policy_new(label, names_pred, c, names_free);
-    remat_free(label);
+    rmi_free(label);
     if (!p)
         names_free(c);
     return p;
@@ -179,16 +179,16 @@ static void both_free(void *vctx)
     both_ctx *c = vctx;
     remat_policy_free(c->a);
     remat_policy_free(c->b);
-    remat_free(c);
+    rmi_free(c);
 }
 
 remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b)
 {
     REMAT_NULL_RETURN(a, NULL);
     REMAT_NULL_RETURN(b, NULL);
-    both_ctx *c = remat_malloc(sizeof *c);
+    both_ctx *c = rmi_malloc(sizeof *c);
     if (!c) {
-        remat_error(REMAT_ERR_NOMEM, "save_from_both: out of memory");
+        rmi_error(REMAT_ERR_NOMEM, "save_from_both: out of memory");
         return NULL;
     }
     c->a = remat_policy_ref(a);

@@ -22,17 +22,17 @@ struct remat_residual_list {
 remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "residuals: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "residuals: output pointer is NULL");
     *out = NULL;
     if (!g)
-        return remat_error(REMAT_ERR_NULL, "residuals: function is NULL");
-    uint8_t *live = remat_fn_live_mask(g);
-    uint8_t *is_res = remat_malloc((size_t)g->n_nodes + 1);
-    remat_residual_list *r = remat_calloc(1, sizeof *r);
+        return rmi_error(REMAT_ERR_NULL, "residuals: function is NULL");
+    uint8_t *live = rmi_fn_live_mask(g);
+    uint8_t *is_res = rmi_malloc((size_t)g->n_nodes + 1);
+    remat_residual_list *r = rmi_calloc(1, sizeof *r);
     int ok = live && is_res && r;
-    int count = ok ? remat_fn_residual_mask(g, live, is_res) : 0;
+    int count = ok ? rmi_fn_residual_mask(g, live, is_res) : 0;
     if (ok)
-        ok = (r->items = remat_calloc((size_t)(count ? count : 1), sizeof *r->items)) != NULL;
+        ok = (r->items = rmi_calloc((size_t)(count ? count : 1), sizeof *r->items)) != NULL;
     for (int32_t v = 0; ok && v < g->n_nodes; v++) {
         if (!is_res[v])
             continue;
@@ -48,21 +48,21 @@ remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
                   : n->op == REMAT_OP_NAME ? REMAT_RESIDUAL_NAMED
                                            : REMAT_RESIDUAL_OUTPUT;
         if ((n->op == REMAT_OP_ARG || n->op == REMAT_OP_NAME) && n->name)
-            ok = (e->name = remat_strdup(n->name)) != NULL;
+            ok = (e->name = rmi_strdup(n->name)) != NULL;
         if (ok && n->op == REMAT_OP_PROJ) { /* an output of a higher-order node may describe itself */
             const remat_node *h = &g->nodes[n->in[0]];
             if (h->op == REMAT_OP_HOP && h->p.hop.rules->describe_output)
                 h->p.hop.rules->describe_output(h->p.hop.data, (int)n->p.output, e);
             if (e->detail)
-                ok = (e->detail = remat_strdup(e->detail)) != NULL;
+                ok = (e->detail = rmi_strdup(e->detail)) != NULL;
         }
         r->bytes += e->bytes;
     }
-    remat_free(live);
-    remat_free(is_res);
+    rmi_free(live);
+    rmi_free(is_res);
     if (!ok) {
         remat_residual_list_free(r);
-        return remat_error(REMAT_ERR_NOMEM, "residuals of '%s': out of memory", g->name);
+        return rmi_error(REMAT_ERR_NOMEM, "residuals of '%s': out of memory", g->name);
     }
     *out = r;
     return REMAT_OK;
@@ -150,9 +150,9 @@ void remat_residual_list_free(remat_residual_list *r)
     if (!r)
         return;
     for (int i = 0; i < r->n; i++) {
-        remat_free((char *)r->items[i].name);
-        remat_free((char *)r->items[i].detail);
+        rmi_free((char *)r->items[i].name);
+        rmi_free((char *)r->items[i].detail);
     }
-    remat_free(r->items);
-    remat_free(r);
+    rmi_free(r->items);
+    rmi_free(r);
 }

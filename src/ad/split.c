@@ -27,19 +27,19 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
 {
     REMAT_ASSERT(g->n_args == n_args + n_outs && g->n_outs == n_outs + n_args);
     int32_t nn = g->n_nodes;
-    uint8_t *live = remat_fn_live_mask(g), *need = remat_calloc((size_t)nn + 1, 1), *is_res = remat_malloc((size_t)nn + 1);
-    int32_t *res_index = remat_malloc(sizeof *res_index * ((size_t)nn + 1));
-    remat_val *map = remat_malloc(sizeof *map * ((size_t)nn + 1));
+    uint8_t *live = rmi_fn_live_mask(g), *need = rmi_calloc((size_t)nn + 1, 1), *is_res = rmi_malloc((size_t)nn + 1);
+    int32_t *res_index = rmi_malloc(sizeof *res_index * ((size_t)nn + 1));
+    remat_val *map = rmi_malloc(sizeof *map * ((size_t)nn + 1));
     remat_fn *fwd = remat_fn_new("fwd"), *bwd = remat_fn_new("bwd");
     int n_res = 0, ok = live && need && is_res && res_index && map && fwd && bwd;
     if (!ok) {
-        remat_free(is_res);
+        rmi_free(is_res);
         goto done;
     }
-    remat_fn_residual_mask(g, live, is_res);
+    rmi_fn_residual_mask(g, live, is_res);
     for (int32_t v = 0; v < nn; v++)
         res_index[v] = is_res[v] ? n_res++ : -1;
-    remat_free(is_res);
+    rmi_free(is_res);
 
     /* forward part: what the primal outputs and the residuals need */
     for (int i = 0; i < n_outs; i++)
@@ -56,7 +56,7 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
         const remat_node *n = &g->nodes[v];
         /* primal arguments always exist, in order, even when unused */
         if ((need[v] || (n->op == REMAT_OP_ARG && n->p.arg_pos < n_args)) && !is_bwd(n))
-            map[v] = remat_fn_copy_node(fwd, g, v, map, 0);
+            map[v] = rmi_fn_copy_node(fwd, g, v, map, 0);
     }
     for (int i = 0; i < n_outs; i++)
         remat_fn_output_at(fwd, map[g->outs[i]], g->nodes[g->outs[i]].loc);
@@ -78,7 +78,7 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
     for (int32_t v = 0; v < nn && bwd->status == REMAT_OK; v++) {
         const remat_node *n = &g->nodes[v];
         if (n->op == REMAT_OP_ARG && n->p.arg_pos >= n_args) {
-            map[v] = remat_fn_copy_node(bwd, g, v, map, 0);
+            map[v] = rmi_fn_copy_node(bwd, g, v, map, 0);
             continue;
         }
         if (!live[v] || !is_bwd(n) || map[v] != REMAT_NONE)
@@ -87,35 +87,35 @@ static remat_status split_vjp(const remat_fn *g, int n_args, int n_outs, remat_v
             remat_val a = n->in[k];
             if (map[a] == REMAT_NONE && bwd->status == REMAT_OK) {
                 REMAT_ASSERT(g->nodes[a].op == REMAT_OP_CONSTANT);
-                map[a] = remat_fn_copy_node(bwd, g, a, map, 0);
+                map[a] = rmi_fn_copy_node(bwd, g, a, map, 0);
             }
         }
-        map[v] = remat_fn_copy_node(bwd, g, v, map, 0);
+        map[v] = rmi_fn_copy_node(bwd, g, v, map, 0);
     }
     for (int i = 0; i < n_args && bwd->status == REMAT_OK; i++) {
         remat_val o = g->outs[n_outs + i];
         if (map[o] == REMAT_NONE) {
             REMAT_ASSERT(g->nodes[o].op == REMAT_OP_CONSTANT);
-            map[o] = remat_fn_copy_node(bwd, g, o, map, 0);
+            map[o] = rmi_fn_copy_node(bwd, g, o, map, 0);
         }
         remat_fn_output_at(bwd, map[o], g->nodes[o].loc);
     }
 done:
-    remat_free(live);
-    remat_free(need);
-    remat_free(res_index);
-    remat_free(map);
+    rmi_free(live);
+    rmi_free(need);
+    rmi_free(res_index);
+    rmi_free(map);
     if (!ok || fwd->status != REMAT_OK || bwd->status != REMAT_OK) { /* copying fails only for memory */
         remat_fn_free(fwd);
         remat_fn_free(bwd);
-        return remat_error(REMAT_ERR_NOMEM, "vjp of loop body '%s': out of memory cutting it at its residuals",
-                           g->name);
+        return rmi_error(REMAT_ERR_NOMEM, "vjp of loop body '%s': out of memory cutting it at its residuals",
+                         g->name);
     }
     *out = (remat_vjp_split){.fwd = fwd, .bwd = bwd, .n_res = n_res};
     return REMAT_OK;
 }
 
-remat_status remat_hop_body_vjp_build(const remat_fn *body, int first_untaped, remat_hop_body_vjp *out)
+remat_status rmi_hop_body_vjp_build(const remat_fn *body, int first_untaped, remat_hop_body_vjp *out)
 {
     *out = (remat_hop_body_vjp){0};
     remat_fn *vj = NULL;
@@ -127,17 +127,17 @@ remat_status remat_hop_body_vjp_build(const remat_fn *body, int first_untaped, r
     remat_fn_free(vj);
     if (st != REMAT_OK)
         return st;
-    int *res_arg = remat_malloc(sizeof *res_arg * ((size_t)sp.n_res + 1));
+    int *res_arg = rmi_malloc(sizeof *res_arg * ((size_t)sp.n_res + 1));
     if (!res_arg) {
         remat_fn_free(sp.fwd);
         remat_fn_free(sp.bwd);
-        return remat_error(REMAT_ERR_NOMEM, "vjp of loop body '%s': out of memory", body->name);
+        return rmi_error(REMAT_ERR_NOMEM, "vjp of loop body '%s': out of memory", body->name);
     }
     remat_fn *fw = sp.fwd;
     int kept = body->n_outs;
     for (int k = 0; k < sp.n_res; k++) {
         remat_val o = fw->outs[body->n_outs + k], a = o;
-        while (fw->nodes[a].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)fw->nodes[a].op))
+        while (fw->nodes[a].op == REMAT_OP_RESHAPE || rmi_op_is_identity((remat_op)fw->nodes[a].op))
             a = fw->nodes[a].in[0];
         res_arg[k] = -1;
         if (fw->nodes[a].op == REMAT_OP_ARG && fw->nodes[a].p.arg_pos >= first_untaped) {
@@ -151,12 +151,12 @@ remat_status remat_hop_body_vjp_build(const remat_fn *body, int first_untaped, r
     return REMAT_OK;
 }
 
-void remat_hop_body_vjp_clear(remat_hop_body_vjp *v)
+void rmi_hop_body_vjp_clear(remat_hop_body_vjp *v)
 {
     if (!v)
         return;
     remat_fn_free(v->fwd);
     remat_fn_free(v->bwd);
-    remat_free(v->res_arg);
+    rmi_free(v->res_arg);
     *v = (remat_hop_body_vjp){0};
 }

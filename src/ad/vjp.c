@@ -37,7 +37,7 @@ static void out_of_memory(remat_vjp_ctx *c)
 {
     if (c->status == REMAT_OK)
         c->status = REMAT_ERR_NOMEM;
-    remat_fn_fail(c->g, REMAT_ERR_NOMEM, (remat_loc){0}, "vjp: out of memory in the reverse-mode driver");
+    rmi_fn_fail(c->g, REMAT_ERR_NOMEM, (remat_loc){0}, "vjp: out of memory in the reverse-mode driver");
 }
 
 /* Does region r's policy let the computation enclosing r keep v? Policies
@@ -51,24 +51,24 @@ static int region_keeps(remat_vjp_ctx *c, int32_t v, int32_t r)
     if (bit && (c->keep_known[v] & bit))
         return (c->keep_cache[v] & bit) != 0;
     const remat_flat_node *fn = &fl->nodes[v];
-    const remat_node *n = remat_fn_node(fn->fn, fn->v);
+    const remat_node *n = rmi_fn_node(fn->fn, fn->v);
     int keep = 1;
     if (n->op != REMAT_OP_CONSTANT) {
         remat_dtype small_dt[16];
         remat_shape small_sh[16];
-        remat_dtype *dts = n->nin <= 16 ? small_dt : remat_malloc(sizeof *dts * (size_t)n->nin);
-        remat_shape *shs = n->nin <= 16 ? small_sh : remat_malloc(sizeof *shs * (size_t)n->nin);
+        remat_dtype *dts = n->nin <= 16 ? small_dt : rmi_malloc(sizeof *dts * (size_t)n->nin);
+        remat_shape *shs = n->nin <= 16 ? small_sh : rmi_malloc(sizeof *shs * (size_t)n->nin);
         if (dts && shs) {
             remat_op_info info;
-            remat_node_op_info(fn->fn, fn->v, &info, dts, shs);
+            rmi_node_op_info(fn->fn, fn->v, &info, dts, shs);
             keep = remat_policy_allows(fl->regions[r].policy, &info);
         } else {
             out_of_memory(c); /* keep = 1 meanwhile: nothing is recomputed on its account */
         }
         if (dts != small_dt)
-            remat_free(dts);
+            rmi_free(dts);
         if (shs != small_sh)
-            remat_free(shs);
+            rmi_free(shs);
         if (!dts || !shs)
             return keep;
     }
@@ -124,7 +124,7 @@ static remat_val locate(remat_vjp_ctx *c, int32_t v, remat_rctx *x, remat_rctx *
     return c->fwd[v];
 }
 
-remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
+remat_val rmi_vjp_primal(remat_vjp_ctx *c, int32_t v)
 {
     remat_rctx *need = NULL;
     remat_val got = locate(c, v, c->cur, &need);
@@ -137,7 +137,7 @@ remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
     struct item {
         int32_t v;
         remat_rctx *x;
-    } *st = remat_malloc(sizeof *st * (size_t)cap);
+    } *st = rmi_malloc(sizeof *st * (size_t)cap);
     if (!st) {
         out_of_memory(c);
         return REMAT_NONE;
@@ -154,13 +154,13 @@ remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
             continue;
         }
         const remat_flat_node *fn = &fl->nodes[it.v];
-        const remat_node *n = remat_fn_node(fn->fn, fn->v);
+        const remat_node *n = rmi_fn_node(fn->fn, fn->v);
         int missing = 0;
         for (int k = 0; k < n->nin; k++) {
             remat_rctx *nx = NULL;
             if (locate(c, fn->in[k], it.x, &nx) == REMAT_NONE) {
                 if (top == cap) {
-                    void *bigger = remat_realloc(st, sizeof *st * (size_t)cap * 2);
+                    void *bigger = rmi_realloc(st, sizeof *st * (size_t)cap * 2);
                     if (!bigger) {
                         failed = 1;
                         break;
@@ -175,7 +175,7 @@ remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
         if (missing || failed)
             continue;
         remat_val small[16];
-        remat_val *ins = n->nin <= 16 ? small : remat_malloc(sizeof *ins * (size_t)n->nin);
+        remat_val *ins = n->nin <= 16 ? small : rmi_malloc(sizeof *ins * (size_t)n->nin);
         if (!ins) {
             failed = 1;
             continue;
@@ -185,15 +185,15 @@ remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
             ins[k] = locate(c, fn->in[k], it.x, &nx);
             REMAT_ASSERT(ins[k] != REMAT_NONE);
         }
-        remat_val e = remat_vjp_emit_primal(c, it.v, ins);
+        remat_val e = rmi_vjp_emit_primal(c, it.v, ins);
         it.x->memo[it.v - r->first] = e;
         failed = e == REMAT_NONE; /* out of memory (recorded on g); it would be tried again and again */
         if (ins != small)
-            remat_free(ins);
+            rmi_free(ins);
         top--;
     }
     c->g->emit_flags = saved_flags;
-    remat_free(st);
+    rmi_free(st);
     if (failed) {
         out_of_memory(c);
         return REMAT_NONE;
@@ -203,23 +203,23 @@ remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t v)
     return got;
 }
 
-remat_val remat_vjp_emit_primal(remat_vjp_ctx *c, int32_t i, const remat_val *ins)
+remat_val rmi_vjp_emit_primal(remat_vjp_ctx *c, int32_t i, const remat_val *ins)
 {
     const remat_flat_node *fn = &c->fl->nodes[i];
-    const remat_node *n = remat_fn_node(fn->fn, fn->v);
+    const remat_node *n = rmi_fn_node(fn->fn, fn->v);
     if (n->op == REMAT_OP_HOP && c->active[i] && n->p.hop.rules->vjp_forward) {
         remat_hop_vjp h = {c, i};
         return n->p.hop.rules->vjp_forward(&h, n->p.hop.data, ins);
     }
-    return remat_fn_copy_node_with_inputs(c->g, fn->fn, fn->v, ins, 0);
+    return rmi_fn_copy_node_with_inputs(c->g, fn->fn, fn->v, ins, 0);
 }
 
-void remat_vjp_add_ct(remat_vjp_ctx *c, int32_t i, remat_val contribution)
+void rmi_vjp_add_ct(remat_vjp_ctx *c, int32_t i, remat_val contribution)
 {
     if (!c->active[i] || contribution == REMAT_NONE)
         return;
-    const remat_node *n = remat_flat_orig(c->fl, i);
-    REMAT_ASSERT(remat_shape_equal(&n->shape, &remat_fn_node(c->g, contribution)->shape));
+    const remat_node *n = rmi_flat_orig(c->fl, i);
+    REMAT_ASSERT(remat_shape_equal(&n->shape, &rmi_fn_node(c->g, contribution)->shape));
     if (c->ct[i] == REMAT_NONE)
         c->ct[i] = contribution;
     else
@@ -239,8 +239,8 @@ static void close_ctx(remat_vjp_ctx *c)
 {
     remat_rctx *x = c->cur;
     c->cur = x->parent;
-    remat_free(x->memo);
-    remat_free(x);
+    rmi_free(x->memo);
+    rmi_free(x);
 }
 
 /* 0 when out of memory (c->status says so) */
@@ -257,12 +257,12 @@ static int enter_region(remat_vjp_ctx *c, int32_t region)
     }
     while (n-- > 0) {
         const remat_flat_region *r = &fl->regions[chain[n]];
-        remat_rctx *x = remat_malloc(sizeof *x);
+        remat_rctx *x = rmi_malloc(sizeof *x);
         size_t len = (size_t)(r->last - r->first + 1);
-        remat_val *memo = remat_malloc(sizeof *memo * (len ? len : 1));
+        remat_val *memo = rmi_malloc(sizeof *memo * (len ? len : 1));
         if (!x || !memo) {
-            remat_free(x);
-            remat_free(memo);
+            rmi_free(x);
+            rmi_free(memo);
             out_of_memory(c);
             return 0;
         }
@@ -281,32 +281,32 @@ typedef enum { MODE_VJP, MODE_GRAD, MODE_VALUE_AND_GRAD } vjp_mode;
 static remat_status transform(const remat_fn *f, int n_argnums, const int *argnums, vjp_mode mode, remat_fn **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "vjp: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "vjp: output pointer is NULL");
     *out = NULL;
     if (!f)
-        return remat_error(REMAT_ERR_NULL, "vjp: function is NULL");
+        return rmi_error(REMAT_ERR_NULL, "vjp: function is NULL");
     if (f->status != REMAT_OK)
-        return remat_error(f->status, "vjp of '%s', which has a build error: %s", f->name, remat_fn_error(f));
+        return rmi_error(f->status, "vjp of '%s', which has a build error: %s", f->name, remat_fn_error(f));
     if (f->n_outs == 0)
-        return remat_error(REMAT_ERR_ARG, "vjp of '%s': it has no outputs", f->name);
+        return rmi_error(REMAT_ERR_ARG, "vjp of '%s': it has no outputs", f->name);
     if (n_argnums < 0 || (n_argnums > 0 && !argnums))
-        return remat_error(REMAT_ERR_ARG, "vjp of '%s': bad argnums", f->name);
+        return rmi_error(REMAT_ERR_ARG, "vjp of '%s': bad argnums", f->name);
     for (int k = 0; k < n_argnums; k++)
         if (argnums[k] < 0 || argnums[k] >= f->n_args)
-            return remat_error(REMAT_ERR_ARG, "vjp of '%s': argnum %d out of range (it has %d arguments)", f->name,
-                               argnums[k], f->n_args);
+            return rmi_error(REMAT_ERR_ARG, "vjp of '%s': argnum %d out of range (it has %d arguments)", f->name,
+                             argnums[k], f->n_args);
     if (mode != MODE_VJP) {
-        const remat_node *o = remat_fn_node(f, f->outs[0]);
+        const remat_node *o = rmi_fn_node(f, f->outs[0]);
         char buf[96];
         if (f->n_outs != 1 || o->shape.rank != 0)
-            return remat_error(REMAT_ERR_SHAPE,
-                               "grad of '%s': needs one scalar output, it has %d output(s), the first %s", f->name,
-                               f->n_outs, remat_fn_fmt_val(f, f->outs[0], buf, sizeof buf));
+            return rmi_error(REMAT_ERR_SHAPE,
+                             "grad of '%s': needs one scalar output, it has %d output(s), the first %s", f->name,
+                             f->n_outs, rmi_fn_fmt_val(f, f->outs[0], buf, sizeof buf));
     }
     int n_wrt = n_argnums ? n_argnums : f->n_args;
 
     remat_flat fl;
-    remat_status st = remat_flatten(f, &fl);
+    remat_status st = rmi_flatten(f, &fl);
     if (st != REMAT_OK)
         return st;
     char name[300];
@@ -315,14 +315,14 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     remat_fn *g = remat_fn_new(name);
     remat_vjp_ctx c = {.fl = &fl, .g = g};
     size_t n = (size_t)(fl.n ? fl.n : 1);
-    c.fwd = remat_malloc(sizeof *c.fwd * n);
-    c.ct = remat_malloc(sizeof *c.ct * n);
-    c.active = remat_calloc(n, 1);
-    c.fwd_read = remat_calloc(n, 1);
-    c.keep_known = remat_calloc(n, sizeof *c.keep_known);
-    c.keep_cache = remat_calloc(n, sizeof *c.keep_cache);
-    c.hop_ct = remat_calloc(n, sizeof *c.hop_ct);
-    remat_val *ct_args = remat_malloc(sizeof *ct_args * (size_t)f->n_outs);
+    c.fwd = rmi_malloc(sizeof *c.fwd * n);
+    c.ct = rmi_malloc(sizeof *c.ct * n);
+    c.active = rmi_calloc(n, 1);
+    c.fwd_read = rmi_calloc(n, 1);
+    c.keep_known = rmi_calloc(n, sizeof *c.keep_known);
+    c.keep_cache = rmi_calloc(n, sizeof *c.keep_cache);
+    c.hop_ct = rmi_calloc(n, sizeof *c.hop_ct);
+    remat_val *ct_args = rmi_malloc(sizeof *ct_args * (size_t)f->n_outs);
     if (!g || !c.fwd || !c.ct || !c.active || !c.fwd_read || !c.keep_known || !c.keep_cache || !c.hop_ct || !ct_args) {
         c.status = REMAT_ERR_NOMEM;
         goto done;
@@ -331,7 +331,7 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     for (int k = 0; k < n_wrt; k++)
         c.active[fl.args[n_argnums ? argnums[k] : k]] = 1;
     for (int32_t i = 0; i < fl.n; i++) {
-        const remat_node *nd = remat_flat_orig(&fl, i);
+        const remat_node *nd = rmi_flat_orig(&fl, i);
         if (remat_op_deriv_of((remat_op)nd->op) == REMAT_OPD_ZERO)
             continue; /* no derivative (compares, stop_gradient): nothing past them is active */
         for (int k = 0; k < nd->nin && !c.active[i]; k++)
@@ -342,8 +342,8 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     remat_val small[16];
     for (int32_t i = 0; i < fl.n && g->status == REMAT_OK; i++) {
         const remat_flat_node *fn = &fl.nodes[i];
-        const remat_node *nd = remat_fn_node(fn->fn, fn->v);
-        remat_val *ins = nd->nin <= 16 ? small : remat_malloc(sizeof *ins * (size_t)nd->nin);
+        const remat_node *nd = rmi_fn_node(fn->fn, fn->v);
+        remat_val *ins = nd->nin <= 16 ? small : rmi_malloc(sizeof *ins * (size_t)nd->nin);
         if (!ins) {
             c.status = REMAT_ERR_NOMEM;
             break;
@@ -351,14 +351,14 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
         for (int k = 0; k < nd->nin; k++)
             ins[k] = c.fwd[fn->in[k]];
         c.ct[i] = REMAT_NONE;
-        c.fwd[i] = remat_vjp_emit_primal(&c, i, ins);
+        c.fwd[i] = rmi_vjp_emit_primal(&c, i, ins);
         if (ins != small)
-            remat_free(ins);
+            rmi_free(ins);
     }
     /* seeds: output cotangents */
     g->emit_flags = REMAT_NODE_BWD;
     for (int k = 0; k < f->n_outs && c.status == REMAT_OK && g->status == REMAT_OK; k++) {
-        const remat_node *o = remat_fn_node(f, f->outs[k]);
+        const remat_node *o = rmi_fn_node(f, f->outs[k]);
         if (mode == MODE_VJP) {
             char an[64];
             snprintf(an, sizeof an, "ct%d", k);
@@ -366,20 +366,20 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
         } else {
             ct_args[k] = remat_const_fill_at(g, (remat_dtype)o->dtype, 0, NULL, 1.0, o->loc);
         }
-        remat_vjp_add_ct(&c, fl.outs[k], ct_args[k]);
+        rmi_vjp_add_ct(&c, fl.outs[k], ct_args[k]);
     }
 
     /* backward (stops at the first failure: a rule's, or out of memory in g) */
     for (int32_t i = fl.n - 1; i >= 0 && c.status == REMAT_OK && g->status == REMAT_OK; i--) {
         if (!enter_region(&c, fl.nodes[i].region))
             break;
-        const remat_node *nd = remat_flat_orig(&fl, i);
+        const remat_node *nd = rmi_flat_orig(&fl, i);
         if (c.ct[i] == REMAT_NONE && !(nd->op == REMAT_OP_HOP && c.hop_ct[i]))
             continue;
         if (nd->op == REMAT_OP_ARG || nd->op == REMAT_OP_CONSTANT)
             continue;
         c.node = i;
-        remat_status rs = remat_vjp_rule(&c, i, c.ct[i]);
+        remat_status rs = rmi_vjp_rule(&c, i, c.ct[i]);
         if (c.status == REMAT_OK) /* else the driver ran out of memory during the rule */
             c.status = rs;
     }
@@ -390,12 +390,12 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
         g->emit_flags = 0;
         if (mode != MODE_GRAD)
             for (int k = 0; k < f->n_outs; k++)
-                remat_fn_output_at(g, c.fwd[fl.outs[k]], remat_fn_node(f, f->outs[k])->loc);
+                remat_fn_output_at(g, c.fwd[fl.outs[k]], rmi_fn_node(f, f->outs[k])->loc);
         g->emit_flags = REMAT_NODE_BWD;
         for (int k = 0; k < n_wrt; k++) {
             int32_t a = fl.args[n_argnums ? argnums[k] : k];
             remat_val v = c.ct[a];
-            const remat_node *an = remat_flat_orig(&fl, a);
+            const remat_node *an = rmi_flat_orig(&fl, a);
             if (v == REMAT_NONE) /* the output does not depend on it */
                 v = remat_const_fill_at(g, (remat_dtype)an->dtype, an->shape.rank, an->shape.dims, 0.0, an->loc);
             remat_fn_output_at(g, v, an->loc);
@@ -408,25 +408,25 @@ done:
     if (g && g->status == REMAT_ERR_NOMEM) /* whatever a rule made of it */
         st = REMAT_ERR_NOMEM;
     if (st == REMAT_ERR_NOMEM)
-        st = remat_error(REMAT_ERR_NOMEM, "vjp of '%s': out of memory building the reverse-mode function%s%s", f->name,
-                         g && g->error ? ": " : "", g && g->error ? g->error : "");
+        st = rmi_error(REMAT_ERR_NOMEM, "vjp of '%s': out of memory building the reverse-mode function%s%s", f->name,
+                       g && g->error ? ": " : "", g && g->error ? g->error : "");
     else if (st == REMAT_OK && g->status != REMAT_OK)
-        st = remat_error(REMAT_ERR_UNSUPPORTED, "vjp of '%s': internal build error: %s", f->name, remat_fn_error(g));
+        st = rmi_error(REMAT_ERR_UNSUPPORTED, "vjp of '%s': internal build error: %s", f->name, remat_fn_error(g));
     if (st == REMAT_OK)
         *out = g;
     else
         remat_fn_free(g);
-    remat_free(ct_args);
-    remat_free(c.fwd);
-    remat_free(c.ct);
-    remat_free(c.active);
-    remat_free(c.fwd_read);
-    remat_free(c.keep_known);
-    remat_free(c.keep_cache);
+    rmi_free(ct_args);
+    rmi_free(c.fwd);
+    rmi_free(c.ct);
+    rmi_free(c.active);
+    rmi_free(c.fwd_read);
+    rmi_free(c.keep_known);
+    rmi_free(c.keep_cache);
     for (size_t k = 0; c.hop_ct && k < n; k++)
-        remat_free(c.hop_ct[k]);
-    remat_free(c.hop_ct);
-    remat_flat_free(&fl);
+        rmi_free(c.hop_ct[k]);
+    rmi_free(c.hop_ct);
+    rmi_flat_free(&fl);
     return st;
 }
 

@@ -3,11 +3,11 @@
  * and the VJP rules (vjp_rules.c).
  *
  * The driver emits the forward of every flat node, then walks the flat list
- * backwards. A rule reads primal values through remat_vjp_primal(), which
+ * backwards. A rule reads primal values through rmi_vjp_primal(), which
  * decides per checkpoint region whether the value is a saved residual (the
  * forward's node) or must be recomputed in the backward (emitted lazily, once
  * per region instance, right before its first use). Rules emit cotangent
- * contributions with remat_vjp_add_ct(): the first contribution sets, later
+ * contributions with rmi_vjp_add_ct(): the first contribution sets, later
  * ones add, always in the same order, so gradients do not depend on policies.
  */
 #ifndef REMAT_AD_VJP_IMPL_H
@@ -39,15 +39,15 @@ struct remat_hop_vjp {
 };
 
 /* The primal value of flat node i as seen by the backward at this point. */
-remat_val remat_vjp_primal(remat_vjp_ctx *c, int32_t i);
+remat_val rmi_vjp_primal(remat_vjp_ctx *c, int32_t i);
 /* Adds a cotangent contribution to flat node i (ignored if i is inactive). */
-void remat_vjp_add_ct(remat_vjp_ctx *c, int32_t i, remat_val contribution);
+void rmi_vjp_add_ct(remat_vjp_ctx *c, int32_t i, remat_val contribution);
 
 /* Emits flat node i with the given inputs in the current emission (forward
  * or recompute): active higher-order nodes take their differentiable form. */
-remat_val remat_vjp_emit_primal(remat_vjp_ctx *c, int32_t i, const remat_val *ins);
+remat_val rmi_vjp_emit_primal(remat_vjp_ctx *c, int32_t i, const remat_val *ins);
 
 /* Emits the VJP of flat node i given its output cotangent ct. */
-remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val ct);
+remat_status rmi_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val ct);
 
 #endif

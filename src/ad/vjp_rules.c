@@ -24,11 +24,11 @@ typedef struct {
     remat_dtype dt;
 } rule;
 
-static remat_val X(rule *r, int k) { return remat_vjp_primal(r->c, r->in[k]); }
-static remat_val Y(rule *r) { return remat_vjp_primal(r->c, r->c->node); }
+static remat_val X(rule *r, int k) { return rmi_vjp_primal(r->c, r->in[k]); }
+static remat_val Y(rule *r) { return rmi_vjp_primal(r->c, r->c->node); }
 static int act(rule *r, int k) { return r->c->active[r->in[k]]; }
-static void give(rule *r, int k, remat_val v) { remat_vjp_add_ct(r->c, r->in[k], v); }
-static const remat_node *in_node(rule *r, int k) { return remat_flat_orig(r->c->fl, r->in[k]); }
+static void give(rule *r, int k, remat_val v) { rmi_vjp_add_ct(r->c, r->in[k], v); }
+static const remat_node *in_node(rule *r, int k) { return rmi_flat_orig(r->c->fl, r->in[k]); }
 
 static remat_val un(rule *r, remat_op op, remat_val a) { return remat_unary_at(r->g, op, a, r->loc); }
 static remat_val bin(rule *r, remat_op op, remat_val a, remat_val b) { return remat_binary_at(r->g, op, a, b, r->loc); }
@@ -241,13 +241,13 @@ static remat_status rule_custom(rule *r, remat_val g)
 {
     const remat_custom_op *op = r->n->p.custom;
     if (!op->vjp)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: custom op '%s' has no VJP function", r->loc.file,
-                           r->loc.line, op->name ? op->name : "?");
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: custom op '%s' has no VJP function", r->loc.file,
+                         r->loc.line, op->name ? op->name : "?");
     int nin = r->n->nin;
-    remat_val *ins = remat_malloc(sizeof *ins * (size_t)(nin + 2));
+    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)(nin + 2));
     if (!ins)
-        return remat_error(REMAT_ERR_NOMEM, "%s:%d: out of memory differentiating custom op '%s'", r->loc.file,
-                           r->loc.line, op->name ? op->name : "?");
+        return rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory differentiating custom op '%s'", r->loc.file,
+                         r->loc.line, op->name ? op->name : "?");
     for (int k = 0; k < nin; k++)
         ins[k] = X(r, k);
     ins[nin] = Y(r);
@@ -256,23 +256,23 @@ static remat_status rule_custom(rule *r, remat_val g)
         if (!act(r, k))
             continue;
         const remat_node *a = in_node(r, k);
-        remat_node proto = remat_proto(REMAT_OP_CUSTOM_VJP, (remat_dtype)a->dtype, &a->shape, r->loc);
+        remat_node proto = rmi_proto(REMAT_OP_CUSTOM_VJP, (remat_dtype)a->dtype, &a->shape, r->loc);
         proto.p.custom = op;
         proto.aux = k; /* which input this node is the cotangent of */
         proto.name = r->n->name;
-        give(r, k, remat_fn_add_node(r->g, &proto, nin + 2, ins));
+        give(r, k, rmi_fn_add_node(r->g, &proto, nin + 2, ins));
     }
-    remat_free(ins);
+    rmi_free(ins);
     return REMAT_OK;
 }
 
 /* One case per op (core/exhaustive.h): an op added to REMAT_OP_LIST does not
  * compile here until it has its rule or is declared without a derivative. */
 REMAT_EXHAUSTIVE_BEGIN
-remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
+remat_status rmi_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
 {
     const remat_flat_node *fn = &c->fl->nodes[i];
-    rule R = {.c = c, .g = c->g, .n = remat_fn_node(fn->fn, fn->v), .in = fn->in};
+    rule R = {.c = c, .g = c->g, .n = rmi_fn_node(fn->fn, fn->v), .in = fn->in};
     rule *r = &R;
     r->loc = r->n->loc;
     r->dt = (remat_dtype)r->n->dtype;
@@ -418,10 +418,10 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         break;
     case REMAT_OP_LINEAR_SOLVE: { /* (A, lu(A), b): b_bar = solve(A^T, g) with the same lu; A_bar = -b_bar x^T (-x b_bar^T when transposed) */
         const int t = (int)r->n->p.solve_transpose, ar = in_node(r, 0)->shape.rank;
-        remat_val bbar = remat_linear_solve_t_at(r->g, X(r, 0), X(r, 1), g, !t, r->loc);
+        remat_val bbar = rmi_linear_solve_t_at(r->g, X(r, 0), X(r, 1), g, !t, r->loc);
         if (act(r, 0))
-            give(r, 0, t ? remat_linear_solve_neg_outer(r->g, Y(r), bbar, ar, r->loc)
-                         : remat_linear_solve_neg_outer(r->g, bbar, Y(r), ar, r->loc));
+            give(r, 0, t ? rmi_linear_solve_neg_outer(r->g, Y(r), bbar, ar, r->loc)
+                         : rmi_linear_solve_neg_outer(r->g, bbar, Y(r), ar, r->loc));
         if (act(r, 2))
             give(r, 2, bbar);
         break; /* lu (input 1) is never active: its derivative is this rule's */
@@ -437,8 +437,8 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
     case REMAT_OP_LU:
         break; /* no derivative (vjp.c never makes these active) */
     case REMAT_OP_CUSTOM_VJP:
-        st = remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: the VJP of custom op '%s' is not itself differentiable",
-                         r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");
+        st = rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: the VJP of custom op '%s' is not itself differentiable",
+                       r->loc.file, r->loc.line, r->n->name ? r->n->name : "?");
         break;
     case REMAT_OP_PROJ: { /* an output of a higher-order node: collect it for that node's rule */
         int32_t h = r->in[0];
@@ -446,10 +446,10 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         REMAT_ASSERT(hn->op == REMAT_OP_HOP);
         if (!c->hop_ct[h]) {
             int no = hn->p.hop.rules->num_outputs(hn->p.hop.data);
-            c->hop_ct[h] = remat_malloc(sizeof **c->hop_ct * (size_t)(no ? no : 1));
+            c->hop_ct[h] = rmi_malloc(sizeof **c->hop_ct * (size_t)(no ? no : 1));
             if (!c->hop_ct[h]) {
-                st = remat_error(REMAT_ERR_NOMEM, "%s:%d: out of memory differentiating %s", r->loc.file,
-                                 r->loc.line, hn->p.hop.rules->name);
+                st = rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory differentiating %s", r->loc.file,
+                               r->loc.line, hn->p.hop.rules->name);
                 break;
             }
             for (int k = 0; k < no; k++)
@@ -463,7 +463,7 @@ remat_status remat_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         const remat_hop_rules *hr = r->n->p.hop.rules;
         remat_hop_vjp h = {c, i};
         if (!hr->vjp_backward)
-            st = remat_error(REMAT_ERR_UNSUPPORTED, "%s:%d: %s has no reverse mode", r->loc.file, r->loc.line, hr->name);
+            st = rmi_error(REMAT_ERR_UNSUPPORTED, "%s:%d: %s has no reverse mode", r->loc.file, r->loc.line, hr->name);
         else
             st = hr->vjp_backward(&h, r->n->p.hop.data, c->hop_ct[i]);
         break;

@@ -14,7 +14,7 @@
 
 __extension__ typedef unsigned __int128 u128;
 
-int64_t remat_revolve_beta(int64_t s, int64_t t)
+int64_t rmi_revolve_beta(int64_t s, int64_t t)
 {
     if (t < 0 || s < 0)
         return 0;
@@ -42,18 +42,18 @@ int64_t remat_revolve_beta(int64_t s, int64_t t)
     return (int64_t)w;
 }
 
-int64_t remat_revolve_reps(int64_t l, int64_t s)
+int64_t rmi_revolve_reps(int64_t l, int64_t s)
 {
     REMAT_ASSERT(l >= 1 && s >= 1);
     if (s == 1)
         return l - 1; /* beta(1, t) = t + 1 */
     if (s <= 16) { /* t can be large (~ l^(1/s)): bisect, O(s log l) */
         int64_t lo = 0, hi = 1;
-        while (remat_revolve_beta(s, hi) < l)
+        while (rmi_revolve_beta(s, hi) < l)
             hi *= 2;
         while (lo < hi) {
             int64_t mid = lo + (hi - lo) / 2;
-            if (remat_revolve_beta(s, mid) >= l)
+            if (rmi_revolve_beta(s, mid) >= l)
                 hi = mid;
             else
                 lo = mid + 1;
@@ -75,27 +75,27 @@ static int64_t sat_mul(int64_t a, int64_t b)
     return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
-int64_t remat_revolve_advances(int64_t l, int64_t s)
+int64_t rmi_revolve_advances(int64_t l, int64_t s)
 {
     if (l <= 1)
         return 0;
     REMAT_ASSERT(s >= 1);
     if (s == 1) /* advance l-1, l-2, ..., 1 steps from the one snapshot */
         return (l % 2 == 0) ? sat_mul(l / 2, l - 1) : sat_mul(l, (l - 1) / 2);
-    int64_t t = remat_revolve_reps(l, s);
+    int64_t t = rmi_revolve_reps(l, s);
     int64_t tl = sat_mul(t, l);
     if (tl == INT64_MAX)
         return INT64_MAX;
     /* beta(s+1, t-1) < t*l since beta(s, t-1) < l, so no saturation here. */
-    return tl - remat_revolve_beta(s + 1, t - 1);
+    return tl - rmi_revolve_beta(s + 1, t - 1);
 }
 
 /* Most beta table entries an engine keeps (32 KiB): binomial:10 over 1000
  * steps needs 11 x 5. */
 #define REVOLVE_TAB_MAX 4096
 
-remat_status remat_revolve_engine_init(remat_revolve_engine *e, int64_t frames, int64_t slots,
-                                       int64_t tab_cols)
+remat_status rmi_revolve_engine_init(remat_revolve_engine *e, int64_t frames, int64_t slots,
+                                     int64_t tab_cols)
 {
     *e = (remat_revolve_engine){.c = 0};
     int64_t rows = slots + 1;
@@ -103,14 +103,14 @@ remat_status remat_revolve_engine_init(remat_revolve_engine *e, int64_t frames, 
         tab_cols = REVOLVE_TAB_MAX / rows;
     if (tab_cols < 3) /* t <= 1 is cheap to compute anyway */
         tab_cols = 0;
-    e->frames = remat_calloc((size_t)(frames > 0 ? frames : 1), sizeof *e->frames);
-    e->pool = remat_calloc((size_t)(slots > 0 ? slots : 1), sizeof *e->pool);
-    e->tab = tab_cols ? remat_malloc((size_t)(rows * tab_cols) * sizeof *e->tab) : NULL;
+    e->frames = rmi_calloc((size_t)(frames > 0 ? frames : 1), sizeof *e->frames);
+    e->pool = rmi_calloc((size_t)(slots > 0 ? slots : 1), sizeof *e->pool);
+    e->tab = tab_cols ? rmi_malloc((size_t)(rows * tab_cols) * sizeof *e->tab) : NULL;
     if (!e->frames || !e->pool || (tab_cols && !e->tab)) {
-        remat_revolve_engine_release(e);
-        return remat_error(REMAT_ERR_NOMEM,
-                           "schedule: out of memory for a Revolve stack of %lld frames and %lld slots",
-                           (long long)frames, (long long)slots);
+        rmi_revolve_engine_release(e);
+        return rmi_error(REMAT_ERR_NOMEM,
+                         "schedule: out of memory for a Revolve stack of %lld frames and %lld slots",
+                         (long long)frames, (long long)slots);
     }
     e->cap = frames;
     e->pool_cap = slots;
@@ -125,11 +125,11 @@ static int64_t sat_add(int64_t a, int64_t b)
     return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
-void remat_revolve_engine_fill(remat_revolve_engine *e, int64_t t_max)
+void rmi_revolve_engine_fill(remat_revolve_engine *e, int64_t t_max)
 {
     int64_t cols = t_max + 1 < e->tab_cols ? t_max + 1 : e->tab_cols;
     /* Pascal's rule beta(s, t) = beta(s-1, t) + beta(s, t-1), saturating like
-     * remat_revolve_beta: a sum past INT64_MAX has a summand past it or
+     * rmi_revolve_beta: a sum past INT64_MAX has a summand past it or
      * overflows. */
     for (int64_t t = e->tab_t; t < cols; t++)
         for (int64_t s = 0; s < e->tab_s; s++)
@@ -141,23 +141,23 @@ void remat_revolve_engine_fill(remat_revolve_engine *e, int64_t t_max)
         e->tab_t = cols;
 }
 
-void remat_revolve_engine_release(remat_revolve_engine *e)
+void rmi_revolve_engine_release(remat_revolve_engine *e)
 {
-    remat_free(e->frames);
-    remat_free(e->pool);
-    remat_free(e->tab);
+    rmi_free(e->frames);
+    rmi_free(e->pool);
+    rmi_free(e->tab);
     e->frames = NULL;
     e->pool = NULL;
     e->tab = NULL;
 }
 
-void remat_revolve_pool_put(remat_revolve_engine *e, int slot)
+void rmi_revolve_pool_put(remat_revolve_engine *e, int slot)
 {
     REMAT_ASSERT(e->npool < e->pool_cap);
     e->pool[e->npool++] = slot;
 }
 
-int remat_revolve_pool_take(remat_revolve_engine *e)
+int rmi_revolve_pool_take(remat_revolve_engine *e)
 {
     REMAT_ASSERT(e->npool > 0);
     return e->pool[--e->npool];
@@ -175,8 +175,8 @@ static inline void push_frame(remat_revolve_engine *e, int64_t a, int64_t b, int
     f->slot = slot;
 }
 
-void remat_revolve_push(remat_revolve_engine *e, int64_t a, int64_t b, int64_t s, int64_t t,
-                        int slot)
+void rmi_revolve_push(remat_revolve_engine *e, int64_t a, int64_t b, int64_t s, int64_t t,
+                      int slot)
 {
     push_frame(e, a, b, s, t, slot);
 }
@@ -185,7 +185,7 @@ static inline int64_t beta_of(const remat_revolve_engine *e, int64_t s, int64_t 
 {
     if ((uint64_t)s < (uint64_t)e->tab_s && (uint64_t)t < (uint64_t)e->tab_t)
         return e->tab[s * e->tab_cols + t];
-    return remat_revolve_beta(s, t);
+    return rmi_revolve_beta(s, t);
 }
 
 /* The split point j of the frame's range (revolve.h), its repetition number
@@ -202,7 +202,7 @@ static int64_t frame_split(const remat_revolve_engine *e, remat_revolve_frame *f
         while (t < e->tab_t && s < e->tab_s && e->tab[s * e->tab_cols + t] < l)
             t++;
         if (t >= e->tab_t || s >= e->tab_s)
-            t = remat_revolve_reps(l, s);
+            t = rmi_revolve_reps(l, s);
     } else {
         REMAT_ASSERT(beta_of(e, s, t) >= l); /* a bound: the parent's split holds */
         while (t > 1 && beta_of(e, s, t - 1) >= l)
@@ -233,26 +233,26 @@ static void descend_level(remat_revolve_engine *e, remat_schedule *s, bool resto
     remat_action pat[REMAT_RUN_MAX_PATTERN];
     int n = 0;
     if (restore)
-        remat_sched_set(&pat[n++], REMAT_ACT_RESTORE, f->a, f->slot);
+        rmi_sched_set(&pat[n++], REMAT_ACT_RESTORE, f->a, f->slot);
     if (f->slot < 0) {
-        f->slot = remat_revolve_pool_take(e);
-        remat_sched_set(&pat[n++], REMAT_ACT_TAKESHOT, f->a, f->slot);
+        f->slot = rmi_revolve_pool_take(e);
+        rmi_sched_set(&pat[n++], REMAT_ACT_TAKESHOT, f->a, f->slot);
     }
     int64_t m = f->a + frame_split(e, f);
     int64_t b = f->b, sub = f->s - 1, t = f->t;
     f->b = m;
     f->t = t - 1;
-    remat_sched_set(&pat[n++], REMAT_ACT_ADVANCE, m, -1);
+    rmi_sched_set(&pat[n++], REMAT_ACT_ADVANCE, m, -1);
     if (b - m == 1 && !(e->forward_open && b == e->n)) {
-        remat_sched_set(&pat[n++], REMAT_ACT_REVERSE, m, -1);
+        rmi_sched_set(&pat[n++], REMAT_ACT_REVERSE, m, -1);
         e->c = -1;
     } else {
         e->c = m;
         push_frame(e, m, b, sub, t, -1);
     }
-    remat_action_run *r = remat_sched_emit_open(s, n, 1, 0, 0);
+    remat_action_run *r = rmi_sched_emit_open(s, n, 1, 0, 0);
     for (int i = 0; i < n; i++)
-        remat_sched_set(&r->pat[i], pat[i].kind, pat[i].step, pat[i].slot);
+        rmi_sched_set(&r->pat[i], pat[i].kind, pat[i].step, pat[i].slot);
 }
 
 /* c == a, the top range (l >= 2) has no snapshot of a yet. While its split
@@ -292,9 +292,9 @@ static void snapshot_descend(remat_revolve_engine *e, remat_schedule *s)
         m++;
     }
     if (m > 0) {
-        remat_action_run *r = remat_sched_emit_open(s, 2, m, 1, ds);
-        remat_sched_set(&r->pat[0], REMAT_ACT_TAKESHOT, a0, p0);
-        remat_sched_set(&r->pat[1], REMAT_ACT_ADVANCE, a0 + 1, -1);
+        remat_action_run *r = rmi_sched_emit_open(s, 2, m, 1, ds);
+        rmi_sched_set(&r->pat[0], REMAT_ACT_TAKESHOT, a0, p0);
+        rmi_sched_set(&r->pat[1], REMAT_ACT_ADVANCE, a0 + 1, -1);
     }
     const remat_revolve_frame *f = &e->frames[e->depth - 1];
     if (f->b - f->a >= 2)
@@ -322,12 +322,12 @@ static void reverse_restored(remat_revolve_engine *e, remat_schedule *s)
         if (d != (int)m * ds)
             break;
     }
-    remat_action_run *r = remat_sched_emit_open(s, 3, m, -1, ds);
-    remat_sched_set(&r->pat[0], REMAT_ACT_RESTORE, f->a, f->slot);
-    remat_sched_set(&r->pat[1], REMAT_ACT_REVERSE, f->a, -1);
-    remat_sched_set(&r->pat[2], REMAT_ACT_FREE, f->a, f->slot);
+    remat_action_run *r = rmi_sched_emit_open(s, 3, m, -1, ds);
+    rmi_sched_set(&r->pat[0], REMAT_ACT_RESTORE, f->a, f->slot);
+    rmi_sched_set(&r->pat[1], REMAT_ACT_REVERSE, f->a, -1);
+    rmi_sched_set(&r->pat[2], REMAT_ACT_FREE, f->a, f->slot);
     for (int64_t k = 0; k < m; k++) /* in the order the FREEs hand them back */
-        remat_revolve_pool_put(e, f->slot + (int)k * ds);
+        rmi_revolve_pool_put(e, f->slot + (int)k * ds);
     e->depth -= m;
     e->c = -1;
 }
@@ -340,7 +340,7 @@ static void reverse_restored(remat_revolve_engine *e, remat_schedule *s)
  * of the recursion one by one; the helpers above only group them into runs:
  * repeated stretches (snapshot_descend, reverse_restored) and one level of a
  * descent (descend_level). */
-bool remat_revolve_step(remat_revolve_engine *e, remat_schedule *s)
+bool rmi_revolve_step(remat_revolve_engine *e, remat_schedule *s)
 {
     if (e->depth == 0)
         return false;
@@ -348,8 +348,8 @@ bool remat_revolve_step(remat_revolve_engine *e, remat_schedule *s)
     int64_t l = f->b - f->a;
     if (l == 0) { /* an empty range (online: a snapshot of the last carry) */
         if (f->slot >= 0) {
-            remat_sched_emit(s, REMAT_ACT_FREE, f->a, f->slot);
-            remat_revolve_pool_put(e, f->slot);
+            rmi_sched_emit(s, REMAT_ACT_FREE, f->a, f->slot);
+            rmi_revolve_pool_put(e, f->slot);
         }
         e->depth--;
         return true;
@@ -372,15 +372,15 @@ bool remat_revolve_step(remat_revolve_engine *e, remat_schedule *s)
     /* l == 1: the step at c is evaluated with recording and reversed. */
     if (e->forward_open && f->b == e->n) {
         /* Revolve's "first turn": the last step is taped in the forward phase. */
-        remat_sched_emit(s, REMAT_ACT_TAPE, f->a, -1);
-        remat_sched_emit(s, REMAT_ACT_END_FORWARD, e->n, -1);
+        rmi_sched_emit(s, REMAT_ACT_TAPE, f->a, -1);
+        rmi_sched_emit(s, REMAT_ACT_END_FORWARD, e->n, -1);
         e->forward_open = false;
     }
-    remat_sched_emit(s, REMAT_ACT_REVERSE, f->a, -1);
+    rmi_sched_emit(s, REMAT_ACT_REVERSE, f->a, -1);
     e->c = -1;
     if (f->slot >= 0) {
-        remat_sched_emit(s, REMAT_ACT_FREE, f->a, f->slot);
-        remat_revolve_pool_put(e, f->slot);
+        rmi_sched_emit(s, REMAT_ACT_FREE, f->a, f->slot);
+        rmi_revolve_pool_put(e, f->slot);
     }
     e->depth--;
     return true;

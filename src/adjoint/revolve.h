@@ -31,12 +31,12 @@
 #include "adjoint/schedule_impl.h"
 
 /* beta(s, t) = C(s+t, t); 0 for t < 0; saturates at INT64_MAX. */
-int64_t remat_revolve_beta(int64_t s, int64_t t);
+int64_t rmi_revolve_beta(int64_t s, int64_t t);
 /* The repetition number t of l >= 1 steps with s >= 1 snapshots. */
-int64_t remat_revolve_reps(int64_t l, int64_t s);
+int64_t rmi_revolve_reps(int64_t l, int64_t s);
 /* F(l, s): advances Revolve needs to reverse l >= 0 steps whose first carry
  * is held, with s >= 1 snapshots (s = 0 allowed for l <= 1). Saturates. */
-int64_t remat_revolve_advances(int64_t l, int64_t s);
+int64_t rmi_revolve_advances(int64_t l, int64_t s);
 
 /* A range [a, b) to reverse (steps b-1 .. a), with s snapshots, its own
  * included; slot holds carry a, or is -1 when the runtime's current carry is a
@@ -68,20 +68,20 @@ typedef struct {
 /* Allocate room for `frames` frames and `slots` slot numbers (pool empty),
  * and a beta table of slots+1 rows and up to `tab_cols` columns (fewer when
  * that would be large; 0: none). */
-remat_status remat_revolve_engine_init(remat_revolve_engine *e, int64_t frames, int64_t slots,
-                                       int64_t tab_cols);
+remat_status rmi_revolve_engine_init(remat_revolve_engine *e, int64_t frames, int64_t slots,
+                                     int64_t tab_cols);
 /* Fill the beta table for t <= t_max (as far as it was allocated). */
-void remat_revolve_engine_fill(remat_revolve_engine *e, int64_t t_max);
-void remat_revolve_engine_release(remat_revolve_engine *e);
-void remat_revolve_pool_put(remat_revolve_engine *e, int slot);
-int remat_revolve_pool_take(remat_revolve_engine *e);
+void rmi_revolve_engine_fill(remat_revolve_engine *e, int64_t t_max);
+void rmi_revolve_engine_release(remat_revolve_engine *e);
+void rmi_revolve_pool_put(remat_revolve_engine *e, int slot);
+int rmi_revolve_pool_take(remat_revolve_engine *e);
 /* t: the range's repetition number or a bound on it, 0 when unknown. */
-void remat_revolve_push(remat_revolve_engine *e, int64_t a, int64_t b, int64_t s, int64_t t,
-                        int slot);
+void rmi_revolve_push(remat_revolve_engine *e, int64_t a, int64_t b, int64_t s, int64_t t,
+                      int slot);
 /* Emit the next actions of the top range into s's queue (at most
  * REMAT_SCHED_QUEUE_CAP runs); false when no range is left. Repetitive
  * stretches come out as runs (see revolve.c), whose expansion is the
  * action stream of the plain recursion. */
-bool remat_revolve_step(remat_revolve_engine *e, remat_schedule *s);
+bool rmi_revolve_step(remat_revolve_engine *e, remat_schedule *s);
 
 #endif

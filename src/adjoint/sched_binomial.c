@@ -44,27 +44,27 @@ static remat_status binomial_init(remat_schedule *s)
 {
     int64_t slots = clamp_snapshots(s->spec.snapshots, s->n);
     if (slots > INT_MAX)
-        return remat_error(REMAT_ERR_ARG, "binomial:%lld: more than %d snapshot slots",
-                           (long long)s->spec.snapshots, INT_MAX);
-    binomial_state *st = remat_calloc(1, sizeof *st);
+        return rmi_error(REMAT_ERR_ARG, "binomial:%lld: more than %d snapshot slots",
+                         (long long)s->spec.snapshots, INT_MAX);
+    binomial_state *st = rmi_calloc(1, sizeof *st);
     if (!st)
-        return remat_error(REMAT_ERR_NOMEM, "binomial: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "binomial: out of memory");
     /* Each nested range holds one snapshot fewer: at most slots+1 frames.
      * No range has a larger repetition number than the whole scan's, T: a
      * beta table for t <= T serves every split (one snapshot splits without). */
-    int64_t reps = s->n >= 2 && slots >= 2 ? remat_revolve_reps(s->n, slots) : 0;
-    remat_status rc = remat_revolve_engine_init(&st->engine, slots + 2, slots, reps + 1);
+    int64_t reps = s->n >= 2 && slots >= 2 ? rmi_revolve_reps(s->n, slots) : 0;
+    remat_status rc = rmi_revolve_engine_init(&st->engine, slots + 2, slots, reps + 1);
     if (rc != REMAT_OK) {
-        remat_free(st);
+        rmi_free(st);
         return rc;
     }
-    remat_revolve_engine_fill(&st->engine, reps);
+    rmi_revolve_engine_fill(&st->engine, reps);
     for (int64_t i = slots - 1; i >= 0; i--) /* slot 0 is taken first */
-        remat_revolve_pool_put(&st->engine, (int)i);
+        rmi_revolve_pool_put(&st->engine, (int)i);
     st->engine.n = s->n;
     st->engine.forward_open = true;
     if (s->n > 0)
-        remat_revolve_push(&st->engine, 0, s->n, slots, reps, -1);
+        rmi_revolve_push(&st->engine, 0, s->n, slots, reps, -1);
     s->state = st;
     s->max_slots = slots;
     return REMAT_OK;
@@ -74,16 +74,16 @@ static void binomial_step(remat_schedule *s)
 {
     binomial_state *st = s->state;
     if (s->n == 0 && !st->started) {
-        remat_sched_emit(s, REMAT_ACT_END_FORWARD, 0, -1);
+        rmi_sched_emit(s, REMAT_ACT_END_FORWARD, 0, -1);
         st->started = true;
         return;
     }
     st->started = true;
-    if (!remat_revolve_step(&st->engine, s)) {
+    if (!rmi_revolve_step(&st->engine, s)) {
         s->done = true;
         return;
     }
-    while (remat_sched_room(s) && remat_revolve_step(&st->engine, s))
+    while (rmi_sched_room(s) && rmi_revolve_step(&st->engine, s))
         ;
 }
 
@@ -92,8 +92,8 @@ static void binomial_free(remat_schedule *s)
     binomial_state *st = s->state;
     if (!st)
         return;
-    remat_revolve_engine_release(&st->engine);
-    remat_free(st);
+    rmi_revolve_engine_release(&st->engine);
+    rmi_free(st);
 }
 
 static remat_status binomial_predict(const remat_schedule_spec *spec, int64_t n,
@@ -115,4 +115,4 @@ static const remat_schedule_type binomial_type = {
     .predict = binomial_predict,
 };
 
-const remat_schedule_type *const remat_schedule_type_binomial = &binomial_type;
+const remat_schedule_type *const rmi_schedule_type_binomial = &binomial_type;

@@ -80,28 +80,28 @@ typedef struct {
 
 static remat_status plan_init(online_plan *p, int64_t s, bool slots)
 {
-    *p = (online_plan){.s = s, .T = 1, .beta_T = remat_revolve_beta(s, 1), .first = 1};
-    p->pos = remat_calloc((size_t)s + 1, sizeof *p->pos);
-    p->cap = remat_calloc((size_t)s + 1, sizeof *p->cap);
-    p->slot = slots ? remat_calloc((size_t)s + 1, sizeof *p->slot) : NULL;
+    *p = (online_plan){.s = s, .T = 1, .beta_T = rmi_revolve_beta(s, 1), .first = 1};
+    p->pos = rmi_calloc((size_t)s + 1, sizeof *p->pos);
+    p->cap = rmi_calloc((size_t)s + 1, sizeof *p->cap);
+    p->slot = slots ? rmi_calloc((size_t)s + 1, sizeof *p->slot) : NULL;
     if (!p->pos || !p->cap || (slots && !p->slot))
         goto fail;
     for (int64_t k = 1; k <= s; k++)
         p->cap[k] = 1; /* beta(k, 0) */
     return REMAT_OK;
 fail:
-    remat_free(p->pos);
-    remat_free(p->cap);
-    remat_free(p->slot);
-    return remat_error(REMAT_ERR_NOMEM, "online:%lld: out of memory for its snapshot table",
-                       (long long)s);
+    rmi_free(p->pos);
+    rmi_free(p->cap);
+    rmi_free(p->slot);
+    return rmi_error(REMAT_ERR_NOMEM, "online:%lld: out of memory for its snapshot table",
+                     (long long)s);
 }
 
 static void plan_release(online_plan *p)
 {
-    remat_free(p->pos);
-    remat_free(p->cap);
-    remat_free(p->slot);
+    rmi_free(p->pos);
+    rmi_free(p->cap);
+    rmi_free(p->slot);
 }
 
 /* The decision at carry c, assuming n >= c+2: KEEP_NONE, KEEP_NEW, or the
@@ -110,9 +110,9 @@ static int64_t plan_decide(online_plan *p, int64_t c)
 {
     while (c + 2 > p->beta_T) { /* the next length has a higher repetition number */
         p->T++;
-        p->beta_T = remat_revolve_beta(p->s, p->T);
+        p->beta_T = rmi_revolve_beta(p->s, p->T);
         for (int64_t k = 1; k <= p->s; k++)
-            p->cap[k] = remat_revolve_beta(k, p->T - 1);
+            p->cap[k] = rmi_revolve_beta(k, p->T - 1);
         p->first = 1;
     }
     if (p->kept < p->s)
@@ -158,7 +158,7 @@ static int64_t plan_evals(const online_plan *p, int64_t n)
     int64_t total = 2 * n - 1;
     for (int64_t i = 0; i < p->kept; i++) {
         int64_t end = i + 1 < p->kept ? p->pos[i + 1] : n - 1;
-        int64_t f = remat_revolve_advances(end - p->pos[i], p->s - i);
+        int64_t f = rmi_revolve_advances(end - p->pos[i], p->s - i);
         total = f > INT64_MAX - total ? INT64_MAX : total + f;
     }
     return total;
@@ -191,28 +191,28 @@ static remat_status online_init(remat_schedule *s)
 {
     int64_t snaps = s->spec.snapshots;
     if (snaps > INT_MAX || (uint64_t)snaps > SIZE_MAX / 16)
-        return remat_error(REMAT_ERR_ARG, "online:%lld: too many snapshot slots", (long long)snaps);
-    online_state *st = remat_calloc(1, sizeof *st);
+        return rmi_error(REMAT_ERR_ARG, "online:%lld: too many snapshot slots", (long long)snaps);
+    online_state *st = rmi_calloc(1, sizeof *st);
     if (!st)
-        return remat_error(REMAT_ERR_NOMEM, "online: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "online: out of memory");
     remat_status rc = plan_init(&st->plan, snaps, true);
     if (rc != REMAT_OK)
         goto fail_plan;
     /* The beta table is filled when the reverse phase starts (n known).
      * ONLINE_TAB_COLS columns hold repetition numbers up to 31 (online:10:
      * past 10^9 steps; online:2: about 500); past them the engine computes. */
-    rc = remat_revolve_engine_init(&st->engine, snaps + 2, snaps, ONLINE_TAB_COLS);
+    rc = rmi_revolve_engine_init(&st->engine, snaps + 2, snaps, ONLINE_TAB_COLS);
     if (rc != REMAT_OK)
         goto fail_engine;
     for (int64_t i = snaps - 1; i >= 0; i--) /* slot 0 is taken first */
-        remat_revolve_pool_put(&st->engine, (int)i);
+        rmi_revolve_pool_put(&st->engine, (int)i);
     s->state = st;
     s->max_slots = snaps;
     return REMAT_OK;
 fail_engine:
     plan_release(&st->plan);
 fail_plan:
-    remat_free(st);
+    rmi_free(st);
     return rc;
 }
 
@@ -241,9 +241,9 @@ static void start_reverse(remat_schedule *s, online_state *st)
     const online_plan *p = &st->plan;
     for (int64_t i = 0; i < p->kept; i++) {
         int64_t end = i + 1 < p->kept ? p->pos[i + 1] : s->n - 1;
-        remat_revolve_push(&st->engine, p->pos[i], end, p->s - i, 0, p->slot[i]);
+        rmi_revolve_push(&st->engine, p->pos[i], end, p->s - i, 0, p->slot[i]);
     }
-    remat_revolve_engine_fill(&st->engine, p->T + 1);
+    rmi_revolve_engine_fill(&st->engine, p->T + 1);
     st->engine.c = -1;
 }
 
@@ -255,7 +255,7 @@ static online_decision decide(online_state *st, int64_t c)
         d.slot = st->plan.slot[d.drop];
         d.freed = st->plan.pos[d.drop];
     } else if (d.drop == KEEP_NEW) {
-        d.slot = remat_revolve_pool_take(&st->engine);
+        d.slot = rmi_revolve_pool_take(&st->engine);
     }
     if (d.drop != KEEP_NONE)
         plan_apply(&st->plan, c, d.drop, d.slot);
@@ -308,12 +308,12 @@ static void forward_runs(remat_schedule *s, online_state *st)
         }
     }
     int len = d0.drop >= 0 ? 3 : d0.drop == KEEP_NEW ? 2 : 1;
-    remat_action_run *r = remat_sched_emit_open(s, len, m, 1, ds);
+    remat_action_run *r = rmi_sched_emit_open(s, len, m, 1, ds);
     if (d0.drop >= 0)
-        remat_sched_set(&r->pat[0], REMAT_ACT_FREE, d0.freed, d0.slot);
+        rmi_sched_set(&r->pat[0], REMAT_ACT_FREE, d0.freed, d0.slot);
     if (d0.drop != KEEP_NONE)
-        remat_sched_set(&r->pat[len - 2], REMAT_ACT_TAKESHOT, c, d0.slot);
-    remat_sched_set(&r->pat[len - 1], REMAT_ACT_ADVANCE, c + 1, -1);
+        rmi_sched_set(&r->pat[len - 2], REMAT_ACT_TAKESHOT, c, d0.slot);
+    rmi_sched_set(&r->pat[len - 1], REMAT_ACT_ADVANCE, c + 1, -1);
     st->c = c + m;
 }
 
@@ -321,14 +321,14 @@ static void online_forward(remat_schedule *s, online_state *st)
 {
     int64_t c = st->c;
     if (s->n == 0) {
-        remat_sched_emit(s, REMAT_ACT_END_FORWARD, 0, -1);
+        rmi_sched_emit(s, REMAT_ACT_END_FORWARD, 0, -1);
         s->done = true;
         return;
     }
     if (s->n == c + 1) { /* the last step: tape it; the reverse phase follows */
-        remat_sched_emit(s, REMAT_ACT_TAPE, c, -1);
-        remat_sched_emit(s, REMAT_ACT_END_FORWARD, s->n, -1);
-        remat_sched_emit(s, REMAT_ACT_REVERSE, c, -1);
+        rmi_sched_emit(s, REMAT_ACT_TAPE, c, -1);
+        rmi_sched_emit(s, REMAT_ACT_END_FORWARD, s->n, -1);
+        rmi_sched_emit(s, REMAT_ACT_REVERSE, c, -1);
         st->phase = ON_REVERSE;
         start_reverse(s, st);
         return;
@@ -345,17 +345,17 @@ static void online_forward(remat_schedule *s, online_state *st)
         int slot;
         if (drop >= 0) {
             slot = st->plan.slot[drop];
-            remat_sched_emit(s, REMAT_ACT_FREE, st->plan.pos[drop], slot);
+            rmi_sched_emit(s, REMAT_ACT_FREE, st->plan.pos[drop], slot);
         } else {
-            slot = remat_revolve_pool_take(&st->engine);
+            slot = rmi_revolve_pool_take(&st->engine);
         }
-        remat_sched_emit(s, REMAT_ACT_TAKESHOT, c, slot);
+        rmi_sched_emit(s, REMAT_ACT_TAKESHOT, c, slot);
         plan_apply(&st->plan, c, drop, slot);
         return;
     }
 advance:
     /* One step at a time: the runtime may reveal n before any next() call. */
-    remat_sched_emit(s, REMAT_ACT_ADVANCE, c + 1, -1);
+    rmi_sched_emit(s, REMAT_ACT_ADVANCE, c + 1, -1);
     st->c = c + 1;
     st->decided = false;
 }
@@ -371,10 +371,10 @@ static void online_step(remat_schedule *s)
             online_forward(s, st);
             if (s->n < 0)
                 return;
-        } else if (!remat_revolve_step(&st->engine, s)) {
+        } else if (!rmi_revolve_step(&st->engine, s)) {
             s->done = true;
         }
-    } while (!s->done && remat_sched_room(s));
+    } while (!s->done && rmi_sched_room(s));
 }
 
 static void online_free(remat_schedule *s)
@@ -383,8 +383,8 @@ static void online_free(remat_schedule *s)
     if (!st)
         return;
     plan_release(&st->plan);
-    remat_revolve_engine_release(&st->engine);
-    remat_free(st);
+    rmi_revolve_engine_release(&st->engine);
+    rmi_free(st);
 }
 
 static remat_status online_predict(const remat_schedule_spec *spec, int64_t n,
@@ -417,4 +417,4 @@ static const remat_schedule_type online_type = {
     .predict = online_predict,
 };
 
-const remat_schedule_type *const remat_schedule_type_online = &online_type;
+const remat_schedule_type *const rmi_schedule_type_online = &online_type;

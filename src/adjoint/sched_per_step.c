@@ -23,11 +23,11 @@ typedef struct {
 static remat_status per_step_init(remat_schedule *s)
 {
     if (s->n - 1 > INT_MAX) /* slot numbers are ints */
-        return remat_error(REMAT_ERR_ARG, "per-step: %lld steps need more than %d snapshot slots",
-                           (long long)s->n, INT_MAX);
-    per_step_state *st = remat_calloc(1, sizeof *st);
+        return rmi_error(REMAT_ERR_ARG, "per-step: %lld steps need more than %d snapshot slots",
+                         (long long)s->n, INT_MAX);
+    per_step_state *st = rmi_calloc(1, sizeof *st);
     if (!st)
-        return remat_error(REMAT_ERR_NOMEM, "per-step: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "per-step: out of memory");
     st->phase = s->n >= 2 ? PS_FORWARD : PS_LAST;
     s->state = st;
     s->max_slots = s->n > 1 ? s->n - 1 : 0;
@@ -40,29 +40,29 @@ static void per_step_step(remat_schedule *s)
     int64_t n = s->n;
     switch (st->phase) {
     case PS_FORWARD: /* at carry i = 0 .. n-2: slot i := carry i, advance to i+1 */
-        remat_sched_emit_run(s, &(remat_action_run){
+        rmi_sched_emit_run(s, &(remat_action_run){
             .n = 2,
-            .pat = {remat_sched_action(REMAT_ACT_TAKESHOT, 0, 0),
-                    remat_sched_action(REMAT_ACT_ADVANCE, 1, -1)},
+            .pat = {rmi_sched_action(REMAT_ACT_TAKESHOT, 0, 0),
+                    rmi_sched_action(REMAT_ACT_ADVANCE, 1, -1)},
             .count = n - 1, .dstep = 1, .dslot = 1});
         st->phase = PS_LAST;
         return;
     case PS_LAST:
         if (n > 0) { /* the last step: tape it, reverse it at once */
-            remat_sched_emit(s, REMAT_ACT_TAPE, n - 1, -1);
-            remat_sched_emit(s, REMAT_ACT_END_FORWARD, n, -1);
-            remat_sched_emit(s, REMAT_ACT_REVERSE, n - 1, -1);
+            rmi_sched_emit(s, REMAT_ACT_TAPE, n - 1, -1);
+            rmi_sched_emit(s, REMAT_ACT_END_FORWARD, n, -1);
+            rmi_sched_emit(s, REMAT_ACT_REVERSE, n - 1, -1);
         } else {
-            remat_sched_emit(s, REMAT_ACT_END_FORWARD, 0, -1);
+            rmi_sched_emit(s, REMAT_ACT_END_FORWARD, 0, -1);
         }
         st->phase = n >= 2 ? PS_REVERSE : PS_DONE;
         return;
     case PS_REVERSE: /* steps i = n-2 .. 0: back to carry i, re-tape and reverse */
-        remat_sched_emit_run(s, &(remat_action_run){
+        rmi_sched_emit_run(s, &(remat_action_run){
             .n = 3,
-            .pat = {remat_sched_action(REMAT_ACT_RESTORE, n - 2, (int)(n - 2)),
-                    remat_sched_action(REMAT_ACT_REVERSE, n - 2, -1),
-                    remat_sched_action(REMAT_ACT_FREE, n - 2, (int)(n - 2))},
+            .pat = {rmi_sched_action(REMAT_ACT_RESTORE, n - 2, (int)(n - 2)),
+                    rmi_sched_action(REMAT_ACT_REVERSE, n - 2, -1),
+                    rmi_sched_action(REMAT_ACT_FREE, n - 2, (int)(n - 2))},
             .count = n - 1, .dstep = -1, .dslot = -1});
         st->phase = PS_DONE;
         return;
@@ -70,7 +70,7 @@ static void per_step_step(remat_schedule *s)
     }
 }
 
-static void per_step_free(remat_schedule *s) { remat_free(s->state); }
+static void per_step_free(remat_schedule *s) { rmi_free(s->state); }
 
 static remat_status per_step_predict(const remat_schedule_spec *spec, int64_t n,
                                      remat_schedule_cost *cost)
@@ -90,4 +90,4 @@ static const remat_schedule_type per_step_type = {
     .predict = per_step_predict,
 };
 
-const remat_schedule_type *const remat_schedule_type_per_step = &per_step_type;
+const remat_schedule_type *const rmi_schedule_type_per_step = &per_step_type;

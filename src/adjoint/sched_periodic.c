@@ -40,19 +40,19 @@ typedef struct {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
-remat_status remat_sched_periodic_init_k(remat_schedule *s, int64_t period)
+remat_status rmi_sched_periodic_init_k(remat_schedule *s, int64_t period)
 {
     REMAT_ASSERT(period >= 1 && s->n >= 0);
-    periodic_state *st = remat_calloc(1, sizeof *st);
+    periodic_state *st = rmi_calloc(1, sizeof *st);
     if (!st)
-        return remat_error(REMAT_ERR_NOMEM, "periodic: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "periodic: out of memory");
     st->k = period;
     st->m = ceil_div(s->n, period);
     if (st->m - 1 > INT_MAX) { /* slot numbers are ints */
-        remat_free(st);
-        return remat_error(REMAT_ERR_ARG,
-                           "periodic:%lld: %lld steps need more than %d snapshot slots",
-                           (long long)period, (long long)s->n, INT_MAX);
+        rmi_free(st);
+        return rmi_error(REMAT_ERR_ARG,
+                         "periodic:%lld: %lld steps need more than %d snapshot slots",
+                         (long long)period, (long long)s->n, INT_MAX);
     }
     st->last = st->m > 0 ? (st->m - 1) * period : 0;
     st->phase = st->m >= 2 ? PER_FORWARD : PER_LAST;
@@ -65,27 +65,27 @@ remat_status remat_sched_periodic_init_k(remat_schedule *s, int64_t period)
 static void emit_steps(remat_schedule *s, remat_action_kind kind, int64_t step, int64_t count,
                        int64_t dstep)
 {
-    remat_sched_emit_run(s, &(remat_action_run){
-        .n = 1, .pat = {remat_sched_action(kind, step, -1)}, .count = count, .dstep = dstep});
+    rmi_sched_emit_run(s, &(remat_action_run){
+        .n = 1, .pat = {rmi_sched_action(kind, step, -1)}, .count = count, .dstep = dstep});
 }
 
-void remat_sched_periodic_step(remat_schedule *s)
+void rmi_sched_periodic_step(remat_schedule *s)
 {
     periodic_state *st = s->state;
     int64_t k = st->k, n = s->n;
     switch (st->phase) {
     case PER_FORWARD: /* segment j = 0 .. m-2: slot j := carry jk, advance to (j+1)k */
-        remat_sched_emit_run(s, &(remat_action_run){
+        rmi_sched_emit_run(s, &(remat_action_run){
             .n = 2,
-            .pat = {remat_sched_action(REMAT_ACT_TAKESHOT, 0, 0),
-                    remat_sched_action(REMAT_ACT_ADVANCE, k, -1)},
+            .pat = {rmi_sched_action(REMAT_ACT_TAKESHOT, 0, 0),
+                    rmi_sched_action(REMAT_ACT_ADVANCE, k, -1)},
             .count = st->m - 1, .dstep = k, .dslot = 1});
         st->phase = PER_LAST;
         return;
     case PER_LAST: /* steps last .. n-1, taped on the way forward */
         if (n > 0)
             emit_steps(s, REMAT_ACT_TAPE, st->last, n - st->last, 1);
-        remat_sched_emit(s, REMAT_ACT_END_FORWARD, n, -1);
+        rmi_sched_emit(s, REMAT_ACT_END_FORWARD, n, -1);
         if (n > 0)
             emit_steps(s, REMAT_ACT_REVERSE, n - 1, n - st->last, -1);
         st->j = st->m - 2;
@@ -93,9 +93,9 @@ void remat_sched_periodic_step(remat_schedule *s)
         return;
     case PER_SEGMENT: { /* steps a .. a+k-1 */
         int64_t a = st->j * k;
-        remat_sched_emit(s, REMAT_ACT_RESTORE, a, (int)st->j);
+        rmi_sched_emit(s, REMAT_ACT_RESTORE, a, (int)st->j);
         emit_steps(s, REMAT_ACT_TAPE, a, k, 1);
-        remat_sched_emit(s, REMAT_ACT_FREE, a, (int)st->j);
+        rmi_sched_emit(s, REMAT_ACT_FREE, a, (int)st->j);
         emit_steps(s, REMAT_ACT_REVERSE, a + k - 1, k, -1);
         if (--st->j < 0)
             st->phase = PER_DONE;
@@ -105,9 +105,9 @@ void remat_sched_periodic_step(remat_schedule *s)
     }
 }
 
-void remat_sched_periodic_free(remat_schedule *s) { remat_free(s->state); }
+void rmi_sched_periodic_free(remat_schedule *s) { rmi_free(s->state); }
 
-void remat_sched_periodic_cost(int64_t n, int64_t k, remat_schedule_cost *cost)
+void rmi_sched_periodic_cost(int64_t n, int64_t k, remat_schedule_cost *cost)
 {
     int64_t m = ceil_div(n, k);
     if (n == 0) {
@@ -121,22 +121,22 @@ void remat_sched_periodic_cost(int64_t n, int64_t k, remat_schedule_cost *cost)
 
 static remat_status periodic_init(remat_schedule *s)
 {
-    return remat_sched_periodic_init_k(s, s->spec.period);
+    return rmi_sched_periodic_init_k(s, s->spec.period);
 }
 
 static remat_status periodic_predict(const remat_schedule_spec *spec, int64_t n,
                                      remat_schedule_cost *cost)
 {
-    remat_sched_periodic_cost(n, spec->period, cost);
+    rmi_sched_periodic_cost(n, spec->period, cost);
     return REMAT_OK;
 }
 
 static const remat_schedule_type periodic_type = {
     .name = "periodic",
     .init = periodic_init,
-    .step = remat_sched_periodic_step,
-    .free = remat_sched_periodic_free,
+    .step = rmi_sched_periodic_step,
+    .free = rmi_sched_periodic_free,
     .predict = periodic_predict,
 };
 
-const remat_schedule_type *const remat_schedule_type_periodic = &periodic_type;
+const remat_schedule_type *const rmi_schedule_type_periodic = &periodic_type;

@@ -19,9 +19,9 @@ typedef struct {
 
 static remat_status store_all_init(remat_schedule *s)
 {
-    store_all_state *st = remat_calloc(1, sizeof *st);
+    store_all_state *st = rmi_calloc(1, sizeof *st);
     if (!st)
-        return remat_error(REMAT_ERR_NOMEM, "store-all: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "store-all: out of memory");
     st->phase = s->n > 0 ? SA_TAPE : SA_END;
     s->state = st;
     s->max_slots = 0;
@@ -33,18 +33,18 @@ static void store_all_step(remat_schedule *s)
     store_all_state *st = s->state;
     switch (st->phase) {
     case SA_TAPE: /* steps 0 .. n-1 */
-        remat_sched_emit_run(s, &(remat_action_run){
-            .n = 1, .pat = {remat_sched_action(REMAT_ACT_TAPE, 0, -1)},
+        rmi_sched_emit_run(s, &(remat_action_run){
+            .n = 1, .pat = {rmi_sched_action(REMAT_ACT_TAPE, 0, -1)},
             .count = s->n, .dstep = 1});
         st->phase = SA_END;
         return;
     case SA_END:
-        remat_sched_emit(s, REMAT_ACT_END_FORWARD, s->n, -1);
+        rmi_sched_emit(s, REMAT_ACT_END_FORWARD, s->n, -1);
         st->phase = s->n > 0 ? SA_REVERSE : SA_DONE;
         return;
     case SA_REVERSE: /* steps n-1 .. 0 */
-        remat_sched_emit_run(s, &(remat_action_run){
-            .n = 1, .pat = {remat_sched_action(REMAT_ACT_REVERSE, s->n - 1, -1)},
+        rmi_sched_emit_run(s, &(remat_action_run){
+            .n = 1, .pat = {rmi_sched_action(REMAT_ACT_REVERSE, s->n - 1, -1)},
             .count = s->n, .dstep = -1});
         st->phase = SA_DONE;
         return;
@@ -52,7 +52,7 @@ static void store_all_step(remat_schedule *s)
     }
 }
 
-static void store_all_free(remat_schedule *s) { remat_free(s->state); }
+static void store_all_free(remat_schedule *s) { rmi_free(s->state); }
 
 static remat_status store_all_predict(const remat_schedule_spec *spec, int64_t n,
                                       remat_schedule_cost *cost)
@@ -70,4 +70,4 @@ static const remat_schedule_type store_all_type = {
     .predict = store_all_predict,
 };
 
-const remat_schedule_type *const remat_schedule_type_store_all = &store_all_type;
+const remat_schedule_type *const rmi_schedule_type_store_all = &store_all_type;

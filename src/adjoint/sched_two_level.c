@@ -7,7 +7,7 @@
  */
 #include "adjoint/schedule_impl.h"
 
-int64_t remat_sched_two_level_period(int64_t n)
+int64_t rmi_sched_two_level_period(int64_t n)
 {
     if (n <= 1)
         return 1;
@@ -25,27 +25,27 @@ int64_t remat_sched_two_level_period(int64_t n)
 
 static int64_t period_for(const remat_schedule_spec *spec, int64_t n)
 {
-    return spec->period > 0 ? spec->period : remat_sched_two_level_period(n);
+    return spec->period > 0 ? spec->period : rmi_sched_two_level_period(n);
 }
 
 static remat_status two_level_init(remat_schedule *s)
 {
-    return remat_sched_periodic_init_k(s, period_for(&s->spec, s->n));
+    return rmi_sched_periodic_init_k(s, period_for(&s->spec, s->n));
 }
 
 static remat_status two_level_predict(const remat_schedule_spec *spec, int64_t n,
                                       remat_schedule_cost *cost)
 {
-    remat_sched_periodic_cost(n, period_for(spec, n), cost);
+    rmi_sched_periodic_cost(n, period_for(spec, n), cost);
     return REMAT_OK;
 }
 
 static const remat_schedule_type two_level_type = {
     .name = "two-level",
     .init = two_level_init,
-    .step = remat_sched_periodic_step,
-    .free = remat_sched_periodic_free,
+    .step = rmi_sched_periodic_step,
+    .free = rmi_sched_periodic_free,
     .predict = two_level_predict,
 };
 
-const remat_schedule_type *const remat_schedule_type_two_level = &two_level_type;
+const remat_schedule_type *const rmi_schedule_type_two_level = &two_level_type;

@@ -14,12 +14,12 @@
 static const remat_schedule_type *kind_type(remat_schedule_kind kind)
 {
     switch (kind) {
-    case REMAT_SCHED_STORE_ALL: return remat_schedule_type_store_all;
-    case REMAT_SCHED_PER_STEP: return remat_schedule_type_per_step;
-    case REMAT_SCHED_PERIODIC: return remat_schedule_type_periodic;
-    case REMAT_SCHED_TWO_LEVEL: return remat_schedule_type_two_level;
-    case REMAT_SCHED_BINOMIAL: return remat_schedule_type_binomial;
-    case REMAT_SCHED_ONLINE: return remat_schedule_type_online;
+    case REMAT_SCHED_STORE_ALL: return rmi_schedule_type_store_all;
+    case REMAT_SCHED_PER_STEP: return rmi_schedule_type_per_step;
+    case REMAT_SCHED_PERIODIC: return rmi_schedule_type_periodic;
+    case REMAT_SCHED_TWO_LEVEL: return rmi_schedule_type_two_level;
+    case REMAT_SCHED_BINOMIAL: return rmi_schedule_type_binomial;
+    case REMAT_SCHED_ONLINE: return rmi_schedule_type_online;
     case REMAT_SCHED_KIND_COUNT: break;
     }
     return NULL;
@@ -29,28 +29,28 @@ static const remat_schedule_type *kind_type(remat_schedule_kind kind)
 static remat_status check_spec(const remat_schedule_spec *spec)
 {
     if (!spec)
-        return remat_error(REMAT_ERR_NULL, "schedule: spec is NULL");
+        return rmi_error(REMAT_ERR_NULL, "schedule: spec is NULL");
     const remat_schedule_type *type = kind_type(spec->kind);
     if (!type)
-        return remat_error(REMAT_ERR_ARG, "schedule: kind %d is not a remat_schedule_kind",
-                           (int)spec->kind);
+        return rmi_error(REMAT_ERR_ARG, "schedule: kind %d is not a remat_schedule_kind",
+                         (int)spec->kind);
     switch (spec->kind) {
     case REMAT_SCHED_PERIODIC:
         if (spec->period < 1)
-            return remat_error(REMAT_ERR_ARG, "periodic:%lld: period must be >= 1",
-                               (long long)spec->period);
+            return rmi_error(REMAT_ERR_ARG, "periodic:%lld: period must be >= 1",
+                             (long long)spec->period);
         break;
     case REMAT_SCHED_TWO_LEVEL:
         if (spec->period < 0)
-            return remat_error(REMAT_ERR_ARG,
-                               "two-level:%lld: period must be >= 1 (or 0 for ceil(sqrt(n)))",
-                               (long long)spec->period);
+            return rmi_error(REMAT_ERR_ARG,
+                             "two-level:%lld: period must be >= 1 (or 0 for ceil(sqrt(n)))",
+                             (long long)spec->period);
         break;
     case REMAT_SCHED_BINOMIAL:
     case REMAT_SCHED_ONLINE:
         if (spec->snapshots < 1)
-            return remat_error(REMAT_ERR_ARG, "%s:%lld: snapshots must be >= 1", type->name,
-                               (long long)spec->snapshots);
+            return rmi_error(REMAT_ERR_ARG, "%s:%lld: snapshots must be >= 1", type->name,
+                             (long long)spec->snapshots);
         break;
     default: break;
     }
@@ -61,23 +61,23 @@ remat_status remat_schedule_new(const remat_schedule_spec *spec, int64_t length,
                                 remat_schedule **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "remat_schedule_new: out is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_schedule_new: out is NULL");
     *out = NULL;
     remat_status st = check_spec(spec);
     if (st != REMAT_OK)
         return st;
     bool online = spec->kind == REMAT_SCHED_ONLINE;
     if (!online && length < 0)
-        return remat_error(REMAT_ERR_ARG, "schedule: length %lld is negative", (long long)length);
-    remat_schedule *s = remat_calloc(1, sizeof *s);
+        return rmi_error(REMAT_ERR_ARG, "schedule: length %lld is negative", (long long)length);
+    remat_schedule *s = rmi_calloc(1, sizeof *s);
     if (!s)
-        return remat_error(REMAT_ERR_NOMEM, "schedule: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "schedule: out of memory");
     s->type = kind_type(spec->kind);
     s->spec = *spec;
     s->n = online ? -1 : length; /* ONLINE learns it from set_length() */
     st = s->type->init(s);
     if (st != REMAT_OK) {
-        remat_free(s);
+        rmi_free(s);
         return st;
     }
     *out = s;
@@ -90,7 +90,7 @@ void remat_schedule_free(remat_schedule *s)
         return;
     if (s->type->free)
         s->type->free(s);
-    remat_free(s);
+    rmi_free(s);
 }
 
 void remat_schedule_set_length(remat_schedule *s, int64_t length)
@@ -216,7 +216,7 @@ void remat_schedule_next_run(remat_schedule *s, remat_action_run *r)
             r->dslot = q->dslot;
         } else
             *r = (remat_action_run){
-                .n = 1, .pat = {remat_sched_action(REMAT_ACT_DONE, s->n, -1)}, .count = 1};
+                .n = 1, .pat = {rmi_sched_action(REMAT_ACT_DONE, s->n, -1)}, .count = 1};
         return;
     }
     /* next() has taken part of a run: hand out what the cursor holds. */
@@ -246,9 +246,9 @@ remat_status remat_schedule_predict(const remat_schedule_spec *spec, int64_t len
     if (st != REMAT_OK)
         return st;
     if (!cost)
-        return remat_error(REMAT_ERR_NULL, "remat_schedule_predict: cost is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_schedule_predict: cost is NULL");
     if (length < 0)
-        return remat_error(REMAT_ERR_ARG, "schedule: length %lld is negative", (long long)length);
+        return rmi_error(REMAT_ERR_ARG, "schedule: length %lld is negative", (long long)length);
     *cost = (remat_schedule_cost){0};
     return kind_type(spec->kind)->predict(spec, length, cost);
 }
@@ -260,6 +260,6 @@ int64_t remat_binomial_optimum(int64_t length, int64_t snapshots)
     if (length >= 2 && snapshots < 1)
         return -1; /* nothing can bring back a carry without a snapshot */
     int64_t s = snapshots < length - 1 ? snapshots : length - 1;
-    int64_t f = remat_revolve_advances(length, s);
+    int64_t f = rmi_revolve_advances(length, s);
     return f > INT64_MAX - length ? INT64_MAX : length + f;
 }

@@ -60,13 +60,13 @@ remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length, int
                                        int64_t tape_bytes, remat_schedule_spec *spec)
 {
     if (!spec)
-        return remat_error(REMAT_ERR_NULL, "remat_schedule_for_budget: spec is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_schedule_for_budget: spec is NULL");
     if (budget_bytes < 0 || length < 0 || carry_bytes < 0 || tape_bytes < 0)
-        return remat_error(REMAT_ERR_ARG,
-                           "remat_schedule_for_budget: negative argument (budget %lld bytes, "
-                           "length %lld, carry %lld bytes, tape %lld bytes)",
-                           (long long)budget_bytes, (long long)length, (long long)carry_bytes,
-                           (long long)tape_bytes);
+        return rmi_error(REMAT_ERR_ARG,
+                         "remat_schedule_for_budget: negative argument (budget %lld bytes, "
+                         "length %lld, carry %lld bytes, tape %lld bytes)",
+                         (long long)budget_bytes, (long long)length, (long long)carry_bytes,
+                         (long long)tape_bytes);
     search q = {.budget = budget_bytes, .n = length, .carry = carry_bytes, .tape = tape_bytes};
     int64_t n = length;
     consider(&q, (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL});
@@ -81,7 +81,7 @@ remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length, int
         consider(&q, (remat_schedule_spec){.kind = REMAT_SCHED_BINOMIAL, .snapshots = s});
         if (s != 1)
             consider(&q, (remat_schedule_spec){.kind = REMAT_SCHED_BINOMIAL, .snapshots = 1});
-        int64_t r = remat_sched_two_level_period(n); /* ~sqrt(n) */
+        int64_t r = rmi_sched_two_level_period(n); /* ~sqrt(n) */
         for (int64_t k = 1; k <= r && k < n; k++)
             consider(&q, (remat_schedule_spec){.kind = REMAT_SCHED_PERIODIC, .period = k});
         for (int64_t m = 2; m <= r; m++) {
@@ -96,9 +96,9 @@ remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length, int
     }
     char name[64];
     remat_schedule_format(&q.least.spec, name, sizeof name);
-    return remat_error(REMAT_ERR_BUDGET,
-                       "memory budget of %lld bytes is too small for a scan of %lld steps "
-                       "(carry %lld bytes, step tape %lld bytes): at least %lld bytes are needed (%s)",
-                       (long long)budget_bytes, (long long)n, (long long)carry_bytes,
-                       (long long)tape_bytes, (long long)q.least.bytes, name);
+    return rmi_error(REMAT_ERR_BUDGET,
+                     "memory budget of %lld bytes is too small for a scan of %lld steps "
+                     "(carry %lld bytes, step tape %lld bytes): at least %lld bytes are needed (%s)",
+                     (long long)budget_bytes, (long long)n, (long long)carry_bytes,
+                     (long long)tape_bytes, (long long)q.least.bytes, name);
 }

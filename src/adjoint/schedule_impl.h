@@ -5,7 +5,7 @@
  * in its own file (sched_<kind>.c), exported as a `const remat_schedule_type *`
  * below. schedule.c owns the dispatch and the queue; a kind's `step` decides
  * the next few runs of actions (remat_action_run, remat/schedule.h) and pushes
- * them with remat_sched_emit_run(), or single actions with remat_sched_emit().
+ * them with rmi_sched_emit_run(), or single actions with rmi_sched_emit().
  * A kind emits a repetitive stretch (store-all's tapes, per-step's
  * snapshot/advance pairs, a periodic segment's tapes, Revolve's descents by
  * one step and its one-step reversals) as one run when it decides it, rather
@@ -71,7 +71,7 @@ struct remat_schedule {
     void *state; /* the kind's own state, allocated in init */
 };
 
-static inline remat_action remat_sched_action(remat_action_kind kind, int64_t step, int slot)
+static inline remat_action rmi_sched_action(remat_action_kind kind, int64_t step, int slot)
 {
     return (remat_action){.kind = kind, .step = step, .slot = slot};
 }
@@ -81,7 +81,7 @@ static inline remat_action remat_sched_action(remat_action_kind kind, int64_t st
  * only as a run of their own (n == 1, count == 1), which remat/schedule.h
  * promises consumers. Field by field, like every copy of a run (schedule.c):
  * the source was just written that way. */
-static inline void remat_sched_emit_run(remat_schedule *s, const remat_action_run *run)
+static inline void rmi_sched_emit_run(remat_schedule *s, const remat_action_run *run)
 {
     REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
     REMAT_ASSERT(run->n >= 1 && run->n <= REMAT_RUN_MAX_PATTERN && run->count >= 1);
@@ -100,10 +100,10 @@ static inline void remat_sched_emit_run(remat_schedule *s, const remat_action_ru
 }
 
 /* Append a run of n actions, written in place: the caller sets pat[0..n-1]
- * with remat_sched_set() (nothing is zeroed first, nor copied). For the
+ * with rmi_sched_set() (nothing is zeroed first, nor copied). For the
  * Revolve and online runs, which never hold END_FORWARD or DONE. */
-static inline remat_action_run *remat_sched_emit_open(remat_schedule *s, int n, int64_t count,
-                                                      int64_t dstep, int dslot)
+static inline remat_action_run *rmi_sched_emit_open(remat_schedule *s, int n, int64_t count,
+                                                    int64_t dstep, int dslot)
 {
     REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
     REMAT_ASSERT(n >= 1 && n <= REMAT_RUN_MAX_PATTERN && count >= 1);
@@ -115,7 +115,7 @@ static inline remat_action_run *remat_sched_emit_open(remat_schedule *s, int n, 
     return q;
 }
 
-static inline void remat_sched_set(remat_action *a, remat_action_kind kind, int64_t step, int slot)
+static inline void rmi_sched_set(remat_action *a, remat_action_kind kind, int64_t step, int slot)
 {
     a->kind = kind;
     a->step = step;
@@ -123,15 +123,15 @@ static inline void remat_sched_set(remat_action *a, remat_action_kind kind, int6
 }
 
 /* Whether `step` may make another decision: room for REMAT_SCHED_STEP_MAX. */
-static inline bool remat_sched_room(const remat_schedule *s)
+static inline bool rmi_sched_room(const remat_schedule *s)
 {
     return s->qtail <= REMAT_SCHED_QUEUE_CAP - REMAT_SCHED_STEP_MAX;
 }
 /* Append a run of one action, written in place with no run built and copied
  * (pat[1..] keep whatever they held: unused): what binomial and online emit
  * between their runs. */
-static inline void remat_sched_emit(remat_schedule *s, remat_action_kind kind, int64_t step,
-                                    int slot)
+static inline void rmi_sched_emit(remat_schedule *s, remat_action_kind kind, int64_t step,
+                                  int slot)
 {
     REMAT_ASSERT(s->qtail < REMAT_SCHED_QUEUE_CAP);
     remat_action_run *q = &s->queue[s->qtail++];
@@ -144,19 +144,19 @@ static inline void remat_sched_emit(remat_schedule *s, remat_action_kind kind, i
     q->dslot = 0;
 }
 
-extern const remat_schedule_type *const remat_schedule_type_store_all;
-extern const remat_schedule_type *const remat_schedule_type_per_step;
-extern const remat_schedule_type *const remat_schedule_type_periodic;
-extern const remat_schedule_type *const remat_schedule_type_two_level;
-extern const remat_schedule_type *const remat_schedule_type_binomial;
-extern const remat_schedule_type *const remat_schedule_type_online;
+extern const remat_schedule_type *const rmi_schedule_type_store_all;
+extern const remat_schedule_type *const rmi_schedule_type_per_step;
+extern const remat_schedule_type *const rmi_schedule_type_periodic;
+extern const remat_schedule_type *const rmi_schedule_type_two_level;
+extern const remat_schedule_type *const rmi_schedule_type_binomial;
+extern const remat_schedule_type *const rmi_schedule_type_online;
 
 /* Periodic internals shared with two-level (sched_periodic.c). */
-remat_status remat_sched_periodic_init_k(remat_schedule *s, int64_t period);
-void remat_sched_periodic_step(remat_schedule *s);
-void remat_sched_periodic_free(remat_schedule *s);
-void remat_sched_periodic_cost(int64_t length, int64_t period, remat_schedule_cost *cost);
+remat_status rmi_sched_periodic_init_k(remat_schedule *s, int64_t period);
+void rmi_sched_periodic_step(remat_schedule *s);
+void rmi_sched_periodic_free(remat_schedule *s);
+void rmi_sched_periodic_cost(int64_t length, int64_t period, remat_schedule_cost *cost);
 /* ceil(sqrt(n)), at least 1: the two-level default period. */
-int64_t remat_sched_two_level_period(int64_t length);
+int64_t rmi_sched_two_level_period(int64_t length);
 
 #endif

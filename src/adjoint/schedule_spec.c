@@ -48,7 +48,7 @@ static int parse_count(const char *p, int64_t *out)
 remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec)
 {
     if (!text || !spec)
-        return remat_error(REMAT_ERR_NULL, "remat_schedule_parse: NULL %s", text ? "spec" : "text");
+        return rmi_error(REMAT_ERR_NULL, "remat_schedule_parse: NULL %s", text ? "spec" : "text");
     const char *colon = strchr(text, ':');
     size_t len = colon ? (size_t)(colon - text) : strlen(text);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -57,20 +57,20 @@ remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec)
         remat_schedule_spec out = {.kind = names[i].kind};
         if (!colon) {
             if (names[i].rule == PARAM_REQUIRED)
-                return remat_error(REMAT_ERR_PARSE, "schedule '%s': missing %s (write %s:N)",
-                                   text, names[i].what, names[i].name);
+                return rmi_error(REMAT_ERR_PARSE, "schedule '%s': missing %s (write %s:N)",
+                                 text, names[i].what, names[i].name);
             *spec = out;
             return REMAT_OK;
         }
         if (names[i].rule == PARAM_NONE)
-            return remat_error(REMAT_ERR_PARSE, "schedule '%s': %s takes no parameter", text,
-                               names[i].name);
+            return rmi_error(REMAT_ERR_PARSE, "schedule '%s': %s takes no parameter", text,
+                             names[i].name);
         int64_t v;
         if (parse_count(colon + 1, &v) != 0)
-            return remat_error(REMAT_ERR_PARSE, "schedule '%s': %s '%s' is not a whole number",
-                               text, names[i].what, colon + 1);
+            return rmi_error(REMAT_ERR_PARSE, "schedule '%s': %s '%s' is not a whole number",
+                             text, names[i].what, colon + 1);
         if (v < 1)
-            return remat_error(REMAT_ERR_ARG, "%s: %s must be >= 1", text, names[i].what);
+            return rmi_error(REMAT_ERR_ARG, "%s: %s must be >= 1", text, names[i].what);
         if (out.kind == REMAT_SCHED_BINOMIAL || out.kind == REMAT_SCHED_ONLINE)
             out.snapshots = v;
         else
@@ -78,7 +78,7 @@ remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec)
         *spec = out;
         return REMAT_OK;
     }
-    return remat_error(REMAT_ERR_PARSE, "unknown schedule '%s' (expected " EXPECTED ")", text);
+    return rmi_error(REMAT_ERR_PARSE, "unknown schedule '%s' (expected " EXPECTED ")", text);
 }
 
 void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len)

@@ -84,10 +84,10 @@ typedef struct {
 
 /* What a micro-op runs, from its op's row of the table (fused_uop.c): a
  * backend decides it once per micro-op at lowering and switches on it in its
- * loop. remat_fused_uop_kind_of returns -1 for an op that is not a micro-op
+ * loop. rmi_fused_uop_kind_of returns -1 for an op that is not a micro-op
  * (not elementwise). */
 typedef enum { REMAT_UOP_UNARY, REMAT_UOP_INTEGER_POW, REMAT_UOP_POW, REMAT_UOP_SELECT, REMAT_UOP_BINARY } remat_fused_uop_kind;
-int remat_fused_uop_kind_of(remat_op op);
+int rmi_fused_uop_kind_of(remat_op op);
 
 /* the most registers and micro-ops compile puts in one group */
 #define REMAT_FUSED_MAX_REGS 23
@@ -187,6 +187,6 @@ typedef struct {
  * memory and sets *arena to the arena size. Greedy first-fit in execution
  * order. REMAT_ERR_NOMEM (offsets unset) when its working memory, two arrays
  * of n, cannot be allocated. */
-remat_status remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, size_t *arena);
+remat_status rmi_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, size_t *arena);
 
 #endif

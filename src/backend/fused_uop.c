@@ -8,7 +8,7 @@
 #include "core/exhaustive.h"
 
 REMAT_EXHAUSTIVE_BEGIN
-int remat_fused_uop_kind_of(remat_op op)
+int rmi_fused_uop_kind_of(remat_op op)
 {
     switch (remat_op_category_of(op)) {
     case REMAT_OPCAT_UNARY:

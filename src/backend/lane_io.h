@@ -25,17 +25,17 @@
 
 #include "backend/lane.h"
 
-remat_status remat_lane_program_write(FILE *f, const remat_lane_program *p);
+remat_status rmi_lane_program_write(FILE *f, const remat_lane_program *p);
 
 /* *p gets instructions and buffers of its own, released by
- * remat_lane_program_release (also on a half-read program). REMAT_ERR_PARSE
+ * rmi_lane_program_release (also on a half-read program). REMAT_ERR_PARSE
  * with a message naming the line, REMAT_ERR_NOMEM. */
-remat_status remat_lane_program_read(FILE *f, remat_lane_program *p);
-void remat_lane_program_release(remat_lane_program *p);
+remat_status rmi_lane_program_read(FILE *f, remat_lane_program *p);
+void rmi_lane_program_release(remat_lane_program *p);
 
 /* With REMAT_DUMP_LANES=dir in the environment: writes the n programs to
  * dir, one file per distinct text (best effort: a dump that fails says so on
  * stderr once and changes nothing else). */
-void remat_lane_dump(int n, const remat_lane_program *const *p);
+void rmi_lane_dump(int n, const remat_lane_program *const *p);
 
 #endif

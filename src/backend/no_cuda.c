@@ -5,7 +5,7 @@
 
 remat_backend *remat_backend_cuda(int device)
 {
-    remat_error(REMAT_ERR_UNSUPPORTED, "remat was built without CUDA (device %d asked for): configure with "
-                "-Dcuda=enabled where nvcc and the CUDA toolkit are installed", device);
+    rmi_error(REMAT_ERR_UNSUPPORTED, "remat was built without CUDA (device %d asked for): configure with "
+              "-Dcuda=enabled where nvcc and the CUDA toolkit are installed", device);
     return NULL;
 }

@@ -9,9 +9,9 @@ remat_status remat_dist_device_new(remat_dist *d, remat_backend *be, remat_dist_
         *out = NULL;
     /* collective: a NULL on one rank is every rank's error */
     if (!be || !out)
-        return remat_dist_agree(d, remat_error(REMAT_ERR_NULL, "%s: %s is NULL", __func__, !be ? "be" : "out"));
-    remat_status st = remat_error(REMAT_ERR_UNSUPPORTED, "device sum: remat was built without %s",
-                                  REMAT_HAVE_CUDA ? "NCCL (no nccl.h beside the CUDA headers)" : "CUDA");
+        return remat_dist_agree(d, rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", __func__, !be ? "be" : "out"));
+    remat_status st = rmi_error(REMAT_ERR_UNSUPPORTED, "device sum: remat was built without %s",
+                                REMAT_HAVE_CUDA ? "NCCL (no nccl.h beside the CUDA headers)" : "CUDA");
     return remat_dist_agree(d, st);
 }
 
@@ -21,5 +21,5 @@ remat_status remat_dist_device_sum(remat_dist_device *g, int64_t n, const int *o
                                    const double *mine, double *sum)
 {
     (void)g, (void)n, (void)owner, (void)len, (void)mine, (void)sum;
-    return remat_error(REMAT_ERR_UNSUPPORTED, "device sum: remat was built without NCCL");
+    return rmi_error(REMAT_ERR_UNSUPPORTED, "device sum: remat was built without NCCL");
 }

@@ -240,15 +240,15 @@ static int by_first(const void *a, const void *b, void *bufs)
 
 static remat_status nomem(int32_t n)
 {
-    return remat_error(REMAT_ERR_NOMEM, "compile: out of memory planning the arena of %d buffers", (int)n);
+    return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory planning the arena of %d buffers", (int)n);
 }
 
-remat_status remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, size_t *arena_out)
+remat_status rmi_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, size_t *arena_out)
 {
     *arena_out = 0;
     if (n <= 0)
         return REMAT_OK;
-    int32_t *order = remat_malloc(sizeof *order * (size_t)n);
+    int32_t *order = rmi_malloc(sizeof *order * (size_t)n);
     if (!order)
         return nomem(n);
     for (int32_t i = 0; i < n; i++)
@@ -256,15 +256,15 @@ remat_status remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, s
     qsort_r(order, (size_t)n, sizeof *order, by_first, bufs);
     if (n <= SMALL_PLAN) {
         *arena_out = plan_small(bufs, order, n, align);
-        remat_free(order);
+        rmi_free(order);
         return REMAT_OK;
     }
-    int32_t *heap = remat_malloc(sizeof *heap * (size_t)n);
-    node *t = remat_malloc(sizeof *t * (size_t)n);
+    int32_t *heap = rmi_malloc(sizeof *heap * (size_t)n);
+    node *t = rmi_malloc(sizeof *t * (size_t)n);
     if (!heap || !t) {
-        remat_free(order);
-        remat_free(heap);
-        remat_free(t);
+        rmi_free(order);
+        rmi_free(heap);
+        rmi_free(t);
         return nomem(n);
     }
     treap T = {t, NIL, 2463534242u};
@@ -289,9 +289,9 @@ remat_status remat_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, s
         if (off + size > arena)
             arena = off + size;
     }
-    remat_free(order);
-    remat_free(heap);
-    remat_free(t);
+    rmi_free(order);
+    rmi_free(heap);
+    rmi_free(t);
     *arena_out = arena;
     return REMAT_OK;
 }

@@ -24,21 +24,21 @@ remat_backend *remat_backend_from_name(const char *name)
         if (name[5] && !*end && errno == 0 && dev >= 0 && dev <= 1024)
             return remat_backend_cuda((int)dev);
     }
-    remat_error(REMAT_ERR_ARG, "backend '%s': expected cpu, cuda or cuda:N", name);
+    rmi_error(REMAT_ERR_ARG, "backend '%s': expected cpu, cuda or cuda:N", name);
     return NULL;
 }
 
 remat_status remat_backend_from_env(remat_backend **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "remat_backend_from_env: out is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_backend_from_env: out is NULL");
     const char *name = getenv("REMAT_BACKEND");
     if ((*out = remat_backend_from_name(name)))
         return REMAT_OK;
     char why[256]; /* the message is rewritten below: copy it first */
     snprintf(why, sizeof why, "%s", remat_last_error());
-    return remat_error(strncmp(name, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG, "REMAT_BACKEND=%s: %s", name,
-                       why);
+    return rmi_error(strncmp(name, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG, "REMAT_BACKEND=%s: %s", name,
+                     why);
 }
 
 remat_status remat_compile_env(const remat_fn *fn, remat_program **out)
@@ -62,14 +62,14 @@ static void enter(remat_backend *be)
 void *remat_backend_alloc(remat_backend *be, size_t bytes)
 {
     if (!be) {
-        remat_error(REMAT_ERR_NULL, "remat_backend_alloc: backend is NULL");
+        rmi_error(REMAT_ERR_NULL, "remat_backend_alloc: backend is NULL");
         return NULL;
     }
     enter(be);
     void *p = be->iface.mem_alloc(bytes ? bytes : 1);
     if (!p)
-        remat_error(REMAT_ERR_NOMEM, "remat_backend_alloc: %s backend: out of memory for %zu bytes", be->iface.name,
-                    bytes);
+        rmi_error(REMAT_ERR_NOMEM, "remat_backend_alloc: %s backend: out of memory for %zu bytes", be->iface.name,
+                  bytes);
     return p;
 }
 
@@ -85,7 +85,7 @@ void remat_backend_free(remat_backend *be, void *p)
 static remat_status copy(remat_backend *be, void *dst, const void *src, size_t bytes, int up, const char *what)
 {
     if (!be || ((!dst || !src) && bytes))
-        return remat_error(REMAT_ERR_NULL, "%s: %s is NULL", what, !be ? "backend" : !dst ? "dst" : "src");
+        return rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", what, !be ? "backend" : !dst ? "dst" : "src");
     if (!bytes)
         return REMAT_OK;
     enter(be);

@@ -19,13 +19,13 @@ static int injected(void)
     return atomic_load_explicit(&only_one, memory_order_relaxed) ? n == k : n >= k;
 }
 
-void *remat_malloc(size_t bytes) { return injected() ? NULL : malloc(bytes); }
+void *rmi_malloc(size_t bytes) { return injected() ? NULL : malloc(bytes); }
 
-void *remat_calloc(size_t n, size_t size) { return injected() ? NULL : calloc(n, size); }
+void *rmi_calloc(size_t n, size_t size) { return injected() ? NULL : calloc(n, size); }
 
-void *remat_realloc(void *p, size_t bytes) { return injected() ? NULL : realloc(p, bytes); }
+void *rmi_realloc(void *p, size_t bytes) { return injected() ? NULL : realloc(p, bytes); }
 
-void *remat_aligned_alloc(size_t align, size_t bytes)
+void *rmi_aligned_alloc(size_t align, size_t bytes)
 {
     void *p = NULL;
     if (injected() || posix_memalign(&p, align, bytes ? bytes : align) != 0)
@@ -33,16 +33,16 @@ void *remat_aligned_alloc(size_t align, size_t bytes)
     return p;
 }
 
-char *remat_strdup(const char *s)
+char *rmi_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *d = remat_malloc(n);
+    char *d = rmi_malloc(n);
     if (d)
         memcpy(d, s, n);
     return d;
 }
 
-void remat_free(void *p) { free(p); }
+void rmi_free(void *p) { free(p); }
 
 static void arm(int64_t k, int once)
 {
@@ -53,10 +53,10 @@ static void arm(int64_t k, int once)
         atomic_store_explicit(&fail_at, k, memory_order_relaxed);
 }
 
-void remat_alloc_fail_after(int64_t k) { arm(k, 0); }
+void rmi_alloc_fail_after(int64_t k) { arm(k, 0); }
 
-void remat_alloc_fail_once(int64_t k) { arm(k, 1); }
+void rmi_alloc_fail_once(int64_t k) { arm(k, 1); }
 
-int64_t remat_alloc_count(void) { return atomic_load_explicit(&count, memory_order_relaxed); }
+int64_t rmi_alloc_count(void) { return atomic_load_explicit(&count, memory_order_relaxed); }
 
-bool remat_alloc_hook_armed(void) { return atomic_load_explicit(&fail_at, memory_order_relaxed) >= 0; }
+bool rmi_alloc_hook_armed(void) { return atomic_load_explicit(&fail_at, memory_order_relaxed) >= 0; }

@@ -16,15 +16,15 @@ struct remat_arena_chunk {
 
 _Static_assert(alignof(max_align_t) <= 16, "arena chunks align data to 16 bytes");
 
-void *remat_arena_alloc(remat_arena *a, size_t bytes)
+void *rmi_arena_alloc(remat_arena *a, size_t bytes)
 {
     if (bytes > SIZE_MAX / 2)
         return NULL; /* rounding up or adding the chunk header would wrap */
     bytes = (bytes + 15) & ~(size_t)15;
-    const bool each = remat_alloc_hook_armed(); /* every request its own chunk (alloc.h) */
+    const bool each = rmi_alloc_hook_armed(); /* every request its own chunk (alloc.h) */
     if (!a->head || a->cap - a->used < bytes || each) {
         size_t cap = bytes > 16384 || each ? bytes : 16384;
-        remat_arena_chunk *c = remat_malloc(sizeof *c + cap);
+        remat_arena_chunk *c = rmi_malloc(sizeof *c + cap);
         if (!c)
             return NULL;
         c->next = a->head;
@@ -38,11 +38,11 @@ void *remat_arena_alloc(remat_arena *a, size_t bytes)
     return p;
 }
 
-char *remat_arena_strndup(remat_arena *a, const char *s, size_t n)
+char *rmi_arena_strndup(remat_arena *a, const char *s, size_t n)
 {
     if (n == SIZE_MAX)
         return NULL;
-    char *d = remat_arena_alloc(a, n + 1);
+    char *d = rmi_arena_alloc(a, n + 1);
     if (d) {
         memcpy(d, s, n);
         d[n] = '\0';
@@ -50,12 +50,12 @@ char *remat_arena_strndup(remat_arena *a, const char *s, size_t n)
     return d;
 }
 
-void remat_arena_clear(remat_arena *a)
+void rmi_arena_clear(remat_arena *a)
 {
     remat_arena_chunk *c = a->head;
     while (c) {
         remat_arena_chunk *n = c->next;
-        remat_free(c);
+        rmi_free(c);
         c = n;
     }
     a->head = NULL;

@@ -1,7 +1,7 @@
 /*
  * error.h (internal) — raising user-facing errors.
  *
- *   return remat_error(REMAT_ERR_SHAPE, "add: shapes f32[3] and f32[4] at %s:%d", ...);
+ *   return rmi_error(REMAT_ERR_SHAPE, "add: shapes f32[3] and f32[4] at %s:%d", ...);
  */
 #ifndef REMAT_CORE_ERROR_H
 #define REMAT_CORE_ERROR_H
@@ -9,7 +9,7 @@
 #include "remat/status.h"
 
 /* Records the formatted message as this thread's last error; returns st. */
-remat_status remat_error(remat_status st, const char *fmt, ...)
+remat_status rmi_error(remat_status st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* A NULL argument of a public function: records "remat_x: arg is NULL"
@@ -19,7 +19,7 @@ remat_status remat_error(remat_status st, const char *fmt, ...)
 #define REMAT_NULL_RETURN(arg, value)                                                                         \
     do {                                                                                                      \
         if (!(arg)) {                                                                                         \
-            remat_error(REMAT_ERR_NULL, "%s: %s is NULL", __func__, #arg);                                    \
+            rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", __func__, #arg);                                      \
             return value;                                                                                     \
         }                                                                                                     \
     } while (0)

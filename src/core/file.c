@@ -36,15 +36,15 @@ static const char *kind_of(mode_t m)
 static remat_status read_all(int fd, const char *path, const char *what, char **text, size_t *len)
 {
     size_t n = 0, cap = CHUNK;
-    char *buf = remat_malloc(cap);
+    char *buf = rmi_malloc(cap);
     if (!buf)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory reading the %s", path, what);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory reading the %s", path, what);
     for (;;) {
         if (n == cap) {
-            char *bigger = remat_realloc(buf, 2 * cap);
+            char *bigger = rmi_realloc(buf, 2 * cap);
             if (!bigger) {
-                remat_free(buf);
-                return remat_error(REMAT_ERR_NOMEM, "%s: out of memory reading the %s", path, what);
+                rmi_free(buf);
+                return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory reading the %s", path, what);
             }
             buf = bigger;
             cap *= 2;
@@ -55,8 +55,8 @@ static remat_status read_all(int fd, const char *path, const char *what, char **
             continue;
         if (got < 0) {
             int e = errno;
-            remat_free(buf);
-            return remat_error(REMAT_ERR_IO, "%s: cannot read the %s: %s", path, what, strerror(e));
+            rmi_free(buf);
+            return rmi_error(REMAT_ERR_IO, "%s: cannot read the %s: %s", path, what, strerror(e));
         }
         if (got == 0)
             break;
@@ -67,9 +67,9 @@ static remat_status read_all(int fd, const char *path, const char *what, char **
         if (nul)
             break;
         if (n > REMAT_READ_FILE_MAX) { /* it grew while being read */
-            remat_free(buf);
-            return remat_error(REMAT_ERR_IO, "%s: the %s is larger than %d MiB, more than is read of one", path,
-                               what, (int)(REMAT_READ_FILE_MAX >> 20));
+            rmi_free(buf);
+            return rmi_error(REMAT_ERR_IO, "%s: the %s is larger than %d MiB, more than is read of one", path,
+                             what, (int)(REMAT_READ_FILE_MAX >> 20));
         }
     }
     *text = buf;
@@ -77,24 +77,24 @@ static remat_status read_all(int fd, const char *path, const char *what, char **
     return REMAT_OK;
 }
 
-remat_status remat_read_file(const char *path, const char *what, char **text, size_t *len)
+remat_status rmi_read_file(const char *path, const char *what, char **text, size_t *len)
 {
     /* O_NONBLOCK: a FIFO without a writer is refused below, not waited on */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return remat_error(REMAT_ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
+        return rmi_error(REMAT_ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
     struct stat sb;
     remat_status st = REMAT_OK;
     if (fstat(fd, &sb) != 0)
-        st = remat_error(REMAT_ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
+        st = rmi_error(REMAT_ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
     else if (S_ISDIR(sb.st_mode))
-        st = remat_error(REMAT_ERR_IO, "%s: cannot read %s: %s", path, what, strerror(EISDIR));
+        st = rmi_error(REMAT_ERR_IO, "%s: cannot read %s: %s", path, what, strerror(EISDIR));
     else if (!S_ISREG(sb.st_mode))
-        st = remat_error(REMAT_ERR_IO, "%s: the %s is %s, not a regular file (it is read whole: give a file)",
-                         path, what, kind_of(sb.st_mode));
+        st = rmi_error(REMAT_ERR_IO, "%s: the %s is %s, not a regular file (it is read whole: give a file)",
+                       path, what, kind_of(sb.st_mode));
     else if ((uintmax_t)sb.st_size > REMAT_READ_FILE_MAX)
-        st = remat_error(REMAT_ERR_IO, "%s: the %s is %jd bytes, more than the %d MiB that is read of one", path,
-                         what, (intmax_t)sb.st_size, (int)(REMAT_READ_FILE_MAX >> 20));
+        st = rmi_error(REMAT_ERR_IO, "%s: the %s is %jd bytes, more than the %d MiB that is read of one", path,
+                       what, (intmax_t)sb.st_size, (int)(REMAT_READ_FILE_MAX >> 20));
     else
         st = read_all(fd, path, what, text, len);
     close(fd);

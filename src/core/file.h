@@ -2,7 +2,7 @@
  * file.h (internal) — reading a whole file into memory.
  *
  *   char *text; size_t n;
- *   if ((st = remat_read_file(path, "data file", &text, &n)) != REMAT_OK) return st;
+ *   if ((st = rmi_read_file(path, "data file", &text, &n)) != REMAT_OK) return st;
  *   ... free(text);
  */
 #ifndef REMAT_CORE_FILE_H
@@ -25,6 +25,6 @@
  * directory: it would never end, or block), a file past
  * REMAT_READ_FILE_MAX. Errors (REMAT_ERR_IO, _NOMEM) name the path and
  * `what` ("data file", "mechanism file") and leave *text untouched. */
-remat_status remat_read_file(const char *path, const char *what, char **text, size_t *len);
+remat_status rmi_read_file(const char *path, const char *what, char **text, size_t *len);
 
 #endif

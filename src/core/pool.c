@@ -117,13 +117,13 @@ int remat_num_threads(void)
 remat_status remat_set_num_threads(int n)
 {
     if (n < 0 || n > MAX_THREADS)
-        return remat_error(REMAT_ERR_ARG, "remat_set_num_threads: n = %d is not in 0..%d", n, MAX_THREADS);
+        return rmi_error(REMAT_ERR_ARG, "remat_set_num_threads: n = %d is not in 0..%d", n, MAX_THREADS);
     pthread_once(&pool.once, init_threads);
     atomic_store(&pool.threads, n == 0 ? cpus_available() : n);
     return REMAT_OK;
 }
 
-int64_t remat_pool_split_loops(void) { return atomic_load(&pool.split_loops); }
+int64_t rmi_pool_split_loops(void) { return atomic_load(&pool.split_loops); }
 
 static void run_ranges(remat_pool_fn fn, void *ctx, int64_t n, int64_t chunk, int64_t n_chunks)
 {
@@ -280,7 +280,7 @@ static bool split_loop(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx, do
     return true;
 }
 
-void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
+void rmi_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
 {
     if (n > 0)
         split_loop(n, grain < 1 ? 1 : grain, fn, ctx, NULL);
@@ -306,7 +306,7 @@ void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
 #define SITE_PROBE_MAX 256u
 static atomic_llong serial_loops;
 
-int64_t remat_pool_site_serial_loops(void) { return atomic_load(&serial_loops); }
+int64_t rmi_pool_site_serial_loops(void) { return atomic_load(&serial_loops); }
 
 static bool site_splits(remat_pool_site *s)
 {
@@ -339,7 +339,7 @@ static void site_learn(remat_pool_site *s, double wait_share)
     }
 }
 
-void remat_parallel_for_site(remat_pool_site *site, int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
+void rmi_parallel_for_site(remat_pool_site *site, int64_t n, int64_t grain, remat_pool_fn fn, void *ctx)
 {
     if (n <= 0)
         return;

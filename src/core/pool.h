@@ -3,7 +3,7 @@
  * a loop over [0, n) into disjoint ranges.
  *
  *   static void add_range(void *ctx, int64_t begin, int64_t end) { ... }
- *   remat_parallel_for(n, 16384, add_range, &args);   // returns when all ran
+ *   rmi_parallel_for(n, 16384, add_range, &args);   // returns when all ran
  *
  * The ranges are [k*chunk, min((k+1)*chunk, n)) with chunk a multiple of
  * grain (the last may be shorter), so a caller that aligns grain to its own
@@ -35,7 +35,7 @@
 
 typedef void (*remat_pool_fn)(void *ctx, int64_t begin, int64_t end);
 
-void remat_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx);
+void rmi_parallel_for(int64_t n, int64_t grain, remat_pool_fn fn, void *ctx);
 
 /* Whether splitting pays at one call site, learnt from its split loops
  * (zero-initialise; one per site whose loops are alike, such as a scan
@@ -51,16 +51,16 @@ typedef struct {
     atomic_uint since;     /* loops on one thread since the last split one */
 } remat_pool_site;
 
-/* remat_parallel_for, split or on one thread as site has learnt (a NULL
+/* rmi_parallel_for, split or on one thread as site has learnt (a NULL
  * site always splits) */
-void remat_parallel_for_site(remat_pool_site *site, int64_t n, int64_t grain, remat_pool_fn fn, void *ctx);
+void rmi_parallel_for_site(remat_pool_site *site, int64_t n, int64_t grain, remat_pool_fn fn, void *ctx);
 
 /* Loops run on one thread by a site's choice since the process started (tests). */
-int64_t remat_pool_site_serial_loops(void);
+int64_t rmi_pool_site_serial_loops(void);
 
 /* Loops split into ranges and offered to the workers since the process
  * started (tests check that a large kernel really was split; whether a
  * worker took a range depends on the OS scheduling it in time). */
-int64_t remat_pool_split_loops(void);
+int64_t rmi_pool_split_loops(void);
 
 #endif

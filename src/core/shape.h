@@ -9,6 +9,6 @@
  * the dims times elem (bytes) fits in both int64_t and size_t; 0 otherwise.
  * Kernels index with int64_t and allocate with size_t, so a shape past either
  * would wrap and read outside its buffer. */
-int remat_dims_fit(int rank, const int64_t *dims, size_t elem);
+int rmi_dims_fit(int rank, const int64_t *dims, size_t elem);
 
 #endif

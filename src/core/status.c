@@ -25,7 +25,7 @@ const char *remat_last_error(void) { return last_error; }
 
 void remat_clear_error(void) { last_error[0] = '\0'; }
 
-remat_status remat_error(remat_status st, const char *fmt, ...)
+remat_status rmi_error(remat_status st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

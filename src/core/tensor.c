@@ -32,7 +32,7 @@ remat_shape remat_shape_make(int rank, const int64_t *dims)
     return s;
 }
 
-int remat_dims_fit(int rank, const int64_t *dims, size_t elem)
+int rmi_dims_fit(int rank, const int64_t *dims, size_t elem)
 {
     if (rank < 0 || rank > REMAT_MAX_RANK || (rank > 0 && !dims))
         return 0;
@@ -108,7 +108,7 @@ remat_tensor remat_tensor_f64(double *data, int rank, const int64_t *dims)
 size_t remat_tensor_bytes(const remat_tensor *t)
 {
     if (!t || (unsigned)t->dtype >= REMAT_DTYPE_COUNT ||
-        !remat_dims_fit(t->shape.rank, t->shape.dims, remat_dtype_size(t->dtype)))
+        !rmi_dims_fit(t->shape.rank, t->shape.dims, remat_dtype_size(t->dtype)))
         return 0;
     return (size_t)remat_shape_numel(&t->shape) * remat_dtype_size(t->dtype);
 }

@@ -13,11 +13,11 @@
 #include "dist/dist_impl.h"
 
 /* d = NULL: a group of one rank (its primitives touch nothing of it) */
-static remat_dist single_group = {.ops = &remat_dist_single_ops, .rank = 0, .size = 1};
+static remat_dist single_group = {.ops = &rmi_dist_single_ops, .rank = 0, .size = 1};
 
 static remat_dist *group(remat_dist *d) { return d ? d : &single_group; }
 
-int remat_dist_launched_size(void)
+int rmi_dist_launched_size(void)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS",
                                        "SLURM_NTASKS"};
@@ -41,21 +41,21 @@ static void test_alloc_hook(const remat_dist *d)
     int rank;
     long long k;
     if (v && sscanf(v, "%d:%lld", &rank, &k) == 2 && rank == d->rank && k >= 0)
-        remat_alloc_fail_once(k);
+        rmi_alloc_fail_once(k);
 }
 
 remat_status remat_dist_init(int *argc, char ***argv, remat_dist **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "remat_dist_init: out is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_dist_init: out is NULL");
     *out = NULL;
-    remat_dist *d = remat_calloc(1, sizeof *d), stand_in = {0};
+    remat_dist *d = rmi_calloc(1, sizeof *d), stand_in = {0};
     bool joined = false;
-    remat_status st = remat_dist_mpi_open(argc, argv, d ? d : &stand_in, d != NULL, &joined);
+    remat_status st = rmi_dist_mpi_open(argc, argv, d ? d : &stand_in, d != NULL, &joined);
     if (st == REMAT_OK && !d) /* alone: nobody to fail with */
-        st = remat_error(REMAT_ERR_NOMEM, "remat_dist_init: out of memory for the group");
+        st = rmi_error(REMAT_ERR_NOMEM, "remat_dist_init: out of memory for the group");
     if (st != REMAT_OK) {
-        remat_free(d);
+        rmi_free(d);
         return st;
     }
     if (!joined)
@@ -76,7 +76,7 @@ void remat_dist_finalize(remat_dist *d)
      * with a message instead of leaving them waiting (agreed) */
     (void)agreed(d, ENTER_FINALIZE, REMAT_OK);
     d->ops->close(d);
-    remat_free(d);
+    rmi_free(d);
 }
 
 int remat_dist_rank(const remat_dist *d) { return d ? d->rank : 0; }
@@ -84,17 +84,17 @@ int remat_dist_size(const remat_dist *d) { return d ? d->size : 1; }
 int remat_dist_is_root(const remat_dist *d) { return remat_dist_rank(d) == 0; }
 const char *remat_dist_kind(const remat_dist *d) { return d ? d->ops->kind : "single"; }
 
-remat_status remat_dist_split_n(int size, int64_t n, const double *cost, int *owner)
+remat_status rmi_dist_split_n(int size, int64_t n, const double *cost, int *owner)
 {
     if (n < 0)
-        return remat_error(REMAT_ERR_ARG, "remat_dist_split: n = %lld items", (long long)n);
+        return rmi_error(REMAT_ERR_ARG, "remat_dist_split: n = %lld items", (long long)n);
     if (n > 0 && !owner)
-        return remat_error(REMAT_ERR_NULL, "remat_dist_split: owner is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_dist_split: owner is NULL");
     double total = 0;
     for (int64_t i = 0; cost && i < n; i++) {
         if (!(cost[i] >= 0) || !isfinite(cost[i]))
-            return remat_error(REMAT_ERR_VALUE, "remat_dist_split: cost[%lld] = %g (a cost is finite and >= 0)",
-                               (long long)i, cost[i]);
+            return rmi_error(REMAT_ERR_VALUE, "remat_dist_split: cost[%lld] = %g (a cost is finite and >= 0)",
+                             (long long)i, cost[i]);
         total += cost[i];
     }
     if (!(total > 0) || !isfinite(total))
@@ -128,7 +128,7 @@ remat_status remat_dist_split_n(int size, int64_t n, const double *cost, int *ow
 
 remat_status remat_dist_split(const remat_dist *d, int64_t n, const double *cost, int *owner)
 {
-    return remat_dist_split_n(remat_dist_size(d), n, cost, owner);
+    return rmi_dist_split_n(remat_dist_size(d), n, cost, owner);
 }
 
 /* ---- the opening agreement ----
@@ -222,7 +222,7 @@ static remat_status agreed(remat_dist *d, int tag, remat_status local)
     char msg[MSG_CAP];
     snprintf(msg, sizeof msg, "%s", local != REMAT_OK ? remat_last_error() : "");
     remat_status st = enter(d, tag, local, msg, sizeof msg);
-    return st == REMAT_OK ? REMAT_OK : remat_error(st, "%s", msg);
+    return st == REMAT_OK ? REMAT_OK : rmi_error(st, "%s", msg);
 }
 
 remat_status remat_dist_agree(remat_dist *d, remat_status local) { return agreed(group(d), ENTER_AGREE, local); }
@@ -234,7 +234,7 @@ remat_status remat_dist_agree_msg(remat_dist *d, remat_status local, char *msg, 
     if (!msg || cap == 0) /* nothing of the caller's to carry */
         msg = own, cap = sizeof own;
     remat_status st = enter(d, ENTER_AGREE, local, msg, cap);
-    return st == REMAT_OK ? REMAT_OK : remat_error(st, "%s", msg);
+    return st == REMAT_OK ? REMAT_OK : rmi_error(st, "%s", msg);
 }
 
 /* ---- collectives over items ---- */
@@ -243,13 +243,13 @@ remat_status remat_dist_agree_msg(remat_dist *d, remat_status local, char *msg, 
 static remat_status check_items(const char *fn, const remat_dist *d, int64_t n, const int *owner)
 {
     if (n < 0)
-        return remat_error(REMAT_ERR_ARG, "%s: n = %lld items", fn, (long long)n);
+        return rmi_error(REMAT_ERR_ARG, "%s: n = %lld items", fn, (long long)n);
     if (n > 0 && !owner)
-        return remat_error(REMAT_ERR_NULL, "%s: owner is NULL", fn);
+        return rmi_error(REMAT_ERR_NULL, "%s: owner is NULL", fn);
     for (int64_t i = 0; i < n; i++)
         if (owner[i] < 0 || owner[i] >= d->size)
-            return remat_error(REMAT_ERR_ARG, "%s: owner[%lld] = %d is not a rank of this %d-rank group", fn,
-                               (long long)i, owner[i], d->size);
+            return rmi_error(REMAT_ERR_ARG, "%s: owner[%lld] = %d is not a rank of this %d-rank group", fn,
+                             (long long)i, owner[i], d->size);
     return REMAT_OK;
 }
 
@@ -266,18 +266,18 @@ static remat_status gather_prepare(const char *fn, remat_dist *d, int root, int6
     if (st != REMAT_OK)
         return st;
     if (root >= d->size)
-        return remat_error(REMAT_ERR_ARG, "%s: root %d is not a rank of this %d-rank group", fn, root, d->size);
+        return rmi_error(REMAT_ERR_ARG, "%s: root %d is not a rank of this %d-rank group", fn, root, d->size);
     if (n > 0 && !len)
-        return remat_error(REMAT_ERR_NULL, "%s: len is NULL", fn);
-    g->count = remat_calloc(2 * (size_t)d->size, sizeof *g->count);
+        return rmi_error(REMAT_ERR_NULL, "%s: len is NULL", fn);
+    g->count = rmi_calloc(2 * (size_t)d->size, sizeof *g->count);
     if (!g->count)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for the counts of %d ranks", fn, d->size);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the counts of %d ranks", fn, d->size);
     g->displ = g->count + d->size;
     int64_t total = 0;
     bool in_order = true; /* owners non-decreasing: rank blocks are item order */
     for (int64_t i = 0; i < n; i++) {
         if (len[i] < 0)
-            return remat_error(REMAT_ERR_ARG, "%s: len[%lld] = %lld", fn, (long long)i, (long long)len[i]);
+            return rmi_error(REMAT_ERR_ARG, "%s: len[%lld] = %lld", fn, (long long)i, (long long)len[i]);
         g->count[owner[i]] += len[i];
         in_order = in_order && (i == 0 || owner[i] >= owner[i - 1]);
     }
@@ -286,16 +286,16 @@ static remat_status gather_prepare(const char *fn, remat_dist *d, int root, int6
         total += g->count[r];
     }
     if (d->ops->gather_limit > 0 && total > d->ops->gather_limit)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "%s: a gather of %lld doubles, more than MPI's %lld", fn,
-                           (long long)total, (long long)d->ops->gather_limit);
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "%s: a gather of %lld doubles, more than MPI's %lld", fn,
+                         (long long)total, (long long)d->ops->gather_limit);
     bool receives = root < 0 || root == d->rank;
     if ((receives && total > 0 && !all) || (g->count[d->rank] > 0 && !mine))
-        return remat_error(REMAT_ERR_NULL, "%s: %s is NULL", fn, g->count[d->rank] > 0 && !mine ? "mine" : "all");
+        return rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", fn, g->count[d->rank] > 0 && !mine ? "mine" : "all");
     g->by_rank = receives ? all : NULL;
     if (receives && !in_order && total > 0) {
-        g->by_rank = remat_malloc((size_t)total * sizeof *g->by_rank);
+        g->by_rank = rmi_malloc((size_t)total * sizeof *g->by_rank);
         if (!g->by_rank)
-            return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for %lld doubles", fn, (long long)total);
+            return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %lld doubles", fn, (long long)total);
     }
     return REMAT_OK;
 }
@@ -317,8 +317,8 @@ static remat_status gather(const char *fn, int tag, remat_dist *d, int root, int
         }
     }
     if (g.by_rank != all)
-        remat_free(g.by_rank);
-    remat_free(g.count);
+        rmi_free(g.by_rank);
+    rmi_free(g.count);
     return st;
 }
 
@@ -333,7 +333,7 @@ remat_status remat_dist_gather_to(remat_dist *d, int root, int64_t n, const int 
 {
     d = group(d);
     if (root < 0) /* agreed too: a root that differs between ranks is a root < 0 somewhere */
-        return agreed(d, ENTER_GATHER_TO, remat_error(REMAT_ERR_ARG, "remat_dist_gather_to: root %d", root));
+        return agreed(d, ENTER_GATHER_TO, rmi_error(REMAT_ERR_ARG, "remat_dist_gather_to: root %d", root));
     return gather("remat_dist_gather_to", ENTER_GATHER_TO, d, root, n, owner, len, mine, all);
 }
 
@@ -344,15 +344,15 @@ static remat_status sum_check(remat_dist *d, int64_t n, const int *owner, int64_
     if (st != REMAT_OK)
         return st;
     if (len < 0)
-        return remat_error(REMAT_ERR_ARG, "remat_dist_sum: len = %lld", (long long)len);
+        return rmi_error(REMAT_ERR_ARG, "remat_dist_sum: len = %lld", (long long)len);
     if (len > 0 && !sum)
-        return remat_error(REMAT_ERR_NULL, "remat_dist_sum: sum is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_dist_sum: sum is NULL");
     int64_t owned = 0;
     for (int64_t i = 0; i < n; i++)
         owned += owner[i] == d->rank;
     if (owned > 0 && len > 0 && !mine)
-        return remat_error(REMAT_ERR_NULL, "remat_dist_sum: mine is NULL (this rank owns %lld items)",
-                           (long long)owned);
+        return rmi_error(REMAT_ERR_NULL, "remat_dist_sum: mine is NULL (this rank owns %lld items)",
+                         (long long)owned);
     return REMAT_OK;
 }
 
@@ -398,10 +398,10 @@ remat_status remat_dist_bcast(remat_dist *d, int root, void *buf, size_t bytes)
     d = group(d);
     remat_status st = REMAT_OK;
     if (root < 0 || root >= d->size)
-        st = remat_error(REMAT_ERR_ARG, "remat_dist_bcast: root %d is not a rank of this %d-rank group", root,
-                         d->size);
+        st = rmi_error(REMAT_ERR_ARG, "remat_dist_bcast: root %d is not a rank of this %d-rank group", root,
+                       d->size);
     else if (bytes > 0 && !buf)
-        st = remat_error(REMAT_ERR_NULL, "remat_dist_bcast: buf is NULL");
+        st = rmi_error(REMAT_ERR_NULL, "remat_dist_bcast: buf is NULL");
     st = agreed(d, ENTER_BCAST, st);
     return st == REMAT_OK ? d->ops->bcast(d, root, buf, bytes) : st;
 }

@@ -41,20 +41,20 @@ struct remat_dist {
     void *ctx; /* the implementation's (mpi.c: its communicator) */
 };
 
-extern const remat_dist_ops remat_dist_single_ops;
+extern const remat_dist_ops rmi_dist_single_ops;
 
 /* Joins an MPI job when this process was started as one (mpirun, srun) or
  * MPI is initialised already: fills d and sets *joined. Otherwise (or built
  * without MPI) leaves d alone and *joined false. ok false: the caller could
  * not make its handle (d is its stand-in on the stack): the rank joins all
  * the same, and every rank fails together, the group left again. */
-remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, bool *joined);
+remat_status rmi_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, bool *joined);
 
 /* The number of ranks a launcher started this process as one of, from its
  * environment (OpenMPI, PMIx, PMI/MPICH, Slurm); 0 when none did. */
-int remat_dist_launched_size(void);
+int rmi_dist_launched_size(void);
 
 /* remat_dist_split for a group of `size` ranks (tests check every size). */
-remat_status remat_dist_split_n(int size, int64_t n, const double *cost, int *owner);
+remat_status rmi_dist_split_n(int size, int64_t n, const double *cost, int *owner);
 
 #endif

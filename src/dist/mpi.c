@@ -25,7 +25,7 @@ static remat_status mpi_fail(const char *what, int rc)
     int len = 0;
     if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof text, "error %d", rc);
-    return remat_error(REMAT_ERR_BACKEND, "dist: %s failed: %s", what, text);
+    return rmi_error(REMAT_ERR_BACKEND, "dist: %s failed: %s", what, text);
 }
 
 static remat_status mpi_gatherv(remat_dist *d, int root, const double *mine, const int64_t *count,
@@ -96,8 +96,8 @@ static void mpi_close(remat_dist *d)
     MPI_Comm_free(&c->comm);
     if (c->finalize)
         MPI_Finalize();
-    remat_free(c->counts);
-    remat_free(c);
+    rmi_free(c->counts);
+    rmi_free(c);
 }
 
 static const remat_dist_ops mpi_ops = {
@@ -117,37 +117,37 @@ static const remat_dist_ops mpi_ops = {
  * them must not leave the others waiting in their first collective. */
 static remat_status joined_together(mpi_ctx *c, remat_dist *d, bool ok)
 {
-    c->counts = remat_malloc(2 * (size_t)d->size * sizeof *c->counts);
+    c->counts = rmi_malloc(2 * (size_t)d->size * sizeof *c->counts);
     int bad = ok && c->counts ? d->size : d->rank;
     int rc = MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MIN, c->comm);
     if (rc != MPI_SUCCESS)
         return mpi_fail("MPI_Allreduce", rc);
     if (bad < d->size)
-        return remat_error(REMAT_ERR_NOMEM, "dist: rank %d of %d: out of memory joining the group", bad, d->size);
+        return rmi_error(REMAT_ERR_NOMEM, "dist: rank %d of %d: out of memory joining the group", bad, d->size);
     return REMAT_OK;
 }
 
-remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, bool *joined)
+remat_status rmi_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, bool *joined)
 {
     *joined = false;
     int inited = 0, finalized = 0;
     MPI_Initialized(&inited);
     MPI_Finalized(&finalized);
     if (finalized)
-        return remat_error(REMAT_ERR_ARG, "dist: MPI was finalised already in this process");
+        return rmi_error(REMAT_ERR_ARG, "dist: MPI was finalised already in this process");
     /* Outside a launcher a singleton MPI_Init would start a daemon for
      * nothing (and fails in some containers): a group of one rank instead. */
-    if (!inited && remat_dist_launched_size() == 0)
+    if (!inited && rmi_dist_launched_size() == 0)
         return REMAT_OK;
     /* out of memory here, a rank still joins (on the stack), to fail with
      * the others instead of leaving them in MPI_Comm_dup */
-    mpi_ctx *made = remat_calloc(1, sizeof *made), on_stack = {0}, *c = made ? made : &on_stack;
+    mpi_ctx *made = rmi_calloc(1, sizeof *made), on_stack = {0}, *c = made ? made : &on_stack;
     ok = ok && made;
     if (!inited) {
         int provided = 0; /* FUNNELED: remat's pool threads never call MPI */
         int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
         if (rc != MPI_SUCCESS) {
-            remat_free(made);
+            rmi_free(made);
             return mpi_fail("MPI_Init_thread", rc);
         }
         c->finalize = true;
@@ -166,10 +166,10 @@ remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok
     if (st != REMAT_OK) {
         if (c->comm != MPI_COMM_NULL)
             MPI_Comm_free(&c->comm);
-        remat_free(c->counts);
+        rmi_free(c->counts);
         if (c->finalize)
             MPI_Finalize();
-        remat_free(made);
+        rmi_free(made);
         return st;
     }
     d->ops = &mpi_ops;

@@ -5,14 +5,14 @@
 #include "core/error.h"
 #include "dist/dist_impl.h"
 
-remat_status remat_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, bool *joined)
+remat_status rmi_dist_mpi_open(int *argc, char ***argv, remat_dist *d, bool ok, bool *joined)
 {
     (void)ok; /* one rank: nobody waits for it */
     *joined = false;
-    int size = remat_dist_launched_size();
+    int size = rmi_dist_launched_size();
     if (size > 1)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "started as one of %d ranks (mpirun/srun), but remat was built "
-                           "without MPI: configure with -Dmpi=enabled where MPI is installed (Debian: "
-                           "libopenmpi-dev), or run one process", size);
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "started as one of %d ranks (mpirun/srun), but remat was built "
+                         "without MPI: configure with -Dmpi=enabled where MPI is installed (Debian: "
+                         "libopenmpi-dev), or run one process", size);
     return REMAT_OK;
 }

@@ -34,7 +34,7 @@ static void single_abort_job(remat_dist *d, int code)
 
 static void single_close(remat_dist *d) {}
 
-const remat_dist_ops remat_dist_single_ops = {
+const remat_dist_ops rmi_dist_single_ops = {
     .kind = "single",
     .gatherv = single_gatherv,
     .bcast = single_bcast,

@@ -30,7 +30,7 @@ static bool contiguous_pad(const remat_node *pn, const remat_shape *gs)
     return true;
 }
 
-remat_status remat_pass_add_pad(remat_compile_ctx *c)
+remat_status rmi_pass_add_pad(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
@@ -39,9 +39,9 @@ remat_status remat_pass_add_pad(remat_compile_ctx *c)
         pads += g->nodes[c->order[i]].op == REMAT_OP_PAD;
     if (pads == 0)
         return REMAT_OK;
-    int32_t *readers = remat_calloc((size_t)g->n_nodes + 1, sizeof *readers);
+    int32_t *readers = rmi_calloc((size_t)g->n_nodes + 1, sizeof *readers);
     if (!readers)
-        return remat_compile_nomem("the readers of each value");
+        return rmi_compile_nomem("the readers of each value");
     for (int32_t i = 0; i < c->n_order; i++) {
         const remat_node *n = &g->nodes[c->order[i]];
         for (int k = 0; k < n->nin; k++)
@@ -67,6 +67,6 @@ remat_status remat_pass_add_pad(remat_compile_ctx *c)
             break;
         }
     }
-    remat_free(readers);
+    rmi_free(readers);
     return REMAT_OK;
 }

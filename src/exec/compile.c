@@ -11,21 +11,21 @@
 #include "core/error.h"
 #include "exec/passes.h"
 
-void *remat_prog_alloc(remat_program *p, size_t bytes)
+void *rmi_prog_alloc(remat_program *p, size_t bytes)
 {
-    return remat_arena_alloc(&p->mem, bytes ? bytes : 1);
+    return rmi_arena_alloc(&p->mem, bytes ? bytes : 1);
 }
 
 /* NULL when out of memory: backends and HOP rules check (backend_impl.h, hop.h) */
-void *remat_prog_alloc_backend(void *ctx, size_t bytes) { return remat_prog_alloc(ctx, bytes); }
+void *rmi_prog_alloc_backend(void *ctx, size_t bytes) { return rmi_prog_alloc(ctx, bytes); }
 
 /* Backend memory for a HOP instruction, freed with the program (hop.h). */
-void *remat_prog_mem(void *ctx, size_t bytes)
+void *rmi_prog_mem(void *ctx, size_t bytes)
 {
     remat_program *p = ctx;
     if (p->n_dev_blocks == p->cap_dev_blocks) {
         int nc = p->cap_dev_blocks ? 2 * p->cap_dev_blocks : 8;
-        void **q = remat_realloc(p->dev_blocks, sizeof *q * (size_t)nc);
+        void **q = rmi_realloc(p->dev_blocks, sizeof *q * (size_t)nc);
         if (!q)
             return NULL;
         p->dev_blocks = q, p->cap_dev_blocks = nc;
@@ -36,9 +36,9 @@ void *remat_prog_mem(void *ctx, size_t bytes)
     return m;
 }
 
-remat_status remat_compile_nomem(const char *what)
+remat_status rmi_compile_nomem(const char *what)
 {
-    return remat_error(REMAT_ERR_NOMEM, "compile: out of memory for %s", what);
+    return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory for %s", what);
 }
 
 /* REMAT_NO_FUSION=1 or REMAT_NO_INPLACE=1 (any value but "" or "0") at
@@ -53,7 +53,7 @@ static bool env_flag(const char *name)
 
 static remat_cnode *new_records(int32_t nn)
 {
-    remat_cnode *N = remat_malloc(sizeof *N * ((size_t)nn + 1));
+    remat_cnode *N = rmi_malloc(sizeof *N * ((size_t)nn + 1));
     if (!N)
         return NULL;
     for (int32_t v = 0; v < nn; v++)
@@ -66,32 +66,32 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
 {
     remat_compile_ctx c = {.g = g, .be = be, .p = p, .N = new_records(g->n_nodes)};
     if (!c.N)
-        return remat_compile_nomem("the node records");
+        return rmi_compile_nomem("the node records");
     bool inplace = !env_flag("REMAT_NO_INPLACE");
-    remat_status st = remat_pass_order(&c);
+    remat_status st = rmi_pass_order(&c);
     if (st == REMAT_OK)
-        st = remat_pass_splat(&c);
+        st = rmi_pass_splat(&c);
     if (st == REMAT_OK && inplace && be->iface.lower_add_pad)
-        st = remat_pass_add_pad(&c);
+        st = rmi_pass_add_pad(&c);
     if (st == REMAT_OK && be->iface.lower_fused && !env_flag("REMAT_NO_FUSION"))
-        st = remat_pass_fuse(&c);
+        st = rmi_pass_fuse(&c);
     if (st == REMAT_OK && inplace)
-        st = remat_pass_concat_inplace(&c);
+        st = rmi_pass_concat_inplace(&c);
     if (st == REMAT_OK)
-        st = remat_pass_storage(&c);
+        st = rmi_pass_storage(&c);
     if (st == REMAT_OK)
-        st = remat_pass_ops(&c);
+        st = rmi_pass_ops(&c);
     if (st == REMAT_OK)
-        st = remat_pass_plan(&c);
+        st = rmi_pass_plan(&c);
     if (st == REMAT_OK)
-        st = remat_pass_lower(&c);
+        st = rmi_pass_lower(&c);
     for (int32_t i = 0; i < c.n_order; i++)
-        remat_free(c.N[c.order[i]].hop_st);
-    remat_free(c.order);
-    remat_free(c.N);
-    remat_free(c.direct);
-    remat_free(c.ops);
-    remat_free(c.bufs);
+        rmi_free(c.N[c.order[i]].hop_st);
+    rmi_free(c.order);
+    rmi_free(c.N);
+    rmi_free(c.direct);
+    rmi_free(c.ops);
+    rmi_free(c.bufs);
     return st;
 }
 
@@ -108,17 +108,17 @@ static remat_status describe_signature(remat_program *p, const remat_fn *g)
 {
     p->n_in = g->n_args;
     p->n_out = g->n_outs;
-    p->in_desc = remat_prog_alloc(p, sizeof *p->in_desc * (size_t)(g->n_args + 1));
-    p->in_names = remat_prog_alloc(p, sizeof *p->in_names * (size_t)(g->n_args + 1));
-    p->out_desc = remat_prog_alloc(p, sizeof *p->out_desc * (size_t)(g->n_outs + 1));
+    p->in_desc = rmi_prog_alloc(p, sizeof *p->in_desc * (size_t)(g->n_args + 1));
+    p->in_names = rmi_prog_alloc(p, sizeof *p->in_names * (size_t)(g->n_args + 1));
+    p->out_desc = rmi_prog_alloc(p, sizeof *p->out_desc * (size_t)(g->n_outs + 1));
     if (!p->in_desc || !p->in_names || !p->out_desc)
-        return remat_compile_nomem("the program's signature");
+        return rmi_compile_nomem("the program's signature");
     for (int i = 0; i < g->n_args; i++) {
         const remat_node *a = &g->nodes[g->args[i]];
         p->in_desc[i] = (remat_tensor){.dtype = (remat_dtype)a->dtype, .shape = a->shape};
-        char *nm = remat_prog_alloc(p, strlen(a->name) + 1);
+        char *nm = rmi_prog_alloc(p, strlen(a->name) + 1);
         if (!nm)
-            return remat_compile_nomem("the program's signature");
+            return rmi_compile_nomem("the program's signature");
         strcpy(nm, a->name);
         p->in_names[i] = nm;
     }
@@ -133,22 +133,22 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
                                    remat_program **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "compile: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "compile: output pointer is NULL");
     *out = NULL;
     if (!fn || !be)
-        return remat_error(REMAT_ERR_NULL, "compile: %s is NULL", fn ? "backend" : "function");
+        return rmi_error(REMAT_ERR_NULL, "compile: %s is NULL", fn ? "backend" : "function");
     if (fn->status != REMAT_OK)
-        return remat_error(fn->status, "compile of '%s', which has a build error: %s", fn->name, remat_fn_error(fn));
+        return rmi_error(fn->status, "compile of '%s', which has a build error: %s", fn->name, remat_fn_error(fn));
     if (fn->n_outs == 0)
-        return remat_error(REMAT_ERR_ARG, "compile of '%s': it has no outputs", fn->name);
+        return rmi_error(REMAT_ERR_ARG, "compile of '%s': it has no outputs", fn->name);
     remat_fn *inl = NULL;
-    if (has_calls(fn) && !(inl = remat_fn_inline_calls(fn)))
+    if (has_calls(fn) && !(inl = rmi_fn_inline_calls(fn)))
         return REMAT_ERR_NOMEM; /* remat_last_error() says so */
     const remat_fn *g = inl ? inl : fn;
-    remat_program *p = remat_calloc(1, sizeof *p);
+    remat_program *p = rmi_calloc(1, sizeof *p);
     if (!p) {
         remat_fn_free(inl);
-        return remat_compile_nomem("a program");
+        return rmi_compile_nomem("a program");
     }
     p->be = be;
     p->counters = counters ? counters : &p->own_counters;
@@ -171,19 +171,19 @@ remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program 
     return compile_common(fn, be, NULL, out);
 }
 
-remat_status remat_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
-                               remat_program **out)
+remat_status rmi_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
+                             remat_program **out)
 {
     remat_status st = compile_common(fn, be, counters, out);
     if (st != REMAT_OK)
         return st;
     if (counters->n_subs == counters->cap_subs) {
         int cap = counters->cap_subs ? 2 * counters->cap_subs : 8;
-        remat_program **subs = remat_realloc(counters->subs, sizeof *subs * (size_t)cap);
+        remat_program **subs = rmi_realloc(counters->subs, sizeof *subs * (size_t)cap);
         if (!subs) {
             remat_program_free(*out);
             *out = NULL;
-            return remat_compile_nomem("the list of sub-programs");
+            return rmi_compile_nomem("the list of sub-programs");
         }
         counters->subs = subs;
         counters->cap_subs = cap;
@@ -214,8 +214,8 @@ static uint64_t sub_key_hash(const unsigned char *k, size_t n)
     return h;
 }
 
-remat_status remat_compile_sub_shared(const remat_fn *fn, const void *key, size_t key_len, remat_backend *be,
-                                      remat_exec_counters *counters, remat_program **out)
+remat_status rmi_compile_sub_shared(const remat_fn *fn, const void *key, size_t key_len, remat_backend *be,
+                                    remat_exec_counters *counters, remat_program **out)
 {
     const uint64_t h = sub_key_hash(key, key_len);
     for (int i = 0; i < counters->n_keyed; i++) {
@@ -225,17 +225,17 @@ remat_status remat_compile_sub_shared(const remat_fn *fn, const void *key, size_
             return REMAT_OK;
         }
     }
-    remat_status st = remat_compile_sub(fn, be, counters, out);
+    remat_status st = rmi_compile_sub(fn, be, counters, out);
     if (st != REMAT_OK)
         return st;
     if (counters->n_keyed == counters->cap_keyed) { /* out of memory here: the program is just not shared */
         const int cap = counters->cap_keyed ? 2 * counters->cap_keyed : 8;
-        remat_exec_sub_key *q = remat_realloc(counters->keyed, sizeof *q * (size_t)cap);
+        remat_exec_sub_key *q = rmi_realloc(counters->keyed, sizeof *q * (size_t)cap);
         if (!q)
             return REMAT_OK;
         counters->keyed = q, counters->cap_keyed = cap;
     }
-    unsigned char *copy = remat_malloc(key_len ? key_len : 1);
+    unsigned char *copy = rmi_malloc(key_len ? key_len : 1);
     if (!copy)
         return REMAT_OK;
     memcpy(copy, key, key_len);
@@ -243,13 +243,13 @@ remat_status remat_compile_sub_shared(const remat_fn *fn, const void *key, size_
     return REMAT_OK;
 }
 
-remat_status remat_hop_stats_add(remat_exec_counters *counters, const remat_hop_stats *hook)
+remat_status rmi_hop_stats_add(remat_exec_counters *counters, const remat_hop_stats *hook)
 {
     if (counters->n_hooks == counters->cap_hooks) {
         int nc = counters->cap_hooks ? 2 * counters->cap_hooks : 8;
-        remat_hop_stats *q = remat_realloc(counters->hooks, sizeof *q * (size_t)nc);
+        remat_hop_stats *q = rmi_realloc(counters->hooks, sizeof *q * (size_t)nc);
         if (!q)
-            return remat_error(REMAT_ERR_NOMEM, "compile: out of memory recording a loop's statistics");
+            return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory recording a loop's statistics");
         counters->hooks = q, counters->cap_hooks = nc;
     }
     counters->hooks[counters->n_hooks++] = *hook;
@@ -267,14 +267,14 @@ void remat_program_free(remat_program *p)
     }
     for (int i = 0; i < p->own_counters.n_subs; i++)
         remat_program_free(p->own_counters.subs[i]);
-    remat_free(p->own_counters.subs);
-    remat_free(p->own_counters.hooks);
+    rmi_free(p->own_counters.subs);
+    rmi_free(p->own_counters.hooks);
     for (int i = 0; i < p->own_counters.n_keyed; i++)
-        remat_free(p->own_counters.keyed[i].key);
-    remat_free(p->own_counters.keyed);
+        rmi_free(p->own_counters.keyed[i].key);
+    rmi_free(p->own_counters.keyed);
     for (int i = 0; i < p->n_dev_blocks; i++)
         p->be->iface.mem_free(p->dev_blocks[i]);
-    remat_free(p->dev_blocks);
+    rmi_free(p->dev_blocks);
     if (p->arena)
         p->be->iface.mem_free(p->arena);
     if (p->consts)
@@ -283,8 +283,8 @@ void remat_program_free(remat_program *p)
         p->be->iface.mem_free(p->io);
     if (p->be_state)
         p->be->iface.program_free(p->be_state);
-    remat_free(p->instrs);
-    remat_free(p->patches);
-    remat_arena_clear(&p->mem);
-    remat_free(p);
+    rmi_free(p->instrs);
+    rmi_free(p->patches);
+    rmi_arena_clear(&p->mem);
+    rmi_free(p);
 }

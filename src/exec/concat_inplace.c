@@ -21,7 +21,7 @@ static bool placeable(const remat_compile_ctx *c, remat_val u, const remat_val *
     const remat_cnode *U = &c->N[u];
     /* leaves and control ops (checkpoint, proj, hop) are no instruction that writes a buffer of its own */
     const remat_op_category cat = remat_op_category_of((remat_op)un->op);
-    if (!U->live || cat == REMAT_OPCAT_LEAF || cat == REMAT_OPCAT_CONTROL || remat_node_is_alias(c->g, un) ||
+    if (!U->live || cat == REMAT_OPCAT_LEAF || cat == REMAT_OPCAT_CONTROL || rmi_node_is_alias(c->g, un) ||
         U->bind >= 0 || U->place_in >= 0 || U->elided || U->absorbed || U->root != u || U->scalar)
         return false;
     for (int j = 0; j < k; j++)
@@ -30,7 +30,7 @@ static bool placeable(const remat_compile_ctx *c, remat_val u, const remat_val *
     return true;
 }
 
-remat_status remat_pass_concat_inplace(remat_compile_ctx *c)
+remat_status rmi_pass_concat_inplace(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
@@ -46,7 +46,7 @@ remat_status remat_pass_concat_inplace(remat_compile_ctx *c)
         remat_val us[MAX_OPERANDS];
         for (int k = 0; k < n->nin && ok; k++) {
             remat_val u = n->in[k];
-            while (g->nodes[u].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)g->nodes[u].op))
+            while (g->nodes[u].op == REMAT_OP_RESHAPE || rmi_op_is_identity((remat_op)g->nodes[u].op))
                 u = g->nodes[u].in[0];
             ok = placeable(c, u, us, k);
             us[k] = u;
@@ -57,7 +57,7 @@ remat_status remat_pass_concat_inplace(remat_compile_ctx *c)
         for (int k = 0; k < n->nin; k++) {
             N[us[k]].place_in = v;
             N[us[k]].place_off = off;
-            off += remat_node_bytes(&g->nodes[n->in[k]]);
+            off += rmi_node_bytes(&g->nodes[n->in[k]]);
         }
         N[v].elided = true;
     }

@@ -8,7 +8,7 @@
 #include "exec/exec_op.h"
 
 REMAT_EXHAUSTIVE_BEGIN
-void remat_exec_op_params(const remat_node *n, remat_exec_op *op)
+void rmi_exec_op_params(const remat_node *n, remat_exec_op *op)
 {
     switch (remat_op_param_of((remat_op)n->op)) {
     case REMAT_OPP_EXPONENT: op->p.exponent = n->p.exponent; break;
@@ -36,7 +36,7 @@ void remat_exec_op_params(const remat_node *n, remat_exec_op *op)
     }
 }
 
-void remat_fused_uop_params(const remat_node *n, remat_fused_uop *u)
+void rmi_fused_uop_params(const remat_node *n, remat_fused_uop *u)
 {
     switch (remat_op_param_of((remat_op)n->op)) {
     case REMAT_OPP_EXPONENT: u->exponent = n->p.exponent; break;

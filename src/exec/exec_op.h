@@ -6,8 +6,8 @@
 #include "backend/backend_impl.h"
 
 /* Copies the parameter member n's op uses (by its parameter kind) into op->p. */
-void remat_exec_op_params(const remat_node *n, remat_exec_op *op);
+void rmi_exec_op_params(const remat_node *n, remat_exec_op *op);
 /* The same for one micro-op of a fused group (elementwise ops only). */
-void remat_fused_uop_params(const remat_node *n, remat_fused_uop *u);
+void rmi_fused_uop_params(const remat_node *n, remat_fused_uop *u);
 
 #endif

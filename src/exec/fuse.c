@@ -50,18 +50,18 @@ static void link_members(const remat_compile_ctx *c, remat_cnode *N)
 
 /* Every record starts as a group of one (root = self, gsize = 1, gnext =
  * self). An add that absorbs a pad (add_pad.c) is its own instruction. */
-remat_status remat_pass_fuse(remat_compile_ctx *c)
+remat_status rmi_pass_fuse(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
     int32_t nn = g->n_nodes;
     /* readers of each node (CSR), outputs marked as a reader -1 */
-    int32_t *start = remat_calloc((size_t)nn + 2, sizeof *start);
-    uint8_t *ok = remat_calloc((size_t)nn + 1, 1);
+    int32_t *start = rmi_calloc((size_t)nn + 2, sizeof *start);
+    uint8_t *ok = rmi_calloc((size_t)nn + 1, 1);
     if (!start || !ok) {
-        remat_free(start);
-        remat_free(ok);
-        return remat_compile_nomem("fusion's reader lists");
+        rmi_free(start);
+        rmi_free(ok);
+        return rmi_compile_nomem("fusion's reader lists");
     }
     for (int32_t i = 0; i < c->n_order; i++) {
         int32_t v = c->order[i];
@@ -73,14 +73,14 @@ remat_status remat_pass_fuse(remat_compile_ctx *c)
         start[g->outs[i] + 1]++;
     for (int32_t v = 0; v < nn; v++)
         start[v + 1] += start[v];
-    int32_t *fill = remat_malloc(sizeof *fill * ((size_t)nn + 1));
-    int32_t *rd = remat_malloc(sizeof *rd * ((size_t)start[nn] + 1));
+    int32_t *fill = rmi_malloc(sizeof *fill * ((size_t)nn + 1));
+    int32_t *rd = rmi_malloc(sizeof *rd * ((size_t)start[nn] + 1));
     if (!fill || !rd) {
-        remat_free(start);
-        remat_free(ok);
-        remat_free(fill);
-        remat_free(rd);
-        return remat_compile_nomem("fusion's reader lists");
+        rmi_free(start);
+        rmi_free(ok);
+        rmi_free(fill);
+        rmi_free(rd);
+        return rmi_compile_nomem("fusion's reader lists");
     }
     for (int32_t v = 0; v < nn; v++)
         fill[v] = start[v];
@@ -112,16 +112,16 @@ remat_status remat_pass_fuse(remat_compile_ctx *c)
             N[R].gsize++;
         }
     }
-    remat_free(start);
-    remat_free(ok);
-    remat_free(fill);
-    remat_free(rd);
+    rmi_free(start);
+    rmi_free(ok);
+    rmi_free(fill);
+    rmi_free(rd);
     link_members(c, N);
     return REMAT_OK;
 }
 
-void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
-                         remat_fused_uop *uops, remat_val *ext, int *n_ext)
+void rmi_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
+                       remat_fused_uop *uops, remat_val *ext, int *n_ext)
 {
     REMAT_ASSERT(nm >= 1 && nm <= REMAT_FUSED_MAX_UOPS);
     int last_use[REMAT_FUSED_MAX_UOPS], reg[REMAT_FUSED_MAX_UOPS];
@@ -133,7 +133,7 @@ void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, cons
     for (int k = 0; k < nm; k++) {
         const remat_node *n = &g->nodes[members[k]];
         uops[k] = (remat_fused_uop){.op = (remat_op)n->op, .dst = -1, .src = {INT16_MIN, INT16_MIN, INT16_MIN}};
-        remat_fused_uop_params(n, &uops[k]);
+        rmi_fused_uop_params(n, &uops[k]);
         for (int j = 0; j < n->nin; j++) {
             remat_val a = n->in[j];
             int m = -1;

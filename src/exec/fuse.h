@@ -15,7 +15,7 @@
 
 #include "exec/passes.h"
 
-/* The pass (passes.h, remat_pass_fuse) sets root, gsize and gnext of every
+/* The pass (passes.h, rmi_pass_fuse) sets root, gsize and gnext of every
  * record: a node's group root (itself when it is no member of another
  * node's group), a root's member count, the member lists. Adds that absorb a
  * pad stay out of every group. */
@@ -23,7 +23,7 @@
 /* The micro-ops of the group of members[0..nm-1] (ascending node order, the
  * root last) into *F and uops[nm]; its external inputs into ext (at most
  * 3 * nm), their count into *n_ext. */
-void remat_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
-                         remat_fused_uop *uops, remat_val *ext, int *n_ext);
+void rmi_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
+                       remat_fused_uop *uops, remat_val *ext, int *n_ext);
 
 #endif

@@ -35,7 +35,7 @@ typedef struct remat_exec_sub_key remat_exec_sub_key;
 typedef struct remat_exec_counters {
     remat_program **subs;        /* every sub-program compiled under the root */
     int n_subs, cap_subs;
-    remat_exec_sub_key *keyed;   /* the shared ones by key (remat_compile_sub_shared) */
+    remat_exec_sub_key *keyed;   /* the shared ones by key (rmi_compile_sub_shared) */
     int n_keyed, cap_keyed;
     remat_hop_stats *hooks;      /* every HOP instruction's stats, under the root */
     int n_hooks, cap_hooks;
@@ -59,27 +59,27 @@ typedef struct remat_hop_lowering {
 } remat_hop_lowering;
 
 /* Registers a HOP instruction's stats hook with the root (REMAT_ERR_NOMEM). */
-remat_status remat_hop_stats_add(remat_exec_counters *counters, const remat_hop_stats *hook);
+remat_status rmi_hop_stats_add(remat_exec_counters *counters, const remat_hop_stats *hook);
 /* Compiles fn as a sub-program of the program owning `counters` (which frees it). */
-remat_status remat_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
-                               remat_program **out);
-/* remat_compile_sub, or the sub-program compiled earlier under the same
+remat_status rmi_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
+                             remat_program **out);
+/* rmi_compile_sub, or the sub-program compiled earlier under the same
  * root with the same key (key_len bytes: the caller's word that equal keys
  * mean functions the compiler cannot tell apart, node by node). For loop
  * bodies whose executions never overlap (the root runs its instructions one
  * at a time, and a body's executions end before the next starts) and that
- * are never run elsewhere (remat_program_run_elsewhere): one arena serves
+ * are never run elsewhere (rmi_program_run_elsewhere): one arena serves
  * them all, and their runs add up in the one program's counts. */
-remat_status remat_compile_sub_shared(const remat_fn *fn, const void *key, size_t key_len, remat_backend *be,
-                                      remat_exec_counters *counters, remat_program **out);
+remat_status rmi_compile_sub_shared(const remat_fn *fn, const void *key, size_t key_len, remat_backend *be,
+                                    remat_exec_counters *counters, remat_program **out);
 /* Runs a program on raw pointers: no checks, no stats (the caller checked). */
-void remat_program_exec(remat_program *p, const void *const *in, void *const *out);
+void rmi_program_exec(remat_program *p, const void *const *in, void *const *out);
 /* The sub-program's evaluations happen elsewhere (a compiled loop,
  * backend/lane.h): its arena is released and no longer counted in memory
  * plans, and it must not be executed again; its op counts still feed
- * remat_stats through remat_program_add_runs(). */
-void remat_program_run_elsewhere(remat_program *p);
+ * remat_stats through rmi_program_add_runs(). */
+void rmi_program_run_elsewhere(remat_program *p);
 /* Counts n evaluations done elsewhere (remat_stats.ops_executed, op_counts). */
-void remat_program_add_runs(remat_program *p, int64_t n);
+void rmi_program_add_runs(remat_program *p, int64_t n);
 
 #endif

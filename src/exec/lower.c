@@ -19,10 +19,10 @@ static remat_status build_exec_op(remat_compile_ctx *c, remat_val v, remat_exec_
 {
     const remat_fn *g = c->g;
     const remat_node *n = &g->nodes[v];
-    remat_dtype *dts = remat_prog_alloc(c->p, sizeof *dts * (size_t)(n->nin + 1));
-    remat_shape *shs = remat_prog_alloc(c->p, sizeof *shs * (size_t)(n->nin + 1));
+    remat_dtype *dts = rmi_prog_alloc(c->p, sizeof *dts * (size_t)(n->nin + 1));
+    remat_shape *shs = rmi_prog_alloc(c->p, sizeof *shs * (size_t)(n->nin + 1));
     if (!dts || !shs)
-        return remat_compile_nomem("an op's operand descriptions");
+        return rmi_compile_nomem("an op's operand descriptions");
     for (int k = 0; k < n->nin; k++) {
         dts[k] = (remat_dtype)g->nodes[n->in[k]].dtype;
         shs[k] = g->nodes[n->in[k]].shape;
@@ -38,19 +38,19 @@ static remat_status build_exec_op(remat_compile_ctx *c, remat_val v, remat_exec_
     op->in_dtypes = dts;
     op->in_shapes = shs;
     op->aux = n->aux;
-    remat_exec_op_params(n, op);
+    rmi_exec_op_params(n, op);
     return REMAT_OK;
 }
 
 /* The op of every instruction (ops[instr]), checked against the backend;
  * scratch buffers live for their one instruction. */
-remat_status remat_pass_ops(remat_compile_ctx *c)
+remat_status rmi_pass_ops(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_backend *be = c->be;
-    c->ops = remat_calloc((size_t)c->n_instr + 1, sizeof *c->ops);
+    c->ops = rmi_calloc((size_t)c->n_instr + 1, sizeof *c->ops);
     if (!c->ops)
-        return remat_compile_nomem("the op list");
+        return rmi_compile_nomem("the op list");
     for (int32_t i = 0; i < c->n_order; i++) {
         int32_t v = c->order[i];
         remat_cnode *R = &c->N[v];
@@ -65,13 +65,13 @@ remat_status remat_pass_ops(remat_compile_ctx *c)
             continue;
         if (!be->iface.supports_op(op)) {
             const remat_node *n = &g->nodes[v];
-            return remat_error(REMAT_ERR_UNSUPPORTED, "compile: backend '%s' does not support %s at %s:%d",
-                               be->iface.name, remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
+            return rmi_error(REMAT_ERR_UNSUPPORTED, "compile: backend '%s' does not support %s at %s:%d",
+                             be->iface.name, remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
         }
         size_t sb = be->iface.scratch_bytes(op);
         if (sb == 0)
             continue;
-        c->ops[R->instr].scratch_buf = remat_compile_add_buf(c, sb, R->instr);
+        c->ops[R->instr].scratch_buf = rmi_compile_add_buf(c, sb, R->instr);
         if (c->ops[R->instr].scratch_buf < 0)
             return REMAT_ERR_NOMEM;
     }
@@ -109,8 +109,8 @@ static size_t buf_end(const remat_compile_ctx *c, int32_t b)
 /* I->in for nin operands: inline up to four, else from the program. */
 static remat_status alloc_inputs(remat_program *p, remat_instr *I, int nin)
 {
-    I->in = nin <= 4 ? I->in_inline : remat_prog_alloc(p, sizeof *I->in * (size_t)nin);
-    return I->in ? REMAT_OK : remat_compile_nomem("an instruction's operand list");
+    I->in = nin <= 4 ? I->in_inline : rmi_prog_alloc(p, sizeof *I->in * (size_t)nin);
+    return I->in ? REMAT_OK : rmi_compile_nomem("an instruction's operand list");
 }
 
 static void count_op(remat_program *p, const remat_node *n)
@@ -131,9 +131,9 @@ static remat_status lower_hop(remat_compile_ctx *c, remat_val v, const remat_exe
         return REMAT_ERR_NOMEM;
     for (int k = 0; k < n->nin; k++)
         resolve(c, &I->in[k], &c->N[n->in[k]].st);
-    void **outs = remat_prog_alloc(p, sizeof *outs * (size_t)(no + 1));
+    void **outs = rmi_prog_alloc(p, sizeof *outs * (size_t)(no + 1));
     if (!outs)
-        return remat_compile_nomem("a higher-order op's output list");
+        return rmi_compile_nomem("a higher-order op's output list");
     for (int i = 0; i < no; i++) {
         if (hop_st[i].kind == ST_OUTPUT) { /* the caller's buffer, patched in at each run */
             resolve(c, (const void **)&outs[i], &hop_st[i]);
@@ -146,7 +146,7 @@ static remat_status lower_hop(remat_compile_ctx *c, remat_val v, const remat_exe
     }
     remat_hop_lowering L = {
         .be = c->be, .nin = n->nin, .in_dtypes = op->in_dtypes, .in_shapes = op->in_shapes,
-        .nout = no, .outs = outs, .alloc = remat_prog_alloc_backend, .mem = remat_prog_mem, .ctx = p,
+        .nout = no, .outs = outs, .alloc = rmi_prog_alloc_backend, .mem = rmi_prog_mem, .ctx = p,
         .counters = p->counters, .nested = p->counters != &p->own_counters,
     };
     p->op_counts[REMAT_OP_HOP]++;
@@ -170,7 +170,7 @@ static remat_status lower_fused(remat_compile_ctx *c, remat_val v, remat_instr *
     remat_val ext[3 * REMAT_FUSED_MAX_UOPS];
     int n_ext = 0;
     remat_fused_op F;
-    remat_fuse_describe(c->g, members, nm, N, &F, uops, ext, &n_ext);
+    rmi_fuse_describe(c->g, members, nm, N, &F, uops, ext, &n_ext);
     if (alloc_inputs(p, I, n_ext) != REMAT_OK)
         return REMAT_ERR_NOMEM;
     for (int k = 0; k < n_ext; k++)
@@ -181,7 +181,7 @@ static remat_status lower_fused(remat_compile_ctx *c, remat_val v, remat_instr *
     for (int k = 0; k < nm; k++)
         count_op(p, &c->g->nodes[members[k]]);
     p->n_fused += nm - 1;
-    return c->be->iface.lower_fused(&F, I, remat_prog_alloc_backend, p);
+    return c->be->iface.lower_fused(&F, I, rmi_prog_alloc_backend, p);
 }
 
 /* add(x, pad(g)) as one instruction (add_pad.c); counted as the two ops */
@@ -202,7 +202,7 @@ static remat_status lower_add_pad(remat_compile_ctx *c, remat_val v, remat_instr
     count_op(p, pn);
     p->n_fused++;
     return c->be->iface.lower_add_pad((remat_dtype)n->dtype, &n->shape, &c->g->nodes[gv].shape, pn->p.pad, k == 0, I,
-                                      remat_prog_alloc_backend, p);
+                                      rmi_prog_alloc_backend, p);
 }
 
 /* An op of its own: operands, output, scratch. */
@@ -224,7 +224,7 @@ static remat_status lower_op(remat_compile_ctx *c, remat_val v, const remat_cins
         if (end > I->arena_end)
             I->arena_end = end;
     }
-    remat_status st = c->be->iface.lower(&ci->op, I, remat_prog_alloc_backend, p);
+    remat_status st = c->be->iface.lower(&ci->op, I, rmi_prog_alloc_backend, p);
     count_op(p, n);
     return st;
 }
@@ -247,7 +247,7 @@ static remat_status lower_copies(remat_compile_ctx *c)
         I->n = (size_t)remat_shape_numel(&g->nodes[v].shape);
         remat_exec_op cp = {.op = REMAT_OP_RESHAPE, .dtype = (remat_dtype)g->nodes[v].dtype,
                             .shape = g->nodes[v].shape, .nin = 1};
-        remat_status st = c->be->iface.lower(&cp, I, remat_prog_alloc_backend, c->p);
+        remat_status st = c->be->iface.lower(&cp, I, rmi_prog_alloc_backend, c->p);
         if (st != REMAT_OK)
             return st;
     }
@@ -258,9 +258,9 @@ static remat_status lower_copies(remat_compile_ctx *c)
  * re-patches every step, and this way neither loop tests a patch's kind. */
 static remat_status sort_patches(remat_program *p)
 {
-    remat_patch *sorted = remat_malloc(sizeof *sorted * ((size_t)p->n_patches + 1));
+    remat_patch *sorted = rmi_malloc(sizeof *sorted * ((size_t)p->n_patches + 1));
     if (!sorted)
-        return remat_compile_nomem("the patch list");
+        return rmi_compile_nomem("the patch list");
     int32_t n_sorted = 0;
     for (int out = 0; out < 2; out++) {
         for (int32_t i = 0; i < p->n_patches; i++)
@@ -270,7 +270,7 @@ static remat_status sort_patches(remat_program *p)
             p->n_in_patches = n_sorted;
     }
     memcpy(p->patches, sorted, sizeof *sorted * (size_t)p->n_patches);
-    remat_free(sorted);
+    rmi_free(sorted);
     return REMAT_OK;
 }
 
@@ -291,16 +291,16 @@ static remat_status alloc_instrs(remat_compile_ctx *c)
         if (R->hop_st)
             max_patches += (size_t)g->nodes[v].p.hop.rules->num_outputs(g->nodes[v].p.hop.data);
     }
-    p->instrs = remat_calloc((size_t)(total ? total : 1), sizeof *p->instrs);
-    p->patches = remat_calloc(max_patches + 1, sizeof *p->patches);
+    p->instrs = rmi_calloc((size_t)(total ? total : 1), sizeof *p->instrs);
+    p->patches = rmi_calloc(max_patches + 1, sizeof *p->patches);
     if (!p->instrs || !p->patches)
-        return remat_compile_nomem("the instruction list");
+        return rmi_compile_nomem("the instruction list");
     p->n_instrs = total;
     p->n_copies = c->n_copies;
     return REMAT_OK;
 }
 
-remat_status remat_pass_lower(remat_compile_ctx *c)
+remat_status rmi_pass_lower(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_program *p = c->p;

@@ -16,14 +16,14 @@
 static remat_status count_residuals(remat_compile_ctx *c, const uint8_t *live)
 {
     const remat_fn *g = c->g;
-    uint8_t *is_res = remat_malloc((size_t)g->n_nodes + 1);
+    uint8_t *is_res = rmi_malloc((size_t)g->n_nodes + 1);
     if (!is_res)
-        return remat_compile_nomem("a residual mask");
-    remat_fn_residual_mask(g, live, is_res);
+        return rmi_compile_nomem("a residual mask");
+    rmi_fn_residual_mask(g, live, is_res);
     for (int32_t v = 0; v < g->n_nodes; v++)
         if (is_res[v])
-            c->p->residual_bytes += remat_node_bytes(&g->nodes[v]);
-    remat_free(is_res);
+            c->p->residual_bytes += rmi_node_bytes(&g->nodes[v]);
+    rmi_free(is_res);
     return REMAT_OK;
 }
 
@@ -36,13 +36,13 @@ static void bind_outputs(remat_compile_ctx *c)
     const remat_fn *g = c->g;
     for (int j = 0; j < g->n_outs; j++) {
         remat_val v = g->outs[j];
-        while (g->nodes[v].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)g->nodes[v].op))
+        while (g->nodes[v].op == REMAT_OP_RESHAPE || rmi_op_is_identity((remat_op)g->nodes[v].op))
             v = g->nodes[v].in[0];
         const remat_node *n = &g->nodes[v];
         /* a HOP's result (a scan's stacked ys, its parameter gradients) too:
          * the HOP writes it into the caller's buffer (storage.c) */
         int hop_result = n->op == REMAT_OP_PROJ && g->nodes[n->in[0]].op == REMAT_OP_HOP;
-        if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && (!remat_node_is_alias(g, n) || hop_result) &&
+        if (n->op != REMAT_OP_ARG && n->op != REMAT_OP_CONSTANT && (!rmi_node_is_alias(g, n) || hop_result) &&
             n->op != REMAT_OP_HOP && c->N[v].bind < 0)
             c->N[v].bind = j, c->direct[j] = 1;
         else
@@ -50,19 +50,19 @@ static void bind_outputs(remat_compile_ctx *c)
     }
 }
 
-remat_status remat_pass_order(remat_compile_ctx *c)
+remat_status rmi_pass_order(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
-    uint8_t *live = remat_fn_live_mask(g);
-    c->direct = remat_calloc((size_t)g->n_outs + 1, 1);
+    uint8_t *live = rmi_fn_live_mask(g);
+    c->direct = rmi_calloc((size_t)g->n_outs + 1, 1);
     if (!live || !c->direct) {
-        remat_free(live);
-        return remat_compile_nomem("a liveness mask");
+        rmi_free(live);
+        return rmi_compile_nomem("a liveness mask");
     }
-    c->order = remat_malloc(sizeof *c->order * ((size_t)g->n_nodes + 1));
+    c->order = rmi_malloc(sizeof *c->order * ((size_t)g->n_nodes + 1));
     if (!c->order) {
-        remat_free(live);
-        return remat_compile_nomem("the execution order");
+        rmi_free(live);
+        return rmi_compile_nomem("the execution order");
     }
     for (int32_t v = 0; v < g->n_nodes; v++)
         if (live[v]) {
@@ -70,7 +70,7 @@ remat_status remat_pass_order(remat_compile_ctx *c)
             c->order[c->n_order++] = v;
         }
     remat_status st = count_residuals(c, live);
-    remat_free(live);
+    rmi_free(live);
     if (st == REMAT_OK)
         bind_outputs(c);
     return st;

@@ -6,22 +6,22 @@
  *                     the backward reads (residual bytes), and which outputs
  *                     their computing instruction writes directly; execution
  *                     order is node order
- *   storage.c         splat constants kept as one element (remat_pass_splat)
+ *   storage.c         splat constants kept as one element (rmi_pass_splat)
  *   add_pad.c         rewrite: add(x, pad(g)) as one instruction
  *   fuse.c            rewrite: groups of elementwise ops as one instruction
  *   concat_inplace.c  rewrite: operands written into their concatenate's buffer
  *   storage.c         storage class of each value, instruction numbering,
- *                     arena buffers and their lifetimes (remat_pass_storage)
+ *                     arena buffers and their lifetimes (rmi_pass_storage)
  *   lower.c           the op each instruction hands the backend: support and
- *                     scratch (remat_pass_ops)
+ *                     scratch (rmi_pass_ops)
  *   storage.c         the static arena plan, arena and constant pool
- *                     (remat_pass_plan)
+ *                     (rmi_pass_plan)
  *   lower.c           instructions, copies into outputs, run-time patches
- *                     (remat_pass_lower)
+ *                     (rmi_pass_lower)
  *
  * Each pass fills its fields of the records and reads those of the passes
  * before it. A pass returns REMAT_OK or an error it has recorded
- * (remat_error); the driver frees everything on either path.
+ * (rmi_error); the driver frees everything on either path.
  */
 #ifndef REMAT_EXEC_PASSES_H
 #define REMAT_EXEC_PASSES_H
@@ -67,7 +67,7 @@ typedef struct {
     remat_storage *hop_st; /* storage.c: a HOP's storage of each output (owned) */
 } remat_cnode;
 
-/* What the backend is handed for one instruction (lower.c, remat_pass_ops). */
+/* What the backend is handed for one instruction (lower.c, rmi_pass_ops). */
 typedef struct {
     remat_exec_op op;
     int32_t scratch_buf; /* planner buffer of its scratch, or -1 */
@@ -96,32 +96,32 @@ enum { REMAT_ARENA_ALIGN = 64 };
 
 /* Memory that lives as long as the program (its remat_arena), NULL when out
  * of memory. */
-void *remat_prog_alloc(remat_program *p, size_t bytes);
+void *rmi_prog_alloc(remat_program *p, size_t bytes);
 /* The same as the `alloc` of the backends' lower entries and of HOP rules
  * (NULL when out of memory; they return REMAT_ERR_NOMEM). */
-void *remat_prog_alloc_backend(void *ctx, size_t bytes);
+void *rmi_prog_alloc_backend(void *ctx, size_t bytes);
 /* Backend memory (iface.mem_alloc) freed with the program, for HOP
  * instructions (hop.h `mem`); NULL when out of memory. */
-void *remat_prog_mem(void *ctx, size_t bytes);
+void *rmi_prog_mem(void *ctx, size_t bytes);
 /* Records REMAT_ERR_NOMEM naming what could not be allocated. */
-remat_status remat_compile_nomem(const char *what);
+remat_status rmi_compile_nomem(const char *what);
 
 /* A new arena buffer of `size` bytes written first by instruction `first`;
  * -1 when out of memory (recorded). */
-int32_t remat_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first);
+int32_t rmi_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first);
 
-size_t remat_node_bytes(const remat_node *n);
+size_t rmi_node_bytes(const remat_node *n);
 /* Whether n's value is its operand's storage (reshape, name, view slice, projection). */
-bool remat_node_is_alias(const remat_fn *g, const remat_node *n);
+bool rmi_node_is_alias(const remat_fn *g, const remat_node *n);
 
-remat_status remat_pass_order(remat_compile_ctx *c);
-remat_status remat_pass_splat(remat_compile_ctx *c);
-remat_status remat_pass_add_pad(remat_compile_ctx *c);
-remat_status remat_pass_fuse(remat_compile_ctx *c);
-remat_status remat_pass_concat_inplace(remat_compile_ctx *c);
-remat_status remat_pass_storage(remat_compile_ctx *c);
-remat_status remat_pass_ops(remat_compile_ctx *c);
-remat_status remat_pass_plan(remat_compile_ctx *c);
-remat_status remat_pass_lower(remat_compile_ctx *c);
+remat_status rmi_pass_order(remat_compile_ctx *c);
+remat_status rmi_pass_splat(remat_compile_ctx *c);
+remat_status rmi_pass_add_pad(remat_compile_ctx *c);
+remat_status rmi_pass_fuse(remat_compile_ctx *c);
+remat_status rmi_pass_concat_inplace(remat_compile_ctx *c);
+remat_status rmi_pass_storage(remat_compile_ctx *c);
+remat_status rmi_pass_ops(remat_compile_ctx *c);
+remat_status rmi_pass_plan(remat_compile_ctx *c);
+remat_status rmi_pass_lower(remat_compile_ctx *c);
 
 #endif

@@ -14,19 +14,19 @@ static remat_status check_tensors(const char *what, int n, const remat_tensor *t
 {
     char a[128], b[128];
     if (n != want)
-        return remat_error(REMAT_ERR_ARG, "run: %d %s given, the program takes %d", n, what, want);
+        return rmi_error(REMAT_ERR_ARG, "run: %d %s given, the program takes %d", n, what, want);
     if (want > 0 && !t)
-        return remat_error(REMAT_ERR_NULL, "run: %s array is NULL", what);
+        return rmi_error(REMAT_ERR_NULL, "run: %s array is NULL", what);
     for (int i = 0; i < n; i++) {
         const char *nm = names ? names[i] : "";
         if (!t[i].data && remat_shape_numel(&desc[i].shape) > 0)
-            return remat_error(REMAT_ERR_NULL, "run: %s %d%s%s%s has NULL data", what, i, *nm ? " ('" : "", nm,
-                               *nm ? "')" : "");
+            return rmi_error(REMAT_ERR_NULL, "run: %s %d%s%s%s has NULL data", what, i, *nm ? " ('" : "", nm,
+                             *nm ? "')" : "");
         if (t[i].dtype != desc[i].dtype || !remat_shape_equal(&t[i].shape, &desc[i].shape))
-            return remat_error(t[i].dtype != desc[i].dtype ? REMAT_ERR_DTYPE : REMAT_ERR_SHAPE,
-                               "run: %s %d%s%s%s is %s, expected %s", what, i, *nm ? " ('" : "", nm, *nm ? "')" : "",
-                               remat_shape_format(t[i].dtype, &t[i].shape, a, sizeof a),
-                               remat_shape_format(desc[i].dtype, &desc[i].shape, b, sizeof b));
+            return rmi_error(t[i].dtype != desc[i].dtype ? REMAT_ERR_DTYPE : REMAT_ERR_SHAPE,
+                             "run: %s %d%s%s%s is %s, expected %s", what, i, *nm ? " ('" : "", nm, *nm ? "')" : "",
+                             remat_shape_format(t[i].dtype, &t[i].shape, a, sizeof a),
+                             remat_shape_format(desc[i].dtype, &desc[i].shape, b, sizeof b));
     }
     return REMAT_OK;
 }
@@ -53,10 +53,10 @@ static remat_status check_overlap(int n_in, const remat_tensor *in, int n_out, c
             continue;
         for (int i = 0; i < n_in; i++)
             if (byte_range(&in[i], &l2, &h2) && lo < h2 && l2 < hi)
-                return remat_error(REMAT_ERR_ARG, "run: output %d overlaps input %d in memory", j, i);
+                return rmi_error(REMAT_ERR_ARG, "run: output %d overlaps input %d in memory", j, i);
         for (int k = 0; k < j; k++)
             if (byte_range(&out[k], &l2, &h2) && lo < h2 && l2 < hi)
-                return remat_error(REMAT_ERR_ARG, "run: output %d overlaps output %d in memory", j, k);
+                return rmi_error(REMAT_ERR_ARG, "run: output %d overlaps output %d in memory", j, k);
     }
     return REMAT_OK;
 }
@@ -115,8 +115,8 @@ static remat_status enter(remat_program *p)
     if (!be->enter)
         return REMAT_OK;
     if (!p->be_state && be->program_new && !(p->be_state = be->program_new(p->be)))
-        return remat_error(REMAT_ERR_BACKEND, "run: %s backend: no stream for the program: %s", be->name,
-                           remat_last_error());
+        return rmi_error(REMAT_ERR_BACKEND, "run: %s backend: no stream for the program: %s", be->name,
+                         remat_last_error());
     be->enter(p->be, p->be_state);
     return REMAT_OK;
 }
@@ -137,8 +137,8 @@ static remat_status bind_buffers(remat_program *p, const remat_tensor *inputs, r
     if (!p->io) {
         p->io_bytes = io_off(p, p->n_in + p->n_out);
         if (!(p->io = be->mem_alloc(p->io_bytes ? p->io_bytes : REMAT_ARENA_ALIGN)))
-            return remat_error(REMAT_ERR_NOMEM, "run: %s backend: out of memory for %zu bytes of inputs and outputs",
-                               be->name, p->io_bytes);
+            return rmi_error(REMAT_ERR_NOMEM, "run: %s backend: out of memory for %zu bytes of inputs and outputs",
+                             be->name, p->io_bytes);
     }
     char *io = p->io;
     for (int i = 0; i < p->n_in; i++)
@@ -155,7 +155,7 @@ static remat_status run_common(remat_program *p, int n_in, const remat_tensor *i
                                remat_tensor *outputs, remat_stats *stats, bool on_device)
 {
     if (!p)
-        return remat_error(REMAT_ERR_NULL, "run: program is NULL");
+        return rmi_error(REMAT_ERR_NULL, "run: program is NULL");
     remat_status st = check_tensors("inputs", n_in, inputs, p->n_in, p->in_desc, p->in_names);
     if (st == REMAT_OK)
         st = check_tensors("outputs", n_out, outputs, p->n_out, p->out_desc, NULL);
@@ -183,9 +183,9 @@ static remat_status run_common(remat_program *p, int n_in, const remat_tensor *i
         if (st != REMAT_OK) { /* set the message here: it may have failed on another thread */
             const char *why = C->hooks[i].run_error ? C->hooks[i].run_error(C->hooks[i].self) : NULL;
             if (why)
-                return remat_error(st, "run: %s", why);
-            return remat_error(st, "run: a loop could not run: %s",
-                               st == REMAT_ERR_NOMEM ? "out of memory replaying its schedule" : remat_status_name(st));
+                return rmi_error(st, "run: %s", why);
+            return rmi_error(st, "run: a loop could not run: %s",
+                             st == REMAT_ERR_NOMEM ? "out of memory replaying its schedule" : remat_status_name(st));
         }
     }
     for (int j = 0; staged && j < p->n_out; j++)
@@ -231,7 +231,7 @@ remat_status remat_run_device(remat_program *p, int n_in, const remat_tensor *in
     return run_common(p, n_in, inputs, n_out, outputs, stats, true);
 }
 
-void remat_program_exec(remat_program *p, const void *const *in, void *const *out)
+void rmi_program_exec(remat_program *p, const void *const *in, void *const *out)
 {
     REMAT_ASSERT(!p->elsewhere);
     apply_patches(p, in, out);
@@ -245,7 +245,7 @@ void remat_program_exec(remat_program *p, const void *const *in, void *const *ou
     p->runs++;
 }
 
-void remat_program_run_elsewhere(remat_program *p)
+void rmi_program_run_elsewhere(remat_program *p)
 {
     if (p->arena)
         p->be->iface.mem_free(p->arena);
@@ -254,7 +254,7 @@ void remat_program_run_elsewhere(remat_program *p)
     p->elsewhere = true;
 }
 
-void remat_program_add_runs(remat_program *p, int64_t n)
+void rmi_program_add_runs(remat_program *p, int64_t n)
 {
     if (p)
         p->runs += n;
@@ -291,7 +291,7 @@ int remat_program_num_outputs(const remat_program *p)
 
 static remat_tensor bad_desc(const remat_program *p, const char *what, int i)
 {
-    remat_error(p ? REMAT_ERR_ARG : REMAT_ERR_NULL, "%s: %s %d", what, p ? "no such index" : "program is NULL", i);
+    rmi_error(p ? REMAT_ERR_ARG : REMAT_ERR_NULL, "%s: %s %d", what, p ? "no such index" : "program is NULL", i);
     return (remat_tensor){.dtype = REMAT_DTYPE_COUNT, .shape = {.rank = -1}};
 }
 

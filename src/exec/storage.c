@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "exec/passes.h"
 
-size_t remat_node_bytes(const remat_node *n)
+size_t rmi_node_bytes(const remat_node *n)
 {
     return (size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype);
 }
@@ -52,9 +52,9 @@ static size_t slice_view_offset(const remat_node *in, const remat_node *n)
     return off * remat_dtype_size((remat_dtype)n->dtype);
 }
 
-bool remat_node_is_alias(const remat_fn *g, const remat_node *n)
+bool rmi_node_is_alias(const remat_fn *g, const remat_node *n)
 {
-    return n->op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)n->op) || n->op == REMAT_OP_PROJ ||
+    return n->op == REMAT_OP_RESHAPE || rmi_op_is_identity((remat_op)n->op) || n->op == REMAT_OP_PROJ ||
            (n->op == REMAT_OP_SLICE && is_view_slice(n, &g->nodes[n->in[0]]));
 }
 
@@ -62,7 +62,7 @@ bool remat_node_is_alias(const remat_fn *g, const remat_node *n)
  * relu's zeros) read only as an operand of binary elementwise ops or as
  * select's branches are stored as one element and read as a scalar: no
  * megabytes of zeros in the constant pool, no streaming them per op. */
-remat_status remat_pass_splat(remat_compile_ctx *c)
+remat_status rmi_pass_splat(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
@@ -94,13 +94,13 @@ remat_status remat_pass_splat(remat_compile_ctx *c)
     return REMAT_OK;
 }
 
-int32_t remat_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first)
+int32_t rmi_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first)
 {
     if (c->n_bufs == c->cap_bufs) {
         int32_t cap = c->cap_bufs ? 2 * c->cap_bufs : 64;
-        remat_plan_buf *b = remat_realloc(c->bufs, sizeof *b * (size_t)cap);
+        remat_plan_buf *b = rmi_realloc(c->bufs, sizeof *b * (size_t)cap);
         if (!b) {
-            remat_compile_nomem("the arena plan");
+            rmi_compile_nomem("the arena plan");
             return -1;
         }
         c->bufs = b;
@@ -119,7 +119,7 @@ static int hop_output_of(remat_compile_ctx *c, int32_t v, int i)
     int found = -1;
     for (int j = 0; j < g->n_outs; j++) {
         remat_val u = g->outs[j];
-        while (g->nodes[u].op == REMAT_OP_RESHAPE || remat_op_is_identity((remat_op)g->nodes[u].op))
+        while (g->nodes[u].op == REMAT_OP_RESHAPE || rmi_op_is_identity((remat_op)g->nodes[u].op))
             u = g->nodes[u].in[0];
         const remat_node *n = &g->nodes[u];
         if (!c->direct[j] || n->op != REMAT_OP_PROJ || n->in[0] != v || n->p.output != i || c->N[u].bind != j)
@@ -143,9 +143,9 @@ static remat_status hop_storage(remat_compile_ctx *c, int32_t v)
     int no = hr->num_outputs(n->p.hop.data);
     remat_cnode *R = &c->N[v];
     R->instr = c->n_instr++;
-    R->hop_st = remat_calloc((size_t)no + 1, sizeof *R->hop_st);
+    R->hop_st = rmi_calloc((size_t)no + 1, sizeof *R->hop_st);
     if (!R->hop_st)
-        return remat_compile_nomem("the storage of a higher-order op's outputs");
+        return rmi_compile_nomem("the storage of a higher-order op's outputs");
     for (int i = 0; i < no; i++) {
         remat_dtype dt;
         remat_shape sh;
@@ -156,7 +156,7 @@ static remat_status hop_storage(remat_compile_ctx *c, int32_t v)
             R->hop_st[i] = (remat_storage){.kind = ST_OUTPUT, .index = out};
             continue;
         }
-        int32_t b = remat_compile_add_buf(c, bytes, R->instr);
+        int32_t b = rmi_compile_add_buf(c, bytes, R->instr);
         if (b < 0)
             return REMAT_ERR_NOMEM;
         R->hop_st[i] = (remat_storage){.kind = ST_ARENA, .index = b};
@@ -174,7 +174,7 @@ static remat_status op_storage(remat_compile_ctx *c, int32_t v)
     if (R->place_in >= 0) {
         remat_cnode *C = &c->N[R->place_in];
         if (C->st.kind == ST_NONE) {
-            int32_t b = remat_compile_add_buf(c, remat_node_bytes(&c->g->nodes[R->place_in]), R->instr);
+            int32_t b = rmi_compile_add_buf(c, rmi_node_bytes(&c->g->nodes[R->place_in]), R->instr);
             if (b < 0)
                 return REMAT_ERR_NOMEM;
             C->st = (remat_storage){.kind = ST_ARENA, .index = b};
@@ -183,7 +183,7 @@ static remat_status op_storage(remat_compile_ctx *c, int32_t v)
     } else if (R->bind >= 0) {
         R->st = (remat_storage){.kind = ST_OUTPUT, .index = R->bind};
     } else {
-        int32_t b = remat_compile_add_buf(c, remat_node_bytes(&c->g->nodes[v]), R->instr);
+        int32_t b = rmi_compile_add_buf(c, rmi_node_bytes(&c->g->nodes[v]), R->instr);
         if (b < 0)
             return REMAT_ERR_NOMEM;
         R->st = (remat_storage){.kind = ST_ARENA, .index = b};
@@ -224,7 +224,7 @@ static void lifetimes(remat_compile_ctx *c)
     }
 }
 
-remat_status remat_pass_storage(remat_compile_ctx *c)
+remat_status rmi_pass_storage(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
@@ -236,20 +236,20 @@ remat_status remat_pass_storage(remat_compile_ctx *c)
             N[v].st = (remat_storage){.kind = ST_INPUT, .index = (int32_t)n->p.arg_pos};
         } else if (n->op == REMAT_OP_CONSTANT) {
             N[v].st = (remat_storage){.kind = ST_CONST, .view = c->const_bytes};
-            size_t bytes = N[v].scalar ? remat_dtype_size((remat_dtype)n->dtype) : remat_node_bytes(n);
+            size_t bytes = N[v].scalar ? remat_dtype_size((remat_dtype)n->dtype) : rmi_node_bytes(n);
             c->const_bytes += (bytes + REMAT_ARENA_ALIGN - 1) / REMAT_ARENA_ALIGN * REMAT_ARENA_ALIGN;
         } else if (n->op == REMAT_OP_PROJ) {
             REMAT_ASSERT(N[n->in[0]].hop_st);
             N[v].st = N[n->in[0]].hop_st[n->p.output];
-        } else if (remat_node_is_alias(g, n)) {
+        } else if (rmi_node_is_alias(g, n)) {
             N[v].st = N[n->in[0]].st;
             if (n->op == REMAT_OP_SLICE)
                 N[v].st.view += slice_view_offset(&g->nodes[n->in[0]], n);
         } else if (n->op == REMAT_OP_HOP) {
             st = hop_storage(c, v);
         } else if (n->op == REMAT_OP_CHECKPOINT) {
-            return remat_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
-                               remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
+            return rmi_error(REMAT_ERR_UNSUPPORTED, "compile: %s node at %s:%d cannot be compiled here",
+                             remat_op_name((remat_op)n->op), n->loc.file, n->loc.line);
         } else if (N[v].root != v || N[v].absorbed) {
             continue; /* a fused group's intermediate, an absorbed pad: no instruction, no storage */
         } else if (N[v].elided) {
@@ -269,7 +269,7 @@ static void fill_constant(void *dst, const remat_node *n, bool one)
 {
     size_t cnt = one ? 1 : (size_t)remat_shape_numel(&n->shape);
     if (n->data) {
-        memcpy(dst, n->data, remat_node_bytes(n));
+        memcpy(dst, n->data, rmi_node_bytes(n));
     } else if (n->dtype == REMAT_F64) {
         for (size_t i = 0; i < cnt; i++)
             ((double *)dst)[i] = n->p.fill;
@@ -281,25 +281,25 @@ static void fill_constant(void *dst, const remat_node *n, bool one)
 
 /* Offsets for every arena buffer (backend/plan.c), then the arena and the
  * constant pool, filled. */
-remat_status remat_pass_plan(remat_compile_ctx *c)
+remat_status rmi_pass_plan(remat_compile_ctx *c)
 {
     remat_program *p = c->p;
     remat_backend *be = c->be;
-    remat_status st = remat_plan_offsets(c->bufs, c->n_bufs, REMAT_ARENA_ALIGN, &p->arena_bytes);
+    remat_status st = rmi_plan_offsets(c->bufs, c->n_bufs, REMAT_ARENA_ALIGN, &p->arena_bytes);
     if (st != REMAT_OK)
         return st;
     p->const_bytes = c->const_bytes;
     p->arena = be->iface.mem_alloc(p->arena_bytes);
     if (!p->arena)
-        return remat_error(REMAT_ERR_NOMEM, "compile: out of memory for the arena of %zu bytes", p->arena_bytes);
+        return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory for the arena of %zu bytes", p->arena_bytes);
     p->consts = be->iface.mem_alloc(c->const_bytes);
     if (!p->consts)
-        return remat_error(REMAT_ERR_NOMEM, "compile: out of memory for the constant pool of %zu bytes",
-                           c->const_bytes);
+        return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory for the constant pool of %zu bytes",
+                         c->const_bytes);
     /* a device backend's pool is filled on the host and uploaded once */
-    char *pool = be->iface.copy_in ? remat_malloc(c->const_bytes ? c->const_bytes : 1) : p->consts;
+    char *pool = be->iface.copy_in ? rmi_malloc(c->const_bytes ? c->const_bytes : 1) : p->consts;
     if (!pool)
-        return remat_compile_nomem("the constant pool");
+        return rmi_compile_nomem("the constant pool");
     for (int32_t i = 0; i < c->n_order; i++) {
         int32_t v = c->order[i];
         if (c->g->nodes[v].op == REMAT_OP_CONSTANT)
@@ -308,7 +308,7 @@ remat_status remat_pass_plan(remat_compile_ctx *c)
     if (pool != p->consts) {
         if (c->const_bytes)
             be->iface.copy_in(p->consts, pool, c->const_bytes);
-        remat_free(pool);
+        rmi_free(pool);
     }
     return REMAT_OK;
 }

@@ -38,12 +38,12 @@ remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **
         if (!strcmp(name, known[i].name))
             kind = i;
     if (kind < 0)
-        return remat_error(REMAT_ERR_ARG, "unknown problem '%s' (expected pfr-euler or sin)", name ? name : "(null)");
+        return rmi_error(REMAT_ERR_ARG, "unknown problem '%s' (expected pfr-euler or sin)", name ? name : "(null)");
     if (steps < 0)
-        return remat_error(REMAT_ERR_VALUE, "problem %s: steps %lld is negative", name, (long long)steps);
+        return rmi_error(REMAT_ERR_VALUE, "problem %s: steps %lld is negative", name, (long long)steps);
     remat_problem *p = calloc(1, sizeof *p);
     if (!p)
-        return remat_error(REMAT_ERR_NOMEM, "problem: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
     p->kind = kind;
     p->steps = steps;
     if (kind == PFR_EULER) {
@@ -58,7 +58,7 @@ remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **
         p->x = malloc(sizeof *p->x * 100);
         if (!p->x) {
             free(p);
-            return remat_error(REMAT_ERR_NOMEM, "problem: out of memory");
+            return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
         }
         for (int i = 0; i < 100; i++)
             p->x[i] = 1.0;
@@ -90,7 +90,7 @@ static remat_status count_attempts(const remat_mechanism *mech, const remat_pfr_
     remat_fn *f = remat_fn_new("pfr_attempts");
     remat_program *prog = NULL;
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "problem: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
     remat_val y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S), k = remat_arg(f, "params", REMAT_F64, 1, &P), ys, sv;
     remat_status st = remat_ode_integrate_stats(f, mech, &oo, y0, k, &ys, &sv);
     if (st == REMAT_OK) {
@@ -115,7 +115,7 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
                                           const double *params, remat_problem **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "problem: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "problem: output pointer is NULL");
     *out = NULL;
     remat_pfr *r;
     remat_status st = remat_pfr_new(mech, opt, &r); /* checks the options, counts the steps */
@@ -124,12 +124,12 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
     int64_t steps = remat_pfr_steps(r);
     remat_pfr_free(r);
     if (opt->goal == REMAT_PFR_NO_GOAL)
-        return remat_error(REMAT_ERR_ARG, "problem from %s: needs a goal (maximize or minimize a species) for its loss",
-                           remat_mechanism_source(mech));
+        return rmi_error(REMAT_ERR_ARG, "problem from %s: needs a goal (maximize or minimize a species) for its loss",
+                         remat_mechanism_source(mech));
     int64_t S = remat_mechanism_species_count(mech), P = remat_mechanism_param_count(mech);
     if (P == 0)
-        return remat_error(REMAT_ERR_ARG, "problem from %s: the mechanism has no parameters to differentiate",
-                           remat_mechanism_source(mech));
+        return rmi_error(REMAT_ERR_ARG, "problem from %s: the mechanism has no parameters to differentiate",
+                         remat_mechanism_source(mech));
     remat_problem *p = calloc(1, sizeof *p);
     if (!p || !(p->x = malloc(sizeof *p->x * (size_t)(S + P))))
         goto nomem;
@@ -146,7 +146,7 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
             char why[512];
             snprintf(why, sizeof why, "%s", remat_last_error());
             remat_problem_free(p);
-            return remat_error(st, "problem from %s: %s", remat_mechanism_source(mech), why);
+            return rmi_error(st, "problem from %s: %s", remat_mechanism_source(mech), why);
         }
     }
     p->mech = mech;
@@ -177,7 +177,7 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
     return REMAT_OK;
 nomem:
     remat_problem_free(p);
-    return remat_error(REMAT_ERR_NOMEM, "problem: out of memory");
+    return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
 }
 
 void remat_problem_free(remat_problem *p)
@@ -231,7 +231,7 @@ const char *remat_problem_grad_name(const remat_problem *p, int i)
     static const char *pfr[] = {"k1", "k2"};
     REMAT_NULL_RETURN(p, NULL);
     if (i < 0 || i >= remat_problem_num_grads(p)) {
-        remat_error(REMAT_ERR_ARG, "%s: no gradient %d (the problem has %d)", __func__, i, remat_problem_num_grads(p));
+        rmi_error(REMAT_ERR_ARG, "%s: no gradient %d (the problem has %d)", __func__, i, remat_problem_num_grads(p));
         return NULL;
     }
     return p->kind == PFR_EULER ? pfr[i] : p->kind == PFR_MECHANISM ? "params" : "x";
@@ -279,7 +279,7 @@ static remat_status mechanism_build(const remat_problem *p, const remat_scan_opt
         remat_val c = remat_index(f, remat_index(f, ys, 0), p->pfr.species);
         remat_fn_output(f, p->pfr.goal == REMAT_PFR_MAXIMIZE ? remat_neg(f, c) : c);
         if (remat_fn_status(f) != REMAT_OK)
-            st = remat_error(remat_fn_status(f), "problem %s: %s", p->name, remat_fn_error(f));
+            st = rmi_error(remat_fn_status(f), "problem %s: %s", p->name, remat_fn_error(f));
     }
     if (st == REMAT_OK)
         st = remat_value_and_grad(f, 1, (const int[]){1}, out);
@@ -290,7 +290,7 @@ static remat_status mechanism_build(const remat_problem *p, const remat_scan_opt
 remat_status remat_problem_build(const remat_problem *p, const remat_scan_options *opt, remat_fn **out)
 {
     if (!p || !out)
-        return remat_error(REMAT_ERR_NULL, "problem build: NULL argument");
+        return rmi_error(REMAT_ERR_NULL, "problem build: NULL argument");
     *out = NULL;
     if (p->kind == PFR_MECHANISM)
         return mechanism_build(p, opt, out);

@@ -15,7 +15,7 @@
 
 /* ---- the key ---- */
 
-void remat_lanes_key_put(lanes_key *k, const void *v, size_t n)
+void rmi_lanes_key_put(lanes_key *k, const void *v, size_t n)
 {
     if (!k->ok || n == 0) /* nothing (v may be NULL: a scalar's dims, an empty list) */
         return;
@@ -23,7 +23,7 @@ void remat_lanes_key_put(lanes_key *k, const void *v, size_t n)
         size_t nc = k->cap ? 2 * k->cap : 4096;
         while (nc < k->len + n)
             nc *= 2;
-        unsigned char *q = remat_realloc(k->p, nc);
+        unsigned char *q = rmi_realloc(k->p, nc);
         if (!q) {
             k->ok = false;
             return;
@@ -34,12 +34,12 @@ void remat_lanes_key_put(lanes_key *k, const void *v, size_t n)
     k->len += n;
 }
 
-static void put_i64(lanes_key *k, int64_t v) { remat_lanes_key_put(k, &v, sizeof v); }
+static void put_i64(lanes_key *k, int64_t v) { rmi_lanes_key_put(k, &v, sizeof v); }
 
 static void put_shape(lanes_key *k, const remat_shape *s)
 {
     put_i64(k, s->rank);
-    remat_lanes_key_put(k, s->dims, sizeof *s->dims * (size_t)s->rank);
+    rmi_lanes_key_put(k, s->dims, sizeof *s->dims * (size_t)s->rank);
 }
 
 REMAT_EXHAUSTIVE_BEGIN
@@ -52,38 +52,38 @@ static void put_param(lanes_key *k, const remat_fn *f, const remat_node *N)
     const int r = N->shape.rank;
     switch (remat_op_param_of((remat_op)N->op)) {
     case REMAT_OPP_NONE: break;
-    case REMAT_OPP_FILL: remat_lanes_key_put(k, &N->p.fill, sizeof N->p.fill); break;
-    case REMAT_OPP_EXPONENT: remat_lanes_key_put(k, &N->p.exponent, sizeof N->p.exponent); break;
+    case REMAT_OPP_FILL: rmi_lanes_key_put(k, &N->p.fill, sizeof N->p.fill); break;
+    case REMAT_OPP_EXPONENT: rmi_lanes_key_put(k, &N->p.exponent, sizeof N->p.exponent); break;
     case REMAT_OPP_ARG_POS: put_i64(k, N->p.arg_pos); break;
     case REMAT_OPP_OUTPUT: put_i64(k, N->p.output); break;
     case REMAT_OPP_AXIS: put_i64(k, N->p.axis); break;
     case REMAT_OPP_INT_EXPONENT: put_i64(k, N->p.int_exponent); break;
     case REMAT_OPP_AXES: put_i64(k, N->p.axes_mask); break;
     case REMAT_OPP_SOLVE: put_i64(k, N->p.solve_transpose); break;
-    case REMAT_OPP_PERM: remat_lanes_key_put(k, N->p.perm, sizeof *N->p.perm * (size_t)r); break;
+    case REMAT_OPP_PERM: rmi_lanes_key_put(k, N->p.perm, sizeof *N->p.perm * (size_t)r); break;
     case REMAT_OPP_BDIMS:
-        remat_lanes_key_put(k, N->p.bdims, sizeof *N->p.bdims * (size_t)remat_fn_node(f, N->in[0])->shape.rank);
+        rmi_lanes_key_put(k, N->p.bdims, sizeof *N->p.bdims * (size_t)rmi_fn_node(f, N->in[0])->shape.rank);
         break;
     case REMAT_OPP_SLICE:
-        remat_lanes_key_put(k, N->p.slice->start, sizeof(int64_t) * (size_t)r);
-        remat_lanes_key_put(k, N->p.slice->limit, sizeof(int64_t) * (size_t)r);
-        remat_lanes_key_put(k, N->p.slice->stride, sizeof(int64_t) * (size_t)r);
+        rmi_lanes_key_put(k, N->p.slice->start, sizeof(int64_t) * (size_t)r);
+        rmi_lanes_key_put(k, N->p.slice->limit, sizeof(int64_t) * (size_t)r);
+        rmi_lanes_key_put(k, N->p.slice->stride, sizeof(int64_t) * (size_t)r);
         break;
     case REMAT_OPP_PAD:
-        remat_lanes_key_put(k, N->p.pad->low, sizeof(int64_t) * (size_t)r);
-        remat_lanes_key_put(k, N->p.pad->high, sizeof(int64_t) * (size_t)r);
-        remat_lanes_key_put(k, N->p.pad->interior, sizeof(int64_t) * (size_t)r);
+        rmi_lanes_key_put(k, N->p.pad->low, sizeof(int64_t) * (size_t)r);
+        rmi_lanes_key_put(k, N->p.pad->high, sizeof(int64_t) * (size_t)r);
+        rmi_lanes_key_put(k, N->p.pad->interior, sizeof(int64_t) * (size_t)r);
         break;
-    case REMAT_OPP_CALL: remat_lanes_key_fn(k, N->p.call->callee); break; /* inlined: the policy is not read */
-    case REMAT_OPP_DOT: remat_lanes_key_put(k, &N->p.dot, sizeof N->p.dot); break;
+    case REMAT_OPP_CALL: rmi_lanes_key_fn(k, N->p.call->callee); break; /* inlined: the policy is not read */
+    case REMAT_OPP_DOT: rmi_lanes_key_put(k, &N->p.dot, sizeof N->p.dot); break;
     case REMAT_OPP_CUSTOM:
-        remat_lanes_key_put(k, &N->p.custom, sizeof N->p.custom);
+        rmi_lanes_key_put(k, &N->p.custom, sizeof N->p.custom);
         k->opaque = true;
         break;
     case REMAT_OPP_HOP:
         k->opaque = true;
-        remat_lanes_key_put(k, &N->p.hop.rules, sizeof N->p.hop.rules);
-        remat_lanes_key_put(k, &N->p.hop.data, sizeof N->p.hop.data);
+        rmi_lanes_key_put(k, &N->p.hop.rules, sizeof N->p.hop.rules);
+        rmi_lanes_key_put(k, &N->p.hop.data, sizeof N->p.hop.data);
         break;
     case REMAT_OPP_COUNT: REMAT_UNREACHABLE("lanes memo: no parameter kind");
     }
@@ -92,29 +92,29 @@ REMAT_EXHAUSTIVE_END
 
 /* Names and source locations are left out (neither the translator nor the
  * compiler reads them), flags unless asked for. */
-void remat_lanes_key_fn(lanes_key *k, const remat_fn *f)
+void rmi_lanes_key_fn(lanes_key *k, const remat_fn *f)
 {
     const int32_t nn = remat_fn_num_nodes(f), no = remat_fn_num_outputs(f);
     put_i64(k, nn), put_i64(k, remat_fn_num_args(f)), put_i64(k, no);
     for (int i = 0; i < no; i++)
         put_i64(k, remat_fn_out(f, i));
     for (int32_t v = 0; k->ok && v < nn; v++) {
-        const remat_node *N = remat_fn_node(f, v);
+        const remat_node *N = rmi_fn_node(f, v);
         const int32_t head[4] = {N->op, N->dtype, N->nin, k->flags ? N->flags : 0};
-        remat_lanes_key_put(k, head, sizeof head);
-        remat_lanes_key_put(k, N->in, sizeof *N->in * (size_t)N->nin);
+        rmi_lanes_key_put(k, head, sizeof head);
+        rmi_lanes_key_put(k, N->in, sizeof *N->in * (size_t)N->nin);
         put_shape(k, &N->shape);
         put_param(k, f, N);
         if (N->op == REMAT_OP_CONSTANT) {
             put_i64(k, N->data != NULL);
             if (N->data)
-                remat_lanes_key_put(k, N->data,
-                                    (size_t)remat_shape_numel(&N->shape) * remat_dtype_size((remat_dtype)N->dtype));
+                rmi_lanes_key_put(k, N->data,
+                                  (size_t)remat_shape_numel(&N->shape) * remat_dtype_size((remat_dtype)N->dtype));
         }
     }
 }
 
-void remat_lanes_key_descs(lanes_key *k, const scan_desc *d, int n)
+void rmi_lanes_key_descs(lanes_key *k, const scan_desc *d, int n)
 {
     put_i64(k, n);
     for (int i = 0; i < n; i++) {
@@ -123,20 +123,20 @@ void remat_lanes_key_descs(lanes_key *k, const scan_desc *d, int n)
     }
 }
 
-void remat_lanes_key_vjp(lanes_key *k, const scan_body_vjp *v)
+void rmi_lanes_key_vjp(lanes_key *k, const scan_body_vjp *v)
 {
     put_i64(k, v != NULL);
     if (!v)
         return;
     put_i64(k, v->n_res);
-    remat_lanes_key_put(k, v->res_arg, sizeof *v->res_arg * (size_t)v->n_res);
-    remat_lanes_key_fn(k, v->fwd);
-    remat_lanes_key_fn(k, v->bwd);
+    rmi_lanes_key_put(k, v->res_arg, sizeof *v->res_arg * (size_t)v->n_res);
+    rmi_lanes_key_fn(k, v->fwd);
+    rmi_lanes_key_fn(k, v->bwd);
 }
 
-void remat_lanes_key_free(lanes_key *k)
+void rmi_lanes_key_free(lanes_key *k)
 {
-    remat_free(k->p);
+    rmi_free(k->p);
     *k = (lanes_key){0};
 }
 
@@ -181,7 +181,7 @@ static lanes_memo_entry *lookup(const lanes_key *k, uint64_t h)
     return NULL;
 }
 
-lanes_memo_entry *remat_lanes_memo_find(const lanes_key *k, lanes_memo_val *out)
+lanes_memo_entry *rmi_lanes_memo_find(const lanes_key *k, lanes_memo_val *out)
 {
     if (!k->ok)
         return NULL;
@@ -240,7 +240,7 @@ static void view_copy(scan_lanes *dst, const scan_lanes *S, char **at)
     dst->lane_bytes = lb;
 }
 
-lanes_memo_entry *remat_lanes_memo_add(const lanes_key *k, const lanes_memo_val *v)
+lanes_memo_entry *rmi_lanes_memo_add(const lanes_key *k, const lanes_memo_val *v)
 {
     if (!k->ok)
         return NULL;
@@ -255,10 +255,10 @@ lanes_memo_entry *remat_lanes_memo_add(const lanes_key *k, const lanes_memo_val 
     pthread_mutex_unlock(&memo_lock);
     if (e || !room)
         return e;
-    lanes_memo_entry *n = remat_calloc(1, sizeof *n);
-    char *mem = n ? remat_malloc(bytes) : NULL;
+    lanes_memo_entry *n = rmi_calloc(1, sizeof *n);
+    char *mem = n ? rmi_malloc(bytes) : NULL;
     if (!mem) {
-        remat_free(n);
+        rmi_free(n);
         return NULL;
     }
     char *at = mem;
@@ -279,13 +279,13 @@ lanes_memo_entry *remat_lanes_memo_add(const lanes_key *k, const lanes_memo_val 
     }
     pthread_mutex_unlock(&memo_lock);
     if (n) {
-        remat_free(mem);
-        remat_free(n);
+        rmi_free(mem);
+        rmi_free(n);
     }
     return e;
 }
 
-bool remat_lanes_memo_code(lanes_memo_entry *e, int n, remat_lane_fn *fn)
+bool rmi_lanes_memo_code(lanes_memo_entry *e, int n, remat_lane_fn *fn)
 {
     pthread_mutex_lock(&memo_lock);
     const bool has = e->has_code && e->n_code == n;
@@ -297,7 +297,7 @@ bool remat_lanes_memo_code(lanes_memo_entry *e, int n, remat_lane_fn *fn)
     return has;
 }
 
-void remat_lanes_memo_set_code(lanes_memo_entry *e, int n, const remat_lane_fn *fn)
+void rmi_lanes_memo_set_code(lanes_memo_entry *e, int n, const remat_lane_fn *fn)
 {
     REMAT_ASSERT(n >= 1 && n <= 2 * LKI_COUNT);
     pthread_mutex_lock(&memo_lock);
@@ -309,9 +309,9 @@ void remat_lanes_memo_set_code(lanes_memo_entry *e, int n, const remat_lane_fn *
     pthread_mutex_unlock(&memo_lock);
 }
 
-void remat_lanes_memo_count_translation(void) { atomic_fetch_add(&n_translated, 1); }
+void rmi_lanes_memo_count_translation(void) { atomic_fetch_add(&n_translated, 1); }
 
-void remat_lanes_memo_stats_get(remat_lanes_memo_stats *s)
+void rmi_lanes_memo_stats_get(remat_lanes_memo_stats *s)
 {
     *s = (remat_lanes_memo_stats){.translated = atomic_load(&n_translated),
                                   .reused = atomic_load(&n_reused),

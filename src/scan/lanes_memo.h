@@ -41,13 +41,13 @@ typedef struct {
     bool ok, flags, opaque;
 } lanes_key;
 
-void remat_lanes_key_put(lanes_key *k, const void *v, size_t n);
-/* f's content as the translator reads it (remat_fn_inline_calls dissolves
+void rmi_lanes_key_put(lanes_key *k, const void *v, size_t n);
+/* f's content as the translator reads it (rmi_fn_inline_calls dissolves
  * calls: a callee is written in place of its pointer). */
-void remat_lanes_key_fn(lanes_key *k, const remat_fn *f);
-void remat_lanes_key_descs(lanes_key *k, const scan_desc *d, int n);
-void remat_lanes_key_vjp(lanes_key *k, const scan_body_vjp *v);
-void remat_lanes_key_free(lanes_key *k);
+void rmi_lanes_key_fn(lanes_key *k, const remat_fn *f);
+void rmi_lanes_key_descs(lanes_key *k, const scan_desc *d, int n);
+void rmi_lanes_key_vjp(lanes_key *k, const scan_body_vjp *v);
+void rmi_lanes_key_free(lanes_key *k);
 
 /* What a translation produced: one view (a scan) or two (a while loop's
  * step and body), the while loop's EXIT buffer, the tier account's key. */
@@ -62,22 +62,22 @@ typedef struct lanes_memo_entry lanes_memo_entry;
 
 /* The entry of key k, its value in *out (the views' programs and lane
  * strides point into the memo; fn[] zero), or NULL. */
-lanes_memo_entry *remat_lanes_memo_find(const lanes_key *k, lanes_memo_val *out);
+lanes_memo_entry *rmi_lanes_memo_find(const lanes_key *k, lanes_memo_val *out);
 /* Keeps a deep copy of v under k and returns its entry (the existing one
  * when another thread kept it first), or NULL when full or out of memory. */
-lanes_memo_entry *remat_lanes_memo_add(const lanes_key *k, const lanes_memo_val *v);
+lanes_memo_entry *rmi_lanes_memo_add(const lanes_key *k, const lanes_memo_val *v);
 
 /* The code of the entry's n programs (every view's, in view then kernel
  * order): true with fn filled when a node already got it. */
-bool remat_lanes_memo_code(lanes_memo_entry *e, int n, remat_lane_fn *fn);
-void remat_lanes_memo_set_code(lanes_memo_entry *e, int n, const remat_lane_fn *fn);
+bool rmi_lanes_memo_code(lanes_memo_entry *e, int n, remat_lane_fn *fn);
+void rmi_lanes_memo_set_code(lanes_memo_entry *e, int n, const remat_lane_fn *fn);
 
 /* Counts since the process started (tests): bodies translated, nodes that
  * took a kept translation instead, nodes that took its code. */
 typedef struct {
     int64_t translated, reused, code_reused;
 } remat_lanes_memo_stats;
-void remat_lanes_memo_stats_get(remat_lanes_memo_stats *s);
-void remat_lanes_memo_count_translation(void);
+void rmi_lanes_memo_stats_get(remat_lanes_memo_stats *s);
+void rmi_lanes_memo_count_translation(void);
 
 #endif

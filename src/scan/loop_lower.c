@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "scan/loop_rt.h"
 
-scan_body_vjp *remat_loop_rt_keep_vjp(const scan_body_vjp *v, remat_hop_lowering *L)
+scan_body_vjp *rmi_loop_rt_keep_vjp(const scan_body_vjp *v, remat_hop_lowering *L)
 {
     scan_body_vjp *c = L->alloc(L->ctx, sizeof *c);
     if (!c)
@@ -22,13 +22,13 @@ scan_body_vjp *remat_loop_rt_keep_vjp(const scan_body_vjp *v, remat_hop_lowering
     return c;
 }
 
-remat_status remat_loop_rt_lower_k_adds(const scan_desc *ks, int nk, const char *what, remat_hop_lowering *L,
-                                        remat_instr **out)
+remat_status rmi_loop_rt_lower_k_adds(const scan_desc *ks, int nk, const char *what, remat_hop_lowering *L,
+                                      remat_instr **out)
 {
     remat_instr *add = L->alloc(L->ctx, sizeof *add * (size_t)(nk + 1));
     *out = add;
     if (!add)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", what);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", what);
     for (int i = 0; i < nk; i++) {
         const scan_desc *k = &ks[i];
         const remat_dtype dts[2] = {k->dt, k->dt};

@@ -8,7 +8,7 @@
 #include "scan/scan_impl.h"
 
 /* 16 bytes: SIMD-friendly without wasting tapes of a few scalars */
-size_t remat_scan_align(size_t bytes) { return (bytes + 15) / 16 * 16; }
+size_t rmi_scan_align(size_t bytes) { return (bytes + 15) / 16 * 16; }
 
 static size_t desc_bytes(const scan_desc *d)
 {
@@ -21,39 +21,39 @@ static void *retain(void *vd)
     return vd;
 }
 
-void remat_scan_body_vjp_release(scan_body_vjp *v)
+void rmi_scan_body_vjp_release(scan_body_vjp *v)
 {
     if (!v || --v->refcount > 0)
         return;
     remat_fn_free(v->fwd);
     remat_fn_free(v->bwd);
-    remat_free(v->res_off);
-    remat_free(v->res_arg);
-    remat_free(v);
+    rmi_free(v->res_off);
+    rmi_free(v->res_arg);
+    rmi_free(v);
 }
 
-void remat_scan_data_release(void *vd)
+void rmi_scan_data_release(void *vd)
 {
     remat_scan_data *d = vd;
     if (!d || --d->refcount > 0)
         return;
     remat_fn_free(d->body);
-    remat_scan_body_vjp_release(d->vjp);
-    remat_free(d->in);
-    remat_free(d->out);
-    remat_free(d);
+    rmi_scan_body_vjp_release(d->vjp);
+    rmi_free(d->in);
+    rmi_free(d->out);
+    rmi_free(d);
 }
 
-remat_scan_data *remat_scan_data_derive(remat_scan_data *d, scan_kind kind)
+remat_scan_data *rmi_scan_data_derive(remat_scan_data *d, scan_kind kind)
 {
     int ni = d->n_carry + d->n_xs + d->n_consts, no = d->n_carry + d->n_ys;
-    remat_scan_data *e = remat_malloc(sizeof *e);
-    scan_desc *in = remat_malloc(sizeof *in * (size_t)(ni + 1)), *out = remat_malloc(sizeof *out * (size_t)(no + 1));
+    remat_scan_data *e = rmi_malloc(sizeof *e);
+    scan_desc *in = rmi_malloc(sizeof *in * (size_t)(ni + 1)), *out = rmi_malloc(sizeof *out * (size_t)(no + 1));
     if (!e || !in || !out) {
-        remat_free(e);
-        remat_free(in);
-        remat_free(out);
-        remat_error(REMAT_ERR_NOMEM, "scan: out of memory");
+        rmi_free(e);
+        rmi_free(in);
+        rmi_free(out);
+        rmi_error(REMAT_ERR_NOMEM, "scan: out of memory");
         return NULL;
     }
     *e = *d;
@@ -69,7 +69,7 @@ remat_scan_data *remat_scan_data_derive(remat_scan_data *d, scan_kind kind)
     return e;
 }
 
-int remat_scan_num_outputs(const void *vd)
+int rmi_scan_num_outputs(const void *vd)
 {
     const remat_scan_data *d = vd;
     switch (d->kind) {
@@ -88,7 +88,7 @@ static remat_shape stacked(int64_t length, const remat_shape *s)
     return r;
 }
 
-void remat_scan_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape)
+void rmi_scan_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape)
 {
     const remat_scan_data *d = vd;
     if (d->kind == SCAN_BWD) { /* cotangents of init, xs, consts */
@@ -143,16 +143,16 @@ static void describe(const void *vd, int i, remat_residual *e)
     e->bytes = d->store_bytes;
 }
 
-const remat_hop_rules remat_scan_rules = {
+const remat_hop_rules rmi_scan_rules = {
     .name = "scan",
     .retain = retain,
-    .release = remat_scan_data_release,
-    .num_outputs = remat_scan_num_outputs,
-    .output_desc = remat_scan_output_desc,
-    .vjp_forward = remat_scan_vjp_forward,
-    .vjp_backward = remat_scan_vjp_backward,
-    .jvp = remat_scan_jvp,
-    .lower = remat_scan_lower,
+    .release = rmi_scan_data_release,
+    .num_outputs = rmi_scan_num_outputs,
+    .output_desc = rmi_scan_output_desc,
+    .vjp_forward = rmi_scan_vjp_forward,
+    .vjp_backward = rmi_scan_vjp_backward,
+    .jvp = rmi_scan_jvp,
+    .lower = rmi_scan_lower,
     .describe_output = describe,
 };
 
@@ -161,7 +161,7 @@ const remat_hop_rules remat_scan_rules = {
  * report, a dtype mismatch first, as remat_call does. */
 static remat_status same(const remat_fn *f, remat_val v, const scan_desc *want, int stacked_len, int64_t length)
 {
-    const remat_node *n = remat_fn_node(f, v);
+    const remat_node *n = rmi_fn_node(f, v);
     remat_shape s = stacked_len ? stacked(length, &want->shape) : want->shape;
     if (n->dtype != want->dt)
         return REMAT_ERR_DTYPE;
@@ -175,8 +175,8 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     char a[96], b[96];
     remat_scan_options dflt = {0};
     if (!f)
-        return remat_error(REMAT_ERR_NULL, "%s:%d: scan: function is NULL", loc.file, loc.line);
-#define FAIL(st, ...) (remat_fn_fail(f, (st), loc, __VA_ARGS__), (st))
+        return rmi_error(REMAT_ERR_NULL, "%s:%d: scan: function is NULL", loc.file, loc.line);
+#define FAIL(st, ...) (rmi_fn_fail(f, (st), loc, __VA_ARGS__), (st))
     if (!body)
         return FAIL(REMAT_ERR_NULL, "scan: body is NULL");
     if (remat_fn_status(body) != REMAT_OK)
@@ -200,13 +200,13 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     int n_ys = b_outs - n_carry;
     if (n_ys > 0 && !ys)
         return FAIL(REMAT_ERR_NULL, "scan: body '%s' returns %d ys but ys is NULL", bname, n_ys);
-    if (!remat_fn_vals_ok(f, n_carry, init) || !remat_fn_vals_ok(f, n_xs, xs) || !remat_fn_vals_ok(f, n_consts, consts))
+    if (!rmi_fn_vals_ok(f, n_carry, init) || !rmi_fn_vals_ok(f, n_xs, xs) || !rmi_fn_vals_ok(f, n_consts, consts))
         return remat_fn_status(f) ? remat_fn_status(f) : REMAT_ERR_ARG;
     remat_schedule_cost cost;
     if (remat_schedule_predict(&opt->schedule, length, &cost) != REMAT_OK)
         return FAIL(REMAT_ERR_ARG, "scan: %s", remat_last_error());
 
-    remat_scan_data *d = remat_calloc(1, sizeof *d);
+    remat_scan_data *d = rmi_calloc(1, sizeof *d);
     if (!d)
         return FAIL(REMAT_ERR_NOMEM, "scan: out of memory");
     d->refcount = 1;
@@ -219,18 +219,18 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     d->reverse = opt->reverse;
     d->sched = opt->schedule;
     d->loc = loc;
-    d->in = remat_calloc((size_t)b_args + 1, sizeof *d->in);
-    d->out = remat_calloc((size_t)b_outs + 1, sizeof *d->out);
+    d->in = rmi_calloc((size_t)b_args + 1, sizeof *d->in);
+    d->out = rmi_calloc((size_t)b_outs + 1, sizeof *d->out);
     if (!d->in || !d->out) {
-        remat_scan_data_release(d);
+        rmi_scan_data_release(d);
         return FAIL(REMAT_ERR_NOMEM, "scan: out of memory");
     }
     for (int i = 0; i < b_args; i++) {
-        const remat_node *n = remat_fn_node(body, remat_fn_arg(body, i));
+        const remat_node *n = rmi_fn_node(body, remat_fn_arg(body, i));
         d->in[i] = (scan_desc){(remat_dtype)n->dtype, n->shape};
     }
     for (int i = 0; i < b_outs; i++) {
-        const remat_node *n = remat_fn_node(body, remat_fn_out(body, i));
+        const remat_node *n = rmi_fn_node(body, remat_fn_out(body, i));
         d->out[i] = (scan_desc){(remat_dtype)n->dtype, n->shape};
     }
     remat_status st = REMAT_OK, bad;
@@ -242,7 +242,7 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
                       remat_shape_format(d->out[i].dt, &d->out[i].shape, b, sizeof b));
         else if ((bad = same(f, init[i], &d->in[i], 0, length)) != REMAT_OK)
             st = FAIL(bad, "scan: init carry %d is %s, body '%s' expects %s", i,
-                      remat_fn_fmt_val(f, init[i], a, sizeof a), bname,
+                      rmi_fn_fmt_val(f, init[i], a, sizeof a), bname,
                       remat_shape_format(d->in[i].dt, &d->in[i].shape, b, sizeof b));
     }
     for (int i = 0; i < n_xs && st == REMAT_OK; i++) {
@@ -250,7 +250,7 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
         if ((bad = same(f, xs[i], w, 1, length)) != REMAT_OK) {
             remat_shape s = stacked(length, &w->shape);
             st = FAIL(bad, "scan: xs %d is %s, expected %s (length %lld stacked on axis 0)", i,
-                      remat_fn_fmt_val(f, xs[i], a, sizeof a), remat_shape_format(w->dt, &s, b, sizeof b),
+                      rmi_fn_fmt_val(f, xs[i], a, sizeof a), remat_shape_format(w->dt, &s, b, sizeof b),
                       (long long)length);
         }
     }
@@ -258,28 +258,28 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
         const scan_desc *w = &d->in[n_carry + n_xs + i];
         if ((bad = same(f, consts[i], w, 0, length)) != REMAT_OK)
             st = FAIL(bad, "scan: const %d is %s, body '%s' expects %s", i,
-                      remat_fn_fmt_val(f, consts[i], a, sizeof a), bname,
+                      rmi_fn_fmt_val(f, consts[i], a, sizeof a), bname,
                       remat_shape_format(w->dt, &w->shape, b, sizeof b));
     }
 #undef FAIL
     if (st != REMAT_OK) {
-        remat_scan_data_release(d);
+        rmi_scan_data_release(d);
         return st;
     }
     d->body = opt->body_policy ? remat_checkpoint((remat_fn *)body, opt->body_policy) : remat_fn_ref((remat_fn *)body);
     if (!d->body) { /* checkpoint ran out of memory (body was checked) */
-        remat_scan_data_release(d);
-        remat_fn_fail(f, REMAT_ERR_NOMEM, loc, "scan: %s", remat_last_error());
+        rmi_scan_data_release(d);
+        rmi_fn_fail(f, REMAT_ERR_NOMEM, loc, "scan: %s", remat_last_error());
         return REMAT_ERR_NOMEM;
     }
     for (int i = 0; i < n_carry; i++)
-        d->carry_bytes += remat_scan_align(desc_bytes(&d->in[i]));
+        d->carry_bytes += rmi_scan_align(desc_bytes(&d->in[i]));
 
     int nin = n_carry + n_xs + n_consts;
-    remat_val *ins = remat_malloc(sizeof *ins * (size_t)(nin + 1));
+    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)(nin + 1));
     if (!ins) {
-        remat_scan_data_release(d);
-        return remat_fn_fail(f, REMAT_ERR_NOMEM, loc, "scan: out of memory"), REMAT_ERR_NOMEM;
+        rmi_scan_data_release(d);
+        return rmi_fn_fail(f, REMAT_ERR_NOMEM, loc, "scan: out of memory"), REMAT_ERR_NOMEM;
     }
     if (n_carry) /* init may be NULL without carries (a map): memcpy(_, NULL, 0) is undefined */
         memcpy(ins, init, sizeof *ins * (size_t)n_carry);
@@ -287,10 +287,10 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
         memcpy(ins + n_carry, xs, sizeof *ins * (size_t)n_xs);
     if (n_consts)
         memcpy(ins + n_carry + n_xs, consts, sizeof *ins * (size_t)n_consts);
-    remat_val h = remat_hop_add(f, &remat_scan_rules, d, d->out[0].dt, "scan", nin, ins, loc);
-    remat_free(ins);
+    remat_val h = rmi_hop_add(f, &rmi_scan_rules, d, d->out[0].dt, "scan", nin, ins, loc);
+    rmi_free(ins);
     for (int i = 0; i < n_carry + n_ys; i++) {
-        remat_val v = remat_hop_output(f, h, i);
+        remat_val v = rmi_hop_output(f, h, i);
         if (i < n_carry)
             carry_out[i] = v;
         else

@@ -1,6 +1,6 @@
 /*
  * scan_exec_interp.c — the interpreted executor: each step of an op is one
- * execution of a body sub-program (remat_program_exec): the primal body for
+ * execution of a body sub-program (rmi_program_exec): the primal body for
  * ADVANCE, the VJP's forward half for TAPE and RECOMPUTE (writing a tape),
  * its backward half for REVERSE and RECOMPUTE. Carries ping-pong between
  * cur and next; snapshots and restores are the backend's mem_copy.
@@ -47,7 +47,7 @@ static void set_step_inputs(scan_rt *r, int64_t k, const char *carry)
     for (int i = 0; i < r->nc; i++)
         in[i] = carry + r->carry_off[i];
     if (r->nx > 0) {
-        const int64_t t = remat_scan_rt_step(r, k);
+        const int64_t t = rmi_scan_rt_step(r, k);
         for (int i = 0; i < r->nx; i++)
             in[r->nc + i] = (const char *)r->xs[i] + (size_t)t * r->x_step[i];
     }
@@ -60,11 +60,11 @@ static void set_step_outputs(scan_rt *r, int64_t k, char *next)
     for (int i = 0; i < r->nc; i++)
         out[i] = next + r->carry_off[i];
     if (r->ny > 0) {
-        const int64_t t = remat_scan_rt_step(r, k);
+        const int64_t t = rmi_scan_rt_step(r, k);
         size_t dy = 0;
         for (int i = 0; i < r->ny; i++) {
             out[r->nc + i] = r->ys ? (char *)r->ys[i] + (size_t)t * r->y_step[i] : r->dummy_y + dy;
-            dy += remat_scan_align(r->y_step[i]);
+            dy += rmi_scan_align(r->y_step[i]);
         }
     }
 }
@@ -73,8 +73,8 @@ static void advance_one(scan_rt *r, int64_t k)
 {
     set_step_inputs(r, k, r->cur);
     set_step_outputs(r, k, r->next);
-    remat_program_exec(r->p_primal, r->fin, r->fout);
-    remat_loop_rt_swap(&r->cur, &r->next);
+    rmi_program_exec(r->p_primal, r->fin, r->fout);
+    rmi_loop_rt_swap(&r->cur, &r->next);
     r->evals++;
 }
 
@@ -82,9 +82,9 @@ static void tape_one(scan_rt *r, int64_t k, char *tp)
 {
     set_step_inputs(r, k, r->cur);
     set_step_outputs(r, k, r->next);
-    remat_loop_rt_tape_out(r->fout + r->nc + r->ny, tp, r->d->vjp->res_off, r->res_taped, r->n_taped);
-    remat_program_exec(r->p_fwd, r->fin, r->fout);
-    remat_loop_rt_swap(&r->cur, &r->next);
+    rmi_loop_rt_tape_out(r->fout + r->nc + r->ny, tp, r->d->vjp->res_off, r->res_taped, r->n_taped);
+    rmi_program_exec(r->p_fwd, r->fin, r->fout);
+    rmi_loop_rt_swap(&r->cur, &r->next);
     r->evals++;
 }
 
@@ -94,13 +94,13 @@ static void reverse_one(scan_rt *r, int64_t k, const char *tp)
     const int nc = r->nc, nx = r->nx, ny = r->ny, nres = r->nres;
     const void **in = r->bin;
     void **out = r->bout;
-    remat_loop_rt_tape_in(in, tp, r->d->vjp->res_off, r->res_taped, r->n_taped);
+    rmi_loop_rt_tape_in(in, tp, r->d->vjp->res_off, r->res_taped, r->n_taped);
     for (int i = 0; i < nc; i++)
         in[nres + i] = r->ct_cur + r->carry_off[i];
     for (int i = 0; i < nc; i++)
         out[i] = r->ct_next + r->carry_off[i];
     if (nx > 0 || ny > 0) {
-        const int64_t t = remat_scan_rt_step(r, k);
+        const int64_t t = rmi_scan_rt_step(r, k);
         for (int q = 0; q < r->n_res_x; q++) {
             const int j = r->res_x[2 * q], i = r->res_x[2 * q + 1];
             in[j] = (const char *)r->xs[i] + (size_t)t * r->x_step[i];
@@ -110,9 +110,9 @@ static void reverse_one(scan_rt *r, int64_t k, const char *tp)
         for (int i = 0; i < nx; i++)
             out[nc + i] = (char *)r->ct_xs[i] + (size_t)t * r->x_step[i];
     }
-    remat_program_exec(r->p_bwd, in, out);
-    remat_loop_rt_add_ct_ks(r->k_add, r->nk, r->ct_k_acc, r->ct_k_tmp, r->k_off); /* in step order n-1 .. 0 */
-    remat_loop_rt_swap(&r->ct_cur, &r->ct_next);
+    rmi_program_exec(r->p_bwd, in, out);
+    rmi_loop_rt_add_ct_ks(r->k_add, r->nk, r->ct_k_acc, r->ct_k_tmp, r->k_off); /* in step order n-1 .. 0 */
+    rmi_loop_rt_swap(&r->ct_cur, &r->ct_next);
 }
 
 /* ---- the ops ---- */
@@ -126,13 +126,13 @@ static void x_advance(void *x, int64_t step, int64_t n)
 static void x_snapshot(void *x, int slot)
 {
     scan_rt *r = x;
-    r->be->iface.mem_copy(remat_scan_rt_slot(r, slot), r->cur, r->d->carry_bytes);
+    r->be->iface.mem_copy(rmi_scan_rt_slot(r, slot), r->cur, r->d->carry_bytes);
 }
 
 static void x_restore(void *x, int slot)
 {
     scan_rt *r = x;
-    r->be->iface.mem_copy(r->cur, remat_scan_rt_slot(r, slot), r->d->carry_bytes);
+    r->be->iface.mem_copy(r->cur, rmi_scan_rt_slot(r, slot), r->d->carry_bytes);
 }
 
 static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
@@ -146,13 +146,13 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
 static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
 {
     for (int64_t q = 0; q < n; q++)
-        tape_one(x, step + q, remat_scan_rt_tape(x, tape + q));
+        tape_one(x, step + q, rmi_scan_rt_tape(x, tape + q));
 }
 
 static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
 {
     for (int64_t q = 0; q < n; q++)
-        reverse_one(x, step - q, remat_scan_rt_tape(x, tape - q));
+        reverse_one(x, step - q, rmi_scan_rt_tape(x, tape - q));
 }
 
 static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
@@ -174,6 +174,6 @@ static const scan_executor interp = {
 
 static void run(void *x, const scan_xop *ops, int64_t n) { scan_walk(&interp, x, ops, n); }
 
-const scan_rt_exec remat_scan_exec_interp = {.bind = bind, .run = run, .finish = finish,
-                                             .carry_in = remat_scan_rt_copy_carry_in,
-                                             .carry_out = remat_scan_rt_copy_carry_out};
+const scan_rt_exec rmi_scan_exec_interp = {.bind = bind, .run = run, .finish = finish,
+                                             .carry_in = rmi_scan_rt_copy_carry_in,
+                                             .carry_out = rmi_scan_rt_copy_carry_out};

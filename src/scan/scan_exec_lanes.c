@@ -47,7 +47,7 @@ static inline void set_steps(scan_lane_block *b, int64_t k, int dk, bool rev)
     const scan_rt *r = b->r;
     if (r->nx == 0 && r->ny == 0)
         return;
-    const int64_t t = remat_scan_rt_step(r, k), dt = r->reverse ? -dk : dk;
+    const int64_t t = rmi_scan_rt_step(r, k), dt = r->reverse ? -dk : dk;
     for (int i = 0; i < r->nx; i++) {
         const int64_t xb = (int64_t)r->x_step[i];
         set(b, LB_X, i, (const char *)r->xs[i] + t * xb, dt * xb);
@@ -142,7 +142,7 @@ static inline void count_runs(scan_lane_block *b, remat_program *p, int64_t n, b
     if (b->lane0 != 0)
         return;
     b->r->evals += eval ? n : 0;
-    remat_program_add_runs(p, n);
+    rmi_program_add_runs(p, n);
 }
 
 /* The carries' lanes of the range between the current carry and slot
@@ -276,7 +276,7 @@ static void bind_range(scan_lane_block *b, char *worker_store)
 static scan_lane_block *range_table(scan_rt *r, int64_t at, int64_t lo, int64_t hi, char *worker_store)
 {
     REMAT_ASSERT(at < r->n_ranges && lo < hi && hi <= r->lanes.m);
-    scan_lane_block *b = remat_scan_rt_range(r, at);
+    scan_lane_block *b = rmi_scan_rt_range(r, at);
     b->lane0 = lo, b->lanes = hi - lo;
     bind_range(b, worker_store);
     return b;
@@ -309,7 +309,7 @@ static int64_t split_work(const scan_rt *r, const scan_xop *ops, int64_t n)
     if (!r->lanes.split || r->split_lanes == 0 || remat_num_threads() < 2)
         return 0;
     scan_evals e = {0};
-    remat_scan_ops_count(ops, n, &e);
+    rmi_scan_ops_count(ops, n, &e);
     const int64_t work = (e.plain + e.record + e.reverse) * r->lanes.m;
     return work >= SPLIT_MIN_LANE_STEPS ? work : 0;
 }
@@ -323,8 +323,8 @@ static void run(void *x, const scan_xop *ops, int64_t n)
     const int64_t work = split_work(r, ops, n);
     if (work > 0) {
         split_ctx c = {.r = r, .ops = ops, .n = n};
-        remat_parallel_for_site(&r->split_site, (r->lanes.m + r->split_lanes - 1) / r->split_lanes,
-                                1, run_split, &c);
+        rmi_parallel_for_site(&r->split_site, (r->lanes.m + r->split_lanes - 1) / r->split_lanes,
+                              1, run_split, &c);
     } else {
         run_on(&r->lb, ops, n);
     }
@@ -364,10 +364,10 @@ static void run_block(scan_rt *r, int64_t at, int64_t j, char *worker_store)
 {
     const int64_t w = r->lanes.block, m = r->lanes.m;
     scan_lane_block *b = range_table(r, at, j * w, (j + 1) * w < m ? (j + 1) * w : m, worker_store);
-    remat_status st = remat_scan_rt_run_phase(r, SCAN_PHASE_FORWARD, run_on, b);
+    remat_status st = rmi_scan_rt_run_phase(r, SCAN_PHASE_FORWARD, run_on, b);
     if (st == REMAT_OK)
-        st = remat_scan_rt_run_phase(r, SCAN_PHASE_REVERSE, run_on, b);
-    remat_scan_rt_fail(r, st);
+        st = rmi_scan_rt_run_phase(r, SCAN_PHASE_REVERSE, run_on, b);
+    rmi_scan_rt_fail(r, st);
 }
 
 /* workers [begin, end) */
@@ -395,9 +395,9 @@ static void run_blocks(scan_rt *r)
     if (r->worker_bytes > 0 && nw <= r->max_workers) {
         blocks_ctx c = {.r = r};
         atomic_init(&c.next, 0);
-        remat_parallel_for_site(&r->block_site, nw, 1, run_workers, &c); /* one thread: worker 0 takes all */
+        rmi_parallel_for_site(&r->block_site, nw, 1, run_workers, &c); /* one thread: worker 0 takes all */
     } else if (r->lanes.split) { /* more threads than workers' stores fit */
-        remat_parallel_for_site(&r->block_site, nb, 1, run_block_range, r);
+        rmi_parallel_for_site(&r->block_site, nb, 1, run_block_range, r);
     } else {
         run_block_range(r, 0, nb);
     }
@@ -422,7 +422,7 @@ static void carry_in(scan_rt *r, char *dst, const void *const *src)
     if (r->lanes.packed)
         move_carry(r, dst, src, LKI_PACK);
     else
-        remat_scan_rt_copy_carry_in(r, dst, src);
+        rmi_scan_rt_copy_carry_in(r, dst, src);
 }
 
 static void carry_out(scan_rt *r, void *const *dst, const char *src)
@@ -430,8 +430,8 @@ static void carry_out(scan_rt *r, void *const *dst, const char *src)
     if (r->lanes.packed)
         move_carry(r, (char *)src, (const void *const *)dst, LKI_UNPACK);
     else
-        remat_scan_rt_copy_carry_out(r, dst, src);
+        rmi_scan_rt_copy_carry_out(r, dst, src);
 }
 
-const scan_rt_exec remat_scan_exec_lanes = {.bind = bind, .run = run, .run_blocks = run_blocks, .finish = finish,
+const scan_rt_exec rmi_scan_exec_lanes = {.bind = bind, .run = run, .run_blocks = run_blocks, .finish = finish,
                                             .carry_in = carry_in, .carry_out = carry_out};

@@ -37,10 +37,10 @@ typedef struct {
  * are the taped residuals (after carry' and y_t for a scan, after carry' and
  * the accepted flag for a while loop). what names the loop kind in the
  * out-of-memory message; other failures keep the builder's message. */
-remat_status remat_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
-                                     scan_body_vjp **out);
+remat_status rmi_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
+                                   scan_body_vjp **out);
 /* Drops one reference (NULL: nothing). */
-void remat_scan_body_vjp_release(scan_body_vjp *v);
+void rmi_scan_body_vjp_release(scan_body_vjp *v);
 
 typedef struct {
     remat_dtype dt;
@@ -59,28 +59,28 @@ typedef struct remat_scan_data {
     scan_desc *out; /* per step: carries, y_t */
     scan_body_vjp *vjp; /* FWD/BWD; on PRIMAL a cache for its derivatives */
     /* the store (FWD/BWD) */
-    size_t carry_bytes; /* all carries of one step, each 16-byte aligned (remat_scan_align) */
+    size_t carry_bytes; /* all carries of one step, each 16-byte aligned (rmi_scan_align) */
     int64_t max_slots, peak_snapshots, peak_tapes;
     size_t store_bytes;
     remat_loc loc;
 } remat_scan_data;
 
-extern const remat_hop_rules remat_scan_rules;
+extern const remat_hop_rules rmi_scan_rules;
 
 /* A new node data of another form sharing body, shapes and VJP. */
-remat_scan_data *remat_scan_data_derive(remat_scan_data *d, scan_kind kind);
-void remat_scan_data_release(void *vd);
+remat_scan_data *rmi_scan_data_derive(remat_scan_data *d, scan_kind kind);
+void rmi_scan_data_release(void *vd);
 /* Output i of a node form: dtype and full (stacked) shape. */
-void remat_scan_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape);
-int remat_scan_num_outputs(const void *vd);
-size_t remat_scan_align(size_t bytes);
+void rmi_scan_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape);
+int rmi_scan_num_outputs(const void *vd);
+size_t rmi_scan_align(size_t bytes);
 
 /* rules, in scan_vjp.c and scan_runtime.c */
-remat_val remat_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins);
-remat_status remat_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts);
+remat_val rmi_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins);
+remat_status rmi_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts);
 /* forward mode (scan_jvp.c): a scan over the body's JVP */
-remat_status remat_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
-                            remat_loc loc);
-remat_status remat_scan_lower(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
+remat_status rmi_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
+                          remat_loc loc);
+remat_status rmi_scan_lower(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
 
 #endif

@@ -28,9 +28,9 @@ typedef struct {
 static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_status *st)
 {
     int nb = L->nc + L->nx + L->nk, nw = L->nc + L->ntx + L->ntk;
-    int *wrt = remat_malloc(sizeof *wrt * (size_t)(nw + 1));
-    remat_val *jin = remat_malloc(sizeof *jin * (size_t)(nb + nw + 1));
-    remat_val *jout = remat_malloc(sizeof *jout * (size_t)(2 * (L->nc + L->ny) + 1));
+    int *wrt = rmi_malloc(sizeof *wrt * (size_t)(nw + 1));
+    remat_val *jin = rmi_malloc(sizeof *jin * (size_t)(nb + nw + 1));
+    remat_val *jout = rmi_malloc(sizeof *jout * (size_t)(2 * (L->nc + L->ny) + 1));
     remat_fn *j = NULL, *w = NULL;
     char name[300];
     *st = REMAT_ERR_NOMEM;
@@ -54,12 +54,12 @@ static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_statu
     for (int g = 0; g < 3; g++) {
         for (int i = 0; i < groups[g][1]; i++) {
             int a = groups[g][0] + i;
-            const remat_node *n = remat_fn_node(body, remat_fn_arg(body, a));
+            const remat_node *n = rmi_fn_node(body, remat_fn_arg(body, a));
             jin[a] = remat_arg_at(w, n->name, (remat_dtype)n->dtype, n->shape.rank, n->shape.dims, n->loc);
         }
         for (int i = 0; i < tcount[g]; i++) {
             int a = wrt[tstart[g] + i];
-            const remat_node *n = remat_fn_node(body, remat_fn_arg(body, a));
+            const remat_node *n = rmi_fn_node(body, remat_fn_arg(body, a));
             char tn[128];
             snprintf(tn, sizeof tn, "t_%s", n->name ? n->name : "arg");
             jin[nb + tstart[g] + i] = remat_arg_at(w, tn, (remat_dtype)n->dtype, n->shape.rank, n->shape.dims, n->loc);
@@ -84,28 +84,28 @@ done:
         w = NULL;
     }
     remat_fn_free(j);
-    remat_free(wrt);
-    remat_free(jin);
-    remat_free(jout);
+    rmi_free(wrt);
+    rmi_free(jin);
+    rmi_free(jout);
     return w;
 }
 
-remat_status remat_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
-                            remat_loc loc)
+remat_status rmi_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
+                          remat_loc loc)
 {
     const remat_scan_data *d = data;
     if (d->kind != SCAN_PRIMAL) /* the forward/backward forms come from reverse mode */
-        return remat_error(REMAT_ERR_UNSUPPORTED,
-                           "%s:%d: forward mode over the reverse pass of a scan (forward-over-reverse through a "
-                           "loop) is not supported",
-                           loc.file, loc.line);
+        return rmi_error(REMAT_ERR_UNSUPPORTED,
+                         "%s:%d: forward mode over the reverse pass of a scan (forward-over-reverse through a "
+                         "loop) is not supported",
+                         loc.file, loc.line);
     jvp_layout L = {.nc = d->n_carry, .nx = d->n_xs, .nk = d->n_consts, .ny = d->n_ys};
     int nin = L.nc + L.nx + L.nk;
-    L.tx = remat_malloc(sizeof *L.tx * (size_t)(L.nx + 1));
-    L.tk = remat_malloc(sizeof *L.tk * (size_t)(L.nk + 1));
-    remat_val *v = remat_malloc(sizeof *v * (size_t)(2 * nin + 1));
-    remat_val *co = remat_malloc(sizeof *co * (size_t)(2 * L.nc + 1));
-    remat_val *ys = remat_malloc(sizeof *ys * (size_t)(2 * L.ny + 1));
+    L.tx = rmi_malloc(sizeof *L.tx * (size_t)(L.nx + 1));
+    L.tk = rmi_malloc(sizeof *L.tk * (size_t)(L.nk + 1));
+    remat_val *v = rmi_malloc(sizeof *v * (size_t)(2 * nin + 1));
+    remat_val *co = rmi_malloc(sizeof *co * (size_t)(2 * L.nc + 1));
+    remat_val *ys = rmi_malloc(sizeof *ys * (size_t)(2 * L.ny + 1));
     remat_fn *w = NULL;
     remat_status st = REMAT_ERR_NOMEM;
     if (!L.tx || !L.tk || !v || !co || !ys)
@@ -149,12 +149,12 @@ remat_status remat_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const
     }
 done:
     if (st == REMAT_ERR_NOMEM)
-        st = remat_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the forward mode of a scan", loc.file, loc.line);
+        st = rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the forward mode of a scan", loc.file, loc.line);
     remat_fn_free(w);
-    remat_free(L.tx);
-    remat_free(L.tk);
-    remat_free(v);
-    remat_free(co);
-    remat_free(ys);
+    rmi_free(L.tx);
+    rmi_free(L.tk);
+    rmi_free(v);
+    rmi_free(co);
+    rmi_free(ys);
     return st;
 }

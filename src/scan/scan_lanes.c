@@ -87,7 +87,7 @@ static int32_t push_to(lb *b, remat_lane_ins **arr, int *n, int *cap, remat_lane
         return b->ok = 0, -1;
     if (*n == *cap) {
         int nc = *cap ? 2 * *cap : 256;
-        remat_lane_ins *p = remat_realloc(*arr, sizeof *p * (size_t)nc);
+        remat_lane_ins *p = rmi_realloc(*arr, sizeof *p * (size_t)nc);
         if (!p)
             return b->ok = 0, -1;
         *arr = p, *cap = nc;
@@ -121,7 +121,7 @@ static int32_t push(lb *b, remat_lane_ins I)
         return r;
     if (b->n > b->cap_flags) {
         int nc = b->cap;
-        uint8_t *q = remat_realloc(b->flags, (size_t)nc);
+        uint8_t *q = rmi_realloc(b->flags, (size_t)nc);
         if (!q)
             return b->ok = 0, -1;
         b->flags = q, b->cap_flags = nc;
@@ -206,7 +206,7 @@ static int64_t lane_stride(const remat_shape *s, int lane)
 
 static lval *new_val(lb *b, remat_dtype dt, const remat_shape *s)
 {
-    lval *v = remat_arena_alloc(&b->mem, sizeof *v);
+    lval *v = rmi_arena_alloc(&b->mem, sizeof *v);
     int ok = 1;
     if (!v)
         return b->ok = 0, NULL;
@@ -216,7 +216,7 @@ static lval *new_val(lb *b, remat_dtype dt, const remat_shape *s)
     v->n = entries(s, v->lane);
     if (v->n == 0 || remat_shape_numel(s) == 0) /* empty values: nothing a loop would gain */
         return b->ok = 0, NULL;
-    v->reg = remat_arena_alloc(&b->mem, sizeof *v->reg * (size_t)(v->n + 1));
+    v->reg = rmi_arena_alloc(&b->mem, sizeof *v->reg * (size_t)(v->n + 1));
     if (!ok || !v->reg)
         return b->ok = 0, NULL;
     return v;
@@ -575,7 +575,7 @@ static lval *linalg(lb *b, const remat_node *N, lval *const *x)
     if (n > REMAT_LANE_SOLVE_MAX_N || F->lane >= nb || o->lane >= nb || (F->lane >= 0 && F->lane != o->lane))
         return b->ok = 0, NULL;
     int32_t P[2 * REMAT_LANE_SOLVE_MAX_N * REMAT_LANE_SOLVE_MAX_N], A[REMAT_LANE_SOLVE_MAX_N * REMAT_LANE_SOLVE_MAX_N];
-    int32_t *X = remat_arena_alloc(&b->mem, sizeof *X * (size_t)(n * k)), zero = -1;
+    int32_t *X = rmi_arena_alloc(&b->mem, sizeof *X * (size_t)(n * k)), zero = -1;
     const int64_t w = is_lu ? n : 2 * n; /* columns read from F */
     if (!X)
         return b->ok = 0, NULL;
@@ -592,8 +592,8 @@ static lval *linalg(lb *b, const remat_node *N, lval *const *x)
                 cb[nb] = i, cb[nb + 1] = q;
                 X[i * k + q] = B->reg[coords_entry(&B->shape, B->lane, cb)];
             }
-        if (is_lu ? !remat_lanes_lu((int)n, A, P, solve_op, b)
-                  : !remat_lanes_lu_solve((int)n, (int)k, (int)N->p.solve_transpose, P, X, solve_op, b))
+        if (is_lu ? !rmi_lanes_lu((int)n, A, P, solve_op, b)
+                  : !rmi_lanes_lu_solve((int)n, (int)k, (int)N->p.solve_transpose, P, X, solve_op, b))
             return b->ok = 0, NULL;
         for (int64_t i = 0; i < n; i++)
             for (int64_t q = 0; q < (is_lu ? 2 * n : k); q++) {
@@ -615,13 +615,13 @@ REMAT_EXHAUSTIVE_BEGIN
 /* Translates f with its arguments given; fills outs[0..n_outs). */
 static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
 {
-    remat_fn *f = remat_fn_inline_calls(f0);
+    remat_fn *f = rmi_fn_inline_calls(f0);
     const int32_t nn = remat_fn_num_nodes(f);
-    lval **val = f ? remat_calloc((size_t)nn + 1, sizeof *val) : NULL;
+    lval **val = f ? rmi_calloc((size_t)nn + 1, sizeof *val) : NULL;
     if (!val)
         b->ok = 0;
     for (int32_t v = 0; b->ok && v < nn; v++) {
-        const remat_node *N = remat_fn_node(f, v);
+        const remat_node *N = rmi_fn_node(f, v);
         lval *x[64];
         if (N->nin > 64) {
             b->ok = 0;
@@ -653,7 +653,7 @@ static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
     }
     for (int i = 0; b->ok && i < remat_fn_num_outputs(f); i++)
         outs[i] = val[remat_fn_out(f, i)];
-    remat_free(val);
+    rmi_free(val);
     remat_fn_free(f);
 }
 REMAT_EXHAUSTIVE_END
@@ -688,9 +688,9 @@ static void emit_backward(lb *b, const layout *L, lval **res)
     const remat_scan_data *d = L->d;
     const scan_body_vjp *V = d->vjp;
     const int nres = V->n_res, nc = L->nc, nx = L->nx, nk = L->nk, ny = L->ny;
-    lval **args = remat_calloc((size_t)(nres + nc + ny + 1), sizeof *args);
-    lval **outs = remat_calloc((size_t)(nc + nx + nk + 1), sizeof *outs);
-    lval **acc = remat_calloc((size_t)(nk + 1), sizeof *acc);
+    lval **args = rmi_calloc((size_t)(nres + nc + ny + 1), sizeof *args);
+    lval **outs = rmi_calloc((size_t)(nc + nx + nk + 1), sizeof *outs);
+    lval **acc = rmi_calloc((size_t)(nk + 1), sizeof *acc);
     if (!args || !outs || !acc)
         b->ok = 0;
     for (int j = 0; b->ok && j < nres; j++)
@@ -718,7 +718,7 @@ static void emit_backward(lb *b, const layout *L, lval **res)
             s->reg[e] = op3(b, REMAT_OP_ADD, s->dt, acc[i]->reg[e], c->reg[e], -1, 0.0);
         store(b, buf_of(L, LB_CTK, i), s);
     }
-    remat_free(args), remat_free(outs), remat_free(acc);
+    rmi_free(args), rmi_free(outs), rmi_free(acc);
 }
 
 /* residual values for the backward: taped ones from `tape_vals` (tape order),
@@ -735,9 +735,9 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
     const remat_scan_data *d = L->d;
     const int nc = L->nc, ny = L->ny, nin = nc + L->nx + L->nk;
     const int nres = d->vjp ? d->vjp->n_res : 0;
-    lval **args = remat_calloc((size_t)nin + 1, sizeof *args);
-    lval **outs = remat_calloc((size_t)(nc + ny + nres) + 1, sizeof *outs);
-    lval **res = remat_calloc((size_t)nres + 1, sizeof *res);
+    lval **args = rmi_calloc((size_t)nin + 1, sizeof *args);
+    lval **outs = rmi_calloc((size_t)(nc + ny + nres) + 1, sizeof *outs);
+    lval **res = rmi_calloc((size_t)nres + 1, sizeof *res);
     if (!args || !outs || !res) {
         b->ok = 0;
         goto out;
@@ -767,7 +767,7 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
         body_args(b, L, -1, args); /* x_t and consts: residuals that are not taped */
         lval **tv = outs;           /* the tape entries */
         for (int t = 0; b->ok && t < L->nt; t++) {
-            const remat_node *o = remat_fn_node(d->vjp->fwd, remat_fn_out(d->vjp->fwd, nc + ny + t));
+            const remat_node *o = rmi_fn_node(d->vjp->fwd, remat_fn_out(d->vjp->fwd, nc + ny + t));
             tv[t] = load(b, buf_of(L, LB_TAPE, t), (remat_dtype)o->dtype, &o->shape);
         }
         residuals(L, args, tv, res);
@@ -794,7 +794,7 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
     default: REMAT_UNREACHABLE("scan lanes: unknown kernel");
     }
 out:
-    remat_free(args), remat_free(outs), remat_free(res);
+    rmi_free(args), rmi_free(outs), rmi_free(res);
 }
 
 static void lb_reset(lb *b, int64_t m)
@@ -802,7 +802,7 @@ static void lb_reset(lb *b, int64_t m)
     b->n = b->n_st = 0;
     b->m = m;
     b->ok = 1;
-    remat_arena_clear(&b->mem);
+    rmi_arena_clear(&b->mem);
 }
 
 /* Packed carries: the element at coordinates c (lane coordinate 0) of a
@@ -842,7 +842,7 @@ static int translate_kernel(lb *b, const layout *L, unsigned which, remat_lane_p
     emit_kernel(b, L, which);
     for (int i = 0; b->ok && i < b->n_st; i++) /* the stores come last */
         push(b, b->st[i]);
-    remat_lane_ins *ins = b->ok ? remat_malloc(sizeof *ins * (size_t)b->n) : NULL;
+    remat_lane_ins *ins = b->ok ? rmi_malloc(sizeof *ins * (size_t)b->n) : NULL;
     if (!ins)
         return 0;
     memcpy(ins, b->ins, sizeof *ins * (size_t)b->n);
@@ -864,8 +864,8 @@ static int carries_on_lanes(const remat_scan_data *d, int64_t m)
     return 1;
 }
 
-int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
-                           void *(*alloc)(void *ctx, size_t bytes), void *ctx)
+int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
+                         void *(*alloc)(void *ctx, size_t bytes), void *ctx)
 {
     memset(out, 0, sizeof *out);
     if (!be->iface.compile_lanes || !be->iface.can_compile_lanes() || !want || d->length == 0)
@@ -881,7 +881,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
     for (int k = 0; k < LB_KINDS; k++)
         L.base[k + 1] = L.base[k] + count[k];
     lb b = {.n_bufs = L.base[LB_KINDS]};
-    b.bufs = remat_calloc((size_t)b.n_bufs + 1, sizeof *b.bufs);
+    b.bufs = rmi_calloc((size_t)b.n_bufs + 1, sizeof *b.bufs);
     int ok = b.bufs != NULL;
     for (int k = 0; ok && k < LB_KINDS; k++)
         for (int i = 0; i < count[k]; i++) {
@@ -893,13 +893,13 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             case LB_K: case LB_CTK: B->dt = (uint8_t)d->in[nc + nx + i].dt; break;
             case LB_Y: case LB_CTY: B->dt = (uint8_t)d->out[nc + i].dt; break;
             case LB_TAPE:
-                B->dt = remat_fn_node(d->vjp->fwd, remat_fn_out(d->vjp->fwd, nc + L.ny + i))->dtype;
+                B->dt = rmi_fn_node(d->vjp->fwd, remat_fn_out(d->vjp->fwd, nc + L.ny + i))->dtype;
                 break;
             }
             B->state = k == LB_CARRY || k == LB_CT || k == LB_CTK;
         }
     int64_t cand[2 * REMAT_MAX_RANK * 4 + 1];
-    const int64_t nm = ok ? remat_scan_lanes_candidates(d, cand) : 0;
+    const int64_t nm = ok ? rmi_scan_lanes_candidates(d, cand) : 0;
     ok = 0;
     for (int64_t q = 0; q < nm && !ok; q++) {
         if (!carries_on_lanes(d, cand[q]))
@@ -927,7 +927,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
         if (lane_bytes)
             memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)(b.n_bufs + 1));
         bool shared = true;
-        if (fits && lane_bytes && b.m > 1 && remat_scan_lanes_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
+        if (fits && lane_bytes && b.m > 1 && rmi_scan_lanes_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
             S.contiguous = true;
             for (int i = 0; i < L.nc; i++)
                 S.contiguous &= lane_bytes[L.base[LB_CARRY] + i] == (int64_t)remat_dtype_size(d->in[i].dt);
@@ -935,7 +935,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             S.split = !shared;
         }
         if (fits && lane_bytes)
-            remat_lane_dump(n, pp);
+            rmi_lane_dump(n, pp);
         /* the programs, kept in the program's memory: compiled now, or later
          * by a node that starts interpreted (scan_tier.c) */
         remat_lane_program *kp = fits && lane_bytes ? alloc(ctx, sizeof *kp * (size_t)(n + 1)) : NULL;
@@ -957,7 +957,7 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             const remat_lane_program *kpp[LKI_COUNT];
             for (int i = 0; i < n; i++)
                 kpp[i] = &kp[i];
-            S.pool_key = remat_lane_programs_hash(n, kpp);
+            S.pool_key = rmi_lane_programs_hash(n, kpp);
             S.progs = kp, S.n_progs = n, S.want = kernels;
             memcpy(S.base, L.base, sizeof S.base);
             S.lane_bytes = lane_bytes;
@@ -967,14 +967,14 @@ int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned
             q = nm; /* out of memory: interpreted */
         }
         for (int i = 0; i < n; i++)
-            remat_free((void *)progs[i].ins);
+            rmi_free((void *)progs[i].ins);
     }
-    remat_free(b.ins), remat_free(b.st), remat_free(b.bufs), remat_free(b.flags);
-    remat_arena_clear(&b.mem);
+    rmi_free(b.ins), rmi_free(b.st), rmi_free(b.bufs), rmi_free(b.flags);
+    rmi_arena_clear(&b.mem);
     return ok;
 }
 
-remat_status remat_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile)
+remat_status rmi_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile)
 {
     const remat_lane_program *pp[LKI_COUNT];
     remat_lane_fn got[LKI_COUNT];
@@ -982,7 +982,7 @@ remat_status remat_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile
     for (int i = 0; i < S->n_progs; i++)
         pp[i] = &S->progs[i];
     remat_status st = REMAT_ERR_UNSUPPORTED;
-    if (S->memo && remat_lanes_memo_code(S->memo, S->n_progs, got)) /* another node of the body got it */
+    if (S->memo && rmi_lanes_memo_code(S->memo, S->n_progs, got)) /* another node of the body got it */
         st = REMAT_OK;
     else if (compile)
         st = be->iface.compile_lanes(S->n_progs, pp, got); /* one compilation */
@@ -991,7 +991,7 @@ remat_status remat_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile
     if (st != REMAT_OK)
         return st;
     if (S->memo)
-        remat_lanes_memo_set_code(S->memo, S->n_progs, got);
+        rmi_lanes_memo_set_code(S->memo, S->n_progs, got);
     for (int k = 0, i = 0; k < LKI_COUNT; k++)
         if (S->want & (1u << k))
             S->fn[k] = got[i++];

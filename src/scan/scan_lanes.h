@@ -85,26 +85,26 @@ typedef struct {
 /* Translates the kernels `want` asks for (bits 1 << LKI_*) for the lane
  * count m found, and says whether the lanes are independent (`ranges`,
  * `split`) and laid out contiguously. Returns 1 with *out filled but no code
- * yet (fn: remat_scan_lanes_get; programs and lane_bytes from alloc(ctx)),
+ * yet (fn: rmi_scan_lanes_get; programs and lane_bytes from alloc(ctx)),
  * or 0 when the body does not fit (an op without a lane form, no consistent
  * lane axis, too large), the backend cannot compile, or out of memory: the
  * caller interprets the body instead. */
 enum { LK_ADVANCE = 1, LK_ADVANCE_SHOT = 2, LK_TAPE = 4, LK_REVERSE = 8, LK_RECOMPUTE = 16, LK_PACK = 32, LK_UNPACK = 64 };
-int remat_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
-                           void *(*alloc)(void *ctx, size_t bytes), void *ctx);
+int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
+                         void *(*alloc)(void *ctx, size_t bytes), void *ctx);
 
 /* The code of S's programs (S->fn): compiled (compile_lanes, all in one
  * compilation), or without `compile` only when the backend has it at hand
  * (load_lanes; REMAT_ERR_UNSUPPORTED otherwise). Nothing changes on failure. */
-remat_status remat_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile);
+remat_status rmi_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile);
 
 /* scan_lanes_layout.c: the lane counts to try for d's carries (distinct axis
  * extents above 1, largest first, then 1) in c, which holds at least
  * 2 * REMAT_MAX_RANK * 4 + 1; returns their count. */
-int64_t remat_scan_lanes_candidates(const remat_scan_data *d, int64_t *c);
+int64_t rmi_scan_lanes_candidates(const remat_scan_data *d, int64_t *c);
 /* Each buffer's bytes from one lane to the next in programs p (1), or 0 when
  * lanes are not independent at one stride; *shared: a store every lane writes. */
-int remat_scan_lanes_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
-                             int64_t *lane_bytes, bool *shared);
+int rmi_scan_lanes_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
+                           int64_t *lane_bytes, bool *shared);
 
 #endif

@@ -10,7 +10,7 @@
 
 /* The distinct extents of the carries' axes above 1, largest first, then 1
  * (every loop runs as one lane): the lane counts to try, in c; their count. */
-int64_t remat_scan_lanes_candidates(const remat_scan_data *d, int64_t *c)
+int64_t rmi_scan_lanes_candidates(const remat_scan_data *d, int64_t *c)
 {
     int64_t n = 0;
     for (int i = 0; i < d->n_carry; i++)
@@ -37,8 +37,8 @@ int64_t remat_scan_lanes_candidates(const remat_scan_data *d, int64_t *c)
  * lanes are not independent, or not at one stride: no blocks). *shared:
  * some kernel stores an element every lane writes (a y_t the same in every
  * lane), which blocks running at once would race on. */
-int remat_scan_lanes_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
-                             int64_t *lane_bytes, bool *shared)
+int rmi_scan_lanes_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
+                           int64_t *lane_bytes, bool *shared)
 {
     memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)n_bufs);
     *shared = false;

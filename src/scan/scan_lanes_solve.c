@@ -15,7 +15,7 @@
 
 #define OP(o, a, b, c) ((r = op(ctx, (o), (a), (b), (c))) >= 0)
 
-int remat_lanes_lu(int n, const int32_t *A, int32_t *P, remat_lanes_op_fn op, void *ctx)
+int rmi_lanes_lu(int n, const int32_t *A, int32_t *P, remat_lanes_op_fn op, void *ctx)
 {
     const int w = 2 * n;
     int32_t r;
@@ -93,7 +93,7 @@ static int32_t msub(int32_t s, int32_t u, int32_t v, remat_lanes_op_fn op, void 
     return m < 0 ? -1 : op(ctx, REMAT_OP_SUB, s, m, -1);
 }
 
-int remat_lanes_lu_solve(int n, int k, int transpose, const int32_t *P, int32_t *X, remat_lanes_op_fn op, void *ctx)
+int rmi_lanes_lu_solve(int n, int k, int transpose, const int32_t *P, int32_t *X, remat_lanes_op_fn op, void *ctx)
 {
     const int w = 2 * n;
     int32_t r;

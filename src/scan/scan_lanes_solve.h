@@ -19,12 +19,12 @@ typedef int32_t (*remat_lanes_op_fn)(void *ctx, remat_op op, int32_t a, int32_t 
  * packed factorisation's registers (remat/op.h), -1 for its entries that
  * are zero (the caller gives them a constant). n at most
  * REMAT_LANE_SOLVE_MAX_N. Returns 0 when an op could not be emitted. */
-int remat_lanes_lu(int n, const int32_t *A, int32_t *P, remat_lanes_op_fn op, void *ctx);
+int rmi_lanes_lu(int n, const int32_t *A, int32_t *P, remat_lanes_op_fn op, void *ctx);
 
 /* linear_solve of one system with P (n, 2n) from lu: X (n, k), the
  * right-hand sides' registers, is rewritten to the solution's; transpose
  * solves A^T x = b. Returns 0 when an op could not be emitted. */
-int remat_lanes_lu_solve(int n, int k, int transpose, const int32_t *P, int32_t *X, remat_lanes_op_fn op,
-                         void *ctx);
+int rmi_lanes_lu_solve(int n, int k, int transpose, const int32_t *P, int32_t *X, remat_lanes_op_fn op,
+                       void *ctx);
 
 #endif

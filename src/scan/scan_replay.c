@@ -41,7 +41,7 @@ static void emit(replay *R, scan_xop op)
     if (R->n == R->cap)
         R->full(R);
     if (R->merge)
-        remat_scan_ops_push(R->buf, &R->n, op);
+        rmi_scan_ops_push(R->buf, &R->n, op);
     else
         R->buf[R->n++] = op;
 }
@@ -195,14 +195,14 @@ static scan_replay_dims dims_of(const remat_scan_data *d)
 static remat_status replay_open(replay *R, const scan_replay_dims *d, remat_schedule **sch)
 {
     *R = (replay){.d = *d, .expect = d->length - 1};
-    R->slot_step = remat_malloc(sizeof *R->slot_step * (size_t)(d->max_slots + 1));
-    R->span_step = remat_malloc(sizeof *R->span_step * (size_t)(d->peak_tapes + 1));
-    R->span_count = remat_malloc(sizeof *R->span_count * (size_t)(d->peak_tapes + 1));
+    R->slot_step = rmi_malloc(sizeof *R->slot_step * (size_t)(d->max_slots + 1));
+    R->span_step = rmi_malloc(sizeof *R->span_step * (size_t)(d->peak_tapes + 1));
+    R->span_count = rmi_malloc(sizeof *R->span_count * (size_t)(d->peak_tapes + 1));
     /* the sink's chunk, 40 KB: on the heap, not on a stack that may be 32 KB in all */
-    R->buf = remat_malloc(sizeof *R->buf * REPLAY_CHUNK), R->cap = REPLAY_CHUNK;
+    R->buf = rmi_malloc(sizeof *R->buf * REPLAY_CHUNK), R->cap = REPLAY_CHUNK;
     *sch = NULL;
     if (!R->slot_step || !R->span_step || !R->span_count || !R->buf)
-        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory for the schedule's bookkeeping");
+        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory for the schedule's bookkeeping");
     remat_status st = remat_schedule_new(&d->sched, d->length, sch);
     if (st == REMAT_OK && d->length >= 0) /* known: revealing it at once is allowed (schedule.h) */
         remat_schedule_set_length(*sch, d->length);
@@ -228,10 +228,10 @@ static bool ask_length(replay *R)
 static void replay_close(replay *R, remat_schedule *sch)
 {
     remat_schedule_free(sch);
-    remat_free(R->slot_step);
-    remat_free(R->span_step);
-    remat_free(R->span_count);
-    remat_free(R->buf);
+    rmi_free(R->slot_step);
+    rmi_free(R->span_step);
+    rmi_free(R->span_count);
+    rmi_free(R->buf);
 }
 
 /* Replays up to the end of `last` phase; end_phase(R) is called at the end
@@ -285,10 +285,10 @@ static void plan_full(replay *R)
     plan_ctx *P = R->ctx;
     scan_evals *ev = &P->plan->cost[R->phase].evals;
     if (R->n > 0 && R->n == R->cap) { /* count what is there, keep it if the plan stays small */
-        remat_scan_ops_count(R->buf, R->n, ev);
+        rmi_scan_ops_count(R->buf, R->n, ev);
         int64_t total = P->n_raw[0] + P->n_raw[1] + R->n;
         scan_xop *q = P->plan->kept && total <= P->max_ops
-                          ? remat_realloc(P->raw[R->phase], sizeof *q * (size_t)(P->n_raw[R->phase] + R->n))
+                          ? rmi_realloc(P->raw[R->phase], sizeof *q * (size_t)(P->n_raw[R->phase] + R->n))
                           : NULL;
         if (q) {
             memcpy(q + P->n_raw[R->phase], R->buf, sizeof *q * (size_t)R->n);
@@ -313,8 +313,8 @@ static void plan_end_phase(replay *R)
     c->peak_tapes = R->peak_tapes;
 }
 
-remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
-                                   void *ctx)
+remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
+                                 void *ctx)
 {
     *plan = (scan_plan){.kept = true};
     replay R;
@@ -326,24 +326,24 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
         R.full = plan_full, R.ctx = &P;
         replay_run(&R, sch, SCAN_PHASE_REVERSE, plan_end_phase);
         if (plan->kept)
-            st = remat_scan_ops_drop_dead_shots(P.raw, P.n_raw, d->max_slots);
+            st = rmi_scan_ops_drop_dead_shots(P.raw, P.n_raw, d->max_slots);
     }
     /* the ops merged, with the schedule's slots or renamed (scan_slots.c),
      * whichever gives fewer */
     scan_xop *renamed[2] = {NULL, NULL};
     int64_t n_renamed[2] = {0, 0}, n_merged[2] = {0, 0};
     if (st == REMAT_OK && plan->kept)
-        st = remat_scan_ops_rename_slots(P.raw, P.n_raw, d->max_slots, renamed, n_renamed);
+        st = rmi_scan_ops_rename_slots(P.raw, P.n_raw, d->max_slots, renamed, n_renamed);
     for (int ph = 0; ph < 2 && st == REMAT_OK && plan->kept; ph++)
         for (int64_t i = 0; i < P.n_raw[ph]; i++) /* in place: an op merges into one before it */
             if (P.raw[ph][i].kind >= 0)
-                remat_scan_ops_push(P.raw[ph], &n_merged[ph], P.raw[ph][i]);
+                rmi_scan_ops_push(P.raw[ph], &n_merged[ph], P.raw[ph][i]);
     const bool use_renamed = n_renamed[0] + n_renamed[1] < n_merged[0] + n_merged[1];
     for (int ph = 0; ph < 2 && st == REMAT_OK && plan->kept; ph++) {
         const int64_t n = use_renamed ? n_renamed[ph] : n_merged[ph];
         scan_xop *ops = alloc(ctx, sizeof *ops * (size_t)(n + 1));
         if (!ops) {
-            st = remat_error(REMAT_ERR_NOMEM, "scan: out of memory for the schedule's plan");
+            st = rmi_error(REMAT_ERR_NOMEM, "scan: out of memory for the schedule's plan");
             break;
         }
         if (n > 0)
@@ -351,10 +351,10 @@ remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, vo
         plan->ops[ph] = ops;
         plan->n_ops[ph] = n;
     }
-    remat_free(renamed[0]);
-    remat_free(renamed[1]);
-    remat_free(P.raw[0]);
-    remat_free(P.raw[1]);
+    rmi_free(renamed[0]);
+    rmi_free(renamed[1]);
+    rmi_free(P.raw[0]);
+    rmi_free(P.raw[1]);
     replay_close(&R, sch);
     return st;
 }
@@ -375,9 +375,9 @@ static void stream_full(replay *R)
     R->n = 0;
 }
 
-remat_status remat_scan_replay_stream(const scan_replay_dims *d, int phase, int64_t (*reveal)(void *x, int64_t c),
-                                      void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
-                                      int64_t *length, int64_t peak[2])
+remat_status rmi_scan_replay_stream(const scan_replay_dims *d, int phase, int64_t (*reveal)(void *x, int64_t c),
+                                    void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
+                                    int64_t *length, int64_t peak[2])
 {
     replay R;
     remat_schedule *sch;
@@ -398,11 +398,11 @@ remat_status remat_scan_replay_stream(const scan_replay_dims *d, int phase, int6
     return st;
 }
 
-remat_status remat_scan_plan_stream(const remat_scan_data *d, int phase,
-                                    void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
+remat_status rmi_scan_plan_stream(const remat_scan_data *d, int phase,
+                                  void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
 {
     /* a plan was built for this node at lowering, so this fails only for
      * memory */
     const scan_replay_dims dm = dims_of(d);
-    return remat_scan_replay_stream(&dm, phase, NULL, run, x, NULL, NULL);
+    return rmi_scan_replay_stream(&dm, phase, NULL, run, x, NULL, NULL);
 }

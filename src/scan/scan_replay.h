@@ -112,20 +112,20 @@ enum { SCAN_PHASE_FORWARD, SCAN_PHASE_REVERSE };
 /* scan_xops.c: op lists. push appends op to buf[0..*n), merged into the
  * op before it when the two are one (a restore and a recompute from the
  * carry, adjacent advances, strided snapshots or recomputes, ...). */
-void remat_scan_ops_push(scan_xop *buf, int64_t *n, scan_xop op);
+void rmi_scan_ops_push(scan_xop *buf, int64_t *n, scan_xop op);
 /* adds the evaluations of ops to *evals (the counting executor) */
-void remat_scan_ops_count(const scan_xop *ops, int64_t n, scan_evals *evals);
+void rmi_scan_ops_count(const scan_xop *ops, int64_t n, scan_evals *evals);
 /* marks SHOT ops whose snapshot no later op reads before its slot is
  * written again (kind -1), over both phases (the reverse reads what the
  * forward took) */
-remat_status remat_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots);
+remat_status rmi_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots);
 /* scan_slots.c: ops (both phases, unmerged, dropped shots kind -1) with
  * their snapshots in slots < max_slots chosen so that strided ops line up
  * (each snapshot in one slot from its write to its last read: the same
  * steps from the same carries), merged into out[ph][0..n_out[ph]), malloc'd.
  * REMAT_ERR_NOMEM (out NULL) on failure. */
-remat_status remat_scan_ops_rename_slots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots,
-                                         scan_xop *out[2], int64_t n_out[2]);
+remat_status rmi_scan_ops_rename_slots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots,
+                                       scan_xop *out[2], int64_t n_out[2]);
 
 /* A node's ops, replayed at lowering. */
 typedef struct {
@@ -140,8 +140,8 @@ typedef struct {
 /* Replays d's schedule (d->sched over d->length) once: the cost of both
  * phases and, when small enough, their ops, in memory from alloc(ctx)
  * (living as long as the plan is used). REMAT_ERR_NOMEM on failure. */
-remat_status remat_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
-                                   void *ctx);
+remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
+                                 void *ctx);
 
 /* What the replay needs of a loop: its schedule, its length and the
  * capacities of its store (slots, tapes). */
@@ -164,14 +164,14 @@ typedef struct {
  * REMAT_ERR_NOMEM (nothing run) when the schedule's state cannot be
  * allocated. *length (may be NULL): the length, as revealed; peak (may be
  * NULL): the most slots and tapes held at once up to the phase's end. */
-remat_status remat_scan_replay_stream(const scan_replay_dims *d, int phase, int64_t (*reveal)(void *x, int64_t c),
-                                      void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
-                                      int64_t *length, int64_t peak[2]);
+remat_status rmi_scan_replay_stream(const scan_replay_dims *d, int phase, int64_t (*reveal)(void *x, int64_t c),
+                                    void (*run)(void *x, const scan_xop *ops, int64_t n), void *x,
+                                    int64_t *length, int64_t peak[2]);
 
 /* Runs one phase of a plan that was not kept: replays the schedule again,
  * handing ops to run(x, ops, n) a chunk at a time. REMAT_ERR_NOMEM (nothing
  * run) when the schedule's state cannot be allocated. */
-remat_status remat_scan_plan_stream(const remat_scan_data *d, int phase, void (*run)(void *x, const scan_xop *ops, int64_t n),
+remat_status rmi_scan_plan_stream(const remat_scan_data *d, int phase, void (*run)(void *x, const scan_xop *ops, int64_t n),
                             void *x);
 
 #endif

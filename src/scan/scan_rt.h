@@ -98,7 +98,7 @@ struct scan_rt {
     /* compiled lanes (scan_lanes.h): the kernels, the table of all lanes,
      * and, when lane ranges may run, n_ranges tables for them */
     scan_lanes lanes;
-    scan_lane_block lb, *ranges; /* ranges: a cache line or more apart (remat_scan_rt_range) */
+    scan_lane_block lb, *ranges; /* ranges: a cache line or more apart (rmi_scan_rt_range) */
     int64_t n_ranges;
     size_t range_bytes;
     int64_t split_lanes; /* lanes per unit of a run split over threads (0: never split) */
@@ -127,21 +127,21 @@ struct scan_rt {
 };
 
 /* The step a loop index k evaluates (a reverse scan runs t = n-1 .. 0). */
-static inline int64_t remat_scan_rt_step(const scan_rt *r, int64_t k) { return r->reverse ? r->length - 1 - k : k; }
+static inline int64_t rmi_scan_rt_step(const scan_rt *r, int64_t k) { return r->reverse ? r->length - 1 - k : k; }
 
 /* the table of lane range j (each starts a cache line: ranges on different
  * threads rewrite theirs at every kernel call) */
-static inline scan_lane_block *remat_scan_rt_range(const scan_rt *r, int64_t j)
+static inline scan_lane_block *rmi_scan_rt_range(const scan_rt *r, int64_t j)
 {
     return (scan_lane_block *)((char *)r->ranges + (size_t)j * r->range_bytes);
 }
 
-static inline char *remat_scan_rt_slot(const scan_rt *r, int64_t slot)
+static inline char *rmi_scan_rt_slot(const scan_rt *r, int64_t slot)
 {
     return r->store + (size_t)slot * r->d->carry_bytes;
 }
 
-static inline char *remat_scan_rt_tape(const scan_rt *r, int64_t j)
+static inline char *rmi_scan_rt_tape(const scan_rt *r, int64_t j)
 {
     return r->store + (size_t)r->d->max_slots * r->d->carry_bytes + (size_t)j * r->d->vjp->tape_bytes;
 }
@@ -149,17 +149,17 @@ static inline char *remat_scan_rt_tape(const scan_rt *r, int64_t j)
 /* One phase's ops for executor state x: the plan's, or the schedule replayed
  * again (a plan too long to keep); REMAT_ERR_NOMEM, nothing run, when the
  * replay cannot allocate the schedule's state. */
-static inline remat_status remat_scan_rt_run_phase(const scan_rt *r, int phase,
-                                                   void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
+static inline remat_status rmi_scan_rt_run_phase(const scan_rt *r, int phase,
+                                                 void (*run)(void *x, const scan_xop *ops, int64_t n), void *x)
 {
     if (!r->plan.kept)
-        return remat_scan_plan_stream(r->d, phase, run, x);
+        return rmi_scan_plan_stream(r->d, phase, run, x);
     run(x, r->plan.ops[phase], r->plan.n_ops[phase]);
     return REMAT_OK;
 }
 
 /* A phase that could not run is reported by remat_run (hop.h, run_status). */
-static inline void remat_scan_rt_fail(scan_rt *r, remat_status st)
+static inline void rmi_scan_rt_fail(scan_rt *r, remat_status st)
 {
     if (st != REMAT_OK)
         atomic_store_explicit(&r->run_status, (int)st, memory_order_relaxed);
@@ -174,21 +174,21 @@ typedef struct {
     int64_t block;
     int64_t split_lanes;
 } scan_lane_cuts;
-scan_lane_cuts remat_scan_rt_lane_cuts(const remat_backend *be, const scan_rt *r, const remat_scan_data *d,
-                                       bool blocks);
+scan_lane_cuts rmi_scan_rt_lane_cuts(const remat_backend *be, const scan_rt *r, const remat_scan_data *d,
+                                     bool blocks);
 
 /* scan_runtime_lanes.c: compiled loops for the body when it has them,
  * lane-blocked when `blocks` allows and the lanes are independent; false:
  * interpret it (no loops, or out of memory for them: the same bits). */
-bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks);
+bool rmi_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks);
 
 /* scan_runtime.c: the carries between the caller's tensors and a buffer
  * of them at carry_off, as they are (byte copies through the backend) */
-void remat_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src);
-void remat_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src);
+void rmi_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src);
+void rmi_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src);
 
 /* the executors */
-extern const scan_rt_exec remat_scan_exec_interp;
-extern const scan_rt_exec remat_scan_exec_lanes;
+extern const scan_rt_exec rmi_scan_exec_interp;
+extern const scan_rt_exec rmi_scan_exec_lanes;
 
 #endif

@@ -26,16 +26,16 @@
 #include "scan/scan_rt.h"
 #include "scan/scan_tier.h"
 
-void remat_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src)
+void rmi_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src)
 {
     for (int i = 0; i < r->nc; i++)
-        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], remat_loop_rt_bytes(&r->d->in[i]));
+        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], rmi_loop_rt_bytes(&r->d->in[i]));
 }
 
-void remat_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src)
+void rmi_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src)
 {
     for (int i = 0; i < r->nc; i++)
-        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], remat_loop_rt_bytes(&r->d->in[i]));
+        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], rmi_loop_rt_bytes(&r->d->in[i]));
 }
 
 /* the store a phase holds at its peak (the reverse's includes the forward's) */
@@ -49,7 +49,7 @@ static void note_peak(scan_rt *r, int phase)
  * run out of memory: recorded for remat_run, the phase not run) */
 static void run_phase(scan_rt *r, int phase)
 {
-    remat_scan_rt_fail(r, remat_scan_rt_run_phase(r, phase, r->exec->run, r));
+    rmi_scan_rt_fail(r, rmi_scan_rt_run_phase(r, phase, r->exec->run, r));
     note_peak(r, phase);
 }
 
@@ -58,7 +58,7 @@ static void run_phase(scan_rt *r, int phase)
 static void k_scan_primal(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
-    remat_scan_tier_run(r);
+    rmi_scan_tier_run(r);
     const void *const *init = I->in, *const *ks = I->in + r->nc + r->nx;
     r->xs = I->in + r->nc;
     r->ys = r->outs + r->nc;
@@ -74,7 +74,7 @@ static void k_scan_primal(const remat_instr *I)
 static void k_scan_fwd(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
-    remat_scan_tier_run(r);
+    rmi_scan_tier_run(r);
     const void *const *init = I->in, *const *ks = I->in + r->nc + r->nx;
     r->xs = I->in + r->nc;
     r->ys = r->outs + r->nc;
@@ -82,7 +82,7 @@ static void k_scan_fwd(const remat_instr *I)
     r->exec->carry_in(r, r->cur, init);
     r->exec->bind(r, ks, NULL);
     if (r->lanes.block > 0) { /* the backward runs the schedule; it starts from carry 0, kept in the store */
-        remat_scan_rt_copy_carry_in(r, r->store, init);
+        rmi_scan_rt_copy_carry_in(r, r->store, init);
         const scan_xop all = {.kind = XOP_ADVANCE, .step = 0, .count = r->length};
         r->exec->run(r, &all, 1); /* carry 0 is within the schedule's peak (lower_checkpointed) */
     } else {
@@ -94,7 +94,7 @@ static void k_scan_fwd(const remat_instr *I)
 static void k_scan_bwd(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
-    remat_scan_tier_run(r);
+    rmi_scan_tier_run(r);
     const int nc = r->nc, nx = r->nx, nk = r->nk;
     const void *const *ks = I->in + 1 + nx, *const *ct_carry = I->in + 1 + nx + nk;
     void *const *ct_ks = r->outs + nc + nx;
@@ -154,7 +154,7 @@ static remat_status stats_status(const void *self)
 static void stats_run(const void *self, remat_stats *st)
 {
     const scan_rt *r = self;
-    remat_loop_rt_report_run(r->evals, r->peak_bytes, st);
+    rmi_loop_rt_report_run(r->evals, r->peak_bytes, st);
 }
 
 /* the largest predicted store among the program's scans, and its sizes */
@@ -162,7 +162,7 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
 {
     const scan_rt *r = self;
     const remat_scan_data *d = r->d;
-    if (r->exec == &remat_scan_exec_lanes)
+    if (r->exec == &rmi_scan_exec_lanes)
         plan->compiled_loops++;
     else if (r->tier_wait)
         plan->deferred_loops++;
@@ -177,7 +177,7 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
         plan->scan_block_store_bytes = r->worker_bytes;
     }
     size_t pred = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
-    remat_loop_rt_plan_store(plan, pred, d->carry_bytes, d->vjp->tape_bytes);
+    rmi_loop_rt_plan_store(plan, pred, d->carry_bytes, d->vjp->tape_bytes);
 }
 
 /* ---- lowering ---- */
@@ -202,7 +202,7 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
         return NULL;
     memcpy(c->in, d->in, sizeof *c->in * (size_t)nin);
     memcpy(c->out, d->out, sizeof *c->out * (size_t)nout);
-    if (d->vjp && !(c->vjp = remat_loop_rt_keep_vjp(d->vjp, L)))
+    if (d->vjp && !(c->vjp = rmi_loop_rt_keep_vjp(d->vjp, L)))
         return NULL;
     return c;
 }
@@ -213,7 +213,7 @@ static void run_elsewhere(scan_rt *r)
     remat_program *subs[3] = {r->p_primal, r->p_fwd, r->p_bwd};
     for (int i = 0; i < 3; i++)
         if (subs[i])
-            remat_program_run_elsewhere(subs[i]);
+            rmi_program_run_elsewhere(subs[i]);
 }
 
 /* false when out of memory */
@@ -232,18 +232,18 @@ static bool layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, 
     *ysum = *ksum = 0;
     for (int i = 0; i < nc; i++) {
         r->carry_off[i] = off;
-        off += remat_scan_align(remat_loop_rt_bytes(&d->in[i]));
+        off += rmi_scan_align(rmi_loop_rt_bytes(&d->in[i]));
     }
     for (int i = 0; i < nx; i++)
-        r->x_step[i] = remat_loop_rt_bytes(&d->in[nc + i]);
+        r->x_step[i] = rmi_loop_rt_bytes(&d->in[nc + i]);
     for (int i = 0; i < ny; i++) {
-        r->y_step[i] = remat_loop_rt_bytes(&d->out[nc + i]);
-        *ysum += remat_scan_align(r->y_step[i]);
+        r->y_step[i] = rmi_loop_rt_bytes(&d->out[nc + i]);
+        *ysum += rmi_scan_align(r->y_step[i]);
     }
     for (int i = 0; i < nk; i++) {
-        r->k_bytes[i] = remat_loop_rt_bytes(&d->in[nc + nx + i]);
+        r->k_bytes[i] = rmi_loop_rt_bytes(&d->in[nc + nx + i]);
         r->k_off[i] = *ksum;
-        *ksum += remat_scan_align(r->k_bytes[i]);
+        *ksum += rmi_scan_align(r->k_bytes[i]);
     }
     return true;
 }
@@ -285,7 +285,7 @@ static remat_status alloc_buffers(scan_rt *r, const remat_scan_data *d, remat_ho
     r->tmp_tape = L->mem(L->ctx, d->vjp && d->vjp->tape_bytes ? d->vjp->tape_bytes : 64);
     if (!r->cur || !r->next || !r->ct_cur || !r->ct_next || !r->dummy_y || !r->ct_k_tmp || !r->ct_k_acc[0] ||
         !r->ct_k_acc[1] || !r->tmp_tape)
-        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory for the loop's carries");
+        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory for the loop's carries");
     return REMAT_OK;
 }
 
@@ -293,11 +293,11 @@ static remat_status lower_primal(scan_rt *r, const remat_scan_data *d, remat_hop
 {
     remat_status st = REMAT_OK;
     if (d->length > 0)
-        st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
+        st = rmi_compile_sub(d->body, L->be, L->counters, &r->p_primal);
     ins->fn = k_scan_primal;
-    if (st == REMAT_OK && remat_scan_rt_use_lanes(r, d, L, LK_ADVANCE, false)) {
+    if (st == REMAT_OK && rmi_scan_rt_use_lanes(r, d, L, LK_ADVANCE, false)) {
         run_elsewhere(r);
-        r->exec = &remat_scan_exec_lanes;
+        r->exec = &rmi_scan_exec_lanes;
     }
     return st;
 }
@@ -305,7 +305,7 @@ static remat_status lower_primal(scan_rt *r, const remat_scan_data *d, remat_hop
 static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L,
                                        remat_instr *ins)
 {
-    remat_status st = remat_scan_plan_build(d, &r->plan, L->alloc, L->ctx);
+    remat_status st = rmi_scan_plan_build(d, &r->plan, L->alloc, L->ctx);
     if (st != REMAT_OK)
         return st;
     /* Every kernel of the body is compiled with the forward node's, in one
@@ -317,33 +317,33 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
      * would hold more of the store than the schedule's peak. */
     const unsigned all = LK_ADVANCE | LK_ADVANCE_SHOT | LK_TAPE | LK_REVERSE | LK_RECOMPUTE;
     const size_t peak = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
-    const bool lanes = remat_scan_rt_use_lanes(r, d, L, all, !r->nested && peak >= d->carry_bytes);
+    const bool lanes = rmi_scan_rt_use_lanes(r, d, L, all, !r->nested && peak >= d->carry_bytes);
     const scan_evals ev = node_evals(r);
     if (ev.plain > 0)
-        st = remat_compile_sub(d->body, L->be, L->counters, &r->p_primal);
+        st = rmi_compile_sub(d->body, L->be, L->counters, &r->p_primal);
     if (st == REMAT_OK && ev.record > 0)
-        st = remat_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
+        st = rmi_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
     if (st == REMAT_OK && ev.reverse > 0)
-        st = remat_compile_sub(d->vjp->bwd, L->be, L->counters, &r->p_bwd);
+        st = rmi_compile_sub(d->vjp->bwd, L->be, L->counters, &r->p_bwd);
     if (st == REMAT_OK && d->kind == SCAN_BWD) /* the backend's add for each const's cotangent (interpreted) */
-        st = remat_loop_rt_lower_k_adds(d->in + r->nc + r->nx, r->nk, "scan", L, &r->k_add);
+        st = rmi_loop_rt_lower_k_adds(d->in + r->nc + r->nx, r->nk, "scan", L, &r->k_add);
     if (st != REMAT_OK)
         return st;
     ins->fn = d->kind == SCAN_FWD ? k_scan_fwd : k_scan_bwd;
     if (lanes) {
         run_elsewhere(r);
-        r->exec = &remat_scan_exec_lanes;
+        r->exec = &rmi_scan_exec_lanes;
     }
     return REMAT_OK;
 }
 
-remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
+remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
 {
     remat_scan_data *d = data;
     scan_rt *r = L->alloc(L->ctx, sizeof *r);
     if (!r)
-        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
-    *r = (scan_rt){.d = keep_data(d, L), .be = L->be, .exec = &remat_scan_exec_interp, .outs = L->outs,
+        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
+    *r = (scan_rt){.d = keep_data(d, L), .be = L->be, .exec = &rmi_scan_exec_interp, .outs = L->outs,
                     .nested = L->nested};
     r->nc = d->n_carry, r->nx = d->n_xs, r->nk = d->n_consts, r->ny = d->n_ys;
     r->nres = d->vjp ? d->vjp->n_res : 0;
@@ -352,13 +352,13 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
     size_t ysum, ksum;
     const size_t maxp = (size_t)(r->nc + r->nx + r->nk + r->ny + r->nres + 1);
     if (!r->d || !layout(r, d, L, &ysum, &ksum) || !residual_sources(r, d, L))
-        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
+        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     r->fin = L->alloc(L->ctx, sizeof *r->fin * maxp);
     r->bin = L->alloc(L->ctx, sizeof *r->bin * maxp);
     r->fout = L->alloc(L->ctx, sizeof *r->fout * maxp);
     r->bout = L->alloc(L->ctx, sizeof *r->bout * maxp);
     if (!r->fin || !r->bin || !r->fout || !r->bout)
-        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
+        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     remat_status st = alloc_buffers(r, d, L, ysum, ksum);
     if (st == REMAT_OK)
         st = d->kind == SCAN_PRIMAL ? lower_primal(r, d, L, ins) : lower_checkpointed(r, d, L, ins);
@@ -367,5 +367,5 @@ remat_status remat_scan_lower(void *data, remat_hop_lowering *L, remat_instr *in
     ins->aux = r;
     const remat_hop_stats hook = {.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
                                   .run_status = stats_status, .self = r};
-    return remat_hop_stats_add(L->counters, &hook);
+    return rmi_hop_stats_add(L->counters, &hook);
 }

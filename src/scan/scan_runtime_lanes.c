@@ -60,8 +60,8 @@ static int64_t split_lanes(int64_t m)
     return m >= 2 * SPLIT_LANES ? (u + SPLIT_LANES - 1) / SPLIT_LANES * SPLIT_LANES : 0;
 }
 
-scan_lane_cuts remat_scan_rt_lane_cuts(const remat_backend *be, const scan_rt *r, const remat_scan_data *d,
-                                       bool blocks)
+scan_lane_cuts rmi_scan_rt_lane_cuts(const remat_backend *be, const scan_rt *r, const remat_scan_data *d,
+                                     bool blocks)
 {
     scan_lane_cuts c = {0, 0};
     if (!be->iface.host_lane_cuts) /* a device's lanes: every run one call over all lanes */
@@ -97,21 +97,21 @@ static void worker_store(scan_rt *r, const remat_scan_data *d)
  * interpreted and may switch later (r->tier_wait: its programs and tables
  * are kept; never blocked, as its forward and backward nodes may switch at
  * different runs). */
-/* The translation's inputs (lanes_memo.h): what remat_scan_lanes_build reads. */
+/* The translation's inputs (lanes_memo.h): what rmi_scan_lanes_build reads. */
 static lanes_key scan_key(const remat_scan_data *d, const remat_backend *be, unsigned want)
 {
     lanes_key k = {.ok = true};
     const int64_t head[8] = {1 /* a scan */, (int64_t)(uintptr_t)be, want, d->length == 0, d->n_carry, d->n_xs,
                              d->n_consts, d->n_ys};
-    remat_lanes_key_put(&k, head, sizeof head);
-    remat_lanes_key_descs(&k, d->in, d->n_carry + d->n_xs + d->n_consts);
-    remat_lanes_key_descs(&k, d->out, d->n_carry + d->n_ys);
-    remat_lanes_key_fn(&k, d->body);
-    remat_lanes_key_vjp(&k, d->vjp);
+    rmi_lanes_key_put(&k, head, sizeof head);
+    rmi_lanes_key_descs(&k, d->in, d->n_carry + d->n_xs + d->n_consts);
+    rmi_lanes_key_descs(&k, d->out, d->n_carry + d->n_ys);
+    rmi_lanes_key_fn(&k, d->body);
+    rmi_lanes_key_vjp(&k, d->vjp);
     return k;
 }
 
-/* remat_scan_lanes_build, or the process's kept translation of the same
+/* rmi_scan_lanes_build, or the process's kept translation of the same
  * body (scan_lanes.h, lanes_memo.h) */
 static int lanes_build(const remat_scan_data *d, remat_hop_lowering *L, unsigned want, scan_lanes *out)
 {
@@ -119,32 +119,32 @@ static int lanes_build(const remat_scan_data *d, remat_hop_lowering *L, unsigned
         return 0;
     lanes_key k = scan_key(d, L->be, want);
     lanes_memo_val v;
-    lanes_memo_entry *e = remat_lanes_memo_find(&k, &v);
+    lanes_memo_entry *e = rmi_lanes_memo_find(&k, &v);
     int ok = 1;
     if (e) {
         *out = v.view[0];
     } else {
-        remat_lanes_memo_count_translation();
-        ok = remat_scan_lanes_build(d, L->be, want, out, L->alloc, L->ctx);
+        rmi_lanes_memo_count_translation();
+        ok = rmi_scan_lanes_build(d, L->be, want, out, L->alloc, L->ctx);
         if (ok)
-            e = remat_lanes_memo_add(&k, &(lanes_memo_val){.view = {*out}, .n_views = 1});
+            e = rmi_lanes_memo_add(&k, &(lanes_memo_val){.view = {*out}, .n_views = 1});
     }
     if (ok)
         out->memo = e;
-    remat_lanes_key_free(&k);
+    rmi_lanes_key_free(&k);
     return ok;
 }
 
-bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)
+bool rmi_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)
 {
-    if (remat_scan_jit_mode() == SCAN_JIT_NEVER || !lanes_build(d, L, want, &r->lanes))
+    if (rmi_scan_jit_mode() == SCAN_JIT_NEVER || !lanes_build(d, L, want, &r->lanes))
         return false;
-    const bool now = remat_scan_tier_lower(r);
+    const bool now = rmi_scan_tier_lower(r);
     if (!now && !r->tier_wait) {
         memset(&r->lanes, 0, sizeof r->lanes);
         return false;
     }
-    const scan_lane_cuts cuts = remat_scan_rt_lane_cuts(L->be, r, d, now && blocks);
+    const scan_lane_cuts cuts = rmi_scan_rt_lane_cuts(L->be, r, d, now && blocks);
     r->lanes.block = cuts.block;
     r->split_lanes = cuts.split_lanes;
     /* a buffer table for all lanes and one per range that may run at once:
@@ -169,7 +169,7 @@ bool remat_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_low
         r->range_bytes = entry;
         char *tables = at + (size_t)r->n_ranges * entry;
         for (int64_t j = 0; j <= r->n_ranges; j++) {
-            scan_lane_block *b = j < r->n_ranges ? remat_scan_rt_range(r, j) : &r->lb;
+            scan_lane_block *b = j < r->n_ranges ? rmi_scan_rt_range(r, j) : &r->lb;
             *b = (scan_lane_block){.r = r, .lane0 = 0, .lanes = m};
             b->ptr = (char **)(tables + (size_t)j * table);
             b->stride = (int64_t *)(b->ptr + n + 1);

@@ -1,6 +1,6 @@
 /*
  * scan_slots.c — the plan's snapshot slots renamed so that strided ops line
- * up (scan_replay.h, remat_scan_ops_rename_slots).
+ * up (scan_replay.h, rmi_scan_ops_rename_slots).
  *
  * A slot is only a name for where a snapshot waits from its write to its
  * last read: any assignment that keeps each snapshot in one slot over that
@@ -52,8 +52,8 @@ static remat_status free_set_init(free_set *f, int64_t n)
         words = (words + 63) / 64;
     }
     f->off[f->top + 1] = total;
-    f->w = remat_calloc((size_t)total, sizeof *f->w);
-    return f->w ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "scan: out of memory renaming the plan's slots");
+    f->w = rmi_calloc((size_t)total, sizeof *f->w);
+    return f->w ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "scan: out of memory renaming the plan's slots");
 }
 
 static bool free_set_has(const free_set *f, int64_t p) { return f->w[f->off[0] + p / 64] >> (p % 64) & 1; }
@@ -138,12 +138,12 @@ static bool sink_push(sink *s, scan_xop op)
 {
     if (s->n == s->cap) {
         const int64_t cap = s->cap ? 2 * s->cap : 64;
-        scan_xop *b = remat_realloc(s->ops, sizeof *b * (size_t)cap);
+        scan_xop *b = rmi_realloc(s->ops, sizeof *b * (size_t)cap);
         if (!b)
             return false;
         s->ops = b, s->cap = cap;
     }
-    remat_scan_ops_push(s->ops, &s->n, op);
+    rmi_scan_ops_push(s->ops, &s->n, op);
     return true;
 }
 
@@ -200,8 +200,8 @@ static bool rename_op(renamer *R, const scan_xop *o, int64_t max_slots, sink *s)
     return true;
 }
 
-remat_status remat_scan_ops_rename_slots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots,
-                                         scan_xop *out[2], int64_t n_out[2])
+remat_status rmi_scan_ops_rename_slots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots,
+                                       scan_xop *out[2], int64_t n_out[2])
 {
     int64_t nw = 0, nr = 0;
     for (int ph = 0; ph < 2; ph++)
@@ -209,12 +209,12 @@ remat_status remat_scan_ops_rename_slots(scan_xop *const ops[2], const int64_t n
             nw += op_writes(&ops[ph][i]), nr += op_reads(&ops[ph][i]);
     renamer R = {.prev = -1};
     sink s[2] = {{0}};
-    uint8_t *live = remat_malloc((size_t)nw + 1), *last = remat_malloc((size_t)nr + 1);
-    bool *after = remat_calloc((size_t)max_slots + 1, sizeof *after);
-    R.to = remat_malloc(sizeof *R.to * (size_t)(max_slots + 1));
+    uint8_t *live = rmi_malloc((size_t)nw + 1), *last = rmi_malloc((size_t)nr + 1);
+    bool *after = rmi_calloc((size_t)max_slots + 1, sizeof *after);
+    R.to = rmi_malloc(sizeof *R.to * (size_t)(max_slots + 1));
     remat_status st = live && last && after && R.to
                           ? free_set_init(&R.free, max_slots)
-                          : remat_error(REMAT_ERR_NOMEM, "scan: out of memory renaming the plan's slots");
+                          : rmi_error(REMAT_ERR_NOMEM, "scan: out of memory renaming the plan's slots");
     if (st == REMAT_OK) {
         mark_lives(ops, n, live, last, after, nw, nr);
         R.live = live, R.last = last;
@@ -225,20 +225,20 @@ remat_status remat_scan_ops_rename_slots(scan_xop *const ops[2], const int64_t n
         for (int ph = 0; ph < 2 && st == REMAT_OK; ph++)
             for (int64_t i = 0; i < n[ph] && st == REMAT_OK; i++)
                 if (ops[ph][i].kind >= 0 && !rename_op(&R, &ops[ph][i], max_slots, &s[ph]))
-                    st = remat_error(REMAT_ERR_NOMEM, "scan: out of memory renaming the plan's slots");
+                    st = rmi_error(REMAT_ERR_NOMEM, "scan: out of memory renaming the plan's slots");
     }
     for (int ph = 0; ph < 2; ph++) {
         if (st != REMAT_OK) {
-            remat_free(s[ph].ops);
+            rmi_free(s[ph].ops);
             s[ph] = (sink){0};
         }
         out[ph] = s[ph].ops;
         n_out[ph] = s[ph].n;
     }
-    remat_free(R.free.w);
-    remat_free(R.to);
-    remat_free(after);
-    remat_free(live);
-    remat_free(last);
+    rmi_free(R.free.w);
+    rmi_free(R.to);
+    rmi_free(after);
+    rmi_free(live);
+    rmi_free(last);
     return st;
 }

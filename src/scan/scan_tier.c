@@ -23,7 +23,7 @@
 #define INTERP_NS_PER_LANE 0.5
 #define LOAD_NS 0.3e6
 
-scan_jit_mode remat_scan_jit_mode(void)
+scan_jit_mode rmi_scan_jit_mode(void)
 {
     const char *no = getenv("REMAT_NO_JIT");
     if (no && *no && strcmp(no, "0"))
@@ -74,7 +74,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 
 /* field by field: the struct's padding is not part of the program */
-uint64_t remat_lane_programs_hash(int n, const remat_lane_program *const *pp)
+uint64_t rmi_lane_programs_hash(int n, const remat_lane_program *const *pp)
 {
     uint64_t h = fnv(14695981039346656037ull, &n, sizeof n);
     for (int k = 0; k < n; k++) {
@@ -90,7 +90,7 @@ uint64_t remat_lane_programs_hash(int n, const remat_lane_program *const *pp)
     return h;
 }
 
-struct scan_tier_pool *remat_tier_pool_for(uint64_t key)
+struct scan_tier_pool *rmi_tier_pool_for(uint64_t key)
 {
     struct scan_tier_pool *p = NULL;
     pthread_mutex_lock(&pool_lock);
@@ -103,7 +103,7 @@ struct scan_tier_pool *remat_tier_pool_for(uint64_t key)
     return p;
 }
 
-double remat_tier_pool_add(struct scan_tier_pool *p, double ns)
+double rmi_tier_pool_add(struct scan_tier_pool *p, double ns)
 {
     pthread_mutex_lock(&pool_lock);
     const double total = p->spent_ns += ns;
@@ -111,7 +111,7 @@ double remat_tier_pool_add(struct scan_tier_pool *p, double ns)
     return total;
 }
 
-static struct scan_tier_pool *pool_of(const scan_lanes *S) { return remat_tier_pool_for(S->pool_key); }
+static struct scan_tier_pool *pool_of(const scan_lanes *S) { return rmi_tier_pool_for(S->pool_key); }
 
 /* ---- the cost model ---- */
 
@@ -176,10 +176,10 @@ static void settle(scan_rt *r, bool at_hand, bool failed)
     pthread_mutex_unlock(&pool_lock);
 }
 
-bool remat_scan_tier_lower(scan_rt *r)
+bool rmi_scan_tier_lower(scan_rt *r)
 {
     scan_lanes *S = &r->lanes;
-    const scan_jit_mode mode = remat_scan_jit_mode();
+    const scan_jit_mode mode = rmi_scan_jit_mode();
     if (mode == SCAN_JIT_NEVER)
         return false;
     /* The cost model is the CPU backend's (gcc, its interpreter): a backend
@@ -191,13 +191,13 @@ bool remat_scan_tier_lower(scan_rt *r)
     /* one run's own work decides at lowering, so that a gradient's two
      * nodes decide alike (lane blocks need both compiled, or neither) */
     if (mode == SCAN_JIT_ALWAYS || !weigh || r->tier_run_ns >= r->tier_cost_ns) {
-        const bool ok = remat_scan_lanes_get(S, r->be, true) == REMAT_OK;
+        const bool ok = rmi_scan_lanes_get(S, r->be, true) == REMAT_OK;
         say(r, ok ? "compiled" : "compiling failed, interpreted");
         if (ok && weigh)
             settle((r->tier_pool = pool_of(S), r), true, false); /* waiting nodes of the body may take it */
         return ok;
     }
-    if (r->tier_run_ns >= LOAD_NS && remat_scan_lanes_get(S, r->be, false) == REMAT_OK) {
+    if (r->tier_run_ns >= LOAD_NS && rmi_scan_lanes_get(S, r->be, false) == REMAT_OK) {
         settle((r->tier_pool = pool_of(S), r), true, false);
         say(r, "loaded from the cache");
         return true;
@@ -241,7 +241,7 @@ static tier_step account(scan_rt *r)
     return s;
 }
 
-void remat_scan_tier_run(scan_rt *r)
+void rmi_scan_tier_run(scan_rt *r)
 {
     if (!r->tier_wait)
         return;
@@ -251,20 +251,20 @@ void remat_scan_tier_run(scan_rt *r)
     case T_WAIT: return;
     case T_GIVE_UP: r->tier_wait = false; return;
     case T_LOAD: /* another process may have compiled the body: one look for all its nodes */
-        got = remat_scan_lanes_get(&r->lanes, r->be, false) == REMAT_OK;
+        got = rmi_scan_lanes_get(&r->lanes, r->be, false) == REMAT_OK;
         settle(r, got, false);
         if (!got)
             return;
         break;
     case T_TAKE: /* this process's cache has it */
     case T_COMPILE:
-        got = remat_scan_lanes_get(&r->lanes, r->be, true) == REMAT_OK;
+        got = rmi_scan_lanes_get(&r->lanes, r->be, true) == REMAT_OK;
         settle(r, got, !got);
         break;
     }
     r->tier_wait = false;
     if (got) {
-        r->exec = &remat_scan_exec_lanes;
+        r->exec = &rmi_scan_exec_lanes;
         say(r, s == T_COMPILE ? "compiled now" : "took its body's code now");
     } else {
         say(r, "compiling failed, interpreted");

@@ -26,28 +26,28 @@ typedef enum { SCAN_JIT_AUTO, SCAN_JIT_ALWAYS, SCAN_JIT_NEVER } scan_jit_mode;
 
 /* REMAT_JIT=always|never|auto (default auto; anything else: auto, said once
  * on stderr); REMAT_NO_JIT=1 is never. Read at every call (compile time). */
-scan_jit_mode remat_scan_jit_mode(void);
+scan_jit_mode rmi_scan_jit_mode(void);
 
 /* At lowering, after r->lanes were translated: gets their code now
  * (compiled or loaded) and returns true, or leaves r interpreted, waiting
  * (r->tier_wait) or for good. */
-bool remat_scan_tier_lower(scan_rt *r);
+bool rmi_scan_tier_lower(scan_rt *r);
 
 /* At a kernel's entry: a waiting node counts the run, and switches to its
  * compiled loops when they are due. */
-void remat_scan_tier_run(scan_rt *r);
+void rmi_scan_tier_run(scan_rt *r);
 
 /* The process's account of interpreted work per body (a set of lane
  * programs; scan_tier.c): loop nodes with the same programs add their runs'
  * work to one total, so a body many nodes run (a fit's experiments, each
  * with its own loops) compiles once their work together pays for it.
- * remat_tier_pool_for: NULL when the table is full (the node keeps its own
- * count). remat_tier_pool_add returns the new total. Thread-safe. */
+ * rmi_tier_pool_for: NULL when the table is full (the node keeps its own
+ * count). rmi_tier_pool_add returns the new total. Thread-safe. */
 struct scan_tier_pool;
-/* the account of programs whose remat_lane_programs_hash is key (computed
+/* the account of programs whose rmi_lane_programs_hash is key (computed
  * once, when they are translated) */
-struct scan_tier_pool *remat_tier_pool_for(uint64_t key);
-uint64_t remat_lane_programs_hash(int n, const remat_lane_program *const *pp);
-double remat_tier_pool_add(struct scan_tier_pool *p, double ns);
+struct scan_tier_pool *rmi_tier_pool_for(uint64_t key);
+uint64_t rmi_lane_programs_hash(int n, const remat_lane_program *const *pp);
+double rmi_tier_pool_add(struct scan_tier_pool *p, double ns);
 
 #endif

@@ -12,29 +12,29 @@
 #include "core/error.h"
 #include "scan/scan_impl.h"
 
-remat_status remat_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
-                                     scan_body_vjp **out)
+remat_status rmi_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
+                                   scan_body_vjp **out)
 {
     remat_hop_body_vjp hv;
-    remat_status st = remat_hop_body_vjp_build(body, n_carry, &hv);
+    remat_status st = rmi_hop_body_vjp_build(body, n_carry, &hv);
     if (st != REMAT_OK)
         return st;
-    scan_body_vjp *v = remat_calloc(1, sizeof *v);
-    size_t *res_off = remat_calloc((size_t)hv.n_res + 1, sizeof *res_off);
+    scan_body_vjp *v = rmi_calloc(1, sizeof *v);
+    size_t *res_off = rmi_calloc((size_t)hv.n_res + 1, sizeof *res_off);
     if (!v || !res_off) {
-        remat_free(v);
-        remat_free(res_off);
-        remat_hop_body_vjp_clear(&hv);
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory differentiating body '%s'", what, remat_fn_name(body));
+        rmi_free(v);
+        rmi_free(res_off);
+        rmi_hop_body_vjp_clear(&hv);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory differentiating body '%s'", what, remat_fn_name(body));
     }
     *v = (scan_body_vjp){.refcount = 1, .fwd = hv.fwd, .bwd = hv.bwd, .n_res = hv.n_res, .res_arg = hv.res_arg,
                          .res_off = res_off};
     for (int k = 0, t = first_res; k < hv.n_res; k++) {
         if (v->res_arg[k] >= 0)
             continue;
-        const remat_node *n = remat_fn_node(v->fwd, remat_fn_out(v->fwd, t++));
+        const remat_node *n = rmi_fn_node(v->fwd, remat_fn_out(v->fwd, t++));
         v->res_off[k] = v->tape_bytes;
-        v->tape_bytes += remat_scan_align((size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype));
+        v->tape_bytes += rmi_scan_align((size_t)remat_shape_numel(&n->shape) * remat_dtype_size((remat_dtype)n->dtype));
     }
     *out = v;
     return REMAT_OK;
@@ -46,7 +46,7 @@ static remat_status body_vjp(remat_scan_data *d)
 {
     if (d->vjp)
         return REMAT_OK;
-    return remat_scan_body_vjp_new(d->body, d->n_carry, remat_fn_num_outputs(d->body), "scan", &d->vjp);
+    return rmi_scan_body_vjp_new(d->body, d->n_carry, remat_fn_num_outputs(d->body), "scan", &d->vjp);
 }
 
 /* Store layout for the schedule at this length. The spec was checked when
@@ -69,30 +69,30 @@ static remat_status size_store(remat_scan_data *d)
     return REMAT_OK;
 }
 
-remat_val remat_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins)
+remat_val rmi_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins)
 {
     remat_scan_data *d = data;
-    remat_fn *g = remat_hop_vjp_fn(c);
+    remat_fn *g = rmi_hop_vjp_fn(c);
     remat_status st = body_vjp(d);
     if (st != REMAT_OK)
-        return remat_fn_fail(g, st, d->loc, "scan: %s", remat_last_error());
-    remat_scan_data *e = remat_scan_data_derive(d, SCAN_FWD);
+        return rmi_fn_fail(g, st, d->loc, "scan: %s", remat_last_error());
+    remat_scan_data *e = rmi_scan_data_derive(d, SCAN_FWD);
     if (!e)
-        return remat_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "scan: out of memory");
+        return rmi_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "scan: out of memory");
     st = size_store(e);
     if (st != REMAT_OK) {
-        remat_scan_data_release(e);
-        return remat_fn_fail(g, st, d->loc, "scan: %s", remat_last_error());
+        rmi_scan_data_release(e);
+        return rmi_fn_fail(g, st, d->loc, "scan: %s", remat_last_error());
     }
-    return remat_hop_add(g, &remat_scan_rules, e, e->out[0].dt, "scan_fwd", remat_hop_vjp_num_inputs(c), ins, d->loc);
+    return rmi_hop_add(g, &rmi_scan_rules, e, e->out[0].dt, "scan_fwd", rmi_hop_vjp_num_inputs(c), ins, d->loc);
 }
 
-remat_status remat_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts)
+remat_status rmi_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts)
 {
     remat_scan_data *d = data;
-    remat_fn *g = remat_hop_vjp_fn(c);
+    remat_fn *g = rmi_hop_vjp_fn(c);
     void *fdata = NULL;
-    remat_hop_vjp_forward(c, &fdata);
+    rmi_hop_vjp_forward(c, &fdata);
     remat_scan_data *fd = fdata;
     if (!fd) /* out of memory recomputing the forward (recorded) */
         return REMAT_ERR_NOMEM;
@@ -100,31 +100,31 @@ remat_status remat_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_v
 
     int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
     int nin = 1 + nx + nk + nc + ny;
-    remat_val *ins = remat_malloc(sizeof *ins * (size_t)nin);
+    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)nin);
     if (!ins)
-        return remat_error(REMAT_ERR_NOMEM, "scan vjp: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "scan vjp: out of memory");
     int p = 0;
-    ins[p++] = remat_hop_vjp_forward_output(c, nc + ny); /* the store: the forward's residual */
+    ins[p++] = rmi_hop_vjp_forward_output(c, nc + ny); /* the store: the forward's residual */
     for (int k = 0; k < nx + nk; k++)
-        ins[p++] = remat_hop_vjp_input(c, nc + k);
+        ins[p++] = rmi_hop_vjp_input(c, nc + k);
     for (int k = 0; k < nc + ny; k++) {
         remat_val ct = out_cts ? out_cts[k] : REMAT_NONE;
         if (ct == REMAT_NONE) {
             remat_dtype dt;
             remat_shape sh;
-            remat_scan_output_desc(d, k, &dt, &sh);
+            rmi_scan_output_desc(d, k, &dt, &sh);
             ct = remat_const_fill_at(g, dt, sh.rank, sh.dims, 0.0, d->loc);
         }
         ins[p++] = ct;
     }
-    remat_scan_data *bd = remat_scan_data_derive(fd, SCAN_BWD);
-    remat_val h = bd ? remat_hop_add(g, &remat_scan_rules, bd, bd->out[0].dt, "scan_bwd", nin, ins, d->loc)
-                     : remat_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "scan vjp: out of memory");
-    remat_free(ins);
+    remat_scan_data *bd = rmi_scan_data_derive(fd, SCAN_BWD);
+    remat_val h = bd ? rmi_hop_add(g, &rmi_scan_rules, bd, bd->out[0].dt, "scan_bwd", nin, ins, d->loc)
+                     : rmi_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "scan vjp: out of memory");
+    rmi_free(ins);
     for (int k = 0; k < nc + nx + nk; k++)
-        remat_hop_vjp_add_ct(c, k, remat_hop_output(g, h, k));
+        rmi_hop_vjp_add_ct(c, k, rmi_hop_output(g, h, k));
     remat_status st = remat_fn_status(g);
     if (st == REMAT_OK || st == REMAT_ERR_NOMEM) /* out of memory: recorded on g, remat_vjp reports it */
         return st;
-    return remat_error(REMAT_ERR_UNSUPPORTED, "scan vjp: internal build error: %s", remat_fn_error(g));
+    return rmi_error(REMAT_ERR_UNSUPPORTED, "scan vjp: internal build error: %s", remat_fn_error(g));
 }

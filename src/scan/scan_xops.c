@@ -61,7 +61,7 @@ static bool fold_restore(scan_xop *a, const scan_xop *b)
     return true;
 }
 
-void remat_scan_ops_push(scan_xop *buf, int64_t *n, scan_xop op)
+void rmi_scan_ops_push(scan_xop *buf, int64_t *n, scan_xop op)
 {
     buf[(*n)++] = op;
     while (*n >= 2 && (fold_restore(&buf[*n - 2], &buf[*n - 1]) || merge_ops(&buf[*n - 2], &buf[*n - 1])))
@@ -99,16 +99,16 @@ static const scan_executor counting = {
     .tape = count_tape, .reverse = count_reverse, .recompute = count_recompute,
 };
 
-void remat_scan_ops_count(const scan_xop *ops, int64_t n, scan_evals *evals) { scan_walk(&counting, evals, ops, n); }
+void rmi_scan_ops_count(const scan_xop *ops, int64_t n, scan_evals *evals) { scan_walk(&counting, evals, ops, n); }
 
 /* Snapshots that no later op reads (before their slot is written again)
  * are dropped; backwards over both phases, since the reverse phase reads
  * what the forward phase took. */
-remat_status remat_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots)
+remat_status rmi_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_t n[2], int64_t max_slots)
 {
-    bool *live = remat_calloc((size_t)max_slots + 1, sizeof *live);
+    bool *live = rmi_calloc((size_t)max_slots + 1, sizeof *live);
     if (!live)
-        return remat_error(REMAT_ERR_NOMEM, "scan: out of memory dropping the plan's dead snapshots");
+        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory dropping the plan's dead snapshots");
     for (int ph = 1; ph >= 0; ph--)
         for (int64_t i = n[ph] - 1; i >= 0; i--) {
             scan_xop *o = &ops[ph][i];
@@ -130,7 +130,7 @@ remat_status remat_scan_ops_drop_dead_shots(scan_xop *const ops[2], const int64_
             default: break;
             }
         }
-    remat_free(live);
+    rmi_free(live);
     return REMAT_OK;
 }
 

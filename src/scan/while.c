@@ -14,27 +14,27 @@ static void *retain(void *vd)
     return vd;
 }
 
-void remat_while_data_release(void *vd)
+void rmi_while_data_release(void *vd)
 {
     remat_while_data *d = vd;
     if (!d || --d->refcount > 0)
         return;
     remat_fn_free(d->cond);
     remat_fn_free(d->body);
-    remat_scan_body_vjp_release(d->vjp);
-    remat_free(d->in);
-    remat_free(d);
+    rmi_scan_body_vjp_release(d->vjp);
+    rmi_free(d->in);
+    rmi_free(d);
 }
 
-remat_while_data *remat_while_data_derive(remat_while_data *d, while_kind kind)
+remat_while_data *rmi_while_data_derive(remat_while_data *d, while_kind kind)
 {
     const int ni = d->n_carry + d->n_consts;
-    remat_while_data *e = remat_malloc(sizeof *e);
-    scan_desc *in = remat_malloc(sizeof *in * (size_t)(ni + 1));
+    remat_while_data *e = rmi_malloc(sizeof *e);
+    scan_desc *in = rmi_malloc(sizeof *in * (size_t)(ni + 1));
     if (!e || !in) {
-        remat_free(e);
-        remat_free(in);
-        remat_error(REMAT_ERR_NOMEM, "%s: out of memory", d->label);
+        rmi_free(e);
+        rmi_free(in);
+        rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", d->label);
         return NULL;
     }
     *e = *d;
@@ -59,7 +59,7 @@ static int num_outputs(const void *vd)
     }
 }
 
-void remat_while_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape)
+void rmi_while_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape)
 {
     const remat_while_data *d = vd;
     if (d->kind == WHILE_BWD) { /* cotangents of the differentiated inits, then of the consts */
@@ -107,11 +107,11 @@ static void store_bounds(const remat_schedule_spec *s, int64_t m, int64_t *slots
     REMAT_UNREACHABLE("while: schedule kind");
 }
 
-void remat_while_size_store(remat_while_data *d)
+void rmi_while_size_store(remat_while_data *d)
 {
     store_bounds(&d->sched, d->max_steps, &d->slot_cap, &d->tape_cap);
     d->bits_off = 16;
-    d->slots_off = d->bits_off + remat_scan_align((size_t)(d->max_steps + 7) / 8);
+    d->slots_off = d->bits_off + rmi_scan_align((size_t)(d->max_steps + 7) / 8);
     d->tapes_off = d->slots_off + (size_t)d->slot_cap * d->carry_bytes;
     d->store_bytes = d->tapes_off + (size_t)d->tape_cap * d->vjp->tape_bytes;
 }
@@ -144,15 +144,15 @@ static void describe(const void *vd, int i, remat_residual *e)
     e->bytes = d->store_bytes;
 }
 
-const remat_hop_rules remat_while_rules = {
+const remat_hop_rules rmi_while_rules = {
     .name = "while",
     .retain = retain,
-    .release = remat_while_data_release,
+    .release = rmi_while_data_release,
     .num_outputs = num_outputs,
-    .output_desc = remat_while_output_desc,
-    .vjp_forward = remat_while_vjp_forward,
-    .vjp_backward = remat_while_vjp_backward,
-    .jvp = remat_while_jvp,
-    .lower = remat_while_lower,
+    .output_desc = rmi_while_output_desc,
+    .vjp_forward = rmi_while_vjp_forward,
+    .vjp_backward = rmi_while_vjp_backward,
+    .jvp = rmi_while_jvp,
+    .lower = rmi_while_lower,
     .describe_output = describe,
 };

@@ -14,7 +14,7 @@ static bool desc_eq(const scan_desc *a, const scan_desc *b)
 
 static scan_desc desc_of(const remat_fn *g, remat_val v)
 {
-    const remat_node *n = remat_fn_node(g, v);
+    const remat_node *n = rmi_fn_node(g, v);
     return (scan_desc){(remat_dtype)n->dtype, n->shape};
 }
 
@@ -33,14 +33,14 @@ static remat_fn *wrap_body(const remat_fn *body, int nc, int nd, int nk, const r
     char name[300];
     snprintf(name, sizeof name, "while_body(%s)", remat_fn_name(body));
     remat_fn *w = remat_fn_new(name), *callee = NULL;
-    remat_val *a = remat_malloc(sizeof *a * (size_t)(na + 1)), *o = remat_malloc(sizeof *o * (size_t)(nc + 2));
+    remat_val *a = rmi_malloc(sizeof *a * (size_t)(na + 1)), *o = rmi_malloc(sizeof *o * (size_t)(nc + 2));
     if (!w || !a || !o)
         goto fail;
     callee = policy ? remat_checkpoint((remat_fn *)body, policy) : remat_fn_ref((remat_fn *)body);
     if (!callee)
         goto fail;
     for (int i = 0; i < na; i++) {
-        const remat_node *n = remat_fn_node(body, remat_fn_arg(body, i));
+        const remat_node *n = rmi_fn_node(body, remat_fn_arg(body, i));
         a[i] = remat_arg_at(w, n->name, (remat_dtype)n->dtype, n->shape.rank, n->shape.dims, n->loc);
         if (i >= nd && i < nc)
             a[i] = remat_stop_gradient_at(w, a[i], n->loc);
@@ -52,22 +52,22 @@ static remat_fn *wrap_body(const remat_fn *body, int nc, int nd, int nk, const r
     if (remat_fn_status(w) != REMAT_OK)
         goto fail;
     remat_fn_free(callee);
-    remat_free(a);
-    remat_free(o);
+    rmi_free(a);
+    rmi_free(o);
     return w;
 fail:
     if (w && remat_fn_status(w) != REMAT_OK)
-        remat_error(remat_fn_status(w), "%s", remat_fn_error(w));
+        rmi_error(remat_fn_status(w), "%s", remat_fn_error(w));
     else if (remat_last_error()[0] == 0)
-        remat_error(REMAT_ERR_NOMEM, "out of memory");
+        rmi_error(REMAT_ERR_NOMEM, "out of memory");
     remat_fn_free(callee);
     remat_fn_free(w);
-    remat_free(a);
-    remat_free(o);
+    rmi_free(a);
+    rmi_free(o);
     return NULL;
 }
 
-#define FAIL(st, ...) (remat_fn_fail(f, (st), loc, __VA_ARGS__), (st))
+#define FAIL(st, ...) (rmi_fn_fail(f, (st), loc, __VA_ARGS__), (st))
 
 /* the signatures of cond and body against each other and the operands */
 static remat_status check_fns(remat_fn *f, remat_while_data *d, const remat_fn *cond, const remat_fn *body,
@@ -123,7 +123,7 @@ remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *b
                             const remat_while_options *opt, remat_val *carry_out, remat_val *n_iter, remat_loc loc)
 {
     if (!f)
-        return remat_error(REMAT_ERR_NULL, "%s:%d: while: function is NULL", loc.file, loc.line);
+        return rmi_error(REMAT_ERR_NULL, "%s:%d: while: function is NULL", loc.file, loc.line);
     if (!cond || !body)
         return FAIL(REMAT_ERR_NULL, "while: %s is NULL", !cond ? "cond" : "body");
     if (!opt)
@@ -153,10 +153,10 @@ remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *b
     remat_schedule_cost cost;
     if (remat_schedule_predict(sp, 1, &cost) != REMAT_OK)
         return FAIL(REMAT_ERR_ARG, "while: schedule: %s", remat_last_error());
-    if (!remat_fn_vals_ok(f, n_carry, init) || !remat_fn_vals_ok(f, n_consts, consts))
+    if (!rmi_fn_vals_ok(f, n_carry, init) || !rmi_fn_vals_ok(f, n_consts, consts))
         return remat_fn_status(f) ? remat_fn_status(f) : REMAT_ERR_ARG;
 
-    remat_while_data *d = remat_calloc(1, sizeof *d);
+    remat_while_data *d = rmi_calloc(1, sizeof *d);
     if (!d)
         return FAIL(REMAT_ERR_NOMEM, "while: out of memory");
     *d = (remat_while_data){.refcount = 1, .kind = WHILE_PRIMAL, .n_carry = n_carry, .n_diff = n_diff,
@@ -164,7 +164,7 @@ remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *b
                             .loc = loc};
     snprintf(d->label, sizeof d->label, "while(cond '%s', body '%s') at %s:%d", remat_fn_name(cond),
              remat_fn_name(body), loc.file, loc.line);
-    d->in = remat_calloc((size_t)(n_carry + n_consts) + 1, sizeof *d->in);
+    d->in = rmi_calloc((size_t)(n_carry + n_consts) + 1, sizeof *d->in);
     remat_status st = d->in ? check_fns(f, d, cond, body, init, consts, loc) : FAIL(REMAT_ERR_NOMEM, "while: out of memory");
     if (st == REMAT_OK) {
         d->cond = remat_fn_ref((remat_fn *)cond);
@@ -173,29 +173,29 @@ remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *b
                       remat_fn_name(body), remat_last_error());
     }
     for (int i = 0; st == REMAT_OK && i < n_carry; i++)
-        d->carry_bytes += remat_scan_align((size_t)remat_shape_numel(&d->in[i].shape) * remat_dtype_size(d->in[i].dt));
+        d->carry_bytes += rmi_scan_align((size_t)remat_shape_numel(&d->in[i].shape) * remat_dtype_size(d->in[i].dt));
     if (st == REMAT_OK && opt->memory_budget > 0) { /* the tape's size is the body VJP's */
-        if ((st = remat_while_body_vjp(d)) == REMAT_OK)
-            st = remat_while_budget_schedule(d);
+        if ((st = rmi_while_body_vjp(d)) == REMAT_OK)
+            st = rmi_while_budget_schedule(d);
         if (st != REMAT_OK)
             (void)FAIL(st, "while: memory_budget: %s", remat_last_error());
     }
     const int nin = n_carry + n_consts;
-    remat_val *ins = st == REMAT_OK ? remat_malloc(sizeof *ins * (size_t)(nin + 1)) : NULL;
+    remat_val *ins = st == REMAT_OK ? rmi_malloc(sizeof *ins * (size_t)(nin + 1)) : NULL;
     if (st == REMAT_OK && !ins)
         st = FAIL(REMAT_ERR_NOMEM, "while: out of memory");
     if (st != REMAT_OK) {
-        remat_while_data_release(d);
+        rmi_while_data_release(d);
         return st;
     }
     memcpy(ins, init, sizeof *ins * (size_t)n_carry);
     if (n_consts)
         memcpy(ins + n_carry, consts, sizeof *ins * (size_t)n_consts);
-    remat_val h = remat_hop_add(f, &remat_while_rules, d, d->in[0].dt, "while", nin, ins, loc);
-    remat_free(ins);
+    remat_val h = rmi_hop_add(f, &rmi_while_rules, d, d->in[0].dt, "while", nin, ins, loc);
+    rmi_free(ins);
     for (int i = 0; i < n_carry; i++)
-        carry_out[i] = remat_hop_output(f, h, i);
+        carry_out[i] = rmi_hop_output(f, h, i);
     if (n_iter)
-        *n_iter = remat_hop_output(f, h, n_carry);
+        *n_iter = rmi_hop_output(f, h, n_carry);
     return h == REMAT_NONE ? remat_fn_status(f) : REMAT_OK;
 }

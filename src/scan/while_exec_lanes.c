@@ -39,7 +39,7 @@ static void carry_at(while_rt *r, bool body, int kind, const char *c, int64_t st
             set(W->sp, W->ss, &W->step, kind, i, c + r->carry_off[i], stride);
 }
 
-void remat_while_lanes_bind(while_rt *r)
+void rmi_while_lanes_bind(while_rt *r)
 {
     while_lanes *W = &r->wl;
     for (int i = 0; i < r->nk; i++) {
@@ -72,9 +72,9 @@ static void record(while_rt *r, int64_t k, int64_t c)
     double f64[WHILE_LANES_CHUNK];
     float f32[WHILE_LANES_CHUNK];
     const bool d64 = r->d->acc_dt == REMAT_F64;
-    remat_while_rt_to_host(r, d64 ? (void *)f64 : (void *)f32, r->wl.flags, (size_t)c * (d64 ? 8 : 4));
+    rmi_while_rt_to_host(r, d64 ? (void *)f64 : (void *)f32, r->wl.flags, (size_t)c * (d64 ? 8 : 4));
     for (int64_t q = 0; q < c; q++)
-        remat_while_rt_set_bit(r, k + q, d64 ? f64[q] != 0 : f32[q] != 0);
+        rmi_while_rt_set_bit(r, k + q, d64 ? f64[q] != 0 : f32[q] != 0);
 }
 
 /* Iterations k .. k+n-1 from `carry` in place, recording the flags of those
@@ -93,10 +93,10 @@ static int64_t steps(while_rt *r, char *carry, int64_t k, int64_t n, bool *ended
                               : (n - done < r->known - at ? n - done : r->known - at);
         set(W->sp, W->ss, &W->step, LB_Y, 0, rec ? W->flags : W->dummy, rec ? (int64_t)fb : 0);
         const double unset = -1;
-        remat_while_rt_from_host(r, W->exit_cell, &unset, sizeof unset);
+        rmi_while_rt_from_host(r, W->exit_cell, &unset, sizeof unset);
         call(&W->step, LKI_ADVANCE, W->sp, W->ss, c);
         double e;
-        remat_while_rt_to_host(r, &e, W->exit_cell, sizeof e);
+        rmi_while_rt_to_host(r, &e, W->exit_cell, sizeof e);
         const int64_t ran = e > 0 ? (int64_t)e : c;
         *ended = e > 0;
         if (rec)
@@ -104,26 +104,26 @@ static int64_t steps(while_rt *r, char *carry, int64_t k, int64_t n, bool *ended
         done += ran;
     }
     r->evals += done;
-    remat_program_add_runs(r->p_body, done);
+    rmi_program_add_runs(r->p_body, done);
     return done;
 }
 
-int64_t remat_while_lanes_iterate(while_rt *r)
+int64_t rmi_while_lanes_iterate(while_rt *r)
 {
-    if (!remat_while_rt_cond(r, r->cur))
+    if (!rmi_while_rt_cond(r, r->cur))
         return 0;
     bool ended;
     const int64_t n = steps(r, r->cur, 0, r->d->max_steps, &ended);
-    remat_program_add_runs(r->p_cond, n); /* the interpreter's cond after each iteration */
+    rmi_program_add_runs(r->p_cond, n); /* the interpreter's cond after each iteration */
     return ended ? n : -1;
 }
 
-bool remat_while_lanes_ahead(while_rt *r, int64_t c)
+bool rmi_while_lanes_ahead(while_rt *r, int64_t c)
 {
     bool ended;
     r->be->iface.mem_copy(r->next, r->cur, r->d->carry_bytes);
     steps(r, r->next, c, 1, &ended);
-    remat_program_add_runs(r->p_cond, 1);
+    rmi_program_add_runs(r->p_cond, 1);
     r->pending = c;
     return !ended;
 }
@@ -135,7 +135,7 @@ static void x_advance(void *x, int64_t step, int64_t n)
     while_rt *r = x;
     bool ended;
     if (n > 0 && r->pending == step) { /* the lookahead's carry */
-        remat_loop_rt_swap(&r->cur, &r->next);
+        rmi_loop_rt_swap(&r->cur, &r->next);
         step++, n--;
     }
     r->pending = -1;
@@ -149,7 +149,7 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
     while_lanes *W = &r->wl;
     while (n > 0) {
         if (r->pending == step || step >= r->known) {
-            remat_while_rt_snapshot(r, slot);
+            rmi_while_rt_snapshot(r, slot);
             x_advance(r, step, 1);
             step++, n--, slot += dslot;
             continue;
@@ -157,11 +157,11 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
         r->pending = -1;
         const int64_t c = n < r->known - step ? n : r->known - step;
         carry_at(r, false, LB_CARRY, r->cur, 0);
-        carry_at(r, false, LB_SHOT, remat_while_rt_slot(r, slot), (int64_t)dslot * (int64_t)r->d->carry_bytes);
+        carry_at(r, false, LB_SHOT, rmi_while_rt_slot(r, slot), (int64_t)dslot * (int64_t)r->d->carry_bytes);
         set(W->sp, W->ss, &W->step, LB_Y, 0, W->dummy, 0);
         call(&W->step, LKI_ADVANCE_SHOT, W->sp, W->ss, c);
         r->evals += c;
-        remat_program_add_runs(r->p_body, c);
+        rmi_program_add_runs(r->p_body, c);
         step += c, n -= c, slot += (int)(c * dslot);
     }
 }
@@ -170,7 +170,7 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
 static int64_t accepted_run(const while_rt *r, int64_t k, int64_t d, int64_t n)
 {
     int64_t c = 0;
-    while (c < n && k + c * d < r->known && remat_while_rt_bit(r, k + c * d))
+    while (c < n && k + c * d < r->known && rmi_while_rt_bit(r, k + c * d))
         c++;
     return c;
 }
@@ -189,18 +189,18 @@ static void tape_first(while_rt *r, int64_t k, char *tp)
     call(&W->body, LKI_TAPE, W->bp, W->bs, 1);
     set(W->bp, W->bs, &W->body, LB_Y, 0, W->dummy, 0);
     record(r, k, 1);
-    if (!remat_while_rt_bit(r, k))
+    if (!rmi_while_rt_bit(r, k))
         for (int i = 0; i < r->nd; i++)
             r->be->iface.mem_copy(r->cur + r->carry_off[i], r->next + r->carry_off[i],
                                   (size_t)remat_shape_numel(&r->d->in[i].shape) * remat_dtype_size(r->d->in[i].dt));
     r->evals++;
-    remat_program_add_runs(r->p_fwd, 1);
+    rmi_program_add_runs(r->p_fwd, 1);
 }
 
 static void tapes_at(while_rt *r, int64_t tape, int64_t d)
 {
     const scan_body_vjp *V = r->d->vjp;
-    char *tp = remat_while_rt_tape(r, tape);
+    char *tp = rmi_while_rt_tape(r, tape);
     for (int t = 0; t < r->n_taped; t++)
         set(r->wl.bp, r->wl.bs, &r->wl.body, LB_TAPE, t, tp + V->res_off[r->res_taped[t]], d * (int64_t)V->tape_bytes);
 }
@@ -211,13 +211,13 @@ static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
     for (int64_t q = 0, c; q < n; q += c) {
         const int64_t k = step + q;
         c = 1;
-        if (k < r->known && !remat_while_rt_bit(r, k)) { /* rejected: no tape */
+        if (k < r->known && !rmi_while_rt_bit(r, k)) { /* rejected: no tape */
             x_advance(r, k, 1);
             continue;
         }
         r->pending = -1;
         if (k >= r->known) {
-            tape_first(r, k, remat_while_rt_tape(r, tape + q));
+            tape_first(r, k, rmi_while_rt_tape(r, tape + q));
             continue;
         }
         c = accepted_run(r, k, 1, n - q);
@@ -225,7 +225,7 @@ static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
         tapes_at(r, tape + q, 1);
         call(&r->wl.body, LKI_TAPE, r->wl.bp, r->wl.bs, c);
         r->evals += c;
-        remat_program_add_runs(r->p_fwd, c);
+        rmi_program_add_runs(r->p_fwd, c);
     }
 }
 
@@ -241,7 +241,7 @@ static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
         tapes_at(r, tape - q, -1);
         call(&r->wl.body, LKI_REVERSE, r->wl.bp, r->wl.bs, c);
         r->reversed += c;
-        remat_program_add_runs(r->p_bwd, c);
+        rmi_program_add_runs(r->p_bwd, c);
     }
 }
 
@@ -258,21 +258,21 @@ static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
             continue;
         }
         if (slot >= 0)
-            carry_at(r, true, LB_SHOT, remat_while_rt_slot(r, slot + q * dslot),
+            carry_at(r, true, LB_SHOT, rmi_while_rt_slot(r, slot + q * dslot),
                      (int64_t)dslot * (int64_t)r->d->carry_bytes);
         else
             carry_at(r, true, LB_SHOT, r->cur, 0);
         call(&r->wl.body, LKI_RECOMPUTE, r->wl.bp, r->wl.bs, c);
         r->evals += c;
         r->reversed += c;
-        remat_program_add_runs(r->p_fwd, c);
-        remat_program_add_runs(r->p_bwd, c);
+        rmi_program_add_runs(r->p_fwd, c);
+        rmi_program_add_runs(r->p_bwd, c);
     }
 }
 
 static const scan_executor lanes = {
-    .advance = x_advance, .snapshot = remat_while_rt_snapshot, .restore = remat_while_rt_restore, .shot_advance = x_shot_advance,
+    .advance = x_advance, .snapshot = rmi_while_rt_snapshot, .restore = rmi_while_rt_restore, .shot_advance = x_shot_advance,
     .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
 };
 
-void remat_while_lanes_run(void *x, const scan_xop *ops, int64_t n) { scan_walk(&lanes, x, ops, n); }
+void rmi_while_lanes_run(void *x, const scan_xop *ops, int64_t n) { scan_walk(&lanes, x, ops, n); }

@@ -4,7 +4,7 @@
  * scan: a while-loop is a scan whose length is learnt as it runs, and both
  * replay their schedule through the one loop of scan_replay.h.
  *
- * One primitive, three forms (HOP nodes with remat_while_rules):
+ * One primitive, three forms (HOP nodes with rmi_while_rules):
  *   PRIMAL (init..., consts...)               -> (carry..., n_iter)
  *   FWD    same inputs                         -> (carry..., n_iter, store)
  *   BWD    (store, consts..., ct_diff...)      -> (ct_init_diff..., ct_consts...)
@@ -43,22 +43,22 @@ typedef struct remat_while_data {
     char label[160]; /* "while(cond 'c', body 'b') at file:line" */
 } remat_while_data;
 
-extern const remat_hop_rules remat_while_rules;
+extern const remat_hop_rules rmi_while_rules;
 
-remat_while_data *remat_while_data_derive(remat_while_data *d, while_kind kind);
-void remat_while_data_release(void *vd);
-void remat_while_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape);
+remat_while_data *rmi_while_data_derive(remat_while_data *d, while_kind kind);
+void rmi_while_data_release(void *vd);
+void rmi_while_output_desc(const void *vd, int i, remat_dtype *dt, remat_shape *shape);
 /* the store's layout for d->sched within d->max_steps (d->vjp built) */
-void remat_while_size_store(remat_while_data *d);
+void rmi_while_size_store(remat_while_data *d);
 
 /* while_vjp.c: the body's cut VJP into d->vjp (message set on failure);
  * the schedule for d->budget into d->sched (d->vjp built) */
-remat_status remat_while_body_vjp(remat_while_data *d);
-remat_status remat_while_budget_schedule(remat_while_data *d);
-remat_val remat_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins);
-remat_status remat_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts);
-remat_status remat_while_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
-                             remat_loc loc);
-remat_status remat_while_lower(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
+remat_status rmi_while_body_vjp(remat_while_data *d);
+remat_status rmi_while_budget_schedule(remat_while_data *d);
+remat_val rmi_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins);
+remat_status rmi_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts);
+remat_status rmi_while_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
+                           remat_loc loc);
+remat_status rmi_while_lower(void *data, struct remat_hop_lowering *L, struct remat_instr *ins);
 
 #endif

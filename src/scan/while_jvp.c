@@ -21,7 +21,7 @@ typedef struct {
 
 static remat_val arg_like(remat_fn *w, const remat_fn *src, int a, const char *prefix)
 {
-    const remat_node *n = remat_fn_node(src, remat_fn_arg(src, a));
+    const remat_node *n = rmi_fn_node(src, remat_fn_arg(src, a));
     char name[128];
     snprintf(name, sizeof name, "%s%s", prefix, n->name ? n->name : "arg");
     return remat_arg_at(w, name, (remat_dtype)n->dtype, n->shape.rank, n->shape.dims, n->loc);
@@ -60,9 +60,9 @@ static remat_fn *jvp_cond(const remat_fn *cond, const jvp_layout *L, remat_val *
 static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_val *a, remat_val *t, remat_status *st)
 {
     const int nb = L->nc + L->nk, nw = L->nd + L->ntk, no = L->nc + 1;
-    int *wrt = remat_malloc(sizeof *wrt * (size_t)(nw + 1));
-    remat_val *jin = remat_malloc(sizeof *jin * (size_t)(nb + nw + 1));
-    remat_val *jout = remat_malloc(sizeof *jout * (size_t)(2 * no + 1));
+    int *wrt = rmi_malloc(sizeof *wrt * (size_t)(nw + 1));
+    remat_val *jin = rmi_malloc(sizeof *jin * (size_t)(nb + nw + 1));
+    remat_val *jout = rmi_malloc(sizeof *jout * (size_t)(2 * no + 1));
     remat_fn *j = NULL, *w = NULL;
     char name[300];
     *st = REMAT_ERR_NOMEM;
@@ -92,26 +92,26 @@ static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_val *
     *st = REMAT_OK;
 done:
     remat_fn_free(j);
-    remat_free(wrt);
-    remat_free(jin);
-    remat_free(jout);
+    rmi_free(wrt);
+    rmi_free(jin);
+    rmi_free(jout);
     return w;
 }
 
-remat_status remat_while_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
-                             remat_loc loc)
+remat_status rmi_while_jvp(remat_fn *g, void *data, const remat_val *ins, const remat_val *tans, remat_val *outs,
+                           remat_loc loc)
 {
     const remat_while_data *d = data;
     if (d->kind != WHILE_PRIMAL)
-        return remat_error(REMAT_ERR_UNSUPPORTED,
-                           "%s:%d: forward mode over the reverse pass of %s (forward-over-reverse through a loop) "
-                           "is not supported",
-                           loc.file, loc.line, d->label);
+        return rmi_error(REMAT_ERR_UNSUPPORTED,
+                         "%s:%d: forward mode over the reverse pass of %s (forward-over-reverse through a loop) "
+                         "is not supported",
+                         loc.file, loc.line, d->label);
     jvp_layout L = {.nc = d->n_carry, .nd = d->n_diff, .nk = d->n_consts};
     const int nb = L.nc + L.nk, ncn = L.nc + L.nd;
-    L.tk = remat_malloc(sizeof *L.tk * (size_t)(L.nk + 1));
-    remat_val *a = remat_malloc(sizeof *a * (size_t)(nb + 1)), *t = remat_malloc(sizeof *t * (size_t)(nb + 1));
-    remat_val *v = remat_malloc(sizeof *v * (size_t)(2 * nb + 1)), *co = remat_malloc(sizeof *co * (size_t)(ncn + 1));
+    L.tk = rmi_malloc(sizeof *L.tk * (size_t)(L.nk + 1));
+    remat_val *a = rmi_malloc(sizeof *a * (size_t)(nb + 1)), *t = rmi_malloc(sizeof *t * (size_t)(nb + 1));
+    remat_val *v = rmi_malloc(sizeof *v * (size_t)(2 * nb + 1)), *co = rmi_malloc(sizeof *co * (size_t)(ncn + 1));
     remat_fn *wc = NULL, *wb = NULL;
     remat_status st = REMAT_ERR_NOMEM;
     if (!L.tk || !a || !t || !v || !co)
@@ -127,7 +127,7 @@ remat_status remat_while_jvp(remat_fn *g, void *data, const remat_val *ins, cons
         const remat_fn *bad = wc && remat_fn_status(wc) != REMAT_OK ? wc : wb;
         st = bad && remat_fn_status(bad) != REMAT_OK ? remat_fn_status(bad) : REMAT_ERR_NOMEM;
         if (st != REMAT_ERR_NOMEM)
-            st = remat_error(st, "%s: forward mode of the body: %s", d->label, remat_fn_error(bad));
+            st = rmi_error(st, "%s: forward mode of the body: %s", d->label, remat_fn_error(bad));
         goto done;
     }
     /* operands: d..., t_d..., c..., k..., t_k... */
@@ -160,14 +160,14 @@ remat_status remat_while_jvp(remat_fn *g, void *data, const remat_val *ins, cons
     }
 done:
     if (st == REMAT_ERR_NOMEM)
-        st = remat_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the forward mode of %s", loc.file, loc.line,
-                         d->label);
+        st = rmi_error(REMAT_ERR_NOMEM, "%s:%d: out of memory in the forward mode of %s", loc.file, loc.line,
+                       d->label);
     remat_fn_free(wc);
     remat_fn_free(wb);
-    remat_free(L.tk);
-    remat_free(a);
-    remat_free(t);
-    remat_free(v);
-    remat_free(co);
+    rmi_free(L.tk);
+    rmi_free(a);
+    rmi_free(t);
+    rmi_free(v);
+    rmi_free(co);
     return st;
 }

@@ -32,11 +32,11 @@ static remat_fn *step_fn(const remat_while_data *d)
 {
     const int nc = d->n_carry, nd = d->n_diff, na = nc + d->n_consts;
     remat_fn *w = remat_fn_new("while_step");
-    remat_val *a = remat_malloc(sizeof *a * (size_t)(na + 1)), *o = remat_malloc(sizeof *o * (size_t)(nc + 2));
-    remat_val *c = remat_malloc(sizeof *c * (size_t)(na + 1)), keep = REMAT_NONE;
+    remat_val *a = rmi_malloc(sizeof *a * (size_t)(na + 1)), *o = rmi_malloc(sizeof *o * (size_t)(nc + 2));
+    remat_val *c = rmi_malloc(sizeof *c * (size_t)(na + 1)), keep = REMAT_NONE;
     bool ok = w && a && o && c;
     for (int i = 0; ok && i < na; i++) {
-        const remat_node *n = remat_fn_node(d->body, remat_fn_arg(d->body, i));
+        const remat_node *n = rmi_fn_node(d->body, remat_fn_arg(d->body, i));
         a[i] = remat_arg(w, n->name, (remat_dtype)n->dtype, n->shape.rank, n->shape.dims);
     }
     ok = ok && remat_call(w, d->body, na, a, o) == REMAT_OK;
@@ -50,7 +50,7 @@ static remat_fn *step_fn(const remat_while_data *d)
         remat_fn_output(w, keep);
     }
     ok = ok && remat_fn_status(w) == REMAT_OK;
-    remat_free(a), remat_free(o), remat_free(c);
+    rmi_free(a), rmi_free(o), rmi_free(c);
     if (!ok) {
         remat_fn_free(w);
         return NULL;
@@ -119,14 +119,14 @@ static bool translate(while_lanes *W, const remat_while_data *d, remat_hop_lower
     if (!step)
         return false;
     remat_scan_data s = as_scan(d, step, NULL, out, 2);
-    bool ok = remat_scan_lanes_build(&s, L->be, LK_ADVANCE | LK_ADVANCE_SHOT, &W->step, L->alloc, L->ctx) &&
+    bool ok = rmi_scan_lanes_build(&s, L->be, LK_ADVANCE | LK_ADVANCE_SHOT, &W->step, L->alloc, L->ctx) &&
               W->step.m == 1;
     remat_fn_free(step);
     if (ok && d->kind != WHILE_PRIMAL) {
         scan_desc *bout = L->alloc(L->ctx, sizeof *bout * (size_t)(nc + 2));
         remat_scan_data b = bout ? as_scan(d, d->body, d->vjp, bout, 1) : (remat_scan_data){0};
-        ok = bout && remat_scan_lanes_build(&b, L->be, LK_TAPE | LK_REVERSE | LK_RECOMPUTE, &W->body, L->alloc,
-                                            L->ctx) &&
+        ok = bout && rmi_scan_lanes_build(&b, L->be, LK_TAPE | LK_REVERSE | LK_RECOMPUTE, &W->body, L->alloc,
+                                          L->ctx) &&
              W->body.m == 1;
     }
     return ok && add_exit(W, L);
@@ -138,11 +138,11 @@ static lanes_key while_key(const remat_while_data *d, const remat_backend *be)
     lanes_key k = {.ok = true};
     const int64_t head[9] = {2 /* a while loop */, (int64_t)(uintptr_t)be, d->kind != WHILE_PRIMAL,
                              d->max_steps == 0, d->n_carry, d->n_diff, d->n_consts, d->acc_dt, d->cond_dt};
-    remat_lanes_key_put(&k, head, sizeof head);
-    remat_lanes_key_descs(&k, d->in, d->n_carry + d->n_consts);
-    remat_lanes_key_fn(&k, d->body);
-    remat_lanes_key_fn(&k, d->cond);
-    remat_lanes_key_vjp(&k, d->kind != WHILE_PRIMAL ? d->vjp : NULL);
+    rmi_lanes_key_put(&k, head, sizeof head);
+    rmi_lanes_key_descs(&k, d->in, d->n_carry + d->n_consts);
+    rmi_lanes_key_fn(&k, d->body);
+    rmi_lanes_key_fn(&k, d->cond);
+    rmi_lanes_key_vjp(&k, d->kind != WHILE_PRIMAL ? d->vjp : NULL);
     return k;
 }
 
@@ -162,7 +162,7 @@ static bool translate_shared(while_lanes *W, const remat_while_data *d, remat_ho
 {
     lanes_key k = while_key(d, L->be);
     lanes_memo_val v;
-    lanes_memo_entry *e = remat_lanes_memo_find(&k, &v);
+    lanes_memo_entry *e = rmi_lanes_memo_find(&k, &v);
     bool ok = true;
     if (e) {
         W->step = v.view[0];
@@ -171,18 +171,18 @@ static bool translate_shared(while_lanes *W, const remat_while_data *d, remat_ho
         W->exit_buf = v.exit_buf;
         W->pool_key = v.pool_key;
     } else {
-        remat_lanes_memo_count_translation();
+        rmi_lanes_memo_count_translation();
         ok = translate(W, d, L);
         if (ok) {
             const remat_lane_program *pp[2 * LKI_COUNT];
-            W->pool_key = remat_lane_programs_hash(all_programs(W, pp), pp);
-            e = remat_lanes_memo_add(&k, &(lanes_memo_val){.view = {W->step, W->body},
+            W->pool_key = rmi_lane_programs_hash(all_programs(W, pp), pp);
+            e = rmi_lanes_memo_add(&k, &(lanes_memo_val){.view = {W->step, W->body},
                                                            .n_views = d->kind != WHILE_PRIMAL ? 2 : 1,
                                                            .exit_buf = W->exit_buf, .pool_key = W->pool_key});
         }
     }
     W->memo = ok ? e : NULL;
-    remat_lanes_key_free(&k);
+    rmi_lanes_key_free(&k);
     return ok;
 }
 
@@ -194,7 +194,7 @@ static bool get_code(while_lanes *W, remat_backend *be, bool compile)
     scan_lanes *S[2] = {&W->step, &W->body};
     const int n = all_programs(W, pp);
     remat_status st = REMAT_ERR_UNSUPPORTED;
-    if (W->memo && remat_lanes_memo_code(W->memo, n, got)) /* another node of the loop got it */
+    if (W->memo && rmi_lanes_memo_code(W->memo, n, got)) /* another node of the loop got it */
         st = REMAT_OK;
     else if (compile)
         st = be->iface.compile_lanes(n, pp, got);
@@ -203,7 +203,7 @@ static bool get_code(while_lanes *W, remat_backend *be, bool compile)
     if (st != REMAT_OK)
         return false;
     if (W->memo)
-        remat_lanes_memo_set_code(W->memo, n, got);
+        rmi_lanes_memo_set_code(W->memo, n, got);
     for (int v = 0, i = 0; v < 2; v++)
         for (int k = 0; k < LKI_COUNT; k++)
             if (S[v]->want & (1u << k))
@@ -246,11 +246,11 @@ static bool lane_buffers(while_lanes *W, remat_hop_lowering *L)
     return true;
 }
 
-remat_status remat_while_lanes_lower(while_rt *r, const remat_while_data *d, remat_hop_lowering *L)
+remat_status rmi_while_lanes_lower(while_rt *r, const remat_while_data *d, remat_hop_lowering *L)
 {
     while_lanes *W = &r->wl;
     *W = (while_lanes){0};
-    const scan_jit_mode mode = remat_scan_jit_mode();
+    const scan_jit_mode mode = rmi_scan_jit_mode();
     if (mode == SCAN_JIT_NEVER || !L->be->iface.compile_lanes || !L->be->iface.can_compile_lanes())
         return REMAT_OK;
     if (!translate_shared(W, d, L) || !lane_buffers(W, L)) {
@@ -259,7 +259,7 @@ remat_status remat_while_lanes_lower(while_rt *r, const remat_while_data *d, rem
     }
     const remat_lane_program *pp[2 * LKI_COUNT];
     const int n = all_programs(W, pp);
-    remat_lane_dump(n, pp); /* REMAT_DUMP_LANES: with the EXIT */
+    rmi_lane_dump(n, pp); /* REMAT_DUMP_LANES: with the EXIT */
     /* gcc's cost is the backend's model (scan_tier.c weighs scans by it) */
     const bool weigh = L->be->iface.load_lanes && L->be->iface.lanes_compile_ns;
     W->cost_ns = weigh ? L->be->iface.lanes_compile_ns(n, pp) : 0;
@@ -271,7 +271,7 @@ remat_status remat_while_lanes_lower(while_rt *r, const remat_while_data *d, rem
         say(r, "loaded from the cache");
     } else {
         W->wait = true;
-        W->pool = remat_tier_pool_for(W->pool_key);
+        W->pool = rmi_tier_pool_for(W->pool_key);
         say(r, "interpreted until its body's runs have done that much work");
     }
     return REMAT_OK;
@@ -284,12 +284,12 @@ static double now_ns(void)
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
-void remat_while_lanes_tier_run(while_rt *r)
+void rmi_while_lanes_tier_run(while_rt *r)
 {
     while_lanes *W = &r->wl;
     if (!W->wait)
         return;
-    if ((W->pool ? remat_tier_pool_add(W->pool, 0) : W->spent_ns) < W->cost_ns) {
+    if ((W->pool ? rmi_tier_pool_add(W->pool, 0) : W->spent_ns) < W->cost_ns) {
         W->start_ns = now_ns();
         return;
     }
@@ -298,13 +298,13 @@ void remat_while_lanes_tier_run(while_rt *r)
     say(r, W->on ? "compiled now" : "compiling failed, interpreted");
 }
 
-void remat_while_lanes_tier_done(while_rt *r)
+void rmi_while_lanes_tier_done(while_rt *r)
 {
     if (!r->wl.wait)
         return;
     const double ns = now_ns() - r->wl.start_ns;
     if (r->wl.pool)
-        remat_tier_pool_add(r->wl.pool, ns);
+        rmi_tier_pool_add(r->wl.pool, ns);
     else
         r->wl.spent_ns += ns;
 }

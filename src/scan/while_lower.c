@@ -23,7 +23,7 @@ static const remat_while_data *keep_data(const remat_while_data *d, remat_hop_lo
     if (!c->in)
         return NULL;
     memcpy(c->in, d->in, sizeof *c->in * (size_t)nin);
-    if (d->vjp && !(c->vjp = remat_loop_rt_keep_vjp(d->vjp, L)))
+    if (d->vjp && !(c->vjp = rmi_loop_rt_keep_vjp(d->vjp, L)))
         return NULL;
     return c;
 }
@@ -45,12 +45,12 @@ static bool layout(while_rt *r, const remat_while_data *d, remat_hop_lowering *L
     size_t off = 0;
     for (int i = 0; i < nc; i++) {
         r->carry_off[i] = off;
-        off += remat_scan_align(remat_loop_rt_bytes(&d->in[i]));
+        off += rmi_scan_align(rmi_loop_rt_bytes(&d->in[i]));
     }
     *ksum = 0;
     for (int i = 0; i < nk; i++) {
         r->k_off[i] = *ksum;
-        *ksum += remat_scan_align(remat_loop_rt_bytes(&d->in[nc + i]));
+        *ksum += rmi_scan_align(rmi_loop_rt_bytes(&d->in[nc + i]));
     }
     r->n_taped = 0;
     for (int j = 0; j < nres; j++)
@@ -67,7 +67,7 @@ static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_
     r->next = L->mem(L->ctx, cb);
     r->flag = L->mem(L->ctx, 16);
     if (!r->cur || !r->next || !r->flag)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's carries", d->label);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's carries", d->label);
     if (d->kind == WHILE_BWD) {
         r->ct_cur = L->mem(L->ctx, cb);
         r->ct_next = L->mem(L->ctx, cb);
@@ -79,7 +79,7 @@ static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_
         r->ct_k_acc[1] = L->mem(L->ctx, kb);
         if (!r->ct_cur || !r->ct_next || !r->ct_dummy || !r->zeros || !r->tmp_tape || !r->ct_k_tmp ||
             !r->ct_k_acc[0] || !r->ct_k_acc[1])
-            return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's cotangents", d->label);
+            return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's cotangents", d->label);
         r->be->iface.mem_fill(r->zeros, REMAT_F64, 0.0, cb / sizeof(double));
     }
     return REMAT_OK;
@@ -94,11 +94,11 @@ static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_
 static remat_status compile_sub(const remat_fn *fn, remat_hop_lowering *L, remat_program **out)
 {
     lanes_key k = {.ok = true, .flags = true};
-    remat_lanes_key_fn(&k, fn);
+    rmi_lanes_key_fn(&k, fn);
     const remat_status st = k.ok && !k.opaque
-                                ? remat_compile_sub_shared(fn, k.p, k.len, L->be, L->counters, out)
-                                : remat_compile_sub(fn, L->be, L->counters, out);
-    remat_lanes_key_free(&k);
+                                ? rmi_compile_sub_shared(fn, k.p, k.len, L->be, L->counters, out)
+                                : rmi_compile_sub(fn, L->be, L->counters, out);
+    rmi_lanes_key_free(&k);
     return st;
 }
 
@@ -116,7 +116,7 @@ static remat_status compile_subs(while_rt *r, const remat_while_data *d, remat_h
     if (st == REMAT_OK && d->kind == WHILE_BWD)
         st = compile_sub(d->vjp->bwd, L, &r->p_bwd);
     if (st == REMAT_OK && d->kind == WHILE_BWD) /* the backend's add for each const's cotangent */
-        st = remat_loop_rt_lower_k_adds(d->in + r->nc, r->nk, d->label, L, &r->k_add);
+        st = rmi_loop_rt_lower_k_adds(d->in + r->nc, r->nk, d->label, L, &r->k_add);
     return st;
 }
 
@@ -131,29 +131,29 @@ static while_ops_cache keep_ops(const remat_while_data *d, remat_hop_lowering *L
     return (while_ops_cache){.ops = ops, .cap = ops ? cap : 0, .len = -1};
 }
 
-remat_status remat_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
+remat_status rmi_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
 {
     remat_while_data *d = data;
     while_rt *r = L->alloc(L->ctx, sizeof *r);
     if (!r)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
     *r = (while_rt){.d = keep_data(d, L), .be = L->be, .outs = L->outs, .nested = L->nested, .pending = -1,
                     .nc = d->n_carry, .nd = d->n_diff, .nk = d->n_consts, .nres = d->vjp ? d->vjp->n_res : 0};
     size_t ksum;
     if (!r->d || !layout(r, d, L, &ksum))
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
     remat_status st = alloc_buffers(r, d, L, ksum);
     if (st == REMAT_OK)
         st = compile_subs(r, d, L);
     if (st == REMAT_OK)
-        st = remat_while_lanes_lower(r, d, L);
+        st = rmi_while_lanes_lower(r, d, L);
     if (st == REMAT_OK && d->kind != WHILE_PRIMAL) /* ops kept per length (while_rt.h); none when out of memory */
         r->kept = keep_ops(d, L);
     if (st != REMAT_OK)
         return st;
     remat_hop_stats hook;
-    remat_while_rt_kernels(d, &ins->fn, &hook);
+    rmi_while_rt_kernels(d, &ins->fn, &hook);
     ins->aux = r;
     hook.self = r;
-    return remat_hop_stats_add(L->counters, &hook);
+    return rmi_hop_stats_add(L->counters, &hook);
 }

@@ -103,7 +103,7 @@ typedef struct while_rt {
 
 /* Host memory to the backend's and back: copy_in / copy_out where the
  * backend has them (a device), else its memory is the host's. */
-static inline void remat_while_rt_to_host(const while_rt *r, void *host, const void *src, size_t bytes)
+static inline void rmi_while_rt_to_host(const while_rt *r, void *host, const void *src, size_t bytes)
 {
     if (r->be->iface.copy_out)
         r->be->iface.copy_out(host, src, bytes);
@@ -111,7 +111,7 @@ static inline void remat_while_rt_to_host(const while_rt *r, void *host, const v
         r->be->iface.mem_copy(host, src, bytes);
 }
 
-static inline void remat_while_rt_from_host(const while_rt *r, void *dst, const void *host, size_t bytes)
+static inline void rmi_while_rt_from_host(const while_rt *r, void *dst, const void *host, size_t bytes)
 {
     if (r->be->iface.copy_in)
         r->be->iface.copy_in(dst, host, bytes);
@@ -119,10 +119,10 @@ static inline void remat_while_rt_from_host(const while_rt *r, void *dst, const 
         r->be->iface.mem_copy(dst, host, bytes);
 }
 
-static inline bool remat_while_rt_bit(const while_rt *r, int64_t k) { return (r->bits[k >> 3] >> (k & 7)) & 1; }
+static inline bool rmi_while_rt_bit(const while_rt *r, int64_t k) { return (r->bits[k >> 3] >> (k & 7)) & 1; }
 
 /* iteration k's bit, once evaluated (both executors) */
-static inline void remat_while_rt_set_bit(while_rt *r, int64_t k, bool acc)
+static inline void rmi_while_rt_set_bit(while_rt *r, int64_t k, bool acc)
 {
     if (acc)
         r->bits[k >> 3] |= (uint8_t)(1u << (k & 7));
@@ -132,12 +132,12 @@ static inline void remat_while_rt_set_bit(while_rt *r, int64_t k, bool acc)
         r->known = k + 1;
 }
 
-static inline char *remat_while_rt_slot(const while_rt *r, int64_t slot)
+static inline char *rmi_while_rt_slot(const while_rt *r, int64_t slot)
 {
     return r->store + r->d->slots_off + (size_t)slot * r->d->carry_bytes;
 }
 
-static inline char *remat_while_rt_tape(const while_rt *r, int64_t j)
+static inline char *rmi_while_rt_tape(const while_rt *r, int64_t j)
 {
     return r->store + r->d->tapes_off + (size_t)j * r->d->vjp->tape_bytes;
 }
@@ -145,32 +145,32 @@ static inline char *remat_while_rt_tape(const while_rt *r, int64_t j)
 /* while_exec.c: bind the consts (and, backward, start the consts'
  * cotangents at -0.0), evaluate the cond on cur, one plain iteration from
  * cur, the ops, the consts' cotangents out */
-void remat_while_rt_bind(while_rt *r, const void *const *ks, bool backward);
-bool remat_while_rt_cond(while_rt *r, const char *carry);
-void remat_while_rt_eval(while_rt *r, int64_t k); /* into next, no swap */
-void remat_while_rt_step(while_rt *r, int64_t k); /* cur := next carry (the lookahead when pending) */
-void remat_while_rt_run(void *r, const scan_xop *ops, int64_t n);
+void rmi_while_rt_bind(while_rt *r, const void *const *ks, bool backward);
+bool rmi_while_rt_cond(while_rt *r, const char *carry);
+void rmi_while_rt_eval(while_rt *r, int64_t k); /* into next, no swap */
+void rmi_while_rt_step(while_rt *r, int64_t k); /* cur := next carry (the lookahead when pending) */
+void rmi_while_rt_run(void *r, const scan_xop *ops, int64_t n);
 /* the executors' snapshot and restore (both executors: carries in the
  * store's slots; restore drops a pending lookahead); x is a while_rt */
-void remat_while_rt_snapshot(void *x, int slot);
-void remat_while_rt_restore(void *x, int slot);
-void remat_while_rt_finish(while_rt *r, void *const *ct_ks);
+void rmi_while_rt_snapshot(void *x, int slot);
+void rmi_while_rt_restore(void *x, int slot);
+void rmi_while_rt_finish(while_rt *r, void *const *ct_ks);
 /* while_lanes.c: the compiled loops at lowering (r->wl; off when the body
  * has none or the tier policy waits; out of memory: interpreted, the same
  * bits); at a kernel's entry, the tier's switch; at its end, the run's work */
-remat_status remat_while_lanes_lower(while_rt *r, const remat_while_data *d, remat_hop_lowering *L);
-void remat_while_lanes_tier_run(while_rt *r);
-void remat_while_lanes_tier_done(while_rt *r);
+remat_status rmi_while_lanes_lower(while_rt *r, const remat_while_data *d, remat_hop_lowering *L);
+void rmi_while_lanes_tier_run(while_rt *r);
+void rmi_while_lanes_tier_done(while_rt *r);
 /* while_exec_lanes.c: the compiled executor. bind: the consts (and the
- * cotangents' buffers) into the tables after remat_while_rt_bind; iterate:
+ * cotangents' buffers) into the tables after rmi_while_rt_bind; iterate:
  * from cur while cond holds (the count, or -1 past max_steps); ahead:
  * iteration c from cur into next (pending), whether cond holds after it */
-void remat_while_lanes_bind(while_rt *r);
-int64_t remat_while_lanes_iterate(while_rt *r);
-bool remat_while_lanes_ahead(while_rt *r, int64_t c);
-void remat_while_lanes_run(void *r, const scan_xop *ops, int64_t n);
+void rmi_while_lanes_bind(while_rt *r);
+int64_t rmi_while_lanes_iterate(while_rt *r);
+bool rmi_while_lanes_ahead(while_rt *r, int64_t c);
+void rmi_while_lanes_run(void *r, const scan_xop *ops, int64_t n);
 
 /* while_runtime.c: the kernel of d's form and its stats hook (self unset) */
-void remat_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook);
+void rmi_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook);
 
 #endif

@@ -28,13 +28,13 @@
 static void copy_carry_in(while_rt *r, char *dst, const void *const *src, int n)
 {
     for (int i = 0; i < n; i++)
-        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], remat_loop_rt_bytes(&r->d->in[i]));
+        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], rmi_loop_rt_bytes(&r->d->in[i]));
 }
 
 static void copy_carry_out(while_rt *r, void *const *dst, const char *src, int n)
 {
     for (int i = 0; i < n; i++)
-        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], remat_loop_rt_bytes(&r->d->in[i]));
+        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], rmi_loop_rt_bytes(&r->d->in[i]));
 }
 
 static void too_many(while_rt *r)
@@ -47,7 +47,7 @@ static void too_many(while_rt *r)
 static void write_n_iter(while_rt *r, void *dst)
 {
     const double n = (double)r->n;
-    remat_while_rt_from_host(r, dst, &n, sizeof n);
+    rmi_while_rt_from_host(r, dst, &n, sizeof n);
 }
 
 /* Iterates from cur while cond holds: the iteration count, or -1 past
@@ -55,10 +55,10 @@ static void write_n_iter(while_rt *r, void *dst)
 static int64_t iterate(while_rt *r)
 {
     int64_t k = 0;
-    for (; remat_while_rt_cond(r, r->cur); k++) {
+    for (; rmi_while_rt_cond(r, r->cur); k++) {
         if (k == r->d->max_steps)
             return -1;
-        remat_while_rt_step(r, k);
+        rmi_while_rt_step(r, k);
     }
     return k;
 }
@@ -66,15 +66,15 @@ static int64_t iterate(while_rt *r)
 /* the consts bound, for the executor the node runs with now (tiers) */
 static void bind(while_rt *r, const void *const *ks, bool backward)
 {
-    remat_while_lanes_tier_run(r);
-    remat_while_rt_bind(r, ks, backward);
+    rmi_while_lanes_tier_run(r);
+    rmi_while_rt_bind(r, ks, backward);
     if (r->wl.on)
-        remat_while_lanes_bind(r);
+        rmi_while_lanes_bind(r);
 }
 
 static int64_t run_to_end(while_rt *r)
 {
-    const int64_t n = r->wl.on ? remat_while_lanes_iterate(r) : iterate(r);
+    const int64_t n = r->wl.on ? rmi_while_lanes_iterate(r) : iterate(r);
     if (n < 0)
         too_many(r);
     return n;
@@ -88,7 +88,7 @@ static void k_while_primal(const remat_instr *I)
     r->pending = -1;
     r->known = 0;
     r->n = run_to_end(r);
-    remat_while_lanes_tier_done(r);
+    rmi_while_lanes_tier_done(r);
     if (r->n < 0)
         return;
     copy_carry_out(r, r->outs, r->cur, r->nc);
@@ -99,17 +99,17 @@ static void k_while_primal(const remat_instr *I)
 static int64_t reveal(void *x, int64_t c)
 {
     while_rt *r = x;
-    if (c == 0 && r->known == 0 && r->pending < 0 && !remat_while_rt_cond(r, r->cur))
+    if (c == 0 && r->known == 0 && r->pending < 0 && !rmi_while_rt_cond(r, r->cur))
         return 0;
     if (r->pending == c)
         return -1; /* asked again at the same carry: evaluated already */
     bool keep;
     if (r->wl.on) {
-        keep = remat_while_lanes_ahead(r, c);
+        keep = rmi_while_lanes_ahead(r, c);
     } else {
-        remat_while_rt_eval(r, c);
+        rmi_while_rt_eval(r, c);
         r->pending = c;
-        keep = remat_while_rt_cond(r, r->next);
+        keep = rmi_while_rt_cond(r, r->next);
     }
     if (!keep)
         return c + 1;
@@ -145,9 +145,9 @@ static void run_ops(void *x, const scan_xop *ops, int64_t n)
         }
     }
     if (r->wl.on)
-        remat_while_lanes_run(r, ops, n);
+        rmi_while_lanes_run(r, ops, n);
     else
-        remat_while_rt_run(r, ops, n);
+        rmi_while_rt_run(r, ops, n);
 }
 
 /* One phase at a known length r->n: the kept ops when they are for it,
@@ -162,7 +162,7 @@ static remat_status run_phase(while_rt *r, int phase, int64_t peak[2])
     }
     scan_replay_dims dm = dims(r, r->n);
     *K = (while_ops_cache){.ops = K->ops, .cap = K->cap, .len = -1, .recording = K->cap > 0};
-    remat_status st = remat_scan_replay_stream(&dm, phase, NULL, run_ops, r, NULL, peak);
+    remat_status st = rmi_scan_replay_stream(&dm, phase, NULL, run_ops, r, NULL, peak);
     if (st == REMAT_OK && K->recording && !K->overflow) {
         K->len = r->n;
         K->peak[0] = peak[0], K->peak[1] = peak[1];
@@ -177,7 +177,7 @@ static void k_while_fwd(const remat_instr *I)
     const remat_while_data *d = r->d;
     r->store = r->outs[r->nc + 1];
     int64_t head[2] = {-1, 0}; /* until the forward is done: the backward must not run */
-    remat_while_rt_from_host(r, r->store, head, sizeof head);
+    rmi_while_rt_from_host(r, r->store, head, sizeof head);
     copy_carry_in(r, r->cur, I->in, r->nc);
     bind(r, I->in + r->nc, false);
     r->pending = -1;
@@ -185,7 +185,7 @@ static void k_while_fwd(const remat_instr *I)
     r->n = -1;
     if (d->sched.kind != REMAT_SCHED_ONLINE) { /* the length first */
         if ((r->n = run_to_end(r)) < 0) {
-            remat_while_lanes_tier_done(r);
+            rmi_while_lanes_tier_done(r);
             return;
         }
         copy_carry_in(r, r->cur, I->in, r->nc);
@@ -196,9 +196,9 @@ static void k_while_fwd(const remat_instr *I)
         st = run_phase(r, SCAN_PHASE_FORWARD, peak);
     } else { /* online: the length revealed as the loop runs */
         scan_replay_dims dm = dims(r, r->n);
-        st = remat_scan_replay_stream(&dm, SCAN_PHASE_FORWARD, reveal, run_ops, r, &r->n, peak);
+        st = rmi_scan_replay_stream(&dm, SCAN_PHASE_FORWARD, reveal, run_ops, r, &r->n, peak);
     }
-    remat_while_lanes_tier_done(r);
+    rmi_while_lanes_tier_done(r);
     if (st != REMAT_OK) {
         if (r->status == REMAT_OK)
             r->status = st;
@@ -206,9 +206,9 @@ static void k_while_fwd(const remat_instr *I)
     }
     note_peak(r, peak);
     head[0] = r->n;
-    remat_while_rt_from_host(r, r->store, head, sizeof head);
+    rmi_while_rt_from_host(r, r->store, head, sizeof head);
     if (r->n > 0)
-        remat_while_rt_from_host(r, r->store + d->bits_off, r->bits, (size_t)(r->n + 7) / 8);
+        rmi_while_rt_from_host(r, r->store + d->bits_off, r->bits, (size_t)(r->n + 7) / 8);
     copy_carry_out(r, r->outs, r->cur, r->nc);
     write_n_iter(r, r->outs[r->nc]);
 }
@@ -220,7 +220,7 @@ static void k_while_bwd(const remat_instr *I)
     const int nd = r->nd, nk = r->nk;
     r->store = (char *)I->in[0];
     int64_t head[2];
-    remat_while_rt_to_host(r, head, r->store, sizeof head);
+    rmi_while_rt_to_host(r, head, r->store, sizeof head);
     if (head[0] < 0) { /* the forward stopped (its status is reported); nothing to reverse */
         if (r->status == REMAT_OK)
             r->status = REMAT_ERR_VALUE;
@@ -228,7 +228,7 @@ static void k_while_bwd(const remat_instr *I)
     }
     r->n = r->known = head[0];
     if (r->n > 0)
-        remat_while_rt_to_host(r, r->bits, r->store + d->bits_off, (size_t)(r->n + 7) / 8);
+        rmi_while_rt_to_host(r, r->bits, r->store + d->bits_off, (size_t)(r->n + 7) / 8);
     r->pending = -1;
     /* the control carries' cotangents are zero (stop_gradient); the compiled
      * loops keep every carry's in place */
@@ -237,13 +237,13 @@ static void k_while_bwd(const remat_instr *I)
     bind(r, I->in + 1, true);
     int64_t peak[2] = {0, 0};
     remat_status st = run_phase(r, SCAN_PHASE_REVERSE, peak);
-    remat_while_lanes_tier_done(r);
+    rmi_while_lanes_tier_done(r);
     if (st != REMAT_OK) {
         r->status = st;
         return;
     }
     note_peak(r, peak);
-    remat_while_rt_finish(r, r->outs + nd);
+    rmi_while_rt_finish(r, r->outs + nd);
     copy_carry_out(r, r->outs, r->ct_cur, nd);
 }
 
@@ -269,7 +269,7 @@ static const char *stats_error(const void *self)
 static void stats_run(const void *self, remat_stats *st)
 {
     const while_rt *r = self;
-    remat_loop_rt_report_run(r->evals, r->peak_bytes, st);
+    rmi_loop_rt_report_run(r->evals, r->peak_bytes, st);
 }
 
 /* The length is not known before a run: the plan shows the store's
@@ -285,10 +285,10 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
     if (d->kind == WHILE_PRIMAL)
         return;
     const size_t cap = (size_t)d->slot_cap * d->carry_bytes + (size_t)d->tape_cap * d->vjp->tape_bytes;
-    remat_loop_rt_plan_store(plan, cap, d->carry_bytes, d->vjp->tape_bytes);
+    rmi_loop_rt_plan_store(plan, cap, d->carry_bytes, d->vjp->tape_bytes);
 }
 
-void remat_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook)
+void rmi_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook)
 {
     *fn = d->kind == WHILE_PRIMAL ? k_while_primal : d->kind == WHILE_FWD ? k_while_fwd : k_while_bwd;
     *hook = (remat_hop_stats){.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,

@@ -13,18 +13,18 @@
 #include "core/error.h"
 #include "scan/while_impl.h"
 
-remat_status remat_while_body_vjp(remat_while_data *d)
+remat_status rmi_while_body_vjp(remat_while_data *d)
 {
     if (d->vjp)
         return REMAT_OK;
     /* fwd's outputs: carry', accepted, then the taped residuals */
-    return remat_scan_body_vjp_new(d->body, d->n_carry, d->n_carry + 1, "while", &d->vjp);
+    return rmi_scan_body_vjp_new(d->body, d->n_carry, d->n_carry + 1, "while", &d->vjp);
 }
 
 /* The schedule for a memory budget: the fastest whose store fits at
  * max_steps iterations; online:S for binomial:S (the same store, and no
  * counting pass). */
-remat_status remat_while_budget_schedule(remat_while_data *e)
+remat_status rmi_while_budget_schedule(remat_while_data *e)
 {
     remat_schedule_spec s;
     remat_status st = remat_schedule_for_budget(e->budget, e->max_steps, (int64_t)e->carry_bytes,
@@ -37,56 +37,56 @@ remat_status remat_while_budget_schedule(remat_while_data *e)
     return REMAT_OK;
 }
 
-remat_val remat_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins)
+remat_val rmi_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *ins)
 {
     remat_while_data *d = data;
-    remat_fn *g = remat_hop_vjp_fn(c);
-    remat_status st = remat_while_body_vjp(d);
+    remat_fn *g = rmi_hop_vjp_fn(c);
+    remat_status st = rmi_while_body_vjp(d);
     if (st != REMAT_OK)
-        return remat_fn_fail(g, st, d->loc, "%s: %s", d->label, remat_last_error());
-    remat_while_data *e = remat_while_data_derive(d, WHILE_FWD);
+        return rmi_fn_fail(g, st, d->loc, "%s: %s", d->label, remat_last_error());
+    remat_while_data *e = rmi_while_data_derive(d, WHILE_FWD);
     if (!e)
-        return remat_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "%s: out of memory", d->label);
-    remat_while_size_store(e);
-    return remat_hop_add(g, &remat_while_rules, e, e->in[0].dt, "while_fwd", remat_hop_vjp_num_inputs(c), ins,
-                         d->loc);
+        return rmi_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "%s: out of memory", d->label);
+    rmi_while_size_store(e);
+    return rmi_hop_add(g, &rmi_while_rules, e, e->in[0].dt, "while_fwd", rmi_hop_vjp_num_inputs(c), ins,
+                       d->loc);
 }
 
-remat_status remat_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts)
+remat_status rmi_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts)
 {
     remat_while_data *d = data;
-    remat_fn *g = remat_hop_vjp_fn(c);
+    remat_fn *g = rmi_hop_vjp_fn(c);
     void *fdata = NULL;
-    remat_hop_vjp_forward(c, &fdata);
+    rmi_hop_vjp_forward(c, &fdata);
     remat_while_data *fd = fdata;
     if (!fd) /* out of memory recomputing the forward (recorded) */
         return REMAT_ERR_NOMEM;
     REMAT_ASSERT(fd->kind == WHILE_FWD);
 
     const int nc = d->n_carry, nd = d->n_diff, nk = d->n_consts, nin = 1 + nk + nd;
-    remat_val *ins = remat_malloc(sizeof *ins * (size_t)nin);
+    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)nin);
     if (!ins)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory differentiating", d->label);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory differentiating", d->label);
     int p = 0;
-    ins[p++] = remat_hop_vjp_forward_output(c, nc + 1); /* the store: the forward's residual */
+    ins[p++] = rmi_hop_vjp_forward_output(c, nc + 1); /* the store: the forward's residual */
     for (int k = 0; k < nk; k++)
-        ins[p++] = remat_hop_vjp_input(c, nc + k);
+        ins[p++] = rmi_hop_vjp_input(c, nc + k);
     for (int k = 0; k < nd; k++) { /* control carries and n_iter: no cotangent flows */
         remat_val ct = out_cts ? out_cts[k] : REMAT_NONE;
         if (ct == REMAT_NONE)
             ct = remat_const_fill_at(g, d->in[k].dt, d->in[k].shape.rank, d->in[k].shape.dims, 0.0, d->loc);
         ins[p++] = ct;
     }
-    remat_while_data *bd = remat_while_data_derive(fd, WHILE_BWD);
-    remat_val h = bd ? remat_hop_add(g, &remat_while_rules, bd, bd->in[0].dt, "while_bwd", nin, ins, d->loc)
-                     : remat_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "%s: out of memory", d->label);
-    remat_free(ins);
+    remat_while_data *bd = rmi_while_data_derive(fd, WHILE_BWD);
+    remat_val h = bd ? rmi_hop_add(g, &rmi_while_rules, bd, bd->in[0].dt, "while_bwd", nin, ins, d->loc)
+                     : rmi_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "%s: out of memory", d->label);
+    rmi_free(ins);
     for (int k = 0; k < nd; k++)
-        remat_hop_vjp_add_ct(c, k, remat_hop_output(g, h, k));
+        rmi_hop_vjp_add_ct(c, k, rmi_hop_output(g, h, k));
     for (int k = 0; k < nk; k++)
-        remat_hop_vjp_add_ct(c, nc + k, remat_hop_output(g, h, nd + k));
+        rmi_hop_vjp_add_ct(c, nc + k, rmi_hop_output(g, h, nd + k));
     remat_status st = remat_fn_status(g);
     if (st == REMAT_OK || st == REMAT_ERR_NOMEM)
         return st;
-    return remat_error(REMAT_ERR_UNSUPPORTED, "%s: internal build error: %s", d->label, remat_fn_error(g));
+    return rmi_error(REMAT_ERR_UNSUPPORTED, "%s: internal build error: %s", d->label, remat_fn_error(g));
 }

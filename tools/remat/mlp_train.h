@@ -6,17 +6,15 @@
 #ifndef REMAT_TOOL_MLP_TRAIN_H
 #define REMAT_TOOL_MLP_TRAIN_H
 
+#include "data_dir.h"
 #include "mlp_cli.h"
 #include "remat/dist.h"
 
 /* --shards under mpirun when not given: the same on any number of ranks up to it */
 #define MLP_MPI_SHARDS 8
 
-#ifdef REMAT_DATA_DIR
-#define DIGITS_PATH REMAT_DATA_DIR "/digits/digits.csv"
-#else
-#define DIGITS_PATH NULL
-#endif
+/* the shipped digits (data_dir.h), NULL if the binary knows no data directory */
+#define DIGITS_PATH tool_digits_path()
 
 /* mlp_train_args.c: the options as given, then checked */
 typedef struct {

@@ -13,8 +13,8 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "core/assert.h"
 
-void remat_cpu_add_pad_plan(remat_cpu_add_pad_layout *p, remat_dtype dt, const remat_shape *out_shape,
-                            const remat_shape *g_shape, const remat_pad_params *pp, int pad_first)
+void rmi_cpu_add_pad_plan(remat_cpu_add_pad_layout *p, remat_dtype dt, const remat_shape *out_shape,
+                          const remat_shape *g_shape, const remat_pad_params *pp, int pad_first)
 {
     const int r = out_shape->rank;
     REMAT_ASSERT(g_shape->rank == r && (dt == REMAT_F32 || dt == REMAT_F64));
@@ -77,7 +77,7 @@ void remat_cpu_add_pad_plan(remat_cpu_add_pad_layout *p, remat_dtype dt, const r
         }                                                                                        \
     }
 
-void remat_cpu_add_pad_run(const remat_cpu_add_pad_layout *P, void *out, const void *x, const void *g)
+void rmi_cpu_add_pad_run(const remat_cpu_add_pad_layout *P, void *out, const void *x, const void *g)
 {
     if (P->f64) {
         ADD_PAD_BODY(double)
@@ -86,10 +86,10 @@ void remat_cpu_add_pad_run(const remat_cpu_add_pad_layout *P, void *out, const v
     }
 }
 
-void remat_cpu_add_pad(remat_dtype dt, void *out, const void *x, const void *g, const remat_shape *out_shape,
-                       const remat_shape *g_shape, const remat_pad_params *p, int pad_first)
+void rmi_cpu_add_pad(remat_dtype dt, void *out, const void *x, const void *g, const remat_shape *out_shape,
+                     const remat_shape *g_shape, const remat_pad_params *p, int pad_first)
 {
     remat_cpu_add_pad_layout P;
-    remat_cpu_add_pad_plan(&P, dt, out_shape, g_shape, p, pad_first);
-    remat_cpu_add_pad_run(&P, out, x, g);
+    rmi_cpu_add_pad_plan(&P, dt, out_shape, g_shape, p, pad_first);
+    rmi_cpu_add_pad_run(&P, out, x, g);
 }

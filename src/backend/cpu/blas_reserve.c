@@ -60,8 +60,8 @@ static void reserve(void)
     free(m);
 }
 
-remat_status remat_cpu_blas_reserve(void)
+remat_status rmi_cpu_blas_reserve(void)
 {
     pthread_once(&once, reserve);
-    return why[0] ? remat_error(REMAT_ERR_NOMEM, "cpu backend: %s", why) : REMAT_OK;
+    return why[0] ? rmi_error(REMAT_ERR_NOMEM, "cpu backend: %s", why) : REMAT_OK;
 }

@@ -22,10 +22,10 @@
 
 #define OP_OF(I) ((remat_op)(intptr_t)(I)->aux)
 
-static void k_unary_f32(const remat_instr *I) { remat_cpu_unary_f32(OP_OF(I), I->n, I->out, I->in[0]); }
-static void k_unary_f64(const remat_instr *I) { remat_cpu_unary_f64(OP_OF(I), I->n, I->out, I->in[0]); }
-static void k_binary_f32(const remat_instr *I) { remat_cpu_binary_f32(OP_OF(I), I->n, I->out, I->in[0], I->in[1]); }
-static void k_binary_f64(const remat_instr *I) { remat_cpu_binary_f64(OP_OF(I), I->n, I->out, I->in[0], I->in[1]); }
+static void k_unary_f32(const remat_instr *I) { rmi_cpu_unary_f32(OP_OF(I), I->n, I->out, I->in[0]); }
+static void k_unary_f64(const remat_instr *I) { rmi_cpu_unary_f64(OP_OF(I), I->n, I->out, I->in[0]); }
+static void k_binary_f32(const remat_instr *I) { rmi_cpu_binary_f32(OP_OF(I), I->n, I->out, I->in[0], I->in[1]); }
+static void k_binary_f64(const remat_instr *I) { rmi_cpu_binary_f64(OP_OF(I), I->n, I->out, I->in[0], I->in[1]); }
 
 /* The hottest f64 ops get direct adapters (no switch on the op). Outputs
  * never overlap inputs (cpu_kernels.h), so the pointers are restrict and gcc
@@ -69,30 +69,30 @@ DIRECT_F64(k_mul_ls_f64, a[0] * b[i])
 #define SSIDE(I) ((int)((intptr_t)(I)->aux >> 16))
 static void k_binary_s_f32(const remat_instr *I)
 {
-    remat_cpu_binary_scalar_f32(SOP(I), I->n, I->out, I->in[0], I->in[1], SSIDE(I));
+    rmi_cpu_binary_scalar_f32(SOP(I), I->n, I->out, I->in[0], I->in[1], SSIDE(I));
 }
 static void k_binary_s_f64(const remat_instr *I)
 {
-    remat_cpu_binary_scalar_f64(SOP(I), I->n, I->out, I->in[0], I->in[1], SSIDE(I));
+    rmi_cpu_binary_scalar_f64(SOP(I), I->n, I->out, I->in[0], I->in[1], SSIDE(I));
 }
 /* select with scalar branches: aux = the scalar mask (bit 1 on_true, bit 2 on_false) */
 static void k_select_s_f32(const remat_instr *I)
 {
     int m = (int)(intptr_t)I->aux;
-    remat_cpu_select_scalar_f32(I->n, I->out, I->in[0], I->in[1], m & 2, I->in[2], m & 4);
+    rmi_cpu_select_scalar_f32(I->n, I->out, I->in[0], I->in[1], m & 2, I->in[2], m & 4);
 }
 static void k_select_s_f64(const remat_instr *I)
 {
     int m = (int)(intptr_t)I->aux;
-    remat_cpu_select_scalar_f64(I->n, I->out, I->in[0], I->in[1], m & 2, I->in[2], m & 4);
+    rmi_cpu_select_scalar_f64(I->n, I->out, I->in[0], I->in[1], m & 2, I->in[2], m & 4);
 }
 
-static void k_select_f32(const remat_instr *I) { remat_cpu_select_f32(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
-static void k_select_f64(const remat_instr *I) { remat_cpu_select_f64(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
-static void k_ipow_f32(const remat_instr *I) { remat_cpu_integer_pow_f32(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
-static void k_ipow_f64(const remat_instr *I) { remat_cpu_integer_pow_f64(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
-static void k_pow_f32(const remat_instr *I) { remat_cpu_pow_f32(I->n, I->out, I->in[0], *(const double *)I->aux); }
-static void k_pow_f64(const remat_instr *I) { remat_cpu_pow_f64(I->n, I->out, I->in[0], *(const double *)I->aux); }
+static void k_select_f32(const remat_instr *I) { rmi_cpu_select_f32(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
+static void k_select_f64(const remat_instr *I) { rmi_cpu_select_f64(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
+static void k_ipow_f32(const remat_instr *I) { rmi_cpu_integer_pow_f32(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
+static void k_ipow_f64(const remat_instr *I) { rmi_cpu_integer_pow_f64(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
+static void k_pow_f32(const remat_instr *I) { rmi_cpu_pow_f32(I->n, I->out, I->in[0], *(const double *)I->aux); }
+static void k_pow_f64(const remat_instr *I) { rmi_cpu_pow_f64(I->n, I->out, I->in[0], *(const double *)I->aux); }
 
 typedef struct {
     remat_dtype dt, in_dt;
@@ -104,27 +104,27 @@ typedef struct {
 
 /* transpose, broadcast_in_dim, slice, pad, materialised reshape: the shape
  * work was done at lowering */
-static void k_copy_plan(const remat_instr *I) { remat_cpu_copy_run(I->aux, I->out, I->in[0]); }
+static void k_copy_plan(const remat_instr *I) { rmi_cpu_copy_run(I->aux, I->out, I->in[0]); }
 
 static void k_convert(const remat_instr *I)
 {
     const struct_params *P = I->aux;
-    remat_cpu_convert(I->n, P->dt, I->out, P->in_dt, I->in[0]);
+    rmi_cpu_convert(I->n, P->dt, I->out, P->in_dt, I->in[0]);
 }
 static void k_reduce(const remat_instr *I)
 {
     const struct_params *P = I->aux;
-    remat_cpu_reduce_sum(P->dt, I->out, I->in[0], &P->in_shape, P->reduce);
+    rmi_cpu_reduce_sum(P->dt, I->out, I->in[0], &P->in_shape, P->reduce);
 }
 static void k_reduce_max(const remat_instr *I)
 {
     const struct_params *P = I->aux;
-    remat_cpu_reduce_max(P->dt, I->out, I->in[0], &P->in_shape, P->reduce);
+    rmi_cpu_reduce_max(P->dt, I->out, I->in[0], &P->in_shape, P->reduce);
 }
 static void k_dot(const remat_instr *I)
 {
     const struct_params *P = I->aux;
-    remat_cpu_dot_general(P->dt, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->dot, I->scratch);
+    rmi_cpu_dot_general(P->dt, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->dot, I->scratch);
 }
 
 /* lu: A (batch, n, n); linear_solve: A, lu(A), b and out (batch, n, k) */
@@ -147,7 +147,7 @@ static void solve_dims(const remat_exec_op *op, int64_t *batch, int64_t *n, int6
 static void k_lu(const remat_instr *I)
 {
     const solve_params *P = I->aux;
-    remat_cpu_lu(P->dt, I->out, I->in[0], P->batch, P->n, I->scratch);
+    rmi_cpu_lu(P->dt, I->out, I->in[0], P->batch, P->n, I->scratch);
 }
 
 /* inputs (A, lu(A), b): the kernel reads the factorisation and b; A is
@@ -155,12 +155,12 @@ static void k_lu(const remat_instr *I)
 static void k_linear_solve(const remat_instr *I)
 {
     const solve_params *P = I->aux;
-    remat_cpu_linear_solve(P->dt, I->out, I->in[1], I->in[2], P->batch, P->n, P->k, P->transpose, I->scratch);
+    rmi_cpu_linear_solve(P->dt, I->out, I->in[1], I->in[2], P->batch, P->n, P->k, P->transpose, I->scratch);
 }
 
 static void k_concat(const remat_instr *I)
 {
-    remat_cpu_concatenate_run(I->aux, I->out, (const void *const *)I->in);
+    rmi_cpu_concatenate_run(I->aux, I->out, (const void *const *)I->in);
 }
 
 /* The CPU backend runs every category of the op table but leaves and
@@ -195,17 +195,17 @@ static size_t cpu_scratch(const remat_exec_op *op)
     int64_t batch, n, k;
     const remat_op_category c = remat_op_category_of(op->op);
     if (c == REMAT_OPCAT_DOT)
-        return remat_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+        return rmi_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
     if (c != REMAT_OPCAT_LINALG)
         return 0;
     solve_dims(op, &batch, &n, &k);
-    return op->op == REMAT_OP_LU ? remat_cpu_lu_scratch(n) : remat_cpu_linear_solve_scratch(op->dtype, n, k);
+    return op->op == REMAT_OP_LU ? rmi_cpu_lu_scratch(n) : rmi_cpu_linear_solve_scratch(op->dtype, n, k);
 }
 
 /* alloc (the program's memory) returned NULL: the compile fails, not the process */
 static remat_status lower_nomem(remat_op op)
 {
-    return remat_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering '%s'", remat_op_name(op));
+    return rmi_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering '%s'", remat_op_name(op));
 }
 
 /* unary ops: by parameter kind; the op itself goes to the kernel (elementwise.c) */
@@ -252,8 +252,8 @@ static remat_status lower_unary(const remat_exec_op *op, remat_instr *ins, void 
     case REMAT_OPP_COUNT:
         break;
     }
-    return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: unary op '%s' has a parameter it does not know",
-                       remat_op_name(op->op));
+    return rmi_error(REMAT_ERR_UNSUPPORTED, "cpu backend: unary op '%s' has a parameter it does not know",
+                     remat_op_name(op->op));
 }
 
 /* binary ops and compares: the op goes to the kernel (elementwise.c) */
@@ -293,7 +293,7 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
         int64_t *chunks = alloc(ctx, sizeof *chunks * (size_t)op->nin);
         if (!C || !chunks)
             return lower_nomem(op->op);
-        remat_cpu_concatenate_plan(C, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
+        rmi_cpu_concatenate_plan(C, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
         ins->fn = k_concat;
         ins->aux = C;
         return REMAT_OK;
@@ -301,9 +301,9 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
     remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
     if (!C)
         return lower_nomem(op->op);
-    if (!remat_cpu_copy_plan_of(C, op, ins->n))
-        return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: structural op '%s' has a parameter it does not know",
-                           remat_op_name(op->op));
+    if (!rmi_cpu_copy_plan_of(C, op, ins->n))
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "cpu backend: structural op '%s' has a parameter it does not know",
+                         remat_op_name(op->op));
     ins->fn = k_copy_plan;
     ins->aux = C;
     return REMAT_OK;
@@ -355,13 +355,13 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
         if (!C)
             return lower_nomem(op->op);
-        *C = remat_cpu_contig_plan(op->dtype, ins->n);
+        *C = rmi_cpu_contig_plan(op->dtype, ins->n);
         ins->fn = k_copy_plan;
         ins->aux = C;
         return REMAT_OK;
     }
     case REMAT_OPCAT_CUSTOM:
-        return remat_cpu_lower_custom(op, ins, alloc, ctx);
+        return rmi_cpu_lower_custom(op, ins, alloc, ctx);
     case REMAT_OPCAT_CONVERT:
         if (!struct_block(op, ins, alloc, ctx))
             return lower_nomem(op->op);
@@ -377,7 +377,7 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         ins->fn = op->op == REMAT_OP_SUM ? k_reduce : k_reduce_max;
         return REMAT_OK;
     case REMAT_OPCAT_DOT: {
-        remat_status st = remat_cpu_blas_reserve();
+        remat_status st = rmi_cpu_blas_reserve();
         if (st != REMAT_OK)
             return st;
         if (!(P = struct_block(op, ins, alloc, ctx)))
@@ -388,7 +388,7 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         return REMAT_OK;
     }
     case REMAT_OPCAT_LINALG: {
-        remat_status st = remat_cpu_blas_reserve();
+        remat_status st = rmi_cpu_blas_reserve();
         if (st != REMAT_OK)
             return st;
         solve_params *S = alloc(ctx, sizeof *S);
@@ -405,7 +405,7 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
     case REMAT_OPCAT_COUNT:
         break;
     }
-    return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: op '%s' is not supported", remat_op_name(op->op));
+    return rmi_error(REMAT_ERR_UNSUPPORTED, "cpu backend: op '%s' is not supported", remat_op_name(op->op));
 }
 REMAT_EXHAUSTIVE_END
 
@@ -414,10 +414,10 @@ static remat_status cpu_lower_split(const remat_exec_op *op, remat_instr *ins, v
                                     void *ctx)
 {
     remat_status st = cpu_lower(op, ins, alloc, ctx);
-    return st == REMAT_OK ? remat_cpu_split_large(op, ins, alloc, ctx) : st;
+    return st == REMAT_OK ? rmi_cpu_split_large(op, ins, alloc, ctx) : st;
 }
 
-static void k_add_pad(const remat_instr *I) { remat_cpu_add_pad_run(I->aux, I->out, I->in[0], I->in[1]); }
+static void k_add_pad(const remat_instr *I) { rmi_cpu_add_pad_run(I->aux, I->out, I->in[0], I->in[1]); }
 
 static remat_status cpu_lower_add_pad(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
                                       const remat_pad_params *pad, int pad_first, remat_instr *ins,
@@ -426,15 +426,15 @@ static remat_status cpu_lower_add_pad(remat_dtype dt, const remat_shape *out_sha
     remat_cpu_add_pad_layout *L = alloc(ctx, sizeof *L);
     if (!L)
         return lower_nomem(REMAT_OP_ADD);
-    remat_cpu_add_pad_plan(L, dt, out_shape, g_shape, pad, pad_first);
+    rmi_cpu_add_pad_plan(L, dt, out_shape, g_shape, pad, pad_first);
     ins->fn = k_add_pad;
     ins->aux = L;
     return REMAT_OK;
 }
 
-static void *cpu_mem_alloc(size_t bytes) { return remat_aligned_alloc(64, bytes); }
+static void *cpu_mem_alloc(size_t bytes) { return rmi_aligned_alloc(64, bytes); }
 
-static void cpu_mem_free(void *p) { remat_free(p); }
+static void cpu_mem_free(void *p) { rmi_free(p); }
 
 static void cpu_mem_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 
@@ -459,13 +459,13 @@ static remat_backend cpu_backend = {
         .supports_op = cpu_supports,
         .scratch_bytes = cpu_scratch,
         .lower = cpu_lower_split,
-        .lower_fused = remat_cpu_lower_fused,
+        .lower_fused = rmi_cpu_lower_fused,
         .lower_add_pad = cpu_lower_add_pad,
 #if REMAT_HAVE_GCCJIT
-        .compile_lanes = remat_cpu_compile_lanes,
-        .can_compile_lanes = remat_cpu_can_compile_lanes,
-        .load_lanes = remat_cpu_load_lanes,
-        .lanes_compile_ns = remat_cpu_lanes_compile_ns,
+        .compile_lanes = rmi_cpu_compile_lanes,
+        .can_compile_lanes = rmi_cpu_can_compile_lanes,
+        .load_lanes = rmi_cpu_load_lanes,
+        .lanes_compile_ns = rmi_cpu_lanes_compile_ns,
 #endif
         .host_lane_cuts = true,
         .mem_alloc = cpu_mem_alloc,

@@ -23,55 +23,55 @@
  * in REMAT_OP_LIST); INTEGER_POW, POW and CONVERT have kernels of their own
  * below. f32 uses the float libm functions. RELU(x) = x > 0 ? x : 0, except
  * relu(NaN) = NaN. */
-void remat_cpu_unary_f32(remat_op op, size_t n, float *out, const float *a);
-void remat_cpu_unary_f64(remat_op op, size_t n, double *out, const double *a);
+void rmi_cpu_unary_f32(remat_op op, size_t n, float *out, const float *a);
+void rmi_cpu_unary_f64(remat_op op, size_t n, double *out, const double *a);
 /* out = a^k, k a (possibly negative) integer, by repeated multiplication
  * (in lax.integer_pow's square-and-multiply order, then 1/acc for k < 0,
  * so the roundings are JAX's; k = 0 gives 1 even for NaN) */
-void remat_cpu_integer_pow_f32(size_t n, float *out, const float *a, int k);
-void remat_cpu_integer_pow_f64(size_t n, double *out, const double *a, int k);
+void rmi_cpu_integer_pow_f32(size_t n, float *out, const float *a, int k);
+void rmi_cpu_integer_pow_f64(size_t n, double *out, const double *a, int k);
 /* out = a^p, p real: pow() */
-void remat_cpu_pow_f32(size_t n, float *out, const float *a, double p);
-void remat_cpu_pow_f64(size_t n, double *out, const double *a, double p);
+void rmi_cpu_pow_f32(size_t n, float *out, const float *a, double p);
+void rmi_cpu_pow_f64(size_t n, double *out, const double *a, double p);
 /* op: a binary op or a compare (remat_op_is_binary; compares give 1.0 / 0.0).
  * MAX/MIN follow IEEE fmax/fmin except that a NaN operand gives NaN.
  * (On a tie MAX/MIN return b, so max(+0,-0) = -0 and max(-0,+0) = +0.) */
-void remat_cpu_binary_f32(remat_op op, size_t n, float *out, const float *a, const float *b);
-void remat_cpu_binary_f64(remat_op op, size_t n, double *out, const double *a, const double *b);
+void rmi_cpu_binary_f32(remat_op op, size_t n, float *out, const float *a, const float *b);
+void rmi_cpu_binary_f64(remat_op op, size_t n, double *out, const double *a, const double *b);
 /* The same with one operand a scalar (a splat constant) read from b[0]
  * (scalar == 1) or a[0] (scalar == 0); same bits as the broadcast array. */
-void remat_cpu_binary_scalar_f32(remat_op op, size_t n, float *out, const float *a, const float *b, int scalar);
-void remat_cpu_binary_scalar_f64(remat_op op, size_t n, double *out, const double *a, const double *b, int scalar);
+void rmi_cpu_binary_scalar_f32(remat_op op, size_t n, float *out, const float *a, const float *b, int scalar);
+void rmi_cpu_binary_scalar_f64(remat_op op, size_t n, double *out, const double *a, const double *b, int scalar);
 /* out[i] = pred[i] != 0 ? on_true[i] : on_false[i] */
-void remat_cpu_select_f32(size_t n, float *out, const float *pred, const float *on_true, const float *on_false);
-void remat_cpu_select_f64(size_t n, double *out, const double *pred, const double *on_true, const double *on_false);
+void rmi_cpu_select_f32(size_t n, float *out, const float *pred, const float *on_true, const float *on_false);
+void rmi_cpu_select_f64(size_t n, double *out, const double *pred, const double *on_true, const double *on_false);
 /* select with on_true and/or on_false a scalar read from element 0 */
-void remat_cpu_select_scalar_f32(size_t n, float *out, const float *pred, const float *on_true, int t_scalar,
-                                 const float *on_false, int f_scalar);
-void remat_cpu_select_scalar_f64(size_t n, double *out, const double *pred, const double *on_true, int t_scalar,
-                                 const double *on_false, int f_scalar);
-void remat_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_dt, const void *in);
+void rmi_cpu_select_scalar_f32(size_t n, float *out, const float *pred, const float *on_true, int t_scalar,
+                               const float *on_false, int f_scalar);
+void rmi_cpu_select_scalar_f64(size_t n, double *out, const double *pred, const double *on_true, int t_scalar,
+                               const double *on_false, int f_scalar);
+void rmi_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_dt, const void *in);
 
 /* ---- structural ops (dtype-generic by element size) ---- */
 /* out = transpose(in, perm): out.dims[i] = in.dims[perm[i]] */
-void remat_cpu_transpose(remat_dtype dt, void *out, const void *in,
-                         const remat_shape *in_shape, const int *perm);
+void rmi_cpu_transpose(remat_dtype dt, void *out, const void *in,
+                       const remat_shape *in_shape, const int *perm);
 /* lax.broadcast_in_dim: in dim i maps to out dim bdims[i]; in dims are either
  * equal to the out dim or 1 (then repeated). */
-void remat_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
-                                const void *in, const remat_shape *in_shape, const int *bdims);
+void rmi_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
+                              const void *in, const remat_shape *in_shape, const int *bdims);
 /* lax.slice with strides (stride >= 1) */
-void remat_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                     const remat_slice_params *p);
+void rmi_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                   const remat_slice_params *p);
 /* lax.pad with value 0, low/high >= 0, interior >= 0 */
-void remat_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
-                   const remat_shape *in_shape, const remat_pad_params *p);
+void rmi_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
+                 const remat_shape *in_shape, const remat_pad_params *p);
 /* lax.concatenate of n_in inputs along axis; all shapes equal except that axis */
-void remat_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
-                           const remat_shape *const *in_shapes, int axis);
+void rmi_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
+                         const remat_shape *const *in_shapes, int axis);
 /* The same ops with their shape work done once: a _plan function fills a
- * plan from the shapes and parameters alone; remat_cpu_copy_run() (for
- * transpose, broadcast_in_dim, slice, pad) and remat_cpu_concatenate_run()
+ * plan from the shapes and parameters alone; rmi_cpu_copy_run() (for
+ * transpose, broadcast_in_dim, slice, pad) and rmi_cpu_concatenate_run()
  * then only move elements, giving the bits of the kernels above. */
 typedef enum { REMAT_CPU_COPY_EMPTY, REMAT_CPU_COPY_CONTIG, REMAT_CPU_COPY_ROWS, REMAT_CPU_COPY_TILED } remat_cpu_copy_kind;
 typedef struct {
@@ -82,15 +82,15 @@ typedef struct {
     int64_t outer;                     /* ROWS/TILED: product of the outer dims */
     int64_t dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
 } remat_cpu_copy_plan;
-void remat_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                              const int *perm);
-void remat_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                                     const remat_shape *in_shape, const int *bdims);
-void remat_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                          const remat_slice_params *sp);
-void remat_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                        const remat_shape *in_shape, const remat_pad_params *pp);
-void remat_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in);
+void rmi_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
+                            const int *perm);
+void rmi_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
+                                   const remat_shape *in_shape, const int *bdims);
+void rmi_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
+                        const remat_slice_params *sp);
+void rmi_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
+                      const remat_shape *in_shape, const remat_pad_params *pp);
+void rmi_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in);
 typedef struct {
     int n_in;
     size_t esize;
@@ -98,9 +98,9 @@ typedef struct {
     const int64_t *chunks; /* n_in: input j is (outer, chunks[j]) */
 } remat_cpu_concat_plan;
 /* chunks: n_in elements of storage the plan keeps pointing at */
-void remat_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
-                                const remat_shape *in_shapes, int axis);
-void remat_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins);
+void rmi_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
+                              const remat_shape *in_shapes, int axis);
+void rmi_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins);
 
 /* add(x, pad(g)) with zero interior, g (g_shape) at low[] of out_shape, f32/f64:
  * out = x + 0 outside g's region, x + g inside (g + x when pad_first), the
@@ -110,28 +110,28 @@ typedef struct {
     int64_t rows, inner, g_inner, lo_inner;
     int64_t dims[REMAT_MAX_RANK], lo[REMAT_MAX_RANK], gn[REMAT_MAX_RANK];
 } remat_cpu_add_pad_layout;
-void remat_cpu_add_pad_plan(remat_cpu_add_pad_layout *p, remat_dtype dt, const remat_shape *out_shape,
-                            const remat_shape *g_shape, const remat_pad_params *pp, int pad_first);
-void remat_cpu_add_pad_run(const remat_cpu_add_pad_layout *p, void *out, const void *x, const void *g);
-void remat_cpu_add_pad(remat_dtype dt, void *out, const void *x, const void *g, const remat_shape *out_shape,
-                       const remat_shape *g_shape, const remat_pad_params *p, int pad_first);
+void rmi_cpu_add_pad_plan(remat_cpu_add_pad_layout *p, remat_dtype dt, const remat_shape *out_shape,
+                          const remat_shape *g_shape, const remat_pad_params *pp, int pad_first);
+void rmi_cpu_add_pad_run(const remat_cpu_add_pad_layout *p, void *out, const void *x, const void *g);
+void rmi_cpu_add_pad(remat_dtype dt, void *out, const void *x, const void *g, const remat_shape *out_shape,
+                     const remat_shape *g_shape, const remat_pad_params *p, int pad_first);
 
 /* reduce_sum over the axes with reduce[axis] = true; out has the remaining
  * axes in order. Summation order is fixed (ascending index): each output is
  * ((+0 + x0) + x1) + ... over its inputs in row-major order, one running sum
  * (no lane splitting, so a sum of -0.0 is +0.0 and small sums match XLA). */
-void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                          const bool *reduce);
+void rmi_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                        const bool *reduce);
 /* reduce_max over the same axes, as XLA: IEEE maximum (NaN propagates, +0
  * beats -0), -inf for an empty run. */
-void remat_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                          const bool *reduce);
+void rmi_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                        const bool *reduce);
 
 /* Called before lowering an op that calls OpenBLAS (gemm, getrf): under a
  * finite address-space limit, REMAT_ERR_NOMEM with a message when OpenBLAS's
  * buffer does not fit (it would retry for ever), else it makes OpenBLAS take
  * it now. Once per process; REMAT_OK without a limit (blas_reserve.c). */
-remat_status remat_cpu_blas_reserve(void);
+remat_status rmi_cpu_blas_reserve(void);
 
 /* ---- dot_general through OpenBLAS (cblas_sgemm / cblas_dgemm) ----
  * Output layout: (batch..., lhs free..., rhs free...), as JAX.
@@ -139,7 +139,7 @@ remat_status remat_cpu_blas_reserve(void);
  * (batch, contract, free) (possibly with the free/contract groups each
  * contiguous), gemm is called on it directly with the transpose flag;
  * otherwise it is first copied into `scratch` in that layout.
- * remat_cpu_dot_general_scratch() says how many bytes of scratch the call
+ * rmi_cpu_dot_general_scratch() says how many bytes of scratch the call
  * needs (0 in the common matmul cases); scratch must be at least that big. */
 /* Degenerate sizes: an empty output writes nothing; an empty contraction
  * (K = 0) writes zeros. Neither needs scratch. scratch may be NULL when the
@@ -147,7 +147,7 @@ remat_status remat_cpu_blas_reserve(void);
 /* The plan both of those follow, for a backend that runs the same products
  * elsewhere (kernels/cuda): operands in scratch as (B, free, contract) when
  * lhs_copy / rhs_copy (lhs first, then rhs), then nb row-major gemms with
- * the flags and strides of remat_cpu_dot_general. */
+ * the flags and strides of rmi_cpu_dot_general. */
 typedef struct {
     int64_t nb, m, n, k;
     bool lhs_copy, rhs_copy;   /* transpose into scratch first */
@@ -155,16 +155,16 @@ typedef struct {
     int lhs_perm[REMAT_MAX_RANK], rhs_perm[REMAT_MAX_RANK];
     size_t scratch; /* bytes */
 } remat_cpu_dot_plan;
-remat_cpu_dot_plan remat_cpu_dot_general_plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                              const remat_dot_dims *d);
-size_t remat_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                     const remat_dot_dims *d);
-void remat_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
-                           const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
-                           void *scratch);
+remat_cpu_dot_plan rmi_cpu_dot_general_plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
+                                            const remat_dot_dims *d);
+size_t rmi_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
+                                   const remat_dot_dims *d);
+void rmi_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
+                         const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
+                         void *scratch);
 
 /* ---- lu and linear_solve (linalg.c) ----
- * lu: out (B, n, remat_cpu_lu_cols(n)) = the packed factorisation
+ * lu: out (B, n, rmi_cpu_lu_cols(n)) = the packed factorisation
  * (remat/op.h, REMAT_LU_SMALL_N) of each matrix of A (B, n, n).
  * linear_solve: out (B, n, k) = A^{-1} b, or A^{-T} b with transpose, from
  * lu's P and b (B, n, k) (k = 1 for a vector b); all row-major. n <=
@@ -172,11 +172,11 @@ void remat_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const rem
  * (bitwise the same); above: LAPACK getrf/getrs. Scratch: the _scratch
  * bytes, 8-byte aligned (NULL when 0). Singular A gives inf/nan, never an
  * error. */
-int64_t remat_cpu_lu_cols(int64_t n);
-size_t remat_cpu_lu_scratch(int64_t n);
-void remat_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t n, void *scratch);
-size_t remat_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k);
-void remat_cpu_linear_solve(remat_dtype dt, void *out, const void *P, const void *b, int64_t batch, int64_t n,
-                            int64_t k, int transpose, void *scratch);
+int64_t rmi_cpu_lu_cols(int64_t n);
+size_t rmi_cpu_lu_scratch(int64_t n);
+void rmi_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t n, void *scratch);
+size_t rmi_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k);
+void rmi_cpu_linear_solve(remat_dtype dt, void *out, const void *P, const void *b, int64_t batch, int64_t n,
+                          int64_t k, int transpose, void *scratch);
 
 #endif

@@ -30,11 +30,11 @@ static void k_custom(const remat_instr *I)
 
 static remat_status nomem(remat_op op)
 {
-    return remat_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering '%s'", remat_op_name(op));
+    return rmi_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering '%s'", remat_op_name(op));
 }
 
-remat_status remat_cpu_lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                    void *ctx)
+remat_status rmi_cpu_lower_custom(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                  void *ctx)
 {
     int vjp = op->op == REMAT_OP_CUSTOM_VJP;
     int nin = vjp ? op->nin - 2 : op->nin;

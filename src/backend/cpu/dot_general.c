@@ -172,21 +172,21 @@ static dot_plan plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *
     return pl;
 }
 
-remat_cpu_dot_plan remat_cpu_dot_general_plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                              const remat_dot_dims *d)
+remat_cpu_dot_plan rmi_cpu_dot_general_plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
+                                            const remat_dot_dims *d)
 {
     return plan(dt, lhs, rhs, d);
 }
 
-size_t remat_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                     const remat_dot_dims *d)
+size_t rmi_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
+                                   const remat_dot_dims *d)
 {
     return plan(dt, lhs, rhs, d).scratch;
 }
 
-void remat_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
-                           const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
-                           void *scratch)
+void rmi_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
+                         const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
+                         void *scratch)
 {
     const dot_plan pl = plan(dt, lhs_shape, rhs_shape, d);
     const size_t es = remat_dtype_size(dt);
@@ -203,13 +203,13 @@ void remat_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const rem
     char *sp = scratch;
     if (pl.lhs_copy) {
         REMAT_ASSERT(scratch != NULL);
-        remat_cpu_transpose(dt, sp, lhs, lhs_shape, pl.lhs_perm);
+        rmi_cpu_transpose(dt, sp, lhs, lhs_shape, pl.lhs_perm);
         a = sp;
         sp += (size_t)(pl.nb * pl.m * pl.k) * es;
     }
     if (pl.rhs_copy) {
         REMAT_ASSERT(scratch != NULL);
-        remat_cpu_transpose(dt, sp, rhs, rhs_shape, pl.rhs_perm);
+        rmi_cpu_transpose(dt, sp, rhs, rhs_shape, pl.rhs_perm);
         b = sp;
     }
 

@@ -100,7 +100,7 @@
  * exponents get a loop of their own (vectorised, no bit loop per element).
  */
 #define DEFINE_ELEMENTWISE(SFX, EXP, LOG, SIN, COS, TANH, SQRT, ERF, POW)                    \
-    void remat_cpu_unary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a)  \
+    void rmi_cpu_unary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a)    \
     {                                                                                        \
         switch (op) {                                                                        \
         case REMAT_OP_NEG: MAP1(-x);                                                         \
@@ -117,7 +117,7 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    void remat_cpu_integer_pow_##SFX(size_t n, T *restrict out, const T *restrict a, int k)  \
+    void rmi_cpu_integer_pow_##SFX(size_t n, T *restrict out, const T *restrict a, int k)    \
     {                                                                                        \
         switch (k) {                                                                         \
         case 0: MAP1(((void)x, (T)1));                                                       \
@@ -146,20 +146,20 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    void remat_cpu_pow_##SFX(size_t n, T *restrict out, const T *restrict a, double p)       \
+    void rmi_cpu_pow_##SFX(size_t n, T *restrict out, const T *restrict a, double p)         \
     {                                                                                        \
         const T pp = (T)p;                                                                   \
         MAP1(POW(x, pp));                                                                    \
     }                                                                                        \
                                                                                              \
-    void remat_cpu_binary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a, \
-                                const T *restrict b)                                         \
+    void rmi_cpu_binary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
+                              const T *restrict b)                                           \
     {                                                                                        \
         BINARY_SWITCH(MAP2)                                                                  \
     }                                                                                        \
                                                                                              \
-    void remat_cpu_binary_scalar_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a, \
-                                       const T *restrict b, int scalar)                      \
+    void rmi_cpu_binary_scalar_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
+                                     const T *restrict b, int scalar)                        \
     {                                                                                        \
         if (scalar == 1) {                                                                   \
             BINARY_SWITCH(MAP2_RS)                                                           \
@@ -168,9 +168,9 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    void remat_cpu_select_scalar_##SFX(size_t n, T *restrict out, const T *restrict pred,    \
-                                       const T *restrict on_true, int t_scalar,              \
-                                       const T *restrict on_false, int f_scalar)             \
+    void rmi_cpu_select_scalar_##SFX(size_t n, T *restrict out, const T *restrict pred,      \
+                                     const T *restrict on_true, int t_scalar,                \
+                                     const T *restrict on_false, int f_scalar)               \
     {                                                                                        \
         const size_t st = t_scalar ? 0 : 1, sf = f_scalar ? 0 : 1;                          \
         if (!st && !sf) {                                                                    \
@@ -192,8 +192,8 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    void remat_cpu_select_##SFX(size_t n, T *restrict out, const T *restrict pred,           \
-                                const T *restrict on_true, const T *restrict on_false)       \
+    void rmi_cpu_select_##SFX(size_t n, T *restrict out, const T *restrict pred,             \
+                              const T *restrict on_true, const T *restrict on_false)         \
     {                                                                                        \
         /* a NaN predicate is != 0, so it selects on_true. Both operands are loaded          \
          * unconditionally: with a conditional load gcc keeps a scalar branch per            \
@@ -214,7 +214,7 @@ DEFINE_ELEMENTWISE(f64, exp, log, sin, cos, tanh, sqrt, erf, pow)
 #undef T
 REMAT_EXHAUSTIVE_END
 
-void remat_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_dt, const void *in)
+void rmi_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_dt, const void *in)
 {
     if (out_dt == in_dt) {
         if (n)
@@ -235,5 +235,5 @@ void remat_cpu_convert(size_t n, remat_dtype out_dt, void *out, remat_dtype in_d
             o[i] = (double)x[i];
         return;
     }
-    REMAT_UNREACHABLE("remat_cpu_convert: unknown dtype");
+    REMAT_UNREACHABLE("rmi_cpu_convert: unknown dtype");
 }

@@ -68,22 +68,22 @@ static void *thread_regs(void)
                                 const T *const src[3], const int sc[3])                                \
     {                                                                                                  \
         switch (kind) {                                                                                \
-        case REMAT_UOP_UNARY: remat_cpu_unary_##SFX(u->op, m, out, src[0]); return;                    \
-        case REMAT_UOP_INTEGER_POW: remat_cpu_integer_pow_##SFX(m, out, src[0], (int)u->int_exponent); return; \
-        case REMAT_UOP_POW: remat_cpu_pow_##SFX(m, out, src[0], u->exponent); return;                  \
+        case REMAT_UOP_UNARY: rmi_cpu_unary_##SFX(u->op, m, out, src[0]); return;                      \
+        case REMAT_UOP_INTEGER_POW: rmi_cpu_integer_pow_##SFX(m, out, src[0], (int)u->int_exponent); return;   \
+        case REMAT_UOP_POW: rmi_cpu_pow_##SFX(m, out, src[0], u->exponent); return;                    \
         case REMAT_UOP_SELECT:                                                                         \
             if (sc[1] || sc[2])                                                                        \
-                remat_cpu_select_scalar_##SFX(m, out, src[0], src[1], sc[1], src[2], sc[2]);          \
+                rmi_cpu_select_scalar_##SFX(m, out, src[0], src[1], sc[1], src[2], sc[2]);            \
             else                                                                                       \
-                remat_cpu_select_##SFX(m, out, src[0], src[1], src[2]);                                \
+                rmi_cpu_select_##SFX(m, out, src[0], src[1], src[2]);                                  \
             return;                                                                                    \
         case REMAT_UOP_BINARY:                                                                         \
             if (sc[1])                                                                                 \
-                remat_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 1);                      \
+                rmi_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 1);                        \
             else if (sc[0])                                                                            \
-                remat_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 0);                      \
+                rmi_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 0);                        \
             else                                                                                       \
-                remat_cpu_binary_##SFX(u->op, m, out, src[0], src[1]);                                \
+                rmi_cpu_binary_##SFX(u->op, m, out, src[0], src[1]);                                  \
             return;                                                                                    \
         }                                                                                              \
     }                                                                                                  \
@@ -136,8 +136,8 @@ static void *thread_regs(void)
     static void k_fused_##SFX(const remat_instr *I)                                                    \
     {                                                                                                  \
         cpu_fused *C = (cpu_fused *)I->aux; /* writable: the program's memory */                       \
-        remat_parallel_for_site(&C->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, fused_range_##SFX, \
-                                (void *)I);                                                            \
+        rmi_parallel_for_site(&C->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, fused_range_##SFX,   \
+                              (void *)I);                                                              \
     }
 
 REMAT_EXHAUSTIVE_BEGIN
@@ -150,23 +150,23 @@ DEFINE_FUSED(f64)
 
 REMAT_EXHAUSTIVE_END
 
-remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                   void *ctx)
+remat_status rmi_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                 void *ctx)
 {
     if (op->dtype != REMAT_F32 && op->dtype != REMAT_F64)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: a fused group of dtype %d", (int)op->dtype);
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "cpu backend: a fused group of dtype %d", (int)op->dtype);
     REMAT_ASSERT(op->n_regs <= REMAT_FUSED_MAX_REGS && op->n_uops >= 1);
     cpu_fused *C = alloc(ctx, sizeof *C);
     remat_fused_uop *u = alloc(ctx, sizeof *u * (size_t)op->n_uops);
     uint8_t *kind = alloc(ctx, (size_t)op->n_uops);
     if (!C || !u || !kind)
-        return remat_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering a fused group of %d ops",
-                           op->n_uops);
+        return rmi_error(REMAT_ERR_NOMEM, "cpu backend: out of memory lowering a fused group of %d ops",
+                         op->n_uops);
     for (int k = 0; k < op->n_uops; k++) {
-        const int kd = remat_fused_uop_kind_of(op->uops[k].op);
+        const int kd = rmi_fused_uop_kind_of(op->uops[k].op);
         if (kd < 0)
-            return remat_error(REMAT_ERR_UNSUPPORTED, "cpu backend: '%s' in a fused group is not elementwise",
-                               remat_op_name(op->uops[k].op));
+            return rmi_error(REMAT_ERR_UNSUPPORTED, "cpu backend: '%s' in a fused group is not elementwise",
+                             remat_op_name(op->uops[k].op));
         u[k] = op->uops[k];
         kind[k] = (uint8_t)kd;
     }

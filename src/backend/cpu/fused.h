@@ -4,7 +4,7 @@
 
 #include "backend/backend_impl.h"
 
-remat_status remat_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *ctx, size_t bytes),
-                                   void *ctx);
+remat_status rmi_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *ctx, size_t bytes),
+                                 void *ctx);
 
 #endif

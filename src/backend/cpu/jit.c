@@ -97,7 +97,7 @@ static int put(bytes *b, const void *v, size_t n)
         size_t nc = b->cap ? b->cap * 2 : 1024;
         while (nc < b->len + n)
             nc *= 2;
-        unsigned char *q = remat_realloc(b->p, nc);
+        unsigned char *q = rmi_realloc(b->p, nc);
         if (!q)
             return 0;
         b->p = q, b->cap = nc;
@@ -169,15 +169,15 @@ static int disk_key(int n, const remat_lane_program *const *ps, const char *opts
 static void *compile_to_disk(gcc_jit_context *c, const char *dir, const bytes *key)
 {
     char so[4200];
-    remat_jit_tmp_sweep(dir); /* what processes killed while compiling left */
-    const int fd = remat_jit_tmp_open(so, sizeof so, dir, "so");
+    rmi_jit_tmp_sweep(dir); /* what processes killed while compiling left */
+    const int fd = rmi_jit_tmp_open(so, sizeof so, dir, "so");
     if (fd < 0)
         return NULL;
     close(fd);
     gcc_jit_context_compile_to_file(c, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so);
     void *dl = gcc_jit_context_get_first_error(c) ? NULL : dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (dl)
-        remat_jit_disk_store(dir, key->p, key->len, so);
+        rmi_jit_disk_store(dir, key->p, key->len, so);
     unlink(so);
     return dl;
 }
@@ -186,7 +186,7 @@ static void *compile_to_disk(gcc_jit_context *c, const char *dir, const bytes *k
 static void options(int n, const remat_lane_program *const *ps, char *opts, size_t cap)
 {
     /* -O first: compile_gcc reads the level from opts[2] */
-    snprintf(opts, cap, "-O%d -ffp-contract=off", remat_cpu_jit_level(n, ps));
+    snprintf(opts, cap, "-O%d -ffp-contract=off", rmi_cpu_jit_level(n, ps));
 #if defined(__x86_64__)
     /* libgccjit has no -march=native: name the level this CPU has. Wider
      * vectors change no bits (IEEE ops, no contraction, scalar libm calls). */
@@ -211,13 +211,13 @@ static int has_tool(const char *tool);
 static remat_status compile_gcc(int n, const remat_lane_program *const *ps, const char *opts, const char *dir,
                                 const bytes *key, lane_code *code)
 {
-    if (!remat_gccjit_open())
+    if (!rmi_gccjit_open())
         return REMAT_ERR_BACKEND; /* the message names the library */
     if (!(has_tool("as") && has_tool("ld")))
-        return remat_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
+        return rmi_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
     gcc_jit_context *c = gcc_jit_context_acquire();
     if (!c)
-        return remat_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
+        return rmi_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
     gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, opts[2] - '0');
     gcc_jit_context_set_bool_print_errors_to_stderr(c, 0); /* reported once, by the caller */
     char one[64];
@@ -232,9 +232,9 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
     char name[32];
     for (int k = 0; k < n && st == REMAT_OK; k++) {
         snprintf(name, sizeof name, "lane%d", k);
-        const int made = remat_jit_generate(c, &math, ps[k], name);
+        const int made = rmi_jit_generate(c, &math, ps[k], name);
         if (made < 0)
-            st = remat_error(REMAT_ERR_NOMEM, "jit: out of memory generating %s", name); /* interpreted */
+            st = rmi_error(REMAT_ERR_NOMEM, "jit: out of memory generating %s", name); /* interpreted */
         else if (!made)
             st = REMAT_ERR_UNSUPPORTED; /* an op this compiler does not know: interpret */
     }
@@ -252,7 +252,7 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
             code->res = gcc_jit_context_compile(c);
         if (!has_lanes(code, n)) {
             const char *e = gcc_jit_context_get_first_error(c);
-            st = remat_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
+            st = rmi_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
             code_release(code);
         }
     }
@@ -269,13 +269,13 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
     char opts[256], dir[4096];
     options(n, ps, opts, sizeof opts);
     bytes key = {0};
-    const bool disk = remat_jit_disk_dir(dir, sizeof dir);
+    const bool disk = rmi_jit_disk_dir(dir, sizeof dir);
     if (disk && !disk_key(n, ps, opts, &key)) {
-        remat_free(key.p);
-        return remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
+        rmi_free(key.p);
+        return rmi_error(REMAT_ERR_NOMEM, "jit: out of memory");
     }
     if (disk) {
-        code->dl = remat_jit_disk_load(dir, key.p, key.len);
+        code->dl = rmi_jit_disk_load(dir, key.p, key.len);
         if (code->dl && !has_lanes(code, n)) /* the key matched: cannot happen short of a broken file system */
             code_release(code);
     }
@@ -285,12 +285,12 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
     } else if (!code->dl) {
         pthread_mutex_lock(&gccjit_lock);
         remat_jit_tmp_hold_state hold; /* no temporary file outlives a signal (jit_tmp.h) */
-        remat_jit_tmp_hold(&hold);
+        rmi_jit_tmp_hold(&hold);
         st = compile_gcc(n, ps, opts, disk ? dir : NULL, &key, code);
-        remat_jit_tmp_release(&hold);
+        rmi_jit_tmp_release(&hold);
         pthread_mutex_unlock(&gccjit_lock);
     }
-    remat_free(key.p);
+    rmi_free(key.p);
     char name[32];
     for (int k = 0; k < n && st == REMAT_OK; k++) {
         snprintf(name, sizeof name, "lane%d", k);
@@ -335,7 +335,7 @@ static int find(const bytes *k, remat_lane_fn *fn)
     return 0;
 }
 
-bool remat_cpu_can_compile_lanes(void)
+bool rmi_cpu_can_compile_lanes(void)
 {
     const char *e = getenv("REMAT_NO_JIT");
     if (e && *e && strcmp(e, "0"))
@@ -357,17 +357,17 @@ bool remat_cpu_can_compile_lanes(void)
 static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_lane_fn *out, bool compile)
 {
     REMAT_ASSERT(n >= 1 && ps && out);
-    if (!remat_cpu_can_compile_lanes())
+    if (!rmi_cpu_can_compile_lanes())
         return REMAT_ERR_UNSUPPORTED;
-    bytes *keys = remat_calloc((size_t)n, sizeof *keys);
-    const remat_lane_program **miss = remat_malloc(sizeof *miss * (size_t)n);
-    remat_lane_fn *fns = remat_malloc(sizeof *fns * (size_t)n);
-    int *idx = remat_malloc(sizeof *idx * (size_t)n), ok = keys && miss && fns && idx;
+    bytes *keys = rmi_calloc((size_t)n, sizeof *keys);
+    const remat_lane_program **miss = rmi_malloc(sizeof *miss * (size_t)n);
+    remat_lane_fn *fns = rmi_malloc(sizeof *fns * (size_t)n);
+    int *idx = rmi_malloc(sizeof *idx * (size_t)n), ok = keys && miss && fns && idx;
     for (int i = 0; ok && i < n; i++) {
         REMAT_ASSERT(ps[i] && ps[i]->m >= 1);
         ok = program_key(ps[i], &keys[i]);
     }
-    remat_status st = ok ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
+    remat_status st = ok ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "jit: out of memory");
     int n_miss = 0;
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; st == REMAT_OK && i < n; i++)
@@ -389,11 +389,11 @@ static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_
         int nc = cap_cache ? 2 * cap_cache : 16;
         while (nc < n_cache + n_miss)
             nc *= 2;
-        cache_entry *q = remat_realloc(cache, sizeof *q * (size_t)nc);
+        cache_entry *q = rmi_realloc(cache, sizeof *q * (size_t)nc);
         if (q)
             cache = q, cap_cache = nc;
         else
-            st = remat_error(REMAT_ERR_NOMEM, "jit: out of memory");
+            st = rmi_error(REMAT_ERR_NOMEM, "jit: out of memory");
     }
     int kept = 0; /* the result is kept (by its first new entry) for the life of the process */
     for (int j = 0; st == REMAT_OK && j < n_miss; j++) {
@@ -410,17 +410,17 @@ static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_
     if (!kept)
         code_release(&code);
     for (int i = 0; keys && i < n; i++)
-        remat_free(keys[i].p);
-    remat_free(keys), remat_free(miss), remat_free(fns), remat_free(idx);
+        rmi_free(keys[i].p);
+    rmi_free(keys), rmi_free(miss), rmi_free(fns), rmi_free(idx);
     return st;
 }
 
-remat_status remat_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
+remat_status rmi_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
 {
     return lanes_get(n, ps, out, true);
 }
 
-remat_status remat_cpu_load_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
+remat_status rmi_cpu_load_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
 {
     return lanes_get(n, ps, out, false);
 }

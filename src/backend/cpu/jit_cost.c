@@ -36,17 +36,17 @@ static int64_t instructions(int n, const remat_lane_program *const *ps, int *sca
     return ins;
 }
 
-int remat_cpu_jit_level(int n, const remat_lane_program *const *ps)
+int rmi_cpu_jit_level(int n, const remat_lane_program *const *ps)
 {
     int scalar;
     const int64_t ins = instructions(n, ps, &scalar);
     return scalar && ins > O1_FROM_INS ? 1 : 3;
 }
 
-double remat_cpu_lanes_compile_ns(int n, const remat_lane_program *const *ps)
+double rmi_cpu_lanes_compile_ns(int n, const remat_lane_program *const *ps)
 {
     int scalar;
     const int64_t ins = instructions(n, ps, &scalar);
-    const double per = remat_cpu_jit_level(n, ps) == 1 ? GCC_NS_PER_INS_O1 : GCC_NS_PER_INS_O3;
+    const double per = rmi_cpu_jit_level(n, ps) == 1 ? GCC_NS_PER_INS_O1 : GCC_NS_PER_INS_O3;
     return GCC_NS_FIXED + per * (double)ins;
 }

@@ -10,10 +10,10 @@
 /* gcc's -O level for one compilation of ps[0..n-1]: 3, or 1 for a large
  * unrolled (every m == 1) set, where -O1 gives the same run time for two
  * thirds of the compile time (jit_cost.c). */
-int remat_cpu_jit_level(int n, const remat_lane_program *const *ps);
+int rmi_cpu_jit_level(int n, const remat_lane_program *const *ps);
 
 /* Predicted CPU time of that compilation, in ns: libgccjit, the assembler
  * and the linker. */
-double remat_cpu_lanes_compile_ns(int n, const remat_lane_program *const *ps);
+double rmi_cpu_lanes_compile_ns(int n, const remat_lane_program *const *ps);
 
 #endif

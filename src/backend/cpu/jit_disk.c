@@ -20,7 +20,7 @@ enum { HEADER = 8 + 8 + 8, MAX_ENTRY = 64 << 20 };
 
 static atomic_llong n_hits, n_misses, n_rejected, n_stored;
 
-void remat_jit_disk_get_counts(remat_jit_disk_counts *out)
+void rmi_jit_disk_get_counts(remat_jit_disk_counts *out)
 {
     *out = (remat_jit_disk_counts){.hits = atomic_load(&n_hits), .misses = atomic_load(&n_misses),
                                    .rejected = atomic_load(&n_rejected), .stored = atomic_load(&n_stored)};
@@ -74,7 +74,7 @@ static bool trusted(const struct stat *st)
     return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
-bool remat_jit_disk_dir(char *dir, size_t cap)
+bool rmi_jit_disk_dir(char *dir, size_t cap)
 {
     if (flag("REMAT_NO_CACHE"))
         return false;
@@ -113,7 +113,7 @@ static unsigned char *read_file(int fd, size_t *len)
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(&st) || st.st_size < HEADER + 8 ||
         st.st_size > MAX_ENTRY)
         return NULL;
-    unsigned char *b = remat_malloc((size_t)st.st_size);
+    unsigned char *b = rmi_malloc((size_t)st.st_size);
     size_t got = 0;
     while (b && got < (size_t)st.st_size) {
         const ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
@@ -122,7 +122,7 @@ static unsigned char *read_file(int fd, size_t *len)
         got += (size_t)r;
     }
     if (b && got != (size_t)st.st_size)
-        remat_free(b), b = NULL;
+        rmi_free(b), b = NULL;
     *len = got;
     return b;
 }
@@ -154,7 +154,7 @@ static void *load_so(const unsigned char *so, size_t len)
     return h;
 }
 
-void *remat_jit_disk_load(const char *dir, const void *key, size_t key_len)
+void *rmi_jit_disk_load(const char *dir, const void *key, size_t key_len)
 {
     char path[4200];
     entry_path(path, sizeof path, dir, key, key_len);
@@ -178,7 +178,7 @@ void *remat_jit_disk_load(const char *dir, const void *key, size_t key_len)
     if (b && !memcmp(b, magic, 8) && kl == key_len && sl <= len && HEADER + kl + sl + 8 == len &&
         fnv(FNV0, b, len - 8) == sum && !memcmp(b + HEADER, key, key_len))
         h = load_so(b + HEADER + kl, (size_t)sl);
-    remat_free(b);
+    rmi_free(b);
     if (!h) {
         atomic_fetch_add(&n_rejected, 1);
         atomic_fetch_add(&n_misses, 1);
@@ -202,7 +202,7 @@ static bool write_all(int fd, const void *p, size_t n)
     return true;
 }
 
-void remat_jit_disk_store(const char *dir, const void *key, size_t key_len, const char *so_path)
+void rmi_jit_disk_store(const char *dir, const void *key, size_t key_len, const char *so_path)
 {
     const int sfd = open(so_path, O_RDONLY | O_CLOEXEC);
     if (sfd < 0)
@@ -210,7 +210,7 @@ void remat_jit_disk_store(const char *dir, const void *key, size_t key_len, cons
     struct stat st;
     unsigned char *so = NULL;
     size_t so_len = 0;
-    if (fstat(sfd, &st) == 0 && st.st_size > 0 && st.st_size < MAX_ENTRY && (so = remat_malloc((size_t)st.st_size))) {
+    if (fstat(sfd, &st) == 0 && st.st_size > 0 && st.st_size < MAX_ENTRY && (so = rmi_malloc((size_t)st.st_size))) {
         while (so_len < (size_t)st.st_size) {
             const ssize_t r = read(sfd, so + so_len, (size_t)st.st_size - so_len);
             if (r <= 0)
@@ -220,7 +220,7 @@ void remat_jit_disk_store(const char *dir, const void *key, size_t key_len, cons
     }
     close(sfd);
     char tmp[4200], path[4200];
-    const int fd = so && so_len == (size_t)st.st_size ? remat_jit_tmp_open(tmp, sizeof tmp, dir, "lanes") : -1;
+    const int fd = so && so_len == (size_t)st.st_size ? rmi_jit_tmp_open(tmp, sizeof tmp, dir, "lanes") : -1;
     if (fd >= 0) {
         unsigned char head[HEADER];
         const uint64_t kl = key_len, sl = so_len;
@@ -237,5 +237,5 @@ void remat_jit_disk_store(const char *dir, const void *key, size_t key_len, cons
             unlink(tmp);
         }
     }
-    remat_free(so);
+    rmi_free(so);
 }

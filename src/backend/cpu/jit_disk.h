@@ -32,21 +32,21 @@
 /* The cache directory (created, mode 0700, if missing) into dir; false when
  * caching is off, the directory cannot be made or is not trusted. Read from the environment
  * on every call. */
-bool remat_jit_disk_dir(char *dir, size_t cap);
+bool rmi_jit_disk_dir(char *dir, size_t cap);
 
 /* The shared object stored under key, loaded (RTLD_NOW | RTLD_LOCAL, never
  * closed), or NULL: no entry, or one that does not check out. */
-void *remat_jit_disk_load(const char *dir, const void *key, size_t key_len);
+void *rmi_jit_disk_load(const char *dir, const void *key, size_t key_len);
 
 /* Stores the shared object at so_path under key (temp file + rename).
  * Failing to store (a full disk, a read-only directory) is not an error:
  * the next process compiles again. */
-void remat_jit_disk_store(const char *dir, const void *key, size_t key_len, const char *so_path);
+void rmi_jit_disk_store(const char *dir, const void *key, size_t key_len, const char *so_path);
 
 /* Counts of this process (tests, REMAT_CACHE_DEBUG). */
 typedef struct {
     int64_t hits, misses, rejected, stored; /* rejected: an entry that did not check out (also a miss) */
 } remat_jit_disk_counts;
-void remat_jit_disk_get_counts(remat_jit_disk_counts *out);
+void rmi_jit_disk_get_counts(remat_jit_disk_counts *out);
 
 #endif

@@ -226,9 +226,9 @@ REMAT_EXHAUSTIVE_END
 static int collect_state(gen *g)
 {
     const remat_lane_program *p = g->p;
-    g->state_off = remat_malloc(sizeof *g->state_off * (size_t)(p->n_ins + 1));
-    g->state_buf = remat_malloc(sizeof *g->state_buf * (size_t)(p->n_ins + 1));
-    g->state_local = remat_malloc(sizeof *g->state_local * (size_t)(p->n_ins + 1));
+    g->state_off = rmi_malloc(sizeof *g->state_off * (size_t)(p->n_ins + 1));
+    g->state_buf = rmi_malloc(sizeof *g->state_buf * (size_t)(p->n_ins + 1));
+    g->state_local = rmi_malloc(sizeof *g->state_local * (size_t)(p->n_ins + 1));
     if (!g->state_off || !g->state_buf || !g->state_local)
         return 0;
     if (p->m != 1)
@@ -303,9 +303,9 @@ static int generate(gen *g, const char *name_fn)
         gcc_jit_context_new_param(c, NULL, g->t_i64, "lanes"),
     };
     g->fn = gcc_jit_context_new_function(c, NULL, GCC_JIT_FUNCTION_EXPORTED, g->t_void, name_fn, 4, params, 0);
-    g->reg = remat_calloc((size_t)p->n_ins + 1, sizeof *g->reg);
-    g->pbuf = remat_calloc((size_t)p->n_bufs + 1, sizeof *g->pbuf);
-    g->stride = remat_calloc((size_t)p->n_bufs + 1, sizeof *g->stride);
+    g->reg = rmi_calloc((size_t)p->n_ins + 1, sizeof *g->reg);
+    g->pbuf = rmi_calloc((size_t)p->n_bufs + 1, sizeof *g->pbuf);
+    g->stride = rmi_calloc((size_t)p->n_bufs + 1, sizeof *g->stride);
     if (!g->reg || !g->pbuf || !g->stride || !collect_state(g))
         return -1;
     char name[32];
@@ -408,12 +408,12 @@ static int generate(gen *g, const char *name_fn)
 
 static void gen_free(gen *g)
 {
-    remat_free(g->reg), remat_free(g->pbuf), remat_free(g->stride);
-    remat_free(g->state_off), remat_free(g->state_buf), remat_free(g->state_local);
+    rmi_free(g->reg), rmi_free(g->pbuf), rmi_free(g->stride);
+    rmi_free(g->state_off), rmi_free(g->state_buf), rmi_free(g->state_local);
 }
 
 
-int remat_jit_generate(gcc_jit_context *c, remat_jit_math *math, const remat_lane_program *p, const char *name)
+int rmi_jit_generate(gcc_jit_context *c, remat_jit_math *math, const remat_lane_program *p, const char *name)
 {
     gen g = {.p = p, .c = c, .math = math};
     const int made = generate(&g, name);

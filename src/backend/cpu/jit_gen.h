@@ -21,6 +21,6 @@ typedef struct {
  * context c (jit.c's header shows its shape). Returns 1 when made, 0 when p holds an
  * instruction this generator does not know (the caller interprets), -1 when
  * out of memory. */
-int remat_jit_generate(gcc_jit_context *c, remat_jit_math *math, const remat_lane_program *p, const char *name);
+int rmi_jit_generate(gcc_jit_context *c, remat_jit_math *math, const remat_lane_program *p, const char *name);
 
 #endif

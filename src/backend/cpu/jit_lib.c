@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 
-remat_gccjit_api remat_gccjit;
+remat_gccjit_api rmi_gccjit;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool opened;
@@ -37,15 +37,15 @@ static void open_once(void)
     }
     REMAT_GCCJIT_FUNCS(REMAT_GCCJIT_SYM)
 #undef REMAT_GCCJIT_SYM
-    remat_gccjit = api; /* the library stays loaded for the life of the process */
+    rmi_gccjit = api; /* the library stays loaded for the life of the process */
     opened = true;
 }
 
-bool remat_gccjit_open(void)
+bool rmi_gccjit_open(void)
 {
     pthread_once(&once, open_once);
     if (!opened)
-        remat_error(REMAT_ERR_BACKEND, "%s", why);
+        rmi_error(REMAT_ERR_BACKEND, "%s", why);
     return opened;
 }
 

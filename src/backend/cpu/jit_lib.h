@@ -7,8 +7,8 @@
  *
  * The header's declarations give the types; every function jit.c and
  * jit_gen.c call is listed in REMAT_GCCJIT_FUNCS and, after this header,
- * names the pointer in remat_gccjit (a function missing from the list is a
- * link error, since nothing links libgccjit). remat_gccjit_open() fills the
+ * names the pointer in rmi_gccjit (a function missing from the list is a
+ * link error, since nothing links libgccjit). rmi_gccjit_open() fills the
  * table once per process; until it returned true the pointers are NULL.
  */
 #ifndef REMAT_CPU_JIT_LIB_H
@@ -36,48 +36,48 @@ typedef struct {
 } remat_gccjit_api;
 #undef REMAT_GCCJIT_PTR
 
-extern remat_gccjit_api remat_gccjit;
+extern remat_gccjit_api rmi_gccjit;
 
 /* Opens libgccjit (once; later calls return the first answer). false, with
  * REMAT_ERR_BACKEND and a message naming the library and dlerror() in
  * remat_last_error(), when it cannot be loaded or lacks a function. The
  * library's name is "libgccjit.so.0", or REMAT_GCCJIT_LIB from the
  * environment (read at the first call; tests point it at a missing file). */
-bool remat_gccjit_open(void);
+bool rmi_gccjit_open(void);
 
 #ifndef REMAT_GCCJIT_LIB_IMPL
-#define gcc_jit_block_add_assignment remat_gccjit.gcc_jit_block_add_assignment
-#define gcc_jit_block_add_assignment_op remat_gccjit.gcc_jit_block_add_assignment_op
-#define gcc_jit_block_end_with_conditional remat_gccjit.gcc_jit_block_end_with_conditional
-#define gcc_jit_block_end_with_jump remat_gccjit.gcc_jit_block_end_with_jump
-#define gcc_jit_block_end_with_void_return remat_gccjit.gcc_jit_block_end_with_void_return
-#define gcc_jit_context_acquire remat_gccjit.gcc_jit_context_acquire
-#define gcc_jit_context_add_command_line_option remat_gccjit.gcc_jit_context_add_command_line_option
-#define gcc_jit_context_compile remat_gccjit.gcc_jit_context_compile
-#define gcc_jit_context_compile_to_file remat_gccjit.gcc_jit_context_compile_to_file
-#define gcc_jit_context_get_first_error remat_gccjit.gcc_jit_context_get_first_error
-#define gcc_jit_context_get_type remat_gccjit.gcc_jit_context_get_type
-#define gcc_jit_context_new_array_access remat_gccjit.gcc_jit_context_new_array_access
-#define gcc_jit_context_new_binary_op remat_gccjit.gcc_jit_context_new_binary_op
-#define gcc_jit_context_new_call remat_gccjit.gcc_jit_context_new_call
-#define gcc_jit_context_new_cast remat_gccjit.gcc_jit_context_new_cast
-#define gcc_jit_context_new_comparison remat_gccjit.gcc_jit_context_new_comparison
-#define gcc_jit_context_new_function remat_gccjit.gcc_jit_context_new_function
-#define gcc_jit_context_new_param remat_gccjit.gcc_jit_context_new_param
-#define gcc_jit_context_new_rvalue_from_double remat_gccjit.gcc_jit_context_new_rvalue_from_double
-#define gcc_jit_context_new_rvalue_from_long remat_gccjit.gcc_jit_context_new_rvalue_from_long
-#define gcc_jit_context_new_unary_op remat_gccjit.gcc_jit_context_new_unary_op
-#define gcc_jit_context_release remat_gccjit.gcc_jit_context_release
-#define gcc_jit_context_set_bool_print_errors_to_stderr remat_gccjit.gcc_jit_context_set_bool_print_errors_to_stderr
-#define gcc_jit_context_set_int_option remat_gccjit.gcc_jit_context_set_int_option
-#define gcc_jit_function_new_block remat_gccjit.gcc_jit_function_new_block
-#define gcc_jit_function_new_local remat_gccjit.gcc_jit_function_new_local
-#define gcc_jit_lvalue_as_rvalue remat_gccjit.gcc_jit_lvalue_as_rvalue
-#define gcc_jit_lvalue_get_address remat_gccjit.gcc_jit_lvalue_get_address
-#define gcc_jit_param_as_rvalue remat_gccjit.gcc_jit_param_as_rvalue
-#define gcc_jit_result_get_code remat_gccjit.gcc_jit_result_get_code
-#define gcc_jit_result_release remat_gccjit.gcc_jit_result_release
-#define gcc_jit_type_get_pointer remat_gccjit.gcc_jit_type_get_pointer
+#define gcc_jit_block_add_assignment rmi_gccjit.gcc_jit_block_add_assignment
+#define gcc_jit_block_add_assignment_op rmi_gccjit.gcc_jit_block_add_assignment_op
+#define gcc_jit_block_end_with_conditional rmi_gccjit.gcc_jit_block_end_with_conditional
+#define gcc_jit_block_end_with_jump rmi_gccjit.gcc_jit_block_end_with_jump
+#define gcc_jit_block_end_with_void_return rmi_gccjit.gcc_jit_block_end_with_void_return
+#define gcc_jit_context_acquire rmi_gccjit.gcc_jit_context_acquire
+#define gcc_jit_context_add_command_line_option rmi_gccjit.gcc_jit_context_add_command_line_option
+#define gcc_jit_context_compile rmi_gccjit.gcc_jit_context_compile
+#define gcc_jit_context_compile_to_file rmi_gccjit.gcc_jit_context_compile_to_file
+#define gcc_jit_context_get_first_error rmi_gccjit.gcc_jit_context_get_first_error
+#define gcc_jit_context_get_type rmi_gccjit.gcc_jit_context_get_type
+#define gcc_jit_context_new_array_access rmi_gccjit.gcc_jit_context_new_array_access
+#define gcc_jit_context_new_binary_op rmi_gccjit.gcc_jit_context_new_binary_op
+#define gcc_jit_context_new_call rmi_gccjit.gcc_jit_context_new_call
+#define gcc_jit_context_new_cast rmi_gccjit.gcc_jit_context_new_cast
+#define gcc_jit_context_new_comparison rmi_gccjit.gcc_jit_context_new_comparison
+#define gcc_jit_context_new_function rmi_gccjit.gcc_jit_context_new_function
+#define gcc_jit_context_new_param rmi_gccjit.gcc_jit_context_new_param
+#define gcc_jit_context_new_rvalue_from_double rmi_gccjit.gcc_jit_context_new_rvalue_from_double
+#define gcc_jit_context_new_rvalue_from_long rmi_gccjit.gcc_jit_context_new_rvalue_from_long
+#define gcc_jit_context_new_unary_op rmi_gccjit.gcc_jit_context_new_unary_op
+#define gcc_jit_context_release rmi_gccjit.gcc_jit_context_release
+#define gcc_jit_context_set_bool_print_errors_to_stderr rmi_gccjit.gcc_jit_context_set_bool_print_errors_to_stderr
+#define gcc_jit_context_set_int_option rmi_gccjit.gcc_jit_context_set_int_option
+#define gcc_jit_function_new_block rmi_gccjit.gcc_jit_function_new_block
+#define gcc_jit_function_new_local rmi_gccjit.gcc_jit_function_new_local
+#define gcc_jit_lvalue_as_rvalue rmi_gccjit.gcc_jit_lvalue_as_rvalue
+#define gcc_jit_lvalue_get_address rmi_gccjit.gcc_jit_lvalue_get_address
+#define gcc_jit_param_as_rvalue rmi_gccjit.gcc_jit_param_as_rvalue
+#define gcc_jit_result_get_code rmi_gccjit.gcc_jit_result_get_code
+#define gcc_jit_result_release rmi_gccjit.gcc_jit_result_release
+#define gcc_jit_type_get_pointer rmi_gccjit.gcc_jit_type_get_pointer
 #endif
 
 #endif

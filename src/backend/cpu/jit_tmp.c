@@ -13,7 +13,7 @@
 
 #include "backend/cpu/jit_tmp.h"
 
-int remat_jit_tmp_open(char *path, size_t cap, const char *dir, const char *what)
+int rmi_jit_tmp_open(char *path, size_t cap, const char *dir, const char *what)
 {
     const int n = snprintf(path, cap, "%s/.%s-%ld-XXXXXX", dir, what, (long)getpid());
     return n > 0 && (size_t)n < cap ? mkstemp(path) : -1;
@@ -64,7 +64,7 @@ static void *catcher(void *arg)
     }
 }
 
-void remat_jit_tmp_hold(remat_jit_tmp_hold_state *h)
+void rmi_jit_tmp_hold(remat_jit_tmp_hold_state *h)
 {
     sigset_t block;
     caught_set(&block);
@@ -85,7 +85,7 @@ void remat_jit_tmp_hold(remat_jit_tmp_hold_state *h)
         pthread_sigmask(SIG_SETMASK, &h->mask, NULL);
 }
 
-void remat_jit_tmp_release(remat_jit_tmp_hold_state *h)
+void rmi_jit_tmp_release(remat_jit_tmp_hold_state *h)
 {
     if (h->has_catcher) {
         pthread_sigqueue(h->catcher, caught[0], (union sigval){.sival_ptr = &wake});
@@ -114,7 +114,7 @@ static long pid_in(const char *name, const char *prefix)
     return end != name + n && *end == '-' && pid > 0 ? pid : 0;
 }
 
-void remat_jit_tmp_sweep(const char *dir)
+void rmi_jit_tmp_sweep(const char *dir)
 {
     static atomic_flag done = ATOMIC_FLAG_INIT;
     if (atomic_flag_test_and_set(&done))

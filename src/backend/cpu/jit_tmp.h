@@ -6,7 +6,7 @@
  * (named by libgccjit, removed when the compilation ends), and remat the
  * shared object gcc writes and the entry being stored, in the cache
  * directory. A process ended by a signal in the middle left them all. So
- * between remat_jit_tmp_hold and remat_jit_tmp_release, SIGINT, SIGTERM and
+ * between rmi_jit_tmp_hold and rmi_jit_tmp_release, SIGINT, SIGTERM and
  * SIGHUP wait for the compilation to end and clean up (milliseconds; seconds
  * for the largest bodies), then act as they would have (the first one that
  * came is sent to the process again, under the program's own disposition):
@@ -25,7 +25,7 @@
  *    never removes them, which replaced a program's handlers for good.
  *
  * Files in the cache directory carry their process's pid in their names
- * (.so-<pid>-XXXXXX); remat_jit_tmp_sweep removes those whose process is
+ * (.so-<pid>-XXXXXX); rmi_jit_tmp_sweep removes those whose process is
  * gone and that are older than REMAT_JIT_TMP_STALE_S (a process killed by
  * SIGKILL). libgccjit's directory carries no pid: after a SIGKILL it is
  * left to the system's cleaning of TMPDIR.
@@ -47,15 +47,15 @@ typedef struct {
 } remat_jit_tmp_hold_state;
 
 /* One hold at a time in a process (jit.c holds gccjit_lock around it). */
-void remat_jit_tmp_hold(remat_jit_tmp_hold_state *h);
-void remat_jit_tmp_release(remat_jit_tmp_hold_state *h);
+void rmi_jit_tmp_hold(remat_jit_tmp_hold_state *h);
+void rmi_jit_tmp_release(remat_jit_tmp_hold_state *h);
 
 /* Creates and opens <dir>/.<what>-<pid>-XXXXXX (mkstemp), its name into
  * path; -1 when it cannot. */
-int remat_jit_tmp_open(char *path, size_t cap, const char *dir, const char *what);
+int rmi_jit_tmp_open(char *path, size_t cap, const char *dir, const char *what);
 
 /* Removes the stale temporary files of dead processes from dir, once per
  * process (the first compilation into a cache directory). */
-void remat_jit_tmp_sweep(const char *dir);
+void rmi_jit_tmp_sweep(const char *dir);
 
 #endif

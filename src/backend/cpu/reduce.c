@@ -164,14 +164,14 @@ static void reduce_into(remat_dtype dt, void *out, const void *in, const remat_s
 }
 
 /* outputs start at +0 (XLA's init value, so a sum of -0.0 is +0.0) */
-void remat_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                          const bool *reduce)
+void rmi_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                        const bool *reduce)
 {
     reduce_into(dt, out, in, in_shape, reduce, 0.0, reduce_f32, reduce_f64);
 }
 
-void remat_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                          const bool *reduce)
+void rmi_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                        const bool *reduce)
 {
     reduce_into(dt, out, in, in_shape, reduce, -INFINITY, reduce_max_f32, reduce_max_f64);
 }

@@ -31,11 +31,11 @@ static void split_range(void *ctx, int64_t b, int64_t e)
 static void k_split(const remat_instr *I)
 {
     split_params *S = (split_params *)I->aux; /* writable: the program's memory */
-    remat_parallel_for_site(&S->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, split_range, (void *)I);
+    rmi_parallel_for_site(&S->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, split_range, (void *)I);
 }
 
-remat_status remat_cpu_split_large(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                   void *ctx)
+remat_status rmi_cpu_split_large(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                 void *ctx)
 {
     if (!remat_op_is_elementwise(op->op) || ins->n < 2 * (size_t)REMAT_CPU_SPLIT_GRAIN || op->nin > 4 ||
         ins->scratch)

@@ -15,7 +15,7 @@ enum { REMAT_CPU_SPLIT_GRAIN = 16384 };
  * op->scalar_mask, is not offset): element i is computed by the same code
  * whichever thread runs it, so the bits do not depend on the thread count.
  * Anything else is left as it is. */
-remat_status remat_cpu_split_large(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
-                                   void *ctx);
+remat_status rmi_cpu_split_large(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
+                                 void *ctx);
 
 #endif

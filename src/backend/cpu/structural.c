@@ -4,7 +4,7 @@
  * All five are "copy elements from a strided view of the input to a strided
  * view of the output". Each op only computes the iteration dims and the two
  * stride vectors (in elements), then hands them to one engine (plan_make(),
- * remat_cpu_copy_run()), which
+ * rmi_cpu_copy_run()), which
  *   1. drops size-1 dims and merges neighbouring dims that are contiguous in
  *      both views, so e.g. slicing whole rows becomes one memcpy;
  *   2. walks the outer dims with an odometer and copies the innermost dim as a
@@ -18,7 +18,7 @@
  *
  * Steps 1 and the choice in 2-3 depend only on shapes, so each op also has a
  * _plan form that does them once (the CPU backend calls it when it lowers the
- * op) and remat_cpu_copy_run() that only moves elements. The plain kernels
+ * op) and rmi_cpu_copy_run() that only moves elements. The plain kernels
  * are make-a-plan-then-run, so both paths are one engine. Scan bodies run
  * these ops on 1..3 elements thousands of times: a copy of up to 64 bytes is
  * an inline element loop, not a memcpy/memset call.
@@ -215,7 +215,7 @@ static void plan_make(remat_cpu_copy_plan *p, size_t esize, int rank, int64_t *d
     }
 }
 
-/* ROWS/TILED: the odometer walk (kept out of remat_cpu_copy_run so that the
+/* ROWS/TILED: the odometer walk (kept out of rmi_cpu_copy_run so that the
  * contiguous case does not pay for its stack frame) */
 __attribute__((noinline)) static void copy_strided(const remat_cpu_copy_plan *p, char *dst, const char *src)
 {
@@ -235,7 +235,7 @@ __attribute__((noinline)) static void copy_strided(const remat_cpu_copy_plan *p,
     }
 }
 
-void remat_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in)
+void rmi_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in)
 {
     if (p->zero_bytes) /* all-zero bits are +0.0 in IEEE f32/f64 */
         zero_fill(out, p->zero_bytes);
@@ -247,8 +247,8 @@ void remat_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in)
         copy_strided(p, dst, src);
 }
 
-void remat_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                              const int *perm)
+void rmi_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
+                            const int *perm)
 {
     const int r = in_shape->rank;
     int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
@@ -262,16 +262,16 @@ void remat_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const rema
     plan_make(p, remat_dtype_size(dt), r, dims, ds, 0, ss, 0, 0);
 }
 
-void remat_cpu_transpose(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                         const int *perm)
+void rmi_cpu_transpose(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                       const int *perm)
 {
     remat_cpu_copy_plan p;
-    remat_cpu_transpose_plan(&p, dt, in_shape, perm);
-    remat_cpu_copy_run(&p, out, in);
+    rmi_cpu_transpose_plan(&p, dt, in_shape, perm);
+    rmi_cpu_copy_run(&p, out, in);
 }
 
-void remat_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                                     const remat_shape *in_shape, const int *bdims)
+void rmi_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
+                                   const remat_shape *in_shape, const int *bdims)
 {
     const int r = out_shape->rank;
     int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
@@ -291,16 +291,16 @@ void remat_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, con
     plan_make(p, remat_dtype_size(dt), r, dims, ds, 0, ss, 0, 0);
 }
 
-void remat_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
-                                const void *in, const remat_shape *in_shape, const int *bdims)
+void rmi_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
+                              const void *in, const remat_shape *in_shape, const int *bdims)
 {
     remat_cpu_copy_plan p;
-    remat_cpu_broadcast_in_dim_plan(&p, dt, out_shape, in_shape, bdims);
-    remat_cpu_copy_run(&p, out, in);
+    rmi_cpu_broadcast_in_dim_plan(&p, dt, out_shape, in_shape, bdims);
+    rmi_cpu_copy_run(&p, out, in);
 }
 
-void remat_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                          const remat_slice_params *sp)
+void rmi_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
+                        const remat_slice_params *sp)
 {
     const int r = in_shape->rank;
     int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
@@ -317,16 +317,16 @@ void remat_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_sh
     plan_make(p, remat_dtype_size(dt), r, dims, ds, 0, ss, off, 0);
 }
 
-void remat_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
-                     const remat_slice_params *p)
+void rmi_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
+                   const remat_slice_params *p)
 {
     remat_cpu_copy_plan cp;
-    remat_cpu_slice_plan(&cp, dt, in_shape, p);
-    remat_cpu_copy_run(&cp, out, in);
+    rmi_cpu_slice_plan(&cp, dt, in_shape, p);
+    rmi_cpu_copy_run(&cp, out, in);
 }
 
-void remat_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                        const remat_shape *in_shape, const remat_pad_params *pp)
+void rmi_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
+                      const remat_shape *in_shape, const remat_pad_params *pp)
 {
     const int r = in_shape->rank;
     const size_t es = remat_dtype_size(dt);
@@ -355,12 +355,12 @@ void remat_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shap
     plan_make(p, es, r, dims, ds, off, ss, 0, (size_t)n_out * es);
 }
 
-void remat_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
-                   const remat_shape *in_shape, const remat_pad_params *p)
+void rmi_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
+                 const remat_shape *in_shape, const remat_pad_params *p)
 {
     remat_cpu_copy_plan cp;
-    remat_cpu_pad_plan(&cp, dt, out_shape, in_shape, p);
-    remat_cpu_copy_run(&cp, out, in);
+    rmi_cpu_pad_plan(&cp, dt, out_shape, in_shape, p);
+    rmi_cpu_copy_run(&cp, out, in);
 }
 
 /* input j of a concatenation: (outer, chunk) into columns [col, col+chunk) of
@@ -383,8 +383,8 @@ static void concat_one(size_t es, int64_t outer, int64_t row, int64_t col, int64
     }
 }
 
-void remat_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
-                           const remat_shape *const *in_shapes, int axis)
+void rmi_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
+                         const remat_shape *const *in_shapes, int axis)
 {
     REMAT_ASSERT(n_in >= 1);
     const remat_shape *s0 = in_shapes[0];
@@ -411,8 +411,8 @@ void remat_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *cons
     }
 }
 
-void remat_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
-                                const remat_shape *in_shapes, int axis)
+void rmi_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
+                              const remat_shape *in_shapes, int axis)
 {
     REMAT_ASSERT(n_in >= 1);
     const remat_shape *s0 = &in_shapes[0];
@@ -431,7 +431,7 @@ void remat_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat
                                  .chunks = chunks};
 }
 
-void remat_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins)
+void rmi_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins)
 {
     if (p->outer == 0 || p->row == 0)
         return;

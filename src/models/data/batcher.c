@@ -70,19 +70,19 @@ remat_status remat_labeled_split(const remat_labeled *t, double test_fraction, u
                                  remat_labeled **train, remat_labeled **test)
 {
     if (!train || !test)
-        return remat_error(REMAT_ERR_NULL, "labeled split: %s is NULL", !train ? "train" : "test");
+        return rmi_error(REMAT_ERR_NULL, "labeled split: %s is NULL", !train ? "train" : "test");
     *train = *test = NULL;
     if (!t)
-        return remat_error(REMAT_ERR_NULL, "labeled split: the table is NULL");
+        return rmi_error(REMAT_ERR_NULL, "labeled split: the table is NULL");
     if (!(test_fraction > 0 && test_fraction < 1))
-        return remat_error(REMAT_ERR_VALUE, "labeled split: test_fraction %g is not in (0, 1)", test_fraction);
+        return rmi_error(REMAT_ERR_VALUE, "labeled split: test_fraction %g is not in (0, 1)", test_fraction);
     /* sklearn's train_test_split rounds the test part up */
     int64_t n_test = (int64_t)ceil(test_fraction * (double)t->n);
     if (n_test < 1 || n_test >= t->n)
-        return remat_error(REMAT_ERR_VALUE,
-                           "labeled split: test_fraction %g of %lld rows leaves %lld test and %lld train rows "
-                           "(both must be at least 1)",
-                           test_fraction, (long long)t->n, (long long)n_test, (long long)(t->n - n_test));
+        return rmi_error(REMAT_ERR_VALUE,
+                         "labeled split: test_fraction %g of %lld rows leaves %lld test and %lld train rows "
+                         "(both must be at least 1)",
+                         test_fraction, (long long)t->n, (long long)n_test, (long long)(t->n - n_test));
     int64_t *perm = malloc(sizeof *perm * (size_t)t->n);
     unsigned char *in_test = calloc((size_t)t->n, 1);
     remat_labeled *tr = NULL, *te = NULL;
@@ -96,8 +96,8 @@ remat_status remat_labeled_split(const remat_labeled *t, double test_fraction, u
     int64_t a = 0, b = n_test;
     for (int64_t r = 0; r < t->n; r++)
         perm[in_test[r] ? a++ : b++] = r;
-    tr = remat_labeled_alloc_like(t, t->n - n_test);
-    te = remat_labeled_alloc_like(t, n_test);
+    tr = rmi_labeled_alloc_like(t, t->n - n_test);
+    te = rmi_labeled_alloc_like(t, n_test);
     if (!tr || !te)
         goto fail;
     copy_rows(te, t, perm);
@@ -112,7 +112,7 @@ fail:
     free(in_test);
     remat_labeled_free(tr);
     remat_labeled_free(te);
-    return remat_error(REMAT_ERR_NOMEM, "labeled split: out of memory for %lld rows", (long long)t->n);
+    return rmi_error(REMAT_ERR_NOMEM, "labeled split: out of memory for %lld rows", (long long)t->n);
 }
 
 /* ---- batches ---- */
@@ -128,23 +128,23 @@ struct remat_batcher {
 remat_status remat_batcher_new(const remat_labeled *t, const remat_batcher_options *opt, remat_batcher **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "batcher: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "batcher: output pointer is NULL");
     *out = NULL;
     if (!t || !opt)
-        return remat_error(REMAT_ERR_NULL, "batcher: %s is NULL", !t ? "the table" : "options");
+        return rmi_error(REMAT_ERR_NULL, "batcher: %s is NULL", !t ? "the table" : "options");
     if (opt->batch_size < 1)
-        return remat_error(REMAT_ERR_VALUE, "batcher: batch_size %lld must be at least 1",
-                           (long long)opt->batch_size);
+        return rmi_error(REMAT_ERR_VALUE, "batcher: batch_size %lld must be at least 1",
+                         (long long)opt->batch_size);
     int64_t full = t->n / opt->batch_size;
     int64_t batches = opt->drop_remainder ? full : full + (t->n % opt->batch_size != 0);
     if (batches == 0)
-        return remat_error(REMAT_ERR_VALUE,
-                           "batcher: batch_size %lld with drop_remainder leaves no batch of a table of %lld rows",
-                           (long long)opt->batch_size, (long long)t->n);
+        return rmi_error(REMAT_ERR_VALUE,
+                         "batcher: batch_size %lld with drop_remainder leaves no batch of a table of %lld rows",
+                         (long long)opt->batch_size, (long long)t->n);
     remat_batcher *b = calloc(1, sizeof *b);
     if (!b || !(b->order = malloc(sizeof *b->order * (size_t)t->n))) {
         free(b);
-        return remat_error(REMAT_ERR_NOMEM, "batcher: out of memory for %lld rows", (long long)t->n);
+        return rmi_error(REMAT_ERR_NOMEM, "batcher: out of memory for %lld rows", (long long)t->n);
     }
     b->t = t;
     b->opt = *opt;
@@ -192,13 +192,13 @@ remat_status remat_batcher_fill(remat_batcher *b, int64_t epoch, int64_t batch, 
                                 int32_t *labels, int64_t *size)
 {
     if (!b || !x || !y_onehot || !size)
-        return remat_error(REMAT_ERR_NULL, "batcher fill: %s is NULL",
-                           !b ? "the batcher" : !x ? "x" : !y_onehot ? "y_onehot" : "size");
+        return rmi_error(REMAT_ERR_NULL, "batcher fill: %s is NULL",
+                         !b ? "the batcher" : !x ? "x" : !y_onehot ? "y_onehot" : "size");
     if (epoch < 0)
-        return remat_error(REMAT_ERR_VALUE, "batcher fill: epoch %lld is negative", (long long)epoch);
+        return rmi_error(REMAT_ERR_VALUE, "batcher fill: epoch %lld is negative", (long long)epoch);
     if (batch < 0 || batch >= b->batches)
-        return remat_error(REMAT_ERR_VALUE, "batcher fill: batch %lld is not in 0..%lld", (long long)batch,
-                           (long long)b->batches - 1);
+        return rmi_error(REMAT_ERR_VALUE, "batcher fill: batch %lld is not in 0..%lld", (long long)batch,
+                         (long long)b->batches - 1);
     const remat_labeled *t = b->t;
     const int64_t *order = remat_batcher_order(b, epoch);
     int64_t B = b->opt.batch_size, first = batch * B;

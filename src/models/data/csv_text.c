@@ -124,26 +124,26 @@ remat_status csv_check_text(const char *path, const char *text, size_t n, int wi
     const unsigned char *u = (const unsigned char *)text;
     const char *col = with_column ? "1:" : "";
     if (n >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
-        return remat_error(REMAT_ERR_PARSE, "%s:1:%s UTF-16 text (byte-order mark %02X %02X); save the file as UTF-8",
-                           path, col, u[0], u[1]);
+        return rmi_error(REMAT_ERR_PARSE, "%s:1:%s UTF-16 text (byte-order mark %02X %02X); save the file as UTF-8",
+                         path, col, u[0], u[1]);
     const char *nul = memchr(text, '\0', n);
     if (nul) {
         if (n >= 2 && (u[0] == 0) != (u[1] == 0))
-            return remat_error(REMAT_ERR_PARSE,
-                               "%s:1:%s UTF-16 text (NUL bytes between the characters); save the file as UTF-8",
-                               path, col);
+            return rmi_error(REMAT_ERR_PARSE,
+                             "%s:1:%s UTF-16 text (NUL bytes between the characters); save the file as UTF-8",
+                             path, col);
         int line = 1;
         for (const char *p = text; p < nul; p++)
             line += *p == '\n';
-        return remat_error(REMAT_ERR_PARSE, "%s:%d:%s NUL byte (is this a binary file?)", path, line, col);
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d:%s NUL byte (is this a binary file?)", path, line, col);
     }
     /* A CR not before a LF in a file without LFs: one long line otherwise. */
     const char *cr = memchr(text, '\r', n);
     if (cr && !memchr(text, '\n', n) && cr + 1 < text + n)
-        return remat_error(REMAT_ERR_PARSE,
-                           "%s:1:%s lines end in CR only (classic Mac OS line endings); save the file with LF "
-                           "or CR LF line endings",
-                           path, col);
+        return rmi_error(REMAT_ERR_PARSE,
+                         "%s:1:%s lines end in CR only (classic Mac OS line endings); save the file with LF "
+                         "or CR LF line endings",
+                         path, col);
     return REMAT_OK;
 }
 

@@ -85,9 +85,9 @@ static remat_status check_sigma_columns(reader *r, int lineno)
     for (int j = 1; j < r->ncols; j++) {
         int s = r->col_species[j] <= -2 ? -2 - r->col_species[j] : -1;
         if (s >= 0 && !r->d->has_column[s])
-            return remat_error(REMAT_ERR_PARSE, "%s:%d: sigma column %s but no column %s for its measurements",
-                               r->path, lineno, csv_show(r->col_names[j], a, sizeof a),
-                               remat_mechanism_species_name(r->mech, s));
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: sigma column %s but no column %s for its measurements",
+                             r->path, lineno, csv_show(r->col_names[j], a, sizeof a),
+                             remat_mechanism_species_name(r->mech, s));
     }
     return REMAT_OK;
 }
@@ -97,20 +97,20 @@ static remat_status parse_header(reader *r, span line, int lineno)
     char a[160], b[300];
     const char *sep = csv_other_separator(line);
     if (sep)
-        return remat_error(REMAT_ERR_PARSE,
-                           "%s:%d: the header has %ss and no commas: a %s-separated file? (this reader takes "
-                           "comma-separated values)",
-                           r->path, lineno, sep, sep);
+        return rmi_error(REMAT_ERR_PARSE,
+                         "%s:%d: the header has %ss and no commas: a %s-separated file? (this reader takes "
+                         "comma-separated values)",
+                         r->path, lineno, sep, sep);
     r->ncols = count_cells(line);
     r->col_species = malloc((size_t)r->ncols * sizeof *r->col_species);
     r->col_names = malloc((size_t)r->ncols * sizeof *r->col_names);
     if (!r->col_species || !r->col_names)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
     for (int j = 0; j < r->ncols; j++) {
         span c = r->col_names[j] = cell_at(line, j);
         if (c.len == 0)
-            return remat_error(REMAT_ERR_PARSE, "%s:%d: column %d of the header has no name", r->path,
-                               lineno, j + 1);
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %d of the header has no name", r->path,
+                             lineno, j + 1);
         char name[128] = "";
         if (c.len < sizeof name)
             memcpy(name, c.s, c.len);
@@ -124,30 +124,30 @@ static remat_status parse_header(reader *r, span line, int lineno)
             r->d->columns[(sig ? (size_t)r->d->nspecies : 0) + (size_t)s] = j + 1;
         if (j == 0) {
             if (s >= 0)
-                return remat_error(REMAT_ERR_PARSE,
-                                   "%s:%d: column 1 is species %s; the first column must be the "
-                                   "independent variable",
-                                   r->path, lineno, csv_show(c, a, sizeof a));
+                return rmi_error(REMAT_ERR_PARSE,
+                                 "%s:%d: column 1 is species %s; the first column must be the "
+                                 "independent variable",
+                                 r->path, lineno, csv_show(c, a, sizeof a));
             if (!(r->d->indep = malloc(c.len + 1)))
-                return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+                return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
             memcpy(r->d->indep, c.s, c.len);
             r->d->indep[c.len] = '\0';
             continue;
         }
         if (s < 0) {
             species_list(r->mech, b, sizeof b);
-            return remat_error(REMAT_ERR_PARSE,
-                               "%s:%d: unknown species column %s (column %d; the mechanism's species "
-                               "are %s)",
-                               r->path, lineno, csv_show(c, a, sizeof a), j + 1, b);
+            return rmi_error(REMAT_ERR_PARSE,
+                             "%s:%d: unknown species column %s (column %d; the mechanism's species "
+                             "are %s)",
+                             r->path, lineno, csv_show(c, a, sizeof a), j + 1, b);
         }
         for (int k = 1; k < j; k++)
             if (r->col_species[k] == r->col_species[j])
-                return remat_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)",
-                                   r->path, lineno, csv_show(c, a, sizeof a), k + 1, j + 1);
+                return rmi_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)",
+                                 r->path, lineno, csv_show(c, a, sizeof a), k + 1, j + 1);
         if (sig) {
             if (!r->d->sigma && !(r->d->sigma = malloc(r->max_rows * (size_t)r->d->nspecies * sizeof *r->d->sigma)))
-                return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+                return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
         } else {
             r->d->has_column[s] = 1;
         }
@@ -161,15 +161,15 @@ static remat_status parse_row(reader *r, span line, int lineno)
     remat_dataset *d = r->d;
     int ncells = count_cells(line);
     if (ncells > r->ncols)
-        return remat_error(REMAT_ERR_PARSE,
-                           "%s:%d: too many cells: %d, the header has %d columns (extra cell %s after "
-                           "column %s)",
-                           r->path, lineno, ncells, r->ncols, csv_show(cell_at(line, r->ncols), a, sizeof a),
-                           csv_show(r->col_names[r->ncols - 1], b, sizeof b));
+        return rmi_error(REMAT_ERR_PARSE,
+                         "%s:%d: too many cells: %d, the header has %d columns (extra cell %s after "
+                         "column %s)",
+                         r->path, lineno, ncells, r->ncols, csv_show(cell_at(line, r->ncols), a, sizeof a),
+                         csv_show(r->col_names[r->ncols - 1], b, sizeof b));
     if (ncells < r->ncols)
-        return remat_error(REMAT_ERR_PARSE,
-                           "%s:%d: too few cells: %d, the header has %d columns (no cell for column %s)",
-                           r->path, lineno, ncells, r->ncols, csv_show(r->col_names[ncells], b, sizeof b));
+        return rmi_error(REMAT_ERR_PARSE,
+                         "%s:%d: too few cells: %d, the header has %d columns (no cell for column %s)",
+                         r->path, lineno, ncells, r->ncols, csv_show(r->col_names[ncells], b, sizeof b));
     size_t row = d->rows;
     double *vals = d->values + row * (size_t)d->nspecies;
     double *sig = d->sigma ? d->sigma + row * (size_t)d->nspecies : NULL;
@@ -184,38 +184,38 @@ static remat_status parse_row(reader *r, span line, int lineno)
         double v = 0;
         if (c.len == 0) {
             if (j == 0)
-                return remat_error(REMAT_ERR_PARSE,
-                                   "%s:%d: column %s: empty cell (the independent variable is "
-                                   "required on every row)",
-                                   r->path, lineno, col);
+                return rmi_error(REMAT_ERR_PARSE,
+                                 "%s:%d: column %s: empty cell (the independent variable is "
+                                 "required on every row)",
+                                 r->path, lineno, col);
             continue;
         }
         switch (csv_number(c, &v)) {
         case NUM_OK: break;
         case NUM_EMPTY: /* handled above */
         case NUM_NONFINITE:
-            return remat_error(REMAT_ERR_PARSE,
-                               "%s:%d: column %s: %s is not a finite number (leave the cell empty "
-                               "for a missing value)",
-                               r->path, lineno, col, csv_show(c, a, sizeof a));
+            return rmi_error(REMAT_ERR_PARSE,
+                             "%s:%d: column %s: %s is not a finite number (leave the cell empty "
+                             "for a missing value)",
+                             r->path, lineno, col, csv_show(c, a, sizeof a));
         case NUM_RANGE:
-            return remat_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is out of range", r->path,
-                               lineno, col, csv_show(c, a, sizeof a));
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is out of range", r->path,
+                             lineno, col, csv_show(c, a, sizeof a));
         case NUM_BAD:
-            return remat_error(REMAT_ERR_PARSE, "%s:%d: column %s: cannot read %s as a number",
-                               r->path, lineno, col, csv_show(c, a, sizeof a));
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: cannot read %s as a number",
+                             r->path, lineno, col, csv_show(c, a, sizeof a));
         }
         if (j == 0) {
             if (row > 0 && !(v > d->times[row - 1]))
-                return remat_error(REMAT_ERR_PARSE,
-                                   "%s:%d: column %s: %.17g is not greater than %.17g on the previous "
-                                   "row (the first column must increase strictly)",
-                                   r->path, lineno, col, v, d->times[row - 1]);
+                return rmi_error(REMAT_ERR_PARSE,
+                                 "%s:%d: column %s: %.17g is not greater than %.17g on the previous "
+                                 "row (the first column must increase strictly)",
+                                 r->path, lineno, col, v, d->times[row - 1]);
             d->times[row] = v;
         } else if (r->col_species[j] <= -2) {
             if (!(v > 0))
-                return remat_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is not a positive standard deviation",
-                                   r->path, lineno, col, csv_show(c, a, sizeof a));
+                return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is not a positive standard deviation",
+                                 r->path, lineno, col, csv_show(c, a, sizeof a));
             sig[-2 - r->col_species[j]] = v;
         } else {
             vals[r->col_species[j]] = v;
@@ -235,12 +235,12 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
     csv_skip_bom(&text, &n);
     size_t max_rows = r->max_rows = csv_count_lines(text, n);
     if (d->nspecies > 0 && max_rows > SIZE_MAX / sizeof(double) / (size_t)d->nspecies)
-        return remat_error(REMAT_ERR_NOMEM, "%s: too many rows", r->path);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: too many rows", r->path);
     d->times = malloc(max_rows * sizeof *d->times);
     d->values = malloc(max_rows * (size_t)(d->nspecies ? d->nspecies : 1) * sizeof *d->values);
     d->lines = malloc(max_rows * sizeof *d->lines);
     if (!d->times || !d->values || !d->lines)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for %zu rows", r->path, max_rows);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %zu rows", r->path, max_rows);
     int lineno = 0, header_line = 0;
     span line;
     for (const char *p = text; csv_next_line(&p, text + n, &lineno, &line);) {
@@ -251,28 +251,28 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
             header_line = lineno;
     }
     if (!header_line)
-        return remat_error(REMAT_ERR_PARSE, "%s:1: empty file (expected a header row)", r->path);
+        return rmi_error(REMAT_ERR_PARSE, "%s:1: empty file (expected a header row)", r->path);
     if (d->rows == 0)
-        return remat_error(REMAT_ERR_PARSE, "%s:%d: header only, no data rows", r->path, header_line);
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d: header only, no data rows", r->path, header_line);
     return REMAT_OK;
 }
 
 remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, remat_dataset **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "remat_dataset_read: out is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_dataset_read: out is NULL");
     *out = NULL;
     if (!path || !mech)
-        return remat_error(REMAT_ERR_NULL, "remat_dataset_read: %s is NULL", !path ? "path" : "mech");
+        return rmi_error(REMAT_ERR_NULL, "remat_dataset_read: %s is NULL", !path ? "path" : "mech");
     char *text = NULL;
     size_t n = 0;
-    remat_status st = remat_read_file(path, "data file", &text, &n);
+    remat_status st = rmi_read_file(path, "data file", &text, &n);
     if (st != REMAT_OK)
         return st;
     remat_dataset *d = calloc(1, sizeof *d);
     reader r = {.path = path, .mech = mech, .d = d};
     if (!d) {
-        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
+        st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
         goto done;
     }
     d->nspecies = remat_mechanism_species_count(mech);
@@ -280,7 +280,7 @@ remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, r
     d->has_column = calloc((size_t)(d->nspecies ? d->nspecies : 1), 1);
     d->columns = calloc(2 * (size_t)(d->nspecies ? d->nspecies : 1), sizeof *d->columns);
     if (!d->path || !d->has_column || !d->columns) {
-        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
+        st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
         goto done;
     }
     strcpy(d->path, path);
@@ -318,7 +318,7 @@ static int null_data(const remat_dataset *d, const char *fn)
 {
     if (d)
         return 0;
-    remat_error(REMAT_ERR_NULL, "%s: dataset is NULL", fn);
+    rmi_error(REMAT_ERR_NULL, "%s: dataset is NULL", fn);
     return 1;
 }
 #define NULL_DATA(d, value)                                                                                     \

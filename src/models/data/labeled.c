@@ -61,7 +61,7 @@ static int set_names(remat_labeled *t, const char *names, size_t bytes)
     return 1;
 }
 
-remat_labeled *remat_labeled_alloc_like(const remat_labeled *src, int64_t n)
+remat_labeled *rmi_labeled_alloc_like(const remat_labeled *src, int64_t n)
 {
     remat_labeled *t = calloc(1, sizeof *t);
     if (!t)
@@ -131,17 +131,17 @@ const char *remat_labeled_feature_name(const remat_labeled *t, int64_t i)
 remat_status remat_labeled_scale(remat_labeled *t, double s)
 {
     if (!t)
-        return remat_error(REMAT_ERR_NULL, "labeled scale: the table is NULL");
+        return rmi_error(REMAT_ERR_NULL, "labeled scale: the table is NULL");
     if (!(isfinite(s) && s != 0))
-        return remat_error(REMAT_ERR_VALUE, "labeled scale: factor %g must be finite and nonzero", s);
+        return rmi_error(REMAT_ERR_VALUE, "labeled scale: factor %g must be finite and nonzero", s);
     size_t n = (size_t)t->n * (size_t)t->d;
     /* checked first: a rejected scale leaves the table as it was */
     for (size_t i = 0; i < n; i++)
         if (!(fabs((double)t->x[i] * s) <= FLT_MAX))
-            return remat_error(REMAT_ERR_NUMERIC,
-                               "labeled scale: row %zu, feature '%s': %g * %g overflows a float (nothing "
-                               "was scaled)",
-                               i / (size_t)t->d, t->name[i % (size_t)t->d], (double)t->x[i], s);
+            return rmi_error(REMAT_ERR_NUMERIC,
+                             "labeled scale: row %zu, feature '%s': %g * %g overflows a float (nothing "
+                             "was scaled)",
+                             i / (size_t)t->d, t->name[i % (size_t)t->d], (double)t->x[i], s);
     for (size_t i = 0; i < n; i++)
         t->x[i] = (float)((double)t->x[i] * s);
     return REMAT_OK;
@@ -150,12 +150,12 @@ remat_status remat_labeled_scale(remat_labeled *t, double s)
 remat_status remat_labeled_standardize(remat_labeled *t, const remat_labeled *ref, double *mean, double *sd)
 {
     if (!t || !ref)
-        return remat_error(REMAT_ERR_NULL, "labeled standardize: %s is NULL", !t ? "the table" : "ref");
+        return rmi_error(REMAT_ERR_NULL, "labeled standardize: %s is NULL", !t ? "the table" : "ref");
     if (ref->d != t->d)
-        return remat_error(REMAT_ERR_SHAPE, "labeled standardize: ref has %lld features, the table %lld",
-                           (long long)ref->d, (long long)t->d);
+        return rmi_error(REMAT_ERR_SHAPE, "labeled standardize: ref has %lld features, the table %lld",
+                         (long long)ref->d, (long long)t->d);
     if (ref->n == 0)
-        return remat_error(REMAT_ERR_VALUE, "labeled standardize: ref has no rows");
+        return rmi_error(REMAT_ERR_VALUE, "labeled standardize: ref has no rows");
     for (int64_t j = 0; j < t->d; j++) {
         /* two passes (mean, then squared deviations): no cancellation */
         double m = 0, ss = 0;
@@ -227,43 +227,43 @@ static remat_status parse_header(reader *r, span line, int lineno, const char *l
     int64_t ncols = split_cells(line, NULL, 0);
     const char *sep = csv_other_separator(line);
     if (sep)
-        return remat_error(REMAT_ERR_PARSE,
-                           "%s:%d:1: the header has %ss and no commas: a %s-separated file? (this reader takes "
-                           "comma-separated values)",
-                           r->path, lineno, sep, sep);
+        return rmi_error(REMAT_ERR_PARSE,
+                         "%s:%d:1: the header has %ss and no commas: a %s-separated file? (this reader takes "
+                         "comma-separated values)",
+                         r->path, lineno, sep, sep);
     r->ncols = ncols;
     r->cells = malloc(sizeof *r->cells * (size_t)ncols);
     r->names = malloc(sizeof *r->names * (size_t)ncols);
     if (!r->cells || !r->names)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for %lld columns", r->path, (long long)ncols);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %lld columns", r->path, (long long)ncols);
     split_cells(line, r->names, ncols);
     r->label_col = -1;
     size_t bytes = 0;
     for (int64_t j = 0; j < ncols; j++) {
         span c = r->names[j];
         if (c.len == 0)
-            return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %lld of the header has no name", r->path,
-                               lineno, (long long)j + 1, (long long)j + 1);
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %lld of the header has no name", r->path,
+                             lineno, (long long)j + 1, (long long)j + 1);
         for (int64_t k = 0; k < j; k++)
             if (r->names[k].len == c.len && memcmp(r->names[k].s, c.s, c.len) == 0)
-                return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: duplicate column name %s (columns %lld and %lld)",
-                                   r->path, lineno, (long long)j + 1, csv_show(c, a, sizeof a), (long long)k + 1,
-                                   (long long)j + 1);
+                return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: duplicate column name %s (columns %lld and %lld)",
+                                 r->path, lineno, (long long)j + 1, csv_show(c, a, sizeof a), (long long)k + 1,
+                                 (long long)j + 1);
         if (c.len == strlen(label_name) && memcmp(c.s, label_name, c.len) == 0)
             r->label_col = j;
         bytes += c.len + 1;
     }
     if (r->label_col < 0)
-        return remat_error(REMAT_ERR_PARSE, "%s:%d:1: no label column '%s' in the header (%lld columns)", r->path,
-                           lineno, label_name, (long long)ncols);
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d:1: no label column '%s' in the header (%lld columns)", r->path,
+                         lineno, label_name, (long long)ncols);
     if (ncols < 2)
-        return remat_error(REMAT_ERR_PARSE, "%s:%d:1: the header has only the label column, no features", r->path,
-                           lineno);
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d:1: the header has only the label column, no features", r->path,
+                         lineno);
     remat_labeled *t = r->t;
     t->d = ncols - 1;
     char *blob = malloc(bytes), *p = blob;
     if (!blob)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
     for (int64_t j = 0; j <= ncols; j++) { /* features in file order, then the label (j == ncols) */
         if (j == r->label_col)
             continue;
@@ -274,7 +274,7 @@ static remat_status parse_header(reader *r, span line, int lineno, const char *l
     }
     int ok = set_names(t, blob, bytes);
     free(blob);
-    return ok ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+    return ok ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
 }
 
 static remat_status parse_label(reader *r, span c, int lineno, int32_t *y)
@@ -294,20 +294,20 @@ static remat_status parse_label(reader *r, span c, int lineno, int32_t *y)
             big = 1, v = INT32_MAX;
     }
     if (c.len == 0)
-        return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: empty label cell", r->path, lineno, col);
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: empty label cell", r->path, lineno, col);
     if (i == first || i != c.len)
-        return remat_error(REMAT_ERR_PARSE,
-                           "%s:%d:%lld: label %s is not an integer (labels are class numbers 0, 1, 2, ...)",
-                           r->path, lineno, col, csv_show(c, a, sizeof a));
+        return rmi_error(REMAT_ERR_PARSE,
+                         "%s:%d:%lld: label %s is not an integer (labels are class numbers 0, 1, 2, ...)",
+                         r->path, lineno, col, csv_show(c, a, sizeof a));
     if (negative && v != 0)
-        return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is negative", r->path, lineno, col,
-                           csv_show(c, a, sizeof a));
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is negative", r->path, lineno, col,
+                         csv_show(c, a, sizeof a));
     if (r->given_classes && v >= r->given_classes)
-        return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is too large: n_classes is %d", r->path,
-                           lineno, col, csv_show(c, a, sizeof a), (int)r->given_classes);
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is too large: n_classes is %d", r->path,
+                         lineno, col, csv_show(c, a, sizeof a), (int)r->given_classes);
     if (big || v >= REMAT_LABELED_MAX_CLASSES)
-        return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is too large (at most %d classes)", r->path,
-                           lineno, col, csv_show(c, a, sizeof a), REMAT_LABELED_MAX_CLASSES);
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: label %s is too large (at most %d classes)", r->path,
+                         lineno, col, csv_show(c, a, sizeof a), REMAT_LABELED_MAX_CLASSES);
     *y = (int32_t)v;
     return REMAT_OK;
 }
@@ -318,9 +318,9 @@ static remat_status parse_row(reader *r, span line, int lineno)
     remat_labeled *t = r->t;
     int64_t found = split_cells(line, r->cells, r->ncols);
     if (found != r->ncols)
-        return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: ragged row: expected %lld cells (the header's), found %lld",
-                           r->path, lineno, (long long)(found > r->ncols ? r->ncols + 1 : found + 1),
-                           (long long)r->ncols, (long long)found);
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: ragged row: expected %lld cells (the header's), found %lld",
+                         r->path, lineno, (long long)(found > r->ncols ? r->ncols + 1 : found + 1),
+                         (long long)r->ncols, (long long)found);
     int64_t row = t->n;
     float *x = t->x + row * t->d;
     for (int64_t j = 0, f = 0; j < r->ncols; j++) {
@@ -335,17 +335,17 @@ static remat_status parse_row(reader *r, span line, int lineno)
         switch (parse_feature(c, &x[f++])) {
         case NUM_OK: break;
         case NUM_EMPTY:
-            return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: empty cell (every feature needs a number)",
-                               r->path, lineno, (long long)j + 1, col);
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: empty cell (every feature needs a number)",
+                             r->path, lineno, (long long)j + 1, col);
         case NUM_NONFINITE:
-            return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is not a finite number", r->path,
-                               lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is not a finite number", r->path,
+                             lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
         case NUM_RANGE:
-            return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is out of a float's range (not finite in f32)",
-                               r->path, lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is out of a float's range (not finite in f32)",
+                             r->path, lineno, (long long)j + 1, col, csv_show(c, a, sizeof a));
         case NUM_BAD:
-            return remat_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is not a number", r->path, lineno,
-                               (long long)j + 1, col, csv_show(c, a, sizeof a));
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d:%lld: column %s: %s is not a number", r->path, lineno,
+                             (long long)j + 1, col, csv_show(c, a, sizeof a));
         }
     }
     if (t->y[row] > r->max_label)
@@ -370,16 +370,16 @@ static remat_status parse_csv(reader *r, const char *text, size_t n, const char 
         } else {
             st = parse_header(r, line, lineno, label_name);
             if (st == REMAT_OK && !alloc_rows(r->t, max_rows))
-                st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory for %lld rows", r->path, (long long)max_rows);
+                st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %lld rows", r->path, (long long)max_rows);
             header_line = lineno;
         }
         if (st != REMAT_OK)
             return st;
     }
     if (!header_line)
-        return remat_error(REMAT_ERR_PARSE, "%s:1:1: empty file (expected a header row)", r->path);
+        return rmi_error(REMAT_ERR_PARSE, "%s:1:1: empty file (expected a header row)", r->path);
     if (r->t->n == 0)
-        return remat_error(REMAT_ERR_PARSE, "%s:%d:1: a header and no rows", r->path, header_line);
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d:1: a header and no rows", r->path, header_line);
     r->t->n_classes = r->given_classes ? r->given_classes : r->max_label + 1;
     return REMAT_OK;
 }
@@ -387,24 +387,24 @@ static remat_status parse_csv(reader *r, const char *text, size_t n, const char 
 remat_status remat_labeled_load(const char *path, const remat_labeled_options *opt, remat_labeled **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "remat_labeled_load: out is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_labeled_load: out is NULL");
     *out = NULL;
     if (!path)
-        return remat_error(REMAT_ERR_NULL, "remat_labeled_load: path is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_labeled_load: path is NULL");
     const char *label_name = opt && opt->label_column ? opt->label_column : "label";
     int32_t given = opt ? opt->n_classes : 0;
     if (!label_name[0])
-        return remat_error(REMAT_ERR_VALUE, "remat_labeled_load: label_column is empty");
+        return rmi_error(REMAT_ERR_VALUE, "remat_labeled_load: label_column is empty");
     if (given < 0 || given > REMAT_LABELED_MAX_CLASSES)
-        return remat_error(REMAT_ERR_VALUE, "remat_labeled_load: n_classes %d is not in 0..%d (0: inferred)",
-                           (int)given, REMAT_LABELED_MAX_CLASSES);
+        return rmi_error(REMAT_ERR_VALUE, "remat_labeled_load: n_classes %d is not in 0..%d (0: inferred)",
+                         (int)given, REMAT_LABELED_MAX_CLASSES);
     char *text = NULL;
     size_t n = 0;
-    remat_status st = remat_read_file(path, "data file", &text, &n);
+    remat_status st = rmi_read_file(path, "data file", &text, &n);
     if (st != REMAT_OK)
         return st;
     reader r = {.path = path, .given_classes = given, .t = calloc(1, sizeof(remat_labeled))};
-    st = r.t ? parse_csv(&r, text, n, label_name) : remat_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
+    st = r.t ? parse_csv(&r, text, n, label_name) : rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
     free(text);
     free(r.cells);
     free(r.names);

@@ -19,6 +19,6 @@ struct remat_labeled {
 
 /* A table of n rows (uninitialised) with src's d, classes and names
  * (copied); NULL when out of memory. */
-remat_labeled *remat_labeled_alloc_like(const remat_labeled *src, int64_t n);
+remat_labeled *rmi_labeled_alloc_like(const remat_labeled *src, int64_t n);
 
 #endif

@@ -24,7 +24,7 @@ static remat_status local_residuals(struct remat_fit *fit, const double *p, doub
     remat_tensor in = fit_vec((double *)p, fit->P);
     remat_tensor *out = malloc(sizeof *out * (size_t)L);
     if (!out)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int l = 0; l < L; l++)
         out[l] = fit_vec(fit->exp[fit->local[l]].r_full, fit->exp[fit->local[l]].rows * fit->S);
     remat_status st = remat_run(fit->res, 1, &in, L, out, NULL);
@@ -64,7 +64,7 @@ static remat_status local_objectives(struct remat_fit *fit, const double *p)
     if (!in || !out) {
         free(in);
         free(out);
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     static double one = 1.0;
     for (int l = 0; l < L; l++) {
@@ -103,7 +103,7 @@ const double *remat_fit_initial_state(const remat_fit *fit, int e)
 {
     REMAT_NULL_RETURN(fit, NULL);
     if (e < 0 || e >= fit->E) {
-        remat_error(REMAT_ERR_ARG, "fit: no experiment %d", e);
+        rmi_error(REMAT_ERR_ARG, "fit: no experiment %d", e);
         return NULL;
     }
     return fit->exp[e].y0;
@@ -119,10 +119,10 @@ int64_t remat_fit_residual_count(const remat_fit *fit)
 static remat_status check_params(const remat_fit *fit, const double *params)
 {
     if (!fit || !params)
-        return remat_error(REMAT_ERR_NULL, "fit: %s is NULL", !fit ? "the fit" : "params");
+        return rmi_error(REMAT_ERR_NULL, "fit: %s is NULL", !fit ? "the fit" : "params");
     for (int i = 0; i < fit->P; i++)
         if (!isfinite(params[i]))
-            return remat_error(REMAT_ERR_VALUE, "fit: parameter '%s' is %g", fit->names[i], params[i]);
+            return rmi_error(REMAT_ERR_VALUE, "fit: parameter '%s' is %g", fit->names[i], params[i]);
     return REMAT_OK;
 }
 
@@ -130,7 +130,7 @@ remat_status remat_fit_objective(remat_fit *fit, const double *params, double *o
 {
     remat_status st = check_params(fit, params);
     if (st == REMAT_OK && !objective)
-        st = remat_error(REMAT_ERR_NULL, "fit: objective is NULL");
+        st = rmi_error(REMAT_ERR_NULL, "fit: objective is NULL");
     return st == REMAT_OK ? fit_eval_residuals(fit, params, objective, NULL) : st;
 }
 
@@ -154,9 +154,9 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
     if (st != REMAT_OK)
         return st;
     if (e < 0 || e >= fit->E)
-        return remat_error(REMAT_ERR_ARG, "fit: predict: no experiment %d (there are %d)", e, fit->E);
+        return rmi_error(REMAT_ERR_ARG, "fit: predict: no experiment %d (there are %d)", e, fit->E);
     if (n_times < 1 || !times || !out)
-        return remat_error(REMAT_ERR_ARG, "fit: predict: needs n_times >= 1 (got %d), times and out", n_times);
+        return rmi_error(REMAT_ERR_ARG, "fit: predict: needs n_times >= 1 (got %d), times and out", n_times);
     int64_t S = fit->S, P = fit->P;
     remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.n_times = n_times;
@@ -169,7 +169,7 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
     remat_fn *f = remat_fn_new("fit_predict");
     remat_program *prog = NULL;
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
     remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, fit->exp[e].y0);
     remat_val ys;

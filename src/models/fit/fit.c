@@ -34,7 +34,7 @@ remat_status remat_fit_optimizer_parse(const char *text, remat_fit_optimizer *ou
             *out = (remat_fit_optimizer)i;
             return REMAT_OK;
         }
-    return remat_error(REMAT_ERR_ARG, "unknown optimizer '%s' (expected auto, lm, bfgs, lbfgs-b or adam)", text);
+    return rmi_error(REMAT_ERR_ARG, "unknown optimizer '%s' (expected auto, lm, bfgs, lbfgs-b or adam)", text);
 }
 
 remat_fit_options remat_fit_defaults(void)
@@ -61,71 +61,71 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
                                   const remat_fit_options *o)
 {
     if (!m || !data || !o)
-        return remat_error(REMAT_ERR_NULL, "fit: %s is NULL", !m ? "the mechanism" : !data ? "the data" : "options");
+        return rmi_error(REMAT_ERR_NULL, "fit: %s is NULL", !m ? "the mechanism" : !data ? "the data" : "options");
     if (n_data < 1)
-        return remat_error(REMAT_ERR_ARG, "fit: needs at least one experiment (n_data = %d)", n_data);
+        return rmi_error(REMAT_ERR_ARG, "fit: needs at least one experiment (n_data = %d)", n_data);
     for (int e = 0; e < n_data; e++) {
         if (!data[e])
-            return remat_error(REMAT_ERR_NULL, "fit: experiment %d is NULL", e);
+            return rmi_error(REMAT_ERR_NULL, "fit: experiment %d is NULL", e);
         if (remat_dataset_species_count(data[e]) != remat_mechanism_species_count(m))
-            return remat_error(REMAT_ERR_ARG, "fit: %s was read for a mechanism with %d species, not %s (%d)",
-                               remat_dataset_path(data[e]), remat_dataset_species_count(data[e]),
-                               remat_mechanism_source(m), remat_mechanism_species_count(m));
+            return rmi_error(REMAT_ERR_ARG, "fit: %s was read for a mechanism with %d species, not %s (%d)",
+                             remat_dataset_path(data[e]), remat_dataset_species_count(data[e]),
+                             remat_mechanism_source(m), remat_mechanism_species_count(m));
     }
     if ((unsigned)o->optimizer >= REMAT_FIT_OPTIMIZER_COUNT)
-        return remat_error(REMAT_ERR_ARG, "fit: unknown optimizer %d", (int)o->optimizer);
+        return rmi_error(REMAT_ERR_ARG, "fit: unknown optimizer %d", (int)o->optimizer);
     if ((unsigned)o->jacobian >= REMAT_FIT_JACOBIAN_COUNT)
-        return remat_error(REMAT_ERR_ARG, "fit: unknown Jacobian mode %d", (int)o->jacobian);
+        return rmi_error(REMAT_ERR_ARG, "fit: unknown Jacobian mode %d", (int)o->jacobian);
     if ((unsigned)o->method >= REMAT_ODE_METHOD_COUNT)
-        return remat_error(REMAT_ERR_ARG, "fit: unknown integration method %d", (int)o->method);
+        return rmi_error(REMAT_ERR_ARG, "fit: unknown integration method %d", (int)o->method);
     if (!isfinite(o->t0))
-        return remat_error(REMAT_ERR_VALUE, "fit: t0 = %g is not finite", o->t0);
+        return rmi_error(REMAT_ERR_VALUE, "fit: t0 = %g is not finite", o->t0);
     if (!(o->dt >= 0 && isfinite(o->dt)))
-        return remat_error(REMAT_ERR_VALUE, "fit: dt = %g must be a positive finite step (or 0)", o->dt);
+        return rmi_error(REMAT_ERR_VALUE, "fit: dt = %g must be a positive finite step (or 0)", o->dt);
     if (o->steps < 0)
-        return remat_error(REMAT_ERR_VALUE, "fit: steps = %lld must be >= 1 per data interval (or 0)",
-                           (long long)o->steps);
+        return rmi_error(REMAT_ERR_VALUE, "fit: steps = %lld must be >= 1 per data interval (or 0)",
+                         (long long)o->steps);
     if (o->dt > 0 && o->steps > 0)
-        return remat_error(REMAT_ERR_ARG, "fit: give dt or steps, not both (dt = %g, steps = %lld)", o->dt,
-                           (long long)o->steps);
+        return rmi_error(REMAT_ERR_ARG, "fit: give dt or steps, not both (dt = %g, steps = %lld)", o->dt,
+                         (long long)o->steps);
     if (o->adaptive && !remat_ode_method_adaptive(o->method))
-        return remat_error(REMAT_ERR_ARG, "fit: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5 "
+        return rmi_error(REMAT_ERR_ARG, "fit: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5 "
                                           "(adaptive = false for fixed steps)",
-                           remat_ode_method_name(o->method));
+                         remat_ode_method_name(o->method));
     if (o->adaptive && (o->dt > 0 || o->steps > 0))
-        return remat_error(REMAT_ERR_ARG, "fit: adaptive stepping chooses its steps: give no dt or steps (dt = %g, "
+        return rmi_error(REMAT_ERR_ARG, "fit: adaptive stepping chooses its steps: give no dt or steps (dt = %g, "
                                           "steps = %lld), or set adaptive = false for fixed steps",
-                           o->dt, (long long)o->steps);
+                         o->dt, (long long)o->steps);
     if (o->adaptive && !(o->rtol > 0 && isfinite(o->rtol)))
-        return remat_error(REMAT_ERR_VALUE, "fit: rtol = %g must be a positive finite tolerance", o->rtol);
+        return rmi_error(REMAT_ERR_VALUE, "fit: rtol = %g must be a positive finite tolerance", o->rtol);
     if (o->adaptive && !(o->atol >= 0 && isfinite(o->atol)))
-        return remat_error(REMAT_ERR_VALUE, "fit: atol = %g must be a finite tolerance >= 0", o->atol);
+        return rmi_error(REMAT_ERR_VALUE, "fit: atol = %g must be a finite tolerance >= 0", o->atol);
     if (o->adaptive && o->max_steps < 0)
-        return remat_error(REMAT_ERR_VALUE, "fit: max_steps = %lld is negative", (long long)o->max_steps);
+        return rmi_error(REMAT_ERR_VALUE, "fit: max_steps = %lld is negative", (long long)o->max_steps);
     if (o->memory_budget < 0)
-        return remat_error(REMAT_ERR_VALUE, "fit: memory budget %lld is negative", (long long)o->memory_budget);
+        return rmi_error(REMAT_ERR_VALUE, "fit: memory budget %lld is negative", (long long)o->memory_budget);
     if (o->max_iters < 0)
-        return remat_error(REMAT_ERR_VALUE, "fit: max_iters = %d is negative", o->max_iters);
+        return rmi_error(REMAT_ERR_VALUE, "fit: max_iters = %d is negative", o->max_iters);
     if (!(o->lr >= 0 && isfinite(o->lr)))
-        return remat_error(REMAT_ERR_VALUE, "fit: learning rate %g must be positive and finite", o->lr);
+        return rmi_error(REMAT_ERR_VALUE, "fit: learning rate %g must be positive and finite", o->lr);
     if (!(o->xtol >= 0 && o->gtol >= 0 && o->ftol >= 0))
-        return remat_error(REMAT_ERR_VALUE, "fit: tolerances must be >= 0 (xtol %g, gtol %g, ftol %g)", o->xtol,
-                           o->gtol, o->ftol);
+        return rmi_error(REMAT_ERR_VALUE, "fit: tolerances must be >= 0 (xtol %g, gtol %g, ftol %g)", o->xtol,
+                         o->gtol, o->ftol);
     if (o->starts < 0)
-        return remat_error(REMAT_ERR_VALUE, "fit: starts = %d must be >= 1 (or 0: the start only)", o->starts);
+        return rmi_error(REMAT_ERR_VALUE, "fit: starts = %d must be >= 1 (or 0: the start only)", o->starts);
     if ((unsigned)o->weighting > REMAT_FIT_WEIGHT_RELATIVE)
-        return remat_error(REMAT_ERR_ARG, "fit: unknown weighting %d", (int)o->weighting);
+        return rmi_error(REMAT_ERR_ARG, "fit: unknown weighting %d", (int)o->weighting);
     for (int s = 0; o->sigma && s < remat_mechanism_species_count(m); s++)
         if (!(o->sigma[s] > 0 && isfinite(o->sigma[s])))
-            return remat_error(REMAT_ERR_VALUE, "fit: sigma of species '%s' is %g: it must be positive and finite",
-                               remat_mechanism_species_name(m, s), o->sigma[s]);
+            return rmi_error(REMAT_ERR_VALUE, "fit: sigma of species '%s' is %g: it must be positive and finite",
+                             remat_mechanism_species_name(m, s), o->sigma[s]);
     if (o->memory_budget == 0 && o->scan.schedule.kind != REMAT_SCHED_STORE_ALL) {
         remat_schedule *s;
         remat_status st = remat_schedule_new(&o->scan.schedule, 1, &s);
         if (st != REMAT_OK) {
             char why[400];
             snprintf(why, sizeof why, "%s", remat_last_error());
-            return remat_error(st, "fit: schedule: %s", why);
+            return rmi_error(st, "fit: schedule: %s", why);
         }
         remat_schedule_free(s);
     }
@@ -150,14 +150,14 @@ static remat_status setup_params(struct remat_fit *fit)
     fit->x0 = calloc((size_t)P, sizeof *fit->x0);
     if (!fit->x0 || !fit->names || !fit->start || !fit->lo || !fit->hi || !fit->logscale || !fit->fixed || !fit->free_idx ||
         !fit->tlo || !fit->thi || !fit->map)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     fit->n_free = 0;
     fit->bounded = 0;
     for (int i = 0; i < P; i++) {
         const char *name = remat_mechanism_param_name(fit->m, i);
         fit->names[i] = strdup(name);
         if (!fit->names[i])
-            return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+            return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
         double v = o->start ? o->start[i] : remat_mechanism_param_value(fit->m, i);
         double lo = remat_mechanism_param_lo(fit->m, i), hi = remat_mechanism_param_hi(fit->m, i);
         fit->start[i] = v;
@@ -165,16 +165,16 @@ static remat_status setup_params(struct remat_fit *fit)
         fit->hi[i] = hi;
         fit->fixed[i] = o->fixed && o->fixed[i];
         if (!isfinite(v))
-            return remat_error(REMAT_ERR_VALUE, "fit: start value of '%s' is %g", name, v);
+            return rmi_error(REMAT_ERR_VALUE, "fit: start value of '%s' is %g", name, v);
         if (v < lo || v > hi)
-            return remat_error(REMAT_ERR_VALUE, "fit: start value %g of '%s' is outside its bounds [%g, %g]", v,
-                               name, lo, hi);
+            return rmi_error(REMAT_ERR_VALUE, "fit: start value %g of '%s' is outside its bounds [%g, %g]", v,
+                             name, lo, hi);
         remat_fit_scale sc = o->scale ? o->scale[i] : REMAT_FIT_SCALE_AUTO;
         if ((unsigned)sc > REMAT_FIT_SCALE_LINEAR)
-            return remat_error(REMAT_ERR_ARG, "fit: unknown scale %d for '%s'", (int)sc, name);
+            return rmi_error(REMAT_ERR_ARG, "fit: unknown scale %d for '%s'", (int)sc, name);
         if (sc == REMAT_FIT_SCALE_LOG && !(v > 0))
-            return remat_error(REMAT_ERR_VALUE, "fit: '%s' is on the log scale but starts at %g (must be > 0)",
-                               name, v);
+            return rmi_error(REMAT_ERR_VALUE, "fit: '%s' is on the log scale but starts at %g (must be > 0)",
+                             name, v);
         /* a declared lower bound <= 0 says the value may reach zero or below
          * (log scale there lost on the battery: fit.h, "Parameter scale");
          * Adam's steps need the log scale's unit for a bound of 0 too */
@@ -196,7 +196,7 @@ static remat_status setup_params(struct remat_fit *fit)
             fit->bounded = 1;
     }
     if (fit->n_free == 0)
-        return remat_error(REMAT_ERR_ARG, "fit: %s", P ? "every parameter is fixed: nothing to fit"
+        return rmi_error(REMAT_ERR_ARG, "fit: %s", P ? "every parameter is fixed: nothing to fit"
                                                        : "the mechanism has no parameters: nothing to fit");
     fit->optimizer = o->optimizer;
     if (fit->optimizer == REMAT_FIT_AUTO)
@@ -235,14 +235,14 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
                            const remat_fit_options *opt, remat_fit **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "fit: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "fit: output pointer is NULL");
     *out = NULL;
     remat_status st = check_options(m, n_data, data, opt);
     if (st != REMAT_OK)
         return st;
     struct remat_fit *fit = calloc(1, sizeof *fit);
     if (!fit) { /* the others' first agreement below is this one */
-        st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
         return opt->dist ? remat_dist_agree(opt->dist, st) : st;
     }
     fit->m = m;
@@ -306,10 +306,10 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     run.gp = calloc((size_t)P, sizeof *run.gp);
     remat_status st = REMAT_OK;
     if (!r->params || !r->param_names || !run.p || !run.gp)
-        st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int i = 0; st == REMAT_OK && i < P; i++)
         if (!(r->param_names[i] = strdup(fit->names[i])))
-            st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+            st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     if (fit->group) /* before the driver's collectives: every rank goes on, or none */
         st = remat_dist_agree(fit->group, st);
     if (st != REMAT_OK) {
@@ -336,7 +336,7 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     }
     r->evaluations = fit->evals - evals0;
     if (st != REMAT_OK)
-        remat_error(st, "%s", r->message); /* the message of record, whatever ran after it */
+        rmi_error(st, "%s", r->message); /* the message of record, whatever ran after it */
     free(run.p);
     free(run.gp);
     return st;
@@ -346,7 +346,7 @@ remat_status remat_fit_run_once(const remat_mechanism *m, int n_data, remat_data
                                 const remat_fit_options *opt, remat_fit_result *result)
 {
     if (!result)
-        return remat_error(REMAT_ERR_NULL, "fit: result is NULL");
+        return rmi_error(REMAT_ERR_NULL, "fit: result is NULL");
     memset(result, 0, sizeof *result);
     remat_fit *fit;
     remat_status st = remat_fit_new(m, n_data, data, opt, &fit);

@@ -19,7 +19,7 @@ static remat_status experiment_stats(const remat_fit *fit, int e, const double *
     remat_fn *f = remat_fn_new("fit_integration_stats");
     remat_program *prog = NULL;
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
     remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, fit->exp[e].y0);
     remat_val ys, sv;
@@ -41,8 +41,8 @@ static remat_status experiment_stats(const remat_fit *fit, int e, const double *
 remat_status remat_fit_integration_stats(const remat_fit *fit, const double *params, double *stats)
 {
     if (!fit || !params || !stats)
-        return remat_error(REMAT_ERR_NULL, "fit: integration stats: %s is NULL",
-                           !fit ? "the fit" : !params ? "params" : "stats");
+        return rmi_error(REMAT_ERR_NULL, "fit: integration stats: %s is NULL",
+                         !fit ? "the fit" : !params ? "params" : "stats");
     double total[REMAT_ODE_STATS] = {0}, one[REMAT_ODE_STATS];
     total[REMAT_ODE_STAT_T] = INFINITY;
     for (int e = 0; e < fit->E; e++) {

@@ -31,13 +31,13 @@ const char *remat_fit_jacobian_name(remat_fit_jacobian j)
 remat_status remat_fit_jacobian_parse(const char *text, remat_fit_jacobian *out)
 {
     if (!text || !out)
-        return remat_error(REMAT_ERR_NULL, "fit: Jacobian mode: %s is NULL", !text ? "the text" : "out");
+        return rmi_error(REMAT_ERR_NULL, "fit: Jacobian mode: %s is NULL", !text ? "the text" : "out");
     for (int i = 0; i < REMAT_FIT_JACOBIAN_COUNT; i++)
         if (!strcmp(text, jacobian_names[i])) {
             *out = (remat_fit_jacobian)i;
             return REMAT_OK;
         }
-    return remat_error(REMAT_ERR_ARG, "unknown Jacobian mode '%s' (expected auto, forward or reverse)", text);
+    return rmi_error(REMAT_ERR_ARG, "unknown Jacobian mode '%s' (expected auto, forward or reverse)", text);
 }
 
 remat_fit_jacobian fit_jacobian_resolve(const struct remat_fit *fit)
@@ -53,7 +53,7 @@ static remat_status compile_jvp(struct remat_fit *fit)
 {
     fit->tan = calloc((size_t)fit->P, sizeof *fit->tan);
     if (!fit->tan)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     if (fit->n_local == 0) /* a rank with no experiment */
         return REMAT_OK;
     remat_fn *jf = NULL;
@@ -101,7 +101,7 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
     remat_tensor in[2] = {fit_vec((double *)p, P), fit_vec(fit->tan, P)};
     remat_tensor *out = malloc(sizeof *out * (size_t)(2 * E + 1));
     if (!out)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int e = 0; e < E; e++) {
         fit_exp *x = &fit->exp[fit->local[e]];
         int64_t n = x->rows * fit->S;
@@ -136,7 +136,7 @@ static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, dou
     if (!in || !out) {
         free(in);
         free(out);
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     for (int e = 0; e < E; e++) {
         fit_exp *x = &fit->exp[fit->local[e]];
@@ -192,10 +192,10 @@ remat_fit_jacobian remat_fit_jacobian_mode(const remat_fit *fit)
 remat_status remat_fit_jacobian_at(remat_fit *fit, const double *params, double *J)
 {
     if (!fit || !params || !J)
-        return remat_error(REMAT_ERR_NULL, "fit: jacobian: %s is NULL", !fit ? "the fit" : !params ? "params" : "J");
+        return rmi_error(REMAT_ERR_NULL, "fit: jacobian: %s is NULL", !fit ? "the fit" : !params ? "params" : "J");
     for (int i = 0; i < fit->P; i++)
         if (!isfinite(params[i]))
-            return remat_error(REMAT_ERR_VALUE, "fit: jacobian: parameter '%s' is %g", fit->names[i], params[i]);
+            return rmi_error(REMAT_ERR_VALUE, "fit: jacobian: parameter '%s' is %g", fit->names[i], params[i]);
     memset(J, 0, sizeof *J * (size_t)fit->n_res * (size_t)fit->P);
     remat_status st = fit_eval_jacobian(fit, params, J);
     for (int i = 0; st == REMAT_OK && i < fit->P; i++)

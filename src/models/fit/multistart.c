@@ -69,17 +69,17 @@ static void restore(struct remat_fit *fit, const double *declared)
 remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
 {
     if (!result)
-        return remat_error(REMAT_ERR_NULL, "fit: result is NULL");
+        return rmi_error(REMAT_ERR_NULL, "fit: result is NULL");
     memset(result, 0, sizeof *result);
     if (!fit)
-        return remat_error(REMAT_ERR_NULL, "fit: the fit is NULL");
+        return rmi_error(REMAT_ERR_NULL, "fit: the fit is NULL");
     int n = fit->opt.starts > 1 ? fit->opt.starts : 1;
     double *objs = malloc(sizeof *objs * (size_t)n), *declared = malloc(sizeof *declared * (size_t)fit->P);
     if (!objs || !declared) {
         free(objs);
         free(declared);
         snprintf(result->message, sizeof result->message, "fit: out of memory");
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     memcpy(declared, fit->start, sizeof *declared * (size_t)fit->P);
     uint64_t rng = fit->opt.seed;
@@ -87,7 +87,7 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     int have_best = 0, have_failed = 0, n_failed = 0, best_k = -1, failed_k = -1;
     int rank = remat_dist_rank(fit->opt.dist);
     int64_t evals = 0, *start_evals = calloc((size_t)n, sizeof *start_evals);
-    remat_status st = start_evals ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    remat_status st = start_evals ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_status local = st; /* spread starts: the error that stopped this rank's */
     if (st != REMAT_OK && !fit->spread_starts) {
         snprintf(result->message, sizeof result->message, "%s", remat_last_error());
@@ -154,7 +154,7 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
         *result = best;
     } else {
         *result = failed; /* every start failed: the first one's message */
-        st = remat_error(REMAT_ERR_NUMERIC, "%s", result->message);
+        st = rmi_error(REMAT_ERR_NUMERIC, "%s", result->message);
     }
     result->evaluations = evals;
     result->n_starts = n;

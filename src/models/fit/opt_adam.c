@@ -126,7 +126,7 @@ remat_status fit_opt_adam(fit_run *run)
         }
         st = remat_adam_new(n, &ao, &adam);
     } else {
-        st = remat_error(REMAT_ERR_NOMEM, "out of memory");
+        st = rmi_error(REMAT_ERR_NOMEM, "out of memory");
     }
     /* every rank's allocations agreed on before the evaluations' collectives */
     if (fit_spread_ready(run, st) != REMAT_OK)

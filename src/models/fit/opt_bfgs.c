@@ -98,7 +98,7 @@ remat_status fit_opt_bfgs(fit_run *run)
     double *xprev = calloc((size_t)n, sizeof *xprev);
     gsl_multimin_fdfminimizer *s = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, (size_t)n);
     if (fit_spread_ready(run, c.xc && c.gxc && x && xprev && s ? REMAT_OK
-                                                               : remat_error(REMAT_ERR_NOMEM, "out of memory")) !=
+                                                               : rmi_error(REMAT_ERR_NOMEM, "out of memory")) !=
         REMAT_OK)
         goto done;
     gsl_multimin_function_fdf fdf = {.f = b_f, .df = b_df, .fdf = b_fdf, .n = (size_t)n, .params = &c};

@@ -104,8 +104,8 @@ remat_status fit_opt_lm(fit_run *run)
     int n = run->n;
     size_t N = (size_t)fit->n_res;
     if (N < (size_t)n) {
-        run->st = remat_error(REMAT_ERR_VALUE,
-                              "fit: lm needs at least as many measured cells (%zu) as free parameters (%d)", N, n);
+        run->st = rmi_error(REMAT_ERR_VALUE,
+                            "fit: lm needs at least as many measured cells (%zu) as free parameters (%d)", N, n);
         snprintf(run->res->message, sizeof run->res->message, "%s", remat_last_error());
         return run->st;
     }
@@ -118,8 +118,8 @@ remat_status fit_opt_lm(fit_run *run)
     c.J = malloc(sizeof *c.J * N * (size_t)fit->P);
     c.pt = malloc(sizeof *c.pt * (size_t)fit->P);
     if (fit_spread_ready(run, w && x && c.J && c.pt ? REMAT_OK
-                                                     : remat_error(REMAT_ERR_NOMEM, "out of memory for a %zu x %d "
-                                                                   "Jacobian", N, n)) != REMAT_OK)
+                                                     : rmi_error(REMAT_ERR_NOMEM, "out of memory for a %zu x %d "
+                                                                 "Jacobian", N, n)) != REMAT_OK)
         goto done;
     gsl_multifit_nlinear_fdf fdf = {.f = lm_f, .df = lm_df, .n = N, .p = (size_t)n, .params = &c};
     fit_x_start(fit, x->data);

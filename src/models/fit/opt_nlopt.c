@@ -66,7 +66,7 @@ remat_status fit_opt_nlopt(fit_run *run)
     nl_ctx c = {.run = run};
     double *x = calloc((size_t)n, sizeof *x);
     c.opt = nlopt_create(NLOPT_LD_LBFGS, (unsigned)n);
-    if (fit_spread_ready(run, x && c.opt ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "out of memory")) != REMAT_OK) {
+    if (fit_spread_ready(run, x && c.opt ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "out of memory")) != REMAT_OK) {
         free(x);
         if (c.opt)
             nlopt_destroy(c.opt);

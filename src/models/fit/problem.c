@@ -45,16 +45,16 @@ static remat_status check_weight(const struct remat_fit *fit, const remat_datase
     if (fit->opt.weighting == REMAT_FIT_WEIGHT_RELATIVE && n > 0 && (size_t)n < sizeof from)
         snprintf(from + n, sizeof from - (size_t)n, " times |%g| (relative weighting)", v);
     if (big)
-        return remat_error(REMAT_ERR_VALUE,
-                           "fit: %s:%d: column %d ('%s'): the value %g over %s is %g, whose square overflows the "
-                           "objective (beyond 1.8e308) unless the model matches it to 1 part in 1e150: rescale the "
-                           "data or give a larger sigma",
-                           path, line, col, sp, v, from, fabs(v) * w);
-    return remat_error(REMAT_ERR_VALUE,
-                       "fit: %s:%d: column %d ('%s'): %s weights its residual by %g: against the data's scale %g a "
-                       "misfit of 1 part in 1e150 already squares beyond the largest double (1.8e308), so the "
-                       "objective overflows; give a larger sigma",
-                       path, line, col, sp, from, w, scale);
+        return rmi_error(REMAT_ERR_VALUE,
+                         "fit: %s:%d: column %d ('%s'): the value %g over %s is %g, whose square overflows the "
+                         "objective (beyond 1.8e308) unless the model matches it to 1 part in 1e150: rescale the "
+                         "data or give a larger sigma",
+                         path, line, col, sp, v, from, fabs(v) * w);
+    return rmi_error(REMAT_ERR_VALUE,
+                     "fit: %s:%d: column %d ('%s'): %s weights its residual by %g: against the data's scale %g a "
+                     "misfit of 1 part in 1e150 already squares beyond the largest double (1.8e308), so the "
+                     "objective overflows; give a larger sigma",
+                     path, line, col, sp, from, w, scale);
 }
 
 static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat_dataset *d)
@@ -66,8 +66,8 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
     x->rows = (int64_t)remat_dataset_rows(d);
     const double *times = remat_dataset_times(d);
     if (!(times[0] >= fit->opt.t0))
-        return remat_error(REMAT_ERR_VALUE, "fit: %s: the first data row is at %s = %.17g, before the start t0 = %.17g",
-                           path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
+        return rmi_error(REMAT_ERR_VALUE, "fit: %s: the first data row is at %s = %.17g, before the start t0 = %.17g",
+                         path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
     size_t cells = (size_t)x->rows * (size_t)S;
     x->y0 = calloc((size_t)S, sizeof *x->y0);
     x->target = calloc(cells, sizeof *x->target);
@@ -78,29 +78,29 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
     x->dp = calloc((size_t)fit->P, sizeof *x->dp);
     x->dr = calloc(cells, sizeof *x->dr);
     if (!x->y0 || !x->target || !x->mask || !x->meas || !x->r_full || !x->ct || !x->dp || !x->dr)
-        return remat_error(REMAT_ERR_NOMEM, "fit: %s: out of memory for %zu cells", path, cells);
+        return rmi_error(REMAT_ERR_NOMEM, "fit: %s: out of memory for %zu cells", path, cells);
 
     const double *given = fit->opt.y0 ? fit->opt.y0[e] : NULL;
     int from_row0 = !given;
     if (given) {
         for (int s = 0; s < S; s++) {
             if (!isfinite(given[s]))
-                return remat_error(REMAT_ERR_VALUE, "fit: %s: initial value of species '%s' is %g", path,
-                                   remat_mechanism_species_name(fit->m, s), given[s]);
+                return rmi_error(REMAT_ERR_VALUE, "fit: %s: initial value of species '%s' is %g", path,
+                                 remat_mechanism_species_name(fit->m, s), given[s]);
             x->y0[s] = given[s];
         }
     } else {
         if (times[0] != fit->opt.t0)
-            return remat_error(REMAT_ERR_VALUE,
-                               "fit: %s: no initial state: the first row is at %s = %.17g, not at the start "
-                               "t0 = %.17g (give the initial state, e.g. --init)",
-                               path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
+            return rmi_error(REMAT_ERR_VALUE,
+                             "fit: %s: no initial state: the first row is at %s = %.17g, not at the start "
+                             "t0 = %.17g (give the initial state, e.g. --init)",
+                             path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
         for (int s = 0; s < S; s++) {
             if (!remat_dataset_is_measured(d, 0, s))
-                return remat_error(REMAT_ERR_VALUE,
-                                   "fit: %s: no initial state: the first row does not give species '%s' "
-                                   "(give every species there, or the initial state, e.g. --init)",
-                                   path, remat_mechanism_species_name(fit->m, s));
+                return rmi_error(REMAT_ERR_VALUE,
+                                 "fit: %s: no initial state: the first row does not give species '%s' "
+                                 "(give every species there, or the initial state, e.g. --init)",
+                                 path, remat_mechanism_species_name(fit->m, s));
             x->y0[s] = remat_dataset_value(d, 0, s);
         }
     }
@@ -124,11 +124,11 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
                 double w = !isnan(sc) ? 1.0 / sc : fit->opt.sigma ? 1.0 / fit->opt.sigma[s] : 1.0;
                 if (fit->opt.weighting == REMAT_FIT_WEIGHT_RELATIVE) {
                     if (v == 0)
-                        return remat_error(REMAT_ERR_VALUE,
-                                           "fit: %s: relative weighting divides by the data, but species '%s' "
-                                           "is 0 at %s = %.17g (row %lld): give a sigma instead",
-                                           path, remat_mechanism_species_name(fit->m, s),
-                                           remat_dataset_indep_name(d), times[r], (long long)r + 1);
+                        return rmi_error(REMAT_ERR_VALUE,
+                                         "fit: %s: relative weighting divides by the data, but species '%s' "
+                                         "is 0 at %s = %.17g (row %lld): give a sigma instead",
+                                         path, remat_mechanism_species_name(fit->m, s),
+                                         remat_dataset_indep_name(d), times[r], (long long)r + 1);
                     w /= fabs(v);
                 }
                 remat_status st = check_weight(fit, d, (size_t)r, s, v, w, 0); /* data too large first */
@@ -182,8 +182,8 @@ static remat_status plan_grid(struct remat_fit *fit)
             span = fmax(span, remat_dataset_times(x->d)[x->rows - 1] - fit->opt.t0);
         }
         if (!(span > 0))
-            return remat_error(REMAT_ERR_VALUE, "fit: every data row is at the start t0 = %.17g: nothing to fit",
-                               fit->opt.t0);
+            return rmi_error(REMAT_ERR_VALUE, "fit: every data row is at the start t0 = %.17g: nothing to fit",
+                             fit->opt.t0);
         fit->dt = span / DEFAULT_STEPS_PER_SPAN;
     }
     fit->longest_scan = 0;
@@ -193,13 +193,13 @@ static remat_status plan_grid(struct remat_fit *fit)
         remat_ode_options o = fit_ode_options(fit, x);
         int64_t *steps = malloc(sizeof *steps * (size_t)x->rows);
         if (!steps)
-            return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+            return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
         remat_status st = remat_ode_count_steps(&o, steps, NULL);
         if (st != REMAT_OK) {
             char why[512];
             snprintf(why, sizeof why, "%s", remat_last_error());
             free(steps);
-            return remat_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
+            return rmi_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
         }
         double prev = fit->opt.t0;
         for (int64_t k = 0; k < x->rows; k++) {
@@ -229,7 +229,7 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
     fit->pbuf = calloc((size_t)fit->P, sizeof *fit->pbuf);
     remat_status st = REMAT_OK;
     if (!fit->exp || !fit->grad_p || !fit->pbuf)
-        st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     fit->n_res = 0;
     fit->max_meas = 0;
     for (int e = 0; st == REMAT_OK && e < fit->E; e++) {
@@ -239,7 +239,7 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
             fit->max_meas = fit->exp[e].n_meas;
     }
     if (st == REMAT_OK && fit->n_res == 0)
-        st = remat_error(REMAT_ERR_VALUE, "fit: the data have no measured value after the initial states");
+        st = rmi_error(REMAT_ERR_VALUE, "fit: the data have no measured value after the initial states");
     if (st == REMAT_OK)
         st = plan_grid(fit);
     if (st == REMAT_OK)

@@ -31,7 +31,7 @@ static remat_status build_experiment(const struct remat_fit *fit, remat_fn *f, i
     if (st != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
-        return remat_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
+        return rmi_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
     }
     remat_val tgt = remat_const_data(f, REMAT_F64, 2, KS, x->target);
     remat_val msk = remat_const_data(f, REMAT_F64, 2, KS, x->mask);
@@ -46,7 +46,7 @@ static remat_status build(const struct remat_fit *fit, build_mode mode, int n, c
     bool split = mode == BUILD_RES_SPLIT || mode == BUILD_OBJ_SPLIT;
     remat_fn *f = remat_fn_new(mode == BUILD_OBJ || mode == BUILD_OBJ_SPLIT ? "fit_objective" : "fit_residuals");
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_val p = REMAT_NONE, total = REMAT_NONE;
     if (!split)
         p = remat_arg(f, "params", REMAT_F64, 1, &P);
@@ -74,7 +74,7 @@ static remat_status build(const struct remat_fit *fit, build_mode mode, int n, c
     if (st == REMAT_OK && mode == BUILD_OBJ)
         remat_fn_output(f, total);
     if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
-        st = remat_error(remat_fn_status(f), "fit: building the residual graph: %s", remat_fn_error(f));
+        st = rmi_error(remat_fn_status(f), "fit: building the residual graph: %s", remat_fn_error(f));
     if (st != REMAT_OK) {
         remat_fn_free(f);
         return st;
@@ -117,7 +117,7 @@ static remat_status pick_schedule_probe(struct remat_fit *fit)
     fit->spec = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
     int *all = malloc(sizeof *all * (size_t)fit->E);
     if (!all)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int e = 0; e < fit->E; e++)
         all[e] = e;
     remat_program *probe;
@@ -134,8 +134,8 @@ static remat_status pick_schedule_probe(struct remat_fit *fit)
     if (st != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
-        return remat_error(st, "fit: %s (the longest data interval takes %lld steps)", why,
-                           (long long)fit->longest_scan);
+        return rmi_error(st, "fit: %s (the longest data interval takes %lld steps)", why,
+                         (long long)fit->longest_scan);
     }
     return REMAT_OK;
 }

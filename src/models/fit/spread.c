@@ -27,7 +27,7 @@ remat_status fit_spread_setup(struct remat_fit *fit)
     double *cost = calloc((size_t)E, sizeof *cost);
     if (!fit->owner || !fit->local || !fit->len || !fit->rall || !cost) {
         free(cost);
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     /* an experiment's cost: its cells (every row is an output time of its
      * integration, every species a state) */
@@ -52,13 +52,13 @@ remat_status fit_spread_setup(struct remat_fit *fit)
         fit->rloc = calloc((size_t)fit->local_res + 1, sizeof *fit->rloc);
         fit->jloc = calloc((size_t)fit->local_res * (size_t)P + 1, sizeof *fit->jloc);
         if (!fit->rloc || !fit->jloc)
-            return remat_error(REMAT_ERR_NOMEM, "fit: out of memory for %lld residuals' Jacobian rows",
-                               (long long)fit->local_res);
+            return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for %lld residuals' Jacobian rows",
+                             (long long)fit->local_res);
     }
     if (fit->per_experiment_sum) { /* n_local items and the sum */
         fit->items = calloc(((size_t)fit->n_local + 1) * (1 + (size_t)P), sizeof *fit->items);
         if (!fit->items)
-            return remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+            return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     return REMAT_OK;
 }
@@ -160,7 +160,7 @@ static remat_status bcast_result(struct remat_fit *fit, int root, remat_fit_resu
         int ok = r->params && r->param_names && r->history_objective && r->history_params;
         for (int i = 0; ok && i < P; i++)
             ok = (r->param_names[i] = strdup(fit->names[i])) != NULL;
-        st = ok ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        st = ok ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     /* a rank out of memory still takes part, into scratch */
     st = remat_dist_agree(d, st);
@@ -185,7 +185,7 @@ remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs
     int *owner = malloc(sizeof *owner * (size_t)n_starts);
     int64_t *len = malloc(sizeof *len * (size_t)n_starts);
     double *mine = malloc(sizeof *mine * 2 * (size_t)n_starts), *all = malloc(sizeof *all * 2 * (size_t)n_starts);
-    st = owner && len && mine && all ? REMAT_OK : remat_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    st = owner && len && mine && all ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     st = remat_dist_agree(d, st);
     int m = 0;
     for (int k = 0; st == REMAT_OK && k < n_starts; k++) {

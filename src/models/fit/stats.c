@@ -41,7 +41,7 @@ static remat_status alloc_stats(remat_fit_stats *s, int P)
     s->corr = malloc(sizeof *s->corr * n * n);
     s->unidentifiable = calloc(n, sizeof *s->unidentifiable);
     if (!s->se || !s->ci_lo || !s->ci_hi || !s->corr || !s->unidentifiable)
-        return remat_error(REMAT_ERR_NOMEM, "fit: out of memory for the statistics");
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for the statistics");
     for (size_t i = 0; i < n; i++) {
         s->se[i] = s->ci_lo[i] = s->ci_hi[i] = NAN;
         for (size_t j = 0; j < n; j++)
@@ -84,17 +84,17 @@ static void covariance(remat_fit_stats *s, const struct remat_fit *fit, const gs
 remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fit_stats *s)
 {
     if (!s)
-        return remat_error(REMAT_ERR_NULL, "fit: statistics output is NULL");
+        return rmi_error(REMAT_ERR_NULL, "fit: statistics output is NULL");
     memset(s, 0, sizeof *s);
     if (!fit || !params)
-        return remat_error(REMAT_ERR_NULL, "fit: %s is NULL", !fit ? "the fit" : "params");
+        return rmi_error(REMAT_ERR_NULL, "fit: %s is NULL", !fit ? "the fit" : "params");
     int P = fit->P, n = fit->n_free;
     int64_t N = fit->n_res;
     if (N - n < 1)
-        return remat_error(REMAT_ERR_VALUE,
-                           "fit: statistics need more measured cells (%lld) than free parameters (%d): "
-                           "no degrees of freedom left",
-                           (long long)N, n);
+        return rmi_error(REMAT_ERR_VALUE,
+                         "fit: statistics need more measured cells (%lld) than free parameters (%d): "
+                         "no degrees of freedom left",
+                         (long long)N, n);
     s->n_params = P;
     s->n_free = n;
     s->n_residuals = N;
@@ -106,7 +106,7 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
     gsl_vector *S = gsl_vector_alloc((size_t)n), *work = gsl_vector_alloc((size_t)n);
     remat_status st = alloc_stats(s, P);
     if (st == REMAT_OK && (!J || !d || !cov || !inf_se || !A || !V || !S || !work))
-        st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory for a %lld x %d Jacobian", (long long)N, n);
+        st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for a %lld x %d Jacobian", (long long)N, n);
     if (fit->group) /* every rank goes on to the collectives below, or none */
         st = remat_dist_agree(fit->group, st);
     if (st == REMAT_OK)
@@ -119,7 +119,7 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
         for (int64_t k = 0; k < N; k++) {
             double v = J[k * P + i];
             if (!isfinite(v)) {
-                st = remat_error(REMAT_ERR_NUMERIC, "fit: statistics: the Jacobian is %g in d/d%s", v, fit->names[i]);
+                st = rmi_error(REMAT_ERR_NUMERIC, "fit: statistics: the Jacobian is %g in d/d%s", v, fit->names[i]);
                 break;
             }
             gsl_matrix_set(A, (size_t)k, (size_t)j, v * d[j]);
@@ -130,7 +130,7 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
         int gs = gsl_linalg_SV_decomp(A, V, S, work);
         fit_gsl_quiet_end();
         if (gs)
-            st = remat_error(REMAT_ERR_BACKEND, "fit: statistics: GSL's SVD failed");
+            st = rmi_error(REMAT_ERR_BACKEND, "fit: statistics: GSL's SVD failed");
     }
     if (st == REMAT_OK) {
         s->s2 = s->sse / (double)s->dof;
@@ -163,7 +163,7 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
         remat_fit_stats_clear(s);
-        return remat_error(st, "%s", why);
+        return rmi_error(st, "%s", why);
     }
     return REMAT_OK;
 }

@@ -150,14 +150,14 @@ int fit_check_finite(fit_run *run, const char *what, double F, int n, const doub
                  "another start or bounds)",
                  run->iter, isfinite(F) ? "gradient" : what, isfinite(F) ? "not finite" : (isnan(F) ? "nan" : "inf"),
                  gs, ps);
-    run->st = remat_error(REMAT_ERR_NUMERIC, "%s", run->res->message);
+    run->st = rmi_error(REMAT_ERR_NUMERIC, "%s", run->res->message);
     return 0;
 }
 
 remat_status fit_fail(fit_run *run, remat_status st)
 {
     snprintf(run->res->message, sizeof run->res->message, "fit: iteration %d: %s", run->iter, remat_last_error());
-    run->st = remat_error(st, "%s", run->res->message);
+    run->st = rmi_error(st, "%s", run->res->message);
     return st;
 }
 
@@ -174,7 +174,7 @@ remat_status fit_record(fit_run *run, double F, double gnorm, const double *p)
         if (hp)
             r->history_params = hp;
         if (!ho || !hp) {
-            run->st = remat_error(REMAT_ERR_NOMEM, "fit: out of memory for the history");
+            run->st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for the history");
             snprintf(r->message, sizeof r->message, "%s", remat_last_error());
             return run->st;
         }
@@ -284,7 +284,7 @@ int fit_step_below_xtol(const fit_run *run, const double *x, const double *dx)
 
 remat_status fit_fail_gsl(fit_run *run, int gsl_status)
 {
-    return fit_fail(run, remat_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(gsl_status)));
+    return fit_fail(run, rmi_error(REMAT_ERR_BACKEND, "GSL: %s", gsl_strerror(gsl_status)));
 }
 
 /* GSL's error handler is one process-wide variable. A save/off/restore per

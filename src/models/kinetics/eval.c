@@ -105,14 +105,14 @@ static remat_status eval_all(const remat_mechanism *m, double t, const double y[
                              double dydt[], mech_culprit *bad, const char *fn)
 {
     if (!m || !y || !dydt || (!params && m->nparams > 0))
-        return remat_error(REMAT_ERR_NULL, "%s: %s is NULL", fn,
-                           !m ? "the mechanism" : !y ? "y" : !dydt ? "dydt" : "params");
+        return rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", fn,
+                         !m ? "the mechanism" : !y ? "y" : !dydt ? "dydt" : "params");
     double small[64];
     double *lets = small;
     if (m->nlets > (int)(sizeof small / sizeof small[0])) {
         lets = malloc((size_t)m->nlets * sizeof *lets);
         if (!lets)
-            return remat_error(REMAT_ERR_NOMEM, "%s: out of memory for %d lets", fn, m->nlets);
+            return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %d lets", fn, m->nlets);
     }
     mech_spine spine = {0};
     const mech_env env = {.t = t, .y = y, .params = params, .lets = lets, .spine = &spine, .bad = bad};
@@ -125,7 +125,7 @@ static remat_status eval_all(const remat_mechanism *m, double t, const double y[
         free(lets);
     free(spine.v);
     if (spine.oom)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory evaluating %s", fn, m->source);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory evaluating %s", fn, m->source);
     return REMAT_OK;
 }
 
@@ -159,10 +159,10 @@ remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, con
 {
     const char *fn = "remat_mechanism_check_rates";
     if (!m)
-        return remat_error(REMAT_ERR_NULL, "%s: the mechanism is NULL", fn);
+        return rmi_error(REMAT_ERR_NULL, "%s: the mechanism is NULL", fn);
     double *dydt = malloc(sizeof *dydt * (size_t)(m->nspecies + 1));
     if (!dydt)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", fn);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", fn);
     mech_culprit bad = {0};
     remat_status st = eval_all(m, t, y, params, dydt, &bad, fn);
     int s = 0;
@@ -171,12 +171,12 @@ remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, con
     if (st == REMAT_OK && bad.e) {
         char text[120], why[96];
         remat_expr_format(bad.e, text, sizeof text);
-        st = remat_error(REMAT_ERR_NUMERIC, "%s:%d:%d: the rate expression '%s' is %s at %s = %g: %s", m->source,
-                         bad.e->line, bad.e->col, text, isnan(bad.v) ? "nan" : bad.v > 0 ? "inf" : "-inf", m->indep, t,
-                         why_not_finite(&bad, why, sizeof why));
+        st = rmi_error(REMAT_ERR_NUMERIC, "%s:%d:%d: the rate expression '%s' is %s at %s = %g: %s", m->source,
+                       bad.e->line, bad.e->col, text, isnan(bad.v) ? "nan" : bad.v > 0 ? "inf" : "-inf", m->indep, t,
+                       why_not_finite(&bad, why, sizeof why));
     } else if (st == REMAT_OK && s < m->nspecies) {
-        st = remat_error(REMAT_ERR_NUMERIC, "%s: d%s/d%s is %g at %s = %g (a concentration or parameter is not "
-                         "finite)", m->source, m->species[s], m->indep, dydt[s], m->indep, t);
+        st = rmi_error(REMAT_ERR_NUMERIC, "%s: d%s/d%s is %g at %s = %g (a concentration or parameter is not "
+                       "finite)", m->source, m->species[s], m->indep, dydt[s], m->indep, t);
     }
     free(dydt);
     return st;

@@ -16,7 +16,7 @@ static const int fn_arity[REMAT_FN_COUNT] = {1, 1, 1, 2, 2};
 
 remat_status mech_nomem(const mech_parser *p)
 {
-    return remat_error(REMAT_ERR_NOMEM, "%s: out of memory while parsing", p->file);
+    return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory while parsing", p->file);
 }
 
 int mech_tok_is(const mech_token *t, const char *word)
@@ -149,7 +149,7 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
             return mech_fail(p, t.line, t.col, "'%s' is a function: call it as %s(...)", fn_names[fn],
                              fn_names[fn]);
         remat_expr *e = mech_node(&p->m->arena, MECH_EXPR_NAME, t.line, t.col);
-        if (!e || !(e->name = remat_arena_strndup(&p->m->arena, t.text, (size_t)t.len)))
+        if (!e || !(e->name = rmi_arena_strndup(&p->m->arena, t.text, (size_t)t.len)))
             return nomem(p);
         *out = e;
         return REMAT_OK;

@@ -19,7 +19,7 @@ remat_status mech_error_at(const char *file, int line, int col, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return remat_error(REMAT_ERR_PARSE, "%s:%d:%d: %s", file, line, col, msg);
+    return rmi_error(REMAT_ERR_PARSE, "%s:%d:%d: %s", file, line, col, msg);
 }
 
 const char *mech_tok_show(const mech_token *t, char *buf, size_t len)

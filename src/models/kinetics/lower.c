@@ -183,8 +183,8 @@ static remat_val power(lowering *L, const remat_expr *e)
         if (p == floor(p) && fabs(p) <= 64)
             return remat_integer_pow(L->f, x, (int)p);
         if (!isfinite(p)) {
-            L->st = remat_error(REMAT_ERR_VALUE, "kinetics: %s:%d:%d: exponent %g is not finite",
-                                remat_mechanism_source(L->m), e->line, e->col, p);
+            L->st = rmi_error(REMAT_ERR_VALUE, "kinetics: %s:%d:%d: exponent %g is not finite",
+                              remat_mechanism_source(L->m), e->line, e->col, p);
             return REMAT_NONE;
         }
         return remat_pow(L->f, x, p);
@@ -212,7 +212,7 @@ static remat_val arith(remat_fn *f, const remat_expr *e, remat_val a, remat_val 
 static void remember(lowering *L, const remat_expr *e, remat_val v)
 {
     if (!memo_put(L, e, v) && L->st == REMAT_OK)
-        L->st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(L->m));
+        L->st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(L->m));
 }
 
 /* e and the arithmetic nodes down its left operands, in a loop: the bottom
@@ -226,8 +226,8 @@ static remat_val walk_spine(lowering *L, const remat_expr *e)
             const remat_expr **v = realloc(L->spine, cap * sizeof *v);
             if (!v) {
                 if (L->st == REMAT_OK)
-                    L->st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s",
-                                        remat_mechanism_source(L->m));
+                    L->st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s",
+                                      remat_mechanism_source(L->m));
                 L->nspine = base;
                 return REMAT_NONE;
             }
@@ -255,10 +255,10 @@ static remat_val walk(lowering *L, const remat_expr *e)
     case REMAT_EXPR_LET: return let(L, e->index);
     case REMAT_EXPR_INDEP:
         if (L->t == REMAT_NONE && L->st == REMAT_OK)
-            L->st = remat_error(REMAT_ERR_NULL,
-                                "kinetics: %s:%d:%d: the rates read the independent variable '%s' but t is "
-                                "REMAT_NONE",
-                                remat_mechanism_source(L->m), e->line, e->col, remat_mechanism_indep_name(L->m));
+            L->st = rmi_error(REMAT_ERR_NULL,
+                              "kinetics: %s:%d:%d: the rates read the independent variable '%s' but t is "
+                              "REMAT_NONE",
+                              remat_mechanism_source(L->m), e->line, e->col, remat_mechanism_indep_name(L->m));
         /* a placeholder, not REMAT_NONE: an op on REMAT_NONE would record its
          * own error on f over this one; L->st stops the lowering anyway */
         return L->t != REMAT_NONE ? L->t : cst(L, 0.0);
@@ -295,51 +295,51 @@ static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_va
 {
     char a[96], b[96];
     if (!f || !m)
-        return remat_error(REMAT_ERR_NULL, "kinetics: %s is NULL", !f ? "the function" : "the mechanism");
+        return rmi_error(REMAT_ERR_NULL, "kinetics: %s is NULL", !f ? "the function" : "the mechanism");
     if (remat_fn_status(f) != REMAT_OK)
-        return remat_error(remat_fn_status(f), "kinetics: function '%s' already has a build error: %s",
-                           remat_fn_name(f), remat_fn_error(f));
+        return rmi_error(remat_fn_status(f), "kinetics: function '%s' already has a build error: %s",
+                         remat_fn_name(f), remat_fn_error(f));
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
     const char *src = remat_mechanism_source(m);
     if (y < 0 || y >= remat_fn_num_nodes(f))
-        return remat_error(REMAT_ERR_ARG, "kinetics: y is not a value of function '%s'", remat_fn_name(f));
+        return rmi_error(REMAT_ERR_ARG, "kinetics: y is not a value of function '%s'", remat_fn_name(f));
     remat_dtype dt = remat_val_dtype(f, y);
     remat_shape ys = remat_val_shape(f, y);
     if (ys.rank < 1 || ys.dims[ys.rank - 1] != S)
-        return remat_error(REMAT_ERR_SHAPE, "kinetics: y is %s but mechanism %s has %d species: expected (%d,) or "
-                           "(..., %d)", remat_shape_format(dt, &ys, a, sizeof a), src, S, S, S);
+        return rmi_error(REMAT_ERR_SHAPE, "kinetics: y is %s but mechanism %s has %d species: expected (%d,) or "
+                         "(..., %d)", remat_shape_format(dt, &ys, a, sizeof a), src, S, S, S);
     if (params == REMAT_NONE) {
         if (P > 0)
-            return remat_error(REMAT_ERR_NULL, "kinetics: params is REMAT_NONE but mechanism %s has %d parameters",
-                               src, P);
+            return rmi_error(REMAT_ERR_NULL, "kinetics: params is REMAT_NONE but mechanism %s has %d parameters",
+                             src, P);
     } else {
         if (params < 0 || params >= remat_fn_num_nodes(f))
-            return remat_error(REMAT_ERR_ARG, "kinetics: params is not a value of function '%s'", remat_fn_name(f));
+            return rmi_error(REMAT_ERR_ARG, "kinetics: params is not a value of function '%s'", remat_fn_name(f));
         remat_shape ps = remat_val_shape(f, params);
         remat_dtype pd = remat_val_dtype(f, params);
         /* (P,) shared by the batch, or one set per batch entry: y's batch axes then (P,) */
         int batched = ps.rank > 1 && ps.rank == ys.rank &&
                       !memcmp(ps.dims, ys.dims, sizeof ps.dims[0] * (size_t)(ys.rank - 1));
         if ((ps.rank != 1 && !batched) || ps.dims[ps.rank - 1] != P)
-            return remat_error(REMAT_ERR_SHAPE, "kinetics: params is %s but mechanism %s has %d parameters and y "
-                               "is %s: expected (%d,) or y's batch axes then %d",
-                               remat_shape_format(pd, &ps, a, sizeof a), src, P,
-                               remat_shape_format(dt, &ys, b, sizeof b), P, P);
+            return rmi_error(REMAT_ERR_SHAPE, "kinetics: params is %s but mechanism %s has %d parameters and y "
+                             "is %s: expected (%d,) or y's batch axes then %d",
+                             remat_shape_format(pd, &ps, a, sizeof a), src, P,
+                             remat_shape_format(dt, &ys, b, sizeof b), P, P);
         if (pd != dt)
-            return remat_error(REMAT_ERR_DTYPE, "kinetics: params is %s but y is %s", remat_dtype_name(pd),
-                               remat_dtype_name(dt));
+            return rmi_error(REMAT_ERR_DTYPE, "kinetics: params is %s but y is %s", remat_dtype_name(pd),
+                             remat_dtype_name(dt));
     }
     if (t != REMAT_NONE) {
         if (t < 0 || t >= remat_fn_num_nodes(f))
-            return remat_error(REMAT_ERR_ARG, "kinetics: t is not a value of function '%s'", remat_fn_name(f));
+            return rmi_error(REMAT_ERR_ARG, "kinetics: t is not a value of function '%s'", remat_fn_name(f));
         remat_shape ts = remat_val_shape(f, t);
         remat_dtype td = remat_val_dtype(f, t);
         if (ts.rank != 0)
-            return remat_error(REMAT_ERR_SHAPE, "kinetics: t is %s, expected a scalar",
-                               remat_shape_format(td, &ts, a, sizeof a));
+            return rmi_error(REMAT_ERR_SHAPE, "kinetics: t is %s, expected a scalar",
+                             remat_shape_format(td, &ts, a, sizeof a));
         if (td != dt)
-            return remat_error(REMAT_ERR_DTYPE, "kinetics: t is %s but y is %s", remat_dtype_name(td),
-                               remat_dtype_name(dt));
+            return rmi_error(REMAT_ERR_DTYPE, "kinetics: t is %s but y is %s", remat_dtype_name(td),
+                             remat_dtype_name(dt));
     }
     return REMAT_OK;
 }
@@ -348,7 +348,7 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
                                 remat_val *dydt)
 {
     if (!dydt)
-        return remat_error(REMAT_ERR_NULL, "kinetics: dydt is NULL");
+        return rmi_error(REMAT_ERR_NULL, "kinetics: dydt is NULL");
     *dydt = REMAT_NONE;
     remat_status st = check_inputs(f, m, t, y, params);
     if (st != REMAT_OK)
@@ -364,7 +364,7 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
     remat_val *out = malloc(sizeof *out * (size_t)(S + 1));
     unsigned char *used = NULL;
     if (!L.species || !L.param_vals || !L.let_vals || !L.slots || !out) {
-        st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(m));
+        st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(m));
         goto done;
     }
     for (int i = 0; i < S; i++)
@@ -375,7 +375,7 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
         L.let_vals[i] = REMAT_NONE;
     int reads_t;
     if (!(used = calloc((size_t)NL + 1, 1)) || !mech_reach(m, used, &reads_t)) {
-        st = remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(m));
+        st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(m));
         goto done;
     }
     /* a let reads only lets defined before it: in order, none nests */
@@ -400,8 +400,8 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
     }
     remat_val r = remat_concatenate(f, S, out, one.rank - 1);
     if (remat_fn_status(f) != REMAT_OK) {
-        st = remat_error(remat_fn_status(f), "kinetics: lowering %s: %s", remat_mechanism_source(m),
-                         remat_fn_error(f));
+        st = rmi_error(remat_fn_status(f), "kinetics: lowering %s: %s", remat_mechanism_source(m),
+                       remat_fn_error(f));
         goto done;
     }
     *dydt = r;
@@ -419,13 +419,13 @@ done:
 remat_fn *remat_kinetics_rhs_fn(const remat_mechanism *m, remat_dtype dt)
 {
     if (!m) {
-        remat_error(REMAT_ERR_NULL, "kinetics: the mechanism is NULL");
+        rmi_error(REMAT_ERR_NULL, "kinetics: the mechanism is NULL");
         return NULL;
     }
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
     remat_fn *f = remat_fn_new("rhs");
     if (!f) {
-        remat_error(REMAT_ERR_NOMEM, "kinetics: out of memory");
+        rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory");
         return NULL;
     }
     remat_val t = remat_arg(f, "t", dt, 0, NULL);
@@ -433,7 +433,7 @@ remat_fn *remat_kinetics_rhs_fn(const remat_mechanism *m, remat_dtype dt)
     remat_val p = remat_arg(f, "params", dt, 1, ((int64_t[]){P}));
     remat_val dydt;
     if (remat_fn_status(f) != REMAT_OK) {
-        remat_error(remat_fn_status(f), "kinetics: %s", remat_fn_error(f));
+        rmi_error(remat_fn_status(f), "kinetics: %s", remat_fn_error(f));
         goto fail;
     }
     if (remat_kinetics_rhs(f, m, t, y, p, &dydt) != REMAT_OK)

@@ -21,10 +21,10 @@ static remat_status parse_text(const char *src, size_t n, const char *name, rema
     }
     remat_mechanism *m = calloc(1, sizeof *m);
     if (!m)
-        return remat_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
     mech_parser p = {.m = m};
-    if (!(m->source = remat_arena_strndup(&m->arena, name, strlen(name)))) {
-        st = remat_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
+    if (!(m->source = rmi_arena_strndup(&m->arena, name, strlen(name)))) {
+        st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
         goto fail;
     }
     p.file = m->source;
@@ -49,23 +49,23 @@ remat_status remat_mechanism_parse_string(const char *text, const char *name_for
                                           remat_mechanism **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "remat_mechanism_parse_string: out is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_mechanism_parse_string: out is NULL");
     *out = NULL;
     if (!text)
-        return remat_error(REMAT_ERR_NULL, "remat_mechanism_parse_string: text is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_mechanism_parse_string: text is NULL");
     return parse_text(text, strlen(text), name_for_errors ? name_for_errors : "<string>", out);
 }
 
 remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "remat_mechanism_parse_file: out is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_mechanism_parse_file: out is NULL");
     *out = NULL;
     if (!path)
-        return remat_error(REMAT_ERR_NULL, "remat_mechanism_parse_file: path is NULL");
+        return rmi_error(REMAT_ERR_NULL, "remat_mechanism_parse_file: path is NULL");
     char *text = NULL;
     size_t n = 0;
-    remat_status st = remat_read_file(path, "mechanism file", &text, &n);
+    remat_status st = rmi_read_file(path, "mechanism file", &text, &n);
     if (st == REMAT_OK)
         st = parse_text(text, n, path, out);
     free(text);
@@ -76,7 +76,7 @@ void remat_mechanism_free(remat_mechanism *m)
 {
     if (!m)
         return;
-    remat_arena_clear(&m->arena);
+    rmi_arena_clear(&m->arena);
     free(m);
 }
 
@@ -88,7 +88,7 @@ static int null_mech(const remat_mechanism *m, const char *fn)
 {
     if (m)
         return 0;
-    remat_error(REMAT_ERR_NULL, "%s: mechanism is NULL", fn);
+    rmi_error(REMAT_ERR_NULL, "%s: mechanism is NULL", fn);
     return 1;
 }
 #define NULL_MECH(m, value)                                                                                     \
@@ -180,7 +180,7 @@ void remat_mechanism_param_values(const remat_mechanism *m, double values[])
 {
     NULL_MECH(m, );
     if (!values && m->nparams > 0) {
-        remat_error(REMAT_ERR_NULL, "remat_mechanism_param_values: values is NULL");
+        rmi_error(REMAT_ERR_NULL, "remat_mechanism_param_values: values is NULL");
         return;
     }
     for (int i = 0; i < m->nparams; i++)

@@ -8,7 +8,7 @@
 
 remat_expr *mech_node(remat_arena *a, remat_expr_kind kind, int line, int col)
 {
-    remat_expr *e = remat_arena_alloc(a, sizeof *e);
+    remat_expr *e = rmi_arena_alloc(a, sizeof *e);
     if (e) {
         e->kind = kind;
         e->index = -1;
@@ -73,7 +73,7 @@ int mech_names_add(mech_names *t, remat_arena *a, const char *s, size_t len)
         t->v = v;
         t->cap = cap;
     }
-    char *copy = remat_arena_strndup(a, s, len);
+    char *copy = rmi_arena_strndup(a, s, len);
     if (!copy)
         return -1;
     int k = t->n++;

@@ -83,7 +83,7 @@ static remat_status use_species(mech_parser *p, const mech_token *t, int *index)
 
 static mech_stmt *new_stmt(mech_parser *p, mech_stmt_kind kind, const mech_token *first)
 {
-    mech_stmt *s = remat_arena_alloc(&p->m->arena, sizeof *s);
+    mech_stmt *s = rmi_arena_alloc(&p->m->arena, sizeof *s);
     if (!s)
         return NULL;
     s->kind = kind;
@@ -292,7 +292,7 @@ static remat_status parse_side(mech_parser *p, mech_stmt *s, int which)
             break;
         MECH_TRY(advance(p));
     }
-    s->side[which] = remat_arena_alloc(&p->m->arena, (size_t)p->nterms * sizeof(mech_term));
+    s->side[which] = rmi_arena_alloc(&p->m->arena, (size_t)p->nterms * sizeof(mech_term));
     if (!s->side[which])
         return nomem(p);
     memcpy(s->side[which], p->terms, (size_t)p->nterms * sizeof(mech_term));

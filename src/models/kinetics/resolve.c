@@ -16,7 +16,7 @@ static remat_status nomem(const mech_parser *p) { return mech_nomem(p); }
 
 #define ALLOC_N(p, ptr, n)                                                             \
     do {                                                                               \
-        (ptr) = remat_arena_alloc(&(p)->m->arena, ((n) ? (size_t)(n) : 1) * sizeof *(ptr));   \
+        (ptr) = rmi_arena_alloc(&(p)->m->arena, ((n) ? (size_t)(n) : 1) * sizeof *(ptr));     \
         if (!(ptr))                                                                    \
             return nomem(p);                                                           \
     } while (0)

@@ -20,7 +20,7 @@
 
 static remat_status nomem(const mech_parser *p)
 {
-    return remat_error(REMAT_ERR_NOMEM, "%s: out of memory while building the rates", p->file);
+    return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory while building the rates", p->file);
 }
 
 static remat_status op(mech_parser *p, remat_expr_kind kind, const remat_expr *a, const remat_expr *b,
@@ -94,7 +94,7 @@ static remat_status side_rate(mech_parser *p, const remat_expr *k, const mech_te
 static remat_status stoichiometry(mech_parser *p, const mech_stmt *s, double *net, mech_reaction *rx)
 {
     int n = s->nside[0] + s->nside[1];
-    rx->stoich = remat_arena_alloc(&p->m->arena, (size_t)(n ? n : 1) * sizeof *rx->stoich);
+    rx->stoich = rmi_arena_alloc(&p->m->arena, (size_t)(n ? n : 1) * sizeof *rx->stoich);
     if (!rx->stoich)
         return nomem(p);
     for (int side = 0; side < 2; side++)

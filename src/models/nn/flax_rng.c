@@ -22,17 +22,17 @@ remat_status remat_flax_make_rng(remat_prng_key root, int n_path, const char *co
                                  remat_prng_key *out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "flax_make_rng: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "flax_make_rng: output pointer is NULL");
     if (n_path < 0)
-        return remat_error(REMAT_ERR_VALUE, "flax_make_rng: path length %d is negative", n_path);
+        return rmi_error(REMAT_ERR_VALUE, "flax_make_rng: path length %d is negative", n_path);
     if (n_path > 0 && !path)
-        return remat_error(REMAT_ERR_NULL, "flax_make_rng: path is NULL for %d names", n_path);
+        return rmi_error(REMAT_ERR_NULL, "flax_make_rng: path is NULL for %d names", n_path);
     if (counter < 1)
-        return remat_error(REMAT_ERR_VALUE, "flax_make_rng: counter %d is not >= 1 (Flax counts from 1)",
-                           counter);
+        return rmi_error(REMAT_ERR_VALUE, "flax_make_rng: counter %d is not >= 1 (Flax counts from 1)",
+                         counter);
     for (int i = 0; i < n_path; i++)
         if (!path[i])
-            return remat_error(REMAT_ERR_NULL, "flax_make_rng: path[%d] is NULL", i);
+            return rmi_error(REMAT_ERR_NULL, "flax_make_rng: path[%d] is NULL", i);
 
     struct sha1_ctx ctx;
     sha1_init(&ctx);

@@ -20,14 +20,14 @@ remat_status remat_flax_lecun_normal_f32(remat_prng_key key, int rank, const int
     if (st != REMAT_OK)
         return st;
     if (rank < 2)
-        return remat_error(REMAT_ERR_SHAPE, "flax_lecun_normal_f32: a %d-d kernel has no fan-in (needs rank >= 2)",
-                           rank);
+        return rmi_error(REMAT_ERR_SHAPE, "flax_lecun_normal_f32: a %d-d kernel has no fan-in (needs rank >= 2)",
+                         rank);
     double in_size = (double)dims[rank - 2], out_size = (double)dims[rank - 1];
     double receptive = (double)n / in_size / out_size;
     double fan_in = in_size * receptive;
     if (!(fan_in > 0)) /* Python raises ZeroDivisionError */
-        return remat_error(REMAT_ERR_SHAPE, "flax_lecun_normal_f32: kernel with %lld elements has fan-in 0",
-                           (long long)n);
+        return rmi_error(REMAT_ERR_SHAPE, "flax_lecun_normal_f32: kernel with %lld elements has fan-in 0",
+                         (long long)n);
     float variance = (float)(1.0 / fan_in);
     float stddev = sqrtf(variance) / 0.87962566103423978f;
     st = remat_prng_truncated_normal_f32(key, -2.0f, 2.0f, rank, dims, out);

@@ -21,14 +21,14 @@ const char *remat_nn_activation_name(remat_nn_activation a)
 remat_status remat_nn_activation_parse(const char *text, remat_nn_activation *out)
 {
     if (!text || !out)
-        return remat_error(REMAT_ERR_NULL, "activation: text or output is NULL");
+        return rmi_error(REMAT_ERR_NULL, "activation: text or output is NULL");
     for (int a = 0; a < REMAT_NN_ACTIVATION_COUNT; a++)
         if (strcmp(text, act_names[a]) == 0) {
             *out = (remat_nn_activation)a;
             return REMAT_OK;
         }
-    return remat_error(REMAT_ERR_VALUE,
-                       "activation '%s' is not one of relu, gelu, gelu_erf, tanh, silu, identity", text);
+    return rmi_error(REMAT_ERR_VALUE,
+                     "activation '%s' is not one of relu, gelu, gelu_erf, tanh, silu, identity", text);
 }
 
 static remat_nn_module *new_module(nn_kind kind, const char *cls, int n_children)
@@ -51,7 +51,7 @@ fail:
     if (m)
         free(m->cls);
     free(m);
-    remat_error(REMAT_ERR_NOMEM, "nn: out of memory making a %s module", cls);
+    rmi_error(REMAT_ERR_NOMEM, "nn: out of memory making a %s module", cls);
     return NULL;
 }
 
@@ -89,7 +89,7 @@ static void adopt(remat_nn_module *m, int i, remat_nn_module *child)
 remat_nn_module *remat_nn_dense(int64_t features, bool use_bias)
 {
     if (features <= 0) {
-        remat_error(REMAT_ERR_VALUE, "Dense: features %lld must be positive", (long long)features);
+        rmi_error(REMAT_ERR_VALUE, "Dense: features %lld must be positive", (long long)features);
         return NULL;
     }
     remat_nn_module *m = new_module(NN_DENSE, "Dense", 0);
@@ -103,7 +103,7 @@ remat_nn_module *remat_nn_dense(int64_t features, bool use_bias)
 remat_nn_module *remat_nn_layer_norm(double epsilon)
 {
     if (!(epsilon >= 0 && epsilon < 1e300)) {
-        remat_error(REMAT_ERR_VALUE, "LayerNorm: epsilon %g must be finite and non-negative", epsilon);
+        rmi_error(REMAT_ERR_VALUE, "LayerNorm: epsilon %g must be finite and non-negative", epsilon);
         return NULL;
     }
     remat_nn_module *m = new_module(NN_LAYER_NORM, "LayerNorm", 0);
@@ -115,7 +115,7 @@ remat_nn_module *remat_nn_layer_norm(double epsilon)
 remat_nn_module *remat_nn_act(remat_nn_activation a)
 {
     if ((unsigned)a >= REMAT_NN_ACTIVATION_COUNT) {
-        remat_error(REMAT_ERR_VALUE, "activation: %d is not a remat_nn_activation", (int)a);
+        rmi_error(REMAT_ERR_VALUE, "activation: %d is not a remat_nn_activation", (int)a);
         return NULL;
     }
     remat_nn_module *m = new_module(NN_ACT, act_names[a], 0);
@@ -127,12 +127,12 @@ remat_nn_module *remat_nn_act(remat_nn_activation a)
 remat_nn_module *remat_nn_sequential(int n, remat_nn_module *const *mods)
 {
     if (n < 0 || (n > 0 && !mods)) {
-        remat_error(REMAT_ERR_NULL, "Sequential: %d modules given as %s", n, mods ? "an array" : "NULL");
+        rmi_error(REMAT_ERR_NULL, "Sequential: %d modules given as %s", n, mods ? "an array" : "NULL");
         return NULL;
     }
     for (int i = 0; i < n; i++)
         if (!mods[i]) {
-            remat_error(REMAT_ERR_NULL, "Sequential: module %d is NULL", i);
+            rmi_error(REMAT_ERR_NULL, "Sequential: module %d is NULL", i);
             return NULL;
         }
     remat_nn_module *m = new_module(NN_SEQUENTIAL, "Sequential", n);
@@ -144,7 +144,7 @@ remat_nn_module *remat_nn_sequential(int n, remat_nn_module *const *mods)
 static remat_nn_module *wrap(nn_kind kind, const char *what, const char *cls, remat_nn_module *inner)
 {
     if (!inner) {
-        remat_error(REMAT_ERR_NULL, "%s: module is NULL", what);
+        rmi_error(REMAT_ERR_NULL, "%s: module is NULL", what);
         return NULL;
     }
     remat_nn_module *m = new_module(kind, cls, 1);
@@ -161,8 +161,8 @@ remat_nn_module *remat_nn_residual(remat_nn_module *inner)
 remat_nn_module *remat_nn_block(const char *class_name, remat_nn_module *body)
 {
     if (!class_name || !*class_name || strchr(class_name, '/')) {
-        remat_error(REMAT_ERR_VALUE, "block: class name '%s' must be non-empty and contain no '/'",
-                    class_name ? class_name : "(null)");
+        rmi_error(REMAT_ERR_VALUE, "block: class name '%s' must be non-empty and contain no '/'",
+                  class_name ? class_name : "(null)");
         return NULL;
     }
     return wrap(NN_BLOCK, "block", class_name, body);
@@ -189,14 +189,14 @@ done:
 remat_nn_module *remat_nn_mlp(int64_t features, int depth, remat_nn_activation act)
 {
     if (depth < 1 || depth > 100000 || features <= 0 || (unsigned)act >= REMAT_NN_ACTIVATION_COUNT) {
-        remat_error(REMAT_ERR_VALUE, "MLP: features %lld and depth %d must be positive (depth <= 100000)",
-                    (long long)features, depth);
+        rmi_error(REMAT_ERR_VALUE, "MLP: features %lld and depth %d must be positive (depth <= 100000)",
+                  (long long)features, depth);
         return NULL;
     }
     int n = 2 * depth - 1;
     remat_nn_module **mods = calloc((size_t)n, sizeof *mods);
     if (!mods) {
-        remat_error(REMAT_ERR_NOMEM, "MLP: out of memory");
+        rmi_error(REMAT_ERR_NOMEM, "MLP: out of memory");
         return NULL;
     }
     for (int i = 0; i < n; i++)
@@ -209,8 +209,8 @@ remat_nn_module *remat_nn_mlp(int64_t features, int depth, remat_nn_activation a
 remat_nn_module *remat_nn_ffn(int64_t width, int64_t hidden, remat_nn_activation act)
 {
     if (width <= 0 || hidden <= 0) {
-        remat_error(REMAT_ERR_VALUE, "FFN: width %lld and hidden %lld must be positive", (long long)width,
-                    (long long)hidden);
+        rmi_error(REMAT_ERR_VALUE, "FFN: width %lld and hidden %lld must be positive", (long long)width,
+                  (long long)hidden);
         return NULL;
     }
     remat_nn_module *mods[4] = {remat_nn_layer_norm(1e-6), remat_nn_dense(hidden, true), remat_nn_act(act),
@@ -221,7 +221,7 @@ remat_nn_module *remat_nn_ffn(int64_t width, int64_t hidden, remat_nn_activation
 remat_nn_module *remat_nn_mlp_block(int64_t width, remat_nn_activation act)
 {
     if (width <= 0) {
-        remat_error(REMAT_ERR_VALUE, "MLPBlock: width %lld must be positive", (long long)width);
+        rmi_error(REMAT_ERR_VALUE, "MLPBlock: width %lld must be positive", (long long)width);
         return NULL;
     }
     remat_nn_module *mods[2] = {remat_nn_dense(width, true), remat_nn_act(act)};
@@ -231,7 +231,7 @@ remat_nn_module *remat_nn_mlp_block(int64_t width, remat_nn_activation act)
 remat_nn_module *remat_nn_remat(remat_nn_module *inner, const remat_policy *policy)
 {
     if (!inner) {
-        remat_error(REMAT_ERR_NULL, "remat: module is NULL");
+        rmi_error(REMAT_ERR_NULL, "remat: module is NULL");
         return NULL;
     }
     char cls[256];
@@ -245,20 +245,20 @@ remat_nn_module *remat_nn_remat(remat_nn_module *inner, const remat_policy *poli
 remat_nn_module *remat_nn_scan(remat_nn_module *block, int64_t length, const remat_scan_options *opt)
 {
     if (!block) {
-        remat_error(REMAT_ERR_NULL, "scan over layers: block is NULL");
+        rmi_error(REMAT_ERR_NULL, "scan over layers: block is NULL");
         return NULL;
     }
     if (length < 1 || length > 1000000) {
-        remat_error(REMAT_ERR_VALUE, "scan over layers: length %lld must lie in [1, 1000000]", (long long)length);
+        rmi_error(REMAT_ERR_VALUE, "scan over layers: length %lld must lie in [1, 1000000]", (long long)length);
         return NULL;
     }
     if (opt && opt->body_policy) {
-        remat_error(REMAT_ERR_ARG, "scan over layers: give the policy with remat_nn_remat(block, policy), "
+        rmi_error(REMAT_ERR_ARG, "scan over layers: give the policy with remat_nn_remat(block, policy), "
                                    "not in the options' body_policy");
         return NULL;
     }
     if (opt && opt->reverse) {
-        remat_error(REMAT_ERR_ARG, "scan over layers: reverse is not supported (layers run first to last)");
+        rmi_error(REMAT_ERR_ARG, "scan over layers: reverse is not supported (layers run first to last)");
         return NULL;
     }
     char cls[256];

@@ -29,7 +29,7 @@ remat_status nn_params_push(remat_nn_params *ps, nn_param *p)
         nn_param *q = realloc(ps->p, (size_t)cap * sizeof *q);
         if (!q) {
             nn_param_clear(p);
-            return remat_error(REMAT_ERR_NOMEM, "nn: out of memory recording parameters");
+            return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory recording parameters");
         }
         ps->p = q;
         ps->cap = cap;
@@ -81,7 +81,7 @@ static remat_status fill(nn_param *p, remat_prng_key key)
     if (!p->data || !tmp) {
         if (tmp != p->data)
             free(tmp);
-        return remat_error(REMAT_ERR_NOMEM, "nn init: out of memory for %s (%zu bytes)", p->name, param_bytes(p));
+        return rmi_error(REMAT_ERR_NOMEM, "nn init: out of memory for %s (%zu bytes)", p->name, param_bytes(p));
     }
     remat_status st = REMAT_OK;
     for (int l = 0; st == REMAT_OK && l < p->layers; l++) {
@@ -103,25 +103,25 @@ remat_status remat_nn_init(const remat_nn_module *m, remat_prng_key key, remat_d
                            const int64_t *in_dims, remat_nn_params **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "nn init: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn init: output pointer is NULL");
     *out = NULL;
     if (!m)
-        return remat_error(REMAT_ERR_NULL, "nn init: module is NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn init: module is NULL");
     if (dt != REMAT_F32 && dt != REMAT_F64)
-        return remat_error(REMAT_ERR_DTYPE, "nn init: dtype %d is not f32 or f64", (int)dt);
+        return rmi_error(REMAT_ERR_DTYPE, "nn init: dtype %d is not f32 or f64", (int)dt);
     if (rank < 1 || rank > REMAT_MAX_RANK || !in_dims)
-        return remat_error(REMAT_ERR_SHAPE, "nn init: input rank %d must lie in [1, %d] with dims given", rank,
-                           REMAT_MAX_RANK);
+        return rmi_error(REMAT_ERR_SHAPE, "nn init: input rank %d must lie in [1, %d] with dims given", rank,
+                         REMAT_MAX_RANK);
     for (int i = 0; i < rank; i++)
         if (in_dims[i] < 1)
-            return remat_error(REMAT_ERR_SHAPE, "nn init: input dim %d is %lld; dims must be positive", i,
-                               (long long)in_dims[i]);
+            return rmi_error(REMAT_ERR_SHAPE, "nn init: input dim %d is %lld; dims must be positive", i,
+                             (long long)in_dims[i]);
     remat_nn_params *ps = calloc(1, sizeof *ps);
     remat_fn *f = remat_fn_new("nn_init");
     if (!ps || !f) {
         free(ps);
         remat_fn_free(f);
-        return remat_error(REMAT_ERR_NOMEM, "nn init: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "nn init: out of memory");
     }
     ps->dtype = dt;
     remat_val x = remat_arg(f, "x", dt, rank, in_dims), y = REMAT_NONE;
@@ -142,11 +142,11 @@ remat_status remat_nn_init(const remat_nn_module *m, remat_prng_key key, remat_d
 remat_status remat_nn_params_copy(const remat_nn_params *src, remat_nn_params **out)
 {
     if (!src || !out)
-        return remat_error(REMAT_ERR_NULL, "nn params copy: params or output is NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn params copy: params or output is NULL");
     *out = NULL;
     remat_nn_params *ps = calloc(1, sizeof *ps);
     if (!ps)
-        return remat_error(REMAT_ERR_NOMEM, "nn params copy: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "nn params copy: out of memory");
     ps->dtype = src->dtype;
     ps->out_shape = src->out_shape;
     remat_status st = REMAT_OK;
@@ -169,7 +169,7 @@ remat_status remat_nn_params_copy(const remat_nn_params *src, remat_nn_params **
         }
         if (!ok) {
             nn_param_clear(&p);
-            st = remat_error(REMAT_ERR_NOMEM, "nn params copy: out of memory");
+            st = rmi_error(REMAT_ERR_NOMEM, "nn params copy: out of memory");
             break;
         }
         memcpy(p.data, s->data, param_bytes(s));
@@ -199,7 +199,7 @@ remat_tensor remat_nn_params_tensor(const remat_nn_params *p, int i)
 {
     REMAT_NULL_RETURN(p, ((remat_tensor){.dtype = REMAT_DTYPE_COUNT, .shape = {.rank = -1}}));
     if (i < 0 || i >= p->n) {
-        remat_error(REMAT_ERR_ARG, "nn params: index %d out of range", i);
+        rmi_error(REMAT_ERR_ARG, "nn params: index %d out of range", i);
         return (remat_tensor){.dtype = REMAT_DTYPE_COUNT, .shape = {.rank = -1}};
     }
     return (remat_tensor){.dtype = p->p[i].dtype, .shape = p->p[i].shape, .data = p->p[i].data};
@@ -242,11 +242,11 @@ remat_shape remat_nn_params_out_shape(const remat_nn_params *p)
 remat_status remat_nn_params_args(remat_fn *f, const remat_nn_params *p, remat_val *vals)
 {
     if (!f || !p || (!vals && p->n > 0))
-        return remat_error(REMAT_ERR_NULL, "nn params args: function, params or output is NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn params args: function, params or output is NULL");
     for (int i = 0; i < p->n; i++) {
         vals[i] = remat_arg(f, p->p[i].name, p->p[i].dtype, p->p[i].shape.rank, p->p[i].shape.dims);
         if (vals[i] == REMAT_NONE)
-            return remat_error(remat_fn_status(f), "nn params args: %s", remat_fn_error(f));
+            return rmi_error(remat_fn_status(f), "nn params args: %s", remat_fn_error(f));
     }
     return REMAT_OK;
 }

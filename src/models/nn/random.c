@@ -25,18 +25,18 @@ remat_status prng_check_dims(const char *fn, int rank, const int64_t *dims, cons
                              int64_t *numel)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "%s: output pointer is NULL", fn);
+        return rmi_error(REMAT_ERR_NULL, "%s: output pointer is NULL", fn);
     if (rank < 0 || rank > REMAT_MAX_RANK)
-        return remat_error(REMAT_ERR_SHAPE, "%s: rank %d outside [0, %d]", fn, rank, REMAT_MAX_RANK);
+        return rmi_error(REMAT_ERR_SHAPE, "%s: rank %d outside [0, %d]", fn, rank, REMAT_MAX_RANK);
     if (rank > 0 && !dims)
-        return remat_error(REMAT_ERR_NULL, "%s: dims is NULL for rank %d", fn, rank);
+        return rmi_error(REMAT_ERR_NULL, "%s: dims is NULL for rank %d", fn, rank);
     int64_t n = 1;
     for (int i = 0; i < rank; i++) {
         if (dims[i] < 0)
-            return remat_error(REMAT_ERR_SHAPE, "%s: dims[%d] = %lld is negative", fn, i,
-                               (long long)dims[i]);
+            return rmi_error(REMAT_ERR_SHAPE, "%s: dims[%d] = %lld is negative", fn, i,
+                             (long long)dims[i]);
         if (dims[i] > 0 && n > (INT64_C(1) << 62) / dims[i])
-            return remat_error(REMAT_ERR_SHAPE, "%s: %d-d shape has more than 2^62 elements", fn, rank);
+            return rmi_error(REMAT_ERR_SHAPE, "%s: %d-d shape has more than 2^62 elements", fn, rank);
         n *= dims[i];
     }
     *numel = n;
@@ -94,11 +94,11 @@ remat_status remat_prng_split_mode(remat_prng_key key, int n, remat_threefry_mod
                                    remat_prng_key *out)
 {
     if (n < 0)
-        return remat_error(REMAT_ERR_VALUE, "prng_split: n = %d is negative", n);
+        return rmi_error(REMAT_ERR_VALUE, "prng_split: n = %d is negative", n);
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "prng_split: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "prng_split: output pointer is NULL");
     if (mode != REMAT_THREEFRY_PARTITIONABLE && mode != REMAT_THREEFRY_ORIGINAL)
-        return remat_error(REMAT_ERR_ARG, "prng_split: unknown threefry mode %d", (int)mode);
+        return rmi_error(REMAT_ERR_ARG, "prng_split: unknown threefry mode %d", (int)mode);
     uint32_t y[2];
     if (mode == REMAT_THREEFRY_PARTITIONABLE) {
         /* _threefry_split_foldlike: key i hashes the 64-bit count i */
@@ -163,11 +163,11 @@ remat_status remat_prng_bits32_mode(remat_prng_key key, remat_threefry_mode mode
     if (st != REMAT_OK)
         return st;
     if (mode != REMAT_THREEFRY_PARTITIONABLE && mode != REMAT_THREEFRY_ORIGINAL)
-        return remat_error(REMAT_ERR_ARG, "prng_bits32: unknown threefry mode %d", (int)mode);
+        return rmi_error(REMAT_ERR_ARG, "prng_bits32: unknown threefry mode %d", (int)mode);
     if (mode == REMAT_THREEFRY_ORIGINAL && n >= (int64_t)UINT32_MAX)
-        return remat_error(REMAT_ERR_UNSUPPORTED,
-                           "prng_bits32: %lld words in original mode (JAX splits the key per 2^32-1 words)",
-                           (long long)n);
+        return rmi_error(REMAT_ERR_UNSUPPORTED,
+                         "prng_bits32: %lld words in original mode (JAX splits the key per 2^32-1 words)",
+                         (long long)n);
     bits_fill(key, mode, n, out);
     return REMAT_OK;
 }
@@ -301,8 +301,8 @@ remat_status remat_prng_uniform_f32(remat_prng_key key, int rank, const int64_t 
     if (st != REMAT_OK)
         return st;
     if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi))
-        return remat_error(REMAT_ERR_VALUE, "prng_uniform_f32: bounds [%g, %g) are not finite and ordered",
-                           (double)lo, (double)hi);
+        return rmi_error(REMAT_ERR_VALUE, "prng_uniform_f32: bounds [%g, %g) are not finite and ordered",
+                         (double)lo, (double)hi);
     for (int64_t i = 0; i < n; i++)
         out[i] = uniform_from_bits(bits_at(key, i), lo, hi);
     return REMAT_OK;
@@ -329,8 +329,8 @@ remat_status remat_prng_truncated_normal_f32(remat_prng_key key, float lower, fl
     if (st != REMAT_OK)
         return st;
     if (!(lower < upper))
-        return remat_error(REMAT_ERR_VALUE, "prng_truncated_normal_f32: lower %g is not below upper %g",
-                           (double)lower, (double)upper);
+        return rmi_error(REMAT_ERR_VALUE, "prng_truncated_normal_f32: lower %g is not below upper %g",
+                         (double)lower, (double)upper);
     /* _truncated_normal: XLA turns lower / sqrt 2 into lower * (1 / sqrt 2) */
     const float sqrt2 = 1.41421354f, rsqrt2 = f32_bits(0x3F3504F3u);
     const float a = xla_erff(lower * rsqrt2), b = xla_erff(upper * rsqrt2);

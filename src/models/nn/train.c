@@ -19,18 +19,18 @@ remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p
                               int64_t rows, int64_t in_features, int64_t n_out, remat_fn **out)
 {
     if (!m || !p || !out)
-        return remat_error(REMAT_ERR_NULL, "nn loss: module, params or output is NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn loss: module, params or output is NULL");
     *out = NULL;
     if (rows < 1 || in_features < 1 || n_out < 1)
-        return remat_error(REMAT_ERR_SHAPE, "nn loss: rows %lld, features %lld and outputs %lld must be positive",
-                           (long long)rows, (long long)in_features, (long long)n_out);
+        return rmi_error(REMAT_ERR_SHAPE, "nn loss: rows %lld, features %lld and outputs %lld must be positive",
+                         (long long)rows, (long long)in_features, (long long)n_out);
     int np = remat_nn_params_count(p);
     remat_val *pv = calloc((size_t)np + 1, sizeof *pv);
     remat_fn *f = remat_fn_new("loss");
     if (!pv || !f) {
         free(pv);
         remat_fn_free(f);
-        return remat_error(REMAT_ERR_NOMEM, "nn loss: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "nn loss: out of memory");
     }
     remat_status st = remat_nn_params_args(f, p, pv);
     remat_dtype dt = p->dtype;
@@ -43,15 +43,15 @@ remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p
         remat_shape hs = remat_val_shape(f, h);
         if (hs.rank != 2 || hs.dims[1] != n_out) {
             char b[96];
-            st = remat_error(REMAT_ERR_SHAPE, "nn loss: the module's output is %s; the targets have %lld columns",
-                             remat_shape_format(dt, &hs, b, sizeof b), (long long)n_out);
+            st = rmi_error(REMAT_ERR_SHAPE, "nn loss: the module's output is %s; the targets have %lld columns",
+                           remat_shape_format(dt, &hs, b, sizeof b), (long long)n_out);
         }
     }
     if (st == REMAT_OK) {
         remat_val l = loss == REMAT_NN_LOSS_MSE ? remat_nn_mse(f, h, y) : remat_nn_softmax_cross_entropy(f, h, y);
         remat_fn_output(f, l);
         if (remat_fn_status(f) != REMAT_OK)
-            st = remat_error(remat_fn_status(f), "nn loss: %s", remat_fn_error(f));
+            st = rmi_error(remat_fn_status(f), "nn loss: %s", remat_fn_error(f));
     }
     free(pv);
     if (st != REMAT_OK) {
@@ -67,7 +67,7 @@ static remat_status compile_step(remat_nn_trainer *t, int64_t rows, remat_progra
     remat_fn *loss = NULL, *vg = NULL;
     int *argnums = malloc((size_t)(t->np ? t->np : 1) * sizeof *argnums);
     if (!argnums)
-        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     for (int i = 0; i < t->np; i++)
         argnums[i] = i;
     remat_status st = remat_nn_loss_fn(t->m, t->p, t->o.loss, rows, t->in_features, t->n_out, &loss);
@@ -91,7 +91,7 @@ static remat_status compile_fwd(remat_nn_trainer *t, int64_t rows, remat_program
     if (!pv || !f) {
         free(pv);
         remat_fn_free(f);
-        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     }
     remat_status st = remat_nn_params_args(f, t->p, pv);
     remat_val x = remat_arg(f, "x", t->p->dtype, 2, ((int64_t[]){rows, t->in_features})), y = REMAT_NONE;
@@ -100,7 +100,7 @@ static remat_status compile_fwd(remat_nn_trainer *t, int64_t rows, remat_program
     if (st == REMAT_OK) {
         remat_fn_output(f, y);
         remat_backend *be = NULL;
-        st = remat_fn_status(f) != REMAT_OK ? remat_error(remat_fn_status(f), "nn predict: %s", remat_fn_error(f))
+        st = remat_fn_status(f) != REMAT_OK ? rmi_error(remat_fn_status(f), "nn predict: %s", remat_fn_error(f))
                                             : remat_backend_from_env(&be);
         if (st == REMAT_OK)
             st = remat_compile(f, be, out);
@@ -163,21 +163,21 @@ void remat_nn_trainer_free(remat_nn_trainer *t)
 static remat_status check_options(const remat_nn_train_options *o)
 {
     if (o->loss != REMAT_NN_LOSS_SOFTMAX_CE && o->loss != REMAT_NN_LOSS_MSE)
-        return remat_error(REMAT_ERR_VALUE, "nn trainer: loss %d is not a remat_nn_loss", (int)o->loss);
+        return rmi_error(REMAT_ERR_VALUE, "nn trainer: loss %d is not a remat_nn_loss", (int)o->loss);
     if (o->optimizer != REMAT_NN_ADAM && o->optimizer != REMAT_NN_SGD)
-        return remat_error(REMAT_ERR_VALUE, "nn trainer: optimizer %d is not a remat_nn_optimizer",
-                           (int)o->optimizer);
+        return rmi_error(REMAT_ERR_VALUE, "nn trainer: optimizer %d is not a remat_nn_optimizer",
+                         (int)o->optimizer);
     if (o->batch < 1)
-        return remat_error(REMAT_ERR_VALUE, "nn trainer: batch %lld must be at least 1", (long long)o->batch);
+        return rmi_error(REMAT_ERR_VALUE, "nn trainer: batch %lld must be at least 1", (long long)o->batch);
     if (o->shards < 0 || o->shards > o->batch)
-        return remat_error(REMAT_ERR_VALUE,
-                           "nn trainer: shards %lld must be 0 (the whole batch in one run) or 1 to the batch, %lld",
-                           (long long)o->shards, (long long)o->batch);
+        return rmi_error(REMAT_ERR_VALUE,
+                         "nn trainer: shards %lld must be 0 (the whole batch in one run) or 1 to the batch, %lld",
+                         (long long)o->shards, (long long)o->batch);
     int size = remat_dist_size(o->dist);
     if (size > 1 && o->shards < size)
-        return remat_error(REMAT_ERR_VALUE,
-                           "nn trainer: shards %lld over %d ranks; give every rank at least one micro-shard",
-                           (long long)o->shards, size);
+        return rmi_error(REMAT_ERR_VALUE,
+                         "nn trainer: shards %lld over %d ranks; give every rank at least one micro-shard",
+                         (long long)o->shards, size);
     return REMAT_OK;
 }
 
@@ -188,7 +188,7 @@ static remat_status make_optimisers(remat_nn_trainer *t)
     else
         t->sgd = calloc((size_t)t->np + 1, sizeof *t->sgd);
     if (!t->adam && !t->sgd)
-        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     remat_adam_options ao = remat_adam_optax(t->o.lr);
     remat_sgd_options so = remat_sgd_optax(t->o.lr);
     so.momentum = t->o.momentum;
@@ -206,14 +206,14 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
                                   const remat_nn_train_options *o, remat_nn_trainer **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "nn trainer: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn trainer: output pointer is NULL");
     *out = NULL;
     if (!m || !p || !o)
-        return remat_error(REMAT_ERR_NULL, "nn trainer: module, params or options are NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn trainer: module, params or options are NULL");
     remat_status st = check_options(o);
     remat_nn_trainer *t = st == REMAT_OK ? calloc(1, sizeof *t) : NULL;
     if (st == REMAT_OK && !t)
-        st = remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+        st = rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     if (!t) /* with a group: the others' agreement below is this one */
         return remat_dist_size(o->dist) > 1 ? remat_dist_agree(o->dist, st) : st;
     *t = (remat_nn_trainer){.m = m, .p = p, .o = *o, .in_features = in_features, .n_out = n_out,
@@ -222,12 +222,12 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
     t->in = calloc((size_t)t->np + 2, sizeof *t->in);
     t->out = calloc((size_t)t->np + 1, sizeof *t->out);
     if (!t->grads || !t->in || !t->out)
-        st = remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
+        st = rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     for (int i = 0; st == REMAT_OK && i < t->np; i++) {
         size_t bytes = (size_t)remat_shape_numel(&p->p[i].shape) * remat_dtype_size(p->dtype);
         t->grads[i] = malloc(bytes ? bytes : 1);
         if (!t->grads[i])
-            st = remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %s", p->p[i].name);
+            st = rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %s", p->p[i].name);
     }
     if (st == REMAT_OK)
         st = make_optimisers(t);
@@ -303,21 +303,21 @@ remat_status nn_trainer_apply(remat_nn_trainer *t, double lv)
     /* before any update the learning rate has not acted yet: a loss that is
      * not finite then comes from the initial parameters or the data */
     if (!isfinite(lv) && t->updates == 0)
-        return remat_error(REMAT_ERR_NUMERIC,
-                           "nn trainer step: the loss is %g at initialisation (the first forward pass, before any "
-                           "update), so the learning rate is not the cause: the initial activations overflow (a "
-                           "network this deep, %d parameter tensors, multiplies them layer after layer; try fewer "
-                           "layers) or an input is not finite",
-                           lv, t->np);
+        return rmi_error(REMAT_ERR_NUMERIC,
+                         "nn trainer step: the loss is %g at initialisation (the first forward pass, before any "
+                         "update), so the learning rate is not the cause: the initial activations overflow (a "
+                         "network this deep, %d parameter tensors, multiplies them layer after layer; try fewer "
+                         "layers) or an input is not finite",
+                         lv, t->np);
     if (!isfinite(lv))
-        return remat_error(REMAT_ERR_NUMERIC, "nn trainer step: the loss is %g after %lld update%s (lower the "
-                           "learning rate?)", lv, (long long)t->updates, t->updates == 1 ? "" : "s");
+        return rmi_error(REMAT_ERR_NUMERIC, "nn trainer step: the loss is %g after %lld update%s (lower the "
+                         "learning rate?)", lv, (long long)t->updates, t->updates == 1 ? "" : "s");
     /* every gradient finite before any tensor is updated, so a bad step changes nothing */
     for (int i = 0; i < t->np; i++) {
         int64_t n = remat_shape_numel(&t->p->p[i].shape), k = first_nonfinite(t->p->dtype, t->grads[i], n);
         if (k < n)
-            return remat_error(REMAT_ERR_NUMERIC, "nn trainer step: the gradient of %s is not finite at %lld",
-                               t->p->p[i].name, (long long)k);
+            return rmi_error(REMAT_ERR_NUMERIC, "nn trainer step: the gradient of %s is not finite at %lld",
+                             t->p->p[i].name, (long long)k);
     }
     for (int i = 0; i < t->np; i++) {
         remat_status st = update(t, i);
@@ -331,10 +331,10 @@ remat_status nn_trainer_apply(remat_nn_trainer *t, double lv)
 remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void *x, const void *y, double *loss)
 {
     if (!t || !x || !y)
-        return remat_error(REMAT_ERR_NULL, "nn trainer step: trainer, x or y is NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn trainer step: trainer, x or y is NULL");
     if (rows < 1 || rows > t->o.batch)
-        return remat_error(REMAT_ERR_SHAPE, "nn trainer step: %lld rows; a step takes 1 to %lld",
-                           (long long)rows, (long long)t->o.batch);
+        return rmi_error(REMAT_ERR_SHAPE, "nn trainer step: %lld rows; a step takes 1 to %lld",
+                         (long long)rows, (long long)t->o.batch);
     if (t->o.shards > 0)
         return nn_trainer_step_sharded(t, rows, x, y, loss);
     double lv;
@@ -349,9 +349,9 @@ remat_status remat_nn_trainer_step(remat_nn_trainer *t, int64_t rows, const void
 remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, const void *x, void *out)
 {
     if (!t || !x || !out)
-        return remat_error(REMAT_ERR_NULL, "nn predict: trainer, x or out is NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn predict: trainer, x or out is NULL");
     if (n < 1)
-        return remat_error(REMAT_ERR_SHAPE, "nn predict: %lld rows; give at least one", (long long)n);
+        return rmi_error(REMAT_ERR_SHAPE, "nn predict: %lld rows; give at least one", (long long)n);
     remat_dtype dt = t->p->dtype;
     size_t es = remat_dtype_size(dt);
     for (int64_t at = 0; at < n; at += t->o.batch) {

@@ -41,8 +41,8 @@ static remat_status shards_backend(remat_nn_trainer *t)
     memcpy(root, name, sizeof root);
     if ((st = remat_dist_agree(d, st)) != REMAT_OK || (st = remat_dist_bcast(d, 0, root, sizeof root)) != REMAT_OK)
         return st;
-    st = strcmp(root, name) ? remat_error(REMAT_ERR_ARG, "nn trainer: backend %s here, %s on rank 0: every rank "
-                                          "must compute with the same one (REMAT_BACKEND)", name, root)
+    st = strcmp(root, name) ? rmi_error(REMAT_ERR_ARG, "nn trainer: backend %s here, %s on rank 0: every rank "
+                                        "must compute with the same one (REMAT_BACKEND)", name, root)
                             : REMAT_OK;
     if ((st = remat_dist_agree(d, st)) != REMAT_OK)
         return st;
@@ -71,7 +71,7 @@ static remat_status shards_alloc(remat_nn_trainer *t, int64_t k_n)
 {
     t->owner = malloc(sizeof *t->owner * (size_t)k_n);
     if (!t->owner)
-        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shard owners", (long long)k_n);
+        return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shard owners", (long long)k_n);
     remat_status st = t->o.dist ? remat_dist_split(t->o.dist, k_n, NULL, t->owner) : REMAT_OK;
     if (st != REMAT_OK)
         return st;
@@ -83,8 +83,8 @@ static remat_status shards_alloc(remat_nn_trainer *t, int64_t k_n)
     t->mine = malloc(sizeof *t->mine * v * (size_t)(t->own ? t->own : 1));
     t->sum = malloc(sizeof *t->sum * v);
     if (!t->mine || !t->sum)
-        return remat_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shards' gradients (%lld doubles)",
-                           (long long)k_n, (long long)v * (t->own + 1));
+        return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shards' gradients (%lld doubles)",
+                         (long long)k_n, (long long)v * (t->own + 1));
     return REMAT_OK;
 }
 

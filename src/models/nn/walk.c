@@ -76,13 +76,13 @@ static remat_status scope_take(nn_scope *s, const char *cls, int *k)
         int cap = s->cap_cls ? 2 * s->cap_cls : 4;
         void *p = realloc(s->cls, (size_t)cap * sizeof *s->cls);
         if (!p)
-            return remat_error(REMAT_ERR_NOMEM, "nn: out of memory naming modules");
+            return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory naming modules");
         s->cls = p;
         s->cap_cls = cap;
     }
     s->cls[s->n_cls].cls = strdup(cls);
     if (!s->cls[s->n_cls].cls)
-        return remat_error(REMAT_ERR_NOMEM, "nn: out of memory naming modules");
+        return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory naming modules");
     s->cls[s->n_cls].count = 1;
     s->n_cls++;
     *k = 0;
@@ -123,13 +123,13 @@ static remat_status scope_rng_path(const nn_scope *s, nn_scope_path *out)
     out->depth = n;
     out->path = calloc((size_t)(n ? n : 1), sizeof *out->path);
     if (!out->path)
-        return remat_error(REMAT_ERR_NOMEM, "nn: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory");
     int i = n;
     for (const nn_scope *t = s; t; t = t->parent)
         if (t->rng[0]) {
             out->path[--i] = strdup(t->rng);
             if (!out->path[i])
-                return remat_error(REMAT_ERR_NOMEM, "nn: out of memory");
+                return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory");
         }
     return REMAT_OK;
 }
@@ -140,7 +140,7 @@ static remat_status frame_push_arg(nn_frame *fr, remat_val v)
         int cap = fr->cap_args ? 2 * fr->cap_args : 8;
         remat_val *p = realloc(fr->args, (size_t)cap * sizeof *p);
         if (!p)
-            return remat_error(REMAT_ERR_NOMEM, "nn: out of memory");
+            return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory");
         fr->args = p;
         fr->cap_args = cap;
     }
@@ -162,12 +162,12 @@ static remat_status frame_fetch(nn_frame *fr, const char *name, remat_val *out)
     remat_shape sh = remat_val_shape(fr->parent->fn, outer);
     remat_dtype dt = remat_val_dtype(fr->parent->fn, outer);
     if (sh.rank < 0)
-        return remat_error(REMAT_ERR_ARG, "nn: parameter %s: not a value of the function being built", name);
+        return rmi_error(REMAT_ERR_ARG, "nn: parameter %s: not a value of the function being built", name);
     if (fr->sliced) {
         if (sh.rank < 1 || sh.dims[0] != fr->length) {
             char b[96];
-            return remat_error(REMAT_ERR_SHAPE, "nn: scanned parameter %s is %s; expected a leading axis of %lld",
-                               name, remat_shape_format(dt, &sh, b, sizeof b), (long long)fr->length);
+            return rmi_error(REMAT_ERR_SHAPE, "nn: scanned parameter %s is %s; expected a leading axis of %lld",
+                             name, remat_shape_format(dt, &sh, b, sizeof b), (long long)fr->length);
         }
         for (int i = 1; i < sh.rank; i++)
             sh.dims[i - 1] = sh.dims[i];
@@ -200,8 +200,8 @@ static remat_status leaf_param(nn_walk *w, nn_scope *s, nn_frame *fr, const char
                       .counter = s->rng_counter};
         if (w->scan_length > 0) { /* stacked: a leading axis of layers */
             if (rank + 1 > REMAT_MAX_RANK)
-                return remat_error(REMAT_ERR_SHAPE, "nn: scanned parameter %s has rank %d (max %d)", name,
-                                   rank + 1, REMAT_MAX_RANK);
+                return rmi_error(REMAT_ERR_SHAPE, "nn: scanned parameter %s has rank %d (max %d)", name,
+                                 rank + 1, REMAT_MAX_RANK);
             p.shape.rank = rank + 1;
             p.shape.dims[0] = w->scan_length;
             for (int i = 0; i < rank; i++)
@@ -212,7 +212,7 @@ static remat_status leaf_param(nn_walk *w, nn_scope *s, nn_frame *fr, const char
         p.name = strdup(name);
         p.scopes = calloc((size_t)p.layers, sizeof *p.scopes);
         if (!p.name || !p.scopes)
-            st = remat_error(REMAT_ERR_NOMEM, "nn: out of memory recording %s", name);
+            st = rmi_error(REMAT_ERR_NOMEM, "nn: out of memory recording %s", name);
         if (st == REMAT_OK)
             st = scope_rng_path(s, &p.scopes[0]);
         if (st == REMAT_OK)
@@ -227,7 +227,7 @@ static remat_status leaf_param(nn_walk *w, nn_scope *s, nn_frame *fr, const char
 
 static remat_status fn_failed(remat_fn *f, const char *what)
 {
-    return remat_error(remat_fn_status(f), "%s: %s", what, remat_fn_error(f));
+    return rmi_error(remat_fn_status(f), "%s: %s", what, remat_fn_error(f));
 }
 
 static remat_status walk_dense(const remat_nn_module *m, nn_walk *w, nn_scope *s, nn_frame *fr, remat_val x,
@@ -238,8 +238,8 @@ static remat_status walk_dense(const remat_nn_module *m, nn_walk *w, nn_scope *s
     char where[512];
     scope_path(s, false, NULL, where, sizeof where);
     if (xs.rank < 1)
-        return remat_error(REMAT_ERR_SHAPE, "Dense %s: input must have a features axis (got rank %d)",
-                           *where ? where : "(root)", xs.rank);
+        return rmi_error(REMAT_ERR_SHAPE, "Dense %s: input must have a features axis (got rank %d)",
+                         *where ? where : "(root)", xs.rank);
     remat_val kernel, bias = REMAT_NONE;
     remat_status st = leaf_param(w, s, fr, "kernel", NN_INIT_LECUN, dt, 2,
                                  (int64_t[]){xs.dims[xs.rank - 1], m->features}, &kernel);
@@ -250,9 +250,9 @@ static remat_status walk_dense(const remat_nn_module *m, nn_walk *w, nn_scope *s
     remat_shape ks = remat_val_shape(fr->fn, kernel);
     if (ks.rank != 2 || ks.dims[0] != xs.dims[xs.rank - 1] || ks.dims[1] != m->features) {
         char a[96], b[96];
-        return remat_error(REMAT_ERR_SHAPE, "Dense %s: kernel %s does not fit input %s and %lld features",
-                           *where ? where : "(root)", remat_shape_format(dt, &ks, a, sizeof a),
-                           remat_shape_format(dt, &xs, b, sizeof b), (long long)m->features);
+        return rmi_error(REMAT_ERR_SHAPE, "Dense %s: kernel %s does not fit input %s and %lld features",
+                         *where ? where : "(root)", remat_shape_format(dt, &ks, a, sizeof a),
+                         remat_shape_format(dt, &xs, b, sizeof b), (long long)m->features);
     }
     *y = nn_emit_dense(fr->fn, x, kernel, bias);
     return REMAT_OK;
@@ -264,7 +264,7 @@ static remat_status walk_layer_norm(const remat_nn_module *m, nn_walk *w, nn_sco
     remat_shape xs = remat_val_shape(fr->fn, x);
     remat_dtype dt = remat_val_dtype(fr->fn, x);
     if (xs.rank < 1)
-        return remat_error(REMAT_ERR_SHAPE, "LayerNorm: input must have a features axis");
+        return rmi_error(REMAT_ERR_SHAPE, "LayerNorm: input must have a features axis");
     int64_t n = xs.dims[xs.rank - 1];
     remat_val scale, bias;
     remat_status st = leaf_param(w, s, fr, "scale", NN_INIT_ONES, dt, 1, &n, &scale);
@@ -283,7 +283,7 @@ static remat_status frame_open(nn_frame *child, nn_frame *parent, const char *na
     *child = (nn_frame){.parent = parent, .lazy = true, .sliced = sliced, .length = length};
     child->fn = remat_fn_new(name);
     if (!child->fn)
-        return remat_error(REMAT_ERR_NOMEM, "nn: out of memory making %s", name);
+        return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory making %s", name);
     remat_shape sh = remat_val_shape(parent->fn, x);
     *gx = remat_arg(child->fn, "x", remat_val_dtype(parent->fn, x), sh.rank, sh.dims);
     return REMAT_OK;
@@ -311,10 +311,10 @@ static remat_status walk_remat(const remat_nn_module *m, nn_walk *w, nn_scope *s
         st = fn_failed(g.fn, "nn.remat");
     remat_fn *ck = NULL;
     if (st == REMAT_OK && !(ck = remat_checkpoint(g.fn, m->policy)))
-        st = remat_error(REMAT_ERR_NOMEM, "nn.remat: out of memory");
+        st = rmi_error(REMAT_ERR_NOMEM, "nn.remat: out of memory");
     remat_val *args = NULL;
     if (st == REMAT_OK && !(args = malloc((size_t)(g.n_args + 1) * sizeof *args)))
-        st = remat_error(REMAT_ERR_NOMEM, "nn.remat: out of memory");
+        st = rmi_error(REMAT_ERR_NOMEM, "nn.remat: out of memory");
     if (st == REMAT_OK) {
         args[0] = x;
         if (g.n_args)
@@ -335,16 +335,16 @@ static remat_status check_carry(remat_fn *f, remat_val x, remat_val y, const cha
     if (remat_shape_equal(&a, &b) && remat_val_dtype(f, x) == remat_val_dtype(f, y))
         return REMAT_OK;
     char sa[96], sb[96];
-    return remat_error(REMAT_ERR_SHAPE, "%s: a scanned or residual block must keep its input's shape: %s -> %s", cls,
-                       remat_shape_format(remat_val_dtype(f, x), &a, sa, sizeof sa),
-                       remat_shape_format(remat_val_dtype(f, y), &b, sb, sizeof sb));
+    return rmi_error(REMAT_ERR_SHAPE, "%s: a scanned or residual block must keep its input's shape: %s -> %s", cls,
+                     remat_shape_format(remat_val_dtype(f, x), &a, sa, sizeof sa),
+                     remat_shape_format(remat_val_dtype(f, y), &b, sb, sizeof sb));
 }
 
 static remat_status walk_scan_init(const remat_nn_module *m, nn_walk *w, nn_scope *s, nn_frame *fr, remat_val x,
                                    remat_val *y)
 {
     if (w->scan_length > 0)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "%s: a scan over layers inside a scanned block", m->cls);
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "%s: a scan over layers inside a scanned block", m->cls);
     const remat_nn_module *blk = m->children[0];
     char rng_saved[NN_NAME_MAX];
     memcpy(rng_saved, s->rng, sizeof rng_saved);
@@ -407,7 +407,7 @@ static remat_status walk(const remat_nn_module *m, nn_walk *w, nn_scope *s, nn_f
                          remat_val x, remat_val *y)
 {
     if (scope_depth(s) >= NN_MAX_DEPTH - 1)
-        return remat_error(REMAT_ERR_UNSUPPORTED, "nn: modules nested deeper than %d scopes", NN_MAX_DEPTH - 2);
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "nn: modules nested deeper than %d scopes", NN_MAX_DEPTH - 2);
     if (nn_module_scoped(m) && !in_own_scope) { /* Class_k inside the parent */
         nn_scope child = {.parent = s};
         int k = 0;
@@ -450,7 +450,7 @@ static remat_status walk(const remat_nn_module *m, nn_walk *w, nn_scope *s, nn_f
     case NN_SCAN:
         return walk_scan(m, w, s, fr, x, y);
     }
-    return remat_error(REMAT_ERR_ARG, "nn: unknown module kind %d", (int)m->kind);
+    return rmi_error(REMAT_ERR_ARG, "nn: unknown module kind %d", (int)m->kind);
 }
 
 remat_status nn_walk_init(const remat_nn_module *m, remat_fn *f, remat_val x, remat_nn_params *record,
@@ -470,10 +470,10 @@ remat_status remat_nn_apply(const remat_nn_module *m, remat_fn *f, remat_val x, 
                             remat_val *y)
 {
     if (!m || !f || !y || (!params && nn_module_param_count(m) > 0))
-        return remat_error(REMAT_ERR_NULL, "nn apply: module, function, params or output is NULL");
+        return rmi_error(REMAT_ERR_NULL, "nn apply: module, function, params or output is NULL");
     *y = REMAT_NONE;
     if (remat_val_shape(f, x).rank < 0)
-        return remat_error(REMAT_ERR_ARG, "nn apply: x is not a value of function '%s'", remat_fn_name(f));
+        return rmi_error(REMAT_ERR_ARG, "nn apply: x is not a value of function '%s'", remat_fn_name(f));
     nn_walk w = {0};
     nn_scope root = {0};
     nn_frame fr = {.fn = f, .params = params};

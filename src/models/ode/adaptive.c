@@ -22,30 +22,30 @@
 static remat_status check_ctl(const remat_ode_options *opt, const ode_tableau *tb, ode_ctl *c)
 {
     if (!remat_ode_method_adaptive(opt->method))
-        return remat_error(REMAT_ERR_ARG, "ode: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5",
-                           tb->name);
+        return rmi_error(REMAT_ERR_ARG, "ode: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5",
+                         tb->name);
     if (!(opt->rtol > 0 && isfinite(opt->rtol)))
-        return remat_error(REMAT_ERR_VALUE, "ode: rtol = %g must be a positive finite tolerance", opt->rtol);
+        return rmi_error(REMAT_ERR_VALUE, "ode: rtol = %g must be a positive finite tolerance", opt->rtol);
     if (!(opt->atol >= 0 && isfinite(opt->atol)))
-        return remat_error(REMAT_ERR_VALUE, "ode: atol = %g must be a finite tolerance >= 0", opt->atol);
+        return rmi_error(REMAT_ERR_VALUE, "ode: atol = %g must be a finite tolerance >= 0", opt->atol);
     if (opt->max_steps < 0 || opt->max_steps > ((int64_t)1 << 40))
-        return remat_error(REMAT_ERR_VALUE, "ode: max_steps = %lld must be in 1..2^40 (0: 4096)",
-                           (long long)opt->max_steps);
+        return rmi_error(REMAT_ERR_VALUE, "ode: max_steps = %lld must be in 1..2^40 (0: 4096)",
+                         (long long)opt->max_steps);
     if (!(opt->dt0 >= 0 && isfinite(opt->dt0)))
-        return remat_error(REMAT_ERR_VALUE, "ode: dt0 = %g must be a positive finite first step (or 0: chosen)",
-                           opt->dt0);
+        return rmi_error(REMAT_ERR_VALUE, "ode: dt0 = %g must be a positive finite first step (or 0: chosen)",
+                         opt->dt0);
     remat_ode_controller k = opt->controller ? *opt->controller : (remat_ode_controller){0};
     double icoeff = k.icoeff != 0 ? k.icoeff : 1.0;
     double safety = k.safety != 0 ? k.safety : 0.9;
     double fmin = k.factormin != 0 ? k.factormin : 0.2, fmax = k.factormax != 0 ? k.factormax : 10.0;
     if (!(isfinite(k.pcoeff) && isfinite(icoeff) && isfinite(k.dcoeff)))
-        return remat_error(REMAT_ERR_VALUE, "ode: controller coefficients must be finite (pcoeff %g, icoeff %g, dcoeff %g)",
-                           k.pcoeff, icoeff, k.dcoeff);
+        return rmi_error(REMAT_ERR_VALUE, "ode: controller coefficients must be finite (pcoeff %g, icoeff %g, dcoeff %g)",
+                         k.pcoeff, icoeff, k.dcoeff);
     if (!(safety > 0 && safety <= 1))
-        return remat_error(REMAT_ERR_VALUE, "ode: controller safety = %g must be in (0, 1]", safety);
+        return rmi_error(REMAT_ERR_VALUE, "ode: controller safety = %g must be in (0, 1]", safety);
     if (!(fmin > 0 && fmin <= 1 && fmax >= 1 && isfinite(fmax)))
-        return remat_error(REMAT_ERR_VALUE, "ode: controller factormin = %g, factormax = %g: need 0 < factormin <= 1 <= factormax",
-                           fmin, fmax);
+        return rmi_error(REMAT_ERR_VALUE, "ode: controller factormin = %g, factormax = %g: need 0 < factormin <= 1 <= factormax",
+                         fmin, fmax);
     double order = tb->order;
     *c = (ode_ctl){
         .tb = tb, .rtol = opt->rtol, .atol = opt->atol, .error_order = order,
@@ -85,7 +85,7 @@ static remat_status region_interval(remat_fn *f, const loop_ctx *lc, remat_dtype
 {
     remat_fn *g = remat_fn_new("ode_adaptive_interval");
     if (!g)
-        return remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     remat_val a[ODE_N_CARRY + 1], o[ODE_N_CARRY];
     for (int i = 0; i < ODE_N_CARRY; i++) {
         remat_shape s = remat_val_shape(f, in[i]);
@@ -103,7 +103,7 @@ static remat_status region_interval(remat_fn *f, const loop_ctx *lc, remat_dtype
             remat_fn_output(g, o[i]);
         region = remat_checkpoint(g, NULL);
         if (!region)
-            st = remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+            st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     }
     if (st == REMAT_OK) {
         remat_val args[ODE_N_CARRY + 1];
@@ -111,7 +111,7 @@ static remat_status region_interval(remat_fn *f, const loop_ctx *lc, remat_dtype
         args[ODE_N_CARRY] = params;
         st = remat_call(f, region, n, args, out);
         if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
-            st = remat_error(remat_fn_status(f), "%s", remat_fn_error(f));
+            st = rmi_error(remat_fn_status(f), "%s", remat_fn_error(f));
     }
     remat_fn_free(region);
     remat_fn_free(g);
@@ -141,7 +141,7 @@ static remat_val finish(remat_fn *f, remat_dtype dt, const remat_val *carry, dou
 remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                     remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats)
 {
-    const ode_tableau *tb = remat_ode_tableau(opt->method);
+    const ode_tableau *tb = rmi_ode_tableau(opt->method);
     ode_ctl c;
     remat_status st = check_ctl(opt, tb, &c);
     if (st != REMAT_OK)
@@ -151,9 +151,9 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
     int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
     if (ys.rank < 1 || ys.dims[ys.rank - 1] != S) {
         char a[96];
-        return remat_error(REMAT_ERR_SHAPE, "ode: y0 is %s, expected %s[%lld] or a batch %s[..., %lld]",
-                           remat_shape_format(dt, &ys, a, sizeof a), remat_dtype_name(dt), (long long)S,
-                           remat_dtype_name(dt), (long long)S);
+        return rmi_error(REMAT_ERR_SHAPE, "ode: y0 is %s, expected %s[%lld] or a batch %s[..., %lld]",
+                         remat_shape_format(dt, &ys, a, sizeof a), remat_dtype_name(dt), (long long)S,
+                         remat_dtype_name(dt), (long long)S);
     }
     if (ys.rank > 1) /* every member its own loops (adaptive_batch.c) */
         return ode_integrate_adaptive_batch(f, m, opt, y0, params, y_at_outputs, stats);
@@ -161,7 +161,7 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
     remat_fn *body = NULL, *cond = NULL;
     remat_val *rows = malloc(sizeof *rows * (size_t)K);
     if (!rows) {
-        st = remat_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
+        st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
         goto done;
     }
     if ((st = ode_attempt_body(m, &c, dt, S, has_params, &body)) != REMAT_OK ||
@@ -199,7 +199,7 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
             if (st != REMAT_OK) {
                 char why[512];
                 snprintf(why, sizeof why, "%s", remat_last_error());
-                st = remat_error(st, "ode: interval %d (%.17g to %.17g, adaptive %s): %s", k, prev, tk, tb->name, why);
+                st = rmi_error(st, "ode: interval %d (%.17g to %.17g, adaptive %s): %s", k, prev, tk, tb->name, why);
                 goto done;
             }
             memcpy(carry, next, sizeof carry);
@@ -210,7 +210,7 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
     remat_val out = K == 1 ? rows[0] : remat_concatenate(f, K, rows, 0), st_val;
     finish(f, dt, carry, opt->times[K - 1], &out, &st_val);
     if (remat_fn_status(f) != REMAT_OK) {
-        st = remat_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
+        st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
         goto done;
     }
     *y_at_outputs = out;
@@ -226,26 +226,26 @@ done:
 remat_status remat_ode_stats_check(const remat_ode_options *opt, const double *stats)
 {
     if (!opt || !stats)
-        return remat_error(REMAT_ERR_NULL, "ode stats: %s is NULL", !opt ? "the options" : "stats");
+        return rmi_error(REMAT_ERR_NULL, "ode stats: %s is NULL", !opt ? "the options" : "stats");
     double code = stats[REMAT_ODE_STAT_CODE], t = stats[REMAT_ODE_STAT_T];
     long long acc = (long long)stats[REMAT_ODE_STAT_ACCEPTED], rej = (long long)stats[REMAT_ODE_STAT_REJECTED];
     const char *name = remat_ode_method_name(opt->method);
     if (code == 0)
         return REMAT_OK;
     if (code == 2)
-        return remat_error(REMAT_ERR_VALUE,
-                           "ode: the explicit method %s's step size collapsed at t = %.6g (%d accepted steps in a row "
-                           "on its stability bound, %lld accepted, %lld rejected): the problem is stiff; use the stiff "
-                           "method rodas5",
-                           name, t, ODE_STIFF_STEPS, acc, rej);
+        return rmi_error(REMAT_ERR_VALUE,
+                         "ode: the explicit method %s's step size collapsed at t = %.6g (%d accepted steps in a row "
+                         "on its stability bound, %lld accepted, %lld rejected): the problem is stiff; use the stiff "
+                         "method rodas5",
+                         name, t, ODE_STIFF_STEPS, acc, rej);
     if (code == 1) {
         char end[64] = "";
         if (opt->times && opt->n_times > 0)
             snprintf(end, sizeof end, " (the last output time is %.6g)", opt->times[opt->n_times - 1]);
-        return remat_error(REMAT_ERR_VALUE,
-                           "ode: %s used max_steps = %lld attempts (%lld accepted, %lld rejected) and stopped at "
-                           "t = %.6g%s: raise max_steps or loosen rtol/atol",
-                           name, (long long)(opt->max_steps ? opt->max_steps : ODE_DEFAULT_MAX_STEPS), acc, rej, t, end);
+        return rmi_error(REMAT_ERR_VALUE,
+                         "ode: %s used max_steps = %lld attempts (%lld accepted, %lld rejected) and stopped at "
+                         "t = %.6g%s: raise max_steps or loosen rtol/atol",
+                         name, (long long)(opt->max_steps ? opt->max_steps : ODE_DEFAULT_MAX_STEPS), acc, rej, t, end);
     }
-    return remat_error(REMAT_ERR_VALUE, "ode: the integration failed (stats code %g at t = %g)", code, t);
+    return rmi_error(REMAT_ERR_VALUE, "ode: the integration failed (stats code %g at t = %g)", code, t);
 }

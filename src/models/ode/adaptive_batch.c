@@ -48,14 +48,14 @@ remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m,
         B *= ys.dims[i];
     if (B == 0 || ys.rank + 1 > REMAT_MAX_RANK) {
         char a[96];
-        return remat_error(REMAT_ERR_SHAPE, "ode: y0 is %s: a batch needs at least one system, and a rank below %d (the outputs add an axis)",
-                           remat_shape_format(dt, &ys, a, sizeof a), REMAT_MAX_RANK);
+        return rmi_error(REMAT_ERR_SHAPE, "ode: y0 is %s: a batch needs at least one system, and a rank below %d (the outputs add an axis)",
+                         remat_shape_format(dt, &ys, a, sizeof a), REMAT_MAX_RANK);
     }
     remat_val flat = remat_reshape(f, y0, 2, ((int64_t[]){B, S}));
     remat_val *rows = malloc(sizeof *rows * (size_t)B), *st_rows = malloc(sizeof *st_rows * (size_t)B);
     remat_status st = REMAT_OK;
     if (!rows || !st_rows) {
-        st = remat_error(REMAT_ERR_NOMEM, "ode: out of memory for a batch of %lld", (long long)B);
+        st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for a batch of %lld", (long long)B);
         goto done;
     }
     for (int64_t b = 0; b < B && st == REMAT_OK; b++) {
@@ -64,7 +64,7 @@ remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m,
         if (st != REMAT_OK) {
             char why[512];
             snprintf(why, sizeof why, "%s", remat_last_error());
-            st = remat_error(st, "ode: batch member %lld of %lld: %s", (long long)b, (long long)B, why);
+            st = rmi_error(st, "ode: batch member %lld of %lld: %s", (long long)b, (long long)B, why);
             break;
         }
         rows[b] = remat_reshape(f, out, 3, ((int64_t[]){K, 1, S})); /* (K, S) -> (K, 1, S) */
@@ -79,7 +79,7 @@ remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m,
     remat_val out = remat_reshape(f, B == 1 ? rows[0] : remat_concatenate(f, (int)B, rows, 1), os.rank, os.dims);
     remat_val sv = batch_stats(f, B == 1 ? st_rows[0] : remat_concatenate(f, (int)B, st_rows, 0));
     if (remat_fn_status(f) != REMAT_OK) {
-        st = remat_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
+        st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
         goto done;
     }
     *y_at_outputs = out;

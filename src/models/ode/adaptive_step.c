@@ -167,7 +167,7 @@ static remat_status rosenbrock_attempt(remat_fn *f, const remat_mechanism *m, co
                                        remat_val *r2, remat_val *stiff, remat_val *calm)
 {
     remat_val err;
-    remat_status st = remat_ode_rosenbrock_step(f, m, c->tb, t, h, a[ODE_Y], p, y1, &err);
+    remat_status st = rmi_ode_rosenbrock_step(f, m, c->tb, t, h, a[ODE_Y], p, y1, &err);
     if (st != REMAT_OK)
         return st;
     *f7 = a[ODE_FY];
@@ -186,7 +186,7 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
     snprintf(name, sizeof name, "%s_attempt", tb->name);
     remat_fn *f = remat_fn_new(name);
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     remat_val a[ODE_N_CARRY + 3];
     static const char *const names[ODE_N_CARRY] = {"y", "fy", "t", "tprop", "r1", "r2", "nacc", "nrej", "stiff", "calm"};
     a[ODE_Y] = remat_arg(f, names[0], dt, 1, &S);
@@ -223,7 +223,7 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
     remat_fn_output(f, calm);
     remat_fn_output(f, acc);
     if (remat_fn_status(f) != REMAT_OK) {
-        st = remat_error(remat_fn_status(f), "ode: building the %s attempt: %s", tb->name, remat_fn_error(f));
+        st = rmi_error(remat_fn_status(f), "ode: building the %s attempt: %s", tb->name, remat_fn_error(f));
         remat_fn_free(f);
         return st;
     }
@@ -235,7 +235,7 @@ remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64
 {
     remat_fn *f = remat_fn_new("ode_attempt_cond");
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     remat_val a[ODE_N_CARRY];
     a[ODE_Y] = remat_arg(f, "y", dt, 1, &S);
     a[ODE_FY] = remat_arg(f, "fy", dt, 1, &S);
@@ -250,7 +250,7 @@ remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64
     remat_val calm = remat_lt(f, a[ODE_STIFF], cst(f, dt, (double)ODE_STIFF_STEPS));
     remat_fn_output(f, remat_mul(f, going, remat_mul(f, budget, calm)));
     if (remat_fn_status(f) != REMAT_OK) {
-        remat_status st = remat_error(remat_fn_status(f), "ode: building the loop condition: %s", remat_fn_error(f));
+        remat_status st = rmi_error(remat_fn_status(f), "ode: building the loop condition: %s", remat_fn_error(f));
         remat_fn_free(f);
         return st;
     }

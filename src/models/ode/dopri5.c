@@ -40,6 +40,6 @@ static const double e[] = {
 
 /* Hairer's DOPRI5 declares stiffness past h*lambda = 3.25 (the interval
  * reaches about -3.3) */
-const ode_tableau remat_ode_dopri5_tableau = {
+const ode_tableau rmi_ode_dopri5_tableau = {
     .name = "dopri5", .order = 5, .stages = 6, .c = c, .a = a, .b = b, .e = e, .stab = 3.25,
 };

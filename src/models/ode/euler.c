@@ -4,6 +4,6 @@
 static const double c[] = {0.0};
 static const double b[] = {1.0};
 
-const ode_tableau remat_ode_euler_tableau = {
+const ode_tableau rmi_ode_euler_tableau = {
     .name = "euler", .order = 1, .stages = 1, .c = c, .a = NULL, .b = b,
 };

@@ -45,39 +45,39 @@
 static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int64_t *total)
 {
     if (!opt)
-        return remat_error(REMAT_ERR_NULL, "ode: options are NULL");
-    if (!remat_ode_tableau(opt->method))
-        return remat_error(REMAT_ERR_ARG, "ode: unknown method %d", (int)opt->method);
+        return rmi_error(REMAT_ERR_NULL, "ode: options are NULL");
+    if (!rmi_ode_tableau(opt->method))
+        return rmi_error(REMAT_ERR_ARG, "ode: unknown method %d", (int)opt->method);
     if (opt->n_times < 1 || !opt->times)
-        return remat_error(REMAT_ERR_ARG, "ode: needs at least one output time (n_times = %d, times %s)",
-                           opt->n_times, opt->times ? "given" : "NULL");
+        return rmi_error(REMAT_ERR_ARG, "ode: needs at least one output time (n_times = %d, times %s)",
+                         opt->n_times, opt->times ? "given" : "NULL");
     if (!isfinite(opt->t0))
-        return remat_error(REMAT_ERR_VALUE, "ode: t0 = %g is not finite", opt->t0);
+        return rmi_error(REMAT_ERR_VALUE, "ode: t0 = %g is not finite", opt->t0);
     bool fixed = !opt->adaptive;
     if (fixed && opt->dt != 0 && !(opt->dt > 0 && isfinite(opt->dt)))
-        return remat_error(REMAT_ERR_VALUE, "ode: dt = %g must be a positive finite step (or 0 with steps)",
-                           opt->dt);
+        return rmi_error(REMAT_ERR_VALUE, "ode: dt = %g must be a positive finite step (or 0 with steps)",
+                         opt->dt);
     if (fixed && opt->dt == 0 && opt->steps < 1)
-        return remat_error(REMAT_ERR_VALUE, "ode: give dt > 0 or steps >= 1 per interval (steps = %lld)",
-                           (long long)opt->steps);
+        return rmi_error(REMAT_ERR_VALUE, "ode: give dt > 0 or steps >= 1 per interval (steps = %lld)",
+                         (long long)opt->steps);
     int64_t sum = 0;
     double prev = opt->t0;
     for (int k = 0; k < opt->n_times; k++) {
         double tk = opt->times[k];
         if (!isfinite(tk))
-            return remat_error(REMAT_ERR_VALUE, "ode: output time %d is %g", k, tk);
+            return rmi_error(REMAT_ERR_VALUE, "ode: output time %d is %g", k, tk);
         if (k == 0 ? tk < prev : tk <= prev)
-            return remat_error(REMAT_ERR_VALUE,
-                               "ode: output time %d (%.17g) must be %s %s (%.17g)", k, tk,
-                               k == 0 ? "at or after" : "after", k == 0 ? "t0" : "the previous output time", prev);
+            return rmi_error(REMAT_ERR_VALUE,
+                             "ode: output time %d (%.17g) must be %s %s (%.17g)", k, tk,
+                             k == 0 ? "at or after" : "after", k == 0 ? "t0" : "the previous output time", prev);
         double len = tk - prev;
         int64_t n = 0;
         if (fixed && len > 0) {
             if (opt->dt > 0) {
                 double x = len / opt->dt;
                 if (!(x < 4e18))
-                    return remat_error(REMAT_ERR_VALUE, "ode: interval %d of length %g needs too many steps of %g",
-                                       k, len, opt->dt);
+                    return rmi_error(REMAT_ERR_VALUE, "ode: interval %d of length %g needs too many steps of %g",
+                                     k, len, opt->dt);
                 n = (int64_t)ceil(x - GRID_SLACK * x);
                 if (n < 1)
                     n = 1;
@@ -86,9 +86,9 @@ static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int
             }
         }
         if (n > MAX_TOTAL_STEPS - sum)
-            return remat_error(REMAT_ERR_VALUE,
-                               "ode: interval %d brings the step count past 2^53 (%lld steps after %lld): out of range",
-                               k, (long long)n, (long long)sum);
+            return rmi_error(REMAT_ERR_VALUE,
+                             "ode: interval %d brings the step count past 2^53 (%lld steps after %lld): out of range",
+                             k, (long long)n, (long long)sum);
         if (steps)
             steps[k] = n;
         sum += n;
@@ -102,7 +102,7 @@ static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int
 remat_status remat_ode_count_steps(const remat_ode_options *opt, int64_t *steps, int64_t *total)
 {
     if (opt && opt->adaptive)
-        return remat_error(REMAT_ERR_ARG, "ode: adaptive stepping takes as many steps as the controller decides at "
+        return rmi_error(REMAT_ERR_ARG, "ode: adaptive stepping takes as many steps as the controller decides at "
                                           "run time (the stats of remat_ode_integrate_stats count them)");
     return check_grid(opt, steps, total);
 }
@@ -127,7 +127,7 @@ static remat_status make_body(const remat_mechanism *m, remat_ode_method method,
     snprintf(name, sizeof name, "%s_interval_step", remat_ode_method_name(method));
     remat_fn *b = remat_fn_new(name);
     if (!b)
-        return remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     remat_val y = remat_arg(b, "y", dt, ys->rank, ys->dims);
     remat_val j = out->timed ? remat_arg(b, "step", dt, 0, NULL) : REMAT_NONE;
     remat_val t0 = out->timed ? remat_arg(b, "t_start", dt, 0, NULL) : REMAT_NONE;
@@ -144,7 +144,7 @@ static remat_status make_body(const remat_mechanism *m, remat_ode_method method,
     if (out->timed)
         remat_fn_output(b, remat_add_scalar(b, j, 1.0));
     if (remat_fn_status(b) != REMAT_OK) {
-        st = remat_error(remat_fn_status(b), "ode: building the step: %s", remat_fn_error(b));
+        st = rmi_error(remat_fn_status(b), "ode: building the step: %s", remat_fn_error(b));
         remat_fn_free(b);
         return st;
     }
@@ -178,7 +178,7 @@ static remat_status region_interval(remat_fn *f, const interval_body *ib, remat_
 {
     remat_fn *g = remat_fn_new("ode_interval");
     if (!g)
-        return remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     remat_val a[2] = {remat_arg(g, "y", dt, ys->rank, ys->dims), REMAT_NONE};
     if (ib->has_params)
         a[1] = remat_arg(g, "params", dt, ib->ps.rank, ib->ps.dims);
@@ -189,13 +189,13 @@ static remat_status region_interval(remat_fn *f, const interval_body *ib, remat_
         remat_fn_output(g, out);
         region = remat_checkpoint(g, NULL);
         if (!region)
-            st = remat_error(REMAT_ERR_NOMEM, "ode: out of memory");
+            st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     }
     if (st == REMAT_OK) {
         remat_val args[2] = {y, params};
         *y_end = remat_call1(f, region, ib->has_params ? 2 : 1, args);
         if (*y_end == REMAT_NONE)
-            st = remat_error(remat_fn_status(f), "%s", remat_fn_error(f));
+            st = rmi_error(remat_fn_status(f), "%s", remat_fn_error(f));
     }
     remat_fn_free(region);
     remat_fn_free(g);
@@ -212,14 +212,14 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
                                        remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats)
 {
     if (!y_at_outputs)
-        return remat_error(REMAT_ERR_NULL, "ode: y_at_outputs is NULL");
+        return rmi_error(REMAT_ERR_NULL, "ode: y_at_outputs is NULL");
     *y_at_outputs = REMAT_NONE;
     if (stats)
         *stats = REMAT_NONE;
     if (!f || !m)
-        return remat_error(REMAT_ERR_NULL, "ode: %s is NULL", !f ? "the function" : "the mechanism");
+        return rmi_error(REMAT_ERR_NULL, "ode: %s is NULL", !f ? "the function" : "the mechanism");
     if (y0 < 0 || y0 >= remat_fn_num_nodes(f))
-        return remat_error(REMAT_ERR_ARG, "ode: y0 is not a value of function '%s'", remat_fn_name(f));
+        return rmi_error(REMAT_ERR_ARG, "ode: y0 is not a value of function '%s'", remat_fn_name(f));
     int64_t total;
     remat_status st = check_grid(opt, NULL, &total);
     if (st != REMAT_OK)
@@ -229,7 +229,7 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
     remat_val *rows = malloc(sizeof *rows * (size_t)K);
     interval_body ib = {0};
     if (!steps || !rows) {
-        st = remat_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
+        st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
         goto done;
     }
     check_grid(opt, steps, NULL);
@@ -245,11 +245,11 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
         int batched = !opt->adaptive && ps.rank > 1 && ps.rank == ys.rank &&
                       !memcmp(ps.dims, ys.dims, sizeof ps.dims[0] * (size_t)(ys.rank - 1));
         if ((ps.rank != 1 && !batched) || ps.dims[ps.rank - 1] != P || remat_val_dtype(f, params) != dt) {
-            st = remat_error(REMAT_ERR_SHAPE, "ode: params is %s, expected %s[%lld] (y0's dtype, %s's parameters)%s",
-                             ps.rank < 0 ? "not a value of the function"
+            st = rmi_error(REMAT_ERR_SHAPE, "ode: params is %s, expected %s[%lld] (y0's dtype, %s's parameters)%s",
+                           ps.rank < 0 ? "not a value of the function"
                                          : remat_shape_format(remat_val_dtype(f, params), &ps, a, sizeof a),
-                             remat_dtype_name(dt), (long long)P, remat_mechanism_source(m),
-                             opt->adaptive ? "" : " or y0's batch axes then that");
+                           remat_dtype_name(dt), (long long)P, remat_mechanism_source(m),
+                           opt->adaptive ? "" : " or y0's batch axes then that");
             goto done;
         }
     }
@@ -279,10 +279,10 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
                      ? scan_interval(f, &ib, dt, y, params, prev, h, steps[k], &opt->scan, &y)
                      : region_interval(f, &ib, dt, &ys, y, params, prev, h, steps[k], &opt->scan, &y);
             if (st != REMAT_OK) {
-                char why[512]; /* remat_error writes the buffer remat_last_error reads */
+                char why[512]; /* rmi_error writes the buffer remat_last_error reads */
                 snprintf(why, sizeof why, "%s", remat_last_error());
-                st = remat_error(st, "ode: interval %d (%.17g to %.17g, %lld steps): %s", k, prev, opt->times[k],
-                                 (long long)steps[k], why);
+                st = rmi_error(st, "ode: interval %d (%.17g to %.17g, %lld steps): %s", k, prev, opt->times[k],
+                               (long long)steps[k], why);
                 goto done;
             }
         }
@@ -291,7 +291,7 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
     }
     remat_val out = K == 1 ? rows[0] : remat_concatenate(f, K, rows, 0);
     if (remat_fn_status(f) != REMAT_OK) {
-        st = remat_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
+        st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
         goto done;
     }
     *y_at_outputs = out;

@@ -45,14 +45,14 @@ typedef struct {
     double stab;
 } ode_tableau;
 
-extern const ode_tableau remat_ode_euler_tableau;
-extern const ode_tableau remat_ode_rk4_tableau;
-extern const ode_tableau remat_ode_tsit5_tableau;
-extern const ode_tableau remat_ode_rodas5_tableau;
-extern const ode_tableau remat_ode_dopri5_tableau;
+extern const ode_tableau rmi_ode_euler_tableau;
+extern const ode_tableau rmi_ode_rk4_tableau;
+extern const ode_tableau rmi_ode_tsit5_tableau;
+extern const ode_tableau rmi_ode_rodas5_tableau;
+extern const ode_tableau rmi_ode_dopri5_tableau;
 
 /* NULL out of range. */
-const ode_tableau *remat_ode_tableau(remat_ode_method method);
+const ode_tableau *rmi_ode_tableau(remat_ode_method method);
 
 /* sum_j w_j k_j over the nonzero w_j, in j order (a weight 1 adds k_j
  * itself); REMAT_NONE if all are 0. The explicit, adaptive and Rosenbrock
@@ -62,9 +62,9 @@ remat_val ode_combine(remat_fn *f, int n, const double *w, const remat_val *k);
 /* Emits one Rosenbrock step of tb (tb->ros != NULL) into f, arguments as
  * remat_ode_step's; *err (may be NULL) gets the embedded error estimate
  * sum_i e_i k_i, shaped like y. */
-remat_status remat_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
-                                       remat_val h, remat_val y, remat_val params, remat_val *y_next,
-                                       remat_val *err);
+remat_status rmi_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
+                                     remat_val h, remat_val y, remat_val params, remat_val *y_next,
+                                     remat_val *err);
 /* ---- adaptive stepping (adaptive_step.c, adaptive.c, loop.c) ---- */
 
 /* The loop's carries: y and fy = f(t, y) are differentiated, the rest is

@@ -9,6 +9,6 @@ static const double a[] = {
 };
 static const double b[] = {1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0};
 
-const ode_tableau remat_ode_rk4_tableau = {
+const ode_tableau rmi_ode_rk4_tableau = {
     .name = "rk4", .order = 4, .stages = 4, .c = c, .a = a, .b = b,
 };

@@ -84,6 +84,6 @@ static const ode_rosenbrock rodas5 = {
     .gamma = 0.19, .a = a, .C = C, .c = c, .d = d, .b = b, .e = e,
 };
 
-const ode_tableau remat_ode_rodas5_tableau = {
+const ode_tableau rmi_ode_rodas5_tableau = {
     .name = "rodas5", .order = 5, .stages = 8, .c = c, .a = a, .b = b, .ros = &rodas5,
 };

@@ -47,7 +47,7 @@ static remat_status rhs_fn(const remat_mechanism *m, remat_dtype dt, const remat
 {
     remat_fn *g = *out = remat_fn_new("rosenbrock_rhs");
     if (!g)
-        return remat_error(REMAT_ERR_NOMEM, "ode step (rosenbrock): out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "ode step (rosenbrock): out of memory");
     remat_val y = remat_arg(g, "y", dt, ys->rank, ys->dims);
     remat_val t = timed ? remat_arg(g, "t", dt, 0, NULL) : REMAT_NONE;
     remat_val p = ps ? remat_arg(g, "params", dt, ps->rank, ps->dims) : REMAT_NONE;
@@ -57,7 +57,7 @@ static remat_status rhs_fn(const remat_mechanism *m, remat_dtype dt, const remat
         return st;
     remat_fn_output(g, dydt);
     if (remat_fn_status(g) != REMAT_OK)
-        return remat_error(remat_fn_status(g), "ode step (rosenbrock): %s", remat_fn_error(g));
+        return rmi_error(remat_fn_status(g), "ode step (rosenbrock): %s", remat_fn_error(g));
     return REMAT_OK;
 }
 
@@ -82,7 +82,7 @@ static remat_status jacobian(remat_fn *f, const remat_mechanism *m, remat_val t,
     remat_fn *g = NULL, *jy = NULL, *jt = NULL;
     remat_val *cols = malloc(sizeof *cols * (size_t)S);
     remat_status st = cols ? rhs_fn(m, dt, &ys, timed, params != REMAT_NONE ? &ps : NULL, &g)
-                           : remat_error(REMAT_ERR_NOMEM, "ode step (rosenbrock): out of memory");
+                           : rmi_error(REMAT_ERR_NOMEM, "ode step (rosenbrock): out of memory");
     if (st == REMAT_OK)
         st = remat_jvp(g, 1, (int[]){0}, &jy);
     if (st == REMAT_OK && timed)
@@ -140,32 +140,32 @@ static remat_val w_matrix(remat_fn *f, remat_val J, remat_val h, double gamma, i
     return remat_sub(f, remat_mul(f, eye, inv), J);
 }
 
-remat_status remat_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
-                                       remat_val h, remat_val y, remat_val params, remat_val *y_next,
-                                       remat_val *err)
+remat_status rmi_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
+                                     remat_val h, remat_val y, remat_val params, remat_val *y_next,
+                                     remat_val *err)
 {
     const ode_rosenbrock *rb = tb->ros;
     REMAT_ASSERT(rb && tb->stages <= ODE_MAX_STAGES);
     remat_shape ys = y >= 0 && y < remat_fn_num_nodes(f) ? remat_val_shape(f, y) : (remat_shape){.rank = 0};
     if (ys.rank < 1)
-        return remat_error(REMAT_ERR_SHAPE, "ode step (%s): y must be a value of function '%s' of shape (..., S)",
-                           tb->name, remat_fn_name(f));
+        return rmi_error(REMAT_ERR_SHAPE, "ode step (%s): y must be a value of function '%s' of shape (..., S)",
+                         tb->name, remat_fn_name(f));
     if (params != REMAT_NONE && (params < 0 || params >= remat_fn_num_nodes(f)))
-        return remat_error(REMAT_ERR_SHAPE, "ode step (%s): params must be a (P,) or (..., P) value of function '%s'",
-                           tb->name, remat_fn_name(f));
+        return rmi_error(REMAT_ERR_SHAPE, "ode step (%s): params must be a (P,) or (..., P) value of function '%s'",
+                         tb->name, remat_fn_name(f));
     int64_t S = ys.dims[ys.rank - 1];
     remat_val J = REMAT_NONE, f0 = REMAT_NONE, dfdt = REMAT_NONE;
     /* t is the mechanism's to read: a mechanism that does not read it has no df/dt */
     remat_val tt = remat_kinetics_uses_indep(m) ? t : REMAT_NONE;
     if (tt == REMAT_NONE && remat_kinetics_uses_indep(m))
-        return remat_error(REMAT_ERR_ARG, "ode step (%s): the mechanism reads its independent variable but t is "
-                           "absent", tb->name);
+        return rmi_error(REMAT_ERR_ARG, "ode step (%s): the mechanism reads its independent variable but t is "
+                         "absent", tb->name);
     remat_status st = jacobian(f, m, tt, y, params, &J, &f0, &dfdt);
     if (st != REMAT_OK)
         return st;
     remat_val W = w_matrix(f, J, h, rb->gamma, S);
     if (W == REMAT_NONE && remat_fn_status(f) == REMAT_OK)
-        return remat_error(REMAT_ERR_NOMEM, "ode step (%s): out of memory", tb->name);
+        return rmi_error(REMAT_ERR_NOMEM, "ode step (%s): out of memory", tb->name);
     remat_val inv_h = remat_div(f, remat_scalar(f, remat_val_dtype(f, y), 1.0), h);
     remat_val k[ODE_MAX_STAGES], u = y;
     for (int i = 0; i < tb->stages; i++) {
@@ -197,7 +197,7 @@ remat_status remat_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, co
                                                      : remat_add(f, y, ode_combine(f, tb->stages, rb->b, k));
     remat_val est = err ? ode_combine(f, tb->stages, rb->e, k) : REMAT_NONE;
     if (remat_fn_status(f) != REMAT_OK)
-        return remat_error(remat_fn_status(f), "ode step (%s): %s", tb->name, remat_fn_error(f));
+        return rmi_error(remat_fn_status(f), "ode step (%s): %s", tb->name, remat_fn_error(f));
     *y_next = out;
     if (err)
         *err = est;

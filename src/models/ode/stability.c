@@ -27,7 +27,7 @@ static double stability_function(const ode_tableau *tb, double z)
 
 double remat_ode_stability_bound(remat_ode_method method)
 {
-    const ode_tableau *tb = remat_ode_tableau(method);
+    const ode_tableau *tb = rmi_ode_tableau(method);
     if (!tb)
         return 0;
     if (tb->ros)

@@ -14,54 +14,54 @@
 #include "models/ode/ode_impl.h"
 
 static const ode_tableau *const tableaus[] = {
-    [REMAT_ODE_EULER] = &remat_ode_euler_tableau,
-    [REMAT_ODE_RK4] = &remat_ode_rk4_tableau,
-    [REMAT_ODE_TSIT5] = &remat_ode_tsit5_tableau,
-    [REMAT_ODE_RODAS5] = &remat_ode_rodas5_tableau,
-    [REMAT_ODE_DOPRI5] = &remat_ode_dopri5_tableau,
+    [REMAT_ODE_EULER] = &rmi_ode_euler_tableau,
+    [REMAT_ODE_RK4] = &rmi_ode_rk4_tableau,
+    [REMAT_ODE_TSIT5] = &rmi_ode_tsit5_tableau,
+    [REMAT_ODE_RODAS5] = &rmi_ode_rodas5_tableau,
+    [REMAT_ODE_DOPRI5] = &rmi_ode_dopri5_tableau,
 };
 _Static_assert(sizeof tableaus / sizeof tableaus[0] == REMAT_ODE_METHOD_COUNT,
                "tableaus out of step with remat_ode_method");
 
-const ode_tableau *remat_ode_tableau(remat_ode_method method)
+const ode_tableau *rmi_ode_tableau(remat_ode_method method)
 {
     return (unsigned)method < REMAT_ODE_METHOD_COUNT ? tableaus[method] : NULL;
 }
 
 const char *remat_ode_method_name(remat_ode_method method)
 {
-    const ode_tableau *tb = remat_ode_tableau(method);
+    const ode_tableau *tb = rmi_ode_tableau(method);
     return tb ? tb->name : "?";
 }
 
 int remat_ode_method_order(remat_ode_method method)
 {
-    const ode_tableau *tb = remat_ode_tableau(method);
+    const ode_tableau *tb = rmi_ode_tableau(method);
     return tb ? tb->order : 0;
 }
 
 int remat_ode_method_stages(remat_ode_method method)
 {
-    const ode_tableau *tb = remat_ode_tableau(method);
+    const ode_tableau *tb = rmi_ode_tableau(method);
     return tb ? tb->stages : 0;
 }
 
 bool remat_ode_method_adaptive(remat_ode_method method)
 {
-    const ode_tableau *tb = remat_ode_tableau(method);
+    const ode_tableau *tb = rmi_ode_tableau(method);
     return tb && (tb->e || tb->ros);
 }
 
 remat_status remat_ode_method_parse(const char *text, remat_ode_method *out)
 {
     if (!text || !out)
-        return remat_error(REMAT_ERR_NULL, "ode method: %s is NULL", !text ? "the text" : "the output");
+        return rmi_error(REMAT_ERR_NULL, "ode method: %s is NULL", !text ? "the text" : "the output");
     for (int i = 0; i < REMAT_ODE_METHOD_COUNT; i++)
         if (!strcmp(text, tableaus[i]->name)) {
             *out = (remat_ode_method)i;
             return REMAT_OK;
         }
-    return remat_error(REMAT_ERR_PARSE, "unknown ODE method '%s' (expected euler, rk4, tsit5, rodas5 or dopri5)", text);
+    return rmi_error(REMAT_ERR_PARSE, "unknown ODE method '%s' (expected euler, rk4, tsit5, rodas5 or dopri5)", text);
 }
 
 /* ode_impl.h */
@@ -81,17 +81,17 @@ remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_met
                             remat_val h, remat_val y, remat_val params, remat_val *y_next)
 {
     if (!y_next)
-        return remat_error(REMAT_ERR_NULL, "ode step: y_next is NULL");
+        return rmi_error(REMAT_ERR_NULL, "ode step: y_next is NULL");
     *y_next = REMAT_NONE;
-    const ode_tableau *tb = remat_ode_tableau(method);
+    const ode_tableau *tb = rmi_ode_tableau(method);
     if (!tb)
-        return remat_error(REMAT_ERR_ARG, "ode step: unknown method %d", (int)method);
+        return rmi_error(REMAT_ERR_ARG, "ode step: unknown method %d", (int)method);
     if (!f || !m)
-        return remat_error(REMAT_ERR_NULL, "ode step: %s is NULL", !f ? "the function" : "the mechanism");
+        return rmi_error(REMAT_ERR_NULL, "ode step: %s is NULL", !f ? "the function" : "the mechanism");
     if (h < 0 || h >= remat_fn_num_nodes(f) || remat_val_shape(f, h).rank != 0)
-        return remat_error(REMAT_ERR_SHAPE, "ode step: h must be a scalar value of function '%s'", remat_fn_name(f));
+        return rmi_error(REMAT_ERR_SHAPE, "ode step: h must be a scalar value of function '%s'", remat_fn_name(f));
     if (tb->ros)
-        return remat_ode_rosenbrock_step(f, m, tb, t, h, y, params, y_next, NULL);
+        return rmi_ode_rosenbrock_step(f, m, tb, t, h, y, params, y_next, NULL);
     remat_val k[ODE_MAX_STAGES];
     for (int i = 0; i < tb->stages; i++) {
         const double *ai = tb->a ? tb->a + i * (i - 1) / 2 : NULL;
@@ -108,7 +108,7 @@ remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_met
     }
     remat_val out = remat_add(f, y, ode_combine(f, tb->stages, tb->b, k));
     if (remat_fn_status(f) != REMAT_OK)
-        return remat_error(remat_fn_status(f), "ode step (%s): %s", tb->name, remat_fn_error(f));
+        return rmi_error(remat_fn_status(f), "ode step (%s): %s", tb->name, remat_fn_error(f));
     *y_next = out;
     return REMAT_OK;
 }
@@ -116,11 +116,11 @@ remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_met
 remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_method method, remat_dtype dt)
 {
     if (!m) {
-        remat_error(REMAT_ERR_NULL, "ode step body: the mechanism is NULL");
+        rmi_error(REMAT_ERR_NULL, "ode step body: the mechanism is NULL");
         return NULL;
     }
-    if (!remat_ode_tableau(method)) {
-        remat_error(REMAT_ERR_ARG, "ode step body: unknown method %d", (int)method);
+    if (!rmi_ode_tableau(method)) {
+        rmi_error(REMAT_ERR_ARG, "ode step body: unknown method %d", (int)method);
         return NULL;
     }
     int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
@@ -128,7 +128,7 @@ remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_method method,
     snprintf(name, sizeof name, "%s_step", remat_ode_method_name(method));
     remat_fn *f = remat_fn_new(name);
     if (!f) {
-        remat_error(REMAT_ERR_NOMEM, "ode step body: out of memory");
+        rmi_error(REMAT_ERR_NOMEM, "ode step body: out of memory");
         return NULL;
     }
     remat_val y = remat_arg(f, "y", dt, 1, &S);
@@ -137,7 +137,7 @@ remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_method method,
     remat_val p = remat_arg(f, "params", dt, 1, &P);
     remat_val y1;
     if (remat_fn_status(f) != REMAT_OK) {
-        remat_error(remat_fn_status(f), "ode step body: %s", remat_fn_error(f));
+        rmi_error(remat_fn_status(f), "ode step body: %s", remat_fn_error(f));
         goto fail;
     }
     if (remat_ode_step(f, m, method, remat_kinetics_uses_indep(m) ? t : REMAT_NONE, h, y, p, &y1) != REMAT_OK)

@@ -69,6 +69,6 @@ static const double e[] = {
 
 /* the real stability interval of Tsit5 reaches about -3.5; the stiffness
  * test fires a little inside it, as DOPRI5's does */
-const ode_tableau remat_ode_tsit5_tableau = {
+const ode_tableau rmi_ode_tsit5_tableau = {
     .name = "tsit5", .order = 5, .stages = 6, .c = c, .a = a, .b = b, .e = e, .stab = 3.45,
 };

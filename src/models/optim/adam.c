@@ -46,27 +46,27 @@ static double *copy_bounds(const double *src, int64_t n)
 remat_status remat_adam_new(int64_t n, const remat_adam_options *opt, remat_adam **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "adam: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "adam: output pointer is NULL");
     *out = NULL;
     if (!opt)
-        return remat_error(REMAT_ERR_NULL, "adam: options are NULL");
+        return rmi_error(REMAT_ERR_NULL, "adam: options are NULL");
     if (n < 0)
-        return remat_error(REMAT_ERR_VALUE, "adam: parameter count %lld is negative", (long long)n);
+        return rmi_error(REMAT_ERR_VALUE, "adam: parameter count %lld is negative", (long long)n);
     if (!(opt->lr > 0 && isfinite(opt->lr)))
-        return remat_error(REMAT_ERR_VALUE, "adam: learning rate %g must be positive and finite", opt->lr);
+        return rmi_error(REMAT_ERR_VALUE, "adam: learning rate %g must be positive and finite", opt->lr);
     if (!(opt->b1 >= 0 && opt->b1 < 1) || !(opt->b2 >= 0 && opt->b2 < 1))
-        return remat_error(REMAT_ERR_VALUE, "adam: decay rates b1 = %g, b2 = %g must lie in [0, 1)", opt->b1,
-                           opt->b2);
+        return rmi_error(REMAT_ERR_VALUE, "adam: decay rates b1 = %g, b2 = %g must lie in [0, 1)", opt->b1,
+                         opt->b2);
     if (!(opt->eps >= 0 && isfinite(opt->eps)) || !(opt->eps_root >= 0 && isfinite(opt->eps_root)))
-        return remat_error(REMAT_ERR_VALUE, "adam: eps = %g and eps_root = %g must be finite and >= 0", opt->eps,
-                           opt->eps_root);
+        return rmi_error(REMAT_ERR_VALUE, "adam: eps = %g and eps_root = %g must be finite and >= 0", opt->eps,
+                         opt->eps_root);
     if (opt->eps == 0 && opt->eps_root == 0)
-        return remat_error(REMAT_ERR_VALUE, "adam: eps and eps_root are both 0 (a zero gradient would divide 0 by 0)");
+        return rmi_error(REMAT_ERR_VALUE, "adam: eps and eps_root are both 0 (a zero gradient would divide 0 by 0)");
     for (int64_t i = 0; i < n; i++) {
         double lo = opt->lo ? opt->lo[i] : -INFINITY, hi = opt->hi ? opt->hi[i] : INFINITY;
         if (isnan(lo) || isnan(hi) || lo > hi)
-            return remat_error(REMAT_ERR_VALUE, "adam: parameter %lld: bounds [%g, %g] are empty or NaN",
-                               (long long)i, lo, hi);
+            return rmi_error(REMAT_ERR_VALUE, "adam: parameter %lld: bounds [%g, %g] are empty or NaN",
+                             (long long)i, lo, hi);
     }
     remat_adam *a = calloc(1, sizeof *a);
     if (!a)
@@ -87,7 +87,7 @@ remat_status remat_adam_new(int64_t n, const remat_adam_options *opt, remat_adam
     return REMAT_OK;
 fail:
     remat_adam_free(a);
-    return remat_error(REMAT_ERR_NOMEM, "adam: out of memory for %lld parameters", (long long)n);
+    return rmi_error(REMAT_ERR_NOMEM, "adam: out of memory for %lld parameters", (long long)n);
 }
 
 /* lax.max / lax.min: NaN propagates (jnp.maximum(nan, lo) is nan) */
@@ -97,12 +97,12 @@ static double min_nan(double x, double y) { return (x < y || x != x) ? x : y; }
 remat_status remat_adam_update(remat_adam *a, double *params, const double *grads)
 {
     if (!a || !params || !grads)
-        return remat_error(REMAT_ERR_NULL, "adam update: %s is NULL",
-                           !a ? "the optimiser" : !params ? "params" : "grads");
+        return rmi_error(REMAT_ERR_NULL, "adam update: %s is NULL",
+                         !a ? "the optimiser" : !params ? "params" : "grads");
     /* checked up front: a rejected step leaves params and state untouched */
     for (int64_t i = 0; i < a->n; i++)
         if (!isfinite(grads[i]))
-            return remat_error(REMAT_ERR_NUMERIC, "adam update: gradient %lld is %g", (long long)i, grads[i]);
+            return rmi_error(REMAT_ERR_NUMERIC, "adam update: gradient %lld is %g", (long long)i, grads[i]);
     const remat_adam_options *o = &a->opt;
     int64_t t = a->count + 1;
     double bc1 = 1 - pow(o->b1, (double)t), bc2 = 1 - pow(o->b2, (double)t);
@@ -136,12 +136,12 @@ static float min_nan_f(float x, float y) { return (x < y || x != x) ? x : y; }
 remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *grads)
 {
     if (!a || !params || !grads)
-        return remat_error(REMAT_ERR_NULL, "adam update_f32: %s is NULL",
-                           !a ? "the optimiser" : !params ? "params" : "grads");
+        return rmi_error(REMAT_ERR_NULL, "adam update_f32: %s is NULL",
+                         !a ? "the optimiser" : !params ? "params" : "grads");
     for (int64_t i = 0; i < a->n; i++)
         if (!isfinite(grads[i]))
-            return remat_error(REMAT_ERR_NUMERIC, "adam update_f32: gradient %lld is %g", (long long)i,
-                               (double)grads[i]);
+            return rmi_error(REMAT_ERR_NUMERIC, "adam update_f32: gradient %lld is %g", (long long)i,
+                             (double)grads[i]);
     const remat_adam_options *o = &a->opt;
     int64_t t = a->count + 1;
     float b1 = (float)o->b1, b2 = (float)o->b2, c1 = (float)(1 - o->b1), c2 = (float)(1 - o->b2);
@@ -169,9 +169,9 @@ remat_status remat_adam_update_f32(remat_adam *a, float *params, const float *gr
 remat_status remat_adam_set_lr(remat_adam *a, double lr)
 {
     if (!a)
-        return remat_error(REMAT_ERR_NULL, "adam set_lr: the optimiser is NULL");
+        return rmi_error(REMAT_ERR_NULL, "adam set_lr: the optimiser is NULL");
     if (!(lr > 0 && isfinite(lr)))
-        return remat_error(REMAT_ERR_VALUE, "adam set_lr: learning rate %g must be positive and finite", lr);
+        return rmi_error(REMAT_ERR_VALUE, "adam set_lr: learning rate %g must be positive and finite", lr);
     a->opt.lr = lr;
     return REMAT_OK;
 }

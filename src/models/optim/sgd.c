@@ -32,20 +32,20 @@ void remat_sgd_free(remat_sgd *s)
 remat_status remat_sgd_new(int64_t n, const remat_sgd_options *opt, remat_sgd **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "sgd: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "sgd: output pointer is NULL");
     *out = NULL;
     if (!opt)
-        return remat_error(REMAT_ERR_NULL, "sgd: options are NULL");
+        return rmi_error(REMAT_ERR_NULL, "sgd: options are NULL");
     if (n < 0)
-        return remat_error(REMAT_ERR_VALUE, "sgd: parameter count %lld is negative", (long long)n);
+        return rmi_error(REMAT_ERR_VALUE, "sgd: parameter count %lld is negative", (long long)n);
     if (!(opt->lr > 0 && isfinite(opt->lr)))
-        return remat_error(REMAT_ERR_VALUE, "sgd: learning rate %g must be positive and finite", opt->lr);
+        return rmi_error(REMAT_ERR_VALUE, "sgd: learning rate %g must be positive and finite", opt->lr);
     if (!(opt->momentum >= 0 && opt->momentum < 1))
-        return remat_error(REMAT_ERR_VALUE, "sgd: momentum %g must lie in [0, 1) (0: none)", opt->momentum);
+        return rmi_error(REMAT_ERR_VALUE, "sgd: momentum %g must lie in [0, 1) (0: none)", opt->momentum);
     remat_sgd *s = calloc(1, sizeof *s);
     if (!s || !(s->trace = calloc((size_t)(n ? n : 1), sizeof *s->trace))) {
         free(s);
-        return remat_error(REMAT_ERR_NOMEM, "sgd: out of memory for %lld parameters", (long long)n);
+        return rmi_error(REMAT_ERR_NOMEM, "sgd: out of memory for %lld parameters", (long long)n);
     }
     s->n = n;
     s->opt = *opt;
@@ -56,12 +56,12 @@ remat_status remat_sgd_new(int64_t n, const remat_sgd_options *opt, remat_sgd **
 #define CHECK_UPDATE(what)                                                                                   \
     do {                                                                                                     \
         if (!s || !params || !grads)                                                                         \
-            return remat_error(REMAT_ERR_NULL, "sgd " what ": %s is NULL",                                   \
-                               !s ? "the optimiser" : !params ? "params" : "grads");                         \
+            return rmi_error(REMAT_ERR_NULL, "sgd " what ": %s is NULL",                                     \
+                             !s ? "the optimiser" : !params ? "params" : "grads");                           \
         for (int64_t i = 0; i < s->n; i++)                                                                   \
             if (!isfinite(grads[i]))                                                                         \
-                return remat_error(REMAT_ERR_NUMERIC, "sgd " what ": gradient %lld is %g", (long long)i,     \
-                                   (double)grads[i]);                                                        \
+                return rmi_error(REMAT_ERR_NUMERIC, "sgd " what ": gradient %lld is %g", (long long)i,       \
+                                 (double)grads[i]);                                                          \
     } while (0)
 
 remat_status remat_sgd_update(remat_sgd *s, double *params, const double *grads)

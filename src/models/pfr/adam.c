@@ -18,12 +18,12 @@ remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_
                             double conc_before[], double params_after[], double *conc_final)
 {
     if (!r || !adam || !params)
-        return remat_error(REMAT_ERR_NULL, "pfr adam: %s is NULL",
-                           !r ? "the reactor" : !adam ? "the options" : "params");
+        return rmi_error(REMAT_ERR_NULL, "pfr adam: %s is NULL",
+                         !r ? "the reactor" : !adam ? "the options" : "params");
     if (r->P == 0)
-        return remat_error(REMAT_ERR_ARG, "pfr adam: %s has no parameters to optimise", remat_mechanism_source(r->m));
+        return rmi_error(REMAT_ERR_ARG, "pfr adam: %s has no parameters to optimise", remat_mechanism_source(r->m));
     if (iters < 0)
-        return remat_error(REMAT_ERR_VALUE, "pfr adam: iterations %lld is negative", (long long)iters);
+        return rmi_error(REMAT_ERR_VALUE, "pfr adam: iterations %lld is negative", (long long)iters);
     remat_adam *a;
     remat_status st = remat_adam_new(r->P, adam, &a);
     if (st != REMAT_OK)
@@ -31,14 +31,14 @@ remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_
     double *g = malloc(sizeof *g * (size_t)r->P), loss;
     if (!g) {
         remat_adam_free(a);
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     }
     for (int64_t i = 0; i < iters && st == REMAT_OK; i++) {
         st = remat_pfr_objective(r, params, &loss, g);
         if (st == REMAT_OK && (st = remat_adam_update(a, params, g)) != REMAT_OK) {
             char why[512];
             snprintf(why, sizeof why, "%s", remat_last_error());
-            st = remat_error(st, "pfr adam: iteration %lld: %s", (long long)i, why);
+            st = rmi_error(st, "pfr adam: iteration %lld: %s", (long long)i, why);
         }
         if (st == REMAT_OK && conc_before)
             conc_before[i] = concentration(r, loss);

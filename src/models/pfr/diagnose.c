@@ -22,7 +22,7 @@ static int rate_fails_at(const remat_pfr *r, double z, const double *y, const do
         return 0;
     char why[512];
     snprintf(why, sizeof why, "%s", remat_last_error());
-    remat_error(REMAT_ERR_NUMERIC, "pfr: %s (inside the reactor: no step size avoids it)", why);
+    rmi_error(REMAT_ERR_NUMERIC, "pfr: %s (inside the reactor: no step size avoids it)", why);
     return 1;
 }
 
@@ -108,11 +108,11 @@ remat_status pfr_hopeless(remat_pfr *r, const double *params)
     char about[48];
     snprintf(about, sizeof about, isfinite(need) ? "about %.2g" : "more than 1e308", need);
     if (need > 0x1p53)
-        st = remat_error(REMAT_ERR_NUMERIC,
-                         "pfr: %s: d%s/d%s is %g at the inlet: over a reactor of length %g a stable explicit "
-                         "method would need %s steps, more than can be taken (2^53); check the parameter values",
-                         remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, fastest),
-                         remat_mechanism_indep_name(r->m), f[fastest], length, about);
+        st = rmi_error(REMAT_ERR_NUMERIC,
+                       "pfr: %s: d%s/d%s is %g at the inlet: over a reactor of length %g a stable explicit "
+                       "method would need %s steps, more than can be taken (2^53); check the parameter values",
+                       remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, fastest),
+                       remat_mechanism_indep_name(r->m), f[fastest], length, about);
     free(f);
     return st;
 }
@@ -132,7 +132,7 @@ remat_status pfr_adaptive_failure(remat_pfr *r, const double *params)
     if (remat_pfr_integration_stats(r, params, stats) == REMAT_OK && remat_ode_stats_check(&oo, stats) != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
-        return remat_error(REMAT_ERR_NUMERIC, "pfr: %s: %s", remat_mechanism_source(r->m), why);
+        return rmi_error(REMAT_ERR_NUMERIC, "pfr: %s: %s", remat_mechanism_source(r->m), why);
     }
     return REMAT_OK;
 }
@@ -151,7 +151,7 @@ remat_status pfr_check_finite(remat_pfr *r, const double *params, const double *
         if (!isfinite(c[s]))
             return pfr_hopeless(r, params) != REMAT_OK
                        ? REMAT_ERR_NUMERIC
-                       : remat_error(REMAT_ERR_NUMERIC,
+                       : rmi_error(REMAT_ERR_NUMERIC,
                                "pfr: %s: the concentration of '%s' is %g at the outlet — the integration is "
                                "unstable at step size %g (%s, %lld steps); take more steps or a higher-order method",
                                remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, s), c[s], r->h,

@@ -50,7 +50,7 @@ static remat_status step_fn(const remat_pfr_ensemble *e, const remat_pfr_options
     int64_t yd[2] = {e->B, e->S}, pd[2] = {e->B, e->P};
     remat_fn *g = *out = remat_fn_new("pfr_ensemble_step");
     if (!g)
-        return remat_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
     remat_val y = remat_arg(g, "y", REMAT_F64, 2, yd);
     remat_val t = timed ? remat_arg(g, "t", REMAT_F64, 0, NULL) : REMAT_NONE;
     remat_val h = remat_arg(g, "h", REMAT_F64, 0, NULL);
@@ -60,7 +60,7 @@ static remat_status step_fn(const remat_pfr_ensemble *e, const remat_pfr_options
         return st;
     remat_fn_output(g, y1);
     return remat_fn_status(g) == REMAT_OK ? REMAT_OK
-                                          : remat_error(remat_fn_status(g), "pfr ensemble: %s", remat_fn_error(g));
+                                          : rmi_error(remat_fn_status(g), "pfr ensemble: %s", remat_fn_error(g));
 }
 
 /* body(y, T_1..T_Q, [j], [t_start], h, p, E_1..E_Q) -> (y', T_1'..T_Q', [j + 1]):
@@ -72,7 +72,7 @@ static remat_status body_fn(const remat_pfr_ensemble *e, const remat_fn *gj, int
     int64_t yd[2] = {e->B, e->S}, pd[2] = {e->B, e->P};
     remat_fn *b = *out = remat_fn_new("pfr_ensemble_body");
     if (!b)
-        return remat_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
     remat_val y = remat_arg(b, "y", REMAT_F64, 2, yd), T[ENSEMBLE_MAX_Q], E[ENSEMBLE_MAX_Q];
     for (int q = 0; q < Q; q++)
         T[q] = remat_arg(b, "t_y", REMAT_F64, 2, yd);
@@ -106,7 +106,7 @@ static remat_status body_fn(const remat_pfr_ensemble *e, const remat_fn *gj, int
     if (timed)
         remat_fn_output(b, remat_add_scalar(b, j, 1.0));
     return remat_fn_status(b) == REMAT_OK ? REMAT_OK
-                                          : remat_error(remat_fn_status(b), "pfr ensemble: %s", remat_fn_error(b));
+                                          : rmi_error(remat_fn_status(b), "pfr ensemble: %s", remat_fn_error(b));
 }
 
 /* f(inlet, params, E_1..E_Q) -> (C(L), dC(L)/dp E_1, ...): one scan of body */
@@ -130,7 +130,7 @@ static remat_status build(remat_pfr_ensemble *e, const remat_pfr_options *opt)
         return st;
     remat_fn *f = e->fn = remat_fn_new("pfr_ensemble");
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
     remat_val inlet = remat_arg(f, "inlet", REMAT_F64, 1, &S);
     remat_val p = remat_arg(f, "params", REMAT_F64, 2, pd);
     remat_val init[ENSEMBLE_MAX_Q + 2], consts[ENSEMBLE_MAX_Q + 3], carry[ENSEMBLE_MAX_Q + 2];
@@ -151,7 +151,7 @@ static remat_status build(remat_pfr_ensemble *e, const remat_pfr_options *opt)
     for (int q = 0; q <= Q; q++)
         remat_fn_output(f, carry[q]);
     if (remat_fn_status(f) != REMAT_OK)
-        return remat_error(remat_fn_status(f), "pfr ensemble: %s", remat_fn_error(f));
+        return rmi_error(remat_fn_status(f), "pfr ensemble: %s", remat_fn_error(f));
     remat_backend *be = NULL;
     if ((st = remat_backend_from_env(&be)) != REMAT_OK)
         return st;
@@ -162,33 +162,33 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
                                     const int *vary, const double *base, remat_pfr_ensemble **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "pfr ensemble: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "pfr ensemble: output pointer is NULL");
     *out = NULL;
     if (!m || !opt || !base || (n_vary > 0 && !vary))
-        return remat_error(REMAT_ERR_NULL, "pfr ensemble: %s is NULL",
-                           !m ? "the mechanism" : !opt ? "the options" : !base ? "base" : "vary");
+        return rmi_error(REMAT_ERR_NULL, "pfr ensemble: %s is NULL",
+                         !m ? "the mechanism" : !opt ? "the options" : !base ? "base" : "vary");
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
     if (opt->adaptive)
-        return remat_error(REMAT_ERR_ARG, "pfr ensemble: the lanes of an ensemble step together: fixed steps only "
+        return rmi_error(REMAT_ERR_ARG, "pfr ensemble: the lanes of an ensemble step together: fixed steps only "
                                           "(steps or dt, not adaptive)");
     if (lanes < 1 || lanes > (1 << 20))
-        return remat_error(REMAT_ERR_VALUE, "pfr ensemble: lanes = %lld, expected 1 to %d", (long long)lanes, 1 << 20);
+        return rmi_error(REMAT_ERR_VALUE, "pfr ensemble: lanes = %lld, expected 1 to %d", (long long)lanes, 1 << 20);
     if (n_vary < 1 || n_vary > P || n_vary > ENSEMBLE_MAX_Q)
-        return remat_error(REMAT_ERR_VALUE, "pfr ensemble: %d varied parameters: %s has %d, and a set varies at most %d",
-                           n_vary, remat_mechanism_source(m), P, ENSEMBLE_MAX_Q);
+        return rmi_error(REMAT_ERR_VALUE, "pfr ensemble: %d varied parameters: %s has %d, and a set varies at most %d",
+                         n_vary, remat_mechanism_source(m), P, ENSEMBLE_MAX_Q);
     for (int j = 0; j < n_vary; j++) {
         if (vary[j] < 0 || vary[j] >= P)
-            return remat_error(REMAT_ERR_ARG, "pfr ensemble: varied parameter %d is not one of the %d of %s", vary[j],
-                               P, remat_mechanism_source(m));
+            return rmi_error(REMAT_ERR_ARG, "pfr ensemble: varied parameter %d is not one of the %d of %s", vary[j],
+                             P, remat_mechanism_source(m));
         for (int k = 0; k < j; k++)
             if (vary[k] == vary[j])
-                return remat_error(REMAT_ERR_ARG, "pfr ensemble: parameter '%s' is varied twice",
-                                   remat_mechanism_param_name(m, vary[j]));
+                return rmi_error(REMAT_ERR_ARG, "pfr ensemble: parameter '%s' is varied twice",
+                                 remat_mechanism_param_name(m, vary[j]));
     }
     for (int i = 0; i < P; i++)
         if (!isfinite(base[i]))
-            return remat_error(REMAT_ERR_VALUE, "pfr ensemble: parameter '%s' is %g", remat_mechanism_param_name(m, i),
-                               base[i]);
+            return rmi_error(REMAT_ERR_VALUE, "pfr ensemble: parameter '%s' is %g", remat_mechanism_param_name(m, i),
+                             base[i]);
     remat_pfr *check; /* the reactor's own checks of the options, as remat_pfr_new words them */
     remat_status st = remat_pfr_new(m, opt, &check);
     if (st != REMAT_OK)
@@ -196,7 +196,7 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
     remat_pfr_free(check);
     remat_pfr_ensemble *e = calloc(1, sizeof *e);
     if (!e)
-        return remat_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
     size_t bp = (size_t)lanes * (size_t)P, bs = (size_t)lanes * (size_t)S;
     *e = (remat_pfr_ensemble){.m = m, .S = S, .P = P, .Q = n_vary, .B = lanes};
     e->vary = malloc(sizeof *e->vary * (size_t)n_vary);
@@ -207,7 +207,7 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
     e->t_out = malloc(sizeof *e->t_out * bs * (size_t)n_vary);
     e->outlet = malloc(sizeof *e->outlet * bs);
     if (!e->vary || !e->inlet || !e->base || !e->params || !e->tangent || !e->t_out || !e->outlet) {
-        st = remat_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory for %lld lanes", (long long)lanes);
+        st = rmi_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory for %lld lanes", (long long)lanes);
         goto fail;
     }
     memcpy(e->vary, vary, sizeof *vary * (size_t)n_vary);
@@ -279,18 +279,18 @@ static remat_status run_fwd(remat_pfr_ensemble *e)
 remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, const double *sets, double *outlet, double *jac)
 {
     if (!e || !sets || !outlet)
-        return remat_error(REMAT_ERR_NULL, "pfr ensemble run: %s is NULL",
-                           !e ? "the ensemble" : !sets ? "the sets" : "the outlet");
+        return rmi_error(REMAT_ERR_NULL, "pfr ensemble run: %s is NULL",
+                         !e ? "the ensemble" : !sets ? "the sets" : "the outlet");
     if (n < 0 || n > e->B)
-        return remat_error(REMAT_ERR_VALUE, "pfr ensemble run: %lld sets for %lld lanes", (long long)n,
-                           (long long)e->B);
+        return rmi_error(REMAT_ERR_VALUE, "pfr ensemble run: %lld sets for %lld lanes", (long long)n,
+                         (long long)e->B);
     int S = e->S, P = e->P, Q = e->Q;
     for (int64_t i = 0; i < n; i++)
         for (int j = 0; j < Q; j++) {
             double v = sets[(size_t)i * (size_t)Q + (size_t)j];
             if (!isfinite(v))
-                return remat_error(REMAT_ERR_VALUE, "pfr ensemble run: set %lld: parameter '%s' is %g", (long long)i,
-                                   remat_mechanism_param_name(e->m, e->vary[j]), v);
+                return rmi_error(REMAT_ERR_VALUE, "pfr ensemble run: set %lld: parameter '%s' is %g", (long long)i,
+                                 remat_mechanism_param_name(e->m, e->vary[j]), v);
             e->params[(size_t)i * (size_t)P + (size_t)e->vary[j]] = v;
         }
     /* lanes past n keep the sets they last had: finite, and never read */

@@ -30,7 +30,7 @@ static remat_fn *new_fn(const remat_pfr *r, const char *name, remat_val *y0, rem
 static remat_status finish(remat_fn *f, remat_status st, remat_program **prog, remat_fn **keep)
 {
     if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
-        st = remat_error(remat_fn_status(f), "pfr: %s", remat_fn_error(f));
+        st = rmi_error(remat_fn_status(f), "pfr: %s", remat_fn_error(f));
     remat_backend *be = NULL;
     if (st == REMAT_OK)
         st = remat_backend_from_env(&be);
@@ -59,7 +59,7 @@ static remat_status build_adaptive_profile(remat_pfr *r)
 {
     double *z = malloc(sizeof *z * (size_t)r->steps);
     if (!z)
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     for (int64_t i = 0; i < r->steps; i++)
         z[i] = i + 1 == r->steps ? r->opt.length : (double)(i + 1) * r->h;
     remat_ode_options oo = pfr_ode_options(&r->opt, &r->opt.length);
@@ -67,7 +67,7 @@ static remat_status build_adaptive_profile(remat_pfr *r)
     oo.times = z;
     remat_val y0, p, ys;
     remat_fn *f = new_fn(r, "pfr_profile", &y0, &p);
-    remat_status st = f ? remat_ode_integrate(f, r->m, &oo, y0, p, &ys) : remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+    remat_status st = f ? remat_ode_integrate(f, r->m, &oo, y0, p, &ys) : rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     free(z);
     if (!f)
         return st;
@@ -79,7 +79,7 @@ static remat_status build_adaptive_profile(remat_pfr *r)
 remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], double stats[REMAT_ODE_STATS])
 {
     if (!r || !stats)
-        return remat_error(REMAT_ERR_NULL, "pfr stats: %s is NULL", !r ? "the reactor" : "the output");
+        return rmi_error(REMAT_ERR_NULL, "pfr stats: %s is NULL", !r ? "the reactor" : "the output");
     remat_status st = pfr_check_params(r, params);
     if (st != REMAT_OK)
         return st;
@@ -89,7 +89,7 @@ remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], do
     remat_val y0, p, ys, sv;
     remat_fn *f = new_fn(r, "pfr_stats", &y0, &p);
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     remat_program *prog = NULL;
     st = remat_ode_integrate_stats(f, r->m, &oo, y0, p, &ys, &sv);
     if (st == REMAT_OK) {
@@ -108,7 +108,7 @@ remat_status pfr_build_outlet(remat_pfr *r)
     remat_val y0, p, c;
     remat_fn *f = new_fn(r, "pfr_outlet", &y0, &p);
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     remat_status st = outlet_value(r, f, y0, p, &c);
     if (st == REMAT_OK)
         remat_fn_output(f, c);
@@ -120,13 +120,13 @@ remat_status pfr_build_objective(remat_pfr *r)
     remat_val y0, p, c;
     remat_fn *f = new_fn(r, "pfr_objective", &y0, &p), *vg = NULL;
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     remat_status st = outlet_value(r, f, y0, p, &c);
     if (st == REMAT_OK) {
         remat_val cs = remat_index(f, c, r->opt.species);
         remat_fn_output(f, r->opt.goal == REMAT_PFR_MAXIMIZE ? remat_neg(f, cs) : cs);
         if (remat_fn_status(f) != REMAT_OK)
-            st = remat_error(remat_fn_status(f), "pfr: %s", remat_fn_error(f));
+            st = rmi_error(remat_fn_status(f), "pfr: %s", remat_fn_error(f));
     }
     if (st == REMAT_OK && r->P) {
         st = remat_value_and_grad(f, 1, (const int[]){1}, &vg);
@@ -146,7 +146,7 @@ remat_status pfr_build_profile(remat_pfr *r)
     int64_t S = r->S, P = r->P;
     remat_fn *b = remat_fn_new("pfr_profile_step");
     if (!b)
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     remat_val y = remat_arg(b, "y", REMAT_F64, 1, &S);
     remat_val j = timed ? remat_arg(b, "step", REMAT_F64, 0, NULL) : REMAT_NONE;
     remat_val t0 = timed ? remat_arg(b, "t_start", REMAT_F64, 0, NULL) : REMAT_NONE;
@@ -160,7 +160,7 @@ remat_status pfr_build_profile(remat_pfr *r)
             remat_fn_output(b, remat_add_scalar(b, j, 1.0));
         remat_fn_output(b, y1);
         if (remat_fn_status(b) != REMAT_OK)
-            st = remat_error(remat_fn_status(b), "pfr: profile step: %s", remat_fn_error(b));
+            st = rmi_error(remat_fn_status(b), "pfr: profile step: %s", remat_fn_error(b));
     }
     if (st != REMAT_OK) {
         remat_fn_free(b);
@@ -170,7 +170,7 @@ remat_status pfr_build_profile(remat_pfr *r)
     remat_fn *f = new_fn(r, "pfr_profile", &y0, &pa);
     if (!f) {
         remat_fn_free(b);
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     }
     remat_val init[2] = {y0, remat_scalar(f, REMAT_F64, 0.0)}, consts[3], carry[2], ys;
     int nc = 0;

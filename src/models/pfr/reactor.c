@@ -29,7 +29,7 @@ static remat_status check_adaptive(const remat_mechanism *m, const remat_ode_opt
     int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
     remat_fn *f = remat_fn_new("pfr_check");
     if (!f)
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     remat_val y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S), ys;
     remat_val p = P ? remat_arg(f, "params", REMAT_F64, 1, &P) : REMAT_NONE;
     remat_status st = remat_ode_integrate(f, m, oo, y0, p, &ys);
@@ -37,7 +37,7 @@ static remat_status check_adaptive(const remat_mechanism *m, const remat_ode_opt
     if (st != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
-        st = remat_error(st, "pfr: %s", why);
+        st = rmi_error(st, "pfr: %s", why);
     }
     return st;
 }
@@ -45,37 +45,37 @@ static remat_status check_adaptive(const remat_mechanism *m, const remat_ode_opt
 remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *opt, remat_pfr **out)
 {
     if (!out)
-        return remat_error(REMAT_ERR_NULL, "pfr: output pointer is NULL");
+        return rmi_error(REMAT_ERR_NULL, "pfr: output pointer is NULL");
     *out = NULL;
     if (!m || !opt)
-        return remat_error(REMAT_ERR_NULL, "pfr: %s is NULL", !m ? "the mechanism" : "the options");
+        return rmi_error(REMAT_ERR_NULL, "pfr: %s is NULL", !m ? "the mechanism" : "the options");
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
     if (!remat_ode_method_order(opt->method))
-        return remat_error(REMAT_ERR_ARG, "pfr: unknown integration method %d", (int)opt->method);
+        return rmi_error(REMAT_ERR_ARG, "pfr: unknown integration method %d", (int)opt->method);
     if (!(opt->length > 0 && isfinite(opt->length)))
-        return remat_error(REMAT_ERR_VALUE, "pfr: the reactor length %g must be positive and finite", opt->length);
+        return rmi_error(REMAT_ERR_VALUE, "pfr: the reactor length %g must be positive and finite", opt->length);
     if (opt->adaptive && (opt->steps != 0 || opt->dt != 0))
-        return remat_error(REMAT_ERR_ARG, "pfr: adaptive stepping chooses its steps: give no steps (%lld) or dt (%g)",
-                           (long long)opt->steps, opt->dt);
+        return rmi_error(REMAT_ERR_ARG, "pfr: adaptive stepping chooses its steps: give no steps (%lld) or dt (%g)",
+                         (long long)opt->steps, opt->dt);
     if (opt->adaptive && opt->profile_points < 0)
-        return remat_error(REMAT_ERR_VALUE, "pfr: profile_points = %lld is negative", (long long)opt->profile_points);
+        return rmi_error(REMAT_ERR_VALUE, "pfr: profile_points = %lld is negative", (long long)opt->profile_points);
     if (!opt->adaptive && opt->steps != 0 && opt->dt != 0)
-        return remat_error(REMAT_ERR_ARG, "pfr: give either steps (%lld) or dt (%g), not both",
-                           (long long)opt->steps, opt->dt);
+        return rmi_error(REMAT_ERR_ARG, "pfr: give either steps (%lld) or dt (%g), not both",
+                         (long long)opt->steps, opt->dt);
     if (!opt->adaptive && (opt->steps < 0 || (opt->steps == 0 && !(opt->dt > 0 && isfinite(opt->dt)))))
-        return remat_error(REMAT_ERR_VALUE, "pfr: needs steps >= 1 or a positive finite dt (steps %lld, dt %g)",
-                           (long long)opt->steps, opt->dt);
+        return rmi_error(REMAT_ERR_VALUE, "pfr: needs steps >= 1 or a positive finite dt (steps %lld, dt %g)",
+                         (long long)opt->steps, opt->dt);
     if (!opt->inlet)
-        return remat_error(REMAT_ERR_NULL, "pfr: the inlet concentrations are NULL");
+        return rmi_error(REMAT_ERR_NULL, "pfr: the inlet concentrations are NULL");
     for (int s = 0; s < S; s++)
         if (!isfinite(opt->inlet[s]))
-            return remat_error(REMAT_ERR_VALUE, "pfr: the inlet concentration of '%s' is %g",
-                               remat_mechanism_species_name(m, s), opt->inlet[s]);
+            return rmi_error(REMAT_ERR_VALUE, "pfr: the inlet concentration of '%s' is %g",
+                             remat_mechanism_species_name(m, s), opt->inlet[s]);
     if (opt->goal != REMAT_PFR_NO_GOAL && opt->goal != REMAT_PFR_MAXIMIZE && opt->goal != REMAT_PFR_MINIMIZE)
-        return remat_error(REMAT_ERR_ARG, "pfr: unknown goal %d", (int)opt->goal);
+        return rmi_error(REMAT_ERR_ARG, "pfr: unknown goal %d", (int)opt->goal);
     if (opt->goal != REMAT_PFR_NO_GOAL && (opt->species < 0 || opt->species >= S))
-        return remat_error(REMAT_ERR_ARG, "pfr: objective species %d is not one of the %d species of %s",
-                           opt->species, S, remat_mechanism_source(m));
+        return rmi_error(REMAT_ERR_ARG, "pfr: objective species %d is not one of the %d species of %s",
+                         opt->species, S, remat_mechanism_source(m));
     remat_schedule_cost cost;
     remat_status st = remat_schedule_predict(&opt->schedule, 1, &cost);
     if (st != REMAT_OK)
@@ -92,7 +92,7 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
     remat_pfr *r = calloc(1, sizeof *r);
     if (!r || !(r->inlet = malloc(sizeof *r->inlet * (size_t)(S ? S : 1)))) {
         free(r);
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     }
     memcpy(r->inlet, opt->inlet, sizeof *r->inlet * (size_t)S);
     r->m = m;
@@ -159,19 +159,19 @@ remat_status pfr_run(remat_program *prog, const remat_pfr *r, const double *para
 remat_status pfr_check_params(const remat_pfr *r, const double *params)
 {
     if (r->P && !params)
-        return remat_error(REMAT_ERR_NULL, "pfr: params are NULL (%s has %d parameters)",
-                           remat_mechanism_source(r->m), r->P);
+        return rmi_error(REMAT_ERR_NULL, "pfr: params are NULL (%s has %d parameters)",
+                         remat_mechanism_source(r->m), r->P);
     for (int i = 0; i < r->P; i++)
         if (!isfinite(params[i]))
-            return remat_error(REMAT_ERR_VALUE, "pfr: parameter '%s' is %g", remat_mechanism_param_name(r->m, i),
-                               params[i]);
+            return rmi_error(REMAT_ERR_VALUE, "pfr: parameter '%s' is %g", remat_mechanism_param_name(r->m, i),
+                             params[i]);
     return REMAT_OK;
 }
 
 remat_status remat_pfr_outlet(remat_pfr *r, const double params[], double outlet[])
 {
     if (!r || !outlet)
-        return remat_error(REMAT_ERR_NULL, "pfr outlet: %s is NULL", !r ? "the reactor" : "the output");
+        return rmi_error(REMAT_ERR_NULL, "pfr outlet: %s is NULL", !r ? "the reactor" : "the output");
     remat_status st = pfr_check_params(r, params);
     if (st == REMAT_OK)
         st = pfr_check_step(r, params);
@@ -185,7 +185,7 @@ remat_status remat_pfr_outlet(remat_pfr *r, const double params[], double outlet
 remat_status remat_pfr_profile(remat_pfr *r, const double params[], double z[], double y[])
 {
     if (!r || !y)
-        return remat_error(REMAT_ERR_NULL, "pfr profile: %s is NULL", !r ? "the reactor" : "the output");
+        return rmi_error(REMAT_ERR_NULL, "pfr profile: %s is NULL", !r ? "the reactor" : "the output");
     remat_status st = pfr_check_params(r, params);
     if (st == REMAT_OK)
         st = pfr_check_step(r, params);
@@ -205,9 +205,9 @@ remat_status remat_pfr_profile(remat_pfr *r, const double params[], double z[], 
 remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *objective, double grad[])
 {
     if (!r || !objective)
-        return remat_error(REMAT_ERR_NULL, "pfr objective: %s is NULL", !r ? "the reactor" : "the output");
+        return rmi_error(REMAT_ERR_NULL, "pfr objective: %s is NULL", !r ? "the reactor" : "the output");
     if (r->opt.goal == REMAT_PFR_NO_GOAL)
-        return remat_error(REMAT_ERR_ARG, "pfr objective: the reactor has no goal (maximize or minimize a species)");
+        return rmi_error(REMAT_ERR_ARG, "pfr objective: the reactor has no goal (maximize or minimize a species)");
     remat_status st = pfr_check_params(r, params);
     if (st == REMAT_OK)
         st = pfr_check_step(r, params);
@@ -217,7 +217,7 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
         return st;
     double *g = grad;
     if (r->P && !g && !(g = malloc(sizeof *g * (size_t)r->P)))
-        return remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     st = pfr_run(r->objective, r, params, r->P ? 2 : 1, (double *[]){objective, g});
     if (g != grad)
         free(g);
@@ -227,11 +227,11 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
     else if (st == REMAT_OK && !isfinite(*objective) && pfr_hopeless(r, params) != REMAT_OK)
         st = REMAT_ERR_NUMERIC;
     else if (st == REMAT_OK && !isfinite(*objective))
-        st = remat_error(REMAT_ERR_NUMERIC,
-                         "pfr: %s: the outlet concentration of '%s' is %g — the integration is unstable at step "
-                         "size %g (%s, %lld steps); take more steps or a higher-order method",
-                         remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, r->opt.species),
-                         *objective, r->h, remat_ode_method_name(r->opt.method), (long long)r->steps);
+        st = rmi_error(REMAT_ERR_NUMERIC,
+                       "pfr: %s: the outlet concentration of '%s' is %g — the integration is unstable at step "
+                       "size %g (%s, %lld steps); take more steps or a higher-order method",
+                       remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, r->opt.species),
+                       *objective, r->h, remat_ode_method_name(r->opt.method), (long long)r->steps);
     return st;
 }
 

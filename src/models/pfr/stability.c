@@ -103,7 +103,7 @@ remat_status pfr_check_step(const remat_pfr *r, const double *params)
     remat_status st = REMAT_OK;
     double lambda = 0, lambda2 = 0;
     if (!J || !buf) {
-        st = remat_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+        st = rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
         goto done;
     }
     double *y = buf, *f0 = buf + S, *f1 = buf + 2 * S, *v = buf + 3 * S, *w = buf + 4 * S;
@@ -128,15 +128,15 @@ remat_status pfr_check_step(const remat_pfr *r, const double *params)
     for (size_t s = 0; s < S; s++)
         if (J[s * S + s] < J[(size_t)fastest * S + (size_t)fastest])
             fastest = (int)s;
-    st = remat_error(REMAT_ERR_NUMERIC,
-                     "pfr: %s: the integration is unstable: the step size %g (%s, %lld steps over L = %g) is beyond "
-                     "%s's stability bound: at the inlet the fastest mode decays at rate %.4g (d f/d y has the "
-                     "eigenvalue %.4g; '%s' is consumed fastest), and a step h is stable only while h * %.4g <= %.4g "
-                     "(here %.4g); take more steps (stable from %.0f; --steps %.0f keeps well inside), or the stiff "
-                     "method rodas5",
-                     remat_mechanism_source(r->m), r->h, remat_ode_method_name(r->opt.method), (long long)r->steps, L,
-                     remat_ode_method_name(r->opt.method), -lambda, lambda,
-                     remat_mechanism_species_name(r->m, fastest), -lambda, bound, hl, stable_from, need);
+    st = rmi_error(REMAT_ERR_NUMERIC,
+                   "pfr: %s: the integration is unstable: the step size %g (%s, %lld steps over L = %g) is beyond "
+                   "%s's stability bound: at the inlet the fastest mode decays at rate %.4g (d f/d y has the "
+                   "eigenvalue %.4g; '%s' is consumed fastest), and a step h is stable only while h * %.4g <= %.4g "
+                   "(here %.4g); take more steps (stable from %.0f; --steps %.0f keeps well inside), or the stiff "
+                   "method rodas5",
+                   remat_mechanism_source(r->m), r->h, remat_ode_method_name(r->opt.method), (long long)r->steps, L,
+                   remat_ode_method_name(r->opt.method), -lambda, lambda,
+                   remat_mechanism_species_name(r->m, fastest), -lambda, bound, hl, stable_from, need);
 done:
     free(J);
     free(buf);
