@@ -1,60 +1,221 @@
 #!/usr/bin/env bash
-# check_includes.sh SRC — the module boundaries of docs/design-notes.md
-# ("Adding a higher-order primitive"), checked on every #include "..." of
-# SRC/scan/*.c and *.h:
-#   - no *_impl.h of another folder: a missing door is made, not bypassed.
-#     One exception: backend/backend_impl.h, the backend vtable, which is
-#     the backends' interface to every module that drives one (exec/hop.h
-#     hands it to higher-order primitives too);
-#   - of src/ad only the doors for higher-order primitives: ad/hop.h
-#     (building HOP nodes, the body's cut VJP), ad/hop_vjp.h (reverse-mode
-#     rules) and ad/node.h (reading a graph's nodes).
-# check_includes.sh --self-test runs the check on a scratch tree with one
-# forbidden include per rule and fails unless each is caught.
+# check_includes.sh ROOT — the module boundaries of docs/DESIGN.md section 3
+# (the layers and the module map), checked on every #include "..." of the
+# *.c, *.h, *.cu and *.cuh files of every folder under ROOT/src and
+# ROOT/kernels. A header's folder is its path's directory ("ad/hop.h" is in
+# ad, "kernels/cuda/lanes.h" in kernels/cuda); a name without a directory is
+# in the including file's own folder. An include is allowed when
+#   1. it is in the file's own folder; or
+#   2. it is a listed exception (EXCEPTIONS below, each with its reason) —
+#      the only way to reach another folder's *_impl.h; or
+#   3. it is not a *_impl.h and RULES lets the folder include it: a folder
+#      name there allows that folder's headers, a path that one header.
+# Everything else is a violation: another folder's internals (*_impl.h: a
+# missing door is made, not bypassed) or a header the folder's layer may not
+# use. A folder under src/ or kernels/ with sources but no row in RULES is an
+# error too: a new folder gets its row (and its DESIGN.md row).
+# check_includes.sh --self-test plants, in a scratch tree, one include each
+# rule forbids and fails unless every one is caught.
 set -u
 
-check() { # SRC: prints each violation, returns 1 if any
-    local src=$1 bad=0 f inc
+# folder: what it may include besides its own folder (see DESIGN.md 3.2)
+PUBLIC_TYPES="remat/op.h remat/graph.h remat/exec.h remat/dist_device.h remat/status.h remat/tensor.h remat/export.h"
+MODEL_CORE="core/error.h core/assert.h core/file.h core/arena.h"
+declare -A RULES=(
+    [core]="remat"
+    [adjoint]="core remat"
+    [dist]="core remat"
+    [ad]="core remat"
+    [backend]="core $PUBLIC_TYPES"
+    [backend/cpu]="core backend $PUBLIC_TYPES"
+    [kernels/cuda]="core backend $PUBLIC_TYPES"
+    [exec]="core remat ad/node.h ad/flatten.h"
+    [scan]="core remat ad/hop.h ad/hop_vjp.h ad/node.h exec/hop.h backend/lane.h backend/lane_io.h"
+    [models]="remat $MODEL_CORE"
+    [models/data]="remat $MODEL_CORE"
+    [models/fit]="remat $MODEL_CORE"
+    [models/kinetics]="remat $MODEL_CORE"
+    [models/nn]="remat $MODEL_CORE"
+    [models/ode]="remat $MODEL_CORE"
+    [models/optim]="remat $MODEL_CORE"
+    [models/pfr]="remat $MODEL_CORE"
+)
+# folder|header|reason: the documented reads of another folder's internals
+EXCEPTIONS=(
+    "exec|ad/graph_impl.h|src/exec compiles graphs: the node records, declared internal to src/ad and src/exec"
+    "exec|backend/backend_impl.h|the backend vtable: the backends' interface to the module that drives them"
+    "scan|backend/backend_impl.h|the backend vtable, handed to higher-order primitives by exec/hop.h"
+    "backend/cpu|backend/backend_impl.h|the backend vtable the CPU backend implements"
+    "kernels/cuda|backend/backend_impl.h|the backend vtable the CUDA backend implements"
+)
+
+folder_of_file() { # ROOT FILE -> the folder name includes use: src/ad/x.c -> ad, kernels/cuda/x.c -> kernels/cuda
+    local d=${2%/*}
+    d=${d#"$1"/}
+    case $d in src/*) d=${d#src/} ;; esac
+    printf '%s\n' "$d"
+}
+
+exception_of() { # FOLDER INC: prints the reason if listed
+    local e
+    for e in "${EXCEPTIONS[@]}"; do
+        if [ "${e%%|*}" = "$1" ]; then
+            local rest=${e#*|}
+            [ "${rest%%|*}" = "$2" ] && { printf '%s\n' "${rest#*|}"; return 0; }
+        fi
+    done
+    return 1
+}
+
+allowed_by_rule() { # FOLDER INC_FOLDER INC
+    local r
+    for r in ${RULES[$1]}; do
+        [ "$r" = "$2" ] || [ "$r" = "$3" ] && return 0
+    done
+    return 1
+}
+
+check() { # ROOT: prints each violation, returns 1 if any
+    local root=$1 bad=0 f inc d folder incdir
     shopt -s nullglob
-    local files=("$src"/scan/*.c "$src"/scan/*.h)
-    if [ ${#files[@]} -eq 0 ]; then
-        echo "check_includes: no files under $src/scan" >&2
+    local dirs=()
+    while IFS= read -r d; do dirs+=("$d"); done < <(find "$root/src" "$root/kernels" -type d 2>/dev/null | sort)
+    if [ ${#dirs[@]} -eq 0 ]; then
+        echo "check_includes: no folders under $root/src or $root/kernels" >&2
         return 2
     fi
-    for f in "${files[@]}"; do
-        while IFS= read -r inc; do
-            case $inc in
-            scan/*) ;;                                   # its own folder
-            backend/backend_impl.h) ;;                   # the backend vtable (see above)
-            ad/hop.h | ad/hop_vjp.h | ad/node.h) ;;      # the HOP doors of src/ad
-            ad/*)
-                echo "$f: includes $inc: src/ad offers higher-order primitives ad/hop.h, ad/hop_vjp.h and ad/node.h only"
-                bad=1 ;;
-            *_impl.h)
-                echo "$f: includes $inc, another folder's internals: add a narrow header to that folder instead"
-                bad=1 ;;
-            esac
-        done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+    local nfiles=0
+    for d in "${dirs[@]}"; do
+        local files=("$d"/*.c "$d"/*.h "$d"/*.cu "$d"/*.cuh)
+        [ ${#files[@]} -eq 0 ] && continue
+        folder=$(folder_of_file "$root" "${files[0]}")
+        if [ -z "${RULES[$folder]+x}" ]; then
+            echo "$d: no include rule for folder $folder: add its row to tests/check_includes.sh and docs/DESIGN.md"
+            bad=1
+            continue
+        fi
+        for f in "${files[@]}"; do
+            nfiles=$((nfiles + 1))
+            while IFS= read -r inc; do
+                case $inc in
+                */*) incdir=${inc%/*} ;;
+                *) incdir=$folder ;; # next to the file
+                esac
+                [ "$incdir" = "$folder" ] && continue
+                exception_of "$folder" "$inc" >/dev/null && continue
+                case $inc in
+                *_impl.h)
+                    echo "$f: includes $inc, another folder's internals: add a narrow header to that folder instead"
+                    bad=1
+                    continue ;;
+                esac
+                allowed_by_rule "$folder" "$incdir" "$inc" && continue
+                echo "$f: includes $inc: $folder may include only its own headers and: ${RULES[$folder]}"
+                bad=1
+            done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+        done
     done
+    if [ $nfiles -eq 0 ]; then
+        echo "check_includes: no sources under $root/src or $root/kernels" >&2
+        return 2
+    fi
     return $bad
 }
 
-if [ "${1:-}" = --self-test ]; then
+self_test() {
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_includes.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
-    mkdir -p "$tmp/scan"
-    printf '#include "scan/scan_impl.h"\n#include "ad/hop.h"\n#include "backend/backend_impl.h"\n' >"$tmp/scan/ok.c"
-    check "$tmp" >/dev/null || { echo "self-test: allowed includes were refused" >&2; exit 1; }
-    for inc in ad/graph_impl.h ad/vjp_impl.h ad/ops_internal.h ad/flatten.h exec/program_impl.h; do
-        printf '#include <stdlib.h>\n  #  include "%s"  /* x */\n' "$inc" >"$tmp/scan/bad.h"
-        if check "$tmp" >/dev/null; then
-            echo "self-test: #include \"$inc\" was not caught" >&2
-            exit 1
-        fi
+    local folder dir e
+    # every folder with a file that includes what its row allows
+    for folder in "${!RULES[@]}"; do
+        case $folder in kernels/*) dir=$tmp/$folder ;; *) dir=$tmp/src/$folder ;; esac
+        mkdir -p "$dir"
+        {
+            printf '#include <stdlib.h>\n#include "own.h"\n#include "own_impl.h"\n'
+            for e in ${RULES[$folder]}; do
+                case $e in */*.h) printf '#include "%s"\n' "$e" ;; *) printf '#include "%s/x.h"\n' "$e" ;; esac
+            done
+            for e in "${EXCEPTIONS[@]}"; do
+                [ "${e%%|*}" = "$folder" ] && { local r=${e#*|}; printf '#include "%s"\n' "${r%%|*}"; }
+            done
+        } >"$dir/ok.c"
     done
-    echo "self-test: every forbidden include caught"
-    exit 0
+    check "$tmp" >"$tmp/out" || { echo "self-test: allowed includes were refused:" >&2; cat "$tmp/out" >&2; return 1; }
+    # folder|include: one forbidden include per rule (planted alone, each must fail)
+    local planted=(
+        "scan|scan/../ad/graph_impl.h"
+        "scan|ad/graph_impl.h"
+        "scan|ad/vjp_impl.h"
+        "scan|ad/ops_internal.h"
+        "scan|ad/flatten.h"
+        "scan|exec/program_impl.h"
+        "scan|exec/passes.h"
+        "core|ad/node.h"
+        "core|backend/lane.h"
+        "adjoint|ad/graph_impl.h"
+        "adjoint|exec/hop.h"
+        "dist|backend/backend_impl.h"
+        "dist|ad/node.h"
+        "ad|exec/hop.h"
+        "ad|backend/backend_impl.h"
+        "ad|scan/scan_impl.h"
+        "backend|ad/node.h"
+        "backend|backend/cpu/cpu_kernels.h"
+        "backend|remat/ad.h"
+        "backend/cpu|ad/node.h"
+        "backend/cpu|exec/hop.h"
+        "backend/cpu|kernels/cuda/cuda_kernels.h"
+        "kernels/cuda|backend/cpu/cpu_kernels.h"
+        "kernels/cuda|backend/cpu/copy_op.h"
+        "kernels/cuda|ad/graph_impl.h"
+        "kernels/cuda|remat/ad.h"
+        "exec|scan/scan_impl.h"
+        "exec|scan/scan.h"
+        "exec|ad/vjp_impl.h"
+        "exec|ad/hop.h"
+        "exec|backend/lane.h"
+        "exec|backend/cpu/cpu_kernels.h"
+        "models|exec/program_impl.h"
+        "models/nn|ad/node.h"
+        "models/nn|models/data/labeled_impl.h"
+        "models/data|models/nn/nn_impl.h"
+        "models/fit|core/pool.h"
+        "models/pfr|backend/backend_impl.h"
+        "models/kinetics|ad/graph_impl.h"
+        "models/ode|scan/loop_rt.h"
+        "models/optim|exec/exec_op.h"
+    )
+    local p inc
+    for p in "${planted[@]}"; do
+        folder=${p%%|*}
+        inc=${p#*|}
+        case $folder in kernels/*) dir=$tmp/$folder ;; *) dir=$tmp/src/$folder ;; esac
+        printf '#include <stdlib.h>\n  #  include "%s"  /* x */\n' "$inc" >"$dir/bad.h"
+        if check "$tmp" >/dev/null; then
+            echo "self-test: #include \"$inc\" in $folder was not caught" >&2
+            return 1
+        fi
+        rm "$dir/bad.h"
+    done
+    # every folder has a planted case
+    for folder in "${!RULES[@]}"; do
+        local seen=0
+        for p in "${planted[@]}"; do [ "${p%%|*}" = "$folder" ] && seen=1; done
+        [ $seen -eq 1 ] || { echo "self-test: no planted include for folder $folder" >&2; return 1; }
+    done
+    # a folder without a row is refused
+    mkdir -p "$tmp/src/newmod" && echo '#include "core/error.h"' >"$tmp/src/newmod/a.c"
+    if check "$tmp" >/dev/null; then
+        echo "self-test: a folder without a rule was not refused" >&2
+        return 1
+    fi
+    echo "self-test: every forbidden include caught (${#planted[@]} planted, ${#RULES[@]} folders)"
+}
+
+if [ "${1:-}" = --self-test ]; then
+    self_test
+    exit
 fi
 
-[ $# -eq 1 ] || { echo "usage: check_includes.sh SRC | --self-test" >&2; exit 2; }
-check "$1" && echo "src/scan: no other folder's internals included"
+[ $# -eq 1 ] || { echo "usage: check_includes.sh ROOT | --self-test" >&2; exit 2; }
+check "$1" && echo "src/ and kernels/: every include within its folder's rule"

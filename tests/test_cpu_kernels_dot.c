@@ -90,7 +90,7 @@ static size_t dot_check(int lrank, const int64_t *ldims, int rrank, const int64_
     for (int i = 0; i < d.n_contract; i++)
         k *= ldims[d.lhs_contract[i]];
 
-    const size_t sb64 = rmi_cpu_dot_general_scratch(REMAT_F64, &ls, &rs, &d);
+    const size_t sb64 = rmi_layout_dot_general_scratch(REMAT_F64, &ls, &rs, &d);
     double *out = xmalloc((size_t)(no + 1) * 8);
     void *scratch = sb64 ? xmalloc(sb64) : NULL;
     for (int64_t i = 0; i <= no; i++)
@@ -103,7 +103,7 @@ static size_t dot_check(int lrank, const int64_t *ldims, int rrank, const int64_
     assert_true(isnan(out[no]));
     free(scratch);
 
-    const size_t sb32 = rmi_cpu_dot_general_scratch(REMAT_F32, &ls, &rs, &d);
+    const size_t sb32 = rmi_layout_dot_general_scratch(REMAT_F32, &ls, &rs, &d);
     assert_true(sb32 * 2 == sb64);
     float *l32 = to_f32(l, nl), *r32 = to_f32(r, nr), *out32 = xmalloc((size_t)(no + 1) * 4);
     scratch = sb32 ? xmalloc(sb32) : NULL;

@@ -10,6 +10,7 @@
  * lane runs are cut for the host's cache and threads on the CPU only, and
  * what a build or a machine without CUDA answers.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,6 +229,18 @@ static void test_cuda_plan_supports_says_no_to_what_it_does_not_know(void **stat
 
 /* Built without CUDA or with it on a machine without a device, the backend
  * is NULL with a message saying which; with a device, it is there. */
+/* dist_nccl.c asks a CUDA backend object for its device (not the device a
+ * probe allocation leaves the thread on): the door reads the object's own
+ * device, whichever device the thread is on */
+static void test_cuda_plan_backend_names_its_device(void **state)
+{
+    (void)state;
+    for (int d = 0; d < 4; d++) {
+        remat_backend be = {.iface = *rmi_cuda_iface(), .context = (void *)(intptr_t)d};
+        assert_int_equal(rmi_cuda_backend_device(&be), d);
+    }
+}
+
 static void test_cuda_plan_unavailable_backend_says_why(void **state)
 {
     (void)state;
@@ -271,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_cuda_plan_supports_says_no_to_what_it_does_not_know),
 #endif
         cmocka_unit_test(test_cuda_plan_unavailable_backend_says_why),
+        cmocka_unit_test(test_cuda_plan_backend_names_its_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

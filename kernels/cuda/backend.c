@@ -29,7 +29,9 @@ static void cuda_mem_fill(void *dst, remat_dtype dt, double value, size_t n)
     rmi_cuda_fill(dst, dt == REMAT_F64, value, n);
 }
 
-static int device_of(const remat_backend *be) { return (int)(intptr_t)be->context; }
+int rmi_cuda_backend_device(const remat_backend *be) { return (int)(intptr_t)be->context; }
+
+static int device_of(const remat_backend *be) { return rmi_cuda_backend_device(be); }
 
 static void *cuda_program_new(remat_backend *be)
 {

@@ -29,5 +29,8 @@ bool rmi_cuda_on_host(remat_op op);
 
 /* backend.c: the vtable every device's backend object shares */
 const remat_backend_iface *rmi_cuda_iface(void);
+/* the device a CUDA backend object drives (its context), for code beside
+ * the backend that needs the device itself (dist_nccl.c) */
+int rmi_cuda_backend_device(const remat_backend *be);
 
 #endif

@@ -90,7 +90,8 @@ void rmi_cuda_reduce(int f64, int is_max, void *out, const void *in, const remat
 /* ---- structural.cu ---- */
 /* dst[doff + sum k_i ds_i] = src[soff + sum k_i ss_i] for k < dims (rank
  * dims, in elements of esize 4 or 8) after zeroing zero_bytes of dst: the
- * CPU's copy plan (remat_cpu_copy_plan) in a form that needs no CPU header */
+ * shared copy plan (remat_copy_plan, backend/layout.h) in a form nvcc
+ * compiles without the backend headers */
 typedef struct {
     int rank, esize;
     int64_t doff, soff, n;   /* n = prod dims */

@@ -6,7 +6,7 @@
  * copies the output back (synchronising the stream each way).
  * remat_stats.host_ops counts these ops so that a slow GPU run says why.
  */
-#include "backend/cpu/cpu_kernels.h"
+#include "backend/linalg.h"
 #include "core/error.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -93,7 +93,7 @@ size_t rmi_cuda_solve_scratch(const remat_exec_op *op)
 {
     int64_t batch, n, k;
     solve_dims(op, &batch, &n, &k);
-    return op->op == REMAT_OP_LU ? rmi_cpu_lu_scratch(n) : rmi_cpu_linear_solve_scratch(op->dtype, n, k);
+    return op->op == REMAT_OP_LU ? rmi_host_lu_scratch(n) : rmi_host_linear_solve_scratch(op->dtype, n, k);
 }
 
 static void k_solve(const remat_instr *I)
@@ -101,11 +101,11 @@ static void k_solve(const remat_instr *I)
     const cuda_solve *S = I->aux;
     if (S->lu) {
         rmi_cuda_copy_out(S->a, I->in[0], S->a_bytes);
-        rmi_cpu_lu(S->dt, S->out, S->a, S->batch, S->n, S->scratch);
+        rmi_host_lu(S->dt, S->out, S->a, S->batch, S->n, S->scratch);
     } else {
         rmi_cuda_copy_out(S->a, I->in[1], S->a_bytes);
         rmi_cuda_copy_out(S->b, I->in[2], S->b_bytes);
-        rmi_cpu_linear_solve(S->dt, S->out, S->a, S->b, S->batch, S->n, S->k, S->transpose, S->scratch);
+        rmi_host_linear_solve(S->dt, S->out, S->a, S->b, S->batch, S->n, S->k, S->transpose, S->scratch);
     }
     rmi_cuda_copy_in(I->out, S->out, S->out_bytes);
 }

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "core/error.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/nccl_lib.h"
 #include "remat/dist_device.h"
 
@@ -36,14 +37,15 @@ static remat_status prepare(remat_dist_device *g)
     char why[512];
     if (!rmi_nccl_open(why, sizeof why))
         return rmi_error(REMAT_ERR_UNSUPPORTED, "device sum: %s", why);
-    /* the backend's memory functions enter its device: a probe allocation says which */
-    void *probe = remat_backend_alloc(g->be, 8);
-    if (!probe)
-        return rmi_error(REMAT_ERR_NOMEM, "device sum: %s", remat_last_error());
-    cudaError_t e = cudaGetDevice(&g->device);
-    remat_backend_free(g->be, probe);
-    if (e == cudaSuccess)
-        e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
+    /* the backend's device, asked of the backend (not found through the
+     * device a probe allocation leaves this thread on) */
+    g->device = rmi_cuda_backend_device(g->be);
+    cudaError_t e = cudaSetDevice(g->device);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return rmi_error(REMAT_ERR_BACKEND, "device sum: device %d: %s", g->device, cudaGetErrorString(e));
+    }
+    e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         return rmi_error(REMAT_ERR_BACKEND, "device sum: a stream on the device: %s", cudaGetErrorString(e));

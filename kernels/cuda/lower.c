@@ -6,16 +6,15 @@
  * Dispatch follows the op table's category and parameter kind, as the CPU
  * backend's does (src/backend/cpu/cpu_backend.c), so an op added to
  * REMAT_OP_LIST stops the build here until it has a case. The shape work
- * of structural ops and dot_general is the CPU's own plan
- * (cpu_kernels.h: remat_cpu_*_plan, rmi_cpu_dot_general_plan), made once
+ * of structural ops and dot_general is the plan the CPU runs too
+ * (backend/layout.h: rmi_layout_*, rmi_layout_dot_general), made once
  * here: the same element moves and the same scratch, hence the same arena.
  */
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "backend/cpu/copy_op.h"
-#include "backend/cpu/cpu_kernels.h"
+#include "backend/layout.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/exhaustive.h"
@@ -89,13 +88,13 @@ static void k_concat(const remat_instr *I)
 
 typedef struct {
     int f64;
-    remat_cpu_dot_plan pl;
+    remat_dot_plan pl;
     remat_cuda_copy_desc lhs, rhs; /* transposes into scratch (pl.lhs_copy / rhs_copy) */
 } cuda_dot;
 static void k_dot(const remat_instr *I)
 {
     const cuda_dot *D = I->aux;
-    const remat_cpu_dot_plan *pl = &D->pl;
+    const remat_dot_plan *pl = &D->pl;
     const char *a = I->in[0], *b = I->in[1];
     char *sp = I->scratch;
     if (pl->lhs_copy) {
@@ -113,18 +112,18 @@ static void k_dot(const remat_instr *I)
 }
 
 /* the CPU's copy plan as strides for the one copy kernel */
-static void copy_desc(remat_cuda_copy_desc *d, const remat_cpu_copy_plan *p)
+static void copy_desc(remat_cuda_copy_desc *d, const remat_copy_plan *p)
 {
     memset(d, 0, sizeof *d);
     d->esize = p->esize;
     d->doff = p->doff;
     d->soff = p->soff;
     d->zero_bytes = p->zero_bytes;
-    switch ((remat_cpu_copy_kind)p->kind) {
-    case REMAT_CPU_COPY_EMPTY: d->n = 0; return;
-    case REMAT_CPU_COPY_CONTIG: d->n = p->n; return; /* rank 0: one memcpy */
-    case REMAT_CPU_COPY_ROWS:
-    case REMAT_CPU_COPY_TILED: break;
+    switch ((remat_copy_kind)p->kind) {
+    case REMAT_COPY_EMPTY: d->n = 0; return;
+    case REMAT_COPY_CONTIG: d->n = p->n; return; /* rank 0: one memcpy */
+    case REMAT_COPY_ROWS:
+    case REMAT_COPY_TILED: break;
     }
     d->rank = p->rank;
     d->n = 1;
@@ -202,7 +201,7 @@ size_t rmi_cuda_scratch(const remat_exec_op *op)
 {
     const remat_op_category c = remat_op_category_of(op->op);
     if (c == REMAT_OPCAT_DOT)
-        return rmi_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+        return rmi_layout_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
     return c == REMAT_OPCAT_LINALG ? rmi_cuda_solve_scratch(op) : 0;
 }
 
@@ -246,22 +245,22 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
                                      void *ctx)
 {
     if (remat_op_param_of(op->op) == REMAT_OPP_AXIS) {
-        remat_cpu_concat_plan P;
+        remat_concat_plan P;
         cuda_concat *C = alloc(ctx, sizeof *C);
         int64_t *chunks = alloc(ctx, sizeof *chunks * (size_t)op->nin);
         if (!C || !chunks)
             return nomem(op->op);
-        rmi_cpu_concatenate_plan(&P, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
+        rmi_layout_concatenate(&P, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
         *C = (cuda_concat){.n_in = op->nin, .esize = (int)P.esize, .outer = P.outer, .row = P.row, .chunks = chunks};
         ins->fn = k_concat;
         ins->aux = C;
         return REMAT_OK;
     }
-    remat_cpu_copy_plan P;
+    remat_copy_plan P;
     remat_cuda_copy_desc *D = alloc(ctx, sizeof *D);
     if (!D)
         return nomem(op->op);
-    if (!rmi_cpu_copy_plan_of(&P, op, ins->n))
+    if (!rmi_layout_copy_plan_of(&P, op, ins->n))
         return rmi_error(REMAT_ERR_UNSUPPORTED, "cuda backend: structural op '%s' has a parameter it does not know",
                          remat_op_name(op->op));
     copy_desc(D, &P);
@@ -278,20 +277,20 @@ static remat_status lower_dot(const remat_exec_op *op, remat_instr *ins, void *(
         return nomem(op->op);
     memset(D, 0, sizeof *D);
     D->f64 = op->dtype == REMAT_F64;
-    D->pl = rmi_cpu_dot_general_plan(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
-    const remat_cpu_dot_plan *pl = &D->pl;
+    D->pl = rmi_layout_dot_general(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+    const remat_dot_plan *pl = &D->pl;
     if (pl->m > INT_MAX || pl->n > INT_MAX || pl->k > INT_MAX || pl->nb > INT_MAX)
         return rmi_error(REMAT_ERR_UNSUPPORTED,
                          "cuda backend: dot_general of %lld x (%lld, %lld) . (%lld, %lld): cuBLAS takes int sizes",
                          (long long)pl->nb, (long long)pl->m, (long long)pl->k, (long long)pl->k,
                          (long long)pl->n);
-    remat_cpu_copy_plan P;
+    remat_copy_plan P;
     if (pl->lhs_copy) {
-        rmi_cpu_transpose_plan(&P, op->dtype, &op->in_shapes[0], pl->lhs_perm);
+        rmi_layout_transpose(&P, op->dtype, &op->in_shapes[0], pl->lhs_perm);
         copy_desc(&D->lhs, &P);
     }
     if (pl->rhs_copy) {
-        rmi_cpu_transpose_plan(&P, op->dtype, &op->in_shapes[1], pl->rhs_perm);
+        rmi_layout_transpose(&P, op->dtype, &op->in_shapes[1], pl->rhs_perm);
         copy_desc(&D->rhs, &P);
     }
     ins->fn = k_dot;

@@ -104,7 +104,7 @@ typedef struct {
 
 /* lu and linear_solve of systems up to this size are unrolled into lane
  * programs (src/scan/scan_lanes_solve.c); the CPU kernels use the same
- * elimination (backend/cpu/linalg.c), so both give the same bits. */
+ * elimination (backend/linalg.c), so both give the same bits. */
 #define REMAT_LANE_SOLVE_MAX_N REMAT_LU_SMALL_N
 
 typedef void (*remat_lane_fn)(char *const *bufs, const int64_t *strides, int64_t count, int64_t lanes);

@@ -2,7 +2,7 @@
  * scan_lanes_solve.c — the unrolled lu and linear_solve of compiled scan
  * loops.
  *
- * Exactly the CPU kernels' elimination for n <= 8 (backend/cpu/linalg.c,
+ * Exactly the CPU kernels' elimination for n <= 8 (backend/linalg.c,
  * which says the order): for column c, candidate rows i = c+1.. in turn
  * are swapped into row c when |P[i][c]| > |P[c][c]| (|x| as max(x, -x),
  * which compares as fabs does), the swap two selects per element and the

@@ -1,6 +1,6 @@
 /*
  * scan_lanes_solve.h (internal) — lu and linear_solve as straight-line lane
- * code: the CPU kernels' elimination for small n (backend/cpu/linalg.c),
+ * code: the CPU kernels' elimination for small n (backend/linalg.c),
  * op for op, with its pivoting done by compares and selects instead of
  * branches.
  */

@@ -8,13 +8,14 @@
 #include <string.h>
 
 #include "backend/backend_impl.h"
-#include "backend/cpu/copy_op.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/custom.h"
 #include "backend/cpu/fused.h"
 #include "backend/cpu/jit.h"
 #include "backend/cpu/jit_cost.h"
 #include "backend/cpu/split.h"
+#include "backend/layout.h"
+#include "backend/linalg.h"
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
@@ -147,7 +148,7 @@ static void solve_dims(const remat_exec_op *op, int64_t *batch, int64_t *n, int6
 static void k_lu(const remat_instr *I)
 {
     const solve_params *P = I->aux;
-    rmi_cpu_lu(P->dt, I->out, I->in[0], P->batch, P->n, I->scratch);
+    rmi_host_lu(P->dt, I->out, I->in[0], P->batch, P->n, I->scratch);
 }
 
 /* inputs (A, lu(A), b): the kernel reads the factorisation and b; A is
@@ -155,7 +156,7 @@ static void k_lu(const remat_instr *I)
 static void k_linear_solve(const remat_instr *I)
 {
     const solve_params *P = I->aux;
-    rmi_cpu_linear_solve(P->dt, I->out, I->in[1], I->in[2], P->batch, P->n, P->k, P->transpose, I->scratch);
+    rmi_host_linear_solve(P->dt, I->out, I->in[1], I->in[2], P->batch, P->n, P->k, P->transpose, I->scratch);
 }
 
 static void k_concat(const remat_instr *I)
@@ -195,11 +196,11 @@ static size_t cpu_scratch(const remat_exec_op *op)
     int64_t batch, n, k;
     const remat_op_category c = remat_op_category_of(op->op);
     if (c == REMAT_OPCAT_DOT)
-        return rmi_cpu_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+        return rmi_layout_dot_general_scratch(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
     if (c != REMAT_OPCAT_LINALG)
         return 0;
     solve_dims(op, &batch, &n, &k);
-    return op->op == REMAT_OP_LU ? rmi_cpu_lu_scratch(n) : rmi_cpu_linear_solve_scratch(op->dtype, n, k);
+    return op->op == REMAT_OP_LU ? rmi_host_lu_scratch(n) : rmi_host_linear_solve_scratch(op->dtype, n, k);
 }
 
 /* alloc (the program's memory) returned NULL: the compile fails, not the process */
@@ -289,19 +290,19 @@ static remat_status lower_structural(const remat_exec_op *op, remat_instr *ins, 
                                      void *ctx)
 {
     if (remat_op_param_of(op->op) == REMAT_OPP_AXIS) {
-        remat_cpu_concat_plan *C = alloc(ctx, sizeof *C);
+        remat_concat_plan *C = alloc(ctx, sizeof *C);
         int64_t *chunks = alloc(ctx, sizeof *chunks * (size_t)op->nin);
         if (!C || !chunks)
             return lower_nomem(op->op);
-        rmi_cpu_concatenate_plan(C, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
+        rmi_layout_concatenate(C, chunks, op->dtype, op->nin, op->in_shapes, (int)op->p.axis);
         ins->fn = k_concat;
         ins->aux = C;
         return REMAT_OK;
     }
-    remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
+    remat_copy_plan *C = alloc(ctx, sizeof *C);
     if (!C)
         return lower_nomem(op->op);
-    if (!rmi_cpu_copy_plan_of(C, op, ins->n))
+    if (!rmi_layout_copy_plan_of(C, op, ins->n))
         return rmi_error(REMAT_ERR_UNSUPPORTED, "cpu backend: structural op '%s' has a parameter it does not know",
                          remat_op_name(op->op));
     ins->fn = k_copy_plan;
@@ -352,10 +353,10 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
     case REMAT_OPCAT_STRUCTURAL:
         return lower_structural(op, ins, alloc, ctx);
     case REMAT_OPCAT_IDENTITY: { /* only when the compiler must materialise a copy */
-        remat_cpu_copy_plan *C = alloc(ctx, sizeof *C);
+        remat_copy_plan *C = alloc(ctx, sizeof *C);
         if (!C)
             return lower_nomem(op->op);
-        *C = rmi_cpu_contig_plan(op->dtype, ins->n);
+        *C = rmi_layout_contig(op->dtype, ins->n);
         ins->fn = k_copy_plan;
         ins->aux = C;
         return REMAT_OK;

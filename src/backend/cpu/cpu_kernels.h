@@ -17,6 +17,7 @@
 #include "remat/op.h"
 #include "remat/status.h"
 #include "remat/tensor.h"
+#include "backend/layout.h"
 
 /* ---- elementwise: out[i] = f(a[i]) / f(a[i], b[i]); all of length n ---- */
 /* op is a unary op without a parameter (category UNARY, parameter kind NONE
@@ -69,38 +70,10 @@ void rmi_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const 
 /* lax.concatenate of n_in inputs along axis; all shapes equal except that axis */
 void rmi_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
                          const remat_shape *const *in_shapes, int axis);
-/* The same ops with their shape work done once: a _plan function fills a
- * plan from the shapes and parameters alone; rmi_cpu_copy_run() (for
- * transpose, broadcast_in_dim, slice, pad) and rmi_cpu_concatenate_run()
- * then only move elements, giving the bits of the kernels above. */
-typedef enum { REMAT_CPU_COPY_EMPTY, REMAT_CPU_COPY_CONTIG, REMAT_CPU_COPY_ROWS, REMAT_CPU_COPY_TILED } remat_cpu_copy_kind;
-typedef struct {
-    uint8_t kind, esize, rank, nouter; /* rank: after coalescing */
-    int64_t n;                         /* CONTIG: elements */
-    int64_t doff, soff;                /* element offsets into out / in */
-    size_t zero_bytes;                 /* out bytes zeroed first (pad) */
-    int64_t outer;                     /* ROWS/TILED: product of the outer dims */
-    int64_t dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
-} remat_cpu_copy_plan;
-void rmi_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                            const int *perm);
-void rmi_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                                   const remat_shape *in_shape, const int *bdims);
-void rmi_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                        const remat_slice_params *sp);
-void rmi_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                      const remat_shape *in_shape, const remat_pad_params *pp);
-void rmi_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in);
-typedef struct {
-    int n_in;
-    size_t esize;
-    int64_t outer, row; /* output viewed as (outer, row) */
-    const int64_t *chunks; /* n_in: input j is (outer, chunks[j]) */
-} remat_cpu_concat_plan;
-/* chunks: n_in elements of storage the plan keeps pointing at */
-void rmi_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
-                              const remat_shape *in_shapes, int axis);
-void rmi_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins);
+/* The same ops from a plan made once (backend/layout.h): they only move
+ * elements, giving the bits of the kernels above (structural.c). */
+void rmi_cpu_copy_run(const remat_copy_plan *p, void *out, const void *in);
+void rmi_cpu_concatenate_run(const remat_concat_plan *p, void *out, const void *const *ins);
 
 /* add(x, pad(g)) with zero interior, g (g_shape) at low[] of out_shape, f32/f64:
  * out = x + 0 outside g's region, x + g inside (g + x when pad_first), the
@@ -139,44 +112,13 @@ remat_status rmi_cpu_blas_reserve(void);
  * (batch, contract, free) (possibly with the free/contract groups each
  * contiguous), gemm is called on it directly with the transpose flag;
  * otherwise it is first copied into `scratch` in that layout.
- * rmi_cpu_dot_general_scratch() says how many bytes of scratch the call
- * needs (0 in the common matmul cases); scratch must be at least that big. */
+ * rmi_layout_dot_general_scratch() (backend/layout.h) says how many bytes of
+ * scratch the call needs (0 in the common matmul cases); scratch must be at least that big. */
 /* Degenerate sizes: an empty output writes nothing; an empty contraction
  * (K = 0) writes zeros. Neither needs scratch. scratch may be NULL when the
  * query returned 0. */
-/* The plan both of those follow, for a backend that runs the same products
- * elsewhere (kernels/cuda): operands in scratch as (B, free, contract) when
- * lhs_copy / rhs_copy (lhs first, then rhs), then nb row-major gemms with
- * the flags and strides of rmi_cpu_dot_general. */
-typedef struct {
-    int64_t nb, m, n, k;
-    bool lhs_copy, rhs_copy;   /* transpose into scratch first */
-    bool lhs_trans, rhs_trans; /* gemm flags: lhs stored (K,M), rhs stored (N,K) */
-    int lhs_perm[REMAT_MAX_RANK], rhs_perm[REMAT_MAX_RANK];
-    size_t scratch; /* bytes */
-} remat_cpu_dot_plan;
-remat_cpu_dot_plan rmi_cpu_dot_general_plan(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                            const remat_dot_dims *d);
-size_t rmi_cpu_dot_general_scratch(remat_dtype dt, const remat_shape *lhs, const remat_shape *rhs,
-                                   const remat_dot_dims *d);
 void rmi_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
                          const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
                          void *scratch);
-
-/* ---- lu and linear_solve (linalg.c) ----
- * lu: out (B, n, rmi_cpu_lu_cols(n)) = the packed factorisation
- * (remat/op.h, REMAT_LU_SMALL_N) of each matrix of A (B, n, n).
- * linear_solve: out (B, n, k) = A^{-1} b, or A^{-T} b with transpose, from
- * lu's P and b (B, n, k) (k = 1 for a vector b); all row-major. n <=
- * REMAT_LU_SMALL_N: the elimination compiled scan loops repeat op for op
- * (bitwise the same); above: LAPACK getrf/getrs. Scratch: the _scratch
- * bytes, 8-byte aligned (NULL when 0). Singular A gives inf/nan, never an
- * error. */
-int64_t rmi_cpu_lu_cols(int64_t n);
-size_t rmi_cpu_lu_scratch(int64_t n);
-void rmi_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t n, void *scratch);
-size_t rmi_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k);
-void rmi_cpu_linear_solve(remat_dtype dt, void *out, const void *P, const void *b, int64_t batch, int64_t n,
-                          int64_t k, int transpose, void *scratch);
 
 #endif

@@ -2,24 +2,21 @@
  * structural.c — transpose, broadcast_in_dim, slice, pad and concatenate.
  *
  * All five are "copy elements from a strided view of the input to a strided
- * view of the output". Each op only computes the iteration dims and the two
- * stride vectors (in elements), then hands them to one engine (plan_make(),
- * rmi_cpu_copy_run()), which
- *   1. drops size-1 dims and merges neighbouring dims that are contiguous in
- *      both views, so e.g. slicing whole rows becomes one memcpy;
- *   2. walks the outer dims with an odometer and copies the innermost dim as a
- *      row: memcpy when both sides are contiguous, a fill when the source
- *      stride is 0 (broadcast), else a typed strided loop;
- *   3. for a 2-D transpose-like inner pair (the source contiguous along the
- *      second-innermost dim, the destination along the innermost) copies in
- *      square tiles so that neither side walks memory with a large stride.
+ * view of the output". The plan (backend/layout.c, shared with CUDA) drops
+ * size-1 dims, merges dims contiguous in both views and chooses how to walk
+ * them, from shapes alone; the CPU backend makes it once when it lowers the
+ * op. rmi_cpu_copy_run() then only moves elements:
+ *   1. contiguous: one memcpy;
+ *   2. rows: walks the outer dims with an odometer and copies the innermost
+ *      dim as a row: memcpy when both sides are contiguous, a fill when the
+ *      source stride is 0 (broadcast), else a typed strided loop;
+ *   3. tiles: for a 2-D transpose-like inner pair (the source contiguous
+ *      along the second-innermost dim, the destination along the innermost)
+ *      copies in square tiles so that neither side walks memory with a large
+ *      stride.
  * Elements are moved as uint32_t / uint64_t by element size: the ops are
- * dtype-generic and never look at the values.
- *
- * Steps 1 and the choice in 2-3 depend only on shapes, so each op also has a
- * _plan form that does them once (the CPU backend calls it when it lowers the
- * op) and rmi_cpu_copy_run() that only moves elements. The plain kernels
- * are make-a-plan-then-run, so both paths are one engine. Scan bodies run
+ * dtype-generic and never look at the values. The plain kernels are
+ * make-a-plan-then-run, so both paths are one engine. Scan bodies run
  * these ops on 1..3 elements thousands of times: a copy of up to 64 bytes is
  * an inline element loop, not a memcpy/memset call.
  */
@@ -30,37 +27,6 @@
 
 /* 32x32 tiles: 2 x 8 KiB of f64, comfortably inside L1. */
 #define TILE 32
-
-static void row_major_strides(int rank, const int64_t *dims, int64_t *strides)
-{
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= dims[i];
-    }
-}
-
-/* Drop size-1 dims, then merge dim i into i+1 where both views are contiguous
- * across the pair. Returns the new rank; dims/strides are rewritten in place. */
-static int coalesce(int rank, int64_t *dims, int64_t *ds, int64_t *ss)
-{
-    int r = 0;
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] == 1)
-            continue;
-        if (r > 0 && ds[r - 1] == ds[i] * dims[i] && ss[r - 1] == ss[i] * dims[i]) {
-            dims[r - 1] *= dims[i]; /* outer (r-1) absorbs inner i */
-            ds[r - 1] = ds[i];
-            ss[r - 1] = ss[i];
-            continue;
-        }
-        dims[r] = dims[i];
-        ds[r] = ds[i];
-        ss[r] = ss[i];
-        r++;
-    }
-    return r;
-}
 
 /* Advance the index over dims[0..nd) by one, moving both offsets along. */
 static void odometer_next(int nd, const int64_t *dims, const int64_t *ds, const int64_t *ss,
@@ -179,49 +145,13 @@ static void copy_tiled(size_t esize, int64_t na, int64_t nb, void *dst, int64_t 
         COPY_TILED(uint64_t);
 }
 
-/* dst[sum_i k_i*ds[i]] = src[sum_i k_i*ss[i]] for every index k < dims, dst
- * and src displaced by doff/soff elements, after zeroing zero_bytes of dst.
- * Strides are in elements; dims/ds/ss are scratch copies the plan may edit. */
-static void plan_make(remat_cpu_copy_plan *p, size_t esize, int rank, int64_t *dims, int64_t *ds, int64_t doff,
-                      int64_t *ss, int64_t soff, size_t zero_bytes)
-{
-    memset(p, 0, sizeof *p);
-    p->esize = (uint8_t)esize;
-    p->doff = doff;
-    p->soff = soff;
-    p->zero_bytes = zero_bytes;
-    p->kind = REMAT_CPU_COPY_EMPTY;
-    for (int i = 0; i < rank; i++)
-        if (dims[i] == 0)
-            return;
-    const int r = coalesce(rank, dims, ds, ss);
-    if (r == 0 || (r == 1 && ds[0] == 1 && ss[0] == 1)) {
-        p->kind = REMAT_CPU_COPY_CONTIG;
-        p->n = r == 0 ? 1 : dims[0];
-        return;
-    }
-    const bool tiled = r >= 2 && ss[r - 2] == 1 && ds[r - 1] == 1 && ss[r - 1] != 1 &&
-                       ss[r - 1] != 0 && dims[r - 1] >= 8 && dims[r - 2] >= 8;
-    p->kind = tiled ? REMAT_CPU_COPY_TILED : REMAT_CPU_COPY_ROWS;
-    p->rank = (uint8_t)r;
-    p->nouter = tiled ? r - 2 : r - 1;
-    p->outer = 1;
-    for (int i = 0; i < p->nouter; i++)
-        p->outer *= dims[i];
-    for (int i = 0; i < r; i++) {
-        p->dims[i] = dims[i];
-        p->ds[i] = ds[i];
-        p->ss[i] = ss[i];
-    }
-}
-
 /* ROWS/TILED: the odometer walk (kept out of rmi_cpu_copy_run so that the
  * contiguous case does not pay for its stack frame) */
-__attribute__((noinline)) static void copy_strided(const remat_cpu_copy_plan *p, char *dst, const char *src)
+__attribute__((noinline)) static void copy_strided(const remat_copy_plan *p, char *dst, const char *src)
 {
     const size_t esize = p->esize;
     const int r = p->rank, nouter = p->nouter;
-    const bool tiled = p->kind == REMAT_CPU_COPY_TILED;
+    const bool tiled = p->kind == REMAT_COPY_TILED;
     const int64_t *dims = p->dims, *ds = p->ds, *ss = p->ss;
     int64_t idx[REMAT_MAX_RANK] = {0}, doff = 0, soff = 0;
     for (int64_t o = 0; o < p->outer; o++) {
@@ -235,131 +165,47 @@ __attribute__((noinline)) static void copy_strided(const remat_cpu_copy_plan *p,
     }
 }
 
-void rmi_cpu_copy_run(const remat_cpu_copy_plan *p, void *out, const void *in)
+void rmi_cpu_copy_run(const remat_copy_plan *p, void *out, const void *in)
 {
     if (p->zero_bytes) /* all-zero bits are +0.0 in IEEE f32/f64 */
         zero_fill(out, p->zero_bytes);
     char *dst = (char *)out + p->doff * (int64_t)p->esize;
     const char *src = (const char *)in + p->soff * (int64_t)p->esize;
-    if (p->kind == REMAT_CPU_COPY_CONTIG)
+    if (p->kind == REMAT_COPY_CONTIG)
         copy_contig(p->esize, p->n, dst, src);
-    else if (p->kind != REMAT_CPU_COPY_EMPTY)
+    else if (p->kind != REMAT_COPY_EMPTY)
         copy_strided(p, dst, src);
-}
-
-void rmi_cpu_transpose_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                            const int *perm)
-{
-    const int r = in_shape->rank;
-    int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
-    row_major_strides(r, in_shape->dims, in_st);
-    for (int i = 0; i < r; i++) {
-        REMAT_ASSERT(perm[i] >= 0 && perm[i] < r);
-        dims[i] = in_shape->dims[perm[i]];
-        ss[i] = in_st[perm[i]];
-    }
-    row_major_strides(r, dims, ds);
-    plan_make(p, remat_dtype_size(dt), r, dims, ds, 0, ss, 0, 0);
 }
 
 void rmi_cpu_transpose(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
                        const int *perm)
 {
-    remat_cpu_copy_plan p;
-    rmi_cpu_transpose_plan(&p, dt, in_shape, perm);
+    remat_copy_plan p;
+    rmi_layout_transpose(&p, dt, in_shape, perm);
     rmi_cpu_copy_run(&p, out, in);
-}
-
-void rmi_cpu_broadcast_in_dim_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                                   const remat_shape *in_shape, const int *bdims)
-{
-    const int r = out_shape->rank;
-    int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
-    row_major_strides(in_shape->rank, in_shape->dims, in_st);
-    for (int i = 0; i < r; i++) {
-        dims[i] = out_shape->dims[i];
-        ss[i] = 0; /* out dims no input dim maps to repeat the input */
-    }
-    for (int i = 0; i < in_shape->rank; i++) {
-        const int o = bdims[i];
-        REMAT_ASSERT(o >= 0 && o < r);
-        REMAT_ASSERT(in_shape->dims[i] == dims[o] || in_shape->dims[i] == 1);
-        if (in_shape->dims[i] != 1)
-            ss[o] = in_st[i];
-    }
-    row_major_strides(r, dims, ds);
-    plan_make(p, remat_dtype_size(dt), r, dims, ds, 0, ss, 0, 0);
 }
 
 void rmi_cpu_broadcast_in_dim(remat_dtype dt, void *out, const remat_shape *out_shape,
                               const void *in, const remat_shape *in_shape, const int *bdims)
 {
-    remat_cpu_copy_plan p;
-    rmi_cpu_broadcast_in_dim_plan(&p, dt, out_shape, in_shape, bdims);
+    remat_copy_plan p;
+    rmi_layout_broadcast_in_dim(&p, dt, out_shape, in_shape, bdims);
     rmi_cpu_copy_run(&p, out, in);
-}
-
-void rmi_cpu_slice_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *in_shape,
-                        const remat_slice_params *sp)
-{
-    const int r = in_shape->rank;
-    int64_t in_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
-    int64_t off = 0;
-    row_major_strides(r, in_shape->dims, in_st);
-    for (int i = 0; i < r; i++) {
-        const int64_t st = sp->start[i], lim = sp->limit[i], step = sp->stride[i];
-        REMAT_ASSERT(step >= 1 && st >= 0 && st <= lim && lim <= in_shape->dims[i]);
-        dims[i] = (lim - st + step - 1) / step;
-        ss[i] = step * in_st[i];
-        off += st * in_st[i];
-    }
-    row_major_strides(r, dims, ds);
-    plan_make(p, remat_dtype_size(dt), r, dims, ds, 0, ss, off, 0);
 }
 
 void rmi_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
                    const remat_slice_params *p)
 {
-    remat_cpu_copy_plan cp;
-    rmi_cpu_slice_plan(&cp, dt, in_shape, p);
+    remat_copy_plan cp;
+    rmi_layout_slice(&cp, dt, in_shape, p);
     rmi_cpu_copy_run(&cp, out, in);
-}
-
-void rmi_cpu_pad_plan(remat_cpu_copy_plan *p, remat_dtype dt, const remat_shape *out_shape,
-                      const remat_shape *in_shape, const remat_pad_params *pp)
-{
-    const int r = in_shape->rank;
-    const size_t es = remat_dtype_size(dt);
-    int64_t out_st[REMAT_MAX_RANK], dims[REMAT_MAX_RANK], ds[REMAT_MAX_RANK], ss[REMAT_MAX_RANK];
-    int64_t off = 0;
-    bool no_padding = true;
-    REMAT_ASSERT(out_shape->rank == r);
-    row_major_strides(r, out_shape->dims, out_st);
-    row_major_strides(r, in_shape->dims, ss);
-    for (int i = 0; i < r; i++) {
-        const int64_t n = in_shape->dims[i];
-        REMAT_ASSERT(pp->low[i] >= 0 && pp->high[i] >= 0 && pp->interior[i] >= 0);
-        REMAT_ASSERT(out_shape->dims[i] ==
-                     pp->low[i] + pp->high[i] + n + (n > 0 ? (n - 1) * pp->interior[i] : 0));
-        no_padding = no_padding && pp->low[i] == 0 && pp->high[i] == 0 && pp->interior[i] == 0;
-        dims[i] = n;
-        ds[i] = (pp->interior[i] + 1) * out_st[i];
-        off += pp->low[i] * out_st[i];
-    }
-    const int64_t n_out = remat_shape_numel(out_shape);
-    if (no_padding) { /* one contiguous copy (or nothing) */
-        int64_t one = 1, n = n_out;
-        plan_make(p, es, 1, &n, &one, 0, (int64_t[]){1}, 0, 0);
-        return;
-    }
-    plan_make(p, es, r, dims, ds, off, ss, 0, (size_t)n_out * es);
 }
 
 void rmi_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
                  const remat_shape *in_shape, const remat_pad_params *p)
 {
-    remat_cpu_copy_plan cp;
-    rmi_cpu_pad_plan(&cp, dt, out_shape, in_shape, p);
+    remat_copy_plan cp;
+    rmi_layout_pad(&cp, dt, out_shape, in_shape, p);
     rmi_cpu_copy_run(&cp, out, in);
 }
 
@@ -411,27 +257,7 @@ void rmi_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const 
     }
 }
 
-void rmi_cpu_concatenate_plan(remat_cpu_concat_plan *p, int64_t *chunks, remat_dtype dt, int n_in,
-                              const remat_shape *in_shapes, int axis)
-{
-    REMAT_ASSERT(n_in >= 1);
-    const remat_shape *s0 = &in_shapes[0];
-    REMAT_ASSERT(axis >= 0 && axis < s0->rank);
-    int64_t outer = 1, inner = 1, row = 0;
-    for (int i = 0; i < axis; i++)
-        outer *= s0->dims[i];
-    for (int i = axis + 1; i < s0->rank; i++)
-        inner *= s0->dims[i];
-    for (int j = 0; j < n_in; j++) {
-        REMAT_ASSERT(in_shapes[j].rank == s0->rank);
-        chunks[j] = in_shapes[j].dims[axis] * inner;
-        row += chunks[j];
-    }
-    *p = (remat_cpu_concat_plan){.n_in = n_in, .esize = remat_dtype_size(dt), .outer = outer, .row = row,
-                                 .chunks = chunks};
-}
-
-void rmi_cpu_concatenate_run(const remat_cpu_concat_plan *p, void *out, const void *const *ins)
+void rmi_cpu_concatenate_run(const remat_concat_plan *p, void *out, const void *const *ins)
 {
     if (p->outer == 0 || p->row == 0)
         return;

@@ -15,7 +15,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "backend/cpu/cpu_kernels.h"
+#include "backend/linalg.h"
+#include "remat/op.h"
 #include "core/assert.h"
 
 /* LAPACK, Fortran calling convention (the trailing length of TRANS is
@@ -156,11 +157,11 @@ LAPACK(float, f32, sgetrf_, sgetrs_)
 LAPACK(double, f64, dgetrf_, dgetrs_)
 #undef LAPACK
 
-int64_t rmi_cpu_lu_cols(int64_t n) { return n <= REMAT_LU_SMALL_N ? 2 * n : n + 1; }
+int64_t rmi_host_lu_cols(int64_t n) { return n <= REMAT_LU_SMALL_N ? 2 * n : n + 1; }
 
-size_t rmi_cpu_lu_scratch(int64_t n) { return n <= REMAT_LU_SMALL_N ? 0 : sizeof(int) * (size_t)n; }
+size_t rmi_host_lu_scratch(int64_t n) { return n <= REMAT_LU_SMALL_N ? 0 : sizeof(int) * (size_t)n; }
 
-size_t rmi_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k)
+size_t rmi_host_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k)
 {
     if (n <= REMAT_LU_SMALL_N)
         return 0;
@@ -171,7 +172,7 @@ size_t rmi_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k)
     do {                                                                                     \
         const T *a = A;                                                                      \
         T *p = out;                                                                          \
-        for (int64_t s = 0; s < batch; s++, a += n * n, p += n * rmi_cpu_lu_cols(n)) {       \
+        for (int64_t s = 0; s < batch; s++, a += n * n, p += n * rmi_host_lu_cols(n)) {       \
             if (n <= REMAT_LU_SMALL_N)                                                       \
                 lu_small_##SFX((int)n, a, p);                                                \
             else                                                                             \
@@ -179,7 +180,7 @@ size_t rmi_cpu_linear_solve_scratch(remat_dtype dt, int64_t n, int64_t k)
         }                                                                                    \
     } while (0)
 
-void rmi_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t n, void *scratch)
+void rmi_host_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t n, void *scratch)
 {
     REMAT_ASSERT(n >= 1 && n < INT32_MAX);
     switch (dt) {
@@ -195,7 +196,7 @@ void rmi_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t
         T *x = out, *Bc = scratch;                                                           \
         int *ipiv = (int *)(void *)(Bc + (k > 1 ? (size_t)n * (size_t)k : 0));                \
         memcpy(x, b, sizeof(T) * (size_t)(batch * n * k));                                   \
-        for (int64_t s = 0; s < batch; s++, p += n * rmi_cpu_lu_cols(n), x += n * k) {       \
+        for (int64_t s = 0; s < batch; s++, p += n * rmi_host_lu_cols(n), x += n * k) {       \
             if (n <= REMAT_LU_SMALL_N)                                                       \
                 solve_small_##SFX((int)n, (int)k, transpose, p, x);                          \
             else                                                                             \
@@ -203,8 +204,8 @@ void rmi_cpu_lu(remat_dtype dt, void *out, const void *A, int64_t batch, int64_t
         }                                                                                    \
     } while (0)
 
-void rmi_cpu_linear_solve(remat_dtype dt, void *out, const void *P, const void *b, int64_t batch, int64_t n,
-                          int64_t k, int transpose, void *scratch)
+void rmi_host_linear_solve(remat_dtype dt, void *out, const void *P, const void *b, int64_t batch, int64_t n,
+                           int64_t k, int transpose, void *scratch)
 {
     REMAT_ASSERT(n >= 1 && n < INT32_MAX && k < INT32_MAX);
     if (batch == 0 || k == 0)
