@@ -100,7 +100,8 @@ typedef struct {
                                        rather than op by op: same results, less time. Only
                                        where it pays (REMAT_JIT, remat/scan.h): a short loop
                                        stays interpreted; asked again after runs, it may
-                                       have grown. REMAT_NO_JIT=1 turns it off. */
+                                       have grown. REMAT_NO_JIT=1 (or the option
+                                       jit = REMAT_JIT_NEVER) turns it off. */
     int64_t deferred_loops;         /* scan nodes interpreted for now that compile at the
                                        start of the run that brings their runs' interpreted
                                        work past the compile's cost (REMAT_JIT=auto) */
@@ -164,7 +165,9 @@ REMAT_API remat_status remat_compile(const remat_fn *fn, remat_backend *be, rema
  *   REMAT_CACHE_DIR          cache_dir          where compiled loops are kept across processes
  *   REMAT_NO_CACHE=1         no_cache           no disk cache
  *   XDG_CACHE_HOME, HOME     (cache_dir NULL)   the default: $XDG_CACHE_HOME/remat, else ~/.cache/remat
- *   REMAT_NUM_THREADS        num_threads        threads of a run (remat_set_num_threads)
+ *   REMAT_NUM_THREADS        (num_threads)      the pool's threads at its start, read once; from_env
+ *                                               leaves num_threads 0 (a compile does not undo
+ *                                               remat_set_num_threads)
  *   REMAT_SCAN_BLOCK         scan_block_lanes   lanes per block (invalid or < 2: not blocked)
  *   REMAT_SCAN_PLAN_MAX_OPS  scan_plan_max_ops  largest scan plan kept (0: none)
  *   REMAT_NO_FUSION=1        no_fusion          no elementwise fusion
