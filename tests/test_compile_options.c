@@ -16,6 +16,7 @@
 
 #include "exec/program_impl.h"
 #include "remat/remat.h"
+#include "scan/scan_rt.h"
 #include "test_scan_jit_util.h"
 #include "test_scan_util.h"
 
@@ -223,6 +224,62 @@ static void test_compile_options_scan_block(void **state)
     lanes_free(&L);
 }
 
+/* whether every scan node of p keeps its plan (scan_replay.h), the scans
+ * being p's only HOP instructions */
+static int plans_kept(const remat_program *p)
+{
+    const remat_exec_counters *c = &p->own_counters;
+    assert_true(c->n_hooks > 0);
+    int kept = 1;
+    for (int i = 0; i < c->n_hooks; i++)
+        kept &= ((const scan_rt *)c->hooks[i].self)->plan.kept;
+    return kept;
+}
+
+/* scan_plan_max_ops = REMAT_SCAN_PLAN_NONE streams the plan with the
+ * environment silent; 0 (the default limit) keeps it with
+ * REMAT_SCAN_PLAN_MAX_OPS=0 set. The same bits. */
+static void test_compile_options_scan_plan_max_ops(void **state)
+{
+    (void)state;
+    clear_env();
+    lanes_case L = lanes_new("binomial:4", 8);
+    remat_program *streamed = NULL, *kept = NULL;
+    assert_ok(remat_compile_opts(L.g, remat_backend_cpu(),
+                                 &(remat_compile_options){.scan_plan_max_ops = REMAT_SCAN_PLAN_NONE}, &streamed));
+    setenv("REMAT_SCAN_PLAN_MAX_OPS", "0", 1);
+    assert_ok(remat_compile_opts(L.g, remat_backend_cpu(), &(remat_compile_options){0}, &kept));
+    clear_env();
+    assert_false(plans_kept(streamed));
+    assert_true(plans_kept(kept));
+    outs_t a, b;
+    run_prog(streamed, 3, L.c.in, &a, NULL);
+    run_prog(kept, 3, L.c.in, &b, NULL);
+    check_outs_bitwise("streamed plan against kept", &a, &b);
+    outs_free(&a), outs_free(&b);
+    remat_program_free(streamed), remat_program_free(kept);
+    lanes_free(&L);
+}
+
+/* num_threads sets the pool's count (process-wide, remat_set_num_threads);
+ * 0 leaves it as it was */
+static void test_compile_options_num_threads(void **state)
+{
+    (void)state;
+    remat_fn *f = remat_fn_new("id");
+    remat_fn_output(f, remat_neg(f, remat_arg(f, "x", REMAT_F64, 1, DIMS(3))));
+    const int before = remat_num_threads();
+    remat_program *p = NULL;
+    assert_ok(remat_compile_opts(f, remat_backend_cpu(), &(remat_compile_options){.num_threads = 3}, &p));
+    remat_program_free(p);
+    assert_int_equal(remat_num_threads(), 3);
+    assert_ok(remat_compile_opts(f, remat_backend_cpu(), &(remat_compile_options){0}, &p));
+    remat_program_free(p);
+    assert_int_equal(remat_num_threads(), 3);
+    assert_ok(remat_set_num_threads(before));
+    remat_fn_free(f);
+}
+
 /* a field out of its range: REMAT_ERR_VALUE naming it, nothing compiled */
 static void test_compile_options_bad_fields(void **state)
 {
@@ -320,6 +377,8 @@ int main(void)
         cmocka_unit_test(test_compile_options_cache_dir_is_the_options),
         cmocka_unit_test(test_compile_options_fusion_off),
         cmocka_unit_test(test_compile_options_scan_block),
+        cmocka_unit_test(test_compile_options_scan_plan_max_ops),
+        cmocka_unit_test(test_compile_options_num_threads),
         cmocka_unit_test(test_compile_options_bad_fields),
         cmocka_unit_test(test_compile_options_null_is_env),
     };
