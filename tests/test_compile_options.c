@@ -200,6 +200,35 @@ static void test_compile_options_fusion_off(void **state)
     remat_fn_free(f);
 }
 
+/* no_inplace in the options: the concatenate of two computed rows is an
+ * instruction of its own (in place it is none), even with the environment
+ * silent; in place wins over REMAT_NO_INPLACE=1. The same bits. */
+static void test_compile_options_inplace_off(void **state)
+{
+    (void)state;
+    clear_env();
+    remat_fn *f = remat_fn_new("rows");
+    remat_val x = remat_arg(f, "x", REMAT_F64, 1, DIMS(256));
+    const remat_val rows[2] = {remat_exp(f, x), remat_sin(f, x)};
+    remat_fn_output(f, remat_tanh(f, remat_concatenate(f, 2, rows, 0)));
+    remat_tensor in = t_rand(REMAT_F64, 1, DIMS(256), -1, 1);
+    remat_program *off = NULL, *on = NULL;
+    assert_ok(remat_compile_opts(f, remat_backend_cpu(),
+                                 &(remat_compile_options){.no_fusion = true, .no_inplace = true}, &off));
+    setenv("REMAT_NO_INPLACE", "1", 1);
+    assert_ok(remat_compile_opts(f, remat_backend_cpu(), &(remat_compile_options){.no_fusion = true}, &on));
+    clear_env();
+    assert_true(on->n_instrs < off->n_instrs);
+    outs_t a, b;
+    run_prog(off, 1, &in, &a, NULL);
+    run_prog(on, 1, &in, &b, NULL);
+    check_outs_bitwise("in place against copied", &b, &a);
+    outs_free(&a), outs_free(&b);
+    remat_program_free(off), remat_program_free(on);
+    t_free_all(1, &in);
+    remat_fn_free(f);
+}
+
 /* scan_block_lanes = 2 blocks the lanes in twos whatever REMAT_SCAN_BLOCK
  * says; REMAT_SCAN_BLOCK_NONE keeps them whole; the same bits. */
 static void test_compile_options_scan_block(void **state)
@@ -376,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_compile_options_jit_overrides_env),
         cmocka_unit_test(test_compile_options_cache_dir_is_the_options),
         cmocka_unit_test(test_compile_options_fusion_off),
+        cmocka_unit_test(test_compile_options_inplace_off),
         cmocka_unit_test(test_compile_options_scan_block),
         cmocka_unit_test(test_compile_options_scan_plan_max_ops),
         cmocka_unit_test(test_compile_options_num_threads),
