@@ -200,9 +200,10 @@ remat_status remat_compile_opts(const remat_fn *fn, remat_backend *be, const rem
         return rmi_error(strncmp(opts->backend, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG,
                          "compile options: backend '%s': %s", opts->backend, why);
     }
-    if (opts->num_threads && (st = remat_set_num_threads(opts->num_threads)) != REMAT_OK)
-        return st;
-    return compile_common(fn, be, NULL, opts, out);
+    st = compile_common(fn, be, NULL, opts, out);
+    if (st == REMAT_OK && opts->num_threads) /* checked above: cannot fail; nothing changes on a failed compile */
+        (void)remat_set_num_threads(opts->num_threads);
+    return st;
 }
 
 remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out)
