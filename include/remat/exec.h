@@ -210,7 +210,8 @@ typedef struct {
 
 REMAT_API remat_compile_options remat_compile_options_default(void);
 /* *opts := the environment's options (the table above); NULL opts is
- * REMAT_ERR_NULL. */
+ * REMAT_ERR_NULL. cache_dir and backend point into the environment: valid
+ * until it changes (remat_compile_opts copies what it keeps). */
 REMAT_API remat_status remat_compile_options_from_env(remat_compile_options *opts);
 /* Compiles fn with opts (NULL: remat_compile_options_from_env). be NULL:
  * opts->backend. A field out of its range is REMAT_ERR_VALUE naming it

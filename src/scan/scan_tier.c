@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/assert.h"
+#include "core/config.h"
 #include "scan/scan_rt.h"
 
 /* The interpreter's cost, in ns, measured on the PFR Euler body (152 lane
@@ -138,8 +139,7 @@ static double compile_ns(const scan_rt *r)
 
 static bool debug(void)
 {
-    const char *e = getenv("REMAT_JIT_DEBUG");
-    return e && *e && strcmp(e, "0");
+    return rmi_env_flag("REMAT_JIT_DEBUG"); /* a debugging aid: the environment's only (core/config.h) */
 }
 
 static void say(const scan_rt *r, const char *what)

@@ -21,6 +21,7 @@
 #include "backend/lane_io.h"
 #include "core/alloc.h"
 #include "core/assert.h"
+#include "core/config.h"
 #include "scan/lanes_memo.h"
 #include "scan/scan_tier.h"
 #include "scan/while_rt.h"
@@ -213,8 +214,7 @@ static bool get_code(while_lanes *W, remat_backend *be, const char *cache_dir, b
 
 static bool debug(void)
 {
-    const char *e = getenv("REMAT_JIT_DEBUG");
-    return e && *e && strcmp(e, "0");
+    return rmi_env_flag("REMAT_JIT_DEBUG"); /* a debugging aid: the environment's only (core/config.h) */
 }
 
 static void say(const while_rt *r, const char *what)

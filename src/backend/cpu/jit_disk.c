@@ -13,6 +13,7 @@
 #include "backend/cpu/jit_disk.h"
 #include "backend/cpu/jit_tmp.h"
 #include "core/alloc.h"
+#include "core/config.h"
 
 /* Bump when the file layout changes; older files then fail the magic check. */
 static const char magic[8] = {'R', 'M', 'T', 'L', 'A', 'N', 'E', '1'};
@@ -26,15 +27,9 @@ void rmi_jit_disk_get_counts(remat_jit_disk_counts *out)
                                    .rejected = atomic_load(&n_rejected), .stored = atomic_load(&n_stored)};
 }
 
-static bool flag(const char *name)
-{
-    const char *e = getenv(name);
-    return e && *e && strcmp(e, "0");
-}
-
 static void debug(const char *what, const char *path)
 {
-    if (flag("REMAT_CACHE_DEBUG"))
+    if (rmi_env_flag("REMAT_CACHE_DEBUG")) /* a debugging aid: the environment's only */
         fprintf(stderr, "remat: jit cache %s %s\n", what, path);
 }
 
