@@ -32,7 +32,8 @@
  * handler, which the fitters turn off while any fit runs. The last error
  * message is per thread (remat/status.h). Environment variables (REMAT_NO_JIT,
  * REMAT_NO_FUSION, ...) are read at compile time by remat_compile: do not
- * change them while other threads compile, or pass remat_compile_options. tests/test_threads.c checks all of this under
+ * change them while other threads compile, or pass remat_compile_options
+ * (remat_compile_opts). tests/test_threads.c checks all of this under
  * ThreadSanitizer.
  */
 #ifndef REMAT_EXEC_H
@@ -191,8 +192,8 @@ typedef enum {
 typedef struct {
     remat_jit_mode jit;
     /* Directory of the disk cache of compiled loops (made 0700 if missing);
-     * NULL: the default ($XDG_CACHE_HOME/remat, else $HOME/.cache/remat).
-     * Copied by the compile. */
+     * NULL: the default ($XDG_CACHE_HOME/remat, else $HOME/.cache/remat);
+     * "" is REMAT_ERR_VALUE (no_cache says none). Copied by the compile. */
     const char *cache_dir;
     bool no_cache;            /* no disk cache: compile in this process only */
     int num_threads;          /* 0: as remat_set_num_threads left it; else that (1..256),
