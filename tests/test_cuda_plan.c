@@ -168,7 +168,7 @@ static void test_cuda_plan_scanned_pfr_gradient_is_the_cpus(void **state)
 /* How a checkpointed scan's 1024 independent, contiguous lanes with a 64
  * MiB store are cut: on the CPU into lane blocks for its L2 and split units
  * for its thread pool; on the GPU not at all (every run one launch over all
- * lanes on the program's stream), even with REMAT_SCAN_BLOCK set. */
+ * lanes on the program's stream), even with a block size in the options. */
 static void test_cuda_plan_lane_runs_are_not_cut_for_the_host(void **state)
 {
     (void)state;
@@ -177,17 +177,17 @@ static void test_cuda_plan_lane_runs_are_not_cut_for_the_host(void **state)
     r->lanes.m = 1024;
     r->lanes.contiguous = r->lanes.ranges = r->lanes.split = true;
     remat_scan_data d = {.length = 100, .store_bytes = (size_t)64 << 20};
-    unsetenv("REMAT_SCAN_BLOCK");
+    remat_compile_options o = {0};
+    r->opts = &o;
     scan_lane_cuts cpu = rmi_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, true);
     scan_lane_cuts gpu = rmi_scan_rt_lane_cuts(planner(), r, &d, true);
     assert_int_equal(cpu.block, 32);       /* 64 KiB of store a lane: 32 lanes (the fewest) a block */
     assert_int_equal(cpu.split_lanes, 16); /* 1024 lanes in at most 64 units */
     assert_int_equal(gpu.block, 0);
     assert_int_equal(gpu.split_lanes, 0);
-    setenv("REMAT_SCAN_BLOCK", "64", 1);
+    o.scan_block_lanes = 64;
     cpu = rmi_scan_rt_lane_cuts(remat_backend_cpu(), r, &d, true);
     gpu = rmi_scan_rt_lane_cuts(planner(), r, &d, true);
-    unsetenv("REMAT_SCAN_BLOCK");
     assert_int_equal(cpu.block, 64);
     assert_int_equal(gpu.block, 0);
     assert_int_equal(gpu.split_lanes, 0);

@@ -199,6 +199,8 @@ INT_CASE(e_bup, remat_backend_upload(BE0, (char[8]){0}, (char[8]){0}, 8))
 INT_CASE(e_bdown, remat_backend_download(BE0, (char[8]){0}, (char[8]){0}, 8))
 INT_CASE(e_compile, remat_compile(F0, remat_backend_cpu(), &out_prog))
 INT_CASE(e_compile_env, remat_compile_env(F0, &out_prog))
+INT_CASE(e_compile_opts, remat_compile_opts(F0, remat_backend_cpu(), NULL, &out_prog))
+INT_CASE(e_copts_env, remat_compile_options_from_env(NULL))
 VOID_CASE(e_pfree, remat_program_free(P0))
 INT_CASE(e_pnin, remat_program_num_inputs(P0))
 INT_CASE(e_pnout, remat_program_num_outputs(P0))
@@ -545,6 +547,8 @@ static const null_row null_table[] = {
     {"remat_backend_download", "1", e_bdown, 0},
     {"remat_compile", "1", e_compile, 0},
     {"remat_compile_env", "1", e_compile_env, 0},
+    {"remat_compile_opts", "1", e_compile_opts, 0},
+    {"remat_compile_options_from_env", "1", e_copts_env, 0},
     {"remat_program_free", "-", e_pfree, 1},
     {"remat_program_num_inputs", "0", e_pnin, 0},
     {"remat_program_num_outputs", "0", e_pnout, 0},
@@ -735,7 +739,7 @@ static const null_row null_table[] = {
 static const char *const null_exempt[] = {
     /* (void) */
     "remat_last_error", "remat_clear_error", "remat_num_threads", "remat_backend_cpu", "remat_pfr_seed",
-    "remat_fit_defaults",
+    "remat_fit_defaults", "remat_compile_options_default",
     /* enums and numbers only */
     "remat_status_name", "remat_dtype_name", "remat_dtype_size", "remat_op_name", "remat_op_arity",
     "remat_op_category_name", "remat_op_category_of", "remat_op_deriv_of", "remat_op_is_binary",

@@ -446,6 +446,15 @@ static int in_child(const char *dir, int (*fn)(void))
     return WEXITSTATUS(status);
 }
 
+/* The cache directory the environment names (REMAT_CACHE_DIR, unless
+ * REMAT_NO_CACHE), as remat_compile would hand it to the backend. */
+static const char *env_cache(void)
+{
+    remat_compile_options o;
+    assert_ok(remat_compile_options_from_env(&o));
+    return o.no_cache ? NULL : o.cache_dir;
+}
+
 static int compile_mul(void) /* 0 when compiled, stored and right */
 {
     const remat_backend *be = remat_backend_cpu();
@@ -453,7 +462,7 @@ static int compile_mul(void) /* 0 when compiled, stored and right */
     const remat_lane_program *pp[1] = {make_prog(&s, REMAT_OP_MUL, 1.25)};
     remat_lane_fn fn = NULL;
     remat_jit_disk_counts c;
-    if (be->iface.compile_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
+    if (be->iface.compile_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
         return 1;
     rmi_jit_disk_get_counts(&c);
     return c.stored == 1 && c.misses == 1 ? 0 : 2;
@@ -467,22 +476,22 @@ static int load_then_change(void)
     remat_lane_fn fn = NULL;
     remat_jit_disk_counts c;
     /* the same program, built again: found on disk without libgccjit */
-    if (be->iface.load_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
+    if (be->iface.load_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
         return 3;
     rmi_jit_disk_get_counts(&c);
     if (c.hits != 1 || c.misses != 0 || gccjit_mapped())
         return 4;
     /* another constant, another op: other programs, other keys */
     pp[0] = make_prog(&s, REMAT_OP_MUL, 1.5);
-    if (be->iface.load_lanes(1, pp, &fn) != REMAT_ERR_UNSUPPORTED)
+    if (be->iface.load_lanes(1, pp, &fn, env_cache()) != REMAT_ERR_UNSUPPORTED)
         return 5;
     pp[0] = make_prog(&s, REMAT_OP_ADD, 1.25);
-    if (be->iface.load_lanes(1, pp, &fn) != REMAT_ERR_UNSUPPORTED)
+    if (be->iface.load_lanes(1, pp, &fn, env_cache()) != REMAT_ERR_UNSUPPORTED)
         return 6;
     rmi_jit_disk_get_counts(&c);
     if (c.hits != 1 || c.misses != 2 || gccjit_mapped())
         return 7;
-    if (be->iface.compile_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_ADD, 1.25))
+    if (be->iface.compile_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_ADD, 1.25))
         return 8;
     rmi_jit_disk_get_counts(&c);
     return c.stored == 1 && gccjit_mapped() ? 0 : 9;
@@ -509,10 +518,10 @@ static int without_gccjit(void) /* libgccjit missing: compiling fails once, quie
     lane_prog s;
     const remat_lane_program *pp[1] = {make_prog(&s, REMAT_OP_MUL, 1.25)};
     remat_lane_fn fn = NULL;
-    if (be->iface.load_lanes(1, pp, &fn) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25)) /* stored before */
+    if (be->iface.load_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25)) /* stored before */
         return 10;
     pp[0] = make_prog(&s, REMAT_OP_MUL, 2.5);
-    if (be->iface.compile_lanes(1, pp, &fn) != REMAT_ERR_BACKEND || !strstr(remat_last_error(), "cannot load"))
+    if (be->iface.compile_lanes(1, pp, &fn, env_cache()) != REMAT_ERR_BACKEND || !strstr(remat_last_error(), "cannot load"))
         return 11;
     double want[3], got[3];
     int64_t n_got = -1;
@@ -634,7 +643,7 @@ static void compile_big(const char *dir, const char *tmp)
     remat_lane_buf bufs[2];
     const remat_lane_program *pp[1] = {make_big(&p, bufs)};
     remat_lane_fn fn = NULL;
-    _exit(remat_backend_cpu()->iface.compile_lanes(1, pp, &fn) == REMAT_OK ? 0 : 1);
+    _exit(remat_backend_cpu()->iface.compile_lanes(1, pp, &fn, env_cache()) == REMAT_OK ? 0 : 1);
 }
 
 /* whether dir holds a file whose name starts with prefix */

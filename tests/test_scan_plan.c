@@ -53,7 +53,7 @@ static void plan_ok(plan_case *c, const char *spec, int64_t length)
     remat_schedule_free(s);
     assert_ok(remat_schedule_predict(&c->d.sched, length, &c->cost));
     c->d.peak_tapes = c->cost.peak_tapes;
-    assert_ok(rmi_scan_plan_build(&c->d, &c->plan, arena_alloc, &c->mem));
+    assert_ok(rmi_scan_plan_build(&c->d, &c->plan, 0, arena_alloc, &c->mem));
     assert_true(c->plan.kept);
 }
 

@@ -31,8 +31,9 @@
  * for the life of the process and reused by every thread), and GSL's error
  * handler, which the fitters turn off while any fit runs. The last error
  * message is per thread (remat/status.h). Environment variables (REMAT_NO_JIT,
- * REMAT_NO_FUSION, ...) are read at compile time: do not change them while
- * other threads compile. tests/test_threads.c checks all of this under
+ * REMAT_NO_FUSION, ...) are read at compile time by remat_compile: do not
+ * change them while other threads compile, or pass remat_compile_options
+ * (remat_compile_opts). tests/test_threads.c checks all of this under
  * ThreadSanitizer.
  */
 #ifndef REMAT_EXEC_H
@@ -100,7 +101,8 @@ typedef struct {
                                        rather than op by op: same results, less time. Only
                                        where it pays (REMAT_JIT, remat/scan.h): a short loop
                                        stays interpreted; asked again after runs, it may
-                                       have grown. REMAT_NO_JIT=1 turns it off. */
+                                       have grown. REMAT_NO_JIT=1 (or the option
+                                       jit = REMAT_JIT_NEVER) turns it off. */
     int64_t deferred_loops;         /* scan nodes interpreted for now that compile at the
                                        start of the run that brings their runs' interpreted
                                        work past the compile's cost (REMAT_JIT=auto) */
@@ -144,7 +146,79 @@ typedef struct {
 REMAT_API remat_status remat_set_num_threads(int n);
 REMAT_API int remat_num_threads(void);
 
+/* remat_compile_opts(fn, be, NULL, out): every compile-time knob from the
+ * environment (remat_compile_options). */
 REMAT_API remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out);
+
+/* How to compile, per call. Written with designated initializers; a field
+ * left zero is the library's default (not the environment's):
+ *
+ *   remat_compile_options o = {.jit = REMAT_JIT_NEVER, .no_fusion = true};
+ *   remat_compile_opts(fn, NULL, &o, &p);   // the CPU: o.backend is NULL
+ *
+ * remat_compile_options_default() is that all-zero value. A NULL options
+ * pointer is the environment's options, read in one place (src/core/config.c),
+ * which is what remat_compile does:
+ *
+ *   variable                 field              meaning
+ *   REMAT_JIT                jit                auto | always | never (anything else: auto, said once)
+ *   REMAT_NO_JIT=1           jit                never (wins over REMAT_JIT)
+ *   REMAT_CACHE_DIR          cache_dir          where compiled loops are kept across processes
+ *   REMAT_NO_CACHE=1         no_cache           no disk cache
+ *   XDG_CACHE_HOME, HOME     (cache_dir NULL)   the default: $XDG_CACHE_HOME/remat, else ~/.cache/remat
+ *   REMAT_NUM_THREADS        (num_threads)      the pool's threads at its start, read once; from_env
+ *                                               leaves num_threads 0 (a compile does not undo
+ *                                               remat_set_num_threads)
+ *   REMAT_SCAN_BLOCK         scan_block_lanes   lanes per block (invalid or < 2: not blocked)
+ *   REMAT_SCAN_PLAN_MAX_OPS  scan_plan_max_ops  largest scan plan kept (0: none)
+ *   REMAT_NO_FUSION=1        no_fusion          no elementwise fusion
+ *   REMAT_NO_INPLACE=1       no_inplace         no in-place concatenate / add of a pad
+ *   REMAT_BACKEND            backend            cpu | cuda | cuda:N (remat_backend_from_name)
+ *
+ * "=1": any value but "" and "0". Debugging aids stay environment-only, read
+ * where they act: REMAT_JIT_DEBUG, REMAT_JIT_DUMP, REMAT_CACHE_DEBUG,
+ * REMAT_DUMP_LANES, REMAT_GCCJIT_LIB, REMAT_NVRTC (docs/DESIGN.md). Same
+ * function, same inputs: the same bits under any options. */
+typedef enum {
+    REMAT_JIT_AUTO = 0, /* compile a loop's body where the cost model says it pays */
+    REMAT_JIT_ALWAYS,   /* compile every loop body that has a lane form */
+    REMAT_JIT_NEVER,    /* interpret op by op */
+    REMAT_JIT_MODE_COUNT
+} remat_jit_mode;
+
+#define REMAT_SCAN_BLOCK_NONE ((int64_t)-1)  /* scan_block_lanes: never blocked */
+#define REMAT_SCAN_PLAN_NONE ((int64_t)-1)   /* scan_plan_max_ops: keep no plan (streamed) */
+
+typedef struct {
+    remat_jit_mode jit;
+    /* Directory of the disk cache of compiled loops (made 0700 if missing);
+     * NULL: the default ($XDG_CACHE_HOME/remat, else $HOME/.cache/remat);
+     * "" is REMAT_ERR_VALUE (no_cache says none). Copied by the compile. */
+    const char *cache_dir;
+    bool no_cache;            /* no disk cache: compile in this process only */
+    int num_threads;          /* 0: as remat_set_num_threads left it; else that (1..256),
+                                 process-wide, as remat_set_num_threads(num_threads) */
+    int64_t scan_block_lanes; /* 0: the cost model chooses; REMAT_SCAN_BLOCK_NONE: not
+                                 blocked; n >= 2: blocks of n lanes (1, or n >= the lanes:
+                                 not blocked) */
+    int64_t scan_plan_max_ops; /* 0: the default (1 << 18); REMAT_SCAN_PLAN_NONE: keep no
+                                  plan, stream it; n: keep plans of up to n ops */
+    bool no_fusion;           /* no elementwise fusion */
+    bool no_inplace;          /* no in-place concatenate, no add of a pad in one instruction */
+    /* Used when the be argument is NULL: "cpu", "cuda", "cuda:N"; NULL or "": the CPU. */
+    const char *backend;
+} remat_compile_options;
+
+REMAT_API remat_compile_options remat_compile_options_default(void);
+/* *opts := the environment's options (the table above); NULL opts is
+ * REMAT_ERR_NULL. cache_dir and backend point into the environment: valid
+ * until it changes (remat_compile_opts copies what it keeps). */
+REMAT_API remat_status remat_compile_options_from_env(remat_compile_options *opts);
+/* Compiles fn with opts (NULL: remat_compile_options_from_env). be NULL:
+ * opts->backend. A field out of its range is REMAT_ERR_VALUE naming it
+ * (nothing compiled, *out NULL). */
+REMAT_API remat_status remat_compile_opts(const remat_fn *fn, remat_backend *be, const remat_compile_options *opts,
+                                          remat_program **out);
 REMAT_API void remat_program_free(remat_program *p); /* NULL is a no-op */
 /* A NULL program: plan untouched, 0 inputs and outputs (remat_last_error() set). */
 REMAT_API void remat_program_plan(const remat_program *p, remat_memory_plan *plan);

@@ -49,12 +49,14 @@
  *   always          compile every body that can be (what tests and
  *                   benchmarks of the compiled loops set)
  *   never           interpret; REMAT_NO_JIT=1 is the same and wins.
+ * (The variables are remat_compile's defaults; remat_compile_opts takes the
+ * mode per call, remat_compile_options.jit in remat/exec.h.)
  * REMAT_JIT_DEBUG=1 prints each scan's prediction and decision on stderr.
  * A large batch of independent lanes may run its reverse pass a block of
  * lanes at a time, each block's forward and reverse back to back so that
  * its snapshots and tapes stay in cache, at the price of one more pass over
- * the steps (remat_memory_plan.scan_block_lanes, REMAT_SCAN_BLOCK=N forces
- * blocks of N lanes, 0 none).
+ * the steps (remat_memory_plan.scan_block_lanes, REMAT_SCAN_BLOCK=N, or the
+ * option scan_block_lanes, forces blocks of N lanes, 0 none).
  *
  *   remat_scan_options opt = {.schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10}};
  *   remat_val carry_out;

@@ -150,8 +150,11 @@ static remat_status load_slot(char *src, const remat_cuda_lanes_info *info, int6
     return st;
 }
 
-remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out)
+/* cache_dir: unused, NVRTC's code is kept in this process only */
+remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out,
+                                    const char *cache_dir)
 {
+    (void)cache_dir;
     if (!rmi_cuda_can_compile_lanes())
         return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: compiling is off (no NVRTC or device, REMAT_NO_JIT, or "
                                                   "an earlier failure)");

@@ -29,7 +29,8 @@
 
 #define REMAT_CUDA_LANES_MAX 1024
 
-remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out);
+remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out,
+                                    const char *cache_dir);
 
 /* NVRTC loads, a device is present, REMAT_NO_JIT is not set, no earlier
  * compile failed. */

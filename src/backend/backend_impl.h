@@ -114,17 +114,21 @@ typedef struct {
                                   void *(*alloc)(void *ctx, size_t bytes), void *ctx);
     /* Optional (NULL: loop bodies are interpreted op by op): compiles n lane
      * programs (backend/lane.h) into native loops, out[i] running p[i]. Identical
-     * programs may share code; the functions stay valid for the life of the process. */
-    remat_status (*compile_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out);
-    /* With compile_lanes: whether compiling can work now (not disabled by
-     * the environment, not failed before), asked before translating. */
+     * programs may share code; the functions stay valid for the life of the process.
+     * cache_dir: the disk cache of compiled code to use (the compile's
+     * options, exec/hop.h rmi_lane_cache_dir); NULL: none. */
+    remat_status (*compile_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out,
+                                  const char *cache_dir);
+    /* With compile_lanes: whether compiling can work now (not failed
+     * before), asked before translating. Whether the compile wants it is
+     * its options' (remat_compile_options.jit). */
     bool (*can_compile_lanes)(void);
     /* Optional (NULL: never cached): what compile_lanes would give when the
      * code is at hand without compiling (cached in this process, or on disk
      * from an earlier one), else REMAT_ERR_UNSUPPORTED with no message. Lets
      * a caller that would not compile for a short run (scan_tier.c) still
      * take code that costs next to nothing to get. */
-    remat_status (*load_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out);
+    remat_status (*load_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out, const char *cache_dir);
     /* Optional, with load_lanes (NULL: a caller cannot weigh compiling, and
      * compiles): the predicted CPU time of compile_lanes for p when nothing
      * is cached, in ns (CPU: cpu/jit_cost.h), which scan_tier.c weighs

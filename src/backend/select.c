@@ -32,25 +32,15 @@ remat_status remat_backend_from_env(remat_backend **out)
 {
     if (!out)
         return rmi_error(REMAT_ERR_NULL, "remat_backend_from_env: out is NULL");
-    const char *name = getenv("REMAT_BACKEND");
+    remat_compile_options o;
+    remat_compile_options_from_env(&o); /* REMAT_BACKEND, read in core/config.c */
+    const char *name = o.backend;
     if ((*out = remat_backend_from_name(name)))
         return REMAT_OK;
     char why[256]; /* the message is rewritten below: copy it first */
     snprintf(why, sizeof why, "%s", remat_last_error());
     return rmi_error(strncmp(name, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG, "REMAT_BACKEND=%s: %s", name,
                      why);
-}
-
-remat_status remat_compile_env(const remat_fn *fn, remat_program **out)
-{
-    remat_backend *be = NULL;
-    remat_status st = remat_backend_from_env(&be);
-    if (st != REMAT_OK) {
-        if (out)
-            *out = NULL;
-        return st;
-    }
-    return remat_compile(fn, be, out);
 }
 
 static void enter(remat_backend *be)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/config.h"
 #include "core/error.h"
 #include "core/pool.h"
 #include "remat/exec.h"
@@ -88,23 +89,15 @@ static int cpus_available(void)
     return 1;
 }
 
-/* REMAT_NUM_THREADS when it is a count in [1, MAX_THREADS]; otherwise the
- * CPUs (a bad value is named once on stderr: it comes from the environment,
- * not from a call that could return a status) */
+/* REMAT_NUM_THREADS when it is a count in [1, MAX_THREADS] (core/config.h);
+ * otherwise the CPUs */
 static void init_threads(void)
 {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     int n = cpus_available();
-    const char *e = getenv("REMAT_NUM_THREADS");
-    if (e && *e) {
-        char *end;
-        long v = strtol(e, &end, 10);
-        if (*end == '\0' && v >= 1 && v <= MAX_THREADS)
-            n = (int)v;
-        else
-            fprintf(stderr, "remat: REMAT_NUM_THREADS=%s is not a thread count in 1..%d; using %d\n", e, MAX_THREADS,
-                    n);
-    }
+    const int e = rmi_env_num_threads(MAX_THREADS);
+    if (e > 0)
+        n = e;
     atomic_store(&pool.threads, n < MAX_THREADS ? n : MAX_THREADS);
 }
 

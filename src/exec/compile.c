@@ -2,12 +2,14 @@
  * compile.c — from a function to a program: the driver of the passes
  * (passes.h) over one record per node, and the program's lifetime.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ad/flatten.h"
 #include "core/alloc.h"
 #include "core/assert.h"
+#include "core/config.h"
 #include "core/error.h"
 #include "exec/passes.h"
 
@@ -41,16 +43,6 @@ remat_status rmi_compile_nomem(const char *what)
     return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory for %s", what);
 }
 
-/* REMAT_NO_FUSION=1 or REMAT_NO_INPLACE=1 (any value but "" or "0") at
- * compile: no elementwise fusion; no in-place concatenate and no add of a
- * pad absorbed into one instruction. For comparing the bits of the
- * programs with and without each rewrite. */
-static bool env_flag(const char *name)
-{
-    const char *e = getenv(name);
-    return e && *e && strcmp(e, "0") != 0;
-}
-
 static remat_cnode *new_records(int32_t nn)
 {
     remat_cnode *N = rmi_malloc(sizeof *N * ((size_t)nn + 1));
@@ -67,13 +59,16 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     remat_compile_ctx c = {.g = g, .be = be, .p = p, .N = new_records(g->n_nodes)};
     if (!c.N)
         return rmi_compile_nomem("the node records");
-    bool inplace = !env_flag("REMAT_NO_INPLACE");
+    /* no_fusion, no_inplace: for comparing the bits of the programs with
+     * and without each rewrite */
+    const remat_compile_options *o = &p->counters->opts;
+    const bool inplace = !o->no_inplace;
     remat_status st = rmi_pass_order(&c);
     if (st == REMAT_OK)
         st = rmi_pass_splat(&c);
     if (st == REMAT_OK && inplace && be->iface.lower_add_pad)
         st = rmi_pass_add_pad(&c);
-    if (st == REMAT_OK && be->iface.lower_fused && !env_flag("REMAT_NO_FUSION"))
+    if (st == REMAT_OK && be->iface.lower_fused && !o->no_fusion)
         st = rmi_pass_fuse(&c);
     if (st == REMAT_OK && inplace)
         st = rmi_pass_concat_inplace(&c);
@@ -129,8 +124,10 @@ static remat_status describe_signature(remat_program *p, const remat_fn *g)
     return REMAT_OK;
 }
 
+/* counters NULL: a root program, compiled with opts (checked); else a
+ * sub-program of the root owning counters, with the root's options. */
 static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
-                                   remat_program **out)
+                                   const remat_compile_options *opts, remat_program **out)
 {
     if (!out)
         return rmi_error(REMAT_ERR_NULL, "compile: output pointer is NULL");
@@ -152,6 +149,23 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
     }
     p->be = be;
     p->counters = counters ? counters : &p->own_counters;
+    if (!counters) {
+        remat_compile_options *o = &p->own_counters.opts;
+        *o = *opts;
+        char def[4096];
+        const char *dir = o->no_cache ? NULL : o->cache_dir ? o->cache_dir
+                                         : rmi_default_cache_dir(def, sizeof def) ? def : NULL;
+        o->cache_dir = NULL, o->no_cache = !dir;
+        if (dir) { /* the caller's string need not outlive the call */
+            char *d = rmi_prog_alloc(p, strlen(dir) + 1);
+            if (!d) {
+                remat_fn_free(inl);
+                remat_program_free(p);
+                return rmi_compile_nomem("the options");
+            }
+            o->cache_dir = strcpy(d, dir);
+        }
+    }
     if (be->iface.enter) /* a device backend: its memory entries act on its device */
         be->iface.enter(be, NULL);
     remat_status st = describe_signature(p, g);
@@ -166,15 +180,60 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
     return REMAT_OK;
 }
 
+remat_status remat_compile_opts(const remat_fn *fn, remat_backend *be, const remat_compile_options *opts,
+                                remat_program **out)
+{
+    if (!out)
+        return rmi_error(REMAT_ERR_NULL, "compile: output pointer is NULL");
+    *out = NULL;
+    remat_compile_options env;
+    if (!opts) {
+        remat_compile_options_from_env(&env);
+        opts = &env;
+    }
+    remat_status st = rmi_compile_options_check(opts);
+    if (st != REMAT_OK)
+        return st;
+    if (!be && !(be = remat_backend_from_name(opts->backend))) { /* NULL or "": the CPU */
+        char why[256]; /* the message is rewritten below: copy it first */
+        snprintf(why, sizeof why, "%s", remat_last_error());
+        return rmi_error(strncmp(opts->backend, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG,
+                         "compile options: backend '%s': %s", opts->backend, why);
+    }
+    st = compile_common(fn, be, NULL, opts, out);
+    if (st == REMAT_OK && opts->num_threads) /* checked above: cannot fail; nothing changes on a failed compile */
+        (void)remat_set_num_threads(opts->num_threads);
+    return st;
+}
+
 remat_status remat_compile(const remat_fn *fn, remat_backend *be, remat_program **out)
 {
-    return compile_common(fn, be, NULL, out);
+    if (!out)
+        return rmi_error(REMAT_ERR_NULL, "compile: output pointer is NULL");
+    *out = NULL;
+    if (!be) /* remat_compile's contract: a NULL backend is an error, not the environment's */
+        return rmi_error(REMAT_ERR_NULL, "compile: %s is NULL", fn ? "backend" : "function");
+    return remat_compile_opts(fn, be, NULL, out);
+}
+
+/* The backend REMAT_BACKEND names (remat_backend_from_env), the rest of the
+ * options from the environment too. */
+remat_status remat_compile_env(const remat_fn *fn, remat_program **out)
+{
+    remat_backend *be = NULL;
+    remat_status st = remat_backend_from_env(&be);
+    if (st != REMAT_OK) {
+        if (out)
+            *out = NULL;
+        return st;
+    }
+    return remat_compile(fn, be, out);
 }
 
 remat_status rmi_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_counters *counters,
                              remat_program **out)
 {
-    remat_status st = compile_common(fn, be, counters, out);
+    remat_status st = compile_common(fn, be, counters, &counters->opts, out);
     if (st != REMAT_OK)
         return st;
     if (counters->n_subs == counters->cap_subs) {

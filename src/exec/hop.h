@@ -39,7 +39,18 @@ typedef struct remat_exec_counters {
     int n_keyed, cap_keyed;
     remat_hop_stats *hooks;      /* every HOP instruction's stats, under the root */
     int n_hooks, cap_hooks;
+    /* how the root was compiled: its sub-programs and HOP instructions take
+     * every compile-time knob from here. cache_dir is resolved (the default
+     * directory filled in, in the root's memory): NULL only with no_cache. */
+    remat_compile_options opts;
 } remat_exec_counters;
+
+/* The disk cache of compiled loops a compile with o uses (the backend's
+ * compile_lanes/load_lanes); NULL: none. */
+static inline const char *rmi_lane_cache_dir(const remat_compile_options *o)
+{
+    return o->no_cache ? NULL : o->cache_dir;
+}
 
 typedef struct remat_hop_lowering {
     remat_backend *be;

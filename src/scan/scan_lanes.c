@@ -974,7 +974,7 @@ int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned w
     return ok;
 }
 
-remat_status rmi_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile)
+remat_status rmi_scan_lanes_get(scan_lanes *S, remat_backend *be, const char *cache_dir, bool compile)
 {
     const remat_lane_program *pp[LKI_COUNT];
     remat_lane_fn got[LKI_COUNT];
@@ -985,9 +985,9 @@ remat_status rmi_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile)
     if (S->memo && rmi_lanes_memo_code(S->memo, S->n_progs, got)) /* another node of the body got it */
         st = REMAT_OK;
     else if (compile)
-        st = be->iface.compile_lanes(S->n_progs, pp, got); /* one compilation */
+        st = be->iface.compile_lanes(S->n_progs, pp, got, cache_dir); /* one compilation */
     else if (be->iface.load_lanes)
-        st = be->iface.load_lanes(S->n_progs, pp, got);
+        st = be->iface.load_lanes(S->n_progs, pp, got, cache_dir);
     if (st != REMAT_OK)
         return st;
     if (S->memo)

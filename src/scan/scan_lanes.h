@@ -96,7 +96,7 @@ int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned w
 /* The code of S's programs (S->fn): compiled (compile_lanes, all in one
  * compilation), or without `compile` only when the backend has it at hand
  * (load_lanes; REMAT_ERR_UNSUPPORTED otherwise). Nothing changes on failure. */
-remat_status rmi_scan_lanes_get(scan_lanes *S, remat_backend *be, bool compile);
+remat_status rmi_scan_lanes_get(scan_lanes *S, remat_backend *be, const char *cache_dir, bool compile);
 
 /* scan_lanes_layout.c: the lane counts to try for d's carries (distinct axis
  * extents above 1, largest first, then 1) in c, which holds at least

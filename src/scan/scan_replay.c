@@ -270,16 +270,6 @@ typedef struct {
     int64_t max_ops;
 } plan_ctx;
 
-/* SCAN_PLAN_MAX_OPS, or REMAT_SCAN_PLAN_MAX_OPS from the environment (for
- * the tests of the streamed path) */
-static int64_t plan_max_ops(void)
-{
-    const char *e = getenv("REMAT_SCAN_PLAN_MAX_OPS");
-    char *end;
-    long long v = e && *e ? strtoll(e, &end, 10) : -1;
-    return e && *e && *end == 0 && v >= 0 ? (int64_t)v : SCAN_PLAN_MAX_OPS;
-}
-
 static void plan_full(replay *R)
 {
     plan_ctx *P = R->ctx;
@@ -313,13 +303,14 @@ static void plan_end_phase(replay *R)
     c->peak_tapes = R->peak_tapes;
 }
 
-remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
+remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, int64_t max_ops,
+                                 void *(*alloc)(void *ctx, size_t bytes),
                                  void *ctx)
 {
     *plan = (scan_plan){.kept = true};
     replay R;
     remat_schedule *sch;
-    plan_ctx P = {.plan = plan, .max_ops = plan_max_ops()};
+    plan_ctx P = {.plan = plan, .max_ops = max_ops == 0 ? SCAN_PLAN_MAX_OPS : max_ops < 0 ? 0 : max_ops};
     const scan_replay_dims dm = dims_of(d);
     remat_status st = replay_open(&R, &dm, &sch);
     if (st == REMAT_OK) {

@@ -35,8 +35,9 @@
  * nobody restores (online moves its newest one along), renames slots so
  * that strided ops line up (scan_slots.c) and merges adjacent ops. A plan over SCAN_PLAN_MAX_OPS ops is not kept: such a node
  * replays the schedule at each run, executing ops a chunk at a time.
- * (REMAT_SCAN_PLAN_MAX_OPS=N in the environment at compile moves the limit,
- * so that tests can run the streamed path on short scans.)
+ * (remat_compile_options.scan_plan_max_ops, REMAT_SCAN_PLAN_MAX_OPS=N in the
+ * environment by default, moves the limit, so that tests can run the
+ * streamed path on short scans.)
  */
 #ifndef REMAT_SCAN_REPLAY_H
 #define REMAT_SCAN_REPLAY_H
@@ -139,9 +140,11 @@ typedef struct {
 
 /* Replays d's schedule (d->sched over d->length) once: the cost of both
  * phases and, when small enough, their ops, in memory from alloc(ctx)
- * (living as long as the plan is used). REMAT_ERR_NOMEM on failure. */
-remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, void *(*alloc)(void *ctx, size_t bytes),
-                                 void *ctx);
+ * (living as long as the plan is used). max_ops: remat_compile_options'
+ * scan_plan_max_ops (0: SCAN_PLAN_MAX_OPS; REMAT_SCAN_PLAN_NONE: keep none).
+ * REMAT_ERR_NOMEM on failure. */
+remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, int64_t max_ops,
+                                 void *(*alloc)(void *ctx, size_t bytes), void *ctx);
 
 /* What the replay needs of a loop: its schedule, its length and the
  * capacities of its store (slots, tapes). */

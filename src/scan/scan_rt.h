@@ -60,6 +60,7 @@ typedef struct {
 struct scan_rt {
     const remat_scan_data *d;
     remat_backend *be;
+    const remat_compile_options *opts; /* the root program's (hop.h counters) */
     const scan_rt_exec *exec;
     scan_plan plan;
     remat_program *p_primal, *p_fwd, *p_bwd;

@@ -305,7 +305,7 @@ static remat_status lower_primal(scan_rt *r, const remat_scan_data *d, remat_hop
 static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L,
                                        remat_instr *ins)
 {
-    remat_status st = rmi_scan_plan_build(d, &r->plan, L->alloc, L->ctx);
+    remat_status st = rmi_scan_plan_build(d, &r->plan, r->opts->scan_plan_max_ops, L->alloc, L->ctx);
     if (st != REMAT_OK)
         return st;
     /* Every kernel of the body is compiled with the forward node's, in one
@@ -343,7 +343,8 @@ remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
     scan_rt *r = L->alloc(L->ctx, sizeof *r);
     if (!r)
         return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
-    *r = (scan_rt){.d = keep_data(d, L), .be = L->be, .exec = &rmi_scan_exec_interp, .outs = L->outs,
+    *r = (scan_rt){.d = keep_data(d, L), .be = L->be, .opts = &L->counters->opts,
+                    .exec = &rmi_scan_exec_interp, .outs = L->outs,
                     .nested = L->nested};
     r->nc = d->n_carry, r->nx = d->n_xs, r->nk = d->n_consts, r->ny = d->n_ys;
     r->nres = d->vjp ? d->vjp->n_res : 0;

@@ -15,7 +15,8 @@
 #include "scan/scan_tier.h"
 
 /* Lanes per block for a checkpointed scan over m independent lanes:
- * REMAT_SCAN_BLOCK=N (2 <= N < m; 0: never) from the environment, else,
+ * the options' scan_block_lanes = N (2 <= N < m; REMAT_SCAN_BLOCK_NONE:
+ * never; remat_compile_options, REMAT_SCAN_BLOCK by default), else,
  * for a store over SCAN_BLOCK_MIN_STORE, the most lanes (a multiple of 8,
  * at least SCAN_BLOCK_MIN_LANES, at most m/2; the last block may be
  * shorter) whose share of the store fits in SCAN_BLOCK_STORE (most of the
@@ -32,12 +33,9 @@
 static int64_t block_of(const scan_rt *r, const remat_scan_data *d)
 {
     const int64_t m = r->lanes.m;
-    const char *e = getenv("REMAT_SCAN_BLOCK");
-    if (e && *e) {
-        char *end;
-        long long v = strtoll(e, &end, 10);
-        return *end == 0 && v >= 2 && v < m ? (int64_t)v : 0;
-    }
+    const int64_t v = r->opts->scan_block_lanes; /* remat_compile_options */
+    if (v != 0)
+        return v >= 2 && v < m ? v : 0;
     const scan_evals *f = &r->plan.cost[SCAN_PHASE_FORWARD].evals, *b = &r->plan.cost[SCAN_PHASE_REVERSE].evals;
     const bool recomputes = f->plain + f->record + b->plain + b->record > d->length;
     if ((!r->lanes.contiguous && !recomputes) || d->store_bytes < SCAN_BLOCK_MIN_STORE || m < 2 * SCAN_BLOCK_MIN_LANES)
@@ -137,7 +135,7 @@ static int lanes_build(const remat_scan_data *d, remat_hop_lowering *L, unsigned
 
 bool rmi_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)
 {
-    if (rmi_scan_jit_mode() == SCAN_JIT_NEVER || !lanes_build(d, L, want, &r->lanes))
+    if (rmi_scan_jit_mode(r->opts) == SCAN_JIT_NEVER || !lanes_build(d, L, want, &r->lanes))
         return false;
     const bool now = rmi_scan_tier_lower(r);
     if (!now && !r->tier_wait) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/assert.h"
+#include "core/config.h"
 #include "scan/scan_rt.h"
 
 /* The interpreter's cost, in ns, measured on the PFR Euler body (152 lane
@@ -23,22 +24,9 @@
 #define INTERP_NS_PER_LANE 0.5
 #define LOAD_NS 0.3e6
 
-scan_jit_mode rmi_scan_jit_mode(void)
+scan_jit_mode rmi_scan_jit_mode(const remat_compile_options *o)
 {
-    const char *no = getenv("REMAT_NO_JIT");
-    if (no && *no && strcmp(no, "0"))
-        return SCAN_JIT_NEVER;
-    const char *e = getenv("REMAT_JIT");
-    if (!e || !*e || !strcmp(e, "auto"))
-        return SCAN_JIT_AUTO;
-    if (!strcmp(e, "always"))
-        return SCAN_JIT_ALWAYS;
-    if (!strcmp(e, "never"))
-        return SCAN_JIT_NEVER;
-    static atomic_flag said = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&said))
-        fprintf(stderr, "remat: REMAT_JIT=%s: not always, never or auto; using auto\n", e);
-    return SCAN_JIT_AUTO;
+    return o->jit == REMAT_JIT_NEVER ? SCAN_JIT_NEVER : o->jit == REMAT_JIT_ALWAYS ? SCAN_JIT_ALWAYS : SCAN_JIT_AUTO;
 }
 
 /* ---- the process's account per body ----
@@ -151,8 +139,7 @@ static double compile_ns(const scan_rt *r)
 
 static bool debug(void)
 {
-    const char *e = getenv("REMAT_JIT_DEBUG");
-    return e && *e && strcmp(e, "0");
+    return rmi_env_flag("REMAT_JIT_DEBUG"); /* a debugging aid: the environment's only (core/config.h) */
 }
 
 static void say(const scan_rt *r, const char *what)
@@ -179,7 +166,7 @@ static void settle(scan_rt *r, bool at_hand, bool failed)
 bool rmi_scan_tier_lower(scan_rt *r)
 {
     scan_lanes *S = &r->lanes;
-    const scan_jit_mode mode = rmi_scan_jit_mode();
+    const scan_jit_mode mode = rmi_scan_jit_mode(r->opts);
     if (mode == SCAN_JIT_NEVER)
         return false;
     /* The cost model is the CPU backend's (gcc, its interpreter): a backend
@@ -191,13 +178,13 @@ bool rmi_scan_tier_lower(scan_rt *r)
     /* one run's own work decides at lowering, so that a gradient's two
      * nodes decide alike (lane blocks need both compiled, or neither) */
     if (mode == SCAN_JIT_ALWAYS || !weigh || r->tier_run_ns >= r->tier_cost_ns) {
-        const bool ok = rmi_scan_lanes_get(S, r->be, true) == REMAT_OK;
+        const bool ok = rmi_scan_lanes_get(S, r->be, rmi_lane_cache_dir(r->opts), true) == REMAT_OK;
         say(r, ok ? "compiled" : "compiling failed, interpreted");
         if (ok && weigh)
             settle((r->tier_pool = pool_of(S), r), true, false); /* waiting nodes of the body may take it */
         return ok;
     }
-    if (r->tier_run_ns >= LOAD_NS && rmi_scan_lanes_get(S, r->be, false) == REMAT_OK) {
+    if (r->tier_run_ns >= LOAD_NS && rmi_scan_lanes_get(S, r->be, rmi_lane_cache_dir(r->opts), false) == REMAT_OK) {
         settle((r->tier_pool = pool_of(S), r), true, false);
         say(r, "loaded from the cache");
         return true;
@@ -251,14 +238,14 @@ void rmi_scan_tier_run(scan_rt *r)
     case T_WAIT: return;
     case T_GIVE_UP: r->tier_wait = false; return;
     case T_LOAD: /* another process may have compiled the body: one look for all its nodes */
-        got = rmi_scan_lanes_get(&r->lanes, r->be, false) == REMAT_OK;
+        got = rmi_scan_lanes_get(&r->lanes, r->be, rmi_lane_cache_dir(r->opts), false) == REMAT_OK;
         settle(r, got, false);
         if (!got)
             return;
         break;
     case T_TAKE: /* this process's cache has it */
     case T_COMPILE:
-        got = rmi_scan_lanes_get(&r->lanes, r->be, true) == REMAT_OK;
+        got = rmi_scan_lanes_get(&r->lanes, r->be, rmi_lane_cache_dir(r->opts), true) == REMAT_OK;
         settle(r, got, !got);
         break;
     }

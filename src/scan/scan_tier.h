@@ -19,14 +19,15 @@
 #include <stdint.h>
 
 #include "backend/lane.h"
+#include "remat/exec.h"
 
 typedef struct scan_rt scan_rt;
 
 typedef enum { SCAN_JIT_AUTO, SCAN_JIT_ALWAYS, SCAN_JIT_NEVER } scan_jit_mode;
 
-/* REMAT_JIT=always|never|auto (default auto; anything else: auto, said once
- * on stderr); REMAT_NO_JIT=1 is never. Read at every call (compile time). */
-scan_jit_mode rmi_scan_jit_mode(void);
+/* The compile's jit option (remat_compile_options.jit; from REMAT_JIT and
+ * REMAT_NO_JIT when the caller gave none, core/config.c). */
+scan_jit_mode rmi_scan_jit_mode(const remat_compile_options *o);
 
 /* At lowering, after r->lanes were translated: gets their code now
  * (compiled or loaded) and returns true, or leaves r interpreted, waiting

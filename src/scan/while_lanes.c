@@ -21,6 +21,7 @@
 #include "backend/lane_io.h"
 #include "core/alloc.h"
 #include "core/assert.h"
+#include "core/config.h"
 #include "scan/lanes_memo.h"
 #include "scan/scan_tier.h"
 #include "scan/while_rt.h"
@@ -187,7 +188,7 @@ static bool translate_shared(while_lanes *W, const remat_while_data *d, remat_ho
 }
 
 /* The code of every program, in one compilation (or from the caches). */
-static bool get_code(while_lanes *W, remat_backend *be, bool compile)
+static bool get_code(while_lanes *W, remat_backend *be, const char *cache_dir, bool compile)
 {
     const remat_lane_program *pp[2 * LKI_COUNT];
     remat_lane_fn got[2 * LKI_COUNT];
@@ -197,9 +198,9 @@ static bool get_code(while_lanes *W, remat_backend *be, bool compile)
     if (W->memo && rmi_lanes_memo_code(W->memo, n, got)) /* another node of the loop got it */
         st = REMAT_OK;
     else if (compile)
-        st = be->iface.compile_lanes(n, pp, got);
+        st = be->iface.compile_lanes(n, pp, got, cache_dir);
     else if (be->iface.load_lanes)
-        st = be->iface.load_lanes(n, pp, got);
+        st = be->iface.load_lanes(n, pp, got, cache_dir);
     if (st != REMAT_OK)
         return false;
     if (W->memo)
@@ -213,8 +214,7 @@ static bool get_code(while_lanes *W, remat_backend *be, bool compile)
 
 static bool debug(void)
 {
-    const char *e = getenv("REMAT_JIT_DEBUG");
-    return e && *e && strcmp(e, "0");
+    return rmi_env_flag("REMAT_JIT_DEBUG"); /* a debugging aid: the environment's only (core/config.h) */
 }
 
 static void say(const while_rt *r, const char *what)
@@ -250,7 +250,7 @@ remat_status rmi_while_lanes_lower(while_rt *r, const remat_while_data *d, remat
 {
     while_lanes *W = &r->wl;
     *W = (while_lanes){0};
-    const scan_jit_mode mode = rmi_scan_jit_mode();
+    const scan_jit_mode mode = rmi_scan_jit_mode(&L->counters->opts);
     if (mode == SCAN_JIT_NEVER || !L->be->iface.compile_lanes || !L->be->iface.can_compile_lanes())
         return REMAT_OK;
     if (!translate_shared(W, d, L) || !lane_buffers(W, L)) {
@@ -264,9 +264,9 @@ remat_status rmi_while_lanes_lower(while_rt *r, const remat_while_data *d, remat
     const bool weigh = L->be->iface.load_lanes && L->be->iface.lanes_compile_ns;
     W->cost_ns = weigh ? L->be->iface.lanes_compile_ns(n, pp) : 0;
     if (mode == SCAN_JIT_ALWAYS || !weigh) {
-        W->on = get_code(W, L->be, true);
+        W->on = get_code(W, L->be, rmi_lane_cache_dir(&L->counters->opts), true);
         say(r, W->on ? "compiled" : "compiling failed, interpreted");
-    } else if (get_code(W, L->be, false)) {
+    } else if (get_code(W, L->be, rmi_lane_cache_dir(&L->counters->opts), false)) {
         W->on = true;
         say(r, "loaded from the cache");
     } else {
@@ -294,7 +294,7 @@ void rmi_while_lanes_tier_run(while_rt *r)
         return;
     }
     W->wait = false;
-    W->on = get_code(W, r->be, true);
+    W->on = get_code(W, r->be, rmi_lane_cache_dir(r->opts), true);
     say(r, W->on ? "compiled now" : "compiling failed, interpreted");
 }
 

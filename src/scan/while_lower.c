@@ -137,7 +137,7 @@ remat_status rmi_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins
     while_rt *r = L->alloc(L->ctx, sizeof *r);
     if (!r)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
-    *r = (while_rt){.d = keep_data(d, L), .be = L->be, .outs = L->outs, .nested = L->nested, .pending = -1,
+    *r = (while_rt){.d = keep_data(d, L), .be = L->be, .opts = &L->counters->opts, .outs = L->outs, .nested = L->nested, .pending = -1,
                     .nc = d->n_carry, .nd = d->n_diff, .nk = d->n_consts, .nres = d->vjp ? d->vjp->n_res : 0};
     size_t ksum;
     if (!r->d || !layout(r, d, L, &ksum))

@@ -69,6 +69,7 @@ typedef struct {
 typedef struct while_rt {
     const remat_while_data *d;
     remat_backend *be;
+    const remat_compile_options *opts; /* the root program's (hop.h counters) */
     remat_program *p_cond, *p_body, *p_fwd, *p_bwd;
     void **outs;
     size_t *carry_off, *k_off;

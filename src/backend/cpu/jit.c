@@ -264,12 +264,12 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
  * compiled the same, else (when `compile`) from gcc; REMAT_ERR_UNSUPPORTED
  * without `compile` and no entry. */
 static remat_status compile_new(int n, const remat_lane_program *const *ps, lane_code *code, remat_lane_fn *fn,
-                                bool compile)
+                                const char *cache_dir, bool compile)
 {
     char opts[256], dir[4096];
     options(n, ps, opts, sizeof opts);
     bytes key = {0};
-    const bool disk = rmi_jit_disk_dir(dir, sizeof dir);
+    const bool disk = rmi_jit_disk_dir(cache_dir, dir, sizeof dir);
     if (disk && !disk_key(n, ps, opts, &key)) {
         rmi_free(key.p);
         return rmi_error(REMAT_ERR_NOMEM, "jit: out of memory");
@@ -337,9 +337,6 @@ static int find(const bytes *k, remat_lane_fn *fn)
 
 bool rmi_cpu_can_compile_lanes(void)
 {
-    const char *e = getenv("REMAT_NO_JIT");
-    if (e && *e && strcmp(e, "0"))
-        return false;
     pthread_mutex_lock(&cache_lock);
     const int b = broken;
     pthread_mutex_unlock(&cache_lock);
@@ -354,7 +351,8 @@ bool rmi_cpu_can_compile_lanes(void)
  * both compile (one after the other, gccjit_lock), the second keeping the
  * first's code. Without `compile`, only what this process or the disk cache
  * holds: REMAT_ERR_UNSUPPORTED (no message) when some program is in neither. */
-static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_lane_fn *out, bool compile)
+static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_lane_fn *out, const char *cache_dir,
+                              bool compile)
 {
     REMAT_ASSERT(n >= 1 && ps && out);
     if (!rmi_cpu_can_compile_lanes())
@@ -377,7 +375,7 @@ static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_
 
     lane_code code = {0};
     if (st == REMAT_OK && n_miss > 0)
-        st = compile_new(n_miss, miss, &code, fns, compile);
+        st = compile_new(n_miss, miss, &code, fns, cache_dir, compile);
 
     pthread_mutex_lock(&cache_lock);
     if (st == REMAT_ERR_BACKEND && !broken) {
@@ -415,14 +413,16 @@ static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_
     return st;
 }
 
-remat_status rmi_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
+remat_status rmi_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out,
+                                   const char *cache_dir)
 {
-    return lanes_get(n, ps, out, true);
+    return lanes_get(n, ps, out, cache_dir, true);
 }
 
-remat_status rmi_cpu_load_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out)
+remat_status rmi_cpu_load_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out,
+                                const char *cache_dir)
 {
-    return lanes_get(n, ps, out, false);
+    return lanes_get(n, ps, out, cache_dir, false);
 }
 
 #endif

@@ -13,6 +13,7 @@
 #include "backend/cpu/jit_disk.h"
 #include "backend/cpu/jit_tmp.h"
 #include "core/alloc.h"
+#include "core/config.h"
 
 /* Bump when the file layout changes; older files then fail the magic check. */
 static const char magic[8] = {'R', 'M', 'T', 'L', 'A', 'N', 'E', '1'};
@@ -26,15 +27,9 @@ void rmi_jit_disk_get_counts(remat_jit_disk_counts *out)
                                    .rejected = atomic_load(&n_rejected), .stored = atomic_load(&n_stored)};
 }
 
-static bool flag(const char *name)
-{
-    const char *e = getenv(name);
-    return e && *e && strcmp(e, "0");
-}
-
 static void debug(const char *what, const char *path)
 {
-    if (flag("REMAT_CACHE_DEBUG"))
+    if (rmi_env_flag("REMAT_CACHE_DEBUG")) /* a debugging aid: the environment's only */
         fprintf(stderr, "remat: jit cache %s %s\n", what, path);
 }
 
@@ -74,20 +69,11 @@ static bool trusted(const struct stat *st)
     return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
-bool rmi_jit_disk_dir(char *dir, size_t cap)
+bool rmi_jit_disk_dir(const char *want, char *dir, size_t cap)
 {
-    if (flag("REMAT_NO_CACHE"))
+    if (!want || !*want)
         return false;
-    const char *d = getenv("REMAT_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    int n;
-    if (d && *d)
-        n = snprintf(dir, cap, "%s", d);
-    else if (x && *x == '/') /* the XDG spec ignores a relative XDG_CACHE_HOME */
-        n = snprintf(dir, cap, "%s/remat", x);
-    else if (h && *h)
-        n = snprintf(dir, cap, "%s/.cache/remat", h);
-    else
-        return false;
+    const int n = snprintf(dir, cap, "%s", want);
     struct stat st;
     if (!(n > 0 && (size_t)n < cap && make_dirs(dir, &st)))
         return false;
@@ -95,7 +81,7 @@ bool rmi_jit_disk_dir(char *dir, size_t cap)
         static atomic_flag said = ATOMIC_FLAG_INIT; /* loops still compile: said once, not per compilation */
         if (!atomic_flag_test_and_set(&said))
             fprintf(stderr, "remat: jit cache '%s' not used: %s; compiling in memory (chmod go-w, or set "
-                            "REMAT_CACHE_DIR)\n", dir,
+                            "REMAT_CACHE_DIR or remat_compile_options.cache_dir)\n", dir,
                     st.st_uid != geteuid() ? "another user owns it" : "others may write to it");
         return false;
     }

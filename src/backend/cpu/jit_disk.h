@@ -29,10 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The cache directory (created, mode 0700, if missing) into dir; false when
- * caching is off, the directory cannot be made or is not trusted. Read from the environment
- * on every call. */
-bool rmi_jit_disk_dir(char *dir, size_t cap);
+/* The cache directory `want` (the compile's options: exec/hop.h
+ * rmi_lane_cache_dir; created, mode 0700, if missing) into dir; false when
+ * want is NULL (caching off), the directory cannot be made or is not
+ * trusted. */
+bool rmi_jit_disk_dir(const char *want, char *dir, size_t cap);
 
 /* The shared object stored under key, loaded (RTLD_NOW | RTLD_LOCAL, never
  * closed), or NULL: no entry, or one that does not check out. */
