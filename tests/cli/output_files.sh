@@ -203,10 +203,11 @@ if [ $plots = 1 ]; then
             test "$(ls -l /proc/$pid/fd 2>/dev/null | grep -c "$PWD/#[0-9]* (deleted)")" -ge 2
     }
     running() { [ -r /proc/$pid/status ] && ! grep -q '^State:[[:space:]]*Z' /proc/$pid/status; }
-    # A run that ends before it is seen drawing (a busy machine polls slowly)
-    # is no failure of remat's: its output removed, a longer run tries again.
-    seen=0
-    for steps in 200000 800000 3200000; do
+    # A run that ends before it is seen drawing, or before the kill reaches it
+    # (a busy machine polls slowly), is no failure of remat's: its output
+    # removed, a longer run tries again.
+    seen=0 killed=0
+    for steps in 200000 800000 3200000 6400000; do
         TMPDIR=$work/tmp "$REMAT" pfr simulate --steps $steps --plot long.png >/dev/null 2>err.txt &
         pid=$!
         for _ in $(seq 1000); do
@@ -214,13 +215,14 @@ if [ $plots = 1 ]; then
             running || break
             sleep 0.01
         done
-        [ $seen = 1 ] && break
+        [ $seen = 1 ] && kill -KILL $pid 2>/dev/null
         wait $pid
+        [ $? = 137 ] && { killed=1; break; } # by the kill, not done first
+        seen=0
         rm -f long.png err.txt
     done
     check "PLplot draws into a file of its own" test $seen = 1
-    kill -KILL $pid
-    wait $pid
+    check "... and is killed while it draws" test $killed = 1
     check "SIGKILL while drawing leaves nothing beside the output" only err.txt
     check "... nor in TMPDIR" test -z "$(ls -A "$work/tmp")"
     rm -f err.txt
