@@ -225,10 +225,7 @@ static void test_cuda_plan_supports_says_no_to_what_it_does_not_know(void **stat
             fail_msg("cuda backend does not take '%s'", remat_op_name(o.op));
     }
 }
-#endif
 
-/* Built without CUDA or with it on a machine without a device, the backend
- * is NULL with a message saying which; with a device, it is there. */
 /* dist_nccl.c asks a CUDA backend object for its device (not the device a
  * probe allocation leaves the thread on): the door reads the object's own
  * device, whichever device the thread is on */
@@ -240,6 +237,10 @@ static void test_cuda_plan_backend_names_its_device(void **state)
         assert_int_equal(rmi_cuda_backend_device(&be), d);
     }
 }
+#endif
+
+/* Built without CUDA or with it on a machine without a device, the backend
+ * is NULL with a message saying which; with a device, it is there. */
 
 static void test_cuda_plan_unavailable_backend_says_why(void **state)
 {
@@ -282,9 +283,9 @@ int main(void)
         cmocka_unit_test(test_cuda_plan_scanned_pfr_gradient_is_the_cpus),
         cmocka_unit_test(test_cuda_plan_lane_runs_are_not_cut_for_the_host),
         cmocka_unit_test(test_cuda_plan_supports_says_no_to_what_it_does_not_know),
+        cmocka_unit_test(test_cuda_plan_backend_names_its_device),
 #endif
         cmocka_unit_test(test_cuda_plan_unavailable_backend_says_why),
-        cmocka_unit_test(test_cuda_plan_backend_names_its_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
