@@ -11,7 +11,7 @@ networks and gradients as jax.jit(jax.grad(loss)), timed the same way
 
 Single-threaded, as the C benchmarks are run:
 
-  OPENBLAS_NUM_THREADS=1 taskset -c 1 /work/main/.venv-goldens/bin/python bench/jax_ffn.py [--reps 5]
+  OPENBLAS_NUM_THREADS=1 taskset -c 1 .venv-goldens/bin/python bench/jax_ffn.py [--reps 5]
   OPENBLAS_NUM_THREADS=1 taskset -c 1 ./build/bench/bench_ffn --reps 5
   OPENBLAS_NUM_THREADS=1 taskset -c 1 ./build/bench/bench_mlp --reps 5
 
@@ -20,7 +20,7 @@ imported) unless XLA_FLAGS is already set; taskset keeps XLA's own thread
 pool on one core. Times are wall clock of a blocked call after two untimed
 runs (compilation excluded). temp_bytes is XLA's memory_analysis() of the
 compiled gradient: its scratch buffers, the counterpart of remat's arena.
-The venv /work/main/.venv-goldens has jax 0.10.2 and flax 0.12.8.
+The venv .venv-goldens (at the repository root, git-ignored) has jax 0.10.2 and flax 0.12.8.
 """
 import argparse
 import json

@@ -2,7 +2,7 @@
 """Generate tests/goldens/jvp.json: jax.jvp of every differentiable primitive
 (float64), for tests/test_ad_jvp.c.
 
-    /work/main/.venv-goldens/bin/python tools/goldens/gen_jvp_goldens.py
+    .venv-goldens/bin/python tools/goldens/gen_jvp_goldens.py   # from the repository root
 
 Each case: a name (the C test builds the same function from it), inputs,
 one tangent per input, the primal output and its tangent. Inputs include
