@@ -28,6 +28,13 @@ from ._remat import (
     UnsupportedError,
 )
 from .kinetics import Ensemble, FitResult, Mechanism, Param, Reaction, Simulation, ensemble, fit, simulate
+from .graph import (
+    Fn, Program, Value, add, broadcast_in_dim, broadcast_to, checkpoint, checkpoint_name, checkpoint_policies,
+    compile, concatenate, cos, divide, dot_general, equal, erf, exp, full, grad, greater, greater_equal, hvp,
+    jacfwd, jvp, less, less_equal, log, matmul, max, maximum, minimum, multiply, negative, not_equal, power,
+    print_saved_residuals, relu, remat, reshape, saved_residuals, scan, sin, slice, solve, sqrt, square,
+    stop_gradient, subtract, sum, tanh, transpose, value_and_grad, vjp, where,
+)
 
 __version__ = "0.1.0"
 
@@ -40,4 +47,10 @@ __all__ = [
     "Error", "NullError", "ShapeError", "DtypeError", "AxisError", "ArgumentError", "BadValueError",
     "NoMemoryError", "FileError", "ParseError", "UnsupportedError", "BudgetError", "NumericError", "BackendError",
     "ERRORS", "Mechanism", "Param", "Reaction", "Simulation", "Ensemble", "FitResult", "simulate", "ensemble", "fit",
+    "Fn", "Program", "Value", "add", "broadcast_in_dim", "broadcast_to", "checkpoint", "checkpoint_name",
+    "checkpoint_policies", "compile", "concatenate", "cos", "divide", "dot_general", "equal", "erf", "exp", "full",
+    "grad", "greater", "greater_equal", "hvp", "jacfwd", "jvp", "less", "less_equal", "log", "matmul", "max",
+    "maximum", "minimum", "multiply", "negative", "not_equal", "power", "print_saved_residuals", "relu", "remat",
+    "reshape", "saved_residuals", "scan", "sin", "slice", "solve", "sqrt", "square", "stop_gradient", "subtract",
+    "sum", "tanh", "transpose", "value_and_grad", "vjp", "where",
 ]

@@ -61,5 +61,7 @@ int rp_mechanism_init(PyObject *module);
 extern PyMethodDef rp_mechanism_functions[];
 extern PyMethodDef rp_pfr_functions[];
 extern PyMethodDef rp_fit_functions[];
+extern PyMethodDef rp_graph_functions[];
+int rp_graph_init(PyObject *module);
 
 #endif

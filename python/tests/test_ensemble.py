@@ -1,5 +1,5 @@
 """remat.ensemble: each lane's outlet is remat_pfr_outlet's for its set, bit
-for bit (remat/pfr.h), so it equals remat.simulate's; the Jacobian is forward
+for bit (remat/pfr.h; contract 5), so it equals remat.simulate's; the Jacobian is forward
 mode and agrees with the reverse-mode gradient to rounding."""
 
 import numpy as np

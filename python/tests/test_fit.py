@@ -1,5 +1,6 @@
 """remat.fit against `remat pfr fit --json --history`: the same remat_fit
-calls on the same files, so every number is equal bit for bit; experiments
+calls on the same files, so every number is equal bit for bit (contract 1,
+determinism); experiments
 given as columns are written to CSV exactly (repr), so they fit the same."""
 
 import csv

@@ -1,5 +1,6 @@
 """remat.simulate against `remat pfr simulate --json`: the same remat_pfr
-calls, so the numbers are equal bit for bit (the JSON prints %.17g)."""
+calls, so the numbers are equal bit for bit (contract 1, determinism: the
+same program on the same inputs; the JSON prints %.17g)."""
 
 import numpy as np
 import pytest
@@ -47,7 +48,7 @@ def test_schedule_changes_nothing(abc_file):
     m = remat.Mechanism.from_file(abc_file)
     a = remat.simulate(m, {"A": 1}, steps=500, maximize="B", schedule="store-all", profile=False)
     b = remat.simulate(m, {"A": 1}, steps=500, maximize="B", schedule="binomial:3", profile=False)
-    assert a.gradient.tolist() == b.gradient.tolist()
+    assert a.gradient.tolist() == b.gradient.tolist()  # contract 3
     assert a.profile is None
 
 
