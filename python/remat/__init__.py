@@ -36,6 +36,8 @@ from .graph import (
     stop_gradient, subtract, sum, tanh, transpose, value_and_grad, vjp, where,
 )
 
+from . import nn
+
 __version__ = "0.1.0"
 
 #: remat_status number -> exception class (REMAT_OK has none)
@@ -52,5 +54,5 @@ __all__ = [
     "grad", "greater", "greater_equal", "hvp", "jacfwd", "jvp", "less", "less_equal", "log", "matmul", "max",
     "maximum", "minimum", "multiply", "negative", "not_equal", "power", "print_saved_residuals", "relu", "remat",
     "reshape", "saved_residuals", "scan", "sin", "slice", "solve", "sqrt", "square", "stop_gradient", "subtract",
-    "sum", "tanh", "transpose", "value_and_grad", "vjp", "where",
+    "sum", "tanh", "transpose", "value_and_grad", "vjp", "where", "nn",
 ]

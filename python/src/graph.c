@@ -1055,6 +1055,21 @@ static PyTypeObject program_type = {
     .tp_methods = program_methods,
 };
 
+int rp_policy_of(PyObject *spec, remat_policy **out)
+{
+    return policy_of(spec, out);
+}
+
+PyObject *rp_wrap_fn(remat_fn *f)
+{
+    return wrap_fn(f);
+}
+
+remat_fn *rp_fn_of(PyObject *obj, const char *what)
+{
+    return fn_of(obj, what);
+}
+
 PyMethodDef rp_graph_functions[] = {
     {"vjp", f_vjp, METH_VARARGS, NULL},
     {"grad", f_grad, METH_VARARGS, NULL},

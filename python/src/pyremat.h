@@ -63,5 +63,11 @@ extern PyMethodDef rp_pfr_functions[];
 extern PyMethodDef rp_fit_functions[];
 extern PyMethodDef rp_graph_functions[];
 int rp_graph_init(PyObject *module);
+extern PyMethodDef rp_nn_functions[];
+int rp_nn_init(PyObject *module);
+/* graph.c's policies (None, a name, or (kind, names)) and functions, for nn.c */
+int rp_policy_of(PyObject *spec, remat_policy **out);
+PyObject *rp_wrap_fn(remat_fn *f);
+remat_fn *rp_fn_of(PyObject *obj, const char *what);
 
 #endif
