@@ -43,10 +43,18 @@ class Module:
         float32 draws widened)."""
         return Params(_remat.nn_init(self._h, int(seed), tuple(input_shape), _dtype(dtype)))
 
-    def apply(self, fn: Fn, x: Value, params: Sequence[Value]) -> Value:
-        """Emits the module applied to x into ``fn``, reading its parameters
-        from ``params`` (values of fn, e.g. :meth:`Params.args`)."""
-        return Value(fn, _remat.nn_apply(self._h, fn._h, x.id, [v.id for v in params]))
+    def apply(self, fn: Fn, x: Value, params: "Params", values: Optional[Sequence[Value]] = None) -> Value:
+        """Emits the module applied to x into ``fn`` (Flax's ``model.apply``),
+        reading the parameters from ``values`` (values of fn, one per entry of
+        ``params``, e.g. from :meth:`Params.args`; default: declared here)."""
+        if not isinstance(params, Params):
+            raise _remat.ArgumentError(f"apply: expected the module's Params, got {type(params).__name__}")
+        if values is None:
+            values = params.args(fn)
+        values = list(values)
+        if len(values) != len(params):
+            raise _remat.ArgumentError(f"apply: {len(values)} parameter values for {len(params)} parameters")
+        return Value(fn, _remat.nn_apply(self._h, fn._h, x.id, [v.id for v in values]))
 
     def __repr__(self) -> str:
         return f"<remat.nn.{self.class_name}>"

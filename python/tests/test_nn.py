@@ -24,7 +24,7 @@ def apply_fn(module, params, x_shape, dtype=np.float32):
     f = remat.Fn("apply")
     pv = params.args(f)  # (params..., x), as the loss functions take them
     x = f.arg("x", x_shape, dtype)
-    f.output(module.apply(f, x, pv))
+    f.output(module.apply(f, x, params, pv))
     return remat.compile(f)
 
 
@@ -130,3 +130,7 @@ def test_nn_errors():
         nn.Trainer(net, p, 3, 2, loss="hinge")
     with pytest.raises(remat.Error):
         nn.Sequential([nn.Dense(4), nn.MLPBlock(3)]).init(0, (2,))
+    f = remat.Fn("f")
+    vals = p.args(f)
+    with pytest.raises(remat.ArgumentError, match="1 parameter values for 2"):
+        net.apply(f, f.arg("x", (3,), np.float32), p, vals[:1])
