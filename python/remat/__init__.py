@@ -27,7 +27,9 @@ from ._remat import (
     ShapeError,
     UnsupportedError,
 )
-from .kinetics import Ensemble, FitResult, Mechanism, Param, Reaction, Simulation, ensemble, fit, simulate
+from .kinetics import (
+    Ensemble, FitResult, Mechanism, Optimization, Param, Reaction, Simulation, ensemble, fit, optimize, simulate,
+)
 from .graph import (
     Fn, Program, Value, add, broadcast_in_dim, broadcast_to, checkpoint, checkpoint_name, checkpoint_policies,
     compile, concatenate, cos, divide, dot_general, equal, erf, exp, full, grad, greater, greater_equal, hvp,
@@ -49,6 +51,7 @@ __all__ = [
     "Error", "NullError", "ShapeError", "DtypeError", "AxisError", "ArgumentError", "BadValueError",
     "NoMemoryError", "FileError", "ParseError", "UnsupportedError", "BudgetError", "NumericError", "BackendError",
     "ERRORS", "Mechanism", "Param", "Reaction", "Simulation", "Ensemble", "FitResult", "simulate", "ensemble", "fit",
+    "Optimization", "optimize",
     "Fn", "Program", "Value", "add", "broadcast_in_dim", "broadcast_to", "checkpoint", "checkpoint_name",
     "checkpoint_policies", "compile", "concatenate", "cos", "divide", "dot_general", "equal", "erf", "exp", "full",
     "grad", "greater", "greater_equal", "hvp", "jacfwd", "jvp", "less", "less_equal", "log", "matmul", "max",

@@ -501,3 +501,39 @@ def _result(r: dict, P: int) -> FitResult:
         res.dof, res.s2, res.t95, res.cond = st["dof"], st["s2"], st["t95"], st["cond"]
         res.unidentifiable = tuple(names[i] for i in st["unidentifiable"])
     return res
+
+
+@dataclass
+class Optimization:
+    """Adam on a reactor's objective (``remat pfr optimize``): ``params`` at the
+    end, ``conc_before[i]`` = C_s(L) before update i, ``params_after[i]`` after it."""
+
+    param_names: tuple
+    params: np.ndarray
+    conc_before: np.ndarray
+    params_after: np.ndarray
+    conc_final: float
+
+
+def optimize(mechanism: Mechanism, inlet: Values, start: Values, *, maximize: Optional[str] = None,
+             minimize: Optional[str] = None, lr: float = 0.1, iters: int = 50, min_param: Optional[float] = None,
+             b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, length: float = 10.0,
+             method: Optional[str] = None, steps: Optional[int] = None, dt: Optional[float] = None,
+             schedule: str = "binomial:10") -> Optimization:
+    """optax.adam(lr) on the objective from ``start``, as a JAX loop does it
+    (remat_pfr_adam): gradient by reverse mode through the integration, one
+    update per iteration, each parameter projected on [min_param, inf)."""
+    if steps is None and dt is None and method is None:
+        steps = 1000  # the tool's optimize: fixed Euler steps
+    kw = _reactor_kw(mechanism, inlet, length, method, steps, dt, None, None, None, schedule, "euler", 1000)
+    goal, sp = _goal(mechanism, maximize, minimize)
+    if goal == 0:
+        raise _remat.ArgumentError("optimize: maximize or minimize a species")
+    if not isinstance(iters, (int, np.integer)) or isinstance(iters, bool):
+        raise _remat.ArgumentError(f"iters: expected an int, got {type(iters).__name__}")
+    r = _remat.pfr_adam(**kw, profile_points=0, goal=goal, species=sp,
+                        start=_param_vector(mechanism, start, "start"), lr=float(lr), iters=int(iters),
+                        lo=-math.inf if min_param is None else float(min_param), b1=float(b1), b2=float(b2),
+                        eps=float(eps))
+    return Optimization(param_names=mechanism.param_names, params=r["params"], conc_before=r["conc_before"],
+                        params_after=r["params_after"], conc_final=r["conc_final"])

@@ -4,6 +4,7 @@
  * resolved by remat/kinetics.py; the computation runs without the GIL. */
 #include "pyremat.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The reactor options shared by both functions, as keywords. */
@@ -203,10 +204,76 @@ done:
     return res;
 }
 
+/* Adam on the objective (remat_pfr_adam, `remat pfr optimize`): params (P,)
+ * from start, lower bound lo on every parameter (-inf: none). */
+static PyObject *pfr_adam(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *kws[] = {OPT_KW, "start", "lr", "iters", "lo", "b1", "b2", "eps", NULL};
+    opt_args a = {.method = "euler", .length = 10};
+    PyObject *start_obj;
+    double lr = 0.1, lo = -INFINITY, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    long long iters = 50;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, OPT_FORMAT "O|dLdddd:pfr_adam", kws, OPT_PTRS(a), &start_obj, &lr,
+                                     &iters, &lo, &b1, &b2, &eps))
+        return NULL;
+    remat_mechanism *m;
+    remat_pfr_options o;
+    PyArrayObject *inlet = NULL, *start = NULL, *params = NULL, *before = NULL, *after = NULL;
+    PyObject *res = NULL;
+    remat_pfr *r = NULL;
+    double *los = NULL;
+    if (!read_opts(&a, &m, &o, &inlet))
+        goto done;
+    npy_intp P = remat_mechanism_param_count(m), n = iters, ap[2] = {iters, P};
+    if (iters < 1) {
+        rp_raise_msg(REMAT_ERR_ARG, "iters: %lld; at least 1", iters);
+        goto done;
+    }
+    if (!(start = rp_f64_in(start_obj, "start", 1, &P, 1)) || !(params = rp_f64_new(1, &P)) ||
+        !(before = rp_f64_new(1, &n)) || !(after = rp_f64_new(2, ap)))
+        goto done;
+    memcpy(PyArray_DATA(params), PyArray_DATA(start), sizeof(double) * (size_t)P);
+    if (!(los = PyMem_Calloc((size_t)P + 1, sizeof *los))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (npy_intp i = 0; i < P; i++)
+        los[i] = lo;
+    remat_adam_options ad = remat_adam_optax(lr);
+    ad.b1 = b1;
+    ad.b2 = b2;
+    ad.eps = eps;
+    ad.lo = los;
+    double final = 0;
+    remat_status st = remat_pfr_new(m, &o, &r);
+    if (st == REMAT_OK) {
+        Py_BEGIN_ALLOW_THREADS
+        st = remat_pfr_adam(r, &ad, iters, PyArray_DATA(params), PyArray_DATA(before), PyArray_DATA(after), &final);
+        Py_END_ALLOW_THREADS
+    }
+    if (st != REMAT_OK) {
+        rp_raise(st);
+        goto done;
+    }
+    res = Py_BuildValue("{s:O,s:O,s:O,s:d}", "params", params, "conc_before", before, "params_after", after,
+                        "conc_final", final);
+done:
+    remat_pfr_free(r);
+    PyMem_Free(los);
+    Py_XDECREF(inlet);
+    Py_XDECREF(start);
+    Py_XDECREF(params);
+    Py_XDECREF(before);
+    Py_XDECREF(after);
+    return res;
+}
+
 PyMethodDef rp_pfr_functions[] = {
     {"pfr_simulate", (PyCFunction)(void (*)(void))pfr_simulate, METH_VARARGS | METH_KEYWORDS,
      "One reactor: outlet, profile, objective and gradient (remat/pfr.h)."},
     {"pfr_ensemble", (PyCFunction)(void (*)(void))pfr_ensemble, METH_VARARGS | METH_KEYWORDS,
      "Many parameter sets: outlets and d outlet / d params (remat_pfr_ensemble)."},
+    {"pfr_adam", (PyCFunction)(void (*)(void))pfr_adam, METH_VARARGS | METH_KEYWORDS,
+     "Adam on the reactor's objective (remat_pfr_adam)."},
     {NULL, NULL, 0, NULL},
 };

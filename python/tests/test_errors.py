@@ -75,6 +75,14 @@ CASES = [
      "step"),
     ("profile points", lambda: remat.simulate(M, {"A": 1}, profile_points=-1), remat.ArgumentError, "profile"),
     ("rtol zero", lambda: remat.simulate(M, {"A": 1}, rtol=0.0), remat.BadValueError, "rtol"),
+    # optimize
+    ("optimize goal", lambda: remat.optimize(M, {"A": 1}, [0.5, 0.3]), remat.ArgumentError, "maximize or minimize"),
+    ("optimize iters", lambda: remat.optimize(M, {"A": 1}, [0.5, 0.3], maximize="B", iters=0), remat.ArgumentError,
+     "iters"),
+    ("optimize start", lambda: remat.optimize(M, {"A": 1}, [np.nan, 0.3], maximize="B"), remat.BadValueError,
+     "start: entry 0 is NaN"),
+    ("optimize lr", lambda: remat.optimize(M, {"A": 1}, [0.5, 0.3], maximize="B", lr=-1.0), remat.BadValueError,
+     "learning rate -1"),
     # ensemble
     ("ens 1-D", lambda: remat.ensemble(M, np.ones(2), inlet={"A": 1}), remat.ShapeError, "expected 2 dimensions"),
     ("ens columns", lambda: remat.ensemble(M, np.ones((4, 3)), inlet={"A": 1}), remat.ShapeError,

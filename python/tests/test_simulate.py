@@ -64,3 +64,14 @@ def test_gradient_against_central_differences(abc_file):
         fp = -remat.simulate(m, {"A": 1}, steps=400, params=kp).outlet[1]
         fm = -remat.simulate(m, {"A": 1}, steps=400, params=km).outlet[1]
         assert g[i] == pytest.approx((fp - fm) / (2 * h), rel=1e-6)
+
+
+def test_optimize_equals_cli():
+    """remat.optimize and `remat pfr optimize --json` (the seed's Adam): the
+    same remat_pfr_adam call, bit for bit (contract 1)."""
+    m = remat.Mechanism.from_string("param k1 = 1.0\nparam k2 = 0.5\nA -> B : k1\nB -> C : k2\n", "abc")
+    o = remat.optimize(m, {"A": 1.0}, [0.5, 0.3], maximize="B", lr=0.1, iters=50, min_param=0.01)
+    cli = run_cli("pfr", "optimize")
+    assert o.conc_before.tolist() == [h["concentration_before"] for h in cli["history"]]
+    assert o.params_after.tolist() == [[h["params_after"]["k1"], h["params_after"]["k2"]] for h in cli["history"]]
+    assert o.params.tolist() == o.params_after[-1].tolist()
