@@ -7,6 +7,7 @@
  * Python source, as they name the C source in C. */
 #include "pyremat.h"
 
+#include <pythread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     remat_program *p;
+    PyThread_type_lock lock; /* a program runs on one thread at a time (remat/exec.h) */
 } rp_program;
 
 static PyTypeObject fn_type, program_type;
@@ -855,6 +857,8 @@ static PyObject *f_saved_residuals(PyObject *m, PyObject *args)
 
 static void program_dealloc(PyObject *self)
 {
+    if (((rp_program *)self)->lock)
+        PyThread_free_lock(((rp_program *)self)->lock);
     remat_program_free(((rp_program *)self)->p);
     Py_TYPE(self)->tp_free(self);
 }
@@ -879,9 +883,8 @@ static PyObject *f_compile(PyObject *m, PyObject *args)
     else if (strcmp(jit, "auto"))
         return rp_raise_msg(REMAT_ERR_ARG, "jit '%s': expected auto, always or never", jit);
     remat_program *p = NULL;
-    Py_BEGIN_ALLOW_THREADS
+    /* with the GIL: another thread may not add ops to f while it compiles */
     st = remat_compile_opts(f, NULL, &o, &p);
-    Py_END_ALLOW_THREADS
     if (st != REMAT_OK)
         return rp_raise(st);
     rp_program *obj = PyObject_New(rp_program, &program_type);
@@ -890,6 +893,11 @@ static PyObject *f_compile(PyObject *m, PyObject *args)
         return NULL;
     }
     obj->p = p;
+    obj->lock = PyThread_allocate_lock();
+    if (!obj->lock) {
+        Py_DECREF(obj);
+        return PyErr_NoMemory();
+    }
     return (PyObject *)obj;
 }
 
@@ -972,8 +980,11 @@ static PyObject *p_run(PyObject *self, PyObject *args)
     }
     remat_stats stats;
     remat_status st;
+    PyThread_type_lock lock = ((rp_program *)self)->lock;
     Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(lock, WAIT_LOCK);
     st = remat_run(p, ni, ti, no, to, &stats);
+    PyThread_release_lock(lock);
     Py_END_ALLOW_THREADS
     if (st != REMAT_OK) {
         rp_raise(st);

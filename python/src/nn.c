@@ -4,6 +4,7 @@
  * copy; an optimiser step updates them in place), kept alive by the view. */
 #include "pyremat.h"
 
+#include <pythread.h>
 #include <string.h>
 
 typedef struct {
@@ -22,6 +23,7 @@ typedef struct {
     PyObject *module, *params; /* the trainer reads both */
     int64_t in_features, n_out, batch;
     remat_dtype dt;
+    PyThread_type_lock lock; /* a trainer steps on one thread at a time */
 } rp_trainer;
 
 static PyTypeObject module_type, params_type, trainer_type;
@@ -72,6 +74,8 @@ static void params_dealloc(PyObject *self)
 static void trainer_dealloc(PyObject *self)
 {
     rp_trainer *t = (rp_trainer *)self;
+    if (t->lock)
+        PyThread_free_lock(t->lock);
     remat_nn_trainer_free(t->t);
     Py_XDECREF(t->module);
     Py_XDECREF(t->params);
@@ -421,6 +425,12 @@ static PyObject *n_trainer(PyObject *m, PyObject *args, PyObject *kw)
         return NULL;
     }
     r->t = t;
+    r->lock = PyThread_allocate_lock();
+    r->module = r->params = NULL;
+    if (!r->lock) {
+        Py_DECREF(r);
+        return PyErr_NoMemory();
+    }
     Py_INCREF(mo);
     Py_INCREF(po);
     r->module = mo;
@@ -473,7 +483,9 @@ static PyObject *t_step(PyObject *self, PyObject *args)
             double loss = 0;
             remat_status st;
             Py_BEGIN_ALLOW_THREADS
+            PyThread_acquire_lock(t->lock, WAIT_LOCK);
             st = remat_nn_trainer_step(t->t, PyArray_DIM(x, 0), PyArray_DATA(x), PyArray_DATA(y), &loss);
+            PyThread_release_lock(t->lock);
             Py_END_ALLOW_THREADS
             r = st == REMAT_OK ? PyFloat_FromDouble(loss) : rp_raise(st);
         }
@@ -497,7 +509,9 @@ static PyObject *t_predict(PyObject *self, PyObject *args)
     remat_status st = REMAT_OK;
     if (out) {
         Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(t->lock, WAIT_LOCK);
         st = remat_nn_trainer_predict(t->t, dims[0], PyArray_DATA(x), PyArray_DATA(out));
+        PyThread_release_lock(t->lock);
         Py_END_ALLOW_THREADS
     }
     Py_DECREF(x);

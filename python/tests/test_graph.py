@@ -188,3 +188,28 @@ def test_run_input_errors():
         p(np.ones((2, 4))[:, ::2])
     with pytest.raises(remat.ArgumentError, match="2 inputs given, the function takes 1"):
         p(np.ones((2, 2)), np.ones((2, 2)))
+
+
+def test_one_program_from_many_threads():
+    """A program runs on one thread at a time (remat/exec.h): the binding
+    releases the GIL in run() and serialises the threads on the program's
+    lock, so every thread gets the single-thread result (contract 1)."""
+    import threading
+
+    f = euler("binomial:5")
+    prog = remat.compile(remat.grad(f, argnums=1))
+    y0, k = np.array([1.0, 2.0]), np.array([0.5, 3.0])
+    want = prog(y0, k).tolist()
+    bad = []
+
+    def work():
+        for _ in range(100):
+            if prog(y0, k).tolist() != want:
+                bad.append(1)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
