@@ -107,10 +107,6 @@ class Params:
         return [fn.arg(k, v.shape, v.dtype) for k, v in self.items()]
 
 
-def _activation(name: str) -> str:
-    return name
-
-
 def Dense(features: int, use_bias: bool = True) -> Module:
     """nn.Dense: x @ kernel + bias; kernel lecun_normal, bias zeros."""
     return Module(_remat.nn_dense(int(features), bool(use_bias)))
