@@ -28,7 +28,8 @@ from ._remat import (
     UnsupportedError,
 )
 from .kinetics import (
-    Ensemble, FitResult, Mechanism, Optimization, Param, Reaction, Simulation, ensemble, fit, optimize, simulate,
+    Ensemble, FitResult, Mechanism, Optimization, Param, Reaction, Reactor, Simulation, ensemble, fit, optimize,
+    simulate,
 )
 from .graph import (
     Fn, Program, Value, add, broadcast_in_dim, broadcast_to, checkpoint, checkpoint_name, checkpoint_policies,
@@ -51,7 +52,7 @@ __all__ = [
     "Error", "NullError", "ShapeError", "DtypeError", "AxisError", "ArgumentError", "BadValueError",
     "NoMemoryError", "FileError", "ParseError", "UnsupportedError", "BudgetError", "NumericError", "BackendError",
     "ERRORS", "Mechanism", "Param", "Reaction", "Simulation", "Ensemble", "FitResult", "simulate", "ensemble", "fit",
-    "Optimization", "optimize",
+    "Optimization", "optimize", "Reactor",
     "Fn", "Program", "Value", "add", "broadcast_in_dim", "broadcast_to", "checkpoint", "checkpoint_name",
     "checkpoint_policies", "compile", "concatenate", "cos", "divide", "dot_general", "equal", "erf", "exp", "full",
     "grad", "greater", "greater_equal", "hvp", "jacfwd", "jvp", "less", "less_equal", "log", "matmul", "max",

@@ -537,3 +537,39 @@ def optimize(mechanism: Mechanism, inlet: Values, start: Values, *, maximize: Op
                         eps=float(eps))
     return Optimization(param_names=mechanism.param_names, params=r["params"], conc_before=r["conc_before"],
                         params_after=r["params_after"], conc_final=r["conc_final"])
+
+
+class Reactor:
+    """A reactor kept between calls (remat_pfr): its outlet, objective and
+    profile programs compile on first use and are reused, so repeated
+    evaluations (an optimiser of your own, a parameter scan) cost the
+    integration only. Options as :func:`simulate`; one thread at a time runs
+    it (calls from several threads wait for each other)."""
+
+    def __init__(self, mechanism: Mechanism, inlet: Values, *, length: float = 10.0,
+                 method: Optional[str] = None, steps: Optional[int] = None, dt: Optional[float] = None,
+                 rtol: Optional[float] = None, atol: Optional[float] = None, max_steps: Optional[int] = None,
+                 maximize: Optional[str] = None, minimize: Optional[str] = None, schedule: str = "binomial:10",
+                 profile_points: int = 0) -> None:
+        kw = _reactor_kw(mechanism, inlet, length, method, steps, dt, rtol, atol, max_steps, schedule, "euler",
+                         1000)
+        goal, sp = _goal(mechanism, maximize, minimize)
+        if not isinstance(profile_points, (int, np.integer)) or profile_points < 0:
+            raise _remat.ArgumentError(f"profile_points: {profile_points!r} is not an int >= 0")
+        self.mechanism = mechanism
+        self.method, self.adaptive = kw["method"], kw["adaptive"]
+        self._h = _remat.pfr_reactor(**kw, profile_points=int(profile_points), goal=goal, species=sp)
+        info = self._h.info()
+        self.steps, self.step_size = info["steps"], info["step_size"]
+
+    def outlet(self, params: Optional[Values] = None) -> np.ndarray:
+        """C(L) at params (default: the declared values)."""
+        return self._h.outlet(_param_vector(self.mechanism, params, "params"))
+
+    def objective(self, params: Optional[Values] = None) -> tuple:
+        """(objective, gradient) at params: -C_s(L) to maximize, C_s(L) to minimize."""
+        return self._h.objective(_param_vector(self.mechanism, params, "params"))
+
+    def profile(self, params: Optional[Values] = None) -> tuple:
+        """(z (rows,), C (rows, species)); the last row is the outlet bit for bit."""
+        return self._h.profile(_param_vector(self.mechanism, params, "params"))

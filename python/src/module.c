@@ -34,7 +34,7 @@ PyMODINIT_FUNC PyInit__remat(void)
     PyObject *module = PyModule_Create(&moduledef);
     if (!module)
         return NULL;
-    if (rp_errors_init(module) < 0 || rp_mechanism_init(module) < 0 || add_functions(module, base_functions) < 0 ||
+    if (rp_errors_init(module) < 0 || rp_mechanism_init(module) < 0 || rp_pfr_init(module) < 0 || add_functions(module, base_functions) < 0 ||
         add_functions(module, rp_mechanism_functions) < 0 || add_functions(module, rp_pfr_functions) < 0 ||
         add_functions(module, rp_fit_functions) < 0 || rp_graph_init(module) < 0 ||
         add_functions(module, rp_graph_functions) < 0 || rp_nn_init(module) < 0 ||

@@ -5,6 +5,7 @@
 #include "pyremat.h"
 
 #include <math.h>
+#include <pythread.h>
 #include <string.h>
 
 /* The reactor options shared by both functions, as keywords. */
@@ -268,11 +269,143 @@ done:
     return res;
 }
 
+/* ---- a reactor kept between calls (remat_pfr: its programs compile on
+ * first use and are reused; one thread at a time, hence the lock) ---- */
+typedef struct {
+    PyObject_HEAD
+    remat_pfr *r;
+    PyObject *mech; /* remat_pfr keeps a pointer to the mechanism */
+    PyThread_type_lock lock;
+    npy_intp S, P;
+} rp_reactor;
+
+static void reactor_dealloc(PyObject *self)
+{
+    rp_reactor *o = (rp_reactor *)self;
+    remat_pfr_free(o->r);
+    if (o->lock)
+        PyThread_free_lock(o->lock);
+    Py_XDECREF(o->mech);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyTypeObject reactor_type;
+
+static PyObject *pfr_reactor(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *kws[] = {OPT_KW, NULL};
+    opt_args a = {.method = "euler", .length = 10};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, OPT_FORMAT ":pfr_reactor", kws, OPT_PTRS(a)))
+        return NULL;
+    remat_mechanism *m;
+    remat_pfr_options o;
+    PyArrayObject *inlet = NULL;
+    if (!read_opts(&a, &m, &o, &inlet))
+        return NULL;
+    remat_pfr *r = NULL;
+    remat_status st = remat_pfr_new(m, &o, &r); /* copies the inlet */
+    Py_DECREF(inlet);
+    if (st != REMAT_OK)
+        return rp_raise(st);
+    rp_reactor *obj = PyObject_New(rp_reactor, &reactor_type);
+    if (!obj) {
+        remat_pfr_free(r);
+        return NULL;
+    }
+    obj->r = r;
+    obj->lock = PyThread_allocate_lock();
+    Py_INCREF(a.mech);
+    obj->mech = a.mech;
+    obj->S = remat_mechanism_species_count(m);
+    obj->P = remat_mechanism_param_count(m);
+    if (!obj->lock) {
+        Py_DECREF(obj);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)obj;
+}
+
+enum { R_OUTLET, R_OBJECTIVE, R_PROFILE };
+
+static PyObject *reactor_call(PyObject *self, PyObject *params_obj, int what)
+{
+    rp_reactor *o = (rp_reactor *)self;
+    PyArrayObject *params = rp_f64_in(params_obj, "params", 1, &o->P, 1), *a = NULL, *b = NULL;
+    if (!params)
+        return NULL;
+    npy_intp rows = (npy_intp)remat_pfr_steps(o->r) + 1, shape[2] = {rows, o->S};
+    if (what == R_OUTLET)
+        a = rp_f64_new(1, &o->S);
+    else if (what == R_OBJECTIVE)
+        a = rp_f64_new(1, &o->P);
+    else if ((a = rp_f64_new(1, &rows)))
+        b = rp_f64_new(2, shape);
+    PyObject *res = NULL;
+    if (a && (what != R_PROFILE || b)) {
+        double obj = 0;
+        remat_status st;
+        const double *p = PyArray_DATA(params);
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(o->lock, WAIT_LOCK);
+        st = what == R_OUTLET      ? remat_pfr_outlet(o->r, p, PyArray_DATA(a))
+             : what == R_OBJECTIVE ? remat_pfr_objective(o->r, p, &obj, PyArray_DATA(a))
+                                   : remat_pfr_profile(o->r, p, PyArray_DATA(a), PyArray_DATA(b));
+        PyThread_release_lock(o->lock);
+        Py_END_ALLOW_THREADS
+        if (st != REMAT_OK)
+            rp_raise(st);
+        else if (what == R_OUTLET)
+            res = (PyObject *)a, a = NULL;
+        else if (what == R_OBJECTIVE)
+            res = Py_BuildValue("(dO)", obj, a);
+        else
+            res = PyTuple_Pack(2, (PyObject *)a, (PyObject *)b);
+    }
+    Py_DECREF(params);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return res;
+}
+
+static PyObject *reactor_outlet(PyObject *self, PyObject *p) { return reactor_call(self, p, R_OUTLET); }
+static PyObject *reactor_objective(PyObject *self, PyObject *p) { return reactor_call(self, p, R_OBJECTIVE); }
+static PyObject *reactor_profile(PyObject *self, PyObject *p) { return reactor_call(self, p, R_PROFILE); }
+
+static PyObject *reactor_info(PyObject *self, PyObject *unused)
+{
+    rp_reactor *o = (rp_reactor *)self;
+    return Py_BuildValue("{s:L,s:d}", "steps", (long long)remat_pfr_steps(o->r), "step_size",
+                         remat_pfr_step_size(o->r));
+}
+
+static PyMethodDef reactor_methods[] = {
+    {"outlet", reactor_outlet, METH_O, "outlet(params) -> C(L) (remat_pfr_outlet)"},
+    {"objective", reactor_objective, METH_O, "objective(params) -> (value, gradient) (remat_pfr_objective)"},
+    {"profile", reactor_profile, METH_O, "profile(params) -> (z, C) (remat_pfr_profile)"},
+    {"info", reactor_info, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject reactor_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "remat._remat.Reactor",
+    .tp_basicsize = sizeof(rp_reactor),
+    .tp_dealloc = reactor_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_methods = reactor_methods,
+};
+
+int rp_pfr_init(PyObject *module)
+{
+    return PyType_Ready(&reactor_type);
+}
+
 PyMethodDef rp_pfr_functions[] = {
     {"pfr_simulate", (PyCFunction)(void (*)(void))pfr_simulate, METH_VARARGS | METH_KEYWORDS,
      "One reactor: outlet, profile, objective and gradient (remat/pfr.h)."},
     {"pfr_ensemble", (PyCFunction)(void (*)(void))pfr_ensemble, METH_VARARGS | METH_KEYWORDS,
      "Many parameter sets: outlets and d outlet / d params (remat_pfr_ensemble)."},
+    {"pfr_reactor", (PyCFunction)(void (*)(void))pfr_reactor, METH_VARARGS | METH_KEYWORDS,
+     "A reactor whose programs are compiled once (remat_pfr_new)."},
     {"pfr_adam", (PyCFunction)(void (*)(void))pfr_adam, METH_VARARGS | METH_KEYWORDS,
      "Adam on the reactor's objective (remat_pfr_adam)."},
     {NULL, NULL, 0, NULL},

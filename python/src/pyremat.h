@@ -60,6 +60,7 @@ remat_mechanism *rp_mechanism_of(PyObject *obj, const char *what);
 int rp_mechanism_init(PyObject *module);
 extern PyMethodDef rp_mechanism_functions[];
 extern PyMethodDef rp_pfr_functions[];
+int rp_pfr_init(PyObject *module);
 extern PyMethodDef rp_fit_functions[];
 extern PyMethodDef rp_graph_functions[];
 int rp_graph_init(PyObject *module);

@@ -75,3 +75,21 @@ def test_optimize_equals_cli():
     assert o.conc_before.tolist() == [h["concentration_before"] for h in cli["history"]]
     assert o.params_after.tolist() == [[h["params_after"]["k1"], h["params_after"]["k2"]] for h in cli["history"]]
     assert o.params.tolist() == o.params_after[-1].tolist()
+
+
+def test_reactor_kept_between_calls(abc_file):
+    """remat.Reactor runs the same remat_pfr calls as simulate: bit for bit (contract 1)."""
+    m = remat.Mechanism.from_file(abc_file)
+    r = remat.Reactor(m, {"A": 1.0}, steps=1000, maximize="B")
+    for k in ([1.0, 0.5], np.array([2.0, 0.25]), {"k1": 0.7}):
+        sim = remat.simulate(m, {"A": 1.0}, steps=1000, maximize="B", params=k)
+        assert r.outlet(k).tolist() == sim.outlet.tolist()
+        value, grad = r.objective(k)
+        assert value == sim.objective and grad.tolist() == sim.gradient.tolist()
+        z, y = r.profile(k)
+        assert z.tolist() == sim.z.tolist() and y.tolist() == sim.profile.tolist()
+    assert (r.steps, r.step_size) == (1000, 0.01)
+    with pytest.raises(remat.BadValueError, match="params: entry 1 is NaN"):
+        r.outlet([1.0, np.nan])
+    with pytest.raises(remat.ArgumentError, match="without a goal|goal"):
+        remat.Reactor(m, {"A": 1.0}, steps=10).objective()
