@@ -113,6 +113,42 @@ static void test_mechanism_abc_seed(void **state)
 }
 
 /* The tree as documented: kinds, indices, names, positions, shared rates. */
+/* 'cond': a table of its own, read after the parameters, never a param */
+static void test_mechanism_conditions(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("cond T = 300 + 50\nparam k = 2\ncond P = 1e5\n"
+                                  "let kT = k * T / 350\nA -> B : kT\nB -> A : P * 1e-5 * T * B\n");
+    assert_int_equal(remat_mechanism_param_count(m), 1);
+    assert_int_equal(remat_mechanism_cond_count(m), 2);
+    assert_int_equal(remat_mechanism_input_count(m), 3);
+    assert_string_equal(remat_mechanism_cond_name(m, 0), "T");
+    assert_string_equal(remat_mechanism_cond_name(m, 1), "P");
+    expect_close(remat_mechanism_cond_value(m, 0), 350);
+    expect_close(remat_mechanism_cond_value(m, 1), 1e5);
+    assert_int_equal(remat_mechanism_cond_find(m, "P"), 1);
+    assert_int_equal(remat_mechanism_cond_find(m, "k"), -1);
+    assert_int_equal(remat_mechanism_param_find(m, "T"), -1);
+    assert_int_equal(remat_expr_kind_name(REMAT_EXPR_COND)[0], 'c');
+    const remat_expr *kt = remat_mechanism_let_expr(m, 0); /* (k * T) / 350 */
+    assert_int_equal(kt->args[0]->args[1]->kind, REMAT_EXPR_COND);
+    assert_int_equal(kt->args[0]->args[1]->index, 0);
+    expect_rhs_text(m, 1, "kT * A - P * 1e-05 * T * B");
+    /* params = {k, T, P}: the conditions after the parameters */
+    double y[2] = {0.5, 0.25}, in[3] = {2, 330, 2e5}, dydt[2];
+    assert_int_equal(remat_mechanism_eval_rhs(m, 0, y, in, dydt), REMAT_OK);
+    double fwd = 2 * 330.0 / 350 * 0.5, rev = 2e5 * 1e-5 * 330 * 0.25;
+    expect_close(dydt[1], fwd - rev);
+    expect_close(dydt[0], rev - fwd);
+    remat_mechanism_free(m);
+    expect_error("cond T = 1\ncond T = 2\nA -> B : T\n", "mech.txt:2:6: ", "condition 'T' declared twice");
+    expect_error("cond T = 1\nparam T = 2\nA -> B : T\n", "mech.txt:2:7: ", "'T' is a condition (line 1)");
+    expect_error("cond T = 1\nT -> B : T\n", "mech.txt:2:1: ", "'T' is a condition");
+    expect_error("cond T = 1\nparam k = T\nA -> B : k\n", "mech.txt:2:11: ", "'T' is a condition, but values");
+    expect_error("cond cond = 1\nA -> B : k\n", "mech.txt:1:6: ", "'cond' is a reserved word");
+    expect_error("cond T = 1 / 0\nA -> B : T\n", "mech.txt:1:10: ", "value of condition 'T' is not finite");
+}
+
 static void test_mechanism_tree_structure(void **state)
 {
     (void)state;
@@ -854,6 +890,7 @@ int main(void)
         cmocka_unit_test(test_mechanism_error_trailing_garbage),
         cmocka_unit_test(test_mechanism_error_empty),
         cmocka_unit_test(test_mechanism_error_names),
+        cmocka_unit_test(test_mechanism_conditions),
         cmocka_unit_test(test_mechanism_error_binary),
         cmocka_unit_test(test_mechanism_error_long_lines),
         cmocka_unit_test(test_mechanism_fuzz_mutations),

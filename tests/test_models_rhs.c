@@ -21,7 +21,7 @@
 static void check_rhs_against_reference(const char *text, int trials)
 {
     remat_mechanism *m = parse(text);
-    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m); /* params, then conds */
     remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
     assert_non_null(f);
     remat_program *prog = compile_ok(f);
@@ -54,6 +54,11 @@ static void test_models_rhs_matches_reference_evaluator(void **state)
     /* a param as exponent base, a let chain, max, log, negative integer power */
     check_rhs_against_reference("param k = 0.7\nparam n = 1.3\nlet a = k * 2\nlet b = a + log(k + 1)\n"
                                 "X -> Y : b * X^n\nY -> X : max(k, 0.2) * Y^-2 * X\n",
+                                10);
+    /* conditions, read after the parameters, in a let, a rate and as a rate constant */
+    check_rhs_against_reference("cond T = 350\nparam k = 0.5\ncond c = 2\nparam k2 = 0.1\n"
+                                "let kT = k * exp(-6 * (1 / T - 1 / 1.5))\nA -> B : kT\nB -> C : c\n"
+                                "C -> A : k2 * T * C\n",
                                 10);
 }
 

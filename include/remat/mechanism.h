@@ -27,8 +27,9 @@
  *
  * One statement per line; '#' starts a comment; blank lines are ignored.
  *
- *   statement = param | const | let | species | indep | ode | reaction
+ *   statement = param | cond | const | let | species | indep | ode | reaction
  *   param     = "param" NAME "=" cexpr [ "in" "[" cexpr "," cexpr "]" ]
+ *   cond      = "cond" NAME "=" cexpr                  cond T = 298.15
  *   const     = "const" NAME "=" cexpr
  *   let       = "let" NAME "=" expr
  *   species   = "species" NAME { [","] NAME }
@@ -67,15 +68,28 @@
  * add up ("A + A" is "2 A"). A reaction contributes coefficient(product) -
  * coefficient(reactant) times its net rate to each species' dy/dt.
  *
+ * Conditions. "cond T = 298.15" declares a condition: a number that is
+ * constant within one experiment (a temperature, a pressure, a feed ratio)
+ * and may differ between experiments, with a default. A rate, let or ODE
+ * reads it like a parameter, but it is never fitted and never a residual:
+ * each experiment gives its own value (a data file's "# T = 350" comment or
+ * a column named T, remat/dataset.h; the tool's --cond T=350), else the
+ * default. The rate functions below (remat_mechanism_eval_rhs,
+ * remat_kinetics_rhs, remat/ode.h) read the conditions after the
+ * parameters: their params vector holds remat_mechanism_input_count() =
+ * param_count + cond_count values, the parameters then the conditions in
+ * declaration order (a mechanism without conditions: just the parameters).
+ *
  * Names. Every name has one meaning for the whole file: species, param,
- * const, let or the independent variable. param and species are declarations
- * visible everywhere (a param may be used before its 'param' line); const and
+ * cond, const, let or the independent variable. param, cond and species are
+ * declarations visible everywhere (a param may be used before its 'param'
+ * line); const and
  * let are definitions read in order and may only be used on later lines.
  * A name used in an expression that is none of these is an error ("unknown
  * name 'k3'"): rate names do not declare parameters implicitly. The
  * independent variable is 't' unless the file says "indep z"; it may appear
  * in any expr. Reserved (not usable as names): exp log sqrt min max param
- * const let species indep inf.
+ * cond const let species indep inf.
  *
  * Species are numbered in order of first appearance on a reaction side or
  * an ODE's left-hand side, unless the file has 'species' lines: then those
@@ -130,6 +144,7 @@ typedef enum {
     REMAT_EXPR_DIV,     /* args[0] / args[1] */
     REMAT_EXPR_POW,     /* pow(args[0], args[1]) */
     REMAT_EXPR_CALL,    /* fn(args[0]) or fn(args[0], args[1]) */
+    REMAT_EXPR_COND,    /* condition number index: params[param_count + index] */
     REMAT_EXPR_COUNT
 } remat_expr_kind;
 
@@ -147,9 +162,9 @@ typedef struct remat_expr {
     int nargs;                        /* children: NEG 1; binary 2; CALL 1 or 2; leaves 0 */
     const struct remat_expr *args[2];
     double value;                     /* NUM: the number; CONST: the const's value */
-    int index;                        /* SPECIES, PARAM, CONST, LET: table index; else -1 */
+    int index;                        /* SPECIES, PARAM, COND, CONST, LET: table index; else -1 */
     remat_expr_fn fn;                 /* CALL only */
-    const char *name;                 /* SPECIES, PARAM, CONST, LET, INDEP: the name;
+    const char *name;                 /* SPECIES, PARAM, COND, CONST, LET, INDEP: the name;
                                          CALL: the function's name; else NULL */
     int line, col;                    /* source position (1-based): the token of a leaf,
                                          the operator of an operation; nodes made from a
@@ -202,6 +217,15 @@ REMAT_API int remat_mechanism_param_find(const remat_mechanism *m, const char *n
 /* values[i] = declared value of param i, for i < param_count. */
 REMAT_API void remat_mechanism_param_values(const remat_mechanism *m, double values[]);
 
+/* Conditions ("cond NAME = default"), in declaration order. */
+REMAT_API int remat_mechanism_cond_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_cond_name(const remat_mechanism *m, int i);
+REMAT_API double remat_mechanism_cond_value(const remat_mechanism *m, int i); /* the default */
+REMAT_API int remat_mechanism_cond_find(const remat_mechanism *m, const char *name); /* -1: none */
+/* param_count + cond_count: the length of the params vector the rate
+ * functions read (the parameters, then the conditions). */
+REMAT_API int remat_mechanism_input_count(const remat_mechanism *m);
+
 REMAT_API int remat_mechanism_const_count(const remat_mechanism *m);
 REMAT_API const char *remat_mechanism_const_name(const remat_mechanism *m, int i);
 REMAT_API double remat_mechanism_const_value(const remat_mechanism *m, int i);
@@ -223,7 +247,8 @@ REMAT_API double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r
 REMAT_API int remat_mechanism_reaction_line(const remat_mechanism *m, int r);
 
 /* dydt[i] = f_i(t, y, params) for every species, lets computed in order.
- * y has species_count entries, params param_count (NULL allowed when 0).
+ * y has species_count entries, params input_count: the parameters, then the
+ * conditions (NULL allowed when 0).
  * Plain IEEE arithmetic: non-finite results are returned, not reported.
  * Safe to call from several threads on one mechanism. */
 REMAT_API remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],

@@ -124,6 +124,12 @@ static void print_table(const pfr_setup *su, const remat_pfr *r, const double *o
             printf("%s %s = %.9g", i ? "," : "", remat_mechanism_param_name(m, i), su->params[i]);
         printf("\n");
     }
+    if (remat_mechanism_cond_count(m) > 0) {
+        printf("  conditions");
+        for (int k = 0; k < remat_mechanism_cond_count(m); k++)
+            printf("%s %s = %.9g", k ? "," : "", remat_mechanism_cond_name(m, k), su->conds[k]);
+        printf("\n");
+    }
     printf("\n%-*s  %-16s %s\n", w, "species", "inlet", "outlet");
     double sin_ = 0, sout = 0;
     for (int s = 0; s < S; s++) {
@@ -165,6 +171,11 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const double *od
     for (int i = 0; i < P; i++)
         printf("%s\"%s\": %.17g", i ? ", " : "", remat_mechanism_param_name(m, i), su->params[i]);
     double sin_ = 0, sout = 0;
+    if (remat_mechanism_cond_count(m) > 0) { /* a mechanism without conditions: as before */
+        printf("},\n  \"conditions\": {");
+        for (int k = 0; k < remat_mechanism_cond_count(m); k++)
+            printf("%s\"%s\": %.17g", k ? ", " : "", remat_mechanism_cond_name(m, k), su->conds[k]);
+    }
     printf("},\n  \"inlet\": {");
     for (int s = 0; s < S; s++) {
         printf("%s\"%s\": %.17g", s ? ", " : "", remat_mechanism_species_name(m, s), su->inlet[s]);

@@ -42,6 +42,7 @@ enum {
     PFR_OPT_RTOL,
     PFR_OPT_ATOL,
     PFR_OPT_MAX_STEPS,
+    PFR_OPT_COND,
     PFR_OPT_COUNT_
 };
 
@@ -56,7 +57,7 @@ enum {
         {"params", required_argument, 0, PFR_OPT_PARAMS}, {"length", required_argument, 0, PFR_OPT_LENGTH},    \
         {"steps", required_argument, 0, PFR_OPT_STEPS}, {"dt", required_argument, 0, PFR_OPT_DT},              \
         {"method", required_argument, 0, PFR_OPT_METHOD}, {"maximize", required_argument, 0, PFR_OPT_MAXIMIZE}, \
-        {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}
+        {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}, {"cond", required_argument, 0, PFR_OPT_COND}
 
 /* Help lines for the shared options. */
 extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
@@ -68,6 +69,7 @@ extern const char pfr_cli_help_tol[];     /* --rtol / --atol / --max-steps */
 /* The command line, as given. */
 typedef struct {
     const char *mechanism, *init, *params, *method, *maximize, *minimize, *schedule;
+    const char *cond; /* --cond */
     double length, dt;
     int64_t steps;
     int has_length, has_steps, has_dt;
@@ -121,6 +123,7 @@ typedef struct {
     int builtin;
     const char *name;       /* the mechanism's source: its path, or "built-in A->B->C" */
     double *inlet, *params; /* species_count, param_count */
+    double *conds;          /* cond_count: the declared defaults, then --cond */
     int S, P;
     remat_pfr_options opt;  /* inlet points into this struct */
     char schedule[48];      /* opt.schedule as text */

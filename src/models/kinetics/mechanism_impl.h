@@ -38,7 +38,7 @@
 
 /* ---- name table (names.c) ---- */
 
-typedef enum { NAME_SPECIES, NAME_PARAM, NAME_CONST, NAME_LET, NAME_INDEP, NAME_KIND_COUNT } mech_name_kind;
+typedef enum { NAME_SPECIES, NAME_PARAM, NAME_CONST, NAME_LET, NAME_INDEP, NAME_COND, NAME_KIND_COUNT } mech_name_kind;
 
 typedef struct {
     const char *name;      /* arena copy */
@@ -110,7 +110,7 @@ typedef struct {
     int line, col;
 } mech_term;
 
-typedef enum { STMT_PARAM, STMT_CONST, STMT_LET, STMT_ODE, STMT_REACTION } mech_stmt_kind;
+typedef enum { STMT_PARAM, STMT_CONST, STMT_LET, STMT_ODE, STMT_REACTION, STMT_COND } mech_stmt_kind;
 
 typedef struct mech_stmt {
     mech_stmt_kind kind;
@@ -158,6 +158,9 @@ struct remat_mechanism {
     const remat_expr **rhs;
     int nparams;
     mech_param *params;
+    int nconds;
+    const char **cond_names;
+    double *cond_values; /* the defaults */
     int nconsts;
     const char **const_names;
     double *const_values;
@@ -228,6 +231,7 @@ typedef struct {
 typedef struct {
     double t;
     const double *y, *params, *lets;
+    const double *conds; /* params + param_count (NULL when none are read) */
     mech_spine *spine;
     mech_culprit *bad; /* NULL: not looked for */
 } mech_env;

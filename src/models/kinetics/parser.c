@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
-static const char *const reserved[] = {"exp",   "log",     "sqrt",  "min", "max", "param",
+static const char *const reserved[] = {"exp",   "log",     "sqrt",  "min", "max", "param", "cond",
                                        "const", "species", "indep", "let", "inf"};
 
 static remat_status nomem(const mech_parser *p) { return mech_nomem(p); }
@@ -37,6 +37,7 @@ static remat_status declare(mech_parser *p, mech_name_kind kind, const mech_toke
         [NAME_CONST] = "const '%.*s' defined twice (first at line %d)",
         [NAME_LET] = "let '%.*s' defined twice (first at line %d)",
         [NAME_INDEP] = "'%.*s' declared twice (first at line %d)",
+        [NAME_COND] = "condition '%.*s' declared twice (first at line %d)",
     };
     MECH_TRY(check_reserved(p, t));
     int k = mech_names_find(&p->names, t->text, (size_t)t->len);
@@ -110,11 +111,11 @@ static remat_status expect_end(mech_parser *p, const char *after)
                      mech_tok_show(&p->tok, sb, sizeof sb), after);
 }
 
-/* param NAME = cexpr [in [lo, hi]] | const NAME = cexpr | let NAME = expr */
+/* param NAME = cexpr [in [lo, hi]] | cond NAME = cexpr | const NAME = cexpr | let NAME = expr */
 static remat_status parse_def(mech_parser *p, mech_stmt_kind kind)
 {
     static const mech_name_kind name_kind[] = {[STMT_PARAM] = NAME_PARAM, [STMT_CONST] = NAME_CONST,
-                                               [STMT_LET] = NAME_LET};
+                                               [STMT_LET] = NAME_LET, [STMT_COND] = NAME_COND};
     char sb[64];
     mech_token kw = p->tok;
     MECH_TRY(advance(p));
@@ -355,6 +356,8 @@ static remat_status parse_line(mech_parser *p)
             return parse_def(p, STMT_PARAM);
         if (tok_is(&t, "const"))
             return parse_def(p, STMT_CONST);
+        if (tok_is(&t, "cond"))
+            return parse_def(p, STMT_COND);
         if (tok_is(&t, "let"))
             return parse_def(p, STMT_LET);
         if (tok_is(&t, "species"))
@@ -373,8 +376,8 @@ static remat_status parse_line(mech_parser *p)
     if (t.kind == TOK_NUM || t.kind == TOK_ARROW || t.kind == TOK_REVERSIBLE)
         return parse_reaction(p);
     return mech_fail(p, t.line, t.col,
-                     "expected a reaction, an ODE (y' = ...) or a declaration (param, const, let, species, "
-                     "indep), got %s",
+                     "expected a reaction, an ODE (y' = ...) or a declaration (param, cond, const, let, "
+                     "species, indep), got %s",
                      mech_tok_show(&t, sb, sizeof sb));
 }
 

@@ -43,6 +43,7 @@ remat_status mech_finish_names(mech_parser *p)
     m->nspecies = p->count[NAME_SPECIES];
     m->nparams = p->count[NAME_PARAM];
     m->nconsts = p->count[NAME_CONST];
+    m->nconds = p->count[NAME_COND];
     m->nlets = p->count[NAME_LET];
     m->nreactions = p->nreactions;
     ALLOC_N(p, m->species, m->nspecies);
@@ -50,6 +51,8 @@ remat_status mech_finish_names(mech_parser *p)
     ALLOC_N(p, p->ode, m->nspecies);
     ALLOC_N(p, m->params, m->nparams);
     ALLOC_N(p, m->const_names, m->nconsts);
+    ALLOC_N(p, m->cond_names, m->nconds);
+    ALLOC_N(p, m->cond_values, m->nconds);
     ALLOC_N(p, m->const_values, m->nconsts);
     ALLOC_N(p, m->let_names, m->nlets);
     ALLOC_N(p, m->lets, m->nlets);
@@ -81,6 +84,7 @@ remat_status mech_finish_names(mech_parser *p)
                                                .line = e->line};
             break;
         case NAME_CONST: m->const_names[e->index] = e->name; break;
+        case NAME_COND: m->cond_names[e->index] = e->name; break;
         case NAME_LET: m->let_names[e->index] = e->name; break;
         case NAME_INDEP: m->indep = e->name; break;
         case NAME_KIND_COUNT: REMAT_UNREACHABLE("bad name kind");
@@ -115,7 +119,7 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
             return mech_error_at(p->file, e->line, e->col, "'inf' is allowed only in bounds");
         }
         return mech_error_at(p->file, e->line, e->col, "unknown name '%s' (%s)", e->name,
-                             ctx == CTX_FULL ? "not a species, param, const or let"
+                             ctx == CTX_FULL ? "not a species, param, cond, const or let"
                                              : "values and bounds may use numbers and consts");
     }
     const mech_name *n = &p->names.v[k];
@@ -129,7 +133,7 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
     static const remat_expr_kind kinds[NAME_KIND_COUNT] = {
         [NAME_SPECIES] = REMAT_EXPR_SPECIES, [NAME_PARAM] = REMAT_EXPR_PARAM,
         [NAME_CONST] = REMAT_EXPR_CONST,     [NAME_LET] = REMAT_EXPR_LET,
-        [NAME_INDEP] = REMAT_EXPR_INDEP,
+        [NAME_INDEP] = REMAT_EXPR_INDEP,     [NAME_COND] = REMAT_EXPR_COND,
     };
     e->kind = kinds[n->kind];
     e->index = n->kind == NAME_INDEP ? -1 : n->index;
@@ -198,6 +202,16 @@ remat_status mech_resolve(mech_parser *p)
             break;
         }
         case STMT_PARAM: MECH_TRY(resolve_param(p, s)); break;
+        case STMT_COND: {
+            MECH_TRY(resolve(p, s->value, CTX_CONST));
+            double v = eval_const(s->value);
+            if (!isfinite(v))
+                return mech_error_at(p->file, s->value_line, s->value_col,
+                                     "value of condition '%s' is not finite (%s)", n->name,
+                                     show_nonfinite(v));
+            m->cond_values[n->index] = v;
+            break;
+        }
         case STMT_LET:
             MECH_TRY(resolve(p, s->value, CTX_FULL));
             m->lets[n->index] = s->value;

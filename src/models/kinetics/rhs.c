@@ -48,7 +48,8 @@ static remat_status num(mech_parser *p, double v, int line, int col, const remat
 
 static int is_rate_constant(const remat_expr *e)
 {
-    return e->kind == REMAT_EXPR_PARAM || e->kind == REMAT_EXPR_CONST || e->kind == REMAT_EXPR_LET ||
+    return e->kind == REMAT_EXPR_PARAM || e->kind == REMAT_EXPR_COND || e->kind == REMAT_EXPR_CONST ||
+           e->kind == REMAT_EXPR_LET ||
            e->kind == REMAT_EXPR_NUM;
 }
 
