@@ -35,34 +35,69 @@
  *   species   = "species" NAME { [","] NAME }
  *   indep     = "indep" NAME
  *   ode       = NAME "'" "=" expr                      y1' = -(t1 + t3) * y1^2
- *   reaction  = side ("->" | "<=>") side ":" expr [ "," expr ]
+ *   reaction  = side ("->" | "<=>") side ":" rate [ "," rate ]
+ *   rate      = "k" "=" expr | "rate" "=" expr | expr   (see Reactions)
  *   side      = [ term { "+" term } ]                  2 A + B
  *   term      = [ INTEGER ] NAME                       coefficient 1..1000
  *   expr      = product { ("+" | "-") product }
  *   product   = unary { ("*" | "/") unary }
  *   unary     = ("-" | "+") unary | power
  *   power     = primary [ "^" unary ]                  right-associative; -a^2 = -(a^2)
- *   primary   = NUMBER | NAME | FUNC "(" expr [ "," expr ] ")" | "(" expr ")"
+ *   primary   = NUMBER | NAME | FUNC "(" expr { "," expr } ")" | "(" expr ")"
  *   FUNC      = exp | log | sqrt (one argument) | min | max (two arguments)
+ *             | arrhenius (two or three) | arrhenius_ref (three): see Arrhenius
  *   NUMBER    = 1 | 1.5 | .5 | 1. | 1e-3 | 2.5E+4     (a coefficient needs a space: "2 A")
  *   NAME      = [A-Za-z_][A-Za-z0-9_]*, case-sensitive
  *
  * cexpr is an expr that may use only numbers, earlier consts and functions
  * (and, in bounds, the word inf); it is evaluated while parsing.
  *
- * Reactions. The rate after ':' is either a rate constant — a single name of
- * a param, const or let, or a single number — and mass action applies
- * (rate = k * prod reactant^coefficient), or any other expression, which is
- * the rate itself:
+ * Reactions. The rate after ':' is read one of two ways, which a file can
+ * say explicitly:
+ *
+ *   A -> B : k = k0 * 2        a rate constant: mass action applies, rate k0*2*A
+ *   A -> B : rate = k1 * A^2   the whole rate, as written: k1*A^2
+ *   2 A + B -> C : k = kf      rate kf*A^2*B
+ *   A <=> B : k = kf, k = kr   net rate kf*A - kr*B (each direction its own reading)
+ *
+ * ("k" and "rate" are keywords only there, before '='.) The older spelling
+ * without them stays: a single name of a param, cond, const or let, or a
+ * single number, is a rate constant (mass action), and any other expression
+ * is the whole rate:
  *
  *   A -> B : k1               rate k1*A           2 A + B -> C : k   rate k*A^2*B
  *   A -> : k                  rate k*A (no products)      -> A : k0  rate k0 (source)
- *   A <=> B : kf, kr          net rate kf*A - kr*B (each direction: constant or expression)
  *   y1 -> y2 : t1 * y1^2      rate t1*y1^2 (explicit)
  *
- * Beware: "A -> B : A0 * exp(-Ea / (R * T))" is an expression, so it is the
- * whole rate (no factor A). For an Arrhenius rate constant with mass action
- * write "let k1 = A0 * exp(-Ea / (R * T))" and "A -> B : k1".
+ * Two readings of that spelling are rarely what was meant, so parsing them
+ * records a warning (remat_mechanism_warning: "file:line:col: warning: ...",
+ * naming the reading taken; the remat tool prints them on stderr):
+ *   - an expression taken as the whole rate that reads none of the
+ *     reaction's reactants: "A -> B : k1 * 2" is the rate 2*k1, not 2*k1*A,
+ *     and "A -> B : A0*exp(-Ea/(R*T))" has no factor A. Write
+ *     "A -> B : k = k1 * 2" (or ": rate = k1 * 2" when a rate independent of
+ *     A is meant; a source "-> A : expr" is never warned about);
+ *   - a rate constant that reads a reactant itself, directly or through a
+ *     let: "let r = k*A" then "A -> B : r" is the rate k*A^2 (mass action
+ *     applied twice). Write "A -> B : rate = r".
+ *
+ * Arrhenius. Rate constants of a temperature T, which must be a condition
+ * ("cond T = 350", one value per experiment) or a species named T (else an
+ * error naming the call); T in K, activation energies Ea in J/mol, R =
+ * 8.314462618 J/(mol K); A, b, Ea, k_ref, T_ref any expressions:
+ *
+ *   arrhenius(A, Ea)              A exp(-Ea / (R T))
+ *   arrhenius(A, b, Ea)           A T^b exp(-Ea / (R T))          (modified)
+ *   arrhenius_ref(k_ref, Ea, T_ref)  k_ref exp(-Ea/R (1/T - 1/T_ref))
+ *
+ * A rate that is one such call alone is a rate constant (mass action
+ * applies): "A -> B : arrhenius(A0, Ea)" is the rate A0 exp(-Ea/(R T)) A.
+ * For fitting prefer arrhenius_ref with T_ref inside the data's
+ * temperatures: k_ref (the rate constant at T_ref) and Ea are then nearly
+ * uncorrelated, where A and Ea of arrhenius are correlated to 1 - 1e-6.
+ * The calls are written out into the tree (exp, products, T^b), so they are
+ * differentiated like any other rate.
+ *
  * A rate that is a single species name or the independent variable is an
  * error (a rate constant is required there). Species named twice on one side
  * add up ("A + A" is "2 A"). A reaction contributes coefficient(product) -
@@ -89,7 +124,7 @@
  * name 'k3'"): rate names do not declare parameters implicitly. The
  * independent variable is 't' unless the file says "indep z"; it may appear
  * in any expr. Reserved (not usable as names): exp log sqrt min max param
- * cond const let species indep inf.
+ * cond const let species indep inf arrhenius arrhenius_ref.
  *
  * Species are numbered in order of first appearance on a reaction side or
  * an ODE's left-hand side, unless the file has 'species' lines: then those
@@ -216,6 +251,11 @@ REMAT_API double remat_mechanism_param_hi(const remat_mechanism *m, int i); /* +
 REMAT_API int remat_mechanism_param_find(const remat_mechanism *m, const char *name);
 /* values[i] = declared value of param i, for i < param_count. */
 REMAT_API void remat_mechanism_param_values(const remat_mechanism *m, double values[]);
+
+/* Warnings recorded while parsing ("file:line:col: warning: ...": a rate
+ * read in a way that is rarely meant, see Reactions), in file order. */
+REMAT_API int remat_mechanism_warning_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_warning(const remat_mechanism *m, int i);
 
 /* Conditions ("cond NAME = default"), in declaration order. */
 REMAT_API int remat_mechanism_cond_count(const remat_mechanism *m);

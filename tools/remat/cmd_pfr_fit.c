@@ -194,6 +194,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         snprintf(msg, sizeof msg, "--mechanism: %s", remat_last_error());
         ok = 0;
     }
+    if (ok && remat_dist_is_root(dist))
+        pfr_names_warnings(m);
     if (ok && !(data = calloc((size_t)files.n, sizeof *data))) {
         snprintf(msg, sizeof msg, "pfr fit: out of memory for %d experiments", files.n);
         ok = 0;
@@ -325,7 +327,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         status = 1;
         goto agree;
     }
-    pfr_fit_warn_negative(m, fit, data, n_data, r.params, o.adaptive ? o.rtol : 0, o.adaptive ? o.atol : 0);
+    pfr_negative neg;
+    pfr_fit_warn_negative(m, fit, data, n_data, r.params, o.adaptive ? o.rtol : 0, o.adaptive ? o.atol : 0, &neg);
     double ode_stats[REMAT_ODE_STATS];
     int have_ode_stats = remat_fit_integration_stats(fit, r.params, ode_stats) == REMAT_OK;
     pfr_fit_report rep = {.mechanism = c.mechanism, .data = (const char *const *)files.path, .n_data = n_data,
@@ -334,7 +337,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
                           .fit = fit, .r = &r, .start = start, .seconds = t, .sigma = sigma,
                           .relative = o.weighting == REMAT_FIT_WEIGHT_RELATIVE, .seed = o.seed,
                           .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history,
-                          .datasets = data, .cond_default = conds};
+                          .datasets = data, .cond_default = conds, .negative = &neg};
     if (c.out && !pfr_fit_write_profiles(c.out, &rep, r.params)) {
         status = 1;
         goto agree;

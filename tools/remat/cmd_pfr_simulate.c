@@ -152,7 +152,7 @@ static void print_table(const pfr_setup *su, const remat_pfr *r, const double *o
 }
 
 static void print_json(const pfr_setup *su, const remat_pfr *r, const double *ode_stats, const double *out,
-                       int have_grad, double obj, const double *grad, const char *csv)
+                       int have_grad, double obj, const double *grad, const char *csv, const pfr_negative *neg)
 {
     const remat_mechanism *m = su->mech;
     int S = su->S, P = su->P;
@@ -198,7 +198,9 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const double *od
     } else {
         printf("  \"objective\": null,\n");
     }
-    printf("  \"profile\": ");
+    printf("  \"negative\": ");
+    pfr_cli_negative_json(stdout, m, neg, NULL);
+    printf(",\n  \"profile\": ");
     if (csv)
         cli_json_string(stdout, csv);
     else
@@ -286,9 +288,10 @@ int cmd_pfr_simulate(int argc, char **argv)
         goto done;
     if ((csv && !cli_out_commit(&out)) || !cli_outputs_finish()) /* all or nothing */
         goto done;
-    pfr_cli_warn_negative(r, su.params, "", outlet, rows, z, y);
+    pfr_negative neg;
+    pfr_cli_warn_negative(r, su.params, "", outlet, rows, z, y, &neg);
     if (json)
-        print_json(&su, r, ode_stats, outlet, have_grad, obj, grad, csv);
+        print_json(&su, r, ode_stats, outlet, have_grad, obj, grad, csv, &neg);
     else
         print_table(&su, r, ode_stats, outlet, have_grad, obj, grad);
     status = 0;

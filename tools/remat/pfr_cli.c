@@ -343,6 +343,7 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
         return 0;
     }
     s->name = remat_mechanism_source(s->mech);
+    pfr_names_warnings(s->mech);
     s->S = remat_mechanism_species_count(s->mech);
     s->P = remat_mechanism_param_count(s->mech);
     s->inlet = calloc((size_t)s->S + 1, sizeof *s->inlet);

@@ -24,6 +24,7 @@
 #define REMAT_TOOL_PFR_CLI_H
 
 #include <getopt.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "remat/remat.h"
@@ -141,8 +142,17 @@ void pfr_setup_free(pfr_setup *s);
  * profile y (rows states at z, as remat_pfr_profile writes them) when given,
  * else from the outlet (then a profile is run to find z). what names the run
  * ("" or "set 3: "). Returns 1 when it warned. */
+typedef struct {
+    int found;          /* 0: nothing below zero */
+    int species;
+    double value, at;   /* the first value below zero and where (NaN: the outlet only) */
+    double outlet;      /* the species at the outlet (fit: NaN) */
+    int experiment;     /* fit: its index, else -1 */
+} pfr_negative;
 int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, const double *outlet, int64_t rows,
-                          const double *z, const double *y);
+                          const double *z, const double *y, pfr_negative *neg);
+/* neg as one JSON value: null, or {"species": ..., "value": ..., "at": ..., ...} */
+void pfr_cli_negative_json(FILE *out, const remat_mechanism *m, const pfr_negative *neg, const char *const *files);
 
 /* Reads "NAME=VALUE,..." (--init, --params) into values[] by name, naming
  * opt in its messages. params: the names are the mechanism's parameters and

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "pfr_cli.h"
 
 static void put_double(FILE *f, double v)
 {
@@ -259,6 +260,8 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
     }
     printf("]}");
     put_stats_json(rep);
+    printf(",\n \"negative\": ");
+    pfr_cli_negative_json(stdout, rep->m, rep->negative, rep->data);
     printf(",\n \"message\": ");
     cli_json_string(stdout, r->message);
     if (rep->history) {

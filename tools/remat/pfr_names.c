@@ -124,3 +124,9 @@ int pfr_names_conds(const char *opt, const char *text, const remat_mechanism *m,
     free(copy);
     return ok;
 }
+
+void pfr_names_warnings(const remat_mechanism *m)
+{
+    for (int i = 0; i < remat_mechanism_warning_count(m); i++)
+        fprintf(stderr, "remat: %s\n", remat_mechanism_warning(m, i));
+}

@@ -25,4 +25,7 @@ int pfr_names_conds(const char *opt, const char *text, const remat_mechanism *m,
 /* "T, P" (the mechanism's conditions, "none" without), for messages. */
 void pfr_names_cond_list(const remat_mechanism *m, char *buf, int len);
 
+/* The mechanism's parse warnings on stderr, "remat: FILE:LINE:COL: warning: ...". */
+void pfr_names_warnings(const remat_mechanism *m);
+
 #endif

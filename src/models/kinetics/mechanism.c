@@ -76,6 +76,7 @@ void remat_mechanism_free(remat_mechanism *m)
 {
     if (!m)
         return;
+    free(m->warnings);
     rmi_arena_clear(&m->arena);
     free(m);
 }
@@ -185,6 +186,19 @@ void remat_mechanism_param_values(const remat_mechanism *m, double values[])
     }
     for (int i = 0; i < m->nparams; i++)
         values[i] = m->params[i].value;
+}
+
+int remat_mechanism_warning_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nwarnings;
+}
+
+const char *remat_mechanism_warning(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, NULL);
+    REMAT_ASSERT(i >= 0 && i < m->nwarnings);
+    return m->warnings[i];
 }
 
 int remat_mechanism_cond_count(const remat_mechanism *m)

@@ -13,7 +13,8 @@
 #include "models/kinetics/mechanism_impl.h"
 
 static const char *const reserved[] = {"exp",   "log",     "sqrt",  "min", "max", "param", "cond",
-                                       "const", "species", "indep", "let", "inf"};
+                                       "const", "species", "indep", "let", "inf", "arrhenius",
+                                       "arrhenius_ref"};
 
 static remat_status nomem(const mech_parser *p) { return mech_nomem(p); }
 static int tok_is(const mech_token *t, const char *word) { return mech_tok_is(t, word); }
@@ -336,9 +337,20 @@ static remat_status parse_reaction(mech_parser *p)
                                  mech_tok_show(&p->tok, sb, sizeof sb));
             MECH_TRY(advance(p));
         }
+        /* "k = expr" (a rate constant) or "rate = expr" (the whole rate): one token of lookahead */
+        mech_lexer peek = p->lx;
+        mech_token next;
+        if ((tok_is(&p->tok, "k") || tok_is(&p->tok, "rate")) && mech_lex_next(&peek, &next) == REMAT_OK &&
+            next.kind == TOK_EQ) {
+            s->rate_kind[i] = tok_is(&p->tok, "k") ? RATE_CONST : RATE_WHOLE;
+            MECH_TRY(advance(p));
+            MECH_TRY(advance(p));
+        }
         s->rate_line[i] = p->tok.line;
         s->rate_col[i] = p->tok.col;
         MECH_TRY(mech_parse_expr(p, &s->rate[i]));
+        if (s->rate_kind[i] == RATE_OLD && s->rate[i] == p->arrhenius_top)
+            s->rate_kind[i] = RATE_CONST; /* arrhenius(...) alone is a rate constant */
     }
     if (!s->reversible && p->tok.kind == TOK_COMMA)
         return mech_fail(p, p->tok.line, p->tok.col,
