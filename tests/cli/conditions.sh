@@ -124,6 +124,13 @@ check "--free E: one free parameter, 79 degrees of freedom" has free.json '"dof"
 fit --mechanism "$ARR/arrhenius.mech" --data "$ARR/T330.csv" --data "$ARR/T370.csv" --fix kref --json >fix.json 2>&1
 check "--fix kref is --free E" same <(param E free.json) <(param E fix.json)
 
+# --plot-residuals: a file whose '# A = 1', '# B = 0' give the initial state
+# has residuals on its first row too (each residual drawn at its own cell)
+fit --mechanism "$ARR/arrhenius.mech" --data "$ARR/T330.csv" --data "$ARR/T370.csv" --plot-residuals res.svg \
+    >res.out 2>res.err
+check "--plot-residuals with initial values from comments exits 0" test $? -eq 0
+check "--plot-residuals draws" test -s res.svg
+
 # --out DIR: each experiment's profile named after its data file
 mkdir out
 fit --mechanism "$ARR/arrhenius.mech" --data "$ARR/T330.csv" --data "$ARR/T370.csv" --out out >out.txt 2>&1
