@@ -1,6 +1,6 @@
 /*
  * scan_exec_lanes.c — the compiled executor: the body runs as native loops
- * (scan_lanes.h), and each op is one kernel call over its steps:
+ * (lanes/lanes.h), and each op is one kernel call over its steps:
  *
  *   ADVANCE       advance over n steps
  *   SHOT_ADVANCE  advance_shot over n steps, snapshots at a stride of dslot

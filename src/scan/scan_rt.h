@@ -16,7 +16,7 @@
 #include "core/pool.h"
 #include "exec/hop.h"
 #include "scan/scan_impl.h"
-#include "scan/scan_lanes.h"
+#include "lanes/lanes.h"
 #include "scan/scan_replay.h"
 
 typedef struct scan_rt scan_rt;
@@ -29,12 +29,12 @@ typedef struct {
     void (*bind)(scan_rt *r, const void *const *ks, void *const *ct_ks);
     void (*run)(void *r, const scan_xop *ops, int64_t n);
     /* lanes with blocks only: the whole schedule (both phases) block by
-     * block, on the thread pool when the lanes allow (scan_lanes.h) */
+     * block, on the thread pool when the lanes allow (lanes/lanes.h) */
     void (*run_blocks)(scan_rt *r);
     void (*finish)(scan_rt *r, void *const *ct_ks);
     /* a carry (or its cotangent) from the caller's tensors into the
      * executor's buffer dst, and back (compiled lanes may pack it:
-     * scan_lanes.h) */
+     * lanes/lanes.h) */
     void (*carry_in)(scan_rt *r, char *dst, const void *const *src);
     void (*carry_out)(scan_rt *r, void *const *dst, const char *src);
 } scan_rt_exec;
@@ -96,7 +96,7 @@ struct scan_rt {
     int *res_x, n_res_x;
     remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
 
-    /* compiled lanes (scan_lanes.h): the kernels, the table of all lanes,
+    /* compiled lanes (lanes/lanes.h): the kernels, the table of all lanes,
      * and, when lane ranges may run, n_ranges tables for them */
     scan_lanes lanes;
     scan_lane_block lb, *ranges; /* ranges: a cache line or more apart (rmi_scan_rt_range) */

@@ -6,7 +6,7 @@
  * that never runs is not compiled: it would hold an arena nobody touches,
  * and the memory plan would count it although the run's high-water mark
  * cannot), and picks the executor: compiled lanes when the body has them
- * (scan_lanes.h), else interpreted. The kernels then only move the carry in
+ * (lanes/lanes.h), else interpreted. The kernels then only move the carry in
  * and out and hand the plan's ops for their phase to the executor:
  *
  *   PRIMAL  ADVANCE over all steps

@@ -22,7 +22,7 @@
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/config.h"
-#include "scan/lanes_memo.h"
+#include "lanes/lanes.h"
 #include "scan/scan_tier.h"
 #include "scan/while_rt.h"
 
@@ -60,16 +60,14 @@ static remat_fn *step_fn(const remat_while_data *d)
 }
 
 /* the loop as a scan without xs: body, carries and consts, ys the flags */
-static remat_scan_data as_scan(const remat_while_data *d, remat_fn *body, scan_body_vjp *vjp, scan_desc *out,
-                               int n_ys)
+static lanes_loop as_scan(const remat_while_data *d, remat_fn *body, scan_body_vjp *vjp, scan_desc *out, int n_ys)
 {
     const int nc = d->n_carry;
     memcpy(out, d->in, sizeof *out * (size_t)nc);
     out[nc] = (scan_desc){.dt = d->acc_dt};
     out[nc + 1] = (scan_desc){.dt = d->cond_dt};
-    return (remat_scan_data){.kind = vjp ? SCAN_FWD : SCAN_PRIMAL, .body = body, .length = d->max_steps,
-                             .n_carry = nc, .n_consts = d->n_consts, .n_ys = n_ys, .sched = d->sched, .in = d->in,
-                             .out = out, .vjp = vjp, .carry_bytes = d->carry_bytes, .loc = d->loc};
+    return (lanes_loop){.body = body, .length = d->max_steps, .n_carry = nc, .n_consts = d->n_consts, .n_ys = n_ys,
+                        .in = d->in, .out = out, .vjp = vjp};
 }
 
 /* program k of S (kernel index), NULL when not translated */
@@ -119,21 +117,21 @@ static bool translate(while_lanes *W, const remat_while_data *d, remat_hop_lower
     remat_fn *step = out ? step_fn(d) : NULL;
     if (!step)
         return false;
-    remat_scan_data s = as_scan(d, step, NULL, out, 2);
-    bool ok = rmi_scan_lanes_build(&s, L->be, LK_ADVANCE | LK_ADVANCE_SHOT, &W->step, L->alloc, L->ctx) &&
+    lanes_loop s = as_scan(d, step, NULL, out, 2);
+    bool ok = rmi_lanes_build(&s, L->be, LK_ADVANCE | LK_ADVANCE_SHOT, &W->step, L->alloc, L->ctx) &&
               W->step.m == 1;
     remat_fn_free(step);
     if (ok && d->kind != WHILE_PRIMAL) {
         scan_desc *bout = L->alloc(L->ctx, sizeof *bout * (size_t)(nc + 2));
-        remat_scan_data b = bout ? as_scan(d, d->body, d->vjp, bout, 1) : (remat_scan_data){0};
-        ok = bout && rmi_scan_lanes_build(&b, L->be, LK_TAPE | LK_REVERSE | LK_RECOMPUTE, &W->body, L->alloc,
+        lanes_loop b = bout ? as_scan(d, d->body, d->vjp, bout, 1) : (lanes_loop){0};
+        ok = bout && rmi_lanes_build(&b, L->be, LK_TAPE | LK_REVERSE | LK_RECOMPUTE, &W->body, L->alloc,
                                           L->ctx) &&
              W->body.m == 1;
     }
     return ok && add_exit(W, L);
 }
 
-/* The translation's inputs (lanes_memo.h): what translate reads of d. */
+/* The translation's inputs (lanes/lanes.h): what translate reads of d. */
 static lanes_key while_key(const remat_while_data *d, const remat_backend *be)
 {
     lanes_key k = {.ok = true};

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "scan/lanes_memo.h"
+#include "lanes/lanes.h"
 #include "scan/loop_rt.h"
 #include "scan/while_rt.h"
 
@@ -89,7 +89,7 @@ static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_
  * function (a fit's intervals and experiments: one body, thousands of
  * nodes): the root runs one loop at a time, a loop one body evaluation at
  * a time, and a while loop's sub-programs are never run elsewhere (exec/hop.h).
- * The key is fn's content with the flags (lanes_memo.h); a function with a
+ * The key is fn's content with the flags (lanes/lanes.h); a function with a
  * custom op or a nested loop (state of its own) gets a program of its own. */
 static remat_status compile_sub(const remat_fn *fn, remat_hop_lowering *L, remat_program **out)
 {

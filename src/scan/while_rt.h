@@ -19,13 +19,13 @@
 #define REMAT_WHILE_RT_H
 
 #include "exec/hop.h"
-#include "scan/scan_lanes.h"
+#include "lanes/lanes.h"
 #include "scan/scan_replay.h"
 #include "scan/while_impl.h"
 
 /* Compiled lane loops of a while node (while_lanes.c, run by
  * while_exec_lanes.c): the loop seen as two scans, translated by the
- * scan's lane translator (scan_lanes.h), with one lane (m = 1):
+ * scan's lane translator (lanes/lanes.h), with one lane (m = 1):
  *   step  step(carry..., consts...) -> (carry'..., accepted, keep): the
  *         body, the select of the n_diff carries by accepted, and cond on
  *         the result. ADVANCE ends with an EXIT on keep (backend/lane.h):
@@ -49,7 +49,7 @@ typedef struct {
     double cost_ns, spent_ns, start_ns;
     struct scan_tier_pool *pool; /* the body's account, shared with nodes of the same programs */
     uint64_t pool_key;           /* its key: the hash of step's and body's programs */
-    struct lanes_memo_entry *memo; /* the process's kept translation (lanes_memo.h), or NULL */
+    struct lanes_memo_entry *memo; /* the process's kept translation (lanes/lanes.h), or NULL */
 } while_lanes;
 
 #define WHILE_LANES_CHUNK 256

@@ -1,5 +1,5 @@
-/* lanes_memo.c — translated lane programs kept per body for the process (lanes_memo.h). */
-#include "scan/lanes_memo.h"
+/* memo.c — translated lane programs kept per body for the process (lanes.h). */
+#include "lanes/lanes.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -11,7 +11,7 @@
  * P[c][j] (mul, then sub: -ffp-contract=off), and the substitutions. Same
  * operations on the same operands in the same order, so the same bits.
  */
-#include "scan/scan_lanes_solve.h"
+#include "lanes/lanes_solve.h"
 
 #define OP(o, a, b, c) ((r = op(ctx, (o), (a), (b), (c))) >= 0)
 
