@@ -13,6 +13,103 @@
 
 #include "exec/hop.h"
 #include "scan/scan_impl.h"
+#include "scan/scan_replay.h"
+
+/* ---- one loop core ----
+ *
+ * What every loop node's runtime holds, whatever the loop (the first member
+ * `c` of scan_rt and while_rt): the programs of the body's cut VJP, the
+ * store, the carry and its cotangent in backend memory, the bodies'
+ * argument arrays, the consts' cotangents. A scan is the loop with a known
+ * length, x_t and y_t and every step taped; a while loop learns its length
+ * as it runs and tapes only accepted iterations. What differs is a
+ * loop_kind's hooks; the interpreted executor (loop_exec.c: the ops of
+ * scan_replay.h, snapshots, tapes, reverses, recomputations, the consts'
+ * cotangents) is one. */
+typedef struct loop_core loop_core;
+
+typedef struct {
+    /* step k from cur: next := carry k+1, then cur and next swap (plain, no tape) */
+    void (*advance)(loop_core *c, int64_t k);
+    /* the forward half's arguments for step k: fin from cur, fout into next
+     * (the taped residuals' outputs the core adds after res_out0) */
+    void (*step_io)(loop_core *c, int64_t k);
+    /* after the forward half wrote next (NULL: nothing) */
+    void (*stepped)(loop_core *c, int64_t k);
+    /* the backward half's arguments for step k besides its tape and the
+     * consts' shares: the carry's cotangent from ct_cur into ct_next, x_t,
+     * ct_y_t, ct_x_t */
+    void (*reverse_io)(loop_core *c, int64_t k);
+    /* whether step k has a tape and a reverse (NULL: every step) */
+    bool (*taped)(const loop_core *c, int64_t k);
+    /* after a restore (NULL: nothing) */
+    void (*restored)(loop_core *c);
+} loop_kind;
+
+struct loop_core {
+    const loop_kind *kind;
+    remat_backend *be;
+    remat_program *p_fwd, *p_bwd;
+    void **outs;
+    size_t *carry_off, *k_off; /* per carry / const */
+    int nc, nk, nres;
+    /* where the consts are among the bodies' arguments (fin: after the
+     * carries, and x_t for a scan) and the backward half's outputs (bout),
+     * and the forward half's first taped residual output (after carry' and
+     * y_t for a scan, carry' and the flag for a while loop) */
+    int k_in0, k_out0, res_out0;
+    const scan_desc *k_desc; /* the consts' */
+    const scan_body_vjp *vjp;
+    /* the store: snapshots of carry_bytes at slots_off, tapes at tapes_off */
+    size_t carry_bytes, slots_off, tapes_off;
+
+    /* per node execution */
+    char *store;
+    int64_t reversed; /* steps reversed (backward) */
+
+    /* backend memory: the current carry and its cotangent (the compiled
+     * loops update them in place; the interpreter swaps with next), a
+     * recomputed step's tape, the consts' cotangents */
+    char *cur, *next, *ct_cur, *ct_next, *tmp_tape, *ct_k_tmp, *ct_k_acc[2];
+
+    /* interpreted: the bodies' argument arrays (what does not change from
+     * step to step, the consts and their cotangents, is written once per
+     * node execution) */
+    const void **fin, **bin;
+    void **fout, **bout;
+    /* Residuals the backward body reads from the tape: res_taped[0..n_taped)
+     * (the forward body writes them there, in that order); the ones that
+     * are a const are bound once per node execution (res_arg) */
+    int *res_taped, n_taped;
+    remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
+
+    bool nested; /* in a sub-program (remat_hop_lowering) */
+    /* stats of the last root run (remat_hop_stats) */
+    int64_t evals;
+    size_t peak_bytes;
+};
+
+static inline char *rmi_loop_slot(const loop_core *c, int64_t slot)
+{
+    return c->store + c->slots_off + (size_t)slot * c->carry_bytes;
+}
+
+static inline char *rmi_loop_tape(const loop_core *c, int64_t j)
+{
+    return c->store + c->tapes_off + (size_t)j * c->vjp->tape_bytes;
+}
+
+/* loop_exec.c: the interpreted executor. bind: the consts into the bodies'
+ * arguments, and, backward (ct true), the consts' cotangents started at
+ * -0.0 (every reversed step adds: -0.0 + c == c, so the first share's bits
+ * are kept, -0.0 included); finish: the consts' cotangents into ct_ks, a
+ * plain +0.0 when no step was reversed (a loop of no steps, or of only
+ * rejected iterations). run: the ops, x a loop_core. */
+void rmi_loop_bind(loop_core *c, const void *const *ks, bool ct);
+void rmi_loop_finish(loop_core *c, void *const *ct_ks);
+void rmi_loop_run(void *x, const scan_xop *ops, int64_t n);
+void rmi_loop_snapshot(void *x, int slot);
+void rmi_loop_restore(void *x, int slot);
 
 static inline void rmi_loop_rt_swap(char **a, char **b)
 {

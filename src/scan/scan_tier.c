@@ -43,7 +43,7 @@ static double compile_ns(const scan_rt *r)
     const remat_lane_program *pp[LKI_COUNT];
     for (int i = 0; i < r->lanes.n_progs; i++)
         pp[i] = &r->lanes.progs[i];
-    return r->be->iface.lanes_compile_ns(r->lanes.n_progs, pp);
+    return r->c.be->iface.lanes_compile_ns(r->lanes.n_progs, pp);
 }
 
 static bool debug(void)
@@ -73,19 +73,19 @@ bool rmi_scan_tier_lower(scan_rt *r)
     /* The cost model is the CPU backend's (gcc, its interpreter): a backend
      * that cannot say what compiling costs (CUDA's NVRTC) compiles as it did
      * before tiers. */
-    const bool weigh = r->be->iface.load_lanes && r->be->iface.lanes_compile_ns;
+    const bool weigh = r->c.be->iface.load_lanes && r->c.be->iface.lanes_compile_ns;
     r->tier_run_ns = run_ns(r);
     r->tier_cost_ns = weigh ? compile_ns(r) : 0;
     /* one run's own work decides at lowering, so that a gradient's two
      * nodes decide alike (lane blocks need both compiled, or neither) */
     if (mode == SCAN_JIT_ALWAYS || !weigh || r->tier_run_ns >= r->tier_cost_ns) {
-        const bool ok = rmi_lanes_get(S, r->be, rmi_lane_cache_dir(r->opts), true) == REMAT_OK;
+        const bool ok = rmi_lanes_get(S, r->c.be, rmi_lane_cache_dir(r->opts), true) == REMAT_OK;
         say(r, ok ? "compiled" : "compiling failed, interpreted");
         if (ok && weigh)
             settle((r->tier_pool = pool_of(S), r), true, false); /* waiting nodes of the body may take it */
         return ok;
     }
-    if (r->tier_run_ns >= LANES_LOAD_NS && rmi_lanes_get(S, r->be, rmi_lane_cache_dir(r->opts), false) == REMAT_OK) {
+    if (r->tier_run_ns >= LANES_LOAD_NS && rmi_lanes_get(S, r->c.be, rmi_lane_cache_dir(r->opts), false) == REMAT_OK) {
         settle((r->tier_pool = pool_of(S), r), true, false);
         say(r, "loaded from the cache");
         return true;
@@ -115,14 +115,14 @@ void rmi_scan_tier_run(scan_rt *r)
     case T_WAIT: return;
     case T_GIVE_UP: r->tier_wait = false; return;
     case T_LOAD: /* another process may have compiled the body: one look for all its nodes */
-        got = rmi_lanes_get(&r->lanes, r->be, rmi_lane_cache_dir(r->opts), false) == REMAT_OK;
+        got = rmi_lanes_get(&r->lanes, r->c.be, rmi_lane_cache_dir(r->opts), false) == REMAT_OK;
         settle(r, got, false);
         if (!got)
             return;
         break;
     case T_TAKE: /* this process's cache has it */
     case T_COMPILE:
-        got = rmi_lanes_get(&r->lanes, r->be, rmi_lane_cache_dir(r->opts), true) == REMAT_OK;
+        got = rmi_lanes_get(&r->lanes, r->c.be, rmi_lane_cache_dir(r->opts), true) == REMAT_OK;
         settle(r, got, !got);
         break;
     }

@@ -292,7 +292,7 @@ void rmi_while_lanes_tier_run(while_rt *r)
         return;
     }
     W->wait = false;
-    W->on = get_code(W, r->be, rmi_lane_cache_dir(r->opts), true);
+    W->on = get_code(W, r->c.be, rmi_lane_cache_dir(r->opts), true);
     say(r, W->on ? "compiled now" : "compiling failed, interpreted");
 }
 

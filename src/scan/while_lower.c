@@ -31,31 +31,31 @@ static const remat_while_data *keep_data(const remat_while_data *d, remat_hop_lo
 /* offsets, argument arrays, residual sources; false when out of memory */
 static bool layout(while_rt *r, const remat_while_data *d, remat_hop_lowering *L, size_t *ksum)
 {
-    const int nc = r->nc, nk = r->nk, nres = r->nres;
-    r->carry_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nc + 1));
-    r->k_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
-    r->fin = L->alloc(L->ctx, sizeof *r->fin * (size_t)(nc + nk + 1));
-    r->fout = L->alloc(L->ctx, sizeof *r->fout * (size_t)(nc + nres + 2));
-    r->bin = L->alloc(L->ctx, sizeof *r->bin * (size_t)(nres + nc + 2));
-    r->bout = L->alloc(L->ctx, sizeof *r->bout * (size_t)(nc + nk + 1));
-    r->res_taped = L->alloc(L->ctx, sizeof *r->res_taped * (size_t)(nres + 1));
+    const int nc = r->c.nc, nk = r->c.nk, nres = r->c.nres;
+    r->c.carry_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nc + 1));
+    r->c.k_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
+    r->c.fin = L->alloc(L->ctx, sizeof *r->c.fin * (size_t)(nc + nk + 1));
+    r->c.fout = L->alloc(L->ctx, sizeof *r->c.fout * (size_t)(nc + nres + 2));
+    r->c.bin = L->alloc(L->ctx, sizeof *r->c.bin * (size_t)(nres + nc + 2));
+    r->c.bout = L->alloc(L->ctx, sizeof *r->c.bout * (size_t)(nc + nk + 1));
+    r->c.res_taped = L->alloc(L->ctx, sizeof *r->c.res_taped * (size_t)(nres + 1));
     r->bits = L->alloc(L->ctx, (size_t)(d->max_steps + 7) / 8 + 1);
-    if (!r->carry_off || !r->k_off || !r->fin || !r->fout || !r->bin || !r->bout || !r->res_taped || !r->bits)
+    if (!r->c.carry_off || !r->c.k_off || !r->c.fin || !r->c.fout || !r->c.bin || !r->c.bout || !r->c.res_taped || !r->bits)
         return false;
     size_t off = 0;
     for (int i = 0; i < nc; i++) {
-        r->carry_off[i] = off;
+        r->c.carry_off[i] = off;
         off += rmi_scan_align(rmi_loop_rt_bytes(&d->in[i]));
     }
     *ksum = 0;
     for (int i = 0; i < nk; i++) {
-        r->k_off[i] = *ksum;
+        r->c.k_off[i] = *ksum;
         *ksum += rmi_scan_align(rmi_loop_rt_bytes(&d->in[nc + i]));
     }
-    r->n_taped = 0;
+    r->c.n_taped = 0;
     for (int j = 0; j < nres; j++)
         if (d->vjp->res_arg[j] < 0)
-            r->res_taped[r->n_taped++] = j;
+            r->c.res_taped[r->c.n_taped++] = j;
     return true;
 }
 
@@ -63,24 +63,24 @@ static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_
 {
     const size_t cb = d->carry_bytes + 16, kb = ksum ? ksum : 16;
     const size_t tb = d->vjp && d->vjp->tape_bytes ? d->vjp->tape_bytes : 16;
-    r->cur = L->mem(L->ctx, cb);
-    r->next = L->mem(L->ctx, cb);
+    r->c.cur = L->mem(L->ctx, cb);
+    r->c.next = L->mem(L->ctx, cb);
     r->flag = L->mem(L->ctx, 16);
-    if (!r->cur || !r->next || !r->flag)
+    if (!r->c.cur || !r->c.next || !r->flag)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's carries", d->label);
     if (d->kind == WHILE_BWD) {
-        r->ct_cur = L->mem(L->ctx, cb);
-        r->ct_next = L->mem(L->ctx, cb);
+        r->c.ct_cur = L->mem(L->ctx, cb);
+        r->c.ct_next = L->mem(L->ctx, cb);
         r->ct_dummy = L->mem(L->ctx, cb);
         r->zeros = L->mem(L->ctx, cb);
-        r->tmp_tape = L->mem(L->ctx, tb);
-        r->ct_k_tmp = L->mem(L->ctx, kb);
-        r->ct_k_acc[0] = L->mem(L->ctx, kb);
-        r->ct_k_acc[1] = L->mem(L->ctx, kb);
-        if (!r->ct_cur || !r->ct_next || !r->ct_dummy || !r->zeros || !r->tmp_tape || !r->ct_k_tmp ||
-            !r->ct_k_acc[0] || !r->ct_k_acc[1])
+        r->c.tmp_tape = L->mem(L->ctx, tb);
+        r->c.ct_k_tmp = L->mem(L->ctx, kb);
+        r->c.ct_k_acc[0] = L->mem(L->ctx, kb);
+        r->c.ct_k_acc[1] = L->mem(L->ctx, kb);
+        if (!r->c.ct_cur || !r->c.ct_next || !r->ct_dummy || !r->zeros || !r->c.tmp_tape || !r->c.ct_k_tmp ||
+            !r->c.ct_k_acc[0] || !r->c.ct_k_acc[1])
             return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's cotangents", d->label);
-        r->be->iface.mem_fill(r->zeros, REMAT_F64, 0.0, cb / sizeof(double));
+        r->c.be->iface.mem_fill(r->zeros, REMAT_F64, 0.0, cb / sizeof(double));
     }
     return REMAT_OK;
 }
@@ -112,11 +112,11 @@ static remat_status compile_subs(while_rt *r, const remat_while_data *d, remat_h
     if (st == REMAT_OK)
         st = compile_sub(d->body, L, &r->p_body);
     if (st == REMAT_OK && d->kind != WHILE_PRIMAL)
-        st = compile_sub(d->vjp->fwd, L, &r->p_fwd);
+        st = compile_sub(d->vjp->fwd, L, &r->c.p_fwd);
     if (st == REMAT_OK && d->kind == WHILE_BWD)
-        st = compile_sub(d->vjp->bwd, L, &r->p_bwd);
+        st = compile_sub(d->vjp->bwd, L, &r->c.p_bwd);
     if (st == REMAT_OK && d->kind == WHILE_BWD) /* the backend's add for each const's cotangent */
-        st = rmi_loop_rt_lower_k_adds(d->in + r->nc, r->nk, d->label, L, &r->k_add);
+        st = rmi_loop_rt_lower_k_adds(d->in + r->c.nc, r->c.nk, d->label, L, &r->c.k_add);
     return st;
 }
 
@@ -137,11 +137,21 @@ remat_status rmi_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins
     while_rt *r = L->alloc(L->ctx, sizeof *r);
     if (!r)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
-    *r = (while_rt){.d = keep_data(d, L), .be = L->be, .opts = &L->counters->opts, .outs = L->outs, .nested = L->nested, .pending = -1,
-                    .nc = d->n_carry, .nd = d->n_diff, .nk = d->n_consts, .nres = d->vjp ? d->vjp->n_res : 0};
+    *r = (while_rt){.d = keep_data(d, L), .opts = &L->counters->opts, .c = {.be = L->be, .outs = L->outs, .nested = L->nested,
+                    .nc = d->n_carry, .nk = d->n_consts, .nres = d->vjp ? d->vjp->n_res : 0}, .pending = -1, .nd = d->n_diff};
     size_t ksum;
     if (!r->d || !layout(r, d, L, &ksum))
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
+    /* the loop core (loop_rt.h): the consts after the carries, the taped
+     * residuals after carry' and the accepted flag */
+    r->c.kind = &rmi_while_loop_kind;
+    r->c.k_in0 = r->c.k_out0 = r->c.nc;
+    r->c.res_out0 = r->c.nc + 1;
+    r->c.k_desc = &r->d->in[r->c.nc];
+    r->c.vjp = r->d->vjp;
+    r->c.carry_bytes = r->d->carry_bytes;
+    r->c.slots_off = r->d->slots_off;
+    r->c.tapes_off = r->d->tapes_off;
     remat_status st = alloc_buffers(r, d, L, ksum);
     if (st == REMAT_OK)
         st = compile_subs(r, d, L);

@@ -20,6 +20,7 @@
 
 #include "exec/hop.h"
 #include "lanes/lanes.h"
+#include "scan/loop_rt.h"
 #include "scan/scan_replay.h"
 #include "scan/while_impl.h"
 
@@ -67,57 +68,44 @@ typedef struct {
 } while_ops_cache;
 
 typedef struct while_rt {
+    loop_core c; /* first: the interpreted executor's (loop_rt.h) */
     const remat_while_data *d;
-    remat_backend *be;
     const remat_compile_options *opts; /* the root program's (hop.h counters) */
-    remat_program *p_cond, *p_body, *p_fwd, *p_bwd;
-    void **outs;
-    size_t *carry_off, *k_off;
-    int nc, nd, nk, nres;
+    remat_program *p_cond, *p_body;
+    int nd;
 
     /* per node execution */
-    char *store;
     int64_t n;         /* iterations (-1: not known yet) */
     int64_t known;     /* bits[0 .. known) are set */
-    int64_t reversed;  /* accepted iterations reversed (backward) */
     int64_t pending;   /* lookahead: `next` holds carry pending+1, evaluated from cur (-1: none) */
     uint8_t *bits;     /* host: accepted, one bit per iteration, max_steps of them */
     remat_status status;
     char message[400];
 
     /* backend memory */
-    char *cur, *next, *ct_cur, *ct_next, *ct_dummy, *zeros, *flag, *tmp_tape, *ct_k_tmp, *ct_k_acc[2];
-
-    /* the sub-programs' argument arrays */
-    const void **fin, **bin;
-    void **fout, **bout;
-    int *res_taped, n_taped;
-    remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
+    char *ct_dummy, *zeros, *flag;
 
     while_lanes wl;
     while_ops_cache kept; /* FWD: the forward phase (known length), BWD: the reverse */
 
-    bool nested;
-    int64_t evals;
-    size_t peak_bytes;
 } while_rt;
 
 /* Host memory to the backend's and back: copy_in / copy_out where the
  * backend has them (a device), else its memory is the host's. */
 static inline void rmi_while_rt_to_host(const while_rt *r, void *host, const void *src, size_t bytes)
 {
-    if (r->be->iface.copy_out)
-        r->be->iface.copy_out(host, src, bytes);
+    if (r->c.be->iface.copy_out)
+        r->c.be->iface.copy_out(host, src, bytes);
     else
-        r->be->iface.mem_copy(host, src, bytes);
+        r->c.be->iface.mem_copy(host, src, bytes);
 }
 
 static inline void rmi_while_rt_from_host(const while_rt *r, void *dst, const void *host, size_t bytes)
 {
-    if (r->be->iface.copy_in)
-        r->be->iface.copy_in(dst, host, bytes);
+    if (r->c.be->iface.copy_in)
+        r->c.be->iface.copy_in(dst, host, bytes);
     else
-        r->be->iface.mem_copy(dst, host, bytes);
+        r->c.be->iface.mem_copy(dst, host, bytes);
 }
 
 static inline bool rmi_while_rt_bit(const while_rt *r, int64_t k) { return (r->bits[k >> 3] >> (k & 7)) & 1; }
@@ -133,29 +121,16 @@ static inline void rmi_while_rt_set_bit(while_rt *r, int64_t k, bool acc)
         r->known = k + 1;
 }
 
-static inline char *rmi_while_rt_slot(const while_rt *r, int64_t slot)
-{
-    return r->store + r->d->slots_off + (size_t)slot * r->d->carry_bytes;
-}
+static inline char *rmi_while_rt_slot(const while_rt *r, int64_t slot) { return rmi_loop_slot(&r->c, slot); }
 
-static inline char *rmi_while_rt_tape(const while_rt *r, int64_t j)
-{
-    return r->store + r->d->tapes_off + (size_t)j * r->d->vjp->tape_bytes;
-}
+static inline char *rmi_while_rt_tape(const while_rt *r, int64_t j) { return rmi_loop_tape(&r->c, j); }
 
-/* while_exec.c: bind the consts (and, backward, start the consts'
- * cotangents at -0.0), evaluate the cond on cur, one plain iteration from
- * cur, the ops, the consts' cotangents out */
-void rmi_while_rt_bind(while_rt *r, const void *const *ks, bool backward);
+/* while_exec.c: the loop kind of the interpreted executor (loop_rt.h);
+ * evaluate the cond on a carry, one plain iteration from cur */
+extern const loop_kind rmi_while_loop_kind;
 bool rmi_while_rt_cond(while_rt *r, const char *carry);
 void rmi_while_rt_eval(while_rt *r, int64_t k); /* into next, no swap */
 void rmi_while_rt_step(while_rt *r, int64_t k); /* cur := next carry (the lookahead when pending) */
-void rmi_while_rt_run(void *r, const scan_xop *ops, int64_t n);
-/* the executors' snapshot and restore (both executors: carries in the
- * store's slots; restore drops a pending lookahead); x is a while_rt */
-void rmi_while_rt_snapshot(void *x, int slot);
-void rmi_while_rt_restore(void *x, int slot);
-void rmi_while_rt_finish(while_rt *r, void *const *ct_ks);
 /* while_lanes.c: the compiled loops at lowering (r->wl; off when the body
  * has none or the tier policy waits; out of memory: interpreted, the same
  * bits); at a kernel's entry, the tier's switch; at its end, the run's work */
