@@ -179,6 +179,28 @@ static inline void rmi_loop_rt_plan_store(remat_memory_plan *plan, size_t bytes,
 }
 
 /* loop_lower.c */
+/* What lowering a loop core needs of its node: its carries' and consts'
+ * descriptors, the body's cut VJP (NULL: primal), how many bodies'
+ * arguments besides carries, consts and residuals (x_t and y_t; a while's
+ * flag), whether the cotangent buffers are needed, what names the loop in
+ * messages, and the bytes of one carry snapshot. */
+typedef struct {
+    const scan_desc *carries, *consts;
+    const scan_body_vjp *vjp;
+    int n_step_args;
+    bool cotangents;
+    const char *what;
+    size_t carry_bytes;
+} loop_core_spec;
+/* c's layout (carry_off, k_off, res_taped), argument arrays and backend
+ * buffers, from c->nc, c->nk, c->nres set; *ksum: the consts' bytes.
+ * REMAT_ERR_NOMEM with a message naming s->what. */
+remat_status rmi_loop_lower_core(loop_core *c, const loop_core_spec *s, remat_hop_lowering *L, size_t *ksum);
+/* fn's sub-program; shared: the one of the root's other loops of the same
+ * content (rmi_compile_sub_shared: only for a program never run elsewhere,
+ * whose executions never overlap), unless fn holds a custom op or a nested
+ * loop (state of its own) */
+remat_status rmi_loop_compile_sub(const remat_fn *fn, bool shared, remat_hop_lowering *L, remat_program **out);
 /* A copy of v in the program's memory (the program outlives the function
  * that holds v), without its functions (only lowering reads them); NULL
  * when out of memory. */

@@ -216,75 +216,44 @@ static void run_elsewhere(scan_rt *r)
             rmi_program_run_elsewhere(subs[i]);
 }
 
-/* false when out of memory */
-static bool layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, size_t *ysum, size_t *ksum)
+/* the loop core's layout, argument arrays and buffers (the cotangents'
+ * too: the lane tables name them in every form), the scan's steps of x_t,
+ * y_t and the consts, and which residuals the backward body reads from xs */
+static remat_status layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
 {
     const int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
-    r->c.carry_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nc + 1));
+    const loop_core_spec spec = {.carries = d->in, .consts = d->in + nc + nx, .vjp = d->vjp, .n_step_args = nx + ny,
+                                 .cotangents = true, .what = "scan", .carry_bytes = d->carry_bytes};
+    size_t ksum, ysum = 0;
+    remat_status st = rmi_loop_lower_core(&r->c, &spec, L, &ksum);
+    if (st != REMAT_OK)
+        return st;
     r->carry_at = L->alloc(L->ctx, sizeof *r->carry_at * (size_t)(nc + 1));
     r->x_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nx + 1));
     r->y_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(ny + 1));
     r->k_bytes = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
-    r->c.k_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
-    if (!r->c.carry_off || !r->carry_at || !r->x_step || !r->y_step || !r->k_bytes || !r->c.k_off)
-        return false;
-    size_t off = 0;
-    *ysum = *ksum = 0;
-    for (int i = 0; i < nc; i++) {
-        r->c.carry_off[i] = off;
-        off += rmi_scan_align(rmi_loop_rt_bytes(&d->in[i]));
-    }
+    r->res_x = L->alloc(L->ctx, sizeof *r->res_x * 2 * (size_t)(r->c.nres + 1));
+    if (!r->carry_at || !r->x_step || !r->y_step || !r->k_bytes || !r->res_x)
+        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     for (int i = 0; i < nx; i++)
         r->x_step[i] = rmi_loop_rt_bytes(&d->in[nc + i]);
     for (int i = 0; i < ny; i++) {
         r->y_step[i] = rmi_loop_rt_bytes(&d->out[nc + i]);
-        *ysum += rmi_scan_align(r->y_step[i]);
+        ysum += rmi_scan_align(r->y_step[i]);
     }
-    for (int i = 0; i < nk; i++) {
+    for (int i = 0; i < nk; i++)
         r->k_bytes[i] = rmi_loop_rt_bytes(&d->in[nc + nx + i]);
-        r->c.k_off[i] = *ksum;
-        *ksum += rmi_scan_align(r->k_bytes[i]);
-    }
-    return true;
-}
-
-/* Which residuals the backward body reads from a tape and which from xs;
- * false when out of memory. */
-static bool residual_sources(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
-{
-    r->c.res_taped = L->alloc(L->ctx, sizeof *r->c.res_taped * (size_t)(r->c.nres + 1));
-    r->res_x = L->alloc(L->ctx, sizeof *r->res_x * 2 * (size_t)(r->c.nres + 1));
-    if (!r->c.res_taped || !r->res_x)
-        return false;
-    r->c.n_taped = r->n_res_x = 0;
+    r->n_res_x = 0;
     for (int j = 0; j < r->c.nres; j++) {
         const int a = d->vjp->res_arg[j];
-        if (a < 0)
-            r->c.res_taped[r->c.n_taped++] = j;
-        else if (a < r->c.nc + r->nx) {
+        if (a >= 0 && a < nc + nx) {
             r->res_x[2 * r->n_res_x] = j;
-            r->res_x[2 * r->n_res_x + 1] = a - r->c.nc;
+            r->res_x[2 * r->n_res_x + 1] = a - nc;
             r->n_res_x++;
         }
     }
-    return true;
-}
-
-/* the runtime's buffers, in the backend's memory */
-static remat_status alloc_buffers(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, size_t ysum, size_t ksum)
-{
-    const size_t cb = d->carry_bytes ? d->carry_bytes : 64;
-    r->c.cur = L->mem(L->ctx, cb);
-    r->c.next = L->mem(L->ctx, cb);
-    r->c.ct_cur = L->mem(L->ctx, cb);
-    r->c.ct_next = L->mem(L->ctx, cb);
     r->dummy_y = L->mem(L->ctx, ysum ? ysum : 64);
-    r->c.ct_k_tmp = L->mem(L->ctx, ksum ? ksum : 64);
-    r->c.ct_k_acc[0] = L->mem(L->ctx, ksum ? ksum : 64);
-    r->c.ct_k_acc[1] = L->mem(L->ctx, ksum ? ksum : 64);
-    r->c.tmp_tape = L->mem(L->ctx, d->vjp && d->vjp->tape_bytes ? d->vjp->tape_bytes : 64);
-    if (!r->c.cur || !r->c.next || !r->c.ct_cur || !r->c.ct_next || !r->dummy_y || !r->c.ct_k_tmp || !r->c.ct_k_acc[0] ||
-        !r->c.ct_k_acc[1] || !r->c.tmp_tape)
+    if (!r->dummy_y)
         return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory for the loop's carries");
     return REMAT_OK;
 }
@@ -292,10 +261,11 @@ static remat_status alloc_buffers(scan_rt *r, const remat_scan_data *d, remat_ho
 static remat_status lower_primal(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, remat_instr *ins)
 {
     remat_status st = REMAT_OK;
-    if (d->length > 0)
-        st = rmi_compile_sub(d->body, L->be, L->counters, &r->p_primal);
+    const bool lanes = d->length > 0 && rmi_scan_rt_use_lanes(r, d, L, LK_ADVANCE, false);
+    if (d->length > 0) /* shared with the root's loops of the same body unless run elsewhere */
+        st = rmi_loop_compile_sub(d->body, !lanes, L, &r->p_primal);
     ins->fn = k_scan_primal;
-    if (st == REMAT_OK && rmi_scan_rt_use_lanes(r, d, L, LK_ADVANCE, false)) {
+    if (st == REMAT_OK && lanes) {
         run_elsewhere(r);
         r->exec = &rmi_scan_exec_lanes;
     }
@@ -319,12 +289,14 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
     const size_t peak = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
     const bool lanes = rmi_scan_rt_use_lanes(r, d, L, all, !r->c.nested && peak >= d->carry_bytes);
     const scan_evals ev = node_evals(r);
+    /* the sub-programs: shared with the root's loops of the same bodies
+     * (loop_lower.c) unless the compiled loops run them elsewhere */
     if (ev.plain > 0)
-        st = rmi_compile_sub(d->body, L->be, L->counters, &r->p_primal);
+        st = rmi_loop_compile_sub(d->body, !lanes, L, &r->p_primal);
     if (st == REMAT_OK && ev.record > 0)
-        st = rmi_compile_sub(d->vjp->fwd, L->be, L->counters, &r->c.p_fwd);
+        st = rmi_loop_compile_sub(d->vjp->fwd, !lanes, L, &r->c.p_fwd);
     if (st == REMAT_OK && ev.reverse > 0)
-        st = rmi_compile_sub(d->vjp->bwd, L->be, L->counters, &r->c.p_bwd);
+        st = rmi_loop_compile_sub(d->vjp->bwd, !lanes, L, &r->c.p_bwd);
     if (st == REMAT_OK && d->kind == SCAN_BWD) /* the backend's add for each const's cotangent (interpreted) */
         st = rmi_loop_rt_lower_k_adds(d->in + r->c.nc + r->nx, r->c.nk, "scan", L, &r->c.k_add);
     if (st != REMAT_OK)
@@ -349,9 +321,7 @@ remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
     r->c.nres = d->vjp ? d->vjp->n_res : 0;
     r->reverse = d->reverse;
     r->length = d->length;
-    size_t ysum, ksum;
-    const size_t maxp = (size_t)(r->c.nc + r->nx + r->c.nk + r->ny + r->c.nres + 1);
-    if (!r->d || !layout(r, d, L, &ysum, &ksum) || !residual_sources(r, d, L))
+    if (!r->d)
         return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     /* the loop core (loop_rt.h): the consts after the carries and x_t, the
      * taped residuals after carry' and y_t, every store item of the node's */
@@ -362,13 +332,7 @@ remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
     r->c.vjp = r->d->vjp;
     r->c.carry_bytes = r->d->carry_bytes;
     r->c.tapes_off = (size_t)r->d->max_slots * r->d->carry_bytes;
-    r->c.fin = L->alloc(L->ctx, sizeof *r->c.fin * maxp);
-    r->c.bin = L->alloc(L->ctx, sizeof *r->c.bin * maxp);
-    r->c.fout = L->alloc(L->ctx, sizeof *r->c.fout * maxp);
-    r->c.bout = L->alloc(L->ctx, sizeof *r->c.bout * maxp);
-    if (!r->c.fin || !r->c.bin || !r->c.fout || !r->c.bout)
-        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
-    remat_status st = alloc_buffers(r, d, L, ysum, ksum);
+    remat_status st = layout(r, d, L);
     if (st == REMAT_OK)
         st = d->kind == SCAN_PRIMAL ? lower_primal(r, d, L, ins) : lower_checkpointed(r, d, L, ins);
     if (st != REMAT_OK)
