@@ -178,6 +178,25 @@ static inline void rmi_loop_rt_plan_store(remat_memory_plan *plan, size_t bytes,
     }
 }
 
+/* loop_vjp.c: the backward node of a loop's VJP, after the forward node
+ * (rmi_hop_vjp_forward) and the backward form's data (bwd_data; NULL: out
+ * of memory) were had. Its inputs: the forward's output store_out (the
+ * store), the primal inputs in0 .. in0+n_in, the cotangents of outputs
+ * 0 .. n_ct (zeros of out_desc(data, k) where none flows). Its outputs
+ * 0 .. n_a are the cotangents of primal inputs 0 .. n_a, the next n_b those
+ * of inputs b_in0 .. b_in0+n_b. */
+typedef struct {
+    const remat_hop_rules *rules;
+    void *bwd_data;
+    remat_dtype dt;         /* the backward node's first output's */
+    const char *name, *what; /* the node's name, and the loop's in messages */
+    int store_out, in0, n_in, n_ct, n_a, n_b, b_in0;
+    void (*out_desc)(const void *data, int k, remat_dtype *dt, remat_shape *sh);
+    const void *data;
+    remat_loc loc;
+} loop_bwd_spec;
+remat_status rmi_loop_vjp_backward(remat_hop_vjp *c, const remat_val *out_cts, const loop_bwd_spec *s);
+
 /* loop_lower.c */
 /* What lowering a loop core needs of its node: its carries' and consts'
  * descriptors, the body's cut VJP (NULL: primal), how many bodies'
