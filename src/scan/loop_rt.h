@@ -197,6 +197,20 @@ typedef struct {
 } loop_bwd_spec;
 remat_status rmi_loop_vjp_backward(remat_hop_vjp *c, const remat_val *out_cts, const loop_bwd_spec *s);
 
+/* loop_jvp.c: W, f's JVP (jvp) or f itself (tangent arguments unused),
+ * with its arguments in the order in[0 .. n_in): a primal slot {i, false}
+ * is f's argument i, a tangent slot {i, true} the tangent of argument
+ * wrt[i] (named t_<name>); its outputs out[0 .. n_out): f's output i, or
+ * its tangent. NULL (*st why, the message set) when out of memory or f has
+ * no JVP; otherwise *st REMAT_OK and W may still hold a failed build
+ * (remat_fn_status: the caller reports it). */
+typedef struct {
+    int i;
+    bool tangent;
+} loop_slot;
+remat_fn *rmi_loop_jvp_fn(const remat_fn *f, bool jvp, const char *prefix, int n_wrt, const int *wrt,
+                          const loop_slot *in, int n_in, const loop_slot *out, int n_out, remat_status *st);
+
 /* loop_lower.c */
 /* What lowering a loop core needs of its node: its carries' and consts'
  * descriptors, the body's cut VJP (NULL: primal), how many bodies'
