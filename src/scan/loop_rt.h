@@ -1,12 +1,15 @@
 /*
- * loop_rt.h (internal) — what the runtimes of the two loop nodes share:
- * scan (scan_runtime.c, scan_exec_interp.c) and while (while_lower.c,
- * while_exec.c, while_runtime.c). Both lower a body's cut VJP
- * (scan_impl.h) into the program, add the consts' cotangents with one
- * backend add per const, point the forward half's taped residuals into a
- * tape and the backward half's back out of it, and report their runs and
- * stores to the memory plan alike. What differs (a scan's xs and ys, a
- * while's flags and rejected iterations) stays in each node's files.
+ * loop_rt.h (internal) — the one loop core under both loop nodes, scan
+ * (scan_runtime*.c, its loop kind in scan_exec_interp.c) and while
+ * (while_lower.c, while_runtime.c, its loop kind in while_exec.c): the
+ * core's state and its interpreted executor (loop_exec.c), its lowering
+ * and content-shared sub-programs (loop_lower.c), the backward node of the
+ * VJP rules (loop_vjp.c), the JVP wrapper of a body (loop_jvp.c), and the
+ * inline helpers both use (the taped residuals into and out of a tape, the
+ * consts' cotangents added with one backend add per const, the runs and
+ * stores reported to the memory plan). What differs (a scan's xs, ys and
+ * fixed length; a while loop's cond, flags and rejected iterations) is the
+ * loop kind's hooks and each node's own files.
  */
 #ifndef REMAT_LOOP_RT_H
 #define REMAT_LOOP_RT_H

@@ -1,8 +1,9 @@
 /*
- * scan_rt.h (internal) — a lowered scan node's runtime state, shared by the
- * node's kernels (scan_runtime.c) and its two executors: interpreted
- * (scan_exec_interp.c) and compiled lanes (scan_exec_lanes.c). Both execute
- * the ops of the node's plan (scan_replay.h).
+ * scan_rt.h (internal) — a lowered scan node's runtime state: the loop core
+ * (loop_rt.h) and what is the scan's own, shared by the node's kernels
+ * (scan_runtime.c) and its two executors: the core's interpreter (its scan
+ * kind in scan_exec_interp.c) and compiled lanes (scan_exec_lanes.c). Both
+ * execute the ops of the node's plan (scan_replay.h).
  *
  * Every buffer the body reads or writes — the carries, snapshots and tapes
  * in the store, the cotangent accumulators — is the backend's memory, moved

@@ -1,8 +1,9 @@
 /*
- * while_rt.h (internal) — a lowered while node's runtime state, shared by
- * its kernels (while_runtime.c) and its interpreted executor
- * (while_exec.c), which executes the ops of scan_replay.h with one
- * iteration per step of the schedule.
+ * while_rt.h (internal) — a lowered while node's runtime state: the loop
+ * core (loop_rt.h) and what is the while loop's own, shared by its kernels
+ * (while_runtime.c), its loop kind of the interpreted executor
+ * (while_exec.c; loop_exec.c executes the ops of scan_replay.h with one
+ * iteration per step of the schedule) and its compiled lanes.
  *
  * An iteration evaluates the body into `next`; when it is not accepted the
  * differentiated carries are copied back from `cur` (the select), so that
