@@ -147,6 +147,11 @@ int rmi_lanes_build(const lanes_loop *d, remat_backend *be, unsigned want, scan_
  * compilation), or without `compile` only when the backend has it at hand
  * (load_lanes; REMAT_ERR_UNSUPPORTED otherwise). Nothing changes on failure. */
 remat_status rmi_lanes_get(scan_lanes *S, remat_backend *be, const char *cache_dir, bool compile);
+/* The same for n_views (1 or 2) translations of one loop, in one
+ * compilation, their programs view after view; memo: the kept translation
+ * they are (NULL: none). */
+remat_status rmi_lanes_get_views(scan_lanes *const *views, int n_views, struct lanes_memo_entry *memo,
+                                 remat_backend *be, const char *cache_dir, bool compile);
 
 /* ---- one translation per loop body (memo.c) ----
  *

@@ -973,26 +973,38 @@ int rmi_lanes_build(const lanes_loop *d, remat_backend *be, unsigned want, scan_
     return ok;
 }
 
-remat_status rmi_lanes_get(scan_lanes *S, remat_backend *be, const char *cache_dir, bool compile)
+remat_status rmi_lanes_get_views(scan_lanes *const *views, int n_views, struct lanes_memo_entry *memo,
+                                 remat_backend *be, const char *cache_dir, bool compile)
 {
-    const remat_lane_program *pp[LKI_COUNT];
-    remat_lane_fn got[LKI_COUNT];
-    REMAT_ASSERT(S->progs && S->n_progs <= LKI_COUNT);
-    for (int i = 0; i < S->n_progs; i++)
-        pp[i] = &S->progs[i];
+    const remat_lane_program *pp[2 * LKI_COUNT];
+    remat_lane_fn got[2 * LKI_COUNT];
+    int n = 0;
+    REMAT_ASSERT(n_views <= 2);
+    for (int v = 0; v < n_views; v++) {
+        REMAT_ASSERT(views[v]->n_progs <= LKI_COUNT);
+        for (int i = 0; i < views[v]->n_progs; i++)
+            pp[n++] = &views[v]->progs[i];
+    }
     remat_status st = REMAT_ERR_UNSUPPORTED;
-    if (S->memo && rmi_lanes_memo_code(S->memo, S->n_progs, got)) /* another node of the body got it */
+    if (memo && rmi_lanes_memo_code(memo, n, got)) /* another node of the body got it */
         st = REMAT_OK;
     else if (compile)
-        st = be->iface.compile_lanes(S->n_progs, pp, got, cache_dir); /* one compilation */
+        st = be->iface.compile_lanes(n, pp, got, cache_dir); /* one compilation */
     else if (be->iface.load_lanes)
-        st = be->iface.load_lanes(S->n_progs, pp, got, cache_dir);
+        st = be->iface.load_lanes(n, pp, got, cache_dir);
     if (st != REMAT_OK)
         return st;
-    if (S->memo)
-        rmi_lanes_memo_set_code(S->memo, S->n_progs, got);
-    for (int k = 0, i = 0; k < LKI_COUNT; k++)
-        if (S->want & (1u << k))
-            S->fn[k] = got[i++];
+    if (memo)
+        rmi_lanes_memo_set_code(memo, n, got);
+    for (int v = 0, i = 0; v < n_views; v++)
+        for (int k = 0; k < LKI_COUNT; k++)
+            if (views[v]->want & (1u << k))
+                views[v]->fn[k] = got[i++];
     return REMAT_OK;
+}
+
+remat_status rmi_lanes_get(scan_lanes *S, remat_backend *be, const char *cache_dir, bool compile)
+{
+    REMAT_ASSERT(S->progs);
+    return rmi_lanes_get_views(&S, 1, S->memo, be, cache_dir, compile);
 }

@@ -188,26 +188,8 @@ static bool translate_shared(while_lanes *W, const remat_while_data *d, remat_ho
 /* The code of every program, in one compilation (or from the caches). */
 static bool get_code(while_lanes *W, remat_backend *be, const char *cache_dir, bool compile)
 {
-    const remat_lane_program *pp[2 * LKI_COUNT];
-    remat_lane_fn got[2 * LKI_COUNT];
-    scan_lanes *S[2] = {&W->step, &W->body};
-    const int n = all_programs(W, pp);
-    remat_status st = REMAT_ERR_UNSUPPORTED;
-    if (W->memo && rmi_lanes_memo_code(W->memo, n, got)) /* another node of the loop got it */
-        st = REMAT_OK;
-    else if (compile)
-        st = be->iface.compile_lanes(n, pp, got, cache_dir);
-    else if (be->iface.load_lanes)
-        st = be->iface.load_lanes(n, pp, got, cache_dir);
-    if (st != REMAT_OK)
-        return false;
-    if (W->memo)
-        rmi_lanes_memo_set_code(W->memo, n, got);
-    for (int v = 0, i = 0; v < 2; v++)
-        for (int k = 0; k < LKI_COUNT; k++)
-            if (S[v]->want & (1u << k))
-                S[v]->fn[k] = got[i++];
-    return true;
+    scan_lanes *const views[2] = {&W->step, &W->body};
+    return rmi_lanes_get_views(views, 2, W->memo, be, cache_dir, compile) == REMAT_OK;
 }
 
 static bool debug(void)
