@@ -40,6 +40,24 @@ void rmi_loop_finish(loop_core *c, void *const *ct_ks)
     }
 }
 
+void rmi_loop_copy_in(loop_core *c, char *dst, const void *const *src, int n)
+{
+    for (int i = 0; i < n; i++)
+        c->be->iface.mem_copy(dst + c->carry_off[i], src[i], rmi_loop_rt_bytes(&c->carry_desc[i]));
+}
+
+void rmi_loop_copy_out(loop_core *c, void *const *dst, const char *src, int n)
+{
+    for (int i = 0; i < n; i++)
+        c->be->iface.mem_copy(dst[i], src + c->carry_off[i], rmi_loop_rt_bytes(&c->carry_desc[i]));
+}
+
+void rmi_loop_stats_run(const void *self, remat_stats *st)
+{
+    const loop_core *c = self;
+    rmi_loop_rt_report_run(c->evals, c->peak_bytes, st);
+}
+
 static bool taped(const loop_core *c, int64_t k) { return !c->kind->taped || c->kind->taped(c, k); }
 
 /* step k from cur with its tape into tp (an untaped step: plainly) */

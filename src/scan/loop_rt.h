@@ -61,7 +61,7 @@ struct loop_core {
      * and the forward half's first taped residual output (after carry' and
      * y_t for a scan, carry' and the flag for a while loop) */
     int k_in0, k_out0, res_out0;
-    const scan_desc *k_desc; /* the consts' */
+    const scan_desc *carry_desc, *k_desc; /* the carries', the consts' */
     const scan_body_vjp *vjp;
     /* the store: snapshots of carry_bytes at slots_off, tapes at tapes_off */
     size_t carry_bytes, slots_off, tapes_off;
@@ -112,6 +112,14 @@ void rmi_loop_bind(loop_core *c, const void *const *ks, bool ct);
 void rmi_loop_finish(loop_core *c, void *const *ct_ks);
 void rmi_loop_run(void *x, const scan_xop *ops, int64_t n);
 void rmi_loop_snapshot(void *x, int slot);
+/* carries 0 .. n from the caller's tensors into a buffer of them at
+ * carry_off, and back, as they are (byte copies through the backend) */
+void rmi_loop_copy_in(loop_core *c, char *dst, const void *const *src, int n);
+void rmi_loop_copy_out(loop_core *c, void *const *dst, const char *src, int n);
+/* the stats hooks both nodes report with (remat_hop_stats; self: a
+ * runtime that starts with its loop core): a run's evaluations and peak
+ * store into the run's stats */
+void rmi_loop_stats_run(const void *self, remat_stats *st);
 void rmi_loop_restore(void *x, int slot);
 
 static inline void rmi_loop_rt_swap(char **a, char **b)

@@ -28,14 +28,12 @@
 
 void rmi_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src)
 {
-    for (int i = 0; i < r->c.nc; i++)
-        r->c.be->iface.mem_copy(dst + r->c.carry_off[i], src[i], rmi_loop_rt_bytes(&r->d->in[i]));
+    rmi_loop_copy_in(&r->c, dst, src, r->c.nc);
 }
 
 void rmi_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src)
 {
-    for (int i = 0; i < r->c.nc; i++)
-        r->c.be->iface.mem_copy(dst[i], src + r->c.carry_off[i], rmi_loop_rt_bytes(&r->d->in[i]));
+    rmi_loop_copy_out(&r->c, dst, src, r->c.nc);
 }
 
 /* the store a phase holds at its peak (the reverse's includes the forward's) */
@@ -149,12 +147,6 @@ static void stats_begin(void *self)
 static remat_status stats_status(const void *self)
 {
     return (remat_status)atomic_load_explicit(&((const scan_rt *)self)->run_status, memory_order_relaxed);
-}
-
-static void stats_run(const void *self, remat_stats *st)
-{
-    const scan_rt *r = self;
-    rmi_loop_rt_report_run(r->c.evals, r->c.peak_bytes, st);
 }
 
 /* the largest predicted store among the program's scans, and its sizes */
@@ -328,6 +320,7 @@ remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
     r->c.kind = &rmi_scan_loop_kind;
     r->c.k_in0 = r->c.k_out0 = r->c.nc + r->nx;
     r->c.res_out0 = r->c.nc + r->ny;
+    r->c.carry_desc = r->d->in;
     r->c.k_desc = &r->d->in[r->c.nc + r->nx];
     r->c.vjp = r->d->vjp;
     r->c.carry_bytes = r->d->carry_bytes;
@@ -338,7 +331,7 @@ remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
     if (st != REMAT_OK)
         return st;
     ins->aux = r;
-    const remat_hop_stats hook = {.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
+    const remat_hop_stats hook = {.begin_run = stats_begin, .report_run = rmi_loop_stats_run, .report_plan = stats_plan,
                                   .run_status = stats_status, .self = r};
     return rmi_hop_stats_add(L->counters, &hook);
 }

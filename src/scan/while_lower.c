@@ -98,6 +98,7 @@ remat_status rmi_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins
     r->c.kind = &rmi_while_loop_kind;
     r->c.k_in0 = r->c.k_out0 = r->c.nc;
     r->c.res_out0 = r->c.nc + 1;
+    r->c.carry_desc = r->d->in;
     r->c.k_desc = &r->d->in[r->c.nc];
     r->c.vjp = r->d->vjp;
     r->c.carry_bytes = r->d->carry_bytes;

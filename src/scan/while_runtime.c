@@ -25,18 +25,6 @@
 #include "scan/loop_rt.h"
 #include "scan/while_rt.h"
 
-static void copy_carry_in(while_rt *r, char *dst, const void *const *src, int n)
-{
-    for (int i = 0; i < n; i++)
-        r->c.be->iface.mem_copy(dst + r->c.carry_off[i], src[i], rmi_loop_rt_bytes(&r->d->in[i]));
-}
-
-static void copy_carry_out(while_rt *r, void *const *dst, const char *src, int n)
-{
-    for (int i = 0; i < n; i++)
-        r->c.be->iface.mem_copy(dst[i], src + r->c.carry_off[i], rmi_loop_rt_bytes(&r->d->in[i]));
-}
-
 static void too_many(while_rt *r)
 {
     r->status = REMAT_ERR_VALUE;
@@ -83,7 +71,7 @@ static int64_t run_to_end(while_rt *r)
 static void k_while_primal(const remat_instr *I)
 {
     while_rt *r = (while_rt *)I->aux;
-    copy_carry_in(r, r->c.cur, I->in, r->c.nc);
+    rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
     bind(r, I->in + r->c.nc, false);
     r->pending = -1;
     r->known = 0;
@@ -91,7 +79,7 @@ static void k_while_primal(const remat_instr *I)
     rmi_while_lanes_tier_done(r);
     if (r->n < 0)
         return;
-    copy_carry_out(r, r->c.outs, r->c.cur, r->c.nc);
+    rmi_loop_copy_out(&r->c, r->c.outs, r->c.cur, r->c.nc);
     write_n_iter(r, r->c.outs[r->c.nc]);
 }
 
@@ -178,7 +166,7 @@ static void k_while_fwd(const remat_instr *I)
     r->c.store = r->c.outs[r->c.nc + 1];
     int64_t head[2] = {-1, 0}; /* until the forward is done: the backward must not run */
     rmi_while_rt_from_host(r, r->c.store, head, sizeof head);
-    copy_carry_in(r, r->c.cur, I->in, r->c.nc);
+    rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
     bind(r, I->in + r->c.nc, false);
     r->pending = -1;
     r->known = 0;
@@ -188,7 +176,7 @@ static void k_while_fwd(const remat_instr *I)
             rmi_while_lanes_tier_done(r);
             return;
         }
-        copy_carry_in(r, r->c.cur, I->in, r->c.nc);
+        rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
     }
     int64_t peak[2] = {0, 0};
     remat_status st;
@@ -209,7 +197,7 @@ static void k_while_fwd(const remat_instr *I)
     rmi_while_rt_from_host(r, r->c.store, head, sizeof head);
     if (r->n > 0)
         rmi_while_rt_from_host(r, r->c.store + d->bits_off, r->bits, (size_t)(r->n + 7) / 8);
-    copy_carry_out(r, r->c.outs, r->c.cur, r->c.nc);
+    rmi_loop_copy_out(&r->c, r->c.outs, r->c.cur, r->c.nc);
     write_n_iter(r, r->c.outs[r->c.nc]);
 }
 
@@ -233,7 +221,7 @@ static void k_while_bwd(const remat_instr *I)
     /* the control carries' cotangents are zero (stop_gradient); the compiled
      * loops keep every carry's in place */
     r->c.be->iface.mem_fill(r->c.ct_cur, REMAT_F64, 0.0, d->carry_bytes / sizeof(double));
-    copy_carry_in(r, r->c.ct_cur, I->in + 1 + nk, nd);
+    rmi_loop_copy_in(&r->c, r->c.ct_cur, I->in + 1 + nk, nd);
     bind(r, I->in + 1, true);
     int64_t peak[2] = {0, 0};
     remat_status st = run_phase(r, SCAN_PHASE_REVERSE, peak);
@@ -244,7 +232,7 @@ static void k_while_bwd(const remat_instr *I)
     }
     note_peak(r, peak);
     rmi_loop_finish(&r->c, r->c.outs + nd);
-    copy_carry_out(r, r->c.outs, r->c.ct_cur, nd);
+    rmi_loop_copy_out(&r->c, r->c.outs, r->c.ct_cur, nd);
 }
 
 /* ---- stats (exec/hop.h) ---- */
@@ -266,12 +254,6 @@ static const char *stats_error(const void *self)
     return r->message[0] ? r->message : NULL;
 }
 
-static void stats_run(const void *self, remat_stats *st)
-{
-    const while_rt *r = self;
-    rmi_loop_rt_report_run(r->c.evals, r->c.peak_bytes, st);
-}
-
 /* The length is not known before a run: the plan shows the store's
  * capacity within max_steps, and no evaluations. */
 static void stats_plan(const void *self, remat_memory_plan *plan)
@@ -291,6 +273,6 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
 void rmi_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook)
 {
     *fn = d->kind == WHILE_PRIMAL ? k_while_primal : d->kind == WHILE_FWD ? k_while_fwd : k_while_bwd;
-    *hook = (remat_hop_stats){.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
+    *hook = (remat_hop_stats){.begin_run = stats_begin, .report_run = rmi_loop_stats_run, .report_plan = stats_plan,
                               .run_status = stats_status, .run_error = stats_error};
 }
