@@ -218,6 +218,14 @@ lanes_memo_entry *rmi_lanes_memo_add(const lanes_key *k, const lanes_memo_val *v
 bool rmi_lanes_memo_code(lanes_memo_entry *e, int n, remat_lane_fn *fn);
 void rmi_lanes_memo_set_code(lanes_memo_entry *e, int n, const remat_lane_fn *fn);
 
+/* A loop body's translation for the process: the one kept under key k
+ * (its views into *out), or made by translate(ctx, out) (false: none, the
+ * body is interpreted) and kept. Returns whether there is one; *memo: its
+ * entry (NULL when it could not be kept: the table full, out of memory).
+ * Counts a translation made; frees the key. */
+bool rmi_lanes_translate_kept(lanes_key *k, bool (*translate)(void *ctx, lanes_memo_val *out), void *ctx,
+                              lanes_memo_val *out, lanes_memo_entry **memo);
+
 /* Counts since the process started (tests): bodies translated, nodes that
  * took a kept translation instead, nodes that took its code. */
 typedef struct {

@@ -317,3 +317,20 @@ void rmi_lanes_memo_stats_get(remat_lanes_memo_stats *s)
                                   .reused = atomic_load(&n_reused),
                                   .code_reused = atomic_load(&n_code_reused)};
 }
+
+bool rmi_lanes_translate_kept(lanes_key *k, bool (*translate)(void *ctx, lanes_memo_val *out), void *ctx,
+                              lanes_memo_val *out, lanes_memo_entry **memo)
+{
+    lanes_memo_entry *e = rmi_lanes_memo_find(k, out);
+    bool ok = true;
+    if (!e) {
+        rmi_lanes_memo_count_translation();
+        memset(out, 0, sizeof *out);
+        ok = translate(ctx, out);
+        if (ok)
+            e = rmi_lanes_memo_add(k, out);
+    }
+    *memo = ok ? e : NULL;
+    rmi_lanes_key_free(k);
+    return ok;
+}

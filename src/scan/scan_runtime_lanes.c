@@ -109,31 +109,36 @@ static lanes_key scan_key(const remat_scan_data *d, const remat_backend *be, uns
     return k;
 }
 
-/* rmi_lanes_build, or the process's kept translation of the same
- * body (lanes/lanes.h) */
+typedef struct {
+    const remat_scan_data *d;
+    remat_hop_lowering *L;
+    unsigned want;
+} scan_translation;
+
+static bool translate(void *ctx, lanes_memo_val *out)
+{
+    const scan_translation *t = ctx;
+    const remat_scan_data *d = t->d;
+    const lanes_loop loop = {.body = d->body, .vjp = d->vjp, .length = d->length, .n_carry = d->n_carry,
+                             .n_xs = d->n_xs, .n_consts = d->n_consts, .n_ys = d->n_ys, .in = d->in, .out = d->out};
+    out->n_views = 1;
+    return rmi_lanes_build(&loop, t->L->be, t->want, &out->view[0], t->L->alloc, t->L->ctx);
+}
+
+/* rmi_lanes_build, or the process's kept translation of the same body
+ * (lanes/lanes.h) */
 static int lanes_build(const remat_scan_data *d, remat_hop_lowering *L, unsigned want, scan_lanes *out)
 {
     if (!L->be->iface.compile_lanes || !L->be->iface.can_compile_lanes())
         return 0;
     lanes_key k = scan_key(d, L->be, want);
     lanes_memo_val v;
-    lanes_memo_entry *e = rmi_lanes_memo_find(&k, &v);
-    int ok = 1;
-    if (e) {
-        *out = v.view[0];
-    } else {
-        rmi_lanes_memo_count_translation();
-        const lanes_loop loop = {.body = d->body, .vjp = d->vjp, .length = d->length, .n_carry = d->n_carry,
-                                 .n_xs = d->n_xs, .n_consts = d->n_consts, .n_ys = d->n_ys, .in = d->in,
-                                 .out = d->out};
-        ok = rmi_lanes_build(&loop, L->be, want, out, L->alloc, L->ctx);
-        if (ok)
-            e = rmi_lanes_memo_add(&k, &(lanes_memo_val){.view = {*out}, .n_views = 1});
-    }
-    if (ok)
-        out->memo = e;
-    rmi_lanes_key_free(&k);
-    return ok;
+    lanes_memo_entry *e;
+    if (!rmi_lanes_translate_kept(&k, translate, &(scan_translation){d, L, want}, &v, &e))
+        return 0;
+    *out = v.view[0];
+    out->memo = e;
+    return 1;
 }
 
 bool rmi_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)

@@ -156,33 +156,38 @@ static int all_programs(const while_lanes *W, const remat_lane_program **pp)
     return n;
 }
 
+typedef struct {
+    while_lanes *W;
+    const remat_while_data *d;
+    remat_hop_lowering *L;
+} while_translation;
+
+static bool translate_views(void *ctx, lanes_memo_val *out)
+{
+    const while_translation *t = ctx;
+    while_lanes *W = t->W;
+    if (!translate(W, t->d, t->L))
+        return false;
+    const remat_lane_program *pp[2 * LKI_COUNT];
+    W->pool_key = rmi_lane_programs_hash(all_programs(W, pp), pp);
+    *out = (lanes_memo_val){.view = {W->step, W->body}, .n_views = t->d->kind != WHILE_PRIMAL ? 2 : 1,
+                            .exit_buf = W->exit_buf, .pool_key = W->pool_key};
+    return true;
+}
+
 /* translate, or take the process's kept translation of the same loop */
 static bool translate_shared(while_lanes *W, const remat_while_data *d, remat_hop_lowering *L)
 {
     lanes_key k = while_key(d, L->be);
     lanes_memo_val v;
-    lanes_memo_entry *e = rmi_lanes_memo_find(&k, &v);
-    bool ok = true;
-    if (e) {
-        W->step = v.view[0];
-        if (v.n_views > 1)
-            W->body = v.view[1];
-        W->exit_buf = v.exit_buf;
-        W->pool_key = v.pool_key;
-    } else {
-        rmi_lanes_memo_count_translation();
-        ok = translate(W, d, L);
-        if (ok) {
-            const remat_lane_program *pp[2 * LKI_COUNT];
-            W->pool_key = rmi_lane_programs_hash(all_programs(W, pp), pp);
-            e = rmi_lanes_memo_add(&k, &(lanes_memo_val){.view = {W->step, W->body},
-                                                           .n_views = d->kind != WHILE_PRIMAL ? 2 : 1,
-                                                           .exit_buf = W->exit_buf, .pool_key = W->pool_key});
-        }
-    }
-    W->memo = ok ? e : NULL;
-    rmi_lanes_key_free(&k);
-    return ok;
+    if (!rmi_lanes_translate_kept(&k, translate_views, &(while_translation){W, d, L}, &v, &W->memo))
+        return false;
+    W->step = v.view[0];
+    if (v.n_views > 1)
+        W->body = v.view[1];
+    W->exit_buf = v.exit_buf;
+    W->pool_key = v.pool_key;
+    return true;
 }
 
 /* The code of every program, in one compilation (or from the caches). */
