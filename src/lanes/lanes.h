@@ -127,7 +127,7 @@ typedef struct {
     unsigned want;
     int64_t n_ins; /* their instructions (what compiling them costs) */
     uint64_t pool_key; /* their hash: the tier account's key (scan_tier.h) */
-    /* the process's kept translation these programs are (lanes_memo.h),
+    /* the process's kept translation these programs are (the memo below),
      * which also keeps their code once a node got it; NULL: the node's own */
     struct lanes_memo_entry *memo;
 } scan_lanes;
@@ -155,7 +155,7 @@ remat_status rmi_lanes_get_views(scan_lanes *const *views, int n_views, struct l
 
 /* ---- one translation per loop body (memo.c) ----
  *
- * Translating a loop body into lane programs (scan_lanes.h) reads only the
+ * Translating a loop body into lane programs (above) reads only the
  * body's graphs (and its VJP halves'), the loop's value descriptors and the
  * backend, and costs ~1 ms of graph rewriting per node; a fit builds the
  * same body again for each experiment and each output interval (64
@@ -236,7 +236,7 @@ void rmi_lanes_memo_count_translation(void);
 
 /* ---- when a body is compiled (tier.c) ----
  *
- * A loop whose body has lane programs (scan_lanes.h) is compiled at
+ * A loop whose body has lane programs (above) is compiled at
  * lowering when one run's predicted interpreted work exceeds what compiling
  * costs, or its code is at hand (this process's or the disk's cache) and
  * the run is worth loading it for; otherwise it starts interpreted and

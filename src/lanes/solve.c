@@ -1,5 +1,5 @@
 /*
- * scan_lanes_solve.c — the unrolled lu and linear_solve of compiled scan
+ * solve.c — the unrolled lu and linear_solve of compiled scan
  * loops.
  *
  * Exactly the CPU kernels' elimination for n <= 8 (backend/linalg.c,

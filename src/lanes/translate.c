@@ -1,5 +1,5 @@
 /*
- * scan_lanes.c — translates a scan body and its VJP halves into lane
+ * translate.c — translates a loop body (a scan's, or a while loop's as a scan) and its VJP halves into lane
  * programs (backend/lane.h) and has the backend compile them (lanes.h).
  *
  * The lane axis. With m > 1, a value's lane axis is the one axis of size m
@@ -21,7 +21,7 @@
  * in the CPU kernel's order and with its IEEE maximum (+0 above -0, NaN
  * propagates): as the adaptive controller's NaN test needs.
  *
- * lu and linear_solve of n <= 8 are unrolled (scan_lanes_solve.c), one
+ * lu and linear_solve of n <= 8 are unrolled (solve.c), one
  * system per batch entry, the lane axis a batch axis of the operands.
  *
  * Not translated (the body is interpreted instead): dot_general, custom ops,

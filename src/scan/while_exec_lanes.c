@@ -1,7 +1,7 @@
 /*
  * while_exec_lanes.c — the compiled executor of a while node (while_rt.h,
  * while_lanes): the ops of scan_replay.h as calls of compiled loops, the
- * interpreted executor's (while_exec.c) bits, evaluation counts and bits
+ * interpreted executor's (loop_exec.c) bits, evaluation counts and bits
  * of `accepted`:
  *
  *   ADVANCE       step over the run: consecutive iterations in one call;
