@@ -1,6 +1,7 @@
 /*
- * translate.c — translates a loop body (a scan's, or a while loop's as a scan) and its VJP halves into lane
- * programs (backend/lane.h) and has the backend compile them (lanes.h).
+ * translate.c — translates a loop body (a scan's, or a while loop's seen as
+ * a scan) and its VJP halves into lane programs (backend/lane.h) and has the
+ * backend compile them (lanes.h).
  *
  * The lane axis. With m > 1, a value's lane axis is the one axis of size m
  * in its shape (none: the value is the same for every lane; two: the body
