@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exec/program_impl.h"
 #include "remat/remat.h"
 
 typedef struct {
@@ -351,6 +352,35 @@ static void test_scan_tier_same_body_shares_account(void **state)
     remat_fn_free(eight);
 }
 
+/* Scans of one body in a program share its interpreted sub-programs, as
+ * while loops do (src/scan/loop_lower.c, rmi_compile_sub_shared): the
+ * gradient of 8 scans (16 nodes) interpreted holds one program per body
+ * function (the body, the VJP's two halves), not one per node and function
+ * (up to 40 before); its bits are the compiled loops' (own programs). */
+static void test_scan_tier_scans_share_sub_programs(void **state)
+{
+    (void)state;
+    remat_fn *g = chain_grad(8, 100, 0.0125);
+    double y0[3] = {1, 0, 0}, k1 = 2, k2 = 0.5, got[2][3];
+    const remat_tensor in[3] = {remat_tensor_f64(y0, 1, (int64_t[]){3}), remat_tensor_f64(&k1, 0, NULL),
+                                remat_tensor_f64(&k2, 0, NULL)};
+    for (int t = 0; t < 2; t++) {
+        remat_tensor o[3];
+        for (int i = 0; i < 3; i++)
+            o[i] = remat_tensor_f64(&got[t][i], 0, NULL);
+        setenv("REMAT_JIT", t ? "always" : "never", 1);
+        remat_program *p = NULL;
+        assert_int_equal(remat_compile(g, remat_backend_cpu(), &p), REMAT_OK);
+        if (t == 0)
+            assert_int_equal(p->own_counters.n_subs, 3);
+        assert_int_equal(remat_run(p, 3, in, 3, o, NULL), REMAT_OK);
+        remat_program_free(p);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_memory_equal(&got[0][i], &got[1][i], sizeof(double));
+    remat_fn_free(g);
+}
+
 /* the entries of the disk cache in dir; `remove`: and deletes them */
 static int cache_entries(const char *dir, bool remove)
 {
@@ -458,6 +488,7 @@ int main(void)
         cmocka_unit_test_setup(test_scan_tier_forced, setup),
         cmocka_unit_test_setup(test_scan_tier_batch_switches_bitwise, setup),
         cmocka_unit_test_setup(test_scan_tier_same_body_shares_account, setup),
+        cmocka_unit_test_setup(test_scan_tier_scans_share_sub_programs, setup),
         cmocka_unit_test_setup(test_scan_tier_deferred_compile_writes_cache, setup),
         cmocka_unit_test_setup(test_scan_tier_big_unrolled_body_deferred, setup),
     };

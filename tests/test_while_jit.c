@@ -22,7 +22,7 @@
 #include "backend/cpu/jit.h"
 #include "exec/program_impl.h"
 #include "remat/remat.h"
-#include "scan/lanes_memo.h"
+#include "lanes/lanes.h"
 
 static double y0v[2] = {1.5, -0.75}, kv[2] = {0.8, 2.3}, Tv = 1.0, hv = 0.0625;
 
@@ -445,7 +445,7 @@ static void test_while_jit_loops_of_one_body_share_account(void **state)
  * backward), then the same program built again from scratch (a fit builds
  * each experiment's loops anew): the body is translated into lane programs
  * once for the process, every other node takes the kept translation
- * (src/scan/lanes_memo.h) and, once compiled, its code; all of it with the
+ * (src/scan/lanes/lanes.h) and, once compiled, its code; all of it with the
  * interpreter's bits and stats. The constant 0.4375 is this case's alone,
  * so no earlier case translated the body. */
 static void test_while_jit_body_translated_once(void **state)

@@ -126,12 +126,12 @@ typedef struct {
     /* Optional (NULL: never cached): what compile_lanes would give when the
      * code is at hand without compiling (cached in this process, or on disk
      * from an earlier one), else REMAT_ERR_UNSUPPORTED with no message. Lets
-     * a caller that would not compile for a short run (scan_tier.c) still
+     * a caller that would not compile for a short run (src/lanes/tier.c) still
      * take code that costs next to nothing to get. */
     remat_status (*load_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out, const char *cache_dir);
     /* Optional, with load_lanes (NULL: a caller cannot weigh compiling, and
      * compiles): the predicted CPU time of compile_lanes for p when nothing
-     * is cached, in ns (CPU: cpu/jit_cost.h), which scan_tier.c weighs
+     * is cached, in ns (CPU: cpu/jit_cost.h), which src/lanes/tier.c weighs
      * against the interpreted work compiling would save. */
     double (*lanes_compile_ns)(int n, const remat_lane_program *const *p);
     /* Whether compiled lane runs are cut for the host (scan_runtime_lanes.c):

@@ -5,7 +5,7 @@
  * A scan whose body is elementwise along one axis of size m (a batch of
  * independent problems, or m = 1: a small state such as an ODE right-hand
  * side) does the same scalar arithmetic for every index j of that axis. The
- * scan module (src/scan/scan_lanes.c) translates the body into this form;
+ * scan module (src/lanes/translate.c) translates the body into this form;
  * the backend only sees scalar instructions and buffers, never a graph.
  *
  * Registers are instruction indices: LOAD, CONST and OP instruction i
@@ -103,7 +103,7 @@ typedef struct {
 } remat_lane_program;
 
 /* lu and linear_solve of systems up to this size are unrolled into lane
- * programs (src/scan/scan_lanes_solve.c); the CPU kernels use the same
+ * programs (src/lanes/solve.c); the CPU kernels use the same
  * elimination (backend/linalg.c), so both give the same bits. */
 #define REMAT_LANE_SOLVE_MAX_N REMAT_LU_SMALL_N
 

@@ -4,7 +4,7 @@
  * with it (b and x (B, n, k)).
  *
  * Small systems (n <= REMAT_LU_SMALL_N) use the elimination below, whose
- * every operation a compiled scan loop repeats (src/scan/scan_lanes_solve.c),
+ * every operation a compiled scan loop repeats (src/lanes/solve.c),
  * so interpreted and compiled bodies agree bit for bit. Larger ones go to
  * LAPACK's getrf/getrs (OpenBLAS ships them; Fortran symbols, Debian's
  * libopenblas-dev has no lapacke.h). Singular A: no error (a kernel cannot

@@ -1,18 +1,126 @@
 /*
- * loop_rt.h (internal) — what the runtimes of the two loop nodes share:
- * scan (scan_runtime.c, scan_exec_interp.c) and while (while_lower.c,
- * while_exec.c, while_runtime.c). Both lower a body's cut VJP
- * (scan_impl.h) into the program, add the consts' cotangents with one
- * backend add per const, point the forward half's taped residuals into a
- * tape and the backward half's back out of it, and report their runs and
- * stores to the memory plan alike. What differs (a scan's xs and ys, a
- * while's flags and rejected iterations) stays in each node's files.
+ * loop_rt.h (internal) — the one loop core under both loop nodes, scan
+ * (scan_runtime*.c, its loop kind in scan_exec_interp.c) and while
+ * (while_lower.c, while_runtime.c, its loop kind in while_exec.c): the
+ * core's state and its interpreted executor (loop_exec.c), its lowering
+ * and content-shared sub-programs (loop_lower.c), the backward node of the
+ * VJP rules (loop_vjp.c), the JVP wrapper of a body (loop_jvp.c), and the
+ * inline helpers both use (the taped residuals into and out of a tape, the
+ * consts' cotangents added with one backend add per const, the runs and
+ * stores reported to the memory plan). What differs (a scan's xs, ys and
+ * fixed length; a while loop's cond, flags and rejected iterations) is the
+ * loop kind's hooks and each node's own files.
  */
 #ifndef REMAT_LOOP_RT_H
 #define REMAT_LOOP_RT_H
 
 #include "exec/hop.h"
 #include "scan/scan_impl.h"
+#include "scan/scan_replay.h"
+
+/* ---- one loop core ----
+ *
+ * What every loop node's runtime holds, whatever the loop (the first member
+ * `c` of scan_rt and while_rt): the programs of the body's cut VJP, the
+ * store, the carry and its cotangent in backend memory, the bodies'
+ * argument arrays, the consts' cotangents. A scan is the loop with a known
+ * length, x_t and y_t and every step taped; a while loop learns its length
+ * as it runs and tapes only accepted iterations. What differs is a
+ * loop_kind's hooks; the interpreted executor (loop_exec.c: the ops of
+ * scan_replay.h, snapshots, tapes, reverses, recomputations, the consts'
+ * cotangents) is one. */
+typedef struct loop_core loop_core;
+
+typedef struct {
+    /* step k from cur: next := carry k+1, then cur and next swap (plain, no tape) */
+    void (*advance)(loop_core *c, int64_t k);
+    /* the forward half's arguments for step k: fin from cur, fout into next
+     * (the taped residuals' outputs the core adds after res_out0) */
+    void (*step_io)(loop_core *c, int64_t k);
+    /* after the forward half wrote next (NULL: nothing) */
+    void (*stepped)(loop_core *c, int64_t k);
+    /* the backward half's arguments for step k besides its tape and the
+     * consts' shares: the carry's cotangent from ct_cur into ct_next, x_t,
+     * ct_y_t, ct_x_t */
+    void (*reverse_io)(loop_core *c, int64_t k);
+    /* whether step k has a tape and a reverse (NULL: every step) */
+    bool (*taped)(const loop_core *c, int64_t k);
+    /* after a restore (NULL: nothing) */
+    void (*restored)(loop_core *c);
+} loop_kind;
+
+struct loop_core {
+    const loop_kind *kind;
+    remat_backend *be;
+    remat_program *p_fwd, *p_bwd;
+    void **outs;
+    size_t *carry_off, *k_off; /* per carry / const */
+    int nc, nk, nres;
+    /* where the consts are among the bodies' arguments (fin: after the
+     * carries, and x_t for a scan) and the backward half's outputs (bout),
+     * and the forward half's first taped residual output (after carry' and
+     * y_t for a scan, carry' and the flag for a while loop) */
+    int k_in0, k_out0, res_out0;
+    const scan_desc *carry_desc, *k_desc; /* the carries', the consts' */
+    const scan_body_vjp *vjp;
+    /* the store: snapshots of carry_bytes at slots_off, tapes at tapes_off */
+    size_t carry_bytes, slots_off, tapes_off;
+
+    /* per node execution */
+    char *store;
+    int64_t reversed; /* steps reversed (backward) */
+
+    /* backend memory: the current carry and its cotangent (the compiled
+     * loops update them in place; the interpreter swaps with next), a
+     * recomputed step's tape, the consts' cotangents */
+    char *cur, *next, *ct_cur, *ct_next, *tmp_tape, *ct_k_tmp, *ct_k_acc[2];
+
+    /* interpreted: the bodies' argument arrays (what does not change from
+     * step to step, the consts and their cotangents, is written once per
+     * node execution) */
+    const void **fin, **bin;
+    void **fout, **bout;
+    /* Residuals the backward body reads from the tape: res_taped[0..n_taped)
+     * (the forward body writes them there, in that order); the ones that
+     * are a const are bound once per node execution (res_arg) */
+    int *res_taped, n_taped;
+    remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
+
+    bool nested; /* in a sub-program (remat_hop_lowering) */
+    /* stats of the last root run (remat_hop_stats) */
+    int64_t evals;
+    size_t peak_bytes;
+};
+
+static inline char *rmi_loop_slot(const loop_core *c, int64_t slot)
+{
+    return c->store + c->slots_off + (size_t)slot * c->carry_bytes;
+}
+
+static inline char *rmi_loop_tape(const loop_core *c, int64_t j)
+{
+    return c->store + c->tapes_off + (size_t)j * c->vjp->tape_bytes;
+}
+
+/* loop_exec.c: the interpreted executor. bind: the consts into the bodies'
+ * arguments, and, backward (ct true), the consts' cotangents started at
+ * -0.0 (every reversed step adds: -0.0 + c == c, so the first share's bits
+ * are kept, -0.0 included); finish: the consts' cotangents into ct_ks, a
+ * plain +0.0 when no step was reversed (a loop of no steps, or of only
+ * rejected iterations). run: the ops, x a loop_core. */
+void rmi_loop_bind(loop_core *c, const void *const *ks, bool ct);
+void rmi_loop_finish(loop_core *c, void *const *ct_ks);
+void rmi_loop_run(void *x, const scan_xop *ops, int64_t n);
+void rmi_loop_snapshot(void *x, int slot);
+/* carries 0 .. n from the caller's tensors into a buffer of them at
+ * carry_off, and back, as they are (byte copies through the backend) */
+void rmi_loop_copy_in(loop_core *c, char *dst, const void *const *src, int n);
+void rmi_loop_copy_out(loop_core *c, void *const *dst, const char *src, int n);
+/* the stats hooks both nodes report with (remat_hop_stats; self: a
+ * runtime that starts with its loop core): a run's evaluations and peak
+ * store into the run's stats */
+void rmi_loop_stats_run(const void *self, remat_stats *st);
+void rmi_loop_restore(void *x, int slot);
 
 static inline void rmi_loop_rt_swap(char **a, char **b)
 {
@@ -81,7 +189,62 @@ static inline void rmi_loop_rt_plan_store(remat_memory_plan *plan, size_t bytes,
     }
 }
 
+/* loop_vjp.c: the backward node of a loop's VJP, after the forward node
+ * (rmi_hop_vjp_forward) and the backward form's data (bwd_data; NULL: out
+ * of memory) were had. Its inputs: the forward's output store_out (the
+ * store), the primal inputs in0 .. in0+n_in, the cotangents of outputs
+ * 0 .. n_ct (zeros of out_desc(data, k) where none flows). Its outputs
+ * 0 .. n_a are the cotangents of primal inputs 0 .. n_a, the next n_b those
+ * of inputs b_in0 .. b_in0+n_b. */
+typedef struct {
+    const remat_hop_rules *rules;
+    void *bwd_data;
+    remat_dtype dt;         /* the backward node's first output's */
+    const char *name, *what; /* the node's name, and the loop's in messages */
+    int store_out, in0, n_in, n_ct, n_a, n_b, b_in0;
+    void (*out_desc)(const void *data, int k, remat_dtype *dt, remat_shape *sh);
+    const void *data;
+    remat_loc loc;
+} loop_bwd_spec;
+remat_status rmi_loop_vjp_backward(remat_hop_vjp *c, const remat_val *out_cts, const loop_bwd_spec *s);
+
+/* loop_jvp.c: W, f's JVP (jvp) or f itself (tangent arguments unused),
+ * with its arguments in the order in[0 .. n_in): a primal slot {i, false}
+ * is f's argument i, a tangent slot {i, true} the tangent of argument
+ * wrt[i] (named t_<name>); its outputs out[0 .. n_out): f's output i, or
+ * its tangent. NULL (*st why, the message set) when out of memory or f has
+ * no JVP; otherwise *st REMAT_OK and W may still hold a failed build
+ * (remat_fn_status: the caller reports it). */
+typedef struct {
+    int i;
+    bool tangent;
+} loop_slot;
+remat_fn *rmi_loop_jvp_fn(const remat_fn *f, bool jvp, const char *prefix, int n_wrt, const int *wrt,
+                          const loop_slot *in, int n_in, const loop_slot *out, int n_out, remat_status *st);
+
 /* loop_lower.c */
+/* What lowering a loop core needs of its node: its carries' and consts'
+ * descriptors, the body's cut VJP (NULL: primal), how many bodies'
+ * arguments besides carries, consts and residuals (x_t and y_t; a while's
+ * flag), whether the cotangent buffers are needed, what names the loop in
+ * messages, and the bytes of one carry snapshot. */
+typedef struct {
+    const scan_desc *carries, *consts;
+    const scan_body_vjp *vjp;
+    int n_step_args;
+    bool cotangents;
+    const char *what;
+    size_t carry_bytes;
+} loop_core_spec;
+/* c's layout (carry_off, k_off, res_taped), argument arrays and backend
+ * buffers, from c->nc, c->nk, c->nres set; *ksum: the consts' bytes.
+ * REMAT_ERR_NOMEM with a message naming s->what. */
+remat_status rmi_loop_lower_core(loop_core *c, const loop_core_spec *s, remat_hop_lowering *L, size_t *ksum);
+/* fn's sub-program; shared: the one of the root's other loops of the same
+ * content (rmi_compile_sub_shared: only for a program never run elsewhere,
+ * whose executions never overlap), unless fn holds a custom op or a nested
+ * loop (state of its own) */
+remat_status rmi_loop_compile_sub(const remat_fn *fn, bool shared, remat_hop_lowering *L, remat_program **out);
 /* A copy of v in the program's memory (the program outlives the function
  * that holds v), without its functions (only lowering reads them); NULL
  * when out of memory. */

@@ -1,6 +1,6 @@
 /*
  * scan_exec_lanes.c — the compiled executor: the body runs as native loops
- * (scan_lanes.h), and each op is one kernel call over its steps:
+ * (lanes/lanes.h), and each op is one kernel call over its steps:
  *
  *   ADVANCE       advance over n steps
  *   SHOT_ADVANCE  advance_shot over n steps, snapshots at a stride of dslot
@@ -9,7 +9,7 @@
  *   RECOMPUTE     recompute over n steps from snapshots at a stride of dslot
  *   SHOT/RESTORE  the backend's mem_copy
  *
- * The carry and its cotangent live in place in r->cur / r->ct_cur; the
+ * The carry and its cotangent live in place in r->c.cur / r->c.ct_cur; the
  * consts' cotangents accumulate in place in the node's outputs. Evaluation
  * counts and the sub-programs' run counts (behind ops_executed) are what the
  * interpreted executor reports, so stats and bits are the same.
@@ -107,9 +107,9 @@ static inline int64_t set_shot(scan_lane_block *b, int64_t slot, int64_t dslot, 
     const scan_rt *r = b->r;
     int64_t lane;
     const char *p = item(b, b->slots, r->d->carry_bytes, slot, &lane);
-    for (int i = 0; i < r->nc; i++) {
+    for (int i = 0; i < r->c.nc; i++) {
         const int q = r->lanes.base[LB_SHOT] + i;
-        set_at(b, q, p + r->carry_off[i], lane, item_stride(b, q, r->d->carry_bytes, dslot));
+        set_at(b, q, p + r->c.carry_off[i], lane, item_stride(b, q, r->d->carry_bytes, dslot));
     }
     return run_len(b, slot, dslot, n);
 }
@@ -121,9 +121,9 @@ static inline int64_t set_tape(scan_lane_block *b, int64_t tape, int64_t d, int6
     const scan_body_vjp *V = r->d->vjp;
     int64_t lane;
     const char *p = item(b, b->tapes, V->tape_bytes, tape, &lane);
-    for (int t = 0; t < r->n_taped; t++) {
+    for (int t = 0; t < r->c.n_taped; t++) {
         const int q = r->lanes.base[LB_TAPE] + t;
-        set_at(b, q, p + V->res_off[r->res_taped[t]], lane, item_stride(b, q, V->tape_bytes, d));
+        set_at(b, q, p + V->res_off[r->c.res_taped[t]], lane, item_stride(b, q, V->tape_bytes, d));
     }
     return run_len(b, tape, d, n);
 }
@@ -141,7 +141,7 @@ static inline void count_runs(scan_lane_block *b, remat_program *p, int64_t n, b
 {
     if (b->lane0 != 0)
         return;
-    b->r->evals += eval ? n : 0;
+    b->r->c.evals += eval ? n : 0;
     rmi_program_add_runs(p, n);
 }
 
@@ -159,16 +159,16 @@ static void copy_slot(scan_lane_block *b, int64_t slot, bool to_slot)
     int64_t lane;
     char *s = item(b, b->slots, r->d->carry_bytes, slot, &lane);
     if (b->lanes == r->lanes.m && b->group == 0) {
-        r->be->iface.mem_copy(to_slot ? s : r->cur, to_slot ? r->cur : s, r->d->carry_bytes);
+        r->c.be->iface.mem_copy(to_slot ? s : r->c.cur, to_slot ? r->c.cur : s, r->d->carry_bytes);
         return;
     }
-    for (int i = 0; i < r->nc; i++) {
+    for (int i = 0; i < r->c.nc; i++) {
         const int64_t lb = r->lanes.lane_bytes[r->lanes.base[LB_CARRY] + i], row = r->lanes.m * lb;
         const int64_t rows = (int64_t)remat_shape_numel(&r->d->in[i].shape) *
                              (int64_t)remat_dtype_size(r->d->in[i].dt) / row;
-        char *c = r->cur + r->carry_off[i] + b->lane0 * lb, *t = s + r->carry_off[i] + lane * lb;
+        char *c = r->c.cur + r->c.carry_off[i] + b->lane0 * lb, *t = s + r->c.carry_off[i] + lane * lb;
         for (int64_t q = 0; q < rows; q++)
-            r->be->iface.mem_copy(to_slot ? t + q * row : c + q * row, to_slot ? c + q * row : t + q * row,
+            r->c.be->iface.mem_copy(to_slot ? t + q * row : c + q * row, to_slot ? c + q * row : t + q * row,
                                   (size_t)(b->lanes * lb));
     }
 }
@@ -205,7 +205,7 @@ static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
         c = set_tape(b, tape, 1, n);
         set_steps(b, step, 1, false);
         call(b, LKI_TAPE, c);
-        count_runs(b, b->r->p_fwd, c, true);
+        count_runs(b, b->r->c.p_fwd, c, true);
     }
 }
 
@@ -216,7 +216,7 @@ static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
         c = set_tape(b, tape, -1, n);
         set_steps(b, step, -1, true);
         call(b, LKI_REVERSE, c);
-        count_runs(b, b->r->p_bwd, c, false);
+        count_runs(b, b->r->c.p_bwd, c, false);
     }
 }
 
@@ -230,16 +230,16 @@ static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
         } else { /* from the current carry (packed: unpacked into next, the range's lanes) */
             const scan_rt *r = b->r;
             c = n;
-            char *from = r->lanes.packed ? r->next : r->cur;
-            for (int i = 0; i < r->nc; i++)
-                set(b, LB_SHOT, i, from + r->carry_off[i], 0);
+            char *from = r->lanes.packed ? r->c.next : r->c.cur;
+            for (int i = 0; i < r->c.nc; i++)
+                set(b, LB_SHOT, i, from + r->c.carry_off[i], 0);
             if (r->lanes.packed)
                 call(b, LKI_UNPACK, 1);
         }
         set_steps(b, step, -1, true);
         call(b, LKI_RECOMPUTE, c);
-        count_runs(b, b->r->p_fwd, c, true);
-        count_runs(b, b->r->p_bwd, c, false);
+        count_runs(b, b->r->c.p_fwd, c, true);
+        count_runs(b, b->r->c.p_bwd, c, false);
     }
 }
 
@@ -257,15 +257,15 @@ static void bind_range(scan_lane_block *b, char *worker_store)
     const scan_rt *r = b->r;
     const remat_scan_data *d = r->d;
     b->group = worker_store ? r->lanes.m / r->lanes.block : 0;
-    b->slots = worker_store ? worker_store : r->store;
+    b->slots = worker_store ? worker_store : r->c.store;
     if (d->vjp && b->slots)
         b->tapes = b->slots + (size_t)(b->group ? (d->max_slots + b->group - 1) / b->group : d->max_slots) *
                                   d->carry_bytes;
-    for (int i = 0; i < r->nc; i++) {
-        set(b, LB_CARRY, i, r->cur + r->carry_off[i], 0);
-        set(b, LB_CT, i, r->ct_cur + r->carry_off[i], 0);
+    for (int i = 0; i < r->c.nc; i++) {
+        set(b, LB_CARRY, i, r->c.cur + r->c.carry_off[i], 0);
+        set(b, LB_CT, i, r->c.ct_cur + r->c.carry_off[i], 0);
     }
-    for (int i = 0; i < r->nk; i++) {
+    for (int i = 0; i < r->c.nk; i++) {
         set(b, LB_K, i, r->ks[i], 0);
         set(b, LB_CTK, i, r->ct_ks ? r->ct_ks[i] : NULL, 0);
     }
@@ -335,10 +335,10 @@ static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
 {
     r->ks = ks, r->ct_ks = ct_ks;
     bind_range(&r->lb, NULL);
-    for (int i = 0; i < r->nk; i++) {
+    for (int i = 0; i < r->c.nk; i++) {
         if (ct_ks) { /* -0.0: the accumulation then gives the interpreter's bits (scan_rt.h) */
-            const remat_dtype dt = r->d->in[r->nc + r->nx + i].dt;
-            r->be->iface.mem_fill(ct_ks[i], dt, r->length ? -0.0 : 0.0, r->k_bytes[i] / remat_dtype_size(dt));
+            const remat_dtype dt = r->d->in[r->c.nc + r->nx + i].dt;
+            r->c.be->iface.mem_fill(ct_ks[i], dt, r->length ? -0.0 : 0.0, r->k_bytes[i] / remat_dtype_size(dt));
         }
     }
 }
@@ -378,7 +378,7 @@ static void run_workers(void *ctx, int64_t begin, int64_t end)
     const int64_t nb = (r->lanes.m + r->lanes.block - 1) / r->lanes.block;
     for (int64_t k = begin; k < end; k++)
         for (int64_t j; (j = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed)) < nb;)
-            run_block(r, k, j, r->store + (size_t)k * r->worker_bytes);
+            run_block(r, k, j, r->c.store + (size_t)k * r->worker_bytes);
 }
 
 /* blocks [begin, end) in the node's store */
@@ -410,8 +410,8 @@ static void finish(scan_rt *r, void *const *ct_ks) { (void)r, (void)ct_ks; }
 static void move_carry(scan_rt *r, char *buf, const void *const *t, int kernel)
 {
     scan_lane_block *b = &r->lb;
-    for (int i = 0; i < r->nc; i++) {
-        set(b, LB_CARRY, i, buf + r->carry_off[i], 0);
+    for (int i = 0; i < r->c.nc; i++) {
+        set(b, LB_CARRY, i, buf + r->c.carry_off[i], 0);
         set(b, LB_SHOT, i, t[i], 0);
     }
     call(b, kernel, 1);

@@ -14,24 +14,12 @@
 #define REMAT_SCAN_IMPL_H
 
 #include "ad/hop.h"
+#include "lanes/lanes.h"
 #include "remat/scan.h"
 
 typedef enum { SCAN_PRIMAL, SCAN_FWD, SCAN_BWD } scan_kind;
 
-/* The body's VJP cut at its residuals, built once and shared. */
-typedef struct {
-    int refcount;
-    remat_fn *fwd; /* (carry, x_t, consts) -> (carry', y_t, residuals...) */
-    remat_fn *bwd; /* (residuals..., ct_carry', ct_y_t) -> (ct_carry, ct_x_t, ct_consts) */
-    int n_res;
-    /* Residuals that are the step's x_t or a const (loop-invariant, or in xs
-     * already) are not taped: res_arg[j] is that body argument, and fwd does
-     * not output them; the others (res_arg[j] = -1) are fwd's outputs after
-     * carry' and y_t, in order, each at res_off[j] in a tape. */
-    int *res_arg;
-    size_t *res_off;   /* offset of each taped residual in a tape */
-    size_t tape_bytes; /* one step's tape */
-} scan_body_vjp;
+/* scan_desc and scan_body_vjp (a loop body's values and cut VJP): lanes/lanes.h */
 
 /* The cut VJP of body with its tape layout: fwd's outputs from first_res on
  * are the taped residuals (after carry' and y_t for a scan, after carry' and
@@ -41,11 +29,6 @@ remat_status rmi_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_
                                    scan_body_vjp **out);
 /* Drops one reference (NULL: nothing). */
 void rmi_scan_body_vjp_release(scan_body_vjp *v);
-
-typedef struct {
-    remat_dtype dt;
-    remat_shape shape;
-} scan_desc;
 
 typedef struct remat_scan_data {
     int refcount;

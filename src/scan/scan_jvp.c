@@ -15,7 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "scan/scan_impl.h"
+#include "scan/loop_rt.h"
 
 typedef struct {
     int nc, nx, nk, ny; /* carries, xs, consts, ys of the primal */
@@ -27,66 +27,42 @@ typedef struct {
  *   (carry'..., t_carry'..., y..., t_y...): the body's JVP in scan order. */
 static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_status *st)
 {
-    int nb = L->nc + L->nx + L->nk, nw = L->nc + L->ntx + L->ntk;
+    const int nw = L->nc + L->ntx + L->ntk, nin = L->nc + L->nx + L->nk + nw, nout = 2 * (L->nc + L->ny);
     int *wrt = rmi_malloc(sizeof *wrt * (size_t)(nw + 1));
-    remat_val *jin = rmi_malloc(sizeof *jin * (size_t)(nb + nw + 1));
-    remat_val *jout = rmi_malloc(sizeof *jout * (size_t)(2 * (L->nc + L->ny) + 1));
-    remat_fn *j = NULL, *w = NULL;
-    char name[300];
+    loop_slot *in = rmi_malloc(sizeof *in * (size_t)(nin + 1)), *out = rmi_malloc(sizeof *out * (size_t)(nout + 1));
+    remat_fn *w = NULL;
     *st = REMAT_ERR_NOMEM;
-    if (!wrt || !jin || !jout)
-        goto done;
-    for (int i = 0; i < L->nc; i++)
-        wrt[i] = i;
-    for (int i = 0; i < L->ntx; i++)
-        wrt[L->nc + i] = L->nc + L->tx[i];
-    for (int i = 0; i < L->ntk; i++)
-        wrt[L->nc + L->ntx + i] = L->nc + L->nx + L->tk[i];
-    if ((*st = remat_jvp(body, nw, wrt, &j)) != REMAT_OK) /* e.g. an op without a JVP rule, named */
-        goto done;
-    *st = REMAT_ERR_NOMEM;
-    snprintf(name, sizeof name, "jvp(%s)", remat_fn_name(body));
-    if (!(w = remat_fn_new(name)))
-        goto done;
-    /* W's arguments group by group: primal then tangent; jin in jvp(body)'s order */
-    int groups[3][2] = {{0, L->nc}, {L->nc, L->nx}, {L->nc + L->nx, L->nk}};
-    int tstart[3] = {0, L->nc, L->nc + L->ntx}, tcount[3] = {L->nc, L->ntx, L->ntk};
-    for (int g = 0; g < 3; g++) {
-        for (int i = 0; i < groups[g][1]; i++) {
-            int a = groups[g][0] + i;
-            const remat_node *n = rmi_fn_node(body, remat_fn_arg(body, a));
-            jin[a] = remat_arg_at(w, n->name, (remat_dtype)n->dtype, n->shape.rank, n->shape.dims, n->loc);
+    if (wrt && in && out) {
+        int p = 0, q = 0;
+        for (int i = 0; i < L->nc; i++)
+            wrt[i] = i;
+        for (int i = 0; i < L->ntx; i++)
+            wrt[L->nc + i] = L->nc + L->tx[i];
+        for (int i = 0; i < L->ntk; i++)
+            wrt[L->nc + L->ntx + i] = L->nc + L->nx + L->tk[i];
+        /* group by group (carries, xs, consts): primal then tangent */
+        const int group[3][2] = {{0, L->nc}, {L->nc, L->nx}, {L->nc + L->nx, L->nk}};
+        const int tstart[3] = {0, L->nc, L->nc + L->ntx}, tcount[3] = {L->nc, L->ntx, L->ntk};
+        for (int g = 0; g < 3; g++) {
+            for (int i = 0; i < group[g][1]; i++)
+                in[p++] = (loop_slot){group[g][0] + i, false};
+            for (int i = 0; i < tcount[g]; i++)
+                in[p++] = (loop_slot){tstart[g] + i, true};
         }
-        for (int i = 0; i < tcount[g]; i++) {
-            int a = wrt[tstart[g] + i];
-            const remat_node *n = rmi_fn_node(body, remat_fn_arg(body, a));
-            char tn[128];
-            snprintf(tn, sizeof tn, "t_%s", n->name ? n->name : "arg");
-            jin[nb + tstart[g] + i] = remat_arg_at(w, tn, (remat_dtype)n->dtype, n->shape.rank, n->shape.dims, n->loc);
-        }
+        for (int g = 0; g < 2; g++) /* carry', t_carry', y, t_y */
+            for (int t = 0; t < 2; t++)
+                for (int i = 0; i < (g ? L->ny : L->nc); i++)
+                    out[q++] = (loop_slot){(g ? L->nc : 0) + i, t == 1};
+        w = rmi_loop_jvp_fn(body, true, "jvp", nw, wrt, in, p, out, q, st);
     }
-    if (remat_call(w, j, nb + nw, jin, jout) != REMAT_OK)
-        goto done;
-    int no = L->nc + L->ny;
-    for (int i = 0; i < L->nc; i++)
-        remat_fn_output(w, jout[i]);
-    for (int i = 0; i < L->nc; i++)
-        remat_fn_output(w, jout[no + i]);
-    for (int i = 0; i < L->ny; i++)
-        remat_fn_output(w, jout[L->nc + i]);
-    for (int i = 0; i < L->ny; i++)
-        remat_fn_output(w, jout[no + L->nc + i]);
-    *st = REMAT_OK;
-done:
     if (w && remat_fn_status(w) != REMAT_OK) {
         *st = remat_fn_status(w);
         remat_fn_free(w);
         w = NULL;
     }
-    remat_fn_free(j);
     rmi_free(wrt);
-    rmi_free(jin);
-    rmi_free(jout);
+    rmi_free(in);
+    rmi_free(out);
     return w;
 }
 

@@ -1,8 +1,9 @@
 /*
- * scan_rt.h (internal) — a lowered scan node's runtime state, shared by the
- * node's kernels (scan_runtime.c) and its two executors: interpreted
- * (scan_exec_interp.c) and compiled lanes (scan_exec_lanes.c). Both execute
- * the ops of the node's plan (scan_replay.h).
+ * scan_rt.h (internal) — a lowered scan node's runtime state: the loop core
+ * (loop_rt.h) and what is the scan's own, shared by the node's kernels
+ * (scan_runtime.c) and its two executors: the core's interpreter (its scan
+ * kind in scan_exec_interp.c) and compiled lanes (scan_exec_lanes.c). Both
+ * execute the ops of the node's plan (scan_replay.h).
  *
  * Every buffer the body reads or writes — the carries, snapshots and tapes
  * in the store, the cotangent accumulators — is the backend's memory, moved
@@ -16,7 +17,8 @@
 #include "core/pool.h"
 #include "exec/hop.h"
 #include "scan/scan_impl.h"
-#include "scan/scan_lanes.h"
+#include "lanes/lanes.h"
+#include "scan/loop_rt.h"
 #include "scan/scan_replay.h"
 
 typedef struct scan_rt scan_rt;
@@ -29,12 +31,12 @@ typedef struct {
     void (*bind)(scan_rt *r, const void *const *ks, void *const *ct_ks);
     void (*run)(void *r, const scan_xop *ops, int64_t n);
     /* lanes with blocks only: the whole schedule (both phases) block by
-     * block, on the thread pool when the lanes allow (scan_lanes.h) */
+     * block, on the thread pool when the lanes allow (lanes/lanes.h) */
     void (*run_blocks)(scan_rt *r);
     void (*finish)(scan_rt *r, void *const *ct_ks);
     /* a carry (or its cotangent) from the caller's tensors into the
      * executor's buffer dst, and back (compiled lanes may pack it:
-     * scan_lanes.h) */
+     * lanes/lanes.h) */
     void (*carry_in)(scan_rt *r, char *dst, const void *const *src);
     void (*carry_out)(scan_rt *r, void *const *dst, const char *src);
 } scan_rt_exec;
@@ -58,45 +60,30 @@ typedef struct {
 } scan_lane_block;
 
 struct scan_rt {
+    loop_core c; /* first: the interpreted executor's (loop_rt.h) */
     const remat_scan_data *d;
-    remat_backend *be;
     const remat_compile_options *opts; /* the root program's (hop.h counters) */
     const scan_rt_exec *exec;
     scan_plan plan;
-    remat_program *p_primal, *p_fwd, *p_bwd;
-    void **outs;
-    size_t *carry_off, *x_step, *y_step, *k_bytes, *k_off; /* per carry / x / y / const */
+    remat_program *p_primal;
+    size_t *x_step, *y_step, *k_bytes; /* per x / y / const */
     const void **carry_at; /* per carry: scratch for pointers into the store */
-    int nc, nx, nk, ny, nres;
+    int nx, ny;
     bool reverse;
     int64_t length;
 
     /* per node execution: the node's inputs and outputs */
     const void *const *ks; /* the consts, and their cotangents (backward) */
     void *const *ct_ks;
-    char *store;
     const void *const *xs, *const *ct_ys;
     void *const *ys, *const *ct_xs; /* ys NULL: y_t not wanted (a recomputation) */
 
-    /* backend memory: the current carry and its cotangent (the compiled
-     * loops update them in place; the interpreter swaps with next), y_t
-     * nobody reads, a recomputed step's tape, the consts' cotangents */
-    char *cur, *next, *ct_cur, *ct_next, *dummy_y, *tmp_tape, *ct_k_tmp, *ct_k_acc[2];
-
-    /* interpreted: the bodies' argument arrays (what does not change from
-     * step to step, the consts and their cotangents, is written once per
-     * node execution), and the backend's add for the consts' cotangents */
-    const void **fin, **bin;
-    void **fout, **bout;
-    /* Residuals the backward body reads: res_taped[0..n_taped) come from the
-     * tape (the forward body writes them there, in that order); res_x lists
-     * (residual, x index) pairs read from xs at the step. The ones that are a
-     * const are bound once per node execution (scan_impl.h, res_arg). */
-    int *res_taped, n_taped;
+    char *dummy_y; /* backend memory: y_t nobody reads */
+    /* res_x lists (residual, x index) pairs the backward body reads from xs
+     * at the step */
     int *res_x, n_res_x;
-    remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
 
-    /* compiled lanes (scan_lanes.h): the kernels, the table of all lanes,
+    /* compiled lanes (lanes/lanes.h): the kernels, the table of all lanes,
      * and, when lane ranges may run, n_ranges tables for them */
     scan_lanes lanes;
     scan_lane_block lb, *ranges; /* ranges: a cache line or more apart (rmi_scan_rt_range) */
@@ -111,7 +98,6 @@ struct scan_rt {
      * workers, pays on this machine now (core/pool.h) */
     remat_pool_site split_site, block_site;
 
-    bool nested; /* in a sub-program (remat_hop_lowering) */
     /* tiers (scan_tier.h): interpreted while waiting, compiled once the
      * interpreted work of the runs of every node with the same body (its
      * account, tier_pool; tier_run_ns a run) has reached the compile's cost;
@@ -123,8 +109,6 @@ struct scan_rt {
     /* REMAT_OK, or why a phase could not be replayed (set from any thread of
      * the pool: lane blocks) */
     atomic_int run_status;
-    int64_t evals;
-    size_t peak_bytes;
 };
 
 /* The step a loop index k evaluates (a reverse scan runs t = n-1 .. 0). */
@@ -137,15 +121,9 @@ static inline scan_lane_block *rmi_scan_rt_range(const scan_rt *r, int64_t j)
     return (scan_lane_block *)((char *)r->ranges + (size_t)j * r->range_bytes);
 }
 
-static inline char *rmi_scan_rt_slot(const scan_rt *r, int64_t slot)
-{
-    return r->store + (size_t)slot * r->d->carry_bytes;
-}
+static inline char *rmi_scan_rt_slot(const scan_rt *r, int64_t slot) { return rmi_loop_slot(&r->c, slot); }
 
-static inline char *rmi_scan_rt_tape(const scan_rt *r, int64_t j)
-{
-    return r->store + (size_t)r->d->max_slots * r->d->carry_bytes + (size_t)j * r->d->vjp->tape_bytes;
-}
+static inline char *rmi_scan_rt_tape(const scan_rt *r, int64_t j) { return rmi_loop_tape(&r->c, j); }
 
 /* One phase's ops for executor state x: the plan's, or the schedule replayed
  * again (a plan too long to keep); REMAT_ERR_NOMEM, nothing run, when the
@@ -188,7 +166,8 @@ bool rmi_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lower
 void rmi_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src);
 void rmi_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src);
 
-/* the executors */
+/* the executors, and the scan's loop kind of the interpreted one (loop_rt.h) */
+extern const loop_kind rmi_scan_loop_kind;
 extern const scan_rt_exec rmi_scan_exec_interp;
 extern const scan_rt_exec rmi_scan_exec_lanes;
 

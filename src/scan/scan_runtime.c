@@ -6,7 +6,7 @@
  * that never runs is not compiled: it would hold an arena nobody touches,
  * and the memory plan would count it although the run's high-water mark
  * cannot), and picks the executor: compiled lanes when the body has them
- * (scan_lanes.h), else interpreted. The kernels then only move the carry in
+ * (lanes/lanes.h), else interpreted. The kernels then only move the carry in
  * and out and hand the plan's ops for their phase to the executor:
  *
  *   PRIMAL  ADVANCE over all steps
@@ -28,21 +28,19 @@
 
 void rmi_scan_rt_copy_carry_in(scan_rt *r, char *dst, const void *const *src)
 {
-    for (int i = 0; i < r->nc; i++)
-        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], rmi_loop_rt_bytes(&r->d->in[i]));
+    rmi_loop_copy_in(&r->c, dst, src, r->c.nc);
 }
 
 void rmi_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src)
 {
-    for (int i = 0; i < r->nc; i++)
-        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], rmi_loop_rt_bytes(&r->d->in[i]));
+    rmi_loop_copy_out(&r->c, dst, src, r->c.nc);
 }
 
 /* the store a phase holds at its peak (the reverse's includes the forward's) */
 static void note_peak(scan_rt *r, int phase)
 {
     const scan_phase_cost *c = &r->plan.cost[phase];
-    r->peak_bytes = (size_t)c->peak_slots * r->d->carry_bytes + (size_t)c->peak_tapes * r->d->vjp->tape_bytes;
+    r->c.peak_bytes = (size_t)c->peak_slots * r->d->carry_bytes + (size_t)c->peak_tapes * r->d->vjp->tape_bytes;
 }
 
 /* the plan's ops for one phase, or the schedule replayed again (which can
@@ -59,51 +57,51 @@ static void k_scan_primal(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
     rmi_scan_tier_run(r);
-    const void *const *init = I->in, *const *ks = I->in + r->nc + r->nx;
-    r->xs = I->in + r->nc;
-    r->ys = r->outs + r->nc;
-    r->exec->carry_in(r, r->cur, init);
+    const void *const *init = I->in, *const *ks = I->in + r->c.nc + r->nx;
+    r->xs = I->in + r->c.nc;
+    r->ys = r->c.outs + r->c.nc;
+    r->exec->carry_in(r, r->c.cur, init);
     r->exec->bind(r, ks, NULL);
     if (r->length > 0) {
         const scan_xop all = {.kind = XOP_ADVANCE, .step = 0, .count = r->length};
         r->exec->run(r, &all, 1);
     }
-    r->exec->carry_out(r, r->outs, r->cur);
+    r->exec->carry_out(r, r->c.outs, r->c.cur);
 }
 
 static void k_scan_fwd(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
     rmi_scan_tier_run(r);
-    const void *const *init = I->in, *const *ks = I->in + r->nc + r->nx;
-    r->xs = I->in + r->nc;
-    r->ys = r->outs + r->nc;
-    r->store = r->outs[r->nc + r->ny];
-    r->exec->carry_in(r, r->cur, init);
+    const void *const *init = I->in, *const *ks = I->in + r->c.nc + r->nx;
+    r->xs = I->in + r->c.nc;
+    r->ys = r->c.outs + r->c.nc;
+    r->c.store = r->c.outs[r->c.nc + r->ny];
+    r->exec->carry_in(r, r->c.cur, init);
     r->exec->bind(r, ks, NULL);
     if (r->lanes.block > 0) { /* the backward runs the schedule; it starts from carry 0, kept in the store */
-        rmi_scan_rt_copy_carry_in(r, r->store, init);
+        rmi_scan_rt_copy_carry_in(r, r->c.store, init);
         const scan_xop all = {.kind = XOP_ADVANCE, .step = 0, .count = r->length};
         r->exec->run(r, &all, 1); /* carry 0 is within the schedule's peak (lower_checkpointed) */
     } else {
         run_phase(r, SCAN_PHASE_FORWARD);
     }
-    r->exec->carry_out(r, r->outs, r->cur);
+    r->exec->carry_out(r, r->c.outs, r->c.cur);
 }
 
 static void k_scan_bwd(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
     rmi_scan_tier_run(r);
-    const int nc = r->nc, nx = r->nx, nk = r->nk;
+    const int nc = r->c.nc, nx = r->nx, nk = r->c.nk;
     const void *const *ks = I->in + 1 + nx, *const *ct_carry = I->in + 1 + nx + nk;
-    void *const *ct_ks = r->outs + nc + nx;
-    r->store = (char *)I->in[0];
+    void *const *ct_ks = r->c.outs + nc + nx;
+    r->c.store = (char *)I->in[0];
     r->xs = I->in + 1;
     r->ct_ys = I->in + 1 + nx + nk + nc;
     r->ys = NULL;
-    r->ct_xs = r->outs + nc;
-    r->exec->carry_in(r, r->ct_cur, ct_carry);
+    r->ct_xs = r->c.outs + nc;
+    r->exec->carry_in(r, r->c.ct_cur, ct_carry);
     r->exec->bind(r, ks, ct_ks);
     if (r->lanes.block > 0) {
         /* The whole schedule, block after block (on threads when they
@@ -112,15 +110,15 @@ static void k_scan_bwd(const remat_instr *I)
          * its lanes' share of the schedule's peak store, in its worker's
          * store (scan_exec_lanes.c); the peak reported is the schedule's. */
         for (int i = 0; i < nc; i++)
-            r->carry_at[i] = r->store + r->carry_off[i];
-        r->exec->carry_in(r, r->cur, r->carry_at);
+            r->carry_at[i] = r->c.store + r->c.carry_off[i];
+        r->exec->carry_in(r, r->c.cur, r->carry_at);
         r->exec->run_blocks(r);
         note_peak(r, SCAN_PHASE_REVERSE);
     } else {
         run_phase(r, SCAN_PHASE_REVERSE);
     }
     r->exec->finish(r, ct_ks);
-    r->exec->carry_out(r, r->outs, r->ct_cur);
+    r->exec->carry_out(r, r->c.outs, r->c.ct_cur);
 }
 
 /* The evaluations a checkpointed node's share runs: its phase of the
@@ -141,20 +139,14 @@ static scan_evals node_evals(const scan_rt *r)
 static void stats_begin(void *self)
 {
     scan_rt *r = self;
-    r->evals = 0;
-    r->peak_bytes = 0;
+    r->c.evals = 0;
+    r->c.peak_bytes = 0;
     atomic_store_explicit(&r->run_status, REMAT_OK, memory_order_relaxed);
 }
 
 static remat_status stats_status(const void *self)
 {
     return (remat_status)atomic_load_explicit(&((const scan_rt *)self)->run_status, memory_order_relaxed);
-}
-
-static void stats_run(const void *self, remat_stats *st)
-{
-    const scan_rt *r = self;
-    rmi_loop_rt_report_run(r->evals, r->peak_bytes, st);
 }
 
 /* the largest predicted store among the program's scans, and its sizes */
@@ -167,11 +159,11 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
     else if (r->tier_wait)
         plan->deferred_loops++;
     if (d->kind == SCAN_PRIMAL) {
-        plan->forward_evals += r->nested ? 0 : d->length;
+        plan->forward_evals += r->c.nested ? 0 : d->length;
         return;
     }
     const scan_evals e = node_evals(r);
-    plan->forward_evals += r->nested ? 0 : e.plain + e.record;
+    plan->forward_evals += r->c.nested ? 0 : e.plain + e.record;
     if (r->lanes.block > plan->scan_block_lanes) {
         plan->scan_block_lanes = r->lanes.block;
         plan->scan_block_store_bytes = r->worker_bytes;
@@ -210,81 +202,50 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
 /* the sub-programs then only count ops, and their arenas are released */
 static void run_elsewhere(scan_rt *r)
 {
-    remat_program *subs[3] = {r->p_primal, r->p_fwd, r->p_bwd};
+    remat_program *subs[3] = {r->p_primal, r->c.p_fwd, r->c.p_bwd};
     for (int i = 0; i < 3; i++)
         if (subs[i])
             rmi_program_run_elsewhere(subs[i]);
 }
 
-/* false when out of memory */
-static bool layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, size_t *ysum, size_t *ksum)
+/* the loop core's layout, argument arrays and buffers (the cotangents'
+ * too: the lane tables name them in every form), the scan's steps of x_t,
+ * y_t and the consts, and which residuals the backward body reads from xs */
+static remat_status layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
 {
     const int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
-    r->carry_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nc + 1));
+    const loop_core_spec spec = {.carries = d->in, .consts = d->in + nc + nx, .vjp = d->vjp, .n_step_args = nx + ny,
+                                 .cotangents = true, .what = "scan", .carry_bytes = d->carry_bytes};
+    size_t ksum, ysum = 0;
+    remat_status st = rmi_loop_lower_core(&r->c, &spec, L, &ksum);
+    if (st != REMAT_OK)
+        return st;
     r->carry_at = L->alloc(L->ctx, sizeof *r->carry_at * (size_t)(nc + 1));
     r->x_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nx + 1));
     r->y_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(ny + 1));
     r->k_bytes = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
-    r->k_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
-    if (!r->carry_off || !r->carry_at || !r->x_step || !r->y_step || !r->k_bytes || !r->k_off)
-        return false;
-    size_t off = 0;
-    *ysum = *ksum = 0;
-    for (int i = 0; i < nc; i++) {
-        r->carry_off[i] = off;
-        off += rmi_scan_align(rmi_loop_rt_bytes(&d->in[i]));
-    }
+    r->res_x = L->alloc(L->ctx, sizeof *r->res_x * 2 * (size_t)(r->c.nres + 1));
+    if (!r->carry_at || !r->x_step || !r->y_step || !r->k_bytes || !r->res_x)
+        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     for (int i = 0; i < nx; i++)
         r->x_step[i] = rmi_loop_rt_bytes(&d->in[nc + i]);
     for (int i = 0; i < ny; i++) {
         r->y_step[i] = rmi_loop_rt_bytes(&d->out[nc + i]);
-        *ysum += rmi_scan_align(r->y_step[i]);
+        ysum += rmi_scan_align(r->y_step[i]);
     }
-    for (int i = 0; i < nk; i++) {
+    for (int i = 0; i < nk; i++)
         r->k_bytes[i] = rmi_loop_rt_bytes(&d->in[nc + nx + i]);
-        r->k_off[i] = *ksum;
-        *ksum += rmi_scan_align(r->k_bytes[i]);
-    }
-    return true;
-}
-
-/* Which residuals the backward body reads from a tape and which from xs;
- * false when out of memory. */
-static bool residual_sources(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
-{
-    r->res_taped = L->alloc(L->ctx, sizeof *r->res_taped * (size_t)(r->nres + 1));
-    r->res_x = L->alloc(L->ctx, sizeof *r->res_x * 2 * (size_t)(r->nres + 1));
-    if (!r->res_taped || !r->res_x)
-        return false;
-    r->n_taped = r->n_res_x = 0;
-    for (int j = 0; j < r->nres; j++) {
+    r->n_res_x = 0;
+    for (int j = 0; j < r->c.nres; j++) {
         const int a = d->vjp->res_arg[j];
-        if (a < 0)
-            r->res_taped[r->n_taped++] = j;
-        else if (a < r->nc + r->nx) {
+        if (a >= 0 && a < nc + nx) {
             r->res_x[2 * r->n_res_x] = j;
-            r->res_x[2 * r->n_res_x + 1] = a - r->nc;
+            r->res_x[2 * r->n_res_x + 1] = a - nc;
             r->n_res_x++;
         }
     }
-    return true;
-}
-
-/* the runtime's buffers, in the backend's memory */
-static remat_status alloc_buffers(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, size_t ysum, size_t ksum)
-{
-    const size_t cb = d->carry_bytes ? d->carry_bytes : 64;
-    r->cur = L->mem(L->ctx, cb);
-    r->next = L->mem(L->ctx, cb);
-    r->ct_cur = L->mem(L->ctx, cb);
-    r->ct_next = L->mem(L->ctx, cb);
     r->dummy_y = L->mem(L->ctx, ysum ? ysum : 64);
-    r->ct_k_tmp = L->mem(L->ctx, ksum ? ksum : 64);
-    r->ct_k_acc[0] = L->mem(L->ctx, ksum ? ksum : 64);
-    r->ct_k_acc[1] = L->mem(L->ctx, ksum ? ksum : 64);
-    r->tmp_tape = L->mem(L->ctx, d->vjp && d->vjp->tape_bytes ? d->vjp->tape_bytes : 64);
-    if (!r->cur || !r->next || !r->ct_cur || !r->ct_next || !r->dummy_y || !r->ct_k_tmp || !r->ct_k_acc[0] ||
-        !r->ct_k_acc[1] || !r->tmp_tape)
+    if (!r->dummy_y)
         return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory for the loop's carries");
     return REMAT_OK;
 }
@@ -292,10 +253,11 @@ static remat_status alloc_buffers(scan_rt *r, const remat_scan_data *d, remat_ho
 static remat_status lower_primal(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, remat_instr *ins)
 {
     remat_status st = REMAT_OK;
-    if (d->length > 0)
-        st = rmi_compile_sub(d->body, L->be, L->counters, &r->p_primal);
+    const bool lanes = d->length > 0 && rmi_scan_rt_use_lanes(r, d, L, LK_ADVANCE, false);
+    if (d->length > 0) /* shared with the root's loops of the same body unless run elsewhere */
+        st = rmi_loop_compile_sub(d->body, !lanes, L, &r->p_primal);
     ins->fn = k_scan_primal;
-    if (st == REMAT_OK && rmi_scan_rt_use_lanes(r, d, L, LK_ADVANCE, false)) {
+    if (st == REMAT_OK && lanes) {
         run_elsewhere(r);
         r->exec = &rmi_scan_exec_lanes;
     }
@@ -317,16 +279,18 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
      * would hold more of the store than the schedule's peak. */
     const unsigned all = LK_ADVANCE | LK_ADVANCE_SHOT | LK_TAPE | LK_REVERSE | LK_RECOMPUTE;
     const size_t peak = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
-    const bool lanes = rmi_scan_rt_use_lanes(r, d, L, all, !r->nested && peak >= d->carry_bytes);
+    const bool lanes = rmi_scan_rt_use_lanes(r, d, L, all, !r->c.nested && peak >= d->carry_bytes);
     const scan_evals ev = node_evals(r);
+    /* the sub-programs: shared with the root's loops of the same bodies
+     * (loop_lower.c) unless the compiled loops run them elsewhere */
     if (ev.plain > 0)
-        st = rmi_compile_sub(d->body, L->be, L->counters, &r->p_primal);
+        st = rmi_loop_compile_sub(d->body, !lanes, L, &r->p_primal);
     if (st == REMAT_OK && ev.record > 0)
-        st = rmi_compile_sub(d->vjp->fwd, L->be, L->counters, &r->p_fwd);
+        st = rmi_loop_compile_sub(d->vjp->fwd, !lanes, L, &r->c.p_fwd);
     if (st == REMAT_OK && ev.reverse > 0)
-        st = rmi_compile_sub(d->vjp->bwd, L->be, L->counters, &r->p_bwd);
+        st = rmi_loop_compile_sub(d->vjp->bwd, !lanes, L, &r->c.p_bwd);
     if (st == REMAT_OK && d->kind == SCAN_BWD) /* the backend's add for each const's cotangent (interpreted) */
-        st = rmi_loop_rt_lower_k_adds(d->in + r->nc + r->nx, r->nk, "scan", L, &r->k_add);
+        st = rmi_loop_rt_lower_k_adds(d->in + r->c.nc + r->nx, r->c.nk, "scan", L, &r->c.k_add);
     if (st != REMAT_OK)
         return st;
     ins->fn = d->kind == SCAN_FWD ? k_scan_fwd : k_scan_bwd;
@@ -343,30 +307,31 @@ remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
     scan_rt *r = L->alloc(L->ctx, sizeof *r);
     if (!r)
         return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
-    *r = (scan_rt){.d = keep_data(d, L), .be = L->be, .opts = &L->counters->opts,
-                    .exec = &rmi_scan_exec_interp, .outs = L->outs,
-                    .nested = L->nested};
-    r->nc = d->n_carry, r->nx = d->n_xs, r->nk = d->n_consts, r->ny = d->n_ys;
-    r->nres = d->vjp ? d->vjp->n_res : 0;
+    *r = (scan_rt){.d = keep_data(d, L), .opts = &L->counters->opts, .c = {.be = L->be, .outs = L->outs, .nested = L->nested},
+                    .exec = &rmi_scan_exec_interp};
+    r->c.nc = d->n_carry, r->nx = d->n_xs, r->c.nk = d->n_consts, r->ny = d->n_ys;
+    r->c.nres = d->vjp ? d->vjp->n_res : 0;
     r->reverse = d->reverse;
     r->length = d->length;
-    size_t ysum, ksum;
-    const size_t maxp = (size_t)(r->nc + r->nx + r->nk + r->ny + r->nres + 1);
-    if (!r->d || !layout(r, d, L, &ysum, &ksum) || !residual_sources(r, d, L))
+    if (!r->d)
         return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
-    r->fin = L->alloc(L->ctx, sizeof *r->fin * maxp);
-    r->bin = L->alloc(L->ctx, sizeof *r->bin * maxp);
-    r->fout = L->alloc(L->ctx, sizeof *r->fout * maxp);
-    r->bout = L->alloc(L->ctx, sizeof *r->bout * maxp);
-    if (!r->fin || !r->bin || !r->fout || !r->bout)
-        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
-    remat_status st = alloc_buffers(r, d, L, ysum, ksum);
+    /* the loop core (loop_rt.h): the consts after the carries and x_t, the
+     * taped residuals after carry' and y_t, every store item of the node's */
+    r->c.kind = &rmi_scan_loop_kind;
+    r->c.k_in0 = r->c.k_out0 = r->c.nc + r->nx;
+    r->c.res_out0 = r->c.nc + r->ny;
+    r->c.carry_desc = r->d->in;
+    r->c.k_desc = &r->d->in[r->c.nc + r->nx];
+    r->c.vjp = r->d->vjp;
+    r->c.carry_bytes = r->d->carry_bytes;
+    r->c.tapes_off = (size_t)r->d->max_slots * r->d->carry_bytes;
+    remat_status st = layout(r, d, L);
     if (st == REMAT_OK)
         st = d->kind == SCAN_PRIMAL ? lower_primal(r, d, L, ins) : lower_checkpointed(r, d, L, ins);
     if (st != REMAT_OK)
         return st;
     ins->aux = r;
-    const remat_hop_stats hook = {.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
+    const remat_hop_stats hook = {.begin_run = stats_begin, .report_run = rmi_loop_stats_run, .report_plan = stats_plan,
                                   .run_status = stats_status, .self = r};
     return rmi_hop_stats_add(L->counters, &hook);
 }

@@ -1,6 +1,6 @@
 /*
  * scan_runtime_lanes.c — a lowered scan node's compiled lanes: the kernels
- * (scan_lanes.h), how its lanes are cut for cache and for threads (lane
+ * (lanes/lanes.h), how its lanes are cut for cache and for threads (lane
  * blocks, split units, a worker's store; scan_exec_lanes.c runs them), and
  * one buffer table per range that may run at once. Cuts are for the
  * host's cache and threads, only on a backend that asks for them.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 
-#include "scan/lanes_memo.h"
+#include "lanes/lanes.h"
 #include "scan/scan_rt.h"
 #include "scan/scan_tier.h"
 
@@ -26,7 +26,7 @@
  * pass over the steps (the forward node's): with interleaved lanes a step
  * is dearer (its loops vectorise worse), and that pass costs more than the
  * cache saves unless the schedule recomputes steps anyway. (Interleaved
- * carries are packed, scan_lanes.h, and count as contiguous.) */
+ * carries are packed, lanes/lanes.h, and count as contiguous.) */
 #define SCAN_BLOCK_MIN_STORE ((size_t)4 << 20)
 #define SCAN_BLOCK_STORE ((size_t)768 << 10)
 #define SCAN_BLOCK_MIN_LANES 32
@@ -88,14 +88,14 @@ static void worker_store(scan_rt *r, const remat_scan_data *d)
     r->max_workers = (int64_t)(d->store_bytes / aligned);
 }
 
-/* Compiled loops for the body when it has them (scan_lanes.h) and they pay
+/* Compiled loops for the body when it has them (lanes/lanes.h) and they pay
  * (scan_tier.h), lane-blocked when `blocks` allows, the lanes are
  * independent and the loops are compiled now. Out of memory for them the
  * loops are interpreted (the same bits). False also for a node that starts
  * interpreted and may switch later (r->tier_wait: its programs and tables
  * are kept; never blocked, as its forward and backward nodes may switch at
  * different runs). */
-/* The translation's inputs (lanes_memo.h): what rmi_scan_lanes_build reads. */
+/* The translation's inputs (lanes/lanes.h): what rmi_lanes_build reads. */
 static lanes_key scan_key(const remat_scan_data *d, const remat_backend *be, unsigned want)
 {
     lanes_key k = {.ok = true};
@@ -109,28 +109,36 @@ static lanes_key scan_key(const remat_scan_data *d, const remat_backend *be, uns
     return k;
 }
 
-/* rmi_scan_lanes_build, or the process's kept translation of the same
- * body (scan_lanes.h, lanes_memo.h) */
+typedef struct {
+    const remat_scan_data *d;
+    remat_hop_lowering *L;
+    unsigned want;
+} scan_translation;
+
+static bool translate(void *ctx, lanes_memo_val *out)
+{
+    const scan_translation *t = ctx;
+    const remat_scan_data *d = t->d;
+    const lanes_loop loop = {.body = d->body, .vjp = d->vjp, .length = d->length, .n_carry = d->n_carry,
+                             .n_xs = d->n_xs, .n_consts = d->n_consts, .n_ys = d->n_ys, .in = d->in, .out = d->out};
+    out->n_views = 1;
+    return rmi_lanes_build(&loop, t->L->be, t->want, &out->view[0], t->L->alloc, t->L->ctx);
+}
+
+/* rmi_lanes_build, or the process's kept translation of the same body
+ * (lanes/lanes.h) */
 static int lanes_build(const remat_scan_data *d, remat_hop_lowering *L, unsigned want, scan_lanes *out)
 {
     if (!L->be->iface.compile_lanes || !L->be->iface.can_compile_lanes())
         return 0;
     lanes_key k = scan_key(d, L->be, want);
     lanes_memo_val v;
-    lanes_memo_entry *e = rmi_lanes_memo_find(&k, &v);
-    int ok = 1;
-    if (e) {
-        *out = v.view[0];
-    } else {
-        rmi_lanes_memo_count_translation();
-        ok = rmi_scan_lanes_build(d, L->be, want, out, L->alloc, L->ctx);
-        if (ok)
-            e = rmi_lanes_memo_add(&k, &(lanes_memo_val){.view = {*out}, .n_views = 1});
-    }
-    if (ok)
-        out->memo = e;
-    rmi_lanes_key_free(&k);
-    return ok;
+    lanes_memo_entry *e;
+    if (!rmi_lanes_translate_kept(&k, translate, &(scan_translation){d, L, want}, &v, &e))
+        return 0;
+    *out = v.view[0];
+    out->memo = e;
+    return 1;
 }
 
 bool rmi_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, unsigned want, bool blocks)

@@ -10,7 +10,7 @@
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
-#include "scan/scan_impl.h"
+#include "scan/loop_rt.h"
 
 remat_status rmi_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
                                    scan_body_vjp **out)
@@ -90,7 +90,6 @@ remat_val rmi_scan_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *in
 remat_status rmi_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts)
 {
     remat_scan_data *d = data;
-    remat_fn *g = rmi_hop_vjp_fn(c);
     void *fdata = NULL;
     rmi_hop_vjp_forward(c, &fdata);
     remat_scan_data *fd = fdata;
@@ -98,33 +97,12 @@ remat_status rmi_scan_vjp_backward(remat_hop_vjp *c, void *data, const remat_val
         return REMAT_ERR_NOMEM;
     REMAT_ASSERT(fd->kind == SCAN_FWD);
 
-    int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
-    int nin = 1 + nx + nk + nc + ny;
-    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)nin);
-    if (!ins)
-        return rmi_error(REMAT_ERR_NOMEM, "scan vjp: out of memory");
-    int p = 0;
-    ins[p++] = rmi_hop_vjp_forward_output(c, nc + ny); /* the store: the forward's residual */
-    for (int k = 0; k < nx + nk; k++)
-        ins[p++] = rmi_hop_vjp_input(c, nc + k);
-    for (int k = 0; k < nc + ny; k++) {
-        remat_val ct = out_cts ? out_cts[k] : REMAT_NONE;
-        if (ct == REMAT_NONE) {
-            remat_dtype dt;
-            remat_shape sh;
-            rmi_scan_output_desc(d, k, &dt, &sh);
-            ct = remat_const_fill_at(g, dt, sh.rank, sh.dims, 0.0, d->loc);
-        }
-        ins[p++] = ct;
-    }
+    const int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
     remat_scan_data *bd = rmi_scan_data_derive(fd, SCAN_BWD);
-    remat_val h = bd ? rmi_hop_add(g, &rmi_scan_rules, bd, bd->out[0].dt, "scan_bwd", nin, ins, d->loc)
-                     : rmi_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "scan vjp: out of memory");
-    rmi_free(ins);
-    for (int k = 0; k < nc + nx + nk; k++)
-        rmi_hop_vjp_add_ct(c, k, rmi_hop_output(g, h, k));
-    remat_status st = remat_fn_status(g);
-    if (st == REMAT_OK || st == REMAT_ERR_NOMEM) /* out of memory: recorded on g, remat_vjp reports it */
-        return st;
-    return rmi_error(REMAT_ERR_UNSUPPORTED, "scan vjp: internal build error: %s", remat_fn_error(g));
+    /* (store, xs..., consts..., ct_carry..., ct_ys...) -> (ct_init..., ct_xs..., ct_consts...) */
+    const loop_bwd_spec s = {.rules = &rmi_scan_rules, .bwd_data = bd, .dt = bd ? bd->out[0].dt : REMAT_F64,
+                             .name = "scan_bwd", .what = "scan vjp", .store_out = nc + ny, .in0 = nc, .n_in = nx + nk,
+                             .n_ct = nc + ny, .n_a = nc + nx + nk, .out_desc = rmi_scan_output_desc, .data = d,
+                             .loc = d->loc};
+    return rmi_loop_vjp_backward(c, out_cts, &s);
 }

@@ -1,7 +1,7 @@
 /*
  * while_exec_lanes.c — the compiled executor of a while node (while_rt.h,
  * while_lanes): the ops of scan_replay.h as calls of compiled loops, the
- * interpreted executor's (while_exec.c) bits, evaluation counts and bits
+ * interpreted executor's (loop_exec.c) bits, evaluation counts and bits
  * of `accepted`:
  *
  *   ADVANCE       step over the run: consecutive iterations in one call;
@@ -32,20 +32,20 @@ static inline void set(char **p, int64_t *st, const scan_lanes *S, int kind, int
 static void carry_at(while_rt *r, bool body, int kind, const char *c, int64_t stride)
 {
     while_lanes *W = &r->wl;
-    for (int i = 0; i < r->nc; i++)
+    for (int i = 0; i < r->c.nc; i++)
         if (body)
-            set(W->bp, W->bs, &W->body, kind, i, c + r->carry_off[i], stride);
+            set(W->bp, W->bs, &W->body, kind, i, c + r->c.carry_off[i], stride);
         else
-            set(W->sp, W->ss, &W->step, kind, i, c + r->carry_off[i], stride);
+            set(W->sp, W->ss, &W->step, kind, i, c + r->c.carry_off[i], stride);
 }
 
 void rmi_while_lanes_bind(while_rt *r)
 {
     while_lanes *W = &r->wl;
-    for (int i = 0; i < r->nk; i++) {
-        set(W->sp, W->ss, &W->step, LB_K, i, r->fin[r->nc + i], 0);
+    for (int i = 0; i < r->c.nk; i++) {
+        set(W->sp, W->ss, &W->step, LB_K, i, r->c.fin[r->c.nc + i], 0);
         if (r->d->kind != WHILE_PRIMAL)
-            set(W->bp, W->bs, &W->body, LB_K, i, r->fin[r->nc + i], 0);
+            set(W->bp, W->bs, &W->body, LB_K, i, r->c.fin[r->c.nc + i], 0);
     }
     set(W->sp, W->ss, &W->step, LB_Y, 1, W->keep, 0);
     W->sp[W->exit_buf] = W->exit_cell, W->ss[W->exit_buf] = 0;
@@ -55,9 +55,9 @@ void rmi_while_lanes_bind(while_rt *r)
     set(W->bp, W->bs, &W->body, LB_CTY, 0, W->zero, 0); /* the flag's: stop_gradient */
     if (r->d->kind != WHILE_BWD)
         return;
-    carry_at(r, true, LB_CT, r->ct_cur, 0);
-    for (int i = 0; i < r->nk; i++)
-        set(W->bp, W->bs, &W->body, LB_CTK, i, r->ct_k_acc[0] + r->k_off[i], 0);
+    carry_at(r, true, LB_CT, r->c.ct_cur, 0);
+    for (int i = 0; i < r->c.nk; i++)
+        set(W->bp, W->bs, &W->body, LB_CTK, i, r->c.ct_k_acc[0] + r->c.k_off[i], 0);
 }
 
 static void call(const scan_lanes *S, int k, char **p, int64_t *st, int64_t n)
@@ -103,17 +103,17 @@ static int64_t steps(while_rt *r, char *carry, int64_t k, int64_t n, bool *ended
             record(r, at, ran);
         done += ran;
     }
-    r->evals += done;
+    r->c.evals += done;
     rmi_program_add_runs(r->p_body, done);
     return done;
 }
 
 int64_t rmi_while_lanes_iterate(while_rt *r)
 {
-    if (!rmi_while_rt_cond(r, r->cur))
+    if (!rmi_while_rt_cond(r, r->c.cur))
         return 0;
     bool ended;
-    const int64_t n = steps(r, r->cur, 0, r->d->max_steps, &ended);
+    const int64_t n = steps(r, r->c.cur, 0, r->d->max_steps, &ended);
     rmi_program_add_runs(r->p_cond, n); /* the interpreter's cond after each iteration */
     return ended ? n : -1;
 }
@@ -121,8 +121,8 @@ int64_t rmi_while_lanes_iterate(while_rt *r)
 bool rmi_while_lanes_ahead(while_rt *r, int64_t c)
 {
     bool ended;
-    r->be->iface.mem_copy(r->next, r->cur, r->d->carry_bytes);
-    steps(r, r->next, c, 1, &ended);
+    r->c.be->iface.mem_copy(r->c.next, r->c.cur, r->d->carry_bytes);
+    steps(r, r->c.next, c, 1, &ended);
     rmi_program_add_runs(r->p_cond, 1);
     r->pending = c;
     return !ended;
@@ -135,12 +135,12 @@ static void x_advance(void *x, int64_t step, int64_t n)
     while_rt *r = x;
     bool ended;
     if (n > 0 && r->pending == step) { /* the lookahead's carry */
-        rmi_loop_rt_swap(&r->cur, &r->next);
+        rmi_loop_rt_swap(&r->c.cur, &r->c.next);
         step++, n--;
     }
     r->pending = -1;
     if (n > 0)
-        steps(r, r->cur, step, n, &ended);
+        steps(r, r->c.cur, step, n, &ended);
 }
 
 static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
@@ -149,18 +149,18 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
     while_lanes *W = &r->wl;
     while (n > 0) {
         if (r->pending == step || step >= r->known) {
-            rmi_while_rt_snapshot(r, slot);
+            rmi_loop_snapshot(r, slot);
             x_advance(r, step, 1);
             step++, n--, slot += dslot;
             continue;
         }
         r->pending = -1;
         const int64_t c = n < r->known - step ? n : r->known - step;
-        carry_at(r, false, LB_CARRY, r->cur, 0);
+        carry_at(r, false, LB_CARRY, r->c.cur, 0);
         carry_at(r, false, LB_SHOT, rmi_while_rt_slot(r, slot), (int64_t)dslot * (int64_t)r->d->carry_bytes);
         set(W->sp, W->ss, &W->step, LB_Y, 0, W->dummy, 0);
         call(&W->step, LKI_ADVANCE_SHOT, W->sp, W->ss, c);
-        r->evals += c;
+        r->c.evals += c;
         rmi_program_add_runs(r->p_body, c);
         step += c, n -= c, slot += (int)(c * dslot);
     }
@@ -181,28 +181,28 @@ static void tape_first(while_rt *r, int64_t k, char *tp)
 {
     while_lanes *W = &r->wl;
     const scan_body_vjp *V = r->d->vjp;
-    r->be->iface.mem_copy(r->next, r->cur, r->d->carry_bytes);
-    carry_at(r, true, LB_CARRY, r->cur, 0);
-    for (int t = 0; t < r->n_taped; t++)
-        set(W->bp, W->bs, &W->body, LB_TAPE, t, tp + V->res_off[r->res_taped[t]], 0);
+    r->c.be->iface.mem_copy(r->c.next, r->c.cur, r->d->carry_bytes);
+    carry_at(r, true, LB_CARRY, r->c.cur, 0);
+    for (int t = 0; t < r->c.n_taped; t++)
+        set(W->bp, W->bs, &W->body, LB_TAPE, t, tp + V->res_off[r->c.res_taped[t]], 0);
     set(W->bp, W->bs, &W->body, LB_Y, 0, W->flags, 0);
     call(&W->body, LKI_TAPE, W->bp, W->bs, 1);
     set(W->bp, W->bs, &W->body, LB_Y, 0, W->dummy, 0);
     record(r, k, 1);
     if (!rmi_while_rt_bit(r, k))
         for (int i = 0; i < r->nd; i++)
-            r->be->iface.mem_copy(r->cur + r->carry_off[i], r->next + r->carry_off[i],
+            r->c.be->iface.mem_copy(r->c.cur + r->c.carry_off[i], r->c.next + r->c.carry_off[i],
                                   (size_t)remat_shape_numel(&r->d->in[i].shape) * remat_dtype_size(r->d->in[i].dt));
-    r->evals++;
-    rmi_program_add_runs(r->p_fwd, 1);
+    r->c.evals++;
+    rmi_program_add_runs(r->c.p_fwd, 1);
 }
 
 static void tapes_at(while_rt *r, int64_t tape, int64_t d)
 {
     const scan_body_vjp *V = r->d->vjp;
     char *tp = rmi_while_rt_tape(r, tape);
-    for (int t = 0; t < r->n_taped; t++)
-        set(r->wl.bp, r->wl.bs, &r->wl.body, LB_TAPE, t, tp + V->res_off[r->res_taped[t]], d * (int64_t)V->tape_bytes);
+    for (int t = 0; t < r->c.n_taped; t++)
+        set(r->wl.bp, r->wl.bs, &r->wl.body, LB_TAPE, t, tp + V->res_off[r->c.res_taped[t]], d * (int64_t)V->tape_bytes);
 }
 
 static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
@@ -221,11 +221,11 @@ static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
             continue;
         }
         c = accepted_run(r, k, 1, n - q);
-        carry_at(r, true, LB_CARRY, r->cur, 0);
+        carry_at(r, true, LB_CARRY, r->c.cur, 0);
         tapes_at(r, tape + q, 1);
         call(&r->wl.body, LKI_TAPE, r->wl.bp, r->wl.bs, c);
-        r->evals += c;
-        rmi_program_add_runs(r->p_fwd, c);
+        r->c.evals += c;
+        rmi_program_add_runs(r->c.p_fwd, c);
     }
 }
 
@@ -240,8 +240,8 @@ static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
         }
         tapes_at(r, tape - q, -1);
         call(&r->wl.body, LKI_REVERSE, r->wl.bp, r->wl.bs, c);
-        r->reversed += c;
-        rmi_program_add_runs(r->p_bwd, c);
+        r->c.reversed += c;
+        rmi_program_add_runs(r->c.p_bwd, c);
     }
 }
 
@@ -261,17 +261,17 @@ static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
             carry_at(r, true, LB_SHOT, rmi_while_rt_slot(r, slot + q * dslot),
                      (int64_t)dslot * (int64_t)r->d->carry_bytes);
         else
-            carry_at(r, true, LB_SHOT, r->cur, 0);
+            carry_at(r, true, LB_SHOT, r->c.cur, 0);
         call(&r->wl.body, LKI_RECOMPUTE, r->wl.bp, r->wl.bs, c);
-        r->evals += c;
-        r->reversed += c;
-        rmi_program_add_runs(r->p_fwd, c);
-        rmi_program_add_runs(r->p_bwd, c);
+        r->c.evals += c;
+        r->c.reversed += c;
+        rmi_program_add_runs(r->c.p_fwd, c);
+        rmi_program_add_runs(r->c.p_bwd, c);
     }
 }
 
 static const scan_executor lanes = {
-    .advance = x_advance, .snapshot = rmi_while_rt_snapshot, .restore = rmi_while_rt_restore, .shot_advance = x_shot_advance,
+    .advance = x_advance, .snapshot = rmi_loop_snapshot, .restore = rmi_loop_restore, .shot_advance = x_shot_advance,
     .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
 };
 

@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "scan/loop_rt.h"
 #include "scan/while_impl.h"
 
 typedef struct {
@@ -19,82 +20,43 @@ typedef struct {
     int *tk;             /* their indices among the consts */
 } jvp_layout;
 
-static remat_val arg_like(remat_fn *w, const remat_fn *src, int a, const char *prefix)
+/* cond' (jvp false: cond itself) or body' over the new loop's arguments
+ * (d..., t_d..., c..., k..., t_k...); body' -> (d'..., t_d'..., c'...,
+ * accepted) from jvp(body) */
+static remat_fn *jvp_fn(const remat_fn *f, bool jvp, const jvp_layout *L, remat_status *st)
 {
-    const remat_node *n = rmi_fn_node(src, remat_fn_arg(src, a));
-    char name[128];
-    snprintf(name, sizeof name, "%s%s", prefix, n->name ? n->name : "arg");
-    return remat_arg_at(w, name, (remat_dtype)n->dtype, n->shape.rank, n->shape.dims, n->loc);
-}
-
-/* The new loop's arguments (d..., t_d..., c..., k..., t_k...) into w, as
- * the old body's arguments a[0 .. nc+nk) and the tangents t[0 .. nd+ntk). */
-static void new_args(remat_fn *w, const remat_fn *src, const jvp_layout *L, remat_val *a, remat_val *t)
-{
-    for (int i = 0; i < L->nd; i++)
-        a[i] = arg_like(w, src, i, "");
-    for (int i = 0; i < L->nd; i++)
-        t[i] = arg_like(w, src, i, "t_");
-    for (int i = L->nd; i < L->nc + L->nk; i++)
-        a[i] = arg_like(w, src, i, "");
-    for (int i = 0; i < L->ntk; i++)
-        t[L->nd + i] = arg_like(w, src, L->nc + L->tk[i], "t_");
-}
-
-/* cond'(new args) = cond(d, c, k) */
-static remat_fn *jvp_cond(const remat_fn *cond, const jvp_layout *L, remat_val *a, remat_val *t)
-{
-    char name[300];
-    snprintf(name, sizeof name, "jvp_cond(%s)", remat_fn_name(cond));
-    remat_fn *w = remat_fn_new(name);
-    if (!w)
-        return NULL;
-    new_args(w, cond, L, a, t);
-    remat_val o;
-    if (remat_call(w, cond, L->nc + L->nk, a, &o) == REMAT_OK)
-        remat_fn_output(w, o);
-    return w;
-}
-
-/* body'(new args) -> (d'..., t_d'..., c'..., accepted) from jvp(body) */
-static remat_fn *jvp_body(const remat_fn *body, const jvp_layout *L, remat_val *a, remat_val *t, remat_status *st)
-{
-    const int nb = L->nc + L->nk, nw = L->nd + L->ntk, no = L->nc + 1;
+    const int nw = L->nd + L->ntk, nin = L->nc + L->nk + nw, nout = L->nc + L->nd + 1;
     int *wrt = rmi_malloc(sizeof *wrt * (size_t)(nw + 1));
-    remat_val *jin = rmi_malloc(sizeof *jin * (size_t)(nb + nw + 1));
-    remat_val *jout = rmi_malloc(sizeof *jout * (size_t)(2 * no + 1));
-    remat_fn *j = NULL, *w = NULL;
-    char name[300];
+    loop_slot *in = rmi_malloc(sizeof *in * (size_t)(nin + 1)), *out = rmi_malloc(sizeof *out * (size_t)(nout + 1));
+    remat_fn *w = NULL;
     *st = REMAT_ERR_NOMEM;
-    if (!wrt || !jin || !jout)
-        goto done;
-    for (int i = 0; i < L->nd; i++)
-        wrt[i] = i;
-    for (int i = 0; i < L->ntk; i++)
-        wrt[L->nd + i] = L->nc + L->tk[i];
-    if ((*st = remat_jvp(body, nw, wrt, &j)) != REMAT_OK) /* e.g. an op without a JVP rule, named */
-        goto done;
-    *st = REMAT_ERR_NOMEM;
-    snprintf(name, sizeof name, "jvp(%s)", remat_fn_name(body));
-    if (!(w = remat_fn_new(name)))
-        goto done;
-    new_args(w, body, L, a, t);
-    memcpy(jin, a, sizeof *jin * (size_t)nb);
-    memcpy(jin + nb, t, sizeof *jin * (size_t)nw);
-    if (remat_call(w, j, nb + nw, jin, jout) != REMAT_OK)
-        goto done;
-    for (int i = 0; i < L->nd; i++)
-        remat_fn_output(w, jout[i]);
-    for (int i = 0; i < L->nd; i++)
-        remat_fn_output(w, jout[no + i]);
-    for (int i = L->nd; i <= L->nc; i++)
-        remat_fn_output(w, jout[i]);
-    *st = REMAT_OK;
-done:
-    remat_fn_free(j);
+    if (wrt && in && out) {
+        int p = 0, q = 0;
+        for (int i = 0; i < L->nd; i++)
+            wrt[i] = i;
+        for (int i = 0; i < L->ntk; i++)
+            wrt[L->nd + i] = L->nc + L->tk[i];
+        for (int i = 0; i < L->nd; i++)
+            in[p++] = (loop_slot){i, false};
+        for (int i = 0; i < L->nd; i++)
+            in[p++] = (loop_slot){i, true};
+        for (int i = L->nd; i < L->nc + L->nk; i++)
+            in[p++] = (loop_slot){i, false};
+        for (int i = 0; i < L->ntk; i++)
+            in[p++] = (loop_slot){L->nd + i, true};
+        if (!jvp) /* the cond's flag */
+            out[q++] = (loop_slot){0, false};
+        for (int i = 0; jvp && i < L->nd; i++)
+            out[q++] = (loop_slot){i, false};
+        for (int i = 0; jvp && i < L->nd; i++)
+            out[q++] = (loop_slot){i, true};
+        for (int i = L->nd; jvp && i <= L->nc; i++)
+            out[q++] = (loop_slot){i, false};
+        w = rmi_loop_jvp_fn(f, jvp, jvp ? "jvp" : "jvp_cond", nw, wrt, in, p, out, q, st);
+    }
     rmi_free(wrt);
-    rmi_free(jin);
-    rmi_free(jout);
+    rmi_free(in);
+    rmi_free(out);
     return w;
 }
 
@@ -110,17 +72,17 @@ remat_status rmi_while_jvp(remat_fn *g, void *data, const remat_val *ins, const 
     jvp_layout L = {.nc = d->n_carry, .nd = d->n_diff, .nk = d->n_consts};
     const int nb = L.nc + L.nk, ncn = L.nc + L.nd;
     L.tk = rmi_malloc(sizeof *L.tk * (size_t)(L.nk + 1));
-    remat_val *a = rmi_malloc(sizeof *a * (size_t)(nb + 1)), *t = rmi_malloc(sizeof *t * (size_t)(nb + 1));
     remat_val *v = rmi_malloc(sizeof *v * (size_t)(2 * nb + 1)), *co = rmi_malloc(sizeof *co * (size_t)(ncn + 1));
     remat_fn *wc = NULL, *wb = NULL;
     remat_status st = REMAT_ERR_NOMEM;
-    if (!L.tk || !a || !t || !v || !co)
+    if (!L.tk || !v || !co)
         goto done;
     for (int i = 0; i < L.nk; i++)
         if (tans[L.nc + i] != REMAT_NONE)
             L.tk[L.ntk++] = i;
-    wc = jvp_cond(d->cond, &L, a, t);
-    wb = jvp_body(d->body, &L, a, t, &st);
+    remat_status cst;
+    wc = jvp_fn(d->cond, false, &L, &cst);
+    wb = jvp_fn(d->body, true, &L, &st);
     if (wc && !wb && st != REMAT_ERR_NOMEM) /* the body's JVP failed with its own message */
         goto done;
     if (!wc || !wb || remat_fn_status(wc) != REMAT_OK || remat_fn_status(wb) != REMAT_OK) {
@@ -165,8 +127,6 @@ done:
     remat_fn_free(wc);
     remat_fn_free(wb);
     rmi_free(L.tk);
-    rmi_free(a);
-    rmi_free(t);
     rmi_free(v);
     rmi_free(co);
     return st;

@@ -22,7 +22,7 @@
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/config.h"
-#include "scan/lanes_memo.h"
+#include "lanes/lanes.h"
 #include "scan/scan_tier.h"
 #include "scan/while_rt.h"
 
@@ -60,16 +60,14 @@ static remat_fn *step_fn(const remat_while_data *d)
 }
 
 /* the loop as a scan without xs: body, carries and consts, ys the flags */
-static remat_scan_data as_scan(const remat_while_data *d, remat_fn *body, scan_body_vjp *vjp, scan_desc *out,
-                               int n_ys)
+static lanes_loop as_scan(const remat_while_data *d, remat_fn *body, scan_body_vjp *vjp, scan_desc *out, int n_ys)
 {
     const int nc = d->n_carry;
     memcpy(out, d->in, sizeof *out * (size_t)nc);
     out[nc] = (scan_desc){.dt = d->acc_dt};
     out[nc + 1] = (scan_desc){.dt = d->cond_dt};
-    return (remat_scan_data){.kind = vjp ? SCAN_FWD : SCAN_PRIMAL, .body = body, .length = d->max_steps,
-                             .n_carry = nc, .n_consts = d->n_consts, .n_ys = n_ys, .sched = d->sched, .in = d->in,
-                             .out = out, .vjp = vjp, .carry_bytes = d->carry_bytes, .loc = d->loc};
+    return (lanes_loop){.body = body, .length = d->max_steps, .n_carry = nc, .n_consts = d->n_consts, .n_ys = n_ys,
+                        .in = d->in, .out = out, .vjp = vjp};
 }
 
 /* program k of S (kernel index), NULL when not translated */
@@ -119,21 +117,21 @@ static bool translate(while_lanes *W, const remat_while_data *d, remat_hop_lower
     remat_fn *step = out ? step_fn(d) : NULL;
     if (!step)
         return false;
-    remat_scan_data s = as_scan(d, step, NULL, out, 2);
-    bool ok = rmi_scan_lanes_build(&s, L->be, LK_ADVANCE | LK_ADVANCE_SHOT, &W->step, L->alloc, L->ctx) &&
+    lanes_loop s = as_scan(d, step, NULL, out, 2);
+    bool ok = rmi_lanes_build(&s, L->be, LK_ADVANCE | LK_ADVANCE_SHOT, &W->step, L->alloc, L->ctx) &&
               W->step.m == 1;
     remat_fn_free(step);
     if (ok && d->kind != WHILE_PRIMAL) {
         scan_desc *bout = L->alloc(L->ctx, sizeof *bout * (size_t)(nc + 2));
-        remat_scan_data b = bout ? as_scan(d, d->body, d->vjp, bout, 1) : (remat_scan_data){0};
-        ok = bout && rmi_scan_lanes_build(&b, L->be, LK_TAPE | LK_REVERSE | LK_RECOMPUTE, &W->body, L->alloc,
+        lanes_loop b = bout ? as_scan(d, d->body, d->vjp, bout, 1) : (lanes_loop){0};
+        ok = bout && rmi_lanes_build(&b, L->be, LK_TAPE | LK_REVERSE | LK_RECOMPUTE, &W->body, L->alloc,
                                           L->ctx) &&
              W->body.m == 1;
     }
     return ok && add_exit(W, L);
 }
 
-/* The translation's inputs (lanes_memo.h): what translate reads of d. */
+/* The translation's inputs (lanes/lanes.h): what translate reads of d. */
 static lanes_key while_key(const remat_while_data *d, const remat_backend *be)
 {
     lanes_key k = {.ok = true};
@@ -158,58 +156,45 @@ static int all_programs(const while_lanes *W, const remat_lane_program **pp)
     return n;
 }
 
+typedef struct {
+    while_lanes *W;
+    const remat_while_data *d;
+    remat_hop_lowering *L;
+} while_translation;
+
+static bool translate_views(void *ctx, lanes_memo_val *out)
+{
+    const while_translation *t = ctx;
+    while_lanes *W = t->W;
+    if (!translate(W, t->d, t->L))
+        return false;
+    const remat_lane_program *pp[2 * LKI_COUNT];
+    W->pool_key = rmi_lane_programs_hash(all_programs(W, pp), pp);
+    *out = (lanes_memo_val){.view = {W->step, W->body}, .n_views = t->d->kind != WHILE_PRIMAL ? 2 : 1,
+                            .exit_buf = W->exit_buf, .pool_key = W->pool_key};
+    return true;
+}
+
 /* translate, or take the process's kept translation of the same loop */
 static bool translate_shared(while_lanes *W, const remat_while_data *d, remat_hop_lowering *L)
 {
     lanes_key k = while_key(d, L->be);
     lanes_memo_val v;
-    lanes_memo_entry *e = rmi_lanes_memo_find(&k, &v);
-    bool ok = true;
-    if (e) {
-        W->step = v.view[0];
-        if (v.n_views > 1)
-            W->body = v.view[1];
-        W->exit_buf = v.exit_buf;
-        W->pool_key = v.pool_key;
-    } else {
-        rmi_lanes_memo_count_translation();
-        ok = translate(W, d, L);
-        if (ok) {
-            const remat_lane_program *pp[2 * LKI_COUNT];
-            W->pool_key = rmi_lane_programs_hash(all_programs(W, pp), pp);
-            e = rmi_lanes_memo_add(&k, &(lanes_memo_val){.view = {W->step, W->body},
-                                                           .n_views = d->kind != WHILE_PRIMAL ? 2 : 1,
-                                                           .exit_buf = W->exit_buf, .pool_key = W->pool_key});
-        }
-    }
-    W->memo = ok ? e : NULL;
-    rmi_lanes_key_free(&k);
-    return ok;
+    if (!rmi_lanes_translate_kept(&k, translate_views, &(while_translation){W, d, L}, &v, &W->memo))
+        return false;
+    W->step = v.view[0];
+    if (v.n_views > 1)
+        W->body = v.view[1];
+    W->exit_buf = v.exit_buf;
+    W->pool_key = v.pool_key;
+    return true;
 }
 
 /* The code of every program, in one compilation (or from the caches). */
 static bool get_code(while_lanes *W, remat_backend *be, const char *cache_dir, bool compile)
 {
-    const remat_lane_program *pp[2 * LKI_COUNT];
-    remat_lane_fn got[2 * LKI_COUNT];
-    scan_lanes *S[2] = {&W->step, &W->body};
-    const int n = all_programs(W, pp);
-    remat_status st = REMAT_ERR_UNSUPPORTED;
-    if (W->memo && rmi_lanes_memo_code(W->memo, n, got)) /* another node of the loop got it */
-        st = REMAT_OK;
-    else if (compile)
-        st = be->iface.compile_lanes(n, pp, got, cache_dir);
-    else if (be->iface.load_lanes)
-        st = be->iface.load_lanes(n, pp, got, cache_dir);
-    if (st != REMAT_OK)
-        return false;
-    if (W->memo)
-        rmi_lanes_memo_set_code(W->memo, n, got);
-    for (int v = 0, i = 0; v < 2; v++)
-        for (int k = 0; k < LKI_COUNT; k++)
-            if (S[v]->want & (1u << k))
-                S[v]->fn[k] = got[i++];
-    return true;
+    scan_lanes *const views[2] = {&W->step, &W->body};
+    return rmi_lanes_get_views(views, 2, W->memo, be, cache_dir, compile) == REMAT_OK;
 }
 
 static bool debug(void)
@@ -294,7 +279,7 @@ void rmi_while_lanes_tier_run(while_rt *r)
         return;
     }
     W->wait = false;
-    W->on = get_code(W, r->be, rmi_lane_cache_dir(r->opts), true);
+    W->on = get_code(W, r->c.be, rmi_lane_cache_dir(r->opts), true);
     say(r, W->on ? "compiled now" : "compiling failed, interpreted");
 }
 

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "scan/lanes_memo.h"
 #include "scan/loop_rt.h"
 #include "scan/while_rt.h"
 
@@ -28,78 +27,31 @@ static const remat_while_data *keep_data(const remat_while_data *d, remat_hop_lo
     return c;
 }
 
-/* offsets, argument arrays, residual sources; false when out of memory */
-static bool layout(while_rt *r, const remat_while_data *d, remat_hop_lowering *L, size_t *ksum)
+/* the loop core's layout and buffers, the bits, and the backward's zero
+ * cotangents of the control carries and the flag */
+static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_hop_lowering *L)
 {
-    const int nc = r->nc, nk = r->nk, nres = r->nres;
-    r->carry_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nc + 1));
-    r->k_off = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
-    r->fin = L->alloc(L->ctx, sizeof *r->fin * (size_t)(nc + nk + 1));
-    r->fout = L->alloc(L->ctx, sizeof *r->fout * (size_t)(nc + nres + 2));
-    r->bin = L->alloc(L->ctx, sizeof *r->bin * (size_t)(nres + nc + 2));
-    r->bout = L->alloc(L->ctx, sizeof *r->bout * (size_t)(nc + nk + 1));
-    r->res_taped = L->alloc(L->ctx, sizeof *r->res_taped * (size_t)(nres + 1));
+    const int nc = r->c.nc;
+    const loop_core_spec spec = {.carries = d->in, .consts = d->in + nc, .vjp = d->vjp, .n_step_args = 1,
+                                 .cotangents = d->kind == WHILE_BWD, .what = d->label,
+                                 .carry_bytes = d->carry_bytes};
+    size_t ksum;
+    remat_status st = rmi_loop_lower_core(&r->c, &spec, L, &ksum);
+    if (st != REMAT_OK)
+        return st;
+    const size_t cb = d->carry_bytes + 16;
     r->bits = L->alloc(L->ctx, (size_t)(d->max_steps + 7) / 8 + 1);
-    if (!r->carry_off || !r->k_off || !r->fin || !r->fout || !r->bin || !r->bout || !r->res_taped || !r->bits)
-        return false;
-    size_t off = 0;
-    for (int i = 0; i < nc; i++) {
-        r->carry_off[i] = off;
-        off += rmi_scan_align(rmi_loop_rt_bytes(&d->in[i]));
-    }
-    *ksum = 0;
-    for (int i = 0; i < nk; i++) {
-        r->k_off[i] = *ksum;
-        *ksum += rmi_scan_align(rmi_loop_rt_bytes(&d->in[nc + i]));
-    }
-    r->n_taped = 0;
-    for (int j = 0; j < nres; j++)
-        if (d->vjp->res_arg[j] < 0)
-            r->res_taped[r->n_taped++] = j;
-    return true;
-}
-
-static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_hop_lowering *L, size_t ksum)
-{
-    const size_t cb = d->carry_bytes + 16, kb = ksum ? ksum : 16;
-    const size_t tb = d->vjp && d->vjp->tape_bytes ? d->vjp->tape_bytes : 16;
-    r->cur = L->mem(L->ctx, cb);
-    r->next = L->mem(L->ctx, cb);
     r->flag = L->mem(L->ctx, 16);
-    if (!r->cur || !r->next || !r->flag)
+    if (!r->bits || !r->flag)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's carries", d->label);
     if (d->kind == WHILE_BWD) {
-        r->ct_cur = L->mem(L->ctx, cb);
-        r->ct_next = L->mem(L->ctx, cb);
         r->ct_dummy = L->mem(L->ctx, cb);
         r->zeros = L->mem(L->ctx, cb);
-        r->tmp_tape = L->mem(L->ctx, tb);
-        r->ct_k_tmp = L->mem(L->ctx, kb);
-        r->ct_k_acc[0] = L->mem(L->ctx, kb);
-        r->ct_k_acc[1] = L->mem(L->ctx, kb);
-        if (!r->ct_cur || !r->ct_next || !r->ct_dummy || !r->zeros || !r->tmp_tape || !r->ct_k_tmp ||
-            !r->ct_k_acc[0] || !r->ct_k_acc[1])
+        if (!r->ct_dummy || !r->zeros)
             return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's cotangents", d->label);
-        r->be->iface.mem_fill(r->zeros, REMAT_F64, 0.0, cb / sizeof(double));
+        r->c.be->iface.mem_fill(r->zeros, REMAT_F64, 0.0, cb / sizeof(double));
     }
     return REMAT_OK;
-}
-
-/* fn's sub-program, shared with the root's other loops of the same
- * function (a fit's intervals and experiments: one body, thousands of
- * nodes): the root runs one loop at a time, a loop one body evaluation at
- * a time, and a while loop's sub-programs are never run elsewhere (exec/hop.h).
- * The key is fn's content with the flags (lanes_memo.h); a function with a
- * custom op or a nested loop (state of its own) gets a program of its own. */
-static remat_status compile_sub(const remat_fn *fn, remat_hop_lowering *L, remat_program **out)
-{
-    lanes_key k = {.ok = true, .flags = true};
-    rmi_lanes_key_fn(&k, fn);
-    const remat_status st = k.ok && !k.opaque
-                                ? rmi_compile_sub_shared(fn, k.p, k.len, L->be, L->counters, out)
-                                : rmi_compile_sub(fn, L->be, L->counters, out);
-    rmi_lanes_key_free(&k);
-    return st;
 }
 
 /* the sub-programs a form runs: cond (primal, forward), the body (all: the
@@ -108,15 +60,15 @@ static remat_status compile_subs(while_rt *r, const remat_while_data *d, remat_h
 {
     remat_status st = REMAT_OK;
     if (d->kind != WHILE_BWD)
-        st = compile_sub(d->cond, L, &r->p_cond);
+        st = rmi_loop_compile_sub(d->cond, true, L, &r->p_cond);
     if (st == REMAT_OK)
-        st = compile_sub(d->body, L, &r->p_body);
+        st = rmi_loop_compile_sub(d->body, true, L, &r->p_body);
     if (st == REMAT_OK && d->kind != WHILE_PRIMAL)
-        st = compile_sub(d->vjp->fwd, L, &r->p_fwd);
+        st = rmi_loop_compile_sub(d->vjp->fwd, true, L, &r->c.p_fwd);
     if (st == REMAT_OK && d->kind == WHILE_BWD)
-        st = compile_sub(d->vjp->bwd, L, &r->p_bwd);
+        st = rmi_loop_compile_sub(d->vjp->bwd, true, L, &r->c.p_bwd);
     if (st == REMAT_OK && d->kind == WHILE_BWD) /* the backend's add for each const's cotangent */
-        st = rmi_loop_rt_lower_k_adds(d->in + r->nc, r->nk, d->label, L, &r->k_add);
+        st = rmi_loop_rt_lower_k_adds(d->in + r->c.nc, r->c.nk, d->label, L, &r->c.k_add);
     return st;
 }
 
@@ -137,12 +89,22 @@ remat_status rmi_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins
     while_rt *r = L->alloc(L->ctx, sizeof *r);
     if (!r)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
-    *r = (while_rt){.d = keep_data(d, L), .be = L->be, .opts = &L->counters->opts, .outs = L->outs, .nested = L->nested, .pending = -1,
-                    .nc = d->n_carry, .nd = d->n_diff, .nk = d->n_consts, .nres = d->vjp ? d->vjp->n_res : 0};
-    size_t ksum;
-    if (!r->d || !layout(r, d, L, &ksum))
+    *r = (while_rt){.d = keep_data(d, L), .opts = &L->counters->opts, .c = {.be = L->be, .outs = L->outs, .nested = L->nested,
+                    .nc = d->n_carry, .nk = d->n_consts, .nres = d->vjp ? d->vjp->n_res : 0}, .pending = -1, .nd = d->n_diff};
+    if (!r->d)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", d->label);
-    remat_status st = alloc_buffers(r, d, L, ksum);
+    /* the loop core (loop_rt.h): the consts after the carries, the taped
+     * residuals after carry' and the accepted flag */
+    r->c.kind = &rmi_while_loop_kind;
+    r->c.k_in0 = r->c.k_out0 = r->c.nc;
+    r->c.res_out0 = r->c.nc + 1;
+    r->c.carry_desc = r->d->in;
+    r->c.k_desc = &r->d->in[r->c.nc];
+    r->c.vjp = r->d->vjp;
+    r->c.carry_bytes = r->d->carry_bytes;
+    r->c.slots_off = r->d->slots_off;
+    r->c.tapes_off = r->d->tapes_off;
+    remat_status st = alloc_buffers(r, d, L);
     if (st == REMAT_OK)
         st = compile_subs(r, d, L);
     if (st == REMAT_OK)

@@ -1,8 +1,9 @@
 /*
- * while_rt.h (internal) — a lowered while node's runtime state, shared by
- * its kernels (while_runtime.c) and its interpreted executor
- * (while_exec.c), which executes the ops of scan_replay.h with one
- * iteration per step of the schedule.
+ * while_rt.h (internal) — a lowered while node's runtime state: the loop
+ * core (loop_rt.h) and what is the while loop's own, shared by its kernels
+ * (while_runtime.c), its loop kind of the interpreted executor
+ * (while_exec.c; loop_exec.c executes the ops of scan_replay.h with one
+ * iteration per step of the schedule) and its compiled lanes.
  *
  * An iteration evaluates the body into `next`; when it is not accepted the
  * differentiated carries are copied back from `cur` (the select), so that
@@ -19,13 +20,14 @@
 #define REMAT_WHILE_RT_H
 
 #include "exec/hop.h"
-#include "scan/scan_lanes.h"
+#include "lanes/lanes.h"
+#include "scan/loop_rt.h"
 #include "scan/scan_replay.h"
 #include "scan/while_impl.h"
 
 /* Compiled lane loops of a while node (while_lanes.c, run by
  * while_exec_lanes.c): the loop seen as two scans, translated by the
- * scan's lane translator (scan_lanes.h), with one lane (m = 1):
+ * scan's lane translator (lanes/lanes.h), with one lane (m = 1):
  *   step  step(carry..., consts...) -> (carry'..., accepted, keep): the
  *         body, the select of the n_diff carries by accepted, and cond on
  *         the result. ADVANCE ends with an EXIT on keep (backend/lane.h):
@@ -49,7 +51,7 @@ typedef struct {
     double cost_ns, spent_ns, start_ns;
     struct scan_tier_pool *pool; /* the body's account, shared with nodes of the same programs */
     uint64_t pool_key;           /* its key: the hash of step's and body's programs */
-    struct lanes_memo_entry *memo; /* the process's kept translation (lanes_memo.h), or NULL */
+    struct lanes_memo_entry *memo; /* the process's kept translation (lanes/lanes.h), or NULL */
 } while_lanes;
 
 #define WHILE_LANES_CHUNK 256
@@ -67,57 +69,44 @@ typedef struct {
 } while_ops_cache;
 
 typedef struct while_rt {
+    loop_core c; /* first: the interpreted executor's (loop_rt.h) */
     const remat_while_data *d;
-    remat_backend *be;
     const remat_compile_options *opts; /* the root program's (hop.h counters) */
-    remat_program *p_cond, *p_body, *p_fwd, *p_bwd;
-    void **outs;
-    size_t *carry_off, *k_off;
-    int nc, nd, nk, nres;
+    remat_program *p_cond, *p_body;
+    int nd;
 
     /* per node execution */
-    char *store;
     int64_t n;         /* iterations (-1: not known yet) */
     int64_t known;     /* bits[0 .. known) are set */
-    int64_t reversed;  /* accepted iterations reversed (backward) */
     int64_t pending;   /* lookahead: `next` holds carry pending+1, evaluated from cur (-1: none) */
     uint8_t *bits;     /* host: accepted, one bit per iteration, max_steps of them */
     remat_status status;
     char message[400];
 
     /* backend memory */
-    char *cur, *next, *ct_cur, *ct_next, *ct_dummy, *zeros, *flag, *tmp_tape, *ct_k_tmp, *ct_k_acc[2];
-
-    /* the sub-programs' argument arrays */
-    const void **fin, **bin;
-    void **fout, **bout;
-    int *res_taped, n_taped;
-    remat_instr *k_add; /* per const: ct_k_acc[1] = ct_k_acc[0] + ct_k_tmp */
+    char *ct_dummy, *zeros, *flag;
 
     while_lanes wl;
     while_ops_cache kept; /* FWD: the forward phase (known length), BWD: the reverse */
 
-    bool nested;
-    int64_t evals;
-    size_t peak_bytes;
 } while_rt;
 
 /* Host memory to the backend's and back: copy_in / copy_out where the
  * backend has them (a device), else its memory is the host's. */
 static inline void rmi_while_rt_to_host(const while_rt *r, void *host, const void *src, size_t bytes)
 {
-    if (r->be->iface.copy_out)
-        r->be->iface.copy_out(host, src, bytes);
+    if (r->c.be->iface.copy_out)
+        r->c.be->iface.copy_out(host, src, bytes);
     else
-        r->be->iface.mem_copy(host, src, bytes);
+        r->c.be->iface.mem_copy(host, src, bytes);
 }
 
 static inline void rmi_while_rt_from_host(const while_rt *r, void *dst, const void *host, size_t bytes)
 {
-    if (r->be->iface.copy_in)
-        r->be->iface.copy_in(dst, host, bytes);
+    if (r->c.be->iface.copy_in)
+        r->c.be->iface.copy_in(dst, host, bytes);
     else
-        r->be->iface.mem_copy(dst, host, bytes);
+        r->c.be->iface.mem_copy(dst, host, bytes);
 }
 
 static inline bool rmi_while_rt_bit(const while_rt *r, int64_t k) { return (r->bits[k >> 3] >> (k & 7)) & 1; }
@@ -133,29 +122,16 @@ static inline void rmi_while_rt_set_bit(while_rt *r, int64_t k, bool acc)
         r->known = k + 1;
 }
 
-static inline char *rmi_while_rt_slot(const while_rt *r, int64_t slot)
-{
-    return r->store + r->d->slots_off + (size_t)slot * r->d->carry_bytes;
-}
+static inline char *rmi_while_rt_slot(const while_rt *r, int64_t slot) { return rmi_loop_slot(&r->c, slot); }
 
-static inline char *rmi_while_rt_tape(const while_rt *r, int64_t j)
-{
-    return r->store + r->d->tapes_off + (size_t)j * r->d->vjp->tape_bytes;
-}
+static inline char *rmi_while_rt_tape(const while_rt *r, int64_t j) { return rmi_loop_tape(&r->c, j); }
 
-/* while_exec.c: bind the consts (and, backward, start the consts'
- * cotangents at -0.0), evaluate the cond on cur, one plain iteration from
- * cur, the ops, the consts' cotangents out */
-void rmi_while_rt_bind(while_rt *r, const void *const *ks, bool backward);
+/* while_exec.c: the loop kind of the interpreted executor (loop_rt.h);
+ * evaluate the cond on a carry, one plain iteration from cur */
+extern const loop_kind rmi_while_loop_kind;
 bool rmi_while_rt_cond(while_rt *r, const char *carry);
 void rmi_while_rt_eval(while_rt *r, int64_t k); /* into next, no swap */
 void rmi_while_rt_step(while_rt *r, int64_t k); /* cur := next carry (the lookahead when pending) */
-void rmi_while_rt_run(void *r, const scan_xop *ops, int64_t n);
-/* the executors' snapshot and restore (both executors: carries in the
- * store's slots; restore drops a pending lookahead); x is a while_rt */
-void rmi_while_rt_snapshot(void *x, int slot);
-void rmi_while_rt_restore(void *x, int slot);
-void rmi_while_rt_finish(while_rt *r, void *const *ct_ks);
 /* while_lanes.c: the compiled loops at lowering (r->wl; off when the body
  * has none or the tier policy waits; out of memory: interpreted, the same
  * bits); at a kernel's entry, the tier's switch; at its end, the run's work */

@@ -25,18 +25,6 @@
 #include "scan/loop_rt.h"
 #include "scan/while_rt.h"
 
-static void copy_carry_in(while_rt *r, char *dst, const void *const *src, int n)
-{
-    for (int i = 0; i < n; i++)
-        r->be->iface.mem_copy(dst + r->carry_off[i], src[i], rmi_loop_rt_bytes(&r->d->in[i]));
-}
-
-static void copy_carry_out(while_rt *r, void *const *dst, const char *src, int n)
-{
-    for (int i = 0; i < n; i++)
-        r->be->iface.mem_copy(dst[i], src + r->carry_off[i], rmi_loop_rt_bytes(&r->d->in[i]));
-}
-
 static void too_many(while_rt *r)
 {
     r->status = REMAT_ERR_VALUE;
@@ -55,7 +43,7 @@ static void write_n_iter(while_rt *r, void *dst)
 static int64_t iterate(while_rt *r)
 {
     int64_t k = 0;
-    for (; rmi_while_rt_cond(r, r->cur); k++) {
+    for (; rmi_while_rt_cond(r, r->c.cur); k++) {
         if (k == r->d->max_steps)
             return -1;
         rmi_while_rt_step(r, k);
@@ -67,7 +55,7 @@ static int64_t iterate(while_rt *r)
 static void bind(while_rt *r, const void *const *ks, bool backward)
 {
     rmi_while_lanes_tier_run(r);
-    rmi_while_rt_bind(r, ks, backward);
+    rmi_loop_bind(&r->c, ks, backward);
     if (r->wl.on)
         rmi_while_lanes_bind(r);
 }
@@ -83,23 +71,23 @@ static int64_t run_to_end(while_rt *r)
 static void k_while_primal(const remat_instr *I)
 {
     while_rt *r = (while_rt *)I->aux;
-    copy_carry_in(r, r->cur, I->in, r->nc);
-    bind(r, I->in + r->nc, false);
+    rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
+    bind(r, I->in + r->c.nc, false);
     r->pending = -1;
     r->known = 0;
     r->n = run_to_end(r);
     rmi_while_lanes_tier_done(r);
     if (r->n < 0)
         return;
-    copy_carry_out(r, r->outs, r->cur, r->nc);
-    write_n_iter(r, r->outs[r->nc]);
+    rmi_loop_copy_out(&r->c, r->c.outs, r->c.cur, r->c.nc);
+    write_n_iter(r, r->c.outs[r->c.nc]);
 }
 
 /* the replay's question (scan_replay.h): at carry c, is c+1 the length? */
 static int64_t reveal(void *x, int64_t c)
 {
     while_rt *r = x;
-    if (c == 0 && r->known == 0 && r->pending < 0 && !rmi_while_rt_cond(r, r->cur))
+    if (c == 0 && r->known == 0 && r->pending < 0 && !rmi_while_rt_cond(r, r->c.cur))
         return 0;
     if (r->pending == c)
         return -1; /* asked again at the same carry: evaluated already */
@@ -109,7 +97,7 @@ static int64_t reveal(void *x, int64_t c)
     } else {
         rmi_while_rt_eval(r, c);
         r->pending = c;
-        keep = rmi_while_rt_cond(r, r->next);
+        keep = rmi_while_rt_cond(r, r->c.next);
     }
     if (!keep)
         return c + 1;
@@ -128,7 +116,7 @@ static scan_replay_dims dims(const while_rt *r, int64_t n)
 
 static void note_peak(while_rt *r, const int64_t peak[2])
 {
-    r->peak_bytes = (size_t)peak[0] * r->d->carry_bytes + (size_t)peak[1] * r->d->vjp->tape_bytes;
+    r->c.peak_bytes = (size_t)peak[0] * r->d->carry_bytes + (size_t)peak[1] * r->d->vjp->tape_bytes;
 }
 
 /* the executor the node runs with now, recording into r->kept */
@@ -147,7 +135,7 @@ static void run_ops(void *x, const scan_xop *ops, int64_t n)
     if (r->wl.on)
         rmi_while_lanes_run(r, ops, n);
     else
-        rmi_while_rt_run(r, ops, n);
+        rmi_loop_run(r, ops, n);
 }
 
 /* One phase at a known length r->n: the kept ops when they are for it,
@@ -175,11 +163,11 @@ static void k_while_fwd(const remat_instr *I)
 {
     while_rt *r = (while_rt *)I->aux;
     const remat_while_data *d = r->d;
-    r->store = r->outs[r->nc + 1];
+    r->c.store = r->c.outs[r->c.nc + 1];
     int64_t head[2] = {-1, 0}; /* until the forward is done: the backward must not run */
-    rmi_while_rt_from_host(r, r->store, head, sizeof head);
-    copy_carry_in(r, r->cur, I->in, r->nc);
-    bind(r, I->in + r->nc, false);
+    rmi_while_rt_from_host(r, r->c.store, head, sizeof head);
+    rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
+    bind(r, I->in + r->c.nc, false);
     r->pending = -1;
     r->known = 0;
     r->n = -1;
@@ -188,7 +176,7 @@ static void k_while_fwd(const remat_instr *I)
             rmi_while_lanes_tier_done(r);
             return;
         }
-        copy_carry_in(r, r->cur, I->in, r->nc);
+        rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
     }
     int64_t peak[2] = {0, 0};
     remat_status st;
@@ -206,21 +194,21 @@ static void k_while_fwd(const remat_instr *I)
     }
     note_peak(r, peak);
     head[0] = r->n;
-    rmi_while_rt_from_host(r, r->store, head, sizeof head);
+    rmi_while_rt_from_host(r, r->c.store, head, sizeof head);
     if (r->n > 0)
-        rmi_while_rt_from_host(r, r->store + d->bits_off, r->bits, (size_t)(r->n + 7) / 8);
-    copy_carry_out(r, r->outs, r->cur, r->nc);
-    write_n_iter(r, r->outs[r->nc]);
+        rmi_while_rt_from_host(r, r->c.store + d->bits_off, r->bits, (size_t)(r->n + 7) / 8);
+    rmi_loop_copy_out(&r->c, r->c.outs, r->c.cur, r->c.nc);
+    write_n_iter(r, r->c.outs[r->c.nc]);
 }
 
 static void k_while_bwd(const remat_instr *I)
 {
     while_rt *r = (while_rt *)I->aux;
     const remat_while_data *d = r->d;
-    const int nd = r->nd, nk = r->nk;
-    r->store = (char *)I->in[0];
+    const int nd = r->nd, nk = r->c.nk;
+    r->c.store = (char *)I->in[0];
     int64_t head[2];
-    rmi_while_rt_to_host(r, head, r->store, sizeof head);
+    rmi_while_rt_to_host(r, head, r->c.store, sizeof head);
     if (head[0] < 0) { /* the forward stopped (its status is reported); nothing to reverse */
         if (r->status == REMAT_OK)
             r->status = REMAT_ERR_VALUE;
@@ -228,12 +216,12 @@ static void k_while_bwd(const remat_instr *I)
     }
     r->n = r->known = head[0];
     if (r->n > 0)
-        rmi_while_rt_to_host(r, r->bits, r->store + d->bits_off, (size_t)(r->n + 7) / 8);
+        rmi_while_rt_to_host(r, r->bits, r->c.store + d->bits_off, (size_t)(r->n + 7) / 8);
     r->pending = -1;
     /* the control carries' cotangents are zero (stop_gradient); the compiled
      * loops keep every carry's in place */
-    r->be->iface.mem_fill(r->ct_cur, REMAT_F64, 0.0, d->carry_bytes / sizeof(double));
-    copy_carry_in(r, r->ct_cur, I->in + 1 + nk, nd);
+    r->c.be->iface.mem_fill(r->c.ct_cur, REMAT_F64, 0.0, d->carry_bytes / sizeof(double));
+    rmi_loop_copy_in(&r->c, r->c.ct_cur, I->in + 1 + nk, nd);
     bind(r, I->in + 1, true);
     int64_t peak[2] = {0, 0};
     remat_status st = run_phase(r, SCAN_PHASE_REVERSE, peak);
@@ -243,8 +231,8 @@ static void k_while_bwd(const remat_instr *I)
         return;
     }
     note_peak(r, peak);
-    rmi_while_rt_finish(r, r->outs + nd);
-    copy_carry_out(r, r->outs, r->ct_cur, nd);
+    rmi_loop_finish(&r->c, r->c.outs + nd);
+    rmi_loop_copy_out(&r->c, r->c.outs, r->c.ct_cur, nd);
 }
 
 /* ---- stats (exec/hop.h) ---- */
@@ -252,8 +240,8 @@ static void k_while_bwd(const remat_instr *I)
 static void stats_begin(void *self)
 {
     while_rt *r = self;
-    r->evals = 0;
-    r->peak_bytes = 0;
+    r->c.evals = 0;
+    r->c.peak_bytes = 0;
     r->status = REMAT_OK;
     r->message[0] = 0;
 }
@@ -264,12 +252,6 @@ static const char *stats_error(const void *self)
 {
     const while_rt *r = self;
     return r->message[0] ? r->message : NULL;
-}
-
-static void stats_run(const void *self, remat_stats *st)
-{
-    const while_rt *r = self;
-    rmi_loop_rt_report_run(r->evals, r->peak_bytes, st);
 }
 
 /* The length is not known before a run: the plan shows the store's
@@ -291,6 +273,6 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
 void rmi_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook)
 {
     *fn = d->kind == WHILE_PRIMAL ? k_while_primal : d->kind == WHILE_FWD ? k_while_fwd : k_while_bwd;
-    *hook = (remat_hop_stats){.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
+    *hook = (remat_hop_stats){.begin_run = stats_begin, .report_run = rmi_loop_stats_run, .report_plan = stats_plan,
                               .run_status = stats_status, .run_error = stats_error};
 }

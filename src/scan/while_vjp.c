@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "scan/loop_rt.h"
 #include "scan/while_impl.h"
 
 remat_status rmi_while_body_vjp(remat_while_data *d)
@@ -55,7 +56,6 @@ remat_val rmi_while_vjp_forward(remat_hop_vjp *c, void *data, const remat_val *i
 remat_status rmi_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_val *out_cts)
 {
     remat_while_data *d = data;
-    remat_fn *g = rmi_hop_vjp_fn(c);
     void *fdata = NULL;
     rmi_hop_vjp_forward(c, &fdata);
     remat_while_data *fd = fdata;
@@ -63,30 +63,13 @@ remat_status rmi_while_vjp_backward(remat_hop_vjp *c, void *data, const remat_va
         return REMAT_ERR_NOMEM;
     REMAT_ASSERT(fd->kind == WHILE_FWD);
 
-    const int nc = d->n_carry, nd = d->n_diff, nk = d->n_consts, nin = 1 + nk + nd;
-    remat_val *ins = rmi_malloc(sizeof *ins * (size_t)nin);
-    if (!ins)
-        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory differentiating", d->label);
-    int p = 0;
-    ins[p++] = rmi_hop_vjp_forward_output(c, nc + 1); /* the store: the forward's residual */
-    for (int k = 0; k < nk; k++)
-        ins[p++] = rmi_hop_vjp_input(c, nc + k);
-    for (int k = 0; k < nd; k++) { /* control carries and n_iter: no cotangent flows */
-        remat_val ct = out_cts ? out_cts[k] : REMAT_NONE;
-        if (ct == REMAT_NONE)
-            ct = remat_const_fill_at(g, d->in[k].dt, d->in[k].shape.rank, d->in[k].shape.dims, 0.0, d->loc);
-        ins[p++] = ct;
-    }
+    const int nc = d->n_carry, nd = d->n_diff, nk = d->n_consts;
     remat_while_data *bd = rmi_while_data_derive(fd, WHILE_BWD);
-    remat_val h = bd ? rmi_hop_add(g, &rmi_while_rules, bd, bd->in[0].dt, "while_bwd", nin, ins, d->loc)
-                     : rmi_fn_fail(g, REMAT_ERR_NOMEM, d->loc, "%s: out of memory", d->label);
-    rmi_free(ins);
-    for (int k = 0; k < nd; k++)
-        rmi_hop_vjp_add_ct(c, k, rmi_hop_output(g, h, k));
-    for (int k = 0; k < nk; k++)
-        rmi_hop_vjp_add_ct(c, nc + k, rmi_hop_output(g, h, nd + k));
-    remat_status st = remat_fn_status(g);
-    if (st == REMAT_OK || st == REMAT_ERR_NOMEM)
-        return st;
-    return rmi_error(REMAT_ERR_UNSUPPORTED, "%s: internal build error: %s", d->label, remat_fn_error(g));
+    /* (store, consts..., ct_diff...) -> (ct_init_diff..., ct_consts...): control
+     * carries and n_iter have no cotangent */
+    const loop_bwd_spec s = {.rules = &rmi_while_rules, .bwd_data = bd, .dt = bd ? bd->in[0].dt : REMAT_F64,
+                             .name = "while_bwd", .what = d->label, .store_out = nc + 1, .in0 = nc, .n_in = nk,
+                             .n_ct = nd, .n_a = nd, .n_b = nk, .b_in0 = nc, .out_desc = rmi_while_output_desc,
+                             .data = d, .loc = d->loc};
+    return rmi_loop_vjp_backward(c, out_cts, &s);
 }

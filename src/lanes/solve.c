@@ -1,5 +1,5 @@
 /*
- * scan_lanes_solve.c — the unrolled lu and linear_solve of compiled scan
+ * solve.c — the unrolled lu and linear_solve of compiled scan
  * loops.
  *
  * Exactly the CPU kernels' elimination for n <= 8 (backend/linalg.c,
@@ -11,7 +11,7 @@
  * P[c][j] (mul, then sub: -ffp-contract=off), and the substitutions. Same
  * operations on the same operands in the same order, so the same bits.
  */
-#include "scan/scan_lanes_solve.h"
+#include "lanes/lanes_solve.h"
 
 #define OP(o, a, b, c) ((r = op(ctx, (o), (a), (b), (c))) >= 0)
 

@@ -1,6 +1,7 @@
 /*
- * scan_lanes.c — translates a scan body and its VJP halves into lane
- * programs (backend/lane.h) and has the backend compile them (scan_lanes.h).
+ * translate.c — translates a loop body (a scan's, or a while loop's seen as
+ * a scan) and its VJP halves into lane programs (backend/lane.h) and has the
+ * backend compile them (lanes.h).
  *
  * The lane axis. With m > 1, a value's lane axis is the one axis of size m
  * in its shape (none: the value is the same for every lane; two: the body
@@ -21,7 +22,7 @@
  * in the CPU kernel's order and with its IEEE maximum (+0 above -0, NaN
  * propagates): as the adaptive controller's NaN test needs.
  *
- * lu and linear_solve of n <= 8 are unrolled (scan_lanes_solve.c), one
+ * lu and linear_solve of n <= 8 are unrolled (solve.c), one
  * system per batch entry, the lane axis a batch axis of the operands.
  *
  * Not translated (the body is interpreted instead): dot_general, custom ops,
@@ -38,10 +39,9 @@
 #include "core/assert.h"
 #include "core/exhaustive.h"
 #include "backend/lane_io.h"
-#include "scan/lanes_memo.h"
-#include "scan/scan_lanes.h"
-#include "scan/scan_lanes_solve.h"
-#include "scan/scan_tier.h"
+#include "lanes/lanes.h"
+#include "lanes/lanes_impl.h"
+#include "lanes/lanes_solve.h"
 
 /* Instructions per kernel: a safety valve, not the policy. Whether a body's
  * programs are worth compiling is scan_tier.c's call (their interpreted
@@ -661,10 +661,10 @@ REMAT_EXHAUSTIVE_END
 /* ---- the kernels ---- */
 
 typedef struct {
-    const remat_scan_data *d;
+    const lanes_loop *d;
     int nc, nx, nk, ny, nt;
     int base[LB_KINDS + 1];
-    bool packed; /* CARRY and CT with the lane axis last (scan_lanes.h) */
+    bool packed; /* CARRY and CT with the lane axis last (lanes.h) */
 } layout;
 
 static int buf_of(const layout *L, int kind, int i) { return L->base[kind] + i; }
@@ -672,7 +672,7 @@ static int buf_of(const layout *L, int kind, int i) { return L->base[kind] + i; 
 /* the body's argument values: carries from `carry_kind` (-1: none), x_t, consts */
 static void body_args(lb *b, const layout *L, int carry_kind, lval **args)
 {
-    const remat_scan_data *d = L->d;
+    const lanes_loop *d = L->d;
     for (int i = 0; i < L->nc && carry_kind >= 0; i++)
         args[i] = load(b, buf_of(L, carry_kind, i), d->in[i].dt, &d->in[i].shape);
     for (int i = 0; i < L->nx; i++)
@@ -685,7 +685,7 @@ static void body_args(lb *b, const layout *L, int carry_kind, lval **args)
 /* the backward half, given the residual values; accumulates CTK */
 static void emit_backward(lb *b, const layout *L, lval **res)
 {
-    const remat_scan_data *d = L->d;
+    const lanes_loop *d = L->d;
     const scan_body_vjp *V = d->vjp;
     const int nres = V->n_res, nc = L->nc, nx = L->nx, nk = L->nk, ny = L->ny;
     lval **args = rmi_calloc((size_t)(nres + nc + ny + 1), sizeof *args);
@@ -732,7 +732,7 @@ static void residuals(const layout *L, lval **args, lval **tape_vals, lval **res
 
 static void emit_kernel(lb *b, const layout *L, unsigned which)
 {
-    const remat_scan_data *d = L->d;
+    const lanes_loop *d = L->d;
     const int nc = L->nc, ny = L->ny, nin = nc + L->nx + L->nk;
     const int nres = d->vjp ? d->vjp->n_res : 0;
     lval **args = rmi_calloc((size_t)nin + 1, sizeof *args);
@@ -854,7 +854,7 @@ static int translate_kernel(lb *b, const layout *L, unsigned which, remat_lane_p
 
 /* Every carry must be on the lanes (a carry without one would be updated by
  * every lane); with m = 1 there is nothing to check. */
-static int carries_on_lanes(const remat_scan_data *d, int64_t m)
+static int carries_on_lanes(const lanes_loop *d, int64_t m)
 {
     for (int i = 0; m > 1 && i < d->n_carry; i++) {
         int ok = 1;
@@ -864,7 +864,7 @@ static int carries_on_lanes(const remat_scan_data *d, int64_t m)
     return 1;
 }
 
-int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned want, scan_lanes *out,
+int rmi_lanes_build(const lanes_loop *d, remat_backend *be, unsigned want, scan_lanes *out,
                          void *(*alloc)(void *ctx, size_t bytes), void *ctx)
 {
     memset(out, 0, sizeof *out);
@@ -899,7 +899,7 @@ int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned w
             B->state = k == LB_CARRY || k == LB_CT || k == LB_CTK;
         }
     int64_t cand[2 * REMAT_MAX_RANK * 4 + 1];
-    const int64_t nm = ok ? rmi_scan_lanes_candidates(d, cand) : 0;
+    const int64_t nm = ok ? rmi_lanes_candidates(d, cand) : 0;
     ok = 0;
     for (int64_t q = 0; q < nm && !ok; q++) {
         if (!carries_on_lanes(d, cand[q]))
@@ -927,7 +927,7 @@ int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned w
         if (lane_bytes)
             memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)(b.n_bufs + 1));
         bool shared = true;
-        if (fits && lane_bytes && b.m > 1 && rmi_scan_lanes_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
+        if (fits && lane_bytes && b.m > 1 && rmi_lanes_strides(pp, n, b.bufs, b.n_bufs, lane_bytes, &shared)) {
             S.contiguous = true;
             for (int i = 0; i < L.nc; i++)
                 S.contiguous &= lane_bytes[L.base[LB_CARRY] + i] == (int64_t)remat_dtype_size(d->in[i].dt);
@@ -974,26 +974,38 @@ int rmi_scan_lanes_build(const remat_scan_data *d, remat_backend *be, unsigned w
     return ok;
 }
 
-remat_status rmi_scan_lanes_get(scan_lanes *S, remat_backend *be, const char *cache_dir, bool compile)
+remat_status rmi_lanes_get_views(scan_lanes *const *views, int n_views, struct lanes_memo_entry *memo,
+                                 remat_backend *be, const char *cache_dir, bool compile)
 {
-    const remat_lane_program *pp[LKI_COUNT];
-    remat_lane_fn got[LKI_COUNT];
-    REMAT_ASSERT(S->progs && S->n_progs <= LKI_COUNT);
-    for (int i = 0; i < S->n_progs; i++)
-        pp[i] = &S->progs[i];
+    const remat_lane_program *pp[2 * LKI_COUNT];
+    remat_lane_fn got[2 * LKI_COUNT];
+    int n = 0;
+    REMAT_ASSERT(n_views <= 2);
+    for (int v = 0; v < n_views; v++) {
+        REMAT_ASSERT(views[v]->n_progs <= LKI_COUNT);
+        for (int i = 0; i < views[v]->n_progs; i++)
+            pp[n++] = &views[v]->progs[i];
+    }
     remat_status st = REMAT_ERR_UNSUPPORTED;
-    if (S->memo && rmi_lanes_memo_code(S->memo, S->n_progs, got)) /* another node of the body got it */
+    if (memo && rmi_lanes_memo_code(memo, n, got)) /* another node of the body got it */
         st = REMAT_OK;
     else if (compile)
-        st = be->iface.compile_lanes(S->n_progs, pp, got, cache_dir); /* one compilation */
+        st = be->iface.compile_lanes(n, pp, got, cache_dir); /* one compilation */
     else if (be->iface.load_lanes)
-        st = be->iface.load_lanes(S->n_progs, pp, got, cache_dir);
+        st = be->iface.load_lanes(n, pp, got, cache_dir);
     if (st != REMAT_OK)
         return st;
-    if (S->memo)
-        rmi_lanes_memo_set_code(S->memo, S->n_progs, got);
-    for (int k = 0, i = 0; k < LKI_COUNT; k++)
-        if (S->want & (1u << k))
-            S->fn[k] = got[i++];
+    if (memo)
+        rmi_lanes_memo_set_code(memo, n, got);
+    for (int v = 0, i = 0; v < n_views; v++)
+        for (int k = 0; k < LKI_COUNT; k++)
+            if (views[v]->want & (1u << k))
+                views[v]->fn[k] = got[i++];
     return REMAT_OK;
+}
+
+remat_status rmi_lanes_get(scan_lanes *S, remat_backend *be, const char *cache_dir, bool compile)
+{
+    REMAT_ASSERT(S->progs);
+    return rmi_lanes_get_views(&S, 1, S->memo, be, cache_dir, compile);
 }

@@ -1,5 +1,5 @@
-/* lanes_memo.c — translated lane programs kept per body for the process (lanes_memo.h). */
-#include "scan/lanes_memo.h"
+/* memo.c — translated lane programs kept per body for the process (lanes.h). */
+#include "lanes/lanes.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -316,4 +316,21 @@ void rmi_lanes_memo_stats_get(remat_lanes_memo_stats *s)
     *s = (remat_lanes_memo_stats){.translated = atomic_load(&n_translated),
                                   .reused = atomic_load(&n_reused),
                                   .code_reused = atomic_load(&n_code_reused)};
+}
+
+bool rmi_lanes_translate_kept(lanes_key *k, bool (*translate)(void *ctx, lanes_memo_val *out), void *ctx,
+                              lanes_memo_val *out, lanes_memo_entry **memo)
+{
+    lanes_memo_entry *e = rmi_lanes_memo_find(k, out);
+    bool ok = true;
+    if (!e) {
+        rmi_lanes_memo_count_translation();
+        memset(out, 0, sizeof *out);
+        ok = translate(ctx, out);
+        if (ok)
+            e = rmi_lanes_memo_add(k, out);
+    }
+    *memo = ok ? e : NULL;
+    rmi_lanes_key_free(k);
+    return ok;
 }

@@ -1,11 +1,11 @@
 /*
- * scan_lanes_solve.h (internal) — lu and linear_solve as straight-line lane
+ * lanes_solve.h (internal to src/lanes) — lu and linear_solve as straight-line lane
  * code: the CPU kernels' elimination for small n (backend/linalg.c),
  * op for op, with its pivoting done by compares and selects instead of
  * branches.
  */
-#ifndef REMAT_SCAN_LANES_SOLVE_H
-#define REMAT_SCAN_LANES_SOLVE_H
+#ifndef REMAT_LANES_SOLVE_H
+#define REMAT_LANES_SOLVE_H
 
 #include <stdint.h>
 

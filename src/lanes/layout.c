@@ -1,16 +1,17 @@
 /*
- * scan_lanes_layout.c — the lane analysis's two questions that need no
+ * layout.c — the lane analysis's two questions that need no
  * translation state: which lane counts a loop's carries could have, and
  * whether translated programs touch lanes at one stride each (independent
  * lanes, so blocks and lane ranges may run apart).
  */
 #include <string.h>
 
-#include "scan/scan_lanes.h"
+#include "lanes/lanes.h"
+#include "lanes/lanes_impl.h"
 
 /* The distinct extents of the carries' axes above 1, largest first, then 1
  * (every loop runs as one lane): the lane counts to try, in c; their count. */
-int64_t rmi_scan_lanes_candidates(const remat_scan_data *d, int64_t *c)
+int64_t rmi_lanes_candidates(const lanes_loop *d, int64_t *c)
 {
     int64_t n = 0;
     for (int i = 0; i < d->n_carry; i++)
@@ -37,7 +38,7 @@ int64_t rmi_scan_lanes_candidates(const remat_scan_data *d, int64_t *c)
  * lanes are not independent, or not at one stride: no blocks). *shared:
  * some kernel stores an element every lane writes (a y_t the same in every
  * lane), which blocks running at once would race on. */
-int rmi_scan_lanes_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
+int rmi_lanes_strides(const remat_lane_program *const *p, int n, const remat_lane_buf *bufs, int n_bufs,
                            int64_t *lane_bytes, bool *shared)
 {
     memset(lane_bytes, 0, sizeof *lane_bytes * (size_t)n_bufs);
