@@ -49,7 +49,16 @@ same Euler arithmetic, XLA's fused order).
 Single core, as bench/jax_ffn.py: the script pins itself to --cpu (default
 1) and sets OPENBLAS_NUM_THREADS=1, REMAT_NUM_THREADS=1 and
 XLA_FLAGS=--xla_cpu_multi_thread_eigen=false before numpy and jax load
-(unless already set). From the repository root, after building the C
+(unless already set). It also sets REMAT_JIT=always (unless set): under the
+default, auto, remat decides per loop body whether compiling pays
+(docs/design-notes.md, "Compiling only where it pays"), so a fresh process
+runs its first fits interpreted until the body's account or the disk cache
+says otherwise, and the figures would depend on the cache's state (one run
+here: C fits at 20 ms until the 17th, which compiled, 240 ms, then 11 ms;
+with the cache warm, 4.5 ms from the first). With always, the untimed warm
+run compiles (or loads from the cache) and every timed run is the steady
+state; REMAT_JIT=auto measures the default instead. Interpreted and compiled
+loops give the same bits. From the repository root, after building the C
 library (meson setup build --buildtype=release && ninja -C build):
 
   python3 -m venv .venv-peers
@@ -72,6 +81,7 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("REMAT_NUM_THREADS", "1")
+os.environ.setdefault("REMAT_JIT", "always")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
@@ -381,7 +391,7 @@ def main():
                        "affinity": sorted(os.sched_getaffinity(0)), "loadavg": os.getloadavg()},
            "versions": {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
                         "jax": jax.__version__, "remat": getattr(remat, "__version__", "?")},
-           "reps": ARGS.reps,
+           "reps": ARGS.reps, "remat_jit": os.environ["REMAT_JIT"],
            "tolerances": {"integration_rtol": RTOL, "integration_atol": ATOL, "stop_xtol_gtol_ftol": STOP,
                           "fit_param_rel": FIT_PARAM_RTOL, "fit_sse_rel": FIT_SSE_RTOL, "gradient_rel": GRAD_RTOL,
                           "remat_python_vs_c": "bitwise"}}
