@@ -63,7 +63,7 @@ library (meson setup build --buildtype=release && ninja -C build):
 
   python3 -m venv .venv-peers
   .venv-peers/bin/pip install ./python scipy "jax[cpu]"
-  OPENBLAS_NUM_THREADS=1 taskset -c 1 .venv-peers/bin/python python/bench/vs_peers.py [--reps 7] [--cli]
+  OPENBLAS_NUM_THREADS=1 taskset -c 1 .venv-peers/bin/python python/bench/vs_peers.py [--reps 21] [--cli]
 
 The test suite never needs scipy or JAX: this script is a benchmark only.
 """
@@ -94,7 +94,7 @@ FIT_PARAM_RTOL, FIT_SSE_RTOL, GRAD_RTOL = 1e-4, 1e-5, 1e-12
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=7, help="repetitions (medians over them)")
+    ap.add_argument("--reps", type=int, default=21, help="repetitions (medians over them)")
     ap.add_argument("--calls", type=int, default=200, help="reactor calls per repetition and variant")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="meson build of the C library")
     ap.add_argument("--cpu", type=int, default=1, help="the core to pin to (-1: no pinning)")
@@ -254,6 +254,8 @@ def pinene_variants(c, build, with_cli):
 
     if with_cli:
         tool = os.path.join(build, "tools", "remat")
+        if not os.access(tool, os.X_OK):
+            sys.exit(f"vs_peers.py: --cli: no remat tool at {tool} (ninja -C build)")
 
         def child_cpu():
             u = resource.getrusage(resource.RUSAGE_CHILDREN)
