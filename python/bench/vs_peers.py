@@ -32,8 +32,10 @@ stdout.
       Euler; a gradient from solve_ivp would be another problem.
 
 Every repetition runs every variant once (fits) or a batch of --calls calls
-(reactor), in an order rotated per repetition; the figures are medians over
---reps repetitions of the wall time (perf_counter; C: CLOCK_MONOTONIC) and
+(reactor), in an order shuffled per repetition (seeded; a rotation would
+keep each tool behind the same one, whose cache traces it inherits: it put
+remat_python behind JAX every time and doubled its overhead); the figures
+are medians over --reps repetitions of the wall time (perf_counter; C: CLOCK_MONOTONIC) and
 of the process's CPU time (process_time; C: CLOCK_PROCESS_CPUTIME_ID; the
 CLI: its children's rusage), which other processes on a busy machine
 inflate less; ratios are medians over remat_c's. python_overhead_us is
@@ -71,6 +73,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import resource
 import statistics
 import subprocess
@@ -369,7 +372,7 @@ def interleaved(variants, reps, check):
     check(first)
     wall, cpu = {n: [] for n in names}, {n: [] for n in names}
     for rep in range(reps):
-        order = names[rep % len(names):] + names[:rep % len(names)]
+        order = random.Random(rep).sample(names, len(names))  # a rotation would keep each tool's neighbour
         for n in order:
             s, out = variants[n]()
             key = "params" if "params" in out else "gradient"
