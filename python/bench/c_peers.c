@@ -14,9 +14,9 @@
  * model at the data times. peers_reactor_*: the seed reactor's gradient
  * (remat_pfr_objective, 1000 Euler steps, binomial:10) as
  * remat.Reactor(m, {"A": 1}, steps=1000, maximize="B").objective. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include <remat/remat.h>
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
