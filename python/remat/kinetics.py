@@ -10,6 +10,7 @@ Every result array is a new array that owns its memory.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import tempfile
@@ -450,7 +451,10 @@ def fit(mechanism: Mechanism, experiments: Iterable[Any], *, y0: Optional[Sequen
     for name, v in (("starts", starts), ("max_iters", max_iters), ("seed", seed)):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
             raise _remat.ArgumentError(f"{name}: {v!r} is not an int >= 0")
-    with tempfile.TemporaryDirectory(prefix="remat-fit-") as tmp:
+    columns_given = any(not isinstance(exp, (str, os.PathLike)) for exp in experiments)
+    # paths are read in place: a temporary directory (a few ms to make and
+    # remove on a busy file system) only when some experiment is columns
+    with tempfile.TemporaryDirectory(prefix="remat-fit-") if columns_given else contextlib.nullcontext() as tmp:
         paths, shown = [], {}
         for e, exp in enumerate(experiments):
             if isinstance(exp, (str, os.PathLike)):

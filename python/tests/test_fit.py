@@ -79,6 +79,23 @@ def test_columns_fit_like_files(res):
     assert r.params.tolist() == res.params.tolist() and r.objective == res.objective
 
 
+def test_paths_make_no_temporary_directory(monkeypatch, res):
+    """Experiments given as paths are read in place: no temporary directory
+    (creating and removing one cost a few ms per fit, more than the pinene
+    fit's whole binding overhead; python/bench/vs_peers.py)."""
+    made = []
+    real = remat.kinetics.tempfile.TemporaryDirectory
+
+    def spy(*a, **k):
+        made.append(a)
+        return real(*a, **k)
+    monkeypatch.setattr(remat.kinetics.tempfile, "TemporaryDirectory", spy)
+    r = remat.fit(remat.Mechanism.from_file(MECH), DATA)
+    assert made == [] and r.params.tolist() == res.params.tolist()
+    remat.fit(remat.Mechanism.from_file(MECH), [DATA[0], columns(DATA[1])])
+    assert len(made) == 1  # columns still go through a temporary CSV file
+
+
 class FrameLike:
     """Column access and .columns, as a pandas.DataFrame."""
 
