@@ -1,8 +1,9 @@
 /*
- * evaluate.c — a fit's compiled programs run in the natural scale: F and
- * the compact residuals, F and dF/dp (alone or summed per experiment over
- * the ranks), and the public calls that read or evaluate the problem
- * (remat_fit_objective, _residuals, _predict, ...).
+ * evaluate.c — a fit's compiled programs run over this rank's experiments
+ * in the natural scale: their compact residuals, their (F_e, dF_e/dp), F and
+ * dF/dp; why an objective is not finite; and the public calls that read or
+ * evaluate the problem (remat_fit_objective, _residuals, _predict, ...)
+ * through the objective (fit->obj, spread.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,8 +16,7 @@ remat_tensor fit_vec(double *data, int64_t n)
     return remat_tensor_f64(data, 1, &n);
 }
 
-/* The local experiments' compact residuals into mine. */
-static remat_status local_residuals(struct remat_fit *fit, const double *p, double *mine)
+remat_status fit_local_residuals(struct remat_fit *fit, const double *p, double *mine)
 {
     int L = fit->n_local;
     if (L == 0)
@@ -38,24 +38,8 @@ static remat_status local_residuals(struct remat_fit *fit, const double *p, doub
     return st;
 }
 
-remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *F, double *r)
-{
-    double *all = r ? r : fit->rall;
-    remat_status st = local_residuals(fit, p, fit->rloc ? fit->rloc : all);
-    fit->evals++;
-    st = fit_spread_residuals(fit, st, all);
-    if (st != REMAT_OK)
-        return st;
-    double sum = 0;
-    for (int64_t k = 0; k < fit->n_res; k++)
-        sum += all[k] * all[k];
-    *F = sum;
-    return REMAT_OK;
-}
-
-/* (F_e, dF_e/dp) of each local experiment into fit->items: the VJP of
- * their sums of squares with cotangent 1. */
-static remat_status local_objectives(struct remat_fit *fit, const double *p)
+/* The VJP of each local experiment's sum of squares with cotangent 1. */
+remat_status fit_local_objectives(struct remat_fit *fit, const double *p)
 {
     int L = fit->n_local, P = fit->P;
     if (L == 0)
@@ -80,14 +64,27 @@ static remat_status local_objectives(struct remat_fit *fit, const double *p)
     return st;
 }
 
-remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, double *grad)
+remat_status fit_local_grad(struct remat_fit *fit, const double *p, double *F, double *grad)
 {
-    fit->evals++;
-    if (fit->per_experiment_sum)
-        return fit_spread_objective(fit, local_objectives(fit, p), F, grad);
     remat_tensor in = fit_vec((double *)p, fit->P);
     remat_tensor out[2] = {remat_tensor_f64(F, 0, NULL), fit_vec(grad, fit->P)};
     return remat_run(fit->vg, 1, &in, 2, out, NULL);
+}
+
+const char *fit_explain_nonfinite(struct remat_fit *fit, const double *p)
+{
+    /* a rate that cannot be computed at an initial state is named; more
+     * steps would not help there */
+    for (int e = 0; e < fit->E; e++)
+        if (remat_mechanism_check_rates(fit->m, fit->opt.t0, fit->exp[e].y0, p) == REMAT_ERR_NUMERIC)
+            return remat_last_error();
+    /* an adaptive integration that failed says why (max_steps, stiffness) */
+    double stats[REMAT_ODE_STATS];
+    remat_ode_options oo = {.method = fit->opt.method, .max_steps = fit->opt.max_steps};
+    if (fit->opt.adaptive && remat_fit_integration_stats(fit, p, stats) == REMAT_OK &&
+        remat_ode_stats_check(&oo, stats) != REMAT_OK)
+        return remat_last_error();
+    return NULL;
 }
 
 /* ---- public accessors that read the problem ---- */
@@ -131,14 +128,14 @@ remat_status remat_fit_objective(remat_fit *fit, const double *params, double *o
     remat_status st = check_params(fit, params);
     if (st == REMAT_OK && !objective)
         st = rmi_error(REMAT_ERR_NULL, "fit: objective is NULL");
-    return st == REMAT_OK ? fit_eval_residuals(fit, params, objective, NULL) : st;
+    return st == REMAT_OK ? fit_obj_residuals(&fit->obj, params, objective, NULL) : st;
 }
 
 remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r)
 {
     double F;
     remat_status st = check_params(fit, params);
-    return st == REMAT_OK ? fit_eval_residuals(fit, params, &F, r) : st;
+    return st == REMAT_OK ? fit_obj_residuals(&fit->obj, params, &F, r) : st;
 }
 
 double remat_fit_predict_step(const remat_fit *fit)

@@ -138,21 +138,21 @@ static remat_status setup_params(struct remat_fit *fit)
     const remat_fit_options *o = &fit->opt;
     int P = fit->P;
     fit->names = calloc((size_t)P, sizeof *fit->names);
-    fit->start = calloc((size_t)P, sizeof *fit->start);
-    fit->lo = calloc((size_t)P, sizeof *fit->lo);
-    fit->hi = calloc((size_t)P, sizeof *fit->hi);
-    fit->logscale = calloc((size_t)P, sizeof *fit->logscale);
-    fit->fixed = calloc((size_t)P, sizeof *fit->fixed);
-    fit->free_idx = calloc((size_t)P, sizeof *fit->free_idx);
-    fit->tlo = calloc((size_t)P, sizeof *fit->tlo);
-    fit->thi = calloc((size_t)P, sizeof *fit->thi);
-    fit->map = calloc((size_t)P, sizeof *fit->map);
-    fit->x0 = calloc((size_t)P, sizeof *fit->x0);
-    if (!fit->x0 || !fit->names || !fit->start || !fit->lo || !fit->hi || !fit->logscale || !fit->fixed || !fit->free_idx ||
-        !fit->tlo || !fit->thi || !fit->map)
+    fit->vars.start = calloc((size_t)P, sizeof *fit->vars.start);
+    fit->vars.lo = calloc((size_t)P, sizeof *fit->vars.lo);
+    fit->vars.hi = calloc((size_t)P, sizeof *fit->vars.hi);
+    fit->vars.logscale = calloc((size_t)P, sizeof *fit->vars.logscale);
+    fit->vars.fixed = calloc((size_t)P, sizeof *fit->vars.fixed);
+    fit->vars.free_idx = calloc((size_t)P, sizeof *fit->vars.free_idx);
+    fit->vars.tlo = calloc((size_t)P, sizeof *fit->vars.tlo);
+    fit->vars.thi = calloc((size_t)P, sizeof *fit->vars.thi);
+    fit->vars.map = calloc((size_t)P, sizeof *fit->vars.map);
+    fit->vars.x0 = calloc((size_t)P, sizeof *fit->vars.x0);
+    fit->vars.P = P;
+    if (!fit->vars.x0 || !fit->names || !fit->vars.start || !fit->vars.lo || !fit->vars.hi ||
+        !fit->vars.logscale || !fit->vars.fixed || !fit->vars.free_idx || !fit->vars.tlo || !fit->vars.thi ||
+        !fit->vars.map)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    fit->n_free = 0;
-    fit->bounded = 0;
     for (int i = 0; i < P; i++) {
         const char *name = remat_mechanism_param_name(fit->m, i);
         fit->names[i] = strdup(name);
@@ -160,10 +160,10 @@ static remat_status setup_params(struct remat_fit *fit)
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
         double v = o->start ? o->start[i] : remat_mechanism_param_value(fit->m, i);
         double lo = remat_mechanism_param_lo(fit->m, i), hi = remat_mechanism_param_hi(fit->m, i);
-        fit->start[i] = v;
-        fit->lo[i] = lo;
-        fit->hi[i] = hi;
-        fit->fixed[i] = o->fixed && o->fixed[i];
+        fit->vars.start[i] = v;
+        fit->vars.lo[i] = lo;
+        fit->vars.hi[i] = hi;
+        fit->vars.fixed[i] = o->fixed && o->fixed[i];
         if (!isfinite(v))
             return rmi_error(REMAT_ERR_VALUE, "fit: start value of '%s' is %g", name, v);
         if (v < lo || v > hi)
@@ -179,36 +179,18 @@ static remat_status setup_params(struct remat_fit *fit)
          * (log scale there lost on the battery: fit.h, "Parameter scale");
          * Adam's steps need the log scale's unit for a bound of 0 too */
         int linear_lo = o->optimizer == REMAT_FIT_ADAM ? lo < 0 : lo <= 0;
-        fit->logscale[i] = sc == REMAT_FIT_SCALE_LOG ||
-                           (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !(isfinite(lo) && linear_lo));
-        if (fit->fixed[i])
-            continue;
-        int j = fit->n_free++;
-        fit->free_idx[j] = i;
-        if (fit->logscale[i]) {
-            fit->tlo[j] = lo > 0 ? log(lo) : -INFINITY;
-            fit->thi[j] = isfinite(hi) ? log(hi) : INFINITY;
-        } else {
-            fit->tlo[j] = lo;
-            fit->thi[j] = hi;
-        }
-        if (isfinite(fit->tlo[j]) || isfinite(fit->thi[j]))
-            fit->bounded = 1;
+        fit->vars.logscale[i] = sc == REMAT_FIT_SCALE_LOG ||
+                                (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !(isfinite(lo) && linear_lo));
     }
-    if (fit->n_free == 0)
-        return rmi_error(REMAT_ERR_ARG, "fit: %s", P ? "every parameter is fixed: nothing to fit"
-                                                       : "the mechanism has no parameters: nothing to fit");
     fit->optimizer = o->optimizer;
     if (fit->optimizer == REMAT_FIT_AUTO)
         fit->optimizer = REMAT_FIT_LM; /* the battery's winner, bounds or not (fit.h) */
     /* GSL's LM and BFGS are unbounded: both run on the MINUIT variable that
      * maps the whole line into the box (as lmfit does for every method) */
-    if (fit->optimizer == REMAT_FIT_LM || fit->optimizer == REMAT_FIT_BFGS)
-        for (int j = 0; j < fit->n_free; j++) {
-            int l = isfinite(fit->tlo[j]), h = isfinite(fit->thi[j]);
-            fit->map[j] = l && h ? VAR_SIN : l ? VAR_LOWER : h ? VAR_UPPER : VAR_PLAIN;
-        }
-    fit_x_setup(fit);
+    fit_vars_setup(&fit->vars, fit->optimizer == REMAT_FIT_LM || fit->optimizer == REMAT_FIT_BFGS);
+    if (fit->vars.n_free == 0)
+        return rmi_error(REMAT_ERR_ARG, "fit: %s", P ? "every parameter is fixed: nothing to fit"
+                                                       : "the mechanism has no parameters: nothing to fit");
     return REMAT_OK;
 }
 
@@ -218,16 +200,16 @@ static void release(struct remat_fit *fit)
     for (int i = 0; fit->names && i < fit->P; i++)
         free(fit->names[i]);
     free(fit->names);
-    free(fit->start);
-    free(fit->lo);
-    free(fit->hi);
-    free(fit->logscale);
-    free(fit->fixed);
-    free(fit->free_idx);
-    free(fit->tlo);
-    free(fit->thi);
-    free(fit->map);
-    free(fit->x0);
+    free(fit->vars.start);
+    free(fit->vars.lo);
+    free(fit->vars.hi);
+    free(fit->vars.logscale);
+    free(fit->vars.fixed);
+    free(fit->vars.free_idx);
+    free(fit->vars.tlo);
+    free(fit->vars.thi);
+    free(fit->vars.map);
+    free(fit->vars.x0);
     free(fit);
 }
 
@@ -243,7 +225,7 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     struct remat_fit *fit = calloc(1, sizeof *fit);
     if (!fit) { /* the others' first agreement below is this one */
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-        return opt->dist ? remat_dist_agree(opt->dist, st) : st;
+        return fit_agree(opt->dist, st);
     }
     fit->m = m;
     fit->S = remat_mechanism_species_count(m);
@@ -253,13 +235,12 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     st = setup_params(fit);
     /* with a group: every rank goes on, or none (a rank that failed alone,
      * out of memory, say, must not leave the others in a collective) */
-    if (opt->dist)
-        st = remat_dist_agree(opt->dist, st);
+    st = fit_agree(opt->dist, st);
     bool together = st == REMAT_OK; /* the same on every rank */
     if (st == REMAT_OK)
         st = fit_problem_init(fit, data);
-    if (opt->dist && together)
-        st = remat_dist_agree(opt->dist, st);
+    if (together)
+        st = fit_agree(opt->dist, st);
     /* the caller's arrays are read only here */
     fit->opt.y0 = NULL;
     fit->opt.start = NULL;
@@ -301,7 +282,16 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     r->n_residuals = fit->n_res;
     r->params = calloc((size_t)P, sizeof *r->params);
     r->param_names = calloc((size_t)P, sizeof *r->param_names);
-    fit_run run = {.fit = fit, .res = r, .n = fit->n_free};
+    const remat_fit_options *o = &fit->opt;
+    fit_run run = {.obj = &fit->obj,
+                   .vars = &fit->vars,
+                   .names = (const char *const *)fit->names,
+                   .res = r,
+                   .n = fit->vars.n_free,
+                   .lr = o->lr,
+                   .lm_more_scaling = o->lm_more_scaling,
+                   .progress = o->progress,
+                   .progress_ctx = o->progress_ctx};
     run.p = calloc((size_t)P, sizeof *run.p);
     run.gp = calloc((size_t)P, sizeof *run.gp);
     remat_status st = REMAT_OK;
@@ -310,17 +300,15 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     for (int i = 0; st == REMAT_OK && i < P; i++)
         if (!(r->param_names[i] = strdup(fit->names[i])))
             st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    if (fit->group) /* before the driver's collectives: every rank goes on, or none */
-        st = remat_dist_agree(fit->group, st);
+    st = fit_agree(fit->group, st); /* before the driver's collectives: every rank goes on, or none */
     if (st != REMAT_OK) {
         snprintf(r->message, sizeof r->message, "%s", remat_last_error());
         free(run.p);
         free(run.gp);
         return st;
     }
-    memcpy(r->params, fit->start, sizeof *r->params * (size_t)P);
+    memcpy(r->params, fit->vars.start, sizeof *r->params * (size_t)P);
     r->objective = NAN;
-    const remat_fit_options *o = &fit->opt;
     static const int default_iters[REMAT_FIT_OPTIMIZER_COUNT] = {
         [REMAT_FIT_LM] = 200, [REMAT_FIT_BFGS] = 500, [REMAT_FIT_ADAM] = 5000, [REMAT_FIT_LBFGSB] = 2000};
     run.max_iters = o->max_iters > 0 ? o->max_iters : default_iters[fit->optimizer];

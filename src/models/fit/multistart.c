@@ -35,10 +35,10 @@ static double uniform01(uint64_t *s) { return (double)(splitmix64(s) >> 11) * 0x
 
 static void draw_start(struct remat_fit *fit, const double *declared, uint64_t *rng)
 {
-    for (int j = 0; j < fit->n_free; j++) {
-        int i = fit->free_idx[j];
-        double lo = fit->lo[i], hi = fit->hi[i], v = declared[i], u = uniform01(rng), p;
-        if (fit->logscale[i]) {
+    for (int j = 0; j < fit->vars.n_free; j++) {
+        int i = fit->vars.free_idx[j];
+        double lo = fit->vars.lo[i], hi = fit->vars.hi[i], v = declared[i], u = uniform01(rng), p;
+        if (fit->vars.logscale[i]) {
             double a, b;
             if (lo > 0 && isfinite(hi)) {
                 a = lo;
@@ -55,15 +55,15 @@ static void draw_start(struct remat_fit *fit, const double *declared, uint64_t *
             double w = fmax(fabs(v), 1.0), a = isfinite(lo) ? lo : v - w, b = isfinite(hi) ? hi : v + w;
             p = a + u * (b - a);
         }
-        fit->start[i] = fmin(fmax(p, lo), hi);
+        fit->vars.start[i] = fmin(fmax(p, lo), hi);
     }
-    fit_x_setup(fit);
+    fit_x_setup(&fit->vars);
 }
 
 static void restore(struct remat_fit *fit, const double *declared)
 {
-    memcpy(fit->start, declared, sizeof *declared * (size_t)fit->P);
-    fit_x_setup(fit);
+    memcpy(fit->vars.start, declared, sizeof *declared * (size_t)fit->P);
+    fit_x_setup(&fit->vars);
 }
 
 remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
@@ -81,11 +81,10 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
         snprintf(result->message, sizeof result->message, "fit: out of memory");
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
-    memcpy(declared, fit->start, sizeof *declared * (size_t)fit->P);
+    memcpy(declared, fit->vars.start, sizeof *declared * (size_t)fit->P);
     uint64_t rng = fit->opt.seed;
     remat_fit_result best = {0}, failed = {0};
     int have_best = 0, have_failed = 0, n_failed = 0, best_k = -1, failed_k = -1;
-    int rank = remat_dist_rank(fit->opt.dist);
     int64_t evals = 0, *start_evals = calloc((size_t)n, sizeof *start_evals);
     remat_status st = start_evals ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_status local = st; /* spread starts: the error that stopped this rank's */
@@ -97,7 +96,7 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
         if (k > 0)
             draw_start(fit, declared, &rng); /* every rank draws every start: the same stream */
         objs[k] = NAN;
-        if (fit_spread_start_owner(fit, n, k) != rank || local != REMAT_OK)
+        if (!fit_spread_owns_start(fit, n, k) || local != REMAT_OK)
             continue;
         remat_fit_result r;
         remat_status sk = fit_run_single(fit, &r);

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "models/fit/fit_impl.h"
+#include "models/fit/optimize.h"
 
 typedef struct {
     fit_run *run;
@@ -88,7 +88,6 @@ static void b_fdf(const gsl_vector *x, void *vc, double *f, gsl_vector *g)
 
 remat_status fit_opt_bfgs(fit_run *run)
 {
-    struct remat_fit *fit = run->fit;
     int n = run->n;
     fit_gsl_quiet_begin();
     bfgs_ctx c = {.run = run};
@@ -97,12 +96,12 @@ remat_status fit_opt_bfgs(fit_run *run)
     gsl_vector *x = gsl_vector_alloc((size_t)n);
     double *xprev = calloc((size_t)n, sizeof *xprev);
     gsl_multimin_fdfminimizer *s = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, (size_t)n);
-    if (fit_spread_ready(run, c.xc && c.gxc && x && xprev && s ? REMAT_OK
+    if (fit_ready(run, c.xc && c.gxc && x && xprev && s ? REMAT_OK
                                                                : rmi_error(REMAT_ERR_NOMEM, "out of memory")) !=
         REMAT_OK)
         goto done;
     gsl_multimin_function_fdf fdf = {.f = b_f, .df = b_df, .fdf = b_fdf, .n = (size_t)n, .params = &c};
-    fit_x_start(fit, x->data);
+    fit_x_start(run->vars, x->data);
     run->iter = 0;
     /* first trial step 0.5 in theta: a factor e^0.5 on a log-scale constant */
     int status = gsl_multimin_fdfminimizer_set(s, &fdf, x, 0.5, 0.1);

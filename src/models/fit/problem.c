@@ -215,13 +215,6 @@ static remat_status plan_grid(struct remat_fit *fit)
     return REMAT_OK;
 }
 
-/* With a group: every rank's status agreed on, so that all go on to the
- * next collective or none does. */
-static remat_status fit_sync(const struct remat_fit *fit, remat_status st)
-{
-    return fit->opt.dist ? remat_dist_agree(fit->opt.dist, st) : st;
-}
-
 remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
 {
     fit->exp = calloc((size_t)fit->E, sizeof *fit->exp);
@@ -244,14 +237,14 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
         st = plan_grid(fit);
     if (st == REMAT_OK)
         st = fit_spread_setup(fit);
-    st = fit_sync(fit, st); /* before the first collective */
+    st = fit_agree(fit->opt.dist, st); /* before the first collective */
     if (st == REMAT_OK)
         st = fit_pick_schedule(fit);
     if (st == REMAT_OK && fit->n_local > 0) /* a rank with no experiment runs no program */
         st = fit_build_residuals(fit, fit->n_local, fit->local, &fit->res_fn);
     if (st == REMAT_OK && fit->n_local > 0)
         st = remat_compile_env(fit->res_fn, &fit->res);
-    st = fit_sync(fit, st);
+    st = fit_agree(fit->opt.dist, st);
     if (st != REMAT_OK)
         return st;
     fit->jac_mode = fit_jacobian_resolve(fit);

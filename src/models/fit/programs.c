@@ -110,10 +110,12 @@ remat_status fit_compile_reverse(const struct remat_fit *fit, int lm, int n, con
     return st;
 }
 
-static remat_status pick_schedule_probe(struct remat_fit *fit)
+/* memory_budget: compile once with store-all to learn one carry's and one
+ * step tape's bytes, then let remat_schedule_for_budget pick. Over every
+ * experiment, as one process would (spread.c's fit_pick_schedule runs it on
+ * rank 0 and tells the others). */
+remat_status fit_schedule_probe(struct remat_fit *fit)
 {
-    if (!remat_dist_is_root(fit->group))
-        return REMAT_OK;
     fit->spec = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
     int *all = malloc(sizeof *all * (size_t)fit->E);
     if (!all)
@@ -138,22 +140,6 @@ static remat_status pick_schedule_probe(struct remat_fit *fit)
                          (long long)fit->longest_scan);
     }
     return REMAT_OK;
-}
-
-/* memory_budget: compile once with store-all to learn one carry's and one
- * step tape's bytes, then let remat_schedule_for_budget pick. Over every
- * experiment, as one process would; in a group rank 0 probes and tells the
- * others (so every rank runs the same schedule). */
-remat_status fit_pick_schedule(struct remat_fit *fit)
-{
-    fit->spec = fit->opt.scan.schedule;
-    if (fit->opt.memory_budget <= 0)
-        return REMAT_OK;
-    remat_status st = pick_schedule_probe(fit);
-    if (!fit->group)
-        return st;
-    st = remat_dist_agree(fit->group, st);
-    return st == REMAT_OK ? remat_dist_bcast(fit->group, 0, &fit->spec, sizeof fit->spec) : st;
 }
 
 remat_status fit_compile_vjp(struct remat_fit *fit)

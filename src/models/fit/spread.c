@@ -1,9 +1,14 @@
 /*
- * spread.c — a fit over many processes (remat/fit.h, "Many processes"):
- * which rank evaluates which experiment, the residual and Jacobian blocks
- * gathered in experiment order, the per-experiment objective and gradient
- * summed in experiment order, and starts spread over ranks. Everything
- * goes through remat/dist.h: models/ include no MPI header.
+ * spread.c — the fit's objective (objective.h) over many processes
+ * (remat/fit.h, "Many processes"): a wrapper of this rank's evaluations
+ * (evaluate.c, jacobian.c) that gathers the residual and Jacobian blocks in
+ * experiment order and sums the per-experiment objective and gradient in
+ * experiment order; which rank evaluates which experiment; starts spread
+ * over ranks; and every agreement between ranks the fit makes (setup,
+ * schedule, Jacobian compile, a driver's memory, statistics). This is the
+ * one file of fit/ that calls remat/dist.h (tests/check_includes.sh checks
+ * it); models/ include no MPI header. Alone (no group) each agreement is
+ * the local status and each gather the local rows.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,8 +18,16 @@
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
+static const fit_objective_ops spread_ops;
+
+remat_status fit_agree(remat_dist *d, remat_status st)
+{
+    return d ? remat_dist_agree(d, st) : st;
+}
+
 remat_status fit_spread_setup(struct remat_fit *fit)
 {
+    fit->obj = (fit_objective){.ops = &spread_ops, .self = fit, .P = fit->P, .n_res = fit->n_res};
     remat_dist *d = fit->opt.dist;
     int E = fit->E, P = fit->P;
     fit->per_experiment_sum = d != NULL;
@@ -87,19 +100,9 @@ static remat_status gather_rows(struct remat_fit *fit, remat_status local, int64
     return remat_dist_gather(fit->group, fit->E, fit->owner, fit->len, mine, all);
 }
 
-remat_status fit_spread_residuals(struct remat_fit *fit, remat_status local, double *r)
+static remat_status spread_objective(struct remat_fit *fit, remat_status local, double *F, double *grad)
 {
-    return gather_rows(fit, local, 1, fit->rloc, r);
-}
-
-remat_status fit_spread_jacobian(struct remat_fit *fit, remat_status local, double *J)
-{
-    return gather_rows(fit, local, fit->P, fit->jloc, J);
-}
-
-remat_status fit_spread_objective(struct remat_fit *fit, remat_status local, double *F, double *grad)
-{
-    remat_status st = fit->group ? remat_dist_agree(fit->group, local) : local;
+    remat_status st = fit_agree(fit->group, local);
     if (st != REMAT_OK)
         return st;
     int64_t w = 1 + fit->P;
@@ -112,21 +115,110 @@ remat_status fit_spread_objective(struct remat_fit *fit, remat_status local, dou
     return REMAT_OK;
 }
 
-remat_status fit_spread_ready(fit_run *run, remat_status local)
+/* ---- the objective the optimizers see ---- */
+
+static remat_status obj_residuals(void *self, const double *p, double *F, double *r)
 {
-    remat_status st = run->fit->group ? remat_dist_agree(run->fit->group, local) : local;
-    return st == REMAT_OK ? REMAT_OK : fit_fail(run, st);
+    struct remat_fit *fit = self;
+    double *all = r ? r : fit->rall;
+    remat_status st = fit_local_residuals(fit, p, fit->rloc ? fit->rloc : all);
+    fit->evals++;
+    st = gather_rows(fit, st, 1, fit->rloc, all);
+    if (st != REMAT_OK)
+        return st;
+    double sum = 0;
+    for (int64_t k = 0; k < fit->n_res; k++)
+        sum += all[k] * all[k];
+    *F = sum;
+    return REMAT_OK;
+}
+
+static remat_status obj_gradient(void *self, const double *p, double *F, double *grad)
+{
+    struct remat_fit *fit = self;
+    fit->evals++;
+    if (fit->per_experiment_sum)
+        return spread_objective(fit, fit_local_objectives(fit, p), F, grad);
+    return fit_local_grad(fit, p, F, grad);
+}
+
+/* With a group this is collective (every rank compiles, or learns that one
+ * could not): jac_ready, not the programs, says it is done, since a rank
+ * with no experiment has none. */
+remat_status fit_jacobian_compile(struct remat_fit *fit)
+{
+    if (fit->jac_ready)
+        return REMAT_OK;
+    if (fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD) {
+        remat_status st = fit_agree(fit->group, fit_jacobian_compile_local(fit, REMAT_FIT_JACOBIAN_FORWARD));
+        /* an op of the residuals without a JVP rule: reverse mode still works
+         * when the mode was the fit's own pick; asked for, it is the error */
+        if (st != REMAT_ERR_UNSUPPORTED || fit->opt.jacobian != REMAT_FIT_JACOBIAN_AUTO) {
+            fit->jac_ready = st == REMAT_OK;
+            return st;
+        }
+        free(fit->tan);
+        fit->tan = NULL;
+        fit->jac_mode = REMAT_FIT_JACOBIAN_REVERSE;
+    }
+    remat_status st = fit_agree(fit->group, fit_jacobian_compile_local(fit, REMAT_FIT_JACOBIAN_REVERSE));
+    fit->jac_ready = st == REMAT_OK;
+    return st;
+}
+
+static remat_status obj_jacobian(void *self, const double *p, double *J)
+{
+    struct remat_fit *fit = self;
+    remat_status st = fit_jacobian_compile(fit); /* agreed on with a group */
+    if (st != REMAT_OK)
+        return st;
+    double *mine = fit->jloc ? fit->jloc : J; /* the local rows */
+    return gather_rows(fit, fit_local_jacobian(fit, p, mine), fit->P, fit->jloc, J);
+}
+
+static remat_status obj_agree(void *self, remat_status local)
+{
+    return fit_agree(((struct remat_fit *)self)->group, local);
+}
+
+static const char *obj_explain(void *self, const double *p) { return fit_explain_nonfinite(self, p); }
+
+static const fit_objective_ops spread_ops = {
+    .residuals = obj_residuals,
+    .gradient = obj_gradient,
+    .jacobian = obj_jacobian,
+    .agree = obj_agree,
+    .explain = obj_explain,
+};
+
+/* memory_budget: rank 0 probes (programs.c) and tells the others, so that
+ * every rank runs the same schedule. */
+remat_status fit_pick_schedule(struct remat_fit *fit)
+{
+    fit->spec = fit->opt.scan.schedule;
+    if (fit->opt.memory_budget <= 0)
+        return REMAT_OK;
+    remat_status st = remat_dist_is_root(fit->group) ? fit_schedule_probe(fit) : REMAT_OK;
+    if (!fit->group)
+        return st;
+    st = remat_dist_agree(fit->group, st);
+    return st == REMAT_OK ? remat_dist_bcast(fit->group, 0, &fit->spec, sizeof fit->spec) : st;
 }
 
 /* ---- starts over ranks ---- */
 
-int fit_spread_start_owner(const struct remat_fit *fit, int n_starts, int k)
+static int start_owner(const struct remat_fit *fit, int n_starts, int k)
 {
     if (!fit->spread_starts)
         return remat_dist_rank(fit->opt.dist);
     int size = remat_dist_size(fit->opt.dist);
     /* contiguous blocks, as remat_dist_split gives equal items */
     return (int)((int64_t)k * size / n_starts);
+}
+
+int fit_spread_owns_start(const struct remat_fit *fit, int n_starts, int k)
+{
+    return start_owner(fit, n_starts, k) == remat_dist_rank(fit->opt.dist);
 }
 
 /* A result as doubles: objective, iterations, evaluations, converged,
@@ -189,7 +281,7 @@ remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs
     st = remat_dist_agree(d, st);
     int m = 0;
     for (int k = 0; st == REMAT_OK && k < n_starts; k++) {
-        owner[k] = fit_spread_start_owner(fit, n_starts, k);
+        owner[k] = start_owner(fit, n_starts, k);
         len[k] = 2;
         if (owner[k] == remat_dist_rank(d)) {
             mine[m++] = objs[k];
