@@ -84,30 +84,14 @@ static remat_ode_options ode_options(const remat_pfr_options *o, const double *L
 static remat_status count_attempts(const remat_mechanism *mech, const remat_pfr_options *opt, double *x,
                                    int64_t *attempts)
 {
-    int64_t S = remat_mechanism_species_count(mech), P = remat_mechanism_param_count(mech);
+    int64_t S = remat_mechanism_species_count(mech);
     double L = opt->length, stats[REMAT_ODE_STATS];
     remat_ode_options oo = ode_options(opt, &L);
-    remat_fn *f = remat_fn_new("pfr_attempts");
-    remat_program *prog = NULL;
-    if (!f)
-        return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
-    remat_val y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S), k = remat_arg(f, "params", REMAT_F64, 1, &P), ys, sv;
-    remat_status st = remat_ode_integrate_stats(f, mech, &oo, y0, k, &ys, &sv);
-    if (st == REMAT_OK) {
-        remat_fn_output(f, sv);
-        st = remat_compile_env(f, &prog);
-    }
-    if (st == REMAT_OK) {
-        remat_tensor in[2] = {remat_tensor_f64(x, 1, &S), remat_tensor_f64(x + S, 1, &P)};
-        remat_tensor o = remat_tensor_f64(stats, 1, (int64_t[]){REMAT_ODE_STATS});
-        st = remat_run(prog, 2, in, 1, &o, NULL);
-    }
+    remat_status st = remat_ode_run_once(mech, &oo, x, x + S, NULL, NULL, NULL, stats);
     if (st == REMAT_OK)
         st = remat_ode_stats_check(&oo, stats);
     if (st == REMAT_OK)
         *attempts = (int64_t)(stats[REMAT_ODE_STAT_ACCEPTED] + stats[REMAT_ODE_STAT_REJECTED]);
-    remat_program_free(prog);
-    remat_fn_free(f);
     return st;
 }
 

@@ -154,7 +154,6 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         return rmi_error(REMAT_ERR_ARG, "fit: predict: no experiment %d (there are %d)", e, fit->E);
     if (n_times < 1 || !times || !out)
         return rmi_error(REMAT_ERR_ARG, "fit: predict: needs n_times >= 1 (got %d), times and out", n_times);
-    int64_t S = fit->S, P = fit->P;
     remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.n_times = n_times;
     o.times = times;
@@ -163,24 +162,5 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         o.steps = 0;
     }
     o.scan = (remat_scan_options){0}; /* forward only: the schedule does not matter */
-    remat_fn *f = remat_fn_new("fit_predict");
-    remat_program *prog = NULL;
-    if (!f)
-        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
-    remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, fit->exp[e].y0);
-    remat_val ys;
-    st = remat_ode_integrate(f, fit->m, &o, y0, p, &ys);
-    if (st == REMAT_OK) {
-        remat_fn_output(f, ys);
-        st = remat_compile_env(f, &prog);
-    }
-    if (st == REMAT_OK) {
-        remat_tensor in = fit_vec((double *)params, P);
-        remat_tensor res = remat_tensor_f64(out, 2, (int64_t[]){n_times, S});
-        st = remat_run(prog, 1, &in, 1, &res, NULL);
-    }
-    remat_program_free(prog);
-    remat_fn_free(f);
-    return st;
+    return remat_ode_run_once(fit->m, &o, fit->exp[e].y0, params, NULL, NULL, out, NULL);
 }

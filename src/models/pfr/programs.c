@@ -86,21 +86,7 @@ remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], do
     double L = r->opt.length;
     remat_ode_options oo = pfr_ode_options(&r->opt, &L);
     oo.scan = (remat_scan_options){0};
-    remat_val y0, p, ys, sv;
-    remat_fn *f = new_fn(r, "pfr_stats", &y0, &p);
-    if (!f)
-        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
-    remat_program *prog = NULL;
-    st = remat_ode_integrate_stats(f, r->m, &oo, y0, p, &ys, &sv);
-    if (st == REMAT_OK) {
-        remat_fn_output(f, sv);
-        st = remat_compile(f, remat_backend_cpu(), &prog);
-    }
-    if (st == REMAT_OK)
-        st = pfr_run(prog, r, params, 1, (double *[]){stats});
-    remat_program_free(prog);
-    remat_fn_free(f);
-    return st;
+    return remat_ode_run_once(r->m, &oo, r->inlet, params, remat_backend_cpu(), NULL, NULL, stats);
 }
 
 remat_status pfr_build_outlet(remat_pfr *r)
