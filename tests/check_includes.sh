@@ -20,7 +20,7 @@ set -u
 
 # folder: what it may include besides its own folder (see DESIGN.md 3.2)
 PUBLIC_TYPES="remat/op.h remat/graph.h remat/exec.h remat/dist_device.h remat/status.h remat/tensor.h remat/export.h"
-MODEL_CORE="core/error.h core/assert.h core/file.h core/arena.h"
+MODEL_CORE="core/error.h core/assert.h core/file.h core/arena.h core/alloc.h"
 declare -A RULES=(
     [core]="remat"
     [adjoint]="core remat"

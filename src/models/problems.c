@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "remat/exec.h"
 #include "remat/problems.h"
@@ -41,7 +42,7 @@ remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **
         return rmi_error(REMAT_ERR_ARG, "unknown problem '%s' (expected pfr-euler or sin)", name ? name : "(null)");
     if (steps < 0)
         return rmi_error(REMAT_ERR_VALUE, "problem %s: steps %lld is negative", name, (long long)steps);
-    remat_problem *p = calloc(1, sizeof *p);
+    remat_problem *p = rmi_calloc(1, sizeof *p);
     if (!p)
         return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
     p->kind = kind;
@@ -55,9 +56,9 @@ remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **
         p->in[1] = remat_tensor_f64(&p->k[0], 0, NULL);
         p->in[2] = remat_tensor_f64(&p->k[1], 0, NULL);
     } else {
-        p->x = malloc(sizeof *p->x * 100);
+        p->x = rmi_malloc(sizeof *p->x * 100);
         if (!p->x) {
-            free(p);
+            rmi_free(p);
             return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
         }
         for (int i = 0; i < 100; i++)
@@ -114,8 +115,8 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
     if (P == 0)
         return rmi_error(REMAT_ERR_ARG, "problem from %s: the mechanism has no parameters to differentiate",
                          remat_mechanism_source(mech));
-    remat_problem *p = calloc(1, sizeof *p);
-    if (!p || !(p->x = malloc(sizeof *p->x * (size_t)(S + P))))
+    remat_problem *p = rmi_calloc(1, sizeof *p);
+    if (!p || !(p->x = rmi_malloc(sizeof *p->x * (size_t)(S + P))))
         goto nomem;
     memcpy(p->x, opt->inlet, sizeof *p->x * (size_t)S);
     if (params)
@@ -155,7 +156,7 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
                         remat_mechanism_param_name(mech, i));
     if (len < (int)sizeof desc)
         snprintf(desc + len, sizeof desc - (size_t)len, ")");
-    if (!(p->name = strdup(src)) || !(p->description = strdup(desc)))
+    if (!(p->name = rmi_strdup(src)) || !(p->description = rmi_strdup(desc)))
         goto nomem;
     *out = p;
     return REMAT_OK;
@@ -168,10 +169,10 @@ void remat_problem_free(remat_problem *p)
 {
     if (!p)
         return;
-    free(p->x);
-    free(p->name);
-    free(p->description);
-    free(p);
+    rmi_free(p->x);
+    rmi_free(p->name);
+    rmi_free(p->description);
+    rmi_free(p);
 }
 
 const char *remat_problem_name(const remat_problem *p)

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -22,13 +23,13 @@ remat_status fit_local_residuals(struct remat_fit *fit, const double *p, double 
     if (L == 0)
         return REMAT_OK;
     remat_tensor in = fit_vec((double *)p, fit->P);
-    remat_tensor *out = malloc(sizeof *out * (size_t)L);
+    remat_tensor *out = rmi_malloc(sizeof *out * (size_t)L);
     if (!out)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int l = 0; l < L; l++)
         out[l] = fit_vec(fit->exp[fit->local[l]].r_full, fit->exp[fit->local[l]].rows * fit->S);
     remat_status st = remat_run(fit->res, 1, &in, L, out, NULL);
-    free(out);
+    rmi_free(out);
     int64_t k = 0;
     for (int l = 0; st == REMAT_OK && l < L; l++) {
         const fit_exp *x = &fit->exp[fit->local[l]];
@@ -44,10 +45,10 @@ remat_status fit_local_objectives(struct remat_fit *fit, const double *p)
     int L = fit->n_local, P = fit->P;
     if (L == 0)
         return REMAT_OK;
-    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * L)), *out = malloc(sizeof *out * (size_t)(2 * L));
+    remat_tensor *in = rmi_malloc(sizeof *in * (size_t)(2 * L)), *out = rmi_malloc(sizeof *out * (size_t)(2 * L));
     if (!in || !out) {
-        free(in);
-        free(out);
+        rmi_free(in);
+        rmi_free(out);
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     static double one = 1.0;
@@ -59,8 +60,8 @@ remat_status fit_local_objectives(struct remat_fit *fit, const double *p)
         out[L + l] = fit_vec(item + 1, P);
     }
     remat_status st = remat_run(fit->vg, 2 * L, in, 2 * L, out, NULL);
-    free(in);
-    free(out);
+    rmi_free(in);
+    rmi_free(out);
     return st;
 }
 

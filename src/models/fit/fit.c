@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -48,12 +49,12 @@ void remat_fit_result_clear(remat_fit_result *r)
     if (!r)
         return;
     for (int i = 0; r->param_names && i < r->n_params; i++)
-        free(r->param_names[i]);
-    free(r->param_names);
-    free(r->params);
-    free(r->history_objective);
-    free(r->history_params);
-    free(r->start_objectives);
+        rmi_free(r->param_names[i]);
+    rmi_free(r->param_names);
+    rmi_free(r->params);
+    rmi_free(r->history_objective);
+    rmi_free(r->history_params);
+    rmi_free(r->start_objectives);
     memset(r, 0, sizeof *r);
 }
 
@@ -137,17 +138,17 @@ static remat_status setup_params(struct remat_fit *fit)
 {
     const remat_fit_options *o = &fit->opt;
     int P = fit->P;
-    fit->names = calloc((size_t)P, sizeof *fit->names);
-    fit->vars.start = calloc((size_t)P, sizeof *fit->vars.start);
-    fit->vars.lo = calloc((size_t)P, sizeof *fit->vars.lo);
-    fit->vars.hi = calloc((size_t)P, sizeof *fit->vars.hi);
-    fit->vars.logscale = calloc((size_t)P, sizeof *fit->vars.logscale);
-    fit->vars.fixed = calloc((size_t)P, sizeof *fit->vars.fixed);
-    fit->vars.free_idx = calloc((size_t)P, sizeof *fit->vars.free_idx);
-    fit->vars.tlo = calloc((size_t)P, sizeof *fit->vars.tlo);
-    fit->vars.thi = calloc((size_t)P, sizeof *fit->vars.thi);
-    fit->vars.map = calloc((size_t)P, sizeof *fit->vars.map);
-    fit->vars.x0 = calloc((size_t)P, sizeof *fit->vars.x0);
+    fit->names = rmi_calloc((size_t)P, sizeof *fit->names);
+    fit->vars.start = rmi_calloc((size_t)P, sizeof *fit->vars.start);
+    fit->vars.lo = rmi_calloc((size_t)P, sizeof *fit->vars.lo);
+    fit->vars.hi = rmi_calloc((size_t)P, sizeof *fit->vars.hi);
+    fit->vars.logscale = rmi_calloc((size_t)P, sizeof *fit->vars.logscale);
+    fit->vars.fixed = rmi_calloc((size_t)P, sizeof *fit->vars.fixed);
+    fit->vars.free_idx = rmi_calloc((size_t)P, sizeof *fit->vars.free_idx);
+    fit->vars.tlo = rmi_calloc((size_t)P, sizeof *fit->vars.tlo);
+    fit->vars.thi = rmi_calloc((size_t)P, sizeof *fit->vars.thi);
+    fit->vars.map = rmi_calloc((size_t)P, sizeof *fit->vars.map);
+    fit->vars.x0 = rmi_calloc((size_t)P, sizeof *fit->vars.x0);
     fit->vars.P = P;
     if (!fit->vars.x0 || !fit->names || !fit->vars.start || !fit->vars.lo || !fit->vars.hi ||
         !fit->vars.logscale || !fit->vars.fixed || !fit->vars.free_idx || !fit->vars.tlo || !fit->vars.thi ||
@@ -155,7 +156,7 @@ static remat_status setup_params(struct remat_fit *fit)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int i = 0; i < P; i++) {
         const char *name = remat_mechanism_param_name(fit->m, i);
-        fit->names[i] = strdup(name);
+        fit->names[i] = rmi_strdup(name);
         if (!fit->names[i])
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
         double v = o->start ? o->start[i] : remat_mechanism_param_value(fit->m, i);
@@ -198,19 +199,19 @@ static void release(struct remat_fit *fit)
 {
     fit_problem_release(fit);
     for (int i = 0; fit->names && i < fit->P; i++)
-        free(fit->names[i]);
-    free(fit->names);
-    free(fit->vars.start);
-    free(fit->vars.lo);
-    free(fit->vars.hi);
-    free(fit->vars.logscale);
-    free(fit->vars.fixed);
-    free(fit->vars.free_idx);
-    free(fit->vars.tlo);
-    free(fit->vars.thi);
-    free(fit->vars.map);
-    free(fit->vars.x0);
-    free(fit);
+        rmi_free(fit->names[i]);
+    rmi_free(fit->names);
+    rmi_free(fit->vars.start);
+    rmi_free(fit->vars.lo);
+    rmi_free(fit->vars.hi);
+    rmi_free(fit->vars.logscale);
+    rmi_free(fit->vars.fixed);
+    rmi_free(fit->vars.free_idx);
+    rmi_free(fit->vars.tlo);
+    rmi_free(fit->vars.thi);
+    rmi_free(fit->vars.map);
+    rmi_free(fit->vars.x0);
+    rmi_free(fit);
 }
 
 remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *const *data,
@@ -222,7 +223,7 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     remat_status st = check_options(m, n_data, data, opt);
     if (st != REMAT_OK)
         return st;
-    struct remat_fit *fit = calloc(1, sizeof *fit);
+    struct remat_fit *fit = rmi_calloc(1, sizeof *fit);
     if (!fit) { /* the others' first agreement below is this one */
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
         return fit_agree(opt->dist, st);
@@ -280,8 +281,8 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     r->optimizer = fit_driver_name(fit);
     r->jacobian = fit->optimizer == REMAT_FIT_LM ? remat_fit_jacobian_name(fit->jac_mode) : NULL;
     r->n_residuals = fit->n_res;
-    r->params = calloc((size_t)P, sizeof *r->params);
-    r->param_names = calloc((size_t)P, sizeof *r->param_names);
+    r->params = rmi_calloc((size_t)P, sizeof *r->params);
+    r->param_names = rmi_calloc((size_t)P, sizeof *r->param_names);
     const remat_fit_options *o = &fit->opt;
     fit_run run = {.obj = &fit->obj,
                    .vars = &fit->vars,
@@ -292,19 +293,19 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
                    .lm_more_scaling = o->lm_more_scaling,
                    .progress = o->progress,
                    .progress_ctx = o->progress_ctx};
-    run.p = calloc((size_t)P, sizeof *run.p);
-    run.gp = calloc((size_t)P, sizeof *run.gp);
+    run.p = rmi_calloc((size_t)P, sizeof *run.p);
+    run.gp = rmi_calloc((size_t)P, sizeof *run.gp);
     remat_status st = REMAT_OK;
     if (!r->params || !r->param_names || !run.p || !run.gp)
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int i = 0; st == REMAT_OK && i < P; i++)
-        if (!(r->param_names[i] = strdup(fit->names[i])))
+        if (!(r->param_names[i] = rmi_strdup(fit->names[i])))
             st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     st = fit_agree(fit->group, st); /* before the driver's collectives: every rank goes on, or none */
     if (st != REMAT_OK) {
         snprintf(r->message, sizeof r->message, "%s", remat_last_error());
-        free(run.p);
-        free(run.gp);
+        rmi_free(run.p);
+        rmi_free(run.gp);
         return st;
     }
     memcpy(r->params, fit->vars.start, sizeof *r->params * (size_t)P);
@@ -325,8 +326,8 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     r->evaluations = fit->evals - evals0;
     if (st != REMAT_OK)
         rmi_error(st, "%s", r->message); /* the message of record, whatever ran after it */
-    free(run.p);
-    free(run.gp);
+    rmi_free(run.p);
+    rmi_free(run.gp);
     return st;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
@@ -52,7 +53,7 @@ remat_fit_jacobian fit_jacobian_resolve(const struct remat_fit *fit)
 static remat_status compile_jvp(struct remat_fit *fit)
 {
     if (!fit->tan)
-        fit->tan = calloc((size_t)fit->P, sizeof *fit->tan);
+        fit->tan = rmi_calloc((size_t)fit->P, sizeof *fit->tan);
     if (!fit->tan)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     if (fit->n_local == 0 || fit->jvp) /* a rank with no experiment */
@@ -79,7 +80,7 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
 {
     int E = fit->n_local, P = fit->P;
     remat_tensor in[2] = {fit_vec((double *)p, P), fit_vec(fit->tan, P)};
-    remat_tensor *out = malloc(sizeof *out * (size_t)(2 * E + 1));
+    remat_tensor *out = rmi_malloc(sizeof *out * (size_t)(2 * E + 1));
     if (!out)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int e = 0; e < E; e++) {
@@ -104,7 +105,7 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
                 J[(size_t)row * (size_t)P + (size_t)i] = x->dr[x->meas[k]];
         }
     }
-    free(out);
+    rmi_free(out);
     return st;
 }
 
@@ -112,10 +113,10 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
 static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, double *J)
 {
     int E = fit->n_local, P = fit->P;
-    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * E + 1)), *out = malloc(sizeof *out * (size_t)(2 * E + 1));
+    remat_tensor *in = rmi_malloc(sizeof *in * (size_t)(2 * E + 1)), *out = rmi_malloc(sizeof *out * (size_t)(2 * E + 1));
     if (!in || !out) {
-        free(in);
-        free(out);
+        rmi_free(in);
+        rmi_free(out);
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     for (int e = 0; e < E; e++) {
@@ -148,8 +149,8 @@ static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, dou
         }
     }
     fit->evals += fit->max_meas; /* the runs of one process with every experiment */
-    free(in);
-    free(out);
+    rmi_free(in);
+    rmi_free(out);
     return st;
 }
 

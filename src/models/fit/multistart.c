@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -74,10 +75,10 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     if (!fit)
         return rmi_error(REMAT_ERR_NULL, "fit: the fit is NULL");
     int n = fit->opt.starts > 1 ? fit->opt.starts : 1;
-    double *objs = malloc(sizeof *objs * (size_t)n), *declared = malloc(sizeof *declared * (size_t)fit->P);
+    double *objs = rmi_malloc(sizeof *objs * (size_t)n), *declared = rmi_malloc(sizeof *declared * (size_t)fit->P);
     if (!objs || !declared) {
-        free(objs);
-        free(declared);
+        rmi_free(objs);
+        rmi_free(declared);
         snprintf(result->message, sizeof result->message, "fit: out of memory");
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
@@ -85,7 +86,7 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     uint64_t rng = fit->opt.seed;
     remat_fit_result best = {0}, failed = {0};
     int have_best = 0, have_failed = 0, n_failed = 0, best_k = -1, failed_k = -1;
-    int64_t evals = 0, *start_evals = calloc((size_t)n, sizeof *start_evals);
+    int64_t evals = 0, *start_evals = rmi_calloc((size_t)n, sizeof *start_evals);
     remat_status st = start_evals ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_status local = st; /* spread starts: the error that stopped this rank's */
     if (st != REMAT_OK && !fit->spread_starts) {
@@ -164,8 +165,8 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     objs = NULL;
 done:
     restore(fit, declared);
-    free(start_evals);
-    free(objs);
-    free(declared);
+    rmi_free(start_evals);
+    rmi_free(objs);
+    rmi_free(declared);
     return st;
 }

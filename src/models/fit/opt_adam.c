@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/optimize.h"
 #include "remat/optim.h"
@@ -107,7 +108,7 @@ remat_status fit_opt_adam(fit_run *run)
     int n = run->n;
     double lr0 = run->lr > 0 ? run->lr : REMAT_FIT_ADAM_DEFAULT_LR, lr = lr0;
     adam_state a = {.run = run, .n = n};
-    double *buf = calloc((size_t)n * 9, sizeof *buf);
+    double *buf = rmi_calloc((size_t)n * 9, sizeof *buf);
     remat_adam *adam = NULL;
     remat_status st = REMAT_OK;
     if (buf) {
@@ -205,6 +206,6 @@ done:
     if (run->st == REMAT_OK && buf && run->res->n_history > 0)
         report_best(&a);
     remat_adam_free(adam);
-    free(buf);
+    rmi_free(buf);
     return run->st;
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/optimize.h"
 
@@ -91,10 +92,10 @@ remat_status fit_opt_bfgs(fit_run *run)
     int n = run->n;
     fit_gsl_quiet_begin();
     bfgs_ctx c = {.run = run};
-    c.xc = calloc((size_t)n, sizeof *c.xc);
-    c.gxc = calloc((size_t)n, sizeof *c.gxc);
+    c.xc = rmi_calloc((size_t)n, sizeof *c.xc);
+    c.gxc = rmi_calloc((size_t)n, sizeof *c.gxc);
     gsl_vector *x = gsl_vector_alloc((size_t)n);
-    double *xprev = calloc((size_t)n, sizeof *xprev);
+    double *xprev = rmi_calloc((size_t)n, sizeof *xprev);
     gsl_multimin_fdfminimizer *s = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, (size_t)n);
     if (fit_ready(run, c.xc && c.gxc && x && xprev && s ? REMAT_OK
                                                                : rmi_error(REMAT_ERR_NOMEM, "out of memory")) !=
@@ -158,8 +159,8 @@ done:
         gsl_multimin_fdfminimizer_free(s);
     if (x)
         gsl_vector_free(x);
-    free(xprev);
-    free(c.xc);
-    free(c.gxc);
+    rmi_free(xprev);
+    rmi_free(c.xc);
+    rmi_free(c.gxc);
     return run->st;
 }

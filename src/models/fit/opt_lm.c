@@ -23,6 +23,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/optimize.h"
 
@@ -115,8 +116,8 @@ remat_status fit_opt_lm(fit_run *run)
     gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &prm, N, (size_t)n);
     gsl_vector *x = gsl_vector_alloc((size_t)n);
     lm_ctx c = {.run = run, .at_start = 1};
-    c.J = malloc(sizeof *c.J * N * (size_t)P);
-    c.pt = malloc(sizeof *c.pt * (size_t)P);
+    c.J = rmi_malloc(sizeof *c.J * N * (size_t)P);
+    c.pt = rmi_malloc(sizeof *c.pt * (size_t)P);
     if (fit_ready(run, w && x && c.J && c.pt ? REMAT_OK
                                                      : rmi_error(REMAT_ERR_NOMEM, "out of memory for a %zu x %d "
                                                                  "Jacobian", N, n)) != REMAT_OK)
@@ -169,7 +170,7 @@ done:
         gsl_vector_free(x);
     if (w)
         gsl_multifit_nlinear_free(w);
-    free(c.J);
-    free(c.pt);
+    rmi_free(c.J);
+    rmi_free(c.pt);
     return run->st;
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/optimize.h"
 
@@ -64,10 +65,10 @@ remat_status fit_opt_nlopt(fit_run *run)
     const fit_vars *v = run->vars;
     int n = run->n;
     nl_ctx c = {.run = run};
-    double *x = calloc((size_t)n, sizeof *x);
+    double *x = rmi_calloc((size_t)n, sizeof *x);
     c.opt = nlopt_create(NLOPT_LD_LBFGS, (unsigned)n);
     if (fit_ready(run, x && c.opt ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "out of memory")) != REMAT_OK) {
-        free(x);
+        rmi_free(x);
         if (c.opt)
             nlopt_destroy(c.opt);
         return run->st;
@@ -107,6 +108,6 @@ remat_status fit_opt_nlopt(fit_run *run)
         break;
     }
     nlopt_destroy(c.opt);
-    free(x);
+    rmi_free(x);
     return run->st;
 }

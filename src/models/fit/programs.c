@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -117,14 +118,14 @@ remat_status fit_compile_reverse(const struct remat_fit *fit, int lm, int n, con
 remat_status fit_schedule_probe(struct remat_fit *fit)
 {
     fit->spec = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
-    int *all = malloc(sizeof *all * (size_t)fit->E);
+    int *all = rmi_malloc(sizeof *all * (size_t)fit->E);
     if (!all)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int e = 0; e < fit->E; e++)
         all[e] = e;
     remat_program *probe;
     remat_status st = fit_compile_reverse(fit, fit->optimizer == REMAT_FIT_LM, fit->E, all, &probe);
-    free(all);
+    rmi_free(all);
     remat_memory_plan plan = {0};
     if (st == REMAT_OK)
         remat_program_plan(probe, &plan);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "models/fit/optimize.h"
@@ -89,10 +90,10 @@ remat_status fit_record(fit_run *run, double F, double gnorm, const double *p)
     int P = run->obj->P;
     if (r->n_history == run->hist_cap) {
         int cap = run->hist_cap ? 2 * run->hist_cap : 64;
-        double *ho = realloc(r->history_objective, sizeof *ho * (size_t)cap);
+        double *ho = rmi_realloc(r->history_objective, sizeof *ho * (size_t)cap);
         if (ho)
             r->history_objective = ho;
-        double *hp = ho ? realloc(r->history_params, sizeof *hp * (size_t)cap * (size_t)P) : NULL;
+        double *hp = ho ? rmi_realloc(r->history_params, sizeof *hp * (size_t)cap * (size_t)P) : NULL;
         if (hp)
             r->history_params = hp;
         if (!ho || !hp) {

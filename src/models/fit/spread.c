@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -33,13 +34,13 @@ remat_status fit_spread_setup(struct remat_fit *fit)
     fit->per_experiment_sum = d != NULL;
     fit->spread_starts = d && remat_dist_size(d) > 1 && fit->opt.starts > 1;
     fit->group = d && !fit->spread_starts ? d : NULL;
-    fit->owner = calloc((size_t)E, sizeof *fit->owner);
-    fit->local = calloc((size_t)E, sizeof *fit->local);
-    fit->len = calloc((size_t)E, sizeof *fit->len);
-    fit->rall = calloc((size_t)fit->n_res, sizeof *fit->rall);
-    double *cost = calloc((size_t)E, sizeof *cost);
+    fit->owner = rmi_calloc((size_t)E, sizeof *fit->owner);
+    fit->local = rmi_calloc((size_t)E, sizeof *fit->local);
+    fit->len = rmi_calloc((size_t)E, sizeof *fit->len);
+    fit->rall = rmi_calloc((size_t)fit->n_res, sizeof *fit->rall);
+    double *cost = rmi_calloc((size_t)E, sizeof *cost);
     if (!fit->owner || !fit->local || !fit->len || !fit->rall || !cost) {
-        free(cost);
+        rmi_free(cost);
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     /* an experiment's cost: its cells (every row is an output time of its
@@ -47,7 +48,7 @@ remat_status fit_spread_setup(struct remat_fit *fit)
     for (int e = 0; e < E; e++)
         cost[e] = (double)fit->exp[e].rows * fit->S;
     remat_status st = fit->group ? remat_dist_split(fit->group, E, cost, fit->owner) : REMAT_OK;
-    free(cost);
+    rmi_free(cost);
     if (st != REMAT_OK)
         return st;
     int rank = remat_dist_rank(fit->group);
@@ -62,14 +63,14 @@ remat_status fit_spread_setup(struct remat_fit *fit)
                 fit->local_max_meas = fit->exp[e].n_meas;
         }
     if (remat_dist_size(fit->group) > 1) {
-        fit->rloc = calloc((size_t)fit->local_res + 1, sizeof *fit->rloc);
-        fit->jloc = calloc((size_t)fit->local_res * (size_t)P + 1, sizeof *fit->jloc);
+        fit->rloc = rmi_calloc((size_t)fit->local_res + 1, sizeof *fit->rloc);
+        fit->jloc = rmi_calloc((size_t)fit->local_res * (size_t)P + 1, sizeof *fit->jloc);
         if (!fit->rloc || !fit->jloc)
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for %lld residuals' Jacobian rows",
                              (long long)fit->local_res);
     }
     if (fit->per_experiment_sum) { /* n_local items and the sum */
-        fit->items = calloc(((size_t)fit->n_local + 1) * (1 + (size_t)P), sizeof *fit->items);
+        fit->items = rmi_calloc(((size_t)fit->n_local + 1) * (1 + (size_t)P), sizeof *fit->items);
         if (!fit->items)
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
@@ -78,13 +79,13 @@ remat_status fit_spread_setup(struct remat_fit *fit)
 
 void fit_spread_release(struct remat_fit *fit)
 {
-    free(fit->owner);
-    free(fit->local);
-    free(fit->len);
-    free(fit->rall);
-    free(fit->rloc);
-    free(fit->jloc);
-    free(fit->items);
+    rmi_free(fit->owner);
+    rmi_free(fit->local);
+    rmi_free(fit->len);
+    rmi_free(fit->rall);
+    rmi_free(fit->rloc);
+    rmi_free(fit->jloc);
+    rmi_free(fit->items);
 }
 
 static remat_status gather_rows(struct remat_fit *fit, remat_status local, int64_t width, const double *mine,
@@ -157,7 +158,7 @@ remat_status fit_jacobian_compile(struct remat_fit *fit)
             fit->jac_ready = st == REMAT_OK;
             return st;
         }
-        free(fit->tan);
+        rmi_free(fit->tan);
         fit->tan = NULL;
         fit->jac_mode = REMAT_FIT_JACOBIAN_REVERSE;
     }
@@ -245,13 +246,13 @@ static remat_status bcast_result(struct remat_fit *fit, int root, remat_fit_resu
         r->n_residuals = fit->n_res;
         r->optimizer = fit_driver_name(fit);
         r->jacobian = fit->optimizer == REMAT_FIT_LM ? remat_fit_jacobian_name(fit->jac_mode) : NULL;
-        r->params = calloc((size_t)P + 1, sizeof *r->params);
-        r->param_names = calloc((size_t)P + 1, sizeof *r->param_names);
-        r->history_objective = calloc((size_t)nh + 1, sizeof *r->history_objective);
-        r->history_params = calloc((size_t)nh * (size_t)P + 1, sizeof *r->history_params);
+        r->params = rmi_calloc((size_t)P + 1, sizeof *r->params);
+        r->param_names = rmi_calloc((size_t)P + 1, sizeof *r->param_names);
+        r->history_objective = rmi_calloc((size_t)nh + 1, sizeof *r->history_objective);
+        r->history_params = rmi_calloc((size_t)nh * (size_t)P + 1, sizeof *r->history_params);
         int ok = r->params && r->param_names && r->history_objective && r->history_params;
         for (int i = 0; ok && i < P; i++)
-            ok = (r->param_names[i] = strdup(fit->names[i])) != NULL;
+            ok = (r->param_names[i] = rmi_strdup(fit->names[i])) != NULL;
         st = ok ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     /* a rank out of memory still takes part, into scratch */
@@ -274,9 +275,9 @@ remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs
     remat_status st = remat_dist_agree(d, local);
     if (st != REMAT_OK)
         return st;
-    int *owner = malloc(sizeof *owner * (size_t)n_starts);
-    int64_t *len = malloc(sizeof *len * (size_t)n_starts);
-    double *mine = malloc(sizeof *mine * 2 * (size_t)n_starts), *all = malloc(sizeof *all * 2 * (size_t)n_starts);
+    int *owner = rmi_malloc(sizeof *owner * (size_t)n_starts);
+    int64_t *len = rmi_malloc(sizeof *len * (size_t)n_starts);
+    double *mine = rmi_malloc(sizeof *mine * 2 * (size_t)n_starts), *all = rmi_malloc(sizeof *all * 2 * (size_t)n_starts);
     st = owner && len && mine && all ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     st = remat_dist_agree(d, st);
     int m = 0;
@@ -312,9 +313,9 @@ remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs
         st = bcast_result(fit, root, r);
         *have_best = best_at >= 0;
     }
-    free(owner);
-    free(len);
-    free(mine);
-    free(all);
+    rmi_free(owner);
+    rmi_free(len);
+    rmi_free(mine);
+    rmi_free(all);
     return st;
 }

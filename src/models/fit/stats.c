@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -24,22 +25,22 @@ void remat_fit_stats_clear(remat_fit_stats *s)
 {
     if (!s)
         return;
-    free(s->se);
-    free(s->ci_lo);
-    free(s->ci_hi);
-    free(s->corr);
-    free(s->unidentifiable);
+    rmi_free(s->se);
+    rmi_free(s->ci_lo);
+    rmi_free(s->ci_hi);
+    rmi_free(s->corr);
+    rmi_free(s->unidentifiable);
     memset(s, 0, sizeof *s);
 }
 
 static remat_status alloc_stats(remat_fit_stats *s, int P)
 {
     size_t n = (size_t)P;
-    s->se = malloc(sizeof *s->se * n);
-    s->ci_lo = malloc(sizeof *s->ci_lo * n);
-    s->ci_hi = malloc(sizeof *s->ci_hi * n);
-    s->corr = malloc(sizeof *s->corr * n * n);
-    s->unidentifiable = calloc(n, sizeof *s->unidentifiable);
+    s->se = rmi_malloc(sizeof *s->se * n);
+    s->ci_lo = rmi_malloc(sizeof *s->ci_lo * n);
+    s->ci_hi = rmi_malloc(sizeof *s->ci_hi * n);
+    s->corr = rmi_malloc(sizeof *s->corr * n * n);
+    s->unidentifiable = rmi_calloc(n, sizeof *s->unidentifiable);
     if (!s->se || !s->ci_lo || !s->ci_hi || !s->corr || !s->unidentifiable)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for the statistics");
     for (size_t i = 0; i < n; i++) {
@@ -99,9 +100,9 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
     s->n_free = n;
     s->n_residuals = N;
     s->dof = N - n;
-    double *J = malloc(sizeof *J * (size_t)N * (size_t)P), *d = malloc(sizeof *d * (size_t)n);
-    double *cov = malloc(sizeof *cov * (size_t)n * (size_t)n);
-    int *inf_se = calloc((size_t)n, sizeof *inf_se);
+    double *J = rmi_malloc(sizeof *J * (size_t)N * (size_t)P), *d = rmi_malloc(sizeof *d * (size_t)n);
+    double *cov = rmi_malloc(sizeof *cov * (size_t)n * (size_t)n);
+    int *inf_se = rmi_calloc((size_t)n, sizeof *inf_se);
     gsl_matrix *A = gsl_matrix_alloc((size_t)N, (size_t)n), *V = gsl_matrix_alloc((size_t)n, (size_t)n);
     gsl_vector *S = gsl_vector_alloc((size_t)n), *work = gsl_vector_alloc((size_t)n);
     remat_status st = alloc_stats(s, P);
@@ -150,10 +151,10 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
                     a == b ? 1.0 : (q > 0 && isfinite(q) ? cov[a * n + b] / q : NAN);
             }
     }
-    free(J);
-    free(d);
-    free(cov);
-    free(inf_se);
+    rmi_free(J);
+    rmi_free(d);
+    rmi_free(cov);
+    rmi_free(inf_se);
     gsl_matrix_free(A);
     gsl_matrix_free(V);
     gsl_vector_free(S);

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/pfr/pfr_impl.h"
 
@@ -57,7 +58,7 @@ static remat_status outlet_value(const remat_pfr *r, remat_fn *f, remat_val y0, 
 /* adaptive: C(z_1..z_n), one integration through the profile points */
 static remat_status build_adaptive_profile(remat_pfr *r)
 {
-    double *z = malloc(sizeof *z * (size_t)r->steps);
+    double *z = rmi_malloc(sizeof *z * (size_t)r->steps);
     if (!z)
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     for (int64_t i = 0; i < r->steps; i++)
@@ -68,7 +69,7 @@ static remat_status build_adaptive_profile(remat_pfr *r)
     remat_val y0, p, ys;
     remat_fn *f = new_fn(r, "pfr_profile", &y0, &p);
     remat_status st = f ? remat_ode_integrate(f, r->m, &oo, y0, p, &ys) : rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
-    free(z);
+    rmi_free(z);
     if (!f)
         return st;
     if (st == REMAT_OK)

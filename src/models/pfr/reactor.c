@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/pfr/pfr_impl.h"
 
@@ -89,9 +90,9 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
         st = remat_ode_count_steps(&oo, NULL, &n);
     if (st != REMAT_OK)
         return st;
-    remat_pfr *r = calloc(1, sizeof *r);
-    if (!r || !(r->inlet = malloc(sizeof *r->inlet * (size_t)(S ? S : 1)))) {
-        free(r);
+    remat_pfr *r = rmi_calloc(1, sizeof *r);
+    if (!r || !(r->inlet = rmi_malloc(sizeof *r->inlet * (size_t)(S ? S : 1)))) {
+        rmi_free(r);
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     }
     memcpy(r->inlet, opt->inlet, sizeof *r->inlet * (size_t)S);
@@ -116,8 +117,8 @@ void remat_pfr_free(remat_pfr *r)
     remat_fn_free(r->outlet_fn);
     remat_fn_free(r->profile_fn);
     remat_fn_free(r->objective_fn);
-    free(r->inlet);
-    free(r);
+    rmi_free(r->inlet);
+    rmi_free(r);
 }
 
 const remat_mechanism *remat_pfr_mechanism(const remat_pfr *r)
@@ -216,11 +217,11 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
     if (st != REMAT_OK)
         return st;
     double *g = grad;
-    if (r->P && !g && !(g = malloc(sizeof *g * (size_t)r->P)))
+    if (r->P && !g && !(g = rmi_malloc(sizeof *g * (size_t)r->P)))
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     st = pfr_run(r->objective, r, params, r->P ? 2 : 1, (double *[]){objective, g});
     if (g != grad)
-        free(g);
+        rmi_free(g);
     remat_status why = st == REMAT_OK && !isfinite(*objective) ? pfr_adaptive_failure(r, params) : REMAT_OK;
     if (why != REMAT_OK)
         st = why;
