@@ -282,6 +282,10 @@ typedef struct {
                                     (remat/dist.h): see "Many processes" */
     bool lm_more_scaling;        /* lm: Moré's diagonal scaling (GSL's default) instead of
                                     Levenberg's, the default (see "Optimizers") */
+    const remat_compile_options *compile; /* how every program of the fit compiles
+                                    (remat_compile_opts: JIT mode, cache, threads,
+                                    backend); NULL: the environment's, as remat_compile.
+                                    Borrowed: must outlive the fit */
 } remat_fit_options;
 
 /* The defaults above: auto (lm), adaptive Tsit5 at rtol 1e-6, atol 1e-9,

@@ -89,6 +89,10 @@ typedef struct {
     double rtol, atol;            /* rtol > 0, atol >= 0 */
     int64_t max_steps;            /* attempts per integration (0: 4096) */
     int64_t profile_points;
+    /* How the reactor's programs (and an ensemble's) compile
+     * (remat_compile_opts: JIT mode, cache, threads, backend); NULL: the
+     * environment's, as remat_compile. Borrowed: must outlive the reactor. */
+    const remat_compile_options *compile;
 } remat_pfr_options;
 
 typedef struct remat_pfr remat_pfr;

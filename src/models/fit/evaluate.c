@@ -163,5 +163,5 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         o.steps = 0;
     }
     o.scan = (remat_scan_options){0}; /* forward only: the schedule does not matter */
-    return remat_ode_run_once(fit->m, &o, fit->exp[e].y0, params, NULL, NULL, out, NULL);
+    return remat_ode_run_once(fit->m, &o, fit->exp[e].y0, params, NULL, fit->opt.compile, out, NULL);
 }

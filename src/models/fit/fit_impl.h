@@ -93,6 +93,8 @@ remat_status fit_build_residuals(const struct remat_fit *fit, int n, const int *
 /* The program that holds the step tapes: LM's VJP of the residuals (lm),
  * else the gradient's; n == 0: none (*out NULL). */
 remat_status fit_compile_reverse(const struct remat_fit *fit, int lm, int n, const int *exps, remat_program **out);
+/* fn compiled with opt.compile (NULL: the environment's, remat_compile_env). */
+remat_status fit_compile(const struct remat_fit *fit, const remat_fn *fn, remat_program **out);
 /* The VJP program (reverse Jacobian) into vjp. */
 remat_status fit_compile_vjp(struct remat_fit *fit);
 

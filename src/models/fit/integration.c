@@ -15,7 +15,7 @@ static remat_status experiment_stats(const remat_fit *fit, int e, const double *
 {
     remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.scan = (remat_scan_options){0}; /* forward only */
-    return remat_ode_run_once(fit->m, &o, fit->exp[e].y0, params, remat_backend_cpu(), NULL, NULL, stats);
+    return remat_ode_run_once(fit->m, &o, fit->exp[e].y0, params, remat_backend_cpu(), fit->opt.compile, NULL, stats);
 }
 
 remat_status remat_fit_integration_stats(const remat_fit *fit, const double *params, double *stats)

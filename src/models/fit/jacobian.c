@@ -61,7 +61,7 @@ static remat_status compile_jvp(struct remat_fit *fit)
     remat_fn *jf = NULL;
     remat_status st = remat_jvp(fit->res_fn, 1, (int[]){0}, &jf);
     if (st == REMAT_OK)
-        st = remat_compile_env(jf, &fit->jvp);
+        st = fit_compile(fit, jf, &fit->jvp);
     remat_fn_free(jf); /* the program owns what it reads */
     return st;
 }

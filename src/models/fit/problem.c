@@ -244,7 +244,7 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
     if (st == REMAT_OK && fit->n_local > 0) /* a rank with no experiment runs no program */
         st = fit_build_residuals(fit, fit->n_local, fit->local, &fit->res_fn);
     if (st == REMAT_OK && fit->n_local > 0)
-        st = remat_compile_env(fit->res_fn, &fit->res);
+        st = fit_compile(fit, fit->res_fn, &fit->res);
     st = fit_agree(fit->opt.dist, st);
     if (st != REMAT_OK)
         return st;

@@ -105,7 +105,7 @@ remat_status fit_compile_reverse(const struct remat_fit *fit, int lm, int n, con
     if (st == REMAT_OK)
         st = split ? remat_vjp(src, 0, NULL, &g) : remat_value_and_grad(src, 1, (int[]){0}, &g);
     if (st == REMAT_OK)
-        st = remat_compile_env(g, out);
+        st = fit_compile(fit, g, out);
     remat_fn_free(g);
     remat_fn_free(src);
     return st;
@@ -141,6 +141,11 @@ remat_status fit_schedule_probe(struct remat_fit *fit)
                          (long long)fit->longest_scan);
     }
     return REMAT_OK;
+}
+
+remat_status fit_compile(const struct remat_fit *fit, const remat_fn *fn, remat_program **out)
+{
+    return fit->opt.compile ? remat_compile_opts(fn, NULL, fit->opt.compile, out) : remat_compile_env(fn, out);
 }
 
 remat_status fit_compile_vjp(struct remat_fit *fit)

@@ -6,11 +6,12 @@
  * parameters are updated where they live).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "core/alloc.h"
+#include "core/error.h"
 #include "nn_impl.h"
 #include "remat/dist.h"
 #include "remat/optim.h"
@@ -63,6 +64,24 @@ remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p
     return REMAT_OK;
 }
 
+remat_status nn_trainer_backend(const remat_nn_trainer *t, remat_backend **be)
+{
+    if (!t->o.compile)
+        return remat_backend_from_env(be);
+    const char *name = t->o.compile->backend;
+    if ((*be = remat_backend_from_name(name)))
+        return REMAT_OK;
+    char why[256]; /* the message is rewritten below: copy it first */
+    snprintf(why, sizeof why, "%s", remat_last_error());
+    return rmi_error(strncmp(name, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG,
+                     "nn trainer: compile options: backend '%s': %s", name, why);
+}
+
+remat_status nn_trainer_compile(const remat_nn_trainer *t, const remat_fn *fn, remat_backend *be, remat_program **out)
+{
+    return t->o.compile ? remat_compile_opts(fn, be, t->o.compile, out) : remat_compile(fn, be, out);
+}
+
 static remat_status compile_step(remat_nn_trainer *t, int64_t rows, remat_program **out)
 {
     remat_fn *loss = NULL, *vg = NULL;
@@ -76,10 +95,10 @@ static remat_status compile_step(remat_nn_trainer *t, int64_t rows, remat_progra
         st = remat_value_and_grad(loss, t->np, argnums, &vg);
     remat_backend *be = NULL;
     if (st == REMAT_OK)
-        st = remat_backend_from_env(&be);
+        st = nn_trainer_backend(t, &be);
     if (st == REMAT_OK)
-        st = remat_compile(vg, be, out);
-    free(argnums);
+        st = nn_trainer_compile(t, vg, be, out);
+    rmi_free(argnums);
     remat_fn_free(vg);
     remat_fn_free(loss);
     return st;
@@ -102,9 +121,9 @@ static remat_status compile_fwd(remat_nn_trainer *t, int64_t rows, remat_program
         remat_fn_output(f, y);
         remat_backend *be = NULL;
         st = remat_fn_status(f) != REMAT_OK ? rmi_error(remat_fn_status(f), "nn predict: %s", remat_fn_error(f))
-                                            : remat_backend_from_env(&be);
+                                            : nn_trainer_backend(t, &be);
         if (st == REMAT_OK)
-            st = remat_compile(f, be, out);
+            st = nn_trainer_compile(t, f, be, out);
     }
     rmi_free(pv);
     remat_fn_free(f);

@@ -35,7 +35,7 @@
 static remat_status shards_backend(remat_nn_trainer *t)
 {
     remat_dist *d = t->o.dist;
-    remat_status st = remat_backend_from_env(&t->be);
+    remat_status st = nn_trainer_backend(t, &t->be);
     char name[32] = "", root[32];
     if (st == REMAT_OK)
         snprintf(name, sizeof name, "%s", remat_backend_name(t->be));

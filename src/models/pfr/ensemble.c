@@ -153,10 +153,8 @@ static remat_status build(remat_pfr_ensemble *e, const remat_pfr_options *opt)
         remat_fn_output(f, carry[q]);
     if (remat_fn_status(f) != REMAT_OK)
         return rmi_error(remat_fn_status(f), "pfr ensemble: %s", remat_fn_error(f));
-    remat_backend *be = NULL;
-    if ((st = remat_backend_from_env(&be)) != REMAT_OK)
-        return st;
-    return remat_compile(f, be, &e->fwd);
+    /* NULL options: the environment's, backend included */
+    return opt->compile ? remat_compile_opts(f, NULL, opt->compile, &e->fwd) : remat_compile_env(f, &e->fwd);
 }
 
 remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_options *opt, int64_t lanes, int n_vary,

@@ -28,15 +28,12 @@ static remat_fn *new_fn(const remat_pfr *r, const char *name, remat_val *y0, rem
 }
 
 /* Compiles f into *prog, keeping f in *keep (see struct remat_pfr); frees f on error. */
-static remat_status finish(remat_fn *f, remat_status st, remat_program **prog, remat_fn **keep)
+static remat_status finish(const remat_pfr *r, remat_fn *f, remat_status st, remat_program **prog, remat_fn **keep)
 {
     if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
         st = rmi_error(remat_fn_status(f), "pfr: %s", remat_fn_error(f));
-    remat_backend *be = NULL;
     if (st == REMAT_OK)
-        st = remat_backend_from_env(&be);
-    if (st == REMAT_OK)
-        st = remat_compile(f, be, prog);
+        st = pfr_compile(&r->opt, f, prog);
     if (st == REMAT_OK)
         *keep = f;
     else
@@ -74,7 +71,7 @@ static remat_status build_adaptive_profile(remat_pfr *r)
         return st;
     if (st == REMAT_OK)
         remat_fn_output(f, ys);
-    return finish(f, st, &r->profile, &r->profile_fn);
+    return finish(r, f, st, &r->profile, &r->profile_fn);
 }
 
 remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], double stats[REMAT_ODE_STATS])
@@ -87,7 +84,7 @@ remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], do
     double L = r->opt.length;
     remat_ode_options oo = pfr_ode_options(&r->opt, &L);
     oo.scan = (remat_scan_options){0};
-    return remat_ode_run_once(r->m, &oo, r->inlet, params, remat_backend_cpu(), NULL, NULL, stats);
+    return remat_ode_run_once(r->m, &oo, r->inlet, params, remat_backend_cpu(), r->opt.compile, NULL, stats);
 }
 
 remat_status pfr_build_outlet(remat_pfr *r)
@@ -99,7 +96,7 @@ remat_status pfr_build_outlet(remat_pfr *r)
     remat_status st = outlet_value(r, f, y0, p, &c);
     if (st == REMAT_OK)
         remat_fn_output(f, c);
-    return finish(f, st, &r->outlet, &r->outlet_fn);
+    return finish(r, f, st, &r->outlet, &r->outlet_fn);
 }
 
 remat_status pfr_build_objective(remat_pfr *r)
@@ -120,7 +117,7 @@ remat_status pfr_build_objective(remat_pfr *r)
         remat_fn_free(f);
         f = vg;
     }
-    return finish(f, st, &r->objective, &r->objective_fn);
+    return finish(r, f, st, &r->objective, &r->objective_fn);
 }
 
 /* body(y, [j,] [t_start,] h, [params]) -> (y', [j + 1,] y'): remat_ode_integrate's
@@ -170,5 +167,5 @@ remat_status pfr_build_profile(remat_pfr *r)
     remat_fn_free(b);
     if (st == REMAT_OK)
         remat_fn_output(f, ys);
-    return finish(f, st, &r->profile, &r->profile_fn);
+    return finish(r, f, st, &r->profile, &r->profile_fn);
 }

@@ -139,6 +139,11 @@ double remat_pfr_step_size(const remat_pfr *r)
     return r->h;
 }
 
+remat_status pfr_compile(const remat_pfr_options *o, const remat_fn *f, remat_program **out)
+{
+    return o->compile ? remat_compile_opts(f, NULL, o->compile, out) : remat_compile_env(f, out);
+}
+
 remat_status pfr_run(remat_program *prog, const remat_pfr *r, const double *params, int n_out,
                      double *const *out)
 {
