@@ -113,7 +113,8 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
 static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, double *J)
 {
     int E = fit->n_local, P = fit->P;
-    remat_tensor *in = rmi_malloc(sizeof *in * (size_t)(2 * E + 1)), *out = rmi_malloc(sizeof *out * (size_t)(2 * E + 1));
+    remat_tensor *in = rmi_malloc(sizeof *in * (size_t)(2 * E + 1));
+    remat_tensor *out = rmi_malloc(sizeof *out * (size_t)(2 * E + 1));
     if (!in || !out) {
         rmi_free(in);
         rmi_free(out);

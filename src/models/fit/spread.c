@@ -277,7 +277,8 @@ remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs
         return st;
     int *owner = rmi_malloc(sizeof *owner * (size_t)n_starts);
     int64_t *len = rmi_malloc(sizeof *len * (size_t)n_starts);
-    double *mine = rmi_malloc(sizeof *mine * 2 * (size_t)n_starts), *all = rmi_malloc(sizeof *all * 2 * (size_t)n_starts);
+    double *mine = rmi_malloc(sizeof *mine * 2 * (size_t)n_starts);
+    double *all = rmi_malloc(sizeof *all * 2 * (size_t)n_starts);
     st = owner && len && mine && all ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     st = remat_dist_agree(d, st);
     int m = 0;
