@@ -14,7 +14,8 @@
  *   - an objective whose value is NaN at the start: REMAT_ERR_NUMERIC with
  *     the objective's own explanation in the message;
  *   - an objective whose agreement fails (another rank out of memory): no
- *     evaluation at all.
+ *     evaluation at all;
+ * and multistart's random starts on the variables alone.
  */
 #include "test_util.h"
 
@@ -356,6 +357,46 @@ static void test_fit_fake_agreement_fails(void **state)
     }
 }
 
+/* multistart's random starts (vars.h), on the variables alone: inside the
+ * bounds, spread over both halves of each range (log-uniform on the log
+ * scale), the fixed parameter kept, the same seed the same stream, and x0
+ * mapping back to each start exactly. */
+static void test_fit_fake_random_starts(void **state)
+{
+    (void)state;
+    run_store s = {0};
+    param_spec ps = {.start = {2.5, 1.5, 7}, .lo = {0.5, -INFINITY, -INFINITY}, .hi = {3, INFINITY, INFINITY},
+                     .logscale = {1, 0, 0}, .fixed = {0, 0, 1}};
+    memcpy(s.start, ps.start, sizeof s.start);
+    memcpy(s.lo, ps.lo, sizeof s.lo);
+    memcpy(s.hi, ps.hi, sizeof s.hi);
+    memcpy(s.logscale, ps.logscale, sizeof s.logscale);
+    memcpy(s.fixed, ps.fixed, sizeof s.fixed);
+    s.v = (fit_vars){.P = MAXP, .start = s.start, .lo = s.lo, .hi = s.hi, .logscale = s.logscale, .fixed = s.fixed,
+                     .free_idx = s.free_idx, .tlo = s.tlo, .thi = s.thi, .map = s.map, .x0 = s.x0};
+    fit_vars_setup(&s.v, 1);
+    uint64_t rng = 11, again = 11;
+    int low_half[2] = {0, 0};
+    double first[2] = {0, 0};
+    for (int k = 0; k < 400; k++) {
+        fit_vars_draw_start(&s.v, ps.start, &rng);
+        if (k == 0)
+            memcpy(first, s.start, sizeof first);
+        assert_true(s.start[0] >= 0.5 && s.start[0] <= 3);
+        assert_true(s.start[1] >= 1.5 - 1.5 && s.start[1] <= 1.5 + 1.5); /* start -+ max(|start|, 1) */
+        assert_true(s.start[2] == 7);
+        low_half[0] += s.start[0] < sqrt(0.5 * 3); /* the geometric middle */
+        low_half[1] += s.start[1] < 1.5;
+        double p[MAXP];
+        fit_x_to_p(&s.v, s.x0, p);
+        assert_true(p[0] == s.start[0] && p[1] == s.start[1] && p[2] == 7);
+    }
+    for (int i = 0; i < 2; i++)
+        assert_true(low_half[i] > 120 && low_half[i] < 280);
+    fit_vars_draw_start(&s.v, ps.start, &again);
+    assert_true(s.start[0] == first[0] && s.start[1] == first[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_fit_fake_error_on_call_n),
         cmocka_unit_test(test_fit_fake_nan_at_start),
         cmocka_unit_test(test_fit_fake_agreement_fails),
+        cmocka_unit_test(test_fit_fake_random_starts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

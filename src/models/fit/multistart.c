@@ -3,15 +3,8 @@
  * with opt.starts = N > 1, from N - 1 seeded random starts; the best fit is
  * the result, with the spread of the optima (remat/fit.h, "Multi-start").
  *
- * Random starts, per free parameter, drawn with splitmix64 (Steele, Lea &
- * Flood 2014) from opt.seed, the same rules as bench/bench_battery.c:
- *   log scale   log-uniform in [lo, hi] when both are positive and finite;
- *               in [min(hi 1e-6, start/10), hi] when lo is 0 (or none) and
- *               hi finite; in [max(lo, start/10), start 10] when hi is
- *               infinite;
- *   linear      uniform in [lo, hi], an infinite end replaced by
- *               start -+ max(|start|, 1).
- * Fixed parameters keep their values.
+ * The random starts are drawn from opt.seed by fit_vars_draw_start (vars.h,
+ * where their rules are); every rank draws every start: the same stream.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,43 +16,6 @@
 #include "models/fit/fit_impl.h"
 
 #define SPREAD_RTOL 1e-4 /* a start "reached the best" within this relative SSE */
-
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double uniform01(uint64_t *s) { return (double)(splitmix64(s) >> 11) * 0x1.0p-53; }
-
-static void draw_start(struct remat_fit *fit, const double *declared, uint64_t *rng)
-{
-    for (int j = 0; j < fit->vars.n_free; j++) {
-        int i = fit->vars.free_idx[j];
-        double lo = fit->vars.lo[i], hi = fit->vars.hi[i], v = declared[i], u = uniform01(rng), p;
-        if (fit->vars.logscale[i]) {
-            double a, b;
-            if (lo > 0 && isfinite(hi)) {
-                a = lo;
-                b = hi;
-            } else if (isfinite(hi)) {
-                a = fmin(hi * 1e-6, v / 10);
-                b = hi;
-            } else {
-                a = fmax(lo, v / 10);
-                b = v * 10;
-            }
-            p = exp(log(a) + u * (log(b) - log(a)));
-        } else {
-            double w = fmax(fabs(v), 1.0), a = isfinite(lo) ? lo : v - w, b = isfinite(hi) ? hi : v + w;
-            p = a + u * (b - a);
-        }
-        fit->vars.start[i] = fmin(fmax(p, lo), hi);
-    }
-    fit_x_setup(&fit->vars);
-}
 
 static void restore(struct remat_fit *fit, const double *declared)
 {
@@ -95,7 +51,7 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     }
     for (int k = 0; k < n; k++) {
         if (k > 0)
-            draw_start(fit, declared, &rng); /* every rank draws every start: the same stream */
+            fit_vars_draw_start(&fit->vars, declared, &rng); /* every rank draws every start: the same stream */
         objs[k] = NAN;
         if (!fit_spread_owns_start(fit, n, k) || local != REMAT_OK)
             continue;

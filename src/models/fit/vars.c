@@ -5,9 +5,11 @@
  * bounds the MINUIT transform (F. James, MINUIT Reference Manual, CERN D506,
  * sec. 1.3; as lmfit uses it) that maps an unbounded x into [lo, hi] in theta; then
  * p = exp(theta) on the log scale, p = theta on the linear one. Fixed
- * parameters keep their start values.
+ * parameters keep their start values. Random starts for multistart.c
+ * (fit_vars_draw_start) are drawn here too, within the same bounds.
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "models/fit/vars.h"
@@ -102,4 +104,43 @@ void fit_grad_to_x(const fit_vars *v, const double *x, const double *p, const do
 {
     for (int j = 0; j < v->n_free; j++)
         gx[j] = gp[v->free_idx[j]] * fit_dp_dx(v, x, p, j);
+}
+
+/* ---- random starts (multistart.c; the rules in vars.h) ---- */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *s) { return (double)(splitmix64(s) >> 11) * 0x1.0p-53; }
+
+void fit_vars_draw_start(fit_vars *v, const double *declared, uint64_t *rng)
+{
+    for (int j = 0; j < v->n_free; j++) {
+        int i = v->free_idx[j];
+        double lo = v->lo[i], hi = v->hi[i], d = declared[i], u = uniform01(rng), p;
+        if (v->logscale[i]) {
+            double a, b;
+            if (lo > 0 && isfinite(hi)) {
+                a = lo;
+                b = hi;
+            } else if (isfinite(hi)) {
+                a = fmin(hi * 1e-6, d / 10);
+                b = hi;
+            } else {
+                a = fmax(lo, d / 10);
+                b = d * 10;
+            }
+            p = exp(log(a) + u * (log(b) - log(a)));
+        } else {
+            double w = fmax(fabs(d), 1.0), a = isfinite(lo) ? lo : d - w, b = isfinite(hi) ? hi : d + w;
+            p = a + u * (b - a);
+        }
+        v->start[i] = fmin(fmax(p, lo), hi);
+    }
+    fit_x_setup(v);
 }

@@ -10,6 +10,8 @@
 #ifndef REMAT_MODELS_FIT_VARS_H
 #define REMAT_MODELS_FIT_VARS_H
 
+#include <stdint.h>
+
 /* How an optimizer variable x maps to theta (and theta to p). */
 typedef enum {
     VAR_PLAIN = 0, /* theta = x */
@@ -43,5 +45,16 @@ void fit_x_to_p(const fit_vars *v, const double *x, double *p);
 double fit_dp_dx(const fit_vars *v, const double *x, const double *p, int j);
 /* gx[j] = dF/dp[free_idx[j]] * dp/dx_j */
 void fit_grad_to_x(const fit_vars *v, const double *x, const double *p, const double *gp, double *gx);
+/* A random start into v->start (and x0), per free parameter from the
+ * declared values, drawn with splitmix64 (Steele, Lea & Flood 2014) from
+ * *rng (the same rules as bench/bench_battery.c):
+ *   log scale   log-uniform in [lo, hi] when both are positive and finite;
+ *               in [min(hi 1e-6, start/10), hi] when lo is 0 (or none) and
+ *               hi finite; in [max(lo, start/10), start 10] when hi is
+ *               infinite;
+ *   linear      uniform in [lo, hi], an infinite end replaced by
+ *               start -+ max(|start|, 1).
+ * Fixed parameters keep their values. */
+void fit_vars_draw_start(fit_vars *v, const double *declared, uint64_t *rng);
 
 #endif
