@@ -20,7 +20,7 @@ set -u
 
 # folder: what it may include besides its own folder (see DESIGN.md 3.2)
 PUBLIC_TYPES="remat/op.h remat/graph.h remat/exec.h remat/dist_device.h remat/status.h remat/tensor.h remat/export.h"
-MODEL_CORE="core/error.h core/assert.h core/file.h core/arena.h"
+MODEL_CORE="core/error.h core/assert.h core/file.h core/arena.h core/alloc.h"
 declare -A RULES=(
     [core]="remat"
     [adjoint]="core remat"
@@ -51,11 +51,97 @@ EXCEPTIONS=(
     "kernels/cuda|backend/backend_impl.h|the backend vtable the CUDA backend implements"
 )
 
+# folder|level 1|level 2|...: the layers inside a folder, lowest first, each
+# a list of file globs (a file takes the first level one of its globs
+# matches; every file of the folder must match one). A file may include the
+# folder's headers of its own level or lower, a header only those of lower
+# levels: the folder's headers cannot include each other in a cycle.
+LAYERS=(
+    "models/fit|objective.h vars.h vars.c|optimize.h run.c opt_*.c|fit_impl.h *.c"
+)
+# folder|call prefix|files|reason: only those files of the folder call it
+ONLY_CALLS=(
+    "models/fit|remat_dist_|spread.c|the MPI spread is the one wrapper of the objective that talks to ranks (DESIGN.md, fit/ as a chain)"
+)
+
 folder_of_file() { # ROOT FILE -> the folder name includes use: src/ad/x.c -> ad, kernels/cuda/x.c -> kernels/cuda
     local d=${2%/*}
     d=${d#"$1"/}
     case $d in src/*) d=${d#src/} ;; esac
     printf '%s\n' "$d"
+}
+
+layers_of() { # FOLDER: prints its LAYERS row without the folder, or nothing
+    local e
+    for e in "${LAYERS[@]}"; do
+        [ "${e%%|*}" = "$1" ] && { printf '%s\n' "${e#*|}"; return 0; }
+    done
+    return 1
+}
+
+level_of() { # LAYERS_ROW NAME: prints the 1-based level whose glob matches NAME, or nothing
+    local row=$1 name=$2 lvl=0 g level
+    local - # set -f below: the globs are patterns, not file names
+    set -f
+    local IFS='|'
+    for level in $row; do
+        lvl=$((lvl + 1))
+        IFS=' '
+        for g in $level; do
+            # shellcheck disable=SC2254
+            case $name in $g) printf '%s\n' "$lvl"; return 0 ;; esac
+        done
+        IFS='|'
+    done
+    return 1
+}
+
+check_layers() { # ROOT: the LAYERS and ONLY_CALLS rows; prints each violation, returns 1 if any
+    local root=$1 bad=0 e folder dir row f name lf inc li
+    for e in "${LAYERS[@]}"; do
+        folder=${e%%|*}
+        row=${e#*|}
+        case $folder in kernels/*) dir=$root/$folder ;; *) dir=$root/src/$folder ;; esac
+        [ -d "$dir" ] || continue
+        for f in "$dir"/*.c "$dir"/*.h; do
+            [ -e "$f" ] || continue
+            name=${f##*/}
+            if ! lf=$(level_of "$row" "$name"); then
+                echo "$f: in no layer of $folder: add it to its LAYERS row in tests/check_includes.sh"
+                bad=1
+                continue
+            fi
+            while IFS= read -r inc; do
+                case $inc in
+                "$folder"/*) inc=${inc#"$folder"/} ;;
+                */*) continue ;;
+                esac
+                [ -e "$dir/$inc" ] || continue
+                li=$(level_of "$row" "$inc") || continue
+                if [ "$li" -gt "$lf" ] || { [ "${name##*.}" = h ] && [ "$li" -ge "$lf" ]; }; then
+                    echo "$f: includes $inc (layer $li of $folder) from layer $lf: a layer includes only lower ones"
+                    bad=1
+                fi
+            done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+        done
+    done
+    local prefix files reason rest
+    for e in "${ONLY_CALLS[@]}"; do
+        folder=${e%%|*}; rest=${e#*|}
+        prefix=${rest%%|*}; rest=${rest#*|}
+        files=${rest%%|*}; reason=${rest#*|}
+        case $folder in kernels/*) dir=$root/$folder ;; *) dir=$root/src/$folder ;; esac
+        [ -d "$dir" ] || continue
+        for f in "$dir"/*.c "$dir"/*.h; do
+            [ -e "$f" ] || continue
+            case " $files " in *" ${f##*/} "*) continue ;; esac
+            if grep -q "${prefix}[A-Za-z0-9_]*[[:space:]]*(" "$f"; then
+                echo "$f: calls ${prefix}*: only $files of $folder may ($reason)"
+                bad=1
+            fi
+        done
+    done
+    return $bad
 }
 
 exception_of() { # FOLDER INC: prints the reason if listed
@@ -121,6 +207,7 @@ check() { # ROOT: prints each violation, returns 1 if any
         echo "check_includes: no sources under $root/src or $root/kernels" >&2
         return 2
     fi
+    check_layers "$root" || bad=1
     return $bad
 }
 
@@ -209,6 +296,30 @@ self_test() {
         local seen=0
         for p in "${planted[@]}"; do [ "${p%%|*}" = "$folder" ] && seen=1; done
         [ $seen -eq 1 ] || { echo "self-test: no planted include for folder $folder" >&2; return 1; }
+    done
+    # the layers inside a folder: a lower layer including a higher one, a
+    # header including one of its own layer, a file in no layer, a call
+    # only one file may make
+    local layer_cases=(
+        "models/fit|opt_lm.c|#include \"models/fit/fit_impl.h\""
+        "models/fit|run.c|#include \"fit_impl.h\""
+        "models/fit|objective.h|#include \"models/fit/vars.h\""
+        "models/fit|vars.h|#include \"models/fit/optimize.h\""
+        "models/fit|notes.h|/* a header in no layer: *.c is the top layer's glob, not *.h */"
+        "models/fit|problem.c|int f(void) { return remat_dist_agree(0, 0); }"
+    )
+    mkdir -p "$tmp/src/models/fit"
+    for e in objective.h vars.h optimize.h fit_impl.h; do : >"$tmp/src/models/fit/$e"; done
+    check "$tmp" >"$tmp/out" || { echo "self-test: the layered folder was refused:" >&2; cat "$tmp/out" >&2; return 1; }
+    local c file text
+    for c in "${layer_cases[@]}"; do
+        file=${c#*|}; text=${file#*|}; file=${file%%|*}
+        printf '%s\n' "$text" >"$tmp/src/models/fit/$file"
+        if check "$tmp" >/dev/null; then
+            echo "self-test: $text in models/fit/$file was not caught" >&2
+            return 1
+        fi
+        case $file in objective.h | vars.h) : >"$tmp/src/models/fit/$file" ;; *) rm "$tmp/src/models/fit/$file" ;; esac
     done
     # a folder without a row is refused
     mkdir -p "$tmp/src/newmod" && echo '#include "core/error.h"' >"$tmp/src/newmod/a.c"

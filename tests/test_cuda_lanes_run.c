@@ -401,7 +401,7 @@ int main(void)
         return 77;
     }
     if (!rmi_cuda_can_compile_lanes()) {
-        printf("FAIL: a CUDA device but no lane compiler (NVRTC missing or REMAT_NO_JIT set)\n");
+        printf("FAIL: a CUDA device but no lane compiler (NVRTC missing)\n");
         return 1;
     }
     const struct CMUnitTest tests[] = {

@@ -427,6 +427,40 @@ static void test_fit_adam_converges(void **state)
     run_easy(REMAT_FIT_ADAM, 1e-3);
 }
 
+/* opt.compile reaches every compile of the fit: interpreted loops without
+ * fusion give the default's fit (to rounding), and an option out of range
+ * is the compile's error, from remat_fit_new on. */
+static void test_fit_compile_options(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(easy_mech);
+    remat_fit_options o = remat_fit_defaults();
+    remat_dataset *d = easy_data(m, &o);
+    remat_fit_result ref, r;
+    assert_ok(remat_fit_run_once(m, 1, &d, &o, &ref));
+    remat_compile_options plain = {.jit = REMAT_JIT_NEVER, .no_fusion = true, .no_cache = true};
+    o.compile = &plain;
+    remat_fit *fit;
+    assert_ok(remat_fit_new(m, 1, &d, &o, &fit));
+    assert_ok(remat_fit_run(fit, &r));
+    assert_rel(r.objective + 1, ref.objective + 1, 1e-9);
+    assert_rel(r.params[0], ref.params[0], 1e-7);
+    assert_rel(r.params[1], ref.params[1], 1e-7);
+    double pred[2 * 3], stats[REMAT_ODE_STATS];
+    assert_ok(remat_fit_predict(fit, 0, r.params, 2, (const double[]){1, 2}, pred));
+    assert_ok(remat_fit_integration_stats(fit, r.params, stats));
+    remat_fit_result_clear(&r);
+    remat_fit_free(fit);
+    remat_compile_options bad = {.num_threads = 999};
+    o.compile = &bad;
+    assert_int_equal(remat_fit_new(m, 1, &d, &o, &fit), REMAT_ERR_VALUE);
+    assert_null(fit);
+    assert_contains(remat_last_error(), "num_threads");
+    remat_fit_result_clear(&ref);
+    remat_dataset_free(d);
+    remat_mechanism_free(m);
+}
+
 /* ---- bounds ---- */
 
 /* k2's bounds exclude its true value: the fit must end on the bound and no
@@ -758,6 +792,7 @@ int main(void)
         cmocka_unit_test(test_fit_overflowing_weights_name_the_cell),
         cmocka_unit_test(test_fit_memory_budget_picks_schedule),
         cmocka_unit_test(test_fit_progress_callback),
+        cmocka_unit_test(test_fit_compile_options),
     };
     rng_seed(0x9e3779b97f4a7c15ull);
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);

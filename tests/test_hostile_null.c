@@ -266,6 +266,7 @@ INT_CASE(o_step, remat_ode_step(F0, M0, REMAT_ODE_EULER, 0, 0, 0, 0, &(remat_val
 PTR_CASE(o_step_body, remat_ode_step_body(M0, REMAT_ODE_EULER, REMAT_F64))
 INT_CASE(o_parse, remat_ode_method_parse(NULL, &(remat_ode_method){0}))
 INT_CASE(o_stats_check, remat_ode_stats_check(NULL, (double[REMAT_ODE_STATS]){0}))
+INT_CASE(o_run_once, remat_ode_run_once(M0, &ode_opt, NULL, NULL, NULL, NULL, NULL, NULL))
 /* optim.h */
 static remat_adam *AD0;
 static remat_sgd *SG0;
@@ -613,6 +614,7 @@ static const null_row null_table[] = {
     {"remat_ode_step_body", "NULL", o_step_body, 0},
     {"remat_ode_method_parse", "1", o_parse, 0},
     {"remat_ode_stats_check", "1", o_stats_check, 0},
+    {"remat_ode_run_once", "1", o_run_once, 0},
     {"remat_adam_new", "1", op_adam_new, 0},
     {"remat_adam_free", "-", op_adam_free, 1},
     {"remat_adam_count", "0", op_adam_count, 0},

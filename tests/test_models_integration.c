@@ -411,6 +411,54 @@ static void test_models_ode_bad_options_name_the_option(void **state)
     remat_mechanism_free(m);
 }
 
+/* remat_ode_run_once (the models' one "compile an ODE graph and run it
+ * once"): the states of the compiled program the test builds itself, the
+ * statistics of an adaptive run, the caller's backend and compile options
+ * used (an invalid option is the compile's error), and its NULL rules. */
+static void test_models_run_once_matches_a_compiled_program(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(NET5);
+    enum { S = 5, P = 5, K = 3 };
+    const double times[K] = {0.3, 1.0, 2.45};
+    double p[P] = {1.2, 0.4, 0.7, 0.9, 0.3}, y0[S];
+    memcpy(y0, NET5_Y0, sizeof y0);
+    remat_ode_options opt = {.method = REMAT_ODE_RK4, .t0 = 0.1, .n_times = K, .times = times, .dt = 0.07};
+    remat_fn *f = states_fn(m, &opt);
+    remat_program *prog = compile_ok(f);
+    double want[K * S], got[K * S], stats[REMAT_ODE_STATS];
+    run(prog, (double *[]){y0, p}, (double *[]){want}, NULL);
+    remat_program_free(prog);
+    remat_fn_free(f);
+    remat_compile_options never = {.jit = REMAT_JIT_NEVER};
+    assert_ok(remat_ode_run_once(m, &opt, y0, p, NULL, NULL, got, NULL));
+    for (int i = 0; i < K * S; i++)
+        assert_close(got[i], want[i], 1e-14, 1e-16);
+    memset(got, 0, sizeof got);
+    assert_ok(remat_ode_run_once(m, &opt, y0, p, remat_backend_cpu(), &never, got, stats));
+    for (int i = 0; i < K * S; i++)
+        assert_close(got[i], want[i], 1e-14, 1e-16);
+    assert_true(stats[REMAT_ODE_STAT_ACCEPTED] == 3 + 10 + 21); /* the fixed grid's steps */
+    assert_true(stats[REMAT_ODE_STAT_CODE] == 0);
+    /* adaptive: statistics alone */
+    remat_ode_options ad = {.method = REMAT_ODE_TSIT5, .t0 = 0.1, .n_times = K, .times = times, .adaptive = true,
+                            .rtol = 1e-8, .atol = 1e-10};
+    memset(stats, 0, sizeof stats);
+    assert_ok(remat_ode_run_once(m, &ad, y0, p, NULL, &never, NULL, stats));
+    assert_true(stats[REMAT_ODE_STAT_ACCEPTED] > K);
+    assert_true(stats[REMAT_ODE_STAT_CODE] == 0);
+    assert_true(stats[REMAT_ODE_STAT_T] == times[K - 1]);
+    /* the caller's options reach the compile */
+    remat_compile_options bad = {.num_threads = 999};
+    assert_int_equal(remat_ode_run_once(m, &opt, y0, p, NULL, &bad, got, NULL), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "num_threads");
+    assert_int_equal(remat_ode_run_once(m, &opt, y0, p, NULL, NULL, NULL, NULL), REMAT_ERR_NULL);
+    assert_contains(remat_last_error(), "nothing to compute");
+    assert_int_equal(remat_ode_run_once(m, &opt, y0, NULL, NULL, NULL, got, NULL), REMAT_ERR_NULL);
+    assert_contains(remat_last_error(), "params is NULL");
+    remat_mechanism_free(m);
+}
+
 /* ---- main ---- */
 
 int main(void)
@@ -428,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_models_f32_integration_tracks_f64),
         cmocka_unit_test(test_models_mechanism_without_params_or_t),
         cmocka_unit_test(test_models_ode_bad_options_name_the_option),
+        cmocka_unit_test(test_models_run_once_matches_a_compiled_program),
     };
     rng_seed(0x2545f4914f6cdd1dull);
     return cmocka_run_group_tests(tests, NULL, NULL);

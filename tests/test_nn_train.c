@@ -239,6 +239,42 @@ static void test_nn_train_errors(void **state)
     stop(&r);
 }
 
+/* o.compile reaches the trainer's compiles: interpreted loops without
+ * fusion train to the same bits (exec.h: the same function and inputs give
+ * the same bits under any options); an option out of range, or an unknown
+ * backend, is remat_nn_trainer_new's error (it compiles the full batch). */
+static void test_nn_train_compile_options(void **state)
+{
+    (void)state;
+    float x[N * D], y[N * C];
+    make_data(x, y);
+    run_t a = start(NULL, NULL, REMAT_NN_SGD, 20), b = {.m = network(NULL, NULL)};
+    assert_ok(remat_nn_init(b.m, remat_prng_key_from_seed(1), REMAT_F32, 2, DIMS(20, D), &b.p));
+    remat_compile_options plain = {.jit = REMAT_JIT_NEVER, .no_fusion = true, .no_cache = true};
+    remat_nn_train_options o = {.loss = REMAT_NN_LOSS_SOFTMAX_CE, .optimizer = REMAT_NN_SGD, .lr = 0.1,
+                                .momentum = 0.9, .batch = 20, .compile = &plain};
+    assert_ok(remat_nn_trainer_new(b.m, b.p, D, C, &o, &b.t));
+    train(&a, x, y, 2, 20);
+    train(&b, x, y, 2, 20);
+    for (int i = 0; i < remat_nn_params_count(a.p); i++) {
+        remat_tensor ta = remat_nn_params_tensor(a.p, i), tb = remat_nn_params_tensor(b.p, i);
+        assert_memory_equal(ta.data, tb.data, tbytes(ta.dtype, &ta.shape));
+    }
+    remat_nn_trainer_free(b.t);
+    b.t = NULL;
+    remat_compile_options bad = {.num_threads = 999};
+    o.compile = &bad;
+    assert_int_equal(remat_nn_trainer_new(b.m, b.p, D, C, &o, &b.t), REMAT_ERR_VALUE);
+    assert_null(b.t);
+    assert_contains(remat_last_error(), "num_threads");
+    bad = (remat_compile_options){.backend = "nope"};
+    assert_int_equal(remat_nn_trainer_new(b.m, b.p, D, C, &o, &b.t), REMAT_ERR_ARG);
+    assert_null(b.t);
+    assert_contains(remat_last_error(), "backend 'nope'");
+    stop(&a);
+    stop(&b);
+}
+
 /* A loss that is not finite on the first step comes before any update: it
  * is said to be at initialisation, not blamed on the learning rate; after
  * an update the learning rate is a suspect and the count is given. */
@@ -399,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_nn_train_learns),
         cmocka_unit_test(test_nn_train_bitwise_across_policies_and_schedules),
         cmocka_unit_test(test_nn_train_repeats),
+        cmocka_unit_test(test_nn_train_compile_options),
         cmocka_unit_test(test_nn_train_errors),
         cmocka_unit_test(test_nn_train_nan_at_initialisation_is_not_the_learning_rate),
         cmocka_unit_test(test_nn_train_one_shard_is_the_whole_batch),

@@ -62,6 +62,51 @@ static void test_pfr_seed_outlet_and_gradient(void **state)
     remat_mechanism_free(m);
 }
 
+/* opt.compile reaches the reactor's and an ensemble's compiles:
+ * interpreted loops without fusion give the default's outlet and gradient
+ * (to rounding); an option out of range is the compile's error at the
+ * first program asked for. */
+static void test_pfr_compile_options(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    double k[2], y_ref[3], g_ref[2], y[3], g[2], loss_ref, loss, stats[REMAT_ODE_STATS];
+    remat_mechanism_param_values(m, k);
+    remat_pfr_options o = seed_options(m, "binomial:10");
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    assert_ok(remat_pfr_outlet(r, k, y_ref));
+    assert_ok(remat_pfr_objective(r, k, &loss_ref, g_ref));
+    remat_pfr_free(r);
+    remat_compile_options plain = {.jit = REMAT_JIT_NEVER, .no_fusion = true, .no_cache = true};
+    o.compile = &plain;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    assert_ok(remat_pfr_outlet(r, k, y));
+    assert_ok(remat_pfr_objective(r, k, &loss, g));
+    assert_ok(remat_pfr_integration_stats(r, k, stats));
+    for (int i = 0; i < 3; i++)
+        assert_true(fabs(y[i] - y_ref[i]) <= 1e-12 * fabs(y_ref[i]) + 1e-15);
+    assert_true(fabs(loss - loss_ref) <= 1e-12 * fabs(loss_ref));
+    for (int i = 0; i < 2; i++)
+        assert_true(fabs(g[i] - g_ref[i]) <= 1e-10 * fabs(g_ref[i]));
+    assert_true(stats[REMAT_ODE_STAT_ACCEPTED] == 1000);
+    remat_pfr_free(r);
+    remat_compile_options bad = {.num_threads = 999};
+    o.compile = &bad;
+    assert_ok(remat_pfr_new(m, &o, &r)); /* compiles nothing yet */
+    assert_int_equal(remat_pfr_outlet(r, k, y), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "num_threads");
+    remat_pfr_free(r);
+    remat_pfr_ensemble *e = NULL;
+    assert_int_equal(remat_pfr_ensemble_new(m, &o, 4, 1, (int[]){0}, k, &e), REMAT_ERR_VALUE);
+    assert_null(e);
+    assert_contains(remat_last_error(), "num_threads");
+    o.compile = &plain;
+    assert_ok(remat_pfr_ensemble_new(m, &o, 4, 1, (int[]){0}, k, &e));
+    remat_pfr_ensemble_free(e);
+    remat_mechanism_free(m);
+}
+
 /* seed 004 section 7: the printed rows, then the optimum */
 static void test_pfr_adam_reproduces_seed_table(void **state)
 {
@@ -516,6 +561,7 @@ int main(void)
     remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pfr_seed_outlet_and_gradient),
+        cmocka_unit_test(test_pfr_compile_options),
         cmocka_unit_test(test_pfr_adam_reproduces_seed_table),
         cmocka_unit_test(test_pfr_profile_ends_at_outlet),
         cmocka_unit_test(test_pfr_objective_gradient_matches_differences),

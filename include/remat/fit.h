@@ -295,6 +295,10 @@ typedef struct {
     const double *conds;         /* NULL (the declared defaults) or cond_count values: the
                                     conditions (remat/mechanism.h "cond") of an experiment
                                     whose data file does not set them (see "Conditions") */
+    const remat_compile_options *compile; /* how every program of the fit compiles
+                                    (remat_compile_opts: JIT mode, cache, threads,
+                                    backend); NULL: the environment's, as remat_compile.
+                                    Borrowed: must outlive the fit */
 } remat_fit_options;
 
 /* The defaults above: auto (lm), adaptive Tsit5 at rtol 1e-6, atol 1e-9,

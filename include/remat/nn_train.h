@@ -60,6 +60,10 @@ typedef struct {
     int64_t batch;    /* the largest batch a step takes, >= 1 */
     int64_t shards;   /* 0: a step's batch in one program run; 1 <= K <= batch: K micro-shards */
     struct remat_dist *dist; /* NULL: this process alone; else shards >= its size (borrowed) */
+    /* How the trainer's programs compile (remat_compile_opts: JIT mode, cache,
+     * threads, backend, which the micro-shards' device sums use too); NULL:
+     * the environment's, as remat_compile. Borrowed: must outlive the trainer. */
+    const remat_compile_options *compile;
 } remat_nn_train_options;
 
 typedef struct remat_nn_trainer remat_nn_trainer;

@@ -100,6 +100,7 @@
 #ifndef REMAT_ODE_H
 #define REMAT_ODE_H
 
+#include "exec.h"
 #include "export.h"
 #include "kinetics.h"
 #include "scan.h"
@@ -219,6 +220,20 @@ enum {
 REMAT_API remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                                  remat_val y0, remat_val params, remat_val *y_at_outputs,
                                                  remat_val *stats);
+
+/* One forward integration of m from y0 (S,) with params (P,; P =
+ * remat_mechanism_input_count: the parameters, then the conditions; NULL
+ * when P is 0) under opt, built as a graph, compiled on be (NULL: copts->backend)
+ * with copts (NULL: the environment's, as remat_compile), run once and
+ * freed: the states at the output times into ys ((n_times, S) as
+ * remat_ode_integrate gives them; NULL: not wanted) and the integrator's
+ * statistics into stats ([REMAT_ODE_STATS], as remat_ode_integrate_stats;
+ * NULL: not wanted; one of the two is required). For a value at one
+ * parameter set (a prediction, a report); keep a compiled program to
+ * evaluate many. */
+REMAT_API remat_status remat_ode_run_once(const remat_mechanism *m, const remat_ode_options *opt, const double *y0,
+                                          const double *params, remat_backend *be,
+                                          const remat_compile_options *copts, double *ys, double *stats);
 
 /* REMAT_OK when stats (as run) say the integration reached its last output
  * time; else an error whose message names the cause and what to change

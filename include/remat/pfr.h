@@ -94,6 +94,10 @@ typedef struct {
      * rates, never parameters: no gradient, no Adam step. Ensembles take
      * them too. */
     const double *conds;
+    /* How the reactor's programs (and an ensemble's) compile
+     * (remat_compile_opts: JIT mode, cache, threads, backend); NULL: the
+     * environment's, as remat_compile. Borrowed: must outlive the reactor. */
+    const remat_compile_options *compile;
 } remat_pfr_options;
 
 typedef struct remat_pfr remat_pfr;

@@ -156,8 +156,8 @@ remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, r
 {
     (void)cache_dir;
     if (!rmi_cuda_can_compile_lanes())
-        return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: compiling is off (no NVRTC or device, REMAT_NO_JIT, or "
-                                                  "an earlier failure)");
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: compiling is off (no NVRTC or device, or an earlier "
+                                                  "failure)");
     remat_status st = REMAT_OK;
     pthread_mutex_lock(&lock);
     for (int k = 0; k < n && st == REMAT_OK; k++) {
@@ -184,10 +184,13 @@ remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, r
     return st;
 }
 
+/* Whether NVRTC and a device are there and no compile has failed. Whether
+ * loops are compiled at all is the compile options' jit mode (REMAT_NO_JIT
+ * is read into it by src/core/config.c), which the loop runtimes consult
+ * before asking here. */
 bool rmi_cuda_can_compile_lanes(void)
 {
-    const char *e = getenv("REMAT_NO_JIT");
-    if ((e && *e && strcmp(e, "0") != 0) || atomic_load(&failed) || !rmi_nvrtc_available(NULL))
+    if (atomic_load(&failed) || !rmi_nvrtc_available(NULL))
         return false;
     int count = 0;
     return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "remat/exec.h"
 #include "remat/problems.h"
@@ -41,7 +42,7 @@ remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **
         return rmi_error(REMAT_ERR_ARG, "unknown problem '%s' (expected pfr-euler or sin)", name ? name : "(null)");
     if (steps < 0)
         return rmi_error(REMAT_ERR_VALUE, "problem %s: steps %lld is negative", name, (long long)steps);
-    remat_problem *p = calloc(1, sizeof *p);
+    remat_problem *p = rmi_calloc(1, sizeof *p);
     if (!p)
         return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
     p->kind = kind;
@@ -55,9 +56,9 @@ remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **
         p->in[1] = remat_tensor_f64(&p->k[0], 0, NULL);
         p->in[2] = remat_tensor_f64(&p->k[1], 0, NULL);
     } else {
-        p->x = malloc(sizeof *p->x * 100);
+        p->x = rmi_malloc(sizeof *p->x * 100);
         if (!p->x) {
-            free(p);
+            rmi_free(p);
             return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
         }
         for (int i = 0; i < 100; i++)
@@ -97,30 +98,14 @@ static remat_ode_options ode_options(const remat_pfr_options *o, const double *L
 static remat_status count_attempts(const remat_mechanism *mech, const remat_pfr_options *opt, double *x,
                                    int64_t *attempts)
 {
-    int64_t S = remat_mechanism_species_count(mech), P = remat_mechanism_param_count(mech);
+    int64_t S = remat_mechanism_species_count(mech);
     double L = opt->length, stats[REMAT_ODE_STATS];
     remat_ode_options oo = ode_options(opt, &L);
-    remat_fn *f = remat_fn_new("pfr_attempts");
-    remat_program *prog = NULL;
-    if (!f)
-        return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
-    remat_val y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S), k = remat_arg(f, "params", REMAT_F64, 1, &P), ys, sv;
-    remat_status st = remat_ode_integrate_stats(f, mech, &oo, y0, rate_inputs(f, mech, opt, k), &ys, &sv);
-    if (st == REMAT_OK) {
-        remat_fn_output(f, sv);
-        st = remat_compile_env(f, &prog);
-    }
-    if (st == REMAT_OK) {
-        remat_tensor in[2] = {remat_tensor_f64(x, 1, &S), remat_tensor_f64(x + S, 1, &P)};
-        remat_tensor o = remat_tensor_f64(stats, 1, (int64_t[]){REMAT_ODE_STATS});
-        st = remat_run(prog, 2, in, 1, &o, NULL);
-    }
+    remat_status st = remat_ode_run_once(mech, &oo, x, x + S, NULL, opt->compile, NULL, stats); /* x + S: params, conds */
     if (st == REMAT_OK)
         st = remat_ode_stats_check(&oo, stats);
     if (st == REMAT_OK)
         *attempts = (int64_t)(stats[REMAT_ODE_STAT_ACCEPTED] + stats[REMAT_ODE_STAT_REJECTED]);
-    remat_program_free(prog);
-    remat_fn_free(f);
     return st;
 }
 
@@ -143,9 +128,9 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
     if (P == 0)
         return rmi_error(REMAT_ERR_ARG, "problem from %s: the mechanism has no parameters to differentiate",
                          remat_mechanism_source(mech));
-    remat_problem *p = calloc(1, sizeof *p);
+    remat_problem *p = rmi_calloc(1, sizeof *p);
     int64_t C = remat_mechanism_cond_count(mech);
-    if (!p || !(p->x = malloc(sizeof *p->x * (size_t)(S + P + C))))
+    if (!p || !(p->x = rmi_malloc(sizeof *p->x * (size_t)(S + P + C))))
         goto nomem;
     for (int64_t i = 0; i < C; i++) /* kept here: the options' array need not outlive p */
         p->x[S + P + i] = opt->conds ? opt->conds[i] : remat_mechanism_cond_value(mech, (int)i);
@@ -188,7 +173,7 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
                         remat_mechanism_param_name(mech, i));
     if (len < (int)sizeof desc)
         snprintf(desc + len, sizeof desc - (size_t)len, ")");
-    if (!(p->name = strdup(src)) || !(p->description = strdup(desc)))
+    if (!(p->name = rmi_strdup(src)) || !(p->description = rmi_strdup(desc)))
         goto nomem;
     *out = p;
     return REMAT_OK;
@@ -201,10 +186,10 @@ void remat_problem_free(remat_problem *p)
 {
     if (!p)
         return;
-    free(p->x);
-    free(p->name);
-    free(p->description);
-    free(p);
+    rmi_free(p->x);
+    rmi_free(p->name);
+    rmi_free(p->description);
+    rmi_free(p);
 }
 
 const char *remat_problem_name(const remat_problem *p)

@@ -78,7 +78,7 @@ static int schedule_for_budget(remat_dist *dist, mlp_net_config cfg, int64_t bud
     int root = remat_dist_is_root(dist);
     cfg.scanned = 1;
     cfg.schedule = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
-    remat_nn_module *net = mlp_net_new(&cfg); /* NULL: said why, remat_last_error() too */
+    remat_nn_module *net = mlp_net_make(&cfg); /* NULL: remat_last_error() says why, said after the agreement */
     remat_nn_params *p = NULL;
     remat_nn_trainer *t = NULL;
     remat_status st = net ? remat_nn_init(net, remat_prng_key_from_seed(0), REMAT_F32, 1, &features, &p)
@@ -214,7 +214,7 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
     mlp_net_config *cfg = &a->cfg;
     if (a->budget >= 0 && !schedule_for_budget(dist, *cfg, a->budget, d, o, &cfg->schedule))
         goto out;
-    net = mlp_net_new(cfg); /* NULL: said why, remat_last_error() too */
+    net = mlp_net_make(cfg); /* NULL: remat_last_error() says why, said after the agreement */
     remat_status st = net ? remat_nn_init(net, remat_prng_key_from_seed((uint64_t)a->seed), REMAT_F32, 1, &d,
                                           &params)
                           : REMAT_ERR_VALUE;

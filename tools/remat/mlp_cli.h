@@ -39,6 +39,9 @@ int mlp_parse_policy(const char *opt, const char *text, const remat_policy **pol
 /* Dense(width) -> layers blocks -> Dense(classes), as configured. NULL with a
  * message on stderr on error. */
 remat_nn_module *mlp_net_new(const mlp_net_config *c);
+/* The same, silent: NULL with remat_last_error() set, for a caller under
+ * mpirun that says why once, after the ranks agree. */
+remat_nn_module *mlp_net_make(const mlp_net_config *c);
 
 /* For each parameter of `unrolled`, where its values live in `scanned`: the
  * index of the scanned parameter and the layer (its leading index, -1 for a

@@ -65,7 +65,7 @@ int mlp_parse_policy(const char *opt, const char *text, const remat_policy **pol
     return 0;
 }
 
-remat_nn_module *mlp_net_new(const mlp_net_config *c)
+remat_nn_module *mlp_net_make(const mlp_net_config *c)
 {
     remat_nn_module *block = c->block == MLP_BLOCK_FFN ? remat_nn_ffn(c->width, 4 * c->width, c->act)
                                                        : remat_nn_mlp_block(c->width, c->act);
@@ -92,12 +92,18 @@ remat_nn_module *mlp_net_new(const mlp_net_config *c)
         if (ok)
             net = remat_nn_sequential(n, mods);
     }
-    if (!net)
-        fprintf(stderr, "remat: mlp: cannot build the network: %s\n", remat_last_error());
     for (int i = 0; mods && i < n; i++)
         remat_nn_module_free(mods[i]);
     free(mods);
     remat_nn_module_free(block);
+    return net;
+}
+
+remat_nn_module *mlp_net_new(const mlp_net_config *c)
+{
+    remat_nn_module *net = mlp_net_make(c);
+    if (!net)
+        fprintf(stderr, "remat: mlp: cannot build the network: %s\n", remat_last_error());
     return net;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "labeled_impl.h"
 
@@ -83,8 +84,8 @@ remat_status remat_labeled_split(const remat_labeled *t, double test_fraction, u
                          "labeled split: test_fraction %g of %lld rows leaves %lld test and %lld train rows "
                          "(both must be at least 1)",
                          test_fraction, (long long)t->n, (long long)n_test, (long long)(t->n - n_test));
-    int64_t *perm = malloc(sizeof *perm * (size_t)t->n);
-    unsigned char *in_test = calloc((size_t)t->n, 1);
+    int64_t *perm = rmi_malloc(sizeof *perm * (size_t)t->n);
+    unsigned char *in_test = rmi_calloc((size_t)t->n, 1);
     remat_labeled *tr = NULL, *te = NULL;
     if (!perm || !in_test)
         goto fail;
@@ -102,14 +103,14 @@ remat_status remat_labeled_split(const remat_labeled *t, double test_fraction, u
         goto fail;
     copy_rows(te, t, perm);
     copy_rows(tr, t, perm + n_test);
-    free(perm);
-    free(in_test);
+    rmi_free(perm);
+    rmi_free(in_test);
     *train = tr;
     *test = te;
     return REMAT_OK;
 fail:
-    free(perm);
-    free(in_test);
+    rmi_free(perm);
+    rmi_free(in_test);
     remat_labeled_free(tr);
     remat_labeled_free(te);
     return rmi_error(REMAT_ERR_NOMEM, "labeled split: out of memory for %lld rows", (long long)t->n);
@@ -141,9 +142,9 @@ remat_status remat_batcher_new(const remat_labeled *t, const remat_batcher_optio
         return rmi_error(REMAT_ERR_VALUE,
                          "batcher: batch_size %lld with drop_remainder leaves no batch of a table of %lld rows",
                          (long long)opt->batch_size, (long long)t->n);
-    remat_batcher *b = calloc(1, sizeof *b);
-    if (!b || !(b->order = malloc(sizeof *b->order * (size_t)t->n))) {
-        free(b);
+    remat_batcher *b = rmi_calloc(1, sizeof *b);
+    if (!b || !(b->order = rmi_malloc(sizeof *b->order * (size_t)t->n))) {
+        rmi_free(b);
         return rmi_error(REMAT_ERR_NOMEM, "batcher: out of memory for %lld rows", (long long)t->n);
     }
     b->t = t;
@@ -158,8 +159,8 @@ void remat_batcher_free(remat_batcher *b)
 {
     if (!b)
         return;
-    free(b->order);
-    free(b);
+    rmi_free(b->order);
+    rmi_free(b);
 }
 
 int64_t remat_batcher_batches(const remat_batcher *b)

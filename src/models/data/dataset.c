@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/file.h"
@@ -107,9 +108,9 @@ static remat_status parse_header(reader *r, span line, int lineno)
                          "comma-separated values)",
                          r->path, lineno, sep, sep);
     r->ncols = count_cells(line);
-    r->col_species = malloc((size_t)r->ncols * sizeof *r->col_species);
-    r->col_cond = malloc((size_t)r->ncols * sizeof *r->col_cond);
-    r->col_names = malloc((size_t)r->ncols * sizeof *r->col_names);
+    r->col_species = rmi_malloc((size_t)r->ncols * sizeof *r->col_species);
+    r->col_cond = rmi_malloc((size_t)r->ncols * sizeof *r->col_cond);
+    r->col_names = rmi_malloc((size_t)r->ncols * sizeof *r->col_names);
     if (!r->col_species || !r->col_cond || !r->col_names)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
     for (int j = 0; j < r->ncols; j++) {
@@ -143,7 +144,7 @@ static remat_status parse_header(reader *r, span line, int lineno)
                                  "%s:%d: column 1 is species %s; the first column must be the "
                                  "independent variable",
                                  r->path, lineno, csv_show(c, a, sizeof a));
-            if (!(r->d->indep = malloc(c.len + 1)))
+            if (!(r->d->indep = rmi_malloc(c.len + 1)))
                 return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
             memcpy(r->d->indep, c.s, c.len);
             r->d->indep[c.len] = '\0';
@@ -162,7 +163,7 @@ static remat_status parse_header(reader *r, span line, int lineno)
                 return rmi_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)",
                                  r->path, lineno, csv_show(c, a, sizeof a), k + 1, j + 1);
         if (sig) {
-            if (!r->d->sigma && !(r->d->sigma = malloc(r->max_rows * (size_t)r->d->nspecies * sizeof *r->d->sigma)))
+            if (!r->d->sigma && !(r->d->sigma = rmi_malloc(r->max_rows * (size_t)r->d->nspecies * sizeof *r->d->sigma)))
                 return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
         } else {
             r->d->has_column[s] = 1;
@@ -315,9 +316,9 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
     size_t max_rows = r->max_rows = csv_count_lines(text, n);
     if (d->nspecies > 0 && max_rows > SIZE_MAX / sizeof(double) / (size_t)d->nspecies)
         return rmi_error(REMAT_ERR_NOMEM, "%s: too many rows", r->path);
-    d->times = malloc(max_rows * sizeof *d->times);
-    d->values = malloc(max_rows * (size_t)(d->nspecies ? d->nspecies : 1) * sizeof *d->values);
-    d->lines = malloc(max_rows * sizeof *d->lines);
+    d->times = rmi_malloc(max_rows * sizeof *d->times);
+    d->values = rmi_malloc(max_rows * (size_t)(d->nspecies ? d->nspecies : 1) * sizeof *d->values);
+    d->lines = rmi_malloc(max_rows * sizeof *d->lines);
     if (!d->times || !d->values || !d->lines)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %zu rows", r->path, max_rows);
     int lineno = 0, header_line = 0;
@@ -354,20 +355,20 @@ remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, r
     remat_status st = rmi_read_file(path, "data file", &text, &n);
     if (st != REMAT_OK)
         return st;
-    remat_dataset *d = calloc(1, sizeof *d);
+    remat_dataset *d = rmi_calloc(1, sizeof *d);
     reader r = {.path = path, .mech = mech, .d = d};
     if (!d) {
         st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
         goto done;
     }
     d->nspecies = remat_mechanism_species_count(mech);
-    d->path = malloc(strlen(path) + 1);
-    d->has_column = calloc((size_t)(d->nspecies ? d->nspecies : 1), 1);
-    d->columns = calloc(2 * (size_t)(d->nspecies ? d->nspecies : 1), sizeof *d->columns);
+    d->path = rmi_malloc(strlen(path) + 1);
+    d->has_column = rmi_calloc((size_t)(d->nspecies ? d->nspecies : 1), 1);
+    d->columns = rmi_calloc(2 * (size_t)(d->nspecies ? d->nspecies : 1), sizeof *d->columns);
     d->nconds = remat_mechanism_cond_count(mech);
-    d->conds = malloc((size_t)(d->nconds + 1) * sizeof *d->conds);
-    d->init = malloc((size_t)(d->nspecies + 1) * sizeof *d->init);
-    d->set_line = calloc((size_t)(d->nconds + d->nspecies + 1), sizeof *d->set_line);
+    d->conds = rmi_malloc((size_t)(d->nconds + 1) * sizeof *d->conds);
+    d->init = rmi_malloc((size_t)(d->nspecies + 1) * sizeof *d->init);
+    d->set_line = rmi_calloc((size_t)(d->nconds + d->nspecies + 1), sizeof *d->set_line);
     if (!d->path || !d->has_column || !d->columns || !d->conds || !d->init || !d->set_line) {
         st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
         goto done;
@@ -379,10 +380,10 @@ remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, r
         d->init[k] = NAN;
     st = parse_csv(&r, text, n);
 done:
-    free(text);
-    free(r.col_species);
-    free(r.col_cond);
-    free(r.col_names);
+    rmi_free(text);
+    rmi_free(r.col_species);
+    rmi_free(r.col_cond);
+    rmi_free(r.col_names);
     if (st != REMAT_OK) {
         remat_dataset_free(d);
         return st;
@@ -395,18 +396,18 @@ void remat_dataset_free(remat_dataset *d)
 {
     if (!d)
         return;
-    free(d->path);
-    free(d->indep);
-    free(d->times);
-    free(d->values);
-    free(d->lines);
-    free(d->columns);
-    free(d->has_column);
-    free(d->sigma);
-    free(d->conds);
-    free(d->init);
-    free(d->set_line);
-    free(d);
+    rmi_free(d->path);
+    rmi_free(d->indep);
+    rmi_free(d->times);
+    rmi_free(d->values);
+    rmi_free(d->lines);
+    rmi_free(d->columns);
+    rmi_free(d->has_column);
+    rmi_free(d->sigma);
+    rmi_free(d->conds);
+    rmi_free(d->init);
+    rmi_free(d->set_line);
+    rmi_free(d);
 }
 
 /* A NULL dataset: the accessor returns its documented value and this sets

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "csv_text.h"
@@ -24,12 +25,12 @@ void remat_labeled_free(remat_labeled *t)
 {
     if (!t)
         return;
-    free(t->x);
-    free(t->y);
-    free(t->origin);
-    free(t->names);
-    free(t->name);
-    free(t);
+    rmi_free(t->x);
+    rmi_free(t->y);
+    rmi_free(t->origin);
+    rmi_free(t->names);
+    rmi_free(t->name);
+    rmi_free(t);
 }
 
 /* t->x, y, origin for n rows (at least one element each, so malloc(0) never
@@ -39,17 +40,17 @@ static int alloc_rows(remat_labeled *t, int64_t n)
     size_t rows = (size_t)(n ? n : 1), d = (size_t)(t->d ? t->d : 1);
     if (rows > SIZE_MAX / sizeof(float) / d)
         return 0;
-    t->x = malloc(rows * d * sizeof *t->x);
-    t->y = malloc(rows * sizeof *t->y);
-    t->origin = malloc(rows * sizeof *t->origin);
+    t->x = rmi_malloc(rows * d * sizeof *t->x);
+    t->y = rmi_malloc(rows * sizeof *t->y);
+    t->origin = rmi_malloc(rows * sizeof *t->origin);
     return t->x && t->y && t->origin;
 }
 
 /* names: d + 1 strings back to back in a block of `bytes` */
 static int set_names(remat_labeled *t, const char *names, size_t bytes)
 {
-    t->names = malloc(bytes);
-    t->name = malloc(sizeof *t->name * (size_t)(t->d + 1));
+    t->names = rmi_malloc(bytes);
+    t->name = rmi_malloc(sizeof *t->name * (size_t)(t->d + 1));
     if (!t->names || !t->name)
         return 0;
     memcpy(t->names, names, bytes);
@@ -63,7 +64,7 @@ static int set_names(remat_labeled *t, const char *names, size_t bytes)
 
 remat_labeled *rmi_labeled_alloc_like(const remat_labeled *src, int64_t n)
 {
-    remat_labeled *t = calloc(1, sizeof *t);
+    remat_labeled *t = rmi_calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->n = n;
@@ -232,8 +233,8 @@ static remat_status parse_header(reader *r, span line, int lineno, const char *l
                          "comma-separated values)",
                          r->path, lineno, sep, sep);
     r->ncols = ncols;
-    r->cells = malloc(sizeof *r->cells * (size_t)ncols);
-    r->names = malloc(sizeof *r->names * (size_t)ncols);
+    r->cells = rmi_malloc(sizeof *r->cells * (size_t)ncols);
+    r->names = rmi_malloc(sizeof *r->names * (size_t)ncols);
     if (!r->cells || !r->names)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %lld columns", r->path, (long long)ncols);
     split_cells(line, r->names, ncols);
@@ -261,7 +262,7 @@ static remat_status parse_header(reader *r, span line, int lineno, const char *l
                          lineno);
     remat_labeled *t = r->t;
     t->d = ncols - 1;
-    char *blob = malloc(bytes), *p = blob;
+    char *blob = rmi_malloc(bytes), *p = blob;
     if (!blob)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
     for (int64_t j = 0; j <= ncols; j++) { /* features in file order, then the label (j == ncols) */
@@ -273,7 +274,7 @@ static remat_status parse_header(reader *r, span line, int lineno, const char *l
         p += c.len + 1;
     }
     int ok = set_names(t, blob, bytes);
-    free(blob);
+    rmi_free(blob);
     return ok ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
 }
 
@@ -403,11 +404,11 @@ remat_status remat_labeled_load(const char *path, const remat_labeled_options *o
     remat_status st = rmi_read_file(path, "data file", &text, &n);
     if (st != REMAT_OK)
         return st;
-    reader r = {.path = path, .given_classes = given, .t = calloc(1, sizeof(remat_labeled))};
+    reader r = {.path = path, .given_classes = given, .t = rmi_calloc(1, sizeof(remat_labeled))};
     st = r.t ? parse_csv(&r, text, n, label_name) : rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
-    free(text);
-    free(r.cells);
-    free(r.names);
+    rmi_free(text);
+    rmi_free(r.cells);
+    rmi_free(r.names);
     if (st != REMAT_OK) {
         remat_labeled_free(r.t);
         return st;

@@ -1,12 +1,14 @@
 /*
- * evaluate.c — a fit's compiled programs run in the natural scale: F and
- * the compact residuals, F and dF/dp (alone or summed per experiment over
- * the ranks), and the public calls that read or evaluate the problem
- * (remat_fit_objective, _residuals, _predict, ...).
+ * evaluate.c — a fit's compiled programs run over this rank's experiments
+ * in the natural scale: their compact residuals, their (F_e, dF_e/dp), F and
+ * dF/dp; why an objective is not finite; and the public calls that read or
+ * evaluate the problem (remat_fit_objective, _residuals, _predict, ...)
+ * through the objective (fit->obj, spread.c).
  */
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -15,20 +17,19 @@ remat_tensor fit_vec(double *data, int64_t n)
     return remat_tensor_f64(data, 1, &n);
 }
 
-/* The local experiments' compact residuals into mine. */
-static remat_status local_residuals(struct remat_fit *fit, const double *p, double *mine)
+remat_status fit_local_residuals(struct remat_fit *fit, const double *p, double *mine)
 {
     int L = fit->n_local;
     if (L == 0)
         return REMAT_OK;
     remat_tensor in = fit_vec((double *)p, fit->P);
-    remat_tensor *out = malloc(sizeof *out * (size_t)L);
+    remat_tensor *out = rmi_malloc(sizeof *out * (size_t)L);
     if (!out)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int l = 0; l < L; l++)
         out[l] = fit_vec(fit->exp[fit->local[l]].r_full, fit->exp[fit->local[l]].rows * fit->S);
     remat_status st = remat_run(fit->res, 1, &in, L, out, NULL);
-    free(out);
+    rmi_free(out);
     int64_t k = 0;
     for (int l = 0; st == REMAT_OK && l < L; l++) {
         const fit_exp *x = &fit->exp[fit->local[l]];
@@ -38,32 +39,16 @@ static remat_status local_residuals(struct remat_fit *fit, const double *p, doub
     return st;
 }
 
-remat_status fit_eval_residuals(struct remat_fit *fit, const double *p, double *F, double *r)
-{
-    double *all = r ? r : fit->rall;
-    remat_status st = local_residuals(fit, p, fit->rloc ? fit->rloc : all);
-    fit->evals++;
-    st = fit_spread_residuals(fit, st, all);
-    if (st != REMAT_OK)
-        return st;
-    double sum = 0;
-    for (int64_t k = 0; k < fit->n_res; k++)
-        sum += all[k] * all[k];
-    *F = sum;
-    return REMAT_OK;
-}
-
-/* (F_e, dF_e/dp) of each local experiment into fit->items: the VJP of
- * their sums of squares with cotangent 1. */
-static remat_status local_objectives(struct remat_fit *fit, const double *p)
+/* The VJP of each local experiment's sum of squares with cotangent 1. */
+remat_status fit_local_objectives(struct remat_fit *fit, const double *p)
 {
     int L = fit->n_local, P = fit->P;
     if (L == 0)
         return REMAT_OK;
-    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * L)), *out = malloc(sizeof *out * (size_t)(2 * L));
+    remat_tensor *in = rmi_malloc(sizeof *in * (size_t)(2 * L)), *out = rmi_malloc(sizeof *out * (size_t)(2 * L));
     if (!in || !out) {
-        free(in);
-        free(out);
+        rmi_free(in);
+        rmi_free(out);
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     static double one = 1.0;
@@ -75,19 +60,39 @@ static remat_status local_objectives(struct remat_fit *fit, const double *p)
         out[L + l] = fit_vec(item + 1, P);
     }
     remat_status st = remat_run(fit->vg, 2 * L, in, 2 * L, out, NULL);
-    free(in);
-    free(out);
+    rmi_free(in);
+    rmi_free(out);
     return st;
 }
 
-remat_status fit_eval_grad(struct remat_fit *fit, const double *p, double *F, double *grad)
+remat_status fit_local_grad(struct remat_fit *fit, const double *p, double *F, double *grad)
 {
-    fit->evals++;
-    if (fit->per_experiment_sum)
-        return fit_spread_objective(fit, local_objectives(fit, p), F, grad);
     remat_tensor in = fit_vec((double *)p, fit->P);
     remat_tensor out[2] = {remat_tensor_f64(F, 0, NULL), fit_vec(grad, fit->P)};
     return remat_run(fit->vg, 1, &in, 2, out, NULL);
+}
+
+const char *fit_explain_nonfinite(struct remat_fit *fit, const double *p)
+{
+    /* a rate that cannot be computed at an initial state is named; more
+     * steps would not help there */
+    double *in = rmi_malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)); /* params, then conditions */
+    const char *rates = NULL;
+    for (int e = 0; in && !rates && e < fit->E; e++) {
+        fit_rate_input_values(fit, &fit->exp[e], p, in);
+        if (remat_mechanism_check_rates(fit->m, fit->opt.t0, fit->exp[e].y0, in) == REMAT_ERR_NUMERIC)
+            rates = remat_last_error();
+    }
+    rmi_free(in);
+    if (rates)
+        return rates;
+    /* an adaptive integration that failed says why (max_steps, stiffness) */
+    double stats[REMAT_ODE_STATS];
+    remat_ode_options oo = {.method = fit->opt.method, .max_steps = fit->opt.max_steps};
+    if (fit->opt.adaptive && remat_fit_integration_stats(fit, p, stats) == REMAT_OK &&
+        remat_ode_stats_check(&oo, stats) != REMAT_OK)
+        return remat_last_error();
+    return NULL;
 }
 
 /* ---- public accessors that read the problem ---- */
@@ -131,14 +136,14 @@ remat_status remat_fit_objective(remat_fit *fit, const double *params, double *o
     remat_status st = check_params(fit, params);
     if (st == REMAT_OK && !objective)
         st = rmi_error(REMAT_ERR_NULL, "fit: objective is NULL");
-    return st == REMAT_OK ? fit_eval_residuals(fit, params, objective, NULL) : st;
+    return st == REMAT_OK ? fit_obj_residuals(&fit->obj, params, objective, NULL) : st;
 }
 
 remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r)
 {
     double F;
     remat_status st = check_params(fit, params);
-    return st == REMAT_OK ? fit_eval_residuals(fit, params, &F, r) : st;
+    return st == REMAT_OK ? fit_obj_residuals(&fit->obj, params, &F, r) : st;
 }
 
 double remat_fit_predict_step(const remat_fit *fit)
@@ -157,7 +162,6 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         return rmi_error(REMAT_ERR_ARG, "fit: predict: no experiment %d (there are %d)", e, fit->E);
     if (n_times < 1 || !times || !out)
         return rmi_error(REMAT_ERR_ARG, "fit: predict: needs n_times >= 1 (got %d), times and out", n_times);
-    int64_t S = fit->S, P = fit->P;
     remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.n_times = n_times;
     o.times = times;
@@ -166,24 +170,11 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         o.steps = 0;
     }
     o.scan = (remat_scan_options){0}; /* forward only: the schedule does not matter */
-    remat_fn *f = remat_fn_new("fit_predict");
-    remat_program *prog = NULL;
-    if (!f)
+    double *in = rmi_malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)); /* params, then conditions */
+    if (!in)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
-    remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, fit->exp[e].y0);
-    remat_val ys;
-    st = remat_ode_integrate(f, fit->m, &o, y0, fit_rate_inputs(fit, f, &fit->exp[e], p), &ys);
-    if (st == REMAT_OK) {
-        remat_fn_output(f, ys);
-        st = remat_compile_env(f, &prog);
-    }
-    if (st == REMAT_OK) {
-        remat_tensor in = fit_vec((double *)params, P);
-        remat_tensor res = remat_tensor_f64(out, 2, (int64_t[]){n_times, S});
-        st = remat_run(prog, 1, &in, 1, &res, NULL);
-    }
-    remat_program_free(prog);
-    remat_fn_free(f);
+    fit_rate_input_values(fit, &fit->exp[e], params, in);
+    st = remat_ode_run_once(fit->m, &o, fit->exp[e].y0, in, NULL, fit->opt.compile, out, NULL);
+    rmi_free(in);
     return st;
 }

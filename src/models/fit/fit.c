@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -48,12 +49,12 @@ void remat_fit_result_clear(remat_fit_result *r)
     if (!r)
         return;
     for (int i = 0; r->param_names && i < r->n_params; i++)
-        free(r->param_names[i]);
-    free(r->param_names);
-    free(r->params);
-    free(r->history_objective);
-    free(r->history_params);
-    free(r->start_objectives);
+        rmi_free(r->param_names[i]);
+    rmi_free(r->param_names);
+    rmi_free(r->params);
+    rmi_free(r->history_objective);
+    rmi_free(r->history_params);
+    rmi_free(r->start_objectives);
     memset(r, 0, sizeof *r);
 }
 
@@ -141,33 +142,33 @@ static remat_status setup_params(struct remat_fit *fit)
 {
     const remat_fit_options *o = &fit->opt;
     int P = fit->P;
-    fit->names = calloc((size_t)P, sizeof *fit->names);
-    fit->start = calloc((size_t)P, sizeof *fit->start);
-    fit->lo = calloc((size_t)P, sizeof *fit->lo);
-    fit->hi = calloc((size_t)P, sizeof *fit->hi);
-    fit->logscale = calloc((size_t)P, sizeof *fit->logscale);
-    fit->fixed = calloc((size_t)P, sizeof *fit->fixed);
-    fit->free_idx = calloc((size_t)P, sizeof *fit->free_idx);
-    fit->tlo = calloc((size_t)P, sizeof *fit->tlo);
-    fit->thi = calloc((size_t)P, sizeof *fit->thi);
-    fit->map = calloc((size_t)P, sizeof *fit->map);
-    fit->x0 = calloc((size_t)P, sizeof *fit->x0);
-    if (!fit->x0 || !fit->names || !fit->start || !fit->lo || !fit->hi || !fit->logscale || !fit->fixed || !fit->free_idx ||
-        !fit->tlo || !fit->thi || !fit->map)
+    fit->names = rmi_calloc((size_t)P, sizeof *fit->names);
+    fit->vars.start = rmi_calloc((size_t)P, sizeof *fit->vars.start);
+    fit->vars.lo = rmi_calloc((size_t)P, sizeof *fit->vars.lo);
+    fit->vars.hi = rmi_calloc((size_t)P, sizeof *fit->vars.hi);
+    fit->vars.logscale = rmi_calloc((size_t)P, sizeof *fit->vars.logscale);
+    fit->vars.fixed = rmi_calloc((size_t)P, sizeof *fit->vars.fixed);
+    fit->vars.free_idx = rmi_calloc((size_t)P, sizeof *fit->vars.free_idx);
+    fit->vars.tlo = rmi_calloc((size_t)P, sizeof *fit->vars.tlo);
+    fit->vars.thi = rmi_calloc((size_t)P, sizeof *fit->vars.thi);
+    fit->vars.map = rmi_calloc((size_t)P, sizeof *fit->vars.map);
+    fit->vars.x0 = rmi_calloc((size_t)P, sizeof *fit->vars.x0);
+    fit->vars.P = P;
+    if (!fit->vars.x0 || !fit->names || !fit->vars.start || !fit->vars.lo || !fit->vars.hi ||
+        !fit->vars.logscale || !fit->vars.fixed || !fit->vars.free_idx || !fit->vars.tlo || !fit->vars.thi ||
+        !fit->vars.map)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    fit->n_free = 0;
-    fit->bounded = 0;
     for (int i = 0; i < P; i++) {
         const char *name = remat_mechanism_param_name(fit->m, i);
-        fit->names[i] = strdup(name);
+        fit->names[i] = rmi_strdup(name);
         if (!fit->names[i])
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
         double v = o->start ? o->start[i] : remat_mechanism_param_value(fit->m, i);
         double lo = remat_mechanism_param_lo(fit->m, i), hi = remat_mechanism_param_hi(fit->m, i);
-        fit->start[i] = v;
-        fit->lo[i] = lo;
-        fit->hi[i] = hi;
-        fit->fixed[i] = o->fixed && o->fixed[i];
+        fit->vars.start[i] = v;
+        fit->vars.lo[i] = lo;
+        fit->vars.hi[i] = hi;
+        fit->vars.fixed[i] = o->fixed && o->fixed[i];
         if (!isfinite(v))
             return rmi_error(REMAT_ERR_VALUE, "fit: start value of '%s' is %g", name, v);
         if (v < lo || v > hi)
@@ -183,36 +184,18 @@ static remat_status setup_params(struct remat_fit *fit)
          * (log scale there lost on the battery: fit.h, "Parameter scale");
          * Adam's steps need the log scale's unit for a bound of 0 too */
         int linear_lo = o->optimizer == REMAT_FIT_ADAM ? lo < 0 : lo <= 0;
-        fit->logscale[i] = sc == REMAT_FIT_SCALE_LOG ||
-                           (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !(isfinite(lo) && linear_lo));
-        if (fit->fixed[i])
-            continue;
-        int j = fit->n_free++;
-        fit->free_idx[j] = i;
-        if (fit->logscale[i]) {
-            fit->tlo[j] = lo > 0 ? log(lo) : -INFINITY;
-            fit->thi[j] = isfinite(hi) ? log(hi) : INFINITY;
-        } else {
-            fit->tlo[j] = lo;
-            fit->thi[j] = hi;
-        }
-        if (isfinite(fit->tlo[j]) || isfinite(fit->thi[j]))
-            fit->bounded = 1;
+        fit->vars.logscale[i] = sc == REMAT_FIT_SCALE_LOG ||
+                                (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !(isfinite(lo) && linear_lo));
     }
-    if (fit->n_free == 0)
-        return rmi_error(REMAT_ERR_ARG, "fit: %s", P ? "every parameter is fixed: nothing to fit"
-                                                       : "the mechanism has no parameters: nothing to fit");
     fit->optimizer = o->optimizer;
     if (fit->optimizer == REMAT_FIT_AUTO)
         fit->optimizer = REMAT_FIT_LM; /* the battery's winner, bounds or not (fit.h) */
     /* GSL's LM and BFGS are unbounded: both run on the MINUIT variable that
      * maps the whole line into the box (as lmfit does for every method) */
-    if (fit->optimizer == REMAT_FIT_LM || fit->optimizer == REMAT_FIT_BFGS)
-        for (int j = 0; j < fit->n_free; j++) {
-            int l = isfinite(fit->tlo[j]), h = isfinite(fit->thi[j]);
-            fit->map[j] = l && h ? VAR_SIN : l ? VAR_LOWER : h ? VAR_UPPER : VAR_PLAIN;
-        }
-    fit_x_setup(fit);
+    fit_vars_setup(&fit->vars, fit->optimizer == REMAT_FIT_LM || fit->optimizer == REMAT_FIT_BFGS);
+    if (fit->vars.n_free == 0)
+        return rmi_error(REMAT_ERR_ARG, "fit: %s", P ? "every parameter is fixed: nothing to fit"
+                                                       : "the mechanism has no parameters: nothing to fit");
     return REMAT_OK;
 }
 
@@ -220,20 +203,20 @@ static void release(struct remat_fit *fit)
 {
     fit_problem_release(fit);
     for (int i = 0; fit->names && i < fit->P; i++)
-        free(fit->names[i]);
-    free(fit->names);
-    free(fit->start);
-    free(fit->lo);
-    free(fit->hi);
-    free(fit->logscale);
-    free(fit->fixed);
-    free(fit->free_idx);
-    free(fit->tlo);
-    free(fit->thi);
-    free(fit->map);
-    free(fit->x0);
-    free(fit->cond_default);
-    free(fit);
+        rmi_free(fit->names[i]);
+    rmi_free(fit->names);
+    rmi_free(fit->vars.start);
+    rmi_free(fit->vars.lo);
+    rmi_free(fit->vars.hi);
+    rmi_free(fit->vars.logscale);
+    rmi_free(fit->vars.fixed);
+    rmi_free(fit->vars.free_idx);
+    rmi_free(fit->vars.tlo);
+    rmi_free(fit->vars.thi);
+    rmi_free(fit->vars.map);
+    rmi_free(fit->vars.x0);
+    rmi_free(fit->cond_default);
+    rmi_free(fit);
 }
 
 remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *const *data,
@@ -245,10 +228,10 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     remat_status st = check_options(m, n_data, data, opt);
     if (st != REMAT_OK)
         return st;
-    struct remat_fit *fit = calloc(1, sizeof *fit);
+    struct remat_fit *fit = rmi_calloc(1, sizeof *fit);
     if (!fit) { /* the others' first agreement below is this one */
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-        return opt->dist ? remat_dist_agree(opt->dist, st) : st;
+        return fit_agree(opt->dist, st);
     }
     fit->m = m;
     fit->S = remat_mechanism_species_count(m);
@@ -257,19 +240,18 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     fit->C = remat_mechanism_cond_count(m);
     fit->opt = *opt;
     st = setup_params(fit);
-    if (st == REMAT_OK && !(fit->cond_default = malloc(sizeof *fit->cond_default * (size_t)(fit->C + 1))))
+    if (st == REMAT_OK && !(fit->cond_default = rmi_malloc(sizeof *fit->cond_default * (size_t)(fit->C + 1))))
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int k = 0; st == REMAT_OK && k < fit->C; k++)
         fit->cond_default[k] = opt->conds ? opt->conds[k] : remat_mechanism_cond_value(m, k);
     /* with a group: every rank goes on, or none (a rank that failed alone,
      * out of memory, say, must not leave the others in a collective) */
-    if (opt->dist)
-        st = remat_dist_agree(opt->dist, st);
+    st = fit_agree(opt->dist, st);
     bool together = st == REMAT_OK; /* the same on every rank */
     if (st == REMAT_OK)
         st = fit_problem_init(fit, data);
-    if (opt->dist && together)
-        st = remat_dist_agree(opt->dist, st);
+    if (together)
+        st = fit_agree(opt->dist, st);
     /* the caller's arrays are read only here */
     fit->opt.y0 = NULL;
     fit->opt.start = NULL;
@@ -310,28 +292,35 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     r->optimizer = fit_driver_name(fit);
     r->jacobian = fit->optimizer == REMAT_FIT_LM ? remat_fit_jacobian_name(fit->jac_mode) : NULL;
     r->n_residuals = fit->n_res;
-    r->params = calloc((size_t)P, sizeof *r->params);
-    r->param_names = calloc((size_t)P, sizeof *r->param_names);
-    fit_run run = {.fit = fit, .res = r, .n = fit->n_free};
-    run.p = calloc((size_t)P, sizeof *run.p);
-    run.gp = calloc((size_t)P, sizeof *run.gp);
+    r->params = rmi_calloc((size_t)P, sizeof *r->params);
+    r->param_names = rmi_calloc((size_t)P, sizeof *r->param_names);
+    const remat_fit_options *o = &fit->opt;
+    fit_run run = {.obj = &fit->obj,
+                   .vars = &fit->vars,
+                   .names = (const char *const *)fit->names,
+                   .res = r,
+                   .n = fit->vars.n_free,
+                   .lr = o->lr,
+                   .lm_more_scaling = o->lm_more_scaling,
+                   .progress = o->progress,
+                   .progress_ctx = o->progress_ctx};
+    run.p = rmi_calloc((size_t)P, sizeof *run.p);
+    run.gp = rmi_calloc((size_t)P, sizeof *run.gp);
     remat_status st = REMAT_OK;
     if (!r->params || !r->param_names || !run.p || !run.gp)
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int i = 0; st == REMAT_OK && i < P; i++)
-        if (!(r->param_names[i] = strdup(fit->names[i])))
+        if (!(r->param_names[i] = rmi_strdup(fit->names[i])))
             st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    if (fit->group) /* before the driver's collectives: every rank goes on, or none */
-        st = remat_dist_agree(fit->group, st);
+    st = fit_agree(fit->group, st); /* before the driver's collectives: every rank goes on, or none */
     if (st != REMAT_OK) {
         snprintf(r->message, sizeof r->message, "%s", remat_last_error());
-        free(run.p);
-        free(run.gp);
+        rmi_free(run.p);
+        rmi_free(run.gp);
         return st;
     }
-    memcpy(r->params, fit->start, sizeof *r->params * (size_t)P);
+    memcpy(r->params, fit->vars.start, sizeof *r->params * (size_t)P);
     r->objective = NAN;
-    const remat_fit_options *o = &fit->opt;
     static const int default_iters[REMAT_FIT_OPTIMIZER_COUNT] = {
         [REMAT_FIT_LM] = 200, [REMAT_FIT_BFGS] = 500, [REMAT_FIT_ADAM] = 5000, [REMAT_FIT_LBFGSB] = 2000};
     run.max_iters = o->max_iters > 0 ? o->max_iters : default_iters[fit->optimizer];
@@ -348,8 +337,8 @@ remat_status fit_run_single(remat_fit *fit, remat_fit_result *result)
     r->evaluations = fit->evals - evals0;
     if (st != REMAT_OK)
         rmi_error(st, "%s", r->message); /* the message of record, whatever ran after it */
-    free(run.p);
-    free(run.gp);
+    rmi_free(run.p);
+    rmi_free(run.gp);
     return st;
 }
 

@@ -7,34 +7,21 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
 /* experiment e's stats at params */
 static remat_status experiment_stats(const remat_fit *fit, int e, const double *params, double *stats)
 {
-    int64_t S = fit->S, P = fit->P;
     remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.scan = (remat_scan_options){0}; /* forward only */
-    remat_fn *f = remat_fn_new("fit_integration_stats");
-    remat_program *prog = NULL;
-    if (!f)
+    double *in = rmi_malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)); /* params, then conditions */
+    if (!in)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
-    remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, fit->exp[e].y0);
-    remat_val ys, sv;
-    remat_status st = remat_ode_integrate_stats(f, fit->m, &o, y0, fit_rate_inputs(fit, f, &fit->exp[e], p), &ys, &sv);
-    if (st == REMAT_OK) {
-        remat_fn_output(f, sv);
-        st = remat_compile(f, remat_backend_cpu(), &prog);
-    }
-    if (st == REMAT_OK) {
-        remat_tensor in = fit_vec((double *)params, P);
-        remat_tensor res = remat_tensor_f64(stats, 1, (int64_t[]){REMAT_ODE_STATS});
-        st = remat_run(prog, 1, &in, 1, &res, NULL);
-    }
-    remat_program_free(prog);
-    remat_fn_free(f);
+    fit_rate_input_values(fit, &fit->exp[e], params, in);
+    remat_status st = remat_ode_run_once(fit->m, &o, fit->exp[e].y0, in, remat_backend_cpu(), fit->opt.compile, NULL, stats);
+    rmi_free(in);
     return st;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
@@ -46,51 +47,31 @@ remat_fit_jacobian fit_jacobian_resolve(const struct remat_fit *fit)
         return fit->opt.jacobian;
     /* program runs per Jacobian: n_free JVPs against max_meas VJPs; a JVP
      * also costs less than a VJP (no tape), so a tie goes forward */
-    return fit->n_free <= fit->max_meas ? REMAT_FIT_JACOBIAN_FORWARD : REMAT_FIT_JACOBIAN_REVERSE;
+    return fit->vars.n_free <= fit->max_meas ? REMAT_FIT_JACOBIAN_FORWARD : REMAT_FIT_JACOBIAN_REVERSE;
 }
 
 static remat_status compile_jvp(struct remat_fit *fit)
 {
-    fit->tan = calloc((size_t)fit->P, sizeof *fit->tan);
+    if (!fit->tan)
+        fit->tan = rmi_calloc((size_t)fit->P, sizeof *fit->tan);
     if (!fit->tan)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    if (fit->n_local == 0) /* a rank with no experiment */
+    if (fit->n_local == 0 || fit->jvp) /* a rank with no experiment */
         return REMAT_OK;
     remat_fn *jf = NULL;
     remat_status st = remat_jvp(fit->res_fn, 1, (int[]){0}, &jf);
     if (st == REMAT_OK)
-        st = remat_compile_env(jf, &fit->jvp);
+        st = fit_compile(fit, jf, &fit->jvp);
     remat_fn_free(jf); /* the program owns what it reads */
     return st;
 }
 
-/* With a group this is collective (every rank compiles, or learns that one
- * could not): jac_ready, not the programs, says it is done, since a rank
- * with no experiment has none. */
-remat_status fit_jacobian_compile(struct remat_fit *fit)
+remat_status fit_jacobian_compile_local(struct remat_fit *fit, remat_fit_jacobian mode)
 {
-    REMAT_ASSERT(fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD || fit->jac_mode == REMAT_FIT_JACOBIAN_REVERSE);
-    if (fit->jac_ready)
-        return REMAT_OK;
-    if (fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD) {
-        remat_status st = compile_jvp(fit);
-        if (fit->group)
-            st = remat_dist_agree(fit->group, st);
-        /* an op of the residuals without a JVP rule: reverse mode still works
-         * when the mode was the fit's own pick; asked for, it is the error */
-        if (st != REMAT_ERR_UNSUPPORTED || fit->opt.jacobian != REMAT_FIT_JACOBIAN_AUTO) {
-            fit->jac_ready = st == REMAT_OK;
-            return st;
-        }
-        free(fit->tan);
-        fit->tan = NULL;
-        fit->jac_mode = REMAT_FIT_JACOBIAN_REVERSE;
-    }
-    remat_status st = fit->vjp || fit->n_local == 0 ? REMAT_OK : fit_compile_vjp(fit);
-    if (fit->group)
-        st = remat_dist_agree(fit->group, st);
-    fit->jac_ready = st == REMAT_OK;
-    return st;
+    REMAT_ASSERT(mode == REMAT_FIT_JACOBIAN_FORWARD || mode == REMAT_FIT_JACOBIAN_REVERSE);
+    if (mode == REMAT_FIT_JACOBIAN_FORWARD)
+        return compile_jvp(fit);
+    return fit->vjp || fit->n_local == 0 ? REMAT_OK : fit_compile_vjp(fit);
 }
 
 /* Column i of the local experiments' rows of J for each free parameter i:
@@ -99,7 +80,7 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
 {
     int E = fit->n_local, P = fit->P;
     remat_tensor in[2] = {fit_vec((double *)p, P), fit_vec(fit->tan, P)};
-    remat_tensor *out = malloc(sizeof *out * (size_t)(2 * E + 1));
+    remat_tensor *out = rmi_malloc(sizeof *out * (size_t)(2 * E + 1));
     if (!out)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int e = 0; e < E; e++) {
@@ -110,8 +91,8 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
     }
     memset(fit->tan, 0, sizeof *fit->tan * (size_t)P);
     remat_status st = REMAT_OK;
-    for (int j = 0; j < fit->n_free && st == REMAT_OK; j++) {
-        int i = fit->free_idx[j];
+    for (int j = 0; j < fit->vars.n_free && st == REMAT_OK; j++) {
+        int i = fit->vars.free_idx[j];
         fit->tan[i] = 1.0;
         if (E > 0)
             st = remat_run(fit->jvp, 2, in, 2 * E, out, NULL);
@@ -124,7 +105,7 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
                 J[(size_t)row * (size_t)P + (size_t)i] = x->dr[x->meas[k]];
         }
     }
-    free(out);
+    rmi_free(out);
     return st;
 }
 
@@ -132,10 +113,11 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
 static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, double *J)
 {
     int E = fit->n_local, P = fit->P;
-    remat_tensor *in = malloc(sizeof *in * (size_t)(2 * E + 1)), *out = malloc(sizeof *out * (size_t)(2 * E + 1));
+    remat_tensor *in = rmi_malloc(sizeof *in * (size_t)(2 * E + 1));
+    remat_tensor *out = rmi_malloc(sizeof *out * (size_t)(2 * E + 1));
     if (!in || !out) {
-        free(in);
-        free(out);
+        rmi_free(in);
+        rmi_free(out);
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     for (int e = 0; e < E; e++) {
@@ -168,19 +150,14 @@ static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, dou
         }
     }
     fit->evals += fit->max_meas; /* the runs of one process with every experiment */
-    free(in);
-    free(out);
+    rmi_free(in);
+    rmi_free(out);
     return st;
 }
 
-remat_status fit_eval_jacobian(struct remat_fit *fit, const double *p, double *J)
+remat_status fit_local_jacobian(struct remat_fit *fit, const double *p, double *J)
 {
-    remat_status st = fit_jacobian_compile(fit); /* agreed on with a group */
-    if (st != REMAT_OK)
-        return st;
-    double *mine = fit->jloc ? fit->jloc : J; /* the local rows */
-    st = fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD ? jacobian_forward(fit, p, mine) : jacobian_reverse(fit, p, mine);
-    return fit_spread_jacobian(fit, st, J);
+    return fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD ? jacobian_forward(fit, p, J) : jacobian_reverse(fit, p, J);
 }
 
 remat_fit_jacobian remat_fit_jacobian_mode(const remat_fit *fit)
@@ -197,9 +174,9 @@ remat_status remat_fit_jacobian_at(remat_fit *fit, const double *params, double 
         if (!isfinite(params[i]))
             return rmi_error(REMAT_ERR_VALUE, "fit: jacobian: parameter '%s' is %g", fit->names[i], params[i]);
     memset(J, 0, sizeof *J * (size_t)fit->n_res * (size_t)fit->P);
-    remat_status st = fit_eval_jacobian(fit, params, J);
+    remat_status st = fit_obj_jacobian(&fit->obj, params, J);
     for (int i = 0; st == REMAT_OK && i < fit->P; i++)
-        if (fit->fixed[i])
+        if (fit->vars.fixed[i])
             for (int64_t k = 0; k < fit->n_res; k++)
                 J[(size_t)k * (size_t)fit->P + (size_t)i] = 0.0;
     return st;

@@ -3,67 +3,24 @@
  * with opt.starts = N > 1, from N - 1 seeded random starts; the best fit is
  * the result, with the spread of the optima (remat/fit.h, "Multi-start").
  *
- * Random starts, per free parameter, drawn with splitmix64 (Steele, Lea &
- * Flood 2014) from opt.seed, the same rules as bench/bench_battery.c:
- *   log scale   log-uniform in [lo, hi] when both are positive and finite;
- *               in [min(hi 1e-6, start/10), hi] when lo is 0 (or none) and
- *               hi finite; in [max(lo, start/10), start 10] when hi is
- *               infinite;
- *   linear      uniform in [lo, hi], an infinite end replaced by
- *               start -+ max(|start|, 1).
- * Fixed parameters keep their values.
+ * The random starts are drawn from opt.seed by fit_vars_draw_start (vars.h,
+ * where their rules are); every rank draws every start: the same stream.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
 #define SPREAD_RTOL 1e-4 /* a start "reached the best" within this relative SSE */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double uniform01(uint64_t *s) { return (double)(splitmix64(s) >> 11) * 0x1.0p-53; }
-
-static void draw_start(struct remat_fit *fit, const double *declared, uint64_t *rng)
-{
-    for (int j = 0; j < fit->n_free; j++) {
-        int i = fit->free_idx[j];
-        double lo = fit->lo[i], hi = fit->hi[i], v = declared[i], u = uniform01(rng), p;
-        if (fit->logscale[i]) {
-            double a, b;
-            if (lo > 0 && isfinite(hi)) {
-                a = lo;
-                b = hi;
-            } else if (isfinite(hi)) {
-                a = fmin(hi * 1e-6, v / 10);
-                b = hi;
-            } else {
-                a = fmax(lo, v / 10);
-                b = v * 10;
-            }
-            p = exp(log(a) + u * (log(b) - log(a)));
-        } else {
-            double w = fmax(fabs(v), 1.0), a = isfinite(lo) ? lo : v - w, b = isfinite(hi) ? hi : v + w;
-            p = a + u * (b - a);
-        }
-        fit->start[i] = fmin(fmax(p, lo), hi);
-    }
-    fit_x_setup(fit);
-}
-
 static void restore(struct remat_fit *fit, const double *declared)
 {
-    memcpy(fit->start, declared, sizeof *declared * (size_t)fit->P);
-    fit_x_setup(fit);
+    memcpy(fit->vars.start, declared, sizeof *declared * (size_t)fit->P);
+    fit_x_setup(&fit->vars);
 }
 
 remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
@@ -74,19 +31,18 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     if (!fit)
         return rmi_error(REMAT_ERR_NULL, "fit: the fit is NULL");
     int n = fit->opt.starts > 1 ? fit->opt.starts : 1;
-    double *objs = malloc(sizeof *objs * (size_t)n), *declared = malloc(sizeof *declared * (size_t)fit->P);
+    double *objs = rmi_malloc(sizeof *objs * (size_t)n), *declared = rmi_malloc(sizeof *declared * (size_t)fit->P);
     if (!objs || !declared) {
-        free(objs);
-        free(declared);
+        rmi_free(objs);
+        rmi_free(declared);
         snprintf(result->message, sizeof result->message, "fit: out of memory");
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
-    memcpy(declared, fit->start, sizeof *declared * (size_t)fit->P);
+    memcpy(declared, fit->vars.start, sizeof *declared * (size_t)fit->P);
     uint64_t rng = fit->opt.seed;
     remat_fit_result best = {0}, failed = {0};
     int have_best = 0, have_failed = 0, n_failed = 0, best_k = -1, failed_k = -1;
-    int rank = remat_dist_rank(fit->opt.dist);
-    int64_t evals = 0, *start_evals = calloc((size_t)n, sizeof *start_evals);
+    int64_t evals = 0, *start_evals = rmi_calloc((size_t)n, sizeof *start_evals);
     remat_status st = start_evals ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_status local = st; /* spread starts: the error that stopped this rank's */
     if (st != REMAT_OK && !fit->spread_starts) {
@@ -95,9 +51,9 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     }
     for (int k = 0; k < n; k++) {
         if (k > 0)
-            draw_start(fit, declared, &rng); /* every rank draws every start: the same stream */
+            fit_vars_draw_start(&fit->vars, declared, &rng); /* every rank draws every start: the same stream */
         objs[k] = NAN;
-        if (fit_spread_start_owner(fit, n, k) != rank || local != REMAT_OK)
+        if (!fit_spread_owns_start(fit, n, k) || local != REMAT_OK)
             continue;
         remat_fit_result r;
         remat_status sk = fit_run_single(fit, &r);
@@ -165,8 +121,8 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     objs = NULL;
 done:
     restore(fit, declared);
-    free(start_evals);
-    free(objs);
-    free(declared);
+    rmi_free(start_evals);
+    rmi_free(objs);
+    rmi_free(declared);
     return st;
 }

@@ -30,8 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
-#include "models/fit/fit_impl.h"
+#include "models/fit/optimize.h"
 #include "remat/optim.h"
 
 #define PATIENCE 50       /* steps without PLATEAU_RTOL relative progress */
@@ -50,15 +51,15 @@ typedef struct {
 } adam_state;
 
 /* Per-variable unit: 1 on the log scale, the box width or |start| on the linear one. */
-static double var_scale(const struct remat_fit *fit, int j)
+static double var_scale(const fit_vars *v, int j)
 {
-    int i = fit->free_idx[j];
-    if (fit->logscale[i])
+    int i = v->free_idx[j];
+    if (v->logscale[i])
         return 1.0;
-    double w = fit->thi[j] - fit->tlo[j];
+    double w = v->thi[j] - v->tlo[j];
     if (isfinite(w) && w > 0)
         return w;
-    return fit->start[i] != 0 ? fabs(fit->start[i]) : 1.0;
+    return v->start[i] != 0 ? fabs(v->start[i]) : 1.0;
 }
 
 static void keep_best(adam_state *a)
@@ -96,18 +97,18 @@ static void restart_smaller(adam_state *a, remat_adam *adam, double *lr, double 
 static void report_best(adam_state *a)
 {
     fit_run *run = a->run;
-    fit_x_to_p(run->fit, a->xb, run->p);
+    fit_x_to_p(run->vars, a->xb, run->p);
     run->res->objective = a->Fb;
-    memcpy(run->res->params, run->p, sizeof *run->p * (size_t)run->fit->P);
+    memcpy(run->res->params, run->p, sizeof *run->p * (size_t)run->obj->P);
 }
 
 remat_status fit_opt_adam(fit_run *run)
 {
-    struct remat_fit *fit = run->fit;
+    const fit_vars *v = run->vars;
     int n = run->n;
-    double lr0 = fit->opt.lr > 0 ? fit->opt.lr : REMAT_FIT_ADAM_DEFAULT_LR, lr = lr0;
+    double lr0 = run->lr > 0 ? run->lr : REMAT_FIT_ADAM_DEFAULT_LR, lr = lr0;
     adam_state a = {.run = run, .n = n};
-    double *buf = calloc((size_t)n * 9, sizeof *buf);
+    double *buf = rmi_calloc((size_t)n * 9, sizeof *buf);
     remat_adam *adam = NULL;
     remat_status st = REMAT_OK;
     if (buf) {
@@ -115,12 +116,12 @@ remat_status fit_opt_adam(fit_run *run)
         a.xb = buf + 5 * n, a.gxb = buf + 6 * n;
         double *lo = buf + 7 * n, *hi = buf + 8 * n;
         for (int j = 0; j < n; j++) {
-            a.s[j] = var_scale(fit, j);
-            lo[j] = fit->tlo[j] / a.s[j];
-            hi[j] = fit->thi[j] / a.s[j];
+            a.s[j] = var_scale(v, j);
+            lo[j] = v->tlo[j] / a.s[j];
+            hi[j] = v->thi[j] / a.s[j];
         }
         remat_adam_options ao = remat_adam_optax(lr0);
-        if (fit->bounded) {
+        if (v->bounded) {
             ao.lo = lo;
             ao.hi = hi;
         }
@@ -129,9 +130,9 @@ remat_status fit_opt_adam(fit_run *run)
         st = rmi_error(REMAT_ERR_NOMEM, "out of memory");
     }
     /* every rank's allocations agreed on before the evaluations' collectives */
-    if (fit_spread_ready(run, st) != REMAT_OK)
+    if (fit_ready(run, st) != REMAT_OK)
         goto done;
-    fit_x_start(fit, a.x);
+    fit_x_start(v, a.x);
     run->iter = 0;
     if (!fit_eval_grad_x(run, a.x, &a.F, a.gx))
         goto done;
@@ -205,6 +206,6 @@ done:
     if (run->st == REMAT_OK && buf && run->res->n_history > 0)
         report_best(&a);
     remat_adam_free(adam);
-    free(buf);
+    rmi_free(buf);
     return run->st;
 }

@@ -24,8 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
-#include "models/fit/fit_impl.h"
+#include "models/fit/optimize.h"
 
 typedef struct {
     fit_run *run;
@@ -88,21 +89,20 @@ static void b_fdf(const gsl_vector *x, void *vc, double *f, gsl_vector *g)
 
 remat_status fit_opt_bfgs(fit_run *run)
 {
-    struct remat_fit *fit = run->fit;
     int n = run->n;
     fit_gsl_quiet_begin();
     bfgs_ctx c = {.run = run};
-    c.xc = calloc((size_t)n, sizeof *c.xc);
-    c.gxc = calloc((size_t)n, sizeof *c.gxc);
+    c.xc = rmi_calloc((size_t)n, sizeof *c.xc);
+    c.gxc = rmi_calloc((size_t)n, sizeof *c.gxc);
     gsl_vector *x = gsl_vector_alloc((size_t)n);
-    double *xprev = calloc((size_t)n, sizeof *xprev);
+    double *xprev = rmi_calloc((size_t)n, sizeof *xprev);
     gsl_multimin_fdfminimizer *s = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, (size_t)n);
-    if (fit_spread_ready(run, c.xc && c.gxc && x && xprev && s ? REMAT_OK
+    if (fit_ready(run, c.xc && c.gxc && x && xprev && s ? REMAT_OK
                                                                : rmi_error(REMAT_ERR_NOMEM, "out of memory")) !=
         REMAT_OK)
         goto done;
     gsl_multimin_function_fdf fdf = {.f = b_f, .df = b_df, .fdf = b_fdf, .n = (size_t)n, .params = &c};
-    fit_x_start(fit, x->data);
+    fit_x_start(run->vars, x->data);
     run->iter = 0;
     /* first trial step 0.5 in theta: a factor e^0.5 on a log-scale constant */
     int status = gsl_multimin_fdfminimizer_set(s, &fdf, x, 0.5, 0.1);
@@ -159,8 +159,8 @@ done:
         gsl_multimin_fdfminimizer_free(s);
     if (x)
         gsl_vector_free(x);
-    free(xprev);
-    free(c.xc);
-    free(c.gxc);
+    rmi_free(xprev);
+    rmi_free(c.xc);
+    rmi_free(c.gxc);
     return run->st;
 }

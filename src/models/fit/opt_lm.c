@@ -23,8 +23,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
-#include "models/fit/fit_impl.h"
+#include "models/fit/optimize.h"
 
 /* a trial point whose residuals are not finite gets this in every residual:
  * ||f|| is then larger than at any finite iterate, so GSL rejects the step
@@ -42,9 +43,9 @@ static int lm_f(const gsl_vector *x, void *vctx, gsl_vector *f)
 {
     lm_ctx *c = vctx;
     fit_run *run = c->run;
-    fit_x_to_p(run->fit, x->data, c->pt);
+    fit_x_to_p(run->vars, x->data, c->pt);
     double F;
-    remat_status st = fit_eval_residuals(run->fit, c->pt, &F, f->data);
+    remat_status st = fit_obj_residuals(run->obj, c->pt, &F, f->data);
     if (st != REMAT_OK) {
         fit_fail(run, st);
         return GSL_EFAILED;
@@ -64,23 +65,24 @@ static int lm_df(const gsl_vector *x, void *vctx, gsl_matrix *J)
 {
     lm_ctx *c = vctx;
     fit_run *run = c->run;
-    const struct remat_fit *fit = run->fit;
-    fit_x_to_p(fit, x->data, c->pt);
-    remat_status st = fit_eval_jacobian(run->fit, c->pt, c->J);
+    const fit_vars *v = run->vars;
+    int64_t N = run->obj->n_res, P = run->obj->P;
+    fit_x_to_p(v, x->data, c->pt);
+    remat_status st = fit_obj_jacobian(run->obj, c->pt, c->J);
     if (st != REMAT_OK) {
         fit_fail(run, st);
         return GSL_EFAILED;
     }
     for (int j = 0; j < run->n; j++) {
-        double s = fit_dp_dx(fit, x->data, c->pt, j);
-        int i = fit->free_idx[j];
-        for (int64_t k = 0; k < fit->n_res; k++) {
-            double v = c->J[k * fit->P + i] * s;
-            if (!isfinite(v)) {
-                fit_check_finite(run, "Jacobian", v, 0, NULL, c->pt);
+        double s = fit_dp_dx(v, x->data, c->pt, j);
+        int i = v->free_idx[j];
+        for (int64_t k = 0; k < N; k++) {
+            double Jkj = c->J[k * P + i] * s;
+            if (!isfinite(Jkj)) {
+                fit_check_finite(run, "Jacobian", Jkj, 0, NULL, c->pt);
                 return GSL_EFAILED;
             }
-            J->data[(size_t)k * J->tda + (size_t)j] = v;
+            J->data[(size_t)k * J->tda + (size_t)j] = Jkj;
         }
     }
     return GSL_SUCCESS;
@@ -100,9 +102,8 @@ static double grad_norm(const gsl_multifit_nlinear_workspace *w)
 
 remat_status fit_opt_lm(fit_run *run)
 {
-    struct remat_fit *fit = run->fit;
-    int n = run->n;
-    size_t N = (size_t)fit->n_res;
+    int n = run->n, P = run->obj->P;
+    size_t N = (size_t)run->obj->n_res;
     if (N < (size_t)n) {
         run->st = rmi_error(REMAT_ERR_VALUE,
                             "fit: lm needs at least as many measured cells (%zu) as free parameters (%d)", N, n);
@@ -111,18 +112,18 @@ remat_status fit_opt_lm(fit_run *run)
     }
     fit_gsl_quiet_begin();
     gsl_multifit_nlinear_parameters prm = gsl_multifit_nlinear_default_parameters();
-    prm.scale = fit->opt.lm_more_scaling ? gsl_multifit_nlinear_scale_more : gsl_multifit_nlinear_scale_levenberg;
+    prm.scale = run->lm_more_scaling ? gsl_multifit_nlinear_scale_more : gsl_multifit_nlinear_scale_levenberg;
     gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &prm, N, (size_t)n);
     gsl_vector *x = gsl_vector_alloc((size_t)n);
     lm_ctx c = {.run = run, .at_start = 1};
-    c.J = malloc(sizeof *c.J * N * (size_t)fit->P);
-    c.pt = malloc(sizeof *c.pt * (size_t)fit->P);
-    if (fit_spread_ready(run, w && x && c.J && c.pt ? REMAT_OK
+    c.J = rmi_malloc(sizeof *c.J * N * (size_t)P);
+    c.pt = rmi_malloc(sizeof *c.pt * (size_t)P);
+    if (fit_ready(run, w && x && c.J && c.pt ? REMAT_OK
                                                      : rmi_error(REMAT_ERR_NOMEM, "out of memory for a %zu x %d "
                                                                  "Jacobian", N, n)) != REMAT_OK)
         goto done;
     gsl_multifit_nlinear_fdf fdf = {.f = lm_f, .df = lm_df, .n = N, .p = (size_t)n, .params = &c};
-    fit_x_start(fit, x->data);
+    fit_x_start(run->vars, x->data);
     run->iter = 0;
     int status = gsl_multifit_nlinear_init(x, &fdf, w);
     c.at_start = 0;
@@ -169,7 +170,7 @@ done:
         gsl_vector_free(x);
     if (w)
         gsl_multifit_nlinear_free(w);
-    free(c.J);
-    free(c.pt);
+    rmi_free(c.J);
+    rmi_free(c.pt);
     return run->st;
 }

@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
-#include "models/fit/fit_impl.h"
+#include "models/fit/optimize.h"
 
 typedef struct {
     fit_run *run;
@@ -61,31 +62,31 @@ static double nl_f(unsigned n, const double *x, double *grad, void *vc)
 
 remat_status fit_opt_nlopt(fit_run *run)
 {
-    struct remat_fit *fit = run->fit;
+    const fit_vars *v = run->vars;
     int n = run->n;
     nl_ctx c = {.run = run};
-    double *x = calloc((size_t)n, sizeof *x);
+    double *x = rmi_calloc((size_t)n, sizeof *x);
     c.opt = nlopt_create(NLOPT_LD_LBFGS, (unsigned)n);
-    if (fit_spread_ready(run, x && c.opt ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "out of memory")) != REMAT_OK) {
-        free(x);
+    if (fit_ready(run, x && c.opt ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "out of memory")) != REMAT_OK) {
+        rmi_free(x);
         if (c.opt)
             nlopt_destroy(c.opt);
         return run->st;
     }
     nlopt_set_min_objective(c.opt, nl_f, &c);
-    nlopt_set_lower_bounds(c.opt, fit->tlo);
-    nlopt_set_upper_bounds(c.opt, fit->thi);
+    nlopt_set_lower_bounds(c.opt, v->tlo);
+    nlopt_set_upper_bounds(c.opt, v->thi);
     nlopt_set_xtol_rel(c.opt, run->xtol);
     nlopt_set_xtol_abs1(c.opt, run->xtol);
     nlopt_set_ftol_rel(c.opt, run->ftol);
     nlopt_set_maxeval(c.opt, run->max_iters);
-    fit_x_start(fit, x);
+    fit_x_start(v, x);
     double best = NAN;
     nlopt_result res = nlopt_optimize(c.opt, x, &best);
     if (run->st == REMAT_OK && !run->user_stop && c.evals > 0) {
         /* NLopt's answer is its best point, not the last one tried */
-        fit_x_to_p(fit, x, run->p);
-        memcpy(run->res->params, run->p, sizeof *run->p * (size_t)fit->P);
+        fit_x_to_p(v, x, run->p);
+        memcpy(run->res->params, run->p, sizeof *run->p * (size_t)run->obj->P);
         run->res->objective = best;
     }
     const char *why = nlopt_result_to_string(res);
@@ -107,6 +108,6 @@ remat_status fit_opt_nlopt(fit_run *run)
         break;
     }
     nlopt_destroy(c.opt);
-    free(x);
+    rmi_free(x);
     return run->st;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -69,15 +70,15 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
         return rmi_error(REMAT_ERR_VALUE, "fit: %s: the first data row is at %s = %.17g, before the start t0 = %.17g",
                          path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
     size_t cells = (size_t)x->rows * (size_t)S;
-    x->y0 = calloc((size_t)S, sizeof *x->y0);
-    x->cond = calloc((size_t)fit->C + 1, sizeof *x->cond);
-    x->target = calloc(cells, sizeof *x->target);
-    x->mask = calloc(cells, sizeof *x->mask);
-    x->meas = calloc(cells, sizeof *x->meas);
-    x->r_full = calloc(cells, sizeof *x->r_full);
-    x->ct = calloc(cells, sizeof *x->ct);
-    x->dp = calloc((size_t)fit->P, sizeof *x->dp);
-    x->dr = calloc(cells, sizeof *x->dr);
+    x->y0 = rmi_calloc((size_t)S, sizeof *x->y0);
+    x->cond = rmi_calloc((size_t)fit->C + 1, sizeof *x->cond);
+    x->target = rmi_calloc(cells, sizeof *x->target);
+    x->mask = rmi_calloc(cells, sizeof *x->mask);
+    x->meas = rmi_calloc(cells, sizeof *x->meas);
+    x->r_full = rmi_calloc(cells, sizeof *x->r_full);
+    x->ct = rmi_calloc(cells, sizeof *x->ct);
+    x->dp = rmi_calloc((size_t)fit->P, sizeof *x->dp);
+    x->dr = rmi_calloc(cells, sizeof *x->dr);
     if (!x->y0 || !x->cond || !x->target || !x->mask || !x->meas || !x->r_full || !x->ct || !x->dp || !x->dr)
         return rmi_error(REMAT_ERR_NOMEM, "fit: %s: out of memory for %zu cells", path, cells);
 
@@ -228,14 +229,14 @@ static remat_status plan_grid(struct remat_fit *fit)
     for (int e = 0; e < fit->E; e++) {
         const fit_exp *x = &fit->exp[e];
         remat_ode_options o = fit_ode_options(fit, x);
-        int64_t *steps = malloc(sizeof *steps * (size_t)x->rows);
+        int64_t *steps = rmi_malloc(sizeof *steps * (size_t)x->rows);
         if (!steps)
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
         remat_status st = remat_ode_count_steps(&o, steps, NULL);
         if (st != REMAT_OK) {
             char why[512];
             snprintf(why, sizeof why, "%s", remat_last_error());
-            free(steps);
+            rmi_free(steps);
             return rmi_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
         }
         double prev = fit->opt.t0;
@@ -247,23 +248,16 @@ static remat_status plan_grid(struct remat_fit *fit)
             }
             prev = tk;
         }
-        free(steps);
+        rmi_free(steps);
     }
     return REMAT_OK;
 }
 
-/* With a group: every rank's status agreed on, so that all go on to the
- * next collective or none does. */
-static remat_status fit_sync(const struct remat_fit *fit, remat_status st)
-{
-    return fit->opt.dist ? remat_dist_agree(fit->opt.dist, st) : st;
-}
-
 remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
 {
-    fit->exp = calloc((size_t)fit->E, sizeof *fit->exp);
-    fit->grad_p = calloc((size_t)fit->P, sizeof *fit->grad_p);
-    fit->pbuf = calloc((size_t)fit->P, sizeof *fit->pbuf);
+    fit->exp = rmi_calloc((size_t)fit->E, sizeof *fit->exp);
+    fit->grad_p = rmi_calloc((size_t)fit->P, sizeof *fit->grad_p);
+    fit->pbuf = rmi_calloc((size_t)fit->P, sizeof *fit->pbuf);
     remat_status st = REMAT_OK;
     if (!fit->exp || !fit->grad_p || !fit->pbuf)
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
@@ -281,14 +275,14 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
         st = plan_grid(fit);
     if (st == REMAT_OK)
         st = fit_spread_setup(fit);
-    st = fit_sync(fit, st); /* before the first collective */
+    st = fit_agree(fit->opt.dist, st); /* before the first collective */
     if (st == REMAT_OK)
         st = fit_pick_schedule(fit);
     if (st == REMAT_OK && fit->n_local > 0) /* a rank with no experiment runs no program */
         st = fit_build_residuals(fit, fit->n_local, fit->local, &fit->res_fn);
     if (st == REMAT_OK && fit->n_local > 0)
-        st = remat_compile_env(fit->res_fn, &fit->res);
-    st = fit_sync(fit, st);
+        st = fit_compile(fit, fit->res_fn, &fit->res);
+    st = fit_agree(fit->opt.dist, st);
     if (st != REMAT_OK)
         return st;
     fit->jac_mode = fit_jacobian_resolve(fit);
@@ -301,24 +295,24 @@ void fit_problem_release(struct remat_fit *fit)
 {
     for (int e = 0; fit->exp && e < fit->E; e++) {
         fit_exp *x = &fit->exp[e];
-        free(x->y0);
-        free(x->cond);
-        free(x->target);
-        free(x->mask);
-        free(x->meas);
-        free(x->r_full);
-        free(x->ct);
-        free(x->dp);
-        free(x->dr);
+        rmi_free(x->y0);
+        rmi_free(x->cond);
+        rmi_free(x->target);
+        rmi_free(x->mask);
+        rmi_free(x->meas);
+        rmi_free(x->r_full);
+        rmi_free(x->ct);
+        rmi_free(x->dp);
+        rmi_free(x->dr);
     }
-    free(fit->exp);
-    free(fit->grad_p);
-    free(fit->pbuf);
+    rmi_free(fit->exp);
+    rmi_free(fit->grad_p);
+    rmi_free(fit->pbuf);
     remat_program_free(fit->res);
     remat_program_free(fit->vg);
     remat_program_free(fit->vjp);
     remat_program_free(fit->jvp);
     remat_fn_free(fit->res_fn);
-    free(fit->tan);
+    rmi_free(fit->tan);
     fit_spread_release(fit);
 }

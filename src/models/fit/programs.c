@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -104,25 +105,27 @@ remat_status fit_compile_reverse(const struct remat_fit *fit, int lm, int n, con
     if (st == REMAT_OK)
         st = split ? remat_vjp(src, 0, NULL, &g) : remat_value_and_grad(src, 1, (int[]){0}, &g);
     if (st == REMAT_OK)
-        st = remat_compile_env(g, out);
+        st = fit_compile(fit, g, out);
     remat_fn_free(g);
     remat_fn_free(src);
     return st;
 }
 
-static remat_status pick_schedule_probe(struct remat_fit *fit)
+/* memory_budget: compile once with store-all to learn one carry's and one
+ * step tape's bytes, then let remat_schedule_for_budget pick. Over every
+ * experiment, as one process would (spread.c's fit_pick_schedule runs it on
+ * rank 0 and tells the others). */
+remat_status fit_schedule_probe(struct remat_fit *fit)
 {
-    if (!remat_dist_is_root(fit->group))
-        return REMAT_OK;
     fit->spec = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
-    int *all = malloc(sizeof *all * (size_t)fit->E);
+    int *all = rmi_malloc(sizeof *all * (size_t)fit->E);
     if (!all)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int e = 0; e < fit->E; e++)
         all[e] = e;
     remat_program *probe;
     remat_status st = fit_compile_reverse(fit, fit->optimizer == REMAT_FIT_LM, fit->E, all, &probe);
-    free(all);
+    rmi_free(all);
     remat_memory_plan plan = {0};
     if (st == REMAT_OK)
         remat_program_plan(probe, &plan);
@@ -140,20 +143,9 @@ static remat_status pick_schedule_probe(struct remat_fit *fit)
     return REMAT_OK;
 }
 
-/* memory_budget: compile once with store-all to learn one carry's and one
- * step tape's bytes, then let remat_schedule_for_budget pick. Over every
- * experiment, as one process would; in a group rank 0 probes and tells the
- * others (so every rank runs the same schedule). */
-remat_status fit_pick_schedule(struct remat_fit *fit)
+remat_status fit_compile(const struct remat_fit *fit, const remat_fn *fn, remat_program **out)
 {
-    fit->spec = fit->opt.scan.schedule;
-    if (fit->opt.memory_budget <= 0)
-        return REMAT_OK;
-    remat_status st = pick_schedule_probe(fit);
-    if (!fit->group)
-        return st;
-    st = remat_dist_agree(fit->group, st);
-    return st == REMAT_OK ? remat_dist_bcast(fit->group, 0, &fit->spec, sizeof fit->spec) : st;
+    return fit->opt.compile ? remat_compile_opts(fn, NULL, fit->opt.compile, out) : remat_compile_env(fn, out);
 }
 
 remat_status fit_compile_vjp(struct remat_fit *fit)

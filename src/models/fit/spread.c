@@ -1,32 +1,46 @@
 /*
- * spread.c — a fit over many processes (remat/fit.h, "Many processes"):
- * which rank evaluates which experiment, the residual and Jacobian blocks
- * gathered in experiment order, the per-experiment objective and gradient
- * summed in experiment order, and starts spread over ranks. Everything
- * goes through remat/dist.h: models/ include no MPI header.
+ * spread.c — the fit's objective (objective.h) over many processes
+ * (remat/fit.h, "Many processes"): a wrapper of this rank's evaluations
+ * (evaluate.c, jacobian.c) that gathers the residual and Jacobian blocks in
+ * experiment order and sums the per-experiment objective and gradient in
+ * experiment order; which rank evaluates which experiment; starts spread
+ * over ranks; and every agreement between ranks the fit makes (setup,
+ * schedule, Jacobian compile, a driver's memory, statistics). This is the
+ * one file of fit/ that calls remat/dist.h (tests/check_includes.sh checks
+ * it); models/ include no MPI header. Alone (no group) each agreement is
+ * the local status and each gather the local rows.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
+static const fit_objective_ops spread_ops;
+
+remat_status fit_agree(remat_dist *d, remat_status st)
+{
+    return d ? remat_dist_agree(d, st) : st;
+}
+
 remat_status fit_spread_setup(struct remat_fit *fit)
 {
+    fit->obj = (fit_objective){.ops = &spread_ops, .self = fit, .P = fit->P, .n_res = fit->n_res};
     remat_dist *d = fit->opt.dist;
     int E = fit->E, P = fit->P;
     fit->per_experiment_sum = d != NULL;
     fit->spread_starts = d && remat_dist_size(d) > 1 && fit->opt.starts > 1;
     fit->group = d && !fit->spread_starts ? d : NULL;
-    fit->owner = calloc((size_t)E, sizeof *fit->owner);
-    fit->local = calloc((size_t)E, sizeof *fit->local);
-    fit->len = calloc((size_t)E, sizeof *fit->len);
-    fit->rall = calloc((size_t)fit->n_res, sizeof *fit->rall);
-    double *cost = calloc((size_t)E, sizeof *cost);
+    fit->owner = rmi_calloc((size_t)E, sizeof *fit->owner);
+    fit->local = rmi_calloc((size_t)E, sizeof *fit->local);
+    fit->len = rmi_calloc((size_t)E, sizeof *fit->len);
+    fit->rall = rmi_calloc((size_t)fit->n_res, sizeof *fit->rall);
+    double *cost = rmi_calloc((size_t)E, sizeof *cost);
     if (!fit->owner || !fit->local || !fit->len || !fit->rall || !cost) {
-        free(cost);
+        rmi_free(cost);
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     /* an experiment's cost: its cells (every row is an output time of its
@@ -34,7 +48,7 @@ remat_status fit_spread_setup(struct remat_fit *fit)
     for (int e = 0; e < E; e++)
         cost[e] = (double)fit->exp[e].rows * fit->S;
     remat_status st = fit->group ? remat_dist_split(fit->group, E, cost, fit->owner) : REMAT_OK;
-    free(cost);
+    rmi_free(cost);
     if (st != REMAT_OK)
         return st;
     int rank = remat_dist_rank(fit->group);
@@ -49,14 +63,14 @@ remat_status fit_spread_setup(struct remat_fit *fit)
                 fit->local_max_meas = fit->exp[e].n_meas;
         }
     if (remat_dist_size(fit->group) > 1) {
-        fit->rloc = calloc((size_t)fit->local_res + 1, sizeof *fit->rloc);
-        fit->jloc = calloc((size_t)fit->local_res * (size_t)P + 1, sizeof *fit->jloc);
+        fit->rloc = rmi_calloc((size_t)fit->local_res + 1, sizeof *fit->rloc);
+        fit->jloc = rmi_calloc((size_t)fit->local_res * (size_t)P + 1, sizeof *fit->jloc);
         if (!fit->rloc || !fit->jloc)
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for %lld residuals' Jacobian rows",
                              (long long)fit->local_res);
     }
     if (fit->per_experiment_sum) { /* n_local items and the sum */
-        fit->items = calloc(((size_t)fit->n_local + 1) * (1 + (size_t)P), sizeof *fit->items);
+        fit->items = rmi_calloc(((size_t)fit->n_local + 1) * (1 + (size_t)P), sizeof *fit->items);
         if (!fit->items)
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
@@ -65,13 +79,13 @@ remat_status fit_spread_setup(struct remat_fit *fit)
 
 void fit_spread_release(struct remat_fit *fit)
 {
-    free(fit->owner);
-    free(fit->local);
-    free(fit->len);
-    free(fit->rall);
-    free(fit->rloc);
-    free(fit->jloc);
-    free(fit->items);
+    rmi_free(fit->owner);
+    rmi_free(fit->local);
+    rmi_free(fit->len);
+    rmi_free(fit->rall);
+    rmi_free(fit->rloc);
+    rmi_free(fit->jloc);
+    rmi_free(fit->items);
 }
 
 static remat_status gather_rows(struct remat_fit *fit, remat_status local, int64_t width, const double *mine,
@@ -87,19 +101,9 @@ static remat_status gather_rows(struct remat_fit *fit, remat_status local, int64
     return remat_dist_gather(fit->group, fit->E, fit->owner, fit->len, mine, all);
 }
 
-remat_status fit_spread_residuals(struct remat_fit *fit, remat_status local, double *r)
+static remat_status spread_objective(struct remat_fit *fit, remat_status local, double *F, double *grad)
 {
-    return gather_rows(fit, local, 1, fit->rloc, r);
-}
-
-remat_status fit_spread_jacobian(struct remat_fit *fit, remat_status local, double *J)
-{
-    return gather_rows(fit, local, fit->P, fit->jloc, J);
-}
-
-remat_status fit_spread_objective(struct remat_fit *fit, remat_status local, double *F, double *grad)
-{
-    remat_status st = fit->group ? remat_dist_agree(fit->group, local) : local;
+    remat_status st = fit_agree(fit->group, local);
     if (st != REMAT_OK)
         return st;
     int64_t w = 1 + fit->P;
@@ -112,21 +116,110 @@ remat_status fit_spread_objective(struct remat_fit *fit, remat_status local, dou
     return REMAT_OK;
 }
 
-remat_status fit_spread_ready(fit_run *run, remat_status local)
+/* ---- the objective the optimizers see ---- */
+
+static remat_status obj_residuals(void *self, const double *p, double *F, double *r)
 {
-    remat_status st = run->fit->group ? remat_dist_agree(run->fit->group, local) : local;
-    return st == REMAT_OK ? REMAT_OK : fit_fail(run, st);
+    struct remat_fit *fit = self;
+    double *all = r ? r : fit->rall;
+    remat_status st = fit_local_residuals(fit, p, fit->rloc ? fit->rloc : all);
+    fit->evals++;
+    st = gather_rows(fit, st, 1, fit->rloc, all);
+    if (st != REMAT_OK)
+        return st;
+    double sum = 0;
+    for (int64_t k = 0; k < fit->n_res; k++)
+        sum += all[k] * all[k];
+    *F = sum;
+    return REMAT_OK;
+}
+
+static remat_status obj_gradient(void *self, const double *p, double *F, double *grad)
+{
+    struct remat_fit *fit = self;
+    fit->evals++;
+    if (fit->per_experiment_sum)
+        return spread_objective(fit, fit_local_objectives(fit, p), F, grad);
+    return fit_local_grad(fit, p, F, grad);
+}
+
+/* With a group this is collective (every rank compiles, or learns that one
+ * could not): jac_ready, not the programs, says it is done, since a rank
+ * with no experiment has none. */
+remat_status fit_jacobian_compile(struct remat_fit *fit)
+{
+    if (fit->jac_ready)
+        return REMAT_OK;
+    if (fit->jac_mode == REMAT_FIT_JACOBIAN_FORWARD) {
+        remat_status st = fit_agree(fit->group, fit_jacobian_compile_local(fit, REMAT_FIT_JACOBIAN_FORWARD));
+        /* an op of the residuals without a JVP rule: reverse mode still works
+         * when the mode was the fit's own pick; asked for, it is the error */
+        if (st != REMAT_ERR_UNSUPPORTED || fit->opt.jacobian != REMAT_FIT_JACOBIAN_AUTO) {
+            fit->jac_ready = st == REMAT_OK;
+            return st;
+        }
+        rmi_free(fit->tan);
+        fit->tan = NULL;
+        fit->jac_mode = REMAT_FIT_JACOBIAN_REVERSE;
+    }
+    remat_status st = fit_agree(fit->group, fit_jacobian_compile_local(fit, REMAT_FIT_JACOBIAN_REVERSE));
+    fit->jac_ready = st == REMAT_OK;
+    return st;
+}
+
+static remat_status obj_jacobian(void *self, const double *p, double *J)
+{
+    struct remat_fit *fit = self;
+    remat_status st = fit_jacobian_compile(fit); /* agreed on with a group */
+    if (st != REMAT_OK)
+        return st;
+    double *mine = fit->jloc ? fit->jloc : J; /* the local rows */
+    return gather_rows(fit, fit_local_jacobian(fit, p, mine), fit->P, fit->jloc, J);
+}
+
+static remat_status obj_agree(void *self, remat_status local)
+{
+    return fit_agree(((struct remat_fit *)self)->group, local);
+}
+
+static const char *obj_explain(void *self, const double *p) { return fit_explain_nonfinite(self, p); }
+
+static const fit_objective_ops spread_ops = {
+    .residuals = obj_residuals,
+    .gradient = obj_gradient,
+    .jacobian = obj_jacobian,
+    .agree = obj_agree,
+    .explain = obj_explain,
+};
+
+/* memory_budget: rank 0 probes (programs.c) and tells the others, so that
+ * every rank runs the same schedule. */
+remat_status fit_pick_schedule(struct remat_fit *fit)
+{
+    fit->spec = fit->opt.scan.schedule;
+    if (fit->opt.memory_budget <= 0)
+        return REMAT_OK;
+    remat_status st = remat_dist_is_root(fit->group) ? fit_schedule_probe(fit) : REMAT_OK;
+    if (!fit->group)
+        return st;
+    st = remat_dist_agree(fit->group, st);
+    return st == REMAT_OK ? remat_dist_bcast(fit->group, 0, &fit->spec, sizeof fit->spec) : st;
 }
 
 /* ---- starts over ranks ---- */
 
-int fit_spread_start_owner(const struct remat_fit *fit, int n_starts, int k)
+static int start_owner(const struct remat_fit *fit, int n_starts, int k)
 {
     if (!fit->spread_starts)
         return remat_dist_rank(fit->opt.dist);
     int size = remat_dist_size(fit->opt.dist);
     /* contiguous blocks, as remat_dist_split gives equal items */
     return (int)((int64_t)k * size / n_starts);
+}
+
+int fit_spread_owns_start(const struct remat_fit *fit, int n_starts, int k)
+{
+    return start_owner(fit, n_starts, k) == remat_dist_rank(fit->opt.dist);
 }
 
 /* A result as doubles: objective, iterations, evaluations, converged,
@@ -153,13 +246,13 @@ static remat_status bcast_result(struct remat_fit *fit, int root, remat_fit_resu
         r->n_residuals = fit->n_res;
         r->optimizer = fit_driver_name(fit);
         r->jacobian = fit->optimizer == REMAT_FIT_LM ? remat_fit_jacobian_name(fit->jac_mode) : NULL;
-        r->params = calloc((size_t)P + 1, sizeof *r->params);
-        r->param_names = calloc((size_t)P + 1, sizeof *r->param_names);
-        r->history_objective = calloc((size_t)nh + 1, sizeof *r->history_objective);
-        r->history_params = calloc((size_t)nh * (size_t)P + 1, sizeof *r->history_params);
+        r->params = rmi_calloc((size_t)P + 1, sizeof *r->params);
+        r->param_names = rmi_calloc((size_t)P + 1, sizeof *r->param_names);
+        r->history_objective = rmi_calloc((size_t)nh + 1, sizeof *r->history_objective);
+        r->history_params = rmi_calloc((size_t)nh * (size_t)P + 1, sizeof *r->history_params);
         int ok = r->params && r->param_names && r->history_objective && r->history_params;
         for (int i = 0; ok && i < P; i++)
-            ok = (r->param_names[i] = strdup(fit->names[i])) != NULL;
+            ok = (r->param_names[i] = rmi_strdup(fit->names[i])) != NULL;
         st = ok ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     }
     /* a rank out of memory still takes part, into scratch */
@@ -182,14 +275,15 @@ remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs
     remat_status st = remat_dist_agree(d, local);
     if (st != REMAT_OK)
         return st;
-    int *owner = malloc(sizeof *owner * (size_t)n_starts);
-    int64_t *len = malloc(sizeof *len * (size_t)n_starts);
-    double *mine = malloc(sizeof *mine * 2 * (size_t)n_starts), *all = malloc(sizeof *all * 2 * (size_t)n_starts);
+    int *owner = rmi_malloc(sizeof *owner * (size_t)n_starts);
+    int64_t *len = rmi_malloc(sizeof *len * (size_t)n_starts);
+    double *mine = rmi_malloc(sizeof *mine * 2 * (size_t)n_starts);
+    double *all = rmi_malloc(sizeof *all * 2 * (size_t)n_starts);
     st = owner && len && mine && all ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     st = remat_dist_agree(d, st);
     int m = 0;
     for (int k = 0; st == REMAT_OK && k < n_starts; k++) {
-        owner[k] = fit_spread_start_owner(fit, n_starts, k);
+        owner[k] = start_owner(fit, n_starts, k);
         len[k] = 2;
         if (owner[k] == remat_dist_rank(d)) {
             mine[m++] = objs[k];
@@ -220,9 +314,9 @@ remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs
         st = bcast_result(fit, root, r);
         *have_best = best_at >= 0;
     }
-    free(owner);
-    free(len);
-    free(mine);
-    free(all);
+    rmi_free(owner);
+    rmi_free(len);
+    rmi_free(mine);
+    rmi_free(all);
     return st;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
@@ -24,22 +25,22 @@ void remat_fit_stats_clear(remat_fit_stats *s)
 {
     if (!s)
         return;
-    free(s->se);
-    free(s->ci_lo);
-    free(s->ci_hi);
-    free(s->corr);
-    free(s->unidentifiable);
+    rmi_free(s->se);
+    rmi_free(s->ci_lo);
+    rmi_free(s->ci_hi);
+    rmi_free(s->corr);
+    rmi_free(s->unidentifiable);
     memset(s, 0, sizeof *s);
 }
 
 static remat_status alloc_stats(remat_fit_stats *s, int P)
 {
     size_t n = (size_t)P;
-    s->se = malloc(sizeof *s->se * n);
-    s->ci_lo = malloc(sizeof *s->ci_lo * n);
-    s->ci_hi = malloc(sizeof *s->ci_hi * n);
-    s->corr = malloc(sizeof *s->corr * n * n);
-    s->unidentifiable = calloc(n, sizeof *s->unidentifiable);
+    s->se = rmi_malloc(sizeof *s->se * n);
+    s->ci_lo = rmi_malloc(sizeof *s->ci_lo * n);
+    s->ci_hi = rmi_malloc(sizeof *s->ci_hi * n);
+    s->corr = rmi_malloc(sizeof *s->corr * n * n);
+    s->unidentifiable = rmi_calloc(n, sizeof *s->unidentifiable);
     if (!s->se || !s->ci_lo || !s->ci_hi || !s->corr || !s->unidentifiable)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for the statistics");
     for (size_t i = 0; i < n; i++) {
@@ -55,7 +56,7 @@ static remat_status alloc_stats(remat_fit_stats *s, int P)
 static void covariance(remat_fit_stats *s, const struct remat_fit *fit, const gsl_matrix *V, const gsl_vector *S,
                        const double *d, double *cov, int *inf_se)
 {
-    int n = fit->n_free;
+    int n = fit->vars.n_free;
     double smax = gsl_vector_get(S, 0), smin = gsl_vector_get(S, (size_t)n - 1);
     s->cond = smin > 0 ? (smax / smin) * (smax / smin) : INFINITY;
     for (int k = 0; k < n; k++) {
@@ -64,7 +65,7 @@ static void covariance(remat_fit_stats *s, const struct remat_fit *fit, const gs
             continue;
         for (int j = 0; j < n; j++)
             if (fabs(gsl_matrix_get(V, (size_t)j, (size_t)k)) >= 0.1) {
-                s->unidentifiable[fit->free_idx[j]] = true;
+                s->unidentifiable[fit->vars.free_idx[j]] = true;
                 if (sk == 0)
                     inf_se[j] = 1;
             }
@@ -88,7 +89,7 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
     memset(s, 0, sizeof *s);
     if (!fit || !params)
         return rmi_error(REMAT_ERR_NULL, "fit: %s is NULL", !fit ? "the fit" : "params");
-    int P = fit->P, n = fit->n_free;
+    int P = fit->P, n = fit->vars.n_free;
     int64_t N = fit->n_res;
     if (N - n < 1)
         return rmi_error(REMAT_ERR_VALUE,
@@ -99,22 +100,21 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
     s->n_free = n;
     s->n_residuals = N;
     s->dof = N - n;
-    double *J = malloc(sizeof *J * (size_t)N * (size_t)P), *d = malloc(sizeof *d * (size_t)n);
-    double *cov = malloc(sizeof *cov * (size_t)n * (size_t)n);
-    int *inf_se = calloc((size_t)n, sizeof *inf_se);
+    double *J = rmi_malloc(sizeof *J * (size_t)N * (size_t)P), *d = rmi_malloc(sizeof *d * (size_t)n);
+    double *cov = rmi_malloc(sizeof *cov * (size_t)n * (size_t)n);
+    int *inf_se = rmi_calloc((size_t)n, sizeof *inf_se);
     gsl_matrix *A = gsl_matrix_alloc((size_t)N, (size_t)n), *V = gsl_matrix_alloc((size_t)n, (size_t)n);
     gsl_vector *S = gsl_vector_alloc((size_t)n), *work = gsl_vector_alloc((size_t)n);
     remat_status st = alloc_stats(s, P);
     if (st == REMAT_OK && (!J || !d || !cov || !inf_se || !A || !V || !S || !work))
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory for a %lld x %d Jacobian", (long long)N, n);
-    if (fit->group) /* every rank goes on to the collectives below, or none */
-        st = remat_dist_agree(fit->group, st);
+    st = fit_agree(fit->group, st); /* every rank goes on to the collectives below, or none */
     if (st == REMAT_OK)
         st = remat_fit_objective(fit, params, &s->sse);
     if (st == REMAT_OK)
-        st = fit_eval_jacobian(fit, params, J);
+        st = fit_obj_jacobian(&fit->obj, params, J);
     for (int j = 0; st == REMAT_OK && j < n; j++) {
-        int i = fit->free_idx[j];
+        int i = fit->vars.free_idx[j];
         d[j] = params[i] != 0 ? fabs(params[i]) : 1.0;
         for (int64_t k = 0; k < N; k++) {
             double v = J[k * P + i];
@@ -137,7 +137,7 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
         s->t95 = gsl_cdf_tdist_Pinv(0.975, (double)s->dof);
         covariance(s, fit, V, S, d, cov, inf_se);
         for (int a = 0; a < n; a++) {
-            int i = fit->free_idx[a];
+            int i = fit->vars.free_idx[a];
             s->se[i] = inf_se[a] ? INFINITY : sqrt(fmax(cov[a * n + a], 0.0));
             s->ci_lo[i] = params[i] - s->t95 * s->se[i];
             s->ci_hi[i] = params[i] + s->t95 * s->se[i];
@@ -145,16 +145,16 @@ remat_status remat_fit_statistics(remat_fit *fit, const double *params, remat_fi
         }
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
-                int i = fit->free_idx[a], j = fit->free_idx[b];
+                int i = fit->vars.free_idx[a], j = fit->vars.free_idx[b];
                 double q = s->se[i] * s->se[j];
                 s->corr[(size_t)i * (size_t)P + (size_t)j] =
                     a == b ? 1.0 : (q > 0 && isfinite(q) ? cov[a * n + b] / q : NAN);
             }
     }
-    free(J);
-    free(d);
-    free(cov);
-    free(inf_se);
+    rmi_free(J);
+    rmi_free(d);
+    rmi_free(cov);
+    rmi_free(inf_se);
     gsl_matrix_free(A);
     gsl_matrix_free(V);
     gsl_vector_free(S);

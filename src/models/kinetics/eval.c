@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
@@ -40,7 +41,7 @@ static double eval_spine(const remat_expr *e, const mech_env *env)
     for (const remat_expr *x = e; is_chain(x); x = x->args[0]) {
         if (sp->n == sp->cap) {
             size_t cap = sp->cap ? 2 * sp->cap : 256;
-            const remat_expr **v = realloc(sp->v, cap * sizeof *v);
+            const remat_expr **v = rmi_realloc(sp->v, cap * sizeof *v);
             if (!v) {
                 sp->oom = 1;
                 sp->n = base;
@@ -111,7 +112,7 @@ static remat_status eval_all(const remat_mechanism *m, double t, const double y[
     double small[64];
     double *lets = small;
     if (m->nlets > (int)(sizeof small / sizeof small[0])) {
-        lets = malloc((size_t)m->nlets * sizeof *lets);
+        lets = rmi_malloc((size_t)m->nlets * sizeof *lets);
         if (!lets)
             return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %d lets", fn, m->nlets);
     }
@@ -124,8 +125,8 @@ static remat_status eval_all(const remat_mechanism *m, double t, const double y[
     for (int i = 0; i < m->nspecies; i++)
         dydt[i] = mech_eval(m->rhs[i], &env);
     if (lets != small)
-        free(lets);
-    free(spine.v);
+        rmi_free(lets);
+    rmi_free(spine.v);
     if (spine.oom)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory evaluating %s", fn, m->source);
     return REMAT_OK;
@@ -162,7 +163,7 @@ remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, con
     const char *fn = "remat_mechanism_check_rates";
     if (!m)
         return rmi_error(REMAT_ERR_NULL, "%s: the mechanism is NULL", fn);
-    double *dydt = malloc(sizeof *dydt * (size_t)(m->nspecies + 1));
+    double *dydt = rmi_malloc(sizeof *dydt * (size_t)(m->nspecies + 1));
     if (!dydt)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", fn);
     mech_culprit bad = {0};
@@ -180,7 +181,7 @@ remat_status remat_mechanism_check_rates(const remat_mechanism *m, double t, con
         st = rmi_error(REMAT_ERR_NUMERIC, "%s: d%s/d%s is %g at %s = %g (a concentration or parameter is not "
                        "finite)", m->source, m->species[s], m->indep, dydt[s], m->indep, t);
     }
-    free(dydt);
+    rmi_free(dydt);
     return st;
 }
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
@@ -71,7 +72,7 @@ static int memo_put(lowering *L, const remat_expr *e, remat_val v)
 {
     if (2 * (L->used + 1) > L->nslot) { /* keep the load under one half */
         size_t n = L->nslot * 2;
-        memo_slot *s = calloc(n, sizeof *s);
+        memo_slot *s = rmi_calloc(n, sizeof *s);
         if (!s)
             return 0;
         for (size_t k = 0; k < L->nslot; k++) {
@@ -82,7 +83,7 @@ static int memo_put(lowering *L, const remat_expr *e, remat_val v)
                 i = (i + 1) & (n - 1);
             s[i] = L->slots[k];
         }
-        free(L->slots);
+        rmi_free(L->slots);
         L->slots = s;
         L->nslot = n;
     }
@@ -224,7 +225,7 @@ static remat_val walk_spine(lowering *L, const remat_expr *e)
     for (const remat_expr *x = e; is_chain(x) && !memo_find(L, x); x = x->args[0]) {
         if (L->nspine == L->capspine) {
             size_t cap = L->capspine ? 2 * L->capspine : 256;
-            const remat_expr **v = realloc(L->spine, cap * sizeof *v);
+            const remat_expr **v = rmi_realloc(L->spine, cap * sizeof *v);
             if (!v) {
                 if (L->st == REMAT_OK)
                     L->st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s",
@@ -360,11 +361,11 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
         NL = remat_mechanism_let_count(m);
     lowering L = {.f = f, .m = m, .dt = remat_val_dtype(f, y), .t = t, .y = y, .params = params,
                   .ys = remat_val_shape(f, y), .nslot = 64};
-    L.species = malloc(sizeof *L.species * (size_t)(S + 1));
-    L.param_vals = malloc(sizeof *L.param_vals * (size_t)(P + 1));
-    L.let_vals = malloc(sizeof *L.let_vals * (size_t)(NL + 1));
-    L.slots = calloc(L.nslot, sizeof *L.slots);
-    remat_val *out = malloc(sizeof *out * (size_t)(S + 1));
+    L.species = rmi_malloc(sizeof *L.species * (size_t)(S + 1));
+    L.param_vals = rmi_malloc(sizeof *L.param_vals * (size_t)(P + 1));
+    L.let_vals = rmi_malloc(sizeof *L.let_vals * (size_t)(NL + 1));
+    L.slots = rmi_calloc(L.nslot, sizeof *L.slots);
+    remat_val *out = rmi_malloc(sizeof *out * (size_t)(S + 1));
     unsigned char *used = NULL;
     if (!L.species || !L.param_vals || !L.let_vals || !L.slots || !out) {
         st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(m));
@@ -377,7 +378,7 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
     for (int i = 0; i < NL; i++)
         L.let_vals[i] = REMAT_NONE;
     int reads_t;
-    if (!(used = calloc((size_t)NL + 1, 1)) || !mech_reach(m, used, &reads_t)) {
+    if (!(used = rmi_calloc((size_t)NL + 1, 1)) || !mech_reach(m, used, &reads_t)) {
         st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering %s", remat_mechanism_source(m));
         goto done;
     }
@@ -409,13 +410,13 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
     }
     *dydt = r;
 done:
-    free(L.species);
-    free(L.param_vals);
-    free(L.let_vals);
-    free(L.slots);
-    free(L.spine);
-    free(used);
-    free(out);
+    rmi_free(L.species);
+    rmi_free(L.param_vals);
+    rmi_free(L.let_vals);
+    rmi_free(L.slots);
+    rmi_free(L.spine);
+    rmi_free(used);
+    rmi_free(out);
     return st;
 }
 

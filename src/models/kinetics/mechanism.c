@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/file.h"
@@ -19,7 +20,7 @@ static remat_status parse_text(const char *src, size_t n, const char *name, rema
         src += 3;
         n -= 3;
     }
-    remat_mechanism *m = calloc(1, sizeof *m);
+    remat_mechanism *m = rmi_calloc(1, sizeof *m);
     if (!m)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", name);
     mech_parser p = {.m = m};
@@ -35,12 +36,12 @@ static remat_status parse_text(const char *src, size_t n, const char *name, rema
         (st = mech_resolve(&p)) != REMAT_OK || (st = mech_build_rhs(&p)) != REMAT_OK)
         goto fail;
     mech_names_release(&p.names);
-    free(p.terms);
+    rmi_free(p.terms);
     *out = m;
     return REMAT_OK;
 fail:
     mech_names_release(&p.names);
-    free(p.terms);
+    rmi_free(p.terms);
     remat_mechanism_free(m);
     return st;
 }
@@ -68,7 +69,7 @@ remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out)
     remat_status st = rmi_read_file(path, "mechanism file", &text, &n);
     if (st == REMAT_OK)
         st = parse_text(text, n, path, out);
-    free(text);
+    rmi_free(text);
     return st;
 }
 
@@ -76,9 +77,9 @@ void remat_mechanism_free(remat_mechanism *m)
 {
     if (!m)
         return;
-    free(m->warnings);
+    rmi_free(m->warnings);
     rmi_arena_clear(&m->arena);
-    free(m);
+    rmi_free(m);
 }
 
 /* ---- accessors ---- */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "models/kinetics/mechanism_impl.h"
 
@@ -44,7 +45,7 @@ int mech_names_find(const mech_names *t, const char *s, size_t len)
 
 static int rehash(mech_names *t, size_t nslot)
 {
-    int *slot = malloc(nslot * sizeof *slot);
+    int *slot = rmi_malloc(nslot * sizeof *slot);
     if (!slot)
         return -1;
     for (size_t i = 0; i < nslot; i++)
@@ -55,7 +56,7 @@ static int rehash(mech_names *t, size_t nslot)
             i = (i + 1) & (nslot - 1);
         slot[i] = k;
     }
-    free(t->slot);
+    rmi_free(t->slot);
     t->slot = slot;
     t->nslot = nslot;
     return 0;
@@ -67,7 +68,7 @@ int mech_names_add(mech_names *t, remat_arena *a, const char *s, size_t len)
         if (t->cap > (1 << 28))
             return -1;
         int cap = t->cap ? 2 * t->cap : 32;
-        mech_name *v = realloc(t->v, (size_t)cap * sizeof *v);
+        mech_name *v = rmi_realloc(t->v, (size_t)cap * sizeof *v);
         if (!v)
             return -1;
         t->v = v;
@@ -95,8 +96,8 @@ int mech_names_add(mech_names *t, remat_arena *a, const char *s, size_t len)
 
 void mech_names_release(mech_names *t)
 {
-    free(t->v);
-    free(t->slot);
+    rmi_free(t->v);
+    rmi_free(t->slot);
     *t = (mech_names){0};
 }
 

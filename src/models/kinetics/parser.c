@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
@@ -282,7 +283,7 @@ static remat_status parse_side(mech_parser *p, mech_stmt *s, int which)
         }
         if (p->nterms == p->capterms) {
             int cap = p->capterms ? 2 * p->capterms : 8;
-            mech_term *t = realloc(p->terms, (size_t)cap * sizeof *t);
+            mech_term *t = rmi_realloc(p->terms, (size_t)cap * sizeof *t);
             if (!t)
                 return nomem(p);
             p->terms = t;

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 #include "remat/kinetics.h"
@@ -19,7 +20,7 @@ static int push(expr_stack *s, const remat_expr *e)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 256;
-        const remat_expr **v = realloc(s->v, cap * sizeof *v);
+        const remat_expr **v = rmi_realloc(s->v, cap * sizeof *v);
         if (!v)
             return 0;
         s->v = v;
@@ -56,17 +57,17 @@ int mech_reach(const remat_mechanism *m, unsigned char *used, int *reads_t)
             }
         }
     }
-    free(st.v);
+    rmi_free(st.v);
     return ok;
 }
 
 int remat_kinetics_uses_indep(const remat_mechanism *m)
 {
     REMAT_NULL_RETURN(m, 0);
-    unsigned char *used = calloc((size_t)remat_mechanism_let_count(m) + 1, 1);
+    unsigned char *used = rmi_calloc((size_t)remat_mechanism_let_count(m) + 1, 1);
     int r = 1; /* out of memory: say yes, passing t to rates that ignore it is harmless */
     if (used && !mech_reach(m, used, &r))
         r = 1;
-    free(used);
+    rmi_free(used);
     return r;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
@@ -206,7 +207,7 @@ remat_status mech_warn(mech_parser *p, int line, int col, const char *fmt, ...)
     va_end(ap);
     if (m->nwarnings == m->capwarnings) {
         int cap = m->capwarnings ? 2 * m->capwarnings : 4;
-        const char **v = realloc(m->warnings, (size_t)cap * sizeof *v);
+        const char **v = rmi_realloc(m->warnings, (size_t)cap * sizeof *v);
         if (!v)
             return nomem(p);
         m->warnings = v;
@@ -249,10 +250,10 @@ static remat_status check_rate_reading(mech_parser *p, const mech_stmt *s, int d
     if (n == 0 || kind == RATE_WHOLE)
         return REMAT_OK; /* a source term, or a whole rate said so */
     remat_mechanism *m = p->m;
-    unsigned char *mask = calloc((size_t)m->nspecies + 1, 1), *seen = calloc((size_t)m->nlets + 1, 1);
+    unsigned char *mask = rmi_calloc((size_t)m->nspecies + 1, 1), *seen = rmi_calloc((size_t)m->nlets + 1, 1);
     if (!mask || !seen) {
-        free(mask);
-        free(seen);
+        rmi_free(mask);
+        rmi_free(seen);
         return nomem(p);
     }
     char reactants[256] = "", text[256];
@@ -264,8 +265,8 @@ static remat_status check_rate_reading(mech_parser *p, const mech_stmt *s, int d
         mask[nm->index] = 1;
     }
     int sp = reads_reactant(p, r, mask, seen);
-    free(mask);
-    free(seen);
+    rmi_free(mask);
+    rmi_free(seen);
     remat_expr_format(r, text, sizeof text);
     int is_k = r->kind == REMAT_EXPR_PARAM || r->kind == REMAT_EXPR_COND || r->kind == REMAT_EXPR_CONST ||
                r->kind == REMAT_EXPR_LET || r->kind == REMAT_EXPR_NUM;

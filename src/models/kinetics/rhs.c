@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
@@ -142,8 +143,8 @@ remat_status mech_build_rhs(mech_parser *p)
 {
     remat_mechanism *m = p->m;
     size_t S = (size_t)m->nspecies + 1;
-    int *order = calloc(S, sizeof *order), *start = calloc(S + 1, sizeof *start), *rxs = NULL;
-    double *net = calloc(S, sizeof *net), *nus = NULL;
+    int *order = rmi_calloc(S, sizeof *order), *start = rmi_calloc(S + 1, sizeof *start), *rxs = NULL;
+    double *net = rmi_calloc(S, sizeof *net), *nus = NULL;
     remat_status st = order && start && net ? REMAT_OK : nomem(p);
     int r = 0;
     for (const mech_stmt *s = p->first; s && st == REMAT_OK; s = s->next) {
@@ -168,7 +169,7 @@ remat_status mech_build_rhs(mech_parser *p)
             start[m->reactions[r].stoich[k].species + 1]++, total++;
     for (size_t i = 1; i <= S; i++)
         start[i] += start[i - 1];
-    if (st == REMAT_OK && (!(rxs = malloc((total + 1) * sizeof *rxs)) || !(nus = malloc((total + 1) * sizeof *nus))))
+    if (st == REMAT_OK && (!(rxs = rmi_malloc((total + 1) * sizeof *rxs)) || !(nus = rmi_malloc((total + 1) * sizeof *nus))))
         st = nomem(p);
     for (r = 0; r < m->nreactions && st == REMAT_OK; r++)
         for (int k = 0; k < m->reactions[r].nstoich; k++) {
@@ -182,10 +183,10 @@ remat_status mech_build_rhs(mech_parser *p)
             m->rhs[i] = p->ode[i];
         else
             st = species_sum(p, rxs + start[i], nus + start[i], start[i + 1] - start[i], &m->rhs[i]);
-    free(order);
-    free(start);
-    free(net);
-    free(rxs);
-    free(nus);
+    rmi_free(order);
+    rmi_free(start);
+    rmi_free(net);
+    rmi_free(rxs);
+    rmi_free(nus);
     return st;
 }

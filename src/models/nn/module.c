@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nn_impl.h"
 
@@ -33,24 +34,24 @@ remat_status remat_nn_activation_parse(const char *text, remat_nn_activation *ou
 
 static remat_nn_module *new_module(nn_kind kind, const char *cls, int n_children)
 {
-    remat_nn_module *m = calloc(1, sizeof *m);
+    remat_nn_module *m = rmi_calloc(1, sizeof *m);
     if (!m)
         goto fail;
     m->refs = 1;
     m->kind = kind;
-    m->cls = strdup(cls);
+    m->cls = rmi_strdup(cls);
     if (!m->cls)
         goto fail;
     if (n_children > 0) {
-        m->children = calloc((size_t)n_children, sizeof *m->children);
+        m->children = rmi_calloc((size_t)n_children, sizeof *m->children);
         if (!m->children)
             goto fail;
     }
     return m;
 fail:
     if (m)
-        free(m->cls);
-    free(m);
+        rmi_free(m->cls);
+    rmi_free(m);
     rmi_error(REMAT_ERR_NOMEM, "nn: out of memory making a %s module", cls);
     return NULL;
 }
@@ -68,10 +69,10 @@ void remat_nn_module_free(remat_nn_module *m)
         return;
     for (int i = 0; i < m->n_children; i++)
         remat_nn_module_free(m->children[i]);
-    free(m->children);
+    rmi_free(m->children);
     remat_policy_free(m->policy);
-    free(m->cls);
-    free(m);
+    rmi_free(m->cls);
+    rmi_free(m);
 }
 
 const char *remat_nn_module_class(const remat_nn_module *m)
@@ -194,7 +195,7 @@ remat_nn_module *remat_nn_mlp(int64_t features, int depth, remat_nn_activation a
         return NULL;
     }
     int n = 2 * depth - 1;
-    remat_nn_module **mods = calloc((size_t)n, sizeof *mods);
+    remat_nn_module **mods = rmi_calloc((size_t)n, sizeof *mods);
     if (!mods) {
         rmi_error(REMAT_ERR_NOMEM, "MLP: out of memory");
         return NULL;
@@ -202,7 +203,7 @@ remat_nn_module *remat_nn_mlp(int64_t features, int depth, remat_nn_activation a
     for (int i = 0; i < n; i++)
         mods[i] = i % 2 == 0 ? remat_nn_dense(features, true) : remat_nn_act(act);
     remat_nn_module *m = block_of("MLP", n, mods, false);
-    free(mods);
+    rmi_free(mods);
     return m;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nn_impl.h"
 
@@ -13,12 +14,12 @@ void nn_param_clear(nn_param *p)
     if (p->scopes)
         for (int l = 0; l < p->layers; l++) {
             for (int i = 0; i < p->scopes[l].depth; i++)
-                free(p->scopes[l].path[i]);
-            free(p->scopes[l].path);
+                rmi_free(p->scopes[l].path[i]);
+            rmi_free(p->scopes[l].path);
         }
-    free(p->scopes);
-    free(p->name);
-    free(p->data);
+    rmi_free(p->scopes);
+    rmi_free(p->name);
+    rmi_free(p->data);
     memset(p, 0, sizeof *p);
 }
 
@@ -26,7 +27,7 @@ remat_status nn_params_push(remat_nn_params *ps, nn_param *p)
 {
     if (ps->n == ps->cap) {
         int cap = ps->cap ? 2 * ps->cap : 16;
-        nn_param *q = realloc(ps->p, (size_t)cap * sizeof *q);
+        nn_param *q = rmi_realloc(ps->p, (size_t)cap * sizeof *q);
         if (!q) {
             nn_param_clear(p);
             return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory recording parameters");
@@ -45,8 +46,8 @@ void remat_nn_params_free(remat_nn_params *ps)
         return;
     for (int i = 0; i < ps->n; i++)
         nn_param_clear(&ps->p[i]);
-    free(ps->p);
-    free(ps);
+    rmi_free(ps->p);
+    rmi_free(ps);
 }
 
 static size_t param_bytes(const nn_param *p)
@@ -76,11 +77,11 @@ static remat_status fill(nn_param *p, remat_prng_key key)
 {
     int64_t total = remat_shape_numel(&p->shape);
     int64_t per = total / (p->layers ? p->layers : 1);
-    p->data = malloc(param_bytes(p) ? param_bytes(p) : 1);
-    float *tmp = p->dtype == REMAT_F32 ? p->data : malloc((size_t)(per ? per : 1) * sizeof *tmp);
+    p->data = rmi_malloc(param_bytes(p) ? param_bytes(p) : 1);
+    float *tmp = p->dtype == REMAT_F32 ? p->data : rmi_malloc((size_t)(per ? per : 1) * sizeof *tmp);
     if (!p->data || !tmp) {
         if (tmp != p->data)
-            free(tmp);
+            rmi_free(tmp);
         return rmi_error(REMAT_ERR_NOMEM, "nn init: out of memory for %s (%zu bytes)", p->name, param_bytes(p));
     }
     remat_status st = REMAT_OK;
@@ -95,7 +96,7 @@ static remat_status fill(nn_param *p, remat_prng_key key)
         }
     }
     if (tmp != p->data)
-        free(tmp);
+        rmi_free(tmp);
     return st;
 }
 
@@ -116,10 +117,10 @@ remat_status remat_nn_init(const remat_nn_module *m, remat_prng_key key, remat_d
         if (in_dims[i] < 1)
             return rmi_error(REMAT_ERR_SHAPE, "nn init: input dim %d is %lld; dims must be positive", i,
                              (long long)in_dims[i]);
-    remat_nn_params *ps = calloc(1, sizeof *ps);
+    remat_nn_params *ps = rmi_calloc(1, sizeof *ps);
     remat_fn *f = remat_fn_new("nn_init");
     if (!ps || !f) {
-        free(ps);
+        rmi_free(ps);
         remat_fn_free(f);
         return rmi_error(REMAT_ERR_NOMEM, "nn init: out of memory");
     }
@@ -144,7 +145,7 @@ remat_status remat_nn_params_copy(const remat_nn_params *src, remat_nn_params **
     if (!src || !out)
         return rmi_error(REMAT_ERR_NULL, "nn params copy: params or output is NULL");
     *out = NULL;
-    remat_nn_params *ps = calloc(1, sizeof *ps);
+    remat_nn_params *ps = rmi_calloc(1, sizeof *ps);
     if (!ps)
         return rmi_error(REMAT_ERR_NOMEM, "nn params copy: out of memory");
     ps->dtype = src->dtype;
@@ -154,15 +155,15 @@ remat_status remat_nn_params_copy(const remat_nn_params *src, remat_nn_params **
         const nn_param *s = &src->p[i];
         nn_param p = {.dtype = s->dtype, .shape = s->shape, .init = s->init, .layers = s->layers,
                       .stacked = s->stacked, .counter = s->counter};
-        p.name = strdup(s->name);
-        p.data = malloc(param_bytes(s) ? param_bytes(s) : 1);
-        p.scopes = calloc((size_t)s->layers, sizeof *p.scopes);
+        p.name = rmi_strdup(s->name);
+        p.data = rmi_malloc(param_bytes(s) ? param_bytes(s) : 1);
+        p.scopes = rmi_calloc((size_t)s->layers, sizeof *p.scopes);
         bool ok = p.name && p.data && p.scopes;
         for (int l = 0; ok && l < s->layers; l++) {
-            p.scopes[l].path = calloc((size_t)(s->scopes[l].depth ? s->scopes[l].depth : 1), sizeof(char *));
+            p.scopes[l].path = rmi_calloc((size_t)(s->scopes[l].depth ? s->scopes[l].depth : 1), sizeof(char *));
             ok = p.scopes[l].path != NULL;
             for (int d = 0; ok && d < s->scopes[l].depth; d++) {
-                p.scopes[l].path[d] = strdup(s->scopes[l].path[d]);
+                p.scopes[l].path[d] = rmi_strdup(s->scopes[l].path[d]);
                 ok = p.scopes[l].path[d] != NULL;
                 p.scopes[l].depth = d + 1;
             }

@@ -6,9 +6,11 @@
  * parameters are updated where they live).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nn_impl.h"
 #include "remat/dist.h"
@@ -25,10 +27,10 @@ remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p
         return rmi_error(REMAT_ERR_SHAPE, "nn loss: rows %lld, features %lld and outputs %lld must be positive",
                          (long long)rows, (long long)in_features, (long long)n_out);
     int np = remat_nn_params_count(p);
-    remat_val *pv = calloc((size_t)np + 1, sizeof *pv);
+    remat_val *pv = rmi_calloc((size_t)np + 1, sizeof *pv);
     remat_fn *f = remat_fn_new("loss");
     if (!pv || !f) {
-        free(pv);
+        rmi_free(pv);
         remat_fn_free(f);
         return rmi_error(REMAT_ERR_NOMEM, "nn loss: out of memory");
     }
@@ -53,7 +55,7 @@ remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p
         if (remat_fn_status(f) != REMAT_OK)
             st = rmi_error(remat_fn_status(f), "nn loss: %s", remat_fn_error(f));
     }
-    free(pv);
+    rmi_free(pv);
     if (st != REMAT_OK) {
         remat_fn_free(f);
         return st;
@@ -62,10 +64,28 @@ remat_status remat_nn_loss_fn(const remat_nn_module *m, const remat_nn_params *p
     return REMAT_OK;
 }
 
+remat_status nn_trainer_backend(const remat_nn_trainer *t, remat_backend **be)
+{
+    if (!t->o.compile)
+        return remat_backend_from_env(be);
+    const char *name = t->o.compile->backend;
+    if ((*be = remat_backend_from_name(name)))
+        return REMAT_OK;
+    char why[256]; /* the message is rewritten below: copy it first */
+    snprintf(why, sizeof why, "%s", remat_last_error());
+    return rmi_error(strncmp(name, "cuda", 4) == 0 ? REMAT_ERR_BACKEND : REMAT_ERR_ARG,
+                     "nn trainer: compile options: backend '%s': %s", name, why);
+}
+
+remat_status nn_trainer_compile(const remat_nn_trainer *t, const remat_fn *fn, remat_backend *be, remat_program **out)
+{
+    return t->o.compile ? remat_compile_opts(fn, be, t->o.compile, out) : remat_compile(fn, be, out);
+}
+
 static remat_status compile_step(remat_nn_trainer *t, int64_t rows, remat_program **out)
 {
     remat_fn *loss = NULL, *vg = NULL;
-    int *argnums = malloc((size_t)(t->np ? t->np : 1) * sizeof *argnums);
+    int *argnums = rmi_malloc((size_t)(t->np ? t->np : 1) * sizeof *argnums);
     if (!argnums)
         return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     for (int i = 0; i < t->np; i++)
@@ -75,10 +95,10 @@ static remat_status compile_step(remat_nn_trainer *t, int64_t rows, remat_progra
         st = remat_value_and_grad(loss, t->np, argnums, &vg);
     remat_backend *be = NULL;
     if (st == REMAT_OK)
-        st = remat_backend_from_env(&be);
+        st = nn_trainer_backend(t, &be);
     if (st == REMAT_OK)
-        st = remat_compile(vg, be, out);
-    free(argnums);
+        st = nn_trainer_compile(t, vg, be, out);
+    rmi_free(argnums);
     remat_fn_free(vg);
     remat_fn_free(loss);
     return st;
@@ -86,10 +106,10 @@ static remat_status compile_step(remat_nn_trainer *t, int64_t rows, remat_progra
 
 static remat_status compile_fwd(remat_nn_trainer *t, int64_t rows, remat_program **out)
 {
-    remat_val *pv = calloc((size_t)t->np + 1, sizeof *pv);
+    remat_val *pv = rmi_calloc((size_t)t->np + 1, sizeof *pv);
     remat_fn *f = remat_fn_new("predict");
     if (!pv || !f) {
-        free(pv);
+        rmi_free(pv);
         remat_fn_free(f);
         return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     }
@@ -101,11 +121,11 @@ static remat_status compile_fwd(remat_nn_trainer *t, int64_t rows, remat_program
         remat_fn_output(f, y);
         remat_backend *be = NULL;
         st = remat_fn_status(f) != REMAT_OK ? rmi_error(remat_fn_status(f), "nn predict: %s", remat_fn_error(f))
-                                            : remat_backend_from_env(&be);
+                                            : nn_trainer_backend(t, &be);
         if (st == REMAT_OK)
-            st = remat_compile(f, be, out);
+            st = nn_trainer_compile(t, f, be, out);
     }
-    free(pv);
+    rmi_free(pv);
     remat_fn_free(f);
     return st;
 }
@@ -149,15 +169,15 @@ void remat_nn_trainer_free(remat_nn_trainer *t)
         if (t->sgd)
             remat_sgd_free(t->sgd[i]);
         if (t->grads)
-            free(t->grads[i]);
+            rmi_free(t->grads[i]);
     }
-    free(t->adam);
-    free(t->sgd);
-    free(t->grads);
-    free(t->in);
-    free(t->out);
+    rmi_free(t->adam);
+    rmi_free(t->sgd);
+    rmi_free(t->grads);
+    rmi_free(t->in);
+    rmi_free(t->out);
     nn_trainer_shards_free(t);
-    free(t);
+    rmi_free(t);
 }
 
 static remat_status check_options(const remat_nn_train_options *o)
@@ -184,9 +204,9 @@ static remat_status check_options(const remat_nn_train_options *o)
 static remat_status make_optimisers(remat_nn_trainer *t)
 {
     if (t->o.optimizer == REMAT_NN_ADAM)
-        t->adam = calloc((size_t)t->np + 1, sizeof *t->adam);
+        t->adam = rmi_calloc((size_t)t->np + 1, sizeof *t->adam);
     else
-        t->sgd = calloc((size_t)t->np + 1, sizeof *t->sgd);
+        t->sgd = rmi_calloc((size_t)t->np + 1, sizeof *t->sgd);
     if (!t->adam && !t->sgd)
         return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     remat_adam_options ao = remat_adam_optax(t->o.lr);
@@ -211,21 +231,21 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
     if (!m || !p || !o)
         return rmi_error(REMAT_ERR_NULL, "nn trainer: module, params or options are NULL");
     remat_status st = check_options(o);
-    remat_nn_trainer *t = st == REMAT_OK ? calloc(1, sizeof *t) : NULL;
+    remat_nn_trainer *t = st == REMAT_OK ? rmi_calloc(1, sizeof *t) : NULL;
     if (st == REMAT_OK && !t)
         st = rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     if (!t) /* with a group: the others' agreement below is this one */
         return remat_dist_size(o->dist) > 1 ? remat_dist_agree(o->dist, st) : st;
     *t = (remat_nn_trainer){.m = m, .p = p, .o = *o, .in_features = in_features, .n_out = n_out,
                             .np = remat_nn_params_count(p)};
-    t->grads = calloc((size_t)t->np + 1, sizeof *t->grads);
-    t->in = calloc((size_t)t->np + 2, sizeof *t->in);
-    t->out = calloc((size_t)t->np + 1, sizeof *t->out);
+    t->grads = rmi_calloc((size_t)t->np + 1, sizeof *t->grads);
+    t->in = rmi_calloc((size_t)t->np + 2, sizeof *t->in);
+    t->out = rmi_calloc((size_t)t->np + 1, sizeof *t->out);
     if (!t->grads || !t->in || !t->out)
         st = rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory");
     for (int i = 0; st == REMAT_OK && i < t->np; i++) {
         size_t bytes = (size_t)remat_shape_numel(&p->p[i].shape) * remat_dtype_size(p->dtype);
-        t->grads[i] = malloc(bytes ? bytes : 1);
+        t->grads[i] = rmi_malloc(bytes ? bytes : 1);
         if (!t->grads[i])
             st = rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %s", p->p[i].name);
     }

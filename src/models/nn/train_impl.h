@@ -45,6 +45,11 @@ struct remat_nn_trainer {
     int64_t updates; /* steps applied: 0 while the parameters are the initial ones */
 };
 
+/* The backend the trainer computes on: o.compile's (NULL or "": the CPU),
+ * else the environment's (REMAT_BACKEND). */
+remat_status nn_trainer_backend(const remat_nn_trainer *t, remat_backend **be);
+/* fn compiled on be with o.compile (NULL: the environment's options). */
+remat_status nn_trainer_compile(const remat_nn_trainer *t, const remat_fn *fn, remat_backend *be, remat_program **out);
 /* The value-and-gradient program for `rows` rows, compiled on first use. */
 remat_status nn_trainer_step_program(remat_nn_trainer *t, int64_t rows, remat_program **out);
 /* Runs it on rows of x and y: the gradients into t->grads, the loss into *loss. */

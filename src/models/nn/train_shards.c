@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nn_impl.h"
 #include "remat/dist.h"
@@ -34,7 +35,7 @@
 static remat_status shards_backend(remat_nn_trainer *t)
 {
     remat_dist *d = t->o.dist;
-    remat_status st = remat_backend_from_env(&t->be);
+    remat_status st = nn_trainer_backend(t, &t->be);
     char name[32] = "", root[32];
     if (st == REMAT_OK)
         snprintf(name, sizeof name, "%s", remat_backend_name(t->be));
@@ -69,7 +70,7 @@ int64_t nn_trainer_shard_rows(const remat_nn_train_options *o)
 /* The owners of k_n shards and the vectors of this rank's. */
 static remat_status shards_alloc(remat_nn_trainer *t, int64_t k_n)
 {
-    t->owner = malloc(sizeof *t->owner * (size_t)k_n);
+    t->owner = rmi_malloc(sizeof *t->owner * (size_t)k_n);
     if (!t->owner)
         return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shard owners", (long long)k_n);
     remat_status st = t->o.dist ? remat_dist_split(t->o.dist, k_n, NULL, t->owner) : REMAT_OK;
@@ -80,8 +81,8 @@ static remat_status shards_alloc(remat_nn_trainer *t, int64_t k_n)
     for (int64_t k = 0; k < k_n; k++)
         t->own += t->owner[k] == t->rank;
     size_t v = (size_t)(t->numel + 1);
-    t->mine = malloc(sizeof *t->mine * v * (size_t)(t->own ? t->own : 1));
-    t->sum = malloc(sizeof *t->sum * v);
+    t->mine = rmi_malloc(sizeof *t->mine * v * (size_t)(t->own ? t->own : 1));
+    t->sum = rmi_malloc(sizeof *t->sum * v);
     if (!t->mine || !t->sum)
         return rmi_error(REMAT_ERR_NOMEM, "nn trainer: out of memory for %lld shards' gradients (%lld doubles)",
                          (long long)k_n, (long long)v * (t->own + 1));
@@ -111,9 +112,9 @@ void nn_trainer_shards_free(remat_nn_trainer *t)
         remat_backend_free(t->be, t->d_sum);
         remat_dist_device_free(t->dev);
     }
-    free(t->owner);
-    free(t->mine);
-    free(t->sum);
+    rmi_free(t->owner);
+    rmi_free(t->mine);
+    rmi_free(t->sum);
 }
 
 /* v := (n l, n g) with g the gradients the last run left in t->grads */

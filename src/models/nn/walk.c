@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nn_impl.h"
 
@@ -60,8 +61,8 @@ typedef struct {
 static void scope_free(nn_scope *s)
 {
     for (int i = 0; i < s->n_cls; i++)
-        free(s->cls[i].cls);
-    free(s->cls);
+        rmi_free(s->cls[i].cls);
+    rmi_free(s->cls);
 }
 
 /* k of Class_k in scope s, counting it */
@@ -74,13 +75,13 @@ static remat_status scope_take(nn_scope *s, const char *cls, int *k)
         }
     if (s->n_cls == s->cap_cls) {
         int cap = s->cap_cls ? 2 * s->cap_cls : 4;
-        void *p = realloc(s->cls, (size_t)cap * sizeof *s->cls);
+        void *p = rmi_realloc(s->cls, (size_t)cap * sizeof *s->cls);
         if (!p)
             return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory naming modules");
         s->cls = p;
         s->cap_cls = cap;
     }
-    s->cls[s->n_cls].cls = strdup(cls);
+    s->cls[s->n_cls].cls = rmi_strdup(cls);
     if (!s->cls[s->n_cls].cls)
         return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory naming modules");
     s->cls[s->n_cls].count = 1;
@@ -121,13 +122,13 @@ static remat_status scope_rng_path(const nn_scope *s, nn_scope_path *out)
     for (const nn_scope *t = s; t; t = t->parent)
         n += t->rng[0] != 0;
     out->depth = n;
-    out->path = calloc((size_t)(n ? n : 1), sizeof *out->path);
+    out->path = rmi_calloc((size_t)(n ? n : 1), sizeof *out->path);
     if (!out->path)
         return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory");
     int i = n;
     for (const nn_scope *t = s; t; t = t->parent)
         if (t->rng[0]) {
-            out->path[--i] = strdup(t->rng);
+            out->path[--i] = rmi_strdup(t->rng);
             if (!out->path[i])
                 return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory");
         }
@@ -138,7 +139,7 @@ static remat_status frame_push_arg(nn_frame *fr, remat_val v)
 {
     if (fr->n_args == fr->cap_args) {
         int cap = fr->cap_args ? 2 * fr->cap_args : 8;
-        remat_val *p = realloc(fr->args, (size_t)cap * sizeof *p);
+        remat_val *p = rmi_realloc(fr->args, (size_t)cap * sizeof *p);
         if (!p)
             return rmi_error(REMAT_ERR_NOMEM, "nn: out of memory");
         fr->args = p;
@@ -209,8 +210,8 @@ static remat_status leaf_param(nn_walk *w, nn_scope *s, nn_frame *fr, const char
             p.layers = (int)w->scan_length;
             p.stacked = true;
         }
-        p.name = strdup(name);
-        p.scopes = calloc((size_t)p.layers, sizeof *p.scopes);
+        p.name = rmi_strdup(name);
+        p.scopes = rmi_calloc((size_t)p.layers, sizeof *p.scopes);
         if (!p.name || !p.scopes)
             st = rmi_error(REMAT_ERR_NOMEM, "nn: out of memory recording %s", name);
         if (st == REMAT_OK)
@@ -292,7 +293,7 @@ static remat_status frame_open(nn_frame *child, nn_frame *parent, const char *na
 static void frame_close(nn_frame *fr)
 {
     remat_fn_free(fr->fn);
-    free(fr->args);
+    rmi_free(fr->args);
 }
 
 static remat_status walk_remat(const remat_nn_module *m, nn_walk *w, nn_scope *s, nn_frame *fr, remat_val x,
@@ -313,7 +314,7 @@ static remat_status walk_remat(const remat_nn_module *m, nn_walk *w, nn_scope *s
     if (st == REMAT_OK && !(ck = remat_checkpoint(g.fn, m->policy)))
         st = rmi_error(REMAT_ERR_NOMEM, "nn.remat: out of memory");
     remat_val *args = NULL;
-    if (st == REMAT_OK && !(args = malloc((size_t)(g.n_args + 1) * sizeof *args)))
+    if (st == REMAT_OK && !(args = rmi_malloc((size_t)(g.n_args + 1) * sizeof *args)))
         st = rmi_error(REMAT_ERR_NOMEM, "nn.remat: out of memory");
     if (st == REMAT_OK) {
         args[0] = x;
@@ -323,7 +324,7 @@ static remat_status walk_remat(const remat_nn_module *m, nn_walk *w, nn_scope *s
         if (*y == REMAT_NONE)
             st = fn_failed(fr->fn, "nn.remat");
     }
-    free(args);
+    rmi_free(args);
     remat_fn_free(ck);
     frame_close(&g);
     return st;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
 
@@ -83,6 +84,8 @@ static remat_status run_interval(remat_fn *f, const loop_ctx *lc, remat_dtype dt
 static remat_status region_interval(remat_fn *f, const loop_ctx *lc, remat_dtype dt, const remat_val *in,
                                     remat_val params, double tk, remat_val *out)
 {
+    if (remat_fn_status(f) != REMAT_OK) /* an earlier interval ran out of memory: its carries are not values */
+        return rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
     remat_fn *g = remat_fn_new("ode_adaptive_interval");
     if (!g)
         return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
@@ -159,7 +162,7 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
         return ode_integrate_adaptive_batch(f, m, opt, y0, params, y_at_outputs, stats);
     int K = opt->n_times, has_params = params != REMAT_NONE;
     remat_fn *body = NULL, *cond = NULL;
-    remat_val *rows = malloc(sizeof *rows * (size_t)K);
+    remat_val *rows = rmi_malloc(sizeof *rows * (size_t)K);
     if (!rows) {
         st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
         goto done;
@@ -219,7 +222,7 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
 done:
     remat_fn_free(body);
     remat_fn_free(cond);
-    free(rows);
+    rmi_free(rows);
     return st;
 }
 

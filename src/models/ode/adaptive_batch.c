@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
 
@@ -52,7 +53,7 @@ remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m,
                          remat_shape_format(dt, &ys, a, sizeof a), REMAT_MAX_RANK);
     }
     remat_val flat = remat_reshape(f, y0, 2, ((int64_t[]){B, S}));
-    remat_val *rows = malloc(sizeof *rows * (size_t)B), *st_rows = malloc(sizeof *st_rows * (size_t)B);
+    remat_val *rows = rmi_malloc(sizeof *rows * (size_t)B), *st_rows = rmi_malloc(sizeof *st_rows * (size_t)B);
     remat_status st = REMAT_OK;
     if (!rows || !st_rows) {
         st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for a batch of %lld", (long long)B);
@@ -86,7 +87,7 @@ remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m,
     if (stats)
         *stats = sv;
 done:
-    free(rows);
-    free(st_rows);
+    rmi_free(rows);
+    rmi_free(st_rows);
     return st;
 }

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
 
@@ -176,6 +177,8 @@ static remat_status region_interval(remat_fn *f, const interval_body *ib, remat_
                                    remat_val y, remat_val params, double tk, double h, int64_t n,
                                    const remat_scan_options *so, remat_val *y_end)
 {
+    if (remat_fn_status(f) != REMAT_OK) /* an earlier interval ran out of memory: y is not a value */
+        return rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
     remat_fn *g = remat_fn_new("ode_interval");
     if (!g)
         return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
@@ -218,6 +221,10 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
         *stats = REMAT_NONE;
     if (!f || !m)
         return rmi_error(REMAT_ERR_NULL, "ode: %s is NULL", !f ? "the function" : "the mechanism");
+    /* a builder that already failed (out of memory making y0, say) is
+     * that failure, not a bad argument */
+    if (remat_fn_status(f) != REMAT_OK)
+        return rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
     if (y0 < 0 || y0 >= remat_fn_num_nodes(f))
         return rmi_error(REMAT_ERR_ARG, "ode: y0 is not a value of function '%s'", remat_fn_name(f));
     int64_t total;
@@ -225,8 +232,8 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
     if (st != REMAT_OK)
         return st;
     int K = opt->n_times;
-    int64_t *steps = malloc(sizeof *steps * (size_t)K);
-    remat_val *rows = malloc(sizeof *rows * (size_t)K);
+    int64_t *steps = rmi_malloc(sizeof *steps * (size_t)K);
+    remat_val *rows = rmi_malloc(sizeof *rows * (size_t)K);
     interval_body ib = {0};
     if (!steps || !rows) {
         st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
@@ -303,7 +310,7 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
     }
 done:
     remat_fn_free(ib.body);
-    free(steps);
-    free(rows);
+    rmi_free(steps);
+    rmi_free(rows);
     return st;
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
@@ -80,7 +81,7 @@ static remat_status jacobian(remat_fn *f, const remat_mechanism *m, remat_val t,
     int64_t S = ys.dims[ys.rank - 1];
     remat_shape ps = params != REMAT_NONE ? remat_val_shape(f, params) : (remat_shape){0};
     remat_fn *g = NULL, *jy = NULL, *jt = NULL;
-    remat_val *cols = malloc(sizeof *cols * (size_t)S);
+    remat_val *cols = rmi_malloc(sizeof *cols * (size_t)S);
     remat_status st = cols ? rhs_fn(m, dt, &ys, timed, params != REMAT_NONE ? &ps : NULL, &g)
                            : rmi_error(REMAT_ERR_NOMEM, "ode step (rosenbrock): out of memory");
     if (st == REMAT_OK)
@@ -116,7 +117,7 @@ done:
     remat_fn_free(g);
     remat_fn_free(jy);
     remat_fn_free(jt);
-    free(cols);
+    rmi_free(cols);
     return st;
 }
 
@@ -125,7 +126,7 @@ static remat_val w_matrix(remat_fn *f, remat_val J, remat_val h, double gamma, i
 {
     remat_dtype dt = remat_val_dtype(f, J);
     size_t n = (size_t)(S * S), es = dt == REMAT_F64 ? sizeof(double) : sizeof(float);
-    unsigned char *id = calloc(n, es);
+    unsigned char *id = rmi_calloc(n, es);
     if (!id)
         return REMAT_NONE;
     for (int64_t i = 0; i < S; i++) {
@@ -135,7 +136,7 @@ static remat_val w_matrix(remat_fn *f, remat_val J, remat_val h, double gamma, i
             ((float *)id)[i * S + i] = 1.0f;
     }
     remat_val eye = remat_const_data(f, dt, 2, (int64_t[]){S, S}, id);
-    free(id);
+    rmi_free(id);
     remat_val inv = remat_div(f, remat_scalar(f, dt, 1.0), remat_mul_scalar(f, h, gamma));
     return remat_sub(f, remat_mul(f, eye, inv), J);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "remat/optim.h"
 
@@ -28,16 +29,16 @@ void remat_adam_free(remat_adam *a)
 {
     if (!a)
         return;
-    free(a->mu);
-    free(a->nu);
-    free(a->lo);
-    free(a->hi);
-    free(a);
+    rmi_free(a->mu);
+    rmi_free(a->nu);
+    rmi_free(a->lo);
+    rmi_free(a->hi);
+    rmi_free(a);
 }
 
 static double *copy_bounds(const double *src, int64_t n)
 {
-    double *d = malloc(sizeof *d * (size_t)(n ? n : 1));
+    double *d = rmi_malloc(sizeof *d * (size_t)(n ? n : 1));
     if (d && n)
         memcpy(d, src, sizeof *d * (size_t)n);
     return d;
@@ -68,15 +69,15 @@ remat_status remat_adam_new(int64_t n, const remat_adam_options *opt, remat_adam
             return rmi_error(REMAT_ERR_VALUE, "adam: parameter %lld: bounds [%g, %g] are empty or NaN",
                              (long long)i, lo, hi);
     }
-    remat_adam *a = calloc(1, sizeof *a);
+    remat_adam *a = rmi_calloc(1, sizeof *a);
     if (!a)
         goto fail;
     a->n = n;
     a->opt = *opt;
     a->opt.lo = a->opt.hi = NULL; /* the copies below are used */
     size_t bytes = sizeof(double) * (size_t)(n ? n : 1);
-    a->mu = calloc(1, bytes);
-    a->nu = calloc(1, bytes);
+    a->mu = rmi_calloc(1, bytes);
+    a->nu = rmi_calloc(1, bytes);
     if (!a->mu || !a->nu)
         goto fail;
     if (opt->lo && !(a->lo = copy_bounds(opt->lo, n)))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "remat/optim.h"
 
@@ -25,8 +26,8 @@ void remat_sgd_free(remat_sgd *s)
 {
     if (!s)
         return;
-    free(s->trace);
-    free(s);
+    rmi_free(s->trace);
+    rmi_free(s);
 }
 
 remat_status remat_sgd_new(int64_t n, const remat_sgd_options *opt, remat_sgd **out)
@@ -42,9 +43,9 @@ remat_status remat_sgd_new(int64_t n, const remat_sgd_options *opt, remat_sgd **
         return rmi_error(REMAT_ERR_VALUE, "sgd: learning rate %g must be positive and finite", opt->lr);
     if (!(opt->momentum >= 0 && opt->momentum < 1))
         return rmi_error(REMAT_ERR_VALUE, "sgd: momentum %g must lie in [0, 1) (0: none)", opt->momentum);
-    remat_sgd *s = calloc(1, sizeof *s);
-    if (!s || !(s->trace = calloc((size_t)(n ? n : 1), sizeof *s->trace))) {
-        free(s);
+    remat_sgd *s = rmi_calloc(1, sizeof *s);
+    if (!s || !(s->trace = rmi_calloc((size_t)(n ? n : 1), sizeof *s->trace))) {
+        rmi_free(s);
         return rmi_error(REMAT_ERR_NOMEM, "sgd: out of memory for %lld parameters", (long long)n);
     }
     s->n = n;

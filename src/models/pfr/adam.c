@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/pfr/pfr_impl.h"
 
@@ -28,7 +29,7 @@ remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_
     remat_status st = remat_adam_new(r->P, adam, &a);
     if (st != REMAT_OK)
         return st;
-    double *g = malloc(sizeof *g * (size_t)r->P), loss;
+    double *g = rmi_malloc(sizeof *g * (size_t)r->P), loss;
     if (!g) {
         remat_adam_free(a);
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
@@ -47,7 +48,7 @@ remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_
     }
     if (st == REMAT_OK && conc_final && (st = remat_pfr_objective(r, params, &loss, NULL)) == REMAT_OK)
         *conc_final = concentration(r, loss);
-    free(g);
+    rmi_free(g);
     remat_adam_free(a);
     return st;
 }

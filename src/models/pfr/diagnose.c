@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/pfr/pfr_impl.h"
 
@@ -37,7 +38,7 @@ static int singular_rate(remat_pfr *r, const double *params)
     int64_t rows = r->steps + 1, S = r->S;
     if (S == 0 || rows > PROFILE_CAP / S || (!r->profile && pfr_build_profile(r) != REMAT_OK))
         return 0;
-    double *y = malloc(sizeof *y * (size_t)(rows * S)), stats[REMAT_ODE_STATS];
+    double *y = rmi_malloc(sizeof *y * (size_t)(rows * S)), stats[REMAT_ODE_STATS];
     int found = 0;
     if (!y)
         return 0;
@@ -79,7 +80,7 @@ static int singular_rate(remat_pfr *r, const double *params)
     for (int k = 0; k < n && !found; k++)
         found = rate_fails_at(r, at[k], y0, params);
 done:
-    free(y);
+    rmi_free(y);
     return found;
 }
 
@@ -92,10 +93,10 @@ remat_status pfr_hopeless(remat_pfr *r, const double *params)
 {
     if (remat_mechanism_check_rates(r->m, 0.0, r->inlet, params) != REMAT_OK || singular_rate(r, params))
         return REMAT_ERR_NUMERIC;
-    double *f = malloc(sizeof *f * (size_t)r->S), scale = 0, rate = 0;
+    double *f = rmi_malloc(sizeof *f * (size_t)r->S), scale = 0, rate = 0;
     int fastest = 0;
     if (!f || remat_mechanism_eval_rhs(r->m, 0.0, r->inlet, params, f) != REMAT_OK) {
-        free(f);
+        rmi_free(f);
         return REMAT_OK; /* nothing more to say than the caller's message */
     }
     for (int s = 0; s < r->S; s++) {
@@ -113,7 +114,7 @@ remat_status pfr_hopeless(remat_pfr *r, const double *params)
                        "method would need %s steps, more than can be taken (2^53); check the parameter values",
                        remat_mechanism_source(r->m), remat_mechanism_species_name(r->m, fastest),
                        remat_mechanism_indep_name(r->m), f[fastest], length, about);
-    free(f);
+    rmi_free(f);
     return st;
 }
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "remat/ad.h"
 #include "remat/exec.h"
@@ -152,10 +153,8 @@ static remat_status build(remat_pfr_ensemble *e, const remat_pfr_options *opt)
         remat_fn_output(f, carry[q]);
     if (remat_fn_status(f) != REMAT_OK)
         return rmi_error(remat_fn_status(f), "pfr ensemble: %s", remat_fn_error(f));
-    remat_backend *be = NULL;
-    if ((st = remat_backend_from_env(&be)) != REMAT_OK)
-        return st;
-    return remat_compile(f, be, &e->fwd);
+    /* NULL options: the environment's, backend included */
+    return opt->compile ? remat_compile_opts(f, NULL, opt->compile, &e->fwd) : remat_compile_env(f, &e->fwd);
 }
 
 remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_options *opt, int64_t lanes, int n_vary,
@@ -194,20 +193,20 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
     if (st != REMAT_OK)
         return st;
     remat_pfr_free(check);
-    remat_pfr_ensemble *e = calloc(1, sizeof *e);
+    remat_pfr_ensemble *e = rmi_calloc(1, sizeof *e);
     if (!e)
         return rmi_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
     /* the programs' params: the parameters, then the conditions (opt.conds or the defaults) */
     int PI = remat_mechanism_input_count(m);
     size_t bp = (size_t)lanes * (size_t)PI, bs = (size_t)lanes * (size_t)S;
     *e = (remat_pfr_ensemble){.m = m, .S = S, .P = PI, .Q = n_vary, .B = lanes};
-    e->vary = malloc(sizeof *e->vary * (size_t)n_vary);
-    e->inlet = malloc(sizeof *e->inlet * (size_t)S);
-    e->base = malloc(sizeof *e->base * (size_t)(PI ? PI : 1));
-    e->params = malloc(sizeof *e->params * bp);
-    e->tangent = calloc(bp * (size_t)n_vary, sizeof *e->tangent);
-    e->t_out = malloc(sizeof *e->t_out * bs * (size_t)n_vary);
-    e->outlet = malloc(sizeof *e->outlet * bs);
+    e->vary = rmi_malloc(sizeof *e->vary * (size_t)n_vary);
+    e->inlet = rmi_malloc(sizeof *e->inlet * (size_t)S);
+    e->base = rmi_malloc(sizeof *e->base * (size_t)(PI ? PI : 1));
+    e->params = rmi_malloc(sizeof *e->params * bp);
+    e->tangent = rmi_calloc(bp * (size_t)n_vary, sizeof *e->tangent);
+    e->t_out = rmi_malloc(sizeof *e->t_out * bs * (size_t)n_vary);
+    e->outlet = rmi_malloc(sizeof *e->outlet * bs);
     if (!e->vary || !e->inlet || !e->base || !e->params || !e->tangent || !e->t_out || !e->outlet) {
         st = rmi_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory for %lld lanes", (long long)lanes);
         goto fail;
@@ -238,14 +237,14 @@ void remat_pfr_ensemble_free(remat_pfr_ensemble *e)
     remat_program_free(e->fwd);
     remat_fn_free(e->body);
     remat_fn_free(e->fn);
-    free(e->vary);
-    free(e->inlet);
-    free(e->base);
-    free(e->params);
-    free(e->tangent);
-    free(e->t_out);
-    free(e->outlet);
-    free(e);
+    rmi_free(e->vary);
+    rmi_free(e->inlet);
+    rmi_free(e->base);
+    rmi_free(e->params);
+    rmi_free(e->tangent);
+    rmi_free(e->t_out);
+    rmi_free(e->outlet);
+    rmi_free(e);
 }
 
 int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e)

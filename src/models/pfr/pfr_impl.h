@@ -29,6 +29,9 @@ struct remat_pfr {
 /* reactor.c */
 /* the integration over [0, L] (*L) the options ask for */
 remat_ode_options pfr_ode_options(const remat_pfr_options *o, const double *L);
+/* f compiled with o->compile (NULL: the environment's, backend included:
+ * remat_compile_env) */
+remat_status pfr_compile(const remat_pfr_options *o, const remat_fn *f, remat_program **out);
 /* prog on (r's inlet, params) into out[0..n_out) */
 remat_status pfr_run(remat_program *prog, const remat_pfr *r, const double *params, int n_out, double *const *out);
 /* params (P of them, NULL when P is 0) finite, or a message naming the

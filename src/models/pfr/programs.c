@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/pfr/pfr_impl.h"
 
@@ -27,15 +28,12 @@ static remat_fn *new_fn(const remat_pfr *r, const char *name, remat_val *y0, rem
 }
 
 /* Compiles f into *prog, keeping f in *keep (see struct remat_pfr); frees f on error. */
-static remat_status finish(remat_fn *f, remat_status st, remat_program **prog, remat_fn **keep)
+static remat_status finish(const remat_pfr *r, remat_fn *f, remat_status st, remat_program **prog, remat_fn **keep)
 {
     if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
         st = rmi_error(remat_fn_status(f), "pfr: %s", remat_fn_error(f));
-    remat_backend *be = NULL;
     if (st == REMAT_OK)
-        st = remat_backend_from_env(&be);
-    if (st == REMAT_OK)
-        st = remat_compile(f, be, prog);
+        st = pfr_compile(&r->opt, f, prog);
     if (st == REMAT_OK)
         *keep = f;
     else
@@ -57,7 +55,7 @@ static remat_status outlet_value(const remat_pfr *r, remat_fn *f, remat_val y0, 
 /* adaptive: C(z_1..z_n), one integration through the profile points */
 static remat_status build_adaptive_profile(remat_pfr *r)
 {
-    double *z = malloc(sizeof *z * (size_t)r->steps);
+    double *z = rmi_malloc(sizeof *z * (size_t)r->steps);
     if (!z)
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     for (int64_t i = 0; i < r->steps; i++)
@@ -68,12 +66,12 @@ static remat_status build_adaptive_profile(remat_pfr *r)
     remat_val y0, p, ys;
     remat_fn *f = new_fn(r, "pfr_profile", &y0, &p);
     remat_status st = f ? remat_ode_integrate(f, r->m, &oo, y0, p, &ys) : rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
-    free(z);
+    rmi_free(z);
     if (!f)
         return st;
     if (st == REMAT_OK)
         remat_fn_output(f, ys);
-    return finish(f, st, &r->profile, &r->profile_fn);
+    return finish(r, f, st, &r->profile, &r->profile_fn);
 }
 
 remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], double stats[REMAT_ODE_STATS])
@@ -86,21 +84,7 @@ remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], do
     double L = r->opt.length;
     remat_ode_options oo = pfr_ode_options(&r->opt, &L);
     oo.scan = (remat_scan_options){0};
-    remat_val y0, p, ys, sv;
-    remat_fn *f = new_fn(r, "pfr_stats", &y0, &p);
-    if (!f)
-        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
-    remat_program *prog = NULL;
-    st = remat_ode_integrate_stats(f, r->m, &oo, y0, p, &ys, &sv);
-    if (st == REMAT_OK) {
-        remat_fn_output(f, sv);
-        st = remat_compile(f, remat_backend_cpu(), &prog);
-    }
-    if (st == REMAT_OK)
-        st = pfr_run(prog, r, r->in, 1, (double *[]){stats});
-    remat_program_free(prog);
-    remat_fn_free(f);
-    return st;
+    return remat_ode_run_once(r->m, &oo, r->inlet, r->in, remat_backend_cpu(), r->opt.compile, NULL, stats); /* r->in: params, conds */
 }
 
 remat_status pfr_build_outlet(remat_pfr *r)
@@ -112,7 +96,7 @@ remat_status pfr_build_outlet(remat_pfr *r)
     remat_status st = outlet_value(r, f, y0, p, &c);
     if (st == REMAT_OK)
         remat_fn_output(f, c);
-    return finish(f, st, &r->outlet, &r->outlet_fn);
+    return finish(r, f, st, &r->outlet, &r->outlet_fn);
 }
 
 remat_status pfr_build_objective(remat_pfr *r)
@@ -133,7 +117,7 @@ remat_status pfr_build_objective(remat_pfr *r)
         remat_fn_free(f);
         f = vg;
     }
-    return finish(f, st, &r->objective, &r->objective_fn);
+    return finish(r, f, st, &r->objective, &r->objective_fn);
 }
 
 /* body(y, [j,] [t_start,] h, [params]) -> (y', [j + 1,] y'): remat_ode_integrate's
@@ -183,5 +167,5 @@ remat_status pfr_build_profile(remat_pfr *r)
     remat_fn_free(b);
     if (st == REMAT_OK)
         remat_fn_output(f, ys);
-    return finish(f, st, &r->profile, &r->profile_fn);
+    return finish(r, f, st, &r->profile, &r->profile_fn);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/pfr/pfr_impl.h"
 
@@ -94,12 +95,12 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
     if (st != REMAT_OK)
         return st;
     int PI = remat_mechanism_input_count(m);
-    remat_pfr *r = calloc(1, sizeof *r);
-    if (!r || !(r->inlet = malloc(sizeof *r->inlet * (size_t)(S ? S : 1))) ||
-        !(r->in = malloc(sizeof *r->in * (size_t)(PI ? PI : 1)))) {
+    remat_pfr *r = rmi_calloc(1, sizeof *r);
+    if (!r || !(r->inlet = rmi_malloc(sizeof *r->inlet * (size_t)(S ? S : 1))) ||
+        !(r->in = rmi_malloc(sizeof *r->in * (size_t)(PI ? PI : 1)))) {
         if (r)
-            free(r->inlet);
-        free(r);
+            rmi_free(r->inlet);
+        rmi_free(r);
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     }
     for (int c = P; c < PI; c++)
@@ -128,9 +129,9 @@ void remat_pfr_free(remat_pfr *r)
     remat_fn_free(r->outlet_fn);
     remat_fn_free(r->profile_fn);
     remat_fn_free(r->objective_fn);
-    free(r->inlet);
-    free(r->in);
-    free(r);
+    rmi_free(r->inlet);
+    rmi_free(r->in);
+    rmi_free(r);
 }
 
 const remat_mechanism *remat_pfr_mechanism(const remat_pfr *r)
@@ -149,6 +150,11 @@ double remat_pfr_step_size(const remat_pfr *r)
 {
     REMAT_NULL_RETURN(r, NAN);
     return r->h;
+}
+
+remat_status pfr_compile(const remat_pfr_options *o, const remat_fn *f, remat_program **out)
+{
+    return o->compile ? remat_compile_opts(f, NULL, o->compile, out) : remat_compile_env(f, out);
 }
 
 remat_status pfr_run(remat_program *prog, const remat_pfr *r, const double *params, int n_out,
@@ -231,12 +237,12 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
     if (st != REMAT_OK)
         return st;
     double *g = NULL; /* d/d(params and conditions) */
-    if (r->P && !(g = malloc(sizeof *g * (size_t)r->PI)))
+    if (r->P && !(g = rmi_malloc(sizeof *g * (size_t)r->PI)))
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     st = pfr_run(r->objective, r, r->in, r->P ? 2 : 1, (double *[]){objective, g});
     if (st == REMAT_OK && grad && r->P)
         memcpy(grad, g, sizeof *grad * (size_t)r->P);
-    free(g);
+    rmi_free(g);
     remat_status why = st == REMAT_OK && !isfinite(*objective) ? pfr_adaptive_failure(r, r->in) : REMAT_OK;
     if (why != REMAT_OK)
         st = why;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/pfr/pfr_impl.h"
 
@@ -99,7 +100,7 @@ remat_status pfr_check_step(const remat_pfr *r, const double *params)
     if (r->opt.adaptive || !isfinite(bound) || r->S == 0 || r->S > MAX_SPECIES)
         return REMAT_OK;
     size_t S = (size_t)r->S;
-    double *J = malloc(sizeof *J * S * S * 2), *buf = malloc(sizeof *buf * S * 5);
+    double *J = rmi_malloc(sizeof *J * S * S * 2), *buf = rmi_malloc(sizeof *buf * S * 5);
     remat_status st = REMAT_OK;
     double lambda = 0, lambda2 = 0;
     if (!J || !buf) {
@@ -138,8 +139,8 @@ remat_status pfr_check_step(const remat_pfr *r, const double *params)
                    remat_ode_method_name(r->opt.method), -lambda, lambda,
                    remat_mechanism_species_name(r->m, fastest), -lambda, bound, hl, stable_from, need);
 done:
-    free(J);
-    free(buf);
+    rmi_free(J);
+    rmi_free(buf);
     return st;
 }
 
