@@ -9,6 +9,7 @@
 #include "param_list.h"
 #include "pfr_cli.h"
 #include "pfr_optimize.h"
+#include "plot_opts.h"
 
 enum { OPT_OPTIMIZER = PFR_OPT_COUNT_, OPT_LR, OPT_ITERS, OPT_MIN_PARAM, OPT_FIX, OPT_FREE, OPT_GTOL, OPT_XTOL };
 
@@ -21,7 +22,7 @@ static void help(FILE *out)
             "                          [--init A=1,B=0] [--params k1=0.5,k2=0.3] [--length L]\n"
             "                          [--steps N | --dt H] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
             "                          [--rtol R] [--atol A] [--max-steps N]\n"
-            "                          [--schedule S] [--json] [--plot FILE]\n"
+            "                          [--schedule S] [--json] [--plot FILE [--log-x] [--log-y]]\n"
             "\n"
             "Optimises an outlet concentration of the reactor over the mechanism's parameters (the\n"
             "decision variables: all, or those --free names, or all but those --fix names; the\n"
@@ -57,10 +58,11 @@ static void help(FILE *out)
             "  --schedule S       checkpoint schedule of the reverse pass (default binomial:10)\n"
             "  --json             print one JSON document with every iteration, full precision\n"
             "  --plot FILE        draw the concentration per iteration (.png, .svg, .pdf, .ps)\n"
+            "%s"
             "\n"
             "--params gives the start (default: the declared values; for the built-in mechanism\n"
             "the seed's start k1=0.5,k2=0.3).\n",
-            pfr_cli_help_reactor, pfr_cli_help_tol, pfr_cli_help_goal);
+            pfr_cli_help_reactor, pfr_cli_help_tol, pfr_cli_help_goal, plot_opts_help_log);
 }
 
 /* "Optimizing rate constants to maximize intermediate B:" (the built-in
@@ -137,6 +139,8 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const remat_adam
     printf(", \"concentration\": %.17g}\n}\n", final);
 }
 
+static plot_opts plot_axes; /* --log-x, --log-y */
+
 static int plot(const char *path, const pfr_setup *su, const char *optimizer, const char *xlabel, int64_t iters,
                 const double *cb)
 {
@@ -153,7 +157,7 @@ static int plot(const char *path, const pfr_setup *su, const char *optimizer, co
     snprintf(title, sizeof title, "%s: %s %s, %s", optimizer, su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize",
              sp, su->name);
     cli_series s = {.label = label, .n = (int)iters, .x = x, .y = cb};
-    int ok = cli_plot(path, title, xlabel, label, 0, 0, 1, &s);
+    int ok = cli_plot(path, title, xlabel, label, plot_axes.log_x, plot_axes.log_y, 1, &s);
     free(x);
     return ok;
 }
@@ -336,6 +340,7 @@ int cmd_pfr_optimize(int argc, char **argv)
         {"gtol", required_argument, 0, OPT_GTOL},
         {"xtol", required_argument, 0, OPT_XTOL},
         {"plot", required_argument, 0, 'p'},
+        PLOT_OPTS_LOG_OPTIONS,
         {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -348,6 +353,8 @@ int cmd_pfr_optimize(int argc, char **argv)
     while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {
         if (code == PFR_CLI_BAD_VALUE)
             return 2;
+        if (plot_opts_option(&plot_axes, code, optarg) == 1)
+            continue;
         int own = own_option(code, &a);
         if (own == 0)
             return 2;
@@ -360,7 +367,7 @@ int cmd_pfr_optimize(int argc, char **argv)
         default: return pfr_cli_bad_option("pfr optimize", code, argv);
         }
     }
-    if (!pfr_cli_no_operands("pfr optimize", argc, argv))
+    if (!pfr_cli_no_operands("pfr optimize", argc, argv) || !plot_opts_check(&plot_axes, plot_path != NULL))
         return 2;
     pfr_setup su;
     if (!pfr_cli_setup(&c, PFR_GOAL_REQUIRED, 1, &su))

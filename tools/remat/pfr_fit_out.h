@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "plot_opts.h"
 #include "remat/remat.h"
 
 typedef struct {
@@ -50,8 +51,8 @@ int pfr_fit_warn_negative(const remat_mechanism *m, remat_fit *fit, remat_datase
  * model curve per measured species from its initial state through its last
  * data time, its data as points in the same colour. 0 with a message on
  * error. */
-int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, remat_dataset *const *data, int n_data,
-                 const remat_fit_result *r);
+int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m, remat_fit *fit,
+                 remat_dataset *const *data, int n_data, const remat_fit_result *r);
 
 /* Residuals (weighted, as fitted) against the independent variable, one
  * panel per experiment, one series of points per measured species. row0:
@@ -59,7 +60,7 @@ int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, rem
  * no residual). res: remat_fit_residuals at the optimum, which the caller
  * computes on every rank (a collective under mpirun); this function is rank
  * 0's alone. 0 with a message naming --plot-residuals on error. */
-int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_dataset *const *data, int row0,
-                           const double *res);
+int pfr_fit_plot_residuals(const char *path, const plot_opts *po, const pfr_fit_report *rep,
+                           remat_dataset *const *data, int row0, const double *res);
 
 #endif
