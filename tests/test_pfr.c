@@ -438,6 +438,38 @@ static double closed_b(double k1, double k2)
     return k1 / (k2 - k1) * (exp(-k1 * 10.0) - exp(-k2 * 10.0));
 }
 
+/* remat_pfr_fixed_steps: the equal Tsit5 steps it picks for adaptive
+ * Tsit5's options give the closed form's outlet within the tolerance, as
+ * the adaptive run does; options that are not adaptive are refused. */
+static void test_pfr_fixed_steps_match_adaptive(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    double k[2] = {1.0, 0.5}, B = closed_b(1.0, 0.5), A = exp(-10.0);
+    remat_pfr_options o = seed_options(m, "store-all");
+    o.method = REMAT_ODE_TSIT5;
+    o.steps = 0;
+    o.adaptive = true;
+    o.rtol = 1e-6;
+    o.atol = 1e-9;
+    int64_t n = 0, na = 0;
+    assert_ok(remat_pfr_fixed_steps(m, &o, k, &n, &na));
+    assert_true(na > 0 && n >= na);
+    remat_pfr_options f = o;
+    f.adaptive = false;
+    f.rtol = f.atol = 0;
+    f.steps = n;
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &f, &r));
+    double out[3];
+    assert_ok(remat_pfr_outlet(r, k, out));
+    assert_true(fabs(out[1] - B) <= 1e-6 * B + 1e-9);
+    assert_true(fabs(out[0] - A) <= 1e-6 * A + 1e-9);
+    remat_pfr_free(r);
+    assert_status(remat_pfr_fixed_steps(m, &f, k, &n, NULL), REMAT_ERR_ARG, "not adaptive");
+    remat_mechanism_free(m);
+}
+
 /* remat_pfr_minimize: with k2 fixed, both methods find the k1 that
  * maximizes the closed form's C_B (found here by golden section, with no
  * remat), converged by the projected-gradient test; with k2 free its
@@ -597,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_pfr_adaptive_matches_closed_form),
         cmocka_unit_test(test_pfr_ensemble_matches_single_runs),
         cmocka_unit_test(test_pfr_minimize_finds_closed_form_optimum),
+        cmocka_unit_test(test_pfr_fixed_steps_match_adaptive),
         cmocka_unit_test(test_pfr_kinetics_batched_params_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -232,6 +232,18 @@ REMAT_API int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e); /* NULL
 REMAT_API int remat_pfr_ensemble_negative(const remat_pfr_ensemble *e, int64_t n, const double *outlet, int64_t *set,
                                           int *species);
 
+/* The equal steps with which opt's method, fixed, integrates as opt's
+ * adaptive stepping does at params (an ensemble's lanes step together, so
+ * the `remat pfr ensemble` of a mechanism that `pfr simulate` integrates
+ * adaptively takes these): from the adaptive run's accepted steps, doubled
+ * until the fixed outlet is within the adaptive tolerance (rtol |y_s| +
+ * atol, every species) of the previous doubling's and of the adaptive one.
+ * A count whose explicit step is unstable is doubled past. *steps, and unless NULL
+ * *adaptive_steps (the adaptive run's accepted steps). opt->adaptive must be
+ * set; REMAT_ERR_NUMERIC when no count up to 2^22 holds. */
+REMAT_API remat_status remat_pfr_fixed_steps(const remat_mechanism *m, const remat_pfr_options *opt,
+                                             const double params[], int64_t *steps, int64_t *adaptive_steps);
+
 /* n <= lanes sets, sets[i*n_vary + j] the value of parameter vary[j] in set i
  * (finite; else REMAT_ERR_VALUE naming set and parameter): outlet[i*S + s] =
  * C_s(L) and, unless jac is NULL, jac[(i*S + s)*n_vary + j] = d C_s(L) /
