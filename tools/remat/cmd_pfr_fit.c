@@ -262,6 +262,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     t = now() - t;
     if (st != REMAT_OK) {
         cli_dist_say("pfr ", r.message);
+        if (r.n_starts > 1 && remat_dist_is_root(dist)) /* every start failed: each one's reason */
+            pfr_fit_print_failed_starts(stderr, "remat: ", m, &r);
         status = 1;
         goto done;
     }

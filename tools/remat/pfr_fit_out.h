@@ -8,6 +8,7 @@
 #define REMAT_TOOL_PFR_FIT_OUT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "plot_opts.h"
 #include "remat/remat.h"
@@ -34,6 +35,11 @@ typedef struct {
 } pfr_fit_report;
 
 void pfr_fit_print_table(const pfr_fit_report *rep);
+/* One line per failed start of r (r->start_messages): "start K failed,
+ * from k1=..., k2=...: MESSAGE", indented by indent; nothing when none
+ * failed. The table prints it; cmd_pfr_fit prints it on stderr when every
+ * start failed. */
+void pfr_fit_print_failed_starts(FILE *f, const char *indent, const remat_mechanism *m, const remat_fit_result *r);
 void pfr_fit_print_json(const pfr_fit_report *rep);
 
 /* Warns on stderr (remat_pfr_negative_states' rule, with the fit's rtol and

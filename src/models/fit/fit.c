@@ -54,6 +54,10 @@ void remat_fit_result_clear(remat_fit_result *r)
     free(r->history_objective);
     free(r->history_params);
     free(r->start_objectives);
+    free(r->start_params);
+    for (int k = 0; r->start_messages && k < r->n_starts; k++)
+        free(r->start_messages[k]);
+    free(r->start_messages);
     memset(r, 0, sizeof *r);
 }
 

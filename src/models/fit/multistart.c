@@ -60,6 +60,45 @@ static void draw_start(struct remat_fit *fit, const double *declared, uint64_t *
     fit_x_setup(fit);
 }
 
+/* A failed start's message travels as MSG_DOUBLES doubles of its bytes
+ * (remat_dist_gather moves doubles): the owner's to every rank. */
+#define MSG_DOUBLES 64 /* 512 bytes: remat_fit_result.message */
+
+static remat_status gather_messages(struct remat_fit *fit, int n, char **msgs)
+{
+    remat_dist *d = fit->opt.dist;
+    int rank = remat_dist_rank(d), m = 0;
+    int *owner = malloc(sizeof *owner * (size_t)n);
+    int64_t *len = malloc(sizeof *len * (size_t)n);
+    double *mine = calloc((size_t)n * MSG_DOUBLES, sizeof *mine), *all = calloc((size_t)n * MSG_DOUBLES, sizeof *all);
+    remat_status st = owner && len && mine && all ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    st = remat_dist_agree(d, st);
+    for (int k = 0; st == REMAT_OK && k < n; k++) {
+        owner[k] = fit_spread_start_owner(fit, n, k);
+        len[k] = MSG_DOUBLES;
+        if (owner[k] == rank) {
+            char *dst = (char *)(mine + (size_t)m * MSG_DOUBLES);
+            if (msgs[k])
+                snprintf(dst, MSG_DOUBLES * sizeof(double), "%s", msgs[k]);
+            m++;
+        }
+    }
+    if (st == REMAT_OK)
+        st = remat_dist_gather(d, n, owner, len, mine, all);
+    for (int k = 0; st == REMAT_OK && k < n; k++) {
+        const char *src = (const char *)(all + (size_t)k * MSG_DOUBLES);
+        free(msgs[k]);
+        msgs[k] = NULL;
+        if (src[0] && !(msgs[k] = strndup(src, MSG_DOUBLES * sizeof(double) - 1)))
+            st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    }
+    free(owner);
+    free(len);
+    free(mine);
+    free(all);
+    return st;
+}
+
 static void restore(struct remat_fit *fit, const double *declared)
 {
     memcpy(fit->start, declared, sizeof *declared * (size_t)fit->P);
@@ -83,11 +122,13 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     }
     memcpy(declared, fit->start, sizeof *declared * (size_t)fit->P);
     uint64_t rng = fit->opt.seed;
+    double *points = malloc(sizeof *points * (size_t)n * (size_t)(fit->P ? fit->P : 1));
+    char **msgs = calloc((size_t)n, sizeof *msgs);
     remat_fit_result best = {0}, failed = {0};
     int have_best = 0, have_failed = 0, n_failed = 0, best_k = -1, failed_k = -1;
     int rank = remat_dist_rank(fit->opt.dist);
     int64_t evals = 0, *start_evals = calloc((size_t)n, sizeof *start_evals);
-    remat_status st = start_evals ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    remat_status st = start_evals && points && msgs ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_status local = st; /* spread starts: the error that stopped this rank's */
     if (st != REMAT_OK && !fit->spread_starts) {
         snprintf(result->message, sizeof result->message, "%s", remat_last_error());
@@ -97,6 +138,8 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
         if (k > 0)
             draw_start(fit, declared, &rng); /* every rank draws every start: the same stream */
         objs[k] = NAN;
+        if (points)
+            memcpy(points + (size_t)k * (size_t)fit->P, fit->start, sizeof *points * (size_t)fit->P);
         if (fit_spread_start_owner(fit, n, k) != rank || local != REMAT_OK)
             continue;
         remat_fit_result r;
@@ -112,6 +155,7 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
         } else if (sk == REMAT_ERR_NUMERIC) {
             /* one start that blows up the integration is one failed start */
             n_failed++;
+            msgs[k] = strdup(r.message[0] ? r.message : remat_last_error()); /* NULL: said without it */
             if (!have_failed) {
                 failed = r;
                 have_failed = 1;
@@ -142,6 +186,12 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
         }
         if (have_best)
             remat_fit_result_clear(&failed);
+        if ((st = gather_messages(fit, n, msgs)) != REMAT_OK) {
+            remat_fit_result_clear(&best);
+            remat_fit_result_clear(&failed);
+            snprintf(result->message, sizeof result->message, "%s", remat_last_error());
+            goto done;
+        }
         evals = 0;
         n_failed = 0;
         for (int k = 0; k < n; k++) {
@@ -162,11 +212,18 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     for (int k = 0; have_best && k < n; k++)
         result->starts_at_best += objs[k] <= result->objective + SPREAD_RTOL * fabs(result->objective);
     result->start_objectives = objs;
-    objs = NULL;
+    result->start_params = points;
+    result->start_messages = msgs;
+    objs = points = NULL;
+    msgs = NULL;
 done:
     restore(fit, declared);
     free(start_evals);
     free(objs);
+    free(points);
+    for (int k = 0; msgs && k < n; k++)
+        free(msgs[k]);
+    free(msgs);
     free(declared);
     return st;
 }
