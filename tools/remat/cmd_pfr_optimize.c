@@ -75,7 +75,10 @@ static void print_table(const pfr_setup *su, const bool *fixed, int64_t iters, c
     int P = su->P;
     const char *sp = remat_mechanism_species_name(m, su->opt.species);
     int maxi = su->opt.goal == REMAT_PFR_MAXIMIZE;
-    pfr_opt_header(su, fixed, su->builtin ? NULL : "adam");
+    int any_fixed = 0;
+    for (int i = 0; i < P; i++)
+        any_fixed |= fixed[i];
+    pfr_opt_header(su, fixed, su->builtin && !any_fixed ? NULL : "adam"); /* NULL: the seed's header */
     char col[80];
     int cols = 0; /* the decision variables' columns (fixed ones have none) */
     printf("%-10s", "Iteration");
