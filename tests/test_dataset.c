@@ -92,6 +92,42 @@ static void test_dataset_read_subset_with_missing(void **state)
 }
 
 /* Columns in any order; CRLF, a BOM, quotes, spaces and blank lines. */
+/* '# NAME = VALUE' before the header and condition columns (remat/dataset.h) */
+static void test_dataset_conditions_and_initial_values(void **state)
+{
+    (void)state;
+    remat_mechanism *m;
+    assert_int_equal(remat_mechanism_parse_string("cond T = 300\ncond P = 1\nparam k = 1\nA -> B : k\n", "c.mech", &m),
+                     REMAT_OK);
+    const char *csv = "# an experiment at 350 K, k = unknown\n# T = 350\n  # A = 0.75\n#plain words\n"
+                      "t,B,P\n1,0.1,2.5\n2,,2.5\n3,0.3,\n";
+    char path[256];
+    write_temp(path, sizeof path, "remat_data_", csv, strlen(csv));
+    remat_dataset *d = NULL;
+    assert_int_equal(remat_dataset_read(path, m, &d), REMAT_OK);
+    assert_true(remat_dataset_cond(d, 0) == 350);
+    assert_true(remat_dataset_cond(d, 1) == 2.5); /* the column's value, never data */
+    assert_int_equal(remat_dataset_setting_line(d, 0, 0), 2);
+    assert_int_equal(remat_dataset_setting_line(d, 1, 0), 6);
+    assert_true(remat_dataset_initial(d, 0) == 0.75);
+    assert_true(isnan(remat_dataset_initial(d, 1)));
+    assert_int_equal(remat_dataset_setting_line(d, 0, 1), 3);
+    assert_int_equal(remat_dataset_rows(d), 3);
+    assert_int_equal(remat_dataset_line(d, 0), 6);
+    assert_true(remat_dataset_value(d, 0, 1) == 0.1);
+    assert_false(remat_dataset_has_column(d, 0));
+    remat_dataset_free(d);
+    unlink(path);
+    /* a file that sets nothing: NaN */
+    write_temp(path, sizeof path, "remat_data_", "t,A\n0,1\n", 8);
+    assert_int_equal(remat_dataset_read(path, m, &d), REMAT_OK);
+    assert_true(isnan(remat_dataset_cond(d, 0)) && isnan(remat_dataset_initial(d, 0)));
+    assert_int_equal(remat_dataset_setting_line(d, 0, 0), 0);
+    remat_dataset_free(d);
+    unlink(path);
+    remat_mechanism_free(m);
+}
+
 static void test_dataset_initial_state_and_format(void **state)
 {
     (void)state;
@@ -281,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_dataset_error_empty),
         cmocka_unit_test(test_dataset_error_binary),
         cmocka_unit_test(test_dataset_error_encoding_and_separators),
+        cmocka_unit_test(test_dataset_conditions_and_initial_values),
         cmocka_unit_test(test_dataset_error_missing_file),
         cmocka_unit_test(test_dataset_error_not_a_regular_file),
     };

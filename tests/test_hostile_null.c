@@ -136,6 +136,13 @@ DBL_CASE(m_phi, remat_mechanism_param_hi(M0, 0))
 INT_CASE(m_pfind, remat_mechanism_param_find(M0, "k"))
 VOID_CASE(m_pvalues, remat_mechanism_param_values(M0, (double[4]){0}))
 INT_CASE(m_nconsts, remat_mechanism_const_count(M0))
+INT_CASE(m_nconds, remat_mechanism_cond_count(M0))
+INT_CASE(m_nwarn, remat_mechanism_warning_count(M0))
+PTR_CASE(m_warn, remat_mechanism_warning(M0, 0))
+PTR_CASE(m_condname, remat_mechanism_cond_name(M0, 0))
+DBL_CASE(m_condvalue, remat_mechanism_cond_value(M0, 0))
+INT_CASE(m_condfind, remat_mechanism_cond_find(M0, "T"))
+INT_CASE(m_ninputs, remat_mechanism_input_count(M0))
 PTR_CASE(m_cname, remat_mechanism_const_name(M0, 0))
 DBL_CASE(m_cvalue, remat_mechanism_const_value(M0, 0))
 INT_CASE(m_nlets, remat_mechanism_let_count(M0))
@@ -162,6 +169,9 @@ DBL_CASE(d_value, remat_dataset_value(D0, 0, 0))
 INT_CASE(d_measured, remat_dataset_is_measured(D0, 0, 0))
 INT_CASE(d_column, remat_dataset_has_column(D0, 0))
 INT_CASE(d_initial, remat_dataset_initial_complete(D0))
+DBL_CASE(d_cond, remat_dataset_cond(D0, 0))
+DBL_CASE(d_init_value, remat_dataset_initial(D0, 0))
+INT_CASE(d_setting_line, remat_dataset_setting_line(D0, 0, 0))
 /* tensor.h */
 INT_CASE(t_numel, remat_shape_numel(NULL))
 INT_CASE(t_equal, remat_shape_equal(NULL, NULL))
@@ -495,6 +505,13 @@ static const null_row null_table[] = {
     {"remat_mechanism_param_find", "-1", m_pfind, 0},
     {"remat_mechanism_param_values", "-", m_pvalues, 0},
     {"remat_mechanism_const_count", "0", m_nconsts, 0},
+    {"remat_mechanism_cond_count", "0", m_nconds, 0},
+    {"remat_mechanism_warning_count", "0", m_nwarn, 0},
+    {"remat_mechanism_warning", "NULL", m_warn, 0},
+    {"remat_mechanism_cond_name", "NULL", m_condname, 0},
+    {"remat_mechanism_cond_value", "nan", m_condvalue, 0},
+    {"remat_mechanism_cond_find", "-1", m_condfind, 0},
+    {"remat_mechanism_input_count", "0", m_ninputs, 0},
     {"remat_mechanism_const_name", "NULL", m_cname, 0},
     {"remat_mechanism_const_value", "nan", m_cvalue, 0},
     {"remat_mechanism_let_count", "0", m_nlets, 0},
@@ -520,6 +537,9 @@ static const null_row null_table[] = {
     {"remat_dataset_is_measured", "0", d_measured, 0},
     {"remat_dataset_has_column", "0", d_column, 0},
     {"remat_dataset_initial_complete", "0", d_initial, 0},
+    {"remat_dataset_cond", "nan", d_cond, 0},
+    {"remat_dataset_initial", "nan", d_init_value, 0},
+    {"remat_dataset_setting_line", "0", d_setting_line, 0},
     {"remat_shape_numel", "-1", t_numel, 1},
     {"remat_shape_equal", "0", t_equal, 1},
     {"remat_tensor_bytes", "0", t_bytes, 1},

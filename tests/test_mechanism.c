@@ -113,6 +113,126 @@ static void test_mechanism_abc_seed(void **state)
 }
 
 /* The tree as documented: kinds, indices, names, positions, shared rates. */
+/* 'cond': a table of its own, read after the parameters, never a param */
+static void test_mechanism_conditions(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("cond T = 300 + 50\nparam k = 2\ncond P = 1e5\n"
+                                  "let kT = k * T / 350\nA -> B : kT\nB -> A : P * 1e-5 * T * B\n");
+    assert_int_equal(remat_mechanism_param_count(m), 1);
+    assert_int_equal(remat_mechanism_cond_count(m), 2);
+    assert_int_equal(remat_mechanism_input_count(m), 3);
+    assert_string_equal(remat_mechanism_cond_name(m, 0), "T");
+    assert_string_equal(remat_mechanism_cond_name(m, 1), "P");
+    expect_close(remat_mechanism_cond_value(m, 0), 350);
+    expect_close(remat_mechanism_cond_value(m, 1), 1e5);
+    assert_int_equal(remat_mechanism_cond_find(m, "P"), 1);
+    assert_int_equal(remat_mechanism_cond_find(m, "k"), -1);
+    assert_int_equal(remat_mechanism_param_find(m, "T"), -1);
+    assert_int_equal(remat_expr_kind_name(REMAT_EXPR_COND)[0], 'c');
+    const remat_expr *kt = remat_mechanism_let_expr(m, 0); /* (k * T) / 350 */
+    assert_int_equal(kt->args[0]->args[1]->kind, REMAT_EXPR_COND);
+    assert_int_equal(kt->args[0]->args[1]->index, 0);
+    expect_rhs_text(m, 1, "kT * A - P * 1e-05 * T * B");
+    /* params = {k, T, P}: the conditions after the parameters */
+    double y[2] = {0.5, 0.25}, in[3] = {2, 330, 2e5}, dydt[2];
+    assert_int_equal(remat_mechanism_eval_rhs(m, 0, y, in, dydt), REMAT_OK);
+    double fwd = 2 * 330.0 / 350 * 0.5, rev = 2e5 * 1e-5 * 330 * 0.25;
+    expect_close(dydt[1], fwd - rev);
+    expect_close(dydt[0], rev - fwd);
+    remat_mechanism_free(m);
+    expect_error("cond T = 1\ncond T = 2\nA -> B : T\n", "mech.txt:2:6: ", "condition 'T' declared twice");
+    expect_error("cond T = 1\nparam T = 2\nA -> B : T\n", "mech.txt:2:7: ", "'T' is a condition (line 1)");
+    expect_error("cond T = 1\nT -> B : T\n", "mech.txt:2:1: ", "'T' is a condition");
+    expect_error("cond T = 1\nparam k = T\nA -> B : k\n", "mech.txt:2:11: ", "'T' is a condition, but values");
+    expect_error("cond cond = 1\nA -> B : k\n", "mech.txt:1:6: ", "'cond' is a reserved word");
+    expect_error("cond T = 1 / 0\nA -> B : T\n", "mech.txt:1:10: ", "value of condition 'T' is not finite");
+}
+
+/* ': k = expr' and ': rate = expr' say the reading; the old spelling warns
+ * where it is rarely meant (remat/mechanism.h, "Reactions") */
+static void expect_warnings(const char *text, int n, const char *where, const char *what)
+{
+    remat_mechanism *m = parse_ok(text);
+    if (remat_mechanism_warning_count(m) != n)
+        fail_msg("%d warnings, want %d, for\n%s%s", remat_mechanism_warning_count(m), n, text,
+                 remat_mechanism_warning_count(m) ? remat_mechanism_warning(m, 0) : "");
+    if (n > 0 && (strncmp(remat_mechanism_warning(m, 0), where, strlen(where)) != 0 ||
+                  !strstr(remat_mechanism_warning(m, 0), what)))
+        fail_msg("warning \"%s\", want \"%s...%s...\"", remat_mechanism_warning(m, 0), where, what);
+    remat_mechanism_free(m);
+}
+
+static void test_mechanism_rate_readings(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("param k0 = 3\nparam k1 = 2\nA -> B : k = k0 * 2\nB -> C : rate = k1 * B^2\n"
+                                  "C <=> A : k = k0, rate = k1\n");
+    expect_rhs_text(m, 0, "-(k0 * 2 * A) + (k0 * C - k1)");
+    expect_rhs_text(m, 1, "k0 * 2 * A - k1 * B^2");
+    assert_int_equal(remat_mechanism_warning_count(m), 0);
+    remat_mechanism_free(m);
+    /* "k" and "rate" stay usable as names where no '=' follows */
+    m = parse_ok("param k = 3\nparam rate = 2\nA -> B : k\nB -> A : rate\n");
+    expect_rhs_text(m, 0, "-(k * A) + rate * B");
+    remat_mechanism_free(m);
+    /* ": rate = A": a species alone as the whole rate, said so */
+    m = parse_ok("A -> B : rate = A\n");
+    expect_rhs_text(m, 1, "A");
+    remat_mechanism_free(m);
+    expect_error("A -> B : k = A\n", "mech.txt:1:14: ", "'A' is a species");
+
+    /* the traps of the issue, each a warning naming file:line:col and the reading */
+    expect_warnings("param k1 = 1\nA -> B : k1 * 2\n", 1, "mech.txt:2:10: warning: ",
+                    "the rate 'k1 * 2' names none of the reactants (A), so it is taken as the whole rate");
+    expect_warnings("param k0 = 1\nconst Ea = 5e4\nconst R = 8.314\nconst T = 350\nA -> B : k0*exp(-Ea/(R*T))\n",
+                    1, "mech.txt:5:10: warning: ", "write ': k = k0 * exp(-Ea / (R * T))' for a rate constant");
+    expect_warnings("param k = 1\nlet r = k*A\nA -> B : r\n", 1, "mech.txt:3:10: warning: ",
+                    "the rate constant 'r' reads reactant 'A' through its let");
+    expect_warnings("param k = 1\nA -> B : k = k * A\n", 1, "mech.txt:2:14: warning: ",
+                    "the rate constant 'k * A' reads reactant 'A'");
+    /* an expression that reads one of several reactants is a whole rate as meant */
+    expect_warnings("param k = 1\nA + B -> C : k * 2 * B\n2 B -> C : k\n", 0, "", "");
+    /* readings that are meant: no warning */
+    expect_warnings("param k1 = 1\nA -> B : rate = k1 * 2\n-> A : k1 * 2\nA -> B : k1 * A\nA -> B : k1\n", 0, "", "");
+    expect_warnings("param k = 1\nlet r = k*A\nA -> B : rate = r\n", 0, "", "");
+}
+
+/* arrhenius(A, Ea), arrhenius(A, b, Ea), arrhenius_ref(k_ref, Ea, T_ref):
+ * rate constants of T (a cond or a species), Ea in J/mol */
+static void test_mechanism_arrhenius_builtins(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse_ok("cond T = 350\nparam A0 = 1e6\nparam Ea = 5e4\nparam b = 0.7\n"
+                                  "param kr = 0.3\nconst Tr = 340\n"
+                                  "A -> B : arrhenius(A0, Ea)\nB -> C : arrhenius(A0, b, Ea)\n"
+                                  "C -> D : arrhenius_ref(kr, Ea, Tr)\n");
+    assert_int_equal(remat_mechanism_warning_count(m), 0);
+    double R = 8.314462618, T = 361, y[4] = {0.5, 0.25, 0.125, 0}, in[6] = {2e6, 4.5e4, 0.6, 0.4, T}, d[4];
+    assert_int_equal(remat_mechanism_eval_rhs(m, 0, y, in, d), REMAT_OK);
+    double k1 = 2e6 * exp(-4.5e4 / (R * T)), k2 = 2e6 * pow(T, 0.6) * exp(-4.5e4 / (R * T)),
+           k3 = 0.4 * exp(-4.5e4 / R * (1 / T - 1 / 340.0));
+    expect_close(d[0], -k1 * 0.5); /* mass action: a rate constant */
+    expect_close(d[1], k1 * 0.5 - k2 * 0.25);
+    expect_close(d[3], k3 * 0.125);
+    remat_mechanism_free(m);
+    /* T a species; arrhenius inside an expression is part of that expression */
+    m = parse_ok("param A0 = 2\nparam Ea = 1e3\nX -> Y : rate = 3 * arrhenius(A0, Ea) * X\nT' = 0\n");
+    double yt[3] = {0.5, 0, 300}, dt[3];
+    assert_int_equal(remat_mechanism_eval_rhs(m, 0, yt, (double[]){2, 1e3}, dt), REMAT_OK);
+    expect_close(dt[1], 3 * 2 * exp(-1e3 / (R * 300)) * 0.5);
+    remat_mechanism_free(m);
+    expect_error("param A0 = 1\nA -> B : arrhenius(A0, 5e4)\n", "mech.txt:2:10: ",
+                 "arrhenius needs a temperature T in K: declare it, e.g. 'cond T = 298.15'");
+    expect_error("param T = 300\nA -> B : arrhenius(1, 5e4)\n", "mech.txt:2:10: ",
+                 "arrhenius reads the temperature T, but 'T' is a parameter (line 1)");
+    expect_error("cond T = 300\nA -> B : arrhenius(1)\n", "mech.txt:2:10: ",
+                 "'arrhenius' takes 2 (A, Ea) or 3 (A, b, Ea), got 1");
+    expect_error("cond T = 300\nA -> B : arrhenius_ref(1, 2)\n", "mech.txt:2:10: ",
+                 "'arrhenius_ref' takes 3 (k_ref, Ea, T_ref), got 2");
+    expect_error("cond T = 300\nparam arrhenius = 1\nA -> B : T\n", "mech.txt:2:7: ", "reserved word");
+}
+
 static void test_mechanism_tree_structure(void **state)
 {
     (void)state;
@@ -509,7 +629,7 @@ static void test_mechanism_error_unknown_function(void **state)
 {
     (void)state;
     expect_error("param k = 1\n\nA -> B : k * expp(1)\n", "mech.txt:3:14: ",
-                 "unknown function 'expp' (expected exp, log, sqrt, min, max)");
+                 "unknown function 'expp' (expected exp, log, sqrt, min, max, arrhenius, arrhenius_ref)");
     expect_error("param k = 1\nA -> B : exp\n", "mech.txt:2:10: ", "'exp' is a function");
 }
 
@@ -854,6 +974,9 @@ int main(void)
         cmocka_unit_test(test_mechanism_error_trailing_garbage),
         cmocka_unit_test(test_mechanism_error_empty),
         cmocka_unit_test(test_mechanism_error_names),
+        cmocka_unit_test(test_mechanism_conditions),
+        cmocka_unit_test(test_mechanism_rate_readings),
+        cmocka_unit_test(test_mechanism_arrhenius_builtins),
         cmocka_unit_test(test_mechanism_error_binary),
         cmocka_unit_test(test_mechanism_error_long_lines),
         cmocka_unit_test(test_mechanism_fuzz_mutations),

@@ -21,7 +21,7 @@
 static void check_rhs_against_reference(const char *text, int trials)
 {
     remat_mechanism *m = parse(text);
-    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m); /* params, then conds */
     remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
     assert_non_null(f);
     remat_program *prog = compile_ok(f);
@@ -54,6 +54,12 @@ static void test_models_rhs_matches_reference_evaluator(void **state)
     /* a param as exponent base, a let chain, max, log, negative integer power */
     check_rhs_against_reference("param k = 0.7\nparam n = 1.3\nlet a = k * 2\nlet b = a + log(k + 1)\n"
                                 "X -> Y : b * X^n\nY -> X : max(k, 0.2) * Y^-2 * X\n",
+                                10);
+    /* conditions, read after the parameters, in a let, a rate and as a rate constant */
+    check_rhs_against_reference("cond T = 350\nparam k = 0.5\ncond c = 2\nparam k2 = 0.1\n"
+                                "let kT = k * exp(-6 * (1 / T - 1 / 1.5))\nA -> B : kT\nB -> C : c\n"
+                                "C -> A : k2 * T * C\nA -> D : arrhenius(k, 0.5, k2)\n"
+                                "D -> A : arrhenius_ref(k, k2, 0.9)\n",
                                 10);
 }
 
@@ -149,6 +155,46 @@ static void test_models_rhs_gradient_matches_finite_differences(void **state)
             vars[a][i] = x;
             assert_close(grads[a][i], (lp - lm) / (2 * h), 1e-7, 1e-8);
         }
+    remat_program_free(pf);
+    remat_program_free(pg);
+    remat_fn_free(f);
+    remat_fn_free(g);
+    remat_mechanism_free(m);
+}
+
+/* Gradients through arrhenius, arrhenius (modified) and arrhenius_ref
+ * (remat/mechanism.h) with respect to every parameter and the condition T,
+ * against central differences */
+static void test_models_rhs_arrhenius_gradient(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse("cond T = 350\nparam A0 = 2e3\nparam Ea = 2e4\nparam b = 0.5\nparam kr = 0.3\n"
+                               "param Er = 3e4\nconst Tr = 340\n"
+                               "A -> B : arrhenius(A0, Ea)\nB -> C : arrhenius(A0 / 100, b, Ea)\n"
+                               "C -> A : arrhenius_ref(kr, Er, Tr)\n");
+    enum { S = 3, P = 6 }; /* 5 parameters, then T */
+    assert_int_equal(remat_mechanism_input_count(m), P);
+    remat_fn *f = remat_fn_new("w_rhs");
+    remat_val y = remat_arg(f, "y", REMAT_F64, 1, DIMS(S));
+    remat_val p = remat_arg(f, "p", REMAT_F64, 1, DIMS(P));
+    double w[S] = {0.3, -1.1, 0.7};
+    remat_val dydt;
+    assert_ok(remat_kinetics_rhs(f, m, REMAT_NONE, y, p, &dydt));
+    remat_fn_output(f, remat_sum_all(f, remat_mul(f, dydt, remat_const_data(f, REMAT_F64, 1, DIMS(S), w))));
+    remat_fn *g;
+    assert_ok(remat_grad(f, 1, (int[]){1}, &g));
+    remat_program *pf = compile_ok(f), *pg = compile_ok(g);
+    double yv[S] = {0.9, 0.5, 0.3}, pv[P] = {2e3, 2e4, 0.5, 0.3, 3e4, 361}, dp[P];
+    run(pg, (double *[]){yv, pv}, (double *[]){dp}, NULL);
+    for (int i = 0; i < P; i++) {
+        double x = pv[i], h = 1e-5 * fabs(x), lp, lm;
+        pv[i] = x + h;
+        run(pf, (double *[]){yv, pv}, (double *[]){&lp}, NULL);
+        pv[i] = x - h;
+        run(pf, (double *[]){yv, pv}, (double *[]){&lm}, NULL);
+        pv[i] = x;
+        assert_close(dp[i], (lp - lm) / (2 * h), 1e-6, 1e-12);
+    }
     remat_program_free(pf);
     remat_program_free(pg);
     remat_fn_free(f);
@@ -306,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_models_rhs_batched_rows_match_unbatched),
         cmocka_unit_test(test_models_rhs_walks_shared_nodes_once),
         cmocka_unit_test(test_models_rhs_gradient_matches_finite_differences),
+        cmocka_unit_test(test_models_rhs_arrhenius_gradient),
         cmocka_unit_test(test_models_rhs_bad_input_names_the_input),
         cmocka_unit_test(test_models_step_body_matches_tableau_written_out),
         cmocka_unit_test(test_models_tableaus_satisfy_order_conditions),

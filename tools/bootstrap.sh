@@ -25,6 +25,9 @@ install gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libnlopt-dev
 # libgccjit (compiled scan loops) keeps its header in gcc's own include
 # directory: take the one of the C compiler's major version (Debian 12: 12).
 install "libgccjit-$(gcc -dumpversion | cut -d. -f1)-dev"
+# the Python package (pip install ./python): Python's headers and venv; pip
+# brings meson-python and NumPy from PyPI
+install python3-dev python3-venv
 
 [ -f build/build.ninja ] || meson setup build --buildtype=release >/dev/null
 ninja -C build >/dev/null

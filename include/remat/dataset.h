@@ -33,6 +33,22 @@
  * species on its row; its cells are positive numbers or empty (no sigma
  * there). A species named sigma_B itself is read as that species.
  *
+ * Conditions and initial values. Lines starting with '#' before the header
+ * are comments; a comment of the form "# NAME = VALUE" (NAME an identifier,
+ * VALUE a finite number) sets NAME for this experiment: a condition of the
+ * mechanism (remat/mechanism.h "cond"; remat_dataset_cond) or the initial
+ * value of a species (remat_dataset_initial). Any other NAME is an error
+ * naming path:line (a typo must not pass silently); comments without that
+ * form are ignored. A header column named after a condition gives it too:
+ * its cells must all hold the same value (empty cells allowed), else an
+ * error names path:line; it is never measured data. A condition set by
+ * both a comment and a column must agree.
+ *
+ *   # T = 350
+ *   # A = 1.0
+ *   t,A,B
+ *   0.5,0.61,0.39
+ *
  * Errors: REMAT_ERR_IO for a file that cannot be read (with the system's
  * reason), REMAT_ERR_PARSE otherwise, the message naming path:line and the
  * column.
@@ -82,6 +98,14 @@ REMAT_API int remat_dataset_has_column(const remat_dataset *d, int s);
  * (sigma: of its sigma_<species> column); 0 when the file has no such column. */
 REMAT_API int remat_dataset_line(const remat_dataset *d, size_t r);        /* NULL: 0 */
 REMAT_API int remat_dataset_column(const remat_dataset *d, int s, int sigma); /* NULL: 0 */
+/* Condition k of the mechanism as this file sets it ('# NAME = VALUE' or a
+ * column); NaN when the file does not. */
+REMAT_API double remat_dataset_cond(const remat_dataset *d, int k);
+/* Species s's initial value from a '# NAME = VALUE' comment; NaN when none. */
+REMAT_API double remat_dataset_initial(const remat_dataset *d, int s);
+/* The file line that set condition k (species = 0) or the initial value of
+ * species k (species = 1); 0 when none did. NULL: 0. */
+REMAT_API int remat_dataset_setting_line(const remat_dataset *d, int k, int species);
 /* Whether row 0 gives every species of the mechanism, so that the initial
  * state can be taken from it. */
 REMAT_API int remat_dataset_initial_complete(const remat_dataset *d);

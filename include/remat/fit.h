@@ -160,6 +160,16 @@
  * one rank. A failure on one rank (an integration, a file) is agreed on
  * (remat_dist_agree): every rank returns it, "rank R: ...".
  *
+ * Conditions. A mechanism's conditions ("cond T = 298") are inputs of each
+ * experiment, never parameters: experiment e reads the value its data file
+ * sets (remat_dataset_cond: '# T = 350' or a column T), else opt.conds',
+ * else the declared default. They are constants of its graph, are not in
+ * params, the residuals or the degrees of freedom, and have no gradient.
+ * Initial values. A data file's '# A = 1' comments give those species'
+ * initial values (winning over opt.y0); when they give every species, the
+ * first row is data like any other, else the others come from the first
+ * row (which is then the initial state, not data).
+ *
  * Errors (bad options, data before t0, a first row that cannot be the initial
  * state, a budget no schedule fits in) return a status with a message naming
  * the option or the file; nothing is allocated on failure.
@@ -283,6 +293,9 @@ typedef struct {
                                     (remat/dist.h): see "Many processes" */
     bool lm_more_scaling;        /* lm: Moré's diagonal scaling (GSL's default) instead of
                                     Levenberg's, the default (see "Optimizers") */
+    const double *conds;         /* NULL (the declared defaults) or cond_count values: the
+                                    conditions (remat/mechanism.h "cond") of an experiment
+                                    whose data file does not set them (see "Conditions") */
 } remat_fit_options;
 
 /* The defaults above: auto (lm), adaptive Tsit5 at rtol 1e-6, atol 1e-9,

@@ -27,55 +27,104 @@
  *
  * One statement per line; '#' starts a comment; blank lines are ignored.
  *
- *   statement = param | const | let | species | indep | ode | reaction
+ *   statement = param | cond | const | let | species | indep | ode | reaction
  *   param     = "param" NAME "=" cexpr [ "in" "[" cexpr "," cexpr "]" ]
+ *   cond      = "cond" NAME "=" cexpr                  cond T = 298.15
  *   const     = "const" NAME "=" cexpr
  *   let       = "let" NAME "=" expr
  *   species   = "species" NAME { [","] NAME }
  *   indep     = "indep" NAME
  *   ode       = NAME "'" "=" expr                      y1' = -(t1 + t3) * y1^2
- *   reaction  = side ("->" | "<=>") side ":" expr [ "," expr ]
+ *   reaction  = side ("->" | "<=>") side ":" rate [ "," rate ]
+ *   rate      = "k" "=" expr | "rate" "=" expr | expr   (see Reactions)
  *   side      = [ term { "+" term } ]                  2 A + B
  *   term      = [ INTEGER ] NAME                       coefficient 1..1000
  *   expr      = product { ("+" | "-") product }
  *   product   = unary { ("*" | "/") unary }
  *   unary     = ("-" | "+") unary | power
  *   power     = primary [ "^" unary ]                  right-associative; -a^2 = -(a^2)
- *   primary   = NUMBER | NAME | FUNC "(" expr [ "," expr ] ")" | "(" expr ")"
+ *   primary   = NUMBER | NAME | FUNC "(" expr { "," expr } ")" | "(" expr ")"
  *   FUNC      = exp | log | sqrt (one argument) | min | max (two arguments)
+ *             | arrhenius (two or three) | arrhenius_ref (three): see Arrhenius
  *   NUMBER    = 1 | 1.5 | .5 | 1. | 1e-3 | 2.5E+4     (a coefficient needs a space: "2 A")
  *   NAME      = [A-Za-z_][A-Za-z0-9_]*, case-sensitive
  *
  * cexpr is an expr that may use only numbers, earlier consts and functions
  * (and, in bounds, the word inf); it is evaluated while parsing.
  *
- * Reactions. The rate after ':' is either a rate constant — a single name of
- * a param, const or let, or a single number — and mass action applies
- * (rate = k * prod reactant^coefficient), or any other expression, which is
- * the rate itself:
+ * Reactions. The rate after ':' is read one of two ways, which a file can
+ * say explicitly:
+ *
+ *   A -> B : k = k0 * 2        a rate constant: mass action applies, rate k0*2*A
+ *   A -> B : rate = k1 * A^2   the whole rate, as written: k1*A^2
+ *   2 A + B -> C : k = kf      rate kf*A^2*B
+ *   A <=> B : k = kf, k = kr   net rate kf*A - kr*B (each direction its own reading)
+ *
+ * ("k" and "rate" are keywords only there, before '='.) The older spelling
+ * without them stays: a single name of a param, cond, const or let, or a
+ * single number, is a rate constant (mass action), and any other expression
+ * is the whole rate:
  *
  *   A -> B : k1               rate k1*A           2 A + B -> C : k   rate k*A^2*B
  *   A -> : k                  rate k*A (no products)      -> A : k0  rate k0 (source)
- *   A <=> B : kf, kr          net rate kf*A - kr*B (each direction: constant or expression)
  *   y1 -> y2 : t1 * y1^2      rate t1*y1^2 (explicit)
  *
- * Beware: "A -> B : A0 * exp(-Ea / (R * T))" is an expression, so it is the
- * whole rate (no factor A). For an Arrhenius rate constant with mass action
- * write "let k1 = A0 * exp(-Ea / (R * T))" and "A -> B : k1".
+ * Two readings of that spelling are rarely what was meant, so parsing them
+ * records a warning (remat_mechanism_warning: "file:line:col: warning: ...",
+ * naming the reading taken; the remat tool prints them on stderr):
+ *   - an expression taken as the whole rate that reads none of the
+ *     reaction's reactants: "A -> B : k1 * 2" is the rate 2*k1, not 2*k1*A,
+ *     and "A -> B : A0*exp(-Ea/(R*T))" has no factor A. Write
+ *     "A -> B : k = k1 * 2" (or ": rate = k1 * 2" when a rate independent of
+ *     A is meant; a source "-> A : expr" is never warned about);
+ *   - a rate constant that reads a reactant itself, directly or through a
+ *     let: "let r = k*A" then "A -> B : r" is the rate k*A^2 (mass action
+ *     applied twice). Write "A -> B : rate = r".
+ *
+ * Arrhenius. Rate constants of a temperature T, which must be a condition
+ * ("cond T = 350", one value per experiment) or a species named T (else an
+ * error naming the call); T in K, activation energies Ea in J/mol, R =
+ * 8.314462618 J/(mol K); A, b, Ea, k_ref, T_ref any expressions:
+ *
+ *   arrhenius(A, Ea)              A exp(-Ea / (R T))
+ *   arrhenius(A, b, Ea)           A T^b exp(-Ea / (R T))          (modified)
+ *   arrhenius_ref(k_ref, Ea, T_ref)  k_ref exp(-Ea/R (1/T - 1/T_ref))
+ *
+ * A rate that is one such call alone is a rate constant (mass action
+ * applies): "A -> B : arrhenius(A0, Ea)" is the rate A0 exp(-Ea/(R T)) A.
+ * For fitting prefer arrhenius_ref with T_ref inside the data's
+ * temperatures: k_ref (the rate constant at T_ref) and Ea are then nearly
+ * uncorrelated, where A and Ea of arrhenius are correlated to 1 - 1e-6.
+ * The calls are written out into the tree (exp, products, T^b), so they are
+ * differentiated like any other rate.
+ *
  * A rate that is a single species name or the independent variable is an
  * error (a rate constant is required there). Species named twice on one side
  * add up ("A + A" is "2 A"). A reaction contributes coefficient(product) -
  * coefficient(reactant) times its net rate to each species' dy/dt.
  *
+ * Conditions. "cond T = 298.15" declares a condition: a number that is
+ * constant within one experiment (a temperature, a pressure, a feed ratio)
+ * and may differ between experiments, with a default. A rate, let or ODE
+ * reads it like a parameter, but it is never fitted and never a residual:
+ * each experiment gives its own value (a data file's "# T = 350" comment or
+ * a column named T, remat/dataset.h; the tool's --cond T=350), else the
+ * default. The rate functions below (remat_mechanism_eval_rhs,
+ * remat_kinetics_rhs, remat/ode.h) read the conditions after the
+ * parameters: their params vector holds remat_mechanism_input_count() =
+ * param_count + cond_count values, the parameters then the conditions in
+ * declaration order (a mechanism without conditions: just the parameters).
+ *
  * Names. Every name has one meaning for the whole file: species, param,
- * const, let or the independent variable. param and species are declarations
- * visible everywhere (a param may be used before its 'param' line); const and
+ * cond, const, let or the independent variable. param, cond and species are
+ * declarations visible everywhere (a param may be used before its 'param'
+ * line); const and
  * let are definitions read in order and may only be used on later lines.
  * A name used in an expression that is none of these is an error ("unknown
  * name 'k3'"): rate names do not declare parameters implicitly. The
  * independent variable is 't' unless the file says "indep z"; it may appear
  * in any expr. Reserved (not usable as names): exp log sqrt min max param
- * const let species indep inf.
+ * cond const let species indep inf arrhenius arrhenius_ref.
  *
  * Species are numbered in order of first appearance on a reaction side or
  * an ODE's left-hand side, unless the file has 'species' lines: then those
@@ -130,6 +179,7 @@ typedef enum {
     REMAT_EXPR_DIV,     /* args[0] / args[1] */
     REMAT_EXPR_POW,     /* pow(args[0], args[1]) */
     REMAT_EXPR_CALL,    /* fn(args[0]) or fn(args[0], args[1]) */
+    REMAT_EXPR_COND,    /* condition number index: params[param_count + index] */
     REMAT_EXPR_COUNT
 } remat_expr_kind;
 
@@ -147,9 +197,9 @@ typedef struct remat_expr {
     int nargs;                        /* children: NEG 1; binary 2; CALL 1 or 2; leaves 0 */
     const struct remat_expr *args[2];
     double value;                     /* NUM: the number; CONST: the const's value */
-    int index;                        /* SPECIES, PARAM, CONST, LET: table index; else -1 */
+    int index;                        /* SPECIES, PARAM, COND, CONST, LET: table index; else -1 */
     remat_expr_fn fn;                 /* CALL only */
-    const char *name;                 /* SPECIES, PARAM, CONST, LET, INDEP: the name;
+    const char *name;                 /* SPECIES, PARAM, COND, CONST, LET, INDEP: the name;
                                          CALL: the function's name; else NULL */
     int line, col;                    /* source position (1-based): the token of a leaf,
                                          the operator of an operation; nodes made from a
@@ -202,6 +252,20 @@ REMAT_API int remat_mechanism_param_find(const remat_mechanism *m, const char *n
 /* values[i] = declared value of param i, for i < param_count. */
 REMAT_API void remat_mechanism_param_values(const remat_mechanism *m, double values[]);
 
+/* Warnings recorded while parsing ("file:line:col: warning: ...": a rate
+ * read in a way that is rarely meant, see Reactions), in file order. */
+REMAT_API int remat_mechanism_warning_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_warning(const remat_mechanism *m, int i);
+
+/* Conditions ("cond NAME = default"), in declaration order. */
+REMAT_API int remat_mechanism_cond_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_cond_name(const remat_mechanism *m, int i);
+REMAT_API double remat_mechanism_cond_value(const remat_mechanism *m, int i); /* the default */
+REMAT_API int remat_mechanism_cond_find(const remat_mechanism *m, const char *name); /* -1: none */
+/* param_count + cond_count: the length of the params vector the rate
+ * functions read (the parameters, then the conditions). */
+REMAT_API int remat_mechanism_input_count(const remat_mechanism *m);
+
 REMAT_API int remat_mechanism_const_count(const remat_mechanism *m);
 REMAT_API const char *remat_mechanism_const_name(const remat_mechanism *m, int i);
 REMAT_API double remat_mechanism_const_value(const remat_mechanism *m, int i);
@@ -223,7 +287,8 @@ REMAT_API double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r
 REMAT_API int remat_mechanism_reaction_line(const remat_mechanism *m, int r);
 
 /* dydt[i] = f_i(t, y, params) for every species, lets computed in order.
- * y has species_count entries, params param_count (NULL allowed when 0).
+ * y has species_count entries, params input_count: the parameters, then the
+ * conditions (NULL allowed when 0).
  * Plain IEEE arithmetic: non-finite results are returned, not reported.
  * Safe to call from several threads on one mechanism. */
 REMAT_API remat_status remat_mechanism_eval_rhs(const remat_mechanism *m, double t, const double y[],

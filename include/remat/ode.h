@@ -188,7 +188,7 @@ REMAT_API remat_status remat_ode_count_steps(const remat_ode_options *opt, int64
 
 /* Emits the integration of y' = f(t, y, params) from y0 at opt->t0 into f,
  * and writes the states at the output times, stacked: (n_times, S), or
- * (n_times, ..., S) for a batched y0 (..., S). params is (P,) (REMAT_NONE
+ * (n_times, ..., S) for a batched y0 (..., S). params is (P,), P = remat_mechanism_input_count (the parameters, then the conditions) (REMAT_NONE
  * when P = 0), or with fixed steps and a batched y0 (..., S) one parameter
  * set per batch entry, (..., P) (remat_pfr_ensemble). On error returns the
  * status with a message naming the bad option or input and *y_at_outputs =

@@ -92,6 +92,11 @@ typedef struct {
     double rtol, atol;            /* rtol > 0, atol >= 0 */
     int64_t max_steps;            /* attempts per integration (0: 4096) */
     int64_t profile_points;
+    /* NULL (the declared defaults) or cond_count values of the mechanism's
+     * conditions (remat/mechanism.h "cond"), copied; they are inputs of the
+     * rates, never parameters: no gradient, no Adam step. Ensembles take
+     * them too. */
+    const double *conds;
 } remat_pfr_options;
 
 typedef struct remat_pfr remat_pfr;

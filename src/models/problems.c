@@ -70,6 +70,19 @@ remat_status remat_problem_new(const char *name, int64_t steps, remat_problem **
 }
 
 /* The reactor's ODE options: one output time, L */
+/* k, then the conditions (o->conds or the declared defaults) as constants:
+ * what the rates read (remat/mechanism.h) */
+static remat_val rate_inputs(remat_fn *f, const remat_mechanism *m, const remat_pfr_options *o, remat_val k)
+{
+    int64_t C = remat_mechanism_cond_count(m);
+    if (C == 0)
+        return k;
+    double c[C];
+    for (int64_t i = 0; i < C; i++)
+        c[i] = o->conds ? o->conds[i] : remat_mechanism_cond_value(m, (int)i);
+    return remat_concatenate(f, 2, (remat_val[]){k, remat_const_data(f, REMAT_F64, 1, &C, c)}, 0);
+}
+
 static remat_ode_options ode_options(const remat_pfr_options *o, const double *L)
 {
     return (remat_ode_options){.method = o->method, .n_times = 1, .times = L, .dt = o->dt, .steps = o->steps,
@@ -92,7 +105,7 @@ static remat_status count_attempts(const remat_mechanism *mech, const remat_pfr_
     if (!f)
         return rmi_error(REMAT_ERR_NOMEM, "problem: out of memory");
     remat_val y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S), k = remat_arg(f, "params", REMAT_F64, 1, &P), ys, sv;
-    remat_status st = remat_ode_integrate_stats(f, mech, &oo, y0, k, &ys, &sv);
+    remat_status st = remat_ode_integrate_stats(f, mech, &oo, y0, rate_inputs(f, mech, opt, k), &ys, &sv);
     if (st == REMAT_OK) {
         remat_fn_output(f, sv);
         st = remat_compile_env(f, &prog);
@@ -131,8 +144,11 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
         return rmi_error(REMAT_ERR_ARG, "problem from %s: the mechanism has no parameters to differentiate",
                          remat_mechanism_source(mech));
     remat_problem *p = calloc(1, sizeof *p);
-    if (!p || !(p->x = malloc(sizeof *p->x * (size_t)(S + P))))
+    int64_t C = remat_mechanism_cond_count(mech);
+    if (!p || !(p->x = malloc(sizeof *p->x * (size_t)(S + P + C))))
         goto nomem;
+    for (int64_t i = 0; i < C; i++) /* kept here: the options' array need not outlive p */
+        p->x[S + P + i] = opt->conds ? opt->conds[i] : remat_mechanism_cond_value(mech, (int)i);
     memcpy(p->x, opt->inlet, sizeof *p->x * (size_t)S);
     if (params)
         memcpy(p->x + S, params, sizeof *p->x * (size_t)P);
@@ -152,6 +168,7 @@ remat_status remat_problem_from_mechanism(const remat_mechanism *mech, const rem
     p->mech = mech;
     p->pfr = *opt;
     p->pfr.inlet = p->x;
+    p->pfr.conds = p->x + S + P;
     p->n_in = 2;
     p->in[0] = remat_tensor_f64(p->x, 1, &S);
     p->in[1] = remat_tensor_f64(p->x + S, 1, &P);
@@ -274,7 +291,7 @@ static remat_status mechanism_build(const remat_problem *p, const remat_scan_opt
     remat_val y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S);
     remat_val k = remat_arg(f, "params", REMAT_F64, 1, &P);
     remat_val ys;
-    remat_status st = remat_ode_integrate(f, p->mech, &oo, y0, k, &ys);
+    remat_status st = remat_ode_integrate(f, p->mech, &oo, y0, rate_inputs(f, p->mech, &p->pfr, k), &ys);
     if (st == REMAT_OK) {
         remat_val c = remat_index(f, remat_index(f, ys, 0), p->pfr.species);
         remat_fn_output(f, p->pfr.goal == REMAT_PFR_MAXIMIZE ? remat_neg(f, c) : c);

@@ -4,6 +4,7 @@
  * JSON and plots are written by pfr_fit_out.c and pfr_fit_plot.c. Here: the
  * files read, the fit set up, run and reported, agreed on across ranks.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,7 @@
 #include "pfr_data_list.h"
 #include "pfr_fit_args.h"
 #include "pfr_fit_out.h"
+#include "pfr_names.h"
 
 typedef struct {
     remat_dist *dist;
@@ -187,7 +189,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     pfr_data_files files = {0};
     remat_mechanism *m = NULL;
     remat_dataset **data = NULL;
-    double *init = NULL, *start = NULL, *sigma = NULL;
+    double *init = NULL, *start = NULL, *sigma = NULL, *conds = NULL;
+    bool *fixed = NULL;
     remat_fit_stats stats = {0};
     const double **y0 = NULL;
     remat_fit *fit = NULL;
@@ -200,6 +203,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         snprintf(msg, sizeof msg, "--mechanism: %s", remat_last_error());
         ok = 0;
     }
+    if (ok && remat_dist_is_root(dist))
+        pfr_names_warnings(m);
     if (ok && !(data = calloc((size_t)files.n, sizeof *data))) {
         snprintf(msg, sizeof msg, "pfr fit: out of memory for %d experiments", files.n);
         ok = 0;
@@ -224,9 +229,11 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
      * the values below are the same on every rank, and so are their errors */
     sigma = c.sigma ? calloc((size_t)S + 1, sizeof *sigma) : NULL;
     start = calloc((size_t)P + 1, sizeof *start);
+    conds = calloc((size_t)remat_mechanism_cond_count(m) + 1, sizeof *conds);
+    fixed = calloc((size_t)P + 1, sizeof *fixed);
     init = c.init ? calloc((size_t)S + 1, sizeof *init) : NULL;
     y0 = c.init ? calloc((size_t)n_data, sizeof *y0) : NULL;
-    ok = start && (!c.sigma || sigma) && (!c.init || (init && y0));
+    ok = start && conds && fixed && (!c.sigma || sigma) && (!c.init || (init && y0));
     if (!ok)
         snprintf(msg, sizeof msg, "pfr fit: out of memory for the options' vectors");
     if (!cli_dist_agree(dist, ok, msg, sizeof msg)) {
@@ -242,6 +249,38 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     if (c.params && !pfr_cli_assign("--params", c.params, m, 1, start))
         goto done;
     o.start = start;
+    for (int k = 0; k < remat_mechanism_cond_count(m); k++)
+        conds[k] = remat_mechanism_cond_value(m, k);
+    if (c.cond && !pfr_names_conds("--cond", c.cond, m, conds))
+        goto done;
+    o.conds = conds;
+    if (c.free || c.fix) {
+        /* --free: all fixed but the named; --fix: the named fixed */
+        for (int i = 0; i < P; i++)
+            fixed[i] = c.free != NULL;
+        bool *named = calloc((size_t)P + 1, sizeof *named);
+        int named_ok = named && pfr_names_params(c.free ? "--free" : "--fix", c.free ? c.free : c.fix, m, named);
+        for (int i = 0; named_ok && i < P; i++)
+            if (named[i])
+                fixed[i] = c.fix != NULL;
+        free(named);
+        if (!named_ok)
+            goto done;
+        int n_free = 0;
+        for (int i = 0; i < P; i++)
+            n_free += !fixed[i];
+        if (n_free == 0) {
+            fprintf(stderr, "remat: --fix: every parameter is fixed: nothing to fit\n");
+            goto done;
+        }
+        o.fixed = fixed;
+    }
+    /* --out: rank 0 writes; every rank learns whether it can (before the collectives) */
+    char out_said[2] = "";
+    if (c.out && !cli_dist_agree(dist, !remat_dist_is_root(dist) ||
+                                           pfr_fit_check_profiles(c.out, (const char *const *)files.path, files.n),
+                                 out_said, sizeof out_said))
+        goto done;
     if (c.init) {
         if (!pfr_cli_assign("--init", c.init, m, 0, init))
             goto done;
@@ -300,7 +339,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         status = 1;
         goto agree;
     }
-    pfr_fit_warn_negative(m, fit, data, n_data, r.params, o.adaptive ? o.rtol : 0, o.adaptive ? o.atol : 0);
+    pfr_negative neg;
+    pfr_fit_warn_negative(m, fit, data, n_data, r.params, o.adaptive ? o.rtol : 0, o.adaptive ? o.atol : 0, &neg);
     double ode_stats[REMAT_ODE_STATS];
     int have_ode_stats = remat_fit_integration_stats(fit, r.params, ode_stats) == REMAT_OK;
     pfr_fit_report rep = {.mechanism = c.mechanism, .data = (const char *const *)files.path, .n_data = n_data,
@@ -308,7 +348,12 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
                           .atol = o.atol, .ode_stats = have_ode_stats ? ode_stats : NULL, .m = m,
                           .fit = fit, .r = &r, .start = start, .seconds = t, .sigma = sigma,
                           .relative = o.weighting == REMAT_FIT_WEIGHT_RELATIVE, .seed = o.seed,
-                          .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history};
+                          .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history,
+                          .datasets = data, .cond_default = conds, .negative = &neg};
+    if (c.out && !pfr_fit_write_profiles(c.out, &rep, r.params)) {
+        status = 1;
+        goto agree;
+    }
     if (c.plot_res && !pfr_fit_plot_residuals(c.plot_res, &c.plot_opts, &rep, data, !c.init, res)) {
         status = 1;
         goto agree;
@@ -339,6 +384,8 @@ done:
     free(init);
     free(start);
     free(sigma);
+    free(conds);
+    free(fixed);
     free(y0);
     return status;
 }

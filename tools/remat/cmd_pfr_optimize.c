@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "param_list.h"
 #include "pfr_cli.h"
+#include "pfr_names.h"
 #include "pfr_optimize.h"
 #include "plot_opts.h"
 
@@ -292,6 +292,28 @@ done:
     return status;
 }
 
+/* fixed[] from --fix (these kept) or --free (only these optimised); neither:
+ * none fixed. 0 with a message. */
+static int fixed_params(const opt_args *a, const remat_mechanism *m, bool *fixed)
+{
+    int P = remat_mechanism_param_count(m);
+    if (a->fix && a->free) {
+        fprintf(stderr, "remat: --free and --fix: give one of them, not both\n");
+        return 0;
+    }
+    for (int i = 0; i < P; i++)
+        fixed[i] = a->free != NULL;
+    if (!a->fix && !a->free)
+        return 1;
+    bool *named = calloc((size_t)P + 1, sizeof *named);
+    int ok = named && pfr_names_params(a->free ? "--free" : "--fix", a->free ? a->free : a->fix, m, named);
+    for (int i = 0; ok && i < P; i++)
+        if (named[i])
+            fixed[i] = a->fix != NULL;
+    free(named);
+    return ok;
+}
+
 /* --gtol, --xtol: a relative tolerance, finite and >= 0 (0: the default) */
 static int test_tolerance(const char *opt, const char *arg, double *out)
 {
@@ -394,7 +416,7 @@ int cmd_pfr_optimize(int argc, char **argv)
                 optimizer_names[which]);
         goto done;
     }
-    if (!param_list_fixed(a.fix, a.free, su.mech, fixed) || !bounds(&su, &a, fixed, lo, hi))
+    if (!fixed_params(&a, su.mech, fixed) || !bounds(&su, &a, fixed, lo, hi))
         goto done;
     int n_free = 0;
     for (int i = 0; i < P; i++)

@@ -134,6 +134,12 @@ static void print_table(const pfr_setup *su, const remat_pfr *r, const double *o
             printf("%s %s = %.9g", i ? "," : "", remat_mechanism_param_name(m, i), su->params[i]);
         printf("\n");
     }
+    if (remat_mechanism_cond_count(m) > 0) {
+        printf("  conditions");
+        for (int k = 0; k < remat_mechanism_cond_count(m); k++)
+            printf("%s %s = %.9g", k ? "," : "", remat_mechanism_cond_name(m, k), su->conds[k]);
+        printf("\n");
+    }
     printf("\n%-*s  %-16s %s\n", w, "species", "inlet", "outlet");
     double sin_ = 0, sout = 0;
     for (int s = 0; s < S; s++) {
@@ -156,7 +162,7 @@ static void print_table(const pfr_setup *su, const remat_pfr *r, const double *o
 }
 
 static void print_json(const pfr_setup *su, const remat_pfr *r, const double *ode_stats, const double *out,
-                       int have_grad, double obj, const double *grad, const char *csv)
+                       int have_grad, double obj, const double *grad, const char *csv, const pfr_negative *neg)
 {
     const remat_mechanism *m = su->mech;
     int S = su->S, P = su->P;
@@ -175,6 +181,11 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const double *od
     for (int i = 0; i < P; i++)
         printf("%s\"%s\": %.17g", i ? ", " : "", remat_mechanism_param_name(m, i), su->params[i]);
     double sin_ = 0, sout = 0;
+    if (remat_mechanism_cond_count(m) > 0) { /* a mechanism without conditions: as before */
+        printf("},\n  \"conditions\": {");
+        for (int k = 0; k < remat_mechanism_cond_count(m); k++)
+            printf("%s\"%s\": %.17g", k ? ", " : "", remat_mechanism_cond_name(m, k), su->conds[k]);
+    }
     printf("},\n  \"inlet\": {");
     for (int s = 0; s < S; s++) {
         printf("%s\"%s\": %.17g", s ? ", " : "", remat_mechanism_species_name(m, s), su->inlet[s]);
@@ -197,7 +208,9 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const double *od
     } else {
         printf("  \"objective\": null,\n");
     }
-    printf("  \"profile\": ");
+    printf("  \"negative\": ");
+    pfr_cli_negative_json(stdout, m, neg, NULL);
+    printf(",\n  \"profile\": ");
     if (csv)
         cli_json_string(stdout, csv);
     else
@@ -294,9 +307,10 @@ int cmd_pfr_simulate(int argc, char **argv)
         goto done;
     if ((csv && !cli_out_commit(&out)) || !cli_outputs_finish()) /* all or nothing */
         goto done;
-    pfr_cli_warn_negative(r, su.params, "", outlet, rows, z, y);
+    pfr_negative neg;
+    pfr_cli_warn_negative(r, su.params, "", outlet, rows, z, y, &neg);
     if (json)
-        print_json(&su, r, ode_stats, outlet, have_grad, obj, grad, csv);
+        print_json(&su, r, ode_stats, outlet, have_grad, obj, grad, csv, &neg);
     else
         print_table(&su, r, ode_stats, outlet, have_grad, obj, grad);
     status = 0;

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "pfr_cli.h"
+#include "pfr_names.h"
 
 #define MAX_STEPS 100000000 /* a profile of this many rows is already gigabytes */
 
@@ -17,6 +18,8 @@
     "  --init LIST        inlet concentrations, e.g. A=1,B=0; species not listed start at 0\n"               \
     "                     (default A=1 for the built-in mechanism; required with --mechanism)\n"             \
     "  --params LIST      parameter values, e.g. k1=1,k2=0.5; others keep their declared value\n"            \
+    "  --cond LIST        condition values ('cond' lines of the mechanism), e.g. T=350; others\n"            \
+    "                     keep their declared default; never differentiated or optimized\n"                \
     "  --length L         reactor length, the integration runs over z in [0, L] (default 10)\n"
 
 const char pfr_cli_help_reactor[] = HELP_SOURCE
@@ -47,6 +50,7 @@ int pfr_cli_option(pfr_cli *c, int code, const char *arg)
     case PFR_OPT_MECHANISM: c->mechanism = arg; cli_input("--mechanism", arg); return 1;
     case PFR_OPT_INIT: c->init = arg; return 1;
     case PFR_OPT_PARAMS: c->params = arg; return 1;
+    case PFR_OPT_COND: c->cond = arg; return 1;
     case PFR_OPT_METHOD: c->method = arg; return 1;
     case PFR_OPT_MAXIMIZE: c->maximize = arg; return 1;
     case PFR_OPT_MINIMIZE: c->minimize = arg; return 1;
@@ -339,11 +343,13 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
         return 0;
     }
     s->name = remat_mechanism_source(s->mech);
+    pfr_names_warnings(s->mech);
     s->S = remat_mechanism_species_count(s->mech);
     s->P = remat_mechanism_param_count(s->mech);
     s->inlet = calloc((size_t)s->S + 1, sizeof *s->inlet);
     s->params = calloc((size_t)s->P + 1, sizeof *s->params);
-    if (!s->inlet || !s->params) {
+    s->conds = calloc((size_t)remat_mechanism_cond_count(s->mech) + 1, sizeof *s->conds);
+    if (!s->inlet || !s->params || !s->conds) {
         fprintf(stderr, "remat: out of memory\n");
         goto fail;
     }
@@ -366,11 +372,16 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
         remat_mechanism_param_values(s->mech, s->params);
     if (c->params && !pfr_cli_assign("--params", c->params, s->mech, 1, s->params))
         goto fail;
+    for (int k = 0; k < remat_mechanism_cond_count(s->mech); k++)
+        s->conds[k] = remat_mechanism_cond_value(s->mech, k);
+    if (c->cond && !pfr_names_conds("--cond", c->cond, s->mech, s->conds))
+        goto fail;
 
     remat_pfr_options *o = &s->opt;
     o->method = method;
     o->length = c->has_length ? c->length : seed->length;
     o->inlet = s->inlet;
+    o->conds = s->conds;
     o->schedule = sched;
     if (adaptive) {
         o->adaptive = true;
@@ -426,5 +437,6 @@ void pfr_setup_free(pfr_setup *s)
     remat_mechanism_free(s->mech);
     free(s->inlet);
     free(s->params);
+    free(s->conds);
     memset(s, 0, sizeof *s);
 }

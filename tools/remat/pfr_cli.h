@@ -24,6 +24,7 @@
 #define REMAT_TOOL_PFR_CLI_H
 
 #include <getopt.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "remat/remat.h"
@@ -42,6 +43,7 @@ enum {
     PFR_OPT_RTOL,
     PFR_OPT_ATOL,
     PFR_OPT_MAX_STEPS,
+    PFR_OPT_COND,
     PFR_OPT_COUNT_
 };
 
@@ -56,7 +58,7 @@ enum {
         {"params", required_argument, 0, PFR_OPT_PARAMS}, {"length", required_argument, 0, PFR_OPT_LENGTH},    \
         {"steps", required_argument, 0, PFR_OPT_STEPS}, {"dt", required_argument, 0, PFR_OPT_DT},              \
         {"method", required_argument, 0, PFR_OPT_METHOD}, {"maximize", required_argument, 0, PFR_OPT_MAXIMIZE}, \
-        {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}
+        {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}, {"cond", required_argument, 0, PFR_OPT_COND}
 
 /* Help lines for the shared options. */
 extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
@@ -68,6 +70,7 @@ extern const char pfr_cli_help_tol[];     /* --rtol / --atol / --max-steps */
 /* The command line, as given. */
 typedef struct {
     const char *mechanism, *init, *params, *method, *maximize, *minimize, *schedule;
+    const char *cond; /* --cond */
     double length, dt;
     int64_t steps;
     int has_length, has_steps, has_dt;
@@ -121,6 +124,7 @@ typedef struct {
     int builtin;
     const char *name;       /* the mechanism's source: its path, or "built-in A->B->C" */
     double *inlet, *params; /* species_count, param_count */
+    double *conds;          /* cond_count: the declared defaults, then --cond */
     int S, P;
     remat_pfr_options opt;  /* inlet points into this struct */
     char schedule[48];      /* opt.schedule as text */
@@ -138,8 +142,17 @@ void pfr_setup_free(pfr_setup *s);
  * profile y (rows states at z, as remat_pfr_profile writes them) when given,
  * else from the outlet (then a profile is run to find z). what names the run
  * ("" or "set 3: "). Returns 1 when it warned. */
+typedef struct {
+    int found;          /* 0: nothing below zero */
+    int species;
+    double value, at;   /* the first value below zero and where (NaN: the outlet only) */
+    double outlet;      /* the species at the outlet (fit: NaN) */
+    int experiment;     /* fit: its index, else -1 */
+} pfr_negative;
 int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, const double *outlet, int64_t rows,
-                          const double *z, const double *y);
+                          const double *z, const double *y, pfr_negative *neg);
+/* neg as one JSON value: null, or {"species": ..., "value": ..., "at": ..., ...} */
+void pfr_cli_negative_json(FILE *out, const remat_mechanism *m, const pfr_negative *neg, const char *const *files);
 
 /* Reads "NAME=VALUE,..." (--init, --params) into values[] by name, naming
  * opt in its messages. params: the names are the mechanism's parameters and

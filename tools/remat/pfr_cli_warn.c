@@ -1,16 +1,40 @@
 /* pfr_cli_warn.c — the warnings for concentrations an integration made negative: pfr simulate's
  * (pfr_cli.h) and pfr fit's (pfr_fit_out.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli.h"
 #include "pfr_cli.h"
 #include "pfr_fit_out.h"
 
 #define PROFILE_CAP ((int64_t)1 << 25) /* doubles of a profile run only to say where (256 MiB) */
 
-int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, const double *outlet, int64_t rows,
-                          const double *z, const double *y)
+void pfr_cli_negative_json(FILE *out, const remat_mechanism *m, const pfr_negative *neg, const char *const *files)
 {
+    if (!neg || !neg->found) {
+        fputs("null", out);
+        return;
+    }
+    fprintf(out, "{\"species\": ");
+    cli_json_string(out, remat_mechanism_species_name(m, neg->species));
+    fprintf(out, ", \"value\": %.17g", neg->value);
+    if (!isnan(neg->at))
+        fprintf(out, ", \"at\": %.17g", neg->at);
+    if (!isnan(neg->outlet))
+        fprintf(out, ", \"outlet\": %.17g", neg->outlet);
+    if (neg->experiment >= 0 && files) {
+        fprintf(out, ", \"data\": ");
+        cli_json_string(out, files[neg->experiment]);
+    }
+    fputc('}', out);
+}
+
+int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, const double *outlet, int64_t rows,
+                          const double *z, const double *y, pfr_negative *neg)
+{
+    if (neg)
+        *neg = (pfr_negative){.experiment = -1, .at = NAN, .outlet = NAN};
     const remat_mechanism *m = remat_pfr_mechanism(r);
     int S = remat_mechanism_species_count(m), s = 0;
     int64_t row = 0;
@@ -24,7 +48,10 @@ int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, 
             z = zz, y = yy;
     }
     int found = 1;
-    if (y && remat_pfr_negative(r, rows, y, &row, &s))
+    if (y && remat_pfr_negative(r, rows, y, &row, &s)) {
+        if (neg)
+            *neg = (pfr_negative){1, s, y[(size_t)row * (size_t)S + (size_t)s], z[row],
+                                  y[(size_t)(rows - 1) * (size_t)S + (size_t)s], -1};
         fprintf(stderr,
                 "remat: warning: %s%s: the concentration of '%s' is %.6g at %s = %.6g, below zero by more than "
                 "rounding (at the outlet: %.6g); the step is too large for the rates, or a rate drives it "
@@ -32,13 +59,16 @@ int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, 
                 what, remat_mechanism_source(m), remat_mechanism_species_name(m, s),
                 y[(size_t)row * (size_t)S + (size_t)s], remat_mechanism_indep_name(m), z[row],
                 y[(size_t)(rows - 1) * (size_t)S + (size_t)s]);
-    else if (outlet && remat_pfr_negative(r, 1, outlet, NULL, &s))
+    } else if (outlet && remat_pfr_negative(r, 1, outlet, NULL, &s)) {
+        if (neg)
+            *neg = (pfr_negative){1, s, outlet[s], NAN, outlet[s], -1};
         fprintf(stderr,
                 "remat: warning: %s%s: the outlet concentration of '%s' is %.6g, below zero by more than rounding; "
                 "the step is too large for the rates, or a rate drives it negative: not a concentration to trust\n",
                 what, remat_mechanism_source(m), remat_mechanism_species_name(m, s), outlet[s]);
-    else
+    } else {
         found = 0;
+    }
     free(zz);
     free(yy);
     return found;
@@ -48,8 +78,11 @@ int pfr_cli_warn_negative(remat_pfr *r, const double *params, const char *what, 
 #define FIT_CHECK_STEPS (1 << 20) /* ... when its fixed steps over the grid are no more than this */
 
 int pfr_fit_warn_negative(const remat_mechanism *m, remat_fit *fit, remat_dataset *const *data, int n_data,
-                          const double *params, double rtol, double atol)
+                          const double *params, double rtol, double atol, void *negp)
 {
+    pfr_negative *neg = negp;
+    if (neg)
+        *neg = (pfr_negative){.experiment = -1, .at = NAN, .outlet = NAN};
     int S = remat_mechanism_species_count(m), n = FIT_CHECK_POINTS;
     double *t = malloc(sizeof *t * (size_t)n), *y = malloc(sizeof *y * (size_t)n * (size_t)S);
     int found = 0;
@@ -65,6 +98,8 @@ int pfr_fit_warn_negative(const remat_mechanism *m, remat_fit *fit, remat_datase
         int s = 0;
         found = y0 && remat_fit_predict(fit, e, params, n, t, y) == REMAT_OK &&
                 remat_pfr_negative_states(m, y0, rtol, atol, n, y, &row, &s);
+        if (found && neg)
+            *neg = (pfr_negative){1, s, y[(size_t)row * (size_t)S + s], t[row], NAN, e};
         if (found)
             fprintf(stderr,
                     "remat: warning: %s: the fitted model's '%s' is %.6g at %s = %.6g, below zero by more than "

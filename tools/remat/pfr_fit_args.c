@@ -46,8 +46,17 @@ void pfr_fit_help(FILE *out)
             "                     too, in the order given\n"
             "  --init LIST        initial state of every experiment, e.g. A=1,B=0 (species not listed\n"
             "                     start at 0); default: each file's first row, which must be at 0\n"
-            "                     and give every species\n"
+            "                     and give every species; a file's '# A = 1' lines before its\n"
+            "                     header win (when they give every species, the first row is data)\n"
             "  --params LIST      start values, e.g. k1=1,k2=0.5 (default: the declared values)\n"
+            "  --cond LIST        conditions ('cond' lines) of every experiment whose file does not set\n"
+            "                     them ('# T = 350' before the header, or a column T), e.g. T=350;\n"
+            "                     default: the declared values; never fitted, never data\n"
+            "  --free NAMES       fit only these parameters (e.g. k1,Ea); the others stay at their\n"
+            "                     start values\n"
+            "  --fix NAMES        keep these parameters at their start values, fit the others\n"
+            "  --out DIR          write each experiment's fitted profile at its data times to\n"
+            "                     DIR/<data file name> (CSV, %%.17g); DIR must exist\n"
             "  --method M         tsit5, dopri5 or rodas5 (stiff): adaptive steps with error control\n"
             "                     unless --steps or --dt is given; euler or rk4: fixed steps.\n"
             "                     Default: %s\n"
@@ -107,7 +116,7 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
 {
     enum {
         O_DATA = 512, O_DATA_LIST, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON,
-        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN
+        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN, O_COND, O_FREE, O_FIX, O_OUT
     };
     static const struct option opts[] = {
         {"mechanism", required_argument, 0, PFR_OPT_MECHANISM},
@@ -134,6 +143,10 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
         {"weighting", required_argument, 0, O_WEIGHTING},
         {"plot-residuals", required_argument, 0, O_PLOT_RES},
         PLOT_OPTS_OPTIONS,
+        {"cond", required_argument, 0, O_COND},
+        {"free", required_argument, 0, O_FREE},
+        {"fix", required_argument, 0, O_FIX},
+        {"out", required_argument, 0, O_OUT},
         PFR_CLI_TOL_OPTIONS,
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -214,6 +227,10 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
         case PLOT_OPT_LOG_X:
         case PLOT_OPT_LOG_Y:
         case PLOT_OPT_SPECIES: plot_opts_option(&c->plot_opts, ch, optarg); break;
+        case O_COND: c->cond = optarg; break;
+        case O_FREE: c->free = optarg; break;
+        case O_FIX: c->fix = optarg; break;
+        case O_OUT: c->out = optarg; break;
         case PFR_OPT_RTOL:
         case PFR_OPT_ATOL:
         case PFR_OPT_MAX_STEPS:
@@ -247,6 +264,10 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
     }
     if (c->history && !c->json) {
         fprintf(stderr, "remat: --history: adds the iterates to --json; give --json too\n");
+        return 0;
+    }
+    if (c->free && c->fix) {
+        fprintf(stderr, "remat: --free and --fix: give one of them, not both\n");
         return 0;
     }
     if (c->schedule && c->budget) {

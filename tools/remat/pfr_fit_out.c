@@ -1,11 +1,15 @@
 /* pfr_fit_out.c — `remat pfr fit`'s table and JSON document (pfr_fit_out.h); its plots: pfr_fit_plot.c. */
 #include "pfr_fit_out.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "pfr_cli.h"
 
 static void put_double(FILE *f, double v)
 {
@@ -116,6 +120,24 @@ static void print_stats_table(const pfr_fit_report *rep)
     }
 }
 
+double pfr_fit_cond(const pfr_fit_report *rep, int e, int k)
+{
+    double v = remat_dataset_cond(rep->datasets[e], k);
+    return isnan(v) ? rep->cond_default[k] : v;
+}
+
+/* One line per experiment with its conditions (none: nothing). */
+static void print_conditions(const pfr_fit_report *rep)
+{
+    int C = remat_mechanism_cond_count(rep->m);
+    for (int e = 0; C > 0 && e < rep->n_data; e++) {
+        printf("experiment %d (%s):", e + 1, rep->data[e]);
+        for (int k = 0; k < C; k++)
+            printf("%s %s = %.10g", k ? "," : "", remat_mechanism_cond_name(rep->m, k), pfr_fit_cond(rep, e, k));
+        putchar('\n');
+    }
+}
+
 void pfr_fit_print_table(const pfr_fit_report *rep)
 {
     const remat_fit_result *r = rep->r;
@@ -131,6 +153,7 @@ void pfr_fit_print_table(const pfr_fit_report *rep)
     if (rep->ode_stats && rep->adaptive)
         printf(", %.0f rejected (rtol %g, atol %g)\n", rep->ode_stats[REMAT_ODE_STAT_REJECTED], rep->rtol, rep->atol);
     print_weights(rep);
+    print_conditions(rep);
     printf("%s\n", r->message);
     printf("%d iterations, %lld program runs, %.3f s\n", r->iterations, (long long)r->evaluations, rep->seconds);
     if (r->n_starts > 1) {
@@ -196,6 +219,18 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
         fputs(e ? ", " : "", stdout);
         cli_json_string(stdout, rep->data[e]);
     }
+    printf("], \"conditions\": [");
+    for (int e = 0, C = remat_mechanism_cond_count(rep->m); e < rep->n_data; e++) {
+        fputs(e ? ", " : "", stdout);
+        putchar('{');
+        for (int k = 0; k < C; k++) {
+            fputs(k ? ", " : "", stdout);
+            cli_json_string(stdout, remat_mechanism_cond_name(rep->m, k));
+            fputs(": ", stdout);
+            put_double(stdout, pfr_fit_cond(rep, e, k));
+        }
+        putchar('}');
+    }
     printf("], \"optimizer\": \"%s\", \"jacobian\": \"%s\", \"method\": \"%s\", \"schedule\": \"%s\",\n",
            r->optimizer, remat_fit_jacobian_name(remat_fit_jacobian_mode(rep->fit)), rep->method,
            schedule_text(rep, sched, sizeof sched));
@@ -251,6 +286,8 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
     }
     printf("]}");
     put_stats_json(rep);
+    printf(",\n \"negative\": ");
+    pfr_cli_negative_json(stdout, rep->m, rep->negative, rep->data);
     printf(",\n \"message\": ");
     cli_json_string(stdout, r->message);
     if (rep->history) {
@@ -265,4 +302,73 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
         putchar(']');
     }
     printf("}\n");
+}
+
+/* DIR/<the data file's name>: where --out writes experiment e's profile. */
+static char *profile_path(const char *dir, const char *data_path)
+{
+    const char *base = strrchr(data_path, '/');
+    base = base ? base + 1 : data_path;
+    size_t n = strlen(dir) + strlen(base) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", base);
+    return p;
+}
+
+int pfr_fit_check_profiles(const char *dir, const char *const *data, int n_data)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "remat: --out: %s is not a directory (it must exist)\n", dir);
+        return 0;
+    }
+    for (int e = 0; e < n_data; e++) {
+        char *p = profile_path(dir, data[e]);
+        int ok = p && cli_out_check("--out", p);
+        free(p);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+int pfr_fit_write_profiles(const char *dir, const pfr_fit_report *rep, const double *params)
+{
+    const remat_mechanism *m = rep->m;
+    int S = remat_mechanism_species_count(m);
+    for (int e = 0; e < rep->n_data; e++) {
+        const remat_dataset *d = rep->datasets[e];
+        size_t rows = remat_dataset_rows(d);
+        double *y = malloc(sizeof *y * rows * (size_t)(S ? S : 1));
+        char *path = profile_path(dir, rep->data[e]);
+        cli_out o;
+        int ok = y && path;
+        if (!ok)
+            fprintf(stderr, "remat: --out: out of memory\n");
+        if (ok && remat_fit_predict(rep->fit, e, params, (int)rows, remat_dataset_times(d), y) != REMAT_OK) {
+            fprintf(stderr, "remat: --out: %s: %s\n", rep->data[e], remat_last_error());
+            ok = 0;
+        }
+        if (ok && !cli_out_open_for(&o, "--out", path))
+            ok = 0;
+        if (ok) {
+            fputs(remat_dataset_indep_name(d), o.f);
+            for (int s = 0; s < S; s++)
+                fprintf(o.f, ",%s", remat_mechanism_species_name(m, s));
+            fputc('\n', o.f);
+            for (size_t r = 0; r < rows; r++) {
+                fprintf(o.f, "%.17g", remat_dataset_times(d)[r]);
+                for (int s = 0; s < S; s++)
+                    fprintf(o.f, ",%.17g", y[r * (size_t)S + (size_t)s]);
+                fputc('\n', o.f);
+            }
+            ok = ferror(o.f) ? cli_out_fail(&o, errno ? errno : EIO) : cli_out_commit(&o);
+        }
+        free(y);
+        free(path);
+        if (!ok)
+            return 0;
+    }
+    return 1;
 }

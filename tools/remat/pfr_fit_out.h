@@ -32,7 +32,21 @@ typedef struct {
     const remat_fit_stats *stats;/* NULL when they could not be computed: */
     const char *stats_why;       /* why */
     int history;                 /* --history: the iterates in --json */
+    remat_dataset *const *datasets; /* [n_data]: their conditions */
+    const double *cond_default;  /* [cond_count] --cond or the declared values */
+    const void *negative;        /* pfr_negative * (pfr_cli.h): the fitted model below zero, for --json */
 } pfr_fit_report;
+
+/* Experiment e's value of condition k: its file's, else rep->cond_default's. */
+double pfr_fit_cond(const pfr_fit_report *rep, int e, int k);
+
+/* --out DIR: DIR exists and every DIR/<data file name> may be written (no
+ * input, no two experiments' files the same); 0 with a message. */
+int pfr_fit_check_profiles(const char *dir, const char *const *data, int n_data);
+/* Experiment e's model at params through its data times into DIR/<data file
+ * name> (a header of the independent variable and every species, %.17g),
+ * committed for cli_outputs_finish (all files or none). 0 with a message. */
+int pfr_fit_write_profiles(const char *dir, const pfr_fit_report *rep, const double *params);
 
 void pfr_fit_print_table(const pfr_fit_report *rep);
 /* One line per failed start of r (r->start_messages): "start K failed,
@@ -50,8 +64,9 @@ void pfr_fit_print_json(const pfr_fit_report *rep);
  * Experiments whose fixed-step prediction would take more than 2^20 steps
  * (log-spaced data at the finest step) are not looked at. Returns 1 when it
  * warned. */
+struct pfr_negative_;
 int pfr_fit_warn_negative(const remat_mechanism *m, remat_fit *fit, remat_dataset *const *data, int n_data,
-                          const double *params, double rtol, double atol);
+                          const double *params, double rtol, double atol, void *neg /* pfr_negative * */);
 
 /* The fitted model against the data (--plot): one panel per experiment, a
  * model curve per measured species from its initial state through its last

@@ -129,7 +129,12 @@ int pfr_fit_plot_residuals(const char *path, const plot_opts *po, const pfr_fit_
     int64_t first = 0, used = 0;
     for (int e = 0; ok && e < n_data; e++) {
         const remat_dataset *d = data[e];
-        size_t R = remat_dataset_rows(d), row1 = row0 ? 1 : 0;
+        /* the first row is the initial state (no residual) unless --init or
+         * the file's '# A = ...' lines give every species (remat/fit.h) */
+        int all_init = 1;
+        for (int s = 0; s < remat_dataset_species_count(d); s++)
+            all_init &= !isnan(remat_dataset_initial(d, s));
+        size_t R = remat_dataset_rows(d), row1 = row0 && !all_init ? 1 : 0;
         const double *t = remat_dataset_times(d);
         cli_series *ser = series + (size_t)e * (size_t)S;
         int ns = 0;
@@ -164,6 +169,11 @@ int pfr_fit_plot_residuals(const char *path, const plot_opts *po, const pfr_fit_
                  rep->sigma || rep->relative ? " (weighted)" : " (model - data)");
         panels[e] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d), .ylabel = "residual",
                                 .logx = po->log_x, .n_series = ns, .series = ser};
+    }
+    if (ok && first != N) { /* each residual drawn at its own cell, every one once */
+        fprintf(stderr, "%s:%d: internal error: --plot-residuals placed %lld of the fit's %lld residuals\n", __FILE__,
+                __LINE__, (long long)first, (long long)N);
+        abort();
     }
     if (ok)
         ok = cli_plot_panels_for("--plot-residuals", path, n_data, panels);

@@ -29,6 +29,10 @@ struct remat_dataset {
     double *sigma;             /* [rows][nspecies] from sigma_<species> columns, NaN = none; NULL: no such column */
     int *lines;                /* [rows] the file line of each row */
     int *columns;              /* [2][nspecies] 1-based column of each species, then of its sigma; 0: none */
+    int nconds;
+    double *conds;             /* [nconds] from '# NAME = VALUE' or a column named NAME; NaN: not given */
+    double *init;              /* [nspecies] initial values from '# NAME = VALUE'; NaN: not given */
+    int *set_line;             /* [nconds + nspecies] the line that set each (0: none) */
 };
 
 /* Cell i (0-based) of a line; cells are separated by ','. */
@@ -72,6 +76,7 @@ typedef struct {
     remat_dataset *d;
     int ncols;
     int *col_species; /* [ncols], -1 for column 0, -2 - s for the sigma column of species s */
+    int *col_cond;    /* [ncols], the condition a column gives, else -1 */
     span *col_names;  /* [ncols] */
     size_t max_rows;
 } reader;
@@ -103,8 +108,9 @@ static remat_status parse_header(reader *r, span line, int lineno)
                          r->path, lineno, sep, sep);
     r->ncols = count_cells(line);
     r->col_species = malloc((size_t)r->ncols * sizeof *r->col_species);
+    r->col_cond = malloc((size_t)r->ncols * sizeof *r->col_cond);
     r->col_names = malloc((size_t)r->ncols * sizeof *r->col_names);
-    if (!r->col_species || !r->col_names)
+    if (!r->col_species || !r->col_cond || !r->col_names)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
     for (int j = 0; j < r->ncols; j++) {
         span c = r->col_names[j] = cell_at(line, j);
@@ -120,6 +126,15 @@ static remat_status parse_header(reader *r, span line, int lineno)
             sig = s >= 0;
         }
         r->col_species[j] = j ? (sig ? -2 - s : s) : -1;
+        r->col_cond[j] = j > 0 && s < 0 && c.len < sizeof name ? remat_mechanism_cond_find(r->mech, name) : -1;
+        if (r->col_cond[j] >= 0) {
+            for (int k = 1; k < j; k++)
+                if (r->col_cond[k] == r->col_cond[j])
+                    return rmi_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)",
+                                     r->path, lineno, csv_show(c, a, sizeof a), k + 1, j + 1);
+            r->col_species[j] = -1;
+            continue;
+        }
         if (j > 0 && s >= 0)
             r->d->columns[(sig ? (size_t)r->d->nspecies : 0) + (size_t)s] = j + 1;
         if (j == 0) {
@@ -138,8 +153,9 @@ static remat_status parse_header(reader *r, span line, int lineno)
             species_list(r->mech, b, sizeof b);
             return rmi_error(REMAT_ERR_PARSE,
                              "%s:%d: unknown species column %s (column %d; the mechanism's species "
-                             "are %s)",
-                             r->path, lineno, csv_show(c, a, sizeof a), j + 1, b);
+                             "are %s%s)",
+                             r->path, lineno, csv_show(c, a, sizeof a), j + 1, b,
+                             remat_mechanism_cond_count(r->mech) ? "; a column may also name a condition" : "");
         }
         for (int k = 1; k < j; k++)
             if (r->col_species[k] == r->col_species[j])
@@ -212,6 +228,19 @@ static remat_status parse_row(reader *r, span line, int lineno)
                                  "row (the first column must increase strictly)",
                                  r->path, lineno, col, v, d->times[row - 1]);
             d->times[row] = v;
+        } else if (r->col_cond[j] >= 0) {
+            int k = r->col_cond[j];
+            double *have = &d->conds[k];
+            if (!isnan(*have) && *have != v)
+                return rmi_error(REMAT_ERR_PARSE,
+                                 "%s:%d: column %s: condition '%s' is %.17g here but %.17g at line %d: a "
+                                 "condition is constant within one experiment (one file per value)",
+                                 r->path, lineno, col, remat_mechanism_cond_name(r->mech, k), v, *have,
+                                 d->set_line[k]);
+            if (isnan(*have)) {
+                *have = v;
+                d->set_line[k] = lineno;
+            }
         } else if (r->col_species[j] <= -2) {
             if (!(v > 0))
                 return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is not a positive standard deviation",
@@ -223,6 +252,56 @@ static remat_status parse_row(reader *r, span line, int lineno)
     }
     d->lines[row] = lineno;
     d->rows++;
+    return REMAT_OK;
+}
+
+/* A line '# NAME = VALUE' before the header: NAME's value for this
+ * experiment (remat/dataset.h). What a name may be is decided here only. */
+static remat_status parse_setting(reader *r, span line, int lineno)
+{
+    char a[160], b[300];
+    remat_dataset *d = r->d;
+    span t = csv_trim((span){line.s + 1, line.len - 1}); /* after '#' */
+    const char *eq = memchr(t.s, '=', t.len);
+    if (!eq)
+        return REMAT_OK; /* a plain comment */
+    span name = csv_trim((span){t.s, (size_t)(eq - t.s)});
+    span val = csv_trim((span){eq + 1, (size_t)(t.s + t.len - eq - 1)});
+    int ident = name.len > 0 && name.len < 128 && (isalpha((unsigned char)name.s[0]) || name.s[0] == '_');
+    for (size_t i = 0; ident && i < name.len; i++)
+        ident = isalnum((unsigned char)name.s[i]) || name.s[i] == '_';
+    if (!ident)
+        return REMAT_OK; /* prose with an '=' in it */
+    char nm[128];
+    memcpy(nm, name.s, name.len);
+    nm[name.len] = '\0';
+    int k = remat_mechanism_cond_find(r->mech, nm), sp = k < 0 ? remat_mechanism_species_find(r->mech, nm) : -1;
+    if (k < 0 && sp < 0) {
+        species_list(r->mech, b, sizeof b);
+        const char *what = remat_mechanism_param_find(r->mech, nm) >= 0 ? " (it is a parameter: a data file sets "
+                                                                           "conditions and initial values)"
+                                                                         : "";
+        return rmi_error(REMAT_ERR_PARSE,
+                         "%s:%d: '# %s = ...' names neither a condition nor a species of the mechanism%s "
+                         "(its conditions: %d declared with 'cond'; its species: %s)",
+                         r->path, lineno, nm, what, remat_mechanism_cond_count(r->mech), b);
+    }
+    double v = 0;
+    if (csv_number(val, &v) != NUM_OK)
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d: '# %s = ...': cannot read %s as a finite number", r->path,
+                         lineno, nm, csv_show(val, a, sizeof a));
+    int slot = k >= 0 ? k : d->nconds + sp;
+    if (d->set_line[slot])
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d: '%s' set twice (first at line %d)", r->path, lineno, nm,
+                         d->set_line[slot]);
+    if (sp >= 0 && v < 0)
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d: the initial value of species '%s' is %g: a concentration is "
+                         ">= 0", r->path, lineno, nm, v);
+    d->set_line[slot] = lineno;
+    if (k >= 0)
+        d->conds[k] = v;
+    else
+        d->init[sp] = v;
     return REMAT_OK;
 }
 
@@ -244,6 +323,12 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
     int lineno = 0, header_line = 0;
     span line;
     for (const char *p = text; csv_next_line(&p, text + n, &lineno, &line);) {
+        span lead = csv_trim(line);
+        if (!header_line && lead.len && lead.s[0] == '#') {
+            if ((st = parse_setting(r, lead, lineno)) != REMAT_OK)
+                return st;
+            continue;
+        }
         st = header_line ? parse_row(r, line, lineno) : parse_header(r, line, lineno);
         if (st != REMAT_OK)
             return st;
@@ -279,15 +364,24 @@ remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, r
     d->path = malloc(strlen(path) + 1);
     d->has_column = calloc((size_t)(d->nspecies ? d->nspecies : 1), 1);
     d->columns = calloc(2 * (size_t)(d->nspecies ? d->nspecies : 1), sizeof *d->columns);
-    if (!d->path || !d->has_column || !d->columns) {
+    d->nconds = remat_mechanism_cond_count(mech);
+    d->conds = malloc((size_t)(d->nconds + 1) * sizeof *d->conds);
+    d->init = malloc((size_t)(d->nspecies + 1) * sizeof *d->init);
+    d->set_line = calloc((size_t)(d->nconds + d->nspecies + 1), sizeof *d->set_line);
+    if (!d->path || !d->has_column || !d->columns || !d->conds || !d->init || !d->set_line) {
         st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
         goto done;
     }
     strcpy(d->path, path);
+    for (int k = 0; k < d->nconds; k++)
+        d->conds[k] = NAN;
+    for (int k = 0; k < d->nspecies; k++)
+        d->init[k] = NAN;
     st = parse_csv(&r, text, n);
 done:
     free(text);
     free(r.col_species);
+    free(r.col_cond);
     free(r.col_names);
     if (st != REMAT_OK) {
         remat_dataset_free(d);
@@ -309,6 +403,9 @@ void remat_dataset_free(remat_dataset *d)
     free(d->columns);
     free(d->has_column);
     free(d->sigma);
+    free(d->conds);
+    free(d->init);
+    free(d->set_line);
     free(d);
 }
 
@@ -412,4 +509,25 @@ int remat_dataset_initial_complete(const remat_dataset *d)
         if (!remat_dataset_is_measured(d, 0, s))
             return 0;
     return 1;
+}
+
+double remat_dataset_cond(const remat_dataset *d, int k)
+{
+    NULL_DATA(d, NAN);
+    REMAT_ASSERT(k >= 0 && k < d->nconds);
+    return d->conds[k];
+}
+
+double remat_dataset_initial(const remat_dataset *d, int s)
+{
+    NULL_DATA(d, NAN);
+    REMAT_ASSERT(s >= 0 && s < d->nspecies);
+    return d->init[s];
+}
+
+int remat_dataset_setting_line(const remat_dataset *d, int k, int species)
+{
+    NULL_DATA(d, 0);
+    REMAT_ASSERT(k >= 0 && k < (species ? d->nspecies : d->nconds));
+    return d->set_line[(species ? d->nconds : 0) + k];
 }

@@ -173,7 +173,7 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
     remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
     remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, fit->exp[e].y0);
     remat_val ys;
-    st = remat_ode_integrate(f, fit->m, &o, y0, p, &ys);
+    st = remat_ode_integrate(f, fit->m, &o, y0, fit_rate_inputs(fit, f, &fit->exp[e], p), &ys);
     if (st == REMAT_OK) {
         remat_fn_output(f, ys);
         st = remat_compile_env(f, &prog);

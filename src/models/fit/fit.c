@@ -119,6 +119,10 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
         return rmi_error(REMAT_ERR_VALUE, "fit: starts = %d must be >= 1 (or 0: the start only)", o->starts);
     if ((unsigned)o->weighting > REMAT_FIT_WEIGHT_RELATIVE)
         return rmi_error(REMAT_ERR_ARG, "fit: unknown weighting %d", (int)o->weighting);
+    for (int k = 0; o->conds && k < remat_mechanism_cond_count(m); k++)
+        if (!isfinite(o->conds[k]))
+            return rmi_error(REMAT_ERR_VALUE, "fit: condition '%s' is %g", remat_mechanism_cond_name(m, k),
+                             o->conds[k]);
     for (int s = 0; o->sigma && s < remat_mechanism_species_count(m); s++)
         if (!(o->sigma[s] > 0 && isfinite(o->sigma[s])))
             return rmi_error(REMAT_ERR_VALUE, "fit: sigma of species '%s' is %g: it must be positive and finite",
@@ -232,6 +236,7 @@ static void release(struct remat_fit *fit)
     free(fit->thi);
     free(fit->map);
     free(fit->x0);
+    free(fit->cond_default);
     free(fit);
 }
 
@@ -253,8 +258,13 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     fit->S = remat_mechanism_species_count(m);
     fit->P = remat_mechanism_param_count(m);
     fit->E = n_data;
+    fit->C = remat_mechanism_cond_count(m);
     fit->opt = *opt;
     st = setup_params(fit);
+    if (st == REMAT_OK && !(fit->cond_default = malloc(sizeof *fit->cond_default * (size_t)(fit->C + 1))))
+        st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    for (int k = 0; st == REMAT_OK && k < fit->C; k++)
+        fit->cond_default[k] = opt->conds ? opt->conds[k] : remat_mechanism_cond_value(m, k);
     /* with a group: every rank goes on, or none (a rank that failed alone,
      * out of memory, say, must not leave the others in a collective) */
     if (opt->dist)
@@ -270,6 +280,7 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     fit->opt.scale = NULL;
     fit->opt.fixed = NULL;
     fit->opt.sigma = NULL;
+    fit->opt.conds = NULL;
     if (st != REMAT_OK) {
         release(fit);
         return st;

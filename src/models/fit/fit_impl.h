@@ -20,6 +20,7 @@ typedef struct {
     const remat_dataset *d;
     int64_t rows;    /* K: every data row is an output time */
     double *y0;      /* [S] */
+    double *cond;    /* [C] this experiment's conditions: its file's, else opt.conds', else the defaults */
     double *target;  /* [K][S], 0 where not measured */
     double *mask;    /* [K][S], 1 measured, 0 not (or row 0 when it is the initial state) */
     int64_t n_meas;  /* N_e */
@@ -41,6 +42,8 @@ typedef enum {
 struct remat_fit {
     const remat_mechanism *m;
     int S, P, E;
+    int C;                      /* the mechanism's conditions */
+    double *cond_default;       /* [C] opt.conds (copied) or the declared values */
     fit_exp *exp;
     remat_fit_options opt;      /* copied; the pointer fields are NULLed, copies below */
     remat_fit_optimizer optimizer; /* resolved: never AUTO */
@@ -230,6 +233,12 @@ remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs
                                remat_fit_result *failed, int *have_best);
 /* fit.c: "lm", "bfgs", "lbfgs-b" or "adam" */
 const char *fit_driver_name(const struct remat_fit *fit);
+
+/* The rates' inputs of experiment x in a graph: p (P) then its conditions
+ * as constants (p itself when there are none); and the same as numbers
+ * into in[P + C] (problem.c). */
+remat_val fit_rate_inputs(const struct remat_fit *fit, remat_fn *f, const fit_exp *x, remat_val p);
+void fit_rate_input_values(const struct remat_fit *fit, const fit_exp *x, const double *p, double *in);
 
 /* the integration options of experiment x (problem.c) */
 remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x);

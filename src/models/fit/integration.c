@@ -23,7 +23,7 @@ static remat_status experiment_stats(const remat_fit *fit, int e, const double *
     remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
     remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, fit->exp[e].y0);
     remat_val ys, sv;
-    remat_status st = remat_ode_integrate_stats(f, fit->m, &o, y0, p, &ys, &sv);
+    remat_status st = remat_ode_integrate_stats(f, fit->m, &o, y0, fit_rate_inputs(fit, f, &fit->exp[e], p), &ys, &sv);
     if (st == REMAT_OK) {
         remat_fn_output(f, sv);
         st = remat_compile(f, remat_backend_cpu(), &prog);

@@ -70,6 +70,7 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
                          path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
     size_t cells = (size_t)x->rows * (size_t)S;
     x->y0 = calloc((size_t)S, sizeof *x->y0);
+    x->cond = calloc((size_t)fit->C + 1, sizeof *x->cond);
     x->target = calloc(cells, sizeof *x->target);
     x->mask = calloc(cells, sizeof *x->mask);
     x->meas = calloc(cells, sizeof *x->meas);
@@ -77,11 +78,20 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
     x->ct = calloc(cells, sizeof *x->ct);
     x->dp = calloc((size_t)fit->P, sizeof *x->dp);
     x->dr = calloc(cells, sizeof *x->dr);
-    if (!x->y0 || !x->target || !x->mask || !x->meas || !x->r_full || !x->ct || !x->dp || !x->dr)
+    if (!x->y0 || !x->cond || !x->target || !x->mask || !x->meas || !x->r_full || !x->ct || !x->dp || !x->dr)
         return rmi_error(REMAT_ERR_NOMEM, "fit: %s: out of memory for %zu cells", path, cells);
 
+    for (int k = 0; k < fit->C; k++) {
+        double v = remat_dataset_cond(d, k);
+        x->cond[k] = isnan(v) ? fit->cond_default[k] : v;
+    }
     const double *given = fit->opt.y0 ? fit->opt.y0[e] : NULL;
-    int from_row0 = !given;
+    /* '# A = 1' comments: those species' initial values; when they give
+     * every species the first row is data like the others */
+    int n_init = 0;
+    for (int s = 0; s < S; s++)
+        n_init += !isnan(remat_dataset_initial(d, s));
+    int from_row0 = !given && n_init < S;
     if (given) {
         for (int s = 0; s < S; s++) {
             if (!isfinite(given[s]))
@@ -89,6 +99,12 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
                                  remat_mechanism_species_name(fit->m, s), given[s]);
             x->y0[s] = given[s];
         }
+        for (int s = 0; s < S; s++) /* the experiment's own comments win */
+            if (!isnan(remat_dataset_initial(d, s)))
+                x->y0[s] = remat_dataset_initial(d, s);
+    } else if (!from_row0) {
+        for (int s = 0; s < S; s++)
+            x->y0[s] = remat_dataset_initial(d, s);
     } else {
         if (times[0] != fit->opt.t0)
             return rmi_error(REMAT_ERR_VALUE,
@@ -96,6 +112,10 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
                              "t0 = %.17g (give the initial state, e.g. --init)",
                              path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
         for (int s = 0; s < S; s++) {
+            if (!isnan(remat_dataset_initial(d, s))) {
+                x->y0[s] = remat_dataset_initial(d, s);
+                continue;
+            }
             if (!remat_dataset_is_measured(d, 0, s))
                 return rmi_error(REMAT_ERR_VALUE,
                                  "fit: %s: no initial state: the first row does not give species '%s' "
@@ -146,6 +166,23 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
             return st;
     }
     return REMAT_OK;
+}
+
+remat_val fit_rate_inputs(const struct remat_fit *fit, remat_fn *f, const fit_exp *x, remat_val p)
+{
+    if (fit->C == 0)
+        return p;
+    int64_t C = fit->C;
+    remat_val c = remat_const_data(f, REMAT_F64, 1, &C, x->cond);
+    return p == REMAT_NONE ? c : remat_concatenate(f, 2, (remat_val[]){p, c}, 0);
+}
+
+void fit_rate_input_values(const struct remat_fit *fit, const fit_exp *x, const double *p, double *in)
+{
+    for (int i = 0; i < fit->P; i++)
+        in[i] = p[i];
+    for (int k = 0; k < fit->C; k++)
+        in[fit->P + k] = x->cond[k];
 }
 
 remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x)
@@ -265,6 +302,7 @@ void fit_problem_release(struct remat_fit *fit)
     for (int e = 0; fit->exp && e < fit->E; e++) {
         fit_exp *x = &fit->exp[e];
         free(x->y0);
+        free(x->cond);
         free(x->target);
         free(x->mask);
         free(x->meas);

@@ -27,7 +27,7 @@ static remat_status build_experiment(const struct remat_fit *fit, remat_fn *f, i
     remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, x->y0);
     remat_ode_options o = fit_ode_options(fit, x);
     remat_val ys;
-    remat_status st = remat_ode_integrate(f, fit->m, &o, y0, p, &ys);
+    remat_status st = remat_ode_integrate(f, fit->m, &o, y0, fit_rate_inputs(fit, f, x, p), &ys);
     if (st != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());

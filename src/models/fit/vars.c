@@ -131,9 +131,13 @@ int fit_check_finite(fit_run *run, const char *what, double F, int n, const doub
     /* a rate that cannot be computed at an initial state is named; more
      * steps would not help there */
     const char *rates = NULL;
-    for (int e = 0; p && !rates && e < fit->E; e++)
-        if (remat_mechanism_check_rates(fit->m, fit->opt.t0, fit->exp[e].y0, p) == REMAT_ERR_NUMERIC)
+    double *in = p ? malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)) : NULL;
+    for (int e = 0; in && !rates && e < fit->E; e++) {
+        fit_rate_input_values(fit, &fit->exp[e], p, in);
+        if (remat_mechanism_check_rates(fit->m, fit->opt.t0, fit->exp[e].y0, in) == REMAT_ERR_NUMERIC)
             rates = remat_last_error();
+    }
+    free(in);
     /* an adaptive integration that failed says why (max_steps, stiffness) */
     double stats[REMAT_ODE_STATS];
     remat_ode_options oo = {.method = fit->opt.method, .max_steps = fit->opt.max_steps};

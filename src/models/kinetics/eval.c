@@ -67,6 +67,7 @@ double mech_eval(const remat_expr *e, const mech_env *env)
     case REMAT_EXPR_CONST: return e->value;
     case REMAT_EXPR_SPECIES: REMAT_ASSERT(env->y); return env->y[e->index];
     case REMAT_EXPR_PARAM: REMAT_ASSERT(env->params); return env->params[e->index];
+    case REMAT_EXPR_COND: REMAT_ASSERT(env->conds); return env->conds[e->index];
     case REMAT_EXPR_LET: REMAT_ASSERT(env->lets); return env->lets[e->index];
     case REMAT_EXPR_INDEP: return env->t;
     case REMAT_EXPR_NEG:
@@ -104,7 +105,7 @@ double mech_eval(const remat_expr *e, const mech_env *env)
 static remat_status eval_all(const remat_mechanism *m, double t, const double y[], const double params[],
                              double dydt[], mech_culprit *bad, const char *fn)
 {
-    if (!m || !y || !dydt || (!params && m->nparams > 0))
+    if (!m || !y || !dydt || (!params && m->nparams + m->nconds > 0))
         return rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", fn,
                          !m ? "the mechanism" : !y ? "y" : !dydt ? "dydt" : "params");
     double small[64];
@@ -115,7 +116,8 @@ static remat_status eval_all(const remat_mechanism *m, double t, const double y[
             return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %d lets", fn, m->nlets);
     }
     mech_spine spine = {0};
-    const mech_env env = {.t = t, .y = y, .params = params, .lets = lets, .spine = &spine, .bad = bad};
+    const mech_env env = {.t = t, .y = y, .params = params, .conds = params ? params + m->nparams : NULL,
+                          .lets = lets, .spine = &spine, .bad = bad};
     /* let i refers only to lets < i (definitions precede uses) */
     for (int i = 0; i < m->nlets; i++)
         lets[i] = mech_eval(m->lets[i], &env);
@@ -189,7 +191,7 @@ static const char *const kind_names[] = {
     [REMAT_EXPR_CONST] = "const", [REMAT_EXPR_INDEP] = "indep", [REMAT_EXPR_LET] = "let",
     [REMAT_EXPR_NEG] = "neg", [REMAT_EXPR_ADD] = "add", [REMAT_EXPR_SUB] = "sub",
     [REMAT_EXPR_MUL] = "mul", [REMAT_EXPR_DIV] = "div", [REMAT_EXPR_POW] = "pow",
-    [REMAT_EXPR_CALL] = "call",
+    [REMAT_EXPR_CALL] = "call", [REMAT_EXPR_COND] = "cond",
 };
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == REMAT_EXPR_COUNT,
                "kind_names out of step with remat_expr_kind");

@@ -110,6 +110,96 @@ static remat_status parse_call(mech_parser *p, int nest, const mech_token *name,
     return REMAT_OK;
 }
 
+/* arrhenius(A, Ea), arrhenius(A, b, Ea), arrhenius_ref(k_ref, Ea, T_ref):
+ * rate constants written out as trees over a temperature name T (resolved
+ * later: a condition or a species), Ea in J/mol, R = 8.314462618 J/(mol K):
+ *   A exp(-Ea / (R T)),  A T^b exp(-Ea / (R T)),
+ *   k_ref exp(-Ea / R (1 / T - 1 / T_ref)). */
+#define MECH_GAS_R 8.314462618
+static remat_status parse_arrhenius(mech_parser *p, int nest, const mech_token *name, int ref, remat_expr **out,
+                                    int *depth)
+{
+    mech_token open = p->tok;
+    const char *fname = ref ? "arrhenius_ref" : "arrhenius";
+    char what[64];
+    snprintf(what, sizeof what, "the call of '%s'", fname);
+    MECH_TRY(advance(p));
+    remat_expr *a[3] = {NULL, NULL, NULL};
+    int n = 0, d = 0;
+    if (p->tok.kind != TOK_RPAREN)
+        for (;;) {
+            remat_expr *x;
+            int dx;
+            MECH_TRY(parse_expr(p, nest + 1, &x, &dx));
+            if (n < 3)
+                a[n] = x;
+            n++;
+            d = dx > d ? dx : d;
+            if (p->tok.kind != TOK_COMMA)
+                break;
+            MECH_TRY(advance(p));
+        }
+    if (p->tok.kind != TOK_RPAREN)
+        return unclosed(p, &open, what);
+    MECH_TRY(advance(p));
+    if (ref ? n != 3 : (n != 2 && n != 3))
+        return mech_fail(p, name->line, name->col,
+                         ref ? "wrong number of arguments: 'arrhenius_ref' takes 3 (k_ref, Ea, T_ref), got %d"
+                             : "wrong number of arguments: 'arrhenius' takes 2 (A, Ea) or 3 (A, b, Ea), got %d",
+                         n);
+    if (d + 8 > MECH_MAX_DEPTH)
+        return mech_fail(p, name->line, name->col, "expression too long: more than %d operations deep at '%s'",
+                         MECH_MAX_DEPTH, fname);
+    remat_arena *ar = &p->m->arena;
+    int l = name->line, c = name->col;
+    remat_expr *T = mech_node(ar, MECH_EXPR_NAME, l, c), *R = mech_node(ar, REMAT_EXPR_NUM, l, c);
+    if (!T || !R || !(T->name = rmi_arena_strndup(ar, "T", 1)))
+        return nomem(p);
+    T->index = MECH_ARRHENIUS_T;
+    R->value = MECH_GAS_R;
+#define NODE(var, kind_, x, y)                                                                                  \
+    remat_expr *var = mech_node(ar, (kind_), l, c);                                                             \
+    if (!var)                                                                                                   \
+        return nomem(p);                                                                                        \
+    var->nargs = (y) ? 2 : 1;                                                                                   \
+    var->args[0] = (x);                                                                                         \
+    var->args[1] = (y)
+    remat_expr *expo;
+    if (!ref) {
+        NODE(rt, REMAT_EXPR_MUL, R, T);
+        NODE(q, REMAT_EXPR_DIV, a[n - 1], rt);
+        NODE(neg, REMAT_EXPR_NEG, q, NULL);
+        expo = neg;
+    } else {
+        remat_expr *one1 = mech_node(ar, REMAT_EXPR_NUM, l, c), *one2 = mech_node(ar, REMAT_EXPR_NUM, l, c);
+        if (!one1 || !one2)
+            return nomem(p);
+        one1->value = one2->value = 1;
+        NODE(inv_t, REMAT_EXPR_DIV, one1, T);
+        NODE(inv_ref, REMAT_EXPR_DIV, one2, a[2]);
+        NODE(diff, REMAT_EXPR_SUB, inv_t, inv_ref);
+        NODE(er, REMAT_EXPR_DIV, a[1], R);
+        NODE(prod, REMAT_EXPR_MUL, er, diff);
+        NODE(neg, REMAT_EXPR_NEG, prod, NULL);
+        expo = neg;
+    }
+    NODE(ex, REMAT_EXPR_CALL, expo, NULL);
+    ex->fn = REMAT_FN_EXP;
+    ex->name = fn_names[REMAT_FN_EXP];
+    remat_expr *pre = a[0];
+    if (!ref && n == 3) {
+        NODE(tb, REMAT_EXPR_POW, T, a[1]);
+        NODE(at, REMAT_EXPR_MUL, a[0], tb);
+        pre = at;
+    }
+    NODE(k, REMAT_EXPR_MUL, pre, ex);
+#undef NODE
+    *out = k;
+    *depth = d + 8;
+    p->arrhenius_top = k;
+    return REMAT_OK;
+}
+
 static remat_status too_nested(mech_parser *p)
 {
     char sb[64];
@@ -138,10 +228,17 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
         for (int i = 0; i < REMAT_FN_COUNT; i++)
             if (mech_tok_is(&t, fn_names[i]))
                 fn = i;
+        int arr = mech_tok_is(&t, "arrhenius") ? 1 : mech_tok_is(&t, "arrhenius_ref") ? 2 : 0;
+        if (arr && p->tok.kind == TOK_LPAREN)
+            return parse_arrhenius(p, nest, &t, arr == 2, out, depth);
+        if (arr)
+            return mech_fail(p, t.line, t.col, "'%.*s' is a function: call it as %.*s(...)", t.len, t.text, t.len,
+                             t.text);
         if (p->tok.kind == TOK_LPAREN) {
             if (fn < 0)
                 return mech_fail(p, t.line, t.col,
-                                 "unknown function %s (expected exp, log, sqrt, min, max)",
+                                 "unknown function %s (expected exp, log, sqrt, min, max, arrhenius, "
+                                 "arrhenius_ref)",
                                  mech_tok_show(&t, sb, sizeof sb));
             return parse_call(p, nest, &t, fn, out, depth);
         }

@@ -104,6 +104,7 @@ static int fold(const remat_expr *e, double *v)
     case REMAT_EXPR_CONST: *v = e->value; return 1;
     case REMAT_EXPR_SPECIES:
     case REMAT_EXPR_PARAM:
+    case REMAT_EXPR_COND:
     case REMAT_EXPR_INDEP:
     case REMAT_EXPR_LET: return 0;
     default: break;
@@ -252,6 +253,7 @@ static remat_val walk(lowering *L, const remat_expr *e)
     case REMAT_EXPR_CONST: return cst(L, e->value);
     case REMAT_EXPR_SPECIES: return species(L, e->index);
     case REMAT_EXPR_PARAM: return param(L, e->index);
+    case REMAT_EXPR_COND: return param(L, remat_mechanism_param_count(L->m) + e->index);
     case REMAT_EXPR_LET: return let(L, e->index);
     case REMAT_EXPR_INDEP:
         if (L->t == REMAT_NONE && L->st == REMAT_OK)
@@ -299,7 +301,7 @@ static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_va
     if (remat_fn_status(f) != REMAT_OK)
         return rmi_error(remat_fn_status(f), "kinetics: function '%s' already has a build error: %s",
                          remat_fn_name(f), remat_fn_error(f));
-    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m);
     const char *src = remat_mechanism_source(m);
     if (y < 0 || y >= remat_fn_num_nodes(f))
         return rmi_error(REMAT_ERR_ARG, "kinetics: y is not a value of function '%s'", remat_fn_name(f));
@@ -310,8 +312,8 @@ static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_va
                          "(..., %d)", remat_shape_format(dt, &ys, a, sizeof a), src, S, S, S);
     if (params == REMAT_NONE) {
         if (P > 0)
-            return rmi_error(REMAT_ERR_NULL, "kinetics: params is REMAT_NONE but mechanism %s has %d parameters",
-                             src, P);
+            return rmi_error(REMAT_ERR_NULL, "kinetics: params is REMAT_NONE but mechanism %s has %d parameters "
+                             "and conditions", src, P);
     } else {
         if (params < 0 || params >= remat_fn_num_nodes(f))
             return rmi_error(REMAT_ERR_ARG, "kinetics: params is not a value of function '%s'", remat_fn_name(f));
@@ -321,7 +323,8 @@ static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_va
         int batched = ps.rank > 1 && ps.rank == ys.rank &&
                       !memcmp(ps.dims, ys.dims, sizeof ps.dims[0] * (size_t)(ys.rank - 1));
         if ((ps.rank != 1 && !batched) || ps.dims[ps.rank - 1] != P)
-            return rmi_error(REMAT_ERR_SHAPE, "kinetics: params is %s but mechanism %s has %d parameters and y "
+            return rmi_error(REMAT_ERR_SHAPE, "kinetics: params is %s but mechanism %s has %d parameters and "
+                             "conditions and y "
                              "is %s: expected (%d,) or y's batch axes then %d",
                              remat_shape_format(pd, &ps, a, sizeof a), src, P,
                              remat_shape_format(dt, &ys, b, sizeof b), P, P);
@@ -353,7 +356,7 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
     remat_status st = check_inputs(f, m, t, y, params);
     if (st != REMAT_OK)
         return st;
-    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m),
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m),
         NL = remat_mechanism_let_count(m);
     lowering L = {.f = f, .m = m, .dt = remat_val_dtype(f, y), .t = t, .y = y, .params = params,
                   .ys = remat_val_shape(f, y), .nslot = 64};
@@ -422,7 +425,7 @@ remat_fn *remat_kinetics_rhs_fn(const remat_mechanism *m, remat_dtype dt)
         rmi_error(REMAT_ERR_NULL, "kinetics: the mechanism is NULL");
         return NULL;
     }
-    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m);
     remat_fn *f = remat_fn_new("rhs");
     if (!f) {
         rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory");

@@ -76,6 +76,7 @@ void remat_mechanism_free(remat_mechanism *m)
 {
     if (!m)
         return;
+    free(m->warnings);
     rmi_arena_clear(&m->arena);
     free(m);
 }
@@ -185,6 +186,54 @@ void remat_mechanism_param_values(const remat_mechanism *m, double values[])
     }
     for (int i = 0; i < m->nparams; i++)
         values[i] = m->params[i].value;
+}
+
+int remat_mechanism_warning_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nwarnings;
+}
+
+const char *remat_mechanism_warning(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, NULL);
+    REMAT_ASSERT(i >= 0 && i < m->nwarnings);
+    return m->warnings[i];
+}
+
+int remat_mechanism_cond_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nconds;
+}
+
+const char *remat_mechanism_cond_name(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, NULL);
+    REMAT_ASSERT(i >= 0 && i < m->nconds);
+    return m->cond_names[i];
+}
+
+double remat_mechanism_cond_value(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, NAN);
+    REMAT_ASSERT(i >= 0 && i < m->nconds);
+    return m->cond_values[i];
+}
+
+int remat_mechanism_cond_find(const remat_mechanism *m, const char *name)
+{
+    NULL_MECH(m, -1);
+    for (int i = 0; name && i < m->nconds; i++)
+        if (strcmp(m->cond_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int remat_mechanism_input_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nparams + m->nconds;
 }
 
 int remat_mechanism_const_count(const remat_mechanism *m)

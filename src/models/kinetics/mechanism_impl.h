@@ -38,7 +38,7 @@
 
 /* ---- name table (names.c) ---- */
 
-typedef enum { NAME_SPECIES, NAME_PARAM, NAME_CONST, NAME_LET, NAME_INDEP, NAME_KIND_COUNT } mech_name_kind;
+typedef enum { NAME_SPECIES, NAME_PARAM, NAME_CONST, NAME_LET, NAME_INDEP, NAME_COND, NAME_KIND_COUNT } mech_name_kind;
 
 typedef struct {
     const char *name;      /* arena copy */
@@ -110,7 +110,18 @@ typedef struct {
     int line, col;
 } mech_term;
 
-typedef enum { STMT_PARAM, STMT_CONST, STMT_LET, STMT_ODE, STMT_REACTION } mech_stmt_kind;
+typedef enum { STMT_PARAM, STMT_CONST, STMT_LET, STMT_ODE, STMT_REACTION, STMT_COND } mech_stmt_kind;
+
+/* How a reaction's rate is read (remat/mechanism.h, "Reactions") */
+typedef enum {
+    RATE_OLD = 0, /* ": expr": a single name or number is a rate constant, anything else the whole rate */
+    RATE_CONST,   /* ": k = expr", or an arrhenius call alone: a rate constant, mass action applies */
+    RATE_WHOLE    /* ": rate = expr": the whole rate */
+} mech_rate_kind;
+
+/* The name node an arrhenius call reads its temperature from carries this
+ * index until resolved (resolve.c names the call when there is no T). */
+#define MECH_ARRHENIUS_T (-2)
 
 typedef struct mech_stmt {
     mech_stmt_kind kind;
@@ -126,6 +137,7 @@ typedef struct mech_stmt {
     int arrow_line, arrow_col;
     remat_expr *rate[2];       /* REACTION: forward, reverse (NULL unless reversible) */
     int rate_line[2], rate_col[2];
+    int rate_kind[2];          /* REACTION: mech_rate_kind of each direction */
     struct mech_stmt *next;
 } mech_stmt;
 
@@ -158,6 +170,9 @@ struct remat_mechanism {
     const remat_expr **rhs;
     int nparams;
     mech_param *params;
+    int nconds;
+    const char **cond_names;
+    double *cond_values; /* the defaults */
     int nconsts;
     const char **const_names;
     double *const_values;
@@ -166,6 +181,8 @@ struct remat_mechanism {
     const remat_expr **lets;
     int nreactions;
     mech_reaction *reactions;
+    int nwarnings, capwarnings;
+    const char **warnings; /* "file:line:col: warning: ..." (malloc'd list of arena strings) */
 };
 
 typedef struct {
@@ -184,7 +201,11 @@ typedef struct {
     mech_term *terms;            /* scratch for one reaction side */
     int nterms, capterms;
     const remat_expr **ode;      /* [nspecies] pass 2: ODE right-hand sides */
+    const remat_expr *arrhenius_top; /* the last arrhenius call's tree (a rate that is one is a constant) */
 } mech_parser;
+
+/* resolve.c: a warning kept on the mechanism (remat_mechanism_warning) */
+remat_status mech_warn(mech_parser *p, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 remat_expr *mech_node(remat_arena *a, remat_expr_kind kind, int line, int col);
 
@@ -228,6 +249,7 @@ typedef struct {
 typedef struct {
     double t;
     const double *y, *params, *lets;
+    const double *conds; /* params + param_count (NULL when none are read) */
     mech_spine *spine;
     mech_culprit *bad; /* NULL: not looked for */
 } mech_env;

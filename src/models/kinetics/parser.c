@@ -12,8 +12,9 @@
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
-static const char *const reserved[] = {"exp",   "log",     "sqrt",  "min", "max", "param",
-                                       "const", "species", "indep", "let", "inf"};
+static const char *const reserved[] = {"exp",   "log",     "sqrt",  "min", "max", "param", "cond",
+                                       "const", "species", "indep", "let", "inf", "arrhenius",
+                                       "arrhenius_ref"};
 
 static remat_status nomem(const mech_parser *p) { return mech_nomem(p); }
 static int tok_is(const mech_token *t, const char *word) { return mech_tok_is(t, word); }
@@ -37,6 +38,7 @@ static remat_status declare(mech_parser *p, mech_name_kind kind, const mech_toke
         [NAME_CONST] = "const '%.*s' defined twice (first at line %d)",
         [NAME_LET] = "let '%.*s' defined twice (first at line %d)",
         [NAME_INDEP] = "'%.*s' declared twice (first at line %d)",
+        [NAME_COND] = "condition '%.*s' declared twice (first at line %d)",
     };
     MECH_TRY(check_reserved(p, t));
     int k = mech_names_find(&p->names, t->text, (size_t)t->len);
@@ -110,11 +112,11 @@ static remat_status expect_end(mech_parser *p, const char *after)
                      mech_tok_show(&p->tok, sb, sizeof sb), after);
 }
 
-/* param NAME = cexpr [in [lo, hi]] | const NAME = cexpr | let NAME = expr */
+/* param NAME = cexpr [in [lo, hi]] | cond NAME = cexpr | const NAME = cexpr | let NAME = expr */
 static remat_status parse_def(mech_parser *p, mech_stmt_kind kind)
 {
     static const mech_name_kind name_kind[] = {[STMT_PARAM] = NAME_PARAM, [STMT_CONST] = NAME_CONST,
-                                               [STMT_LET] = NAME_LET};
+                                               [STMT_LET] = NAME_LET, [STMT_COND] = NAME_COND};
     char sb[64];
     mech_token kw = p->tok;
     MECH_TRY(advance(p));
@@ -335,9 +337,20 @@ static remat_status parse_reaction(mech_parser *p)
                                  mech_tok_show(&p->tok, sb, sizeof sb));
             MECH_TRY(advance(p));
         }
+        /* "k = expr" (a rate constant) or "rate = expr" (the whole rate): one token of lookahead */
+        mech_lexer peek = p->lx;
+        mech_token next;
+        if ((tok_is(&p->tok, "k") || tok_is(&p->tok, "rate")) && mech_lex_next(&peek, &next) == REMAT_OK &&
+            next.kind == TOK_EQ) {
+            s->rate_kind[i] = tok_is(&p->tok, "k") ? RATE_CONST : RATE_WHOLE;
+            MECH_TRY(advance(p));
+            MECH_TRY(advance(p));
+        }
         s->rate_line[i] = p->tok.line;
         s->rate_col[i] = p->tok.col;
         MECH_TRY(mech_parse_expr(p, &s->rate[i]));
+        if (s->rate_kind[i] == RATE_OLD && s->rate[i] == p->arrhenius_top)
+            s->rate_kind[i] = RATE_CONST; /* arrhenius(...) alone is a rate constant */
     }
     if (!s->reversible && p->tok.kind == TOK_COMMA)
         return mech_fail(p, p->tok.line, p->tok.col,
@@ -355,6 +368,8 @@ static remat_status parse_line(mech_parser *p)
             return parse_def(p, STMT_PARAM);
         if (tok_is(&t, "const"))
             return parse_def(p, STMT_CONST);
+        if (tok_is(&t, "cond"))
+            return parse_def(p, STMT_COND);
         if (tok_is(&t, "let"))
             return parse_def(p, STMT_LET);
         if (tok_is(&t, "species"))
@@ -373,8 +388,8 @@ static remat_status parse_line(mech_parser *p)
     if (t.kind == TOK_NUM || t.kind == TOK_ARROW || t.kind == TOK_REVERSIBLE)
         return parse_reaction(p);
     return mech_fail(p, t.line, t.col,
-                     "expected a reaction, an ODE (y' = ...) or a declaration (param, const, let, species, "
-                     "indep), got %s",
+                     "expected a reaction, an ODE (y' = ...) or a declaration (param, cond, const, let, "
+                     "species, indep), got %s",
                      mech_tok_show(&t, sb, sizeof sb));
 }
 

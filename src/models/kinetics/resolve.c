@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/assert.h"
@@ -43,6 +44,7 @@ remat_status mech_finish_names(mech_parser *p)
     m->nspecies = p->count[NAME_SPECIES];
     m->nparams = p->count[NAME_PARAM];
     m->nconsts = p->count[NAME_CONST];
+    m->nconds = p->count[NAME_COND];
     m->nlets = p->count[NAME_LET];
     m->nreactions = p->nreactions;
     ALLOC_N(p, m->species, m->nspecies);
@@ -50,6 +52,8 @@ remat_status mech_finish_names(mech_parser *p)
     ALLOC_N(p, p->ode, m->nspecies);
     ALLOC_N(p, m->params, m->nparams);
     ALLOC_N(p, m->const_names, m->nconsts);
+    ALLOC_N(p, m->cond_names, m->nconds);
+    ALLOC_N(p, m->cond_values, m->nconds);
     ALLOC_N(p, m->const_values, m->nconsts);
     ALLOC_N(p, m->let_names, m->nlets);
     ALLOC_N(p, m->lets, m->nlets);
@@ -81,6 +85,7 @@ remat_status mech_finish_names(mech_parser *p)
                                                .line = e->line};
             break;
         case NAME_CONST: m->const_names[e->index] = e->name; break;
+        case NAME_COND: m->cond_names[e->index] = e->name; break;
         case NAME_LET: m->let_names[e->index] = e->name; break;
         case NAME_INDEP: m->indep = e->name; break;
         case NAME_KIND_COUNT: REMAT_UNREACHABLE("bad name kind");
@@ -104,6 +109,10 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
     if (e->kind != MECH_EXPR_NAME)
         return REMAT_OK;
     int k = mech_names_find(&p->names, e->name, strlen(e->name));
+    if (k < 0 && e->index == MECH_ARRHENIUS_T)
+        return mech_error_at(p->file, e->line, e->col,
+                             "arrhenius needs a temperature T in K: declare it, e.g. 'cond T = 298.15' (one "
+                             "value per experiment), or a species T");
     if (k < 0) {
         if (strcmp(e->name, "inf") == 0) {
             if (ctx == CTX_BOUND) {
@@ -115,10 +124,15 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
             return mech_error_at(p->file, e->line, e->col, "'inf' is allowed only in bounds");
         }
         return mech_error_at(p->file, e->line, e->col, "unknown name '%s' (%s)", e->name,
-                             ctx == CTX_FULL ? "not a species, param, const or let"
+                             ctx == CTX_FULL ? "not a species, param, cond, const or let"
                                              : "values and bounds may use numbers and consts");
     }
     const mech_name *n = &p->names.v[k];
+    if (e->index == MECH_ARRHENIUS_T && n->kind != NAME_COND && n->kind != NAME_SPECIES)
+        return mech_error_at(p->file, e->line, e->col,
+                             "arrhenius reads the temperature T, but 'T' is %s (line %d): declare "
+                             "'cond T = 298.15' (or make T a species)",
+                             mech_name_kind_text(n->kind, 1), n->line);
     if (ctx != CTX_FULL && n->kind != NAME_CONST)
         return mech_error_at(p->file, e->line, e->col,
                              "'%s' is %s, but values and bounds may use only numbers and consts",
@@ -129,7 +143,7 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
     static const remat_expr_kind kinds[NAME_KIND_COUNT] = {
         [NAME_SPECIES] = REMAT_EXPR_SPECIES, [NAME_PARAM] = REMAT_EXPR_PARAM,
         [NAME_CONST] = REMAT_EXPR_CONST,     [NAME_LET] = REMAT_EXPR_LET,
-        [NAME_INDEP] = REMAT_EXPR_INDEP,
+        [NAME_INDEP] = REMAT_EXPR_INDEP,     [NAME_COND] = REMAT_EXPR_COND,
     };
     e->kind = kinds[n->kind];
     e->index = n->kind == NAME_INDEP ? -1 : n->index;
@@ -181,6 +195,95 @@ static remat_status resolve_param(mech_parser *p, const mech_stmt *s)
     return REMAT_OK;
 }
 
+remat_status mech_warn(mech_parser *p, int line, int col, const char *fmt, ...)
+{
+    remat_mechanism *m = p->m;
+    char msg[1024];
+    int o = snprintf(msg, sizeof msg, "%s:%d:%d: warning: ", p->file, line, col);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + o, sizeof msg - (size_t)o, fmt, ap);
+    va_end(ap);
+    if (m->nwarnings == m->capwarnings) {
+        int cap = m->capwarnings ? 2 * m->capwarnings : 4;
+        const char **v = realloc(m->warnings, (size_t)cap * sizeof *v);
+        if (!v)
+            return nomem(p);
+        m->warnings = v;
+        m->capwarnings = cap;
+    }
+    if (!(m->warnings[m->nwarnings] = rmi_arena_strndup(&m->arena, msg, strlen(msg))))
+        return nomem(p);
+    m->nwarnings++;
+    return REMAT_OK;
+}
+
+/* The first species of mask[] (1: a reactant) that e reads, directly or
+ * through lets (seen[nlets] marks lets walked); -1 when none. */
+static int reads_reactant(const mech_parser *p, const remat_expr *e, const unsigned char *mask, unsigned char *seen)
+{
+    if (e->kind == REMAT_EXPR_SPECIES)
+        return mask[e->index] ? e->index : -1;
+    if (e->kind == REMAT_EXPR_LET) {
+        if (seen[e->index])
+            return -1;
+        seen[e->index] = 1;
+        return p->m->lets[e->index] ? reads_reactant(p, p->m->lets[e->index], mask, seen) : -1;
+    }
+    for (int i = 0; i < e->nargs; i++) {
+        int s = reads_reactant(p, e->args[i], mask, seen);
+        if (s >= 0)
+            return s;
+    }
+    return -1;
+}
+
+/* The readings a reaction's rate can be mistaken in (remat/mechanism.h,
+ * "Reactions"): an expression taken as the whole rate that reads none of
+ * its reactants; a rate constant that reads one (mass action twice). */
+static remat_status check_rate_reading(mech_parser *p, const mech_stmt *s, int dir)
+{
+    const remat_expr *r = s->rate[dir];
+    const mech_term *t = s->side[dir];
+    int n = s->nside[dir], kind = s->rate_kind[dir];
+    if (n == 0 || kind == RATE_WHOLE)
+        return REMAT_OK; /* a source term, or a whole rate said so */
+    remat_mechanism *m = p->m;
+    unsigned char *mask = calloc((size_t)m->nspecies + 1, 1), *seen = calloc((size_t)m->nlets + 1, 1);
+    if (!mask || !seen) {
+        free(mask);
+        free(seen);
+        return nomem(p);
+    }
+    char reactants[256] = "", text[256];
+    size_t o = 0;
+    for (int i = 0; i < n; i++) {
+        const mech_name *nm = &p->names.v[t[i].name];
+        if (!mask[nm->index] && o < sizeof reactants - 70)
+            o += (size_t)snprintf(reactants + o, sizeof reactants - o, "%s%s", o ? ", " : "", nm->name);
+        mask[nm->index] = 1;
+    }
+    int sp = reads_reactant(p, r, mask, seen);
+    free(mask);
+    free(seen);
+    remat_expr_format(r, text, sizeof text);
+    int is_k = r->kind == REMAT_EXPR_PARAM || r->kind == REMAT_EXPR_COND || r->kind == REMAT_EXPR_CONST ||
+               r->kind == REMAT_EXPR_LET || r->kind == REMAT_EXPR_NUM;
+    int line = s->rate_line[dir], col = s->rate_col[dir];
+    if (kind == RATE_OLD && !is_k && sp < 0)
+        return mech_warn(p, line, col,
+                         "the rate '%s' names none of the reactants (%s), so it is taken as the whole rate, "
+                         "without mass action; write ': k = %s' for a rate constant (mass action: times %s) "
+                         "or ': rate = %s' for this reading",
+                         text, reactants, text, reactants, text);
+    if ((kind == RATE_CONST || is_k) && sp >= 0)
+        return mech_warn(p, line, col,
+                         "the rate constant '%s' reads reactant '%s'%s, and mass action multiplies it by the "
+                         "reactants again; write ': rate = %s' if it is the whole rate",
+                         text, m->species[sp], r->kind == REMAT_EXPR_LET ? " through its let" : "", text);
+    return REMAT_OK;
+}
+
 remat_status mech_resolve(mech_parser *p)
 {
     remat_mechanism *m = p->m;
@@ -198,6 +301,16 @@ remat_status mech_resolve(mech_parser *p)
             break;
         }
         case STMT_PARAM: MECH_TRY(resolve_param(p, s)); break;
+        case STMT_COND: {
+            MECH_TRY(resolve(p, s->value, CTX_CONST));
+            double v = eval_const(s->value);
+            if (!isfinite(v))
+                return mech_error_at(p->file, s->value_line, s->value_col,
+                                     "value of condition '%s' is not finite (%s)", n->name,
+                                     show_nonfinite(v));
+            m->cond_values[n->index] = v;
+            break;
+        }
         case STMT_LET:
             MECH_TRY(resolve(p, s->value, CTX_FULL));
             m->lets[n->index] = s->value;
@@ -211,7 +324,7 @@ remat_status mech_resolve(mech_parser *p)
                 remat_expr *r = s->rate[i];
                 MECH_TRY(resolve(p, r, CTX_FULL));
                 /* a single name is a rate constant; a species or t cannot be one */
-                if (r->kind == REMAT_EXPR_SPECIES || r->kind == REMAT_EXPR_INDEP)
+                if ((r->kind == REMAT_EXPR_SPECIES || r->kind == REMAT_EXPR_INDEP) && s->rate_kind[i] != RATE_WHOLE)
                     return mech_error_at(p->file, r->line, r->col,
                                          "'%s' is %s, but a rate given as a single name must be a "
                                          "parameter (or const or let); write the whole rate, "
@@ -220,6 +333,7 @@ remat_status mech_resolve(mech_parser *p)
                                          r->kind == REMAT_EXPR_SPECIES ? "a species"
                                                                        : "the independent variable",
                                          r->name);
+                MECH_TRY(check_rate_reading(p, s, i));
             }
             break;
         }

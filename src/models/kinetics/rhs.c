@@ -48,18 +48,19 @@ static remat_status num(mech_parser *p, double v, int line, int col, const remat
 
 static int is_rate_constant(const remat_expr *e)
 {
-    return e->kind == REMAT_EXPR_PARAM || e->kind == REMAT_EXPR_CONST || e->kind == REMAT_EXPR_LET ||
+    return e->kind == REMAT_EXPR_PARAM || e->kind == REMAT_EXPR_COND || e->kind == REMAT_EXPR_CONST ||
+           e->kind == REMAT_EXPR_LET ||
            e->kind == REMAT_EXPR_NUM;
 }
 
 /* k * prod X^nu over one side's species (repeats summed, in order of first
  * appearance), or the rate itself. order[nspecies] is zero on entry and on
  * return. */
-static remat_status side_rate(mech_parser *p, const remat_expr *k, const mech_term *t, int n, int *order,
+static remat_status side_rate(mech_parser *p, const remat_expr *k, int kind, const mech_term *t, int n, int *order,
                               const remat_expr **out)
 {
     *out = k;
-    if (!is_rate_constant(k))
+    if (kind == RATE_WHOLE || (kind == RATE_OLD && !is_rate_constant(k)))
         return REMAT_OK;
     for (int i = 0; i < n; i++)
         order[p->names.v[t[i].name].index] += t[i].coef;
@@ -152,11 +153,11 @@ remat_status mech_build_rhs(mech_parser *p)
         rx->line = s->line;
         rx->col = s->col;
         if ((st = stoichiometry(p, s, net, rx)) != REMAT_OK ||
-            (st = side_rate(p, s->rate[0], s->side[0], s->nside[0], order, &rx->rate)) != REMAT_OK)
+            (st = side_rate(p, s->rate[0], s->rate_kind[0], s->side[0], s->nside[0], order, &rx->rate)) != REMAT_OK)
             break;
         if (s->reversible) {
             const remat_expr *rev;
-            if ((st = side_rate(p, s->rate[1], s->side[1], s->nside[1], order, &rev)) == REMAT_OK)
+            if ((st = side_rate(p, s->rate[1], s->rate_kind[1], s->side[1], s->nside[1], order, &rev)) == REMAT_OK)
                 st = op(p, REMAT_EXPR_SUB, rx->rate, rev, s->arrow_line, s->arrow_col, &rx->rate);
         }
     }

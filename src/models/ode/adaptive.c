@@ -148,7 +148,7 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
         return st;
     remat_dtype dt = remat_val_dtype(f, y0);
     remat_shape ys = remat_val_shape(f, y0);
-    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m);
     if (ys.rank < 1 || ys.dims[ys.rank - 1] != S) {
         char a[96];
         return rmi_error(REMAT_ERR_SHAPE, "ode: y0 is %s, expected %s[%lld] or a batch %s[..., %lld]",

@@ -181,7 +181,7 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
                               remat_fn **out)
 {
     const ode_tableau *tb = c->tb;
-    int64_t P = remat_mechanism_param_count(m);
+    int64_t P = remat_mechanism_input_count(m);
     char name[64];
     snprintf(name, sizeof name, "%s_attempt", tb->name);
     remat_fn *f = remat_fn_new(name);

@@ -238,14 +238,14 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
     remat_shape ys = remat_val_shape(f, y0), ps = {0};
     if (params != REMAT_NONE) {
         char a[96];
-        int64_t P = remat_mechanism_param_count(m);
+        int64_t P = remat_mechanism_input_count(m);
         ps = params >= 0 && params < remat_fn_num_nodes(f) ? remat_val_shape(f, params) : (remat_shape){.rank = -1};
         /* (P,), or one parameter set per batch entry of y0 (fixed steps: an
          * adaptive integration takes y0 (S,)) */
         int batched = !opt->adaptive && ps.rank > 1 && ps.rank == ys.rank &&
                       !memcmp(ps.dims, ys.dims, sizeof ps.dims[0] * (size_t)(ys.rank - 1));
         if ((ps.rank != 1 && !batched) || ps.dims[ps.rank - 1] != P || remat_val_dtype(f, params) != dt) {
-            st = rmi_error(REMAT_ERR_SHAPE, "ode: params is %s, expected %s[%lld] (y0's dtype, %s's parameters)%s",
+            st = rmi_error(REMAT_ERR_SHAPE, "ode: params is %s, expected %s[%lld] (y0's dtype, %s's parameters and conditions)%s",
                            ps.rank < 0 ? "not a value of the function"
                                          : remat_shape_format(remat_val_dtype(f, params), &ps, a, sizeof a),
                            remat_dtype_name(dt), (long long)P, remat_mechanism_source(m),

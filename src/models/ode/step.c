@@ -123,7 +123,7 @@ remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_method method,
         rmi_error(REMAT_ERR_ARG, "ode step body: unknown method %d", (int)method);
         return NULL;
     }
-    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m);
     char name[64];
     snprintf(name, sizeof name, "%s_step", remat_ode_method_name(method));
     remat_fn *f = remat_fn_new(name);

@@ -197,11 +197,13 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
     remat_pfr_ensemble *e = calloc(1, sizeof *e);
     if (!e)
         return rmi_error(REMAT_ERR_NOMEM, "pfr ensemble: out of memory");
-    size_t bp = (size_t)lanes * (size_t)P, bs = (size_t)lanes * (size_t)S;
-    *e = (remat_pfr_ensemble){.m = m, .S = S, .P = P, .Q = n_vary, .B = lanes};
+    /* the programs' params: the parameters, then the conditions (opt.conds or the defaults) */
+    int PI = remat_mechanism_input_count(m);
+    size_t bp = (size_t)lanes * (size_t)PI, bs = (size_t)lanes * (size_t)S;
+    *e = (remat_pfr_ensemble){.m = m, .S = S, .P = PI, .Q = n_vary, .B = lanes};
     e->vary = malloc(sizeof *e->vary * (size_t)n_vary);
     e->inlet = malloc(sizeof *e->inlet * (size_t)S);
-    e->base = malloc(sizeof *e->base * (size_t)P);
+    e->base = malloc(sizeof *e->base * (size_t)(PI ? PI : 1));
     e->params = malloc(sizeof *e->params * bp);
     e->tangent = calloc(bp * (size_t)n_vary, sizeof *e->tangent);
     e->t_out = malloc(sizeof *e->t_out * bs * (size_t)n_vary);
@@ -213,10 +215,12 @@ remat_status remat_pfr_ensemble_new(const remat_mechanism *m, const remat_pfr_op
     memcpy(e->vary, vary, sizeof *vary * (size_t)n_vary);
     memcpy(e->inlet, opt->inlet, sizeof *e->inlet * (size_t)S);
     memcpy(e->base, base, sizeof *base * (size_t)P);
+    for (int c = P; c < PI; c++)
+        e->base[c] = opt->conds ? opt->conds[c - P] : remat_mechanism_cond_value(m, c - P);
     for (int64_t b = 0; b < lanes; b++) {
-        memcpy(e->params + (size_t)b * (size_t)P, base, sizeof *base * (size_t)P);
+        memcpy(e->params + (size_t)b * (size_t)PI, e->base, sizeof *base * (size_t)PI);
         for (int q = 0; q < n_vary; q++)
-            e->tangent[(size_t)q * bp + (size_t)b * (size_t)P + (size_t)vary[q]] = 1.0;
+            e->tangent[(size_t)q * bp + (size_t)b * (size_t)PI + (size_t)vary[q]] = 1.0;
     }
     if ((st = build(e, opt)) != REMAT_OK)
         goto fail;

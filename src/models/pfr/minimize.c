@@ -109,7 +109,7 @@ static double mn_f(unsigned n, const double *x, double *grad, void *vc)
     return f;
 }
 
-static remat_status check(const remat_pfr *r, const remat_pfr_minimize_options *o, const double *params,
+static remat_status check(remat_pfr *r, const remat_pfr_minimize_options *o, const double *params,
                           const double *lo, const double *hi, int *n_free)
 {
     if (r->opt.goal == REMAT_PFR_NO_GOAL)
@@ -119,7 +119,7 @@ static remat_status check(const remat_pfr *r, const remat_pfr_minimize_options *
     if (o->max_evals < 0 || o->gtol < 0 || o->xtol < 0 || o->ftol < 0 || !isfinite(o->gtol) ||
         !isfinite(o->xtol) || !isfinite(o->ftol))
         return rmi_error(REMAT_ERR_VALUE, "pfr minimize: max_evals, gtol, xtol and ftol must be finite and >= 0");
-    remat_status st = pfr_check_params(r, params);
+    remat_status st = pfr_inputs(r, params); /* finite, named otherwise */
     if (st != REMAT_OK)
         return st;
     *n_free = 0;

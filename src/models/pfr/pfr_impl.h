@@ -14,7 +14,9 @@ struct remat_pfr {
     const remat_mechanism *m;
     remat_pfr_options opt;
     double *inlet;
-    int S, P;
+    int S, P;         /* species, parameters */
+    int PI;           /* the programs' params: the P parameters, then the conditions */
+    double *in;       /* [PI] (pfr_inputs): the last params, then opt.conds or the defaults */
     int64_t steps;
     double h;
     remat_program *outlet, *profile, *objective;
@@ -29,8 +31,10 @@ struct remat_pfr {
 remat_ode_options pfr_ode_options(const remat_pfr_options *o, const double *L);
 /* prog on (r's inlet, params) into out[0..n_out) */
 remat_status pfr_run(remat_program *prog, const remat_pfr *r, const double *params, int n_out, double *const *out);
-/* params (P of them, NULL when P is 0) finite, or a message naming the parameter */
-remat_status pfr_check_params(const remat_pfr *r, const double *params);
+/* params (P of them, NULL when P is 0) finite, or a message naming the
+ * parameter; then r->in = params and the conditions (what the programs,
+ * the rate checks and the diagnoses read) */
+remat_status pfr_inputs(remat_pfr *r, const double *params);
 
 /* programs.c: r->outlet, r->objective and r->profile compiled (with the
  * functions they read kept beside them) */

@@ -20,7 +20,7 @@ static remat_fn *new_fn(const remat_pfr *r, const char *name, remat_val *y0, rem
     remat_fn *f = remat_fn_new(name);
     if (!f)
         return NULL;
-    int64_t S = r->S, P = r->P;
+    int64_t S = r->S, P = r->PI;
     *y0 = remat_arg(f, "inlet", REMAT_F64, 1, &S);
     *p = P ? remat_arg(f, "params", REMAT_F64, 1, &P) : REMAT_NONE;
     return f;
@@ -80,7 +80,7 @@ remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], do
 {
     if (!r || !stats)
         return rmi_error(REMAT_ERR_NULL, "pfr stats: %s is NULL", !r ? "the reactor" : "the output");
-    remat_status st = pfr_check_params(r, params);
+    remat_status st = pfr_inputs(r, params); /* diagnose.c passes r->in itself */
     if (st != REMAT_OK)
         return st;
     double L = r->opt.length;
@@ -97,7 +97,7 @@ remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], do
         st = remat_compile(f, remat_backend_cpu(), &prog);
     }
     if (st == REMAT_OK)
-        st = pfr_run(prog, r, params, 1, (double *[]){stats});
+        st = pfr_run(prog, r, r->in, 1, (double *[]){stats});
     remat_program_free(prog);
     remat_fn_free(f);
     return st;
@@ -143,7 +143,7 @@ remat_status pfr_build_profile(remat_pfr *r)
     if (r->opt.adaptive)
         return build_adaptive_profile(r);
     int timed = remat_kinetics_uses_indep(r->m);
-    int64_t S = r->S, P = r->P;
+    int64_t S = r->S, P = r->PI;
     remat_fn *b = remat_fn_new("pfr_profile_step");
     if (!b)
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");

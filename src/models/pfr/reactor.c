@@ -26,7 +26,7 @@ remat_ode_options pfr_ode_options(const remat_pfr_options *o, const double *L)
  * the integration once, into a throw-away function */
 static remat_status check_adaptive(const remat_mechanism *m, const remat_ode_options *oo)
 {
-    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
+    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m);
     remat_fn *f = remat_fn_new("pfr_check");
     if (!f)
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
@@ -71,6 +71,10 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
         if (!isfinite(opt->inlet[s]))
             return rmi_error(REMAT_ERR_VALUE, "pfr: the inlet concentration of '%s' is %g",
                              remat_mechanism_species_name(m, s), opt->inlet[s]);
+    for (int c = 0; opt->conds && c < remat_mechanism_cond_count(m); c++)
+        if (!isfinite(opt->conds[c]))
+            return rmi_error(REMAT_ERR_VALUE, "pfr: condition '%s' is %g", remat_mechanism_cond_name(m, c),
+                             opt->conds[c]);
     if (opt->goal != REMAT_PFR_NO_GOAL && opt->goal != REMAT_PFR_MAXIMIZE && opt->goal != REMAT_PFR_MINIMIZE)
         return rmi_error(REMAT_ERR_ARG, "pfr: unknown goal %d", (int)opt->goal);
     if (opt->goal != REMAT_PFR_NO_GOAL && (opt->species < 0 || opt->species >= S))
@@ -89,17 +93,25 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
         st = remat_ode_count_steps(&oo, NULL, &n);
     if (st != REMAT_OK)
         return st;
+    int PI = remat_mechanism_input_count(m);
     remat_pfr *r = calloc(1, sizeof *r);
-    if (!r || !(r->inlet = malloc(sizeof *r->inlet * (size_t)(S ? S : 1)))) {
+    if (!r || !(r->inlet = malloc(sizeof *r->inlet * (size_t)(S ? S : 1))) ||
+        !(r->in = malloc(sizeof *r->in * (size_t)(PI ? PI : 1)))) {
+        if (r)
+            free(r->inlet);
         free(r);
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     }
+    for (int c = P; c < PI; c++)
+        r->in[c] = opt->conds ? opt->conds[c - P] : remat_mechanism_cond_value(m, c - P);
     memcpy(r->inlet, opt->inlet, sizeof *r->inlet * (size_t)S);
     r->m = m;
     r->opt = *opt;
     r->opt.inlet = r->inlet;
+    r->opt.conds = NULL; /* copied into r->in */
     r->S = S;
     r->P = P;
+    r->PI = PI;
     r->steps = n; /* adaptive: the profile's intervals */
     r->h = L / (double)n; /* remat_ode_integrate's h for one interval from 0 */
     *out = r;
@@ -117,6 +129,7 @@ void remat_pfr_free(remat_pfr *r)
     remat_fn_free(r->profile_fn);
     remat_fn_free(r->objective_fn);
     free(r->inlet);
+    free(r->in);
     free(r);
 }
 
@@ -156,7 +169,7 @@ remat_status pfr_run(remat_program *prog, const remat_pfr *r, const double *para
     return remat_run(prog, n_in, in, n_out, o, NULL);
 }
 
-remat_status pfr_check_params(const remat_pfr *r, const double *params)
+remat_status pfr_inputs(remat_pfr *r, const double *params)
 {
     if (r->P && !params)
         return rmi_error(REMAT_ERR_NULL, "pfr: params are NULL (%s has %d parameters)",
@@ -165,6 +178,8 @@ remat_status pfr_check_params(const remat_pfr *r, const double *params)
         if (!isfinite(params[i]))
             return rmi_error(REMAT_ERR_VALUE, "pfr: parameter '%s' is %g", remat_mechanism_param_name(r->m, i),
                              params[i]);
+    if (r->P && params != r->in)
+        memcpy(r->in, params, sizeof *params * (size_t)r->P);
     return REMAT_OK;
 }
 
@@ -172,34 +187,34 @@ remat_status remat_pfr_outlet(remat_pfr *r, const double params[], double outlet
 {
     if (!r || !outlet)
         return rmi_error(REMAT_ERR_NULL, "pfr outlet: %s is NULL", !r ? "the reactor" : "the output");
-    remat_status st = pfr_check_params(r, params);
+    remat_status st = pfr_inputs(r, params);
     if (st == REMAT_OK)
-        st = pfr_check_step(r, params);
+        st = pfr_check_step(r, r->in);
     if (st == REMAT_OK && !r->outlet)
         st = pfr_build_outlet(r);
     if (st == REMAT_OK)
-        st = pfr_run(r->outlet, r, params, 1, (double *[]){outlet});
-    return st == REMAT_OK ? pfr_check_finite(r, params, outlet) : st;
+        st = pfr_run(r->outlet, r, r->in, 1, (double *[]){outlet});
+    return st == REMAT_OK ? pfr_check_finite(r, r->in, outlet) : st;
 }
 
 remat_status remat_pfr_profile(remat_pfr *r, const double params[], double z[], double y[])
 {
     if (!r || !y)
         return rmi_error(REMAT_ERR_NULL, "pfr profile: %s is NULL", !r ? "the reactor" : "the output");
-    remat_status st = pfr_check_params(r, params);
+    remat_status st = pfr_inputs(r, params);
     if (st == REMAT_OK)
-        st = pfr_check_step(r, params);
+        st = pfr_check_step(r, r->in);
     if (st == REMAT_OK && !r->profile)
         st = pfr_build_profile(r);
     if (st == REMAT_OK)
-        st = pfr_run(r->profile, r, params, 1, (double *[]){y + r->S});
+        st = pfr_run(r->profile, r, r->in, 1, (double *[]){y + r->S});
     if (st != REMAT_OK)
         return st;
     memcpy(y, r->inlet, sizeof *y * (size_t)r->S);
     if (z)
         for (int64_t i = 0; i <= r->steps; i++)
             z[i] = (double)i * r->h;
-    return pfr_check_finite(r, params, y + (size_t)r->steps * (size_t)r->S);
+    return pfr_check_finite(r, r->in, y + (size_t)r->steps * (size_t)r->S);
 }
 
 remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *objective, double grad[])
@@ -208,23 +223,24 @@ remat_status remat_pfr_objective(remat_pfr *r, const double params[], double *ob
         return rmi_error(REMAT_ERR_NULL, "pfr objective: %s is NULL", !r ? "the reactor" : "the output");
     if (r->opt.goal == REMAT_PFR_NO_GOAL)
         return rmi_error(REMAT_ERR_ARG, "pfr objective: the reactor has no goal (maximize or minimize a species)");
-    remat_status st = pfr_check_params(r, params);
+    remat_status st = pfr_inputs(r, params);
     if (st == REMAT_OK)
-        st = pfr_check_step(r, params);
+        st = pfr_check_step(r, r->in);
     if (st == REMAT_OK && !r->objective)
         st = pfr_build_objective(r);
     if (st != REMAT_OK)
         return st;
-    double *g = grad;
-    if (r->P && !g && !(g = malloc(sizeof *g * (size_t)r->P)))
+    double *g = NULL; /* d/d(params and conditions) */
+    if (r->P && !(g = malloc(sizeof *g * (size_t)r->PI)))
         return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
-    st = pfr_run(r->objective, r, params, r->P ? 2 : 1, (double *[]){objective, g});
-    if (g != grad)
-        free(g);
-    remat_status why = st == REMAT_OK && !isfinite(*objective) ? pfr_adaptive_failure(r, params) : REMAT_OK;
+    st = pfr_run(r->objective, r, r->in, r->P ? 2 : 1, (double *[]){objective, g});
+    if (st == REMAT_OK && grad && r->P)
+        memcpy(grad, g, sizeof *grad * (size_t)r->P);
+    free(g);
+    remat_status why = st == REMAT_OK && !isfinite(*objective) ? pfr_adaptive_failure(r, r->in) : REMAT_OK;
     if (why != REMAT_OK)
         st = why;
-    else if (st == REMAT_OK && !isfinite(*objective) && pfr_hopeless(r, params) != REMAT_OK)
+    else if (st == REMAT_OK && !isfinite(*objective) && pfr_hopeless(r, r->in) != REMAT_OK)
         st = REMAT_ERR_NUMERIC;
     else if (st == REMAT_OK && !isfinite(*objective))
         st = rmi_error(REMAT_ERR_NUMERIC,

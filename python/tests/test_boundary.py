@@ -1,0 +1,17 @@
+"""The binding uses the public C API only (include/remat/*.h): a file of
+python/src that included a header of src/ would break when the library's
+internals change."""
+
+import re
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+ALLOWED = re.compile(r'#include\s+(<(remat/[a-z_]+\.h|Python\.h|numpy/arrayobject\.h|[a-z]+\.h)>|"pyremat\.h")')
+
+
+def test_only_public_headers():
+    files = sorted(SRC.glob("*.[ch]"))
+    assert files
+    bad = [f"{f.name}:{i}: {line.strip()}" for f in files for i, line in enumerate(f.read_text().splitlines(), 1)
+           if line.lstrip().startswith("#include") and not ALLOWED.match(line.strip())]
+    assert bad == []

@@ -1,0 +1,215 @@
+"""The graph builder: jax.numpy/lax names, transforms and compiled programs
+on NumPy arrays. Gradients are checked against central differences in f64;
+bitwise assertions name their contract (docs/DESIGN.md, section 5)."""
+
+import numpy as np
+import pytest
+
+import remat
+
+RNG = np.random.default_rng(7)
+
+
+def model():
+    """loss(x (3, 4), w (4, 5), b (5,)) with most ops of the builder."""
+    f = remat.Fn("model")
+    x = f.arg("x", (3, 4))
+    w = f.arg("w", (4, 5))
+    b = f.arg("b", (5,))
+    h = remat.tanh(x @ w + b)                                    # matmul, broadcasting add
+    g = remat.dot_general(h, h, (((0,), (0,)), ((), ())))        # h^T h: (5, 5)
+    s = remat.sum(remat.exp(-remat.square(g) / 10.0), axis=1)    # (5,)
+    t = remat.concatenate([s, remat.reshape(b, (5,)) ** 2], 0)  # (10,)
+    u = remat.where(t > 0.5, remat.sin(t), remat.sqrt(t * t + 1.0))
+    v = remat.max(remat.transpose(remat.reshape(h, (5, 3))), axis=0) / (1.0 + remat.sum(u))
+    f.output(remat.sum(v * 2.0) + remat.sum(remat.slice(u, (2,), (8,), (2,))) + remat.sum(x ** 3) * 0.01)
+    return f
+
+
+def inputs():
+    return [RNG.standard_normal((3, 4)), RNG.standard_normal((4, 5)) * 0.5, RNG.standard_normal(5)]
+
+
+def central(fwd, args, i, h=1e-6):
+    g = np.zeros_like(args[i])
+    for k in np.ndindex(args[i].shape):
+        p = [a.copy() for a in args]
+        m = [a.copy() for a in args]
+        p[i][k] += h
+        m[i][k] -= h
+        g[k] = (fwd(*p) - fwd(*m)) / (2 * h)
+    return g
+
+
+def test_grad_against_central_differences():
+    f = model()
+    fwd = remat.compile(f)
+    args = inputs()
+    grads = remat.compile(remat.grad(f, argnums=(0, 1, 2)))(*args)
+    for i, g in enumerate(grads):
+        assert g.shape == args[i].shape and g.dtype == np.float64
+        np.testing.assert_allclose(g, central(fwd, args, i), rtol=1e-6, atol=1e-8)
+
+
+def test_value_and_grad_and_jvp():
+    f = model()
+    args = inputs()
+    value = remat.compile(f)(*args)
+    vg = remat.compile(remat.value_and_grad(f, argnums=1))(*args)
+    np.testing.assert_allclose(vg[0], value, rtol=1e-15)
+    v = RNG.standard_normal((4, 5))
+    out, tangent = remat.compile(remat.jvp(f, argnums=1))(*args, v)
+    assert out.tolist() == value.tolist()  # contract 5: a JVP's primal outputs are f's
+    np.testing.assert_allclose(tangent, np.sum(vg[1] * v), rtol=1e-12)  # J v = grad . v
+
+
+def block():
+    f = remat.Fn("block")
+    x = f.arg("x", (4, 4))
+    w = f.arg("w", (4, 4))
+    f.output(remat.sin(remat.sin(x @ w)))  # BLOCK
+    return f
+
+
+def net(policy):
+    ckpt = remat.checkpoint(block(), policy=policy)
+    n = remat.Fn("net")
+    h = n.arg("x", (4, 4))
+    w = n.arg("w", (4, 4))
+    for _ in range(3):
+        h = ckpt(h, w)
+    n.output(remat.sum(h))
+    return n
+
+
+def test_policies_and_saved_residuals():
+    line = next(i for i, text in enumerate(open(__file__), 1) if text.rstrip().endswith("# BLOCK"))
+    at = f"test_graph.py:{line}"
+    args = ["f64[4,4] from the argument 'x'", "f64[4,4] from the argument 'w'"]
+    none = net(remat.checkpoint_policies.nothing_saveable).saved_residuals(1)
+    dots = net(remat.checkpoint_policies.dots_with_no_batch_dims_saveable).saved_residuals(1)
+    # as jax.ad_checkpoint.print_saved_residuals: the regions' inputs, and
+    # under dots_with_no_batch_dims_saveable each region's dot_general
+    assert none[:2] == args and [x.split(" at ")[0] for x in none[2:]] == ["f64[4,4] output of sin"] * 2
+    assert dots[:2] == args and [x.split(" at ")[0] for x in dots[2:]] == \
+        ["f64[4,4] output of dot_general", "f64[4,4] output of sin"] * 2 + ["f64[4,4] output of dot_general"]
+    assert all(x.endswith(at) for x in none[2:] + dots[2:])  # the Python source of the op
+    # contract 3: policies change memory, never the gradient
+    args = [RNG.standard_normal((4, 4)), RNG.standard_normal((4, 4)) * 0.3]
+    g1 = remat.compile(remat.grad(net(remat.checkpoint_policies.nothing_saveable), 1))(*args)
+    g2 = remat.compile(remat.grad(net(remat.checkpoint_policies.dots_with_no_batch_dims_saveable), 1))(*args)
+    g3 = remat.compile(remat.grad(net(remat.checkpoint_policies.save_only_these_names("none")), 1))(*args)
+    assert g1.tolist() == g2.tolist() == g3.tolist()
+
+
+def test_checkpoint_name_policy():
+    b = remat.Fn("b")
+    x = b.arg("x", (3,))
+    b.output(remat.sin(remat.checkpoint_name(remat.exp(x), "e")))
+    c = remat.checkpoint(b, remat.checkpoint_policies.save_only_these_names("e"))
+    n = remat.Fn("n")
+    y = n.arg("y", (3,))
+    n.output(remat.sum(c(y)))
+    lines = n.saved_residuals()
+    assert any("named 'e'" in line for line in lines)
+
+
+def euler(schedule):
+    """y' = -k y over 1000 steps, loss = y(T)^2: a scan and its gradient."""
+    body = remat.Fn("step")
+    y = body.arg("y", (2,))
+    k = body.arg("k", (2,))
+    body.output(y - (k * y) * 0.001)
+    f = remat.Fn("ode")
+    y0 = f.arg("y0", (2,))
+    k = f.arg("k", (2,))
+    (yT,), _ = remat.scan(body, [y0], consts=[k], length=1000, schedule=schedule)
+    f.output(remat.sum(yT * yT))
+    return f
+
+
+def test_scan_schedules_and_plan():
+    y0, k = np.array([1.0, 2.0]), np.array([0.5, 3.0])
+    exact = np.sum((y0 * (1 - 0.001 * k) ** 1000) ** 2)
+    assert remat.compile(euler(None))(y0, k) == pytest.approx(exact, rel=1e-12)
+    progs = {s: remat.compile(remat.grad(euler(s), argnums=1)) for s in ("store-all", "binomial:5", "per-step")}
+    grads = {s: p(y0, k) for s, p in progs.items()}
+    # contract 3: every schedule gives store-all's gradient
+    assert grads["store-all"].tolist() == grads["binomial:5"].tolist() == grads["per-step"].tolist()
+    g = -2 * 1000 * 0.001 * y0 ** 2 * (1 - 0.001 * k) ** 1999
+    np.testing.assert_allclose(grads["store-all"], g, rtol=1e-10)
+    assert progs["binomial:5"].plan["peak_snapshot_bytes"] < progs["store-all"].plan["peak_snapshot_bytes"]
+    _, stats = progs["binomial:5"].run(y0, k)
+    assert stats["forward_evals"] > 1000  # recomputation under 5 snapshots
+
+
+def test_float32_and_inputs_in_place():
+    f = remat.Fn("f32")
+    x = f.arg("x", (2, 3), dtype=np.float32)
+    f.output(remat.sum(x * x, axis=1))
+    out = remat.compile(f)(np.ones((2, 3), np.float32))
+    assert out.dtype == np.float32 and out.tolist() == [3.0, 3.0]
+
+
+BAD = [
+    ("matmul shapes", lambda f, x, w: x @ remat.reshape(w, (2, 8)), remat.ShapeError, "dot_general|matmul"),
+    ("bad axis", lambda f, x, w: remat.sum(x, axis=5), remat.AxisError, r"test_graph.py:\d+: reduce_sum: axis 5"),
+    ("reshape size", lambda f, x, w: remat.reshape(x, (3, 3)), remat.ShapeError, "reshape"),
+    ("other fn", lambda f, x, w: x + remat.Fn("g").arg("y", (4, 4)), remat.ArgumentError, "belongs to"),
+    ("dtype", lambda f, x, w: f.arg("z", (2,), dtype=np.int32), remat.DtypeError, "int32"),
+    ("policy", lambda f, x, w: remat.checkpoint(f, "most_things"), remat.ArgumentError, "most_things"),
+    ("schedule", lambda f, x, w: remat.scan(f, [x], length=3, schedule="revolve"), remat.ParseError, "revolve"),
+    ("transpose perm", lambda f, x, w: remat.transpose(x, (0,)), remat.AxisError, "permutation"),
+    ("dot dims", lambda f, x, w: remat.dot_general(x, w, (((1,), ()), ((), ()))), remat.AxisError, "contracting"),
+]
+
+
+@pytest.mark.parametrize("name,build,cls,words", BAD, ids=[b[0] for b in BAD])
+def test_build_errors(name, build, cls, words):
+    f = remat.Fn("f")
+    x = f.arg("x", (4, 4))
+    w = f.arg("w", (4, 4))
+    with pytest.raises(cls, match=words):
+        build(f, x, w)
+    f.output(remat.sum(x * w))  # the function goes on after an error
+    assert remat.compile(f)(np.ones((4, 4)), np.ones((4, 4))) == 16.0
+
+
+def test_run_input_errors():
+    f = remat.Fn("f")
+    x = f.arg("x", (2, 2))
+    f.output(remat.sum(x))
+    p = remat.compile(f)
+    with pytest.raises(remat.ShapeError):
+        p(np.ones((3, 2)))
+    with pytest.raises(remat.DtypeError):
+        p(np.ones((2, 2), np.float32))
+    with pytest.raises(remat.ShapeError, match="C-contiguous"):
+        p(np.ones((2, 4))[:, ::2])
+    with pytest.raises(remat.ArgumentError, match="2 inputs given, the function takes 1"):
+        p(np.ones((2, 2)), np.ones((2, 2)))
+
+
+def test_one_program_from_many_threads():
+    """A program runs on one thread at a time (remat/exec.h): the binding
+    releases the GIL in run() and serialises the threads on the program's
+    lock, so every thread gets the single-thread result (contract 1)."""
+    import threading
+
+    f = euler("binomial:5")
+    prog = remat.compile(remat.grad(f, argnums=1))
+    y0, k = np.array([1.0, 2.0]), np.array([0.5, 3.0])
+    want = prog(y0, k).tolist()
+    bad = []
+
+    def work():
+        for _ in range(100):
+            if prog(y0, k).tolist() != want:
+                bad.append(1)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad

@@ -1,0 +1,82 @@
+"""Long runs release the GIL, and Ctrl-C stops a fit at its next iteration:
+SIGINT sent from another thread while the fit runs raises KeyboardInterrupt
+in the caller, with the best point reached as its .result."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import remat
+from conftest import VDV
+
+V = remat.Mechanism.from_file(VDV / "van_de_vusse.mech")
+DATA = [VDV / "feed_5.csv"]
+# adam at a tiny learning rate with 2000 rk4 steps per data interval: it
+# never converges, and its 5000 iterations take about 20 s uninterrupted
+LONG = dict(steps=2000, optimizer="adam", lr=1e-4, max_iters=5000, statistics=False)
+
+
+def test_sigint_stops_fit_at_next_iteration():
+    def interrupt():
+        time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    t = time.monotonic()
+    with pytest.raises(KeyboardInterrupt) as e:
+        remat.fit(V, DATA, **LONG)
+    took = time.monotonic() - t
+    assert took < 5.0
+    res = e.value.result
+    assert isinstance(res, remat.FitResult) and not res.converged
+    assert 0 < res.iterations < 1000
+    assert res.history_params.shape == (res.iterations + 1, 3)
+
+
+def test_callback_exception_propagates_with_result():
+    def cb(p):
+        if p["iteration"] == 3:
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough") as e:
+        remat.fit(V, DATA, steps=20, callback=cb)
+    assert e.value.result.iterations == 3
+
+
+def test_fit_releases_the_gil():
+    count = [0]
+    done = threading.Event()
+
+    def spin():
+        while not done.is_set():
+            count[0] += 1
+
+    th = threading.Thread(target=spin)
+    th.start()
+    try:
+        before = count[0]
+        remat.fit(V, DATA, steps=2000, optimizer="adam", lr=1e-4, max_iters=60, statistics=False)  # ~0.2 s
+        during = count[0] - before
+    finally:
+        done.set()
+        th.join()
+    # holding the GIL, the fit would let the thread run only at switch intervals (5 ms)
+    assert during > 100000
+
+
+def test_simulate_from_two_threads():
+    m = remat.Mechanism.from_string("param k1 = 1\nparam k2 = 0.5\nA -> B : k1\nB -> C : k2\n")
+    results = []
+
+    def run():
+        results.append(remat.simulate(m, {"A": 1.0}, steps=200000, maximize="B", profile=False).outlet)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(results) == 2 and results[0].tolist() == results[1].tolist()
