@@ -168,6 +168,12 @@ void pfr_opt_print_json(const pfr_setup *su, const remat_pfr *r, const bool *fix
     pfr_opt_print_params(m, P, mo->hi);
     printf(",\n  \"start\": ");
     pfr_opt_print_params(m, P, start);
+    if (remat_mechanism_cond_count(m) > 0) { /* constants of the run, never optimised */
+        printf(",\n  \"conditions\": {");
+        for (int k = 0; k < remat_mechanism_cond_count(m); k++)
+            printf("%s\"%s\": %.17g", k ? ", " : "", remat_mechanism_cond_name(m, k), su->conds[k]);
+        printf("}");
+    }
     printf(",\n  \"history\": [\n");
     for (int e = 0; e < h->n; e++) {
         printf("    {\"evaluation\": %d, \"concentration\": %.17g, \"relative_gradient\": %.17g, \"params\": ", e,
