@@ -55,6 +55,23 @@ static void test_fit_starts_best_of_seeded_starts(void **state)
         within += f <= many.objective * (1 + 1e-4);
         assert_true(again.start_objectives[k] == f || (isnan(f) && isnan(again.start_objectives[k])));
     }
+    /* where each start began: start 0 the declared values, every start within
+     * the bounds; a message for a failed start only */
+    int P = remat_mechanism_param_count(b.mech);
+    double *decl = malloc(sizeof *decl * (size_t)P);
+    assert_non_null(decl);
+    remat_mechanism_param_values(b.mech, decl);
+    assert_non_null(many.start_params);
+    assert_non_null(many.start_messages);
+    for (int k = 0; k < 6; k++) {
+        for (int i = 0; i < P; i++) {
+            double v = many.start_params[k * P + i];
+            assert_true(k > 0 || v == decl[i]);
+            assert_true(v >= remat_mechanism_param_lo(b.mech, i) && v <= remat_mechanism_param_hi(b.mech, i));
+        }
+        assert_true((many.start_messages[k] != NULL) == (isnan(many.start_objectives[k]) != 0));
+    }
+    free(decl);
     assert_int_equal(many.starts_at_best, within);
     assert_true(within >= 1 && within + many.starts_failed <= 6);
     int differs = 0;

@@ -379,6 +379,8 @@ INT_CASE(r_objective, remat_pfr_objective(PF0, NULL, &(double){0}, NULL))
 INT_CASE(r_profile, remat_pfr_profile(PF0, NULL, NULL, NULL))
 INT_CASE(r_istats, remat_pfr_integration_stats(PF0, NULL, (double[REMAT_ODE_STATS]){0}))
 INT_CASE(r_adam, remat_pfr_adam(PF0, NULL, 1, NULL, NULL, NULL, NULL))
+INT_CASE(r_minimize, remat_pfr_minimize(PF0, NULL, NULL, NULL))
+INT_CASE(r_fixed_steps, remat_pfr_fixed_steps(M0, NULL, NULL, NULL, NULL))
 PTR_CASE(r_role, remat_pfr_species_role(M0, 0))
 INT_CASE(r_enew, remat_pfr_ensemble_new(M0, NULL, 1, 0, NULL, NULL, &(remat_pfr_ensemble *){0}))
 VOID_CASE(r_efree, remat_pfr_ensemble_free(EN0))
@@ -711,6 +713,8 @@ static const null_row null_table[] = {
     {"remat_pfr_profile", "1", r_profile, 0},
     {"remat_pfr_integration_stats", "1", r_istats, 0},
     {"remat_pfr_adam", "1", r_adam, 0},
+    {"remat_pfr_minimize", "1", r_minimize, 0},
+    {"remat_pfr_fixed_steps", "1", r_fixed_steps, 0},
     {"remat_pfr_species_role", "NULL", r_role, 0},
     {"remat_pfr_ensemble_new", "1", r_enew, 0},
     {"remat_pfr_ensemble_free", "-", r_efree, 1},

@@ -477,6 +477,106 @@ static void test_pfr_adaptive_matches_closed_form(void **state)
         assert_contains(remat_last_error(), (fragment));                                                       \
     } while (0)
 
+/* C_B(L) of A -> B -> C in closed form (k1 != k2), L = 10, A(0) = 1 */
+static double closed_b(double k1, double k2)
+{
+    return k1 / (k2 - k1) * (exp(-k1 * 10.0) - exp(-k2 * 10.0));
+}
+
+/* remat_pfr_fixed_steps: the equal Tsit5 steps it picks for adaptive
+ * Tsit5's options give the closed form's outlet within the tolerance, as
+ * the adaptive run does; options that are not adaptive are refused. */
+static void test_pfr_fixed_steps_match_adaptive(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    double k[2] = {1.0, 0.5}, B = closed_b(1.0, 0.5), A = exp(-10.0);
+    remat_pfr_options o = seed_options(m, "store-all");
+    o.method = REMAT_ODE_TSIT5;
+    o.steps = 0;
+    o.adaptive = true;
+    o.rtol = 1e-6;
+    o.atol = 1e-9;
+    int64_t n = 0, na = 0;
+    assert_ok(remat_pfr_fixed_steps(m, &o, k, &n, &na));
+    assert_true(na > 0 && n >= na);
+    remat_pfr_options f = o;
+    f.adaptive = false;
+    f.rtol = f.atol = 0;
+    f.steps = n;
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &f, &r));
+    double out[3];
+    assert_ok(remat_pfr_outlet(r, k, out));
+    assert_true(fabs(out[1] - B) <= 1e-6 * B + 1e-9);
+    assert_true(fabs(out[0] - A) <= 1e-6 * A + 1e-9);
+    remat_pfr_free(r);
+    assert_status(remat_pfr_fixed_steps(m, &f, k, &n, NULL), REMAT_ERR_ARG, "not adaptive");
+    remat_mechanism_free(m);
+}
+
+/* remat_pfr_minimize: with k2 fixed, both methods find the k1 that
+ * maximizes the closed form's C_B (found here by golden section, with no
+ * remat), converged by the projected-gradient test; with k2 free its
+ * optimum sits on the lower bound (the projected gradient is 0 there); the
+ * errors a caller can make are named. */
+static void test_pfr_minimize_finds_closed_form_optimum(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(remat_pfr_seed()->mechanism);
+    double a = 0.01, b = 5.0, g = (sqrt(5.0) - 1.0) / 2.0; /* golden section on closed_b(., 0.5) */
+    while (b - a > 1e-12) {
+        double c = b - g * (b - a), d = a + g * (b - a);
+        if (closed_b(c, 0.5) > closed_b(d, 0.5))
+            b = d;
+        else
+            a = c;
+    }
+    double k1_opt = (a + b) / 2;
+    remat_pfr_options o = seed_options(m, "binomial:10");
+    o.method = REMAT_ODE_TSIT5;
+    o.steps = 0;
+    o.adaptive = true;
+    o.rtol = 1e-11;
+    o.atol = 1e-14;
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    double lo[2] = {0.01, 0.01}, hi[2] = {100, 100};
+    bool fixed[2] = {false, true};
+    static const remat_pfr_minimizer methods[] = {REMAT_PFR_LBFGSB, REMAT_PFR_SLSQP};
+    for (int mi = 0; mi < 2; mi++) {
+        double k[2] = {0.2, 0.5};
+        remat_pfr_minimize_options mo = {.method = methods[mi], .lo = lo, .hi = hi, .fixed = fixed, .gtol = 1e-8};
+        remat_pfr_minimize_result res;
+        assert_ok(remat_pfr_minimize(r, &mo, k, &res));
+        assert_true(res.converged);
+        assert_true(k[1] == 0.5);
+        assert_true(fabs(k[0] - k1_opt) <= 1e-6 * k1_opt);
+        assert_true(fabs(-res.objective - closed_b(k1_opt, 0.5)) <= 1e-9);
+        assert_int_equal(res.at_bound, 0);
+        if (mi == 0) /* slsqp may stop on its step test first */
+            assert_contains(res.message, "projected gradient below gtol");
+    }
+    double k[2] = {0.5, 0.3};
+    remat_pfr_minimize_options mo = {.lo = lo, .hi = hi};
+    remat_pfr_minimize_result res;
+    assert_ok(remat_pfr_minimize(r, &mo, k, &res));
+    assert_true(res.converged && res.at_bound == 1);
+    assert_true(k[1] == 0.01);
+    double k0[2] = {0.001, 0.3};
+    assert_status(remat_pfr_minimize(r, &mo, k0, &res), REMAT_ERR_VALUE, "outside its bounds");
+    bool all[2] = {true, true};
+    mo.fixed = all;
+    assert_status(remat_pfr_minimize(r, &mo, k, &res), REMAT_ERR_ARG, "nothing to optimise");
+    remat_pfr_free(r);
+    o.goal = REMAT_PFR_NO_GOAL;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    mo.fixed = NULL;
+    assert_status(remat_pfr_minimize(r, &mo, k, &res), REMAT_ERR_ARG, "no objective");
+    remat_pfr_free(r);
+    remat_mechanism_free(m);
+}
+
 /* remat_pfr_ensemble: each lane's outlet is remat_pfr_outlet's for its set,
  * bit for bit, and its Jacobian column the reverse-mode gradient of the
  * objective to rounding, whatever the lanes and wherever the set sits in a
@@ -574,6 +674,8 @@ int main(void)
         cmocka_unit_test(test_pfr_problem_from_mechanism),
         cmocka_unit_test(test_pfr_adaptive_matches_closed_form),
         cmocka_unit_test(test_pfr_ensemble_matches_single_runs),
+        cmocka_unit_test(test_pfr_minimize_finds_closed_form_optimum),
+        cmocka_unit_test(test_pfr_fixed_steps_match_adaptive),
         cmocka_unit_test(test_pfr_kinetics_batched_params_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -121,7 +121,8 @@
  * history and message, evaluations summed over all starts, and the spread:
  * every start's final SSE, how many came within 1e-4 relative of the best,
  * how many stopped on a NaN/Inf (such a start is skipped; only when all fail
- * is it an error).
+ * is it an error), and for each start where it began and, for a failed one,
+ * its message.
  *
  * Weights. A residual is (model - data) / sigma for the cell's sigma: the
  * data file's sigma_<species> column where it has a value there (dataset.h),
@@ -331,6 +332,9 @@ typedef struct {
     int starts_at_best;        /* starts whose SSE is within 1e-4 relative of the best */
     int starts_failed;         /* starts that stopped on a NaN/Inf (REMAT_ERR_NUMERIC) */
     double *start_objectives;  /* [n_starts] final SSE of each start (NaN: failed) */
+    double *start_params;      /* [n_starts][n_params] where each start began, natural scale */
+    char **start_messages;     /* [n_starts] why a failed start stopped (its message, as
+                                  remat_last_error words it); NULL for the others */
 } remat_fit_result;
 
 /* Frees the result's arrays and zeroes it; NULL or a zeroed result is a no-op. */

@@ -1,7 +1,8 @@
 /*
  * remat/pfr.h — a plug-flow reactor: a mechanism's ODE integrated along the
  * reactor, with its outlet, its axial profile, the gradient of an outlet
- * objective with respect to the mechanism's parameters, and Adam on that
+ * objective with respect to the mechanism's parameters, and Adam or bounded
+ * quasi-Newton (remat_pfr_minimize) on that
  * objective (the `remat pfr simulate|optimize` commands).
  *
  * The axial coordinate z runs from 0 (inlet) to L (outlet); it is the
@@ -54,6 +55,8 @@
  */
 #ifndef REMAT_PFR_H
 #define REMAT_PFR_H
+
+#include <stdbool.h>
 
 #include "export.h"
 #include "mechanism.h"
@@ -138,6 +141,71 @@ REMAT_API remat_status remat_pfr_objective(remat_pfr *r, const double params[], 
 REMAT_API remat_status remat_pfr_adam(remat_pfr *r, const remat_adam_options *adam, int64_t iters, double params[],
                                       double conc_before[], double params_after[], double *conc_final);
 
+/* ---- bounded minimisation of the objective (remat pfr optimize) ----
+ *
+ * A quasi-Newton method on the objective within box bounds, the gradient
+ * from remat_pfr_objective's reverse pass:
+ *   REMAT_PFR_LBFGSB  NLopt's NLOPT_LD_LBFGS (Nocedal's limited-memory BFGS
+ *                     with box constraints, Luksan's code), as the fit's
+ *                     lbfgs-b;
+ *   REMAT_PFR_SLSQP   NLopt's NLOPT_LD_SLSQP (Kraft 1988): a dense BFGS
+ *                     model whose step solves a QP within the bounds, so the
+ *                     iterates stay in the box and bound-constrained
+ *                     variables leave the step (a projected quasi-Newton).
+ * Fixed parameters keep their start; the others are the decision variables.
+ *
+ * Convergence is tested on the projected gradient g_p (a component at a
+ * bound whose descent direction leaves the box counts 0), scaled as Dennis &
+ * Schnabel's relative gradient (Numerical Methods for Unconstrained
+ * Optimization, 1983, sec. 7.2): max_i |g_p,i| max(|p_i|, 1) /
+ * max(|f|, |f_start|, 1e-300) <= gtol; else NLopt's tests on the relative step
+ * (xtol) and change of f (ftol); else max_evals. The result says which test
+ * held. A trial point where the integration fails (non-finite values, an
+ * unstable fixed step) is told a value above every finite one so the line
+ * search backs off; only the start must succeed. */
+typedef enum {
+    REMAT_PFR_LBFGSB = 0,
+    REMAT_PFR_SLSQP,
+    REMAT_PFR_MINIMIZER_COUNT
+} remat_pfr_minimizer;
+
+typedef struct {
+    int evaluation;          /* 0: the start */
+    double objective;        /* at params */
+    double rel_grad;         /* the scaled projected gradient above */
+    const double *params;    /* all param_count values */
+} remat_pfr_minimize_progress;
+
+typedef struct {
+    remat_pfr_minimizer method;
+    const double *lo, *hi;   /* NULL, or param_count bounds (lo <= start <= hi) */
+    const bool *fixed;       /* NULL, or param_count flags: true = keep the start */
+    int max_evals;           /* 0: 500 */
+    double gtol;             /* 0: 1e-8 */
+    double xtol;             /* 0: 1e-12, relative to |p| (and absolute) */
+    double ftol;             /* 0: 1e-15 relative */
+    void (*progress)(const remat_pfr_minimize_progress *p, void *ctx); /* NULL, or per evaluation */
+    void *progress_ctx;
+} remat_pfr_minimize_options;
+
+typedef struct {
+    double objective;        /* at the returned params */
+    double rel_grad;         /* its scaled projected gradient */
+    int evaluations;         /* objective + gradient runs */
+    int rejected;            /* trial points whose integration failed */
+    int at_bound;            /* decision variables at a bound */
+    bool converged;          /* the gradient, step or change test held */
+    char message[192];       /* which test stopped it, with the figures */
+} remat_pfr_minimize_result;
+
+/* Minimises the objective over the free parameters from params (updated in
+ * place to the best point found). REMAT_ERR_ARG without a goal or free
+ * parameter; REMAT_ERR_VALUE for bounds that do not hold the start; the
+ * start's own integration error as remat_pfr_objective gives it. Stopping
+ * without convergence (max_evals) is REMAT_OK with converged false. */
+REMAT_API remat_status remat_pfr_minimize(remat_pfr *r, const remat_pfr_minimize_options *opt, double params[],
+                                          remat_pfr_minimize_result *result);
+
 /* ---- ensembles: many parameter sets through one reactor ----
  *
  * The outlet and its Jacobian for each of many parameter sets, `lanes` sets
@@ -172,6 +240,18 @@ REMAT_API int64_t remat_pfr_ensemble_lanes(const remat_pfr_ensemble *e); /* NULL
  * below zero by more than rounding, else 0 (also for a NULL e or outlet). */
 REMAT_API int remat_pfr_ensemble_negative(const remat_pfr_ensemble *e, int64_t n, const double *outlet, int64_t *set,
                                           int *species);
+
+/* The equal steps with which opt's method, fixed, integrates as opt's
+ * adaptive stepping does at params (an ensemble's lanes step together, so
+ * the `remat pfr ensemble` of a mechanism that `pfr simulate` integrates
+ * adaptively takes these): from the adaptive run's accepted steps, doubled
+ * until the fixed outlet is within the adaptive tolerance (rtol |y_s| +
+ * atol, every species) of the previous doubling's and of the adaptive one.
+ * A count whose explicit step is unstable is doubled past. *steps, and unless NULL
+ * *adaptive_steps (the adaptive run's accepted steps). opt->adaptive must be
+ * set; REMAT_ERR_NUMERIC when no count up to 2^22 holds. */
+REMAT_API remat_status remat_pfr_fixed_steps(const remat_mechanism *m, const remat_pfr_options *opt,
+                                             const double params[], int64_t *steps, int64_t *adaptive_steps);
 
 /* n <= lanes sets, sets[i*n_vary + j] the value of parameter vary[j] in set i
  * (finite; else REMAT_ERR_VALUE naming set and parameter): outlet[i*S + s] =

@@ -104,9 +104,12 @@ check "ensemble --cond: T=370 converts more A than T=330" \
     --json >opt.json 2>&1
 check "optimize --cond exits 0" test $? -eq 0
 check "optimize moves the parameters only" has opt.json '"start": {"kref": 0.29999999999999999, "E": 5}'
+check "optimize --json gives the run's conditions" has opt.json '"conditions": {"T": 370}'
 "$REMAT" pfr optimize --mechanism "$ARR/arrhenius.mech" --init A=1 --length 5 --maximize B --cond T=330 \
     --json >opt330.json 2>&1
-c0() { sed -n 's/.*"iteration": 0, "concentration_before": \([-0-9.eE+]*\).*/\1/p' "$1"; }
+# the concentration at the start: lbfgs-b's evaluation 0 (the default with
+# --mechanism), or Adam's iteration 0 (before its first update)
+c0() { sed -n 's/.*"\(evaluation\|iteration\)": 0, "concentration[_a-z]*": \([-0-9.eE+]*\).*/\2/p' "$1"; }
 check "optimize --cond reaches the rates (T=370 starts with more B)" \
     awk -v a="$(c0 opt330.json)" -v b="$(c0 opt.json)" 'BEGIN { exit !(b > a && a > 0) }'
 for T in 330 370; do

@@ -23,7 +23,10 @@ static void help(FILE *out)
             "and max |grad - store-all grad|.\n"
             "With no options: the seed's A->B->C reactor, 1000 Euler steps, d(-C_B)/d(k1, k2).\n"
             "--method tsit5, dopri5 or rodas5 without --steps/--dt integrates adaptively: the loop of\n"
-            "attempts runs each schedule, and the predictions take its length from one forward run.\n"
+            "attempts runs each schedule, and the predicted evaluations take its length from one\n"
+            "forward run; its length is known only as it runs, so the predicted peak bytes are the\n"
+            "store's capacity within --max-steps, a bound the measured peak stays under, and\n"
+            "--memory-budget flags a schedule whose measured peak is over the budget.\n"
             "\n"
             "%s%s"
             "                     (default for the built-in mechanism: --maximize B; required with\n"
@@ -73,6 +76,7 @@ int cmd_pfr_compare(int argc, char **argv)
         fprintf(stderr, "remat: pfr compare: %s\n", remat_last_error());
         status = 2;
     } else {
+        o.adaptive = su.opt.adaptive;
         status = compare_run(pb, &o);
     }
     remat_problem_free(pb);

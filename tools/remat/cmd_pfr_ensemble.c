@@ -28,16 +28,23 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: remat pfr ensemble --params-file P.csv [--mechanism FILE] [--init A=1,B=0] [--params k1=1]\n"
-            "                          [--length L] [--steps N | --dt H] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
+            "                          [--length L] [--steps N | --dt H | --rtol R --atol A]\n"
+            "                          [--method euler|rk4|tsit5|dopri5|rodas5]\n"
             "                          [--species LIST] [--batch B] [--out OUT.csv]\n"
             "\n"
             "For every parameter set (row) of P.csv, the outlet concentrations C_s(L) and their\n"
             "sensitivities dC_s(L)/dk_j to the row's parameters, by forward mode through the\n"
             "integration. P.csv's first line names parameters of the mechanism (all or some, any\n"
             "order); parameters it does not name keep --params' values (else the declared ones).\n"
-            "Rows are integrated B at a time as the lanes of one compiled loop, with fixed steps\n"
-            "(default as pfr simulate's built-in: 1000 Euler steps). Under mpirun the rows are split\n"
-            "over the ranks; the output is the same, byte for byte, on any number of ranks.\n"
+            "Rows are integrated B at a time as the lanes of one compiled loop, which step together:\n"
+            "with fixed steps. The integration is pfr simulate's for the same options: the built-in\n"
+            "mechanism's 1000 Euler steps, --steps/--dt as given; where simulate integrates\n"
+            "adaptively (--mechanism, or --method tsit5|dopri5|rodas5, without --steps/--dt), the\n"
+            "same method with the equal steps that match its adaptive outlet at the base\n"
+            "parameters (--params, else the declared values) to --rtol/--atol (found by doubling\n"
+            "from the adaptive step count; stderr says the method and the steps). Under mpirun the\n"
+            "rows are split over the ranks; the output is the same, byte for byte, on any number of\n"
+            "ranks.\n"
             "\n"
             "Output (CSV, --out or stdout; one row per set, in input order, %%.17g): the set's\n"
             "parameters as P.csv names them, then C_<s> for every species s, then d<s>/d<k> for each\n"
@@ -49,8 +56,9 @@ static void help(FILE *out)
             "%s"
             "  --species LIST     the species whose sensitivities are written, e.g. B,C (default all)\n"
             "  --batch B          sets per compiled run, the loop's lanes (default %d, at most %d)\n"
-            "  --out FILE         write the CSV there (complete or not at all) instead of stdout\n",
-            pfr_cli_help_reactor, DEFAULT_BATCH, MAX_BATCH);
+            "  --out FILE         write the CSV there (complete or not at all) instead of stdout\n"
+            "%s",
+            pfr_cli_help_reactor_adaptive, DEFAULT_BATCH, MAX_BATCH, pfr_cli_help_tol);
 }
 
 /* the species of --species (NULL: all) into r->grad; 0 with a message */
@@ -124,10 +132,34 @@ int ens_fail(const ens_run *r, int code)
     return code;
 }
 
+/* Where pfr simulate integrates adaptively, the lanes (which step together)
+ * take the equal steps that match its outlet at the base parameters; stderr
+ * says so (rank 0: the others' stderr is silenced here). */
+static int fixed_like_adaptive(ens_run *r)
+{
+    remat_pfr_options *o = &r->su.opt;
+    int64_t n = 0, na = 0;
+    if (remat_pfr_fixed_steps(r->su.mech, o, r->su.params, &n, &na) != REMAT_OK) {
+        fprintf(stderr, "remat: pfr ensemble: %s; give --steps N or --dt H\n", remat_last_error());
+        return 0;
+    }
+    fprintf(stderr,
+            "remat: pfr ensemble: %s with %lld equal steps: pfr simulate's adaptive %s (rtol %g, atol %g; %lld "
+            "steps) at the base parameters, matched with fixed steps for the lanes, which step together\n",
+            remat_ode_method_name(o->method), (long long)n, remat_ode_method_name(o->method), o->rtol, o->atol,
+            (long long)na);
+    o->adaptive = false;
+    o->rtol = o->atol = 0;
+    o->max_steps = 0;
+    o->steps = n;
+    return 1;
+}
+
 static int parse(ens_run *r, int argc, char **argv, const char **file, const char **out, const char **species)
 {
     static const struct option opts[] = {
         PFR_CLI_OPTIONS,
+        PFR_CLI_TOL_OPTIONS,
         {"params-file", required_argument, 0, 'f'},
         {"out", required_argument, 0, 'o'},
         {"batch", required_argument, 0, 'b'},
@@ -135,7 +167,7 @@ static int parse(ens_run *r, int argc, char **argv, const char **file, const cha
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    pfr_cli c = {0};
+    pfr_cli c = {.adaptive_ok = PFR_ADAPTIVE_DEFAULT}; /* simulate's choice of integration */
     int code;
     r->B = DEFAULT_BATCH;
     while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {
@@ -175,6 +207,8 @@ static int parse(ens_run *r, int argc, char **argv, const char **file, const cha
                 r->su.name);
         return 2;
     }
+    if (r->su.opt.adaptive && !fixed_like_adaptive(r))
+        return 2;
     if (!pick_species(r, *species)) {
         fprintf(stderr, "remat: %s\n", r->err);
         return 2;

@@ -108,6 +108,15 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c);
 /* Under mpirun every rank runs this; rank 0 prints (cli_dist.h). The
  * --data/--data-list arguments (argc of them at most) are freed here, on
  * every path fit_main returns by. */
+/* --species names species of m (checked before the fit runs) */
+static int plot_species_named(const plot_opts *po, const remat_mechanism *m)
+{
+    bool *show = calloc((size_t)remat_mechanism_species_count(m) + 1, sizeof *show);
+    int ok = show && plot_opts_species(po, m, show);
+    free(show);
+    return ok;
+}
+
 int cmd_pfr_fit(int argc, char **argv)
 {
     remat_dist *dist = cli_dist_open();
@@ -211,7 +220,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
      * replaces a file a --data-list names */
     char said[2] = "";
     int can_draw = !remat_dist_is_root(dist) || ((!c.plot || cli_plot_check(c.plot)) &&
-                                                 (!c.plot_res || cli_plot_check_for("--plot-residuals", c.plot_res)));
+                                                 (!c.plot_res || cli_plot_check_for("--plot-residuals", c.plot_res)) &&
+                                                 plot_species_named(&c.plot_opts, m));
     if (!cli_dist_agree(dist, can_draw, said, sizeof said))
         goto done;
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m), n_data = files.n;
@@ -291,6 +301,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     t = now() - t;
     if (st != REMAT_OK) {
         cli_dist_say("pfr ", r.message);
+        if (r.n_starts > 1 && remat_dist_is_root(dist)) /* every start failed: each one's reason */
+            pfr_fit_print_failed_starts(stderr, "remat: ", m, &r);
         status = 1;
         goto done;
     }
@@ -323,7 +335,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         status = r.converged ? 0 : 3;
         goto agree;
     }
-    if (c.plot && !pfr_fit_plot(c.plot, m, fit, data, n_data, &r)) {
+    if (c.plot && !pfr_fit_plot(c.plot, &c.plot_opts, m, fit, data, n_data, &r)) {
         status = 1;
         goto agree;
     }
@@ -342,7 +354,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         status = 1;
         goto agree;
     }
-    if (c.plot_res && !pfr_fit_plot_residuals(c.plot_res, &rep, data, !c.init, res)) {
+    if (c.plot_res && !pfr_fit_plot_residuals(c.plot_res, &c.plot_opts, &rep, data, !c.init, res)) {
         status = 1;
         goto agree;
     }

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "pfr_cli.h"
+#include "plot_opts.h"
 
 #define PLOT_POINTS 2000 /* a plotted profile is thinned to about this many points */
 
@@ -16,7 +17,8 @@ static void help(FILE *out)
             "                          [--length L] [--steps N | --dt H | --rtol R --atol A --max-steps N]\n"
             "                          [--method euler|rk4|tsit5|dopri5|rodas5]\n"
             "                          [--maximize S | --minimize S] [--schedule S]\n"
-            "                          [--out profile.csv] [--plot FILE] [--json]\n"
+            "                          [--out profile.csv] [--plot FILE [--log-x] [--log-y] [--species LIST]]\n"
+            "                          [--json]\n"
             "\n"
             "Integrates the mechanism along a plug-flow reactor from the inlet (z = 0) to the\n"
             "outlet (z = L) and prints the inlet and outlet concentrations, their sums (the mass\n"
@@ -36,11 +38,12 @@ static void help(FILE *out)
             "  --out FILE         write the profile as CSV: the axial coordinate (the mechanism's\n"
             "                     independent variable) then one column per species, one row per step\n"
             "  --plot FILE        draw the profiles (.png, .svg, .pdf, .ps)\n"
+            "%s"
             "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"
             "  --atol A           adaptive: absolute tolerance (default 1e-9)\n"
             "  --max-steps N      adaptive: attempts before the integration fails (default 4096)\n"
             "  --json             print one JSON document, numbers in full precision\n",
-            pfr_cli_help_reactor_adaptive, pfr_cli_help_goal);
+            pfr_cli_help_reactor_adaptive, pfr_cli_help_goal, plot_opts_help);
 }
 
 /* the shortest %g that reads back as v: 0.1, not 0.10000000000000001 */
@@ -72,7 +75,8 @@ static int write_csv(FILE *f, const remat_mechanism *m, int64_t rows, int S, con
     return !ferror(f);
 }
 
-static int plot_profile(const char *path, const pfr_setup *su, int64_t rows, const double *z, const double *y)
+static int plot_profile(const char *path, const plot_opts *po, const pfr_setup *su, int64_t rows, const double *z,
+                        const double *y)
 {
     int S = su->S;
     int64_t stride = rows > PLOT_POINTS ? (rows + PLOT_POINTS - 1) / PLOT_POINTS : 1;
@@ -88,13 +92,19 @@ static int plot_profile(const char *path, const pfr_setup *su, int64_t rows, con
         for (int s = 0; s < S; s++)
             ys[(size_t)s * (size_t)n + (size_t)k] = y[(size_t)i * (size_t)S + (size_t)s];
     }
+    bool *show = calloc((size_t)S + 1, sizeof *show);
+    ok = ok && show && plot_opts_species(po, su->mech, show);
+    int ns = 0;
     for (int s = 0; ok && s < S; s++)
-        ser[s] = (cli_series){.label = remat_mechanism_species_name(su->mech, s), .n = n, .x = xs,
-                              .y = ys + (size_t)s * (size_t)n};
-    char title[256];
+        if (show[s])
+            ser[ns++] = (cli_series){.label = remat_mechanism_species_name(su->mech, s), .n = n, .x = xs,
+                                     .y = ys + (size_t)s * (size_t)n, .color = 1 + s};
+    char title[256], xlabel[96];
     snprintf(title, sizeof title, "PFR concentration profiles: %s", su->name);
+    snprintf(xlabel, sizeof xlabel, "reactor length %s", remat_mechanism_indep_name(su->mech));
     if (ok)
-        ok = cli_plot(path, title, "reactor length z", "concentration", 0, 0, S, ser);
+        ok = cli_plot(path, title, xlabel, "concentration", po->log_x, po->log_y, ns, ser);
+    free(show);
     free(xs);
     free(ys);
     free(ser);
@@ -215,6 +225,7 @@ int cmd_pfr_simulate(int argc, char **argv)
         {"schedule", required_argument, 0, PFR_OPT_SCHEDULE},
         {"out", required_argument, 0, 'o'},
         {"plot", required_argument, 0, 'p'},
+        PLOT_OPTS_OPTIONS,
         {"json", no_argument, 0, 'j'},
         PFR_CLI_TOL_OPTIONS,
         {"help", no_argument, 0, 'h'},
@@ -222,8 +233,11 @@ int cmd_pfr_simulate(int argc, char **argv)
     };
     pfr_cli c = {.adaptive_ok = PFR_ADAPTIVE_DEFAULT};
     const char *csv = NULL, *plot_path = NULL;
+    plot_opts po = {0};
     int json = 0, code;
     while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {
+        if (plot_opts_option(&po, code, optarg) == 1)
+            continue;
         switch (code) {
         case PFR_CLI_BAD_VALUE: return 2;
         case 'o': csv = optarg; break;
@@ -233,7 +247,7 @@ int cmd_pfr_simulate(int argc, char **argv)
         default: return pfr_cli_bad_option("pfr simulate", code, argv);
         }
     }
-    if (!pfr_cli_no_operands("pfr simulate", argc, argv))
+    if (!pfr_cli_no_operands("pfr simulate", argc, argv) || !plot_opts_check(&po, plot_path != NULL))
         return 2;
     pfr_setup su;
     if (!pfr_cli_setup(&c, PFR_GOAL_OPTIONAL, 0, &su))
@@ -249,6 +263,11 @@ int cmd_pfr_simulate(int argc, char **argv)
     }
     /* every output is checked before the work starts, so a bad path costs nothing */
     if (plot_path && !cli_plot_check(plot_path))
+        goto done;
+    bool *show = calloc((size_t)su.S + 1, sizeof *show); /* --species named before any work */
+    int species_ok = show && plot_opts_species(&po, su.mech, show);
+    free(show);
+    if (!species_ok)
         goto done;
     if (csv && !cli_out_open_for(&out, "--out", csv))
         goto done;
@@ -284,7 +303,7 @@ int cmd_pfr_simulate(int argc, char **argv)
         cli_out_fail(&out, errno);
         goto done;
     }
-    if (plot_path && !plot_profile(plot_path, &su, rows, z, y))
+    if (plot_path && !plot_profile(plot_path, &po, &su, rows, z, y))
         goto done;
     if ((csv && !cli_out_commit(&out)) || !cli_outputs_finish()) /* all or nothing */
         goto done;

@@ -23,6 +23,10 @@ typedef struct {
     int repeat;            /* runs per schedule, >= 1 */
     int json;
     const char *plot_path; /* NULL: no plot */
+    int adaptive;          /* the problem's loop is adaptive (remat_while): its length is known
+                              only as it runs, so the plan's peak is a bound (the store's
+                              capacity within max_steps), and over budget is judged on the
+                              measured peak */
 } compare_options;
 
 /* Checks the schedule list and the plot file name before running anything,

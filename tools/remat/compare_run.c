@@ -164,14 +164,19 @@ static int budget_row(const remat_problem *pb, int64_t budget, row *r)
     return 1;
 }
 
-static void print_table(const remat_problem *pb, const row *rows, int n, int64_t budget)
+static void print_table(const remat_problem *pb, const row *rows, int n, int64_t budget, int adaptive)
 {
     printf("problem %s, %lld steps: %s\n", remat_problem_name(pb), (long long)remat_problem_steps(pb),
            remat_problem_description(pb));
+    if (adaptive)
+        printf("adaptive: the loop's length is known only as it runs, so the predicted peak bytes are a bound\n"
+               "(the store's capacity within max_steps), not the peak; forward steps are predicted for the\n"
+               "%lld attempts of one forward run%s\n",
+               (long long)remat_problem_steps(pb), budget >= 0 ? "; over budget is judged on the measured peak" : "");
     if (budget >= 0)
         printf("memory budget %lld bytes for snapshots and step tapes\n", (long long)budget);
     printf("%-22s %9s  %27s  %25s  %10s  %12s\n", "schedule", "snapshots", "forward steps meas/pred/opt",
-           "peak bytes meas/pred", "time ms", "max|dgrad|");
+           adaptive ? "peak bytes meas/bound" : "peak bytes meas/pred", "time ms", "max|dgrad|");
     for (int i = 0; i < n; i++) {
         const row *r = &rows[i];
         char ev[64], pk[64];
@@ -189,7 +194,7 @@ static void print_table(const remat_problem *pb, const row *rows, int n, int64_t
                                                      : "compiled for some schedules only");
 }
 
-static void print_json(const remat_problem *pb, const row *rows, int n, int64_t budget)
+static void print_json(const remat_problem *pb, const row *rows, int n, int64_t budget, int adaptive)
 {
     printf("[\n");
     for (int i = 0; i < n; i++) {
@@ -200,11 +205,13 @@ static void print_json(const remat_problem *pb, const row *rows, int n, int64_t 
                "\"snapshots\": %lld, \"forward_evals\": %lld, \"forward_evals_predicted\": %lld, "
                "\"binomial_optimum\": %lld, \"peak_bytes\": %zu, \"peak_bytes_predicted\": %zu, "
                "\"residual_bytes\": %zu, \"arena_bytes\": %zu, \"seconds\": %.9g, \"max_abs_grad_diff\": %.17g, "
+               "\"peak_bytes_predicted_is_bound\": %s, "
                "\"bitwise_equal\": %s, \"memory_budget\": %lld, \"over_budget\": %s, \"compiled_loops\": %lld, "
                "\"loss\": %.17g}%s\n",
                (long long)remat_problem_steps(pb), r->label, r->from_budget ? "true" : "false",
                (long long)r->snapshots, (long long)r->evals, (long long)r->evals_pred, (long long)r->optimum, r->peak,
-               r->peak_pred, r->residual, r->arena, r->seconds, r->max_diff, r->bitwise ? "true" : "false",
+               r->peak_pred, r->residual, r->arena, r->seconds, r->max_diff, adaptive ? "true" : "false",
+               r->bitwise ? "true" : "false",
                (long long)budget, r->over_budget ? "true" : "false", (long long)r->compiled_loops, r->grads[0],
                i + 1 < n ? "," : "");
     }
@@ -263,14 +270,16 @@ int compare_run(const remat_problem *pb, const compare_options *o)
         r->max_diff = 0;
         for (size_t k = 1; k < r->n_vals && k < rows[0].n_vals; k++)
             r->max_diff = fmax(r->max_diff, fabs(r->grads[k] - rows[0].grads[k]));
-        r->over_budget = o->budget >= 0 && (int64_t)r->peak_pred > o->budget;
+        /* fixed loops: the plan's peak is the run's; an adaptive loop's plan
+         * is a bound, and the run's peak is what the budget is about */
+        r->over_budget = o->budget >= 0 && (int64_t)(o->adaptive ? r->peak : r->peak_pred) > o->budget;
     }
     row *shown = rows + 1; /* the listed schedules (and the budget's pick) */
     int n_shown = n - 1;
     if (o->json)
-        print_json(pb, shown, n_shown, o->budget);
+        print_json(pb, shown, n_shown, o->budget, o->adaptive);
     else
-        print_table(pb, shown, n_shown, o->budget);
+        print_table(pb, shown, n_shown, o->budget, o->adaptive);
     if ((o->plot_path && !plot(o->plot_path, pb, shown, n_shown)) || !cli_outputs_finish())
         status = 1;
 out:

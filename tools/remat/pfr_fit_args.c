@@ -95,6 +95,10 @@ void pfr_fit_help(FILE *out)
             "  --plot FILE        draw the fitted model against the data, one panel per experiment\n"
             "                     (.png, .svg, .pdf, .ps)\n"
             "  --plot-residuals F draw the (weighted) residuals at the optimum, one panel per experiment\n"
+            "  --log-x            --plot, --plot-residuals: a log10 time axis labelled by decade\n"
+            "                     (points at t <= 0 left out; the model curve then log-spaced)\n"
+            "  --log-y            --plot: a log10 concentration axis (not for residuals, which are signed)\n"
+            "  --species LIST     --plot, --plot-residuals: draw these species only, e.g. A,C\n"
             "  --json             print one JSON document (objective, params, statistics, starts,\n"
             "                     converged, message) instead of the table\n"
             "  --history          with --json: add every iterate (objective and parameters)\n"
@@ -138,6 +142,7 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
         {"sigma", required_argument, 0, O_SIGMA},
         {"weighting", required_argument, 0, O_WEIGHTING},
         {"plot-residuals", required_argument, 0, O_PLOT_RES},
+        PLOT_OPTS_OPTIONS,
         {"cond", required_argument, 0, O_COND},
         {"free", required_argument, 0, O_FREE},
         {"fix", required_argument, 0, O_FIX},
@@ -219,6 +224,9 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
             c->weighting = optarg;
             break;
         case O_PLOT_RES: c->plot_res = optarg; break;
+        case PLOT_OPT_LOG_X:
+        case PLOT_OPT_LOG_Y:
+        case PLOT_OPT_SPECIES: plot_opts_option(&c->plot_opts, ch, optarg); break;
         case O_COND: c->cond = optarg; break;
         case O_FREE: c->free = optarg; break;
         case O_FIX: c->fix = optarg; break;
@@ -236,8 +244,12 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
         default: pfr_cli_bad_option("pfr fit", ch, argv); return 0;
         }
     }
-    if (!pfr_cli_no_operands("pfr fit", argc, argv))
+    if (!pfr_cli_no_operands("pfr fit", argc, argv) || !plot_opts_check(&c->plot_opts, c->plot || c->plot_res))
         return 0;
+    if (c->plot_opts.log_y && !c->plot) {
+        fprintf(stderr, "remat: --log-y: applies to --plot only (residuals are signed: no log axis)\n");
+        return 0;
+    }
     if (!c->mechanism) {
         fprintf(stderr, "remat: pfr fit: --mechanism FILE is required\n");
         return 0;

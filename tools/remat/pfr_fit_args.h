@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "plot_opts.h"
 #include "remat/remat.h"
 
 typedef struct {
@@ -20,6 +21,7 @@ typedef struct {
     int n_data_args, json, history, has_lr, has_iters, has_max_iters, has_rtol, has_atol, has_max_steps;
     double dt, lr, rtol, atol;
     int64_t steps, iters, max_iters, budget, starts, seed, max_steps;
+    plot_opts plot_opts; /* --log-x, --log-y, --species of the plots */
 } pfr_fit_cli;
 
 void pfr_fit_help(FILE *out);

@@ -38,6 +38,20 @@ static void put_params(FILE *f, int n, char *const *names, const double *v)
     fputc('}', f);
 }
 
+void pfr_fit_print_failed_starts(FILE *f, const char *indent, const remat_mechanism *m, const remat_fit_result *r)
+{
+    int P = remat_mechanism_param_count(m);
+    for (int k = 0; r->start_messages && r->start_params && k < r->n_starts; k++) {
+        if (!isnan(r->start_objectives[k]))
+            continue;
+        fprintf(f, "%sstart %d failed, from ", indent, k);
+        for (int i = 0; i < P; i++)
+            fprintf(f, "%s%s=%.6g", i ? ", " : "", remat_mechanism_param_name(m, i),
+                    r->start_params[(size_t)k * (size_t)P + (size_t)i]);
+        fprintf(f, ": %s\n", r->start_messages[k] ? r->start_messages[k] : "(no message: out of memory)");
+    }
+}
+
 static const char *schedule_text(const pfr_fit_report *rep, char *buf, size_t len)
 {
     remat_schedule_spec spec;
@@ -142,9 +156,11 @@ void pfr_fit_print_table(const pfr_fit_report *rep)
     print_conditions(rep);
     printf("%s\n", r->message);
     printf("%d iterations, %lld program runs, %.3f s\n", r->iterations, (long long)r->evaluations, rep->seconds);
-    if (r->n_starts > 1)
+    if (r->n_starts > 1) {
         printf("starts: %d (seed %llu), %d reached the best within 1e-4 relative, %d failed\n", r->n_starts,
                (unsigned long long)rep->seed, r->starts_at_best, r->starts_failed);
+        pfr_fit_print_failed_starts(stdout, "  ", rep->m, r);
+    }
     printf("sum of squared residuals %.6g (start %.6g)\n", r->objective,
            r->n_history ? r->history_objective[0] : NAN);
     print_stats_table(rep);
@@ -257,6 +273,16 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
     for (int k = 0; k < r->n_starts; k++) {
         fputs(k ? ", " : "", stdout);
         put_double(stdout, r->start_objectives[k]);
+    }
+    printf("], \"failed_starts\": [");
+    for (int k = 0, j = 0; r->start_params && k < r->n_starts; k++) {
+        if (!isnan(r->start_objectives[k]))
+            continue;
+        printf("%s{\"start\": %d, \"params\": ", j++ ? ", " : "", k);
+        put_params(stdout, r->n_params, r->param_names, r->start_params + (size_t)k * (size_t)r->n_params);
+        printf(", \"message\": ");
+        cli_json_string(stdout, r->start_messages && r->start_messages[k] ? r->start_messages[k] : "");
+        putchar('}');
     }
     printf("]}");
     put_stats_json(rep);

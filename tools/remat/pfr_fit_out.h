@@ -8,7 +8,9 @@
 #define REMAT_TOOL_PFR_FIT_OUT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
+#include "plot_opts.h"
 #include "remat/remat.h"
 
 typedef struct {
@@ -47,6 +49,11 @@ int pfr_fit_check_profiles(const char *dir, const char *const *data, int n_data)
 int pfr_fit_write_profiles(const char *dir, const pfr_fit_report *rep, const double *params);
 
 void pfr_fit_print_table(const pfr_fit_report *rep);
+/* One line per failed start of r (r->start_messages): "start K failed,
+ * from k1=..., k2=...: MESSAGE", indented by indent; nothing when none
+ * failed. The table prints it; cmd_pfr_fit prints it on stderr when every
+ * start failed. */
+void pfr_fit_print_failed_starts(FILE *f, const char *indent, const remat_mechanism *m, const remat_fit_result *r);
 void pfr_fit_print_json(const pfr_fit_report *rep);
 
 /* Warns on stderr (remat_pfr_negative_states' rule, with the fit's rtol and
@@ -65,8 +72,8 @@ int pfr_fit_warn_negative(const remat_mechanism *m, remat_fit *fit, remat_datase
  * model curve per measured species from its initial state through its last
  * data time, its data as points in the same colour. 0 with a message on
  * error. */
-int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, remat_dataset *const *data, int n_data,
-                 const remat_fit_result *r);
+int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m, remat_fit *fit,
+                 remat_dataset *const *data, int n_data, const remat_fit_result *r);
 
 /* Residuals (weighted, as fitted) against the independent variable, one
  * panel per experiment, one series of points per measured species. row0:
@@ -74,7 +81,7 @@ int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, rem
  * no residual). res: remat_fit_residuals at the optimum, which the caller
  * computes on every rank (a collective under mpirun); this function is rank
  * 0's alone. 0 with a message naming --plot-residuals on error. */
-int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_dataset *const *data, int row0,
-                           const double *res);
+int pfr_fit_plot_residuals(const char *path, const plot_opts *po, const pfr_fit_report *rep,
+                           remat_dataset *const *data, int row0, const double *res);
 
 #endif

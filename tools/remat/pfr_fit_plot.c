@@ -11,10 +11,33 @@
 
 #define PLOT_POINTS 400 /* model curve points per experiment */
 
-int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, remat_dataset *const *data, int n_data,
-                 const remat_fit_result *r)
+/* The model curve's times for data times t[0..R): PLOT_POINTS equal steps from
+ * 0 to the last, or on a log x axis log-spaced from the first positive data
+ * time (1e-6 of the last when none), as a log axis shows them. */
+static void curve_times(const double *t, size_t R, int log_x, double *tc)
+{
+    double t1 = t[R - 1], tmin = t1 * 1e-6;
+    for (size_t i = 0; i < R; i++)
+        if (t[i] > 0) {
+            tmin = fmin(t[i], t1);
+            break;
+        }
+    for (int i = 0; i < PLOT_POINTS; i++) {
+        double f = (double)i / (PLOT_POINTS - 1);
+        tc[i] = log_x && tmin > 0 && tmin < t1 ? tmin * pow(t1 / tmin, f) : t1 * f;
+    }
+    tc[PLOT_POINTS - 1] = t1;
+}
+
+int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m, remat_fit *fit,
+                 remat_dataset *const *data, int n_data, const remat_fit_result *r)
 {
     int S = remat_mechanism_species_count(m);
+    bool *show = calloc((size_t)S + 1, sizeof *show);
+    if (!show || !plot_opts_species(po, m, show)) {
+        free(show);
+        return 0;
+    }
     cli_panel *panels = calloc((size_t)n_data, sizeof *panels);
     cli_series *series = calloc((size_t)n_data * (size_t)S * 2, sizeof *series);
     double *buf = calloc((size_t)n_data * ((size_t)PLOT_POINTS * (1 + (size_t)S) + 0), sizeof *buf);
@@ -31,9 +54,7 @@ int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, rem
         size_t R = remat_dataset_rows(d);
         const double *t = remat_dataset_times(d);
         double *tc = buf + (size_t)e * PLOT_POINTS * (1 + (size_t)S), *yc = tc + PLOT_POINTS;
-        double t1 = t[R - 1]; /* the curve starts at the initial state, t = 0 */
-        for (int i = 0; i < PLOT_POINTS; i++)
-            tc[i] = t1 * (double)i / (PLOT_POINTS - 1);
+        curve_times(t, R, po->log_x, tc); /* from the initial state, t = 0, on a linear axis */
         if (remat_fit_predict(fit, e, r->params, PLOT_POINTS, tc, yc) != REMAT_OK) {
             fprintf(stderr, "remat: --plot: %s\n", remat_last_error());
             ok = 0;
@@ -53,7 +74,7 @@ int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, rem
         cli_series *ser = series + (size_t)e * (size_t)S * 2;
         int ns = 0;
         for (int s = 0; s < S; s++) {
-            if (!remat_dataset_has_column(d, s))
+            if (!remat_dataset_has_column(d, s) || !show[s])
                 continue; /* an unmeasured species: no data to compare, keep the panel readable */
             ser[ns++] = (cli_series){.label = remat_mechanism_species_name(m, s), .n = PLOT_POINTS, .x = tc,
                                      .y = yc + (size_t)s * PLOT_POINTS, .color = 1 + s};
@@ -72,10 +93,12 @@ int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, rem
         snprintf(titles[e], sizeof titles[e], "%s: fit (lines) and data (points)",
                  base ? base + 1 : remat_dataset_path(d));
         panels[e] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d),
-                                .ylabel = "concentration", .n_series = ns, .series = ser};
+                                .ylabel = "concentration", .logx = po->log_x, .logy = po->log_y, .n_series = ns,
+                                .series = ser};
     }
     if (ok)
         ok = cli_plot_panels(path, n_data, panels);
+    free(show);
     free(panels);
     free(series);
     free(buf);
@@ -84,10 +107,15 @@ int pfr_fit_plot(const char *path, const remat_mechanism *m, remat_fit *fit, rem
     return ok;
 }
 
-int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_dataset *const *data, int row0,
-                           const double *res)
+int pfr_fit_plot_residuals(const char *path, const plot_opts *po, const pfr_fit_report *rep,
+                           remat_dataset *const *data, int row0, const double *res)
 {
     int S = remat_mechanism_species_count(rep->m), n_data = rep->n_data;
+    bool *show = calloc((size_t)S + 1, sizeof *show);
+    if (!show || !plot_opts_species(po, rep->m, show)) {
+        free(show);
+        return 0;
+    }
     int64_t N = remat_fit_residual_count(rep->fit);
     double *xy = malloc(sizeof *xy * 2 * (size_t)(N + 1));
     cli_panel *panels = calloc((size_t)n_data, sizeof *panels);
@@ -130,6 +158,8 @@ int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_da
                         k++;
                     }
             used += 2 * n;
+            if (!show[s])
+                continue;
             ser[ns++] = (cli_series){.label = remat_mechanism_species_name(rep->m, s), .n = n, .x = x, .y = y,
                                      .points_only = 1, .color = 1 + s};
         }
@@ -138,7 +168,7 @@ int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_da
         snprintf(titles[e], sizeof titles[e], "%s: residuals%s", base ? base + 1 : remat_dataset_path(d),
                  rep->sigma || rep->relative ? " (weighted)" : " (model - data)");
         panels[e] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d), .ylabel = "residual",
-                                .n_series = ns, .series = ser};
+                                .logx = po->log_x, .n_series = ns, .series = ser};
     }
     if (ok && first != N) { /* each residual drawn at its own cell, every one once */
         fprintf(stderr, "%s:%d: internal error: --plot-residuals placed %lld of the fit's %lld residuals\n", __FILE__,
@@ -148,6 +178,7 @@ int pfr_fit_plot_residuals(const char *path, const pfr_fit_report *rep, remat_da
     if (ok)
         ok = cli_plot_panels_for("--plot-residuals", path, n_data, panels);
     free(xy);
+    free(show);
     free(panels);
     free(series);
     free(titles);

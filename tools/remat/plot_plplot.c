@@ -43,7 +43,10 @@ int cli_plot_check_for(const char *opt, const char *path)
     return cli_out_check(plot_opt, path) && plot_lib_open(plot_opt);
 }
 
-static double tr(double v, int lg) { return lg ? log10(v > 0 ? v : 1e-300) : v; }
+/* A value on its axis: log10 on a log axis, where a value <= 0 has no place
+ * (NaN: the point is left out, so a curve from z = 0 does not stretch the
+ * axis down to 1e-300) */
+static double tr(double v, int lg) { return lg ? (v > 0 ? log10(v) : NAN) : v; }
 
 #define MARKED_POINTS 50 /* curves with more points are drawn without markers */
 #define MAX_LEGEND 16
@@ -86,11 +89,18 @@ static int draw_panel(const char *title, const char *xlabel, const char *ylabel,
     for (int s = 0; s < n_series; s++)
         for (int i = 0; i < series[s].n; i++) {
             double x = tr(series[s].x[i], logx), y = tr(series[s].y[i], logy);
-            x0 = fmin(x0, x), x1 = fmax(x1, x), y0 = fmin(y0, y), y1 = fmax(y1, y);
+            if (isfinite(x) && isfinite(y))
+                x0 = fmin(x0, x), x1 = fmax(x1, x), y0 = fmin(y0, y), y1 = fmax(y1, y);
         }
     if (!(x0 <= x1) || !(y0 <= y1))
         return 0;
     double dx = (x1 - x0) * 0.08 + 1e-9, dy = (y1 - y0) * 0.08 + 1e-9;
+    /* a log axis spans whole decades, so that at least two of them carry a
+     * label (PLplot's 'l' axes label the decades only) */
+    if (logx)
+        x0 = floor(x0), x1 = fmax(ceil(x1), x0 + 1), dx = 0;
+    if (logy)
+        y0 = floor(y0), y1 = fmax(ceil(y1), y0 + 1), dy = 0;
     plcol0(1);
     plenv(x0 - dx, x1 + dx, y0 - dy, y1 + dy, 0, (logx ? 10 : 0) + (logy ? 20 : 0));
     pllab(xlabel, ylabel, title);
@@ -101,14 +111,18 @@ static int draw_panel(const char *title, const char *xlabel, const char *ylabel,
         plscol0(2 + c, colors[c][0], colors[c][1], colors[c][2]);
         plcol0(2 + c);
         double *xs = malloc(sizeof *xs * (size_t)(S->n ? S->n : 1)), *ys = malloc(sizeof *ys * (size_t)(S->n ? S->n : 1));
-        for (int i = 0; i < S->n; i++)
-            xs[i] = tr(S->x[i], logx), ys[i] = tr(S->y[i], logy);
-        if (!S->points_only && S->n > 1)
-            plline(S->n, xs, ys);
+        int n = 0; /* the points this frame's axes can show */
+        for (int i = 0; i < S->n; i++) {
+            double x = tr(S->x[i], logx), y = tr(S->y[i], logy);
+            if (isfinite(x) && isfinite(y))
+                xs[n] = x, ys[n] = y, n++;
+        }
+        if (!S->points_only && n > 1)
+            plline(n, xs, ys);
         plssym(0, 1.6);
-        if (S->points_only || S->n <= MARKED_POINTS) /* a long curve is a line, not a row of dots */
-            plpoin(S->n, xs, ys, 17);
-        if (S->points_only && S->label) { /* label the point, inside the frame */
+        if (n > 0 && (S->points_only || n <= MARKED_POINTS)) /* a long curve is a line, not a row of dots */
+            plpoin(n, xs, ys, 17);
+        if (n > 0 && S->points_only && S->label) { /* label the point, inside the frame */
             int right = xs[0] > (x0 + x1) / 2;
             plptex(xs[0] + (right ? -dx : dx) * 0.15, ys[0] + dy * 0.25 * (s % 2 ? -1 : 1), 1, 0, right ? 1.0 : 0.0,
                    S->label);

@@ -55,6 +55,10 @@ void remat_fit_result_clear(remat_fit_result *r)
     rmi_free(r->history_objective);
     rmi_free(r->history_params);
     rmi_free(r->start_objectives);
+    rmi_free(r->start_params);
+    for (int k = 0; r->start_messages && k < r->n_starts; k++)
+        rmi_free(r->start_messages[k]);
+    rmi_free(r->start_messages);
     memset(r, 0, sizeof *r);
 }
 

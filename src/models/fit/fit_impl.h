@@ -143,6 +143,9 @@ remat_status fit_pick_schedule(struct remat_fit *fit);
 remat_status fit_jacobian_compile(struct remat_fit *fit);
 /* Whether start k of n_starts runs on this rank (every start without spreading). */
 int fit_spread_owns_start(const struct remat_fit *fit, int n_starts, int k);
+/* spread starts: every rank gets each start's message (msgs[n], NULL: none)
+ * from the rank that ran it; collective */
+remat_status fit_spread_gather_messages(struct remat_fit *fit, int n, char **msgs);
 /* After every rank ran its starts (local: a start's error other than
  * NaN/Inf, which stopped this rank's): agrees on local, gathers objs[k]
  * (NaN: failed) and evals[k] of every start, and broadcasts the best start's

@@ -40,10 +40,13 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     }
     memcpy(declared, fit->vars.start, sizeof *declared * (size_t)fit->P);
     uint64_t rng = fit->opt.seed;
+    /* each start's point and a failed start's message, for the result */
+    double *points = rmi_malloc(sizeof *points * (size_t)n * (size_t)(fit->P ? fit->P : 1));
+    char **msgs = rmi_calloc((size_t)n, sizeof *msgs);
     remat_fit_result best = {0}, failed = {0};
     int have_best = 0, have_failed = 0, n_failed = 0, best_k = -1, failed_k = -1;
     int64_t evals = 0, *start_evals = rmi_calloc((size_t)n, sizeof *start_evals);
-    remat_status st = start_evals ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    remat_status st = start_evals && points && msgs ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     remat_status local = st; /* spread starts: the error that stopped this rank's */
     if (st != REMAT_OK && !fit->spread_starts) {
         snprintf(result->message, sizeof result->message, "%s", remat_last_error());
@@ -53,6 +56,8 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
         if (k > 0)
             fit_vars_draw_start(&fit->vars, declared, &rng); /* every rank draws every start: the same stream */
         objs[k] = NAN;
+        if (points)
+            memcpy(points + (size_t)k * (size_t)fit->P, fit->vars.start, sizeof *points * (size_t)fit->P);
         if (!fit_spread_owns_start(fit, n, k) || local != REMAT_OK)
             continue;
         remat_fit_result r;
@@ -68,6 +73,7 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
         } else if (sk == REMAT_ERR_NUMERIC) {
             /* one start that blows up the integration is one failed start */
             n_failed++;
+            msgs[k] = rmi_strdup(r.message[0] ? r.message : remat_last_error()); /* NULL: said without it */
             if (!have_failed) {
                 failed = r;
                 have_failed = 1;
@@ -98,6 +104,12 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
         }
         if (have_best)
             remat_fit_result_clear(&failed);
+        if ((st = fit_spread_gather_messages(fit, n, msgs)) != REMAT_OK) {
+            remat_fit_result_clear(&best);
+            remat_fit_result_clear(&failed);
+            snprintf(result->message, sizeof result->message, "%s", remat_last_error());
+            goto done;
+        }
         evals = 0;
         n_failed = 0;
         for (int k = 0; k < n; k++) {
@@ -118,11 +130,18 @@ remat_status remat_fit_run(remat_fit *fit, remat_fit_result *result)
     for (int k = 0; have_best && k < n; k++)
         result->starts_at_best += objs[k] <= result->objective + SPREAD_RTOL * fabs(result->objective);
     result->start_objectives = objs;
-    objs = NULL;
+    result->start_params = points;
+    result->start_messages = msgs;
+    objs = points = NULL;
+    msgs = NULL;
 done:
     restore(fit, declared);
     rmi_free(start_evals);
     rmi_free(objs);
+    rmi_free(points);
+    for (int k = 0; msgs && k < n; k++)
+        rmi_free(msgs[k]);
+    rmi_free(msgs);
     rmi_free(declared);
     return st;
 }

@@ -222,6 +222,53 @@ int fit_spread_owns_start(const struct remat_fit *fit, int n_starts, int k)
     return start_owner(fit, n_starts, k) == remat_dist_rank(fit->opt.dist);
 }
 
+/* A failed start's message travels as MSG_DOUBLES doubles of its bytes
+ * (remat_dist_gather moves doubles): the owner's to every rank. */
+#define MSG_DOUBLES 64 /* 512 bytes: remat_fit_result.message */
+
+remat_status fit_spread_gather_messages(struct remat_fit *fit, int n, char **msgs)
+{
+    remat_dist *d = fit->opt.dist;
+    int rank = remat_dist_rank(d), m = 0;
+    int *owner = rmi_malloc(sizeof *owner * (size_t)n);
+    int64_t *len = rmi_malloc(sizeof *len * (size_t)n);
+    double *mine = rmi_calloc((size_t)n * MSG_DOUBLES, sizeof *mine);
+    double *all = rmi_calloc((size_t)n * MSG_DOUBLES, sizeof *all);
+    remat_status st = owner && len && mine && all ? REMAT_OK : rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    st = remat_dist_agree(d, st);
+    for (int k = 0; st == REMAT_OK && k < n; k++) {
+        owner[k] = start_owner(fit, n, k);
+        len[k] = MSG_DOUBLES;
+        if (owner[k] == rank) {
+            char *dst = (char *)(mine + (size_t)m * MSG_DOUBLES);
+            if (msgs[k])
+                snprintf(dst, MSG_DOUBLES * sizeof(double), "%s", msgs[k]);
+            m++;
+        }
+    }
+    if (st == REMAT_OK)
+        st = remat_dist_gather(d, n, owner, len, mine, all);
+    for (int k = 0; st == REMAT_OK && k < n; k++) {
+        const char *src = (const char *)(all + (size_t)k * MSG_DOUBLES);
+        rmi_free(msgs[k]);
+        msgs[k] = NULL;
+        if (src[0]) {
+            size_t l = strnlen(src, MSG_DOUBLES * sizeof(double) - 1);
+            if (!(msgs[k] = rmi_malloc(l + 1)))
+                st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+            else {
+                memcpy(msgs[k], src, l);
+                msgs[k][l] = 0;
+            }
+        }
+    }
+    rmi_free(owner);
+    rmi_free(len);
+    rmi_free(mine);
+    rmi_free(all);
+    return st;
+}
+
 /* A result as doubles: objective, iterations, evaluations, converged,
  * n_history, params[P], history objectives, history params; the message
  * goes as bytes. */

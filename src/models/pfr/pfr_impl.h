@@ -2,7 +2,7 @@
  * pfr_impl.h (internal) — a plug-flow reactor (remat/pfr.h) as its files
  * share it: reactor.c makes it and answers the public calls, programs.c
  * builds and compiles its programs, diagnose.c says why an integration gave
- * a value that is not finite, adam.c optimises its objective.
+ * a value that is not finite, adam.c and minimize.c optimise its objective.
  */
 #ifndef REMAT_MODELS_PFR_IMPL_H
 #define REMAT_MODELS_PFR_IMPL_H

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# plot_options.sh REMAT ROBERTSON_DIR — --log-x, --log-y and --species on the
+# plots of `remat pfr simulate`, `fit` and `optimize` (issue 21), with
+# Robertson's stiff kinetics, whose data span t = 1e-4 .. 1e5:
+#   - the options are taken and the file is written;
+#   - the SVG's tick labels are decades (PLplot's "10" with the exponent as
+#     a superscript): the fit's time axis carries every decade from the
+#     first to the last data time of the CSV (read here, not assumed); the
+#     profile of simulate, which starts at z = 0, is not stretched down to
+#     1e-300 by the inlet (its smallest x label is the first profile point's);
+#   - --species draws only the species listed (the legend names them);
+#   - unknown species are refused (tests/cli/bad_inputs.txt has the rows).
+# Without PLplot the tool refuses every --plot: the test is skipped.
+set -u
+REMAT=$1
+EX=$2
+. "$(dirname "$0")/lib.sh"
+case $EX in /*) ;; *) EX=$PWD/$EX ;; esac
+cd "$work"
+if "$REMAT" pfr optimize --plot probe.svg 2>&1 | grep -q "without PLplot"; then
+    echo "SKIP: this remat has no PLplot"
+    exit 77
+fi
+# the text of an SVG PLplot wrote, one node per line (it writes every
+# character as &#xHH;)
+svgtext() {
+    grep -o '>[^<]*<' "$1" | sed 's/^>//; s/<$//' | grep -v '^[[:space:]]*$' |
+        sed 's/&#x\([0-9a-fA-F]\{2\}\);/\\u00\1/g; s/&#x\([0-9a-fA-F]\{4\}\);/\\u\1/g' |
+        while IFS= read -r l; do printf '%b\n' "$l"; done
+}
+# the exponents of the decade labels, in order ("10" then the exponent)
+decades() { svgtext "$1" | awk 'prev == "10" && $0 ~ /^-?[0-9]+$/ { printf "%s ", $0 } { prev = $0 }'; }
+fit=(pfr fit --mechanism "$EX/robertson.mech" --data "$EX/robertson.csv" --init A=1 --params k1=0.1,k2=1e7,k3=3e3
+    --method rodas5 --weighting relative)
+
+"$REMAT" "${fit[@]}" --plot fit.svg --log-x --log-y --plot-residuals res.svg >/dev/null 2>fit.err
+check "fit --log-x --log-y exits 0" test $? -eq 0
+check "fit --plot written" test -s fit.svg
+check "fit --plot-residuals written" test -s res.svg
+# the decades of the data's times, from the CSV
+# floor and ceiling of log10, forgiving awk's rounding of log(1000) / log(10)
+LOG10='function fl(x, a) { a = log(x) / log(10) + 1e-9; return (a >= 0 || a == int(a)) ? int(a) : int(a) - 1 }
+function cl(x) { return -fl(1 / x) }'
+want=$(awk -F, "$LOG10"'
+    NR > 1 && $1 > 0 { if (lo == "" || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+    END { for (e = fl(lo); e <= cl(hi); e++) printf "%d ", e }' "$EX/robertson.csv")
+check "the data span more than 8 decades ($want)" test "$(echo "$want" | wc -w)" -gt 8
+got=$(decades fit.svg)
+check "the fit's time axis labels every decade of the data ($want)" test "${got#"$want"}" != "$got"
+check "the residuals' time axis too" test "$(decades res.svg | cut -c1-${#want})" = "$want"
+check "the fit's y axis is log too (labels past the x decades)" test "$(echo "$got" | wc -w)" -gt "$(echo "$want" | wc -w)"
+check "fit legend names A, B, C" test "$(svgtext fit.svg | grep -cxE 'A|B|C')" -eq 3
+
+"$REMAT" "${fit[@]}" --plot fitc.svg --species C,A --log-x >/dev/null 2>fitc.err
+check "fit --species C,A exits 0" test $? -eq 0
+check "fit --species: A and C only" test "$(svgtext fitc.svg | grep -xE 'A|B|C' | tr '\n' ' ')" = "A C "
+check "fit --log-x alone: a linear y axis (no decade labels past x's)" test "$(decades fitc.svg)" = "$want"
+
+"$REMAT" pfr simulate --mechanism "$EX/robertson.mech" --init A=1 --method rodas5 --length 1e5 \
+    --plot sim.svg --log-x --log-y --species A,C --out sim.csv >/dev/null 2>sim.err
+check "simulate --log-x --log-y --species exits 0" test $? -eq 0
+check "simulate --plot written" test -s sim.svg
+check "simulate --species: A and C only" test "$(svgtext sim.svg | grep -xE 'A|B|C' | tr '\n' ' ')" = "A C "
+# the first x label: the decade below the first profile point after the inlet
+z1=$(awk -F, 'NR == 3 { print $1 }' sim.csv)
+first=$(awk -v z="$z1" "$LOG10"' BEGIN { print fl(z) }')
+check "simulate's log x axis starts at the decade of z = $z1, not at the inlet's 0" \
+    test "$(decades sim.svg | cut -d' ' -f1)" = "$first"
+
+"$REMAT" pfr optimize --plot opt.svg --log-y >/dev/null 2>opt.err
+check "optimize --log-y exits 0" test $? -eq 0
+check "optimize --plot written" test -s opt.svg
+exit $fail
