@@ -179,6 +179,11 @@ typedef struct {
     int64_t max_steps;    /* attempts, accepted or not, over all intervals; 0: 4096 */
     double dt0;           /* first step; 0: Hairer's selection */
     const remat_ode_controller *controller; /* NULL: diffrax defaults */
+    /* Adaptive only (fixed steps land on every output time and ignore it):
+     * true: output times are data of one loop (dense output, below) instead
+     * of ends of intervals; false: one loop per interval, steps clipped to
+     * every output time. */
+    bool dense;
 } remat_ode_options;
 
 /* Steps per interval (steps[k] for output k) and their total, as

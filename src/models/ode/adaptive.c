@@ -138,6 +138,38 @@ static remat_val finish(remat_fn *f, remat_dtype dt, const remat_val *carry, dou
     return *ys;
 }
 
+/* Dense output: one loop over [t0, t_K] whose carries are y, fy, the rows
+ * (K, S) (y0 where t_k = t0), then the control state; the times are a
+ * const. The step lands on t_K only; the rows come from each step's
+ * continuous extension (dense.c). carry: in the initial carries, out the
+ * final ones. */
+static remat_status run_dense(remat_fn *f, const remat_fn *body, const remat_fn *cond, const ode_ctl *c,
+                              remat_dtype dt, int64_t S, int K, const remat_ode_options *opt, remat_val *carry,
+                              remat_val params, remat_val *rows)
+{
+    int64_t KS[2] = {K, S}, one_S[2] = {1, S}, k64 = K;
+    double t_end = opt->times[K - 1];
+    remat_val y0rows = remat_broadcast_to(f, remat_reshape(f, carry[ODE_Y], 2, one_S), 2, KS);
+    if (!(t_end > opt->t0)) { /* every time is t0 */
+        *rows = y0rows;
+        return REMAT_OK;
+    }
+    remat_val in[ODE_N_CARRY + 1], outc[ODE_N_CARRY + 1];
+    in[0] = carry[ODE_Y], in[1] = carry[ODE_FY], in[2] = y0rows;
+    memcpy(in + 3, carry + ODE_T, sizeof in[0] * (ODE_N_CARRY - ODE_T));
+    remat_val consts[4] = {remat_scalar(f, dt, t_end), remat_scalar(f, dt, floor_of(t_end, dt)),
+                           remat_const_data(f, REMAT_F64, 1, &k64, opt->times), params};
+    if (dt != REMAT_F64)
+        consts[2] = remat_convert(f, consts[2], dt);
+    remat_status st = ode_loop(f, cond, body, ODE_N_CARRY + 1, ODE_N_DIFF + 1, in, params != REMAT_NONE ? 4 : 3,
+                               consts, c->max_steps, &opt->scan, outc);
+    if (st != REMAT_OK)
+        return st;
+    carry[ODE_Y] = outc[0], carry[ODE_FY] = outc[1], *rows = outc[2];
+    memcpy(carry + ODE_T, outc + 3, sizeof outc[0] * (ODE_N_CARRY - ODE_T));
+    return REMAT_OK;
+}
+
 remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                     remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats)
 {
@@ -164,11 +196,12 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
         st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
         goto done;
     }
-    if ((st = ode_attempt_body(m, &c, dt, S, has_params, &body)) != REMAT_OK ||
-        (st = ode_attempt_cond(&c, dt, S, P, has_params, &cond)) != REMAT_OK)
+    int64_t KD = opt->dense ? K : 0; /* dense output: the rows are a carry */
+    if ((st = ode_attempt_body(m, &c, dt, S, has_params, KD, &body)) != REMAT_OK ||
+        (st = ode_attempt_cond(&c, dt, S, P, has_params, KD, &cond)) != REMAT_OK)
         goto done;
 
-    remat_val t0 = remat_scalar(f, dt, opt->t0), carry[ODE_N_CARRY], dt0;
+    remat_val t0 = remat_scalar(f, dt, opt->t0), carry[ODE_N_CARRY], dt0, out_rows = REMAT_NONE;
     int timed = remat_kinetics_uses_indep(m);
     carry[ODE_Y] = y0;
     if ((st = remat_kinetics_rhs(f, m, timed ? t0 : REMAT_NONE, y0, params, &carry[ODE_FY])) != REMAT_OK)
@@ -183,6 +216,17 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
     for (int i = ODE_NACC; i < ODE_N_CARRY; i++)
         carry[i] = remat_scalar(f, dt, 0.0);
 
+    if (opt->dense) {
+        st = run_dense(f, body, cond, &c, dt, S, K, opt, carry, params, &out_rows);
+        if (st != REMAT_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", remat_last_error());
+            st = rmi_error(st, "ode: %.17g to %.17g (adaptive %s, dense output at %d times): %s", opt->t0,
+                           opt->times[K - 1], tb->name, K, why);
+            goto done;
+        }
+        goto finished;
+    }
     int last = -1;
     for (int k = 0; k < K; k++)
         if (opt->times[k] > (k ? opt->times[k - 1] : opt->t0))
@@ -207,7 +251,9 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
         rows[k] = remat_reshape(f, carry[ODE_Y], 2, row);
         prev = tk;
     }
-    remat_val out = K == 1 ? rows[0] : remat_concatenate(f, K, rows, 0), st_val;
+    out_rows = K == 1 ? rows[0] : remat_concatenate(f, K, rows, 0);
+finished:;
+    remat_val out = out_rows, st_val;
     finish(f, dt, carry, opt->times[K - 1], &out, &st_val);
     if (remat_fn_status(f) != REMAT_OK) {
         st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));

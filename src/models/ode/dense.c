@@ -1,0 +1,70 @@
+/*
+ * dense.c — output times as data of the adaptive loop: after each attempt
+ * from t to t + h, the rows of the output buffer whose time lies in
+ * (t, t + h] take the step's continuous extension at theta = (t_k - t)/h.
+ *
+ * The extension is y + sum_{j=1..4} theta^j P_j with P_j = sum_i C_ij k_i
+ * over the stages k_i = h f_i (the FSAL stage h f(t + h, y') last):
+ *   tsit5   Tsitouras' own 4th-order interpolant (tsit5.c's dense table),
+ *   dopri5  Hairer's DOPRI5 dense output (order 4, dopri5.c's table),
+ *   rodas5  the cubic Hermite interpolant of y, y', h f(t, y), h f(t+h, y')
+ *           (order 3; Rodas5's own extension needs its stage values, which
+ *           the Rosenbrock step keeps inside: a choice stated in remat/ode.h).
+ * The buffer is a differentiated carry, so reverse mode runs through the
+ * interpolant: the gradient of a row is that of the polynomial in theta
+ * (theta, its powers and the row mask are control values, computed from t
+ * and h, which carry no derivative). Every row costs O(S) per attempt (one
+ * (K,4)x(4,S) product and a select), and a rejected attempt's rows are kept
+ * by the loop as its y is.
+ */
+#include "models/ode/ode_impl.h"
+
+/* the cubic Hermite weights of (k0 = h f0, k1 = h f1, d = y' - y) */
+static void hermite(remat_fn *f, remat_val k0, remat_val k1, remat_val d, remat_val *P)
+{
+    P[0] = k0;
+    P[1] = remat_sub(f, remat_sub(f, remat_mul_scalar(f, d, 3.0), remat_mul_scalar(f, k0, 2.0)), k1);
+    P[2] = remat_add(f, remat_add(f, remat_mul_scalar(f, d, -2.0), k0), k1);
+    P[3] = REMAT_NONE;
+}
+
+remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, int64_t S, int64_t K, remat_val out,
+                           remat_val ts, remat_val t, remat_val t_next, remat_val y, remat_val y1, remat_val h,
+                           const remat_val *k)
+{
+    remat_val P[4];
+    if (tb->dense) {
+        double w[ODE_MAX_STAGES + 1];
+        for (int j = 0; j < 4; j++) {
+            for (int i = 0; i <= tb->stages; i++)
+                w[i] = tb->dense[i * 4 + j];
+            P[j] = ode_combine(f, tb->stages + 1, w, k);
+        }
+    } else {
+        hermite(f, k[0], k[1], remat_sub(f, y1, y), P);
+    }
+    /* theta per row, clamped to [0, 1] so that a row outside the step (its
+     * cotangent 0) never meets an overflowing power in the reverse pass */
+    remat_val zero = remat_scalar(f, dt, 0.0), one = remat_scalar(f, dt, 1.0);
+    remat_val hs = remat_select(f, remat_gt(f, h, zero), h, one);
+    remat_val th = remat_div(f, remat_sub(f, ts, t), hs);
+    th = remat_min(f, remat_max(f, th, zero), one);
+    remat_val mask = remat_mul(f, remat_gt(f, ts, t), remat_le(f, ts, t_next));
+    int64_t K1[2] = {K, 1}, KS[2] = {K, S}, S1[2] = {1, S};
+    remat_val cols[4], rows[4];
+    int n = 0;
+    remat_val pw = remat_reshape(f, th, 2, K1), th1 = pw;
+    for (int j = 0; j < 4; j++) {
+        if (j)
+            pw = remat_mul(f, pw, th1);
+        if (P[j] == REMAT_NONE)
+            continue;
+        cols[n] = pw;
+        rows[n] = remat_reshape(f, P[j], 2, S1);
+        n++;
+    }
+    remat_val Th = remat_concatenate(f, n, cols, 1), Pm = remat_concatenate(f, n, rows, 0);
+    remat_val interp = remat_add(f, remat_broadcast_to(f, remat_reshape(f, y, 2, S1), 2, KS), remat_matmul(f, Th, Pm));
+    remat_val m2 = remat_broadcast_to(f, remat_reshape(f, mask, 2, K1), 2, KS);
+    return remat_select(f, m2, interp, out);
+}
