@@ -192,6 +192,47 @@ static void test_models_dense_memory_linear_in_rows(void **state)
         fail_msg("%.0f bytes per row (%zu at %d rows, %zu at %d)", per_row, bytes[0], Ks[0], bytes[1], Ks[1]);
 }
 
+/* Output times as a value: one compiled program integrates two different
+ * time grids of the same length, each as a graph with those times as
+ * constants does (to rounding). */
+static void test_models_dense_times_as_input_share_a_program(void **state)
+{
+    (void)state;
+    enum { K = 25 };
+    remat_mechanism *m = parse(ABC);
+    int64_t S = 3, P = 2, KK = K;
+    remat_fn *f = remat_fn_new("dense_times");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P);
+    remat_val ts = remat_arg(f, "ts", REMAT_F64, 1, &KK), out, sv;
+    remat_ode_options opt = {.method = REMAT_ODE_TSIT5, .adaptive = true, .rtol = 1e-8, .atol = 1e-11};
+    assert_ok(remat_ode_integrate_times(f, m, &opt, y0, pv, ts, &out, &sv));
+    remat_fn_output(f, out);
+    remat_fn_output(f, sv);
+    remat_program *prog = compile_ok(f);
+    double y0v[3] = {1, 0, 0}, p[2] = {1.0, 0.5}, t1[K], t2[K], a[K * 3], b[K * 3], sa[REMAT_ODE_STATS],
+           sb[REMAT_ODE_STATS];
+    for (int k = 0; k < K; k++)
+        t1[k] = 0.2 * k, t2[k] = 0.05 + 0.7 * k * k / K;
+    for (int i = 0; i < 2; i++) {
+        double *t = i ? t2 : t1;
+        run(prog, (double *[]){y0v, p, t}, (double *[]){a, sa}, NULL);
+        remat_ode_options o = opt;
+        o.n_times = K, o.times = t, o.dense = true;
+        states(&o, p, b, sb);
+        assert_true(sa[REMAT_ODE_STAT_CODE] == 0 && sa[REMAT_ODE_STAT_T] == t[K - 1]);
+        assert_true(sa[REMAT_ODE_STAT_ACCEPTED] == sb[REMAT_ODE_STAT_ACCEPTED]);
+        for (int j = 0; j < K * 3; j++)
+            assert_close(a[j], b[j], 1e-13, 1e-15);
+    }
+    /* times that are not a (K,) value of y0's dtype: a shape error */
+    remat_val bad = remat_arg(f, "bad", REMAT_F64, 2, DIMS(2, 2)), o2;
+    assert_int_equal(remat_ode_integrate_times(f, m, &opt, y0, pv, bad, &o2, NULL), REMAT_ERR_SHAPE);
+    assert_non_null(strstr(remat_last_error(), "times is f64[2,2]"));
+    remat_program_free(prog);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
 /* bytes a program plans: its arena and constants (NULL: 0) */
 static double planned(const remat_program *p)
 {
@@ -202,26 +243,35 @@ static double planned(const remat_program *p)
     return (double)(plan.arena_bytes + plan.constant_bytes);
 }
 
-/* A fit of K rows of the exact A -> B -> C solution (k = 0.7, 0.3) from
- * k = 0.5, 0.5 with the defaults (adaptive tsit5, lm): the constants
- * recovered, and the bytes of its compiled programs */
-static double fit_rows(int K)
+static const char *const abc_fit = "species A, B, C\nparam k1 = 0.5\nparam k2 = 0.5\nA -> B : k1\nB -> C : k2\n";
+
+/* K rows of the exact A -> B -> C solution (k = 0.7, 0.3) from A = a0 over
+ * [0, 10], read as a data file */
+static remat_dataset *abc_rows(const remat_mechanism *m, int K, double a0)
 {
-    static const char *mech = "species A, B, C\nparam k1 = 0.5\nparam k2 = 0.5\nA -> B : k1\nB -> C : k2\n";
     char path[] = "/tmp/remat_dense_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     FILE *fp = fdopen(fd, "w");
     fprintf(fp, "t,A,B,C\n");
     for (int i = 0; i < K; i++) {
-        double t = 10.0 * i / (K - 1), A = exp(-0.7 * t), B = 0.7 / (0.3 - 0.7) * (exp(-0.7 * t) - exp(-0.3 * t));
-        fprintf(fp, "%.17g,%.17g,%.17g,%.17g\n", t, A, B, 1.0 - A - B);
+        double t = 10.0 * i / (K - 1), A = a0 * exp(-0.7 * t);
+        double B = a0 * 0.7 / (0.3 - 0.7) * (exp(-0.7 * t) - exp(-0.3 * t));
+        fprintf(fp, "%.17g,%.17g,%.17g,%.17g\n", t, A, B, a0 - A - B);
     }
     fclose(fp);
-    remat_mechanism *m = parse(mech);
     remat_dataset *d;
     assert_ok(remat_dataset_read(path, m, &d));
     unlink(path);
+    return d;
+}
+
+/* A fit of K rows from k = 0.5, 0.5 with the defaults (adaptive tsit5,
+ * lm): the constants recovered, and the bytes of its compiled programs */
+static double fit_rows(int K)
+{
+    remat_mechanism *m = parse(abc_fit);
+    remat_dataset *d = abc_rows(m, K, 1.0);
     remat_fit_options o = remat_fit_defaults();
     remat_fit *fit;
     assert_ok(remat_fit_new(m, 1, &d, &o, &fit));
@@ -229,12 +279,49 @@ static double fit_rows(int K)
     assert_ok(remat_fit_run(fit, &r));
     assert_close(r.params[0], 0.7, 1e-6, 0);
     assert_close(r.params[1], 0.3, 1e-6, 0);
-    double bytes = planned(fit->res) + planned(fit->vg) + planned(fit->vjp) + planned(fit->jvp);
+    assert_int_equal(fit->n_cls, 1);
+    const fit_class *k = &fit->cls[0];
+    double bytes = planned(k->res) + planned(k->vg) + planned(k->vjp) + planned(k->jvp);
     remat_fit_result_clear(&r);
     remat_fit_free(fit);
     remat_dataset_free(d);
     remat_mechanism_free(m);
     return bytes;
+}
+
+/* Experiments of one length share one class of programs, another length
+ * gets its own: five files of 10, 10, 12, 10 and 12 rows make two classes,
+ * under lm (forward and reverse Jacobians) and lbfgs-b, each recovering the
+ * constants. */
+static void test_models_dense_experiments_share_programs(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(abc_fit);
+    const int rows[5] = {10, 10, 12, 10, 12};
+    remat_dataset *d[5];
+    for (int e = 0; e < 5; e++)
+        d[e] = abc_rows(m, rows[e], 0.5 + 0.25 * e);
+    const remat_fit_optimizer opts[3] = {REMAT_FIT_LM, REMAT_FIT_LM, REMAT_FIT_LBFGSB};
+    const remat_fit_jacobian jac[3] = {REMAT_FIT_JACOBIAN_FORWARD, REMAT_FIT_JACOBIAN_REVERSE,
+                                       REMAT_FIT_JACOBIAN_AUTO};
+    for (int i = 0; i < 3; i++) {
+        remat_fit_options o = remat_fit_defaults();
+        o.optimizer = opts[i], o.jacobian = jac[i];
+        remat_fit *fit;
+        assert_ok(remat_fit_new(m, 5, d, &o, &fit));
+        assert_int_equal(fit->n_cls, 2);
+        assert_int_equal(fit->exp[3].cls, fit->exp[0].cls);
+        assert_int_equal(fit->exp[4].cls, fit->exp[2].cls);
+        remat_fit_result r;
+        assert_ok(remat_fit_run(fit, &r));
+        assert_close(r.params[0], 0.7, 1e-5, 0);
+        assert_close(r.params[1], 0.3, 1e-5, 0);
+        remat_fit_result_clear(&r);
+        remat_fit_free(fit);
+    }
+    for (int e = 0; e < 5; e++)
+        remat_dataset_free(d[e]);
+    remat_mechanism_free(m);
 }
 
 /* A 10,000-row experiment fits, and the fit's programs grow by O(rows x S)
@@ -256,7 +343,9 @@ int main(void)
         cmocka_unit_test(test_models_dense_agrees_with_clipped_steps),
         cmocka_unit_test(test_models_dense_gradient_matches_central_differences),
         cmocka_unit_test(test_models_dense_memory_linear_in_rows),
+        cmocka_unit_test(test_models_dense_times_as_input_share_a_program),
         cmocka_unit_test(test_models_dense_fit_of_10000_rows),
+        cmocka_unit_test(test_models_dense_experiments_share_programs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,6 +225,17 @@ REMAT_API remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechan
                                                  remat_val y0, remat_val params, remat_val *y_at_outputs,
                                                  remat_val *stats);
 
+/* Dense output at output times that are a value of f: times (K,), y0's
+ * dtype, strictly increasing, times[0] >= opt->t0 (the caller checks: rows
+ * out of order or before t0 are not reached and keep y0), opt->adaptive
+ * (opt->dense, opt->times and opt->n_times are not read). Outputs and stats
+ * as remat_ode_integrate_stats' (stats may be NULL). The graph depends on K,
+ * not on the times, so one compiled program integrates every experiment of K
+ * rows (remat/fit.h's programs are shared so). */
+REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                                 remat_val y0, remat_val params, remat_val times,
+                                                 remat_val *y_at_outputs, remat_val *stats);
+
 /* REMAT_OK when stats (as run) say the integration reached its last output
  * time; else an error whose message names the cause and what to change
  * (max_steps, or the stiff method rodas5). */

@@ -13,8 +13,8 @@
  * The buffer is a differentiated carry, so reverse mode runs through the
  * interpolant: the gradient of a row is that of the polynomial in theta
  * (theta, its powers and the row mask are control values, computed from t
- * and h, which carry no derivative). Every row costs O(S) per attempt (one
- * (K,4)x(4,S) product and a select), and a rejected attempt's rows are kept
+ * and h, which carry no derivative). Every row costs O(S) per attempt (four
+ * (K,1)x(1,S) products and a select), and a rejected attempt's rows are kept
  * by the loop as its y is.
  */
 #include "models/ode/ode_impl.h"
@@ -51,20 +51,16 @@ remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, i
     th = remat_min(f, remat_max(f, th, zero), one);
     remat_val mask = remat_mul(f, remat_gt(f, ts, t), remat_le(f, ts, t_next));
     int64_t K1[2] = {K, 1}, KS[2] = {K, S}, S1[2] = {1, S};
-    remat_val cols[4], rows[4];
-    int n = 0;
+    /* y + sum_j theta^j P_j as (K,1) x (1,S) products: elementwise, no
+     * matrix product (BLAS would want its buffers for a K x 4 x S one) */
     remat_val pw = remat_reshape(f, th, 2, K1), th1 = pw;
+    remat_val interp = remat_broadcast_to(f, remat_reshape(f, y, 2, S1), 2, KS);
     for (int j = 0; j < 4; j++) {
         if (j)
             pw = remat_mul(f, pw, th1);
-        if (P[j] == REMAT_NONE)
-            continue;
-        cols[n] = pw;
-        rows[n] = remat_reshape(f, P[j], 2, S1);
-        n++;
+        if (P[j] != REMAT_NONE)
+            interp = remat_add(f, interp, remat_mul(f, pw, remat_reshape(f, P[j], 2, S1)));
     }
-    remat_val Th = remat_concatenate(f, n, cols, 1), Pm = remat_concatenate(f, n, rows, 0);
-    remat_val interp = remat_add(f, remat_broadcast_to(f, remat_reshape(f, y, 2, S1), 2, KS), remat_matmul(f, Th, Pm));
     remat_val m2 = remat_broadcast_to(f, remat_reshape(f, mask, 2, K1), 2, KS);
     return remat_select(f, m2, interp, out);
 }

@@ -115,12 +115,16 @@ remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, i
                            remat_val ts, remat_val t, remat_val t_next, remat_val y, remat_val y1, remat_val h,
                            const remat_val *k);
 
-/* The adaptive integration behind remat_ode_integrate_stats (options checked) */
+/* The adaptive integration behind remat_ode_integrate_stats (options
+ * checked) at K output times: opt->times (ts REMAT_NONE), or dense output
+ * at the times held by the value ts (K,) (remat_ode_integrate_times) */
 remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                    remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
+                                    remat_val y0, remat_val params, remat_val ts, int64_t K, remat_val *y_at_outputs,
+                                    remat_val *stats);
 /* A batched y0 (..., S): ode_integrate_adaptive once per member, the
  * outputs (n_times, ..., S), the stats summed (counts), least (t), worst (code) */
 remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                          remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
+                                          remat_val y0, remat_val params, remat_val ts, int64_t K,
+                                          remat_val *y_at_outputs, remat_val *stats);
 
 #endif
