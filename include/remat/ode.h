@@ -81,6 +81,22 @@
  * opt.scan.schedule, whose zero value (store-all elsewhere) means the
  * loop's default here, online, since the length is unknown until the end.
  *
+ * Dense output (opt.dense, adaptive only; the fits use it). Output times
+ * are data of one loop over [t0, t_K], as diffrax's SaveAt(ts=...): steps
+ * are clipped to t_K only, and the rows (K, S) are a differentiated carry
+ * that each step fills, for the times in (t, t + h], from its continuous
+ * extension at theta = (t_k - t)/h: Tsitouras' interpolant for tsit5,
+ * Hairer's dense output for dopri5 (both order 4), the cubic Hermite
+ * interpolant of y, y' and f at both ends for rodas5 (order 3; it then
+ * evaluates f(t + h, y') once more per attempt). Reverse mode runs through
+ * the interpolant (theta and the row mask are constants of the reverse
+ * pass, like the step sizes). One loop whatever K: memory O(K S) per
+ * schedule snapshot, time O(attempts K S), and rows between steps carry the
+ * interpolant's error (a few rtol) rather than a step end's. Fixed steps
+ * ignore dense: their grid lands on every output time. With the times as a
+ * graph value (remat_ode_integrate_times) one compiled program integrates
+ * any times of that length.
+ *
  * Gradient semantics: the reverse pass is the discrete adjoint of the
  * accepted steps. Step sizes, accept decisions and the controller are
  * constants there (stop_gradient), as in diffrax with
