@@ -139,23 +139,23 @@ static remat_val finish(remat_fn *f, remat_dtype dt, const remat_val *carry, rem
 }
 
 /* Dense output: one loop over [t0, t_K] whose carries are y, fy, the rows
- * (K, S) (y0 where t_k = t0), then the control state; the times are a
- * const of the loop, opt->times or the value ts (K,), and t_K = ts[K-1] is
- * read from them in the graph, so one graph serves any times of that
- * length. The step lands on t_K only (a proposal within 100 ulps of it
+ * ((S, K), species-major, y0 where t_k = t0; transposed at the end), then
+ * the control state; the times are a const of the loop, opt->times or the
+ * value ts (K,), and t_K = ts[K-1] is read from them in the graph, so one
+ * graph serves any times of that length. The step lands on t_K only (a proposal within 100 ulps of it
  * lands on it); the rows come from each step's continuous extension
  * (dense.c). carry: in the initial carries, out the final ones. */
 static remat_status run_dense(remat_fn *f, const remat_fn *body, const remat_fn *cond, const ode_ctl *c,
                               remat_dtype dt, int64_t S, int64_t K, const remat_ode_options *opt, remat_val ts,
                               remat_val *carry, remat_val params, remat_val *rows, remat_val *t_last)
 {
-    int64_t KS[2] = {K, S}, one_S[2] = {1, S};
+    int64_t SK[2] = {S, K}, S_one[2] = {S, 1};
     if (ts == REMAT_NONE) {
         ts = remat_const_data(f, REMAT_F64, 1, &K, opt->times);
         if (dt != REMAT_F64)
             ts = remat_convert(f, ts, dt);
     }
-    remat_val y0rows = remat_broadcast_to(f, remat_reshape(f, carry[ODE_Y], 2, one_S), 2, KS);
+    remat_val y0rows = remat_broadcast_to(f, remat_reshape(f, carry[ODE_Y], 2, S_one), 2, SK); /* (S, K) */
     remat_val t_end = remat_stop_gradient(f, remat_index(f, ts, K - 1));
     double ulps = 100.0 * (dt == REMAT_F32 ? 0x1p-23 : 0x1p-52);
     remat_val mag = remat_max(f, t_end, remat_neg(f, t_end));
@@ -168,7 +168,7 @@ static remat_status run_dense(remat_fn *f, const remat_fn *body, const remat_fn 
                                consts, c->max_steps, &opt->scan, outc);
     if (st != REMAT_OK)
         return st;
-    carry[ODE_Y] = outc[0], carry[ODE_FY] = outc[1], *rows = outc[2];
+    carry[ODE_Y] = outc[0], carry[ODE_FY] = outc[1], *rows = remat_transpose(f, outc[2], (int[]){1, 0});
     memcpy(carry + ODE_T, outc + 3, sizeof outc[0] * (ODE_N_CARRY - ODE_T));
     *t_last = t_end;
     return REMAT_OK;

@@ -190,7 +190,7 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
                               int64_t K, remat_fn **out)
 {
     const ode_tableau *tb = c->tb;
-    int64_t P = remat_mechanism_param_count(m), KS[2] = {K, S};
+    int64_t P = remat_mechanism_param_count(m), KS[2] = {S, K};
     char name[64];
     snprintf(name, sizeof name, "%s_attempt%s", tb->name, K ? "_dense" : "");
     remat_fn *f = remat_fn_new(name);
@@ -249,7 +249,7 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
 remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64_t P, int has_params, int64_t K,
                               remat_fn **out)
 {
-    int64_t KS[2] = {K, S};
+    int64_t KS[2] = {S, K};
     remat_fn *f = remat_fn_new("ode_attempt_cond");
     if (!f)
         return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");

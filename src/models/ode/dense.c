@@ -13,10 +13,13 @@
  * The buffer is a differentiated carry, so reverse mode runs through the
  * interpolant: the gradient of a row is that of the polynomial in theta
  * (theta, its powers and the row mask are control values, computed from t
- * and h, which carry no derivative). Every row costs O(S) per attempt (four
- * (K,1)x(1,S) products and a select), and a rejected attempt's rows are kept
- * by the loop as its y is.
+ * and h, which carry no derivative). Every row costs O(S) per attempt (a
+ * Horner evaluation per species and a select), and a rejected attempt's
+ * rows are kept by the loop as its y is. The buffer is species-major,
+ * (S, K): each species' rows are one contiguous vector.
  */
+#include <stdlib.h>
+
 #include "models/ode/ode_impl.h"
 
 /* the cubic Hermite weights of (k0 = h f0, k1 = h f1, d = y' - y) */
@@ -50,17 +53,29 @@ remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, i
     remat_val th = remat_div(f, remat_sub(f, ts, t), hs);
     th = remat_min(f, remat_max(f, th, zero), one);
     remat_val mask = remat_mul(f, remat_gt(f, ts, t), remat_le(f, ts, t_next));
-    int64_t K1[2] = {K, 1}, KS[2] = {K, S}, S1[2] = {1, S};
-    /* y + sum_j theta^j P_j as (K,1) x (1,S) products: elementwise, no
-     * matrix product (BLAS would want its buffers for a K x 4 x S one) */
-    remat_val pw = remat_reshape(f, th, 2, K1), th1 = pw;
-    remat_val interp = remat_broadcast_to(f, remat_reshape(f, y, 2, S1), 2, KS);
-    for (int j = 0; j < 4; j++) {
-        if (j)
-            pw = remat_mul(f, pw, th1);
-        if (P[j] != REMAT_NONE)
-            interp = remat_add(f, interp, remat_mul(f, pw, remat_reshape(f, P[j], 2, S1)));
+    /* species by species, y_s + theta (P0_s + theta (P1_s + ...)) in
+     * Horner's form: (K,) vectors times scalars, elementwise with no
+     * broadcast copies and no matrix product (BLAS would want its buffers);
+     * the rows are kept species-major, (S, K) */
+    int64_t oneK[2] = {1, K};
+    remat_val *rows = calloc((size_t)S, sizeof *rows);
+    if (!rows)
+        return REMAT_NONE; /* the caller's fn status reports it */
+    for (int64_t s = 0; s < S; s++) {
+        remat_val v = REMAT_NONE;
+        for (int j = 3; j >= 0; j--) {
+            if (v != REMAT_NONE)
+                v = remat_mul(f, v, th);
+            if (P[j] != REMAT_NONE) {
+                remat_val c = remat_index(f, P[j], s);
+                v = v == REMAT_NONE ? c : remat_add(f, v, c);
+            }
+        }
+        v = remat_add(f, remat_mul(f, th, v), remat_index(f, y, s));
+        rows[s] = remat_reshape(f, v, 2, oneK);
     }
-    remat_val m2 = remat_broadcast_to(f, remat_reshape(f, mask, 2, K1), 2, KS);
+    remat_val interp = S == 1 ? rows[0] : remat_concatenate(f, (int)S, rows, 0);
+    free(rows);
+    remat_val m2 = remat_reshape(f, mask, 2, oneK);
     return remat_select(f, m2, interp, out);
 }

@@ -93,7 +93,7 @@ typedef struct {
 remat_status ode_initial_step(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_val t0, remat_val y0,
                               remat_val f0, remat_val params, remat_val *dt0);
 /* The attempt body and loop condition of adaptive_step.c's header comment */
-/* K > 0: dense output (dense.c), the carries y, fy, out (K, S), then the
+/* K > 0: dense output (dense.c), the carries y, fy, out (S, K), then the
  * control ones, and a const ts (K,) after t_floor */
 remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
                               int64_t K, remat_fn **out);
@@ -107,7 +107,7 @@ remat_status ode_loop(remat_fn *f, const remat_fn *cond, const remat_fn *body, i
                       const remat_val *init, int n_consts, const remat_val *consts, int64_t bound,
                       const remat_scan_options *so, remat_val *carry_out);
 
-/* Output times as loop data (dense.c): the buffer out (K, S) with the rows
+/* Output times as loop data (dense.c): the buffer out (S, K) with the rows
  * of ts (K,) in (t, t_next] set to the step's continuous extension from y
  * (to y1 = y(t + h), stages k[0..stages] of tb, k[stages] = h f(t + h, y1);
  * rodas5: k[0] = h f(t, y), k[1] = h f(t + h, y1)); the other rows kept. */
