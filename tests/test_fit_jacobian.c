@@ -303,19 +303,26 @@ static const remat_custom_op ident_op = {"vjp_only_identity", ident_forward, ide
  * residual function with an op that has no JVP rule looks like to jacobian.c */
 static void plant_op_without_jvp(remat_fit *fit)
 {
-    remat_fn *res = fit->res_fn, *g = remat_fn_new("residuals_with_custom_op");
-    int P = fit->P, E = remat_fn_num_outputs(res);
-    remat_val p = remat_arg(g, "p", REMAT_F64, 1, DIMS(P));
-    remat_val q = remat_custom(g, &ident_op, 1, &p, REMAT_F64, 1, DIMS(P)), outs[8];
-    assert_true(E <= 8);
-    assert_ok(remat_call(g, res, 1, &q, outs));
-    for (int e = 0; e < E; e++)
-        remat_fn_output(g, outs[e]);
-    assert_fn_ok(g);
-    remat_fn_free(res);
-    fit->res_fn = g;
-    remat_program_free(fit->jvp);
-    fit->jvp = NULL;
+    for (int c = 0; c < fit->n_cls; c++) {
+        fit_class *k = &fit->cls[c];
+        remat_fn *res = k->res_fn, *g = remat_fn_new("residuals_with_custom_op");
+        int P = fit->P, n = remat_fn_num_args(res);
+        assert_true(n <= 8 && remat_fn_num_outputs(res) == 1);
+        remat_val a[8], out;
+        a[0] = remat_arg(g, "p", REMAT_F64, 1, DIMS(P));
+        for (int i = 1; i < n; i++) {
+            remat_shape sh = remat_val_shape(res, remat_fn_arg(res, i));
+            a[i] = remat_arg(g, "data", REMAT_F64, sh.rank, sh.dims);
+        }
+        a[0] = remat_custom(g, &ident_op, 1, &a[0], REMAT_F64, 1, DIMS(P));
+        assert_ok(remat_call(g, res, n, a, &out));
+        remat_fn_output(g, out);
+        assert_fn_ok(g);
+        remat_fn_free(res);
+        k->res_fn = g;
+        remat_program_free(k->jvp);
+        k->jvp = NULL;
+    }
     free(fit->tan);
     fit->tan = NULL;
     fit->jac_mode = REMAT_FIT_JACOBIAN_FORWARD;

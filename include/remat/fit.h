@@ -4,8 +4,9 @@
  *
  * Each experiment is one remat_dataset (one CSV file) with its own initial
  * state; the model is integrated through the experiment's data times
- * (remat/ode.h: steps land exactly on every data time) and every measured cell
- * gives one residual, model - data. The objective is the plain sum of squared
+ * (remat/ode.h: adaptive stepping reaches them by dense output, one loop
+ * whatever the number of rows; fixed steps land exactly on every data time)
+ * and every measured cell gives one residual, model - data. The objective is the plain sum of squared
  * residuals over all experiments (no weights; scale the data if species differ
  * by orders of magnitude).
  *
@@ -19,9 +20,12 @@
  *       printf("%s = %g\n", r.param_names[i], r.params[i]);
  *   remat_fit_result_clear(&r);
  *
- * Graphs. The problem's graph is built and compiled once per fit
+ * Graphs. The problem's graphs are built and compiled once per fit
  * (remat_fit_new) and run at every evaluation; nothing is rebuilt per
- * iteration. Gradient methods run one remat_value_and_grad program (one
+ * iteration. With adaptive stepping experiments of the same number of rows
+ * share their programs (the initial state, times and data are inputs), which
+ * run once per experiment: a 10,000-file fit compiles one set, and its
+ * memory is O(rows x species) plus the schedule's store. Gradient methods run one remat_value_and_grad program (one
  * forward and one reverse sweep per evaluation). Levenberg–Marquardt needs
  * the residual vector r (N cells) and its Jacobian J (N x P): it runs a
  * forward-only residual program for each trial point, and builds J in the

@@ -81,6 +81,22 @@
  * opt.scan.schedule, whose zero value (store-all elsewhere) means the
  * loop's default here, online, since the length is unknown until the end.
  *
+ * Dense output (opt.dense, adaptive only; the fits use it). Output times
+ * are data of one loop over [t0, t_K], as diffrax's SaveAt(ts=...): steps
+ * are clipped to t_K only, and the rows (K, S) are a differentiated carry
+ * that each step fills, for the times in (t, t + h], from its continuous
+ * extension at theta = (t_k - t)/h: Tsitouras' interpolant for tsit5,
+ * Hairer's dense output for dopri5 (both order 4), the cubic Hermite
+ * interpolant of y, y' and f at both ends for rodas5 (order 3; it then
+ * evaluates f(t + h, y') once more per attempt). Reverse mode runs through
+ * the interpolant (theta and the row mask are constants of the reverse
+ * pass, like the step sizes). One loop whatever K: memory O(K S) per
+ * schedule snapshot, time O(attempts K S), and rows between steps carry the
+ * interpolant's error (a few rtol) rather than a step end's. Fixed steps
+ * ignore dense: their grid lands on every output time. With the times as a
+ * graph value (remat_ode_integrate_times) one compiled program integrates
+ * any times of that length.
+ *
  * Gradient semantics: the reverse pass is the discrete adjoint of the
  * accepted steps. Step sizes, accept decisions and the controller are
  * constants there (stop_gradient), as in diffrax with
@@ -180,6 +196,11 @@ typedef struct {
     int64_t max_steps;    /* attempts, accepted or not, over all intervals; 0: 4096 */
     double dt0;           /* first step; 0: Hairer's selection */
     const remat_ode_controller *controller; /* NULL: diffrax defaults */
+    /* Adaptive only (fixed steps land on every output time and ignore it):
+     * true: output times are data of one loop (dense output, below) instead
+     * of ends of intervals; false: one loop per interval, steps clipped to
+     * every output time. */
+    bool dense;
 } remat_ode_options;
 
 /* Steps per interval (steps[k] for output k) and their total, as
@@ -234,6 +255,17 @@ REMAT_API remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechan
 REMAT_API remat_status remat_ode_run_once(const remat_mechanism *m, const remat_ode_options *opt, const double *y0,
                                           const double *params, remat_backend *be,
                                           const remat_compile_options *copts, double *ys, double *stats);
+
+/* Dense output at output times that are a value of f: times (K,), y0's
+ * dtype, strictly increasing, times[0] >= opt->t0 (the caller checks: rows
+ * out of order or before t0 are not reached and keep y0), opt->adaptive
+ * (opt->dense, opt->times and opt->n_times are not read). Outputs and stats
+ * as remat_ode_integrate_stats' (stats may be NULL). The graph depends on K,
+ * not on the times, so one compiled program integrates every experiment of K
+ * rows (remat/fit.h's programs are shared so). */
+REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                                 remat_val y0, remat_val params, remat_val times,
+                                                 remat_val *y_at_outputs, remat_val *stats);
 
 /* REMAT_OK when stats (as run) say the integration reached its last output
  * time; else an error whose message names the cause and what to change

@@ -17,59 +17,64 @@ remat_tensor fit_vec(double *data, int64_t n)
     return remat_tensor_f64(data, 1, &n);
 }
 
+/* Each local experiment's class program run on its data; the measured
+ * cells kept, in experiment order. */
 remat_status fit_local_residuals(struct remat_fit *fit, const double *p, double *mine)
 {
-    int L = fit->n_local;
-    if (L == 0)
-        return REMAT_OK;
-    remat_tensor in = fit_vec((double *)p, fit->P);
-    remat_tensor *out = rmi_malloc(sizeof *out * (size_t)L);
-    if (!out)
-        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    for (int l = 0; l < L; l++)
-        out[l] = fit_vec(fit->exp[fit->local[l]].r_full, fit->exp[fit->local[l]].rows * fit->S);
-    remat_status st = remat_run(fit->res, 1, &in, L, out, NULL);
-    rmi_free(out);
     int64_t k = 0;
-    for (int l = 0; st == REMAT_OK && l < L; l++) {
+    for (int l = 0; l < fit->n_local; l++) {
         const fit_exp *x = &fit->exp[fit->local[l]];
+        remat_tensor in[7], out = fit_vec(x->r_full, x->rows * fit->S);
+        int n = fit_inputs(fit, fit->local[l], p, NULL, 0, in);
+        remat_status st = remat_run(fit->cls[x->cls].res, n, in, 1, &out, NULL);
+        if (st != REMAT_OK)
+            return st;
         for (int64_t i = 0; i < x->n_meas; i++)
             mine[k++] = x->r_full[x->meas[i]];
     }
-    return st;
+    return REMAT_OK;
 }
 
-/* The VJP of each local experiment's sum of squares with cotangent 1. */
+/* (F_e, dF_e/dp) of each local experiment into fit->items: its class's
+ * value_and_grad of its sum of squares. */
 remat_status fit_local_objectives(struct remat_fit *fit, const double *p)
 {
-    int L = fit->n_local, P = fit->P;
-    if (L == 0)
-        return REMAT_OK;
-    remat_tensor *in = rmi_malloc(sizeof *in * (size_t)(2 * L)), *out = rmi_malloc(sizeof *out * (size_t)(2 * L));
-    if (!in || !out) {
-        rmi_free(in);
-        rmi_free(out);
-        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    }
-    static double one = 1.0;
-    for (int l = 0; l < L; l++) {
+    int P = fit->P;
+    for (int l = 0; l < fit->n_local; l++) {
+        const fit_exp *x = &fit->exp[fit->local[l]];
         double *item = fit->items + (size_t)l * (1 + (size_t)P);
-        in[l] = fit_vec((double *)p, P);
-        in[L + l] = remat_tensor_f64(&one, 0, NULL);
-        out[l] = remat_tensor_f64(item, 0, NULL);
-        out[L + l] = fit_vec(item + 1, P);
+        remat_tensor in[7], out[2] = {remat_tensor_f64(item, 0, NULL), fit_vec(item + 1, P)};
+        int n = fit_inputs(fit, fit->local[l], p, NULL, 0, in);
+        remat_status st = remat_run(fit->cls[x->cls].vg, n, in, 2, out, NULL);
+        if (st != REMAT_OK)
+            return st;
     }
-    remat_status st = remat_run(fit->vg, 2 * L, in, 2 * L, out, NULL);
-    rmi_free(in);
-    rmi_free(out);
-    return st;
+    return REMAT_OK;
 }
 
+/* F and dF/dp summed over the local experiments in experiment order */
 remat_status fit_local_grad(struct remat_fit *fit, const double *p, double *F, double *grad)
 {
-    remat_tensor in = fit_vec((double *)p, fit->P);
-    remat_tensor out[2] = {remat_tensor_f64(F, 0, NULL), fit_vec(grad, fit->P)};
-    return remat_run(fit->vg, 1, &in, 2, out, NULL);
+    int P = fit->P;
+    double one[1 + 64], *item = P < 64 ? one : rmi_malloc(sizeof *item * (size_t)(1 + P));
+    if (!item)
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    *F = 0;
+    for (int i = 0; i < P; i++)
+        grad[i] = 0;
+    remat_status st = REMAT_OK;
+    for (int l = 0; l < fit->n_local && st == REMAT_OK; l++) {
+        const fit_exp *x = &fit->exp[fit->local[l]];
+        remat_tensor in[7], out[2] = {remat_tensor_f64(item, 0, NULL), fit_vec(item + 1, P)};
+        int n = fit_inputs(fit, fit->local[l], p, NULL, 0, in);
+        st = remat_run(fit->cls[x->cls].vg, n, in, 2, out, NULL);
+        *F += item[0];
+        for (int i = 0; i < P; i++)
+            grad[i] += item[1 + i];
+    }
+    if (item != one)
+        rmi_free(item);
+    return st;
 }
 
 const char *fit_explain_nonfinite(struct remat_fit *fit, const double *p)

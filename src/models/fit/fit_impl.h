@@ -25,6 +25,7 @@
 
 typedef struct {
     const remat_dataset *d;
+    int cls;         /* its program class (fit->cls) */
     int64_t rows;    /* K: every data row is an output time */
     double *y0;      /* [S] */
     double *cond;    /* [C] this experiment's conditions: its file's, else opt.conds', else the defaults */
@@ -37,6 +38,23 @@ typedef struct {
     double *dp;      /* [P] parameter cotangent output buffer (VJP) */
     double *dr;      /* [K][S] residual tangent output buffer (JVP) */
 } fit_exp;
+
+/* Experiments that share compiled programs: with adaptive stepping every
+ * experiment of K rows (its initial state, times, data, mask and conditions
+ * are inputs of the programs, the times reached by dense output), with fixed
+ * steps each experiment alone (its step grid is built from its times). Each
+ * program takes (p, y0, ts, target, mask[, conds]) and one experiment's
+ * outputs. */
+typedef struct {
+    int64_t rows;           /* K */
+    int first;              /* its first experiment (fixed steps: the one) */
+    int n_local;            /* its experiments this process evaluates */
+    remat_fn *res_fn;       /* (p, y0, ts, tgt, msk[, conds]) -> r (K*S,), kept to build the JVP */
+    remat_program *res;     /* -> r */
+    remat_program *vg;      /* -> (F_e, dF_e/dp)                       gradient methods */
+    remat_program *vjp;     /* (..., ct) -> (r, dp)                    reverse J */
+    remat_program *jvp;     /* (..., t_p) -> (r, dr)                   forward J */
+} fit_class;
 
 struct remat_fit {
     const remat_mechanism *m;
@@ -56,11 +74,8 @@ struct remat_fit {
     double finest_h;            /* smallest step the grid takes */
     int64_t longest_scan;       /* most steps in one interval */
     remat_schedule_spec spec;   /* the schedule every interval scan uses */
-    remat_fn *res_fn;           /* (p) -> r_1..r_E, kept to build the JVP when first asked */
-    remat_program *res;         /* (p) -> r_1..r_E */
-    remat_program *vg;          /* (p) -> (F, dF/dp)              gradient methods */
-    remat_program *vjp;         /* (p_1..p_E, ct_1..ct_E) -> (r_1..r_E, dp_1..dp_E)   reverse J */
-    remat_program *jvp;         /* (p, t_p) -> (r_1..r_E, dr_1..dr_E)                 forward J */
+    int n_cls;
+    fit_class *cls;             /* [n_cls] the programs, shared by experiments */
     remat_fit_jacobian jac_mode; /* resolved: FORWARD or REVERSE */
     bool jac_ready;             /* jac_mode's program compiled (fit_jacobian_compile) */
     double *tan;                /* [P] the tangent input (a basis vector) */
@@ -90,16 +105,20 @@ struct remat_fit {
 remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data);
 void fit_problem_release(struct remat_fit *fit);
 
-/* programs.c: graphs and programs over the experiments exps[0..n) */
-/* (p) -> r_e for each, flattened (K*S,); freed by the caller. */
-remat_status fit_build_residuals(const struct remat_fit *fit, int n, const int *exps, remat_fn **out);
-/* The program that holds the step tapes: LM's VJP of the residuals (lm),
- * else the gradient's; n == 0: none (*out NULL). */
-remat_status fit_compile_reverse(const struct remat_fit *fit, int lm, int n, const int *exps, remat_program **out);
+/* programs.c: the classes and their programs */
+/* Sorts the experiments into classes (after the experiments are prepared). */
+remat_status fit_classes_init(struct remat_fit *fit);
+void fit_classes_release(struct remat_fit *fit);
+typedef enum { FIT_PROG_RES, FIT_PROG_VG, FIT_PROG_VJP, FIT_PROG_JVP } fit_prog;
+/* Compiles program kind of every class with a local experiment (kept ones
+ * stay). */
+remat_status fit_compile_classes(struct remat_fit *fit, fit_prog kind);
+/* The inputs (p, y0, ts, target, mask[, conds when C > 0][, extra]) of
+ * experiment e's programs into in[] (at most 7); returns their count. */
+int fit_inputs(const struct remat_fit *fit, int e, const double *p, double *extra, int64_t n_extra,
+               remat_tensor *in);
 /* fn compiled with opt.compile (NULL: the environment's, remat_compile_env). */
 remat_status fit_compile(const struct remat_fit *fit, const remat_fn *fn, remat_program **out);
-/* The VJP program (reverse Jacobian) into vjp. */
-remat_status fit_compile_vjp(struct remat_fit *fit);
 
 /* evaluate.c: this rank's experiments (fit->local) */
 /* Their compact residuals into mine (local_res). */

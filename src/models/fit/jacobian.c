@@ -56,14 +56,7 @@ static remat_status compile_jvp(struct remat_fit *fit)
         fit->tan = rmi_calloc((size_t)fit->P, sizeof *fit->tan);
     if (!fit->tan)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    if (fit->n_local == 0 || fit->jvp) /* a rank with no experiment */
-        return REMAT_OK;
-    remat_fn *jf = NULL;
-    remat_status st = remat_jvp(fit->res_fn, 1, (int[]){0}, &jf);
-    if (st == REMAT_OK)
-        st = fit_compile(fit, jf, &fit->jvp);
-    remat_fn_free(jf); /* the program owns what it reads */
-    return st;
+    return fit_compile_classes(fit, FIT_PROG_JVP); /* a rank with no experiment: none */
 }
 
 remat_status fit_jacobian_compile_local(struct remat_fit *fit, remat_fit_jacobian mode)
@@ -71,87 +64,57 @@ remat_status fit_jacobian_compile_local(struct remat_fit *fit, remat_fit_jacobia
     REMAT_ASSERT(mode == REMAT_FIT_JACOBIAN_FORWARD || mode == REMAT_FIT_JACOBIAN_REVERSE);
     if (mode == REMAT_FIT_JACOBIAN_FORWARD)
         return compile_jvp(fit);
-    return fit->vjp || fit->n_local == 0 ? REMAT_OK : fit_compile_vjp(fit);
+    return fit_compile_classes(fit, FIT_PROG_VJP); /* kept ones stay; a rank with no experiment: none */
 }
 
 /* Column i of the local experiments' rows of J for each free parameter i:
- * one JVP with tangent e_i. */
+ * one JVP per experiment with tangent e_i. */
 static remat_status jacobian_forward(struct remat_fit *fit, const double *p, double *J)
 {
     int E = fit->n_local, P = fit->P;
-    remat_tensor in[2] = {fit_vec((double *)p, P), fit_vec(fit->tan, P)};
-    remat_tensor *out = rmi_malloc(sizeof *out * (size_t)(2 * E + 1));
-    if (!out)
-        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    for (int e = 0; e < E; e++) {
-        fit_exp *x = &fit->exp[fit->local[e]];
-        int64_t n = x->rows * fit->S;
-        out[e] = fit_vec(x->r_full, n);
-        out[E + e] = fit_vec(x->dr, n);
-    }
     memset(fit->tan, 0, sizeof *fit->tan * (size_t)P);
     remat_status st = REMAT_OK;
     for (int j = 0; j < fit->vars.n_free && st == REMAT_OK; j++) {
         int i = fit->vars.free_idx[j];
         fit->tan[i] = 1.0;
-        if (E > 0)
-            st = remat_run(fit->jvp, 2, in, 2 * E, out, NULL);
-        fit->evals++;
-        fit->tan[i] = 0.0;
         int64_t row = 0;
         for (int e = 0; e < E && st == REMAT_OK; e++) {
-            const fit_exp *x = &fit->exp[fit->local[e]];
-            for (int64_t k = 0; k < x->n_meas; k++, row++)
+            fit_exp *x = &fit->exp[fit->local[e]];
+            int64_t n = x->rows * fit->S;
+            remat_tensor in[7], out[2] = {fit_vec(x->r_full, n), fit_vec(x->dr, n)};
+            int n_in = fit_inputs(fit, fit->local[e], p, fit->tan, P, in);
+            st = remat_run(fit->cls[x->cls].jvp, n_in, in, 2, out, NULL);
+            for (int64_t k = 0; k < x->n_meas && st == REMAT_OK; k++, row++)
                 J[(size_t)row * (size_t)P + (size_t)i] = x->dr[x->meas[k]];
         }
+        fit->evals++;
+        fit->tan[i] = 0.0;
     }
-    rmi_free(out);
     return st;
 }
 
-/* Row j of each local experiment's block: one VJP with cotangent e_j. */
+/* Row j of each local experiment's block: one VJP per experiment with
+ * cotangent e_j, for the experiments that have a j-th cell. */
 static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, double *J)
 {
     int E = fit->n_local, P = fit->P;
-    remat_tensor *in = rmi_malloc(sizeof *in * (size_t)(2 * E + 1));
-    remat_tensor *out = rmi_malloc(sizeof *out * (size_t)(2 * E + 1));
-    if (!in || !out) {
-        rmi_free(in);
-        rmi_free(out);
-        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    }
-    for (int e = 0; e < E; e++) {
+    remat_status st = REMAT_OK;
+    int64_t row0 = 0;
+    for (int e = 0; e < E && st == REMAT_OK; e++) {
         fit_exp *x = &fit->exp[fit->local[e]];
         int64_t n = x->rows * fit->S;
         memset(x->ct, 0, sizeof *x->ct * (size_t)n);
-        in[e] = fit_vec((double *)p, P);
-        in[E + e] = fit_vec(x->ct, n);
-        out[e] = fit_vec(x->r_full, n);
-        out[E + e] = fit_vec(x->dp, P);
-    }
-    remat_status st = REMAT_OK;
-    /* run j sets the cotangent e_j in every experiment that has a j-th cell:
-     * experiment e's parameter copy receives row j of its block */
-    for (int64_t j = 0; j < fit->local_max_meas && st == REMAT_OK; j++) {
-        for (int e = 0; e < E; e++) {
-            fit_exp *x = &fit->exp[fit->local[e]];
-            if (j < x->n_meas)
-                x->ct[x->meas[j]] = 1.0;
+        remat_tensor in[7], out[2] = {fit_vec(x->r_full, n), fit_vec(x->dp, P)};
+        int n_in = fit_inputs(fit, fit->local[e], p, x->ct, n, in);
+        for (int64_t j = 0; j < x->n_meas && st == REMAT_OK; j++) {
+            x->ct[x->meas[j]] = 1.0;
+            st = remat_run(fit->cls[x->cls].vjp, n_in, in, 2, out, NULL);
+            x->ct[x->meas[j]] = 0.0;
+            memcpy(J + (size_t)(row0 + j) * (size_t)P, x->dp, sizeof *J * (size_t)P);
         }
-        st = remat_run(fit->vjp, 2 * E, in, 2 * E, out, NULL);
-        int64_t row0 = 0;
-        for (int e = 0; e < E; e++) {
-            fit_exp *x = &fit->exp[fit->local[e]];
-            if (j < x->n_meas) {
-                x->ct[x->meas[j]] = 0.0;
-                memcpy(J + (size_t)(row0 + j) * (size_t)P, x->dp, sizeof *J * (size_t)P);
-            }
-            row0 += x->n_meas;
-        }
+        row0 += x->n_meas;
     }
     fit->evals += fit->max_meas; /* the runs of one process with every experiment */
-    rmi_free(in);
-    rmi_free(out);
     return st;
 }
 

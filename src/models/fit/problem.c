@@ -200,6 +200,7 @@ remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x)
         .rtol = fit->opt.rtol,
         .atol = fit->opt.atol,
         .max_steps = fit->opt.max_steps,
+        .dense = true, /* one loop whatever the rows: output times are loop data */
     };
 }
 
@@ -275,19 +276,19 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
         st = plan_grid(fit);
     if (st == REMAT_OK)
         st = fit_spread_setup(fit);
+    if (st == REMAT_OK)
+        st = fit_classes_init(fit);
     st = fit_agree(fit->opt.dist, st); /* before the first collective */
     if (st == REMAT_OK)
         st = fit_pick_schedule(fit);
-    if (st == REMAT_OK && fit->n_local > 0) /* a rank with no experiment runs no program */
-        st = fit_build_residuals(fit, fit->n_local, fit->local, &fit->res_fn);
-    if (st == REMAT_OK && fit->n_local > 0)
-        st = fit_compile(fit, fit->res_fn, &fit->res);
+    if (st == REMAT_OK) /* a rank with no experiment runs no program */
+        st = fit_compile_classes(fit, FIT_PROG_RES);
     st = fit_agree(fit->opt.dist, st);
     if (st != REMAT_OK)
         return st;
     fit->jac_mode = fit_jacobian_resolve(fit);
     if (fit->optimizer != REMAT_FIT_LM) /* the statistics compile a Jacobian when asked */
-        return fit_compile_reverse(fit, 0, fit->n_local, fit->local, &fit->vg);
+        return fit_compile_classes(fit, FIT_PROG_VG);
     return fit_jacobian_compile(fit);
 }
 
@@ -308,11 +309,7 @@ void fit_problem_release(struct remat_fit *fit)
     rmi_free(fit->exp);
     rmi_free(fit->grad_p);
     rmi_free(fit->pbuf);
-    remat_program_free(fit->res);
-    remat_program_free(fit->vg);
-    remat_program_free(fit->vjp);
-    remat_program_free(fit->jvp);
-    remat_fn_free(fit->res_fn);
+    fit_classes_release(fit);
     rmi_free(fit->tan);
     fit_spread_release(fit);
 }

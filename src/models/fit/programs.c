@@ -1,9 +1,15 @@
 /*
- * programs.c — a fit's graphs, built from the public API (remat_ode_integrate
- * through each experiment's data times, then (y - data) * mask), and
- * compiled: the residuals, the reverse program that holds the step tapes
- * (value_and_grad, or the VJP for LM), and the schedule a memory budget
- * picks by compiling a store-all probe.
+ * programs.c — a fit's graphs, built from the public API (the integration
+ * through an experiment's data times, then (y - data) * mask), and
+ * compiled once per class of experiments (fit_impl.h): the residuals, the
+ * reverse programs that hold the step tapes (value_and_grad of one
+ * experiment's sum of squares, or the VJP for LM), the JVP, and the
+ * schedule a memory budget picks by compiling store-all probes. With
+ * adaptive stepping the data times are an input (dense output,
+ * remat_ode_integrate_times), so 10,000 files of one length run one set of
+ * programs 10,000 times instead of compiling 10,000 loops. An experiment's
+ * conditions (remat/mechanism.h "cond") are an input too, so experiments at
+ * different temperatures share programs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,71 +18,97 @@
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
-/* over the experiments a process evaluates (all of them alone; spread.c) */
-typedef enum {
-    BUILD_RES,       /* (p) -> r_1..r_E */
-    BUILD_RES_SPLIT, /* (p_1..p_E) -> r_1..r_E: one parameter copy per experiment */
-    BUILD_OBJ,       /* (p) -> sum of squares */
-    BUILD_OBJ_SPLIT  /* (p_1..p_E) -> ss_1..ss_E: each experiment's sum of squares */
-} build_mode;
-
-/* r_e = (y(t) - data) * mask, flattened to (K*S,). */
-static remat_status build_experiment(const struct remat_fit *fit, remat_fn *f, int e, remat_val p, remat_val *r)
+/* Classes: adaptive experiments of equal rows share one; fixed-step ones
+ * are alone. Linear in experiments for the common case of one row count. */
+remat_status fit_classes_init(struct remat_fit *fit)
 {
-    const fit_exp *x = &fit->exp[e];
-    int64_t S = fit->S, KS[2] = {x->rows, S}, n = x->rows * S;
-    remat_val y0 = remat_const_data(f, REMAT_F64, 1, &S, x->y0);
-    remat_ode_options o = fit_ode_options(fit, x);
-    remat_val ys;
-    remat_status st = remat_ode_integrate(f, fit->m, &o, y0, fit_rate_inputs(fit, f, x, p), &ys);
-    if (st != REMAT_OK) {
-        char why[512];
-        snprintf(why, sizeof why, "%s", remat_last_error());
-        return rmi_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
+    fit->cls = rmi_calloc((size_t)fit->E, sizeof *fit->cls);
+    if (!fit->cls)
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    fit->n_cls = 0;
+    for (int e = 0; e < fit->E; e++) {
+        fit_exp *x = &fit->exp[e];
+        int c = -1;
+        /* the last class first: files of one study usually have one length */
+        for (int k = fit->n_cls - 1; fit->opt.adaptive && k >= 0 && c < 0; k--)
+            if (fit->cls[k].rows == x->rows)
+                c = k;
+        if (c < 0) {
+            c = fit->n_cls++;
+            fit->cls[c] = (fit_class){.rows = x->rows, .first = e};
+        }
+        x->cls = c;
     }
-    remat_val tgt = remat_const_data(f, REMAT_F64, 2, KS, x->target);
-    remat_val msk = remat_const_data(f, REMAT_F64, 2, KS, x->mask);
-    *r = remat_reshape(f, remat_mul(f, remat_sub(f, ys, tgt), msk), 1, &n);
+    for (int l = 0; l < fit->n_local; l++)
+        fit->cls[fit->exp[fit->local[l]].cls].n_local++;
     return REMAT_OK;
 }
 
-static remat_status build(const struct remat_fit *fit, build_mode mode, int n, const int *exps, remat_fn **out)
+void fit_classes_release(struct remat_fit *fit)
+{
+    for (int c = 0; fit->cls && c < fit->n_cls; c++) {
+        fit_class *k = &fit->cls[c];
+        remat_program_free(k->res);
+        remat_program_free(k->vg);
+        remat_program_free(k->vjp);
+        remat_program_free(k->jvp);
+        remat_fn_free(k->res_fn);
+    }
+    rmi_free(fit->cls);
+    fit->cls = NULL;
+}
+
+int fit_inputs(const struct remat_fit *fit, int e, const double *p, double *extra, int64_t n_extra, remat_tensor *in)
+{
+    const fit_exp *x = &fit->exp[e];
+    int64_t KS[2] = {x->rows, fit->S};
+    in[0] = fit_vec((double *)p, fit->P);
+    in[1] = fit_vec(x->y0, fit->S);
+    in[2] = fit_vec((double *)remat_dataset_times(x->d), x->rows);
+    in[3] = remat_tensor_f64(x->target, 2, KS);
+    in[4] = remat_tensor_f64(x->mask, 2, KS);
+    int n = 5;
+    if (fit->C > 0)
+        in[n++] = fit_vec(x->cond, fit->C);
+    if (extra)
+        in[n++] = fit_vec(extra, n_extra);
+    return n;
+}
+
+/* (p, y0, ts, tgt, msk[, conds]) -> r = (y(ts) - tgt) * msk flattened (K*S,), or its
+ * sum of squares (obj): class c's function, its experiment `first` giving
+ * the step grid of a fixed-step fit. */
+static remat_status build(const struct remat_fit *fit, int c, int obj, remat_fn **out)
 {
     *out = NULL;
-    int64_t P = fit->P;
-    bool split = mode == BUILD_RES_SPLIT || mode == BUILD_OBJ_SPLIT;
-    remat_fn *f = remat_fn_new(mode == BUILD_OBJ || mode == BUILD_OBJ_SPLIT ? "fit_objective" : "fit_residuals");
+    const fit_class *k = &fit->cls[c];
+    const fit_exp *x = &fit->exp[k->first];
+    int64_t P = fit->P, S = fit->S, K = k->rows, KS[2] = {K, S}, n = K * S;
+    remat_fn *f = remat_fn_new(obj ? "fit_objective" : "fit_residuals");
     if (!f)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    remat_val p = REMAT_NONE, total = REMAT_NONE;
-    if (!split)
-        p = remat_arg(f, "params", REMAT_F64, 1, &P);
-    else
-        for (int l = 0; l < n; l++) {
-            char name[32];
-            snprintf(name, sizeof name, "params_%d", exps[l]);
-            remat_arg(f, name, REMAT_F64, 1, &P);
-        }
-    remat_status st = REMAT_OK;
-    for (int l = 0; l < n && st == REMAT_OK; l++) {
-        remat_val r;
-        st = build_experiment(fit, f, exps[l], split ? remat_fn_arg(f, l) : p, &r);
-        if (st != REMAT_OK)
-            break;
-        if (mode == BUILD_OBJ) {
-            remat_val ss = remat_sum_all(f, remat_square(f, r));
-            total = total == REMAT_NONE ? ss : remat_add(f, total, ss);
-        } else if (mode == BUILD_OBJ_SPLIT) {
-            remat_fn_output(f, remat_sum_all(f, remat_square(f, r)));
-        } else {
-            remat_fn_output(f, r);
-        }
-    }
-    if (st == REMAT_OK && mode == BUILD_OBJ)
-        remat_fn_output(f, total);
-    if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
-        st = rmi_error(remat_fn_status(f), "fit: building the residual graph: %s", remat_fn_error(f));
+    remat_val p = remat_arg(f, "params", REMAT_F64, 1, &P);
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S);
+    remat_val ts = remat_arg(f, "times", REMAT_F64, 1, &K);
+    remat_val tgt = remat_arg(f, "target", REMAT_F64, 2, KS);
+    remat_val msk = remat_arg(f, "mask", REMAT_F64, 2, KS);
+    int64_t C = fit->C;
+    /* what the rates read: the parameters, then the conditions */
+    remat_val rin = C > 0 ? remat_concatenate(f, 2, (remat_val[]){p, remat_arg(f, "conds", REMAT_F64, 1, &C)}, 0) : p;
+    remat_ode_options o = fit_ode_options(fit, x);
+    remat_val ys;
+    remat_status st = fit->opt.adaptive ? remat_ode_integrate_times(f, fit->m, &o, y0, rin, ts, &ys, NULL)
+                                        : remat_ode_integrate(f, fit->m, &o, y0, rin, &ys);
     if (st != REMAT_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", remat_last_error());
+        remat_fn_free(f);
+        return rmi_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
+    }
+    remat_val r = remat_reshape(f, remat_mul(f, remat_sub(f, ys, tgt), msk), 1, &n);
+    remat_fn_output(f, obj ? remat_sum_all(f, remat_square(f, r)) : r);
+    if (remat_fn_status(f) != REMAT_OK) {
+        st = rmi_error(remat_fn_status(f), "fit: building the residual graph: %s", remat_fn_error(f));
         remat_fn_free(f);
         return st;
     }
@@ -84,26 +116,34 @@ static remat_status build(const struct remat_fit *fit, build_mode mode, int n, c
     return REMAT_OK;
 }
 
-remat_status fit_build_residuals(const struct remat_fit *fit, int n, const int *exps, remat_fn **out)
+/* Class c's program of kind, compiled (the functions freed once compiled:
+ * a program owns all it reads; res_fn is kept for the JVP). */
+static remat_status compile_class(struct remat_fit *fit, int c, fit_prog kind, remat_program **out)
 {
-    return build(fit, BUILD_RES, n, exps, out);
-}
-
-/* The program that holds the step tapes: value_and_grad (gradient methods) or
- * the VJP with the cotangent as an input (LM; the gradient methods too with
- * per-experiment sums, the cotangents 1). The functions are freed once
- * compiled: a program owns all it reads (a compiled scan copies its node's
- * data, exec.h). Over experiments exps[0..n), none: no program. */
-remat_status fit_compile_reverse(const struct remat_fit *fit, int lm, int n, const int *exps, remat_program **out)
-{
-    *out = NULL;
-    if (n == 0)
-        return REMAT_OK;
+    fit_class *k = &fit->cls[c];
     remat_fn *src = NULL, *g = NULL;
-    bool split = lm || fit->per_experiment_sum;
-    remat_status st = build(fit, lm ? BUILD_RES_SPLIT : split ? BUILD_OBJ_SPLIT : BUILD_OBJ, n, exps, &src);
-    if (st == REMAT_OK)
-        st = split ? remat_vjp(src, 0, NULL, &g) : remat_value_and_grad(src, 1, (int[]){0}, &g);
+    remat_status st = REMAT_OK;
+    if ((kind == FIT_PROG_RES || kind == FIT_PROG_JVP) && !k->res_fn)
+        st = build(fit, c, 0, &k->res_fn);
+    if (st != REMAT_OK)
+        return st;
+    switch (kind) {
+    case FIT_PROG_RES:
+        return fit_compile(fit, k->res_fn, out);
+    case FIT_PROG_JVP:
+        st = remat_jvp(k->res_fn, 1, (int[]){0}, &g);
+        break;
+    case FIT_PROG_VG:
+        st = build(fit, c, 1, &src);
+        if (st == REMAT_OK)
+            st = remat_value_and_grad(src, 1, (int[]){0}, &g);
+        break;
+    case FIT_PROG_VJP:
+        st = build(fit, c, 0, &src);
+        if (st == REMAT_OK)
+            st = remat_vjp(src, 1, (int[]){0}, &g);
+        break;
+    }
     if (st == REMAT_OK)
         st = fit_compile(fit, g, out);
     remat_fn_free(g);
@@ -111,29 +151,48 @@ remat_status fit_compile_reverse(const struct remat_fit *fit, int lm, int n, con
     return st;
 }
 
-/* memory_budget: compile once with store-all to learn one carry's and one
- * step tape's bytes, then let remat_schedule_for_budget pick. Over every
- * experiment, as one process would (spread.c's fit_pick_schedule runs it on
- * rank 0 and tells the others). */
+static remat_program **slot(fit_class *k, fit_prog kind)
+{
+    return kind == FIT_PROG_RES ? &k->res : kind == FIT_PROG_VG ? &k->vg : kind == FIT_PROG_VJP ? &k->vjp : &k->jvp;
+}
+
+remat_status fit_compile_classes(struct remat_fit *fit, fit_prog kind)
+{
+    for (int c = 0; c < fit->n_cls; c++) {
+        fit_class *k = &fit->cls[c];
+        if (k->n_local == 0 || *slot(k, kind))
+            continue;
+        remat_status st = compile_class(fit, c, kind, slot(k, kind));
+        if (st != REMAT_OK)
+            return st;
+    }
+    return REMAT_OK;
+}
+
+/* memory_budget: compile each class's reverse program once with store-all
+ * to learn the largest carry and step tape, then let
+ * remat_schedule_for_budget pick. Over every experiment, as one process
+ * would (spread.c's fit_pick_schedule runs it on rank 0 and tells the
+ * others). */
 remat_status fit_schedule_probe(struct remat_fit *fit)
 {
     fit->spec = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
-    int *all = rmi_malloc(sizeof *all * (size_t)fit->E);
-    if (!all)
-        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    for (int e = 0; e < fit->E; e++)
-        all[e] = e;
-    remat_program *probe;
-    remat_status st = fit_compile_reverse(fit, fit->optimizer == REMAT_FIT_LM, fit->E, all, &probe);
-    rmi_free(all);
-    remat_memory_plan plan = {0};
-    if (st == REMAT_OK)
-        remat_program_plan(probe, &plan);
-    remat_program_free(probe);
+    size_t carry = 0, tape = 0;
+    remat_status st = REMAT_OK;
+    for (int c = 0; c < fit->n_cls && st == REMAT_OK; c++) {
+        remat_program *probe = NULL;
+        st = compile_class(fit, c, fit->optimizer == REMAT_FIT_LM ? FIT_PROG_VJP : FIT_PROG_VG, &probe);
+        remat_memory_plan plan = {0};
+        if (st == REMAT_OK)
+            remat_program_plan(probe, &plan);
+        remat_program_free(probe);
+        carry = plan.scan_carry_bytes > carry ? plan.scan_carry_bytes : carry;
+        tape = plan.scan_tape_bytes > tape ? plan.scan_tape_bytes : tape;
+    }
     if (st != REMAT_OK)
         return st;
-    st = remat_schedule_for_budget(fit->opt.memory_budget, fit->longest_scan, (int64_t)plan.scan_carry_bytes,
-                                   (int64_t)plan.scan_tape_bytes, &fit->spec);
+    st = remat_schedule_for_budget(fit->opt.memory_budget, fit->longest_scan, (int64_t)carry, (int64_t)tape,
+                                   &fit->spec);
     if (st != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
@@ -146,9 +205,4 @@ remat_status fit_schedule_probe(struct remat_fit *fit)
 remat_status fit_compile(const struct remat_fit *fit, const remat_fn *fn, remat_program **out)
 {
     return fit->opt.compile ? remat_compile_opts(fn, NULL, fit->opt.compile, out) : remat_compile_env(fn, out);
-}
-
-remat_status fit_compile_vjp(struct remat_fit *fit)
-{
-    return fit_compile_reverse(fit, 1, fit->n_local, fit->local, &fit->vjp);
 }

@@ -122,12 +122,12 @@ static remat_status region_interval(remat_fn *f, const loop_ctx *lc, remat_dtype
 }
 
 /* code 2 stiff, 1 stopped short of t_K (max_steps), 0 done; rows NaN unless 0 */
-static remat_val finish(remat_fn *f, remat_dtype dt, const remat_val *carry, double t_last, remat_val *ys,
+static remat_val finish(remat_fn *f, remat_dtype dt, const remat_val *carry, remat_val t_last, remat_val *ys,
                         remat_val *stats)
 {
     remat_val zero = remat_scalar(f, dt, 0.0);
     remat_val stiff = remat_ge(f, carry[ODE_STIFF], remat_scalar(f, dt, (double)ODE_STIFF_STEPS));
-    remat_val short_ = remat_lt(f, carry[ODE_T], remat_scalar(f, dt, t_last));
+    remat_val short_ = remat_lt(f, carry[ODE_T], t_last);
     remat_val code = remat_select(f, stiff, remat_scalar(f, dt, 2.0), remat_select(f, short_, remat_scalar(f, dt, 1.0), zero));
     *ys = remat_select(f, remat_eq(f, code, zero), *ys, remat_scalar(f, dt, NAN));
     int64_t one = 1;
@@ -141,8 +141,45 @@ static remat_val finish(remat_fn *f, remat_dtype dt, const remat_val *carry, dou
     return *ys;
 }
 
+/* Dense output: one loop over [t0, t_K] whose carries are y, fy, the rows
+ * ((S, K), species-major, y0 where t_k = t0; transposed at the end), then
+ * the control state; the times are a const of the loop, opt->times or the
+ * value ts (K,), and t_K = ts[K-1] is read from them in the graph, so one
+ * graph serves any times of that length. The step lands on t_K only (a proposal within 100 ulps of it
+ * lands on it); the rows come from each step's continuous extension
+ * (dense.c). carry: in the initial carries, out the final ones. */
+static remat_status run_dense(remat_fn *f, const remat_fn *body, const remat_fn *cond, const ode_ctl *c,
+                              remat_dtype dt, int64_t S, int64_t K, const remat_ode_options *opt, remat_val ts,
+                              remat_val *carry, remat_val params, remat_val *rows, remat_val *t_last)
+{
+    int64_t SK[2] = {S, K}, S_one[2] = {S, 1};
+    if (ts == REMAT_NONE) {
+        ts = remat_const_data(f, REMAT_F64, 1, &K, opt->times);
+        if (dt != REMAT_F64)
+            ts = remat_convert(f, ts, dt);
+    }
+    remat_val y0rows = remat_broadcast_to(f, remat_reshape(f, carry[ODE_Y], 2, S_one), 2, SK); /* (S, K) */
+    remat_val t_end = remat_stop_gradient(f, remat_index(f, ts, K - 1));
+    double ulps = 100.0 * (dt == REMAT_F32 ? 0x1p-23 : 0x1p-52);
+    remat_val mag = remat_max(f, t_end, remat_neg(f, t_end));
+    remat_val t_floor = remat_sub(f, t_end, remat_mul_scalar(f, mag, ulps));
+    remat_val in[ODE_N_CARRY + 1], outc[ODE_N_CARRY + 1];
+    in[0] = carry[ODE_Y], in[1] = carry[ODE_FY], in[2] = y0rows;
+    memcpy(in + 3, carry + ODE_T, sizeof in[0] * (ODE_N_CARRY - ODE_T));
+    remat_val consts[4] = {t_end, t_floor, remat_stop_gradient(f, ts), params};
+    remat_status st = ode_loop(f, cond, body, ODE_N_CARRY + 1, ODE_N_DIFF + 1, in, params != REMAT_NONE ? 4 : 3,
+                               consts, c->max_steps, &opt->scan, outc);
+    if (st != REMAT_OK)
+        return st;
+    carry[ODE_Y] = outc[0], carry[ODE_FY] = outc[1], *rows = remat_transpose(f, outc[2], (int[]){1, 0});
+    memcpy(carry + ODE_T, outc + 3, sizeof outc[0] * (ODE_N_CARRY - ODE_T));
+    *t_last = t_end;
+    return REMAT_OK;
+}
+
 remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                    remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats)
+                                    remat_val y0, remat_val params, remat_val ts, int64_t K, remat_val *y_at_outputs,
+                                    remat_val *stats)
 {
     const ode_tableau *tb = rmi_ode_tableau(opt->method);
     ode_ctl c;
@@ -159,19 +196,20 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
                          remat_dtype_name(dt), (long long)S);
     }
     if (ys.rank > 1) /* every member its own loops (adaptive_batch.c) */
-        return ode_integrate_adaptive_batch(f, m, opt, y0, params, y_at_outputs, stats);
-    int K = opt->n_times, has_params = params != REMAT_NONE;
+        return ode_integrate_adaptive_batch(f, m, opt, y0, params, ts, K, y_at_outputs, stats);
+    int has_params = params != REMAT_NONE;
     remat_fn *body = NULL, *cond = NULL;
-    remat_val *rows = rmi_malloc(sizeof *rows * (size_t)K);
+    int64_t KD = opt->dense || ts != REMAT_NONE ? K : 0; /* dense output: the rows are a carry */
+    remat_val *rows = rmi_malloc(sizeof *rows * (size_t)(KD ? 1 : K)), t_last = REMAT_NONE;
     if (!rows) {
-        st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
+        st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for %lld output times", (long long)K);
         goto done;
     }
-    if ((st = ode_attempt_body(m, &c, dt, S, has_params, &body)) != REMAT_OK ||
-        (st = ode_attempt_cond(&c, dt, S, P, has_params, &cond)) != REMAT_OK)
+    if ((st = ode_attempt_body(m, &c, dt, S, has_params, KD, &body)) != REMAT_OK ||
+        (st = ode_attempt_cond(&c, dt, S, P, has_params, KD, &cond)) != REMAT_OK)
         goto done;
 
-    remat_val t0 = remat_scalar(f, dt, opt->t0), carry[ODE_N_CARRY], dt0;
+    remat_val t0 = remat_scalar(f, dt, opt->t0), carry[ODE_N_CARRY], dt0, out_rows = REMAT_NONE;
     int timed = remat_kinetics_uses_indep(m);
     carry[ODE_Y] = y0;
     if ((st = remat_kinetics_rhs(f, m, timed ? t0 : REMAT_NONE, y0, params, &carry[ODE_FY])) != REMAT_OK)
@@ -186,6 +224,17 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
     for (int i = ODE_NACC; i < ODE_N_CARRY; i++)
         carry[i] = remat_scalar(f, dt, 0.0);
 
+    if (KD) {
+        st = run_dense(f, body, cond, &c, dt, S, K, opt, ts, carry, params, &out_rows, &t_last);
+        if (st != REMAT_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", remat_last_error());
+            st = rmi_error(st, "ode: from %.17g (adaptive %s, dense output at %lld times): %s", opt->t0, tb->name,
+                           (long long)K, why);
+            goto done;
+        }
+        goto finished;
+    }
     int last = -1;
     for (int k = 0; k < K; k++)
         if (opt->times[k] > (k ? opt->times[k - 1] : opt->t0))
@@ -210,8 +259,11 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
         rows[k] = remat_reshape(f, carry[ODE_Y], 2, row);
         prev = tk;
     }
-    remat_val out = K == 1 ? rows[0] : remat_concatenate(f, K, rows, 0), st_val;
-    finish(f, dt, carry, opt->times[K - 1], &out, &st_val);
+    out_rows = K == 1 ? rows[0] : remat_concatenate(f, (int)K, rows, 0);
+    t_last = remat_scalar(f, dt, opt->times[K - 1]);
+finished:;
+    remat_val out = out_rows, st_val;
+    finish(f, dt, carry, t_last, &out, &st_val);
     if (remat_fn_status(f) != REMAT_OK) {
         st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
         goto done;

@@ -40,11 +40,12 @@ static remat_val batch_stats(remat_fn *f, remat_val all)
 }
 
 remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                          remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats)
+                                          remat_val y0, remat_val params, remat_val ts, int64_t K,
+                                          remat_val *y_at_outputs, remat_val *stats)
 {
     remat_dtype dt = remat_val_dtype(f, y0);
     remat_shape ys = remat_val_shape(f, y0);
-    int64_t S = ys.dims[ys.rank - 1], B = 1, K = opt->n_times;
+    int64_t S = ys.dims[ys.rank - 1], B = 1;
     for (int i = 0; i < ys.rank - 1; i++)
         B *= ys.dims[i];
     if (B == 0 || ys.rank + 1 > REMAT_MAX_RANK) {
@@ -61,7 +62,7 @@ remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m,
     }
     for (int64_t b = 0; b < B && st == REMAT_OK; b++) {
         remat_val out, sv;
-        st = ode_integrate_adaptive(f, m, opt, remat_index(f, flat, b), params, &out, &sv);
+        st = ode_integrate_adaptive(f, m, opt, remat_index(f, flat, b), params, ts, K, &out, &sv);
         if (st != REMAT_OK) {
             char why[512];
             snprintf(why, sizeof why, "%s", remat_last_error());

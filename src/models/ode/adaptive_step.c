@@ -123,11 +123,11 @@ static void stiffness(remat_fn *f, const ode_ctl *c, remat_dtype dt, remat_val k
 static remat_status explicit_attempt(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_dtype dt,
                                      int64_t S, int timed, remat_val t, remat_val h, const remat_val *a, remat_val p,
                                      remat_val *y1, remat_val *f7, remat_val *acc, remat_val *h_next, remat_val *r1,
-                                     remat_val *r2, remat_val *stiff, remat_val *calm)
+                                     remat_val *r2, remat_val *stiff, remat_val *calm, remat_val *k)
 {
     const ode_tableau *tb = c->tb;
     remat_val y = a[ODE_Y];
-    remat_val k[ODE_MAX_STAGES], y6 = y;
+    remat_val y6 = y;
     k[0] = remat_mul(f, h, a[ODE_FY]);
     remat_status st = REMAT_OK;
     for (int i = 1; i < tb->stages && st == REMAT_OK; i++) {
@@ -147,7 +147,7 @@ static remat_status explicit_attempt(remat_fn *f, const remat_mechanism *m, cons
     remat_val err = ode_combine(f, tb->stages + 1, tb->e, k);
 
     /* the control part sees values, never derivatives */
-    remat_val sg[ODE_MAX_STAGES + 1];
+    remat_val sg[ODE_MAX_STAGES + 2];
     for (int i = 0; i <= tb->stages; i++)
         sg[i] = remat_stop_gradient(f, k[i]);
     remat_val sy = remat_stop_gradient(f, y), sy1 = remat_stop_gradient(f, *y1);
@@ -159,18 +159,27 @@ static remat_status explicit_attempt(remat_fn *f, const remat_mechanism *m, cons
 
 /* A Rosenbrock attempt (rosenbrock.c): y' and its embedded error estimate.
  * f(t, y) comes with J inside the step, so the FSAL carry fy is passed on
- * unread; no stiffness test (the method is L-stable: stiff problems are
- * what it is for). */
+ * unread, except for dense output (k non-NULL), whose Hermite interpolant
+ * reads f at both ends: then f7 = f(t + h, y') is evaluated and carried, and
+ * k gets h fy and h f7. No stiffness test (the method is L-stable: stiff
+ * problems are what it is for). */
 static remat_status rosenbrock_attempt(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_dtype dt,
                                        int64_t S, remat_val t, remat_val h, const remat_val *a, remat_val p,
                                        remat_val *y1, remat_val *f7, remat_val *acc, remat_val *h_next, remat_val *r1,
-                                       remat_val *r2, remat_val *stiff, remat_val *calm)
+                                       remat_val *r2, remat_val *stiff, remat_val *calm, remat_val *k)
 {
     remat_val err;
     remat_status st = rmi_ode_rosenbrock_step(f, m, c->tb, t, h, a[ODE_Y], p, y1, &err);
     if (st != REMAT_OK)
         return st;
     *f7 = a[ODE_FY];
+    if (k) {
+        st = remat_kinetics_rhs(f, m, t == REMAT_NONE ? REMAT_NONE : remat_add(f, t, h), *y1, p, f7);
+        if (st != REMAT_OK)
+            return st;
+        k[0] = remat_mul(f, h, a[ODE_FY]);
+        k[1] = remat_mul(f, h, *f7);
+    }
     controller(f, c, dt, S, remat_stop_gradient(f, a[ODE_Y]), remat_stop_gradient(f, *y1), remat_stop_gradient(f, err),
                h, a[ODE_R1], a[ODE_R2], acc, h_next, r1, r2);
     *stiff = a[ODE_STIFF], *calm = a[ODE_CALM];
@@ -178,33 +187,37 @@ static remat_status rosenbrock_attempt(remat_fn *f, const remat_mechanism *m, co
 }
 
 remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
-                              remat_fn **out)
+                              int64_t K, remat_fn **out)
 {
     const ode_tableau *tb = c->tb;
-    int64_t P = remat_mechanism_input_count(m);
+    int64_t P = remat_mechanism_input_count(m), KS[2] = {S, K};
     char name[64];
-    snprintf(name, sizeof name, "%s_attempt", tb->name);
+    snprintf(name, sizeof name, "%s_attempt%s", tb->name, K ? "_dense" : "");
     remat_fn *f = remat_fn_new(name);
     if (!f)
         return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
-    remat_val a[ODE_N_CARRY + 3];
+    remat_val a[ODE_N_CARRY + 3], buf = REMAT_NONE, ts = REMAT_NONE;
     static const char *const names[ODE_N_CARRY] = {"y", "fy", "t", "tprop", "r1", "r2", "nacc", "nrej", "stiff", "calm"};
     a[ODE_Y] = remat_arg(f, names[0], dt, 1, &S);
     a[ODE_FY] = remat_arg(f, names[1], dt, 1, &S);
+    if (K)
+        buf = remat_arg(f, "out", dt, 2, KS);
     for (int i = ODE_T; i < ODE_N_CARRY; i++)
         a[i] = remat_arg(f, names[i], dt, 0, NULL);
     remat_val t_end = remat_arg(f, "t_end", dt, 0, NULL), t_floor = remat_arg(f, "t_floor", dt, 0, NULL);
+    if (K)
+        ts = remat_arg(f, "ts", dt, 1, &K);
     remat_val p = has_params ? remat_arg(f, "params", dt, 1, &P) : REMAT_NONE;
     remat_val t = a[ODE_T];
     int timed = remat_kinetics_uses_indep(m);
 
     remat_val t_next = remat_select(f, remat_gt(f, a[ODE_TPROP], t_floor), t_end, a[ODE_TPROP]);
     remat_val h = remat_sub(f, t_next, t);
-    remat_val y1, f7, acc, h_next, r1, r2, stiff, calm;
+    remat_val y1, f7, acc, h_next, r1, r2, stiff, calm, k[ODE_MAX_STAGES + 2];
     remat_status st = tb->ros ? rosenbrock_attempt(f, m, c, dt, S, timed ? t : REMAT_NONE, h, a, p, &y1, &f7, &acc,
-                                                   &h_next, &r1, &r2, &stiff, &calm)
+                                                   &h_next, &r1, &r2, &stiff, &calm, K ? k : NULL)
                               : explicit_attempt(f, m, c, dt, S, timed, t, h, a, p, &y1, &f7, &acc, &h_next, &r1,
-                                                 &r2, &stiff, &calm);
+                                                 &r2, &stiff, &calm, k);
     if (st != REMAT_OK) {
         remat_fn_free(f);
         return st;
@@ -213,6 +226,8 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
 
     remat_fn_output(f, y1);
     remat_fn_output(f, f7);
+    if (K)
+        remat_fn_output(f, ode_dense_update(f, tb, dt, S, K, buf, ts, t, t_next, a[ODE_Y], y1, h, k));
     remat_fn_output(f, t_new);
     remat_fn_output(f, remat_add(f, t_new, h_next));
     remat_fn_output(f, r1);
@@ -231,18 +246,24 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
     return REMAT_OK;
 }
 
-remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64_t P, int has_params, remat_fn **out)
+remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64_t P, int has_params, int64_t K,
+                              remat_fn **out)
 {
+    int64_t KS[2] = {S, K};
     remat_fn *f = remat_fn_new("ode_attempt_cond");
     if (!f)
         return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     remat_val a[ODE_N_CARRY];
     a[ODE_Y] = remat_arg(f, "y", dt, 1, &S);
     a[ODE_FY] = remat_arg(f, "fy", dt, 1, &S);
+    if (K)
+        remat_arg(f, "out", dt, 2, KS);
     for (int i = ODE_T; i < ODE_N_CARRY; i++)
         a[i] = remat_arg(f, "control", dt, 0, NULL);
     remat_val t_end = remat_arg(f, "t_end", dt, 0, NULL);
     remat_arg(f, "t_floor", dt, 0, NULL);
+    if (K)
+        remat_arg(f, "ts", dt, 1, &K);
     if (has_params)
         remat_arg(f, "params", dt, 1, &P);
     remat_val going = remat_lt(f, a[ODE_T], t_end);

@@ -211,8 +211,10 @@ remat_status remat_ode_integrate(remat_fn *f, const remat_mechanism *m, const re
     return remat_ode_integrate_stats(f, m, opt, y0, params, y_at_outputs, NULL);
 }
 
-remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                       remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats)
+/* ts REMAT_NONE: opt->times; else dense output at the times ts holds (ts_len) */
+static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt, remat_val y0,
+                              remat_val params, remat_val ts, int64_t ts_len, remat_val *y_at_outputs,
+                              remat_val *stats)
 {
     if (!y_at_outputs)
         return rmi_error(REMAT_ERR_NULL, "ode: y_at_outputs is NULL");
@@ -231,7 +233,7 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
     remat_status st = check_grid(opt, NULL, &total);
     if (st != REMAT_OK)
         return st;
-    int K = opt->n_times;
+    int K = ts == REMAT_NONE ? opt->n_times : 1;
     int64_t *steps = rmi_malloc(sizeof *steps * (size_t)K);
     remat_val *rows = rmi_malloc(sizeof *rows * (size_t)K);
     interval_body ib = {0};
@@ -239,7 +241,8 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
         st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for %d output times", K);
         goto done;
     }
-    check_grid(opt, steps, NULL);
+    if (ts == REMAT_NONE)
+        check_grid(opt, steps, NULL);
 
     remat_dtype dt = remat_val_dtype(f, y0);
     remat_shape ys = remat_val_shape(f, y0), ps = {0};
@@ -261,7 +264,8 @@ remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, co
         }
     }
     if (opt->adaptive) {
-        st = ode_integrate_adaptive(f, m, opt, y0, params, y_at_outputs, stats);
+        st = ode_integrate_adaptive(f, m, opt, y0, params, ts, ts == REMAT_NONE ? opt->n_times : ts_len, y_at_outputs,
+                                    stats);
         goto done;
     }
     /* the step checks y0 and params against the mechanism; build it first so
@@ -313,4 +317,37 @@ done:
     rmi_free(steps);
     rmi_free(rows);
     return st;
+}
+
+remat_status remat_ode_integrate_stats(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                       remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats)
+{
+    return integrate(f, m, opt, y0, params, REMAT_NONE, 0, y_at_outputs, stats);
+}
+
+remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                       remat_val y0, remat_val params, remat_val times, remat_val *y_at_outputs,
+                                       remat_val *stats)
+{
+    if (!y_at_outputs)
+        return rmi_error(REMAT_ERR_NULL, "ode: y_at_outputs is NULL");
+    *y_at_outputs = REMAT_NONE;
+    if (!f || !m || !opt)
+        return rmi_error(REMAT_ERR_NULL, "ode: %s is NULL", !f ? "the function" : !m ? "the mechanism" : "the options");
+    if (!opt->adaptive)
+        return rmi_error(REMAT_ERR_ARG, "ode: output times as a value need adaptive stepping (dense output: tsit5, "
+                                          "dopri5 or rodas5)");
+    remat_shape ts = times >= 0 && times < remat_fn_num_nodes(f) ? remat_val_shape(f, times) : (remat_shape){.rank = -1};
+    remat_dtype dt = y0 >= 0 && y0 < remat_fn_num_nodes(f) ? remat_val_dtype(f, y0) : REMAT_F64;
+    if (ts.rank != 1 || ts.dims[0] < 1 || remat_val_dtype(f, times) != dt) {
+        char a[96];
+        return rmi_error(REMAT_ERR_SHAPE, "ode: times is %s, expected %s[K] with K >= 1 (y0's dtype)",
+                         ts.rank < 0 ? "not a value of the function"
+                                     : remat_shape_format(remat_val_dtype(f, times), &ts, a, sizeof a),
+                         remat_dtype_name(dt));
+    }
+    /* check_grid sees one output time, t0: the times are data */
+    remat_ode_options o = *opt;
+    o.n_times = 1, o.times = &o.t0, o.dense = true;
+    return integrate(f, m, &o, y0, params, times, ts.dims[0], y_at_outputs, stats);
 }

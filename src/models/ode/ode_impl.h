@@ -43,6 +43,11 @@ typedef struct {
     /* Embedded pairs: the real stability bound |h lambda| of the explicit
      * step, the stiffness test's threshold (Hairer-Wanner I, II.10). */
     double stab;
+    /* The continuous extension (dense.c), NULL: cubic Hermite. Row i of
+     * [stages + 1][4] (the FSAL stage last) gives the coefficients of theta,
+     * theta^2, theta^3, theta^4 in stage i's weight b_i(theta), with
+     * b_i(1) = b_i: y(t + theta h) = y + sum_i b_i(theta) k_i. */
+    const double *dense;
 } ode_tableau;
 
 extern const ode_tableau rmi_ode_euler_tableau;
@@ -88,9 +93,12 @@ typedef struct {
 remat_status ode_initial_step(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_val t0, remat_val y0,
                               remat_val f0, remat_val params, remat_val *dt0);
 /* The attempt body and loop condition of adaptive_step.c's header comment */
+/* K > 0: dense output (dense.c), the carries y, fy, out (S, K), then the
+ * control ones, and a const ts (K,) after t_floor */
 remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
+                              int64_t K, remat_fn **out);
+remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64_t P, int has_params, int64_t K,
                               remat_fn **out);
-remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64_t P, int has_params, remat_fn **out);
 
 /* Runs body while cond holds (remat_while, its first n_diff carries kept on
  * a rejected iteration), at most `bound` iterations; the schedule of so,
@@ -99,12 +107,24 @@ remat_status ode_loop(remat_fn *f, const remat_fn *cond, const remat_fn *body, i
                       const remat_val *init, int n_consts, const remat_val *consts, int64_t bound,
                       const remat_scan_options *so, remat_val *carry_out);
 
-/* The adaptive integration behind remat_ode_integrate_stats (options checked) */
+/* Output times as loop data (dense.c): the buffer out (S, K) with the rows
+ * of ts (K,) in (t, t_next] set to the step's continuous extension from y
+ * (to y1 = y(t + h), stages k[0..stages] of tb, k[stages] = h f(t + h, y1);
+ * rodas5: k[0] = h f(t, y), k[1] = h f(t + h, y1)); the other rows kept. */
+remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, int64_t S, int64_t K, remat_val out,
+                           remat_val ts, remat_val t, remat_val t_next, remat_val y, remat_val y1, remat_val h,
+                           const remat_val *k);
+
+/* The adaptive integration behind remat_ode_integrate_stats (options
+ * checked) at K output times: opt->times (ts REMAT_NONE), or dense output
+ * at the times held by the value ts (K,) (remat_ode_integrate_times) */
 remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                    remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
+                                    remat_val y0, remat_val params, remat_val ts, int64_t K, remat_val *y_at_outputs,
+                                    remat_val *stats);
 /* A batched y0 (..., S): ode_integrate_adaptive once per member, the
  * outputs (n_times, ..., S), the stats summed (counts), least (t), worst (code) */
 remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                          remat_val y0, remat_val params, remat_val *y_at_outputs, remat_val *stats);
+                                          remat_val y0, remat_val params, remat_val ts, int64_t K,
+                                          remat_val *y_at_outputs, remat_val *stats);
 
 #endif

@@ -67,8 +67,21 @@ static const double e[] = {
     -1.0 / 66.0,
 };
 
+/* Tsitouras' continuous extension (the paper's interpolant, as diffrax and
+ * OrdinaryDiffEq evaluate it): b_i(theta) per stage, coefficients of theta
+ * .. theta^4; at theta = 1 they sum to b_sol (the FSAL stage's to 0). */
+static const double dense[] = {
+    1.0, -2.763706197274826, 2.9132554618219126, -1.0530884977290216,
+    0.0, 0.13169999999999998, -0.2234, 0.1017,
+    0.0, 3.9302962368947516, -5.941033872131505, 2.490627285651253,
+    0.0, -12.411077166933676, 30.33818863028232, -16.548102889244902,
+    0.0, 37.50931341651104, -88.1789048947664, 47.37952196281928,
+    0.0, -27.896526289197286, 65.09189467479366, -34.87065786149661,
+    0.0, 1.5, -4.0, 2.5,
+};
+
 /* the real stability interval of Tsit5 reaches about -3.5; the stiffness
  * test fires a little inside it, as DOPRI5's does */
 const ode_tableau rmi_ode_tsit5_tableau = {
-    .name = "tsit5", .order = 5, .stages = 6, .c = c, .a = a, .b = b, .e = e, .stab = 3.45,
+    .name = "tsit5", .order = 5, .stages = 6, .c = c, .a = a, .b = b, .e = e, .stab = 3.45, .dense = dense,
 };
