@@ -226,8 +226,14 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
 
     remat_fn_output(f, y1);
     remat_fn_output(f, f7);
-    if (K)
-        remat_fn_output(f, ode_dense_update(f, tb, dt, S, K, buf, ts, t, t_next, a[ODE_Y], y1, h, k));
+    if (K) {
+        remat_val rows = ode_dense_update(f, tb, dt, S, K, buf, ts, t, t_next, a[ODE_Y], y1, h, k);
+        if (rows == REMAT_NONE && remat_fn_status(f) == REMAT_OK) { /* its scratch list: out of memory */
+            remat_fn_free(f);
+            return rmi_error(REMAT_ERR_NOMEM, "ode: building the %s attempt: out of memory", tb->name);
+        }
+        remat_fn_output(f, rows);
+    }
     remat_fn_output(f, t_new);
     remat_fn_output(f, remat_add(f, t_new, h_next));
     remat_fn_output(f, r1);

@@ -61,7 +61,7 @@ remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, i
     int64_t oneK[2] = {1, K};
     remat_val *rows = rmi_calloc((size_t)S, sizeof *rows);
     if (!rows)
-        return REMAT_NONE; /* the caller's fn status reports it */
+        return REMAT_NONE; /* out of memory: the caller reports it (f's status may be fine) */
     for (int64_t s = 0; s < S; s++) {
         remat_val v = REMAT_NONE;
         for (int j = 3; j >= 0; j--) {

@@ -337,6 +337,10 @@ remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, co
     if (!opt->adaptive)
         return rmi_error(REMAT_ERR_ARG, "ode: output times as a value need adaptive stepping (dense output: tsit5, "
                                           "dopri5 or rodas5)");
+    /* a builder that already failed (out of memory making times, say) is
+     * that failure, not a bad argument */
+    if (remat_fn_status(f) != REMAT_OK)
+        return rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
     remat_shape ts = times >= 0 && times < remat_fn_num_nodes(f) ? remat_val_shape(f, times) : (remat_shape){.rank = -1};
     remat_dtype dt = y0 >= 0 && y0 < remat_fn_num_nodes(f) ? remat_val_dtype(f, y0) : REMAT_F64;
     if (ts.rank != 1 || ts.dims[0] < 1 || remat_val_dtype(f, times) != dt) {
