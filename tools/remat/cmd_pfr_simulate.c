@@ -39,8 +39,9 @@ static void help(FILE *out)
             "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"
             "  --atol A           adaptive: absolute tolerance (default 1e-9)\n"
             "  --max-steps N      adaptive: attempts before the integration fails (default 4096)\n"
-            "  --json             print one JSON document, numbers in full precision\n",
-            pfr_cli_help_reactor_adaptive, pfr_cli_help_goal);
+            "  --json             print one JSON document, numbers in full precision\n"
+            "%s",
+            pfr_cli_help_reactor_adaptive, pfr_cli_help_goal, pfr_cli_help_gas);
 }
 
 /* the shortest %g that reads back as v: 0.1, not 0.10000000000000001 */

@@ -42,6 +42,9 @@ enum {
     PFR_OPT_RTOL,
     PFR_OPT_ATOL,
     PFR_OPT_MAX_STEPS,
+    PFR_OPT_ENERGY,
+    PFR_OPT_COND,
+    PFR_OPT_THERMO,
     PFR_OPT_COUNT_
 };
 
@@ -56,7 +59,8 @@ enum {
         {"params", required_argument, 0, PFR_OPT_PARAMS}, {"length", required_argument, 0, PFR_OPT_LENGTH},    \
         {"steps", required_argument, 0, PFR_OPT_STEPS}, {"dt", required_argument, 0, PFR_OPT_DT},              \
         {"method", required_argument, 0, PFR_OPT_METHOD}, {"maximize", required_argument, 0, PFR_OPT_MAXIMIZE}, \
-        {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}
+        {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}, {"energy", required_argument, 0, PFR_OPT_ENERGY}, \
+        {"cond", required_argument, 0, PFR_OPT_COND}, {"thermo", required_argument, 0, PFR_OPT_THERMO}
 
 /* Help lines for the shared options. */
 extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
@@ -64,10 +68,12 @@ extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
 extern const char pfr_cli_help_reactor_adaptive[];
 extern const char pfr_cli_help_goal[];    /* --maximize / --minimize */
 extern const char pfr_cli_help_tol[];     /* --rtol / --atol / --max-steps */
+extern const char pfr_cli_help_gas[];     /* --energy / --cond / --thermo (pfr_gas.c) */
 
 /* The command line, as given. */
 typedef struct {
     const char *mechanism, *init, *params, *method, *maximize, *minimize, *schedule;
+    const char *energy, *cond, *thermo; /* gas mechanisms (pfr_gas.c): --energy, --cond T=..,P=.., --thermo */
     double length, dt;
     int64_t steps;
     int has_length, has_steps, has_dt;
@@ -132,6 +138,17 @@ typedef struct {
  * message naming the option (or file:line:column) on error. */
 int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_setup *out);
 void pfr_setup_free(pfr_setup *s);
+
+/* pfr_gas.c: gas mechanisms (remat/gas.h). Whether c names a Cantera YAML
+ * or CHEMKIN file (or gives --thermo); */
+int pfr_gas_wanted(const pfr_cli *c);
+/* reads it with --energy and --thermo into s->mech: 0 with a message; */
+int pfr_gas_load(const pfr_cli *c, pfr_setup *s);
+/* the inlet from --init (normalised mole fractions) and --cond T=..,P=..
+ * (T required; P into the parameter P): 0 with a message. */
+int pfr_gas_inlet(const pfr_cli *c, pfr_setup *s);
+/* 0 with a message when a gas-only option is given for another mechanism. */
+int pfr_gas_options_unused(const pfr_cli *c);
 
 /* Warns on stderr (remat_pfr_negative's rule) when a concentration came out
  * negative: the species, its value and the first z where it is, from the

@@ -166,6 +166,7 @@ struct remat_mechanism {
     const remat_expr **lets;
     int nreactions;
     mech_reaction *reactions;
+    int ngas; /* gas mechanisms (gas_build.c): the gas species, the state's first ngas; else 0 */
 };
 
 typedef struct {

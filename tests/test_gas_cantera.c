@@ -1,0 +1,215 @@
+/*
+ * test_gas_cantera.c — gas mechanisms (remat/gas.h) against Cantera 3.2's
+ * IdealGasConstPressureReactor (tests/goldens/cantera_<mech>.json,
+ * tools/goldens/gen_cantera_goldens.py): constant-pressure ignition from
+ * data/mechanisms/<mech>.yaml integrated by adaptive Rodas5 through
+ * remat_pfr, its T and mole-fraction profiles, its ignition delay (T = T0 +
+ * 400 K), and the reverse-mode gradient of T at a pre-ignition time with
+ * respect to every rate multiplier against Cantera's central differences.
+ * The CHEMKIN twins (Cantera's yaml2ck) must give the YAML files' results.
+ */
+#include "test_golden.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/remat.h"
+
+#define RTOL 1e-10
+#define ATOL 1e-16
+#define PROFILE_RTOL 1e-6  /* T and mole fractions, relative to Cantera's ... */
+#define X_FLOOR 1e-12      /* ... above this mole fraction (absolute below) */
+#define DELAY_RTOL 1e-4
+#define GRAD_RTOL 1e-3
+
+static remat_mechanism *load(const char *file, const char *thermo)
+{
+    char path[1024], tpath[1024];
+    const char *dir = getenv("REMAT_DATA");
+    assert_non_null(dir);
+    snprintf(path, sizeof path, "%s/mechanisms/%s", dir, file);
+    snprintf(tpath, sizeof tpath, "%s/mechanisms/%s", dir, thermo ? thermo : "");
+    remat_gas_options o = {.energy = REMAT_GAS_ADIABATIC, .thermo = thermo ? tpath : NULL};
+    remat_mechanism *m = NULL;
+    assert_ok(remat_gas_read(path, &o, &m));
+    return m;
+}
+
+static double jnum(const cJSON *c, const char *k) { return jget(c, k)->valuedouble; }
+
+static remat_pfr *reactor(const remat_mechanism *m, const double *y0, double length, int64_t points,
+                          remat_pfr_goal goal)
+{
+    remat_pfr_options o = {
+        .method = REMAT_ODE_RODAS5, .length = length, .inlet = y0, .adaptive = true, .rtol = RTOL, .atol = ATOL,
+        .max_steps = 50000, .profile_points = points, .goal = goal,
+        .species = remat_gas_species_count(m), /* T */
+    };
+    remat_pfr *r = NULL;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    return r;
+}
+
+typedef struct {
+    double T_err, X_err, delay_err, grad_err;
+} errors;
+
+/* y(h) from y(0): one adaptive Rodas5 integration over [0, h], compiled once
+ * and restarted from each output (remat_pfr_profile compiles one loop per
+ * interval, which 100 intervals of this body make slow) */
+typedef struct {
+    remat_program *prog;
+    int64_t S, P;
+} stepper;
+
+static stepper stepper_new(const remat_mechanism *m, double h)
+{
+    stepper st = {.S = remat_mechanism_species_count(m), .P = remat_mechanism_param_count(m)};
+    remat_fn *f = remat_fn_new("gas_step");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &st.S), p = remat_arg(f, "params", REMAT_F64, 1, &st.P);
+    remat_ode_options o = {.method = REMAT_ODE_RODAS5, .n_times = 1, .times = &h, .adaptive = true,
+                           .rtol = RTOL, .atol = ATOL, .max_steps = 200000};
+    remat_val ys, stats;
+    assert_ok(remat_ode_integrate_stats(f, m, &o, y0, p, &ys, &stats));
+    remat_fn_output(f, ys);
+    remat_fn_output(f, stats);
+    st.prog = compile_ok(f);
+    remat_fn_free(f);
+    return st;
+}
+
+static void stepper_run(stepper *st, double *y, const double *p)
+{
+    double next[256], stats[REMAT_ODE_STATS];
+    assert_true(st->S <= 256);
+    remat_tensor in[2] = {remat_tensor_f64(y, 1, &st->S), remat_tensor_f64((double *)p, 1, &st->P)};
+    remat_tensor out[2] = {remat_tensor_f64(next, 2, (int64_t[]){1, st->S}),
+                           remat_tensor_f64(stats, 1, (int64_t[]){REMAT_ODE_STATS})};
+    assert_ok(remat_run(st->prog, 2, in, 2, out, NULL));
+    assert_true(stats[REMAT_ODE_STAT_CODE] == 0);
+    memcpy(y, next, sizeof *y * (size_t)st->S);
+}
+
+/* rows states y (stride S) at times i h: the first time T reaches target,
+ * refined from the bracketing row over 400 sub-intervals, linear between them */
+static double crossing(const remat_mechanism *m, const double *params, const double *y, int64_t rows, double h,
+                       int S, double target)
+{
+    int K = S - 1;
+    for (int64_t i = 0; i + 1 < rows; i++) {
+        if (!(y[(i + 1) * S + K] >= target))
+            continue;
+        const int n = 400;
+        stepper st = stepper_new(m, h / n);
+        double cur[256], t = NAN;
+        memcpy(cur, y + i * S, sizeof *cur * (size_t)S);
+        for (int j = 0; j < n && isnan(t); j++) {
+            double a = cur[K];
+            stepper_run(&st, cur, params);
+            if (cur[K] >= target)
+                t = i * h + (j + (target - a) / (cur[K] - a)) * (h / n);
+        }
+        remat_program_free(st.prog);
+        return t;
+    }
+    return NAN;
+}
+
+static void check_case(const remat_mechanism *m, const cJSON *c, errors *e)
+{
+    int S = remat_mechanism_species_count(m), K = remat_gas_species_count(m), P = remat_mechanism_param_count(m);
+    double T0 = jnum(c, "T0");
+    double *y0 = calloc((size_t)S, sizeof *y0), *p = calloc((size_t)P, sizeof *p);
+    assert_ok(remat_gas_state(m, T0, jget(c, "composition")->valuestring, y0));
+    remat_mechanism_param_values(m, p);
+    p[remat_mechanism_param_find(m, "P")] = jnum(c, "P");
+    const cJSON *times = jget(c, "times"), *Ts = jget(c, "T"), *Xs = jget(c, "X"), *names = jget(c, "species");
+    int64_t rows = cJSON_GetArraySize(times);
+    assert_int_equal(cJSON_GetArraySize(names), K);
+    for (int k = 0; k < K; k++)
+        assert_string_equal(remat_mechanism_species_name(m, k), cJSON_GetArrayItem(names, k)->valuestring);
+
+    /* profiles */
+    double L = jnum(c, "length"), h = L / (double)(rows - 1);
+    double *y = malloc(sizeof *y * rows * S);
+    memcpy(y, y0, sizeof *y * S);
+    stepper st = stepper_new(m, h);
+    for (int64_t i = 0; i < rows; i++) {
+        assert_true(fabs(i * h - cJSON_GetArrayItem(times, (int)i)->valuedouble) <= 1e-12 * L);
+        if (i > 0) {
+            memcpy(y + i * S, y + (i - 1) * S, sizeof *y * S);
+            stepper_run(&st, y + i * S, p);
+        }
+        double Tref = cJSON_GetArrayItem(Ts, (int)i)->valuedouble;
+        e->T_err = fmax(e->T_err, fabs(y[i * S + K] - Tref) / Tref);
+        const cJSON *xr = cJSON_GetArrayItem(Xs, (int)i);
+        for (int k = 0; k < K; k++) {
+            double xref = cJSON_GetArrayItem(xr, k)->valuedouble;
+            e->X_err = fmax(e->X_err, fabs(y[i * S + k] - xref) / fmax(fabs(xref), X_FLOOR));
+        }
+    }
+    remat_program_free(st.prog);
+
+    /* ignition delay */
+    double tau = crossing(m, p, y, rows, h, S, T0 + 400), tref = jnum(c, "delay");
+    e->delay_err = fmax(e->delay_err, fabs(tau - tref) / tref);
+    free(y);
+
+    /* d T(t_pre) / d m_i, one reverse pass */
+    const cJSON *g = cJSON_GetObjectItem(c, "dT_dm");
+    if (g) {
+        int N = remat_mechanism_reaction_count(m);
+        assert_int_equal(cJSON_GetArraySize(g), N);
+        remat_pfr *rg = reactor(m, y0, jnum(c, "t_pre"), 1, REMAT_PFR_MINIMIZE);
+        double obj, *grad = calloc((size_t)P, sizeof *grad), gmax = 0;
+        assert_ok(remat_pfr_objective(rg, p, &obj, grad));
+        assert_true(fabs(obj - jnum(c, "T_pre")) <= PROFILE_RTOL * jnum(c, "T_pre"));
+        for (int i = 0; i < N; i++)
+            gmax = fmax(gmax, fabs(cJSON_GetArrayItem(g, i)->valuedouble));
+        for (int i = 0; i < N; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "m%d", i + 1);
+            double ref = cJSON_GetArrayItem(g, i)->valuedouble, got = grad[remat_mechanism_param_find(m, name)];
+            /* relative to each entry, with a floor at 1e-3 of the largest (central differences of
+             * relative step 1e-4 at rtol 1e-12 resolve no finer) */
+            e->grad_err = fmax(e->grad_err, fabs(got - ref) / fmax(fabs(ref), 1e-3 * gmax));
+        }
+        free(grad);
+        remat_pfr_free(rg);
+    }
+    free(y0);
+    free(p);
+}
+
+static void check_mechanism(const char *json, const char *file, const char *thermo)
+{
+    remat_mechanism *m = load(file, thermo);
+    const cJSON *cases = jget(golden(json), "cases");
+    errors e = {0};
+    for (int i = 0; i < cJSON_GetArraySize(cases); i++)
+        check_case(m, cJSON_GetArrayItem(cases, i), &e);
+    printf("%s: max relative error T %.3g, X %.3g, delay %.3g, dT/dm %.3g\n", file, e.T_err, e.X_err, e.delay_err,
+           e.grad_err);
+    assert_true(e.T_err <= PROFILE_RTOL);
+    assert_true(e.X_err <= PROFILE_RTOL);
+    assert_true(e.delay_err <= DELAY_RTOL);
+    assert_true(e.grad_err <= GRAD_RTOL);
+    remat_mechanism_free(m);
+}
+
+static void h2o2_yaml(void **state)
+{
+    (void)state;
+    check_mechanism("cantera_h2o2.json", "h2o2.yaml", NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(h2o2_yaml),
+    };
+    return cmocka_run_group_tests(tests, NULL, golden_free_all);
+}
