@@ -283,13 +283,87 @@ static void malformed_yaml(void **state)
     expect_error("neither.txt", "hello\n", NULL, "1", "neither a Cantera YAML file");
 }
 
+#define CK_HEAD "ELEMENTS\nH O\nEND\nSPECIES\nH2 O2 H2O\nEND\n"
+#define CK_THERMO                                                                                             \
+    "THERMO\n300.0 1000.0 5000.0\n"                                                                            \
+    "H2                      H   2               G   200.000  3500.000 1000.000    1\n"                         \
+    " 3.50000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
+    "-1.00000000E+03 1.00000000E+00 3.50000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
+    " 0.00000000E+00 0.00000000E+00-1.00000000E+03 1.00000000E+00                   4\n"                        \
+    "O2                      O   2               G   200.000  3500.000 1000.000    1\n"                         \
+    " 3.50000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
+    "-1.00000000E+03 2.00000000E+00 3.50000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
+    " 0.00000000E+00 0.00000000E+00-1.00000000E+03 2.00000000E+00                   4\n"                        \
+    "H2O                     H   2O   1          G   200.000  3500.000 1000.000    1\n"                         \
+    " 4.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
+    "-3.00000000E+04 3.00000000E+00 4.00000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
+    " 0.00000000E+00 0.00000000E+00-3.00000000E+04 3.00000000E+00                   4\n"                        \
+    "END\n"
+
+/* a CHEMKIN file: units of its REACTIONS line, thermo inside, FORD, REV */
+static void chemkin_reads(void **state)
+{
+    (void)state;
+    remat_mechanism *m = read_ok("a.inp",
+                                 CK_HEAD CK_THERMO "REACTIONS KJOULES/MOLE MOLECULES\n"
+                                                   "2H2+O2=>2H2O  1.0E-30 0.0 10.0 ! a comment\n"
+                                                   "FORD /H2 1.0/\n"
+                                                   "H2+O2<=>H2O+O2  1.0E-20 0.0 0.0\n"
+                                                   "REV /2.0E-20 0.0 0.0/\n"
+                                                   "END\n",
+                                 REMAT_GAS_ISOTHERMAL);
+    double T = 1500, y[4], p[16], dy[4];
+    assert_ok(remat_gas_state(m, T, "H2=2,O2=1", y));
+    remat_mechanism_param_values(m, p);
+    /* molecules: A (cm^3/molec)^(n-1)/s to (m^3/mol)^(n-1)/s; FORD: order 1 in H2, 1 in O2 (n = 2) */
+    double A1 = 1e-30 * 1e-6 * 6.02214076e23, Ea1 = 10e3;
+    assert_true(fabs(p[remat_mechanism_param_find(m, "A1")] - A1) <= 1e-15 * A1);
+    assert_true(p[remat_mechanism_param_find(m, "Ea1")] == Ea1);
+    assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, dy));
+    double C = 101325 / (R_GAS * T), cH2 = C * 2 / 3, cO2 = C / 3;
+    double q1 = A1 * exp(-Ea1 / (R_GAS * T)) * cH2 * cO2;
+    double A2 = 1e-20 * 1e-6 * 6.02214076e23, q2 = A2 * cH2 * cO2; /* reverse: H2O absent */
+    double omega_h2 = -2 * q1 - q2, omega_o2 = -q1, omega_h2o = 2 * q1 + q2, tot = omega_h2 + omega_o2 + omega_h2o;
+    double want = (omega_h2 - y[0] * tot) / C;
+    assert_true(fabs(dy[0] - want) <= 1e-12 * fabs(want));
+    remat_mechanism_free(m);
+}
+
+static void unsupported_chemkin(void **state)
+{
+    (void)state;
+    const char *rx = CK_HEAD CK_THERMO "REACTIONS\n"; /* the reaction is on line 23 */
+    char buf[4096];
+#define CK(name, tail, line, want)                                                                            \
+    snprintf(buf, sizeof buf, "%s%s", rx, tail);                                                              \
+    expect_error(name, buf, NULL, line, want)
+    CK("onem.inp", "H2+O2<=>2H2O(+M) 1 0 0\n", "23", "'(+M)' must stand on both sides");
+    CK("cheb2.inp", "H2+O2<=>2H2O 1 0 0\nCHEB /7 4/\n", "24", "CHEB is not supported (Chebyshev rates are left out)");
+    CK("tdep.inp", "H2+O2<=>2H2O 1 0 0\nTDEP /H2/\n", "24", "TDEP is not supported");
+    CK("low.inp", "H2+O2<=>2H2O 1 0 0\nLOW /1 0 0/\n", "23", "LOW or HIGH needs '(+M)'");
+    CK("nolow.inp", "H2+O2(+M)<=>2H2O(+M) 1 0 0\n", "23", "needs a LOW or HIGH line");
+    CK("rev.inp", "H2+O2=>2H2O 1 0 0\nREV /1 0 0/\n", "24", "REV on an irreversible reaction");
+    CK("eff.inp", "H2+O2<=>2H2O 1 0 0\nH2/2.0/\n", "23", "third-body efficiencies need");
+    CK("aux.inp", "H2+O2<=>2H2O 1 0 0\nFOO /2.0/\n", "24", "'FOO' is not a species nor a supported CHEMKIN keyword");
+    CK("nums.inp", "H2+O2<=>2H2O 1 0\n", "23", "ends with its Arrhenius parameters");
+#undef CK
+    expect_error("units.inp", CK_HEAD CK_THERMO "REACTIONS CALORIES\nEND\n", NULL, "22",
+                 "REACTIONS: unknown unit 'CALORIES'");
+    expect_error("ions.inp", "ELEMENTS\nH E\nEND\n", NULL, "2", "charged species");
+    expect_error("ion2.inp", "ELEMENTS\nH\nEND\nSPECIES\nH+\nEND\n", NULL, "5", "charged species");
+    expect_error("nothermo.inp", CK_HEAD "REACTIONS\nEND\n", NULL, "1", "no THERMO section");
+    expect_error("tran.inp", CK_HEAD "TRANSPORT\nEND\n", NULL, "7", "TRANSPORT");
+    expect_error("badthermo.inp", CK_HEAD "THERMO\n300 1000 5000\nH2   G\n 1 2\n", NULL, "10", "15-column");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(elementary_rhs), cmocka_unit_test(reversible_energy),
         cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(sniffing),
         cmocka_unit_test(state_errors), cmocka_unit_test(unsupported_yaml),
-        cmocka_unit_test(malformed_yaml),
+        cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads),
+        cmocka_unit_test(unsupported_chemkin),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -206,10 +206,68 @@ static void h2o2_yaml(void **state)
     check_mechanism("cantera_h2o2.json", "h2o2.yaml", NULL);
 }
 
+static void h2o2_chemkin(void **state)
+{
+    (void)state;
+    check_mechanism("cantera_h2o2.json", "h2o2.ck", "h2o2_thermo.dat");
+}
+
+/* The CHEMKIN twin (yaml2ck) is the same mechanism: the same species,
+ * parameters and right-hand side. Not the same bits: yaml2ck prints A as
+ * the YAML's value converted to SI and back (1.2000000000000002e+17 for
+ * 1.2e+17), so the numbers differ in their last digit. */
+static void twin_matches(const char *yaml, const char *ck, const char *thermo, const char *json)
+{
+    remat_mechanism *a = load(yaml, NULL), *b = load(ck, thermo);
+    int S = remat_mechanism_species_count(a), P = remat_mechanism_param_count(a);
+    assert_int_equal(remat_mechanism_species_count(b), S);
+    assert_int_equal(remat_mechanism_param_count(b), P);
+    double *pa = calloc((size_t)P, sizeof *pa), *pb = calloc((size_t)P, sizeof *pb);
+    remat_mechanism_param_values(a, pa);
+    remat_mechanism_param_values(b, pb);
+    for (int i = 0; i < P; i++) {
+        assert_string_equal(remat_mechanism_param_name(a, i), remat_mechanism_param_name(b, i));
+        assert_true(fabs(pa[i] - pb[i]) <= 4e-16 * fabs(pa[i]));
+    }
+    for (int s = 0; s < S; s++)
+        assert_string_equal(remat_mechanism_species_name(a, s), remat_mechanism_species_name(b, s));
+    /* the right-hand side along Cantera's profile, radicals and all */
+    const cJSON *c = cJSON_GetArrayItem(jget(golden(json), "cases"), 0), *Xs = jget(c, "X"), *Ts = jget(c, "T");
+    double *y = calloc((size_t)S, sizeof *y), *da = calloc((size_t)S, sizeof *da), *db = calloc((size_t)S, sizeof *db);
+    double worst = 0;
+    for (int row = 0; row < cJSON_GetArraySize(Xs); row += 10) {
+        for (int k = 0; k < S - 1; k++)
+            y[k] = cJSON_GetArrayItem(cJSON_GetArrayItem(Xs, row), k)->valuedouble;
+        y[S - 1] = cJSON_GetArrayItem(Ts, row)->valuedouble;
+        assert_ok(remat_mechanism_eval_rhs(a, 0, y, pa, da));
+        assert_ok(remat_mechanism_eval_rhs(b, 0, y, pa, db)); /* the same parameters: only the constants differ */
+        /* each entry relative to itself, with a floor at 1e-6 of the largest dX/dt (the sums
+         * omega_k - X_k sum omega cancel for species near their balance) */
+        double dxmax = 0;
+        for (int s = 0; s + 1 < S; s++)
+            dxmax = fmax(dxmax, fabs(da[s]));
+        for (int s = 0; s < S; s++)
+            worst = fmax(worst, fabs(da[s] - db[s]) / fmax(fabs(da[s]), s + 1 < S ? 1e-6 * dxmax : 0));
+    }
+    printf("%s vs %s: largest relative difference of dy/dt %.3g\n", yaml, ck, worst);
+    assert_true(worst <= 1e-10); /* h2o2: 4e-11, H2O2 at its turning point */
+    free(y), free(da), free(db), free(pa), free(pb);
+    remat_mechanism_free(a);
+    remat_mechanism_free(b);
+}
+
+static void h2o2_twin(void **state)
+{
+    (void)state;
+    twin_matches("h2o2.yaml", "h2o2.ck", "h2o2_thermo.dat", "cantera_h2o2.json");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(h2o2_yaml),
+        cmocka_unit_test(h2o2_chemkin),
+        cmocka_unit_test(h2o2_twin),
     };
     return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }

@@ -128,6 +128,14 @@ static remat_status parse_side(gas_desc *d, gas_reaction *r, int side, const cha
         if (j < n && j + 1 == n)
             return gas_error(d->file, r->line, "reaction equation side ends with '+'");
     }
+    /* in species order, so that the same reaction written in another order
+     * (yaml2ck writes "H2 + O" for "O + H2") is computed alike */
+    for (int a = 1; a < nt; a++)
+        for (int b = a; b > 0 && t[b - 1].species > t[b].species; b--) {
+            gas_term x = t[b];
+            t[b] = t[b - 1];
+            t[b - 1] = x;
+        }
     r->side[side] = t;
     r->nside[side] = nt;
     return REMAT_OK;
