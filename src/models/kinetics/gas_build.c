@@ -598,6 +598,9 @@ remat_status gas_build(const gas_desc *d, const remat_gas_options *opt, remat_me
         st = gas_nomem(d->file);
     if (st == REMAT_OK)
         st = fill(&b, opt);
+    gas_plan *plan = NULL;
+    if (st == REMAT_OK && (st = gas_plan_build(d, opt->energy == REMAT_GAS_ADIABATIC, &m->arena, &plan)) == REMAT_OK)
+        m->gas_plan = plan;
     if (st != REMAT_OK) {
         remat_mechanism_free(m);
         return st;

@@ -20,6 +20,7 @@
 #include "core/arena.h"
 #include "models/kinetics/mechanism_impl.h"
 #include "remat/gas.h"
+#include "remat/graph.h"
 
 /* Constants as Cantera 3 defines them (ct_defs.h), per mole. */
 #define GAS_AVOGADRO 6.02214076e23
@@ -119,6 +120,33 @@ remat_status gas_units_set(const char *file, int line, gas_units *u, const char 
  * plus one for a third body; the factor that takes A to SI. */
 double gas_reactant_order(const gas_reaction *r);
 double gas_a_factor(const gas_units *u, double order);
+
+/* The vectorised lowering (gas_lower.c): the mechanism as constant vectors
+ * and matrices over species (K) and reactions (N), built with it
+ * (gas_plan_build) and kept in its arena. vec = 0 where it does not apply
+ * (PLOG, non-integer orders or coefficients, more than GAS_SLOTS reactant
+ * or product molecules): the expression DAG is lowered as for .mech files. */
+#define GAS_SLOTS 4
+typedef struct gas_plan {
+    int K, N, vec, adiabatic;
+    int R, Pn;                   /* reactant and product slots used */
+    double *th[2][3];            /* [lo/hi][h, s, cp]: K x 7 rows over (1, T, T^2, T^3, T^4, 1/T, log T) */
+    double *tmid;                /* [K]; one range: +inf */
+    double *rsel[GAS_SLOTS], *rpad[GAS_SLOTS]; /* N x K 0/1 selection, [N] 1 for an empty slot */
+    double *psel[GAS_SLOTS], *ppad[GAS_SLOTS];
+    double *nut;                 /* K x N net stoichiometry */
+    double *nueq, *dneq;         /* N x K, [N]: reactions whose reverse comes from equilibrium; else 0 */
+    double *revmask;             /* [N] 1 if reversible */
+    double *eff;                 /* N x K third-body efficiencies (a collider: 1 for it; none: 0) */
+    double *is_tb, *is_fo, *is_ca, *is_troe, *is_sri, *has_rev; /* [N] masks */
+    double *k2A, *k2b, *k2Ea;    /* [N] falloff low-P / chem. act. high-P (1, 0, 0 elsewhere) */
+    double *troeA, *rt3, *rt1, *t2, *w2;
+    double *sa, *sb, *scinv, *scw, *sd, *se;
+    double *revA, *revb, *revEa;
+} gas_plan;
+remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, gas_plan **out);
+/* dydt for y (S,) and params (P,) of dtype f64 by the plan */
+remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *dydt);
 
 /* Readers. */
 remat_status gas_read_yaml(gas_desc *d, const char *text, size_t n, const remat_gas_options *opt);

@@ -167,6 +167,7 @@ struct remat_mechanism {
     int nreactions;
     mech_reaction *reactions;
     int ngas; /* gas mechanisms (gas_build.c): the gas species, the state's first ngas; else 0 */
+    const struct gas_plan *gas_plan; /* gas mechanisms: the vectorised lowering's data (gas_lower.c) */
 };
 
 typedef struct {
