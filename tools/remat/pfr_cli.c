@@ -389,9 +389,10 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     o->schedule = sched;
     if (adaptive) {
         o->adaptive = true;
-        o->rtol = c->has_rtol ? c->rtol : PFR_CLI_RTOL;
-        o->atol = c->has_atol ? c->atol : PFR_CLI_ATOL;
-        o->max_steps = c->max_steps;
+        /* gas mechanisms: mole fractions down to 1e-14 matter (radicals before ignition) */
+        o->rtol = c->has_rtol ? c->rtol : gas ? PFR_GAS_RTOL : PFR_CLI_RTOL;
+        o->atol = c->has_atol ? c->atol : gas ? PFR_GAS_ATOL : PFR_CLI_ATOL;
+        o->max_steps = c->max_steps ? c->max_steps : gas ? PFR_GAS_MAX_STEPS : 0;
     } else if (c->has_dt) {
         double n = ceil(o->length / c->dt * (1 - 1e-9));
         if (!(n <= MAX_STEPS)) {

@@ -184,6 +184,10 @@ int cmd_pfr_ensemble(int argc, char **argv); /* cmd_pfr_ensemble.c */
  * (remat_fit_defaults), so simulate and fit integrate alike */
 #define PFR_CLI_RTOL REMAT_FIT_DEFAULT_RTOL
 #define PFR_CLI_ATOL REMAT_FIT_DEFAULT_ATOL
+/* and for gas mechanisms (pfr_gas.c) */
+#define PFR_GAS_RTOL 1e-8
+#define PFR_GAS_ATOL 1e-14
+#define PFR_GAS_MAX_STEPS 100000
 
 /* A tolerance >= 0 for option opt: 0 with a message when arg is not one. */
 int pfr_cli_tolerance(const char *opt, const char *arg, double *out);

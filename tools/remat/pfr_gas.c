@@ -17,7 +17,7 @@ const char pfr_cli_help_gas[] =
     "  --init LIST        composition, e.g. H2=2,O2=1,N2=3.76 (amounts, normalised to mole fractions);\n"
     "                     --length is the residence time in s; the state is the mole fractions and T;\n"
     "                     parameters P, m<i> (rate multiplier of reaction i), A<i>, b<i>, Ea<i> (SI, mol,\n"
-    "                     J/mol); default method adaptive rodas5\n";
+    "                     J/mol); default method adaptive rodas5, --rtol 1e-8 --atol 1e-14 --max-steps 100000\n";
 
 int pfr_gas_wanted(const pfr_cli *c)
 {
