@@ -189,6 +189,73 @@ static void third_body_falloff_plog(void **state)
     remat_mechanism_free(m);
 }
 
+/* the vector lowering (gas_lower.c, what integrators run) against the
+ * reference evaluator on every rate form it takes: SRI falloff with one
+ * collider, chemically activated Troe with efficiencies and a default,
+ * three-body, explicit orders, reversible and not, isothermal and adiabatic;
+ * and a chemically activated SRI rate by hand */
+static void vector_lowering(void **state)
+{
+    (void)state;
+    const char *text = HEAD "reactions:\n"
+                            "- equation: A + B (+M2) <=> 2 B (+M2)\n"
+                            "  type: falloff\n"
+                            "  low-P-rate-constant: {A: 1.0e12, b: 0.5, Ea: 100}\n"
+                            "  high-P-rate-constant: {A: 1.0e6, b: 0.2, Ea: 200}\n"
+                            "  SRI: {A: 0.5, B: 100.0, C: 1000.0, D: 1.2, E: 0.1}\n"
+                            "- equation: A + B (+M) => 2 A (+M)\n"
+                            "  type: chemically-activated\n"
+                            "  low-P-rate-constant: {A: 1.0e8, b: 0, Ea: 0}\n"
+                            "  high-P-rate-constant: {A: 1.0e3, b: 0, Ea: 0}\n"
+                            "  SRI: {A: 0.5, B: 100.0, C: 1000.0}\n"
+                            "  efficiencies: {B: 2.0}\n"
+                            "  default-efficiency: 0.5\n"
+                            "- equation: 2 A + M <=> B + M\n"
+                            "  type: three-body\n"
+                            "  rate-constant: {A: 1.0e14, b: -1, Ea: 0}\n"
+                            "- equation: A + B (+M) <=> 2 B (+M)\n"
+                            "  type: falloff\n"
+                            "  low-P-rate-constant: {A: 1.0e10, b: 0, Ea: 0}\n"
+                            "  high-P-rate-constant: {A: 1.0e5, b: 0, Ea: 0}\n"
+                            "  Troe: {A: 0.6, T3: 0, T1: 500.0, T2: 4000.0}\n"
+                            "- equation: A + B => 2 B\n"
+                            "  rate-constant: {A: 1.0e9, b: 0, Ea: 500}\n"
+                            "  orders: {A: 2}\n";
+    for (int e = 0; e < 2; e++) {
+        remat_mechanism *m = read_ok("vec.yaml", text, e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC);
+        remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
+        assert_non_null(f);
+        remat_program *prog = compile_ok(f);
+        double y[4], p[32], ref[4], got[4], t = 0;
+        int64_t s4 = 4, pn = remat_mechanism_param_count(m);
+        assert_true(pn <= 32);
+        assert_ok(remat_gas_state(m, 1234, "A=1,B=2,M2=0.5", y));
+        remat_mechanism_param_values(m, p);
+        p[2] = 1.7; /* m2 */
+        assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, ref));
+        remat_tensor in[3] = {remat_tensor_f64(&t, 0, NULL), remat_tensor_f64(y, 1, &s4), remat_tensor_f64(p, 1, &pn)};
+        remat_tensor out[1] = {remat_tensor_f64(got, 1, &s4)};
+        assert_ok(remat_run(prog, 3, in, 1, out, NULL));
+        for (int k = 0; k < 4; k++)
+            if (!(fabs(got[k] - ref[k]) <= 1e-12 * fabs(ref[k]) + 1e-300))
+                fail_msg("dy/dt[%d]: vector %.17g, reference %.17g", k, got[k], ref[k]);
+        remat_program_free(prog);
+        remat_fn_free(f);
+        /* reaction 2 alone by hand: chemically activated, SRI, efficiencies */
+        double T = 1234, C = 101325 / (R_GAS * T), cA = C / 3.5, cB = 2 * C / 3.5, cM = 0.5 * C / 3.5;
+        double M = 0.5 * (cA + cM) + 2 * cB, k0 = 1e8 * 1e-6 /* cm^3/mol/s, order 2 */, kinf = 1e3;
+        double Pr = k0 * M / kinf, lpr = log10(Pr), xx = 1 / (1 + lpr * lpr);
+        double F = pow(0.5 * exp(-100 / T) + exp(-T / 1000), xx);
+        double q2 = k0 / (1 + Pr) * F * cA * cB; /* A + B => 2 A: omega_A = q2, sum omega = 0 */
+        for (int i = 1; i <= 5; i++)
+            p[i] = i == 2;
+        assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, ref));
+        if (!(fabs(ref[0] - q2 / C) <= 1e-12 * q2 / C))
+            fail_msg("chemically activated SRI: dX_A/dt %.17g, by hand %.17g", ref[0], q2 / C);
+        remat_mechanism_free(m);
+    }
+}
+
 static void sniffing(void **state)
 {
     (void)state;
@@ -360,7 +427,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(elementary_rhs), cmocka_unit_test(reversible_energy),
-        cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(sniffing),
+        cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(vector_lowering), cmocka_unit_test(sniffing),
         cmocka_unit_test(state_errors), cmocka_unit_test(unsupported_yaml),
         cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads),
         cmocka_unit_test(unsupported_chemkin),

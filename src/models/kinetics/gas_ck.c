@@ -252,8 +252,8 @@ static remat_status aux_line(gas_desc *d, gas_reaction *r, const ck_units *u, co
             return gas_error(file, line, "%s needs /A b E/", high ? "HIGH" : "LOW");
         r->kind = high ? GAS_CHEM_ACT : GAS_FALLOFF;
         *lowhigh = 1;
-        /* falloff: main = kinf (order n), LOW = k0 (n + 1); chem. act.: main = k0, HIGH = kinf (n) */
-        r->k2 = (gas_arrhenius){a_si(u, v[0], high ? order : order + 1), v[1], ea_si(u, v[2])};
+        /* falloff: main = kinf (order n), LOW = k0 (n + 1); chem. act.: main = k0 (n), HIGH = kinf (n - 1) */
+        r->k2 = (gas_arrhenius){a_si(u, v[0], high ? order - 1 : order + 1), v[1], ea_si(u, v[2])};
         return REMAT_OK;
     }
     if (kw(s, "TROE")) {
@@ -412,7 +412,7 @@ static remat_status finish_reaction(gas_reaction *r, const ck_units *u, const ch
         return gas_error(file, r->line, "LOW or HIGH needs '(+M)' in the equation");
     if (r->eff && r->kind == GAS_ELEMENTARY)
         return gas_error(file, r->line, "third-body efficiencies need '+ M' or '(+M)' in the equation");
-    double n = r->kind == GAS_THREE_BODY ? order + 1 : r->kind == GAS_CHEM_ACT ? order + 1 : order;
+    double n = r->kind == GAS_THREE_BODY ? order + 1 : order;
     r->k.A = a_si(u, r->k.A, n);
     return REMAT_OK;
 }

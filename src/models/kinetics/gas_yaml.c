@@ -325,9 +325,11 @@ static remat_status reaction_entry(yrd *y, const yaml_node_t *n)
         if (!lo || !hi)
             return gas_error(d->file, line, "reaction '%s' needs low-P-rate-constant and high-P-rate-constant",
                              sval(eq));
+        /* orders of the units (as Cantera): falloff high-P n, low-P n + 1; chemically
+         * activated low-P n, high-P n - 1 (so that Pr = k0 [M] / kinf has none) */
         int falloff = r->kind == GAS_FALLOFF;
-        MECH_TRY(arrhenius(y, falloff ? hi : lo, falloff ? order : order + 1, "rate constant", &r->k));
-        MECH_TRY(arrhenius(y, falloff ? lo : hi, falloff ? order + 1 : order, "rate constant", &r->k2));
+        MECH_TRY(arrhenius(y, falloff ? hi : lo, order, "rate constant", &r->k));
+        MECH_TRY(arrhenius(y, falloff ? lo : hi, falloff ? order + 1 : order - 1, "rate constant", &r->k2));
         yaml_node_t *troe = key(y, n, "Troe"), *sri = key(y, n, "SRI");
         if (troe) {
             r->ff = GAS_F_TROE;
