@@ -241,6 +241,27 @@ static void vector_lowering(void **state)
                 fail_msg("dy/dt[%d]: vector %.17g, reference %.17g", k, got[k], ref[k]);
         remat_program_free(prog);
         remat_fn_free(f);
+        /* batched (2, S), as Rodas5's Jacobian runs it: each row the reference's */
+        f = remat_fn_new("batched");
+        remat_val yb = remat_arg(f, "y", REMAT_F64, 2, ((int64_t[]){2, 4})), pb = remat_arg(f, "p", REMAT_F64, 1, &pn);
+        remat_val db;
+        assert_ok(remat_kinetics_rhs(f, m, REMAT_NONE, yb, pb, &db));
+        remat_fn_output(f, db);
+        prog = compile_ok(f);
+        double y2[8], got2[8], ref2[4];
+        memcpy(y2, y, sizeof y);
+        assert_ok(remat_gas_state(m, 900, "A=2,B=1,M2=1", y2 + 4));
+        remat_tensor in2[2] = {remat_tensor_f64(y2, 2, ((int64_t[]){2, 4})), remat_tensor_f64(p, 1, &pn)};
+        remat_tensor out2[1] = {remat_tensor_f64(got2, 2, ((int64_t[]){2, 4}))};
+        assert_ok(remat_run(prog, 2, in2, 1, out2, NULL));
+        for (int row = 0; row < 2; row++) {
+            assert_ok(remat_mechanism_eval_rhs(m, 0, y2 + 4 * row, p, ref2));
+            for (int k = 0; k < 4; k++)
+                if (!(fabs(got2[4 * row + k] - ref2[k]) <= 1e-12 * fabs(ref2[k]) + 1e-300))
+                    fail_msg("batched row %d dy/dt[%d]: %.17g, reference %.17g", row, k, got2[4 * row + k], ref2[k]);
+        }
+        remat_program_free(prog);
+        remat_fn_free(f);
         /* reaction 2 alone by hand: chemically activated, SRI, efficiencies */
         double T = 1234, C = 101325 / (R_GAS * T), cA = C / 3.5, cB = 2 * C / 3.5, cM = 0.5 * C / 3.5;
         double M = 0.5 * (cA + cM) + 2 * cB, k0 = 1e8 * 1e-6 /* cm^3/mol/s, order 2 */, kinf = 1e3;

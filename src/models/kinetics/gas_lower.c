@@ -162,6 +162,7 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
 typedef struct {
     remat_fn *f;
     int64_t K, N;
+    remat_shape ys; /* y's shape: (S,) or batched (..., S) */
 } lw;
 
 static remat_val cvec(lw *L, const double *v, int64_t n) { return remat_const_data(L->f, REMAT_F64, 1, &n, v); }
@@ -169,14 +170,49 @@ static remat_val cmat(lw *L, const double *v, int64_t r, int64_t c)
 {
     return remat_const_data(L->f, REMAT_F64, 2, ((int64_t[]){r, c}), v);
 }
-/* A x for a constant A (r x c) and x (c,) */
+/* A x for a constant A (r x c) and x (c,), or x A^T for a batch x (..., c):
+ * one gemm over the batch (the Jacobian's S tangents at once) */
 static remat_val mv(lw *L, const double *A, int64_t r, int64_t c, remat_val x)
 {
-    return remat_matmul(L->f, cmat(L, A, r, c), x);
+    if (L->ys.rank == 1)
+        return remat_matmul(L->f, cmat(L, A, r, c), x);
+    double *t = malloc(sizeof *t * (size_t)(r * c > 0 ? r * c : 1));
+    if (!t)
+        return remat_matmul(L->f, x, remat_transpose(L->f, cmat(L, A, r, c), ((int[]){1, 0})));
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++)
+            t[j * r + i] = A[i * c + j];
+    remat_val v = remat_matmul(L->f, x, cmat(L, t, c, r));
+    free(t);
+    return v;
+}
+
+/* the last axis of y's shape, sized n */
+static remat_shape last(const lw *L, int64_t n)
+{
+    remat_shape s = L->ys;
+    s.dims[s.rank - 1] = n;
+    return s;
+}
+
+/* a slice [a, b) of y's last axis */
+static remat_val cut(lw *L, remat_val y, int64_t a, int64_t b)
+{
+    int64_t start[REMAT_MAX_RANK] = {0}, limit[REMAT_MAX_RANK];
+    memcpy(limit, L->ys.dims, sizeof limit);
+    start[L->ys.rank - 1] = a;
+    limit[L->ys.rank - 1] = b;
+    return remat_slice(L->f, y, start, limit, NULL);
+}
+
+/* the sum over the last axis, kept as (..., 1) */
+static remat_val sum_last(lw *L, remat_val x)
+{
+    remat_shape s = last(L, 1);
+    return remat_reshape(L->f, remat_sum(L->f, x, 1, ((int[]){L->ys.rank - 1})), s.rank, s.dims);
 }
 
 static remat_val sc(lw *L, double v) { return remat_scalar(L->f, REMAT_F64, v); }
-static remat_val as1(lw *L, remat_val s) { return remat_reshape(L->f, s, 1, ((int64_t[]){1})); }
 
 /* A exp(b log T - Ea / (R T)) over vectors */
 static remat_val arrh(lw *L, remat_val A, remat_val b, remat_val Ea, remat_val logT, remat_val invT)
@@ -200,23 +236,25 @@ static remat_val slot_product(lw *L, int n, double *const *sel, double *const *p
 
 remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *dydt)
 {
-    lw L = {.f = f, .K = g->K, .N = g->N};
+    lw L = {.f = f, .K = g->K, .N = g->N, .ys = remat_val_shape(f, y)};
     int64_t K = g->K, N = g->N;
-    remat_val X = remat_slice(f, y, ((int64_t[]){0}), ((int64_t[]){K}), NULL);
-    remat_val T = remat_index(f, y, K), P = remat_index(f, params, 0);
+    /* X (..., K) and T, P, C as (..., 1) (unbatched: (1,)), so everything broadcasts */
+    remat_val X = cut(&L, y, 0, K);
+    remat_val T = cut(&L, y, K, K + 1), P = remat_index(f, params, 0);
     remat_val logT = remat_log(f, T), invT = remat_div(f, sc(&L, 1), T);
     remat_val C = remat_div(f, P, remat_mul(f, sc(&L, GAS_R), T));
     remat_val T2 = remat_mul(f, T, T), T3 = remat_mul(f, T2, T), T4 = remat_mul(f, T3, T);
-    remat_val pows[7] = {as1(&L, sc(&L, 1)), as1(&L, T), as1(&L, T2), as1(&L, T3),
-                         as1(&L, T4), as1(&L, invT), as1(&L, logT)};
-    remat_val v = remat_concatenate(f, 7, pows, 0);
+    remat_shape s1 = last(&L, 1);
+    remat_val one = remat_broadcast_to(f, remat_const_fill(f, REMAT_F64, 1, ((int64_t[]){1}), 1.0), s1.rank, s1.dims);
+    remat_val pows[7] = {one, T, T2, T3, T4, invT, logT};
+    remat_val v = remat_concatenate(f, 7, pows, L.ys.rank - 1);
     remat_val hi = remat_gt(f, T, cvec(&L, g->tmid, K));
     remat_val th[3];
     for (int q = 0; q < 3; q++) {
         if (q == 2 && !g->adiabatic)
             break;
-        remat_val lo = remat_matmul(f, cmat(&L, g->th[0][q], K, 7), v);
-        remat_val up = remat_matmul(f, cmat(&L, g->th[1][q], K, 7), v);
+        remat_val lo = mv(&L, g->th[0][q], K, 7, v);
+        remat_val up = mv(&L, g->th[1][q], K, 7, v);
         th[q] = remat_select(f, hi, up, lo);
     }
     remat_val h = th[0], gk = remat_sub(f, th[0], th[1]);
@@ -283,14 +321,14 @@ remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_va
 
     /* production rates, the state's derivatives */
     remat_val omega = mv(&L, g->nut, K, N, q);
-    remat_val total = remat_sum_all(f, omega);
+    remat_val total = sum_last(&L, omega);
     remat_val dX = remat_div(f, remat_sub(f, omega, remat_mul(f, X, total)), C);
-    remat_val dT = sc(&L, 0);
+    remat_val dT = remat_mul(f, T, sc(&L, 0));
     if (g->adiabatic)
-        dT = remat_neg(f, remat_div(f, remat_mul(f, T, remat_sum_all(f, remat_mul(f, h, omega))),
-                                    remat_mul(f, C, remat_sum_all(f, remat_mul(f, X, th[2])))));
-    remat_val parts[2] = {dX, as1(&L, dT)};
-    remat_val r = remat_concatenate(f, 2, parts, 0);
+        dT = remat_neg(f, remat_div(f, remat_mul(f, T, sum_last(&L, remat_mul(f, h, omega))),
+                                    remat_mul(f, C, sum_last(&L, remat_mul(f, X, th[2])))));
+    remat_val parts[2] = {dX, dT};
+    remat_val r = remat_concatenate(f, 2, parts, L.ys.rank - 1);
     if (remat_fn_status(f) != REMAT_OK)
         return rmi_error(remat_fn_status(f), "kinetics: lowering the gas mechanism: %s", remat_fn_error(f));
     *dydt = r;

@@ -354,9 +354,9 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
     remat_status st = check_inputs(f, m, t, y, params);
     if (st != REMAT_OK)
         return st;
-    /* a gas mechanism, unbatched: its vector form (gas_lower.c) */
-    if (m->gas_plan && m->gas_plan->vec && remat_val_dtype(f, y) == REMAT_F64 && remat_val_shape(f, y).rank == 1 &&
-        params != REMAT_NONE && remat_val_shape(f, params).rank == 1)
+    /* a gas mechanism with one parameter set: its vector form (gas_lower.c) */
+    if (m->gas_plan && m->gas_plan->vec && remat_val_dtype(f, y) == REMAT_F64 && params != REMAT_NONE &&
+        remat_val_shape(f, params).rank == 1)
         return gas_lower_rhs(f, m->gas_plan, y, params, dydt);
     int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m),
         NL = remat_mechanism_let_count(m);
