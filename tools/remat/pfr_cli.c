@@ -332,6 +332,8 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     } else if (c->method && remat_ode_method_parse(c->method, &method) != REMAT_OK) {
         fprintf(stderr, "remat: --method: %s\n", remat_last_error());
         return 0;
+    } else if (!c->method && gas) {
+        method = REMAT_ODE_RODAS5; /* fixed steps (pfr ensemble): a gas mechanism is stiff */
     }
     remat_schedule_spec sched = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10};
     if (c->schedule && remat_schedule_parse(c->schedule, &sched) != REMAT_OK) {

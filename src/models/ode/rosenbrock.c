@@ -134,7 +134,8 @@ static remat_status jacobian(remat_fn *f, const remat_mechanism *m, remat_val t,
     remat_shape ys = remat_val_shape(f, y);
     int timed = t != REMAT_NONE;
     int64_t S = ys.dims[ys.rank - 1];
-    if (!timed && remat_gas_species_count(m) > 0 && ys.rank < REMAT_MAX_RANK)
+    if (!timed && remat_gas_species_count(m) > 0 && ys.rank < REMAT_MAX_RANK &&
+        (params == REMAT_NONE || remat_val_shape(f, params).rank == 1)) /* one parameter set */
         return jacobian_batched(f, m, y, params, J, f0);
     remat_shape ps = params != REMAT_NONE ? remat_val_shape(f, params) : (remat_shape){0};
     remat_fn *g = NULL, *jy = NULL, *jt = NULL;
