@@ -283,6 +283,11 @@ static void sniffing(void **state)
     assert_int_equal(remat_gas_sniff("units: {length: cm}\nphases:\n"), REMAT_GAS_FORMAT_YAML);
     assert_int_equal(remat_gas_sniff("! comment\nELEMENTS\nH O\nEND\n"), REMAT_GAS_FORMAT_CHEMKIN);
     assert_int_equal(remat_gas_sniff("param k1 = 1\nA -> B : k1\n"), REMAT_GAS_FORMAT_NONE);
+    /* .mech files stay .mech files: a species line, a species named like a keyword */
+    assert_int_equal(remat_gas_sniff("species A, B\nparam k = 1\nA -> B : k\n"), REMAT_GAS_FORMAT_NONE);
+    assert_int_equal(remat_gas_sniff("param k = 1\nREAC -> B : k\nSPECIES -> C : k\n"), REMAT_GAS_FORMAT_NONE);
+    assert_int_equal(remat_gas_sniff("SPEC\nH2\nEND\n"), REMAT_GAS_FORMAT_CHEMKIN);
+    assert_int_equal(remat_gas_sniff("REACTIONS KCAL/MOLE\n"), REMAT_GAS_FORMAT_CHEMKIN);
     /* a .mech parse of another format says what it looks like */
     remat_mechanism *m;
     const char *path = write_file("abc.yaml", "units: {length: cm}\nphases: []\n");

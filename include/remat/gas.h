@@ -92,8 +92,10 @@ typedef enum {
 
 /* What a text looks like: Cantera YAML (a top-level "phases:", "species:",
  * "units:", "description:", "generator:" or "reactions:" key) or CHEMKIN
- * (a line that starts with ELEMENTS, ELEM, SPECIES, SPEC, THERMO or
- * REACTIONS), else REMAT_GAS_FORMAT_NONE. NULL: NONE. */
+ * (a line that starts with ELEMENTS, ELEM, SPECIES, SPEC, THERMO, REACTIONS
+ * or REAC in upper case, alone or followed by a blank, with no "->", "<=>"
+ * or ':' on it), else REMAT_GAS_FORMAT_NONE. A .mech file is neither (its
+ * "species A, B" is lower case). NULL: NONE. */
 REMAT_API remat_gas_format remat_gas_sniff(const char *text);
 /* remat_gas_sniff on a file's first 64 KiB; NONE when it cannot be read. */
 REMAT_API remat_gas_format remat_gas_sniff_file(const char *path);

@@ -35,10 +35,20 @@ static remat_status read_text(const char *path, const char *what, char **text, s
     return REMAT_OK;
 }
 
+/* a CHEMKIN section keyword starting the line: upper case as CHEMKIN files
+ * write them (a .mech file's "species A, B" is not one), then the end of
+ * the line or a blank, and no "->", "<=>" or ':' on the line (a .mech
+ * reaction whose first species is named REAC is not one either) */
 static int starts_word(const char *p, const char *w)
 {
     size_t n = strlen(w);
-    return strncasecmp(p, w, n) == 0 && !isalnum((unsigned char)p[n]);
+    if (strncmp(p, w, n) != 0 || (p[n] && p[n] != ' ' && p[n] != '\t' && p[n] != '\r' && p[n] != '\n' && p[n] != '!'))
+        return 0;
+    size_t len = strcspn(p, "\n");
+    for (size_t i = 0; i < len; i++)
+        if (p[i] == ':' || (p[i] == '-' && p[i + 1] == '>') || (p[i] == '<' && p[i + 1] == '='))
+            return 0;
+    return 1;
 }
 
 remat_gas_format remat_gas_sniff(const char *text)
