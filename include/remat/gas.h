@@ -97,7 +97,8 @@ typedef enum {
  * or ':' on it), else REMAT_GAS_FORMAT_NONE. A .mech file is neither (its
  * "species A, B" is lower case). NULL: NONE. */
 REMAT_API remat_gas_format remat_gas_sniff(const char *text);
-/* remat_gas_sniff on a file's first 64 KiB; NONE when it cannot be read. */
+/* remat_gas_sniff on a file's first 64 KiB; NONE when it cannot be read or
+ * is not a regular file (a FIFO is not opened). */
 REMAT_API remat_gas_format remat_gas_sniff_file(const char *path);
 
 /* Reads a Cantera YAML or CHEMKIN file (the format as remat_gas_sniff_file

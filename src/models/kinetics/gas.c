@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -80,7 +81,10 @@ remat_gas_format remat_gas_sniff(const char *text)
 
 remat_gas_format remat_gas_sniff_file(const char *path)
 {
-    if (!path)
+    struct stat sb;
+    /* only a regular file: opening a FIFO would wait for a writer (the
+     * mechanism reader then names what it is) */
+    if (!path || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
         return REMAT_GAS_FORMAT_NONE;
     FILE *f = fopen(path, "rb");
     if (!f)
