@@ -123,6 +123,13 @@ INT_CASE(m_parse_s, remat_mechanism_parse_string(NULL, NULL, &(remat_mechanism *
 INT_CASE(m_parse_f, remat_mechanism_parse_file(NULL, &(remat_mechanism *){0}))
 INT_CASE(m_parse_out, remat_mechanism_parse_string("species A\n", NULL, NULL))
 VOID_CASE(m_free, remat_mechanism_free(NULL))
+/* gas.h */
+INT_CASE(g_read, remat_gas_read(NULL, NULL, &(remat_mechanism *){0}))
+INT_CASE(g_read_out, remat_gas_read("x.yaml", NULL, NULL))
+INT_CASE(g_sniff, remat_gas_sniff(NULL))
+INT_CASE(g_sniff_file, remat_gas_sniff_file(NULL))
+INT_CASE(g_count, remat_gas_species_count(M0))
+INT_CASE(g_state, remat_gas_state(M0, 1000, "H2=1", (double[2]){0}))
 PTR_CASE(m_source, remat_mechanism_source(M0))
 PTR_CASE(m_indep, remat_mechanism_indep_name(M0))
 INT_CASE(m_nspecies, remat_mechanism_species_count(M0))
@@ -494,6 +501,12 @@ static const null_row null_table[] = {
     {"remat_mechanism_parse_file", "1", m_parse_f, 0},
     {"remat_mechanism_parse_string", "1", m_parse_out, 0},
     {"remat_mechanism_free", "-", m_free, 1},
+    {"remat_gas_read", "1", g_read, 0},
+    {"remat_gas_read", "1", g_read_out, 0},
+    {"remat_gas_sniff", "0", g_sniff, 1},
+    {"remat_gas_sniff_file", "0", g_sniff_file, 1},
+    {"remat_gas_species_count", "0", g_count, 0},
+    {"remat_gas_state", "1", g_state, 0},
     {"remat_mechanism_source", "NULL", m_source, 0},
     {"remat_mechanism_indep_name", "NULL", m_indep, 0},
     {"remat_mechanism_species_count", "0", m_nspecies, 0},

@@ -19,7 +19,7 @@ install() { # the packages of "$@" not installed yet
 }
 
 # openmpi-bin, libopenmpi-dev: MPI for src/dist (the 'mpi' suite runs mpirun --oversubscribe)
-install gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libnlopt-dev libcmocka-dev libcjson-dev \
+install gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libnlopt-dev libcmocka-dev libcjson-dev libyaml-dev \
     openmpi-bin libopenmpi-dev \
     libsundials-dev libplplot-dev plplot-driver-cairo fonts-dejavu-core nettle-dev
 # libgccjit (compiled scan loops) keeps its header in gcc's own include

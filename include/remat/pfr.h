@@ -215,7 +215,8 @@ REMAT_API remat_status remat_pfr_minimize(remat_pfr *r, const remat_pfr_minimize
  * forward mode (one loop carrying n_vary tangents, no tape; n_vary <= 64).
  * Fixed steps only (the
  * lanes step together): opt.adaptive is refused; goal and schedule are
- * ignored. Each lane's outlet is bitwise remat_pfr_outlet's for its set; a set
+ * ignored.  Each lane's outlet is bitwise remat_pfr_outlet's for its set (gas mechanisms,
+ * remat/gas.h: to rounding, another lowering); a set
  * whose integration blows up gets non-finite numbers, not an error (an
  * ensemble screens sets; the caller decides).
  *

@@ -34,6 +34,7 @@
 #include "loop.h"
 #include "problems.h"
 #include "kinetics.h"
+#include "gas.h"
 #include "ode.h"
 #include "optim.h"
 #include "nn_data.h"

@@ -42,8 +42,9 @@ static void help(FILE *out)
             "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"
             "  --atol A           adaptive: absolute tolerance (default 1e-9)\n"
             "  --max-steps N      adaptive: attempts before the integration fails (default 4096)\n"
-            "  --json             print one JSON document, numbers in full precision\n",
-            pfr_cli_help_reactor_adaptive, pfr_cli_help_goal, plot_opts_help);
+            "  --json             print one JSON document, numbers in full precision\n"
+            "%s",
+            pfr_cli_help_reactor_adaptive, pfr_cli_help_goal, plot_opts_help, pfr_cli_help_gas);
 }
 
 /* the shortest %g that reads back as v: 0.1, not 0.10000000000000001 */
@@ -142,10 +143,11 @@ static void print_table(const pfr_setup *su, const remat_pfr *r, const double *o
     }
     printf("\n%-*s  %-16s %s\n", w, "species", "inlet", "outlet");
     double sin_ = 0, sout = 0;
+    int K = remat_gas_species_count(m) ? remat_gas_species_count(m) : S; /* a gas state ends with T: not summed */
     for (int s = 0; s < S; s++) {
         printf("%-*s  %-16.9g %.9g\n", w, remat_mechanism_species_name(m, s), su->inlet[s], out[s]);
-        sin_ += su->inlet[s];
-        sout += out[s];
+        sin_ += s < K ? su->inlet[s] : 0;
+        sout += s < K ? out[s] : 0;
     }
     printf("%-*s  %-16.9g %-16.9g (mass balance: outlet - inlet = %.3g)\n", w, "sum", sin_, sout, sout - sin_);
     if (!have_grad) {
@@ -186,15 +188,16 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const double *od
         for (int k = 0; k < remat_mechanism_cond_count(m); k++)
             printf("%s\"%s\": %.17g", k ? ", " : "", remat_mechanism_cond_name(m, k), su->conds[k]);
     }
+    int K = remat_gas_species_count(m) ? remat_gas_species_count(m) : S; /* gas: mole fractions summed, not T */
     printf("},\n  \"inlet\": {");
     for (int s = 0; s < S; s++) {
         printf("%s\"%s\": %.17g", s ? ", " : "", remat_mechanism_species_name(m, s), su->inlet[s]);
-        sin_ += su->inlet[s];
+        sin_ += s < K ? su->inlet[s] : 0;
     }
     printf("},\n  \"outlet\": {");
     for (int s = 0; s < S; s++) {
         printf("%s\"%s\": %.17g", s ? ", " : "", remat_mechanism_species_name(m, s), out[s]);
-        sout += out[s];
+        sout += s < K ? out[s] : 0;
     }
     printf("},\n  \"sum_inlet\": %.17g,\n  \"sum_outlet\": %.17g,\n", sin_, sout);
     if (have_grad) {

@@ -55,6 +55,8 @@ int pfr_cli_option(pfr_cli *c, int code, const char *arg)
     case PFR_OPT_MAXIMIZE: c->maximize = arg; return 1;
     case PFR_OPT_MINIMIZE: c->minimize = arg; return 1;
     case PFR_OPT_SCHEDULE: c->schedule = arg; return 1;
+    case PFR_OPT_ENERGY: c->energy = arg; return 1;
+    case PFR_OPT_THERMO: c->thermo = arg; cli_input("--thermo", arg); return 1;
     case PFR_OPT_LENGTH:
         if (!pfr_cli_positive("--length", arg, "reactor length", &c->length))
             return 0;
@@ -313,6 +315,9 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     remat_ode_method method = seed->method;
     bool adaptive = false;
     int fixed = c->has_steps || c->has_dt;
+    int gas = c->mechanism && pfr_gas_wanted(c);
+    if (!gas && !pfr_gas_options_unused(c))
+        return 0;
     if (c->adaptive_ok == PFR_ADAPTIVE_ASKED && c->has_tol && !c->method) {
         fprintf(stderr, "remat: --rtol, --atol and --max-steps apply to adaptive stepping: add --method tsit5, "
                         "dopri5 or rodas5 (the default is %lld fixed %s steps)\n",
@@ -320,14 +325,18 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
         return 0;
     }
     if ((c->adaptive_ok == PFR_ADAPTIVE_DEFAULT && (c->mechanism || c->method || c->has_tol)) ||
-        (c->adaptive_ok == PFR_ADAPTIVE_ASKED && c->method)) {
-        if (!pfr_cli_adaptive(c->method, fixed, c->has_tol, &method, &adaptive))
+        (c->adaptive_ok == PFR_ADAPTIVE_ASKED && (c->method || gas))) {
+        /* gas mechanisms are stiff: rodas5 unless --method says otherwise */
+        if (!pfr_cli_adaptive(c->method ? c->method : gas && !fixed ? "rodas5" : NULL, fixed, c->has_tol, &method,
+                              &adaptive))
             return 0;
         if (fixed && !c->method)
             method = seed->method; /* --steps/--dt alone: the fixed default stays Euler */
     } else if (c->method && remat_ode_method_parse(c->method, &method) != REMAT_OK) {
         fprintf(stderr, "remat: --method: %s\n", remat_last_error());
         return 0;
+    } else if (!c->method && gas) {
+        method = REMAT_ODE_RODAS5; /* fixed steps (pfr ensemble): a gas mechanism is stiff */
     }
     remat_schedule_spec sched = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 10};
     if (c->schedule && remat_schedule_parse(c->schedule, &sched) != REMAT_OK) {
@@ -336,8 +345,11 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     }
     remat_schedule_format(&sched, s->schedule, sizeof s->schedule);
     s->builtin = c->mechanism == NULL;
-    remat_status st = s->builtin ? remat_mechanism_parse_string(seed->mechanism, "built-in A->B->C", &s->mech)
-                                 : remat_mechanism_parse_file(c->mechanism, &s->mech);
+    remat_status st = gas ? REMAT_OK
+                      : s->builtin ? remat_mechanism_parse_string(seed->mechanism, "built-in A->B->C", &s->mech)
+                                   : remat_mechanism_parse_file(c->mechanism, &s->mech);
+    if (gas && !pfr_gas_load(c, s))
+        return 0;
     if (st != REMAT_OK) {
         fprintf(stderr, "remat: --mechanism: %s\n", remat_last_error());
         return 0;
@@ -354,7 +366,11 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
         goto fail;
     }
     char names[1024];
-    if (c->init) {
+    if (gas) {
+        remat_mechanism_param_values(s->mech, s->params);
+        if (!pfr_gas_inlet(c, s))
+            goto fail;
+    } else if (c->init) {
         if (!pfr_cli_assign("--init", c->init, s->mech, 0, s->inlet))
             goto fail;
     } else if (s->builtin) {
@@ -368,13 +384,13 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     }
     if (s->builtin && params_start)
         memcpy(s->params, seed->start, sizeof *s->params * (size_t)s->P);
-    else
+    else if (!gas)
         remat_mechanism_param_values(s->mech, s->params);
     if (c->params && !pfr_cli_assign("--params", c->params, s->mech, 1, s->params))
         goto fail;
     for (int k = 0; k < remat_mechanism_cond_count(s->mech); k++)
         s->conds[k] = remat_mechanism_cond_value(s->mech, k);
-    if (c->cond && !pfr_names_conds("--cond", c->cond, s->mech, s->conds))
+    if (!gas && c->cond && !pfr_names_conds("--cond", c->cond, s->mech, s->conds)) /* gas: T and P, pfr_gas.c */
         goto fail;
 
     remat_pfr_options *o = &s->opt;
@@ -385,9 +401,10 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     o->schedule = sched;
     if (adaptive) {
         o->adaptive = true;
-        o->rtol = c->has_rtol ? c->rtol : PFR_CLI_RTOL;
-        o->atol = c->has_atol ? c->atol : PFR_CLI_ATOL;
-        o->max_steps = c->max_steps;
+        /* gas mechanisms: mole fractions down to 1e-14 matter (radicals before ignition) */
+        o->rtol = c->has_rtol ? c->rtol : gas ? PFR_GAS_RTOL : PFR_CLI_RTOL;
+        o->atol = c->has_atol ? c->atol : gas ? PFR_GAS_ATOL : PFR_CLI_ATOL;
+        o->max_steps = c->max_steps ? c->max_steps : gas ? PFR_GAS_MAX_STEPS : 0;
     } else if (c->has_dt) {
         double n = ceil(o->length / c->dt * (1 - 1e-9));
         if (!(n <= MAX_STEPS)) {

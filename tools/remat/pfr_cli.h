@@ -43,7 +43,9 @@ enum {
     PFR_OPT_RTOL,
     PFR_OPT_ATOL,
     PFR_OPT_MAX_STEPS,
+    PFR_OPT_ENERGY,
     PFR_OPT_COND,
+    PFR_OPT_THERMO,
     PFR_OPT_COUNT_
 };
 
@@ -58,7 +60,8 @@ enum {
         {"params", required_argument, 0, PFR_OPT_PARAMS}, {"length", required_argument, 0, PFR_OPT_LENGTH},    \
         {"steps", required_argument, 0, PFR_OPT_STEPS}, {"dt", required_argument, 0, PFR_OPT_DT},              \
         {"method", required_argument, 0, PFR_OPT_METHOD}, {"maximize", required_argument, 0, PFR_OPT_MAXIMIZE}, \
-        {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}, {"cond", required_argument, 0, PFR_OPT_COND}
+        {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}, {"energy", required_argument, 0, PFR_OPT_ENERGY}, \
+        {"cond", required_argument, 0, PFR_OPT_COND}, {"thermo", required_argument, 0, PFR_OPT_THERMO}
 
 /* Help lines for the shared options. */
 extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
@@ -66,11 +69,13 @@ extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
 extern const char pfr_cli_help_reactor_adaptive[];
 extern const char pfr_cli_help_goal[];    /* --maximize / --minimize */
 extern const char pfr_cli_help_tol[];     /* --rtol / --atol / --max-steps */
+extern const char pfr_cli_help_gas[];     /* --energy / --cond / --thermo (pfr_gas.c) */
 
 /* The command line, as given. */
 typedef struct {
     const char *mechanism, *init, *params, *method, *maximize, *minimize, *schedule;
-    const char *cond; /* --cond */
+    const char *cond;                  /* --cond: the mechanism's conditions; gas mechanisms: T=..,P=.. (pfr_gas.c) */
+    const char *energy, *thermo;       /* gas mechanisms (pfr_gas.c): --energy, --thermo */
     double length, dt;
     int64_t steps;
     int has_length, has_steps, has_dt;
@@ -137,6 +142,17 @@ typedef struct {
 int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_setup *out);
 void pfr_setup_free(pfr_setup *s);
 
+/* pfr_gas.c: gas mechanisms (remat/gas.h). Whether c names a Cantera YAML
+ * or CHEMKIN file (or gives --thermo); */
+int pfr_gas_wanted(const pfr_cli *c);
+/* reads it with --energy and --thermo into s->mech: 0 with a message; */
+int pfr_gas_load(const pfr_cli *c, pfr_setup *s);
+/* the inlet from --init (normalised mole fractions) and --cond T=..,P=..
+ * (T required; P into the parameter P): 0 with a message. */
+int pfr_gas_inlet(const pfr_cli *c, pfr_setup *s);
+/* 0 with a message when a gas-only option is given for another mechanism. */
+int pfr_gas_options_unused(const pfr_cli *c);
+
 /* Warns on stderr (remat_pfr_negative's rule) when a concentration came out
  * negative: the species, its value and the first z where it is, from the
  * profile y (rows states at z, as remat_pfr_profile writes them) when given,
@@ -180,6 +196,10 @@ int cmd_pfr_ensemble(int argc, char **argv); /* cmd_pfr_ensemble.c */
  * (remat_fit_defaults), so simulate and fit integrate alike */
 #define PFR_CLI_RTOL REMAT_FIT_DEFAULT_RTOL
 #define PFR_CLI_ATOL REMAT_FIT_DEFAULT_ATOL
+/* and for gas mechanisms (pfr_gas.c) */
+#define PFR_GAS_RTOL 1e-8
+#define PFR_GAS_ATOL 1e-14
+#define PFR_GAS_MAX_STEPS 100000
 
 /* A tolerance >= 0 for option opt: 0 with a message when arg is not one. */
 int pfr_cli_tolerance(const char *opt, const char *arg, double *out);

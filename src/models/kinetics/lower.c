@@ -27,6 +27,7 @@
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
+#include "models/kinetics/gas_impl.h"
 #include "models/kinetics/mechanism_impl.h"
 #include "remat/kinetics.h"
 
@@ -357,6 +358,10 @@ remat_status remat_kinetics_rhs(remat_fn *f, const remat_mechanism *m, remat_val
     remat_status st = check_inputs(f, m, t, y, params);
     if (st != REMAT_OK)
         return st;
+    /* a gas mechanism with one parameter set: its vector form (gas_lower.c) */
+    if (m->gas_plan && m->gas_plan->vec && remat_val_dtype(f, y) == REMAT_F64 && params != REMAT_NONE &&
+        remat_val_shape(f, params).rank == 1)
+        return gas_lower_rhs(f, m->gas_plan, y, params, dydt);
     int S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m),
         NL = remat_mechanism_let_count(m);
     lowering L = {.f = f, .m = m, .dt = remat_val_dtype(f, y), .t = t, .y = y, .params = params,

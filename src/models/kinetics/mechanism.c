@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "models/kinetics/mechanism_impl.h"
+#include "remat/gas.h"
 
 static remat_status parse_text(const char *src, size_t n, const char *name, remat_mechanism **out)
 {
@@ -57,6 +58,23 @@ remat_status remat_mechanism_parse_string(const char *text, const char *name_for
     return parse_text(text, strlen(text), name_for_errors ? name_for_errors : "<string>", out);
 }
 
+/* a parse error in a file of another format says so (remat/gas.h reads it) */
+static remat_status hint_format(remat_status st, const char *text, size_t n)
+{
+    char head[4097];
+    size_t k = n < 4096 ? n : 4096;
+    memcpy(head, text, k);
+    head[k] = 0;
+    remat_gas_format f = remat_gas_sniff(head);
+    if (f == REMAT_GAS_FORMAT_NONE)
+        return st;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", remat_last_error());
+    return rmi_error(st, "%s (this looks like a %s file: read it with remat_gas_read, as `remat pfr` does for such "
+                         "files)",
+                     msg, f == REMAT_GAS_FORMAT_YAML ? "Cantera YAML" : "CHEMKIN");
+}
+
 remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out)
 {
     if (!out)
@@ -69,6 +87,8 @@ remat_status remat_mechanism_parse_file(const char *path, remat_mechanism **out)
     remat_status st = rmi_read_file(path, "mechanism file", &text, &n);
     if (st == REMAT_OK)
         st = parse_text(text, n, path, out);
+    if (st == REMAT_ERR_PARSE)
+        st = hint_format(st, text, n);
     rmi_free(text);
     return st;
 }

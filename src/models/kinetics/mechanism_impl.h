@@ -183,6 +183,8 @@ struct remat_mechanism {
     mech_reaction *reactions;
     int nwarnings, capwarnings;
     const char **warnings; /* "file:line:col: warning: ..." (malloc'd list of arena strings) */
+    int ngas; /* gas mechanisms (gas_build.c): the gas species, the state's first ngas; else 0 */
+    const struct gas_plan *gas_plan; /* gas mechanisms: the vectorised lowering's data (gas_lower.c) */
 };
 
 typedef struct {

@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
 #include "remat/ad.h"
+#include "remat/gas.h"
 
 /* k = W^{-1} r: W (..., S, S), r (..., S) */
 static remat_val solve(remat_fn *f, remat_val W, remat_val r) { return remat_linear_solve(f, W, r); }
@@ -71,6 +72,61 @@ static remat_val one_hot(remat_fn *f, remat_dtype dt, const remat_shape *ys, int
     return ys->rank == 1 ? e : remat_broadcast_to(f, e, ys->rank, ys->dims);
 }
 
+/* Gas mechanisms (remat/gas.h), whose right-hand side is vector ops over
+ * reactions: J from one JVP of the RHS on a batch of S copies of y with
+ * the identity as tangents, so the S columns share every op (one gemm
+ * instead of S matrix-vector products); out[..., j, :] = J e_j. */
+static remat_status jacobian_batched(remat_fn *f, const remat_mechanism *m, remat_val y, remat_val params,
+                                     remat_val *J, remat_val *f0)
+{
+    remat_dtype dt = remat_val_dtype(f, y);
+    remat_shape ys = remat_val_shape(f, y), bs = ys;
+    int64_t S = ys.dims[ys.rank - 1];
+    bs.dims[bs.rank] = S; /* (..., S, S): copy j of y at [..., j, :] */
+    bs.dims[bs.rank - 1] = S;
+    bs.rank++;
+    int bdims[REMAT_MAX_RANK];
+    for (int i = 0; i + 1 < ys.rank; i++)
+        bdims[i] = i;
+    bdims[ys.rank - 1] = bs.rank - 1;
+    remat_shape ps = params != REMAT_NONE ? remat_val_shape(f, params) : (remat_shape){0};
+    remat_fn *g = NULL, *jy = NULL;
+    remat_status st = rhs_fn(m, dt, &bs, 0, params != REMAT_NONE ? &ps : NULL, &g);
+    if (st == REMAT_OK)
+        st = remat_jvp(g, 1, (int[]){0}, &jy);
+    if (st == REMAT_OK) {
+        double *id = rmi_calloc((size_t)(S * S), sizeof *id);
+        if (!id) {
+            st = rmi_error(REMAT_ERR_NOMEM, "ode step (rosenbrock): out of memory");
+        } else {
+            for (int64_t i = 0; i < S; i++)
+                id[i * S + i] = 1.0;
+            remat_val eye = remat_const_data(f, dt, 2, (int64_t[]){S, S}, id);
+            rmi_free(id);
+            remat_val args[3] = {remat_broadcast_in_dim(f, y, bs.rank, bs.dims, bdims)}, outs[2];
+            int na = 1;
+            if (params != REMAT_NONE)
+                args[na++] = params;
+            args[na++] = ys.rank == 1 ? eye : remat_broadcast_to(f, eye, bs.rank, bs.dims);
+            if ((st = remat_call(f, jy, na, args, outs)) == REMAT_OK) {
+                int64_t start[REMAT_MAX_RANK] = {0}, limit[REMAT_MAX_RANK];
+                memcpy(limit, bs.dims, sizeof limit);
+                limit[bs.rank - 2] = 1;
+                *f0 = remat_reshape(f, remat_slice(f, outs[0], start, limit, NULL), ys.rank, ys.dims);
+                int perm[REMAT_MAX_RANK];
+                for (int i = 0; i < bs.rank; i++)
+                    perm[i] = i;
+                perm[bs.rank - 2] = bs.rank - 1;
+                perm[bs.rank - 1] = bs.rank - 2;
+                *J = remat_transpose(f, outs[1], perm);
+            }
+        }
+    }
+    remat_fn_free(g);
+    remat_fn_free(jy);
+    return st;
+}
+
 /* J (..., S, S) with J[..., i, j] = df_i/dy_j, f(t, y) and, when timed, df/dt */
 static remat_status jacobian(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y, remat_val params,
                              remat_val *J, remat_val *f0, remat_val *dfdt)
@@ -79,6 +135,9 @@ static remat_status jacobian(remat_fn *f, const remat_mechanism *m, remat_val t,
     remat_shape ys = remat_val_shape(f, y);
     int timed = t != REMAT_NONE;
     int64_t S = ys.dims[ys.rank - 1];
+    if (!timed && remat_gas_species_count(m) > 0 && ys.rank < REMAT_MAX_RANK &&
+        (params == REMAT_NONE || remat_val_shape(f, params).rank == 1)) /* one parameter set */
+        return jacobian_batched(f, m, y, params, J, f0);
     remat_shape ps = params != REMAT_NONE ? remat_val_shape(f, params) : (remat_shape){0};
     remat_fn *g = NULL, *jy = NULL, *jt = NULL;
     remat_val *cols = rmi_malloc(sizeof *cols * (size_t)S);

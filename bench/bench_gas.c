@@ -1,0 +1,107 @@
+/*
+ * bench_gas.c — a gas mechanism's constant-pressure ignition (remat/gas.h)
+ * through remat_pfr: the forward integration (adaptive Rodas5) and the
+ * forward + reverse pass giving d T(t_sens) / d every parameter (all rate
+ * multipliers m<i> and Arrhenius A, b, Ea: one reverse pass). Its Cantera
+ * twin is bench/gas_cantera.py (CVODES, forward sensitivities of T to every
+ * multiplier), on the same problem and tolerances.
+ *
+ *   ./build/bench/bench_gas MECH COMPOSITION T0 LENGTH T_SENS [RTOL ATOL ROUNDS]
+ *   ./build/bench/bench_gas data/mechanisms/h2o2.yaml H2=2,O2=1,N2=3.76 1100 1.78e-4 7.1e-5 1e-8 1e-14 5
+ *
+ * One JSON document on stdout: the first call of each (compiling) and the
+ * median wall time of the warm calls, in ms, with the integrator's steps.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "remat/remat.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_gas: %s: %s\n", what, remat_last_error());
+    exit(1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 6) {
+        fprintf(stderr, "usage: bench_gas MECH COMPOSITION T0 LENGTH T_SENS [RTOL ATOL ROUNDS]\n");
+        return 2;
+    }
+    double T0 = atof(argv[3]), L = atof(argv[4]), ts = atof(argv[5]);
+    double rtol = argc > 6 ? atof(argv[6]) : 1e-8, atol = argc > 7 ? atof(argv[7]) : 1e-14;
+    int rounds = argc > 8 ? atoi(argv[8]) : 5;
+    remat_mechanism *m;
+    if (remat_gas_read(argv[1], NULL, &m) != REMAT_OK)
+        die("reading");
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m), K = remat_gas_species_count(m);
+    double *y0 = calloc((size_t)S, sizeof *y0), *p = calloc((size_t)P, sizeof *p), *out = calloc((size_t)S, sizeof *out);
+    double *grad = calloc((size_t)P, sizeof *grad), stats[REMAT_ODE_STATS], obj;
+    if (remat_gas_state(m, T0, argv[2], y0) != REMAT_OK)
+        die("composition");
+    remat_mechanism_param_values(m, p);
+    remat_pfr_options o = {.method = REMAT_ODE_RODAS5, .length = L, .inlet = y0, .adaptive = true, .rtol = rtol,
+                           .atol = atol, .max_steps = 1000000, .goal = REMAT_PFR_MINIMIZE, .species = K};
+    remat_pfr *fwd, *sens;
+    if (remat_pfr_new(m, &o, &fwd) != REMAT_OK)
+        die("reactor");
+    o.length = ts;
+    if (remat_pfr_new(m, &o, &sens) != REMAT_OK)
+        die("reactor");
+    double *tf = calloc((size_t)rounds, sizeof *tf), *tg = calloc((size_t)rounds, sizeof *tg);
+    double t = now_ms();
+    if (remat_pfr_outlet(fwd, p, out) != REMAT_OK)
+        die("outlet");
+    double first_fwd = now_ms() - t;
+    t = now_ms();
+    if (remat_pfr_objective(sens, p, &obj, grad) != REMAT_OK)
+        die("gradient");
+    double first_grad = now_ms() - t;
+    for (int r = 0; r < rounds; r++) {
+        t = now_ms();
+        remat_pfr_outlet(fwd, p, out);
+        tf[r] = now_ms() - t;
+        t = now_ms();
+        remat_pfr_objective(sens, p, &obj, grad);
+        tg[r] = now_ms() - t;
+    }
+    remat_pfr_integration_stats(fwd, p, stats);
+    double steps = stats[REMAT_ODE_STAT_ACCEPTED], rejected = stats[REMAT_ODE_STAT_REJECTED];
+    remat_pfr_integration_stats(sens, p, stats);
+    printf("{\"mechanism\": \"%s\", \"species\": %d, \"reactions\": %d, \"params\": %d, \"T0\": %g, \"length\": %g, "
+           "\"t_sens\": %g, \"rtol\": %g, \"atol\": %g, \"rounds\": %d,\n",
+           argv[1], K, remat_mechanism_reaction_count(m), P, T0, L, ts, rtol, atol, rounds);
+    printf(" \"forward\": {\"T_end\": %.10g, \"steps\": %.0f, \"rejected\": %.0f, \"first_ms\": %.3f, \"median_ms\": %.3f},\n",
+           out[K], steps, rejected, first_fwd, median(tf, rounds));
+    printf(" \"gradient_all_params\": {\"T\": %.10g, \"dT_dm1\": %.6g, \"steps\": %.0f, \"first_ms\": %.3f, "
+           "\"median_ms\": %.3f}}\n",
+           obj, grad[1], stats[REMAT_ODE_STAT_ACCEPTED], first_grad, median(tg, rounds));
+    remat_pfr_free(fwd);
+    remat_pfr_free(sens);
+    remat_mechanism_free(m);
+    free(y0), free(p), free(out), free(grad), free(tf), free(tg);
+    return 0;
+}

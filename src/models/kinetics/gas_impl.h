@@ -1,0 +1,158 @@
+/*
+ * gas_impl.h (internal) — gas-phase mechanisms read from Cantera YAML or
+ * CHEMKIN-II input (remat/gas.h).
+ *
+ * Both readers fill one description (gas_desc: species with NASA 7-coefficient
+ * thermo, reactions with their rate parameterisation, every number in SI
+ * units with the mole as quantity: m, s, mol, J, Pa, K); gas_build.c turns
+ * the description into an ordinary remat_mechanism (lets, ODE right-hand
+ * sides, params), so everything that takes a mechanism takes a gas one.
+ *
+ *   gas_yaml.c      Cantera YAML through libyaml
+ *   gas_ck.c        CHEMKIN-II: ELEMENTS, SPECIES, THERMO, REACTIONS
+ *   gas_equation.c  "2 H + O2 (+M) <=> ..." shared by both
+ *   gas_units.c     "cm^3/mol/s", "kcal/mol", "atm" to SI
+ *   gas_build.c     the description to a mechanism
+ */
+#ifndef REMAT_MODELS_KINETICS_GAS_IMPL_H
+#define REMAT_MODELS_KINETICS_GAS_IMPL_H
+
+#include "core/arena.h"
+#include "models/kinetics/mechanism_impl.h"
+#include "remat/gas.h"
+#include "remat/graph.h"
+
+/* Constants as Cantera 3 defines them (ct_defs.h), per mole. */
+#define GAS_AVOGADRO 6.02214076e23
+#define GAS_R 8.31446261815324 /* J/mol/K: Boltzmann 1.380649e-23 x Avogadro */
+#define GAS_ONE_ATM 101325.0
+
+typedef struct {
+    double A, b, Ea; /* k = A T^b exp(-Ea / (R T)); A in (m^3/mol)^(n-1)/s, Ea in J/mol */
+} gas_arrhenius;
+
+typedef enum {
+    GAS_ELEMENTARY = 0,
+    GAS_THREE_BODY,
+    GAS_FALLOFF,
+    GAS_CHEM_ACT,  /* chemically activated */
+    GAS_PLOG,
+    GAS_KIND_COUNT
+} gas_kind;
+
+typedef enum { GAS_F_LINDEMANN = 0, GAS_F_TROE, GAS_F_SRI } gas_falloff;
+
+typedef struct {
+    int species;
+    double nu; /* > 0 */
+} gas_term;
+
+typedef struct {
+    int line;
+    gas_kind kind;
+    gas_term *side[2]; /* reactants, products (repeats summed) */
+    int nside[2];
+    int reversible;
+    int duplicate;
+    gas_arrhenius k;    /* elementary, three-body; falloff: high-P; chem. act.: low-P */
+    gas_arrhenius k2;   /* falloff: low-P; chem. act.: high-P */
+    int has_rev;        /* explicit reverse (CHEMKIN REV) */
+    gas_arrhenius rev;
+    gas_falloff ff;
+    double troe[4];     /* A, T3, T1, T2 */
+    int troe_t2;        /* T2 given */
+    double sri[5];      /* a, b, c, d, e */
+    double *eff;        /* [nspecies] collision efficiencies (three-body, falloff), NULL: all default */
+    double default_eff;
+    int collider;       /* (+AR): that species alone is the third body; -1: M */
+    int nplog;
+    double *plog_p;     /* [nplog] Pa, ascending, repeats allowed (summed) */
+    gas_arrhenius *plog_k;
+    int norders;        /* explicit orders (FORD / orders) */
+    gas_term *orders;
+} gas_reaction;
+
+typedef struct {
+    const char *name;
+    int line;
+    int nranges;        /* 1 or 2 */
+    double tmin, tmid, tmax;
+    double lo[7], hi[7]; /* lo: [tmin, tmid]; hi: [tmid, tmax] (nranges 2) */
+    int has_thermo;
+} gas_species;
+
+typedef struct {
+    remat_arena arena;
+    const char *file;   /* for messages */
+    gas_species *sp;
+    int nsp, capsp;
+    gas_reaction *rx;
+    int nrx, caprx;
+} gas_desc;
+
+/* REMAT_ERR_PARSE "file:line: message". */
+remat_status gas_error(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+remat_status gas_nomem(const char *file);
+
+int gas_find_species(const gas_desc *d, const char *name, size_t len); /* -1: none */
+gas_species *gas_add_species(gas_desc *d);                          /* zeroed; NULL: out of memory */
+gas_reaction *gas_add_reaction(gas_desc *d);                        /* zeroed, collider -1, default_eff 1 */
+
+/* Parses a reaction equation into r->side, r->reversible; for kind
+ * GAS_THREE_BODY / GAS_FALLOFF / GAS_CHEM_ACT the "+ M" or "(+M)" is
+ * checked and removed; *has_m says what the equation had: 0 none, 1 "+ M",
+ * 2 "(+M)" or "(+SPECIES)" (r->collider set for a species). */
+remat_status gas_parse_equation(gas_desc *d, gas_reaction *r, const char *eq, size_t n, int *has_m);
+
+/* Units. A unit system: factors to SI per dimension. */
+typedef struct {
+    double length, quantity, time, energy, pressure, act_energy; /* act_energy: J/mol per unit; 0: energy/quantity */
+    int act_kelvin; /* activation energies in K (Ea/R) */
+} gas_units;
+void gas_units_default(gas_units *u); /* Cantera's: m, kmol, s, J, Pa */
+/* The SI factor of a unit expression ("cm^3/mol/s", "kcal/mol", "atm");
+ * *kelvin = 1 for "K" alone. 0 with an error naming it. */
+remat_status gas_unit_factor(const char *file, int line, const char *text, double *factor, int *kelvin);
+/* Sets one dimension of u from "length: cm" etc. */
+remat_status gas_units_set(const char *file, int line, gas_units *u, const char *dim, const char *unit);
+
+/* Reaction order of the forward rate expression (reactants or explicit orders),
+ * plus one for a third body; the factor that takes A to SI. */
+double gas_reactant_order(const gas_reaction *r);
+double gas_a_factor(const gas_units *u, double order);
+
+/* The vectorised lowering (gas_lower.c): the mechanism as constant vectors
+ * and matrices over species (K) and reactions (N), built with it
+ * (gas_plan_build) and kept in its arena. vec = 0 where it does not apply
+ * (PLOG, non-integer orders or coefficients, more than GAS_SLOTS reactant
+ * or product molecules): the expression DAG is lowered as for .mech files. */
+#define GAS_SLOTS 4
+typedef struct gas_plan {
+    int K, N, vec, adiabatic;
+    int R, Pn;                   /* reactant and product slots used */
+    double *th[2][3];            /* [lo/hi][h, s, cp]: K x 7 rows over (1, T, T^2, T^3, T^4, 1/T, log T) */
+    double *tmid;                /* [K]; one range: +inf */
+    double *rsel[GAS_SLOTS], *rpad[GAS_SLOTS]; /* N x K 0/1 selection, [N] 1 for an empty slot */
+    double *psel[GAS_SLOTS], *ppad[GAS_SLOTS];
+    double *nut;                 /* K x N net stoichiometry */
+    double *nueq, *dneq;         /* N x K, [N]: reactions whose reverse comes from equilibrium; else 0 */
+    double *revmask;             /* [N] 1 if reversible */
+    double *eff;                 /* N x K third-body efficiencies (a collider: 1 for it; none: 0) */
+    double *is_tb, *is_fo, *is_ca, *is_troe, *is_sri, *has_rev; /* [N] masks */
+    double *k2A, *k2b, *k2Ea;    /* [N] falloff low-P / chem. act. high-P (1, 0, 0 elsewhere) */
+    double *troeA, *rt3, *rt1, *t2, *w2;
+    double *sa, *sb, *scinv, *scw, *sd, *se;
+    double *revA, *revb, *revEa;
+} gas_plan;
+remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, gas_plan **out);
+/* dydt for y (S,) and params (P,) of dtype f64 by the plan */
+remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *dydt);
+
+/* Readers. */
+remat_status gas_read_yaml(gas_desc *d, const char *text, size_t n, const remat_gas_options *opt);
+remat_status gas_read_chemkin(gas_desc *d, const char *text, size_t n, const char *thermo_file,
+                              const char *thermo, size_t nthermo);
+/* Description -> mechanism (thermo and reactions checked). */
+remat_status gas_build(const gas_desc *d, const remat_gas_options *opt, remat_mechanism **out);
+
+#endif

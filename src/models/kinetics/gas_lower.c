@@ -1,0 +1,337 @@
+/*
+ * gas_lower.c — a gas mechanism's right-hand side as vector ops.
+ *
+ * The expression DAG of gas_build.c lowers one scalar op per node: GRI-Mech
+ * 3.0 becomes tens of thousands of ops per evaluation, and Rodas5's
+ * Jacobian (one JVP per state) multiplies that by 54. Here the same model is
+ * written over vectors of species (K) and reactions (N): the thermo as
+ * K x 7 matrices times (1, T, T^2, T^3, T^4, 1/T, log T), concentrations
+ * gathered into reactant slots by 0/1 matrices (a product of one non-zero
+ * term per row, exact), third bodies as an efficiency matrix, falloff
+ * functions for all reactions with constants that make them 1 elsewhere,
+ * and production rates as the stoichiometric matrix times q. The values
+ * agree with the DAG's reference evaluator to rounding (tests/test_gas.c),
+ * not bit for bit: sums run in another order.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "models/kinetics/gas_impl.h"
+
+static double *vec(remat_arena *a, size_t n, double fill, int *oom)
+{
+    double *v = rmi_arena_alloc(a, (n ? n : 1) * sizeof *v);
+    if (!v) {
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = fill;
+    return v;
+}
+
+static void thermo_rows(const double *a, double *h, double *s, double *cp)
+{
+    const double hh[7] = {a[0], a[1] / 2, a[2] / 3, a[3] / 4, a[4] / 5, a[5], 0};
+    const double ss[7] = {a[6], a[1], a[2] / 2, a[3] / 3, a[4] / 4, 0, a[0]};
+    const double cc[7] = {a[0], a[1], a[2], a[3], a[4], 0, 0};
+    memcpy(h, hh, sizeof hh);
+    memcpy(s, ss, sizeof ss);
+    memcpy(cp, cc, sizeof cc);
+}
+
+/* slots of one side (or the orders): 0 when an amount is not an integer or there are too many */
+static int fill_slots(const gas_term *t, int n, int K, int row, double **sel, int *used)
+{
+    int slot = 0;
+    for (int j = 0; j < n; j++) {
+        double nu = t[j].nu;
+        if (nu != floor(nu) || nu < 0)
+            return 0;
+        for (int c = 0; c < (int)nu; c++) {
+            if (slot == GAS_SLOTS)
+                return 0;
+            sel[slot][(size_t)row * K + t[j].species] = 1;
+            slot++;
+        }
+    }
+    if (slot > *used)
+        *used = slot;
+    return 1;
+}
+
+remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, gas_plan **out)
+{
+    int oom = 0, K = d->nsp, N = d->nrx;
+    size_t NK = (size_t)N * K;
+    gas_plan *g = rmi_arena_alloc(a, sizeof *g);
+    if (!g)
+        return gas_nomem(d->file);
+    g->K = K, g->N = N, g->adiabatic = adiabatic, g->vec = 1;
+    for (int r = 0; r < 2; r++)
+        for (int q = 0; q < 3; q++)
+            g->th[r][q] = vec(a, (size_t)K * 7, 0, &oom);
+    g->tmid = vec(a, K, INFINITY, &oom);
+    for (int k = 0; k < GAS_SLOTS; k++) {
+        g->rsel[k] = vec(a, NK, 0, &oom), g->psel[k] = vec(a, NK, 0, &oom);
+        g->rpad[k] = vec(a, N, 0, &oom), g->ppad[k] = vec(a, N, 0, &oom);
+    }
+    g->nut = vec(a, NK, 0, &oom), g->nueq = vec(a, NK, 0, &oom), g->eff = vec(a, NK, 0, &oom);
+    double **masks[] = {&g->dneq, &g->revmask, &g->is_tb, &g->is_fo, &g->is_ca, &g->is_troe, &g->is_sri,
+                        &g->has_rev, &g->k2b, &g->k2Ea, &g->rt3, &g->rt1, &g->t2, &g->w2, &g->sb, &g->scinv,
+                        &g->scw, &g->se, &g->revb, &g->revEa, &g->revA};
+    for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++)
+        *masks[i] = vec(a, N, 0, &oom);
+    g->k2A = vec(a, N, 1, &oom), g->troeA = vec(a, N, 0.5, &oom), g->sa = vec(a, N, 1, &oom);
+    g->sd = vec(a, N, 1, &oom);
+    if (oom)
+        return gas_nomem(d->file);
+    for (int k = 0; k < K; k++) {
+        const gas_species *sp = &d->sp[k];
+        for (int r = 0; r < 2; r++)
+            thermo_rows(r && sp->nranges == 2 ? sp->hi : sp->lo, g->th[r][0] + 7 * k, g->th[r][1] + 7 * k,
+                        g->th[r][2] + 7 * k);
+        if (sp->nranges == 2)
+            g->tmid[k] = sp->tmid;
+    }
+    for (int i = 0; i < N && g->vec; i++) {
+        const gas_reaction *r = &d->rx[i];
+        if (r->kind == GAS_PLOG) {
+            g->vec = 0;
+            break;
+        }
+        const gas_term *ord = r->norders ? r->orders : r->side[0];
+        int nord = r->norders ? r->norders : r->nside[0];
+        if (!fill_slots(ord, nord, K, i, g->rsel, &g->R) || !fill_slots(r->side[1], r->nside[1], K, i, g->psel, &g->Pn)) {
+            g->vec = 0;
+            break;
+        }
+        for (int side = 0; side < 2; side++)
+            for (int j = 0; j < r->nside[side]; j++) {
+                double nu = side ? r->side[side][j].nu : -r->side[side][j].nu;
+                int k = r->side[side][j].species;
+                g->nut[(size_t)k * N + i] += nu;
+                if (r->reversible && !r->has_rev) {
+                    g->nueq[(size_t)i * K + k] += nu;
+                    g->dneq[i] += nu;
+                }
+            }
+        g->revmask[i] = r->reversible;
+        if (r->has_rev) {
+            g->has_rev[i] = 1;
+            g->revA[i] = r->rev.A, g->revb[i] = r->rev.b, g->revEa[i] = r->rev.Ea;
+        }
+        int third = r->kind == GAS_THREE_BODY || r->kind == GAS_FALLOFF || r->kind == GAS_CHEM_ACT;
+        for (int k = 0; third && k < K; k++)
+            g->eff[(size_t)i * K + k] = r->collider >= 0 ? (k == r->collider) : r->eff ? r->eff[k] : r->default_eff;
+        g->is_tb[i] = r->kind == GAS_THREE_BODY;
+        g->is_fo[i] = r->kind == GAS_FALLOFF;
+        g->is_ca[i] = r->kind == GAS_CHEM_ACT;
+        if (r->kind == GAS_FALLOFF || r->kind == GAS_CHEM_ACT) {
+            g->k2A[i] = r->k2.A, g->k2b[i] = r->k2.b, g->k2Ea[i] = r->k2.Ea;
+            if (r->ff == GAS_F_TROE) {
+                g->is_troe[i] = 1;
+                g->troeA[i] = r->troe[0];
+                /* Cantera: 1/T3 infinite for T3 = 0 (then exp(-T/T3) = 0); large and finite here,
+                 * so that its derivative is 0, not 0 * inf */
+                g->rt3[i] = fabs(r->troe[1]) < 1e-300 ? 1e300 : 1 / r->troe[1];
+                g->rt1[i] = fabs(r->troe[2]) < 1e-300 ? 1e300 : 1 / r->troe[2];
+                g->t2[i] = r->troe[3], g->w2[i] = r->troe_t2;
+            } else if (r->ff == GAS_F_SRI) {
+                g->is_sri[i] = 1;
+                g->sa[i] = r->sri[0], g->sb[i] = r->sri[1], g->sd[i] = r->sri[3], g->se[i] = r->sri[4];
+                g->scw[i] = r->sri[2] != 0, g->scinv[i] = r->sri[2] != 0 ? 1 / r->sri[2] : 0;
+            }
+        }
+    }
+    for (int k = 0; k < GAS_SLOTS; k++)
+        for (int i = 0; i < N; i++) {
+            double rs = 0, ps = 0;
+            for (int j = 0; j < K; j++)
+                rs += g->rsel[k][(size_t)i * K + j], ps += g->psel[k][(size_t)i * K + j];
+            g->rpad[k][i] = rs == 0, g->ppad[k][i] = ps == 0;
+        }
+    *out = g;
+    return REMAT_OK;
+}
+
+/* ---- lowering ---- */
+
+typedef struct {
+    remat_fn *f;
+    int64_t K, N;
+    remat_shape ys; /* y's shape: (S,) or batched (..., S) */
+} lw;
+
+static remat_val cvec(lw *L, const double *v, int64_t n) { return remat_const_data(L->f, REMAT_F64, 1, &n, v); }
+static remat_val cmat(lw *L, const double *v, int64_t r, int64_t c)
+{
+    return remat_const_data(L->f, REMAT_F64, 2, ((int64_t[]){r, c}), v);
+}
+/* A x for a constant A (r x c) and x (c,), or x A^T for a batch x (..., c):
+ * one gemm over the batch (the Jacobian's S tangents at once) */
+static remat_val mv(lw *L, const double *A, int64_t r, int64_t c, remat_val x)
+{
+    if (L->ys.rank == 1)
+        return remat_matmul(L->f, cmat(L, A, r, c), x);
+    double *t = rmi_malloc(sizeof *t * (size_t)(r * c > 0 ? r * c : 1));
+    if (!t)
+        return remat_matmul(L->f, x, remat_transpose(L->f, cmat(L, A, r, c), ((int[]){1, 0})));
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++)
+            t[j * r + i] = A[i * c + j];
+    remat_val v = remat_matmul(L->f, x, cmat(L, t, c, r));
+    rmi_free(t);
+    return v;
+}
+
+/* the last axis of y's shape, sized n */
+static remat_shape last(const lw *L, int64_t n)
+{
+    remat_shape s = L->ys;
+    s.dims[s.rank - 1] = n;
+    return s;
+}
+
+/* a slice [a, b) of y's last axis */
+static remat_val cut(lw *L, remat_val y, int64_t a, int64_t b)
+{
+    int64_t start[REMAT_MAX_RANK] = {0}, limit[REMAT_MAX_RANK];
+    memcpy(limit, L->ys.dims, sizeof limit);
+    start[L->ys.rank - 1] = a;
+    limit[L->ys.rank - 1] = b;
+    return remat_slice(L->f, y, start, limit, NULL);
+}
+
+/* the sum over the last axis, kept as (..., 1) */
+static remat_val sum_last(lw *L, remat_val x)
+{
+    remat_shape s = last(L, 1);
+    return remat_reshape(L->f, remat_sum(L->f, x, 1, ((int[]){L->ys.rank - 1})), s.rank, s.dims);
+}
+
+static remat_val sc(lw *L, double v) { return remat_scalar(L->f, REMAT_F64, v); }
+
+/* A exp(b log T - Ea / (R T)) over vectors */
+static remat_val arrh(lw *L, remat_val A, remat_val b, remat_val Ea, remat_val logT, remat_val invT)
+{
+    remat_fn *f = L->f;
+    return remat_mul(f, A, remat_exp(f, remat_sub(f, remat_mul(f, b, logT),
+                                                   remat_mul(f, remat_div(f, Ea, sc(L, GAS_R)), invT))));
+}
+
+static remat_val log10v(lw *L, remat_val x) { return remat_div(L->f, remat_log(L->f, x), sc(L, M_LN10)); }
+
+static remat_val slot_product(lw *L, int n, double *const *sel, double *const *pad, remat_val conc)
+{
+    remat_val p = REMAT_NONE;
+    for (int k = 0; k < n; k++) {
+        remat_val c = remat_add(L->f, mv(L, sel[k], L->N, L->K, conc), cvec(L, pad[k], L->N));
+        p = k ? remat_mul(L->f, p, c) : c;
+    }
+    return n ? p : remat_const_fill(L->f, REMAT_F64, 1, &L->N, 1.0);
+}
+
+remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *dydt)
+{
+    lw L = {.f = f, .K = g->K, .N = g->N, .ys = remat_val_shape(f, y)};
+    int64_t K = g->K, N = g->N;
+    /* X (..., K) and T, P, C as (..., 1) (unbatched: (1,)), so everything broadcasts */
+    remat_val X = cut(&L, y, 0, K);
+    remat_val T = cut(&L, y, K, K + 1), P = remat_index(f, params, 0);
+    remat_val logT = remat_log(f, T), invT = remat_div(f, sc(&L, 1), T);
+    remat_val C = remat_div(f, P, remat_mul(f, sc(&L, GAS_R), T));
+    remat_val T2 = remat_mul(f, T, T), T3 = remat_mul(f, T2, T), T4 = remat_mul(f, T3, T);
+    remat_shape s1 = last(&L, 1);
+    remat_val one = remat_broadcast_to(f, remat_const_fill(f, REMAT_F64, 1, ((int64_t[]){1}), 1.0), s1.rank, s1.dims);
+    remat_val pows[7] = {one, T, T2, T3, T4, invT, logT};
+    remat_val v = remat_concatenate(f, 7, pows, L.ys.rank - 1);
+    remat_val hi = remat_gt(f, T, cvec(&L, g->tmid, K));
+    remat_val th[3];
+    for (int q = 0; q < 3; q++) {
+        if (q == 2 && !g->adiabatic)
+            break;
+        remat_val lo = mv(&L, g->th[0][q], K, 7, v);
+        remat_val up = mv(&L, g->th[1][q], K, 7, v);
+        th[q] = remat_select(f, hi, up, lo);
+    }
+    remat_val h = th[0], gk = remat_sub(f, th[0], th[1]);
+    remat_val conc = remat_mul(f, C, X);
+
+    /* rate constants */
+    remat_val m = remat_slice(f, params, ((int64_t[]){1}), ((int64_t[]){1 + N}), NULL);
+    remat_val arr = remat_reshape(f, remat_slice(f, params, ((int64_t[]){1 + N}), ((int64_t[]){1 + 4 * N}), NULL), 2,
+                                  ((int64_t[]){N, 3}));
+    remat_val col[3];
+    for (int c = 0; c < 3; c++)
+        col[c] = remat_reshape(f, remat_slice(f, arr, ((int64_t[]){0, c}), ((int64_t[]){N, c + 1}), NULL), 1, &N);
+    remat_val kmain = arrh(&L, col[0], col[1], col[2], logT, invT);
+    remat_val k2 = arrh(&L, cvec(&L, g->k2A, N), cvec(&L, g->k2b, N), cvec(&L, g->k2Ea, N), logT, invT);
+    remat_val M = mv(&L, g->eff, N, K, conc);
+    remat_val is_ca = cvec(&L, g->is_ca, N);
+    remat_val k0 = remat_select(f, is_ca, kmain, k2), kinf = remat_select(f, is_ca, k2, kmain);
+    /* Pr = 1 outside falloff reactions: log10(max(Pr, 1e-300)) at Pr = 0 would give the
+     * Jacobian's reverse pass 1/x^2 = inf there, and inf * 0 = NaN */
+    remat_val ones = remat_const_fill(f, REMAT_F64, 1, &N, 1.0);
+    remat_val Pr = remat_select(f, remat_add(f, is_ca, cvec(&L, g->is_fo, N)), remat_div(f, remat_mul(f, k0, M), kinf),
+                                ones);
+    remat_val lpr = log10v(&L, remat_max(f, Pr, sc(&L, 1e-300)));
+    /* Troe */
+    remat_val tA = cvec(&L, g->troeA, N);
+    remat_val Fc = remat_add(
+        f,
+        remat_add(f, remat_mul(f, remat_sub(f, sc(&L, 1), tA), remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt3, N))))),
+                  remat_mul(f, tA, remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt1, N)))))),
+        remat_mul(f, cvec(&L, g->w2, N), remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->t2, N), invT)))));
+    remat_val lfc = log10v(&L, remat_max(f, Fc, sc(&L, 1e-300)));
+    remat_val cc = remat_sub(f, sc(&L, -0.4), remat_mul(f, sc(&L, 0.67), lfc));
+    remat_val nn = remat_sub(f, sc(&L, 0.75), remat_mul(f, sc(&L, 1.27), lfc));
+    remat_val lc = remat_add(f, lpr, cc);
+    remat_val f1 = remat_div(f, lc, remat_sub(f, nn, remat_mul(f, sc(&L, 0.14), lc)));
+    remat_val Ftroe = remat_exp(
+        f, remat_mul(f, sc(&L, M_LN10), remat_div(f, lfc, remat_add(f, sc(&L, 1), remat_mul(f, f1, f1)))));
+    /* SRI */
+    remat_val w0 = remat_add(
+        f, remat_mul(f, cvec(&L, g->sa, N), remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->sb, N), invT)))),
+        remat_mul(f, cvec(&L, g->scw, N), remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->scinv, N))))));
+    remat_val xx = remat_div(f, sc(&L, 1), remat_add(f, sc(&L, 1), remat_mul(f, lpr, lpr)));
+    remat_val Fsri = remat_mul(f, remat_exp(f, remat_mul(f, xx, remat_log(f, w0))),
+                               remat_mul(f, cvec(&L, g->sd, N), remat_exp(f, remat_mul(f, cvec(&L, g->se, N), logT))));
+    remat_val F = remat_select(f, cvec(&L, g->is_troe, N), Ftroe, remat_select(f, cvec(&L, g->is_sri, N), Fsri, ones));
+    remat_val onePr = remat_add(f, sc(&L, 1), Pr);
+    remat_val factor = remat_select(
+        f, cvec(&L, g->is_tb, N), M,
+        remat_select(f, cvec(&L, g->is_fo, N), remat_mul(f, remat_div(f, Pr, onePr), F),
+                     remat_select(f, is_ca, remat_div(f, F, onePr), ones)));
+    remat_val kf = remat_mul(f, kmain, factor);
+
+    /* rates of progress */
+    remat_val rprod = slot_product(&L, g->R, g->rsel, g->rpad, conc);
+    remat_val pprod = slot_product(&L, g->Pn, g->psel, g->ppad, conc);
+    remat_val logC0 = remat_sub(f, sc(&L, log(GAS_ONE_ATM / GAS_R)), logT);
+    remat_val dg = remat_sub(f, mv(&L, g->nueq, N, K, gk),
+                             remat_mul(f, cvec(&L, g->dneq, N), logC0));
+    remat_val kr_eq = remat_mul(f, kf, remat_min(f, remat_exp(f, dg), sc(&L, 1e300)));
+    remat_val kr_rev = arrh(&L, cvec(&L, g->revA, N), cvec(&L, g->revb, N), cvec(&L, g->revEa, N), logT, invT);
+    remat_val kr = remat_select(f, cvec(&L, g->has_rev, N), kr_rev, kr_eq);
+    remat_val q = remat_mul(f, m, remat_sub(f, remat_mul(f, kf, rprod),
+                                             remat_mul(f, cvec(&L, g->revmask, N), remat_mul(f, kr, pprod))));
+
+    /* production rates, the state's derivatives */
+    remat_val omega = mv(&L, g->nut, K, N, q);
+    remat_val total = sum_last(&L, omega);
+    remat_val dX = remat_div(f, remat_sub(f, omega, remat_mul(f, X, total)), C);
+    remat_val dT = remat_mul(f, T, sc(&L, 0));
+    if (g->adiabatic)
+        dT = remat_neg(f, remat_div(f, remat_mul(f, T, sum_last(&L, remat_mul(f, h, omega))),
+                                    remat_mul(f, C, sum_last(&L, remat_mul(f, X, th[2])))));
+    remat_val parts[2] = {dX, dT};
+    remat_val r = remat_concatenate(f, 2, parts, L.ys.rank - 1);
+    if (remat_fn_status(f) != REMAT_OK)
+        return rmi_error(remat_fn_status(f), "kinetics: lowering the gas mechanism: %s", remat_fn_error(f));
+    *dydt = r;
+    return REMAT_OK;
+}

@@ -1,0 +1,462 @@
+/*
+ * test_gas.c — reading gas mechanisms (remat/gas.h): the model's right-hand
+ * side on small files against hand-computed values, the formats told apart,
+ * the initial state, and every unsupported feature and malformed file as an
+ * error naming file:line and what is wrong.
+ */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remat/remat.h"
+
+#define R_GAS 8.31446261815324
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/remat_test_gas_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[2][400];
+    static int which;
+    char *p = path[which ^= 1];
+    snprintf(p, 400, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+/* two species with thermo that is a constant cp = 3.5 R (h/RT = 3.5 + a6/T) */
+#define HEAD                                                                                                   \
+    "units: {length: cm, time: s, quantity: mol, activation-energy: cal/mol}\n"                                \
+    "phases:\n"                                                                                                \
+    "- name: gas\n"                                                                                            \
+    "  thermo: ideal-gas\n"                                                                                    \
+    "  species: [A, B, M2]\n"                                                                                  \
+    "  kinetics: gas\n"                                                                                        \
+    "species:\n"                                                                                               \
+    "- name: A\n"                                                                                              \
+    "  composition: {H: 2}\n"                                                                                  \
+    "  thermo: {model: NASA7, temperature-ranges: [200, 1000, 3500],\n"                                         \
+    "    data: [[3.5, 0, 0, 0, 0, -1000, 1], [3.5, 0, 0, 0, 0, -1000, 1]]}\n"                                    \
+    "- name: B\n"                                                                                              \
+    "  composition: {H: 2}\n"                                                                                  \
+    "  thermo: {model: NASA7, temperature-ranges: [200, 1000, 3500],\n"                                         \
+    "    data: [[3.5, 0, 0, 0, 0, -3000, 2], [4.5, 0, 0, 0, 0, -3000, 2]]}\n"                                    \
+    "- name: M2\n"                                                                                             \
+    "  composition: {Ar: 1}\n"                                                                                 \
+    "  thermo: {model: NASA7, temperature-ranges: [200, 3500],\n"                                               \
+    "    data: [[2.5, 0, 0, 0, 0, 0, 3]]}\n"
+
+static remat_mechanism *read_ok(const char *name, const char *text, remat_gas_energy energy)
+{
+    remat_gas_options o = {.energy = energy};
+    remat_mechanism *m = NULL;
+    assert_ok(remat_gas_read(write_file(name, text), &o, &m));
+    return m;
+}
+
+static void expect_error(const char *name, const char *text, const char *thermo, const char *want_line,
+                         const char *want)
+{
+    const char *path = write_file(name, text);
+    remat_gas_options o = {.thermo = thermo};
+    remat_mechanism *m = (remat_mechanism *)1;
+    remat_status st = remat_gas_read(path, &o, &m);
+    if (st == REMAT_OK)
+        fail_msg("%s: read without error, expected '%s'", name, want);
+    assert_null(m);
+    const char *msg = remat_last_error();
+    char where[512];
+    snprintf(where, sizeof where, "%s:%s:", path, want_line);
+    if (!strstr(msg, where) || !strstr(msg, want))
+        fail_msg("%s: got '%s', expected '%s' and '%s'", name, msg, where, want);
+}
+
+/* A -> B elementary, irreversible: dX/dt from the formula */
+static void elementary_rhs(void **state)
+{
+    (void)state;
+    remat_mechanism *m = read_ok("el.yaml",
+                                 HEAD "reactions:\n"
+                                      "- equation: A => B\n"
+                                      "  rate-constant: {A: 2.0e3, b: 0.5, Ea: 1000}\n",
+                                 REMAT_GAS_ISOTHERMAL);
+    assert_int_equal(remat_gas_species_count(m), 3);
+    assert_int_equal(remat_mechanism_species_count(m), 4);
+    assert_string_equal(remat_mechanism_species_name(m, 3), "T");
+    assert_int_equal(remat_mechanism_param_find(m, "m1"), 1);
+    double y[4], p[8], dy[4];
+    assert_ok(remat_gas_state(m, 900, "A=1,B=1,M2=2", y));
+    assert_true(y[0] == 0.25 && y[1] == 0.25 && y[2] == 0.5 && y[3] == 900);
+    remat_mechanism_param_values(m, p);
+    assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, dy));
+    double k = 2.0e3 * sqrt(900) * exp(-1000 * 4.184 / (R_GAS * 900)); /* first order: no unit change */
+    double C = 101325 / (R_GAS * 900), q = k * C * 0.25;
+    /* dX_A/dt = (omega_A - X_A (omega_A + omega_B)) / C = -q / C */
+    assert_true(fabs(dy[0] - (-q / C)) <= 1e-14 * fabs(q / C));
+    assert_true(fabs(dy[1] - (q / C)) <= 1e-14 * fabs(q / C));
+    assert_true(dy[2] == 0 && dy[3] == 0);
+    /* the multiplier scales the rate */
+    p[1] = 3;
+    assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, dy));
+    assert_true(fabs(dy[0] - (-3 * q / C)) <= 1e-14 * fabs(q / C));
+    remat_mechanism_free(m);
+}
+
+/* A <=> B reversible, adiabatic: Kc from the thermo, dT/dt from the enthalpies,
+ * the high range of B's polynomial above T_mid and the low one at and below it */
+static void reversible_energy(void **state)
+{
+    (void)state;
+    remat_mechanism *m = read_ok("rev.yaml",
+                                 HEAD "reactions:\n"
+                                      "- equation: A <=> B\n"
+                                      "  rate-constant: {A: 1.0e4, b: 0, Ea: 0}\n",
+                                 REMAT_GAS_ADIABATIC);
+    for (int hi = 0; hi < 2; hi++) {
+        double T = hi ? 1000.0000000000001 : 1000, y[4], p[8], dy[4];
+        assert_ok(remat_gas_state(m, T, "A=3,B=1", y));
+        remat_mechanism_param_values(m, p);
+        assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, dy));
+        double cpB = hi ? 4.5 : 3.5, hA = 3.5 - 1000 / T, hB = cpB - 3000 / T;
+        double sA = 3.5 * log(T) + 1, sB = cpB * log(T) + 2;
+        double Kc = exp(-((hB - sB) - (hA - sA)));
+        double C = 101325 / (R_GAS * T), q = 1e4 * (C * 0.75 - C * 0.25 / Kc);
+        double dT = -T * (hA * -q + hB * q) / (C * (0.75 * 3.5 + 0.25 * cpB));
+        assert_true(fabs(dy[0] - (-q / C)) <= 1e-12 * fabs(q / C));
+        assert_true(fabs(dy[3] - dT) <= 1e-12 * fabs(dT));
+    }
+    remat_mechanism_free(m);
+}
+
+/* three-body with efficiencies, Troe falloff, PLOG between its pressures */
+static void third_body_falloff_plog(void **state)
+{
+    (void)state;
+    remat_mechanism *m = read_ok("tb.yaml",
+                                 HEAD "reactions:\n"
+                                      "- equation: A + M => B + M\n"
+                                      "  type: three-body\n"
+                                      "  rate-constant: {A: 1.0e6, b: 0, Ea: 0}\n"
+                                      "  efficiencies: {M2: 0.5}\n"
+                                      "- equation: A (+M) => B (+M)\n"
+                                      "  type: falloff\n"
+                                      "  low-P-rate-constant: {A: 1.0e9, b: 0, Ea: 0}\n"
+                                      "  high-P-rate-constant: {A: 100.0, b: 0, Ea: 0}\n"
+                                      "  Troe: {A: 0.5, T3: 100.0, T1: 1000.0}\n"
+                                      "- equation: A => B\n"
+                                      "  type: pressure-dependent-Arrhenius\n"
+                                      "  rate-constants:\n"
+                                      "  - {P: 0.1 atm, A: 10.0, b: 0, Ea: 0}\n"
+                                      "  - {P: 10 atm, A: 1000.0, b: 0, Ea: 0}\n",
+                                 REMAT_GAS_ISOTHERMAL);
+    double T = 1200, y[4], p[16], dy[4];
+    assert_ok(remat_gas_state(m, T, "A=1,M2=1", y));
+    remat_mechanism_param_values(m, p);
+    assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, dy));
+    double C = 101325 / (R_GAS * T), CA = 0.5 * C, M1 = C - 0.5 * 0.5 * C;
+    double q1 = 1e6 * 1e-6 * M1 * CA; /* cm^3/mol/s to m^3/mol/s */
+    double k0 = 1e9 * 1e-6, kinf = 100, Pr = k0 * C / kinf;
+    double Fc = 0.5 * exp(-T / 100) + 0.5 * exp(-T / 1000), lfc = log10(Fc);
+    double cc = -0.4 - 0.67 * lfc, nn = 0.75 - 1.27 * lfc, lc = log10(Pr) + cc;
+    double f1 = lc / (nn - 0.14 * lc), F = pow(10, lfc / (1 + f1 * f1));
+    double q2 = kinf * Pr / (1 + Pr) * F * CA;
+    double q3 = 100 * CA; /* 1 atm is halfway in log P between 0.1 and 10 atm */
+    double want = -(q1 + q2 + q3) / C;
+    assert_true(fabs(dy[0] - want) <= 1e-12 * fabs(want));
+    assert_int_equal(remat_mechanism_param_find(m, "A3"), -1); /* PLOG: no Arrhenius params */
+    remat_mechanism_free(m);
+}
+
+/* the vector lowering (gas_lower.c, what integrators run) against the
+ * reference evaluator on every rate form it takes: SRI falloff with one
+ * collider, chemically activated Troe with efficiencies and a default,
+ * three-body, explicit orders, reversible and not, isothermal and adiabatic;
+ * and a chemically activated SRI rate by hand */
+static void vector_lowering(void **state)
+{
+    (void)state;
+    const char *text = HEAD "reactions:\n"
+                            "- equation: A + B (+M2) <=> 2 B (+M2)\n"
+                            "  type: falloff\n"
+                            "  low-P-rate-constant: {A: 1.0e12, b: 0.5, Ea: 100}\n"
+                            "  high-P-rate-constant: {A: 1.0e6, b: 0.2, Ea: 200}\n"
+                            "  SRI: {A: 0.5, B: 100.0, C: 1000.0, D: 1.2, E: 0.1}\n"
+                            "- equation: A + B (+M) => 2 A (+M)\n"
+                            "  type: chemically-activated\n"
+                            "  low-P-rate-constant: {A: 1.0e8, b: 0, Ea: 0}\n"
+                            "  high-P-rate-constant: {A: 1.0e3, b: 0, Ea: 0}\n"
+                            "  SRI: {A: 0.5, B: 100.0, C: 1000.0}\n"
+                            "  efficiencies: {B: 2.0}\n"
+                            "  default-efficiency: 0.5\n"
+                            "- equation: 2 A + M <=> B + M\n"
+                            "  type: three-body\n"
+                            "  rate-constant: {A: 1.0e14, b: -1, Ea: 0}\n"
+                            "- equation: A + B (+M) <=> 2 B (+M)\n"
+                            "  type: falloff\n"
+                            "  low-P-rate-constant: {A: 1.0e10, b: 0, Ea: 0}\n"
+                            "  high-P-rate-constant: {A: 1.0e5, b: 0, Ea: 0}\n"
+                            "  Troe: {A: 0.6, T3: 0, T1: 500.0, T2: 4000.0}\n"
+                            "- equation: A + B => 2 B\n"
+                            "  rate-constant: {A: 1.0e9, b: 0, Ea: 500}\n"
+                            "  orders: {A: 2}\n";
+    for (int e = 0; e < 2; e++) {
+        remat_mechanism *m = read_ok("vec.yaml", text, e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC);
+        remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
+        assert_non_null(f);
+        remat_program *prog = compile_ok(f);
+        double y[4], p[32], ref[4], got[4], t = 0;
+        int64_t s4 = 4, pn = remat_mechanism_param_count(m);
+        assert_true(pn <= 32);
+        assert_ok(remat_gas_state(m, 1234, "A=1,B=2,M2=0.5", y));
+        remat_mechanism_param_values(m, p);
+        p[2] = 1.7; /* m2 */
+        assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, ref));
+        remat_tensor in[3] = {remat_tensor_f64(&t, 0, NULL), remat_tensor_f64(y, 1, &s4), remat_tensor_f64(p, 1, &pn)};
+        remat_tensor out[1] = {remat_tensor_f64(got, 1, &s4)};
+        assert_ok(remat_run(prog, 3, in, 1, out, NULL));
+        for (int k = 0; k < 4; k++)
+            if (!(fabs(got[k] - ref[k]) <= 1e-12 * fabs(ref[k]) + 1e-300))
+                fail_msg("dy/dt[%d]: vector %.17g, reference %.17g", k, got[k], ref[k]);
+        remat_program_free(prog);
+        remat_fn_free(f);
+        /* batched (2, S), as Rodas5's Jacobian runs it: each row the reference's */
+        f = remat_fn_new("batched");
+        remat_val yb = remat_arg(f, "y", REMAT_F64, 2, ((int64_t[]){2, 4})), pb = remat_arg(f, "p", REMAT_F64, 1, &pn);
+        remat_val db;
+        assert_ok(remat_kinetics_rhs(f, m, REMAT_NONE, yb, pb, &db));
+        remat_fn_output(f, db);
+        prog = compile_ok(f);
+        double y2[8], got2[8], ref2[4];
+        memcpy(y2, y, sizeof y);
+        assert_ok(remat_gas_state(m, 900, "A=2,B=1,M2=1", y2 + 4));
+        remat_tensor in2[2] = {remat_tensor_f64(y2, 2, ((int64_t[]){2, 4})), remat_tensor_f64(p, 1, &pn)};
+        remat_tensor out2[1] = {remat_tensor_f64(got2, 2, ((int64_t[]){2, 4}))};
+        assert_ok(remat_run(prog, 2, in2, 1, out2, NULL));
+        for (int row = 0; row < 2; row++) {
+            assert_ok(remat_mechanism_eval_rhs(m, 0, y2 + 4 * row, p, ref2));
+            for (int k = 0; k < 4; k++)
+                if (!(fabs(got2[4 * row + k] - ref2[k]) <= 1e-12 * fabs(ref2[k]) + 1e-300))
+                    fail_msg("batched row %d dy/dt[%d]: %.17g, reference %.17g", row, k, got2[4 * row + k], ref2[k]);
+        }
+        remat_program_free(prog);
+        remat_fn_free(f);
+        /* reaction 2 alone by hand: chemically activated, SRI, efficiencies */
+        double T = 1234, C = 101325 / (R_GAS * T), cA = C / 3.5, cB = 2 * C / 3.5, cM = 0.5 * C / 3.5;
+        double M = 0.5 * (cA + cM) + 2 * cB, k0 = 1e8 * 1e-6 /* cm^3/mol/s, order 2 */, kinf = 1e3;
+        double Pr = k0 * M / kinf, lpr = log10(Pr), xx = 1 / (1 + lpr * lpr);
+        double F = pow(0.5 * exp(-100 / T) + exp(-T / 1000), xx);
+        double q2 = k0 / (1 + Pr) * F * cA * cB; /* A + B => 2 A: omega_A = q2, sum omega = 0 */
+        for (int i = 1; i <= 5; i++)
+            p[i] = i == 2;
+        assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, ref));
+        if (!(fabs(ref[0] - q2 / C) <= 1e-12 * q2 / C))
+            fail_msg("chemically activated SRI: dX_A/dt %.17g, by hand %.17g", ref[0], q2 / C);
+        remat_mechanism_free(m);
+    }
+}
+
+static void sniffing(void **state)
+{
+    (void)state;
+    assert_int_equal(remat_gas_sniff("units: {length: cm}\nphases:\n"), REMAT_GAS_FORMAT_YAML);
+    assert_int_equal(remat_gas_sniff("! comment\nELEMENTS\nH O\nEND\n"), REMAT_GAS_FORMAT_CHEMKIN);
+    assert_int_equal(remat_gas_sniff("param k1 = 1\nA -> B : k1\n"), REMAT_GAS_FORMAT_NONE);
+    /* .mech files stay .mech files: a species line, a species named like a keyword */
+    assert_int_equal(remat_gas_sniff("species A, B\nparam k = 1\nA -> B : k\n"), REMAT_GAS_FORMAT_NONE);
+    assert_int_equal(remat_gas_sniff("param k = 1\nREAC -> B : k\nSPECIES -> C : k\n"), REMAT_GAS_FORMAT_NONE);
+    assert_int_equal(remat_gas_sniff("SPEC\nH2\nEND\n"), REMAT_GAS_FORMAT_CHEMKIN);
+    assert_int_equal(remat_gas_sniff("REACTIONS KCAL/MOLE\n"), REMAT_GAS_FORMAT_CHEMKIN);
+    /* a .mech parse of another format says what it looks like */
+    remat_mechanism *m;
+    const char *path = write_file("abc.yaml", "units: {length: cm}\nphases: []\n");
+    assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_ERR_PARSE);
+    assert_non_null(strstr(remat_last_error(), "this looks like a Cantera YAML file"));
+    path = write_file("abc.inp", "ELEMENTS\nH O\nEND\nSPECIES\nH2 O2\nEND\n");
+    assert_int_equal(remat_mechanism_parse_file(path, &m), REMAT_ERR_PARSE);
+    assert_non_null(strstr(remat_last_error(), "this looks like a CHEMKIN file"));
+}
+
+static void state_errors(void **state)
+{
+    (void)state;
+    remat_mechanism *m = read_ok("st.yaml", HEAD "reactions: []\n", REMAT_GAS_ADIABATIC);
+    double y[4];
+    assert_int_equal(remat_gas_state(m, 1000, "A=1,C=2", y), REMAT_ERR_VALUE);
+    assert_non_null(strstr(remat_last_error(), "'C' is not a gas species"));
+    assert_int_equal(remat_gas_state(m, 1000, "A=-1", y), REMAT_ERR_VALUE);
+    assert_int_equal(remat_gas_state(m, 1000, "A=0", y), REMAT_ERR_VALUE);
+    assert_int_equal(remat_gas_state(m, -5, "A=1", y), REMAT_ERR_VALUE);
+    assert_int_equal(remat_gas_state(m, 1000, "T=1", y), REMAT_ERR_VALUE);
+    remat_mechanism_free(m);
+    remat_mechanism *mech = parse("A -> B : 1\n");
+    assert_int_equal(remat_gas_species_count(mech), 0);
+    assert_int_equal(remat_gas_state(mech, 1000, "A=1", y), REMAT_ERR_ARG);
+    remat_mechanism_free(mech);
+}
+
+static void unsupported_yaml(void **state)
+{
+    (void)state;
+    expect_error("surf.yaml",
+                 "phases:\n- name: s\n  thermo: ideal-surface\n  species: [A]\nspecies:\n- name: A\n", NULL, "3",
+                 "surface and edge phases");
+    expect_error("rk.yaml", "phases:\n- name: s\n  thermo: Redlich-Kwong\n  species: [A]\n", NULL, "3",
+                 "non-ideal phases are left out");
+    expect_error("ion.yaml",
+                 "phases:\n- name: g\n  thermo: ideal-gas\n  species: [E]\nspecies:\n- name: E\n"
+                 "  composition: {E: 1}\n",
+                 NULL, "7", "charged species");
+    expect_error("nasa9.yaml",
+                 "phases:\n- name: g\n  thermo: ideal-gas\n  species: [A]\nspecies:\n- name: A\n"
+                 "  thermo: {model: NASA9, data: []}\n",
+                 NULL, "7", "thermo model 'NASA9' is not supported");
+    expect_error("cheb.yaml",
+                 HEAD "reactions:\n- equation: A => B\n  type: Chebyshev\n  temperature-range: [300, 2000]\n", NULL,
+                 "22", "Chebyshev rates are left out");
+    expect_error("bm.yaml", HEAD "reactions:\n- equation: A => B\n  type: Blowers-Masel\n", NULL, "22",
+                 "rate type 'Blowers-Masel' is not supported");
+    expect_error("cov.yaml",
+                 HEAD "reactions:\n- equation: A => B\n  rate-constant: {A: 1, b: 0, Ea: 0}\n"
+                      "  coverage-dependencies: {A: [0, 0, 0]}\n",
+                 NULL, "23", "'coverage-dependencies' is not supported");
+    expect_error("iface.yaml",
+                 "phases:\n- name: g\n  thermo: ideal-gas\n  kinetics: surface\n  species: [A]\n", NULL, "4",
+                 "kinetics 'surface' is not supported");
+}
+
+static void malformed_yaml(void **state)
+{
+    (void)state;
+    expect_error("syntax.yaml", "units: {length: cm\nphases:\n", NULL, "2", "YAML:");
+    expect_error("nophase.yaml", "units: {length: cm}\nspecies: []\n", NULL, "0", "phases");
+    expect_error("unit.yaml", "units: {length: furlong}\nphases: []\n", NULL, "1", "unknown unit 'furlong'");
+    expect_error("undecl.yaml", HEAD "reactions:\n- equation: A + C => B\n  rate-constant: {A: 1, b: 0, Ea: 0}\n",
+                 NULL, "21", "species 'C' in the reaction equation is not declared");
+    expect_error("noarrow.yaml", HEAD "reactions:\n- equation: A B\n  rate-constant: {A: 1, b: 0, Ea: 0}\n", NULL,
+                 "21", "has no '<=>'");
+    expect_error("norate.yaml", HEAD "reactions:\n- equation: A => B\n", NULL, "21", "needs a rate-constant");
+    expect_error("badnum.yaml", HEAD "reactions:\n- equation: A => B\n  rate-constant: {A: x1, b: 0, Ea: 0}\n",
+                 NULL, "22", "'x1' is not a number");
+    expect_error("tbm.yaml",
+                 HEAD "reactions:\n- equation: A => B\n  type: three-body\n  rate-constant: {A: 1, b: 0, Ea: 0}\n",
+                 NULL, "21", "needs '+ M'");
+    expect_error("fom.yaml",
+                 HEAD "reactions:\n- equation: A + M => B + M\n  type: falloff\n"
+                      "  low-P-rate-constant: {A: 1, b: 0, Ea: 0}\n  high-P-rate-constant: {A: 1, b: 0, Ea: 0}\n",
+                 NULL, "21", "needs '(+M)'");
+    expect_error("nothermo.yaml",
+                 "phases:\n- name: g\n  thermo: ideal-gas\n  species: [A]\nspecies:\n- name: A\n", NULL, "6",
+                 "has no thermo");
+    expect_error("dup.yaml",
+                 "phases:\n- name: g\n  thermo: ideal-gas\n  species: [A, A]\nspecies:\n- name: A\n"
+                 "  thermo: {model: NASA7, temperature-ranges: [200, 3500], data: [[2.5, 0, 0, 0, 0, 0, 3]]}\n",
+                 NULL, "6", "declared twice");
+    expect_error("neither.txt", "hello\n", NULL, "1", "neither a Cantera YAML file");
+}
+
+#define CK_HEAD "ELEMENTS\nH O\nEND\nSPECIES\nH2 O2 H2O\nEND\n"
+#define CK_THERMO                                                                                             \
+    "THERMO\n300.0 1000.0 5000.0\n"                                                                            \
+    "H2                      H   2               G   200.000  3500.000 1000.000    1\n"                         \
+    " 3.50000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
+    "-1.00000000E+03 1.00000000E+00 3.50000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
+    " 0.00000000E+00 0.00000000E+00-1.00000000E+03 1.00000000E+00                   4\n"                        \
+    "O2                      O   2               G   200.000  3500.000 1000.000    1\n"                         \
+    " 3.50000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
+    "-1.00000000E+03 2.00000000E+00 3.50000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
+    " 0.00000000E+00 0.00000000E+00-1.00000000E+03 2.00000000E+00                   4\n"                        \
+    "H2O                     H   2O   1          G   200.000  3500.000 1000.000    1\n"                         \
+    " 4.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
+    "-3.00000000E+04 3.00000000E+00 4.00000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
+    " 0.00000000E+00 0.00000000E+00-3.00000000E+04 3.00000000E+00                   4\n"                        \
+    "END\n"
+
+/* a CHEMKIN file: units of its REACTIONS line, thermo inside, FORD, REV */
+static void chemkin_reads(void **state)
+{
+    (void)state;
+    remat_mechanism *m = read_ok("a.inp",
+                                 CK_HEAD CK_THERMO "REACTIONS KJOULES/MOLE MOLECULES\n"
+                                                   "2H2+O2=>2H2O  1.0E-30 0.0 10.0 ! a comment\n"
+                                                   "FORD /H2 1.0/\n"
+                                                   "H2+O2<=>H2O+O2  1.0E-20 0.0 0.0\n"
+                                                   "REV /2.0E-20 0.0 0.0/\n"
+                                                   "END\n",
+                                 REMAT_GAS_ISOTHERMAL);
+    double T = 1500, y[4], p[16], dy[4];
+    assert_ok(remat_gas_state(m, T, "H2=2,O2=1", y));
+    remat_mechanism_param_values(m, p);
+    /* molecules: A (cm^3/molec)^(n-1)/s to (m^3/mol)^(n-1)/s; FORD: order 1 in H2, 1 in O2 (n = 2) */
+    double A1 = 1e-30 * 1e-6 * 6.02214076e23, Ea1 = 10e3;
+    assert_true(fabs(p[remat_mechanism_param_find(m, "A1")] - A1) <= 1e-15 * A1);
+    assert_true(p[remat_mechanism_param_find(m, "Ea1")] == Ea1);
+    assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, dy));
+    double C = 101325 / (R_GAS * T), cH2 = C * 2 / 3, cO2 = C / 3;
+    double q1 = A1 * exp(-Ea1 / (R_GAS * T)) * cH2 * cO2;
+    double A2 = 1e-20 * 1e-6 * 6.02214076e23, q2 = A2 * cH2 * cO2; /* reverse: H2O absent */
+    double omega_h2 = -2 * q1 - q2, omega_o2 = -q1, omega_h2o = 2 * q1 + q2, tot = omega_h2 + omega_o2 + omega_h2o;
+    double want = (omega_h2 - y[0] * tot) / C;
+    assert_true(fabs(dy[0] - want) <= 1e-12 * fabs(want));
+    remat_mechanism_free(m);
+}
+
+static void unsupported_chemkin(void **state)
+{
+    (void)state;
+    const char *rx = CK_HEAD CK_THERMO "REACTIONS\n"; /* the reaction is on line 23 */
+    char buf[4096];
+#define CK(name, tail, line, want)                                                                            \
+    snprintf(buf, sizeof buf, "%s%s", rx, tail);                                                              \
+    expect_error(name, buf, NULL, line, want)
+    CK("onem.inp", "H2+O2<=>2H2O(+M) 1 0 0\n", "23", "'(+M)' must stand on both sides");
+    CK("cheb2.inp", "H2+O2<=>2H2O 1 0 0\nCHEB /7 4/\n", "24", "CHEB is not supported (Chebyshev rates are left out)");
+    CK("tdep.inp", "H2+O2<=>2H2O 1 0 0\nTDEP /H2/\n", "24", "TDEP is not supported");
+    CK("low.inp", "H2+O2<=>2H2O 1 0 0\nLOW /1 0 0/\n", "23", "LOW or HIGH needs '(+M)'");
+    CK("nolow.inp", "H2+O2(+M)<=>2H2O(+M) 1 0 0\n", "23", "needs a LOW or HIGH line");
+    CK("rev.inp", "H2+O2=>2H2O 1 0 0\nREV /1 0 0/\n", "24", "REV on an irreversible reaction");
+    CK("eff.inp", "H2+O2<=>2H2O 1 0 0\nH2/2.0/\n", "23", "third-body efficiencies need");
+    CK("aux.inp", "H2+O2<=>2H2O 1 0 0\nFOO /2.0/\n", "24", "'FOO' is not a species nor a supported CHEMKIN keyword");
+    CK("nums.inp", "H2+O2<=>2H2O 1 0\n", "23", "ends with its Arrhenius parameters");
+#undef CK
+    expect_error("units.inp", CK_HEAD CK_THERMO "REACTIONS CALORIES\nEND\n", NULL, "22",
+                 "REACTIONS: unknown unit 'CALORIES'");
+    expect_error("ions.inp", "ELEMENTS\nH E\nEND\n", NULL, "2", "charged species");
+    expect_error("ion2.inp", "ELEMENTS\nH\nEND\nSPECIES\nH+\nEND\n", NULL, "5", "charged species");
+    expect_error("nothermo.inp", CK_HEAD "REACTIONS\nEND\n", NULL, "1", "no THERMO section");
+    expect_error("tran.inp", CK_HEAD "TRANSPORT\nEND\n", NULL, "7", "TRANSPORT");
+    expect_error("badthermo.inp", CK_HEAD "THERMO\n300 1000 5000\nH2   G\n 1 2\n", NULL, "10", "15-column");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(elementary_rhs), cmocka_unit_test(reversible_energy),
+        cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(vector_lowering), cmocka_unit_test(sniffing),
+        cmocka_unit_test(state_errors), cmocka_unit_test(unsupported_yaml),
+        cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads),
+        cmocka_unit_test(unsupported_chemkin),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
