@@ -41,7 +41,8 @@ static void help(FILE *out)
             "a declared lower bound gets --min-param. Declared bounds win over --min-param.\n"
             "With no options: the seed's run (maximize C_B of the built-in A->B->C reactor from\n"
             "k1 = 0.5, k2 = 0.3 with Adam, lr 0.1, 50 iterations, min-param 0.01).\n"
-            "--method tsit5, dopri5 or rodas5 without --steps/--dt integrates adaptively.\n"
+            "It integrates as pfr simulate does: with --mechanism (or --method tsit5, dopri5 or\n"
+            "rodas5, or a tolerance) adaptively, unless --steps/--dt ask for fixed steps.\n"
             "\n"
             "%s%s%s"
             "                     (default for the built-in mechanism: --maximize B; required with\n"
@@ -62,7 +63,7 @@ static void help(FILE *out)
             "\n"
             "--params gives the start (default: the declared values; for the built-in mechanism\n"
             "the seed's start k1=0.5,k2=0.3).\n",
-            pfr_cli_help_reactor, pfr_cli_help_tol, pfr_cli_help_goal, plot_opts_help_log);
+            pfr_cli_help_reactor_adaptive, pfr_cli_help_tol, pfr_cli_help_goal, plot_opts_help_log);
 }
 
 /* "Optimizing rate constants to maximize intermediate B:" (the built-in
@@ -371,7 +372,7 @@ int cmd_pfr_optimize(int argc, char **argv)
         {0, 0, 0, 0},
     };
     const remat_pfr_seed_problem *seed = remat_pfr_seed();
-    pfr_cli c = {.adaptive_ok = PFR_ADAPTIVE_ASKED};
+    pfr_cli c = {.adaptive_ok = PFR_ADAPTIVE_DEFAULT}; /* simulate's choice of integration */
     opt_args a = {.optimizer = -1, .lr = seed->lr, .min_param = seed->min_param, .iters = seed->iters};
     const char *plot_path = NULL;
     int json = 0, code;
