@@ -1,0 +1,103 @@
+/*
+ * loop_exec_lanes.c — the compiled executor's ops both loop nodes share
+ * (loop_lanes.h), each one kernel call per run of steps:
+ *
+ *   TAPE       tape over n steps, tapes at a stride of one tape
+ *   REVERSE    reverse over each run of taped steps, walking the tapes down
+ *   RECOMPUTE  recompute over each run of taped steps, from snapshots at a
+ *              stride of dslot (or from the current carry)
+ *
+ * A call stays within one row group of a worker's store. Evaluation counts
+ * and the sub-programs' runs (behind ops_executed) are the interpreted
+ * executor's (loop_exec.c), so stats and bits are the same.
+ */
+#include "scan/loop_lanes.h"
+
+/* the tape buffers at tape, d (+1, -1) apart; returns the steps one call may take */
+static inline int64_t set_tape(loop_lanes_view *b, int64_t tape, int64_t d, int64_t n)
+{
+    const loop_core *c = b->c;
+    const scan_body_vjp *V = c->vjp;
+    int64_t lane;
+    const char *p = rmi_loop_lanes_item(b, b->tapes, V->tape_bytes, tape, &lane);
+    for (int t = 0; t < c->n_taped; t++) {
+        const int q = b->S->base[LB_TAPE] + t;
+        rmi_loop_lanes_set_at(b, q, p + V->res_off[c->res_taped[t]], lane,
+                              rmi_loop_lanes_item_stride(b, q, V->tape_bytes, d));
+    }
+    return rmi_loop_lanes_run_len(b, tape, d, n);
+}
+
+static inline void steps(loop_lanes_view *b, int64_t k, int dk, bool rev)
+{
+    if (b->kind->steps)
+        b->kind->steps(b, k, dk, rev);
+}
+
+/* how many of steps k, k-1, .. (at most n) have a tape, in a row */
+static inline int64_t taped_back(const loop_lanes_view *b, int64_t k, int64_t n)
+{
+    return b->kind->taped_back ? b->kind->taped_back(b, k, n) : n;
+}
+
+/* n steps reversed (the range at lane 0 counts) */
+static inline void count_reversed(loop_lanes_view *b, int64_t n)
+{
+    if (b->lane0 == 0)
+        b->c->reversed += n;
+    rmi_loop_lanes_count(b, b->c->p_bwd, n, false);
+}
+
+void rmi_loop_lanes_tape(void *x, int64_t step, int64_t n, int64_t tape)
+{
+    loop_lanes_view *b = x;
+    for (int64_t q = 0, c; q < n; q += c) {
+        c = set_tape(b, tape + q, 1, n - q);
+        steps(b, step + q, 1, false);
+        rmi_loop_lanes_call(b, LKI_TAPE, c);
+        rmi_loop_lanes_count(b, b->c->p_fwd, c, true);
+    }
+}
+
+void rmi_loop_lanes_reverse(void *x, int64_t step, int64_t n, int64_t tape)
+{
+    loop_lanes_view *b = x;
+    for (int64_t q = 0, c; q < n; q += c) {
+        c = taped_back(b, step - q, n - q);
+        if (c == 0) { /* untaped: absent from the reverse pass */
+            c = 1;
+            continue;
+        }
+        c = set_tape(b, tape - q, -1, c);
+        steps(b, step - q, -1, true);
+        rmi_loop_lanes_call(b, LKI_REVERSE, c);
+        count_reversed(b, c);
+    }
+}
+
+void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    loop_lanes_view *b = x;
+    REMAT_ASSERT(slot >= 0 || n == 1);
+    for (int64_t q = 0, c; q < n; q += c) {
+        c = taped_back(b, step - q, n - q);
+        if (c == 0) {
+            c = 1;
+            continue;
+        }
+        if (slot >= 0) {
+            c = rmi_loop_lanes_set_shot(b, slot + q * dslot, dslot, c);
+        } else { /* from the current carry (packed: unpacked into next, the view's lanes) */
+            const loop_core *L = b->c;
+            const char *from = b->S->packed ? L->next : L->cur;
+            for (int i = 0; i < L->nc; i++)
+                rmi_loop_lanes_set(b, LB_SHOT, i, from + L->carry_off[i], 0);
+            if (b->S->packed)
+                rmi_loop_lanes_call(b, LKI_UNPACK, 1);
+        }
+        steps(b, step - q, -1, true);
+        rmi_loop_lanes_call(b, LKI_RECOMPUTE, c);
+        rmi_loop_lanes_count(b, b->c->p_fwd, c, true);
+        count_reversed(b, c);
+    }
+}

@@ -1,0 +1,132 @@
+/*
+ * loop_lanes.h (internal) — the compiled executor's half both loop nodes
+ * share (loop_exec_lanes.c): a loop's body runs as compiled lane loops
+ * (lanes/lanes.h), one kernel call per op over its steps. A lane view is
+ * one buffer table of a loop core's kernels over the lanes lane0 ..
+ * lane0+lanes-1 (every pointer moved to lane0) and where its snapshots and
+ * tapes are: a scan's table of all lanes, of a lane range or of a lane
+ * block (scan_exec_lanes.c), a while loop's one lane of its body
+ * (while_exec_lanes.c). The ops TAPE, REVERSE and RECOMPUTE are one; what
+ * differs is a loop_lanes_kind's hooks (a step's own buffers: a scan's x_t
+ * and y_t; which steps have a tape: a while loop's accepted iterations)
+ * and each node's ADVANCE, SHOT_ADVANCE (a while loop's EXIT and flags)
+ * and how it binds, threads and blocks its views.
+ *
+ * The store: snapshot slot k at slots + k * carry_bytes, tape j at tapes +
+ * j * tape_bytes, every view at its own lanes (group 0). In a worker's
+ * store (a scan's lane block, group G > 0) item k (a slot or a tape) is in
+ * row group k / G, at the virtual lanes (k % G) * w .. of that group (w =
+ * the block's lanes, G * w <= m): the block's items are packed side by
+ * side into full-width carries and tapes, and consecutive items are w
+ * lanes apart. A kernel call then stays within one group (run_len).
+ */
+#ifndef REMAT_LOOP_LANES_H
+#define REMAT_LOOP_LANES_H
+
+#include "core/assert.h"
+#include "lanes/lanes.h"
+#include "scan/loop_rt.h"
+
+typedef struct loop_lanes_view loop_lanes_view;
+
+typedef struct {
+    /* the buffers of steps k, k+dk, .. besides the carry and the store (a
+     * scan's x_t, y_t and, reversing, their cotangents); NULL: none */
+    void (*steps)(loop_lanes_view *b, int64_t k, int dk, bool rev);
+    /* how many of steps k, k-1, .. (at most n) have a tape, in a row; 0:
+     * step k has none (absent from the reverse pass). NULL: every step */
+    int64_t (*taped_back)(const loop_lanes_view *b, int64_t k, int64_t n);
+} loop_lanes_kind;
+
+struct loop_lanes_view {
+    loop_core *c;
+    const loop_lanes_kind *kind;
+    const scan_lanes *S; /* the kernels and their buffers' places */
+    char **ptr;
+    int64_t *stride;
+    int64_t lane0, lanes;
+    char *slots, *tapes; /* the first snapshot and the first tape */
+    int64_t group;       /* 0, or a worker's store's items per row group (S->block lanes apart) */
+};
+
+/* buffer q at p, moved to lane `lane` */
+static inline void rmi_loop_lanes_set_at(loop_lanes_view *b, int q, const void *p, int64_t lane, int64_t stride)
+{
+    b->ptr[q] = p ? (char *)p + lane * b->S->lane_bytes[q] : NULL;
+    b->stride[q] = stride;
+}
+
+/* buffer i of a kind (LB_*) at p, the view's lanes */
+static inline void rmi_loop_lanes_set(loop_lanes_view *b, int kind, int i, const void *p, int64_t stride)
+{
+    rmi_loop_lanes_set_at(b, b->S->base[kind] + i, p, b->lane0, stride);
+}
+
+/* item k's memory in area `first` (items of `bytes`), and its first lane */
+static inline char *rmi_loop_lanes_item(const loop_lanes_view *b, char *first, size_t bytes, int64_t k,
+                                        int64_t *lane)
+{
+    if (b->group == 0) {
+        *lane = b->lane0;
+        return first + (size_t)k * bytes;
+    }
+    *lane = k % b->group * b->S->block;
+    return first + (size_t)(k / b->group) * bytes;
+}
+
+/* the step stride of buffer q over items k, k+d, .. */
+static inline int64_t rmi_loop_lanes_item_stride(const loop_lanes_view *b, int q, size_t bytes, int64_t d)
+{
+    return b->group == 0 ? d * (int64_t)bytes : d * b->S->block * b->S->lane_bytes[q];
+}
+
+/* how many of n items k, k+d, k+2d, .. lie in k's group */
+static inline int64_t rmi_loop_lanes_run_len(const loop_lanes_view *b, int64_t k, int64_t d, int64_t n)
+{
+    if (b->group == 0 || d == 0)
+        return n;
+    const int64_t in = k % b->group, c = d > 0 ? (b->group - 1 - in) / d + 1 : in / -d + 1;
+    return c < n ? c : n;
+}
+
+/* the snapshot buffers at slot, dslot apart; returns the steps one call may take */
+static inline int64_t rmi_loop_lanes_set_shot(loop_lanes_view *b, int64_t slot, int64_t dslot, int64_t n)
+{
+    const loop_core *c = b->c;
+    int64_t lane;
+    const char *p = rmi_loop_lanes_item(b, b->slots, c->carry_bytes, slot, &lane);
+    for (int i = 0; i < c->nc; i++) {
+        const int q = b->S->base[LB_SHOT] + i;
+        rmi_loop_lanes_set_at(b, q, p + c->carry_off[i], lane,
+                              rmi_loop_lanes_item_stride(b, q, c->carry_bytes, dslot));
+    }
+    return rmi_loop_lanes_run_len(b, slot, dslot, n);
+}
+
+static inline void rmi_loop_lanes_call(loop_lanes_view *b, int kernel, int64_t count)
+{
+    const remat_lane_fn fn = b->S->fn[kernel];
+    REMAT_ASSERT(fn && count > 0 && b->lanes > 0);
+    fn(b->ptr, b->stride, count, b->lanes);
+}
+
+/* evaluations and the sub-programs' runs, once for all lane ranges (the
+ * range at lane 0 counts: one thread) */
+static inline void rmi_loop_lanes_count(loop_lanes_view *b, remat_program *p, int64_t n, bool eval)
+{
+    if (b->lane0 != 0)
+        return;
+    b->c->evals += eval ? n : 0;
+    rmi_program_add_runs(p, n);
+}
+
+/* loop_exec_lanes.c: the ops on a view x (scan_replay.h's executor
+ * entries). tape: steps step .. step+n-1, every one taped (a caller with
+ * untaped steps cuts the run); reverse, recompute: the steps the kind
+ * says have a tape, others skipped. Recompute from the current carry
+ * (slot < 0, n == 1): packed lanes unpack it from next. */
+void rmi_loop_lanes_tape(void *x, int64_t step, int64_t n, int64_t tape);
+void rmi_loop_lanes_reverse(void *x, int64_t step, int64_t n, int64_t tape);
+void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int dslot);
+
+#endif
