@@ -6,6 +6,7 @@
  *   REVERSE    reverse over each run of taped steps, walking the tapes down
  *   RECOMPUTE  recompute over each run of taped steps, from snapshots at a
  *              stride of dslot (or from the current carry)
+ *   SHOT/RESTORE  the view's lanes between the current carry and a slot
  *
  * A call stays within one row group of a worker's store. Evaluation counts
  * and the sub-programs' runs (behind ops_executed) are the interpreted
@@ -100,4 +101,42 @@ void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int ds
         rmi_loop_lanes_count(b, b->c->p_fwd, c, true);
         count_reversed(b, c);
     }
+}
+
+/* The carries' lanes of the view between the current carry and slot
+ * (to_slot: snapshot, else restore): packed, through PACK / UNPACK; all
+ * lanes of the node's store in one copy; else rows of lanes, row by row. */
+static void copy_slot(loop_lanes_view *b, int64_t slot, bool to_slot)
+{
+    const loop_core *c = b->c;
+    const scan_lanes *S = b->S;
+    if (S->packed) { /* the slot in the caller's layout, the carry packed */
+        rmi_loop_lanes_set_shot(b, slot, 0, 1);
+        rmi_loop_lanes_call(b, to_slot ? LKI_UNPACK : LKI_PACK, 1);
+        return;
+    }
+    int64_t lane;
+    char *s = rmi_loop_lanes_item(b, b->slots, c->carry_bytes, slot, &lane);
+    if (b->lanes == S->m && b->group == 0) {
+        c->be->iface.mem_copy(to_slot ? s : c->cur, to_slot ? c->cur : s, c->carry_bytes);
+        return;
+    }
+    for (int i = 0; i < c->nc; i++) {
+        const int64_t lb = S->lane_bytes[S->base[LB_CARRY] + i], row = S->m * lb;
+        const int64_t rows = (int64_t)rmi_loop_rt_bytes(&c->carry_desc[i]) / row;
+        char *cc = c->cur + c->carry_off[i] + b->lane0 * lb, *t = s + c->carry_off[i] + lane * lb;
+        for (int64_t q = 0; q < rows; q++)
+            c->be->iface.mem_copy(to_slot ? t + q * row : cc + q * row, to_slot ? cc + q * row : t + q * row,
+                                  (size_t)(b->lanes * lb));
+    }
+}
+
+void rmi_loop_lanes_snapshot(void *x, int slot) { copy_slot(x, slot, true); }
+
+void rmi_loop_lanes_restore(void *x, int slot)
+{
+    loop_lanes_view *b = x;
+    if (b->c->kind->restored)
+        b->c->kind->restored(b->c);
+    copy_slot(b, slot, false);
 }

@@ -6,7 +6,7 @@
  * lane0+lanes-1 (every pointer moved to lane0) and where its snapshots and
  * tapes are: a scan's table of all lanes, of a lane range or of a lane
  * block (scan_exec_lanes.c), a while loop's one lane of its body
- * (while_exec_lanes.c). The ops TAPE, REVERSE and RECOMPUTE are one; what
+ * (while_exec_lanes.c). The ops TAPE, REVERSE, RECOMPUTE, SHOT and RESTORE are one; what
  * differs is a loop_lanes_kind's hooks (a step's own buffers: a scan's x_t
  * and y_t; which steps have a tape: a while loop's accepted iterations)
  * and each node's ADVANCE, SHOT_ADVANCE (a while loop's EXIT and flags)
@@ -124,9 +124,13 @@ static inline void rmi_loop_lanes_count(loop_lanes_view *b, remat_program *p, in
  * entries). tape: steps step .. step+n-1, every one taped (a caller with
  * untaped steps cuts the run); reverse, recompute: the steps the kind
  * says have a tape, others skipped. Recompute from the current carry
- * (slot < 0, n == 1): packed lanes unpack it from next. */
+ * (slot < 0, n == 1): packed lanes unpack it from next. snapshot, restore:
+ * the view's lanes of the carry into slot and back (restore tells the
+ * loop kind: loop_kind.restored). */
 void rmi_loop_lanes_tape(void *x, int64_t step, int64_t n, int64_t tape);
 void rmi_loop_lanes_reverse(void *x, int64_t step, int64_t n, int64_t tape);
 void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int dslot);
+void rmi_loop_lanes_snapshot(void *x, int slot);
+void rmi_loop_lanes_restore(void *x, int slot);
 
 #endif

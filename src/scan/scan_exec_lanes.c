@@ -9,10 +9,10 @@
  *   RECOMPUTE     recompute over n steps from snapshots at a stride of dslot
  *   SHOT/RESTORE  the backend's mem_copy, lane range by lane range
  *
- * TAPE, REVERSE and RECOMPUTE are the compiled executor both loops share
- * (loop_exec_lanes.c) with the scan's lanes kind (a step's x_t and y_t);
- * this file has the scan's ADVANCE, SHOT_ADVANCE, snapshots of a lane
- * range, lane ranges on threads and lane blocks.
+ * TAPE, REVERSE, RECOMPUTE, SHOT and RESTORE are the compiled executor both
+ * loops share (loop_exec_lanes.c) with the scan's lanes kind (a step's x_t
+ * and y_t); this file has the scan's ADVANCE, SHOT_ADVANCE, lane ranges on
+ * threads and lane blocks.
  *
  * The carry and its cotangent live in place in r->c.cur / r->c.ct_cur; the
  * consts' cotangents accumulate in place in the node's outputs. Evaluation
@@ -60,34 +60,6 @@ static inline void set_steps(loop_lanes_view *b, int64_t k, int dk, bool rev)
     }
 }
 
-/* The carries' lanes of the range between the current carry and slot
- * (to_slot: snapshot, else restore): rows of lanes, row by row; all lanes
- * of the node's store in one copy. */
-static void copy_slot(loop_lanes_view *b, int64_t slot, bool to_slot)
-{
-    const scan_rt *r = rt(b);
-    if (r->lanes.packed) { /* the slot in the caller's layout, the carry packed */
-        rmi_loop_lanes_set_shot(b, slot, 0, 1);
-        rmi_loop_lanes_call(b, to_slot ? LKI_UNPACK : LKI_PACK, 1);
-        return;
-    }
-    int64_t lane;
-    char *s = rmi_loop_lanes_item(b, b->slots, r->d->carry_bytes, slot, &lane);
-    if (b->lanes == r->lanes.m && b->group == 0) {
-        r->c.be->iface.mem_copy(to_slot ? s : r->c.cur, to_slot ? r->c.cur : s, r->d->carry_bytes);
-        return;
-    }
-    for (int i = 0; i < r->c.nc; i++) {
-        const int64_t lb = r->lanes.lane_bytes[r->lanes.base[LB_CARRY] + i], row = r->lanes.m * lb;
-        const int64_t rows = (int64_t)remat_shape_numel(&r->d->in[i].shape) *
-                             (int64_t)remat_dtype_size(r->d->in[i].dt) / row;
-        char *c = r->c.cur + r->c.carry_off[i] + b->lane0 * lb, *t = s + r->c.carry_off[i] + lane * lb;
-        for (int64_t q = 0; q < rows; q++)
-            r->c.be->iface.mem_copy(to_slot ? t + q * row : c + q * row, to_slot ? c + q * row : t + q * row,
-                                  (size_t)(b->lanes * lb));
-    }
-}
-
 /* ---- the ops (each kernel call within one group of a worker's store) ---- */
 
 static void x_advance(void *x, int64_t step, int64_t n)
@@ -97,10 +69,6 @@ static void x_advance(void *x, int64_t step, int64_t n)
     rmi_loop_lanes_call(b, LKI_ADVANCE, n);
     rmi_loop_lanes_count(b, rt(b)->p_primal, n, true);
 }
-
-static void x_snapshot(void *x, int slot) { copy_slot(x, slot, true); }
-
-static void x_restore(void *x, int slot) { copy_slot(x, slot, false); }
 
 static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
 {
@@ -116,7 +84,7 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
 const loop_lanes_kind rmi_scan_lanes_kind = {.steps = set_steps};
 
 static const scan_executor lanes = {
-    .advance = x_advance, .snapshot = x_snapshot, .restore = x_restore, .shot_advance = x_shot_advance,
+    .advance = x_advance, .snapshot = rmi_loop_lanes_snapshot, .restore = rmi_loop_lanes_restore, .shot_advance = x_shot_advance,
     .tape = rmi_loop_lanes_tape, .reverse = rmi_loop_lanes_reverse, .recompute = rmi_loop_lanes_recompute,
 };
 

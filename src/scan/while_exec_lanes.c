@@ -29,22 +29,12 @@
 #include "scan/loop_rt.h"
 #include "scan/while_rt.h"
 
-/* the step table's buffer i of a kind */
-static inline void set(while_lanes *W, int kind, int i, const void *at, int64_t stride)
-{
-    W->sp[W->step.base[kind] + i] = (char *)at;
-    W->ss[W->step.base[kind] + i] = stride;
-}
-
-/* the carries at c, in the step table or the body's view */
+/* the carries at c, in the body's view or the step's */
 static void carry_at(while_rt *r, bool body, int kind, const char *c, int64_t stride)
 {
-    while_lanes *W = &r->wl;
+    loop_lanes_view *b = body ? &r->wl.view : &r->wl.step_view;
     for (int i = 0; i < r->c.nc; i++)
-        if (body)
-            rmi_loop_lanes_set(&W->view, kind, i, c + r->c.carry_off[i], stride);
-        else
-            set(W, kind, i, c + r->c.carry_off[i], stride);
+        rmi_loop_lanes_set(b, kind, i, c + r->c.carry_off[i], stride);
 }
 
 /* how many of iterations k, k-1, .. (at most n) are accepted, in a row */
@@ -66,13 +56,15 @@ void rmi_while_lanes_bind(while_rt *r)
     W->view = (loop_lanes_view){.c = &r->c, .kind = &while_lanes_kind, .S = &W->body, .ptr = W->bp,
                                 .stride = W->bs, .lane0 = 0, .lanes = 1,
                                 .slots = r->c.store + r->c.slots_off, .tapes = r->c.store + r->c.tapes_off};
-    loop_lanes_view *b = &W->view;
+    W->step_view = W->view;
+    W->step_view.S = &W->step, W->step_view.ptr = W->sp, W->step_view.stride = W->ss;
+    loop_lanes_view *b = &W->view, *s = &W->step_view;
     for (int i = 0; i < r->c.nk; i++) {
-        set(W, LB_K, i, r->c.fin[r->c.nc + i], 0);
+        rmi_loop_lanes_set(s, LB_K, i, r->c.fin[r->c.nc + i], 0);
         if (r->d->kind != WHILE_PRIMAL)
             rmi_loop_lanes_set(b, LB_K, i, r->c.fin[r->c.nc + i], 0);
     }
-    set(W, LB_Y, 1, W->keep, 0);
+    rmi_loop_lanes_set(s, LB_Y, 1, W->keep, 0);
     W->sp[W->exit_buf] = W->exit_cell, W->ss[W->exit_buf] = 0;
     if (r->d->kind == WHILE_PRIMAL)
         return;
@@ -83,12 +75,6 @@ void rmi_while_lanes_bind(while_rt *r)
     carry_at(r, true, LB_CT, r->c.ct_cur, 0);
     for (int i = 0; i < r->c.nk; i++)
         rmi_loop_lanes_set(b, LB_CTK, i, r->c.ct_k_acc[0] + r->c.k_off[i], 0);
-}
-
-static void call(const scan_lanes *S, int k, char **p, int64_t *st, int64_t n)
-{
-    REMAT_ASSERT(S->fn[k] && n > 0);
-    S->fn[k](p, st, n, 1);
 }
 
 /* the flags of the c iterations from k a call recorded, into the bits */
@@ -116,10 +102,10 @@ static int64_t steps(while_rt *r, char *carry, int64_t k, int64_t n, bool *ended
         const int64_t at = k + done, rec = at >= r->known;
         const int64_t c = rec ? (n - done < WHILE_LANES_CHUNK ? n - done : WHILE_LANES_CHUNK)
                               : (n - done < r->known - at ? n - done : r->known - at);
-        set(W, LB_Y, 0, rec ? W->flags : W->dummy, rec ? (int64_t)fb : 0);
+        rmi_loop_lanes_set(&W->step_view, LB_Y, 0, rec ? W->flags : W->dummy, rec ? (int64_t)fb : 0);
         const double unset = -1;
         rmi_while_rt_from_host(r, W->exit_cell, &unset, sizeof unset);
-        call(&W->step, LKI_ADVANCE, W->sp, W->ss, c);
+        rmi_loop_lanes_call(&W->step_view, LKI_ADVANCE, c);
         double e;
         rmi_while_rt_to_host(r, &e, W->exit_cell, sizeof e);
         const int64_t ran = e > 0 ? (int64_t)e : c;
@@ -128,8 +114,7 @@ static int64_t steps(while_rt *r, char *carry, int64_t k, int64_t n, bool *ended
             record(r, at, ran);
         done += ran;
     }
-    r->c.evals += done;
-    rmi_program_add_runs(r->p_body, done);
+    rmi_loop_lanes_count(&W->step_view, r->p_body, done, true);
     return done;
 }
 
@@ -174,7 +159,7 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
     while_lanes *W = &r->wl;
     while (n > 0) {
         if (r->pending == step || step >= r->known) {
-            rmi_loop_snapshot(r, slot);
+            rmi_loop_lanes_snapshot(&W->view, slot);
             x_advance(r, step, 1);
             step++, n--, slot += dslot;
             continue;
@@ -182,11 +167,10 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
         r->pending = -1;
         const int64_t c = n < r->known - step ? n : r->known - step;
         carry_at(r, false, LB_CARRY, r->c.cur, 0);
-        carry_at(r, false, LB_SHOT, rmi_while_rt_slot(r, slot), (int64_t)dslot * (int64_t)r->d->carry_bytes);
-        set(W, LB_Y, 0, W->dummy, 0);
-        call(&W->step, LKI_ADVANCE_SHOT, W->sp, W->ss, c);
-        r->c.evals += c;
-        rmi_program_add_runs(r->p_body, c);
+        rmi_loop_lanes_set_shot(&W->step_view, slot, dslot, c);
+        rmi_loop_lanes_set(&W->step_view, LB_Y, 0, W->dummy, 0);
+        rmi_loop_lanes_call(&W->step_view, LKI_ADVANCE_SHOT, c);
+        rmi_loop_lanes_count(&W->step_view, r->p_body, c, true);
         step += c, n -= c, slot += (int)(c * dslot);
     }
 }
@@ -218,8 +202,7 @@ static void tape_first(while_rt *r, int64_t k, char *tp)
         for (int i = 0; i < r->nd; i++)
             r->c.be->iface.mem_copy(r->c.cur + r->c.carry_off[i], r->c.next + r->c.carry_off[i],
                                   (size_t)remat_shape_numel(&r->d->in[i].shape) * remat_dtype_size(r->d->in[i].dt));
-    r->c.evals++;
-    rmi_program_add_runs(r->c.p_fwd, 1);
+    rmi_loop_lanes_count(&W->view, r->c.p_fwd, 1, true);
 }
 
 static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
@@ -256,8 +239,12 @@ static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
     rmi_loop_lanes_reverse(&((while_rt *)x)->wl.view, step, n, tape);
 }
 
+static void x_snapshot(void *x, int slot) { rmi_loop_lanes_snapshot(&((while_rt *)x)->wl.view, slot); }
+
+static void x_restore(void *x, int slot) { rmi_loop_lanes_restore(&((while_rt *)x)->wl.view, slot); }
+
 static const scan_executor lanes = {
-    .advance = x_advance, .snapshot = rmi_loop_snapshot, .restore = rmi_loop_restore, .shot_advance = x_shot_advance,
+    .advance = x_advance, .snapshot = x_snapshot, .restore = x_restore, .shot_advance = x_shot_advance,
     .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
 };
 

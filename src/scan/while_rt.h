@@ -42,7 +42,9 @@ typedef struct {
     scan_lanes step, body;
     char **sp, **bp;
     int64_t *ss, *bs;
-    loop_lanes_view view; /* body's, over bp/bs (loop_lanes.h: the shared TAPE, REVERSE, RECOMPUTE) */
+    /* the views (loop_lanes.h) of body's table bp/bs (the shared TAPE,
+     * REVERSE, RECOMPUTE) and step's sp/ss, one lane each */
+    loop_lanes_view view, step_view;
     int exit_buf;   /* the step table's EXIT cell (after the scan's buffers) */
     char *flags;    /* WHILE_LANES_CHUNK accepted flags, one per step of a call */
     char *keep, *exit_cell, *dummy, *zero;
