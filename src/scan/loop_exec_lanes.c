@@ -2,6 +2,8 @@
  * loop_exec_lanes.c — the compiled executor's ops both loop nodes share
  * (loop_lanes.h), each one kernel call per run of steps:
  *
+ *   ADVANCE    advance over n steps
+ *   SHOT_ADVANCE  advance_shot over n steps, snapshots at a stride of dslot
  *   TAPE       tape over n steps, tapes at a stride of one tape
  *   REVERSE    reverse over each run of taped steps, walking the tapes down
  *   RECOMPUTE  recompute over each run of taped steps, from snapshots at a
@@ -47,6 +49,25 @@ static inline void count_reversed(loop_lanes_view *b, int64_t n)
     if (b->lane0 == 0)
         b->c->reversed += n;
     rmi_loop_lanes_count(b, b->c->p_bwd, n, false);
+}
+
+void rmi_loop_lanes_advance(void *x, int64_t step, int64_t n)
+{
+    loop_lanes_view *b = x;
+    steps(b, step, 1, false);
+    rmi_loop_lanes_call(b, LKI_ADVANCE, n);
+    rmi_loop_lanes_count(b, b->plain, n, true);
+}
+
+void rmi_loop_lanes_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    loop_lanes_view *b = x;
+    for (int64_t c; n > 0; step += c, slot += (int)(c * dslot), n -= c) {
+        c = rmi_loop_lanes_set_shot(b, slot, dslot, n);
+        steps(b, step, 1, false);
+        rmi_loop_lanes_call(b, LKI_ADVANCE_SHOT, c);
+        rmi_loop_lanes_count(b, b->plain, c, true);
+    }
 }
 
 void rmi_loop_lanes_tape(void *x, int64_t step, int64_t n, int64_t tape)
@@ -140,3 +161,9 @@ void rmi_loop_lanes_restore(void *x, int slot)
         b->c->kind->restored(b->c);
     copy_slot(b, slot, false);
 }
+
+const scan_executor rmi_loop_lanes_exec = {
+    .advance = rmi_loop_lanes_advance, .snapshot = rmi_loop_lanes_snapshot, .restore = rmi_loop_lanes_restore,
+    .shot_advance = rmi_loop_lanes_shot_advance, .tape = rmi_loop_lanes_tape, .reverse = rmi_loop_lanes_reverse,
+    .recompute = rmi_loop_lanes_recompute,
+};

@@ -6,11 +6,13 @@
  * lane0+lanes-1 (every pointer moved to lane0) and where its snapshots and
  * tapes are: a scan's table of all lanes, of a lane range or of a lane
  * block (scan_exec_lanes.c), a while loop's one lane of its body
- * (while_exec_lanes.c). The ops TAPE, REVERSE, RECOMPUTE, SHOT and RESTORE are one; what
+ * (while_exec_lanes.c). The ops are one (a scan's executor is
+ * rmi_loop_lanes_exec); what
  * differs is a loop_lanes_kind's hooks (a step's own buffers: a scan's x_t
  * and y_t; which steps have a tape: a while loop's accepted iterations)
- * and each node's ADVANCE, SHOT_ADVANCE (a while loop's EXIT and flags)
- * and how it binds, threads and blocks its views.
+ * and how each node binds, threads and blocks its views; a while loop
+ * wraps them on its runtime with its own ADVANCE (its EXIT and flags) and
+ * the first evaluation of an iteration.
  *
  * The store: snapshot slot k at slots + k * carry_bytes, tape j at tapes +
  * j * tape_bytes, every view at its own lanes (group 0). In a worker's
@@ -47,6 +49,7 @@ struct loop_lanes_view {
     int64_t lane0, lanes;
     char *slots, *tapes; /* the first snapshot and the first tape */
     int64_t group;       /* 0, or a worker's store's items per row group (S->block lanes apart) */
+    remat_program *plain; /* the sub-program a plain step stands for (counts only) */
 };
 
 /* buffer q at p, moved to lane `lane` */
@@ -121,16 +124,20 @@ static inline void rmi_loop_lanes_count(loop_lanes_view *b, remat_program *p, in
 }
 
 /* loop_exec_lanes.c: the ops on a view x (scan_replay.h's executor
- * entries). tape: steps step .. step+n-1, every one taped (a caller with
+ * entries), and the executor of them all. advance: n steps in one call
+ * (shot_advance: cut at a worker's store's row groups); tape: steps step .. step+n-1, every one taped (a caller with
  * untaped steps cuts the run); reverse, recompute: the steps the kind
  * says have a tape, others skipped. Recompute from the current carry
  * (slot < 0, n == 1): packed lanes unpack it from next. snapshot, restore:
  * the view's lanes of the carry into slot and back (restore tells the
  * loop kind: loop_kind.restored). */
+void rmi_loop_lanes_advance(void *x, int64_t step, int64_t n);
+void rmi_loop_lanes_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot);
 void rmi_loop_lanes_tape(void *x, int64_t step, int64_t n, int64_t tape);
 void rmi_loop_lanes_reverse(void *x, int64_t step, int64_t n, int64_t tape);
 void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int dslot);
 void rmi_loop_lanes_snapshot(void *x, int slot);
 void rmi_loop_lanes_restore(void *x, int slot);
+extern const scan_executor rmi_loop_lanes_exec;
 
 #endif

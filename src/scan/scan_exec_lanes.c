@@ -1,26 +1,18 @@
 /*
- * scan_exec_lanes.c — the compiled executor: the body runs as native loops
- * (lanes/lanes.h), and each op is one kernel call over its steps:
- *
- *   ADVANCE       advance over n steps
- *   SHOT_ADVANCE  advance_shot over n steps, snapshots at a stride of dslot
- *   TAPE          tape over n steps, tapes at a stride of one tape
- *   REVERSE       reverse over n steps, walking the tapes down
- *   RECOMPUTE     recompute over n steps from snapshots at a stride of dslot
- *   SHOT/RESTORE  the backend's mem_copy, lane range by lane range
- *
- * TAPE, REVERSE, RECOMPUTE, SHOT and RESTORE are the compiled executor both
- * loops share (loop_exec_lanes.c) with the scan's lanes kind (a step's x_t
- * and y_t); this file has the scan's ADVANCE, SHOT_ADVANCE, lane ranges on
- * threads and lane blocks.
+ * scan_exec_lanes.c — a scan's compiled loops (lanes/lanes.h): the ops are
+ * the compiled executor both loops share (loop_exec_lanes.c,
+ * rmi_loop_lanes_exec: one kernel call per op over its steps) on the
+ * scan's lane views, whose kind sets a step's x_t and y_t (and their
+ * cotangents). This file binds the views, splits runs over lane ranges on
+ * threads and runs lane blocks, and packs carries in and out.
  *
  * The carry and its cotangent live in place in r->c.cur / r->c.ct_cur; the
  * consts' cotangents accumulate in place in the node's outputs. Evaluation
  * counts and the sub-programs' run counts (behind ops_executed) are what the
  * interpreted executor reports, so stats and bits are the same.
  *
- * The ops act on a loop_lanes_view (loop_lanes.h): a table of all lanes, or of one lane
- * range (the kernels take their lane count at run time). Ranges own
+ * The ops act on a loop_lanes_view (loop_lanes.h): a table of all lanes,
+ * or of one lane range (the kernels take their lane count at run time). Ranges own
  * disjoint lanes of every buffer (the store, the carry, the xs, ys and the
  * consts' cotangents alike), so a run over many lane-steps is split into
  * ranges on the thread pool (run), and lane blocks run there too
@@ -60,35 +52,9 @@ static inline void set_steps(loop_lanes_view *b, int64_t k, int dk, bool rev)
     }
 }
 
-/* ---- the ops (each kernel call within one group of a worker's store) ---- */
-
-static void x_advance(void *x, int64_t step, int64_t n)
-{
-    loop_lanes_view *b = x;
-    set_steps(b, step, 1, false);
-    rmi_loop_lanes_call(b, LKI_ADVANCE, n);
-    rmi_loop_lanes_count(b, rt(b)->p_primal, n, true);
-}
-
-static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
-{
-    loop_lanes_view *b = x;
-    for (int64_t c; n > 0; step += c, slot += (int)(c * dslot), n -= c) {
-        c = rmi_loop_lanes_set_shot(b, slot, dslot, n);
-        set_steps(b, step, 1, false);
-        rmi_loop_lanes_call(b, LKI_ADVANCE_SHOT, c);
-        rmi_loop_lanes_count(b, rt(b)->p_primal, c, true);
-    }
-}
-
 const loop_lanes_kind rmi_scan_lanes_kind = {.steps = set_steps};
 
-static const scan_executor lanes = {
-    .advance = x_advance, .snapshot = rmi_loop_lanes_snapshot, .restore = rmi_loop_lanes_restore, .shot_advance = x_shot_advance,
-    .tape = rmi_loop_lanes_tape, .reverse = rmi_loop_lanes_reverse, .recompute = rmi_loop_lanes_recompute,
-};
-
-static void run_on(void *b, const scan_xop *ops, int64_t n) { scan_walk(&lanes, b, ops, n); }
+static void run_on(void *b, const scan_xop *ops, int64_t n) { scan_walk(&rmi_loop_lanes_exec, b, ops, n); }
 
 /* the buffers that stay put, for the range's lanes, and the store: the
  * node's unless the range is a block in a worker's store (run_blocks) */
@@ -98,6 +64,7 @@ static void bind_range(loop_lanes_view *b, char *worker_store)
     const remat_scan_data *d = r->d;
     b->group = worker_store ? r->lanes.m / r->lanes.block : 0;
     b->slots = worker_store ? worker_store : r->c.store;
+    b->plain = r->p_primal;
     if (d->vjp && b->slots)
         b->tapes = b->slots + (size_t)(b->group ? (d->max_slots + b->group - 1) / b->group : d->max_slots) *
                                   d->carry_bytes;

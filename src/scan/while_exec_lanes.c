@@ -57,7 +57,7 @@ void rmi_while_lanes_bind(while_rt *r)
                                 .stride = W->bs, .lane0 = 0, .lanes = 1,
                                 .slots = r->c.store + r->c.slots_off, .tapes = r->c.store + r->c.tapes_off};
     W->step_view = W->view;
-    W->step_view.S = &W->step, W->step_view.ptr = W->sp, W->step_view.stride = W->ss;
+    W->step_view.S = &W->step, W->step_view.ptr = W->sp, W->step_view.stride = W->ss, W->step_view.plain = r->p_body;
     loop_lanes_view *b = &W->view, *s = &W->step_view;
     for (int i = 0; i < r->c.nk; i++) {
         rmi_loop_lanes_set(s, LB_K, i, r->c.fin[r->c.nc + i], 0);
@@ -167,10 +167,8 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
         r->pending = -1;
         const int64_t c = n < r->known - step ? n : r->known - step;
         carry_at(r, false, LB_CARRY, r->c.cur, 0);
-        rmi_loop_lanes_set_shot(&W->step_view, slot, dslot, c);
         rmi_loop_lanes_set(&W->step_view, LB_Y, 0, W->dummy, 0);
-        rmi_loop_lanes_call(&W->step_view, LKI_ADVANCE_SHOT, c);
-        rmi_loop_lanes_count(&W->step_view, r->p_body, c, true);
+        rmi_loop_lanes_shot_advance(&W->step_view, step, c, slot, dslot);
         step += c, n -= c, slot += (int)(c * dslot);
     }
 }
