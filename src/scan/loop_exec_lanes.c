@@ -16,19 +16,59 @@
  */
 #include "scan/loop_lanes.h"
 
+/* item k's memory in area `first` (items of `bytes`), and its first lane */
+static inline char *item(const loop_lanes_view *b, char *first, size_t bytes, int64_t k, int64_t *lane)
+{
+    if (b->group == 0) {
+        *lane = b->lane0;
+        return first + (size_t)k * bytes;
+    }
+    *lane = k % b->group * b->S->block;
+    return first + (size_t)(k / b->group) * bytes;
+}
+
+/* the step stride of buffer q over items k, k+d, .. */
+static inline int64_t item_stride(const loop_lanes_view *b, int q, size_t bytes, int64_t d)
+{
+    return b->group == 0 ? d * (int64_t)bytes : d * b->S->block * b->S->lane_bytes[q];
+}
+
+/* how many of n items k, k+d, k+2d, .. lie in k's group */
+static inline int64_t run_len(const loop_lanes_view *b, int64_t k, int64_t d, int64_t n)
+{
+    if (b->group == 0 || d == 0)
+        return n;
+    const int64_t in = k % b->group, c = d > 0 ? (b->group - 1 - in) / d + 1 : in / -d + 1;
+    return c < n ? c : n;
+}
+
+/* the snapshot buffers at slot, dslot apart; returns the steps one call may take */
+static inline int64_t set_shot(loop_lanes_view *b, int64_t slot, int64_t dslot, int64_t n)
+{
+    const loop_core *c = b->c;
+    int64_t lane;
+    const char *p = item(b, b->slots, c->carry_bytes, slot, &lane);
+    for (int i = 0; i < c->nc; i++) {
+        const int q = b->S->base[LB_SHOT] + i;
+        rmi_loop_lanes_set_at(b, q, p + c->carry_off[i], lane,
+                              item_stride(b, q, c->carry_bytes, dslot));
+    }
+    return run_len(b, slot, dslot, n);
+}
+
 /* the tape buffers at tape, d (+1, -1) apart; returns the steps one call may take */
 static inline int64_t set_tape(loop_lanes_view *b, int64_t tape, int64_t d, int64_t n)
 {
     const loop_core *c = b->c;
     const scan_body_vjp *V = c->vjp;
     int64_t lane;
-    const char *p = rmi_loop_lanes_item(b, b->tapes, V->tape_bytes, tape, &lane);
+    const char *p = item(b, b->tapes, V->tape_bytes, tape, &lane);
     for (int t = 0; t < c->n_taped; t++) {
         const int q = b->S->base[LB_TAPE] + t;
         rmi_loop_lanes_set_at(b, q, p + V->res_off[c->res_taped[t]], lane,
-                              rmi_loop_lanes_item_stride(b, q, V->tape_bytes, d));
+                              item_stride(b, q, V->tape_bytes, d));
     }
-    return rmi_loop_lanes_run_len(b, tape, d, n);
+    return run_len(b, tape, d, n);
 }
 
 static inline void steps(loop_lanes_view *b, int64_t k, int dk, bool rev)
@@ -63,7 +103,7 @@ void rmi_loop_lanes_shot_advance(void *x, int64_t step, int64_t n, int slot, int
 {
     loop_lanes_view *b = x;
     for (int64_t c; n > 0; step += c, slot += (int)(c * dslot), n -= c) {
-        c = rmi_loop_lanes_set_shot(b, slot, dslot, n);
+        c = set_shot(b, slot, dslot, n);
         steps(b, step, 1, false);
         rmi_loop_lanes_call(b, LKI_ADVANCE_SHOT, c);
         rmi_loop_lanes_count(b, b->plain, c, true);
@@ -108,7 +148,7 @@ void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int ds
             continue;
         }
         if (slot >= 0) {
-            c = rmi_loop_lanes_set_shot(b, slot + q * dslot, dslot, c);
+            c = set_shot(b, slot + q * dslot, dslot, c);
         } else { /* from the current carry (packed: unpacked into next, the view's lanes) */
             const loop_core *L = b->c;
             const char *from = b->S->packed ? L->next : L->cur;
@@ -132,12 +172,12 @@ static void copy_slot(loop_lanes_view *b, int64_t slot, bool to_slot)
     const loop_core *c = b->c;
     const scan_lanes *S = b->S;
     if (S->packed) { /* the slot in the caller's layout, the carry packed */
-        rmi_loop_lanes_set_shot(b, slot, 0, 1);
+        set_shot(b, slot, 0, 1);
         rmi_loop_lanes_call(b, to_slot ? LKI_UNPACK : LKI_PACK, 1);
         return;
     }
     int64_t lane;
-    char *s = rmi_loop_lanes_item(b, b->slots, c->carry_bytes, slot, &lane);
+    char *s = item(b, b->slots, c->carry_bytes, slot, &lane);
     if (b->lanes == S->m && b->group == 0) {
         c->be->iface.mem_copy(to_slot ? s : c->cur, to_slot ? c->cur : s, c->carry_bytes);
         return;

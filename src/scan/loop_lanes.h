@@ -65,47 +65,6 @@ static inline void rmi_loop_lanes_set(loop_lanes_view *b, int kind, int i, const
     rmi_loop_lanes_set_at(b, b->S->base[kind] + i, p, b->lane0, stride);
 }
 
-/* item k's memory in area `first` (items of `bytes`), and its first lane */
-static inline char *rmi_loop_lanes_item(const loop_lanes_view *b, char *first, size_t bytes, int64_t k,
-                                        int64_t *lane)
-{
-    if (b->group == 0) {
-        *lane = b->lane0;
-        return first + (size_t)k * bytes;
-    }
-    *lane = k % b->group * b->S->block;
-    return first + (size_t)(k / b->group) * bytes;
-}
-
-/* the step stride of buffer q over items k, k+d, .. */
-static inline int64_t rmi_loop_lanes_item_stride(const loop_lanes_view *b, int q, size_t bytes, int64_t d)
-{
-    return b->group == 0 ? d * (int64_t)bytes : d * b->S->block * b->S->lane_bytes[q];
-}
-
-/* how many of n items k, k+d, k+2d, .. lie in k's group */
-static inline int64_t rmi_loop_lanes_run_len(const loop_lanes_view *b, int64_t k, int64_t d, int64_t n)
-{
-    if (b->group == 0 || d == 0)
-        return n;
-    const int64_t in = k % b->group, c = d > 0 ? (b->group - 1 - in) / d + 1 : in / -d + 1;
-    return c < n ? c : n;
-}
-
-/* the snapshot buffers at slot, dslot apart; returns the steps one call may take */
-static inline int64_t rmi_loop_lanes_set_shot(loop_lanes_view *b, int64_t slot, int64_t dslot, int64_t n)
-{
-    const loop_core *c = b->c;
-    int64_t lane;
-    const char *p = rmi_loop_lanes_item(b, b->slots, c->carry_bytes, slot, &lane);
-    for (int i = 0; i < c->nc; i++) {
-        const int q = b->S->base[LB_SHOT] + i;
-        rmi_loop_lanes_set_at(b, q, p + c->carry_off[i], lane,
-                              rmi_loop_lanes_item_stride(b, q, c->carry_bytes, dslot));
-    }
-    return rmi_loop_lanes_run_len(b, slot, dslot, n);
-}
-
 static inline void rmi_loop_lanes_call(loop_lanes_view *b, int kernel, int64_t count)
 {
     const remat_lane_fn fn = b->S->fn[kernel];
