@@ -202,8 +202,11 @@ void rmi_loop_lanes_restore(void *x, int slot)
     copy_slot(b, slot, false);
 }
 
-const scan_executor rmi_loop_lanes_exec = {
+static const scan_executor lanes = {
     .advance = rmi_loop_lanes_advance, .snapshot = rmi_loop_lanes_snapshot, .restore = rmi_loop_lanes_restore,
     .shot_advance = rmi_loop_lanes_shot_advance, .tape = rmi_loop_lanes_tape, .reverse = rmi_loop_lanes_reverse,
     .recompute = rmi_loop_lanes_recompute,
 };
+
+/* scan_walk instantiated here, where the ops are: direct calls, inlined */
+void rmi_loop_lanes_run(void *x, const scan_xop *ops, int64_t n) { scan_walk(&lanes, x, ops, n); }

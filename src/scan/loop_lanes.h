@@ -6,8 +6,8 @@
  * lane0+lanes-1 (every pointer moved to lane0) and where its snapshots and
  * tapes are: a scan's table of all lanes, of a lane range or of a lane
  * block (scan_exec_lanes.c), a while loop's one lane of its body
- * (while_exec_lanes.c). The ops are one (a scan's executor is
- * rmi_loop_lanes_exec); what
+ * (while_exec_lanes.c). The ops are one (a scan replays with
+ * rmi_loop_lanes_run); what
  * differs is a loop_lanes_kind's hooks (a step's own buffers: a scan's x_t
  * and y_t; which steps have a tape: a while loop's accepted iterations)
  * and how each node binds, threads and blocks its views; a while loop
@@ -83,7 +83,7 @@ static inline void rmi_loop_lanes_count(loop_lanes_view *b, remat_program *p, in
 }
 
 /* loop_exec_lanes.c: the ops on a view x (scan_replay.h's executor
- * entries), and the executor of them all. advance: n steps in one call
+ * entries), and the ops of a plan run with them all (run). advance: n steps in one call
  * (shot_advance: cut at a worker's store's row groups); tape: steps step .. step+n-1, every one taped (a caller with
  * untaped steps cuts the run); reverse, recompute: the steps the kind
  * says have a tape, others skipped. Recompute from the current carry
@@ -97,6 +97,6 @@ void rmi_loop_lanes_reverse(void *x, int64_t step, int64_t n, int64_t tape);
 void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int dslot);
 void rmi_loop_lanes_snapshot(void *x, int slot);
 void rmi_loop_lanes_restore(void *x, int slot);
-extern const scan_executor rmi_loop_lanes_exec;
+void rmi_loop_lanes_run(void *x, const scan_xop *ops, int64_t n);
 
 #endif

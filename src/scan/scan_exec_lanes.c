@@ -1,7 +1,7 @@
 /*
  * scan_exec_lanes.c — a scan's compiled loops (lanes/lanes.h): the ops are
  * the compiled executor both loops share (loop_exec_lanes.c,
- * rmi_loop_lanes_exec: one kernel call per op over its steps) on the
+ * rmi_loop_lanes_run: one kernel call per op over its steps) on the
  * scan's lane views, whose kind sets a step's x_t and y_t (and their
  * cotangents). This file binds the views, splits runs over lane ranges on
  * threads and runs lane blocks, and packs carries in and out.
@@ -53,8 +53,9 @@ static inline void set_steps(loop_lanes_view *b, int64_t k, int dk, bool rev)
 }
 
 const loop_lanes_kind rmi_scan_lanes_kind = {.steps = set_steps};
+static const loop_lanes_kind no_steps = {0}; /* a scan without xs and ys: nothing per step */
 
-static void run_on(void *b, const scan_xop *ops, int64_t n) { scan_walk(&rmi_loop_lanes_exec, b, ops, n); }
+static void run_on(void *b, const scan_xop *ops, int64_t n) { rmi_loop_lanes_run(b, ops, n); }
 
 /* the buffers that stay put, for the range's lanes, and the store: the
  * node's unless the range is a block in a worker's store (run_blocks) */
@@ -65,6 +66,7 @@ static void bind_range(loop_lanes_view *b, char *worker_store)
     b->group = worker_store ? r->lanes.m / r->lanes.block : 0;
     b->slots = worker_store ? worker_store : r->c.store;
     b->plain = r->p_primal;
+    b->kind = r->nx == 0 && r->ny == 0 ? &no_steps : &rmi_scan_lanes_kind;
     if (d->vjp && b->slots)
         b->tapes = b->slots + (size_t)(b->group ? (d->max_slots + b->group - 1) / b->group : d->max_slots) *
                                   d->carry_bytes;
