@@ -91,7 +91,7 @@ static inline void count_reversed(loop_lanes_view *b, int64_t n)
     rmi_loop_lanes_count(b, b->c->p_bwd, n, false);
 }
 
-void rmi_loop_lanes_advance(void *x, int64_t step, int64_t n)
+static SCAN_ALWAYS_INLINE void x_advance(void *x, int64_t step, int64_t n)
 {
     loop_lanes_view *b = x;
     steps(b, step, 1, false);
@@ -99,7 +99,7 @@ void rmi_loop_lanes_advance(void *x, int64_t step, int64_t n)
     rmi_loop_lanes_count(b, b->plain, n, true);
 }
 
-void rmi_loop_lanes_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
+static SCAN_ALWAYS_INLINE void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
 {
     loop_lanes_view *b = x;
     for (int64_t c; n > 0; step += c, slot += (int)(c * dslot), n -= c) {
@@ -110,7 +110,7 @@ void rmi_loop_lanes_shot_advance(void *x, int64_t step, int64_t n, int slot, int
     }
 }
 
-void rmi_loop_lanes_tape(void *x, int64_t step, int64_t n, int64_t tape)
+static SCAN_ALWAYS_INLINE void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
 {
     loop_lanes_view *b = x;
     for (int64_t q = 0, c; q < n; q += c) {
@@ -121,7 +121,7 @@ void rmi_loop_lanes_tape(void *x, int64_t step, int64_t n, int64_t tape)
     }
 }
 
-void rmi_loop_lanes_reverse(void *x, int64_t step, int64_t n, int64_t tape)
+static SCAN_ALWAYS_INLINE void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
 {
     loop_lanes_view *b = x;
     for (int64_t q = 0, c; q < n; q += c) {
@@ -137,7 +137,7 @@ void rmi_loop_lanes_reverse(void *x, int64_t step, int64_t n, int64_t tape)
     }
 }
 
-void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
+static SCAN_ALWAYS_INLINE void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
 {
     loop_lanes_view *b = x;
     REMAT_ASSERT(slot >= 0 || n == 1);
@@ -192,9 +192,9 @@ static void copy_slot(loop_lanes_view *b, int64_t slot, bool to_slot)
     }
 }
 
-void rmi_loop_lanes_snapshot(void *x, int slot) { copy_slot(x, slot, true); }
+static void x_snapshot(void *x, int slot) { copy_slot(x, slot, true); }
 
-void rmi_loop_lanes_restore(void *x, int slot)
+static void x_restore(void *x, int slot)
 {
     loop_lanes_view *b = x;
     if (b->c->kind->restored)
@@ -202,10 +202,24 @@ void rmi_loop_lanes_restore(void *x, int slot)
     copy_slot(b, slot, false);
 }
 
+/* the ops one by one (the while loop's wrappers), each the inlined op */
+void rmi_loop_lanes_advance(void *x, int64_t step, int64_t n) { x_advance(x, step, n); }
+void rmi_loop_lanes_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    x_shot_advance(x, step, n, slot, dslot);
+}
+void rmi_loop_lanes_tape(void *x, int64_t step, int64_t n, int64_t tape) { x_tape(x, step, n, tape); }
+void rmi_loop_lanes_reverse(void *x, int64_t step, int64_t n, int64_t tape) { x_reverse(x, step, n, tape); }
+void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
+{
+    x_recompute(x, step, n, slot, dslot);
+}
+void rmi_loop_lanes_snapshot(void *x, int slot) { x_snapshot(x, slot); }
+void rmi_loop_lanes_restore(void *x, int slot) { x_restore(x, slot); }
+
 static const scan_executor lanes = {
-    .advance = rmi_loop_lanes_advance, .snapshot = rmi_loop_lanes_snapshot, .restore = rmi_loop_lanes_restore,
-    .shot_advance = rmi_loop_lanes_shot_advance, .tape = rmi_loop_lanes_tape, .reverse = rmi_loop_lanes_reverse,
-    .recompute = rmi_loop_lanes_recompute,
+    .advance = x_advance, .snapshot = x_snapshot, .restore = x_restore, .shot_advance = x_shot_advance,
+    .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
 };
 
 /* scan_walk instantiated here, where the ops are: direct calls, inlined */
