@@ -82,19 +82,10 @@ static inline void rmi_loop_lanes_count(loop_lanes_view *b, remat_program *p, in
     rmi_program_add_runs(p, n);
 }
 
-/* loop_exec_lanes.c: the ops on a view x (scan_replay.h's executor
- * entries), and the ops of a plan run with them all (run). advance: n steps in one call
- * (shot_advance: cut at a worker's store's row groups); tape: steps step .. step+n-1, every one taped (a caller with
- * untaped steps cuts the run); reverse, recompute: the steps the kind
- * says have a tape, others skipped. Recompute from the current carry
- * (slot < 0, n == 1): packed lanes unpack it from next. snapshot, restore:
- * the view's lanes of the carry into slot and back (restore tells the
- * loop kind: loop_kind.restored). */
-void rmi_loop_lanes_advance(void *x, int64_t step, int64_t n);
-void rmi_loop_lanes_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot);
-void rmi_loop_lanes_tape(void *x, int64_t step, int64_t n, int64_t tape);
-void rmi_loop_lanes_reverse(void *x, int64_t step, int64_t n, int64_t tape);
-void rmi_loop_lanes_recompute(void *x, int64_t step, int64_t n, int slot, int dslot);
+/* loop_exec_lanes.c: a plan's ops on view x (any kind; the ops' bodies
+ * are loop_lanes_ops.h's), and snapshot, restore: the view's lanes of the
+ * carry into slot and back (restore tells the loop kind:
+ * loop_kind.restored). */
 void rmi_loop_lanes_snapshot(void *x, int slot);
 void rmi_loop_lanes_restore(void *x, int slot);
 void rmi_loop_lanes_run(void *x, const scan_xop *ops, int64_t n);

@@ -25,7 +25,7 @@
  * ct_k_acc[0], accumulated in place in iteration order n-1 .. 0.
  */
 #include "core/assert.h"
-#include "scan/loop_lanes.h"
+#include "scan/loop_lanes_ops.h"
 #include "scan/loop_rt.h"
 #include "scan/while_rt.h"
 
@@ -168,7 +168,7 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
         const int64_t c = n < r->known - step ? n : r->known - step;
         carry_at(r, false, LB_CARRY, r->c.cur, 0);
         rmi_loop_lanes_set(&W->step_view, LB_Y, 0, W->dummy, 0);
-        rmi_loop_lanes_shot_advance(&W->step_view, step, c, slot, dslot);
+        rmi_loop_lanes_shot_advance_k(&while_lanes_kind, &W->step_view, step, c, slot, dslot);
         step += c, n -= c, slot += (int)(c * dslot);
     }
 }
@@ -220,7 +220,7 @@ static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
         }
         c = accepted_run(r, k, n - q);
         carry_at(r, true, LB_CARRY, r->c.cur, 0);
-        rmi_loop_lanes_tape(&r->wl.view, k, c, tape + q);
+        rmi_loop_lanes_tape_k(&while_lanes_kind, &r->wl.view, k, c, tape + q);
     }
 }
 
@@ -229,12 +229,12 @@ static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
     while_rt *r = x;
     if (slot >= 0)
         r->pending = -1;
-    rmi_loop_lanes_recompute(&r->wl.view, step, n, slot, dslot);
+    rmi_loop_lanes_recompute_k(&while_lanes_kind, &r->wl.view, step, n, slot, dslot);
 }
 
 static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
 {
-    rmi_loop_lanes_reverse(&((while_rt *)x)->wl.view, step, n, tape);
+    rmi_loop_lanes_reverse_k(&while_lanes_kind, &((while_rt *)x)->wl.view, step, n, tape);
 }
 
 static void x_snapshot(void *x, int slot) { rmi_loop_lanes_snapshot(&((while_rt *)x)->wl.view, slot); }
