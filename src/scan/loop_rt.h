@@ -177,15 +177,22 @@ static inline void rmi_loop_rt_report_run(int64_t evals, size_t peak_bytes, rema
         st->peak_snapshot_bytes = peak_bytes;
 }
 
-/* a node's store of `bytes` into the plan when it is the largest so far
- * (ties: the later node), with its carry's and tape's sizes */
-static inline void rmi_loop_rt_plan_store(remat_memory_plan *plan, size_t bytes, size_t carry_bytes,
-                                          size_t tape_bytes)
+/* the bytes of `slots` snapshots and `tapes` tapes of c's store */
+static inline size_t rmi_loop_rt_store_bytes(const loop_core *c, int64_t slots, int64_t tapes)
 {
+    return (size_t)slots * c->carry_bytes + (size_t)tapes * c->vjp->tape_bytes;
+}
+
+/* a node's store of `slots` snapshots and `tapes` tapes into the plan when
+ * it is the largest so far (ties: the later node), with its carry's and
+ * tape's sizes */
+static inline void rmi_loop_rt_plan_store(remat_memory_plan *plan, const loop_core *c, int64_t slots, int64_t tapes)
+{
+    const size_t bytes = rmi_loop_rt_store_bytes(c, slots, tapes);
     if (bytes >= plan->peak_snapshot_bytes) {
         plan->peak_snapshot_bytes = bytes;
-        plan->scan_carry_bytes = carry_bytes;
-        plan->scan_tape_bytes = tape_bytes;
+        plan->scan_carry_bytes = c->carry_bytes;
+        plan->scan_tape_bytes = c->vjp->tape_bytes;
     }
 }
 

@@ -1,21 +1,18 @@
 /*
- * scan_exec_lanes.c — the compiled executor: the body runs as native loops
- * (lanes/lanes.h), and each op is one kernel call over its steps:
- *
- *   ADVANCE       advance over n steps
- *   SHOT_ADVANCE  advance_shot over n steps, snapshots at a stride of dslot
- *   TAPE          tape over n steps, tapes at a stride of one tape
- *   REVERSE       reverse over n steps, walking the tapes down
- *   RECOMPUTE     recompute over n steps from snapshots at a stride of dslot
- *   SHOT/RESTORE  the backend's mem_copy
+ * scan_exec_lanes.c — a scan's compiled loops (lanes/lanes.h): the ops are
+ * the compiled executor both loops share (loop_exec_lanes.c,
+ * rmi_loop_lanes_run: one kernel call per op over its steps) on the
+ * scan's lane views, whose kind sets a step's x_t and y_t (and their
+ * cotangents). This file binds the views, splits runs over lane ranges on
+ * threads and runs lane blocks, and packs carries in and out.
  *
  * The carry and its cotangent live in place in r->c.cur / r->c.ct_cur; the
  * consts' cotangents accumulate in place in the node's outputs. Evaluation
  * counts and the sub-programs' run counts (behind ops_executed) are what the
  * interpreted executor reports, so stats and bits are the same.
  *
- * The ops act on a scan_lane_block: a table of all lanes, or of one lane
- * range (the kernels take their lane count at run time). Ranges own
+ * The ops act on a loop_lanes_view (loop_lanes.h): a table of all lanes,
+ * or of one lane range (the kernels take their lane count at run time). Ranges own
  * disjoint lanes of every buffer (the store, the carry, the xs, ys and the
  * consts' cotangents alike), so a run over many lane-steps is split into
  * ranges on the thread pool (run), and lane blocks run there too
@@ -24,259 +21,71 @@
 #include "core/assert.h"
 #include "core/pool.h"
 #include "remat/exec.h"
+#include "scan/loop_lanes.h"
 #include "scan/scan_rt.h"
 
-/* ---- the buffer table ---- */
-
-/* buffer q at p, moved to lane `lane` */
-static inline void set_at(scan_lane_block *b, int q, const void *p, int64_t lane, int64_t stride)
-{
-    b->ptr[q] = p ? (char *)p + lane * b->r->lanes.lane_bytes[q] : NULL;
-    b->stride[q] = stride;
-}
-
-static inline void set(scan_lane_block *b, int kind, int i, const void *p, int64_t stride)
-{
-    set_at(b, b->r->lanes.base[kind] + i, p, b->lane0, stride);
-}
+/* the scan whose view b is */
+static inline scan_rt *rt(const loop_lanes_view *b) { return (scan_rt *)b->c; }
 
 /* x_t / y_t (and their cotangents) of step k, moving by `dk` steps per call
  * step (+1 forward, -1 reversing) */
-static inline void set_steps(scan_lane_block *b, int64_t k, int dk, bool rev)
+static inline void set_steps(loop_lanes_view *b, int64_t k, int dk, bool rev)
 {
-    const scan_rt *r = b->r;
+    const scan_rt *r = rt(b);
     if (r->nx == 0 && r->ny == 0)
         return;
     const int64_t t = rmi_scan_rt_step(r, k), dt = r->reverse ? -dk : dk;
     for (int i = 0; i < r->nx; i++) {
         const int64_t xb = (int64_t)r->x_step[i];
-        set(b, LB_X, i, (const char *)r->xs[i] + t * xb, dt * xb);
+        rmi_loop_lanes_set(b, LB_X, i, (const char *)r->xs[i] + t * xb, dt * xb);
         if (rev)
-            set(b, LB_CTX, i, (char *)r->ct_xs[i] + t * xb, dt * xb);
+            rmi_loop_lanes_set(b, LB_CTX, i, (char *)r->ct_xs[i] + t * xb, dt * xb);
     }
     for (int i = 0; i < r->ny; i++) {
         const int64_t yb = (int64_t)r->y_step[i];
         if (rev)
-            set(b, LB_CTY, i, (const char *)r->ct_ys[i] + t * yb, dt * yb);
+            rmi_loop_lanes_set(b, LB_CTY, i, (const char *)r->ct_ys[i] + t * yb, dt * yb);
         if (r->ys && !rev)
-            set(b, LB_Y, i, (char *)r->ys[i] + t * yb, dt * yb);
+            rmi_loop_lanes_set(b, LB_Y, i, (char *)r->ys[i] + t * yb, dt * yb);
         else /* not wanted: every step writes the same scratch */
-            set(b, LB_Y, i, r->dummy_y, 0);
+            rmi_loop_lanes_set(b, LB_Y, i, r->dummy_y, 0);
     }
 }
 
-/* ---- the store: the node's, or a worker's (scan_rt.h, scan_lane_block) ----
- *
- * In the node's store, snapshot slot k is at slots + k * carry_bytes, every
- * range at its own lanes. In a worker's store (group G > 0) item k (a slot
- * or a tape) is in row group k / G, at the virtual lanes (k % G) * w ..
- * of that group (w = the block's lanes, G * w <= m): the block's items are
- * packed side by side into full-width carries and tapes, so one block's
- * store is a block's share of the node's, and consecutive items are w lanes
- * apart. A kernel call then stays within one group (run_len). */
+const loop_lanes_kind rmi_scan_lanes_kind = {.steps = set_steps};
+static const loop_lanes_kind no_steps = {0}; /* a scan without xs and ys: nothing per step */
 
-/* item k's memory in area `first` (items of `bytes`), and its first lane */
-static inline char *item(const scan_lane_block *b, char *first, size_t bytes, int64_t k, int64_t *lane)
-{
-    if (b->group == 0) {
-        *lane = b->lane0;
-        return first + (size_t)k * bytes;
-    }
-    *lane = k % b->group * b->r->lanes.block;
-    return first + (size_t)(k / b->group) * bytes;
-}
-
-/* the step stride of buffer q over items k, k+d, .. */
-static inline int64_t item_stride(const scan_lane_block *b, int q, size_t bytes, int64_t d)
-{
-    return b->group == 0 ? d * (int64_t)bytes : d * b->r->lanes.block * b->r->lanes.lane_bytes[q];
-}
-
-/* how many of n items k, k+d, k+2d, .. lie in k's group */
-static inline int64_t run_len(const scan_lane_block *b, int64_t k, int64_t d, int64_t n)
-{
-    if (b->group == 0 || d == 0)
-        return n;
-    const int64_t in = k % b->group, c = d > 0 ? (b->group - 1 - in) / d + 1 : in / -d + 1;
-    return c < n ? c : n;
-}
-
-/* the snapshot buffers at slot, dslot apart; returns the steps one call may take */
-static inline int64_t set_shot(scan_lane_block *b, int64_t slot, int64_t dslot, int64_t n)
-{
-    const scan_rt *r = b->r;
-    int64_t lane;
-    const char *p = item(b, b->slots, r->d->carry_bytes, slot, &lane);
-    for (int i = 0; i < r->c.nc; i++) {
-        const int q = r->lanes.base[LB_SHOT] + i;
-        set_at(b, q, p + r->c.carry_off[i], lane, item_stride(b, q, r->d->carry_bytes, dslot));
-    }
-    return run_len(b, slot, dslot, n);
-}
-
-/* the tape buffers at tape, d (+1, -1) apart; returns the steps one call may take */
-static inline int64_t set_tape(scan_lane_block *b, int64_t tape, int64_t d, int64_t n)
-{
-    const scan_rt *r = b->r;
-    const scan_body_vjp *V = r->d->vjp;
-    int64_t lane;
-    const char *p = item(b, b->tapes, V->tape_bytes, tape, &lane);
-    for (int t = 0; t < r->c.n_taped; t++) {
-        const int q = r->lanes.base[LB_TAPE] + t;
-        set_at(b, q, p + V->res_off[r->c.res_taped[t]], lane, item_stride(b, q, V->tape_bytes, d));
-    }
-    return run_len(b, tape, d, n);
-}
-
-static inline void call(scan_lane_block *b, int kernel, int64_t count)
-{
-    const remat_lane_fn fn = b->r->lanes.fn[kernel];
-    REMAT_ASSERT(fn && count > 0 && b->lanes > 0);
-    fn(b->ptr, b->stride, count, b->lanes);
-}
-
-/* evaluations and the sub-programs' runs, once for all lane ranges (the
- * range at lane 0 counts: one thread) */
-static inline void count_runs(scan_lane_block *b, remat_program *p, int64_t n, bool eval)
-{
-    if (b->lane0 != 0)
-        return;
-    b->r->c.evals += eval ? n : 0;
-    rmi_program_add_runs(p, n);
-}
-
-/* The carries' lanes of the range between the current carry and slot
- * (to_slot: snapshot, else restore): rows of lanes, row by row; all lanes
- * of the node's store in one copy. */
-static void copy_slot(scan_lane_block *b, int64_t slot, bool to_slot)
-{
-    const scan_rt *r = b->r;
-    if (r->lanes.packed) { /* the slot in the caller's layout, the carry packed */
-        set_shot(b, slot, 0, 1);
-        call(b, to_slot ? LKI_UNPACK : LKI_PACK, 1);
-        return;
-    }
-    int64_t lane;
-    char *s = item(b, b->slots, r->d->carry_bytes, slot, &lane);
-    if (b->lanes == r->lanes.m && b->group == 0) {
-        r->c.be->iface.mem_copy(to_slot ? s : r->c.cur, to_slot ? r->c.cur : s, r->d->carry_bytes);
-        return;
-    }
-    for (int i = 0; i < r->c.nc; i++) {
-        const int64_t lb = r->lanes.lane_bytes[r->lanes.base[LB_CARRY] + i], row = r->lanes.m * lb;
-        const int64_t rows = (int64_t)remat_shape_numel(&r->d->in[i].shape) *
-                             (int64_t)remat_dtype_size(r->d->in[i].dt) / row;
-        char *c = r->c.cur + r->c.carry_off[i] + b->lane0 * lb, *t = s + r->c.carry_off[i] + lane * lb;
-        for (int64_t q = 0; q < rows; q++)
-            r->c.be->iface.mem_copy(to_slot ? t + q * row : c + q * row, to_slot ? c + q * row : t + q * row,
-                                  (size_t)(b->lanes * lb));
-    }
-}
-
-/* ---- the ops (each kernel call within one group of a worker's store) ---- */
-
-static void x_advance(void *x, int64_t step, int64_t n)
-{
-    scan_lane_block *b = x;
-    set_steps(b, step, 1, false);
-    call(b, LKI_ADVANCE, n);
-    count_runs(b, b->r->p_primal, n, true);
-}
-
-static void x_snapshot(void *x, int slot) { copy_slot(x, slot, true); }
-
-static void x_restore(void *x, int slot) { copy_slot(x, slot, false); }
-
-static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)
-{
-    scan_lane_block *b = x;
-    for (int64_t c; n > 0; step += c, slot += (int)(c * dslot), n -= c) {
-        c = set_shot(b, slot, dslot, n);
-        set_steps(b, step, 1, false);
-        call(b, LKI_ADVANCE_SHOT, c);
-        count_runs(b, b->r->p_primal, c, true);
-    }
-}
-
-static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
-{
-    scan_lane_block *b = x;
-    for (int64_t c; n > 0; step += c, tape += c, n -= c) {
-        c = set_tape(b, tape, 1, n);
-        set_steps(b, step, 1, false);
-        call(b, LKI_TAPE, c);
-        count_runs(b, b->r->c.p_fwd, c, true);
-    }
-}
-
-static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
-{
-    scan_lane_block *b = x;
-    for (int64_t c; n > 0; step -= c, tape -= c, n -= c) {
-        c = set_tape(b, tape, -1, n);
-        set_steps(b, step, -1, true);
-        call(b, LKI_REVERSE, c);
-        count_runs(b, b->r->c.p_bwd, c, false);
-    }
-}
-
-static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
-{
-    scan_lane_block *b = x;
-    REMAT_ASSERT(slot >= 0 || n == 1);
-    for (int64_t c; n > 0; step -= c, slot += (int)(c * dslot), n -= c) {
-        if (slot >= 0) {
-            c = set_shot(b, slot, dslot, n);
-        } else { /* from the current carry (packed: unpacked into next, the range's lanes) */
-            const scan_rt *r = b->r;
-            c = n;
-            char *from = r->lanes.packed ? r->c.next : r->c.cur;
-            for (int i = 0; i < r->c.nc; i++)
-                set(b, LB_SHOT, i, from + r->c.carry_off[i], 0);
-            if (r->lanes.packed)
-                call(b, LKI_UNPACK, 1);
-        }
-        set_steps(b, step, -1, true);
-        call(b, LKI_RECOMPUTE, c);
-        count_runs(b, b->r->c.p_fwd, c, true);
-        count_runs(b, b->r->c.p_bwd, c, false);
-    }
-}
-
-static const scan_executor lanes = {
-    .advance = x_advance, .snapshot = x_snapshot, .restore = x_restore, .shot_advance = x_shot_advance,
-    .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
-};
-
-static void run_on(void *b, const scan_xop *ops, int64_t n) { scan_walk(&lanes, b, ops, n); }
+static void run_on(void *b, const scan_xop *ops, int64_t n) { rmi_loop_lanes_run(b, ops, n); }
 
 /* the buffers that stay put, for the range's lanes, and the store: the
  * node's unless the range is a block in a worker's store (run_blocks) */
-static void bind_range(scan_lane_block *b, char *worker_store)
+static void bind_range(loop_lanes_view *b, char *worker_store)
 {
-    const scan_rt *r = b->r;
+    const scan_rt *r = rt(b);
     const remat_scan_data *d = r->d;
     b->group = worker_store ? r->lanes.m / r->lanes.block : 0;
     b->slots = worker_store ? worker_store : r->c.store;
+    b->plain = r->p_primal;
+    b->kind = r->nx == 0 && r->ny == 0 ? &no_steps : &rmi_scan_lanes_kind;
     if (d->vjp && b->slots)
         b->tapes = b->slots + (size_t)(b->group ? (d->max_slots + b->group - 1) / b->group : d->max_slots) *
                                   d->carry_bytes;
     for (int i = 0; i < r->c.nc; i++) {
-        set(b, LB_CARRY, i, r->c.cur + r->c.carry_off[i], 0);
-        set(b, LB_CT, i, r->c.ct_cur + r->c.carry_off[i], 0);
+        rmi_loop_lanes_set(b, LB_CARRY, i, r->c.cur + r->c.carry_off[i], 0);
+        rmi_loop_lanes_set(b, LB_CT, i, r->c.ct_cur + r->c.carry_off[i], 0);
     }
     for (int i = 0; i < r->c.nk; i++) {
-        set(b, LB_K, i, r->ks[i], 0);
-        set(b, LB_CTK, i, r->ct_ks ? r->ct_ks[i] : NULL, 0);
+        rmi_loop_lanes_set(b, LB_K, i, r->ks[i], 0);
+        rmi_loop_lanes_set(b, LB_CTK, i, r->ct_ks ? r->ct_ks[i] : NULL, 0);
     }
 }
 
 /* the table of range `at` (one per concurrent range: `at` is the first
  * unit of a pool range, and pool ranges are disjoint) over lanes [lo, hi) */
-static scan_lane_block *range_table(scan_rt *r, int64_t at, int64_t lo, int64_t hi, char *worker_store)
+static loop_lanes_view *range_table(scan_rt *r, int64_t at, int64_t lo, int64_t hi, char *worker_store)
 {
     REMAT_ASSERT(at < r->n_ranges && lo < hi && hi <= r->lanes.m);
-    scan_lane_block *b = rmi_scan_rt_range(r, at);
+    loop_lanes_view *b = rmi_scan_rt_range(r, at);
     b->lane0 = lo, b->lanes = hi - lo;
     bind_range(b, worker_store);
     return b;
@@ -363,7 +172,7 @@ typedef struct {
 static void run_block(scan_rt *r, int64_t at, int64_t j, char *worker_store)
 {
     const int64_t w = r->lanes.block, m = r->lanes.m;
-    scan_lane_block *b = range_table(r, at, j * w, (j + 1) * w < m ? (j + 1) * w : m, worker_store);
+    loop_lanes_view *b = range_table(r, at, j * w, (j + 1) * w < m ? (j + 1) * w : m, worker_store);
     remat_status st = rmi_scan_rt_run_phase(r, SCAN_PHASE_FORWARD, run_on, b);
     if (st == REMAT_OK)
         st = rmi_scan_rt_run_phase(r, SCAN_PHASE_REVERSE, run_on, b);
@@ -409,12 +218,12 @@ static void finish(scan_rt *r, void *const *ct_ks) { (void)r, (void)ct_ks; }
  * lanes, through the full table (bind sets its CARRY again) */
 static void move_carry(scan_rt *r, char *buf, const void *const *t, int kernel)
 {
-    scan_lane_block *b = &r->lb;
+    loop_lanes_view *b = &r->lb;
     for (int i = 0; i < r->c.nc; i++) {
-        set(b, LB_CARRY, i, buf + r->c.carry_off[i], 0);
-        set(b, LB_SHOT, i, t[i], 0);
+        rmi_loop_lanes_set(b, LB_CARRY, i, buf + r->c.carry_off[i], 0);
+        rmi_loop_lanes_set(b, LB_SHOT, i, t[i], 0);
     }
-    call(b, kernel, 1);
+    rmi_loop_lanes_call(b, kernel, 1);
 }
 
 static void carry_in(scan_rt *r, char *dst, const void *const *src)

@@ -18,6 +18,7 @@
 #include "exec/hop.h"
 #include "scan/scan_impl.h"
 #include "lanes/lanes.h"
+#include "scan/loop_lanes.h"
 #include "scan/loop_rt.h"
 #include "scan/scan_replay.h"
 
@@ -40,24 +41,6 @@ typedef struct {
     void (*carry_in)(scan_rt *r, char *dst, const void *const *src);
     void (*carry_out)(scan_rt *r, void *const *dst, const char *src);
 } scan_rt_exec;
-
-/* Compiled lanes: what one run of kernels reads, a buffer table for the
- * lanes lane0 .. lane0+lanes-1 (every buffer pointer moved to lane0), and
- * where its snapshots and tapes are. The runtime's own (scan_rt.lb) covers
- * all m lanes; each lane range (a cache block, or a share of a run split
- * over threads) has its own, so that ranges can run on several threads at
- * once. A lane block keeps its snapshots and tapes in its worker's store
- * (group > 0: scan_exec_lanes.c packs `group` items side by side in each
- * full-width carry or tape), any other range in the node's store at its
- * own lanes (group 0). */
-typedef struct {
-    scan_rt *r;
-    char **ptr;
-    int64_t *stride;
-    int64_t lane0, lanes;
-    char *slots, *tapes; /* the first snapshot and the first tape */
-    int64_t group;
-} scan_lane_block;
 
 struct scan_rt {
     loop_core c; /* first: the interpreted executor's (loop_rt.h) */
@@ -83,10 +66,13 @@ struct scan_rt {
      * at the step */
     int *res_x, n_res_x;
 
-    /* compiled lanes (lanes/lanes.h): the kernels, the table of all lanes,
-     * and, when lane ranges may run, n_ranges tables for them */
+    /* compiled lanes (lanes/lanes.h): the kernels, the view of all lanes
+     * (loop_lanes.h), and, when lane ranges may run, n_ranges views for
+     * them: a cache block, or a share of a run split over threads, each
+     * with its own table so that ranges can run on several threads at once
+     * (a block keeps its snapshots and tapes in its worker's store) */
     scan_lanes lanes;
-    scan_lane_block lb, *ranges; /* ranges: a cache line or more apart (rmi_scan_rt_range) */
+    loop_lanes_view lb, *ranges; /* ranges: a cache line or more apart (rmi_scan_rt_range) */
     int64_t n_ranges;
     size_t range_bytes;
     int64_t split_lanes; /* lanes per unit of a run split over threads (0: never split) */
@@ -116,9 +102,9 @@ static inline int64_t rmi_scan_rt_step(const scan_rt *r, int64_t k) { return r->
 
 /* the table of lane range j (each starts a cache line: ranges on different
  * threads rewrite theirs at every kernel call) */
-static inline scan_lane_block *rmi_scan_rt_range(const scan_rt *r, int64_t j)
+static inline loop_lanes_view *rmi_scan_rt_range(const scan_rt *r, int64_t j)
 {
-    return (scan_lane_block *)((char *)r->ranges + (size_t)j * r->range_bytes);
+    return (loop_lanes_view *)((char *)r->ranges + (size_t)j * r->range_bytes);
 }
 
 static inline char *rmi_scan_rt_slot(const scan_rt *r, int64_t slot) { return rmi_loop_slot(&r->c, slot); }
@@ -170,5 +156,6 @@ void rmi_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src);
 extern const loop_kind rmi_scan_loop_kind;
 extern const scan_rt_exec rmi_scan_exec_interp;
 extern const scan_rt_exec rmi_scan_exec_lanes;
+extern const loop_lanes_kind rmi_scan_lanes_kind; /* a step's x_t and y_t; every step taped */
 
 #endif

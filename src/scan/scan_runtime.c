@@ -40,7 +40,7 @@ void rmi_scan_rt_copy_carry_out(scan_rt *r, void *const *dst, const char *src)
 static void note_peak(scan_rt *r, int phase)
 {
     const scan_phase_cost *c = &r->plan.cost[phase];
-    r->c.peak_bytes = (size_t)c->peak_slots * r->d->carry_bytes + (size_t)c->peak_tapes * r->d->vjp->tape_bytes;
+    r->c.peak_bytes = rmi_loop_rt_store_bytes(&r->c, c->peak_slots, c->peak_tapes);
 }
 
 /* the plan's ops for one phase, or the schedule replayed again (which can
@@ -168,8 +168,7 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
         plan->scan_block_lanes = r->lanes.block;
         plan->scan_block_store_bytes = r->worker_bytes;
     }
-    size_t pred = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
-    rmi_loop_rt_plan_store(plan, pred, d->carry_bytes, d->vjp->tape_bytes);
+    rmi_loop_rt_plan_store(plan, &r->c, d->peak_snapshots, d->peak_tapes);
 }
 
 /* ---- lowering ---- */
@@ -278,7 +277,7 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
      * would not survive until its backward: never blocked. Nor when carry 0
      * would hold more of the store than the schedule's peak. */
     const unsigned all = LK_ADVANCE | LK_ADVANCE_SHOT | LK_TAPE | LK_REVERSE | LK_RECOMPUTE;
-    const size_t peak = (size_t)d->peak_snapshots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
+    const size_t peak = rmi_loop_rt_store_bytes(&r->c, d->peak_snapshots, d->peak_tapes);
     const bool lanes = rmi_scan_rt_use_lanes(r, d, L, all, !r->c.nested && peak >= d->carry_bytes);
     const scan_evals ev = node_evals(r);
     /* the sub-programs: shared with the root's loops of the same bodies

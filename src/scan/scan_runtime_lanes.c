@@ -162,21 +162,21 @@ bool rmi_scan_rt_use_lanes(scan_rt *r, const remat_scan_data *d, remat_hop_lower
     r->n_ranges = units > nb ? units : nb;
     worker_store(r, d);
     /* Ranges running at once rewrite their tables at every kernel call, so
-     * each table (and each range's scan_lane_block) starts a cache line of
+     * each table (and each range's view) starts a cache line of
      * its own: two threads' tables sharing a line made it bounce between
      * the cores at every call. */
     const size_t table = ((sizeof(char *) + sizeof(int64_t)) * (size_t)(n + 1) + LINE - 1) / LINE * LINE,
-                 entry = (sizeof(scan_lane_block) + LINE - 1) / LINE * LINE;
+                 entry = (sizeof(loop_lanes_view) + LINE - 1) / LINE * LINE;
     char *mem = L->alloc(L->ctx, (size_t)(r->n_ranges + 1) * (entry + table) + LINE);
     r->ranges = NULL;
     if (mem) {
         char *at = (char *)(((uintptr_t)mem + LINE - 1) / LINE * LINE);
-        r->ranges = (scan_lane_block *)at;
+        r->ranges = (loop_lanes_view *)at;
         r->range_bytes = entry;
         char *tables = at + (size_t)r->n_ranges * entry;
         for (int64_t j = 0; j <= r->n_ranges; j++) {
-            scan_lane_block *b = j < r->n_ranges ? rmi_scan_rt_range(r, j) : &r->lb;
-            *b = (scan_lane_block){.r = r, .lane0 = 0, .lanes = m};
+            loop_lanes_view *b = j < r->n_ranges ? rmi_scan_rt_range(r, j) : &r->lb;
+            *b = (loop_lanes_view){.c = &r->c, .kind = &rmi_scan_lanes_kind, .S = &r->lanes, .lane0 = 0, .lanes = m};
             b->ptr = (char **)(tables + (size_t)j * table);
             b->stride = (int64_t *)(b->ptr + n + 1);
         }

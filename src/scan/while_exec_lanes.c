@@ -10,60 +10,71 @@
  *                 fails (EXIT)
  *   SHOT_ADVANCE  step's ADVANCE_SHOT over iterations evaluated before
  *   TAPE          body's TAPE over each run of accepted iterations (a
- *                 rejected one is advanced, without a tape)
+ *                 rejected one is advanced, without a tape; one evaluated
+ *                 first records its flag)
  *   REVERSE       body's REVERSE over each run of accepted iterations
  *   RECOMPUTE     body's RECOMPUTE over each run of accepted iterations
- *   SHOT/RESTORE  the backend's mem_copy
+ *   SHOT/RESTORE  the backend's mem_copy (the core's)
+ *
+ * TAPE's runs, REVERSE and RECOMPUTE are the compiled executor both loops
+ * share (loop_exec_lanes.c) on the body's one-lane view (while_lanes.view),
+ * whose kind says which iterations have a tape (the accepted ones).
  *
  * The carry lives in cur, updated in place (next holds the lookahead of
  * the online forward, as in the interpreter); the cotangents in ct_cur and
  * ct_k_acc[0], accumulated in place in iteration order n-1 .. 0.
  */
 #include "core/assert.h"
+#include "scan/loop_lanes_ops.h"
 #include "scan/loop_rt.h"
 #include "scan/while_rt.h"
 
-static inline void set(char **p, int64_t *st, const scan_lanes *S, int kind, int i, const void *at, int64_t stride)
-{
-    p[S->base[kind] + i] = (char *)at;
-    st[S->base[kind] + i] = stride;
-}
-
+/* the carries at c, in the body's view or the step's */
 static void carry_at(while_rt *r, bool body, int kind, const char *c, int64_t stride)
 {
-    while_lanes *W = &r->wl;
+    loop_lanes_view *b = body ? &r->wl.view : &r->wl.step_view;
     for (int i = 0; i < r->c.nc; i++)
-        if (body)
-            set(W->bp, W->bs, &W->body, kind, i, c + r->c.carry_off[i], stride);
-        else
-            set(W->sp, W->ss, &W->step, kind, i, c + r->c.carry_off[i], stride);
+        rmi_loop_lanes_set(b, kind, i, c + r->c.carry_off[i], stride);
 }
+
+/* how many of iterations k, k-1, .. (at most n) are accepted, in a row */
+static int64_t accepted_back(const loop_lanes_view *b, int64_t k, int64_t n)
+{
+    const while_rt *r = (const while_rt *)b->c;
+    int64_t c = 0;
+    while (c < n && k - c < r->known && rmi_while_rt_bit(r, k - c))
+        c++;
+    return c;
+}
+
+/* a while loop's body view: no per-step buffers, the accepted iterations taped */
+static const loop_lanes_kind while_lanes_kind = {.taped_back = accepted_back};
 
 void rmi_while_lanes_bind(while_rt *r)
 {
     while_lanes *W = &r->wl;
+    W->view = (loop_lanes_view){.c = &r->c, .kind = &while_lanes_kind, .S = &W->body, .ptr = W->bp,
+                                .stride = W->bs, .lane0 = 0, .lanes = 1,
+                                .slots = r->c.store + r->c.slots_off, .tapes = r->c.store + r->c.tapes_off};
+    W->step_view = W->view;
+    W->step_view.S = &W->step, W->step_view.ptr = W->sp, W->step_view.stride = W->ss, W->step_view.plain = r->p_body;
+    loop_lanes_view *b = &W->view, *s = &W->step_view;
     for (int i = 0; i < r->c.nk; i++) {
-        set(W->sp, W->ss, &W->step, LB_K, i, r->c.fin[r->c.nc + i], 0);
+        rmi_loop_lanes_set(s, LB_K, i, r->c.fin[r->c.nc + i], 0);
         if (r->d->kind != WHILE_PRIMAL)
-            set(W->bp, W->bs, &W->body, LB_K, i, r->c.fin[r->c.nc + i], 0);
+            rmi_loop_lanes_set(b, LB_K, i, r->c.fin[r->c.nc + i], 0);
     }
-    set(W->sp, W->ss, &W->step, LB_Y, 1, W->keep, 0);
+    rmi_loop_lanes_set(s, LB_Y, 1, W->keep, 0);
     W->sp[W->exit_buf] = W->exit_cell, W->ss[W->exit_buf] = 0;
     if (r->d->kind == WHILE_PRIMAL)
         return;
-    set(W->bp, W->bs, &W->body, LB_Y, 0, W->dummy, 0);
-    set(W->bp, W->bs, &W->body, LB_CTY, 0, W->zero, 0); /* the flag's: stop_gradient */
+    rmi_loop_lanes_set(b, LB_Y, 0, W->dummy, 0);
+    rmi_loop_lanes_set(b, LB_CTY, 0, W->zero, 0); /* the flag's: stop_gradient */
     if (r->d->kind != WHILE_BWD)
         return;
     carry_at(r, true, LB_CT, r->c.ct_cur, 0);
     for (int i = 0; i < r->c.nk; i++)
-        set(W->bp, W->bs, &W->body, LB_CTK, i, r->c.ct_k_acc[0] + r->c.k_off[i], 0);
-}
-
-static void call(const scan_lanes *S, int k, char **p, int64_t *st, int64_t n)
-{
-    REMAT_ASSERT(S->fn[k] && n > 0);
-    S->fn[k](p, st, n, 1);
+        rmi_loop_lanes_set(b, LB_CTK, i, r->c.ct_k_acc[0] + r->c.k_off[i], 0);
 }
 
 /* the flags of the c iterations from k a call recorded, into the bits */
@@ -91,10 +102,10 @@ static int64_t steps(while_rt *r, char *carry, int64_t k, int64_t n, bool *ended
         const int64_t at = k + done, rec = at >= r->known;
         const int64_t c = rec ? (n - done < WHILE_LANES_CHUNK ? n - done : WHILE_LANES_CHUNK)
                               : (n - done < r->known - at ? n - done : r->known - at);
-        set(W->sp, W->ss, &W->step, LB_Y, 0, rec ? W->flags : W->dummy, rec ? (int64_t)fb : 0);
+        rmi_loop_lanes_set(&W->step_view, LB_Y, 0, rec ? W->flags : W->dummy, rec ? (int64_t)fb : 0);
         const double unset = -1;
         rmi_while_rt_from_host(r, W->exit_cell, &unset, sizeof unset);
-        call(&W->step, LKI_ADVANCE, W->sp, W->ss, c);
+        rmi_loop_lanes_call(&W->step_view, LKI_ADVANCE, c);
         double e;
         rmi_while_rt_to_host(r, &e, W->exit_cell, sizeof e);
         const int64_t ran = e > 0 ? (int64_t)e : c;
@@ -103,8 +114,7 @@ static int64_t steps(while_rt *r, char *carry, int64_t k, int64_t n, bool *ended
             record(r, at, ran);
         done += ran;
     }
-    r->c.evals += done;
-    rmi_program_add_runs(r->p_body, done);
+    rmi_loop_lanes_count(&W->step_view, r->p_body, done, true);
     return done;
 }
 
@@ -149,7 +159,7 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
     while_lanes *W = &r->wl;
     while (n > 0) {
         if (r->pending == step || step >= r->known) {
-            rmi_loop_snapshot(r, slot);
+            rmi_loop_lanes_snapshot(&W->view, slot);
             x_advance(r, step, 1);
             step++, n--, slot += dslot;
             continue;
@@ -157,20 +167,17 @@ static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot
         r->pending = -1;
         const int64_t c = n < r->known - step ? n : r->known - step;
         carry_at(r, false, LB_CARRY, r->c.cur, 0);
-        carry_at(r, false, LB_SHOT, rmi_while_rt_slot(r, slot), (int64_t)dslot * (int64_t)r->d->carry_bytes);
-        set(W->sp, W->ss, &W->step, LB_Y, 0, W->dummy, 0);
-        call(&W->step, LKI_ADVANCE_SHOT, W->sp, W->ss, c);
-        r->c.evals += c;
-        rmi_program_add_runs(r->p_body, c);
+        rmi_loop_lanes_set(&W->step_view, LB_Y, 0, W->dummy, 0);
+        rmi_loop_lanes_shot_advance_k(&while_lanes_kind, &W->step_view, step, c, slot, dslot);
         step += c, n -= c, slot += (int)(c * dslot);
     }
 }
 
-/* how many of iterations k, k+d, .. (at most n) are accepted, in a row */
-static int64_t accepted_run(const while_rt *r, int64_t k, int64_t d, int64_t n)
+/* how many of iterations k, k+1, .. (at most n) are accepted, in a row */
+static int64_t accepted_run(const while_rt *r, int64_t k, int64_t n)
 {
     int64_t c = 0;
-    while (c < n && k + c * d < r->known && rmi_while_rt_bit(r, k + c * d))
+    while (c < n && k + c < r->known && rmi_while_rt_bit(r, k + c))
         c++;
     return c;
 }
@@ -184,25 +191,16 @@ static void tape_first(while_rt *r, int64_t k, char *tp)
     r->c.be->iface.mem_copy(r->c.next, r->c.cur, r->d->carry_bytes);
     carry_at(r, true, LB_CARRY, r->c.cur, 0);
     for (int t = 0; t < r->c.n_taped; t++)
-        set(W->bp, W->bs, &W->body, LB_TAPE, t, tp + V->res_off[r->c.res_taped[t]], 0);
-    set(W->bp, W->bs, &W->body, LB_Y, 0, W->flags, 0);
-    call(&W->body, LKI_TAPE, W->bp, W->bs, 1);
-    set(W->bp, W->bs, &W->body, LB_Y, 0, W->dummy, 0);
+        rmi_loop_lanes_set(&W->view, LB_TAPE, t, tp + V->res_off[r->c.res_taped[t]], 0);
+    rmi_loop_lanes_set(&W->view, LB_Y, 0, W->flags, 0);
+    rmi_loop_lanes_call(&W->view, LKI_TAPE, 1);
+    rmi_loop_lanes_set(&W->view, LB_Y, 0, W->dummy, 0);
     record(r, k, 1);
     if (!rmi_while_rt_bit(r, k))
         for (int i = 0; i < r->nd; i++)
             r->c.be->iface.mem_copy(r->c.cur + r->c.carry_off[i], r->c.next + r->c.carry_off[i],
                                   (size_t)remat_shape_numel(&r->d->in[i].shape) * remat_dtype_size(r->d->in[i].dt));
-    r->c.evals++;
-    rmi_program_add_runs(r->c.p_fwd, 1);
-}
-
-static void tapes_at(while_rt *r, int64_t tape, int64_t d)
-{
-    const scan_body_vjp *V = r->d->vjp;
-    char *tp = rmi_while_rt_tape(r, tape);
-    for (int t = 0; t < r->c.n_taped; t++)
-        set(r->wl.bp, r->wl.bs, &r->wl.body, LB_TAPE, t, tp + V->res_off[r->c.res_taped[t]], d * (int64_t)V->tape_bytes);
+    rmi_loop_lanes_count(&W->view, r->c.p_fwd, 1, true);
 }
 
 static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
@@ -220,58 +218,31 @@ static void x_tape(void *x, int64_t step, int64_t n, int64_t tape)
             tape_first(r, k, rmi_while_rt_tape(r, tape + q));
             continue;
         }
-        c = accepted_run(r, k, 1, n - q);
+        c = accepted_run(r, k, n - q);
         carry_at(r, true, LB_CARRY, r->c.cur, 0);
-        tapes_at(r, tape + q, 1);
-        call(&r->wl.body, LKI_TAPE, r->wl.bp, r->wl.bs, c);
-        r->c.evals += c;
-        rmi_program_add_runs(r->c.p_fwd, c);
-    }
-}
-
-static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
-{
-    while_rt *r = x;
-    for (int64_t q = 0, c; q < n; q += c) {
-        c = accepted_run(r, step - q, -1, n - q);
-        if (c == 0) { /* rejected: absent from the reverse pass */
-            c = 1;
-            continue;
-        }
-        tapes_at(r, tape - q, -1);
-        call(&r->wl.body, LKI_REVERSE, r->wl.bp, r->wl.bs, c);
-        r->c.reversed += c;
-        rmi_program_add_runs(r->c.p_bwd, c);
+        rmi_loop_lanes_tape_k(&while_lanes_kind, &r->wl.view, k, c, tape + q);
     }
 }
 
 static void x_recompute(void *x, int64_t step, int64_t n, int slot, int dslot)
 {
     while_rt *r = x;
-    REMAT_ASSERT(slot >= 0 || n == 1);
     if (slot >= 0)
         r->pending = -1;
-    for (int64_t q = 0, c; q < n; q += c) {
-        c = accepted_run(r, step - q, -1, n - q);
-        if (c == 0) {
-            c = 1;
-            continue;
-        }
-        if (slot >= 0)
-            carry_at(r, true, LB_SHOT, rmi_while_rt_slot(r, slot + q * dslot),
-                     (int64_t)dslot * (int64_t)r->d->carry_bytes);
-        else
-            carry_at(r, true, LB_SHOT, r->c.cur, 0);
-        call(&r->wl.body, LKI_RECOMPUTE, r->wl.bp, r->wl.bs, c);
-        r->c.evals += c;
-        r->c.reversed += c;
-        rmi_program_add_runs(r->c.p_fwd, c);
-        rmi_program_add_runs(r->c.p_bwd, c);
-    }
+    rmi_loop_lanes_recompute_k(&while_lanes_kind, &r->wl.view, step, n, slot, dslot);
 }
 
+static void x_reverse(void *x, int64_t step, int64_t n, int64_t tape)
+{
+    rmi_loop_lanes_reverse_k(&while_lanes_kind, &((while_rt *)x)->wl.view, step, n, tape);
+}
+
+static void x_snapshot(void *x, int slot) { rmi_loop_lanes_snapshot(&((while_rt *)x)->wl.view, slot); }
+
+static void x_restore(void *x, int slot) { rmi_loop_lanes_restore(&((while_rt *)x)->wl.view, slot); }
+
 static const scan_executor lanes = {
-    .advance = x_advance, .snapshot = rmi_loop_snapshot, .restore = rmi_loop_restore, .shot_advance = x_shot_advance,
+    .advance = x_advance, .snapshot = x_snapshot, .restore = x_restore, .shot_advance = x_shot_advance,
     .tape = x_tape, .reverse = x_reverse, .recompute = x_recompute,
 };
 

@@ -21,6 +21,7 @@
 
 #include "exec/hop.h"
 #include "lanes/lanes.h"
+#include "scan/loop_lanes.h"
 #include "scan/loop_rt.h"
 #include "scan/scan_replay.h"
 #include "scan/while_impl.h"
@@ -41,6 +42,9 @@ typedef struct {
     scan_lanes step, body;
     char **sp, **bp;
     int64_t *ss, *bs;
+    /* the views (loop_lanes.h) of body's table bp/bs (the shared TAPE,
+     * REVERSE, RECOMPUTE) and step's sp/ss, one lane each */
+    loop_lanes_view view, step_view;
     int exit_buf;   /* the step table's EXIT cell (after the scan's buffers) */
     char *flags;    /* WHILE_LANES_CHUNK accepted flags, one per step of a call */
     char *keep, *exit_cell, *dummy, *zero;

@@ -116,7 +116,7 @@ static scan_replay_dims dims(const while_rt *r, int64_t n)
 
 static void note_peak(while_rt *r, const int64_t peak[2])
 {
-    r->c.peak_bytes = (size_t)peak[0] * r->d->carry_bytes + (size_t)peak[1] * r->d->vjp->tape_bytes;
+    r->c.peak_bytes = rmi_loop_rt_store_bytes(&r->c, peak[0], peak[1]);
 }
 
 /* the executor the node runs with now, recording into r->kept */
@@ -266,8 +266,7 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
         plan->deferred_loops++;
     if (d->kind == WHILE_PRIMAL)
         return;
-    const size_t cap = (size_t)d->slot_cap * d->carry_bytes + (size_t)d->tape_cap * d->vjp->tape_bytes;
-    rmi_loop_rt_plan_store(plan, cap, d->carry_bytes, d->vjp->tape_bytes);
+    rmi_loop_rt_plan_store(plan, &r->c, d->slot_cap, d->tape_cap);
 }
 
 void rmi_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook)
