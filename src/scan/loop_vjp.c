@@ -15,8 +15,11 @@ remat_status rmi_loop_vjp_backward(remat_hop_vjp *c, const remat_val *out_cts, c
     remat_fn *g = rmi_hop_vjp_fn(c);
     const int nin = 1 + s->n_in + s->n_ct;
     remat_val *ins = rmi_malloc(sizeof *ins * (size_t)nin);
-    if (!ins)
+    if (!ins) { /* the derived data is ours until rmi_hop_add takes it */
+        if (s->bwd_data)
+            s->rules->release(s->bwd_data);
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory differentiating", s->what);
+    }
     int p = 0;
     ins[p++] = rmi_hop_vjp_forward_output(c, s->store_out); /* the store: the forward's residual */
     for (int k = 0; k < s->n_in; k++)
