@@ -26,6 +26,13 @@ FAILED=0
 export OPENBLAS_NUM_THREADS=1
 [ -x "$BIN" ] || { echo "fit_rows.sh: no executable '$BIN'" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "fit_rows.sh: needs /usr/bin/time (Debian package time)" >&2; exit 2; }
+# a sanitizer build's shadow memory takes more address space than any
+# limit worth measuring: there the runs have no limit (and their RSS says
+# little); as tests/cli/input_files.sh
+if grep -qa __asan_init "$BIN" || grep -qa __tsan_init "$BIN"; then
+    echo "fit_rows.sh: a sanitizer build: no address-space limit" >&2
+    LIMIT_KB=unlimited
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
 cat >"$TMP/m.mech" <<'EOF'
