@@ -64,32 +64,41 @@ static remat_status unclosed(mech_parser *p, const mech_token *open, const char 
                      what ? " of " : "", what ? what : "", open->col, mech_tok_show(&p->tok, sb, sizeof sb));
 }
 
-static remat_status parse_call(mech_parser *p, int nest, const mech_token *name, int fn,
-                               remat_expr **out, int *depth)
+/* A call's arguments after its '(' (p->tok), through its ')': the first max
+ * into args, their count into *n (all of them, to report a wrong arity),
+ * the deepest into *depth. */
+static remat_status parse_args(mech_parser *p, int nest, const char *what, int max, remat_expr **args, int *n,
+                               int *depth)
 {
     mech_token open = p->tok;
-    char what[64];
-    snprintf(what, sizeof what, "the call of '%s'", fn_names[fn]);
     MECH_TRY(advance(p));
-    remat_expr *args[2] = {NULL, NULL};
-    int nargs = 0, d = 0;
-    if (p->tok.kind != TOK_RPAREN) {
+    *n = 0, *depth = 0;
+    if (p->tok.kind != TOK_RPAREN)
         for (;;) {
-            remat_expr *a;
-            int da;
-            MECH_TRY(parse_expr(p, nest + 1, &a, &da));
-            if (nargs < 2)
-                args[nargs] = a;
-            nargs++;
-            d = da > d ? da : d;
+            remat_expr *x;
+            int dx;
+            MECH_TRY(parse_expr(p, nest + 1, &x, &dx));
+            if (*n < max)
+                args[*n] = x;
+            (*n)++;
+            *depth = dx > *depth ? dx : *depth;
             if (p->tok.kind != TOK_COMMA)
                 break;
             MECH_TRY(advance(p));
         }
-    }
     if (p->tok.kind != TOK_RPAREN)
         return unclosed(p, &open, what);
-    MECH_TRY(advance(p));
+    return advance(p);
+}
+
+static remat_status parse_call(mech_parser *p, int nest, const mech_token *name, int fn,
+                               remat_expr **out, int *depth)
+{
+    char what[64];
+    snprintf(what, sizeof what, "the call of '%s'", fn_names[fn]);
+    remat_expr *args[2] = {NULL, NULL};
+    int nargs, d;
+    MECH_TRY(parse_args(p, nest, what, 2, args, &nargs, &d));
     if (nargs != fn_arity[fn])
         return mech_fail(p, name->line, name->col, "wrong number of arguments: '%s' takes %d, got %d",
                          fn_names[fn], fn_arity[fn], nargs);
@@ -119,29 +128,12 @@ static remat_status parse_call(mech_parser *p, int nest, const mech_token *name,
 static remat_status parse_arrhenius(mech_parser *p, int nest, const mech_token *name, int ref, remat_expr **out,
                                     int *depth)
 {
-    mech_token open = p->tok;
     const char *fname = ref ? "arrhenius_ref" : "arrhenius";
     char what[64];
     snprintf(what, sizeof what, "the call of '%s'", fname);
-    MECH_TRY(advance(p));
     remat_expr *a[3] = {NULL, NULL, NULL};
-    int n = 0, d = 0;
-    if (p->tok.kind != TOK_RPAREN)
-        for (;;) {
-            remat_expr *x;
-            int dx;
-            MECH_TRY(parse_expr(p, nest + 1, &x, &dx));
-            if (n < 3)
-                a[n] = x;
-            n++;
-            d = dx > d ? dx : d;
-            if (p->tok.kind != TOK_COMMA)
-                break;
-            MECH_TRY(advance(p));
-        }
-    if (p->tok.kind != TOK_RPAREN)
-        return unclosed(p, &open, what);
-    MECH_TRY(advance(p));
+    int n, d;
+    MECH_TRY(parse_args(p, nest, what, 3, a, &n, &d));
     if (ref ? n != 3 : (n != 2 && n != 3))
         return mech_fail(p, name->line, name->col,
                          ref ? "wrong number of arguments: 'arrhenius_ref' takes 3 (k_ref, Ea, T_ref), got %d"
