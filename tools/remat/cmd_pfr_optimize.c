@@ -114,17 +114,7 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const remat_adam
 {
     const remat_mechanism *m = su->mech;
     int P = su->P;
-    printf("{\n  \"mechanism\": ");
-    cli_json_string(stdout, su->name);
-    printf(",\n  \"method\": \"%s\",\n  \"length\": %.17g,\n", remat_ode_method_name(su->opt.method), su->opt.length);
-    if (su->opt.adaptive)
-        printf("  \"adaptive\": true,\n  \"rtol\": %.17g,\n  \"atol\": %.17g,\n", su->opt.rtol, su->opt.atol);
-    else
-        printf("  \"adaptive\": false,\n  \"steps\": %lld,\n", (long long)remat_pfr_steps(r));
-    printf("  \"schedule\": \"%s\",\n", su->schedule);
-    printf("  \"goal\": \"%s\",\n  \"species\": \"%s\",\n",
-           su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize",
-           remat_mechanism_species_name(m, su->opt.species));
+    pfr_opt_print_json_head(su, r);
     printf("  \"optimizer\": {\"name\": \"adam\", \"lr\": %.17g, \"b1\": %.17g, \"b2\": %.17g, \"eps\": %.17g, "
            "\"iterations\": %lld},\n",
            ao->lr, ao->b1, ao->b2, ao->eps, (long long)iters);

@@ -30,6 +30,9 @@ double pfr_opt_conc(const pfr_setup *su, double objective);
 
 void pfr_opt_print_table(const pfr_setup *su, const bool *fixed, const char *optimizer, const pfr_opt_history *h,
                          const remat_pfr_minimize_result *res, const double *p);
+/* The JSON document's opening fields every optimizer prints: mechanism,
+ * integration, schedule, goal and species (ends with ",\n"). */
+void pfr_opt_print_json_head(const pfr_setup *su, const remat_pfr *r);
 void pfr_opt_print_json(const pfr_setup *su, const remat_pfr *r, const bool *fixed, const char *optimizer,
                         const remat_pfr_minimize_options *mo, const double *start, const pfr_opt_history *h,
                         const remat_pfr_minimize_result *res, const double *p);

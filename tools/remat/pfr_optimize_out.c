@@ -140,12 +140,8 @@ static void json_names(const remat_mechanism *m, int P, const bool *fixed, bool 
     printf("]");
 }
 
-void pfr_opt_print_json(const pfr_setup *su, const remat_pfr *r, const bool *fixed, const char *optimizer,
-                        const remat_pfr_minimize_options *mo, const double *start, const pfr_opt_history *h,
-                        const remat_pfr_minimize_result *res, const double *p)
+void pfr_opt_print_json_head(const pfr_setup *su, const remat_pfr *r)
 {
-    const remat_mechanism *m = su->mech;
-    int P = su->P;
     printf("{\n  \"mechanism\": ");
     cli_json_string(stdout, su->name);
     printf(",\n  \"method\": \"%s\",\n  \"length\": %.17g,\n", remat_ode_method_name(su->opt.method), su->opt.length);
@@ -155,8 +151,18 @@ void pfr_opt_print_json(const pfr_setup *su, const remat_pfr *r, const bool *fix
         printf("  \"adaptive\": false,\n  \"steps\": %lld,\n", (long long)remat_pfr_steps(r));
     printf("  \"schedule\": \"%s\",\n", su->schedule);
     printf("  \"goal\": \"%s\",\n  \"species\": ", su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize");
-    cli_json_string(stdout, remat_mechanism_species_name(m, su->opt.species));
-    printf(",\n  \"optimizer\": {\"name\": \"%s\", \"max_evaluations\": %d, \"gtol\": %.17g, \"xtol\": %.17g},\n",
+    cli_json_string(stdout, remat_mechanism_species_name(su->mech, su->opt.species));
+    printf(",\n");
+}
+
+void pfr_opt_print_json(const pfr_setup *su, const remat_pfr *r, const bool *fixed, const char *optimizer,
+                        const remat_pfr_minimize_options *mo, const double *start, const pfr_opt_history *h,
+                        const remat_pfr_minimize_result *res, const double *p)
+{
+    const remat_mechanism *m = su->mech;
+    int P = su->P;
+    pfr_opt_print_json_head(su, r);
+    printf("  \"optimizer\": {\"name\": \"%s\", \"max_evaluations\": %d, \"gtol\": %.17g, \"xtol\": %.17g},\n",
            optimizer, mo->max_evals, mo->gtol, mo->xtol);
     printf("  \"decision_variables\": ");
     json_names(m, P, fixed, false);
