@@ -241,7 +241,6 @@ static void test_cpu_kernels_pad_edges_and_interior(void **state)
 typedef struct {
     int n_in, axis;
     remat_shape shapes[4];
-    const remat_shape *ptrs[4];
     int64_t offs[4];
 } concat_case;
 
@@ -251,7 +250,10 @@ static void run_concat(remat_dtype dt, void *out, const void *in, const void *ct
     const void *ins[4];
     for (int j = 0; j < c->n_in; j++)
         ins[j] = (const char *)in + c->offs[j] * (int64_t)remat_dtype_size(dt);
-    rmi_cpu_concatenate(dt, out, c->n_in, ins, c->ptrs, c->axis);
+    int64_t chunks[4];
+    remat_concat_plan plan;
+    rmi_layout_concatenate(&plan, chunks, dt, c->n_in, c->shapes, c->axis);
+    rmi_cpu_concatenate_run(&plan, out, ins);
 }
 
 static void concat_check(int rank, const int64_t *dims, int axis, int n_in, const int64_t *sizes)
@@ -261,7 +263,6 @@ static void concat_check(int rank, const int64_t *dims, int axis, int n_in, cons
     for (int j = 0; j < n_in; j++) {
         c.shapes[j] = shp(rank, dims);
         c.shapes[j].dims[axis] = sizes[j];
-        c.ptrs[j] = &c.shapes[j];
         c.offs[j] = n_all; /* all inputs packed one after the other in `in` */
         n_all += remat_shape_numel(&c.shapes[j]);
         total += sizes[j];

@@ -67,12 +67,11 @@ void rmi_cpu_slice(remat_dtype dt, void *out, const void *in, const remat_shape 
 /* lax.pad with value 0, low/high >= 0, interior >= 0 */
 void rmi_cpu_pad(remat_dtype dt, void *out, const remat_shape *out_shape, const void *in,
                  const remat_shape *in_shape, const remat_pad_params *p);
-/* lax.concatenate of n_in inputs along axis; all shapes equal except that axis */
-void rmi_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
-                         const remat_shape *const *in_shapes, int axis);
 /* The same ops from a plan made once (backend/layout.h): they only move
  * elements, giving the bits of the kernels above (structural.c). */
 void rmi_cpu_copy_run(const remat_copy_plan *p, void *out, const void *in);
+/* lax.concatenate of n_in inputs along an axis (all shapes equal except that
+ * axis), planned by rmi_layout_concatenate, which the CUDA backend shares */
 void rmi_cpu_concatenate_run(const remat_concat_plan *p, void *out, const void *const *ins);
 
 /* add(x, pad(g)) with zero interior, g (g_shape) at low[] of out_shape, f32/f64:

@@ -229,34 +229,6 @@ static void concat_one(size_t es, int64_t outer, int64_t row, int64_t col, int64
     }
 }
 
-void rmi_cpu_concatenate(remat_dtype dt, void *out, int n_in, const void *const *ins,
-                         const remat_shape *const *in_shapes, int axis)
-{
-    REMAT_ASSERT(n_in >= 1);
-    const remat_shape *s0 = in_shapes[0];
-    REMAT_ASSERT(axis >= 0 && axis < s0->rank);
-    const size_t es = remat_dtype_size(dt);
-    /* view every input as (outer, chunk_j) and the output as (outer, sum chunk_j) */
-    int64_t outer = 1, inner = 1, row = 0;
-    for (int i = 0; i < axis; i++)
-        outer *= s0->dims[i];
-    for (int i = axis + 1; i < s0->rank; i++)
-        inner *= s0->dims[i];
-    for (int j = 0; j < n_in; j++) {
-        REMAT_ASSERT(in_shapes[j]->rank == s0->rank);
-        row += in_shapes[j]->dims[axis] * inner;
-    }
-    if (outer == 0 || row == 0)
-        return;
-    int64_t col = 0;
-    for (int j = 0; j < n_in; j++) {
-        const int64_t chunk = in_shapes[j]->dims[axis] * inner;
-        if (chunk > 0)
-            concat_one(es, outer, row, col, chunk, out, ins[j]);
-        col += chunk;
-    }
-}
-
 void rmi_cpu_concatenate_run(const remat_concat_plan *p, void *out, const void *const *ins)
 {
     if (p->outer == 0 || p->row == 0)
