@@ -15,8 +15,9 @@
  * over the interval's grid in reverse with the method's tableau and step
  * -h, the VJP (a^T df/dy, a^T df/dp) being remat_vjp of the right-hand side
  * inlined into the step. The custom op's VJP is asked once per input (y0,
- * then params); the program runs once per distinct (ys, ct, params) and
- * both answers come from that run.
+ * then params); the program runs once per evaluation (the op's forward
+ * clears the memo) and distinct (ys, ct, params), both answers coming from
+ * that run.
  *
  * The op struct and its program must outlive every program that uses the
  * op, which may outlive the function it was built in: they are kept in a
@@ -246,8 +247,14 @@ __attribute__((destructor)) static void registry_free(void)
 static void bs_forward(int n_in, const remat_tensor *ins, remat_tensor *out, void *ctx)
 {
     (void)n_in;
-    const backsolve_ctx *c = ctx;
+    backsolve_ctx *c = ctx;
     memcpy(out->data, ins[0].data, (size_t)(c->K * c->S) * remat_dtype_size(c->dt));
+    /* a new evaluation: its VJPs solve again (the memo serves the second
+     * input's VJP of one evaluation, never a later run's, so every run of a
+     * gradient costs its backward solve) */
+    pthread_mutex_lock(&c->lock);
+    c->have = false;
+    pthread_mutex_unlock(&c->lock);
 }
 
 static void fill_nan(remat_tensor *t, int64_t n)
