@@ -8,6 +8,7 @@
  * differences of the forward integration.
  */
 #include "test_models_util.h"
+#include "test_golden.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -235,6 +236,83 @@ static void test_backsolve_refuses_what_it_does_not_do(void **state)
     remat_mechanism_free(m);
 }
 
+/* a JSON array of numbers, or of arrays of numbers, flattened into out */
+static int jflat(const cJSON *a, double *out, int max)
+{
+    int n = 0;
+    for (const cJSON *e = a->child; e; e = e->next) {
+        if (cJSON_IsArray(e)) {
+            n += jflat(e, out + n, max - n);
+        } else {
+            assert_true(n < max);
+            out[n++] = e->valuedouble;
+        }
+    }
+    return n;
+}
+
+/* diffrax's BacksolveAdjoint on the fixed-step goldens (gen_backsolve_goldens.py):
+ * the same continuous adjoint on the same grid, so the same gradient to
+ * rounding (1e-12 of its largest entry; measured 3e-15); and RecursiveCheckpointAdjoint's, the
+ * discrete adjoint, from remat's discrete adjoint. Adaptive cases are
+ * refused until the backward solve has its own error control. */
+static void test_backsolve_matches_diffrax(void **state)
+{
+    (void)state;
+    const cJSON *cases = jget(golden("backsolve.json"), "cases");
+    int n_fixed = 0;
+    for (const cJSON *c = cases->child; c; c = c->next) {
+        const char *name = jget(c, "name")->valuestring;
+        remat_mechanism *m = parse(jget(c, "mechanism")->valuestring);
+        double y0[MAXV], p[MAXV], times[8], w[8 * MAXV];
+        int S = jflat(jget(c, "y0"), y0, MAXV), P = jflat(jget(c, "k"), p, MAXV);
+        int K = jflat(jget(c, "ts"), times, 8);
+        jflat(jget(c, "w"), w, 8 * MAXV);
+        remat_ode_options opt = {.n_times = K, .times = times};
+        assert_ok(remat_ode_method_parse(jget(c, "method")->valuestring, &opt.method));
+        if (cJSON_GetObjectItem(c, "rtol")) {
+            opt.adaptive = true, opt.rtol = jget(c, "rtol")->valuedouble, opt.atol = jget(c, "atol")->valuedouble;
+            opt.dt0 = jget(c, "dt0")->valuedouble, opt.adjoint = REMAT_ODE_ADJOINT_BACKSOLVE;
+            remat_fn *f = remat_fn_new("x");
+            remat_val a = remat_arg(f, "y0", REMAT_F64, 1, DIMS(S)), b = remat_arg(f, "p", REMAT_F64, 1, DIMS(P)), ys;
+            assert_int_equal(remat_ode_integrate(f, m, &opt, a, b, &ys), REMAT_ERR_UNSUPPORTED);
+            remat_fn_free(f);
+            remat_mechanism_free(m);
+            continue;
+        }
+        opt.dt = jget(c, "dt0")->valuedouble;
+        for (int a = 0; a < 2; a++) {
+            const cJSON *want = jget(c, a ? "backsolve" : "recursive");
+            double gp[MAXV], gy[MAXV], got[2 * MAXV];
+            jflat(jget(want, "grad_params"), gp, MAXV);
+            jflat(jget(want, "grad_y0"), gy, MAXV);
+            opt.adjoint = a ? REMAT_ODE_ADJOINT_BACKSOLVE : REMAT_ODE_ADJOINT_DISCRETE;
+            remat_fn *f = weighted_loss_fn(m, &opt, w), *g;
+            assert_ok(remat_grad(f, 2, (int[]){0, 1}, &g));
+            remat_program *prog = compile_ok(g);
+            run(prog, (double *[]){y0, p}, (double *[]){got, got + S}, NULL);
+            double scale = 0, worst = 0;
+            for (int i = 0; i < P; i++)
+                scale = fmax(scale, fabs(gp[i]));
+            for (int i = 0; i < S; i++)
+                scale = fmax(scale, fabs(gy[i]));
+            for (int i = 0; i < P; i++)
+                worst = fmax(worst, fabs(got[S + i] - gp[i]) / scale);
+            for (int i = 0; i < S; i++)
+                worst = fmax(worst, fabs(got[i] - gy[i]) / scale);
+            printf("  %-24s %-9s dL/dk0 %.12g (diffrax %.12g), max difference %.2g of the largest\n", name,
+                   a ? "backsolve" : "discrete", got[S], gp[0], worst);
+            assert_true(worst < 1e-12);
+            remat_program_free(prog);
+            remat_fn_free(g);
+            remat_fn_free(f);
+        }
+        n_fixed++;
+        remat_mechanism_free(m);
+    }
+    assert_true(n_fixed >= 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_backsolve_finite_differences),
         cmocka_unit_test(test_backsolve_memory_constant),
         cmocka_unit_test(test_backsolve_refuses_what_it_does_not_do),
+        cmocka_unit_test(test_backsolve_matches_diffrax),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }
