@@ -273,6 +273,7 @@ INT_CASE(o_integrate_times, remat_ode_integrate_times(F0, M0, &ode_opt, 0, 0, 0,
 INT_CASE(o_step, remat_ode_step(F0, M0, REMAT_ODE_EULER, 0, 0, 0, 0, &(remat_val){0}))
 PTR_CASE(o_step_body, remat_ode_step_body(M0, REMAT_ODE_EULER, REMAT_F64))
 INT_CASE(o_parse, remat_ode_method_parse(NULL, &(remat_ode_method){0}))
+INT_CASE(o_adjoint_parse, remat_ode_adjoint_parse(NULL, &(remat_ode_adjoint){0}))
 INT_CASE(o_stats_check, remat_ode_stats_check(NULL, (double[REMAT_ODE_STATS]){0}))
 INT_CASE(o_run_once, remat_ode_run_once(M0, &ode_opt, NULL, NULL, NULL, NULL, NULL, NULL))
 /* optim.h */
@@ -630,6 +631,7 @@ static const null_row null_table[] = {
     {"remat_ode_step", "1", o_step, 0},
     {"remat_ode_step_body", "NULL", o_step_body, 0},
     {"remat_ode_method_parse", "1", o_parse, 0},
+    {"remat_ode_adjoint_parse", "1", o_adjoint_parse, 0},
     {"remat_ode_stats_check", "1", o_stats_check, 0},
     {"remat_ode_run_once", "1", o_run_once, 0},
     {"remat_adam_new", "1", op_adam_new, 0},
@@ -788,6 +790,7 @@ static const char *const null_exempt[] = {
     "remat_fit_jacobian_name", "remat_fit_optimizer_name", "remat_nn_activation_name", "remat_nn_act",
     "remat_nn_dense", "remat_nn_ffn", "remat_nn_layer_norm", "remat_nn_mlp", "remat_nn_mlp_block",
     "remat_set_num_threads", "remat_backend_cuda", "remat_ode_method_adaptive", "remat_ode_method_name",
+    "remat_ode_adjoint_name",
     "remat_ode_method_order", "remat_ode_method_stages", "remat_ode_stability_bound", "remat_prng_fold_in", "remat_prng_key_from_seed",
     "remat_adam_optax", "remat_sgd_optax", "remat_binomial_optimum",
 };

@@ -304,6 +304,11 @@ typedef struct {
                                     (remat_compile_opts: JIT mode, cache, threads,
                                     backend); NULL: the environment's, as remat_compile.
                                     Borrowed: must outlive the fit */
+    remat_ode_adjoint adjoint;   /* how gradients and reverse-mode Jacobians are taken
+                                    (remat/ode.h): the discrete adjoint (zero value) or
+                                    backsolve (fixed steps of an explicit method; the
+                                    Jacobian is then reverse mode: AUTO picks it, FORWARD
+                                    is refused, a custom op having no forward mode) */
 } remat_fit_options;
 
 /* The defaults above: auto (lm), adaptive Tsit5 at rtol 1e-6, atol 1e-9,

@@ -166,6 +166,51 @@ REMAT_API remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_meth
 REMAT_API remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_method method, remat_val t,
                                       remat_val h, remat_val y, remat_val params, remat_val *y_next);
 
+/* The gradient of an integration (opt.adjoint).
+ *
+ * DISCRETE (the default): reverse mode runs through the steps the forward
+ * pass took, under the scan's checkpoint schedule — the exact gradient of
+ * the computed solution (diffrax's RecursiveCheckpointAdjoint with a
+ * binomial or online schedule, DirectAdjoint with store-all).
+ *
+ * BACKSOLVE: the continuous adjoint, diffrax's BacksolveAdjoint. The
+ * forward pass keeps nothing but the output states; the reverse pass
+ * integrates the augmented system
+ *   y' = f(t, y, p),   a' = -a^T df/dy,   m' = -a^T df/dp
+ * backwards from each output time t_k to the one before (y restarting from
+ * the forward's state at t_k, a gaining the cotangent of that output, m
+ * starting at 0), with the same method and the same step grid walked in
+ * reverse (step -h_k), and returns a(t0) and m(t0) as the cotangents of y0
+ * and params. a^T df/dy and a^T df/dp are one VJP of the mechanism's
+ * right-hand side (remat's reverse mode, inlined into the backward step).
+ * Memory is O(1) in the steps: one augmented state (2S + P numbers) and the
+ * stages of one step, whatever the step count; time is about 2-3 forward
+ * integrations (a VJP costs a few right-hand sides).
+ * What is differentiated is the ODE, not the numerical solution: the result
+ * approximates the exact dy(T)/d(y0, p) with the method's error on each of
+ * the two solves, so it differs from the discrete adjoint by O(h^order)
+ * (Euler, dt 0.01 on seed 004's A->B->C: -0.01125 against -0.01235 for
+ * dC_B/dk1; Tsit5: equal to 6 digits) and converges to it as the step
+ * shrinks. It is unstable when y's backward integration is: y is
+ * recomputed by integrating y' = f backwards, so a strongly decaying
+ * (stiff, dissipative) mode of the forward grows like exp(|lambda| T)
+ * backwards and swamps the state it is reconstructing; then use the
+ * discrete adjoint. Supported: fixed steps of the explicit methods (euler,
+ * rk4, tsit5, dopri5), y0 (S,) and params (P,) in f64 or f32, output times
+ * as opt.times; others are refused with a message naming the option. The
+ * backward solve runs on the CPU inside the forward's program as a custom
+ * op (remat/graph.h), compiled when the integration is built. */
+typedef enum {
+    REMAT_ODE_ADJOINT_DISCRETE = 0,
+    REMAT_ODE_ADJOINT_BACKSOLVE,
+    REMAT_ODE_ADJOINT_COUNT
+} remat_ode_adjoint;
+
+/* "discrete", "backsolve"; "?" out of range. */
+REMAT_API const char *remat_ode_adjoint_name(remat_ode_adjoint adjoint);
+/* Parses the names above. Errors name the text and the choices. */
+REMAT_API remat_status remat_ode_adjoint_parse(const char *text, remat_ode_adjoint *out);
+
 /* diffrax PIDController coefficients; a zero field takes diffrax's default
  * (pcoeff 0, icoeff 1, dcoeff 0, safety 0.9, factormin 0.2, factormax 10):
  * icoeff cannot be 0 (a controller without its integral part is not
@@ -201,6 +246,9 @@ typedef struct {
      * of ends of intervals; false: one loop per interval, steps clipped to
      * every output time. */
     bool dense;
+    /* How reverse mode differentiates the integration (below); the zero
+     * value is the discrete adjoint. */
+    remat_ode_adjoint adjoint;
 } remat_ode_options;
 
 /* Steps per interval (steps[k] for output k) and their total, as

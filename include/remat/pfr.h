@@ -101,6 +101,11 @@ typedef struct {
      * (remat_compile_opts: JIT mode, cache, threads, backend); NULL: the
      * environment's, as remat_compile. Borrowed: must outlive the reactor. */
     const remat_compile_options *compile;
+    /* How the objective's gradient is taken (remat/ode.h remat_ode_adjoint):
+     * the discrete adjoint under `schedule` (the zero value), or backsolve,
+     * the continuous adjoint (fixed steps of an explicit method; an
+     * ensemble, adaptive steps or rodas5 are refused by name). */
+    remat_ode_adjoint adjoint;
 } remat_pfr_options;
 
 typedef struct remat_pfr remat_pfr;

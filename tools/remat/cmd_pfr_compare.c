@@ -3,9 +3,10 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "pfr_adjoints.h"
 #include "pfr_cli.h"
 
-enum { OPT_SCHEDULES = PFR_OPT_COUNT_, OPT_BUDGET, OPT_REPEAT };
+enum { OPT_SCHEDULES = PFR_OPT_COUNT_, OPT_BUDGET, OPT_REPEAT, OPT_ADJOINTS };
 
 static void help(FILE *out)
 {
@@ -15,6 +16,7 @@ static void help(FILE *out)
             "                         [--rtol R] [--atol A] [--max-steps N]\n"
             "                         [--maximize S | --minimize S] [--schedules LIST]\n"
             "                         [--memory-budget BYTES] [--repeat R] [--json] [--plot FILE]\n"
+            "       remat pfr compare --adjoints [reactor options] [--schedule binomial:S|online:S] [--repeat R]\n"
             "\n"
             "Differentiates the reactor's objective with respect to the mechanism's parameters once\n"
             "per checkpoint schedule, as 'remat compare' does for its built-in problems, and prints\n"
@@ -27,6 +29,12 @@ static void help(FILE *out)
             "forward run; its length is known only as it runs, so the predicted peak bytes are the\n"
             "store's capacity within --max-steps, a bound the measured peak stays under, and\n"
             "--memory-budget flags a schedule whose measured peak is over the budget.\n"
+            "\n"
+            "--adjoints compares adjoint methods instead (seed 004 section 8, diffrax's three): the\n"
+            "goal species' outlet concentration and its gradient by the recursive adjoint (the\n"
+            "discrete adjoint under --schedule, default binomial:10), backsolve (the continuous\n"
+            "adjoint) and direct (store-all), with steps, memory and median time; fixed steps of\n"
+            "euler, rk4, tsit5 or dopri5. The seed's table: --adjoints --method tsit5 --dt 0.01.\n"
             "\n"
             "%s%s"
             "                     (default for the built-in mechanism: --maximize B; required with\n"
@@ -43,6 +51,8 @@ int cmd_pfr_compare(int argc, char **argv)
         {"schedules", required_argument, 0, OPT_SCHEDULES},
         {"memory-budget", required_argument, 0, OPT_BUDGET},
         {"repeat", required_argument, 0, OPT_REPEAT},
+        {"adjoints", no_argument, 0, OPT_ADJOINTS},
+        {"schedule", required_argument, 0, PFR_OPT_SCHEDULE},
         {"json", no_argument, 0, 'j'},
         {"plot", required_argument, 0, 'p'},
         {"help", no_argument, 0, 'h'},
@@ -51,12 +61,13 @@ int cmd_pfr_compare(int argc, char **argv)
     pfr_cli c = {.adaptive_ok = PFR_ADAPTIVE_ASKED};
     compare_options o = {.schedules = COMPARE_DEFAULT_SCHEDULES, .budget = -1, .repeat = 5};
     int64_t repeat = 5;
-    int code;
+    int code, adjoints = 0, schedules_given = 0, budget_given = 0;
     while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {
         switch (code) {
         case PFR_CLI_BAD_VALUE: return 2;
-        case OPT_SCHEDULES: o.schedules = optarg; break;
-        case OPT_BUDGET: if (!cli_bytes("--memory-budget", optarg, &o.budget)) return 2; break;
+        case OPT_SCHEDULES: o.schedules = optarg; schedules_given = 1; break;
+        case OPT_BUDGET: if (!cli_bytes("--memory-budget", optarg, &o.budget)) return 2; budget_given = 1; break;
+        case OPT_ADJOINTS: adjoints = 1; break;
         case OPT_REPEAT: if (!cli_int64("--repeat", optarg, 1, 1000, &repeat)) return 2; break;
         case 'j': o.json = 1; break;
         case 'p': o.plot_path = optarg; break;
@@ -67,11 +78,25 @@ int cmd_pfr_compare(int argc, char **argv)
     if (!pfr_cli_no_operands("pfr compare", argc, argv))
         return 2;
     o.repeat = (int)repeat;
+    const char *clash = !adjoints ? (c.schedule ? "--schedule" : c.adjoint ? "--adjoint" : NULL)
+                        : schedules_given ? "--schedules" : budget_given ? "--memory-budget"
+                        : o.json ? "--json" : o.plot_path ? "--plot" : c.adjoint ? "--adjoint" : NULL;
+    if (clash) {
+        fprintf(stderr, "remat: pfr compare: %s %s\n", clash,
+                adjoints ? "does not go with --adjoints (which runs the recursive, backsolve and direct adjoints)"
+                         : "goes with --adjoints only (without it, --schedules lists the discrete adjoint's schedules)");
+        return 2;
+    }
     pfr_setup su;
     if (!pfr_cli_setup(&c, PFR_GOAL_REQUIRED, 0, &su))
         return 2;
     remat_problem *pb = NULL;
     int status;
+    if (adjoints) {
+        status = pfr_compare_adjoints(&su, (int)repeat);
+        pfr_setup_free(&su);
+        return status;
+    }
     if (remat_problem_from_mechanism(su.mech, &su.opt, su.params, &pb) != REMAT_OK) {
         fprintf(stderr, "remat: pfr compare: %s\n", remat_last_error());
         status = 2;

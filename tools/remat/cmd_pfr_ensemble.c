@@ -200,6 +200,12 @@ static int parse(ens_run *r, int argc, char **argv, const char **file, const cha
                 c.maximize ? "maximize" : "minimize");
         return 2;
     }
+    if (c.adjoint && strcmp(c.adjoint, "discrete") != 0) {
+        fprintf(stderr, "remat: pfr ensemble: --adjoint %s: an ensemble's sensitivities come from forward mode "
+                        "through the steps, which takes no adjoint (pfr simulate, optimize, fit and compare do)\n",
+                c.adjoint);
+        return 2;
+    }
     if (!pfr_cli_setup(&c, PFR_GOAL_OPTIONAL, 0, &r->su))
         return 2;
     if (r->su.P == 0) {

@@ -150,6 +150,10 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         fprintf(stderr, "remat: --jacobian: %s\n", remat_last_error());
         return 2;
     }
+    if (c.adjoint && remat_ode_adjoint_parse(c.adjoint, &o.adjoint) != REMAT_OK) {
+        fprintf(stderr, "remat: --adjoint: %s\n", remat_last_error());
+        return 2;
+    }
     if ((c.has_lr || c.has_iters) && o.optimizer != REMAT_FIT_ADAM) {
         fprintf(stderr, "remat: %s: applies to --optimizer adam only (use --max-iters for the others)\n",
                 c.has_lr ? "--lr" : "--iters");
@@ -173,6 +177,16 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     if (c.has_atol)
         o.atol = c.atol;
     o.max_steps = c.max_steps;
+    if (o.adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && (o.adaptive || o.method == REMAT_ODE_RODAS5)) {
+        fprintf(stderr, "remat: --adjoint backsolve: implemented for fixed steps of euler, rk4, tsit5 or dopri5, "
+                        "not %s %s: give --steps or --dt with an explicit --method, or --adjoint discrete\n",
+                o.adaptive ? "adaptive" : "fixed", remat_ode_method_name(o.method));
+        return 2;
+    }
+    if (o.adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && o.jacobian == REMAT_FIT_JACOBIAN_FORWARD) {
+        fprintf(stderr, "remat: --adjoint backsolve: goes with reverse-mode Jacobians only, not --jacobian forward\n");
+        return 2;
+    }
     o.lr = c.lr;
     o.max_iters = (int)(c.has_iters ? c.iters : c.max_iters);
     o.memory_budget = c.budget;

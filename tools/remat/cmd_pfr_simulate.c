@@ -157,8 +157,12 @@ static void print_table(const pfr_setup *su, const remat_pfr *r, const double *o
     }
     const char *sp = remat_mechanism_species_name(m, su->opt.species);
     const char *sign = su->opt.goal == REMAT_PFR_MAXIMIZE ? "-" : "";
-    printf("\nobjective %sC_%s(L) = %.9g (%s %s); its gradient, schedule %s:\n", sign, sp, obj,
-           su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize", sp, su->schedule);
+    if (su->opt.adjoint == REMAT_ODE_ADJOINT_BACKSOLVE)
+        printf("\nobjective %sC_%s(L) = %.9g (%s %s); its gradient, backsolve adjoint:\n", sign, sp, obj,
+               su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize", sp);
+    else
+        printf("\nobjective %sC_%s(L) = %.9g (%s %s); its gradient, schedule %s:\n", sign, sp, obj,
+               su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize", sp, su->schedule);
     for (int i = 0; i < P; i++)
         printf("  d(%sC_%s)/d%-*s = %.9g\n", sign, sp, wp, remat_mechanism_param_name(m, i), grad[i]);
 }
@@ -202,9 +206,10 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const double *od
     printf("},\n  \"sum_inlet\": %.17g,\n  \"sum_outlet\": %.17g,\n", sin_, sout);
     if (have_grad) {
         printf("  \"objective\": {\"goal\": \"%s\", \"species\": \"%s\", \"value\": %.17g, \"schedule\": \"%s\", "
-               "\"gradient\": {",
+               "\"adjoint\": \"%s\", \"gradient\": {",
                su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize",
-               remat_mechanism_species_name(m, su->opt.species), obj, su->schedule);
+               remat_mechanism_species_name(m, su->opt.species), obj, su->schedule,
+               remat_ode_adjoint_name(su->opt.adjoint));
         for (int i = 0; i < P; i++)
             printf("%s\"%s\": %.17g", i ? ", " : "", remat_mechanism_param_name(m, i), grad[i]);
         printf("}},\n");

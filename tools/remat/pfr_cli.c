@@ -22,10 +22,16 @@
     "                     keep their declared default; never differentiated or optimized\n"                \
     "  --length L         reactor length, the integration runs over z in [0, L] (default 10)\n"
 
+#define HELP_ADJOINT                                                                                           \
+    "  --adjoint A        how a gradient is taken: discrete (default: reverse mode through the\n"          \
+    "                     steps under the checkpoint schedule) or backsolve (the continuous\n"            \
+    "                     adjoint, diffrax's BacksolveAdjoint: the adjoint ODE solved backwards,\n"       \
+    "                     memory O(1) in the steps; fixed steps of euler, rk4, tsit5 or dopri5)\n"
+
 const char pfr_cli_help_reactor[] = HELP_SOURCE
     "  --steps N          fixed integration steps over L (default 1000)\n"
     "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
-    "  --method M         euler (default), rk4, tsit5, dopri5 or rodas5 (stiff)\n";
+    "  --method M         euler (default), rk4, tsit5, dopri5 or rodas5 (stiff)\n" HELP_ADJOINT;
 
 /* PFR_ADAPTIVE_DEFAULT's defaults (pfr simulate) */
 const char pfr_cli_help_reactor_adaptive[] = HELP_SOURCE
@@ -33,7 +39,7 @@ const char pfr_cli_help_reactor_adaptive[] = HELP_SOURCE
     "                     adaptive steps otherwise, see above)\n"
     "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
     "  --method M         euler (default for the built-in mechanism), rk4, tsit5 (default with\n"
-    "                     --mechanism: adaptive), dopri5 or rodas5 (stiff)\n";
+    "                     --mechanism: adaptive), dopri5 or rodas5 (stiff)\n" HELP_ADJOINT;
 
 const char pfr_cli_help_tol[] =
     "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"
@@ -55,6 +61,13 @@ int pfr_cli_option(pfr_cli *c, int code, const char *arg)
     case PFR_OPT_MAXIMIZE: c->maximize = arg; return 1;
     case PFR_OPT_MINIMIZE: c->minimize = arg; return 1;
     case PFR_OPT_SCHEDULE: c->schedule = arg; return 1;
+    case PFR_OPT_ADJOINT:
+        if (remat_ode_adjoint_parse(arg, &(remat_ode_adjoint){0}) != REMAT_OK) {
+            fprintf(stderr, "remat: --adjoint: %s\n", remat_last_error());
+            return 0;
+        }
+        c->adjoint = arg;
+        return 1;
     case PFR_OPT_ENERGY: c->energy = arg; return 1;
     case PFR_OPT_THERMO: c->thermo = arg; cli_input("--thermo", arg); return 1;
     case PFR_OPT_LENGTH:
@@ -399,6 +412,14 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     o->inlet = s->inlet;
     o->conds = s->conds;
     o->schedule = sched;
+    if (c->adjoint)
+        remat_ode_adjoint_parse(c->adjoint, &o->adjoint); /* checked by pfr_cli_option */
+    if (o->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && (adaptive || method == REMAT_ODE_RODAS5)) {
+        fprintf(stderr, "remat: --adjoint backsolve: implemented for fixed steps of euler, rk4, tsit5 or dopri5, "
+                        "not %s %s: give --steps or --dt with an explicit --method, or --adjoint discrete\n",
+                adaptive ? "adaptive" : "fixed", remat_ode_method_name(method));
+        goto fail;
+    }
     if (adaptive) {
         o->adaptive = true;
         /* gas mechanisms: mole fractions down to 1e-14 matter (radicals before ignition) */

@@ -46,6 +46,7 @@ enum {
     PFR_OPT_ENERGY,
     PFR_OPT_COND,
     PFR_OPT_THERMO,
+    PFR_OPT_ADJOINT,
     PFR_OPT_COUNT_
 };
 
@@ -61,19 +62,22 @@ enum {
         {"steps", required_argument, 0, PFR_OPT_STEPS}, {"dt", required_argument, 0, PFR_OPT_DT},              \
         {"method", required_argument, 0, PFR_OPT_METHOD}, {"maximize", required_argument, 0, PFR_OPT_MAXIMIZE}, \
         {"minimize", required_argument, 0, PFR_OPT_MINIMIZE}, {"energy", required_argument, 0, PFR_OPT_ENERGY}, \
-        {"cond", required_argument, 0, PFR_OPT_COND}, {"thermo", required_argument, 0, PFR_OPT_THERMO}
+        {"cond", required_argument, 0, PFR_OPT_COND}, {"thermo", required_argument, 0, PFR_OPT_THERMO},     \
+        {"adjoint", required_argument, 0, PFR_OPT_ADJOINT}
 
 /* Help lines for the shared options. */
-extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method */
+extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method, --adjoint */
 /* the same, with the defaults of PFR_ADAPTIVE_DEFAULT (pfr simulate) */
 extern const char pfr_cli_help_reactor_adaptive[];
 extern const char pfr_cli_help_goal[];    /* --maximize / --minimize */
 extern const char pfr_cli_help_tol[];     /* --rtol / --atol / --max-steps */
-extern const char pfr_cli_help_gas[];     /* --energy / --cond / --thermo (pfr_gas.c) */
+extern const char pfr_cli_help_gas[];
+extern const char pfr_cli_help_adjoint[]; /* --adjoint */     /* --energy / --cond / --thermo (pfr_gas.c) */
 
 /* The command line, as given. */
 typedef struct {
     const char *mechanism, *init, *params, *method, *maximize, *minimize, *schedule;
+    const char *adjoint;               /* --adjoint discrete|backsolve */
     const char *cond;                  /* --cond: the mechanism's conditions; gas mechanisms: T=..,P=.. (pfr_gas.c) */
     const char *energy, *thermo;       /* gas mechanisms (pfr_gas.c): --energy, --thermo */
     double length, dt;

@@ -22,7 +22,7 @@ void pfr_fit_help(FILE *out)
             "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
             "                     [--steps N | --dt H | --rtol R --atol A --max-steps N]\n"
             "                     [--optimizer auto|lm|bfgs|lbfgs-b|adam] [--lr X --iters N] [--max-iters N]\n"
-            "                     [--jacobian auto|forward|reverse]\n"
+            "                     [--jacobian auto|forward|reverse] [--adjoint discrete|backsolve]\n"
             "                     [--schedule S | --memory-budget BYTES] [--starts N [--seed S]]\n"
             "                     [--sigma A=0.01,B=0.02] [--weighting none|relative] [--plot FILE]\n"
             "                     [--plot-residuals FILE] [--json [--history]]\n"
@@ -74,6 +74,10 @@ void pfr_fit_help(FILE *out)
             "                     mode, one JVP per free parameter, when there are fewer of those than\n"
             "                     measured cells in the largest experiment; else reverse, one VJP per\n"
             "                     cell), forward or reverse; the table and --json say which ran\n"
+            "  --adjoint A        how gradients and reverse-mode Jacobians are taken: discrete (default:\n"
+            "                     reverse mode through the steps under --schedule) or backsolve (the\n"
+            "                     continuous adjoint solved backwards, memory O(1) in the steps; fixed\n"
+            "                     --steps/--dt of euler, rk4, tsit5 or dopri5; the Jacobian is then reverse)\n"
             "  --lr X             Adam's starting learning rate (default 0.05): a step of about X in\n"
             "                     log k, or X box widths on the linear scale; halved on every plateau\n"
             "  --iters N          Adam's most steps (default 5000; it stops earlier once converged)\n"
@@ -117,7 +121,8 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
 {
     enum {
         O_DATA = 512, O_DATA_LIST, O_OPTIMIZER, O_LR, O_ITERS, O_MAX_ITERS, O_BUDGET, O_PLOT, O_JSON,
-        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN, O_COND, O_FREE, O_FIX, O_OUT
+        O_STARTS, O_SEED, O_SIGMA, O_WEIGHTING, O_PLOT_RES, O_HISTORY, O_JACOBIAN, O_COND, O_FREE, O_FIX, O_OUT,
+        O_ADJOINT
     };
     static const struct option opts[] = {
         {"mechanism", required_argument, 0, PFR_OPT_MECHANISM},
@@ -131,6 +136,7 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
         {"data-list", required_argument, 0, O_DATA_LIST},
         {"optimizer", required_argument, 0, O_OPTIMIZER},
         {"jacobian", required_argument, 0, O_JACOBIAN},
+        {"adjoint", required_argument, 0, O_ADJOINT},
         {"lr", required_argument, 0, O_LR},
         {"iters", required_argument, 0, O_ITERS},
         {"max-iters", required_argument, 0, O_MAX_ITERS},
@@ -182,6 +188,7 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
             break;
         case O_OPTIMIZER: c->optimizer = optarg; break;
         case O_JACOBIAN: c->jacobian = optarg; break;
+        case O_ADJOINT: c->adjoint = optarg; break;
         case O_LR:
             if (!pfr_cli_positive("--lr", optarg, "learning rate", &c->lr))
                 return 0;

@@ -14,7 +14,7 @@
 
 typedef struct {
     const char *mechanism, *init, *params, *method, *optimizer, *schedule, *plot, *plot_res, *sigma, *weighting;
-    const char *jacobian;
+    const char *jacobian, *adjoint;
     const char *cond, *free, *fix, *out; /* --cond, --free, --fix, --out */
     char **data_args;  /* [n_data_args] "--data PATH" / "--data-list LIST" operands in order */
     int *data_is_list; /* [n_data_args] */

@@ -150,6 +150,7 @@ void pfr_opt_print_json_head(const pfr_setup *su, const remat_pfr *r)
     else
         printf("  \"adaptive\": false,\n  \"steps\": %lld,\n", (long long)remat_pfr_steps(r));
     printf("  \"schedule\": \"%s\",\n", su->schedule);
+    printf("  \"adjoint\": \"%s\",\n", remat_ode_adjoint_name(su->opt.adjoint));
     printf("  \"goal\": \"%s\",\n  \"species\": ", su->opt.goal == REMAT_PFR_MAXIMIZE ? "maximize" : "minimize");
     cli_json_string(stdout, remat_mechanism_species_name(su->mech, su->opt.species));
     printf(",\n");

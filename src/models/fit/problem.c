@@ -201,6 +201,7 @@ remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x)
         .atol = fit->opt.atol,
         .max_steps = fit->opt.max_steps,
         .dense = true, /* one loop whatever the rows: output times are loop data */
+        .adjoint = fit->opt.adjoint,
     };
 }
 

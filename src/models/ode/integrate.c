@@ -263,6 +263,15 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
             goto done;
         }
     }
+    if ((st = rmi_ode_backsolve_check(opt, f, y0, params)) != REMAT_OK)
+        goto done;
+    /* backsolve: the steps are not differentiated (ode_backsolve_wrap's op is) */
+    remat_val y0_in = y0, params_in = params;
+    if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE) {
+        y0 = remat_stop_gradient(f, y0);
+        if (params != REMAT_NONE)
+            params = remat_stop_gradient(f, params);
+    }
     if (opt->adaptive) {
         st = ode_integrate_adaptive(f, m, opt, y0, params, ts, ts == REMAT_NONE ? opt->n_times : ts_len, y_at_outputs,
                                     stats);
@@ -305,6 +314,9 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
         st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
         goto done;
     }
+    if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE &&
+        (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, out, &out)) != REMAT_OK)
+        goto done;
     *y_at_outputs = out;
     if (stats) {
         double sv[REMAT_ODE_STATS] = {[REMAT_ODE_STAT_ACCEPTED] = (double)total,

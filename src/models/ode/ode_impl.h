@@ -127,4 +127,17 @@ remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m,
                                           remat_val y0, remat_val params, remat_val ts, int64_t K,
                                           remat_val *y_at_outputs, remat_val *stats);
 
+/* ---- the backsolve adjoint (backsolve.c) ---- */
+
+/* REMAT_OK when opt->adjoint is discrete or a backsolve this integration
+ * supports (fixed steps, explicit method, y0 (S,), params (P,)); else an
+ * error naming what is not. */
+remat_status rmi_ode_backsolve_check(const remat_ode_options *opt, remat_fn *f, remat_val y0, remat_val params);
+/* ys (K, S), the fixed-step integration of y0 and params (built from their
+ * stop_gradient), through the op whose VJP solves the adjoint backwards:
+ * *out has ys' values; steps[k] as check_grid counts them. */
+remat_status rmi_ode_backsolve_wrap(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                    const int64_t *steps, remat_val y0, remat_val params, remat_val ys,
+                                    remat_val *out);
+
 #endif

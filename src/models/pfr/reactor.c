@@ -20,7 +20,7 @@ remat_ode_options pfr_ode_options(const remat_pfr_options *o, const double *L)
 {
     return (remat_ode_options){.method = o->method, .n_times = 1, .times = L, .dt = o->dt, .steps = o->steps,
                                .scan = {.schedule = o->schedule}, .adaptive = o->adaptive, .rtol = o->rtol,
-                               .atol = o->atol, .max_steps = o->max_steps};
+                               .atol = o->atol, .max_steps = o->max_steps, .adjoint = o->adjoint};
 }
 
 /* adaptive options are checked where the ODE module checks them: building
@@ -81,6 +81,13 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
     if (opt->goal != REMAT_PFR_NO_GOAL && (opt->species < 0 || opt->species >= S))
         return rmi_error(REMAT_ERR_ARG, "pfr: objective species %d is not one of the %d species of %s",
                          opt->species, S, remat_mechanism_source(m));
+    if ((unsigned)opt->adjoint >= REMAT_ODE_ADJOINT_COUNT)
+        return rmi_error(REMAT_ERR_ARG, "pfr: unknown adjoint %d (expected discrete or backsolve)", (int)opt->adjoint);
+    if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && (opt->adaptive || opt->method == REMAT_ODE_RODAS5))
+        return rmi_error(REMAT_ERR_UNSUPPORTED,
+                         "pfr: the backsolve adjoint is implemented for fixed steps of an explicit method (euler, "
+                         "rk4, tsit5, dopri5), not %s %s: use adjoint discrete",
+                         opt->adaptive ? "adaptive" : "fixed", remat_ode_method_name(opt->method));
     remat_schedule_cost cost;
     remat_status st = remat_schedule_predict(&opt->schedule, 1, &cost);
     if (st != REMAT_OK)

@@ -1,0 +1,371 @@
+/*
+ * backsolve.c — the continuous (backsolve) adjoint of a fixed-step explicit
+ * integration (remat/ode.h, REMAT_ODE_ADJOINT_BACKSOLVE), as diffrax's
+ * BacksolveAdjoint.
+ *
+ * The forward integration is built as usual from stop_gradient'ed y0 and
+ * params (so reverse mode keeps no store for it) and its output states ys
+ * (K, S) pass through one custom op, identity on values, whose VJP is the
+ * backward solve: a compiled program
+ *   backward(ys (K,S), ct (K,S), params (P,)) -> [a(t0) (S), m(t0) (P)]
+ * that walks the output times from last to first: y restarts at ys[k], a
+ * gains ct[k], and one scan (not differentiated: carries only, O(1) in the
+ * steps) integrates the augmented system z = (y, a, m),
+ *   y' = f(t, y, p),  a' = -a^T df/dy,  m' = -a^T df/dp,
+ * over the interval's grid in reverse with the method's tableau and step
+ * -h, the VJP (a^T df/dy, a^T df/dp) being remat_vjp of the right-hand side
+ * inlined into the step. The custom op's VJP is asked once per input (y0,
+ * then params); the program runs once per evaluation (the op's forward
+ * clears the memo) and distinct (ys, ct, params), both answers coming from
+ * that run.
+ *
+ * The op struct and its program must outlive every program that uses the
+ * op, which may outlive the function it was built in: they are kept in a
+ * registry freed at exit (a few hundred bytes and one small program per
+ * integration built with backsolve).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "models/ode/ode_impl.h"
+
+static const char *const adjoint_names[REMAT_ODE_ADJOINT_COUNT] = {"discrete", "backsolve"};
+
+const char *remat_ode_adjoint_name(remat_ode_adjoint adjoint)
+{
+    return (unsigned)adjoint < REMAT_ODE_ADJOINT_COUNT ? adjoint_names[adjoint] : "?";
+}
+
+remat_status remat_ode_adjoint_parse(const char *text, remat_ode_adjoint *out)
+{
+    if (!text || !out)
+        return rmi_error(REMAT_ERR_NULL, "ode adjoint: %s is NULL", !text ? "the text" : "the output");
+    for (int i = 0; i < REMAT_ODE_ADJOINT_COUNT; i++)
+        if (!strcmp(text, adjoint_names[i])) {
+            *out = (remat_ode_adjoint)i;
+            return REMAT_OK;
+        }
+    return rmi_error(REMAT_ERR_PARSE, "unknown adjoint '%s' (expected discrete or backsolve)", text);
+}
+
+/* ---- the backward program ---- */
+
+typedef struct {
+    remat_fn *vjp; /* (y, [t,] [p,] a) -> (f, a^T df/dy, [a^T df/dp]) */
+    int timed, has_p;
+} aug_rhs;
+
+static remat_status make_aug_rhs(const remat_mechanism *m, remat_dtype dt, int64_t S, int64_t P, aug_rhs *out)
+{
+    out->timed = remat_kinetics_uses_indep(m);
+    out->has_p = P > 0;
+    remat_fn *r = remat_fn_new("backsolve_rhs");
+    if (!r)
+        return rmi_error(REMAT_ERR_NOMEM, "ode backsolve: out of memory");
+    remat_val y = remat_arg(r, "y", dt, 1, &S);
+    remat_val t = out->timed ? remat_arg(r, "t", dt, 0, NULL) : REMAT_NONE;
+    remat_val p = out->has_p ? remat_arg(r, "params", dt, 1, &P) : REMAT_NONE;
+    remat_val dydt;
+    remat_status st = remat_kinetics_rhs(r, m, t, y, p, &dydt);
+    if (st == REMAT_OK) {
+        remat_fn_output(r, dydt);
+        if (remat_fn_status(r) != REMAT_OK)
+            st = rmi_error(remat_fn_status(r), "ode backsolve: %s", remat_fn_error(r));
+    }
+    if (st == REMAT_OK) {
+        int argnums[2] = {0, out->timed ? 2 : 1};
+        st = remat_vjp(r, out->has_p ? 2 : 1, argnums, &out->vjp);
+    }
+    remat_fn_free(r);
+    return st;
+}
+
+/* z_i parts: y, a, m; fills fz with (f, -a^T J, -a^T f_p) at (t, y, a) */
+static void aug_eval(remat_fn *g, const aug_rhs *ar, remat_val t, remat_val y, remat_val a, remat_val p,
+                     remat_val fz[3])
+{
+    remat_val args[4], outs[3] = {REMAT_NONE, REMAT_NONE, REMAT_NONE};
+    int n = 0;
+    args[n++] = y;
+    if (ar->timed)
+        args[n++] = t;
+    if (ar->has_p)
+        args[n++] = p;
+    args[n++] = a;
+    remat_call(g, ar->vjp, n, args, outs);
+    fz[0] = outs[0];
+    fz[1] = remat_neg(g, outs[1]);
+    fz[2] = ar->has_p ? remat_neg(g, outs[2]) : REMAT_NONE;
+}
+
+/* body(y, a, [m,] j, t_end, h, [p]) -> (y', a', [m',] j + 1): step j of the
+ * reverse walk, from t = t_end - j h to t - h, the tableau's stages with
+ * step -h on the augmented state */
+static remat_status make_body(const ode_tableau *tb, const aug_rhs *ar, remat_dtype dt, int64_t S, int64_t P,
+                              remat_fn **out)
+{
+    remat_fn *b = remat_fn_new("backsolve_step");
+    if (!b)
+        return rmi_error(REMAT_ERR_NOMEM, "ode backsolve: out of memory");
+    const int nz = ar->has_p ? 3 : 2;
+    remat_val z[3] = {remat_arg(b, "y", dt, 1, &S), remat_arg(b, "a", dt, 1, &S), REMAT_NONE};
+    if (ar->has_p)
+        z[2] = remat_arg(b, "m", dt, 1, &P);
+    remat_val j = remat_arg(b, "step", dt, 0, NULL);
+    remat_val tend = remat_arg(b, "t_end", dt, 0, NULL);
+    remat_val h = remat_arg(b, "h", dt, 0, NULL);
+    remat_val p = ar->has_p ? remat_arg(b, "params", dt, 1, &P) : REMAT_NONE;
+    remat_val hn = remat_neg(b, h);
+    remat_val t = remat_sub(b, tend, remat_mul(b, j, h));
+    remat_val k[ODE_MAX_STAGES][3];
+    for (int i = 0; i < tb->stages; i++) {
+        const double *ai = tb->a ? tb->a + i * (i - 1) / 2 : NULL;
+        remat_val zi[3];
+        for (int c = 0; c < 2; c++) {
+            remat_val kc[ODE_MAX_STAGES];
+            for (int q = 0; q < i; q++)
+                kc[q] = k[q][c];
+            remat_val incr = i ? ode_combine(b, i, ai, kc) : REMAT_NONE;
+            zi[c] = incr == REMAT_NONE ? z[c] : remat_add(b, z[c], incr);
+        }
+        remat_val ti = tb->c[i] == 0.0 ? t : remat_add(b, t, remat_mul_scalar(b, hn, tb->c[i]));
+        remat_val fz[3];
+        aug_eval(b, ar, ti, zi[0], zi[1], p, fz);
+        for (int c = 0; c < nz; c++)
+            k[i][c] = remat_mul(b, hn, fz[c]);
+    }
+    for (int c = 0; c < nz; c++) {
+        remat_val kc[ODE_MAX_STAGES];
+        for (int q = 0; q < tb->stages; q++)
+            kc[q] = k[q][c];
+        remat_fn_output(b, remat_add(b, z[c], ode_combine(b, tb->stages, tb->b, kc)));
+    }
+    remat_fn_output(b, remat_add_scalar(b, j, 1.0));
+    if (remat_fn_status(b) != REMAT_OK) {
+        remat_status st = rmi_error(remat_fn_status(b), "ode backsolve: building the step: %s", remat_fn_error(b));
+        remat_fn_free(b);
+        return st;
+    }
+    *out = b;
+    return REMAT_OK;
+}
+
+static remat_status build_backward(const remat_mechanism *m, const remat_ode_options *opt, const int64_t *steps,
+                                   remat_dtype dt, int64_t S, int64_t P, remat_fn **out)
+{
+    *out = NULL;
+    const ode_tableau *tb = rmi_ode_tableau(opt->method);
+    aug_rhs ar = {0};
+    remat_fn *body = NULL, *g = NULL;
+    remat_status st = make_aug_rhs(m, dt, S, P, &ar);
+    if (st == REMAT_OK)
+        st = make_body(tb, &ar, dt, S, P, &body);
+    if (st == REMAT_OK && !(g = remat_fn_new("ode_backsolve")))
+        st = rmi_error(REMAT_ERR_NOMEM, "ode backsolve: out of memory");
+    if (st != REMAT_OK)
+        goto done;
+    const int K = opt->n_times;
+    int64_t KS[2] = {K, S};
+    remat_val ys = remat_arg(g, "ys", dt, 2, KS);
+    remat_val ct = remat_arg(g, "ct", dt, 2, KS);
+    remat_val p = ar.has_p ? remat_arg(g, "params", dt, 1, &P) : REMAT_NONE;
+    remat_val a = remat_const_fill(g, dt, 1, &S, 0.0);
+    remat_val mu = ar.has_p ? remat_const_fill(g, dt, 1, &P, 0.0) : REMAT_NONE;
+    remat_scan_options so = {0}; /* not differentiated: the schedule is never used */
+    for (int k = K - 1; k >= 0 && st == REMAT_OK; k--) {
+        remat_val y = remat_index(g, ys, k);
+        a = remat_add(g, a, remat_index(g, ct, k));
+        if (steps[k] == 0)
+            continue;
+        double tprev = k ? opt->times[k - 1] : opt->t0;
+        double h = (opt->times[k] - tprev) / (double)steps[k];
+        remat_val init[4] = {y, a, mu, REMAT_NONE}, carry[4];
+        int nc = ar.has_p ? 4 : 3;
+        init[nc - 1] = remat_scalar(g, dt, 0.0);
+        remat_val consts[3] = {remat_scalar(g, dt, opt->times[k]), remat_scalar(g, dt, h), p};
+        st = remat_scan(g, body, steps[k], nc, init, 0, NULL, ar.has_p ? 3 : 2, consts, &so, carry, NULL);
+        if (st == REMAT_OK) {
+            a = carry[1];
+            if (ar.has_p)
+                mu = carry[2];
+        }
+    }
+    if (st == REMAT_OK) {
+        remat_fn_output(g, ar.has_p ? remat_concatenate(g, 2, (remat_val[]){a, mu}, 0) : a);
+        if (remat_fn_status(g) != REMAT_OK)
+            st = rmi_error(remat_fn_status(g), "ode backsolve: %s", remat_fn_error(g));
+    }
+done:
+    remat_fn_free(ar.vjp);
+    remat_fn_free(body);
+    if (st == REMAT_OK)
+        *out = g;
+    else
+        remat_fn_free(g);
+    return st;
+}
+
+/* ---- the custom op ---- */
+
+typedef struct backsolve_ctx {
+    remat_custom_op op;
+    remat_program *prog;
+    remat_dtype dt;
+    int64_t K, S, P;
+    pthread_mutex_t lock;
+    /* the last run: its inputs (ys, ct, params) and its answer [a, m] */
+    bool have;
+    unsigned char *key;
+    size_t key_bytes;
+    unsigned char *ans;
+    struct backsolve_ctx *next;
+} backsolve_ctx;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static backsolve_ctx *registry;
+
+__attribute__((destructor)) static void registry_free(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (backsolve_ctx *c = registry, *n; c; c = n) {
+        n = c->next;
+        remat_program_free(c->prog);
+        pthread_mutex_destroy(&c->lock);
+        rmi_free(c->key);
+        rmi_free(c->ans);
+        rmi_free(c);
+    }
+    registry = NULL;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void bs_forward(int n_in, const remat_tensor *ins, remat_tensor *out, void *ctx)
+{
+    (void)n_in;
+    backsolve_ctx *c = ctx;
+    memcpy(out->data, ins[0].data, (size_t)(c->K * c->S) * remat_dtype_size(c->dt));
+    /* a new evaluation: its VJPs solve again (the memo serves the second
+     * input's VJP of one evaluation, never a later run's, so every run of a
+     * gradient costs its backward solve) */
+    pthread_mutex_lock(&c->lock);
+    c->have = false;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void fill_nan(remat_tensor *t, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (t->dtype == REMAT_F64)
+            ((double *)t->data)[i] = NAN;
+        else
+            ((float *)t->data)[i] = NAN;
+    }
+}
+
+/* ins: ys, y0, [params]; which 1: y0's cotangent a(t0), 2: params' m(t0) */
+static void bs_vjp(int which, int n_in, const remat_tensor *ins, const remat_tensor *out, const remat_tensor *dout,
+                   remat_tensor *din, void *ctx)
+{
+    (void)out;
+    backsolve_ctx *c = ctx;
+    size_t es = remat_dtype_size(c->dt);
+    int64_t n = which == 0 ? c->K * c->S : which == 1 ? c->S : c->P;
+    if (which == 0) { /* ys is stop_gradient'ed: never asked, but defined */
+        memset(din->data, 0, (size_t)n * es);
+        return;
+    }
+    size_t ks = (size_t)(c->K * c->S) * es, ps = (size_t)c->P * es;
+    pthread_mutex_lock(&c->lock);
+    bool hit = c->have && !memcmp(c->key, ins[0].data, ks) && !memcmp(c->key + ks, dout->data, ks) &&
+               (n_in < 3 || !memcmp(c->key + 2 * ks, ins[2].data, ps));
+    if (!hit) {
+        remat_tensor in[3] = {ins[0], *dout, n_in > 2 ? ins[2] : (remat_tensor){0}};
+        remat_tensor o = {.dtype = c->dt, .shape = {.rank = 1, .dims = {c->S + c->P}}, .data = c->ans};
+        c->have = remat_run(c->prog, n_in > 2 ? 3 : 2, in, 1, &o, NULL) == REMAT_OK;
+        if (c->have) {
+            memcpy(c->key, ins[0].data, ks);
+            memcpy(c->key + ks, dout->data, ks);
+            if (n_in > 2)
+                memcpy(c->key + 2 * ks, ins[2].data, ps);
+        }
+    }
+    if (c->have)
+        memcpy(din->data, c->ans + (which == 1 ? 0 : (size_t)c->S * es), (size_t)n * es);
+    else
+        fill_nan(din, n);
+    pthread_mutex_unlock(&c->lock);
+}
+
+remat_status rmi_ode_backsolve_check(const remat_ode_options *opt, remat_fn *f, remat_val y0, remat_val params)
+{
+    if (opt->adjoint == REMAT_ODE_ADJOINT_DISCRETE)
+        return REMAT_OK;
+    if ((unsigned)opt->adjoint >= REMAT_ODE_ADJOINT_COUNT)
+        return rmi_error(REMAT_ERR_ARG, "ode: unknown adjoint %d (expected discrete or backsolve)", (int)opt->adjoint);
+    const ode_tableau *tb = rmi_ode_tableau(opt->method);
+    if (opt->adaptive || tb->ros)
+        return rmi_error(REMAT_ERR_UNSUPPORTED,
+                         "ode: the backsolve adjoint is implemented for fixed steps of an explicit method "
+                         "(euler, rk4, tsit5, dopri5), not %s %s: use adjoint discrete",
+                         opt->adaptive ? "adaptive" : "fixed", tb->name);
+    if (remat_val_shape(f, y0).rank != 1 || (params != REMAT_NONE && remat_val_shape(f, params).rank != 1))
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "ode: the backsolve adjoint takes y0 (S,) and params (P,), "
+                                                "not a batch: use adjoint discrete");
+    return REMAT_OK;
+}
+
+remat_status rmi_ode_backsolve_wrap(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                    const int64_t *steps, remat_val y0, remat_val params, remat_val ys,
+                                    remat_val *out)
+{
+    *out = REMAT_NONE;
+    remat_dtype dt = remat_val_dtype(f, y0);
+    int64_t S = remat_val_shape(f, y0).dims[0], P = params != REMAT_NONE ? remat_val_shape(f, params).dims[0] : 0;
+    remat_fn *g;
+    remat_status st = build_backward(m, opt, steps, dt, S, P, &g);
+    if (st != REMAT_OK)
+        return st;
+    backsolve_ctx *c = rmi_calloc(1, sizeof *c);
+    size_t es = remat_dtype_size(dt), ks = (size_t)(opt->n_times * S) * es;
+    if (c) {
+        c->key = rmi_malloc(2 * ks + (size_t)P * es + 1);
+        c->ans = rmi_malloc((size_t)(S + P) * es);
+    }
+    if (!c || !c->key || !c->ans) {
+        if (c) {
+            rmi_free(c->key);
+            rmi_free(c->ans);
+        }
+        rmi_free(c);
+        remat_fn_free(g);
+        return rmi_error(REMAT_ERR_NOMEM, "ode backsolve: out of memory");
+    }
+    st = remat_compile(g, remat_backend_cpu(), &c->prog);
+    remat_fn_free(g);
+    if (st != REMAT_OK) {
+        rmi_free(c->key);
+        rmi_free(c->ans);
+        rmi_free(c);
+        return st;
+    }
+    c->dt = dt, c->K = opt->n_times, c->S = S, c->P = P;
+    pthread_mutex_init(&c->lock, NULL);
+    c->op = (remat_custom_op){.name = "ode_backsolve", .forward = bs_forward, .vjp = bs_vjp, .ctx = c};
+    pthread_mutex_lock(&registry_lock);
+    c->next = registry;
+    registry = c;
+    pthread_mutex_unlock(&registry_lock);
+    remat_shape sh = remat_val_shape(f, ys);
+    remat_val ins[3] = {remat_stop_gradient(f, ys), y0, params};
+    *out = remat_custom(f, &c->op, params != REMAT_NONE ? 3 : 2, ins, dt, sh.rank, sh.dims);
+    if (*out == REMAT_NONE || remat_fn_status(f) != REMAT_OK) {
+        *out = REMAT_NONE;
+        return rmi_error(remat_fn_status(f), "ode backsolve: %s", remat_fn_error(f));
+    }
+    return REMAT_OK;
+}
