@@ -199,6 +199,8 @@ INT_CASE(a_grad_out, with_fn_st(remat_grad(f, 0, NULL, NULL)))
 PTR_CASE(a_pnew, remat_policy_new("p", NULL, NULL, NULL))
 PTR_CASE(a_ponly, remat_policy_save_only_these_names(1, NULL))
 PTR_CASE(a_pbut, remat_policy_save_any_names_but_these(1, NULL))
+PTR_CASE(a_pexcept, remat_policy_save_anything_except_these_names(1, NULL))
+PTR_CASE(a_pnamed, remat_policy_named(NULL))
 PTR_CASE(a_pboth, remat_policy_save_from_both(NULL, NULL))
 INT_CASE(a_pallows, remat_policy_allows(remat_everything_saveable, NULL))
 PTR_CASE(a_rformat, remat_residual_format(NULL, (char[64]){0}, 64))
@@ -571,6 +573,8 @@ static const null_row null_table[] = {
     {"remat_policy_new", "NULL", a_pnew, 0},
     {"remat_policy_save_only_these_names", "NULL", a_ponly, 0},
     {"remat_policy_save_any_names_but_these", "NULL", a_pbut, 0},
+    {"remat_policy_save_anything_except_these_names", "NULL", a_pexcept, 0},
+    {"remat_policy_named", "NULL", a_pnamed, 0},
     {"remat_policy_save_from_both", "NULL", a_pboth, 0},
     {"remat_policy_allows", "0", a_pallows, 0},
     {"remat_residual_format", "ptr", a_rformat, 0},
