@@ -280,19 +280,22 @@ static void closed_form(const remat_schedule_spec *s, int64_t n, remat_schedule_
         return;
     int64_t k;
     switch (s->kind) {
-    case REMAT_SCHED_STORE_ALL: *c = (remat_schedule_cost){n, 0, n}; return;
-    case REMAT_SCHED_PER_STEP: *c = (remat_schedule_cost){2 * n - 1, n - 1, 1}; return;
+    case REMAT_SCHED_STORE_ALL: *c = (remat_schedule_cost){.forward_evals = n, .peak_snapshots = 0, .peak_tapes = n}; return;
+    case REMAT_SCHED_PER_STEP: *c = (remat_schedule_cost){.forward_evals = 2 * n - 1, .peak_snapshots = n - 1, .peak_tapes = 1}; return;
     case REMAT_SCHED_PERIODIC:
     case REMAT_SCHED_TWO_LEVEL:
         k = s->period;
         if (k == 0)
             for (k = 1; k * k < n; k++)
                 ;
-        *c = (remat_schedule_cost){n + (ceil_div(n, k) - 1) * k, ceil_div(n, k) - 1, k < n ? k : n};
+        *c = (remat_schedule_cost){.forward_evals = n + (ceil_div(n, k) - 1) * k,
+                                   .peak_snapshots = ceil_div(n, k) - 1,
+                                   .peak_tapes = k < n ? k : n};
         return;
     case REMAT_SCHED_BINOMIAL:
-        *c = (remat_schedule_cost){remat_binomial_optimum(n, s->snapshots),
-                                   s->snapshots < n - 1 ? s->snapshots : n - 1, 1};
+        *c = (remat_schedule_cost){.forward_evals = remat_binomial_optimum(n, s->snapshots),
+                                   .peak_snapshots = s->snapshots < n - 1 ? s->snapshots : n - 1,
+                                   .peak_tapes = 1};
         return;
     default: c->forward_evals = -1; return;
     }
