@@ -780,6 +780,40 @@ static void test_adjoint_two_tier_text_and_errors(void **state)
     assert_int_equal(remat_schedule_predict(&huge, 100000, &cost), REMAT_ERR_ARG);
 }
 
+/* Budgets for two tiers: store-all when it fits in RAM; the slow tier when
+ * it is cheap and RAM holds few carries; RAM alone when the slow tier is
+ * dear; a clear error when neither holds a schedule. */
+static void test_adjoint_for_tiers(void **state)
+{
+    (void)state;
+    remat_schedule_spec spec;
+    /* 100 steps, carries of 1000 bytes, tapes of 100: store-all needs 10000 */
+    assert_int_equal(remat_schedule_for_tiers(10000, 1 << 20, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_OK);
+    assert_int_equal(spec.kind, REMAT_SCHED_STORE_ALL);
+    /* RAM for 3 carries and a tape, disk for 1000 carries, cheap: two-tier */
+    assert_int_equal(remat_schedule_for_tiers(3100, 1000000, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_OK);
+    assert_int_equal(spec.kind, REMAT_SCHED_TWO_TIER);
+    assert_int_equal(spec.snapshots, 3);
+    assert_int_equal(spec.disk_snapshots, 99);
+    remat_schedule_cost c;
+    assert_int_equal(remat_schedule_predict(&spec, 100, &c), REMAT_OK);
+    assert_true((double)c.forward_evals + 0.1 * (double)(c.disk_writes + c.disk_reads) <
+                (double)remat_binomial_optimum(100, 3));
+    assert_true(c.peak_snapshots * 1000 + c.peak_tapes * 100 <= 3100);
+    assert_true(c.peak_disk_snapshots * 1000 <= 1000000);
+    /* the same with a dear disk: RAM alone (binomial) */
+    assert_int_equal(remat_schedule_for_tiers(3100, 1000000, 100, 1000, 100, 1000, 1000, &spec), REMAT_OK);
+    assert_int_equal(spec.kind, REMAT_SCHED_BINOMIAL);
+    /* no room in RAM for a carry beside the tape: all on disk */
+    assert_int_equal(remat_schedule_for_tiers(100, 1000000, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_OK);
+    assert_int_equal(spec.kind, REMAT_SCHED_TWO_TIER);
+    assert_int_equal(spec.snapshots, 0);
+    /* neither: RAM below one tape and carry, disk below one carry */
+    assert_int_equal(remat_schedule_for_tiers(100, 999, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_ERR_BUDGET);
+    assert_int_equal(remat_schedule_for_tiers(3100, -1, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_ERR_ARG);
+    assert_non_null(strstr(remat_last_error(), "disk budget -1 bytes is negative"));
+}
+
 static void test_adjoint_new_rejects_bad_specs(void **state)
 {
     (void)state;
@@ -825,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_adjoint_two_tier_matches_brute_force),
         cmocka_unit_test(test_adjoint_two_tier_longer),
         cmocka_unit_test(test_adjoint_two_tier_text_and_errors),
+        cmocka_unit_test(test_adjoint_for_tiers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -246,6 +246,7 @@ INT_CASE(s_maxslots, remat_schedule_max_slots(S0))
 VOID_CASE(s_free, remat_schedule_free(S0))
 INT_CASE(s_predict, remat_schedule_predict(NULL, 4, &(remat_schedule_cost){0}))
 INT_CASE(s_budget, remat_schedule_for_budget(1000, 4, 8, 8, NULL))
+INT_CASE(s_tiers, remat_schedule_for_tiers(1000, 1000, 4, 8, 8, 1, 1, NULL))
 /* scan.h, loop.h */
 INT_CASE(l_scan, remat_scan(F0, NULL, 4, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, NULL))
 INT_CASE(l_while, remat_while(F0, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL))
@@ -611,6 +612,7 @@ static const null_row null_table[] = {
     {"remat_schedule_free", "-", s_free, 1},
     {"remat_schedule_predict", "1", s_predict, 0},
     {"remat_schedule_for_budget", "1", s_budget, 0},
+    {"remat_schedule_for_tiers", "1", s_tiers, 0},
     {"remat_scan_at", "1", l_scan, 0},
     {"remat_while_at", "1", l_while, 0},
     {"remat_problem_new", "1", p_new, 0},

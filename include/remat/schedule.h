@@ -278,6 +278,17 @@ REMAT_API remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t l
                                                  int64_t carry_bytes, int64_t tape_bytes,
                                                  remat_schedule_spec *spec);
 
+/* With a slower tier beside RAM: remat_schedule_for_budget's choice for
+ * ram_bytes, or two-tier:S,D,W,R (S carries in RAM beside one tape, D =
+ * disk_bytes / carry_bytes, both at most n-1; W, R the tier's costs per
+ * carry in step evaluations), whichever costs less in the two-tier model
+ * (evaluations + W writes + R reads). Store-all within RAM is kept as it
+ * is; a two-tier table too large to build (remat_schedule_new says) leaves
+ * the RAM-only choice. REMAT_ERR_BUDGET when neither fits. */
+REMAT_API remat_status remat_schedule_for_tiers(int64_t ram_bytes, int64_t disk_bytes, int64_t length,
+                                                int64_t carry_bytes, int64_t tape_bytes, double disk_write,
+                                                double disk_read, remat_schedule_spec *spec);
+
 #ifdef __cplusplus
 }
 #endif
