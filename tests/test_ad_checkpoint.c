@@ -44,11 +44,11 @@ static bool shape_policy(const remat_op_info *op, void *vctx)
 
 static void shape_policy_free(void *vctx) { ((shape_policy_ctx *)vctx)->freed++; }
 
-enum { NPOL = 9 };
+enum { NPOL = 10 };
 
 typedef struct {
     const remat_policy *p[NPOL];
-    remat_policy *owned[4];
+    remat_policy *owned[5];
     shape_policy_ctx ctx;
 } policy_set;
 
@@ -60,13 +60,14 @@ static void policy_set_init(policy_set *s)
     s->owned[1] = remat_policy_save_any_names_but_these(1, h2);
     s->owned[2] = remat_policy_save_from_both(s->owned[0], remat_dots_saveable);
     s->owned[3] = remat_policy_new("numel>=12", shape_policy, &s->ctx, shape_policy_free);
+    s->owned[4] = remat_policy_save_anything_except_these_names(1, h1);
     const remat_policy *p[NPOL] = {NULL, /* default: nothing_saveable */
                                    remat_nothing_saveable, remat_everything_saveable, remat_dots_saveable,
                                    remat_dots_with_no_batch_dims_saveable, s->owned[0], s->owned[1], s->owned[2],
-                                   s->owned[3]};
+                                   s->owned[3], s->owned[4]};
     for (int i = 0; i < NPOL; i++)
         s->p[i] = p[i];
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         assert_non_null(s->owned[i]);
     assert_string_equal(remat_policy_label(s->owned[3]), "numel>=12");
 }
@@ -74,7 +75,7 @@ static void policy_set_init(policy_set *s)
 /* Drops the set's references; the custom ctx is freed once nothing uses it. */
 static void policy_set_free(policy_set *s)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         remat_policy_free(s->owned[i]);
     assert_int_equal(s->ctx.freed, 1);
     assert_int_equal(s->ctx.bad, 0);

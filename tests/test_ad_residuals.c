@@ -201,6 +201,67 @@ static void test_ad_residuals_policies_match_jax(void **state)
     remat_policy_free(only);
 }
 
+/* JAX's aliases are the same policies: checkpoint_dots's residuals are
+ * JAX's for dots_saveable, and so on; unknown names are refused by name. */
+static void test_ad_residuals_policy_aliases_match_jax(void **state)
+{
+    const struct {
+        const char *name, *case_name;
+        const remat_policy *same;
+    } cases[] = {
+        {"checkpoint_dots", "policy_dots_saveable", remat_dots_saveable},
+        {"checkpoint_dots_with_no_batch_dims", "policy_dots_with_no_batch_dims_saveable",
+         remat_dots_with_no_batch_dims_saveable},
+        {"dots_saveable", "policy_dots_saveable", remat_dots_saveable},
+        {"nothing_saveable", "policy_nothing_saveable", remat_nothing_saveable},
+    };
+    remat_fn *loss = seed_loss();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const remat_policy *p = remat_policy_named(cases[i].name);
+        assert_ptr_equal(p, cases[i].same);
+        remat_fn *f = remat_checkpoint(loss, p);
+        expect_jax_residuals(cases[i].case_name, f);
+        remat_fn_free(f);
+    }
+    assert_null(remat_policy_named("checkpoint_dot"));
+    assert_non_null(strstr(remat_last_error(), "unknown policy 'checkpoint_dot'"));
+    assert_null(remat_policy_named(NULL));
+    remat_fn_free(loss);
+}
+
+/* save_anything_except_these_names: every op may be saved but a listed
+ * checkpoint_name; the named value then comes from its (saved) producer, so
+ * "named hidden" leaves the report and relu's output serves both reads. */
+static void test_ad_residuals_save_anything_except_these_names(void **state)
+{
+    const char *hidden[1] = {"hidden"}, *other[1] = {"other"};
+    remat_policy *except_hidden = remat_policy_save_anything_except_these_names(1, hidden);
+    remat_policy *except_other = remat_policy_save_anything_except_these_names(1, other);
+    assert_non_null(except_hidden);
+    assert_non_null(except_other);
+    assert_string_equal(remat_policy_label(except_hidden), "save_anything_except_these_names('hidden')");
+    static const char *const without_named[] = {
+        "argument f32[3,3] w1", "argument f32[3,3] w2", "argument f32[2,3] x",
+        "output f32[2,3] relu", "output f32[2,3] dot_general",
+    };
+    static const char *const all_saved[] = {
+        "argument f32[3,3] w1", "argument f32[3,3] w2",  "argument f32[2,3] x",
+        "output f32[2,3] relu", "named f32[2,3] hidden", "output f32[2,3] dot_general",
+    };
+    remat_fn *loss = seed_loss();
+    remat_fn *f = remat_checkpoint(loss, except_hidden);
+    expect_residuals("save_anything_except_these_names('hidden')", f, 5, without_named);
+    remat_fn_free(f);
+    f = remat_checkpoint(loss, except_other);
+    expect_residuals("save_anything_except_these_names('other')", f, 6, all_saved);
+    remat_fn_free(f);
+    assert_null(remat_policy_save_anything_except_these_names(-1, hidden));
+    assert_non_null(strstr(remat_last_error(), "save_anything_except_these_names: -1 names"));
+    remat_fn_free(loss);
+    remat_policy_free(except_other);
+    remat_policy_free(except_hidden);
+}
+
 static void test_ad_residuals_batched_and_nd_dots_match_jax(void **state)
 {
     /* f(a, b) = sum(sin(einsum('bnd,bdf->bnf', a, b))) */
@@ -432,6 +493,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ad_residuals_block_net_match_jax),
         cmocka_unit_test(test_ad_residuals_policies_match_jax),
+        cmocka_unit_test(test_ad_residuals_policy_aliases_match_jax),
+        cmocka_unit_test(test_ad_residuals_save_anything_except_these_names),
         cmocka_unit_test(test_ad_residuals_batched_and_nd_dots_match_jax),
         cmocka_unit_test(test_ad_residuals_hierarchical_match_jax),
         cmocka_unit_test(test_ad_residuals_nn_primitives),

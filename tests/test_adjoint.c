@@ -17,12 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adjoint/schedule_impl.h"
 #include "remat/schedule.h"
 
 /* ---- simulated runtime ---------------------------------------------------- */
 
 typedef struct {
     int64_t evals, peak_snapshots, peak_tapes, actions;
+    /* two-tier: peak_snapshots counts RAM slots, these the slow tier's */
+    int64_t peak_disk, disk_writes, disk_reads;
 } measured;
 
 typedef enum { REVEAL_LATE, REVEAL_EARLY } reveal_mode;
@@ -49,7 +52,9 @@ static measured simulate(const remat_schedule_spec *spec, int64_t n, reveal_mode
         slot[i] = -1;
 
     measured m = {0};
-    int64_t live_slots = 0, live_tapes = 0;
+    int64_t live_slots = 0, live_tapes = 0, live_disk = 0;
+    /* slots from here on are the slow tier's (two-tier) */
+    const int64_t slow0 = spec->kind == REMAT_SCHED_TWO_TIER ? spec->snapshots : INT64_MAX;
     int64_t c = 0;          /* current carry, -1 when undefined */
     int64_t forward = 0;    /* steps evaluated in the forward phase, in order */
     int64_t next_rev = n - 1;
@@ -86,19 +91,27 @@ static measured simulate(const remat_schedule_spec *spec, int64_t n, reveal_mode
             assert_true(c >= 0);
             assert_int_equal(a.step, c);
             slot[a.slot] = c;
-            if (++live_slots > m.peak_snapshots)
-                m.peak_snapshots = live_slots;
+            live_slots++;
+            if (a.slot >= slow0) {
+                m.disk_writes++;
+                if (++live_disk > m.peak_disk)
+                    m.peak_disk = live_disk;
+            }
+            if (live_slots - live_disk > m.peak_snapshots)
+                m.peak_snapshots = live_slots - live_disk;
             break;
         case REMAT_ACT_RESTORE:
             assert_true(a.slot >= 0 && a.slot < max_slots);
             assert_int_equal(slot[a.slot], a.step);
             c = a.step;
+            m.disk_reads += a.slot >= slow0;
             break;
         case REMAT_ACT_FREE:
             assert_true(a.slot >= 0 && a.slot < max_slots);
             assert_int_equal(slot[a.slot], a.step);
             slot[a.slot] = -1;
             live_slots--;
+            live_disk -= a.slot >= slow0;
             break;
         case REMAT_ACT_TAPE:
             assert_true(a.step >= 0 && a.step < n);
@@ -171,6 +184,11 @@ static measured check_schedule(const remat_schedule_spec *spec, int64_t n)
                  name, (long long)n, (long long)m.evals, (long long)m.peak_snapshots,
                  (long long)m.peak_tapes, (long long)cost.forward_evals,
                  (long long)cost.peak_snapshots, (long long)cost.peak_tapes);
+    if (m.peak_disk != cost.peak_disk_snapshots || m.disk_writes != cost.disk_writes ||
+        m.disk_reads != cost.disk_reads)
+        fail_msg("%s n=%lld: measured slow slots %lld writes %lld reads %lld, predicted %lld %lld %lld", name,
+                 (long long)n, (long long)m.peak_disk, (long long)m.disk_writes, (long long)m.disk_reads,
+                 (long long)cost.peak_disk_snapshots, (long long)cost.disk_writes, (long long)cost.disk_reads);
     return m;
 }
 
@@ -325,6 +343,7 @@ static void test_adjoint_zero_length_every_kind(void **state)
         {.kind = REMAT_SCHED_TWO_LEVEL},
         {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 3},
         {.kind = REMAT_SCHED_ONLINE, .snapshots = 3},
+        {.kind = REMAT_SCHED_TWO_TIER, .snapshots = 1, .disk_snapshots = 2, .disk_write = 1, .disk_read = 1},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         measured m = check_schedule(&specs[i], 0);
@@ -536,6 +555,265 @@ static void test_adjoint_parse_errors(void **state)
     expect_parse_error("", REMAT_ERR_PARSE, "unknown schedule ''");
 }
 
+/* ---- two tiers: the recursion against an exhaustive search ----------------- */
+
+/* The least cost (evaluations + W disk writes + R disk reads) of reversing n
+ * steps with at most S snapshots in RAM and D on disk at once, over every
+ * sequence of one-step advances, snapshots into either tier, restores, frees
+ * and reversals: Dijkstra over (current carry, RAM set, disk set, steps
+ * left). Costs are whole quarters (W, R multiples of 0.25), so sums are
+ * exact. Knows nothing of the recursion it checks. */
+typedef struct {
+    int64_t cost; /* quarters */
+    int64_t state;
+} bf_item;
+
+static void bf_push(bf_item *h, int64_t *nh, bf_item it)
+{
+    int64_t i = (*nh)++;
+    while (i > 0 && h[(i - 1) / 2].cost > it.cost) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = it;
+}
+
+static bf_item bf_pop(bf_item *h, int64_t *nh)
+{
+    bf_item top = h[0], last = h[--(*nh)];
+    int64_t i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= *nh)
+            break;
+        if (c + 1 < *nh && h[c + 1].cost < h[c].cost)
+            c++;
+        if (h[c].cost >= last.cost)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*nh > 0)
+        h[i] = last;
+    return top;
+}
+
+static double brute_force_two_tier(int n, int S, int D, double W, double R)
+{
+    const int64_t w = (int64_t)(W * 4), r = (int64_t)(R * 4), sets = (int64_t)1 << n;
+    assert_true(w == W * 4 && r == R * 4);
+    const int64_t n_states = (int64_t)(n + 1) * sets * sets * (n + 1);
+#define BF_STATE(c, ram, disk, left) ((((int64_t)(left) * sets + (disk)) * sets + (ram)) * (n + 1) + ((c) + 1))
+    int64_t *dist = malloc(sizeof *dist * (size_t)n_states);
+    int64_t cap = 64 * n_states, nh = 0;
+    bf_item *h = malloc(sizeof *h * (size_t)cap);
+    assert_non_null(dist);
+    assert_non_null(h);
+    for (int64_t i = 0; i < n_states; i++)
+        dist[i] = INT64_MAX;
+    dist[BF_STATE(0, 0, 0, n)] = 0;
+    bf_push(h, &nh, (bf_item){0, BF_STATE(0, 0, 0, n)});
+    int64_t best = -1;
+    while (nh > 0) {
+        bf_item it = bf_pop(h, &nh);
+        if (it.cost > dist[it.state])
+            continue;
+        int64_t x = it.state;
+        const int c = (int)(x % (n + 1)) - 1;
+        x /= n + 1;
+        const int64_t ram = x % sets;
+        x /= sets;
+        const int64_t disk = x % sets;
+        const int left = (int)(x / sets);
+        if (left == 0) {
+            best = it.cost;
+            break;
+        }
+        int64_t nxt[4 + 4 * 8], add[4 + 4 * 8];
+        int k = 0;
+#define BF_EDGE(st, q) (nxt[k] = (st), add[k] = (q), k++)
+        if (c >= 0 && c + 1 <= left - 1)
+            BF_EDGE(BF_STATE(c + 1, ram, disk, left), 4); /* advance one step */
+        if (c >= 0 && c == left - 1)
+            BF_EDGE(BF_STATE(-1, ram, disk, left - 1), 4); /* reverse it (recording) */
+        if (c >= 0 && !(ram >> c & 1) && __builtin_popcountll((unsigned long long)ram) < S)
+            BF_EDGE(BF_STATE(c, ram | (int64_t)1 << c, disk, left), 0);
+        if (c >= 0 && !(disk >> c & 1) && __builtin_popcountll((unsigned long long)disk) < D)
+            BF_EDGE(BF_STATE(c, ram, disk | (int64_t)1 << c, left), w);
+        for (int i = 0; i < n; i++) {
+            if (ram >> i & 1) {
+                BF_EDGE(BF_STATE(i, ram, disk, left), 0);                      /* restore */
+                BF_EDGE(BF_STATE(c, ram & ~((int64_t)1 << i), disk, left), 0); /* free */
+            }
+            if (disk >> i & 1) {
+                BF_EDGE(BF_STATE(i, ram, disk, left), r);
+                BF_EDGE(BF_STATE(c, ram, disk & ~((int64_t)1 << i), left), 0);
+            }
+        }
+        for (int e = 0; e < k; e++)
+            if (it.cost + add[e] < dist[nxt[e]]) {
+                dist[nxt[e]] = it.cost + add[e];
+                assert_true(nh < cap);
+                bf_push(h, &nh, (bf_item){dist[nxt[e]], nxt[e]});
+            }
+#undef BF_EDGE
+    }
+#undef BF_STATE
+    free(h);
+    free(dist);
+    return best < 0 ? -1 : (double)best / 4;
+}
+
+static remat_schedule_spec two_tier(int64_t S, int64_t D, double W, double R)
+{
+    return (remat_schedule_spec){.kind = REMAT_SCHED_TWO_TIER, .snapshots = S, .disk_snapshots = D,
+                                 .disk_write = W, .disk_read = R};
+}
+
+/* Small cases: the recursion's optimum equals the exhaustive search's, and
+ * the generator, run on the simulated runtime, costs exactly that and its
+ * counts equal predict(). */
+static void test_adjoint_two_tier_matches_brute_force(void **state)
+{
+    (void)state;
+    const double costs[][2] = {{0, 0}, {0.5, 0.5}, {1, 2}, {2.5, 0.25}, {0.25, 3}, {4, 4}};
+    int checked = 0, used_disk = 0, beat_ram = 0;
+    for (int n = 1; n <= 6; n++)
+        for (int S = 0; S <= 2; S++)
+            for (int D = 0; D <= 2; D++)
+                for (size_t ci = 0; ci < sizeof costs / sizeof *costs; ci++) {
+                    if (S + D < 1 || (D == 0 && ci > 0))
+                        continue;
+                    const remat_schedule_spec spec = two_tier(S, D, costs[ci][0], costs[ci][1]);
+                    const double bf = brute_force_two_tier(n, S, D, costs[ci][0], costs[ci][1]);
+                    const double dp = rmi_sched_two_tier_optimum(&spec, n);
+                    if (dp != bf)
+                        fail_msg("two-tier:%d,%d,%g,%g n=%d: recursion %g, exhaustive search %g", S, D, costs[ci][0],
+                                 costs[ci][1], n, dp, bf);
+                    if (bf < 0)
+                        continue;
+                    measured m = check_schedule(&spec, n);
+                    const double got = (double)m.evals + costs[ci][0] * (double)m.disk_writes +
+                                       costs[ci][1] * (double)m.disk_reads;
+                    if (got != bf)
+                        fail_msg("two-tier:%d,%d,%g,%g n=%d: the schedule costs %g, the optimum is %g", S, D,
+                                 costs[ci][0], costs[ci][1], n, got, bf);
+                    assert_true(m.peak_snapshots <= S && m.peak_disk <= D);
+                    used_disk += m.disk_writes > 0;
+                    if (S >= 1 && D >= 1 && n >= 3 && got < (double)remat_binomial_optimum(n, S))
+                        beat_ram++;
+                    checked++;
+                }
+    /* the search space was exercised: schedules that write to disk, and ones
+     * the slow tier makes cheaper than RAM alone */
+    if (checked < 150 || used_disk < 20 || beat_ram < 10)
+        fail_msg("checked %d cases, %d wrote to disk, %d beat RAM alone", checked, used_disk, beat_ram);
+}
+
+/* Without a slow tier it is Revolve; with one, longer scans keep predict()
+ * exact, and the slow tier is used where it pays and left alone where it
+ * does not (writing costs more than recomputing everything). */
+static void test_adjoint_two_tier_longer(void **state)
+{
+    (void)state;
+    for (int64_t n = 1; n <= 40; n += 3)
+        for (int64_t S = 1; S <= 4; S++) {
+            const remat_schedule_spec ram_only = two_tier(S, 0, 1, 1);
+            measured m = check_schedule(&ram_only, n);
+            assert_int_equal(m.evals, remat_binomial_optimum(n, S));
+            assert_int_equal(m.disk_writes, 0);
+            const remat_schedule_spec cheap = two_tier(S, 8, 0.25, 0.25);
+            m = check_schedule(&cheap, n);
+            assert_true((double)m.evals + 0.25 * (double)(m.disk_writes + m.disk_reads) <=
+                        (double)remat_binomial_optimum(n, S));
+            if (n >= 10)
+                assert_true(m.disk_writes > 0);
+            const remat_schedule_spec dear = two_tier(S, 8, 1e6, 1e6);
+            m = check_schedule(&dear, n);
+            assert_int_equal(m.disk_writes, 0);
+            assert_int_equal(m.evals, remat_binomial_optimum(n, S));
+        }
+    /* a long scan, every snapshot but carry 0 on a cheap disk */
+    const remat_schedule_spec big = two_tier(1, 300, 0.25, 0.25);
+    measured m = check_schedule(&big, 300);
+    assert_int_equal(m.evals, 2 * 300 - 1); /* per-step through the slow tier */
+    assert_true(m.peak_disk >= 200);
+}
+
+static void test_adjoint_two_tier_text_and_errors(void **state)
+{
+    (void)state;
+    remat_schedule_spec spec;
+    assert_int_equal(remat_schedule_parse("two-tier:4,16", &spec), REMAT_OK);
+    assert_int_equal(spec.kind, REMAT_SCHED_TWO_TIER);
+    assert_int_equal(spec.snapshots, 4);
+    assert_int_equal(spec.disk_snapshots, 16);
+    assert_true(spec.disk_write == 1 && spec.disk_read == 1);
+    assert_int_equal(remat_schedule_parse("two-tier:0,3,0.125,2.5", &spec), REMAT_OK);
+    char buf[96];
+    remat_schedule_format(&spec, buf, sizeof buf);
+    assert_string_equal(buf, "two-tier:0,3,0.125,2.5");
+    remat_schedule_spec back;
+    assert_int_equal(remat_schedule_parse(buf, &back), REMAT_OK);
+    assert_true(back.disk_write == 0.125 && back.disk_read == 2.5 && back.disk_snapshots == 3);
+    expect_parse_error("two-tier", REMAT_ERR_PARSE, "missing slots");
+    expect_parse_error("two-tier:4", REMAT_ERR_PARSE, "expected two-tier:S,D or two-tier:S,D,W,R");
+    expect_parse_error("two-tier:4,2,1", REMAT_ERR_PARSE, "expected two-tier:S,D or two-tier:S,D,W,R");
+    expect_parse_error("two-tier:4,x", REMAT_ERR_PARSE, "disk slots 'x' is not a whole number");
+    expect_parse_error("two-tier:4,2,-1,1", REMAT_ERR_PARSE, "write cost '-1' is not a number >= 0");
+    expect_parse_error("two-tier:4,2,1,nan", REMAT_ERR_PARSE, "read cost 'nan' is not a number >= 0");
+    expect_parse_error("two-tier:0,0", REMAT_ERR_ARG, "at least one slot");
+    remat_schedule *s = NULL;
+    remat_schedule_spec bad = two_tier(-1, 2, 1, 1);
+    assert_int_equal(remat_schedule_new(&bad, 5, &s), REMAT_ERR_ARG);
+    assert_non_null(strstr(remat_last_error(), "two-tier:-1,2: slots must be >= 0"));
+    bad = two_tier(1, 2, 1, -0.5);
+    assert_int_equal(remat_schedule_new(&bad, 5, &s), REMAT_ERR_ARG);
+    assert_non_null(strstr(remat_last_error(), "costs must be finite and >= 0"));
+    const remat_schedule_spec one_disk = two_tier(0, 1, 1, 1); /* one slow slot reverses any length */
+    assert_int_equal(remat_schedule_new(&one_disk, 5, &s), REMAT_OK);
+    remat_schedule_free(s);
+    const remat_schedule_spec huge = two_tier(1000, 100000, 1, 1);
+    assert_int_equal(remat_schedule_new(&huge, 100000, &s), REMAT_ERR_ARG);
+    assert_non_null(strstr(remat_last_error(), "the exact schedule's table would have"));
+    remat_schedule_cost cost;
+    assert_int_equal(remat_schedule_predict(&huge, 100000, &cost), REMAT_ERR_ARG);
+}
+
+/* Budgets for two tiers: store-all when it fits in RAM; the slow tier when
+ * it is cheap and RAM holds few carries; RAM alone when the slow tier is
+ * dear; a clear error when neither holds a schedule. */
+static void test_adjoint_for_tiers(void **state)
+{
+    (void)state;
+    remat_schedule_spec spec;
+    /* 100 steps, carries of 1000 bytes, tapes of 100: store-all needs 10000 */
+    assert_int_equal(remat_schedule_for_tiers(10000, 1 << 20, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_OK);
+    assert_int_equal(spec.kind, REMAT_SCHED_STORE_ALL);
+    /* RAM for 3 carries and a tape, disk for 1000 carries, cheap: two-tier */
+    assert_int_equal(remat_schedule_for_tiers(3100, 1000000, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_OK);
+    assert_int_equal(spec.kind, REMAT_SCHED_TWO_TIER);
+    assert_int_equal(spec.snapshots, 3);
+    assert_int_equal(spec.disk_snapshots, 99);
+    remat_schedule_cost c;
+    assert_int_equal(remat_schedule_predict(&spec, 100, &c), REMAT_OK);
+    assert_true((double)c.forward_evals + 0.1 * (double)(c.disk_writes + c.disk_reads) <
+                (double)remat_binomial_optimum(100, 3));
+    assert_true(c.peak_snapshots * 1000 + c.peak_tapes * 100 <= 3100);
+    assert_true(c.peak_disk_snapshots * 1000 <= 1000000);
+    /* the same with a dear disk: RAM alone (binomial) */
+    assert_int_equal(remat_schedule_for_tiers(3100, 1000000, 100, 1000, 100, 1000, 1000, &spec), REMAT_OK);
+    assert_int_equal(spec.kind, REMAT_SCHED_BINOMIAL);
+    /* no room in RAM for a carry beside the tape: all on disk */
+    assert_int_equal(remat_schedule_for_tiers(100, 1000000, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_OK);
+    assert_int_equal(spec.kind, REMAT_SCHED_TWO_TIER);
+    assert_int_equal(spec.snapshots, 0);
+    /* neither: RAM below one tape and carry, disk below one carry */
+    assert_int_equal(remat_schedule_for_tiers(100, 999, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_ERR_BUDGET);
+    assert_int_equal(remat_schedule_for_tiers(3100, -1, 100, 1000, 100, 0.1, 0.1, &spec), REMAT_ERR_ARG);
+    assert_non_null(strstr(remat_last_error(), "disk budget -1 bytes is negative"));
+}
+
 static void test_adjoint_new_rejects_bad_specs(void **state)
 {
     (void)state;
@@ -578,6 +856,10 @@ int main(void)
         cmocka_unit_test(test_adjoint_parse_format_round_trip),
         cmocka_unit_test(test_adjoint_parse_errors),
         cmocka_unit_test(test_adjoint_new_rejects_bad_specs),
+        cmocka_unit_test(test_adjoint_two_tier_matches_brute_force),
+        cmocka_unit_test(test_adjoint_two_tier_longer),
+        cmocka_unit_test(test_adjoint_two_tier_text_and_errors),
+        cmocka_unit_test(test_adjoint_for_tiers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

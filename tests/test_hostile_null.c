@@ -199,6 +199,8 @@ INT_CASE(a_grad_out, with_fn_st(remat_grad(f, 0, NULL, NULL)))
 PTR_CASE(a_pnew, remat_policy_new("p", NULL, NULL, NULL))
 PTR_CASE(a_ponly, remat_policy_save_only_these_names(1, NULL))
 PTR_CASE(a_pbut, remat_policy_save_any_names_but_these(1, NULL))
+PTR_CASE(a_pexcept, remat_policy_save_anything_except_these_names(1, NULL))
+PTR_CASE(a_pnamed, remat_policy_named(NULL))
 PTR_CASE(a_pboth, remat_policy_save_from_both(NULL, NULL))
 INT_CASE(a_pallows, remat_policy_allows(remat_everything_saveable, NULL))
 PTR_CASE(a_rformat, remat_residual_format(NULL, (char[64]){0}, 64))
@@ -244,6 +246,7 @@ INT_CASE(s_maxslots, remat_schedule_max_slots(S0))
 VOID_CASE(s_free, remat_schedule_free(S0))
 INT_CASE(s_predict, remat_schedule_predict(NULL, 4, &(remat_schedule_cost){0}))
 INT_CASE(s_budget, remat_schedule_for_budget(1000, 4, 8, 8, NULL))
+INT_CASE(s_tiers, remat_schedule_for_tiers(1000, 1000, 4, 8, 8, 1, 1, NULL))
 /* scan.h, loop.h */
 INT_CASE(l_scan, remat_scan(F0, NULL, 4, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, NULL))
 INT_CASE(l_while, remat_while(F0, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL))
@@ -572,6 +575,8 @@ static const null_row null_table[] = {
     {"remat_policy_new", "NULL", a_pnew, 0},
     {"remat_policy_save_only_these_names", "NULL", a_ponly, 0},
     {"remat_policy_save_any_names_but_these", "NULL", a_pbut, 0},
+    {"remat_policy_save_anything_except_these_names", "NULL", a_pexcept, 0},
+    {"remat_policy_named", "NULL", a_pnamed, 0},
     {"remat_policy_save_from_both", "NULL", a_pboth, 0},
     {"remat_policy_allows", "0", a_pallows, 0},
     {"remat_residual_format", "ptr", a_rformat, 0},
@@ -608,6 +613,7 @@ static const null_row null_table[] = {
     {"remat_schedule_free", "-", s_free, 1},
     {"remat_schedule_predict", "1", s_predict, 0},
     {"remat_schedule_for_budget", "1", s_budget, 0},
+    {"remat_schedule_for_tiers", "1", s_tiers, 0},
     {"remat_scan_at", "1", l_scan, 0},
     {"remat_while_at", "1", l_while, 0},
     {"remat_problem_new", "1", p_new, 0},

@@ -119,6 +119,80 @@ static void run_mm(int64_t n, const char *sched, int policy, remat_tensor *in, m
     remat_fn_free(f);
 }
 
+/* lax.scan's unroll (remat_scan_options.unroll): the interpreter runs
+ * `unroll` bodies as one sub-program per iteration of its plain loop, the
+ * rest of a run one at a time. Values and gradients keep unroll 1's bits
+ * (contract 3: the same ops on the same operands in the same order), forward
+ * and reverse, under schedules with plain advances (binomial, periodic
+ * recompute with them), lengths not a multiple of the unroll. body_mm has a
+ * dot_general: interpreted, so the unrolled program must be there. */
+static void test_scan_schedules_unroll_keeps_bits(void **state)
+{
+    (void)state;
+    const int unrolls[] = {2, 3, 7};
+    const char *const scheds[] = {"store-all", "binomial:3", "periodic:4"};
+    const int64_t lengths[] = {1, 13, 30};
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+        const int64_t n = lengths[li];
+        remat_tensor in[4];
+        inputs_mm(n, in);
+        for (int rev = 0; rev < 2; rev++)
+            for (size_t si = 0; si < sizeof scheds / sizeof *scheds; si++) {
+                remat_scan_options o1 = {.reverse = rev, .schedule = spec_of(scheds[si]), .unroll = 1};
+                remat_fn *f1 = model_mm(n, true, &o1);
+                mm_run ref, prim_ref;
+                run_ad(AD_VALUE_AND_GRAD, f1, 4, in, &ref.o, &ref.st, &ref.plan);
+                remat_program *p1 = compile_ok(f1);
+                run_prog(p1, 4, in, &prim_ref.o, NULL);
+                remat_program_plan(p1, &prim_ref.plan);
+                assert_int_equal(prim_ref.plan.unrolled_loops, 0);
+                for (size_t ui = 0; ui < sizeof unrolls / sizeof *unrolls; ui++) {
+                    const int u = unrolls[ui];
+                    remat_scan_options o = o1;
+                    o.unroll = u;
+                    remat_fn *f = model_mm(n, true, &o);
+                    mm_run got, prim;
+                    run_ad(AD_VALUE_AND_GRAD, f, 4, in, &got.o, &got.st, &got.plan);
+                    char what[96];
+                    snprintf(what, sizeof what, "unroll %d, %s, n=%lld%s", u, scheds[si], (long long)n,
+                             rev ? ", reverse" : "");
+                    check_outs_bitwise(what, &got.o, &ref.o);
+                    assert_int_equal(got.st.forward_evals, ref.st.forward_evals);
+                    /* the primal: one plain run of n steps, unrolled where n holds a group */
+                    remat_program *p = compile_ok(f);
+                    run_prog(p, 4, in, &prim.o, NULL);
+                    remat_program_plan(p, &prim.plan);
+                    check_outs_bitwise(what, &prim.o, &prim_ref.o);
+                    if (prim.plan.unrolled_loops != (n >= u ? 1 : 0))
+                        fail_msg("%s: %lld unrolled loops", what, (long long)prim.plan.unrolled_loops);
+                    if (n >= u && !strcmp(scheds[si], "binomial:3") && got.plan.unrolled_loops < 1)
+                        fail_msg("%s: the gradient's recomputations are not unrolled", what);
+                    remat_program_free(p);
+                    outs_free(&prim.o);
+                    outs_free(&got.o);
+                    remat_fn_free(f);
+                }
+                remat_program_free(p1);
+                outs_free(&prim_ref.o);
+                outs_free(&ref.o);
+                remat_fn_free(f1);
+            }
+        t_free_all(4, in);
+    }
+    /* lax.scan refuses unroll < 1; 0 is C's zero initialisation (1) */
+    remat_scan_options bad = {.unroll = -2};
+    remat_fn *body = body_mm();
+    remat_fn *f = remat_fn_new("bad_unroll");
+    remat_val a[4] = {remat_arg(f, "h0", REMAT_F64, 2, DIMS(3, 5)), remat_arg(f, "acc0", REMAT_F64, 0, NULL),
+                      remat_arg(f, "X", REMAT_F64, 2, DIMS(4, 5)), remat_arg(f, "W", REMAT_F64, 2, DIMS(5, 5))};
+    remat_val c[2], ys;
+    assert_int_equal(remat_scan(f, body, 4, 2, a, 1, a + 2, 1, a + 3, &bad, c, &ys), REMAT_ERR_VALUE);
+    assert_non_null(strstr(remat_fn_error(f), "unroll -2 is not a positive number of steps"));
+    assert_non_null(strstr(remat_fn_error(f), "test_scan_schedules.c:"));
+    remat_fn_free(f);
+    remat_fn_free(body);
+}
+
 static void test_scan_schedules_policies_bitwise_identical(void **state)
 {
     (void)state;
@@ -206,19 +280,22 @@ static void closed_form(const remat_schedule_spec *s, int64_t n, remat_schedule_
         return;
     int64_t k;
     switch (s->kind) {
-    case REMAT_SCHED_STORE_ALL: *c = (remat_schedule_cost){n, 0, n}; return;
-    case REMAT_SCHED_PER_STEP: *c = (remat_schedule_cost){2 * n - 1, n - 1, 1}; return;
+    case REMAT_SCHED_STORE_ALL: *c = (remat_schedule_cost){.forward_evals = n, .peak_snapshots = 0, .peak_tapes = n}; return;
+    case REMAT_SCHED_PER_STEP: *c = (remat_schedule_cost){.forward_evals = 2 * n - 1, .peak_snapshots = n - 1, .peak_tapes = 1}; return;
     case REMAT_SCHED_PERIODIC:
     case REMAT_SCHED_TWO_LEVEL:
         k = s->period;
         if (k == 0)
             for (k = 1; k * k < n; k++)
                 ;
-        *c = (remat_schedule_cost){n + (ceil_div(n, k) - 1) * k, ceil_div(n, k) - 1, k < n ? k : n};
+        *c = (remat_schedule_cost){.forward_evals = n + (ceil_div(n, k) - 1) * k,
+                                   .peak_snapshots = ceil_div(n, k) - 1,
+                                   .peak_tapes = k < n ? k : n};
         return;
     case REMAT_SCHED_BINOMIAL:
-        *c = (remat_schedule_cost){remat_binomial_optimum(n, s->snapshots),
-                                   s->snapshots < n - 1 ? s->snapshots : n - 1, 1};
+        *c = (remat_schedule_cost){.forward_evals = remat_binomial_optimum(n, s->snapshots),
+                                   .peak_snapshots = s->snapshots < n - 1 ? s->snapshots : n - 1,
+                                   .peak_tapes = 1};
         return;
     default: c->forward_evals = -1; return;
     }
@@ -616,6 +693,7 @@ int main(void)
     remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_schedules_policies_bitwise_identical),
+        cmocka_unit_test(test_scan_schedules_unroll_keeps_bits),
         cmocka_unit_test(test_scan_program_reruns_reproduce),
         cmocka_unit_test(test_scan_measured_equals_predicted),
         cmocka_unit_test(test_scan_binomial_optimum_vectors),

@@ -68,8 +68,24 @@ extern REMAT_API const remat_policy *const remat_dots_saveable;      /* any dot_
 extern REMAT_API const remat_policy *const remat_dots_with_no_batch_dims_saveable;
 REMAT_API remat_policy *remat_policy_save_only_these_names(int n, const char *const *names);
 REMAT_API remat_policy *remat_policy_save_any_names_but_these(int n, const char *const *names);
+/* Any op's value except a checkpoint_name'd one among names, as the
+ * docstring of jax.checkpoint_policies.save_anything_except_these_names
+ * says ("save any values (not just named ones) excluding the names given").
+ * JAX 0.10's body ignores the names (it is everything_saveable, marked
+ * TODO there); the two give the same gradient, and keep the same bytes
+ * whenever the op under an excluded name may be saved itself: the report
+ * then lists that op's output where JAX lists the name. */
+REMAT_API remat_policy *remat_policy_save_anything_except_these_names(int n, const char *const *names);
 /* permits what either permits */
 REMAT_API remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_policy *b);
+
+/* A built-in policy by its jax.checkpoint_policies name, JAX's aliases
+ * included: nothing_saveable, everything_saveable, dots_saveable (alias
+ * checkpoint_dots), dots_with_no_batch_dims_saveable (alias
+ * checkpoint_dots_with_no_batch_dims). The alias is the same policy (its
+ * label is the first name), as in JAX. NULL with remat_last_error() naming
+ * the input for any other name (REMAT_ERR_ARG) or NULL (REMAT_ERR_NULL). */
+REMAT_API const remat_policy *remat_policy_named(const char *name);
 
 /* jax.checkpoint(fn, policy=...): a new function (a region around fn).
  * policy NULL means nothing_saveable. NULL when fn is NULL, has a build

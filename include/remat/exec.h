@@ -120,6 +120,9 @@ typedef struct {
                                        schedule's store). The arena still reserves
                                        peak_snapshot_bytes; the blocks touch one such store
                                        per thread running them. */
+    int64_t unrolled_loops;         /* interpreted scan nodes that run remat_scan_options.unroll
+                                       (> 1) bodies as one sub-program per iteration of their
+                                       plain loop (compiled loops ignore unroll) */
 } remat_memory_plan;
 
 typedef struct {

@@ -79,6 +79,16 @@ typedef struct {
     const remat_policy *body_policy; /* non-NULL: the body is a checkpoint
                                         region with this policy, as
                                         scan(checkpoint(body, policy)) */
+    int unroll;                      /* lax.scan's unroll: the interpreter runs
+                                        this many body evaluations as one
+                                        sub-program per iteration of its
+                                        plain (untaped) loop, the rest of a
+                                        run one at a time. 0 (C's zero
+                                        initialisation) means 1; negative is
+                                        REMAT_ERR_VALUE. Compiled loops
+                                        ignore it. Results are the same bits
+                                        for every value (the same ops in the
+                                        same order, contract 3). */
 } remat_scan_options;
 
 /* Adds a scan node to f. init: n_carry values matching the body's first

@@ -46,6 +46,13 @@
  *   online:S      n + F(n, S) while n <= (S+1)(S+2)/2;  min(S, n-1)  1
  *                 beyond, at most (t+1)n - (t-1)(S+1) - 1, t the repetition
  *                 number of (n, S) (see src/adjoint/sched_online.c)
+ *   two-tier:S,D,W,R  the least evaluations + W disk_writes + R disk_reads
+ *                 of any schedule with S RAM and D slow slots (the
+ *                 multistage recursion of src/adjoint/sched_two_tier.c,
+ *                 Aupy-Herrmann-Hovland-Robert 2016 / H-Revolve; with D = 0
+ *                 binomial:S's count); its counts by replaying it; 1 tape.
+ *                 Built exactly by dynamic programming, so n, S and D are
+ *                 bounded (2 (n+1)(min(S,n)+1)(min(D,n)+1) <= 2^24)
  *
  * store-all never takes a snapshot: carry 0 is the scan's own input. n = 0
  * gives END_FORWARD then DONE for every kind, at no cost.
@@ -88,6 +95,8 @@
  *               [FREE c-1 slot s, TAKESHOT c slot s, ADVANCE c+1] x m
  *               (dslot 0) in the forward phase, and binomial's shapes in the
  *               reverse phase
+ *   two-tier    single actions (ADVANCE, TAKESHOT, RESTORE, FREE, the first
+ *               turn, REVERSE)
  *
  * (runs with count 0 are left out: per-step with n = 1 is TAPE 0,
  * END_FORWARD, REVERSE 0, DONE). END_FORWARD and DONE always come as runs of
@@ -130,13 +139,21 @@ typedef enum {
     REMAT_SCHED_TWO_LEVEL,     /* periodic with period ceil(sqrt(n)) (or `period`) */
     REMAT_SCHED_BINOMIAL,      /* Revolve, `snapshots` slots, n known */
     REMAT_SCHED_ONLINE,        /* n unknown until the end, `snapshots` slots */
+    REMAT_SCHED_TWO_TIER,      /* `snapshots` slots in RAM and `disk_snapshots` in a
+                                  slower tier, optimal for its costs (below) */
     REMAT_SCHED_KIND_COUNT
 } remat_schedule_kind;
 
 typedef struct {
     remat_schedule_kind kind;
     int64_t period;    /* PERIODIC (>= 1); TWO_LEVEL: 0 = ceil(sqrt(n)) */
-    int64_t snapshots; /* BINOMIAL, ONLINE (>= 1) */
+    int64_t snapshots; /* BINOMIAL, ONLINE (>= 1); TWO_TIER: RAM slots (>= 0) */
+    /* TWO_TIER: slots in the slower tier (>= 0; with snapshots at least 1
+     * in all), numbered after the RAM ones (slot >= snapshots is slow), and
+     * the cost of writing and of reading one carry there, in units of one
+     * step evaluation (finite, >= 0) */
+    int64_t disk_snapshots;
+    double disk_write, disk_read;
 } remat_schedule_spec;
 
 typedef enum {
@@ -189,12 +206,17 @@ typedef struct {
     int64_t peak_tapes;     /* most step tapes kept at once, counting the one a
                                REVERSE without a kept tape records for its step
                                (so any schedule with n >= 1 has at least 1) */
+    /* TWO_TIER (0 for the others): peak_snapshots counts the RAM slots;
+     * these the slower tier's, and its snapshot writes and reads */
+    int64_t peak_disk_snapshots;
+    int64_t disk_writes, disk_reads;
 } remat_schedule_cost;
 
 typedef struct remat_schedule remat_schedule;
 
 /* Parse "store-all", "per-step", "periodic:K", "two-level", "two-level:K",
- * "binomial:S", "online:S". Errors name the offending text. */
+ * "binomial:S", "online:S", "two-tier:S,D" (costs 1, 1) or
+ * "two-tier:S,D,W,R". Errors name the offending text. */
 REMAT_API remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec);
 /* Inverse of parse, e.g. "binomial:10"; a NULL spec writes "(null)". */
 REMAT_API void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len);
@@ -255,6 +277,17 @@ REMAT_API int64_t remat_binomial_optimum(int64_t length, int64_t snapshots);
 REMAT_API remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length,
                                                  int64_t carry_bytes, int64_t tape_bytes,
                                                  remat_schedule_spec *spec);
+
+/* With a slower tier beside RAM: remat_schedule_for_budget's choice for
+ * ram_bytes, or two-tier:S,D,W,R (S carries in RAM beside one tape, D =
+ * disk_bytes / carry_bytes, both at most n-1; W, R the tier's costs per
+ * carry in step evaluations), whichever costs less in the two-tier model
+ * (evaluations + W writes + R reads). Store-all within RAM is kept as it
+ * is; a two-tier table too large to build (remat_schedule_new says) leaves
+ * the RAM-only choice. REMAT_ERR_BUDGET when neither fits. */
+REMAT_API remat_status remat_schedule_for_tiers(int64_t ram_bytes, int64_t disk_bytes, int64_t length,
+                                                int64_t carry_bytes, int64_t tape_bytes, double disk_write,
+                                                double disk_read, remat_schedule_spec *spec);
 
 #ifdef __cplusplus
 }

@@ -356,6 +356,8 @@ class checkpoint_policies:
     everything_saveable = "everything_saveable"
     dots_saveable = "dots_saveable"
     dots_with_no_batch_dims_saveable = "dots_with_no_batch_dims_saveable"
+    checkpoint_dots = "checkpoint_dots"  # JAX's alias of dots_saveable
+    checkpoint_dots_with_no_batch_dims = "checkpoint_dots_with_no_batch_dims"
 
     @staticmethod
     def save_only_these_names(*names: str) -> tuple:
@@ -364,6 +366,10 @@ class checkpoint_policies:
     @staticmethod
     def save_any_names_but_these(*names: str) -> tuple:
         return ("save_any_names_but_these", list(names))
+
+    @staticmethod
+    def save_anything_except_these_names(*names: str) -> tuple:
+        return ("save_anything_except_these_names", list(names))
 
 
 def _argnums(fn: Fn, argnums: Union[int, Sequence[int], None]) -> list:

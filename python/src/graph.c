@@ -553,14 +553,10 @@ static int policy_of(PyObject *spec, remat_policy **out)
         return 1;
     if (PyUnicode_Check(spec)) {
         const char *s = PyUnicode_AsUTF8(spec);
-        const remat_policy *p = !strcmp(s, "nothing_saveable")                    ? remat_nothing_saveable
-                                : !strcmp(s, "everything_saveable")               ? remat_everything_saveable
-                                : !strcmp(s, "dots_saveable")                     ? remat_dots_saveable
-                                : !strcmp(s, "dots_with_no_batch_dims_saveable") ? remat_dots_with_no_batch_dims_saveable
-                                                                                  : NULL;
+        const remat_policy *p = remat_policy_named(s); /* JAX's names and aliases */
         if (!p) {
-            rp_raise_msg(REMAT_ERR_ARG, "policy '%s': expected nothing_saveable, everything_saveable, dots_saveable, "
-                                        "dots_with_no_batch_dims_saveable or save_only_these_names(...)", s);
+            rp_raise_msg(REMAT_ERR_ARG, "policy: %s, or save_only_these_names(...), save_any_names_but_these(...), "
+                                        "save_anything_except_these_names(...)", remat_last_error());
             return 0;
         }
         *out = remat_policy_ref(p);
@@ -583,6 +579,8 @@ static int policy_of(PyObject *spec, remat_policy **out)
             *out = remat_policy_save_only_these_names((int)n, v);
         else if (!strcmp(kind, "save_any_names_but_these"))
             *out = remat_policy_save_any_names_but_these((int)n, v);
+        else if (!strcmp(kind, "save_anything_except_these_names"))
+            *out = remat_policy_save_anything_except_these_names((int)n, v);
         else
             rp_raise_msg(REMAT_ERR_ARG, "policy kind '%s'", kind);
         if (!*out && !PyErr_Occurred())

@@ -36,6 +36,32 @@ const remat_policy *const remat_everything_saveable = &builtin[1];
 const remat_policy *const remat_dots_saveable = &builtin[2];
 const remat_policy *const remat_dots_with_no_batch_dims_saveable = &builtin[3];
 
+/* jax.checkpoint_policies' names of the built-ins, aliases after */
+static const struct {
+    const char *name;
+    int builtin;
+} names_of[] = {
+    {"nothing_saveable", 0},
+    {"everything_saveable", 1},
+    {"dots_saveable", 2},
+    {"checkpoint_dots", 2},
+    {"dots_with_no_batch_dims_saveable", 3},
+    {"checkpoint_dots_with_no_batch_dims", 3},
+};
+
+const remat_policy *remat_policy_named(const char *name)
+{
+    REMAT_NULL_RETURN(name, NULL);
+    for (size_t i = 0; i < sizeof names_of / sizeof *names_of; i++)
+        if (!strcmp(name, names_of[i].name))
+            return &builtin[names_of[i].builtin];
+    rmi_error(REMAT_ERR_ARG,
+              "unknown policy '%s' (expected nothing_saveable, everything_saveable, dots_saveable, checkpoint_dots, "
+              "dots_with_no_batch_dims_saveable or checkpoint_dots_with_no_batch_dims)",
+              name);
+    return NULL;
+}
+
 remat_policy *remat_policy_new(const char *label, remat_policy_fn fn, void *ctx, void (*free_ctx)(void *))
 {
     REMAT_NULL_RETURN(fn, NULL);
@@ -80,10 +106,19 @@ bool remat_policy_allows(const remat_policy *p, const remat_op_info *op)
 }
 
 /* ---- name-based policies ---- */
+typedef enum {
+    NAMES_ONLY,      /* save_only_these_names */
+    NAMES_BUT,       /* save_any_names_but_these */
+    NAMES_ANYTHING,  /* save_anything_except_these_names */
+} names_kind;
+
+static const char *const names_label[] = {"save_only_these_names(", "save_any_names_but_these(",
+                                          "save_anything_except_these_names("};
+
 typedef struct {
     int n;
     char **names;
-    bool save_listed; /* true: save_only_these_names; false: save_any_names_but_these */
+    names_kind kind;
 } names_ctx;
 
 static void names_free(void *vctx)
@@ -99,15 +134,15 @@ static bool names_pred(const remat_op_info *op, void *vctx)
 {
     const names_ctx *c = vctx;
     if (op->op != REMAT_OP_NAME || !op->name)
-        return false;
+        return c->kind == NAMES_ANYTHING;
     bool listed = false;
     for (int i = 0; i < c->n && !listed; i++)
         listed = strcmp(c->names[i], op->name) == 0;
-    return c->save_listed ? listed : !listed;
+    return c->kind == NAMES_ONLY ? listed : !listed;
 }
 
 /* fn: the public function, for the messages */
-static remat_policy *names_policy(const char *fn, int n, const char *const *names, bool save_listed)
+static remat_policy *names_policy(const char *fn, int n, const char *const *names, names_kind kind)
 {
     if (n > 0 && !names) {
         rmi_error(REMAT_ERR_NULL, "%s: names is NULL", fn);
@@ -122,9 +157,9 @@ static remat_policy *names_policy(const char *fn, int n, const char *const *name
         rmi_error(REMAT_ERR_NOMEM, "name policy: out of memory");
         return NULL;
     }
-    c->save_listed = save_listed;
+    c->kind = kind;
     c->names = rmi_calloc((size_t)(n ? n : 1), sizeof *c->names);
-    size_t lab = 64;
+    size_t lab = strlen(names_label[kind]) + 2;
     for (int i = 0; c->names && i < n; i++) {
         c->names[i] = rmi_strdup(names[i] ? names[i] : "");
         if (!c->names[i])
@@ -139,7 +174,7 @@ static remat_policy *names_policy(const char *fn, int n, const char *const *name
         rmi_error(REMAT_ERR_NOMEM, "name policy: out of memory");
         return NULL;
     }
-    strcpy(label, save_listed ? "save_only_these_names(" : "save_any_names_but_these(");
+    strcpy(label, names_label[kind]);
     for (int i = 0; i < n; i++) {
         strcat(label, i ? ", '" : "'");
         strcat(label, c->names[i]);
@@ -155,12 +190,17 @@ static remat_policy *names_policy(const char *fn, int n, const char *const *name
 
 remat_policy *remat_policy_save_only_these_names(int n, const char *const *names)
 {
-    return names_policy(__func__, n, names, true);
+    return names_policy(__func__, n, names, NAMES_ONLY);
 }
 
 remat_policy *remat_policy_save_any_names_but_these(int n, const char *const *names)
 {
-    return names_policy(__func__, n, names, false);
+    return names_policy(__func__, n, names, NAMES_BUT);
+}
+
+remat_policy *remat_policy_save_anything_except_these_names(int n, const char *const *names)
+{
+    return names_policy(__func__, n, names, NAMES_ANYTHING);
 }
 
 /* ---- combinator ---- */

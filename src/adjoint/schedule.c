@@ -20,6 +20,7 @@ static const remat_schedule_type *kind_type(remat_schedule_kind kind)
     case REMAT_SCHED_TWO_LEVEL: return rmi_schedule_type_two_level;
     case REMAT_SCHED_BINOMIAL: return rmi_schedule_type_binomial;
     case REMAT_SCHED_ONLINE: return rmi_schedule_type_online;
+    case REMAT_SCHED_TWO_TIER: return rmi_schedule_type_two_tier;
     case REMAT_SCHED_KIND_COUNT: break;
     }
     return NULL;
@@ -51,6 +52,15 @@ static remat_status check_spec(const remat_schedule_spec *spec)
         if (spec->snapshots < 1)
             return rmi_error(REMAT_ERR_ARG, "%s:%lld: snapshots must be >= 1", type->name,
                              (long long)spec->snapshots);
+        break;
+    case REMAT_SCHED_TWO_TIER:
+        if (spec->snapshots < 0 || spec->disk_snapshots < 0 || spec->snapshots + spec->disk_snapshots < 1)
+            return rmi_error(REMAT_ERR_ARG, "two-tier:%lld,%lld: slots must be >= 0, at least 1 in all",
+                             (long long)spec->snapshots, (long long)spec->disk_snapshots);
+        if (!(spec->disk_write >= 0 && spec->disk_write < 1e300) || !(spec->disk_read >= 0 && spec->disk_read < 1e300))
+            return rmi_error(REMAT_ERR_ARG, "two-tier:%lld,%lld,%g,%g: costs must be finite and >= 0",
+                             (long long)spec->snapshots, (long long)spec->disk_snapshots, spec->disk_write,
+                             spec->disk_read);
         break;
     default: break;
     }

@@ -102,3 +102,55 @@ remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length, int
                      (long long)budget_bytes, (long long)n, (long long)carry_bytes,
                      (long long)tape_bytes, (long long)q.least.bytes, name);
 }
+
+/* Two tiers: the RAM-only choice above, or two-tier:S,D,W,R with S the
+ * carries that fit in RAM beside one tape and D those that fit in the slow
+ * tier, whichever costs less in the two-tier time model (evaluations + W
+ * writes + R reads; a RAM-only schedule writes and reads nothing slow). */
+remat_status remat_schedule_for_tiers(int64_t ram_bytes, int64_t disk_bytes, int64_t length, int64_t carry_bytes,
+                                      int64_t tape_bytes, double disk_write, double disk_read,
+                                      remat_schedule_spec *spec)
+{
+    if (!spec)
+        return rmi_error(REMAT_ERR_NULL, "remat_schedule_for_tiers: spec is NULL");
+    if (disk_bytes < 0)
+        return rmi_error(REMAT_ERR_ARG, "schedule for tiers: disk budget %lld bytes is negative",
+                         (long long)disk_bytes);
+    if (!(disk_write >= 0 && disk_write < 1e300) || !(disk_read >= 0 && disk_read < 1e300))
+        return rmi_error(REMAT_ERR_ARG, "schedule for tiers: costs %g, %g must be finite and >= 0", disk_write,
+                         disk_read);
+    remat_schedule_spec ram;
+    remat_status st = remat_schedule_for_budget(ram_bytes, length, carry_bytes, tape_bytes, &ram);
+    if (st != REMAT_OK && st != REMAT_ERR_BUDGET)
+        return st;
+    const bool ram_ok = st == REMAT_OK;
+    if (carry_bytes <= 0 || disk_bytes < carry_bytes) { /* nothing for the slow tier to hold */
+        if (ram_ok)
+            *spec = ram;
+        return st;
+    }
+    remat_schedule_cost rc = {0};
+    if (ram_ok && remat_schedule_predict(&ram, length, &rc) != REMAT_OK)
+        return REMAT_ERR_ARG;
+    const int64_t fit = ram_bytes >= tape_bytes ? (ram_bytes - tape_bytes) / carry_bytes : -1;
+    const int64_t S = fit < length - 1 ? fit : (length > 1 ? length - 1 : 0);
+    const int64_t d_fit = disk_bytes / carry_bytes, D = d_fit < length - 1 ? d_fit : (length > 1 ? length - 1 : 0);
+    const remat_schedule_spec two = {.kind = REMAT_SCHED_TWO_TIER, .snapshots = S, .disk_snapshots = D,
+                                     .disk_write = disk_write, .disk_read = disk_read};
+    remat_schedule_cost tc;
+    const bool two_ok = S >= 0 && S + D >= 1 && length >= 2 && (!ram_ok || rc.forward_evals > length) &&
+                        remat_schedule_predict(&two, length, &tc) == REMAT_OK;
+    if (!ram_ok && !two_ok)
+        return rmi_error(REMAT_ERR_BUDGET,
+                         "schedule for tiers: %lld bytes of RAM and %lld of disk hold no schedule of %lld steps "
+                         "(one tape is %lld bytes, one carry %lld)",
+                         (long long)ram_bytes, (long long)disk_bytes, (long long)length, (long long)tape_bytes,
+                         (long long)carry_bytes);
+    if (two_ok && (!ram_ok || (double)tc.forward_evals + disk_write * (double)tc.disk_writes +
+                                      disk_read * (double)tc.disk_reads <
+                                  (double)rc.forward_evals))
+        *spec = two;
+    else
+        *spec = ram;
+    return REMAT_OK;
+}

@@ -150,6 +150,12 @@ extern const remat_schedule_type *const rmi_schedule_type_periodic;
 extern const remat_schedule_type *const rmi_schedule_type_two_level;
 extern const remat_schedule_type *const rmi_schedule_type_binomial;
 extern const remat_schedule_type *const rmi_schedule_type_online;
+extern const remat_schedule_type *const rmi_schedule_type_two_tier;
+
+/* The two-tier recursion's least cost for the whole scan (evaluations + W
+ * writes + R reads, sched_two_tier.c); -1 when no schedule exists or the
+ * table is too large (the message says which). */
+double rmi_sched_two_tier_optimum(const remat_schedule_spec *spec, int64_t n);
 
 /* Periodic internals shared with two-level (sched_periodic.c). */
 remat_status rmi_sched_periodic_init_k(remat_schedule *s, int64_t period);

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "remat/schedule.h"
 
-#define EXPECTED "store-all, per-step, periodic:K, two-level, two-level:K, binomial:S, online:S"
+#define EXPECTED "store-all, per-step, periodic:K, two-level, two-level:K, binomial:S, online:S, two-tier:S,D[,W,R]"
 
 typedef enum { PARAM_NONE, PARAM_OPTIONAL, PARAM_REQUIRED } param_rule;
 
@@ -27,6 +27,7 @@ static const struct {
     {"two-level", REMAT_SCHED_TWO_LEVEL, PARAM_OPTIONAL, "period"},
     {"binomial", REMAT_SCHED_BINOMIAL, PARAM_REQUIRED, "snapshots"},
     {"online", REMAT_SCHED_ONLINE, PARAM_REQUIRED, "snapshots"},
+    {"two-tier", REMAT_SCHED_TWO_TIER, PARAM_REQUIRED, "slots"},
 };
 
 /* A positive decimal integer, digits only (no sign, no blanks). */
@@ -44,6 +45,45 @@ static int parse_count(const char *p, int64_t *out)
     *out = (int64_t)v;
     return 0;
 }
+
+/* "S,D" or "S,D,W,R" after "two-tier:" */
+static remat_status parse_two_tier(const char *text, const char *p, remat_schedule_spec *out)
+{
+    char buf[128];
+    if (strlen(p) >= sizeof buf)
+        return rmi_error(REMAT_ERR_PARSE, "schedule '%s': too long", text);
+    strcpy(buf, p);
+    char *f[5];
+    int nf = 0;
+    for (char *q = buf, *c; nf < 5; q = c + 1) {
+        f[nf++] = q;
+        if (!(c = strchr(q, ',')))
+            break;
+        *c = 0;
+    }
+    if (nf != 2 && nf != 4)
+        return rmi_error(REMAT_ERR_PARSE, "schedule '%s': expected two-tier:S,D or two-tier:S,D,W,R", text);
+    int64_t v[2];
+    for (int i = 0; i < 2; i++)
+        if (parse_count(f[i], &v[i]) != 0)
+            return rmi_error(REMAT_ERR_PARSE, "schedule '%s': %s '%s' is not a whole number", text,
+                             i ? "disk slots" : "RAM slots", f[i]);
+    double c[2] = {1, 1};
+    for (int i = 0; nf == 4 && i < 2; i++) {
+        char *end;
+        errno = 0;
+        c[i] = strtod(f[2 + i], &end);
+        if (end == f[2 + i] || *end || errno == ERANGE || !(c[i] >= 0))
+            return rmi_error(REMAT_ERR_PARSE, "schedule '%s': %s cost '%s' is not a number >= 0", text,
+                             i ? "read" : "write", f[2 + i]);
+    }
+    if (v[0] + v[1] < 1)
+        return rmi_error(REMAT_ERR_ARG, "%s: at least one slot", text);
+    *out = (remat_schedule_spec){.kind = REMAT_SCHED_TWO_TIER, .snapshots = v[0], .disk_snapshots = v[1],
+                                 .disk_write = c[0], .disk_read = c[1]};
+    return REMAT_OK;
+}
+
 
 remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec)
 {
@@ -65,6 +105,12 @@ remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec)
         if (names[i].rule == PARAM_NONE)
             return rmi_error(REMAT_ERR_PARSE, "schedule '%s': %s takes no parameter", text,
                              names[i].name);
+        if (out.kind == REMAT_SCHED_TWO_TIER) {
+            remat_status st = parse_two_tier(text, colon + 1, &out);
+            if (st == REMAT_OK)
+                *spec = out;
+            return st;
+        }
         int64_t v;
         if (parse_count(colon + 1, &v) != 0)
             return rmi_error(REMAT_ERR_PARSE, "schedule '%s': %s '%s' is not a whole number",
@@ -102,6 +148,10 @@ void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len)
         return;
     case REMAT_SCHED_BINOMIAL: snprintf(buf, (size_t)len, "binomial:%lld", s); return;
     case REMAT_SCHED_ONLINE: snprintf(buf, (size_t)len, "online:%lld", s); return;
+    case REMAT_SCHED_TWO_TIER: /* %.17g: parse gives the same costs back */
+        snprintf(buf, (size_t)len, "two-tier:%lld,%lld,%.17g,%.17g", s, (long long)spec->disk_snapshots,
+                 spec->disk_write, spec->disk_read);
+        return;
     case REMAT_SCHED_KIND_COUNT: break;
     }
     snprintf(buf, (size_t)len, "unknown-schedule-%d", (int)spec->kind);

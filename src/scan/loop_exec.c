@@ -95,7 +95,8 @@ static void reverse_one(loop_core *c, int64_t k, const char *tp)
 static void x_advance(void *x, int64_t step, int64_t n)
 {
     loop_core *c = x;
-    for (int64_t q = 0; q < n; q++)
+    const int64_t grouped = c->kind->advance_group ? c->kind->advance_group(c, step, n) : 0;
+    for (int64_t q = grouped; q < n; q++)
         c->kind->advance(c, step + q);
 }
 

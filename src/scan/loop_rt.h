@@ -34,6 +34,10 @@ typedef struct loop_core loop_core;
 typedef struct {
     /* step k from cur: next := carry k+1, then cur and next swap (plain, no tape) */
     void (*advance)(loop_core *c, int64_t k);
+    /* optional: advance steps k, k+1, ... of a plain run of n by whole
+     * groups (a scan's unroll) and return how many it did (the executor
+     * advances the rest one at a time); NULL: none */
+    int64_t (*advance_group)(loop_core *c, int64_t k, int64_t n);
     /* the forward half's arguments for step k: fin from cur, fout into next
      * (the taped residuals' outputs the core adds after res_out0) */
     void (*step_io)(loop_core *c, int64_t k);

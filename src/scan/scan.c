@@ -202,6 +202,11 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
         return FAIL(REMAT_ERR_NULL, "scan: body '%s' returns %d ys but ys is NULL", bname, n_ys);
     if (!rmi_fn_vals_ok(f, n_carry, init) || !rmi_fn_vals_ok(f, n_xs, xs) || !rmi_fn_vals_ok(f, n_consts, consts))
         return remat_fn_status(f) ? remat_fn_status(f) : REMAT_ERR_ARG;
+    if (opt->schedule.kind == REMAT_SCHED_TWO_TIER)
+        return FAIL(REMAT_ERR_UNSUPPORTED, "scan: two-tier schedules are not run by loops yet (the loop runtime "
+                                           "has no slow snapshot tier)");
+    if (opt->unroll < 0)
+        return FAIL(REMAT_ERR_VALUE, "scan: unroll %d is not a positive number of steps", opt->unroll);
     remat_schedule_cost cost;
     if (remat_schedule_predict(&opt->schedule, length, &cost) != REMAT_OK)
         return FAIL(REMAT_ERR_ARG, "scan: %s", remat_last_error());
@@ -217,6 +222,7 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
     d->n_consts = n_consts;
     d->n_ys = n_ys;
     d->reverse = opt->reverse;
+    d->unroll = opt->unroll ? opt->unroll : 1;
     d->sched = opt->schedule;
     d->loc = loc;
     d->in = rmi_calloc((size_t)b_args + 1, sizeof *d->in);

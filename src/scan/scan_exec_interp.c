@@ -51,6 +51,40 @@ static void advance_one(loop_core *c, int64_t k)
     r->c.evals++;
 }
 
+/* unroll steps k .. k+unroll-1 as one run of the unrolled sub-program,
+ * as many whole groups as n holds (the same ops in the same order as
+ * advance_one's, so the same bits) */
+static int64_t advance_group(loop_core *c, int64_t k, int64_t n)
+{
+    scan_rt *r = (scan_rt *)c;
+    const int u = r->unroll, nc = r->c.nc, nx = r->nx, ny = r->ny, nk = r->c.nk;
+    if (!r->p_unrolled)
+        return 0;
+    int64_t done = 0;
+    for (; n - done >= u; done += u) {
+        for (int i = 0; i < nc; i++) {
+            r->u_in[i] = r->c.cur + r->c.carry_off[i];
+            r->u_out[i] = r->c.next + r->c.carry_off[i];
+        }
+        size_t dy = 0;
+        for (int j = 0; j < u; j++) {
+            const int64_t t = rmi_scan_rt_step(r, k + done + j);
+            for (int i = 0; i < nx; i++)
+                r->u_in[nc + j * nx + i] = (const char *)r->xs[i] + (size_t)t * r->x_step[i];
+            for (int i = 0; i < ny; i++) {
+                r->u_out[nc + j * ny + i] = r->ys ? (char *)r->ys[i] + (size_t)t * r->y_step[i] : r->u_dummy_y + dy;
+                dy += rmi_scan_align(r->y_step[i]);
+            }
+        }
+        for (int i = 0; i < nk; i++)
+            r->u_in[nc + u * nx + i] = r->c.fin[r->c.k_in0 + i];
+        rmi_program_exec(r->p_unrolled, r->u_in, r->u_out);
+        rmi_loop_rt_swap(&r->c.cur, &r->c.next);
+        r->c.evals += u;
+    }
+    return done;
+}
+
 static void step_io(loop_core *c, int64_t k)
 {
     scan_rt *r = (scan_rt *)c;
@@ -84,7 +118,7 @@ static void reverse_io(loop_core *c, int64_t k)
 }
 
 /* a scan: every step taped, nothing to do after a step or a restore */
-const loop_kind rmi_scan_loop_kind = {.advance = advance_one, .step_io = step_io, .reverse_io = reverse_io};
+const loop_kind rmi_scan_loop_kind = {.advance = advance_one, .advance_group = advance_group, .step_io = step_io, .reverse_io = reverse_io};
 
 const scan_rt_exec rmi_scan_exec_interp = {.bind = bind, .run = rmi_loop_run, .finish = finish,
                                              .carry_in = rmi_scan_rt_copy_carry_in,

@@ -37,6 +37,7 @@ typedef struct remat_scan_data {
     int64_t length;
     int n_carry, n_xs, n_consts, n_ys;
     bool reverse;
+    int unroll; /* >= 1 (remat_scan_options.unroll) */
     remat_schedule_spec sched;
     scan_desc *in;  /* per step: carries, x_t, consts */
     scan_desc *out; /* per step: carries, y_t */

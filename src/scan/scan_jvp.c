@@ -110,7 +110,7 @@ remat_status rmi_scan_jvp(remat_fn *g, void *data, const remat_val *ins, const r
         ks[i] = ins[L.nc + L.nx + i];
     for (int i = 0; i < L.ntk; i++)
         ks[L.nk + i] = tans[L.nc + L.nx + L.tk[i]];
-    remat_scan_options opt = {.reverse = d->reverse, .schedule = d->sched};
+    remat_scan_options opt = {.reverse = d->reverse, .schedule = d->sched, .unroll = d->unroll};
     st = remat_scan_at(g, w, d->length, 2 * L.nc, init, L.nx + L.ntx, xs, L.nk + L.ntk, ks, &opt, co, ys, loc);
     if (st == REMAT_OK) {
         int no = L.nc + L.ny;

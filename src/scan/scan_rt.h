@@ -49,6 +49,15 @@ struct scan_rt {
     const scan_rt_exec *exec;
     scan_plan plan;
     remat_program *p_primal;
+    /* interpreted with unroll > 1: `unroll` bodies chained as one
+     * sub-program (carries, x_t step-major, consts -> carries, y_t
+     * step-major), its argument arrays and a y_t sink of unroll steps;
+     * NULL: one body at a time */
+    remat_program *p_unrolled;
+    int unroll;
+    const void **u_in;
+    void **u_out;
+    char *u_dummy_y;
     size_t *x_step, *y_step, *k_bytes; /* per x / y / const */
     const void **carry_at; /* per carry: scratch for pointers into the store */
     int nx, ny;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "exec/hop.h"
 #include "scan/loop_rt.h"
@@ -158,6 +159,8 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
         plan->compiled_loops++;
     else if (r->tier_wait)
         plan->deferred_loops++;
+    if (r->exec != &rmi_scan_exec_lanes && r->p_unrolled)
+        plan->unrolled_loops++;
     if (d->kind == SCAN_PRIMAL) {
         plan->forward_evals += r->c.nested ? 0 : d->length;
         return;
@@ -201,8 +204,8 @@ static const remat_scan_data *keep_data(const remat_scan_data *d, remat_hop_lowe
 /* the sub-programs then only count ops, and their arenas are released */
 static void run_elsewhere(scan_rt *r)
 {
-    remat_program *subs[3] = {r->p_primal, r->c.p_fwd, r->c.p_bwd};
-    for (int i = 0; i < 3; i++)
+    remat_program *subs[4] = {r->p_primal, r->c.p_fwd, r->c.p_bwd, r->p_unrolled};
+    for (int i = 0; i < 4; i++)
         if (subs[i])
             rmi_program_run_elsewhere(subs[i]);
 }
@@ -249,12 +252,77 @@ static remat_status layout(scan_rt *r, const remat_scan_data *d, remat_hop_lower
     return REMAT_OK;
 }
 
+/* `u` bodies chained: (carries, x_t of u steps step-major, consts) ->
+ * (carries, y_t of u steps step-major); each body a call as the plain
+ * step's, so the same ops in the same order. NULL when out of memory. */
+static remat_fn *unrolled_body(const remat_scan_data *d, int u)
+{
+    const int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
+    remat_fn *f = remat_fn_new("scan_unrolled");
+    remat_val *v = rmi_malloc(sizeof *v * (size_t)(nc + u * nx + nk + u * ny + nc + nx + nk + nc + ny + 1));
+    if (!f || !v) {
+        remat_fn_free(f);
+        rmi_free(v);
+        return NULL;
+    }
+    remat_val *in = v, *ys = in + nc + u * nx + nk, *args = ys + u * ny, *outs = args + nc + nx + nk;
+    for (int i = 0; i < nc + u * nx + nk; i++) {
+        const scan_desc *w = i < nc ? &d->in[i] : i < nc + u * nx ? &d->in[nc + (i - nc) % nx] : &d->in[i - (u - 1) * nx];
+        in[i] = remat_arg_at(f, i < nc ? "carry" : i < nc + u * nx ? "x" : "const", w->dt, w->shape.rank, w->shape.dims,
+                             d->loc);
+    }
+    memcpy(args, in, sizeof *args * (size_t)nc);
+    memcpy(args + nc + nx, in + nc + u * nx, sizeof *args * (size_t)nk);
+    remat_status st = REMAT_OK;
+    for (int j = 0; j < u && st == REMAT_OK; j++) {
+        if (nx)
+            memcpy(args + nc, in + nc + j * nx, sizeof *args * (size_t)nx);
+        st = remat_call_at(f, d->body, nc + nx + nk, args, outs, d->loc);
+        memcpy(args, outs, sizeof *args * (size_t)nc);
+        if (ny)
+            memcpy(ys + j * ny, outs + nc, sizeof *ys * (size_t)ny);
+    }
+    for (int i = 0; i < nc && st == REMAT_OK; i++)
+        remat_fn_output_at(f, args[i], d->loc);
+    for (int i = 0; i < u * ny && st == REMAT_OK; i++)
+        remat_fn_output_at(f, ys[i], d->loc);
+    rmi_free(v);
+    if (st != REMAT_OK || remat_fn_status(f) != REMAT_OK) {
+        remat_fn_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* the interpreter's unrolled plain step (remat_scan_options.unroll) */
+static remat_status lower_unrolled(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
+{
+    const int u = d->unroll, nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
+    if (u <= 1 || d->length < u)
+        return REMAT_OK;
+    size_t ysum = 0;
+    for (int i = 0; i < ny; i++)
+        ysum += rmi_scan_align(r->y_step[i]);
+    r->unroll = u;
+    r->u_in = L->alloc(L->ctx, sizeof *r->u_in * (size_t)(nc + u * nx + nk + 1));
+    r->u_out = L->alloc(L->ctx, sizeof *r->u_out * (size_t)(nc + u * ny + 1));
+    r->u_dummy_y = L->mem(L->ctx, ysum ? ysum * (size_t)u : 64);
+    remat_fn *f = r->u_in && r->u_out && r->u_dummy_y ? unrolled_body(d, u) : NULL;
+    if (!f)
+        return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory unrolling the loop's body %d times", u);
+    remat_status st = rmi_loop_compile_sub(f, true, L, &r->p_unrolled);
+    remat_fn_free(f);
+    return st;
+}
+
 static remat_status lower_primal(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L, remat_instr *ins)
 {
     remat_status st = REMAT_OK;
     const bool lanes = d->length > 0 && rmi_scan_rt_use_lanes(r, d, L, LK_ADVANCE, false);
     if (d->length > 0) /* shared with the root's loops of the same body unless run elsewhere */
         st = rmi_loop_compile_sub(d->body, !lanes, L, &r->p_primal);
+    if (st == REMAT_OK && !lanes)
+        st = lower_unrolled(r, d, L);
     ins->fn = k_scan_primal;
     if (st == REMAT_OK && lanes) {
         run_elsewhere(r);
@@ -284,6 +352,8 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
      * (loop_lower.c) unless the compiled loops run them elsewhere */
     if (ev.plain > 0)
         st = rmi_loop_compile_sub(d->body, !lanes, L, &r->p_primal);
+    if (st == REMAT_OK && ev.plain > 0 && !lanes)
+        st = lower_unrolled(r, d, L);
     if (st == REMAT_OK && ev.record > 0)
         st = rmi_loop_compile_sub(d->vjp->fwd, !lanes, L, &r->c.p_fwd);
     if (st == REMAT_OK && ev.reverse > 0)

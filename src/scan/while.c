@@ -102,6 +102,7 @@ static void store_bounds(const remat_schedule_spec *s, int64_t m, int64_t *slots
         return;
     case REMAT_SCHED_BINOMIAL:
     case REMAT_SCHED_ONLINE: *slots = s->snapshots, *tapes = 1; return;
+    case REMAT_SCHED_TWO_TIER: break; /* refused at build: the loops have no slow tier yet */
     case REMAT_SCHED_KIND_COUNT: break;
     }
     REMAT_UNREACHABLE("while: schedule kind");

@@ -88,6 +88,15 @@ check "nothing_saveable is among the variants" has cmp.json '"policy": "nothing_
     --schedules per-step,two-level >cmp.txt 2>cmp.err
 check "mlp compare (ffn) exits 0" test $? -eq 0
 check "table: five variants with max|dgrad| 0" test "$(grep -c '^\(unrolled\|scan\) .* 0$' cmp.txt)" -eq 5
+# JAX's alias names are the same policies: the same residual bytes as their first names
+"$REMAT" mlp compare --layers 3 --width 16 --batch 4 --repeat 1 --schedules '' \
+    --policies dots_saveable,checkpoint_dots,dots_with_no_batch_dims_saveable,checkpoint_dots_with_no_batch_dims \
+    --json >alias.json 2>alias.err
+check "mlp compare with JAX's alias names exits 0" test $? -eq 0
+res() { grep "\"policy\": \"$1\"" alias.json | sed 's/.*"residual_bytes": \([0-9]*\),.*/\1/'; }
+check "checkpoint_dots keeps dots_saveable's residual bytes" test -n "$(res dots_saveable)" -a "$(res dots_saveable)" = "$(res checkpoint_dots)"
+check "checkpoint_dots_with_no_batch_dims keeps dots_with_no_batch_dims_saveable's" \
+    test -n "$(res checkpoint_dots_with_no_batch_dims)" -a "$(res dots_with_no_batch_dims_saveable)" = "$(res checkpoint_dots_with_no_batch_dims)"
 
 # ---- plots ----
 if "$REMAT" --version | grep -q "plots: PLplot"; then

@@ -36,6 +36,7 @@ static void help(FILE *out)
             "  --batch B          rows of the random batch (default 64)\n"
             "  --policies LIST    comma-separated, unrolled: none, nothing_saveable,\n"
             "                     everything_saveable, dots_saveable, dots_with_no_batch_dims_saveable\n"
+            "                     (JAX's aliases checkpoint_dots, checkpoint_dots_with_no_batch_dims too)\n"
             "                     (default " DEFAULT_POLICIES ")\n"
             "  --schedules LIST   comma-separated, scanned: store-all, per-step, periodic:K,\n"
             "                     two-level[:K], binomial:S, online:S (default " DEFAULT_SCHEDULES ")\n"

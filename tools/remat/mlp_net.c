@@ -12,16 +12,6 @@ const char mlp_net_options_help[] =
     "                     ffn: x + Dense(W)(act(Dense(4W)(LayerNorm(x)))) (default gelu)\n"
     "  --activation A     relu, gelu, gelu_erf, tanh, silu, identity\n";
 
-static const struct {
-    const char *name;
-    const remat_policy *const *policy;
-} policies[] = {
-    {"nothing_saveable", &remat_nothing_saveable},
-    {"everything_saveable", &remat_everything_saveable},
-    {"dots_saveable", &remat_dots_saveable},
-    {"dots_with_no_batch_dims_saveable", &remat_dots_with_no_batch_dims_saveable},
-};
-
 int mlp_parse_block(const char *text, mlp_block_kind *out)
 {
     if (!strcmp(text, "mlp"))
@@ -53,15 +43,12 @@ int mlp_parse_policy(const char *opt, const char *text, const remat_policy **pol
         *policy = NULL, *has = 0;
         return 1;
     }
-    for (size_t i = 0; i < sizeof policies / sizeof *policies; i++)
-        if (!strcmp(text, policies[i].name)) {
-            *policy = *policies[i].policy, *has = 1;
-            return 1;
-        }
-    fprintf(stderr,
-            "remat: %s: unknown policy '%s' (expected none, nothing_saveable, everything_saveable, dots_saveable "
-            "or dots_with_no_batch_dims_saveable)\n",
-            opt, text);
+    const remat_policy *p = remat_policy_named(text); /* JAX's names and aliases */
+    if (p) {
+        *policy = p, *has = 1;
+        return 1;
+    }
+    fprintf(stderr, "remat: %s: %s; or none\n", opt, remat_last_error());
     return 0;
 }
 

@@ -33,6 +33,7 @@ void mlp_train_help(FILE *out)
             "                     (defaults: --layers 2 --width 64 --block mlp)\n"
             "  --policy P         checkpoint each block: none (default), nothing_saveable,\n"
             "                     everything_saveable, dots_saveable, dots_with_no_batch_dims_saveable\n"
+            "                     (JAX's aliases checkpoint_dots, checkpoint_dots_with_no_batch_dims too)\n"
             "  --schedule S       scan the L blocks over stacked parameters with this checkpoint\n"
             "                     schedule: store-all, per-step, periodic:K, two-level[:K], binomial:S,\n"
             "                     online:S (without --schedule or --memory-budget: unrolled)\n"
