@@ -180,6 +180,7 @@ typedef enum {
     REMAT_EXPR_POW,     /* pow(args[0], args[1]) */
     REMAT_EXPR_CALL,    /* fn(args[0]) or fn(args[0], args[1]) */
     REMAT_EXPR_COND,    /* condition number index: params[param_count + index] */
+    REMAT_EXPR_NET,     /* output `output` of network number index at its nargs inputs[] */
     REMAT_EXPR_COUNT
 } remat_expr_kind;
 
@@ -194,9 +195,11 @@ typedef enum {
 
 typedef struct remat_expr {
     remat_expr_kind kind;
-    int nargs;                        /* children: NEG 1; binary 2; CALL 1 or 2; leaves 0 */
+    int nargs;                        /* children: NEG 1; binary 2; CALL 1 or 2; NET its
+                                         inputs (in inputs[], not args); leaves 0 */
     const struct remat_expr *args[2];
-    double value;                     /* NUM: the number; CONST: the const's value */
+    double value;                     /* NUM: the number; CONST: the const's value;
+                                         NET: the network's number of outputs */
     int index;                        /* SPECIES, PARAM, COND, CONST, LET: table index; else -1 */
     remat_expr_fn fn;                 /* CALL only */
     const char *name;                 /* SPECIES, PARAM, COND, CONST, LET, INDEP: the name;
@@ -204,6 +207,8 @@ typedef struct remat_expr {
     int line, col;                    /* source position (1-based): the token of a leaf,
                                          the operator of an operation; nodes made from a
                                          reaction carry the reaction's line and column */
+    const struct remat_expr *const *inputs; /* NET: its nargs inputs; else NULL */
+    int output;                       /* NET: which of the network's outputs; else 0 */
 } remat_expr;
 
 /* "num", "species", ..., "call"; "?" out of range. */
@@ -251,6 +256,14 @@ REMAT_API double remat_mechanism_param_hi(const remat_mechanism *m, int i); /* +
 REMAT_API int remat_mechanism_param_find(const remat_mechanism *m, const char *name);
 /* values[i] = declared value of param i, for i < param_count. */
 REMAT_API void remat_mechanism_param_values(const remat_mechanism *m, double values[]);
+
+/* Networks ("net f = mlp(...)", see "Networks" above), in declaration
+ * order. Their weights are parameters after the declared ones:
+ * remat_mechanism_param_net(m, i) is the network parameter i belongs to,
+ * -1 for a declared parameter (a fit puts weights on the linear scale). */
+REMAT_API int remat_mechanism_net_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_net_name(const remat_mechanism *m, int i);
+REMAT_API int remat_mechanism_param_net(const remat_mechanism *m, int i);
 
 /* Warnings recorded while parsing ("file:line:col: warning: ...": a rate
  * read in a way that is rarely meant, see Reactions), in file order. */
