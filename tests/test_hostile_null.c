@@ -144,6 +144,9 @@ INT_CASE(m_pfind, remat_mechanism_param_find(M0, "k"))
 VOID_CASE(m_pvalues, remat_mechanism_param_values(M0, (double[4]){0}))
 INT_CASE(m_nconsts, remat_mechanism_const_count(M0))
 INT_CASE(m_nconds, remat_mechanism_cond_count(M0))
+INT_CASE(m_nnets, remat_mechanism_net_count(M0))
+PTR_CASE(m_netname, remat_mechanism_net_name(M0, 0))
+INT_CASE(m_paramnet, remat_mechanism_param_net(M0, 0))
 INT_CASE(m_nwarn, remat_mechanism_warning_count(M0))
 PTR_CASE(m_warn, remat_mechanism_warning(M0, 0))
 PTR_CASE(m_condname, remat_mechanism_cond_name(M0, 0))
@@ -525,6 +528,9 @@ static const null_row null_table[] = {
     {"remat_mechanism_param_values", "-", m_pvalues, 0},
     {"remat_mechanism_const_count", "0", m_nconsts, 0},
     {"remat_mechanism_cond_count", "0", m_nconds, 0},
+    {"remat_mechanism_net_count", "0", m_nnets, 0},
+    {"remat_mechanism_net_name", "NULL", m_netname, 0},
+    {"remat_mechanism_param_net", "-1", m_paramnet, 0},
     {"remat_mechanism_warning_count", "0", m_nwarn, 0},
     {"remat_mechanism_warning", "NULL", m_warn, 0},
     {"remat_mechanism_cond_name", "NULL", m_condname, 0},

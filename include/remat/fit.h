@@ -231,7 +231,7 @@ REMAT_API const char *remat_fit_jacobian_name(remat_fit_jacobian j);
 REMAT_API remat_status remat_fit_jacobian_parse(const char *text, remat_fit_jacobian *out);
 
 typedef enum {
-    REMAT_FIT_SCALE_AUTO = 0, /* log unless a lower bound <= 0 or a start <= 0 */
+    REMAT_FIT_SCALE_AUTO = 0, /* log unless a lower bound <= 0, a start <= 0 or a network weight */
     REMAT_FIT_SCALE_LOG,      /* theta = log(k); needs a positive start */
     REMAT_FIT_SCALE_LINEAR    /* theta = k */
 } remat_fit_scale;

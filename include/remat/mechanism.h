@@ -27,13 +27,16 @@
  *
  * One statement per line; '#' starts a comment; blank lines are ignored.
  *
- *   statement = param | cond | const | let | species | indep | ode | reaction
+ *   statement = param | cond | const | let | species | indep | net | ode | reaction
  *   param     = "param" NAME "=" cexpr [ "in" "[" cexpr "," cexpr "]" ]
  *   cond      = "cond" NAME "=" cexpr                  cond T = 298.15
  *   const     = "const" NAME "=" cexpr
  *   let       = "let" NAME "=" expr
  *   species   = "species" NAME { [","] NAME }
  *   indep     = "indep" NAME
+ *   net       = "net" NAME "=" "mlp" "(" option { "," option } ")"   (see Networks)
+ *   option    = ("inputs" | "width" | "depth" | "outputs" | "seed") ":" INTEGER
+ *             | "activation" ":" (relu | gelu | gelu_erf | tanh | silu | identity)
  *   ode       = NAME "'" "=" expr                      y1' = -(t1 + t3) * y1^2
  *   reaction  = side ("->" | "<=>") side ":" rate [ "," rate ]
  *   rate      = "k" "=" expr | "rate" "=" expr | expr   (see Reactions)
@@ -44,6 +47,7 @@
  *   unary     = ("-" | "+") unary | power
  *   power     = primary [ "^" unary ]                  right-associative; -a^2 = -(a^2)
  *   primary   = NUMBER | NAME | FUNC "(" expr { "," expr } ")" | "(" expr ")"
+ *             | NET [ "[" INTEGER "]" ] "(" expr { "," expr } ")"    a network declared above
  *   FUNC      = exp | log | sqrt (one argument) | min | max (two arguments)
  *             | arrhenius (two or three) | arrhenius_ref (three): see Arrhenius
  *   NUMBER    = 1 | 1.5 | .5 | 1. | 1e-3 | 2.5E+4     (a coefficient needs a space: "2 A")
@@ -103,6 +107,37 @@
  * add up ("A + A" is "2 A"). A reaction contributes coefficient(product) -
  * coefficient(reactant) times its net rate to each species' dy/dt.
  *
+ * Networks. "net f = mlp(inputs: 2, width: 16, depth: 2, activation: tanh)"
+ * declares a network of `inputs` numbers: `depth` (1..64) Dense(`width`)
+ * layers (width 1..4096), each followed by the activation (jax.nn's
+ * formulas, remat/nn.h; default tanh), then Dense(`outputs`) (default 1).
+ * It is built from remat/nn.h with Flax linen's names (Dense_0 ..
+ * Dense_depth) and initial weights: lecun_normal kernels and zero biases
+ * exactly as Flax's `Net().init(jax.random.PRNGKey(seed), x)` draws them in
+ * float32 (seed 0..2^32-1, default 0), widened to double. A rate, let or ODE
+ * on a later line calls it with one expression per input: "f(A, B)"; a
+ * network of several outputs is called one output at a time, "f[1](A, B)".
+ * A call is a REMAT_EXPR_NET node; the lowering applies the network to its
+ * inputs side by side (one remat_nn_apply per call), which needs one
+ * parameter vector shared by the batch.
+ *
+ * The weights are parameters: after the declared ones, network by network,
+ * each layer's kernel (in, out) row-major then its bias, named
+ * "f.Dense_0.kernel[i][j]" and "f.Dense_0.bias[j]", with no bounds. They
+ * are fitted, differentiated and set (remat_mechanism_param_find) like rate
+ * constants; a fit keeps them on the linear scale (remat/fit.h), and the
+ * tool's --free/--fix take a network's name or a prefix ("f", "f.Dense_1")
+ * for all its weights. A mechanism holds at most 1,000,000 weights.
+ * Errors name the file:line:column of the option or call: a missing
+ * inputs/width/depth, a value out of range, an unknown option or activation,
+ * a call with the wrong number of arguments or a bad output index, a call
+ * before the 'net' line or in a param value, and the network's name used as
+ * a species, parameter or any other name.
+ *
+ *   net g = mlp(inputs: 1, width: 8, depth: 2, outputs: 2, activation: silu, seed: 3)
+ *   let r = exp(g[0](T / 300)) * k
+ *   A -> B : rate = r * A + g[1](T / 300)^2
+ *
  * Conditions. "cond T = 298.15" declares a condition: a number that is
  * constant within one experiment (a temperature, a pressure, a feed ratio)
  * and may differ between experiments, with a default. A rate, let or ODE
@@ -116,7 +151,7 @@
  * declaration order (a mechanism without conditions: just the parameters).
  *
  * Names. Every name has one meaning for the whole file: species, param,
- * cond, const, let or the independent variable. param, cond and species are
+ * cond, const, let, net or the independent variable. param, cond and species are
  * declarations visible everywhere (a param may be used before its 'param'
  * line); const and
  * let are definitions read in order and may only be used on later lines.
@@ -124,7 +159,8 @@
  * name 'k3'"): rate names do not declare parameters implicitly. The
  * independent variable is 't' unless the file says "indep z"; it may appear
  * in any expr. Reserved (not usable as names): exp log sqrt min max param
- * cond const let species indep inf arrhenius arrhenius_ref.
+ * cond const let species indep inf arrhenius arrhenius_ref ("net" starts a
+ * network only when a name follows it: a species may still be called net).
  *
  * Species are numbered in order of first appearance on a reaction side or
  * an ODE's left-hand side, unless the file has 'species' lines: then those
@@ -180,6 +216,7 @@ typedef enum {
     REMAT_EXPR_POW,     /* pow(args[0], args[1]) */
     REMAT_EXPR_CALL,    /* fn(args[0]) or fn(args[0], args[1]) */
     REMAT_EXPR_COND,    /* condition number index: params[param_count + index] */
+    REMAT_EXPR_NET,     /* output `output` of network number index at its nargs inputs[] */
     REMAT_EXPR_COUNT
 } remat_expr_kind;
 
@@ -194,9 +231,11 @@ typedef enum {
 
 typedef struct remat_expr {
     remat_expr_kind kind;
-    int nargs;                        /* children: NEG 1; binary 2; CALL 1 or 2; leaves 0 */
+    int nargs;                        /* children: NEG 1; binary 2; CALL 1 or 2; NET its
+                                         inputs (in inputs[], not args); leaves 0 */
     const struct remat_expr *args[2];
-    double value;                     /* NUM: the number; CONST: the const's value */
+    double value;                     /* NUM: the number; CONST: the const's value;
+                                         NET: the network's number of outputs */
     int index;                        /* SPECIES, PARAM, COND, CONST, LET: table index; else -1 */
     remat_expr_fn fn;                 /* CALL only */
     const char *name;                 /* SPECIES, PARAM, COND, CONST, LET, INDEP: the name;
@@ -204,6 +243,8 @@ typedef struct remat_expr {
     int line, col;                    /* source position (1-based): the token of a leaf,
                                          the operator of an operation; nodes made from a
                                          reaction carry the reaction's line and column */
+    const struct remat_expr *const *inputs; /* NET: its nargs inputs; else NULL */
+    int output;                       /* NET: which of the network's outputs; else 0 */
 } remat_expr;
 
 /* "num", "species", ..., "call"; "?" out of range. */
@@ -251,6 +292,14 @@ REMAT_API double remat_mechanism_param_hi(const remat_mechanism *m, int i); /* +
 REMAT_API int remat_mechanism_param_find(const remat_mechanism *m, const char *name);
 /* values[i] = declared value of param i, for i < param_count. */
 REMAT_API void remat_mechanism_param_values(const remat_mechanism *m, double values[]);
+
+/* Networks ("net f = mlp(...)", see "Networks" above), in declaration
+ * order. Their weights are parameters after the declared ones:
+ * remat_mechanism_param_net(m, i) is the network parameter i belongs to,
+ * -1 for a declared parameter (a fit puts weights on the linear scale). */
+REMAT_API int remat_mechanism_net_count(const remat_mechanism *m);
+REMAT_API const char *remat_mechanism_net_name(const remat_mechanism *m, int i);
+REMAT_API int remat_mechanism_param_net(const remat_mechanism *m, int i);
 
 /* Warnings recorded while parsing ("file:line:col: warning: ...": a rate
  * read in a way that is rarely meant, see Reactions), in file order. */

@@ -193,8 +193,9 @@ void pfr_cli_names(const remat_mechanism *m, int params, char *buf, int len)
 int pfr_cli_negative_allowed(const remat_mechanism *m, int i)
 {
     double lo = remat_mechanism_param_lo(m, i), hi = remat_mechanism_param_hi(m, i);
-    /* "in [-1, 1]" or "in [-inf, 5]": declared; no bounds at all read as -inf too */
-    return lo < 0 && (isfinite(lo) || isfinite(hi));
+    /* "in [-1, 1]" or "in [-inf, 5]": declared; no bounds at all read as -inf too;
+     * a network's weight takes either sign */
+    return (lo < 0 && (isfinite(lo) || isfinite(hi))) || remat_mechanism_param_net(m, i) >= 0;
 }
 
 int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, int params, double *values)
@@ -215,8 +216,8 @@ int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, 
         char *eq = strchr(item, '=');
         const char *c = item;
         if (isalpha((unsigned char)*c) || *c == '_')
-            while (isalnum((unsigned char)*c) || *c == '_')
-                c++;
+            while (isalnum((unsigned char)*c) || *c == '_' || (params && strchr(".[]", *c) && *c))
+                c++; /* a network's weight: f.Dense_0.kernel[0][1] */
         if (!eq || c == item || c != eq || !eq[1]) {
             fprintf(stderr, "remat: %s: '%s' is not NAME=VALUE (e.g. %s %s)\n", opt, item, opt,
                     params ? "k1=1,k2=0.5" : "A=1,B=0");

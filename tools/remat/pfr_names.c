@@ -33,6 +33,26 @@ static const char *other_kind(const remat_mechanism *m, const char *name)
     return "";
 }
 
+/* The parameters whose names start with prefix then '.' or '[' ("f",
+ * "f.Dense_0", "f.Dense_0.kernel": a network's weights, remat/mechanism.h
+ * "Networks") set in flags and seen: their count, -1 if one was seen
+ * already, 0 if none matches. */
+static int select_group(const remat_mechanism *m, const char *prefix, char *seen, bool *flags)
+{
+    size_t n = strlen(prefix);
+    int count = 0, twice = 0;
+    for (int i = 0; i < remat_mechanism_param_count(m); i++) {
+        const char *name = remat_mechanism_param_name(m, i);
+        if (strncmp(name, prefix, n) != 0 || (name[n] != '.' && name[n] != '['))
+            continue;
+        twice |= seen[i];
+        seen[i] = 1;
+        flags[i] = true;
+        count++;
+    }
+    return twice ? -1 : count;
+}
+
 int pfr_names_params(const char *opt, const char *text, const remat_mechanism *m, bool *flags)
 {
     int n = remat_mechanism_param_count(m), ok = 1;
@@ -48,7 +68,13 @@ int pfr_names_params(const char *opt, const char *text, const remat_mechanism *m
         if (comma)
             *comma = '\0';
         int i = *p ? remat_mechanism_param_find(m, p) : -1;
-        if (!*p) {
+        int group = i < 0 && *p ? select_group(m, p, seen, flags) : 0;
+        if (group > 0) {
+            /* a network's name or a prefix of its weights' names: every weight under it */
+        } else if (group < 0) {
+            fprintf(stderr, "remat: %s: '%s' names a weight given twice\n", opt, p);
+            ok = 0;
+        } else if (!*p) {
             fprintf(stderr, "remat: %s: an empty name in '%s' (give parameter names: %s)\n", opt, text, names);
             ok = 0;
         } else if (i < 0) {

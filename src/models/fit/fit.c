@@ -198,8 +198,10 @@ static remat_status setup_params(struct remat_fit *fit)
          * (log scale there lost on the battery: fit.h, "Parameter scale");
          * Adam's steps need the log scale's unit for a bound of 0 too */
         int linear_lo = o->optimizer == REMAT_FIT_ADAM ? lo < 0 : lo <= 0;
+        /* a network's weight (remat/mechanism.h "Networks") takes either sign: linear */
+        int weight = remat_mechanism_param_net(fit->m, i) >= 0;
         fit->vars.logscale[i] = sc == REMAT_FIT_SCALE_LOG ||
-                                (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !(isfinite(lo) && linear_lo));
+                                (sc == REMAT_FIT_SCALE_AUTO && v > 0 && !weight && !(isfinite(lo) && linear_lo));
     }
     fit->optimizer = o->optimizer;
     if (fit->optimizer == REMAT_FIT_AUTO)

@@ -97,6 +97,14 @@ double mech_eval(const remat_expr *e, const mech_env *env)
         }
         REMAT_UNREACHABLE("bad function in expression");
     }
+    case REMAT_EXPR_NET: {
+        REMAT_ASSERT(env->nets && env->params);
+        const mech_net *n = &env->nets[e->index];
+        double in[MECH_NET_MAX_IN];
+        for (int i = 0; i < e->nargs; i++)
+            in[i] = mech_eval(e->inputs[i], env);
+        return mech_net_eval(n, e->output, in, env->params);
+    }
     case REMAT_EXPR_COUNT: break;
     }
     REMAT_UNREACHABLE("unresolved or bad expression node");
@@ -117,7 +125,7 @@ static remat_status eval_all(const remat_mechanism *m, double t, const double y[
             return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %d lets", fn, m->nlets);
     }
     mech_spine spine = {0};
-    const mech_env env = {.t = t, .y = y, .params = params, .conds = params ? params + m->nparams : NULL,
+    const mech_env env = {.t = t, .y = y, .params = params, .conds = params ? params + m->nparams : NULL, .nets = m->nets,
                           .lets = lets, .spine = &spine, .bad = bad};
     /* let i refers only to lets < i (definitions precede uses) */
     for (int i = 0; i < m->nlets; i++)
@@ -192,7 +200,7 @@ static const char *const kind_names[] = {
     [REMAT_EXPR_CONST] = "const", [REMAT_EXPR_INDEP] = "indep", [REMAT_EXPR_LET] = "let",
     [REMAT_EXPR_NEG] = "neg", [REMAT_EXPR_ADD] = "add", [REMAT_EXPR_SUB] = "sub",
     [REMAT_EXPR_MUL] = "mul", [REMAT_EXPR_DIV] = "div", [REMAT_EXPR_POW] = "pow",
-    [REMAT_EXPR_CALL] = "call", [REMAT_EXPR_COND] = "cond",
+    [REMAT_EXPR_CALL] = "call", [REMAT_EXPR_COND] = "cond", [REMAT_EXPR_NET] = "net",
 };
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == REMAT_EXPR_COUNT,
                "kind_names out of step with remat_expr_kind");
@@ -295,6 +303,18 @@ static void format_expr(writer *w, const remat_expr *e, int min_prec, int depth)
             if (i)
                 put(w, ", ");
             format_expr(w, e->args[i], 0, depth + 1);
+        }
+        put(w, ")");
+        break;
+    case REMAT_EXPR_NET:
+        put(w, "%s", e->name ? e->name : "?");
+        if (e->value > 1) /* several outputs */
+            put(w, "[%d]", e->output);
+        put(w, "(");
+        for (int i = 0; i < e->nargs; i++) {
+            if (i)
+                put(w, ", ");
+            format_expr(w, e->inputs[i], 0, depth + 1);
         }
         put(w, ")");
         break;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
@@ -192,6 +193,61 @@ static remat_status parse_arrhenius(mech_parser *p, int nest, const mech_token *
     return REMAT_OK;
 }
 
+/* f(x, y) or f[i](x, y) of a network declared on an earlier line; p->tok
+ * follows the name. */
+static remat_status parse_net_call(mech_parser *p, int nest, const mech_token *name, const mech_net *n, int index,
+                                   remat_expr **out, int *depth)
+{
+    char sb[64], what[MECH_MAX_NAME + 32];
+    int o = 0;
+    if (p->tok.kind == TOK_LBRACK) {
+        MECH_TRY(advance(p));
+        if (p->tok.kind != TOK_NUM || p->tok.num != (int)p->tok.num || p->tok.num < 0 || p->tok.num >= n->nout)
+            return mech_fail(p, p->tok.line, p->tok.col,
+                             "network '%s' has %d output%s: expected an index from 0 to %d in %s[...], got %s",
+                             n->name, n->nout, n->nout > 1 ? "s" : "", n->nout - 1, n->name,
+                             mech_tok_show(&p->tok, sb, sizeof sb));
+        o = (int)p->tok.num;
+        MECH_TRY(advance(p));
+        if (p->tok.kind != TOK_RBRACK)
+            return mech_fail(p, p->tok.line, p->tok.col, "expected ']' after the output index, got %s",
+                             mech_tok_show(&p->tok, sb, sizeof sb));
+        MECH_TRY(advance(p));
+    } else if (n->nout > 1 && p->tok.kind == TOK_LPAREN) {
+        return mech_fail(p, name->line, name->col,
+                         "network '%s' has %d outputs: call one of them as %s[i](...), i from 0 to %d", n->name,
+                         n->nout, n->name, n->nout - 1);
+    }
+    if (p->tok.kind != TOK_LPAREN)
+        return mech_fail(p, name->line, name->col, "'%s' is a network (line %d): call it as %s(...)", n->name,
+                         n->line, n->name);
+    snprintf(what, sizeof what, "the call of network '%s'", n->name);
+    remat_expr *args[MECH_NET_MAX_IN];
+    int nargs, d;
+    MECH_TRY(parse_args(p, nest, what, MECH_NET_MAX_IN, args, &nargs, &d));
+    if (nargs != n->nin)
+        return mech_fail(p, name->line, name->col,
+                         "wrong number of arguments: network '%s' takes %d input%s (line %d), got %d", n->name,
+                         n->nin, n->nin > 1 ? "s" : "", n->line, nargs);
+    if (d + 1 > MECH_MAX_DEPTH)
+        return mech_fail(p, name->line, name->col, "expression too long: more than %d operations deep at '%s'",
+                         MECH_MAX_DEPTH, n->name);
+    remat_expr *e = mech_node(&p->m->arena, REMAT_EXPR_NET, name->line, name->col);
+    const remat_expr **in = rmi_arena_alloc(&p->m->arena, sizeof *in * (size_t)nargs);
+    if (!e || !in)
+        return nomem(p);
+    memcpy(in, args, sizeof *in * (size_t)nargs);
+    e->index = index;
+    e->name = n->name;
+    e->nargs = nargs;
+    e->inputs = in;
+    e->output = o;
+    e->value = n->nout;
+    *out = e;
+    *depth = d + 1;
+    return REMAT_OK;
+}
+
 static remat_status too_nested(mech_parser *p)
 {
     char sb[64];
@@ -226,6 +282,9 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
         if (arr)
             return mech_fail(p, t.line, t.col, "'%.*s' is a function: call it as %.*s(...)", t.len, t.text, t.len,
                              t.text);
+        int k = mech_names_find(&p->names, t.text, (size_t)t.len);
+        if (k >= 0 && p->names.v[k].kind == NAME_NET && (p->tok.kind == TOK_LPAREN || p->tok.kind == TOK_LBRACK))
+            return parse_net_call(p, nest, &t, &p->m->nets[p->names.v[k].index], p->names.v[k].index, out, depth);
         if (p->tok.kind == TOK_LPAREN) {
             if (fn < 0)
                 return mech_fail(p, t.line, t.col,

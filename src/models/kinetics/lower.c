@@ -108,6 +108,7 @@ static int fold(const remat_expr *e, double *v)
     case REMAT_EXPR_PARAM:
     case REMAT_EXPR_COND:
     case REMAT_EXPR_INDEP:
+    case REMAT_EXPR_NET:
     case REMAT_EXPR_LET: return 0;
     default: break;
     }
@@ -138,6 +139,7 @@ static int fold(const remat_expr *e, double *v)
 static remat_val cst(lowering *L, double v) { return remat_scalar(L->f, L->dt, v); }
 
 static remat_val walk(lowering *L, const remat_expr *e);
+static remat_val net_call(lowering *L, const remat_expr *e);
 
 static remat_val species(lowering *L, int i)
 {
@@ -277,6 +279,7 @@ static remat_val walk(lowering *L, const remat_expr *e)
     remat_val v = REMAT_NONE;
     switch (e->kind) {
     case REMAT_EXPR_POW: v = power(L, e); break;
+    case REMAT_EXPR_NET: v = net_call(L, e); break;
     case REMAT_EXPR_CALL: {
         remat_val a = walk(L, e->args[0]);
         switch (e->fn) {
@@ -293,6 +296,44 @@ static remat_val walk(lowering *L, const remat_expr *e)
     }
     remember(L, e, v);
     return v;
+}
+
+/* A network's call: its inputs side by side (..., nin), the network, the
+ * output's column (..., 1), as a species' value is shaped. */
+static remat_val net_call(lowering *L, const remat_expr *e)
+{
+    const mech_net *n = &L->m->nets[e->index];
+    remat_shape one = L->ys;
+    one.dims[one.rank - 1] = 1;
+    remat_val in[MECH_NET_MAX_IN];
+    for (int i = 0; i < e->nargs; i++) {
+        in[i] = walk(L, e->inputs[i]);
+        remat_shape s = remat_val_shape(L->f, in[i]);
+        if (!remat_shape_equal(&one, &s))
+            in[i] = remat_broadcast_to(L->f, in[i], one.rank, one.dims);
+    }
+    if (remat_val_shape(L->f, L->params).rank != 1) {
+        if (L->st == REMAT_OK)
+            L->st = rmi_error(REMAT_ERR_SHAPE,
+                              "kinetics: %s:%d:%d: network '%s' needs one parameter set shared by the batch, but "
+                              "params has a set per batch entry",
+                              remat_mechanism_source(L->m), e->line, e->col, n->name);
+        return cst(L, 0.0);
+    }
+    remat_val x = e->nargs == 1 ? in[0] : remat_concatenate(L->f, e->nargs, in, one.rank - 1), y;
+    remat_status st = mech_net_lower(L->f, n, x, L->params, &y);
+    if (st != REMAT_OK) {
+        if (L->st == REMAT_OK)
+            L->st = st;
+        return cst(L, 0.0);
+    }
+    if (n->nout == 1)
+        return y;
+    int64_t start[REMAT_MAX_RANK] = {0}, limit[REMAT_MAX_RANK];
+    memcpy(limit, one.dims, sizeof limit);
+    start[one.rank - 1] = e->output;
+    limit[one.rank - 1] = e->output + 1;
+    return remat_slice(L->f, y, start, limit, NULL);
 }
 
 static remat_status check_inputs(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y, remat_val params)

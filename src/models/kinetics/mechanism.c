@@ -98,6 +98,7 @@ void remat_mechanism_free(remat_mechanism *m)
     if (!m)
         return;
     rmi_free(m->warnings);
+    mech_nets_release(m);
     rmi_arena_clear(&m->arena);
     rmi_free(m);
 }
@@ -220,6 +221,29 @@ const char *remat_mechanism_warning(const remat_mechanism *m, int i)
     NULL_MECH(m, NULL);
     REMAT_ASSERT(i >= 0 && i < m->nwarnings);
     return m->warnings[i];
+}
+
+int remat_mechanism_net_count(const remat_mechanism *m)
+{
+    NULL_MECH(m, 0);
+    return m->nnets;
+}
+
+const char *remat_mechanism_net_name(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, NULL);
+    REMAT_ASSERT(i >= 0 && i < m->nnets);
+    return m->nets[i].name;
+}
+
+int remat_mechanism_param_net(const remat_mechanism *m, int i)
+{
+    NULL_MECH(m, -1);
+    REMAT_ASSERT(i >= 0 && i < m->nparams);
+    for (int k = 0; k < m->nnets; k++)
+        if (i >= m->nets[k].first_param && i < m->nets[k].first_param + m->nets[k].nweights)
+            return k;
+    return -1;
 }
 
 int remat_mechanism_cond_count(const remat_mechanism *m)

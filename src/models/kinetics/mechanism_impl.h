@@ -22,7 +22,9 @@
 #include <stddef.h>
 
 #include "core/arena.h"
+#include "remat/graph.h"
 #include "remat/mechanism.h"
+#include "remat/nn.h"
 
 #define MECH_MAX_LINE 65536 /* bytes per line, newline excluded */
 #define MECH_MAX_NEST 256   /* recursion of parentheses, unary signs, '^', calls */
@@ -38,7 +40,7 @@
 
 /* ---- name table (names.c) ---- */
 
-typedef enum { NAME_SPECIES, NAME_PARAM, NAME_CONST, NAME_LET, NAME_INDEP, NAME_COND, NAME_KIND_COUNT } mech_name_kind;
+typedef enum { NAME_SPECIES, NAME_PARAM, NAME_CONST, NAME_LET, NAME_INDEP, NAME_COND, NAME_NET, NAME_KIND_COUNT } mech_name_kind;
 
 typedef struct {
     const char *name;      /* arena copy */
@@ -141,6 +143,51 @@ typedef struct mech_stmt {
     struct mech_stmt *next;
 } mech_stmt;
 
+/* ---- networks (net.c) ---- */
+
+#define MECH_NET_MAX_IN 64      /* inputs of one network */
+#define MECH_NET_MAX_WIDTH 4096 /* units of a hidden layer, outputs */
+#define MECH_NET_MAX_DEPTH 64   /* hidden layers */
+
+/* "net f = mlp(inputs: 2, width: 16, depth: 2, activation: tanh)": depth
+ * Dense(width) layers each followed by the activation, then Dense(outputs),
+ * Flax's names (Dense_0 .. Dense_depth) and init from PRNGKey(seed). Its
+ * weights are the mechanism's parameters first_param .. first_param +
+ * nweights - 1, each layer's kernel (in, out) then its bias, row-major. */
+typedef struct {
+    const char *name;
+    int line, col;
+    int nin, width, depth, nout;
+    remat_nn_activation act;
+    unsigned long long seed;
+    remat_nn_module *mod;   /* released by remat_mechanism_free */
+    int first_param, nweights;
+    int *kernel_off, *bias_off; /* [depth + 1] offsets from first_param */
+    int ntensors;           /* remat_nn_params order: offsets from first_param, shapes */
+    int *t_off;
+    remat_shape *t_shape;
+    double *init;           /* [nweights] Flax's initial values */
+    const char **wnames;    /* [nweights] "f.Dense_0.kernel[0][3]" */
+} mech_net;
+
+/* The statement "net NAME = mlp(...)" (p->tok is 'net'), kept on p->m->nets. */
+struct mech_parser;
+remat_status mech_parse_net(struct mech_parser *p);
+/* parser.c's declaration of a name and end-of-statement check, for net.c */
+remat_status mech_declare(struct mech_parser *p, mech_name_kind kind, const mech_token *t);
+remat_status mech_expect_end(struct mech_parser *p, const char *after);
+/* Network n's output o at in[nin] with the mechanism's parameters. */
+double mech_net_eval(const mech_net *n, int o, const double *in, const double *params);
+/* Network n applied to x (..., nin) in f with params (P,): (..., nout). */
+remat_status mech_net_lower(remat_fn *f, const mech_net *n, remat_val x, remat_val params, remat_val *y);
+void mech_nets_release(remat_mechanism *m);
+
+/* A node's child i: args[i], or for a NET node inputs[i]. */
+static inline const remat_expr *mech_child(const remat_expr *e, int i)
+{
+    return e->kind == REMAT_EXPR_NET ? e->inputs[i] : e->args[i];
+}
+
 /* ---- the mechanism ---- */
 
 typedef struct {
@@ -185,9 +232,12 @@ struct remat_mechanism {
     const char **warnings; /* "file:line:col: warning: ..." (malloc'd list of arena strings) */
     int ngas; /* gas mechanisms (gas_build.c): the gas species, the state's first ngas; else 0 */
     const struct gas_plan *gas_plan; /* gas mechanisms: the vectorised lowering's data (gas_lower.c) */
+    int nnets;
+    mech_net *nets;  /* networks; their weights are params[ndeclared_params ..] */
+    int ndeclared_params; /* 'param' lines; nparams - ndeclared_params are weights */
 };
 
-typedef struct {
+typedef struct mech_parser {
     remat_mechanism *m;
     const char *file;
     mech_lexer lx;
@@ -204,6 +254,7 @@ typedef struct {
     int nterms, capterms;
     const remat_expr **ode;      /* [nspecies] pass 2: ODE right-hand sides */
     const remat_expr *arrhenius_top; /* the last arrhenius call's tree (a rate that is one is a constant) */
+    int capnets, nweights;       /* m->nets' room; their weights so far */
 } mech_parser;
 
 /* resolve.c: a warning kept on the mechanism (remat_mechanism_warning) */
@@ -252,6 +303,7 @@ typedef struct {
     double t;
     const double *y, *params, *lets;
     const double *conds; /* params + param_count (NULL when none are read) */
+    const mech_net *nets; /* the mechanism's networks (NULL when none are called) */
     mech_spine *spine;
     mech_culprit *bad; /* NULL: not looked for */
 } mech_env;

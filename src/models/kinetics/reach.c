@@ -53,7 +53,7 @@ int mech_reach(const remat_mechanism *m, unsigned char *used, int *reads_t)
                 }
             } else {
                 for (int k = 0; ok && k < e->nargs; k++)
-                    ok = push(&st, e->args[k]);
+                    ok = push(&st, mech_child(e, k));
             }
         }
     }

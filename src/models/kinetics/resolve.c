@@ -43,7 +43,8 @@ remat_status mech_finish_names(mech_parser *p)
                              p->first ? "nothing to integrate" : "empty file");
 
     m->nspecies = p->count[NAME_SPECIES];
-    m->nparams = p->count[NAME_PARAM];
+    m->ndeclared_params = p->count[NAME_PARAM];
+    m->nparams = p->count[NAME_PARAM] + p->nweights;
     m->nconsts = p->count[NAME_CONST];
     m->nconds = p->count[NAME_COND];
     m->nlets = p->count[NAME_LET];
@@ -60,6 +61,14 @@ remat_status mech_finish_names(mech_parser *p)
     ALLOC_N(p, m->lets, m->nlets);
     ALLOC_N(p, m->reactions, m->nreactions);
 
+    /* the networks' weights follow the declared parameters (net.c) */
+    for (int i = 0; i < m->nnets; i++) {
+        mech_net *n = &m->nets[i];
+        n->first_param += m->ndeclared_params;
+        for (int j = 0; j < n->nweights; j++)
+            m->params[n->first_param + j] = (mech_param){.name = n->wnames[j], .value = n->init[j],
+                                                         .lo = -INFINITY, .hi = INFINITY, .line = n->line};
+    }
     int next_species = 0;
     for (int k = 0; k < p->names.n; k++) {
         mech_name *e = &p->names.v[k];
@@ -89,6 +98,7 @@ remat_status mech_finish_names(mech_parser *p)
         case NAME_COND: m->cond_names[e->index] = e->name; break;
         case NAME_LET: m->let_names[e->index] = e->name; break;
         case NAME_INDEP: m->indep = e->name; break;
+        case NAME_NET: break;
         case NAME_KIND_COUNT: REMAT_UNREACHABLE("bad name kind");
         }
     }
@@ -106,7 +116,11 @@ typedef enum {
 static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
 {
     for (int i = 0; i < e->nargs; i++)
-        MECH_TRY(resolve(p, (remat_expr *)e->args[i], ctx));
+        MECH_TRY(resolve(p, (remat_expr *)mech_child(e, i), ctx));
+    if (e->kind == REMAT_EXPR_NET && ctx != CTX_FULL)
+        return mech_error_at(p->file, e->line, e->col,
+                             "network '%s' is called in a value or bound, which may use only numbers and consts",
+                             e->name);
     if (e->kind != MECH_EXPR_NAME)
         return REMAT_OK;
     int k = mech_names_find(&p->names, e->name, strlen(e->name));
@@ -129,6 +143,9 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
                                              : "values and bounds may use numbers and consts");
     }
     const mech_name *n = &p->names.v[k];
+    if (n->kind == NAME_NET)
+        return mech_error_at(p->file, e->line, e->col, "'%s' is a network (line %d): call it as %s(...)", e->name,
+                             n->line, e->name);
     if (e->index == MECH_ARRHENIUS_T && n->kind != NAME_COND && n->kind != NAME_SPECIES)
         return mech_error_at(p->file, e->line, e->col,
                              "arrhenius reads the temperature T, but 'T' is %s (line %d): declare "
@@ -232,7 +249,7 @@ static int reads_reactant(const mech_parser *p, const remat_expr *e, const unsig
         return p->m->lets[e->index] ? reads_reactant(p, p->m->lets[e->index], mask, seen) : -1;
     }
     for (int i = 0; i < e->nargs; i++) {
-        int s = reads_reactant(p, e->args[i], mask, seen);
+        int s = reads_reactant(p, mech_child(e, i), mask, seen);
         if (s >= 0)
             return s;
     }
