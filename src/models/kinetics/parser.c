@@ -40,6 +40,7 @@ static remat_status declare(mech_parser *p, mech_name_kind kind, const mech_toke
         [NAME_LET] = "let '%.*s' defined twice (first at line %d)",
         [NAME_INDEP] = "'%.*s' declared twice (first at line %d)",
         [NAME_COND] = "condition '%.*s' declared twice (first at line %d)",
+        [NAME_CONTROL] = "control profile '%.*s' declared twice (first at line %d)",
     };
     MECH_TRY(check_reserved(p, t));
     int k = mech_names_find(&p->names, t->text, (size_t)t->len);
@@ -59,6 +60,8 @@ static remat_status declare(mech_parser *p, mech_name_kind kind, const mech_toke
     e->col = t->col;
     return REMAT_OK;
 }
+
+remat_status mech_declare(mech_parser *p, mech_name_kind kind, const mech_token *t) { return declare(p, kind, t); }
 
 /* A name on a reaction side or an ODE's left-hand side. */
 static remat_status use_species(mech_parser *p, const mech_token *t, int *index)
@@ -112,6 +115,13 @@ static remat_status expect_end(mech_parser *p, const char *after)
     return mech_fail(p, p->tok.line, p->tok.col, "unexpected %s after %s",
                      mech_tok_show(&p->tok, sb, sizeof sb), after);
 }
+
+mech_stmt *mech_new_stmt(mech_parser *p, mech_stmt_kind kind, const mech_token *first)
+{
+    return new_stmt(p, kind, first);
+}
+
+remat_status mech_expect_end(mech_parser *p, const char *after) { return expect_end(p, after); }
 
 /* param NAME = cexpr [in [lo, hi]] | cond NAME = cexpr | const NAME = cexpr | let NAME = expr */
 static remat_status parse_def(mech_parser *p, mech_stmt_kind kind)
@@ -380,6 +390,10 @@ static remat_status parse_line(mech_parser *p)
         /* one token of lookahead; a lexing error here recurs on the real read */
         mech_lexer peek = p->lx;
         mech_token next;
+        /* "control NAME(...)": not reserved, a species may be called control */
+        if (tok_is(&t, "control") && mech_lex_next(&peek, &next) == REMAT_OK && next.kind == TOK_NAME)
+            return mech_parse_control(p);
+        peek = p->lx;
         if (mech_lex_next(&peek, &next) == REMAT_OK && next.kind == TOK_PRIME) {
             MECH_TRY(advance(p));
             return parse_ode(p, &t);
@@ -390,7 +404,7 @@ static remat_status parse_line(mech_parser *p)
         return parse_reaction(p);
     return mech_fail(p, t.line, t.col,
                      "expected a reaction, an ODE (y' = ...) or a declaration (param, cond, const, let, "
-                     "species, indep), got %s",
+                     "species, indep, control), got %s",
                      mech_tok_show(&t, sb, sizeof sb));
 }
 

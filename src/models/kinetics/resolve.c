@@ -43,10 +43,10 @@ remat_status mech_finish_names(mech_parser *p)
                              p->first ? "nothing to integrate" : "empty file");
 
     m->nspecies = p->count[NAME_SPECIES];
-    m->nparams = p->count[NAME_PARAM];
+    m->nparams = p->count[NAME_PARAM] + p->control_params; /* the profiles' values after the declared ones */
     m->nconsts = p->count[NAME_CONST];
     m->nconds = p->count[NAME_COND];
-    m->nlets = p->count[NAME_LET];
+    m->nlets = p->count[NAME_LET] + p->count[NAME_CONTROL]; /* the profiles first (control.c) */
     m->nreactions = p->nreactions;
     ALLOC_N(p, m->species, m->nspecies);
     ALLOC_N(p, m->rhs, m->nspecies);
@@ -87,7 +87,11 @@ remat_status mech_finish_names(mech_parser *p)
             break;
         case NAME_CONST: m->const_names[e->index] = e->name; break;
         case NAME_COND: m->cond_names[e->index] = e->name; break;
-        case NAME_LET: m->let_names[e->index] = e->name; break;
+        case NAME_LET:
+            e->index += p->count[NAME_CONTROL];
+            m->let_names[e->index] = e->name;
+            break;
+        case NAME_CONTROL: m->let_names[e->index] = e->name; break;
         case NAME_INDEP: m->indep = e->name; break;
         case NAME_KIND_COUNT: REMAT_UNREACHABLE("bad name kind");
         }
@@ -129,10 +133,10 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
                                              : "values and bounds may use numbers and consts");
     }
     const mech_name *n = &p->names.v[k];
-    if (e->index == MECH_ARRHENIUS_T && n->kind != NAME_COND && n->kind != NAME_SPECIES)
+    if (e->index == MECH_ARRHENIUS_T && n->kind != NAME_COND && n->kind != NAME_SPECIES && n->kind != NAME_CONTROL)
         return mech_error_at(p->file, e->line, e->col,
                              "arrhenius reads the temperature T, but 'T' is %s (line %d): declare "
-                             "'cond T = 298.15' (or make T a species)",
+                             "'cond T = 298.15' (or make T a species or a control profile)",
                              mech_name_kind_text(n->kind, 1), n->line);
     if (ctx != CTX_FULL && n->kind != NAME_CONST)
         return mech_error_at(p->file, e->line, e->col,
@@ -145,6 +149,7 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
         [NAME_SPECIES] = REMAT_EXPR_SPECIES, [NAME_PARAM] = REMAT_EXPR_PARAM,
         [NAME_CONST] = REMAT_EXPR_CONST,     [NAME_LET] = REMAT_EXPR_LET,
         [NAME_INDEP] = REMAT_EXPR_INDEP,     [NAME_COND] = REMAT_EXPR_COND,
+        [NAME_CONTROL] = REMAT_EXPR_LET, /* the profile's let (control.c) */
     };
     e->kind = kinds[n->kind];
     e->index = n->kind == NAME_INDEP ? -1 : n->index;
@@ -163,6 +168,13 @@ static double eval_const(const remat_expr *e)
 {
     const mech_env env = {0};
     return mech_eval(e, &env);
+}
+
+remat_status mech_const_value(mech_parser *p, remat_expr *e, int bound, double *v)
+{
+    MECH_TRY(resolve(p, e, bound ? CTX_BOUND : CTX_CONST));
+    *v = eval_const(e);
+    return REMAT_OK;
 }
 
 static remat_status resolve_param(mech_parser *p, const mech_stmt *s)
@@ -302,6 +314,7 @@ remat_status mech_resolve(mech_parser *p)
             break;
         }
         case STMT_PARAM: MECH_TRY(resolve_param(p, s)); break;
+        case STMT_CONTROL: MECH_TRY(mech_resolve_control(p, s)); break;
         case STMT_COND: {
             MECH_TRY(resolve(p, s->value, CTX_CONST));
             double v = eval_const(s->value);
