@@ -204,6 +204,13 @@ int pfr_cli_assign(const char *opt, const char *text, const remat_mechanism *m, 
         if (isalpha((unsigned char)*c) || *c == '_')
             while (isalnum((unsigned char)*c) || *c == '_')
                 c++;
+        if (params && c != item && *c == '[' && isdigit((unsigned char)c[1])) { /* a control profile's T[3] */
+            const char *d = c + 1;
+            while (isdigit((unsigned char)*d))
+                d++;
+            if (*d == ']')
+                c = d + 1;
+        }
         if (!eq || c == item || c != eq || !eq[1]) {
             fprintf(stderr, "remat: %s: '%s' is not NAME=VALUE (e.g. %s %s)\n", opt, item, opt,
                     params ? "k1=1,k2=0.5" : "A=1,B=0");
