@@ -180,6 +180,33 @@ static void test_control_adaptive_across_jumps(void **state)
     remat_mechanism_free(m);
 }
 
+/* Fixed steps with the knots on step boundaries: a step ending at a knot
+ * evaluates its last stage with the next interval's value, so RK4 is first
+ * order there (remat/mechanism.h says so): ten times the steps, about a
+ * tenth of the error, not 1e-4 of it. */
+static void test_control_fixed_steps_first_order_at_jumps(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(abc_const);
+    const double p0[4] = {340, 360, 320, 300};
+    double a = 1, b = 0, err[2];
+    for (int i = 0; i < 4; i++)
+        abc_step(karr(1.0, 50e3, p0[i]), karr(0.5, 80e3, p0[i]), 0.75, &a, &b);
+    const int64_t steps[2] = {120, 1200};
+    for (int k = 0; k < 2; k++) {
+        remat_pfr_options o = {.method = REMAT_ODE_RK4, .length = 3.0, .steps = steps[k], .inlet = (double[]){1, 0, 0}};
+        remat_pfr *r;
+        assert_ok(remat_pfr_new(m, &o, &r));
+        double out[3];
+        assert_ok(remat_pfr_outlet(r, p0, out));
+        err[k] = fabs(out[1] - b);
+        remat_pfr_free(r);
+    }
+    if (!(err[0] > 1e-7 && err[1] > 1e-8 && err[0] / err[1] > 5 && err[0] / err[1] < 20))
+        fail_msg("RK4 errors at 120 and 1200 steps %.3g, %.3g: not first order", err[0], err[1]);
+    remat_mechanism_free(m);
+}
+
 static void test_control_bad_declarations(void **state)
 {
     (void)state;
@@ -236,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_control_params_and_values),
         cmocka_unit_test(test_control_gradient_fixed_steps),
         cmocka_unit_test(test_control_adaptive_across_jumps),
+        cmocka_unit_test(test_control_fixed_steps_first_order_at_jumps),
         cmocka_unit_test(test_control_bad_declarations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
