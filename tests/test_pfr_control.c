@@ -233,7 +233,8 @@ static void test_control_bad_declarations(void **state)
          "c.mech:4:9: 'T' is a parameter (line 2) and cannot also be a control profile"},
         {"indep z\ncontrol T(z) piecewise 2 over [0, 1] in [1, 2]\nT -> B : 1\n",
          "c.mech:3:1: 'T' is a control profile (line 2) and cannot be used as a species"},
-        {"indep z\nx' = T\ncontrol T(z) piecewise 2 over [0, 1] in [1, 2]\ncontrol T(z) piecewise 2 over [0, 1] in [1, 2]\n",
+        {"indep z\nx' = T\ncontrol T(z) piecewise 2 over [0, 1] in [1, 2]\n"
+         "control T(z) piecewise 2 over [0, 1] in [1, 2]\n",
          "c.mech:4:9: control profile 'T' declared twice (first at line 3)"},
         {"indep z\nx' = T\ncontrol T(z) piecewise 2 over [0, 1] in [1, 2] start 5\n",
          "c.mech:3:54: start 5 of control profile 'T' is outside its bounds [1, 2]"},

@@ -118,7 +118,8 @@ remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], do
     if ((st = outlet_options(r, &oo, &times)) != REMAT_OK)
         return st;
     oo.scan = (remat_scan_options){0};
-    st = remat_ode_run_once(r->m, &oo, r->inlet, r->in, remat_backend_cpu(), r->opt.compile, NULL, stats); /* r->in: params, conds */
+    /* r->in: params, conds */
+    st = remat_ode_run_once(r->m, &oo, r->inlet, r->in, remat_backend_cpu(), r->opt.compile, NULL, stats);
     rmi_free(times);
     return st;
 }
