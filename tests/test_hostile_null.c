@@ -163,6 +163,7 @@ INT_CASE(m_nreact, remat_mechanism_reaction_count(M0))
 PTR_CASE(m_rate, remat_mechanism_reaction_rate(M0, 0))
 DBL_CASE(m_stoich, remat_mechanism_reaction_stoich(M0, 0, 0))
 INT_CASE(m_rline, remat_mechanism_reaction_line(M0, 0))
+INT_CASE(m_knots, remat_mechanism_control_knots(M0, NULL, 0))
 INT_CASE(m_eval, remat_mechanism_eval_rhs(M0, 0.0, (double[1]){0}, NULL, (double[1]){0}))
 /* dataset.h */
 INT_CASE(d_read, remat_dataset_read(NULL, NULL, &(remat_dataset *){0}))
@@ -547,6 +548,7 @@ static const null_row null_table[] = {
     {"remat_mechanism_reaction_rate", "NULL", m_rate, 0},
     {"remat_mechanism_reaction_stoich", "nan", m_stoich, 0},
     {"remat_mechanism_reaction_line", "-1", m_rline, 0},
+    {"remat_mechanism_control_knots", "0", m_knots, 0},
     {"remat_mechanism_eval_rhs", "1", m_eval, 0},
     {"remat_dataset_read", "1", d_read, 0},
     {"remat_dataset_free", "-", d_free, 1},

@@ -27,7 +27,7 @@
  *
  * One statement per line; '#' starts a comment; blank lines are ignored.
  *
- *   statement = param | cond | const | let | species | indep | net | ode | reaction
+ *   statement = param | cond | const | let | species | indep | net | ode | reaction | control
  *   param     = "param" NAME "=" cexpr [ "in" "[" cexpr "," cexpr "]" ]
  *   cond      = "cond" NAME "=" cexpr                  cond T = 298.15
  *   const     = "const" NAME "=" cexpr
@@ -38,6 +38,8 @@
  *   option    = ("inputs" | "width" | "depth" | "outputs" | "seed") ":" INTEGER
  *             | "activation" ":" (relu | gelu | gelu_erf | tanh | silu | identity)
  *   ode       = NAME "'" "=" expr                      y1' = -(t1 + t3) * y1^2
+ *   control   = "control" NAME "(" NAME ")" "piecewise" [ "constant" | "linear" ] INTEGER
+ *               "over" "[" cexpr "," cexpr "]" "in" "[" cexpr "," cexpr "]" [ "start" cexpr ]
  *   reaction  = side ("->" | "<=>") side ":" rate [ "," rate ]
  *   rate      = "k" "=" expr | "rate" "=" expr | expr   (see Reactions)
  *   side      = [ term { "+" term } ]                  2 A + B
@@ -150,8 +152,43 @@
  * param_count + cond_count values, the parameters then the conditions in
  * declaration order (a mechanism without conditions: just the parameters).
  *
+ * Control profiles. "control T(z) piecewise N over [z0, z1] in [lo, hi]"
+ * declares T, a function of the independent variable (named in the
+ * parentheses; it must be the file's, 't' or the 'indep' one) on N equal
+ * intervals of [z0, z1], whose values are parameters that a fit or an
+ * optimisation adjusts like any other:
+ *
+ *   indep z
+ *   control T(z) piecewise 10 over [0, 10] in [300, 420] start 350
+ *   A -> B : arrhenius_ref(1.0, 50e3, 350)     # T is read like a cond or a let
+ *
+ *   piecewise N (or piecewise constant N): N values T[0]..T[N-1]; T(z) is
+ *       T[i] on [z_i, z_{i+1}), z_i = z0 + i (z1 - z0)/N (at a knot, the
+ *       value to its right), T[0] before z0 and T[N-1] from z1 on;
+ *   piecewise linear N: N + 1 values T[0]..T[N] at the knots z_0..z_N,
+ *       joined linearly, constant outside [z0, z1].
+ *
+ * The values are parameters named "T[0]", "T[1]", ... (so --fix/--free of
+ * the tool name them so), after the file's declared parameters in the
+ * parameter vector, each bounded by [lo, hi] (finite, lo < hi) and starting
+ * at "start v" (default (lo + hi) / 2). N is 1 to 1000; z0 < z1 and the
+ * bounds and start are cexprs. T may be read anywhere a let may, before its
+ * line too, and is the temperature arrhenius reads when it is named T. Its
+ * derivative with respect to each value is the value's weight (0 or 1 for
+ * piecewise constant; the hat function for linear), so gradients flow to
+ * the values; there is none with respect to z across a jump. The jumps
+ * (and kinks of linear profiles) are listed by
+ * remat_mechanism_control_knots: adaptive reactors (remat/pfr.h) end a step
+ * at each one instead of stepping across it. A fixed step whose end is a
+ * knot evaluates its last stage there with the next interval's value (RK4's
+ * fourth, Tsit5's sixth stage): the outlet then has an O(h) error per jump,
+ * not the method's order, and the gradient is still exact for the steps
+ * taken; choose a step count that is a multiple of N (knots on step
+ * boundaries) and check it against an adaptive run. 'control' is no reserved
+ * word: only a line "control NAME ..." declares a profile.
+ *
  * Names. Every name has one meaning for the whole file: species, param,
- * cond, const, let, net or the independent variable. param, cond and species are
+ * cond, const, let, net, control profile or the independent variable. param, cond and species are
  * declarations visible everywhere (a param may be used before its 'param'
  * line); const and
  * let are definitions read in order and may only be used on later lines.
@@ -226,6 +263,8 @@ typedef enum {
     REMAT_FN_SQRT,    /* sqrt(x) */
     REMAT_FN_MIN,     /* min(a, b), as fmin */
     REMAT_FN_MAX,     /* max(a, b), as fmax */
+    REMAT_FN_STEP,    /* step(x): 1 for x >= 0, else 0 (its derivative 0); made by control
+                         profiles, not written in files */
     REMAT_FN_COUNT
 } remat_expr_fn;
 
@@ -249,7 +288,7 @@ typedef struct remat_expr {
 
 /* "num", "species", ..., "call"; "?" out of range. */
 REMAT_API const char *remat_expr_kind_name(remat_expr_kind kind);
-/* "exp", "log", "sqrt", "min", "max"; "?" out of range. */
+/* "exp", "log", "sqrt", "min", "max", "step"; "?" out of range. */
 REMAT_API const char *remat_expr_fn_name(remat_expr_fn fn);
 /* Writes e as text in the mechanism syntax, with the fewest parentheses that
  * keep its tree ("k1 * A - k2 * B"); LET and CONST print their names. Like
@@ -334,6 +373,13 @@ REMAT_API const remat_expr *remat_mechanism_reaction_rate(const remat_mechanism 
 /* Net stoichiometric coefficient of species s in reaction r (products - reactants). */
 REMAT_API double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r, int s);
 REMAT_API int remat_mechanism_reaction_line(const remat_mechanism *m, int r);
+/* The points of the independent variable where a control profile's value
+ * jumps (piecewise constant: its inner knots) or its slope does (piecewise
+ * linear: all its knots), over all profiles, increasing and without
+ * repeats: writes the first min(count, cap) into z (NULL when cap is 0) and
+ * returns the count (0 without profiles). Adaptive integrators stop there
+ * (remat/pfr.h) rather than step across them. */
+REMAT_API int remat_mechanism_control_knots(const remat_mechanism *m, double z[], int cap);
 
 /* dydt[i] = f_i(t, y, params) for every species, lets computed in order.
  * y has species_count entries, params input_count: the parameters, then the

@@ -85,7 +85,10 @@ typedef struct {
     remat_schedule_spec schedule; /* reverse pass of the objective (zero: store-all; adaptive:
                                      the loop's default, online) */
     /* Adaptive stepping (remat/ode.h; method tsit5 or dopri5, steps and dt 0):
-     * the outlet is one error-controlled integration over [0, L]; the profile
+     * the outlet is one error-controlled integration over [0, L] whose steps
+     * end at the control profiles' knots inside (0, L) (remat_mechanism_control_knots:
+     * no step crosses a jump, whose stages would share the gradient between
+     * the two values wrongly; objective and stats alike); the profile
      * another through profile_points equal intervals (0: 100), so its last
      * row is the outlet to the tolerance, not bit for bit. */
     bool adaptive;

@@ -13,7 +13,10 @@
 #   - --iters too small: "stopped", with a warning, not a silent optimum;
 #   - Adam stays available (--optimizer adam) and is the built-in default;
 #   - a declared negative lower bound (negative_bound.mech: k in [-1, 2]) is
-#     kept, not raised to --min-param's 0.01, by every optimizer.
+#     kept, not raised to --min-param's 0.01, by every optimizer; so is a
+#     declared -inf below a declared upper bound (upper_bound_only.mech: s in
+#     [-inf, 0], the optimum s = log k1 near -2 inside), which --min-param
+#     once replaced (an error: 0.01 above the upper bound 0).
 set -u
 REMAT=$1
 DATA=$2
@@ -80,4 +83,16 @@ for o in lbfgs-b slsqp adam; do
     check "$o exits 0 on negative_bound.mech" test $? -eq 0
     check "$o keeps the declared lower bound -1" grep -qE '^Optimal: k=-1(\.0000)?$' neg_$o.txt
 done
+up=(--mechanism "$DATA/upper_bound_only.mech" --init A=1 --maximize B)
+for o in lbfgs-b slsqp adam; do
+    extra=()
+    [ $o = adam ] && extra=(--iters 300)
+    "$REMAT" pfr optimize "${up[@]}" --optimizer $o "${extra[@]}" >up_$o.txt 2>up_$o.err
+    check "$o exits 0 on upper_bound_only.mech" test $? -eq 0
+    s=$(sed -n 's/^Optimal: s=//p' up_$o.txt)
+    check "$o finds s < -1 (below --min-param, inside the declared bounds)" \
+        awk -v s="${s:-nan}" 'BEGIN { exit !(s + 0 == s && s < -1) }'
+done
+"$REMAT" pfr optimize --help >help.txt
+check "--help says declared bounds win over --min-param" has help.txt "declared bounds (even -inf) win"
 exit $fail

@@ -37,8 +37,9 @@ static void help(FILE *out)
             "evaluations; the output says which test held. The table shows every evaluation.\n"
             "Adam's table shows every 10th iteration and the last: the parameters after the update\n"
             "and the concentration before it, as the seed's JAX loop prints them.\n"
-            "Bounds: a parameter's declared bounds (\"param k = 1 in [lo, hi]\"); a parameter without\n"
-            "a declared lower bound gets --min-param. Declared bounds win over --min-param.\n"
+            "Bounds: a parameter's declared bounds (\"param k = 1 in [lo, hi]\", a control profile's\n"
+            "\"in [lo, hi]\"); a parameter declared without bounds gets [--min-param, inf). The\n"
+            "declared bounds (even -inf) win: --min-param never replaces a declared bound.\n"
             "With no options: the seed's run (maximize C_B of the built-in A->B->C reactor from\n"
             "k1 = 0.5, k2 = 0.3 with Adam, lr 0.1, 50 iterations, min-param 0.01).\n"
             "It integrates as pfr simulate does: with --mechanism (or --method tsit5, dopri5 or\n"
@@ -55,7 +56,8 @@ static void help(FILE *out)
             "  --gtol X           lbfgs-b, slsqp: relative projected gradient test (default 1e-8)\n"
             "  --xtol X           lbfgs-b, slsqp: relative step test (default 1e-12)\n"
             "  --lr X             adam: learning rate (default 0.1)\n"
-            "  --min-param X      lower bound of every parameter without a declared one (default 0.01)\n"
+            "  --min-param X      lower bound of every parameter declared without bounds (default\n"
+            "                     0.01); declared bounds win\n"
             "  --schedule S       checkpoint schedule of the reverse pass (default binomial:10)\n"
             "  --json             print one JSON document with every iteration, full precision\n"
             "  --plot FILE        draw the concentration per iteration (.png, .svg, .pdf, .ps)\n"
@@ -167,28 +169,25 @@ typedef struct {
     int has_lr, has_iters, has_gtol, has_xtol;
 } opt_args;
 
-/* The box: declared bounds, min_param for a parameter without a declared
- * lower bound; a fixed parameter's box is its start. */
+/* The box: declared bounds, min_param for a parameter declared without
+ * bounds ("in [-inf, 0]" is a declaration: its -inf is kept); a fixed
+ * parameter's box is its start. */
 static int bounds(const pfr_setup *su, const opt_args *a, const bool *fixed, double *lo, double *hi)
 {
     for (int i = 0; i < su->P; i++) {
         double dlo = remat_mechanism_param_lo(su->mech, i);
-        lo[i] = isfinite(dlo) ? dlo : a->min_param;
         hi[i] = remat_mechanism_param_hi(su->mech, i);
+        int declared = isfinite(dlo) || isfinite(hi[i]);
+        lo[i] = declared ? dlo : a->min_param;
         if (fixed[i]) {
             lo[i] = hi[i] = su->params[i];
             continue;
-        }
-        if (lo[i] > hi[i]) {
-            fprintf(stderr, "remat: --min-param: %g is above the upper bound %g that %s declares for '%s'\n",
-                    a->min_param, hi[i], su->name, remat_mechanism_param_name(su->mech, i));
-            return 0;
         }
         if (su->params[i] < lo[i] || su->params[i] > hi[i]) {
             fprintf(stderr, "remat: the start %s=%g lies outside its bounds [%g, %g] (%s); give --params within "
                             "them\n",
                     remat_mechanism_param_name(su->mech, i), su->params[i], lo[i], hi[i],
-                    isfinite(dlo) ? "declared" : "--min-param and the declared upper bound");
+                    declared ? "declared" : "--min-param");
             return 0;
         }
     }

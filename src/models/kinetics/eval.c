@@ -93,6 +93,7 @@ double mech_eval(const remat_expr *e, const mech_env *env)
         case REMAT_FN_SQRT: return note(env, e, sqrt(a), a, b);
         case REMAT_FN_MIN: return note(env, e, fmin(a, b), a, b);
         case REMAT_FN_MAX: return note(env, e, fmax(a, b), a, b);
+        case REMAT_FN_STEP: return a >= 0 ? 1.0 : 0.0;
         case REMAT_FN_COUNT: break;
         }
         REMAT_UNREACHABLE("bad function in expression");
@@ -207,7 +208,7 @@ _Static_assert(sizeof kind_names / sizeof kind_names[0] == REMAT_EXPR_COUNT,
 
 static const char *const fn_names[] = {
     [REMAT_FN_EXP] = "exp", [REMAT_FN_LOG] = "log", [REMAT_FN_SQRT] = "sqrt",
-    [REMAT_FN_MIN] = "min", [REMAT_FN_MAX] = "max",
+    [REMAT_FN_MIN] = "min", [REMAT_FN_MAX] = "max", [REMAT_FN_STEP] = "step",
 };
 _Static_assert(sizeof fn_names / sizeof fn_names[0] == REMAT_FN_COUNT,
                "fn_names out of step with remat_expr_fn");

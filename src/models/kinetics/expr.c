@@ -12,8 +12,9 @@
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
-static const char *const fn_names[REMAT_FN_COUNT] = {"exp", "log", "sqrt", "min", "max"};
-static const int fn_arity[REMAT_FN_COUNT] = {1, 1, 1, 2, 2};
+/* step is made by control profiles (control.c), not written: NULL here */
+static const char *const fn_names[REMAT_FN_COUNT] = {"exp", "log", "sqrt", "min", "max", NULL};
+static const int fn_arity[REMAT_FN_COUNT] = {1, 1, 1, 2, 2, 1};
 
 remat_status mech_nomem(const mech_parser *p)
 {
@@ -274,7 +275,7 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
         MECH_TRY(advance(p));
         int fn = -1;
         for (int i = 0; i < REMAT_FN_COUNT; i++)
-            if (mech_tok_is(&t, fn_names[i]))
+            if (fn_names[i] && mech_tok_is(&t, fn_names[i]))
                 fn = i;
         int arr = mech_tok_is(&t, "arrhenius") ? 1 : mech_tok_is(&t, "arrhenius_ref") ? 2 : 0;
         if (arr && p->tok.kind == TOK_LPAREN)

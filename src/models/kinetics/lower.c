@@ -128,6 +128,7 @@ static int fold(const remat_expr *e, double *v)
         case REMAT_FN_SQRT: *v = sqrt(a); return 1;
         case REMAT_FN_MIN: *v = fmin(a, b); return 1;
         case REMAT_FN_MAX: *v = fmax(a, b); return 1;
+        case REMAT_FN_STEP: *v = a >= 0 ? 1.0 : 0.0; return 1;
         case REMAT_FN_COUNT: break;
         }
         break;
@@ -288,6 +289,9 @@ static remat_val walk(lowering *L, const remat_expr *e)
         case REMAT_FN_SQRT: v = remat_sqrt(f, a); break;
         case REMAT_FN_MIN: v = remat_min(f, a, walk(L, e->args[1])); break;
         case REMAT_FN_MAX: v = remat_max(f, a, walk(L, e->args[1])); break;
+        case REMAT_FN_STEP: /* a constant of the comparison: no gradient flows to a */
+            v = remat_select(f, remat_ge(f, a, cst(L, 0.0)), cst(L, 1.0), cst(L, 0.0));
+            break;
         case REMAT_FN_COUNT: REMAT_UNREACHABLE("bad function in a mechanism");
         }
         break;

@@ -352,6 +352,18 @@ double remat_mechanism_reaction_stoich(const remat_mechanism *m, int r, int s)
     return 0.0;
 }
 
+int remat_mechanism_control_knots(const remat_mechanism *m, double z[], int cap)
+{
+    NULL_MECH(m, 0);
+    if (cap > 0 && !z) {
+        rmi_error(REMAT_ERR_NULL, "remat_mechanism_control_knots: z is NULL");
+        return 0;
+    }
+    for (int i = 0; i < m->nknots && i < cap; i++)
+        z[i] = m->knots[i];
+    return m->nknots;
+}
+
 int remat_mechanism_reaction_line(const remat_mechanism *m, int r)
 {
     NULL_MECH(m, -1);

@@ -40,7 +40,11 @@
 
 /* ---- name table (names.c) ---- */
 
-typedef enum { NAME_SPECIES, NAME_PARAM, NAME_CONST, NAME_LET, NAME_INDEP, NAME_COND, NAME_NET, NAME_KIND_COUNT } mech_name_kind;
+typedef enum {
+    NAME_SPECIES, NAME_PARAM, NAME_CONST, NAME_LET, NAME_INDEP, NAME_COND, NAME_NET,
+    NAME_CONTROL, /* a control profile (control.c): read as a let, its values are parameters */
+    NAME_KIND_COUNT
+} mech_name_kind;
 
 typedef struct {
     const char *name;      /* arena copy */
@@ -112,7 +116,9 @@ typedef struct {
     int line, col;
 } mech_term;
 
-typedef enum { STMT_PARAM, STMT_CONST, STMT_LET, STMT_ODE, STMT_REACTION, STMT_COND } mech_stmt_kind;
+typedef enum { STMT_PARAM, STMT_CONST, STMT_LET, STMT_ODE, STMT_REACTION, STMT_COND, STMT_CONTROL } mech_stmt_kind;
+
+struct mech_control; /* control.c */
 
 /* How a reaction's rate is read (remat/mechanism.h, "Reactions") */
 typedef enum {
@@ -140,6 +146,7 @@ typedef struct mech_stmt {
     remat_expr *rate[2];       /* REACTION: forward, reverse (NULL unless reversible) */
     int rate_line[2], rate_col[2];
     int rate_kind[2];          /* REACTION: mech_rate_kind of each direction */
+    struct mech_control *control; /* CONTROL: the profile (control.c) */
     struct mech_stmt *next;
 } mech_stmt;
 
@@ -234,7 +241,9 @@ struct remat_mechanism {
     const struct gas_plan *gas_plan; /* gas mechanisms: the vectorised lowering's data (gas_lower.c) */
     int nnets;
     mech_net *nets;  /* networks; their weights are params[ndeclared_params ..] */
-    int ndeclared_params; /* 'param' lines; nparams - ndeclared_params are weights */
+    int ndeclared_params; /* 'param' lines, then the control profiles' values; the rest are weights */
+    int nknots, capknots;
+    double *knots; /* control profiles' jumps and kinks, increasing, no repeats (control.c; arena) */
 };
 
 typedef struct mech_parser {
@@ -255,6 +264,7 @@ typedef struct mech_parser {
     const remat_expr **ode;      /* [nspecies] pass 2: ODE right-hand sides */
     const remat_expr *arrhenius_top; /* the last arrhenius call's tree (a rate that is one is a constant) */
     int capnets, nweights;       /* m->nets' room; their weights so far */
+    int control_params;          /* values of all control profiles: parameters after the declared ones */
 } mech_parser;
 
 /* resolve.c: a warning kept on the mechanism (remat_mechanism_warning) */
@@ -281,6 +291,20 @@ remat_status mech_parse_lines(mech_parser *p);     /* pass 1; p->lx set up by th
 remat_status mech_finish_names(mech_parser *p);    /* between the passes */
 remat_status mech_resolve(mech_parser *p);         /* pass 2 */
 remat_status mech_build_rhs(mech_parser *p);
+
+/* control.c: "control NAME(AXIS) piecewise [constant|linear] N over [z0, z1]
+ * in [lo, hi] [start v]" (remat/mechanism.h, "Control profiles"). The
+ * profile is let number NAME's index (control lets come before the file's
+ * lets); its values are parameters "NAME[0]".. after the declared ones. */
+#define MECH_MAX_CONTROL 1000 /* intervals of one profile */
+remat_status mech_parse_control(mech_parser *p); /* pass 1; p->tok is 'control' */
+/* parser.c, for control.c: a declaration, a new statement, the end of a line */
+remat_status mech_declare(mech_parser *p, mech_name_kind kind, const mech_token *t);
+mech_stmt *mech_new_stmt(mech_parser *p, mech_stmt_kind kind, const mech_token *first);
+remat_status mech_expect_end(mech_parser *p, const char *after);
+remat_status mech_resolve_control(mech_parser *p, const mech_stmt *s); /* pass 2 */
+/* resolve.c: e resolved as a const expression (bounds: inf allowed) and its value */
+remat_status mech_const_value(mech_parser *p, remat_expr *e, int bound, double *v);
 
 /* Evaluation (eval.c). y, params, lets may be NULL if e refers to none.
  * With spine set, chains of arithmetic down left operands (a dy/dt over

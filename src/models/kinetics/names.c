@@ -111,6 +111,7 @@ const char *mech_name_kind_text(mech_name_kind k, int article)
         [NAME_INDEP] = "the independent variable",
         [NAME_COND] = "a condition",
         [NAME_NET] = "a network",
+        [NAME_CONTROL] = "a control profile",
     };
     _Static_assert(sizeof text / sizeof text[0] == NAME_KIND_COUNT, "name kind table");
     REMAT_ASSERT((unsigned)k < NAME_KIND_COUNT);

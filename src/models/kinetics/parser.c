@@ -41,6 +41,7 @@ static remat_status declare(mech_parser *p, mech_name_kind kind, const mech_toke
         [NAME_INDEP] = "'%.*s' declared twice (first at line %d)",
         [NAME_COND] = "condition '%.*s' declared twice (first at line %d)",
         [NAME_NET] = "network '%.*s' declared twice (first at line %d)",
+        [NAME_CONTROL] = "control profile '%.*s' declared twice (first at line %d)",
     };
     MECH_TRY(check_reserved(p, t));
     int k = mech_names_find(&p->names, t->text, (size_t)t->len);
@@ -114,6 +115,11 @@ static remat_status expect_end(mech_parser *p, const char *after)
         return mech_fail(p, p->tok.line, p->tok.col, "unbalanced parentheses: unmatched ')' after %s", after);
     return mech_fail(p, p->tok.line, p->tok.col, "unexpected %s after %s",
                      mech_tok_show(&p->tok, sb, sizeof sb), after);
+}
+
+mech_stmt *mech_new_stmt(mech_parser *p, mech_stmt_kind kind, const mech_token *first)
+{
+    return new_stmt(p, kind, first);
 }
 
 remat_status mech_expect_end(mech_parser *p, const char *after) { return expect_end(p, after); }
@@ -389,6 +395,9 @@ static remat_status parse_line(mech_parser *p)
         /* "net NAME": a network (net.c); a species named net stays usable */
         if (peeked && tok_is(&t, "net") && next.kind == TOK_NAME)
             return mech_parse_net(p);
+        /* "control NAME(...)": not reserved, a species may be called control */
+        if (peeked && tok_is(&t, "control") && next.kind == TOK_NAME)
+            return mech_parse_control(p);
         if (peeked && next.kind == TOK_PRIME) {
             MECH_TRY(advance(p));
             return parse_ode(p, &t);
@@ -399,7 +408,7 @@ static remat_status parse_line(mech_parser *p)
         return parse_reaction(p);
     return mech_fail(p, t.line, t.col,
                      "expected a reaction, an ODE (y' = ...) or a declaration (param, cond, const, let, "
-                     "species, indep, net), got %s",
+                     "species, indep, net, control), got %s",
                      mech_tok_show(&t, sb, sizeof sb));
 }
 

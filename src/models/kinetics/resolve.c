@@ -43,11 +43,12 @@ remat_status mech_finish_names(mech_parser *p)
                              p->first ? "nothing to integrate" : "empty file");
 
     m->nspecies = p->count[NAME_SPECIES];
-    m->ndeclared_params = p->count[NAME_PARAM];
-    m->nparams = p->count[NAME_PARAM] + p->nweights;
+    /* the declared parameters, the control profiles' values (control.c), the networks' weights (net.c) */
+    m->ndeclared_params = p->count[NAME_PARAM] + p->control_params;
+    m->nparams = m->ndeclared_params + p->nweights;
     m->nconsts = p->count[NAME_CONST];
     m->nconds = p->count[NAME_COND];
-    m->nlets = p->count[NAME_LET];
+    m->nlets = p->count[NAME_LET] + p->count[NAME_CONTROL]; /* the profiles first (control.c) */
     m->nreactions = p->nreactions;
     ALLOC_N(p, m->species, m->nspecies);
     ALLOC_N(p, m->rhs, m->nspecies);
@@ -61,7 +62,7 @@ remat_status mech_finish_names(mech_parser *p)
     ALLOC_N(p, m->lets, m->nlets);
     ALLOC_N(p, m->reactions, m->nreactions);
 
-    /* the networks' weights follow the declared parameters (net.c) */
+    /* the networks' weights follow the declared parameters and the control values (net.c) */
     for (int i = 0; i < m->nnets; i++) {
         mech_net *n = &m->nets[i];
         n->first_param += m->ndeclared_params;
@@ -96,7 +97,11 @@ remat_status mech_finish_names(mech_parser *p)
             break;
         case NAME_CONST: m->const_names[e->index] = e->name; break;
         case NAME_COND: m->cond_names[e->index] = e->name; break;
-        case NAME_LET: m->let_names[e->index] = e->name; break;
+        case NAME_LET:
+            e->index += p->count[NAME_CONTROL];
+            m->let_names[e->index] = e->name;
+            break;
+        case NAME_CONTROL: m->let_names[e->index] = e->name; break;
         case NAME_INDEP: m->indep = e->name; break;
         case NAME_NET: break;
         case NAME_KIND_COUNT: REMAT_UNREACHABLE("bad name kind");
@@ -146,10 +151,10 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
     if (n->kind == NAME_NET)
         return mech_error_at(p->file, e->line, e->col, "'%s' is a network (line %d): call it as %s(...)", e->name,
                              n->line, e->name);
-    if (e->index == MECH_ARRHENIUS_T && n->kind != NAME_COND && n->kind != NAME_SPECIES)
+    if (e->index == MECH_ARRHENIUS_T && n->kind != NAME_COND && n->kind != NAME_SPECIES && n->kind != NAME_CONTROL)
         return mech_error_at(p->file, e->line, e->col,
                              "arrhenius reads the temperature T, but 'T' is %s (line %d): declare "
-                             "'cond T = 298.15' (or make T a species)",
+                             "'cond T = 298.15' (or make T a species or a control profile)",
                              mech_name_kind_text(n->kind, 1), n->line);
     if (ctx != CTX_FULL && n->kind != NAME_CONST)
         return mech_error_at(p->file, e->line, e->col,
@@ -162,6 +167,7 @@ static remat_status resolve(mech_parser *p, remat_expr *e, ctx_kind ctx)
         [NAME_SPECIES] = REMAT_EXPR_SPECIES, [NAME_PARAM] = REMAT_EXPR_PARAM,
         [NAME_CONST] = REMAT_EXPR_CONST,     [NAME_LET] = REMAT_EXPR_LET,
         [NAME_INDEP] = REMAT_EXPR_INDEP,     [NAME_COND] = REMAT_EXPR_COND,
+        [NAME_CONTROL] = REMAT_EXPR_LET, /* the profile's let (control.c) */
     };
     e->kind = kinds[n->kind];
     e->index = n->kind == NAME_INDEP ? -1 : n->index;
@@ -180,6 +186,13 @@ static double eval_const(const remat_expr *e)
 {
     const mech_env env = {0};
     return mech_eval(e, &env);
+}
+
+remat_status mech_const_value(mech_parser *p, remat_expr *e, int bound, double *v)
+{
+    MECH_TRY(resolve(p, e, bound ? CTX_BOUND : CTX_CONST));
+    *v = eval_const(e);
+    return REMAT_OK;
 }
 
 static remat_status resolve_param(mech_parser *p, const mech_stmt *s)
@@ -319,6 +332,7 @@ remat_status mech_resolve(mech_parser *p)
             break;
         }
         case STMT_PARAM: MECH_TRY(resolve_param(p, s)); break;
+        case STMT_CONTROL: MECH_TRY(mech_resolve_control(p, s)); break;
         case STMT_COND: {
             MECH_TRY(resolve(p, s->value, CTX_CONST));
             double v = eval_const(s->value);

@@ -41,14 +41,46 @@ static remat_status finish(const remat_pfr *r, remat_fn *f, remat_status st, rem
     return st;
 }
 
+/* The outlet integration's options. Adaptive: its output times are the
+ * control profiles' knots inside (0, L), then L, so that every step ends
+ * at a jump rather than crossing it (remat_mechanism_control_knots: the
+ * error control of a step across a jump can pass a step whose stages split
+ * the jump wrongly, and the gradient then shares dC/dT between the two
+ * values wrongly); fixed steps: L alone (a knot on a step boundary).
+ * *times (NULL when L alone) is the caller's to free. */
+static remat_status outlet_options(const remat_pfr *r, remat_ode_options *oo, double **times)
+{
+    *times = NULL;
+    *oo = pfr_ode_options(&r->opt, &r->opt.length);
+    int nk = r->opt.adaptive ? remat_mechanism_control_knots(r->m, NULL, 0) : 0;
+    if (nk == 0)
+        return REMAT_OK;
+    double *z = rmi_malloc(sizeof *z * (size_t)(nk + 1));
+    if (!z)
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+    remat_mechanism_control_knots(r->m, z, nk);
+    int n = 0;
+    for (int i = 0; i < nk; i++)
+        if (z[i] > 0 && z[i] < r->opt.length)
+            z[n++] = z[i];
+    z[n++] = r->opt.length;
+    oo->n_times = n;
+    oo->times = z;
+    *times = z;
+    return REMAT_OK;
+}
+
 /* C(L): (S,) */
 static remat_status outlet_value(const remat_pfr *r, remat_fn *f, remat_val y0, remat_val p, remat_val *c)
 {
-    double L = r->opt.length;
-    remat_ode_options oo = pfr_ode_options(&r->opt, &L);
+    double *times;
+    remat_ode_options oo;
     remat_val ys;
-    remat_status st = remat_ode_integrate(f, r->m, &oo, y0, p, &ys);
-    *c = st == REMAT_OK ? remat_index(f, ys, 0) : REMAT_NONE;
+    remat_status st = outlet_options(r, &oo, &times);
+    if (st == REMAT_OK)
+        st = remat_ode_integrate(f, r->m, &oo, y0, p, &ys);
+    *c = st == REMAT_OK ? remat_index(f, ys, oo.n_times - 1) : REMAT_NONE;
+    rmi_free(times);
     return st;
 }
 
@@ -81,10 +113,15 @@ remat_status remat_pfr_integration_stats(remat_pfr *r, const double params[], do
     remat_status st = pfr_inputs(r, params); /* diagnose.c passes r->in itself */
     if (st != REMAT_OK)
         return st;
-    double L = r->opt.length;
-    remat_ode_options oo = pfr_ode_options(&r->opt, &L);
+    double *times;
+    remat_ode_options oo;
+    if ((st = outlet_options(r, &oo, &times)) != REMAT_OK)
+        return st;
     oo.scan = (remat_scan_options){0};
-    return remat_ode_run_once(r->m, &oo, r->inlet, r->in, remat_backend_cpu(), r->opt.compile, NULL, stats); /* r->in: params, conds */
+    /* r->in: params, conds */
+    st = remat_ode_run_once(r->m, &oo, r->inlet, r->in, remat_backend_cpu(), r->opt.compile, NULL, stats);
+    rmi_free(times);
+    return st;
 }
 
 remat_status pfr_build_outlet(remat_pfr *r)
