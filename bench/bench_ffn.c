@@ -34,6 +34,11 @@
  *
  *   ninja -C build bench/bench_ffn
  *   OPENBLAS_NUM_THREADS=1 taskset -c 1 ./build/bench/bench_ffn [--layers L] [--width W] [--batch B] [--reps R]
+ *       [--jax-ms none=MS,nothing_saveable=MS,...]
+ *
+ * --jax-ms: JAX's CPU medians of the same variants (bench/jax_ffn.py's
+ * jax_ms_arg, same sizes): each such row gets ratio_vs_jax, this program's
+ * CPU median over JAX's.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -61,6 +66,7 @@ typedef struct {
     remat_memory_plan plan;
     remat_stats stats;
     bench_timing timing;
+    double jax_ms; /* --jax-ms: JAX's CPU median for this variant (0: not given) */
     remat_tensor *in, *out;
     int n_in, n_out;
 } variant;
@@ -263,6 +269,7 @@ done:
 int main(int argc, char **argv)
 {
     config c = {.layers = 32, .width = 512, .batch = 256, .reps = 3};
+    const char *jax = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--smoke"))
             c = (config){.layers = 4, .width = 16, .batch = 8, .reps = 3, .smoke = true};
@@ -274,8 +281,11 @@ int main(int argc, char **argv)
             c.width = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
             c.batch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--jax-ms") && i + 1 < argc)
+            jax = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--smoke] [--reps N] [--layers L] [--width W] [--batch B]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--smoke] [--reps N] [--layers L] [--width W] [--batch B] "
+                            "[--jax-ms VARIANT=MS,...]\n", argv[0]);
             return 2;
         }
     }
@@ -293,6 +303,16 @@ int main(int argc, char **argv)
         {.name = "scan_binomial:4", .scan = true, .schedule = "binomial:4"},
     };
     const int nv = (int)(sizeof v / sizeof v[0]);
+    if (jax) {
+        const char *names[sizeof v / sizeof v[0]];
+        double ms[sizeof v / sizeof v[0]] = {0};
+        for (int i = 0; i < nv; i++)
+            names[i] = v[i].name;
+        if (bench_parse_named_ms("bench_ffn", jax, nv, names, ms))
+            return 2;
+        for (int i = 0; i < nv; i++)
+            v[i].jax_ms = ms[i];
+    }
 
     /* parameters: Flax's init of the unrolled network from seed 0; the scan's
      * stacked parameters get the same values (layer l = FFN_l) */
@@ -348,12 +368,16 @@ int main(int argc, char **argv)
         printf("%s\n  {\"variant\":\"%s\", \"peak_bytes\":%zu, \"predicted_peak_bytes\":%zu, "
                "\"snapshot_bytes\":%zu, \"residual_bytes\":%zu, \"median_ms\":%.1f, \"min_ms\":%.1f, "
                "\"cpu_median_ms\":%.1f, \"ops\":%lld, \"recomputed_ops\":%lld, \"scan_body_evals\":%lld, \"peak_ratio\":%.4f, "
-               "\"time_ratio\":%.3f}",
+               "\"time_ratio\":%.3f",
                i ? "," : "", v[i].name, v[i].stats.peak_arena_bytes, v[i].plan.arena_bytes,
                v[i].stats.peak_snapshot_bytes, v[i].stats.residual_bytes, med, bench_minimum(v[i].timing.wall, c.reps),
                bench_median(v[i].timing.samples, c.reps), (long long)v[i].stats.ops_executed,
                (long long)v[i].stats.recomputed_ops, (long long)v[i].stats.forward_evals,
                v[i].stats.peak_arena_bytes / none_peak, med / none_ms);
+        if (v[i].jax_ms > 0) /* this program's CPU median over JAX's (jax_ffn.py's jax_ms_arg) */
+            printf(", \"jax_cpu_median_ms\":%.1f, \"ratio_vs_jax\":%.3f", v[i].jax_ms,
+                   bench_median(v[i].timing.samples, c.reps) / v[i].jax_ms);
+        printf("}");
     }
     printf("],\n \"targets\":[{\"variant\":\"nothing_saveable\", \"max_peak_ratio\":0.3333, \"peak_ratio\":%.4f, "
            "\"max_time_ratio\":1.4, \"time_ratio\":%.3f, \"pass\":%s},\n  {\"variant\":\"scan_binomial:4\", "

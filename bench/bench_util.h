@@ -21,6 +21,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -124,6 +125,34 @@ static inline int bench_time_round_robin(int n, bench_timing *const *t, bench_ru
                 t[i]->wall[r] = (bench_wall_ns() - w0) * 1e-6 / t[i]->inner;
         }
     return 0;
+}
+
+/* ---- reference times of another implementation (--jax-ms) ---- */
+
+/* Parses "name=MS,name=MS,..." into ms[i] for the names[i] it gives (the
+ * others keep their value); an unknown name or a non-positive time is an
+ * error naming the token, on stderr as "prog: ...". Nonzero on error. */
+static inline int bench_parse_named_ms(const char *prog, const char *s, int n, const char *const *names, double *ms)
+{
+    char *copy = strdup(s), *save = NULL;
+    int rc = !copy;
+    for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        int found = 0;
+        if (eq) {
+            *eq = 0;
+            for (int i = 0; i < n; i++)
+                if (!strcmp(names[i], tok) && atof(eq + 1) > 0)
+                    ms[i] = atof(eq + 1), found = 1;
+            *eq = '=';
+        }
+        if (!found) {
+            fprintf(stderr, "%s: --jax-ms: '%s' is not VARIANT=MS with a variant of this benchmark\n", prog, tok);
+            rc = 1;
+        }
+    }
+    free(copy);
+    return rc;
 }
 
 #endif

@@ -18,7 +18,9 @@ Single-threaded, as the C benchmarks are run:
 The script sets XLA_FLAGS=--xla_cpu_multi_thread_eigen=false (before jax is
 imported) unless XLA_FLAGS is already set; taskset keeps XLA's own thread
 pool on one core. Times are wall clock of a blocked call after two untimed
-runs (compilation excluded). temp_bytes is XLA's memory_analysis() of the
+runs (compilation excluded), and the process's CPU time (cpu_median_ms: on a
+shared machine the time descheduled is not the code's); jax_ms_arg holds the
+FFN rows' CPU medians in the form bench_ffn --jax-ms takes. temp_bytes is XLA's memory_analysis() of the
 compiled gradient: its scratch buffers, the counterpart of remat's arena.
 The venv .venv-goldens (at the repository root, git-ignored) has jax 0.10.2 and flax 0.12.8.
 """
@@ -122,17 +124,23 @@ def main():
         for _ in range(2):
             jax.block_until_ready(f(*args))
     times = {name: [] for name in v}
+    cpu = {name: [] for name in v}
     for _ in range(a.reps):
         for name, (f, args) in v.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             jax.block_until_ready(f(*args))
             times[name].append(1e3 * (time.perf_counter() - t0))
+            cpu[name].append(1e3 * (time.process_time() - c0))
     res = {"bench": "jax_ffn", "jax": jax.__version__, "xla_flags": os.environ.get("XLA_FLAGS"),
            "reps": a.reps, "ffn": {"layers": ffn[0], "width": ffn[1], "batch": ffn[2]},
            "mlp": {"layers": mlp[0], "width": mlp[1], "batch": mlp[2]}, "variants": []}
     for name in v:
         res["variants"].append({"variant": name, "median_ms": round(statistics.median(times[name]), 2),
-                                "min_ms": round(min(times[name]), 2), "temp_bytes": temp[name]})
+                                "min_ms": round(min(times[name]), 2), "temp_bytes": temp[name],
+                                "cpu_median_ms": round(statistics.median(cpu[name]), 2)})
+    # bench_ffn --jax-ms: the CPU medians of the FFN rows, by bench_ffn's variant names
+    res["jax_ms_arg"] = ",".join("%s=%s" % (r["variant"][4:], r["cpu_median_ms"])
+                                 for r in res["variants"] if r["variant"].startswith("ffn/"))
     json.dump(res, sys.stdout, indent=1)
     print()
 

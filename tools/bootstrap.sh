@@ -21,7 +21,7 @@ install() { # the packages of "$@" not installed yet
 # openmpi-bin, libopenmpi-dev: MPI for src/dist (the 'mpi' suite runs mpirun --oversubscribe)
 install gcc meson ninja-build pkg-config libopenblas-dev libgsl-dev libnlopt-dev libcmocka-dev libcjson-dev libyaml-dev \
     openmpi-bin libopenmpi-dev \
-    libsundials-dev libplplot-dev plplot-driver-cairo fonts-dejavu-core nettle-dev
+    libsundials-dev libplplot-dev plplot-driver-cairo fonts-dejavu-core nettle-dev libsleef-dev
 # libgccjit (compiled scan loops) keeps its header in gcc's own include
 # directory: take the one of the C compiler's major version (Debian 12: 12).
 install "libgccjit-$(gcc -dumpversion | cut -d. -f1)-dev"

@@ -22,7 +22,7 @@
 /* ---- elementwise: out[i] = f(a[i]) / f(a[i], b[i]); all of length n ---- */
 /* op is a unary op without a parameter (category UNARY, parameter kind NONE
  * in REMAT_OP_LIST); INTEGER_POW, POW and CONVERT have kernels of their own
- * below. f32 uses the float libm functions. RELU(x) = x > 0 ? x : 0, except
+ * below. f32 uses the float functions (SLEEF's, vmath.h). RELU(x) = x > 0 ? x : 0, except
  * relu(NaN) = NaN. */
 void rmi_cpu_unary_f32(remat_op op, size_t n, float *out, const float *a);
 void rmi_cpu_unary_f64(remat_op op, size_t n, double *out, const double *a);

@@ -9,13 +9,16 @@
  * setup: no allocation, no tables, nothing but the switch.
  *
  * The f32 and f64 kernels are generated from one macro so they cannot drift
- * apart; f32 uses the float libm functions (expf, ...), never a round trip
- * through double, as XLA's CPU backend does.
+ * apart. exp, log, sin, cos, tanh, erf and pow are SLEEF's vectorised u10
+ * functions (vmath.h: within 1 ulp, the bits of the compiled lane programs'
+ * scalar calls); f32 uses the float functions, never a round trip through
+ * double, as XLA's CPU backend does. sqrt is IEEE's, exactly rounded.
  */
 #include <math.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/vmath.h"
 #include "core/assert.h"
 #include "core/exhaustive.h"
 
@@ -99,20 +102,20 @@
  * the same products JAX's lowering computes, so the roundings agree. Small
  * exponents get a loop of their own (vectorised, no bit loop per element).
  */
-#define DEFINE_ELEMENTWISE(SFX, EXP, LOG, SIN, COS, TANH, SQRT, ERF, POW)                    \
+#define DEFINE_ELEMENTWISE(SFX, SQRT)                                                       \
     void rmi_cpu_unary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a)    \
     {                                                                                        \
         switch (op) {                                                                        \
         case REMAT_OP_NEG: MAP1(-x);                                                         \
-        case REMAT_OP_EXP: MAP1(EXP(x));                                                     \
-        case REMAT_OP_LOG: MAP1(LOG(x));                                                     \
-        case REMAT_OP_SIN: MAP1(SIN(x));                                                     \
-        case REMAT_OP_COS: MAP1(COS(x));                                                     \
-        case REMAT_OP_TANH: MAP1(TANH(x));                                                   \
+        case REMAT_OP_EXP: rmi_vm_map_##SFX(RMI_VM_EXP, n, out, a, 0); return;               \
+        case REMAT_OP_LOG: rmi_vm_map_##SFX(RMI_VM_LOG, n, out, a, 0); return;               \
+        case REMAT_OP_SIN: rmi_vm_map_##SFX(RMI_VM_SIN, n, out, a, 0); return;               \
+        case REMAT_OP_COS: rmi_vm_map_##SFX(RMI_VM_COS, n, out, a, 0); return;               \
+        case REMAT_OP_TANH: rmi_vm_map_##SFX(RMI_VM_TANH, n, out, a, 0); return;             \
         case REMAT_OP_RELU: MAP1(x <= (T)0 ? (T)0 : x);                                      \
         case REMAT_OP_SQUARE: MAP1(x * x);                                                   \
         case REMAT_OP_SQRT: MAP1(SQRT(x));                                                   \
-        case REMAT_OP_ERF: MAP1(ERF(x));                                                     \
+        case REMAT_OP_ERF: rmi_vm_map_##SFX(RMI_VM_ERF, n, out, a, 0); return;               \
         BINARY_LABELS: OTHER_LABELS: REMAT_UNREACHABLE("remat_cpu_unary: not a unary elementwise op"); \
         }                                                                                    \
     }                                                                                        \
@@ -148,8 +151,7 @@
                                                                                              \
     void rmi_cpu_pow_##SFX(size_t n, T *restrict out, const T *restrict a, double p)         \
     {                                                                                        \
-        const T pp = (T)p;                                                                   \
-        MAP1(POW(x, pp));                                                                    \
+        rmi_vm_map_##SFX(RMI_VM_POW, n, out, a, (T)p);                                       \
     }                                                                                        \
                                                                                              \
     void rmi_cpu_binary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
@@ -207,10 +209,10 @@
 
 REMAT_EXHAUSTIVE_BEGIN
 #define T float
-DEFINE_ELEMENTWISE(f32, expf, logf, sinf, cosf, tanhf, sqrtf, erff, powf)
+DEFINE_ELEMENTWISE(f32, sqrtf)
 #undef T
 #define T double
-DEFINE_ELEMENTWISE(f64, exp, log, sin, cos, tanh, sqrt, erf, pow)
+DEFINE_ELEMENTWISE(f64, sqrt)
 #undef T
 REMAT_EXHAUSTIVE_END
 

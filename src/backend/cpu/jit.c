@@ -22,8 +22,9 @@
  *
  * Bits: every op is written as the CPU kernel writes it (elementwise.c:
  * max/min/relu/select as the same conditionals, integer_pow's products in
- * the same order, libm for exp/log/sin/cos/tanh/sqrt/erf/pow and their float
- * versions for f32), compiled with -ffp-contract=off so that no multiply and
+ * the same order, SLEEF's scalar twin of the kernels' vector functions for
+ * exp/log/sin/cos/tanh/erf/pow (vmath.h), libm's sqrt), compiled with
+ * -ffp-contract=off so that no multiply and
  * add are fused, and without -ffast-math, so nothing is reassociated: the
  * results equal the interpreter's bit for bit (tests/test_scan_jit.c).
  *
@@ -58,6 +59,7 @@
 #include "backend/cpu/jit_gen.h"
 #include "backend/cpu/jit_lib.h"
 #include "backend/cpu/jit_tmp.h"
+#include "backend/cpu/vmath.h"
 #include "backend/jit_gen_version.h"
 
 /* ---- the cache ---- */
@@ -151,13 +153,14 @@ static int has_lanes(const lane_code *code, int n)
 /* The disk cache's key, made without libgccjit (so that a hit never loads
  * it): what the code depends on besides the programs — remat's version, the
  * generator's (a hash of its sources, with the compiler and libgccjit
- * versions of the build: jit_gen_version.h), the options — then the
+ * versions of the build: jit_gen_version.h), the options, the SLEEF variant
+ * the code calls (vmath.h: with or without FMA) — then the
  * programs themselves, field by field, in order (lane k is ps[k]). */
 static int disk_key(int n, const remat_lane_program *const *ps, const char *opts, bytes *key)
 {
     char head[512];
-    const int hn = snprintf(head, sizeof head, "remat %s | %s | %s | %d programs\n", REMAT_VERSION_STRING,
-                            REMAT_JIT_GEN_VERSION, opts, n);
+    const int hn = snprintf(head, sizeof head, "remat %s | %s | %s | %s | %d programs\n", REMAT_VERSION_STRING,
+                            REMAT_JIT_GEN_VERSION, opts, rmi_vm_scalar_name(RMI_VM_SIN, true), n);
     int ok = hn > 0 && (size_t)hn < sizeof head && put(key, head, (size_t)hn);
     for (int k = 0; ok && k < n; k++)
         ok = program_key(ps[k], key);
@@ -189,7 +192,7 @@ static void options(int n, const remat_lane_program *const *ps, char *opts, size
     snprintf(opts, cap, "-O%d -ffp-contract=off", rmi_cpu_jit_level(n, ps));
 #if defined(__x86_64__)
     /* libgccjit has no -march=native: name the level this CPU has. Wider
-     * vectors change no bits (IEEE ops, no contraction, scalar libm calls). */
+     * vectors change no bits (IEEE ops, no contraction, scalar SLEEF calls). */
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
         strcat(opts, " -march=x86-64-v3");
 #endif
@@ -213,6 +216,7 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
 {
     if (!rmi_gccjit_open())
         return REMAT_ERR_BACKEND; /* the message names the library */
+    rmi_vm_export_symbols(); /* the SLEEF functions the code imports */
     if (!(has_tool("as") && has_tool("ld")))
         return rmi_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
     gcc_jit_context *c = gcc_jit_context_acquire();

@@ -12,6 +12,7 @@
 
 #include "backend/cpu/jit_disk.h"
 #include "backend/cpu/jit_tmp.h"
+#include "backend/cpu/vmath.h"
 #include "core/alloc.h"
 #include "core/config.h"
 
@@ -130,6 +131,7 @@ static void *load_so(const unsigned char *so, size_t len)
     if (put == len) {
         char path[64];
         snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        rmi_vm_export_symbols(); /* the SLEEF functions the code imports */
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     }
     /* The fd stays open while the object is loaded (for the life of the

@@ -8,15 +8,22 @@
 #include <stdio.h>
 
 #include "backend/cpu/jit_gen.h"
+#include "backend/cpu/vmath.h"
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/exhaustive.h"
 #include "remat/op.h"
 
-static const char *const math_names[2][M_COUNT] = {
-    {"expf", "logf", "sinf", "cosf", "tanhf", "sqrtf", "erff", "powf"},
-    {"exp", "log", "sin", "cos", "tanh", "sqrt", "erf", "pow"},
-};
+/* the kernels' functions: SLEEF's scalar twin of their vectors (vmath.h), sqrt IEEE's */
+static const rmi_vm_fn vm_of[M_COUNT] = {RMI_VM_EXP, RMI_VM_LOG, RMI_VM_SIN, RMI_VM_COS,
+                                         RMI_VM_TANH, RMI_VM_COUNT, RMI_VM_ERF, RMI_VM_POW};
+
+static const char *math_name(int f, int which)
+{
+    if (which == M_SQRT)
+        return f ? "sqrt" : "sqrtf";
+    return rmi_vm_scalar_name(vm_of[which], f);
+}
 
 typedef struct {
     const remat_lane_program *p;
@@ -59,7 +66,7 @@ static gcc_jit_function *math_fn(gen *g, remat_dtype dt, int which)
         gcc_jit_param *ps[2] = {gcc_jit_context_new_param(g->c, NULL, g->t_f[f], "x"),
                                 gcc_jit_context_new_param(g->c, NULL, g->t_f[f], "y")};
         g->math->fn[f][which] = gcc_jit_context_new_function(g->c, NULL, GCC_JIT_FUNCTION_IMPORTED, g->t_f[f],
-                                                         math_names[f][which], which == M_POW ? 2 : 1, ps, 0);
+                                                         math_name(f, which), which == M_POW ? 2 : 1, ps, 0);
     }
     return g->math->fn[f][which];
 }

@@ -1,0 +1,42 @@
+/*
+ * vmath.h — the transcendental functions of the CPU backend: SLEEF's u10
+ * functions (at most 1.0 ulp from the exact result), one algorithm per
+ * machine for every path.
+ *
+ * The interpreted kernels (elementwise.c, fused.c) map whole arrays through
+ * rmi_vm_map_*; compiled lane programs (jit_gen.c) call the scalar SLEEF
+ * function rmi_vm_scalar_name names. Both are the same SLEEF algorithm, built
+ * for the same instruction set (AVX2 + FMA vectors and the pure-C FMA scalar
+ * where the CPU has both, the pure-C non-FMA scalar everywhere else), so an
+ * element's bits depend on its value only: not on the path, the array length,
+ * the thread's range or the element's neighbours (vmath.c, "neighbours";
+ * tests/test_vmath.c checks all of it).
+ */
+#ifndef REMAT_CPU_VMATH_H
+#define REMAT_CPU_VMATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { RMI_VM_EXP, RMI_VM_LOG, RMI_VM_SIN, RMI_VM_COS, RMI_VM_TANH, RMI_VM_ERF, RMI_VM_POW, RMI_VM_COUNT } rmi_vm_fn;
+
+/* out[i] = fn(a[i]) (POW: pow(a[i], p)); out may equal a, no other overlap */
+void rmi_vm_map_f64(rmi_vm_fn fn, size_t n, double *out, const double *a, double p);
+void rmi_vm_map_f32(rmi_vm_fn fn, size_t n, float *out, const float *a, float p);
+
+/* one element through the scalar function (the bits of rmi_vm_map_*) */
+double rmi_vm_f64(rmi_vm_fn fn, double x, double p);
+float rmi_vm_f32(rmi_vm_fn fn, float x, float p);
+
+/* The symbol of the scalar function (double or float x[, p]) for compiled code
+ * to import, e.g. "Sleef_sind1_u10purecfma". */
+const char *rmi_vm_scalar_name(rmi_vm_fn fn, bool f64);
+
+/* Whether the map uses the AVX2 vector functions on this machine. */
+bool rmi_vm_vectorised(void);
+
+/* Makes the SLEEF symbols visible to code loaded later with dlopen (compiled
+ * lane programs resolve their imports in the global scope); idempotent. */
+void rmi_vm_export_symbols(void);
+
+#endif
