@@ -120,6 +120,8 @@ typedef struct {
                                        schedule's store). The arena still reserves
                                        peak_snapshot_bytes; the blocks touch one such store
                                        per thread running them. */
+    size_t residual_arg_bytes;      /* of residual_bytes: the program's arguments (a network's
+                                       weights and batch); the rest is what the forward made */
 } remat_memory_plan;
 
 typedef struct {

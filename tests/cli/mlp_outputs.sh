@@ -5,7 +5,8 @@
 #     --json carries the config, the history, the accuracy and the plan;
 #   - the default run on the shipped digits reaches >= 0.95 test accuracy;
 #   - two runs with the same seed print the same JSON (the per-epoch seconds
-#     aside), and --schedule / --memory-budget train a scanned network;
+#     aside), --schedule trains a scanned network and --memory-budget names
+#     its choice (tests/cli/mlp_budget.sh holds it to the budget);
 #   - `remat mlp compare` at small sizes exits 0, every variant's gradient
 #     equals the unrolled one without checkpointing (max |dgrad| 0) and the
 #     predicted arena and snapshot peaks equal the measured ones;
@@ -58,7 +59,7 @@ check "scan snapshots predicted = measured" test "$(num snapshot_bytes_predicted
 check "scan snapshots > 0" ge "$(num snapshot_bytes_measured scan.json)" 1
 "$REMAT" mlp train --epochs 2 --layers 4 --width 16 --memory-budget 1M --json >budget.json 2>budget.err
 check "mlp train --memory-budget exits 0" test $? -eq 0
-check "a budget gives a scanned network" has budget.json '"scanned": true'
+check "a budget names its choice" has budget.json '"budget_choice": {"policy": '
 "$REMAT" mlp train --epochs 2 --layers 2 --width 16 --block ffn --policy dots_saveable --optimizer sgd >ffn.txt 2>ffn.err
 check "ffn blocks with a policy and sgd exit 0" test $? -eq 0
 check "ffn network named" has ffn.txt "2 ffn blocks (gelu)"

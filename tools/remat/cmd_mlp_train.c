@@ -70,41 +70,6 @@ static int accuracy(remat_dist *dist, remat_nn_trainer *t, const remat_labeled *
     return 1;
 }
 
-/* The fastest schedule of the L scanned blocks whose snapshots and tapes fit
- * the budget, from store-all's plan of the training step. */
-static int schedule_for_budget(remat_dist *dist, mlp_net_config cfg, int64_t budget, int64_t features,
-                               const remat_nn_train_options *o, remat_schedule_spec *spec)
-{
-    int root = remat_dist_is_root(dist);
-    cfg.scanned = 1;
-    cfg.schedule = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
-    remat_nn_module *net = mlp_net_make(&cfg); /* NULL: remat_last_error() says why, said after the agreement */
-    remat_nn_params *p = NULL;
-    remat_nn_trainer *t = NULL;
-    remat_status st = net ? remat_nn_init(net, remat_prng_key_from_seed(0), REMAT_F32, 1, &features, &p)
-                          : REMAT_ERR_VALUE;
-    /* the trainer is collective (its shards' set-up): every rank builds it, or none */
-    if ((st = remat_dist_agree(dist, st)) == REMAT_OK)
-        st = remat_nn_trainer_new(net, p, features, cfg.classes, o, &t);
-    int ok = (st = remat_dist_agree(dist, st)) == REMAT_OK;
-    if (!ok && root)
-        fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
-    if (ok) { /* the same plan on every rank, and so the same outcome */
-        remat_memory_plan plan;
-        remat_nn_trainer_plan(t, &plan);
-        if (remat_schedule_for_budget(budget, cfg.layers, (int64_t)plan.scan_carry_bytes,
-                                      (int64_t)plan.scan_tape_bytes, spec) != REMAT_OK) {
-            if (root)
-                fprintf(stderr, "remat: --memory-budget: %s\n", remat_last_error());
-            ok = 0;
-        }
-    }
-    remat_nn_trainer_free(t);
-    remat_nn_params_free(p);
-    remat_nn_module_free(net);
-    return ok;
-}
-
 static int plot(const char *path, const mlp_epoch_row *h, int64_t n)
 {
     double *x = malloc(sizeof *x * (size_t)n * 4);
@@ -212,8 +177,14 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
     status = 1;
     int64_t d = remat_labeled_features(all), batch = a->batch;
     mlp_net_config *cfg = &a->cfg;
-    if (a->budget >= 0 && !schedule_for_budget(dist, *cfg, a->budget, d, o, &cfg->schedule))
-        goto out;
+    mlp_budget_result chosen;
+    if (a->budget >= 0) {
+        if (!mlp_budget_choose(cfg, a->policy_given ? a->policy_text : NULL, d, a->budget, o, &chosen))
+            goto out;
+        *cfg = chosen.cfg;
+        a->policy_text = chosen.policy;
+        o->memory_budget = a->budget; /* the trainer holds it too */
+    }
     net = mlp_net_make(cfg); /* NULL: remat_last_error() says why, said after the agreement */
     remat_status st = net ? remat_nn_init(net, remat_prng_key_from_seed((uint64_t)a->seed), REMAT_F32, 1, &d,
                                           &params)
@@ -244,7 +215,8 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
                           .test_rows = n_test, .features = d, .epochs = a->epochs, .seed = a->seed,
                           .budget = a->budget, .parameters = remat_nn_params_numel(params),
                           .test_fraction = a->test_fraction, .ranks = remat_dist_size(dist),
-                          .dist_kind = remat_dist_kind(dist), .hist = hist};
+                          .dist_kind = remat_dist_kind(dist), .hist = hist,
+                          .chosen = a->budget >= 0 ? &chosen : NULL};
     if (cfg->scanned)
         remat_schedule_format(&cfg->schedule, r.sched, sizeof r.sched);
     if (root && !a->json)

@@ -22,7 +22,7 @@ typedef struct {
     const char *data, *act_text, *policy_text, *sched_text, *plot_path, *opt_text, *weights_path;
     int64_t budget, epochs, batch, seed, shards; /* shards 0: not given */
     double lr, momentum, test_fraction;
-    int json, has_lr, has_momentum, digits;
+    int json, has_lr, has_momentum, digits, policy_given;
 } mlp_train_args;
 
 void mlp_train_help(FILE *out);
@@ -54,6 +54,7 @@ typedef struct {
     remat_memory_plan plan;
     remat_stats full;          /* measured on the last full batch (have_full) */
     int have_full;
+    const mlp_budget_result *chosen; /* --memory-budget's choice, or NULL */
 } mlp_train_report;
 
 void mlp_train_print_header(const mlp_train_report *r);

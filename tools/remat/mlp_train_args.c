@@ -36,8 +36,13 @@ void mlp_train_help(FILE *out)
             "  --schedule S       scan the L blocks over stacked parameters with this checkpoint\n"
             "                     schedule: store-all, per-step, periodic:K, two-level[:K], binomial:S,\n"
             "                     online:S (without --schedule or --memory-budget: unrolled)\n"
-            "  --memory-budget B  scan with the fastest schedule whose snapshots and step tapes fit\n"
-            "                     in B bytes (suffixes k, M, G)\n"
+            "  --memory-budget B  bound the training step's whole peak (arena with the scan's\n"
+            "                     snapshots and tapes; weights, gradients and optimiser state\n"
+            "                     aside) by B bytes (suffixes k, M, G): of every policy (only\n"
+            "                     --policy's if given), unrolled or scanned under store-all,\n"
+            "                     per-step, periodic:K, two-level and binomial:S, the fastest\n"
+            "                     whose predicted peak fits; time is measured (median of 3 steps\n"
+            "                     of each that fits). Below the smallest peak: an error naming it\n"
             "  --optimizer O      adam (default) or sgd\n"
             "  --lr X             learning rate > 0 (default 0.003 for adam, 0.05 for sgd)\n"
             "  --momentum M       sgd momentum, 0 <= M < 1 (default 0.9)\n"
@@ -110,7 +115,7 @@ int mlp_train_parse(int argc, char **argv, mlp_train_args *a)
         case 'W': if (!cli_int64("--width", optarg, 1, 1 << 16, &a->cfg.width)) return 2; break;
         case 'k': if (!mlp_parse_block(optarg, &a->cfg.block)) return 2; break;
         case 'a': a->act_text = optarg; break;
-        case 'P': a->policy_text = optarg; break;
+        case 'P': a->policy_text = optarg, a->policy_given = 1; break;
         case 's': a->sched_text = optarg; break;
         case 'b': if (!cli_bytes("--memory-budget", optarg, &a->budget)) return 2; break;
         case 'O': a->opt_text = optarg; break;
@@ -152,7 +157,7 @@ int mlp_train_check(mlp_train_args *a, int ranks, remat_nn_train_options *o)
         fprintf(stderr, "remat: --schedule: %s\n", remat_last_error());
         return 2;
     }
-    cfg->scanned = a->sched_text || a->budget >= 0;
+    cfg->scanned = a->sched_text != NULL; /* a budget's choice decides it later */
     *o = (remat_nn_train_options){.loss = REMAT_NN_LOSS_SOFTMAX_CE, .batch = a->batch};
     if (!strcmp(a->opt_text, "adam"))
         o->optimizer = REMAT_NN_ADAM;

@@ -28,6 +28,14 @@ void mlp_train_print_header(const mlp_train_report *r)
     if (r->o.shards > 0)
         printf("each batch in %lld micro-shards summed in shard order, over %d rank%s (%s)\n",
                (long long)r->o.shards, r->ranks, r->ranks == 1 ? "" : "s", r->dist_kind);
+    if (r->chosen) {
+        char what[160];
+        mlp_budget_describe(&r->chosen->cfg, r->chosen->policy, what, sizeof what);
+        printf("memory budget %lld bytes: chose %s, the fastest of %d fitting among %d candidates "
+               "(predicted whole-step peak %zu bytes, step %.3f ms)\n",
+               (long long)r->budget, what, r->chosen->fitting, r->chosen->candidates, r->chosen->peak,
+               r->chosen->seconds * 1e3);
+    }
     fflush(stdout);
 }
 
@@ -55,6 +63,9 @@ void mlp_train_print_summary(const mlp_train_report *r)
            "measured, %lld ops recomputed per step\n",
            p->residual_bytes, p->arena_bytes, m ? f->peak_arena_bytes : 0, p->peak_snapshot_bytes,
            m ? f->peak_snapshot_bytes : 0, (long long)(m ? f->recomputed_ops : 0));
+    if (r->chosen)
+        printf("whole-step peak (arena with snapshots and tapes) %zu predicted / %zu measured, budget %lld bytes\n",
+               p->arena_bytes, m ? f->peak_arena_bytes : 0, (long long)r->budget);
     if (!m)
         printf("(no full batch of %lld rows: nothing measured)\n", (long long)r->o.batch);
 }
@@ -80,7 +91,13 @@ void mlp_train_print_json(const mlp_train_report *r)
            "\"parameters\": %lld},\n",
            (long long)r->budget, r->optimizer, r->o.lr, r->o.momentum, (long long)r->epochs, (long long)r->o.batch,
            (long long)r->o.shards, (long long)r->seed, r->test_fraction, (long long)r->parameters);
-    printf(" \"ranks\": %d,\n \"history\": [\n", r->ranks);
+    printf(" \"ranks\": %d,\n", r->ranks);
+    if (r->chosen)
+        printf(" \"budget_choice\": {\"policy\": \"%s\", \"scanned\": %s, \"schedule\": \"%s\", "
+               "\"peak_bytes_predicted\": %zu, \"step_seconds\": %.9g, \"fitting\": %d, \"candidates\": %d},\n",
+               r->chosen->policy, c->scanned ? "true" : "false", c->scanned ? r->sched : "", r->chosen->peak,
+               r->chosen->seconds, r->chosen->fitting, r->chosen->candidates);
+    printf(" \"history\": [\n");
     for (int64_t e = 0; e < r->epochs; e++) {
         const mlp_epoch_row *h = &r->hist[e];
         printf("  {\"epoch\": %lld, \"loss\": %.17g, \"train_accuracy\": %.17g, \"test_accuracy\": %.17g, "
