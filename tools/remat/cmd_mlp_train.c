@@ -189,6 +189,9 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
     remat_status st = net ? remat_nn_init(net, remat_prng_key_from_seed((uint64_t)a->seed), REMAT_F32, 1, &d,
                                           &params)
                           : REMAT_ERR_VALUE;
+    const char *what = "mlp train";
+    if (st == REMAT_OK && a->load_path && (st = remat_nn_params_load(params, a->load_path)) != REMAT_OK)
+        what = "--load-weights"; /* every rank reads it; the agreement below fails all if one fails */
     /* the trainer is collective (its shards' set-up): every rank builds it, or none */
     if ((st = remat_dist_agree(dist, st)) == REMAT_OK)
         st = remat_nn_trainer_new(net, params, d, cfg->classes, o, &tr);
@@ -196,14 +199,15 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
         st = remat_batcher_new(train, &(remat_batcher_options){.batch_size = batch, .seed = (uint64_t)a->seed}, &bat);
     if ((st = remat_dist_agree(dist, st)) != REMAT_OK) { /* a compile can fail on one rank (memory) */
         if (root)
-            fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
+            fprintf(stderr, "remat: %s: %s\n", what, remat_last_error());
+        status = strcmp(what, "mlp train") ? 2 : 1;
         goto out;
     }
     int64_t n_train = remat_labeled_rows(train), n_test = remat_labeled_rows(test);
     x = malloc(sizeof *x * (size_t)(batch * d));
     y = malloc(sizeof *y * (size_t)(batch * cfg->classes));
     logits = malloc(sizeof *logits * (size_t)((n_train > n_test ? n_train : n_test) * cfg->classes));
-    hist = calloc((size_t)a->epochs, sizeof *hist);
+    hist = calloc((size_t)a->epochs + 1, sizeof *hist);
     st = x && y && logits && hist ? REMAT_OK : REMAT_ERR_NOMEM;
     if (remat_dist_agree(dist, st) != REMAT_OK) {
         if (root)
@@ -233,6 +237,10 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
         if (root && !a->json)
             mlp_train_print_epoch(e, h);
     }
+    if (a->epochs > 0)
+        r.final_acc = hist[a->epochs - 1].test_acc;
+    else if (!accuracy(dist, tr, test, logits, &r.final_acc)) /* --epochs 0: the initial weights' */
+        goto out;
     remat_nn_trainer_plan(tr, &r.plan);
     /* the plan is a largest micro-shard's: the last shard is one (ceil(batch / K) rows), the
      * last rank runs it last, so its measurements are the ones to report */
@@ -307,6 +315,8 @@ int cmd_mlp_train(int argc, char **argv)
     }
     if (status == 0) {
         cli_input("--data", a.data);
+        if (a.load_path)
+            cli_input("--load-weights", a.load_path);
         o.dist = dist;
         /* only rank 0 writes: only its file system is asked */
         int ok = readable && (!root || ((!a.plot_path || cli_plot_check(a.plot_path)) &&
