@@ -10,7 +10,9 @@
 #   - `remat mlp compare` at small sizes exits 0, every variant's gradient
 #     equals the unrolled one without checkpointing (max |dgrad| 0) and the
 #     predicted arena and snapshot peaks equal the measured ones;
-#   - --plot draws the curves / the frontier when the tool has PLplot.
+#   - --plot draws the curves / the frontier when the tool has PLplot, and
+#     the frontier's log axis of less than a decade has labels between its
+#     decades (2 x 10^k, 5 x 10^k).
 # Equal JSON and zero gradient differences rest on contracts 1 and 3
 # (docs/design-notes.md, "Bitwise contracts").
 set -u
@@ -96,6 +98,11 @@ if "$REMAT" --version | grep -q "plots: PLplot"; then
     check "mlp train --plot draws the curves" test -s curves.png
     "$REMAT" mlp compare --layers 2 --width 8 --batch 4 --repeat 1 --plot frontier.svg >/dev/null 2>&1
     check "mlp compare --plot draws the frontier" test -s frontier.svg
+    # its log x axis spans less than a decade of arena bytes: PLplot labels
+    # only the two decades around it, so 2 x 10^k and 5 x 10^k are labelled too
+    # (PLplot writes every character of the SVG as &#xHH;: 0xd7 is the x sign)
+    check "the frontier's short log axis has labels between its decades" \
+        test "$(grep -o '>[^<]*<' frontier.svg | tr -d '\n' | grep -o '&#x3[25];&#xd7;&#x31;&#x30;' | wc -l)" -ge 2
 fi
 check "no temporary files left" test -z "$(find . -name '*.tmp.*')"
 exit $fail
