@@ -12,7 +12,9 @@
 #     itself is taken;
 #   - --policy fixes the policy: the choice keeps it;
 #   - `remat mlp compare --memory-budget B` marks the fastest listed variant
-#     that fits, and fails naming the smallest peak when none does.
+#     that fits, and fails naming the smallest peak when none does; it
+#     prints progress on stderr (a line per variant; on a terminal one live
+#     line) and residual bytes without the weights.
 set -u
 REMAT=$1
 . "$(dirname "$0")/lib.sh"
@@ -59,6 +61,10 @@ peaks=$(sed -n 's/.*(whole-step peak \([0-9]*\) predicted \/ \([0-9]*\) measured
 check "compare: the choice's measured peak <= budget" le "${peaks#* }" 20480
 check "compare: progress, one line per variant and the reference" test "$(grep -c '^remat: mlp compare: [0-9]/7 ' cmp.err)" -eq 7
 check "compare: the weights said once" has cmp.txt "weights 26536 bytes (not in the residual bytes below)"
+# on a terminal (script(1) gives one): one live line, rewritten in place, ended once
+script -qec "\"$REMAT\" mlp compare $cmp >/dev/null" /dev/null >tty.out 2>&1
+check "compare on a terminal: the live line is rewritten per variant" test "$(grep -o $'\r\033\\[K' tty.out | wc -l)" -eq 7
+check "  and ends with one newline" test "$(grep -c 'remat: mlp compare: ' tty.out)" -eq 1
 "$REMAT" mlp compare $cmp --memory-budget 20k --json >cmp.json 2>/dev/null
 check "compare --json: one variant chosen" test "$(grep -c '"budget_choice": true' cmp.json)" -eq 1
 res=$(grep '"variant": "unrolled nothing_saveable"' cmp.json | sed -n 's/.*"residual_bytes": \([0-9]*\).*/\1/p')
