@@ -361,6 +361,9 @@ INT_CASE(nt_step, remat_nn_trainer_step(NT0, 1, (float[1]){0}, (float[1]){0}, NU
 INT_CASE(nt_predict, remat_nn_trainer_predict(NT0, 1, (float[1]){0}, (float[1]){0}))
 PTR_CASE(nt_stats, remat_nn_trainer_last_stats(NT0))
 VOID_CASE(nt_plan, remat_nn_trainer_plan(NT0, &(remat_memory_plan){0}))
+INT_CASE(np_save, remat_nn_params_save(NULL, NULL))
+INT_CASE(np_load, remat_nn_params_load(NULL, NULL))
+INT_CASE(nt_budget, remat_nn_budget_choose(1, NULL, NULL, 1, 1, NULL, 1, NULL, NULL, NULL))
 /* fit.h */
 static remat_fit *FT0;
 INT_CASE(f_new, remat_fit_new(M0, 0, NULL, NULL, &(remat_fit *){0}))
@@ -715,6 +718,9 @@ static const null_row null_table[] = {
     {"remat_nn_trainer_predict", "1", nt_predict, 0},
     {"remat_nn_trainer_last_stats", "NULL", nt_stats, 0},
     {"remat_nn_trainer_plan", "-", nt_plan, 0},
+    {"remat_nn_budget_choose", "1", nt_budget, 0},
+    {"remat_nn_params_save", "1", np_save, 0},
+    {"remat_nn_params_load", "1", np_load, 0},
     {"remat_fit_new", "1", f_new, 0},
     {"remat_fit_run_once", "1", f_run_once, 0},
     {"remat_fit_free", "-", f_free, 1},

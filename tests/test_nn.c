@@ -8,6 +8,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "test_golden.h"
 #include "test_util.h"
@@ -709,6 +711,95 @@ static void test_nn_errors(void **state)
     remat_nn_params_free(NULL);
 }
 
+/* Weights files (remat_nn_params_save / _load, safetensors): a round trip
+ * restores every parameter bit for bit into freshly initialised ones (another
+ * seed), the header is the documented JSON; bad files (truncated, not
+ * safetensors, another network, a wrong shape or dtype) are errors naming
+ * the file and what is wrong, and leave the parameters as they were. */
+static char *saved(const remat_nn_params *p, size_t *len)
+{
+    char *buf = NULL;
+    FILE *m = open_memstream(&buf, len);
+    assert_non_null(m);
+    assert_ok(remat_nn_params_save(p, m));
+    assert_int_equal(fclose(m), 0);
+    return buf;
+}
+
+static remat_status load_bytes(remat_nn_params *p, const void *bytes, size_t n, char *path, size_t cap)
+{
+    write_temp(path, cap, "weights", bytes, n);
+    remat_status st = remat_nn_params_load(p, path);
+    unlink(path);
+    return st;
+}
+
+static void test_nn_weights_safetensors(void **state)
+{
+    (void)state;
+    remat_nn_module *net = remat_nn_mlp(5, 3, REMAT_NN_RELU), *other = remat_nn_mlp(6, 3, REMAT_NN_RELU);
+    remat_nn_params *a, *b, *c, *d64;
+    assert_ok(remat_nn_init(net, remat_prng_key_from_seed(1), REMAT_F32, 1, DIMS(4), &a));
+    assert_ok(remat_nn_init(net, remat_prng_key_from_seed(2), REMAT_F32, 1, DIMS(4), &b));
+    assert_ok(remat_nn_init(other, remat_prng_key_from_seed(1), REMAT_F32, 1, DIMS(4), &c));
+    assert_ok(remat_nn_init(net, remat_prng_key_from_seed(1), REMAT_F64, 1, DIMS(4), &d64));
+    size_t n;
+    char *file = saved(a, &n), path[256];
+    /* the layout: length, JSON, data 8-aligned */
+    uint64_t hl = 0;
+    for (int k = 0; k < 8; k++)
+        hl |= (uint64_t)(unsigned char)file[k] << (8 * k);
+    assert_int_equal((8 + hl) % 8, 0);
+    assert_int_equal(n, 8 + hl + remat_nn_params_bytes(a));
+    char *head = strndup(file + 8, hl);
+    assert_contains(head, "\"Dense_0/kernel\":{\"dtype\":\"F32\",\"shape\":[4,5],\"data_offsets\":[0,80]}");
+    assert_contains(head, "\"__metadata__\":{\"format\":\"flax\",\"producer\":\"remat\"}");
+    free(head);
+    /* round trip into other values: bitwise */
+    assert_ok(load_bytes(b, file, n, path, sizeof path));
+    for (int i = 0; i < remat_nn_params_count(a); i++) {
+        remat_tensor ta = remat_nn_params_tensor(a, i), tb = remat_nn_params_tensor(b, i);
+        assert_memory_equal(ta.data, tb.data, remat_tensor_bytes(&ta));
+    }
+    /* bad files: each names the file and the fault; b keeps its values */
+    remat_nn_params *fresh;
+    assert_ok(remat_nn_init(net, remat_prng_key_from_seed(2), REMAT_F32, 1, DIMS(4), &fresh));
+    const float keep = ((const float *)remat_nn_params_tensor(fresh, 0).data)[0];
+    assert_int_equal(load_bytes(fresh, file, n - 1, path, sizeof path), REMAT_ERR_VALUE); /* truncated */
+    assert_contains(remat_last_error(), path);
+    assert_contains(remat_last_error(), "bytes of data (truncated?)");
+    assert_int_equal(load_bytes(fresh, "hello", 5, path, sizeof path), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "too short for a safetensors file");
+    assert_int_equal(load_bytes(fresh, "parameter,index,value\n", 22, path, sizeof path), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "header length");
+    char *broken = malloc(n);
+    memcpy(broken, file, n);
+    broken[8] = '[';
+    assert_int_equal(load_bytes(fresh, broken, n, path, sizeof path), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "safetensors header, byte 8: the header is not a JSON object");
+    free(broken);
+    size_t nc;
+    char *fc = saved(c, &nc); /* another width: shapes differ */
+    assert_int_equal(load_bytes(fresh, fc, nc, path, sizeof path), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "has shape [4, 6]; the network's is [4, 5]");
+    free(fc);
+    char *f64 = saved(d64, &nc);
+    assert_int_equal(load_bytes(fresh, f64, nc, path, sizeof path), REMAT_ERR_VALUE);
+    assert_contains(remat_last_error(), "is F64; the parameters are F32");
+    free(f64);
+    assert_int_equal(remat_nn_params_load(fresh, "/nonexistent/w.safetensors"), REMAT_ERR_IO);
+    assert_contains(remat_last_error(), "/nonexistent/w.safetensors");
+    assert_true(((const float *)remat_nn_params_tensor(fresh, 0).data)[0] == keep);
+    free(file);
+    remat_nn_params_free(fresh);
+    remat_nn_params_free(a);
+    remat_nn_params_free(b);
+    remat_nn_params_free(c);
+    remat_nn_params_free(d64);
+    remat_nn_module_free(net);
+    remat_nn_module_free(other);
+}
+
 int main(void)
 {
     remat_test_backend(); /* REMAT_BACKEND: skip (77) when it is not there */
@@ -726,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_nn_flax_activations_layernorm),
         cmocka_unit_test(test_nn_flax_ffn_net),
         cmocka_unit_test(test_nn_errors),
+        cmocka_unit_test(test_nn_weights_safetensors),
     };
     return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }

@@ -194,6 +194,90 @@ static void test_nn_train_bitwise_across_policies_and_schedules(void **state)
     remat_nn_params_free(init.p);
 }
 
+/* The whole-step budget (remat_nn_train_options.memory_budget,
+ * remat_nn_budget_choose): at several budgets, from the largest candidate's
+ * peak down to the smallest, the chosen network's predicted peak fits, and a
+ * trainer built with that budget measures a step's peak (arena with its
+ * snapshots and tapes) within it; below the smallest peak no candidate fits
+ * and the error names that peak; a trainer over its budget is
+ * REMAT_ERR_BUDGET naming its own peak. */
+static void test_nn_train_memory_budget(void **state)
+{
+    (void)state;
+    float x[N * D], y[N * C];
+    make_data(x, y);
+    static const struct {
+        const remat_policy *const *policy;
+        const char *schedule;
+    } cand[] = {
+        {NULL, NULL}, {&remat_nothing_saveable, NULL}, {&remat_dots_with_no_batch_dims_saveable, NULL},
+        {NULL, "store-all"}, {NULL, "per-step"}, {NULL, "binomial:1"}, {&remat_nothing_saveable, "binomial:1"},
+    };
+    enum { NC = sizeof cand / sizeof *cand };
+    remat_nn_module *m[NC];
+    remat_nn_params *p[NC];
+    for (int i = 0; i < NC; i++) {
+        m[i] = network(cand[i].policy ? *cand[i].policy : NULL, cand[i].schedule);
+        assert_ok(remat_nn_init(m[i], remat_prng_key_from_seed(1), REMAT_F32, 2, DIMS(32, D), &p[i]));
+    }
+    remat_nn_train_options o = {.loss = REMAT_NN_LOSS_SOFTMAX_CE, .optimizer = REMAT_NN_ADAM, .lr = 0.02,
+                                .batch = 32, .memory_budget = INT64_MAX};
+    size_t peaks[NC];
+    double secs[NC];
+    remat_nn_budget_choice ch;
+    assert_ok(remat_nn_budget_choose(NC, (const remat_nn_module *const *)m, p, D, C, &o, 1, peaks, secs, &ch));
+    size_t lo = peaks[0], hi = peaks[0];
+    for (int i = 0; i < NC; i++) {
+        lo = peaks[i] < lo ? peaks[i] : lo, hi = peaks[i] > hi ? peaks[i] : hi;
+        assert_true(secs[i] >= 0); /* everything fits an unbounded budget: every one timed */
+    }
+    assert_int_equal(ch.smallest_bytes, lo);
+    assert_true(lo < hi); /* the candidates span a range: the budgets below choose among them */
+    const size_t budgets[] = {hi, (lo + hi) / 2, lo + (hi - lo) / 4, lo};
+    for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
+        o.memory_budget = (int64_t)budgets[b];
+        assert_ok(remat_nn_budget_choose(NC, (const remat_nn_module *const *)m, p, D, C, &o, 1, peaks, secs, &ch));
+        assert_true(ch.index >= 0 && ch.index < NC);
+        assert_true(ch.peak_bytes <= budgets[b]);
+        for (int i = 0; i < NC; i++) /* timed exactly when it fits */
+            assert_int_equal(secs[i] >= 0, peaks[i] <= budgets[b]);
+        remat_nn_trainer *t;
+        assert_ok(remat_nn_trainer_new(m[ch.index], p[ch.index], D, C, &o, &t));
+        double loss;
+        assert_ok(remat_nn_trainer_step(t, 32, x, y, &loss));
+        const remat_stats *st = remat_nn_trainer_last_stats(t);
+        if (st->peak_arena_bytes > budgets[b])
+            fail_msg("budget %zu: candidate %d measured a peak of %zu bytes", budgets[b], ch.index,
+                     st->peak_arena_bytes);
+        assert_int_equal(st->peak_arena_bytes, ch.peak_bytes); /* predicted = measured */
+        remat_nn_trainer_free(t);
+    }
+    /* below the smallest peak: none fits, the error names it */
+    o.memory_budget = (int64_t)lo - 1;
+    assert_int_equal(remat_nn_budget_choose(NC, (const remat_nn_module *const *)m, p, D, C, &o, 1, NULL, NULL, &ch),
+                     REMAT_ERR_BUDGET);
+    char want[64];
+    snprintf(want, sizeof want, "smallest predicted peak is %zu bytes", lo);
+    assert_contains(remat_last_error(), want);
+    assert_int_equal(ch.index, -1);
+    /* a trainer over its budget names its own peak */
+    remat_nn_trainer *t = NULL;
+    o.memory_budget = (int64_t)peaks[0] - 1;
+    assert_int_equal(remat_nn_trainer_new(m[0], p[0], D, C, &o, &t), REMAT_ERR_BUDGET);
+    snprintf(want, sizeof want, "predicted peak of %zu bytes", peaks[0]);
+    assert_contains(remat_last_error(), want);
+    assert_null(t);
+    o.memory_budget = -1;
+    assert_int_equal(remat_nn_trainer_new(m[0], p[0], D, C, &o, &t), REMAT_ERR_VALUE);
+    o.memory_budget = 0;
+    assert_int_equal(remat_nn_budget_choose(NC, (const remat_nn_module *const *)m, p, D, C, &o, 1, NULL, NULL, &ch),
+                     REMAT_ERR_VALUE);
+    for (int i = 0; i < NC; i++) {
+        remat_nn_params_free(p[i]);
+        remat_nn_module_free(m[i]);
+    }
+}
+
 static void test_nn_train_repeats(void **state)
 {
     (void)state;
@@ -435,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_nn_train_learns),
         cmocka_unit_test(test_nn_train_bitwise_across_policies_and_schedules),
         cmocka_unit_test(test_nn_train_repeats),
+        cmocka_unit_test(test_nn_train_memory_budget),
         cmocka_unit_test(test_nn_train_compile_options),
         cmocka_unit_test(test_nn_train_errors),
         cmocka_unit_test(test_nn_train_nan_at_initialisation_is_not_the_learning_rate),

@@ -123,6 +123,8 @@ typedef struct {
     int64_t unrolled_loops;         /* interpreted scan nodes that run remat_scan_options.unroll
                                        (> 1) bodies as one sub-program per iteration of their
                                        plain loop (compiled loops ignore unroll) */
+    size_t residual_arg_bytes;      /* of residual_bytes: the program's arguments (a network's
+                                       weights and batch); the rest is what the forward made */
 } remat_memory_plan;
 
 typedef struct {

@@ -52,6 +52,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ad.h"
 #include "random.h"
@@ -148,6 +149,25 @@ REMAT_API remat_shape remat_nn_params_out_shape(const remat_nn_params *p);
 /* Declares one argument of f per parameter (named by its path, p's dtype and
  * shapes) and writes their values into vals (remat_nn_params_count entries). */
 REMAT_API remat_status remat_nn_params_args(remat_fn *f, const remat_nn_params *p, remat_val *vals);
+
+/* ---- weights files (safetensors) ---- */
+/* Writes p to f as safetensors (huggingface's format, which
+ * safetensors.numpy.load_file and safetensors.flax read): an 8-byte
+ * little-endian header length, a JSON header naming each tensor by its Flax
+ * path ("Dense_0/kernel", "ScanMLPBlock_0/Dense_0/kernel" stacked over
+ * layers) with dtype F32 or F64, shape and data_offsets, and
+ * __metadata__ {"format": "flax", "producer": "remat"}; then the values,
+ * little-endian, in parameter order. Unflatten with
+ * flax.traverse_util.unflatten_dict(d, sep="/") for Flax's params tree.
+ * REMAT_ERR_IO when a write fails. */
+REMAT_API remat_status remat_nn_params_save(const remat_nn_params *p, FILE *f);
+/* Reads a safetensors file into p's values: its tensors must be exactly p's
+ * parameters (by name, any order) with p's dtype and shapes. Errors name the
+ * file and what is wrong (REMAT_ERR_IO: unreadable; REMAT_ERR_VALUE: not
+ * safetensors, a header byte that is wrong, a tensor missing, extra, of
+ * another dtype or shape, data cut short); p is unchanged unless it returns
+ * REMAT_OK. The round trip is bitwise. */
+REMAT_API remat_status remat_nn_params_load(remat_nn_params *p, const char *path);
 
 /* ---- applying ---- */
 /* Emits m applied to x into f; params holds one value per parameter of m in

@@ -64,6 +64,15 @@ typedef struct {
      * threads, backend, which the micro-shards' device sums use too); NULL:
      * the environment's, as remat_compile. Borrowed: must outlive the trainer. */
     const remat_compile_options *compile;
+    /* The whole step's memory budget in bytes (0: none, < 0: REMAT_ERR_VALUE):
+     * the value-and-gradient program's predicted peak, plan.arena_bytes of
+     * remat_nn_trainer_plan (the arena with every scan's store of snapshots
+     * and step tapes and the loop bodies' arenas; the parameters, gradients,
+     * optimiser state and batch aside), must fit, else remat_nn_trainer_new
+     * returns REMAT_ERR_BUDGET naming that peak. The plan's prediction equals
+     * the measured stats.peak_arena_bytes, so a trainer that compiles stays
+     * within it. remat_nn_budget_choose picks a network that fits. */
+    int64_t memory_budget;
 } remat_nn_train_options;
 
 typedef struct remat_nn_trainer remat_nn_trainer;
@@ -94,6 +103,30 @@ REMAT_API remat_status remat_nn_trainer_predict(remat_nn_trainer *t, int64_t n, 
 /* A NULL trainer: plan untouched, stats NULL (remat_last_error() set). */
 REMAT_API void remat_nn_trainer_plan(const remat_nn_trainer *t, remat_memory_plan *plan);
 REMAT_API const remat_stats *remat_nn_trainer_last_stats(const remat_nn_trainer *t);
+
+/* The whole-step budget's search: of n candidate networks computing the same
+ * function (other checkpoint policies, unrolled or scanned under other
+ * schedules; mods[i] with its parameters params[i]), the fastest whose
+ * training step's predicted peak fits o->memory_budget (> 0). Each candidate
+ * is compiled as remat_nn_trainer_new compiles it (its plan gives its peak,
+ * peaks[i]); each that fits is timed: `repeat` (>= 1) runs of its
+ * value-and-gradient program on a zero batch of the planned rows, the median
+ * is seconds[i] (-1 for one that does not fit). Ties go to the lower index,
+ * so list candidates in order of preference. The parameters are not changed.
+ * No candidate fitting is REMAT_ERR_BUDGET naming the smallest peak and its
+ * candidate; out->smallest says which. With a group (o->dist): collective,
+ * and rank 0's timings decide for every rank. peaks, seconds may be NULL. */
+typedef struct {
+    int index;            /* the chosen candidate (-1: none fits) */
+    size_t peak_bytes;    /* its predicted peak */
+    double seconds;       /* its median step time */
+    int smallest;         /* the candidate with the smallest predicted peak */
+    size_t smallest_bytes;
+} remat_nn_budget_choice;
+REMAT_API remat_status remat_nn_budget_choose(int n, const remat_nn_module *const *mods,
+                                              remat_nn_params *const *params, int64_t in_features, int64_t n_out,
+                                              const remat_nn_train_options *o, int repeat, size_t *peaks,
+                                              double *seconds, remat_nn_budget_choice *out);
 
 /* The loss function the trainer differentiates: arguments (params...,
  * x (rows, in_features), y (rows, n_out)), one scalar output. */

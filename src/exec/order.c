@@ -21,8 +21,11 @@ static remat_status count_residuals(remat_compile_ctx *c, const uint8_t *live)
         return rmi_compile_nomem("a residual mask");
     rmi_fn_residual_mask(g, live, is_res);
     for (int32_t v = 0; v < g->n_nodes; v++)
-        if (is_res[v])
+        if (is_res[v]) {
             c->p->residual_bytes += rmi_node_bytes(&g->nodes[v]);
+            if (g->nodes[v].op == REMAT_OP_ARG)
+                c->p->residual_arg_bytes += rmi_node_bytes(&g->nodes[v]);
+        }
     rmi_free(is_res);
     return REMAT_OK;
 }

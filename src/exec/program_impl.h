@@ -21,7 +21,7 @@ struct remat_program {
     int32_t n_copies; /* trailing instructions that copy into outputs */
     int32_t n_fused;  /* ops run inside another's fused instruction (counted as ops, not instructions) */
     void *arena, *consts;
-    size_t arena_bytes, const_bytes, residual_bytes;
+    size_t arena_bytes, const_bytes, residual_bytes, residual_arg_bytes;
     int n_in, n_out;
     remat_tensor *in_desc, *out_desc;
     const char **in_names;

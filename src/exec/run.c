@@ -267,6 +267,7 @@ void remat_program_plan(const remat_program *p, remat_memory_plan *plan)
     *plan = (remat_memory_plan){
         .arena_bytes = p->arena_bytes,
         .residual_bytes = p->residual_bytes,
+        .residual_arg_bytes = p->residual_arg_bytes,
         .constant_bytes = p->const_bytes,
         .instructions = p->n_instrs - p->n_copies + p->n_fused,
         .recompute_instructions = p->recompute_instrs,

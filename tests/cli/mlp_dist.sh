@@ -58,6 +58,16 @@ check "rank 0 alone prints" lines def2.txt '^final test accuracy' 1
 "$REMAT" mlp train $small --shards 8 --save-weights one8.csv >/dev/null 2>&1
 check "-np 2's default = one process with --shards 8" cmp one8.csv def2.csv
 
+# ---- the whole-step budget under a group: one choice (rank 0's times), held ----
+mpi 2 mlp train --epochs 1 --layers 4 --width 16 --shards 2 --memory-budget 30k --save-weights budget.safetensors >b2.txt 2>b2.err
+check "-np 2 --memory-budget exits 0" test $? -eq 0
+check "  rank 0 alone names the choice" lines b2.txt '^memory budget 30720 bytes: chose ' 1
+peak=$(sed -n 's/^whole-step peak (arena with snapshots and tapes) [0-9]* predicted \/ \([0-9]*\) measured.*/\1/p' b2.txt)
+check "  measured peak ($peak) <= the budget" test -n "$peak" -a "${peak:-99999}" -le 30720
+mpi 2 mlp train --epochs 1 --layers 4 --width 16 --shards 2 --memory-budget 1k >b3.txt 2>b3.err
+check "-np 2 a budget too small exits 1" test $? -eq 1
+check "  said once, naming the smallest peak" lines b3.err '^remat: --memory-budget: 1024 bytes is too small for the training step: the smallest predicted peak of the 35 candidates is [0-9]* bytes' 1
+
 # ---- errors: once, every rank non-zero ----
 mpi 4 mlp train $small --shards 2 >few.out 2>few.err
 check "--shards 2 on 4 ranks exits 2" test $? -ne 0

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "mlp_cli.h"
@@ -20,7 +21,7 @@ static void help(FILE *out)
     fprintf(out,
             "usage: remat mlp compare [--layers L] [--width W] [--batch B] [--block mlp|ffn]\n"
             "                         [--activation A] [--policies LIST] [--schedules LIST]\n"
-            "                         [--repeat R] [--seed S] [--json] [--plot FILE]\n"
+            "                         [--repeat R] [--seed S] [--memory-budget B] [--json] [--plot FILE]\n"
             "\n"
             "Takes one gradient (value_and_grad of the mean softmax cross-entropy, %d classes)\n"
             "of Dense(W) -> L blocks -> Dense(%d) on a seeded random batch of B rows of %d\n"
@@ -29,7 +30,10 @@ static void help(FILE *out)
             "every variant starts from the same weights. Prints for each: residual bytes,\n"
             "arena peak (predicted / measured), scan snapshot peak (predicted / measured),\n"
             "forward ops recomputed, scan body evaluations, median time, and max |gradient - the unrolled gradient\n"
-            "without checkpointing|, which must be 0: the command fails otherwise.\n"
+            "without checkpointing|, which must be 0: the command fails otherwise. Residual bytes\n"
+            "are the activations the backward keeps (scan stores included), the weights aside\n"
+            "(their bytes are said once). Progress goes to stderr: one line per variant, or a\n"
+            "live line on a terminal.\n"
             "\n"
             "%s"
             "                     (defaults: --layers 16 --width 256 --block mlp)\n"
@@ -43,6 +47,9 @@ static void help(FILE *out)
             "                     an empty list ('') runs none of that kind\n"
             "  --repeat R         runs per variant; the median time is shown (default 5)\n"
             "  --seed S           weights (Flax PRNGKey(S)) and batch (default 0)\n"
+            "  --memory-budget B  also name the fastest variant whose whole-step peak (arena with\n"
+            "                     snapshots and tapes, predicted) fits in B bytes; none fitting\n"
+            "                     is an error naming the smallest peak\n"
             "  --json             print one JSON document (a list of objects) instead of a table\n"
             "  --plot FILE        draw the memory / time frontier, one point per variant\n"
             "                     (.png, .svg, .pdf, .ps)\n",
@@ -234,12 +241,16 @@ out:
     return ok;
 }
 
-static void print_table(const setup *s, const variant *v, int n, int64_t seed)
+/* residual bytes without the arguments (weights, batch): the activations the backward keeps */
+static size_t activations(const variant *r) { return r->plan.residual_bytes - r->plan.residual_arg_bytes; }
+
+static void print_table(const setup *s, const variant *v, int n, int64_t seed, size_t weights)
 {
     printf("network Dense(%lld) -> %lld %s blocks (%s) -> Dense(%d), %lld-row random batch of %d features, "
            "seed %lld\n",
            (long long)s->base.width, (long long)s->base.layers, mlp_block_name(s->base.block),
            remat_nn_activation_name(s->base.act), CLASSES, (long long)s->batch, IN_FEATURES, (long long)seed);
+    printf("weights %zu bytes (not in the residual bytes below)\n", weights);
     printf("%-44s %14s  %23s  %23s  %10s  %10s  %10s  %10s\n", "variant", "residual bytes", "arena peak pred/meas",
            "snapshot peak pred/meas", "recomputed", "scan evals", "time ms", "max|dgrad|");
     for (int i = 0; i < n; i++) {
@@ -247,12 +258,12 @@ static void print_table(const setup *s, const variant *v, int n, int64_t seed)
         char ar[64], sn[64];
         snprintf(ar, sizeof ar, "%zu/%zu", r->plan.arena_bytes, r->st.peak_arena_bytes);
         snprintf(sn, sizeof sn, "%zu/%zu", r->plan.peak_snapshot_bytes, r->st.peak_snapshot_bytes);
-        printf("%-44s %14zu  %23s  %23s  %10lld  %10lld  %10.3f  %10.3g\n", r->label, r->plan.residual_bytes, ar, sn,
+        printf("%-44s %14zu  %23s  %23s  %10lld  %10lld  %10.3f  %10.3g\n", r->label, activations(r), ar, sn,
                (long long)r->st.recomputed_ops, (long long)r->st.forward_evals, r->seconds * 1e3, r->max_diff);
     }
 }
 
-static void print_json(const setup *s, const variant *v, int n, int64_t seed)
+static void print_json(const setup *s, const variant *v, int n, int64_t seed, size_t weights, int chosen)
 {
     printf("[\n");
     for (int i = 0; i < n; i++) {
@@ -266,11 +277,13 @@ static void print_json(const setup *s, const variant *v, int n, int64_t seed)
         if (!r->scanned)
             printf(", \"schedule\": null");
         printf(", \"layers\": %lld, \"width\": %lld, \"batch\": %lld, \"block\": \"%s\", \"activation\": \"%s\", "
-               "\"seed\": %lld, \"residual_bytes\": %zu, \"arena_bytes_predicted\": %zu, \"arena_bytes_measured\": %zu, "
+               "\"seed\": %lld, \"residual_bytes\": %zu, \"weight_bytes\": %zu, \"budget_choice\": %s, "
+               "\"arena_bytes_predicted\": %zu, \"arena_bytes_measured\": %zu, "
                "\"snapshot_bytes_predicted\": %zu, \"snapshot_bytes_measured\": %zu, \"recomputed_ops\": %lld, "
                "\"recompute_instructions\": %lld, \"scan_body_evals\": %lld, \"seconds\": %.9g, \"loss\": %.9g, \"max_abs_grad_diff\": %.9g}%s\n",
                (long long)s->base.layers, (long long)s->base.width, (long long)s->batch, mlp_block_name(s->base.block),
-               remat_nn_activation_name(s->base.act), (long long)seed, r->plan.residual_bytes, r->plan.arena_bytes,
+               remat_nn_activation_name(s->base.act), (long long)seed, activations(r), weights,
+               i == chosen ? "true" : "false", r->plan.arena_bytes,
                r->st.peak_arena_bytes, r->plan.peak_snapshot_bytes, r->st.peak_snapshot_bytes,
                (long long)r->st.recomputed_ops, (long long)r->plan.recompute_instructions, (long long)r->st.forward_evals, r->seconds, r->loss,
                r->max_diff, i + 1 < n ? "," : "");
@@ -302,12 +315,13 @@ int cmd_mlp_compare(int argc, char **argv)
         {"activation", required_argument, 0, 'a'}, {"policies", required_argument, 0, 'P'},
         {"schedules", required_argument, 0, 's'}, {"repeat", required_argument, 0, 'r'},
         {"seed", required_argument, 0, 'S'}, {"json", no_argument, 0, 'j'},
-        {"plot", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"plot", required_argument, 0, 'o'}, {"memory-budget", required_argument, 0, 'b'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     setup s = {.base = {.layers = 16, .width = 256, .block = MLP_BLOCK_MLP, .classes = CLASSES}, .batch = 64,
                .repeat = 5};
     const char *policies = DEFAULT_POLICIES, *schedules = DEFAULT_SCHEDULES, *act_text = NULL, *plot_path = NULL;
-    int64_t seed = 0, repeat = 5;
+    int64_t seed = 0, repeat = 5, budget = -1;
     int json = 0, c;
     optind = 1;
     opterr = 0;
@@ -326,6 +340,7 @@ int cmd_mlp_compare(int argc, char **argv)
         case 'S': if (!cli_int64("--seed", optarg, 0, INT64_MAX, &seed)) return 2; break;
         case 'j': json = 1; break;
         case 'o': plot_path = optarg; break;
+        case 'b': if (!cli_bytes("--memory-budget", optarg, &budget)) return 2; break;
         case 'h': help(stdout); return 0;
         default: return pfr_cli_bad_option("mlp compare", c, argv);
         }
@@ -374,9 +389,19 @@ int cmd_mlp_compare(int argc, char **argv)
     for (int64_t r = 0; r < s.batch; r++)
         y[r * CLASSES + (int64_t)remat_splitmix64_below(&state, CLASSES)] = 1.0f;
     s.ref = ref, s.x = x, s.y = y;
-    for (int i = 0; i <= n; i++)
-        if (!run_variant(&s, &v[i]))
+    int tty = isatty(STDERR_FILENO);
+    for (int i = 0; i <= n; i++) {
+        if (!run_variant(&s, &v[i])) {
+            if (tty)
+                fputc('\n', stderr);
             goto out;
+        }
+        /* progress: v[0] is the reference, run first */
+        fprintf(stderr, "%sremat: mlp compare: %d/%d %s: %.3f ms, arena peak %zu bytes%s", tty ? "\r\033[K" : "",
+                i + 1, n + 1, i ? v[i].label : "reference (unrolled none)", v[i].seconds * 1e3,
+                v[i].st.peak_arena_bytes, tty ? (i == n ? "\n" : "") : "\n");
+        fflush(stderr);
+    }
     int64_t total = remat_nn_params_numel(ref);
     int differ = 0;
     for (int i = 1; i <= n; i++) {
@@ -386,12 +411,30 @@ int cmd_mlp_compare(int argc, char **argv)
         v[i].max_diff = fmax(v[i].max_diff, fabs(v[i].loss - v[0].loss));
         differ |= v[i].max_diff != 0;
     }
+    int chosen = -1, smallest = -1;
+    for (int i = 1; budget >= 0 && i <= n; i++) {
+        if (smallest < 0 || v[i].plan.arena_bytes < v[smallest].plan.arena_bytes)
+            smallest = i;
+        if (v[i].plan.arena_bytes <= (size_t)budget && (chosen < 0 || v[i].seconds < v[chosen].seconds))
+            chosen = i;
+    }
+    size_t weights = remat_nn_params_bytes(ref);
     if (json)
-        print_json(&s, v + 1, n, seed);
+        print_json(&s, v + 1, n, seed, weights, chosen - 1);
     else
-        print_table(&s, v + 1, n, seed);
-    fflush(stdout);
+        print_table(&s, v + 1, n, seed, weights);
     status = 0;
+    if (budget >= 0 && chosen > 0 && !json)
+        printf("memory budget %lld bytes: chose %s, the fastest fitting (whole-step peak %zu predicted / %zu "
+               "measured, %.3f ms)\n", (long long)budget, v[chosen].label, v[chosen].plan.arena_bytes,
+               v[chosen].st.peak_arena_bytes, v[chosen].seconds * 1e3);
+    fflush(stdout);
+    if (budget >= 0 && chosen < 0) {
+        fprintf(stderr, "remat: --memory-budget: %lld bytes is too small for every listed variant: the smallest "
+                        "predicted peak is %zu bytes (%s); give at least %zu\n", (long long)budget,
+                v[smallest].plan.arena_bytes, v[smallest].label, v[smallest].plan.arena_bytes);
+        status = 1;
+    }
     for (int i = 1; i <= n; i++)
         if (v[i].max_diff != 0) {
             fprintf(stderr, "remat: mlp compare: %s: the gradient differs from the unrolled one without "

@@ -70,41 +70,6 @@ static int accuracy(remat_dist *dist, remat_nn_trainer *t, const remat_labeled *
     return 1;
 }
 
-/* The fastest schedule of the L scanned blocks whose snapshots and tapes fit
- * the budget, from store-all's plan of the training step. */
-static int schedule_for_budget(remat_dist *dist, mlp_net_config cfg, int64_t budget, int64_t features,
-                               const remat_nn_train_options *o, remat_schedule_spec *spec)
-{
-    int root = remat_dist_is_root(dist);
-    cfg.scanned = 1;
-    cfg.schedule = (remat_schedule_spec){.kind = REMAT_SCHED_STORE_ALL};
-    remat_nn_module *net = mlp_net_make(&cfg); /* NULL: remat_last_error() says why, said after the agreement */
-    remat_nn_params *p = NULL;
-    remat_nn_trainer *t = NULL;
-    remat_status st = net ? remat_nn_init(net, remat_prng_key_from_seed(0), REMAT_F32, 1, &features, &p)
-                          : REMAT_ERR_VALUE;
-    /* the trainer is collective (its shards' set-up): every rank builds it, or none */
-    if ((st = remat_dist_agree(dist, st)) == REMAT_OK)
-        st = remat_nn_trainer_new(net, p, features, cfg.classes, o, &t);
-    int ok = (st = remat_dist_agree(dist, st)) == REMAT_OK;
-    if (!ok && root)
-        fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
-    if (ok) { /* the same plan on every rank, and so the same outcome */
-        remat_memory_plan plan;
-        remat_nn_trainer_plan(t, &plan);
-        if (remat_schedule_for_budget(budget, cfg.layers, (int64_t)plan.scan_carry_bytes,
-                                      (int64_t)plan.scan_tape_bytes, spec) != REMAT_OK) {
-            if (root)
-                fprintf(stderr, "remat: --memory-budget: %s\n", remat_last_error());
-            ok = 0;
-        }
-    }
-    remat_nn_trainer_free(t);
-    remat_nn_params_free(p);
-    remat_nn_module_free(net);
-    return ok;
-}
-
 static int plot(const char *path, const mlp_epoch_row *h, int64_t n)
 {
     double *x = malloc(sizeof *x * (size_t)n * 4);
@@ -212,12 +177,21 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
     status = 1;
     int64_t d = remat_labeled_features(all), batch = a->batch;
     mlp_net_config *cfg = &a->cfg;
-    if (a->budget >= 0 && !schedule_for_budget(dist, *cfg, a->budget, d, o, &cfg->schedule))
-        goto out;
+    mlp_budget_result chosen;
+    if (a->budget >= 0) {
+        if (!mlp_budget_choose(cfg, a->policy_given ? a->policy_text : NULL, d, a->budget, o, &chosen))
+            goto out;
+        *cfg = chosen.cfg;
+        a->policy_text = chosen.policy;
+        o->memory_budget = a->budget; /* the trainer holds it too */
+    }
     net = mlp_net_make(cfg); /* NULL: remat_last_error() says why, said after the agreement */
     remat_status st = net ? remat_nn_init(net, remat_prng_key_from_seed((uint64_t)a->seed), REMAT_F32, 1, &d,
                                           &params)
                           : REMAT_ERR_VALUE;
+    const char *what = "mlp train";
+    if (st == REMAT_OK && a->load_path && (st = remat_nn_params_load(params, a->load_path)) != REMAT_OK)
+        what = "--load-weights"; /* every rank reads it; the agreement below fails all if one fails */
     /* the trainer is collective (its shards' set-up): every rank builds it, or none */
     if ((st = remat_dist_agree(dist, st)) == REMAT_OK)
         st = remat_nn_trainer_new(net, params, d, cfg->classes, o, &tr);
@@ -225,14 +199,15 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
         st = remat_batcher_new(train, &(remat_batcher_options){.batch_size = batch, .seed = (uint64_t)a->seed}, &bat);
     if ((st = remat_dist_agree(dist, st)) != REMAT_OK) { /* a compile can fail on one rank (memory) */
         if (root)
-            fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
+            fprintf(stderr, "remat: %s: %s\n", what, remat_last_error());
+        status = strcmp(what, "mlp train") ? 2 : 1;
         goto out;
     }
     int64_t n_train = remat_labeled_rows(train), n_test = remat_labeled_rows(test);
     x = malloc(sizeof *x * (size_t)(batch * d));
     y = malloc(sizeof *y * (size_t)(batch * cfg->classes));
     logits = malloc(sizeof *logits * (size_t)((n_train > n_test ? n_train : n_test) * cfg->classes));
-    hist = calloc((size_t)a->epochs, sizeof *hist);
+    hist = calloc((size_t)a->epochs + 1, sizeof *hist);
     st = x && y && logits && hist ? REMAT_OK : REMAT_ERR_NOMEM;
     if (remat_dist_agree(dist, st) != REMAT_OK) {
         if (root)
@@ -244,7 +219,8 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
                           .test_rows = n_test, .features = d, .epochs = a->epochs, .seed = a->seed,
                           .budget = a->budget, .parameters = remat_nn_params_numel(params),
                           .test_fraction = a->test_fraction, .ranks = remat_dist_size(dist),
-                          .dist_kind = remat_dist_kind(dist), .hist = hist};
+                          .dist_kind = remat_dist_kind(dist), .hist = hist,
+                          .chosen = a->budget >= 0 ? &chosen : NULL};
     if (cfg->scanned)
         remat_schedule_format(&cfg->schedule, r.sched, sizeof r.sched);
     if (root && !a->json)
@@ -261,6 +237,10 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
         if (root && !a->json)
             mlp_train_print_epoch(e, h);
     }
+    if (a->epochs > 0)
+        r.final_acc = hist[a->epochs - 1].test_acc;
+    else if (!accuracy(dist, tr, test, logits, &r.final_acc)) /* --epochs 0: the initial weights' */
+        goto out;
     remat_nn_trainer_plan(tr, &r.plan);
     /* the plan is a largest micro-shard's: the last shard is one (ceil(batch / K) rows), the
      * last rank runs it last, so its measurements are the ones to report */
@@ -335,6 +315,8 @@ int cmd_mlp_train(int argc, char **argv)
     }
     if (status == 0) {
         cli_input("--data", a.data);
+        if (a.load_path)
+            cli_input("--load-weights", a.load_path);
         o.dist = dist;
         /* only rank 0 writes: only its file system is asked */
         int ok = readable && (!root || ((!a.plot_path || cli_plot_check(a.plot_path)) &&

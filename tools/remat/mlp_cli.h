@@ -54,6 +54,26 @@ int mlp_param_map_new(const remat_nn_params *unrolled, const remat_nn_params *sc
 /* Copies the scanned values into the unrolled parameters (f32). */
 void mlp_params_copy_mapped(remat_nn_params *unrolled, const remat_nn_params *scanned, const mlp_param_map *map);
 
+/* mlp_budget.c: the whole-step memory budget. The candidates are the
+ * network under each checkpoint policy (only `policy` when not NULL), unrolled
+ * and scanned under store-all, per-step, periodic:K, two-level and
+ * binomial:S (K, S powers of two below L); remat_nn_budget_choose compiles
+ * each as the trainer does (o's batch, shards, compile options), times the
+ * ones whose predicted peak fits (median of 3 steps) and takes the fastest.
+ * 0 with the message on rank 0's stderr (too small: naming the smallest
+ * peak and its candidate); collective with o->dist. */
+typedef struct {
+    mlp_net_config cfg; /* the chosen network */
+    const char *policy; /* its policy's name */
+    size_t peak;        /* its predicted whole-step peak */
+    double seconds;     /* its median step */
+    int candidates, fitting;
+} mlp_budget_result;
+int mlp_budget_choose(const mlp_net_config *base, const char *policy, int64_t features, int64_t budget,
+                      const remat_nn_train_options *o, mlp_budget_result *res);
+/* "policy P, unrolled" / "policy P, scanned with schedule S" */
+void mlp_budget_describe(const mlp_net_config *c, const char *policy, char *out, size_t len);
+
 int cmd_mlp(int argc, char **argv); /* cmd_mlp.c */
 int cmd_mlp_train(int argc, char **argv);
 int cmd_mlp_compare(int argc, char **argv);

@@ -19,10 +19,10 @@
 /* mlp_train_args.c: the options as given, then checked */
 typedef struct {
     mlp_net_config cfg;
-    const char *data, *act_text, *policy_text, *sched_text, *plot_path, *opt_text, *weights_path;
+    const char *data, *act_text, *policy_text, *sched_text, *plot_path, *opt_text, *weights_path, *load_path;
     int64_t budget, epochs, batch, seed, shards; /* shards 0: not given */
     double lr, momentum, test_fraction;
-    int json, has_lr, has_momentum, digits;
+    int json, has_lr, has_momentum, digits, policy_given;
 } mlp_train_args;
 
 void mlp_train_help(FILE *out);
@@ -54,6 +54,8 @@ typedef struct {
     remat_memory_plan plan;
     remat_stats full;          /* measured on the last full batch (have_full) */
     int have_full;
+    const mlp_budget_result *chosen; /* --memory-budget's choice, or NULL */
+    double final_acc;          /* the last epoch's test accuracy; --epochs 0: the initial weights' */
 } mlp_train_report;
 
 void mlp_train_print_header(const mlp_train_report *r);
@@ -61,7 +63,8 @@ void mlp_train_print_epoch(int64_t e, const mlp_epoch_row *h);
 void mlp_train_print_summary(const mlp_train_report *r);
 void mlp_train_print_json(const mlp_train_report *r);
 
-/* The parameters as CSV (parameter,index,value; f32 values in %.9g and f64
+/* The parameters as safetensors (remat_nn_params_save), or, for a path
+ * ending in .csv, as CSV (parameter,index,value; f32 values in %.9g and f64
  * in %.17g, both exact), written atomically through cli_out (temp file,
  * rename; removed on SIGTERM/SIGINT). 0 with a message naming --save-weights. */
 int mlp_save_weights(const char *path, const remat_nn_params *p);

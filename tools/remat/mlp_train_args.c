@@ -15,7 +15,7 @@ void mlp_train_help(FILE *out)
             "                       [--activation A] [--policy P] [--schedule S | --memory-budget B]\n"
             "                       [--optimizer adam|sgd] [--lr X] [--momentum M] [--epochs N]\n"
             "                       [--batch B] [--shards K] [--seed S] [--test-fraction F] [--json]\n"
-            "                       [--plot FILE] [--save-weights FILE]\n"
+            "                       [--plot FILE] [--save-weights FILE] [--load-weights FILE]\n"
             "\n"
             "Trains Dense(W) -> L blocks -> Dense(classes) with softmax cross-entropy on a\n"
             "labelled CSV (a header line, a 'label' column of integers 0..classes-1, the other\n"
@@ -37,12 +37,18 @@ void mlp_train_help(FILE *out)
             "  --schedule S       scan the L blocks over stacked parameters with this checkpoint\n"
             "                     schedule: store-all, per-step, periodic:K, two-level[:K], binomial:S,\n"
             "                     online:S (without --schedule or --memory-budget: unrolled)\n"
-            "  --memory-budget B  scan with the fastest schedule whose snapshots and step tapes fit\n"
-            "                     in B bytes (suffixes k, M, G)\n"
+            "  --memory-budget B  bound the training step's whole peak (arena with the scan's\n"
+            "                     snapshots and tapes; weights, gradients and optimiser state\n"
+            "                     aside) by B bytes (suffixes k, M, G): of every policy (only\n"
+            "                     --policy's if given), unrolled or scanned under store-all,\n"
+            "                     per-step, periodic:K, two-level and binomial:S, the fastest\n"
+            "                     whose predicted peak fits; time is measured (median of 3 steps\n"
+            "                     of each that fits). Below the smallest peak: an error naming it\n"
             "  --optimizer O      adam (default) or sgd\n"
             "  --lr X             learning rate > 0 (default 0.003 for adam, 0.05 for sgd)\n"
             "  --momentum M       sgd momentum, 0 <= M < 1 (default 0.9)\n"
-            "  --epochs N         passes over the training rows (default 20)\n"
+            "  --epochs N         passes over the training rows (default 20); 0: none, the initial\n"
+            "                     weights' accuracy (with --save-weights: dump them)\n"
             "  --batch B          rows per step (default 32); the batches are shuffled by --seed.\n"
             "                     Under mpirun B is the global batch, shared by the ranks\n"
             "  --shards K         cut every batch into K micro-shards (1 <= K <= B), each one's\n"
@@ -56,7 +62,13 @@ void mlp_train_help(FILE *out)
             "  --json             print one JSON object (config, per-epoch history, final accuracy,\n"
             "                     plan) instead of the text\n"
             "  --plot FILE        draw the loss and accuracy curves (.png, .svg, .pdf, .ps)\n"
-            "  --save-weights F   write the trained parameters as CSV (parameter,index,value; exact)\n"
+            "  --save-weights F   write the trained parameters as safetensors (tensors named by their\n"
+            "                     Flax paths, 'Dense_0/kernel'; numpy/flax read it with the\n"
+            "                     safetensors package), or as CSV for a name ending in .csv\n"
+            "                     (parameter,index,value; exact)\n"
+            "  --load-weights F   start from the parameters of a safetensors file (--save-weights')\n"
+            "                     instead of the seed's: the same network (layers, width, block,\n"
+            "                     unrolled or scanned) or an error naming what differs\n"
             "Under mpirun only rank 0 prints and writes files; every rank holds the same weights.\n",
             DIGITS_PATH ? DIGITS_PATH : "not built in: give --data", mlp_net_options_help, MLP_MPI_SHARDS);
 }
@@ -97,7 +109,7 @@ int mlp_train_parse(int argc, char **argv, mlp_train_args *a)
         {"batch", required_argument, 0, 'B'}, {"seed", required_argument, 0, 'S'},
         {"test-fraction", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
         {"plot", required_argument, 0, 'o'}, {"shards", required_argument, 0, 'K'},
-        {"save-weights", required_argument, 0, 'w'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"save-weights", required_argument, 0, 'w'}, {"load-weights", required_argument, 0, 'i'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     int c;
     optind = 1;
@@ -111,13 +123,13 @@ int mlp_train_parse(int argc, char **argv, mlp_train_args *a)
         case 'W': if (!cli_int64("--width", optarg, 1, 1 << 16, &a->cfg.width)) return 2; break;
         case 'k': if (!mlp_parse_block(optarg, &a->cfg.block)) return 2; break;
         case 'a': a->act_text = optarg; break;
-        case 'P': a->policy_text = optarg; break;
+        case 'P': a->policy_text = optarg, a->policy_given = 1; break;
         case 's': a->sched_text = optarg; break;
         case 'b': if (!cli_bytes("--memory-budget", optarg, &a->budget)) return 2; break;
         case 'O': a->opt_text = optarg; break;
         case 'l': if (!cli_double("--lr", optarg, &a->lr)) return 2; a->has_lr = 1; break;
         case 'm': if (!cli_double("--momentum", optarg, &a->momentum)) return 2; a->has_momentum = 1; break;
-        case 'e': if (!cli_int64("--epochs", optarg, 1, 1000000, &a->epochs)) return 2; break;
+        case 'e': if (!cli_int64("--epochs", optarg, 0, 1000000, &a->epochs)) return 2; break;
         case 'B': if (!cli_int64("--batch", optarg, 1, 1 << 20, &a->batch)) return 2; break;
         case 'K': if (!cli_int64("--shards", optarg, 1, 1 << 20, &a->shards)) return 2; break;
         case 'S': if (!cli_int64("--seed", optarg, 0, INT64_MAX, &a->seed)) return 2; break;
@@ -125,6 +137,7 @@ int mlp_train_parse(int argc, char **argv, mlp_train_args *a)
         case 'j': a->json = 1; break;
         case 'o': a->plot_path = optarg; break;
         case 'w': a->weights_path = optarg; break;
+        case 'i': a->load_path = optarg; break;
         case 'h': return -1;
         default: return pfr_cli_bad_option("mlp train", c, argv);
         }
@@ -153,7 +166,11 @@ int mlp_train_check(mlp_train_args *a, int ranks, remat_nn_train_options *o)
         fprintf(stderr, "remat: --schedule: %s\n", remat_last_error());
         return 2;
     }
-    cfg->scanned = a->sched_text || a->budget >= 0;
+    if (a->epochs == 0 && a->plot_path) {
+        fprintf(stderr, "remat: --plot: --epochs 0 trains nothing: no curves to draw\n");
+        return 2;
+    }
+    cfg->scanned = a->sched_text != NULL; /* a budget's choice decides it later */
     *o = (remat_nn_train_options){.loss = REMAT_NN_LOSS_SOFTMAX_CE, .batch = a->batch};
     if (!strcmp(a->opt_text, "adam"))
         o->optimizer = REMAT_NN_ADAM;

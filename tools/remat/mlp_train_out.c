@@ -1,6 +1,8 @@
 /* mlp_train_out.c — `remat mlp train`'s text and JSON reports and its weights file (mlp_train.h). */
 #include <errno.h>
 #include <math.h>
+#include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "mlp_train.h"
@@ -28,6 +30,14 @@ void mlp_train_print_header(const mlp_train_report *r)
     if (r->o.shards > 0)
         printf("each batch in %lld micro-shards summed in shard order, over %d rank%s (%s)\n",
                (long long)r->o.shards, r->ranks, r->ranks == 1 ? "" : "s", r->dist_kind);
+    if (r->chosen) {
+        char what[160];
+        mlp_budget_describe(&r->chosen->cfg, r->chosen->policy, what, sizeof what);
+        printf("memory budget %lld bytes: chose %s, the fastest of %d fitting among %d candidates "
+               "(predicted whole-step peak %zu bytes, step %.3f ms)\n",
+               (long long)r->budget, what, r->chosen->fitting, r->chosen->candidates, r->chosen->peak,
+               r->chosen->seconds * 1e3);
+    }
     fflush(stdout);
 }
 
@@ -40,11 +50,11 @@ void mlp_train_print_epoch(int64_t e, const mlp_epoch_row *h)
 
 void mlp_train_print_summary(const mlp_train_report *r)
 {
-    double acc = r->hist[r->epochs - 1].test_acc;
+    double acc = r->final_acc;
     const remat_memory_plan *p = &r->plan;
     const remat_stats *f = &r->full;
     int m = r->have_full;
-    printf("final test accuracy %.4f (%lld of %lld)\n", acc, (long long)llround(acc * (double)r->test_rows),
+    printf("%s test accuracy %.4f (%lld of %lld)\n", r->epochs ? "final" : "initial (--epochs 0)", acc, (long long)llround(acc * (double)r->test_rows),
            (long long)r->test_rows);
     if (r->o.shards > 0)
         printf("memory plan of the training step (micro-shard of %lld rows, batch %lld): ", (long long)plan_rows(r),
@@ -55,8 +65,11 @@ void mlp_train_print_summary(const mlp_train_report *r)
            "measured, %lld ops recomputed per step\n",
            p->residual_bytes, p->arena_bytes, m ? f->peak_arena_bytes : 0, p->peak_snapshot_bytes,
            m ? f->peak_snapshot_bytes : 0, (long long)(m ? f->recomputed_ops : 0));
+    if (r->chosen)
+        printf("whole-step peak (arena with snapshots and tapes) %zu predicted / %zu measured, budget %lld bytes\n",
+               p->arena_bytes, m ? f->peak_arena_bytes : 0, (long long)r->budget);
     if (!m)
-        printf("(no full batch of %lld rows: nothing measured)\n", (long long)r->o.batch);
+        printf(r->epochs ? "(no full batch of %lld rows: nothing measured)\n" : "(--epochs 0: no step of %lld rows run, nothing measured)\n", (long long)r->o.batch);
 }
 
 void mlp_train_print_json(const mlp_train_report *r)
@@ -80,14 +93,20 @@ void mlp_train_print_json(const mlp_train_report *r)
            "\"parameters\": %lld},\n",
            (long long)r->budget, r->optimizer, r->o.lr, r->o.momentum, (long long)r->epochs, (long long)r->o.batch,
            (long long)r->o.shards, (long long)r->seed, r->test_fraction, (long long)r->parameters);
-    printf(" \"ranks\": %d,\n \"history\": [\n", r->ranks);
+    printf(" \"ranks\": %d,\n", r->ranks);
+    if (r->chosen)
+        printf(" \"budget_choice\": {\"policy\": \"%s\", \"scanned\": %s, \"schedule\": \"%s\", "
+               "\"peak_bytes_predicted\": %zu, \"step_seconds\": %.9g, \"fitting\": %d, \"candidates\": %d},\n",
+               r->chosen->policy, c->scanned ? "true" : "false", c->scanned ? r->sched : "", r->chosen->peak,
+               r->chosen->seconds, r->chosen->fitting, r->chosen->candidates);
+    printf(" \"history\": [\n");
     for (int64_t e = 0; e < r->epochs; e++) {
         const mlp_epoch_row *h = &r->hist[e];
         printf("  {\"epoch\": %lld, \"loss\": %.17g, \"train_accuracy\": %.17g, \"test_accuracy\": %.17g, "
                "\"seconds\": %.6f}%s\n",
                (long long)e + 1, h->loss, h->train_acc, h->test_acc, h->seconds, e + 1 < r->epochs ? "," : "");
     }
-    double acc = r->hist[r->epochs - 1].test_acc;
+    double acc = r->final_acc;
     printf(" ],\n \"test_accuracy\": %.17g, \"test_correct\": %lld,\n", acc,
            (long long)llround(acc * (double)r->test_rows));
     const remat_memory_plan *p = &r->plan;
@@ -102,11 +121,22 @@ void mlp_train_print_json(const mlp_train_report *r)
     fflush(stdout);
 }
 
+static int is_csv(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && !strcasecmp(path + n - 4, ".csv");
+}
+
 int mlp_save_weights(const char *path, const remat_nn_params *p)
 {
     cli_out o;
     if (!cli_out_open_for(&o, "--save-weights", path))
         return 0;
+    if (!is_csv(path)) {
+        if (remat_nn_params_save(p, o.f) != REMAT_OK)
+            return cli_out_fail(&o, errno ? errno : EIO);
+        return cli_out_commit(&o);
+    }
     int ok = fprintf(o.f, "parameter,index,value\n") > 0;
     for (int i = 0; ok && i < remat_nn_params_count(p); i++) {
         remat_tensor t = remat_nn_params_tensor(p, i);

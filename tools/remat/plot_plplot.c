@@ -81,6 +81,28 @@ static void legend(int n_series, const cli_series *series)
              widths, NULL, NULL, NULL, NULL);
 }
 
+/* PLplot's 'l' axes label the decades only: an axis of one or two decades
+ * would carry two or three labels, so its 2 x 10^k and 5 x 10^k get labels
+ * too, written beside the axis where PLplot writes its own (side "b" or "l"
+ * of plmtex; lo, hi the axis's log10 range). */
+static void log_minor_labels(const char *side, double lo, double hi)
+{
+    if (hi - lo > 2 + 1e-9)
+        return;
+    for (double k = floor(lo); k < hi; k++)
+        for (int m = 2; m <= 5; m += 3) {
+            double v = k + log10((double)m);
+            if (v <= lo || v >= hi)
+                continue;
+            char text[48];
+            snprintf(text, sizeof text, "%d\u00d710#u%d#d", m, (int)k);
+            if (side[0] == 'b')
+                plmtex("b", 1.5, (v - lo) / (hi - lo), 0.5, text);
+            else
+                plmtex("lv", 0.7, (v - lo) / (hi - lo), 1.0, text);
+        }
+}
+
 /* One frame: ranges over its series, axes, curves and points, legend. 0 when it has no point. */
 static int draw_panel(const char *title, const char *xlabel, const char *ylabel, int logx, int logy, int n_series,
                       const cli_series *series)
@@ -104,6 +126,10 @@ static int draw_panel(const char *title, const char *xlabel, const char *ylabel,
     plcol0(1);
     plenv(x0 - dx, x1 + dx, y0 - dy, y1 + dy, 0, (logx ? 10 : 0) + (logy ? 20 : 0));
     pllab(xlabel, ylabel, title);
+    if (logx)
+        log_minor_labels("b", x0, x1);
+    if (logy)
+        log_minor_labels("l", y0, y1);
     static const int colors[][3] = {{31, 119, 180}, {214, 39, 40}, {44, 160, 44}, {148, 103, 189}, {255, 127, 14}};
     for (int s = 0; s < n_series; s++) {
         const cli_series *S = &series[s];

@@ -198,6 +198,9 @@ static remat_status check_options(const remat_nn_train_options *o)
         return rmi_error(REMAT_ERR_VALUE,
                          "nn trainer: shards %lld over %d ranks; give every rank at least one micro-shard",
                          (long long)o->shards, size);
+    if (o->memory_budget < 0)
+        return rmi_error(REMAT_ERR_VALUE, "nn trainer: memory_budget %lld is negative (0: none)",
+                         (long long)o->memory_budget);
     return REMAT_OK;
 }
 
@@ -264,6 +267,12 @@ remat_status remat_nn_trainer_new(const remat_nn_module *m, remat_nn_params *p, 
         st = remat_dist_agree(o->dist, st);
     if (st == REMAT_OK)
         remat_program_plan(full, &t->plan);
+    /* the same plan on every rank: the same outcome */
+    if (st == REMAT_OK && o->memory_budget > 0 && t->plan.arena_bytes > (size_t)o->memory_budget)
+        st = rmi_error(REMAT_ERR_BUDGET,
+                       "nn trainer: the training step's predicted peak of %zu bytes (arena with its snapshots "
+                       "and tapes) exceeds the memory budget of %lld bytes",
+                       t->plan.arena_bytes, (long long)o->memory_budget);
     if (st != REMAT_OK) {
         remat_nn_trainer_free(t);
         return st;
