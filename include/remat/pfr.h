@@ -86,8 +86,10 @@ typedef struct {
                                      the loop's default, online) */
     /* Adaptive stepping (remat/ode.h; method tsit5 or dopri5, steps and dt 0):
      * the outlet is one error-controlled integration over [0, L]; the profile
-     * another through profile_points equal intervals (0: 100), so its last
-     * row is the outlet to the tolerance, not bit for bit. */
+     * another, one loop whose dense output (remat/ode.h) gives the
+     * profile_points equal intervals (0: 100): rows between steps carry the
+     * interpolant's error (a few rtol), and the last row is the outlet to
+     * the tolerance, not bit for bit. */
     bool adaptive;
     double rtol, atol;            /* rtol > 0, atol >= 0 */
     int64_t max_steps;            /* attempts per integration (0: 4096) */
