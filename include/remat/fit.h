@@ -172,7 +172,13 @@
  * Initial values. A data file's '# A = 1' comments give those species'
  * initial values (winning over opt.y0); when they give every species, the
  * first row is data like any other, else the others come from the first
- * row (which is then the initial state, not data).
+ * row (which is then the initial state, not data). A gas mechanism's
+ * (remat/gas.h) comments give the composition as amounts ('# H2 = 2',
+ * '# O2 = 1'), normalised to mole fractions, species not named 0, and the
+ * temperature ('# T = 1100'); what they leave out comes from opt.y0[e],
+ * whose entries may then be NaN where every file gives them (an error names
+ * the file when neither does). Its pressure is the parameter P, one for all
+ * experiments.
  *
  * Errors (bad options, data before t0, a first row that cannot be the initial
  * state, a budget no schedule fits in) return a status with a message naming
@@ -268,7 +274,8 @@ typedef struct {
                                     scan.schedule), REMAT_ERR_BUDGET if none fits */
     const double *const *y0;     /* NULL, or one entry per experiment: NULL (take the
                                     experiment's first row, which must be at t0 and give
-                                    every species) or species_count initial values */
+                                    every species) or species_count initial values (a gas
+                                    mechanism's: NaN where the files give them, above) */
     const double *start;         /* NULL (declared values) or param_count start values */
     const remat_fit_scale *scale;/* NULL (all AUTO) or param_count scales */
     const bool *fixed;           /* NULL (fit all) or param_count flags: true = keep */

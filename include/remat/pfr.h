@@ -89,8 +89,10 @@ typedef struct {
      * end at the control profiles' knots inside (0, L) (remat_mechanism_control_knots:
      * no step crosses a jump, whose stages would share the gradient between
      * the two values wrongly; objective and stats alike); the profile
-     * another through profile_points equal intervals (0: 100), so its last
-     * row is the outlet to the tolerance, not bit for bit. */
+     * another, one loop whose dense output (remat/ode.h) gives the
+     * profile_points equal intervals (0: 100): rows between steps carry the
+     * interpolant's error (a few rtol), and the last row is the outlet to
+     * the tolerance, not bit for bit. */
     bool adaptive;
     double rtol, atol;            /* rtol > 0, atol >= 0 */
     int64_t max_steps;            /* attempts per integration (0: 4096) */

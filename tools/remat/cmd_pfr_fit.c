@@ -4,6 +4,7 @@
  * JSON and plots are written by pfr_fit_out.c and pfr_fit_plot.c. Here: the
  * files read, the fit set up, run and reported, agreed on across ranks.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,14 +170,27 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     }
     o.steps = c.steps;
     o.dt = c.dt;
-    if (!pfr_cli_adaptive(c.method, c.steps > 0 || c.dt > 0, c.has_rtol || c.has_atol || c.has_max_steps,
-                          &o.method, &o.adaptive))
+    /* gas mechanisms (remat/gas.h) are stiff: rodas5 at simulate's tolerances unless told otherwise */
+    int gas = c.thermo || remat_gas_sniff_file(c.mechanism) != REMAT_GAS_FORMAT_NONE, fixed_steps = c.steps > 0 || c.dt > 0;
+    if (!gas && (c.energy || c.thermo)) {
+        fprintf(stderr, "remat: %s applies to gas mechanisms (a Cantera YAML or CHEMKIN file as --mechanism)\n",
+                c.energy ? "--energy" : "--thermo");
         return 2;
-    if (c.has_rtol)
-        o.rtol = c.rtol;
-    if (c.has_atol)
-        o.atol = c.atol;
-    o.max_steps = c.max_steps;
+    }
+    if (gas && !c.free && !c.fix) {
+        fprintf(stderr, "remat: pfr fit: a gas mechanism has %s: name those to fit with --free (e.g. --free m3,m11: "
+                        "rate multipliers) or those to keep with --fix\n",
+                "a pressure, a multiplier and Arrhenius parameters per reaction");
+        return 2;
+    }
+    if (!pfr_cli_adaptive(c.method ? c.method : gas && !fixed_steps ? "rodas5" : NULL, fixed_steps,
+                          c.has_rtol || c.has_atol || c.has_max_steps, &o.method, &o.adaptive))
+        return 2;
+    if (c.has_rtol || (gas && o.adaptive))
+        o.rtol = c.has_rtol ? c.rtol : PFR_GAS_RTOL;
+    if (c.has_atol || (gas && o.adaptive))
+        o.atol = c.has_atol ? c.atol : PFR_GAS_ATOL;
+    o.max_steps = c.max_steps || !gas ? c.max_steps : PFR_GAS_MAX_STEPS;
     if (o.adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && (o.adaptive || o.method == REMAT_ODE_RODAS5)) {
         fprintf(stderr, "remat: --adjoint backsolve: implemented for fixed steps of euler, rk4, tsit5 or dopri5, "
                         "not %s %s: give --steps or --dt with an explicit --method, or --adjoint discrete\n",
@@ -213,19 +227,23 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     /* files are read on every rank: one that fails on one rank only (a node
      * without the file) is agreed on and named once, by rank 0 */
     int ok = expand_data(&c, &files, msg, sizeof msg);
-    if (ok && remat_gas_sniff_file(c.mechanism) != REMAT_GAS_FORMAT_NONE) {
-        /* a gas mechanism's experiments need T and P per experiment (issue 21's conditions) */
-        snprintf(msg, sizeof msg,
-                 "--mechanism: %s is a Cantera YAML or CHEMKIN file: pfr fit does not take gas mechanisms yet "
-                 "(pfr simulate does)",
-                 c.mechanism);
-        ok = 0;
-    }
-    if (ok && remat_mechanism_parse_file(c.mechanism, &m) != REMAT_OK) {
+    if (ok && gas) {
+        remat_gas_options go = {.energy = REMAT_GAS_ADIABATIC, .thermo = c.thermo};
+        if (c.energy && strcmp(c.energy, "isothermal") == 0)
+            go.energy = REMAT_GAS_ISOTHERMAL;
+        else if (c.energy && strcmp(c.energy, "adiabatic") != 0) {
+            snprintf(msg, sizeof msg, "--energy: '%s': expected adiabatic or isothermal", c.energy);
+            ok = 0;
+        }
+        if (ok && remat_gas_read(c.mechanism, &go, &m) != REMAT_OK) {
+            snprintf(msg, sizeof msg, "--mechanism: %s", remat_last_error());
+            ok = 0;
+        }
+    } else if (ok && remat_mechanism_parse_file(c.mechanism, &m) != REMAT_OK) {
         snprintf(msg, sizeof msg, "--mechanism: %s", remat_last_error());
         ok = 0;
     }
-    if (ok && remat_dist_is_root(dist))
+    if (ok && !gas && remat_dist_is_root(dist))
         pfr_names_warnings(m);
     if (ok && !(data = calloc((size_t)files.n, sizeof *data))) {
         snprintf(msg, sizeof msg, "pfr fit: out of memory for %d experiments", files.n);
@@ -253,9 +271,10 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     start = calloc((size_t)P + 1, sizeof *start);
     conds = calloc((size_t)remat_mechanism_cond_count(m) + 1, sizeof *conds);
     fixed = calloc((size_t)P + 1, sizeof *fixed);
-    init = c.init ? calloc((size_t)S + 1, sizeof *init) : NULL;
-    y0 = c.init ? calloc((size_t)n_data, sizeof *y0) : NULL;
-    ok = start && conds && fixed && (!c.sigma || sigma) && (!c.init || (init && y0));
+    int want_y0 = c.init || gas; /* gas: T and the composition from the files or the options */
+    init = want_y0 ? calloc((size_t)S + 1, sizeof *init) : NULL;
+    y0 = want_y0 ? calloc((size_t)n_data, sizeof *y0) : NULL;
+    ok = start && conds && fixed && (!c.sigma || sigma) && (!want_y0 || (init && y0));
     if (!ok)
         snprintf(msg, sizeof msg, "pfr fit: out of memory for the options' vectors");
     if (!cli_dist_agree(dist, ok, msg, sizeof msg)) {
@@ -273,7 +292,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     o.start = start;
     for (int k = 0; k < remat_mechanism_cond_count(m); k++)
         conds[k] = remat_mechanism_cond_value(m, k);
-    if (c.cond && !pfr_names_conds("--cond", c.cond, m, conds))
+    double T0 = NAN; /* gas: --cond T=.. */
+    if (c.cond && !(gas ? pfr_gas_conds(c.cond, m, &T0, start) : pfr_names_conds("--cond", c.cond, m, conds)))
         goto done;
     o.conds = conds;
     if (c.free || c.fix) {
@@ -303,7 +323,20 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
                                            pfr_fit_check_profiles(c.out, (const char *const *)files.path, files.n),
                                  out_said, sizeof out_said))
         goto done;
-    if (c.init) {
+    if (gas) {
+        /* NaN where neither option says: each file's comments must (remat/fit.h) */
+        int K = remat_gas_species_count(m);
+        for (int s = 0; s < S; s++)
+            init[s] = NAN;
+        if (c.init && remat_gas_state(m, 1.0, c.init, init) != REMAT_OK) {
+            fprintf(stderr, "remat: --init: %s\n", remat_last_error());
+            goto done;
+        }
+        init[K] = T0;
+        for (int e = 0; e < n_data; e++)
+            y0[e] = init;
+        o.y0 = y0;
+    } else if (c.init) {
         if (!pfr_cli_assign("--init", c.init, m, 0, init))
             goto done;
         for (int e = 0; e < n_data; e++)

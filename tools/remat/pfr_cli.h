@@ -151,6 +151,11 @@ void pfr_setup_free(pfr_setup *s);
 int pfr_gas_wanted(const pfr_cli *c);
 /* reads it with --energy and --thermo into s->mech: 0 with a message; */
 int pfr_gas_load(const pfr_cli *c, pfr_setup *s);
+/* the same for a path with --energy and --thermo (NULL: their defaults); */
+int pfr_gas_read(const char *path, const char *energy, const char *thermo, remat_mechanism **out);
+/* --cond T=..,P=.. of gas mechanism m: T into *T (untouched when not
+ * given), P into params; 0 with a message naming --cond; */
+int pfr_gas_conds(const char *cond, const remat_mechanism *m, double *T, double *params);
 /* the inlet from --init (normalised mole fractions) and --cond T=..,P=..
  * (T required; P into the parameter P): 0 with a message. */
 int pfr_gas_inlet(const pfr_cli *c, pfr_setup *s);

@@ -58,6 +58,16 @@ void pfr_fit_help(FILE *out)
             "  --fix NAMES        keep these parameters at their start values, fit the others\n"
             "  --out DIR          write each experiment's fitted profile at its data times to\n"
             "                     DIR/<data file name> (CSV, %%.17g); DIR must exist\n"
+            "  gas mechanisms (a Cantera YAML or CHEMKIN file as --mechanism; remat/gas.h):\n"
+            "  --thermo FILE      CHEMKIN thermo data (default: the THERMO section of the mechanism)\n"
+            "  --energy E         adiabatic (default) or isothermal\n"
+            "                     each file's '# T = 1100' and composition ('# H2 = 2', '# O2 = 1': amounts\n"
+            "                     normalised to mole fractions, species not named 0) before its header,\n"
+            "                     else --cond T=1100 and --init H2=2,O2=1; --cond P=.. sets the pressure\n"
+            "                     (Pa, the parameter P, one for all experiments); columns are mole\n"
+            "                     fractions by species name and T; --free or --fix is required (e.g.\n"
+            "                     --free m3,m11: rate multipliers; A<i>, b<i>, Ea<i>: Arrhenius, SI);\n"
+            "                     default method rodas5, --rtol 1e-8 --atol 1e-14 --max-steps 100000\n"
             "  --method M         tsit5, dopri5 or rodas5 (stiff): adaptive steps with error control\n"
             "                     unless --steps or --dt is given; euler or rk4: fixed steps.\n"
             "                     Default: %s\n"
@@ -152,6 +162,8 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
         {"plot-residuals", required_argument, 0, O_PLOT_RES},
         PLOT_OPTS_OPTIONS,
         {"cond", required_argument, 0, O_COND},
+        {"energy", required_argument, 0, PFR_OPT_ENERGY},
+        {"thermo", required_argument, 0, PFR_OPT_THERMO},
         {"free", required_argument, 0, O_FREE},
         {"fix", required_argument, 0, O_FIX},
         {"out", required_argument, 0, O_OUT},
@@ -237,6 +249,8 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
         case PLOT_OPT_LOG_Y:
         case PLOT_OPT_SPECIES: plot_opts_option(&c->plot_opts, ch, optarg); break;
         case O_COND: c->cond = optarg; break;
+        case PFR_OPT_ENERGY: c->energy = optarg; break;
+        case PFR_OPT_THERMO: c->thermo = optarg; cli_input("--thermo", optarg); break;
         case O_FREE: c->free = optarg; break;
         case O_FIX: c->fix = optarg; break;
         case O_OUT: c->out = optarg; break;

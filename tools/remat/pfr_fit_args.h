@@ -16,6 +16,7 @@ typedef struct {
     const char *mechanism, *init, *params, *method, *optimizer, *schedule, *plot, *plot_res, *sigma, *weighting;
     const char *jacobian, *adjoint;
     const char *cond, *free, *fix, *out; /* --cond, --free, --fix, --out */
+    const char *energy, *thermo;         /* gas mechanisms (pfr_gas.c): --energy, --thermo */
     char **data_args;  /* [n_data_args] "--data PATH" / "--data-list LIST" operands in order */
     int *data_is_list; /* [n_data_args] */
     int n_data_args, json, history, has_lr, has_iters, has_max_iters, has_rtol, has_atol, has_max_steps;

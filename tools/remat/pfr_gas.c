@@ -34,18 +34,57 @@ int pfr_gas_options_unused(const pfr_cli *c)
     return 0;
 }
 
-int pfr_gas_load(const pfr_cli *c, pfr_setup *s)
+int pfr_gas_read(const char *path, const char *energy, const char *thermo, remat_mechanism **out)
 {
-    remat_gas_options o = {.energy = REMAT_GAS_ADIABATIC, .thermo = c->thermo};
-    if (c->energy && strcmp(c->energy, "isothermal") == 0)
+    remat_gas_options o = {.energy = REMAT_GAS_ADIABATIC, .thermo = thermo};
+    if (energy && strcmp(energy, "isothermal") == 0)
         o.energy = REMAT_GAS_ISOTHERMAL;
-    else if (c->energy && strcmp(c->energy, "adiabatic") != 0) {
-        fprintf(stderr, "remat: --energy: '%s': expected adiabatic or isothermal\n", c->energy);
+    else if (energy && strcmp(energy, "adiabatic") != 0) {
+        fprintf(stderr, "remat: --energy: '%s': expected adiabatic or isothermal\n", energy);
         return 0;
     }
-    if (remat_gas_read(c->mechanism, &o, &s->mech) != REMAT_OK) {
+    if (remat_gas_read(path, &o, out) != REMAT_OK) {
         fprintf(stderr, "remat: --mechanism: %s\n", remat_last_error());
         return 0;
+    }
+    return 1;
+}
+
+int pfr_gas_load(const pfr_cli *c, pfr_setup *s)
+{
+    return pfr_gas_read(c->mechanism, c->energy, c->thermo, &s->mech);
+}
+
+int pfr_gas_conds(const char *cond, const remat_mechanism *m, double *T, double *params)
+{
+    const char *p = cond;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        char item[128];
+        snprintf(item, sizeof item, "%.*s", (int)(len < 127 ? len : 127), p);
+        char *eq = strchr(item, '=');
+        double v;
+        if (!eq) {
+            fprintf(stderr, "remat: --cond: '%s': expected NAME=VALUE (T=1000,P=101325)\n", item);
+            return 0;
+        }
+        *eq = 0;
+        if (!cli_double("--cond", eq + 1, &v))
+            return 0;
+        if (strcmp(item, "T") == 0 && v > 0 && isfinite(v))
+            *T = v;
+        else if (strcmp(item, "P") == 0 && v > 0 && isfinite(v))
+            params[remat_mechanism_param_find(m, "P")] = v;
+        else if (strcmp(item, "T") == 0 || strcmp(item, "P") == 0) {
+            fprintf(stderr, "remat: --cond: %s=%s: must be positive and finite\n", item, eq + 1);
+            return 0;
+        } else {
+            fprintf(stderr, "remat: --cond: '%s': a gas mechanism's conditions are T (K) and P (Pa)\n", item);
+            return 0;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
     }
     return 1;
 }
@@ -53,38 +92,8 @@ int pfr_gas_load(const pfr_cli *c, pfr_setup *s)
 int pfr_gas_inlet(const pfr_cli *c, pfr_setup *s)
 {
     double T = NAN;
-    int K = remat_gas_species_count(s->mech);
-    if (c->cond) {
-        const char *p = c->cond;
-        while (*p) {
-            size_t len = strcspn(p, ",");
-            char item[128];
-            snprintf(item, sizeof item, "%.*s", (int)(len < 127 ? len : 127), p);
-            char *eq = strchr(item, '=');
-            double v;
-            if (!eq) {
-                fprintf(stderr, "remat: --cond: '%s': expected NAME=VALUE (T=1000,P=101325)\n", item);
-                return 0;
-            }
-            *eq = 0;
-            if (!cli_double("--cond", eq + 1, &v))
-                return 0;
-            if (strcmp(item, "T") == 0 && v > 0 && isfinite(v))
-                T = v;
-            else if (strcmp(item, "P") == 0 && v > 0 && isfinite(v))
-                s->params[remat_mechanism_param_find(s->mech, "P")] = v;
-            else if (strcmp(item, "T") == 0 || strcmp(item, "P") == 0) {
-                fprintf(stderr, "remat: --cond: %s=%s: must be positive and finite\n", item, eq + 1);
-                return 0;
-            } else {
-                fprintf(stderr, "remat: --cond: '%s': a gas mechanism's conditions are T (K) and P (Pa)\n", item);
-                return 0;
-            }
-            p += len;
-            if (*p == ',')
-                p++;
-        }
-    }
+    if (c->cond && !pfr_gas_conds(c->cond, s->mech, &T, s->params))
+        return 0;
     if (isnan(T)) {
         fprintf(stderr, "remat: --cond T=... is required with a gas mechanism: the initial temperature in K "
                         "(e.g. --cond T=1000,P=101325)\n");
@@ -96,7 +105,6 @@ int pfr_gas_inlet(const pfr_cli *c, pfr_setup *s)
                 remat_mechanism_species_name(s->mech, 0));
         return 0;
     }
-    (void)K;
     if (remat_gas_state(s->mech, T, c->init, s->inlet) != REMAT_OK) {
         fprintf(stderr, "remat: --init: %s\n", remat_last_error());
         return 0;

@@ -15,6 +15,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
+#include "remat/gas.h"
 
 #define DEFAULT_STEPS_PER_SPAN 200
 
@@ -58,6 +59,45 @@ static remat_status check_weight(const struct remat_fit *fit, const remat_datase
                      path, line, col, sp, from, w, scale);
 }
 
+/* A gas mechanism's (remat/gas.h) initial state y0 (K mole fractions, then
+ * T) of experiment d: the file's '# H2 = 2' comments give the composition
+ * as amounts, normalised to mole fractions (species not named: 0), its
+ * '# T = 1100' the temperature; what they leave out comes from given
+ * (opt.y0[e], whose entries may be NaN where every file gives them). */
+static remat_status gas_initial(const struct remat_fit *fit, const remat_dataset *d, const double *given, int K,
+                                double *y0)
+{
+    const char *path = remat_dataset_path(d);
+    double sum = 0;
+    int named = 0;
+    for (int k = 0; k < K; k++) {
+        double v = remat_dataset_initial(d, k);
+        if (isnan(v))
+            continue; /* the file's values are >= 0 (remat_dataset_read) */
+        named = 1;
+        sum += v;
+    }
+    if (named && !(sum > 0 && isfinite(sum)))
+        return rmi_error(REMAT_ERR_VALUE, "fit: %s: the composition its comments give sums to %g", path, sum);
+    for (int k = 0; k < K; k++) {
+        double v = named ? remat_dataset_initial(d, k) : given ? given[k] : NAN;
+        y0[k] = named ? (isnan(v) ? 0 : v / sum) : v;
+        if (!isfinite(y0[k]))
+            return rmi_error(REMAT_ERR_VALUE,
+                             "fit: %s: no initial composition: give it in the file ('# H2 = 2' lines before "
+                             "the header, amounts normalised to mole fractions) or for every experiment (--init)",
+                             path);
+    }
+    double T = remat_dataset_initial(d, K);
+    y0[K] = !isnan(T) ? T : given ? given[K] : NAN;
+    if (!(y0[K] > 0 && isfinite(y0[K])))
+        return rmi_error(REMAT_ERR_VALUE,
+                         "fit: %s: no initial temperature: give it in the file ('# T = 1100' before the header) "
+                         "or for every experiment (--cond T=1100)%s",
+                         path, isnan(y0[K]) ? "" : " (it must be positive)");
+    return REMAT_OK;
+}
+
 static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat_dataset *d)
 {
     fit_exp *x = &fit->exp[e];
@@ -92,8 +132,13 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
     int n_init = 0;
     for (int s = 0; s < S; s++)
         n_init += !isnan(remat_dataset_initial(d, s));
-    int from_row0 = !given && n_init < S;
-    if (given) {
+    int K = remat_gas_species_count(fit->m), gas = K > 0 && (given || n_init > 0);
+    int from_row0 = !given && n_init < S && !gas; /* gas: the first row is data */
+    if (gas) {
+        remat_status st = gas_initial(fit, d, given, K, x->y0);
+        if (st != REMAT_OK)
+            return st;
+    } else if (given) {
         for (int s = 0; s < S; s++) {
             if (!isfinite(given[s]))
                 return rmi_error(REMAT_ERR_VALUE, "fit: %s: initial value of species '%s' is %g", path,
