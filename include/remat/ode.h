@@ -204,9 +204,15 @@ REMAT_API remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, rem
  * backwards and swamps the state it is reconstructing; then use the
  * discrete adjoint. Adaptive: the gradient's error follows rtol (Tsit5 on
  * A->B->C: 1.2e-5, 1.2e-7, 1.3e-9 from the discrete one at rtol 1e-4,
- * 1e-6, 1e-8). Supported: the explicit methods (euler, rk4, tsit5, dopri5;
- * fixed or adaptive), y0 (S,) and params (P,) in f64 or f32, output times
- * as opt.times (dense output too); rodas5, a batch and times as a value
+ * 1e-6, 1e-8). Rodas5 steps the augmented system in negated time with
+ * its Jacobian ((2S + P)^2, forward mode through the VJP); on a mildly
+ * stiff problem it converges to the discrete adjoint as the other methods
+ * do, but on Robertson's kinetics (to t = 1e5) the backward state
+ * reconstruction fails and the gradient is NaN, fixed or adaptive: there
+ * the discrete adjoint (equal to CVODES's checkpointed adjoint within
+ * 1e-5) is the one to use. Supported: every method, fixed or
+ * adaptive, y0 (S,) and params (P,) in f64 or f32, output times as
+ * opt.times (dense output too); a batch and times as a value
  * (remat_ode_integrate_times) are refused with a message naming them. The
  * backward solve runs on the CPU inside the forward's program as a custom
  * op (remat/graph.h), compiled when the integration is built. */

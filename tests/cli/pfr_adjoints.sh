@@ -57,6 +57,11 @@ check "fit: backsolve reaches the discrete minimum" near "$(num objective fit_ba
 check "simulate adaptive --adjoint backsolve exits 0" test $? -eq 0
 "$REMAT" pfr simulate --method tsit5 --json >sim_ad_d.json 2>sim_ad_d.err
 check "adaptive backsolve's gradient is the discrete one to the tolerance" near "$(num k1 sim_ad_b.json)" "$(num k1 sim_ad_d.json)" 1e-4
+# rodas5: the backward Rosenbrock steps on the augmented system
+"$REMAT" pfr simulate --method rodas5 --steps 200 --adjoint backsolve --json >sim_ros_b.json 2>sim_ros_b.err
+check "simulate rodas5 --adjoint backsolve exits 0" test $? -eq 0
+"$REMAT" pfr simulate --method rodas5 --steps 200 --json >sim_ros_d.json 2>sim_ros_d.err
+check "rodas5 backsolve's gradient is the discrete one" near "$(num k1 sim_ros_b.json)" "$(num k1 sim_ros_d.json)" 1e-6
 "$REMAT" pfr compare --help >help.txt 2>&1
 check "compare --help gives the seed's command" has help.txt "--adjoints --method tsit5 --dt 0.01"
 "$REMAT" pfr simulate --help >sim_help.txt 2>&1

@@ -57,11 +57,6 @@ int pfr_compare_adjoints(const pfr_setup *su, int repeat)
                         "per step: give --steps or --dt\n");
         return 2;
     }
-    if (su->opt.method == REMAT_ODE_RODAS5) {
-        fprintf(stderr, "remat: pfr compare --adjoints: --method rodas5 has no backsolve adjoint yet: use euler, "
-                        "rk4, tsit5 or dopri5\n");
-        return 2;
-    }
     remat_schedule_spec rec = su->opt.schedule;
     if (rec.kind != REMAT_SCHED_BINOMIAL && rec.kind != REMAT_SCHED_ONLINE) {
         fprintf(stderr, "remat: pfr compare --adjoints: --schedule %s is not recursive: give binomial:S or online:S "

@@ -26,7 +26,8 @@
     "  --adjoint A        how a gradient is taken: discrete (default: reverse mode through the\n"          \
     "                     steps under the checkpoint schedule) or backsolve (the continuous\n"            \
     "                     adjoint, diffrax's BacksolveAdjoint: the adjoint ODE solved backwards,\n"       \
-    "                     memory O(1) in the steps; euler, rk4, tsit5 or dopri5)\n"
+    "                     memory O(1) in the steps; unstable where the state's backward\n"                \
+    "                     integration is: then use discrete)\n"
 
 const char pfr_cli_help_reactor[] = HELP_SOURCE
     "  --steps N          fixed integration steps over L (default 1000)\n"
@@ -414,11 +415,6 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     o->schedule = sched;
     if (c->adjoint)
         remat_ode_adjoint_parse(c->adjoint, &o->adjoint); /* checked by pfr_cli_option */
-    if (o->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && method == REMAT_ODE_RODAS5) {
-        fprintf(stderr, "remat: --adjoint backsolve: implemented for euler, rk4, tsit5 or dopri5, not %s rodas5: "
-                        "give an explicit --method, or --adjoint discrete\n", adaptive ? "adaptive" : "fixed");
-        goto fail;
-    }
     if (adaptive) {
         o->adaptive = true;
         /* gas mechanisms: mole fractions down to 1e-14 matter (radicals before ignition) */

@@ -17,7 +17,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "core/assert.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
 
@@ -181,14 +180,12 @@ static remat_status rosenbrock_attempt(remat_fn *f, const ode_rhs *r, const ode_
                                        remat_val *r2, remat_val *stiff, remat_val *calm, remat_val *k)
 {
     remat_val err;
-    const remat_mechanism *m = r->m;
-    REMAT_ASSERT(!r->eval); /* a Rosenbrock step takes J of the mechanism's right-hand side */
-    remat_status st = rmi_ode_rosenbrock_step(f, m, c->tb, t, h, a[ODE_Y], p, y1, &err);
+    remat_status st = rmi_ode_rosenbrock_step(f, r, c->tb, t, h, a[ODE_Y], p, y1, &err);
     if (st != REMAT_OK)
         return st;
     *f7 = a[ODE_FY];
     if (k) {
-        st = remat_kinetics_rhs(f, m, t == REMAT_NONE ? REMAT_NONE : remat_add(f, t, h), *y1, p, f7);
+        st = ode_rhs_eval(f, r, t == REMAT_NONE ? REMAT_NONE : remat_add(f, t, h), *y1, p, f7);
         if (st != REMAT_OK)
             return st;
         k[0] = remat_mul(f, h, a[ODE_FY]);

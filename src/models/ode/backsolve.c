@@ -190,6 +190,33 @@ static remat_status adaptive_interval(remat_fn *g, const ode_rhs *r, const remat
     return st;
 }
 
+/* Rosenbrock (rodas5) fixed steps: body(z, j, s_start, h, [p]) -> (z', j + 1),
+ * one step of the augmented system in negated time from s = s_start + j h
+ * (its Jacobian, (2S + P)^2, by forward mode through the VJP) */
+static remat_status make_body_ros(const ode_tableau *tb, const ode_rhs *r, remat_dtype dt, remat_fn **out)
+{
+    remat_fn *b = remat_fn_new("backsolve_rosenbrock_step");
+    if (!b)
+        return rmi_error(REMAT_ERR_NOMEM, "ode backsolve: out of memory");
+    int64_t N = r->S, P = r->P;
+    remat_val z = remat_arg(b, "z", dt, 1, &N), j = remat_arg(b, "step", dt, 0, NULL);
+    remat_val s0 = remat_arg(b, "s_start", dt, 0, NULL), h = remat_arg(b, "h", dt, 0, NULL);
+    remat_val p = P ? remat_arg(b, "params", dt, 1, &P) : REMAT_NONE, z1;
+    remat_val s = remat_add(b, s0, remat_mul(b, j, h));
+    remat_status st = rmi_ode_rosenbrock_step(b, r, tb, r->timed ? s : REMAT_NONE, h, z, p, &z1, NULL);
+    if (st == REMAT_OK) {
+        remat_fn_output(b, z1);
+        remat_fn_output(b, remat_add_scalar(b, j, 1.0));
+        if (remat_fn_status(b) != REMAT_OK)
+            st = rmi_error(remat_fn_status(b), "ode backsolve: building the step: %s", remat_fn_error(b));
+    }
+    if (st != REMAT_OK)
+        remat_fn_free(b);
+    else
+        *out = b;
+    return st;
+}
+
 static remat_status build_backward(const remat_mechanism *m, const remat_ode_options *opt, const int64_t *steps,
                                    remat_dtype dt, int64_t S, int64_t P, remat_fn **out)
 {
@@ -198,9 +225,9 @@ static remat_status build_backward(const remat_mechanism *m, const remat_ode_opt
     aug_rhs ar = {0};
     remat_fn *body = NULL, *g = NULL;
     remat_status st = make_aug_rhs(m, dt, S, P, &ar);
-    if (st == REMAT_OK && !opt->adaptive)
-        st = make_body(tb, &ar, dt, S, P, &body);
     ode_rhs r = {.m = m, .eval = aug_eval_neg, .ctx = &ar, .S = 2 * S + P, .P = P, .timed = ar.timed};
+    if (st == REMAT_OK && !opt->adaptive)
+        st = tb->ros ? make_body_ros(tb, &r, dt, &body) : make_body(tb, &ar, dt, S, P, &body);
     if (st == REMAT_OK && !(g = remat_fn_new("ode_backsolve")))
         st = rmi_error(REMAT_ERR_NOMEM, "ode backsolve: out of memory");
     if (st != REMAT_OK)
@@ -230,6 +257,20 @@ static remat_status build_backward(const remat_mechanism *m, const remat_ode_opt
         }
         if (opt->adaptive || steps[k] == 0)
             continue;
+        if (tb->ros) {
+            double hk = (opt->times[k] - tprev) / (double)steps[k];
+            remat_val parts[3] = {y, a, mu}, init[2], carry[2];
+            init[0] = remat_concatenate(g, ar.has_p ? 3 : 2, parts, 0);
+            init[1] = remat_scalar(g, dt, 0.0);
+            remat_val consts[3] = {remat_scalar(g, dt, -opt->times[k]), remat_scalar(g, dt, hk), p};
+            st = remat_scan(g, body, steps[k], 2, init, 0, NULL, ar.has_p ? 3 : 2, consts, &so, carry, NULL);
+            if (st == REMAT_OK) {
+                a = remat_slice(g, carry[0], (int64_t[]){S}, (int64_t[]){2 * S}, NULL);
+                if (ar.has_p)
+                    mu = remat_slice(g, carry[0], (int64_t[]){2 * S}, (int64_t[]){2 * S + P}, NULL);
+            }
+            continue;
+        }
         double h = (opt->times[k] - tprev) / (double)steps[k];
         remat_val init[4] = {y, a, mu, REMAT_NONE}, carry[4];
         int nc = ar.has_p ? 4 : 3;
@@ -354,12 +395,6 @@ remat_status rmi_ode_backsolve_check(const remat_ode_options *opt, remat_fn *f, 
         return REMAT_OK;
     if ((unsigned)opt->adjoint >= REMAT_ODE_ADJOINT_COUNT)
         return rmi_error(REMAT_ERR_ARG, "ode: unknown adjoint %d (expected discrete or backsolve)", (int)opt->adjoint);
-    const ode_tableau *tb = rmi_ode_tableau(opt->method);
-    if (tb->ros)
-        return rmi_error(REMAT_ERR_UNSUPPORTED,
-                         "ode: the backsolve adjoint is implemented for the explicit methods (euler, rk4, tsit5, "
-                         "dopri5), not %s %s: use adjoint discrete",
-                         opt->adaptive ? "adaptive" : "fixed", tb->name);
     if (remat_val_shape(f, y0).rank != 1 || (params != REMAT_NONE && remat_val_shape(f, params).rank != 1))
         return rmi_error(REMAT_ERR_UNSUPPORTED, "ode: the backsolve adjoint takes y0 (S,) and params (P,), "
                                                 "not a batch: use adjoint discrete");

@@ -64,10 +64,11 @@ const ode_tableau *rmi_ode_tableau(remat_ode_method method);
  * steps combine their stages with it (step.c). */
 remat_val ode_combine(remat_fn *f, int n, const double *w, const remat_val *k);
 
-/* Emits one Rosenbrock step of tb (tb->ros != NULL) into f, arguments as
- * remat_ode_step's; *err (may be NULL) gets the embedded error estimate
+/* Emits one Rosenbrock step of tb (tb->ros != NULL) of the right-hand side
+ * rhs (ode_rhs, below) into f, the other arguments as remat_ode_step's; *err (may be NULL) gets the embedded error estimate
  * sum_i e_i k_i, shaped like y. */
-remat_status rmi_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
+struct ode_rhs;
+remat_status rmi_ode_rosenbrock_step(remat_fn *f, const struct ode_rhs *rhs, const ode_tableau *tb, remat_val t,
                                      remat_val h, remat_val y, remat_val params, remat_val *y_next,
                                      remat_val *err);
 /* ---- adaptive stepping (adaptive_step.c, adaptive.c, loop.c) ---- */
