@@ -313,7 +313,9 @@ typedef struct {
                                     Borrowed: must outlive the fit */
     remat_ode_adjoint adjoint;   /* how gradients and reverse-mode Jacobians are taken
                                     (remat/ode.h): the discrete adjoint (zero value) or
-                                    backsolve (fixed steps of an explicit method; the
+                                    backsolve (fixed steps: an adaptive fit's programs
+                                    take the data times as a value, which backsolve
+                                    does not; the
                                     Jacobian is then reverse mode: AUTO picks it, FORWARD
                                     is refused, a custom op having no forward mode) */
 } remat_fit_options;

@@ -108,8 +108,8 @@ typedef struct {
     const remat_compile_options *compile;
     /* How the objective's gradient is taken (remat/ode.h remat_ode_adjoint):
      * the discrete adjoint under `schedule` (the zero value), or backsolve,
-     * the continuous adjoint (fixed steps of an explicit method; an
-     * ensemble, adaptive steps or rodas5 are refused by name). */
+     * the continuous adjoint (any method, fixed or adaptive steps; an
+     * ensemble is refused by name). */
     remat_ode_adjoint adjoint;
 } remat_pfr_options;
 

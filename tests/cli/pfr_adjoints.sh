@@ -8,8 +8,8 @@
 #   - with the seed's Euler steps the rows differ as diffrax's do: backsolve
 #     -0.011254 (diffrax BacksolveAdjoint -0.0112542), recursive -0.012349;
 #   - --adjoint backsolve on simulate, optimize and fit gives the discrete
-#     adjoint's gradient and optimum to the methods' error, and --json says
-#     which adjoint ran.
+#     adjoint's gradient and optimum to the methods' error (adaptive steps:
+#     to the tolerance), and --json says which adjoint ran.
 set -u
 REMAT=$1 EX=$2
 EX=$(cd "$EX" && pwd)
@@ -52,6 +52,16 @@ done
 check "simulate: backsolve's gradient is the discrete one (tsit5)" near "$(num k1 sim_backsolve.json)" "$(num k1 sim_discrete.json)" 1e-9
 check "optimize: backsolve's optimum is the discrete one" near "$(num concentration opt_backsolve.json)" "$(num concentration opt_discrete.json)" 1e-7
 check "fit: backsolve reaches the discrete minimum" near "$(num objective fit_backsolve.json)" "$(num objective fit_discrete.json)" 1e-9
+# adaptive (tsit5, rtol 1e-6 by default): the backward solve's own error control
+"$REMAT" pfr simulate --method tsit5 --adjoint backsolve --json >sim_ad_b.json 2>sim_ad_b.err
+check "simulate adaptive --adjoint backsolve exits 0" test $? -eq 0
+"$REMAT" pfr simulate --method tsit5 --json >sim_ad_d.json 2>sim_ad_d.err
+check "adaptive backsolve's gradient is the discrete one to the tolerance" near "$(num k1 sim_ad_b.json)" "$(num k1 sim_ad_d.json)" 1e-4
+# rodas5: the backward Rosenbrock steps on the augmented system
+"$REMAT" pfr simulate --method rodas5 --steps 200 --adjoint backsolve --json >sim_ros_b.json 2>sim_ros_b.err
+check "simulate rodas5 --adjoint backsolve exits 0" test $? -eq 0
+"$REMAT" pfr simulate --method rodas5 --steps 200 --json >sim_ros_d.json 2>sim_ros_d.err
+check "rodas5 backsolve's gradient is the discrete one" near "$(num k1 sim_ros_b.json)" "$(num k1 sim_ros_d.json)" 1e-6
 "$REMAT" pfr compare --help >help.txt 2>&1
 check "compare --help gives the seed's command" has help.txt "--adjoints --method tsit5 --dt 0.01"
 "$REMAT" pfr simulate --help >sim_help.txt 2>&1

@@ -53,13 +53,8 @@ int pfr_compare_adjoints(const pfr_setup *su, int repeat)
     const remat_mechanism *m = su->mech;
     int64_t S = su->S, P = su->P, PI = remat_mechanism_input_count(m);
     if (su->opt.adaptive) {
-        fprintf(stderr, "remat: pfr compare --adjoints: compares fixed-step integrations (backsolve needs them): "
-                        "give --steps or --dt\n");
-        return 2;
-    }
-    if (su->opt.method == REMAT_ODE_RODAS5) {
-        fprintf(stderr, "remat: pfr compare --adjoints: --method rodas5 has no backsolve adjoint yet: use euler, "
-                        "rk4, tsit5 or dopri5\n");
+        fprintf(stderr, "remat: pfr compare --adjoints: compares fixed-step integrations, steps and memory "
+                        "per step: give --steps or --dt\n");
         return 2;
     }
     remat_schedule_spec rec = su->opt.schedule;

@@ -26,7 +26,8 @@
     "  --adjoint A        how a gradient is taken: discrete (default: reverse mode through the\n"          \
     "                     steps under the checkpoint schedule) or backsolve (the continuous\n"            \
     "                     adjoint, diffrax's BacksolveAdjoint: the adjoint ODE solved backwards,\n"       \
-    "                     memory O(1) in the steps; fixed steps of euler, rk4, tsit5 or dopri5)\n"
+    "                     memory O(1) in the steps; unstable where the state's backward\n"                \
+    "                     integration is: then use discrete)\n"
 
 const char pfr_cli_help_reactor[] = HELP_SOURCE
     "  --steps N          fixed integration steps over L (default 1000)\n"
@@ -415,12 +416,6 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     o->schedule = sched;
     if (c->adjoint)
         remat_ode_adjoint_parse(c->adjoint, &o->adjoint); /* checked by pfr_cli_option */
-    if (o->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && (adaptive || method == REMAT_ODE_RODAS5)) {
-        fprintf(stderr, "remat: --adjoint backsolve: implemented for fixed steps of euler, rk4, tsit5 or dopri5, "
-                        "not %s %s: give --steps or --dt with an explicit --method, or --adjoint discrete\n",
-                adaptive ? "adaptive" : "fixed", remat_ode_method_name(method));
-        goto fail;
-    }
     if (adaptive) {
         o->adaptive = true;
         /* gas mechanisms: mole fractions down to 1e-14 matter (radicals before ignition) */

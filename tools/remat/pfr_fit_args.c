@@ -88,7 +88,7 @@ void pfr_fit_help(FILE *out)
             "  --adjoint A        how gradients and reverse-mode Jacobians are taken: discrete (default:\n"
             "                     reverse mode through the steps under --schedule) or backsolve (the\n"
             "                     continuous adjoint solved backwards, memory O(1) in the steps; fixed\n"
-            "                     --steps/--dt of euler, rk4, tsit5 or dopri5; the Jacobian is then reverse)\n"
+            "                     --steps/--dt; the Jacobian is then reverse)\n"
             "  --lr X             Adam's starting learning rate (default 0.05): a step of about X in\n"
             "                     log k, or X box widths on the linear scale; halved on every plateau\n"
             "  --iters N          Adam's most steps (default 5000; it stops earlier once converged)\n"

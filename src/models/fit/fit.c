@@ -85,11 +85,11 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
         return rmi_error(REMAT_ERR_ARG, "fit: unknown integration method %d", (int)o->method);
     if ((unsigned)o->adjoint >= REMAT_ODE_ADJOINT_COUNT)
         return rmi_error(REMAT_ERR_ARG, "fit: unknown adjoint %d (expected discrete or backsolve)", (int)o->adjoint);
-    if (o->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && (o->adaptive || o->method == REMAT_ODE_RODAS5))
+    if (o->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && o->adaptive)
         return rmi_error(REMAT_ERR_UNSUPPORTED,
-                         "fit: the backsolve adjoint is implemented for fixed steps of an explicit method (euler, "
-                         "rk4, tsit5, dopri5), not %s %s: give dt or steps, or use adjoint discrete",
-                         o->adaptive ? "adaptive" : "fixed", remat_ode_method_name(o->method));
+                         "fit: the backsolve adjoint takes fixed steps in a fit (adaptive fits take the data times "
+                         "as a value), not adaptive %s: give dt or steps, or use adjoint discrete",
+                         remat_ode_method_name(o->method));
     if (o->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && o->jacobian == REMAT_FIT_JACOBIAN_FORWARD)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "fit: the backsolve adjoint takes reverse-mode Jacobians only: "
                                                 "jacobian forward has no adjoint to use (give auto or reverse)");

@@ -177,18 +177,17 @@ static remat_status run_dense(remat_fn *f, const remat_fn *body, const remat_fn 
     return REMAT_OK;
 }
 
+static remat_status integrate_adaptive(remat_fn *f, const ode_rhs *r, const remat_ode_options *opt, remat_val y0,
+                                       remat_val params, remat_val ts, int64_t K, remat_val *y_at_outputs,
+                                       remat_val *stats);
+
 remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                     remat_val y0, remat_val params, remat_val ts, int64_t K, remat_val *y_at_outputs,
                                     remat_val *stats)
 {
-    const ode_tableau *tb = rmi_ode_tableau(opt->method);
-    ode_ctl c;
-    remat_status st = check_ctl(opt, tb, &c);
-    if (st != REMAT_OK)
-        return st;
     remat_dtype dt = remat_val_dtype(f, y0);
     remat_shape ys = remat_val_shape(f, y0);
-    int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m);
+    int64_t S = remat_mechanism_species_count(m);
     if (ys.rank < 1 || ys.dims[ys.rank - 1] != S) {
         char a[96];
         return rmi_error(REMAT_ERR_SHAPE, "ode: y0 is %s, expected %s[%lld] or a batch %s[..., %lld]",
@@ -197,6 +196,27 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
     }
     if (ys.rank > 1) /* every member its own loops (adaptive_batch.c) */
         return ode_integrate_adaptive_batch(f, m, opt, y0, params, ts, K, y_at_outputs, stats);
+    ode_rhs r = ode_rhs_of(m);
+    return integrate_adaptive(f, &r, opt, y0, params, ts, K, y_at_outputs, stats);
+}
+
+remat_status ode_integrate_adaptive_rhs(remat_fn *f, const ode_rhs *r, const remat_ode_options *opt, remat_val y0,
+                                        remat_val params, remat_val *y_at_outputs, remat_val *stats)
+{
+    return integrate_adaptive(f, r, opt, y0, params, REMAT_NONE, opt->n_times, y_at_outputs, stats);
+}
+
+static remat_status integrate_adaptive(remat_fn *f, const ode_rhs *r, const remat_ode_options *opt, remat_val y0,
+                                       remat_val params, remat_val ts, int64_t K, remat_val *y_at_outputs,
+                                       remat_val *stats)
+{
+    const ode_tableau *tb = rmi_ode_tableau(opt->method);
+    ode_ctl c;
+    remat_status st = check_ctl(opt, tb, &c);
+    if (st != REMAT_OK)
+        return st;
+    remat_dtype dt = remat_val_dtype(f, y0);
+    int64_t S = r->S, P = r->P;
     int has_params = params != REMAT_NONE;
     remat_fn *body = NULL, *cond = NULL;
     int64_t KD = opt->dense || ts != REMAT_NONE ? K : 0; /* dense output: the rows are a carry */
@@ -205,18 +225,18 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
         st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory for %lld output times", (long long)K);
         goto done;
     }
-    if ((st = ode_attempt_body(m, &c, dt, S, has_params, KD, &body)) != REMAT_OK ||
+    if ((st = ode_attempt_body(r, &c, dt, S, has_params, KD, &body)) != REMAT_OK ||
         (st = ode_attempt_cond(&c, dt, S, P, has_params, KD, &cond)) != REMAT_OK)
         goto done;
 
     remat_val t0 = remat_scalar(f, dt, opt->t0), carry[ODE_N_CARRY], dt0, out_rows = REMAT_NONE;
-    int timed = remat_kinetics_uses_indep(m);
+    int timed = r->timed;
     carry[ODE_Y] = y0;
-    if ((st = remat_kinetics_rhs(f, m, timed ? t0 : REMAT_NONE, y0, params, &carry[ODE_FY])) != REMAT_OK)
+    if ((st = ode_rhs_eval(f, r, timed ? t0 : REMAT_NONE, y0, params, &carry[ODE_FY])) != REMAT_OK)
         goto done;
     if (opt->dt0 > 0)
         dt0 = remat_scalar(f, dt, opt->dt0);
-    else if ((st = ode_initial_step(f, m, &c, timed ? t0 : REMAT_NONE, y0, carry[ODE_FY], params, &dt0)) != REMAT_OK)
+    else if ((st = ode_initial_step(f, r, &c, timed ? t0 : REMAT_NONE, y0, carry[ODE_FY], params, &dt0)) != REMAT_OK)
         goto done;
     carry[ODE_T] = t0;
     carry[ODE_TPROP] = remat_add(f, t0, dt0);

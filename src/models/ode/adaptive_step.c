@@ -36,7 +36,18 @@ static remat_val cst(remat_fn *f, remat_dtype dt, double v)
     return remat_scalar(f, dt, v);
 }
 
-remat_status ode_initial_step(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_val t0, remat_val y0,
+ode_rhs ode_rhs_of(const remat_mechanism *m)
+{
+    return (ode_rhs){.m = m, .S = remat_mechanism_species_count(m), .P = remat_mechanism_input_count(m),
+                     .timed = remat_kinetics_uses_indep(m)};
+}
+
+remat_status ode_rhs_eval(remat_fn *f, const ode_rhs *r, remat_val t, remat_val y, remat_val p, remat_val *dydt)
+{
+    return r->eval ? r->eval(f, r, t, y, p, dydt) : remat_kinetics_rhs(f, r->m, t, y, p, dydt);
+}
+
+remat_status ode_initial_step(remat_fn *f, const ode_rhs *r, const ode_ctl *c, remat_val t0, remat_val y0,
                               remat_val f0, remat_val params, remat_val *dt0)
 {
     remat_dtype dt = remat_val_dtype(f, y0);
@@ -51,7 +62,7 @@ remat_status ode_initial_step(remat_fn *f, const remat_mechanism *m, const ode_c
     remat_val y1 = remat_add(f, y, remat_mul(f, h0, fy));
     remat_val t1 = t0 == REMAT_NONE ? REMAT_NONE : remat_add(f, t0, h0);
     remat_val f1;
-    remat_status st = remat_kinetics_rhs(f, m, t1, y1, p, &f1);
+    remat_status st = ode_rhs_eval(f, r, t1, y1, p, &f1);
     if (st != REMAT_OK)
         return st;
     remat_val d2 = remat_div(f, rms(f, remat_div(f, remat_sub(f, f1, fy), scale), S), h0);
@@ -120,7 +131,7 @@ static void stiffness(remat_fn *f, const ode_ctl *c, remat_dtype dt, remat_val k
 
 /* An explicit pair's attempt: stages, y', the FSAL stage f7 = f(t + h, y'),
  * the error, the controller and Hairer's stiffness test. */
-static remat_status explicit_attempt(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_dtype dt,
+static remat_status explicit_attempt(remat_fn *f, const ode_rhs *r, const ode_ctl *c, remat_dtype dt,
                                      int64_t S, int timed, remat_val t, remat_val h, const remat_val *a, remat_val p,
                                      remat_val *y1, remat_val *f7, remat_val *acc, remat_val *h_next, remat_val *r1,
                                      remat_val *r2, remat_val *stiff, remat_val *calm, remat_val *k)
@@ -134,12 +145,12 @@ static remat_status explicit_attempt(remat_fn *f, const remat_mechanism *m, cons
         y6 = remat_add(f, y, ode_combine(f, i, tb->a + i * (i - 1) / 2, k));
         remat_val ti = timed ? remat_add(f, t, remat_mul_scalar(f, h, tb->c[i])) : REMAT_NONE;
         remat_val fi;
-        st = remat_kinetics_rhs(f, m, ti, y6, p, &fi);
+        st = ode_rhs_eval(f, r, ti, y6, p, &fi);
         k[i] = st == REMAT_OK ? remat_mul(f, h, fi) : REMAT_NONE;
     }
     if (st == REMAT_OK) {
         *y1 = remat_add(f, y, ode_combine(f, tb->stages, tb->b, k));
-        st = remat_kinetics_rhs(f, m, timed ? remat_add(f, t, h) : REMAT_NONE, *y1, p, f7);
+        st = ode_rhs_eval(f, r, timed ? remat_add(f, t, h) : REMAT_NONE, *y1, p, f7);
     }
     if (st != REMAT_OK)
         return st;
@@ -163,18 +174,18 @@ static remat_status explicit_attempt(remat_fn *f, const remat_mechanism *m, cons
  * reads f at both ends: then f7 = f(t + h, y') is evaluated and carried, and
  * k gets h fy and h f7. No stiffness test (the method is L-stable: stiff
  * problems are what it is for). */
-static remat_status rosenbrock_attempt(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_dtype dt,
+static remat_status rosenbrock_attempt(remat_fn *f, const ode_rhs *r, const ode_ctl *c, remat_dtype dt,
                                        int64_t S, remat_val t, remat_val h, const remat_val *a, remat_val p,
                                        remat_val *y1, remat_val *f7, remat_val *acc, remat_val *h_next, remat_val *r1,
                                        remat_val *r2, remat_val *stiff, remat_val *calm, remat_val *k)
 {
     remat_val err;
-    remat_status st = rmi_ode_rosenbrock_step(f, m, c->tb, t, h, a[ODE_Y], p, y1, &err);
+    remat_status st = rmi_ode_rosenbrock_step(f, r, c->tb, t, h, a[ODE_Y], p, y1, &err);
     if (st != REMAT_OK)
         return st;
     *f7 = a[ODE_FY];
     if (k) {
-        st = remat_kinetics_rhs(f, m, t == REMAT_NONE ? REMAT_NONE : remat_add(f, t, h), *y1, p, f7);
+        st = ode_rhs_eval(f, r, t == REMAT_NONE ? REMAT_NONE : remat_add(f, t, h), *y1, p, f7);
         if (st != REMAT_OK)
             return st;
         k[0] = remat_mul(f, h, a[ODE_FY]);
@@ -186,11 +197,11 @@ static remat_status rosenbrock_attempt(remat_fn *f, const remat_mechanism *m, co
     return REMAT_OK;
 }
 
-remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
+remat_status ode_attempt_body(const ode_rhs *r, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
                               int64_t K, remat_fn **out)
 {
     const ode_tableau *tb = c->tb;
-    int64_t P = remat_mechanism_input_count(m), KS[2] = {S, K};
+    int64_t P = r->P, KS[2] = {S, K};
     char name[64];
     snprintf(name, sizeof name, "%s_attempt%s", tb->name, K ? "_dense" : "");
     remat_fn *f = remat_fn_new(name);
@@ -209,14 +220,14 @@ remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_
         ts = remat_arg(f, "ts", dt, 1, &K);
     remat_val p = has_params ? remat_arg(f, "params", dt, 1, &P) : REMAT_NONE;
     remat_val t = a[ODE_T];
-    int timed = remat_kinetics_uses_indep(m);
+    int timed = r->timed;
 
     remat_val t_next = remat_select(f, remat_gt(f, a[ODE_TPROP], t_floor), t_end, a[ODE_TPROP]);
     remat_val h = remat_sub(f, t_next, t);
     remat_val y1, f7, acc, h_next, r1, r2, stiff, calm, k[ODE_MAX_STAGES + 2];
-    remat_status st = tb->ros ? rosenbrock_attempt(f, m, c, dt, S, timed ? t : REMAT_NONE, h, a, p, &y1, &f7, &acc,
+    remat_status st = tb->ros ? rosenbrock_attempt(f, r, c, dt, S, timed ? t : REMAT_NONE, h, a, p, &y1, &f7, &acc,
                                                    &h_next, &r1, &r2, &stiff, &calm, K ? k : NULL)
-                              : explicit_attempt(f, m, c, dt, S, timed, t, h, a, p, &y1, &f7, &acc, &h_next, &r1,
+                              : explicit_attempt(f, r, c, dt, S, timed, t, h, a, p, &y1, &f7, &acc, &h_next, &r1,
                                                  &r2, &stiff, &calm, k);
     if (st != REMAT_OK) {
         remat_fn_free(f);

@@ -155,6 +155,68 @@ static remat_status make_body(const ode_tableau *tb, const aug_rhs *ar, remat_dt
     return REMAT_OK;
 }
 
+/* The augmented system in negated time s = -t, for the adaptive loops, which
+ * step forward: z = [y, a, m] (2S + P), dz/ds = -F(-s, z) = [-f, a^T J, a^T f_p] */
+static remat_status aug_eval_neg(remat_fn *g, const ode_rhs *r, remat_val s, remat_val z, remat_val p,
+                                 remat_val *dzds)
+{
+    const aug_rhs *ar = r->ctx;
+    int64_t S = (r->S - r->P) / 2;
+    remat_val y = remat_slice(g, z, (int64_t[]){0}, (int64_t[]){S}, NULL);
+    remat_val a = remat_slice(g, z, (int64_t[]){S}, (int64_t[]){2 * S}, NULL);
+    remat_val fz[3];
+    aug_eval(g, ar, s == REMAT_NONE ? REMAT_NONE : remat_neg(g, s), y, a, p, fz);
+    remat_val parts[3] = {remat_neg(g, fz[0]), remat_neg(g, fz[1]), ar->has_p ? remat_neg(g, fz[2]) : REMAT_NONE};
+    *dzds = remat_concatenate(g, ar->has_p ? 3 : 2, parts, 0);
+    if (remat_fn_status(g) != REMAT_OK)
+        return rmi_error(remat_fn_status(g), "ode backsolve: %s", remat_fn_error(g));
+    return REMAT_OK;
+}
+
+/* One interval of the adaptive backward solve, t_k down to t_prev: the
+ * forward's method, tolerances, controller and dt0 (diffrax's
+ * BacksolveAdjoint: the same solver and step size controller, dt0 -> -dt0,
+ * each interval a solve of its own) on z in negated time */
+static remat_status adaptive_interval(remat_fn *g, const ode_rhs *r, const remat_ode_options *opt, double tk,
+                                      double tprev, remat_val z, remat_val p, remat_val *z_end)
+{
+    double s_end = -tprev;
+    remat_ode_options o = {.method = opt->method, .t0 = -tk, .n_times = 1, .times = &s_end, .adaptive = true,
+                           .rtol = opt->rtol, .atol = opt->atol, .max_steps = opt->max_steps, .dt0 = opt->dt0,
+                           .controller = opt->controller};
+    remat_val out;
+    remat_status st = ode_integrate_adaptive_rhs(g, r, &o, z, p, &out, NULL);
+    *z_end = st == REMAT_OK ? remat_index(g, out, 0) : REMAT_NONE;
+    return st;
+}
+
+/* Rosenbrock (rodas5) fixed steps: body(z, j, s_start, h, [p]) -> (z', j + 1),
+ * one step of the augmented system in negated time from s = s_start + j h
+ * (its Jacobian, (2S + P)^2, by forward mode through the VJP) */
+static remat_status make_body_ros(const ode_tableau *tb, const ode_rhs *r, remat_dtype dt, remat_fn **out)
+{
+    remat_fn *b = remat_fn_new("backsolve_rosenbrock_step");
+    if (!b)
+        return rmi_error(REMAT_ERR_NOMEM, "ode backsolve: out of memory");
+    int64_t N = r->S, P = r->P;
+    remat_val z = remat_arg(b, "z", dt, 1, &N), j = remat_arg(b, "step", dt, 0, NULL);
+    remat_val s0 = remat_arg(b, "s_start", dt, 0, NULL), h = remat_arg(b, "h", dt, 0, NULL);
+    remat_val p = P ? remat_arg(b, "params", dt, 1, &P) : REMAT_NONE, z1;
+    remat_val s = remat_add(b, s0, remat_mul(b, j, h));
+    remat_status st = rmi_ode_rosenbrock_step(b, r, tb, r->timed ? s : REMAT_NONE, h, z, p, &z1, NULL);
+    if (st == REMAT_OK) {
+        remat_fn_output(b, z1);
+        remat_fn_output(b, remat_add_scalar(b, j, 1.0));
+        if (remat_fn_status(b) != REMAT_OK)
+            st = rmi_error(remat_fn_status(b), "ode backsolve: building the step: %s", remat_fn_error(b));
+    }
+    if (st != REMAT_OK)
+        remat_fn_free(b);
+    else
+        *out = b;
+    return st;
+}
+
 static remat_status build_backward(const remat_mechanism *m, const remat_ode_options *opt, const int64_t *steps,
                                    remat_dtype dt, int64_t S, int64_t P, remat_fn **out)
 {
@@ -163,8 +225,9 @@ static remat_status build_backward(const remat_mechanism *m, const remat_ode_opt
     aug_rhs ar = {0};
     remat_fn *body = NULL, *g = NULL;
     remat_status st = make_aug_rhs(m, dt, S, P, &ar);
-    if (st == REMAT_OK)
-        st = make_body(tb, &ar, dt, S, P, &body);
+    ode_rhs r = {.m = m, .eval = aug_eval_neg, .ctx = &ar, .S = 2 * S + P, .P = P, .timed = ar.timed};
+    if (st == REMAT_OK && !opt->adaptive)
+        st = tb->ros ? make_body_ros(tb, &r, dt, &body) : make_body(tb, &ar, dt, S, P, &body);
     if (st == REMAT_OK && !(g = remat_fn_new("ode_backsolve")))
         st = rmi_error(REMAT_ERR_NOMEM, "ode backsolve: out of memory");
     if (st != REMAT_OK)
@@ -180,9 +243,34 @@ static remat_status build_backward(const remat_mechanism *m, const remat_ode_opt
     for (int k = K - 1; k >= 0 && st == REMAT_OK; k--) {
         remat_val y = remat_index(g, ys, k);
         a = remat_add(g, a, remat_index(g, ct, k));
-        if (steps[k] == 0)
-            continue;
         double tprev = k ? opt->times[k - 1] : opt->t0;
+        if (opt->adaptive && opt->times[k] > tprev) {
+            remat_val parts[3] = {y, a, mu}, z;
+            st = adaptive_interval(g, &r, opt, opt->times[k], tprev,
+                                   remat_concatenate(g, ar.has_p ? 3 : 2, parts, 0), p, &z);
+            if (st == REMAT_OK) {
+                a = remat_slice(g, z, (int64_t[]){S}, (int64_t[]){2 * S}, NULL);
+                if (ar.has_p)
+                    mu = remat_slice(g, z, (int64_t[]){2 * S}, (int64_t[]){2 * S + P}, NULL);
+            }
+            continue;
+        }
+        if (opt->adaptive || steps[k] == 0)
+            continue;
+        if (tb->ros) {
+            double hk = (opt->times[k] - tprev) / (double)steps[k];
+            remat_val parts[3] = {y, a, mu}, init[2], carry[2];
+            init[0] = remat_concatenate(g, ar.has_p ? 3 : 2, parts, 0);
+            init[1] = remat_scalar(g, dt, 0.0);
+            remat_val consts[3] = {remat_scalar(g, dt, -opt->times[k]), remat_scalar(g, dt, hk), p};
+            st = remat_scan(g, body, steps[k], 2, init, 0, NULL, ar.has_p ? 3 : 2, consts, &so, carry, NULL);
+            if (st == REMAT_OK) {
+                a = remat_slice(g, carry[0], (int64_t[]){S}, (int64_t[]){2 * S}, NULL);
+                if (ar.has_p)
+                    mu = remat_slice(g, carry[0], (int64_t[]){2 * S}, (int64_t[]){2 * S + P}, NULL);
+            }
+            continue;
+        }
         double h = (opt->times[k] - tprev) / (double)steps[k];
         remat_val init[4] = {y, a, mu, REMAT_NONE}, carry[4];
         int nc = ar.has_p ? 4 : 3;
@@ -307,12 +395,6 @@ remat_status rmi_ode_backsolve_check(const remat_ode_options *opt, remat_fn *f, 
         return REMAT_OK;
     if ((unsigned)opt->adjoint >= REMAT_ODE_ADJOINT_COUNT)
         return rmi_error(REMAT_ERR_ARG, "ode: unknown adjoint %d (expected discrete or backsolve)", (int)opt->adjoint);
-    const ode_tableau *tb = rmi_ode_tableau(opt->method);
-    if (opt->adaptive || tb->ros)
-        return rmi_error(REMAT_ERR_UNSUPPORTED,
-                         "ode: the backsolve adjoint is implemented for fixed steps of an explicit method "
-                         "(euler, rk4, tsit5, dopri5), not %s %s: use adjoint discrete",
-                         opt->adaptive ? "adaptive" : "fixed", tb->name);
     if (remat_val_shape(f, y0).rank != 1 || (params != REMAT_NONE && remat_val_shape(f, params).rank != 1))
         return rmi_error(REMAT_ERR_UNSUPPORTED, "ode: the backsolve adjoint takes y0 (S,) and params (P,), "
                                                 "not a batch: use adjoint discrete");

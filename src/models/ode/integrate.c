@@ -265,6 +265,11 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
     }
     if ((st = rmi_ode_backsolve_check(opt, f, y0, params)) != REMAT_OK)
         goto done;
+    if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && ts != REMAT_NONE) {
+        st = rmi_error(REMAT_ERR_UNSUPPORTED, "ode: the backsolve adjoint needs the output times as numbers "
+                                              "(opt.times), not a value: use adjoint discrete");
+        goto done;
+    }
     /* backsolve: the steps are not differentiated (ode_backsolve_wrap's op is) */
     remat_val y0_in = y0, params_in = params;
     if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE) {
@@ -275,6 +280,9 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
     if (opt->adaptive) {
         st = ode_integrate_adaptive(f, m, opt, y0, params, ts, ts == REMAT_NONE ? opt->n_times : ts_len, y_at_outputs,
                                     stats);
+        if (st == REMAT_OK && opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE &&
+            (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, *y_at_outputs, y_at_outputs)) != REMAT_OK)
+            *y_at_outputs = REMAT_NONE;
         goto done;
     }
     /* the step checks y0 and params against the mechanism; build it first so

@@ -64,10 +64,11 @@ const ode_tableau *rmi_ode_tableau(remat_ode_method method);
  * steps combine their stages with it (step.c). */
 remat_val ode_combine(remat_fn *f, int n, const double *w, const remat_val *k);
 
-/* Emits one Rosenbrock step of tb (tb->ros != NULL) into f, arguments as
- * remat_ode_step's; *err (may be NULL) gets the embedded error estimate
+/* Emits one Rosenbrock step of tb (tb->ros != NULL) of the right-hand side
+ * rhs (ode_rhs, below) into f, the other arguments as remat_ode_step's; *err (may be NULL) gets the embedded error estimate
  * sum_i e_i k_i, shaped like y. */
-remat_status rmi_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
+struct ode_rhs;
+remat_status rmi_ode_rosenbrock_step(remat_fn *f, const struct ode_rhs *rhs, const ode_tableau *tb, remat_val t,
                                      remat_val h, remat_val y, remat_val params, remat_val *y_next,
                                      remat_val *err);
 /* ---- adaptive stepping (adaptive_step.c, adaptive.c, loop.c) ---- */
@@ -89,13 +90,29 @@ typedef struct {
     int64_t max_steps;
 } ode_ctl;
 
+/* The right-hand side an adaptive integration steps: the mechanism's
+ * (eval NULL), or eval's (the backsolve adjoint's augmented system,
+ * backsolve.c); S and P the lengths of y and params, timed whether it reads t. */
+typedef struct ode_rhs {
+    const remat_mechanism *m;
+    remat_status (*eval)(remat_fn *f, const struct ode_rhs *r, remat_val t, remat_val y, remat_val p, remat_val *dydt);
+    const void *ctx;
+    int64_t S, P;
+    int timed;
+} ode_rhs;
+
+/* m's right-hand side as an ode_rhs */
+ode_rhs ode_rhs_of(const remat_mechanism *m);
+/* dydt = r(t, y, p) emitted into f */
+remat_status ode_rhs_eval(remat_fn *f, const ode_rhs *r, remat_val t, remat_val y, remat_val p, remat_val *dydt);
+
 /* Hairer's first step from (t0, y0, f0 = f(t0, y0)), all stop_gradient'ed */
-remat_status ode_initial_step(remat_fn *f, const remat_mechanism *m, const ode_ctl *c, remat_val t0, remat_val y0,
+remat_status ode_initial_step(remat_fn *f, const ode_rhs *r, const ode_ctl *c, remat_val t0, remat_val y0,
                               remat_val f0, remat_val params, remat_val *dt0);
 /* The attempt body and loop condition of adaptive_step.c's header comment */
 /* K > 0: dense output (dense.c), the carries y, fy, out (S, K), then the
  * control ones, and a const ts (K,) after t_floor */
-remat_status ode_attempt_body(const remat_mechanism *m, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
+remat_status ode_attempt_body(const ode_rhs *r, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
                               int64_t K, remat_fn **out);
 remat_status ode_attempt_cond(const ode_ctl *c, remat_dtype dt, int64_t S, int64_t P, int has_params, int64_t K,
                               remat_fn **out);
@@ -121,6 +138,10 @@ remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, i
 remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                     remat_val y0, remat_val params, remat_val ts, int64_t K, remat_val *y_at_outputs,
                                     remat_val *stats);
+/* The same for the right-hand side r, y0 (r->S,) unbatched, ts REMAT_NONE
+ * and opt->dense false (the backsolve adjoint's backward solves) */
+remat_status ode_integrate_adaptive_rhs(remat_fn *f, const ode_rhs *r, const remat_ode_options *opt, remat_val y0,
+                                        remat_val params, remat_val *y_at_outputs, remat_val *stats);
 /* A batched y0 (..., S): ode_integrate_adaptive once per member, the
  * outputs (n_times, ..., S), the stats summed (counts), least (t), worst (code) */
 remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,

@@ -44,7 +44,7 @@ static int extends(const double *row, const double *prev, int n)
 
 /* rhs(y, [t], [params]) -> f(t, y), y shaped like the step's y, params like
  * the step's params (ps; NULL: none) */
-static remat_status rhs_fn(const remat_mechanism *m, remat_dtype dt, const remat_shape *ys, int timed,
+static remat_status rhs_fn(const ode_rhs *r, remat_dtype dt, const remat_shape *ys, int timed,
                            const remat_shape *ps, remat_fn **out)
 {
     remat_fn *g = *out = remat_fn_new("rosenbrock_rhs");
@@ -54,7 +54,7 @@ static remat_status rhs_fn(const remat_mechanism *m, remat_dtype dt, const remat
     remat_val t = timed ? remat_arg(g, "t", dt, 0, NULL) : REMAT_NONE;
     remat_val p = ps ? remat_arg(g, "params", dt, ps->rank, ps->dims) : REMAT_NONE;
     remat_val dydt;
-    remat_status st = remat_kinetics_rhs(g, m, t, y, p, &dydt);
+    remat_status st = ode_rhs_eval(g, r, t, y, p, &dydt);
     if (st != REMAT_OK)
         return st;
     remat_fn_output(g, dydt);
@@ -91,7 +91,8 @@ static remat_status jacobian_batched(remat_fn *f, const remat_mechanism *m, rema
     bdims[ys.rank - 1] = bs.rank - 1;
     remat_shape ps = params != REMAT_NONE ? remat_val_shape(f, params) : (remat_shape){0};
     remat_fn *g = NULL, *jy = NULL;
-    remat_status st = rhs_fn(m, dt, &bs, 0, params != REMAT_NONE ? &ps : NULL, &g);
+    ode_rhs r = ode_rhs_of(m);
+    remat_status st = rhs_fn(&r, dt, &bs, 0, params != REMAT_NONE ? &ps : NULL, &g);
     if (st == REMAT_OK)
         st = remat_jvp(g, 1, (int[]){0}, &jy);
     if (st == REMAT_OK) {
@@ -128,20 +129,20 @@ static remat_status jacobian_batched(remat_fn *f, const remat_mechanism *m, rema
 }
 
 /* J (..., S, S) with J[..., i, j] = df_i/dy_j, f(t, y) and, when timed, df/dt */
-static remat_status jacobian(remat_fn *f, const remat_mechanism *m, remat_val t, remat_val y, remat_val params,
+static remat_status jacobian(remat_fn *f, const ode_rhs *r, remat_val t, remat_val y, remat_val params,
                              remat_val *J, remat_val *f0, remat_val *dfdt)
 {
     remat_dtype dt = remat_val_dtype(f, y);
     remat_shape ys = remat_val_shape(f, y);
     int timed = t != REMAT_NONE;
     int64_t S = ys.dims[ys.rank - 1];
-    if (!timed && remat_gas_species_count(m) > 0 && ys.rank < REMAT_MAX_RANK &&
+    if (!r->eval && !timed && remat_gas_species_count(r->m) > 0 && ys.rank < REMAT_MAX_RANK &&
         (params == REMAT_NONE || remat_val_shape(f, params).rank == 1)) /* one parameter set */
-        return jacobian_batched(f, m, y, params, J, f0);
+        return jacobian_batched(f, r->m, y, params, J, f0);
     remat_shape ps = params != REMAT_NONE ? remat_val_shape(f, params) : (remat_shape){0};
     remat_fn *g = NULL, *jy = NULL, *jt = NULL;
     remat_val *cols = rmi_malloc(sizeof *cols * (size_t)S);
-    remat_status st = cols ? rhs_fn(m, dt, &ys, timed, params != REMAT_NONE ? &ps : NULL, &g)
+    remat_status st = cols ? rhs_fn(r, dt, &ys, timed, params != REMAT_NONE ? &ps : NULL, &g)
                            : rmi_error(REMAT_ERR_NOMEM, "ode step (rosenbrock): out of memory");
     if (st == REMAT_OK)
         st = remat_jvp(g, 1, (int[]){0}, &jy);
@@ -200,7 +201,7 @@ static remat_val w_matrix(remat_fn *f, remat_val J, remat_val h, double gamma, i
     return remat_sub(f, remat_mul(f, eye, inv), J);
 }
 
-remat_status rmi_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, const ode_tableau *tb, remat_val t,
+remat_status rmi_ode_rosenbrock_step(remat_fn *f, const ode_rhs *rhs, const ode_tableau *tb, remat_val t,
                                      remat_val h, remat_val y, remat_val params, remat_val *y_next,
                                      remat_val *err)
 {
@@ -216,11 +217,11 @@ remat_status rmi_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, cons
     int64_t S = ys.dims[ys.rank - 1];
     remat_val J = REMAT_NONE, f0 = REMAT_NONE, dfdt = REMAT_NONE;
     /* t is the mechanism's to read: a mechanism that does not read it has no df/dt */
-    remat_val tt = remat_kinetics_uses_indep(m) ? t : REMAT_NONE;
-    if (tt == REMAT_NONE && remat_kinetics_uses_indep(m))
+    remat_val tt = rhs->timed ? t : REMAT_NONE;
+    if (tt == REMAT_NONE && rhs->timed)
         return rmi_error(REMAT_ERR_ARG, "ode step (%s): the mechanism reads its independent variable but t is "
                          "absent", tb->name);
-    remat_status st = jacobian(f, m, tt, y, params, &J, &f0, &dfdt);
+    remat_status st = jacobian(f, rhs, tt, y, params, &J, &f0, &dfdt);
     if (st != REMAT_OK)
         return st;
     remat_val W = w_matrix(f, J, h, rb->gamma, S);
@@ -241,7 +242,7 @@ remat_status rmi_ode_rosenbrock_step(remat_fn *f, const remat_mechanism *m, cons
             remat_val ti = tt;
             if (tt != REMAT_NONE && rb->c[i] != 0.0)
                 ti = remat_add(f, tt, rb->c[i] == 1.0 ? h : remat_mul_scalar(f, h, rb->c[i]));
-            if ((st = remat_kinetics_rhs(f, m, ti, u, params, &fi)) != REMAT_OK)
+            if ((st = ode_rhs_eval(f, rhs, ti, u, params, &fi)) != REMAT_OK)
                 return st;
         }
         remat_val r = fi;

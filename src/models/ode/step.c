@@ -90,8 +90,10 @@ remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_met
         return rmi_error(REMAT_ERR_NULL, "ode step: %s is NULL", !f ? "the function" : "the mechanism");
     if (h < 0 || h >= remat_fn_num_nodes(f) || remat_val_shape(f, h).rank != 0)
         return rmi_error(REMAT_ERR_SHAPE, "ode step: h must be a scalar value of function '%s'", remat_fn_name(f));
-    if (tb->ros)
-        return rmi_ode_rosenbrock_step(f, m, tb, t, h, y, params, y_next, NULL);
+    if (tb->ros) {
+        ode_rhs r = ode_rhs_of(m);
+        return rmi_ode_rosenbrock_step(f, &r, tb, t, h, y, params, y_next, NULL);
+    }
     remat_val k[ODE_MAX_STAGES];
     for (int i = 0; i < tb->stages; i++) {
         const double *ai = tb->a ? tb->a + i * (i - 1) / 2 : NULL;

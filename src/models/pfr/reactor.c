@@ -83,11 +83,6 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
                          opt->species, S, remat_mechanism_source(m));
     if ((unsigned)opt->adjoint >= REMAT_ODE_ADJOINT_COUNT)
         return rmi_error(REMAT_ERR_ARG, "pfr: unknown adjoint %d (expected discrete or backsolve)", (int)opt->adjoint);
-    if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && (opt->adaptive || opt->method == REMAT_ODE_RODAS5))
-        return rmi_error(REMAT_ERR_UNSUPPORTED,
-                         "pfr: the backsolve adjoint is implemented for fixed steps of an explicit method (euler, "
-                         "rk4, tsit5, dopri5), not %s %s: use adjoint discrete",
-                         opt->adaptive ? "adaptive" : "fixed", remat_ode_method_name(opt->method));
     remat_schedule_cost cost;
     remat_status st = remat_schedule_predict(&opt->schedule, 1, &cost);
     if (st != REMAT_OK)
