@@ -71,7 +71,7 @@ static void describe(const remat_fused_op *F, int64_t m, remat_lane_ins *ins, re
     *p = (remat_lane_program){.m = m, .n_ins = n, .ins = ins, .n_bufs = F->nin + 1, .bufs = bufs};
 }
 
-void rmi_fuse_compile(remat_compile_ctx *c, remat_fused_op *F, int64_t n)
+remat_status rmi_fuse_compile(remat_compile_ctx *c, remat_fused_op *F, int64_t n)
 {
     const remat_backend *be = c->be;
     const remat_compile_options *o = &c->p->counters->opts;
@@ -79,32 +79,36 @@ void rmi_fuse_compile(remat_compile_ctx *c, remat_fused_op *F, int64_t n)
     /* host_lane_cuts: the backend's compiled lanes run on the host, as its
      * fused instructions do (the CPU's); CUDA lowers its groups itself */
     if (o->jit == REMAT_JIT_NEVER || !be->iface.compile_lanes || !be->iface.host_lane_cuts || F->n_uops < 2 || n < 1)
-        return;
+        return REMAT_OK;
     for (int k = 0; k < F->n_uops; k++)
         if (transcendental(F->uops[k].op))
-            return;
+            return REMAT_OK;
     if (be->iface.can_compile_lanes && !be->iface.can_compile_lanes())
-        return;
+        return REMAT_OK;
     remat_lane_ins *ins = rmi_malloc(sizeof *ins * (size_t)(F->nin + F->n_uops + 1));
     remat_lane_buf *bufs = rmi_malloc(sizeof *bufs * (size_t)(F->nin + 1));
-    if (ins && bufs) {
-        remat_lane_program p;
-        const remat_lane_program *pp = &p;
-        describe(F, n, ins, bufs, &p);
-        const char *dir = rmi_lane_cache_dir(o);
-        remat_lane_fn fn = NULL;
-        const bool big = (double)n * F->n_uops >= FUSE_JIT_MIN_WORK;
-        /* a failure leaves the group interpreted (its message is not the compile's) */
-        remat_status st = REMAT_ERR_UNSUPPORTED;
-        if (o->jit == REMAT_JIT_ALWAYS || big)
-            st = be->iface.compile_lanes(1, &pp, &fn, dir);
-        else if (be->iface.load_lanes)
-            st = be->iface.load_lanes(1, &pp, &fn, dir);
-        if (st != REMAT_OK)
-            fn = NULL;
-        F->compiled = fn;
-        c->p->n_fused_compiled += fn != NULL;
+    if (!ins || !bufs) {
+        rmi_free(ins);
+        rmi_free(bufs);
+        return rmi_compile_nomem("a fused group's lane program");
     }
+    remat_lane_program p;
+    const remat_lane_program *pp = &p;
+    describe(F, n, ins, bufs, &p);
+    const char *dir = rmi_lane_cache_dir(o);
+    remat_lane_fn fn = NULL;
+    const bool big = (double)n * F->n_uops >= FUSE_JIT_MIN_WORK;
+    remat_status st = REMAT_ERR_UNSUPPORTED;
+    if (o->jit == REMAT_JIT_ALWAYS || big)
+        st = be->iface.compile_lanes(1, &pp, &fn, dir);
+    else if (be->iface.load_lanes)
+        st = be->iface.load_lanes(1, &pp, &fn, dir);
     rmi_free(ins);
     rmi_free(bufs);
+    if (st == REMAT_ERR_NOMEM)
+        return st; /* the compile fails, as it does for the other passes' memory */
+    /* any other failure (no compiler, not cached) leaves the group interpreted */
+    F->compiled = st == REMAT_OK ? fn : NULL;
+    c->p->n_fused_compiled += F->compiled != NULL;
+    return REMAT_OK;
 }
