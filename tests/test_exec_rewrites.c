@@ -22,6 +22,23 @@
 
 /* ==== elementwise fusion ==== */
 
+/* The same bits element by element, except that a NaN matches any NaN: a
+ * compiled fused loop may take the other operand's NaN of a commutative op
+ * (backend/lane.h; exec/fuse_jit.c), the only difference compiling makes. */
+static bool same_bits_or_nan(const remat_tensor *a, const remat_tensor *b)
+{
+    const int64_t n = remat_shape_numel(&a->shape);
+    const size_t es = remat_dtype_size(a->dtype);
+    for (int64_t i = 0; i < n; i++) {
+        const char *x = (const char *)a->data + (size_t)i * es, *y = (const char *)b->data + (size_t)i * es;
+        const bool nx = es == 4 ? isnan(*(const float *)x) : isnan(*(const double *)x);
+        const bool ny = es == 4 ? isnan(*(const float *)y) : isnan(*(const double *)y);
+        if (nx ? !ny : memcmp(x, y, es) != 0)
+            return false;
+    }
+    return true;
+}
+
 /* f compiled with and without fusion (REMAT_NO_FUSION=1) and run on the same
  * inputs: the same bits in every output, the same primitive-op counts, the
  * arena peak measured as planned, and no more arena than unfused. Returns
@@ -42,8 +59,7 @@ static int32_t check_fused_bits(const remat_fn *f, int n_in, const remat_tensor 
     remat_program_plan(pf, &lf);
     assert_int_equal(ou.n, of.n);
     for (int i = 0; i < ou.n; i++) {
-        size_t bytes = (size_t)remat_shape_numel(&ou.t[i].shape) * remat_dtype_size(ou.t[i].dtype);
-        if (memcmp(ou.t[i].data, of.t[i].data, bytes) != 0)
+        if (!same_bits_or_nan(&ou.t[i], &of.t[i]))
             fail_msg("output %d: fused bits differ from unfused", i);
     }
     assert_int_equal(lf.instructions, lu.instructions);
@@ -369,6 +385,93 @@ static void test_exec_fusion_does_not_contract_to_fma(void **state)
     remat_fn_free(f);
 }
 
+/* f compiled with jit mode j (fusion on); no_cache: without the disk cache */
+static remat_program *compile_jit(const remat_fn *f, remat_jit_mode j, bool no_cache)
+{
+    remat_compile_options o;
+    remat_compile_options_from_env(&o);
+    o.jit = j;
+    o.no_cache |= no_cache;
+    remat_program *p = NULL;
+    assert_int_equal(remat_compile_opts(f, remat_test_backend(), &o, &p), REMAT_OK);
+    return p;
+}
+
+/* Compiled fusion (exec/fuse_jit.c): an arithmetic group (selects,
+ * compares, scalar operands, powers, max/min/relu) runs as one compiled loop
+ * with the blocked interpreter's bits (contract 2), on one thread and split
+ * across the pool (contract 4, n past the split grain); a group holding a
+ * transcendental stays interpreted (SLEEF's vectors), and jit = never
+ * compiles nothing. NaN results only as NaN (lane.h: their sign may differ). */
+static void test_exec_fusion_compiled_loop_matches_interpreted(void **state)
+{
+    (void)state;
+    const remat_backend *be = remat_test_backend();
+    if (!be->iface.compile_lanes || !be->iface.host_lane_cuts || !be->iface.can_compile_lanes())
+        return; /* no libgccjit in this build: every group is interpreted (test_jit_cache covers it) */
+    const int64_t sizes[2] = {FUSE_N, 100003};
+    for (int dt = 0; dt < 2; dt++)
+        for (int si = 0; si < 2; si++) {
+            const remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+            const int64_t d[1] = {sizes[si]};
+            remat_fn *f = remat_fn_new("fuse_compiled");
+            remat_val x = remat_arg(f, "x", T, 1, d), y = remat_arg(f, "y", T, 1, d);
+            remat_val a = remat_add(f, remat_mul_scalar(f, x, 0.5), remat_div(f, y, remat_add_scalar(f, x, 3.0)));
+            remat_val b = remat_select(f, remat_gt(f, a, y), remat_relu(f, a), remat_integer_pow(f, y, 3));
+            remat_val c = remat_sub(f, remat_max(f, b, x), remat_min(f, remat_square(f, a), remat_neg(f, y)));
+            remat_fn_output(f, c);
+            remat_fn_output(f, remat_mul(f, remat_sin(f, x), remat_add_scalar(f, y, 1.0))); /* transcendental */
+            double *tmp = xcalloc((size_t)d[0], sizeof *tmp), *tmp2 = xcalloc((size_t)d[0], sizeof *tmp2);
+            fill_special(tmp, d[0], 1.0);
+            for (int64_t i = 0; i < d[0]; i++)
+                tmp2[i] = tmp[(i * 7) % d[0]];
+            void *xv = xcalloc((size_t)d[0], remat_dtype_size(T)), *yv = xcalloc((size_t)d[0], remat_dtype_size(T));
+            for (int64_t i = 0; i < d[0]; i++) {
+                if (dt)
+                    ((float *)xv)[i] = (float)tmp[i], ((float *)yv)[i] = (float)tmp2[i];
+                else
+                    ((double *)xv)[i] = tmp[i], ((double *)yv)[i] = tmp2[i];
+            }
+            remat_tensor in[2] = {{.dtype = T, .shape = {.rank = 1, .dims = {d[0]}}, .data = xv},
+                                  {.dtype = T, .shape = {.rank = 1, .dims = {d[0]}}, .data = yv}};
+            remat_program *pc = compile_jit(f, REMAT_JIT_ALWAYS, false), *pi = compile_jit(f, REMAT_JIT_NEVER, false);
+            assert_int_equal(pc->n_fused_compiled, 1); /* c's group; not the sin group */
+            assert_int_equal(pi->n_fused_compiled, 0);
+            /* auto: taken once at hand (compiled just above); 100003 elements
+             * x 12 ops pass the work bound, 1000 x 12 do not */
+            remat_program *pa = compile_jit(f, REMAT_JIT_AUTO, true);
+            assert_int_equal(pa->n_fused_compiled, 1);
+            remat_program_free(pa);
+            assert_int_equal(pc->n_fused, pi->n_fused);
+            outs_t oc, oi;
+            run_prog(pc, 2, in, &oc, NULL);
+            run_prog(pi, 2, in, &oi, NULL);
+            for (int k = 0; k < 2; k++)
+                for (int64_t i = 0; i < d[0]; i++) {
+                    const double vc = dt ? ((float *)oc.t[k].data)[i] : ((double *)oc.t[k].data)[i];
+                    const double vi = dt ? ((float *)oi.t[k].data)[i] : ((double *)oi.t[k].data)[i];
+                    const size_t es = remat_dtype_size(T);
+                    if (isnan(vi) ? !isnan(vc)
+                                  : memcmp((char *)oc.t[k].data + i * es, (char *)oi.t[k].data + i * es, es) != 0)
+                        fail_msg("%s n=%lld output %d element %lld: compiled %a, interpreted %a",
+                                 dt ? "f32" : "f64", (long long)d[0], k, (long long)i, vc, vi);
+                }
+            if (si == 0) {
+                remat_fn *g = remat_fn_new("fuse_auto_small");
+                remat_val gx = remat_arg(g, "x", T, 1, (int64_t[]){997});
+                remat_fn_output(g, remat_mul(g, remat_add_scalar(g, gx, 0.5 + dt), gx));
+                remat_program *ps = compile_jit(g, REMAT_JIT_AUTO, true);
+                assert_int_equal(ps->n_fused_compiled, 0);
+                remat_program_free(ps);
+                remat_fn_free(g);
+            }
+            outs_free(&oc), outs_free(&oi);
+            remat_program_free(pc), remat_program_free(pi);
+            free(tmp), free(tmp2), free(xv), free(yv);
+            remat_fn_free(f);
+        }
+}
+
 /* ==== in-place concatenate, add of a pad ==== */
 
 /* f compiled with neither fusion nor the in-place rewrites
@@ -402,8 +505,7 @@ static int32_t check_inplace_bits(const remat_fn *f, int n_in, const remat_tenso
         assert_int_equal(ps[i]->n_instrs + ps[i]->n_fused, pu->n_instrs);
         assert_int_equal(o[i].n, o[0].n);
         for (int j = 0; j < o[0].n; j++) {
-            size_t bytes = (size_t)remat_shape_numel(&o[0].t[j].shape) * remat_dtype_size(o[0].t[j].dtype);
-            if (memcmp(o[0].t[j].data, o[i].t[j].data, bytes) != 0)
+            if (!same_bits_or_nan(&o[0].t[j], &o[i].t[j]))
                 fail_msg("program %d, output %d: bits differ from the plain program", i, j);
         }
     }
@@ -581,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_exec_fusion_scalar_operands_selects_compares),
         cmocka_unit_test(test_exec_fusion_shared_values_are_not_fused_away),
         cmocka_unit_test(test_exec_fusion_does_not_contract_to_fma),
+        cmocka_unit_test(test_exec_fusion_compiled_loop_matches_interpreted),
         cmocka_unit_test(test_exec_inplace_concat_rows_of_a_state),
         cmocka_unit_test(test_exec_inplace_concat_vector_and_refusals),
         cmocka_unit_test(test_exec_add_pad_matches_pad_then_add),

@@ -80,6 +80,13 @@ typedef struct {
     int n_regs;
     int n_uops;
     const remat_fused_uop *uops;
+    /* Optional (NULL: the backend runs the micro-ops): the group compiled
+     * into one loop by the backend's compile_lanes (exec/fuse_jit.c), a lane
+     * program of one lane per element: buffer k < nin is ins->in[k] (lane
+     * stride 0 where scalar_in says so, else 1), buffer nin is ins->out
+     * (stride 1); run with count 1 over any range of lanes, buffers moved to
+     * its first lane. Same bits as the micro-ops. */
+    remat_lane_fn compiled;
 } remat_fused_op;
 
 /* What a micro-op runs, from its op's row of the table (fused_uop.c): a

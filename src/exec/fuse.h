@@ -26,4 +26,9 @@
 void rmi_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
                        remat_fused_uop *uops, remat_val *ext, int *n_ext);
 
+/* Compiles the fused group F of n elements into one native loop where the
+ * rule of fuse_jit.c says it pays, setting F->compiled (NULL: interpreted).
+ * REMAT_ERR_NOMEM when out of memory; any other failure interprets. */
+remat_status rmi_fuse_compile(remat_compile_ctx *c, remat_fused_op *F, int64_t n);
+
 #endif

@@ -8,7 +8,9 @@
  * would call unfused (elementwise.c) on the block, so the bits are the same:
  * the same operations in the same order, each rounded to T and stored.
  * Large groups are split across the thread pool (core/pool.h) in whole
- * blocks; each element's arithmetic is the same on any thread.
+ * blocks; each element's arithmetic is the same on any thread. A group
+ * exec compiled into one loop (remat_fused_op.compiled, exec/fuse_jit.c)
+ * runs that loop instead, over ranges of elements on the pool.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -150,6 +152,27 @@ DEFINE_FUSED(f64)
 
 REMAT_EXHAUSTIVE_END
 
+/* A compiled group (remat_fused_op.compiled): lanes [begin, end) of its loop,
+ * every element buffer moved to lane begin */
+static void compiled_range(void *ctx, int64_t begin, int64_t end)
+{
+    const remat_instr *I = ctx;
+    const cpu_fused *C = I->aux;
+    const size_t es = remat_dtype_size(C->F.dtype);
+    char *bufs[3 * REMAT_FUSED_MAX_UOPS + 1];
+    int64_t strides[3 * REMAT_FUSED_MAX_UOPS + 1] = {0};
+    for (int k = 0; k < C->F.nin; k++)
+        bufs[k] = (char *)I->in[k] + ((C->F.scalar_in >> k) & 1u ? 0 : (size_t)begin * es);
+    bufs[C->F.nin] = (char *)I->out + (size_t)begin * es;
+    C->F.compiled(bufs, strides, 1, end - begin);
+}
+
+static void k_fused_compiled(const remat_instr *I)
+{
+    cpu_fused *C = (cpu_fused *)I->aux;
+    rmi_parallel_for_site(&C->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, compiled_range, (void *)I);
+}
+
 remat_status rmi_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
                                  void *ctx)
 {
@@ -173,7 +196,8 @@ remat_status rmi_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, voi
     *C = (cpu_fused){.F = *op};
     C->F.uops = u;
     C->kind = kind;
-    ins->fn = op->dtype == REMAT_F64 ? k_fused_f64 : k_fused_f32;
+    REMAT_ASSERT(op->nin <= 3 * REMAT_FUSED_MAX_UOPS);
+    ins->fn = op->compiled ? k_fused_compiled : op->dtype == REMAT_F64 ? k_fused_f64 : k_fused_f32;
     ins->aux = C;
     return REMAT_OK;
 }
