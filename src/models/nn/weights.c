@@ -15,6 +15,7 @@
  * parameters before the whole file is checked.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,55 +29,82 @@
 
 static const char *dtype_tag(remat_dtype dt) { return dt == REMAT_F64 ? "F64" : "F32"; }
 
-static int put_json_string(FILE *f, const char *s)
+/* a growing text (the header), through the injectable allocator */
+typedef struct {
+    char *s;
+    size_t n, cap;
+    int ok;
+} text;
+
+static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(text *t, const char *fmt, ...)
 {
-    int ok = fputc('"', f) != EOF;
-    for (; ok && *s; s++) {
+    for (int pass = 0; t->ok && pass < 2; pass++) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(t->s ? t->s + t->n : NULL, t->s ? t->cap - t->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            t->ok = 0;
+        } else if (t->s && (size_t)k < t->cap - t->n) {
+            t->n += (size_t)k;
+            return;
+        } else { /* grow, then write again */
+            size_t cap = (t->cap + (size_t)k + 1) * 2;
+            char *s = rmi_realloc(t->s, cap);
+            if (!s)
+                t->ok = 0;
+            else
+                t->s = s, t->cap = cap;
+        }
+    }
+}
+
+static void add_json_string(text *t, const char *s)
+{
+    add(t, "\"");
+    for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
-            ok = fprintf(f, "\\%c", c) > 0;
+            add(t, "\\%c", c);
         else if (c < 0x20)
-            ok = fprintf(f, "\\u%04x", c) > 0;
+            add(t, "\\u%04x", c);
         else
-            ok = fputc(c, f) != EOF;
+            add(t, "%c", c);
     }
-    return ok && fputc('"', f) != EOF;
+    add(t, "\"");
 }
 
 remat_status remat_nn_params_save(const remat_nn_params *p, FILE *f)
 {
     if (!p || !f)
         return rmi_error(REMAT_ERR_NULL, "nn params save: params or file is NULL");
-    /* the header, written twice: once to learn its length */
-    char *head = NULL;
-    size_t head_len = 0;
-    FILE *m = open_memstream(&head, &head_len);
-    if (!m)
-        return rmi_error(REMAT_ERR_NOMEM, "nn params save: out of memory for the header");
-    int ok = fputs("{\"__metadata__\":{\"format\":\"flax\",\"producer\":\"remat\"}", m) != EOF;
+    text h = {.ok = 1};
+    add(&h, "{\"__metadata__\":{\"format\":\"flax\",\"producer\":\"remat\"}");
     size_t off = 0;
-    for (int i = 0; ok && i < p->n; i++) {
+    for (int i = 0; i < p->n; i++) {
         const nn_param *q = &p->p[i];
         size_t bytes = (size_t)remat_shape_numel(&q->shape) * remat_dtype_size(p->dtype);
-        ok = fputc(',', m) != EOF && put_json_string(m, q->name) &&
-             fprintf(m, ":{\"dtype\":\"%s\",\"shape\":[", dtype_tag(p->dtype)) > 0;
-        for (int d = 0; ok && d < q->shape.rank; d++)
-            ok = fprintf(m, "%s%lld", d ? "," : "", (long long)q->shape.dims[d]) > 0;
-        ok = ok && fprintf(m, "],\"data_offsets\":[%zu,%zu]}", off, off + bytes) > 0;
+        add(&h, ",");
+        add_json_string(&h, q->name);
+        add(&h, ":{\"dtype\":\"%s\",\"shape\":[", dtype_tag(p->dtype));
+        for (int d = 0; d < q->shape.rank; d++)
+            add(&h, "%s%lld", d ? "," : "", (long long)q->shape.dims[d]);
+        add(&h, "],\"data_offsets\":[%zu,%zu]}", off, off + bytes);
         off += bytes;
     }
-    ok = ok && fputc('}', m) != EOF;
-    while (ok && (ftell(m) % 8) != 0) /* the data starts 8-aligned */
-        ok = fputc(' ', m) != EOF;
-    if (fclose(m) != 0 || !ok) {
-        free(head);
+    add(&h, "}");
+    while (h.ok && h.n % 8 != 0) /* the data starts 8-aligned */
+        add(&h, " ");
+    if (!h.ok) {
+        rmi_free(h.s);
         return rmi_error(REMAT_ERR_NOMEM, "nn params save: out of memory for the header");
     }
     unsigned char len8[8];
     for (int k = 0; k < 8; k++)
-        len8[k] = (unsigned char)((uint64_t)head_len >> (8 * k));
-    ok = fwrite(len8, 1, 8, f) == 8 && fwrite(head, 1, head_len, f) == head_len;
-    free(head);
+        len8[k] = (unsigned char)((uint64_t)h.n >> (8 * k));
+    int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.s, 1, h.n, f) == h.n;
+    rmi_free(h.s);
     for (int i = 0; ok && i < p->n; i++) { /* little-endian hosts: the bytes as they are */
         size_t bytes = (size_t)remat_shape_numel(&p->p[i].shape) * remat_dtype_size(p->dtype);
         ok = fwrite(p->p[i].data, 1, bytes, f) == bytes;
