@@ -7,7 +7,8 @@
 # temperature and composition in '# NAME = VALUE' comments (amounts twice
 # the others', normalised to the same mole fractions); the 1100 K file has
 # none and takes --cond T=1100 and --init. `fit --free m3,m11` from 1, 1 must
-# find both within 1e-4 relative, the others fixed at their start values.
+# find both within 1e-4 relative, the others fixed at their start values;
+# --json names each experiment's T and P among its conditions.
 set -u
 REMAT=$1
 MECH=$2
@@ -31,6 +32,8 @@ check "fit exits 0 (converged)" test $? -eq 0
 check "fit --json names rodas5, the gas default" has fit.json '"method": "rodas5"'
 check "m3 recovered within 1e-4" near "$(num m3 fit.json)" 1.3 1e-4
 check "m11 recovered within 1e-4" near "$(num m11 fit.json)" 0.8 1e-4
+check "--json gives each experiment's T and P" has fit.json \
+    '"conditions": [{"T": 1000, "P": 101325}, {"T": 1100, "P": 101325}]'
 check "m1 stays fixed at 1" test "$(num m1 fit.json)" = 1
 check "P stays fixed at one atmosphere" test "$(num P fit.json)" = 101325
 exit $fail

@@ -126,14 +126,33 @@ double pfr_fit_cond(const pfr_fit_report *rep, int e, int k)
     return isnan(v) ? rep->cond_default[k] : v;
 }
 
+/* A gas mechanism's (remat/gas.h) conditions of experiment e: its initial
+ * T (from its file or --cond) and the pressure P; 0 for other mechanisms. */
+static int gas_conds(const pfr_fit_report *rep, int e, const char **names, double *v)
+{
+    int K = remat_gas_species_count(rep->m);
+    if (K == 0)
+        return 0;
+    names[0] = "T", v[0] = remat_fit_initial_state(rep->fit, e)[K];
+    names[1] = "P", v[1] = rep->r->params[remat_mechanism_param_find(rep->m, "P")];
+    return 2;
+}
+
 /* One line per experiment with its conditions (none: nothing). */
 static void print_conditions(const pfr_fit_report *rep)
 {
     int C = remat_mechanism_cond_count(rep->m);
-    for (int e = 0; C > 0 && e < rep->n_data; e++) {
+    const char *gn[2];
+    double gv[2];
+    for (int e = 0; e < rep->n_data; e++) {
+        int G = gas_conds(rep, e, gn, gv);
+        if (C + G == 0)
+            return;
         printf("experiment %d (%s):", e + 1, rep->data[e]);
         for (int k = 0; k < C; k++)
             printf("%s %s = %.10g", k ? "," : "", remat_mechanism_cond_name(rep->m, k), pfr_fit_cond(rep, e, k));
+        for (int k = 0; k < G; k++)
+            printf("%s %s = %.10g", C + k ? "," : "", gn[k], gv[k]);
         putchar('\n');
     }
 }
@@ -228,6 +247,12 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
             cli_json_string(stdout, remat_mechanism_cond_name(rep->m, k));
             fputs(": ", stdout);
             put_double(stdout, pfr_fit_cond(rep, e, k));
+        }
+        const char *gn[2];
+        double gv[2];
+        for (int k = 0, G = gas_conds(rep, e, gn, gv); k < G; k++) {
+            printf("%s\"%s\": ", C + k ? ", " : "", gn[k]);
+            put_double(stdout, gv[k]);
         }
         putchar('}');
     }
