@@ -22,6 +22,7 @@ static double RTOL = 1e-10; /* GRI's gradient case loosens it (gri30_gradient) *
 #define ATOL 1e-16
 #define PROFILE_RTOL 1e-6  /* T and mole fractions, relative to Cantera's ... */
 #define X_FLOOR 1e-12      /* ... above this mole fraction (absolute below) */
+#define GRI_X_FLOOR 1e-8   /* GRI (gri30_profile): below, atol 1e-15 of the run and 1e-6 of 1e-9 meet */
 #define DELAY_RTOL 1e-4
 #define GRAD_RTOL 1e-3
 
@@ -339,9 +340,7 @@ static void h2o2_twin(void **state)
 
 /* GRI-Mech 3.0: T at 0.8 x the ignition delay (1500 K) and its gradient with
  * respect to all 325 multipliers in one reverse pass, against Cantera's
- * central differences. The profiles and delays are left to h2o2: GRI costs
- * about 0.05 s per Rodas5 step today (docs/design-notes.md), so a profile
- * at these tolerances would take minutes. */
+ * central differences. Its profile and delay: gri30_profile. */
 static void gri30_gradient(void **state)
 {
     (void)state;
@@ -377,6 +376,81 @@ static void gri30_gradient(void **state)
     remat_mechanism_free(m);
 }
 
+/* GRI-Mech 3.0 ignition at 1500 K (the golden case with the gradient):
+ * T and mole-fraction profiles at Cantera's 101 times and the ignition
+ * delay, from one adaptive Rodas5 integration whose dense output (remat/ode.h)
+ * gives the golden times and 1001 points across +-1% of Cantera's delay;
+ * the delay is where T first reaches T0 + 400 K, linear between those
+ * points (spacing 2e-5 of the delay). One loop for all 1101 points: the
+ * step-by-step stepper of h2o2's check would take minutes here. rtol 1e-9,
+ * atol 1e-15 (2676 steps): T 1.5e-10, X 1.1e-7 above 1e-8 (species below
+ * it are held to 1e-14 absolute: atol-limited), delay 1.2e-8. */
+static void gri30_profile(void **state)
+{
+    (void)state;
+    remat_mechanism *m = load("gri30.yaml", NULL);
+    const cJSON *cases = jget(golden("cantera_gri30.json"), "cases"), *c = NULL;
+    for (int i = 0; i < cJSON_GetArraySize(cases); i++)
+        if (jnum(cJSON_GetArrayItem(cases, i), "T0") == 1500.0)
+            c = cJSON_GetArrayItem(cases, i);
+    assert_non_null(c);
+    int S = remat_mechanism_species_count(m), K = remat_gas_species_count(m), P = remat_mechanism_param_count(m);
+    const cJSON *times = jget(c, "times"), *Ts = jget(c, "T"), *Xs = jget(c, "X");
+    int rows = cJSON_GetArraySize(times), fine = 1001, n = rows - 1 + fine;
+    double T0 = jnum(c, "T0"), tref = jnum(c, "delay");
+    double *y0 = calloc((size_t)S, sizeof *y0), *p = calloc((size_t)P, sizeof *p);
+    double *t = malloc(sizeof *t * (size_t)n), *ys = malloc(sizeof *ys * (size_t)n * (size_t)S);
+    int *row_of = malloc(sizeof *row_of * (size_t)n); /* golden row, or -1 for a fine point */
+    assert_ok(remat_gas_state(m, T0, jget(c, "composition")->valuestring, y0));
+    remat_mechanism_param_values(m, p);
+    p[remat_mechanism_param_find(m, "P")] = jnum(c, "P");
+    /* the union of the golden times (after 0) and the fine grid, increasing */
+    int a = 1, b = 0, k = 0;
+    while (a < rows || b < fine) {
+        double ta = a < rows ? cJSON_GetArrayItem(times, a)->valuedouble : INFINITY;
+        double tb = b < fine ? tref * (0.99 + 0.02 * b / (fine - 1)) : INFINITY;
+        if (ta <= tb) {
+            t[k] = ta, row_of[k++] = a++;
+            b += ta == tb;
+        } else {
+            t[k] = tb, row_of[k++] = -1, b++;
+        }
+    }
+    n = k;
+    remat_ode_options o = {.method = REMAT_ODE_RODAS5, .n_times = n, .times = t, .adaptive = true,
+                           .rtol = 1e-9, .atol = 1e-15, .max_steps = 100000, .dense = true};
+    double stats[REMAT_ODE_STATS];
+    assert_ok(remat_ode_run_once(m, &o, y0, p, remat_backend_cpu(), NULL, ys, stats));
+    assert_ok(remat_ode_stats_check(&o, stats));
+    errors e = {0};
+    double tau = NAN, prev_t = 0, prev_T = T0, x9 = 0;
+    for (int i = 0; i < n; i++) {
+        const double *y = ys + (size_t)i * (size_t)S;
+        if (isnan(tau) && row_of[i] < 0 && y[K] >= T0 + 400)
+            tau = prev_t + (T0 + 400 - prev_T) / (y[K] - prev_T) * (t[i] - prev_t);
+        if (row_of[i] < 0) {
+            prev_t = t[i], prev_T = y[K];
+            continue;
+        }
+        double Tref = cJSON_GetArrayItem(Ts, row_of[i])->valuedouble;
+        e.T_err = worse(e.T_err, fabs(y[K] - Tref) / Tref);
+        const cJSON *xr = cJSON_GetArrayItem(Xs, row_of[i]);
+        for (int s = 0; s < K; s++) {
+            double xref = cJSON_GetArrayItem(xr, s)->valuedouble;
+            e.X_err = worse(e.X_err, fabs(y[s] - xref) / fmax(fabs(xref), GRI_X_FLOOR));
+            x9 = worse(x9, fabs(y[s] - xref) / fmax(fabs(xref), 1e-9));
+        }
+    }
+    e.delay_err = fabs(tau - tref) / tref;
+    printf("gri30.yaml at 1500 K: %.0f steps, max relative error T %.3g, X %.3g (%.3g above 1e-9), delay %.3g\n",
+           stats[REMAT_ODE_STAT_ACCEPTED], e.T_err, e.X_err, x9, e.delay_err);
+    assert_true(e.T_err <= PROFILE_RTOL);
+    assert_true(e.X_err <= PROFILE_RTOL);
+    assert_true(e.delay_err <= DELAY_RTOL);
+    free(y0), free(p), free(t), free(ys), free(row_of);
+    remat_mechanism_free(m);
+}
+
 static void gri30_twin(void **state)
 {
     (void)state;
@@ -393,6 +467,7 @@ int main(void)
         cmocka_unit_test(gri30_lowering),
         cmocka_unit_test(gri30_twin),
         cmocka_unit_test(gri30_gradient),
+        cmocka_unit_test(gri30_profile),
     };
     return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }

@@ -7,7 +7,9 @@
 # temperature and composition in '# NAME = VALUE' comments (amounts twice
 # the others', normalised to the same mole fractions); the 1100 K file has
 # none and takes --cond T=1100 and --init. `fit --free m3,m11` from 1, 1 must
-# find both within 1e-4 relative, the others fixed at their start values.
+# find both within 1e-4 relative, the others fixed at their start values;
+# --json names each experiment's T and P among its conditions; the table
+# too, and lists the free parameters only.
 set -u
 REMAT=$1
 MECH=$2
@@ -31,6 +33,18 @@ check "fit exits 0 (converged)" test $? -eq 0
 check "fit --json names rodas5, the gas default" has fit.json '"method": "rodas5"'
 check "m3 recovered within 1e-4" near "$(num m3 fit.json)" 1.3 1e-4
 check "m11 recovered within 1e-4" near "$(num m11 fit.json)" 0.8 1e-4
+check "--json gives each experiment's T and P" has fit.json \
+    '"conditions": [{"T": 1000, "P": 101325}, {"T": 1100, "P": 101325}]'
 check "m1 stays fixed at 1" test "$(num m1 fit.json)" = 1
 check "P stays fixed at one atmosphere" test "$(num P fit.json)" = 101325
+# the table: each experiment's T and P; the free parameters only (115 of h2o2's 117 are fixed)
+"$REMAT" pfr fit --mechanism "$MECH/h2o2.yaml" --data e1000.csv --data e1100.csv --free m3,m11 \
+    --cond T=1100 --init H2=2,O2=1,N2=3.76 --rtol 1e-7 --atol 1e-13 --max-iters 1 >table.txt 2>table.err
+check "fit --max-iters 1 exits 3 (not converged, results printed)" test $? -eq 3
+check "the table names experiment 1's T and P" has table.txt "experiment 1 (e1000.csv): T = 1000, P = 101325"
+check "the table names experiment 2's T (--cond)" has table.txt "experiment 2 (e1100.csv): T = 1100, P = 101325"
+check "the table says how many parameters it leaves out" has table.txt \
+    "(115 more parameters fixed at their start values; --json lists them)"
+check "the table has no row for a fixed multiplier" test "$(grep -c '^m1 ' table.txt)" -eq 0
+check "the correlation has the free parameters only" grep -qE '^ +m3 +m11$' table.txt
 exit $fail

@@ -85,22 +85,34 @@ static void print_stats_table(const pfr_fit_report *rep)
     }
     printf("degrees of freedom %lld, residual standard deviation %.6g (s^2 = SSE / dof), t(0.975) = %.6g\n",
            (long long)st->dof, sqrt(st->s2), st->t95);
+    /* a gas mechanism's 1 + 4N parameters, most fixed: the free ones only (--json has all) */
+    int gas = remat_gas_species_count(rep->m) > 0, n_hidden = 0;
+#define HIDDEN(i) (gas && isnan(st->se[i])) /* fixed parameters' standard errors are NaN */
     printf("%-16s %16s %16s %12s %16s %16s\n", "parameter", "start", "fitted", "std. error", "95% CI low",
            "95% CI high");
     for (int i = 0; i < P; i++) {
-        if (isnan(st->se[i]))
+        if (HIDDEN(i))
+            n_hidden++;
+        else if (isnan(st->se[i]))
             printf("%-16s %16.9g %16.9g %12s\n", r->param_names[i], rep->start[i], r->params[i], "(fixed)");
         else
             printf("%-16s %16.9g %16.9g %12.4g %16.9g %16.9g\n", r->param_names[i], rep->start[i], r->params[i],
                    st->se[i], st->ci_lo[i], st->ci_hi[i]);
     }
+    if (n_hidden)
+        printf("(%d more parameters fixed at their start values; --json lists them)\n", n_hidden);
     printf("correlation\n%-16s", "");
     for (int j = 0; j < P; j++)
-        printf(" %8.8s", r->param_names[j]);
+        if (!HIDDEN(j))
+            printf(" %8.8s", r->param_names[j]);
     putchar('\n');
     for (int i = 0; i < P; i++) {
+        if (HIDDEN(i))
+            continue;
         printf("%-16s", r->param_names[i]);
         for (int j = 0; j < P; j++) {
+            if (HIDDEN(j))
+                continue;
             double c = st->corr[(size_t)i * (size_t)P + (size_t)j];
             if (isnan(c))
                 printf(" %8s", "-");
@@ -109,6 +121,7 @@ static void print_stats_table(const pfr_fit_report *rep)
         }
         putchar('\n');
     }
+#undef HIDDEN
     if (st->n_unidentifiable) {
         printf("warning: not identifiable from these data:");
         for (int i = 0, k = 0; i < P; i++)
@@ -126,14 +139,33 @@ double pfr_fit_cond(const pfr_fit_report *rep, int e, int k)
     return isnan(v) ? rep->cond_default[k] : v;
 }
 
+/* A gas mechanism's (remat/gas.h) conditions of experiment e: its initial
+ * T (from its file or --cond) and the pressure P; 0 for other mechanisms. */
+static int gas_conds(const pfr_fit_report *rep, int e, const char **names, double *v)
+{
+    int K = remat_gas_species_count(rep->m);
+    if (K == 0)
+        return 0;
+    names[0] = "T", v[0] = remat_fit_initial_state(rep->fit, e)[K];
+    names[1] = "P", v[1] = rep->r->params[remat_mechanism_param_find(rep->m, "P")];
+    return 2;
+}
+
 /* One line per experiment with its conditions (none: nothing). */
 static void print_conditions(const pfr_fit_report *rep)
 {
     int C = remat_mechanism_cond_count(rep->m);
-    for (int e = 0; C > 0 && e < rep->n_data; e++) {
+    const char *gn[2];
+    double gv[2];
+    for (int e = 0; e < rep->n_data; e++) {
+        int G = gas_conds(rep, e, gn, gv);
+        if (C + G == 0)
+            return;
         printf("experiment %d (%s):", e + 1, rep->data[e]);
         for (int k = 0; k < C; k++)
             printf("%s %s = %.10g", k ? "," : "", remat_mechanism_cond_name(rep->m, k), pfr_fit_cond(rep, e, k));
+        for (int k = 0; k < G; k++)
+            printf("%s %s = %.10g", C + k ? "," : "", gn[k], gv[k]);
         putchar('\n');
     }
 }
@@ -228,6 +260,12 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
             cli_json_string(stdout, remat_mechanism_cond_name(rep->m, k));
             fputs(": ", stdout);
             put_double(stdout, pfr_fit_cond(rep, e, k));
+        }
+        const char *gn[2];
+        double gv[2];
+        for (int k = 0, G = gas_conds(rep, e, gn, gv); k < G; k++) {
+            printf("%s\"%s\": ", C + k ? ", " : "", gn[k]);
+            put_double(stdout, gv[k]);
         }
         putchar('}');
     }
