@@ -158,7 +158,8 @@ static remat_status build(mech_parser *p, mech_net *n)
         for (int d = 0; d < v.shape.rank; d++)
             numel *= v.shape.dims[d];
         int layer = -1, kernel = strstr(path, "/kernel") != NULL;
-        REMAT_ASSERT(sscanf(path, "Dense_%d/", &layer) == 1 && layer >= 0 && layer <= n->depth);
+        int scanned = sscanf(path, "Dense_%d/", &layer);
+        REMAT_ASSERT(scanned == 1 && layer >= 0 && layer <= n->depth);
         (kernel ? n->kernel_off : n->bias_off)[layer] = off;
         n->t_off[t] = off;
         n->t_shape[t] = v.shape;
