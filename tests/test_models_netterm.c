@@ -101,6 +101,44 @@ static void test_netterm_lowering_matches_evaluator(void **state)
                    "B -> C : rate = h(B)^2 + s(A, C)^2 + e(C)^2 + i(A)^2\n");
 }
 
+/* A parameter set per batch entry (remat_kinetics_rhs's (B, P), as pfr
+ * ensemble passes them): each row equals the evaluator at that row's set. */
+static void test_netterm_batched_params(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse("param k = 0.7\n"
+                               "net g = mlp(inputs: 2, width: 5, depth: 2, outputs: 2, activation: silu, seed: 2)\n"
+                               "A + B -> C : rate = k * A * B * exp(g[1](A, B))\nC -> A : rate = g[0](C, 1)^2\n");
+    enum { B = 3 };
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m);
+    remat_fn *f = remat_fn_new("batched");
+    remat_val t = remat_arg(f, "t", REMAT_F64, 0, NULL);
+    remat_val y = remat_arg(f, "y", REMAT_F64, 2, (int64_t[]){B, S});
+    remat_val pv = remat_arg(f, "params", REMAT_F64, 2, (int64_t[]){B, P});
+    remat_val d;
+    assert_ok(remat_kinetics_rhs(f, m, t, y, pv, &d));
+    remat_fn_output(f, d);
+    remat_program *prog = compile_ok(f);
+    double *p = xmalloc(sizeof *p * (size_t)(B * P)), ys[B * 3], got[B * 3], want[3], tt = 0;
+    for (int b = 0; b < B; b++) {
+        remat_mechanism_param_values(m, p + b * P);
+        for (int i = 0; i < P; i++)
+            p[b * P + i] += b ? urand(-0.3, 0.3) : 0;
+        for (int i = 0; i < S; i++)
+            ys[b * S + i] = urand(0.1, 2);
+    }
+    run(prog, (double *[]){&tt, ys, p}, (double *[]){got}, NULL);
+    for (int b = 0; b < B; b++) {
+        assert_ok(remat_mechanism_eval_rhs(m, tt, ys + b * S, p + b * P, want));
+        for (int i = 0; i < S; i++)
+            assert_close(got[b * S + i], want[i], 1e-13, 1e-14);
+    }
+    free(p);
+    remat_program_free(prog);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
 /* The objective's gradient with respect to the rate constant and every
  * weight against central differences, under several schedules. */
 static void test_netterm_gradient_matches_differences(void **state)
@@ -269,6 +307,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_netterm_weights_are_parameters),
         cmocka_unit_test(test_netterm_lowering_matches_evaluator),
+        cmocka_unit_test(test_netterm_batched_params),
         cmocka_unit_test(test_netterm_gradient_matches_differences),
         cmocka_unit_test(test_netterm_parse_errors),
         cmocka_unit_test(test_netterm_matches_diffrax),

@@ -120,8 +120,9 @@
  * on a later line calls it with one expression per input: "f(A, B)"; a
  * network of several outputs is called one output at a time, "f[1](A, B)".
  * A call is a REMAT_EXPR_NET node; the lowering applies the network to its
- * inputs side by side (one remat_nn_apply per call), which needs one
- * parameter vector shared by the batch.
+ * inputs side by side (one remat_nn_apply per call; with a parameter set
+ * per batch entry, remat_kinetics_rhs's (..., P), each Dense as a batched
+ * product).
  *
  * The weights are parameters: after the declared ones, network by network,
  * each layer's kernel (in, out) row-major then its bias, named

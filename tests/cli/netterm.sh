@@ -6,7 +6,8 @@
 #     schedule and fixed rk4 steps, with the same result as store-all;
 #   - --free f fits the weights alone (k keeps its start), --fix f the
 #     rate constant alone (every weight keeps its start);
-#   - --params takes weights by name, negative values included;
+#   - --params takes weights by name, negative values included; pfr
+#     ensemble varies weights per row (a parameter set per batch entry);
 #   - the universal-differential-equation example (run.sh) in a short
 #     version: 30 lm iterations recover the held-out profiles to 5e-3.
 set -u
@@ -57,5 +58,12 @@ check "--free f.Dense_1: Dense_0 kept" test "$(param 'f.Dense_0.bias\[0\]' layer
 check "--params weight=-0.5" has out.txt "f.Dense_1.bias[0] = -0.5"
 check "--params weight: slower" below "$(tail -1 p1.csv | cut -d, -f4)" "$(tail -1 p0.csv | cut -d, -f4)"
 
+# pfr ensemble: a parameter set per row (batched weights) equals simulate's outlet
+printf 'k,f.Dense_1.bias[0]\n1,0\n2,-0.5\n' >sets.csv
+"$REMAT" pfr ensemble --mechanism k.mech --params-file sets.csv --init A=1,B=1 --length 1 --steps 20 \
+    --out ens.csv >/dev/null 2>&1
+"$REMAT" pfr simulate --mechanism k.mech --init A=1,B=1 --length 1 --steps 20 --params 'k=2,f.Dense_1.bias[0]=-0.5' \
+    --out s2.csv >/dev/null 2>&1
+check "ensemble row 2 = simulate" near "$(sed -n 3p ens.csv | cut -d, -f5)" "$(tail -1 s2.csv | cut -d, -f4)" 1e-12
 check "UDE example, short" "$EX/run.sh" "$REMAT" "$work/ude" 0.005 30
 exit $fail

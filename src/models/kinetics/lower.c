@@ -316,14 +316,6 @@ static remat_val net_call(lowering *L, const remat_expr *e)
         if (!remat_shape_equal(&one, &s))
             in[i] = remat_broadcast_to(L->f, in[i], one.rank, one.dims);
     }
-    if (remat_val_shape(L->f, L->params).rank != 1) {
-        if (L->st == REMAT_OK)
-            L->st = rmi_error(REMAT_ERR_SHAPE,
-                              "kinetics: %s:%d:%d: network '%s' needs one parameter set shared by the batch, but "
-                              "params has a set per batch entry",
-                              remat_mechanism_source(L->m), e->line, e->col, n->name);
-        return cst(L, 0.0);
-    }
     remat_val x = e->nargs == 1 ? in[0] : remat_concatenate(L->f, e->nargs, in, one.rank - 1), y;
     remat_status st = mech_net_lower(L->f, n, x, L->params, &y);
     if (st != REMAT_OK) {

@@ -168,6 +168,7 @@ typedef struct {
     remat_nn_activation act;
     unsigned long long seed;
     remat_nn_module *mod;   /* released by remat_mechanism_free */
+    remat_nn_module *act_mod; /* the activation alone (a parameter set per batch entry) */
     int first_param, nweights;
     int *kernel_off, *bias_off; /* [depth + 1] offsets from first_param */
     int ntensors;           /* remat_nn_params order: offsets from first_param, shapes */
@@ -185,7 +186,8 @@ remat_status mech_declare(struct mech_parser *p, mech_name_kind kind, const mech
 remat_status mech_expect_end(struct mech_parser *p, const char *after);
 /* Network n's output o at in[nin] with the mechanism's parameters. */
 double mech_net_eval(const mech_net *n, int o, const double *in, const double *params);
-/* Network n applied to x (..., nin) in f with params (P,): (..., nout). */
+/* Network n applied to x (..., nin) in f with params (P,) or (..., P), a set
+ * per batch entry: (..., nout). */
 remat_status mech_net_lower(remat_fn *f, const mech_net *n, remat_val x, remat_val params, remat_val *y);
 void mech_nets_release(remat_mechanism *m);
 

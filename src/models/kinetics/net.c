@@ -126,7 +126,8 @@ static remat_status build(mech_parser *p, mech_net *n)
     n->mod = ok ? remat_nn_sequential(nm, mods) : NULL;
     for (int i = 0; i < nm; i++)
         remat_nn_module_free(mods[i]);
-    if (!n->mod)
+    n->act_mod = remat_nn_act(n->act);
+    if (!n->mod || !n->act_mod)
         return mech_nomem(p);
     remat_nn_params *w = NULL;
     if (remat_nn_init(n->mod, remat_prng_key_from_seed(n->seed), REMAT_F64, 1, (int64_t[]){n->nin}, &w) != REMAT_OK)
@@ -157,7 +158,8 @@ static remat_status build(mech_parser *p, mech_net *n)
         for (int d = 0; d < v.shape.rank; d++)
             numel *= v.shape.dims[d];
         int layer = -1, kernel = strstr(path, "/kernel") != NULL;
-        REMAT_ASSERT(sscanf(path, "Dense_%d/", &layer) == 1 && layer >= 0 && layer <= n->depth);
+        int scanned = sscanf(path, "Dense_%d/", &layer);
+        REMAT_ASSERT(scanned == 1 && layer >= 0 && layer <= n->depth);
         (kernel ? n->kernel_off : n->bias_off)[layer] = off;
         n->t_off[t] = off;
         n->t_shape[t] = v.shape;
@@ -227,8 +229,10 @@ remat_status mech_parse_net(mech_parser *p)
 
 void mech_nets_release(remat_mechanism *m)
 {
-    for (int i = 0; i < m->nnets; i++)
+    for (int i = 0; i < m->nnets; i++) {
         remat_nn_module_free(m->nets[i].mod);
+        remat_nn_module_free(m->nets[i].act_mod);
+    }
     rmi_free(m->nets);
     m->nets = NULL;
     m->nnets = 0;
@@ -274,8 +278,55 @@ double mech_net_eval(const mech_net *n, int o, const double *in, const double *p
     return s + b[o];
 }
 
+/* The run [a, a + len) of the last axis of v (..., P). */
+static remat_val last_axis(remat_fn *f, remat_val v, int64_t a, int64_t len)
+{
+    remat_shape s = remat_val_shape(f, v);
+    int64_t start[REMAT_MAX_RANK] = {0}, limit[REMAT_MAX_RANK];
+    memcpy(limit, s.dims, sizeof limit);
+    start[s.rank - 1] = a;
+    limit[s.rank - 1] = a + len;
+    return remat_slice(f, v, start, limit, NULL);
+}
+
+/* A parameter set per batch entry, params (..., P), x (..., nin): each
+ * Dense as sum_i x[..., i, None] * kernel[..., i, :] + bias[...], the
+ * activation by remat/nn.h's module. */
+static remat_status lower_batched(remat_fn *f, const mech_net *n, remat_val x, remat_val params, remat_val *y)
+{
+    remat_shape xs = remat_val_shape(f, x);
+    int r = xs.rank;
+    for (int l = 0; l <= n->depth; l++) {
+        int64_t in = l == 0 ? n->nin : n->width, out = l == n->depth ? n->nout : n->width;
+        remat_shape ks = xs, cs = xs;
+        ks.dims[r - 1] = in;
+        ks.dims[r] = out;
+        ks.rank = r + 1;
+        cs.dims[r - 1] = in;
+        cs.dims[r] = 1;
+        cs.rank = r + 1;
+        remat_val k = remat_reshape(f, last_axis(f, params, n->first_param + n->kernel_off[l], in * out), ks.rank,
+                                    ks.dims);
+        remat_val b = last_axis(f, params, n->first_param + n->bias_off[l], out);
+        remat_val col = remat_reshape(f, x, cs.rank, cs.dims);
+        remat_val h = remat_add(f, remat_sum(f, remat_mul(f, remat_broadcast_to(f, col, ks.rank, ks.dims), k), 1,
+                                             (int[]){r - 1}),
+                                b);
+        if (l < n->depth) {
+            remat_status st = remat_nn_apply(n->act_mod, f, h, NULL, &h);
+            if (st != REMAT_OK)
+                return st;
+        }
+        x = h;
+    }
+    *y = x;
+    return remat_fn_status(f);
+}
+
 remat_status mech_net_lower(remat_fn *f, const mech_net *n, remat_val x, remat_val params, remat_val *y)
 {
+    if (remat_val_shape(f, params).rank != 1)
+        return lower_batched(f, n, x, params, y);
     remat_val pv[2 * (MECH_NET_MAX_DEPTH + 1)];
     REMAT_ASSERT(n->ntensors <= (int)(sizeof pv / sizeof pv[0]));
     /* each tensor of remat_nn_params order: its run of the parameters, reshaped */
