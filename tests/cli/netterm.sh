@@ -65,5 +65,13 @@ printf 'k,f.Dense_1.bias[0]\n1,0\n2,-0.5\n' >sets.csv
 "$REMAT" pfr simulate --mechanism k.mech --init A=1,B=1 --length 1 --steps 20 --params 'k=2,f.Dense_1.bias[0]=-0.5' \
     --out s2.csv >/dev/null 2>&1
 check "ensemble row 2 = simulate" near "$(sed -n 3p ens.csv | cut -d, -f5)" "$(tail -1 s2.csv | cut -d, -f4)" 1e-12
+# pfr optimize: the weights are declared unbounded (their 'net' line), so
+# --min-param (default 0.01) neither refuses the negative starting weights
+# nor bounds a weight from below
+"$REMAT" pfr optimize --mechanism k.mech --init A=1,B=1 --length 1 --maximize C --fix k --iters 5 --json \
+    >opt.json 2>opt.err
+check "optimize with negative starting weights: runs" test $? -eq 0
+check "optimize: a weight's lower bound is -inf (null), not --min-param" \
+    grep -q '"lower_bounds": {"k": 1, "f.Dense_0.kernel\[0\]\[0\]": null' opt.json
 check "UDE example, short" "$EX/run.sh" "$REMAT" "$work/ude" 0.005 30
 exit $fail

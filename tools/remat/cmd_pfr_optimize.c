@@ -39,7 +39,8 @@ static void help(FILE *out)
             "and the concentration before it, as the seed's JAX loop prints them.\n"
             "Bounds: a parameter's declared bounds (\"param k = 1 in [lo, hi]\", a control profile's\n"
             "\"in [lo, hi]\"); a parameter declared without bounds gets [--min-param, inf). The\n"
-            "declared bounds (even -inf) win: --min-param never replaces a declared bound.\n"
+            "declared bounds (even -inf) win: --min-param never replaces a declared bound, and a\n"
+            "network's weights ('net' lines) are unbounded.\n"
             "With no options: the seed's run (maximize C_B of the built-in A->B->C reactor from\n"
             "k1 = 0.5, k2 = 0.3 with Adam, lr 0.1, 50 iterations, min-param 0.01).\n"
             "It integrates as pfr simulate does: with --mechanism (or --method tsit5, dopri5 or\n"
@@ -170,14 +171,15 @@ typedef struct {
 } opt_args;
 
 /* The box: declared bounds, min_param for a parameter declared without
- * bounds ("in [-inf, 0]" is a declaration: its -inf is kept); a fixed
- * parameter's box is its start. */
+ * bounds ("in [-inf, 0]" is a declaration: its -inf is kept; a network's
+ * weight is declared unbounded by its 'net' line); a fixed parameter's box
+ * is its start. */
 static int bounds(const pfr_setup *su, const opt_args *a, const bool *fixed, double *lo, double *hi)
 {
     for (int i = 0; i < su->P; i++) {
         double dlo = remat_mechanism_param_lo(su->mech, i);
         hi[i] = remat_mechanism_param_hi(su->mech, i);
-        int declared = isfinite(dlo) || isfinite(hi[i]);
+        int declared = isfinite(dlo) || isfinite(hi[i]) || remat_mechanism_param_net(su->mech, i) >= 0;
         lo[i] = declared ? dlo : a->min_param;
         if (fixed[i]) {
             lo[i] = hi[i] = su->params[i];
