@@ -526,7 +526,10 @@ def optimize(mechanism: Mechanism, inlet: Values, start: Values, *, maximize: Op
              schedule: str = "binomial:10") -> Optimization:
     """optax.adam(lr) on the objective from ``start``, as a JAX loop does it
     (remat_pfr_adam): gradient by reverse mode through the integration, one
-    update per iteration, each parameter projected on [min_param, inf)."""
+    update per iteration, each parameter projected on its box: the bounds
+    its mechanism declares ("in [lo, hi]", even -inf; a network's weights are
+    unbounded), [min_param, inf) for a parameter declared without any (no
+    bound when min_param is None), as ``remat pfr optimize``."""
     if steps is None and dt is None and method is None:
         steps = 1000  # the tool's optimize: fixed Euler steps
     kw = _reactor_kw(mechanism, inlet, length, method, steps, dt, None, None, None, schedule, "euler", 1000)

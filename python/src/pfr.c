@@ -234,17 +234,26 @@ static PyObject *pfr_adam(PyObject *mod, PyObject *args, PyObject *kw)
         !(before = rp_f64_new(1, &n)) || !(after = rp_f64_new(2, ap)))
         goto done;
     memcpy(PyArray_DATA(params), PyArray_DATA(start), sizeof(double) * (size_t)P);
-    if (!(los = PyMem_Calloc((size_t)P + 1, sizeof *los))) {
+    if (!(los = PyMem_Calloc(2 * ((size_t)P + 1), sizeof *los))) {
         PyErr_NoMemory();
         goto done;
     }
-    for (npy_intp i = 0; i < P; i++)
-        los[i] = lo;
+    double *his = los + P + 1;
+    /* as the tool's optimize: declared bounds win ("in [-inf, 0]" keeps its
+     * -inf; a network's weights are declared unbounded), lo (min_param)
+     * bounds the parameters declared without any */
+    for (npy_intp i = 0; i < P; i++) {
+        double dlo = remat_mechanism_param_lo(m, (int)i), dhi = remat_mechanism_param_hi(m, (int)i);
+        int declared = isfinite(dlo) || isfinite(dhi) || remat_mechanism_param_net(m, (int)i) >= 0;
+        los[i] = declared ? dlo : lo;
+        his[i] = dhi;
+    }
     remat_adam_options ad = remat_adam_optax(lr);
     ad.b1 = b1;
     ad.b2 = b2;
     ad.eps = eps;
     ad.lo = los;
+    ad.hi = his;
     double final = 0;
     remat_status st = remat_pfr_new(m, &o, &r);
     if (st == REMAT_OK) {

@@ -77,6 +77,21 @@ def test_optimize_equals_cli():
     assert o.params.tolist() == o.params_after[-1].tolist()
 
 
+def test_optimize_keeps_declared_bounds():
+    """Declared bounds win over min_param, as in the tool: s is declared in
+    [-inf, 0] (min_param 0.01 above its upper bound would pin it there), k2 in
+    [0.4, 0.45] (min_param would let it leave); k1 declared without bounds
+    gets [min_param, inf)."""
+    m = remat.Mechanism.from_string("param s = -0.5 in [-inf, 0]\nparam k1 = 0.5\nparam k2 = 0.42 in [0.4, 0.45]\n"
+                                    "A -> B : k = exp(s) * k1\nB -> C : k = k2\n", "bounds")
+    o = remat.optimize(m, {"A": 1.0}, [-0.5, 0.5, 0.42], minimize="A", lr=0.5, iters=40, min_param=0.01)
+    s, k1, k2 = o.params_after.T
+    assert (s <= 0).all() and (0.4 <= k2).all() and (k2 <= 0.45).all() and (k1 >= 0.01).all()
+    assert s[-1] == 0.0  # minimising A pushes exp(s) up to the declared bound
+    o = remat.optimize(m, {"A": 1.0}, [-0.5, 0.5, 0.42], maximize="A", lr=0.5, iters=40, min_param=0.01)
+    assert o.params[0] < -2 and o.params[1] == 0.01  # s below min_param: its -inf is kept
+
+
 def test_reactor_kept_between_calls(abc_file):
     """remat.Reactor runs the same remat_pfr calls as simulate: bit for bit (contract 1)."""
     m = remat.Mechanism.from_file(abc_file)
