@@ -101,8 +101,8 @@ static void test_scan_tiers_gradient_and_bytes(void **state)
     outs_t ref;
     run_ad(AD_VALUE_AND_GRAD, fs, 4, in, &ref, NULL, NULL);
     remat_fn_free(fs);
-    const char *const scheds[] = {"two-tier:3,0", "two-tier:2,8,0.25,0.25", "two-tier:0,39,0,0", "two-tier:3,5,1,2",
-                                  "two-tier:1,30,0.5,0.5"};
+    const char *const scheds[] = {"two-tier:3:0", "two-tier:2:8:0.25:0.25", "two-tier:0:39:0:0", "two-tier:3:5:1:2",
+                                  "two-tier:1:30:0.5:0.5"};
     for (size_t i = 0; i < sizeof scheds / sizeof *scheds; i++) {
         remat_program *p = compile_tiered(n, scheds[i], dir, 0);
         remat_memory_plan plan;
@@ -180,18 +180,18 @@ static void test_scan_tiers_bad_directory_and_full_tier(void **state)
     const int64_t n = 40;
     remat_tensor in[4];
     inputs(n, in);
-    remat_program *p = compile_tiered(n, "two-tier:1,30,0.5,0.5", "/nonexistent/remat-tier", 0);
+    remat_program *p = compile_tiered(n, "two-tier:1:30:0.5:0.5", "/nonexistent/remat-tier", 0);
     expect_run_io_error(p, in, "'/nonexistent/remat-tier'", "No such file or directory");
     remat_program_free(p);
     char dir[] = "/tmp/remat-tier-test-XXXXXX";
     assert_non_null(mkdtemp(dir));
     /* a tier of 1000 bytes: the schedule needs several carries of 208 */
-    p = compile_tiered(n, "two-tier:1,30,0.5,0.5", dir, 1000);
+    p = compile_tiered(n, "two-tier:1:30:0.5:0.5", dir, 1000);
     expect_run_io_error(p, in, "cannot reserve", "tier_max_bytes");
     remat_program_free(p);
     if (geteuid() != 0) { /* root writes anywhere */
         assert_int_equal(chmod(dir, 0500), 0);
-        p = compile_tiered(n, "two-tier:1,30,0.5,0.5", dir, 0);
+        p = compile_tiered(n, "two-tier:1:30:0.5:0.5", dir, 0);
         expect_run_io_error(p, in, dir, "Permission denied");
         remat_program_free(p);
         chmod(dir, 0700);
@@ -200,7 +200,7 @@ static void test_scan_tiers_bad_directory_and_full_tier(void **state)
     rmdir(dir);
     remat_compile_options o = remat_compile_options_default();
     o.tier_dir = "";
-    remat_fn *f = model(n, "two-tier:1,30,0.5,0.5");
+    remat_fn *f = model(n, "two-tier:1:30:0.5:0.5");
     remat_program *q = NULL;
     assert_int_equal(remat_compile_opts(f, remat_backend_cpu(), &o, &q), REMAT_ERR_VALUE);
     assert_non_null(strstr(remat_last_error(), "tier_dir is \"\""));
