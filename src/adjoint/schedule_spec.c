@@ -127,6 +127,13 @@ remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec)
     return rmi_error(REMAT_ERR_PARSE, "unknown schedule '%s' (expected " EXPECTED ")", text);
 }
 
+static void shortest(char *out, double v)
+{
+    snprintf(out, 32, "%.15g", v);
+    if (strtod(out, NULL) != v)
+        snprintf(out, 32, "%.17g", v);
+}
+
 void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len)
 {
     REMAT_NULL_RETURN(buf, );
@@ -148,10 +155,13 @@ void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len)
         return;
     case REMAT_SCHED_BINOMIAL: snprintf(buf, (size_t)len, "binomial:%lld", s); return;
     case REMAT_SCHED_ONLINE: snprintf(buf, (size_t)len, "online:%lld", s); return;
-    case REMAT_SCHED_TWO_TIER: /* %.17g: parse gives the same costs back */
-        snprintf(buf, (size_t)len, "two-tier:%lld:%lld:%.17g:%.17g", s, (long long)spec->disk_snapshots,
-                 spec->disk_write, spec->disk_read);
+    case REMAT_SCHED_TWO_TIER: { /* the shortest of %.15g / %.17g that parse gives back */
+        char w[32], r[32];
+        shortest(w, spec->disk_write);
+        shortest(r, spec->disk_read);
+        snprintf(buf, (size_t)len, "two-tier:%lld:%lld:%s:%s", s, (long long)spec->disk_snapshots, w, r);
         return;
+    }
     case REMAT_SCHED_KIND_COUNT: break;
     }
     snprintf(buf, (size_t)len, "unknown-schedule-%d", (int)spec->kind);
