@@ -688,7 +688,7 @@ static void test_adjoint_two_tier_matches_brute_force(void **state)
                     const double bf = brute_force_two_tier(n, S, D, costs[ci][0], costs[ci][1]);
                     const double dp = rmi_sched_two_tier_optimum(&spec, n);
                     if (dp != bf)
-                        fail_msg("two-tier:%d,%d,%g,%g n=%d: recursion %g, exhaustive search %g", S, D, costs[ci][0],
+                        fail_msg("two-tier:%d:%d:%g:%g n=%d: recursion %g, exhaustive search %g", S, D, costs[ci][0],
                                  costs[ci][1], n, dp, bf);
                     if (bf < 0)
                         continue;
@@ -696,7 +696,7 @@ static void test_adjoint_two_tier_matches_brute_force(void **state)
                     const double got = (double)m.evals + costs[ci][0] * (double)m.disk_writes +
                                        costs[ci][1] * (double)m.disk_reads;
                     if (got != bf)
-                        fail_msg("two-tier:%d,%d,%g,%g n=%d: the schedule costs %g, the optimum is %g", S, D,
+                        fail_msg("two-tier:%d:%d:%g:%g n=%d: the schedule costs %g, the optimum is %g", S, D,
                                  costs[ci][0], costs[ci][1], n, got, bf);
                     assert_true(m.peak_snapshots <= S && m.peak_disk <= D);
                     used_disk += m.disk_writes > 0;
@@ -744,29 +744,29 @@ static void test_adjoint_two_tier_text_and_errors(void **state)
 {
     (void)state;
     remat_schedule_spec spec;
-    assert_int_equal(remat_schedule_parse("two-tier:4,16", &spec), REMAT_OK);
+    assert_int_equal(remat_schedule_parse("two-tier:4:16", &spec), REMAT_OK);
     assert_int_equal(spec.kind, REMAT_SCHED_TWO_TIER);
     assert_int_equal(spec.snapshots, 4);
     assert_int_equal(spec.disk_snapshots, 16);
     assert_true(spec.disk_write == 1 && spec.disk_read == 1);
-    assert_int_equal(remat_schedule_parse("two-tier:0,3,0.125,2.5", &spec), REMAT_OK);
+    assert_int_equal(remat_schedule_parse("two-tier:0:3:0.125:2.5", &spec), REMAT_OK);
     char buf[96];
     remat_schedule_format(&spec, buf, sizeof buf);
-    assert_string_equal(buf, "two-tier:0,3,0.125,2.5");
+    assert_string_equal(buf, "two-tier:0:3:0.125:2.5");
     remat_schedule_spec back;
     assert_int_equal(remat_schedule_parse(buf, &back), REMAT_OK);
     assert_true(back.disk_write == 0.125 && back.disk_read == 2.5 && back.disk_snapshots == 3);
     expect_parse_error("two-tier", REMAT_ERR_PARSE, "missing slots");
-    expect_parse_error("two-tier:4", REMAT_ERR_PARSE, "expected two-tier:S,D or two-tier:S,D,W,R");
-    expect_parse_error("two-tier:4,2,1", REMAT_ERR_PARSE, "expected two-tier:S,D or two-tier:S,D,W,R");
-    expect_parse_error("two-tier:4,x", REMAT_ERR_PARSE, "disk slots 'x' is not a whole number");
-    expect_parse_error("two-tier:4,2,-1,1", REMAT_ERR_PARSE, "write cost '-1' is not a number >= 0");
-    expect_parse_error("two-tier:4,2,1,nan", REMAT_ERR_PARSE, "read cost 'nan' is not a number >= 0");
-    expect_parse_error("two-tier:0,0", REMAT_ERR_ARG, "at least one slot");
+    expect_parse_error("two-tier:4", REMAT_ERR_PARSE, "expected two-tier:S:D or two-tier:S:D:W:R");
+    expect_parse_error("two-tier:4:2:1", REMAT_ERR_PARSE, "expected two-tier:S:D or two-tier:S:D:W:R");
+    expect_parse_error("two-tier:4:x", REMAT_ERR_PARSE, "disk slots 'x' is not a whole number");
+    expect_parse_error("two-tier:4:2:-1:1", REMAT_ERR_PARSE, "write cost '-1' is not a number >= 0");
+    expect_parse_error("two-tier:4:2:1:nan", REMAT_ERR_PARSE, "read cost 'nan' is not a number >= 0");
+    expect_parse_error("two-tier:0:0", REMAT_ERR_ARG, "at least one slot");
     remat_schedule *s = NULL;
     remat_schedule_spec bad = two_tier(-1, 2, 1, 1);
     assert_int_equal(remat_schedule_new(&bad, 5, &s), REMAT_ERR_ARG);
-    assert_non_null(strstr(remat_last_error(), "two-tier:-1,2: slots must be >= 0"));
+    assert_non_null(strstr(remat_last_error(), "two-tier:-1:2: slots must be >= 0"));
     bad = two_tier(1, 2, 1, -0.5);
     assert_int_equal(remat_schedule_new(&bad, 5, &s), REMAT_ERR_ARG);
     assert_non_null(strstr(remat_last_error(), "costs must be finite and >= 0"));

@@ -125,6 +125,9 @@ typedef struct {
                                        plain loop (compiled loops ignore unroll) */
     size_t residual_arg_bytes;      /* of residual_bytes: the program's arguments (a network's
                                        weights and batch); the rest is what the forward made */
+    size_t tier_bytes;              /* the slow snapshot tier of two-tier scans: the file each
+                                       run reserves (the highest slow slot the schedule
+                                       writes, times the carry), summed over the scans */
 } remat_memory_plan;
 
 typedef struct {
@@ -139,6 +142,8 @@ typedef struct {
                                      (CUDA: custom ops, whose kernels are the caller's C
                                      functions, and linear_solve); 0 on the CPU */
     double seconds;
+    size_t tier_bytes;            /* the slow snapshot tier: the extent of its files written
+                                     (remat_memory_plan.tier_bytes, measured) */
 } remat_stats;
 
 /* Threads the CPU backend may use inside one run (the calling thread
@@ -179,6 +184,7 @@ REMAT_API remat_status remat_compile(const remat_fn *fn, remat_backend *be, rema
  *   REMAT_NO_FUSION=1        no_fusion          no elementwise fusion
  *   REMAT_NO_INPLACE=1       no_inplace         no in-place concatenate / add of a pad
  *   REMAT_BACKEND            backend            cpu | cuda | cuda:N (remat_backend_from_name)
+ *   REMAT_TIER_DIR           tier_dir           the slow snapshot tier's directory
  *
  * "=1": any value but "" and "0". Debugging aids stay environment-only, read
  * where they act: REMAT_JIT_DEBUG, REMAT_JIT_DUMP, REMAT_CACHE_DEBUG,
@@ -212,6 +218,16 @@ typedef struct {
     bool no_inplace;          /* no in-place concatenate, no add of a pad in one instruction */
     /* Used when the be argument is NULL: "cpu", "cuda", "cuda:N"; NULL or "": the CPU. */
     const char *backend;
+    /* The slow snapshot tier of two-tier schedules (remat/schedule.h) on the
+     * CPU: a directory where each run of such a scan makes one file (created
+     * and unlinked at once, so nothing is left behind, reserved in full
+     * before the first step so a full disk fails at the start with
+     * REMAT_ERR_IO naming the directory). NULL: $TMPDIR, else /tmp; "" is
+     * REMAT_ERR_VALUE. Copied by the compile. */
+    const char *tier_dir;
+    /* The most bytes that tier may take (0: no limit): a file larger fails
+     * as a full disk would (REMAT_ERR_IO at the run's start). */
+    int64_t tier_max_bytes;
 } remat_compile_options;
 
 REMAT_API remat_compile_options remat_compile_options_default(void);

@@ -46,7 +46,7 @@
  *   online:S      n + F(n, S) while n <= (S+1)(S+2)/2;  min(S, n-1)  1
  *                 beyond, at most (t+1)n - (t-1)(S+1) - 1, t the repetition
  *                 number of (n, S) (see src/adjoint/sched_online.c)
- *   two-tier:S,D,W,R  the least evaluations + W disk_writes + R disk_reads
+ *   two-tier:S:D:W:R  the least evaluations + W disk_writes + R disk_reads
  *                 of any schedule with S RAM and D slow slots (the
  *                 multistage recursion of src/adjoint/sched_two_tier.c,
  *                 Aupy-Herrmann-Hovland-Robert 2016 / H-Revolve; with D = 0
@@ -215,8 +215,8 @@ typedef struct {
 typedef struct remat_schedule remat_schedule;
 
 /* Parse "store-all", "per-step", "periodic:K", "two-level", "two-level:K",
- * "binomial:S", "online:S", "two-tier:S,D" (costs 1, 1) or
- * "two-tier:S,D,W,R". Errors name the offending text. */
+ * "binomial:S", "online:S", "two-tier:S:D" (costs 1, 1) or
+ * "two-tier:S:D:W:R". Errors name the offending text. */
 REMAT_API remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec);
 /* Inverse of parse, e.g. "binomial:10"; a NULL spec writes "(null)". */
 REMAT_API void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len);
@@ -279,7 +279,7 @@ REMAT_API remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t l
                                                  remat_schedule_spec *spec);
 
 /* With a slower tier beside RAM: remat_schedule_for_budget's choice for
- * ram_bytes, or two-tier:S,D,W,R (S carries in RAM beside one tape, D =
+ * ram_bytes, or two-tier:S:D:W:R (S carries in RAM beside one tape, D =
  * disk_bytes / carry_bytes, both at most n-1; W, R the tier's costs per
  * carry in step evaluations), whichever costs less in the two-tier model
  * (evaluations + W writes + R reads). Store-all within RAM is kept as it

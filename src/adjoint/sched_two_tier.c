@@ -173,7 +173,7 @@ static remat_status tt_new(const remat_schedule_spec *spec, int64_t n, tt_state 
     const double cells = 2.0 * (double)(n + 1) * (double)(Sp + 1) * (double)(Dp + 1);
     if (cells > (double)TWO_TIER_MAX_CELLS || n > INT32_MAX || S + D > INT_MAX) {
         return rmi_error(REMAT_ERR_ARG,
-                         "two-tier:%lld,%lld over %lld steps: the exact schedule's table would have %.3g entries "
+                         "two-tier:%lld:%lld over %lld steps: the exact schedule's table would have %.3g entries "
                          "(at most %lld: fewer steps or slots)",
                          (long long)S, (long long)D, (long long)n, cells, (long long)TWO_TIER_MAX_CELLS);
     }
@@ -313,7 +313,7 @@ static remat_status two_tier_init(remat_schedule *s)
     tt_top(t, &tier);
     if (tier == -2) {
         tt_release(t);
-        return rmi_error(REMAT_ERR_ARG, "two-tier:%lld,%lld: no snapshot slot for %lld steps",
+        return rmi_error(REMAT_ERR_ARG, "two-tier:%lld:%lld: no snapshot slot for %lld steps",
                          (long long)s->spec.snapshots, (long long)s->spec.disk_snapshots, (long long)s->n);
     }
     for (int64_t i = t->Sp - 1; i >= 0; i--) /* slot 0 is taken first */

@@ -55,10 +55,10 @@ static remat_status check_spec(const remat_schedule_spec *spec)
         break;
     case REMAT_SCHED_TWO_TIER:
         if (spec->snapshots < 0 || spec->disk_snapshots < 0 || spec->snapshots + spec->disk_snapshots < 1)
-            return rmi_error(REMAT_ERR_ARG, "two-tier:%lld,%lld: slots must be >= 0, at least 1 in all",
+            return rmi_error(REMAT_ERR_ARG, "two-tier:%lld:%lld: slots must be >= 0, at least 1 in all",
                              (long long)spec->snapshots, (long long)spec->disk_snapshots);
         if (!(spec->disk_write >= 0 && spec->disk_write < 1e300) || !(spec->disk_read >= 0 && spec->disk_read < 1e300))
-            return rmi_error(REMAT_ERR_ARG, "two-tier:%lld,%lld,%g,%g: costs must be finite and >= 0",
+            return rmi_error(REMAT_ERR_ARG, "two-tier:%lld:%lld:%g:%g: costs must be finite and >= 0",
                              (long long)spec->snapshots, (long long)spec->disk_snapshots, spec->disk_write,
                              spec->disk_read);
         break;

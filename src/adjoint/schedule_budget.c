@@ -103,7 +103,7 @@ remat_status remat_schedule_for_budget(int64_t budget_bytes, int64_t length, int
                      (long long)tape_bytes, (long long)q.least.bytes, name);
 }
 
-/* Two tiers: the RAM-only choice above, or two-tier:S,D,W,R with S the
+/* Two tiers: the RAM-only choice above, or two-tier:S:D:W:R with S the
  * carries that fit in RAM beside one tape and D those that fit in the slow
  * tier, whichever costs less in the two-tier time model (evaluations + W
  * writes + R reads; a RAM-only schedule writes and reads nothing slow). */

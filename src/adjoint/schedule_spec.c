@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "remat/schedule.h"
 
-#define EXPECTED "store-all, per-step, periodic:K, two-level, two-level:K, binomial:S, online:S, two-tier:S,D[,W,R]"
+#define EXPECTED "store-all, per-step, periodic:K, two-level, two-level:K, binomial:S, online:S, two-tier:S:D[:W:R]"
 
 typedef enum { PARAM_NONE, PARAM_OPTIONAL, PARAM_REQUIRED } param_rule;
 
@@ -46,7 +46,7 @@ static int parse_count(const char *p, int64_t *out)
     return 0;
 }
 
-/* "S,D" or "S,D,W,R" after "two-tier:" */
+/* "S:D" or "S:D:W:R" after "two-tier:" (colons: lists of schedules are comma-separated) */
 static remat_status parse_two_tier(const char *text, const char *p, remat_schedule_spec *out)
 {
     char buf[128];
@@ -57,12 +57,12 @@ static remat_status parse_two_tier(const char *text, const char *p, remat_schedu
     int nf = 0;
     for (char *q = buf, *c; nf < 5; q = c + 1) {
         f[nf++] = q;
-        if (!(c = strchr(q, ',')))
+        if (!(c = strchr(q, ':')))
             break;
         *c = 0;
     }
     if (nf != 2 && nf != 4)
-        return rmi_error(REMAT_ERR_PARSE, "schedule '%s': expected two-tier:S,D or two-tier:S,D,W,R", text);
+        return rmi_error(REMAT_ERR_PARSE, "schedule '%s': expected two-tier:S:D or two-tier:S:D:W:R", text);
     int64_t v[2];
     for (int i = 0; i < 2; i++)
         if (parse_count(f[i], &v[i]) != 0)
@@ -127,6 +127,13 @@ remat_status remat_schedule_parse(const char *text, remat_schedule_spec *spec)
     return rmi_error(REMAT_ERR_PARSE, "unknown schedule '%s' (expected " EXPECTED ")", text);
 }
 
+static void shortest(char *out, double v)
+{
+    snprintf(out, 32, "%.15g", v);
+    if (strtod(out, NULL) != v)
+        snprintf(out, 32, "%.17g", v);
+}
+
 void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len)
 {
     REMAT_NULL_RETURN(buf, );
@@ -148,10 +155,13 @@ void remat_schedule_format(const remat_schedule_spec *spec, char *buf, int len)
         return;
     case REMAT_SCHED_BINOMIAL: snprintf(buf, (size_t)len, "binomial:%lld", s); return;
     case REMAT_SCHED_ONLINE: snprintf(buf, (size_t)len, "online:%lld", s); return;
-    case REMAT_SCHED_TWO_TIER: /* %.17g: parse gives the same costs back */
-        snprintf(buf, (size_t)len, "two-tier:%lld,%lld,%.17g,%.17g", s, (long long)spec->disk_snapshots,
-                 spec->disk_write, spec->disk_read);
+    case REMAT_SCHED_TWO_TIER: { /* the shortest of %.15g / %.17g that parse gives back */
+        char w[32], r[32];
+        shortest(w, spec->disk_write);
+        shortest(r, spec->disk_read);
+        snprintf(buf, (size_t)len, "two-tier:%lld:%lld:%s:%s", s, (long long)spec->disk_snapshots, w, r);
         return;
+    }
     case REMAT_SCHED_KIND_COUNT: break;
     }
     snprintf(buf, (size_t)len, "unknown-schedule-%d", (int)spec->kind);

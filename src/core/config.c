@@ -36,6 +36,12 @@ int rmi_env_num_threads(int max)
     return 0;
 }
 
+const char *rmi_default_tier_dir(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+}
+
 bool rmi_default_cache_dir(char *dir, size_t cap)
 {
     const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
@@ -103,6 +109,8 @@ remat_status remat_compile_options_from_env(remat_compile_options *o)
     o->no_inplace = rmi_env_flag("REMAT_NO_INPLACE");
     const char *b = getenv("REMAT_BACKEND");
     o->backend = b && *b ? b : NULL;
+    const char *t = getenv("REMAT_TIER_DIR");
+    o->tier_dir = t && *t ? t : NULL;
     return REMAT_OK;
 }
 
@@ -124,5 +132,10 @@ remat_status rmi_compile_options_check(const remat_compile_options *o)
                          (long long)o->scan_plan_max_ops, (long long)REMAT_SCAN_PLAN_NONE);
     if (o->cache_dir && !*o->cache_dir)
         return rmi_error(REMAT_ERR_VALUE, "compile options: cache_dir is \"\" (NULL: the default; no_cache: none)");
+    if (o->tier_dir && !*o->tier_dir)
+        return rmi_error(REMAT_ERR_VALUE, "compile options: tier_dir is \"\" (NULL: $TMPDIR, else /tmp)");
+    if (o->tier_max_bytes < 0)
+        return rmi_error(REMAT_ERR_VALUE, "compile options: tier_max_bytes = %lld is negative",
+                         (long long)o->tier_max_bytes);
     return REMAT_OK;
 }

@@ -18,6 +18,8 @@ bool rmi_env_flag(const char *name);
 int rmi_env_num_threads(int max);
 /* The default cache directory ($XDG_CACHE_HOME/remat, else
  * $HOME/.cache/remat) into dir; false when neither is set or it does not fit. */
+/* The slow snapshot tier's default directory: $TMPDIR, else /tmp. */
+const char *rmi_default_tier_dir(void);
 bool rmi_default_cache_dir(char *dir, size_t cap);
 /* REMAT_OK, or REMAT_ERR_VALUE naming the first field out of its range. */
 remat_status rmi_compile_options_check(const remat_compile_options *o);

@@ -165,6 +165,16 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
             }
             o->cache_dir = strcpy(d, dir);
         }
+        { /* the same; NULL: the default's */
+            const char *t = o->tier_dir ? o->tier_dir : rmi_default_tier_dir();
+            char *d = rmi_prog_alloc(p, strlen(t) + 1);
+            if (!d) {
+                remat_fn_free(inl);
+                remat_program_free(p);
+                return rmi_compile_nomem("the options");
+            }
+            o->tier_dir = strcpy(d, t);
+        }
     }
     if (be->iface.enter) /* a device backend: its memory entries act on its device */
         be->iface.enter(be, NULL);

@@ -103,6 +103,10 @@ static void x_advance(void *x, int64_t step, int64_t n)
 void rmi_loop_snapshot(void *x, int slot)
 {
     loop_core *c = x;
+    if (c->slow_on && slot >= c->slow0) {
+        rmi_loop_slow_io(c, slot, true);
+        return;
+    }
     c->be->iface.mem_copy(rmi_loop_slot(c, slot), c->cur, c->carry_bytes);
 }
 
@@ -111,6 +115,10 @@ void rmi_loop_restore(void *x, int slot)
     loop_core *c = x;
     if (c->kind->restored)
         c->kind->restored(c);
+    if (c->slow_on && slot >= c->slow0) {
+        rmi_loop_slow_io(c, slot, false);
+        return;
+    }
     c->be->iface.mem_copy(c->cur, rmi_loop_slot(c, slot), c->carry_bytes);
 }
 

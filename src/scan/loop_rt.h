@@ -69,6 +69,13 @@ struct loop_core {
     const scan_body_vjp *vjp;
     /* the store: snapshots of carry_bytes at slots_off, tapes at tapes_off */
     size_t carry_bytes, slots_off, tapes_off;
+    /* the slow tier (two-tier scans, interpreted, host memory): slots from
+     * slow0 on are carries in the file slow_fd; slow_hi the extent written;
+     * slow_failed once a write or read failed (the run's status says so) */
+    bool slow_on, slow_failed;
+    int64_t slow0;
+    int slow_fd;
+    int64_t slow_hi;
 
     /* per node execution */
     char *store;
@@ -125,6 +132,10 @@ void rmi_loop_copy_out(loop_core *c, void *const *dst, const char *src, int n);
  * store into the run's stats */
 void rmi_loop_stats_run(const void *self, remat_stats *st);
 void rmi_loop_restore(void *x, int slot);
+/* A slow slot's carry written from cur (write) or read into it, at
+ * (slot - slow0) carries into slow_fd (loop_slow.c); a failure sets
+ * slow_failed with the message. */
+void rmi_loop_slow_io(loop_core *c, int slot, bool write);
 
 static inline void rmi_loop_rt_swap(char **a, char **b)
 {

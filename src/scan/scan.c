@@ -133,12 +133,15 @@ static void describe(const void *vd, int i, remat_residual *e)
         pos += snprintf(detail + pos, sizeof detail - (size_t)pos, "; %d carries of %zu bytes per snapshot",
                         d->n_carry, d->carry_bytes);
     if (d->peak_tapes > 0 && pos < (int)sizeof detail)
-        snprintf(detail + pos, sizeof detail - (size_t)pos, "; + %lld step tape%s of %zu bytes",
-                 (long long)d->peak_tapes, d->peak_tapes > 1 ? "s" : "", d->vjp->tape_bytes);
+        pos += snprintf(detail + pos, sizeof detail - (size_t)pos, "; + %lld step tape%s of %zu bytes",
+                        (long long)d->peak_tapes, d->peak_tapes > 1 ? "s" : "", d->vjp->tape_bytes);
+    if (d->slow_extent > 0 && pos < (int)sizeof detail) /* not in these bytes: offloaded */
+        snprintf(detail + pos, sizeof detail - (size_t)pos, "; + %lld snapshots offloaded to the slow tier (%zu bytes)",
+                 (long long)d->slow_extent, (size_t)d->slow_extent * d->carry_bytes);
     e->kind = REMAT_RESIDUAL_SNAPSHOT;
     e->dtype = d->out[0].dt;
     e->shape = d->out[0].shape;
-    e->count = d->max_slots;
+    e->count = d->ram_slots;
     e->detail = detail;
     e->bytes = d->store_bytes;
 }
@@ -202,9 +205,6 @@ remat_status remat_scan_at(remat_fn *f, const remat_fn *body, int64_t length, in
         return FAIL(REMAT_ERR_NULL, "scan: body '%s' returns %d ys but ys is NULL", bname, n_ys);
     if (!rmi_fn_vals_ok(f, n_carry, init) || !rmi_fn_vals_ok(f, n_xs, xs) || !rmi_fn_vals_ok(f, n_consts, consts))
         return remat_fn_status(f) ? remat_fn_status(f) : REMAT_ERR_ARG;
-    if (opt->schedule.kind == REMAT_SCHED_TWO_TIER)
-        return FAIL(REMAT_ERR_UNSUPPORTED, "scan: two-tier schedules are not run by loops yet (the loop runtime "
-                                           "has no slow snapshot tier)");
     if (opt->unroll < 0)
         return FAIL(REMAT_ERR_VALUE, "scan: unroll %d is not a positive number of steps", opt->unroll);
     remat_schedule_cost cost;

@@ -45,6 +45,9 @@ typedef struct remat_scan_data {
     /* the store (FWD/BWD) */
     size_t carry_bytes; /* all carries of one step, each 16-byte aligned (rmi_scan_align) */
     int64_t max_slots, peak_snapshots, peak_tapes;
+    /* two-tier: the slots in the store (RAM) and the slow tier's extent in
+     * slots (its highest slot written + 1, past the RAM ones); 0 otherwise */
+    int64_t ram_slots, slow_extent;
     size_t store_bytes;
     remat_loc loc;
 } remat_scan_data;

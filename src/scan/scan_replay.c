@@ -90,7 +90,7 @@ static void take_shot(replay *R, int64_t slot, int64_t step)
 {
     REMAT_ASSERT(slot >= 0 && slot < R->d.max_slots);
     R->slot_step[slot] = step;
-    R->live_slots++;
+    R->live_slots += !rmi_scan_slot_slow(&R->d.sched, slot); /* RAM slots: the store's */
     note_peaks(R, R->tapes);
 }
 
@@ -109,7 +109,7 @@ static void unit(replay *R, const remat_action *a)
         take_shot(R, a->slot, R->c);
         emit(R, (scan_xop){.kind = XOP_SHOT, .slot = a->slot});
         break;
-    case REMAT_ACT_FREE: R->live_slots--; break;
+    case REMAT_ACT_FREE: R->live_slots -= !rmi_scan_slot_slow(&R->d.sched, a->slot); break;
     case REMAT_ACT_RESTORE:
         REMAT_ASSERT(a->slot >= 0 && a->slot < R->d.max_slots);
         emit(R, (scan_xop){.kind = XOP_RESTORE, .slot = a->slot});
@@ -323,13 +323,15 @@ remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, int6
      * whichever gives fewer */
     scan_xop *renamed[2] = {NULL, NULL};
     int64_t n_renamed[2] = {0, 0}, n_merged[2] = {0, 0};
-    if (st == REMAT_OK && plan->kept)
+    /* a two-tier schedule's slot numbers say the tier: kept */
+    const bool rename = d->sched.kind != REMAT_SCHED_TWO_TIER;
+    if (st == REMAT_OK && plan->kept && rename)
         st = rmi_scan_ops_rename_slots(P.raw, P.n_raw, d->max_slots, renamed, n_renamed);
     for (int ph = 0; ph < 2 && st == REMAT_OK && plan->kept; ph++)
         for (int64_t i = 0; i < P.n_raw[ph]; i++) /* in place: an op merges into one before it */
             if (P.raw[ph][i].kind >= 0)
                 rmi_scan_ops_push(P.raw[ph], &n_merged[ph], P.raw[ph][i]);
-    const bool use_renamed = n_renamed[0] + n_renamed[1] < n_merged[0] + n_merged[1];
+    const bool use_renamed = rename && n_renamed[0] + n_renamed[1] < n_merged[0] + n_merged[1];
     for (int ph = 0; ph < 2 && st == REMAT_OK && plan->kept; ph++) {
         const int64_t n = use_renamed ? n_renamed[ph] : n_merged[ph];
         scan_xop *ops = alloc(ctx, sizeof *ops * (size_t)(n + 1));

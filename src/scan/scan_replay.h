@@ -146,6 +146,13 @@ typedef struct {
 remat_status rmi_scan_plan_build(const remat_scan_data *d, scan_plan *plan, int64_t max_ops,
                                  void *(*alloc)(void *ctx, size_t bytes), void *ctx);
 
+/* Whether a schedule's slot is in the slow tier (two-tier: the slots past
+ * its RAM ones) rather than the loop's store. */
+static inline bool rmi_scan_slot_slow(const remat_schedule_spec *s, int64_t slot)
+{
+    return s->kind == REMAT_SCHED_TWO_TIER && slot >= s->snapshots;
+}
+
 /* What the replay needs of a loop: its schedule, its length and the
  * capacities of its store (slots, tapes). */
 typedef struct {

@@ -104,6 +104,7 @@ struct scan_rt {
     /* REMAT_OK, or why a phase could not be replayed (set from any thread of
      * the pool: lane blocks) */
     atomic_int run_status;
+    char slow_msg[768]; /* why the slow tier failed (run_error) */
 };
 
 /* The step a loop index k evaluates (a reverse scan runs t = n-1 .. 0). */

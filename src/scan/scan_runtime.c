@@ -17,13 +17,16 @@
  * closed-over cotangents in that order, so gradients are bitwise identical
  * across schedules and executors.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "exec/hop.h"
 #include "scan/loop_rt.h"
+#include "scan/loop_slow.h"
 #include "scan/scan_rt.h"
 #include "scan/scan_tier.h"
 
@@ -70,6 +73,18 @@ static void k_scan_primal(const remat_instr *I)
     r->exec->carry_out(r, r->c.outs, r->c.cur);
 }
 
+/* the slow tier's descriptor and extent written, at the end of the store
+ * (scan_vjp.c's size_store), from the forward node to the backward */
+static int64_t *slow_trailer(const scan_rt *r) { return (int64_t *)(r->c.store + r->d->store_bytes - 16); }
+
+static void slow_fail(scan_rt *r)
+{
+    if (atomic_load_explicit(&r->run_status, memory_order_relaxed) == REMAT_OK)
+        snprintf(r->slow_msg, sizeof r->slow_msg, "%s", remat_last_error());
+    r->c.slow_failed = true;
+    atomic_store_explicit(&r->run_status, REMAT_ERR_IO, memory_order_relaxed);
+}
+
 static void k_scan_fwd(const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
@@ -78,6 +93,19 @@ static void k_scan_fwd(const remat_instr *I)
     r->xs = I->in + r->c.nc;
     r->ys = r->c.outs + r->c.nc;
     r->c.store = r->c.outs[r->c.nc + r->ny];
+    if (r->c.slow_on) { /* a new file for this run's slow snapshots, reserved in full */
+        char what[64 + 512];
+        snprintf(what, sizeof what, "scan at %s:%d", r->d->loc.file ? r->d->loc.file : "?", r->d->loc.line);
+        r->c.slow_fd = rmi_loop_slow_open(r->opts->tier_dir, (size_t)r->d->slow_extent * r->d->carry_bytes,
+                                          r->opts->tier_max_bytes, what);
+        r->c.slow_hi = 0;
+        r->c.slow_failed = false;
+        slow_trailer(r)[0] = r->c.slow_fd, slow_trailer(r)[1] = 0;
+        if (r->c.slow_fd < 0) {
+            slow_fail(r);
+            return;
+        }
+    }
     r->exec->carry_in(r, r->c.cur, init);
     r->exec->bind(r, ks, NULL);
     if (r->lanes.block > 0) { /* the backward runs the schedule; it starts from carry 0, kept in the store */
@@ -88,6 +116,11 @@ static void k_scan_fwd(const remat_instr *I)
         run_phase(r, SCAN_PHASE_FORWARD);
     }
     r->exec->carry_out(r, r->c.outs, r->c.cur);
+    if (r->c.slow_on) {
+        slow_trailer(r)[1] = r->c.slow_hi;
+        if (r->c.slow_failed)
+            slow_fail(r);
+    }
 }
 
 static void k_scan_bwd(const remat_instr *I)
@@ -102,6 +135,15 @@ static void k_scan_bwd(const remat_instr *I)
     r->ct_ys = I->in + 1 + nx + nk + nc;
     r->ys = NULL;
     r->ct_xs = r->c.outs + nc;
+    if (r->c.slow_on) { /* the forward node's file */
+        r->c.slow_fd = (int)slow_trailer(r)[0];
+        r->c.slow_hi = slow_trailer(r)[1];
+        r->c.slow_failed = r->c.slow_fd < 0;
+        if (r->c.slow_failed) {
+            slow_fail(r);
+            return;
+        }
+    }
     r->exec->carry_in(r, r->c.ct_cur, ct_carry);
     r->exec->bind(r, ks, ct_ks);
     if (r->lanes.block > 0) {
@@ -120,6 +162,12 @@ static void k_scan_bwd(const remat_instr *I)
     }
     r->exec->finish(r, ct_ks);
     r->exec->carry_out(r, r->c.outs, r->c.ct_cur);
+    if (r->c.slow_on) { /* the run's file goes with its descriptor */
+        close(r->c.slow_fd);
+        slow_trailer(r)[0] = -1;
+        if (r->c.slow_failed)
+            slow_fail(r);
+    }
 }
 
 /* The evaluations a checkpointed node's share runs: its phase of the
@@ -143,11 +191,28 @@ static void stats_begin(void *self)
     r->c.evals = 0;
     r->c.peak_bytes = 0;
     atomic_store_explicit(&r->run_status, REMAT_OK, memory_order_relaxed);
+    r->slow_msg[0] = 0;
+}
+
+static const char *stats_error(const void *self)
+{
+    const scan_rt *r = self;
+    return r->slow_msg[0] ? r->slow_msg : NULL;
 }
 
 static remat_status stats_status(const void *self)
 {
     return (remat_status)atomic_load_explicit(&((const scan_rt *)self)->run_status, memory_order_relaxed);
+}
+
+/* the loop core's counts, and the slow tier's extent written (the
+ * backward node's, which has the forward's) */
+static void stats_run(const void *self, remat_stats *st)
+{
+    const scan_rt *r = self;
+    rmi_loop_stats_run(&r->c, st);
+    if (r->c.slow_on && r->d->kind == SCAN_BWD)
+        st->tier_bytes += (size_t)r->c.slow_hi * r->d->carry_bytes;
 }
 
 /* the largest predicted store among the program's scans, and its sizes */
@@ -165,6 +230,8 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
         plan->forward_evals += r->c.nested ? 0 : d->length;
         return;
     }
+    if (d->kind == SCAN_FWD)
+        plan->tier_bytes += (size_t)d->slow_extent * d->carry_bytes;
     const scan_evals e = node_evals(r);
     plan->forward_evals += r->c.nested ? 0 : e.plain + e.record;
     if (r->lanes.block > plan->scan_block_lanes) {
@@ -346,7 +413,17 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
      * would hold more of the store than the schedule's peak. */
     const unsigned all = LK_ADVANCE | LK_ADVANCE_SHOT | LK_TAPE | LK_REVERSE | LK_RECOMPUTE;
     const size_t peak = rmi_loop_rt_store_bytes(&r->c, d->peak_snapshots, d->peak_tapes);
-    const bool lanes = rmi_scan_rt_use_lanes(r, d, L, all, !r->c.nested && peak >= d->carry_bytes);
+    if (d->slow_extent > 0) { /* the slow tier: interpreted, host memory (loop_slow.c) */
+        if (L->be->iface.copy_in)
+            return rmi_error(REMAT_ERR_UNSUPPORTED,
+                             "scan at %s:%d: a two-tier schedule on backend '%s': the slow tier is written for "
+                             "host memory only (pinned host memory for devices is not)",
+                             d->loc.file ? d->loc.file : "?", d->loc.line, L->be->iface.name);
+        r->c.slow_on = true;
+        r->c.slow0 = d->sched.snapshots;
+        r->c.slow_fd = -1;
+    }
+    const bool lanes = !r->c.slow_on && rmi_scan_rt_use_lanes(r, d, L, all, !r->c.nested && peak >= d->carry_bytes);
     const scan_evals ev = node_evals(r);
     /* the sub-programs: shared with the root's loops of the same bodies
      * (loop_lower.c) unless the compiled loops run them elsewhere */
@@ -393,14 +470,14 @@ remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
     r->c.k_desc = &r->d->in[r->c.nc + r->nx];
     r->c.vjp = r->d->vjp;
     r->c.carry_bytes = r->d->carry_bytes;
-    r->c.tapes_off = (size_t)r->d->max_slots * r->d->carry_bytes;
+    r->c.tapes_off = (size_t)r->d->ram_slots * r->d->carry_bytes;
     remat_status st = layout(r, d, L);
     if (st == REMAT_OK)
         st = d->kind == SCAN_PRIMAL ? lower_primal(r, d, L, ins) : lower_checkpointed(r, d, L, ins);
     if (st != REMAT_OK)
         return st;
     ins->aux = r;
-    const remat_hop_stats hook = {.begin_run = stats_begin, .report_run = rmi_loop_stats_run, .report_plan = stats_plan,
-                                  .run_status = stats_status, .self = r};
+    const remat_hop_stats hook = {.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
+                                  .run_status = stats_status, .run_error = stats_error, .self = r};
     return rmi_hop_stats_add(L->counters, &hook);
 }

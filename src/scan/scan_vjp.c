@@ -62,10 +62,22 @@ static remat_status size_store(remat_scan_data *d)
     if (st != REMAT_OK)
         return st;
     d->max_slots = remat_schedule_max_slots(s);
+    d->ram_slots = d->max_slots, d->slow_extent = 0;
+    if (d->sched.kind == REMAT_SCHED_TWO_TIER) { /* the slow slots a run writes: the file's extent */
+        d->ram_slots = d->sched.snapshots < d->max_slots ? d->sched.snapshots : d->max_slots;
+        remat_action a;
+        for (remat_schedule_next(s, &a); a.kind != REMAT_ACT_DONE; remat_schedule_next(s, &a))
+            if (a.kind == REMAT_ACT_TAKESHOT && a.slot >= d->sched.snapshots &&
+                a.slot - d->sched.snapshots + 1 > d->slow_extent)
+                d->slow_extent = a.slot - d->sched.snapshots + 1;
+    }
     remat_schedule_free(s);
     d->peak_snapshots = cost.peak_snapshots;
     d->peak_tapes = cost.peak_tapes;
-    d->store_bytes = (size_t)d->max_slots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes;
+    /* a slow tier's file descriptor and extent written travel from the
+     * forward node to the backward in the store's last 16 bytes */
+    d->store_bytes = (size_t)d->ram_slots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes +
+                     (d->slow_extent > 0 ? 16 : 0);
     return REMAT_OK;
 }
 

@@ -59,7 +59,7 @@ int cmd_pfr_compare(int argc, char **argv)
         {0, 0, 0, 0},
     };
     pfr_cli c = {.adaptive_ok = PFR_ADAPTIVE_ASKED};
-    compare_options o = {.schedules = COMPARE_DEFAULT_SCHEDULES, .budget = -1, .repeat = 5};
+    compare_options o = {.schedules = COMPARE_DEFAULT_SCHEDULES, .budget = -1, .disk_budget = -1, .repeat = 5};
     int64_t repeat = 5;
     int code, adjoints = 0, schedules_given = 0, budget_given = 0;
     while ((code = pfr_cli_next(&c, argc, argv, opts)) != -1) {

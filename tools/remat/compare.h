@@ -20,6 +20,10 @@ extern const char compare_options_help[];
 typedef struct {
     const char *schedules; /* comma-separated list (remat_schedule_parse) */
     int64_t budget;        /* --memory-budget in bytes, -1 when not given */
+    int64_t disk_budget;   /* --disk-budget in bytes (a slow snapshot tier beside the
+                              RAM budget), -1 when not given */
+    const char *disk_dir;  /* --disk-dir: the tier's directory (NULL: $TMPDIR, /tmp) */
+    double disk_write, disk_read; /* --disk-costs W:R, per carry in step evaluations */
     int repeat;            /* runs per schedule, >= 1 */
     int json;
     const char *plot_path; /* NULL: no plot */

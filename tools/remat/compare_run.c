@@ -20,7 +20,7 @@ const char compare_options_help[] =
     "  --plot FILE        draw the memory / recompute frontier (.png, .svg, .pdf, .ps)\n";
 
 typedef struct {
-    char label[64];
+    char label[112];
     remat_schedule_spec spec;
     int from_budget;
     int64_t evals, evals_pred, optimum, snapshots;
@@ -60,12 +60,21 @@ static int parse_schedules(const char *list, row *rows, int *n)
     return ok;
 }
 
-/* vg compiled for the backend REMAT_BACKEND (or --backend) names */
+/* the slow snapshot tier's directory (--disk-dir), for compile_here */
+static const char *tier_dir;
+
+/* vg compiled for the backend REMAT_BACKEND (or --backend) names, with the
+ * environment's options and --disk-dir */
 static remat_status compile_here(const remat_fn *vg, remat_program **out)
 {
     remat_backend *be = NULL;
+    remat_compile_options o;
     remat_status st = remat_backend_from_env(&be);
-    return st == REMAT_OK ? remat_compile(vg, be, out) : st;
+    if (st == REMAT_OK)
+        st = remat_compile_options_from_env(&o);
+    if (st == REMAT_OK && tier_dir)
+        o.tier_dir = tier_dir;
+    return st == REMAT_OK ? remat_compile_opts(vg, be, &o, out) : st;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -137,8 +146,9 @@ static int run_row(const remat_problem *pb, row *r, int repeat)
 
 /* The fastest schedule that fits the budget, from store-all's plan of one
  * carry and one step tape. */
-static int budget_row(const remat_problem *pb, int64_t budget, row *r)
+static int budget_row(const remat_problem *pb, const compare_options *co, row *r)
 {
+    const int64_t budget = co->budget;
     remat_scan_options o = {.schedule = {.kind = REMAT_SCHED_STORE_ALL}};
     remat_fn *vg = NULL;
     remat_program *pr = NULL;
@@ -152,12 +162,16 @@ static int budget_row(const remat_problem *pb, int64_t budget, row *r)
     remat_program_free(pr);
     remat_fn_free(vg);
     memset(r, 0, sizeof *r);
-    if (remat_schedule_for_budget(budget, remat_problem_steps(pb), (int64_t)plan.scan_carry_bytes,
-                                  (int64_t)plan.scan_tape_bytes, &r->spec) != REMAT_OK) {
-        fprintf(stderr, "remat: --memory-budget: %s\n", remat_last_error());
+    if (co->disk_budget >= 0 ? remat_schedule_for_tiers(budget, co->disk_budget, remat_problem_steps(pb),
+                                                        (int64_t)plan.scan_carry_bytes, (int64_t)plan.scan_tape_bytes,
+                                                        co->disk_write, co->disk_read, &r->spec) != REMAT_OK
+                             : remat_schedule_for_budget(budget, remat_problem_steps(pb), (int64_t)plan.scan_carry_bytes,
+                                                         (int64_t)plan.scan_tape_bytes, &r->spec) != REMAT_OK) {
+        fprintf(stderr, "remat: %s: %s\n", co->disk_budget >= 0 ? "--memory-budget, --disk-budget" : "--memory-budget",
+                remat_last_error());
         return 0;
     }
-    char spec[48];
+    char spec[96];
     remat_schedule_format(&r->spec, spec, sizeof spec);
     snprintf(r->label, sizeof r->label, "budget: %s", spec);
     r->from_budget = 1;
@@ -253,7 +267,8 @@ int compare_run(const remat_problem *pb, const compare_options *o)
         goto out;
     }
     if (o->budget >= 0) {
-        if (!budget_row(pb, o->budget, &rows[n])) {
+        tier_dir = o->disk_dir;
+        if (!budget_row(pb, o, &rows[n])) {
             status = 1;
             goto out;
         }

@@ -1,0 +1,218 @@
+/*
+ * test_scan_tiers.c — two-tier schedules run by the scan: snapshots past the
+ * RAM slots live in a file under the compile options' tier_dir.
+ *
+ * Held to: the gradient of store-all to the bit (contract 3: recomputation
+ * re-runs the same ops on the same carries, read back byte for byte); the
+ * RAM store's and the slow tier's bytes as planned (remat_memory_plan) equal
+ * to the measured ones (remat_stats), and to the schedule's own prediction;
+ * nothing left in the directory; a missing or read-only directory and a
+ * full tier failing the run with REMAT_ERR_IO naming the directory.
+ */
+#include "test_scan_util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remat/remat.h"
+
+/* body(h (4,6), acc (), x (6), W (6,6)): h' = tanh(h @ W + x), acc' = acc + sum(h' * h) */
+static remat_fn *body(void)
+{
+    remat_fn *b = remat_fn_new("tier_body");
+    remat_val h = remat_arg(b, "h", REMAT_F64, 2, DIMS(4, 6));
+    remat_val acc = remat_arg(b, "acc", REMAT_F64, 0, NULL);
+    remat_val x = remat_arg(b, "x", REMAT_F64, 1, DIMS(6));
+    remat_val w = remat_arg(b, "W", REMAT_F64, 2, DIMS(6, 6));
+    remat_val h1 = remat_tanh(b, remat_add(b, remat_matmul(b, h, w), x));
+    remat_fn_output(b, h1);
+    remat_fn_output(b, remat_add(b, acc, remat_sum_all(b, remat_mul(b, h1, h))));
+    assert_fn_ok(b);
+    return b;
+}
+
+static const size_t carry_bytes = 192 + 16; /* align16(4*6*8) + align16(8) */
+
+/* loss = sum(h_n^2) + acc_n over n steps of body */
+static remat_fn *model(int64_t n, const char *sched)
+{
+    remat_fn *b = body();
+    remat_fn *f = remat_fn_new("tier_model");
+    remat_val a[4] = {remat_arg(f, "h0", REMAT_F64, 2, DIMS(4, 6)), remat_arg(f, "acc0", REMAT_F64, 0, NULL),
+                      remat_arg(f, "X", REMAT_F64, 2, DIMS(n, 6)), remat_arg(f, "W", REMAT_F64, 2, DIMS(6, 6))};
+    remat_scan_options opt = {.schedule = spec_of(sched)};
+    remat_val c[2];
+    scan_ok(f, b, n, 2, a, 1, a + 2, 1, a + 3, &opt, c, NULL);
+    remat_fn_output(f, remat_add(f, remat_sum_all(f, remat_square(f, c[0])), c[1]));
+    remat_fn_free(b);
+    assert_fn_ok(f);
+    return f;
+}
+
+static void inputs(int64_t n, remat_tensor *in)
+{
+    in[0] = t_rand(REMAT_F64, 2, DIMS(4, 6), -1, 1);
+    in[1] = t_rand(REMAT_F64, 0, NULL, -1, 1);
+    in[2] = t_rand(REMAT_F64, 2, DIMS(n, 6), -1, 1);
+    in[3] = t_rand(REMAT_F64, 2, DIMS(6, 6), -0.5, 0.5);
+}
+
+/* value_and_grad of model(n, sched) compiled with tier_dir / tier_max_bytes */
+static remat_program *compile_tiered(int64_t n, const char *sched, const char *dir, int64_t max_bytes)
+{
+    remat_fn *f = model(n, sched);
+    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+    remat_compile_options o = remat_compile_options_default();
+    o.tier_dir = dir;
+    o.tier_max_bytes = max_bytes;
+    o.jit = REMAT_JIT_ALWAYS; /* a two-tier scan stays interpreted even so */
+    remat_program *p = NULL;
+    if (remat_compile_opts(g, remat_backend_cpu(), &o, &p) != REMAT_OK)
+        fail_msg("compile %s: %s", sched, remat_last_error());
+    remat_fn_free(g);
+    remat_fn_free(f);
+    return p;
+}
+
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int k = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        k += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return k;
+}
+
+static void test_scan_tiers_gradient_and_bytes(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/remat-tier-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const int64_t n = 40;
+    remat_tensor in[4];
+    inputs(n, in);
+    remat_fn *fs = model(n, "store-all");
+    outs_t ref;
+    run_ad(AD_VALUE_AND_GRAD, fs, 4, in, &ref, NULL, NULL);
+    remat_fn_free(fs);
+    const char *const scheds[] = {"two-tier:3:0", "two-tier:2:8:0.25:0.25", "two-tier:0:39:0:0", "two-tier:3:5:1:2",
+                                  "two-tier:1:30:0.5:0.5"};
+    for (size_t i = 0; i < sizeof scheds / sizeof *scheds; i++) {
+        remat_program *p = compile_tiered(n, scheds[i], dir, 0);
+        remat_memory_plan plan;
+        remat_program_plan(p, &plan);
+        assert_int_equal(plan.compiled_loops, 0);
+        outs_t got;
+        remat_stats st;
+        run_prog(p, 4, in, &got, &st);
+        check_outs_bitwise(scheds[i], &got, &ref);
+        /* the slow tier: planned = measured = the schedule's highest slow slot */
+        remat_schedule_spec spec = spec_of(scheds[i]);
+        remat_schedule *s;
+        assert_int_equal(remat_schedule_new(&spec, n, &s), REMAT_OK);
+        int64_t hi = 0;
+        remat_action a;
+        for (remat_schedule_next(s, &a); a.kind != REMAT_ACT_DONE; remat_schedule_next(s, &a))
+            if (a.kind == REMAT_ACT_TAKESHOT && a.slot >= spec.snapshots && a.slot - spec.snapshots + 1 > hi)
+                hi = a.slot - spec.snapshots + 1;
+        remat_schedule_free(s);
+        if (plan.tier_bytes != (size_t)hi * carry_bytes || st.tier_bytes != plan.tier_bytes)
+            fail_msg("%s: slow tier planned %zu, measured %zu, schedule %lld slots of %zu", scheds[i],
+                     plan.tier_bytes, st.tier_bytes, (long long)hi, carry_bytes);
+        /* RAM: the store's snapshots and tape as predicted, and measured */
+        remat_schedule_cost cost;
+        assert_int_equal(remat_schedule_predict(&spec, n, &cost), REMAT_OK);
+        assert_true(cost.peak_snapshots <= spec.snapshots);
+        if (plan.peak_snapshot_bytes != st.peak_snapshot_bytes ||
+            plan.peak_snapshot_bytes != cost.peak_snapshots * carry_bytes + plan.scan_tape_bytes * cost.peak_tapes)
+            fail_msg("%s: RAM snapshots planned %zu, measured %zu, predicted %lld carries + %lld tapes of %zu",
+                     scheds[i], plan.peak_snapshot_bytes, st.peak_snapshot_bytes, (long long)cost.peak_snapshots,
+                     (long long)cost.peak_tapes, plan.scan_tape_bytes);
+        assert_int_equal(st.forward_evals, cost.forward_evals);
+        assert_int_equal(entries(dir), 0); /* the file was unlinked at its creation */
+        /* the residual report: the store's RAM slots, the offloaded ones named */
+        remat_fn *f = model(n, scheds[i]);
+        remat_residual_list *rl;
+        assert_int_equal(remat_saved_residuals(f, 0, NULL, &rl), REMAT_OK);
+        bool seen = false;
+        for (int k = 0; k < remat_residual_list_count(rl); k++) {
+            const remat_residual *e = remat_residual_list_get(rl, k);
+            if (e->kind != REMAT_RESIDUAL_SNAPSHOT)
+                continue;
+            seen = true;
+            char want[96];
+            snprintf(want, sizeof want, "+ %lld snapshots offloaded to the slow tier", (long long)hi);
+            assert_int_equal(e->count, spec.snapshots < n - 1 ? spec.snapshots : n - 1);
+            if ((hi > 0) != (strstr(e->detail, want) != NULL))
+                fail_msg("%s: residual detail '%s'", scheds[i], e->detail);
+        }
+        assert_true(seen);
+        remat_residual_list_free(rl);
+        remat_fn_free(f);
+        outs_free(&got);
+        remat_program_free(p);
+    }
+    outs_free(&ref);
+    t_free_all(4, in);
+    rmdir(dir);
+}
+
+static void expect_run_io_error(remat_program *p, const remat_tensor *in, const char *want1, const char *want2)
+{
+    outs_t o = {.n = 5};
+    for (int i = 0; i < 5; i++)
+        o.t[i] = t_new(REMAT_F64, i == 0 || i == 2 ? 0 : 2, i == 3 ? DIMS(40, 6) : i == 4 ? DIMS(6, 6) : DIMS(4, 6));
+    remat_status st = remat_run(p, 4, in, 5, o.t, NULL);
+    if (st != REMAT_ERR_IO || !strstr(remat_last_error(), want1) || (want2 && !strstr(remat_last_error(), want2)))
+        fail_msg("run: status %d, message '%s', wanted REMAT_ERR_IO with '%s'", (int)st, remat_last_error(), want1);
+    outs_free(&o);
+}
+
+static void test_scan_tiers_bad_directory_and_full_tier(void **state)
+{
+    (void)state;
+    const int64_t n = 40;
+    remat_tensor in[4];
+    inputs(n, in);
+    remat_program *p = compile_tiered(n, "two-tier:1:30:0.5:0.5", "/nonexistent/remat-tier", 0);
+    expect_run_io_error(p, in, "'/nonexistent/remat-tier'", "No such file or directory");
+    remat_program_free(p);
+    char dir[] = "/tmp/remat-tier-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    /* a tier of 1000 bytes: the schedule needs several carries of 208 */
+    p = compile_tiered(n, "two-tier:1:30:0.5:0.5", dir, 1000);
+    expect_run_io_error(p, in, "cannot reserve", "tier_max_bytes");
+    remat_program_free(p);
+    if (geteuid() != 0) { /* root writes anywhere */
+        assert_int_equal(chmod(dir, 0500), 0);
+        p = compile_tiered(n, "two-tier:1:30:0.5:0.5", dir, 0);
+        expect_run_io_error(p, in, dir, "Permission denied");
+        remat_program_free(p);
+        chmod(dir, 0700);
+    }
+    assert_int_equal(entries(dir), 0);
+    rmdir(dir);
+    remat_compile_options o = remat_compile_options_default();
+    o.tier_dir = "";
+    remat_fn *f = model(n, "two-tier:1:30:0.5:0.5");
+    remat_program *q = NULL;
+    assert_int_equal(remat_compile_opts(f, remat_backend_cpu(), &o, &q), REMAT_ERR_VALUE);
+    assert_non_null(strstr(remat_last_error(), "tier_dir is \"\""));
+    remat_fn_free(f);
+    t_free_all(4, in);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scan_tiers_gradient_and_bytes),
+        cmocka_unit_test(test_scan_tiers_bad_directory_and_full_tier),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
