@@ -221,7 +221,10 @@ def mlp_compare(layers: int = 16, width: int = 256, batch: int = 64, block: str 
     and per schedule (blocks scanned), with the memory plan, the measured
     peaks, recomputation, the median time and the largest difference from
     the unrolled gradient without checkpointing (0: schedules and policies
-    change memory and time, never the gradient)."""
+    change memory and time, never the gradient). ``residual_bytes`` are the
+    activations the backward keeps, without the arguments (weights and batch:
+    ``weight_bytes`` apart); ``budget_choice`` is the tool's mark of the
+    variant its --memory-budget picks (no budget here: False)."""
     act = activation or ("gelu" if block == "ffn" else "relu")
     if block not in ("mlp", "ffn"):
         raise _remat.ArgumentError(f"block '{block}': expected mlp or ffn")
@@ -264,7 +267,9 @@ def mlp_compare(layers: int = 16, width: int = 256, batch: int = 64, block: str 
         plan = prog.plan
         runs.append(dict(variant=label, scanned=scanned, policy=policy, schedule=schedule, layers=layers,
                          width=width, batch=batch, block=block, activation=act, seed=seed,
-                         residual_bytes=plan["residual_bytes"], arena_bytes_predicted=plan["arena_bytes"],
+                         residual_bytes=plan["residual_bytes"] - plan["residual_arg_bytes"],
+                         weight_bytes=sum(v.nbytes for v in weights.values()), budget_choice=False,
+                         arena_bytes_predicted=plan["arena_bytes"],
                          arena_bytes_measured=stats["peak_arena_bytes"],
                          snapshot_bytes_predicted=plan["peak_snapshot_bytes"],
                          snapshot_bytes_measured=stats["peak_snapshot_bytes"],

@@ -1016,11 +1016,13 @@ static PyObject *p_plan(PyObject *self, PyObject *unused)
 {
     remat_memory_plan pl = {0};
     remat_program_plan(((rp_program *)self)->p, &pl);
-    return Py_BuildValue("{s:n,s:n,s:n,s:L,s:L,s:n,s:L}", "arena_bytes", (Py_ssize_t)pl.arena_bytes, "residual_bytes",
-                         (Py_ssize_t)pl.residual_bytes, "constant_bytes", (Py_ssize_t)pl.constant_bytes, "instructions",
-                         (long long)pl.instructions, "recompute_instructions", (long long)pl.recompute_instructions,
-                         "peak_snapshot_bytes", (Py_ssize_t)pl.peak_snapshot_bytes, "forward_evals",
-                         (long long)pl.forward_evals);
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:L,s:L,s:n,s:L,s:n,s:L}", "arena_bytes", (Py_ssize_t)pl.arena_bytes,
+                         "residual_bytes", (Py_ssize_t)pl.residual_bytes, "residual_arg_bytes",
+                         (Py_ssize_t)pl.residual_arg_bytes, "constant_bytes", (Py_ssize_t)pl.constant_bytes,
+                         "instructions", (long long)pl.instructions, "recompute_instructions",
+                         (long long)pl.recompute_instructions, "peak_snapshot_bytes",
+                         (Py_ssize_t)pl.peak_snapshot_bytes, "forward_evals", (long long)pl.forward_evals,
+                         "tier_bytes", (Py_ssize_t)pl.tier_bytes, "unrolled_loops", (long long)pl.unrolled_loops);
 }
 
 static PyObject *p_signature(PyObject *self, PyObject *unused)
