@@ -438,15 +438,26 @@ def print_saved_residuals(fn: Fn, argnums: Union[int, Sequence[int], None] = Non
         print(line)
 
 
+def _unroll(unroll: Any) -> int:
+    if not isinstance(unroll, (int, np.integer)) or isinstance(unroll, bool):
+        raise _remat.ArgumentError(f"scan: unroll: expected an int, got {type(unroll).__name__}")
+    if not 1 <= unroll <= 1 << 20:
+        raise _remat.ArgumentError(f"scan: unroll: {unroll}; expected 1 to {1 << 20} (lax.scan's unroll)")
+    return int(unroll)
+
+
 def scan(body: Fn, init: Sequence[Value], xs: Sequence[Value] = (), consts: Sequence[Value] = (), *,
          length: Optional[int] = None, reverse: bool = False, schedule: Optional[str] = None,
-         policy: Any = None) -> Tuple[Tuple[Value, ...], Tuple[Value, ...]]:
+         policy: Any = None, unroll: int = 1) -> Tuple[Tuple[Value, ...], Tuple[Value, ...]]:
     """lax.scan: body(carry..., x_t..., consts...) -> (carry'..., y_t...).
 
     Returns (final carries, stacked ys). ``schedule`` is the reverse pass's
     checkpoint schedule by name ("store-all" default, "per-step",
     "periodic:K", "two-level", "binomial:S", "online:S"); ``policy`` makes
-    the body a checkpoint region (scan(checkpoint(body, policy)))."""
+    the body a checkpoint region (scan(checkpoint(body, policy))). ``unroll``
+    (lax.scan's, an int >= 1) runs that many bodies per iteration of the
+    interpreted loop; results are unchanged to the bit (compiled loops ignore
+    it)."""
     init, xs, consts = list(init), list(xs), list(consts)
     vals = init + xs + consts
     if not vals:
@@ -459,7 +470,7 @@ def scan(body: Fn, init: Sequence[Value], xs: Sequence[Value] = (), consts: Sequ
             raise _remat.ArgumentError("scan: length is required without xs")
         length = xs[0].shape[0]
     carry, ys = f._h.scan(_loc(), body._h, int(length), [v.id for v in init], [v.id for v in xs],
-                          [v.id for v in consts], schedule, bool(reverse), policy)
+                          [v.id for v in consts], schedule, bool(reverse), policy, _unroll(unroll))
     return tuple(Value(f, c) for c in carry), tuple(Value(f, y) for y in ys)
 
 

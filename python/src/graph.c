@@ -595,18 +595,18 @@ static int policy_of(PyObject *spec, remat_policy **out)
 static PyObject *m_scan(PyObject *self, PyObject *args)
 {
     PyObject *lo, *body_obj, *io, *xo, *co, *policy_obj;
-    long long length;
+    long long length, unroll;
     const char *schedule;
     int reverse, ni, nx, nc;
     remat_loc loc;
-    if (!PyArg_ParseTuple(args, "OOLOOOzpO:scan", &lo, &body_obj, &length, &io, &xo, &co, &schedule, &reverse,
-                          &policy_obj) ||
+    if (!PyArg_ParseTuple(args, "OOLOOOzpOL:scan", &lo, &body_obj, &length, &io, &xo, &co, &schedule, &reverse,
+                          &policy_obj, &unroll) ||
         !get_loc(lo, &loc))
         return NULL;
     remat_fn *body = fn_of(body_obj, "scan: body");
     if (!body)
         return NULL;
-    remat_scan_options opt = {.reverse = reverse};
+    remat_scan_options opt = {.reverse = reverse, .unroll = unroll};
     remat_status st;
     if (schedule && (st = remat_schedule_parse(schedule, &opt.schedule)) != REMAT_OK)
         return rp_raise(st);

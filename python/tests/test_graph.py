@@ -114,7 +114,7 @@ def test_checkpoint_name_policy():
     assert any("named 'e'" in line for line in lines)
 
 
-def euler(schedule):
+def euler(schedule, unroll=1):
     """y' = -k y over 1000 steps, loss = y(T)^2: a scan and its gradient."""
     body = remat.Fn("step")
     y = body.arg("y", (2,))
@@ -123,7 +123,7 @@ def euler(schedule):
     f = remat.Fn("ode")
     y0 = f.arg("y0", (2,))
     k = f.arg("k", (2,))
-    (yT,), _ = remat.scan(body, [y0], consts=[k], length=1000, schedule=schedule)
+    (yT,), _ = remat.scan(body, [y0], consts=[k], length=1000, schedule=schedule, unroll=unroll)
     f.output(remat.sum(yT * yT))
     return f
 
@@ -141,6 +141,24 @@ def test_scan_schedules_and_plan():
     assert progs["binomial:5"].plan["peak_snapshot_bytes"] < progs["store-all"].plan["peak_snapshot_bytes"]
     _, stats = progs["binomial:5"].run(y0, k)
     assert stats["forward_evals"] > 1000  # recomputation under 5 snapshots
+
+
+def test_scan_unroll_keeps_bits():
+    """lax.scan's unroll: the interpreter runs that many bodies per loop
+    iteration (plan's unrolled_loops), values and gradients to the bit."""
+    y0, k = np.array([1.0, 2.0]), np.array([0.5, 3.0])
+    # interpreted (compiled loops ignore unroll)
+    ref = remat.compile(remat.value_and_grad(euler("binomial:5"), argnums=1), jit="never")
+    want = ref(y0, k)
+    assert ref.plan["unrolled_loops"] == 0
+    for unroll in (2, 3, 7):
+        p = remat.compile(remat.value_and_grad(euler("binomial:5", unroll=unroll), argnums=1), jit="never")
+        got = p(y0, k)
+        assert p.plan["unrolled_loops"] >= 1
+        assert float(got[0]) == float(want[0]) and got[1].tolist() == want[1].tolist()
+    for bad in (0, -2, 2.0, True):
+        with pytest.raises(remat.ArgumentError, match="unroll"):
+            euler(None, unroll=bad)
 
 
 def test_float32_and_inputs_in_place():
