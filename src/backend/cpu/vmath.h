@@ -20,6 +20,10 @@
 
 typedef enum { RMI_VM_EXP, RMI_VM_LOG, RMI_VM_SIN, RMI_VM_COS, RMI_VM_TANH, RMI_VM_ERF, RMI_VM_POW, RMI_VM_COUNT } rmi_vm_fn;
 
+/* the one-argument functions as X(enum, SLEEF name) (pow apart) */
+#define RMI_VM_FN_LIST(X) X(RMI_VM_EXP, exp) X(RMI_VM_LOG, log) X(RMI_VM_SIN, sin) X(RMI_VM_COS, cos) \
+    X(RMI_VM_TANH, tanh) X(RMI_VM_ERF, erf)
+
 /* out[i] = fn(a[i]) (POW: pow(a[i], p)); out may equal a, no other overlap */
 void rmi_vm_map_f64(rmi_vm_fn fn, size_t n, double *out, const double *a, double p);
 void rmi_vm_map_f32(rmi_vm_fn fn, size_t n, float *out, const float *a, float p);
@@ -38,5 +42,10 @@ bool rmi_vm_vectorised(void);
 /* Makes the SLEEF symbols visible to code loaded later with dlopen (compiled
  * lane programs resolve their imports in the global scope); idempotent. */
 void rmi_vm_export_symbols(void);
+
+/* vmath_avx2.c (x86-64, built for AVX2 and FMA): rmi_vm_map_* on a CPU
+ * that has both; call only when rmi_vm_vectorised() */
+void rmi_vm_avx2_map_f64(rmi_vm_fn fn, size_t n, double *out, const double *a, double p);
+void rmi_vm_avx2_map_f32(rmi_vm_fn fn, size_t n, float *out, const float *a, float p);
 
 #endif
