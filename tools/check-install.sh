@@ -50,8 +50,12 @@ ${CC:-cc} -std=c11 -o shared deep_sin.c $(pkgc --cflags --libs) -lm
 static_libs=${static_libs/-lremat /$libdir/libremat.a }
 # shellcheck disable=SC2046,SC2086 # word splitting of pkg-config's flags is wanted
 ${CC:-cc} -std=c11 -o static deep_sin.c $(pkgc --cflags) $static_libs -lm
-readelf -d shared | grep -q 'NEEDED.*\[libremat\.so\.0\]' || die "the shared build does not need libremat.so.0"
-if readelf -d static | grep -q 'NEEDED.*libremat'; then die "the static build needs libremat.so"; fi
+# (outputs go to files first: under pipefail, grep -q leaving early would
+# fail the pipeline with the writer's SIGPIPE)
+readelf -d shared >shared.dyn
+readelf -d static >static.dyn
+grep -q 'NEEDED.*\[libremat\.so\.0\]' shared.dyn || die "the shared build does not need libremat.so.0"
+if grep -q 'NEEDED.*libremat' static.dyn; then die "the static build needs libremat.so"; fi
 LD_LIBRARY_PATH=$libdir ./shared >shared.out || die "the program linked with libremat.so.0 failed: $(cat shared.out)"
 ./static >static.out || die "the program linked with libremat.a failed: $(cat static.out)"
 cmp -s shared.out static.out || die "shared and static builds print different results"
@@ -61,7 +65,8 @@ say "deep_sin against the installed library: shared and static OK"
 remat=$prefix/bin/remat
 export LD_LIBRARY_PATH=$libdir
 "$remat" pfr simulate >simulate.out || die "remat pfr simulate failed"
-"$remat" mlp train --help | grep -qF "$data" || die "remat mlp train --help does not name $data"
+"$remat" mlp train --help >help.out || die "remat mlp train --help failed"
+grep -qF "$data" help.out || die "remat mlp train --help does not name $data"
 "$remat" mlp train --epochs 1 >train.out || die "remat mlp train --epochs 1 failed"
 grep -q '1797 rows' train.out || die "remat mlp train did not read the shipped digits: $(head -3 train.out)"
 say "installed remat: pfr simulate, mlp train --epochs 1 on $data OK"
