@@ -227,10 +227,16 @@ int main(int argc, char **argv)
            vt.plan.peak_snapshot_bytes, vt.st.peak_snapshot_bytes, vt.plan.tier_bytes, vt.st.tier_bytes);
     printf(" \"speedup\": %.4g, \"gradients_bitwise_equal\": %s}\n", vb.seconds / vt.seconds, same ? "true" : "false");
     (void)cb;
+    const int ok = same && vt.plan.tier_bytes == vt.st.tier_bytes &&
+                   vt.plan.peak_snapshot_bytes == vt.st.peak_snapshot_bytes;
     remat_program_free(sa.p);
     remat_program_free(vb.p);
     remat_program_free(vt.p);
-    return same && vt.plan.tier_bytes == vt.st.tier_bytes && vt.plan.peak_snapshot_bytes == vt.st.peak_snapshot_bytes
-               ? 0
-               : 1;
+    for (int j = 0; j < 3; j++) {
+        free(vb.out[j].data);
+        free(vt.out[j].data);
+        free(in[j].data);
+    }
+    free(po.data);
+    return ok ? 0 : 1;
 }
