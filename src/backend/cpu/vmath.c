@@ -106,16 +106,31 @@ float rmi_vm_f32(rmi_vm_fn fn, float x, float p)
     return fn == RMI_VM_POW ? pow_f[fma_idx()](x, p) : scalar_f[fn][fma_idx()](x);
 }
 
+/* the scalar function chosen once per array, not per element */
 static void map_scalar_f64(rmi_vm_fn fn, size_t n, double *out, const double *a, double p)
 {
+    const int k = fma_idx();
+    if (fn == RMI_VM_POW) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = pow_d[k](a[i], p);
+        return;
+    }
+    const sd1 f = scalar_d[fn][k];
     for (size_t i = 0; i < n; i++)
-        out[i] = rmi_vm_f64(fn, a[i], p);
+        out[i] = f(a[i]);
 }
 
 static void map_scalar_f32(rmi_vm_fn fn, size_t n, float *out, const float *a, float p)
 {
+    const int k = fma_idx();
+    if (fn == RMI_VM_POW) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = pow_f[k](a[i], p);
+        return;
+    }
+    const sf1 f = scalar_f[fn][k];
     for (size_t i = 0; i < n; i++)
-        out[i] = rmi_vm_f32(fn, a[i], p);
+        out[i] = f(a[i]);
 }
 
 
