@@ -207,6 +207,9 @@ PTR_CASE(a_pexcept, remat_policy_save_anything_except_these_names(1, NULL))
 PTR_CASE(a_pnamed, remat_policy_named(NULL))
 PTR_CASE(a_pboth, remat_policy_save_from_both(NULL, NULL))
 INT_CASE(a_pallows, remat_policy_allows(remat_everything_saveable, NULL))
+INT_CASE(a_pdecide, remat_policy_decide(remat_everything_saveable, NULL))
+PTR_CASE(a_poffnames, remat_policy_save_and_offload_only_these_names(0, NULL, 1, NULL, "device", "pinned_host"))
+PTR_CASE(a_poffdots, remat_policy_offload_dot_with_no_batch_dims(NULL, "pinned_host"))
 PTR_CASE(a_rformat, remat_residual_format(NULL, (char[64]){0}, 64))
 VOID_CASE(a_rprint, remat_residual_list_print(NULL, stdout))
 /* exec.h */
@@ -590,6 +593,9 @@ static const null_row null_table[] = {
     {"remat_policy_named", "NULL", a_pnamed, 0},
     {"remat_policy_save_from_both", "NULL", a_pboth, 0},
     {"remat_policy_allows", "0", a_pallows, 0},
+    {"remat_policy_decide", "0", a_pdecide, 0},
+    {"remat_policy_save_and_offload_only_these_names", "NULL", a_poffnames, 0},
+    {"remat_policy_offload_dot_with_no_batch_dims", "NULL", a_poffdots, 0},
     {"remat_residual_format", "ptr", a_rformat, 0},
     {"remat_residual_list_print", "-", a_rprint, 0},
     {"remat_backend_from_name", "ptr", e_bname_null, 1}, /* NULL: the CPU */

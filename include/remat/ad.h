@@ -83,9 +83,54 @@ REMAT_API remat_policy *remat_policy_save_from_both(const remat_policy *a, const
  * included: nothing_saveable, everything_saveable, dots_saveable (alias
  * checkpoint_dots), dots_with_no_batch_dims_saveable (alias
  * checkpoint_dots_with_no_batch_dims). The alias is the same policy (its
- * label is the first name), as in JAX. NULL with remat_last_error() naming
- * the input for any other name (REMAT_ERR_ARG) or NULL (REMAT_ERR_NULL). */
+ * label is the first name), as in JAX. The policies with arguments are
+ * written as calls, arguments bare or quoted, lists in brackets, JAX's
+ * keywords optional:
+ *   save_only_these_names(a, b)   save_any_names_but_these(a)
+ *   save_anything_except_these_names(a)
+ *   offload_dot_with_no_batch_dims(device, pinned_host)
+ *   save_and_offload_only_these_names(names_which_can_be_saved=[a],
+ *       names_which_can_be_offloaded=[b, c], offload_src=device,
+ *       offload_dst=pinned_host)
+ * Such a policy is made once per distinct text and lives as long as the
+ * process, like the built-ins (remat_policy_free ignores it). NULL with
+ * remat_last_error() naming the input for any other name or a bad
+ * argument (REMAT_ERR_ARG) or NULL (REMAT_ERR_NULL). */
 REMAT_API const remat_policy *remat_policy_named(const char *name);
+
+/* ---- offload policies (JAX's Offloadable) ----
+ * A policy's answer for one op is one of three kinds, as JAX's policies
+ * return Saveable, Recompute or Offloadable(src, dst): an offloaded value
+ * is kept, but not in the backend's memory: reverse mode writes it to the
+ * slow tier right after the forward computes it and reads it back right
+ * before the backward first reads it (a file under
+ * remat_compile_options.tier_dir on the CPU; device backends refuse such
+ * programs at compile until their pinned-host store exists). The gradient
+ * is the one of the same policy saving those values, bit for bit (the
+ * same kernels in the same order; a copy through the tier is exact).
+ * Memory kinds as JAX names them: src "device", dst "pinned_host" or
+ * "unpinned_host" (both the slow tier here). */
+typedef enum {
+    REMAT_POLICY_RECOMPUTE = 0, /* JAX's Recompute (a policy returning false) */
+    REMAT_POLICY_SAVE,          /* Saveable (true) */
+    REMAT_POLICY_OFFLOAD,       /* Offloadable(src, dst) */
+} remat_policy_result;
+
+/* The kind p gives op (NULL p: nothing_saveable; NULL op: RECOMPUTE with
+ * remat_last_error() set). remat_policy_allows is this != RECOMPUTE. */
+REMAT_API remat_policy_result remat_policy_decide(const remat_policy *p, const remat_op_info *op);
+/* jax.checkpoint_policies.save_and_offload_only_these_names: a name op
+ * whose name is among `save` is saved, among `offload` offloaded, any
+ * other op recomputed. NULL with REMAT_ERR_ARG when a name is in both
+ * lists (JAX's ValueError) or src/dst is not a memory kind above. */
+REMAT_API remat_policy *remat_policy_save_and_offload_only_these_names(int n_save, const char *const *save,
+                                                                       int n_offload, const char *const *offload,
+                                                                       const char *offload_src,
+                                                                       const char *offload_dst);
+/* jax.checkpoint_policies.offload_dot_with_no_batch_dims: the
+ * dot_generals dots_with_no_batch_dims_saveable saves are offloaded. */
+REMAT_API remat_policy *remat_policy_offload_dot_with_no_batch_dims(const char *offload_src,
+                                                                    const char *offload_dst);
 
 /* jax.checkpoint(fn, policy=...): a new function (a region around fn).
  * policy NULL means nothing_saveable. NULL when fn is NULL, has a build
@@ -159,6 +204,8 @@ typedef struct {
     const char *detail; /* SNAPSHOT: schedule, e.g. "binomial:10"; an OUTPUT of a
                            higher-order op: what it is, e.g. "scan (ys 0)"; else NULL */
     size_t bytes;      /* total bytes (count x one value) */
+    const char *offload_dst; /* an offloaded residual (REMAT_POLICY_OFFLOAD): the memory
+                                kind it lives in ("pinned_host"), else NULL */
 } remat_residual;
 
 typedef struct remat_residual_list remat_residual_list;

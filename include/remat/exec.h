@@ -128,6 +128,10 @@ typedef struct {
     size_t tier_bytes;              /* the slow snapshot tier of two-tier scans: the file each
                                        run reserves (the highest slow slot the schedule
                                        writes, times the carry), summed over the scans */
+    size_t offload_bytes;           /* residuals an offload policy (remat_policy_decide's
+                                       REMAT_POLICY_OFFLOAD) keeps in the slow tier instead
+                                       of the arena: the file each run reserves (each value
+                                       64-byte aligned); residual_bytes counts them too */
 } remat_memory_plan;
 
 typedef struct {
@@ -144,6 +148,8 @@ typedef struct {
     double seconds;
     size_t tier_bytes;            /* the slow snapshot tier: the extent of its files written
                                      (remat_memory_plan.tier_bytes, measured) */
+    size_t offload_bytes;         /* offloaded residuals: the extent of the tier file written
+                                     (remat_memory_plan.offload_bytes, measured) */
 } remat_stats;
 
 /* Threads the CPU backend may use inside one run (the calling thread
@@ -223,10 +229,13 @@ typedef struct {
      * and unlinked at once, so nothing is left behind, reserved in full
      * before the first step so a full disk fails at the start with
      * REMAT_ERR_IO naming the directory). NULL: $TMPDIR, else /tmp; "" is
-     * REMAT_ERR_VALUE. Copied by the compile. */
+     * REMAT_ERR_VALUE. Copied by the compile. Residuals an offload policy
+     * offloads (remat/ad.h, REMAT_POLICY_OFFLOAD) live here too: one file
+     * per run of the program, made and reserved the same way before its
+     * first instruction. */
     const char *tier_dir;
-    /* The most bytes that tier may take (0: no limit): a file larger fails
-     * as a full disk would (REMAT_ERR_IO at the run's start). */
+    /* The most bytes that tier may take (0: no limit), per file: a file
+     * larger fails as a full disk would (REMAT_ERR_IO at the run's start). */
     int64_t tier_max_bytes;
 } remat_compile_options;
 

@@ -21,6 +21,12 @@
 enum {
     REMAT_NODE_BWD = 1u << 0,       /* emitted by reverse mode (backward part) */
     REMAT_NODE_RECOMPUTE = 1u << 1, /* a forward op re-run in the backward */
+    /* an offloaded residual (a policy's REMAT_POLICY_OFFLOAD): a name node
+     * (its name the memory kind) of the forward value, which the compiler
+     * writes to the slow tier, and a name node of that in the backward,
+     * which reads it back; without its pair, each is a plain name */
+    REMAT_NODE_OFFLOAD = 1u << 2,
+    REMAT_NODE_RELOAD = 1u << 3,
 };
 
 typedef struct remat_call_params {

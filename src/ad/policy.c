@@ -5,7 +5,9 @@
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/error.h"
-#include "remat/ad.h"
+#include "ad/policy_impl.h"
+
+typedef remat_policy_result (*decide_fn)(const remat_op_info *op, void *ctx, const char **dst);
 
 struct remat_policy {
     int refcount; /* < 0: immortal built-in */
@@ -13,6 +15,7 @@ struct remat_policy {
     remat_policy_fn fn;
     void *ctx;
     void (*free_ctx)(void *);
+    decide_fn decide; /* a policy that may offload (policy_offload.c); fn is unused then */
 };
 
 static bool nothing(const remat_op_info *op, void *ctx) { return false; }
@@ -26,10 +29,10 @@ static bool dots_no_batch(const remat_op_info *op, void *ctx)
 }
 
 static const struct remat_policy builtin[] = {
-    {-1, "nothing_saveable", nothing, NULL, NULL},
-    {-1, "everything_saveable", everything, NULL, NULL},
-    {-1, "dots_saveable", dots, NULL, NULL},
-    {-1, "dots_with_no_batch_dims_saveable", dots_no_batch, NULL, NULL},
+    {-1, "nothing_saveable", nothing, NULL, NULL, NULL},
+    {-1, "everything_saveable", everything, NULL, NULL, NULL},
+    {-1, "dots_saveable", dots, NULL, NULL, NULL},
+    {-1, "dots_with_no_batch_dims_saveable", dots_no_batch, NULL, NULL, NULL},
 };
 const remat_policy *const remat_nothing_saveable = &builtin[0];
 const remat_policy *const remat_everything_saveable = &builtin[1];
@@ -55,9 +58,13 @@ const remat_policy *remat_policy_named(const char *name)
     for (size_t i = 0; i < sizeof names_of / sizeof *names_of; i++)
         if (!strcmp(name, names_of[i].name))
             return &builtin[names_of[i].builtin];
+    if (strchr(name, '('))
+        return rmi_policy_parse_call(name);
     rmi_error(REMAT_ERR_ARG,
               "unknown policy '%s' (expected nothing_saveable, everything_saveable, dots_saveable, checkpoint_dots, "
-              "dots_with_no_batch_dims_saveable or checkpoint_dots_with_no_batch_dims)",
+              "dots_with_no_batch_dims_saveable, checkpoint_dots_with_no_batch_dims, or one with arguments: "
+              "save_only_these_names(...), save_any_names_but_these(...), save_anything_except_these_names(...), "
+              "save_and_offload_only_these_names(...), offload_dot_with_no_batch_dims(src, dst))",
               name);
     return NULL;
 }
@@ -97,12 +104,40 @@ void remat_policy_free(remat_policy *p)
 
 const char *remat_policy_label(const remat_policy *p) { return p ? p->label : "nothing_saveable"; }
 
+remat_policy_result rmi_policy_decide(const remat_policy *p, const remat_op_info *op, const char **dst)
+{
+    if (dst)
+        *dst = NULL;
+    if (!p)
+        p = remat_nothing_saveable;
+    if (p->decide)
+        return p->decide(op, p->ctx, dst);
+    return p->fn(op, p->ctx) ? REMAT_POLICY_SAVE : REMAT_POLICY_RECOMPUTE;
+}
+
+remat_policy_result remat_policy_decide(const remat_policy *p, const remat_op_info *op)
+{
+    REMAT_NULL_RETURN(op, REMAT_POLICY_RECOMPUTE);
+    return rmi_policy_decide(p, op, NULL);
+}
+
 bool remat_policy_allows(const remat_policy *p, const remat_op_info *op)
 {
     REMAT_NULL_RETURN(op, false);
-    if (!p)
-        p = remat_nothing_saveable;
-    return p->fn(op, p->ctx);
+    return rmi_policy_decide(p, op, NULL) != REMAT_POLICY_RECOMPUTE;
+}
+
+remat_policy *rmi_policy_new_deciding(const char *label, decide_fn decide, void *ctx, void (*free_ctx)(void *))
+{
+    remat_policy *p = remat_policy_new(label, nothing, ctx, free_ctx);
+    if (p)
+        p->decide = decide;
+    return p;
+}
+
+void rmi_policy_make_immortal(remat_policy *p)
+{
+    p->refcount = -1;
 }
 
 /* ---- name-based policies ---- */
@@ -208,10 +243,13 @@ typedef struct {
     remat_policy *a, *b;
 } both_ctx;
 
-static bool both_pred(const remat_op_info *op, void *vctx)
+/* JAX: policy_1(...) or policy_2(...): the first answer that is not
+ * Recompute (an Offloadable is truthy) */
+static remat_policy_result both_decide(const remat_op_info *op, void *vctx, const char **dst)
 {
     const both_ctx *c = vctx;
-    return remat_policy_allows(c->a, op) || remat_policy_allows(c->b, op);
+    remat_policy_result r = rmi_policy_decide(c->a, op, dst);
+    return r != REMAT_POLICY_RECOMPUTE ? r : rmi_policy_decide(c->b, op, dst);
 }
 
 static void both_free(void *vctx)
@@ -235,7 +273,7 @@ remat_policy *remat_policy_save_from_both(const remat_policy *a, const remat_pol
     c->b = remat_policy_ref(b);
     char label[512];
     snprintf(label, sizeof label, "save_from_both(%s, %s)", a->label, b->label);
-    remat_policy *p = remat_policy_new(label, both_pred, c, both_free);
+    remat_policy *p = rmi_policy_new_deciding(label, both_decide, c, both_free);
     if (!p)
         both_free(c);
     return p;

@@ -38,6 +38,10 @@ remat_status remat_fn_residuals(const remat_fn *g, remat_residual_list **out)
             continue;
         const remat_node *n = &g->nodes[v];
         remat_residual *e = &r->items[r->n++];
+        if (n->flags & REMAT_NODE_OFFLOAD) { /* the value offloaded (its name is the memory kind) */
+            ok = (e->offload_dst = rmi_strdup(n->name)) != NULL;
+            n = &g->nodes[n->in[0]];
+        }
         e->dtype = (remat_dtype)n->dtype;
         e->shape = n->shape;
         e->op = (remat_op)n->op;
@@ -133,6 +137,11 @@ char *remat_residual_format(const remat_residual *e, char *buf, size_t len)
                  short_path(e->loc.file), e->loc.line);
         break;
     }
+    if (e->offload_dst) { /* JAX lists it with its memory kind: where it is kept */
+        size_t l = strlen(buf);
+        if (l < len)
+            snprintf(buf + l, len - l, " (offloaded to %s)", e->offload_dst);
+    }
     return buf;
 }
 
@@ -152,6 +161,7 @@ void remat_residual_list_free(remat_residual_list *r)
     for (int i = 0; i < r->n; i++) {
         rmi_free((char *)r->items[i].name);
         rmi_free((char *)r->items[i].detail);
+        rmi_free((char *)r->items[i].offload_dst);
     }
     rmi_free(r->items);
     rmi_free(r);

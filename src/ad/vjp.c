@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ad/policy_impl.h"
 #include "ad/vjp_impl.h"
 #include "core/alloc.h"
 #include "core/assert.h"
@@ -94,7 +95,31 @@ static remat_val held_above(remat_vjp_ctx *c, int32_t v, remat_rctx *x)
         if (!region_keeps(c, v, x->region))
             return REMAT_NONE;
     }
+    if (c->reload[v] != REMAT_NONE)
+        return c->reload[v];
     return c->fwd_read[v] ? c->fwd[v] : REMAT_NONE;
+}
+
+/* The forward value v as the backward reads it: an offloaded one read back
+ * from the slow tier (once, before its first reader), else the forward's
+ * node itself. */
+static remat_val forward_value(remat_vjp_ctx *c, int32_t v)
+{
+    if (c->off[v] == REMAT_NONE) {
+        c->fwd_read[v] = 1;
+        return c->fwd[v];
+    }
+    if (c->reload[v] == REMAT_NONE) {
+        remat_fn *g = c->g;
+        const remat_node *o = rmi_fn_node(g, c->off[v]);
+        uint8_t flags = g->emit_flags;
+        g->emit_flags = REMAT_NODE_BWD | REMAT_NODE_RELOAD;
+        c->reload[v] = remat_name_at(g, c->off[v], o->name, o->loc);
+        g->emit_flags = flags;
+        if (c->reload[v] == REMAT_NONE)
+            out_of_memory(c);
+    }
+    return c->reload[v];
 }
 
 /* Where v's value comes from, starting at context x: returns the value if it
@@ -120,8 +145,7 @@ static remat_val locate(remat_vjp_ctx *c, int32_t v, remat_rctx *x, remat_rctx *
         *need = x;
         return REMAT_NONE;
     }
-    c->fwd_read[v] = 1;
-    return c->fwd[v];
+    return forward_value(c, v);
 }
 
 remat_val rmi_vjp_primal(remat_vjp_ctx *c, int32_t v)
@@ -276,6 +300,54 @@ static int enter_region(remat_vjp_ctx *c, int32_t region)
     return 1;
 }
 
+/* After the forward made flat node i: when the outermost region holding
+ * it offloads it (that region's policy alone decides what the forward
+ * keeps, as region_keeps), a node that writes it to the slow tier, right
+ * behind it in node order. The compiler drops it when no backward reads
+ * it. Values outside every region, HOPs and their outputs stay where they
+ * are. */
+static void offload_if_policy(remat_vjp_ctx *c, int32_t i)
+{
+    const remat_flat *fl = c->fl;
+    c->off[i] = REMAT_NONE;
+    c->reload[i] = REMAT_NONE;
+    int32_t r = fl->nodes[i].region;
+    if (r < 0 || c->fwd[i] == REMAT_NONE)
+        return;
+    while (fl->regions[r].parent >= 0)
+        r = fl->regions[r].parent;
+    const remat_flat_node *fn = &fl->nodes[i];
+    const remat_node *n = rmi_fn_node(fn->fn, fn->v);
+    if (n->op == REMAT_OP_CONSTANT || n->op == REMAT_OP_ARG || n->op == REMAT_OP_HOP || n->op == REMAT_OP_PROJ)
+        return;
+    remat_dtype small_dt[16];
+    remat_shape small_sh[16];
+    remat_dtype *dts = n->nin <= 16 ? small_dt : rmi_malloc(sizeof *dts * (size_t)n->nin);
+    remat_shape *shs = n->nin <= 16 ? small_sh : rmi_malloc(sizeof *shs * (size_t)n->nin);
+    const char *dst = NULL;
+    remat_policy_result kind = REMAT_POLICY_RECOMPUTE;
+    if (dts && shs) {
+        remat_op_info info;
+        rmi_node_op_info(fn->fn, fn->v, &info, dts, shs);
+        kind = rmi_policy_decide(fl->regions[r].policy, &info, &dst);
+    } else {
+        out_of_memory(c);
+    }
+    if (dts != small_dt)
+        rmi_free(dts);
+    if (shs != small_sh)
+        rmi_free(shs);
+    if (kind != REMAT_POLICY_OFFLOAD)
+        return;
+    remat_fn *g = c->g;
+    uint8_t flags = g->emit_flags;
+    g->emit_flags = REMAT_NODE_OFFLOAD;
+    c->off[i] = remat_name_at(g, c->fwd[i], dst ? dst : "pinned_host", n->loc);
+    g->emit_flags = flags;
+    if (c->off[i] == REMAT_NONE)
+        out_of_memory(c);
+}
+
 typedef enum { MODE_VJP, MODE_GRAD, MODE_VALUE_AND_GRAD } vjp_mode;
 
 static remat_status transform(const remat_fn *f, int n_argnums, const int *argnums, vjp_mode mode, remat_fn **out)
@@ -322,8 +394,11 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
     c.keep_known = rmi_calloc(n, sizeof *c.keep_known);
     c.keep_cache = rmi_calloc(n, sizeof *c.keep_cache);
     c.hop_ct = rmi_calloc(n, sizeof *c.hop_ct);
+    c.off = rmi_malloc(sizeof *c.off * n);
+    c.reload = rmi_malloc(sizeof *c.reload * n);
     remat_val *ct_args = rmi_malloc(sizeof *ct_args * (size_t)f->n_outs);
-    if (!g || !c.fwd || !c.ct || !c.active || !c.fwd_read || !c.keep_known || !c.keep_cache || !c.hop_ct || !ct_args) {
+    if (!g || !c.fwd || !c.ct || !c.active || !c.fwd_read || !c.keep_known || !c.keep_cache || !c.hop_ct || !c.off || !c.reload ||
+        !ct_args) {
         c.status = REMAT_ERR_NOMEM;
         goto done;
     }
@@ -354,6 +429,7 @@ static remat_status transform(const remat_fn *f, int n_argnums, const int *argnu
         c.fwd[i] = rmi_vjp_emit_primal(&c, i, ins);
         if (ins != small)
             rmi_free(ins);
+        offload_if_policy(&c, i);
     }
     /* seeds: output cotangents */
     g->emit_flags = REMAT_NODE_BWD;
@@ -426,6 +502,8 @@ done:
     for (size_t k = 0; c.hop_ct && k < n; k++)
         rmi_free(c.hop_ct[k]);
     rmi_free(c.hop_ct);
+    rmi_free(c.off);
+    rmi_free(c.reload);
     rmi_flat_free(&fl);
     return st;
 }

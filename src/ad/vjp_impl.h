@@ -29,6 +29,8 @@ typedef struct remat_vjp_ctx_s {
     remat_rctx *cur;      /* innermost open recompute context */
     int32_t node;         /* flat node whose rule is running */
     remat_val **hop_ct;   /* flat id of a HOP -> cotangents of its outputs */
+    remat_val *off;       /* flat id -> its offload node in the forward (REMAT_NONE: not offloaded) */
+    remat_val *reload;    /* flat id -> its reload in the backward, once made */
     remat_status status;
 } remat_vjp_ctx;
 

@@ -87,6 +87,7 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     rmi_free(c.direct);
     rmi_free(c.ops);
     rmi_free(c.bufs);
+    rmi_free(c.tier);
     return st;
 }
 

@@ -61,7 +61,8 @@ remat_status rmi_pass_ops(remat_compile_ctx *c)
         remat_status st = build_exec_op(c, v, op);
         if (st != REMAT_OK)
             return st;
-        if (g->nodes[v].op == REMAT_OP_HOP)
+        if (g->nodes[v].op == REMAT_OP_HOP || g->nodes[v].op == REMAT_OP_NAME) /* a name with an
+                                                                                   instruction: offload.c's */
             continue;
         if (!be->iface.supports_op(op)) {
             const remat_node *n = &g->nodes[v];
@@ -303,11 +304,34 @@ static remat_status alloc_instrs(remat_compile_ctx *c)
     return REMAT_OK;
 }
 
+/* An OFFLOAD node's write (its operand) or a RELOAD node's read (into its
+ * buffer), offload.c */
+static remat_status lower_tier(remat_compile_ctx *c, remat_val v, remat_instr *I, bool last)
+{
+    const remat_node *n = &c->g->nodes[v];
+    const remat_cnode *R = &c->N[v];
+    I->in = I->in_inline;
+    I->n = (size_t)remat_shape_numel(&n->shape);
+    if (n->flags & REMAT_NODE_OFFLOAD) {
+        resolve(c, &I->in[0], &c->N[n->in[0]].st);
+    } else {
+        resolve(c, (const void **)&I->out, &R->st);
+        if (R->st.kind == ST_ARENA)
+            I->arena_end = buf_end(c, R->st.index);
+    }
+    count_op(c->p, n);
+    return rmi_offload_lower(c, v, I, last);
+}
+
 remat_status rmi_pass_lower(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_program *p = c->p;
     remat_status st = alloc_instrs(c);
+    int32_t last_tier = -1; /* the last instruction that reads or writes the tier */
+    for (int32_t i = 0; i < c->n_order; i++)
+        if (g->nodes[c->order[i]].op == REMAT_OP_NAME && c->N[c->order[i]].instr >= 0)
+            last_tier = c->N[c->order[i]].instr;
     for (int32_t i = 0; i < c->n_order && st == REMAT_OK; i++) {
         int32_t v = c->order[i];
         const remat_cnode *R = &c->N[v];
@@ -320,6 +344,10 @@ remat_status rmi_pass_lower(remat_compile_ctx *c)
         if (R->instr < 0)
             continue;
         remat_instr *I = &p->instrs[R->instr];
+        if (n->op == REMAT_OP_NAME) {
+            st = lower_tier(c, v, I, R->instr == last_tier);
+            continue;
+        }
         if (n->op == REMAT_OP_HOP) {
             st = lower_hop(c, v, &c->ops[R->instr].op, I);
             continue;

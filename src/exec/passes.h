@@ -33,7 +33,9 @@
 #include "backend/backend_impl.h"
 #include "exec/program_impl.h"
 
-enum { ST_NONE, ST_ARENA, ST_CONST, ST_INPUT, ST_OUTPUT };
+enum { ST_NONE, ST_ARENA, ST_CONST, ST_INPUT, ST_OUTPUT, ST_TIER /* offload.c: bytes into the slow tier */ };
+
+typedef struct rmi_offload_store rmi_offload_store;
 
 /* Where a value lives. */
 typedef struct {
@@ -89,6 +91,9 @@ typedef struct {
     remat_plan_buf *bufs; /* arena buffers for the planner */
     int32_t n_bufs, cap_bufs;
     size_t const_bytes;
+    size_t tier_bytes;          /* offload.c: the offloaded residuals' extent in the tier */
+    uint8_t *tier;              /* offload.c: per node, an OFFLOAD node that goes to the tier (NULL: none) */
+    rmi_offload_store *offload; /* offload.c: the program's store, made at the first one lowered */
 } remat_compile_ctx;
 
 /* Arena buffers are aligned to this in the plan. */
@@ -113,6 +118,13 @@ int32_t rmi_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first);
 size_t rmi_node_bytes(const remat_node *n);
 /* Whether n's value is its operand's storage (reshape, name, view slice, projection). */
 bool rmi_node_is_alias(const remat_fn *g, const remat_node *n);
+
+/* offload.c: which OFFLOAD nodes go to the tier (c->tier), their storage,
+ * and the instructions of OFFLOAD and RELOAD nodes (last: the program's
+ * last such instruction) */
+remat_status rmi_offload_mark(remat_compile_ctx *c, uint8_t **tier);
+remat_status rmi_offload_storage(remat_compile_ctx *c, int32_t v);
+remat_status rmi_offload_lower(remat_compile_ctx *c, int32_t v, remat_instr *I, bool last);
 
 remat_status rmi_pass_order(remat_compile_ctx *c);
 remat_status rmi_pass_splat(remat_compile_ctx *c);

@@ -228,11 +228,18 @@ remat_status rmi_pass_storage(remat_compile_ctx *c)
 {
     const remat_fn *g = c->g;
     remat_cnode *N = c->N;
+    remat_status st0 = rmi_offload_mark(c, &c->tier);
+    if (st0 != REMAT_OK)
+        return st0;
     for (int32_t i = 0; i < c->n_order; i++) {
         int32_t v = c->order[i];
         const remat_node *n = &g->nodes[v];
         remat_status st = REMAT_OK;
-        if (n->op == REMAT_OP_ARG) {
+        if (c->tier && c->tier[v]) {
+            st = rmi_offload_storage(c, v);
+        } else if (c->tier && (n->flags & REMAT_NODE_RELOAD) && c->tier[n->in[0]]) {
+            st = op_storage(c, v); /* read back into a buffer of its own */
+        } else if (n->op == REMAT_OP_ARG) {
             N[v].st = (remat_storage){.kind = ST_INPUT, .index = (int32_t)n->p.arg_pos};
         } else if (n->op == REMAT_OP_CONSTANT) {
             N[v].st = (remat_storage){.kind = ST_CONST, .view = c->const_bytes};

@@ -1,0 +1,217 @@
+/*
+ * offload.c — offloaded residuals (a policy's REMAT_POLICY_OFFLOAD, JAX's
+ * Offloadable): reverse mode marks a forward value's name node OFFLOAD and
+ * its reader in the backward RELOAD (ad/node.h). Here the OFFLOAD node is an
+ * instruction that writes its operand to the slow tier and has no arena
+ * storage (ST_TIER: bytes into the tier); the RELOAD node is an instruction
+ * that reads it back into an arena buffer of its own. So the value's arena
+ * buffer ends at the write and a new one starts at the read: between them
+ * it costs the arena nothing.
+ *
+ * The tier on the CPU is one file per program run under
+ * remat_compile_options.tier_dir (as the scans' slow tier, scan/loop_slow.c):
+ * made with mkstemp and unlinked at once (nothing is left behind), reserved
+ * in full with posix_fallocate when the run begins, so a full or unwritable
+ * directory fails the run before any instruction runs; each offloaded value
+ * has its own place, planned at compile (remat_memory_plan.offload_bytes),
+ * and the run measures the extent it wrote (remat_stats.offload_bytes).
+ * The copy is exact, so gradients are those of the policy saving the same
+ * values, bit for bit. Device backends are refused at compile: their store
+ * would be pinned host memory, which is not written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "exec/passes.h"
+
+struct rmi_offload_store {
+    const char *dir;
+    int64_t max_bytes;   /* remat_compile_options.tier_max_bytes (0: the disk's room) */
+    size_t bytes;        /* planned: the tier's extent */
+    size_t hi;           /* measured: the furthest byte written this run */
+    int fd;              /* -1 between runs */
+    remat_status status; /* of this run */
+    char why[512];
+};
+
+typedef struct {
+    rmi_offload_store *s;
+    size_t off, bytes;
+    bool last; /* the program's last tier instruction: it closes the file */
+} offload_io;
+
+static void store_close(rmi_offload_store *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+}
+
+static void io_fail(rmi_offload_store *s, bool write, const offload_io *o, const char *why)
+{
+    if (s->status != REMAT_OK)
+        return;
+    s->status = REMAT_ERR_IO;
+    snprintf(s->why, sizeof s->why, "offloaded residuals: %s %zu bytes at offset %zu of the tier file in '%s': %s",
+             write ? "writing" : "reading", o->bytes, o->off, s->dir, why);
+}
+
+static void tier_io(const remat_instr *I, bool write)
+{
+    const offload_io *o = I->aux;
+    rmi_offload_store *s = o->s;
+    size_t done = 0;
+    if (s->fd < 0 && s->status == REMAT_OK)
+        io_fail(s, write, o, "the tier file is not open (an instruction ran outside its program's run)");
+    while (s->fd >= 0 && s->status == REMAT_OK && done < o->bytes) {
+        const off_t at = (off_t)(o->off + done);
+        const ssize_t k = write ? pwrite(s->fd, (const char *)I->in[0] + done, o->bytes - done, at)
+                                : pread(s->fd, (char *)I->out + done, o->bytes - done, at);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            io_fail(s, write, o, k < 0 ? strerror(errno) : "end of file");
+        else
+            done += (size_t)k;
+    }
+    if (write && done == o->bytes && o->off + o->bytes > s->hi)
+        s->hi = o->off + o->bytes;
+    if (o->last)
+        store_close(s);
+}
+
+static void tier_write(const remat_instr *I) { tier_io(I, true); }
+static void tier_read(const remat_instr *I) { tier_io(I, false); }
+
+/* the run's file: made, unlinked, reserved in full */
+static void begin_run(void *self)
+{
+    rmi_offload_store *s = self;
+    store_close(s); /* a run cut short left it open */
+    s->status = REMAT_OK, s->hi = 0, s->why[0] = 0;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/remat-offload-XXXXXX", s->dir) >= (int)sizeof path) {
+        s->status = REMAT_ERR_IO;
+        snprintf(s->why, sizeof s->why, "offloaded residuals: the tier directory '%.400s' is too long a path", s->dir);
+        return;
+    }
+    const int fd = mkstemp(path);
+    if (fd < 0) {
+        s->status = REMAT_ERR_IO;
+        snprintf(s->why, sizeof s->why, "offloaded residuals: cannot make the tier file in '%.400s': %s", s->dir,
+                 strerror(errno));
+        return;
+    }
+    unlink(path);
+    const bool over = s->max_bytes > 0 && (int64_t)s->bytes > s->max_bytes;
+    const int e = over ? ENOSPC : posix_fallocate(fd, 0, (off_t)s->bytes);
+    if (e != 0) {
+        close(fd);
+        s->status = REMAT_ERR_IO;
+        snprintf(s->why, sizeof s->why, "offloaded residuals: cannot reserve %zu bytes for the tier in '%.400s': %s%s",
+                 s->bytes, s->dir, strerror(e), over ? " (tier_max_bytes)" : "");
+        return;
+    }
+    s->fd = fd;
+}
+
+static remat_status run_status(const void *self) { return ((const rmi_offload_store *)self)->status; }
+static const char *run_error(const void *self) { return ((const rmi_offload_store *)self)->why; }
+
+static void report_run(const void *self, remat_stats *stats)
+{
+    stats->offload_bytes += ((const rmi_offload_store *)self)->hi;
+}
+
+static void report_plan(const void *self, remat_memory_plan *plan)
+{
+    plan->offload_bytes += ((const rmi_offload_store *)self)->bytes;
+}
+
+/* Which OFFLOAD nodes go to the tier: those every live reader of which is a
+ * RELOAD node and that are no output (else they stay plain names). */
+remat_status rmi_offload_mark(remat_compile_ctx *c, uint8_t **tier)
+{
+    const remat_fn *g = c->g;
+    *tier = NULL;
+    bool any = false;
+    for (int32_t i = 0; i < c->n_order && !any; i++)
+        any = (g->nodes[c->order[i]].flags & REMAT_NODE_OFFLOAD) != 0;
+    /* a loop body's sub-program runs many times inside one root run: its
+       values stay plain names (a body's residuals are the loop's tape) */
+    if (!any || c->p->counters != &c->p->own_counters)
+        return REMAT_OK;
+    uint8_t *t = rmi_calloc((size_t)g->n_nodes + 1, 1);
+    if (!t)
+        return rmi_compile_nomem("the offloaded residuals");
+    for (int32_t i = 0; i < c->n_order; i++)
+        if (g->nodes[c->order[i]].flags & REMAT_NODE_OFFLOAD)
+            t[c->order[i]] = 1;
+    for (int32_t i = 0; i < c->n_order; i++) {
+        const remat_node *n = &g->nodes[c->order[i]];
+        for (int k = 0; k < n->nin; k++)
+            if (!(n->flags & REMAT_NODE_RELOAD) || n->op != REMAT_OP_NAME)
+                t[n->in[k]] = 0;
+    }
+    for (int j = 0; j < g->n_outs; j++)
+        t[g->outs[j]] = 0;
+    for (int32_t v = 0; v < g->n_nodes; v++)
+        if (t[v] && c->be->iface.copy_in) {
+            rmi_free(t);
+            return rmi_error(REMAT_ERR_UNSUPPORTED,
+                             "compile: the residual offloaded at %s:%d: backend '%s' keeps values in device memory, "
+                             "and offloading from it (to pinned host memory) is not written; offloading runs on "
+                             "host backends (cpu)",
+                             g->nodes[v].loc.file, g->nodes[v].loc.line, c->be->iface.name);
+        }
+    *tier = t;
+    return REMAT_OK;
+}
+
+/* An OFFLOAD node's instruction: its place in the tier */
+remat_status rmi_offload_storage(remat_compile_ctx *c, int32_t v)
+{
+    remat_cnode *R = &c->N[v];
+    R->instr = c->n_instr++;
+    R->st = (remat_storage){.kind = ST_TIER, .view = c->tier_bytes};
+    c->tier_bytes += (rmi_node_bytes(&c->g->nodes[v]) + REMAT_ARENA_ALIGN - 1) / REMAT_ARENA_ALIGN * REMAT_ARENA_ALIGN;
+    return REMAT_OK;
+}
+
+/* The instruction of an OFFLOAD (write) or RELOAD (read) node whose
+ * operand or own storage is planned; in/out resolved by the caller. */
+remat_status rmi_offload_lower(remat_compile_ctx *c, int32_t v, remat_instr *I, bool last)
+{
+    remat_program *p = c->p;
+    const remat_node *n = &c->g->nodes[v];
+    if (!c->offload) {
+        rmi_offload_store *s = rmi_prog_alloc(p, sizeof *s);
+        const char *dir = p->counters->opts.tier_dir;
+        if (!s)
+            return rmi_compile_nomem("the offloaded residuals' store");
+        *s = (rmi_offload_store){.dir = dir ? dir : "/tmp", .max_bytes = p->counters->opts.tier_max_bytes,
+                                 .bytes = c->tier_bytes, .fd = -1};
+        const remat_hop_stats hook = {.begin_run = begin_run, .report_run = report_run, .report_plan = report_plan,
+                                      .run_status = run_status, .run_error = run_error, .self = s};
+        remat_status st = rmi_hop_stats_add(p->counters, &hook);
+        if (st != REMAT_OK)
+            return st;
+        c->offload = s;
+    }
+    offload_io *o = rmi_prog_alloc(p, sizeof *o);
+    if (!o)
+        return rmi_compile_nomem("an offloaded residual");
+    const bool write = (n->flags & REMAT_NODE_OFFLOAD) != 0;
+    const remat_storage *at = write ? &c->N[v].st : &c->N[n->in[0]].st;
+    *o = (offload_io){.s = c->offload, .off = at->view, .bytes = rmi_node_bytes(n), .last = last};
+    I->aux = o;
+    I->fn = write ? tier_write : tier_read;
+    return REMAT_OK;
+}
+

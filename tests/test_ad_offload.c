@@ -1,0 +1,418 @@
+/*
+ * test_ad_offload.c — offload policies (JAX's Offloadable): the policy
+ * kinds and their text form, offloaded residuals written to the slow tier
+ * and read back, the gradient of the same policy saving them bit for bit
+ * (the same kernels in the same order: contract 3; the tier is a byte
+ * copy), per-tier bytes planned = measured, the residual report, and the
+ * errors of a bad tier directory or bad policy arguments.
+ */
+#include "test_ad_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remat/remat.h"
+
+/* ---- the policies ---- */
+
+static remat_op_info name_info(const char *name)
+{
+    static const remat_shape s = {.rank = 0};
+    return (remat_op_info){.op = REMAT_OP_NAME, .dtype = REMAT_F64, .shape = &s, .name = name};
+}
+
+static void test_offload_policy_kinds(void **state)
+{
+    (void)state;
+    const char *save[] = {"a"}, *off[] = {"b", "c"};
+    remat_policy *p = remat_policy_save_and_offload_only_these_names(1, save, 2, off, "device", "pinned_host");
+    assert_non_null(p);
+    remat_op_info a = name_info("a"), b = name_info("b"), c = name_info("c"), d = name_info("d");
+    assert_int_equal(remat_policy_decide(p, &a), REMAT_POLICY_SAVE);
+    assert_int_equal(remat_policy_decide(p, &b), REMAT_POLICY_OFFLOAD);
+    assert_int_equal(remat_policy_decide(p, &c), REMAT_POLICY_OFFLOAD);
+    assert_int_equal(remat_policy_decide(p, &d), REMAT_POLICY_RECOMPUTE);
+    assert_true(remat_policy_allows(p, &b)); /* offloaded values are kept */
+    assert_false(remat_policy_allows(p, &d));
+    assert_string_equal(remat_policy_label(p),
+                        "save_and_offload_only_these_names(['a'], ['b', 'c'], 'device', 'pinned_host')");
+
+    /* dots: no batch dims offloaded, batched ones and the rest recomputed */
+    remat_policy *q = remat_policy_offload_dot_with_no_batch_dims("device", "pinned_host");
+    assert_non_null(q);
+    remat_dot_dims nb = {.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0}};
+    remat_dot_dims bt = {.n_batch = 1, .lhs_batch = {0}, .rhs_batch = {0}, .n_contract = 1, .lhs_contract = {2},
+                         .rhs_contract = {1}};
+    remat_shape s2 = {.rank = 2, .dims = {2, 2}};
+    remat_op_info dot = {.op = REMAT_OP_DOT_GENERAL, .dtype = REMAT_F64, .shape = &s2, .dot = &nb};
+    remat_op_info bdot = dot;
+    bdot.dot = &bt;
+    remat_op_info sinop = {.op = REMAT_OP_SIN, .dtype = REMAT_F64, .shape = &s2};
+    assert_int_equal(remat_policy_decide(q, &dot), REMAT_POLICY_OFFLOAD);
+    assert_int_equal(remat_policy_decide(q, &bdot), REMAT_POLICY_RECOMPUTE);
+    assert_int_equal(remat_policy_decide(q, &sinop), REMAT_POLICY_RECOMPUTE);
+
+    /* save_from_both: the first answer that is not Recompute (JAX's `or`) */
+    remat_policy *both = remat_policy_save_from_both(remat_dots_saveable, q);
+    assert_int_equal(remat_policy_decide(both, &dot), REMAT_POLICY_SAVE);
+    remat_policy *both2 = remat_policy_save_from_both(q, remat_everything_saveable);
+    assert_int_equal(remat_policy_decide(both2, &dot), REMAT_POLICY_OFFLOAD);
+    assert_int_equal(remat_policy_decide(both2, &sinop), REMAT_POLICY_SAVE);
+    /* the old policies answer save or recompute */
+    assert_int_equal(remat_policy_decide(remat_dots_saveable, &dot), REMAT_POLICY_SAVE);
+    assert_int_equal(remat_policy_decide(NULL, &dot), REMAT_POLICY_RECOMPUTE);
+    remat_policy_free(both);
+    remat_policy_free(both2);
+    remat_policy_free(p);
+    remat_policy_free(q);
+}
+
+static void expect_bad(remat_policy *p, remat_status st, const char *needle)
+{
+    assert_null(p);
+    (void)st; /* the status is not kept apart from the message: its text says which */
+    if (!strstr(remat_last_error(), needle))
+        fail_msg("error '%s' lacks '%s'", remat_last_error(), needle);
+}
+
+static void test_offload_policy_bad_arguments(void **state)
+{
+    (void)state;
+    const char *ab[] = {"a", "b"}, *b[] = {"b"};
+    /* JAX's ValueError: a name both saved and offloaded */
+    expect_bad(remat_policy_save_and_offload_only_these_names(2, ab, 1, b, "device", "pinned_host"), REMAT_ERR_ARG,
+               "'b' is in both");
+    expect_bad(remat_policy_save_and_offload_only_these_names(0, NULL, 1, b, "host", "pinned_host"), REMAT_ERR_ARG,
+               "offload_src 'host'");
+    expect_bad(remat_policy_save_and_offload_only_these_names(0, NULL, 1, b, "device", "disk"), REMAT_ERR_ARG,
+               "offload_dst 'disk'");
+    expect_bad(remat_policy_offload_dot_with_no_batch_dims("device", NULL), REMAT_ERR_NULL, "offload_dst");
+    expect_bad(remat_policy_offload_dot_with_no_batch_dims("device", "device"), REMAT_ERR_ARG, "offload_dst 'device'");
+    expect_bad(remat_policy_save_and_offload_only_these_names(1, NULL, 1, b, "device", "pinned_host"),
+               REMAT_ERR_NULL, "names_which_can_be_saved");
+}
+
+static void test_offload_policy_named(void **state)
+{
+    (void)state;
+    const remat_policy *p = remat_policy_named(
+        "save_and_offload_only_these_names(names_which_can_be_saved=[a], names_which_can_be_offloaded=['b', c], "
+        "offload_src=device, offload_dst=pinned_host)");
+    assert_non_null(p);
+    remat_op_info a = name_info("a"), b = name_info("b"), c = name_info("c"), d = name_info("d");
+    assert_int_equal(remat_policy_decide(p, &a), REMAT_POLICY_SAVE);
+    assert_int_equal(remat_policy_decide(p, &b), REMAT_POLICY_OFFLOAD);
+    assert_int_equal(remat_policy_decide(p, &c), REMAT_POLICY_OFFLOAD);
+    assert_int_equal(remat_policy_decide(p, &d), REMAT_POLICY_RECOMPUTE);
+    /* the same text is the same policy, which lives for the process */
+    assert_ptr_equal(p, remat_policy_named(
+        "save_and_offload_only_these_names(names_which_can_be_saved=[a], names_which_can_be_offloaded=['b', c], "
+        "offload_src=device, offload_dst=pinned_host)"));
+    remat_policy_free((remat_policy *)p);
+    assert_int_equal(remat_policy_decide(p, &b), REMAT_POLICY_OFFLOAD);
+    /* positional, as the label prints it */
+    const remat_policy *q = remat_policy_named("save_and_offload_only_these_names([], [b], device, unpinned_host)");
+    assert_non_null(q);
+    assert_int_equal(remat_policy_decide(q, &b), REMAT_POLICY_OFFLOAD);
+    assert_int_equal(remat_policy_decide(q, &a), REMAT_POLICY_RECOMPUTE);
+    const remat_policy *o = remat_policy_named("offload_dot_with_no_batch_dims('device', 'pinned_host')");
+    assert_non_null(o);
+    assert_string_equal(remat_policy_label(o), "offload_dot_with_no_batch_dims('device', 'pinned_host')");
+    /* the name policies with arguments, through the same parser */
+    const remat_policy *n = remat_policy_named("save_only_these_names(a, c)");
+    assert_non_null(n);
+    assert_true(remat_policy_allows(n, &c));
+    assert_false(remat_policy_allows(n, &b));
+    /* the bare names still are the built-ins */
+    assert_ptr_equal(remat_policy_named("checkpoint_dots"), remat_dots_saveable);
+
+    expect_bad((remat_policy *)remat_policy_named("offload_dot_with_no_batch_dims(device, ssd)"), REMAT_ERR_ARG,
+               "offload_dst 'ssd'");
+    expect_bad((remat_policy *)remat_policy_named("offload_dot_with_no_batch_dims(device)"), REMAT_ERR_ARG,
+               "takes 2 arguments");
+    expect_bad((remat_policy *)remat_policy_named("save_and_offload_only_these_names([a], [a], device, pinned_host)"),
+               REMAT_ERR_ARG, "'a' is in both");
+    expect_bad((remat_policy *)remat_policy_named(
+                   "save_and_offload_only_these_names([a], [b], device, offload_to=pinned_host)"),
+               REMAT_ERR_ARG, "unknown argument 'offload_to'");
+    expect_bad((remat_policy *)remat_policy_named("offload_everything(device, pinned_host)"), REMAT_ERR_ARG,
+               "unknown policy 'offload_everything'");
+    expect_bad((remat_policy *)remat_policy_named("save_only_these_names('a)"), REMAT_ERR_ARG, "unterminated quote");
+    expect_bad((remat_policy *)remat_policy_named("save_only_these_names(a) x"), REMAT_ERR_ARG, "after the ')'");
+    expect_bad((remat_policy *)remat_policy_named("offload_dot_with_no_batch_dims(device, [pinned_host])"),
+               REMAT_ERR_ARG, "not a list");
+}
+
+/* ---- reverse mode through the tier ---- */
+
+/* A stack of L checkpointed layers h = name(tanh(h w_l + b_l), "h") with a
+ * dot named "z" inside, loss = sum(h^2): (x (B,D), w (L,D,D) as L args, b). */
+enum { B = 32, D = 48, L = 4 };
+
+static remat_fn *layer_fn(void)
+{
+    remat_fn *f = remat_fn_new("layer");
+    remat_val h = remat_arg(f, "h", REMAT_F64, 2, ((int64_t[]){B, D}));
+    remat_val w = remat_arg(f, "w", REMAT_F64, 2, ((int64_t[]){D, D}));
+    remat_val b = remat_arg(f, "b", REMAT_F64, 1, ((int64_t[]){D}));
+    remat_val z = remat_name(f, remat_matmul(f, h, w), "z");
+    remat_val a = remat_name(f, remat_tanh(f, remat_add(f, z, b)), "h");
+    remat_fn_output(f, remat_add(f, remat_sin(f, a), h));
+    assert_fn_ok(f);
+    return f;
+}
+
+static remat_fn *stack_net(const remat_policy *policy)
+{
+    remat_fn *layer = layer_fn();
+    remat_fn *blk = remat_checkpoint(layer, policy);
+    assert_non_null(blk);
+    remat_fn *f = remat_fn_new("stack");
+    remat_val h = remat_arg(f, "x", REMAT_F64, 2, ((int64_t[]){B, D}));
+    remat_val w[L];
+    for (int l = 0; l < L; l++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "w%d", l);
+        w[l] = remat_arg(f, nm, REMAT_F64, 2, ((int64_t[]){D, D}));
+    }
+    remat_val b = remat_arg(f, "b", REMAT_F64, 1, ((int64_t[]){D}));
+    for (int l = 0; l < L; l++)
+        h = remat_call1(f, blk, 3, ((remat_val[]){h, w[l], b}));
+    remat_fn_output(f, remat_sum_all(f, remat_square(f, h)));
+    assert_fn_ok(f);
+    remat_fn_free(blk);
+    remat_fn_free(layer);
+    return f;
+}
+
+typedef struct {
+    remat_tensor in[L + 2];
+    double *buf[L + 2];
+} net_inputs;
+
+static void inputs_make(net_inputs *x)
+{
+    rng_seed(7);
+    for (int i = 0; i < L + 2; i++) {
+        int64_t n = i == 0 ? B * D : i == L + 1 ? D : D * D;
+        x->buf[i] = xmalloc(sizeof(double) * (size_t)n);
+        for (int64_t k = 0; k < n; k++)
+            x->buf[i][k] = urand(-0.3, 0.3);
+        x->in[i] = i == 0       ? remat_tensor_f64(x->buf[i], 2, ((int64_t[]){B, D}))
+                   : i == L + 1 ? remat_tensor_f64(x->buf[i], 1, ((int64_t[]){D}))
+                                : remat_tensor_f64(x->buf[i], 2, ((int64_t[]){D, D}));
+    }
+}
+
+static void inputs_free(net_inputs *x)
+{
+    for (int i = 0; i < L + 2; i++)
+        free(x->buf[i]);
+}
+
+static remat_program *compile_grad(const remat_policy *policy, const char *tier_dir, int64_t max_bytes)
+{
+    remat_fn *net = stack_net(policy);
+    remat_fn *g = grad_ok(net, 0, NULL);
+    remat_compile_options o = remat_compile_options_default();
+    o.tier_dir = tier_dir;
+    o.tier_max_bytes = max_bytes;
+    remat_program *p = NULL;
+    remat_status st = remat_compile_opts(g, remat_test_backend(), &o, &p);
+    if (st != REMAT_OK)
+        fail_msg("compile: %s", remat_last_error());
+    remat_fn_free(g);
+    remat_fn_free(net);
+    return p;
+}
+
+/* One pair: an offloading policy and the same one saving what it offloads. */
+typedef struct {
+    const char *offload, *save;
+    size_t offloaded; /* values offloaded: bytes each is B*D*8 */
+} policy_pair;
+
+static const policy_pair pairs[] = {
+    {"save_and_offload_only_these_names([], [h], device, pinned_host)", "save_only_these_names(h)", L},
+    {"save_and_offload_only_these_names([h], [z], device, pinned_host)", "save_only_these_names(h, z)", L},
+    {"save_and_offload_only_these_names([], [h, z], device, unpinned_host)", "save_only_these_names(h, z)", 2 * L},
+    {"offload_dot_with_no_batch_dims(device, pinned_host)", "dots_with_no_batch_dims_saveable", L},
+};
+
+/* Gradients equal to the saving policy's bit for bit (contract 3: the
+ * same ops on the same operands; the tier copies bytes); the offloaded
+ * bytes leave the arena; planned = measured per tier. */
+static void test_offload_gradients_bitwise(void **state)
+{
+    (void)state;
+    net_inputs x;
+    inputs_make(&x);
+    for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+        const remat_policy *po = remat_policy_named(pairs[k].offload), *ps = remat_policy_named(pairs[k].save);
+        assert_non_null(po);
+        assert_non_null(ps);
+        remat_program *pa = compile_grad(po, NULL, 0), *pb = compile_grad(ps, NULL, 0);
+        outs_t oa, ob;
+        remat_stats sa, sb;
+        run_prog(pa, L + 2, x.in, &oa, &sa);
+        run_prog(pb, L + 2, x.in, &ob, &sb);
+        assert_int_equal(oa.n, ob.n);
+        for (int i = 0; i < oa.n; i++)
+            if (memcmp(oa.t[i].data, ob.t[i].data, remat_tensor_bytes(&oa.t[i])) != 0)
+                fail_msg("%s: gradient %d differs from %s's", pairs[k].offload, i, pairs[k].save);
+        remat_memory_plan pla, plb;
+        remat_program_plan(pa, &pla);
+        remat_program_plan(pb, &plb);
+        const size_t one = (size_t)B * D * sizeof(double);
+        assert_int_equal(pla.offload_bytes, pairs[k].offloaded * one); /* B*D*8 is 64-aligned */
+        assert_int_equal(sa.offload_bytes, pla.offload_bytes);          /* planned = measured */
+        assert_int_equal(plb.offload_bytes, 0);
+        assert_int_equal(sb.offload_bytes, 0);
+        /* the RAM tier: the arena no longer holds the offloaded values
+         * across the forward (each comes back for its layer's backward) */
+        if (pla.arena_bytes + (pairs[k].offloaded - 2) * one > plb.arena_bytes)
+            fail_msg("%s: arena %zu bytes, saving: %zu", pairs[k].offload, pla.arena_bytes, plb.arena_bytes);
+        assert_true(sa.peak_arena_bytes <= pla.arena_bytes);
+        assert_int_equal(sa.residual_bytes, sb.residual_bytes); /* the same residuals, in another tier */
+        outs_free(&oa);
+        outs_free(&ob);
+        remat_program_free(pa);
+        remat_program_free(pb);
+    }
+    inputs_free(&x);
+}
+
+/* An offloading policy and no offloaded value the backward reads: nothing
+ * goes to the tier and no file is made. */
+static void test_offload_unread_values_stay(void **state)
+{
+    (void)state;
+    net_inputs x;
+    inputs_make(&x);
+    remat_program *p = compile_grad(remat_policy_named("save_and_offload_only_these_names([], [nothing_named_so], "
+                                                       "device, pinned_host)"),
+                                    "/nonexistent-remat-dir", 0);
+    remat_memory_plan pl;
+    remat_program_plan(p, &pl);
+    assert_int_equal(pl.offload_bytes, 0);
+    outs_t o;
+    remat_stats st;
+    run_prog(p, L + 2, x.in, &o, &st); /* no file, so the missing directory is no error */
+    outs_free(&o);
+    remat_program_free(p);
+    inputs_free(&x);
+}
+
+static void test_offload_residual_report(void **state)
+{
+    (void)state;
+    remat_fn *net = stack_net(remat_policy_named("save_and_offload_only_these_names([h], [z], device, pinned_host)"));
+    remat_residual_list *r = NULL;
+    assert_int_equal(remat_saved_residuals(net, 0, NULL, &r), REMAT_OK);
+    int named_h = 0, off_z = 0;
+    char line[512];
+    for (int i = 0; i < remat_residual_list_count(r); i++) {
+        const remat_residual *e = remat_residual_list_get(r, i);
+        remat_residual_format(e, line, sizeof line);
+        if (e->kind == REMAT_RESIDUAL_NAMED && !strcmp(e->name, "h")) {
+            named_h++;
+            assert_null(e->offload_dst);
+        }
+        if (e->kind == REMAT_RESIDUAL_NAMED && !strcmp(e->name, "z")) {
+            off_z++;
+            assert_string_equal(e->offload_dst, "pinned_host");
+            assert_non_null(strstr(line, "named 'z' at "));
+            assert_non_null(strstr(line, " (offloaded to pinned_host)"));
+        } else {
+            assert_null(strstr(line, "offloaded"));
+        }
+    }
+    assert_int_equal(named_h, L);
+    assert_int_equal(off_z, L);
+    remat_residual_list_free(r);
+    remat_fn_free(net);
+}
+
+/* A run whose tier cannot be made fails before any instruction runs: its
+ * message names the directory, the outputs are untouched. */
+static void expect_run_fails(remat_program *p, const net_inputs *x, const char *needle)
+{
+    remat_tensor out[L + 2];
+    double *buf[L + 2];
+    for (int i = 0; i < L + 2; i++) {
+        out[i] = remat_program_output_desc(p, i);
+        buf[i] = xmalloc(remat_tensor_bytes(&out[i]));
+        memset(buf[i], 0xAB, remat_tensor_bytes(&out[i]));
+        out[i].data = buf[i];
+    }
+    assert_int_equal(remat_run(p, L + 2, x->in, L + 2, out, NULL), REMAT_ERR_IO);
+    if (!strstr(remat_last_error(), needle))
+        fail_msg("error '%s' lacks '%s'", remat_last_error(), needle);
+    for (int i = 0; i < L + 2; i++) {
+        const unsigned char *b = (const unsigned char *)buf[i];
+        for (size_t k = 0; k < remat_tensor_bytes(&out[i]); k++)
+            if (b[k] != 0xAB)
+                fail_msg("output %d written by a run that failed", i);
+        free(buf[i]);
+    }
+}
+
+static void test_offload_bad_tier_dir(void **state)
+{
+    (void)state;
+    net_inputs x;
+    inputs_make(&x);
+    const remat_policy *po = remat_policy_named(pairs[0].offload);
+    /* missing */
+    remat_program *p = compile_grad(po, "/nonexistent-remat-tier", 0);
+    expect_run_fails(p, &x, "cannot make the tier file in '/nonexistent-remat-tier'");
+    remat_program_free(p);
+    /* full: more than tier_max_bytes */
+    char dir[] = "/tmp/remat-offload-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    p = compile_grad(po, dir, 1000);
+    char want[128];
+    snprintf(want, sizeof want, "bytes for the tier in '%s': %s (tier_max_bytes)", dir, strerror(ENOSPC));
+    expect_run_fails(p, &x, want);
+    remat_program_free(p);
+    /* read-only (as root, permissions do not stop writes: a file in its place) */
+    char file[64];
+    snprintf(file, sizeof file, "%s/f", dir);
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    p = compile_grad(po, file, 0);
+    snprintf(want, sizeof want, "cannot make the tier file in '%s': ", file);
+    expect_run_fails(p, &x, want);
+    remat_program_free(p);
+    /* the same program runs once the directory is fine, and leaves nothing there */
+    p = compile_grad(po, dir, 0);
+    outs_t o;
+    remat_stats st;
+    run_prog(p, L + 2, x.in, &o, &st);
+    assert_int_equal(st.offload_bytes, (size_t)L * B * D * sizeof(double));
+    outs_free(&o);
+    remat_program_free(p);
+    assert_int_equal(unlink(file), 0);
+    assert_int_equal(rmdir(dir), 0); /* empty: the tier file was unlinked at once */
+    inputs_free(&x);
+}
+
+int main(void)
+{
+    remat_test_backend();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_offload_policy_kinds),
+        cmocka_unit_test(test_offload_policy_bad_arguments),
+        cmocka_unit_test(test_offload_policy_named),
+        cmocka_unit_test(test_offload_gradients_bitwise),
+        cmocka_unit_test(test_offload_unread_values_stay),
+        cmocka_unit_test(test_offload_residual_report),
+        cmocka_unit_test(test_offload_bad_tier_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
