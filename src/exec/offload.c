@@ -16,8 +16,11 @@
  * has its own place, planned at compile (remat_memory_plan.offload_bytes),
  * and the run measures the extent it wrote (remat_stats.offload_bytes).
  * The copy is exact, so gradients are those of the policy saving the same
- * values, bit for bit. Device backends are refused at compile: their store
- * would be pinned host memory, which is not written.
+ * values, bit for bit. On a device backend (one with copy_in/copy_out:
+ * CUDA) the tier is host memory the program holds, written and read with
+ * the backend's synchronised copies as its custom ops stage their operands
+ * (kernels/cuda/custom.c); the vtable has no pinned allocation, so it is
+ * pageable memory (JAX's unpinned_host) whichever kind the policy names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +34,8 @@
 #include "exec/passes.h"
 
 struct rmi_offload_store {
+    const remat_backend_iface *dev; /* a device backend: the tier is `host`, else a file */
+    char *host;
     const char *dir;
     int64_t max_bytes;   /* remat_compile_options.tier_max_bytes (0: the disk's room) */
     size_t bytes;        /* planned: the tier's extent */
@@ -67,7 +72,13 @@ static void tier_io(const remat_instr *I, bool write)
     const offload_io *o = I->aux;
     rmi_offload_store *s = o->s;
     size_t done = 0;
-    if (s->fd < 0 && s->status == REMAT_OK)
+    if (s->host) { /* a device's values through host memory */
+        if (write)
+            s->dev->copy_out(s->host + o->off, I->in[0], o->bytes);
+        else
+            s->dev->copy_in(I->out, s->host + o->off, o->bytes);
+        done = o->bytes;
+    } else if (s->fd < 0 && s->status == REMAT_OK)
         io_fail(s, write, o, "the tier file is not open (an instruction ran outside its program's run)");
     while (s->fd >= 0 && s->status == REMAT_OK && done < o->bytes) {
         const off_t at = (off_t)(o->off + done);
@@ -95,6 +106,8 @@ static void begin_run(void *self)
     rmi_offload_store *s = self;
     store_close(s); /* a run cut short left it open */
     s->status = REMAT_OK, s->hi = 0, s->why[0] = 0;
+    if (s->host)
+        return;
     char path[4096];
     if (snprintf(path, sizeof path, "%s/remat-offload-XXXXXX", s->dir) >= (int)sizeof path) {
         s->status = REMAT_ERR_IO;
@@ -161,15 +174,6 @@ remat_status rmi_offload_mark(remat_compile_ctx *c, uint8_t **tier)
     }
     for (int j = 0; j < g->n_outs; j++)
         t[g->outs[j]] = 0;
-    for (int32_t v = 0; v < g->n_nodes; v++)
-        if (t[v] && c->be->iface.copy_in) {
-            rmi_free(t);
-            return rmi_error(REMAT_ERR_UNSUPPORTED,
-                             "compile: the residual offloaded at %s:%d: backend '%s' keeps values in device memory, "
-                             "and offloading from it (to pinned host memory) is not written; offloading runs on "
-                             "host backends (cpu)",
-                             g->nodes[v].loc.file, g->nodes[v].loc.line, c->be->iface.name);
-        }
     *tier = t;
     return REMAT_OK;
 }
@@ -197,6 +201,11 @@ remat_status rmi_offload_lower(remat_compile_ctx *c, int32_t v, remat_instr *I, 
             return rmi_compile_nomem("the offloaded residuals' store");
         *s = (rmi_offload_store){.dir = dir ? dir : "/tmp", .max_bytes = p->counters->opts.tier_max_bytes,
                                  .bytes = c->tier_bytes, .fd = -1};
+        if (c->be->iface.copy_in) {
+            s->dev = &c->be->iface;
+            if (!(s->host = rmi_prog_alloc(p, c->tier_bytes)))
+                return rmi_compile_nomem("the offloaded residuals' host memory");
+        }
         const remat_hop_stats hook = {.begin_run = begin_run, .report_run = report_run, .report_plan = report_plan,
                                       .run_status = run_status, .run_error = run_error, .self = s};
         remat_status st = rmi_hop_stats_add(p->counters, &hook);
