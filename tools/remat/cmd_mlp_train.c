@@ -220,7 +220,9 @@ static int run(remat_dist *dist, mlp_train_args *a, remat_nn_train_options *o)
                           .budget = a->budget, .parameters = remat_nn_params_numel(params),
                           .test_fraction = a->test_fraction, .ranks = remat_dist_size(dist),
                           .dist_kind = remat_dist_kind(dist), .hist = hist,
-                          .chosen = a->budget >= 0 ? &chosen : NULL};
+                          .chosen = a->budget >= 0 ? &chosen : NULL, .tier_dir = o->compile->tier_dir};
+    if (!r.tier_dir)
+        r.tier_dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     if (cfg->scanned)
         remat_schedule_format(&cfg->schedule, r.sched, sizeof r.sched);
     if (root && !a->json)

@@ -23,6 +23,8 @@ typedef struct {
     int64_t budget, epochs, batch, seed, shards; /* shards 0: not given */
     double lr, momentum, test_fraction;
     int json, has_lr, has_momentum, digits, policy_given;
+    const char *disk_dir;         /* --disk-dir: the slow tier of offloaded residuals */
+    remat_compile_options copts;  /* the environment's, with --disk-dir (o->compile points here) */
 } mlp_train_args;
 
 void mlp_train_help(FILE *out);
@@ -56,6 +58,7 @@ typedef struct {
     int have_full;
     const mlp_budget_result *chosen; /* --memory-budget's choice, or NULL */
     double final_acc;          /* the last epoch's test accuracy; --epochs 0: the initial weights' */
+    const char *tier_dir;      /* where offloaded residuals go (--disk-dir or the default) */
 } mlp_train_report;
 
 void mlp_train_print_header(const mlp_train_report *r);

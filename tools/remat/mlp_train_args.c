@@ -15,7 +15,7 @@ void mlp_train_help(FILE *out)
             "                       [--activation A] [--policy P] [--schedule S | --memory-budget B]\n"
             "                       [--optimizer adam|sgd] [--lr X] [--momentum M] [--epochs N]\n"
             "                       [--batch B] [--shards K] [--seed S] [--test-fraction F] [--json]\n"
-            "                       [--plot FILE] [--save-weights FILE] [--load-weights FILE]\n"
+            "                       [--plot FILE] [--save-weights FILE] [--load-weights FILE] [--disk-dir DIR]\n"
             "\n"
             "Trains Dense(W) -> L blocks -> Dense(classes) with softmax cross-entropy on a\n"
             "labelled CSV (a header line, a 'label' column of integers 0..classes-1, the other\n"
@@ -33,7 +33,15 @@ void mlp_train_help(FILE *out)
             "                     (defaults: --layers 2 --width 64 --block mlp)\n"
             "  --policy P         checkpoint each block: none (default), nothing_saveable,\n"
             "                     everything_saveable, dots_saveable, dots_with_no_batch_dims_saveable\n"
-            "                     (JAX's aliases checkpoint_dots, checkpoint_dots_with_no_batch_dims too)\n"
+            "                     (JAX's aliases checkpoint_dots, checkpoint_dots_with_no_batch_dims too),\n"
+            "                     or one with arguments, JAX's offload policies among them:\n"
+            "                     'offload_dot_with_no_batch_dims(device, pinned_host)',\n"
+            "                     'save_and_offload_only_these_names([], [name], device, pinned_host)',\n"
+            "                     'save_only_these_names(name)': an offloaded residual leaves RAM\n"
+            "                     after the forward and is read back from --disk-dir for the backward\n"
+            "  --disk-dir DIR     the directory of the offloaded residuals' file (one per step, made\n"
+            "                     and removed at once; default $TMPDIR, else /tmp); a missing,\n"
+            "                     read-only or full directory stops the first step naming it\n"
             "  --schedule S       scan the L blocks over stacked parameters with this checkpoint\n"
             "                     schedule: store-all, per-step, periodic:K, two-level[:K], binomial:S,\n"
             "                     online:S (without --schedule or --memory-budget: unrolled)\n"
@@ -109,7 +117,8 @@ int mlp_train_parse(int argc, char **argv, mlp_train_args *a)
         {"batch", required_argument, 0, 'B'}, {"seed", required_argument, 0, 'S'},
         {"test-fraction", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
         {"plot", required_argument, 0, 'o'}, {"shards", required_argument, 0, 'K'},
-        {"save-weights", required_argument, 0, 'w'}, {"load-weights", required_argument, 0, 'i'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"save-weights", required_argument, 0, 'w'}, {"load-weights", required_argument, 0, 'i'},
+        {"disk-dir", required_argument, 0, 'D'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     int c;
     optind = 1;
@@ -138,6 +147,7 @@ int mlp_train_parse(int argc, char **argv, mlp_train_args *a)
         case 'o': a->plot_path = optarg; break;
         case 'w': a->weights_path = optarg; break;
         case 'i': a->load_path = optarg; break;
+        case 'D': a->disk_dir = optarg; break;
         case 'h': return -1;
         default: return pfr_cli_bad_option("mlp train", c, argv);
         }
@@ -222,6 +232,17 @@ int mlp_train_check(mlp_train_args *a, int ranks, remat_nn_train_options *o)
         return 2;
     }
     o->shards = a->shards;
+    if (a->disk_dir && !*a->disk_dir) {
+        fprintf(stderr, "remat: --disk-dir: the directory is empty\n");
+        return 2;
+    }
+    if (remat_compile_options_from_env(&a->copts) != REMAT_OK) {
+        fprintf(stderr, "remat: mlp train: %s\n", remat_last_error());
+        return 2;
+    }
+    if (a->disk_dir)
+        a->copts.tier_dir = a->disk_dir;
+    o->compile = &a->copts;
     return 0;
 }
 

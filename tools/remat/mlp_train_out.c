@@ -65,6 +65,10 @@ void mlp_train_print_summary(const mlp_train_report *r)
            "measured, %lld ops recomputed per step\n",
            p->residual_bytes, p->arena_bytes, m ? f->peak_arena_bytes : 0, p->peak_snapshot_bytes,
            m ? f->peak_snapshot_bytes : 0, (long long)(m ? f->recomputed_ops : 0));
+    if (p->offload_bytes) /* the second tier: the arena above is the RAM one */
+        printf("offloaded residuals %zu bytes predicted / %zu measured in the slow tier (%s); RAM: arena peak "
+               "%zu bytes\n",
+               p->offload_bytes, m ? f->offload_bytes : 0, r->tier_dir, p->arena_bytes);
     if (r->chosen)
         printf("whole-step peak (arena with snapshots and tapes) %zu predicted / %zu measured, budget %lld bytes\n",
                p->arena_bytes, m ? f->peak_arena_bytes : 0, (long long)r->budget);
@@ -114,10 +118,12 @@ void mlp_train_print_json(const mlp_train_report *r)
     int m = r->have_full;
     printf(" \"plan\": {\"batch\": %lld, \"residual_bytes\": %zu, \"arena_bytes_predicted\": %zu, "
            "\"arena_bytes_measured\": %zu, \"snapshot_bytes_predicted\": %zu, \"snapshot_bytes_measured\": %zu, "
-           "\"recomputed_ops\": %lld, \"recompute_instructions\": %lld, \"measured\": %s, \"rows\": %lld}}\n",
+           "\"recomputed_ops\": %lld, \"recompute_instructions\": %lld, \"measured\": %s, \"rows\": %lld, "
+           "\"offload_bytes_predicted\": %zu, \"offload_bytes_measured\": %zu}}\n",
            (long long)r->o.batch, p->residual_bytes, p->arena_bytes, m ? f->peak_arena_bytes : 0,
            p->peak_snapshot_bytes, m ? f->peak_snapshot_bytes : 0, (long long)(m ? f->recomputed_ops : 0),
-           (long long)p->recompute_instructions, m ? "true" : "false", (long long)plan_rows(r));
+           (long long)p->recompute_instructions, m ? "true" : "false", (long long)plan_rows(r), p->offload_bytes,
+           m ? f->offload_bytes : 0);
     fflush(stdout);
 }
 
