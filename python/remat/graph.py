@@ -371,6 +371,22 @@ class checkpoint_policies:
     def save_anything_except_these_names(*names: str) -> tuple:
         return ("save_anything_except_these_names", list(names))
 
+    # JAX's offload policies: an offloaded residual goes to the slow tier
+    # (compile option tier_dir) after the forward and comes back for the
+    # backward; the text form is read by remat_policy_named.
+    @staticmethod
+    def save_and_offload_only_these_names(*, names_which_can_be_saved: Sequence[str],
+                                          names_which_can_be_offloaded: Sequence[str], offload_src: str,
+                                          offload_dst: str) -> str:
+        def names(v: Sequence[str]) -> str:
+            return "[" + ", ".join(repr(str(n)) for n in v) + "]"
+        return (f"save_and_offload_only_these_names({names(names_which_can_be_saved)}, "
+                f"{names(names_which_can_be_offloaded)}, {offload_src!r}, {offload_dst!r})")
+
+    @staticmethod
+    def offload_dot_with_no_batch_dims(offload_src: str, offload_dst: str) -> str:
+        return f"offload_dot_with_no_batch_dims({offload_src!r}, {offload_dst!r})"
+
 
 def _argnums(fn: Fn, argnums: Union[int, Sequence[int], None]) -> list:
     if argnums is None:

@@ -114,6 +114,36 @@ def test_checkpoint_name_policy():
     assert any("named 'e'" in line for line in lines)
 
 
+def test_offload_policies():
+    """JAX's offload policies by their names: the offloaded residual is
+    marked in the report, the gradient is the saving policy's to the bit."""
+    cp = remat.checkpoint_policies
+
+    def net(policy):
+        b = remat.Fn("b")
+        x = b.arg("x", (3,))
+        b.output(remat.sin(remat.checkpoint_name(remat.exp(x), "e")))
+        c = remat.checkpoint(b, policy)
+        n = remat.Fn("n")
+        y = n.arg("y", (3,))
+        n.output(remat.sum(c(y)))
+        return n
+
+    off = cp.save_and_offload_only_these_names(names_which_can_be_saved=[], names_which_can_be_offloaded=["e"],
+                                               offload_src="device", offload_dst="pinned_host")
+    lines = net(off).saved_residuals()
+    assert any("named 'e'" in line and line.endswith("(offloaded to pinned_host)") for line in lines)
+    assert not any("offloaded" in line for line in net(cp.save_only_these_names("e")).saved_residuals())
+    y = RNG.standard_normal(3)
+    g_off = remat.compile(remat.grad(net(off), 0))(y)
+    g_save = remat.compile(remat.grad(net(cp.save_only_these_names("e")), 0))(y)
+    assert g_off.tolist() == g_save.tolist()
+    assert cp.offload_dot_with_no_batch_dims("device", "pinned_host") == \
+        "offload_dot_with_no_batch_dims('device', 'pinned_host')"
+    with pytest.raises(remat.ArgumentError, match="offload_dst 'ssd'"):
+        net(cp.offload_dot_with_no_batch_dims("device", "ssd"))
+
+
 def euler(schedule, unroll=1):
     """y' = -k y over 1000 steps, loss = y(T)^2: a scan and its gradient."""
     body = remat.Fn("step")
