@@ -286,6 +286,106 @@ static void test_offload_gradients_bitwise(void **state)
     inputs_free(&x);
 }
 
+/* More networks: seed 003's block (f32, sin(sin(x @ w)) three times) and
+ * regions nested in regions (the outer policy decides what the forward
+ * keeps, JAX 0.10.2), each against the policy saving what it offloads. */
+static remat_fn *nested_net(const remat_policy *outer)
+{
+    remat_fn *inner = remat_fn_new("inner");
+    remat_val x = remat_arg(inner, "x", REMAT_F64, 2, ((int64_t[]){8, 8}));
+    remat_val w = remat_arg(inner, "w", REMAT_F64, 2, ((int64_t[]){8, 8}));
+    remat_fn_output(inner, remat_tanh(inner, remat_name(inner, remat_matmul(inner, x, w), "z")));
+    remat_fn *inner_r = remat_checkpoint(inner, remat_dots_saveable);
+    remat_fn *mid = remat_fn_new("mid");
+    x = remat_arg(mid, "x", REMAT_F64, 2, ((int64_t[]){8, 8}));
+    w = remat_arg(mid, "w", REMAT_F64, 2, ((int64_t[]){8, 8}));
+    remat_val h = remat_call1(mid, inner_r, 2, ((remat_val[]){x, w}));
+    h = remat_name(mid, remat_sin(mid, remat_call1(mid, inner_r, 2, ((remat_val[]){h, w}))), "h");
+    remat_fn_output(mid, remat_mul(mid, h, x));
+    remat_fn *mid_r = remat_checkpoint(mid, outer);
+    remat_fn *f = remat_fn_new("nested");
+    x = remat_arg(f, "x", REMAT_F64, 2, ((int64_t[]){8, 8}));
+    w = remat_arg(f, "w", REMAT_F64, 2, ((int64_t[]){8, 8}));
+    for (int i = 0; i < 3; i++)
+        x = remat_call1(f, mid_r, 2, ((remat_val[]){x, w}));
+    remat_fn_output(f, remat_sum_all(f, remat_square(f, x)));
+    assert_fn_ok(f);
+    remat_fn_free(mid_r);
+    remat_fn_free(mid);
+    remat_fn_free(inner_r);
+    remat_fn_free(inner);
+    return f;
+}
+
+static remat_fn *block_net_with(const remat_policy *p)
+{
+    remat_fn *blk = block_fn(REMAT_F32);
+    remat_fn *r = remat_checkpoint(blk, p);
+    remat_fn *net = block_net(r, REMAT_F32);
+    remat_fn_free(r);
+    remat_fn_free(blk);
+    return net;
+}
+
+/* the gradient of net(offload) against net(save), bitwise; the bytes offloaded */
+static void compare_nets(remat_fn *(*make)(const remat_policy *), const char *off, const char *save,
+                         size_t want_offload, remat_dtype dt)
+{
+    remat_fn *no = make(remat_policy_named(off)), *ns = make(remat_policy_named(save));
+    remat_fn *go = grad_ok(no, 0, NULL), *gs = grad_ok(ns, 0, NULL);
+    remat_tensor in[2];
+    void *buf[2];
+    rng_seed(11);
+    remat_program *po = compile_ok(go), *ps = compile_ok(gs);
+    for (int i = 0; i < 2; i++) {
+        in[i] = remat_program_input_desc(po, i);
+        size_t n = (size_t)remat_shape_numel(&in[i].shape);
+        buf[i] = xmalloc(remat_tensor_bytes(&in[i]));
+        for (size_t k = 0; k < n; k++)
+            if (dt == REMAT_F32)
+                ((float *)buf[i])[k] = (float)urand(-0.9, 0.9);
+            else
+                ((double *)buf[i])[k] = urand(-0.9, 0.9);
+        in[i].data = buf[i];
+    }
+    outs_t oo, os;
+    remat_stats so, ss;
+    run_prog(po, 2, in, &oo, &so);
+    run_prog(ps, 2, in, &os, &ss);
+    for (int i = 0; i < oo.n; i++)
+        if (memcmp(oo.t[i].data, os.t[i].data, remat_tensor_bytes(&oo.t[i])) != 0)
+            fail_msg("%s: gradient %d differs from %s's", off, i, save);
+    remat_memory_plan pl;
+    remat_program_plan(po, &pl);
+    assert_int_equal(pl.offload_bytes, want_offload);
+    assert_int_equal(so.offload_bytes, want_offload);
+    assert_int_equal(so.peak_arena_bytes, pl.arena_bytes); /* the RAM tier: planned = measured */
+    outs_free(&oo);
+    outs_free(&os);
+    for (int i = 0; i < 2; i++)
+        free(buf[i]);
+    remat_program_free(po);
+    remat_program_free(ps);
+    remat_fn_free(go);
+    remat_fn_free(gs);
+    remat_fn_free(no);
+    remat_fn_free(ns);
+}
+
+static void test_offload_more_networks_bitwise(void **state)
+{
+    (void)state;
+    /* f32 (4,4) dots: 64 bytes each, three blocks */
+    compare_nets(block_net_with, "offload_dot_with_no_batch_dims(device, pinned_host)",
+                 "dots_with_no_batch_dims_saveable", 3 * 64, REMAT_F32);
+    /* the outer region offloads h of each of the three: (8,8) f64 = 512 bytes */
+    compare_nets(nested_net, "save_and_offload_only_these_names([], [h], device, pinned_host)",
+                 "save_only_these_names(h)", 3 * 512, REMAT_F64);
+    /* the outer region saves h, offloads z (two per region) */
+    compare_nets(nested_net, "save_and_offload_only_these_names([h], [z], device, pinned_host)",
+                 "save_only_these_names(h, z)", 6 * 512, REMAT_F64);
+}
+
 /* An offloading policy and no offloaded value the backward reads: nothing
  * goes to the tier and no file is made. */
 static void test_offload_unread_values_stay(void **state)
@@ -428,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_offload_policy_bad_arguments),
         cmocka_unit_test(test_offload_policy_named),
         cmocka_unit_test(test_offload_gradients_bitwise),
+        cmocka_unit_test(test_offload_more_networks_bitwise),
         cmocka_unit_test(test_offload_unread_values_stay),
         cmocka_unit_test(test_offload_residual_report),
         cmocka_unit_test(test_offload_bad_tier_dir),
