@@ -75,6 +75,36 @@ static remat_status build_mlp(remat_fn **out)
     return finish(f, out);
 }
 
+/* the same two layers offloading the named value (JAX's Offloadable):
+ * the OFFLOAD/RELOAD pair, its tier storage and its store */
+static remat_status build_offload(remat_fn **out)
+{
+    *out = NULL;
+    remat_fn *layer = dense_layer();
+    if (!layer)
+        return REMAT_ERR_NOMEM;
+    remat_policy *off = remat_policy_save_and_offload_only_these_names(0, NULL, 1, (const char *[]){"pre"}, "device",
+                                                                       "pinned_host");
+    remat_fn *blk = off ? remat_checkpoint(layer, off) : NULL;
+    remat_policy_free(off);
+    remat_fn_free(layer);
+    if (!blk)
+        return REMAT_ERR_NOMEM;
+    remat_fn *f = remat_fn_new("offload_loss");
+    if (!f) {
+        remat_fn_free(blk);
+        return REMAT_ERR_NOMEM;
+    }
+    remat_val x = remat_arg(f, "x", REMAT_F32, 2, DIMS(4, 8));
+    remat_val w1 = remat_arg(f, "w1", REMAT_F32, 2, DIMS(8, 8));
+    remat_val w2 = remat_arg(f, "w2", REMAT_F32, 2, DIMS(8, 8));
+    x = remat_call1(f, blk, 2, (remat_val[]){x, w1});
+    x = remat_call1(f, blk, 2, (remat_val[]){x, w2});
+    remat_fn_output(f, remat_sum_all(f, remat_mul(f, x, x)));
+    remat_fn_free(blk);
+    return finish(f, out);
+}
+
 /* hierarchical_tanh, smaller: blocks of checkpointed layers, checkpointed */
 static remat_status build_nested(remat_fn **out)
 {

@@ -142,6 +142,13 @@ static void test_nomem_mlp_policies(void **state)
     run_injected(build_mlp, "mlp with dot and name policies", 0);
 }
 
+static void test_nomem_offload_policy(void **state)
+{
+    (void)state;
+    run_injected(build_offload, "mlp offloading a named value", 1);
+    run_injected(build_offload, "mlp offloading a named value", 0);
+}
+
 static void test_nomem_nested_regions(void **state)
 {
     (void)state;
@@ -274,6 +281,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nomem_hook),
         cmocka_unit_test(test_nomem_mlp_policies),
+        cmocka_unit_test(test_nomem_offload_policy),
         cmocka_unit_test(test_nomem_nested_regions),
         cmocka_unit_test(test_nomem_scan_binomial),
         cmocka_unit_test(test_nomem_while_online),

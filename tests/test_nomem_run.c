@@ -207,6 +207,12 @@ static void test_nomem_run_mlp_policies(void **state)
     both_ways(build_mlp, "mlp with dot and name policies", 0);
 }
 
+static void test_nomem_run_offload_policy(void **state)
+{
+    (void)state;
+    both_ways(build_offload, "mlp offloading a named value", 0);
+}
+
 static void test_nomem_run_nested_regions(void **state)
 {
     (void)state;
@@ -245,6 +251,7 @@ int main(void)
     setenv("REMAT_NO_CACHE", "1", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nomem_run_mlp_policies),
+        cmocka_unit_test(test_nomem_run_offload_policy),
         cmocka_unit_test(test_nomem_run_nested_regions),
         cmocka_unit_test(test_nomem_run_scan_binomial),
         cmocka_unit_test(test_nomem_run_scan_streamed),
