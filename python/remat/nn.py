@@ -276,7 +276,8 @@ def mlp_compare(layers: int = 16, width: int = 256, batch: int = 64, block: str 
                          recomputed_ops=stats["recomputed_ops"],
                          recompute_instructions=plan["recompute_instructions"],
                          scan_body_evals=stats["forward_evals"], seconds=statistics.median(times),
-                         loss=float(out[0]), _grads=grads))
+                         loss=float(out[0]), offload_bytes_predicted=plan["offload_bytes"],
+                         offload_bytes_measured=stats["offload_bytes"], _grads=grads))
     ref = runs[0]["_grads"]
     for r in runs:
         g = r.pop("_grads")

@@ -994,11 +994,12 @@ static PyObject *p_run(PyObject *self, PyObject *args)
         outs[i] = NULL;
     }
     if (ol)
-        res = Py_BuildValue("(N{s:n,s:n,s:n,s:L,s:L,s:L,s:d})", ol, "peak_arena_bytes", (Py_ssize_t)stats.peak_arena_bytes,
-                            "residual_bytes", (Py_ssize_t)stats.residual_bytes, "peak_snapshot_bytes",
-                            (Py_ssize_t)stats.peak_snapshot_bytes, "ops_executed", (long long)stats.ops_executed,
-                            "recomputed_ops", (long long)stats.recomputed_ops, "forward_evals",
-                            (long long)stats.forward_evals, "seconds", stats.seconds);
+        res = Py_BuildValue("(N{s:n,s:n,s:n,s:L,s:L,s:L,s:d,s:n})", ol, "peak_arena_bytes",
+                            (Py_ssize_t)stats.peak_arena_bytes, "residual_bytes", (Py_ssize_t)stats.residual_bytes,
+                            "peak_snapshot_bytes", (Py_ssize_t)stats.peak_snapshot_bytes, "ops_executed",
+                            (long long)stats.ops_executed, "recomputed_ops", (long long)stats.recomputed_ops,
+                            "forward_evals", (long long)stats.forward_evals, "seconds", stats.seconds,
+                            "offload_bytes", (Py_ssize_t)stats.offload_bytes);
 done:
     for (int i = 0; ins && i < ni; i++)
         Py_XDECREF(ins[i]);
@@ -1016,13 +1017,14 @@ static PyObject *p_plan(PyObject *self, PyObject *unused)
 {
     remat_memory_plan pl = {0};
     remat_program_plan(((rp_program *)self)->p, &pl);
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:L,s:L,s:n,s:L,s:n,s:L}", "arena_bytes", (Py_ssize_t)pl.arena_bytes,
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:L,s:L,s:n,s:L,s:n,s:L,s:n}", "arena_bytes", (Py_ssize_t)pl.arena_bytes,
                          "residual_bytes", (Py_ssize_t)pl.residual_bytes, "residual_arg_bytes",
                          (Py_ssize_t)pl.residual_arg_bytes, "constant_bytes", (Py_ssize_t)pl.constant_bytes,
                          "instructions", (long long)pl.instructions, "recompute_instructions",
                          (long long)pl.recompute_instructions, "peak_snapshot_bytes",
                          (Py_ssize_t)pl.peak_snapshot_bytes, "forward_evals", (long long)pl.forward_evals,
-                         "tier_bytes", (Py_ssize_t)pl.tier_bytes, "unrolled_loops", (long long)pl.unrolled_loops);
+                         "tier_bytes", (Py_ssize_t)pl.tier_bytes, "unrolled_loops", (long long)pl.unrolled_loops,
+                         "offload_bytes", (Py_ssize_t)pl.offload_bytes);
 }
 
 static PyObject *p_signature(PyObject *self, PyObject *unused)

@@ -38,4 +38,13 @@ check "a names policy with JAX's keywords runs" test $? -eq 0
     --disk-dir "$work/tier" >text.out 2>text.err
 check "the text names the slow tier's bytes and the RAM arena" \
     grep -q "^offloaded residuals 32768 bytes predicted / 32768 measured in the slow tier ($work/tier); RAM: arena peak [0-9]* bytes$" text.out
+# mlp compare: a list whose items hold commas; the offloading variant's gradient is the reference's
+"$REMAT" mlp compare --layers 4 --width 64 --repeat 1 --schedules '' --disk-dir "$work/tier" --json \
+    --policies 'dots_with_no_batch_dims_saveable,offload_dot_with_no_batch_dims(device, pinned_host)' >cmp.json 2>cmp.err
+check "compare with an offload policy exits 0" test $? -eq 0
+off=$(grep '"policy": "offload_dot_with_no_batch_dims(device, pinned_host)"' cmp.json)
+check "compare: the offloading variant's gradient is the reference's" grep -q '"max_abs_grad_diff": 0,' <<<"$off"
+check "compare: offloaded bytes predicted = measured = 4 x 64 x 64 x 4" \
+    grep -q '"offload_bytes_predicted": 65536, "offload_bytes_measured": 65536}' <<<"$off"
+check "nothing left in the tier's directory after compare" test -z "$(ls -A tier)"
 exit $fail

@@ -22,6 +22,7 @@ static void help(FILE *out)
             "usage: remat mlp compare [--layers L] [--width W] [--batch B] [--block mlp|ffn]\n"
             "                         [--activation A] [--policies LIST] [--schedules LIST]\n"
             "                         [--repeat R] [--seed S] [--memory-budget B] [--json] [--plot FILE]\n"
+            "                         [--disk-dir DIR]\n"
             "\n"
             "Takes one gradient (value_and_grad of the mean softmax cross-entropy, %d classes)\n"
             "of Dense(W) -> L blocks -> Dense(%d) on a seeded random batch of B rows of %d\n"
@@ -40,7 +41,10 @@ static void help(FILE *out)
             "  --batch B          rows of the random batch (default 64)\n"
             "  --policies LIST    comma-separated, unrolled: none, nothing_saveable,\n"
             "                     everything_saveable, dots_saveable, dots_with_no_batch_dims_saveable\n"
-            "                     (JAX's aliases checkpoint_dots, checkpoint_dots_with_no_batch_dims too)\n"
+            "                     (JAX's aliases checkpoint_dots, checkpoint_dots_with_no_batch_dims too),\n"
+            "                     or with arguments, the offload policies among them:\n"
+            "                     'offload_dot_with_no_batch_dims(device, pinned_host)'\n"
+            "                     (commas inside parentheses or brackets do not split)\n"
             "                     (default " DEFAULT_POLICIES ")\n"
             "  --schedules LIST   comma-separated, scanned: store-all, per-step, periodic:K,\n"
             "                     two-level[:K], binomial:S, online:S (default " DEFAULT_SCHEDULES ")\n"
@@ -50,6 +54,8 @@ static void help(FILE *out)
             "  --memory-budget B  also name the fastest variant whose whole-step peak (arena with\n"
             "                     snapshots and tapes, predicted) fits in B bytes; none fitting\n"
             "                     is an error naming the smallest peak\n"
+            "  --disk-dir DIR     the directory of offloaded residuals' files (default $TMPDIR, else\n"
+            "                     /tmp); each variant's offloaded bytes are printed after the table\n"
             "  --json             print one JSON document (a list of objects) instead of a table\n"
             "  --plot FILE        draw the memory / time frontier, one point per variant\n"
             "                     (.png, .svg, .pdf, .ps)\n",
@@ -57,7 +63,7 @@ static void help(FILE *out)
 }
 
 typedef struct {
-    char label[64], name[48];
+    char label[192], name[160];
     int scanned, has_policy;
     const remat_policy *policy;
     remat_schedule_spec spec;
@@ -73,6 +79,25 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* strtok_r on ',' outside parentheses and brackets: a policy with
+ * arguments ('offload_dot_with_no_batch_dims(device, pinned_host)') is one
+ * item; empty items are skipped, as strtok's */
+static char *next_item(char *text, char **save)
+{
+    char *p = text ? text : *save;
+    while (p && *p == ',')
+        p++;
+    if (!p || !*p)
+        return NULL;
+    char *start = p;
+    int depth = 0;
+    for (; *p && (depth > 0 || *p != ','); p++)
+        depth += (*p == '(' || *p == '[') - (*p == ')' || *p == ']');
+    *save = *p ? p + 1 : p;
+    *p = 0;
+    return start;
+}
+
 static int parse_lists(const char *policies, const char *schedules, variant *v, int *n)
 {
     const char *lists[2] = {policies, schedules};
@@ -83,7 +108,8 @@ static int parse_lists(const char *policies, const char *schedules, variant *v, 
             return 0;
         }
         int ok = 1;
-        for (char *tok = strtok_r(copy, ",", &save); tok && ok; tok = strtok_r(NULL, ",", &save)) {
+        (void)save;
+        for (char *tok = next_item(copy, &save); tok && ok; tok = next_item(NULL, &save)) {
             if (*n >= MAX_VARIANTS) {
                 fprintf(stderr, "remat: %s: more than %d variants in all\n", kind ? "--schedules" : "--policies",
                         MAX_VARIANTS);
@@ -122,6 +148,7 @@ typedef struct {
     int64_t batch;
     const float *x, *y;
     int repeat;
+    const remat_compile_options *copts; /* the environment's, with --disk-dir */
 } setup;
 
 /* Builds the variant's network from the reference weights, compiles its
@@ -162,7 +189,7 @@ static int run_variant(const setup *s, variant *v)
     if (st == REMAT_OK)
         st = remat_backend_from_env(&be);
     if (st == REMAT_OK)
-        st = remat_compile(vg, be, &prog);
+        st = remat_compile_opts(vg, be, s->copts, &prog);
     free(argnums);
     if (st != REMAT_OK) {
         fprintf(stderr, "remat: mlp compare: %s: %s\n", v->label, remat_last_error());
@@ -261,6 +288,10 @@ static void print_table(const setup *s, const variant *v, int n, int64_t seed, s
         printf("%-44s %14zu  %23s  %23s  %10lld  %10lld  %10.3f  %10.3g\n", r->label, activations(r), ar, sn,
                (long long)r->st.recomputed_ops, (long long)r->st.forward_evals, r->seconds * 1e3, r->max_diff);
     }
+    for (int i = 0; i < n; i++) /* the second tier: the arena above is the RAM one */
+        if (v[i].plan.offload_bytes)
+            printf("%s: offloaded residuals %zu bytes predicted / %zu measured in the slow tier (%s)\n", v[i].label,
+                   v[i].plan.offload_bytes, v[i].st.offload_bytes, s->copts->tier_dir ? s->copts->tier_dir : "/tmp");
 }
 
 static void print_json(const setup *s, const variant *v, int n, int64_t seed, size_t weights, int chosen)
@@ -280,13 +311,14 @@ static void print_json(const setup *s, const variant *v, int n, int64_t seed, si
                "\"seed\": %lld, \"residual_bytes\": %zu, \"weight_bytes\": %zu, \"budget_choice\": %s, "
                "\"arena_bytes_predicted\": %zu, \"arena_bytes_measured\": %zu, "
                "\"snapshot_bytes_predicted\": %zu, \"snapshot_bytes_measured\": %zu, \"recomputed_ops\": %lld, "
-               "\"recompute_instructions\": %lld, \"scan_body_evals\": %lld, \"seconds\": %.9g, \"loss\": %.9g, \"max_abs_grad_diff\": %.9g}%s\n",
+               "\"recompute_instructions\": %lld, \"scan_body_evals\": %lld, \"seconds\": %.9g, \"loss\": %.9g, \"max_abs_grad_diff\": %.9g, "
+               "\"offload_bytes_predicted\": %zu, \"offload_bytes_measured\": %zu}%s\n",
                (long long)s->base.layers, (long long)s->base.width, (long long)s->batch, mlp_block_name(s->base.block),
                remat_nn_activation_name(s->base.act), (long long)seed, activations(r), weights,
                i == chosen ? "true" : "false", r->plan.arena_bytes,
                r->st.peak_arena_bytes, r->plan.peak_snapshot_bytes, r->st.peak_snapshot_bytes,
                (long long)r->st.recomputed_ops, (long long)r->plan.recompute_instructions, (long long)r->st.forward_evals, r->seconds, r->loss,
-               r->max_diff, i + 1 < n ? "," : "");
+               r->max_diff, r->plan.offload_bytes, r->st.offload_bytes, i + 1 < n ? "," : "");
     }
     printf("]\n");
 }
@@ -316,11 +348,12 @@ int cmd_mlp_compare(int argc, char **argv)
         {"schedules", required_argument, 0, 's'}, {"repeat", required_argument, 0, 'r'},
         {"seed", required_argument, 0, 'S'}, {"json", no_argument, 0, 'j'},
         {"plot", required_argument, 0, 'o'}, {"memory-budget", required_argument, 0, 'b'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"disk-dir", required_argument, 0, 'D'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     setup s = {.base = {.layers = 16, .width = 256, .block = MLP_BLOCK_MLP, .classes = CLASSES}, .batch = 64,
                .repeat = 5};
     const char *policies = DEFAULT_POLICIES, *schedules = DEFAULT_SCHEDULES, *act_text = NULL, *plot_path = NULL;
+    const char *disk_dir = NULL;
     int64_t seed = 0, repeat = 5, budget = -1;
     int json = 0, c;
     optind = 1;
@@ -341,6 +374,7 @@ int cmd_mlp_compare(int argc, char **argv)
         case 'j': json = 1; break;
         case 'o': plot_path = optarg; break;
         case 'b': if (!cli_bytes("--memory-budget", optarg, &budget)) return 2; break;
+        case 'D': disk_dir = optarg; break;
         case 'h': help(stdout); return 0;
         default: return pfr_cli_bad_option("mlp compare", c, argv);
         }
@@ -350,6 +384,18 @@ int cmd_mlp_compare(int argc, char **argv)
         return 2;
     }
     s.repeat = (int)repeat;
+    if (disk_dir && !*disk_dir) {
+        fprintf(stderr, "remat: --disk-dir: the directory is empty\n");
+        return 2;
+    }
+    remat_compile_options copts;
+    if (remat_compile_options_from_env(&copts) != REMAT_OK) {
+        fprintf(stderr, "remat: mlp compare: %s\n", remat_last_error());
+        return 2;
+    }
+    if (disk_dir)
+        copts.tier_dir = disk_dir;
+    s.copts = &copts;
     s.base.act = s.base.block == MLP_BLOCK_FFN ? REMAT_NN_GELU : REMAT_NN_RELU;
     if (act_text && !mlp_parse_activation("--activation", act_text, &s.base.act))
         return 2;
