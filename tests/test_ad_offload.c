@@ -7,6 +7,7 @@
  * errors of a bad tier directory or bad policy arguments.
  */
 #include "test_ad_util.h"
+#include "test_golden.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -425,8 +426,10 @@ static void test_offload_residual_report(void **state)
         if (e->kind == REMAT_RESIDUAL_NAMED && !strcmp(e->name, "z")) {
             off_z++;
             assert_string_equal(e->offload_dst, "pinned_host");
-            assert_non_null(strstr(line, "named 'z' at "));
-            assert_non_null(strstr(line, " (offloaded to pinned_host)"));
+            /* JAX's line: "f32<host>[4,6] output of device_put from ..." */
+            if (strncmp(line, "f64<host>[32,48] output of device_put (named 'z' at ", 52) != 0 ||
+                !strstr(line, ", offloaded to pinned_host)"))
+                fail_msg("offloaded residual printed as '%s'", line);
         } else {
             assert_null(strstr(line, "offloaded"));
         }
@@ -520,6 +523,114 @@ static void test_offload_bad_tier_dir(void **state)
     inputs_free(&x);
 }
 
+/* ---- JAX's report and gradient (tests/goldens/offload_residuals.json,
+ * tools/goldens/gen_offload_goldens.py) ---- */
+
+static remat_fn *golden_net(const remat_policy *policy, int64_t b, int64_t d, int layers)
+{
+    remat_fn *layer = remat_fn_new("layer");
+    remat_val h = remat_arg(layer, "h", REMAT_F32, 2, ((int64_t[]){b, d}));
+    remat_val w = remat_arg(layer, "w", REMAT_F32, 2, ((int64_t[]){d, d}));
+    remat_val bb = remat_arg(layer, "b", REMAT_F32, 1, ((int64_t[]){d}));
+    remat_val z = remat_name(layer, remat_matmul(layer, h, w), "z");
+    remat_val a = remat_name(layer, remat_tanh(layer, remat_add(layer, z, bb)), "h");
+    remat_fn_output(layer, remat_add(layer, remat_sin(layer, a), h));
+    remat_fn *blk = remat_checkpoint(layer, policy);
+    remat_fn *f = remat_fn_new("net");
+    remat_val x = remat_arg(f, "x", REMAT_F32, 2, ((int64_t[]){b, d}));
+    w = remat_arg(f, "w", REMAT_F32, 2, ((int64_t[]){d, d}));
+    bb = remat_arg(f, "b", REMAT_F32, 1, ((int64_t[]){d}));
+    for (int l = 0; l < layers; l++)
+        x = remat_call1(f, blk, 3, ((remat_val[]){x, w, bb}));
+    remat_fn_output(f, remat_sum_all(f, remat_mul(f, x, x)));
+    assert_fn_ok(f);
+    remat_fn_free(blk);
+    remat_fn_free(layer);
+    return f;
+}
+
+static float *floats_of(const cJSON *a, int64_t n)
+{
+    float *v = xmalloc(sizeof *v * (size_t)n);
+    assert_int_equal(cJSON_GetArraySize(a), n);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (float)cJSON_GetArrayItem(a, (int)i)->valuedouble;
+    return v;
+}
+
+/* JAX lists an offloaded residual as "f32<host>[4,6] output of device_put";
+ * remat's line starts with the same type and words. Compared: the offloaded
+ * residuals' types (a multiset, in order) and the saved names; the gradient
+ * to f32 rounding (XLA and remat order the sums differently). */
+static void test_offload_jax_goldens(void **state)
+{
+    (void)state;
+    const cJSON *net = jget(golden("offload_residuals.json"), "network");
+    const int64_t B_ = (int64_t)jget(net, "B")->valuedouble, D_ = (int64_t)jget(net, "D")->valuedouble;
+    const int L_ = (int)jget(net, "L")->valuedouble;
+    float *x = floats_of(jget(net, "x"), B_ * D_), *w = floats_of(jget(net, "w"), D_ * D_);
+    float *b = floats_of(jget(net, "b"), D_);
+    const cJSON *cases = jget(golden("offload_residuals.json"), "cases");
+    for (int k = 0; k < cJSON_GetArraySize(cases); k++) {
+        const cJSON *c = cJSON_GetArrayItem(cases, k);
+        const char *name = jget(c, "name")->valuestring;
+        const remat_policy *p = remat_policy_named(name);
+        assert_non_null(p);
+        remat_fn *f = golden_net(p, B_, D_, L_);
+        /* JAX's lines: the host ones' types, the named ones' names */
+        char want_host[256] = "", got_host[256] = "";
+        int want_named = 0, got_named = 0;
+        const cJSON *res = jget(c, "residuals");
+        for (int i = 0; i < cJSON_GetArraySize(res); i++) {
+            const char *type = jget(cJSON_GetArrayItem(res, i), "type")->valuestring;
+            const char *src = jget(cJSON_GetArrayItem(res, i), "source")->valuestring;
+            if (strstr(type, "<host>")) {
+                assert_string_equal(src, "output of device_put");
+                strcat(want_host, type), strcat(want_host, " ");
+            }
+            want_named += !strncmp(src, "named ", 6);
+        }
+        remat_residual_list *r = NULL;
+        assert_int_equal(remat_saved_residuals(f, 0, NULL, &r), REMAT_OK);
+        char line[512];
+        for (int i = 0; i < remat_residual_list_count(r); i++) {
+            const remat_residual *e = remat_residual_list_get(r, i);
+            remat_residual_format(e, line, sizeof line);
+            if (e->offload_dst) {
+                char *sp = strchr(line, ' ');
+                assert_non_null(sp);
+                assert_true(!strncmp(sp, " output of device_put ", 22));
+                strncat(got_host, line, (size_t)(sp - line)), strcat(got_host, " ");
+            } else {
+                got_named += e->kind == REMAT_RESIDUAL_NAMED;
+            }
+        }
+        if (strcmp(want_host, got_host) != 0 || want_named != got_named)
+            fail_msg("%s: JAX offloads '%s' and saves %d names, remat '%s' and %d", name, want_host, want_named,
+                     got_host, got_named);
+        remat_residual_list_free(r);
+        /* the gradient with respect to w */
+        remat_fn *g = grad_ok(f, 1, (int[]){1});
+        remat_tensor in[3] = {remat_tensor_f32(x, 2, ((int64_t[]){B_, D_})),
+                              remat_tensor_f32(w, 2, ((int64_t[]){D_, D_})), remat_tensor_f32(b, 1, &D_)};
+        outs_t o;
+        run_fn(g, 3, in, &o, NULL, NULL);
+        jarr want = jarr_get(jget(c, "grad_w"));
+        assert_int_equal(want.n, D_ * D_);
+        double got[64];
+        for (int64_t i = 0; i < want.n; i++)
+            got[i] = ((const float *)o.t[0].data)[i];
+        check_close(name, want.n, got, want.data, 1e-5, 1e-6);
+        free(want.data);
+        outs_free(&o);
+        remat_fn_free(g);
+        remat_fn_free(f);
+    }
+    free(x);
+    free(w);
+    free(b);
+}
+
 int main(void)
 {
     remat_test_backend();
@@ -532,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_offload_unread_values_stay),
         cmocka_unit_test(test_offload_residual_report),
         cmocka_unit_test(test_offload_bad_tier_dir),
+        cmocka_unit_test(test_offload_jax_goldens),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, golden_free_all);
 }

@@ -137,10 +137,13 @@ char *remat_residual_format(const remat_residual *e, char *buf, size_t len)
                  short_path(e->loc.file), e->loc.line);
         break;
     }
-    if (e->offload_dst) { /* JAX lists it with its memory kind: where it is kept */
-        size_t l = strlen(buf);
-        if (l < len)
-            snprintf(buf + l, len - l, " (offloaded to %s)", e->offload_dst);
+    if (e->offload_dst && len > 0) { /* as JAX lists it: "f32<host>[4,6] output of device_put", then what it is */
+        char *desc = rmi_strdup(buf);
+        const char *br = strchr(sh, '[');
+        if (desc && br)
+            snprintf(buf, len, "%.*s<host>%s output of device_put (%s, offloaded to %s)", (int)(br - sh), sh, br,
+                     desc + strlen(sh) + 1, e->offload_dst);
+        rmi_free(desc);
     }
     return buf;
 }
