@@ -219,10 +219,11 @@ REMAT_API remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, rem
 typedef enum {
     REMAT_ODE_ADJOINT_DISCRETE = 0,
     REMAT_ODE_ADJOINT_BACKSOLVE,
+    REMAT_ODE_ADJOINT_INTERPOLATING,
     REMAT_ODE_ADJOINT_COUNT
 } remat_ode_adjoint;
 
-/* "discrete", "backsolve"; "?" out of range. */
+/* "discrete", "backsolve", "interpolating"; "?" out of range. */
 REMAT_API const char *remat_ode_adjoint_name(remat_ode_adjoint adjoint);
 /* Parses the names above. Errors name the text and the choices. */
 REMAT_API remat_status remat_ode_adjoint_parse(const char *text, remat_ode_adjoint *out);
