@@ -195,6 +195,50 @@ static void test_interpolating_many_steps(void **state)
     remat_mechanism_free(m);
 }
 
+/* Output times as a value (remat_ode_integrate_times, dense output: the
+ * adaptive fits' programs): the op reads the times when it runs, so one
+ * program differentiates any times of that length; the gradient is the
+ * discrete adjoint's to the tolerance (rtol 1e-8: 1e-6 relative) at two
+ * sets of times, and a times' cotangent is 0 (they are data) */
+static void test_interpolating_times_as_value(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(ABC);
+    double g[2][6];
+    for (int a = 0; a < 2; a++) {
+        remat_ode_options o = {.method = REMAT_ODE_TSIT5, .adaptive = true, .rtol = 1e-8, .atol = 1e-11,
+                               .adjoint = a ? REMAT_ODE_ADJOINT_INTERPOLATING : REMAT_ODE_ADJOINT_DISCRETE};
+        remat_fn *f = remat_fn_new("times_value"), *gf;
+        remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, (int64_t[]){3});
+        remat_val k = remat_arg(f, "k", REMAT_F64, 1, (int64_t[]){2});
+        remat_val ts = remat_arg(f, "times", REMAT_F64, 1, (int64_t[]){3}), ys;
+        assert_ok(remat_ode_integrate_times(f, m, &o, y0, k, ts, &ys, NULL));
+        static const double w[9] = {0.5, 1, -1, 2, 0.25, 1, -0.5, 3, 0.1};
+        remat_val wv = remat_const_data(f, REMAT_F64, 2, (int64_t[]){3, 3}, w);
+        remat_fn_output(f, remat_sum_all(f, remat_mul(f, ys, wv)));
+        assert_ok(remat_grad(f, 3, (int[]){0, 1, 2}, &gf));
+        remat_program *pg = compile_ok(gf);
+        double y[3] = {1, 0.2, 0.1}, kk[2] = {1.0, 0.5}, t1[3] = {0.5, 2.0, 6.0}, t2[3] = {1.0, 3.0, 9.5}, gt[3];
+        run(pg, (double *[]){y, kk, t1}, (double *[]){g[a], g[a] + 3, gt}, NULL);
+        double h[5];
+        run(pg, (double *[]){y, kk, t2}, (double *[]){h, h + 3, gt}, NULL);
+        g[a][5] = h[3]; /* d/dk1 at the second times */
+        if (a) { /* the times are stop_gradient'ed data, as the fits use them */
+            for (int i = 0; i < 3; i++)
+                assert_true(gt[i] == 0.0);
+        }
+        remat_program_free(pg);
+        remat_fn_free(gf);
+        remat_fn_free(f);
+    }
+    for (int i = 0; i < 6; i++) {
+        printf("  times as a value, d/dx%d: interpolating %.12g, discrete %.12g\n", i, g[1][i], g[0][i]);
+        assert_close(g[1][i], g[0][i], 1e-6, 1e-9);
+    }
+    assert_true(fabs(g[1][5] - g[1][3]) > 1e-3); /* the second times gave another gradient */
+    remat_mechanism_free(m);
+}
+
 /* The name parses; batches are refused with a message naming the adjoint */
 static void test_interpolating_names_and_refusals(void **state)
 {
@@ -224,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_interpolating_adaptive_converges),
         cmocka_unit_test(test_interpolating_finite_differences),
         cmocka_unit_test(test_interpolating_many_steps),
+        cmocka_unit_test(test_interpolating_times_as_value),
         cmocka_unit_test(test_interpolating_names_and_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
