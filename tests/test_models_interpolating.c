@@ -239,6 +239,38 @@ static void test_interpolating_times_as_value(void **state)
     remat_mechanism_free(m);
 }
 
+/* f32: the op and its programs in y0's dtype; fixed RK4 and adaptive
+ * Tsit5 (rtol 1e-5) give the f64 gradient to f32's precision (1e-4) */
+static void test_interpolating_f32(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(ABC);
+    for (int c = 0; c < 2; c++) {
+        remat_ode_options o = c ? adaptive(REMAT_ODE_TSIT5, 1e-5, REMAT_ODE_ADJOINT_INTERPOLATING)
+                                : opts(REMAT_ODE_RK4, 0.01, REMAT_ODE_ADJOINT_INTERPOLATING);
+        remat_fn *f = remat_fn_new("f32"), *gf;
+        remat_val y0 = remat_arg(f, "y0", REMAT_F32, 1, (int64_t[]){3});
+        remat_val k = remat_arg(f, "k", REMAT_F32, 1, (int64_t[]){2}), ys;
+        assert_ok(remat_ode_integrate(f, m, &o, y0, k, &ys));
+        remat_fn_output(f, remat_neg(f, remat_index(f, remat_index(f, ys, 0), 1)));
+        assert_ok(remat_grad(f, 2, (int[]){0, 1}, &gf));
+        remat_program *p = compile_ok(gf);
+        float y[3] = {1, 0, 0}, kk[2] = {1.0f, 0.5f}, g[5];
+        remat_tensor in[2] = {{REMAT_F32, {1, {3}}, y}, {REMAT_F32, {1, {2}}, kk}};
+        remat_tensor out[2] = {{REMAT_F32, {1, {3}}, g}, {REMAT_F32, {1, {2}}, g + 3}};
+        assert_ok(remat_run(p, 2, in, 2, out, NULL));
+        double B, dk1, dk2;
+        abc_exact(10.0, 1.0, 0.5, &B, &dk1, &dk2);
+        printf("  f32 %s: dk1 %.8g dk2 %.8g (exact %.8g %.8g)\n", c ? "adaptive tsit5" : "rk4", -g[3], -g[4], dk1, dk2);
+        assert_close(-g[3], dk1, 1e-4, 0);
+        assert_close(-g[4], dk2, 1e-4, 0);
+        remat_program_free(p);
+        remat_fn_free(gf);
+        remat_fn_free(f);
+    }
+    remat_mechanism_free(m);
+}
+
 /* The name parses; batches are refused with a message naming the adjoint */
 static void test_interpolating_names_and_refusals(void **state)
 {
@@ -269,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_interpolating_finite_differences),
         cmocka_unit_test(test_interpolating_many_steps),
         cmocka_unit_test(test_interpolating_times_as_value),
+        cmocka_unit_test(test_interpolating_f32),
         cmocka_unit_test(test_interpolating_names_and_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
