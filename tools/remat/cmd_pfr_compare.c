@@ -17,6 +17,7 @@ static void help(FILE *out)
             "                         [--maximize S | --minimize S] [--schedules LIST]\n"
             "                         [--memory-budget BYTES] [--repeat R] [--json] [--plot FILE]\n"
             "       remat pfr compare --adjoints [reactor options] [--schedule binomial:S|online:S] [--repeat R]\n"
+            "                         [--json]\n"
             "\n"
             "Differentiates the reactor's objective with respect to the mechanism's parameters once\n"
             "per checkpoint schedule, as 'remat compare' does for its built-in problems, and prints\n"
@@ -33,8 +34,10 @@ static void help(FILE *out)
             "--adjoints compares adjoint methods instead (seed 004 section 8, diffrax's three): the\n"
             "goal species' outlet concentration and its gradient by the recursive adjoint (the\n"
             "discrete adjoint under --schedule, default binomial:10), backsolve (the continuous\n"
-            "adjoint) and direct (store-all), with steps, memory and median time; fixed steps\n"
-            "(--steps or --dt). The seed's table: --adjoints --method tsit5 --dt 0.01.\n"
+            "adjoint), interpolating (the continuous adjoint over the forward recomputed from\n"
+            "checkpoints, CVODES's scheme) and direct (store-all), with steps, memory and median\n"
+            "time; fixed steps (--steps or --dt); --json prints them as one JSON object. The seed's\n"
+            "table: --adjoints --method tsit5 --dt 0.01.\n"
             "\n"
             "%s%s"
             "                     (default for the built-in mechanism: --maximize B; required with\n"
@@ -80,10 +83,10 @@ int cmd_pfr_compare(int argc, char **argv)
     o.repeat = (int)repeat;
     const char *clash = !adjoints ? (c.schedule ? "--schedule" : c.adjoint ? "--adjoint" : NULL)
                         : schedules_given ? "--schedules" : budget_given ? "--memory-budget"
-                        : o.json ? "--json" : o.plot_path ? "--plot" : c.adjoint ? "--adjoint" : NULL;
+                        : o.plot_path ? "--plot" : c.adjoint ? "--adjoint" : NULL;
     if (clash) {
         fprintf(stderr, "remat: pfr compare: %s %s\n", clash,
-                adjoints ? "does not go with --adjoints (which runs the recursive, backsolve and direct adjoints)"
+                adjoints ? "does not go with --adjoints (which runs the recursive, backsolve, interpolating and direct adjoints)"
                          : "goes with --adjoints only (without it, --schedules lists the discrete adjoint's schedules)");
         return 2;
     }
@@ -93,7 +96,7 @@ int cmd_pfr_compare(int argc, char **argv)
     remat_problem *pb = NULL;
     int status;
     if (adjoints) {
-        status = pfr_compare_adjoints(&su, (int)repeat);
+        status = pfr_compare_adjoints(&su, (int)repeat, o.json);
         pfr_setup_free(&su);
         return status;
     }

@@ -3,13 +3,16 @@
  * goal species' outlet concentration and its gradient by three adjoints —
  * recursive (the discrete adjoint under a binomial or online schedule,
  * diffrax's RecursiveCheckpointAdjoint), backsolve (the continuous adjoint,
- * BacksolveAdjoint) and direct (the discrete adjoint storing every step,
- * DirectAdjoint) — with steps, memory and time of each.
+ * BacksolveAdjoint), interpolating (the continuous adjoint over the forward
+ * recomputed from checkpoints, CVODES's CVodeB) and direct (the discrete
+ * adjoint storing every step, DirectAdjoint) — with steps, memory and time
+ * of each, as a table or (--json) one JSON object.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "pfr_adjoints.h"
 
 typedef struct {
@@ -48,7 +51,19 @@ static remat_status build(const pfr_setup *su, const adjoint_row *row, remat_pro
     return st;
 }
 
-int pfr_compare_adjoints(const pfr_setup *su, int repeat)
+/* What the interpolating adjoint keeps for n fixed steps of S species and
+ * PI inputs (interp.c): its checkpoints (at most 64, every `every` steps,
+ * every doubling when they fill), one segment's step ends (t, y, f) and the
+ * adjoint state [lambda, mu] */
+static size_t interp_store(int64_t n, int64_t S, int64_t PI)
+{
+    int64_t every = 1;
+    while (n / every + 1 > 64)
+        every *= 2;
+    return sizeof(double) * (size_t)((n / every + 1) * S + (every + 1) * (2 * S + 1) + S + PI);
+}
+
+int pfr_compare_adjoints(const pfr_setup *su, int repeat, int json)
 {
     const remat_mechanism *m = su->mech;
     int64_t S = su->S, P = su->P, PI = remat_mechanism_input_count(m);
@@ -65,9 +80,11 @@ int pfr_compare_adjoints(const pfr_setup *su, int repeat)
     }
     char rec_label[80];
     snprintf(rec_label, sizeof rec_label, "recursive (%s)", su->schedule);
-    const adjoint_row rows[3] = {
+    enum { NR = 4 };
+    const adjoint_row rows[NR] = {
         {rec_label, REMAT_ODE_ADJOINT_DISCRETE, rec},
         {"backsolve", REMAT_ODE_ADJOINT_BACKSOLVE, {0}},
+        {"interpolating", REMAT_ODE_ADJOINT_INTERPOLATING, {0}},
         {"direct (store-all)", REMAT_ODE_ADJOINT_DISCRETE, {.kind = REMAT_SCHED_STORE_ALL}},
     };
     double L = su->opt.length;
@@ -77,8 +94,8 @@ int pfr_compare_adjoints(const pfr_setup *su, int repeat)
     remat_ode_count_steps(&oo, NULL, &steps); /* checked by pfr_cli_setup */
     double *in = calloc((size_t)PI + 1, sizeof *in), *grad = calloc((size_t)PI + 1, sizeof *grad);
     double *times = calloc((size_t)repeat, sizeof *times);
-    double value[3], *grads = calloc((size_t)(3 * PI) + 1, sizeof *grads), sec[3];
-    size_t store[3], arena[3];
+    double value[NR], *grads = calloc((size_t)(NR * PI) + 1, sizeof *grads), sec[NR];
+    size_t store[NR], arena[NR];
     if (!in || !grad || !times || !grads) {
         fprintf(stderr, "remat: out of memory\n");
         free(in), free(grad), free(times), free(grads);
@@ -88,7 +105,7 @@ int pfr_compare_adjoints(const pfr_setup *su, int repeat)
     for (int64_t c = P; c < PI; c++)
         in[c] = su->conds[c - P];
     int status = 0;
-    for (int r = 0; r < 3 && !status; r++) {
+    for (int r = 0; r < NR && !status; r++) {
         remat_program *prog = NULL;
         if (build(su, &rows[r], &prog) != REMAT_OK) {
             fprintf(stderr, "remat: pfr compare --adjoints: %s: %s\n", rows[r].label, remat_last_error());
@@ -108,14 +125,38 @@ int pfr_compare_adjoints(const pfr_setup *su, int repeat)
         qsort(times, (size_t)repeat, sizeof *times, cmp_double);
         sec[r] = times[repeat / 2];
         /* what the reverse pass keeps: the discrete adjoint's snapshots and
-         * tapes as measured; backsolve's augmented state (y, a, m, step) */
-        store[r] = rows[r].adjoint == REMAT_ODE_ADJOINT_BACKSOLVE ? sizeof(double) * (size_t)(2 * S + PI + 1)
-                                                                   : st.peak_snapshot_bytes;
+         * tapes as measured; backsolve's augmented state (y, a, m, step);
+         * interpolating's checkpoints, segment and state (interp_store) */
+        store[r] = rows[r].adjoint == REMAT_ODE_ADJOINT_BACKSOLVE       ? sizeof(double) * (size_t)(2 * S + PI + 1)
+                   : rows[r].adjoint == REMAT_ODE_ADJOINT_INTERPOLATING ? interp_store(steps, S, PI)
+                                                                        : st.peak_snapshot_bytes;
         arena[r] = st.peak_arena_bytes;
         remat_program_free(prog);
     }
-    if (!status) {
-        const char *sp = remat_mechanism_species_name(m, su->opt.species);
+    const char *sp = remat_mechanism_species_name(m, su->opt.species);
+    if (!status && json) {
+        printf("{\n  \"mechanism\": ");
+        cli_json_string(stdout, su->name);
+        printf(",\n  \"species\": ");
+        cli_json_string(stdout, sp);
+        printf(",\n  \"method\": \"%s\",\n  \"steps\": %lld,\n  \"length\": %.17g,\n  \"h\": %.17g,\n"
+               "  \"rows\": [\n",
+               remat_ode_method_name(su->opt.method), (long long)steps, L, L / (double)steps);
+        for (int r = 0; r < NR; r++) {
+            printf("    {\"label\": ");
+            cli_json_string(stdout, rows[r].label);
+            printf(", \"adjoint\": \"%s\", \"concentration\": %.17g, \"gradient\": {",
+                   remat_ode_adjoint_name(rows[r].adjoint), value[r]);
+            for (int64_t j = 0; j < P; j++) {
+                printf("%s", j ? ", " : "");
+                cli_json_string(stdout, remat_mechanism_param_name(m, (int)j));
+                printf(": %.17g", grads[r * PI + j]);
+            }
+            printf("}, \"steps\": %lld, \"store_bytes\": %zu, \"arena_bytes\": %zu, \"seconds\": %.9g}%s\n",
+                   (long long)steps, store[r], arena[r], sec[r], r + 1 < NR ? "," : "");
+        }
+        printf("  ]\n}\n");
+    } else if (!status) {
         printf("Adjoint methods: d C_%s(L) / d params, %s, %lld %s steps over [0, %g] (h = %g)\n", sp, su->name,
                (long long)steps, remat_ode_method_name(su->opt.method), L, L / (double)steps);
         char head[64];
@@ -126,14 +167,15 @@ int pfr_compare_adjoints(const pfr_setup *su, int repeat)
             printf(" %12s", head);
         }
         printf(" %8s %12s %12s %10s\n", "steps", "store B", "arena B", "time ms");
-        for (int r = 0; r < 3; r++) {
+        for (int r = 0; r < NR; r++) {
             printf("%-24s %10.6f", rows[r].label, value[r]);
             for (int64_t j = 0; j < P; j++)
                 printf(" %12.6f", grads[r * PI + j]);
             printf(" %8lld %12zu %12zu %10.3f\n", (long long)steps, store[r], arena[r], sec[r] * 1e3);
         }
-        printf("store B: what the reverse pass keeps, snapshots and step tapes (measured) or backsolve's\n"
-               "augmented state [y, a, m]; arena B: the gradient program's measured peak.\n");
+        printf("store B: what the reverse pass keeps, snapshots and step tapes (measured), backsolve's\n"
+               "augmented state [y, a, m], or interpolating's at most 64 checkpoints, one segment's step\n"
+               "ends and [a, m]; arena B: the gradient program's measured peak.\n");
     }
     free(in), free(grad), free(times), free(grads);
     return status;

@@ -10,6 +10,6 @@
  * with steps, memory and the median time of `repeat` runs. Returns the exit
  * status: 0, 2 for options it cannot compare (adaptive steps, rodas5, a
  * schedule that is not recursive; named), 1 for a failure while running. */
-int pfr_compare_adjoints(const pfr_setup *su, int repeat);
+int pfr_compare_adjoints(const pfr_setup *su, int repeat, int json);
 
 #endif

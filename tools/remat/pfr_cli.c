@@ -24,10 +24,12 @@
 
 #define HELP_ADJOINT                                                                                           \
     "  --adjoint A        how a gradient is taken: discrete (default: reverse mode through the\n"          \
-    "                     steps under the checkpoint schedule) or backsolve (the continuous\n"            \
+    "                     steps under the checkpoint schedule), backsolve (the continuous\n"             \
     "                     adjoint, diffrax's BacksolveAdjoint: the adjoint ODE solved backwards,\n"       \
     "                     memory O(1) in the steps; unstable where the state's backward\n"                \
-    "                     integration is: then use discrete)\n"
+    "                     integration is) or interpolating (the continuous adjoint as CVODES's:\n"       \
+    "                     the forward recomputed from at most 64 checkpoints and interpolated,\n"        \
+    "                     stable on stiff problems; adaptive rodas5 there)\n"
 
 const char pfr_cli_help_reactor[] = HELP_SOURCE
     "  --steps N          fixed integration steps over L (default 1000)\n"

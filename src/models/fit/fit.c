@@ -84,15 +84,17 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
     if ((unsigned)o->method >= REMAT_ODE_METHOD_COUNT)
         return rmi_error(REMAT_ERR_ARG, "fit: unknown integration method %d", (int)o->method);
     if ((unsigned)o->adjoint >= REMAT_ODE_ADJOINT_COUNT)
-        return rmi_error(REMAT_ERR_ARG, "fit: unknown adjoint %d (expected discrete or backsolve)", (int)o->adjoint);
+        return rmi_error(REMAT_ERR_ARG, "fit: unknown adjoint %d (expected discrete, backsolve or interpolating)",
+                         (int)o->adjoint);
     if (o->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && o->adaptive)
         return rmi_error(REMAT_ERR_UNSUPPORTED,
                          "fit: the backsolve adjoint takes fixed steps in a fit (adaptive fits take the data times "
-                         "as a value), not adaptive %s: give dt or steps, or use adjoint discrete",
+                         "as a value), not adaptive %s: give dt or steps, or use adjoint interpolating or discrete",
                          remat_ode_method_name(o->method));
-    if (o->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && o->jacobian == REMAT_FIT_JACOBIAN_FORWARD)
-        return rmi_error(REMAT_ERR_UNSUPPORTED, "fit: the backsolve adjoint takes reverse-mode Jacobians only: "
-                                                "jacobian forward has no adjoint to use (give auto or reverse)");
+    if (o->adjoint != REMAT_ODE_ADJOINT_DISCRETE && o->jacobian == REMAT_FIT_JACOBIAN_FORWARD)
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "fit: the %s adjoint takes reverse-mode Jacobians only: "
+                                                "jacobian forward has no adjoint to use (give auto or reverse)",
+                         remat_ode_adjoint_name(o->adjoint));
     if (!isfinite(o->t0))
         return rmi_error(REMAT_ERR_VALUE, "fit: t0 = %g is not finite", o->t0);
     if (!(o->dt >= 0 && isfinite(o->dt)))

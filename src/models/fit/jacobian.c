@@ -45,8 +45,8 @@ remat_fit_jacobian fit_jacobian_resolve(const struct remat_fit *fit)
 {
     if (fit->opt.jacobian != REMAT_FIT_JACOBIAN_AUTO)
         return fit->opt.jacobian;
-    if (fit->opt.adjoint == REMAT_ODE_ADJOINT_BACKSOLVE)
-        return REMAT_FIT_JACOBIAN_REVERSE; /* its op has no forward mode */
+    if (fit->opt.adjoint != REMAT_ODE_ADJOINT_DISCRETE)
+        return REMAT_FIT_JACOBIAN_REVERSE; /* a continuous adjoint's op has no forward mode */
     /* program runs per Jacobian: n_free JVPs against max_meas VJPs; a JVP
      * also costs less than a VJP (no tape), so a tie goes forward */
     return fit->vars.n_free <= fit->max_meas ? REMAT_FIT_JACOBIAN_FORWARD : REMAT_FIT_JACOBIAN_REVERSE;

@@ -57,8 +57,13 @@ static remat_status check_ctl(const remat_ode_options *opt, const ode_tableau *t
     return REMAT_OK;
 }
 
+remat_status ode_ctl_of(const remat_ode_options *opt, ode_ctl *c)
+{
+    return check_ctl(opt, rmi_ode_tableau(opt->method), c);
+}
+
 /* tk less 100 ulps in dtype dt: a proposal past it lands on tk */
-static double floor_of(double tk, remat_dtype dt)
+double ode_floor_of(double tk, remat_dtype dt)
 {
     for (int i = 0; i < 100; i++)
         tk = dt == REMAT_F32 ? (double)nextafterf((float)tk, -INFINITY) : nextafter(tk, -INFINITY);
@@ -75,7 +80,7 @@ typedef struct {
 static remat_status run_interval(remat_fn *f, const loop_ctx *lc, remat_dtype dt, const remat_val *in,
                                  remat_val params, double tk, remat_val *out)
 {
-    remat_val consts[3] = {remat_scalar(f, dt, tk), remat_scalar(f, dt, floor_of(tk, dt)), params};
+    remat_val consts[3] = {remat_scalar(f, dt, tk), remat_scalar(f, dt, ode_floor_of(tk, dt)), params};
     return ode_loop(f, lc->cond, lc->body, ODE_N_CARRY, ODE_N_DIFF, in, lc->has_params ? 3 : 2, consts,
                     lc->c->max_steps, lc->so, out);
 }

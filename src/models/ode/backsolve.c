@@ -34,7 +34,7 @@
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
 
-static const char *const adjoint_names[REMAT_ODE_ADJOINT_COUNT] = {"discrete", "backsolve"};
+static const char *const adjoint_names[REMAT_ODE_ADJOINT_COUNT] = {"discrete", "backsolve", "interpolating"};
 
 const char *remat_ode_adjoint_name(remat_ode_adjoint adjoint)
 {
@@ -50,17 +50,12 @@ remat_status remat_ode_adjoint_parse(const char *text, remat_ode_adjoint *out)
             *out = (remat_ode_adjoint)i;
             return REMAT_OK;
         }
-    return rmi_error(REMAT_ERR_PARSE, "unknown adjoint '%s' (expected discrete or backsolve)", text);
+    return rmi_error(REMAT_ERR_PARSE, "unknown adjoint '%s' (expected discrete, backsolve or interpolating)", text);
 }
 
 /* ---- the backward program ---- */
 
-typedef struct {
-    remat_fn *vjp; /* (y, [t,] [p,] a) -> (f, a^T df/dy, [a^T df/dp]) */
-    int timed, has_p;
-} aug_rhs;
-
-static remat_status make_aug_rhs(const remat_mechanism *m, remat_dtype dt, int64_t S, int64_t P, aug_rhs *out)
+remat_status ode_aug_rhs_new(const remat_mechanism *m, remat_dtype dt, int64_t S, int64_t P, ode_aug_rhs *out)
 {
     out->timed = remat_kinetics_uses_indep(m);
     out->has_p = P > 0;
@@ -86,7 +81,7 @@ static remat_status make_aug_rhs(const remat_mechanism *m, remat_dtype dt, int64
 }
 
 /* z_i parts: y, a, m; fills fz with (f, -a^T J, -a^T f_p) at (t, y, a) */
-static void aug_eval(remat_fn *g, const aug_rhs *ar, remat_val t, remat_val y, remat_val a, remat_val p,
+void ode_aug_eval(remat_fn *g, const ode_aug_rhs *ar, remat_val t, remat_val y, remat_val a, remat_val p,
                      remat_val fz[3])
 {
     remat_val args[4], outs[3] = {REMAT_NONE, REMAT_NONE, REMAT_NONE};
@@ -106,7 +101,7 @@ static void aug_eval(remat_fn *g, const aug_rhs *ar, remat_val t, remat_val y, r
 /* body(y, a, [m,] j, t_end, h, [p]) -> (y', a', [m',] j + 1): step j of the
  * reverse walk, from t = t_end - j h to t - h, the tableau's stages with
  * step -h on the augmented state */
-static remat_status make_body(const ode_tableau *tb, const aug_rhs *ar, remat_dtype dt, int64_t S, int64_t P,
+static remat_status make_body(const ode_tableau *tb, const ode_aug_rhs *ar, remat_dtype dt, int64_t S, int64_t P,
                               remat_fn **out)
 {
     remat_fn *b = remat_fn_new("backsolve_step");
@@ -135,7 +130,7 @@ static remat_status make_body(const ode_tableau *tb, const aug_rhs *ar, remat_dt
         }
         remat_val ti = tb->c[i] == 0.0 ? t : remat_add(b, t, remat_mul_scalar(b, hn, tb->c[i]));
         remat_val fz[3];
-        aug_eval(b, ar, ti, zi[0], zi[1], p, fz);
+        ode_aug_eval(b, ar, ti, zi[0], zi[1], p, fz);
         for (int c = 0; c < nz; c++)
             k[i][c] = remat_mul(b, hn, fz[c]);
     }
@@ -160,12 +155,12 @@ static remat_status make_body(const ode_tableau *tb, const aug_rhs *ar, remat_dt
 static remat_status aug_eval_neg(remat_fn *g, const ode_rhs *r, remat_val s, remat_val z, remat_val p,
                                  remat_val *dzds)
 {
-    const aug_rhs *ar = r->ctx;
+    const ode_aug_rhs *ar = r->ctx;
     int64_t S = (r->S - r->P) / 2;
     remat_val y = remat_slice(g, z, (int64_t[]){0}, (int64_t[]){S}, NULL);
     remat_val a = remat_slice(g, z, (int64_t[]){S}, (int64_t[]){2 * S}, NULL);
     remat_val fz[3];
-    aug_eval(g, ar, s == REMAT_NONE ? REMAT_NONE : remat_neg(g, s), y, a, p, fz);
+    ode_aug_eval(g, ar, s == REMAT_NONE ? REMAT_NONE : remat_neg(g, s), y, a, p, fz);
     remat_val parts[3] = {remat_neg(g, fz[0]), remat_neg(g, fz[1]), ar->has_p ? remat_neg(g, fz[2]) : REMAT_NONE};
     *dzds = remat_concatenate(g, ar->has_p ? 3 : 2, parts, 0);
     if (remat_fn_status(g) != REMAT_OK)
@@ -222,9 +217,9 @@ static remat_status build_backward(const remat_mechanism *m, const remat_ode_opt
 {
     *out = NULL;
     const ode_tableau *tb = rmi_ode_tableau(opt->method);
-    aug_rhs ar = {0};
+    ode_aug_rhs ar = {0};
     remat_fn *body = NULL, *g = NULL;
-    remat_status st = make_aug_rhs(m, dt, S, P, &ar);
+    remat_status st = ode_aug_rhs_new(m, dt, S, P, &ar);
     ode_rhs r = {.m = m, .eval = aug_eval_neg, .ctx = &ar, .S = 2 * S + P, .P = P, .timed = ar.timed};
     if (st == REMAT_OK && !opt->adaptive)
         st = tb->ros ? make_body_ros(tb, &r, dt, &body) : make_body(tb, &ar, dt, S, P, &body);
@@ -394,10 +389,10 @@ remat_status rmi_ode_backsolve_check(const remat_ode_options *opt, remat_fn *f, 
     if (opt->adjoint == REMAT_ODE_ADJOINT_DISCRETE)
         return REMAT_OK;
     if ((unsigned)opt->adjoint >= REMAT_ODE_ADJOINT_COUNT)
-        return rmi_error(REMAT_ERR_ARG, "ode: unknown adjoint %d (expected discrete or backsolve)", (int)opt->adjoint);
+        return rmi_error(REMAT_ERR_ARG, "ode: unknown adjoint %d (expected discrete, backsolve or interpolating)", (int)opt->adjoint);
     if (remat_val_shape(f, y0).rank != 1 || (params != REMAT_NONE && remat_val_shape(f, params).rank != 1))
-        return rmi_error(REMAT_ERR_UNSUPPORTED, "ode: the backsolve adjoint takes y0 (S,) and params (P,), "
-                                                "not a batch: use adjoint discrete");
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "ode: the %s adjoint takes y0 (S,) and params (P,), "
+                                                "not a batch: use adjoint discrete", remat_ode_adjoint_name(opt->adjoint));
     return REMAT_OK;
 }
 

@@ -270,9 +270,9 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
                                               "(opt.times), not a value: use adjoint discrete");
         goto done;
     }
-    /* backsolve: the steps are not differentiated (ode_backsolve_wrap's op is) */
+    /* continuous adjoints: the steps are not differentiated (the wrapping op is) */
     remat_val y0_in = y0, params_in = params;
-    if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE) {
+    if (opt->adjoint != REMAT_ODE_ADJOINT_DISCRETE) {
         y0 = remat_stop_gradient(f, y0);
         if (params != REMAT_NONE)
             params = remat_stop_gradient(f, params);
@@ -282,6 +282,10 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
                                     stats);
         if (st == REMAT_OK && opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE &&
             (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, *y_at_outputs, y_at_outputs)) != REMAT_OK)
+            *y_at_outputs = REMAT_NONE;
+        if (st == REMAT_OK && opt->adjoint == REMAT_ODE_ADJOINT_INTERPOLATING &&
+            (st = rmi_ode_interp_wrap(f, m, opt, steps, y0_in, params_in, ts, *y_at_outputs, y_at_outputs)) !=
+                REMAT_OK)
             *y_at_outputs = REMAT_NONE;
         goto done;
     }
@@ -324,6 +328,9 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
     }
     if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE &&
         (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, out, &out)) != REMAT_OK)
+        goto done;
+    if (opt->adjoint == REMAT_ODE_ADJOINT_INTERPOLATING &&
+        (st = rmi_ode_interp_wrap(f, m, opt, steps, y0_in, params_in, REMAT_NONE, out, &out)) != REMAT_OK)
         goto done;
     *y_at_outputs = out;
     if (stats) {

@@ -148,7 +148,22 @@ remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m,
                                           remat_val y0, remat_val params, remat_val ts, int64_t K,
                                           remat_val *y_at_outputs, remat_val *stats);
 
+/* opt's controller and budget checked into c (adaptive.c) */
+remat_status ode_ctl_of(const remat_ode_options *opt, ode_ctl *c);
+/* tk less 100 ulps in dtype dt: an adaptive step proposed past it lands on tk */
+double ode_floor_of(double tk, remat_dtype dt);
+
 /* ---- the backsolve adjoint (backsolve.c) ---- */
+
+/* The right-hand side's VJP: vjp(y, [t,] [p,] a) -> (f, a^T df/dy, [a^T df/dp]) */
+typedef struct {
+    remat_fn *vjp;
+    int timed, has_p;
+} ode_aug_rhs;
+remat_status ode_aug_rhs_new(const remat_mechanism *m, remat_dtype dt, int64_t S, int64_t P, ode_aug_rhs *out);
+/* fz = (f, -a^T df/dy, -a^T df/dp) at (t, y, p) emitted into g (fz[2] REMAT_NONE without p) */
+void ode_aug_eval(remat_fn *g, const ode_aug_rhs *ar, remat_val t, remat_val y, remat_val a, remat_val p,
+                  remat_val fz[3]);
 
 /* REMAT_OK when opt->adjoint is discrete or a backsolve this integration
  * supports (fixed steps, explicit method, y0 (S,), params (P,)); else an
@@ -160,5 +175,14 @@ remat_status rmi_ode_backsolve_check(const remat_ode_options *opt, remat_fn *f, 
 remat_status rmi_ode_backsolve_wrap(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                     const int64_t *steps, remat_val y0, remat_val params, remat_val ys,
                                     remat_val *out);
+
+/* ---- the interpolating adjoint (interp.c) ---- */
+
+/* As rmi_ode_backsolve_wrap for REMAT_ODE_ADJOINT_INTERPOLATING; ts (K,)
+ * the output times as a value (remat_ode_integrate_times), else REMAT_NONE
+ * and opt->times */
+remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                 const int64_t *steps, remat_val y0, remat_val params, remat_val ts, remat_val ys,
+                                 remat_val *out);
 
 #endif

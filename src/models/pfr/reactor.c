@@ -82,7 +82,7 @@ remat_status remat_pfr_new(const remat_mechanism *m, const remat_pfr_options *op
         return rmi_error(REMAT_ERR_ARG, "pfr: objective species %d is not one of the %d species of %s",
                          opt->species, S, remat_mechanism_source(m));
     if ((unsigned)opt->adjoint >= REMAT_ODE_ADJOINT_COUNT)
-        return rmi_error(REMAT_ERR_ARG, "pfr: unknown adjoint %d (expected discrete or backsolve)", (int)opt->adjoint);
+        return rmi_error(REMAT_ERR_ARG, "pfr: unknown adjoint %d (expected discrete, backsolve or interpolating)", (int)opt->adjoint);
     remat_schedule_cost cost;
     remat_status st = remat_schedule_predict(&opt->schedule, 1, &cost);
     if (st != REMAT_OK)
