@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adjoint/schedule_impl.h"
 #include "remat/remat.h"
 
 /* body(h (4,6), acc (), x (6), W (6,6)): h' = tanh(h @ W + x), acc' = acc + sum(h' * h) */
@@ -208,11 +209,30 @@ static void test_scan_tiers_bad_directory_and_full_tier(void **state)
     t_free_all(4, in);
 }
 
+/* The solved two-tier table is kept by the process: one compile solves it
+ * once (not once per use: the store's sizing, predict, the plan's replay,
+ * each node), a second compile not at all. */
+static void test_scan_tiers_table_solved_once(void **state)
+{
+    (void)state;
+    const int64_t n = 40, before = rmi_sched_two_tier_tables_solved();
+    remat_program *p = compile_tiered(n, "two-tier:2:6:0.375:0.625", "/tmp", 0);
+    const int64_t first = rmi_sched_two_tier_tables_solved() - before;
+    remat_program *q = compile_tiered(n, "two-tier:2:6:0.375:0.625", "/tmp", 0);
+    const int64_t second = rmi_sched_two_tier_tables_solved() - before - first;
+    if (first != 1 || second != 0)
+        fail_msg("two-tier tables solved: %lld by the first compile, %lld by the second", (long long)first,
+                 (long long)second);
+    remat_program_free(p);
+    remat_program_free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_tiers_gradient_and_bytes),
         cmocka_unit_test(test_scan_tiers_bad_directory_and_full_tier),
+        cmocka_unit_test(test_scan_tiers_table_solved_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,13 +44,19 @@
  * slots than steps are never useful), the decisions kept in a table of
  * 2 (n+1)(S'+1)(D'+1) entries, S' = min(S, n), D' = min(D, n): init refuses
  * a table past TWO_TIER_MAX_CELLS (the message says so), as it is built in
- * O(n^2 S' D') time. The generator replays the decisions with an explicit
- * stack of frames, one action group at a time; predict replays it and
- * counts (as online's predict does).
+ * O(n^2 S' D') time (about a second at n = 200, D = 199), so the process
+ * keeps the last few solved tables (tt_table_get: a compile asks for the
+ * same one several times, a while loop once per run at its counted
+ * length); rmi_sched_two_tier_tables_solved counts the solves. The
+ * generator replays the decisions with an explicit stack of frames, one
+ * action group at a time; predict replays it and counts (as online's
+ * predict does).
  */
 #include <float.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "adjoint/schedule_impl.h"
 #include "core/alloc.h"
@@ -69,12 +75,22 @@ typedef struct {
     int k, slot, child, m, d, phase;
 } tt_frame;
 
-typedef struct {
+/* the solved recursion for one (n, S, D, W, R): read only once solved,
+ * shared by every schedule of that key through the process's cache */
+typedef struct tt_table {
     int64_t n, S, D, Sp, Dp;
     double W, R;
     double *cost;   /* C_k(l, m, d) */
     uint8_t *choice;
     int32_t *split; /* j */
+    size_t bytes;
+    int refs;    /* schedules using it (under cache_lock) */
+    bool cached; /* in cache[]: freed by eviction, else by its last user */
+} tt_table;
+
+typedef struct {
+    int64_t n, S, D, Sp, Dp;
+    const tt_table *tab;
     tt_frame *st;
     int64_t top;
     int *ram_free, *disk_free; /* stacks of free slots */
@@ -83,17 +99,17 @@ typedef struct {
     bool first_turn_done, started, finished;
 } tt_state;
 
-static int64_t idx(const tt_state *t, int k, int64_t l, int64_t m, int64_t d)
+static int64_t idx(const tt_table *t, int k, int64_t l, int64_t m, int64_t d)
 {
     m = m < l ? m : l;
     d = d < l ? d : l;
     return ((k * (t->n + 1) + l) * (t->Sp + 1) + m) * (t->Dp + 1) + d;
 }
 
-static double C(const tt_state *t, int k, int64_t l, int64_t m, int64_t d) { return t->cost[idx(t, k, l, m, d)]; }
+static double C(const tt_table *t, int k, int64_t l, int64_t m, int64_t d) { return t->cost[idx(t, k, l, m, d)]; }
 
 /* the recursion of the header, l = 1 .. n, ties to the first option listed */
-static void tt_solve(tt_state *t)
+static void tt_solve(tt_table *t)
 {
     /* within one l, copying the base into RAM (D -> M) lowers m + d and
      * moving it to disk (M -> D) keeps it: by m + d, disk bases first */
@@ -136,7 +152,7 @@ static void tt_solve(tt_state *t)
 
 /* the whole scan's cost and where carry 0 goes (TIER_M / TIER_D; -1: no
  * snapshot, n == 1; -2: none possible) */
-static double tt_top(const tt_state *t, int *tier)
+static double tt_top(const tt_table *t, int *tier)
 {
     if (t->n <= 1) {
         *tier = -1;
@@ -151,23 +167,104 @@ static double tt_top(const tt_state *t, int *tier)
     return best;
 }
 
-static void tt_release(tt_state *t)
+static void tt_table_free(tt_table *t)
 {
     if (!t)
         return;
     rmi_free(t->cost);
     rmi_free(t->choice);
     rmi_free(t->split);
-    rmi_free(t->st);
-    rmi_free(t->ram_free);
-    rmi_free(t->disk_free);
     rmi_free(t);
 }
 
-/* the tables, solved; the message when too large or out of memory */
-static remat_status tt_new(const remat_schedule_spec *spec, int64_t n, tt_state **out)
+/* The process's solved tables, most recently used first: a compile asks
+ * for the same one several times (the store's sizing, predict, the plan's
+ * replay, each node's), and a while loop once per run at its counted
+ * length. At most TT_CACHE_ENTRIES tables and TT_CACHE_BYTES in all stay
+ * when unused; a larger table is freed by its last user. */
+#define TT_CACHE_ENTRIES 4
+#define TT_CACHE_BYTES ((size_t)64 << 20)
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static tt_table *cache[TT_CACHE_ENTRIES];
+static int64_t tables_solved;
+
+static bool same_key(const tt_table *t, int64_t n, const remat_schedule_spec *spec)
+{
+    return t->n == n && t->S == spec->snapshots && t->D == spec->disk_snapshots && t->W == spec->disk_write &&
+           t->R == spec->disk_read;
+}
+
+/* under cache_lock: the cached table for the key, moved to the front and
+ * referenced, or NULL */
+static tt_table *cache_find(int64_t n, const remat_schedule_spec *spec)
+{
+    for (int i = 0; i < TT_CACHE_ENTRIES; i++) {
+        tt_table *t = cache[i];
+        if (t && same_key(t, n, spec)) {
+            memmove(cache + 1, cache, sizeof *cache * (size_t)i);
+            cache[0] = t;
+            t->refs++;
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* under cache_lock: t at the front, unused tables past the limits evicted
+ * from the back */
+static void cache_insert(tt_table *t)
+{
+    if (t->bytes > TT_CACHE_BYTES)
+        return;
+    tt_table *last = cache[TT_CACHE_ENTRIES - 1];
+    if (last) { /* the least recently used leaves; its users free it */
+        last->cached = false;
+        if (last->refs == 0)
+            tt_table_free(last);
+    }
+    memmove(cache + 1, cache, sizeof *cache * (TT_CACHE_ENTRIES - 1));
+    cache[0] = t;
+    t->cached = true;
+    size_t total = 0;
+    for (int i = 0; i < TT_CACHE_ENTRIES; i++) {
+        if (!cache[i])
+            continue;
+        if (total + cache[i]->bytes > TT_CACHE_BYTES && cache[i]->refs == 0 && i > 0) {
+            cache[i]->cached = false;
+            tt_table_free(cache[i]);
+            memmove(cache + i, cache + i + 1, sizeof *cache * (size_t)(TT_CACHE_ENTRIES - 1 - i));
+            cache[TT_CACHE_ENTRIES - 1] = NULL;
+            i--;
+            continue;
+        }
+        total += cache[i]->bytes;
+    }
+}
+
+static void tt_table_release(const tt_table *ct)
+{
+    if (!ct)
+        return;
+    tt_table *t = (tt_table *)ct;
+    pthread_mutex_lock(&cache_lock);
+    const bool drop = --t->refs == 0 && !t->cached;
+    pthread_mutex_unlock(&cache_lock);
+    if (drop)
+        tt_table_free(t);
+}
+
+/* the solved table for spec over n steps, from the cache or solved now
+ * (and cached); the message when too large or out of memory */
+static remat_status tt_table_get(const remat_schedule_spec *spec, int64_t n, const tt_table **out)
 {
     *out = NULL;
+    pthread_mutex_lock(&cache_lock);
+    tt_table *t = cache_find(n, spec);
+    pthread_mutex_unlock(&cache_lock);
+    if (t) {
+        *out = t;
+        return REMAT_OK;
+    }
     const int64_t S = spec->snapshots, D = spec->disk_snapshots;
     const int64_t Sp = S < n ? S : n, Dp = D < n ? D : n;
     const double cells = 2.0 * (double)(n + 1) * (double)(Sp + 1) * (double)(Dp + 1);
@@ -177,21 +274,75 @@ static remat_status tt_new(const remat_schedule_spec *spec, int64_t n, tt_state 
                          "(at most %lld: fewer steps or slots)",
                          (long long)S, (long long)D, (long long)n, cells, (long long)TWO_TIER_MAX_CELLS);
     }
-    tt_state *t = rmi_calloc(1, sizeof *t);
+    t = rmi_calloc(1, sizeof *t);
     if (t) {
-        *t = (tt_state){.n = n, .S = S, .D = D, .Sp = Sp, .Dp = Dp, .W = spec->disk_write, .R = spec->disk_read};
+        *t = (tt_table){.n = n, .S = S, .D = D, .Sp = Sp, .Dp = Dp, .W = spec->disk_write, .R = spec->disk_read,
+                        .bytes = (size_t)cells * (sizeof *t->cost + 1 + sizeof *t->split), .refs = 1};
         t->cost = rmi_malloc(sizeof *t->cost * (size_t)cells);
         t->choice = rmi_malloc((size_t)cells);
         t->split = rmi_malloc(sizeof *t->split * (size_t)cells);
-        t->st = rmi_malloc(sizeof *t->st * (size_t)(2 * n + 4));
-        t->ram_free = rmi_malloc(sizeof *t->ram_free * (size_t)(Sp + 1));
-        t->disk_free = rmi_malloc(sizeof *t->disk_free * (size_t)(Dp + 1));
     }
-    if (!t || !t->cost || !t->choice || !t->split || !t->st || !t->ram_free || !t->disk_free) {
-        tt_release(t);
+    if (!t || !t->cost || !t->choice || !t->split) {
+        tt_table_free(t);
         return rmi_error(REMAT_ERR_NOMEM, "two-tier: out of memory for the schedule's table (%.3g entries)", cells);
     }
     tt_solve(t);
+    pthread_mutex_lock(&cache_lock);
+    tables_solved++;
+    tt_table *other = cache_find(n, spec); /* solved meanwhile by another thread: theirs */
+    if (!other)
+        cache_insert(t);
+    pthread_mutex_unlock(&cache_lock);
+    if (other) {
+        tt_table_free(t);
+        t = other;
+    }
+    *out = t;
+    return REMAT_OK;
+}
+
+int64_t rmi_sched_two_tier_tables_solved(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    const int64_t k = tables_solved;
+    pthread_mutex_unlock(&cache_lock);
+    return k;
+}
+
+static void tt_release(tt_state *t)
+{
+    if (!t)
+        return;
+    tt_table_release(t->tab);
+    rmi_free(t->st);
+    rmi_free(t->ram_free);
+    rmi_free(t->disk_free);
+    rmi_free(t);
+}
+
+/* the generator's state over the solved table; the message when too large
+ * or out of memory */
+static remat_status tt_new(const remat_schedule_spec *spec, int64_t n, tt_state **out)
+{
+    *out = NULL;
+    const tt_table *tab;
+    remat_status st = tt_table_get(spec, n, &tab);
+    if (st != REMAT_OK)
+        return st;
+    tt_state *t = rmi_calloc(1, sizeof *t);
+    if (t) {
+        *t = (tt_state){.n = n, .S = tab->S, .D = tab->D, .Sp = tab->Sp, .Dp = tab->Dp, .tab = tab};
+        t->st = rmi_malloc(sizeof *t->st * (size_t)(2 * n + 4));
+        t->ram_free = rmi_malloc(sizeof *t->ram_free * (size_t)(t->Sp + 1));
+        t->disk_free = rmi_malloc(sizeof *t->disk_free * (size_t)(t->Dp + 1));
+    }
+    if (!t || !t->st || !t->ram_free || !t->disk_free) {
+        if (t)
+            tt_release(t);
+        else
+            tt_table_release(tab);
+        return rmi_error(REMAT_ERR_NOMEM, "two-tier: out of memory for the schedule's state");
+    }
     *out = t;
     return REMAT_OK;
 }
@@ -239,9 +390,9 @@ static void tt_unit(remat_schedule *s, tt_state *t)
     tt_frame *f = &t->st[t->top - 1];
     switch (f->phase) {
     case PH_DECIDE: {
-        const int64_t i = idx(t, f->k, f->l, f->m, f->d);
-        const int ch = t->choice[i];
-        const int64_t j = t->split[i];
+        const int64_t i = idx(t->tab, f->k, f->l, f->m, f->d);
+        const int ch = t->tab->choice[i];
+        const int64_t j = t->tab->split[i];
         if (ch == CH_ONE) {
             emit_reverse(s, t, f->a);
             t->top--;
@@ -310,7 +461,7 @@ static remat_status two_tier_init(remat_schedule *s)
     if (st != REMAT_OK)
         return st;
     int tier;
-    tt_top(t, &tier);
+    tt_top(t->tab, &tier);
     if (tier == -2) {
         tt_release(t);
         return rmi_error(REMAT_ERR_ARG, "two-tier:%lld:%lld: no snapshot slot for %lld steps",
@@ -337,7 +488,7 @@ static void two_tier_step(remat_schedule *s)
             return;
         }
         int tier;
-        tt_top(t, &tier);
+        tt_top(t->tab, &tier);
         if (tier < 0) { /* one step: nothing to bring back */
             push(t, 0, 1, TIER_M, -1, 0, 0);
         } else {
@@ -431,7 +582,7 @@ double rmi_sched_two_tier_optimum(const remat_schedule_spec *spec, int64_t n)
     if (tt_new(spec, n, &t) != REMAT_OK)
         return -1;
     int tier;
-    const double c = tt_top(t, &tier);
+    const double c = tt_top(t->tab, &tier);
     tt_release(t);
     return tier == -2 ? -1 : c;
 }

@@ -156,6 +156,9 @@ extern const remat_schedule_type *const rmi_schedule_type_two_tier;
  * writes + R reads, sched_two_tier.c); -1 when no schedule exists or the
  * table is too large (the message says which). */
 double rmi_sched_two_tier_optimum(const remat_schedule_spec *spec, int64_t n);
+/* How many two-tier tables the process has solved (the others came from
+ * its cache of solved tables, sched_two_tier.c). */
+int64_t rmi_sched_two_tier_tables_solved(void);
 
 /* Periodic internals shared with two-level (sched_periodic.c). */
 remat_status rmi_sched_periodic_init_k(remat_schedule *s, int64_t period);

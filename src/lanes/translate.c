@@ -1,7 +1,8 @@
 /*
  * translate.c — translates a loop body (a scan's, or a while loop's seen as
- * a scan) and its VJP halves into lane programs (backend/lane.h) and has the
- * backend compile them (lanes.h).
+ * a scan) and its VJP halves into lane programs (backend/lane.h), one kernel
+ * per loop action, and has the backend compile them (lanes.h). The builder
+ * is builder.c, the ops emit.c (builder_impl.h).
  *
  * The lane axis. With m > 1, a value's lane axis is the one axis of size m
  * in its shape (none: the value is the same for every lane; two: the body
@@ -29,634 +30,17 @@
  * nested scans, non-splat constants along the lane axis, empty values, the
  * case above, and programs over LANES_MAX_INS instructions.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ad/node.h"
-#include "core/arena.h"
 #include "core/alloc.h"
+#include "core/arena.h"
 #include "core/assert.h"
-#include "core/exhaustive.h"
 #include "backend/lane_io.h"
+#include "lanes/builder_impl.h"
 #include "lanes/lanes.h"
 #include "lanes/lanes_impl.h"
-#include "lanes/lanes_solve.h"
-
-/* Instructions per kernel: a safety valve, not the policy. Whether a body's
- * programs are worth compiling is scan_tier.c's call (their interpreted
- * work against gcc's time, which the backend predicts from their size);
- * this only keeps a pathological body (gcc's time grows faster than
- * linearly in a function's size: a (20,20) state's ~5000-instruction
- * unrolled kernels took 9 s at -O3) from being translated at all. Rodas5 on
- * three species: 764 to 2102 a kernel. */
-#define LANES_MAX_INS 20000
-
-typedef struct {
-    int lane;           /* lane axis, -1: none */
-    int64_t n;          /* entries */
-    int32_t *reg;       /* n registers */
-    remat_dtype dt;
-    remat_shape shape;
-} lval;
-
-typedef struct {
-    int64_t m;
-    remat_lane_ins *ins;
-    int n, cap;
-    remat_lane_ins *st; /* stores, emitted after everything else */
-    int n_st, cap_st;
-    remat_lane_buf *bufs;
-    int n_bufs;
-    uint8_t *flags; /* per instruction of ins: F_VARYING, F_POST */
-    int cap_flags;
-    int ok;
-    remat_arena mem;
-} lb;
-
-/* A register that differs between lanes (read lane by lane), and one whose
- * value exists only after the lanes (a sum across them, ops of it): the two
- * never meet in one op (backend/lane.h, "Sums across lanes"). */
-enum { F_VARYING = 1, F_POST = 2 };
-
-/* ---- building ---- */
-
-static int32_t push_to(lb *b, remat_lane_ins **arr, int *n, int *cap, remat_lane_ins I)
-{
-    if (!b->ok || b->n + b->n_st >= LANES_MAX_INS)
-        return b->ok = 0, -1;
-    if (*n == *cap) {
-        int nc = *cap ? 2 * *cap : 256;
-        remat_lane_ins *p = rmi_realloc(*arr, sizeof *p * (size_t)nc);
-        if (!p)
-            return b->ok = 0, -1;
-        *arr = p, *cap = nc;
-    }
-    (*arr)[*n] = I;
-    return (*n)++;
-}
-
-static uint8_t flags_of(const lb *b, int32_t r) { return r >= 0 ? b->flags[r] : 0; }
-
-static int32_t push(lb *b, remat_lane_ins I)
-{
-    uint8_t f = 0;
-    switch (I.kind) {
-    case REMAT_LANE_LOAD: f = b->m > 1 && I.lstride != 0 ? F_VARYING : 0; break;
-    case REMAT_LANE_SUM0: f = F_POST; break;
-    case REMAT_LANE_ACC: /* adds to a sum in the lanes: the only in-lane reader of a post register */
-        if (!(flags_of(b, I.a) & F_POST) || (flags_of(b, I.b) & F_POST))
-            return b->ok = 0, -1;
-        break;
-    case REMAT_LANE_OP:
-        f = flags_of(b, I.a) | flags_of(b, I.b) | flags_of(b, I.c);
-        if ((f & F_VARYING) && (f & F_POST))
-            return b->ok = 0, -1; /* a lane value combined with a sum across lanes */
-        I.post = (f & F_POST) != 0;
-        break;
-    default: break;
-    }
-    const int32_t r = push_to(b, &b->ins, &b->n, &b->cap, I);
-    if (r < 0)
-        return r;
-    if (b->n > b->cap_flags) {
-        int nc = b->cap;
-        uint8_t *q = rmi_realloc(b->flags, (size_t)nc);
-        if (!q)
-            return b->ok = 0, -1;
-        b->flags = q, b->cap_flags = nc;
-    }
-    b->flags[r] = f;
-    return r;
-}
-
-static int32_t op3(lb *b, remat_op op, remat_dtype dt, int32_t x, int32_t y, int32_t z, double imm)
-{
-    return push(b, (remat_lane_ins){.kind = REMAT_LANE_OP, .dt = (uint8_t)dt, .op = (uint16_t)op, .a = x, .b = y,
-                                    .c = z, .buf = -1, .imm = imm});
-}
-
-static int32_t konst(lb *b, remat_dtype dt, double v)
-{
-    return push(b, (remat_lane_ins){.kind = REMAT_LANE_CONST, .dt = (uint8_t)dt, .a = -1, .b = -1, .c = -1,
-                                    .buf = -1, .imm = v});
-}
-
-/* ---- lane layouts ---- */
-
-static int lane_axis(const remat_shape *s, int64_t m, int *ok)
-{
-    int a = -1;
-    if (m == 1)
-        return -1;
-    for (int k = 0; k < s->rank; k++)
-        if (s->dims[k] == m) {
-            if (a >= 0)
-                *ok = 0; /* two axes of size m: which one is the lane is ambiguous */
-            a = k;
-        }
-    return a;
-}
-
-static int64_t entries(const remat_shape *s, int lane)
-{
-    int64_t n = remat_shape_numel(s);
-    return lane >= 0 ? n / s->dims[lane] : n;
-}
-
-/* coordinates (lane coordinate 0) of entry e */
-static void entry_coords(const remat_shape *s, int lane, int64_t e, int64_t *c)
-{
-    for (int k = s->rank - 1; k >= 0; k--) {
-        if (k == lane) {
-            c[k] = 0;
-            continue;
-        }
-        c[k] = e % s->dims[k];
-        e /= s->dims[k];
-    }
-}
-
-static int64_t coords_entry(const remat_shape *s, int lane, const int64_t *c)
-{
-    int64_t e = 0;
-    for (int k = 0; k < s->rank; k++)
-        if (k != lane)
-            e = e * s->dims[k] + c[k];
-    return e;
-}
-
-static int64_t coords_flat(const remat_shape *s, const int64_t *c)
-{
-    int64_t f = 0;
-    for (int k = 0; k < s->rank; k++)
-        f = f * s->dims[k] + c[k];
-    return f;
-}
-
-static int64_t lane_stride(const remat_shape *s, int lane)
-{
-    int64_t st = 1;
-    if (lane < 0)
-        return 0;
-    for (int k = s->rank - 1; k > lane; k--)
-        st *= s->dims[k];
-    return st;
-}
-
-static lval *new_val(lb *b, remat_dtype dt, const remat_shape *s)
-{
-    lval *v = rmi_arena_alloc(&b->mem, sizeof *v);
-    int ok = 1;
-    if (!v)
-        return b->ok = 0, NULL;
-    v->dt = dt;
-    v->shape = *s;
-    v->lane = lane_axis(s, b->m, &ok);
-    v->n = entries(s, v->lane);
-    if (v->n == 0 || remat_shape_numel(s) == 0) /* empty values: nothing a loop would gain */
-        return b->ok = 0, NULL;
-    v->reg = rmi_arena_alloc(&b->mem, sizeof *v->reg * (size_t)(v->n + 1));
-    if (!ok || !v->reg)
-        return b->ok = 0, NULL;
-    return v;
-}
-
-/* a value of desc (dt, s) read from buffer buf */
-static lval *load(lb *b, int32_t buf, remat_dtype dt, const remat_shape *s)
-{
-    lval *v = new_val(b, dt, s);
-    if (!v)
-        return NULL;
-    const int64_t ls = lane_stride(s, v->lane);
-    int64_t c[REMAT_MAX_RANK];
-    for (int64_t e = 0; e < v->n; e++) {
-        entry_coords(s, v->lane, e, c);
-        v->reg[e] = push(b, (remat_lane_ins){.kind = REMAT_LANE_LOAD, .dt = (uint8_t)dt, .a = -1, .b = -1, .c = -1,
-                                              .buf = buf, .off = coords_flat(s, c), .lstride = ls});
-    }
-    return v;
-}
-
-/* stores v into buffer buf (deferred until every load is emitted). A value
- * without a lane axis stored by every lane is fine in a plain buffer, but a
- * state buffer would be updated m times. */
-static void store(lb *b, int32_t buf, const lval *v)
-{
-    if (!v) {
-        b->ok = 0;
-        return;
-    }
-    const int64_t ls = b->m > 1 ? lane_stride(&v->shape, v->lane) : 0;
-    int64_t c[REMAT_MAX_RANK];
-    for (int64_t e = 0; e < v->n && b->ok; e++) {
-        const int post = (flags_of(b, v->reg[e]) & F_POST) != 0;
-        /* after the lanes only a lane-less element can be written; in them, a
-         * state element without a lane would be updated m times */
-        if ((post && ls != 0) || (!post && ls == 0 && b->m > 1 && b->bufs[buf].state)) {
-            b->ok = 0;
-            return;
-        }
-        entry_coords(&v->shape, v->lane, e, c);
-        push_to(b, &b->st, &b->n_st, &b->cap_st,
-                (remat_lane_ins){.kind = REMAT_LANE_STORE, .dt = (uint8_t)v->dt, .post = (uint8_t)post,
-                                 .a = v->reg[e], .b = -1, .c = -1, .buf = buf, .off = coords_flat(&v->shape, c),
-                                 .lstride = ls});
-    }
-}
-
-/* ---- ops ---- */
-
-/* route and lane_preserved switch on the parameter kind, which names each
- * routing op (slice, transpose, broadcast, pad, concatenate). */
-REMAT_EXHAUSTIVE_BEGIN
-/* Maps output coordinates to the operand's (lane coordinate 0 stays 0, or
- * the lane is checked not to move). Returns 0 for an element that is
- * padding (pad), or the operand index + 1 (concatenate: which operand). */
-typedef struct {
-    const remat_node *node;
-    const remat_shape *in_shapes[64];
-    int nin;
-} route_ctx;
-
-static int route(const route_ctx *r, const int64_t *oc, int64_t *ic)
-{
-    const remat_node *N = r->node;
-    const remat_shape *in = r->in_shapes[0];
-    switch (remat_op_param_of((remat_op)N->op)) {
-    case REMAT_OPP_SLICE:
-        for (int k = 0; k < N->shape.rank; k++)
-            ic[k] = N->p.slice->start[k] + oc[k] * N->p.slice->stride[k];
-        return 1;
-    case REMAT_OPP_PERM:
-        for (int k = 0; k < N->shape.rank; k++)
-            ic[N->p.perm[k]] = oc[k];
-        return 1;
-    case REMAT_OPP_BDIMS:
-        for (int k = 0; k < in->rank; k++)
-            ic[k] = in->dims[k] == 1 ? 0 : oc[N->p.bdims[k]];
-        return 1;
-    case REMAT_OPP_PAD:
-        for (int k = 0; k < N->shape.rank; k++) {
-            int64_t t = oc[k] - N->p.pad->low[k], step = N->p.pad->interior[k] + 1;
-            if (t < 0 || t % step != 0 || t / step >= in->dims[k])
-                return 0;
-            ic[k] = t / step;
-        }
-        return 1;
-    case REMAT_OPP_AXIS: {
-        const int ax = (int)N->p.axis;
-        int64_t pos = oc[ax];
-        for (int q = 0; q < r->nin; q++) {
-            if (pos < r->in_shapes[q]->dims[ax]) {
-                memcpy(ic, oc, sizeof *ic * (size_t)N->shape.rank);
-                ic[ax] = pos;
-                return q + 1;
-            }
-            pos -= r->in_shapes[q]->dims[ax];
-        }
-        REMAT_UNREACHABLE("scan lanes: concatenate coordinate out of range");
-    }
-    case REMAT_OPP_NONE: case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT:
-    case REMAT_OPP_INT_EXPONENT: case REMAT_OPP_EXPONENT: case REMAT_OPP_AXES: case REMAT_OPP_DOT:
-    case REMAT_OPP_SOLVE:
-    case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
-        break;
-    }
-    REMAT_UNREACHABLE("scan lanes: not a routing op");
-}
-
-/* Does the op keep lane j on lane j? Checked on the lane axes and params. */
-static int lane_preserved(const remat_node *N, const lval *const *x, int nin, const lval *o)
-{
-    const int lo = o->lane;
-    for (int q = 0; q < nin; q++)
-        if ((x[q]->lane >= 0) != (lo >= 0) &&
-            !(remat_op_param_of((remat_op)N->op) == REMAT_OPP_BDIMS && x[q]->lane < 0))
-            return 0; /* a lane appears from nothing or vanishes */
-    if (lo < 0)
-        return 1;
-    switch (remat_op_param_of((remat_op)N->op)) {
-    case REMAT_OPP_SLICE:
-        return N->p.slice->start[lo] == 0 && N->p.slice->stride[lo] == 1 && x[0]->lane == lo;
-    case REMAT_OPP_PERM: return N->p.perm[lo] == x[0]->lane;
-    case REMAT_OPP_BDIMS: return x[0]->lane < 0 || N->p.bdims[x[0]->lane] == lo;
-    case REMAT_OPP_PAD:
-        return x[0]->lane == lo && !N->p.pad->low[lo] && !N->p.pad->high[lo] && !N->p.pad->interior[lo];
-    case REMAT_OPP_AXIS:
-        for (int q = 0; q < nin; q++)
-            if (x[q]->lane != lo)
-                return 0;
-        return N->p.axis != lo;
-    case REMAT_OPP_NONE: case REMAT_OPP_FILL: case REMAT_OPP_ARG_POS: case REMAT_OPP_OUTPUT:
-    case REMAT_OPP_INT_EXPONENT: case REMAT_OPP_EXPONENT: case REMAT_OPP_AXES: case REMAT_OPP_DOT:
-    case REMAT_OPP_SOLVE:
-    case REMAT_OPP_CALL: case REMAT_OPP_CUSTOM: case REMAT_OPP_HOP: case REMAT_OPP_COUNT:
-        return 0;
-    }
-    return 0;
-}
-REMAT_EXHAUSTIVE_END
-
-static lval *reshape(lb *b, const lval *x, const remat_node *N)
-{
-    lval *o = new_val(b, x->dt, &N->shape);
-    if (!o)
-        return NULL;
-    if ((o->lane >= 0) != (x->lane >= 0))
-        return b->ok = 0, NULL;
-    /* every element: lane j of the output must be lane j of the operand */
-    const int64_t numel = remat_shape_numel(&N->shape);
-    int64_t oc[REMAT_MAX_RANK], ic[REMAT_MAX_RANK];
-    for (int64_t f = 0; f < numel; f++) {
-        int64_t t = f;
-        for (int k = o->shape.rank - 1; k >= 0; k--)
-            oc[k] = t % o->shape.dims[k], t /= o->shape.dims[k];
-        t = f;
-        for (int k = x->shape.rank - 1; k >= 0; k--)
-            ic[k] = t % x->shape.dims[k], t /= x->shape.dims[k];
-        if (o->lane >= 0 && oc[o->lane] != ic[x->lane])
-            return b->ok = 0, NULL;
-        if (o->lane < 0 || oc[o->lane] == 0)
-            o->reg[coords_entry(&o->shape, o->lane, oc)] = x->reg[coords_entry(&x->shape, x->lane, ic)];
-    }
-    return o;
-}
-
-static lval *routed(lb *b, const remat_node *N, lval *const *x, int nin)
-{
-    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape); /* nin <= 64: emit_fn checked */
-    if (!o)
-        return NULL;
-    if (!lane_preserved(N, (const lval *const *)x, nin, o))
-        return b->ok = 0, NULL;
-    route_ctx r = {.node = N, .nin = nin};
-    for (int q = 0; q < nin; q++)
-        r.in_shapes[q] = &x[q]->shape;
-    int32_t zero = -1;
-    int64_t oc[REMAT_MAX_RANK], ic[REMAT_MAX_RANK];
-    for (int64_t e = 0; e < o->n; e++) {
-        entry_coords(&o->shape, o->lane, e, oc);
-        int q = route(&r, oc, ic);
-        if (q == 0) {
-            if (zero < 0)
-                zero = konst(b, o->dt, 0.0);
-            o->reg[e] = zero;
-            continue;
-        }
-        const lval *src = x[q - 1];
-        o->reg[e] = src->reg[coords_entry(&src->shape, src->lane, ic)];
-    }
-    return o;
-}
-
-static lval *constant(lb *b, const remat_node *N)
-{
-    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
-    if (!o)
-        return NULL;
-    if (!N->data) { /* splat */
-        int32_t r = konst(b, o->dt, N->p.fill);
-        for (int64_t e = 0; e < o->n; e++)
-            o->reg[e] = r;
-        return o;
-    }
-    if (o->lane >= 0) /* values that differ by lane would need a buffer of their own */
-        return b->ok = 0, NULL;
-    for (int64_t e = 0; e < o->n; e++)
-        o->reg[e] = konst(b, o->dt, o->dt == REMAT_F32 ? (double)((const float *)N->data)[e]
-                                                        : ((const double *)N->data)[e]);
-    return o;
-}
-
-static int is_pos_zero(const lb *b, int32_t r)
-{
-    const remat_lane_ins *I = &b->ins[r];
-    return I->kind == REMAT_LANE_CONST && I->imm == 0.0 && !signbit(I->imm);
-}
-
-/* x + y. (a + b) + 0 is rewritten as (a + 0) + b, a the operand computed
- * first: in IEEE round-to-nearest both give a + b except that a = b = -0
- * gives +0, the same bits always (x + y is -0 only when both are -0). The
- * +0 (a cotangent added to a pad's zeros: add(ct, pad(g))) then leaves the
- * critical path of a loop-carried chain such as a scan's carry cotangent. */
-static int32_t add(lb *b, remat_dtype dt, int32_t x, int32_t y)
-{
-    if (is_pos_zero(b, x)) {
-        int32_t t = x;
-        x = y, y = t;
-    }
-    if (is_pos_zero(b, y) && b->ins[x].kind == REMAT_LANE_OP && b->ins[x].op == REMAT_OP_ADD) {
-        int32_t p = b->ins[x].a, q = b->ins[x].b;
-        if (p > q) {
-            int32_t t = p;
-            p = q, q = t;
-        }
-        return op3(b, REMAT_OP_ADD, dt, op3(b, REMAT_OP_ADD, dt, p, y, -1, 0.0), q, -1, 0.0);
-    }
-    return op3(b, REMAT_OP_ADD, dt, x, y, -1, 0.0);
-}
-
-static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
-{
-    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
-    if (!o)
-        return NULL;
-    for (int q = 0; q < nin; q++)
-        if (x[q]->lane != o->lane || x[q]->n != o->n)
-            return b->ok = 0, NULL;
-    const remat_op_param pk = remat_op_param_of((remat_op)N->op);
-    const double imm = pk == REMAT_OPP_EXPONENT       ? N->p.exponent
-                       : pk == REMAT_OPP_INT_EXPONENT ? (double)N->p.int_exponent
-                                                      : 0.0;
-    for (int64_t e = 0; e < o->n && b->ok; e++)
-        o->reg[e] = N->op == REMAT_OP_ADD ? add(b, o->dt, x[0]->reg[e], x[1]->reg[e])
-                                          : op3(b, (remat_op)N->op, o->dt, x[0]->reg[e], nin > 1 ? x[1]->reg[e] : -1,
-                                                nin > 2 ? x[2]->reg[e] : -1, imm);
-    return o;
-}
-
-/* reduce_max's step (backend/cpu/reduce.c, MAX_STEP): m takes x when
- * x > m, when x is NaN, or when x == m and m is -0 (IEEE maximum: +0 beats
- * -0, a NaN propagates, the latest NaN's bits win). max(x, m) is all of it
- * but the last case, where it keeps m: the select takes x there, m's sign
- * read off 1/m (-inf for -0; any negative m equal to x has x's bits). */
-static int32_t max_step(lb *b, remat_dtype dt, int32_t m, int32_t x)
-{
-    const int32_t mx = op3(b, REMAT_OP_MAX, dt, x, m, -1, 0.0);
-    const int32_t neg = op3(b, REMAT_OP_LT, dt, op3(b, REMAT_OP_DIV, dt, konst(b, dt, 1.0), m, -1, 0.0),
-                            konst(b, dt, 0.0), -1, 0.0);
-    const int32_t eq_neg = op3(b, REMAT_OP_MUL, dt, op3(b, REMAT_OP_EQ, dt, x, m, -1, 0.0), neg, -1, 0.0);
-    return op3(b, REMAT_OP_SELECT, dt, eq_neg, x, mx, 0.0);
-}
-
-/* reduce_sum and reduce_max over axes without the lane: each output entry
- * is ((+0 + x0) + x1) + ... (sum) or step(...step(-inf, x0)..., xn) (max,
- * step(-inf, x0) being x0 whatever x0) over its inputs in ascending
- * row-major order, the CPU kernel's contract (backend/cpu/reduce.c). A sum
- * may run across the lanes; a max across them has no lane instruction and
- * is not translated. */
-static lval *reduce(lb *b, const lval *x, const remat_node *N)
-{
-    const uint32_t mask = N->p.axes_mask;
-    const int is_max = N->op == REMAT_OP_REDUCE_MAX;
-    const int across = x->lane >= 0 && (mask >> x->lane & 1u);
-    if (across && is_max)
-        return b->ok = 0, NULL;
-    for (int k = 0; across && k < x->lane; k++)
-        if (mask >> k & 1u) /* row-major order would interleave the lanes */
-            return b->ok = 0, NULL;
-    lval *o = new_val(b, x->dt, &N->shape);
-    if (!o)
-        return NULL;
-    int kept[REMAT_MAX_RANK], red[REMAT_MAX_RANK], nk = 0, nr = 0, lane_out = -1;
-    for (int k = 0; k < x->shape.rank; k++) {
-        if (mask >> k & 1u) {
-            if (k != x->lane) /* across: the lane axis is summed by the loop itself */
-                red[nr++] = k;
-        } else {
-            if (k == x->lane)
-                lane_out = nk;
-            kept[nk++] = k;
-        }
-    }
-    if (o->lane != lane_out)
-        return b->ok = 0, NULL;
-    int64_t oc[REMAT_MAX_RANK], ic[REMAT_MAX_RANK], rc[REMAT_MAX_RANK];
-    for (int64_t e = 0; e < o->n && b->ok; e++) {
-        entry_coords(&o->shape, o->lane, e, oc);
-        for (int q = 0; q < nk; q++)
-            ic[kept[q]] = oc[q];
-        memset(rc, 0, sizeof rc);
-        int32_t acc = across ? push(b, (remat_lane_ins){.kind = REMAT_LANE_SUM0, .dt = (uint8_t)o->dt, .a = -1,
-                                                         .b = -1, .c = -1, .buf = -1})
-                      : is_max ? -1
-                               : konst(b, o->dt, 0.0);
-        for (;;) { /* odometer over the reduced axes, last fastest (across: in each lane in turn) */
-            for (int q = 0; q < nr; q++)
-                ic[red[q]] = rc[q];
-            const int32_t xe = x->reg[coords_entry(&x->shape, x->lane, ic)];
-            if (across)
-                push(b, (remat_lane_ins){.kind = REMAT_LANE_ACC, .dt = (uint8_t)o->dt, .a = acc, .b = xe, .c = -1,
-                                         .buf = -1});
-            else if (is_max)
-                acc = acc < 0 ? xe : max_step(b, o->dt, acc, xe);
-            else
-                acc = op3(b, REMAT_OP_ADD, o->dt, acc, xe, -1, 0.0);
-            int q = nr - 1;
-            while (q >= 0 && ++rc[q] == x->shape.dims[red[q]])
-                rc[q--] = 0;
-            if (q < 0)
-                break;
-        }
-        o->reg[e] = acc;
-    }
-    return o;
-}
-
-static int32_t solve_op(void *ctx, remat_op op, int32_t x, int32_t y, int32_t z)
-{
-    lb *b = ctx;
-    return op3(b, op, b->ins[x].dt, x, y, z, 0.0);
-}
-
-/* lu (x = {A}) and linear_solve (x = {A, lu(A), b}): for every batch entry
- * (lane coordinate 0), the matrix's registers go through the unrolled
- * elimination. A lane axis must be a batch axis, the same in every operand
- * that has one (A may be lane-less while b is not). */
-static lval *linalg(lb *b, const remat_node *N, lval *const *x)
-{
-    const int is_lu = N->op == REMAT_OP_LU, ra = x[0]->shape.rank, nb = ra - 2;
-    const lval *F = x[is_lu ? 0 : 1], *B = is_lu ? NULL : x[2];
-    const int64_t n = x[0]->shape.dims[ra - 1], k = B && B->shape.rank == ra ? B->shape.dims[ra - 1] : 1;
-    lval *o = new_val(b, (remat_dtype)N->dtype, &N->shape);
-    if (!o)
-        return NULL;
-    if (n > REMAT_LANE_SOLVE_MAX_N || F->lane >= nb || o->lane >= nb || (F->lane >= 0 && F->lane != o->lane))
-        return b->ok = 0, NULL;
-    int32_t P[2 * REMAT_LANE_SOLVE_MAX_N * REMAT_LANE_SOLVE_MAX_N], A[REMAT_LANE_SOLVE_MAX_N * REMAT_LANE_SOLVE_MAX_N];
-    int32_t *X = rmi_arena_alloc(&b->mem, sizeof *X * (size_t)(n * k)), zero = -1;
-    const int64_t w = is_lu ? n : 2 * n; /* columns read from F */
-    if (!X)
-        return b->ok = 0, NULL;
-    int64_t cb[REMAT_MAX_RANK] = {0};
-    for (;;) { /* odometer over the batch axes but the lane */
-        int32_t *in = is_lu ? A : P;
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t j = 0; j < w; j++) {
-                cb[nb] = i, cb[nb + 1] = j;
-                in[i * w + j] = F->reg[coords_entry(&F->shape, F->lane, cb)];
-            }
-        for (int64_t i = 0; B && i < n; i++)
-            for (int64_t q = 0; q < k; q++) {
-                cb[nb] = i, cb[nb + 1] = q;
-                X[i * k + q] = B->reg[coords_entry(&B->shape, B->lane, cb)];
-            }
-        if (is_lu ? !rmi_lanes_lu((int)n, A, P, solve_op, b)
-                  : !rmi_lanes_lu_solve((int)n, (int)k, (int)N->p.solve_transpose, P, X, solve_op, b))
-            return b->ok = 0, NULL;
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t q = 0; q < (is_lu ? 2 * n : k); q++) {
-                int32_t v = is_lu ? P[i * 2 * n + q] : X[i * k + q];
-                if (v < 0)
-                    v = zero >= 0 ? zero : (zero = konst(b, o->dt, 0.0));
-                cb[nb] = i, cb[nb + 1] = q;
-                o->reg[coords_entry(&o->shape, o->lane, cb)] = v;
-            }
-        int a = nb - 1;
-        while (a >= 0 && (a == o->lane || ++cb[a] == o->shape.dims[a]))
-            cb[a--] = 0;
-        if (a < 0)
-            return o;
-    }
-}
-
-REMAT_EXHAUSTIVE_BEGIN
-/* Translates f with its arguments given; fills outs[0..n_outs). */
-static void emit_fn(lb *b, const remat_fn *f0, lval *const *args, lval **outs)
-{
-    remat_fn *f = rmi_fn_inline_calls(f0);
-    const int32_t nn = remat_fn_num_nodes(f);
-    lval **val = f ? rmi_calloc((size_t)nn + 1, sizeof *val) : NULL;
-    if (!val)
-        b->ok = 0;
-    for (int32_t v = 0; b->ok && v < nn; v++) {
-        const remat_node *N = rmi_fn_node(f, v);
-        lval *x[64];
-        if (N->nin > 64) {
-            b->ok = 0;
-            break;
-        }
-        for (int q = 0; q < N->nin; q++)
-            x[q] = val[N->in[q]];
-        switch (remat_op_category_of((remat_op)N->op)) {
-        case REMAT_OPCAT_LEAF: val[v] = N->op == REMAT_OP_ARG ? args[N->p.arg_pos] : constant(b, N); break;
-        case REMAT_OPCAT_IDENTITY: val[v] = x[0]; break;
-        case REMAT_OPCAT_STRUCTURAL:
-            val[v] = remat_op_param_of((remat_op)N->op) == REMAT_OPP_NONE ? reshape(b, x[0], N)
-                                                                           : routed(b, N, x, N->nin);
-            break;
-        case REMAT_OPCAT_REDUCE: val[v] = reduce(b, x[0], N); break;
-        case REMAT_OPCAT_UNARY:
-        case REMAT_OPCAT_BINARY:
-        case REMAT_OPCAT_COMPARE:
-        case REMAT_OPCAT_SELECT:
-        case REMAT_OPCAT_CONVERT: val[v] = elementwise(b, N, x, N->nin); break;
-        case REMAT_OPCAT_LINALG: val[v] = linalg(b, N, x); break;
-        case REMAT_OPCAT_DOT: /* declined: the body is interpreted */
-        case REMAT_OPCAT_CUSTOM:
-        case REMAT_OPCAT_CONTROL:
-        case REMAT_OPCAT_COUNT: b->ok = 0; break;
-        }
-        if (!val[v])
-            b->ok = 0;
-    }
-    for (int i = 0; b->ok && i < remat_fn_num_outputs(f); i++)
-        outs[i] = val[remat_fn_out(f, i)];
-    rmi_free(val);
-    remat_fn_free(f);
-}
-REMAT_EXHAUSTIVE_END
 
 /* ---- the kernels ---- */
 
@@ -674,12 +58,12 @@ static void body_args(lb *b, const layout *L, int carry_kind, lval **args)
 {
     const lanes_loop *d = L->d;
     for (int i = 0; i < L->nc && carry_kind >= 0; i++)
-        args[i] = load(b, buf_of(L, carry_kind, i), d->in[i].dt, &d->in[i].shape);
+        args[i] = rmi_lb_load(b, buf_of(L, carry_kind, i), d->in[i].dt, &d->in[i].shape);
     for (int i = 0; i < L->nx; i++)
-        args[L->nc + i] = load(b, buf_of(L, LB_X, i), d->in[L->nc + i].dt, &d->in[L->nc + i].shape);
+        args[L->nc + i] = rmi_lb_load(b, buf_of(L, LB_X, i), d->in[L->nc + i].dt, &d->in[L->nc + i].shape);
     for (int i = 0; i < L->nk; i++)
         args[L->nc + L->nx + i] =
-            load(b, buf_of(L, LB_K, i), d->in[L->nc + L->nx + i].dt, &d->in[L->nc + L->nx + i].shape);
+            rmi_lb_load(b, buf_of(L, LB_K, i), d->in[L->nc + L->nx + i].dt, &d->in[L->nc + L->nx + i].shape);
 }
 
 /* the backward half, given the residual values; accumulates CTK */
@@ -696,27 +80,27 @@ static void emit_backward(lb *b, const layout *L, lval **res)
     for (int j = 0; b->ok && j < nres; j++)
         args[j] = res[j];
     for (int i = 0; b->ok && i < nc; i++)
-        args[nres + i] = load(b, buf_of(L, LB_CT, i), d->in[i].dt, &d->in[i].shape);
+        args[nres + i] = rmi_lb_load(b, buf_of(L, LB_CT, i), d->in[i].dt, &d->in[i].shape);
     for (int i = 0; b->ok && i < ny; i++)
-        args[nres + nc + i] = load(b, buf_of(L, LB_CTY, i), d->out[nc + i].dt, &d->out[nc + i].shape);
+        args[nres + nc + i] = rmi_lb_load(b, buf_of(L, LB_CTY, i), d->out[nc + i].dt, &d->out[nc + i].shape);
     for (int i = 0; b->ok && i < nk; i++)
-        acc[i] = load(b, buf_of(L, LB_CTK, i), d->in[nc + nx + i].dt, &d->in[nc + nx + i].shape);
+        acc[i] = rmi_lb_load(b, buf_of(L, LB_CTK, i), d->in[nc + nx + i].dt, &d->in[nc + nx + i].shape);
     if (b->ok)
-        emit_fn(b, V->bwd, args, outs);
+        rmi_lb_emit_fn(b, V->bwd, args, outs);
     for (int i = 0; b->ok && i < nc; i++)
-        store(b, buf_of(L, LB_CT, i), outs[i]);
+        rmi_lb_store(b, buf_of(L, LB_CT, i), outs[i]);
     for (int i = 0; b->ok && i < nx; i++)
-        store(b, buf_of(L, LB_CTX, i), outs[nc + i]);
+        rmi_lb_store(b, buf_of(L, LB_CTX, i), outs[nc + i]);
     for (int i = 0; b->ok && i < nk; i++) {
         const lval *c = outs[nc + nx + i];
-        lval *s = new_val(b, c->dt, &c->shape);
+        lval *s = rmi_lb_new_val(b, c->dt, &c->shape);
         if (!s || !acc[i] || c->lane != acc[i]->lane) {
             b->ok = 0;
             break;
         }
         for (int64_t e = 0; e < s->n; e++)
-            s->reg[e] = op3(b, REMAT_OP_ADD, s->dt, acc[i]->reg[e], c->reg[e], -1, 0.0);
-        store(b, buf_of(L, LB_CTK, i), s);
+            s->reg[e] = rmi_lb_op3(b, REMAT_OP_ADD, s->dt, acc[i]->reg[e], c->reg[e], -1, 0.0);
+        rmi_lb_store(b, buf_of(L, LB_CTK, i), s);
     }
     rmi_free(args), rmi_free(outs), rmi_free(acc);
 }
@@ -748,27 +132,27 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
         body_args(b, L, LB_CARRY, args);
         if (which == LK_ADVANCE_SHOT)
             for (int i = 0; i < nc; i++)
-                store(b, buf_of(L, LB_SHOT, i), args[i]);
+                rmi_lb_store(b, buf_of(L, LB_SHOT, i), args[i]);
         if (b->ok)
-            emit_fn(b, d->body, args, outs);
+            rmi_lb_emit_fn(b, d->body, args, outs);
         for (int i = 0; b->ok && i < nc + ny; i++)
-            store(b, i < nc ? buf_of(L, LB_CARRY, i) : buf_of(L, LB_Y, i - nc), outs[i]);
+            rmi_lb_store(b, i < nc ? buf_of(L, LB_CARRY, i) : buf_of(L, LB_Y, i - nc), outs[i]);
         break;
     case LK_TAPE:
         body_args(b, L, LB_CARRY, args);
         if (b->ok)
-            emit_fn(b, d->vjp->fwd, args, outs);
+            rmi_lb_emit_fn(b, d->vjp->fwd, args, outs);
         for (int i = 0; b->ok && i < nc + ny; i++)
-            store(b, i < nc ? buf_of(L, LB_CARRY, i) : buf_of(L, LB_Y, i - nc), outs[i]);
+            rmi_lb_store(b, i < nc ? buf_of(L, LB_CARRY, i) : buf_of(L, LB_Y, i - nc), outs[i]);
         for (int t = 0; b->ok && t < L->nt; t++)
-            store(b, buf_of(L, LB_TAPE, t), outs[nc + ny + t]);
+            rmi_lb_store(b, buf_of(L, LB_TAPE, t), outs[nc + ny + t]);
         break;
     case LK_REVERSE: {
         body_args(b, L, -1, args); /* x_t and consts: residuals that are not taped */
         lval **tv = outs;           /* the tape entries */
         for (int t = 0; b->ok && t < L->nt; t++) {
             const remat_node *o = rmi_fn_node(d->vjp->fwd, remat_fn_out(d->vjp->fwd, nc + ny + t));
-            tv[t] = load(b, buf_of(L, LB_TAPE, t), (remat_dtype)o->dtype, &o->shape);
+            tv[t] = rmi_lb_load(b, buf_of(L, LB_TAPE, t), (remat_dtype)o->dtype, &o->shape);
         }
         residuals(L, args, tv, res);
         if (b->ok)
@@ -778,7 +162,7 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
     case LK_RECOMPUTE:
         body_args(b, L, LB_SHOT, args);
         if (b->ok)
-            emit_fn(b, d->vjp->fwd, args, outs);
+            rmi_lb_emit_fn(b, d->vjp->fwd, args, outs);
         if (b->ok) {
             residuals(L, args, outs + nc + ny, res);
             emit_backward(b, L, res);
@@ -788,7 +172,7 @@ static void emit_kernel(lb *b, const layout *L, unsigned which)
     case LK_UNPACK: /* CARRY -> SHOT */
         for (int i = 0; b->ok && i < nc; i++) {
             const int from = which == LK_PACK ? LB_SHOT : LB_CARRY, to = which == LK_PACK ? LB_CARRY : LB_SHOT;
-            store(b, buf_of(L, to, i), load(b, buf_of(L, from, i), d->in[i].dt, &d->in[i].shape));
+            rmi_lb_store(b, buf_of(L, to, i), rmi_lb_load(b, buf_of(L, from, i), d->in[i].dt, &d->in[i].shape));
         }
         break;
     default: REMAT_UNREACHABLE("scan lanes: unknown kernel");
@@ -824,12 +208,12 @@ static void pack_offsets(const layout *L, int64_t m, remat_lane_ins *ins, int n)
             continue;
         const remat_shape *s = &L->d->in[c].shape;
         int ok = 1;
-        const int lane = lane_axis(s, m, &ok);
-        REMAT_ASSERT(lane >= 0 && I->lstride == lane_stride(s, lane)); /* carries are on the lanes */
+        const int lane = rmi_lb_lane_axis(s, m, &ok);
+        REMAT_ASSERT(lane >= 0 && I->lstride == rmi_lb_lane_stride(s, lane)); /* carries are on the lanes */
         int64_t co[REMAT_MAX_RANK], f = I->off;
         for (int k = s->rank - 1; k >= 0; k--)
             co[k] = f % s->dims[k], f /= s->dims[k];
-        I->off = coords_entry(s, lane, co) * m;
+        I->off = rmi_lb_coords_entry(s, lane, co) * m;
         I->lstride = 1;
     }
 }
@@ -841,7 +225,7 @@ static int translate_kernel(lb *b, const layout *L, unsigned which, remat_lane_p
     lb_reset(b, b->m);
     emit_kernel(b, L, which);
     for (int i = 0; b->ok && i < b->n_st; i++) /* the stores come last */
-        push(b, b->st[i]);
+        rmi_lb_push(b, b->st[i]);
     remat_lane_ins *ins = b->ok ? rmi_malloc(sizeof *ins * (size_t)b->n) : NULL;
     if (!ins)
         return 0;
@@ -858,7 +242,7 @@ static int carries_on_lanes(const lanes_loop *d, int64_t m)
 {
     for (int i = 0; m > 1 && i < d->n_carry; i++) {
         int ok = 1;
-        if (lane_axis(&d->in[i].shape, m, &ok) < 0 || !ok)
+        if (rmi_lb_lane_axis(&d->in[i].shape, m, &ok) < 0 || !ok)
             return 0;
     }
     return 1;
@@ -910,7 +294,7 @@ int rmi_lanes_build(const lanes_loop *d, remat_backend *be, unsigned want, scan_
         L.packed = false;
         for (int i = 0; b.m > 1 && i < L.nc; i++) {
             int okl = 1;
-            L.packed |= lane_stride(&d->in[i].shape, lane_axis(&d->in[i].shape, b.m, &okl)) != 1;
+            L.packed |= rmi_lb_lane_stride(&d->in[i].shape, rmi_lb_lane_axis(&d->in[i].shape, b.m, &okl)) != 1;
         }
         const unsigned kernels = want | (L.packed ? LK_PACK | LK_UNPACK : 0);
         scan_lanes S = {.m = b.m, .packed = L.packed};

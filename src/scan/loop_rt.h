@@ -73,6 +73,7 @@ struct loop_core {
      * slow0 on are carries in the file slow_fd; slow_hi the extent written;
      * slow_failed once a write or read failed (the run's status says so) */
     bool slow_on, slow_failed;
+    const char *slow_what; /* the loop in the tier's messages */
     int64_t slow0;
     int slow_fd;
     int64_t slow_hi;

@@ -1,12 +1,12 @@
 /*
- * loop_slow.c — the slow snapshot tier of two-tier scans on the CPU: one
+ * loop_slow.c — the slow snapshot tier of two-tier loops on the CPU: one
  * file per run in the directory the compile options name (tier_dir), made
  * with mkstemp and unlinked at once (nothing is left behind, whatever
  * happens to the run), reserved in full before the first step
  * (posix_fallocate: a full disk fails there, not half way), carries written
  * and read with pwrite/pread at (slot - slow0) carries. Carries are host
- * memory here: the scan runs two-tier schedules only on host backends
- * (scan_runtime.c); a device backend would stage through pinned host
+ * memory here: loops run two-tier schedules only on host backends
+ * (scan_runtime.c, while_lower.c); a device backend would stage through pinned host
  * memory behind the backend interface, which is not written.
  */
 #include <errno.h>
@@ -33,8 +33,8 @@ void rmi_loop_slow_io(loop_core *c, int slot, bool write)
             if (k < 0 && errno == EINTR)
                 continue;
             c->slow_failed = true;
-            rmi_error(REMAT_ERR_IO, "scan: the slow snapshot tier: %s %zu bytes at offset %lld: %s",
-                      write ? "writing" : "reading", c->carry_bytes, (long long)off,
+            rmi_error(REMAT_ERR_IO, "%s: the slow snapshot tier: %s %zu bytes at offset %lld: %s",
+                      c->slow_what ? c->slow_what : "loop", write ? "writing" : "reading", c->carry_bytes, (long long)off,
                       k < 0 ? strerror(errno) : "end of file");
             return;
         }
@@ -42,6 +42,21 @@ void rmi_loop_slow_io(loop_core *c, int slot, bool write)
     }
     if (write && slot - c->slow0 + 1 > c->slow_hi)
         c->slow_hi = slot - c->slow0 + 1;
+}
+
+remat_status rmi_loop_slow_extent(const remat_schedule_spec *spec, int64_t n, int64_t *extent)
+{
+    *extent = 0;
+    remat_schedule *s;
+    remat_status st = remat_schedule_new(spec, n, &s);
+    if (st != REMAT_OK)
+        return st;
+    remat_action a;
+    for (remat_schedule_next(s, &a); a.kind != REMAT_ACT_DONE; remat_schedule_next(s, &a))
+        if (a.kind == REMAT_ACT_TAKESHOT && a.slot >= spec->snapshots && a.slot - spec->snapshots + 1 > *extent)
+            *extent = a.slot - spec->snapshots + 1;
+    remat_schedule_free(s);
+    return REMAT_OK;
 }
 
 int rmi_loop_slow_open(const char *dir, size_t bytes, int64_t max_bytes, const char *what)

@@ -11,6 +11,7 @@
 #include "core/assert.h"
 #include "core/error.h"
 #include "scan/loop_rt.h"
+#include "scan/loop_slow.h"
 
 remat_status rmi_scan_body_vjp_new(const remat_fn *body, int n_carry, int first_res, const char *what,
                                    scan_body_vjp **out)
@@ -62,16 +63,14 @@ static remat_status size_store(remat_scan_data *d)
     if (st != REMAT_OK)
         return st;
     d->max_slots = remat_schedule_max_slots(s);
+    remat_schedule_free(s);
     d->ram_slots = d->max_slots, d->slow_extent = 0;
     if (d->sched.kind == REMAT_SCHED_TWO_TIER) { /* the slow slots a run writes: the file's extent */
         d->ram_slots = d->sched.snapshots < d->max_slots ? d->sched.snapshots : d->max_slots;
-        remat_action a;
-        for (remat_schedule_next(s, &a); a.kind != REMAT_ACT_DONE; remat_schedule_next(s, &a))
-            if (a.kind == REMAT_ACT_TAKESHOT && a.slot >= d->sched.snapshots &&
-                a.slot - d->sched.snapshots + 1 > d->slow_extent)
-                d->slow_extent = a.slot - d->sched.snapshots + 1;
+        st = rmi_loop_slow_extent(&d->sched, d->length, &d->slow_extent);
+        if (st != REMAT_OK)
+            return st;
     }
-    remat_schedule_free(s);
     d->peak_snapshots = cost.peak_snapshots;
     d->peak_tapes = cost.peak_tapes;
     /* a slow tier's file descriptor and extent written travel from the

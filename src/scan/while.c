@@ -102,7 +102,9 @@ static void store_bounds(const remat_schedule_spec *s, int64_t m, int64_t *slots
         return;
     case REMAT_SCHED_BINOMIAL:
     case REMAT_SCHED_ONLINE: *slots = s->snapshots, *tapes = 1; return;
-    case REMAT_SCHED_TWO_TIER: break; /* refused at build: the loops have no slow tier yet */
+    case REMAT_SCHED_TWO_TIER: /* RAM slots 0 .. min(S, n)-1; the slow ones are the file's */
+        *slots = s->snapshots < m ? s->snapshots : m, *tapes = 1;
+        return;
     case REMAT_SCHED_KIND_COUNT: break;
     }
     REMAT_UNREACHABLE("while: schedule kind");
@@ -111,7 +113,11 @@ static void store_bounds(const remat_schedule_spec *s, int64_t m, int64_t *slots
 void rmi_while_size_store(remat_while_data *d)
 {
     store_bounds(&d->sched, d->max_steps, &d->slot_cap, &d->tape_cap);
-    d->bits_off = 16;
+    const bool two = d->sched.kind == REMAT_SCHED_TWO_TIER;
+    d->slow_cap = two ? (d->sched.disk_snapshots < d->max_steps ? d->sched.disk_snapshots : d->max_steps) : 0;
+    /* the header: the length and, with a slow tier, its file's descriptor
+     * and extent written, from the forward node to the backward */
+    d->bits_off = d->slow_cap > 0 ? 32 : 16;
     d->slots_off = d->bits_off + rmi_scan_align((size_t)(d->max_steps + 7) / 8);
     d->tapes_off = d->slots_off + (size_t)d->slot_cap * d->carry_bytes;
     d->store_bytes = d->tapes_off + (size_t)d->tape_cap * d->vjp->tape_bytes;
@@ -120,7 +126,7 @@ void rmi_while_size_store(remat_while_data *d)
 static void describe(const void *vd, int i, remat_residual *e)
 {
     const remat_while_data *d = vd;
-    static _Thread_local char detail[240];
+    static _Thread_local char detail[320];
     if (d->kind == WHILE_BWD)
         return;
     if (i <= d->n_carry) {
@@ -143,6 +149,11 @@ static void describe(const void *vd, int i, remat_residual *e)
     e->count = d->slot_cap;
     e->detail = detail;
     e->bytes = d->store_bytes;
+    if (d->slow_cap > 0) { /* not in these bytes: offloaded */
+        const size_t pos = strlen(detail);
+        snprintf(detail + pos, sizeof detail - pos, "; + up to %lld snapshots offloaded to the slow tier (%zu bytes)",
+                 (long long)d->slow_cap, (size_t)d->slow_cap * d->carry_bytes);
+    }
 }
 
 const remat_hop_rules rmi_while_rules = {

@@ -151,9 +151,6 @@ remat_status remat_while_at(remat_fn *f, const remat_fn *cond, const remat_fn *b
     const remat_schedule_spec online = {.kind = REMAT_SCHED_ONLINE, .snapshots = REMAT_WHILE_DEFAULT_SNAPSHOTS};
     const remat_schedule_spec *sp = opt->schedule ? opt->schedule : &online;
     remat_schedule_cost cost;
-    if (sp->kind == REMAT_SCHED_TWO_TIER)
-        return FAIL(REMAT_ERR_UNSUPPORTED, "while: two-tier schedules are not run by loops yet (the loop runtime "
-                                           "has no slow snapshot tier)");
     if (remat_schedule_predict(sp, 1, &cost) != REMAT_OK)
         return FAIL(REMAT_ERR_ARG, "while: schedule: %s", remat_last_error());
     if (!rmi_fn_vals_ok(f, n_carry, init) || !rmi_fn_vals_ok(f, n_consts, consts))

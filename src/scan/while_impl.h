@@ -10,6 +10,8 @@
  *   BWD    (store, consts..., ct_diff...)      -> (ct_init_diff..., ct_consts...)
  * The store holds the iteration count, one `accepted` bit per iteration and
  * the schedule's snapshots (all carries) and tapes, sized for max_steps.
+ * A two-tier schedule's slow snapshots live in a file per run instead
+ * (loop_slow.c), sized when the counting pass has told the length.
  */
 #ifndef REMAT_WHILE_IMPL_H
 #define REMAT_WHILE_IMPL_H
@@ -38,6 +40,7 @@ typedef struct remat_while_data {
     /* the store (FWD/BWD): header, bits, slot_cap snapshots, tape_cap tapes */
     size_t carry_bytes;
     int64_t slot_cap, tape_cap;
+    int64_t slow_cap; /* two-tier: the slow tier's slots within max_steps (0: none) */
     size_t bits_off, slots_off, tapes_off, store_bytes;
     remat_loc loc;
     char label[160]; /* "while(cond 'c', body 'b') at file:line" */

@@ -92,6 +92,8 @@ typedef struct while_rt {
 
     while_lanes wl;
     while_ops_cache kept; /* FWD: the forward phase (known length), BWD: the reverse */
+    /* two-tier (FWD): the slow slots the schedule writes at length slow_len */
+    int64_t slow_len, slow_extent;
 
 } while_rt;
 

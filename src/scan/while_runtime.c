@@ -9,6 +9,10 @@
  *           is n-1 as online needs; the schedule's own advance then takes
  *           that carry. Other kinds first count the iterations (a plain
  *           pass, whose evaluations count), then replay with the length.
+ *           A two-tier schedule is one of those: its slow snapshots go to
+ *           a file made for the run once the length is counted, reserved
+ *           in full for the slots the schedule writes at that length
+ *           (loop_slow.c), its descriptor and extent in the store's header.
  *   BWD     its reverse phase, the forward's bookkeeping replayed with the
  *           length from the store (online's forward actions do not depend
  *           on when the length was revealed: remat/schedule.h)
@@ -20,9 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "core/assert.h"
 #include "core/error.h"
 #include "scan/loop_rt.h"
+#include "scan/loop_slow.h"
 #include "scan/while_rt.h"
 
 static void too_many(while_rt *r)
@@ -110,8 +117,83 @@ static int64_t reveal(void *x, int64_t c)
 
 static scan_replay_dims dims(const while_rt *r, int64_t n)
 {
-    return (scan_replay_dims){.sched = r->d->sched, .length = n, .max_slots = r->d->slot_cap,
-                              .peak_tapes = r->d->tape_cap};
+    /* two-tier: slots S .. S+D-1 are the slow tier's, past the store's */
+    const int64_t slots = r->d->slow_cap > 0 ? r->d->sched.snapshots + r->d->slow_cap : r->d->slot_cap;
+    return (scan_replay_dims){.sched = r->d->sched, .length = n, .max_slots = slots, .peak_tapes = r->d->tape_cap};
+}
+
+/* ---- the slow tier (two-tier schedules): header words 2 and 3 ---- */
+
+#define WHILE_NO_FILE (-2) /* the descriptor when the run's length writes no slow slot */
+
+static void slow_fail(while_rt *r)
+{
+    if (r->status == REMAT_OK) { /* the message names the loop (slow_what, rmi_loop_slow_open's what) */
+        r->status = REMAT_ERR_IO;
+        snprintf(r->message, sizeof r->message, "%s", remat_last_error());
+    }
+    r->c.slow_failed = true;
+}
+
+static void slow_header(while_rt *r, int64_t fd, int64_t hi)
+{
+    const int64_t w[2] = {fd, hi};
+    rmi_while_rt_from_host(r, r->c.store + 16, w, sizeof w);
+}
+
+/* the slow slots the schedule writes at length n (the file's extent),
+ * kept for the last length */
+static remat_status slow_extent(while_rt *r, int64_t n, int64_t *ext)
+{
+    if (r->slow_len == n) {
+        *ext = r->slow_extent;
+        return REMAT_OK;
+    }
+    remat_status st = rmi_loop_slow_extent(&r->d->sched, n, ext);
+    if (st == REMAT_OK)
+        r->slow_len = n, r->slow_extent = *ext;
+    return st;
+}
+
+/* a new file for this run's slow snapshots at length r->n, reserved in
+ * full before the first step; false (status set) when it cannot be */
+static bool slow_open(while_rt *r)
+{
+    int64_t ext = 0;
+    remat_status st = slow_extent(r, r->n, &ext);
+    r->c.slow_hi = 0;
+    r->c.slow_failed = false;
+    if (st != REMAT_OK) { /* the schedule at this length (its table too large, out of memory) */
+        r->status = st;
+        snprintf(r->message, sizeof r->message, "%s, %lld iterations: %s", r->d->label, (long long)r->n,
+                 remat_last_error());
+        r->c.slow_fd = -1;
+        slow_header(r, -1, 0);
+        return false;
+    }
+    if (ext == 0) { /* this length needs no slow slot: no file */
+        r->c.slow_fd = WHILE_NO_FILE;
+        slow_header(r, WHILE_NO_FILE, 0);
+        return true;
+    }
+    r->c.slow_fd = rmi_loop_slow_open(r->opts->tier_dir, (size_t)ext * r->d->carry_bytes, r->opts->tier_max_bytes,
+                                      r->d->label);
+    slow_header(r, r->c.slow_fd, 0);
+    if (r->c.slow_fd < 0) {
+        slow_fail(r);
+        return false;
+    }
+    return true;
+}
+
+/* the run's file goes with its descriptor (the backward's, or the
+ * forward's when it stopped) */
+static void slow_close(while_rt *r)
+{
+    if (r->c.slow_fd >= 0)
+        close(r->c.slow_fd);
+    r->c.slow_fd = -1;
+    slow_header(r, -1, r->c.slow_hi);
 }
 
 static void note_peak(while_rt *r, const int64_t peak[2])
@@ -166,6 +248,8 @@ static void k_while_fwd(const remat_instr *I)
     r->c.store = r->c.outs[r->c.nc + 1];
     int64_t head[2] = {-1, 0}; /* until the forward is done: the backward must not run */
     rmi_while_rt_from_host(r, r->c.store, head, sizeof head);
+    if (r->c.slow_on)
+        slow_header(r, -1, 0);
     rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
     bind(r, I->in + r->c.nc, false);
     r->pending = -1;
@@ -177,6 +261,10 @@ static void k_while_fwd(const remat_instr *I)
             return;
         }
         rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
+        if (r->c.slow_on && !slow_open(r)) {
+            rmi_while_lanes_tier_done(r);
+            return;
+        }
     }
     int64_t peak[2] = {0, 0};
     remat_status st;
@@ -187,11 +275,20 @@ static void k_while_fwd(const remat_instr *I)
         st = rmi_scan_replay_stream(&dm, SCAN_PHASE_FORWARD, reveal, run_ops, r, &r->n, peak);
     }
     rmi_while_lanes_tier_done(r);
+    if (r->c.slow_on && (st != REMAT_OK || r->c.slow_failed)) { /* no backward: the file goes now */
+        if (r->c.slow_failed)
+            slow_fail(r);
+        slow_close(r);
+    }
     if (st != REMAT_OK) {
         if (r->status == REMAT_OK)
             r->status = st;
         return;
     }
+    if (r->c.slow_failed)
+        return;
+    if (r->c.slow_on)
+        slow_header(r, r->c.slow_fd, r->c.slow_hi);
     note_peak(r, peak);
     head[0] = r->n;
     rmi_while_rt_from_host(r, r->c.store, head, sizeof head);
@@ -209,6 +306,16 @@ static void k_while_bwd(const remat_instr *I)
     r->c.store = (char *)I->in[0];
     int64_t head[2];
     rmi_while_rt_to_host(r, head, r->c.store, sizeof head);
+    if (r->c.slow_on) { /* the forward node's file */
+        int64_t w[2];
+        rmi_while_rt_to_host(r, w, r->c.store + 16, sizeof w);
+        r->c.slow_fd = (int)w[0], r->c.slow_hi = w[1], r->c.slow_failed = false;
+        if (head[0] >= 0 && r->c.slow_fd == -1) { /* run twice from one forward: the file is gone */
+            r->status = REMAT_ERR_IO;
+            snprintf(r->message, sizeof r->message, "%s: the slow snapshot tier's file is closed", d->label);
+            return;
+        }
+    }
     if (head[0] < 0) { /* the forward stopped (its status is reported); nothing to reverse */
         if (r->status == REMAT_OK)
             r->status = REMAT_ERR_VALUE;
@@ -226,6 +333,13 @@ static void k_while_bwd(const remat_instr *I)
     int64_t peak[2] = {0, 0};
     remat_status st = run_phase(r, SCAN_PHASE_REVERSE, peak);
     rmi_while_lanes_tier_done(r);
+    if (r->c.slow_on) {
+        if (r->c.slow_failed)
+            slow_fail(r);
+        slow_close(r);
+        if (r->c.slow_failed)
+            return;
+    }
     if (st != REMAT_OK) {
         r->status = st;
         return;
@@ -248,6 +362,16 @@ static void stats_begin(void *self)
 
 static remat_status stats_status(const void *self) { return ((const while_rt *)self)->status; }
 
+/* the loop core's counts, and the slow tier's extent written (the
+ * backward node's, which has the forward's) */
+static void stats_run(const void *self, remat_stats *st)
+{
+    const while_rt *r = self;
+    rmi_loop_stats_run(&r->c, st);
+    if (r->c.slow_on && r->d->kind == WHILE_BWD)
+        st->tier_bytes += (size_t)r->c.slow_hi * r->d->carry_bytes;
+}
+
 static const char *stats_error(const void *self)
 {
     const while_rt *r = self;
@@ -255,7 +379,8 @@ static const char *stats_error(const void *self)
 }
 
 /* The length is not known before a run: the plan shows the store's
- * capacity within max_steps, and no evaluations. */
+ * capacity within max_steps (and the slow tier's: min(D, max_steps)
+ * slots), and no evaluations. */
 static void stats_plan(const void *self, remat_memory_plan *plan)
 {
     const while_rt *r = self;
@@ -267,11 +392,13 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
     if (d->kind == WHILE_PRIMAL)
         return;
     rmi_loop_rt_plan_store(plan, &r->c, d->slot_cap, d->tape_cap);
+    if (d->kind == WHILE_FWD)
+        plan->tier_bytes += (size_t)d->slow_cap * d->carry_bytes;
 }
 
 void rmi_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook)
 {
     *fn = d->kind == WHILE_PRIMAL ? k_while_primal : d->kind == WHILE_FWD ? k_while_fwd : k_while_bwd;
-    *hook = (remat_hop_stats){.begin_run = stats_begin, .report_run = rmi_loop_stats_run, .report_plan = stats_plan,
+    *hook = (remat_hop_stats){.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
                               .run_status = stats_status, .run_error = stats_error};
 }
