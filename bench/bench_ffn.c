@@ -39,6 +39,13 @@
  * --jax-ms: JAX's CPU medians of the same variants (bench/jax_ffn.py's
  * jax_ms_arg, same sizes): each such row gets ratio_vs_jax, this program's
  * CPU median over JAX's.
+ * --xla-temp-bytes: XLA's compiled temp bytes of the same variants
+ * (jax_ffn.py's temp_bytes_arg: memory_analysis().temp_size_in_bytes, which
+ * like the arena leaves out the parameters, x and the gradient buffers, and
+ * like the arena since src/exec/out_scratch.c keeps activations in those
+ * gradient buffers until they are written): each such row gets
+ * arena_vs_xla_temp, the measured arena peak over XLA's temp bytes (target
+ * for "none": <= 1).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -67,6 +74,7 @@ typedef struct {
     remat_stats stats;
     bench_timing timing;
     double jax_ms; /* --jax-ms: JAX's CPU median for this variant (0: not given) */
+    double xla_temp; /* --xla-temp-bytes: XLA's temp bytes for this variant (0: not given) */
     remat_tensor *in, *out;
     int n_in, n_out;
 } variant;
@@ -269,7 +277,7 @@ done:
 int main(int argc, char **argv)
 {
     config c = {.layers = 32, .width = 512, .batch = 256, .reps = 3};
-    const char *jax = NULL;
+    const char *jax = NULL, *xla_temp = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--smoke"))
             c = (config){.layers = 4, .width = 16, .batch = 8, .reps = 3, .smoke = true};
@@ -283,9 +291,11 @@ int main(int argc, char **argv)
             c.batch = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--jax-ms") && i + 1 < argc)
             jax = argv[++i];
+        else if (!strcmp(argv[i], "--xla-temp-bytes") && i + 1 < argc)
+            xla_temp = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--smoke] [--reps N] [--layers L] [--width W] [--batch B] "
-                            "[--jax-ms VARIANT=MS,...]\n", argv[0]);
+                            "[--jax-ms VARIANT=MS,...] [--xla-temp-bytes VARIANT=BYTES,...]\n", argv[0]);
             return 2;
         }
     }
@@ -312,6 +322,16 @@ int main(int argc, char **argv)
             return 2;
         for (int i = 0; i < nv; i++)
             v[i].jax_ms = ms[i];
+    }
+    if (xla_temp) {
+        const char *names[sizeof v / sizeof v[0]];
+        double bytes[sizeof v / sizeof v[0]] = {0};
+        for (int i = 0; i < nv; i++)
+            names[i] = v[i].name;
+        if (bench_parse_named_ms("bench_ffn", xla_temp, nv, names, bytes))
+            return 2;
+        for (int i = 0; i < nv; i++)
+            v[i].xla_temp = bytes[i];
     }
 
     /* parameters: Flax's init of the unrolled network from seed 0; the scan's
@@ -377,6 +397,9 @@ int main(int argc, char **argv)
         if (v[i].jax_ms > 0) /* this program's CPU median over JAX's (jax_ffn.py's jax_ms_arg) */
             printf(", \"jax_cpu_median_ms\":%.1f, \"ratio_vs_jax\":%.3f", v[i].jax_ms,
                    bench_median(v[i].timing.samples, c.reps) / v[i].jax_ms);
+        if (v[i].xla_temp > 0) /* the arena over XLA's compiled temp bytes (jax_ffn.py's temp_bytes_arg) */
+            printf(", \"xla_temp_bytes\":%.0f, \"arena_vs_xla_temp\":%.4f", v[i].xla_temp,
+                   (double)v[i].stats.peak_arena_bytes / v[i].xla_temp);
         printf("}");
     }
     printf("],\n \"targets\":[{\"variant\":\"nothing_saveable\", \"max_peak_ratio\":0.3333, \"peak_ratio\":%.4f, "

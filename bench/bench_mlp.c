@@ -20,6 +20,12 @@
  * (for perf record).
  *
  * Target: dots_with_no_batch_dims_saveable <= 1.15x the floor.
+ *
+ * --xla-temp-bytes N: XLA's compiled temp bytes of the same gradient
+ * (bench/jax_ffn.py's "mlp/none" temp_bytes): the no_checkpoint row gets
+ * arena_vs_xla_temp, its arena over N (target <= 1; both leave out the
+ * weights, x and the gradient buffers, and both keep activations in those
+ * gradient buffers until they are written: src/exec/out_scratch.c).
  */
 #include <cblas.h>
 #include <math.h>
@@ -175,6 +181,7 @@ static double check_reference(const config *c, const float *x, float *const *w, 
 int main(int argc, char **argv)
 {
     config c = {.layers = 16, .width = 512, .batch = 256, .reps = 15};
+    double xla_temp = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--smoke"))
             c = (config){.layers = 2, .width = 16, .batch = 8, .reps = 3, .smoke = true};
@@ -182,8 +189,10 @@ int main(int argc, char **argv)
             c.reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             c.only = argv[++i];
+        else if (!strcmp(argv[i], "--xla-temp-bytes") && i + 1 < argc && atof(argv[i + 1]) > 0)
+            xla_temp = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--smoke] [--reps N] [--only VARIANT]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--smoke] [--reps N] [--only VARIANT] [--xla-temp-bytes N]\n", argv[0]);
             return 2;
         }
     }
@@ -304,12 +313,17 @@ int main(int argc, char **argv)
         printf("%s\n  {\"policy\":\"%s\", \"median_ms\":%.4f, \"min_ms\":%.4f, \"ratio_to_floor\":%s, "
                "\"cpu_ms\":%.4f, \"cpu_ratio_to_floor\":%s, "
                "\"residual_bytes\":%zu, \"arena_bytes\":%zu, \"constant_bytes\":%zu, \"ops\":%lld, "
-               "\"dot_generals\":%lld, \"recomputed_ops\":%lld}",
+               "\"dot_generals\":%lld, \"recomputed_ops\":%lld",
                i ? "," : "", v[i].name, med, bench_minimum(v[i].ms, c.reps), jnum(b1, sizeof b1, med / floor_med), cmed,
                jnum(b3, sizeof b3, cmed / floor_cpu_med),
                v[i].plan.residual_bytes, v[i].plan.arena_bytes, v[i].plan.constant_bytes,
                (long long)v[i].stats.ops_executed, (long long)v[i].stats.op_counts[REMAT_OP_DOT_GENERAL],
                (long long)v[i].stats.recomputed_ops);
+        if (xla_temp > 0 && !v[i].ckpt) /* the arena over XLA's compiled temp bytes */
+            printf(", \"xla_temp_bytes\":%.0f, \"arena_vs_xla_temp\":%.4f}", xla_temp,
+                   (double)v[i].plan.arena_bytes / xla_temp);
+        else
+            printf("}");
     }
     printf("],\n \"gradients_bitwise_equal\":%s", equal ? "true" : "false");
     if (c.smoke)

@@ -21,7 +21,9 @@ pool on one core. Times are wall clock of a blocked call after two untimed
 runs (compilation excluded), and the process's CPU time (cpu_median_ms: on a
 shared machine the time descheduled is not the code's); jax_ms_arg holds the
 FFN rows' CPU medians in the form bench_ffn --jax-ms takes. temp_bytes is XLA's memory_analysis() of the
-compiled gradient: its scratch buffers, the counterpart of remat's arena.
+compiled gradient: its scratch buffers, the counterpart of remat's arena (neither counts the outputs, and both
+keep activations in the weight-gradient outputs until those are written); temp_bytes_arg holds the FFN rows'
+in the form bench_ffn --xla-temp-bytes takes (bench_mlp --xla-temp-bytes takes mlp/none's).
 The venv .venv-goldens (at the repository root, git-ignored) has jax 0.10.2 and flax 0.12.8.
 """
 import argparse
@@ -141,6 +143,9 @@ def main():
     # bench_ffn --jax-ms: the CPU medians of the FFN rows, by bench_ffn's variant names
     res["jax_ms_arg"] = ",".join("%s=%s" % (r["variant"][4:], r["cpu_median_ms"])
                                  for r in res["variants"] if r["variant"].startswith("ffn/"))
+    # bench_ffn --xla-temp-bytes: XLA's temp bytes of the FFN rows (bench_mlp takes mlp/none's alone)
+    res["temp_bytes_arg"] = ",".join("%s=%s" % (r["variant"][4:], r["temp_bytes"])
+                                     for r in res["variants"] if r["variant"].startswith("ffn/") and r["temp_bytes"])
     json.dump(res, sys.stdout, indent=1)
     print()
 

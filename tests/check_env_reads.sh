@@ -16,6 +16,7 @@ ALLOWED=(
     "REMAT_JIT_DUMP|debugging aid (exec.h)"
     "REMAT_CACHE_DEBUG|debugging aid (exec.h)"
     "REMAT_DUMP_LANES|debugging aid (exec.h)"
+    "REMAT_PLAN_DUMP|debugging aid (exec.h): the arena plan's buffers on stderr"
     "REMAT_GCCJIT_LIB|debugging aid (exec.h): which libgccjit to dlopen"
     "REMAT_NVRTC|debugging aid (exec.h): which NVRTC to dlopen"
     "PATH|finding the assembler libgccjit runs"

@@ -534,6 +534,77 @@ static void fill_t(remat_dtype T, void *dst, int64_t n, double scale)
     free(tmp);
 }
 
+/* ==== intermediates in output buffers (out_scratch.c) ==== */
+
+/* The gradient of a D-layer relu(h @ w_l) chain (B x W activations, W x W
+ * weights, f32): without checkpointing every layer's activation is kept for
+ * the backward, D activations of B x W at the start of the backward, in the
+ * arena. Each w_l's gradient buffer (W x W, written in layer l's backward)
+ * holds the activations of layer l and later ones until then, so the arena
+ * keeps at most the last layers' and the backward's few temporaries. Bits,
+ * op counts and measured = predicted as with REMAT_NO_INPLACE=1, which keeps
+ * everything in the arena. */
+static void test_exec_out_scratch_holds_activations_in_gradients(void **state)
+{
+    (void)state;
+    enum { D = 6, B = 32, W = 64 };
+    const size_t act = (size_t)B * W * sizeof(float);
+    remat_fn *f = remat_fn_new("relu_chain");
+    remat_val h = remat_arg(f, "x", REMAT_F32, 2, ((int64_t[]){B, W}));
+    for (int l = 0; l < D; l++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", l);
+        remat_val w = remat_arg(f, name, REMAT_F32, 2, ((int64_t[]){W, W}));
+        h = remat_relu(f, remat_matmul(f, h, w));
+    }
+    remat_fn_output(f, remat_sum_all(f, remat_square(f, h)));
+    int argnums[D];
+    for (int l = 0; l < D; l++)
+        argnums[l] = l + 1;
+    remat_fn *g = grad_ok(f, D, argnums);
+    remat_tensor in[D + 1];
+    float *data[D + 1];
+    for (int i = 0; i <= D; i++) {
+        int64_t n = i ? W * W : B * W;
+        data[i] = xcalloc((size_t)n, sizeof(float));
+        fill_t(REMAT_F32, data[i], n, i ? 0.2 : 1.0);
+        in[i] = i ? remat_tensor_f32(data[i], 2, (int64_t[]){W, W}) : remat_tensor_f32(data[i], 2, (int64_t[]){B, W});
+    }
+    check_inplace_bits(g, D + 1, in);
+    setenv("REMAT_NO_INPLACE", "1", 1);
+    remat_program *pa = compile_ok(g);
+    unsetenv("REMAT_NO_INPLACE");
+    remat_program *po = compile_ok(g);
+    remat_memory_plan pla, plo;
+    remat_program_plan(pa, &pla);
+    remat_program_plan(po, &plo);
+    /* all in the arena: the D activations the backward reads, at least */
+    assert_true(pla.arena_bytes >= D * act);
+    /* in the gradients: no more than two activations' worth stays */
+    assert_true(plo.arena_bytes <= 2 * act);
+    outs_t o;
+    remat_stats st;
+    run_prog(po, D + 1, in, &o, &st);
+    assert_int_equal(st.peak_arena_bytes, plo.arena_bytes);
+    outs_free(&o);
+    /* a program whose outputs are too small to hold anything keeps its arena */
+    remat_fn *fs = remat_fn_new("sum_of_relu");
+    remat_val x = remat_arg(fs, "x", REMAT_F32, 2, ((int64_t[]){W, W}));
+    remat_fn_output(fs, remat_sum_all(fs, remat_exp(fs, remat_relu(fs, remat_matmul(fs, x, x)))));
+    remat_program *ps = compile_ok(fs);
+    remat_memory_plan pls;
+    remat_program_plan(ps, &pls);
+    assert_true(pls.arena_bytes >= act);
+    remat_program_free(ps);
+    remat_fn_free(fs);
+    remat_program_free(pa);
+    remat_program_free(po);
+    for (int i = 0; i <= D; i++)
+        free(data[i]);
+    remat_fn_free(g);
+    remat_fn_free(f);
+}
+
 /* rows of a (3,B) derivative, each computed from a row view of the state,
  * one of them through a reshape from (B,): the concatenate is elided; its
  * rows are read again after it (their storage is its buffer) */
@@ -688,6 +759,7 @@ int main(void)
         cmocka_unit_test(test_exec_inplace_concat_vector_and_refusals),
         cmocka_unit_test(test_exec_add_pad_matches_pad_then_add),
         cmocka_unit_test(test_exec_add_pad_refusals_and_two_pads),
+        cmocka_unit_test(test_exec_out_scratch_holds_activations_in_gradients),
     };
     rng_seed(0x853c49e6748fea9bull);
     return cmocka_run_group_tests(tests, NULL, NULL);

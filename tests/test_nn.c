@@ -391,6 +391,60 @@ static void test_nn_scan_equals_unrolled(void **state)
     net_free(&s);
 }
 
+/* Without checkpointing, a stack of FFN blocks keeps every block's
+ * activations for the backward; the root program holds them in the weight
+ * gradients' buffers until those are written (src/exec/out_scratch.c), as
+ * XLA does. The arena at most half of what it is with everything in it
+ * (REMAT_NO_INPLACE=1), the measured peak the plan's, the same gradient
+ * bits (contract 3: only where values live changes). */
+static void test_nn_ffn_activations_in_gradient_buffers(void **state)
+{
+    (void)state;
+    enum { L = 4, W = 32, B = 16 };
+    remat_nn_module *blocks[L];
+    for (int l = 0; l < L; l++)
+        blocks[l] = remat_nn_ffn(W, 4 * W, REMAT_NN_GELU);
+    net_t n = net_init(remat_nn_sequential(L, blocks), 5, REMAT_F32, 2, DIMS(B, W));
+    for (int l = 0; l < L; l++)
+        remat_nn_module_free(blocks[l]);
+    remat_fn *f = build(&n, REMAT_F32, 2, DIMS(B, W), true);
+    const int np = remat_nn_params_count(n.p);
+    int *argnums = xcalloc((size_t)np, sizeof *argnums);
+    for (int i = 0; i < np; i++)
+        argnums[i] = i;
+    remat_fn *g = grad_ok(f, np, argnums);
+    float x[B * W];
+    for (int i = 0; i < B * W; i++)
+        x[i] = (float)urand(-1, 1);
+    remat_tensor *in = inputs(&n, remat_tensor_f32(x, 2, DIMS(B, W)));
+    setenv("REMAT_NO_INPLACE", "1", 1);
+    remat_program *pa = compile_ok(g);
+    unsetenv("REMAT_NO_INPLACE");
+    remat_program *po = compile_ok(g);
+    outs_t oa, oo;
+    remat_stats sa, so;
+    remat_memory_plan pla, plo;
+    run_prog(pa, np + 1, in, &oa, &sa);
+    run_prog(po, np + 1, in, &oo, &so);
+    remat_program_plan(pa, &pla);
+    remat_program_plan(po, &plo);
+    assert_int_equal(sa.peak_arena_bytes, pla.arena_bytes);
+    assert_int_equal(so.peak_arena_bytes, plo.arena_bytes);
+    assert_true(2 * plo.arena_bytes <= pla.arena_bytes);
+    assert_int_equal(oa.n, np);
+    for (int i = 0; i < np; i++) /* contract 3 */
+        assert_memory_equal(oa.t[i].data, oo.t[i].data, remat_tensor_bytes(&oa.t[i]));
+    outs_free(&oa);
+    outs_free(&oo);
+    remat_program_free(pa);
+    remat_program_free(po);
+    free(in);
+    free(argnums);
+    remat_fn_free(g);
+    remat_fn_free(f);
+    net_free(&n);
+}
+
 /* every schedule and policy: the same gradient bits; measured peak = plan */
 static void test_nn_scan_schedules_bitwise(void **state)
 {
@@ -812,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_nn_losses),
         cmocka_unit_test(test_nn_scan_equals_unrolled),
         cmocka_unit_test(test_nn_scan_schedules_bitwise),
+        cmocka_unit_test(test_nn_ffn_activations_in_gradient_buffers),
         cmocka_unit_test(test_nn_scan_result_written_in_place),
         cmocka_unit_test(test_nn_seed002_residuals),
         cmocka_unit_test(test_nn_flax_activations_layernorm),

@@ -188,13 +188,16 @@ REMAT_API remat_status remat_compile(const remat_fn *fn, remat_backend *be, rema
  *   REMAT_SCAN_BLOCK         scan_block_lanes   lanes per block (invalid or < 2: not blocked)
  *   REMAT_SCAN_PLAN_MAX_OPS  scan_plan_max_ops  largest scan plan kept (0: none)
  *   REMAT_NO_FUSION=1        no_fusion          no elementwise fusion
- *   REMAT_NO_INPLACE=1       no_inplace         no in-place concatenate / add of a pad
+ *   REMAT_NO_INPLACE=1       no_inplace         no in-place concatenate / add of a pad / intermediates
+ *                                               in output buffers
  *   REMAT_BACKEND            backend            cpu | cuda | cuda:N (remat_backend_from_name)
  *   REMAT_TIER_DIR           tier_dir           the slow snapshot tier's directory
  *
  * "=1": any value but "" and "0". Debugging aids stay environment-only, read
  * where they act: REMAT_JIT_DEBUG, REMAT_JIT_DUMP, REMAT_CACHE_DEBUG,
- * REMAT_DUMP_LANES, REMAT_GCCJIT_LIB, REMAT_NVRTC (docs/DESIGN.md). Same
+ * REMAT_DUMP_LANES, REMAT_GCCJIT_LIB, REMAT_NVRTC, REMAT_PLAN_DUMP (every
+ * arena buffer of each compiled program and what is live at its peak, on
+ * stderr) (docs/DESIGN.md). Same
  * function, same inputs: the same bits under any options. */
 typedef enum {
     REMAT_JIT_AUTO = 0, /* compile a loop's body where the cost model says it pays */
@@ -221,7 +224,9 @@ typedef struct {
     int64_t scan_plan_max_ops; /* 0: the default (1 << 18); REMAT_SCAN_PLAN_NONE: keep no
                                   plan, stream it; n: keep plans of up to n ops */
     bool no_fusion;           /* no elementwise fusion */
-    bool no_inplace;          /* no in-place concatenate, no add of a pad in one instruction */
+    bool no_inplace;          /* no in-place concatenate, no add of a pad in one instruction,
+                                 no intermediates held in a root program's output buffers
+                                 before their first write (which keeps them out of the arena) */
     /* Used when the be argument is NULL: "cpu", "cuda", "cuda:N"; NULL or "": the CPU. */
     const char *backend;
     /* The slow snapshot tier of two-tier schedules (remat/schedule.h) on the

@@ -76,6 +76,9 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
         st = rmi_pass_storage(&c);
     if (st == REMAT_OK)
         st = rmi_pass_ops(&c);
+    /* a root program only: sub-programs of loops run on buffers that may alias */
+    if (st == REMAT_OK && inplace && p->counters == &p->own_counters)
+        st = rmi_pass_out_scratch(&c);
     if (st == REMAT_OK)
         st = rmi_pass_plan(&c);
     if (st == REMAT_OK)

@@ -14,6 +14,8 @@
  *                     arena buffers and their lifetimes (rmi_pass_storage)
  *   lower.c           the op each instruction hands the backend: support and
  *                     scratch (rmi_pass_ops)
+ *   out_scratch.c     buffers held in output buffers before their first write
+ *                     (root programs; rmi_pass_out_scratch)
  *   storage.c         the static arena plan, arena and constant pool
  *                     (rmi_pass_plan)
  *   lower.c           instructions, copies into outputs, run-time patches
@@ -133,7 +135,11 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c);
 remat_status rmi_pass_concat_inplace(remat_compile_ctx *c);
 remat_status rmi_pass_storage(remat_compile_ctx *c);
 remat_status rmi_pass_ops(remat_compile_ctx *c);
+remat_status rmi_pass_out_scratch(remat_compile_ctx *c);
 remat_status rmi_pass_plan(remat_compile_ctx *c);
 remat_status rmi_pass_lower(remat_compile_ctx *c);
+/* REMAT_PLAN_DUMP=1: the plan's buffers and what is live at its peak on
+ * stderr (plan_dump.c, a debugging aid). */
+void rmi_plan_dump(const remat_compile_ctx *c, size_t arena_bytes);
 
 #endif

@@ -295,6 +295,7 @@ remat_status rmi_pass_plan(remat_compile_ctx *c)
     remat_status st = rmi_plan_offsets(c->bufs, c->n_bufs, REMAT_ARENA_ALIGN, &p->arena_bytes);
     if (st != REMAT_OK)
         return st;
+    rmi_plan_dump(c, p->arena_bytes);
     p->const_bytes = c->const_bytes;
     p->arena = be->iface.mem_alloc(p->arena_bytes);
     if (!p->arena)
