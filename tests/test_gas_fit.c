@@ -7,7 +7,10 @@
  *     and takes its opt.y0 entry;
  *   - the Jacobian of the residuals with respect to the free multipliers m3,
  *     m11 and the Arrhenius Ea11, in forward and in reverse mode, against
- *     central differences of the residuals.
+ *     central differences of the residuals;
+ *   - each experiment's pressure: a file's '# P = ..' (or a column P) is its
+ *     own, the others take P's start; P freed with a file that sets it is
+ *     refused naming file:line.
  */
 #include "test_util.h"
 
@@ -169,12 +172,117 @@ static void reverse_jacobian(void **state)
     jacobian_against_differences(REMAT_FIT_JACOBIAN_REVERSE);
 }
 
+/* The residuals of one fit over files[0..n) (each "name|text"), P fixed
+ * at P_start, the initial state the 1000 K one (opt.y0 for every file);
+ * P_free: P is free, and remat_fit_new's status is returned in *st. */
+static double *pressure_residuals(int n, const char *const *texts, double P_start, int P_free, remat_status *st,
+                                  int64_t *n_res)
+{
+    problem x;
+    problem_new(&x);
+    remat_dataset *d[2] = {NULL, NULL};
+    char path[2][512];
+    double y0v[16];
+    const double *y0[2] = {y0v, y0v};
+    assert_ok(remat_gas_state(x.m, 1000, "H2=2,O2=1,N2=3.76", y0v));
+    for (int e = 0; e < n; e++) {
+        write_temp(path[e], sizeof path[e], "gas_fit_P", texts[e], strlen(texts[e]));
+        assert_ok(remat_dataset_read(path[e], x.m, &d[e]));
+    }
+    int iP = remat_mechanism_param_find(x.m, "P");
+    x.fixed[iP] = !P_free;
+    x.p[iP] = P_start;
+    remat_fit_options o = remat_fit_defaults();
+    o.method = REMAT_ODE_RODAS5;
+    o.rtol = 1e-10;
+    o.atol = 1e-16;
+    o.max_steps = 100000;
+    o.y0 = y0;
+    o.fixed = x.fixed;
+    o.start = x.p;
+    remat_fit *fit = NULL;
+    double *r = NULL;
+    *st = remat_fit_new(x.m, n, d, &o, &fit);
+    if (*st == REMAT_OK) {
+        *n_res = remat_fit_residual_count(fit);
+        r = calloc((size_t)*n_res, sizeof *r);
+        assert_ok(remat_fit_residuals(fit, x.p, r));
+    }
+    remat_fit_free(fit);
+    for (int e = 0; e < n; e++) {
+        remat_dataset_free(d[e]);
+        unlink(path[e]);
+    }
+    problem_free(&x);
+    return r;
+}
+
+#define ATM 101325.0
+/* the 1000 K ignition's T before and after its delay at 1 atm */
+#define ROWS "t,T\n1e-4,1000\n3e-4,1000\n4e-4,1000\n"
+
+static void close_to(const double *a, const double *b, int64_t n, double rtol)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabs(a[i] - b[i]) <= rtol * fmax(1, fmax(fabs(a[i]), fabs(b[i]))))) {
+            printf("residual %lld: %.17g against %.17g\n", (long long)i, a[i], b[i]);
+            fail();
+        }
+}
+
+/* A file's '# P = ..' reaches the model as that experiment's pressure: its
+ * residuals are those of a run whose P starts there, not of P's start; in
+ * one fit with a file that sets none, each keeps its own (a shared P would
+ * give one of them the other's); a column P does as the comment. */
+static void each_experiment_has_its_pressure(void **state)
+{
+    (void)state;
+    remat_status st;
+    int64_t n1 = 0, n2 = 0;
+    const char *at5[] = {"# P = 506625\n" ROWS}, *plain[] = {ROWS}, *col[] = {"t,T,P\n1e-4,1000,506625\n"
+                                                                               "3e-4,1000,506625\n4e-4,1000,\n"};
+    double *r5 = pressure_residuals(1, at5, ATM, 0, &st, &n1);        /* the comment's 5 atm */
+    double *r5s = pressure_residuals(1, plain, 5 * ATM, 0, &st, &n1); /* P's start at 5 atm */
+    double *r1 = pressure_residuals(1, plain, ATM, 0, &st, &n1);      /* P's start at 1 atm */
+    double *rc = pressure_residuals(1, col, ATM, 0, &st, &n1);        /* a column P */
+    assert_int_equal(n1, 3);
+    close_to(r5, r5s, n1, 1e-9);
+    close_to(rc, r5s, n1, 1e-9);
+    double apart = 0; /* the two pressures' ignitions differ: the test can tell them apart */
+    for (int64_t i = 0; i < n1; i++)
+        apart = fmax(apart, fabs(r5[i] - r1[i]));
+    assert_true(apart > 10);
+    const char *both[] = {"# P = 506625\n" ROWS, ROWS};
+    double *rb = pressure_residuals(2, both, ATM, 0, &st, &n2);
+    assert_int_equal(n2, 6);
+    close_to(rb, r5, 3, 1e-9);
+    close_to(rb + 3, r1, 3, 1e-9);
+    free(r5), free(r5s), free(r1), free(rc), free(rb);
+}
+
+/* P free (a fitted parameter all experiments share) and a file that sets it:
+ * refused, naming the file's line */
+static void a_free_pressure_is_not_set_per_file(void **state)
+{
+    (void)state;
+    remat_status st;
+    int64_t n = 0;
+    const char *at5[] = {"# T = 1000\n# P = 506625\n" ROWS};
+    double *r = pressure_residuals(1, at5, ATM, 1, &st, &n);
+    assert_null(r);
+    assert_int_equal(st, REMAT_ERR_VALUE);
+    assert_non_null(strstr(remat_last_error(), ":2: the file sets the pressure P"));
+    assert_non_null(strstr(remat_last_error(), "fix P"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(comments_give_the_initial_state),
         cmocka_unit_test(forward_jacobian),
         cmocka_unit_test(reverse_jacobian),
+        cmocka_unit_test(each_experiment_has_its_pressure),
+        cmocka_unit_test(a_free_pressure_is_not_set_per_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

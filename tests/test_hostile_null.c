@@ -181,6 +181,7 @@ INT_CASE(d_measured, remat_dataset_is_measured(D0, 0, 0))
 INT_CASE(d_column, remat_dataset_has_column(D0, 0))
 INT_CASE(d_initial, remat_dataset_initial_complete(D0))
 DBL_CASE(d_cond, remat_dataset_cond(D0, 0))
+DBL_CASE(d_pressure, remat_dataset_pressure(D0))
 DBL_CASE(d_init_value, remat_dataset_initial(D0, 0))
 INT_CASE(d_setting_line, remat_dataset_setting_line(D0, 0, 0))
 /* tensor.h */
@@ -571,6 +572,7 @@ static const null_row null_table[] = {
     {"remat_dataset_has_column", "0", d_column, 0},
     {"remat_dataset_initial_complete", "0", d_initial, 0},
     {"remat_dataset_cond", "nan", d_cond, 0},
+    {"remat_dataset_pressure", "nan", d_pressure, 0},
     {"remat_dataset_initial", "nan", d_init_value, 0},
     {"remat_dataset_setting_line", "0", d_setting_line, 0},
     {"remat_shape_numel", "-1", t_numel, 1},

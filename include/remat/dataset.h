@@ -36,7 +36,8 @@
  * Conditions and initial values. Lines starting with '#' before the header
  * are comments; a comment of the form "# NAME = VALUE" (NAME an identifier,
  * VALUE a finite number) sets NAME for this experiment: a condition of the
- * mechanism (remat/mechanism.h "cond"; remat_dataset_cond) or the initial
+ * mechanism (remat/mechanism.h "cond"; remat_dataset_cond), a gas
+ * mechanism's pressure P (remat_dataset_pressure) or the initial
  * value of a species (remat_dataset_initial). Any other NAME is an error
  * naming path:line (a typo must not pass silently); comments without that
  * form are ignored. A header column named after a condition gives it too:
@@ -101,10 +102,17 @@ REMAT_API int remat_dataset_column(const remat_dataset *d, int s, int sigma); /*
 /* Condition k of the mechanism as this file sets it ('# NAME = VALUE' or a
  * column); NaN when the file does not. */
 REMAT_API double remat_dataset_cond(const remat_dataset *d, int k);
+/* A gas mechanism's (remat/gas.h) pressure P in Pa as this file sets it
+ * ('# P = 101325' or a column P, positive): P is a parameter of the
+ * mechanism that a data file sets per experiment like a condition
+ * (remat/fit.h "Conditions"); NaN when the file does not or the mechanism
+ * is not a gas mechanism. */
+REMAT_API double remat_dataset_pressure(const remat_dataset *d);
 /* Species s's initial value from a '# NAME = VALUE' comment; NaN when none. */
 REMAT_API double remat_dataset_initial(const remat_dataset *d, int s);
 /* The file line that set condition k (species = 0) or the initial value of
- * species k (species = 1); 0 when none did. NULL: 0. */
+ * species k (species = 1); 0 when none did. For a gas mechanism, condition
+ * k = remat_mechanism_cond_count() is its pressure P. NULL: 0. */
 REMAT_API int remat_dataset_setting_line(const remat_dataset *d, int k, int species);
 /* Whether row 0 gives every species of the mechanism, so that the initial
  * state can be taken from it. */

@@ -177,8 +177,25 @@
  * '# O2 = 1'), normalised to mole fractions, species not named 0, and the
  * temperature ('# T = 1100'); what they leave out comes from opt.y0[e],
  * whose entries may then be NaN where every file gives them (an error names
- * the file when neither does). Its pressure is the parameter P, one for all
- * experiments.
+ * the file when neither does). Its pressure P (Pa) is a parameter of the
+ * mechanism; while it is fixed (opt.fixed) each experiment has its own, a
+ * condition like the others: its file's '# P = 506625' or column P
+ * (remat_dataset_pressure), else P's start (opt.start, the tool's --cond
+ * P=); a free P is one fitted value for all experiments, and a file that
+ * sets it then is an error naming its line.
+ *
+ * Ignition delays. A gas mechanism's data file whose first column is named
+ * tau measures its experiment's ignition delay: one row, the delay in s,
+ * no other column; its comments give T, P and the composition as for a
+ * profile ('# T = 1100', '# P = 101325', '# H2 = 2', ...). The delay is
+ * the time at which T first reaches its initial value + REMAT_FIT_DELAY_RISE
+ * K (as Cantera's goldens of tests/test_gas_cantera.c), found in
+ * (t0, t0 + REMAT_FIT_DELAY_HORIZON (tau - t0)] on the dense output; the
+ * residual is model minus measured delay (weight 1, or 1 / tau with
+ * REMAT_FIT_WEIGHT_RELATIVE), NaN when T does not get there in that
+ * horizon. Its gradient is the implicit function theorem's, dtau/dp =
+ * -(dT(tau)/dp) / (dT/dt), through every Jacobian mode. Adaptive
+ * stepping only (a fixed-step fit with a delay file is refused).
  *
  * Errors (bad options, data before t0, a first row that cannot be the initial
  * state, a budget no schedule fits in) return a status with a message naming
@@ -196,6 +213,11 @@
 #include "dist.h"
 #include "mechanism.h"
 #include "ode.h"
+
+/* Ignition delays (see "Ignition delays"): T's rise (K) that defines the
+ * delay, and the search's horizon in delays. */
+#define REMAT_FIT_DELAY_RISE 400.0
+#define REMAT_FIT_DELAY_HORIZON 4.0
 
 #ifdef __cplusplus
 extern "C" {

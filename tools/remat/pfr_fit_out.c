@@ -140,14 +140,17 @@ double pfr_fit_cond(const pfr_fit_report *rep, int e, int k)
 }
 
 /* A gas mechanism's (remat/gas.h) conditions of experiment e: its initial
- * T (from its file or --cond) and the pressure P; 0 for other mechanisms. */
+ * T (from its file or --cond) and the pressure P (its file's '# P', else
+ * the parameter's: files set P only while it is fixed, remat/fit.h); 0 for
+ * other mechanisms. */
 static int gas_conds(const pfr_fit_report *rep, int e, const char **names, double *v)
 {
     int K = remat_gas_species_count(rep->m);
     if (K == 0)
         return 0;
+    double Pe = remat_dataset_pressure(rep->datasets[e]);
     names[0] = "T", v[0] = remat_fit_initial_state(rep->fit, e)[K];
-    names[1] = "P", v[1] = rep->r->params[remat_mechanism_param_find(rep->m, "P")];
+    names[1] = "P", v[1] = isnan(Pe) ? rep->r->params[remat_mechanism_param_find(rep->m, "P")] : Pe;
     return 2;
 }
 

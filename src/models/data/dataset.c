@@ -18,6 +18,7 @@
 #include "core/file.h"
 #include "models/data/csv_text.h"
 #include "remat/dataset.h"
+#include "remat/gas.h"
 
 struct remat_dataset {
     char *path;
@@ -30,11 +31,26 @@ struct remat_dataset {
     double *sigma;             /* [rows][nspecies] from sigma_<species> columns, NaN = none; NULL: no such column */
     int *lines;                /* [rows] the file line of each row */
     int *columns;              /* [2][nspecies] 1-based column of each species, then of its sigma; 0: none */
-    int nconds;
+    int nconds;                /* the mechanism's conditions, then a gas mechanism's P (has_P) */
+    int has_P;                 /* a gas mechanism (remat/gas.h): slot nconds - 1 is its pressure */
     double *conds;             /* [nconds] from '# NAME = VALUE' or a column named NAME; NaN: not given */
     double *init;              /* [nspecies] initial values from '# NAME = VALUE'; NaN: not given */
     int *set_line;             /* [nconds + nspecies] the line that set each (0: none) */
 };
+
+/* The condition slot a name sets: a declared condition, or a gas
+ * mechanism's pressure P (remat/gas.h: a parameter of the mechanism, set
+ * per experiment like a condition); -1: neither. */
+static int cond_slot(const remat_dataset *d, const remat_mechanism *m, const char *name)
+{
+    int k = remat_mechanism_cond_find(m, name);
+    return k >= 0 ? k : d->has_P && strcmp(name, "P") == 0 ? d->nconds - 1 : -1;
+}
+
+static const char *cond_slot_name(const remat_dataset *d, const remat_mechanism *m, int k)
+{
+    return d->has_P && k == d->nconds - 1 ? "P" : remat_mechanism_cond_name(m, k);
+}
 
 /* Cell i (0-based) of a line; cells are separated by ','. */
 static span cell_at(span line, int i)
@@ -127,7 +143,7 @@ static remat_status parse_header(reader *r, span line, int lineno)
             sig = s >= 0;
         }
         r->col_species[j] = j ? (sig ? -2 - s : s) : -1;
-        r->col_cond[j] = j > 0 && s < 0 && c.len < sizeof name ? remat_mechanism_cond_find(r->mech, name) : -1;
+        r->col_cond[j] = j > 0 && s < 0 && c.len < sizeof name ? cond_slot(r->d, r->mech, name) : -1;
         if (r->col_cond[j] >= 0) {
             for (int k = 1; k < j; k++)
                 if (r->col_cond[k] == r->col_cond[j])
@@ -232,11 +248,14 @@ static remat_status parse_row(reader *r, span line, int lineno)
         } else if (r->col_cond[j] >= 0) {
             int k = r->col_cond[j];
             double *have = &d->conds[k];
+            if (d->has_P && k == d->nconds - 1 && !(v > 0))
+                return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: the pressure P is %g: it must be positive (Pa)",
+                                 r->path, lineno, col, v);
             if (!isnan(*have) && *have != v)
                 return rmi_error(REMAT_ERR_PARSE,
                                  "%s:%d: column %s: condition '%s' is %.17g here but %.17g at line %d: a "
                                  "condition is constant within one experiment (one file per value)",
-                                 r->path, lineno, col, remat_mechanism_cond_name(r->mech, k), v, *have,
+                                 r->path, lineno, col, cond_slot_name(d, r->mech, k), v, *have,
                                  d->set_line[k]);
             if (isnan(*have)) {
                 *have = v;
@@ -276,7 +295,7 @@ static remat_status parse_setting(reader *r, span line, int lineno)
     char nm[128];
     memcpy(nm, name.s, name.len);
     nm[name.len] = '\0';
-    int k = remat_mechanism_cond_find(r->mech, nm), sp = k < 0 ? remat_mechanism_species_find(r->mech, nm) : -1;
+    int k = cond_slot(d, r->mech, nm), sp = k < 0 ? remat_mechanism_species_find(r->mech, nm) : -1;
     if (k < 0 && sp < 0) {
         species_list(r->mech, b, sizeof b);
         const char *what = remat_mechanism_param_find(r->mech, nm) >= 0 ? " (it is a parameter: a data file sets "
@@ -295,6 +314,9 @@ static remat_status parse_setting(reader *r, span line, int lineno)
     if (d->set_line[slot])
         return rmi_error(REMAT_ERR_PARSE, "%s:%d: '%s' set twice (first at line %d)", r->path, lineno, nm,
                          d->set_line[slot]);
+    if (d->has_P && k == d->nconds - 1 && !(v > 0))
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d: the pressure P is %g: it must be positive (Pa)", r->path,
+                         lineno, v);
     if (sp >= 0 && v < 0)
         return rmi_error(REMAT_ERR_PARSE, "%s:%d: the initial value of species '%s' is %g: a concentration is "
                          ">= 0", r->path, lineno, nm, v);
@@ -365,7 +387,8 @@ remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, r
     d->path = rmi_malloc(strlen(path) + 1);
     d->has_column = rmi_calloc((size_t)(d->nspecies ? d->nspecies : 1), 1);
     d->columns = rmi_calloc(2 * (size_t)(d->nspecies ? d->nspecies : 1), sizeof *d->columns);
-    d->nconds = remat_mechanism_cond_count(mech);
+    d->has_P = remat_gas_species_count(mech) > 0;
+    d->nconds = remat_mechanism_cond_count(mech) + d->has_P;
     d->conds = rmi_malloc((size_t)(d->nconds + 1) * sizeof *d->conds);
     d->init = rmi_malloc((size_t)(d->nspecies + 1) * sizeof *d->init);
     d->set_line = rmi_calloc((size_t)(d->nconds + d->nspecies + 1), sizeof *d->set_line);
@@ -515,8 +538,14 @@ int remat_dataset_initial_complete(const remat_dataset *d)
 double remat_dataset_cond(const remat_dataset *d, int k)
 {
     NULL_DATA(d, NAN);
-    REMAT_ASSERT(k >= 0 && k < d->nconds);
+    REMAT_ASSERT(k >= 0 && k < d->nconds - d->has_P);
     return d->conds[k];
+}
+
+double remat_dataset_pressure(const remat_dataset *d)
+{
+    NULL_DATA(d, NAN);
+    return d->has_P ? d->conds[d->nconds - 1] : NAN;
 }
 
 double remat_dataset_initial(const remat_dataset *d, int s)

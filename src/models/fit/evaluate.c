@@ -24,7 +24,7 @@ remat_status fit_local_residuals(struct remat_fit *fit, const double *p, double 
     int64_t k = 0;
     for (int l = 0; l < fit->n_local; l++) {
         const fit_exp *x = &fit->exp[fit->local[l]];
-        remat_tensor in[7], out = fit_vec(x->r_full, x->rows * fit->S);
+        remat_tensor in[8], out = fit_vec(x->r_full, x->rows * fit->S);
         int n = fit_inputs(fit, fit->local[l], p, NULL, 0, in);
         remat_status st = remat_run(fit->cls[x->cls].res, n, in, 1, &out, NULL);
         if (st != REMAT_OK)
@@ -43,7 +43,7 @@ remat_status fit_local_objectives(struct remat_fit *fit, const double *p)
     for (int l = 0; l < fit->n_local; l++) {
         const fit_exp *x = &fit->exp[fit->local[l]];
         double *item = fit->items + (size_t)l * (1 + (size_t)P);
-        remat_tensor in[7], out[2] = {remat_tensor_f64(item, 0, NULL), fit_vec(item + 1, P)};
+        remat_tensor in[8], out[2] = {remat_tensor_f64(item, 0, NULL), fit_vec(item + 1, P)};
         int n = fit_inputs(fit, fit->local[l], p, NULL, 0, in);
         remat_status st = remat_run(fit->cls[x->cls].vg, n, in, 2, out, NULL);
         if (st != REMAT_OK)
@@ -65,7 +65,7 @@ remat_status fit_local_grad(struct remat_fit *fit, const double *p, double *F, d
     remat_status st = REMAT_OK;
     for (int l = 0; l < fit->n_local && st == REMAT_OK; l++) {
         const fit_exp *x = &fit->exp[fit->local[l]];
-        remat_tensor in[7], out[2] = {remat_tensor_f64(item, 0, NULL), fit_vec(item + 1, P)};
+        remat_tensor in[8], out[2] = {remat_tensor_f64(item, 0, NULL), fit_vec(item + 1, P)};
         int n = fit_inputs(fit, fit->local[l], p, NULL, 0, in);
         st = remat_run(fit->cls[x->cls].vg, n, in, 2, out, NULL);
         *F += item[0];

@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
+#include "remat/gas.h"
 
 static const char *const optimizer_names[REMAT_FIT_OPTIMIZER_COUNT] = {
     [REMAT_FIT_AUTO] = "auto",
@@ -258,6 +259,10 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
     fit->C = remat_mechanism_cond_count(m);
     fit->opt = *opt;
     st = setup_params(fit);
+    /* a gas mechanism's pressure: each experiment's own while it is fixed */
+    int iP = remat_gas_species_count(m) > 0 ? remat_mechanism_param_find(m, "P") : -1;
+    fit->iP = iP >= 0 && st == REMAT_OK && fit->vars.fixed[iP] ? iP : -1;
+    fit->CI = fit->C + (fit->iP >= 0);
     if (st == REMAT_OK && !(fit->cond_default = rmi_malloc(sizeof *fit->cond_default * (size_t)(fit->C + 1))))
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int k = 0; st == REMAT_OK && k < fit->C; k++)

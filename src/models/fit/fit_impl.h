@@ -28,7 +28,8 @@ typedef struct {
     int cls;         /* its program class (fit->cls) */
     int64_t rows;    /* K: every data row is an output time */
     double *y0;      /* [S] */
-    double *cond;    /* [C] this experiment's conditions: its file's, else opt.conds', else the defaults */
+    double *cond;    /* [CI] this experiment's conditions: its file's, else opt.conds', else the
+                        defaults; then, with iP >= 0, its pressure (its file's, else P's start) */
     double *target;  /* [K][S], 0 where not measured */
     double *mask;    /* [K][S], 1 measured, 0 not (or row 0 when it is the initial state) */
     int64_t n_meas;  /* N_e */
@@ -37,6 +38,12 @@ typedef struct {
     double *ct;      /* [K][S] cotangent input buffer (VJP) */
     double *dp;      /* [P] parameter cotangent output buffer (VJP) */
     double *dr;      /* [K][S] residual tangent output buffer (JVP) */
+    /* an ignition-delay experiment (delay.c): its one row is the delay, measured in T's cell */
+    bool delay;
+    bool located;    /* tau_hat and slope are those at located_p */
+    double tau_hat;  /* the crossing the host found (NaN: none) */
+    double slope;    /* dT/dt there (the secant over 1e-6 of the horizon) */
+    double *located_p; /* [P] */
 } fit_exp;
 
 /* Experiments that share compiled programs: with adaptive stepping every
@@ -49,6 +56,8 @@ typedef struct {
     int64_t rows;           /* K */
     int first;              /* its first experiment (fixed steps: the one) */
     int n_local;            /* its experiments this process evaluates */
+    bool delay;             /* ignition-delay experiments (delay.c): one more input, the slope */
+    remat_program *locate;  /* delay: (p, y0, ts[1000][, conds]) -> ys, the host's search */
     remat_fn *res_fn;       /* (p, y0, ts, tgt, msk[, conds]) -> r (K*S,), kept to build the JVP */
     remat_program *res;     /* -> r */
     remat_program *vg;      /* -> (F_e, dF_e/dp)                       gradient methods */
@@ -60,6 +69,9 @@ struct remat_fit {
     const remat_mechanism *m;
     int S, P, E;
     int C;                      /* the mechanism's conditions */
+    int iP;                     /* a gas mechanism with P fixed: P's index, which each experiment
+                                   sets (its file's '# P', else P's start; remat/fit.h); else -1 */
+    int CI;                     /* the programs' condition inputs: C, + 1 with iP >= 0 */
     double *cond_default;       /* [C] opt.conds (copied) or the declared values */
     fit_exp *exp;
     remat_fit_options opt;      /* copied; the pointer fields are NULLed, copies below */
@@ -114,7 +126,8 @@ typedef enum { FIT_PROG_RES, FIT_PROG_VG, FIT_PROG_VJP, FIT_PROG_JVP } fit_prog;
  * stay). */
 remat_status fit_compile_classes(struct remat_fit *fit, fit_prog kind);
 /* The inputs (p, y0, ts, target, mask[, conds when C > 0][, extra]) of
- * experiment e's programs into in[] (at most 7); returns their count. */
+ * experiment e's programs into in[] (at most 8; a delay experiment's slope after the conds,
+ * located at p first); returns their count. */
 int fit_inputs(const struct remat_fit *fit, int e, const double *p, double *extra, int64_t n_extra,
                remat_tensor *in);
 /* fn compiled with opt.compile (NULL: the environment's, remat_compile_env). */
@@ -181,11 +194,26 @@ remat_status fit_run_single(struct remat_fit *fit, remat_fit_result *result);
 /* "lm", "bfgs", "lbfgs-b" or "adam" */
 const char *fit_driver_name(const struct remat_fit *fit);
 
-/* The rates' inputs of experiment x in a graph: p (P) then its conditions
- * as constants (p itself when there are none); and the same as numbers
+/* The rates' inputs in a graph from p (P) and the experiment's condition
+ * input cond (CI; REMAT_NONE when CI is 0): p with P[iP] replaced by the
+ * experiment's pressure, then the conditions; and the same as numbers
  * into in[P + C] (problem.c). */
-remat_val fit_rate_inputs(const struct remat_fit *fit, remat_fn *f, const fit_exp *x, remat_val p);
+remat_val fit_rate_inputs(const struct remat_fit *fit, remat_fn *f, remat_val p, remat_val cond);
 void fit_rate_input_values(const struct remat_fit *fit, const fit_exp *x, const double *p, double *in);
+
+/* delay.c: ignition-delay experiments */
+/* Whether d is one: a gas mechanism's file whose first column is "tau". */
+int fit_delay_is(const remat_mechanism *m, const remat_dataset *d);
+/* The time by which x's search for T0 + rise ends: t0 + REMAT_FIT_DELAY_HORIZON (tau - t0). */
+double fit_delay_horizon(const struct remat_fit *fit, const fit_exp *x);
+/* The delay's (1, S) rows from ys = y at ts = (tau_hat,) and slope (1,):
+ * tau_hat - (T - T0 - rise) / slope in every column (the mask keeps T's). */
+remat_val fit_delay_graph(const struct remat_fit *fit, remat_fn *f, remat_val y0, remat_val ys, remat_val ts,
+                          remat_val slope);
+/* The search programs of the delay classes with a local experiment. */
+remat_status fit_delay_compile(struct remat_fit *fit);
+/* tau_hat and slope of experiment e at p (kept while p does not change). */
+remat_status fit_delay_locate(struct remat_fit *fit, int e, const double *p);
 
 /* the integration options of experiment x (problem.c) */
 remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x);

@@ -83,7 +83,7 @@ static remat_status jacobian_forward(struct remat_fit *fit, const double *p, dou
         for (int e = 0; e < E && st == REMAT_OK; e++) {
             fit_exp *x = &fit->exp[fit->local[e]];
             int64_t n = x->rows * fit->S;
-            remat_tensor in[7], out[2] = {fit_vec(x->r_full, n), fit_vec(x->dr, n)};
+            remat_tensor in[8], out[2] = {fit_vec(x->r_full, n), fit_vec(x->dr, n)};
             int n_in = fit_inputs(fit, fit->local[e], p, fit->tan, P, in);
             st = remat_run(fit->cls[x->cls].jvp, n_in, in, 2, out, NULL);
             for (int64_t k = 0; k < x->n_meas && st == REMAT_OK; k++, row++)
@@ -106,7 +106,7 @@ static remat_status jacobian_reverse(struct remat_fit *fit, const double *p, dou
         fit_exp *x = &fit->exp[fit->local[e]];
         int64_t n = x->rows * fit->S;
         memset(x->ct, 0, sizeof *x->ct * (size_t)n);
-        remat_tensor in[7], out[2] = {fit_vec(x->r_full, n), fit_vec(x->dp, P)};
+        remat_tensor in[8], out[2] = {fit_vec(x->r_full, n), fit_vec(x->dp, P)};
         int n_in = fit_inputs(fit, fit->local[e], p, x->ct, n, in);
         for (int64_t j = 0; j < x->n_meas && st == REMAT_OK; j++) {
             x->ct[x->meas[j]] = 1.0;

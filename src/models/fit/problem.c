@@ -98,6 +98,42 @@ static remat_status gas_initial(const struct remat_fit *fit, const remat_dataset
     return REMAT_OK;
 }
 
+/* An ignition-delay experiment (delay.c): its one row's time is the delay,
+ * a residual in T's cell (weight 1, or 1 / tau with relative weighting). */
+static remat_status prepare_delay(struct remat_fit *fit, fit_exp *x)
+{
+    const char *path = remat_dataset_path(x->d);
+    int S = fit->S;
+    double tau = remat_dataset_times(x->d)[0];
+    if (!fit->opt.adaptive)
+        return rmi_error(REMAT_ERR_VALUE,
+                         "fit: %s: an ignition delay (a file whose first column is tau) is fitted with adaptive "
+                         "steps (its search reads the dense output), not fixed steps (--steps/--dt)",
+                         path);
+    if (x->rows != 1)
+        return rmi_error(REMAT_ERR_VALUE,
+                         "fit: %s:%d: an ignition-delay file gives one delay (one row under its header tau), "
+                         "not %lld: one file per experiment",
+                         path, remat_dataset_line(x->d, 1), (long long)x->rows);
+    for (int s = 0; s < S; s++)
+        if (remat_dataset_has_column(x->d, s))
+            return rmi_error(REMAT_ERR_VALUE,
+                             "fit: %s: an ignition-delay file (first column tau) measures the delay only, not "
+                             "column %s",
+                             path, remat_mechanism_species_name(fit->m, s));
+    if (!(tau > fit->opt.t0))
+        return rmi_error(REMAT_ERR_VALUE, "fit: %s:%d: the ignition delay %.17g is not after the start t0 = %.17g",
+                         path, remat_dataset_line(x->d, 0), tau, fit->opt.t0);
+    x->located_p = rmi_calloc((size_t)fit->P + 1, sizeof *x->located_p);
+    if (!x->located_p)
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    x->target[S - 1] = tau;
+    x->mask[S - 1] = fit->opt.weighting == REMAT_FIT_WEIGHT_RELATIVE ? 1.0 / tau : 1.0;
+    x->meas[0] = S - 1;
+    x->n_meas = 1;
+    return REMAT_OK;
+}
+
 static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat_dataset *d)
 {
     fit_exp *x = &fit->exp[e];
@@ -105,13 +141,14 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
     int S = fit->S;
     x->d = d;
     x->rows = (int64_t)remat_dataset_rows(d);
+    x->delay = fit_delay_is(fit->m, d);
     const double *times = remat_dataset_times(d);
     if (!(times[0] >= fit->opt.t0))
         return rmi_error(REMAT_ERR_VALUE, "fit: %s: the first data row is at %s = %.17g, before the start t0 = %.17g",
                          path, remat_dataset_indep_name(d), times[0], fit->opt.t0);
     size_t cells = (size_t)x->rows * (size_t)S;
     x->y0 = rmi_calloc((size_t)S, sizeof *x->y0);
-    x->cond = rmi_calloc((size_t)fit->C + 1, sizeof *x->cond);
+    x->cond = rmi_calloc((size_t)fit->CI + 1, sizeof *x->cond);
     x->target = rmi_calloc(cells, sizeof *x->target);
     x->mask = rmi_calloc(cells, sizeof *x->mask);
     x->meas = rmi_calloc(cells, sizeof *x->meas);
@@ -126,6 +163,14 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
         double v = remat_dataset_cond(d, k);
         x->cond[k] = isnan(v) ? fit->cond_default[k] : v;
     }
+    double Pe = remat_dataset_pressure(d); /* a gas mechanism's '# P = ..' */
+    if (fit->iP >= 0)
+        x->cond[fit->C] = isnan(Pe) ? fit->vars.start[fit->iP] : Pe;
+    else if (!isnan(Pe))
+        return rmi_error(REMAT_ERR_VALUE,
+                         "fit: %s:%d: the file sets the pressure P of its experiment, but P is a fitted "
+                         "parameter (free) that all experiments share: fix P to give each experiment its own",
+                         path, remat_dataset_setting_line(d, remat_mechanism_cond_count(fit->m), 0));
     const double *given = fit->opt.y0 ? fit->opt.y0[e] : NULL;
     /* '# A = 1' comments: those species' initial values; when they give
      * every species the first row is data like the others */
@@ -170,6 +215,8 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
             x->y0[s] = remat_dataset_value(d, 0, s);
         }
     }
+    if (x->delay)
+        return prepare_delay(fit, x);
     double scale = 0; /* the largest |datum|, what a residual is measured against */
     for (int64_t r = 0; r < x->rows; r++)
         for (int s = 0; s < S; s++)
@@ -214,13 +261,25 @@ static remat_status prepare_experiment(struct remat_fit *fit, int e, const remat
     return REMAT_OK;
 }
 
-remat_val fit_rate_inputs(const struct remat_fit *fit, remat_fn *f, const fit_exp *x, remat_val p)
+remat_val fit_rate_inputs(const struct remat_fit *fit, remat_fn *f, remat_val p, remat_val cond)
 {
-    if (fit->C == 0)
+    int64_t C = fit->C, P = fit->P, iP = fit->iP;
+    if (fit->CI == 0)
         return p;
-    int64_t C = fit->C;
-    remat_val c = remat_const_data(f, REMAT_F64, 1, &C, x->cond);
-    return p == REMAT_NONE ? c : remat_concatenate(f, 2, (remat_val[]){p, c}, 0);
+    remat_val parts[4];
+    int n = 0;
+    if (iP >= 0) { /* p[0:iP], the experiment's pressure, p[iP+1:] */
+        if (iP > 0)
+            parts[n++] = remat_slice(f, p, (int64_t[]){0}, (int64_t[]){iP}, NULL);
+        parts[n++] = remat_slice(f, cond, (int64_t[]){C}, (int64_t[]){C + 1}, NULL);
+        if (iP + 1 < P)
+            parts[n++] = remat_slice(f, p, (int64_t[]){iP + 1}, (int64_t[]){P}, NULL);
+    } else {
+        parts[n++] = p;
+    }
+    if (C > 0)
+        parts[n++] = iP >= 0 ? remat_slice(f, cond, (int64_t[]){0}, (int64_t[]){C}, NULL) : cond;
+    return n == 1 ? parts[0] : remat_concatenate(f, n, parts, 0);
 }
 
 void fit_rate_input_values(const struct remat_fit *fit, const fit_exp *x, const double *p, double *in)
@@ -229,6 +288,8 @@ void fit_rate_input_values(const struct remat_fit *fit, const fit_exp *x, const 
         in[i] = p[i];
     for (int k = 0; k < fit->C; k++)
         in[fit->P + k] = x->cond[k];
+    if (fit->iP >= 0)
+        in[fit->iP] = x->cond[fit->C];
 }
 
 remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x)
@@ -329,6 +390,8 @@ remat_status fit_problem_init(struct remat_fit *fit, remat_dataset *const *data)
         st = fit_pick_schedule(fit);
     if (st == REMAT_OK) /* a rank with no experiment runs no program */
         st = fit_compile_classes(fit, FIT_PROG_RES);
+    if (st == REMAT_OK)
+        st = fit_delay_compile(fit);
     st = fit_agree(fit->opt.dist, st);
     if (st != REMAT_OK)
         return st;
@@ -351,6 +414,7 @@ void fit_problem_release(struct remat_fit *fit)
         rmi_free(x->ct);
         rmi_free(x->dp);
         rmi_free(x->dr);
+        rmi_free(x->located_p);
     }
     rmi_free(fit->exp);
     rmi_free(fit->grad_p);

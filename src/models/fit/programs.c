@@ -11,6 +11,7 @@
  * conditions (remat/mechanism.h "cond") are an input too, so experiments at
  * different temperatures share programs.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,11 +32,11 @@ remat_status fit_classes_init(struct remat_fit *fit)
         int c = -1;
         /* the last class first: files of one study usually have one length */
         for (int k = fit->n_cls - 1; fit->opt.adaptive && k >= 0 && c < 0; k--)
-            if (fit->cls[k].rows == x->rows)
+            if (fit->cls[k].rows == x->rows && fit->cls[k].delay == x->delay)
                 c = k;
         if (c < 0) {
             c = fit->n_cls++;
-            fit->cls[c] = (fit_class){.rows = x->rows, .first = e};
+            fit->cls[c] = (fit_class){.rows = x->rows, .first = e, .delay = x->delay};
         }
         x->cls = c;
     }
@@ -52,6 +53,7 @@ void fit_classes_release(struct remat_fit *fit)
         remat_program_free(k->vg);
         remat_program_free(k->vjp);
         remat_program_free(k->jvp);
+        remat_program_free(k->locate);
         remat_fn_free(k->res_fn);
     }
     rmi_free(fit->cls);
@@ -60,16 +62,20 @@ void fit_classes_release(struct remat_fit *fit)
 
 int fit_inputs(const struct remat_fit *fit, int e, const double *p, double *extra, int64_t n_extra, remat_tensor *in)
 {
-    const fit_exp *x = &fit->exp[e];
+    fit_exp *x = &fit->exp[e];
     int64_t KS[2] = {x->rows, fit->S};
+    if (x->delay && fit_delay_locate((struct remat_fit *)fit, e, p) != REMAT_OK)
+        x->tau_hat = x->slope = NAN; /* out of memory: NaN residuals */
     in[0] = fit_vec((double *)p, fit->P);
     in[1] = fit_vec(x->y0, fit->S);
-    in[2] = fit_vec((double *)remat_dataset_times(x->d), x->rows);
+    in[2] = fit_vec(x->delay ? &x->tau_hat : (double *)remat_dataset_times(x->d), x->rows);
     in[3] = remat_tensor_f64(x->target, 2, KS);
     in[4] = remat_tensor_f64(x->mask, 2, KS);
     int n = 5;
-    if (fit->C > 0)
-        in[n++] = fit_vec(x->cond, fit->C);
+    if (fit->CI > 0)
+        in[n++] = fit_vec(x->cond, fit->CI);
+    if (x->delay)
+        in[n++] = fit_vec(&x->slope, 1);
     if (extra)
         in[n++] = fit_vec(extra, n_extra);
     return n;
@@ -92,13 +98,16 @@ static remat_status build(const struct remat_fit *fit, int c, int obj, remat_fn 
     remat_val ts = remat_arg(f, "times", REMAT_F64, 1, &K);
     remat_val tgt = remat_arg(f, "target", REMAT_F64, 2, KS);
     remat_val msk = remat_arg(f, "mask", REMAT_F64, 2, KS);
-    int64_t C = fit->C;
-    /* what the rates read: the parameters, then the conditions */
-    remat_val rin = C > 0 ? remat_concatenate(f, 2, (remat_val[]){p, remat_arg(f, "conds", REMAT_F64, 1, &C)}, 0) : p;
+    int64_t CI = fit->CI;
+    /* what the rates read: the parameters (an experiment's P its own), then the conditions */
+    remat_val rin = fit_rate_inputs(fit, f, p, CI > 0 ? remat_arg(f, "conds", REMAT_F64, 1, &CI) : REMAT_NONE);
     remat_ode_options o = fit_ode_options(fit, x);
+    remat_val slope = k->delay ? remat_arg(f, "slope", REMAT_F64, 1, (int64_t[]){1}) : REMAT_NONE;
     remat_val ys;
     remat_status st = fit->opt.adaptive ? remat_ode_integrate_times(f, fit->m, &o, y0, rin, ts, &ys, NULL)
                                         : remat_ode_integrate(f, fit->m, &o, y0, rin, &ys);
+    if (st == REMAT_OK && k->delay) /* the delay's Newton step from tau_hat (delay.c) */
+        ys = fit_delay_graph(fit, f, y0, ys, ts, slope);
     if (st != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
