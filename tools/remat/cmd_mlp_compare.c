@@ -311,14 +311,14 @@ static void print_json(const setup *s, const variant *v, int n, int64_t seed, si
                "\"seed\": %lld, \"residual_bytes\": %zu, \"weight_bytes\": %zu, \"budget_choice\": %s, "
                "\"arena_bytes_predicted\": %zu, \"arena_bytes_measured\": %zu, "
                "\"snapshot_bytes_predicted\": %zu, \"snapshot_bytes_measured\": %zu, \"recomputed_ops\": %lld, "
-               "\"recompute_instructions\": %lld, \"scan_body_evals\": %lld, \"seconds\": %.9g, \"loss\": %.9g, \"max_abs_grad_diff\": %.9g, "
-               "\"offload_bytes_predicted\": %zu, \"offload_bytes_measured\": %zu}%s\n",
+               "\"recompute_instructions\": %lld, \"scan_body_evals\": %lld, \"seconds\": %.9g, \"loss\": %.9g, "
+               "\"offload_bytes_predicted\": %zu, \"offload_bytes_measured\": %zu, \"max_abs_grad_diff\": %.9g}%s\n",
                (long long)s->base.layers, (long long)s->base.width, (long long)s->batch, mlp_block_name(s->base.block),
                remat_nn_activation_name(s->base.act), (long long)seed, activations(r), weights,
                i == chosen ? "true" : "false", r->plan.arena_bytes,
                r->st.peak_arena_bytes, r->plan.peak_snapshot_bytes, r->st.peak_snapshot_bytes,
                (long long)r->st.recomputed_ops, (long long)r->plan.recompute_instructions, (long long)r->st.forward_evals, r->seconds, r->loss,
-               r->max_diff, r->plan.offload_bytes, r->st.offload_bytes, i + 1 < n ? "," : "");
+               r->plan.offload_bytes, r->st.offload_bytes, r->max_diff, i + 1 < n ? "," : "");
     }
     printf("]\n");
 }
