@@ -61,6 +61,8 @@ struct remat_fit {
     int S, P, E;
     int C;                      /* the mechanism's conditions */
     double *cond_default;       /* [C] opt.conds (copied) or the declared values */
+    double *knots;              /* [nknots] adaptive: the control profiles' knots, where steps end */
+    int nknots;
     fit_exp *exp;
     remat_fit_options opt;      /* copied; the pointer fields are NULLed, copies below */
     remat_fit_optimizer optimizer; /* resolved: never AUTO */
