@@ -309,6 +309,14 @@ typedef struct {
     /* How reverse mode differentiates the integration (below); the zero
      * value is the discrete adjoint. */
     remat_ode_adjoint adjoint;
+    /* Adaptive only: times where the right-hand side jumps (a control
+     * profile's knots, remat_mechanism_control_knots), as diffrax's
+     * PIDController(jump_ts=...): a step proposed past the next one ends on
+     * it (one within 100 ulps of it lands on it) instead of stepping across
+     * it, in the dense loop and the interval loops alike. Finite; any order;
+     * those outside (t0, t_K) change nothing. 0 / NULL: none. */
+    int n_jumps;
+    const double *jump_ts;
 } remat_ode_options;
 
 /* Steps per interval (steps[k] for output k) and their total, as

@@ -14,7 +14,11 @@
 #     DATA/control_bound.mech's optimum lies below its T in [330, 420], and
 #     each stops at 330;
 #   - pfr fit treats the values as parameters: it recovers T = 340, 320, 310
-#     (DATA/control_fit.mech) from a profile simulated with them.
+#     (DATA/control_fit.mech) from a profile simulated with them;
+#   - an adaptive fit's steps end on the profile's knots (remat_ode_options
+#     jump_ts), as the outlet's do: no rejected attempt (stepping across
+#     the jumps took 36 accepted and 62 rejected), an objective under 1e-12
+#     and T within 1e-4 K (it was 2.6e-3 K off).
 set -u
 REMAT=$1
 EX=$2
@@ -82,4 +86,15 @@ for kv in 0:340 1:320 2:310; do
     got=$(grep '"objective": .*"params": {' fit.json | grep -o "\"T\[${kv%%:*}\]\": [-0-9.eE+]*" | head -n 1 | sed 's/.*: //')
     check "pfr fit recovers T[${kv%%:*}] = ${kv#*:} within 0.01 K" near "$got" "${kv#*:}" 0.01
 done
+"$REMAT" pfr fit --mechanism "$DATA/control_fit.mech" --data data.csv --init A=1 --method tsit5 --json \
+    >fit_ad.json 2>fit_ad.err
+check "adaptive pfr fit exits 0 on a control profile" test $? -eq 0
+check "adaptive fit: steps end on the knots (no rejected attempt), T within 1e-4 K" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["integrator"]["adaptive"] and d["integrator"]["rejected"] == 0, d["integrator"]
+assert d["objective"] < 1e-12, d["objective"]
+for k, v in (("T[0]", 340), ("T[1]", 320), ("T[2]", 310)):
+    assert abs(d["params"][k] - v) < 1e-4, (k, d["params"][k])
+' fit_ad.json
 exit $fail

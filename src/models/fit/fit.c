@@ -235,6 +235,7 @@ static void release(struct remat_fit *fit)
     rmi_free(fit->vars.map);
     rmi_free(fit->vars.x0);
     rmi_free(fit->cond_default);
+    rmi_free(fit->knots);
     rmi_free(fit);
 }
 
@@ -267,6 +268,12 @@ remat_status remat_fit_new(const remat_mechanism *m, int n_data, remat_dataset *
         st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     for (int k = 0; st == REMAT_OK && k < fit->C; k++)
         fit->cond_default[k] = opt->conds ? opt->conds[k] : remat_mechanism_cond_value(m, k);
+    /* adaptive steps end on the control profiles' knots (fit_ode_options) */
+    fit->nknots = opt->adaptive ? remat_mechanism_control_knots(m, NULL, 0) : 0;
+    if (st == REMAT_OK && fit->nknots > 0 && !(fit->knots = rmi_malloc(sizeof *fit->knots * (size_t)fit->nknots)))
+        st = rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    if (st == REMAT_OK && fit->nknots > 0)
+        remat_mechanism_control_knots(m, fit->knots, fit->nknots);
     /* with a group: every rank goes on, or none (a rank that failed alone,
      * out of memory, say, must not leave the others in a collective) */
     st = fit_agree(opt->dist, st);

@@ -73,6 +73,8 @@ struct remat_fit {
                                    sets (its file's '# P', else P's start; remat/fit.h); else -1 */
     int CI;                     /* the programs' condition inputs: C, + 1 with iP >= 0 */
     double *cond_default;       /* [C] opt.conds (copied) or the declared values */
+    double *knots;              /* [nknots] adaptive: the control profiles' knots, where steps end */
+    int nknots;
     fit_exp *exp;
     remat_fit_options opt;      /* copied; the pointer fields are NULLed, copies below */
     remat_fit_optimizer optimizer; /* resolved: never AUTO */

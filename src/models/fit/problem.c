@@ -308,6 +308,8 @@ remat_ode_options fit_ode_options(const struct remat_fit *fit, const fit_exp *x)
         .max_steps = fit->opt.max_steps,
         .dense = true, /* one loop whatever the rows: output times are loop data */
         .adjoint = fit->opt.adjoint,
+        .n_jumps = fit->nknots, /* no step across a control profile's jump, as the reactor's outlet */
+        .jump_ts = fit->knots,
     };
 }
 

@@ -47,8 +47,14 @@ static remat_status check_ctl(const remat_ode_options *opt, const ode_tableau *t
     if (!(fmin > 0 && fmin <= 1 && fmax >= 1 && isfinite(fmax)))
         return rmi_error(REMAT_ERR_VALUE, "ode: controller factormin = %g, factormax = %g: need 0 < factormin <= 1 <= factormax",
                          fmin, fmax);
+    if (opt->n_jumps < 0 || (opt->n_jumps > 0 && !opt->jump_ts))
+        return rmi_error(REMAT_ERR_VALUE, "ode: n_jumps = %d needs jump_ts with that many times", opt->n_jumps);
+    for (int i = 0; i < opt->n_jumps; i++)
+        if (!isfinite(opt->jump_ts[i]))
+            return rmi_error(REMAT_ERR_VALUE, "ode: jump_ts[%d] = %g is not finite", i, opt->jump_ts[i]);
     double order = tb->order;
     *c = (ode_ctl){
+        .n_jumps = opt->n_jumps, .jump_ts = opt->jump_ts,
         .tb = tb, .rtol = opt->rtol, .atol = opt->atol, .error_order = order,
         .c1 = (icoeff + k.pcoeff + k.dcoeff) / order, .c2 = -(k.pcoeff + 2 * k.dcoeff) / order,
         .c3 = k.dcoeff / order, .safety = safety, .factormin = fmin, .factormax = fmax,

@@ -197,6 +197,20 @@ static remat_status rosenbrock_attempt(remat_fn *f, const ode_rhs *r, const ode_
     return REMAT_OK;
 }
 
+/* A step that ends on a jump sees the right-hand side's left limit there:
+ * its stage times are clamped below t_lim (just under the jump; +inf for
+ * other steps), so a stage at c = 1 reads the interval it integrates.
+ * t_lim rides as the last params entry (Rosenbrock's Jacobian evaluates the
+ * right-hand side in a function of its own, which sees only the arguments). */
+static remat_status clamp_eval(remat_fn *f, const ode_rhs *r, remat_val t, remat_val y, remat_val p, remat_val *dydt)
+{
+    const ode_rhs *inner = r->ctx;
+    int64_t P = inner->P;
+    remat_val t_lim = remat_index(f, p, P);
+    remat_val pp = P ? remat_slice(f, p, (int64_t[]){0}, (int64_t[]){P}, NULL) : REMAT_NONE;
+    return ode_rhs_eval(f, inner, t == REMAT_NONE ? REMAT_NONE : remat_min(f, t, t_lim), y, pp, dydt);
+}
+
 remat_status ode_attempt_body(const ode_rhs *r, const ode_ctl *c, remat_dtype dt, int64_t S, int has_params,
                               int64_t K, remat_fn **out)
 {
@@ -223,6 +237,37 @@ remat_status ode_attempt_body(const ode_rhs *r, const ode_ctl *c, remat_dtype dt
     int timed = r->timed;
 
     remat_val t_next = remat_select(f, remat_gt(f, a[ODE_TPROP], t_floor), t_end, a[ODE_TPROP]);
+    const ode_rhs *r_in = r;
+    remat_val p_in = p;
+    ode_rhs rc;
+    remat_val ends_on_jump = REMAT_NONE;
+    if (c->n_jumps > 0) { /* the next jump after t, if before t_end, ends the step as t_end would */
+        int64_t J = c->n_jumps;
+        remat_val js = remat_const_data(f, REMAT_F64, 1, &J, c->jump_ts);
+        if (dt != REMAT_F64)
+            js = remat_convert(f, js, dt);
+        remat_val ninf = remat_broadcast_to(f, cst(f, dt, -INFINITY), 1, &J);
+        remat_val later = remat_gt(f, js, remat_broadcast_to(f, t, 1, &J));
+        remat_val nj = remat_neg(f, remat_max_all(f, remat_select(f, later, remat_neg(f, js), ninf))); /* inf: none */
+        remat_val hit = remat_lt(f, nj, t_end);
+        remat_val safe = remat_select(f, hit, nj, t_end); /* no inf below */
+        double ulps = 100.0 * (dt == REMAT_F32 ? 0x1p-23 : 0x1p-52);
+        remat_val j_floor = remat_sub(f, safe, remat_mul_scalar(f, remat_max(f, safe, remat_neg(f, safe)), ulps));
+        remat_val lands = remat_gt(f, a[ODE_TPROP], j_floor);
+        remat_val t_jump = remat_select(f, lands, safe, a[ODE_TPROP]);
+        t_next = remat_select(f, hit, t_jump, t_next);
+        if (timed) {
+            ends_on_jump = remat_mul(f, hit, lands);
+            remat_val below = remat_sub(f, safe, remat_mul_scalar(f, remat_max(f, remat_max(f, safe, remat_neg(f, safe)),
+                                                                               cst(f, dt, 1.0)),
+                                                              4.0 * (dt == REMAT_F32 ? 0x1p-23 : 0x1p-52)));
+            int64_t one = 1;
+            remat_val t_lim = remat_reshape(f, remat_select(f, ends_on_jump, below, cst(f, dt, INFINITY)), 1, &one);
+            rc = (ode_rhs){.m = r->m, .eval = clamp_eval, .ctx = r, .S = r->S, .P = r->P + 1, .timed = 1};
+            r = &rc;
+            p = p == REMAT_NONE ? t_lim : remat_concatenate(f, 2, (remat_val[]){p, t_lim}, 0);
+        }
+    }
     remat_val h = remat_sub(f, t_next, t);
     remat_val y1, f7, acc, h_next, r1, r2, stiff, calm, k[ODE_MAX_STAGES + 2];
     remat_status st = tb->ros ? rosenbrock_attempt(f, r, c, dt, S, timed ? t : REMAT_NONE, h, a, p, &y1, &f7, &acc,
@@ -234,6 +279,16 @@ remat_status ode_attempt_body(const ode_rhs *r, const ode_ctl *c, remat_dtype dt
         return st;
     }
     remat_val t_new = remat_select(f, acc, t_next, t);
+    /* a step that ended on a jump evaluated f there from the left (its error
+     * estimate, its interpolant); the next step starts from the right */
+    if (ends_on_jump != REMAT_NONE && (!tb->ros || K)) {
+        remat_val f_right;
+        if ((st = ode_rhs_eval(f, r_in, t_next, y1, p_in, &f_right)) != REMAT_OK) {
+            remat_fn_free(f);
+            return st;
+        }
+        f7 = remat_select(f, ends_on_jump, f_right, f7);
+    }
 
     remat_fn_output(f, y1);
     remat_fn_output(f, f7);

@@ -154,6 +154,8 @@ typedef struct interp_ctx {
     int64_t *steps; /* fixed: per interval */
     int64_t max_steps;
     double dt0;
+    int n_jumps; /* opt->jump_ts: f's left limit there ends the step before */
+    double *jumps;
     remat_program *rhs, *fstep, *ffirst, *fatt, *arhs, *astep, *afirst, *aatt;
     pthread_mutex_t lock;
     bool have;
@@ -173,6 +175,7 @@ static void ctx_free(interp_ctx *c)
         remat_program_free(ps[i]);
     rmi_free(c->times);
     rmi_free(c->steps);
+    rmi_free(c->jumps);
     rmi_free(c->key);
     rmi_free(c->ans);
     rmi_free(c);
@@ -336,7 +339,7 @@ static int rhs_at(const run_env *e, const remat_program *prog, int64_t n, const 
 typedef struct {
     int64_t cap, n;
     double *t;
-    unsigned char *y, *f; /* n * S each */
+    unsigned char *y, *f, *fl; /* n * S each: y, f(t, y), f's left limit (differs at a jump) */
 } points;
 
 static int points_push(const run_env *e, points *pt, double t, const void *y)
@@ -352,14 +355,27 @@ static int points_push(const run_env *e, points *pt, double t, const void *y)
         if (ny)
             pt->y = ny;
         unsigned char *nf = ny ? rmi_realloc(pt->f, sb * (size_t)cap) : NULL;
-        if (!nf)
+        if (nf)
+            pt->f = nf;
+        unsigned char *nl = nf ? rmi_realloc(pt->fl, sb * (size_t)cap) : NULL;
+        if (!nl)
             return -1;
-        pt->f = nf;
+        pt->fl = nl;
         pt->cap = cap;
     }
     pt->t[pt->n] = t;
     memcpy(pt->y + sb * (size_t)pt->n, y, sb);
-    if (rhs_at(e, c->rhs, c->S, y, t, e->params, c->P, pt->f + sb * (size_t)pt->n))
+    unsigned char *f = pt->f + sb * (size_t)pt->n, *fl = pt->fl + sb * (size_t)pt->n;
+    if (rhs_at(e, c->rhs, c->S, y, t, e->params, c->P, f))
+        return -1;
+    bool jump = false;
+    for (int i = 0; i < c->n_jumps && !jump; i++)
+        jump = rnd(c, c->jumps[i]) == t;
+    /* the left limit, as the forward's step that ended here took it (adaptive_step.c) */
+    double below = t - fmax(fabs(t), 1.0) * 4.0 * (c->dt == REMAT_F32 ? 0x1p-23 : 0x1p-52);
+    if (!jump)
+        memcpy(fl, f, sb);
+    else if (rhs_at(e, c->rhs, c->S, y, below, e->params, c->P, fl))
         return -1;
     pt->n++;
     return 0;
@@ -386,7 +402,7 @@ static int bwd_step(const run_env *e, bwd_state *b, const points *pt, int64_t ia
     memcpy(b->q + (size_t)(P + 2) * es, pt->y + sb * (size_t)ia, sb);
     memcpy(b->q + (size_t)(P + 2) * es + sb, pt->y + sb * (size_t)(ia + 1), sb);
     memcpy(b->q + (size_t)(P + 2) * es + 2 * sb, pt->f + sb * (size_t)ia, sb);
-    memcpy(b->q + (size_t)(P + 2) * es + 3 * sb, pt->f + sb * (size_t)(ia + 1), sb);
+    memcpy(b->q + (size_t)(P + 2) * es + 3 * sb, pt->fl + sb * (size_t)(ia + 1), sb);
     if (!c->adaptive) {
         unsigned char sbuf[8], hb[8];
         put(c, sbuf, 0, -tb);
@@ -558,6 +574,7 @@ done:
     rmi_free(pt.t);
     rmi_free(pt.y);
     rmi_free(pt.f);
+    rmi_free(pt.fl);
     rmi_free(b.z);
     rmi_free(b.tmp);
     rmi_free(b.q);
@@ -652,7 +669,9 @@ static remat_status build_programs(interp_ctx *c, const remat_mechanism *m, cons
             st = build_rhs(&ar, &ctl, c->dt, true, &c->afirst);
         if (st == REMAT_OK && (st = ode_attempt_body(&fr, &ctl, c->dt, c->S, c->has_p, 0, &fb)) == REMAT_OK)
             st = remat_compile(fb, remat_backend_cpu(), &c->fatt);
-        if (st == REMAT_OK && (st = ode_attempt_body(&ar, &ctl, c->dt, c->N, 1, 0, &ab)) == REMAT_OK)
+        ode_ctl actl = ctl; /* the backward steps end on the forward's, knots included */
+        actl.n_jumps = 0, actl.jump_ts = NULL;
+        if (st == REMAT_OK && (st = ode_attempt_body(&ar, &actl, c->dt, c->N, 1, 0, &ab)) == REMAT_OK)
             st = remat_compile(ab, remat_backend_cpu(), &c->aatt);
         remat_fn_free(fb);
         remat_fn_free(ab);
@@ -680,6 +699,9 @@ remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const re
     c->N = c->S + c->P, c->Q = c->P + 2 + 4 * c->S;
     c->adaptive = opt->adaptive;
     c->t0 = opt->t0, c->dt0 = opt->dt0;
+    c->n_jumps = opt->adaptive && opt->n_jumps > 0 && opt->jump_ts ? opt->n_jumps : 0;
+    if (c->n_jumps && (c->jumps = rmi_malloc(sizeof *c->jumps * (size_t)c->n_jumps)))
+        memcpy(c->jumps, opt->jump_ts, sizeof *c->jumps * (size_t)c->n_jumps);
     size_t es = c->es;
     c->key_bytes = (size_t)(c->S + c->K * c->S + c->P + c->K) * es;
     c->key = rmi_malloc(c->key_bytes + 1);
@@ -688,7 +710,7 @@ remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const re
         memcpy(c->times, opt->times, sizeof *c->times * (size_t)c->K);
     if (!c->adaptive && (c->steps = rmi_malloc(sizeof *c->steps * (size_t)c->K)))
         memcpy(c->steps, steps, sizeof *c->steps * (size_t)c->K);
-    if (!c->key || !c->ans || (!c->has_ts && !c->times) || (!c->adaptive && !c->steps)) {
+    if (!c->key || !c->ans || (!c->has_ts && !c->times) || (!c->adaptive && !c->steps) || (c->n_jumps && !c->jumps)) {
         ctx_free(c);
         return rmi_error(REMAT_ERR_NOMEM, "ode interpolating adjoint: out of memory");
     }

@@ -88,6 +88,8 @@ typedef struct {
     double c1, c2, c3; /* exponents of 1/q, r1, r2 */
     double safety, factormin, factormax;
     int64_t max_steps;
+    int n_jumps;           /* opt->jump_ts: steps end on them */
+    const double *jump_ts;
 } ode_ctl;
 
 /* The right-hand side an adaptive integration steps: the mechanism's

@@ -100,10 +100,22 @@ static remat_status build_adaptive_profile(remat_pfr *r)
     oo.n_times = (int)r->steps;
     oo.times = z;
     oo.dense = true;
+    /* steps end on the control profiles' knots, as the outlet's do */
+    int nk = remat_mechanism_control_knots(r->m, NULL, 0);
+    double *knots = nk > 0 ? rmi_malloc(sizeof *knots * (size_t)nk) : NULL;
+    if (nk > 0 && !knots) {
+        rmi_free(z);
+        return rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
+    }
+    if (nk > 0)
+        remat_mechanism_control_knots(r->m, knots, nk);
+    oo.n_jumps = nk > 0 ? nk : 0;
+    oo.jump_ts = knots;
     remat_val y0, p, ys;
     remat_fn *f = new_fn(r, "pfr_profile", &y0, &p);
     remat_status st = f ? remat_ode_integrate(f, r->m, &oo, y0, p, &ys) : rmi_error(REMAT_ERR_NOMEM, "pfr: out of memory");
     rmi_free(z);
+    rmi_free(knots);
     if (!f)
         return st;
     if (st == REMAT_OK)
