@@ -289,10 +289,11 @@ remat_status rmi_pass_plan(remat_compile_ctx *c)
     if (st != REMAT_OK)
         return st;
     p->const_bytes = c->const_bytes;
-    p->arena = be->iface.mem_alloc(p->arena_bytes);
+    const remat_exec_ctx *cx = &p->counters->compile_cx;
+    p->arena = be->iface.mem_alloc(cx, p->arena_bytes);
     if (!p->arena)
         return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory for the arena of %zu bytes", p->arena_bytes);
-    p->consts = be->iface.mem_alloc(c->const_bytes);
+    p->consts = be->iface.mem_alloc(cx, c->const_bytes);
     if (!p->consts)
         return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory for the constant pool of %zu bytes",
                          c->const_bytes);
@@ -307,7 +308,7 @@ remat_status rmi_pass_plan(remat_compile_ctx *c)
     }
     if (pool != p->consts) {
         if (c->const_bytes)
-            be->iface.copy_in(p->consts, pool, c->const_bytes);
+            be->iface.copy_in(cx, p->consts, pool, c->const_bytes);
         rmi_free(pool);
     }
     return REMAT_OK;
