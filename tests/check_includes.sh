@@ -63,6 +63,14 @@ LAYERS=(
 ONLY_CALLS=(
     "models/fit|remat_dist_|spread.c|the MPI spread is the one wrapper of the objective that talks to ranks (DESIGN.md, fit/ as a chain)"
 )
+# folder|word|reason: a word (C identifier or keyword) no file of the folder uses
+FORBIDDEN_WORDS=(
+    "kernels/cuda|thread_local|the device is passed in a remat_exec_ctx, not thread-current (DESIGN.md 4)"
+    "kernels/cuda|_Thread_local|the device is passed in a remat_exec_ctx, not thread-current (DESIGN.md 4)"
+    "kernels/cuda|__thread|the device is passed in a remat_exec_ctx, not thread-current (DESIGN.md 4)"
+    "kernels/cuda|rmi_cuda_enter|the device is passed in a remat_exec_ctx, not thread-current (DESIGN.md 4)"
+    "backend|enter|a backend entry is handed its context (remat_exec_ctx), never bound to the thread first"
+)
 
 folder_of_file() { # ROOT FILE -> the folder name includes use: src/ad/x.c -> ad, kernels/cuda/x.c -> kernels/cuda
     local d=${2%/*}
@@ -139,6 +147,29 @@ check_layers() { # ROOT: the LAYERS and ONLY_CALLS rows; prints each violation, 
                 echo "$f: calls ${prefix}*: only $files of $folder may ($reason)"
                 bad=1
             fi
+        done
+    done
+    # the forbidden words, one grep per file of a folder that has any
+    local -A words=()
+    for e in "${FORBIDDEN_WORDS[@]}"; do
+        folder=${e%%|*}; rest=${e#*|}
+        words[$folder]+="${words[$folder]:+|}${rest%%|*}"
+    done
+    local word
+    for folder in "${!words[@]}"; do
+        case $folder in kernels/*) dir=$root/$folder ;; *) dir=$root/src/$folder ;; esac
+        [ -d "$dir" ] || continue
+        for f in "$dir"/*.c "$dir"/*.h "$dir"/*.cu "$dir"/*.cuh; do
+            [ -e "$f" ] || continue
+            # code only: block comments, // comments and strings dropped
+            while IFS= read -r word; do
+                for e in "${FORBIDDEN_WORDS[@]}"; do
+                    [ "$e" = "${e#"$folder|$word|"}" ] && continue
+                    echo "$f: uses '$word': not in $folder (${e#"$folder|$word|"})"
+                    bad=1
+                done
+            done < <(perl -0pe 's{/\*.*?\*/}{}gs; s{//[^\n]*}{}g; s{"(?:[^"\\\n]|\\.)*"}{}g' "$f" |
+                grep -owE -- "${words[$folder]}" | sort -u)
         done
     done
     return $bad
@@ -307,19 +338,29 @@ self_test() {
         "models/fit|vars.h|#include \"models/fit/optimize.h\""
         "models/fit|notes.h|/* a header in no layer: *.c is the top layer's glob, not *.h */"
         "models/fit|problem.c|int f(void) { return remat_dist_agree(0, 0); }"
+        "kernels/cuda|memory.cu|static thread_local int cur_device = -1;"
+        "kernels/cuda|dot.cu|static _Thread_local void *handles[64];"
+        "kernels/cuda|state.c|static __thread int cur;"
+        "kernels/cuda|lower.c|void rmi_cuda_enter(int device, void *state);"
+        "backend|backend_impl.h|typedef struct { void (*enter)(void *be, void *state); } iface;"
     )
-    mkdir -p "$tmp/src/models/fit"
+    mkdir -p "$tmp/src/models/fit" "$tmp/kernels/cuda" "$tmp/src/backend"
     for e in objective.h vars.h optimize.h fit_impl.h; do : >"$tmp/src/models/fit/$e"; done
+    # the words are caught in code, not in comments or strings
+    printf '/* no thread_local state; enter nothing */\n// __thread\nconst char *s = "rmi_cuda_enter";\n' \
+        >"$tmp/kernels/cuda/prose.c"
+    printf '/* callers enter here */\n' >"$tmp/src/backend/prose.h"
     check "$tmp" >"$tmp/out" || { echo "self-test: the layered folder was refused:" >&2; cat "$tmp/out" >&2; return 1; }
     local c file text
     for c in "${layer_cases[@]}"; do
-        file=${c#*|}; text=${file#*|}; file=${file%%|*}
-        printf '%s\n' "$text" >"$tmp/src/models/fit/$file"
+        folder=${c%%|*}; file=${c#*|}; text=${file#*|}; file=${file%%|*}
+        case $folder in kernels/*) dir=$tmp/$folder ;; *) dir=$tmp/src/$folder ;; esac
+        printf '%s\n' "$text" >"$dir/$file"
         if check "$tmp" >/dev/null; then
-            echo "self-test: $text in models/fit/$file was not caught" >&2
+            echo "self-test: $text in $folder/$file was not caught" >&2
             return 1
         fi
-        case $file in objective.h | vars.h) : >"$tmp/src/models/fit/$file" ;; *) rm "$tmp/src/models/fit/$file" ;; esac
+        case $file in objective.h | vars.h) : >"$dir/$file" ;; *) rm "$dir/$file" ;; esac
     done
     # a folder without a row is refused
     mkdir -p "$tmp/src/newmod" && echo '#include "core/error.h"' >"$tmp/src/newmod/a.c"

@@ -23,21 +23,23 @@
 
 enum { N = 4099 }; /* not a multiple of the block */
 
+static rmi_cuda_state *cs; /* device 0's stream: every kernel here is handed it (no thread-current state) */
+
 static void *dev_from(const void *host, size_t bytes)
 {
-    void *d = rmi_cuda_malloc(bytes);
+    void *d = rmi_cuda_malloc(0, bytes);
     assert_non_null(d);
-    rmi_cuda_copy_in(d, host, bytes);
+    rmi_cuda_copy_in(cs, d, host, bytes);
     return d;
 }
 
 static void dev_to(void *host, void *d, size_t bytes)
 {
-    rmi_cuda_copy_out(host, d, bytes);
+    rmi_cuda_copy_out(cs, host, d, bytes);
     char msg[400];
-    if (rmi_cuda_finish(msg, sizeof msg) != 0)
+    if (rmi_cuda_finish(cs, msg, sizeof msg) != 0)
         fail_msg("cuda: %s", msg);
-    rmi_cuda_free(d);
+    rmi_cuda_free(0, d);
 }
 
 /* random values with the awkward ones mixed in: +-0, +-inf, NaN, tiny, huge */
@@ -74,10 +76,10 @@ static void check_unary(remat_op op, int f64, double lo, double hi, double maxul
     for (int i = 0; i < N; i++)
         xf[i] = (float)x[i];
     const size_t es = f64 ? 8 : 4;
-    void *in = dev_from(f64 ? (void *)x : (void *)xf, N * es), *out = rmi_cuda_malloc(N * es);
-    rmi_cuda_unary(f64, op, N, out, in);
+    void *in = dev_from(f64 ? (void *)x : (void *)xf, N * es), *out = rmi_cuda_malloc(0, N * es);
+    rmi_cuda_unary(cs, f64, op, N, out, in);
     dev_to(f64 ? (void *)got : (void *)gotf, out, N * es);
-    rmi_cuda_free(in);
+    rmi_cuda_free(0, in);
     if (f64)
         rmi_cpu_unary_f64(op, N, want, x);
     else
@@ -128,8 +130,8 @@ static void test_cuda_kernels_binary_select_powers_convert_give_the_cpus_bits(vo
         if (!remat_op_is_binary((remat_op)op))
             continue;
         for (int sc = 0; sc < 3; sc++) { /* 0: arrays, 1: a scalar, 2: b scalar */
-            void *o = rmi_cuda_malloc(sizeof got);
-            rmi_cuda_binary(1, op, N, o, da, sc == 1, db, sc == 2);
+            void *o = rmi_cuda_malloc(0, sizeof got);
+            rmi_cuda_binary(cs, 1, op, N, o, da, sc == 1, db, sc == 2);
             dev_to(got, o, sizeof got);
             if (sc == 0)
                 rmi_cpu_binary_f64((remat_op)op, N, want, a, b);
@@ -143,27 +145,27 @@ static void test_cuda_kernels_binary_select_powers_convert_give_the_cpus_bits(vo
     }
     const int ks[] = {-5, -3, -2, -1, 0, 1, 2, 3, 4, 5, 7, 12};
     for (size_t k = 0; k < sizeof ks / sizeof *ks; k++) {
-        void *o = rmi_cuda_malloc(sizeof got);
-        rmi_cuda_integer_pow(1, N, o, da, ks[k]);
+        void *o = rmi_cuda_malloc(0, sizeof got);
+        rmi_cuda_integer_pow(cs, 1, N, o, da, ks[k]);
         dev_to(got, o, sizeof got);
         rmi_cpu_integer_pow_f64(N, want, a, ks[k]);
         for (int i = 0; i < N; i++)
             if (memcmp(&got[i], &want[i], 8) && !(isnan(got[i]) && isnan(want[i])))
                 fail_msg("integer_pow %d of %.17g: cuda %.17g cpu %.17g", ks[k], a[i], got[i], want[i]);
     }
-    void *o = rmi_cuda_malloc(sizeof got);
-    rmi_cuda_select(1, N, o, db, da, 0, db, 1);
+    void *o = rmi_cuda_malloc(0, sizeof got);
+    rmi_cuda_select(cs, 1, N, o, db, da, 0, db, 1);
     dev_to(got, o, sizeof got);
     rmi_cpu_select_scalar_f64(N, want, b, a, 0, b, 1);
     assert_memory_equal(got, want, sizeof got);
     float gf[N], wf[N];
-    o = rmi_cuda_malloc(sizeof gf);
-    rmi_cuda_convert(N, 0, o, 1, da);
+    o = rmi_cuda_malloc(0, sizeof gf);
+    rmi_cuda_convert(cs, N, 0, o, 1, da);
     dev_to(gf, o, sizeof gf);
     rmi_cpu_convert(N, REMAT_F32, wf, REMAT_F64, a);
     assert_memory_equal(gf, wf, sizeof gf);
-    rmi_cuda_free(da);
-    rmi_cuda_free(db);
+    rmi_cuda_free(0, da);
+    rmi_cuda_free(0, db);
 }
 
 /* sums and maxima over every subset of 4 axes: the CPU's order, its bits */
@@ -186,8 +188,8 @@ static void test_cuda_kernels_reductions_give_the_cpus_bits(void **state)
                 d.reduce[k] = red[k] = (mask >> k) & 1u;
                 n_out *= red[k] ? 1 : sh.dims[k];
             }
-            void *o = rmi_cuda_malloc(sizeof got);
-            rmi_cuda_reduce(1, is_max, o, dx, &d);
+            void *o = rmi_cuda_malloc(0, sizeof got);
+            rmi_cuda_reduce(cs, 1, is_max, o, dx, &d);
             dev_to(got, o, (size_t)n_out * 8);
             if (is_max)
                 rmi_cpu_reduce_max(REMAT_F64, want, x, &sh, red);
@@ -196,7 +198,7 @@ static void test_cuda_kernels_reductions_give_the_cpus_bits(void **state)
             if (memcmp(got, want, (size_t)n_out * 8))
                 fail_msg("reduce_%s over mask %u differs from the CPU", is_max ? "max" : "sum", mask);
         }
-    rmi_cuda_free(dx);
+    rmi_cuda_free(0, dx);
 }
 
 /* f compiled for both backends, run on the same inputs: outputs compared
@@ -348,7 +350,11 @@ int main(void)
         printf("SKIP: %s\n", remat_last_error());
         return 77;
     }
-    rmi_cuda_enter(0, NULL);
+    char why[256];
+    if (!(cs = rmi_cuda_state_new(0, why, sizeof why))) {
+        printf("FAIL: %s\n", why);
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cuda_kernels_exact_unary_ops_give_the_cpus_bits),
         cmocka_unit_test(test_cuda_kernels_transcendentals_within_the_documented_ulps),

@@ -23,9 +23,9 @@
 #if REMAT_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
 
-static void *host_alloc(size_t bytes) { return rmi_aligned_alloc(64, bytes); }
-static void host_free(void *p) { rmi_free(p); }
-static void host_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+static void *host_alloc(const remat_exec_ctx *cx, size_t bytes) { return rmi_aligned_alloc(64, bytes); }
+static void host_free(const remat_exec_ctx *cx, void *p) { rmi_free(p); }
+static void host_copy(const remat_exec_ctx *cx, void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 
 /* the CUDA lowering over host memory: a planner, never run */
 static remat_backend *planner(void)
@@ -40,7 +40,6 @@ static remat_backend *planner(void)
     be.iface.copy_out = host_copy;
     be.iface.program_new = NULL;
     be.iface.program_free = NULL;
-    be.iface.enter = NULL;
     be.iface.finish = NULL;
     return &be;
 }

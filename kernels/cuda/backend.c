@@ -2,12 +2,14 @@
  * backend.c — the CUDA backend object: the vtable (lowering in lower.c,
  * kernels in *.cu), device memory, and one backend per device.
  *
- * The memory entries (mem_*, copy_*) act on the device and stream the
- * thread entered (memory.cu): compile enters the device, a run enters its
- * program's stream (made at the program's first run, program_new), and
- * finish waits for the stream and turns the first device error since the
- * last finish into REMAT_ERR_BACKEND. Scan loop bodies compile to lane
- * kernels through NVRTC (lanes.h), launched on the thread's stream; their
+ * Every entry acts on the context it is handed (backend_impl.h
+ * remat_exec_ctx): the device is the backend object's, the stream and error
+ * record the state's (an rmi_cuda_state, memory.cu: a run's is its
+ * program's, made at its first run; a compile's uploads use a short-lived
+ * one). mem_alloc / mem_free need only the device. finish waits for the
+ * state's stream and turns its first device error since the last finish
+ * into REMAT_ERR_BACKEND. Scan loop bodies compile to lane kernels through
+ * NVRTC (lanes.h), launched on the context's stream (run_lanes); their
  * launch failures are reported by finish too.
  */
 #include <pthread.h>
@@ -21,17 +23,30 @@
 
 enum { MAX_DEVICES = 64 };
 
-static void *cuda_mem_alloc(size_t bytes) { return rmi_cuda_malloc(bytes); }
-static void cuda_mem_free(void *p) { rmi_cuda_free(p); }
-static void cuda_mem_copy(void *dst, const void *src, size_t bytes) { rmi_cuda_memcpy(dst, src, bytes); }
-static void cuda_mem_fill(void *dst, remat_dtype dt, double value, size_t n)
-{
-    rmi_cuda_fill(dst, dt == REMAT_F64, value, n);
-}
-
 int rmi_cuda_backend_device(const remat_backend *be) { return (int)(intptr_t)be->context; }
 
 static int device_of(const remat_backend *be) { return rmi_cuda_backend_device(be); }
+
+static void *cuda_mem_alloc(const remat_exec_ctx *cx, size_t bytes) { return rmi_cuda_malloc(device_of(cx->be),
+                            bytes); }
+static void cuda_mem_free(const remat_exec_ctx *cx, void *p) { rmi_cuda_free(device_of(cx->be), p); }
+static void cuda_mem_copy(const remat_exec_ctx *cx, void *dst, const void *src, size_t bytes)
+{
+    rmi_cuda_memcpy(cx->state, dst, src, bytes);
+}
+static void cuda_mem_fill(const remat_exec_ctx *cx, void *dst, remat_dtype dt, double value, size_t n)
+{
+    rmi_cuda_fill(cx->state, dst, dt == REMAT_F64, value, n);
+}
+static void cuda_copy_in(const remat_exec_ctx *cx, void *dst, const void *host_src, size_t bytes)
+{
+    rmi_cuda_copy_in(cx->state, dst, host_src, bytes);
+}
+static void cuda_copy_out(const remat_exec_ctx *cx, void *host_dst, const void *src, size_t bytes)
+{
+    rmi_cuda_copy_out(cx->state, host_dst, src, bytes);
+}
+static void cuda_program_free(void *state) { rmi_cuda_state_free(state); }
 
 static void *cuda_program_new(remat_backend *be)
 {
@@ -42,12 +57,10 @@ static void *cuda_program_new(remat_backend *be)
     return s;
 }
 
-static void cuda_enter(remat_backend *be, void *state) { rmi_cuda_enter(device_of(be), state); }
-
-static remat_status cuda_finish(void)
+static remat_status cuda_finish(const remat_exec_ctx *cx)
 {
     char msg[400];
-    if (rmi_cuda_finish(msg, sizeof msg) == 0)
+    if (rmi_cuda_finish(cx->state, msg, sizeof msg) == 0)
         return rmi_cuda_lanes_check();
     rmi_cuda_lanes_check(); /* reported once: the first error is the one above */
     return rmi_error(REMAT_ERR_BACKEND, "cuda backend: %s", msg);
@@ -63,15 +76,15 @@ static const remat_backend_iface cuda_iface = {
     .compile_lanes = rmi_cuda_compile_lanes,
     .can_compile_lanes = rmi_cuda_can_compile_lanes,
     .host_lane_cuts = false, /* one launch per run over all lanes, on the program's stream */
+    .run_lanes = rmi_cuda_run_lanes,
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
     .mem_copy = cuda_mem_copy,
     .mem_fill = cuda_mem_fill,
-    .copy_in = rmi_cuda_copy_in,
-    .copy_out = rmi_cuda_copy_out,
+    .copy_in = cuda_copy_in,
+    .copy_out = cuda_copy_out,
     .program_new = cuda_program_new,
-    .program_free = rmi_cuda_state_free,
-    .enter = cuda_enter,
+    .program_free = cuda_program_free,
     .finish = cuda_finish,
     .on_host = rmi_cuda_on_host,
 };

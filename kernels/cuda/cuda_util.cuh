@@ -1,7 +1,9 @@
 /*
- * cuda_util.cuh (internal) — what the .cu files share: the thread's stream,
- * the sticky error record (llm.c's cudaCheck, without the exit) and the
- * launch geometry.
+ * cuda_util.cuh (internal) — what the .cu files share: a state's stream,
+ * its sticky error record (llm.c's cudaCheck, without the exit) and the
+ * launch geometry. CUDA_NOTE and CUDA_LAUNCHED record into `cs`, the
+ * calling function's rmi_cuda_state (every entry of cuda_kernels.h that
+ * launches or copies takes one by that name).
  */
 #ifndef REMAT_CUDA_UTIL_CUH
 #define REMAT_CUDA_UTIL_CUH
@@ -10,13 +12,15 @@
 
 #include "cuda_kernels.h"
 
-/* the stream this thread entered (memory.cu) */
-cudaStream_t rmi_cuda_stream(void);
-/* remembers the first failure until rmi_cuda_finish(); false when e failed */
-bool rmi_cuda_note(cudaError_t e, const char *what, const char *file, int line);
-#define CUDA_NOTE(call, what) rmi_cuda_note((call), (what), __FILE__, __LINE__)
+/* cs's stream, cs's device made current (cudaSetDevice when another is:
+ * launches need their stream's device current) (memory.cu) */
+cudaStream_t rmi_cuda_on(rmi_cuda_state *cs);
+/* remembers the first failure in cs (NULL: none to keep it) until
+ * rmi_cuda_finish(); false when e failed */
+bool rmi_cuda_note(rmi_cuda_state *cs, cudaError_t e, const char *what, const char *file, int line);
+#define CUDA_NOTE(call, what) rmi_cuda_note(cs, (call), (what), __FILE__, __LINE__)
 /* after a launch: a bad configuration shows here, a fault at finish */
-#define CUDA_LAUNCHED(what) rmi_cuda_note(cudaGetLastError(), (what), __FILE__, __LINE__)
+#define CUDA_LAUNCHED(what) rmi_cuda_note(cs, cudaGetLastError(), (what), __FILE__, __LINE__)
 
 /* grid-stride loops: 256 threads a block, at most 2^16 blocks (each thread
  * then takes several elements; an H200 runs 132 x 2048 threads at once) */

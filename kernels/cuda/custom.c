@@ -18,17 +18,17 @@ typedef struct {
     remat_tensor out;      /* data = a host buffer */
 } cuda_custom;
 
-static void k_custom(const remat_instr *I)
+static void k_custom(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_custom *P = I->aux;
     for (int k = 0; k < P->total; k++)
-        rmi_cuda_copy_out(P->ins[k].data, I->in[k], remat_tensor_bytes(&P->ins[k]));
+        rmi_cuda_copy_out(cx->state, P->ins[k].data, I->in[k], remat_tensor_bytes(&P->ins[k]));
     remat_tensor out = P->out;
     if (P->which < 0)
         P->op->forward(P->nin, P->ins, &out, P->op->ctx);
     else
         P->op->vjp(P->which, P->nin, P->ins, &P->ins[P->nin], &P->ins[P->nin + 1], &out, P->op->ctx);
-    rmi_cuda_copy_in(I->out, P->out.data, remat_tensor_bytes(&P->out));
+    rmi_cuda_copy_in(cx->state, I->out, P->out.data, remat_tensor_bytes(&P->out));
 }
 
 static remat_status nomem(remat_op op)
@@ -96,18 +96,18 @@ size_t rmi_cuda_solve_scratch(const remat_exec_op *op)
     return op->op == REMAT_OP_LU ? rmi_host_lu_scratch(n) : rmi_host_linear_solve_scratch(op->dtype, n, k);
 }
 
-static void k_solve(const remat_instr *I)
+static void k_solve(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_solve *S = I->aux;
     if (S->lu) {
-        rmi_cuda_copy_out(S->a, I->in[0], S->a_bytes);
+        rmi_cuda_copy_out(cx->state, S->a, I->in[0], S->a_bytes);
         rmi_host_lu(S->dt, S->out, S->a, S->batch, S->n, S->scratch);
     } else {
-        rmi_cuda_copy_out(S->a, I->in[1], S->a_bytes);
-        rmi_cuda_copy_out(S->b, I->in[2], S->b_bytes);
+        rmi_cuda_copy_out(cx->state, S->a, I->in[1], S->a_bytes);
+        rmi_cuda_copy_out(cx->state, S->b, I->in[2], S->b_bytes);
         rmi_host_linear_solve(S->dt, S->out, S->a, S->b, S->batch, S->n, S->k, S->transpose, S->scratch);
     }
-    rmi_cuda_copy_in(I->out, S->out, S->out_bytes);
+    rmi_cuda_copy_in(cx->state, I->out, S->out, S->out_bytes);
 }
 
 remat_status rmi_cuda_lower_solve(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),

@@ -14,71 +14,74 @@
  * cuBLAS is called through the table remat_backend_cuda() filled
  * (cublas_lib.h: dlopen at the backend's first use, not linked).
  *
- * Handles: one per thread and device (a handle must not be used by two
- * threads at once), set to the thread's stream before each call.
+ * Handles: one per state (rmi_cuda_state: a run's stream, used by one
+ * thread at a time, as a handle must be), set to its stream before each call.
  */
 #include <stdio.h>
 
 #include "cublas_lib.h"
 #include "cuda_util.cuh"
 
-enum { MAX_DEVICES = 64 };
-static thread_local cublasHandle_t handles[MAX_DEVICES];
+/* memory.cu: where cs keeps its handle */
+cublasHandle_t *rmi_cuda_blas_slot(rmi_cuda_state *cs);
 
-static bool blas_note(cublasStatus_t s, const char *what)
+static bool blas_note(rmi_cuda_state *cs, cublasStatus_t st, const char *what)
 {
-    if (s == CUBLAS_STATUS_SUCCESS)
+    if (st == CUBLAS_STATUS_SUCCESS)
         return true;
     /* cuBLAS statuses are not cudaError_t: keep the first as a generic failure naming it */
     char buf[160];
-    snprintf(buf, sizeof buf, "%s (%s)", what, rmi_cublas.status_string(s));
-    return rmi_cuda_note(cudaErrorUnknown, buf, __FILE__, __LINE__);
+    snprintf(buf, sizeof buf, "%s (%s)", what, rmi_cublas.status_string(st));
+    return rmi_cuda_note(cs, cudaErrorUnknown, buf, __FILE__, __LINE__);
 }
 
-static cublasHandle_t handle(void)
+/* cs's handle, made on its device at the first gemm (a state is used by
+ * one thread at a time, as a handle must be) */
+static cublasHandle_t handle(rmi_cuda_state *cs)
 {
-    int dev = 0;
-    if (!CUDA_NOTE(cudaGetDevice(&dev), "cudaGetDevice") || dev < 0 || dev >= MAX_DEVICES)
-        return NULL;
-    if (!handles[dev]) {
+    cublasHandle_t *slot = rmi_cuda_blas_slot(cs);
+    if (!*slot) {
         cublasHandle_t h;
-        if (!blas_note(rmi_cublas.create(&h), "cublasCreate"))
+        (void)rmi_cuda_on(cs);
+        if (!blas_note(cs, rmi_cublas.create(&h), "cublasCreate"))
             return NULL;
         /* f32 stays f32: no TF32 tensor-core rounding of the operands */
-        if (!blas_note(rmi_cublas.set_math_mode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
+        if (!blas_note(cs, rmi_cublas.set_math_mode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
             rmi_cublas.destroy(h);
             return NULL;
         }
-        handles[dev] = h;
+        *slot = h;
     }
-    return handles[dev];
+    return *slot;
 }
 
-extern "C" void rmi_cuda_gemm(int f64, int a_trans, int b_trans, int64_t nb, int m, int n, int k, const void *a,
-                              int lda, const void *b, int ldb, void *c)
+extern "C" void rmi_cuda_gemm(rmi_cuda_state *cs, int f64, int a_trans, int b_trans, int64_t nb, int m, int n, int k,
+                              const void *a, int lda, const void *b, int ldb, void *c)
 {
     if (nb <= 0 || m <= 0 || n <= 0)
         return;
     const size_t es = f64 ? 8 : 4;
     if (k <= 0) { /* an empty contraction: zeros, as JAX */
-        rmi_cuda_memset0(c, (size_t)nb * (size_t)m * (size_t)n * es);
+        rmi_cuda_memset0(cs, c, (size_t)nb * (size_t)m * (size_t)n * es);
         return;
     }
-    cublasHandle_t h = handle();
-    if (!h || !blas_note(rmi_cublas.set_stream(h, rmi_cuda_stream()), "cublasSetStream"))
+    cublasHandle_t h = handle(cs);
+    if (!h || !blas_note(cs, rmi_cublas.set_stream(h, rmi_cuda_on(cs)), "cublasSetStream"))
         return;
     const cublasOperation_t ta = a_trans ? CUBLAS_OP_T : CUBLAS_OP_N, tb = b_trans ? CUBLAS_OP_T : CUBLAS_OP_N;
     const long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n;
     if (f64) {
         const double one = 1.0, zero = 0.0;
-        blas_note(rmi_cublas.dgemm_strided_batched(h, tb, ta, n, m, k, &one, (const double *)b, ldb, sb,
-                                                       (const double *)a, lda, sa, &zero, (double *)c, n, sc, (int)nb),
+        blas_note(cs,
+                  rmi_cublas.dgemm_strided_batched(h, tb, ta, n, m, k, &one, (const double *)b, ldb, sb,
+                                                   (const double *)a, lda, sa, &zero, (double *)c, n, sc, (int)nb),
                   "cublasDgemmStridedBatched");
     } else {
         const float one = 1.0f, zero = 0.0f;
-        blas_note(rmi_cublas.gemm_strided_batched_ex(h, tb, ta, n, m, k, &one, b, CUDA_R_32F, ldb, sb, a, CUDA_R_32F,
-                                                         lda, sa, &zero, c, CUDA_R_32F, n, sc, (int)nb,
-                                                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        blas_note(cs,
+                  rmi_cublas.gemm_strided_batched_ex(h, tb, ta, n, m, k, &one, b, CUDA_R_32F, ldb, sb, a, CUDA_R_32F,
+                                                     lda, sa, &zero, c, CUDA_R_32F, n, sc, (int)nb, CUBLAS_COMPUTE_32F,
+                                                     CUBLAS_GEMM_DEFAULT),
                   "cublasGemmStridedBatchedEx");
     }
 }

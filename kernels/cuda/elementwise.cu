@@ -41,9 +41,9 @@ template <typename O, typename I> __global__ void k_convert(size_t n, O *out, co
     GRID_STRIDE(i, n) out[i] = (O)in[i]; /* round to nearest, as the CPU's cast */
 }
 
-#define LAUNCH(kernel, n) kernel<<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, rmi_cuda_stream()>>>
+#define LAUNCH(kernel, n) kernel<<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, rmi_cuda_on(cs)>>>
 
-extern "C" void rmi_cuda_unary(int f64, int op, size_t n, void *out, const void *a)
+extern "C" void rmi_cuda_unary(rmi_cuda_state *cs, int f64, int op, size_t n, void *out, const void *a)
 {
     if (!n)
         return;
@@ -54,8 +54,8 @@ extern "C" void rmi_cuda_unary(int f64, int op, size_t n, void *out, const void 
     CUDA_LAUNCHED("unary kernel");
 }
 
-extern "C" void rmi_cuda_binary(int f64, int op, size_t n, void *out, const void *a, int a_scalar, const void *b,
-                                int b_scalar)
+extern "C" void rmi_cuda_binary(rmi_cuda_state *cs, int f64, int op, size_t n, void *out, const void *a, int a_scalar,
+                                const void *b, int b_scalar)
 {
     if (!n)
         return;
@@ -67,8 +67,8 @@ extern "C" void rmi_cuda_binary(int f64, int op, size_t n, void *out, const void
     CUDA_LAUNCHED("binary kernel");
 }
 
-extern "C" void rmi_cuda_select(int f64, size_t n, void *out, const void *pred, const void *t, int t_scalar,
-                                const void *f, int f_scalar)
+extern "C" void rmi_cuda_select(rmi_cuda_state *cs, int f64, size_t n, void *out, const void *pred, const void *t,
+                                int t_scalar, const void *f, int f_scalar)
 {
     if (!n)
         return;
@@ -81,7 +81,7 @@ extern "C" void rmi_cuda_select(int f64, size_t n, void *out, const void *pred, 
     CUDA_LAUNCHED("select kernel");
 }
 
-extern "C" void rmi_cuda_integer_pow(int f64, size_t n, void *out, const void *a, int k)
+extern "C" void rmi_cuda_integer_pow(rmi_cuda_state *cs, int f64, size_t n, void *out, const void *a, int k)
 {
     if (!n)
         return;
@@ -92,7 +92,7 @@ extern "C" void rmi_cuda_integer_pow(int f64, size_t n, void *out, const void *a
     CUDA_LAUNCHED("integer_pow kernel");
 }
 
-extern "C" void rmi_cuda_pow(int f64, size_t n, void *out, const void *a, double p)
+extern "C" void rmi_cuda_pow(rmi_cuda_state *cs, int f64, size_t n, void *out, const void *a, double p)
 {
     if (!n)
         return;
@@ -103,12 +103,12 @@ extern "C" void rmi_cuda_pow(int f64, size_t n, void *out, const void *a, double
     CUDA_LAUNCHED("pow kernel");
 }
 
-extern "C" void rmi_cuda_convert(size_t n, int out_f64, void *out, int in_f64, const void *in)
+extern "C" void rmi_cuda_convert(rmi_cuda_state *cs, size_t n, int out_f64, void *out, int in_f64, const void *in)
 {
     if (!n)
         return;
     if (out_f64 == in_f64)
-        rmi_cuda_memcpy(out, in, n * (out_f64 ? 8 : 4));
+        rmi_cuda_memcpy(cs, out, in, n * (out_f64 ? 8 : 4));
     else if (out_f64)
         LAUNCH((k_convert<double, float>), n)(n, (double *)out, (const float *)in);
     else
@@ -158,7 +158,8 @@ template <typename T> __global__ void k_fused(const fused_args A, size_t n, T *o
     }
 }
 
-extern "C" void rmi_cuda_fused_run(const remat_cuda_fused *F, size_t n, void *out, const void *const *in)
+extern "C" void rmi_cuda_fused_run(rmi_cuda_state *cs, const remat_cuda_fused *F, size_t n, void *out,
+                                   const void *const *in)
 {
     if (!n)
         return;

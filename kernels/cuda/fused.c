@@ -10,9 +10,15 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_kernels.h"
 
-static void k_fused(const remat_instr *I) { rmi_cuda_fused_run(I->aux, I->n, I->out, I->in); }
+static void k_fused(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cuda_fused_run(cx->state, I->aux, I->n, I->out, I->in);
+}
 
-static void k_add_pad(const remat_instr *I) { rmi_cuda_add_pad(I->aux, I->out, I->in[0], I->in[1]); }
+static void k_add_pad(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cuda_add_pad(cx->state, I->aux, I->out, I->in[0], I->in[1]);
+}
 
 /* the launch form carries the shared micro-op kind (backend_impl.h) as is */
 _Static_assert((int)REMAT_CUDA_UOP_UNARY == (int)REMAT_UOP_UNARY &&

@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/assert.h"
+#include "backend/backend_impl.h"
 #include "core/error.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/lanes.h"
@@ -42,8 +43,11 @@ remat_status rmi_cuda_lanes_check(void)
              : REMAT_OK;
 }
 
-/* bufs (n pointers) then strides (n), as struct remat_lane_args lays them out */
-static void launch(int i, char *const *bufs, const int64_t *strides, int64_t count, int64_t lanes)
+/* bufs (n pointers) then strides (n), as struct remat_lane_args lays them out;
+ * on cs's stream (NULL: the current device's default stream, a failure kept
+ * for rmi_cuda_lanes_check) */
+static void launch(rmi_cuda_state *cs, int i, char *const *bufs, const int64_t *strides, int64_t count,
+                   int64_t lanes)
 {
     const slot *s = &slots[i];
     const int nb = s->info.n_bufs > 0 ? s->info.n_bufs : 1;
@@ -61,9 +65,11 @@ static void launch(int i, char *const *bufs, const int64_t *strides, int64_t cou
     const unsigned threads = s->info.serial ? 1 : REMAT_CUDA_LANES_BLOCK;
     const unsigned blocks = s->info.serial ? 1 : (unsigned)((hi + REMAT_CUDA_LANES_BLOCK - 1) / REMAT_CUDA_LANES_BLOCK);
     const dim3 grid = {blocks, 1, 1}, block = {threads, 1, 1};
-    const cudaStream_t stream = (cudaStream_t)rmi_cuda_thread_stream();
+    const cudaStream_t stream = cs ? (cudaStream_t)rmi_cuda_state_stream(cs) : 0;
     const cudaError_t e = cudaLaunchKernel((const void *)s->kernel, grid, block, args, 0, stream);
-    if (e != cudaSuccess) {
+    if (e != cudaSuccess && cs) {
+        rmi_cuda_state_note(cs, (int)e, "a lane kernel's launch (cudaLaunchKernel)");
+    } else if (e != cudaSuccess) {
         int none = 0;
         atomic_compare_exchange_strong(&launch_error, &none, (int)e);
     }
@@ -73,7 +79,7 @@ static void launch(int i, char *const *bufs, const int64_t *strides, int64_t cou
 #define T1(i)                                                                            \
     static void tramp_##i(char *const *b, const int64_t *s, int64_t c, int64_t lanes) \
     {                                                                                \
-        launch(i, b, s, c, lanes);                                                   \
+        launch(NULL, i, b, s, c, lanes);                                             \
     }
 #define T4(i) T1(i##0) T1(i##1) T1(i##2) T1(i##3)
 #define T16(i) T4(i##0) T4(i##1) T4(i##2) T4(i##3)
@@ -90,6 +96,19 @@ T1024()
 static const remat_lane_fn tramps[REMAT_CUDA_LANES_MAX] = {R256(0) R256(1) R256(2) R256(3)};
 
 _Static_assert(REMAT_CUDA_LANES_MAX == 1024, "one trampoline per slot: T1024 makes 1024");
+
+/* the trampoline names its slot: launched on cx's stream */
+void rmi_cuda_run_lanes(const remat_exec_ctx *cx, remat_lane_fn fn, char *const *bufs, const int64_t *strides,
+                        int64_t count, int64_t lanes)
+{
+    const int n = atomic_load(&n_slots);
+    for (int i = 0; i < n; i++)
+        if (tramps[i] == fn) {
+            launch(cx->state, i, bufs, strides, count, lanes);
+            return;
+        }
+    REMAT_ASSERT(!"a lane function compile_lanes did not give");
+}
 
 static remat_status cuda_fail(cudaError_t e, const char *what)
 {

@@ -38,6 +38,14 @@ bool rmi_cuda_can_compile_lanes(void);
 
 remat_status rmi_cuda_lanes_check(void);
 
+/* The backend's run_lanes (backend_impl.h): fn, one of compile_lanes's,
+ * launched on cx's stream, a failed launch kept in cx's state for finish.
+ * (Called directly, fn launches on the current device's default stream and
+ * a failure waits for rmi_cuda_lanes_check.) */
+struct remat_exec_ctx;
+void rmi_cuda_run_lanes(const struct remat_exec_ctx *cx, remat_lane_fn fn, char *const *bufs,
+                        const int64_t *strides, int64_t count, int64_t lanes);
+
 /* kernels compiled so far (distinct programs), for stats and tests */
 int rmi_cuda_lanes_count(void);
 

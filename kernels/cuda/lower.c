@@ -1,7 +1,8 @@
 /*
  * lower.c — the CUDA backend's lowering of one op (fused groups and adds of
  * a pad: fused.c) to an instruction whose fn launches the op's kernel on the
- * thread's stream (cuda_kernels.h) with the instruction's device pointers.
+ * stream of the state its context carries (remat_exec_ctx.state, an
+ * rmi_cuda_state: cuda_kernels.h) with the instruction's device pointers.
  *
  * Dispatch follows the op table's category and parameter kind, as the CPU
  * backend's does (src/backend/cpu/cpu_backend.c), so an op added to
@@ -28,60 +29,64 @@ typedef struct {
     int in_f64;
 } cuda_ew;
 
-static void k_unary(const remat_instr *I)
+static void k_unary(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    rmi_cuda_unary(E->f64, E->op, I->n, I->out, I->in[0]);
+    rmi_cuda_unary(cx->state, E->f64, E->op, I->n, I->out, I->in[0]);
 }
-static void k_binary(const remat_instr *I)
+static void k_binary(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    rmi_cuda_binary(E->f64, E->op, I->n, I->out, I->in[0], E->mask & 1, I->in[1], (E->mask >> 1) & 1);
+    rmi_cuda_binary(cx->state, E->f64, E->op, I->n, I->out, I->in[0], E->mask & 1, I->in[1], (E->mask >> 1) & 1);
 }
-static void k_select(const remat_instr *I)
+static void k_select(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    rmi_cuda_select(E->f64, I->n, I->out, I->in[0], I->in[1], (E->mask >> 1) & 1, I->in[2], (E->mask >> 2) & 1);
+    rmi_cuda_select(cx->state, E->f64, I->n, I->out, I->in[0], I->in[1], (E->mask >> 1) & 1, I->in[2],
+                    (E->mask >> 2) & 1);
 }
-static void k_ipow(const remat_instr *I)
+static void k_ipow(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    rmi_cuda_integer_pow(E->f64, I->n, I->out, I->in[0], E->k);
+    rmi_cuda_integer_pow(cx->state, E->f64, I->n, I->out, I->in[0], E->k);
 }
-static void k_pow(const remat_instr *I)
+static void k_pow(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    rmi_cuda_pow(E->f64, I->n, I->out, I->in[0], E->p);
+    rmi_cuda_pow(cx->state, E->f64, I->n, I->out, I->in[0], E->p);
 }
-static void k_convert(const remat_instr *I)
+static void k_convert(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_ew *E = I->aux;
-    rmi_cuda_convert(I->n, E->f64, I->out, E->in_f64, I->in[0]);
+    rmi_cuda_convert(cx->state, I->n, E->f64, I->out, E->in_f64, I->in[0]);
 }
 
 typedef struct {
     int f64, is_max;
     remat_cuda_reduce_desc d;
 } cuda_red;
-static void k_reduce(const remat_instr *I)
+static void k_reduce(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_red *R = I->aux;
-    rmi_cuda_reduce(R->f64, R->is_max, I->out, I->in[0], &R->d);
+    rmi_cuda_reduce(cx->state, R->f64, R->is_max, I->out, I->in[0], &R->d);
 }
 
-static void k_copy(const remat_instr *I) { rmi_cuda_copy(I->aux, I->out, I->in[0]); }
+static void k_copy(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cuda_copy(cx->state, I->aux, I->out, I->in[0]);
+}
 
 typedef struct {
     int n_in, esize;
     int64_t outer, row;
     const int64_t *chunks;
 } cuda_concat;
-static void k_concat(const remat_instr *I)
+static void k_concat(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_concat *C = I->aux;
     int64_t col = 0;
     for (int j = 0; j < C->n_in; j++) {
-        rmi_cuda_concat_one(C->esize, C->outer, C->row, col, C->chunks[j], I->out, I->in[j]);
+        rmi_cuda_concat_one(cx->state, C->esize, C->outer, C->row, col, C->chunks[j], I->out, I->in[j]);
         col += C->chunks[j];
     }
 }
@@ -91,23 +96,23 @@ typedef struct {
     remat_dot_plan pl;
     remat_cuda_copy_desc lhs, rhs; /* transposes into scratch (pl.lhs_copy / rhs_copy) */
 } cuda_dot;
-static void k_dot(const remat_instr *I)
+static void k_dot(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const cuda_dot *D = I->aux;
     const remat_dot_plan *pl = &D->pl;
     const char *a = I->in[0], *b = I->in[1];
     char *sp = I->scratch;
     if (pl->lhs_copy) {
-        rmi_cuda_copy(&D->lhs, sp, a);
+        rmi_cuda_copy(cx->state, &D->lhs, sp, a);
         a = sp;
         sp += (size_t)(pl->nb * pl->m * pl->k) * (D->f64 ? 8 : 4);
     }
     if (pl->rhs_copy) {
-        rmi_cuda_copy(&D->rhs, sp, b);
+        rmi_cuda_copy(cx->state, &D->rhs, sp, b);
         b = sp;
     }
     const int m = (int)pl->m, n = (int)pl->n, k = (int)pl->k;
-    rmi_cuda_gemm(D->f64, pl->lhs_trans, pl->rhs_trans, pl->nb, m, n, k, a, pl->lhs_trans ? m : k, b,
+    rmi_cuda_gemm(cx->state, D->f64, pl->lhs_trans, pl->rhs_trans, pl->nb, m, n, k, a, pl->lhs_trans ? m : k, b,
                   pl->rhs_trans ? k : n, I->out);
 }
 

@@ -1,42 +1,61 @@
 /*
  * memory.cu — devices, streams, device memory and the error record.
  *
- * The vtable's entries take no backend argument (backend_impl.h), so the
- * device and stream they act on are the calling thread's: rmi_cuda_enter
- * sets them (a run enters its program's stream; compiling enters the
- * device's default stream). A program runs on one thread at a time
- * (remat/exec.h), so a thread-local binding is all the state needed.
- * Streams are made blocking (cudaStreamDefault): work queued on the legacy
- * default stream at compile time (the constant upload) is ordered before a
- * run's kernels without an explicit event.
+ * Everything acts on the state it is handed (rmi_cuda_state: a run's
+ * remat_exec_ctx.state, or a short-lived one for a compile's uploads): no
+ * thread-local binding. The CUDA runtime's current device is still the
+ * thread's, so each entry makes its state's device current first
+ * (rmi_cuda_on; a cudaGetDevice when it already is). Streams are made
+ * blocking (cudaStreamDefault): work on the legacy default stream is
+ * ordered with a run's kernels without an explicit event.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cublas_lib.h"
 #include "cuda_util.cuh"
 
-typedef struct {
+struct rmi_cuda_state {
     int device;
     cudaStream_t stream;
-} cuda_state;
+    bool failed;
+    char first_error[320];
+    cublasHandle_t blas; /* made at the first gemm (dot.cu rmi_cuda_blas), NULL before */
+};
 
-static thread_local int cur_device = -1;
-static thread_local cudaStream_t cur_stream = 0;
-static thread_local char first_error[320];
-static thread_local bool failed = false;
+static void use_device(int device)
+{
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess || cur != device)
+        (void)cudaSetDevice(device); /* a failure shows in the call that follows */
+}
 
-cudaStream_t rmi_cuda_stream(void) { return cur_stream; }
+cudaStream_t rmi_cuda_on(rmi_cuda_state *cs)
+{
+    use_device(cs->device);
+    return cs->stream;
+}
 
-extern "C" void *rmi_cuda_thread_stream(void) { return (void *)cur_stream; }
+extern "C" void *rmi_cuda_state_stream(rmi_cuda_state *cs) { return (void *)rmi_cuda_on(cs); }
 
-bool rmi_cuda_note(cudaError_t e, const char *what, const char *file, int line)
+extern "C" void rmi_cuda_state_note(rmi_cuda_state *cs, int cuda_error, const char *what)
+{
+    rmi_cuda_note(cs, (cudaError_t)cuda_error, what, __FILE__, __LINE__);
+}
+
+extern "C" int rmi_cuda_state_device(const rmi_cuda_state *cs) { return cs->device; }
+
+/* dot.cu: the state's cuBLAS handle slot */
+cublasHandle_t *rmi_cuda_blas_slot(rmi_cuda_state *cs) { return &cs->blas; }
+
+bool rmi_cuda_note(rmi_cuda_state *cs, cudaError_t e, const char *what, const char *file, int line)
 {
     if (e == cudaSuccess)
         return true;
-    if (!failed) {
-        failed = true;
-        snprintf(first_error, sizeof first_error, "%s failed (%s:%d): %s (%s)", what, file, line,
+    if (cs && !cs->failed) {
+        cs->failed = true;
+        snprintf(cs->first_error, sizeof cs->first_error, "%s failed (%s:%d): %s (%s)", what, file, line,
                  cudaGetErrorString(e), cudaGetErrorName(e));
     }
     return false;
@@ -54,9 +73,9 @@ extern "C" int rmi_cuda_device_count(char *why, size_t why_len)
     return n;
 }
 
-extern "C" void *rmi_cuda_state_new(int device, char *why, size_t why_len)
+extern "C" rmi_cuda_state *rmi_cuda_state_new(int device, char *why, size_t why_len)
 {
-    cuda_state *s = (cuda_state *)malloc(sizeof *s);
+    rmi_cuda_state *s = (rmi_cuda_state *)calloc(1, sizeof *s);
     if (!s) {
         snprintf(why, why_len, "out of host memory");
         return NULL;
@@ -74,31 +93,21 @@ extern "C" void *rmi_cuda_state_new(int device, char *why, size_t why_len)
     return s;
 }
 
-extern "C" void rmi_cuda_state_free(void *state)
+extern "C" void rmi_cuda_state_free(rmi_cuda_state *cs)
 {
-    cuda_state *s = (cuda_state *)state;
-    if (!s)
+    if (!cs)
         return;
-    if (cur_stream == s->stream)
-        cur_stream = 0;
-    CUDA_NOTE(cudaStreamDestroy(s->stream), "cudaStreamDestroy");
-    free(s);
+    use_device(cs->device);
+    if (cs->blas)
+        rmi_cublas.destroy(cs->blas);
+    CUDA_NOTE(cudaStreamDestroy(cs->stream), "cudaStreamDestroy");
+    free(cs);
 }
 
-extern "C" void rmi_cuda_enter(int device, void *state)
-{
-    const cuda_state *s = (const cuda_state *)state;
-    if (device != cur_device)
-        cur_stream = 0;
-    cur_device = device;
-    CUDA_NOTE(cudaSetDevice(device), "cudaSetDevice");
-    if (s)
-        cur_stream = s->stream;
-}
-
-extern "C" void *rmi_cuda_malloc(size_t bytes)
+extern "C" void *rmi_cuda_malloc(int device, size_t bytes)
 {
     void *p = NULL;
+    use_device(device);
     /* 256 bytes at least: cudaMalloc(0) gives NULL, which means out of memory here */
     cudaError_t e = cudaMalloc(&p, bytes < 256 ? 256 : bytes);
     if (e != cudaSuccess) {
@@ -108,26 +117,29 @@ extern "C" void *rmi_cuda_malloc(size_t bytes)
     return p;
 }
 
-extern "C" void rmi_cuda_free(void *p)
+extern "C" void rmi_cuda_free(int device, void *p)
 {
-    if (p)
-        CUDA_NOTE(cudaFree(p), "cudaFree");
+    if (!p)
+        return;
+    use_device(device);
+    (void)cudaFree(p); /* no state to keep an error in: a failed free is not reported */
+    (void)cudaGetLastError();
 }
 
 /* Direction from the pointers (unified addressing): the vtable's copies are
  * device to device, but a loop's flag is read into a host variable through
  * mem_copy (scan/while_exec.c); into pageable host memory the copy returns
  * only once done, so that read sees the value. */
-extern "C" void rmi_cuda_memcpy(void *dst, const void *src, size_t bytes)
+extern "C" void rmi_cuda_memcpy(rmi_cuda_state *cs, void *dst, const void *src, size_t bytes)
 {
     if (bytes)
-        CUDA_NOTE(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cur_stream), "cudaMemcpyAsync");
+        CUDA_NOTE(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, rmi_cuda_on(cs)), "cudaMemcpyAsync");
 }
 
-extern "C" void rmi_cuda_memset0(void *dst, size_t bytes)
+extern "C" void rmi_cuda_memset0(rmi_cuda_state *cs, void *dst, size_t bytes)
 {
     if (bytes)
-        CUDA_NOTE(cudaMemsetAsync(dst, 0, bytes, cur_stream), "cudaMemsetAsync");
+        CUDA_NOTE(cudaMemsetAsync(dst, 0, bytes, rmi_cuda_on(cs)), "cudaMemsetAsync");
 }
 
 template <typename T> __global__ void k_fill(T *out, T v, size_t n)
@@ -135,37 +147,37 @@ template <typename T> __global__ void k_fill(T *out, T v, size_t n)
     GRID_STRIDE(i, n) out[i] = v;
 }
 
-extern "C" void rmi_cuda_fill(void *dst, int f64, double value, size_t n)
+extern "C" void rmi_cuda_fill(rmi_cuda_state *cs, void *dst, int f64, double value, size_t n)
 {
     if (!n)
         return;
     if (f64)
-        k_fill<double><<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, cur_stream>>>((double *)dst, value, n);
+        k_fill<double><<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, rmi_cuda_on(cs)>>>((double *)dst, value, n);
     else
-        k_fill<float><<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, cur_stream>>>((float *)dst, (float)value, n);
+        k_fill<float><<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, rmi_cuda_on(cs)>>>((float *)dst, (float)value, n);
     CUDA_LAUNCHED("fill kernel");
 }
 
-extern "C" void rmi_cuda_copy_in(void *dst, const void *host_src, size_t bytes)
+extern "C" void rmi_cuda_copy_in(rmi_cuda_state *cs, void *dst, const void *host_src, size_t bytes)
 {
-    if (bytes && CUDA_NOTE(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, cur_stream),
+    if (bytes && CUDA_NOTE(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, rmi_cuda_on(cs)),
                            "cudaMemcpyAsync (host to device)"))
-        CUDA_NOTE(cudaStreamSynchronize(cur_stream), "cudaStreamSynchronize after a copy in");
+        CUDA_NOTE(cudaStreamSynchronize(rmi_cuda_on(cs)), "cudaStreamSynchronize after a copy in");
 }
 
-extern "C" void rmi_cuda_copy_out(void *host_dst, const void *src, size_t bytes)
+extern "C" void rmi_cuda_copy_out(rmi_cuda_state *cs, void *host_dst, const void *src, size_t bytes)
 {
-    if (bytes && CUDA_NOTE(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, cur_stream),
+    if (bytes && CUDA_NOTE(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, rmi_cuda_on(cs)),
                            "cudaMemcpyAsync (device to host)"))
-        CUDA_NOTE(cudaStreamSynchronize(cur_stream), "cudaStreamSynchronize after a copy out");
+        CUDA_NOTE(cudaStreamSynchronize(rmi_cuda_on(cs)), "cudaStreamSynchronize after a copy out");
 }
 
-extern "C" int rmi_cuda_finish(char *msg, size_t msg_len)
+extern "C" int rmi_cuda_finish(rmi_cuda_state *cs, char *msg, size_t msg_len)
 {
-    CUDA_NOTE(cudaStreamSynchronize(cur_stream), "a kernel of this run (cudaStreamSynchronize)");
-    if (!failed)
+    CUDA_NOTE(cudaStreamSynchronize(rmi_cuda_on(cs)), "a kernel of this run (cudaStreamSynchronize)");
+    if (!cs->failed)
         return 0;
-    snprintf(msg, msg_len, "%s", first_error);
-    failed = false;
+    snprintf(msg, msg_len, "%s", cs->first_error);
+    cs->failed = false;
     return -1;
 }

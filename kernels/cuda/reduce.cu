@@ -50,7 +50,8 @@ template <typename T, bool MAX> __global__ void k_reduce(const red_args A, T *ou
     }
 }
 
-extern "C" void rmi_cuda_reduce(int f64, int is_max, void *out, const void *in, const remat_cuda_reduce_desc *d)
+extern "C" void rmi_cuda_reduce(rmi_cuda_state *cs, int f64, int is_max, void *out, const void *in,
+                                const remat_cuda_reduce_desc *d)
 {
     red_args A = {};
     int64_t stride[8], s = 1;
@@ -73,7 +74,7 @@ extern "C" void rmi_cuda_reduce(int f64, int is_max, void *out, const void *in, 
     if (A.n_out == 0)
         return;
     const size_t n = (size_t)A.n_out;
-    cudaStream_t st = rmi_cuda_stream();
+    cudaStream_t st = rmi_cuda_on(cs);
     const unsigned blocks = rmi_cuda_blocks(n);
     if (f64 && is_max)
         k_reduce<double, true><<<blocks, REMAT_CUDA_BLOCK, 0, st>>>(A, (double *)out, (const double *)in);

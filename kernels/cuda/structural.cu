@@ -30,17 +30,17 @@ template <typename U> __global__ void k_copy(const copy_args A, size_t n, U *dst
     }
 }
 
-#define LAUNCH(kernel, n) kernel<<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, rmi_cuda_stream()>>>
+#define LAUNCH(kernel, n) kernel<<<rmi_cuda_blocks(n), REMAT_CUDA_BLOCK, 0, rmi_cuda_on(cs)>>>
 
-extern "C" void rmi_cuda_copy(const remat_cuda_copy_desc *d, void *out, const void *in)
+extern "C" void rmi_cuda_copy(rmi_cuda_state *cs, const remat_cuda_copy_desc *d, void *out, const void *in)
 {
-    rmi_cuda_memset0(out, d->zero_bytes); /* all-zero bits are +0.0 */
+    rmi_cuda_memset0(cs, out, d->zero_bytes); /* all-zero bits are +0.0 */
     if (d->n <= 0)
         return;
     char *dst = (char *)out + d->doff * d->esize;
     const char *src = (const char *)in + d->soff * d->esize;
     if (d->rank == 0) { /* contiguous */
-        rmi_cuda_memcpy(dst, src, (size_t)d->n * (size_t)d->esize);
+        rmi_cuda_memcpy(cs, dst, src, (size_t)d->n * (size_t)d->esize);
         return;
     }
     copy_args A;
@@ -65,8 +65,8 @@ __global__ void k_concat(int64_t outer, int64_t row, int64_t col, int64_t chunk,
     }
 }
 
-extern "C" void rmi_cuda_concat_one(int esize, int64_t outer, int64_t row, int64_t col, int64_t chunk, void *out,
-                                    const void *in)
+extern "C" void rmi_cuda_concat_one(rmi_cuda_state *cs, int esize, int64_t outer, int64_t row, int64_t col,
+                                    int64_t chunk, void *out, const void *in)
 {
     if (outer <= 0 || chunk <= 0)
         return;
@@ -97,7 +97,8 @@ template <typename T> __global__ void k_add_pad(const remat_cuda_add_pad_desc A,
     }
 }
 
-extern "C" void rmi_cuda_add_pad(const remat_cuda_add_pad_desc *d, void *out, const void *x, const void *g)
+extern "C" void rmi_cuda_add_pad(rmi_cuda_state *cs, const remat_cuda_add_pad_desc *d, void *out, const void *x,
+                                 const void *g)
 {
     if (d->n <= 0)
         return;

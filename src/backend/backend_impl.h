@@ -17,7 +17,21 @@
 #include "remat/graph.h"
 
 typedef struct remat_instr remat_instr;
-typedef void (*remat_kernel_fn)(const remat_instr *ins);
+
+/* What a run (or a compile) hands every kernel adapter and memory entry:
+ * the backend and its state for this use (program_new's: CUDA its device's
+ * stream, error record and cuBLAS handle; NULL for the CPU, and for a
+ * device backend's mem_alloc / mem_free, which need only the device). No
+ * entry keeps thread-current state: two programs, or two backends, may be
+ * used from one thread in any interleaving. A kernel adapter that calls
+ * another (a fused group's fallback, a HOP's sub-programs) passes its cx on. */
+typedef struct remat_exec_ctx {
+    remat_backend *be;
+    void *state;
+} remat_exec_ctx;
+
+/* A kernel adapter: runs one instruction in cx. */
+typedef void (*remat_kernel_fn)(const remat_exec_ctx *cx, const remat_instr *ins);
 
 struct remat_instr {
     remat_kernel_fn fn;
@@ -147,35 +161,39 @@ typedef struct {
      * run elsewhere (CUDA: a thread per lane, a launch per run on the
      * program's stream) leaves it false, and each run covers all lanes. */
     bool host_lane_cuts;
+    /* Optional (NULL: the caller calls fn itself): runs a lane function
+     * compile_lanes gave, as fn(bufs, strides, count, lanes) would, in cx
+     * (CUDA: launched on cx's stream). Loop runtimes call lane code through
+     * it (rmi_lanes_call, lane.h). */
+    void (*run_lanes)(const remat_exec_ctx *cx, remat_lane_fn fn, char *const *bufs, const int64_t *strides,
+                      int64_t count, int64_t lanes);
     /* Device memory for the arena, constants and loop stores (CPU: aligned
      * malloc). Memory from mem_alloc is only read and written by kernels and
      * the two entries below, so that it may live on a device. */
-    void *(*mem_alloc)(size_t bytes);
-    void (*mem_free)(void *p);
+    void *(*mem_alloc)(const remat_exec_ctx *cx, size_t bytes);
+    void (*mem_free)(const remat_exec_ctx *cx, void *p);
     /* dst := src, bytes of device memory (a snapshot taken or restored, a
      * carry moved in or out of a loop); the ranges do not overlap. */
-    void (*mem_copy)(void *dst, const void *src, size_t bytes);
+    void (*mem_copy)(const remat_exec_ctx *cx, void *dst, const void *src, size_t bytes);
     /* n elements of dtype dt at dst := value (converted to dt; -0.0 stays -0.0). */
-    void (*mem_fill)(void *dst, remat_dtype dt, double value, size_t n);
+    void (*mem_fill)(const remat_exec_ctx *cx, void *dst, remat_dtype dt, double value, size_t n);
     /* The entries below are optional, all NULL for a backend whose memory
      * is host memory (the CPU): the program then reads and writes caller
      * buffers in place and has no state of its own.
      * copy_in / copy_out: host memory -> backend memory and back, done
      * (synchronised) when they return; a failure is kept for finish(). */
-    void (*copy_in)(void *dst, const void *host_src, size_t bytes);
-    void (*copy_out)(void *host_dst, const void *src, size_t bytes);
-    /* A root program's state (CUDA: its stream), made at its first run;
-     * NULL when it cannot be made (the run fails with the message set). */
+    void (*copy_in)(const remat_exec_ctx *cx, void *dst, const void *host_src, size_t bytes);
+    void (*copy_out)(const remat_exec_ctx *cx, void *host_dst, const void *src, size_t bytes);
+    /* A state for remat_exec_ctx.state (CUDA: a stream on be's device, its
+     * error record): a root program's, made at its first run, or a
+     * short-lived one (a compile's uploads, remat_backend_upload). NULL when
+     * it cannot be made (message set). With program_new set, every entry but
+     * mem_alloc / mem_free needs a cx with a state. */
     void *(*program_new)(remat_backend *be);
     void (*program_free)(void *state);
-    /* Makes be (and state, NULL: keep this thread's stream when it is be's
-     * device, else the device's default one) current on this thread: every
-     * entry above acts on that device and stream. The compiler, a run and a
-     * program's free call it first; the entries have no backend argument. */
-    void (*enter)(remat_backend *be, void *state);
-    /* Waits for what this thread queued on its stream: REMAT_OK, or the
-     * first device error since the last finish (message set). */
-    remat_status (*finish)(void);
+    /* Waits for what cx queued on its stream: REMAT_OK, or the first device
+     * error since cx's last finish (message set). */
+    remat_status (*finish)(const remat_exec_ctx *cx);
     /* Optional: ops this backend runs on the host through copies (CUDA:
      * custom ops, linear_solve), counted in remat_stats.host_ops. */
     bool (*on_host)(remat_op op);
@@ -185,6 +203,24 @@ struct remat_backend {
     remat_backend_iface iface;
     void *context;
 };
+
+/* fn(bufs, strides, count, lanes) in cx: through the backend's run_lanes
+ * when it has one (CUDA: on cx's stream), else called directly. */
+static inline void rmi_lanes_call(const remat_exec_ctx *cx, remat_lane_fn fn, char *const *bufs,
+                                  const int64_t *strides, int64_t count, int64_t lanes)
+{
+    if (cx->be->iface.run_lanes)
+        cx->be->iface.run_lanes(cx, fn, bufs, strides, count, lanes);
+    else
+        fn(bufs, strides, count, lanes);
+}
+
+/* A short-lived context on be (exec_ctx.c): with a state from program_new
+ * when be has one (a compile's uploads, remat_backend_upload). REMAT_OK, or
+ * the error with cx->state NULL. */
+remat_status rmi_exec_ctx_open(remat_backend *be, remat_exec_ctx *cx);
+/* Waits for cx's work (finish) and frees its state: finish's status. */
+remat_status rmi_exec_ctx_close(remat_exec_ctx *cx);
 
 /* ---- static memory planning (pure: sizes and lifetimes in, offsets out) ---- */
 typedef struct {

@@ -43,20 +43,13 @@ remat_status remat_backend_from_env(remat_backend **out)
                      why);
 }
 
-static void enter(remat_backend *be)
-{
-    if (be->iface.enter)
-        be->iface.enter(be, NULL);
-}
-
 void *remat_backend_alloc(remat_backend *be, size_t bytes)
 {
     if (!be) {
         rmi_error(REMAT_ERR_NULL, "remat_backend_alloc: backend is NULL");
         return NULL;
     }
-    enter(be);
-    void *p = be->iface.mem_alloc(bytes ? bytes : 1);
+    void *p = be->iface.mem_alloc(&(remat_exec_ctx){.be = be, .state = NULL}, bytes ? bytes : 1);
     if (!p)
         rmi_error(REMAT_ERR_NOMEM, "remat_backend_alloc: %s backend: out of memory for %zu bytes", be->iface.name,
                   bytes);
@@ -67,8 +60,7 @@ void remat_backend_free(remat_backend *be, void *p)
 {
     if (!be || !p)
         return;
-    enter(be);
-    be->iface.mem_free(p);
+    be->iface.mem_free(&(remat_exec_ctx){.be = be, .state = NULL}, p);
 }
 
 /* the two copies: host memory is backend memory without copy_in */
@@ -78,16 +70,19 @@ static remat_status copy(remat_backend *be, void *dst, const void *src, size_t b
         return rmi_error(REMAT_ERR_NULL, "%s: %s is NULL", what, !be ? "backend" : !dst ? "dst" : "src");
     if (!bytes)
         return REMAT_OK;
-    enter(be);
     if (!be->iface.copy_in) {
         memcpy(dst, src, bytes);
         return REMAT_OK;
     }
+    remat_exec_ctx cx; /* a short-lived stream for the one copy */
+    remat_status st = rmi_exec_ctx_open(be, &cx);
+    if (st != REMAT_OK)
+        return st;
     if (up)
-        be->iface.copy_in(dst, src, bytes);
+        be->iface.copy_in(&cx, dst, src, bytes);
     else
-        be->iface.copy_out(dst, src, bytes);
-    return be->iface.finish ? be->iface.finish() : REMAT_OK;
+        be->iface.copy_out(&cx, dst, src, bytes);
+    return rmi_exec_ctx_close(&cx);
 }
 
 remat_status remat_backend_upload(remat_backend *be, void *dst, const void *host_src, size_t bytes)

@@ -32,7 +32,7 @@ void *rmi_prog_mem(void *ctx, size_t bytes)
             return NULL;
         p->dev_blocks = q, p->cap_dev_blocks = nc;
     }
-    void *m = p->be->iface.mem_alloc(bytes ? bytes : 64);
+    void *m = p->be->iface.mem_alloc(&p->counters->compile_cx, bytes ? bytes : 64);
     if (m)
         p->dev_blocks[p->n_dev_blocks++] = m;
     return m;
@@ -180,11 +180,19 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
             o->tier_dir = strcpy(d, t);
         }
     }
-    if (be->iface.enter) /* a device backend: its memory entries act on its device */
-        be->iface.enter(be, NULL);
-    remat_status st = describe_signature(p, g);
+    /* the root's compile context: what compiling uploads or fills on a device
+     * backend goes through it, and its errors fail the compile */
+    remat_exec_ctx *cx = &p->counters->compile_cx;
+    remat_status st = counters ? REMAT_OK : rmi_exec_ctx_open(be, cx);
+    if (st == REMAT_OK)
+        st = describe_signature(p, g);
     if (st == REMAT_OK)
         st = compile_fn(g, be, p);
+    if (!counters) {
+        remat_status closed = rmi_exec_ctx_close(cx);
+        if (st == REMAT_OK)
+            st = closed;
+    }
     remat_fn_free(inl);
     if (st != REMAT_OK) {
         remat_program_free(p);
@@ -333,11 +341,9 @@ void remat_program_free(remat_program *p)
 {
     if (!p)
         return;
-    if (p->be->iface.enter) { /* a device backend: let queued work finish before freeing its memory */
-        p->be->iface.enter(p->be, p->be_state);
-        if (p->be->iface.finish)
-            (void)p->be->iface.finish();
-    }
+    const remat_exec_ctx cx = {.be = p->be, .state = p->be_state};
+    if (p->be_state && p->be->iface.finish) /* a device backend: let queued work finish before freeing its memory */
+        (void)p->be->iface.finish(&cx);
     for (int i = 0; i < p->own_counters.n_subs; i++)
         remat_program_free(p->own_counters.subs[i]);
     rmi_free(p->own_counters.subs);
@@ -346,14 +352,14 @@ void remat_program_free(remat_program *p)
         rmi_free(p->own_counters.keyed[i].key);
     rmi_free(p->own_counters.keyed);
     for (int i = 0; i < p->n_dev_blocks; i++)
-        p->be->iface.mem_free(p->dev_blocks[i]);
+        p->be->iface.mem_free(&cx, p->dev_blocks[i]);
     rmi_free(p->dev_blocks);
     if (p->arena)
-        p->be->iface.mem_free(p->arena);
+        p->be->iface.mem_free(&cx, p->arena);
     if (p->consts)
-        p->be->iface.mem_free(p->consts);
+        p->be->iface.mem_free(&cx, p->consts);
     if (p->io)
-        p->be->iface.mem_free(p->io);
+        p->be->iface.mem_free(&cx, p->io);
     if (p->be_state)
         p->be->iface.program_free(p->be_state);
     rmi_free(p->instrs);

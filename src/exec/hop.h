@@ -43,6 +43,11 @@ typedef struct remat_exec_counters {
      * every compile-time knob from here. cache_dir is resolved (the default
      * directory filled in, in the root's memory): NULL only with no_cache. */
     remat_compile_options opts;
+    /* the root compile's context (backend_impl.h remat_exec_ctx, with a
+     * short-lived state on a device backend): its sub-programs' and HOP
+     * rules' uploads and fills at compile time. Closed (state NULL, be
+     * kept) when the root's compile ends. */
+    remat_exec_ctx compile_cx;
 } remat_exec_counters;
 
 /* The disk cache of compiled loops a compile with o uses (the backend's
@@ -83,8 +88,9 @@ remat_status rmi_compile_sub(const remat_fn *fn, remat_backend *be, remat_exec_c
  * them all, and their runs add up in the one program's counts. */
 remat_status rmi_compile_sub_shared(const remat_fn *fn, const void *key, size_t key_len, remat_backend *be,
                                     remat_exec_counters *counters, remat_program **out);
-/* Runs a program on raw pointers: no checks, no stats (the caller checked). */
-void rmi_program_exec(remat_program *p, const void *const *in, void *const *out);
+/* Runs a program on raw pointers in cx (the running instruction's context,
+ * passed on): no checks, no stats (the caller checked). */
+void rmi_program_exec(const remat_exec_ctx *cx, remat_program *p, const void *const *in, void *const *out);
 /* The sub-program's evaluations happen elsewhere (a compiled loop,
  * backend/lane.h): its arena is released and no longer counted in memory
  * plans, and it must not be executed again; its op counts still feed

@@ -61,22 +61,22 @@ static remat_status check_overlap(int n_in, const remat_tensor *in, int n_out, c
     return REMAT_OK;
 }
 
-static void run_instrs(const remat_program *p)
+static void run_instrs(const remat_exec_ctx *cx, const remat_program *p)
 {
     const remat_instr *I = p->instrs, *end = p->instrs + p->n_instrs;
     for (; I < end; I++)
-        I->fn(I);
+        I->fn(cx, I);
 }
 
 /* The same, measuring the arena high-water mark: the furthest any executed
  * instruction wrote into the arena. Used for a root run and for the first
  * execution of a loop body in it (later ones execute the same instructions). */
-static size_t run_measured(const remat_program *p)
+static size_t run_measured(const remat_exec_ctx *cx, const remat_program *p)
 {
     size_t hw = 0;
     const remat_instr *I = p->instrs, *end = p->instrs + p->n_instrs;
     for (; I < end; I++) {
-        I->fn(I);
+        I->fn(cx, I);
         if (I->arena_end > hw)
             hw = I->arena_end;
     }
@@ -107,23 +107,22 @@ static size_t io_off(const remat_program *p, int k) /* k: input k, or output k -
     return off;
 }
 
-/* Binds the program's backend to this thread (backend_impl.h enter), making
- * the program's state at the first run of a device backend. */
-static remat_status enter(remat_program *p)
+/* The run's context (backend_impl.h remat_exec_ctx): the program's backend
+ * and state, the state made at the first run of a device backend. */
+static remat_status open_ctx(remat_program *p, remat_exec_ctx *cx)
 {
     const remat_backend_iface *be = &p->be->iface;
-    if (!be->enter)
-        return REMAT_OK;
     if (!p->be_state && be->program_new && !(p->be_state = be->program_new(p->be)))
         return rmi_error(REMAT_ERR_BACKEND, "run: %s backend: no stream for the program: %s", be->name,
                          remat_last_error());
-    be->enter(p->be, p->be_state);
+    *cx = (remat_exec_ctx){.be = p->be, .state = p->be_state};
     return REMAT_OK;
 }
 
 /* Points the patches at the caller's buffers (in place), or at the staging
  * block after copying the inputs in (a device backend given host memory). */
-static remat_status bind_buffers(remat_program *p, const remat_tensor *inputs, remat_tensor *outputs, bool staged)
+static remat_status bind_buffers(const remat_exec_ctx *cx, remat_program *p, const remat_tensor *inputs,
+                                 remat_tensor *outputs, bool staged)
 {
     const remat_backend_iface *be = &p->be->iface;
     const remat_patch *pt = p->patches, *mid = pt + p->n_in_patches, *end = pt + p->n_patches;
@@ -136,14 +135,14 @@ static remat_status bind_buffers(remat_program *p, const remat_tensor *inputs, r
     }
     if (!p->io) {
         p->io_bytes = io_off(p, p->n_in + p->n_out);
-        if (!(p->io = be->mem_alloc(p->io_bytes ? p->io_bytes : REMAT_ARENA_ALIGN)))
+        if (!(p->io = be->mem_alloc(cx, p->io_bytes ? p->io_bytes : REMAT_ARENA_ALIGN)))
             return rmi_error(REMAT_ERR_NOMEM, "run: %s backend: out of memory for %zu bytes of inputs and outputs",
                              be->name, p->io_bytes);
     }
     char *io = p->io;
     for (int i = 0; i < p->n_in; i++)
         if (remat_tensor_bytes(&inputs[i]))
-            be->copy_in(io + io_off(p, i), inputs[i].data, remat_tensor_bytes(&inputs[i]));
+            be->copy_in(cx, io + io_off(p, i), inputs[i].data, remat_tensor_bytes(&inputs[i]));
     for (; pt < mid; pt++)
         *pt->slot = io + io_off(p, pt->index) + pt->off;
     for (; pt < end; pt++)
@@ -161,12 +160,13 @@ static remat_status run_common(remat_program *p, int n_in, const remat_tensor *i
         st = check_tensors("outputs", n_out, outputs, p->n_out, p->out_desc, NULL);
     if (st == REMAT_OK)
         st = check_overlap(n_in, inputs, n_out, outputs);
+    remat_exec_ctx cx = {.be = p->be, .state = NULL};
     if (st == REMAT_OK)
-        st = enter(p);
+        st = open_ctx(p, &cx);
     const remat_backend_iface *be = &p->be->iface;
     const bool staged = be->copy_in && !on_device;
     if (st == REMAT_OK)
-        st = bind_buffers(p, inputs, outputs, staged);
+        st = bind_buffers(&cx, p, inputs, outputs, staged);
     if (st != REMAT_OK)
         return st;
     remat_exec_counters *C = p->counters;
@@ -182,7 +182,7 @@ static remat_status run_common(remat_program *p, int n_in, const remat_tensor *i
     struct timespec t0, t1;
     if (stats)
         clock_gettime(CLOCK_MONOTONIC, &t0);
-    size_t hw = run_measured(p);
+    size_t hw = run_measured(&cx, p);
     for (int i = 0; i < C->n_hooks; i++) {
         st = C->hooks[i].run_status ? C->hooks[i].run_status(C->hooks[i].self) : REMAT_OK;
         if (st != REMAT_OK) { /* set the message here: it may have failed on another thread */
@@ -195,8 +195,8 @@ static remat_status run_common(remat_program *p, int n_in, const remat_tensor *i
     }
     for (int j = 0; staged && j < p->n_out; j++)
         if (remat_tensor_bytes(&outputs[j]))
-            be->copy_out(outputs[j].data, (char *)p->io + io_off(p, p->n_in + j), remat_tensor_bytes(&outputs[j]));
-    if (be->finish && (st = be->finish()) != REMAT_OK)
+            be->copy_out(&cx, outputs[j].data, (char *)p->io + io_off(p, p->n_in + j), remat_tensor_bytes(&outputs[j]));
+    if (be->finish && (st = be->finish(&cx)) != REMAT_OK)
         return st;
     if (stats) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -236,24 +236,24 @@ remat_status remat_run_device(remat_program *p, int n_in, const remat_tensor *in
     return run_common(p, n_in, inputs, n_out, outputs, stats, true);
 }
 
-void rmi_program_exec(remat_program *p, const void *const *in, void *const *out)
+void rmi_program_exec(const remat_exec_ctx *cx, remat_program *p, const void *const *in, void *const *out)
 {
     REMAT_ASSERT(!p->elsewhere);
     apply_patches(p, in, out);
     if (p->runs == 0) { /* the first execution since the root's run began */
-        size_t hw = run_measured(p);
+        size_t hw = run_measured(cx, p);
         if (hw > p->hw_max)
             p->hw_max = hw;
     } else {
-        run_instrs(p);
+        run_instrs(cx, p);
     }
     p->runs++;
 }
 
 void rmi_program_run_elsewhere(remat_program *p)
 {
-    if (p->arena)
-        p->be->iface.mem_free(p->arena);
+    if (p->arena) /* at lowering (no run's context): mem_free needs none */
+        p->be->iface.mem_free(&(remat_exec_ctx){.be = p->be, .state = NULL}, p->arena);
     p->arena = NULL;
     p->arena_bytes = 0;
     p->elsewhere = true;

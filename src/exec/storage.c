@@ -297,10 +297,11 @@ remat_status rmi_pass_plan(remat_compile_ctx *c)
         return st;
     rmi_plan_dump(c, p->arena_bytes);
     p->const_bytes = c->const_bytes;
-    p->arena = be->iface.mem_alloc(p->arena_bytes);
+    const remat_exec_ctx *cx = &p->counters->compile_cx;
+    p->arena = be->iface.mem_alloc(cx, p->arena_bytes);
     if (!p->arena)
         return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory for the arena of %zu bytes", p->arena_bytes);
-    p->consts = be->iface.mem_alloc(c->const_bytes);
+    p->consts = be->iface.mem_alloc(cx, c->const_bytes);
     if (!p->consts)
         return rmi_error(REMAT_ERR_NOMEM, "compile: out of memory for the constant pool of %zu bytes",
                          c->const_bytes);
@@ -315,7 +316,7 @@ remat_status rmi_pass_plan(remat_compile_ctx *c)
     }
     if (pool != p->consts) {
         if (c->const_bytes)
-            be->iface.copy_in(p->consts, pool, c->const_bytes);
+            be->iface.copy_in(cx, p->consts, pool, c->const_bytes);
         rmi_free(pool);
     }
     return REMAT_OK;

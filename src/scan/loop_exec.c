@@ -25,7 +25,7 @@ void rmi_loop_bind(loop_core *c, const void *const *ks, bool ct)
     for (int i = 0; i < c->nk; i++) { /* the backward body writes a step's share, the add accumulates it */
         const scan_desc *k = &c->k_desc[i];
         c->bout[c->k_out0 + i] = c->ct_k_tmp + c->k_off[i];
-        c->be->iface.mem_fill(c->ct_k_acc[0] + c->k_off[i], k->dt, -0.0, (size_t)remat_shape_numel(&k->shape));
+        c->be->iface.mem_fill(c->cx, c->ct_k_acc[0] + c->k_off[i], k->dt, -0.0, (size_t)remat_shape_numel(&k->shape));
     }
 }
 
@@ -34,22 +34,22 @@ void rmi_loop_finish(loop_core *c, void *const *ct_ks)
     for (int i = 0; ct_ks && i < c->nk; i++) {
         const scan_desc *k = &c->k_desc[i];
         if (c->reversed == 0) /* nothing reversed: a plain zero, not the -0.0 start */
-            c->be->iface.mem_fill(ct_ks[i], k->dt, 0.0, (size_t)remat_shape_numel(&k->shape));
+            c->be->iface.mem_fill(c->cx, ct_ks[i], k->dt, 0.0, (size_t)remat_shape_numel(&k->shape));
         else
-            c->be->iface.mem_copy(ct_ks[i], c->ct_k_acc[0] + c->k_off[i], rmi_loop_rt_bytes(k));
+            c->be->iface.mem_copy(c->cx, ct_ks[i], c->ct_k_acc[0] + c->k_off[i], rmi_loop_rt_bytes(k));
     }
 }
 
 void rmi_loop_copy_in(loop_core *c, char *dst, const void *const *src, int n)
 {
     for (int i = 0; i < n; i++)
-        c->be->iface.mem_copy(dst + c->carry_off[i], src[i], rmi_loop_rt_bytes(&c->carry_desc[i]));
+        c->be->iface.mem_copy(c->cx, dst + c->carry_off[i], src[i], rmi_loop_rt_bytes(&c->carry_desc[i]));
 }
 
 void rmi_loop_copy_out(loop_core *c, void *const *dst, const char *src, int n)
 {
     for (int i = 0; i < n; i++)
-        c->be->iface.mem_copy(dst[i], src + c->carry_off[i], rmi_loop_rt_bytes(&c->carry_desc[i]));
+        c->be->iface.mem_copy(c->cx, dst[i], src + c->carry_off[i], rmi_loop_rt_bytes(&c->carry_desc[i]));
 }
 
 void rmi_loop_stats_run(const void *self, remat_stats *st)
@@ -69,7 +69,7 @@ static void tape_one(loop_core *c, int64_t k, char *tp)
     }
     c->kind->step_io(c, k);
     rmi_loop_rt_tape_out(c->fout + c->res_out0, tp, c->vjp->res_off, c->res_taped, c->n_taped);
-    rmi_program_exec(c->p_fwd, c->fin, c->fout);
+    rmi_program_exec(c->cx, c->p_fwd, c->fin, c->fout);
     if (c->kind->stepped)
         c->kind->stepped(c, k);
     rmi_loop_rt_swap(&c->cur, &c->next);
@@ -84,8 +84,8 @@ static void reverse_one(loop_core *c, int64_t k, const char *tp)
         return;
     rmi_loop_rt_tape_in(c->bin, tp, c->vjp->res_off, c->res_taped, c->n_taped);
     c->kind->reverse_io(c, k);
-    rmi_program_exec(c->p_bwd, c->bin, c->bout);
-    rmi_loop_rt_add_ct_ks(c->k_add, c->nk, c->ct_k_acc, c->ct_k_tmp, c->k_off); /* in step order n-1 .. 0 */
+    rmi_program_exec(c->cx, c->p_bwd, c->bin, c->bout);
+    rmi_loop_rt_add_ct_ks(c->cx, c->k_add, c->nk, c->ct_k_acc, c->ct_k_tmp, c->k_off); /* in step order n-1 .. 0 */
     rmi_loop_rt_swap(&c->ct_cur, &c->ct_next);
     c->reversed++;
 }
@@ -107,7 +107,7 @@ void rmi_loop_snapshot(void *x, int slot)
         rmi_loop_slow_io(c, slot, true);
         return;
     }
-    c->be->iface.mem_copy(rmi_loop_slot(c, slot), c->cur, c->carry_bytes);
+    c->be->iface.mem_copy(c->cx, rmi_loop_slot(c, slot), c->cur, c->carry_bytes);
 }
 
 void rmi_loop_restore(void *x, int slot)
@@ -119,7 +119,7 @@ void rmi_loop_restore(void *x, int slot)
         rmi_loop_slow_io(c, slot, false);
         return;
     }
-    c->be->iface.mem_copy(c->cur, rmi_loop_slot(c, slot), c->carry_bytes);
+    c->be->iface.mem_copy(c->cx, c->cur, rmi_loop_slot(c, slot), c->carry_bytes);
 }
 
 static void x_shot_advance(void *x, int64_t step, int64_t n, int slot, int dslot)

@@ -47,7 +47,7 @@ static void copy_slot(loop_lanes_view *b, int64_t slot, bool to_slot)
     int64_t lane;
     char *s = rmi_loop_lanes_item(b, b->slots, c->carry_bytes, slot, &lane);
     if (b->lanes == S->m && b->group == 0) {
-        c->be->iface.mem_copy(to_slot ? s : c->cur, to_slot ? c->cur : s, c->carry_bytes);
+        c->be->iface.mem_copy(c->cx, to_slot ? s : c->cur, to_slot ? c->cur : s, c->carry_bytes);
         return;
     }
     for (int i = 0; i < c->nc; i++) {
@@ -55,7 +55,7 @@ static void copy_slot(loop_lanes_view *b, int64_t slot, bool to_slot)
         const int64_t rows = (int64_t)rmi_loop_rt_bytes(&c->carry_desc[i]) / row;
         char *cc = c->cur + c->carry_off[i] + b->lane0 * lb, *t = s + c->carry_off[i] + lane * lb;
         for (int64_t q = 0; q < rows; q++)
-            c->be->iface.mem_copy(to_slot ? t + q * row : cc + q * row, to_slot ? cc + q * row : t + q * row,
+            c->be->iface.mem_copy(c->cx, to_slot ? t + q * row : cc + q * row, to_slot ? cc + q * row : t + q * row,
                                   (size_t)(b->lanes * lb));
     }
 }

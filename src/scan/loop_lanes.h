@@ -69,7 +69,7 @@ static inline void rmi_loop_lanes_call(loop_lanes_view *b, int kernel, int64_t c
 {
     const remat_lane_fn fn = b->S->fn[kernel];
     REMAT_ASSERT(fn && count > 0 && b->lanes > 0);
-    fn(b->ptr, b->stride, count, b->lanes);
+    rmi_lanes_call(b->c->cx, fn, b->ptr, b->stride, count, b->lanes);
 }
 
 /* evaluations and the sub-programs' runs, once for all lane ranges (the

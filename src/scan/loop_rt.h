@@ -56,6 +56,10 @@ typedef struct {
 struct loop_core {
     const loop_kind *kind;
     remat_backend *be;
+    /* the running instruction's context (backend_impl.h), set by its kernel
+     * adapter at each run (a program runs on one thread at a time): the
+     * sub-programs, memory entries and lane calls of the run use it */
+    const remat_exec_ctx *cx;
     remat_program *p_fwd, *p_bwd;
     void **outs;
     size_t *carry_off, *k_off; /* per carry / const */
@@ -172,14 +176,15 @@ static inline void rmi_loop_rt_tape_in(const void **in, const char *tp, const si
  * acc[1] = acc[0] + share with add[i], then acc[0] is the sum. Steps are
  * reversed last to first under every schedule, so the sum's order (and its
  * bits) does not depend on the schedule. */
-static inline void rmi_loop_rt_add_ct_ks(remat_instr *add, int nk, char *acc[2], char *tmp, const size_t *k_off)
+static inline void rmi_loop_rt_add_ct_ks(const remat_exec_ctx *cx, remat_instr *add, int nk, char *acc[2], char *tmp,
+                                         const size_t *k_off)
 {
     for (int i = 0; i < nk; i++) {
         remat_instr *A = &add[i];
         A->in[0] = acc[0] + k_off[i];
         A->in[1] = tmp + k_off[i];
         A->out = acc[1] + k_off[i];
-        A->fn(A);
+        A->fn(cx, A);
     }
     if (nk > 0)
         rmi_loop_rt_swap(&acc[0], &acc[1]);

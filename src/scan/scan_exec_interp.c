@@ -46,7 +46,7 @@ static void advance_one(loop_core *c, int64_t k)
     scan_rt *r = (scan_rt *)c;
     set_step_inputs(r, k, r->c.cur);
     set_step_outputs(r, k, r->c.next);
-    rmi_program_exec(r->p_primal, r->c.fin, r->c.fout);
+    rmi_program_exec(r->c.cx, r->p_primal, r->c.fin, r->c.fout);
     rmi_loop_rt_swap(&r->c.cur, &r->c.next);
     r->c.evals++;
 }
@@ -78,7 +78,7 @@ static int64_t advance_group(loop_core *c, int64_t k, int64_t n)
         }
         for (int i = 0; i < nk; i++)
             r->u_in[nc + u * nx + i] = r->c.fin[r->c.k_in0 + i];
-        rmi_program_exec(r->p_unrolled, r->u_in, r->u_out);
+        rmi_program_exec(r->c.cx, r->p_unrolled, r->u_in, r->u_out);
         rmi_loop_rt_swap(&r->c.cur, &r->c.next);
         r->c.evals += u;
     }

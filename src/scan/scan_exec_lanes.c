@@ -147,7 +147,8 @@ static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
     for (int i = 0; i < r->c.nk; i++) {
         if (ct_ks) { /* -0.0: the accumulation then gives the interpreter's bits (scan_rt.h) */
             const remat_dtype dt = r->d->in[r->c.nc + r->nx + i].dt;
-            r->c.be->iface.mem_fill(ct_ks[i], dt, r->length ? -0.0 : 0.0, r->k_bytes[i] / remat_dtype_size(dt));
+            r->c.be->iface.mem_fill(r->c.cx, ct_ks[i], dt, r->length ? -0.0 : 0.0,
+                                    r->k_bytes[i] / remat_dtype_size(dt));
         }
     }
 }

@@ -57,9 +57,10 @@ static void run_phase(scan_rt *r, int phase)
 
 /* ---- the three instruction kernels ---- */
 
-static void k_scan_primal(const remat_instr *I)
+static void k_scan_primal(const remat_exec_ctx *cx, const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
+    r->c.cx = cx;
     rmi_scan_tier_run(r);
     const void *const *init = I->in, *const *ks = I->in + r->c.nc + r->nx;
     r->xs = I->in + r->c.nc;
@@ -85,9 +86,10 @@ static void slow_fail(scan_rt *r)
     atomic_store_explicit(&r->run_status, REMAT_ERR_IO, memory_order_relaxed);
 }
 
-static void k_scan_fwd(const remat_instr *I)
+static void k_scan_fwd(const remat_exec_ctx *cx, const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
+    r->c.cx = cx;
     rmi_scan_tier_run(r);
     const void *const *init = I->in, *const *ks = I->in + r->c.nc + r->nx;
     r->xs = I->in + r->c.nc;
@@ -123,9 +125,10 @@ static void k_scan_fwd(const remat_instr *I)
     }
 }
 
-static void k_scan_bwd(const remat_instr *I)
+static void k_scan_bwd(const remat_exec_ctx *cx, const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
+    r->c.cx = cx;
     rmi_scan_tier_run(r);
     const int nc = r->c.nc, nx = r->nx, nk = r->c.nk;
     const void *const *ks = I->in + 1 + nx, *const *ct_carry = I->in + 1 + nx + nk;

@@ -39,7 +39,7 @@ bool rmi_while_rt_cond(while_rt *r, const char *carry)
 {
     set_carry_inputs(r, carry);
     void *out[1] = {r->flag};
-    rmi_program_exec(r->p_cond, r->c.fin, out);
+    rmi_program_exec(r->c.cx, r->p_cond, r->c.fin, out);
     return read_flag(r, r->d->cond_dt);
 }
 
@@ -51,7 +51,7 @@ static void settle(loop_core *c, int64_t k)
     rmi_while_rt_set_bit(r, k, acc);
     if (!acc)
         for (int i = 0; i < r->nd; i++)
-            r->c.be->iface.mem_copy(r->c.next + r->c.carry_off[i], r->c.cur + r->c.carry_off[i],
+            r->c.be->iface.mem_copy(r->c.cx, r->c.next + r->c.carry_off[i], r->c.cur + r->c.carry_off[i],
                                   rmi_loop_rt_bytes(&r->d->in[i]));
 }
 
@@ -60,7 +60,7 @@ void rmi_while_rt_eval(while_rt *r, int64_t k)
 {
     set_carry_inputs(r, r->c.cur);
     set_carry_outputs(r);
-    rmi_program_exec(r->p_body, r->c.fin, r->c.fout);
+    rmi_program_exec(r->c.cx, r->p_body, r->c.fin, r->c.fout);
     settle(&r->c, k);
     r->c.evals++;
 }

@@ -131,7 +131,7 @@ int64_t rmi_while_lanes_iterate(while_rt *r)
 bool rmi_while_lanes_ahead(while_rt *r, int64_t c)
 {
     bool ended;
-    r->c.be->iface.mem_copy(r->c.next, r->c.cur, r->d->carry_bytes);
+    r->c.be->iface.mem_copy(r->c.cx, r->c.next, r->c.cur, r->d->carry_bytes);
     steps(r, r->c.next, c, 1, &ended);
     rmi_program_add_runs(r->p_cond, 1);
     r->pending = c;
@@ -188,7 +188,7 @@ static void tape_first(while_rt *r, int64_t k, char *tp)
 {
     while_lanes *W = &r->wl;
     const scan_body_vjp *V = r->d->vjp;
-    r->c.be->iface.mem_copy(r->c.next, r->c.cur, r->d->carry_bytes);
+    r->c.be->iface.mem_copy(r->c.cx, r->c.next, r->c.cur, r->d->carry_bytes);
     carry_at(r, true, LB_CARRY, r->c.cur, 0);
     for (int t = 0; t < r->c.n_taped; t++)
         rmi_loop_lanes_set(&W->view, LB_TAPE, t, tp + V->res_off[r->c.res_taped[t]], 0);
@@ -198,7 +198,7 @@ static void tape_first(while_rt *r, int64_t k, char *tp)
     record(r, k, 1);
     if (!rmi_while_rt_bit(r, k))
         for (int i = 0; i < r->nd; i++)
-            r->c.be->iface.mem_copy(r->c.cur + r->c.carry_off[i], r->c.next + r->c.carry_off[i],
+            r->c.be->iface.mem_copy(r->c.cx, r->c.cur + r->c.carry_off[i], r->c.next + r->c.carry_off[i],
                                   (size_t)remat_shape_numel(&r->d->in[i].shape) * remat_dtype_size(r->d->in[i].dt));
     rmi_loop_lanes_count(&W->view, r->c.p_fwd, 1, true);
 }

@@ -227,7 +227,8 @@ static bool lane_buffers(while_lanes *W, remat_hop_lowering *L)
         return false;
     memset(W->sp, 0, sizeof *W->sp * (size_t)ns), memset(W->ss, 0, sizeof *W->ss * (size_t)ns);
     memset(W->bp, 0, sizeof *W->bp * (size_t)(nb + 1)), memset(W->bs, 0, sizeof *W->bs * (size_t)(nb + 1));
-    L->be->iface.mem_fill(W->zero, REMAT_F64, 0.0, 2);
+    L->be->iface.mem_fill(&L->counters->compile_cx, W->zero, REMAT_F64, 0.0,
+                          2); /* at lowering: the compile's context */
     return true;
 }
 

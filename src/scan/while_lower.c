@@ -49,7 +49,7 @@ static remat_status alloc_buffers(while_rt *r, const remat_while_data *d, remat_
         r->zeros = L->mem(L->ctx, cb);
         if (!r->ct_dummy || !r->zeros)
             return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's cotangents", d->label);
-        r->c.be->iface.mem_fill(r->zeros, REMAT_F64, 0.0, cb / sizeof(double));
+        r->c.be->iface.mem_fill(&L->counters->compile_cx, r->zeros, REMAT_F64, 0.0, cb / sizeof(double));
     }
     return REMAT_OK;
 }

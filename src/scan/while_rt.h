@@ -102,17 +102,17 @@ typedef struct while_rt {
 static inline void rmi_while_rt_to_host(const while_rt *r, void *host, const void *src, size_t bytes)
 {
     if (r->c.be->iface.copy_out)
-        r->c.be->iface.copy_out(host, src, bytes);
+        r->c.be->iface.copy_out(r->c.cx, host, src, bytes);
     else
-        r->c.be->iface.mem_copy(host, src, bytes);
+        r->c.be->iface.mem_copy(r->c.cx, host, src, bytes);
 }
 
 static inline void rmi_while_rt_from_host(const while_rt *r, void *dst, const void *host, size_t bytes)
 {
     if (r->c.be->iface.copy_in)
-        r->c.be->iface.copy_in(dst, host, bytes);
+        r->c.be->iface.copy_in(r->c.cx, dst, host, bytes);
     else
-        r->c.be->iface.mem_copy(dst, host, bytes);
+        r->c.be->iface.mem_copy(r->c.cx, dst, host, bytes);
 }
 
 static inline bool rmi_while_rt_bit(const while_rt *r, int64_t k) { return (r->bits[k >> 3] >> (k & 7)) & 1; }

@@ -75,9 +75,10 @@ static int64_t run_to_end(while_rt *r)
     return n;
 }
 
-static void k_while_primal(const remat_instr *I)
+static void k_while_primal(const remat_exec_ctx *cx, const remat_instr *I)
 {
     while_rt *r = (while_rt *)I->aux;
+    r->c.cx = cx;
     rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
     bind(r, I->in + r->c.nc, false);
     r->pending = -1;
@@ -241,9 +242,10 @@ static remat_status run_phase(while_rt *r, int phase, int64_t peak[2])
     return st;
 }
 
-static void k_while_fwd(const remat_instr *I)
+static void k_while_fwd(const remat_exec_ctx *cx, const remat_instr *I)
 {
     while_rt *r = (while_rt *)I->aux;
+    r->c.cx = cx;
     const remat_while_data *d = r->d;
     r->c.store = r->c.outs[r->c.nc + 1];
     int64_t head[2] = {-1, 0}; /* until the forward is done: the backward must not run */
@@ -298,9 +300,10 @@ static void k_while_fwd(const remat_instr *I)
     write_n_iter(r, r->c.outs[r->c.nc]);
 }
 
-static void k_while_bwd(const remat_instr *I)
+static void k_while_bwd(const remat_exec_ctx *cx, const remat_instr *I)
 {
     while_rt *r = (while_rt *)I->aux;
+    r->c.cx = cx;
     const remat_while_data *d = r->d;
     const int nd = r->nd, nk = r->c.nk;
     r->c.store = (char *)I->in[0];
@@ -327,7 +330,7 @@ static void k_while_bwd(const remat_instr *I)
     r->pending = -1;
     /* the control carries' cotangents are zero (stop_gradient); the compiled
      * loops keep every carry's in place */
-    r->c.be->iface.mem_fill(r->c.ct_cur, REMAT_F64, 0.0, d->carry_bytes / sizeof(double));
+    r->c.be->iface.mem_fill(r->c.cx, r->c.ct_cur, REMAT_F64, 0.0, d->carry_bytes / sizeof(double));
     rmi_loop_copy_in(&r->c, r->c.ct_cur, I->in + 1 + nk, nd);
     bind(r, I->in + 1, true);
     int64_t peak[2] = {0, 0};

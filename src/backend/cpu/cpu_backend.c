@@ -23,10 +23,22 @@
 
 #define OP_OF(I) ((remat_op)(intptr_t)(I)->aux)
 
-static void k_unary_f32(const remat_instr *I) { rmi_cpu_unary_f32(OP_OF(I), I->n, I->out, I->in[0]); }
-static void k_unary_f64(const remat_instr *I) { rmi_cpu_unary_f64(OP_OF(I), I->n, I->out, I->in[0]); }
-static void k_binary_f32(const remat_instr *I) { rmi_cpu_binary_f32(OP_OF(I), I->n, I->out, I->in[0], I->in[1]); }
-static void k_binary_f64(const remat_instr *I) { rmi_cpu_binary_f64(OP_OF(I), I->n, I->out, I->in[0], I->in[1]); }
+static void k_unary_f32(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_unary_f32(OP_OF(I), I->n, I->out, I->in[0]);
+}
+static void k_unary_f64(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_unary_f64(OP_OF(I), I->n, I->out, I->in[0]);
+}
+static void k_binary_f32(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_binary_f32(OP_OF(I), I->n, I->out, I->in[0], I->in[1]);
+}
+static void k_binary_f64(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_binary_f64(OP_OF(I), I->n, I->out, I->in[0], I->in[1]);
+}
 
 /* The hottest f64 ops get direct adapters (no switch on the op). Outputs
  * never overlap inputs (cpu_kernels.h), so the pointers are restrict and gcc
@@ -35,7 +47,7 @@ static void k_binary_f64(const remat_instr *I) { rmi_cpu_binary_f64(OP_OF(I), I-
  * elements at once that the previous op often stored one at a time, and such
  * a load cannot be forwarded from the stores (a ~12-cycle stall per op). */
 #define DIRECT_F64(NAME, EXPR)                                              \
-    static void NAME(const remat_instr *I)                                  \
+    static void NAME(const remat_exec_ctx *cx, const remat_instr *I)        \
     {                                                                       \
         double *restrict o = I->out;                                        \
         const double *restrict a = I->in[0], *restrict b = I->in[1];        \
@@ -68,32 +80,50 @@ DIRECT_F64(k_mul_ls_f64, a[0] * b[i])
  * when b is the scalar, op alone when a is */
 #define SOP(I) ((remat_op)((intptr_t)(I)->aux & 0xffff))
 #define SSIDE(I) ((int)((intptr_t)(I)->aux >> 16))
-static void k_binary_s_f32(const remat_instr *I)
+static void k_binary_s_f32(const remat_exec_ctx *cx, const remat_instr *I)
 {
     rmi_cpu_binary_scalar_f32(SOP(I), I->n, I->out, I->in[0], I->in[1], SSIDE(I));
 }
-static void k_binary_s_f64(const remat_instr *I)
+static void k_binary_s_f64(const remat_exec_ctx *cx, const remat_instr *I)
 {
     rmi_cpu_binary_scalar_f64(SOP(I), I->n, I->out, I->in[0], I->in[1], SSIDE(I));
 }
 /* select with scalar branches: aux = the scalar mask (bit 1 on_true, bit 2 on_false) */
-static void k_select_s_f32(const remat_instr *I)
+static void k_select_s_f32(const remat_exec_ctx *cx, const remat_instr *I)
 {
     int m = (int)(intptr_t)I->aux;
     rmi_cpu_select_scalar_f32(I->n, I->out, I->in[0], I->in[1], m & 2, I->in[2], m & 4);
 }
-static void k_select_s_f64(const remat_instr *I)
+static void k_select_s_f64(const remat_exec_ctx *cx, const remat_instr *I)
 {
     int m = (int)(intptr_t)I->aux;
     rmi_cpu_select_scalar_f64(I->n, I->out, I->in[0], I->in[1], m & 2, I->in[2], m & 4);
 }
 
-static void k_select_f32(const remat_instr *I) { rmi_cpu_select_f32(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
-static void k_select_f64(const remat_instr *I) { rmi_cpu_select_f64(I->n, I->out, I->in[0], I->in[1], I->in[2]); }
-static void k_ipow_f32(const remat_instr *I) { rmi_cpu_integer_pow_f32(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
-static void k_ipow_f64(const remat_instr *I) { rmi_cpu_integer_pow_f64(I->n, I->out, I->in[0], (int)(intptr_t)I->aux); }
-static void k_pow_f32(const remat_instr *I) { rmi_cpu_pow_f32(I->n, I->out, I->in[0], *(const double *)I->aux); }
-static void k_pow_f64(const remat_instr *I) { rmi_cpu_pow_f64(I->n, I->out, I->in[0], *(const double *)I->aux); }
+static void k_select_f32(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_select_f32(I->n, I->out, I->in[0], I->in[1], I->in[2]);
+}
+static void k_select_f64(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_select_f64(I->n, I->out, I->in[0], I->in[1], I->in[2]);
+}
+static void k_ipow_f32(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_integer_pow_f32(I->n, I->out, I->in[0], (int)(intptr_t)I->aux);
+}
+static void k_ipow_f64(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_integer_pow_f64(I->n, I->out, I->in[0], (int)(intptr_t)I->aux);
+}
+static void k_pow_f32(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_pow_f32(I->n, I->out, I->in[0], *(const double *)I->aux);
+}
+static void k_pow_f64(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_pow_f64(I->n, I->out, I->in[0], *(const double *)I->aux);
+}
 
 typedef struct {
     remat_dtype dt, in_dt;
@@ -105,24 +135,24 @@ typedef struct {
 
 /* transpose, broadcast_in_dim, slice, pad, materialised reshape: the shape
  * work was done at lowering */
-static void k_copy_plan(const remat_instr *I) { rmi_cpu_copy_run(I->aux, I->out, I->in[0]); }
+static void k_copy_plan(const remat_exec_ctx *cx, const remat_instr *I) { rmi_cpu_copy_run(I->aux, I->out, I->in[0]); }
 
-static void k_convert(const remat_instr *I)
+static void k_convert(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const struct_params *P = I->aux;
     rmi_cpu_convert(I->n, P->dt, I->out, P->in_dt, I->in[0]);
 }
-static void k_reduce(const remat_instr *I)
+static void k_reduce(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const struct_params *P = I->aux;
     rmi_cpu_reduce_sum(P->dt, I->out, I->in[0], &P->in_shape, P->reduce);
 }
-static void k_reduce_max(const remat_instr *I)
+static void k_reduce_max(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const struct_params *P = I->aux;
     rmi_cpu_reduce_max(P->dt, I->out, I->in[0], &P->in_shape, P->reduce);
 }
-static void k_dot(const remat_instr *I)
+static void k_dot(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const struct_params *P = I->aux;
     rmi_cpu_dot_general(P->dt, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->dot, I->scratch);
@@ -145,7 +175,7 @@ static void solve_dims(const remat_exec_op *op, int64_t *batch, int64_t *n, int6
     *k = op->shape.rank == a->rank ? op->shape.dims[a->rank - 1] : 1;
 }
 
-static void k_lu(const remat_instr *I)
+static void k_lu(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const solve_params *P = I->aux;
     rmi_host_lu(P->dt, I->out, I->in[0], P->batch, P->n, I->scratch);
@@ -153,13 +183,13 @@ static void k_lu(const remat_instr *I)
 
 /* inputs (A, lu(A), b): the kernel reads the factorisation and b; A is
  * there for the derivative */
-static void k_linear_solve(const remat_instr *I)
+static void k_linear_solve(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const solve_params *P = I->aux;
     rmi_host_linear_solve(P->dt, I->out, I->in[1], I->in[2], P->batch, P->n, P->k, P->transpose, I->scratch);
 }
 
-static void k_concat(const remat_instr *I)
+static void k_concat(const remat_exec_ctx *cx, const remat_instr *I)
 {
     rmi_cpu_concatenate_run(I->aux, I->out, (const void *const *)I->in);
 }
@@ -418,7 +448,10 @@ static remat_status cpu_lower_split(const remat_exec_op *op, remat_instr *ins, v
     return st == REMAT_OK ? rmi_cpu_split_large(op, ins, alloc, ctx) : st;
 }
 
-static void k_add_pad(const remat_instr *I) { rmi_cpu_add_pad_run(I->aux, I->out, I->in[0], I->in[1]); }
+static void k_add_pad(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    rmi_cpu_add_pad_run(I->aux, I->out, I->in[0], I->in[1]);
+}
 
 static remat_status cpu_lower_add_pad(remat_dtype dt, const remat_shape *out_shape, const remat_shape *g_shape,
                                       const remat_pad_params *pad, int pad_first, remat_instr *ins,
@@ -433,13 +466,16 @@ static remat_status cpu_lower_add_pad(remat_dtype dt, const remat_shape *out_sha
     return REMAT_OK;
 }
 
-static void *cpu_mem_alloc(size_t bytes) { return rmi_aligned_alloc(64, bytes); }
+static void *cpu_mem_alloc(const remat_exec_ctx *cx, size_t bytes) { return rmi_aligned_alloc(64, bytes); }
 
-static void cpu_mem_free(void *p) { rmi_free(p); }
+static void cpu_mem_free(const remat_exec_ctx *cx, void *p) { rmi_free(p); }
 
-static void cpu_mem_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+static void cpu_mem_copy(const remat_exec_ctx *cx, void *dst, const void *src, size_t bytes)
+{
+    memcpy(dst, src, bytes);
+}
 
-static void cpu_mem_fill(void *dst, remat_dtype dt, double value, size_t n)
+static void cpu_mem_fill(const remat_exec_ctx *cx, void *dst, remat_dtype dt, double value, size_t n)
 {
     switch (dt) {
     case REMAT_F64:

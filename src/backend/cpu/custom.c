@@ -12,7 +12,7 @@ typedef struct {
     remat_tensor out;
 } custom_params;
 
-static void k_custom(const remat_instr *I)
+static void k_custom(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const custom_params *P = I->aux;
     for (int k = 0; k < P->nin; k++)

@@ -135,7 +135,7 @@ static void *thread_regs(void)
             fused_blocks_on_stack_##SFX(ctx, begin, end);                                              \
     }                                                                                                  \
                                                                                                        \
-    static void k_fused_##SFX(const remat_instr *I)                                                    \
+    static void k_fused_##SFX(const remat_exec_ctx *cx, const remat_instr *I)                          \
     {                                                                                                  \
         cpu_fused *C = (cpu_fused *)I->aux; /* writable: the program's memory */                       \
         rmi_parallel_for_site(&C->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, fused_range_##SFX,   \
@@ -167,7 +167,7 @@ static void compiled_range(void *ctx, int64_t begin, int64_t end)
     C->F.compiled(bufs, strides, 1, end - begin);
 }
 
-static void k_fused_compiled(const remat_instr *I)
+static void k_fused_compiled(const remat_exec_ctx *cx, const remat_instr *I)
 {
     cpu_fused *C = (cpu_fused *)I->aux;
     rmi_parallel_for_site(&C->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, compiled_range, (void *)I);

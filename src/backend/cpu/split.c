@@ -14,10 +14,16 @@ typedef struct {
     remat_pool_site site; /* whether splitting pays (core/pool.h; the program's memory, written by runs) */
 } split_params;
 
+typedef struct {
+    const remat_exec_ctx *cx;
+    const remat_instr *I;
+} split_call;
+
 /* out[b:e] = kernel(in[b:e]...), through a copy of the instruction */
 static void split_range(void *ctx, int64_t b, int64_t e)
 {
-    const remat_instr *I = ctx;
+    const split_call *call = ctx;
+    const remat_instr *I = call->I;
     const split_params *S = I->aux;
     remat_instr sub = *I;
     sub.fn = S->fn, sub.aux = S->aux, sub.n = (size_t)(e - b);
@@ -25,13 +31,14 @@ static void split_range(void *ctx, int64_t b, int64_t e)
     for (int k = 0; k < S->nin; k++)
         sub.in_inline[k] = (S->scalar_mask >> k) & 1u ? I->in[k] : (const char *)I->in[k] + (size_t)b * S->in_size[k];
     sub.in = sub.in_inline;
-    S->fn(&sub);
+    S->fn(call->cx, &sub);
 }
 
-static void k_split(const remat_instr *I)
+static void k_split(const remat_exec_ctx *cx, const remat_instr *I)
 {
     split_params *S = (split_params *)I->aux; /* writable: the program's memory */
-    rmi_parallel_for_site(&S->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, split_range, (void *)I);
+    split_call call = {cx, I};
+    rmi_parallel_for_site(&S->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, split_range, &call);
 }
 
 remat_status rmi_cpu_split_large(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),

@@ -1,0 +1,345 @@
+/*
+ * test_exec_ctx.c — the device is passed, not thread-current
+ * (backend_impl.h remat_exec_ctx): every kernel adapter and memory entry is
+ * handed the context of the run (or compile) it works for.
+ *
+ * A fake device backend over host memory (the CPU's kernels, wrapped) gives
+ * each program a state of its own (program_new), as the CUDA backend gives
+ * each a stream, and records every entry's context: a kernel or a memory
+ * entry called with no context, another backend's, a freed state or another
+ * program's fails the test. Four programs (a scan and a while loop,
+ * interpreted: their HOP instructions run sub-programs; and their
+ * gradients, whose loop runtimes move carries and cotangents with mem_copy
+ * / mem_fill and read a while loop's count through copy_out) run
+ * interleaved from one thread; each run's kernels must all see its own program's state, and the
+ * compile's uploads a short-lived state closed when the compile ends.
+ * Results are compared with the CPU backend's within 1e-12 (the same
+ * kernels: the bits agree too, but no contract says so for a wrapped backend).
+ */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_impl.h"
+#include "exec/program_impl.h"
+#include "remat/remat.h"
+
+enum { MAGIC = 0x5eed, LEN = 20 };
+
+typedef struct {
+    int magic;
+    bool live;
+    int64_t kernels, mem_ops;
+} token;
+
+static remat_backend fake;
+static const remat_backend_iface *cpu;
+static int n_opened, n_live;
+static char violation[256];
+
+static void note(const char *what, const char *why)
+{
+    if (!violation[0])
+        snprintf(violation, sizeof violation, "%s: %s", what, why);
+}
+
+/* cx must be this backend's, with a live state unless need_state is false */
+static token *check(const remat_exec_ctx *cx, bool need_state, const char *what)
+{
+    if (!cx) {
+        note(what, "no context");
+        return NULL;
+    }
+    if (cx->be != &fake)
+        note(what, "another backend's context");
+    token *t = cx->state;
+    if (!t) {
+        if (need_state)
+            note(what, "a context without a state");
+        return NULL;
+    }
+    if (t->magic != MAGIC || !t->live)
+        note(what, "a freed or foreign state");
+    return t;
+}
+
+typedef struct {
+    remat_kernel_fn fn;
+    const void *aux;
+} wrapped;
+
+static void k_wrapped(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    token *t = check(cx, true, "a kernel");
+    if (t)
+        t->kernels++;
+    const wrapped *w = I->aux;
+    remat_instr sub = *I;
+    sub.fn = w->fn, sub.aux = w->aux;
+    w->fn(cx, &sub);
+}
+
+static remat_status fake_lower(const remat_exec_op *op, remat_instr *ins, void *(*alloc)(void *, size_t), void *ctx)
+{
+    remat_status st = cpu->lower(op, ins, alloc, ctx);
+    if (st != REMAT_OK)
+        return st;
+    wrapped *w = alloc(ctx, sizeof *w);
+    if (!w)
+        return REMAT_ERR_NOMEM;
+    *w = (wrapped){.fn = ins->fn, .aux = ins->aux};
+    ins->fn = k_wrapped, ins->aux = w;
+    return REMAT_OK;
+}
+
+static void *fake_alloc(const remat_exec_ctx *cx, size_t bytes)
+{
+    check(cx, false, "mem_alloc");
+    return cpu->mem_alloc(cx, bytes);
+}
+static void fake_free(const remat_exec_ctx *cx, void *p)
+{
+    check(cx, false, "mem_free");
+    cpu->mem_free(cx, p);
+}
+static void fake_copy(const remat_exec_ctx *cx, void *dst, const void *src, size_t bytes)
+{
+    token *t = check(cx, true, "mem_copy / copy_in / copy_out");
+    if (t)
+        t->mem_ops++;
+    memcpy(dst, src, bytes);
+}
+static void fake_fill(const remat_exec_ctx *cx, void *dst, remat_dtype dt, double value, size_t n)
+{
+    token *t = check(cx, true, "mem_fill");
+    if (t)
+        t->mem_ops++;
+    cpu->mem_fill(cx, dst, dt, value, n);
+}
+static void *fake_state_new(remat_backend *be)
+{
+    token *t = calloc(1, sizeof *t);
+    if (be != &fake)
+        note("program_new", "another backend");
+    if (t) {
+        *t = (token){.magic = MAGIC, .live = true};
+        n_opened++, n_live++;
+    }
+    return t;
+}
+static void fake_state_free(void *state)
+{
+    token *t = state;
+    if (t->magic != MAGIC || !t->live)
+        note("program_free", "a freed or foreign state");
+    t->live = false, t->magic = 0;
+    n_live--;
+    free(t);
+}
+static remat_status fake_finish(const remat_exec_ctx *cx)
+{
+    check(cx, true, "finish");
+    return REMAT_OK;
+}
+
+/* The CPU's lowering and memory, with a state per program, no fusion and
+ * no compiled loops (the loops run their sub-programs op by op). */
+static remat_backend *fake_backend(void)
+{
+    cpu = &remat_backend_cpu()->iface;
+    violation[0] = 0;
+    fake.iface = *cpu;
+    fake.context = NULL;
+    fake.iface.name = "fake-device";
+    fake.iface.lower = fake_lower;
+    fake.iface.lower_fused = NULL;
+    fake.iface.lower_add_pad = NULL;
+    fake.iface.compile_lanes = NULL;
+    fake.iface.can_compile_lanes = NULL;
+    fake.iface.load_lanes = NULL;
+    fake.iface.lanes_compile_ns = NULL;
+    fake.iface.run_lanes = NULL;
+    fake.iface.mem_alloc = fake_alloc;
+    fake.iface.mem_free = fake_free;
+    fake.iface.mem_copy = fake_copy;
+    fake.iface.mem_fill = fake_fill;
+    fake.iface.copy_in = fake_copy;
+    fake.iface.copy_out = fake_copy;
+    fake.iface.program_new = fake_state_new;
+    fake.iface.program_free = fake_state_free;
+    fake.iface.finish = fake_finish;
+    fake.iface.on_host = NULL;
+    return &fake;
+}
+
+/* loss = sum(carry after LEN steps of c + 0.1 (sin x_t - k c)) */
+static remat_fn *scan_loss(void)
+{
+    const int64_t d3[1] = {3};
+    remat_fn *body = remat_fn_new("step");
+    remat_val c = remat_arg(body, "c", REMAT_F64, 1, d3);
+    remat_val x = remat_arg(body, "x_t", REMAT_F64, 1, d3);
+    remat_val k = remat_arg(body, "k", REMAT_F64, 1, d3);
+    remat_val rate = remat_sub(body, remat_sin(body, x), remat_mul(body, k, c));
+    remat_fn_output(body, remat_add(body, c, remat_mul_scalar(body, rate, 0.1)));
+    assert_fn_ok(body);
+    remat_fn *f = remat_fn_new("scan_loss");
+    remat_val c0 = remat_arg(f, "c0", REMAT_F64, 1, d3);
+    remat_val xs = remat_arg(f, "xs", REMAT_F64, 2, ((int64_t[]){LEN, 3}));
+    remat_val kk = remat_arg(f, "k", REMAT_F64, 1, d3);
+    remat_val cout;
+    remat_scan_options opt = {.schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 3}};
+    assert_int_equal(remat_scan(f, body, LEN, 1, &c0, 1, &xs, 1, &kk, &opt, &cout, NULL), REMAT_OK);
+    remat_fn_output(f, remat_sum_all(f, cout));
+    assert_fn_ok(f);
+    remat_fn_free(body);
+    return f;
+}
+
+/* the same step in a while loop of 8 steps of 0.125 up to t = 1 (a data-dependent count), loss = sum(c) */
+static remat_fn *while_loss(void)
+{
+    const int64_t d3[1] = {3};
+    remat_fn *cond = remat_fn_new("cond"), *body = remat_fn_new("body");
+    remat_val cc = remat_arg(cond, "c", REMAT_F64, 1, d3), ct = remat_arg(cond, "t", REMAT_F64, 0, NULL);
+    remat_arg(cond, "k", REMAT_F64, 1, d3);
+    (void)cc;
+    remat_fn_output(cond, remat_lt(cond, ct, remat_scalar(cond, REMAT_F64, 1.0)));
+    remat_val c = remat_arg(body, "c", REMAT_F64, 1, d3), t = remat_arg(body, "t", REMAT_F64, 0, NULL);
+    remat_val k = remat_arg(body, "k", REMAT_F64, 1, d3);
+    remat_val rate = remat_sub(body, remat_sin(body, c), remat_mul(body, k, c));
+    remat_fn_output(body, remat_add(body, c, remat_mul_scalar(body, rate, 0.1)));
+    remat_fn_output(body, remat_add(body, t, remat_scalar(body, REMAT_F64, 0.125)));
+    remat_fn_output(body, remat_scalar(body, REMAT_F64, 1.0)); /* accepted */
+    assert_fn_ok(cond);
+    assert_fn_ok(body);
+    remat_fn *f = remat_fn_new("while_loss");
+    remat_val c0 = remat_arg(f, "c0", REMAT_F64, 1, d3);
+    remat_arg(f, "xs", REMAT_F64, 2, ((int64_t[]){LEN, 3})); /* unused: the scan's signature */
+    remat_val kk = remat_arg(f, "k", REMAT_F64, 1, d3);
+    remat_val init[2] = {c0, remat_scalar(f, REMAT_F64, 0.0)}, out[2];
+    remat_while_options opt = {.max_steps = 100};
+    assert_ok(remat_while(f, cond, body, 2, 1, init, 1, &kk, &opt, out, NULL));
+    remat_fn_output(f, remat_sum_all(f, out[0]));
+    assert_fn_ok(f);
+    remat_fn_free(cond), remat_fn_free(body);
+    return f;
+}
+
+typedef struct {
+    double c0[3], xs[LEN * 3], k[3];
+} inputs;
+
+static void run(remat_program *p, const inputs *in, double *out, int n_out)
+{
+    const int64_t d3[1] = {3}, dx[2] = {LEN, 3};
+    remat_tensor ti[3] = {remat_tensor_f64((double *)in->c0, 1, d3), remat_tensor_f64((double *)in->xs, 2, dx),
+                          remat_tensor_f64((double *)in->k, 1, d3)};
+    remat_tensor to[4];
+    for (int i = 0; i < n_out; i++) {
+        remat_tensor d = remat_program_output_desc(p, i);
+        to[i] = d;
+        to[i].data = out + 3 * i;
+    }
+    assert_ok(remat_run(p, 3, ti, n_out, to, NULL));
+}
+
+static void assert_close(const double *a, const double *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!(fabs(a[i] - b[i]) <= 1e-12 * (1 + fabs(b[i]))))
+            fail_msg("element %d: %.17g, the CPU backend %.17g", i, a[i], b[i]);
+}
+
+static void test_exec_ctx_programs_interleaved_on_one_thread_each_see_their_own_state(void **state)
+{
+    (void)state;
+    enum { NP = 4 };
+    remat_backend *be = fake_backend();
+    remat_fn *fn[NP] = {scan_loss(), NULL, while_loss(), NULL};
+    assert_ok(remat_grad(fn[0], 2, (int[]){0, 2}, &fn[1]));
+    assert_ok(remat_grad(fn[2], 2, (int[]){0, 2}, &fn[3]));
+    const int n_out[NP] = {1, 2, 1, 2};
+    remat_compile_options o;
+    remat_compile_options_from_env(&o);
+    o.jit = REMAT_JIT_NEVER;
+    remat_program *p[NP], *ref[NP];
+    n_opened = n_live = 0;
+    for (int i = 0; i < NP; i++)
+        assert_ok(remat_compile_opts(fn[i], be, &o, &p[i]));
+    /* each compile uploaded its constants through a state of its own, closed when it ended */
+    assert_int_equal(n_opened, NP);
+    assert_int_equal(n_live, 0);
+    for (int i = 0; i < NP; i++)
+        assert_ok(remat_compile_opts(fn[i], remat_backend_cpu(), &o, &ref[i]));
+
+    inputs in;
+    for (int i = 0; i < 3; i++)
+        in.c0[i] = 0.5 + 0.25 * i, in.k[i] = 0.3 + 0.1 * i;
+    for (int i = 0; i < LEN * 3; i++)
+        in.xs[i] = sin(0.37 * i);
+    double want[NP][6], got[6];
+    for (int i = 0; i < NP; i++)
+        run(ref[i], &in, want[i], n_out[i]);
+
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < NP; i++) {
+            int64_t kernels[NP] = {0}, mem[NP] = {0};
+            for (int j = 0; j < NP; j++) {
+                const token *t = p[j]->be_state;
+                kernels[j] = t ? t->kernels : 0, mem[j] = t ? t->mem_ops : 0;
+            }
+            run(p[i], &in, got, n_out[i]);
+            assert_string_equal(violation, "");
+            assert_close(got, want[i], n_out[i]);
+            const token *t = p[i]->be_state;
+            assert_non_null(t);
+            assert_true(t->kernels > kernels[i]); /* the loop bodies' kernels ran in this program's state */
+            assert_true(t->mem_ops > mem[i]);     /* its inputs, carries and cotangents moved in it */
+            for (int j = 0; j < NP; j++) { /* and nothing in another program's */
+                const token *u = p[j]->be_state;
+                if (j != i && u) {
+                    assert_ptr_not_equal(u, t);
+                    assert_int_equal(u->kernels, kernels[j]);
+                    assert_int_equal(u->mem_ops, mem[j]);
+                }
+            }
+        }
+    }
+    assert_int_equal(n_live, NP); /* one state per program, kept between runs */
+    for (int i = 0; i < NP; i++)
+        remat_program_free(p[i]);
+    assert_int_equal(n_live, 0);
+    assert_string_equal(violation, "");
+    for (int i = 0; i < NP; i++)
+        remat_program_free(ref[i]), remat_fn_free(fn[i]);
+}
+
+/* remat_backend_upload / download: a short-lived state for the one copy */
+static void test_exec_ctx_backend_copies_use_a_state_of_their_own(void **state)
+{
+    (void)state;
+    remat_backend *be = fake_backend();
+    n_opened = n_live = 0;
+    double host[4] = {1, -2, 3.5, -0.0}, back[4] = {0};
+    void *d = remat_backend_alloc(be, sizeof host);
+    assert_non_null(d);
+    assert_ok(remat_backend_upload(be, d, host, sizeof host));
+    assert_ok(remat_backend_download(be, back, d, sizeof back));
+    remat_backend_free(be, d);
+    assert_memory_equal(back, host, sizeof host);
+    assert_int_equal(n_opened, 2);
+    assert_int_equal(n_live, 0);
+    assert_string_equal(violation, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exec_ctx_programs_interleaved_on_one_thread_each_see_their_own_state),
+        cmocka_unit_test(test_exec_ctx_backend_copies_use_a_state_of_their_own),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
