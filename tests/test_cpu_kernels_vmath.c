@@ -233,6 +233,26 @@ static void test_vmath_jit_symbols_resolve_to_the_scalar(void **st)
            rmi_vm_scalar_name(RMI_VM_SIN, true));
 }
 
+/* On a CPU with AVX-512F (and AVX2 + FMA) exp, tanh and erf map sixteen
+ * floats or eight doubles a call, the others AVX2's eight or four; the
+ * tests above hold those maps to the scalar's bits. */
+static void test_vmath_avx512_maps_where_the_cpu_has_it(void **st)
+{
+    (void)st;
+    const int vec = rmi_vm_vectorised();
+#if defined(__x86_64__)
+    const int wide = vec && __builtin_cpu_supports("avx512f");
+#else
+    const int wide = 0;
+#endif
+    for (int fn = 0; fn < RMI_VM_COUNT; fn++) {
+        const int big = wide && (fn == RMI_VM_EXP || fn == RMI_VM_TANH || fn == RMI_VM_ERF);
+        assert_int_equal(rmi_vm_map_width((rmi_vm_fn)fn, false), big ? 16 : vec ? 8 : 1);
+        assert_int_equal(rmi_vm_map_width((rmi_vm_fn)fn, true), big ? 8 : vec ? 4 : 1);
+    }
+    printf("  AVX-512 maps (exp, tanh, erf): %s\n", wide ? "yes" : "no");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_vmath_map_equals_scalar_whatever_the_neighbours),
         cmocka_unit_test(test_vmath_kernels_are_the_map),
         cmocka_unit_test(test_vmath_jit_symbols_resolve_to_the_scalar),
+        cmocka_unit_test(test_vmath_avx512_maps_where_the_cpu_has_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

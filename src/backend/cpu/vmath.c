@@ -22,8 +22,11 @@
  *
  * Other machines: without AVX2 and FMA every element goes through the
  * pure-C scalar without FMA (a different algorithm's rounding, so other bits
- * than an AVX2 machine's: contract 1 is per machine). AVX-512 is not used:
- * SLEEF's AVX-512 log returns a NaN of the other sign for negative inputs.
+ * than an AVX2 machine's: contract 1 is per machine). With AVX-512F as well,
+ * exp, tanh and erf map sixteen floats (eight doubles) a call
+ * (vmath_avx512.c: the same bits as the FMA scalar, 1.6x the AVX2 speed for
+ * tanh); the others stay on AVX2: SLEEF's AVX-512 log returns a NaN of the
+ * other sign for negative inputs.
  */
 #include "backend/cpu/vmath.h"
 
@@ -72,11 +75,13 @@ static const char *const names_f[RMI_VM_COUNT][2] = {FN_LIST(NAME_F)[RMI_VM_POW]
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int use_fma; /* index into the tables: the CPU has AVX2 and FMA */
+static int use_avx512; /* and AVX-512F (the OS saving its registers: cpu_supports checks) */
 
 static void pick(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     use_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    use_avx512 = use_fma && __builtin_cpu_supports("avx512f");
 #endif
 }
 
@@ -87,6 +92,23 @@ static inline int fma_idx(void)
 }
 
 bool rmi_vm_vectorised(void) { return fma_idx() == 1; }
+
+static bool on_avx512(rmi_vm_fn fn)
+{
+#if defined(__x86_64__)
+    return fma_idx() && use_avx512 && rmi_vm_avx512_has(fn);
+#else
+    (void)fn;
+    return false;
+#endif
+}
+
+int rmi_vm_map_width(rmi_vm_fn fn, bool f64)
+{
+    REMAT_ASSERT((unsigned)fn < RMI_VM_COUNT);
+    const int w = on_avx512(fn) ? 64 : fma_idx() ? 32 : 0;
+    return w ? w / (f64 ? 8 : 4) : 1;
+}
 
 const char *rmi_vm_scalar_name(rmi_vm_fn fn, bool f64)
 {
@@ -138,6 +160,10 @@ void rmi_vm_map_f64(rmi_vm_fn fn, size_t n, double *out, const double *a, double
 {
     REMAT_ASSERT((unsigned)fn < RMI_VM_COUNT);
 #if defined(__x86_64__)
+    if (on_avx512(fn)) {
+        rmi_vm_avx512_map_f64(fn, n, out, a);
+        return;
+    }
     if (fma_idx()) {
         rmi_vm_avx2_map_f64(fn, n, out, a, p);
         return;
@@ -150,6 +176,10 @@ void rmi_vm_map_f32(rmi_vm_fn fn, size_t n, float *out, const float *a, float p)
 {
     REMAT_ASSERT((unsigned)fn < RMI_VM_COUNT);
 #if defined(__x86_64__)
+    if (on_avx512(fn)) {
+        rmi_vm_avx512_map_f32(fn, n, out, a);
+        return;
+    }
     if (fma_idx()) {
         rmi_vm_avx2_map_f32(fn, n, out, a, p);
         return;

@@ -36,7 +36,8 @@ float rmi_vm_f32(rmi_vm_fn fn, float x, float p);
  * to import, e.g. "Sleef_sind1_u10purecfma". */
 const char *rmi_vm_scalar_name(rmi_vm_fn fn, bool f64);
 
-/* Whether the map uses the AVX2 vector functions on this machine. */
+/* Whether the map uses SLEEF's vector functions (AVX2, and AVX-512 for
+ * exp, tanh and erf where the CPU has it) on this machine. */
 bool rmi_vm_vectorised(void);
 
 /* Makes the SLEEF symbols visible to code loaded later with dlopen (compiled
@@ -47,5 +48,15 @@ void rmi_vm_export_symbols(void);
  * that has both; call only when rmi_vm_vectorised() */
 void rmi_vm_avx2_map_f64(rmi_vm_fn fn, size_t n, double *out, const double *a, double p);
 void rmi_vm_avx2_map_f32(rmi_vm_fn fn, size_t n, float *out, const float *a, float p);
+
+/* vmath_avx512.c (x86-64, built for AVX-512F and FMA): the maps of the
+ * functions it has (exp, tanh, erf) on a CPU with both; the same bits */
+bool rmi_vm_avx512_has(rmi_vm_fn fn);
+void rmi_vm_avx512_map_f64(rmi_vm_fn fn, size_t n, double *out, const double *a);
+void rmi_vm_avx512_map_f32(rmi_vm_fn fn, size_t n, float *out, const float *a);
+
+/* The map's vector width for fn in elements of f64 or f32: 1 (scalar), the
+ * AVX2 width (4 / 8) or the AVX-512 width (8 / 16). */
+int rmi_vm_map_width(rmi_vm_fn fn, bool f64);
 
 #endif
