@@ -5,7 +5,7 @@
  *   - the fit's delays at the mechanism's own multipliers against Cantera's
  *     (tests/goldens/cantera_h2o2.json: T0 + 400 K), within 1e-4 relative
  *     as the Cantera comparison asks;
- *   - the Jacobian of the delay residuals with respect to m3, m11 and Ea11
+ *   - the Jacobian of the delay residuals with respect to m3 and Ea11
  *     (the implicit function theorem's, through the reverse and the forward
  *     mode) against central differences of the residuals;
  *   - m3 = 1.3 and m11 = 0.8 recovered by lm from 1, 1 out of the three
@@ -35,7 +35,8 @@ typedef struct {
 } problem;
 
 /* the files for delays tau[e] (the 1000 K one with '# P = 101325' as a
- * file may give it) and a fit over them; m3, m11 and, with ea, Ea11 free */
+ * file may give it) and a fit over them; m3 and m11, or with ea m3 and
+ * Ea11, free */
 static remat_fit *problem_new(problem *x, const double *tau, bool ea, remat_fit_jacobian mode)
 {
     char path[1024];
@@ -55,9 +56,7 @@ static remat_fit *problem_new(problem *x, const double *tau, bool ea, remat_fit_
     for (int i = 0; i < x->P; i++)
         x->fixed[i] = true;
     x->fixed[remat_mechanism_param_find(x->m, "m3")] = false;
-    x->fixed[remat_mechanism_param_find(x->m, "m11")] = false;
-    if (ea)
-        x->fixed[remat_mechanism_param_find(x->m, "Ea11")] = false;
+    x->fixed[remat_mechanism_param_find(x->m, ea ? "Ea11" : "m11")] = false;
     remat_fit_options o = remat_fit_defaults();
     o.method = REMAT_ODE_RODAS5;
     o.rtol = 1e-9; /* the tool's gas default is 1e-8, 1e-14 */

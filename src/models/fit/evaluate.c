@@ -91,6 +91,18 @@ const char *fit_explain_nonfinite(struct remat_fit *fit, const double *p)
     rmi_free(in);
     if (rates)
         return rates;
+    /* an ignition delay whose T never gets there */
+    for (int e = 0; e < fit->E; e++) {
+        fit_exp *x = &fit->exp[e];
+        if (x->delay && fit_delay_locate(fit, e, p) == REMAT_OK && isnan(x->tau_hat)) {
+            rmi_error(REMAT_ERR_NUMERIC,
+                      "%s: T does not reach its initial %g K + %g K (the ignition delay) before t = %g s, %g "
+                      "times the measured delay",
+                      remat_dataset_path(x->d), x->y0[fit->S - 1], REMAT_FIT_DELAY_RISE, fit_delay_horizon(fit, x),
+                      REMAT_FIT_DELAY_HORIZON);
+            return remat_last_error();
+        }
+    }
     /* an adaptive integration that failed says why (max_steps, stiffness) */
     double stats[REMAT_ODE_STATS];
     remat_ode_options oo = {.method = fit->opt.method, .max_steps = fit->opt.max_steps};
