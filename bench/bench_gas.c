@@ -6,17 +6,24 @@
  * twin is bench/gas_cantera.py (CVODES, forward sensitivities of T to every
  * multiplier), on the same problem and tolerances.
  *
- *   ./build/bench/bench_gas MECH COMPOSITION T0 LENGTH T_SENS [RTOL ATOL ROUNDS]
+ *   ./build/bench/bench_gas MECH COMPOSITION T0 LENGTH T_SENS [RTOL ATOL ROUNDS [CANTERA]]
  *   ./build/bench/bench_gas data/mechanisms/h2o2.yaml H2=2,O2=1,N2=3.76 1100 1.78e-4 7.1e-5 1e-8 1e-14 5
  *
  * One JSON document on stdout: the first call of each (compiling) and the
- * median wall time of the warm calls, in ms, with the integrator's steps.
+ * median wall and CPU (process) time of the warm calls, in ms, with the
+ * integrator's steps. CANTERA, when given, is either a Python interpreter
+ * with cantera (then bench/gas_cantera.py runs with the same arguments, from
+ * the current directory) or a file holding that script's JSON; "vs_cantera"
+ * then has remat's forward median over Cantera's (target <= 1) and Cantera's
+ * all-multiplier sensitivities median over remat's gradient median (target
+ * >= 10), both wall times.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "remat/remat.h"
 
@@ -25,6 +32,50 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* the number after "median_ms": in the object named key of Cantera's JSON; NAN if absent */
+static double cantera_median(const char *json, const char *key)
+{
+    const char *k = strstr(json, key), *v = k ? strstr(k, "\"median_ms\":") : NULL;
+    return v ? strtod(v + strlen("\"median_ms\":"), NULL) : NAN;
+}
+
+/* Cantera's JSON: the output of CANTERA bench/gas_cantera.py ARGS when CANTERA is executable, else the file */
+static char *cantera_json(const char *cantera, char **argv, double rtol, double atol, int rounds)
+{
+    FILE *in;
+    int run = access(cantera, X_OK) == 0;
+    if (run) {
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, "'%s' bench/gas_cantera.py '%s' '%s' '%s' '%s' '%s' %g %g %d", cantera, argv[1],
+                 argv[2], argv[3], argv[4], argv[5], rtol, atol, rounds);
+        in = popen(cmd, "r");
+    } else {
+        in = fopen(cantera, "r");
+    }
+    if (!in) {
+        fprintf(stderr, "bench_gas: %s: cannot %s it\n", cantera, run ? "run" : "open");
+        exit(1);
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf && n + 1 < cap && (n += fread(buf + n, 1, cap - 1 - n, in)) && !feof(in) && !ferror(in))
+        ;
+    int bad = run ? pclose(in) != 0 : fclose(in) != 0;
+    if (!buf || bad) {
+        fprintf(stderr, "bench_gas: %s: %s\n", cantera, run ? "bench/gas_cantera.py failed" : "cannot read it");
+        exit(1);
+    }
+    buf[n] = 0;
+    return buf;
 }
 
 static int cmp(const void *a, const void *b)
@@ -54,6 +105,10 @@ int main(int argc, char **argv)
     double T0 = atof(argv[3]), L = atof(argv[4]), ts = atof(argv[5]);
     double rtol = argc > 6 ? atof(argv[6]) : 1e-8, atol = argc > 7 ? atof(argv[7]) : 1e-14;
     int rounds = argc > 8 ? atoi(argv[8]) : 5;
+    if (rounds < 1) {
+        fprintf(stderr, "bench_gas: ROUNDS must be >= 1\n");
+        return 2;
+    }
     remat_mechanism *m;
     if (remat_gas_read(argv[1], NULL, &m) != REMAT_OK)
         die("reading");
@@ -72,6 +127,7 @@ int main(int argc, char **argv)
     if (remat_pfr_new(m, &o, &sens) != REMAT_OK)
         die("reactor");
     double *tf = calloc((size_t)rounds, sizeof *tf), *tg = calloc((size_t)rounds, sizeof *tg);
+    double *cf = calloc((size_t)rounds, sizeof *cf), *cg = calloc((size_t)rounds, sizeof *cg), c;
     double t = now_ms();
     if (remat_pfr_outlet(fwd, p, out) != REMAT_OK)
         die("outlet");
@@ -81,12 +137,12 @@ int main(int argc, char **argv)
         die("gradient");
     double first_grad = now_ms() - t;
     for (int r = 0; r < rounds; r++) {
-        t = now_ms();
+        t = now_ms(), c = cpu_ms();
         remat_pfr_outlet(fwd, p, out);
-        tf[r] = now_ms() - t;
-        t = now_ms();
+        tf[r] = now_ms() - t, cf[r] = cpu_ms() - c;
+        t = now_ms(), c = cpu_ms();
         remat_pfr_objective(sens, p, &obj, grad);
-        tg[r] = now_ms() - t;
+        tg[r] = now_ms() - t, cg[r] = cpu_ms() - c;
     }
     remat_pfr_integration_stats(fwd, p, stats);
     double steps = stats[REMAT_ODE_STAT_ACCEPTED], rejected = stats[REMAT_ODE_STAT_REJECTED];
@@ -94,14 +150,29 @@ int main(int argc, char **argv)
     printf("{\"mechanism\": \"%s\", \"species\": %d, \"reactions\": %d, \"params\": %d, \"T0\": %g, \"length\": %g, "
            "\"t_sens\": %g, \"rtol\": %g, \"atol\": %g, \"rounds\": %d,\n",
            argv[1], K, remat_mechanism_reaction_count(m), P, T0, L, ts, rtol, atol, rounds);
-    printf(" \"forward\": {\"T_end\": %.10g, \"steps\": %.0f, \"rejected\": %.0f, \"first_ms\": %.3f, \"median_ms\": %.3f},\n",
-           out[K], steps, rejected, first_fwd, median(tf, rounds));
+    double mf = median(tf, rounds), mg = median(tg, rounds);
+    printf(" \"forward\": {\"T_end\": %.10g, \"steps\": %.0f, \"rejected\": %.0f, \"first_ms\": %.3f, \"median_ms\": %.3f, "
+           "\"median_cpu_ms\": %.3f},\n",
+           out[K], steps, rejected, first_fwd, mf, median(cf, rounds));
     printf(" \"gradient_all_params\": {\"T\": %.10g, \"dT_dm1\": %.6g, \"steps\": %.0f, \"first_ms\": %.3f, "
-           "\"median_ms\": %.3f}}\n",
-           obj, grad[1], stats[REMAT_ODE_STAT_ACCEPTED], first_grad, median(tg, rounds));
+           "\"median_ms\": %.3f, \"median_cpu_ms\": %.3f}",
+           obj, grad[1], stats[REMAT_ODE_STAT_ACCEPTED], first_grad, mg, median(cg, rounds));
+    if (argc > 9) {
+        char *cj = cantera_json(argv[9], argv, rtol, atol, rounds);
+        double cfwd = cantera_median(cj, "\"forward\""), csens = cantera_median(cj, "\"sensitivities_all_multipliers\"");
+        if (!(cfwd > 0) || !(csens > 0)) {
+            fprintf(stderr, "bench_gas: %s: no forward and sensitivities_all_multipliers median_ms in\n%s\n", argv[9], cj);
+            return 1;
+        }
+        printf(",\n \"vs_cantera\": {\"cantera_forward_ms\": %.3f, \"cantera_sensitivities_ms\": %.3f, "
+               "\"forward_time_ratio\": %.4g, \"sensitivity_speedup\": %.4g}",
+               cfwd, csens, mf / cfwd, csens / mg);
+        free(cj);
+    }
+    printf("}\n");
     remat_pfr_free(fwd);
     remat_pfr_free(sens);
     remat_mechanism_free(m);
-    free(y0), free(p), free(out), free(grad), free(tf), free(tg);
+    free(y0), free(p), free(out), free(grad), free(tf), free(tg), free(cf), free(cg);
     return 0;
 }

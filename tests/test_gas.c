@@ -189,6 +189,32 @@ static void third_body_falloff_plog(void **state)
     remat_mechanism_free(m);
 }
 
+/* every rate form the vector lowering takes */
+static const char vec_text[] = HEAD "reactions:\n"
+                              "- equation: A + B (+M2) <=> 2 B (+M2)\n"
+                              "  type: falloff\n"
+                              "  low-P-rate-constant: {A: 1.0e12, b: 0.5, Ea: 100}\n"
+                              "  high-P-rate-constant: {A: 1.0e6, b: 0.2, Ea: 200}\n"
+                              "  SRI: {A: 0.5, B: 100.0, C: 1000.0, D: 1.2, E: 0.1}\n"
+                              "- equation: A + B (+M) => 2 A (+M)\n"
+                              "  type: chemically-activated\n"
+                              "  low-P-rate-constant: {A: 1.0e8, b: 0, Ea: 0}\n"
+                              "  high-P-rate-constant: {A: 1.0e3, b: 0, Ea: 0}\n"
+                              "  SRI: {A: 0.5, B: 100.0, C: 1000.0}\n"
+                              "  efficiencies: {B: 2.0}\n"
+                              "  default-efficiency: 0.5\n"
+                              "- equation: 2 A + M <=> B + M\n"
+                              "  type: three-body\n"
+                              "  rate-constant: {A: 1.0e14, b: -1, Ea: 0}\n"
+                              "- equation: A + B (+M) <=> 2 B (+M)\n"
+                              "  type: falloff\n"
+                              "  low-P-rate-constant: {A: 1.0e10, b: 0, Ea: 0}\n"
+                              "  high-P-rate-constant: {A: 1.0e5, b: 0, Ea: 0}\n"
+                              "  Troe: {A: 0.6, T3: 0, T1: 500.0, T2: 4000.0}\n"
+                              "- equation: A + B => 2 B\n"
+                              "  rate-constant: {A: 1.0e9, b: 0, Ea: 500}\n"
+                              "  orders: {A: 2}\n";
+
 /* the vector lowering (gas_lower.c, what integrators run) against the
  * reference evaluator on every rate form it takes: SRI falloff with one
  * collider, chemically activated Troe with efficiencies and a default,
@@ -197,30 +223,7 @@ static void third_body_falloff_plog(void **state)
 static void vector_lowering(void **state)
 {
     (void)state;
-    const char *text = HEAD "reactions:\n"
-                            "- equation: A + B (+M2) <=> 2 B (+M2)\n"
-                            "  type: falloff\n"
-                            "  low-P-rate-constant: {A: 1.0e12, b: 0.5, Ea: 100}\n"
-                            "  high-P-rate-constant: {A: 1.0e6, b: 0.2, Ea: 200}\n"
-                            "  SRI: {A: 0.5, B: 100.0, C: 1000.0, D: 1.2, E: 0.1}\n"
-                            "- equation: A + B (+M) => 2 A (+M)\n"
-                            "  type: chemically-activated\n"
-                            "  low-P-rate-constant: {A: 1.0e8, b: 0, Ea: 0}\n"
-                            "  high-P-rate-constant: {A: 1.0e3, b: 0, Ea: 0}\n"
-                            "  SRI: {A: 0.5, B: 100.0, C: 1000.0}\n"
-                            "  efficiencies: {B: 2.0}\n"
-                            "  default-efficiency: 0.5\n"
-                            "- equation: 2 A + M <=> B + M\n"
-                            "  type: three-body\n"
-                            "  rate-constant: {A: 1.0e14, b: -1, Ea: 0}\n"
-                            "- equation: A + B (+M) <=> 2 B (+M)\n"
-                            "  type: falloff\n"
-                            "  low-P-rate-constant: {A: 1.0e10, b: 0, Ea: 0}\n"
-                            "  high-P-rate-constant: {A: 1.0e5, b: 0, Ea: 0}\n"
-                            "  Troe: {A: 0.6, T3: 0, T1: 500.0, T2: 4000.0}\n"
-                            "- equation: A + B => 2 B\n"
-                            "  rate-constant: {A: 1.0e9, b: 0, Ea: 500}\n"
-                            "  orders: {A: 2}\n";
+    const char *text = vec_text;
     for (int e = 0; e < 2; e++) {
         remat_mechanism *m = read_ok("vec.yaml", text, e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC);
         remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
@@ -273,6 +276,105 @@ static void vector_lowering(void **state)
         assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, ref));
         if (!(fabs(ref[0] - q2 / C) <= 1e-12 * q2 / C))
             fail_msg("chemically activated SRI: dX_A/dt %.17g, by hand %.17g", ref[0], q2 / C);
+        remat_mechanism_free(m);
+    }
+}
+
+/* J (4 x 4) by the closed form (remat_gas_jacobian) or by forward mode
+ * (remat_jacfwd of the right-hand side) into f */
+static remat_val jacobian_val(remat_fn *f, const remat_mechanism *m, int closed, remat_val y, remat_val p)
+{
+    if (closed) {
+        remat_val J, d;
+        assert_ok(remat_gas_jacobian(f, m, y, p, &J, &d));
+        return J;
+    }
+    int64_t S = 4, pn = remat_mechanism_param_count(m);
+    remat_fn *r = remat_fn_new("rhs"), *jr = NULL;
+    remat_val ry = remat_arg(r, "y", REMAT_F64, 1, &S), rp = remat_arg(r, "p", REMAT_F64, 1, &pn), rd;
+    assert_ok(remat_kinetics_rhs(r, m, REMAT_NONE, ry, rp, &rd));
+    remat_fn_output(r, rd);
+    assert_ok(remat_jacfwd(r, 1, (int[]){0}, &jr));
+    remat_val outs[1];
+    assert_ok(remat_call(f, jr, 2, ((remat_val[]){y, p}), outs));
+    remat_fn_free(r);
+    remat_fn_free(jr);
+    return outs[0];
+}
+
+/* J, and the gradient of sum(J * w) with respect to y and params (second derivatives of the rates) */
+static void jacobian_run(const remat_mechanism *m, int closed, const double *y, const double *p, double *J, double *gy,
+                         double *gp)
+{
+    int64_t S = 4, pn = remat_mechanism_param_count(m);
+    double w[16];
+    for (int i = 0; i < 16; i++)
+        w[i] = 0.3 + 0.1 * i;
+    remat_fn *f = remat_fn_new("jac"), *fs = remat_fn_new("weighted"), *gf = NULL;
+    remat_val fy = remat_arg(f, "y", REMAT_F64, 1, &S), fp = remat_arg(f, "p", REMAT_F64, 1, &pn);
+    remat_fn_output(f, jacobian_val(f, m, closed, fy, fp));
+    remat_val sy = remat_arg(fs, "y", REMAT_F64, 1, &S), sp = remat_arg(fs, "p", REMAT_F64, 1, &pn);
+    remat_val Js = jacobian_val(fs, m, closed, sy, sp);
+    remat_fn_output(fs, remat_sum(fs, remat_mul(fs, Js, remat_const_data(fs, REMAT_F64, 2, ((int64_t[]){4, 4}), w)), 2,
+                                  ((int[]){0, 1})));
+    assert_ok(remat_grad(fs, 2, (int[]){0, 1}, &gf));
+    remat_tensor in[2] = {remat_tensor_f64((double *)y, 1, &S), remat_tensor_f64((double *)p, 1, &pn)};
+    remat_program *prog = compile_ok(f);
+    remat_tensor out[1] = {remat_tensor_f64(J, 2, ((int64_t[]){4, 4}))};
+    assert_ok(remat_run(prog, 2, in, 1, out, NULL));
+    remat_program_free(prog);
+    prog = compile_ok(gf);
+    remat_tensor gout[2] = {remat_tensor_f64(gy, 1, &S), remat_tensor_f64(gp, 1, &pn)};
+    assert_ok(remat_run(prog, 2, in, 2, gout, NULL));
+    remat_program_free(prog);
+    remat_fn_free(f);
+    remat_fn_free(fs);
+    remat_fn_free(gf);
+}
+
+static void near(const char *what, int i, double got, double want, double tol)
+{
+    if (!(fabs(got - want) <= tol * fabs(want) + 1e-300))
+        fail_msg("%s[%d]: closed form %.17g, forward mode %.17g", what, i, got, want);
+}
+
+/* the closed-form Jacobian (gas_lower.c) against forward mode on every rate
+ * form, adiabatic and isothermal, and reverse mode through it against
+ * reverse mode through forward mode; where it does not apply it says so */
+static void closed_jacobian(void **state)
+{
+    (void)state;
+    for (int e = 0; e < 2; e++) {
+        remat_mechanism *m = read_ok("vec.yaml", vec_text, e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC);
+        double y[4], p[32], J[2][16], gy[2][4], gp[2][32];
+        int pn = remat_mechanism_param_count(m);
+        assert_true(pn <= 32);
+        for (int at = 0; at < 2; at++) {
+            assert_ok(remat_gas_state(m, at ? 900 : 1234, at ? "A=2,B=1,M2=1" : "A=1,B=2,M2=0.5", y));
+            remat_mechanism_param_values(m, p);
+            p[2] = 1.7; /* m2 */
+            for (int c = 0; c < 2; c++)
+                jacobian_run(m, c, y, p, J[c], gy[c], gp[c]);
+            double scale = 0;
+            for (int i = 0; i < 16; i++)
+                scale = fmax(scale, fabs(J[0][i]));
+            for (int i = 0; i < 16; i++)
+                if (!(fabs(J[1][i] - J[0][i]) <= 1e-12 * scale))
+                    fail_msg("J[%d][%d] (energy %d, state %d): closed form %.17g, forward mode %.17g", i / 4, i % 4,
+                             e, at, J[1][i], J[0][i]);
+            for (int i = 0; i < 4; i++)
+                near("d sum(J w) / dy", i, gy[1][i], gy[0][i], 1e-9);
+            for (int i = 0; i < pn; i++)
+                near("d sum(J w) / dparams", i, gp[1][i], gp[0][i], 1e-9);
+        }
+        /* a batch of states: not this form */
+        remat_fn *f = remat_fn_new("batch");
+        int64_t pn64 = pn;
+        remat_val J0, d0, by = remat_arg(f, "y", REMAT_F64, 2, ((int64_t[]){2, 4}));
+        remat_val bp = remat_arg(f, "p", REMAT_F64, 1, &pn64);
+        assert_int_equal(remat_gas_jacobian(f, m, by, bp, &J0, &d0), REMAT_ERR_UNSUPPORTED);
+        assert_int_equal(J0, REMAT_NONE);
+        remat_fn_free(f);
         remat_mechanism_free(m);
     }
 }
@@ -453,7 +555,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(elementary_rhs), cmocka_unit_test(reversible_energy),
-        cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(vector_lowering), cmocka_unit_test(sniffing),
+        cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(vector_lowering), cmocka_unit_test(closed_jacobian),
+        cmocka_unit_test(sniffing),
         cmocka_unit_test(state_errors), cmocka_unit_test(unsupported_yaml),
         cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads),
         cmocka_unit_test(unsupported_chemkin),

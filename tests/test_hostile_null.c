@@ -130,6 +130,7 @@ INT_CASE(g_sniff, remat_gas_sniff(NULL))
 INT_CASE(g_sniff_file, remat_gas_sniff_file(NULL))
 INT_CASE(g_count, remat_gas_species_count(M0))
 INT_CASE(g_state, remat_gas_state(M0, 1000, "H2=1", (double[2]){0}))
+INT_CASE(g_jac, remat_gas_jacobian(F0, M0, 0, 0, &(remat_val){0}, &(remat_val){0}))
 PTR_CASE(m_source, remat_mechanism_source(M0))
 PTR_CASE(m_indep, remat_mechanism_indep_name(M0))
 INT_CASE(m_nspecies, remat_mechanism_species_count(M0))
@@ -522,6 +523,7 @@ static const null_row null_table[] = {
     {"remat_gas_sniff_file", "0", g_sniff_file, 1},
     {"remat_gas_species_count", "0", g_count, 0},
     {"remat_gas_state", "1", g_state, 0},
+    {"remat_gas_jacobian", "1", g_jac, 0},
     {"remat_mechanism_source", "NULL", m_source, 0},
     {"remat_mechanism_indep_name", "NULL", m_indep, 0},
     {"remat_mechanism_species_count", "0", m_nspecies, 0},

@@ -110,6 +110,19 @@ REMAT_API remat_status remat_gas_read(const char *path, const remat_gas_options 
  * other mechanism (and NULL). */
 REMAT_API int remat_gas_species_count(const remat_mechanism *m);
 
+/* Emits the Jacobian J = d dydt / dy (S x S, J[i][j] = d dydt_i / d y_j) of a
+ * gas mechanism's right-hand side into f, with dydt itself, for one state y
+ * (S,) and one parameter set params (P,), both f64 values of f: the
+ * mole-fraction columns in closed form (the rates' derivatives through the
+ * reactant and product concentrations and the third-body concentration,
+ * falloff included; each op is over all reactions at once), the temperature
+ * column from one forward-mode pass. Plain graph ops: reverse mode through
+ * them is exact. REMAT_ERR_UNSUPPORTED (nothing emitted) for a mechanism
+ * without the vector form (not a gas mechanism, PLOG, non-integer orders) or
+ * other shapes and dtypes; Rodas5 then takes its Jacobian by forward mode. */
+REMAT_API remat_status remat_gas_jacobian(remat_fn *f, const remat_mechanism *m, remat_val y, remat_val params,
+                                          remat_val *J, remat_val *dydt);
+
 /* The initial state y (K + 1 entries) for temperature T (K, > 0) and a
  * composition "H2=2,O2=1,N2=3.76": amounts of named species, normalised to
  * mole fractions (species not named: 0). Errors name the bad item. */

@@ -154,6 +154,28 @@ int remat_gas_species_count(const remat_mechanism *m)
     return m->ngas;
 }
 
+remat_status remat_gas_jacobian(remat_fn *f, const remat_mechanism *m, remat_val y, remat_val params,
+                                remat_val *J, remat_val *dydt)
+{
+    if (!f || !m || !J || !dydt)
+        return rmi_error(REMAT_ERR_NULL, "remat_gas_jacobian: %s is NULL", !f ? "f" : !m ? "m" : !J ? "J" : "dydt");
+    *J = *dydt = REMAT_NONE;
+    const gas_plan *g = m->gas_plan;
+    if (!g || !g->vec)
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "remat_gas_jacobian: %s has no vector form (not a gas mechanism, "
+                         "or PLOG or non-integer orders)", remat_mechanism_source(m));
+    int n = remat_fn_num_nodes(f);
+    if (y < 0 || y >= n || params < 0 || params >= n)
+        return rmi_error(REMAT_ERR_ARG, "remat_gas_jacobian: y or params is not a value of function '%s'",
+                         remat_fn_name(f));
+    remat_shape ys = remat_val_shape(f, y), ps = remat_val_shape(f, params);
+    if (remat_val_dtype(f, y) != REMAT_F64 || remat_val_dtype(f, params) != REMAT_F64 || ys.rank != 1 ||
+        ys.dims[0] != g->K + 1 || ps.rank != 1 || ps.dims[0] != remat_mechanism_input_count(m))
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "remat_gas_jacobian: y must be f64 (%d,) and params f64 (%d,)",
+                         g->K + 1, remat_mechanism_input_count(m));
+    return gas_lower_jac(f, g, y, params, J, dydt);
+}
+
 remat_status remat_gas_state(const remat_mechanism *m, double T, const char *composition, double y[])
 {
     if (!m || !composition || !y)

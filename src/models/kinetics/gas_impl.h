@@ -147,6 +147,10 @@ typedef struct gas_plan {
 remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, gas_plan **out);
 /* dydt for y (S,) and params (P,) of dtype f64 by the plan */
 remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *dydt);
+/* J = d dydt / dy (S x S) and dydt for y (S,) and params (P,) of dtype f64: the mole-fraction
+ * columns in closed form (remat_gas_jacobian), the T column from one JVP */
+remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *J,
+                           remat_val *dydt);
 
 /* Readers. */
 remat_status gas_read_yaml(gas_desc *d, const char *text, size_t n, const remat_gas_options *opt);

@@ -18,8 +18,10 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/assert.h"
 #include "core/error.h"
 #include "models/kinetics/gas_impl.h"
+#include "remat/ad.h"
 
 static double *vec(remat_arena *a, size_t n, double fill, int *oom)
 {
@@ -225,19 +227,30 @@ static remat_val arrh(lw *L, remat_val A, remat_val b, remat_val Ea, remat_val l
 
 static remat_val log10v(lw *L, remat_val x) { return remat_div(L->f, remat_log(L->f, x), sc(L, M_LN10)); }
 
-static remat_val slot_product(lw *L, int n, double *const *sel, double *const *pad, remat_val conc)
+/* the slots' factors (sel x conc + pad, one per slot) and their product */
+static remat_val slot_product(lw *L, int n, double *const *sel, double *const *pad, remat_val conc, remat_val *slots)
 {
     remat_val p = REMAT_NONE;
     for (int k = 0; k < n; k++) {
         remat_val c = remat_add(L->f, mv(L, sel[k], L->N, L->K, conc), cvec(L, pad[k], L->N));
+        slots[k] = c;
         p = k ? remat_mul(L->f, p, c) : c;
     }
     return n ? p : remat_const_fill(L->f, REMAT_F64, 1, &L->N, 1.0);
 }
 
-remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *dydt)
+/* what the right-hand side computes, kept for its Jacobian (gas_lower_jac) */
+typedef struct {
+    remat_val X, T, C, conc, h, cp, m, kmain, k0, kinf, M, Pr, lpr, F, onePr, kf, kr, Emin;
+    remat_val lfc, nn, lc, f1, xx, w0;
+    remat_val rslot[GAS_SLOTS], pslot[GAS_SLOTS], rprod, pprod;
+    remat_val omega, total, dT, dydt;
+} parts;
+
+static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params, parts *o)
 {
-    lw L = {.f = f, .K = g->K, .N = g->N, .ys = remat_val_shape(f, y)};
+    lw L = *Lp;
+    remat_fn *f = L.f;
     int64_t K = g->K, N = g->N;
     /* X (..., K) and T, P, C as (..., 1) (unbatched: (1,)), so everything broadcasts */
     remat_val X = cut(&L, y, 0, K);
@@ -309,12 +322,14 @@ remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_va
     remat_val kf = remat_mul(f, kmain, factor);
 
     /* rates of progress */
-    remat_val rprod = slot_product(&L, g->R, g->rsel, g->rpad, conc);
-    remat_val pprod = slot_product(&L, g->Pn, g->psel, g->ppad, conc);
+    remat_val rs[GAS_SLOTS], ps[GAS_SLOTS];
+    remat_val rprod = slot_product(&L, g->R, g->rsel, g->rpad, conc, rs);
+    remat_val pprod = slot_product(&L, g->Pn, g->psel, g->ppad, conc, ps);
     remat_val logC0 = remat_sub(f, sc(&L, log(GAS_ONE_ATM / GAS_R)), logT);
     remat_val dg = remat_sub(f, mv(&L, g->nueq, N, K, gk),
                              remat_mul(f, cvec(&L, g->dneq, N), logC0));
-    remat_val kr_eq = remat_mul(f, kf, remat_min(f, remat_exp(f, dg), sc(&L, 1e300)));
+    remat_val Emin = remat_min(f, remat_exp(f, dg), sc(&L, 1e300));
+    remat_val kr_eq = remat_mul(f, kf, Emin);
     remat_val kr_rev = arrh(&L, cvec(&L, g->revA, N), cvec(&L, g->revb, N), cvec(&L, g->revEa, N), logT, invT);
     remat_val kr = remat_select(f, cvec(&L, g->has_rev, N), kr_rev, kr_eq);
     remat_val q = remat_mul(f, m, remat_sub(f, remat_mul(f, kf, rprod),
@@ -328,10 +343,157 @@ remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_va
     if (g->adiabatic)
         dT = remat_neg(f, remat_div(f, remat_mul(f, T, sum_last(&L, remat_mul(f, h, omega))),
                                     remat_mul(f, C, sum_last(&L, remat_mul(f, X, th[2])))));
-    remat_val parts[2] = {dX, dT};
-    remat_val r = remat_concatenate(f, 2, parts, L.ys.rank - 1);
+    remat_val dd[2] = {dX, dT};
+    *o = (parts){.X = X, .T = T, .C = C, .conc = conc, .h = h, .cp = g->adiabatic ? th[2] : REMAT_NONE, .m = m,
+                 .kmain = kmain, .k0 = k0, .kinf = kinf, .M = M, .Pr = Pr, .lpr = lpr, .F = F, .onePr = onePr,
+                 .kf = kf, .kr = kr, .Emin = Emin, .lfc = lfc, .nn = nn, .lc = lc, .f1 = f1, .xx = xx, .w0 = w0,
+                 .rprod = rprod, .pprod = pprod, .omega = omega, .total = total, .dT = dT,
+                 .dydt = remat_concatenate(f, 2, dd, L.ys.rank - 1)};
+    memcpy(o->rslot, rs, sizeof rs);
+    memcpy(o->pslot, ps, sizeof ps);
+}
+
+remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *dydt)
+{
+    lw L = {.f = f, .K = g->K, .N = g->N, .ys = remat_val_shape(f, y)};
+    parts o;
+    lower_parts(&L, g, y, params, &o);
     if (remat_fn_status(f) != REMAT_OK)
         return rmi_error(remat_fn_status(f), "kinetics: lowering the gas mechanism: %s", remat_fn_error(f));
-    *dydt = r;
+    *dydt = o.dydt;
+    return REMAT_OK;
+}
+
+/* ---- the Jacobian ---- */
+
+static remat_val reshape2(remat_fn *f, remat_val v, int64_t r, int64_t c)
+{
+    return remat_reshape(f, v, 2, ((int64_t[]){r, c}));
+}
+
+/* d factor / d M for every reaction (N,): 1 for a third body, through Pr for falloff and
+ * chemically activated reactions (dPr/dM = k0/kinf), 0 elsewhere */
+static remat_val factor_dM(lw *L, const gas_plan *g, const parts *o)
+{
+    remat_fn *f = L->f;
+    int64_t N = g->N;
+    remat_val Prc = remat_max(f, o->Pr, sc(L, 1e-300));
+    /* Troe: log10 F = lfc / (1 + f1^2), f1 = lc / (nn - 0.14 lc), lc = log10 Pr + c */
+    remat_val d1 = remat_sub(f, o->nn, remat_mul(f, sc(L, 0.14), o->lc));
+    remat_val df1 = remat_div(f, o->nn, remat_mul(f, d1, d1));
+    remat_val q1 = remat_add(f, sc(L, 1), remat_mul(f, o->f1, o->f1));
+    remat_val dlog10F = remat_div(f, remat_mul(f, o->lfc, remat_mul(f, sc(L, -2), remat_mul(f, o->f1, df1))),
+                                  remat_mul(f, q1, q1));
+    /* dF/dPr = F ln10 dlog10F/dlog10Pr / (Pr ln10) */
+    remat_val dTroe = remat_div(f, remat_mul(f, o->F, dlog10F), Prc);
+    /* SRI: F = w0^xx d T^e, xx = 1 / (1 + lpr^2) */
+    remat_val dxx = remat_mul(f, sc(L, -2), remat_mul(f, o->lpr, remat_mul(f, o->xx, o->xx)));
+    remat_val dSri = remat_div(f, remat_mul(f, o->F, remat_mul(f, remat_log(f, o->w0), dxx)),
+                               remat_mul(f, Prc, sc(L, M_LN10)));
+    remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N, 0.0), ones = remat_const_fill(f, REMAT_F64, 1, &N, 1.0);
+    remat_val dF = remat_select(f, cvec(L, g->is_troe, N), dTroe, remat_select(f, cvec(L, g->is_sri, N), dSri, zeros));
+    remat_val rr = remat_div(f, o->k0, o->kinf);
+    remat_val inv1 = remat_div(f, sc(L, 1), o->onePr), inv2 = remat_mul(f, inv1, inv1);
+    remat_val dfo = remat_mul(f, remat_add(f, remat_mul(f, o->F, inv2), remat_mul(f, remat_mul(f, o->Pr, inv1), dF)), rr);
+    remat_val dca = remat_mul(f, remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, inv2)), rr);
+    return remat_select(f, cvec(L, g->is_tb, N), ones,
+                        remat_select(f, cvec(L, g->is_fo, N), dfo, remat_select(f, cvec(L, g->is_ca, N), dca, zeros)));
+}
+
+/* sum over slots s of w * (the other slots' product) (N,) times slot s's selection (N x K) */
+static remat_val slots_d(lw *L, int n, double *const *sel, const remat_val *slots, remat_val w, remat_val acc, int sign)
+{
+    remat_fn *f = L->f;
+    for (int s = 0; s < n; s++) {
+        remat_val c = w;
+        for (int u = 0; u < n; u++)
+            if (u != s)
+                c = remat_mul(f, c, slots[u]);
+        remat_val t = remat_mul(f, reshape2(f, c, L->N, 1), cmat(L, sel[s], L->N, L->K));
+        acc = acc == REMAT_NONE ? (sign > 0 ? t : remat_neg(f, t)) : sign > 0 ? remat_add(f, acc, t) : remat_sub(f, acc, t);
+    }
+    return acc;
+}
+
+remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *J,
+                           remat_val *dydt)
+{
+    lw L = {.f = f, .K = g->K, .N = g->N, .ys = remat_val_shape(f, y)};
+    int64_t K = g->K, N = g->N, S = K + 1;
+    REMAT_ASSERT(L.ys.rank == 1 && L.ys.dims[0] == S);
+    parts o;
+    lower_parts(&L, g, y, params, &o);
+    /* dq/dconc (N x K): through the third-body concentration M (kf and, from equilibrium, kr = kf E)
+     * and through the reactant and product slots */
+    int64_t N1 = N;
+    remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N1, 0.0);
+    remat_val Er = remat_select(f, cvec(&L, g->has_rev, N), zeros, o.Emin);
+    remat_val rev = cvec(&L, g->revmask, N);
+    remat_val a_eff = remat_mul(f, remat_mul(f, o.m, remat_mul(f, o.kmain, factor_dM(&L, g, &o))),
+                                remat_sub(f, o.rprod, remat_mul(f, rev, remat_mul(f, Er, o.pprod))));
+    remat_val Dq = remat_mul(f, reshape2(f, a_eff, N, 1), cmat(&L, g->eff, N, K));
+    Dq = slots_d(&L, g->R, g->rsel, o.rslot, remat_mul(f, o.m, o.kf), Dq, 1);
+    Dq = slots_d(&L, g->Pn, g->psel, o.pslot, remat_mul(f, o.m, remat_mul(f, rev, o.kr)), Dq, -1);
+    /* d omega / dX = C nut Dq = C G; dX = (omega - X total) / C */
+    remat_val G = remat_matmul(f, cmat(&L, g->nut, K, N), Dq);
+    remat_val colsum = reshape2(f, remat_sum(f, G, 1, ((int[]){0})), 1, K);
+    double *id = rmi_calloc((size_t)(K * K), sizeof *id);
+    if (!id)
+        return rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
+    for (int64_t i = 0; i < K; i++)
+        id[i * K + i] = 1.0;
+    remat_val eye = cmat(&L, id, K, K);
+    rmi_free(id);
+    remat_val tc = reshape2(f, remat_div(f, o.total, o.C), 1, 1);
+    remat_val JXX = remat_sub(f, remat_sub(f, G, remat_mul(f, eye, tc)),
+                              remat_mul(f, reshape2(f, o.X, K, 1), colsum));
+    /* dT = -T (h . omega) / (C X . cp): d/dX_j = -(T (h^T G)_j + dT cp_j) / (X . cp) */
+    remat_val rowT;
+    if (g->adiabatic) {
+        remat_val cps = reshape2(f, remat_sum(f, remat_mul(f, o.X, o.cp), 1, ((int[]){0})), 1, 1);
+        remat_val hG = remat_matmul(f, reshape2(f, o.h, 1, K), G);
+        rowT = remat_neg(f, remat_div(f, remat_add(f, remat_mul(f, reshape2(f, o.T, 1, 1), hG),
+                                                    remat_mul(f, reshape2(f, o.dT, 1, 1), reshape2(f, o.cp, 1, K))),
+                                      cps));
+    } else {
+        rowT = remat_const_fill(f, REMAT_F64, 2, ((int64_t[]){1, K}), 0.0);
+    }
+    remat_val rows[2] = {JXX, rowT};
+    remat_val left = remat_concatenate(f, 2, rows, 0);
+    /* the T column: one JVP of the right-hand side with the tangent e_T */
+    remat_fn *rf = remat_fn_new("gas_rhs"), *jf = NULL;
+    if (!rf)
+        return rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
+    remat_shape ps = remat_val_shape(f, params);
+    remat_val ry = remat_arg(rf, "y", REMAT_F64, 1, &S), rp = remat_arg(rf, "params", REMAT_F64, ps.rank, ps.dims),
+              rd = REMAT_NONE;
+    remat_status st = gas_lower_rhs(rf, g, ry, rp, &rd);
+    if (st == REMAT_OK) {
+        remat_fn_output(rf, rd);
+        st = remat_fn_status(rf) != REMAT_OK ? rmi_error(remat_fn_status(rf), "kinetics: %s", remat_fn_error(rf))
+                                             : remat_jvp(rf, 1, (int[]){0}, &jf);
+    }
+    remat_val outs[2];
+    if (st == REMAT_OK) {
+        double *e = rmi_calloc((size_t)S, sizeof *e);
+        if (!e) {
+            st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
+        } else {
+            e[K] = 1;
+            remat_val args[3] = {y, params, cvec(&L, e, S)};
+            rmi_free(e);
+            st = remat_call(f, jf, 3, args, outs);
+        }
+    }
+    remat_fn_free(rf);
+    remat_fn_free(jf);
+    if (st != REMAT_OK)
+        return st;
+    remat_val cols[2] = {left, reshape2(f, outs[1], S, 1)};
+    remat_val Jv = remat_concatenate(f, 2, cols, 1);
+    if (remat_fn_status(f) != REMAT_OK)
+        return rmi_error(remat_fn_status(f), "kinetics: lowering the gas Jacobian: %s", remat_fn_error(f));
+    *J = Jv;
+    *dydt = o.dydt;
     return REMAT_OK;
 }

@@ -8,8 +8,9 @@
  * is broadcast over the batch, so column j of every batch element's Jacobian
  * comes out of one JVP, and J is (..., S, S). A mechanism that reads t also
  * gets df/dt from one JVP w.r.t. t. The first JVP's primal output is f(t, y),
- * the first stage's evaluation. Each stage's k_i is one call of the IR's
- * linear-solve primitive with the same W value (which it factors once for
+ * the first stage's evaluation. Gas mechanisms (remat/gas.h) take
+ * remat_gas_jacobian's closed form for one state, else one batched JVP.
+ * Each stage's k_i is one call of the IR's linear-solve primitive with the same W value (which it factors once for
  * all eight stages); the whole step is graph ops, so reverse
  * mode through it differentiates the Jacobian (second derivatives of the
  * rates) and the solves (solves with W^T) like any other op.
@@ -137,8 +138,15 @@ static remat_status jacobian(remat_fn *f, const ode_rhs *r, remat_val t, remat_v
     int timed = t != REMAT_NONE;
     int64_t S = ys.dims[ys.rank - 1];
     if (!r->eval && !timed && remat_gas_species_count(r->m) > 0 && ys.rank < REMAT_MAX_RANK &&
-        (params == REMAT_NONE || remat_val_shape(f, params).rank == 1)) /* one parameter set */
+        (params == REMAT_NONE || remat_val_shape(f, params).rank == 1)) { /* one parameter set */
+        /* one state: the closed-form Jacobian where the mechanism has one */
+        if (ys.rank == 1 && params != REMAT_NONE) {
+            remat_status gs = remat_gas_jacobian(f, r->m, y, params, J, f0);
+            if (gs != REMAT_ERR_UNSUPPORTED)
+                return gs;
+        }
         return jacobian_batched(f, r->m, y, params, J, f0);
+    }
     remat_shape ps = params != REMAT_NONE ? remat_val_shape(f, params) : (remat_shape){0};
     remat_fn *g = NULL, *jy = NULL, *jt = NULL;
     remat_val *cols = rmi_malloc(sizeof *cols * (size_t)S);
