@@ -275,11 +275,6 @@ static void test_backsolve_refuses_what_it_does_not_do(void **state)
     remat_val yb = remat_arg(f, "C0s", REMAT_F64, 2, DIMS(4, 3)), kb = remat_arg(f, "ks", REMAT_F64, 2, DIMS(4, 2));
     assert_int_equal(remat_ode_integrate(f, m, &o, yb, kb, &ys), REMAT_ERR_UNSUPPORTED);
     assert_non_null(strstr(remat_last_error(), "not a batch"));
-    o = opts(REMAT_ODE_TSIT5, 0, REMAT_ODE_ADJOINT_BACKSOLVE);
-    o.adaptive = true, o.rtol = 1e-6, o.atol = 1e-9;
-    remat_val times = remat_arg(f, "times", REMAT_F64, 1, DIMS(2));
-    assert_int_equal(remat_ode_integrate_times(f, m, &o, y0, k, times, &ys, NULL), REMAT_ERR_UNSUPPORTED);
-    assert_non_null(strstr(remat_last_error(), "output times as numbers"));
     o = opts(REMAT_ODE_TSIT5, 0.01, (remat_ode_adjoint)7);
     assert_int_equal(remat_ode_integrate(f, m, &o, y0, k, &ys), REMAT_ERR_ARG);
     remat_ode_adjoint adj;
@@ -292,6 +287,44 @@ static void test_backsolve_refuses_what_it_does_not_do(void **state)
     assert_string_equal(remat_ode_adjoint_name(REMAT_ODE_ADJOINT_BACKSOLVE), "backsolve");
     assert_string_equal(remat_ode_adjoint_name((remat_ode_adjoint)9), "?");
     remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
+/* Output times as a value (remat_ode_integrate_times, dense output: the
+ * adaptive fits' programs): the backward program takes the times as an
+ * input and solves each interval between values, so one program serves
+ * any times of that length; the gradient is the discrete adjoint's to the
+ * tolerance (rtol 1e-8: 1e-6 relative) at two sets of times */
+static void test_backsolve_times_as_value(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(ABC);
+    double g[2][2][5];
+    for (int a = 0; a < 2; a++) {
+        remat_ode_options o = {.method = REMAT_ODE_TSIT5, .adaptive = true, .rtol = 1e-8, .atol = 1e-11,
+                               .adjoint = a ? REMAT_ODE_ADJOINT_BACKSOLVE : REMAT_ODE_ADJOINT_DISCRETE};
+        remat_fn *f = remat_fn_new("times_value"), *gf;
+        remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, DIMS(3)), k = remat_arg(f, "k", REMAT_F64, 1, DIMS(2));
+        remat_val ts = remat_arg(f, "times", REMAT_F64, 1, DIMS(3)), ys;
+        assert_ok(remat_ode_integrate_times(f, m, &o, y0, k, ts, &ys, NULL));
+        static const double w[9] = {0.5, 1, -1, 2, 0.25, 1, -0.5, 3, 0.1};
+        remat_val wv = remat_const_data(f, REMAT_F64, 2, DIMS(3, 3), w);
+        remat_fn_output(f, remat_sum_all(f, remat_mul(f, ys, wv)));
+        assert_ok(remat_grad(f, 2, (int[]){0, 1}, &gf));
+        remat_program *pg = compile_ok(gf);
+        double y[3] = {1, 0.2, 0.1}, kk[2] = {1.0, 0.5}, t1[3] = {0.0, 2.0, 6.0}, t2[3] = {1.0, 3.0, 9.5};
+        run(pg, (double *[]){y, kk, t1}, (double *[]){g[a][0], g[a][0] + 3}, NULL);
+        run(pg, (double *[]){y, kk, t2}, (double *[]){g[a][1], g[a][1] + 3}, NULL);
+        remat_program_free(pg);
+        remat_fn_free(gf);
+        remat_fn_free(f);
+    }
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 5; i++) {
+            printf("  times %d as a value, d/dx%d: backsolve %.12g, discrete %.12g\n", t, i, g[1][t][i], g[0][t][i]);
+            assert_close(g[1][t][i], g[0][t][i], 1e-6, 1e-9);
+        }
+    assert_true(fabs(g[1][1][3] - g[1][0][3]) > 1e-3); /* the second times gave another gradient */
     remat_mechanism_free(m);
 }
 
@@ -383,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_backsolve_finite_differences),
         cmocka_unit_test(test_backsolve_memory_constant),
         cmocka_unit_test(test_backsolve_refuses_what_it_does_not_do),
+        cmocka_unit_test(test_backsolve_times_as_value),
         cmocka_unit_test(test_backsolve_matches_diffrax),
     };
     return cmocka_run_group_tests(tests, NULL, golden_free_all);

@@ -210,10 +210,11 @@ REMAT_API remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, rem
  * do, but on Robertson's kinetics (to t = 1e5) the backward state
  * reconstruction fails and the gradient is NaN, fixed or adaptive: there
  * the discrete adjoint (equal to CVODES's checkpointed adjoint within
- * 1e-5) or the interpolating one (below) is the one to use. Supported: every method, fixed or
- * adaptive, y0 (S,) and params (P,) in f64 or f32, output times as
- * opt.times (dense output too); a batch and times as a value
- * (remat_ode_integrate_times) are refused with a message naming them. The
+ * 1e-5) or the interpolating one (below) is the one to use. Supported:
+ * every method, fixed or adaptive, y0 (S,) and params (P,) in f64 or f32, output times as
+ * opt.times (dense output too) or as a value (remat_ode_integrate_times,
+ * the adaptive fits: the backward program takes them as an input, each
+ * interval a solve between values); a batch is refused by name. The
  * backward solve runs on the CPU inside the forward's program as a custom
  * op (remat/graph.h), compiled when the integration is built.
  *

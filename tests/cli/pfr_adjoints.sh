@@ -78,11 +78,12 @@ check "optimize: interpolating's optimum is the discrete one" near "$(num concen
 check "fit: interpolating reaches the discrete minimum" near "$(num objective fit_interpolating.json)" "$(num objective fit_discrete.json)" 1e-9
 # adaptive fits (dense-output rows at the data times, a value of the
 # programs): interpolating reads the times when it runs
-for a in discrete interpolating; do
+for a in discrete backsolve interpolating; do
     "$REMAT" pfr fit --mechanism "$EX/van_de_vusse.mech" --data "$EX/feed_10.csv" --data "$EX/feed_5.csv" \
         --method tsit5 --optimizer lbfgs-b --adjoint $a --json >fit_ad_$a.json 2>fit_ad_$a.err
     check "adaptive fit --adjoint $a exits 0" test $? -eq 0
 done
+check "adaptive fit: backsolve reaches the discrete minimum" near "$(num objective fit_ad_backsolve.json)" "$(num objective fit_ad_discrete.json)" 1e-9
 check "adaptive fit: interpolating reaches the discrete minimum" near "$(num objective fit_ad_interpolating.json)" "$(num objective fit_ad_discrete.json)" 1e-9
 check "adaptive fit: interpolating's parameters are the discrete ones to 1e-6" python3 -c '
 import json, sys

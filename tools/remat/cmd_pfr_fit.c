@@ -191,13 +191,6 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     if (c.has_atol || (gas && o.adaptive))
         o.atol = c.has_atol ? c.atol : PFR_GAS_ATOL;
     o.max_steps = c.max_steps || !gas ? c.max_steps : PFR_GAS_MAX_STEPS;
-    if (o.adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && o.adaptive) {
-        fprintf(stderr, "remat: --adjoint backsolve: a fit takes it with fixed steps (its adaptive programs take "
-                        "the data times as a value), not adaptive %s: give --steps or --dt, or --adjoint "
-                        "interpolating or discrete\n",
-                remat_ode_method_name(o.method));
-        return 2;
-    }
     if (o.adjoint != REMAT_ODE_ADJOINT_DISCRETE && o.jacobian == REMAT_FIT_JACOBIAN_FORWARD) {
         fprintf(stderr, "remat: --adjoint %s: goes with reverse-mode Jacobians only, not --jacobian forward\n",
                 remat_ode_adjoint_name(o.adjoint));

@@ -87,11 +87,6 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
     if ((unsigned)o->adjoint >= REMAT_ODE_ADJOINT_COUNT)
         return rmi_error(REMAT_ERR_ARG, "fit: unknown adjoint %d (expected discrete, backsolve or interpolating)",
                          (int)o->adjoint);
-    if (o->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && o->adaptive)
-        return rmi_error(REMAT_ERR_UNSUPPORTED,
-                         "fit: the backsolve adjoint takes fixed steps in a fit (adaptive fits take the data times "
-                         "as a value), not adaptive %s: give dt or steps, or use adjoint interpolating or discrete",
-                         remat_ode_method_name(o->method));
     if (o->adjoint != REMAT_ODE_ADJOINT_DISCRETE && o->jacobian == REMAT_FIT_JACOBIAN_FORWARD)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "fit: the %s adjoint takes reverse-mode Jacobians only: "
                                                 "jacobian forward has no adjoint to use (give auto or reverse)",

@@ -217,6 +217,53 @@ remat_status ode_integrate_adaptive_rhs(remat_fn *f, const ode_rhs *r, const rem
     return integrate_adaptive(f, r, opt, y0, params, REMAT_NONE, opt->n_times, y_at_outputs, stats);
 }
 
+remat_status ode_integrate_adaptive_span(remat_fn *f, const ode_rhs *r, const remat_ode_options *opt, remat_val y0,
+                                         remat_val params, remat_val t0, remat_val t1, remat_val *y1)
+{
+    const ode_tableau *tb = rmi_ode_tableau(opt->method);
+    ode_ctl c;
+    remat_status st = check_ctl(opt, tb, &c);
+    if (st != REMAT_OK)
+        return st;
+    remat_dtype dt = remat_val_dtype(f, y0);
+    remat_fn *body = NULL, *cond = NULL;
+    int has_params = params != REMAT_NONE;
+    if ((st = ode_attempt_body(r, &c, dt, r->S, has_params, 0, &body)) != REMAT_OK ||
+        (st = ode_attempt_cond(&c, dt, r->S, r->P, has_params, 0, &cond)) != REMAT_OK)
+        goto done;
+    remat_val carry[ODE_N_CARRY], out[ODE_N_CARRY], dt0;
+    carry[ODE_Y] = y0;
+    if ((st = ode_rhs_eval(f, r, r->timed ? t0 : REMAT_NONE, y0, params, &carry[ODE_FY])) != REMAT_OK)
+        goto done;
+    if (opt->dt0 > 0)
+        dt0 = remat_scalar(f, dt, opt->dt0);
+    else if ((st = ode_initial_step(f, r, &c, r->timed ? t0 : REMAT_NONE, y0, carry[ODE_FY], params, &dt0)) !=
+             REMAT_OK)
+        goto done;
+    carry[ODE_T] = t0;
+    carry[ODE_TPROP] = remat_add(f, t0, dt0);
+    carry[ODE_R1] = carry[ODE_R2] = remat_scalar(f, dt, 1.0);
+    for (int i = ODE_NACC; i < ODE_N_CARRY; i++)
+        carry[i] = remat_scalar(f, dt, 0.0);
+    /* t1 less 100 ulps of |t1|, as the dense loop's floor (run_dense) */
+    double ulps = 100.0 * (dt == REMAT_F32 ? 0x1p-23 : 0x1p-52);
+    remat_val t_floor = remat_sub(f, t1, remat_mul_scalar(f, remat_max(f, t1, remat_neg(f, t1)), ulps));
+    remat_val consts[3] = {t1, t_floor, params};
+    st = ode_loop(f, cond, body, ODE_N_CARRY, ODE_N_DIFF, carry, has_params ? 3 : 2, consts, c.max_steps, &opt->scan,
+                  out);
+    if (st == REMAT_OK) { /* short of t1 (max_steps, stiff): NaN */
+        remat_val ok = remat_mul(f, remat_ge(f, out[ODE_T], t1),
+                                 remat_lt(f, out[ODE_STIFF], remat_scalar(f, dt, (double)ODE_STIFF_STEPS)));
+        *y1 = remat_select(f, ok, out[ODE_Y], remat_scalar(f, dt, NAN));
+        if (remat_fn_status(f) != REMAT_OK)
+            st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
+    }
+done:
+    remat_fn_free(body);
+    remat_fn_free(cond);
+    return st;
+}
+
 static remat_status integrate_adaptive(remat_fn *f, const ode_rhs *r, const remat_ode_options *opt, remat_val y0,
                                        remat_val params, remat_val ts, int64_t K, remat_val *y_at_outputs,
                                        remat_val *stats)

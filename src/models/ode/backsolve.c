@@ -213,7 +213,7 @@ static remat_status make_body_ros(const ode_tableau *tb, const ode_rhs *r, remat
 }
 
 static remat_status build_backward(const remat_mechanism *m, const remat_ode_options *opt, const int64_t *steps,
-                                   remat_dtype dt, int64_t S, int64_t P, remat_fn **out)
+                                   remat_dtype dt, int64_t S, int64_t P, int64_t KT, remat_fn **out)
 {
     *out = NULL;
     const ode_tableau *tb = rmi_ode_tableau(opt->method);
@@ -227,17 +227,33 @@ static remat_status build_backward(const remat_mechanism *m, const remat_ode_opt
         st = rmi_error(REMAT_ERR_NOMEM, "ode backsolve: out of memory");
     if (st != REMAT_OK)
         goto done;
-    const int K = opt->n_times;
+    const int K = KT ? (int)KT : opt->n_times;
     int64_t KS[2] = {K, S};
     remat_val ys = remat_arg(g, "ys", dt, 2, KS);
     remat_val ct = remat_arg(g, "ct", dt, 2, KS);
     remat_val p = ar.has_p ? remat_arg(g, "params", dt, 1, &P) : REMAT_NONE;
+    /* KT > 0: the output times are the program's input (K,), each interval
+     * one adaptive solve between values (ode_integrate_adaptive_span) */
+    remat_val tsv = KT ? remat_arg(g, "times", dt, 1, &KT) : REMAT_NONE;
     remat_val a = remat_const_fill(g, dt, 1, &S, 0.0);
     remat_val mu = ar.has_p ? remat_const_fill(g, dt, 1, &P, 0.0) : REMAT_NONE;
     remat_scan_options so = {0}; /* not differentiated: the schedule is never used */
     for (int k = K - 1; k >= 0 && st == REMAT_OK; k--) {
         remat_val y = remat_index(g, ys, k);
         a = remat_add(g, a, remat_index(g, ct, k));
+        if (KT) {
+            remat_val parts[3] = {y, a, mu}, z;
+            remat_val s0 = remat_neg(g, remat_index(g, tsv, k));
+            remat_val s1 = remat_neg(g, k ? remat_index(g, tsv, k - 1) : remat_scalar(g, dt, opt->t0));
+            st = ode_integrate_adaptive_span(g, &r, opt, remat_concatenate(g, ar.has_p ? 3 : 2, parts, 0), p, s0, s1,
+                                             &z);
+            if (st == REMAT_OK) {
+                a = remat_slice(g, z, (int64_t[]){S}, (int64_t[]){2 * S}, NULL);
+                if (ar.has_p)
+                    mu = remat_slice(g, z, (int64_t[]){2 * S}, (int64_t[]){2 * S + P}, NULL);
+            }
+            continue;
+        }
         double tprev = k ? opt->times[k - 1] : opt->t0;
         if (opt->adaptive && opt->times[k] > tprev) {
             remat_val parts[3] = {y, a, mu}, z;
@@ -300,6 +316,7 @@ typedef struct backsolve_ctx {
     remat_program *prog;
     remat_dtype dt;
     int64_t K, S, P;
+    bool has_ts; /* the output times are the op's last input */
     pthread_mutex_t lock;
     /* the last run: its inputs (ys, ct, params) and its answer [a, m] */
     bool have;
@@ -350,31 +367,40 @@ static void fill_nan(remat_tensor *t, int64_t n)
     }
 }
 
-/* ins: ys, y0, [params]; which 1: y0's cotangent a(t0), 2: params' m(t0) */
+/* ins: ys, y0, [params], [times]; which 1: y0's cotangent a(t0), 2: params' m(t0) */
 static void bs_vjp(int which, int n_in, const remat_tensor *ins, const remat_tensor *out, const remat_tensor *dout,
                    remat_tensor *din, void *ctx)
 {
     (void)out;
     backsolve_ctx *c = ctx;
     size_t es = remat_dtype_size(c->dt);
-    int64_t n = which == 0 ? c->K * c->S : which == 1 ? c->S : c->P;
-    if (which == 0) { /* ys is stop_gradient'ed: never asked, but defined */
+    int ip = n_in - (c->has_ts ? 1 : 0) > 2 ? 2 : -1, it = c->has_ts ? n_in - 1 : -1;
+    int64_t n = which == 0 ? c->K * c->S : which == 1 ? c->S : which == ip ? c->P : c->K;
+    if (which != 1 && which != ip) { /* ys and times are stop_gradient'ed: never asked, but defined */
         memset(din->data, 0, (size_t)n * es);
         return;
     }
-    size_t ks = (size_t)(c->K * c->S) * es, ps = (size_t)c->P * es;
+    size_t ks = (size_t)(c->K * c->S) * es, ps = (size_t)c->P * es, tsz = (size_t)c->K * es;
     pthread_mutex_lock(&c->lock);
     bool hit = c->have && !memcmp(c->key, ins[0].data, ks) && !memcmp(c->key + ks, dout->data, ks) &&
-               (n_in < 3 || !memcmp(c->key + 2 * ks, ins[2].data, ps));
+               (ip < 0 || !memcmp(c->key + 2 * ks, ins[ip].data, ps)) &&
+               (it < 0 || !memcmp(c->key + 2 * ks + ps, ins[it].data, tsz));
     if (!hit) {
-        remat_tensor in[3] = {ins[0], *dout, n_in > 2 ? ins[2] : (remat_tensor){0}};
+        remat_tensor in[4] = {ins[0], *dout};
+        int ni = 2;
+        if (ip >= 0)
+            in[ni++] = ins[ip];
+        if (it >= 0)
+            in[ni++] = ins[it];
         remat_tensor o = {.dtype = c->dt, .shape = {.rank = 1, .dims = {c->S + c->P}}, .data = c->ans};
-        c->have = remat_run(c->prog, n_in > 2 ? 3 : 2, in, 1, &o, NULL) == REMAT_OK;
+        c->have = remat_run(c->prog, ni, in, 1, &o, NULL) == REMAT_OK;
         if (c->have) {
             memcpy(c->key, ins[0].data, ks);
             memcpy(c->key + ks, dout->data, ks);
-            if (n_in > 2)
-                memcpy(c->key + 2 * ks, ins[2].data, ps);
+            if (ip >= 0)
+                memcpy(c->key + 2 * ks, ins[ip].data, ps);
+            if (it >= 0)
+                memcpy(c->key + 2 * ks + ps, ins[it].data, tsz);
         }
     }
     if (c->have)
@@ -397,20 +423,21 @@ remat_status rmi_ode_backsolve_check(const remat_ode_options *opt, remat_fn *f, 
 }
 
 remat_status rmi_ode_backsolve_wrap(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                    const int64_t *steps, remat_val y0, remat_val params, remat_val ys,
+                                    const int64_t *steps, remat_val y0, remat_val params, remat_val ts, remat_val ys,
                                     remat_val *out)
 {
     *out = REMAT_NONE;
     remat_dtype dt = remat_val_dtype(f, y0);
     int64_t S = remat_val_shape(f, y0).dims[0], P = params != REMAT_NONE ? remat_val_shape(f, params).dims[0] : 0;
+    int64_t KT = ts != REMAT_NONE ? remat_val_shape(f, ts).dims[0] : 0, K = KT ? KT : opt->n_times;
     remat_fn *g;
-    remat_status st = build_backward(m, opt, steps, dt, S, P, &g);
+    remat_status st = build_backward(m, opt, steps, dt, S, P, KT, &g);
     if (st != REMAT_OK)
         return st;
     backsolve_ctx *c = rmi_calloc(1, sizeof *c);
-    size_t es = remat_dtype_size(dt), ks = (size_t)(opt->n_times * S) * es;
+    size_t es = remat_dtype_size(dt), ks = (size_t)(K * S) * es;
     if (c) {
-        c->key = rmi_malloc(2 * ks + (size_t)P * es + 1);
+        c->key = rmi_malloc(2 * ks + (size_t)(P + K) * es + 1);
         c->ans = rmi_malloc((size_t)(S + P) * es);
     }
     if (!c || !c->key || !c->ans) {
@@ -430,7 +457,7 @@ remat_status rmi_ode_backsolve_wrap(remat_fn *f, const remat_mechanism *m, const
         rmi_free(c);
         return st;
     }
-    c->dt = dt, c->K = opt->n_times, c->S = S, c->P = P;
+    c->dt = dt, c->K = K, c->S = S, c->P = P, c->has_ts = KT > 0;
     pthread_mutex_init(&c->lock, NULL);
     c->op = (remat_custom_op){.name = "ode_backsolve", .forward = bs_forward, .vjp = bs_vjp, .ctx = c};
     pthread_mutex_lock(&registry_lock);
@@ -438,8 +465,13 @@ remat_status rmi_ode_backsolve_wrap(remat_fn *f, const remat_mechanism *m, const
     registry = c;
     pthread_mutex_unlock(&registry_lock);
     remat_shape sh = remat_val_shape(f, ys);
-    remat_val ins[3] = {remat_stop_gradient(f, ys), y0, params};
-    *out = remat_custom(f, &c->op, params != REMAT_NONE ? 3 : 2, ins, dt, sh.rank, sh.dims);
+    remat_val ins[4] = {remat_stop_gradient(f, ys), y0};
+    int n = 2;
+    if (params != REMAT_NONE)
+        ins[n++] = params;
+    if (KT)
+        ins[n++] = remat_stop_gradient(f, ts);
+    *out = remat_custom(f, &c->op, n, ins, dt, sh.rank, sh.dims);
     if (*out == REMAT_NONE || remat_fn_status(f) != REMAT_OK) {
         *out = REMAT_NONE;
         return rmi_error(remat_fn_status(f), "ode backsolve: %s", remat_fn_error(f));

@@ -265,11 +265,6 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
     }
     if ((st = rmi_ode_backsolve_check(opt, f, y0, params)) != REMAT_OK)
         goto done;
-    if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE && ts != REMAT_NONE) {
-        st = rmi_error(REMAT_ERR_UNSUPPORTED, "ode: the backsolve adjoint needs the output times as numbers "
-                                              "(opt.times), not a value: use adjoint discrete");
-        goto done;
-    }
     /* continuous adjoints: the steps are not differentiated (the wrapping op is) */
     remat_val y0_in = y0, params_in = params;
     if (opt->adjoint != REMAT_ODE_ADJOINT_DISCRETE) {
@@ -281,7 +276,8 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
         st = ode_integrate_adaptive(f, m, opt, y0, params, ts, ts == REMAT_NONE ? opt->n_times : ts_len, y_at_outputs,
                                     stats);
         if (st == REMAT_OK && opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE &&
-            (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, *y_at_outputs, y_at_outputs)) != REMAT_OK)
+            (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, ts, *y_at_outputs, y_at_outputs)) !=
+                REMAT_OK)
             *y_at_outputs = REMAT_NONE;
         if (st == REMAT_OK && opt->adjoint == REMAT_ODE_ADJOINT_INTERPOLATING &&
             (st = rmi_ode_interp_wrap(f, m, opt, steps, y0_in, params_in, ts, *y_at_outputs, y_at_outputs)) !=
@@ -327,7 +323,7 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
         goto done;
     }
     if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE &&
-        (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, out, &out)) != REMAT_OK)
+        (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, REMAT_NONE, out, &out)) != REMAT_OK)
         goto done;
     if (opt->adjoint == REMAT_ODE_ADJOINT_INTERPOLATING &&
         (st = rmi_ode_interp_wrap(f, m, opt, steps, y0_in, params_in, REMAT_NONE, out, &out)) != REMAT_OK)

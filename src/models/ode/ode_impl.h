@@ -144,6 +144,12 @@ remat_status ode_integrate_adaptive(remat_fn *f, const remat_mechanism *m, const
  * and opt->dense false (the backsolve adjoint's backward solves) */
 remat_status ode_integrate_adaptive_rhs(remat_fn *f, const ode_rhs *r, const remat_ode_options *opt, remat_val y0,
                                         remat_val params, remat_val *y_at_outputs, remat_val *stats);
+/* One adaptive solve of r from y0 at t0 to t1, both scalar values of f
+ * (t1 >= t0; equal: y0 back), opt's method, tolerances, controller, dt0 and
+ * max_steps; *y1 NaN when it stops short (the backsolve adjoint's backward
+ * intervals when the output times are a value) */
+remat_status ode_integrate_adaptive_span(remat_fn *f, const ode_rhs *r, const remat_ode_options *opt, remat_val y0,
+                                         remat_val params, remat_val t0, remat_val t1, remat_val *y1);
 /* A batched y0 (..., S): ode_integrate_adaptive once per member, the
  * outputs (n_times, ..., S), the stats summed (counts), least (t), worst (code) */
 remat_status ode_integrate_adaptive_batch(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
@@ -173,9 +179,11 @@ void ode_aug_eval(remat_fn *g, const ode_aug_rhs *ar, remat_val t, remat_val y, 
 remat_status rmi_ode_backsolve_check(const remat_ode_options *opt, remat_fn *f, remat_val y0, remat_val params);
 /* ys (K, S), the fixed-step integration of y0 and params (built from their
  * stop_gradient), through the op whose VJP solves the adjoint backwards:
- * *out has ys' values; steps[k] as check_grid counts them. */
+ * *out has ys' values; steps[k] as check_grid counts them; ts (K,) the
+ * output times as a value (adaptive, remat_ode_integrate_times), else
+ * REMAT_NONE and opt->times. */
 remat_status rmi_ode_backsolve_wrap(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                    const int64_t *steps, remat_val y0, remat_val params, remat_val ys,
+                                    const int64_t *steps, remat_val y0, remat_val params, remat_val ts, remat_val ys,
                                     remat_val *out);
 
 /* ---- the interpolating adjoint (interp.c) ---- */
