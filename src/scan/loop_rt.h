@@ -73,7 +73,6 @@ struct loop_core {
      * slow0 on are carries in the file slow_fd; slow_hi the extent written;
      * slow_failed once a write or read failed (the run's status says so) */
     bool slow_on, slow_failed;
-    const char *slow_what; /* the loop in the tier's messages */
     int64_t slow0;
     int slow_fd;
     int64_t slow_hi;
@@ -102,6 +101,7 @@ struct loop_core {
     /* stats of the last root run (remat_hop_stats) */
     int64_t evals;
     size_t peak_bytes;
+    const char *slow_what; /* the loop in the slow tier's messages (last: the hot fields keep their places) */
 };
 
 static inline char *rmi_loop_slot(const loop_core *c, int64_t slot)
