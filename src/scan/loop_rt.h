@@ -51,6 +51,7 @@ typedef struct {
     bool (*taped)(const loop_core *c, int64_t k);
     /* after a restore (NULL: nothing) */
     void (*restored)(loop_core *c);
+    const char *name; /* the loop in the slow tier's messages */
 } loop_kind;
 
 struct loop_core {
@@ -101,7 +102,6 @@ struct loop_core {
     /* stats of the last root run (remat_hop_stats) */
     int64_t evals;
     size_t peak_bytes;
-    const char *slow_what; /* the loop in the slow tier's messages (last: the hot fields keep their places) */
 };
 
 static inline char *rmi_loop_slot(const loop_core *c, int64_t slot)
