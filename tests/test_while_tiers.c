@@ -211,12 +211,41 @@ static void test_while_tiers_table_kept(void **state)
     assert_memory_equal(g1, g2, sizeof g1);
 }
 
+/* the residual report: the store's RAM slots, the slow tier's capacity
+ * named as offloaded (not in the store's bytes) */
+static void test_while_tiers_residual_report(void **state)
+{
+    (void)state;
+    const char *const scheds[] = {"two-tier:1:4", "two-tier:3:0"};
+    for (int i = 0; i < 2; i++) {
+        remat_schedule_spec spec = spec_of(scheds[i]);
+        remat_fn *f = model(false, -1, &spec, 100);
+        remat_residual_list *rl;
+        assert_int_equal(remat_saved_residuals(f, 0, NULL, &rl), REMAT_OK);
+        bool seen = false;
+        for (int k = 0; k < remat_residual_list_count(rl); k++) {
+            const remat_residual *e = remat_residual_list_get(rl, k);
+            if (e->kind != REMAT_RESIDUAL_SNAPSHOT)
+                continue;
+            seen = true;
+            assert_int_equal(e->count, spec.snapshots);
+            const bool named = strstr(e->detail, "+ up to 4 snapshots offloaded to the slow tier (192 bytes)") != NULL;
+            if (named != (spec.disk_snapshots > 0))
+                fail_msg("%s: residual detail '%s'", scheds[i], e->detail);
+        }
+        assert_true(seen);
+        remat_residual_list_free(rl);
+        remat_fn_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_while_tiers_gradient_and_bytes),
         cmocka_unit_test(test_while_tiers_bad_directory_and_full_tier),
         cmocka_unit_test(test_while_tiers_table_kept),
+        cmocka_unit_test(test_while_tiers_residual_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

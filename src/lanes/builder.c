@@ -58,15 +58,14 @@ int32_t rmi_lb_push(lb *b, remat_lane_ins I)
 int32_t rmi_lb_op3(lb *b, remat_op op, remat_dtype dt, int32_t x, int32_t y, int32_t z, double imm)
 {
     return rmi_lb_push(b, (remat_lane_ins){.kind = REMAT_LANE_OP, .dt = (uint8_t)dt, .op = (uint16_t)op, .a = x, .b = y,
-                                    .c = z, .buf = -1, .imm = imm});
+                                           .c = z, .buf = -1, .imm = imm});
 }
 
 int32_t rmi_lb_konst(lb *b, remat_dtype dt, double v)
 {
     return rmi_lb_push(b, (remat_lane_ins){.kind = REMAT_LANE_CONST, .dt = (uint8_t)dt, .a = -1, .b = -1, .c = -1,
-                                    .buf = -1, .imm = v});
+                                           .buf = -1, .imm = v});
 }
-
 
 /* ---- values in buffers ---- */
 
@@ -98,8 +97,9 @@ lval *rmi_lb_load(lb *b, int32_t buf, remat_dtype dt, const remat_shape *s)
     int64_t c[REMAT_MAX_RANK];
     for (int64_t e = 0; e < v->n; e++) {
         rmi_lb_entry_coords(s, v->lane, e, c);
-        v->reg[e] = rmi_lb_push(b, (remat_lane_ins){.kind = REMAT_LANE_LOAD, .dt = (uint8_t)dt, .a = -1, .b = -1, .c = -1,
-                                              .buf = buf, .off = rmi_lb_coords_flat(s, c), .lstride = ls});
+        v->reg[e] = rmi_lb_push(b, (remat_lane_ins){.kind = REMAT_LANE_LOAD, .dt = (uint8_t)dt, .a = -1, .b = -1,
+                                                     .c = -1, .buf = buf, .off = rmi_lb_coords_flat(s, c),
+                                                     .lstride = ls});
     }
     return v;
 }
@@ -125,8 +125,8 @@ void rmi_lb_store(lb *b, int32_t buf, const lval *v)
         }
         rmi_lb_entry_coords(&v->shape, v->lane, e, c);
         rmi_lb_push_to(b, &b->st, &b->n_st, &b->cap_st,
-                (remat_lane_ins){.kind = REMAT_LANE_STORE, .dt = (uint8_t)v->dt, .post = (uint8_t)post,
-                                 .a = v->reg[e], .b = -1, .c = -1, .buf = buf, .off = rmi_lb_coords_flat(&v->shape, c),
-                                 .lstride = ls});
+                       (remat_lane_ins){.kind = REMAT_LANE_STORE, .dt = (uint8_t)v->dt, .post = (uint8_t)post,
+                                        .a = v->reg[e], .b = -1, .c = -1, .buf = buf,
+                                        .off = rmi_lb_coords_flat(&v->shape, c), .lstride = ls});
     }
 }

@@ -174,7 +174,7 @@ static lval *constant(lb *b, const remat_node *N)
         return b->ok = 0, NULL;
     for (int64_t e = 0; e < o->n; e++)
         o->reg[e] = rmi_lb_konst(b, o->dt, o->dt == REMAT_F32 ? (double)((const float *)N->data)[e]
-                                                        : ((const double *)N->data)[e]);
+                                                               : ((const double *)N->data)[e]);
     return o;
 }
 
@@ -220,8 +220,8 @@ static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
                                                       : 0.0;
     for (int64_t e = 0; e < o->n && b->ok; e++)
         o->reg[e] = N->op == REMAT_OP_ADD ? add(b, o->dt, x[0]->reg[e], x[1]->reg[e])
-                                          : rmi_lb_op3(b, (remat_op)N->op, o->dt, x[0]->reg[e], nin > 1 ? x[1]->reg[e] : -1,
-                                                nin > 2 ? x[2]->reg[e] : -1, imm);
+                                          : rmi_lb_op3(b, (remat_op)N->op, o->dt, x[0]->reg[e],
+                                                       nin > 1 ? x[1]->reg[e] : -1, nin > 2 ? x[2]->reg[e] : -1, imm);
     return o;
 }
 
@@ -233,8 +233,9 @@ static lval *elementwise(lb *b, const remat_node *N, lval *const *x, int nin)
 static int32_t max_step(lb *b, remat_dtype dt, int32_t m, int32_t x)
 {
     const int32_t mx = rmi_lb_op3(b, REMAT_OP_MAX, dt, x, m, -1, 0.0);
-    const int32_t neg = rmi_lb_op3(b, REMAT_OP_LT, dt, rmi_lb_op3(b, REMAT_OP_DIV, dt, rmi_lb_konst(b, dt, 1.0), m, -1, 0.0),
-                            rmi_lb_konst(b, dt, 0.0), -1, 0.0);
+    const int32_t neg =
+        rmi_lb_op3(b, REMAT_OP_LT, dt, rmi_lb_op3(b, REMAT_OP_DIV, dt, rmi_lb_konst(b, dt, 1.0), m, -1, 0.0),
+                   rmi_lb_konst(b, dt, 0.0), -1, 0.0);
     const int32_t eq_neg = rmi_lb_op3(b, REMAT_OP_MUL, dt, rmi_lb_op3(b, REMAT_OP_EQ, dt, x, m, -1, 0.0), neg, -1, 0.0);
     return rmi_lb_op3(b, REMAT_OP_SELECT, dt, eq_neg, x, mx, 0.0);
 }
@@ -278,7 +279,7 @@ static lval *reduce(lb *b, const lval *x, const remat_node *N)
             ic[kept[q]] = oc[q];
         memset(rc, 0, sizeof rc);
         int32_t acc = across ? rmi_lb_push(b, (remat_lane_ins){.kind = REMAT_LANE_SUM0, .dt = (uint8_t)o->dt, .a = -1,
-                                                         .b = -1, .c = -1, .buf = -1})
+                                                                .b = -1, .c = -1, .buf = -1})
                       : is_max ? -1
                                : rmi_lb_konst(b, o->dt, 0.0);
         for (;;) { /* odometer over the reduced axes, last fastest (across: in each lane in turn) */
@@ -286,8 +287,8 @@ static lval *reduce(lb *b, const lval *x, const remat_node *N)
                 ic[red[q]] = rc[q];
             const int32_t xe = x->reg[rmi_lb_coords_entry(&x->shape, x->lane, ic)];
             if (across)
-                rmi_lb_push(b, (remat_lane_ins){.kind = REMAT_LANE_ACC, .dt = (uint8_t)o->dt, .a = acc, .b = xe, .c = -1,
-                                         .buf = -1});
+                rmi_lb_push(b, (remat_lane_ins){.kind = REMAT_LANE_ACC, .dt = (uint8_t)o->dt, .a = acc, .b = xe,
+                                                .c = -1, .buf = -1});
             else if (is_max)
                 acc = acc < 0 ? xe : max_step(b, o->dt, acc, xe);
             else

@@ -51,6 +51,7 @@ typedef struct {
     bool (*taped)(const loop_core *c, int64_t k);
     /* after a restore (NULL: nothing) */
     void (*restored)(loop_core *c);
+    const char *name; /* the loop in the slow tier's messages */
 } loop_kind;
 
 struct loop_core {
@@ -77,7 +78,6 @@ struct loop_core {
      * slow0 on are carries in the file slow_fd; slow_hi the extent written;
      * slow_failed once a write or read failed (the run's status says so) */
     bool slow_on, slow_failed;
-    const char *slow_what; /* the loop in the tier's messages */
     int64_t slow0;
     int slow_fd;
     int64_t slow_hi;

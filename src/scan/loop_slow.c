@@ -34,7 +34,7 @@ void rmi_loop_slow_io(loop_core *c, int slot, bool write)
                 continue;
             c->slow_failed = true;
             rmi_error(REMAT_ERR_IO, "%s: the slow snapshot tier: %s %zu bytes at offset %lld: %s",
-                      c->slow_what ? c->slow_what : "loop", write ? "writing" : "reading", c->carry_bytes, (long long)off,
+                      c->kind->name, write ? "writing" : "reading", c->carry_bytes, (long long)off,
                       k < 0 ? strerror(errno) : "end of file");
             return;
         }

@@ -118,7 +118,8 @@ static void reverse_io(loop_core *c, int64_t k)
 }
 
 /* a scan: every step taped, nothing to do after a step or a restore */
-const loop_kind rmi_scan_loop_kind = {.advance = advance_one, .advance_group = advance_group, .step_io = step_io, .reverse_io = reverse_io};
+const loop_kind rmi_scan_loop_kind = {.advance = advance_one, .advance_group = advance_group, .step_io = step_io,
+                                      .reverse_io = reverse_io, .name = "scan"};
 
 const scan_rt_exec rmi_scan_exec_interp = {.bind = bind, .run = rmi_loop_run, .finish = finish,
                                              .carry_in = rmi_scan_rt_copy_carry_in,

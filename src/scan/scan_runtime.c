@@ -423,7 +423,6 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
                              "host memory only (pinned host memory for devices is not)",
                              d->loc.file ? d->loc.file : "?", d->loc.line, L->be->iface.name);
         r->c.slow_on = true;
-        r->c.slow_what = "scan";
         r->c.slow0 = d->sched.snapshots;
         r->c.slow_fd = -1;
     }

@@ -114,4 +114,5 @@ static void restored(loop_core *c) { ((while_rt *)c)->pending = -1; }
 /* a while loop: the plain step evaluates cond's lookahead, a step settles
  * its flag, rejected iterations are untaped */
 const loop_kind rmi_while_loop_kind = {.advance = advance, .step_io = step_io, .stepped = settle,
-                                       .reverse_io = reverse_io, .taped = taped, .restored = restored};
+                                       .reverse_io = reverse_io, .taped = taped, .restored = restored,
+                                       .name = "while"};

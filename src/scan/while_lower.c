@@ -116,7 +116,6 @@ remat_status rmi_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins
                              "forward node to the backward, which an enclosing loop's schedule may never run",
                              d->label);
         r->c.slow_on = true;
-        r->c.slow_what = r->d ? r->d->label : "while";
         r->c.slow0 = d->sched.snapshots;
         r->c.slow_fd = -1;
         r->slow_len = -1;

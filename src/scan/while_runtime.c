@@ -127,11 +127,15 @@ static scan_replay_dims dims(const while_rt *r, int64_t n)
 
 #define WHILE_NO_FILE (-2) /* the descriptor when the run's length writes no slow slot */
 
-static void slow_fail(while_rt *r)
+/* the tier's failure as the run's status; label: prefix the message with
+ * the loop's (a write or read names only the kind, the file's opening the
+ * loop already) */
+static void slow_fail(while_rt *r, bool label)
 {
-    if (r->status == REMAT_OK) { /* the message names the loop (slow_what, rmi_loop_slow_open's what) */
+    if (r->status == REMAT_OK) {
         r->status = REMAT_ERR_IO;
-        snprintf(r->message, sizeof r->message, "%s", remat_last_error());
+        snprintf(r->message, sizeof r->message, "%s%s%s", label ? r->d->label : "", label ? ": " : "",
+                 remat_last_error());
     }
     r->c.slow_failed = true;
 }
@@ -181,7 +185,7 @@ static bool slow_open(while_rt *r)
                                       r->d->label);
     slow_header(r, r->c.slow_fd, 0);
     if (r->c.slow_fd < 0) {
-        slow_fail(r);
+        slow_fail(r, false);
         return false;
     }
     return true;
@@ -279,7 +283,7 @@ static void k_while_fwd(const remat_exec_ctx *cx, const remat_instr *I)
     rmi_while_lanes_tier_done(r);
     if (r->c.slow_on && (st != REMAT_OK || r->c.slow_failed)) { /* no backward: the file goes now */
         if (r->c.slow_failed)
-            slow_fail(r);
+            slow_fail(r, true);
         slow_close(r);
     }
     if (st != REMAT_OK) {
@@ -338,7 +342,7 @@ static void k_while_bwd(const remat_exec_ctx *cx, const remat_instr *I)
     rmi_while_lanes_tier_done(r);
     if (r->c.slow_on) {
         if (r->c.slow_failed)
-            slow_fail(r);
+            slow_fail(r, true);
         slow_close(r);
         if (r->c.slow_failed)
             return;
