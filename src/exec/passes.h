@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ad/graph_impl.h"
+#include "ad/graph_view.h"
 #include "backend/backend_impl.h"
 #include "exec/program_impl.h"
 
@@ -75,7 +75,7 @@ typedef struct {
 
 /* The pipeline's state: the records and what is per program. */
 typedef struct {
-    const remat_fn *g;
+    const remat_graph_view *g; /* the function compiled (ad/graph_view.h) */
     remat_backend *be;
     remat_program *p;
     remat_cnode *N;       /* one per node */
@@ -112,7 +112,7 @@ int32_t rmi_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first);
 
 size_t rmi_node_bytes(const remat_node *n);
 /* Whether n's value is its operand's storage (reshape, name, view slice, projection). */
-bool rmi_node_is_alias(const remat_fn *g, const remat_node *n);
+bool rmi_node_is_alias(const remat_graph_view *g, const remat_node *n);
 
 remat_status rmi_pass_order(remat_compile_ctx *c);
 remat_status rmi_pass_splat(remat_compile_ctx *c);
