@@ -37,7 +37,7 @@ PyMODINIT_FUNC PyInit__remat(void)
     if (rp_errors_init(module) < 0 || rp_mechanism_init(module) < 0 || rp_pfr_init(module) < 0 || add_functions(module, base_functions) < 0 ||
         add_functions(module, rp_mechanism_functions) < 0 || add_functions(module, rp_pfr_functions) < 0 ||
         add_functions(module, rp_fit_functions) < 0 || rp_graph_init(module) < 0 ||
-        add_functions(module, rp_graph_functions) < 0 || rp_nn_init(module) < 0 ||
+        rp_nn_init(module) < 0 ||
         add_functions(module, rp_nn_functions) < 0 ||
         PyModule_AddIntConstant(module, "STATUS_COUNT", REMAT_STATUS_COUNT) < 0) {
         Py_DECREF(module);

@@ -62,11 +62,11 @@ extern PyMethodDef rp_mechanism_functions[];
 extern PyMethodDef rp_pfr_functions[];
 int rp_pfr_init(PyObject *module);
 extern PyMethodDef rp_fit_functions[];
-extern PyMethodDef rp_graph_functions[];
+/* graph.c: the types Fn and Program and the transforms and compile (graph.h) */
 int rp_graph_init(PyObject *module);
 extern PyMethodDef rp_nn_functions[];
 int rp_nn_init(PyObject *module);
-/* graph.c's policies (None, a name, or (kind, names)) and functions, for nn.c */
+/* graph_scan.c's policies (None, a name, or (kind, names)) and functions, for nn.c */
 int rp_policy_of(PyObject *spec, remat_policy **out);
 PyObject *rp_wrap_fn(remat_fn *f);
 remat_fn *rp_fn_of(PyObject *obj, const char *what);

@@ -1,5 +1,5 @@
 /*
- * graph_impl.h (internal to src/ad and src/exec) — a remat_fn's storage and
+ * graph_impl.h (internal to src/ad) — a remat_fn's storage and
  * the calls that change it.
  *
  * A function owns its nodes (one growable array, referenced by index) and a
@@ -7,13 +7,15 @@
  * constant data), freed at once. Op constructors only record op, inputs and
  * typed parameters after checking shapes; nothing is computed here. The node
  * layout itself is ad/node.h; what a higher-order primitive may call is
- * ad/hop.h and ad/hop_vjp.h (other modules include those, not this).
+ * ad/hop.h and ad/hop_vjp.h, what the compiler reads ad/graph_view.h (other
+ * modules include those, not this).
  */
 #ifndef REMAT_AD_GRAPH_IMPL_H
 #define REMAT_AD_GRAPH_IMPL_H
 
 #include <stddef.h>
 
+#include "ad/graph_view.h"
 #include "ad/hop.h"
 #include "ad/node.h"
 #include "core/arena.h"
@@ -51,13 +53,7 @@ const char *rmi_fn_strdup(remat_fn *f, const char *s);
 void rmi_node_op_info(const remat_fn *f, remat_val v, remat_op_info *info, remat_dtype *in_dtypes,
                       remat_shape *in_shapes);
 
-/* live[v] = 1 when v is needed to compute f's outputs (calloc'ed, caller
- * frees); NULL when out of memory. */
-uint8_t *rmi_fn_live_mask(const remat_fn *f);
-/* res[v] = 1 when v is a residual of a reverse-mode function: a forward
- * value (not a constant) read by a live backward node. Returns the count.
- * res is zeroed first and has room for every node. */
-int rmi_fn_residual_mask(const remat_fn *f, const uint8_t *live, uint8_t *res);
+/* rmi_fn_live_mask, rmi_fn_residual_mask: ad/graph_view.h */
 
 /* Copy a node of `src` into `dst` with inputs remapped through `map`; the
  * parameters are deep-copied into dst's arena. Keeps loc, name and

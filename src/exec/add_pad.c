@@ -32,7 +32,7 @@ static bool contiguous_pad(const remat_node *pn, const remat_shape *gs)
 
 remat_status rmi_pass_add_pad(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     remat_cnode *N = c->N;
     int32_t pads = 0;
     for (int32_t i = 0; i < c->n_order; i++)

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ad/flatten.h"
 #include "core/alloc.h"
 #include "core/assert.h"
 #include "core/config.h"
@@ -54,7 +53,7 @@ static remat_cnode *new_records(int32_t nn)
     return N;
 }
 
-static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_program *p)
+static remat_status compile_fn(const remat_graph_view *g, remat_backend *be, remat_program *p)
 {
     remat_compile_ctx c = {.g = g, .be = be, .p = p, .N = new_records(g->n_nodes)};
     if (!c.N)
@@ -94,16 +93,17 @@ static remat_status compile_fn(const remat_fn *g, remat_backend *be, remat_progr
     return st;
 }
 
-static int has_calls(const remat_fn *f)
+static int has_calls(const remat_fn *fn)
 {
-    for (int32_t v = 0; v < f->n_nodes; v++)
-        if (f->nodes[v].op == REMAT_OP_CHECKPOINT)
+    const remat_graph_view f = rmi_graph_view(fn);
+    for (int32_t v = 0; v < f.n_nodes; v++)
+        if (f.nodes[v].op == REMAT_OP_CHECKPOINT)
             return 1;
     return 0;
 }
 
 /* The program's inputs and outputs (shapes, dtypes, argument names). */
-static remat_status describe_signature(remat_program *p, const remat_fn *g)
+static remat_status describe_signature(remat_program *p, const remat_graph_view *g)
 {
     p->n_in = g->n_args;
     p->n_out = g->n_outs;
@@ -138,14 +138,15 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
     *out = NULL;
     if (!fn || !be)
         return rmi_error(REMAT_ERR_NULL, "compile: %s is NULL", fn ? "backend" : "function");
-    if (fn->status != REMAT_OK)
-        return rmi_error(fn->status, "compile of '%s', which has a build error: %s", fn->name, remat_fn_error(fn));
-    if (fn->n_outs == 0)
-        return rmi_error(REMAT_ERR_ARG, "compile of '%s': it has no outputs", fn->name);
+    if (remat_fn_status(fn) != REMAT_OK)
+        return rmi_error(remat_fn_status(fn), "compile of '%s', which has a build error: %s", remat_fn_name(fn),
+                         remat_fn_error(fn));
+    if (remat_fn_num_outputs(fn) == 0)
+        return rmi_error(REMAT_ERR_ARG, "compile of '%s': it has no outputs", remat_fn_name(fn));
     remat_fn *inl = NULL;
     if (has_calls(fn) && !(inl = rmi_fn_inline_calls(fn)))
         return REMAT_ERR_NOMEM; /* remat_last_error() says so */
-    const remat_fn *g = inl ? inl : fn;
+    const remat_graph_view g = rmi_graph_view(inl ? inl : fn);
     remat_program *p = rmi_calloc(1, sizeof *p);
     if (!p) {
         remat_fn_free(inl);
@@ -185,9 +186,9 @@ static remat_status compile_common(const remat_fn *fn, remat_backend *be, remat_
     remat_exec_ctx *cx = &p->counters->compile_cx;
     remat_status st = counters ? REMAT_OK : rmi_exec_ctx_open(be, cx);
     if (st == REMAT_OK)
-        st = describe_signature(p, g);
+        st = describe_signature(p, &g);
     if (st == REMAT_OK)
-        st = compile_fn(g, be, p);
+        st = compile_fn(&g, be, p);
     if (!counters) {
         remat_status closed = rmi_exec_ctx_close(cx);
         if (st == REMAT_OK)

@@ -32,7 +32,7 @@ static bool placeable(const remat_compile_ctx *c, remat_val u, const remat_val *
 
 remat_status rmi_pass_concat_inplace(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     remat_cnode *N = c->N;
     for (int32_t i = 0; i < c->n_order; i++) {
         int32_t v = c->order[i];

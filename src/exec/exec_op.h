@@ -2,7 +2,7 @@
 #ifndef REMAT_EXEC_EXEC_OP_H
 #define REMAT_EXEC_EXEC_OP_H
 
-#include "ad/graph_impl.h"
+#include "ad/graph_view.h"
 #include "backend/backend_impl.h"
 
 /* Copies the parameter member n's op uses (by its parameter kind) into op->p. */

@@ -20,7 +20,7 @@
  * and those ops keep their per-element adapters (not measured faster fused). */
 enum { FUSE_MIN_ELEMENTS = 16 };
 
-static int fusable(const remat_fn *g, const remat_cnode *N, remat_val v)
+static int fusable(const remat_graph_view *g, const remat_cnode *N, remat_val v)
 {
     const remat_node *n = &g->nodes[v];
     if (!remat_op_is_elementwise((remat_op)n->op) || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64) || n->nin > 3 ||
@@ -52,7 +52,7 @@ static void link_members(const remat_compile_ctx *c, remat_cnode *N)
  * self). An add that absorbs a pad (add_pad.c) is its own instruction. */
 remat_status rmi_pass_fuse(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     remat_cnode *N = c->N;
     int32_t nn = g->n_nodes;
     /* readers of each node (CSR), outputs marked as a reader -1 */
@@ -120,7 +120,7 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
     return REMAT_OK;
 }
 
-void rmi_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
+void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
                        remat_fused_uop *uops, remat_val *ext, int *n_ext)
 {
     REMAT_ASSERT(nm >= 1 && nm <= REMAT_FUSED_MAX_UOPS);

@@ -23,7 +23,7 @@
 /* The micro-ops of the group of members[0..nm-1] (ascending node order, the
  * root last) into *F and uops[nm]; its external inputs into ext (at most
  * 3 * nm), their count into *n_ext. */
-void rmi_fuse_describe(const remat_fn *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
+void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm, const remat_cnode *N, remat_fused_op *F,
                        remat_fused_uop *uops, remat_val *ext, int *n_ext);
 
 /* Compiles the fused group F of n elements into one native loop where the

@@ -17,7 +17,7 @@
 
 static remat_status build_exec_op(remat_compile_ctx *c, remat_val v, remat_exec_op *op)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     const remat_node *n = &g->nodes[v];
     remat_dtype *dts = rmi_prog_alloc(c->p, sizeof *dts * (size_t)(n->nin + 1));
     remat_shape *shs = rmi_prog_alloc(c->p, sizeof *shs * (size_t)(n->nin + 1));
@@ -46,7 +46,7 @@ static remat_status build_exec_op(remat_compile_ctx *c, remat_val v, remat_exec_
  * scratch buffers live for their one instruction. */
 remat_status rmi_pass_ops(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     remat_backend *be = c->be;
     c->ops = rmi_calloc((size_t)c->n_instr + 1, sizeof *c->ops);
     if (!c->ops)
@@ -126,8 +126,7 @@ static remat_status lower_hop(remat_compile_ctx *c, remat_val v, const remat_exe
     const remat_node *n = &c->g->nodes[v];
     const remat_storage *hop_st = c->N[v].hop_st;
     remat_program *p = c->p;
-    const remat_hop_rules *hr = n->p.hop.rules;
-    int no = hr->num_outputs(n->p.hop.data);
+    int no = rmi_hop_node_outputs(n);
     if (alloc_inputs(p, I, n->nin) != REMAT_OK)
         return REMAT_ERR_NOMEM;
     for (int k = 0; k < n->nin; k++)
@@ -151,7 +150,7 @@ static remat_status lower_hop(remat_compile_ctx *c, remat_val v, const remat_exe
         .counters = p->counters, .nested = p->counters != &p->own_counters,
     };
     p->op_counts[REMAT_OP_HOP]++;
-    return hr->lower(n->p.hop.data, &L, I);
+    return rmi_hop_node_lower(n, &L, I);
 }
 
 /* One instruction for the group rooted at v: its members' micro-ops, its
@@ -237,7 +236,7 @@ static remat_status lower_op(remat_compile_ctx *c, remat_val v, const remat_cins
  * repeats. */
 static remat_status lower_copies(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     int32_t ci = c->n_instr;
     for (int j = 0; j < g->n_outs; j++) {
         remat_val v = g->outs[j];
@@ -282,7 +281,7 @@ static remat_status sort_patches(remat_program *p)
  * every instruction (a fused group's: its members') plus its output. */
 static remat_status alloc_instrs(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     remat_program *p = c->p;
     int32_t total = c->n_instr + c->n_copies;
     size_t max_patches = (size_t)total * 2;
@@ -293,7 +292,7 @@ static remat_status alloc_instrs(remat_compile_ctx *c)
             continue;
         max_patches += (size_t)g->nodes[v].nin;
         if (R->hop_st)
-            max_patches += (size_t)g->nodes[v].p.hop.rules->num_outputs(g->nodes[v].p.hop.data);
+            max_patches += (size_t)rmi_hop_node_outputs(&g->nodes[v]);
     }
     p->instrs = rmi_calloc((size_t)(total ? total : 1), sizeof *p->instrs);
     p->patches = rmi_calloc(max_patches + 1, sizeof *p->patches);
@@ -325,7 +324,7 @@ static remat_status lower_tier(remat_compile_ctx *c, remat_val v, remat_instr *I
 
 remat_status rmi_pass_lower(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     remat_program *p = c->p;
     remat_status st = alloc_instrs(c);
     int32_t last_tier = -1; /* the last instruction that reads or writes the tier */

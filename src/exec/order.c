@@ -15,11 +15,11 @@
 /* Residual bytes: forward values read by live backward nodes. */
 static remat_status count_residuals(remat_compile_ctx *c, const uint8_t *live)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     uint8_t *is_res = rmi_malloc((size_t)g->n_nodes + 1);
     if (!is_res)
         return rmi_compile_nomem("a residual mask");
-    rmi_fn_residual_mask(g, live, is_res);
+    rmi_fn_residual_mask(g->fn, live, is_res);
     for (int32_t v = 0; v < g->n_nodes; v++)
         if (is_res[v]) {
             c->p->residual_bytes += rmi_node_bytes(&g->nodes[v]);
@@ -36,7 +36,7 @@ static remat_status count_residuals(remat_compile_ctx *c, const uint8_t *live)
  * aliases, and each copy would be one more pass over the step's tape. */
 static void bind_outputs(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     for (int j = 0; j < g->n_outs; j++) {
         remat_val v = g->outs[j];
         while (g->nodes[v].op == REMAT_OP_RESHAPE || rmi_op_is_identity((remat_op)g->nodes[v].op))
@@ -55,8 +55,8 @@ static void bind_outputs(remat_compile_ctx *c)
 
 remat_status rmi_pass_order(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
-    uint8_t *live = rmi_fn_live_mask(g);
+    const remat_graph_view *g = c->g;
+    uint8_t *live = rmi_fn_live_mask(g->fn);
     c->direct = rmi_calloc((size_t)g->n_outs + 1, 1);
     if (!live || !c->direct) {
         rmi_free(live);

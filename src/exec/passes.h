@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ad/graph_impl.h"
+#include "ad/graph_view.h"
 #include "backend/backend_impl.h"
 #include "exec/program_impl.h"
 
@@ -79,7 +79,7 @@ typedef struct {
 
 /* The pipeline's state: the records and what is per program. */
 typedef struct {
-    const remat_fn *g;
+    const remat_graph_view *g; /* the function compiled (ad/graph_view.h) */
     remat_backend *be;
     remat_program *p;
     remat_cnode *N;       /* one per node */
@@ -119,7 +119,7 @@ int32_t rmi_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first);
 
 size_t rmi_node_bytes(const remat_node *n);
 /* Whether n's value is its operand's storage (reshape, name, view slice, projection). */
-bool rmi_node_is_alias(const remat_fn *g, const remat_node *n);
+bool rmi_node_is_alias(const remat_graph_view *g, const remat_node *n);
 
 /* offload.c: which OFFLOAD nodes go to the tier (c->tier), their storage,
  * and the instructions of OFFLOAD and RELOAD nodes (last: the program's

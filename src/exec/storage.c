@@ -52,7 +52,7 @@ static size_t slice_view_offset(const remat_node *in, const remat_node *n)
     return off * remat_dtype_size((remat_dtype)n->dtype);
 }
 
-bool rmi_node_is_alias(const remat_fn *g, const remat_node *n)
+bool rmi_node_is_alias(const remat_graph_view *g, const remat_node *n)
 {
     return n->op == REMAT_OP_RESHAPE || rmi_op_is_identity((remat_op)n->op) || n->op == REMAT_OP_PROJ ||
            (n->op == REMAT_OP_SLICE && is_view_slice(n, &g->nodes[n->in[0]]));
@@ -64,7 +64,7 @@ bool rmi_node_is_alias(const remat_fn *g, const remat_node *n)
  * megabytes of zeros in the constant pool, no streaming them per op. */
 remat_status rmi_pass_splat(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     remat_cnode *N = c->N;
     int32_t candidates = 0;
     for (int32_t i = 0; i < c->n_order; i++) {
@@ -115,7 +115,7 @@ int32_t rmi_compile_add_buf(remat_compile_ctx *c, size_t size, int32_t first)
  * any later one bound to the same result becomes a copy. */
 static int hop_output_of(remat_compile_ctx *c, int32_t v, int i)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     int found = -1;
     for (int j = 0; j < g->n_outs; j++) {
         remat_val u = g->outs[j];
@@ -139,8 +139,7 @@ static int hop_output_of(remat_compile_ctx *c, int32_t v, int i)
 static remat_status hop_storage(remat_compile_ctx *c, int32_t v)
 {
     const remat_node *n = &c->g->nodes[v];
-    const remat_hop_rules *hr = n->p.hop.rules;
-    int no = hr->num_outputs(n->p.hop.data);
+    int no = rmi_hop_node_outputs(n);
     remat_cnode *R = &c->N[v];
     R->instr = c->n_instr++;
     R->hop_st = rmi_calloc((size_t)no + 1, sizeof *R->hop_st);
@@ -149,7 +148,7 @@ static remat_status hop_storage(remat_compile_ctx *c, int32_t v)
     for (int i = 0; i < no; i++) {
         remat_dtype dt;
         remat_shape sh;
-        hr->output_desc(n->p.hop.data, i, &dt, &sh);
+        rmi_hop_node_output_desc(n, i, &dt, &sh);
         size_t bytes = (size_t)remat_shape_numel(&sh) * remat_dtype_size(dt);
         int out = hop_output_of(c, v, i);
         if (out >= 0) {
@@ -196,7 +195,7 @@ static remat_status op_storage(remat_compile_ctx *c, int32_t v)
  * at the end at its copy. */
 static void lifetimes(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     const remat_cnode *N = c->N;
     for (int32_t i = 0; i < c->n_order; i++) {
         int32_t v = c->order[i];
@@ -226,7 +225,7 @@ static void lifetimes(remat_compile_ctx *c)
 
 remat_status rmi_pass_storage(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     remat_cnode *N = c->N;
     remat_status st0 = rmi_offload_mark(c, &c->tier);
     if (st0 != REMAT_OK)
