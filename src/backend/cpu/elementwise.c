@@ -22,6 +22,19 @@
 #include "core/assert.h"
 #include "core/exhaustive.h"
 
+/* The loops that are plain IEEE arithmetic, compares and selects are built
+ * for AVX-512F, AVX2 and the baseline, chosen once at load (an ifunc): the
+ * fused interpreter runs them on L1-resident 256-element blocks, where the
+ * baseline's SSE2 vectors made them compute-bound (the FFN's LayerNorm and
+ * gelu, recomputed under remat policies). The bits are the baseline's: each
+ * element is one correctly rounded operation whatever the width, and the
+ * project's -ffp-contract=off keeps multiply-adds unfused in every clone. */
+#if defined(__x86_64__) && (defined(__clang__) ? __clang_major__ >= 14 : __GNUC__ >= 6)
+#define VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define VEC_CLONES
+#endif
+
 /* One loop per op; `x` (and `y`) name the current element(s). T is the
  * element type, #defined around each instantiation below. */
 #define MAP1(expr)                   \
@@ -103,7 +116,7 @@
  * exponents get a loop of their own (vectorised, no bit loop per element).
  */
 #define DEFINE_ELEMENTWISE(SFX, SQRT)                                                       \
-    void rmi_cpu_unary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a)    \
+    VEC_CLONES void rmi_cpu_unary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a)    \
     {                                                                                        \
         switch (op) {                                                                        \
         case REMAT_OP_NEG: MAP1(-x);                                                         \
@@ -120,7 +133,7 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    void rmi_cpu_integer_pow_##SFX(size_t n, T *restrict out, const T *restrict a, int k)    \
+    VEC_CLONES void rmi_cpu_integer_pow_##SFX(size_t n, T *restrict out, const T *restrict a, int k)    \
     {                                                                                        \
         switch (k) {                                                                         \
         case 0: MAP1(((void)x, (T)1));                                                       \
@@ -154,13 +167,13 @@
         rmi_vm_map_##SFX(RMI_VM_POW, n, out, a, (T)p);                                       \
     }                                                                                        \
                                                                                              \
-    void rmi_cpu_binary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
+    VEC_CLONES void rmi_cpu_binary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
                               const T *restrict b)                                           \
     {                                                                                        \
         BINARY_SWITCH(MAP2)                                                                  \
     }                                                                                        \
                                                                                              \
-    void rmi_cpu_binary_scalar_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
+    VEC_CLONES void rmi_cpu_binary_scalar_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
                                      const T *restrict b, int scalar)                        \
     {                                                                                        \
         if (scalar == 1) {                                                                   \
@@ -170,7 +183,7 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    void rmi_cpu_select_scalar_##SFX(size_t n, T *restrict out, const T *restrict pred,      \
+    VEC_CLONES void rmi_cpu_select_scalar_##SFX(size_t n, T *restrict out, const T *restrict pred,      \
                                      const T *restrict on_true, int t_scalar,                \
                                      const T *restrict on_false, int f_scalar)               \
     {                                                                                        \
@@ -194,7 +207,7 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    void rmi_cpu_select_##SFX(size_t n, T *restrict out, const T *restrict pred,             \
+    VEC_CLONES void rmi_cpu_select_##SFX(size_t n, T *restrict out, const T *restrict pred,             \
                               const T *restrict on_true, const T *restrict on_false)         \
     {                                                                                        \
         /* a NaN predicate is != 0, so it selects on_true. Both operands are loaded          \
