@@ -378,6 +378,7 @@ INT_CASE(f_run, remat_fit_run(FT0, &(remat_fit_result){0}))
 VOID_CASE(f_result_clear, remat_fit_result_clear(NULL))
 INT_CASE(f_objective, remat_fit_objective(FT0, NULL, &(double){0}))
 INT_CASE(f_rcount, remat_fit_residual_count(FT0))
+INT_CASE(f_delay, remat_fit_delay(FT0, 0, NULL, &(double){0}))
 DBL_CASE(f_pstep, remat_fit_predict_step(FT0))
 INT_CASE(f_residuals, remat_fit_residuals(FT0, NULL, NULL))
 INT_CASE(f_jacobian, remat_fit_jacobian_at(FT0, NULL, NULL))
@@ -738,6 +739,7 @@ static const null_row null_table[] = {
     {"remat_fit_result_clear", "-", f_result_clear, 1},
     {"remat_fit_objective", "1", f_objective, 0},
     {"remat_fit_residual_count", "0", f_rcount, 0},
+    {"remat_fit_delay", "1", f_delay, 0},
     {"remat_fit_predict_step", "0", f_pstep, 0},
     {"remat_fit_residuals", "1", f_residuals, 0},
     {"remat_fit_jacobian_at", "1", f_jacobian, 0},

@@ -416,6 +416,12 @@ REMAT_API remat_fit_jacobian remat_fit_jacobian_mode(const remat_fit *fit);
  * fixed parameters are 0. */
 REMAT_API remat_status remat_fit_jacobian_at(remat_fit *fit, const double *params, double *J);
 REMAT_API remat_status remat_fit_objective(remat_fit *fit, const double *params, double *objective);
+/* Experiment e's model ignition delay at params (s; see "Ignition delays"),
+ * NaN when T does not rise REMAT_FIT_DELAY_RISE K within the horizon.
+ * REMAT_ERR_ARG when experiment e is not an ignition delay (or no
+ * experiment); REMAT_ERR_UNSUPPORTED on a process of opt.dist that does not
+ * evaluate it (its owner can). Not collective. */
+REMAT_API remat_status remat_fit_delay(remat_fit *fit, int e, const double *params, double *tau);
 /* Residuals model - data at params, one per measured cell: experiment by
  * experiment, row by row, species in mechanism order (NULL: just the count). */
 REMAT_API remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r);

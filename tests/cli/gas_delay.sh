@@ -5,7 +5,8 @@
 # h2o2.yaml at 1000, 1100 and 1300 K (tests/goldens/cantera_h2o2.json, T0 +
 # 400 K) fitted with m3, m11 free from 0.7, 1.4: both must come back to the
 # mechanism's 1 within 1e-5 (remat's delays are within 2e-7 of Cantera's);
-# --json names each experiment's T and P and counts three residuals.
+# --json names each experiment's T and P, counts three residuals and gives
+# each measured and fitted delay.
 set -u
 REMAT=$1
 MECH=$2
@@ -28,6 +29,17 @@ check "fit exits 0 (converged)" test $? -eq 0
 check "m3 back to 1 within 1e-5" near "$(num m3 fit.json)" 1 1e-5
 check "m11 back to 1 within 1e-5" near "$(num m11 fit.json)" 1 1e-5
 check "three residuals, one per delay" has fit.json '"n_residuals": 3,'
+tau=$(sed -n 1p delays.txt)
+fitted=$(sed -n 's/.*"delays": \[{"measured": [0-9.eE+-]*, "fitted": \([0-9.eE+-]*\)}.*/\1/p' fit.json)
+check "--json gives each experiment's measured and fitted delay" has fit.json "\"delays\": [{\"measured\": $tau, \"fitted\": "
+check "... the fitted 1000 K delay within 1e-6 of Cantera's" near "$fitted" "$tau" 1e-6
 check "--json gives each experiment's T and P" has fit.json \
     '"conditions": [{"T": 1000, "P": 101325}, {"T": 1100, "P": 101325}, {"T": 1300, "P": 101325}]'
+# the table: each experiment's conditions, measured and fitted delay
+"$REMAT" pfr fit --mechanism "$MECH/h2o2.yaml" --data d1000.csv --data d1100.csv --data d1300.csv \
+    --free m3,m11 --weighting relative --max-iters 1 >table.txt 2>table.err
+check "fit --max-iters 1 exits 0 or 3 (results printed)" test $? -eq 0 -o $? -eq 3
+check "the table names experiment 1's conditions and delays" grep -qE \
+    '^experiment 1 \(d1000.csv\): T = 1000, P = 101325; ignition delay 0.0003111377586 s, fitted 0.000311137[0-9]+ s$' \
+    table.txt
 exit $fail

@@ -154,6 +154,13 @@ static int gas_conds(const pfr_fit_report *rep, int e, const char **names, doubl
     return 2;
 }
 
+/* Whether experiment e is an ignition delay (remat/fit.h "Ignition delays":
+ * a gas mechanism's file whose first column is tau). */
+static int is_delay(const pfr_fit_report *rep, int e)
+{
+    return remat_gas_species_count(rep->m) > 0 && strcmp(remat_dataset_indep_name(rep->datasets[e]), "tau") == 0;
+}
+
 /* One line per experiment with its conditions (none: nothing). */
 static void print_conditions(const pfr_fit_report *rep)
 {
@@ -169,6 +176,11 @@ static void print_conditions(const pfr_fit_report *rep)
             printf("%s %s = %.10g", k ? "," : "", remat_mechanism_cond_name(rep->m, k), pfr_fit_cond(rep, e, k));
         for (int k = 0; k < G; k++)
             printf("%s %s = %.10g", C + k ? "," : "", gn[k], gv[k]);
+        double tau = NAN;
+        if (is_delay(rep, e)) {
+            remat_fit_delay(rep->fit, e, rep->r->params, &tau);
+            printf("; ignition delay %.10g s, fitted %.10g s", remat_dataset_times(rep->datasets[e])[0], tau);
+        }
         putchar('\n');
     }
 }
@@ -270,6 +282,24 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
             printf("%s\"%s\": ", C + k ? ", " : "", gn[k]);
             put_double(stdout, gv[k]);
         }
+        putchar('}');
+    }
+    /* ignition-delay experiments: measured and fitted delays (null for the others) */
+    int any_delay = 0;
+    for (int e = 0; e < rep->n_data; e++)
+        any_delay |= is_delay(rep, e);
+    for (int e = 0; any_delay && e < rep->n_data; e++) {
+        fputs(e ? ", " : "], \"delays\": [", stdout);
+        if (!is_delay(rep, e)) {
+            fputs("null", stdout);
+            continue;
+        }
+        double tau = NAN;
+        remat_fit_delay(rep->fit, e, rep->r->params, &tau); /* NaN: not reached (or another rank's) */
+        printf("{\"measured\": ");
+        put_double(stdout, remat_dataset_times(rep->datasets[e])[0]);
+        printf(", \"fitted\": ");
+        put_double(stdout, tau);
         putchar('}');
     }
     printf("], \"optimizer\": \"%s\", \"jacobian\": \"%s\", \"method\": \"%s\", \"schedule\": \"%s\",\n",

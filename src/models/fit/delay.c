@@ -159,3 +159,25 @@ remat_status fit_delay_locate(struct remat_fit *fit, int e, const double *p)
     x->located = true;
     return REMAT_OK;
 }
+
+remat_status remat_fit_delay(remat_fit *fit, int e, const double *params, double *tau)
+{
+    if (!fit || !params || !tau)
+        return rmi_error(REMAT_ERR_NULL, "fit: delay: %s is NULL", !fit ? "the fit" : !params ? "params" : "tau");
+    *tau = NAN;
+    if (e < 0 || e >= fit->E || !fit->exp[e].delay)
+        return rmi_error(REMAT_ERR_ARG, "fit: delay: experiment %d %s", e,
+                         e < 0 || e >= fit->E ? "does not exist" : "is not an ignition delay (first column tau)");
+    fit_exp *x = &fit->exp[e];
+    fit_class *k = &fit->cls[x->cls];
+    if (!k->res || !k->locate)
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "fit: delay: experiment %d is evaluated by another process", e);
+    remat_tensor in[8], out = fit_vec(x->r_full, x->rows * fit->S);
+    int n = fit_inputs(fit, e, params, NULL, 0, in);
+    remat_status st = remat_run(k->res, n, in, 1, &out, NULL);
+    if (st != REMAT_OK)
+        return st;
+    int iT = fit->S - 1; /* r = (tau - measured) w */
+    *tau = x->r_full[iT] / x->mask[iT] + x->target[iT];
+    return REMAT_OK;
+}
