@@ -66,6 +66,7 @@
 #define REMAT_GAS_H
 
 #include "export.h"
+#include "graph.h"
 #include "mechanism.h"
 #include "status.h"
 

@@ -67,16 +67,16 @@ static void io_fail(rmi_offload_store *s, bool write, const offload_io *o, const
              write ? "writing" : "reading", o->bytes, o->off, s->dir, why);
 }
 
-static void tier_io(const remat_instr *I, bool write)
+static void tier_io(const remat_exec_ctx *cx, const remat_instr *I, bool write)
 {
     const offload_io *o = I->aux;
     rmi_offload_store *s = o->s;
     size_t done = 0;
     if (s->host) { /* a device's values through host memory */
         if (write)
-            s->dev->copy_out(s->host + o->off, I->in[0], o->bytes);
+            s->dev->copy_out(cx, s->host + o->off, I->in[0], o->bytes);
         else
-            s->dev->copy_in(I->out, s->host + o->off, o->bytes);
+            s->dev->copy_in(cx, I->out, s->host + o->off, o->bytes);
         done = o->bytes;
     } else if (s->fd < 0 && s->status == REMAT_OK)
         io_fail(s, write, o, "the tier file is not open (an instruction ran outside its program's run)");
@@ -97,8 +97,8 @@ static void tier_io(const remat_instr *I, bool write)
         store_close(s);
 }
 
-static void tier_write(const remat_instr *I) { tier_io(I, true); }
-static void tier_read(const remat_instr *I) { tier_io(I, false); }
+static void tier_write(const remat_exec_ctx *cx, const remat_instr *I) { tier_io(cx, I, true); }
+static void tier_read(const remat_exec_ctx *cx, const remat_instr *I) { tier_io(cx, I, false); }
 
 /* the run's file: made, unlinked, reserved in full */
 static void begin_run(void *self)
@@ -151,7 +151,7 @@ static void report_plan(const void *self, remat_memory_plan *plan)
  * RELOAD node and that are no output (else they stay plain names). */
 remat_status rmi_offload_mark(remat_compile_ctx *c, uint8_t **tier)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     *tier = NULL;
     bool any = false;
     for (int32_t i = 0; i < c->n_order && !any; i++)

@@ -50,7 +50,7 @@ static size_t align_up(size_t x) { return (x + REMAT_ARENA_ALIGN - 1) / REMAT_AR
 /* The first instruction writing each output (-1: none found, unusable). */
 static void first_writes(const remat_compile_ctx *c, int32_t *fw)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     for (int j = 0; j < g->n_outs; j++)
         fw[j] = -1;
     for (int32_t i = 0; i < c->n_order; i++) {
@@ -62,7 +62,7 @@ static void first_writes(const remat_compile_ctx *c, int32_t *fw)
             fw[R->st.index] = R->instr;
         if (R->hop_st) {
             const remat_node *n = &g->nodes[v];
-            int no = n->p.hop.rules->num_outputs(n->p.hop.data);
+            int no = rmi_hop_node_outputs(n);
             for (int k = 0; k < no; k++)
                 if (R->hop_st[k].kind == ST_OUTPUT && (fw[R->hop_st[k].index] < 0 || R->instr < fw[R->hop_st[k].index]))
                     fw[R->hop_st[k].index] = R->instr;
@@ -129,7 +129,7 @@ static void move_storage(remat_storage *s, const int32_t *to_out, const size_t *
 
 remat_status rmi_pass_out_scratch(remat_compile_ctx *c)
 {
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     if (c->n_bufs == 0 || g->n_outs == 0)
         return REMAT_OK;
     int32_t *fw = rmi_malloc(sizeof *fw * (size_t)g->n_outs);
@@ -203,7 +203,7 @@ remat_status rmi_pass_out_scratch(remat_compile_ctx *c)
         move_storage(&R->st, to_out, to_off);
         if (R->hop_st) {
             const remat_node *n = &g->nodes[v];
-            int no = n->p.hop.rules->num_outputs(n->p.hop.data);
+            int no = rmi_hop_node_outputs(n);
             for (int k = 0; k < no; k++)
                 move_storage(&R->hop_st[k], to_out, to_off);
         }

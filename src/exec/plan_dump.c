@@ -21,7 +21,7 @@ void rmi_plan_dump(const remat_compile_ctx *c, size_t arena_bytes)
     const char *e = getenv("REMAT_PLAN_DUMP");
     if (!e || !*e || (e[0] == '0' && !e[1]) || c->n_bufs == 0)
         return;
-    const remat_fn *g = c->g;
+    const remat_graph_view *g = c->g;
     int32_t *owner = rmi_malloc(sizeof *owner * (size_t)c->n_bufs);
     if (!owner)
         return;
@@ -44,7 +44,7 @@ void rmi_plan_dump(const remat_compile_ctx *c, size_t arena_bytes)
         if (live > peak)
             peak = live, peak_at = t;
     }
-    fprintf(stderr, "plan of '%s': %d buffers, arena %zu bytes, live bytes peak %zu at instruction %d\n", g->name,
+    fprintf(stderr, "plan of '%s': %d buffers, arena %zu bytes, live bytes peak %zu at instruction %d\n", remat_fn_name(g->fn),
             (int)c->n_bufs, arena_bytes, peak, (int)peak_at);
     for (int32_t b = 0; b < c->n_bufs; b++) {
         const remat_plan_buf *B = &c->bufs[b];
