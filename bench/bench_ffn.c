@@ -21,7 +21,10 @@
  * peak_snapshot_bytes, the store's part of it, is reported beside it. The
  * parameters, x and the gradient buffers are the caller's and not counted
  * (a scan's stacked parameter gradients too: src/exec/compile.c writes a HOP's
- * results that are outputs straight into the caller's buffers).
+ * results that are outputs straight into the caller's buffers). Unrolled
+ * variants keep activations in those gradient buffers until the gradients
+ * are written (src/exec/out_scratch.c), as XLA does: what they hold there is
+ * not arena either.
  *
  * Timing: bench_util.h's round robin (two untimed runs per variant, then
  * `reps` rounds of one run each), wall and thread CPU time; run it with
@@ -381,7 +384,8 @@ int main(int argc, char **argv)
     const bool pass_ns = ns_peak <= 1.0 / 3 && ns_time <= 1.4, pass_bi = bi_peak <= 1.0 / 6;
     printf("{\"bench\":\"ffn\", \"layers\":%d, \"width\":%d, \"hidden\":%d, \"batch\":%d, \"dtype\":\"f32\", "
            "\"reps\":%d, \"param_bytes\":%zu,\n \"peak\":\"arena high-water mark (residuals, temporaries, scan "
-           "snapshot store and tapes); parameters, x and gradients are the caller's\",\n \"variants\":[",
+           "snapshot store and tapes); parameters, x and gradients are the caller's (unrolled variants keep "
+           "activations in the gradients until those are written)\",\n \"variants\":[",
            L, W, 4 * W, B, c.reps, remat_nn_params_bytes(pu));
     for (int i = 0; i < nv; i++) {
         const double med = bench_median(v[i].timing.wall, c.reps);
