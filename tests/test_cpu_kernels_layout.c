@@ -469,7 +469,6 @@ static void test_cpu_kernels_reduce_sum_order_is_ascending(void **state)
     (void)state;
     reduce_order_check(1, (int64_t[]){1001}, (bool[]){true});
     reduce_order_check(2, (int64_t[]){7, 37}, (bool[]){false, true}); /* 4-row chains + tail */
-    reduce_order_check(2, (int64_t[]){29, 37}, (bool[]){false, true}); /* 8-row chains, 4, tail */
     reduce_order_check(2, (int64_t[]){37, 7}, (bool[]){true, false});
     reduce_order_check(3, (int64_t[]){5, 3, 17}, (bool[]){true, false, true});
     reduce_order_check(4, (int64_t[]){3, 4, 5, 6}, (bool[]){false, true, false, true});
@@ -544,7 +543,6 @@ static void test_cpu_kernels_reduce_max_nan_zeros_and_empty(void **state)
         reduce_max_check(4, d, r, 1);
     }
     reduce_max_check(1, (int64_t[]){1001}, (bool[]){true}, 1);
-    reduce_max_check(2, (int64_t[]){29, 37}, (bool[]){false, true}, 1); /* 8-row chains, 4, tail; NaN, +-0 */
     reduce_max_check(2, (int64_t[]){3, 0}, (bool[]){false, true}, 0); /* empty runs: -inf */
     reduce_max_check(2, (int64_t[]){0, 3}, (bool[]){false, true}, 0); /* empty output */
     /* +0 beats -0 in either order, as XLA's lax.reduce_max */

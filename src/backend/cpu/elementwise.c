@@ -116,7 +116,7 @@
  * exponents get a loop of their own (vectorised, no bit loop per element).
  */
 #define DEFINE_ELEMENTWISE(SFX, SQRT)                                                       \
-    VEC_CLONES void rmi_cpu_unary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a)    \
+    VEC_CLONES static void vec_unary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a)    \
     {                                                                                        \
         switch (op) {                                                                        \
         case REMAT_OP_NEG: MAP1(-x);                                                         \
@@ -133,7 +133,7 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    VEC_CLONES void rmi_cpu_integer_pow_##SFX(size_t n, T *restrict out, const T *restrict a, int k)    \
+    VEC_CLONES static void vec_integer_pow_##SFX(size_t n, T *restrict out, const T *restrict a, int k)    \
     {                                                                                        \
         switch (k) {                                                                         \
         case 0: MAP1(((void)x, (T)1));                                                       \
@@ -167,13 +167,13 @@
         rmi_vm_map_##SFX(RMI_VM_POW, n, out, a, (T)p);                                       \
     }                                                                                        \
                                                                                              \
-    VEC_CLONES void rmi_cpu_binary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
+    VEC_CLONES static void vec_binary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
                               const T *restrict b)                                           \
     {                                                                                        \
         BINARY_SWITCH(MAP2)                                                                  \
     }                                                                                        \
                                                                                              \
-    VEC_CLONES void rmi_cpu_binary_scalar_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
+    VEC_CLONES static void vec_binary_scalar_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
                                      const T *restrict b, int scalar)                        \
     {                                                                                        \
         if (scalar == 1) {                                                                   \
@@ -183,7 +183,7 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    VEC_CLONES void rmi_cpu_select_scalar_##SFX(size_t n, T *restrict out, const T *restrict pred,      \
+    VEC_CLONES static void vec_select_scalar_##SFX(size_t n, T *restrict out, const T *restrict pred,      \
                                      const T *restrict on_true, int t_scalar,                \
                                      const T *restrict on_false, int f_scalar)               \
     {                                                                                        \
@@ -207,7 +207,7 @@
         }                                                                                    \
     }                                                                                        \
                                                                                              \
-    VEC_CLONES void rmi_cpu_select_##SFX(size_t n, T *restrict out, const T *restrict pred,             \
+    VEC_CLONES static void vec_select_##SFX(size_t n, T *restrict out, const T *restrict pred,             \
                               const T *restrict on_true, const T *restrict on_false)         \
     {                                                                                        \
         /* a NaN predicate is != 0, so it selects on_true. Both operands are loaded          \
@@ -218,6 +218,37 @@
             const T t = on_true[i], f = on_false[i];                                         \
             out[i] = pred[i] != (T)0 ? t : f;                                                \
         }                                                                                    \
+    }                                                                                             \
+    /* the public-internal names call the clones: a static function's ifunc                 \
+     * resolver stays local (gcc gives a global one default visibility) */                  \
+    void rmi_cpu_unary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a)    \
+    {                                                                                        \
+        vec_unary_##SFX(op, n, out, a);                                                      \
+    }                                                                                        \
+    void rmi_cpu_integer_pow_##SFX(size_t n, T *restrict out, const T *restrict a, int k)    \
+    {                                                                                        \
+        vec_integer_pow_##SFX(n, out, a, k);                                                 \
+    }                                                                                        \
+    void rmi_cpu_binary_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a,   \
+                              const T *restrict b)                                           \
+    {                                                                                        \
+        vec_binary_##SFX(op, n, out, a, b);                                                  \
+    }                                                                                        \
+    void rmi_cpu_binary_scalar_##SFX(remat_op op, size_t n, T *restrict out, const T *restrict a, \
+                                     const T *restrict b, int scalar)                        \
+    {                                                                                        \
+        vec_binary_scalar_##SFX(op, n, out, a, b, scalar);                                   \
+    }                                                                                        \
+    void rmi_cpu_select_scalar_##SFX(size_t n, T *restrict out, const T *restrict pred,      \
+                                     const T *restrict on_true, int t_scalar,                \
+                                     const T *restrict on_false, int f_scalar)               \
+    {                                                                                        \
+        vec_select_scalar_##SFX(n, out, pred, on_true, t_scalar, on_false, f_scalar);        \
+    }                                                                                        \
+    void rmi_cpu_select_##SFX(size_t n, T *restrict out, const T *restrict pred,             \
+                              const T *restrict on_true, const T *restrict on_false)         \
+    {                                                                                        \
+        vec_select_##SFX(n, out, pred, on_true, on_false);                                   \
     }
 
 REMAT_EXHAUSTIVE_BEGIN

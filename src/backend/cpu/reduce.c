@@ -5,7 +5,7 @@
  * with the same reduce flag merged, so every call becomes alternating groups
  * (kept K / reduced R) and the common cases are short loops:
  *   all axes             (R)      -> one running sum, no index arithmetic
- *   trailing axis        (K,R)    -> row sums, 8 (then 4) rows at a time
+ *   trailing axis        (K,R)    -> row sums, 4 rows at a time
  *   leading axis         (R,K)    -> out[:] += in[r,:] for r ascending
  *                                    (column sums: one vectorised row add each)
  *   anything else        (...)    -> the same inner loops under an odometer.
@@ -32,15 +32,6 @@
  */
 #define SUM_STEP(s, x) ((s) + (x))
 
-/* Built for AVX-512F, AVX2 and the baseline (elementwise.c says why): the
- * column sums (a vector add per row) and the eight row chains run wider;
- * every output's sum keeps its order, so the bits are the baseline's. */
-#if defined(__x86_64__) && (defined(__clang__) ? __clang_major__ >= 14 : __GNUC__ >= 6)
-#define VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define VEC_CLONES
-#endif
-
 /*
  * reduce_max: XLA's max is IEEE 754-2019 maximum, which lax.reduce_max
  * shows on the CPU backend: a NaN in the run gives NaN, and +0 beats -0
@@ -51,23 +42,12 @@
 #define MAX_STEP(m, x) (((x) > (m) || (x) != (x) || ((x) == (m) && signbit(m))) ? (x) : (m))
 
 #define DEFINE_REDUCE(T, NAME, STEP)                                                       \
-    VEC_CLONES static void NAME(T *restrict out, const T *restrict in, int r, const int64_t *dims,   \
+    static void NAME(T *restrict out, const T *restrict in, int r, const int64_t *dims,   \
                      const int64_t *in_st, const int64_t *out_st, bool last_reduced)       \
     {                                                                                      \
         const int64_t n = dims[r - 1];                                                     \
-        if (r == 2 && last_reduced) { /* (K,R) row sums: 8, then 4 chains at once */       \
+        if (r == 2 && last_reduced) { /* (K,R) row sums: 4 chains at once */               \
             int64_t k = 0;                                                                 \
-            for (; k + 8 <= dims[0]; k += 8) {                                             \
-                const T *x0 = in + k * n;                                                  \
-                T s[8];                                                                    \
-                for (int c = 0; c < 8; c++)                                                \
-                    s[c] = out[k + c];                                                     \
-                for (int64_t j = 0; j < n; j++)                                            \
-                    for (int c = 0; c < 8; c++)                                            \
-                        s[c] = STEP(s[c], x0[c * n + j]);                                  \
-                for (int c = 0; c < 8; c++)                                                \
-                    out[k + c] = s[c];                                                     \
-            }                                                                              \
             for (; k + 4 <= dims[0]; k += 4) {                                             \
                 const T *x0 = in + k * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;        \
                 T s0 = out[k], s1 = out[k + 1], s2 = out[k + 2], s3 = out[k + 3];          \
