@@ -151,17 +151,19 @@ int main(int argc, char **argv)
            "\"t_sens\": %g, \"rtol\": %g, \"atol\": %g, \"rounds\": %d,\n",
            argv[1], K, remat_mechanism_reaction_count(m), P, T0, L, ts, rtol, atol, rounds);
     double mf = median(tf, rounds), mg = median(tg, rounds);
-    printf(" \"forward\": {\"T_end\": %.10g, \"steps\": %.0f, \"rejected\": %.0f, \"first_ms\": %.3f, \"median_ms\": %.3f, "
-           "\"median_cpu_ms\": %.3f},\n",
+    printf(" \"forward\": {\"T_end\": %.10g, \"steps\": %.0f, \"rejected\": %.0f, \"first_ms\": %.3f, "
+           "\"median_ms\": %.3f, \"median_cpu_ms\": %.3f},\n",
            out[K], steps, rejected, first_fwd, mf, median(cf, rounds));
     printf(" \"gradient_all_params\": {\"T\": %.10g, \"dT_dm1\": %.6g, \"steps\": %.0f, \"first_ms\": %.3f, "
            "\"median_ms\": %.3f, \"median_cpu_ms\": %.3f}",
            obj, grad[1], stats[REMAT_ODE_STAT_ACCEPTED], first_grad, mg, median(cg, rounds));
     if (argc > 9) {
         char *cj = cantera_json(argv[9], argv, rtol, atol, rounds);
-        double cfwd = cantera_median(cj, "\"forward\""), csens = cantera_median(cj, "\"sensitivities_all_multipliers\"");
+        double cfwd = cantera_median(cj, "\"forward\"");
+        double csens = cantera_median(cj, "\"sensitivities_all_multipliers\"");
         if (!(cfwd > 0) || !(csens > 0)) {
-            fprintf(stderr, "bench_gas: %s: no forward and sensitivities_all_multipliers median_ms in\n%s\n", argv[9], cj);
+            fprintf(stderr, "bench_gas: %s: no forward and sensitivities_all_multipliers median_ms in\n%s\n",
+                    argv[9], cj);
             return 1;
         }
         printf(",\n \"vs_cantera\": {\"cantera_forward_ms\": %.3f, \"cantera_sensitivities_ms\": %.3f, "

@@ -11,7 +11,9 @@ trap 'rm -rf "$tmp"' EXIT
 printf '{"forward": {"T": 1, "median_ms": 1e9}, "sensitivities_all_multipliers": {"T": 1, "median_ms": 1e9}}\n' \
     >"$tmp/c.json"
 "$bench" "$root/data/mechanisms/h2o2.yaml" H2=2,O2=1,N2=3.76 1100 2e-5 1e-5 1e-6 1e-12 1 "$tmp/c.json" >"$tmp/out.json"
-grep -q '"vs_cantera": {"cantera_forward_ms": 1000000000.000, "cantera_sensitivities_ms": 1000000000.000, "forward_time_ratio": [0-9.e-]*, "sensitivity_speedup": [0-9.e+]*}' "$tmp/out.json" || {
+want='"vs_cantera": {"cantera_forward_ms": 1000000000.000, "cantera_sensitivities_ms": 1000000000.000, '
+want="$want"'"forward_time_ratio": [0-9.e-]*, "sensitivity_speedup": [0-9.e+]*}'
+grep -q "$want" "$tmp/out.json" || {
     cat "$tmp/out.json"
     echo "gas_smoke: no vs_cantera ratios" >&2
     exit 1

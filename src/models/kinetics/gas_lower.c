@@ -394,7 +394,8 @@ static remat_val factor_dM(lw *L, const gas_plan *g, const parts *o)
     remat_val dF = remat_select(f, cvec(L, g->is_troe, N), dTroe, remat_select(f, cvec(L, g->is_sri, N), dSri, zeros));
     remat_val rr = remat_div(f, o->k0, o->kinf);
     remat_val inv1 = remat_div(f, sc(L, 1), o->onePr), inv2 = remat_mul(f, inv1, inv1);
-    remat_val dfo = remat_mul(f, remat_add(f, remat_mul(f, o->F, inv2), remat_mul(f, remat_mul(f, o->Pr, inv1), dF)), rr);
+    remat_val dfo =
+        remat_mul(f, remat_add(f, remat_mul(f, o->F, inv2), remat_mul(f, remat_mul(f, o->Pr, inv1), dF)), rr);
     remat_val dca = remat_mul(f, remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, inv2)), rr);
     return remat_select(f, cvec(L, g->is_tb, N), ones,
                         remat_select(f, cvec(L, g->is_fo, N), dfo, remat_select(f, cvec(L, g->is_ca, N), dca, zeros)));
@@ -410,7 +411,10 @@ static remat_val slots_d(lw *L, int n, double *const *sel, const remat_val *slot
             if (u != s)
                 c = remat_mul(f, c, slots[u]);
         remat_val t = remat_mul(f, reshape2(f, c, L->N, 1), cmat(L, sel[s], L->N, L->K));
-        acc = acc == REMAT_NONE ? (sign > 0 ? t : remat_neg(f, t)) : sign > 0 ? remat_add(f, acc, t) : remat_sub(f, acc, t);
+        if (acc == REMAT_NONE)
+            acc = sign > 0 ? t : remat_neg(f, t);
+        else
+            acc = sign > 0 ? remat_add(f, acc, t) : remat_sub(f, acc, t);
     }
     return acc;
 }
