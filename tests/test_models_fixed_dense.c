@@ -180,7 +180,7 @@ static double planned(const remat_program *p)
 
 /* A fixed-step fit (rk4, dt 0.05, lm) of E experiments of K rows each:
  * the constants, the classes, and the bytes of the first class's programs */
-static double fit_fixed(int E, int K, int64_t steps, double *k_out, int *n_cls)
+static double fit_fixed(int E, int K, int64_t steps, double *k_out, int *n_cls, double *pred)
 {
     remat_mechanism *m = parse(abc_fit);
     remat_dataset *d[4];
@@ -197,6 +197,8 @@ static double fit_fixed(int E, int K, int64_t steps, double *k_out, int *n_cls)
     remat_fit_result r;
     assert_ok(remat_fit_run(fit, &r));
     k_out[0] = r.params[0], k_out[1] = r.params[1];
+    if (pred) /* the states at three times (two off the data rows), at k = (0.7, 0.3) */
+        assert_ok(remat_fit_predict(fit, E - 1, (double[]){0.7, 0.3}, 3, (double[]){0.1, 3.3, 10.0}, pred));
     *n_cls = fit->n_cls;
     const fit_class *k = &fit->cls[0];
     double bytes = planned(k->res) + planned(k->vg) + planned(k->vjp) + planned(k->jvp);
@@ -210,15 +212,17 @@ static double fit_fixed(int E, int K, int64_t steps, double *k_out, int *n_cls)
 
 /* The fit with --dt on rows on the grid (every 0.1 = 2 steps) finds the
  * per-interval fit's constants (--steps 2: the old path, a scan per row)
- * to 1e-9; three experiments of one length share one class of programs
- * (one each before). */
+ * to 1e-9, and remat_fit_predict gives its states; three experiments of one
+ * length share one class of programs (one each before). */
 static void test_models_fixed_dense_fit_matches_per_interval(void **state)
 {
     (void)state;
-    double a[2], b[2];
+    double a[2], b[2], pa[9], pb[9];
     int na, nb;
-    fit_fixed(3, 101, 0, a, &na);
-    fit_fixed(3, 101, 2, b, &nb);
+    fit_fixed(3, 101, 0, a, &na, pa);
+    fit_fixed(3, 101, 2, b, &nb, pb);
+    for (int i = 0; i < 9; i++) /* remat_fit_predict: the same steps of 0.05 */
+        assert_close(pa[i], pb[i], 1e-12, 1e-15);
     assert_int_equal(na, 1);
     assert_int_equal(nb, 3);
     for (int i = 0; i < 2; i++)
@@ -235,7 +239,7 @@ static void test_models_fixed_dense_fit_of_20000_rows(void **state)
     (void)state;
     double k[2];
     int n;
-    double small = fit_fixed(1, 1000, 0, k, &n), big = fit_fixed(1, 20000, 0, k, &n);
+    double small = fit_fixed(1, 1000, 0, k, &n, NULL), big = fit_fixed(1, 20000, 0, k, &n, NULL);
     assert_close(k[0], 0.7, 1e-4, 0);
     double per_row = (big - small) / 19000.0;
     if (!(per_row <= 4 * 200.0 * 3 * 8))

@@ -54,6 +54,8 @@ typedef struct {
  * equal rows and step count share; --steps N per interval (a grid made of
  * the times) keeps one scan per data interval. */
 bool fit_fixed_dense(const struct remat_fit *fit);
+/* its steps of dt from t0 to t_last (>= t0): at least 1, -1 past int64 */
+int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last);
 
 /* Experiments that share compiled programs: with adaptive stepping every
  * experiment of K rows (its initial state, times, data, mask and conditions

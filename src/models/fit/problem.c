@@ -27,6 +27,15 @@ bool fit_fixed_dense(const struct remat_fit *fit)
     return !fit->opt.adaptive && fit->opt.steps == 0 && fit->opt.adjoint == REMAT_ODE_ADJOINT_DISCRETE;
 }
 
+int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last)
+{
+    double span = (t_last - fit->opt.t0) / fit->dt;
+    if (!(span < 4e18))
+        return -1;
+    int64_t n = (int64_t)ceil(span - FIXED_GRID_SLACK * span);
+    return n < 1 ? 1 : n;
+}
+
 /* A weighted residual (y - data) / sigma past this squares beyond the
  * largest double (1.8e308, whose square root is 1.3e154) with room for a
  * sum: the objective would be inf, whatever the parameters. */
@@ -354,12 +363,9 @@ static remat_status plan_grid(struct remat_fit *fit)
                                      remat_dataset_path(x->d), t[k], (long long)k + 1,
                                      k == 0 ? "finite and at or after t0" : "finite and after the previous row's",
                                      k == 0 ? fit->opt.t0 : t[k - 1]);
-            double span = (t[x->rows - 1] - fit->opt.t0) / fit->dt;
-            if (!(span < 4e18))
+            if ((x->steps = fit_fixed_steps(fit, t[x->rows - 1])) < 0)
                 return rmi_error(REMAT_ERR_VALUE, "fit: %s: its times need too many steps of %g",
                                  remat_dataset_path(x->d), fit->dt);
-            x->steps = (int64_t)ceil(span - FIXED_GRID_SLACK * span);
-            x->steps = x->steps < 1 ? 1 : x->steps;
             fit->longest_scan = x->steps > fit->longest_scan ? x->steps : fit->longest_scan;
         }
         fit->finest_h = fit->dt;

@@ -13,13 +13,16 @@
  * intervals are (h_k = len_k / n_k), so rows on the grid equal that path's
  * within rounding, not bitwise. Reverse mode runs through the interpolant
  * (theta and the row mask are control values); memory O(K S) per snapshot
- * of opt->scan's schedule plus one step tape.
+ * of opt->scan's schedule plus its step tapes, the zero spec meaning binomial
+ * with REMAT_WHILE_DEFAULT_SNAPSHOTS (16) slots, as the adaptive loops'
+ * zero spec means online.
  */
 #include <stdio.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
+#include "remat/loop.h"
 
 /* body(y, fy, j, out, t0, h, ts[, params]) -> (y', f(t + h, y'), j + 1, out') */
 static remat_status make_body(const remat_mechanism *m, const remat_ode_options *opt, remat_dtype dt, int64_t S,
@@ -101,8 +104,16 @@ remat_status ode_integrate_fixed_dense(remat_fn *f, const remat_mechanism *m, co
                              remat_broadcast_to(f, remat_reshape(f, y0, 2, S_one), 2, SK)};
         remat_val consts[4] = {t0, remat_scalar(f, dt, opt->dt), remat_stop_gradient(f, ts), params};
         remat_val carry[4];
-        st = remat_scan(f, body, opt->steps, 4, init, 0, NULL, params != REMAT_NONE ? 4 : 3, consts, &opt->scan,
-                        carry, NULL);
+        /* the zero spec (store-all elsewhere) is binomial with the adaptive
+         * loops' default slots here: a step's tape holds O(K) (the row mask
+         * and theta), so storing every step would cost O(steps x K) */
+        remat_scan_options so = opt->scan;
+        const remat_schedule_spec *sp = &so.schedule;
+        if (sp->kind == REMAT_SCHED_STORE_ALL && sp->period == 0 && sp->snapshots == 0)
+            so.schedule = (remat_schedule_spec){.kind = REMAT_SCHED_BINOMIAL,
+                                                .snapshots = REMAT_WHILE_DEFAULT_SNAPSHOTS};
+        st = remat_scan(f, body, opt->steps, 4, init, 0, NULL, params != REMAT_NONE ? 4 : 3, consts, &so, carry,
+                        NULL);
         if (st == REMAT_OK)
             *y_at_outputs = remat_transpose(f, carry[3], (int[]){1, 0});
     }
