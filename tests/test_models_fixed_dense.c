@@ -180,6 +180,8 @@ static double planned(const remat_program *p)
 
 /* A fixed-step fit (rk4, dt 0.05, lm) of E experiments of K rows each:
  * the constants, the classes, and the bytes of the first class's programs */
+static int64_t res_nodes; /* the last fit_fixed's residual graph: its nodes */
+
 static double fit_fixed(int E, int K, int64_t steps, double *k_out, int *n_cls, double *pred)
 {
     remat_mechanism *m = parse(abc_fit);
@@ -202,6 +204,8 @@ static double fit_fixed(int E, int K, int64_t steps, double *k_out, int *n_cls, 
     *n_cls = fit->n_cls;
     const fit_class *k = &fit->cls[0];
     double bytes = planned(k->res) + planned(k->vg) + planned(k->vjp) + planned(k->jvp);
+    assert_non_null(k->res_fn); /* lm's forward J kept it for the JVP */
+    res_nodes = remat_fn_num_nodes(k->res_fn);
     remat_fit_result_clear(&r);
     remat_fit_free(fit);
     for (int e = 0; e < E; e++)
@@ -231,16 +235,22 @@ static void test_models_fixed_dense_fit_matches_per_interval(void **state)
     assert_close(a[1], 0.3, 1e-4, 0);
 }
 
-/* A 20,000-row experiment fits with fixed steps, and its programs grow by
- * O(rows x S) from 1,000 rows (the old path: a scan and ~160 kB per row,
- * 3 GB at 20,000 rows). */
+/* A 20,000-row experiment fits with fixed steps in a graph of as many nodes
+ * as 1,000 rows take (the old path: a scan per row, 1.7 GB of RSS for
+ * `remat pfr fit` at 20,000 rows: bench_smoke_fit_rows_fixed), and its
+ * programs' planned bytes grow by O(rows x S). */
 static void test_models_fixed_dense_fit_of_20000_rows(void **state)
 {
     (void)state;
     double k[2];
     int n;
-    double small = fit_fixed(1, 1000, 0, k, &n, NULL), big = fit_fixed(1, 20000, 0, k, &n, NULL);
+    double small = fit_fixed(1, 1000, 0, k, &n, NULL);
+    int64_t nodes_small = res_nodes;
+    double big = fit_fixed(1, 20000, 0, k, &n, NULL);
     assert_close(k[0], 0.7, 1e-4, 0);
+    if (res_nodes != nodes_small) /* the old path: a scan (and its nodes) per row */
+        fail_msg("the residual graph has %lld nodes at 20000 rows, %lld at 1000", (long long)res_nodes,
+                 (long long)nodes_small);
     double per_row = (big - small) / 19000.0;
     if (!(per_row <= 4 * 200.0 * 3 * 8))
         fail_msg("the fit's programs grow by %.0f bytes per row (%.0f at 1000 rows, %.0f at 20000)", per_row, small,
