@@ -60,7 +60,9 @@ int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last);
 /* Experiments that share compiled programs: with adaptive stepping every
  * experiment of K rows (its initial state, times, data, mask and conditions
  * are inputs of the programs, the times reached by dense output), with fixed
- * steps each experiment alone (its step grid is built from its times). Each
+ * steps of one dt every experiment of K rows and as many steps
+ * (fit_fixed_dense), with --steps each experiment alone (its step grid is
+ * built from its times). Each
  * program takes (p, y0, ts, target, mask[, conds]) and one experiment's
  * outputs. */
 typedef struct {
