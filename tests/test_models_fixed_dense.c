@@ -147,6 +147,30 @@ static void test_models_fixed_dense_gradient_matches_central_differences(void **
     }
 }
 
+/* Fixed steps at times as a value need dt > 0, a total step count and the
+ * discrete adjoint: each missing one is an error naming it, not rows left
+ * at y0 or a scan of no steps. */
+static void test_models_fixed_dense_bad_options(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(ABC);
+    int64_t S = 3, P = 2, K = 4;
+    remat_fn *f = remat_fn_new("fixed_bad");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P);
+    remat_val ts = remat_arg(f, "ts", REMAT_F64, 1, &K), out;
+    remat_ode_options o = {.method = REMAT_ODE_RK4, .dt = 0.1, .steps = 0};
+    assert_int_equal(remat_ode_integrate_times(f, m, &o, y0, pv, ts, &out, NULL), REMAT_ERR_VALUE);
+    assert_non_null(strstr(remat_last_error(), "steps >= 1, the total step count"));
+    o.steps = 10, o.dt = 0;
+    assert_int_equal(remat_ode_integrate_times(f, m, &o, y0, pv, ts, &out, NULL), REMAT_ERR_VALUE);
+    assert_non_null(strstr(remat_last_error(), "dt > 0"));
+    o.dt = 0.1, o.adjoint = REMAT_ODE_ADJOINT_BACKSOLVE;
+    assert_int_equal(remat_ode_integrate_times(f, m, &o, y0, pv, ts, &out, NULL), REMAT_ERR_ARG);
+    assert_non_null(strstr(remat_last_error(), "discrete adjoint"));
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
 static const char *const abc_fit = "species A, B, C\nparam k1 = 0.5\nparam k2 = 0.5\nA -> B : k1\nB -> C : k2\n";
 
 /* K rows of the exact A -> B -> C solution (k = 0.7, 0.3) from A = a0 over [0, 10] */
@@ -263,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_models_fixed_dense_on_grid_rows_match_intervals),
         cmocka_unit_test(test_models_fixed_dense_off_grid_rows_match_exact),
         cmocka_unit_test(test_models_fixed_dense_gradient_matches_central_differences),
+        cmocka_unit_test(test_models_fixed_dense_bad_options),
         cmocka_unit_test(test_models_fixed_dense_fit_matches_per_interval),
         cmocka_unit_test(test_models_fixed_dense_fit_of_20000_rows),
     };
