@@ -20,16 +20,25 @@ LONG = dict(steps=2000, optimizer="adam", lr=1e-4, max_iters=5000, statistics=Fa
 
 
 def test_sigint_stops_fit_at_next_iteration():
+    # the signal comes while the fit iterates: a fixed delay raced the
+    # compile on a loaded machine (the signal then came before iteration 1)
+    iterating = threading.Event()
+    sent = []
+
     def interrupt():
-        time.sleep(0.5)
+        iterating.wait(60)
+        time.sleep(0.2)
+        sent.append(time.monotonic())
         os.kill(os.getpid(), signal.SIGINT)
 
+    def cb(p):
+        if p["iteration"] >= 1:
+            iterating.set()
+
     threading.Thread(target=interrupt, daemon=True).start()
-    t = time.monotonic()
     with pytest.raises(KeyboardInterrupt) as e:
-        remat.fit(V, DATA, **LONG)
-    took = time.monotonic() - t
-    assert took < 5.0
+        remat.fit(V, DATA, callback=cb, **LONG)
+    assert sent and time.monotonic() - sent[0] < 5.0
     res = e.value.result
     assert isinstance(res, remat.FitResult) and not res.converged
     assert 0 < res.iterations < 1000
