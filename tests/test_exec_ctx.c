@@ -57,6 +57,7 @@ static struct {
     size_t bytes;
 } blocks[MAX_BLOCKS];
 static int n_host_allocs, n_host_frees;
+static bool host_alloc_fails; /* host_alloc returns NULL (out of memory) */
 static size_t host_alloc_bytes, host_bytes_out, host_bytes_in; /* out: device -> block, in: block -> device */
 
 static void note(const char *what, const char *why)
@@ -153,6 +154,8 @@ static void fake_copy_out(const remat_exec_ctx *cx, void *host_dst, const void *
 static void *fake_host_alloc(const remat_exec_ctx *cx, size_t bytes)
 {
     check(cx, false, "host_alloc");
+    if (host_alloc_fails)
+        return NULL;
     for (int i = 0; i < MAX_BLOCKS; i++)
         if (!blocks[i].p) {
             if (!(blocks[i].p = malloc(bytes ? bytes : 1)))
@@ -491,6 +494,53 @@ static void test_exec_ctx_two_tier_while_on_a_device_uses_host_memory(void **sta
     remat_fn_free(f);
 }
 
+/* The slow tier's host memory not had (over tier_max_bytes, or host_alloc
+ * out of memory): the run fails naming the loop, with nothing allocated or
+ * left allocated, and the next run with memory goes through. */
+static void test_exec_ctx_two_tier_host_memory_refused_fails_the_run(void **state)
+{
+    (void)state;
+    const remat_schedule_spec sched = {.kind = REMAT_SCHED_TWO_TIER, .snapshots = 2, .disk_snapshots = 3,
+                                       .disk_write = 1, .disk_read = 1};
+    remat_fn *f = scan_loss_with(&sched), *g = NULL;
+    remat_backend *be = fake_backend();
+    assert_ok(remat_grad(f, 2, (int[]){0, 2}, &g));
+    inputs in;
+    inputs_fill(&in);
+    const int64_t d3[1] = {3}, dx[2] = {LEN, 3};
+    remat_tensor ti[3] = {remat_tensor_f64(in.c0, 1, d3), remat_tensor_f64(in.xs, 2, dx), remat_tensor_f64(in.k, 1, d3)};
+    for (int k = 0; k < 2; k++) {
+        remat_compile_options o;
+        remat_compile_options_from_env(&o);
+        o.jit = REMAT_JIT_NEVER;
+        o.tier_max_bytes = k == 0 ? 8 : 0;
+        remat_program *p = NULL;
+        assert_ok(remat_compile_opts(g, be, &o, &p));
+        double got[6];
+        remat_tensor to[2];
+        for (int i = 0; i < 2; i++)
+            to[i] = remat_program_output_desc(p, i), to[i].data = got + 3 * i;
+        host_counts_reset();
+        host_alloc_fails = k == 1;
+        const remat_status st = remat_run(p, 3, ti, 2, to, NULL);
+        host_alloc_fails = false;
+        assert_int_not_equal(st, REMAT_OK);
+        const char *want = k == 0 ? "more than tier_max_bytes = 8" : "cannot allocate";
+        if (!strstr(remat_last_error(), want) || !strstr(remat_last_error(), "test_exec_ctx.c"))
+            fail_msg("error '%s' lacks '%s' or the scan's place", remat_last_error(), want);
+        assert_int_equal(n_host_allocs, 0);
+        if (k == 1) { /* memory back: the same program runs */
+            assert_ok(remat_run(p, 3, ti, 2, to, NULL));
+            assert_int_equal(n_host_allocs, 1);
+            assert_int_equal(n_host_frees, 1);
+        }
+        remat_program_free(p);
+    }
+    assert_string_equal(violation, "");
+    remat_fn_free(g);
+    remat_fn_free(f);
+}
+
 /* two checkpointed layers whose product "z" a policy offloads */
 static remat_fn *offload_loss(const remat_policy *policy)
 {
@@ -571,6 +621,7 @@ int main(void)
         cmocka_unit_test(test_exec_ctx_backend_copies_use_a_state_of_their_own),
         cmocka_unit_test(test_exec_ctx_two_tier_scan_on_a_device_uses_host_memory),
         cmocka_unit_test(test_exec_ctx_two_tier_while_on_a_device_uses_host_memory),
+        cmocka_unit_test(test_exec_ctx_two_tier_host_memory_refused_fails_the_run),
         cmocka_unit_test(test_exec_ctx_offload_on_a_device_uses_host_alloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
