@@ -508,7 +508,8 @@ static void test_exec_ctx_two_tier_host_memory_refused_fails_the_run(void **stat
     inputs in;
     inputs_fill(&in);
     const int64_t d3[1] = {3}, dx[2] = {LEN, 3};
-    remat_tensor ti[3] = {remat_tensor_f64(in.c0, 1, d3), remat_tensor_f64(in.xs, 2, dx), remat_tensor_f64(in.k, 1, d3)};
+    remat_tensor ti[3] = {remat_tensor_f64(in.c0, 1, d3), remat_tensor_f64(in.xs, 2, dx),
+                          remat_tensor_f64(in.k, 1, d3)};
     for (int k = 0; k < 2; k++) {
         remat_compile_options o;
         remat_compile_options_from_env(&o);

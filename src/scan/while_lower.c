@@ -104,7 +104,7 @@ remat_status rmi_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins
     r->c.carry_bytes = r->d->carry_bytes;
     r->c.slots_off = r->d->slots_off;
     r->c.tapes_off = r->d->tapes_off;
-    if (d->slow_cap > 0) { /* the slow tier: interpreted, a file or a device's host memory (loop_slow.c), as for scans */
+    if (d->slow_cap > 0) { /* the slow tier: interpreted, a file or host memory (loop_slow.c), as for scans */
         if (L->nested) /* a forward whose store the enclosing schedule drops would leave its file open */
             return rmi_error(REMAT_ERR_UNSUPPORTED,
                              "%s: a two-tier schedule in another loop's body: the slow tier's store lives from the "
