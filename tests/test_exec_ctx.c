@@ -22,10 +22,10 @@
  * gradients and an offload policy's run on the fake: their slow stores are
  * host_alloc'ed when the run begins, written with copy_out and read with
  * copy_in, freed by its end, and the bytes planned are those measured; the
- * gradients are the CPU's bit for bit (the fake lowers every op with the
- * CPU's kernels, unfused, and the CPU's fused groups give the bits of the
- * ops one by one: backend_impl.h remat_fused_op; both run the loops
- * interpreted, in the schedule's order).
+ * gradients are the CPU's bit for bit (contract 0: the fake runs the CPU's
+ * kernels on the same operands; contract 3: the CPU's fusion and where a
+ * value lives, a file or host memory, never change the ops; both run the
+ * loops interpreted, in the schedule's order).
  */
 #include "test_util.h"
 
@@ -456,7 +456,7 @@ static void check_two_tier_grad(remat_fn *f, const char *what)
         host_counts_reset();
         run_stats(p, &in, got, 2, &st);
         assert_string_equal(violation, "");
-        if (memcmp(got, want, sizeof got) != 0)
+        if (memcmp(got, want, sizeof got) != 0) /* contracts 0 and 3 */
             fail_msg("%s: the device's gradient differs from the CPU's", what);
         assert_true(plan.tier_bytes > 0);
         if (st.tier_bytes != plan.tier_bytes || st.tier_bytes != st_ref.tier_bytes)
@@ -598,7 +598,7 @@ static void test_exec_ctx_offload_on_a_device_uses_host_alloc(void **state)
         remat_stats st;
         run_stats(p, &in, got, 2, &st);
         assert_string_equal(violation, "");
-        if (memcmp(got, want, sizeof got) != 0)
+        if (memcmp(got, want, sizeof got) != 0) /* contracts 0 and 3 */
             fail_msg("offload: the device's gradient differs from the CPU's");
         assert_int_equal(st.offload_bytes, st_ref.offload_bytes);
         assert_true(st.offload_bytes > 0 && st.offload_bytes <= plan.offload_bytes);
