@@ -467,6 +467,9 @@ static void check_two_tier_grad(remat_fn *f, const char *what)
         assert_int_equal(host_alloc_bytes, st.tier_bytes);
         assert_true(host_bytes_out >= st.tier_bytes); /* every slow slot written with copy_out */
         assert_true(host_bytes_in > 0);               /* and read back with copy_in */
+        if (round == 0)
+            print_message("%s: slow tier %zu bytes planned, %zu measured, %zu host_alloc'ed; %zu copied out, %zu in\n",
+                          what, plan.tier_bytes, st.tier_bytes, host_alloc_bytes, host_bytes_out, host_bytes_in);
     }
     remat_program_free(p);
     remat_program_free(ref);
