@@ -15,6 +15,17 @@
  * compile's uploads a short-lived state closed when the compile ends.
  * Results are compared with the CPU backend's within 1e-12 (the same
  * kernels: the bits agree too, but no contract says so for a wrapped backend).
+ *
+ * The slow tier on a device (backend_impl.h host_alloc): the fake's
+ * host_alloc / host_free keep a list of live blocks, and copy_in / copy_out
+ * count the bytes moved into and out of them. Two-tier scan and while
+ * gradients and an offload policy's run on the fake: their slow stores are
+ * host_alloc'ed when the run begins, written with copy_out and read with
+ * copy_in, freed by its end, and the bytes planned are those measured; the
+ * gradients are the CPU's bit for bit (contract 0: the fake runs the CPU's
+ * kernels on the same operands; contract 3: the CPU's fusion and where a
+ * value lives, a file or host memory, never change the ops; both run the
+ * loops interpreted, in the schedule's order).
  */
 #include "test_util.h"
 
@@ -38,6 +49,16 @@ static remat_backend fake;
 static const remat_backend_iface *cpu;
 static int n_opened, n_live;
 static char violation[256];
+
+/* the host memory host_alloc gave, and what copy_in / copy_out moved into and out of it */
+enum { MAX_BLOCKS = 8 };
+static struct {
+    char *p;
+    size_t bytes;
+} blocks[MAX_BLOCKS];
+static int n_host_allocs, n_host_frees;
+static bool host_alloc_fails; /* host_alloc returns NULL (out of memory) */
+static size_t host_alloc_bytes, host_bytes_out, host_bytes_in; /* out: device -> block, in: block -> device */
 
 static void note(const char *what, const char *why)
 {
@@ -111,6 +132,62 @@ static void fake_copy(const remat_exec_ctx *cx, void *dst, const void *src, size
         t->mem_ops++;
     memcpy(dst, src, bytes);
 }
+static bool in_block(const void *p, size_t bytes)
+{
+    for (int i = 0; i < MAX_BLOCKS; i++)
+        if (blocks[i].p && (const char *)p >= blocks[i].p && (const char *)p + bytes <= blocks[i].p + blocks[i].bytes)
+            return true;
+    return false;
+}
+static void fake_copy_in(const remat_exec_ctx *cx, void *dst, const void *host_src, size_t bytes)
+{
+    if (in_block(host_src, bytes))
+        host_bytes_in += bytes;
+    fake_copy(cx, dst, host_src, bytes);
+}
+static void fake_copy_out(const remat_exec_ctx *cx, void *host_dst, const void *src, size_t bytes)
+{
+    if (in_block(host_dst, bytes))
+        host_bytes_out += bytes;
+    fake_copy(cx, host_dst, src, bytes);
+}
+static void *fake_host_alloc(const remat_exec_ctx *cx, size_t bytes)
+{
+    check(cx, false, "host_alloc");
+    if (host_alloc_fails)
+        return NULL;
+    for (int i = 0; i < MAX_BLOCKS; i++)
+        if (!blocks[i].p) {
+            if (!(blocks[i].p = malloc(bytes ? bytes : 1)))
+                return NULL;
+            blocks[i].bytes = bytes;
+            n_host_allocs++;
+            host_alloc_bytes += bytes;
+            return blocks[i].p;
+        }
+    note("host_alloc", "more than MAX_BLOCKS live blocks");
+    return NULL;
+}
+static void fake_host_free(const remat_exec_ctx *cx, void *p)
+{
+    check(cx, false, "host_free");
+    if (!p)
+        return;
+    for (int i = 0; i < MAX_BLOCKS; i++)
+        if (blocks[i].p == p) {
+            free(p);
+            blocks[i].p = NULL;
+            n_host_frees++;
+            return;
+        }
+    note("host_free", "memory host_alloc did not give");
+}
+static void host_counts_reset(void)
+{
+    n_host_allocs = n_host_frees = 0;
+    host_alloc_bytes = host_bytes_out = host_bytes_in = 0;
+}
+
 static void fake_fill(const remat_exec_ctx *cx, void *dst, remat_dtype dt, double value, size_t n)
 {
     token *t = check(cx, true, "mem_fill");
@@ -165,8 +242,10 @@ static remat_backend *fake_backend(void)
     fake.iface.mem_free = fake_free;
     fake.iface.mem_copy = fake_copy;
     fake.iface.mem_fill = fake_fill;
-    fake.iface.copy_in = fake_copy;
-    fake.iface.copy_out = fake_copy;
+    fake.iface.copy_in = fake_copy_in;
+    fake.iface.copy_out = fake_copy_out;
+    fake.iface.host_alloc = fake_host_alloc;
+    fake.iface.host_free = fake_host_free;
     fake.iface.program_new = fake_state_new;
     fake.iface.program_free = fake_state_free;
     fake.iface.finish = fake_finish;
@@ -175,7 +254,7 @@ static remat_backend *fake_backend(void)
 }
 
 /* loss = sum(carry after LEN steps of c + 0.1 (sin x_t - k c)) */
-static remat_fn *scan_loss(void)
+static remat_fn *scan_loss_with(const remat_schedule_spec *sched)
 {
     const int64_t d3[1] = {3};
     remat_fn *body = remat_fn_new("step");
@@ -191,6 +270,8 @@ static remat_fn *scan_loss(void)
     remat_val kk = remat_arg(f, "k", REMAT_F64, 1, d3);
     remat_val cout;
     remat_scan_options opt = {.schedule = {.kind = REMAT_SCHED_BINOMIAL, .snapshots = 3}};
+    if (sched)
+        opt.schedule = *sched;
     assert_int_equal(remat_scan(f, body, LEN, 1, &c0, 1, &xs, 1, &kk, &opt, &cout, NULL), REMAT_OK);
     remat_fn_output(f, remat_sum_all(f, cout));
     assert_fn_ok(f);
@@ -198,8 +279,10 @@ static remat_fn *scan_loss(void)
     return f;
 }
 
+static remat_fn *scan_loss(void) { return scan_loss_with(NULL); }
+
 /* the same step in a while loop of 8 steps of 0.125 up to t = 1 (a data-dependent count), loss = sum(c) */
-static remat_fn *while_loss(void)
+static remat_fn *while_loss_with(const remat_schedule_spec *sched)
 {
     const int64_t d3[1] = {3};
     remat_fn *cond = remat_fn_new("cond"), *body = remat_fn_new("body");
@@ -220,7 +303,7 @@ static remat_fn *while_loss(void)
     remat_arg(f, "xs", REMAT_F64, 2, ((int64_t[]){LEN, 3})); /* unused: the scan's signature */
     remat_val kk = remat_arg(f, "k", REMAT_F64, 1, d3);
     remat_val init[2] = {c0, remat_scalar(f, REMAT_F64, 0.0)}, out[2];
-    remat_while_options opt = {.max_steps = 100};
+    remat_while_options opt = {.max_steps = 100, .schedule = sched};
     assert_ok(remat_while(f, cond, body, 2, 1, init, 1, &kk, &opt, out, NULL));
     remat_fn_output(f, remat_sum_all(f, out[0]));
     assert_fn_ok(f);
@@ -232,7 +315,9 @@ typedef struct {
     double c0[3], xs[LEN * 3], k[3];
 } inputs;
 
-static void run(remat_program *p, const inputs *in, double *out, int n_out)
+static remat_fn *while_loss(void) { return while_loss_with(NULL); }
+
+static void run_stats(remat_program *p, const inputs *in, double *out, int n_out, remat_stats *st)
 {
     const int64_t d3[1] = {3}, dx[2] = {LEN, 3};
     remat_tensor ti[3] = {remat_tensor_f64((double *)in->c0, 1, d3), remat_tensor_f64((double *)in->xs, 2, dx),
@@ -243,8 +328,10 @@ static void run(remat_program *p, const inputs *in, double *out, int n_out)
         to[i] = d;
         to[i].data = out + 3 * i;
     }
-    assert_ok(remat_run(p, 3, ti, n_out, to, NULL));
+    assert_ok(remat_run(p, 3, ti, n_out, to, st));
 }
+
+static void run(remat_program *p, const inputs *in, double *out, int n_out) { run_stats(p, in, out, n_out, NULL); }
 
 static void assert_close(const double *a, const double *b, int n)
 {
@@ -335,11 +422,211 @@ static void test_exec_ctx_backend_copies_use_a_state_of_their_own(void **state)
     assert_string_equal(violation, "");
 }
 
+static void inputs_fill(inputs *in)
+{
+    for (int i = 0; i < 3; i++)
+        in->c0[i] = 0.5 + 0.25 * i, in->k[i] = 0.3 + 0.1 * i;
+    for (int i = 0; i < LEN * 3; i++)
+        in->xs[i] = sin(0.37 * i);
+}
+
+/* f's gradient (wrt c0, k) on the fake and on the CPU: the bits equal, the
+ * slow tier's bytes planned = measured = host_alloc'ed, moved through
+ * copy_out / copy_in and freed by the run's end */
+static void check_two_tier_grad(remat_fn *f, const char *what)
+{
+    remat_backend *be = fake_backend();
+    remat_fn *g = NULL;
+    assert_ok(remat_grad(f, 2, (int[]){0, 2}, &g));
+    remat_compile_options o;
+    remat_compile_options_from_env(&o);
+    o.jit = REMAT_JIT_NEVER;
+    remat_program *p = NULL, *ref = NULL;
+    if (remat_compile_opts(g, be, &o, &p) != REMAT_OK)
+        fail_msg("%s: compiling on a device backend: %s", what, remat_last_error());
+    assert_ok(remat_compile_opts(g, remat_backend_cpu(), &o, &ref));
+    inputs in;
+    inputs_fill(&in);
+    double want[6], got[6];
+    remat_stats st_ref, st;
+    run_stats(ref, &in, want, 2, &st_ref);
+    remat_memory_plan plan;
+    remat_program_plan(p, &plan);
+    for (int round = 0; round < 2; round++) { /* a store per run */
+        host_counts_reset();
+        run_stats(p, &in, got, 2, &st);
+        assert_string_equal(violation, "");
+        if (memcmp(got, want, sizeof got) != 0) /* contracts 0 and 3 */
+            fail_msg("%s: the device's gradient differs from the CPU's", what);
+        assert_true(plan.tier_bytes > 0);
+        if (st.tier_bytes != plan.tier_bytes || st.tier_bytes != st_ref.tier_bytes)
+            fail_msg("%s: slow tier planned %zu, measured %zu (the CPU's %zu)", what, plan.tier_bytes, st.tier_bytes,
+                     st_ref.tier_bytes);
+        assert_int_equal(n_host_allocs, 1); /* the run's store, from host_alloc */
+        assert_int_equal(n_host_frees, 1);  /* and freed by the backward */
+        assert_int_equal(host_alloc_bytes, st.tier_bytes);
+        assert_true(host_bytes_out >= st.tier_bytes); /* every slow slot written with copy_out */
+        assert_true(host_bytes_in > 0);               /* and read back with copy_in */
+        if (round == 0)
+            print_message("%s: slow tier %zu bytes planned, %zu measured, %zu host_alloc'ed; %zu copied out, %zu in\n",
+                          what, plan.tier_bytes, st.tier_bytes, host_alloc_bytes, host_bytes_out, host_bytes_in);
+    }
+    remat_program_free(p);
+    remat_program_free(ref);
+    remat_fn_free(g);
+    assert_int_equal(n_live, 0);
+}
+
+static void test_exec_ctx_two_tier_scan_on_a_device_uses_host_memory(void **state)
+{
+    (void)state;
+    const remat_schedule_spec sched = {.kind = REMAT_SCHED_TWO_TIER, .snapshots = 2, .disk_snapshots = 3,
+                                       .disk_write = 1, .disk_read = 1};
+    remat_fn *f = scan_loss_with(&sched);
+    check_two_tier_grad(f, "two-tier scan");
+    remat_fn_free(f);
+}
+
+static void test_exec_ctx_two_tier_while_on_a_device_uses_host_memory(void **state)
+{
+    (void)state;
+    const remat_schedule_spec sched = {.kind = REMAT_SCHED_TWO_TIER, .snapshots = 1, .disk_snapshots = 3,
+                                       .disk_write = 1, .disk_read = 1};
+    remat_fn *f = while_loss_with(&sched);
+    check_two_tier_grad(f, "two-tier while loop");
+    remat_fn_free(f);
+}
+
+/* The slow tier's host memory not had (over tier_max_bytes, or host_alloc
+ * out of memory): the run fails naming the loop, with nothing allocated or
+ * left allocated, and the next run with memory goes through. */
+static void test_exec_ctx_two_tier_host_memory_refused_fails_the_run(void **state)
+{
+    (void)state;
+    const remat_schedule_spec sched = {.kind = REMAT_SCHED_TWO_TIER, .snapshots = 2, .disk_snapshots = 3,
+                                       .disk_write = 1, .disk_read = 1};
+    remat_fn *f = scan_loss_with(&sched), *g = NULL;
+    remat_backend *be = fake_backend();
+    assert_ok(remat_grad(f, 2, (int[]){0, 2}, &g));
+    inputs in;
+    inputs_fill(&in);
+    const int64_t d3[1] = {3}, dx[2] = {LEN, 3};
+    remat_tensor ti[3] = {remat_tensor_f64(in.c0, 1, d3), remat_tensor_f64(in.xs, 2, dx),
+                          remat_tensor_f64(in.k, 1, d3)};
+    for (int k = 0; k < 2; k++) {
+        remat_compile_options o;
+        remat_compile_options_from_env(&o);
+        o.jit = REMAT_JIT_NEVER;
+        o.tier_max_bytes = k == 0 ? 8 : 0;
+        remat_program *p = NULL;
+        assert_ok(remat_compile_opts(g, be, &o, &p));
+        double got[6];
+        remat_tensor to[2];
+        for (int i = 0; i < 2; i++)
+            to[i] = remat_program_output_desc(p, i), to[i].data = got + 3 * i;
+        host_counts_reset();
+        host_alloc_fails = k == 1;
+        const remat_status st = remat_run(p, 3, ti, 2, to, NULL);
+        host_alloc_fails = false;
+        assert_int_not_equal(st, REMAT_OK);
+        const char *want = k == 0 ? "more than tier_max_bytes = 8" : "cannot allocate";
+        if (!strstr(remat_last_error(), want) || !strstr(remat_last_error(), "test_exec_ctx.c"))
+            fail_msg("error '%s' lacks '%s' or the scan's place", remat_last_error(), want);
+        assert_int_equal(n_host_allocs, 0);
+        if (k == 1) { /* memory back: the same program runs */
+            assert_ok(remat_run(p, 3, ti, 2, to, NULL));
+            assert_int_equal(n_host_allocs, 1);
+            assert_int_equal(n_host_frees, 1);
+        }
+        remat_program_free(p);
+    }
+    assert_string_equal(violation, "");
+    remat_fn_free(g);
+    remat_fn_free(f);
+}
+
+/* two checkpointed layers whose product "z" a policy offloads */
+static remat_fn *offload_loss(const remat_policy *policy)
+{
+    const int64_t d3[1] = {3};
+    remat_fn *layer = remat_fn_new("layer");
+    remat_val h = remat_arg(layer, "h", REMAT_F64, 1, d3);
+    remat_val w = remat_arg(layer, "w", REMAT_F64, 1, d3);
+    remat_val z = remat_name(layer, remat_mul(layer, h, w), "z");
+    remat_fn_output(layer, remat_add(layer, remat_sin(layer, z), h));
+    assert_fn_ok(layer);
+    remat_fn *blk = remat_checkpoint(layer, policy);
+    assert_non_null(blk);
+    remat_fn *f = remat_fn_new("offload_loss");
+    remat_val x = remat_arg(f, "c0", REMAT_F64, 1, d3);
+    remat_arg(f, "xs", REMAT_F64, 2, ((int64_t[]){LEN, 3})); /* unused: the scan's signature */
+    remat_val k = remat_arg(f, "k", REMAT_F64, 1, d3);
+    for (int l = 0; l < 2; l++)
+        x = remat_call1(f, blk, 2, ((remat_val[]){x, k}));
+    remat_fn_output(f, remat_sum_all(f, remat_square(f, x)));
+    assert_fn_ok(f);
+    remat_fn_free(blk);
+    remat_fn_free(layer);
+    return f;
+}
+
+static void test_exec_ctx_offload_on_a_device_uses_host_alloc(void **state)
+{
+    (void)state;
+    const char *off[] = {"z"};
+    remat_policy *pol = remat_policy_save_and_offload_only_these_names(0, NULL, 1, off, "device", "pinned_host");
+    assert_non_null(pol);
+    remat_fn *f = offload_loss(pol);
+    remat_backend *be = fake_backend();
+    remat_fn *g = NULL;
+    assert_ok(remat_grad(f, 2, (int[]){0, 2}, &g));
+    remat_compile_options o;
+    remat_compile_options_from_env(&o);
+    o.jit = REMAT_JIT_NEVER;
+    remat_program *p = NULL, *ref = NULL;
+    assert_ok(remat_compile_opts(g, be, &o, &p));
+    assert_ok(remat_compile_opts(g, remat_backend_cpu(), &o, &ref));
+    inputs in;
+    inputs_fill(&in);
+    double want[6], got[6];
+    remat_stats st_ref;
+    run_stats(ref, &in, want, 2, &st_ref);
+    remat_memory_plan plan, plan_ref;
+    remat_program_plan(p, &plan);
+    remat_program_plan(ref, &plan_ref);
+    assert_true(plan.offload_bytes >= 2 * 3 * sizeof(double)); /* the two layers' z */
+    assert_int_equal(plan.offload_bytes, plan_ref.offload_bytes);
+    for (int round = 0; round < 2; round++) {
+        host_counts_reset();
+        remat_stats st;
+        run_stats(p, &in, got, 2, &st);
+        assert_string_equal(violation, "");
+        if (memcmp(got, want, sizeof got) != 0) /* contracts 0 and 3 */
+            fail_msg("offload: the device's gradient differs from the CPU's");
+        assert_int_equal(st.offload_bytes, st_ref.offload_bytes);
+        assert_true(st.offload_bytes > 0 && st.offload_bytes <= plan.offload_bytes);
+        assert_int_equal(n_host_allocs, 1); /* the run's tier from host_alloc, not the program's pageable memory */
+        assert_int_equal(n_host_frees, 1);  /* freed by the last tier instruction */
+        assert_int_equal(host_alloc_bytes, plan.offload_bytes);
+        assert_int_equal(host_bytes_out, 2 * 3 * sizeof(double)); /* both z written to it */
+        assert_int_equal(host_bytes_in, 2 * 3 * sizeof(double));  /* and read back */
+    }
+    remat_program_free(p);
+    remat_program_free(ref);
+    remat_fn_free(g);
+    remat_fn_free(f);
+    remat_policy_free(pol);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exec_ctx_programs_interleaved_on_one_thread_each_see_their_own_state),
         cmocka_unit_test(test_exec_ctx_backend_copies_use_a_state_of_their_own),
+        cmocka_unit_test(test_exec_ctx_two_tier_scan_on_a_device_uses_host_memory),
+        cmocka_unit_test(test_exec_ctx_two_tier_while_on_a_device_uses_host_memory),
+        cmocka_unit_test(test_exec_ctx_two_tier_host_memory_refused_fails_the_run),
+        cmocka_unit_test(test_exec_ctx_offload_on_a_device_uses_host_alloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

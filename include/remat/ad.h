@@ -104,8 +104,8 @@ REMAT_API const remat_policy *remat_policy_named(const char *name);
  * is kept, but not in the backend's memory: reverse mode writes it to the
  * slow tier right after the forward computes it and reads it back right
  * before the backward first reads it (a file under
- * remat_compile_options.tier_dir on the CPU; device backends refuse such
- * programs at compile until their pinned-host store exists). The gradient
+ * remat_compile_options.tier_dir on the CPU; host memory on a device
+ * backend, pinned on CUDA). The gradient
  * is the one of the same policy saving those values, bit for bit (the
  * same kernels in the same order; a copy through the tier is exact).
  * Memory kinds as JAX names them: src "device", dst "pinned_host" or

@@ -237,10 +237,12 @@ typedef struct {
      * REMAT_ERR_VALUE. Copied by the compile. Residuals an offload policy
      * offloads (remat/ad.h, REMAT_POLICY_OFFLOAD) live here too: one file
      * per run of the program, made and reserved the same way before its
-     * first instruction. */
+     * first instruction. On a device backend both tiers are host memory
+     * instead (CUDA: pinned), allocated per run; no directory is used. */
     const char *tier_dir;
     /* The most bytes that tier may take (0: no limit), per file: a file
-     * larger fails as a full disk would (REMAT_ERR_IO at the run's start). */
+     * larger fails as a full disk would (REMAT_ERR_IO at the run's start);
+     * on a device backend a two-tier loop's host memory alike. */
     int64_t tier_max_bytes;
 } remat_compile_options;
 

@@ -6,7 +6,8 @@
  * remat_exec_ctx): the device is the backend object's, the stream and error
  * record the state's (an rmi_cuda_state, memory.cu: a run's is its
  * program's, made at its first run; a compile's uploads use a short-lived
- * one). mem_alloc / mem_free need only the device. finish waits for the
+ * one). mem_alloc / mem_free and host_alloc / host_free (pinned host
+ * memory, the slow tier's) need only the device. finish waits for the
  * state's stream and turns its first device error since the last finish
  * into REMAT_ERR_BACKEND. Scan loop bodies compile to lane kernels through
  * NVRTC (lanes.h), launched on the context's stream (run_lanes); their
@@ -46,6 +47,11 @@ static void cuda_copy_out(const remat_exec_ctx *cx, void *host_dst, const void *
 {
     rmi_cuda_copy_out(cx->state, host_dst, src, bytes);
 }
+static void *cuda_host_alloc(const remat_exec_ctx *cx, size_t bytes)
+{
+    return rmi_cuda_host_alloc(device_of(cx->be), bytes);
+}
+static void cuda_host_free(const remat_exec_ctx *cx, void *p) { rmi_cuda_host_free(device_of(cx->be), p); }
 static void cuda_program_free(void *state) { rmi_cuda_state_free(state); }
 
 static void *cuda_program_new(remat_backend *be)
@@ -83,6 +89,8 @@ static const remat_backend_iface cuda_iface = {
     .mem_fill = cuda_mem_fill,
     .copy_in = cuda_copy_in,
     .copy_out = cuda_copy_out,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
     .program_new = cuda_program_new,
     .program_free = cuda_program_free,
     .finish = cuda_finish,

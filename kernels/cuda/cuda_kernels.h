@@ -35,6 +35,9 @@ int rmi_cuda_state_device(const rmi_cuda_state *cs);
 /* on `device` (made current for the call); NULL when out of memory */
 void *rmi_cuda_malloc(int device, size_t bytes);
 void rmi_cuda_free(int device, void *p);
+/* pinned host memory (cudaHostAlloc, portable); NULL when out of memory */
+void *rmi_cuda_host_alloc(int device, size_t bytes);
+void rmi_cuda_host_free(int device, void *p);
 /* device to device, queued; either side may be host memory (then done on return) */
 void rmi_cuda_memcpy(rmi_cuda_state *cs, void *dst, const void *src, size_t bytes);
 void rmi_cuda_memset0(rmi_cuda_state *cs, void *dst, size_t bytes);                  /* queued */

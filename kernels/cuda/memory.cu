@@ -126,6 +126,30 @@ extern "C" void rmi_cuda_free(int device, void *p)
     (void)cudaGetLastError();
 }
 
+/* Pinned host memory (the vtable's host_alloc): the slow tier of
+ * offloaded residuals and two-tier loops, which copy_in / copy_out move
+ * without a staging copy. Portable: any device's stream may copy it. */
+extern "C" void *rmi_cuda_host_alloc(int device, size_t bytes)
+{
+    void *p = NULL;
+    use_device(device);
+    cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* reported as NULL, not kept */
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void rmi_cuda_host_free(int device, void *p)
+{
+    if (!p)
+        return;
+    use_device(device);
+    (void)cudaFreeHost(p); /* no state to keep an error in */
+    (void)cudaGetLastError();
+}
+
 /* Direction from the pointers (unified addressing): the vtable's copies are
  * device to device, but a loop's flag is read into a host variable through
  * mem_copy (scan/while_exec.c); into pageable host memory the copy returns

@@ -184,6 +184,14 @@ typedef struct {
      * (synchronised) when they return; a failure is kept for finish(). */
     void (*copy_in)(const remat_exec_ctx *cx, void *dst, const void *host_src, size_t bytes);
     void (*copy_out)(const remat_exec_ctx *cx, void *host_dst, const void *src, size_t bytes);
+    /* Optional, with copy_in (NULL: plain malloc'ed host memory): host
+     * memory that copy_in / copy_out move fastest (CUDA: pinned,
+     * cudaHostAlloc), for the slow tier of offloaded residuals
+     * (exec/offload.c) and two-tier loops (scan/loop_slow.c). NULL when out
+     * of memory, nothing kept for finish(); host_free(cx, NULL) does nothing.
+     * Like mem_alloc they need only cx->be. */
+    void *(*host_alloc)(const remat_exec_ctx *cx, size_t bytes);
+    void (*host_free)(const remat_exec_ctx *cx, void *p);
     /* A state for remat_exec_ctx.state (CUDA: a stream on be's device, its
      * error record): a root program's, made at its first run, or a
      * short-lived one (a compile's uploads, remat_backend_upload). NULL when

@@ -19,8 +19,11 @@
  * values, bit for bit. On a device backend (one with copy_in/copy_out:
  * CUDA) the tier is host memory the program holds, written and read with
  * the backend's synchronised copies as its custom ops stage their operands
- * (kernels/cuda/custom.c); the vtable has no pinned allocation, so it is
- * pageable memory (JAX's unpinned_host) whichever kind the policy names.
+ * (kernels/cuda/custom.c). With the backend's host_alloc (CUDA: pinned,
+ * cudaHostAlloc) that memory is allocated when the run begins and freed by
+ * the program's last tier instruction, as the file is made and closed;
+ * without it, it is plain host memory the program holds (pageable, JAX's
+ * unpinned_host), whichever kind the policy names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +38,9 @@
 
 struct rmi_offload_store {
     const remat_backend_iface *dev; /* a device backend: the tier is `host`, else a file */
+    remat_backend *be;
     char *host;
+    bool pinned;         /* host comes from dev->host_alloc each run (NULL between runs) */
     const char *dir;
     int64_t max_bytes;   /* remat_compile_options.tier_max_bytes (0: the disk's room) */
     size_t bytes;        /* planned: the tier's extent */
@@ -56,6 +61,10 @@ static void store_close(rmi_offload_store *s)
     if (s->fd >= 0)
         close(s->fd);
     s->fd = -1;
+    if (s->pinned && s->host) /* host_free needs only the backend */
+        s->dev->host_free(&(remat_exec_ctx){.be = s->be}, s->host);
+    if (s->pinned)
+        s->host = NULL;
 }
 
 static void io_fail(rmi_offload_store *s, bool write, const offload_io *o, const char *why)
@@ -72,7 +81,13 @@ static void tier_io(const remat_exec_ctx *cx, const remat_instr *I, bool write)
     const offload_io *o = I->aux;
     rmi_offload_store *s = o->s;
     size_t done = 0;
-    if (s->host) { /* a device's values through host memory */
+    if (s->dev) { /* a device's values through host memory */
+        if (!s->host) {
+            if (s->status == REMAT_OK)
+                io_fail(s, write, o, "the tier's host memory is not allocated (an instruction ran outside its "
+                                     "program's run)");
+            return;
+        }
         if (write)
             s->dev->copy_out(cx, s->host + o->off, I->in[0], o->bytes);
         else
@@ -106,7 +121,16 @@ static void begin_run(void *self)
     rmi_offload_store *s = self;
     store_close(s); /* a run cut short left it open */
     s->status = REMAT_OK, s->hi = 0, s->why[0] = 0;
-    if (s->host)
+    if (s->pinned) {
+        if (!(s->host = s->dev->host_alloc(&(remat_exec_ctx){.be = s->be}, s->bytes))) {
+            s->status = REMAT_ERR_NOMEM;
+            snprintf(s->why, sizeof s->why,
+                     "offloaded residuals: cannot allocate %zu bytes of host memory for the tier (backend '%s')",
+                     s->bytes, s->dev->name);
+        }
+        return;
+    }
+    if (s->dev)
         return;
     char path[4096];
     if (snprintf(path, sizeof path, "%s/remat-offload-XXXXXX", s->dir) >= (int)sizeof path) {
@@ -203,7 +227,9 @@ remat_status rmi_offload_lower(remat_compile_ctx *c, int32_t v, remat_instr *I, 
                                  .bytes = c->tier_bytes, .fd = -1};
         if (c->be->iface.copy_in) {
             s->dev = &c->be->iface;
-            if (!(s->host = rmi_prog_alloc(p, c->tier_bytes)))
+            s->be = c->be;
+            s->pinned = s->dev->host_alloc && s->dev->host_free;
+            if (!s->pinned && !(s->host = rmi_prog_alloc(p, c->tier_bytes)))
                 return rmi_compile_nomem("the offloaded residuals' host memory");
         }
         const remat_hop_stats hook = {.begin_run = begin_run, .report_run = report_run, .report_plan = report_plan,

@@ -74,12 +74,14 @@ struct loop_core {
     const scan_body_vjp *vjp;
     /* the store: snapshots of carry_bytes at slots_off, tapes at tapes_off */
     size_t carry_bytes, slots_off, tapes_off;
-    /* the slow tier (two-tier scans, interpreted, host memory): slots from
-     * slow0 on are carries in the file slow_fd; slow_hi the extent written;
-     * slow_failed once a write or read failed (the run's status says so) */
+    /* the slow tier (two-tier loops, interpreted, loop_slow.c): slots from
+     * slow0 on are carries in the run's slow store slow_fd, a file's
+     * descriptor on a host backend, the address of host memory on a device
+     * one (< 0: none); slow_hi the extent written; slow_failed once a write
+     * or read failed (the run's status says so) */
     bool slow_on, slow_failed;
     int64_t slow0;
-    int slow_fd;
+    int64_t slow_fd;
     int64_t slow_hi;
 
     /* per node execution */
@@ -141,6 +143,14 @@ void rmi_loop_restore(void *x, int slot);
  * (slot - slow0) carries into slow_fd (loop_slow.c); a failure sets
  * slow_failed with the message. */
 void rmi_loop_slow_io(loop_core *c, int slot, bool write);
+/* The run's slow store of `bytes` (slow_hi and slow_failed reset): a file
+ * (rmi_loop_slow_open, loop_slow.h) on a host backend; on a device backend
+ * host memory from its host_alloc (malloc without one) in c->cx, over
+ * max_bytes (> 0) failing as a full disk. Its handle (also in slow_fd), or
+ * -1 with the message naming `what`. */
+int64_t rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what);
+/* The run's slow store closed or freed (in c->cx), slow_fd -1. */
+void rmi_loop_slow_end(loop_core *c);
 
 static inline void rmi_loop_rt_swap(char **a, char **b)
 {

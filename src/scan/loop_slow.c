@@ -4,18 +4,22 @@
  * with mkstemp and unlinked at once (nothing is left behind, whatever
  * happens to the run), reserved in full before the first step
  * (posix_fallocate: a full disk fails there, not half way), carries written
- * and read with pwrite/pread at (slot - slow0) carries. Carries are host
- * memory here: loops run two-tier schedules only on host backends
- * (scan_runtime.c, while_lower.c); a device backend would stage through pinned host
- * memory behind the backend interface, which is not written.
+ * and read with pwrite/pread at (slot - slow0) carries. On a device backend
+ * (one with copy_in/copy_out: CUDA) the slow tier is host memory instead,
+ * allocated in full when the run begins with the backend's host_alloc
+ * (CUDA: pinned) or malloc where it has none, a carry moved with copy_out
+ * when a snapshot is taken and copy_in when it is restored, in the run's
+ * context, and freed where the file would be closed.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backend_impl.h"
 #include "core/error.h"
 #include "scan/loop_rt.h"
 #include "scan/loop_slow.h"
@@ -24,11 +28,21 @@ void rmi_loop_slow_io(loop_core *c, int slot, bool write)
 {
     if (c->slow_failed)
         return;
+    if (c->be->iface.copy_in) { /* host memory at the handle's address */
+        char *at = (char *)(intptr_t)c->slow_fd + (size_t)(slot - c->slow0) * c->carry_bytes;
+        if (write)
+            c->be->iface.copy_out(c->cx, at, c->cur, c->carry_bytes);
+        else
+            c->be->iface.copy_in(c->cx, c->cur, at, c->carry_bytes);
+        if (write && slot - c->slow0 + 1 > c->slow_hi)
+            c->slow_hi = slot - c->slow0 + 1;
+        return;
+    }
     const off_t off = (off_t)(slot - c->slow0) * (off_t)c->carry_bytes;
     size_t done = 0;
     while (done < c->carry_bytes) {
-        const ssize_t k = write ? pwrite(c->slow_fd, c->cur + done, c->carry_bytes - done, off + (off_t)done)
-                                : pread(c->slow_fd, c->cur + done, c->carry_bytes - done, off + (off_t)done);
+        const ssize_t k = write ? pwrite((int)c->slow_fd, c->cur + done, c->carry_bytes - done, off + (off_t)done)
+                                : pread((int)c->slow_fd, c->cur + done, c->carry_bytes - done, off + (off_t)done);
         if (k <= 0) {
             if (k < 0 && errno == EINTR)
                 continue;
@@ -83,4 +97,40 @@ int rmi_loop_slow_open(const char *dir, size_t bytes, int64_t max_bytes, const c
         return -1;
     }
     return fd;
+}
+
+int64_t rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what)
+{
+    c->slow_hi = 0;
+    c->slow_failed = false;
+    const remat_backend_iface *be = &c->be->iface;
+    if (!be->copy_in)
+        return c->slow_fd = rmi_loop_slow_open(dir, bytes, max_bytes, what);
+    c->slow_fd = -1;
+    if (max_bytes > 0 && (int64_t)bytes > max_bytes) {
+        rmi_error(REMAT_ERR_IO, "%s: cannot reserve %zu bytes of host memory for the slow snapshot tier: more than "
+                  "tier_max_bytes = %lld", what, bytes, (long long)max_bytes);
+        return -1;
+    }
+    void *host = be->host_alloc && be->host_free ? be->host_alloc(c->cx, bytes) : malloc(bytes ? bytes : 1);
+    if (!host) {
+        rmi_error(REMAT_ERR_NOMEM, "%s: cannot allocate %zu bytes of host memory for the slow snapshot tier "
+                  "(backend '%s')", what, bytes, be->name);
+        return -1;
+    }
+    return c->slow_fd = (int64_t)(intptr_t)host;
+}
+
+void rmi_loop_slow_end(loop_core *c)
+{
+    const remat_backend_iface *be = &c->be->iface;
+    if (c->slow_fd >= 0) {
+        if (!be->copy_in)
+            close((int)c->slow_fd);
+        else if (be->host_alloc && be->host_free)
+            be->host_free(c->cx, (void *)(intptr_t)c->slow_fd);
+        else
+            free((void *)(intptr_t)c->slow_fd);
+    }
+    c->slow_fd = -1;
 }

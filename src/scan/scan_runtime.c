@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -74,9 +73,27 @@ static void k_scan_primal(const remat_exec_ctx *cx, const remat_instr *I)
     r->exec->carry_out(r, r->c.outs, r->c.cur);
 }
 
-/* the slow tier's descriptor and extent written, at the end of the store
- * (scan_vjp.c's size_store), from the forward node to the backward */
-static int64_t *slow_trailer(const scan_rt *r) { return (int64_t *)(r->c.store + r->d->store_bytes - 16); }
+/* the slow tier's handle and extent written, at the end of the store
+ * (scan_vjp.c's size_store), from the forward node to the backward: in
+ * backend memory, so through copy_in / copy_out on a device */
+static void slow_trailer_put(const scan_rt *r, int64_t h, int64_t hi)
+{
+    const int64_t w[2] = {h, hi};
+    char *at = r->c.store + r->d->store_bytes - 16;
+    if (r->c.be->iface.copy_in)
+        r->c.be->iface.copy_in(r->c.cx, at, w, sizeof w);
+    else
+        memcpy(at, w, sizeof w);
+}
+
+static void slow_trailer_get(const scan_rt *r, int64_t w[2])
+{
+    const char *at = r->c.store + r->d->store_bytes - 16;
+    if (r->c.be->iface.copy_out)
+        r->c.be->iface.copy_out(r->c.cx, w, at, 2 * sizeof *w);
+    else
+        memcpy(w, at, 2 * sizeof *w);
+}
 
 static void slow_fail(scan_rt *r)
 {
@@ -95,14 +112,12 @@ static void k_scan_fwd(const remat_exec_ctx *cx, const remat_instr *I)
     r->xs = I->in + r->c.nc;
     r->ys = r->c.outs + r->c.nc;
     r->c.store = r->c.outs[r->c.nc + r->ny];
-    if (r->c.slow_on) { /* a new file for this run's slow snapshots, reserved in full */
+    if (r->c.slow_on) { /* a new store for this run's slow snapshots, reserved in full (loop_slow.c) */
         char what[64 + 512];
         snprintf(what, sizeof what, "scan at %s:%d", r->d->loc.file ? r->d->loc.file : "?", r->d->loc.line);
-        r->c.slow_fd = rmi_loop_slow_open(r->opts->tier_dir, (size_t)r->d->slow_extent * r->d->carry_bytes,
-                                          r->opts->tier_max_bytes, what);
-        r->c.slow_hi = 0;
-        r->c.slow_failed = false;
-        slow_trailer(r)[0] = r->c.slow_fd, slow_trailer(r)[1] = 0;
+        rmi_loop_slow_begin(&r->c, (size_t)r->d->slow_extent * r->d->carry_bytes, r->opts->tier_dir,
+                            r->opts->tier_max_bytes, what);
+        slow_trailer_put(r, r->c.slow_fd, 0);
         if (r->c.slow_fd < 0) {
             slow_fail(r);
             return;
@@ -119,7 +134,7 @@ static void k_scan_fwd(const remat_exec_ctx *cx, const remat_instr *I)
     }
     r->exec->carry_out(r, r->c.outs, r->c.cur);
     if (r->c.slow_on) {
-        slow_trailer(r)[1] = r->c.slow_hi;
+        slow_trailer_put(r, r->c.slow_fd, r->c.slow_hi);
         if (r->c.slow_failed)
             slow_fail(r);
     }
@@ -138,9 +153,11 @@ static void k_scan_bwd(const remat_exec_ctx *cx, const remat_instr *I)
     r->ct_ys = I->in + 1 + nx + nk + nc;
     r->ys = NULL;
     r->ct_xs = r->c.outs + nc;
-    if (r->c.slow_on) { /* the forward node's file */
-        r->c.slow_fd = (int)slow_trailer(r)[0];
-        r->c.slow_hi = slow_trailer(r)[1];
+    if (r->c.slow_on) { /* the forward node's store */
+        int64_t w[2];
+        slow_trailer_get(r, w);
+        r->c.slow_fd = w[0];
+        r->c.slow_hi = w[1];
         r->c.slow_failed = r->c.slow_fd < 0;
         if (r->c.slow_failed) {
             slow_fail(r);
@@ -165,9 +182,9 @@ static void k_scan_bwd(const remat_exec_ctx *cx, const remat_instr *I)
     }
     r->exec->finish(r, ct_ks);
     r->exec->carry_out(r, r->c.outs, r->c.ct_cur);
-    if (r->c.slow_on) { /* the run's file goes with its descriptor */
-        close(r->c.slow_fd);
-        slow_trailer(r)[0] = -1;
+    if (r->c.slow_on) { /* the run's store goes (a file with its descriptor) */
+        rmi_loop_slow_end(&r->c);
+        slow_trailer_put(r, -1, r->c.slow_hi);
         if (r->c.slow_failed)
             slow_fail(r);
     }
@@ -416,12 +433,7 @@ static remat_status lower_checkpointed(scan_rt *r, const remat_scan_data *d, rem
      * would hold more of the store than the schedule's peak. */
     const unsigned all = LK_ADVANCE | LK_ADVANCE_SHOT | LK_TAPE | LK_REVERSE | LK_RECOMPUTE;
     const size_t peak = rmi_loop_rt_store_bytes(&r->c, d->peak_snapshots, d->peak_tapes);
-    if (d->slow_extent > 0) { /* the slow tier: interpreted, host memory (loop_slow.c) */
-        if (L->be->iface.copy_in)
-            return rmi_error(REMAT_ERR_UNSUPPORTED,
-                             "scan at %s:%d: a two-tier schedule on backend '%s': the slow tier is written for "
-                             "host memory only (pinned host memory for devices is not)",
-                             d->loc.file ? d->loc.file : "?", d->loc.line, L->be->iface.name);
+    if (d->slow_extent > 0) { /* the slow tier: interpreted, a file or a device's host memory (loop_slow.c) */
         r->c.slow_on = true;
         r->c.slow0 = d->sched.snapshots;
         r->c.slow_fd = -1;

@@ -73,7 +73,7 @@ static remat_status size_store(remat_scan_data *d)
     }
     d->peak_snapshots = cost.peak_snapshots;
     d->peak_tapes = cost.peak_tapes;
-    /* a slow tier's file descriptor and extent written travel from the
+    /* a slow tier's handle (file descriptor, or host memory on a device) and extent written travel from the
      * forward node to the backward in the store's last 16 bytes */
     d->store_bytes = (size_t)d->ram_slots * d->carry_bytes + (size_t)d->peak_tapes * d->vjp->tape_bytes +
                      (d->slow_extent > 0 ? 16 : 0);

@@ -115,7 +115,7 @@ void rmi_while_size_store(remat_while_data *d)
     store_bounds(&d->sched, d->max_steps, &d->slot_cap, &d->tape_cap);
     const bool two = d->sched.kind == REMAT_SCHED_TWO_TIER;
     d->slow_cap = two ? (d->sched.disk_snapshots < d->max_steps ? d->sched.disk_snapshots : d->max_steps) : 0;
-    /* the header: the length and, with a slow tier, its file's descriptor
+    /* the header: the length and, with a slow tier, its handle (loop_rt.h slow_fd)
      * and extent written, from the forward node to the backward */
     d->bits_off = d->slow_cap > 0 ? 32 : 16;
     d->slots_off = d->bits_off + rmi_scan_align((size_t)(d->max_steps + 7) / 8);

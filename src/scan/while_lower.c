@@ -104,15 +104,10 @@ remat_status rmi_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins
     r->c.carry_bytes = r->d->carry_bytes;
     r->c.slots_off = r->d->slots_off;
     r->c.tapes_off = r->d->tapes_off;
-    if (d->slow_cap > 0) { /* the slow tier: interpreted, host memory (loop_slow.c), as for scans */
-        if (L->be->iface.copy_in)
-            return rmi_error(REMAT_ERR_UNSUPPORTED,
-                             "%s: a two-tier schedule on backend '%s': the slow tier is written for host memory "
-                             "only (pinned host memory for devices is not)",
-                             d->label, L->be->iface.name);
+    if (d->slow_cap > 0) { /* the slow tier: interpreted, a file or host memory (loop_slow.c), as for scans */
         if (L->nested) /* a forward whose store the enclosing schedule drops would leave its file open */
             return rmi_error(REMAT_ERR_UNSUPPORTED,
-                             "%s: a two-tier schedule in another loop's body: the slow tier's file lives from the "
+                             "%s: a two-tier schedule in another loop's body: the slow tier's store lives from the "
                              "forward node to the backward, which an enclosing loop's schedule may never run",
                              d->label);
         r->c.slow_on = true;

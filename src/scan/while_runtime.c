@@ -12,7 +12,8 @@
  *           A two-tier schedule is one of those: its slow snapshots go to
  *           a file made for the run once the length is counted, reserved
  *           in full for the slots the schedule writes at that length
- *           (loop_slow.c), its descriptor and extent in the store's header.
+ *           (loop_slow.c; host memory on a device backend), its handle
+ *           and extent in the store's header.
  *   BWD     its reverse phase, the forward's bookkeeping replayed with the
  *           length from the store (online's forward actions do not depend
  *           on when the length was revealed: remat/schedule.h)
@@ -23,8 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <unistd.h>
 
 #include "core/assert.h"
 #include "core/error.h"
@@ -181,8 +180,8 @@ static bool slow_open(while_rt *r)
         slow_header(r, WHILE_NO_FILE, 0);
         return true;
     }
-    r->c.slow_fd = rmi_loop_slow_open(r->opts->tier_dir, (size_t)ext * r->d->carry_bytes, r->opts->tier_max_bytes,
-                                      r->d->label);
+    rmi_loop_slow_begin(&r->c, (size_t)ext * r->d->carry_bytes, r->opts->tier_dir, r->opts->tier_max_bytes,
+                        r->d->label);
     slow_header(r, r->c.slow_fd, 0);
     if (r->c.slow_fd < 0) {
         slow_fail(r, false);
@@ -195,9 +194,7 @@ static bool slow_open(while_rt *r)
  * forward's when it stopped) */
 static void slow_close(while_rt *r)
 {
-    if (r->c.slow_fd >= 0)
-        close(r->c.slow_fd);
-    r->c.slow_fd = -1;
+    rmi_loop_slow_end(&r->c);
     slow_header(r, -1, r->c.slow_hi);
 }
 
@@ -316,7 +313,7 @@ static void k_while_bwd(const remat_exec_ctx *cx, const remat_instr *I)
     if (r->c.slow_on) { /* the forward node's file */
         int64_t w[2];
         rmi_while_rt_to_host(r, w, r->c.store + 16, sizeof w);
-        r->c.slow_fd = (int)w[0], r->c.slow_hi = w[1], r->c.slow_failed = false;
+        r->c.slow_fd = w[0], r->c.slow_hi = w[1], r->c.slow_failed = false;
         if (head[0] >= 0 && r->c.slow_fd == -1) { /* run twice from one forward: the file is gone */
             r->status = REMAT_ERR_IO;
             snprintf(r->message, sizeof r->message, "%s: the slow snapshot tier's file is closed", d->label);
