@@ -101,7 +101,9 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
     /* bl[v]: a broadcast's grid width (bcast_lanes); gl[R]: group R's, once
      * a broadcast joined it (every broadcast of a group shares one grid) */
     int64_t *bl = rmi_calloc((size_t)nn + 1, sizeof *bl), *gl = rmi_calloc((size_t)nn + 1, sizeof *gl);
-    if (!start || !ok || !bl || !gl) {
+    int32_t *gin = rmi_calloc((size_t)nn + 1, sizeof *gin); /* operand slots of group R's members */
+    if (!start || !ok || !bl || !gl || !gin) {
+        rmi_free(gin);
         rmi_free(start);
         rmi_free(ok);
         rmi_free(bl);
@@ -113,6 +115,7 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
         bool col;
         ok[v] = N[v].padadd < 0 && fusable(g, N, v);
         bl[v] = N[v].padadd < 0 && !no_bcast ? bcast_lanes(g, N, v, &col) : 0;
+        gin[v] = g->nodes[v].nin;
         for (int k = 0; k < g->nodes[v].nin; k++)
             start[g->nodes[v].in[k] + 1]++;
     }
@@ -123,6 +126,7 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
     int32_t *fill = rmi_malloc(sizeof *fill * ((size_t)nn + 1));
     int32_t *rd = rmi_malloc(sizeof *rd * ((size_t)start[nn] + 1));
     if (!fill || !rd) {
+        rmi_free(gin);
         rmi_free(start);
         rmi_free(ok);
         rmi_free(bl);
@@ -160,9 +164,14 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
         }
         if (R >= 0 && bl[v] && gl[R] && gl[R] != bl[v])
             R = -1; /* another grid than the group's other broadcasts */
+        /* the masks of remat_fused_op hold 32 inputs: a group with a
+         * broadcast keeps its operand slots (an upper bound) within them */
+        if (R >= 0 && (bl[v] || gl[R]) && gin[R] + g->nodes[v].nin > 32)
+            R = -1;
         if (R >= 0 && N[R].gsize < REMAT_FUSED_MAX_UOPS) {
             N[v].root = R;
             N[R].gsize++;
+            gin[R] += g->nodes[v].nin;
             if (bl[v])
                 gl[R] = bl[v];
         }
@@ -173,6 +182,7 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
     rmi_free(gl);
     rmi_free(fill);
     rmi_free(rd);
+    rmi_free(gin);
     link_members(c, N);
     return REMAT_OK;
 }
