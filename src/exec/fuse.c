@@ -226,7 +226,7 @@ void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm
                 continue;
             }
             int e = 0;
-            while (e < ne && (ext[e] != a || ((row_in | col_in) >> e) & 1u))
+            while (e < ne && (ext[e] != a || (e < 32 && ((row_in | col_in) >> e) & 1u)))
                 e++;
             if (e == ne) {
                 ext[ne++] = a;
