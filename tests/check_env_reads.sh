@@ -19,6 +19,7 @@ ALLOWED=(
     "REMAT_PLAN_DUMP|debugging aid (exec.h): the arena plan's buffers on stderr"
     "REMAT_GCCJIT_LIB|debugging aid (exec.h): which libgccjit to dlopen"
     "REMAT_NVRTC|debugging aid (exec.h): which NVRTC to dlopen"
+    "REMAT_NO_BCAST_FUSION|debugging aid (DESIGN.md \"Compiled fusion\"): broadcasts materialised, for measuring"
     "PATH|finding the assembler libgccjit runs"
     "OMPI_COMM_WORLD_SIZE|set by the MPI launcher (dist.c: was this process launched by mpirun?)"
     "PMIX_SIZE|set by the MPI launcher"

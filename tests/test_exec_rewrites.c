@@ -472,6 +472,93 @@ static void test_exec_fusion_compiled_loop_matches_interpreted(void **state)
         }
 }
 
+/* Broadcasts of a row or column vector read only inside a fused group are
+ * read in place (fuse.c, remat_fused_op.row_in/col_in): no (B, F) copy of a
+ * bias in the arena, the bits of the materialised broadcast, interpreted
+ * (rows shorter and longer than a 256-element block: some blocks wrap a row)
+ * and compiled (a step per row). A rank-3 group whose row (lanes F) and
+ * column (lanes B*F) need different grids reads one in place and
+ * materialises the other. */
+static void bcast_group(remat_fn *f, remat_dtype T, int64_t B, int64_t F, bool rank3)
+{
+    const int64_t d2[2] = {B, F}, d3[3] = {2, B, F};
+    const int r = rank3 ? 3 : 2;
+    const int64_t *d = rank3 ? d3 : d2;
+    remat_val x = remat_arg(f, "x", T, r, d);
+    remat_val b = remat_arg(f, "b", T, 1, (int64_t[]){F}), c = remat_arg(f, "c", T, 1, (int64_t[]){rank3 ? 2 : B});
+    remat_val b1 = remat_arg(f, "b1", T, 2, (int64_t[]){1, F});
+    remat_val bb = remat_broadcast_in_dim(f, b, r, d, ((int[]){r - 1}));
+    remat_val cc = remat_broadcast_in_dim(f, c, r, d, ((int[]){0}));
+    remat_val bb1 = remat_broadcast_in_dim(f, b1, r, d, ((int[]){r - 2, r - 1}));
+    remat_val h = remat_add(f, remat_mul(f, x, cc), bb);
+    remat_fn_output(f, remat_sub(f, remat_relu(f, h), remat_mul(f, remat_mul_scalar(f, bb, 0.5), bb1)));
+}
+
+static void test_exec_fusion_reads_broadcasts_in_place(void **state)
+{
+    (void)state;
+    const remat_backend *be = remat_test_backend();
+    const bool jit = be->iface.compile_lanes && be->iface.host_lane_cuts && be->iface.can_compile_lanes();
+    const int64_t shapes[3][2] = {{13, 100}, {7, 300}, {5, 40}};
+    for (int dt = 0; dt < 2; dt++)
+        for (int si = 0; si < 3; si++) {
+            const remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+            const int64_t B = shapes[si][0], F = shapes[si][1];
+            const bool rank3 = si == 2;
+            const int64_t n = (rank3 ? 2 : 1) * B * F, nc = rank3 ? 2 : B;
+            const size_t es = remat_dtype_size(T);
+            remat_fn *f = remat_fn_new("fuse_bcast");
+            bcast_group(f, T, B, F, rank3);
+            void *v[4] = {xcalloc((size_t)n, es), xcalloc((size_t)F, es), xcalloc((size_t)nc, es),
+                          xcalloc((size_t)F, es)};
+            const int64_t len[4] = {n, F, nc, F};
+            for (int k = 0; k < 4; k++) {
+                double *tmp = xcalloc((size_t)len[k], sizeof *tmp);
+                fill_special(tmp, len[k], 1.0 + k);
+                for (int64_t i = 0; i < len[k]; i++) {
+                    if (dt)
+                        ((float *)v[k])[i] = (float)tmp[(i * 7 + k) % len[k]];
+                    else
+                        ((double *)v[k])[i] = tmp[(i * 7 + k) % len[k]];
+                }
+                free(tmp);
+            }
+            remat_tensor in[4] = {
+                {.dtype = T, .shape = rank3 ? (remat_shape){.rank = 3, .dims = {2, B, F}}
+                                            : (remat_shape){.rank = 2, .dims = {B, F}}, .data = v[0]},
+                {.dtype = T, .shape = {.rank = 1, .dims = {F}}, .data = v[1]},
+                {.dtype = T, .shape = {.rank = 1, .dims = {nc}}, .data = v[2]},
+                {.dtype = T, .shape = {.rank = 2, .dims = {1, F}}, .data = v[3]}};
+            /* 9 ops (mul_scalar: a mul): every one but the root inside its instruction; rank 3:
+             * the column's broadcast stays an instruction of its own */
+            assert_int_equal(check_fused_bits(f, 4, in), rank3 ? 7 : 8);
+            remat_program *pi = compile_jit(f, REMAT_JIT_NEVER, false);
+            remat_memory_plan plan;
+            remat_program_plan(pi, &plan);
+            /* no broadcast's (n)-element buffer (rank 3: the column's) */
+            if (rank3)
+                assert_true(plan.arena_bytes >= (size_t)n * es && plan.arena_bytes < 2 * (size_t)n * es);
+            else
+                assert_true(plan.arena_bytes < (size_t)n * es);
+            if (jit) {
+                remat_program *pc = compile_jit(f, REMAT_JIT_ALWAYS, false);
+                assert_int_equal(pc->n_fused_compiled, 1);
+                outs_t oc, oi;
+                run_prog(pc, 4, in, &oc, NULL);
+                run_prog(pi, 4, in, &oi, NULL);
+                if (!same_bits_or_nan(&oc.t[0], &oi.t[0]))
+                    fail_msg("%s %lldx%lld: compiled bits differ from interpreted", dt ? "f32" : "f64",
+                             (long long)B, (long long)F);
+                outs_free(&oc), outs_free(&oi);
+                remat_program_free(pc);
+            }
+            remat_program_free(pi);
+            for (int k = 0; k < 4; k++)
+                free(v[k]);
+            remat_fn_free(f);
+        }
+}
+
 /* ==== in-place concatenate, add of a pad ==== */
 
 /* f compiled with neither fusion nor the in-place rewrites
@@ -755,6 +842,7 @@ int main(void)
         cmocka_unit_test(test_exec_fusion_shared_values_are_not_fused_away),
         cmocka_unit_test(test_exec_fusion_does_not_contract_to_fma),
         cmocka_unit_test(test_exec_fusion_compiled_loop_matches_interpreted),
+        cmocka_unit_test(test_exec_fusion_reads_broadcasts_in_place),
         cmocka_unit_test(test_exec_inplace_concat_rows_of_a_state),
         cmocka_unit_test(test_exec_inplace_concat_vector_and_refusals),
         cmocka_unit_test(test_exec_add_pad_matches_pad_then_add),

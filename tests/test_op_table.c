@@ -241,14 +241,16 @@ static void *bump_alloc(void *ctx, size_t bytes)
 
 /* every backend classifies a fused micro-op through rmi_fused_uop_kind_of:
  * exactly the elementwise rows are micro-ops, each run as its category and
- * parameter kind say; a group holding any other op is refused by name */
+ * parameter kind say, and broadcast_in_dim (a row or column vector read in
+ * place: remat_fused_op.row_in); a group holding any other op is refused by
+ * name */
 static void test_op_table_fused_micro_ops_follow_the_row(void **state)
 {
     (void)state;
     for (int k = 0; k < REMAT_OP_COUNT; k++) {
         const remat_op op = (remat_op)k;
         const int kind = rmi_fused_uop_kind_of(op);
-        if ((kind >= 0) != remat_op_is_elementwise(op))
+        if ((kind >= 0) != (remat_op_is_elementwise(op) || op == REMAT_OP_BROADCAST))
             fail_msg("'%s' (category %s) is%s a fused micro-op but%s elementwise", remat_op_name(op),
                      remat_op_category_name(remat_op_category_of(op)), kind >= 0 ? "" : " not",
                      kind >= 0 ? " not" : "");
@@ -261,6 +263,7 @@ static void test_op_table_fused_micro_ops_follow_the_row(void **state)
     assert_int_equal(rmi_fused_uop_kind_of(REMAT_OP_POW), REMAT_UOP_POW);
     assert_int_equal(rmi_fused_uop_kind_of(REMAT_OP_SELECT), REMAT_UOP_SELECT);
     assert_int_equal(rmi_fused_uop_kind_of(REMAT_OP_LT), REMAT_UOP_BINARY);
+    assert_int_equal(rmi_fused_uop_kind_of(REMAT_OP_BROADCAST), REMAT_UOP_BCAST);
     for (size_t i = 0; i < sizeof BAD_OPS / sizeof *BAD_OPS; i++)
         assert_int_equal(rmi_fused_uop_kind_of(BAD_OPS[i]), -1);
 

@@ -94,12 +94,26 @@ typedef struct {
     int n_regs;
     int n_uops;
     const remat_fused_uop *uops;
+    /* Broadcasts read in place (fuse.c): the group's n elements seen as a
+     * grid of `lanes` columns (0: no broadcast), element i in row i / lanes
+     * and column i % lanes. Bit k of row_in: external input k holds one
+     * element per column (a bias row: element i reads in[i % lanes]); of
+     * col_in: one per row (element i reads in[i / lanes]). Such an input is
+     * read only by a micro-op of op REMAT_OP_BROADCAST (kind
+     * REMAT_UOP_BCAST), which loads those elements into its register: no
+     * (n)-element copy of the vector exists. */
+    uint32_t row_in, col_in;
+    int64_t lanes;
     /* Optional (NULL: the backend runs the micro-ops): the group compiled
      * into one loop by the backend's compile_lanes (exec/fuse_jit.c), a lane
      * program of one lane per element: buffer k < nin is ins->in[k] (lane
      * stride 0 where scalar_in says so, else 1), buffer nin is ins->out
      * (stride 1); run with count 1 over any range of lanes, buffers moved to
-     * its first lane. Same bits as the micro-ops. */
+     * its first lane. Same bits as the micro-ops. With lanes > 0 the program
+     * has `lanes` lanes (a row input lane stride 1, a column input 0) and
+     * runs one step per grid row: over any range of rows, count = rows,
+     * step strides lanes elements (full inputs, output), 0 (row, scalar
+     * inputs) or 1 element (column inputs). */
     remat_lane_fn compiled;
 } remat_fused_op;
 
@@ -107,7 +121,8 @@ typedef struct {
  * backend decides it once per micro-op at lowering and switches on it in its
  * loop. rmi_fused_uop_kind_of returns -1 for an op that is not a micro-op
  * (not elementwise). */
-typedef enum { REMAT_UOP_UNARY, REMAT_UOP_INTEGER_POW, REMAT_UOP_POW, REMAT_UOP_SELECT, REMAT_UOP_BINARY } remat_fused_uop_kind;
+typedef enum { REMAT_UOP_UNARY, REMAT_UOP_INTEGER_POW, REMAT_UOP_POW, REMAT_UOP_SELECT, REMAT_UOP_BINARY,
+               REMAT_UOP_BCAST /* broadcast_in_dim of a row_in/col_in input */ } remat_fused_uop_kind;
 int rmi_fused_uop_kind_of(remat_op op);
 
 /* the most registers and micro-ops compile puts in one group */

@@ -10,6 +10,8 @@
 REMAT_EXHAUSTIVE_BEGIN
 int rmi_fused_uop_kind_of(remat_op op)
 {
+    if (op == REMAT_OP_BROADCAST) /* of a row or column vector, read in place (remat_fused_op.row_in) */
+        return REMAT_UOP_BCAST;
     switch (remat_op_category_of(op)) {
     case REMAT_OPCAT_UNARY:
         switch (remat_op_param_of(op)) {

@@ -34,6 +34,42 @@ static int fusable(const remat_graph_view *g, const remat_cnode *N, remat_val v)
     return 1;
 }
 
+/* A broadcast_in_dim a group may read in place: its operand's non-1 dims
+ * are the output's trailing non-1 dims (a row, such as a bias: element i
+ * reads operand element i % numel(operand)) or its leading ones (a column:
+ * element i reads i / (n / numel(operand))). Returns the grid width (lanes,
+ * remat_fused_op) it needs, *col set for a column; 0 when it is neither. */
+static int64_t bcast_lanes(const remat_graph_view *g, const remat_cnode *N, remat_val v, bool *col)
+{
+    const remat_node *n = &g->nodes[v];
+    if (n->op != REMAT_OP_BROADCAST || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64) ||
+        remat_shape_numel(&n->shape) < FUSE_MIN_ELEMENTS || N[n->in[0]].scalar)
+        return 0;
+    const remat_node *a = &g->nodes[n->in[0]];
+    if (a->dtype != n->dtype)
+        return 0;
+    uint32_t covered = 0;
+    for (int i = 0; i < a->shape.rank; i++)
+        if (a->shape.dims[i] != 1)
+            covered |= 1u << n->p.bdims[i];
+    int first = -1, prev = -1, changes = 0;
+    for (int k = 0; k < n->shape.rank; k++) {
+        if (n->shape.dims[k] == 1)
+            continue;
+        const int cov = (int)((covered >> k) & 1u);
+        if (first < 0)
+            first = cov;
+        else if (cov != prev)
+            changes++;
+        prev = cov;
+    }
+    if (changes != 1) /* all or none of the output, or interleaved */
+        return 0;
+    const int64_t mid = remat_shape_numel(&a->shape), total = remat_shape_numel(&n->shape);
+    *col = first == 1;
+    return first == 1 ? total / mid : mid;
+}
+
 /* Each group's members in node order, the root last: gnext[R] is the first
  * member of R's group, gnext[v] the member after v. */
 static void link_members(const remat_compile_ctx *c, remat_cnode *N)
@@ -55,17 +91,31 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
     const remat_graph_view *g = c->g;
     remat_cnode *N = c->N;
     int32_t nn = g->n_nodes;
+    /* REMAT_NO_BCAST_FUSION=1: every broadcast materialised, as before this
+     * rewrite (for measuring what it saves: docs/DESIGN.md, "Compiled fusion") */
+    const char *nb = getenv("REMAT_NO_BCAST_FUSION");
+    const bool no_bcast = nb && nb[0] == '1';
     /* readers of each node (CSR), outputs marked as a reader -1 */
     int32_t *start = rmi_calloc((size_t)nn + 2, sizeof *start);
     uint8_t *ok = rmi_calloc((size_t)nn + 1, 1);
-    if (!start || !ok) {
+    /* bl[v]: a broadcast's grid width (bcast_lanes); gl[R]: group R's, once
+     * a broadcast joined it (every broadcast of a group shares one grid) */
+    int64_t *bl = rmi_calloc((size_t)nn + 1, sizeof *bl), *gl = rmi_calloc((size_t)nn + 1, sizeof *gl);
+    int32_t *gin = rmi_calloc((size_t)nn + 1, sizeof *gin); /* operand slots of group R's members */
+    if (!start || !ok || !bl || !gl || !gin) {
+        rmi_free(gin);
         rmi_free(start);
         rmi_free(ok);
+        rmi_free(bl);
+        rmi_free(gl);
         return rmi_compile_nomem("fusion's reader lists");
     }
     for (int32_t i = 0; i < c->n_order; i++) {
         int32_t v = c->order[i];
+        bool col;
         ok[v] = N[v].padadd < 0 && fusable(g, N, v);
+        bl[v] = N[v].padadd < 0 && !no_bcast ? bcast_lanes(g, N, v, &col) : 0;
+        gin[v] = g->nodes[v].nin;
         for (int k = 0; k < g->nodes[v].nin; k++)
             start[g->nodes[v].in[k] + 1]++;
     }
@@ -76,8 +126,11 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
     int32_t *fill = rmi_malloc(sizeof *fill * ((size_t)nn + 1));
     int32_t *rd = rmi_malloc(sizeof *rd * ((size_t)start[nn] + 1));
     if (!fill || !rd) {
+        rmi_free(gin);
         rmi_free(start);
         rmi_free(ok);
+        rmi_free(bl);
+        rmi_free(gl);
         rmi_free(fill);
         rmi_free(rd);
         return rmi_compile_nomem("fusion's reader lists");
@@ -93,10 +146,12 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
         rd[fill[g->outs[i]]++] = -1;
 
     /* readers come after their operands, so going backwards each reader's
-     * group is settled when its operand is considered */
+     * group is settled when its operand is considered. A broadcast joins the
+     * group of its readers (never the reverse: its operand has another
+     * shape), which then reads the vector in place. */
     for (int32_t j = c->n_order - 1; j >= 0; j--) {
         int32_t v = c->order[j];
-        if (!ok[v] || start[v] == start[v + 1])
+        if ((!ok[v] && !bl[v]) || start[v] == start[v + 1])
             continue;
         int32_t R = -1;
         for (int32_t i = start[v]; i < start[v + 1]; i++) {
@@ -107,15 +162,27 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
             }
             R = N[r].root;
         }
+        if (R >= 0 && bl[v] && gl[R] && gl[R] != bl[v])
+            R = -1; /* another grid than the group's other broadcasts */
+        /* the masks of remat_fused_op hold 32 inputs: a group with a
+         * broadcast keeps its operand slots (an upper bound) within them */
+        if (R >= 0 && (bl[v] || gl[R]) && gin[R] + g->nodes[v].nin > 32)
+            R = -1;
         if (R >= 0 && N[R].gsize < REMAT_FUSED_MAX_UOPS) {
             N[v].root = R;
             N[R].gsize++;
+            gin[R] += g->nodes[v].nin;
+            if (bl[v])
+                gl[R] = bl[v];
         }
     }
     rmi_free(start);
     rmi_free(ok);
+    rmi_free(bl);
+    rmi_free(gl);
     rmi_free(fill);
     rmi_free(rd);
+    rmi_free(gin);
     link_members(c, N);
     return REMAT_OK;
 }
@@ -126,13 +193,26 @@ void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm
     REMAT_ASSERT(nm >= 1 && nm <= REMAT_FUSED_MAX_UOPS);
     int last_use[REMAT_FUSED_MAX_UOPS], reg[REMAT_FUSED_MAX_UOPS];
     int ne = 0;
-    uint32_t scalar_in = 0;
+    uint32_t scalar_in = 0, row_in = 0, col_in = 0;
+    int64_t lanes = 0;
     for (int k = 0; k < nm; k++)
         last_use[k] = -1;
     /* operands: an earlier member (its index >= 0) or an external input */
     for (int k = 0; k < nm; k++) {
         const remat_node *n = &g->nodes[members[k]];
         uops[k] = (remat_fused_uop){.op = (remat_op)n->op, .dst = -1, .src = {INT16_MIN, INT16_MIN, INT16_MIN}};
+        bool col = false;
+        const int64_t bl = n->op == REMAT_OP_BROADCAST ? bcast_lanes(g, N, members[k], &col) : 0;
+        if (n->op == REMAT_OP_BROADCAST) {
+            /* its operand is an input of its own (per mode), read in place */
+            REMAT_ASSERT(bl > 0 && (lanes == 0 || lanes == bl) && k < nm - 1);
+            lanes = bl;
+            REMAT_ASSERT(ne < 32);
+            ext[ne] = n->in[0];
+            *(col ? &col_in : &row_in) |= 1u << ne;
+            uops[k].src[0] = (int16_t)(-1 - ne++);
+            continue;
+        }
         rmi_fused_uop_params(n, &uops[k]);
         for (int j = 0; j < n->nin; j++) {
             remat_val a = n->in[j];
@@ -146,7 +226,7 @@ void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm
                 continue;
             }
             int e = 0;
-            while (e < ne && ext[e] != a)
+            while (e < ne && (ext[e] != a || (e < 32 && ((row_in | col_in) >> e) & 1u)))
                 e++;
             if (e == ne) {
                 ext[ne++] = a;
@@ -181,6 +261,7 @@ void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm
                 busy[reg[i]] = 0;
     }
     *F = (remat_fused_op){.dtype = (remat_dtype)g->nodes[members[nm - 1]].dtype, .nin = ne, .scalar_in = scalar_in,
-                          .n_regs = n_regs, .n_uops = nm, .uops = uops};
+                          .n_regs = n_regs, .n_uops = nm, .uops = uops, .row_in = row_in, .col_in = col_in,
+                          .lanes = lanes};
     *n_ext = ne;
 }

@@ -23,6 +23,12 @@
  * (elements x micro-ops) reaches FUSE_JIT_MIN_WORK, where one run's saved
  * memory passes are worth a noticeable share of a compile (~60 ms, once per
  * distinct group and machine thanks to the disk cache).
+ *
+ * A group that reads a broadcast row or column vector in place (fuse.c,
+ * remat_fused_op.lanes) is a program of `lanes` lanes run one step per row
+ * of its grid: the vector is a LOAD of lane stride 1 and step stride 0 (a
+ * row) or lane stride 0 and step stride 1 (a column), the broadcast
+ * micro-op no instruction at all.
  */
 #include "exec/fuse.h"
 
@@ -50,11 +56,15 @@ static void describe(const remat_fused_op *F, int64_t m, remat_lane_ins *ins, re
         bufs[k] = (remat_lane_buf){.dt = (uint8_t)F->dtype};
     for (int k = 0; k < F->nin; k++)
         ins[n++] = (remat_lane_ins){.kind = REMAT_LANE_LOAD, .dt = (uint8_t)F->dtype, .a = -1, .b = -1, .c = -1,
-                                    .buf = k, .lstride = (F->scalar_in >> k) & 1u ? 0 : 1};
+                                    .buf = k, .lstride = ((F->scalar_in | F->col_in) >> k) & 1u ? 0 : 1};
     for (int r = 0; r < REMAT_FUSED_MAX_REGS; r++)
         reg_ins[r] = -1;
     for (int k = 0; k < F->n_uops; k++) {
         const remat_fused_uop *u = &F->uops[k];
+        if (u->op == REMAT_OP_BROADCAST) { /* its register is its input's LOAD */
+            reg_ins[u->dst] = -1 - u->src[0];
+            continue;
+        }
         int32_t src[3];
         for (int j = 0; j < 3; j++)
             src[j] = u->src[j] >= 0 ? reg_ins[u->src[j]] : u->src[j] == INT16_MIN ? -1 : -1 - u->src[j];
@@ -94,7 +104,7 @@ remat_status rmi_fuse_compile(remat_compile_ctx *c, remat_fused_op *F, int64_t n
     }
     remat_lane_program p;
     const remat_lane_program *pp = &p;
-    describe(F, n, ins, bufs, &p);
+    describe(F, F->lanes > 0 ? F->lanes : n, ins, bufs, &p);
     const char *dir = rmi_lane_cache_dir(o);
     remat_lane_fn fn = NULL;
     const bool big = (double)n * F->n_uops >= FUSE_JIT_MIN_WORK;

@@ -66,6 +66,31 @@ static void *thread_regs(void)
 
 /* out (m) = uop applied to src (m, or one element where *_s) */
 #define DEFINE_FUSED(SFX)                                                                              \
+    /* Elements [s, s + m) of broadcast input e (x, remat_fused_op.row_in,     \
+     * col_in): a row's run of x in place when it does not wrap, else copied   \
+     * into reg (the values, unchanged: the bits of the materialised array) */ \
+    static const T *fused_bcast_##SFX(const remat_fused_op *F, const void *xv, int e, size_t s, size_t m, T *reg) \
+    {                                                                                                  \
+        const T *x = xv;                                                                               \
+        const size_t L = (size_t)F->lanes;                                                             \
+        size_t q = s / L, r = s % L;                                                                   \
+        if ((F->row_in >> e) & 1u) {                                                                   \
+            if (r + m <= L)                                                                            \
+                return x + r;                                                                          \
+            for (size_t j = 0; j < m; j++) {                                                           \
+                reg[j] = x[r];                                                                         \
+                r = r + 1 == L ? 0 : r + 1;                                                            \
+            }                                                                                          \
+            return reg;                                                                                \
+        }                                                                                              \
+        for (size_t j = 0; j < m; j++) {                                                               \
+            reg[j] = x[q];                                                                             \
+            if (++r == L)                                                                              \
+                r = 0, q++;                                                                            \
+        }                                                                                              \
+        return reg;                                                                                    \
+    }                                                                                                  \
+                                                                                                       \
     static void fused_uop_##SFX(const remat_fused_uop *u, remat_fused_uop_kind kind, size_t m, T *out, \
                                 const T *const src[3], const int sc[3])                                \
     {                                                                                                  \
@@ -79,6 +104,7 @@ static void *thread_regs(void)
             else                                                                                       \
                 rmi_cpu_select_##SFX(m, out, src[0], src[1], src[2]);                                  \
             return;                                                                                    \
+        case REMAT_UOP_BCAST: REMAT_ASSERT(0); return; /* read in fused_blocks */                    \
         case REMAT_UOP_BINARY:                                                                         \
             if (sc[1])                                                                                 \
                 rmi_cpu_binary_scalar_##SFX(u->op, m, out, src[0], src[1], 1);                        \
@@ -96,16 +122,21 @@ static void *thread_regs(void)
         const remat_fused_op *F = &C->F;                                                               \
         T *out = I->out;                                                                               \
         const int last = F->n_uops - 1;                                                                \
+        const T *rp[REMAT_FUSED_MAX_REGS]; /* register r's block: regs[r], or a broadcast's vector */ \
         for (size_t s = (size_t)begin; s < (size_t)end; s += FUSED_BLOCK) {                            \
             const size_t m = (size_t)end - s < FUSED_BLOCK ? (size_t)end - s : FUSED_BLOCK;            \
             for (int k = 0; k <= last; k++) {                                                          \
                 const remat_fused_uop *u = &F->uops[k];                                                \
+                if (C->kind[k] == REMAT_UOP_BCAST) {                                                   \
+                    rp[u->dst] = fused_bcast_##SFX(F, I->in[-1 - u->src[0]], -1 - u->src[0], s, m, regs[u->dst]); \
+                    continue;                                                                          \
+                }                                                                                      \
                 const T *src[3] = {NULL, NULL, NULL};                                                  \
                 int sc[3] = {0, 0, 0};                                                                 \
                 for (int j = 0; j < 3; j++) {                                                          \
                     int r = u->src[j];                                                                 \
                     if (r >= 0) {                                                                      \
-                        src[j] = regs[r];                                                              \
+                        src[j] = rp[r];                                                                \
                     } else if (r != INT16_MIN) {                                                       \
                         int e = -1 - r;                                                                \
                         sc[j] = (int)((F->scalar_in >> e) & 1u);                                       \
@@ -114,6 +145,8 @@ static void *thread_regs(void)
                 }                                                                                      \
                 fused_uop_##SFX(u, (remat_fused_uop_kind)C->kind[k], m, k == last ? out + s : regs[u->dst], \
                                 src, sc);                                                              \
+                if (k < last)                                                                          \
+                    rp[u->dst] = regs[u->dst];                                                         \
             }                                                                                          \
         }                                                                                              \
     }                                                                                                  \
@@ -161,6 +194,18 @@ static void compiled_range(void *ctx, int64_t begin, int64_t end)
     const size_t es = remat_dtype_size(C->F.dtype);
     char *bufs[3 * REMAT_FUSED_MAX_UOPS + 1];
     int64_t strides[3 * REMAT_FUSED_MAX_UOPS + 1] = {0};
+    if (C->F.lanes > 0) { /* rows [begin, end) of the grid, a step per row */
+        const int64_t L = C->F.lanes, row = L * (int64_t)es;
+        for (int k = 0; k < C->F.nin; k++) {
+            const bool one = ((C->F.scalar_in | C->F.row_in) >> k) & 1u, col = (C->F.col_in >> k) & 1u;
+            strides[k] = one ? 0 : col ? (int64_t)es : row;
+            bufs[k] = (char *)I->in[k] + begin * strides[k];
+        }
+        strides[C->F.nin] = row;
+        bufs[C->F.nin] = (char *)I->out + begin * row;
+        C->F.compiled(bufs, strides, end - begin, L);
+        return;
+    }
     for (int k = 0; k < C->F.nin; k++)
         bufs[k] = (char *)I->in[k] + ((C->F.scalar_in >> k) & 1u ? 0 : (size_t)begin * es);
     bufs[C->F.nin] = (char *)I->out + (size_t)begin * es;
@@ -170,6 +215,11 @@ static void compiled_range(void *ctx, int64_t begin, int64_t end)
 static void k_fused_compiled(const remat_exec_ctx *cx, const remat_instr *I)
 {
     cpu_fused *C = (cpu_fused *)I->aux;
+    if (C->F.lanes > 0) { /* split by grid rows, ranges of about the grain's elements */
+        const int64_t L = C->F.lanes, grain = REMAT_CPU_SPLIT_GRAIN / L > 0 ? REMAT_CPU_SPLIT_GRAIN / L : 1;
+        rmi_parallel_for_site(&C->site, (int64_t)I->n / L, grain, compiled_range, (void *)I);
+        return;
+    }
     rmi_parallel_for_site(&C->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, compiled_range, (void *)I);
 }
 
@@ -190,6 +240,7 @@ remat_status rmi_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, voi
         if (kd < 0)
             return rmi_error(REMAT_ERR_UNSUPPORTED, "cpu backend: '%s' in a fused group is not elementwise",
                              remat_op_name(op->uops[k].op));
+        REMAT_ASSERT(kd != REMAT_UOP_BCAST || (k < op->n_uops - 1 && op->lanes > 0));
         u[k] = op->uops[k];
         kind[k] = (uint8_t)kd;
     }
