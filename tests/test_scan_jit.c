@@ -156,6 +156,9 @@ static remat_fn *every_op_body(remat_dtype dt, int64_t m, int mixed)
     t = remat_add(b, t, Y(remat_mul(b, remat_ge(b, x, c1), remat_sub(b, c0, remat_mul(b, remat_lt(b, s, c0), x)))));
     t = remat_add(b, t, Y(remat_add(b, remat_eq(b, x, x), remat_ne(b, s, c1))));
     t = remat_add(b, t, remat_mul_scalar(b, Y(remat_erf(b, remat_add(b, x, c0))), 0.4));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_log1p(b, remat_mul_scalar(b, pos, 1e-3))), 0.3));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_expm1(b, remat_mul_scalar(b, s, -0.25))), 0.02));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_logistic(b, remat_sub(b, x, c1))), 0.3));
     t = remat_add(b, t, Y(remat_mul(b, remat_stop_gradient(b, remat_sin(b, c1)), s)));
     remat_val narrow = remat_convert(b, t, dt == REMAT_F64 ? REMAT_F32 : REMAT_F64);
     t = remat_convert(b, remat_mul_scalar(b, narrow, 0.5), dt);

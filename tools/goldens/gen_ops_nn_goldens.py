@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generate tests/goldens/ops_nn.json with real JAX: forward + VJP in float64
 of the primitives deep-network layers need (erf for gelu, reduce_max for a
-stable softmax), in the format of ops.json (see gen_goldens.py).
+stable softmax) and the other transcendentals of issue #24 (log1p, expm1,
+logistic, erf_inv), in the format of ops.json (see gen_goldens.py).
 
 How to run (from the repository root; the venv is gitignored):
 
@@ -62,6 +63,21 @@ def main():
     xr = np.round(rng.uniform(-3.0, 3.0, (3, 4)), 3)
     add("erf_random", "erf", lax.erf, xr, {})
 
+    # tiny arguments (where log(1 + x) and exp(x) - 1 lose every digit),
+    # moderate and large ones, and logistic's tails (exp(-x) overflowing)
+    xl = np.array([[1e-12, -1e-12, 0.0, 0.3, -0.5, -0.9],
+                   [2.0, 10.0, 1e3, 1e-300, -0.999, 7.5]])
+    add("log1p", "log1p", lax.log1p, xl, {})
+    xx = np.array([[1e-12, -1e-12, 0.0, 0.3, -0.5, -3.0],
+                   [2.0, 10.0, -40.0, 1e-300, 30.0, 0.75]])
+    add("expm1", "expm1", lax.expm1, xx, {})
+    xs = np.array([[0.0, 1e-9, -0.3, 2.0, -5.0, 20.0],
+                   [-40.0, 700.0, -700.0, 36.5, -36.5, 0.25]])
+    add("logistic", "logistic", lax.logistic, xs, {})
+    xi = np.array([[0.0, 1e-12, -0.3, 0.5, 0.9, -0.99],
+                   [0.999999, -0.999999999, 1e-300, 0.25, -0.75, 0.999999999999]])
+    add("erf_inv", "erf_inv", lax.erf_inv, xi, {})
+
     # row 0: a triple tie at 2.0; row 1: a pair at 1.5; row 2: no tie;
     # row 3: -0 and +0 as the max (equal: a tie); column 4 has a pair too
     xm = np.array([[2.0, -1.0, 2.0, 0.5, 2.0],
@@ -81,7 +97,7 @@ def main():
             "jax": jax.__version__, "jaxlib": jaxlib.__version__, "numpy": np.__version__,
             "python": sys.version.split()[0], "backend": jax.default_backend(),
         },
-        "about": "float64 forward + VJP of erf and reduce_max, as ops.json: arrays flattened row-major, "
+        "about": "float64 forward + VJP of erf, log1p, expm1, logistic, erf_inv and reduce_max, as ops.json: arrays flattened row-major, "
                  "ct = fixed cotangent, 'vjp' the cotangent of x.",
         "cases": cases,
     }
