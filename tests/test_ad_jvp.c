@@ -98,6 +98,7 @@ static const jvp_case cases[] = {
     {"log1p", 1, {2}, {{2, 3}}, -0.8, 3, 0, ab_log1p},
     {"expm1", 1, {2}, {{2, 3}}, -3, 2, 0, ab_expm1},
     {"logistic", 1, {2}, {{2, 3}}, -6, 6, 0, ab_logistic},
+    {"erf_inv", 1, {2}, {{2, 3}}, -0.9, 0.9, 0, ab_erf_inv},
     {"integer_pow_3", 1, {2}, {{2, 3}}, -2, 2, 0, ab_ipow3},
     {"integer_pow_2", 1, {2}, {{2, 3}}, -2, 2, 0, ab_ipow2},
     {"integer_pow_1", 1, {2}, {{2, 3}}, -2, 2, 0, ab_ipow1},

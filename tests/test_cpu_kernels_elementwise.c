@@ -45,6 +45,26 @@ static int plain_unary(remat_op op)
 
 static const char *op_label(remat_op op) { return remat_op_name(op); }
 
+/* erf's inverse by bisection on glibc's erfl (|y| < 1; odd) */
+static double erfinv_bisect(double y)
+{
+    if (y < 0)
+        return -erfinv_bisect(-y);
+    if (y == 0)
+        return y;
+    long double lo = 0.0L, hi = 7.0L;
+    for (int k = 0; k < 200 && lo < hi; k++) {
+        const long double mid = 0.5L * (lo + hi);
+        if (mid == lo || mid == hi)
+            break;
+        if (erfl(mid) < y)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (double)(0.5L * (lo + hi));
+}
+
 static double unary_ref(remat_op op, double x)
 {
     switch (op) {
@@ -61,6 +81,7 @@ static double unary_ref(remat_op op, double x)
     case REMAT_OP_LOG1P: return log1p(x);
     case REMAT_OP_EXPM1: return expm1(x);
     case REMAT_OP_LOGISTIC: return 1.0 / (1.0 + exp(-x));
+    case REMAT_OP_ERF_INV: return erfinv_bisect(x);
     default: fail_msg("not unary"); return 0;
     }
 }
@@ -79,7 +100,9 @@ static void test_cpu_kernels_unary_matches_libm(void **state)
         for (int u = 0; u < n_unary; u++) {
             const remat_op op = unary_ops[u];
             for (size_t i = 0; i < n; i++) /* log/sqrt need x > 0 */
-                a[i] = (op == REMAT_OP_LOG || op == REMAT_OP_SQRT) ? fabs(rnd()) + 0.25 : rnd() / 4;
+                a[i] = (op == REMAT_OP_LOG || op == REMAT_OP_SQRT) ? fabs(rnd()) + 0.25
+                       : op == REMAT_OP_ERF_INV                    ? rnd() / 12.6 /* in (-1, 1) */
+                                                                   : rnd() / 4;
             float *a32 = to_f32(a, (int64_t)n);
             for (size_t i = 0; i < n; i++)
                 want[i] = unary_ref(op, a[i]);

@@ -260,6 +260,78 @@ static void test_vmath_logistic_is_the_exp_map(void **st)
     free(x), free(y), free(xf), free(yf);
 }
 
+/* erf_inv's reference: three Halley steps in long double from the result
+ * (glibc's erfl and erfcl, 11 bits beyond double; erfc for y >= 0.5, where
+ * erf(x) - y cancels) */
+static long double erfinv_ref(double y)
+{
+    const long double a = fabsl((long double)y);
+    long double x = fabsl((long double)rmi_vm_erfinv_f64(fabs(y)));
+    for (int k = 0; k < 3; k++) {
+        const long double f = a >= 0.5L ? (1.0L - a) - erfcl(x) : erfl(x) - a;
+        const long double u = f * 0.88622692545275801364908374167057L * expl(x * x);
+        x -= u / (1.0L + x * u);
+    }
+    return y < 0 ? -x : x;
+}
+
+/* erf_inv (vmath_erfinv.c) within its documented bound (2 ulp f64, 0.5 ulp
+ * + 2^-28 f32) over the whole of (-1, 1): uniform, next to +-1 (1 - 10^-k,
+ * the last double below 1), tiny and subnormal; erf of the result gives y
+ * back; the kernels are the scalar function element by element; the edges
+ * (+-1 -> +-inf, |y| > 1 and NaN -> NaN, signed zeros) */
+static void test_vmath_erf_inv_accuracy_and_edges(void **st)
+{
+    (void)st;
+    enum { N = 30011 };
+    double *x = xmalloc(N * sizeof *x), *y = xmalloc(N * sizeof *y);
+    float *xf = xmalloc(N * sizeof *xf), *yf = xmalloc(N * sizeof *yf);
+    for (int i = 0; i < N; i++) {
+        const int k = i % 4;
+        double v = k == 0   ? uniform(-1.0, 1.0)
+                   : k == 1 ? 1.0 - pow(10.0, -uniform(0.3, 16.0))
+                   : k == 2 ? uniform(-1.0, 1.0) * pow(10.0, -uniform(0.0, 310.0))
+                            : uniform(0.45, 0.55);
+        if (v >= 1.0)
+            v = nextafter(1.0, 0.0);
+        x[i] = (i & 16) ? -v : v, xf[i] = (float)x[i];
+    }
+    x[0] = nextafter(1.0, 0.0), x[1] = -nextafter(1.0, 0.0), xf[0] = nextafterf(1.0f, 0.0f), xf[1] = -xf[0];
+    rmi_cpu_unary_f64(REMAT_OP_ERF_INV, N, y, x);
+    rmi_cpu_unary_f32(REMAT_OP_ERF_INV, N, yf, xf);
+    double worst = 0, worst_f = 0, back = 0;
+    for (int i = 0; i < N; i++) {
+        assert_true(same_f64(y[i], rmi_vm_erfinv_f64(x[i])) && same_f32(yf[i], rmi_vm_erfinv_f32(xf[i])));
+        if (fabsf(xf[i]) >= 1.0f)
+            continue;
+        const double u = ulps(y[i], erfinv_ref(x[i]), 0), uf = ulps(yf[i], erfinv_ref(xf[i]), 1);
+        worst = u > worst ? u : worst, worst_f = uf > worst_f ? uf : worst_f;
+        if (fabs(x[i]) < 0.5 && fabs(x[i]) > 0x1p-1000) { /* the round trip, where erf is well conditioned
+                                                            and y not subnormal */
+            const double b = fabs((double)(erfl((long double)y[i]) - x[i])) / fabs(x[i]);
+            back = b > back ? b : back;
+        }
+    }
+    printf("  erf_inv max error f64 %.3f ulp, f32 %.3f ulp; |erf(erf_inv(y)) - y| / |y| <= %.2g\n", worst, worst_f,
+           back);
+    assert_true(worst <= 2.0 && worst_f <= 0.5 + 0x1p-28);
+    assert_true(back <= 4 * DBL_EPSILON);
+    const double e[8] = {1.0, -1.0, 1.5, -2.0, NAN, 0.0, -0.0, INFINITY};
+    double o[8];
+    float ef[8], of[8];
+    rmi_cpu_unary_f64(REMAT_OP_ERF_INV, 8, o, e);
+    for (int i = 0; i < 8; i++)
+        ef[i] = (float)e[i];
+    rmi_cpu_unary_f32(REMAT_OP_ERF_INV, 8, of, ef);
+    assert_true(o[0] == INFINITY && o[1] == -INFINITY && of[0] == INFINITY && of[1] == -INFINITY);
+    for (int i = 2; i < 5; i++)
+        assert_true(isnan(o[i]) && isnan(of[i]));
+    assert_true(isnan(o[7]) && isnan(of[7]));
+    assert_true(o[5] == 0.0 && !signbit(o[5]) && o[6] == 0.0 && signbit(o[6]));
+    assert_true(of[5] == 0.0f && !signbit(of[5]) && of[6] == 0.0f && signbit(of[6]));
+    free(x), free(y), free(xf), free(yf);
+}
+
 /* The symbol compiled code imports resolves in the global scope (after
  * rmi_vm_export_symbols) to the function the scalar path calls. */
 static void test_vmath_jit_symbols_resolve_to_the_scalar(void **st)
@@ -321,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_vmath_map_equals_scalar_whatever_the_neighbours),
         cmocka_unit_test(test_vmath_kernels_are_the_map),
         cmocka_unit_test(test_vmath_logistic_is_the_exp_map),
+        cmocka_unit_test(test_vmath_erf_inv_accuracy_and_edges),
         cmocka_unit_test(test_vmath_jit_symbols_resolve_to_the_scalar),
         cmocka_unit_test(test_vmath_avx512_maps_where_the_cpu_has_it),
     };

@@ -250,6 +250,7 @@ def logistic(x: Value) -> Value:
     """lax.logistic (jax.nn.sigmoid): 1 / (1 + exp(-x))."""
     return _unary("logistic", x)
 sigmoid = logistic
+def erf_inv(x: Value) -> Value: return _unary("erf_inv", x)
 def add(a: Any, b: Any) -> Value: return _binary("add", a, b)
 def subtract(a: Any, b: Any) -> Value: return _binary("sub", a, b)
 def multiply(a: Any, b: Any) -> Value: return _binary("mul", a, b)

@@ -67,6 +67,23 @@ def test_log1p_expm1_logistic():
     np.testing.assert_allclose(g, 1.0 / (1.0 + x0) + np.exp(x0) * 0.5 + 3.0 * s * (1.0 - s), rtol=1e-13)
 
 
+def test_erf_inv():
+    """lax.erf_inv: erf of it gives y back; its gradient is sqrt(pi)/2 exp(erf_inv(y)^2)."""
+    import math
+    f = remat.Fn("erf_inv")
+    x = f.arg("x", (4,))
+    f.output(remat.sum(remat.erf_inv(x)))
+    y0 = np.array([-0.9, -0.25, 1e-12, 0.6])
+    fwd = remat.Fn("erf_inv_v")
+    xv = fwd.arg("x", (4,))
+    fwd.output(remat.erf_inv(xv))
+    v = remat.compile(fwd)(y0)
+    np.testing.assert_allclose([math.erf(t) for t in v], y0, rtol=1e-15)
+    g = remat.compile(remat.grad(f))(y0)
+    g = g[0] if isinstance(g, (tuple, list)) else g
+    np.testing.assert_allclose(g, math.sqrt(math.pi) / 2 * np.exp(v * v), rtol=1e-14)
+
+
 def test_value_and_grad_and_jvp():
     f = model()
     args = inputs()

@@ -355,6 +355,10 @@ remat_status rmi_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
     case REMAT_OP_LOGISTIC: /* JAX's jvp g * (y * (1 - y)) */
         give(r, 0, bin(r, REMAT_OP_MUL, g, bin(r, REMAT_OP_MUL, Y(r), bin(r, REMAT_OP_SUB, cst(r, s, 1.0), Y(r)))));
         break;
+    case REMAT_OP_ERF_INV: /* JAX's jvp sqrt(pi)/2 * (g * exp(y^2)), transposed: (c * g) * exp(y^2) */
+        give(r, 0, bin(r, REMAT_OP_MUL, bin(r, REMAT_OP_MUL, cst(r, s, sqrt(M_PI) / 2.0), g),
+                       un(r, REMAT_OP_EXP, un(r, REMAT_OP_SQUARE, Y(r)))));
+        break;
     case REMAT_OP_INTEGER_POW: {
         int k = (int)r->n->p.int_exponent;
         if (k == 0)

@@ -229,6 +229,9 @@ static int emit_op(gen *g, int i)
     case REMAT_OP_CONSTANT: case REMAT_OP_ARG: case REMAT_OP_SUM: case REMAT_OP_REDUCE_MAX: case REMAT_OP_BROADCAST:
     case REMAT_OP_RESHAPE: case REMAT_OP_TRANSPOSE: case REMAT_OP_SLICE: case REMAT_OP_PAD: case REMAT_OP_CONCATENATE:
     case REMAT_OP_DOT_GENERAL: case REMAT_OP_LU: case REMAT_OP_LINEAR_SOLVE: case REMAT_OP_NAME:
+    /* erf_inv is a library function (vmath_erfinv.c) compiled code cannot
+     * import: a program holding it runs interpreted, the same bits */
+    case REMAT_OP_ERF_INV:
     case REMAT_OP_STOP_GRADIENT: case REMAT_OP_CHECKPOINT: case REMAT_OP_PROJ: case REMAT_OP_CUSTOM:
     case REMAT_OP_CUSTOM_VJP: case REMAT_OP_HOP: case REMAT_OP_COUNT:
         return 0;
