@@ -12,6 +12,10 @@ static inline remat_val ab_add(remat_fn *f, const remat_val *x) { return remat_a
 static inline remat_val ab_cos(remat_fn *f, const remat_val *x) { return remat_cos(f, x[0]); }
 static inline remat_val ab_div(remat_fn *f, const remat_val *x) { return remat_div(f, x[0], x[1]); }
 static inline remat_val ab_erf(remat_fn *f, const remat_val *x) { return remat_erf(f, x[0]); }
+static inline remat_val ab_log1p(remat_fn *f, const remat_val *x) { return remat_log1p(f, x[0]); }
+static inline remat_val ab_expm1(remat_fn *f, const remat_val *x) { return remat_expm1(f, x[0]); }
+static inline remat_val ab_logistic(remat_fn *f, const remat_val *x) { return remat_logistic(f, x[0]); }
+static inline remat_val ab_erf_inv(remat_fn *f, const remat_val *x) { return remat_erf_inv(f, x[0]); }
 static inline remat_val ab_exp(remat_fn *f, const remat_val *x) { return remat_exp(f, x[0]); }
 static inline remat_val ab_ipow0(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 0); }
 static inline remat_val ab_ipow1(remat_fn *f, const remat_val *x) { return remat_integer_pow(f, x[0], 1); }

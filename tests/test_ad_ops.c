@@ -41,6 +41,10 @@ static remat_val g_relu(remat_fn *f, const remat_val *x, const cJSON *p) { retur
 static remat_val g_square(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_square(f, x[0]); }
 static remat_val g_sqrt(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_sqrt(f, x[0]); }
 static remat_val g_erf(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_erf(f, x[0]); }
+static remat_val g_log1p(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_log1p(f, x[0]); }
+static remat_val g_expm1(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_expm1(f, x[0]); }
+static remat_val g_logistic(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_logistic(f, x[0]); }
+static remat_val g_erf_inv(remat_fn *f, const remat_val *x, const cJSON *p) { return remat_erf_inv(f, x[0]); }
 static remat_val g_ipow(remat_fn *f, const remat_val *x, const cJSON *p)
 {
     return remat_integer_pow(f, x[0], (int)jget(p, "y")->valuedouble);
@@ -150,6 +154,10 @@ static const struct {
     {"ops_nn.json", "reduce_max_axis1", g_reduce_max, 1},
     {"ops_nn.json", "reduce_max_all", g_reduce_max, 1},
     {"ops_nn.json", "reduce_max_all_ties", g_reduce_max, 1},
+    {"ops_nn.json", "log1p", g_log1p, 1},
+    {"ops_nn.json", "expm1", g_expm1, 1},
+    {"ops_nn.json", "logistic", g_logistic, 1},
+    {"ops_nn.json", "erf_inv", g_erf_inv, 1},
 };
 
 /* Builds f(args) = op(args), takes its VJP w.r.t. the inputs JAX differentiated,
@@ -398,6 +406,10 @@ static const fd_case fd_cases[] = {
     {"square", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_square},
     {"sqrt", 1, {2}, {{2, 3}}, 0.2, 3, 0, 0, ab_sqrt},
     {"erf", 1, {2}, {{2, 3}}, -2.5, 2.5, 0, 0, ab_erf},
+    {"log1p", 1, {2}, {{2, 3}}, -0.8, 3, 0, 0, ab_log1p},
+    {"expm1", 1, {2}, {{2, 3}}, -3, 2, 0, 0, ab_expm1},
+    {"logistic", 1, {2}, {{2, 3}}, -6, 6, 0, 0, ab_logistic},
+    {"erf_inv", 1, {2}, {{2, 3}}, -0.9, 0.9, 0, 0, ab_erf_inv},
     {"integer_pow_3", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_ipow3},
     {"integer_pow_2", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_ipow2},
     {"integer_pow_1", 1, {2}, {{2, 3}}, -2, 2, 0, 0, ab_ipow1},

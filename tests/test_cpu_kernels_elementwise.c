@@ -45,6 +45,26 @@ static int plain_unary(remat_op op)
 
 static const char *op_label(remat_op op) { return remat_op_name(op); }
 
+/* erf's inverse by bisection on glibc's erfl (|y| < 1; odd) */
+static double erfinv_bisect(double y)
+{
+    if (y < 0)
+        return -erfinv_bisect(-y);
+    if (y == 0)
+        return y;
+    long double lo = 0.0L, hi = 7.0L;
+    for (int k = 0; k < 200 && lo < hi; k++) {
+        const long double mid = 0.5L * (lo + hi);
+        if (mid == lo || mid == hi)
+            break;
+        if (erfl(mid) < y)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (double)(0.5L * (lo + hi));
+}
+
 static double unary_ref(remat_op op, double x)
 {
     switch (op) {
@@ -58,6 +78,10 @@ static double unary_ref(remat_op op, double x)
     case REMAT_OP_SQUARE: return x * x;
     case REMAT_OP_SQRT: return sqrt(x);
     case REMAT_OP_ERF: return erf(x);
+    case REMAT_OP_LOG1P: return log1p(x);
+    case REMAT_OP_EXPM1: return expm1(x);
+    case REMAT_OP_LOGISTIC: return 1.0 / (1.0 + exp(-x));
+    case REMAT_OP_ERF_INV: return erfinv_bisect(x);
     default: fail_msg("not unary"); return 0;
     }
 }
@@ -76,7 +100,9 @@ static void test_cpu_kernels_unary_matches_libm(void **state)
         for (int u = 0; u < n_unary; u++) {
             const remat_op op = unary_ops[u];
             for (size_t i = 0; i < n; i++) /* log/sqrt need x > 0 */
-                a[i] = (op == REMAT_OP_LOG || op == REMAT_OP_SQRT) ? fabs(rnd()) + 0.25 : rnd() / 4;
+                a[i] = (op == REMAT_OP_LOG || op == REMAT_OP_SQRT) ? fabs(rnd()) + 0.25
+                       : op == REMAT_OP_ERF_INV                    ? rnd() / 12.6 /* in (-1, 1) */
+                                                                   : rnd() / 4;
             float *a32 = to_f32(a, (int64_t)n);
             for (size_t i = 0; i < n; i++)
                 want[i] = unary_ref(op, a[i]);
@@ -114,6 +140,46 @@ static void test_cpu_kernels_erf_known_values(void **state)
     double nan_in = NAN;
     rmi_cpu_unary_f64(REMAT_OP_ERF, 1, out, &nan_in);
     assert_true(isnan(out[0]));
+}
+
+/* log1p, expm1 and logistic at their edges: log1p(-1) = -inf, NaN below -1,
+ * exact-ish tiny arguments (log1p(x) = expm1(x) = x to rounding below 1e-17,
+ * where log(1 + x) would give 0), expm1's overflow and its -1 floor, and
+ * logistic's tails without NaN (exp(-x) = inf gives 0, not inf/inf) */
+static void test_cpu_kernels_log1p_expm1_logistic_edges(void **state)
+{
+    (void)state;
+    enum { N = 9 };
+    const double x[N] = {-1.0, -2.0, 1e-20, -1e-20, 0.0, -0.0, INFINITY, NAN, 1e-300};
+    const double l1p[N] = {-INFINITY, NAN, 1e-20, -1e-20, 0.0, -0.0, INFINITY, NAN, 1e-300};
+    const double xe[N] = {1e-20, -1e-20, 1000.0, -1000.0, 709.0, -INFINITY, 0.0, -0.0, NAN};
+    const double em1[N] = {1e-20, -1e-20, INFINITY, -1.0, 8.218407461554972e307, -1.0, 0.0, -0.0, NAN};
+    const double xl[N] = {1000.0, -1000.0, 0.0, 40.0, -40.0, INFINITY, -INFINITY, NAN, -745.5};
+    const double lg[N] = {1.0, 0.0, 0.5, 1.0, 4.248354255291589e-18, 1.0, 0.0, NAN, 0.0};
+    const remat_op ops[3] = {REMAT_OP_LOG1P, REMAT_OP_EXPM1, REMAT_OP_LOGISTIC};
+    const double *in[3] = {x, xe, xl}, *want[3] = {l1p, em1, lg};
+    for (int k = 0; k < 3; k++) {
+        double out[N];
+        float in32[N], out32[N];
+        rmi_cpu_unary_f64(ops[k], N, out, in[k]);
+        for (int i = 0; i < N; i++) {
+            in32[i] = (float)in[k][i];
+            const double w = want[k][i];
+            if (isnan(w) ? !isnan(out[i]) : (out[i] != w && fabs(out[i] - w) > 2e-16 * fabs(w)) ||
+                                                 !signbit(out[i]) != !signbit(w))
+                fail_msg("%s(%a) = %a, want %a", remat_op_name(ops[k]), in[k][i], out[i], w);
+        }
+        rmi_cpu_unary_f32(ops[k], N, out32, in32);
+        for (int i = 0; i < N; i++) {
+            const double w = ops[k] == REMAT_OP_LOG1P   ? log1p((double)in32[i])
+                             : ops[k] == REMAT_OP_EXPM1 ? expm1((double)in32[i])
+                                                        : 1.0 / (1.0 + exp(-(double)in32[i]));
+            const double wf = (double)(float)w; /* inf past FLT_MAX */
+            if (isnan(wf) ? !isnan(out32[i]) : (out32[i] != wf && fabs(out32[i] - wf) > 2.4e-7 * fabs(wf)) ||
+                                                  !signbit(out32[i]) != !signbit(wf))
+                fail_msg("%s f32(%a) = %a, want %a", remat_op_name(ops[k]), (double)in32[i], (double)out32[i], wf);
+        }
+    }
 }
 
 static void test_cpu_kernels_relu_max_min_propagate_nan(void **state)
@@ -449,6 +515,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_kernels_unary_matches_libm),
         cmocka_unit_test(test_cpu_kernels_erf_known_values),
+        cmocka_unit_test(test_cpu_kernels_log1p_expm1_logistic_edges),
         cmocka_unit_test(test_cpu_kernels_relu_max_min_propagate_nan),
         cmocka_unit_test(test_cpu_kernels_binary_and_compare_match_reference),
         cmocka_unit_test(test_cpu_kernels_select_picks_by_predicate),

@@ -33,7 +33,7 @@ static uint64_t next(void)
 
 static double uniform(double lo, double hi) { return lo + (hi - lo) * (double)(next() >> 11) * 0x1p-53; }
 
-static const char *const fn_name[RMI_VM_COUNT] = {"exp", "log", "sin", "cos", "tanh", "erf", "pow"};
+static const char *const fn_name[RMI_VM_COUNT] = {"exp", "log", "sin", "cos", "tanh", "erf", "log1p", "expm1", "pow"};
 static const double pow_exponents[] = {1.7, -0.5, 2.5, 0.3, -2.25};
 
 static long double ref_l(rmi_vm_fn fn, long double x, long double p)
@@ -45,6 +45,8 @@ static long double ref_l(rmi_vm_fn fn, long double x, long double p)
     case RMI_VM_COS: return cosl(x);
     case RMI_VM_TANH: return tanhl(x);
     case RMI_VM_ERF: return erfl(x);
+    case RMI_VM_LOG1P: return log1pl(x);
+    case RMI_VM_EXPM1: return expm1l(x);
     case RMI_VM_POW: return powl(x, p);
     case RMI_VM_COUNT: break;
     }
@@ -66,6 +68,13 @@ static double sample(rmi_vm_fn fn, int f32, int k)
     }
     case RMI_VM_TANH: return uniform(-20.0, 20.0);
     case RMI_VM_ERF: return uniform(-6.0, 6.0);
+    case RMI_VM_LOG1P: /* tiny of both signs (where log(1 + x) loses it all), near -1, large */
+    case RMI_VM_EXPM1: {
+        const double tiny = uniform(-1.0, 1.0) * pow(10.0, -uniform(0.0, f32 ? 35.0 : 300.0));
+        if (fn == RMI_VM_LOG1P)
+            return k % 3 == 0 ? tiny : k % 3 == 1 ? uniform(-1.0, 4.0) : exp(uniform(0.0, f32 ? 80.0 : 650.0));
+        return k % 3 == 0 ? tiny : k % 3 == 1 ? uniform(-5.0, 5.0) : f32 ? uniform(-100.0, 88.0) : uniform(-750.0, 709.0);
+    }
     case RMI_VM_COUNT: break;
     }
     return 0;
@@ -174,11 +183,13 @@ static void test_vmath_map_equals_scalar_whatever_the_neighbours(void **st)
 static void test_vmath_kernels_are_the_map(void **st)
 {
     (void)st;
-    static const remat_op ops[] = {REMAT_OP_EXP, REMAT_OP_LOG, REMAT_OP_SIN, REMAT_OP_COS, REMAT_OP_TANH, REMAT_OP_ERF};
-    static const rmi_vm_fn fns[] = {RMI_VM_EXP, RMI_VM_LOG, RMI_VM_SIN, RMI_VM_COS, RMI_VM_TANH, RMI_VM_ERF};
+    static const remat_op ops[] = {REMAT_OP_EXP,  REMAT_OP_LOG, REMAT_OP_SIN,   REMAT_OP_COS,
+                                   REMAT_OP_TANH, REMAT_OP_ERF, REMAT_OP_LOG1P, REMAT_OP_EXPM1};
+    static const rmi_vm_fn fns[] = {RMI_VM_EXP,  RMI_VM_LOG, RMI_VM_SIN,   RMI_VM_COS,
+                                    RMI_VM_TANH, RMI_VM_ERF, RMI_VM_LOG1P, RMI_VM_EXPM1};
     double x[11], y[11];
     float xf[11], yf[11];
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 8; k++)
         for (size_t n = 0; n <= 11; n++) {
             for (size_t i = 0; i < n; i++)
                 x[i] = nasty(), xf[i] = (float)x[i];
@@ -197,6 +208,128 @@ static void test_vmath_kernels_are_the_map(void **st)
         assert_true(same_f64(y[i], rmi_vm_f64(RMI_VM_POW, x[i], 1.7)));
         assert_true(same_f32(yf[i], rmi_vm_f32(RMI_VM_POW, xf[i], (float)1.7)));
     }
+}
+
+/* logistic is 1 / (1 + exp(-x)) with the map's exp (jit_gen.c emits the
+ * same three operations around the scalar exp, so the bits are the
+ * compiled loops'), within 2^-51 relative of the exact value, so 4 ulp
+ * (exp's 1 ulp, 2^-52 relative, scaled by e / (1 + e) < 1, plus the
+ * roundings of the add and the divide; measured: 1.9 ulp) wherever
+ * exp(-x) is finite, and exactly 0 where it overflows (x below -709.78 in
+ * f64, -88.72 in f32: JAX's lax.logistic gives the same 0), never NaN */
+static void test_vmath_logistic_is_the_exp_map(void **st)
+{
+    (void)st;
+    enum { N = 20011 };
+    double *x = xmalloc(N * sizeof *x), *y = xmalloc(N * sizeof *y);
+    float *xf = xmalloc(N * sizeof *xf), *yf = xmalloc(N * sizeof *yf);
+    double worst = 0, worst_f = 0;
+    for (int rep = 0; rep < 2; rep++) {
+        for (int i = 0; i < N; i++) {
+            x[i] = rep ? nasty() : i % 2 ? uniform(-40.0, 40.0) : uniform(-745.0, 745.0);
+            xf[i] = (float)x[i];
+        }
+        rmi_cpu_unary_f64(REMAT_OP_LOGISTIC, N, y, x);
+        rmi_cpu_unary_f32(REMAT_OP_LOGISTIC, N, yf, xf);
+        for (int i = 0; i < N; i++) {
+            const double s = 1.0 / (1.0 + rmi_vm_f64(RMI_VM_EXP, -x[i], 0));
+            const float sf = 1.0f / (1.0f + rmi_vm_f32(RMI_VM_EXP, -xf[i], 0));
+            if (!same_f64(y[i], s) || !same_f32(yf[i], sf))
+                fail_msg("logistic(%a): kernel %a / %a, scalar %a / %a", x[i], y[i], (double)yf[i], s, (double)sf);
+            assert_false(isnan(y[i]) != isnan(x[i]) || isnan(yf[i]) != isnan(xf[i]));
+            if (isnan(x[i]))
+                continue;
+            const long double w = 1.0L / (1.0L + expl(-(long double)x[i]));
+            const long double wf = 1.0L / (1.0L + expl(-(long double)xf[i]));
+            if (isinf(rmi_vm_f64(RMI_VM_EXP, -x[i], 0)))
+                assert_true(y[i] == 0.0 && x[i] < -709.0);
+            else {
+                const double u = ulps(y[i], w, 0);
+                worst = u > worst ? u : worst;
+            }
+            if (isinf(rmi_vm_f32(RMI_VM_EXP, -xf[i], 0)))
+                assert_true(yf[i] == 0.0f && xf[i] < -88.0f);
+            else {
+                const double uf = ulps(yf[i], wf, 1);
+                worst_f = uf > worst_f ? uf : worst_f;
+            }
+        }
+    }
+    printf("  logistic max error f64 %.3f ulp, f32 %.3f ulp\n", worst, worst_f);
+    assert_true(worst <= 4.0 && worst_f <= 4.0);
+    free(x), free(y), free(xf), free(yf);
+}
+
+/* erf_inv's reference: three Halley steps in long double from the result
+ * (glibc's erfl and erfcl, 11 bits beyond double; erfc for y >= 0.5, where
+ * erf(x) - y cancels) */
+static long double erfinv_ref(double y)
+{
+    const long double a = fabsl((long double)y);
+    long double x = fabsl((long double)rmi_vm_erfinv_f64(fabs(y)));
+    for (int k = 0; k < 3; k++) {
+        const long double f = a >= 0.5L ? (1.0L - a) - erfcl(x) : erfl(x) - a;
+        const long double u = f * 0.88622692545275801364908374167057L * expl(x * x);
+        x -= u / (1.0L + x * u);
+    }
+    return y < 0 ? -x : x;
+}
+
+/* erf_inv (vmath_erfinv.c) within its documented bound (2 ulp f64, 0.5 ulp
+ * + 2^-28 f32) over the whole of (-1, 1): uniform, next to +-1 (1 - 10^-k,
+ * the last double below 1), tiny and subnormal; erf of the result gives y
+ * back; the kernels are the scalar function element by element; the edges
+ * (+-1 -> +-inf, |y| > 1 and NaN -> NaN, signed zeros) */
+static void test_vmath_erf_inv_accuracy_and_edges(void **st)
+{
+    (void)st;
+    enum { N = 30011 };
+    double *x = xmalloc(N * sizeof *x), *y = xmalloc(N * sizeof *y);
+    float *xf = xmalloc(N * sizeof *xf), *yf = xmalloc(N * sizeof *yf);
+    for (int i = 0; i < N; i++) {
+        const int k = i % 4;
+        double v = k == 0   ? uniform(-1.0, 1.0)
+                   : k == 1 ? 1.0 - pow(10.0, -uniform(0.3, 16.0))
+                   : k == 2 ? uniform(-1.0, 1.0) * pow(10.0, -uniform(0.0, 310.0))
+                            : uniform(0.45, 0.55);
+        if (v >= 1.0)
+            v = nextafter(1.0, 0.0);
+        x[i] = (i & 16) ? -v : v, xf[i] = (float)x[i];
+    }
+    x[0] = nextafter(1.0, 0.0), x[1] = -nextafter(1.0, 0.0), xf[0] = nextafterf(1.0f, 0.0f), xf[1] = -xf[0];
+    rmi_cpu_unary_f64(REMAT_OP_ERF_INV, N, y, x);
+    rmi_cpu_unary_f32(REMAT_OP_ERF_INV, N, yf, xf);
+    double worst = 0, worst_f = 0, back = 0;
+    for (int i = 0; i < N; i++) {
+        assert_true(same_f64(y[i], rmi_vm_erfinv_f64(x[i])) && same_f32(yf[i], rmi_vm_erfinv_f32(xf[i])));
+        if (fabsf(xf[i]) >= 1.0f)
+            continue;
+        const double u = ulps(y[i], erfinv_ref(x[i]), 0), uf = ulps(yf[i], erfinv_ref(xf[i]), 1);
+        worst = u > worst ? u : worst, worst_f = uf > worst_f ? uf : worst_f;
+        if (fabs(x[i]) < 0.5 && fabs(x[i]) > 0x1p-1000) { /* the round trip, where erf is well conditioned
+                                                            and y not subnormal */
+            const double b = fabs((double)(erfl((long double)y[i]) - x[i])) / fabs(x[i]);
+            back = b > back ? b : back;
+        }
+    }
+    printf("  erf_inv max error f64 %.3f ulp, f32 %.3f ulp; |erf(erf_inv(y)) - y| / |y| <= %.2g\n", worst, worst_f,
+           back);
+    assert_true(worst <= 2.0 && worst_f <= 0.5 + 0x1p-28);
+    assert_true(back <= 4 * DBL_EPSILON);
+    const double e[8] = {1.0, -1.0, 1.5, -2.0, NAN, 0.0, -0.0, INFINITY};
+    double o[8];
+    float ef[8], of[8];
+    rmi_cpu_unary_f64(REMAT_OP_ERF_INV, 8, o, e);
+    for (int i = 0; i < 8; i++)
+        ef[i] = (float)e[i];
+    rmi_cpu_unary_f32(REMAT_OP_ERF_INV, 8, of, ef);
+    assert_true(o[0] == INFINITY && o[1] == -INFINITY && of[0] == INFINITY && of[1] == -INFINITY);
+    for (int i = 2; i < 5; i++)
+        assert_true(isnan(o[i]) && isnan(of[i]));
+    assert_true(isnan(o[7]) && isnan(of[7]));
+    assert_true(o[5] == 0.0 && !signbit(o[5]) && o[6] == 0.0 && signbit(o[6]));
+    assert_true(of[5] == 0.0f && !signbit(of[5]) && of[6] == 0.0f && signbit(of[6]));
+    free(x), free(y), free(xf), free(yf);
 }
 
 /* The symbol compiled code imports resolves in the global scope (after
@@ -259,6 +392,8 @@ int main(void)
         cmocka_unit_test(test_vmath_accuracy_within_one_ulp),
         cmocka_unit_test(test_vmath_map_equals_scalar_whatever_the_neighbours),
         cmocka_unit_test(test_vmath_kernels_are_the_map),
+        cmocka_unit_test(test_vmath_logistic_is_the_exp_map),
+        cmocka_unit_test(test_vmath_erf_inv_accuracy_and_edges),
         cmocka_unit_test(test_vmath_jit_symbols_resolve_to_the_scalar),
         cmocka_unit_test(test_vmath_avx512_maps_where_the_cpu_has_it),
     };

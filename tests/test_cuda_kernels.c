@@ -110,6 +110,7 @@ static void test_cuda_kernels_transcendentals_within_the_documented_ulps(void **
     const struct { remat_op op; double lo, hi, f32, f64; } t[] = {
         {REMAT_OP_EXP, -80, 80, 2, 1}, {REMAT_OP_LOG, 1e-6, 1e6, 1, 1}, {REMAT_OP_SIN, -100, 100, 2, 2},
         {REMAT_OP_COS, -100, 100, 2, 2}, {REMAT_OP_TANH, -20, 20, 2, 2}, {REMAT_OP_ERF, -5, 5, 2, 2},
+        {REMAT_OP_LOG1P, -0.9, 50, 1, 1}, {REMAT_OP_EXPM1, -20, 20, 1, 1}, {REMAT_OP_LOGISTIC, -60, 60, 4, 3},
     };
     for (size_t k = 0; k < sizeof t / sizeof *t; k++) {
         check_unary(t[k].op, 0, t[k].lo, t[k].hi, t[k].f32 + 2);

@@ -49,6 +49,9 @@ static double ref_op(const remat_lane_ins *I, double x, double y, double z, bool
     case REMAT_OP_TANH: return F(tanhf(xf), tanh(x));
     case REMAT_OP_SQRT: return F(sqrtf(xf), sqrt(x));
     case REMAT_OP_ERF: return F(erff(xf), erf(x));
+    case REMAT_OP_LOG1P: return F(log1pf(xf), log1p(x));
+    case REMAT_OP_EXPM1: return F(expm1f(xf), expm1(x));
+    case REMAT_OP_LOGISTIC: return F(1.0f / (1.0f + expf(-xf)), 1.0 / (1.0 + exp(-x)));
     case REMAT_OP_POW: return F(powf(xf, (float)I->imm), pow(x, I->imm));
     case REMAT_OP_GT: return x > y;
     case REMAT_OP_GE: return x >= y;
@@ -173,7 +176,8 @@ static int64_t ulps(double got, double want, bool f32)
 static int64_t bound(remat_op op, bool f32)
 {
     switch (op) {
-    case REMAT_OP_EXP: return f32 ? 4 : 3;
+    case REMAT_OP_EXP: case REMAT_OP_LOGISTIC: return f32 ? 4 : 3;
+    case REMAT_OP_LOG1P: case REMAT_OP_EXPM1: return 3;
     case REMAT_OP_LOG: return 3;
     case REMAT_OP_POW: return f32 ? 6 : 4;
     case REMAT_OP_SIN: case REMAT_OP_COS: case REMAT_OP_TANH: case REMAT_OP_ERF: return 4;

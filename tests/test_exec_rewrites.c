@@ -397,6 +397,31 @@ static remat_program *compile_jit(const remat_fn *f, remat_jit_mode j, bool no_c
     return p;
 }
 
+/* log1p, expm1, logistic and erf_inv are transcendentals to the fusion
+ * compiler: a group holding one stays interpreted even with jit = always
+ * (vmath's vectors; erf_inv has no compiled form at all) */
+static void test_exec_fusion_new_transcendentals_stay_interpreted(void **state)
+{
+    (void)state;
+    const remat_backend *be = remat_test_backend();
+    if (!be->iface.compile_lanes || !be->iface.host_lane_cuts || !be->iface.can_compile_lanes())
+        return; /* no libgccjit in this build: every group is interpreted */
+    const remat_op ops[4] = {REMAT_OP_LOG1P, REMAT_OP_EXPM1, REMAT_OP_LOGISTIC, REMAT_OP_ERF_INV};
+    const int64_t d[1] = {FUSE_N};
+    for (int k = 0; k < 4; k++) {
+        remat_fn *f = remat_fn_new("fuse_transcendental");
+        remat_val x = remat_arg(f, "x", REMAT_F64, 1, d), y = remat_arg(f, "y", REMAT_F64, 1, d);
+        remat_val u = remat_unary_at(f, ops[k], remat_mul_scalar(f, x, 0.5), REMAT_HERE);
+        remat_fn_output(f, remat_add(f, remat_mul(f, u, y), remat_mul_scalar(f, y, 2.0)));
+        remat_program *p = compile_jit(f, REMAT_JIT_ALWAYS, false);
+        assert_true(p->n_fused >= 1);
+        if (p->n_fused_compiled != 0)
+            fail_msg("a group holding %s was compiled", remat_op_name(ops[k]));
+        remat_program_free(p);
+        remat_fn_free(f);
+    }
+}
+
 /* Compiled fusion (exec/fuse_jit.c): an arithmetic group (selects,
  * compares, scalar operands, powers, max/min/relu) runs as one compiled loop
  * with the blocked interpreter's bits (contract 2), on one thread and split
@@ -843,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_exec_fusion_does_not_contract_to_fma),
         cmocka_unit_test(test_exec_fusion_compiled_loop_matches_interpreted),
         cmocka_unit_test(test_exec_fusion_reads_broadcasts_in_place),
+        cmocka_unit_test(test_exec_fusion_new_transcendentals_stay_interpreted),
         cmocka_unit_test(test_exec_inplace_concat_rows_of_a_state),
         cmocka_unit_test(test_exec_inplace_concat_vector_and_refusals),
         cmocka_unit_test(test_exec_add_pad_matches_pad_then_add),

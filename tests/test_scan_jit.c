@@ -156,6 +156,9 @@ static remat_fn *every_op_body(remat_dtype dt, int64_t m, int mixed)
     t = remat_add(b, t, Y(remat_mul(b, remat_ge(b, x, c1), remat_sub(b, c0, remat_mul(b, remat_lt(b, s, c0), x)))));
     t = remat_add(b, t, Y(remat_add(b, remat_eq(b, x, x), remat_ne(b, s, c1))));
     t = remat_add(b, t, remat_mul_scalar(b, Y(remat_erf(b, remat_add(b, x, c0))), 0.4));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_log1p(b, remat_mul_scalar(b, pos, 1e-3))), 0.3));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_expm1(b, remat_mul_scalar(b, s, -0.25))), 0.02));
+    t = remat_add(b, t, remat_mul_scalar(b, Y(remat_logistic(b, remat_sub(b, x, c1))), 0.3));
     t = remat_add(b, t, Y(remat_mul(b, remat_stop_gradient(b, remat_sin(b, c1)), s)));
     remat_val narrow = remat_convert(b, t, dt == REMAT_F64 ? REMAT_F32 : REMAT_F64);
     t = remat_convert(b, remat_mul_scalar(b, narrow, 0.5), dt);
@@ -262,6 +265,39 @@ static void test_scan_jit_falls_back(void **state)
     remat_fn_free(f);
     remat_fn_free(b);
     t_free_all(2, in);
+}
+
+/* erf_inv is a library function compiled code does not import
+ * (vmath_erfinv.c): a body holding it runs with the interpreter's bits,
+ * the loop compiled or not */
+static void test_scan_jit_erf_inv_body(void **state)
+{
+    (void)state;
+    for (int di = 0; di < 2; di++) {
+        const remat_dtype dt = di ? REMAT_F32 : REMAT_F64;
+        remat_fn *b = remat_fn_new("erf_inv_body");
+        remat_val c = remat_arg(b, "c", dt, 1, DIMS(5));
+        remat_val x = remat_arg(b, "x", dt, 1, DIMS(5));
+        remat_val t = remat_mul_scalar(b, remat_tanh(b, remat_add(b, c, x)), 0.9); /* in (-0.9, 0.9) */
+        remat_fn_output(b, remat_add(b, remat_mul_scalar(b, remat_erf_inv(b, t), 0.5), remat_sin(b, c)));
+        assert_fn_ok(b);
+        remat_tensor in[2] = {t_rand(dt, 1, DIMS(5), -1, 1), t_rand(dt, 2, DIMS(9, 5), -1, 1)};
+        const remat_dtype adt[2] = {dt, dt};
+        const remat_shape sh[2] = {in[0].shape, in[1].shape};
+        remat_scan_options o = opts("binomial:2", 0, NULL);
+        remat_fn *f = scan_loss(b, 9, 2, adt, sh, 1, 1, &o, 0);
+        result a, r;
+        remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+        run_mode(g, 2, in, 1, &a);
+        run_mode(g, 2, in, 0, &r);
+        check_outs_bitwise("erf_inv body", &a.o, &r.o);
+        outs_free(&a.o);
+        outs_free(&r.o);
+        remat_fn_free(g);
+        remat_fn_free(f);
+        remat_fn_free(b);
+        t_free_all(2, in);
+    }
 }
 
 /* ==== maxima ==== */
@@ -490,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_scan_jit_special_values),
         cmocka_unit_test(test_scan_jit_empty_values),
         cmocka_unit_test(test_scan_jit_falls_back),
+        cmocka_unit_test(test_scan_jit_erf_inv_body),
         cmocka_unit_test(test_scan_jit_reduce_max),
         cmocka_unit_test(test_scan_jit_ambiguous_lane_uses_scalars),
     };

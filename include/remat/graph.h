@@ -116,6 +116,16 @@ REMAT_API remat_val remat_binary_at(remat_fn *f, remat_op op, remat_val a, remat
 #define remat_sqrt(f, a) remat_unary_at((f), REMAT_OP_SQRT, (a), REMAT_HERE)
 /* lax.erf (libm erf/erff); d/dx = 2/sqrt(pi) exp(-x^2) */
 #define remat_erf(f, a) remat_unary_at((f), REMAT_OP_ERF, (a), REMAT_HERE)
+/* lax.log1p: log(1 + x), accurate for tiny x; log1p(-1) = -inf, NaN below -1 */
+#define remat_log1p(f, a) remat_unary_at((f), REMAT_OP_LOG1P, (a), REMAT_HERE)
+/* lax.expm1: exp(x) - 1, accurate for tiny x */
+#define remat_expm1(f, a) remat_unary_at((f), REMAT_OP_EXPM1, (a), REMAT_HERE)
+/* lax.logistic (jax.nn.sigmoid): 1 / (1 + exp(-x)), computed as written
+ * (within 4 ulp; no NaN: exp(-x) = inf gives 0); d/dx = y (1 - y) */
+#define remat_logistic(f, a) remat_unary_at((f), REMAT_OP_LOGISTIC, (a), REMAT_HERE)
+/* lax.erf_inv: the inverse of erf on (-1, 1); erf_inv(+-1) = +-inf, NaN
+ * outside; d/dx = sqrt(pi)/2 exp(y^2) */
+#define remat_erf_inv(f, a) remat_unary_at((f), REMAT_OP_ERF_INV, (a), REMAT_HERE)
 #define remat_add(f, a, b) remat_binary_at((f), REMAT_OP_ADD, (a), (b), REMAT_HERE)
 #define remat_sub(f, a, b) remat_binary_at((f), REMAT_OP_SUB, (a), (b), REMAT_HERE)
 #define remat_mul(f, a, b) remat_binary_at((f), REMAT_OP_MUL, (a), (b), REMAT_HERE)

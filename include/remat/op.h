@@ -56,6 +56,10 @@ extern "C" {
     X(REMAT_OP_SQUARE, "square", 1, UNARY, NONE, RULE)                                \
     X(REMAT_OP_SQRT, "sqrt", 1, UNARY, NONE, RULE)                                    \
     X(REMAT_OP_ERF, "erf", 1, UNARY, NONE, RULE)                                      \
+    X(REMAT_OP_LOG1P, "log1p", 1, UNARY, NONE, RULE)                                  \
+    X(REMAT_OP_EXPM1, "expm1", 1, UNARY, NONE, RULE)                                  \
+    X(REMAT_OP_LOGISTIC, "logistic", 1, UNARY, NONE, RULE)                            \
+    X(REMAT_OP_ERF_INV, "erf_inv", 1, UNARY, NONE, RULE)                              \
     X(REMAT_OP_INTEGER_POW, "integer_pow", 1, UNARY, INT_EXPONENT, RULE)              \
     X(REMAT_OP_POW, "pow", 1, UNARY, EXPONENT, RULE)                                  \
     X(REMAT_OP_GT, "gt", 2, COMPARE, NONE, ZERO)                                      \

@@ -29,6 +29,12 @@ __device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double m_sqrt(double x) { return sqrt(x); }
 __device__ __forceinline__ float m_erf(float x) { return erff(x); }
 __device__ __forceinline__ double m_erf(double x) { return erf(x); }
+__device__ __forceinline__ float m_log1p(float x) { return log1pf(x); }
+__device__ __forceinline__ double m_log1p(double x) { return log1p(x); }
+__device__ __forceinline__ float m_expm1(float x) { return expm1f(x); }
+__device__ __forceinline__ float m_erfinv(float x) { return erfinvf(x); }
+__device__ __forceinline__ double m_erfinv(double x) { return erfinv(x); }
+__device__ __forceinline__ double m_expm1(double x) { return expm1(x); }
 __device__ __forceinline__ float m_pow(float x, float p) { return powf(x, p); }
 __device__ __forceinline__ double m_pow(double x, double p) { return pow(x, p); }
 
@@ -47,6 +53,10 @@ template <typename T> __device__ __forceinline__ T ew_unary(int op, T x)
     case REMAT_OP_SQUARE: return x * x;
     case REMAT_OP_SQRT: return m_sqrt(x);
     case REMAT_OP_ERF: return m_erf(x);
+    case REMAT_OP_LOG1P: return m_log1p(x);
+    case REMAT_OP_EXPM1: return m_expm1(x);
+    case REMAT_OP_ERF_INV: return m_erfinv(x);
+    case REMAT_OP_LOGISTIC: return (T)1 / ((T)1 + m_exp(-x)); /* lax.logistic as written */
     default: return (T)NAN;
     }
 }

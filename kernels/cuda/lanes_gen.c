@@ -164,6 +164,13 @@ static int emit_op(gen *g, int i)
     case REMAT_OP_TANH: call1(g, i, "tanhf", "tanh"); return 1;
     case REMAT_OP_SQRT: call1(g, i, "sqrtf", "sqrt"); return 1;
     case REMAT_OP_ERF: call1(g, i, "erff", "erf"); return 1;
+    case REMAT_OP_LOG1P: call1(g, i, "log1pf", "log1p"); return 1;
+    case REMAT_OP_EXPM1: call1(g, i, "expm1f", "expm1"); return 1;
+    case REMAT_OP_ERF_INV: call1(g, i, "erfinvf", "erfinv"); return 1;
+    case REMAT_OP_LOGISTIC:
+        put(&g->b, "r%d = %s / (%s + %s(-r%d));\n", i, I->dt == REMAT_F64 ? "1.0" : "1.0f",
+            I->dt == REMAT_F64 ? "1.0" : "1.0f", I->dt == REMAT_F64 ? "exp" : "expf", I->a);
+        return 1;
     case REMAT_OP_POW:
         put(&g->b, "r%d = %s(r%d, ", i, I->dt == REMAT_F64 ? "pow" : "powf", a);
         lit(g, I->dt, I->imm), put(&g->b, ");\n");

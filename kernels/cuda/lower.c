@@ -153,6 +153,7 @@ static bool ew_kernel_knows(remat_op op)
     switch (op) {
     case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS:
     case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT: case REMAT_OP_ERF:
+    case REMAT_OP_LOG1P: case REMAT_OP_EXPM1: case REMAT_OP_LOGISTIC: case REMAT_OP_ERF_INV:
     case REMAT_OP_INTEGER_POW: case REMAT_OP_POW:
     case REMAT_OP_ADD: case REMAT_OP_SUB: case REMAT_OP_MUL: case REMAT_OP_DIV: case REMAT_OP_MAX:
     case REMAT_OP_MIN: case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE:

@@ -33,9 +33,9 @@ from .kinetics import (
 )
 from .graph import (
     Fn, Program, Value, add, broadcast_in_dim, broadcast_to, checkpoint, checkpoint_name, checkpoint_policies,
-    compile, concatenate, cos, divide, dot_general, equal, erf, exp, full, grad, greater, greater_equal, hvp,
-    jacfwd, jvp, less, less_equal, log, matmul, max, maximum, minimum, multiply, negative, not_equal, power,
-    print_saved_residuals, relu, remat, reshape, saved_residuals, scan, sin, slice, solve, sqrt, square,
+    compile, concatenate, cos, divide, dot_general, equal, erf, erf_inv, exp, expm1, full, grad, greater, greater_equal, hvp,
+    jacfwd, jvp, less, less_equal, log, log1p, logistic, matmul, max, maximum, minimum, multiply, negative, not_equal, power,
+    print_saved_residuals, relu, remat, reshape, saved_residuals, scan, sigmoid, sin, slice, solve, sqrt, square,
     stop_gradient, subtract, sum, tanh, transpose, value_and_grad, vjp, where,
 )
 
@@ -54,9 +54,9 @@ __all__ = [
     "ERRORS", "Mechanism", "Param", "Reaction", "Simulation", "Ensemble", "FitResult", "simulate", "ensemble", "fit",
     "Optimization", "optimize", "Reactor",
     "Fn", "Program", "Value", "add", "broadcast_in_dim", "broadcast_to", "checkpoint", "checkpoint_name",
-    "checkpoint_policies", "compile", "concatenate", "cos", "divide", "dot_general", "equal", "erf", "exp", "full",
-    "grad", "greater", "greater_equal", "hvp", "jacfwd", "jvp", "less", "less_equal", "log", "matmul", "max",
+    "checkpoint_policies", "compile", "concatenate", "cos", "divide", "dot_general", "equal", "erf", "erf_inv", "exp", "expm1", "full",
+    "grad", "greater", "greater_equal", "hvp", "jacfwd", "jvp", "less", "less_equal", "log", "log1p", "logistic", "matmul", "max",
     "maximum", "minimum", "multiply", "negative", "not_equal", "power", "print_saved_residuals", "relu", "remat",
-    "reshape", "saved_residuals", "scan", "sin", "slice", "solve", "sqrt", "square", "stop_gradient", "subtract",
+    "reshape", "saved_residuals", "scan", "sigmoid", "sin", "slice", "solve", "sqrt", "square", "stop_gradient", "subtract",
     "sum", "tanh", "transpose", "value_and_grad", "vjp", "where", "nn",
 ]

@@ -244,6 +244,13 @@ def square(x: Value) -> Value: return _unary("square", x)
 def negative(x: Value) -> Value: return _unary("neg", x)
 def relu(x: Value) -> Value: return _unary("relu", x)
 def erf(x: Value) -> Value: return _unary("erf", x)
+def log1p(x: Value) -> Value: return _unary("log1p", x)
+def expm1(x: Value) -> Value: return _unary("expm1", x)
+def logistic(x: Value) -> Value:
+    """lax.logistic (jax.nn.sigmoid): 1 / (1 + exp(-x))."""
+    return _unary("logistic", x)
+sigmoid = logistic
+def erf_inv(x: Value) -> Value: return _unary("erf_inv", x)
 def add(a: Any, b: Any) -> Value: return _binary("add", a, b)
 def subtract(a: Any, b: Any) -> Value: return _binary("sub", a, b)
 def multiply(a: Any, b: Any) -> Value: return _binary("mul", a, b)

@@ -51,6 +51,39 @@ def test_grad_against_central_differences():
         np.testing.assert_allclose(g, central(fwd, args, i), rtol=1e-6, atol=1e-8)
 
 
+def test_log1p_expm1_logistic():
+    """lax.log1p, lax.expm1 and lax.logistic (jax.nn.sigmoid) by their names: values and gradients."""
+    f = remat.Fn("l1p")
+    x = f.arg("x", (4,))
+    f.output(remat.sum(remat.log1p(x) + remat.expm1(x) * 0.5 + remat.sigmoid(x * 3.0)))
+    assert remat.logistic is remat.sigmoid
+    x0 = np.array([1e-20, -0.5, 0.3, 2.0])
+    y = remat.compile(f)(x0)
+    want = np.sum(np.log1p(x0) + np.expm1(x0) * 0.5 + 1.0 / (1.0 + np.exp(-3.0 * x0)))
+    np.testing.assert_allclose(y, want, rtol=1e-14)
+    g = remat.compile(remat.grad(f))(x0)
+    g = g[0] if isinstance(g, (tuple, list)) else g
+    s = 1.0 / (1.0 + np.exp(-3.0 * x0))
+    np.testing.assert_allclose(g, 1.0 / (1.0 + x0) + np.exp(x0) * 0.5 + 3.0 * s * (1.0 - s), rtol=1e-13)
+
+
+def test_erf_inv():
+    """lax.erf_inv: erf of it gives y back; its gradient is sqrt(pi)/2 exp(erf_inv(y)^2)."""
+    import math
+    f = remat.Fn("erf_inv")
+    x = f.arg("x", (4,))
+    f.output(remat.sum(remat.erf_inv(x)))
+    y0 = np.array([-0.9, -0.25, 1e-12, 0.6])
+    fwd = remat.Fn("erf_inv_v")
+    xv = fwd.arg("x", (4,))
+    fwd.output(remat.erf_inv(xv))
+    v = remat.compile(fwd)(y0)
+    np.testing.assert_allclose([math.erf(t) for t in v], y0, rtol=1e-15)
+    g = remat.compile(remat.grad(f))(y0)
+    g = g[0] if isinstance(g, (tuple, list)) else g
+    np.testing.assert_allclose(g, math.sqrt(math.pi) / 2 * np.exp(v * v), rtol=1e-14)
+
+
 def test_value_and_grad_and_jvp():
     f = model()
     args = inputs()

@@ -241,6 +241,19 @@ remat_status rmi_jvp_rule(remat_jvp_ctx *c, remat_val v)
         t = bin(r, REMAT_OP_MUL, cst(r, 2.0 / sqrt(M_PI)), bin(r, REMAT_OP_MUL, T(r, 0), e));
         break;
     }
+    case REMAT_OP_LOG1P: /* t / (x + 1) */
+        t = bin(r, REMAT_OP_DIV, T(r, 0), bin(r, REMAT_OP_ADD, X(r, 0), cst(r, 1.0)));
+        break;
+    case REMAT_OP_EXPM1: /* t * (y + 1) */
+        t = bin(r, REMAT_OP_MUL, T(r, 0), bin(r, REMAT_OP_ADD, Y(r), cst(r, 1.0)));
+        break;
+    case REMAT_OP_LOGISTIC: /* t * (y * (1 - y)) */
+        t = bin(r, REMAT_OP_MUL, T(r, 0), bin(r, REMAT_OP_MUL, Y(r), bin(r, REMAT_OP_SUB, cst(r, 1.0), Y(r))));
+        break;
+    case REMAT_OP_ERF_INV: /* sqrt(pi)/2 * (t * exp(y^2)) */
+        t = bin(r, REMAT_OP_MUL, cst(r, sqrt(M_PI) / 2.0),
+                bin(r, REMAT_OP_MUL, T(r, 0), un(r, REMAT_OP_EXP, un(r, REMAT_OP_SQUARE, Y(r)))));
+        break;
     case REMAT_OP_INTEGER_POW:
         t = rule_integer_pow(r);
         break;

@@ -346,6 +346,19 @@ remat_status rmi_vjp_rule(remat_vjp_ctx *c, int32_t i, remat_val g)
         give(r, 0, bin(r, REMAT_OP_MUL, bin(r, REMAT_OP_MUL, cst(r, s, 2.0 / sqrt(M_PI)), g), e));
         break;
     }
+    case REMAT_OP_LOG1P: /* JAX's jvp g / (x + 1) */
+        give(r, 0, bin(r, REMAT_OP_DIV, g, bin(r, REMAT_OP_ADD, X(r, 0), cst(r, s, 1.0))));
+        break;
+    case REMAT_OP_EXPM1: /* JAX's jvp g * (y + 1) */
+        give(r, 0, bin(r, REMAT_OP_MUL, g, bin(r, REMAT_OP_ADD, Y(r), cst(r, s, 1.0))));
+        break;
+    case REMAT_OP_LOGISTIC: /* JAX's jvp g * (y * (1 - y)) */
+        give(r, 0, bin(r, REMAT_OP_MUL, g, bin(r, REMAT_OP_MUL, Y(r), bin(r, REMAT_OP_SUB, cst(r, s, 1.0), Y(r)))));
+        break;
+    case REMAT_OP_ERF_INV: /* JAX's jvp sqrt(pi)/2 * (g * exp(y^2)), transposed: (c * g) * exp(y^2) */
+        give(r, 0, bin(r, REMAT_OP_MUL, bin(r, REMAT_OP_MUL, cst(r, s, sqrt(M_PI) / 2.0), g),
+                       un(r, REMAT_OP_EXP, un(r, REMAT_OP_SQUARE, Y(r)))));
+        break;
     case REMAT_OP_INTEGER_POW: {
         int k = (int)r->n->p.int_exponent;
         if (k == 0)

@@ -42,7 +42,8 @@ enum { FUSE_JIT_MIN_WORK = 1 << 20 };
 static bool transcendental(remat_op op)
 {
     return op == REMAT_OP_EXP || op == REMAT_OP_LOG || op == REMAT_OP_SIN || op == REMAT_OP_COS ||
-           op == REMAT_OP_TANH || op == REMAT_OP_ERF || op == REMAT_OP_POW;
+           op == REMAT_OP_TANH || op == REMAT_OP_ERF || op == REMAT_OP_POW ||
+           op == REMAT_OP_LOG1P || op == REMAT_OP_EXPM1 || op == REMAT_OP_LOGISTIC || op == REMAT_OP_ERF_INV;
 }
 
 /* F as a lane program of m lanes into ins (2 * n_uops + nin + 1 slots) and

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Generate tests/goldens/ops_nn.json with real JAX: forward + VJP in float64
 of the primitives deep-network layers need (erf for gelu, reduce_max for a
-stable softmax), in the format of ops.json (see gen_goldens.py).
+stable softmax) and the other transcendentals of issue #24 (log1p, expm1,
+logistic, erf_inv), in the format of ops.json (see gen_goldens.py).
 
 How to run (from the repository root; the venv is gitignored):
 
     python3 -m venv .venv-ops
-    .venv-ops/bin/pip install "jax[cpu]"
+    .venv-ops/bin/pip install "jax[cpu]"          # or .venv-goldens, as the other scripts
     .venv-ops/bin/python tools/goldens/gen_ops_nn_goldens.py
 
 Cases: erf over a spread of points (0, tiny, both tails, a NaN-free grid);
@@ -75,13 +76,33 @@ def main():
     add("reduce_max_all_ties", "reduce_max", lambda v: lax.reduce_max(v, (0, 1)), xa, {"axes": [0, 1]},
         "four positions hold the max: each gets a quarter")
 
+    # (after the cases above, whose cotangents the rng keeps as they were)
+    # tiny arguments (where log(1 + x) and exp(x) - 1 lose every digit),
+    # moderate and large ones, and logistic's tails (exp(-x) overflowing)
+    xl = np.array([[1e-12, -1e-12, 0.0, 0.3, -0.5, -0.9],
+                   [2.0, 10.0, 1e3, 1e-300, -0.999, 7.5]])
+    add("log1p", "log1p", lax.log1p, xl, {})
+    xx = np.array([[1e-12, -1e-12, 0.0, 0.3, -0.5, -3.0],
+                   [2.0, 10.0, -40.0, 1e-300, 30.0, 0.75]])
+    add("expm1", "expm1", lax.expm1, xx, {})
+    xs = np.array([[0.0, 1e-9, -0.3, 2.0, -5.0, 20.0],
+                   [-40.0, 700.0, -700.0, 36.5, -36.5, 0.25]])
+    add("logistic", "logistic", lax.logistic, xs, {})
+    # |y| <= 0.999: closer to 1, XLA's erf_inv (Giles' f64 polynomial) is
+    # itself 2e-14 (0.99999) to 1.3e-11 (1 - 1e-9) off the exact value
+    # (mpmath), beyond these goldens' 1e-13; remat's tail is checked against
+    # long double in tests/test_cpu_kernels_vmath.c instead
+    xi = np.array([[0.0, 1e-12, -0.3, 0.5, 0.9, -0.99],
+                   [0.999, -0.998, 1e-300, 0.25, -0.75, 0.95]])
+    add("erf_inv", "erf_inv", lax.erf_inv, xi, {})
+
     doc = {
         "generator": {
             "script": "tools/goldens/gen_ops_nn_goldens.py",
             "jax": jax.__version__, "jaxlib": jaxlib.__version__, "numpy": np.__version__,
             "python": sys.version.split()[0], "backend": jax.default_backend(),
         },
-        "about": "float64 forward + VJP of erf and reduce_max, as ops.json: arrays flattened row-major, "
+        "about": "float64 forward + VJP of erf, log1p, expm1, logistic, erf_inv and reduce_max, as ops.json: arrays flattened row-major, "
                  "ct = fixed cotangent, 'vjp' the cotangent of x.",
         "cases": cases,
     }

@@ -71,7 +71,8 @@
  * listed with the ops these kernels never see. */
 #define UNARY_LABELS                                                                         \
     case REMAT_OP_NEG: case REMAT_OP_EXP: case REMAT_OP_LOG: case REMAT_OP_SIN: case REMAT_OP_COS: \
-    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT: case REMAT_OP_ERF
+    case REMAT_OP_TANH: case REMAT_OP_RELU: case REMAT_OP_SQUARE: case REMAT_OP_SQRT: case REMAT_OP_ERF: \
+    case REMAT_OP_LOG1P: case REMAT_OP_EXPM1: case REMAT_OP_LOGISTIC: case REMAT_OP_ERF_INV
 #define BINARY_LABELS                                                                        \
     case REMAT_OP_ADD: case REMAT_OP_SUB: case REMAT_OP_MUL: case REMAT_OP_DIV: case REMAT_OP_MAX: \
     case REMAT_OP_MIN: case REMAT_OP_GT: case REMAT_OP_GE: case REMAT_OP_LT: case REMAT_OP_LE:     \
@@ -129,6 +130,16 @@
         case REMAT_OP_SQUARE: MAP1(x * x);                                                   \
         case REMAT_OP_SQRT: MAP1(SQRT(x));                                                   \
         case REMAT_OP_ERF: rmi_vm_map_##SFX(RMI_VM_ERF, n, out, a, 0); return;               \
+        case REMAT_OP_LOG1P: rmi_vm_map_##SFX(RMI_VM_LOG1P, n, out, a, 0); return;           \
+        case REMAT_OP_EXPM1: rmi_vm_map_##SFX(RMI_VM_EXPM1, n, out, a, 0); return;           \
+        case REMAT_OP_ERF_INV: rmi_vm_erfinv_map_##SFX(n, out, a); return;                   \
+        case REMAT_OP_LOGISTIC: /* 1 / (1 + exp(-x)), as jit_gen.c emits it */               \
+            for (size_t i = 0; i < n; i++)                                                   \
+                out[i] = -a[i];                                                              \
+            rmi_vm_map_##SFX(RMI_VM_EXP, n, out, out, 0);                                    \
+            for (size_t i = 0; i < n; i++)                                                   \
+                out[i] = (T)1 / ((T)1 + out[i]);                                             \
+            return;                                                                          \
         BINARY_LABELS: OTHER_LABELS: REMAT_UNREACHABLE("remat_cpu_unary: not a unary elementwise op"); \
         }                                                                                    \
     }                                                                                        \

@@ -16,7 +16,8 @@
 
 /* the kernels' functions: SLEEF's scalar twin of their vectors (vmath.h), sqrt IEEE's */
 static const rmi_vm_fn vm_of[M_COUNT] = {RMI_VM_EXP, RMI_VM_LOG, RMI_VM_SIN, RMI_VM_COS,
-                                         RMI_VM_TANH, RMI_VM_COUNT, RMI_VM_ERF, RMI_VM_POW};
+                                         RMI_VM_TANH, RMI_VM_COUNT, RMI_VM_ERF, RMI_VM_LOG1P,
+                                         RMI_VM_EXPM1, RMI_VM_POW};
 
 static const char *math_name(int f, int which)
 {
@@ -187,6 +188,14 @@ static int emit_op(gen *g, int i)
     case REMAT_OP_TANH: v = call1(g, dt, M_TANH, x); break;
     case REMAT_OP_SQRT: v = call1(g, dt, M_SQRT, x); break;
     case REMAT_OP_ERF: v = call1(g, dt, M_ERF, x); break;
+    case REMAT_OP_LOG1P: v = call1(g, dt, M_LOG1P, x); break;
+    case REMAT_OP_EXPM1: v = call1(g, dt, M_EXPM1, x); break;
+    case REMAT_OP_LOGISTIC: { /* 1 / (1 + exp(-x)), elementwise.c's order */
+        gcc_jit_rvalue *e = call1(g, dt, M_EXP,
+                                  gcc_jit_context_new_unary_op(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, g->t_f[fidx(dt)], x));
+        v = bin(g, GCC_JIT_BINARY_OP_DIVIDE, dt, fconst(g, dt, 1.0), bin(g, GCC_JIT_BINARY_OP_PLUS, dt, fconst(g, dt, 1.0), e));
+        break;
+    }
     case REMAT_OP_POW: {
         gcc_jit_rvalue *args[2] = {x, fconst(g, dt, I->imm)};
         v = gcc_jit_context_new_call(g->c, NULL, math_fn(g, dt, M_POW), 2, args);
@@ -220,6 +229,9 @@ static int emit_op(gen *g, int i)
     case REMAT_OP_CONSTANT: case REMAT_OP_ARG: case REMAT_OP_SUM: case REMAT_OP_REDUCE_MAX: case REMAT_OP_BROADCAST:
     case REMAT_OP_RESHAPE: case REMAT_OP_TRANSPOSE: case REMAT_OP_SLICE: case REMAT_OP_PAD: case REMAT_OP_CONCATENATE:
     case REMAT_OP_DOT_GENERAL: case REMAT_OP_LU: case REMAT_OP_LINEAR_SOLVE: case REMAT_OP_NAME:
+    /* erf_inv is a library function (vmath_erfinv.c) compiled code cannot
+     * import: a program holding it runs interpreted, the same bits */
+    case REMAT_OP_ERF_INV:
     case REMAT_OP_STOP_GRADIENT: case REMAT_OP_CHECKPOINT: case REMAT_OP_PROJ: case REMAT_OP_CUSTOM:
     case REMAT_OP_CUSTOM_VJP: case REMAT_OP_HOP: case REMAT_OP_COUNT:
         return 0;

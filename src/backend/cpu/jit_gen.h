@@ -9,7 +9,7 @@
 
 #include "backend/lane.h"
 
-enum { M_EXP, M_LOG, M_SIN, M_COS, M_TANH, M_SQRT, M_ERF, M_POW, M_COUNT };
+enum { M_EXP, M_LOG, M_SIN, M_COS, M_TANH, M_SQRT, M_ERF, M_LOG1P, M_EXPM1, M_POW, M_COUNT };
 
 /* The libm functions a context imports, each once (zero-initialise). */
 typedef struct {

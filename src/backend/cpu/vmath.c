@@ -47,7 +47,7 @@
 #define DECLARE(f)                                                                                \
     double Sleef_##f##d1_u10purecfma(double);                                                     \
     float Sleef_##f##f1_u10purecfma(float);
-DECLARE(exp) DECLARE(log) DECLARE(sin) DECLARE(cos) DECLARE(tanh) DECLARE(erf)
+DECLARE(exp) DECLARE(log) DECLARE(sin) DECLARE(cos) DECLARE(tanh) DECLARE(erf) DECLARE(log1p) DECLARE(expm1)
 #undef DECLARE
 double Sleef_powd1_u10purecfma(double, double);
 float Sleef_powf1_u10purecfma(float, float);
