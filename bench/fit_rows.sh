@@ -6,6 +6,7 @@
 #   bench/fit_rows.sh [remat binary]      (default build/tools/remat)
 #   ROWS="100 1000 10000 100000"  FILES="100 1000 10000" (either may be empty)  OPT=lm  TIMEOUT=600
 #   LIMIT_KB=8000000 (address-space limit of each run; a run past it fails)
+#   ARGS="--method rk4 --dt 0.05" (more fit arguments: a fixed-step method, say)
 #
 # The data: A -> B : k1, B -> C : k2 (k1 = 0.7, k2 = 0.3) from A = 1, the
 # exact solution at evenly spaced times in [0, 10] (files: each its own span
@@ -22,6 +23,7 @@ OPT=${OPT:-lm}
 TIMEOUT=${TIMEOUT:-600}
 LIMIT_KB=${LIMIT_KB:-8000000}
 STRICT=${STRICT:-0}
+ARGS=${ARGS:-}
 FAILED=0
 export OPENBLAS_NUM_THREADS=1
 [ -x "$BIN" ] || { echo "fit_rows.sh: no executable '$BIN'" >&2; exit 2; }
@@ -60,7 +62,7 @@ run() {
     label=$1; shift
     set +e
     ( ulimit -v "$LIMIT_KB"; exec timeout "$TIMEOUT" /usr/bin/time -f "%M %e" -o "$TMP/time" \
-        "$BIN" pfr fit --mechanism "$TMP/m.mech" --optimizer "$OPT" --json "$@" ) >"$TMP/out" 2>"$TMP/err"
+        "$BIN" pfr fit --mechanism "$TMP/m.mech" --optimizer "$OPT" --json $ARGS "$@" ) >"$TMP/out" 2>"$TMP/err"
     rc=$?
     set -e
     [ "$rc" -eq 0 ] || FAILED=1
@@ -72,7 +74,7 @@ run() {
         "$label" "$rc" "$(echo "${rss:-0}" | awk '{print $1 / 1024}')" "${wall:-0}" "$k1" "$why"
 }
 
-echo "{\"bench\": \"fit_rows\", \"binary\": \"$BIN\", \"optimizer\": \"$OPT\", \"runs\": ["
+echo "{\"bench\": \"fit_rows\", \"binary\": \"$BIN\", \"optimizer\": \"$OPT\", \"args\": \"$ARGS\", \"runs\": ["
 sep=""
 for n in $ROWS; do
     gen "$n" 1.0 >"$TMP/rows_$n.csv"

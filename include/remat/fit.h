@@ -22,8 +22,10 @@
  *
  * Graphs. The problem's graphs are built and compiled once per fit
  * (remat_fit_new) and run at every evaluation; nothing is rebuilt per
- * iteration. With adaptive stepping experiments of the same number of rows
- * share their programs (the initial state, times and data are inputs), which
+ * iteration. With adaptive stepping, or fixed steps of one dt (the times
+ * then data of one scan, rows from each step's cubic Hermite interpolant;
+ * opt.steps per interval keeps a scan per row), experiments of the same
+ * number of rows (and, fixed, of steps) share their programs (the initial state, times and data are inputs), which
  * run once per experiment: a 10,000-file fit compiles one set, and its
  * memory is O(rows x species) plus the schedule's store. Gradient methods run one remat_value_and_grad program (one
  * forward and one reverse sweep per evaluation). Levenberg–Marquardt needs

@@ -375,11 +375,19 @@ REMAT_API remat_status remat_ode_run_once(const remat_mechanism *m, const remat_
 
 /* Dense output at output times that are a value of f: times (K,), y0's
  * dtype, strictly increasing, times[0] >= opt->t0 (the caller checks: rows
- * out of order or before t0 are not reached and keep y0), opt->adaptive
- * (opt->dense, opt->times and opt->n_times are not read). Outputs and stats
- * as remat_ode_integrate_stats' (stats may be NULL). The graph depends on K,
- * not on the times, so one compiled program integrates every experiment of K
- * rows (remat/fit.h's programs are shared so). */
+ * out of order or before t0 are not reached and keep y0); opt->dense,
+ * opt->times and opt->n_times are not read. Adaptive: outputs and stats as
+ * remat_ode_integrate_stats' (stats may be NULL). Fixed steps (adaptive
+ * false, discrete adjoint, y0 (S,)): one scan of opt->steps steps of
+ * opt->dt from t0 (opt->steps is the total here, and t0 + steps dt must
+ * reach the last time), the rows from each step's cubic Hermite
+ * interpolant of y, y' and f at both ends (one more right-hand side per
+ * step); a row on a step end is that step's y' to rounding (the grid is
+ * uniform, not cut at each output time as remat_ode_integrate's, so not
+ * bitwise its rows); the scan's zero schedule means binomial with
+ * REMAT_WHILE_DEFAULT_SNAPSHOTS slots; *stats is REMAT_NONE. The graph
+ * depends on K, not on the times, so one compiled program integrates every
+ * experiment of K rows (remat/fit.h's programs are shared so). */
 REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                                  remat_val y0, remat_val params, remat_val times,
                                                  remat_val *y_at_outputs, remat_val *stats);

@@ -169,6 +169,48 @@ double remat_fit_predict_step(const remat_fit *fit)
     return fit->opt.adaptive ? 0 : fit->dt > 0 ? fit->dt : fit->finest_h;
 }
 
+/* fixed steps of one dt (fit_fixed_dense): the times are data of one scan
+ * from t0 past the last, as the fit's own rows (in: the rate inputs) */
+static remat_status predict_fixed_dense(const remat_fit *fit, int e, const double *in, int n_times,
+                                        const double *times, double *out)
+{
+    double t_last = fit->opt.t0;
+    for (int k = 0; k < n_times; k++) {
+        if (!isfinite(times[k]) || times[k] < fit->opt.t0)
+            return rmi_error(REMAT_ERR_VALUE, "fit: predict: time %d (%.17g) must be finite and at or after t0 (%.17g)",
+                             k, times[k], fit->opt.t0);
+        t_last = fmax(t_last, times[k]);
+    }
+    remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
+    if ((o.steps = fit_fixed_steps(fit, t_last)) < 0)
+        return rmi_error(REMAT_ERR_VALUE, "fit: predict: time %.17g needs too many steps of %g", t_last, fit->dt);
+    o.scan = (remat_scan_options){0}; /* forward only */
+    int64_t S = fit->S, P = remat_mechanism_input_count(fit->m), K = n_times, KS[2] = {K, S};
+    remat_fn *f = remat_fn_new("fit_predict");
+    if (!f)
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), ys;
+    remat_val p = P ? remat_arg(f, "params", REMAT_F64, 1, &P) : REMAT_NONE;
+    remat_val ts = remat_arg(f, "times", REMAT_F64, 1, &K);
+    remat_status st = remat_ode_integrate_times(f, fit->m, &o, y0, p, ts, &ys, NULL);
+    remat_program *prog = NULL;
+    if (st == REMAT_OK) {
+        remat_fn_output(f, ys);
+        st = remat_fn_status(f) != REMAT_OK ? rmi_error(remat_fn_status(f), "fit: predict: %s", remat_fn_error(f))
+                                            : fit_compile(fit, f, &prog);
+    }
+    if (st == REMAT_OK) {
+        remat_tensor args[3] = {fit_vec(fit->exp[e].y0, S), fit_vec((double *)in, P), fit_vec((double *)times, K)};
+        if (!P)
+            args[1] = args[2];
+        remat_tensor res = remat_tensor_f64(out, 2, KS);
+        st = remat_run(prog, P ? 3 : 2, args, 1, &res, NULL);
+    }
+    remat_program_free(prog);
+    remat_fn_free(f);
+    return st;
+}
+
 remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times, const double *times,
                                double *out)
 {
@@ -179,6 +221,15 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         return rmi_error(REMAT_ERR_ARG, "fit: predict: no experiment %d (there are %d)", e, fit->E);
     if (n_times < 1 || !times || !out)
         return rmi_error(REMAT_ERR_ARG, "fit: predict: needs n_times >= 1 (got %d), times and out", n_times);
+    if (fit_fixed_dense(fit)) {
+        double *in = rmi_malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)); /* params, then conditions */
+        if (!in)
+            return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        fit_rate_input_values(fit, &fit->exp[e], params, in);
+        st = predict_fixed_dense(fit, e, in, n_times, times, out);
+        rmi_free(in);
+        return st;
+    }
     remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.n_times = n_times;
     o.times = times;

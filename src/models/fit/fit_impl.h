@@ -27,6 +27,8 @@ typedef struct {
     const remat_dataset *d;
     int cls;         /* its program class (fit->cls) */
     int64_t rows;    /* K: every data row is an output time */
+    int64_t steps;   /* fixed steps of dt with the times as data (fit_fixed_dense): steps from t0
+                        past its last row, the scan's length; 0: the per-interval grid */
     double *y0;      /* [S] */
     double *cond;    /* [CI] this experiment's conditions: its file's, else opt.conds', else the
                         defaults; then, with iP >= 0, its pressure (its file's, else P's start) */
@@ -46,14 +48,26 @@ typedef struct {
     double *located_p; /* [P] */
 } fit_exp;
 
+/* Fixed steps of one dt for every experiment (--dt or the default), the
+ * discrete adjoint: the data times are data of one scan per experiment
+ * (remat_ode_integrate_times, Hermite rows), whose programs experiments of
+ * equal rows and step count share; --steps N per interval (a grid made of
+ * the times) keeps one scan per data interval. */
+bool fit_fixed_dense(const struct remat_fit *fit);
+/* its steps of dt from t0 to t_last (>= t0): at least 1, -1 past int64 */
+int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last);
+
 /* Experiments that share compiled programs: with adaptive stepping every
  * experiment of K rows (its initial state, times, data, mask and conditions
  * are inputs of the programs, the times reached by dense output), with fixed
- * steps each experiment alone (its step grid is built from its times). Each
+ * steps of one dt every experiment of K rows and as many steps
+ * (fit_fixed_dense), with --steps each experiment alone (its step grid is
+ * built from its times). Each
  * program takes (p, y0, ts, target, mask[, conds]) and one experiment's
  * outputs. */
 typedef struct {
     int64_t rows;           /* K */
+    int64_t steps;          /* fit_exp.steps of its experiments */
     int first;              /* its first experiment (fixed steps: the one) */
     int n_local;            /* its experiments this process evaluates */
     bool delay;             /* ignition-delay experiments (delay.c): one more input, the slope */

@@ -14,6 +14,14 @@
 /* experiment e's stats at params */
 static remat_status experiment_stats(const remat_fit *fit, int e, const double *params, double *stats)
 {
+    if (fit_fixed_dense(fit)) { /* the scan's steps from t0 past the last row: nothing to integrate */
+        const fit_exp *x = &fit->exp[e];
+        for (int i = 0; i < REMAT_ODE_STATS; i++)
+            stats[i] = 0;
+        stats[REMAT_ODE_STAT_ACCEPTED] = (double)x->steps;
+        stats[REMAT_ODE_STAT_T] = remat_dataset_times(x->d)[x->rows - 1];
+        return REMAT_OK;
+    }
     remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.scan = (remat_scan_options){0}; /* forward only */
     double *in = rmi_malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)); /* params, then conditions */

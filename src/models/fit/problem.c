@@ -18,6 +18,23 @@
 #include "remat/gas.h"
 
 #define DEFAULT_STEPS_PER_SPAN 200
+/* a span within this relative slack above a multiple of dt takes that many
+ * steps (remat_ode_integrate's GRID_SLACK) */
+#define FIXED_GRID_SLACK 1e-9
+
+bool fit_fixed_dense(const struct remat_fit *fit)
+{
+    return !fit->opt.adaptive && fit->opt.steps == 0 && fit->opt.adjoint == REMAT_ODE_ADJOINT_DISCRETE;
+}
+
+int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last)
+{
+    double span = (t_last - fit->opt.t0) / fit->dt;
+    if (!(span < 4e18))
+        return -1;
+    int64_t n = (int64_t)ceil(span - FIXED_GRID_SLACK * span);
+    return n < 1 ? 1 : n;
+}
 
 /* A weighted residual (y - data) / sigma past this squares beyond the
  * largest double (1.8e308, whose square root is 1.3e154) with room for a
@@ -336,6 +353,24 @@ static remat_status plan_grid(struct remat_fit *fit)
     }
     fit->longest_scan = 0;
     fit->finest_h = INFINITY;
+    if (fit_fixed_dense(fit)) { /* one scan per experiment over t0 + j dt, past its last row */
+        for (int e = 0; e < fit->E; e++) {
+            fit_exp *x = &fit->exp[e];
+            const double *t = remat_dataset_times(x->d);
+            for (int64_t k = 0; k < x->rows; k++) /* as the per-interval grid checks them */
+                if (!isfinite(t[k]) || (k == 0 ? t[k] < fit->opt.t0 : t[k] <= t[k - 1]))
+                    return rmi_error(REMAT_ERR_VALUE, "fit: %s: time %.17g of row %lld must be %s (%.17g)",
+                                     remat_dataset_path(x->d), t[k], (long long)k + 1,
+                                     k == 0 ? "finite and at or after t0" : "finite and after the previous row's",
+                                     k == 0 ? fit->opt.t0 : t[k - 1]);
+            if ((x->steps = fit_fixed_steps(fit, t[x->rows - 1])) < 0)
+                return rmi_error(REMAT_ERR_VALUE, "fit: %s: its times need too many steps of %g",
+                                 remat_dataset_path(x->d), fit->dt);
+            fit->longest_scan = x->steps > fit->longest_scan ? x->steps : fit->longest_scan;
+        }
+        fit->finest_h = fit->dt;
+        return REMAT_OK;
+    }
     for (int e = 0; e < fit->E; e++) {
         const fit_exp *x = &fit->exp[e];
         remat_ode_options o = fit_ode_options(fit, x);

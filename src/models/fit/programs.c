@@ -19,8 +19,9 @@
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 
-/* Classes: adaptive experiments of equal rows share one; fixed-step ones
- * are alone. Linear in experiments for the common case of one row count. */
+/* Classes: adaptive experiments of equal rows share one, as do fixed steps
+ * of one dt with equal rows and step counts; fixed steps per interval
+ * (--steps) are alone. Linear in experiments for the common case of one row count. */
 remat_status fit_classes_init(struct remat_fit *fit)
 {
     fit->cls = rmi_calloc((size_t)fit->E, sizeof *fit->cls);
@@ -31,12 +32,12 @@ remat_status fit_classes_init(struct remat_fit *fit)
         fit_exp *x = &fit->exp[e];
         int c = -1;
         /* the last class first: files of one study usually have one length */
-        for (int k = fit->n_cls - 1; fit->opt.adaptive && k >= 0 && c < 0; k--)
-            if (fit->cls[k].rows == x->rows && fit->cls[k].delay == x->delay)
+        for (int k = fit->n_cls - 1; (fit->opt.adaptive || fit_fixed_dense(fit)) && k >= 0 && c < 0; k--)
+            if (fit->cls[k].rows == x->rows && fit->cls[k].delay == x->delay && fit->cls[k].steps == x->steps)
                 c = k;
         if (c < 0) {
             c = fit->n_cls++;
-            fit->cls[c] = (fit_class){.rows = x->rows, .first = e, .delay = x->delay};
+            fit->cls[c] = (fit_class){.rows = x->rows, .first = e, .delay = x->delay, .steps = x->steps};
         }
         x->cls = c;
     }
@@ -104,7 +105,10 @@ static remat_status build(const struct remat_fit *fit, int c, int obj, remat_fn 
     remat_ode_options o = fit_ode_options(fit, x);
     remat_val slope = k->delay ? remat_arg(f, "slope", REMAT_F64, 1, (int64_t[]){1}) : REMAT_NONE;
     remat_val ys;
-    remat_status st = fit->opt.adaptive ? remat_ode_integrate_times(f, fit->m, &o, y0, rin, ts, &ys, NULL)
+    if (fit_fixed_dense(fit))
+        o.steps = k->steps; /* the scan's length: the times are an input (fixed_dense.c) */
+    remat_status st = fit->opt.adaptive || fit_fixed_dense(fit)
+                          ? remat_ode_integrate_times(f, fit->m, &o, y0, rin, ts, &ys, NULL)
                                         : remat_ode_integrate(f, fit->m, &o, y0, rin, &ys);
     if (st == REMAT_OK && k->delay) /* the delay's Newton step from tau_hat (delay.c) */
         ys = fit_delay_graph(fit, f, y0, ys, ts, slope);

@@ -357,9 +357,8 @@ remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, co
     *y_at_outputs = REMAT_NONE;
     if (!f || !m || !opt)
         return rmi_error(REMAT_ERR_NULL, "ode: %s is NULL", !f ? "the function" : !m ? "the mechanism" : "the options");
-    if (!opt->adaptive)
-        return rmi_error(REMAT_ERR_ARG, "ode: output times as a value need adaptive stepping (dense output: tsit5, "
-                                          "dopri5 or rodas5)");
+    if (!opt->adaptive && opt->adjoint != REMAT_ODE_ADJOINT_DISCRETE)
+        return rmi_error(REMAT_ERR_ARG, "ode: output times as a value with fixed steps take the discrete adjoint");
     /* a builder that already failed (out of memory making times, say) is
      * that failure, not a bad argument */
     if (remat_fn_status(f) != REMAT_OK)
@@ -373,6 +372,10 @@ remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, co
                                      : remat_shape_format(remat_val_dtype(f, times), &ts, a, sizeof a),
                          remat_dtype_name(dt));
     }
+    if (!opt->adaptive && stats)
+        *stats = REMAT_NONE;
+    if (!opt->adaptive) /* one scan of opt->steps steps of opt->dt, Hermite rows (fixed_dense.c) */
+        return ode_integrate_fixed_dense(f, m, opt, y0, params, times, ts.dims[0], y_at_outputs);
     /* check_grid sees one output time, t0: the times are data */
     remat_ode_options o = *opt;
     o.n_times = 1, o.times = &o.t0, o.dense = true;

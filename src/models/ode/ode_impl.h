@@ -134,6 +134,14 @@ remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, i
                            remat_val ts, remat_val t, remat_val t_next, remat_val y, remat_val y1, remat_val h,
                            const remat_val *k);
 
+/* remat_ode_integrate_times with fixed steps (fixed_dense.c): opt->steps
+ * steps of opt->dt from t0 in one scan, the rows at the K times held by ts
+ * (K,) from each step's cubic Hermite interpolant; times past
+ * t0 + steps dt keep y0 (the caller covers them) */
+remat_status ode_integrate_fixed_dense(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                       remat_val y0, remat_val params, remat_val ts, int64_t K,
+                                       remat_val *y_at_outputs);
+
 /* The adaptive integration behind remat_ode_integrate_stats (options
  * checked) at K output times: opt->times (ts REMAT_NONE), or dense output
  * at the times held by the value ts (K,) (remat_ode_integrate_times) */

@@ -1,0 +1,295 @@
+/*
+ * test_models_fixed_dense.c — fixed steps with the output times as data of
+ * one scan (remat_ode_integrate_times with adaptive false,
+ * src/models/ode/fixed_dense.c; issue 21): rows on the step grid against
+ * the per-interval integration (remat_ode_integrate), rows between steps
+ * against the exact solution, the gradient through the Hermite rows against
+ * central differences, and a fit with --dt whose programs are shared by
+ * experiments and grow with the rows only as O(rows x species).
+ */
+#include "test_models_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "models/fit/fit_impl.h"
+#include "remat/remat.h"
+
+static const remat_ode_method methods[] = {REMAT_ODE_EULER, REMAT_ODE_RK4, REMAT_ODE_TSIT5};
+
+/* (y0, p, ts) -> rows (K, 3) of ABC, fixed steps of dt, N of them; or its
+ * loss sum W . rows and that loss's gradient w.r.t. y0 and p */
+static remat_program *rows_prog(remat_ode_method method, double dt, int64_t N, int64_t K, const double *w, int grad)
+{
+    remat_mechanism *m = parse(ABC);
+    int64_t S = 3, P = 2;
+    remat_fn *f = remat_fn_new("fixed_rows");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P);
+    remat_val ts = remat_arg(f, "ts", REMAT_F64, 1, &K), out;
+    remat_ode_options opt = {.method = method, .dt = dt, .steps = N};
+    assert_ok(remat_ode_integrate_times(f, m, &opt, y0, pv, ts, &out, NULL));
+    if (w)
+        out = remat_sum_all(f, remat_mul(f, remat_const_data(f, REMAT_F64, 2, DIMS(K, S), w), out));
+    remat_fn_output(f, out);
+    remat_fn *g = NULL;
+    if (grad)
+        assert_ok(remat_grad(f, 2, (int[]){0, 1}, &g));
+    remat_program *prog = compile_ok(grad ? g : f);
+    remat_fn_free(g);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+    return prog;
+}
+
+/* the per-interval grid (remat_ode_integrate, a scan per output time) */
+static void interval_rows(remat_ode_method method, double dt, int K, const double *t, const double *p, double *ys)
+{
+    remat_mechanism *m = parse(ABC);
+    int64_t S = 3, P = 2;
+    remat_fn *f = remat_fn_new("interval_rows");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P), out;
+    remat_ode_options opt = {.method = method, .dt = dt, .n_times = K, .times = t};
+    assert_ok(remat_ode_integrate(f, m, &opt, y0, pv, &out));
+    remat_fn_output(f, out);
+    remat_program *prog = compile_ok(f);
+    double y0v[3] = {1, 0, 0};
+    run(prog, (double *[]){y0v, (double *)p}, (double *[]){ys}, NULL);
+    remat_program_free(prog);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
+/* Rows on the step grid (every 4th step of 0.05, and t0 itself) equal the
+ * per-interval integration's rows to rounding for euler, rk4 and tsit5 (the
+ * grids agree up to h_k = len_k / n_k against dt); not bitwise, stated in
+ * fixed_dense.c. A row taken from the wrong step is off by O(dt). */
+static void test_models_fixed_dense_on_grid_rows_match_intervals(void **state)
+{
+    (void)state;
+    enum { K = 51 };
+    double t[K], p[2] = {1.3, 0.4}, y0[3] = {1, 0, 0}, a[K * 3], b[K * 3];
+    for (int k = 0; k < K; k++)
+        t[k] = 0.2 * k;
+    for (int mi = 0; mi < 3; mi++) {
+        remat_program *prog = rows_prog(methods[mi], 0.05, 200, K, NULL, 0);
+        run(prog, (double *[]){y0, p, t}, (double *[]){a}, NULL);
+        interval_rows(methods[mi], 0.05, K, t, p, b);
+        for (int i = 0; i < K * 3; i++)
+            if (!(fabs(a[i] - b[i]) <= 1e-12))
+                fail_msg("%s: row %d species %d: %.17g, per-interval %.17g", remat_ode_method_name(methods[mi]),
+                         i / 3, i % 3, a[i], b[i]);
+        assert_true(a[0] == 1.0 && a[1] == 0.0 && a[2] == 0.0); /* t = t0: y0 itself */
+        remat_program_free(prog);
+    }
+}
+
+/* Rows between steps come from the step's cubic Hermite interpolant: with
+ * rk4 at dt 0.01 every row of 997 uneven times is within 1e-9 of the exact
+ * solution (linear interpolation would be off by ~1e-5), and the program
+ * compiled once serves a second set of times. */
+static void test_models_fixed_dense_off_grid_rows_match_exact(void **state)
+{
+    (void)state;
+    enum { K = 997 };
+    double *t = malloc(sizeof *t * K), *ys = malloc(sizeof *ys * K * 3), p[2] = {1.0, 0.5}, y0[3] = {1, 0, 0};
+    remat_program *prog = rows_prog(REMAT_ODE_RK4, 0.01, 1000, K, NULL, 0);
+    for (int set = 0; set < 2; set++) {
+        for (int k = 0; k < K; k++)
+            t[k] = set ? 10.0 * (k + 1) / K : 10.0 * pow((k + 1.0) / K, 1.5);
+        run(prog, (double *[]){y0, p, t}, (double *[]){ys}, NULL);
+        double worst = 0;
+        for (int k = 0; k < K; k++) {
+            double B, d1, d2;
+            abc_exact(t[k], 1.0, 0.5, &B, &d1, &d2);
+            worst = fmax(worst, fmax(fabs(ys[k * 3] - exp(-t[k])), fabs(ys[k * 3 + 1] - B)));
+        }
+        if (!(worst < 1e-9))
+            fail_msg("time set %d: worst row error %.3g", set, worst);
+    }
+    remat_program_free(prog);
+    free(ys);
+    free(t);
+}
+
+/* Reverse mode through the Hermite rows: the gradient of a loss over rows
+ * between steps matches central differences w.r.t. the rate constants and
+ * y0 (fixed steps: nothing else moves with p). */
+static void test_models_fixed_dense_gradient_matches_central_differences(void **state)
+{
+    (void)state;
+    enum { K = 37 };
+    double t[K], w[K * 3];
+    for (int k = 0; k < K; k++)
+        t[k] = 0.013 + 0.27 * k;
+    for (int i = 0; i < K * 3; i++)
+        w[i] = 0.3 * sin(1.7 * i) + 0.1;
+    for (int mi = 0; mi < 3; mi++) {
+        remat_program *g = rows_prog(methods[mi], 0.02, 500, K, w, 1), *fwd = rows_prog(methods[mi], 0.02, 500, K, w, 0);
+        double y0[3] = {1.0, 0.2, 0.0}, p[2] = {0.9, 0.35}, gy0[3], gp[2];
+        run(g, (double *[]){y0, p, t}, (double *[]){gy0, gp}, NULL);
+        double x[5] = {p[0], p[1], y0[0], y0[1], y0[2]}, an[5] = {gp[0], gp[1], gy0[0], gy0[1], gy0[2]};
+        for (int i = 0; i < 5; i++) {
+            double e = 1e-5 * fmax(1.0, fabs(x[i])), lp, lm, xp[5], xm[5];
+            memcpy(xp, x, sizeof x), memcpy(xm, x, sizeof x);
+            xp[i] += e, xm[i] -= e;
+            run(fwd, (double *[]){xp + 2, xp, t}, (double *[]){&lp}, NULL);
+            run(fwd, (double *[]){xm + 2, xm, t}, (double *[]){&lm}, NULL);
+            double cd = (lp - lm) / (2 * e);
+            if (!(fabs(an[i] - cd) <= 1e-7 * fabs(cd) + 1e-9))
+                fail_msg("%s: d loss / d x%d = %.12g, central differences %.12g", remat_ode_method_name(methods[mi]),
+                         i, an[i], cd);
+        }
+        remat_program_free(g);
+        remat_program_free(fwd);
+    }
+}
+
+/* Fixed steps at times as a value need dt > 0, a total step count and the
+ * discrete adjoint: each missing one is an error naming it, not rows left
+ * at y0 or a scan of no steps. */
+static void test_models_fixed_dense_bad_options(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(ABC);
+    int64_t S = 3, P = 2, K = 4;
+    remat_fn *f = remat_fn_new("fixed_bad");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P);
+    remat_val ts = remat_arg(f, "ts", REMAT_F64, 1, &K), out;
+    remat_ode_options o = {.method = REMAT_ODE_RK4, .dt = 0.1, .steps = 0};
+    assert_int_equal(remat_ode_integrate_times(f, m, &o, y0, pv, ts, &out, NULL), REMAT_ERR_VALUE);
+    assert_non_null(strstr(remat_last_error(), "steps >= 1, the total step count"));
+    o.steps = 10, o.dt = 0;
+    assert_int_equal(remat_ode_integrate_times(f, m, &o, y0, pv, ts, &out, NULL), REMAT_ERR_VALUE);
+    assert_non_null(strstr(remat_last_error(), "dt > 0"));
+    o.dt = 0.1, o.adjoint = REMAT_ODE_ADJOINT_BACKSOLVE;
+    assert_int_equal(remat_ode_integrate_times(f, m, &o, y0, pv, ts, &out, NULL), REMAT_ERR_ARG);
+    assert_non_null(strstr(remat_last_error(), "discrete adjoint"));
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
+static const char *const abc_fit = "species A, B, C\nparam k1 = 0.5\nparam k2 = 0.5\nA -> B : k1\nB -> C : k2\n";
+
+/* K rows of the exact A -> B -> C solution (k = 0.7, 0.3) from A = a0 over [0, 10] */
+static remat_dataset *abc_rows(const remat_mechanism *m, int K, double a0)
+{
+    char path[] = "/tmp/remat_fixed_dense_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    fprintf(fp, "t,A,B,C\n");
+    for (int i = 0; i < K; i++) {
+        double t = 10.0 * i / (K - 1), A = a0 * exp(-0.7 * t);
+        double B = a0 * 0.7 / (0.3 - 0.7) * (exp(-0.7 * t) - exp(-0.3 * t));
+        fprintf(fp, "%.17g,%.17g,%.17g,%.17g\n", t, A, B, a0 - A - B);
+    }
+    fclose(fp);
+    remat_dataset *d;
+    assert_ok(remat_dataset_read(path, m, &d));
+    unlink(path);
+    return d;
+}
+
+static double planned(const remat_program *p)
+{
+    if (!p)
+        return 0;
+    remat_memory_plan plan;
+    remat_program_plan(p, &plan);
+    return (double)(plan.arena_bytes + plan.constant_bytes);
+}
+
+/* A fixed-step fit (rk4, dt 0.05, lm) of E experiments of K rows each:
+ * the constants, the classes, and the bytes of the first class's programs */
+static int64_t res_nodes; /* the last fit_fixed's residual graph: its nodes */
+
+static double fit_fixed(int E, int K, int64_t steps, double *k_out, int *n_cls, double *pred)
+{
+    remat_mechanism *m = parse(abc_fit);
+    remat_dataset *d[4];
+    for (int e = 0; e < E; e++)
+        d[e] = abc_rows(m, K, 0.6 + 0.3 * e);
+    remat_fit_options o = remat_fit_defaults();
+    o.method = REMAT_ODE_RK4, o.adaptive = false;
+    if (steps)
+        o.steps = steps;
+    else
+        o.dt = 0.05;
+    remat_fit *fit;
+    assert_ok(remat_fit_new(m, E, d, &o, &fit));
+    remat_fit_result r;
+    assert_ok(remat_fit_run(fit, &r));
+    k_out[0] = r.params[0], k_out[1] = r.params[1];
+    if (pred) /* the states at three times (two off the data rows), at k = (0.7, 0.3) */
+        assert_ok(remat_fit_predict(fit, E - 1, (double[]){0.7, 0.3}, 3, (double[]){0.1, 3.3, 10.0}, pred));
+    *n_cls = fit->n_cls;
+    const fit_class *k = &fit->cls[0];
+    double bytes = planned(k->res) + planned(k->vg) + planned(k->vjp) + planned(k->jvp);
+    assert_non_null(k->res_fn); /* lm's forward J kept it for the JVP */
+    res_nodes = remat_fn_num_nodes(k->res_fn);
+    remat_fit_result_clear(&r);
+    remat_fit_free(fit);
+    for (int e = 0; e < E; e++)
+        remat_dataset_free(d[e]);
+    remat_mechanism_free(m);
+    return bytes;
+}
+
+/* The fit with --dt on rows on the grid (every 0.1 = 2 steps) finds the
+ * per-interval fit's constants (--steps 2: the old path, a scan per row)
+ * to 1e-9, and remat_fit_predict gives its states; three experiments of one
+ * length share one class of programs (one each before). */
+static void test_models_fixed_dense_fit_matches_per_interval(void **state)
+{
+    (void)state;
+    double a[2], b[2], pa[9], pb[9];
+    int na, nb;
+    fit_fixed(3, 101, 0, a, &na, pa);
+    fit_fixed(3, 101, 2, b, &nb, pb);
+    for (int i = 0; i < 9; i++) /* remat_fit_predict: the same steps of 0.05 */
+        assert_close(pa[i], pb[i], 1e-12, 1e-15);
+    assert_int_equal(na, 1);
+    assert_int_equal(nb, 3);
+    for (int i = 0; i < 2; i++)
+        assert_close(a[i], b[i], 1e-9, 0);
+    assert_close(a[0], 0.7, 1e-4, 0);
+    assert_close(a[1], 0.3, 1e-4, 0);
+}
+
+/* A 20,000-row experiment fits with fixed steps in a graph of as many nodes
+ * as 1,000 rows take (the old path: a scan per row, 1.7 GB of RSS for
+ * `remat pfr fit` at 20,000 rows: bench_smoke_fit_rows_fixed), and its
+ * programs' planned bytes grow by O(rows x S). */
+static void test_models_fixed_dense_fit_of_20000_rows(void **state)
+{
+    (void)state;
+    double k[2];
+    int n;
+    double small = fit_fixed(1, 1000, 0, k, &n, NULL);
+    int64_t nodes_small = res_nodes;
+    double big = fit_fixed(1, 20000, 0, k, &n, NULL);
+    assert_close(k[0], 0.7, 1e-4, 0);
+    if (res_nodes != nodes_small) /* the old path: a scan (and its nodes) per row */
+        fail_msg("the residual graph has %lld nodes at 20000 rows, %lld at 1000", (long long)res_nodes,
+                 (long long)nodes_small);
+    double per_row = (big - small) / 19000.0;
+    if (!(per_row <= 4 * 200.0 * 3 * 8))
+        fail_msg("the fit's programs grow by %.0f bytes per row (%.0f at 1000 rows, %.0f at 20000)", per_row, small,
+                 big);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_models_fixed_dense_on_grid_rows_match_intervals),
+        cmocka_unit_test(test_models_fixed_dense_off_grid_rows_match_exact),
+        cmocka_unit_test(test_models_fixed_dense_gradient_matches_central_differences),
+        cmocka_unit_test(test_models_fixed_dense_bad_options),
+        cmocka_unit_test(test_models_fixed_dense_fit_matches_per_interval),
+        cmocka_unit_test(test_models_fixed_dense_fit_of_20000_rows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
