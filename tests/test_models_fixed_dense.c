@@ -1,11 +1,14 @@
 /*
  * test_models_fixed_dense.c — fixed steps with the output times as data of
  * one scan (remat_ode_integrate_times with adaptive false,
- * src/models/ode/fixed_dense.c; issue 21): rows on the step grid against
- * the per-interval integration (remat_ode_integrate), rows between steps
- * against the exact solution, the gradient through the Hermite rows against
- * central differences, and a fit with --dt whose programs are shared by
- * experiments and grow with the rows only as O(rows x species).
+ * src/models/ode/fixed_dense.c; issue 21): rows on the step grid (step ends,
+ * no interpolation) against the per-interval integration
+ * (remat_ode_integrate), rows between steps against the exact solution
+ * (tsit5's and dopri5's own continuous extension as accurate as their step
+ * ends), the gradient through the rows against central differences, and a
+ * fit with --dt whose programs are shared by experiments and grow with the
+ * rows only as O(rows x species), keeping a step per row where the rows are
+ * off the grid and the method has no continuous extension of its own.
  */
 #include "test_models_util.h"
 
@@ -18,7 +21,8 @@
 #include "models/fit/fit_impl.h"
 #include "remat/remat.h"
 
-static const remat_ode_method methods[] = {REMAT_ODE_EULER, REMAT_ODE_RK4, REMAT_ODE_TSIT5};
+static const remat_ode_method methods[] = {REMAT_ODE_EULER, REMAT_ODE_RK4, REMAT_ODE_TSIT5, REMAT_ODE_DOPRI5};
+#define N_METHODS ((int)(sizeof methods / sizeof methods[0]))
 
 /* (y0, p, ts) -> rows (K, 3) of ABC, fixed steps of dt, N of them; or its
  * loss sum W . rows and that loss's gradient w.r.t. y0 and p */
@@ -63,9 +67,9 @@ static void interval_rows(remat_ode_method method, double dt, int K, const doubl
 }
 
 /* Rows on the step grid (every 4th step of 0.05, and t0 itself) equal the
- * per-interval integration's rows to rounding for euler, rk4 and tsit5 (the
- * grids agree up to h_k = len_k / n_k against dt); not bitwise, stated in
- * fixed_dense.c. A row taken from the wrong step is off by O(dt). */
+ * per-interval integration's rows to rounding for every explicit method
+ * (the grids agree up to h_k = len_k / n_k against dt); not bitwise, stated
+ * in fixed_dense.c. A row taken from the wrong step is off by O(dt). */
 static void test_models_fixed_dense_on_grid_rows_match_intervals(void **state)
 {
     (void)state;
@@ -73,7 +77,7 @@ static void test_models_fixed_dense_on_grid_rows_match_intervals(void **state)
     double t[K], p[2] = {1.3, 0.4}, y0[3] = {1, 0, 0}, a[K * 3], b[K * 3];
     for (int k = 0; k < K; k++)
         t[k] = 0.2 * k;
-    for (int mi = 0; mi < 3; mi++) {
+    for (int mi = 0; mi < N_METHODS; mi++) {
         remat_program *prog = rows_prog(methods[mi], 0.05, 200, K, NULL, 0);
         run(prog, (double *[]){y0, p, t}, (double *[]){a}, NULL);
         interval_rows(methods[mi], 0.05, K, t, p, b);
@@ -114,19 +118,21 @@ static void test_models_fixed_dense_off_grid_rows_match_exact(void **state)
     free(t);
 }
 
-/* Reverse mode through the Hermite rows: the gradient of a loss over rows
- * between steps matches central differences w.r.t. the rate constants and
- * y0 (fixed steps: nothing else moves with p). */
+/* Reverse mode through the rows: the gradient of a loss over rows between
+ * steps (odd k: the Hermite rows, tsit5's and dopri5's own extension) and on
+ * the grid (even k: 0.27 k = 27 (k/2) steps of 0.02, the step ends) matches
+ * central differences w.r.t. the rate constants and y0 (fixed steps:
+ * nothing else moves with p). */
 static void test_models_fixed_dense_gradient_matches_central_differences(void **state)
 {
     (void)state;
     enum { K = 37 };
     double t[K], w[K * 3];
     for (int k = 0; k < K; k++)
-        t[k] = 0.013 + 0.27 * k;
+        t[k] = 0.27 * k + (k % 2 ? 0.013 : 0.0);
     for (int i = 0; i < K * 3; i++)
         w[i] = 0.3 * sin(1.7 * i) + 0.1;
-    for (int mi = 0; mi < 3; mi++) {
+    for (int mi = 0; mi < N_METHODS; mi++) {
         remat_program *g = rows_prog(methods[mi], 0.02, 500, K, w, 1), *fwd = rows_prog(methods[mi], 0.02, 500, K, w, 0);
         double y0[3] = {1.0, 0.2, 0.0}, p[2] = {0.9, 0.35}, gy0[3], gp[2];
         run(g, (double *[]){y0, p, t}, (double *[]){gy0, gp}, NULL);
@@ -144,6 +150,73 @@ static void test_models_fixed_dense_gradient_matches_central_differences(void **
         }
         remat_program_free(g);
         remat_program_free(fwd);
+    }
+}
+
+/* A row within REMAT_ODE_GRID_TOL j dt of the grid point t0 + j dt is that
+ * step's end y' itself, not an interpolant read next to it: times a few
+ * 1e-10 relative off the grid give the grid times' rows bitwise (the same
+ * program; an interpolated row moves by ~1e-10 |y'|), for every method. */
+static void test_models_fixed_dense_grid_rows_are_step_ends(void **state)
+{
+    (void)state;
+    enum { K = 8 };
+    double t[K], tj[K], p[2] = {1.3, 0.4}, y0[3] = {1, 0, 0}, a[K * 3], b[K * 3];
+    for (int k = 0; k < K; k++) {
+        t[k] = 0.25 * (k + 1); /* 5 (k + 1) steps of 0.05 */
+        tj[k] = t[k] * (1.0 + (k % 2 ? 4e-10 : -4e-10));
+    }
+    for (int mi = 0; mi < N_METHODS; mi++) {
+        remat_program *prog = rows_prog(methods[mi], 0.05, 41, K, NULL, 0);
+        run(prog, (double *[]){y0, p, t}, (double *[]){a}, NULL);
+        run(prog, (double *[]){y0, p, tj}, (double *[]){b}, NULL);
+        for (int i = 0; i < K * 3; i++)
+            if (a[i] != b[i])
+                fail_msg("%s: row %d species %d: %.17g at the grid time, %.17g at 4e-10 relative off it",
+                         remat_ode_method_name(methods[mi]), i / 3, i % 3, a[i], b[i]);
+        remat_program_free(prog);
+    }
+}
+
+/* tsit5 and dopri5 read rows between steps from their own continuous
+ * extension, whose error converges at the method's order 5: the worst
+ * error against the exact solution of rows at every third of a step falls
+ * by >= 24x from dt 0.25 to 0.125 (measured 39x tsit5, 36x dopri5; a cubic
+ * Hermite interpolant's by 15x, order 4) and stays within 10x the step
+ * ends' (measured <= 6x; Hermite's 160x and 45x at dt 0.25). */
+static void test_models_fixed_dense_own_extension_as_accurate_as_steps(void **state)
+{
+    (void)state;
+    enum { K = 3 * 40 };
+    double t[K], ys[K * 3], p[2] = {1.0, 0.5}, y0[3] = {1, 0, 0};
+    for (int mi = 2; mi < N_METHODS; mi++) {
+        double off_prev = 0;
+        for (double dt = 0.25; dt > 0.1; dt /= 2) {
+            for (int k = 0; k < K; k++)
+                t[k] = dt * (k + 1) / 3.0;
+            remat_program *prog = rows_prog(methods[mi], dt, 40, K, NULL, 0);
+            run(prog, (double *[]){y0, p, t}, (double *[]){ys}, NULL);
+            remat_program_free(prog);
+            double on = 0, off = 0;
+            for (int k = 0; k < K; k++) {
+                double B, d1, d2;
+                abc_exact(t[k], 1.0, 0.5, &B, &d1, &d2);
+                double e = fmax(fabs(ys[k * 3] - exp(-t[k])), fabs(ys[k * 3 + 1] - B));
+                if (k % 3 == 2)
+                    on = fmax(on, e);
+                else
+                    off = fmax(off, e);
+            }
+            print_message("%s dt %g: worst row error %.3g on the grid, %.3g off it\n",
+                          remat_ode_method_name(methods[mi]), dt, on, off);
+            if (!(off <= 10 * on))
+                fail_msg("%s dt %g: rows off the grid are off by %.3g, the step ends by %.3g",
+                         remat_ode_method_name(methods[mi]), dt, off, on);
+            if (off_prev > 0 && !(off_prev >= 24 * off))
+                fail_msg("%s: rows off the grid: error %.3g at dt %g, %.3g at dt %g (order < 5)",
+                         remat_ode_method_name(methods[mi]), off_prev, 2 * dt, off, dt);
+            off_prev = off;
+        }
     }
 }
 
@@ -202,18 +275,20 @@ static double planned(const remat_program *p)
     return (double)(plan.arena_bytes + plan.constant_bytes);
 }
 
-/* A fixed-step fit (rk4, dt 0.05, lm) of E experiments of K rows each:
+/* A fixed-step fit (method, dt 0.05, lm) of E experiments of K rows each:
  * the constants, the classes, and the bytes of the first class's programs */
-static int64_t res_nodes; /* the last fit_fixed's residual graph: its nodes */
+static int64_t res_nodes;  /* the last fit_fixed's residual graph: its nodes */
+static int64_t exp_steps;  /* ... and its first experiment's scan (0: the per-interval grid) */
 
-static double fit_fixed(int E, int K, int64_t steps, double *k_out, int *n_cls, double *pred)
+static double fit_fixed(remat_ode_method method, int E, int K, int64_t steps, double *k_out, int *n_cls,
+                        double *pred)
 {
     remat_mechanism *m = parse(abc_fit);
     remat_dataset *d[4];
     for (int e = 0; e < E; e++)
         d[e] = abc_rows(m, K, 0.6 + 0.3 * e);
     remat_fit_options o = remat_fit_defaults();
-    o.method = REMAT_ODE_RK4, o.adaptive = false;
+    o.method = method, o.adaptive = false;
     if (steps)
         o.steps = steps;
     else
@@ -230,6 +305,7 @@ static double fit_fixed(int E, int K, int64_t steps, double *k_out, int *n_cls, 
     double bytes = planned(k->res) + planned(k->vg) + planned(k->vjp) + planned(k->jvp);
     assert_non_null(k->res_fn); /* lm's forward J kept it for the JVP */
     res_nodes = remat_fn_num_nodes(k->res_fn);
+    exp_steps = fit->exp[0].steps;
     remat_fit_result_clear(&r);
     remat_fit_free(fit);
     for (int e = 0; e < E; e++)
@@ -247,8 +323,9 @@ static void test_models_fixed_dense_fit_matches_per_interval(void **state)
     (void)state;
     double a[2], b[2], pa[9], pb[9];
     int na, nb;
-    fit_fixed(3, 101, 0, a, &na, pa);
-    fit_fixed(3, 101, 2, b, &nb, pb);
+    fit_fixed(REMAT_ODE_RK4, 3, 101, 0, a, &na, pa);
+    assert_int_equal(exp_steps, 200);
+    fit_fixed(REMAT_ODE_RK4, 3, 101, 2, b, &nb, pb);
     for (int i = 0; i < 9; i++) /* remat_fit_predict: the same steps of 0.05 */
         assert_close(pa[i], pb[i], 1e-12, 1e-15);
     assert_int_equal(na, 1);
@@ -259,18 +336,20 @@ static void test_models_fixed_dense_fit_matches_per_interval(void **state)
     assert_close(a[1], 0.3, 1e-4, 0);
 }
 
-/* A 20,000-row experiment fits with fixed steps in a graph of as many nodes
- * as 1,000 rows take (the old path: a scan per row, 1.7 GB of RSS for
- * `remat pfr fit` at 20,000 rows: bench_smoke_fit_rows_fixed), and its
- * programs' planned bytes grow by O(rows x S). */
+/* A 20,000-row experiment (rows off the grid) fits with tsit5's fixed steps
+ * in a graph of as many nodes as 1,000 rows take (the old path: a scan per
+ * row, 1.7 GB of RSS for `remat pfr fit` at 20,000 rows:
+ * bench_smoke_fit_rows_fixed), and its programs' planned bytes grow by
+ * O(rows x S). */
 static void test_models_fixed_dense_fit_of_20000_rows(void **state)
 {
     (void)state;
     double k[2];
     int n;
-    double small = fit_fixed(1, 1000, 0, k, &n, NULL);
+    double small = fit_fixed(REMAT_ODE_TSIT5, 1, 1000, 0, k, &n, NULL);
     int64_t nodes_small = res_nodes;
-    double big = fit_fixed(1, 20000, 0, k, &n, NULL);
+    assert_int_equal(exp_steps, 200);
+    double big = fit_fixed(REMAT_ODE_TSIT5, 1, 20000, 0, k, &n, NULL);
     assert_close(k[0], 0.7, 1e-4, 0);
     if (res_nodes != nodes_small) /* the old path: a scan (and its nodes) per row */
         fail_msg("the residual graph has %lld nodes at 20000 rows, %lld at 1000", (long long)res_nodes,
@@ -281,15 +360,35 @@ static void test_models_fixed_dense_fit_of_20000_rows(void **state)
                  big);
 }
 
+/* rk4's rows off the grid (1000 rows over [0, 10], dt 0.05) keep a step per
+ * row (the per-interval grid: its Hermite rows would be less accurate than
+ * its steps), and its fit finds the constants; on the grid (101 rows) and
+ * with tsit5 they take the one scan (fit_matches_per_interval,
+ * fit_of_20000_rows). */
+static void test_models_fixed_dense_fit_off_grid_without_extension(void **state)
+{
+    (void)state;
+    double k[2];
+    int n;
+    fit_fixed(REMAT_ODE_RK4, 2, 1000, 0, k, &n, NULL);
+    assert_int_equal(exp_steps, 0);
+    assert_int_equal(n, 2); /* the per-interval grid: each experiment alone */
+    assert_close(k[0], 0.7, 1e-4, 0);
+    assert_close(k[1], 0.3, 1e-4, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_models_fixed_dense_on_grid_rows_match_intervals),
         cmocka_unit_test(test_models_fixed_dense_off_grid_rows_match_exact),
         cmocka_unit_test(test_models_fixed_dense_gradient_matches_central_differences),
+        cmocka_unit_test(test_models_fixed_dense_grid_rows_are_step_ends),
+        cmocka_unit_test(test_models_fixed_dense_own_extension_as_accurate_as_steps),
         cmocka_unit_test(test_models_fixed_dense_bad_options),
         cmocka_unit_test(test_models_fixed_dense_fit_matches_per_interval),
         cmocka_unit_test(test_models_fixed_dense_fit_of_20000_rows),
+        cmocka_unit_test(test_models_fixed_dense_fit_off_grid_without_extension),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

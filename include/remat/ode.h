@@ -379,15 +379,22 @@ REMAT_API remat_status remat_ode_run_once(const remat_mechanism *m, const remat_
  * opt->times and opt->n_times are not read. Adaptive: outputs and stats as
  * remat_ode_integrate_stats' (stats may be NULL). Fixed steps (adaptive
  * false, discrete adjoint, y0 (S,)): one scan of opt->steps steps of
- * opt->dt from t0 (opt->steps is the total here, and t0 + steps dt must
- * reach the last time), the rows from each step's cubic Hermite
- * interpolant of y, y' and f at both ends (one more right-hand side per
- * step); a row on a step end is that step's y' to rounding (the grid is
- * uniform, not cut at each output time as remat_ode_integrate's, so not
- * bitwise its rows); the scan's zero schedule means binomial with
- * REMAT_WHILE_DEFAULT_SNAPSHOTS slots; *stats is REMAT_NONE. The graph
+ * opt->dt from t0 on the grid t_j = t0 + j dt (opt->steps is the total
+ * here, and t0 + steps dt must reach the last time). A row on the grid,
+ * |t_k - t_j| <= REMAT_ODE_GRID_TOL j dt, is step j's end y' itself (no
+ * interpolation: it equals remat_ode_integrate's row at that time to
+ * rounding, as that path's steps there are dt to rounding). A row off the
+ * grid is the continuous extension of the step it falls in, with gradients
+ * through it: tsit5's and dopri5's own (order 4, the stages and the FSAL
+ * stage f(t + dt, y') the next step reuses: no extra right-hand side), the
+ * other methods' the cubic Hermite interpolant of y, y' and f at both ends
+ * (one more right-hand side per step; order 3, less accurate than rk4's
+ * steps, so remat/fit.h keeps a step per row for off-grid rows of methods
+ * without their own extension). The scan's zero schedule means binomial
+ * with REMAT_WHILE_DEFAULT_SNAPSHOTS slots; *stats is REMAT_NONE. The graph
  * depends on K, not on the times, so one compiled program integrates every
  * experiment of K rows (remat/fit.h's programs are shared so). */
+#define REMAT_ODE_GRID_TOL 1e-9
 REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                                  remat_val y0, remat_val params, remat_val times,
                                                  remat_val *y_at_outputs, remat_val *stats);

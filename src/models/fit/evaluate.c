@@ -221,7 +221,10 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         return rmi_error(REMAT_ERR_ARG, "fit: predict: no experiment %d (there are %d)", e, fit->E);
     if (n_times < 1 || !times || !out)
         return rmi_error(REMAT_ERR_ARG, "fit: predict: needs n_times >= 1 (got %d), times and out", n_times);
-    if (fit_fixed_dense(fit)) {
+    bool finite = true;
+    for (int k = 0; k < n_times; k++)
+        finite = finite && isfinite(times[k]);
+    if (finite && fit_times_fixed_dense(fit, n_times, times)) {
         double *in = rmi_malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)); /* params, then conditions */
         if (!in)
             return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");

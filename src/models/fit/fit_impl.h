@@ -27,7 +27,7 @@ typedef struct {
     const remat_dataset *d;
     int cls;         /* its program class (fit->cls) */
     int64_t rows;    /* K: every data row is an output time */
-    int64_t steps;   /* fixed steps of dt with the times as data (fit_fixed_dense): steps from t0
+    int64_t steps;   /* fixed steps of dt with the times as data (fit_exp_fixed_dense): steps from t0
                         past its last row, the scan's length; 0: the per-interval grid */
     double *y0;      /* [S] */
     double *cond;    /* [CI] this experiment's conditions: its file's, else opt.conds', else the
@@ -54,6 +54,14 @@ typedef struct {
  * equal rows and step count share; --steps N per interval (a grid made of
  * the times) keeps one scan per data interval. */
 bool fit_fixed_dense(const struct remat_fit *fit);
+/* Times t[0..n) (checked) take that scan: fit_fixed_dense and a method
+ * with its own continuous extension (tsit5, dopri5) or every time on the
+ * grid t0 + j dt (within REMAT_ODE_GRID_TOL j dt); else (off-grid rows with
+ * euler, rk4, rodas5, whose cubic Hermite rows are less accurate than the
+ * method) the per-interval grid, a step ending at every row. */
+bool fit_times_fixed_dense(const struct remat_fit *fit, int64_t n, const double *t);
+/* This experiment takes that scan (plan_grid set its steps) */
+bool fit_exp_fixed_dense(const fit_exp *x);
 /* its steps of dt from t0 to t_last (>= t0): at least 1, -1 past int64 */
 int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last);
 

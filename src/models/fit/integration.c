@@ -14,7 +14,7 @@
 /* experiment e's stats at params */
 static remat_status experiment_stats(const remat_fit *fit, int e, const double *params, double *stats)
 {
-    if (fit_fixed_dense(fit)) { /* the scan's steps from t0 past the last row: nothing to integrate */
+    if (fit_exp_fixed_dense(&fit->exp[e])) { /* the scan's steps from t0 past the last row: nothing to integrate */
         const fit_exp *x = &fit->exp[e];
         for (int i = 0; i < REMAT_ODE_STATS; i++)
             stats[i] = 0;

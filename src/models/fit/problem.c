@@ -21,10 +21,30 @@
 /* a span within this relative slack above a multiple of dt takes that many
  * steps (remat_ode_integrate's GRID_SLACK) */
 #define FIXED_GRID_SLACK 1e-9
+_Static_assert(FIXED_GRID_SLACK == REMAT_ODE_GRID_TOL, "a row on the grid ends the scan's last step");
+
+bool fit_exp_fixed_dense(const fit_exp *x)
+{
+    return x->steps > 0;
+}
 
 bool fit_fixed_dense(const struct remat_fit *fit)
 {
     return !fit->opt.adaptive && fit->opt.steps == 0 && fit->opt.adjoint == REMAT_ODE_ADJOINT_DISCRETE;
+}
+
+bool fit_times_fixed_dense(const struct remat_fit *fit, int64_t n, const double *t)
+{
+    if (!fit_fixed_dense(fit))
+        return false;
+    if (fit->opt.method == REMAT_ODE_TSIT5 || fit->opt.method == REMAT_ODE_DOPRI5)
+        return true; /* their own continuous extension (remat/ode.h) */
+    for (int64_t k = 0; k < n; k++) { /* t0 + j dt within REMAT_ODE_GRID_TOL j dt, as fixed_dense.c tests it */
+        double j = round((t[k] - fit->opt.t0) / fit->dt);
+        if (!(fabs(t[k] - (fit->opt.t0 + j * fit->dt)) <= REMAT_ODE_GRID_TOL * j * fit->dt))
+            return false;
+    }
+    return true;
 }
 
 int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last)
@@ -353,26 +373,32 @@ static remat_status plan_grid(struct remat_fit *fit)
     }
     fit->longest_scan = 0;
     fit->finest_h = INFINITY;
-    if (fit_fixed_dense(fit)) { /* one scan per experiment over t0 + j dt, past its last row */
-        for (int e = 0; e < fit->E; e++) {
-            fit_exp *x = &fit->exp[e];
-            const double *t = remat_dataset_times(x->d);
-            for (int64_t k = 0; k < x->rows; k++) /* as the per-interval grid checks them */
-                if (!isfinite(t[k]) || (k == 0 ? t[k] < fit->opt.t0 : t[k] <= t[k - 1]))
-                    return rmi_error(REMAT_ERR_VALUE, "fit: %s: time %.17g of row %lld must be %s (%.17g)",
-                                     remat_dataset_path(x->d), t[k], (long long)k + 1,
-                                     k == 0 ? "finite and at or after t0" : "finite and after the previous row's",
-                                     k == 0 ? fit->opt.t0 : t[k - 1]);
-            if ((x->steps = fit_fixed_steps(fit, t[x->rows - 1])) < 0)
-                return rmi_error(REMAT_ERR_VALUE, "fit: %s: its times need too many steps of %g",
-                                 remat_dataset_path(x->d), fit->dt);
-            fit->longest_scan = x->steps > fit->longest_scan ? x->steps : fit->longest_scan;
-        }
+    /* one scan per experiment over t0 + j dt, past its last row, where every
+     * row is as accurate as the per-interval grid's: rows on the grid are
+     * step ends, rows off it need the method's own continuous extension */
+    for (int e = 0; e < fit->E; e++)
+        fit->exp[e].steps = 0;
+    for (int e = 0; e < fit->E && fit_fixed_dense(fit); e++) {
+        fit_exp *x = &fit->exp[e];
+        const double *t = remat_dataset_times(x->d);
+        for (int64_t k = 0; k < x->rows; k++) /* as the per-interval grid checks them */
+            if (!isfinite(t[k]) || (k == 0 ? t[k] < fit->opt.t0 : t[k] <= t[k - 1]))
+                return rmi_error(REMAT_ERR_VALUE, "fit: %s: time %.17g of row %lld must be %s (%.17g)",
+                                 remat_dataset_path(x->d), t[k], (long long)k + 1,
+                                 k == 0 ? "finite and at or after t0" : "finite and after the previous row's",
+                                 k == 0 ? fit->opt.t0 : t[k - 1]);
+        if (!fit_times_fixed_dense(fit, x->rows, t))
+            continue; /* Hermite rows would lose accuracy: the per-interval grid below */
+        if ((x->steps = fit_fixed_steps(fit, t[x->rows - 1])) < 0)
+            return rmi_error(REMAT_ERR_VALUE, "fit: %s: its times need too many steps of %g",
+                             remat_dataset_path(x->d), fit->dt);
+        fit->longest_scan = x->steps > fit->longest_scan ? x->steps : fit->longest_scan;
         fit->finest_h = fit->dt;
-        return REMAT_OK;
     }
     for (int e = 0; e < fit->E; e++) {
         const fit_exp *x = &fit->exp[e];
+        if (x->steps > 0)
+            continue;
         remat_ode_options o = fit_ode_options(fit, x);
         int64_t *steps = rmi_malloc(sizeof *steps * (size_t)x->rows);
         if (!steps)

@@ -32,7 +32,7 @@ remat_status fit_classes_init(struct remat_fit *fit)
         fit_exp *x = &fit->exp[e];
         int c = -1;
         /* the last class first: files of one study usually have one length */
-        for (int k = fit->n_cls - 1; (fit->opt.adaptive || fit_fixed_dense(fit)) && k >= 0 && c < 0; k--)
+        for (int k = fit->n_cls - 1; (fit->opt.adaptive || fit_exp_fixed_dense(x)) && k >= 0 && c < 0; k--)
             if (fit->cls[k].rows == x->rows && fit->cls[k].delay == x->delay && fit->cls[k].steps == x->steps)
                 c = k;
         if (c < 0) {
@@ -105,9 +105,9 @@ static remat_status build(const struct remat_fit *fit, int c, int obj, remat_fn 
     remat_ode_options o = fit_ode_options(fit, x);
     remat_val slope = k->delay ? remat_arg(f, "slope", REMAT_F64, 1, (int64_t[]){1}) : REMAT_NONE;
     remat_val ys;
-    if (fit_fixed_dense(fit))
+    if (k->steps > 0)
         o.steps = k->steps; /* the scan's length: the times are an input (fixed_dense.c) */
-    remat_status st = fit->opt.adaptive || fit_fixed_dense(fit)
+    remat_status st = fit->opt.adaptive || k->steps > 0
                           ? remat_ode_integrate_times(f, fit->m, &o, y0, rin, ts, &ys, NULL)
                                         : remat_ode_integrate(f, fit->m, &o, y0, rin, &ys);
     if (st == REMAT_OK && k->delay) /* the delay's Newton step from tau_hat (delay.c) */

@@ -36,6 +36,14 @@ remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, i
                            remat_val ts, remat_val t, remat_val t_next, remat_val y, remat_val y1, remat_val h,
                            const remat_val *k)
 {
+    remat_val mask = remat_mul(f, remat_gt(f, ts, t), remat_le(f, ts, t_next));
+    return ode_dense_update_masked(f, tb, dt, S, K, out, ts, t, mask, y, y1, h, k);
+}
+
+remat_val ode_dense_update_masked(remat_fn *f, const ode_tableau *tb, remat_dtype dt, int64_t S, int64_t K,
+                                  remat_val out, remat_val ts, remat_val t, remat_val mask, remat_val y, remat_val y1,
+                                  remat_val h, const remat_val *k)
+{
     remat_val P[4];
     if (tb->dense) {
         double w[ODE_MAX_STAGES + 1];
@@ -53,7 +61,6 @@ remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, i
     remat_val hs = remat_select(f, remat_gt(f, h, zero), h, one);
     remat_val th = remat_div(f, remat_sub(f, ts, t), hs);
     th = remat_min(f, remat_max(f, th, zero), one);
-    remat_val mask = remat_mul(f, remat_gt(f, ts, t), remat_le(f, ts, t_next));
     /* species by species, y_s + theta (P0_s + theta (P1_s + ...)) in
      * Horner's form: (K,) vectors times scalars, elementwise with no
      * broadcast copies and no matrix product (BLAS would want its buffers);

@@ -3,20 +3,24 @@
  * (remat_ode_integrate_times with adaptive false; issue 21): one scan of
  * opt->steps steps of opt->dt from t0 on a uniform grid t_j = t0 + j dt,
  * whatever the number of output times K, carrying y, fy = f(t, y), a step
- * counter and the rows (S, K). After the step from t to t + dt the rows
- * with t < t_k <= t + dt take the cubic Hermite interpolant of y, y',
- * dt f(t, y), dt f(t + dt, y') at theta = (t_k - t)/dt (dense.c, as rodas5's
- * rows), so a step costs the method's stages plus one right-hand side (the
- * f(t + dt, y') carried to the next step) and O(K S) for the rows. A row
- * on a step end (theta = 1) is y' up to the Horner form's rounding; the grid
- * is uniform, not cut at every output time as remat_ode_integrate's
- * intervals are (h_k = len_k / n_k), so rows on the grid equal that path's
- * within rounding, not bitwise. Reverse mode runs through the interpolant
- * (theta and the row mask are control values); memory O(K S) per snapshot
- * of opt->scan's schedule plus its step tapes, the zero spec meaning binomial
- * with REMAT_WHILE_DEFAULT_SNAPSHOTS (16) slots, as the adaptive loops'
- * zero spec means online.
+ * counter and the rows (S, K). Grid point t_j owns the rows within
+ * REMAT_ODE_GRID_TOL j dt of it: after the step from t_j to t_{j+1} the rows
+ * owned by t_{j+1} take y' itself (no interpolation: as accurate as the
+ * method, and remat_ode_integrate's rows there to rounding, whose steps are
+ * dt to rounding on a grid row), and the rows strictly between the two
+ * points' bands take the step's continuous extension at theta = (t_k - t)/dt
+ * (dense.c): tsit5's and dopri5's own, from the stages this body keeps and
+ * the FSAL stage dt f(t + dt, y') (which the next step reuses as its first:
+ * no extra right-hand side); the other methods' the cubic Hermite
+ * interpolant of y, y', dt f(t, y), dt f(t + dt, y') (one more right-hand
+ * side per step). A step costs O(K S) for the rows besides its stages.
+ * Reverse mode runs through the extension (theta and the row masks are
+ * control values); memory O(K S) per snapshot of opt->scan's schedule plus
+ * its step tapes, the zero spec meaning binomial with
+ * REMAT_WHILE_DEFAULT_SNAPSHOTS (16) slots, as the adaptive loops' zero spec
+ * means online.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "core/alloc.h"
@@ -24,16 +28,46 @@
 #include "models/ode/ode_impl.h"
 #include "remat/loop.h"
 
+/* One explicit step with its stages kept for the continuous extension:
+ * k[0] = h fy (the carried f(t, y)), k[1..stages-1] as step.c forms them,
+ * y1 = y + sum b_i k_i, fy1 = f(t + h, y1) and k[stages] = h fy1 (the FSAL
+ * stage of tsit5 and dopri5) */
+static remat_status explicit_step(remat_fn *b, const ode_rhs *r, const ode_tableau *tb, remat_val t, remat_val tn,
+                                  remat_val h, remat_val y, remat_val fy, remat_val p, remat_val *k, remat_val *y1,
+                                  remat_val *fy1)
+{
+    k[0] = remat_mul(b, h, fy);
+    for (int i = 1; i < tb->stages; i++) {
+        remat_val yi = remat_add(b, y, ode_combine(b, i, tb->a + i * (i - 1) / 2, k));
+        remat_val ti = REMAT_NONE;
+        if (r->timed)
+            ti = tb->c[i] == 1.0 ? tn : remat_add(b, t, remat_mul_scalar(b, h, tb->c[i]));
+        remat_val fi;
+        remat_status st = ode_rhs_eval(b, r, ti, yi, p, &fi);
+        if (st != REMAT_OK)
+            return st;
+        k[i] = remat_mul(b, h, fi);
+    }
+    *y1 = remat_add(b, y, ode_combine(b, tb->stages, tb->b, k));
+    remat_status st = ode_rhs_eval(b, r, r->timed ? tn : REMAT_NONE, *y1, p, fy1);
+    if (st == REMAT_OK)
+        k[tb->stages] = remat_mul(b, h, *fy1);
+    return st;
+}
+
 /* body(y, fy, j, out, t0, h, ts[, params]) -> (y', f(t + h, y'), j + 1, out') */
 static remat_status make_body(const remat_mechanism *m, const remat_ode_options *opt, remat_dtype dt, int64_t S,
                               int64_t K, const remat_shape *ps, remat_fn **out)
 {
     *out = NULL;
     ode_rhs r = ode_rhs_of(m);
+    const ode_tableau *tb = rmi_ode_tableau(opt->method);
+    if (!tb)
+        return rmi_error(REMAT_ERR_ARG, "ode: unknown method %d", (int)opt->method);
     remat_fn *b = remat_fn_new("fixed_dense_step");
     if (!b)
         return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
-    int64_t SK[2] = {S, K};
+    int64_t SK[2] = {S, K}, S1[2] = {S, 1}, oneK[2] = {1, K};
     remat_val y = remat_arg(b, "y", dt, 1, &S);
     remat_val fy = remat_arg(b, "fy", dt, 1, &S);
     remat_val j = remat_arg(b, "step", dt, 0, NULL);
@@ -44,21 +78,38 @@ static remat_status make_body(const remat_mechanism *m, const remat_ode_options 
     remat_val p = ps ? remat_arg(b, "params", dt, ps->rank, ps->dims) : REMAT_NONE;
     remat_val j1 = remat_add_scalar(b, j, 1.0);
     remat_val t = remat_add(b, t0, remat_mul(b, j, h)), tn = remat_add(b, t0, remat_mul(b, j1, h));
-    remat_val y1, fy1;
-    remat_status st = remat_ode_step(b, m, opt->method, r.timed ? t : REMAT_NONE, h, y, p, &y1);
-    if (st == REMAT_OK)
-        st = ode_rhs_eval(b, &r, r.timed ? tn : REMAT_NONE, y1, p, &fy1);
+    remat_val y1, fy1, k[ODE_MAX_STAGES + 1];
+    bool own = tb->dense && !tb->ros; /* the method's continuous extension (tsit5, dopri5) */
+    static const ode_tableau hermite = {.name = "hermite"}; /* dense NULL: the cubic Hermite rows */
+    remat_status st;
+    if (own) {
+        st = explicit_step(b, &r, tb, t, tn, h, y, fy, p, k, &y1, &fy1);
+    } else {
+        st = remat_ode_step(b, m, opt->method, r.timed ? t : REMAT_NONE, h, y, p, &y1);
+        if (st == REMAT_OK)
+            st = ode_rhs_eval(b, &r, r.timed ? tn : REMAT_NONE, y1, p, &fy1);
+        if (st == REMAT_OK)
+            k[0] = remat_mul(b, fy, h), k[1] = remat_mul(b, fy1, h);
+    }
     if (st != REMAT_OK) {
         remat_fn_free(b);
         return st;
     }
-    static const ode_tableau hermite = {.name = "hermite"}; /* dense NULL: the cubic Hermite rows */
-    remat_val k[2] = {remat_mul(b, fy, h), remat_mul(b, fy1, h)};
-    remat_val rows1 = ode_dense_update(b, &hermite, dt, S, K, rows, ts, t, tn, y, y1, h, k);
+    /* the grid point t0 + j dt owns the rows within REMAT_ODE_GRID_TOL j dt
+     * of it: those at the step's end take y' itself (no interpolation), and
+     * only the rows strictly between the two bands are interpolated */
+    remat_val band = remat_mul_scalar(b, remat_mul(b, j, h), REMAT_ODE_GRID_TOL);
+    remat_val band1 = remat_mul_scalar(b, remat_mul(b, j1, h), REMAT_ODE_GRID_TOL);
+    remat_val d = remat_sub(b, ts, tn);
+    remat_val on = remat_mul(b, remat_le(b, d, band1), remat_ge(b, d, remat_neg(b, band1)));
+    remat_val inside = remat_mul(b, remat_gt(b, ts, remat_add(b, t, band)), remat_lt(b, d, remat_neg(b, band1)));
+    remat_val rows1 = ode_dense_update_masked(b, own ? tb : &hermite, dt, S, K, rows, ts, t, inside, y, y1, h, k);
     if (rows1 == REMAT_NONE) {
         remat_fn_free(b);
         return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     }
+    remat_val ends = remat_broadcast_to(b, remat_reshape(b, y1, 2, S1), 2, SK);
+    rows1 = remat_select(b, remat_reshape(b, on, 2, oneK), ends, rows1);
     remat_fn_output(b, y1);
     remat_fn_output(b, fy1);
     remat_fn_output(b, j1);

@@ -133,11 +133,18 @@ remat_status ode_loop(remat_fn *f, const remat_fn *cond, const remat_fn *body, i
 remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, int64_t S, int64_t K, remat_val out,
                            remat_val ts, remat_val t, remat_val t_next, remat_val y, remat_val y1, remat_val h,
                            const remat_val *k);
+/* The same for the rows where mask (K,) is nonzero, whatever their time
+ * (theta still (t_k - t)/h, clamped to [0, 1]) */
+remat_val ode_dense_update_masked(remat_fn *f, const ode_tableau *tb, remat_dtype dt, int64_t S, int64_t K,
+                                  remat_val out, remat_val ts, remat_val t, remat_val mask, remat_val y, remat_val y1,
+                                  remat_val h, const remat_val *k);
 
 /* remat_ode_integrate_times with fixed steps (fixed_dense.c): opt->steps
  * steps of opt->dt from t0 in one scan, the rows at the K times held by ts
- * (K,) from each step's cubic Hermite interpolant; times past
- * t0 + steps dt keep y0 (the caller covers them) */
+ * (K,): a row within REMAT_ODE_GRID_TOL j dt of a grid point t0 + j dt is
+ * the step's end y' there, the others the step's continuous extension (the
+ * method's own: tsit5, dopri5; else the cubic Hermite interpolant); times
+ * past t0 + steps dt keep y0 (the caller covers them) */
 remat_status ode_integrate_fixed_dense(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                        remat_val y0, remat_val params, remat_val ts, int64_t K,
                                        remat_val *y_at_outputs);
