@@ -6,7 +6,7 @@
 #   bench/fit_rows.sh [remat binary]      (default build/tools/remat)
 #   ROWS="100 1000 10000 100000"  FILES="100 1000 10000" (either may be empty)  OPT=lm  TIMEOUT=600
 #   LIMIT_KB=8000000 (address-space limit of each run; a run past it fails)
-#   ARGS="--method rk4 --dt 0.05" (more fit arguments: a fixed-step method, say)
+#   ARGS="--method tsit5 --dt 0.05" (more fit arguments: a fixed-step method, say)
 #
 # The data: A -> B : k1, B -> C : k2 (k1 = 0.7, k2 = 0.3) from A = 1, the
 # exact solution at evenly spaced times in [0, 10] (files: each its own span

@@ -338,7 +338,7 @@ static void test_models_fixed_dense_fit_matches_per_interval(void **state)
 
 /* A 20,000-row experiment (rows off the grid) fits with tsit5's fixed steps
  * in a graph of as many nodes as 1,000 rows take (the old path: a scan per
- * row, 1.7 GB of RSS for `remat pfr fit` at 20,000 rows:
+ * row, 2.2 GB of RSS for `remat pfr fit --method tsit5 --dt 0.05` at 20,000 rows:
  * bench_smoke_fit_rows_fixed), and its programs' planned bytes grow by
  * O(rows x S). */
 static void test_models_fixed_dense_fit_of_20000_rows(void **state)

@@ -23,8 +23,11 @@
  * Graphs. The problem's graphs are built and compiled once per fit
  * (remat_fit_new) and run at every evaluation; nothing is rebuilt per
  * iteration. With adaptive stepping, or fixed steps of one dt (the times
- * then data of one scan, rows from each step's cubic Hermite interpolant;
- * opt.steps per interval keeps a scan per row), experiments of the same
+ * then data of one scan: rows on the grid t0 + j dt, within
+ * REMAT_ODE_GRID_TOL, are step ends, rows between steps the method's own
+ * continuous extension, tsit5 and dopri5 only; an experiment with rows off
+ * the grid and another method, and opt.steps per interval, keep a scan per
+ * row, a step ending at each), experiments of the same
  * number of rows (and, fixed, of steps) share their programs (the initial state, times and data are inputs), which
  * run once per experiment: a 10,000-file fit compiles one set, and its
  * memory is O(rows x species) plus the schedule's store. Gradient methods run one remat_value_and_grad program (one
