@@ -49,10 +49,11 @@ typedef struct {
 } fit_exp;
 
 /* Fixed steps of one dt for every experiment (--dt or the default), the
- * discrete adjoint: the data times are data of one scan per experiment
- * (remat_ode_integrate_times, Hermite rows), whose programs experiments of
- * equal rows and step count share; --steps N per interval (a grid made of
- * the times) keeps one scan per data interval. */
+ * discrete adjoint: the data times may be data of one scan per experiment
+ * (remat_ode_integrate_times: grid rows are step ends, rows between steps
+ * the method's continuous extension; fit_times_fixed_dense says where),
+ * whose programs experiments of equal rows and step count share; --steps N
+ * per interval (a grid made of the times) keeps one scan per data interval. */
 bool fit_fixed_dense(const struct remat_fit *fit);
 /* Times t[0..n) (checked) take that scan: fit_fixed_dense and a method
  * with its own continuous extension (tsit5, dopri5) or every time on the
@@ -69,7 +70,8 @@ int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last);
  * experiment of K rows (its initial state, times, data, mask and conditions
  * are inputs of the programs, the times reached by dense output), with fixed
  * steps of one dt every experiment of K rows and as many steps
- * (fit_fixed_dense), with --steps each experiment alone (its step grid is
+ * (fit_exp_fixed_dense), with --steps or a step per row (off-grid rows of a
+ * method without its own continuous extension) each experiment alone (its step grid is
  * built from its times). Each
  * program takes (p, y0, ts, target, mask[, conds]) and one experiment's
  * outputs. */

@@ -20,8 +20,9 @@
 #include "models/fit/fit_impl.h"
 
 /* Classes: adaptive experiments of equal rows share one, as do fixed steps
- * of one dt with equal rows and step counts; fixed steps per interval
- * (--steps) are alone. Linear in experiments for the common case of one row count. */
+ * of one dt in one scan (fit_exp_fixed_dense) with equal rows and step
+ * counts; fixed steps per interval (--steps, or a step per off-grid row)
+ * are alone. Linear in experiments for the common case of one row count. */
 remat_status fit_classes_init(struct remat_fit *fit)
 {
     fit->cls = rmi_calloc((size_t)fit->E, sizeof *fit->cls);
