@@ -279,6 +279,7 @@ static double planned(const remat_program *p)
  * the constants, the classes, and the bytes of the first class's programs */
 static int64_t res_nodes;  /* the last fit_fixed's residual graph: its nodes */
 static int64_t exp_steps;  /* ... and its first experiment's scan (0: the per-interval grid) */
+static double fit_dt = 0.05; /* the dt of fit_fixed's fits */
 
 static double fit_fixed(remat_ode_method method, int E, int K, int64_t steps, double *k_out, int *n_cls,
                         double *pred)
@@ -292,7 +293,7 @@ static double fit_fixed(remat_ode_method method, int E, int K, int64_t steps, do
     if (steps)
         o.steps = steps;
     else
-        o.dt = 0.05;
+        o.dt = fit_dt;
     remat_fit *fit;
     assert_ok(remat_fit_new(m, E, d, &o, &fit));
     remat_fit_result r;
@@ -377,6 +378,25 @@ static void test_models_fixed_dense_fit_off_grid_without_extension(void **state)
     assert_close(k[1], 0.3, 1e-4, 0);
 }
 
+/* Past 256 steps the one scan (each step a masked update of every row)
+ * costs steps x rows: 101 rows on the grid of dt 0.02 (500 steps) take the
+ * per-interval grid, 200 steps of dt 0.05 the scan (fit_matches_per_interval);
+ * 8192 rows or more keep the scan for its memory. */
+static void test_models_fixed_dense_fit_many_steps_per_interval(void **state)
+{
+    (void)state;
+    double k[2];
+    int n;
+    fit_dt = 0.02;
+    fit_fixed(REMAT_ODE_RK4, 1, 101, 0, k, &n, NULL);
+    assert_int_equal(exp_steps, 0);
+    assert_close(k[0], 0.7, 1e-6, 0);
+    fit_fixed(REMAT_ODE_TSIT5, 1, 8192, 0, k, &n, NULL);
+    assert_int_equal(exp_steps, 500);
+    assert_close(k[0], 0.7, 1e-6, 0);
+    fit_dt = 0.05;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_models_fixed_dense_fit_matches_per_interval),
         cmocka_unit_test(test_models_fixed_dense_fit_of_20000_rows),
         cmocka_unit_test(test_models_fixed_dense_fit_off_grid_without_extension),
+        cmocka_unit_test(test_models_fixed_dense_fit_many_steps_per_interval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

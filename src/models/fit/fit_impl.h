@@ -59,7 +59,9 @@ bool fit_fixed_dense(const struct remat_fit *fit);
  * with its own continuous extension (tsit5, dopri5) or every time on the
  * grid t0 + j dt (within REMAT_ODE_GRID_TOL j dt); else (off-grid rows with
  * euler, rk4, rodas5, whose cubic Hermite rows are less accurate than the
- * method) the per-interval grid, a step ending at every row. */
+ * method) the per-interval grid, a step ending at every row. Past 256
+ * steps the scan (O(steps x rows) time) is kept only for 8192 rows or
+ * more, where the per-interval grid's memory (O(rows)) is what limits. */
 bool fit_times_fixed_dense(const struct remat_fit *fit, int64_t n, const double *t);
 /* This experiment takes that scan (plan_grid set its steps) */
 bool fit_exp_fixed_dense(const fit_exp *x);
