@@ -380,6 +380,7 @@ INT_CASE(f_objective, remat_fit_objective(FT0, NULL, &(double){0}))
 INT_CASE(f_rcount, remat_fit_residual_count(FT0))
 INT_CASE(f_delay, remat_fit_delay(FT0, 0, NULL, &(double){0}))
 DBL_CASE(f_pstep, remat_fit_predict_step(FT0))
+INT_CASE(f_pbuilds, remat_fit_predict_builds(FT0))
 INT_CASE(f_residuals, remat_fit_residuals(FT0, NULL, NULL))
 INT_CASE(f_jacobian, remat_fit_jacobian_at(FT0, NULL, NULL))
 INT_CASE(f_jmode, remat_fit_jacobian_mode(FT0))
@@ -741,6 +742,7 @@ static const null_row null_table[] = {
     {"remat_fit_residual_count", "0", f_rcount, 0},
     {"remat_fit_delay", "1", f_delay, 0},
     {"remat_fit_predict_step", "0", f_pstep, 0},
+    {"remat_fit_predict_builds", "0", f_pbuilds, 0},
     {"remat_fit_residuals", "1", f_residuals, 0},
     {"remat_fit_jacobian_at", "1", f_jacobian, 0},
     {"remat_fit_jacobian_mode", "0", f_jmode, 0}, /* REMAT_FIT_JACOBIAN_AUTO */

@@ -431,6 +431,13 @@ REMAT_API remat_status remat_fit_residuals(remat_fit *fit, const double *params,
  * Steps: the fit's dt, or the finest step the fit took when it counted steps. */
 REMAT_API remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times,
                                          const double *times, double *out);
+/* With adaptive steps remat_fit_predict's program takes the times as an
+ * input: it is compiled at the first call for a number of times and kept
+ * in the fit (the last 4 lengths), so later calls for any experiment and
+ * times of that length compile nothing (not thread-safe on one fit, as
+ * every call on it). How many programs it compiled so far (fixed steps:
+ * 0, each call builds its own step grid). NULL: 0. */
+REMAT_API int64_t remat_fit_predict_builds(const remat_fit *fit);
 /* The fixed step remat_fit_predict takes (0: adaptive stepping), to judge
  * its cost: a dense grid over log-spaced data at the finest step is long. */
 REMAT_API double remat_fit_predict_step(const remat_fit *fit); /* NULL: 0 */

@@ -215,6 +215,7 @@ static remat_status setup_params(struct remat_fit *fit)
 
 static void release(struct remat_fit *fit)
 {
+    fit_predict_release(fit);
     fit_problem_release(fit);
     for (int i = 0; fit->names && i < fit->P; i++)
         rmi_free(fit->names[i]);
