@@ -145,6 +145,9 @@ int fit_inputs(const struct remat_fit *fit, int e, const double *p, double *extr
 /* fn compiled with opt.compile (NULL: the environment's, remat_compile_env). */
 remat_status fit_compile(const struct remat_fit *fit, const remat_fn *fn, remat_program **out);
 
+/* delay.c: experiment e's model ignition delay on this process (UNSUPPORTED: another's) */
+remat_status fit_delay_eval(struct remat_fit *fit, int e, const double *params, double *tau);
+
 /* evaluate.c: remat_fit_predict's kept programs freed */
 void fit_predict_release(struct remat_fit *fit);
 /* evaluate.c: this rank's experiments (fit->local) */
