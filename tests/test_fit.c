@@ -427,6 +427,54 @@ static void test_fit_adam_converges(void **state)
     run_easy(REMAT_FIT_ADAM, 1e-3);
 }
 
+/* remat_fit_predict with adaptive steps compiles one program per number of
+ * times and keeps it: a second call (other parameters, other times of the
+ * same length) builds nothing and gives the same values as a fresh
+ * integration (remat_ode_run_once) and the closed form A = exp(-k1 t). */
+static void test_fit_predict_keeps_its_program(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(easy_mech);
+    remat_fit_options o = remat_fit_defaults();
+    o.method = REMAT_ODE_TSIT5;
+    o.adaptive = true;
+    o.rtol = 1e-10;
+    o.atol = 1e-12;
+    remat_dataset *d = easy_data(m, &o);
+    remat_fit *fit;
+    assert_ok(remat_fit_new(m, 1, &d, &o, &fit));
+    assert_int_equal(remat_fit_predict_builds(fit), 0);
+    const double t1[4] = {0.25, 1, 2.5, 7}, t2[4] = {0.5, 3, 4, 9};
+    const double k1[2] = {0.7, 0.4}, k2[2] = {1.3, 0.9};
+    double y1[4 * 3], y2[4 * 3], again[4 * 3], ref[4 * 3];
+    assert_ok(remat_fit_predict(fit, 0, k1, 4, t1, y1));
+    assert_int_equal(remat_fit_predict_builds(fit), 1);
+    assert_ok(remat_fit_predict(fit, 0, k2, 4, t2, y2));
+    assert_ok(remat_fit_predict(fit, 0, k1, 4, t1, again));
+    assert_int_equal(remat_fit_predict_builds(fit), 1); /* kept: built once */
+    remat_ode_options ro = {.method = REMAT_ODE_TSIT5, .adaptive = true, .rtol = o.rtol, .atol = o.atol,
+                            .dense = true, .n_times = 4};
+    for (int c = 0; c < 2; c++) {
+        const double *k = c ? k2 : k1, *t = c ? t2 : t1, *y = c ? y2 : y1;
+        ro.times = t;
+        assert_ok(remat_ode_run_once(m, &ro, (const double[]){1, 0, 0}, k, NULL, NULL, ref, NULL));
+        for (int i = 0; i < 4; i++) {
+            assert_rel(y[i * 3], exp(-k[0] * t[i]), 1e-8);
+            for (int s = 0; s < 3; s++)
+                assert_true(fabs(y[i * 3 + s] - ref[i * 3 + s]) <= 1e-9);
+        }
+    }
+    for (int i = 0; i < 12; i++)
+        assert_rel(again[i] + 1, y1[i] + 1, 1e-15);
+    double y3[2 * 3];
+    assert_ok(remat_fit_predict(fit, 0, k1, 2, t1, y3)); /* another length: its own program */
+    assert_int_equal(remat_fit_predict_builds(fit), 2);
+    assert_int_equal(remat_fit_predict(fit, 0, k1, 2, (const double[]){2, 1}, y3), REMAT_ERR_ARG);
+    remat_fit_free(fit);
+    remat_dataset_free(d);
+    remat_mechanism_free(m);
+}
+
 /* opt.compile reaches every compile of the fit: interpreted loops without
  * fusion give the default's fit (to rounding), and an option out of range
  * is the compile's error, from remat_fit_new on. */
@@ -793,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_fit_memory_budget_picks_schedule),
         cmocka_unit_test(test_fit_progress_callback),
         cmocka_unit_test(test_fit_compile_options),
+        cmocka_unit_test(test_fit_predict_keeps_its_program),
     };
     rng_seed(0x9e3779b97f4a7c15ull);
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);

@@ -34,6 +34,8 @@ typedef struct {
     double p[256];
 } problem;
 
+static remat_fit_options problem_options(problem *x, bool ea, remat_fit_jacobian mode);
+
 /* the files for delays tau[e] (the 1000 K one with '# P = 101325' as a
  * file may give it) and a fit over them; m3 and m11, or with ea m3 and
  * Ea11, free */
@@ -52,6 +54,16 @@ static remat_fit *problem_new(problem *x, const double *tau, bool ea, remat_fit_
         write_temp(x->path[e], sizeof x->path[e], "gas_delay", text, (size_t)n);
         assert_ok(remat_dataset_read(x->path[e], x->m, &x->d[e]));
     }
+    remat_fit_options o = problem_options(x, ea, mode);
+    remat_fit *fit = NULL;
+    assert_ok(remat_fit_new(x->m, E, x->d, &o, &fit));
+    assert_int_equal(remat_fit_residual_count(fit), E);
+    return fit;
+}
+
+/* the fit's options (m3 and m11, or m3 and Ea11, free) */
+static remat_fit_options problem_options(problem *x, bool ea, remat_fit_jacobian mode)
+{
     remat_mechanism_param_values(x->m, x->p);
     for (int i = 0; i < x->P; i++)
         x->fixed[i] = true;
@@ -66,10 +78,7 @@ static remat_fit *problem_new(problem *x, const double *tau, bool ea, remat_fit_
     o.start = x->p;
     o.jacobian = mode;
     o.weighting = REMAT_FIT_WEIGHT_RELATIVE;
-    remat_fit *fit = NULL;
-    assert_ok(remat_fit_new(x->m, E, x->d, &o, &fit));
-    assert_int_equal(remat_fit_residual_count(fit), E);
-    return fit;
+    return o;
 }
 
 static void problem_free(problem *x, remat_fit *fit)
@@ -181,6 +190,76 @@ static void recovers_multipliers(void **state)
     problem_free(&x, fit);
 }
 
+/* A delay table (remat/dataset.h "Ignition-delay tables"): the three
+ * experiments as rows of one file, T a column, P and the composition
+ * comments for every row, give the residuals of the three one-row files;
+ * sigma_tau and opt.delay_sigma divide them, opt.sigma (per species, T's
+ * included) does not; remat_fit_delays gives each experiment's delay. */
+static void table_is_three_files(void **state)
+{
+    (void)state;
+    double tau[E], r_files[E], r[E], d1[E], dall[E];
+    cantera_delays(tau);
+    problem x;
+    remat_fit *fit = problem_new(&x, tau, false, REMAT_FIT_JACOBIAN_AUTO);
+    x.p[remat_mechanism_param_find(x.m, "m3")] = 1.2;
+    assert_ok(remat_fit_residuals(fit, x.p, r_files));
+    assert_ok(remat_fit_delays(fit, x.p, dall));
+    for (int e = 0; e < E; e++) {
+        assert_ok(remat_fit_delay(fit, e, x.p, &d1[e]));
+        assert_true(fabs(dall[e] - d1[e]) <= 1e-12 * d1[e]);
+        assert_true(fabs(dall[e] - tau[e] * (1 + r_files[e])) <= 1e-9 * tau[e]);
+    }
+    double p[256];
+    memcpy(p, x.p, sizeof p);
+    for (int with_sigma = 0; with_sigma < 2; with_sigma++) {
+        char text[512], path[512];
+        int n = snprintf(text, sizeof text, "# P = 101325\n# H2 = 2\n# O2 = 1\n# N2 = 3.76\ntau,T%s\n",
+                         with_sigma ? ",sigma_tau" : "");
+        for (int e = 0; e < E; e++)
+            n += snprintf(text + n, sizeof text - (size_t)n, "%.17g,%g%s\n", tau[e], TEMPS[e], with_sigma ? ",2" : "");
+        write_temp(path, sizeof path, "gas_delay_table", text, (size_t)n);
+        remat_dataset *one = NULL, **rows = NULL;
+        assert_int_equal(remat_dataset_read(path, x.m, &one), REMAT_ERR_PARSE);
+        assert_contains(remat_last_error(), ":7: an ignition-delay table of 3 experiments");
+        int nrows = 0;
+        assert_ok(remat_dataset_read_all(path, x.m, &rows, &nrows));
+        assert_int_equal(nrows, E);
+        int K = remat_gas_species_count(x.m);
+        for (int e = 0; e < E; e++) {
+            assert_int_equal(remat_dataset_rows(rows[e]), 1);
+            assert_int_equal(remat_dataset_line(rows[e], 0), 6 + e);
+            assert_true(remat_dataset_initial(rows[e], K) == TEMPS[e]);
+            assert_int_equal(remat_dataset_setting_line(rows[e], K, 1), 6 + e);
+            assert_true(remat_dataset_pressure(rows[e]) == 101325);
+            assert_int_equal(remat_dataset_setting_line(rows[e], remat_mechanism_cond_count(x.m), 0), 1);
+            assert_true(with_sigma ? remat_dataset_delay_sigma(rows[e]) == 2 : isnan(remat_dataset_delay_sigma(rows[e])));
+        }
+        remat_fit_options o = problem_options(&x, false, REMAT_FIT_JACOBIAN_AUTO);
+        double sigma[256];
+        for (int s = 0; s < remat_mechanism_species_count(x.m); s++)
+            sigma[s] = 7; /* T's too: not a delay's */
+        o.sigma = sigma;
+        remat_fit *tf = NULL;
+        assert_ok(remat_fit_new(x.m, nrows, rows, &o, &tf));
+        assert_ok(remat_fit_residuals(tf, p, r));
+        for (int e = 0; e < E; e++)
+            assert_true(fabs(r[e] * (with_sigma ? 2 : 1) - r_files[e]) <= 1e-12 * fabs(r_files[e]));
+        remat_fit_free(tf);
+        if (!with_sigma) { /* opt.delay_sigma where a row gives none */
+            o.delay_sigma = 4;
+            assert_ok(remat_fit_new(x.m, nrows, rows, &o, &tf));
+            assert_ok(remat_fit_residuals(tf, p, r));
+            for (int e = 0; e < E; e++)
+                assert_true(fabs(r[e] * 4 - r_files[e]) <= 1e-12 * fabs(r_files[e]));
+            remat_fit_free(tf);
+        }
+        remat_dataset_free_all(rows, nrows);
+        unlink(path);
+    }
+    problem_free(&x, fit);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +267,7 @@ int main(void)
         cmocka_unit_test(reverse_jacobian),
         cmocka_unit_test(forward_jacobian),
         cmocka_unit_test(recovers_multipliers),
+        cmocka_unit_test(table_is_three_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,6 +169,9 @@ INT_CASE(m_eval, remat_mechanism_eval_rhs(M0, 0.0, (double[1]){0}, NULL, (double
 /* dataset.h */
 INT_CASE(d_read, remat_dataset_read(NULL, NULL, &(remat_dataset *){0}))
 VOID_CASE(d_free, remat_dataset_free(NULL))
+INT_CASE(d_read_all, remat_dataset_read_all(NULL, NULL, &(remat_dataset **){0}, &(int){0}))
+VOID_CASE(d_free_all, remat_dataset_free_all(NULL, 3))
+DBL_CASE(d_delay_sigma, remat_dataset_delay_sigma(D0))
 PTR_CASE(d_path, remat_dataset_path(D0))
 PTR_CASE(d_indep, remat_dataset_indep_name(D0))
 INT_CASE(d_rows, remat_dataset_rows(D0))
@@ -379,7 +382,9 @@ VOID_CASE(f_result_clear, remat_fit_result_clear(NULL))
 INT_CASE(f_objective, remat_fit_objective(FT0, NULL, &(double){0}))
 INT_CASE(f_rcount, remat_fit_residual_count(FT0))
 INT_CASE(f_delay, remat_fit_delay(FT0, 0, NULL, &(double){0}))
+INT_CASE(f_delays, remat_fit_delays(FT0, NULL, NULL))
 DBL_CASE(f_pstep, remat_fit_predict_step(FT0))
+INT_CASE(f_pbuilds, remat_fit_predict_builds(FT0))
 INT_CASE(f_residuals, remat_fit_residuals(FT0, NULL, NULL))
 INT_CASE(f_jacobian, remat_fit_jacobian_at(FT0, NULL, NULL))
 INT_CASE(f_jmode, remat_fit_jacobian_mode(FT0))
@@ -562,6 +567,9 @@ static const null_row null_table[] = {
     {"remat_mechanism_eval_rhs", "1", m_eval, 0},
     {"remat_dataset_read", "1", d_read, 0},
     {"remat_dataset_free", "-", d_free, 1},
+    {"remat_dataset_read_all", "1", d_read_all, 0},
+    {"remat_dataset_free_all", "-", d_free_all, 1},
+    {"remat_dataset_delay_sigma", "nan", d_delay_sigma, 0},
     {"remat_dataset_path", "NULL", d_path, 0},
     {"remat_dataset_indep_name", "NULL", d_indep, 0},
     {"remat_dataset_rows", "0", d_rows, 0},
@@ -740,7 +748,9 @@ static const null_row null_table[] = {
     {"remat_fit_objective", "1", f_objective, 0},
     {"remat_fit_residual_count", "0", f_rcount, 0},
     {"remat_fit_delay", "1", f_delay, 0},
+    {"remat_fit_delays", "1", f_delays, 0},
     {"remat_fit_predict_step", "0", f_pstep, 0},
+    {"remat_fit_predict_builds", "0", f_pbuilds, 0},
     {"remat_fit_residuals", "1", f_residuals, 0},
     {"remat_fit_jacobian_at", "1", f_jacobian, 0},
     {"remat_fit_jacobian_mode", "0", f_jmode, 0}, /* REMAT_FIT_JACOBIAN_AUTO */

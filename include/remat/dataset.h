@@ -50,6 +50,31 @@
  *   t,A,B
  *   0.5,0.61,0.39
  *
+ * Ignition-delay tables (gas mechanisms, remat/gas.h; remat/fit.h
+ * "Ignition delays"). A file whose first column is tau holds ignition
+ * delays (s). With tau alone it is one experiment of one row, its T, P and
+ * composition in comments (above). With more columns it is a table, one
+ * experiment per row, each with its own conditions: a column after tau
+ * names T (K), P (Pa), a declared condition, a species (its initial amount,
+ * normalised with the others to mole fractions as '# H2 = 2' is) or
+ * sigma_tau (the delay's standard deviation, > 0); any other name is an
+ * error naming path:line. tau must be positive, the rows need not be
+ * ordered, an empty cell leaves that value to the comments (which apply to
+ * every row) or the fit's options. A name given by both a comment and a
+ * column is an error (path:line of the column and the comment's line).
+ *
+ *   # P = 101325
+ *   # N2 = 3.76
+ *   tau,T,H2,O2,sigma_tau
+ *   3.1e-4,1000,2,1,1e-6
+ *   1.1e-4,1100,2,1,1e-6
+ *
+ * remat_dataset_read_all reads such a table into one dataset per row (rows
+ * 1, times[0] the delay, remat_dataset_line(d, 0) its line, the row's
+ * values as remat_dataset_cond/_pressure/_initial with the row's line as
+ * remat_dataset_setting_line), and any other file into one dataset;
+ * remat_dataset_read reads a table of one row, and refuses a longer one.
+ *
  * Errors: REMAT_ERR_IO for a file that cannot be read (with the system's
  * reason), REMAT_ERR_PARSE otherwise, the message naming path:line and the
  * column.
@@ -74,6 +99,14 @@ typedef struct remat_dataset remat_dataset;
  * indices are mech's. */
 REMAT_API remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, remat_dataset **out);
 REMAT_API void remat_dataset_free(remat_dataset *d); /* NULL is a no-op */
+/* Every experiment of path: *n datasets into a new array *out (an
+ * ignition-delay table: one per row; any other file: one, as
+ * remat_dataset_read). Free with remat_dataset_free_all. */
+REMAT_API remat_status remat_dataset_read_all(const char *path, const remat_mechanism *mech, remat_dataset ***out,
+                                              int *n);
+/* Frees all[0..n-1] and the array (n = 0: the array only, its datasets
+ * kept by the caller). NULL is a no-op. */
+REMAT_API void remat_dataset_free_all(remat_dataset **all, int n);
 
 /* Every accessor below answers a NULL dataset with remat_last_error() set
  * (REMAT_ERR_NULL) and NULL, 0 or NaN (rows 0, is_measured 0). */
@@ -114,6 +147,9 @@ REMAT_API double remat_dataset_initial(const remat_dataset *d, int s);
  * species k (species = 1); 0 when none did. For a gas mechanism, condition
  * k = remat_mechanism_cond_count() is its pressure P. NULL: 0. */
 REMAT_API int remat_dataset_setting_line(const remat_dataset *d, int k, int species);
+/* An ignition delay's standard deviation (a delay table's sigma_tau cell);
+ * NaN when none. */
+REMAT_API double remat_dataset_delay_sigma(const remat_dataset *d);
 /* Whether row 0 gives every species of the mechanism, so that the initial
  * state can be taken from it. */
 REMAT_API int remat_dataset_initial_complete(const remat_dataset *d);

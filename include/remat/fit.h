@@ -190,14 +190,20 @@
  * sets it then is an error naming its line.
  *
  * Ignition delays. A gas mechanism's data file whose first column is named
- * tau measures its experiment's ignition delay: one row, the delay in s,
- * no other column; its comments give T, P and the composition as for a
- * profile ('# T = 1100', '# P = 101325', '# H2 = 2', ...). The delay is
+ * tau measures ignition delays (s): with no other column it is one
+ * experiment, one row, its comments giving T, P and the composition as for
+ * a profile ('# T = 1100', '# P = 101325', '# H2 = 2', ...); with more
+ * columns it is a table of experiments, one per row, the columns giving
+ * each its T, P, conditions, composition and sigma_tau (remat/dataset.h
+ * "Ignition-delay tables": read it with remat_dataset_read_all and pass
+ * each row's dataset as an experiment). The delay is
  * the time at which T first reaches its initial value + REMAT_FIT_DELAY_RISE
  * K (as Cantera's goldens of tests/test_gas_cantera.c), found in
  * (t0, t0 + REMAT_FIT_DELAY_HORIZON (tau - t0)] on the dense output; the
- * residual is model minus measured delay (weight 1, or 1 / tau with
- * REMAT_FIT_WEIGHT_RELATIVE), NaN when T does not get there in that
+ * residual is (model - measured delay) / sigma, sigma the row's sigma_tau
+ * (remat_dataset_delay_sigma), else opt.delay_sigma, else 1 (opt.sigma,
+ * per species, is not a delay's: T's entry weighs measured T profiles
+ * only), divided by tau too with REMAT_FIT_WEIGHT_RELATIVE; NaN when T does not get there in that
  * horizon. Its gradient is the implicit function theorem's, dtau/dp =
  * -(dT(tau)/dp) / (dT/dt), through every Jacobian mode. Adaptive
  * stepping only (a fixed-step fit with a delay file is refused).
@@ -345,6 +351,8 @@ typedef struct {
                                     does not; the
                                     Jacobian is then reverse mode: AUTO picks it, FORWARD
                                     is refused, a custom op having no forward mode) */
+    double delay_sigma;          /* an ignition delay's standard deviation (s) where its
+                                    row gives no sigma_tau; 0: 1 (see "Ignition delays") */
 } remat_fit_options;
 
 /* The defaults above: auto (lm), adaptive Tsit5 at rtol 1e-6, atol 1e-9,
@@ -427,6 +435,11 @@ REMAT_API remat_status remat_fit_objective(remat_fit *fit, const double *params,
  * experiment); REMAT_ERR_UNSUPPORTED on a process of opt.dist that does not
  * evaluate it (its owner can). Not collective. */
 REMAT_API remat_status remat_fit_delay(remat_fit *fit, int e, const double *params, double *tau);
+/* Every experiment's model ignition delay at params into tau[experiment
+ * count] (s; NaN for a profile experiment and a delay not reached): with
+ * opt.dist collective, each process evaluating its own experiments and
+ * every process receiving all (remat_fit_delay answers only the owner's). */
+REMAT_API remat_status remat_fit_delays(remat_fit *fit, const double *params, double *tau);
 /* Residuals model - data at params, one per measured cell: experiment by
  * experiment, row by row, species in mechanism order (NULL: just the count). */
 REMAT_API remat_status remat_fit_residuals(remat_fit *fit, const double *params, double *r);
@@ -436,6 +449,13 @@ REMAT_API remat_status remat_fit_residuals(remat_fit *fit, const double *params,
  * Steps: the fit's dt, or the finest step the fit took when it counted steps. */
 REMAT_API remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times,
                                          const double *times, double *out);
+/* With adaptive steps remat_fit_predict's program takes the times as an
+ * input: it is compiled at the first call for a number of times and kept
+ * in the fit (the last 4 lengths), so later calls for any experiment and
+ * times of that length compile nothing (not thread-safe on one fit, as
+ * every call on it). How many programs it compiled so far (fixed steps:
+ * 0, each call builds its own step grid). NULL: 0. */
+REMAT_API int64_t remat_fit_predict_builds(const remat_fit *fit);
 /* The fixed step remat_fit_predict takes (0: adaptive stepping), to judge
  * its cost: a dense grid over log-spaced data at the finest step is long. */
 REMAT_API double remat_fit_predict_step(const remat_fit *fit); /* NULL: 0 */

@@ -61,17 +61,57 @@ static int expand_data(const pfr_fit_cli *c, pfr_data_files *files, char *msg, s
     return 1;
 }
 
-/* Every experiment's data into data[]. 0 with msg naming the file and where it was named. */
-static int read_data(const pfr_data_files *files, const remat_mechanism *m, remat_dataset **data, char *msg,
-                     size_t cap)
+/* Every experiment's data into *data (*n_data of them) and its name into
+ * *labels: a file's, or for a row of an ignition-delay table
+ * (remat/dataset.h, one experiment per row) "FILE:LINE". 0 with msg naming
+ * the file and where it was named. */
+static int read_data(const pfr_data_files *files, const remat_mechanism *m, remat_dataset ***data, char ***labels,
+                     int *n_data, char *msg, size_t cap)
 {
-    for (int e = 0; e < files->n; e++)
-        if (remat_dataset_read(files->path[e], m, &data[e]) != REMAT_OK) {
+    int n = 0, cap_n = 0;
+    for (int e = 0; e < files->n; e++) {
+        remat_dataset **all = NULL;
+        int k = 0;
+        if (remat_dataset_read_all(files->path[e], m, &all, &k) != REMAT_OK) {
             char where[600];
             pfr_data_where(files, e, where, sizeof where);
             snprintf(msg, cap, "%.600s: %.400s", where, remat_last_error());
             return 0;
         }
+        if (n + k > cap_n) {
+            int c = n + k > 2 * cap_n ? n + k : 2 * cap_n;
+            remat_dataset **d = realloc(*data, sizeof *d * (size_t)c);
+            if (d)
+                *data = d;
+            char **l = d ? realloc(*labels, sizeof *l * (size_t)c) : NULL;
+            if (l)
+                *labels = l;
+            if (!l) {
+                remat_dataset_free_all(all, k);
+                snprintf(msg, cap, "pfr fit: out of memory for %d experiments", n + k);
+                return 0;
+            }
+            cap_n = c;
+        }
+        for (int i = 0; i < k; i++) {
+            const char *path = files->path[e];
+            size_t len = strlen(path) + 16;
+            char *label = malloc(len);
+            if (label)
+                snprintf(label, len, k > 1 ? "%s:%d" : "%s", path, remat_dataset_line(all[i], 0));
+            (*data)[n] = all[i];
+            (*labels)[n] = label;
+            *n_data = ++n;
+            if (!label) {
+                for (int j = i + 1; j < k; j++)
+                    remat_dataset_free(all[j]);
+                remat_dataset_free_all(all, 0);
+                snprintf(msg, cap, "pfr fit: out of memory for %d experiments", n);
+                return 0;
+            }
+        }
+        remat_dataset_free_all(all, 0); /* the array only: its datasets are in *data now */
+    }
     return 1;
 }
 
@@ -212,6 +252,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     pfr_data_files files = {0};
     remat_mechanism *m = NULL;
     remat_dataset **data = NULL;
+    char **labels = NULL; /* [n_data] each experiment's name (a delay table's rows: FILE:LINE) */
+    int n_data = 0;
     double *init = NULL, *start = NULL, *sigma = NULL, *conds = NULL;
     bool *fixed = NULL;
     remat_fit_stats stats = {0};
@@ -219,6 +261,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     remat_fit *fit = NULL;
     remat_fit_result r = {0};
     double *res = NULL; /* --plot-residuals: the residuals at the optimum */
+    double *delays = NULL; /* [n_data] the fitted ignition delays (remat_fit_delays), when any */
     /* files are read on every rank: one that fails on one rank only (a node
      * without the file) is agreed on and named once, by rank 0 */
     int ok = expand_data(&c, &files, msg, sizeof msg);
@@ -240,12 +283,8 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     }
     if (ok && !gas && remat_dist_is_root(dist))
         pfr_names_warnings(m);
-    if (ok && !(data = calloc((size_t)files.n, sizeof *data))) {
-        snprintf(msg, sizeof msg, "pfr fit: out of memory for %d experiments", files.n);
-        ok = 0;
-    }
     if (ok)
-        ok = read_data(&files, m, data, msg, sizeof msg);
+        ok = read_data(&files, m, &data, &labels, &n_data, msg, sizeof msg);
     if (!cli_dist_agree(dist, ok, msg, sizeof msg) || !same_inputs(dist, &c, &files, msg, sizeof msg)) {
         fprintf(stderr, "remat: %s\n", msg);
         goto done;
@@ -259,7 +298,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
                                                  plot_species_named(&c.plot_opts, m));
     if (!cli_dist_agree(dist, can_draw, said, sizeof said))
         goto done;
-    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m), n_data = files.n;
+    int S = remat_mechanism_species_count(m), P = remat_mechanism_param_count(m);
     /* memory can fail on one rank: agreed before remat_fit_new (collective);
      * the values below are the same on every rank, and so are their errors */
     sigma = c.sigma ? calloc((size_t)S + 1, sizeof *sigma) : NULL;
@@ -277,7 +316,24 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         goto done;
     }
     if (c.sigma) {
-        if (!pfr_fit_parse_sigma(c.sigma, m, sigma))
+        bool *named = calloc((size_t)S + 1, sizeof *named);
+        int sig_ok = named && pfr_fit_parse_sigma(c.sigma, m, sigma, &o.delay_sigma, named);
+        if (!named)
+            fprintf(stderr, "remat: --sigma: out of memory\n");
+        /* a delay's residual is not T's: --sigma T= with delays but no measured T is a mistake */
+        int K = remat_gas_species_count(m), has_delay = 0, measured_T = 0;
+        for (int e = 0; sig_ok && K > 0 && named[K] && e < n_data; e++) {
+            has_delay |= strcmp(remat_dataset_indep_name(data[e]), "tau") == 0;
+            measured_T |= remat_dataset_has_column(data[e], K);
+        }
+        if (sig_ok && has_delay && !measured_T) {
+            fprintf(stderr, "remat: --sigma: T=%g weighs measured T profiles, and no experiment measures T: "
+                            "an ignition delay's sigma is --sigma tau=S (s), or its row's sigma_tau\n",
+                    sigma[K]);
+            sig_ok = 0;
+        }
+        free(named);
+        if (!sig_ok)
             goto done;
         o.sigma = sigma;
     }
@@ -315,7 +371,7 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     /* --out: rank 0 writes; every rank learns whether it can (before the collectives) */
     char out_said[2] = "";
     if (c.out && !cli_dist_agree(dist, !remat_dist_is_root(dist) ||
-                                           pfr_fit_check_profiles(c.out, (const char *const *)files.path, files.n),
+                                           pfr_fit_check_profiles(c.out, (const char *const *)labels, n_data),
                                  out_said, sizeof out_said))
         goto done;
     if (gas) {
@@ -381,6 +437,26 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
             goto done;
         }
     }
+    /* the fitted ignition delays: a collective too (each rank has its own
+     * experiments' delays; rank 0 prints every one) */
+    int any_delay = 0;
+    for (int e = 0; e < n_data; e++)
+        any_delay |= remat_gas_species_count(m) > 0 && strcmp(remat_dataset_indep_name(data[e]), "tau") == 0;
+    if (any_delay) {
+        delays = malloc(sizeof *delays * (size_t)n_data);
+        if (!delays)
+            snprintf(msg, sizeof msg, "pfr fit: out of memory for the delays");
+        if (!cli_dist_agree(dist, delays != NULL, msg, sizeof msg)) {
+            fprintf(stderr, "remat: %s\n", msg);
+            status = 1;
+            goto done;
+        }
+        if (remat_fit_delays(fit, r.params, delays) != REMAT_OK) { /* agreed on inside */
+            cli_dist_say("pfr fit: the fitted delays: ", remat_last_error());
+            status = 1;
+            goto done;
+        }
+    }
     if (!remat_dist_is_root(dist)) {
         status = r.converged ? 0 : 3;
         goto agree;
@@ -393,13 +469,13 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
     pfr_fit_warn_negative(m, fit, data, n_data, r.params, o.adaptive ? o.rtol : 0, o.adaptive ? o.atol : 0, &neg);
     double ode_stats[REMAT_ODE_STATS];
     int have_ode_stats = remat_fit_integration_stats(fit, r.params, ode_stats) == REMAT_OK;
-    pfr_fit_report rep = {.mechanism = c.mechanism, .data = (const char *const *)files.path, .n_data = n_data,
+    pfr_fit_report rep = {.mechanism = c.mechanism, .data = (const char *const *)labels, .n_data = n_data,
                           .method = remat_ode_method_name(o.method), .adaptive = o.adaptive, .rtol = o.rtol,
                           .atol = o.atol, .ode_stats = have_ode_stats ? ode_stats : NULL, .m = m,
                           .fit = fit, .r = &r, .start = start, .seconds = t, .sigma = sigma,
                           .relative = o.weighting == REMAT_FIT_WEIGHT_RELATIVE, .seed = o.seed,
                           .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history,
-                          .datasets = data, .cond_default = conds, .negative = &neg};
+                          .datasets = data, .cond_default = conds, .negative = &neg, .delays = delays};
     if (c.out && !pfr_fit_write_profiles(c.out, &rep, r.params)) {
         status = 1;
         goto agree;
@@ -423,12 +499,16 @@ agree:
         status = 1;
 done:
     free(res);
+    free(delays);
     remat_fit_stats_clear(&stats);
     remat_fit_result_clear(&r);
     remat_fit_free(fit);
-    for (int e = 0; data && e < files.n; e++)
+    for (int e = 0; e < n_data; e++) {
         remat_dataset_free(data[e]);
+        free(labels[e]);
+    }
     free(data);
+    free(labels);
     pfr_data_files_free(&files);
     remat_mechanism_free(m);
     free(init);

@@ -57,7 +57,8 @@ void pfr_fit_help(FILE *out)
             "                     names (f.Dense_0) stands for all those weights\n"
             "  --fix NAMES        keep these parameters at their start values, fit the others\n"
             "  --out DIR          write each experiment's fitted profile at its data times to\n"
-            "                     DIR/<data file name> (CSV, %%.17g); DIR must exist\n"
+            "                     DIR/<data file name> (CSV, %%.17g; a delay table's row:\n"
+            "                     DIR/<name>:<line>); DIR must exist\n"
             "  gas mechanisms (a Cantera YAML or CHEMKIN file as --mechanism; remat/gas.h):\n"
             "  --thermo FILE      CHEMKIN thermo data (default: the THERMO section of the mechanism)\n"
             "  --energy E         adiabatic (default) or isothermal\n"
@@ -66,9 +67,12 @@ void pfr_fit_help(FILE *out)
             "                     else --cond T=1100 and --init H2=2,O2=1; the pressure (Pa) is each\n"
             "                     file's '# P = 101325' or column P, else --cond P=.. (the parameter P's\n"
             "                     value; --free P fits one for all experiments); columns are mole\n"
-            "                     fractions by species name and T, or a first column tau: the file's\n"
-            "                     one row is its ignition delay (s; T reaches T0 + 400 K, adaptive\n"
-            "                     only; --weighting relative for delays); --free or --fix is required (e.g.\n"
+            "                     fractions by species name and T, or a first column tau: ignition\n"
+            "                     delays (s; T reaches T0 + 400 K, adaptive only; --weighting relative\n"
+            "                     for delays): tau alone is one experiment of one row; tau with more\n"
+            "                     columns (T, P, conds, species' amounts, sigma_tau) is a table, one\n"
+            "                     experiment per row, named FILE:LINE; a delay's sigma is its row's\n"
+            "                     sigma_tau, else --sigma tau=S (s); --free or --fix is required (e.g.\n"
             "                     --free m3,m11: rate multipliers; A<i>, b<i>, Ea<i>: Arrhenius, SI);\n"
             "                     default method rodas5, --rtol 1e-8 --atol 1e-14 --max-steps 100000\n"
             "  --method M         tsit5, dopri5 or rodas5 (stiff): adaptive steps with error control\n"
@@ -110,7 +114,8 @@ void pfr_fit_help(FILE *out)
             "  --seed S           seed of the random starts (default 0)\n"
             "  --sigma LIST       standard deviation of each species' measurements, e.g. A=0.01,B=0.02\n"
             "                     (> 0; species not listed: 1): residuals are divided by it; a data\n"
-            "                     column sigma_B gives B's sigma per row instead (where not empty)\n"
+            "                     column sigma_B gives B's sigma per row instead (where not empty);\n"
+            "                     gas: tau=S is the ignition delays' (T=S weighs measured T only)\n"
             "  --weighting W      none (default) or relative: residuals divided by |data| as well\n"
             "                     (relative errors; a measured 0 is an error)\n"
             "  --plot FILE        draw the fitted model against the data, one panel per experiment\n"
@@ -305,11 +310,12 @@ int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c)
     return 1;
 }
 
-int pfr_fit_parse_sigma(const char *text, const remat_mechanism *m, double *sigma)
+int pfr_fit_parse_sigma(const char *text, const remat_mechanism *m, double *sigma, double *tau_sigma, bool *named)
 {
-    int S = remat_mechanism_species_count(m);
+    int S = remat_mechanism_species_count(m), gas = remat_gas_species_count(m) > 0;
     for (int s = 0; s < S; s++)
-        sigma[s] = 1.0;
+        sigma[s] = 1.0, named[s] = false;
+    *tau_sigma = 0;
     char *copy = strdup(text), *save = NULL;
     int ok = copy != NULL;
     if (!ok)
@@ -322,12 +328,12 @@ int pfr_fit_parse_sigma(const char *text, const remat_mechanism *m, double *sigm
             break;
         }
         *eq = 0;
-        int s = remat_mechanism_species_find(m, item);
-        if (s < 0) {
+        int s = remat_mechanism_species_find(m, item), tau = gas && s < 0 && strcmp(item, "tau") == 0;
+        if (s < 0 && !tau) {
             char names[256];
             pfr_cli_names(m, 0, names, sizeof names);
-            fprintf(stderr, "remat: --sigma: unknown species '%s' (the species of %s: %s)\n", item,
-                    remat_mechanism_source(m), names);
+            fprintf(stderr, "remat: --sigma: unknown species '%s' (the species of %s: %s%s)\n", item,
+                    remat_mechanism_source(m), names, gas ? "; tau: the ignition delays" : "");
             ok = 0;
             break;
         }
@@ -339,7 +345,10 @@ int pfr_fit_parse_sigma(const char *text, const remat_mechanism *m, double *sigm
             ok = 0;
             break;
         }
-        sigma[s] = v;
+        if (tau)
+            *tau_sigma = v;
+        else
+            sigma[s] = v, named[s] = true;
     }
     free(copy);
     return ok;

@@ -29,7 +29,9 @@ void pfr_fit_help(FILE *out);
 /* argv into c (c->data_args and c->data_is_list hold argc entries); 1: go
  * on, -1: --help printed, 0: bad input (the message on stderr). */
 int pfr_fit_parse(int argc, char **argv, pfr_fit_cli *c);
-/* "A=0.01,B=0.02" into sigma[S] (others 1). 0 with a message naming --sigma. */
-int pfr_fit_parse_sigma(const char *text, const remat_mechanism *m, double *sigma);
+/* "A=0.01,B=0.02" into sigma[S] (others 1) and named[S] (which were
+ * given); for a gas mechanism "tau=1e-6" into *tau_sigma (else 0), the
+ * ignition delays' sigma. 0 with a message naming --sigma. */
+int pfr_fit_parse_sigma(const char *text, const remat_mechanism *m, double *sigma, double *tau_sigma, bool *named);
 
 #endif

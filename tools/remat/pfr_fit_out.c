@@ -176,9 +176,8 @@ static void print_conditions(const pfr_fit_report *rep)
             printf("%s %s = %.10g", k ? "," : "", remat_mechanism_cond_name(rep->m, k), pfr_fit_cond(rep, e, k));
         for (int k = 0; k < G; k++)
             printf("%s %s = %.10g", C + k ? "," : "", gn[k], gv[k]);
-        double tau = NAN;
         if (is_delay(rep, e)) {
-            remat_fit_delay(rep->fit, e, rep->r->params, &tau);
+            double tau = rep->delays ? rep->delays[e] : NAN;
             printf("; ignition delay %.10g s, fitted %.10g s", remat_dataset_times(rep->datasets[e])[0], tau);
         }
         putchar('\n');
@@ -294,8 +293,7 @@ void pfr_fit_print_json(const pfr_fit_report *rep)
             fputs("null", stdout);
             continue;
         }
-        double tau = NAN;
-        remat_fit_delay(rep->fit, e, rep->r->params, &tau); /* NaN: not reached (or another rank's) */
+        double tau = rep->delays ? rep->delays[e] : NAN; /* NaN: not reached */
         printf("{\"measured\": ");
         put_double(stdout, remat_dataset_times(rep->datasets[e])[0]);
         printf(", \"fitted\": ");

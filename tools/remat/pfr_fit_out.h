@@ -35,6 +35,8 @@ typedef struct {
     remat_dataset *const *datasets; /* [n_data]: their conditions */
     const double *cond_default;  /* [cond_count] --cond or the declared values */
     const void *negative;        /* pfr_negative * (pfr_cli.h): the fitted model below zero, for --json */
+    const double *delays;        /* [n_data] the fitted ignition delays (remat_fit_delays, every
+                                    rank's), NaN where none; NULL without delay experiments */
 } pfr_fit_report;
 
 /* Experiment e's value of condition k: its file's, else rep->cond_default's. */

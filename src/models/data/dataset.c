@@ -36,6 +36,7 @@ struct remat_dataset {
     double *conds;             /* [nconds] from '# NAME = VALUE' or a column named NAME; NaN: not given */
     double *init;              /* [nspecies] initial values from '# NAME = VALUE'; NaN: not given */
     int *set_line;             /* [nconds + nspecies] the line that set each (0: none) */
+    double tau_sigma;          /* an ignition delay's sigma (a delay table's sigma_tau); NaN: none */
 };
 
 /* The condition slot a name sets: a declared condition, or a gas
@@ -96,7 +97,15 @@ typedef struct {
     int *col_cond;    /* [ncols], the condition a column gives, else -1 */
     span *col_names;  /* [ncols] */
     size_t max_rows;
+    /* an ignition-delay table (remat/dataset.h): one experiment per row */
+    int table;
+    int sigma_col;     /* its sigma_tau column (0: none) */
+    double *row_conds; /* [max_rows][nconds] the rows' conditions, NaN: empty cell */
+    double *row_sigma; /* [max_rows] the rows' sigma_tau, NaN: none */
 } reader;
+
+#define DELAY_COLUMN "tau"
+#define DELAY_SIGMA_COLUMN "sigma_tau"
 
 #define SIGMA_PREFIX "sigma_"
 
@@ -111,6 +120,126 @@ static remat_status check_sigma_columns(reader *r, int lineno)
                              r->path, lineno, csv_show(r->col_names[j], a, sizeof a),
                              remat_mechanism_species_name(r->mech, s));
     }
+    return REMAT_OK;
+}
+
+/* An ignition-delay table's header (remat/dataset.h): tau, then columns
+ * naming conditions (T, P, declared conds), species (initial amounts) and
+ * sigma_tau; a name a comment already set is refused (which would win?). */
+static remat_status parse_table_header(reader *r, span line, int lineno)
+{
+    char a[160], b[300];
+    remat_dataset *d = r->d;
+    r->table = 1;
+    r->row_conds = rmi_malloc(r->max_rows * (size_t)(d->nconds ? d->nconds : 1) * sizeof *r->row_conds);
+    r->row_sigma = rmi_malloc(r->max_rows * sizeof *r->row_sigma);
+    if (!(d->indep = rmi_malloc(strlen(DELAY_COLUMN) + 1)) || !r->row_conds || !r->row_sigma)
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+    strcpy(d->indep, DELAY_COLUMN);
+    r->col_species[0] = r->col_cond[0] = -1;
+    r->col_names[0] = cell_at(line, 0);
+    for (int j = 1; j < r->ncols; j++) {
+        span c = r->col_names[j] = cell_at(line, j);
+        if (c.len == 0)
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %d of the header has no name", r->path, lineno, j + 1);
+        char name[128] = "";
+        if (c.len < sizeof name)
+            memcpy(name, c.s, c.len);
+        int k = c.len < sizeof name ? cond_slot(d, r->mech, name) : -1;
+        int s = k < 0 && c.len < sizeof name ? remat_mechanism_species_find(r->mech, name) : -1;
+        int sig = k < 0 && s < 0 && !strcmp(name, DELAY_SIGMA_COLUMN);
+        r->col_cond[j] = k;
+        r->col_species[j] = s;
+        if (sig) {
+            if (r->sigma_col)
+                return rmi_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)", r->path, lineno,
+                                 DELAY_SIGMA_COLUMN, r->sigma_col + 1, j + 1);
+            r->sigma_col = j;
+            continue;
+        }
+        if (k < 0 && s < 0) {
+            species_list(r->mech, b, sizeof b);
+            return rmi_error(REMAT_ERR_PARSE,
+                             "%s:%d: unknown column %s (column %d) in an ignition-delay table: its columns after "
+                             "tau name conditions (T, P%s), species (initial amounts: %s) or sigma_tau",
+                             r->path, lineno, csv_show(c, a, sizeof a), j + 1,
+                             remat_mechanism_cond_count(r->mech) ? ", the mechanism's 'cond's" : "", b);
+        }
+        for (int i = 1; i < j; i++)
+            if ((k >= 0 && r->col_cond[i] == k) || (s >= 0 && r->col_species[i] == s))
+                return rmi_error(REMAT_ERR_PARSE, "%s:%d: duplicate column %s (columns %d and %d)", r->path,
+                                 lineno, csv_show(c, a, sizeof a), i + 1, j + 1);
+        int slot = k >= 0 ? k : d->nconds + s;
+        if (d->set_line[slot])
+            return rmi_error(REMAT_ERR_PARSE,
+                             "%s:%d: column %s: '%s' is also set by the comment at line %d: give it one way "
+                             "(a column per row, or a comment for every row)",
+                             r->path, lineno, csv_show(c, a, sizeof a), name, d->set_line[slot]);
+    }
+    return REMAT_OK;
+}
+
+/* A row of an ignition-delay table: its delay, conditions, initial amounts
+ * (into values) and sigma; empty cells are not given (the comments', or the
+ * fit's options, apply). */
+static remat_status parse_table_row(reader *r, span line, int lineno)
+{
+    char a[160], b[160];
+    remat_dataset *d = r->d;
+    int ncells = count_cells(line);
+    if (ncells != r->ncols)
+        return rmi_error(REMAT_ERR_PARSE, "%s:%d: %d cells, the header has %d columns", r->path, lineno, ncells,
+                         r->ncols);
+    size_t row = d->rows;
+    double *vals = d->values + row * (size_t)d->nspecies, *conds = r->row_conds + row * (size_t)d->nconds;
+    for (int s = 0; s < d->nspecies; s++)
+        vals[s] = NAN;
+    for (int k = 0; k < d->nconds; k++)
+        conds[k] = NAN;
+    r->row_sigma[row] = NAN;
+    int K = remat_gas_species_count(r->mech);
+    for (int j = 0; j < r->ncols; j++) {
+        span c = cell_at(line, j);
+        const char *col = csv_show(r->col_names[j], b, sizeof b);
+        double v = 0;
+        if (c.len == 0) {
+            if (j == 0)
+                return rmi_error(REMAT_ERR_PARSE, "%s:%d: column tau: empty cell (every row of an ignition-delay "
+                                 "table is one delay)", r->path, lineno);
+            continue;
+        }
+        int num = csv_number(c, &v);
+        if (num != NUM_OK)
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is not a finite number%s", r->path, lineno, col,
+                             csv_show(c, a, sizeof a), num == NUM_NONFINITE ? " (leave the cell empty for a value "
+                                                                              "not given)" : "");
+        int s = r->col_species[j], k = r->col_cond[j];
+        if (j == 0 && !(v > 0))
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column tau: the ignition delay %g s must be positive", r->path,
+                             lineno, v);
+        if (j == r->sigma_col && !(v > 0))
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: %s is not a positive standard deviation", r->path,
+                             lineno, col, csv_show(c, a, sizeof a));
+        if (d->has_P && k == d->nconds - 1 && !(v > 0))
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: the pressure P is %g: it must be positive (Pa)",
+                             r->path, lineno, col, v);
+        if (s == K && !(v > 0))
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: the initial temperature is %g: it must be "
+                             "positive (K)", r->path, lineno, col, v);
+        if (s >= 0 && v < 0)
+            return rmi_error(REMAT_ERR_PARSE, "%s:%d: column %s: the initial amount of species '%s' is %g: an "
+                             "amount is >= 0", r->path, lineno, col, remat_mechanism_species_name(r->mech, s), v);
+        if (j == 0)
+            d->times[row] = v;
+        else if (j == r->sigma_col)
+            r->row_sigma[row] = v;
+        else if (k >= 0)
+            conds[k] = v;
+        else
+            vals[s] = v;
+    }
+    d->lines[row] = lineno;
+    d->rows++;
     return REMAT_OK;
 }
 
@@ -129,6 +258,9 @@ static remat_status parse_header(reader *r, span line, int lineno)
     r->col_names = rmi_malloc((size_t)r->ncols * sizeof *r->col_names);
     if (!r->col_species || !r->col_cond || !r->col_names)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", r->path);
+    span first = cell_at(line, 0);
+    if (r->d->has_P && r->ncols > 1 && first.len == strlen(DELAY_COLUMN) && !memcmp(first.s, DELAY_COLUMN, first.len))
+        return parse_table_header(r, line, lineno);
     for (int j = 0; j < r->ncols; j++) {
         span c = r->col_names[j] = cell_at(line, j);
         if (c.len == 0)
@@ -352,7 +484,7 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
                 return st;
             continue;
         }
-        st = header_line ? parse_row(r, line, lineno) : parse_header(r, line, lineno);
+        st = header_line ? (r->table ? parse_table_row : parse_row)(r, line, lineno) : parse_header(r, line, lineno);
         if (st != REMAT_OK)
             return st;
         if (!header_line)
@@ -365,24 +497,12 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
     return REMAT_OK;
 }
 
-remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, remat_dataset **out)
+/* An empty dataset of path for mech: nothing given; NULL when out of memory. */
+static remat_dataset *dataset_new(const char *path, const remat_mechanism *mech)
 {
-    if (!out)
-        return rmi_error(REMAT_ERR_NULL, "remat_dataset_read: out is NULL");
-    *out = NULL;
-    if (!path || !mech)
-        return rmi_error(REMAT_ERR_NULL, "remat_dataset_read: %s is NULL", !path ? "path" : "mech");
-    char *text = NULL;
-    size_t n = 0;
-    remat_status st = rmi_read_file(path, "data file", &text, &n);
-    if (st != REMAT_OK)
-        return st;
     remat_dataset *d = rmi_calloc(1, sizeof *d);
-    reader r = {.path = path, .mech = mech, .d = d};
-    if (!d) {
-        st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
-        goto done;
-    }
+    if (!d)
+        return NULL;
     d->nspecies = remat_mechanism_species_count(mech);
     d->path = rmi_malloc(strlen(path) + 1);
     d->has_column = rmi_calloc((size_t)(d->nspecies ? d->nspecies : 1), 1);
@@ -393,26 +513,154 @@ remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, r
     d->init = rmi_malloc((size_t)(d->nspecies + 1) * sizeof *d->init);
     d->set_line = rmi_calloc((size_t)(d->nconds + d->nspecies + 1), sizeof *d->set_line);
     if (!d->path || !d->has_column || !d->columns || !d->conds || !d->init || !d->set_line) {
-        st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
-        goto done;
+        remat_dataset_free(d);
+        return NULL;
     }
     strcpy(d->path, path);
     for (int k = 0; k < d->nconds; k++)
         d->conds[k] = NAN;
     for (int k = 0; k < d->nspecies; k++)
         d->init[k] = NAN;
-    st = parse_csv(&r, text, n);
-done:
+    d->tau_sigma = NAN;
+    return d;
+}
+
+/* The whole file into *out (a delay table: one dataset of its rows, the
+ * table's columns left in r for split_row). r's arrays are the caller's to
+ * free (reader_free). */
+static remat_status read_file(const char *path, const remat_mechanism *mech, reader *r, remat_dataset **out)
+{
+    char *text = NULL;
+    size_t n = 0;
+    *r = (reader){.path = path, .mech = mech};
+    remat_status st = rmi_read_file(path, "data file", &text, &n);
+    if (st != REMAT_OK)
+        return st;
+    remat_dataset *d = r->d = dataset_new(path, mech);
+    st = d ? parse_csv(r, text, n) : rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", path);
     rmi_free(text);
-    rmi_free(r.col_species);
-    rmi_free(r.col_cond);
-    rmi_free(r.col_names);
     if (st != REMAT_OK) {
         remat_dataset_free(d);
         return st;
     }
     *out = d;
     return REMAT_OK;
+}
+
+static void reader_free(reader *r)
+{
+    rmi_free(r->col_species);
+    rmi_free(r->col_cond);
+    rmi_free(r->col_names);
+    rmi_free(r->row_conds);
+    rmi_free(r->row_sigma);
+}
+
+/* Row i of the delay table t (read by r) as its own one-row experiment: the
+ * file's comments, then the row's cells (which the header checked are
+ * not both given). */
+static remat_status split_row(const reader *r, const remat_dataset *t, size_t i, remat_dataset **out)
+{
+    remat_dataset *d = dataset_new(t->path, r->mech);
+    int S = t->nspecies, C = t->nconds;
+    if (d) {
+        d->indep = rmi_malloc(strlen(t->indep) + 1);
+        d->times = rmi_malloc(sizeof *d->times);
+        d->values = rmi_malloc((size_t)(S ? S : 1) * sizeof *d->values);
+        d->lines = rmi_malloc(sizeof *d->lines);
+    }
+    if (!d || !d->indep || !d->times || !d->values || !d->lines) {
+        remat_dataset_free(d);
+        return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory", t->path);
+    }
+    strcpy(d->indep, t->indep);
+    d->rows = 1;
+    d->times[0] = t->times[i];
+    d->lines[0] = t->lines[i];
+    d->tau_sigma = r->row_sigma[i];
+    for (int s = 0; s < S; s++) {
+        double v = t->values[i * (size_t)S + (size_t)s];
+        d->values[s] = NAN; /* a delay measures no species */
+        d->init[s] = isnan(v) ? t->init[s] : v;
+        d->set_line[C + s] = isnan(v) ? t->set_line[C + s] : t->lines[i];
+    }
+    for (int k = 0; k < C; k++) {
+        double v = r->row_conds[i * (size_t)C + (size_t)k];
+        d->conds[k] = isnan(v) ? t->conds[k] : v;
+        d->set_line[k] = isnan(v) ? t->set_line[k] : t->lines[i];
+    }
+    *out = d;
+    return REMAT_OK;
+}
+
+remat_status remat_dataset_read(const char *path, const remat_mechanism *mech, remat_dataset **out)
+{
+    if (!out)
+        return rmi_error(REMAT_ERR_NULL, "remat_dataset_read: out is NULL");
+    *out = NULL;
+    if (!path || !mech)
+        return rmi_error(REMAT_ERR_NULL, "remat_dataset_read: %s is NULL", !path ? "path" : "mech");
+    reader r;
+    remat_dataset *d = NULL;
+    remat_status st = read_file(path, mech, &r, &d);
+    if (st == REMAT_OK && r.table) {
+        if (d->rows == 1)
+            st = split_row(&r, d, 0, out);
+        else
+            st = rmi_error(REMAT_ERR_PARSE,
+                           "%s:%d: an ignition-delay table of %zu experiments (one per row): read it with "
+                           "remat_dataset_read_all",
+                           path, d->lines[1], d->rows);
+        remat_dataset_free(d);
+        d = NULL;
+    } else if (st == REMAT_OK) {
+        *out = d;
+    }
+    reader_free(&r);
+    return st;
+}
+
+remat_status remat_dataset_read_all(const char *path, const remat_mechanism *mech, remat_dataset ***out, int *n)
+{
+    if (!out || !n)
+        return rmi_error(REMAT_ERR_NULL, "remat_dataset_read_all: %s is NULL", !out ? "out" : "n");
+    *out = NULL;
+    *n = 0;
+    if (!path || !mech)
+        return rmi_error(REMAT_ERR_NULL, "remat_dataset_read_all: %s is NULL", !path ? "path" : "mech");
+    reader r;
+    remat_dataset *d = NULL;
+    remat_status st = read_file(path, mech, &r, &d);
+    if (st != REMAT_OK) {
+        reader_free(&r);
+        return st;
+    }
+    size_t count = r.table ? d->rows : 1;
+    remat_dataset **all = count <= INT32_MAX ? rmi_calloc(count, sizeof *all) : NULL;
+    if (!all)
+        st = rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for %zu experiments", path, count);
+    else if (!r.table)
+        all[0] = d, d = NULL;
+    for (size_t i = 0; st == REMAT_OK && r.table && i < count; i++)
+        st = split_row(&r, d, i, &all[i]);
+    remat_dataset_free(d);
+    reader_free(&r);
+    if (st != REMAT_OK) {
+        for (size_t i = 0; all && i < count; i++)
+            remat_dataset_free(all[i]);
+        rmi_free(all);
+        return st;
+    }
+    *out = all;
+    *n = (int)count;
+    return REMAT_OK;
+}
+
+void remat_dataset_free_all(remat_dataset **all, int n)
+{
+    for (int i = 0; all && i < n; i++)
+        remat_dataset_free(all[i]);
+    rmi_free(all);
 }
 
 void remat_dataset_free(remat_dataset *d)
@@ -560,4 +808,10 @@ int remat_dataset_setting_line(const remat_dataset *d, int k, int species)
     NULL_DATA(d, 0);
     REMAT_ASSERT(k >= 0 && k < (species ? d->nspecies : d->nconds));
     return d->set_line[(species ? d->nconds : 0) + k];
+}
+
+double remat_dataset_delay_sigma(const remat_dataset *d)
+{
+    NULL_DATA(d, NAN);
+    return d->tau_sigma;
 }

@@ -160,14 +160,10 @@ remat_status fit_delay_locate(struct remat_fit *fit, int e, const double *p)
     return REMAT_OK;
 }
 
-remat_status remat_fit_delay(remat_fit *fit, int e, const double *params, double *tau)
+/* Experiment e's model delay at params on this process (its programs). */
+remat_status fit_delay_eval(struct remat_fit *fit, int e, const double *params, double *tau)
 {
-    if (!fit || !params || !tau)
-        return rmi_error(REMAT_ERR_NULL, "fit: delay: %s is NULL", !fit ? "the fit" : !params ? "params" : "tau");
     *tau = NAN;
-    if (e < 0 || e >= fit->E || !fit->exp[e].delay)
-        return rmi_error(REMAT_ERR_ARG, "fit: delay: experiment %d %s", e,
-                         e < 0 || e >= fit->E ? "does not exist" : "is not an ignition delay (first column tau)");
     fit_exp *x = &fit->exp[e];
     fit_class *k = &fit->cls[x->cls];
     if (!k->res || !k->locate)
@@ -180,4 +176,15 @@ remat_status remat_fit_delay(remat_fit *fit, int e, const double *params, double
     int iT = fit->S - 1; /* r = (tau - measured) w */
     *tau = x->r_full[iT] / x->mask[iT] + x->target[iT];
     return REMAT_OK;
+}
+
+remat_status remat_fit_delay(remat_fit *fit, int e, const double *params, double *tau)
+{
+    if (!fit || !params || !tau)
+        return rmi_error(REMAT_ERR_NULL, "fit: delay: %s is NULL", !fit ? "the fit" : !params ? "params" : "tau");
+    *tau = NAN;
+    if (e < 0 || e >= fit->E || !fit->exp[e].delay)
+        return rmi_error(REMAT_ERR_ARG, "fit: delay: experiment %d %s", e,
+                         e < 0 || e >= fit->E ? "does not exist" : "is not an ignition delay (first column tau)");
+    return fit_delay_eval(fit, e, params, tau);
 }

@@ -209,6 +209,57 @@ static remat_status predict_fixed_dense(const remat_fit *fit, int e, const doubl
     remat_program_free(prog);
     remat_fn_free(f);
     return st;
+/* The adaptive prediction program for n times: (y0, rate inputs, ts (n,))
+ * -> ys (n, S), the times an input (remat_ode_integrate_times), so it
+ * depends on n only and serves every experiment and call: kept in
+ * fit->predict (FIT_PREDICT_SLOTS lengths, the oldest replaced). */
+static remat_status predict_program(struct remat_fit *fit, int n, remat_program **out)
+{
+    for (int i = 0; i < FIT_PREDICT_SLOTS; i++)
+        if (fit->predict[i].prog && fit->predict[i].n == n) {
+            *out = fit->predict[i].prog;
+            return REMAT_OK;
+        }
+    int64_t S = fit->S, PI = remat_mechanism_input_count(fit->m), N = n;
+    remat_fn *f = remat_fn_new("fit_predict");
+    if (!f)
+        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S);
+    remat_val p = PI ? remat_arg(f, "params", REMAT_F64, 1, &PI) : REMAT_NONE;
+    remat_val ts = remat_arg(f, "times", REMAT_F64, 1, &N), ys;
+    remat_ode_options o = fit_ode_options(fit, &fit->exp[0]); /* the experiment-free options */
+    o.scan = (remat_scan_options){0};                          /* forward only */
+    remat_status st = remat_ode_integrate_times(f, fit->m, &o, y0, p, ts, &ys, NULL);
+    if (st == REMAT_OK) {
+        remat_fn_output(f, ys);
+        st = remat_fn_status(f) == REMAT_OK ? REMAT_OK
+                                            : rmi_error(remat_fn_status(f), "fit: predict: %s", remat_fn_error(f));
+    }
+    remat_program *prog = NULL;
+    if (st == REMAT_OK)
+        st = fit_compile(fit, f, &prog);
+    remat_fn_free(f);
+    if (st != REMAT_OK)
+        return st;
+    fit_predict_slot *slot = &fit->predict[fit->predict_next];
+    fit->predict_next = (fit->predict_next + 1) % FIT_PREDICT_SLOTS;
+    remat_program_free(slot->prog);
+    *slot = (fit_predict_slot){.n = n, .prog = prog};
+    fit->predict_builds++;
+    *out = prog;
+    return REMAT_OK;
+}
+
+void fit_predict_release(struct remat_fit *fit)
+{
+    for (int i = 0; i < FIT_PREDICT_SLOTS; i++)
+        remat_program_free(fit->predict[i].prog);
+}
+
+int64_t remat_fit_predict_builds(const remat_fit *fit)
+{
+    REMAT_NULL_RETURN(fit, 0);
+    return fit->predict_builds;
 }
 
 remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params, int n_times, const double *times,
@@ -241,11 +292,32 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         o.steps = 0;
     }
     o.scan = (remat_scan_options){0}; /* forward only: the schedule does not matter */
+    if (o.adaptive) /* the times are an input: checked here, as the reader of opt.times would */
+        for (int i = 0; i < n_times; i++)
+            if (!isfinite(times[i]) || times[i] < fit->opt.t0 || (i > 0 && !(times[i] > times[i - 1])))
+                return rmi_error(REMAT_ERR_ARG,
+                                 "fit: predict: times[%d] = %g: the times must be finite, increasing and >= t0 = %g",
+                                 i, times[i], fit->opt.t0);
     double *in = rmi_malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)); /* params, then conditions */
     if (!in)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     fit_rate_input_values(fit, &fit->exp[e], params, in);
-    st = remat_ode_run_once(fit->m, &o, fit->exp[e].y0, in, NULL, fit->opt.compile, out, NULL);
+    if (o.adaptive) {
+        /* one program per length, kept: a plot's experiments and repeated
+         * calls compile nothing more (the cache is the fit's own state) */
+        remat_program *prog = NULL;
+        st = predict_program((struct remat_fit *)fit, n_times, &prog);
+        if (st == REMAT_OK) {
+            int64_t S = fit->S, PI = remat_mechanism_input_count(fit->m), N = n_times;
+            remat_tensor ins[3] = {fit_vec(fit->exp[e].y0, S), fit_vec(in, PI), fit_vec((double *)times, N)};
+            if (!PI)
+                ins[1] = ins[2];
+            remat_tensor o1 = remat_tensor_f64(out, 2, (int64_t[]){N, S});
+            st = remat_run(prog, PI ? 3 : 2, ins, 1, &o1, NULL);
+        }
+    } else {
+        st = remat_ode_run_once(fit->m, &o, fit->exp[e].y0, in, NULL, fit->opt.compile, out, NULL);
+    }
     rmi_free(in);
     return st;
 }

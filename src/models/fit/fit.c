@@ -136,6 +136,9 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
         if (!(o->sigma[s] > 0 && isfinite(o->sigma[s])))
             return rmi_error(REMAT_ERR_VALUE, "fit: sigma of species '%s' is %g: it must be positive and finite",
                              remat_mechanism_species_name(m, s), o->sigma[s]);
+    if (!(o->delay_sigma >= 0 && isfinite(o->delay_sigma)))
+        return rmi_error(REMAT_ERR_VALUE, "fit: delay_sigma is %g: an ignition delay's sigma is positive and finite "
+                         "(0: 1)", o->delay_sigma);
     if (o->memory_budget == 0 && o->scan.schedule.kind != REMAT_SCHED_STORE_ALL) {
         remat_schedule *s;
         remat_status st = remat_schedule_new(&o->scan.schedule, 1, &s);
@@ -215,6 +218,7 @@ static remat_status setup_params(struct remat_fit *fit)
 
 static void release(struct remat_fit *fit)
 {
+    fit_predict_release(fit);
     fit_problem_release(fit);
     for (int i = 0; fit->names && i < fit->P; i++)
         rmi_free(fit->names[i]);

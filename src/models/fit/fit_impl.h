@@ -91,6 +91,13 @@ typedef struct {
     remat_program *jvp;     /* (..., t_p) -> (r, dr)                   forward J */
 } fit_class;
 
+/* remat_fit_predict's adaptive programs, one per number of times (evaluate.c) */
+#define FIT_PREDICT_SLOTS 4
+typedef struct {
+    int n;
+    remat_program *prog;
+} fit_predict_slot;
+
 struct remat_fit {
     const remat_mechanism *m;
     int S, P, E;
@@ -139,6 +146,9 @@ struct remat_fit {
     double *jloc;               /* [local_res][P] their Jacobian rows (spread only) */
     int64_t *len;               /* [E] gather lengths */
     double *items;              /* [n_local][1 + P] per-experiment (F_e, dF_e/dp) */
+    fit_predict_slot predict[FIT_PREDICT_SLOTS]; /* remat_fit_predict's (adaptive), kept */
+    int predict_next;           /* the slot the next length takes */
+    int64_t predict_builds;     /* programs it compiled (remat_fit_predict_builds) */
 };
 
 /* problem.c */
@@ -161,6 +171,11 @@ int fit_inputs(const struct remat_fit *fit, int e, const double *p, double *extr
 /* fn compiled with opt.compile (NULL: the environment's, remat_compile_env). */
 remat_status fit_compile(const struct remat_fit *fit, const remat_fn *fn, remat_program **out);
 
+/* delay.c: experiment e's model ignition delay on this process (UNSUPPORTED: another's) */
+remat_status fit_delay_eval(struct remat_fit *fit, int e, const double *params, double *tau);
+
+/* evaluate.c: remat_fit_predict's kept programs freed */
+void fit_predict_release(struct remat_fit *fit);
 /* evaluate.c: this rank's experiments (fit->local) */
 /* Their compact residuals into mine (local_res). */
 remat_status fit_local_residuals(struct remat_fit *fit, const double *p, double *mine);

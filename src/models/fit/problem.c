@@ -164,7 +164,8 @@ static remat_status prepare_delay(struct remat_fit *fit, fit_exp *x)
     if (x->rows != 1)
         return rmi_error(REMAT_ERR_VALUE,
                          "fit: %s:%d: an ignition-delay file gives one delay (one row under its header tau), "
-                         "not %lld: one file per experiment",
+                         "not %lld: one file per experiment, or a table with a column per condition (tau,T,...: "
+                         "one experiment per row)",
                          path, remat_dataset_line(x->d, 1), (long long)x->rows);
     for (int s = 0; s < S; s++)
         if (remat_dataset_has_column(x->d, s))
@@ -178,8 +179,13 @@ static remat_status prepare_delay(struct remat_fit *fit, fit_exp *x)
     x->located_p = rmi_calloc((size_t)fit->P + 1, sizeof *x->located_p);
     if (!x->located_p)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    /* the delay's own sigma (a table's sigma_tau), else opt.delay_sigma: never
+     * opt.sigma[T], which weighs measured T profiles */
+    double sigma = remat_dataset_delay_sigma(x->d);
+    if (isnan(sigma))
+        sigma = fit->opt.delay_sigma > 0 ? fit->opt.delay_sigma : 1.0;
     x->target[S - 1] = tau;
-    x->mask[S - 1] = fit->opt.weighting == REMAT_FIT_WEIGHT_RELATIVE ? 1.0 / tau : 1.0;
+    x->mask[S - 1] = (fit->opt.weighting == REMAT_FIT_WEIGHT_RELATIVE ? 1.0 / tau : 1.0) / sigma;
     x->meas[0] = S - 1;
     x->n_meas = 1;
     return REMAT_OK;

@@ -367,3 +367,36 @@ remat_status fit_spread_starts(struct remat_fit *fit, int n_starts, double *objs
     rmi_free(all);
     return st;
 }
+
+/* Every experiment's model delay on every rank: each rank evaluates its own
+ * (fit->local; NaN for a profile or a delay not reached), then they are
+ * gathered (one double per experiment) as the residuals are. */
+remat_status remat_fit_delays(remat_fit *fit, const double *params, double *tau)
+{
+    if (!fit || !params || !tau)
+        return rmi_error(REMAT_ERR_NULL, "fit: delays: %s is NULL", !fit ? "the fit" : !params ? "params" : "tau");
+    int E = fit->E;
+    double *mine = fit->group ? rmi_calloc((size_t)fit->n_local + 1, sizeof *mine) : NULL;
+    remat_status st = fit->group && !mine ? rmi_error(REMAT_ERR_NOMEM, "fit: out of memory") : REMAT_OK;
+    for (int e = 0; e < E; e++)
+        tau[e] = NAN;
+    for (int l = 0; st == REMAT_OK && l < fit->n_local; l++) {
+        int e = fit->local[l];
+        double v = NAN;
+        if (fit->exp[e].delay)
+            st = fit_delay_eval(fit, e, params, &v);
+        if (mine)
+            mine[l] = v;
+        else
+            tau[e] = v;
+    }
+    if (fit->group) {
+        st = remat_dist_agree(fit->group, st);
+        for (int e = 0; e < E; e++)
+            fit->len[e] = 1;
+        if (st == REMAT_OK)
+            st = remat_dist_gather(fit->group, E, fit->owner, fit->len, mine, tau);
+    }
+    rmi_free(mine);
+    return st;
+}

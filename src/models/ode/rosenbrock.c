@@ -144,6 +144,7 @@ static remat_status jacobian(remat_fn *f, const ode_rhs *r, remat_val t, remat_v
             remat_status gs = remat_gas_jacobian(f, r->m, y, params, J, f0);
             if (gs != REMAT_ERR_UNSUPPORTED)
                 return gs;
+            remat_clear_error(); /* no closed form (PLOG, orders): not an error, the JVPs below serve */
         }
         return jacobian_batched(f, r->m, y, params, J, f0);
     }
