@@ -144,6 +144,16 @@ static void test_cpu_kernels_dot_general_matmul_cases_need_no_scratch(void **sta
     /* matrix-vector, vector dot, outer product, size-1 dims */
     assert_int_equal(dot_check(2, (int64_t[]){4, 5}, 1, (int64_t[]){5},
                                DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
+    /* the gemv forms: a transposed matrix times a vector, a vector times a matrix either way round,
+     * large enough for OpenBLAS's blocked gemv */
+    assert_int_equal(dot_check(2, (int64_t[]){70, 33}, 1, (int64_t[]){70},
+                               DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0})), 0);
+    assert_int_equal(dot_check(1, (int64_t[]){70}, 2, (int64_t[]){70, 41},
+                               DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0})), 0);
+    assert_int_equal(dot_check(1, (int64_t[]){70}, 2, (int64_t[]){41, 70},
+                               DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {1})), 0);
+    assert_int_equal(dot_check(2, (int64_t[]){1, 70}, 2, (int64_t[]){70, 41},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
     assert_int_equal(dot_check(1, (int64_t[]){9}, 1, (int64_t[]){9},
                                DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0})), 0);
     assert_int_equal(dot_check(1, (int64_t[]){4}, 1, (int64_t[]){3}, DD(.n_contract = 0)), 0);
