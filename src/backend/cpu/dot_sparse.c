@@ -84,13 +84,26 @@ const rmi_dot_sparse *rmi_cpu_dot_sparse_plan(const remat_exec_op *op, void *(*a
     return s;
 }
 
-/* 0 when x holds an infinity or a NaN */
+/* 0 when x holds an infinity or a NaN (x * 0 is NaN for those alone) */
 static int all_finite(const double *x, int64_t n)
 {
-    double z = 0.0;
+    int bad = 0;
     for (int64_t i = 0; i < n; i++)
-        z += x[i] * 0.0;
-    return z == 0.0;
+        bad |= x[i] * 0.0 != 0.0;
+    return !bad;
+}
+
+/* out[o] = sum over entry o's non-zeros (j, v) of v x[j]: a constant times a vector (either side) */
+static void sparse_vec(const rmi_dot_sparse *s, int64_t outer, double *restrict out, const double *restrict x)
+{
+    const int64_t *restrict ptr = s->ptr, *restrict idx = s->idx;
+    const double *restrict val = s->val;
+    for (int64_t o = 0; o < outer; o++) {
+        double acc = 0.0;
+        for (int64_t e = ptr[o]; e < ptr[o + 1]; e++)
+            acc += val[e] * x[idx[e]];
+        out[o] = acc;
+    }
 }
 
 void rmi_cpu_dot_sparse(const rmi_dot_sparse *s, double *out, const double *lhs, const remat_shape *lhs_shape,
@@ -102,7 +115,11 @@ void rmi_cpu_dot_sparse(const rmi_dot_sparse *s, double *out, const double *lhs,
         rmi_cpu_dot_general(REMAT_F64, out, lhs, lhs_shape, rhs, rhs_shape, d, scratch);
         return;
     }
-    if (s->const_lhs) { /* out[i][l] = sum over row i's non-zeros (j, v) of v op(B)[j][l] */
+    if (s->const_lhs && p->n == 1) { /* the vector op(B) is contiguous whatever its flag */
+        sparse_vec(s, p->m, out, rhs);
+    } else if (!s->const_lhs && p->m == 1) {
+        sparse_vec(s, p->n, out, lhs);
+    } else if (s->const_lhs) { /* out[i][l] = sum over row i's non-zeros (j, v) of v op(B)[j][l] */
         for (int64_t i = 0; i < p->m; i++)
             for (int64_t l = 0; l < p->n; l++) {
                 double acc = 0.0;
