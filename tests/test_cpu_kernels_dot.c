@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_impl.h"
 #include "backend/cpu/cpu_kernels.h"
 
 /* ---- dot_general against the definition ---- */
@@ -143,6 +144,16 @@ static void test_cpu_kernels_dot_general_matmul_cases_need_no_scratch(void **sta
     /* matrix-vector, vector dot, outer product, size-1 dims */
     assert_int_equal(dot_check(2, (int64_t[]){4, 5}, 1, (int64_t[]){5},
                                DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
+    /* the gemv forms: a transposed matrix times a vector, a vector times a matrix either way round,
+     * large enough for OpenBLAS's blocked gemv */
+    assert_int_equal(dot_check(2, (int64_t[]){70, 33}, 1, (int64_t[]){70},
+                               DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0})), 0);
+    assert_int_equal(dot_check(1, (int64_t[]){70}, 2, (int64_t[]){70, 41},
+                               DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0})), 0);
+    assert_int_equal(dot_check(1, (int64_t[]){70}, 2, (int64_t[]){41, 70},
+                               DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {1})), 0);
+    assert_int_equal(dot_check(2, (int64_t[]){1, 70}, 2, (int64_t[]){70, 41},
+                               DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0})), 0);
     assert_int_equal(dot_check(1, (int64_t[]){9}, 1, (int64_t[]){9},
                                DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0})), 0);
     assert_int_equal(dot_check(1, (int64_t[]){4}, 1, (int64_t[]){3}, DD(.n_contract = 0)), 0);
@@ -210,6 +221,139 @@ static void test_cpu_kernels_dot_general_degenerate_sizes(void **state)
                                   .n_batch = 1, .lhs_batch = {0}, .rhs_batch = {0})), 0);
 }
 
+/* ---- a mostly-zero constant operand (dot_sparse.c) ---- */
+
+/* the plan's allocations, freed by the test */
+static void *blocks[64];
+static int nblocks;
+static void *take(void *ctx, size_t n)
+{
+    (void)ctx;
+    assert_true(nblocks < 64);
+    return blocks[nblocks++] = xmalloc(n);
+}
+static void drop_all(void)
+{
+    while (nblocks > 0)
+        free(blocks[--nblocks]);
+}
+
+/* the op of dot_general(lhs, rhs, d) with input `side`'s values (c) handed over as a constant */
+static remat_exec_op dot_op(const remat_shape *ls, const remat_shape *rs, const remat_dot_dims *d, int side,
+                            const double *c, const void **data, remat_dtype *dts, remat_shape *shs)
+{
+    dts[0] = dts[1] = REMAT_F64;
+    shs[0] = *ls, shs[1] = *rs;
+    data[0] = side == 0 ? c : NULL;
+    data[1] = side == 1 ? c : NULL;
+    remat_exec_op op = {.op = REMAT_OP_DOT_GENERAL, .dtype = REMAT_F64, .nin = 2, .in_dtypes = dts,
+                        .in_shapes = shs, .in_data = data};
+    op.p.dot = d;
+    return op;
+}
+
+/* side's operand sparse (about one entry in eight non-zero, at least one per row), the other dense:
+ * the plan exists and the sparse kernel gives the definition's value; with an infinity in the other
+ * operand it gives the dense kernel's bits (NaN where 0 * inf meets the sum) */
+static void sparse_check(int lrank, const int64_t *ldims, int rrank, const int64_t *rdims, remat_dot_dims d,
+                         int side)
+{
+    const remat_shape ls = shp(lrank, ldims), rs = shp(rrank, rdims);
+    const int64_t nl = remat_shape_numel(&ls), nr = remat_shape_numel(&rs);
+    double *l = xmalloc((size_t)nl * 8), *r = xmalloc((size_t)nr * 8);
+    fill(l, nl);
+    fill(r, nr);
+    double *c = side ? r : l;
+    int64_t nc = side ? nr : nl;
+    for (int64_t i = 0; i < nc; i++)
+        if (i % 8 != 3)
+            c[i] = 0.0;
+    const void *data[2];
+    remat_dtype dts[2];
+    remat_shape shs[2], os;
+    remat_exec_op op = dot_op(&ls, &rs, &d, side, c, data, dts, shs);
+    int oom = 1;
+    const rmi_dot_sparse *sp = rmi_cpu_dot_sparse_plan(&op, take, NULL, &oom);
+    assert_false(oom);
+    assert_non_null(sp);
+    double want[4096], absref[4096], out[4096], dense[4096];
+    dot_ref(l, &ls, r, &rs, &d, &os, want, absref);
+    const int64_t no = remat_shape_numel(&os);
+    assert_true(no < 4096);
+    rmi_cpu_dot_sparse(sp, out, l, &ls, r, &rs, &d, NULL);
+    for (int64_t i = 0; i < no; i++)
+        if (!(fabs(out[i] - want[i]) <= 4.0 * 64 * DBL_EPSILON * absref[i]))
+            fail_msg("sparse dot_general element %lld: got %.17g want %.17g", (long long)i, out[i], want[i]);
+    double *x = side ? l : r;
+    x[0] = INFINITY;
+    rmi_cpu_dot_sparse(sp, out, l, &ls, r, &rs, &d, NULL);
+    rmi_cpu_dot_general(REMAT_F64, dense, l, &ls, r, &rs, &d, NULL);
+    int nans = 0;
+    for (int64_t i = 0; i < no; i++) {
+        nans += isnan(dense[i]);
+        if (!(out[i] == dense[i] || (isnan(out[i]) && isnan(dense[i]))))
+            fail_msg("sparse dot_general with an infinity, element %lld: got %.17g, gemm %.17g", (long long)i,
+                     out[i], dense[i]);
+    }
+    assert_true(nans > 0);
+    drop_all();
+    free(l), free(r);
+}
+
+static void test_cpu_kernels_dot_general_sparse_constant(void **state)
+{
+    (void)state;
+    for (int side = 0; side < 2; side++) {
+        /* x(M,K) @ w(K,N) */
+        sparse_check(2, (int64_t[]){24, 40}, 2, (int64_t[]){40, 16},
+                     DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0}), side);
+        /* g(M,N) . w(K,N) over N: rhs stored transposed */
+        sparse_check(2, (int64_t[]){24, 40}, 2, (int64_t[]){16, 40},
+                     DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {1}), side);
+        /* h(M,K)^T . g(M,N) over M: lhs stored transposed */
+        sparse_check(2, (int64_t[]){40, 24}, 2, (int64_t[]){40, 16},
+                     DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0}), side);
+    }
+    /* matrix times vector and vector times matrix, the matrix the constant */
+    sparse_check(2, (int64_t[]){48, 40}, 1, (int64_t[]){40},
+                 DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0}), 0);
+    sparse_check(2, (int64_t[]){40, 48}, 1, (int64_t[]){40},
+                 DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0}), 0);
+    sparse_check(1, (int64_t[]){40}, 2, (int64_t[]){40, 48},
+                 DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0}), 1);
+}
+
+/* a constant with more than a quarter non-zero, a batch, or no constant at all: the dense kernel */
+static void test_cpu_kernels_dot_general_sparse_only_when_it_pays(void **state)
+{
+    (void)state;
+    const remat_shape ls = shp(2, (int64_t[]){24, 40}), rs = shp(2, (int64_t[]){40, 16});
+    const remat_dot_dims d = DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {0});
+    double *l = xmalloc(24 * 40 * 8);
+    fill(l, 24 * 40);
+    for (int64_t i = 0; i < 24 * 40; i++)
+        if (i % 3)
+            l[i] = 0.0; /* one in three non-zero */
+    const void *data[2];
+    remat_dtype dts[2];
+    remat_shape shs[2];
+    remat_exec_op op = dot_op(&ls, &rs, &d, 0, l, data, dts, shs);
+    int oom = 1;
+    assert_null(rmi_cpu_dot_sparse_plan(&op, take, NULL, &oom));
+    assert_false(oom);
+    op.in_data = NULL;
+    assert_null(rmi_cpu_dot_sparse_plan(&op, take, NULL, &oom));
+    const remat_shape lb = shp(3, (int64_t[]){2, 12, 40}), rb = shp(3, (int64_t[]){2, 40, 16});
+    const remat_dot_dims db = DD(.n_contract = 1, .lhs_contract = {2}, .rhs_contract = {1}, .n_batch = 1,
+                                 .lhs_batch = {0}, .rhs_batch = {0});
+    for (int64_t i = 0; i < 24 * 40; i++)
+        l[i] = i % 8 == 3 ? 1.0 : 0.0;
+    op = dot_op(&lb, &rb, &db, 0, l, data, dts, shs);
+    assert_null(rmi_cpu_dot_sparse_plan(&op, take, NULL, &oom));
+    assert_int_equal(nblocks, 0);
+    free(l);
+}
+
 /* ---- main ---- */
 
 int main(void)
@@ -218,6 +362,8 @@ int main(void)
         cmocka_unit_test(test_cpu_kernels_dot_general_matmul_cases_need_no_scratch),
         cmocka_unit_test(test_cpu_kernels_dot_general_general_dimension_numbers),
         cmocka_unit_test(test_cpu_kernels_dot_general_degenerate_sizes),
+        cmocka_unit_test(test_cpu_kernels_dot_general_sparse_constant),
+        cmocka_unit_test(test_cpu_kernels_dot_general_sparse_only_when_it_pays),
     };
     rng_seed(0x9e3779b97f4a7c15ull);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,6 +70,9 @@ typedef struct {
      * a scalar broadcast to the output shape. Set only on binary elementwise
      * ops (at most one of the two inputs) and on select's on_true/on_false. */
     uint32_t scalar_mask;
+    /* NULL, or per input the row-major values of an input that is a constant
+     * (NULL for the others); set on dot_general only (the CPU's sparse products) */
+    const void *const *in_data;
 } remat_exec_op;
 
 /* A fused group of elementwise ops (compile.c / fuse.c): micro-ops in

@@ -38,6 +38,18 @@ static remat_status build_exec_op(remat_compile_ctx *c, remat_val v, remat_exec_
     op->in_dtypes = dts;
     op->in_shapes = shs;
     op->aux = n->aux;
+    if (n->op == REMAT_OP_DOT_GENERAL) { /* the constants' values, for a backend's sparse products */
+        const void **data = NULL;
+        for (int k = 0; k < n->nin; k++) {
+            const remat_node *in = &g->nodes[n->in[k]];
+            if (in->op != REMAT_OP_CONSTANT || !in->data)
+                continue;
+            if (!data && !(data = rmi_prog_alloc(c->p, sizeof *data * (size_t)n->nin)))
+                return rmi_compile_nomem("an op's operand descriptions");
+            data[k] = in->data;
+        }
+        op->in_data = data;
+    }
     rmi_exec_op_params(n, op);
     return REMAT_OK;
 }

@@ -131,6 +131,7 @@ typedef struct {
     bool reduce[REMAT_MAX_RANK];
     remat_dot_dims dot;
     remat_shape rhs_shape;
+    const rmi_dot_sparse *sparse; /* dot_general with a mostly-zero constant operand, else NULL */
 } struct_params;
 
 /* transpose, broadcast_in_dim, slice, pad, materialised reshape: the shape
@@ -156,6 +157,11 @@ static void k_dot(const remat_exec_ctx *cx, const remat_instr *I)
 {
     const struct_params *P = I->aux;
     rmi_cpu_dot_general(P->dt, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->dot, I->scratch);
+}
+static void k_dot_sparse(const remat_exec_ctx *cx, const remat_instr *I)
+{
+    const struct_params *P = I->aux;
+    rmi_cpu_dot_sparse(P->sparse, I->out, I->in[0], &P->in_shape, I->in[1], &P->rhs_shape, &P->dot, I->scratch);
 }
 
 /* lu: A (batch, n, n); linear_solve: A, lu(A), b and out (batch, n, k) */
@@ -416,7 +422,10 @@ static remat_status cpu_lower(const remat_exec_op *op, remat_instr *ins, void *(
         P->dot = *op->p.dot;
         P->rhs_shape = op->in_shapes[1];
         ins->fn = k_dot;
-        return REMAT_OK;
+        int oom;
+        if ((P->sparse = rmi_cpu_dot_sparse_plan(op, alloc, ctx, &oom)))
+            ins->fn = k_dot_sparse;
+        return oom ? lower_nomem(op->op) : REMAT_OK;
     }
     case REMAT_OPCAT_LINALG: {
         remat_status st = rmi_cpu_blas_reserve();

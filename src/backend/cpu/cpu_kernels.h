@@ -119,5 +119,13 @@ remat_status rmi_cpu_blas_reserve(void);
 void rmi_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
                          const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
                          void *scratch);
+/* dot_general with a mostly-zero constant operand (dot_sparse.c): the plan from the op (NULL when the op does
+ * not qualify: f64, one operand's values in op->in_data, at most a quarter non-zero, no batch, no copy; *oom
+ * set when alloc failed) and the kernel, which takes rmi_cpu_dot_general's arguments (its fallback) */
+typedef struct rmi_dot_sparse rmi_dot_sparse;
+const rmi_dot_sparse *rmi_cpu_dot_sparse_plan(const remat_exec_op *op, void *(*alloc)(void *, size_t), void *ctx,
+                                              int *oom);
+void rmi_cpu_dot_sparse(const rmi_dot_sparse *s, double *out, const double *lhs, const remat_shape *lhs_shape,
+                        const double *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d, void *scratch);
 
 #endif

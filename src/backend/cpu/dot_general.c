@@ -28,6 +28,19 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "core/assert.h"
 
+/* C (m x n, one of them 1) = op(A) op(B) in row-major as gemm would take them (A m x k or, transposed,
+ * k x m; B k x n or n x k), as one dgemv over the operand that is a matrix */
+static void gemv_f64(const double *a, const double *b, double *c, int m, int n, int k, int ta, int tb)
+{
+    memset(c, 0, sizeof *c * (size_t)m * (size_t)n);
+    if (n == 1) /* c = op(A) b */
+        cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? k : m, ta ? m : k, 1.0, a, ta ? m : k, b,
+                    1, 0.0, c, 1);
+    else /* c^T = op(B)^T a^T */
+        cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? n : k, tb ? k : n, 1.0, b, tb ? k : n, a,
+                    1, 0.0, c, 1);
+}
+
 void rmi_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat_shape *lhs_shape,
                          const void *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d,
                          void *scratch)
@@ -64,6 +77,14 @@ void rmi_cpu_dot_general(remat_dtype dt, void *out, const void *lhs, const remat
     const size_t a_step = (size_t)(pl.m * pl.k) * es, b_step = (size_t)(pl.k * pl.n) * es;
     const size_t c_step = (size_t)(pl.m * pl.n) * es;
     char *c = out;
+    /* a matrix times a vector (n or m of 1, the gas mechanisms' products and their transposes): gemv,
+     * which reads the matrix once; OpenBLAS's gemm would first pack the whole matrix for one column */
+    if (dt == REMAT_F64 && (n == 1 || m == 1) && m + n > 2) {
+        for (int64_t i = 0; i < pl.nb; i++, a += a_step, b += b_step, c += c_step)
+            gemv_f64((const double *)(const void *)a, (const double *)(const void *)b, (double *)(void *)c, m, n,
+                     k, pl.lhs_trans, pl.rhs_trans);
+        return;
+    }
     for (int64_t i = 0; i < pl.nb; i++, a += a_step, b += b_step, c += c_step) {
         if (dt == REMAT_F32)
             cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, (const float *)(const void *)a, lda,

@@ -1,0 +1,139 @@
+/*
+ * dot_sparse.c — dot_general with a mostly-zero constant operand.
+ *
+ * A gas mechanism's right-hand side multiplies by constant 0/1 selections,
+ * efficiencies and stoichiometry (gas_lower.c): N x K matrices with one to a
+ * few non-zeros per row. Through gemm or gemv every product reads all N K
+ * entries (OpenBLAS's gemm packs the whole matrix for one column first). When
+ * the compiler hands the backend the constant's values (remat_exec_op.in_data)
+ * and at most a quarter of them are non-zero, the lowering keeps the
+ * constant's non-zeros by output row (lhs constant) or column (rhs constant)
+ * and the kernel sums only those products, each output element in ascending
+ * contraction order starting from +0.
+ *
+ * The products are not promised equal to the dense path's bits (gemm sums in
+ * its own blocked order); a row with one non-zero gives the same value (x * v
+ * exactly, the other terms being zeros) but for the sign of a zero. A
+ * non-finite entry of the other operand (where 0 * inf = NaN matters) runs the
+ * dense product instead, so infinities and NaNs propagate as gemm's do.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/layout.h"
+
+/* the constant's non-zeros, by outer index: entries ptr[o]..ptr[o+1]-1 */
+struct rmi_dot_sparse {
+    remat_dot_plan pl;
+    int const_lhs;   /* 1: op(lhs) is the constant, outer = its rows (m); 0: op(rhs), outer = its columns (n) */
+    int64_t *ptr;    /* outer + 1 */
+    int64_t *idx;    /* the contraction index of each non-zero */
+    double *val;
+};
+
+/* op(A)[i][j] of lhs (m x k) and op(B)[j][l] of rhs (k x n) as the plan stores them */
+static double lhs_at(const remat_dot_plan *p, const double *a, int64_t i, int64_t j)
+{
+    return p->lhs_trans ? a[j * p->m + i] : a[i * p->k + j];
+}
+static double rhs_at(const remat_dot_plan *p, const double *b, int64_t j, int64_t l)
+{
+    return p->rhs_trans ? b[l * p->k + j] : b[j * p->n + l];
+}
+
+const rmi_dot_sparse *rmi_cpu_dot_sparse_plan(const remat_exec_op *op, void *(*alloc)(void *, size_t), void *ctx,
+                                              int *oom)
+{
+    *oom = 0;
+    if (op->dtype != REMAT_F64 || op->nin != 2 || !op->in_data || op->in_dtypes[0] != REMAT_F64 ||
+        op->in_dtypes[1] != REMAT_F64)
+        return NULL;
+    int const_lhs = op->in_data[0] != NULL;
+    if (!const_lhs && !op->in_data[1])
+        return NULL;
+    remat_dot_plan pl = rmi_layout_dot_general(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
+    if (pl.nb != 1 || pl.lhs_copy || pl.rhs_copy || pl.m < 1 || pl.n < 1 || pl.k < 1)
+        return NULL;
+    const double *c = op->in_data[const_lhs ? 0 : 1];
+    int64_t outer = const_lhs ? pl.m : pl.n, total = outer * pl.k, nnz = 0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < pl.k; j++)
+            nnz += (const_lhs ? lhs_at(&pl, c, o, j) : rhs_at(&pl, c, j, o)) != 0.0;
+    if (total < 64 || nnz * 4 > total)
+        return NULL;
+    rmi_dot_sparse *s = alloc(ctx, sizeof *s);
+    int64_t *ptr = alloc(ctx, sizeof *ptr * (size_t)(outer + 1));
+    int64_t *idx = alloc(ctx, sizeof *idx * (size_t)(nnz ? nnz : 1));
+    double *val = alloc(ctx, sizeof *val * (size_t)(nnz ? nnz : 1));
+    if (!s || !ptr || !idx || !val) {
+        *oom = 1;
+        return NULL;
+    }
+    int64_t e = 0;
+    for (int64_t o = 0; o < outer; o++) {
+        ptr[o] = e;
+        for (int64_t j = 0; j < pl.k; j++) {
+            double v = const_lhs ? lhs_at(&pl, c, o, j) : rhs_at(&pl, c, j, o);
+            if (v != 0.0)
+                idx[e] = j, val[e] = v, e++;
+        }
+    }
+    ptr[outer] = e;
+    *s = (rmi_dot_sparse){.pl = pl, .const_lhs = const_lhs, .ptr = ptr, .idx = idx, .val = val};
+    return s;
+}
+
+/* 0 when x holds an infinity or a NaN (x * 0 is NaN for those alone) */
+static int all_finite(const double *x, int64_t n)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad |= x[i] * 0.0 != 0.0;
+    return !bad;
+}
+
+/* out[o] = sum over entry o's non-zeros (j, v) of v x[j]: a constant times a vector (either side) */
+static void sparse_vec(const rmi_dot_sparse *s, int64_t outer, double *restrict out, const double *restrict x)
+{
+    const int64_t *restrict ptr = s->ptr, *restrict idx = s->idx;
+    const double *restrict val = s->val;
+    for (int64_t o = 0; o < outer; o++) {
+        double acc = 0.0;
+        for (int64_t e = ptr[o]; e < ptr[o + 1]; e++)
+            acc += val[e] * x[idx[e]];
+        out[o] = acc;
+    }
+}
+
+void rmi_cpu_dot_sparse(const rmi_dot_sparse *s, double *out, const double *lhs, const remat_shape *lhs_shape,
+                        const double *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d, void *scratch)
+{
+    const remat_dot_plan *p = &s->pl;
+    const double *x = s->const_lhs ? rhs : lhs; /* the operand that is not the constant */
+    if (!all_finite(x, p->k * (s->const_lhs ? p->n : p->m))) {
+        rmi_cpu_dot_general(REMAT_F64, out, lhs, lhs_shape, rhs, rhs_shape, d, scratch);
+        return;
+    }
+    if (s->const_lhs && p->n == 1) { /* the vector op(B) is contiguous whatever its flag */
+        sparse_vec(s, p->m, out, rhs);
+    } else if (!s->const_lhs && p->m == 1) {
+        sparse_vec(s, p->n, out, lhs);
+    } else if (s->const_lhs) { /* out[i][l] = sum over row i's non-zeros (j, v) of v op(B)[j][l] */
+        for (int64_t i = 0; i < p->m; i++)
+            for (int64_t l = 0; l < p->n; l++) {
+                double acc = 0.0;
+                for (int64_t e = s->ptr[i]; e < s->ptr[i + 1]; e++)
+                    acc += s->val[e] * rhs_at(p, rhs, s->idx[e], l);
+                out[i * p->n + l] = acc;
+            }
+    } else { /* out[i][l] = sum over column l's non-zeros (j, v) of op(A)[i][j] v */
+        for (int64_t i = 0; i < p->m; i++)
+            for (int64_t l = 0; l < p->n; l++) {
+                double acc = 0.0;
+                for (int64_t e = s->ptr[l]; e < s->ptr[l + 1]; e++)
+                    acc += lhs_at(p, lhs, i, s->idx[e]) * s->val[e];
+                out[i * p->n + l] = acc;
+            }
+    }
+}
