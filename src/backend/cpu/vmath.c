@@ -188,6 +188,21 @@ void rmi_vm_map_f32(rmi_vm_fn fn, size_t n, float *out, const float *a, float p)
     map_scalar_f32(fn, n, out, a, p);
 }
 
+void rmi_vm_map_any(int fn, int f64, long long n, void *out, const void *a, double p)
+{
+    REMAT_ASSERT((unsigned)fn <= RMI_VM_COUNT && n >= 0);
+    if (fn == RMI_VM_COUNT) {
+        if (f64)
+            rmi_vm_erfinv_map_f64((size_t)n, out, a);
+        else
+            rmi_vm_erfinv_map_f32((size_t)n, out, a);
+    } else if (f64) {
+        rmi_vm_map_f64((rmi_vm_fn)fn, (size_t)n, out, a, p);
+    } else {
+        rmi_vm_map_f32((rmi_vm_fn)fn, (size_t)n, out, a, (float)p);
+    }
+}
+
 static void export_once(void)
 {
     Dl_info info;

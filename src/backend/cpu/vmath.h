@@ -40,6 +40,13 @@ float rmi_vm_erfinv_f32(float y);
 void rmi_vm_erfinv_map_f64(size_t n, double *out, const double *a);
 void rmi_vm_erfinv_map_f32(size_t n, float *out, const float *a);
 
+/* The maps for compiled code (jit_gen.c calls it through a pointer, a block
+ * of lanes at a time): out[i] = fn(a[i]) for i < n through rmi_vm_map_f64
+ * (f64) or rmi_vm_map_f32 (p rounded to float), fn RMI_VM_COUNT meaning
+ * erf_inv (rmi_vm_erfinv_map_*): the interpreted kernels' calls, so the
+ * interpreter's bits. */
+void rmi_vm_map_any(int fn, int f64, long long n, void *out, const void *a, double p);
+
 /* The symbol of the scalar function (double or float x[, p]) for compiled code
  * to import, e.g. "Sleef_sind1_u10purecfma". */
 const char *rmi_vm_scalar_name(rmi_vm_fn fn, bool f64);
