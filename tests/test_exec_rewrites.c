@@ -199,8 +199,17 @@ static void test_exec_fusion_runs_on_a_small_stack(void **state)
     remat_val t = remat_add(f, remat_mul(f, x, y), remat_exp(f, x));
     t = remat_div(f, remat_sin(f, t), remat_add(f, remat_cos(f, y), remat_tanh(f, t)));
     remat_fn_output(f, t);
+    for (int jit = 0; jit < 2; jit++) { /* interpreted, then compiled (a blocked program's arrays: jit_gen.c) */
+    if (jit)
+        setenv("REMAT_JIT", "always", 1);
+    else
+        setenv("REMAT_JIT", "never", 1);
     remat_program *p = compile_ok(f);
+    unsetenv("REMAT_JIT");
     assert_true(p->n_fused > 0);
+    const remat_backend *be = remat_test_backend();
+    if (jit && be->iface.compile_lanes && be->iface.host_lane_cuts && be->iface.can_compile_lanes())
+        assert_true(p->n_fused_compiled > 0);
     double *xv = xcalloc(N, sizeof *xv), *yv = xcalloc(N, sizeof *yv), *want = xcalloc(N, sizeof *want),
            *got = xcalloc(N, sizeof *got);
     for (int i = 0; i < N; i++)
@@ -239,6 +248,7 @@ static void test_exec_fusion_runs_on_a_small_stack(void **state)
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     free(xv), free(yv), free(want), free(got);
     remat_program_free(p);
+    }
     remat_fn_free(f);
 }
 

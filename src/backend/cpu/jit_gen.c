@@ -421,9 +421,10 @@ static int emit_blocked_lanes(gen *g, blocked *B, int n_maps, int64_t bl, gcc_ji
 }
 
 /* The blocks of every register read outside its segment, the block length
- * (their total at most BLOCKED_BYTES: the pool's threads have small stacks),
+ * (their total at most BLOCKED_BYTES where it can: a fused group runs on
+ * threads whose whole stack may be 32 KB, test_exec_rewrites),
  * then the lanes. 0: unsupported, -1: out of memory. */
-enum { BLOCKED_LANES = 256, BLOCKED_BYTES = 32 << 10 };
+enum { BLOCKED_LANES = 256, BLOCKED_BYTES = 8 << 10 };
 
 static int emit_blocked(gen *g, gcc_jit_rvalue *lanes, gcc_jit_block *after)
 {
@@ -439,19 +440,19 @@ static int emit_blocked(gen *g, gcc_jit_rvalue *lanes, gcc_jit_block *after)
     int n_maps = 0;
     for (int i = 0; i < n; i++)
         B.seg[i] = n_maps, n_maps += is_map(&p->ins[i]);
-    int n_arr = 0;
+    int64_t arr_bytes = 0; /* per lane of a block */
     for (int i = 0; i < n; i++) {
         const remat_lane_ins *I = &p->ins[i];
         const int32_t ops[3] = {I->a, I->b, I->c};
         for (int t = 0; t < 3; t++)
             if (ops[t] >= 0 && (is_map(&p->ins[ops[t]]) || B.seg[ops[t]] != B.seg[i]))
                 need[ops[t]] = true;
-        n_arr += is_map(I);
+        arr_bytes += is_map(I) ? (int64_t)remat_dtype_size((remat_dtype)I->dt) : 0;
     }
     for (int i = 0; i < n; i++)
-        n_arr += need[i] || is_map(&p->ins[i]);
+        arr_bytes += need[i] || is_map(&p->ins[i]) ? (int64_t)remat_dtype_size((remat_dtype)p->ins[i].dt) : 0;
     int64_t bl = BLOCKED_LANES;
-    while (bl > 16 && (int64_t)n_arr * bl * 8 > BLOCKED_BYTES)
+    while (bl > 16 && arr_bytes * bl > BLOCKED_BYTES)
         bl /= 2;
     for (int i = 0; i < n; i++) {
         if (need[i] || is_map(&p->ins[i]))
