@@ -199,8 +199,17 @@ static void test_exec_fusion_runs_on_a_small_stack(void **state)
     remat_val t = remat_add(f, remat_mul(f, x, y), remat_exp(f, x));
     t = remat_div(f, remat_sin(f, t), remat_add(f, remat_cos(f, y), remat_tanh(f, t)));
     remat_fn_output(f, t);
+    for (int jit = 0; jit < 2; jit++) { /* interpreted, then compiled (a blocked program's arrays: jit_gen.c) */
+    if (jit)
+        setenv("REMAT_JIT", "always", 1);
+    else
+        setenv("REMAT_JIT", "never", 1);
     remat_program *p = compile_ok(f);
+    unsetenv("REMAT_JIT");
     assert_true(p->n_fused > 0);
+    const remat_backend *be = remat_test_backend();
+    if (jit && be->iface.compile_lanes && be->iface.host_lane_cuts && be->iface.can_compile_lanes())
+        assert_true(p->n_fused_compiled > 0);
     double *xv = xcalloc(N, sizeof *xv), *yv = xcalloc(N, sizeof *yv), *want = xcalloc(N, sizeof *want),
            *got = xcalloc(N, sizeof *got);
     for (int i = 0; i < N; i++)
@@ -239,6 +248,7 @@ static void test_exec_fusion_runs_on_a_small_stack(void **state)
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     free(xv), free(yv), free(want), free(got);
     remat_program_free(p);
+    }
     remat_fn_free(f);
 }
 
@@ -397,36 +407,102 @@ static remat_program *compile_jit(const remat_fn *f, remat_jit_mode j, bool no_c
     return p;
 }
 
-/* log1p, expm1, logistic and erf_inv are transcendentals to the fusion
- * compiler: a group holding one stays interpreted even with jit = always
- * (vmath's vectors; erf_inv has no compiled form at all) */
-static void test_exec_fusion_new_transcendentals_stay_interpreted(void **state)
+/* The transcendental groups of the test below: k < 11 one function (pow:
+ * x^1.5) of 0.5x, times y, plus 2(y - x) (x read again after the call);
+ * 11: gelu's tanh form; 12: exp(sin(x)) * x (two calls in a row) */
+enum { N_TRANS_GROUPS = 13 };
+static const remat_op trans_ops[11] = {REMAT_OP_EXP,   REMAT_OP_LOG,   REMAT_OP_SIN,      REMAT_OP_COS,
+                                       REMAT_OP_TANH,  REMAT_OP_ERF,   REMAT_OP_LOG1P,    REMAT_OP_EXPM1,
+                                       REMAT_OP_LOGISTIC, REMAT_OP_ERF_INV, REMAT_OP_POW};
+
+static remat_val trans_group(remat_fn *f, int k, remat_val x, remat_val y)
+{
+    if (k == 11) { /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+        remat_val in = remat_add(f, x, remat_mul_scalar(f, remat_integer_pow(f, x, 3), 0.044715));
+        remat_val t = remat_tanh(f, remat_mul_scalar(f, in, 0.7978845608028654));
+        return remat_mul(f, remat_mul_scalar(f, x, 0.5), remat_add_scalar(f, t, 1.0));
+    }
+    if (k == 12)
+        return remat_mul(f, remat_exp(f, remat_sin(f, x)), x);
+    remat_val h = remat_mul_scalar(f, x, 0.5);
+    remat_val u = trans_ops[k] == REMAT_OP_POW ? remat_pow(f, h, 1.5) : remat_unary_at(f, trans_ops[k], h, REMAT_HERE);
+    return remat_add(f, remat_mul(f, u, y), remat_mul_scalar(f, remat_sub(f, y, x), 2.0));
+}
+
+/* A group holding a transcendental compiles too (exec/fuse_jit.c): its
+ * lanes in blocks, each transcendental one call of the interpreter's own
+ * map on the block (backend/cpu/jit.c, "Blocked programs"), so the
+ * interpreter's bits (contract 2), in f32 and f64, on one thread and split
+ * across the pool (100003 elements), and in a group reading a broadcast row
+ * in place (a step per row; rows of 300 and 1000: one and several blocks).
+ * NaN results only as NaN (lane.h). */
+static void test_exec_fusion_transcendental_groups_compile_with_interpreted_bits(void **state)
 {
     (void)state;
     const remat_backend *be = remat_test_backend();
     if (!be->iface.compile_lanes || !be->iface.host_lane_cuts || !be->iface.can_compile_lanes())
         return; /* no libgccjit in this build: every group is interpreted */
-    const remat_op ops[4] = {REMAT_OP_LOG1P, REMAT_OP_EXPM1, REMAT_OP_LOGISTIC, REMAT_OP_ERF_INV};
-    const int64_t d[1] = {FUSE_N};
-    for (int k = 0; k < 4; k++) {
-        remat_fn *f = remat_fn_new("fuse_transcendental");
-        remat_val x = remat_arg(f, "x", REMAT_F64, 1, d), y = remat_arg(f, "y", REMAT_F64, 1, d);
-        remat_val u = remat_unary_at(f, ops[k], remat_mul_scalar(f, x, 0.5), REMAT_HERE);
-        remat_fn_output(f, remat_add(f, remat_mul(f, u, y), remat_mul_scalar(f, y, 2.0)));
-        remat_program *p = compile_jit(f, REMAT_JIT_ALWAYS, false);
-        assert_true(p->n_fused >= 1);
-        if (p->n_fused_compiled != 0)
-            fail_msg("a group holding %s was compiled", remat_op_name(ops[k]));
-        remat_program_free(p);
-        remat_fn_free(f);
-    }
+    const int64_t shapes[4][2] = {{1, FUSE_N}, {1, 100003}, {7, 300}, {3, 1000}};
+    for (int dt = 0; dt < 2; dt++)
+        for (int si = 0; si < 4; si++)
+            for (int k = 0; k < N_TRANS_GROUPS; k++) {
+                if (si == 1 && k < 11 && k % 3) /* the big size: a few of the functions suffice */
+                    continue;
+                const remat_dtype T = dt ? REMAT_F32 : REMAT_F64;
+                const int64_t R = shapes[si][0], F = shapes[si][1], n = R * F;
+                const bool grid = si >= 2;
+                const int64_t d1[1] = {n}, d2[2] = {R, F};
+                remat_fn *f = remat_fn_new("fuse_transcendental");
+                remat_val x = remat_arg(f, "x", T, grid ? 2 : 1, grid ? d2 : d1);
+                remat_val y = remat_arg(f, "y", T, grid ? 2 : 1, grid ? d2 : d1);
+                if (grid) /* + a bias row read in place */
+                    x = remat_add(f, x, remat_broadcast_in_dim(f, remat_arg(f, "b", T, 1, (int64_t[]){F}), 2, d2,
+                                                               ((int[]){1})));
+                remat_fn_output(f, trans_group(f, k, x, y));
+                const size_t es = remat_dtype_size(T);
+                void *v[3] = {xcalloc((size_t)n, es), xcalloc((size_t)n, es), xcalloc((size_t)F, es)};
+                double *tmp = xcalloc((size_t)n, sizeof *tmp);
+                for (int a = 0; a < 3; a++) {
+                    fill_special(tmp, n, 1.0 + a);
+                    for (int64_t i = 0; i < (a == 2 ? F : n); i++) {
+                        const double t = tmp[(i * 7 + a) % n];
+                        if (dt)
+                            ((float *)v[a])[i] = (float)t;
+                        else
+                            ((double *)v[a])[i] = t;
+                    }
+                }
+                remat_tensor in[3];
+                for (int a = 0; a < 3; a++)
+                    in[a] = (remat_tensor){.dtype = T, .data = v[a],
+                                           .shape = a == 2 ? (remat_shape){.rank = 1, .dims = {F}}
+                                                   : grid  ? (remat_shape){.rank = 2, .dims = {R, F}}
+                                                           : (remat_shape){.rank = 1, .dims = {n}}};
+                remat_program *pc = compile_jit(f, REMAT_JIT_ALWAYS, false), *pi = compile_jit(f, REMAT_JIT_NEVER, false);
+                if (pc->n_fused_compiled != 1) /* the whole output is one group */
+                    fail_msg("group %d (%s, %lldx%lld): %d groups compiled, %d ops fused", k,
+                             k < 11 ? remat_op_name(trans_ops[k]) : "chain", (long long)R, (long long)F,
+                             (int)pc->n_fused_compiled, (int)pc->n_fused);
+                assert_int_equal(pi->n_fused_compiled, 0);
+                outs_t oc, oi;
+                run_prog(pc, grid ? 3 : 2, in, &oc, NULL);
+                run_prog(pi, grid ? 3 : 2, in, &oi, NULL);
+                if (!same_bits_or_nan(&oc.t[0], &oi.t[0]))
+                    fail_msg("group %d (%s) %s %lldx%lld: compiled bits differ from interpreted", k,
+                             k < 11 ? remat_op_name(trans_ops[k]) : "chain", dt ? "f32" : "f64", (long long)R,
+                             (long long)F);
+                outs_free(&oc), outs_free(&oi);
+                remat_program_free(pc), remat_program_free(pi);
+                free(tmp), free(v[0]), free(v[1]), free(v[2]);
+                remat_fn_free(f);
+            }
 }
 
 /* Compiled fusion (exec/fuse_jit.c): an arithmetic group (selects,
  * compares, scalar operands, powers, max/min/relu) runs as one compiled loop
  * with the blocked interpreter's bits (contract 2), on one thread and split
  * across the pool (contract 4, n past the split grain); a group holding a
- * transcendental stays interpreted (SLEEF's vectors), and jit = never
+ * transcendental compiles as well (the test above), and jit = never
  * compiles nothing. NaN results only as NaN (lane.h: their sign may differ). */
 static void test_exec_fusion_compiled_loop_matches_interpreted(void **state)
 {
@@ -460,12 +536,12 @@ static void test_exec_fusion_compiled_loop_matches_interpreted(void **state)
             remat_tensor in[2] = {{.dtype = T, .shape = {.rank = 1, .dims = {d[0]}}, .data = xv},
                                   {.dtype = T, .shape = {.rank = 1, .dims = {d[0]}}, .data = yv}};
             remat_program *pc = compile_jit(f, REMAT_JIT_ALWAYS, false), *pi = compile_jit(f, REMAT_JIT_NEVER, false);
-            assert_int_equal(pc->n_fused_compiled, 1); /* c's group; not the sin group */
+            assert_int_equal(pc->n_fused_compiled, 2); /* c's group and the sin group */
             assert_int_equal(pi->n_fused_compiled, 0);
             /* auto: taken once at hand (compiled just above); 100003 elements
              * x 12 ops pass the work bound, 1000 x 12 do not */
             remat_program *pa = compile_jit(f, REMAT_JIT_AUTO, true);
-            assert_int_equal(pa->n_fused_compiled, 1);
+            assert_int_equal(pa->n_fused_compiled, 2);
             remat_program_free(pa);
             assert_int_equal(pc->n_fused, pi->n_fused);
             outs_t oc, oi;
@@ -868,7 +944,7 @@ int main(void)
         cmocka_unit_test(test_exec_fusion_does_not_contract_to_fma),
         cmocka_unit_test(test_exec_fusion_compiled_loop_matches_interpreted),
         cmocka_unit_test(test_exec_fusion_reads_broadcasts_in_place),
-        cmocka_unit_test(test_exec_fusion_new_transcendentals_stay_interpreted),
+        cmocka_unit_test(test_exec_fusion_transcendental_groups_compile_with_interpreted_bits),
         cmocka_unit_test(test_exec_inplace_concat_rows_of_a_state),
         cmocka_unit_test(test_exec_inplace_concat_vector_and_refusals),
         cmocka_unit_test(test_exec_add_pad_matches_pad_then_add),

@@ -12,12 +12,13 @@
  * on any thread (contract 4).
  *
  * When a group is compiled (the rule docs/DESIGN.md states, "Compiled
- * fusion"): never with jit = never; never for a group holding a
- * transcendental (exp, log, sin, cos, tanh, erf, pow): the interpreter runs
- * those through SLEEF's vectors (backend/cpu/vmath.h), four or eight
- * elements per call, where a compiled loop calls their scalar twin per
- * element, so compiling would make the group slower; never for a group of
- * one op (no intermediate to keep out of memory). Otherwise with jit =
+ * fusion"): never with jit = never; never for a group of one op (no
+ * intermediate to keep out of memory). A group holding a transcendental
+ * (exp, log, sin, cos, tanh, erf, pow, log1p, expm1, logistic, erf_inv)
+ * compiles too: the CPU's compiler runs such a program's lanes in blocks and
+ * each transcendental as one call of the interpreter's own SLEEF vector map
+ * on the block (backend/cpu/jit.c, "Blocked programs"), so it keeps the
+ * interpreter's speed for those and its bits. Otherwise with jit =
  * always; with jit = auto when the code is at hand (this process's cache or
  * the disk's: a read and a dlopen), or when the group's work per run
  * (elements x micro-ops) reaches FUSE_JIT_MIN_WORK, where one run's saved
@@ -38,13 +39,6 @@
 #include "exec/program_impl.h"
 
 enum { FUSE_JIT_MIN_WORK = 1 << 20 };
-
-static bool transcendental(remat_op op)
-{
-    return op == REMAT_OP_EXP || op == REMAT_OP_LOG || op == REMAT_OP_SIN || op == REMAT_OP_COS ||
-           op == REMAT_OP_TANH || op == REMAT_OP_ERF || op == REMAT_OP_POW ||
-           op == REMAT_OP_LOG1P || op == REMAT_OP_EXPM1 || op == REMAT_OP_LOGISTIC || op == REMAT_OP_ERF_INV;
-}
 
 /* F as a lane program of m lanes into ins (2 * n_uops + nin + 1 slots) and
  * bufs (nin + 1): buffers 0..nin-1 the external inputs, nin the output. */
@@ -91,9 +85,6 @@ remat_status rmi_fuse_compile(remat_compile_ctx *c, remat_fused_op *F, int64_t n
      * fused instructions do (the CPU's); CUDA lowers its groups itself */
     if (o->jit == REMAT_JIT_NEVER || !be->iface.compile_lanes || !be->iface.host_lane_cuts || F->n_uops < 2 || n < 1)
         return REMAT_OK;
-    for (int k = 0; k < F->n_uops; k++)
-        if (transcendental(F->uops[k].op))
-            return REMAT_OK;
     if (be->iface.can_compile_lanes && !be->iface.can_compile_lanes())
         return REMAT_OK;
     remat_lane_ins *ins = rmi_malloc(sizeof *ins * (size_t)(F->nin + F->n_uops + 1));

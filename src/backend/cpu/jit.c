@@ -20,6 +20,19 @@
  *       ((T *)p_b)[off] = k_e;                                 m == 1: state back
  *   }
  *
+ * Blocked programs. A program of many lanes holding a transcendental (a
+ * fused group's: exec/fuse_jit.c) runs its lanes in blocks of up to 256
+ * instead: per block, a loop over the lanes for the instructions up to the
+ * first transcendental, which writes its argument into a local array, then
+ * one call of the interpreted kernels' own map on that array (vmath.h's
+ * rmi_vm_map_any: SLEEF's vectors, erf_inv's function), then the next loop,
+ * and so on; a register read in a later loop than its own goes through an
+ * array of its own. The code reaches the map through its exported global
+ * pointer RMI_JIT_VMAP (jit_gen.h), which compile_new sets once the code is
+ * loaded: an address the code on disk cannot hold, and a symbol remat does
+ * not export. Each element's bits are the map's, which depend on the
+ * element's value only (vmath.c, "neighbours").
+ *
  * Bits: every op is written as the CPU kernel writes it (elementwise.c:
  * max/min/relu/select as the same conditionals, integer_pow's products in
  * the same order, SLEEF's scalar twin of the kernels' vector functions for
@@ -232,7 +245,7 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
         o += len + (o[len] == ' ');
     }
     remat_status st = REMAT_OK;
-    remat_jit_math math = {{{0}}}; /* imported once per context */
+    remat_jit_math math = {0}; /* imported once per context */
     char name[32];
     for (int k = 0; k < n && st == REMAT_OK; k++) {
         snprintf(name, sizeof name, "lane%d", k);
@@ -299,6 +312,12 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
     for (int k = 0; k < n && st == REMAT_OK; k++) {
         snprintf(name, sizeof name, "lane%d", k);
         fn[k] = (remat_lane_fn)code_get(code, name);
+    }
+    if (st == REMAT_OK) { /* a blocked program's maps (jit_gen.h), before any of its functions runs */
+        void (**vmap)(int, int, long long, void *, const void *, double) =
+            code->res ? gcc_jit_result_get_global(code->res, RMI_JIT_VMAP) : dlsym(code->dl, RMI_JIT_VMAP);
+        if (vmap)
+            *vmap = rmi_vm_map_any;
     }
     return st;
 }

@@ -242,6 +242,233 @@ static int emit_op(gen *g, int i)
 
 REMAT_EXHAUSTIVE_END
 
+/* ---- blocked programs (jit.c's header): the lanes in blocks, each
+ * transcendental one call of the interpreted kernels' map on the block ---- */
+
+/* rmi_vm_map_any's fn for a lane op in a blocked program; -1: inline code */
+static int map_of(remat_op op)
+{
+    switch (op) {
+    case REMAT_OP_EXP: case REMAT_OP_LOGISTIC: return RMI_VM_EXP; /* logistic: 1 / (1 + exp(-x)) */
+    case REMAT_OP_LOG: return RMI_VM_LOG;
+    case REMAT_OP_SIN: return RMI_VM_SIN;
+    case REMAT_OP_COS: return RMI_VM_COS;
+    case REMAT_OP_TANH: return RMI_VM_TANH;
+    case REMAT_OP_ERF: return RMI_VM_ERF;
+    case REMAT_OP_LOG1P: return RMI_VM_LOG1P;
+    case REMAT_OP_EXPM1: return RMI_VM_EXPM1;
+    case REMAT_OP_POW: return RMI_VM_POW;
+    case REMAT_OP_ERF_INV: return RMI_VM_COUNT;
+    default: return -1;
+    }
+}
+
+static bool is_map(const remat_lane_ins *I) { return I->kind == REMAT_LANE_OP && map_of((remat_op)I->op) >= 0; }
+
+/* Blocked: many lanes, no state, no sums across lanes, no exit, and a
+ * transcendental (the fused groups of exec/fuse_jit.c that hold one). */
+static bool blocked_program(const remat_lane_program *p)
+{
+    if (p->m < 2)
+        return false;
+    for (int b = 0; b < p->n_bufs; b++)
+        if (p->bufs[b].state)
+            return false;
+    bool any = false;
+    for (int i = 0; i < p->n_ins; i++) {
+        const remat_lane_ins *I = &p->ins[i];
+        if (I->post || (I->kind != REMAT_LANE_LOAD && I->kind != REMAT_LANE_CONST && I->kind != REMAT_LANE_OP &&
+                        I->kind != REMAT_LANE_STORE))
+            return false;
+        any |= is_map(I);
+    }
+    return any;
+}
+
+typedef struct {
+    int *seg;               /* an instruction's segment; a map op's: the segment its input is copied in */
+    int *loaded;            /* segment + 1 where the register was last read back from its array */
+    gcc_jit_lvalue **arr;   /* a register's block (map op: its result), NULL when it stays in its segment */
+    gcc_jit_lvalue **in;    /* a map op's argument block */
+    gcc_jit_lvalue *jb, *mb, *jend;
+} blocked;
+
+static gcc_jit_rvalue *jj(gen *g, blocked *B)
+{
+    return gcc_jit_context_new_binary_op(g->c, NULL, GCC_JIT_BINARY_OP_MINUS, g->t_i64, rv(g->j), rv(B->jb));
+}
+
+static gcc_jit_lvalue *at(gen *g, blocked *B, gcc_jit_lvalue *arr)
+{
+    return gcc_jit_context_new_array_access(g->c, NULL, rv(arr), jj(g, B));
+}
+
+static gcc_jit_rvalue *addr0(gen *g, gcc_jit_lvalue *arr)
+{
+    gcc_jit_type *vp = gcc_jit_type_get_pointer(g->t_void);
+    return gcc_jit_context_new_cast(
+        g->c, NULL, gcc_jit_lvalue_get_address(gcc_jit_context_new_array_access(g->c, NULL, rv(arr), i64c(g, 0)), NULL),
+        vp);
+}
+
+/* register r in segment k: computed there, or read back from its block */
+static void ensure(gen *g, blocked *B, int r, int k)
+{
+    if (r < 0 || (B->seg[r] == k && !is_map(&g->p->ins[r])) || B->loaded[r] == k + 1)
+        return;
+    const remat_lane_ins *R = &g->p->ins[r];
+    gcc_jit_rvalue *v = rv(at(g, B, B->arr[r]));
+    if (R->kind == REMAT_LANE_OP && R->op == REMAT_OP_LOGISTIC)
+        v = bin(g, GCC_JIT_BINARY_OP_DIVIDE, R->dt, fconst(g, R->dt, 1.0),
+                bin(g, GCC_JIT_BINARY_OP_PLUS, R->dt, fconst(g, R->dt, 1.0), v));
+    gcc_jit_block_add_assignment(g->cur, NULL, g->reg[r], v);
+    B->loaded[r] = k + 1;
+}
+
+static gcc_jit_lvalue *block_local(gen *g, remat_dtype dt, int64_t len, const char *pre, int i)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%s%d", pre, i);
+    return gcc_jit_function_new_local(g->fn, NULL, gcc_jit_context_new_array_type(g->c, NULL, g->t_f[fidx(dt)], (int)len),
+                                      name);
+}
+
+static gcc_jit_rvalue *vmap(gen *g)
+{
+    if (!g->math->vmap) {
+        gcc_jit_type *ts[6] = {g->t_int, g->t_int, g->t_i64, gcc_jit_type_get_pointer(g->t_void),
+                               gcc_jit_type_get_pointer(g->t_void),
+                               g->t_f[1]};
+        g->math->vmap_t = gcc_jit_context_new_function_ptr_type(g->c, NULL, g->t_void, 6, ts, 0);
+        g->math->vmap = gcc_jit_context_new_global(g->c, NULL, GCC_JIT_GLOBAL_EXPORTED, g->math->vmap_t, RMI_JIT_VMAP);
+    }
+    return rv(g->math->vmap);
+}
+
+/* The lanes of one step (`lanes` of them) in blocks of at most bl, from
+ * g->cur; ends jumping to `after`. Segment k's loop runs the instructions
+ * between map op k - 1 and map op k over the block and copies map op k's
+ * argument into its block; then the map runs on it. */
+static int emit_blocked_lanes(gen *g, blocked *B, int n_maps, int64_t bl, gcc_jit_rvalue *lanes, gcc_jit_block *after)
+{
+    const remat_lane_program *p = g->p;
+    gcc_jit_block *jb_cond = new_block(g), *jb_body = new_block(g);
+    gcc_jit_block_add_assignment(g->cur, NULL, B->jb, i64c(g, 0));
+    gcc_jit_block_end_with_jump(g->cur, NULL, jb_cond);
+    gcc_jit_block_end_with_conditional(jb_cond, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(B->jb), lanes), jb_body, after);
+    g->cur = jb_body;
+    gcc_jit_rvalue *left = gcc_jit_context_new_binary_op(g->c, NULL, GCC_JIT_BINARY_OP_MINUS, g->t_i64, lanes, rv(B->jb));
+    assign_cond(g, B->mb, cmp(g, GCC_JIT_COMPARISON_GT, left, i64c(g, bl)), i64c(g, bl), left);
+    gcc_jit_block_add_assignment(g->cur, NULL, B->jend,
+                                 gcc_jit_context_new_binary_op(g->c, NULL, GCC_JIT_BINARY_OP_PLUS, g->t_i64, rv(B->jb),
+                                                               rv(B->mb)));
+    for (int k = 0; k <= n_maps; k++) {
+        gcc_jit_block *jc = new_block(g), *body = new_block(g), *next = new_block(g);
+        gcc_jit_block_add_assignment(g->cur, NULL, g->j, rv(B->jb));
+        gcc_jit_block_end_with_jump(g->cur, NULL, jc);
+        gcc_jit_block_end_with_conditional(jc, NULL, cmp(g, GCC_JIT_COMPARISON_LT, rv(g->j), rv(B->jend)), body, next);
+        g->cur = body;
+        int m = -1; /* map op k */
+        for (int i = 0; i < p->n_ins; i++) {
+            const remat_lane_ins *I = &p->ins[i];
+            if (B->seg[i] != k)
+                continue;
+            if (is_map(I)) {
+                m = i;
+                continue;
+            }
+            ensure(g, B, I->a, k), ensure(g, B, I->b, k), ensure(g, B, I->c, k);
+            switch (I->kind) {
+            case REMAT_LANE_LOAD:
+                gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], rv(element(g, I->buf, I->off, I->lstride)));
+                break;
+            case REMAT_LANE_CONST: gcc_jit_block_add_assignment(g->cur, NULL, g->reg[i], fconst(g, I->dt, I->imm)); break;
+            case REMAT_LANE_STORE:
+                gcc_jit_block_add_assignment(g->cur, NULL, element(g, I->buf, I->off, I->lstride), rv(g->reg[I->a]));
+                break;
+            default:
+                if (!emit_op(g, i))
+                    return 0;
+                break;
+            }
+            if (B->arr[i])
+                gcc_jit_block_add_assignment(g->cur, NULL, at(g, B, B->arr[i]), rv(g->reg[i]));
+        }
+        if (m >= 0) { /* its argument into its block (logistic's negated, elementwise.c's order) */
+            const remat_lane_ins *M = &p->ins[m];
+            ensure(g, B, M->a, k);
+            gcc_jit_rvalue *x = rv(g->reg[M->a]);
+            if (M->op == REMAT_OP_LOGISTIC)
+                x = gcc_jit_context_new_unary_op(g->c, NULL, GCC_JIT_UNARY_OP_MINUS, g->t_f[fidx(M->dt)], x);
+            gcc_jit_block_add_assignment(g->cur, NULL, at(g, B, B->in[m]), x);
+        }
+        gcc_jit_block_add_assignment_op(g->cur, NULL, g->j, GCC_JIT_BINARY_OP_PLUS, i64c(g, 1));
+        gcc_jit_block_end_with_jump(g->cur, NULL, jc);
+        g->cur = next;
+        if (m >= 0) {
+            const remat_lane_ins *M = &p->ins[m];
+            gcc_jit_rvalue *args[6] = {
+                gcc_jit_context_new_rvalue_from_long(g->c, g->t_int, map_of((remat_op)M->op)),
+                gcc_jit_context_new_rvalue_from_long(g->c, g->t_int, M->dt == REMAT_F64),
+                rv(B->mb), addr0(g, B->arr[m]), addr0(g, B->in[m]),
+                gcc_jit_context_new_rvalue_from_double(g->c, g->t_f[1], M->op == REMAT_OP_POW ? M->imm : 0.0)};
+            gcc_jit_block_add_eval(g->cur, NULL, gcc_jit_context_new_call_through_ptr(g->c, NULL, vmap(g), 6, args));
+        }
+    }
+    gcc_jit_block_add_assignment_op(g->cur, NULL, B->jb, GCC_JIT_BINARY_OP_PLUS, i64c(g, bl));
+    gcc_jit_block_end_with_jump(g->cur, NULL, jb_cond);
+    return 1;
+}
+
+/* The blocks of every register read outside its segment, the block length
+ * (their total at most BLOCKED_BYTES where it can: a fused group runs on
+ * threads whose whole stack may be 32 KB, test_exec_rewrites),
+ * then the lanes. 0: unsupported, -1: out of memory. */
+enum { BLOCKED_LANES = 256, BLOCKED_BYTES = 8 << 10 };
+
+static int emit_blocked(gen *g, gcc_jit_rvalue *lanes, gcc_jit_block *after)
+{
+    const remat_lane_program *p = g->p;
+    const int n = p->n_ins;
+    blocked B = {.seg = rmi_calloc((size_t)n + 1, sizeof(int)), .loaded = rmi_calloc((size_t)n + 1, sizeof(int)),
+                 .arr = rmi_calloc((size_t)n + 1, sizeof(gcc_jit_lvalue *)),
+                 .in = rmi_calloc((size_t)n + 1, sizeof(gcc_jit_lvalue *))};
+    bool *need = rmi_calloc((size_t)n + 1, sizeof(bool));
+    int made = -1;
+    if (!B.seg || !B.loaded || !B.arr || !B.in || !need)
+        goto out;
+    int n_maps = 0;
+    for (int i = 0; i < n; i++)
+        B.seg[i] = n_maps, n_maps += is_map(&p->ins[i]);
+    int64_t arr_bytes = 0; /* per lane of a block */
+    for (int i = 0; i < n; i++) {
+        const remat_lane_ins *I = &p->ins[i];
+        const int32_t ops[3] = {I->a, I->b, I->c};
+        for (int t = 0; t < 3; t++)
+            if (ops[t] >= 0 && (is_map(&p->ins[ops[t]]) || B.seg[ops[t]] != B.seg[i]))
+                need[ops[t]] = true;
+        arr_bytes += is_map(I) ? (int64_t)remat_dtype_size((remat_dtype)I->dt) : 0;
+    }
+    for (int i = 0; i < n; i++)
+        arr_bytes += need[i] || is_map(&p->ins[i]) ? (int64_t)remat_dtype_size((remat_dtype)p->ins[i].dt) : 0;
+    int64_t bl = BLOCKED_LANES;
+    while (bl > 16 && arr_bytes * bl > BLOCKED_BYTES)
+        bl /= 2;
+    for (int i = 0; i < n; i++) {
+        if (need[i] || is_map(&p->ins[i]))
+            B.arr[i] = block_local(g, p->ins[i].dt, bl, "v", i);
+        if (is_map(&p->ins[i]))
+            B.in[i] = block_local(g, p->ins[i].dt, bl, "u", i);
+    }
+    B.jb = gcc_jit_function_new_local(g->fn, NULL, g->t_i64, "jb");
+    B.mb = gcc_jit_function_new_local(g->fn, NULL, g->t_i64, "mb");
+    B.jend = gcc_jit_function_new_local(g->fn, NULL, g->t_i64, "jend");
+    made = emit_blocked_lanes(g, &B, n_maps, bl, lanes, after);
+out:
+    rmi_free(B.seg), rmi_free(B.loaded), rmi_free(B.arr), rmi_free(B.in), rmi_free(need);
+    return made;
+}
+
 static int collect_state(gen *g)
 {
     const remat_lane_program *p = g->p;
@@ -357,6 +584,14 @@ static int generate(gen *g, const char *name_fn)
             snprintf(name, sizeof name, "r%d", i);
             g->reg[i] = gcc_jit_function_new_local(g->fn, NULL, g->t_f[fidx(p->ins[i].dt)], name);
         }
+    if (blocked_program(p)) { /* the lanes in blocks, the transcendentals as the kernels' maps */
+        g->cur = s_body;
+        const int made = emit_blocked(g, gcc_jit_param_as_rvalue(params[3]), post);
+        if (made <= 0)
+            return made;
+        g->cur = post;
+        goto step_end;
+    }
     for (int i = 0; i < p->n_ins; i++) /* sums across lanes start each step at +0 */
         if (p->ins[i].kind == REMAT_LANE_SUM0)
             gcc_jit_block_add_assignment(s_body, NULL, g->reg[i], fconst(g, p->ins[i].dt, 0.0));
@@ -409,6 +644,7 @@ static int generate(gen *g, const char *name_fn)
             g->cur = post;
         }
     }
+step_end:
     if (!exit_after_step(g, done))
         return 0;
     gcc_jit_block_end_with_jump(g->cur, NULL, s_latch);

@@ -11,9 +11,17 @@
 
 enum { M_EXP, M_LOG, M_SIN, M_COS, M_TANH, M_SQRT, M_ERF, M_LOG1P, M_EXPM1, M_POW, M_COUNT };
 
-/* The libm functions a context imports, each once (zero-initialise). */
+/* The exported global of a compilation holding a blocked program (jit.c's
+ * header): the pointer to vmath.h's rmi_vm_map_any, which the loader sets
+ * (jit.c) before any function of the code runs. */
+#define RMI_JIT_VMAP "remat_lane_vmap"
+
+/* The libm functions a context imports, each once, and its map pointer
+ * (zero-initialise). */
 typedef struct {
     gcc_jit_function *fn[2][M_COUNT]; /* [f32, f64][which] */
+    gcc_jit_lvalue *vmap;
+    gcc_jit_type *vmap_t;
 } remat_jit_math;
 
 /* Adds the exported function `name`, void name(char **bufs, long long

@@ -28,7 +28,9 @@
     X(gcc_jit_context_new_unary_op) X(gcc_jit_context_release) X(gcc_jit_context_set_bool_print_errors_to_stderr) \
     X(gcc_jit_context_set_int_option) X(gcc_jit_function_new_block) X(gcc_jit_function_new_local)               \
     X(gcc_jit_lvalue_as_rvalue) X(gcc_jit_lvalue_get_address) X(gcc_jit_param_as_rvalue)                       \
-    X(gcc_jit_result_get_code) X(gcc_jit_result_release) X(gcc_jit_type_get_pointer)
+    X(gcc_jit_result_get_code) X(gcc_jit_result_release) X(gcc_jit_type_get_pointer)                          \
+    X(gcc_jit_context_new_global) X(gcc_jit_context_new_function_ptr_type) X(gcc_jit_context_new_call_through_ptr) \
+    X(gcc_jit_context_new_array_type) X(gcc_jit_block_add_eval) X(gcc_jit_result_get_global)
 
 #define REMAT_GCCJIT_PTR(f) __typeof__(f) *f;
 typedef struct {
@@ -78,6 +80,12 @@ bool rmi_gccjit_open(void);
 #define gcc_jit_result_get_code rmi_gccjit.gcc_jit_result_get_code
 #define gcc_jit_result_release rmi_gccjit.gcc_jit_result_release
 #define gcc_jit_type_get_pointer rmi_gccjit.gcc_jit_type_get_pointer
+#define gcc_jit_context_new_global rmi_gccjit.gcc_jit_context_new_global
+#define gcc_jit_context_new_function_ptr_type rmi_gccjit.gcc_jit_context_new_function_ptr_type
+#define gcc_jit_context_new_call_through_ptr rmi_gccjit.gcc_jit_context_new_call_through_ptr
+#define gcc_jit_context_new_array_type rmi_gccjit.gcc_jit_context_new_array_type
+#define gcc_jit_block_add_eval rmi_gccjit.gcc_jit_block_add_eval
+#define gcc_jit_result_get_global rmi_gccjit.gcc_jit_result_get_global
 #endif
 
 #endif

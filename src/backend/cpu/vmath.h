@@ -1,7 +1,9 @@
 /*
  * vmath.h — the transcendental functions of the CPU backend: SLEEF's u10
- * functions (at most 1.0 ulp from the exact result), one algorithm per
- * machine for every path.
+ * functions (at most 1.0 ulp from the exact result), except f32 tanh, which
+ * is SLEEF's u35 (at most 3.5 ulp; measured 2.3): gelu's tanh, whose u10
+ * form (double-float arithmetic) mapped 3.1x slower and was a tenth of a
+ * checkpointed FFN step; one algorithm per machine for every path.
  *
  * The interpreted kernels (elementwise.c, fused.c) map whole arrays through
  * rmi_vm_map_*; compiled lane programs (jit_gen.c) call the scalar SLEEF
@@ -25,6 +27,9 @@ typedef enum { RMI_VM_EXP, RMI_VM_LOG, RMI_VM_SIN, RMI_VM_COS, RMI_VM_TANH, RMI_
 #define RMI_VM_FN_LIST(X) X(RMI_VM_EXP, exp) X(RMI_VM_LOG, log) X(RMI_VM_SIN, sin) X(RMI_VM_COS, cos) \
     X(RMI_VM_TANH, tanh) X(RMI_VM_ERF, erf) X(RMI_VM_LOG1P, log1p) X(RMI_VM_EXPM1, expm1)
 
+/* The documented bound of fn in ulp: 1.0, f32 tanh 3.5 */
+double rmi_vm_ulp_bound(rmi_vm_fn fn, bool f64);
+
 /* out[i] = fn(a[i]) (POW: pow(a[i], p)); out may equal a, no other overlap */
 void rmi_vm_map_f64(rmi_vm_fn fn, size_t n, double *out, const double *a, double p);
 void rmi_vm_map_f32(rmi_vm_fn fn, size_t n, float *out, const float *a, float p);
@@ -39,6 +44,13 @@ double rmi_vm_erfinv_f64(double y);
 float rmi_vm_erfinv_f32(float y);
 void rmi_vm_erfinv_map_f64(size_t n, double *out, const double *a);
 void rmi_vm_erfinv_map_f32(size_t n, float *out, const float *a);
+
+/* The maps for compiled code (jit_gen.c calls it through a pointer, a block
+ * of lanes at a time): out[i] = fn(a[i]) for i < n through rmi_vm_map_f64
+ * (f64) or rmi_vm_map_f32 (p rounded to float), fn RMI_VM_COUNT meaning
+ * erf_inv (rmi_vm_erfinv_map_*): the interpreted kernels' calls, so the
+ * interpreter's bits. */
+void rmi_vm_map_any(int fn, int f64, long long n, void *out, const void *a, double p);
 
 /* The symbol of the scalar function (double or float x[, p]) for compiled code
  * to import, e.g. "Sleef_sind1_u10purecfma". */

@@ -101,17 +101,19 @@
         return _mm256_cvtss_f32(EXPR);                                                            \
     }
 
-#define DEFINE_BOTH(f, TRIG)                                                                      \
+/* UF: the f32 variant's accuracy, u10 but for tanh (vmath.h, RMI_VM_F32_U) */
+#define DEFINE_BOTH_U(f, TRIG, UF)                                                                \
     DEFINE_ONE_D(map_##f##_d, Sleef_##f##d4_u10avx2(x))                                           \
     DEFINE_MAP_D(map_##f##_d, Sleef_##f##d4_u10avx2(x), TRIG)                                     \
-    DEFINE_ONE_F(map_##f##_f, Sleef_##f##f8_u10avx2(x))                                           \
-    DEFINE_MAP_F(map_##f##_f, Sleef_##f##f8_u10avx2(x), TRIG)
+    DEFINE_ONE_F(map_##f##_f, Sleef_##f##f8_##UF##avx2(x))                                        \
+    DEFINE_MAP_F(map_##f##_f, Sleef_##f##f8_##UF##avx2(x), TRIG)
+#define DEFINE_BOTH(f, TRIG) DEFINE_BOTH_U(f, TRIG, u10)
 
 DEFINE_BOTH(exp, 0)
 DEFINE_BOTH(log, 0)
 DEFINE_BOTH(sin, 1)
 DEFINE_BOTH(cos, 1)
-DEFINE_BOTH(tanh, 0)
+DEFINE_BOTH_U(tanh, 0, u35)
 DEFINE_BOTH(erf, 0)
 DEFINE_BOTH(log1p, 0)
 DEFINE_BOTH(expm1, 0)

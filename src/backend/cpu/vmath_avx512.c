@@ -29,7 +29,7 @@
 
 #include "core/assert.h"
 
-#define DEFINE_MAP(f)                                                                                    \
+#define DEFINE_MAP(f, UF)                                                                                  \
     static void map_##f##_d(size_t n, double *out, const double *a)                                      \
     {                                                                                                    \
         size_t i = 0;                                                                                    \
@@ -44,16 +44,16 @@
     {                                                                                                    \
         size_t i = 0;                                                                                    \
         for (; i + 16 <= n; i += 16)                                                                     \
-            _mm512_storeu_ps(out + i, Sleef_##f##f16_u10avx512f(_mm512_loadu_ps(a + i)));                \
+            _mm512_storeu_ps(out + i, Sleef_##f##f16_##UF##avx512f(_mm512_loadu_ps(a + i)));             \
         if (i < n) {                                                                                     \
             const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);                                       \
-            _mm512_mask_storeu_ps(out + i, m, Sleef_##f##f16_u10avx512f(_mm512_maskz_loadu_ps(m, a + i))); \
+            _mm512_mask_storeu_ps(out + i, m, Sleef_##f##f16_##UF##avx512f(_mm512_maskz_loadu_ps(m, a + i))); \
         }                                                                                                \
     }
 
-DEFINE_MAP(exp)
-DEFINE_MAP(tanh)
-DEFINE_MAP(erf)
+DEFINE_MAP(exp, u10)
+DEFINE_MAP(tanh, u35) /* vmath.h: f32 tanh is SLEEF's u35 */
+DEFINE_MAP(erf, u10)
 
 bool rmi_vm_avx512_has(rmi_vm_fn fn) { return fn == RMI_VM_EXP || fn == RMI_VM_TANH || fn == RMI_VM_ERF; }
 
