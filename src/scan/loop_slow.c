@@ -134,3 +134,46 @@ void rmi_loop_slow_end(loop_core *c)
     }
     c->slow_fd = -1;
 }
+
+void rmi_loop_slow_put(loop_core *c, int64_t h, int64_t hi)
+{
+    const int64_t w[2] = {h, hi};
+    char *at = c->store + c->slow_words;
+    if (c->be->iface.copy_in)
+        c->be->iface.copy_in(c->cx, at, w, sizeof w);
+    else
+        memcpy(at, w, sizeof w);
+}
+
+void rmi_loop_slow_get(loop_core *c)
+{
+    int64_t w[2];
+    const char *at = c->store + c->slow_words;
+    if (c->be->iface.copy_out)
+        c->be->iface.copy_out(c->cx, w, at, sizeof w);
+    else
+        memcpy(w, at, sizeof w);
+    c->slow_fd = w[0], c->slow_hi = w[1], c->slow_failed = false;
+}
+
+void rmi_loop_slow_fail(loop_core *c, remat_status st, const char *label)
+{
+    c->slow_failed = true;
+    rmi_loop_fail(c, st, "%s%s%s", label ? label : "", label ? ": " : "", remat_last_error());
+}
+
+bool rmi_loop_slow_start(loop_core *c, int64_t slots, const remat_compile_options *o, const char *what)
+{
+    rmi_loop_slow_begin(c, (size_t)slots * c->carry_bytes, o->tier_dir, o->tier_max_bytes, what);
+    rmi_loop_slow_put(c, c->slow_fd, 0);
+    if (c->slow_fd >= 0)
+        return true;
+    rmi_loop_slow_fail(c, REMAT_ERR_IO, NULL);
+    return false;
+}
+
+void rmi_loop_slow_stop(loop_core *c)
+{
+    rmi_loop_slow_end(c);
+    rmi_loop_slow_put(c, -1, c->slow_hi);
+}
