@@ -3,7 +3,8 @@
  * file per run in the directory the compile options name (tier_dir), made
  * with mkstemp and unlinked at once (nothing is left behind, whatever
  * happens to the run), reserved in full before the first step
- * (posix_fallocate: a full disk fails there, not half way), carries written
+ * (posix_fallocate: a full disk fails there, not half way; the file as the
+ * offloaded residuals', core/tier_file.h), carries written
  * and read with pwrite/pread at (slot - slow0) carries. On a device backend
  * (one with copy_in/copy_out: CUDA) the slow tier is host memory instead,
  * allocated in full when the run begins with the backend's host_alloc
@@ -21,6 +22,7 @@
 
 #include "backend/backend_impl.h"
 #include "core/error.h"
+#include "core/tier_file.h"
 #include "scan/loop_rt.h"
 #include "scan/loop_slow.h"
 
@@ -73,39 +75,14 @@ remat_status rmi_loop_slow_extent(const remat_schedule_spec *spec, int64_t n, in
     return REMAT_OK;
 }
 
-int rmi_loop_slow_open(const char *dir, size_t bytes, int64_t max_bytes, const char *what)
-{
-    if (!dir) /* the compile sets it (core/config.h's default) */
-        dir = "/tmp";
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/remat-tier-XXXXXX", dir) >= (int)sizeof path) {
-        rmi_error(REMAT_ERR_IO, "%s: the slow snapshot tier's directory '%s' is too long a path", what, dir);
-        return -1;
-    }
-    const int fd = mkstemp(path);
-    if (fd < 0) {
-        rmi_error(REMAT_ERR_IO, "%s: cannot make the slow snapshot tier's file in '%s': %s", what, dir,
-                  strerror(errno));
-        return -1;
-    }
-    unlink(path); /* the file lives as long as the descriptor: nothing is left behind */
-    int e = max_bytes > 0 && (int64_t)bytes > max_bytes ? ENOSPC : posix_fallocate(fd, 0, (off_t)bytes);
-    if (e != 0) {
-        close(fd);
-        rmi_error(REMAT_ERR_IO, "%s: cannot reserve %zu bytes for the slow snapshot tier in '%s': %s%s", what,
-                  bytes, dir, strerror(e), max_bytes > 0 && (int64_t)bytes > max_bytes ? " (tier_max_bytes)" : "");
-        return -1;
-    }
-    return fd;
-}
-
 int64_t rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what)
 {
     c->slow_hi = 0;
     c->slow_failed = false;
     const remat_backend_iface *be = &c->be->iface;
-    if (!be->copy_in)
-        return c->slow_fd = rmi_loop_slow_open(dir, bytes, max_bytes, what);
+    if (!be->copy_in) /* the directory: the compile sets it (core/config.h's default) */
+        return c->slow_fd = rmi_tier_file_open(dir ? dir : "/tmp", "remat-tier", bytes, max_bytes, what,
+                                               "slow snapshot tier");
     c->slow_fd = -1;
     if (max_bytes > 0 && (int64_t)bytes > max_bytes) {
         rmi_error(REMAT_ERR_IO, "%s: cannot reserve %zu bytes of host memory for the slow snapshot tier: more than "
