@@ -169,18 +169,19 @@ void rmi_loop_restore(void *x, int slot);
  * (slot - slow0) carries into slow_fd (loop_slow.c); a failure sets
  * slow_failed with the message. */
 void rmi_loop_slow_io(loop_core *c, int slot, bool write);
-/* The run's slow store of `bytes` (slow_hi and slow_failed reset): a file
- * (rmi_loop_slow_open, loop_slow.h) on a host backend; on a device backend
- * host memory from its host_alloc (malloc without one) in c->cx, over
- * max_bytes (> 0) failing as a full disk. Its handle (also in slow_fd), or
- * -1 with the message naming `what`. */
-int64_t rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what);
+/* The run's slow store of `bytes` (slow_hi and slow_failed reset), its
+ * handle in slow_fd: a file (core/tier_file.h) on a host backend; on a
+ * device backend host memory from its host_alloc (rmi_malloc without one)
+ * in c->cx, over max_bytes (> 0) failing as a full disk. REMAT_ERR_IO (the
+ * file, tier_max_bytes) or REMAT_ERR_NOMEM (host memory), slow_fd -1, with
+ * the message naming `what`. */
+remat_status rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what);
 /* The run's slow store closed or freed (in c->cx), slow_fd -1. */
 void rmi_loop_slow_end(loop_core *c);
 /* The forward node's: the run's slow store of `slots` carries begun
  * (rmi_loop_slow_begin, in the options' tier_dir within tier_max_bytes)
- * and its handle in the store's words; false, the run's status and
- * message set, when it cannot be. */
+ * and its handle in the store's words; false, the run's status (that of
+ * rmi_loop_slow_begin) and message set, when it cannot be. */
 bool rmi_loop_slow_start(loop_core *c, int64_t slots, const remat_compile_options *o, const char *what);
 /* The run's slow store ended (rmi_loop_slow_end), -1 and the extent
  * written in the store's words. */

@@ -8,7 +8,8 @@
  * and read with pwrite/pread at (slot - slow0) carries. On a device backend
  * (one with copy_in/copy_out: CUDA) the slow tier is host memory instead,
  * allocated in full when the run begins with the backend's host_alloc
- * (CUDA: pinned) or malloc where it has none, a carry moved with copy_out
+ * (CUDA: pinned) or rmi_malloc where it has none (out of memory:
+ * REMAT_ERR_NOMEM, as the offloaded residuals'), a carry moved with copy_out
  * when a snapshot is taken and copy_in when it is restored, in the run's
  * context, and freed where the file would be closed.
  */
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "backend/backend_impl.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/tier_file.h"
 #include "scan/loop_rt.h"
@@ -75,27 +77,24 @@ remat_status rmi_loop_slow_extent(const remat_schedule_spec *spec, int64_t n, in
     return REMAT_OK;
 }
 
-int64_t rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what)
+remat_status rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what)
 {
     c->slow_hi = 0;
     c->slow_failed = false;
+    c->slow_fd = -1;
     const remat_backend_iface *be = &c->be->iface;
     if (!be->copy_in) /* the directory: the compile sets it (core/config.h's default) */
-        return c->slow_fd = rmi_tier_file_open(dir ? dir : "/tmp", "remat-tier", bytes, max_bytes, what,
-                                               "slow snapshot tier");
-    c->slow_fd = -1;
-    if (max_bytes > 0 && (int64_t)bytes > max_bytes) {
-        rmi_error(REMAT_ERR_IO, "%s: cannot reserve %zu bytes of host memory for the slow snapshot tier: more than "
-                  "tier_max_bytes = %lld", what, bytes, (long long)max_bytes);
-        return -1;
-    }
-    void *host = be->host_alloc && be->host_free ? be->host_alloc(c->cx, bytes) : malloc(bytes ? bytes : 1);
-    if (!host) {
-        rmi_error(REMAT_ERR_NOMEM, "%s: cannot allocate %zu bytes of host memory for the slow snapshot tier "
-                  "(backend '%s')", what, bytes, be->name);
-        return -1;
-    }
-    return c->slow_fd = (int64_t)(intptr_t)host;
+        return (c->slow_fd = rmi_tier_file_open(dir ? dir : "/tmp", "remat-tier", bytes, max_bytes, what,
+                                                "slow snapshot tier")) < 0 ? REMAT_ERR_IO : REMAT_OK;
+    if (max_bytes > 0 && (int64_t)bytes > max_bytes)
+        return rmi_error(REMAT_ERR_IO, "%s: cannot reserve %zu bytes of host memory for the slow snapshot tier: "
+                         "more than tier_max_bytes = %lld", what, bytes, (long long)max_bytes);
+    void *host = be->host_alloc && be->host_free ? be->host_alloc(c->cx, bytes) : rmi_malloc(bytes ? bytes : 1);
+    if (!host) /* as the offloaded residuals' (exec/offload.c) */
+        return rmi_error(REMAT_ERR_NOMEM, "%s: cannot allocate %zu bytes of host memory for the slow snapshot "
+                         "tier (backend '%s')", what, bytes, be->name);
+    c->slow_fd = (int64_t)(intptr_t)host;
+    return REMAT_OK;
 }
 
 void rmi_loop_slow_end(loop_core *c)
@@ -107,7 +106,7 @@ void rmi_loop_slow_end(loop_core *c)
         else if (be->host_alloc && be->host_free)
             be->host_free(c->cx, (void *)(intptr_t)c->slow_fd);
         else
-            free((void *)(intptr_t)c->slow_fd);
+            rmi_free((void *)(intptr_t)c->slow_fd);
     }
     c->slow_fd = -1;
 }
@@ -141,11 +140,12 @@ void rmi_loop_slow_fail(loop_core *c, remat_status st, const char *label)
 
 bool rmi_loop_slow_start(loop_core *c, int64_t slots, const remat_compile_options *o, const char *what)
 {
-    rmi_loop_slow_begin(c, (size_t)slots * c->carry_bytes, o->tier_dir, o->tier_max_bytes, what);
+    const remat_status st = rmi_loop_slow_begin(c, (size_t)slots * c->carry_bytes, o->tier_dir, o->tier_max_bytes,
+                                                what);
     rmi_loop_slow_put(c, c->slow_fd, 0);
-    if (c->slow_fd >= 0)
+    if (st == REMAT_OK)
         return true;
-    rmi_loop_slow_fail(c, REMAT_ERR_IO, NULL);
+    rmi_loop_slow_fail(c, st, NULL); /* REMAT_ERR_IO, or _NOMEM for host memory */
     return false;
 }
 
