@@ -72,6 +72,15 @@ void rmi_loop_stats_begin(void *self)
     c->peak_bytes = 0;
     atomic_store_explicit(&c->rep->status, REMAT_OK, memory_order_relaxed);
     c->rep->message[0] = 0;
+    if (c->slow_on && !c->slow_bwd) /* no store of an earlier run is read again */
+        rmi_loop_slow_sweep(c);
+}
+
+void rmi_loop_stats_release(void *self)
+{
+    const loop_core *c = self;
+    if (c->slow_on && !c->slow_bwd)
+        rmi_loop_slow_sweep(c);
 }
 
 remat_status rmi_loop_stats_status(const void *self)

@@ -156,8 +156,10 @@ void rmi_loop_copy_out(loop_core *c, void *const *dst, const char *src, int n);
  * store into the run's stats */
 void rmi_loop_stats_run(const void *self, remat_stats *st);
 /* ... and a run's outcome: begin_run (the counts zeroed, the report
- * REMAT_OK), run_status, run_error */
+ * REMAT_OK, the slow stores a run cut short left swept), release (those
+ * swept), run_status, run_error */
 void rmi_loop_stats_begin(void *self);
+void rmi_loop_stats_release(void *self);
 remat_status rmi_loop_stats_status(const void *self);
 const char *rmi_loop_stats_error(const void *self);
 /* The run's failure st (st != REMAT_OK) when it is its first (later ones
@@ -178,6 +180,10 @@ void rmi_loop_slow_io(loop_core *c, int slot, bool write);
 remat_status rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what);
 /* The run's slow store closed or freed (in c->cx), slow_fd -1. */
 void rmi_loop_slow_end(loop_core *c);
+/* The slow stores c began that no rmi_loop_slow_end ended (a run cut
+ * short: their backward never ran) closed or freed: at a run's start, and
+ * when the program goes (rmi_loop_stats_begin, rmi_loop_stats_release). */
+void rmi_loop_slow_sweep(const loop_core *c);
 /* The forward node's: the run's slow store of `slots` carries begun
  * (rmi_loop_slow_begin, in the options' tier_dir within tier_max_bytes)
  * and its handle in the store's words; false, the run's status (that of

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,38 +78,103 @@ remat_status rmi_loop_slow_extent(const remat_schedule_spec *spec, int64_t n, in
     return REMAT_OK;
 }
 
+/* The slow stores begun and not ended yet, in the process: a forward node
+ * whose backward never ran (a run cut short: an enclosing loop's reverse
+ * that could not replay its schedule) frees its own at the next run's start
+ * or when its program is freed (rmi_loop_slow_sweep). */
+typedef struct {
+    int64_t h;
+    const loop_core *owner;
+    remat_backend *be;
+} live_store;
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static live_store *live;
+static int n_live, cap_live;
+
+static void free_store(remat_backend *be, const remat_exec_ctx *cx, int64_t h)
+{
+    const remat_backend_iface *i = &be->iface;
+    if (!i->copy_in)
+        close((int)h);
+    else if (i->host_alloc && i->host_free)
+        i->host_free(cx, (void *)(intptr_t)h);
+    else
+        rmi_free((void *)(intptr_t)h);
+}
+
+static bool remember(loop_core *c)
+{
+    pthread_mutex_lock(&live_mu);
+    bool ok = n_live < cap_live;
+    if (!ok) {
+        const int cap = cap_live ? 2 * cap_live : 16;
+        live_store *q = rmi_realloc(live, sizeof *q * (size_t)cap);
+        if ((ok = q != NULL))
+            live = q, cap_live = cap;
+    }
+    if (ok)
+        live[n_live++] = (live_store){.h = c->slow_fd, .owner = c, .be = c->be};
+    pthread_mutex_unlock(&live_mu);
+    return ok;
+}
+
+static void forget(int64_t h, const remat_backend *be)
+{
+    pthread_mutex_lock(&live_mu);
+    for (int i = n_live - 1; i >= 0; i--)
+        if (live[i].h == h && live[i].be == be) {
+            live[i] = live[--n_live];
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
 remat_status rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what)
 {
     c->slow_hi = 0;
     c->slow_failed = false;
     c->slow_fd = -1;
     const remat_backend_iface *be = &c->be->iface;
-    if (!be->copy_in) /* the directory: the compile sets it (core/config.h's default) */
-        return (c->slow_fd = rmi_tier_file_open(dir ? dir : "/tmp", "remat-tier", bytes, max_bytes, what,
-                                                "slow snapshot tier")) < 0 ? REMAT_ERR_IO : REMAT_OK;
-    if (max_bytes > 0 && (int64_t)bytes > max_bytes)
-        return rmi_error(REMAT_ERR_IO, "%s: cannot reserve %zu bytes of host memory for the slow snapshot tier: "
-                         "more than tier_max_bytes = %lld", what, bytes, (long long)max_bytes);
-    void *host = be->host_alloc && be->host_free ? be->host_alloc(c->cx, bytes) : rmi_malloc(bytes ? bytes : 1);
-    if (!host) /* as the offloaded residuals' (exec/offload.c) */
-        return rmi_error(REMAT_ERR_NOMEM, "%s: cannot allocate %zu bytes of host memory for the slow snapshot "
-                         "tier (backend '%s')", what, bytes, be->name);
-    c->slow_fd = (int64_t)(intptr_t)host;
-    return REMAT_OK;
+    int64_t h = -1;
+    if (!be->copy_in) { /* the directory: the compile sets it (core/config.h's default) */
+        if ((h = rmi_tier_file_open(dir ? dir : "/tmp", "remat-tier", bytes, max_bytes, what, "slow snapshot tier")) < 0)
+            return REMAT_ERR_IO;
+    } else {
+        if (max_bytes > 0 && (int64_t)bytes > max_bytes)
+            return rmi_error(REMAT_ERR_IO, "%s: cannot reserve %zu bytes of host memory for the slow snapshot tier: "
+                             "more than tier_max_bytes = %lld", what, bytes, (long long)max_bytes);
+        void *host = be->host_alloc && be->host_free ? be->host_alloc(c->cx, bytes) : rmi_malloc(bytes ? bytes : 1);
+        if (!host) /* as the offloaded residuals' (exec/offload.c) */
+            return rmi_error(REMAT_ERR_NOMEM, "%s: cannot allocate %zu bytes of host memory for the slow snapshot "
+                             "tier (backend '%s')", what, bytes, be->name);
+        h = (int64_t)(intptr_t)host;
+    }
+    c->slow_fd = h;
+    if (remember(c))
+        return REMAT_OK;
+    free_store(c->be, c->cx, h);
+    c->slow_fd = -1;
+    return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the slow snapshot tier", what);
 }
 
 void rmi_loop_slow_end(loop_core *c)
 {
-    const remat_backend_iface *be = &c->be->iface;
     if (c->slow_fd >= 0) {
-        if (!be->copy_in)
-            close((int)c->slow_fd);
-        else if (be->host_alloc && be->host_free)
-            be->host_free(c->cx, (void *)(intptr_t)c->slow_fd);
-        else
-            rmi_free((void *)(intptr_t)c->slow_fd);
+        forget(c->slow_fd, c->be);
+        free_store(c->be, c->cx, c->slow_fd);
     }
     c->slow_fd = -1;
+}
+
+void rmi_loop_slow_sweep(const loop_core *c)
+{
+    pthread_mutex_lock(&live_mu);
+    for (int i = n_live - 1; i >= 0; i--)
+        if (live[i].owner == c) {
+            free_store(live[i].be, &(remat_exec_ctx){.be = live[i].be}, live[i].h); /* host_free needs only the backend */
+            live[i] = live[--n_live];
+        }
+    pthread_mutex_unlock(&live_mu);
 }
 
 void rmi_loop_slow_put(loop_core *c, int64_t h, int64_t hi)

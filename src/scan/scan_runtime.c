@@ -426,6 +426,6 @@ remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
     ins->aux = r;
     const remat_hop_stats hook = {.begin_run = rmi_loop_stats_begin, .report_run = rmi_loop_stats_run,
                                   .report_plan = stats_plan, .run_status = rmi_loop_stats_status,
-                                  .run_error = rmi_loop_stats_error, .self = r};
+                                  .run_error = rmi_loop_stats_error, .release = rmi_loop_stats_release, .self = r};
     return rmi_hop_stats_add(L->counters, &hook);
 }

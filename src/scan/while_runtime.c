@@ -338,5 +338,5 @@ void rmi_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_
     *fn = d->kind == WHILE_PRIMAL ? k_while_primal : d->kind == WHILE_FWD ? k_while_fwd : k_while_bwd;
     *hook = (remat_hop_stats){.begin_run = rmi_loop_stats_begin, .report_run = rmi_loop_stats_run,
                               .report_plan = stats_plan, .run_status = rmi_loop_stats_status,
-                              .run_error = rmi_loop_stats_error};
+                              .run_error = rmi_loop_stats_error, .release = rmi_loop_stats_release};
 }
