@@ -137,7 +137,8 @@ remat_status rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, in
     const remat_backend_iface *be = &c->be->iface;
     int64_t h = -1;
     if (!be->copy_in) { /* the directory: the compile sets it (core/config.h's default) */
-        if ((h = rmi_tier_file_open(dir ? dir : "/tmp", "remat-tier", bytes, max_bytes, what, "slow snapshot tier")) < 0)
+        h = rmi_tier_file_open(dir ? dir : "/tmp", "remat-tier", bytes, max_bytes, what, "slow snapshot tier");
+        if (h < 0)
             return REMAT_ERR_IO;
     } else {
         if (max_bytes > 0 && (int64_t)bytes > max_bytes)
@@ -170,8 +171,8 @@ void rmi_loop_slow_sweep(const loop_core *c)
 {
     pthread_mutex_lock(&live_mu);
     for (int i = n_live - 1; i >= 0; i--)
-        if (live[i].owner == c) {
-            free_store(live[i].be, &(remat_exec_ctx){.be = live[i].be}, live[i].h); /* host_free needs only the backend */
+        if (live[i].owner == c) { /* host_free needs only the backend */
+            free_store(live[i].be, &(remat_exec_ctx){.be = live[i].be}, live[i].h);
             live[i] = live[--n_live];
         }
     pthread_mutex_unlock(&live_mu);
