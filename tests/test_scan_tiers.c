@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "adjoint/schedule_impl.h"
+#include "core/alloc.h"
 #include "remat/remat.h"
 
 /* body(h (4,6), acc (), x (6), W (6,6)): h' = tanh(h @ W + x), acc' = acc + sum(h' * h) */
@@ -227,12 +228,89 @@ static void test_scan_tiers_table_solved_once(void **state)
     remat_program_free(q);
 }
 
+/* the descriptors this process holds open */
+static int open_fds(void) { return entries("/proc/self/fd"); }
+
+/* A run cut short: a two-tier scan in the body of an outer scan whose plan
+ * is not kept, each allocation of a run failing in turn. Where the outer
+ * backward's replay fails, the inner forwards' slow-tier files (one per
+ * outer step taped) were never closed by their backwards, and stayed open
+ * for the process's life; now the next run, or freeing the program, closes
+ * them. */
+static void test_scan_tiers_run_cut_short_leaves_no_file_open(void **state)
+{
+    (void)state;
+    const int64_t n = 40, m = 3;
+    remat_fn *b = body(), *ob = remat_fn_new("outer_body"), *f = remat_fn_new("nested_tiers");
+    remat_val a[4] = {remat_arg(ob, "h", REMAT_F64, 2, DIMS(4, 6)), remat_arg(ob, "acc", REMAT_F64, 0, NULL),
+                      remat_arg(ob, "X", REMAT_F64, 2, DIMS(n, 6)), remat_arg(ob, "W", REMAT_F64, 2, DIMS(6, 6))};
+    remat_scan_options opt = {.schedule = spec_of("two-tier:1:30:0.5:0.5")};
+    remat_val c[2];
+    scan_ok(ob, b, n, 2, a, 1, a + 2, 1, a + 3, &opt, c, NULL);
+    remat_fn_output(ob, c[0]);
+    remat_fn_output(ob, c[1]);
+    assert_fn_ok(ob);
+    remat_val o[4] = {remat_arg(f, "h0", REMAT_F64, 2, DIMS(4, 6)), remat_arg(f, "acc0", REMAT_F64, 0, NULL),
+                      remat_arg(f, "X", REMAT_F64, 2, DIMS(n, 6)), remat_arg(f, "W", REMAT_F64, 2, DIMS(6, 6))};
+    remat_scan_options outer = {0}; /* store-all: the forward tapes every outer step */
+    scan_ok(f, ob, m, 2, o, 0, NULL, 2, o + 2, &outer, c, NULL);
+    remat_fn_output(f, remat_add(f, remat_sum_all(f, remat_square(f, c[0])), c[1]));
+    assert_fn_ok(f);
+    remat_fn *g = ad_ok(AD_VALUE_AND_GRAD, f, 0, NULL);
+    char dir[] = "/tmp/remat-tier-cut-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    remat_compile_options co = remat_compile_options_default();
+    co.tier_dir = dir;
+    co.jit = REMAT_JIT_NEVER;
+    co.scan_plan_max_ops = REMAT_SCAN_PLAN_NONE; /* each run replays its schedules: allocations that can fail */
+    remat_program *p = NULL;
+    if (remat_compile_opts(g, remat_backend_cpu(), &co, &p) != REMAT_OK)
+        fail_msg("compile: %s", remat_last_error());
+    remat_tensor in[4], out[5];
+    inputs(n, in);
+    for (int i = 0; i < 5; i++)
+        out[i] = remat_program_output_desc(p, i), out[i].data = calloc((size_t)t_numel(&out[i]) + 1, 8);
+    assert_int_equal(remat_run(p, 4, in, 5, out, NULL), REMAT_OK);
+    const int fds = open_fds();
+    int failed = 0;
+    int64_t cut = -1; /* an allocation whose failure leaves files open until the next run */
+    for (int64_t k = 0;; k++) {
+        rmi_alloc_fail_once(k);
+        const remat_status st = remat_run(p, 4, in, 5, out, NULL);
+        const int64_t asked = rmi_alloc_count();
+        rmi_alloc_fail_after(-1);
+        failed += st != REMAT_OK;
+        if (cut < 0 && open_fds() > fds)
+            cut = k;
+        assert_int_equal(remat_run(p, 4, in, 5, out, NULL), REMAT_OK); /* the next run closes what it left */
+        if (open_fds() != fds)
+            fail_msg("allocation %lld of a run failed (%s): %d descriptors open after the next run, %d before",
+                     (long long)k, remat_status_name(st), open_fds(), fds);
+        if (k >= asked)
+            break;
+    }
+    assert_true(failed > 0);
+    assert_true(cut >= 0); /* the case this test is for was reached */
+    rmi_alloc_fail_once(cut);
+    assert_int_not_equal(remat_run(p, 4, in, 5, out, NULL), REMAT_OK);
+    rmi_alloc_fail_after(-1);
+    remat_program_free(p); /* without another run: freeing the program closes them */
+    assert_int_equal(open_fds(), fds);
+    assert_int_equal(entries(dir), 0);
+    rmdir(dir);
+    for (int i = 0; i < 5; i++)
+        free(out[i].data);
+    t_free_all(4, in);
+    remat_fn_free(g), remat_fn_free(f), remat_fn_free(ob), remat_fn_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_tiers_gradient_and_bytes),
         cmocka_unit_test(test_scan_tiers_bad_directory_and_full_tier),
         cmocka_unit_test(test_scan_tiers_table_solved_once),
+        cmocka_unit_test(test_scan_tiers_run_cut_short_leaves_no_file_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

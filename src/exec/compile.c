@@ -345,6 +345,9 @@ void remat_program_free(remat_program *p)
     const remat_exec_ctx cx = {.be = p->be, .state = p->be_state};
     if (p->be_state && p->be->iface.finish) /* a device backend: let queued work finish before freeing its memory */
         (void)p->be->iface.finish(&cx);
+    for (int i = 0; i < p->own_counters.n_hooks; i++) /* before the sub-programs that hold their state */
+        if (p->own_counters.hooks[i].release)
+            p->own_counters.hooks[i].release(p->own_counters.hooks[i].self);
     for (int i = 0; i < p->own_counters.n_subs; i++)
         remat_program_free(p->own_counters.subs[i]);
     rmi_free(p->own_counters.subs);

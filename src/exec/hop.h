@@ -27,6 +27,9 @@ typedef struct {
     /* optional: the message for a run_status other than REMAT_OK (NULL:
      * remat_run says which status) */
     const char *(*run_error)(const void *self);
+    /* optional: the program is being freed (what a run cut short left
+     * held, released) */
+    void (*release)(void *self);
     void *self;
 } remat_hop_stats;
 

@@ -11,7 +11,7 @@
  * The tier on the CPU is one file per program run under
  * remat_compile_options.tier_dir (as the scans' slow tier, scan/loop_slow.c):
  * made with mkstemp and unlinked at once (nothing is left behind), reserved
- * in full with posix_fallocate when the run begins, so a full or unwritable
+ * in full with posix_fallocate when the run begins (core/tier_file.h), so a full or unwritable
  * directory fails the run before any instruction runs; each offloaded value
  * has its own place, planned at compile (remat_memory_plan.offload_bytes),
  * and the run measures the extent it wrote (remat_stats.offload_bytes).
@@ -34,6 +34,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/tier_file.h"
 #include "exec/passes.h"
 
 struct rmi_offload_store {
@@ -132,27 +133,10 @@ static void begin_run(void *self)
     }
     if (s->dev)
         return;
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/remat-offload-XXXXXX", s->dir) >= (int)sizeof path) {
-        s->status = REMAT_ERR_IO;
-        snprintf(s->why, sizeof s->why, "offloaded residuals: the tier directory '%.400s' is too long a path", s->dir);
-        return;
-    }
-    const int fd = mkstemp(path);
+    const int fd = rmi_tier_file_open(s->dir, "remat-offload", s->bytes, s->max_bytes, "offloaded residuals", "tier");
     if (fd < 0) {
         s->status = REMAT_ERR_IO;
-        snprintf(s->why, sizeof s->why, "offloaded residuals: cannot make the tier file in '%.400s': %s", s->dir,
-                 strerror(errno));
-        return;
-    }
-    unlink(path);
-    const bool over = s->max_bytes > 0 && (int64_t)s->bytes > s->max_bytes;
-    const int e = over ? ENOSPC : posix_fallocate(fd, 0, (off_t)s->bytes);
-    if (e != 0) {
-        close(fd);
-        s->status = REMAT_ERR_IO;
-        snprintf(s->why, sizeof s->why, "offloaded residuals: cannot reserve %zu bytes for the tier in '%.400s': %s%s",
-                 s->bytes, s->dir, strerror(e), over ? " (tier_max_bytes)" : "");
+        snprintf(s->why, sizeof s->why, "%s", remat_last_error());
         return;
     }
     s->fd = fd;

@@ -8,6 +8,9 @@
  * iteration) is advanced plainly and skipped in reverse: absent from the
  * adjoint.
  */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "core/assert.h"
 #include "scan/loop_rt.h"
 
@@ -52,10 +55,57 @@ void rmi_loop_copy_out(loop_core *c, void *const *dst, const char *src, int n)
         c->be->iface.mem_copy(c->cx, dst[i], src + c->carry_off[i], rmi_loop_rt_bytes(&c->carry_desc[i]));
 }
 
+/* with the slow tier's extent written (the backward node's, which has the
+ * forward's) */
 void rmi_loop_stats_run(const void *self, remat_stats *st)
 {
     const loop_core *c = self;
     rmi_loop_rt_report_run(c->evals, c->peak_bytes, st);
+    if (c->slow_on && c->slow_bwd)
+        st->tier_bytes += (size_t)c->slow_hi * c->carry_bytes;
+}
+
+void rmi_loop_stats_begin(void *self)
+{
+    loop_core *c = self;
+    c->evals = 0;
+    c->peak_bytes = 0;
+    atomic_store_explicit(&c->rep->status, REMAT_OK, memory_order_relaxed);
+    c->rep->message[0] = 0;
+    if (c->slow_on && !c->slow_bwd) /* no store of an earlier run is read again */
+        rmi_loop_slow_sweep(c);
+}
+
+void rmi_loop_stats_release(void *self)
+{
+    const loop_core *c = self;
+    if (c->slow_on && !c->slow_bwd)
+        rmi_loop_slow_sweep(c);
+}
+
+remat_status rmi_loop_stats_status(const void *self)
+{
+    return (remat_status)atomic_load_explicit(&((const loop_core *)self)->rep->status, memory_order_relaxed);
+}
+
+const char *rmi_loop_stats_error(const void *self)
+{
+    const loop_report *rep = ((const loop_core *)self)->rep;
+    return rep->message[0] ? rep->message : NULL;
+}
+
+void rmi_loop_fail(loop_core *c, remat_status st, const char *fmt, ...)
+{
+    int ok = REMAT_OK;
+    if (st == REMAT_OK || !atomic_compare_exchange_strong_explicit(&c->rep->status, &ok, (int)st,
+                                                                    memory_order_relaxed, memory_order_relaxed))
+        return;
+    if (!fmt)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->rep->message, sizeof c->rep->message, fmt, ap);
+    va_end(ap);
 }
 
 static bool taped(const loop_core *c, int64_t k) { return !c->kind->taped || c->kind->taped(c, k); }

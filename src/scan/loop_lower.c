@@ -57,8 +57,11 @@ remat_status rmi_loop_lower_core(loop_core *c, const loop_core_spec *s, remat_ho
     c->bin = L->alloc(L->ctx, sizeof *c->bin * nargs);
     c->bout = L->alloc(L->ctx, sizeof *c->bout * nargs);
     c->res_taped = L->alloc(L->ctx, sizeof *c->res_taped * (size_t)(nres + 1));
-    if (!c->carry_off || !c->k_off || !c->fin || !c->fout || !c->bin || !c->bout || !c->res_taped)
+    c->rep = L->alloc(L->ctx, sizeof *c->rep);
+    if (!c->carry_off || !c->k_off || !c->fin || !c->fout || !c->bin || !c->bout || !c->res_taped || !c->rep)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory lowering the loop", s->what);
+    atomic_init(&c->rep->status, REMAT_OK);
+    c->rep->message[0] = 0;
     size_t off = 0;
     for (int i = 0; i < nc; i++) {
         c->carry_off[i] = off;

@@ -14,6 +14,8 @@
 #ifndef REMAT_LOOP_RT_H
 #define REMAT_LOOP_RT_H
 
+#include <stdatomic.h>
+
 #include "exec/hop.h"
 #include "scan/scan_impl.h"
 #include "scan/scan_replay.h"
@@ -30,6 +32,14 @@
  * scan_replay.h, snapshots, tapes, reverses, recomputations, the consts'
  * cotangents) is one. */
 typedef struct loop_core loop_core;
+
+/* A root run's outcome (remat_hop_stats' run_status and run_error):
+ * REMAT_OK, or the run's first failure (set from any thread of the pool: a
+ * scan's lane blocks) with its message ("": remat_run names the status). */
+typedef struct {
+    atomic_int status;
+    char message[768];
+} loop_report;
 
 typedef struct {
     /* step k from cur: next := carry k+1, then cur and next swap (plain, no tape) */
@@ -108,6 +118,13 @@ struct loop_core {
     /* stats of the last root run (remat_hop_stats) */
     int64_t evals;
     size_t peak_bytes;
+    loop_report *rep; /* the last root run's outcome (rmi_loop_fail), in the program's memory */
+    /* the slow tier's handle and extent travel from the forward node to the
+     * backward in two words of the store at slow_words (a scan: its last 16
+     * bytes; a while loop: after its header); the backward node reports the
+     * extent written (slow_bwd) */
+    size_t slow_words;
+    bool slow_bwd;
 };
 
 static inline char *rmi_loop_slot(const loop_core *c, int64_t slot)
@@ -138,19 +155,50 @@ void rmi_loop_copy_out(loop_core *c, void *const *dst, const char *src, int n);
  * runtime that starts with its loop core): a run's evaluations and peak
  * store into the run's stats */
 void rmi_loop_stats_run(const void *self, remat_stats *st);
+/* ... and a run's outcome: begin_run (the counts zeroed, the report
+ * REMAT_OK, the slow stores a run cut short left swept), release (those
+ * swept), run_status, run_error */
+void rmi_loop_stats_begin(void *self);
+void rmi_loop_stats_release(void *self);
+remat_status rmi_loop_stats_status(const void *self);
+const char *rmi_loop_stats_error(const void *self);
+/* The run's failure st (st != REMAT_OK) when it is its first (later ones
+ * are dropped), its message printf-style (fmt NULL: none, remat_run names
+ * the status); from any thread. */
+void rmi_loop_fail(loop_core *c, remat_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void rmi_loop_restore(void *x, int slot);
 /* A slow slot's carry written from cur (write) or read into it, at
  * (slot - slow0) carries into slow_fd (loop_slow.c); a failure sets
  * slow_failed with the message. */
 void rmi_loop_slow_io(loop_core *c, int slot, bool write);
-/* The run's slow store of `bytes` (slow_hi and slow_failed reset): a file
- * (rmi_loop_slow_open, loop_slow.h) on a host backend; on a device backend
- * host memory from its host_alloc (malloc without one) in c->cx, over
- * max_bytes (> 0) failing as a full disk. Its handle (also in slow_fd), or
- * -1 with the message naming `what`. */
-int64_t rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what);
+/* The run's slow store of `bytes` (slow_hi and slow_failed reset), its
+ * handle in slow_fd: a file (core/tier_file.h) on a host backend; on a
+ * device backend host memory from its host_alloc (rmi_malloc without one)
+ * in c->cx, over max_bytes (> 0) failing as a full disk. REMAT_ERR_IO (the
+ * file, tier_max_bytes) or REMAT_ERR_NOMEM (host memory), slow_fd -1, with
+ * the message naming `what`. */
+remat_status rmi_loop_slow_begin(loop_core *c, size_t bytes, const char *dir, int64_t max_bytes, const char *what);
 /* The run's slow store closed or freed (in c->cx), slow_fd -1. */
 void rmi_loop_slow_end(loop_core *c);
+/* The slow stores c began that no rmi_loop_slow_end ended (a run cut
+ * short: their backward never ran) closed or freed: at a run's start, and
+ * when the program goes (rmi_loop_stats_begin, rmi_loop_stats_release). */
+void rmi_loop_slow_sweep(const loop_core *c);
+/* The forward node's: the run's slow store of `slots` carries begun
+ * (rmi_loop_slow_begin, in the options' tier_dir within tier_max_bytes)
+ * and its handle in the store's words; false, the run's status (that of
+ * rmi_loop_slow_begin) and message set, when it cannot be. */
+bool rmi_loop_slow_start(loop_core *c, int64_t slots, const remat_compile_options *o, const char *what);
+/* The run's slow store ended (rmi_loop_slow_end), -1 and the extent
+ * written in the store's words. */
+void rmi_loop_slow_stop(loop_core *c);
+/* The store's words, handle and extent, written (backend memory), and read
+ * back into slow_fd and slow_hi (slow_failed reset): the backward node's. */
+void rmi_loop_slow_put(loop_core *c, int64_t h, int64_t hi);
+void rmi_loop_slow_get(loop_core *c);
+/* The tier's failure (slow_failed set) as the run's status st, its message
+ * the tier's (remat_last_error), after `label: ` unless label is NULL. */
+void rmi_loop_slow_fail(loop_core *c, remat_status st, const char *label);
 
 static inline void rmi_loop_rt_swap(char **a, char **b)
 {

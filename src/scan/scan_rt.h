@@ -100,11 +100,6 @@ struct scan_rt {
     bool tier_wait;
     double tier_run_ns, tier_cost_ns, tier_spent_ns;
     struct scan_tier_pool *tier_pool;
-    /* stats of the last root run (remat_hop_stats) */
-    /* REMAT_OK, or why a phase could not be replayed (set from any thread of
-     * the pool: lane blocks) */
-    atomic_int run_status;
-    char slow_msg[768]; /* why the slow tier failed (run_error) */
 };
 
 /* The step a loop index k evaluates (a reverse scan runs t = n-1 .. 0). */
@@ -134,11 +129,7 @@ static inline remat_status rmi_scan_rt_run_phase(const scan_rt *r, int phase,
 }
 
 /* A phase that could not run is reported by remat_run (hop.h, run_status). */
-static inline void rmi_scan_rt_fail(scan_rt *r, remat_status st)
-{
-    if (st != REMAT_OK)
-        atomic_store_explicit(&r->run_status, (int)st, memory_order_relaxed);
-}
+static inline void rmi_scan_rt_fail(scan_rt *r, remat_status st) { rmi_loop_fail(&r->c, st, NULL); }
 
 /* scan_runtime_lanes.c: how r's compiled lanes (r->lanes, r->plan set) are
  * cut on backend be: lanes per cache block (0: not blocked; only when

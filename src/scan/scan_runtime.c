@@ -73,36 +73,6 @@ static void k_scan_primal(const remat_exec_ctx *cx, const remat_instr *I)
     r->exec->carry_out(r, r->c.outs, r->c.cur);
 }
 
-/* the slow tier's handle and extent written, at the end of the store
- * (scan_vjp.c's size_store), from the forward node to the backward: in
- * backend memory, so through copy_in / copy_out on a device */
-static void slow_trailer_put(const scan_rt *r, int64_t h, int64_t hi)
-{
-    const int64_t w[2] = {h, hi};
-    char *at = r->c.store + r->d->store_bytes - 16;
-    if (r->c.be->iface.copy_in)
-        r->c.be->iface.copy_in(r->c.cx, at, w, sizeof w);
-    else
-        memcpy(at, w, sizeof w);
-}
-
-static void slow_trailer_get(const scan_rt *r, int64_t w[2])
-{
-    const char *at = r->c.store + r->d->store_bytes - 16;
-    if (r->c.be->iface.copy_out)
-        r->c.be->iface.copy_out(r->c.cx, w, at, 2 * sizeof *w);
-    else
-        memcpy(w, at, 2 * sizeof *w);
-}
-
-static void slow_fail(scan_rt *r)
-{
-    if (atomic_load_explicit(&r->run_status, memory_order_relaxed) == REMAT_OK)
-        snprintf(r->slow_msg, sizeof r->slow_msg, "%s", remat_last_error());
-    r->c.slow_failed = true;
-    atomic_store_explicit(&r->run_status, REMAT_ERR_IO, memory_order_relaxed);
-}
-
 static void k_scan_fwd(const remat_exec_ctx *cx, const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
@@ -115,13 +85,8 @@ static void k_scan_fwd(const remat_exec_ctx *cx, const remat_instr *I)
     if (r->c.slow_on) { /* a new store for this run's slow snapshots, reserved in full (loop_slow.c) */
         char what[64 + 512];
         snprintf(what, sizeof what, "scan at %s:%d", r->d->loc.file ? r->d->loc.file : "?", r->d->loc.line);
-        rmi_loop_slow_begin(&r->c, (size_t)r->d->slow_extent * r->d->carry_bytes, r->opts->tier_dir,
-                            r->opts->tier_max_bytes, what);
-        slow_trailer_put(r, r->c.slow_fd, 0);
-        if (r->c.slow_fd < 0) {
-            slow_fail(r);
+        if (!rmi_loop_slow_start(&r->c, r->d->slow_extent, r->opts, what))
             return;
-        }
     }
     r->exec->carry_in(r, r->c.cur, init);
     r->exec->bind(r, ks, NULL);
@@ -134,9 +99,9 @@ static void k_scan_fwd(const remat_exec_ctx *cx, const remat_instr *I)
     }
     r->exec->carry_out(r, r->c.outs, r->c.cur);
     if (r->c.slow_on) {
-        slow_trailer_put(r, r->c.slow_fd, r->c.slow_hi);
+        rmi_loop_slow_put(&r->c, r->c.slow_fd, r->c.slow_hi);
         if (r->c.slow_failed)
-            slow_fail(r);
+            rmi_loop_slow_fail(&r->c, REMAT_ERR_IO, NULL);
     }
 }
 
@@ -154,13 +119,9 @@ static void k_scan_bwd(const remat_exec_ctx *cx, const remat_instr *I)
     r->ys = NULL;
     r->ct_xs = r->c.outs + nc;
     if (r->c.slow_on) { /* the forward node's store */
-        int64_t w[2];
-        slow_trailer_get(r, w);
-        r->c.slow_fd = w[0];
-        r->c.slow_hi = w[1];
-        r->c.slow_failed = r->c.slow_fd < 0;
-        if (r->c.slow_failed) {
-            slow_fail(r);
+        rmi_loop_slow_get(&r->c);
+        if (r->c.slow_fd < 0) {
+            rmi_loop_slow_fail(&r->c, REMAT_ERR_IO, NULL);
             return;
         }
     }
@@ -183,10 +144,9 @@ static void k_scan_bwd(const remat_exec_ctx *cx, const remat_instr *I)
     r->exec->finish(r, ct_ks);
     r->exec->carry_out(r, r->c.outs, r->c.ct_cur);
     if (r->c.slow_on) { /* the run's store goes (a file with its descriptor) */
-        rmi_loop_slow_end(&r->c);
-        slow_trailer_put(r, -1, r->c.slow_hi);
+        rmi_loop_slow_stop(&r->c);
         if (r->c.slow_failed)
-            slow_fail(r);
+            rmi_loop_slow_fail(&r->c, REMAT_ERR_IO, NULL);
     }
 }
 
@@ -204,36 +164,6 @@ static scan_evals node_evals(const scan_rt *r)
 }
 
 /* ---- stats (exec/hop.h) ---- */
-
-static void stats_begin(void *self)
-{
-    scan_rt *r = self;
-    r->c.evals = 0;
-    r->c.peak_bytes = 0;
-    atomic_store_explicit(&r->run_status, REMAT_OK, memory_order_relaxed);
-    r->slow_msg[0] = 0;
-}
-
-static const char *stats_error(const void *self)
-{
-    const scan_rt *r = self;
-    return r->slow_msg[0] ? r->slow_msg : NULL;
-}
-
-static remat_status stats_status(const void *self)
-{
-    return (remat_status)atomic_load_explicit(&((const scan_rt *)self)->run_status, memory_order_relaxed);
-}
-
-/* the loop core's counts, and the slow tier's extent written (the
- * backward node's, which has the forward's) */
-static void stats_run(const void *self, remat_stats *st)
-{
-    const scan_rt *r = self;
-    rmi_loop_stats_run(&r->c, st);
-    if (r->c.slow_on && r->d->kind == SCAN_BWD)
-        st->tier_bytes += (size_t)r->c.slow_hi * r->d->carry_bytes;
-}
 
 /* the largest predicted store among the program's scans, and its sizes */
 static void stats_plan(const void *self, remat_memory_plan *plan)
@@ -486,13 +416,16 @@ remat_status rmi_scan_lower(void *data, remat_hop_lowering *L, remat_instr *ins)
     r->c.vjp = r->d->vjp;
     r->c.carry_bytes = r->d->carry_bytes;
     r->c.tapes_off = (size_t)r->d->ram_slots * r->d->carry_bytes;
+    r->c.slow_words = d->slow_extent > 0 ? d->store_bytes - 16 : 0; /* scan_vjp.c's size_store */
+    r->c.slow_bwd = d->kind == SCAN_BWD;
     remat_status st = layout(r, d, L);
     if (st == REMAT_OK)
         st = d->kind == SCAN_PRIMAL ? lower_primal(r, d, L, ins) : lower_checkpointed(r, d, L, ins);
     if (st != REMAT_OK)
         return st;
     ins->aux = r;
-    const remat_hop_stats hook = {.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
-                                  .run_status = stats_status, .run_error = stats_error, .self = r};
+    const remat_hop_stats hook = {.begin_run = rmi_loop_stats_begin, .report_run = rmi_loop_stats_run,
+                                  .report_plan = stats_plan, .run_status = rmi_loop_stats_status,
+                                  .run_error = rmi_loop_stats_error, .release = rmi_loop_stats_release, .self = r};
     return rmi_hop_stats_add(L->counters, &hook);
 }

@@ -3,6 +3,7 @@
  * its compiled loops; the policy's account is src/lanes' (lanes.h). */
 #include "scan/scan_tier.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "core/config.h"
@@ -12,15 +13,21 @@ static struct scan_tier_pool *pool_of(const scan_lanes *S) { return rmi_tier_poo
 
 /* ---- the cost model ---- */
 
-/* instructions of kernel k's program (0: not translated) */
-static int64_t kernel_ins(const scan_lanes *S, int k)
+remat_lane_program *rmi_tier_prog(const scan_lanes *S, int k)
 {
     if (!(S->want & (1u << k)))
-        return 0;
+        return NULL;
     int i = 0;
     for (int j = 0; j < k; j++)
         i += (S->want >> j) & 1u;
-    return S->progs[i].n_ins;
+    return (remat_lane_program *)&S->progs[i];
+}
+
+/* instructions of kernel k's program (0: not translated) */
+static int64_t kernel_ins(const scan_lanes *S, int k)
+{
+    const remat_lane_program *p = rmi_tier_prog(S, k);
+    return p ? p->n_ins : 0;
 }
 
 /* One run's interpreted work. A checkpointed scan's two nodes (forward and
@@ -46,18 +53,24 @@ static double compile_ns(const scan_rt *r)
     return r->c.be->iface.lanes_compile_ns(r->lanes.n_progs, pp);
 }
 
-static bool debug(void)
+void rmi_tier_say(const char *fmt, ...)
 {
-    return rmi_env_flag("REMAT_JIT_DEBUG"); /* a debugging aid: the environment's only (core/config.h) */
+    if (!rmi_env_flag("REMAT_JIT_DEBUG")) /* a debugging aid: the environment's only (core/config.h) */
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("remat: jit: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
 }
 
 static void say(const scan_rt *r, const char *what)
 {
-    if (debug())
-        fprintf(stderr, "remat: jit: scan %s (%lld steps, %lld lanes, %lld instructions): %.3g ms interpreted a run, "
-                        "compiling ~%.3g ms: %s\n", r->d->kind == SCAN_PRIMAL ? "primal" : r->d->kind == SCAN_FWD ? "forward" : "backward",
-                (long long)r->length, (long long)r->lanes.m, (long long)r->lanes.n_ins, r->tier_run_ns / 1e6,
-                r->tier_cost_ns / 1e6, what);
+    rmi_tier_say("scan %s (%lld steps, %lld lanes, %lld instructions): %.3g ms interpreted a run, compiling ~%.3g ms: "
+                 "%s", r->d->kind == SCAN_PRIMAL ? "primal" : r->d->kind == SCAN_FWD ? "forward" : "backward",
+                 (long long)r->length, (long long)r->lanes.m, (long long)r->lanes.n_ins, r->tier_run_ns / 1e6,
+                 r->tier_cost_ns / 1e6, what);
 }
 
 /* ---- the policy ---- */

@@ -31,4 +31,11 @@ bool rmi_scan_tier_lower(scan_rt *r);
  * compiled loops when they are due. */
 void rmi_scan_tier_run(scan_rt *r);
 
+/* Both loops' tier drivers (scan_tier.c, while_lanes.c): program k (a
+ * kernel index, LKI_*) of S, NULL when not translated; and, with
+ * REMAT_JIT_DEBUG set, one line "remat: jit: ..." on stderr of what a
+ * node's tier decided. */
+remat_lane_program *rmi_tier_prog(const scan_lanes *S, int k);
+void rmi_tier_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

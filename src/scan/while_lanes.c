@@ -70,22 +70,11 @@ static lanes_loop as_scan(const remat_while_data *d, remat_fn *body, scan_body_v
                         .in = d->in, .out = out, .vjp = vjp};
 }
 
-/* program k of S (kernel index), NULL when not translated */
-static remat_lane_program *prog_of(const scan_lanes *S, int k)
-{
-    if (!(S->want & (1u << k)))
-        return NULL;
-    int i = 0;
-    for (int j = 0; j < k; j++)
-        i += (S->want >> j) & 1u;
-    return (remat_lane_program *)&S->progs[i];
-}
-
 /* Ends the step's ADVANCE with an EXIT on keep (Y 1) into a buffer of its
  * own, after the scan's; false when out of memory. */
 static bool add_exit(while_lanes *W, remat_hop_lowering *L)
 {
-    remat_lane_program *p = prog_of(&W->step, LKI_ADVANCE);
+    remat_lane_program *p = rmi_tier_prog(&W->step, LKI_ADVANCE);
     const int keep_buf = W->step.base[LB_Y] + 1;
     int32_t keep = -1;
     for (int i = 0; i < p->n_ins; i++)
@@ -197,17 +186,11 @@ static bool get_code(while_lanes *W, remat_backend *be, const char *cache_dir, b
     return rmi_lanes_get_views(views, 2, W->memo, be, cache_dir, compile) == REMAT_OK;
 }
 
-static bool debug(void)
-{
-    return rmi_env_flag("REMAT_JIT_DEBUG"); /* a debugging aid: the environment's only (core/config.h) */
-}
-
 static void say(const while_rt *r, const char *what)
 {
-    if (debug())
-        fprintf(stderr, "remat: jit: %s (%s, %lld instructions): %.3g ms interpreted so far, compiling ~%.3g ms: %s\n",
-                r->d->label, r->d->kind == WHILE_PRIMAL ? "primal" : r->d->kind == WHILE_FWD ? "forward" : "backward",
-                (long long)(r->wl.step.n_ins + r->wl.body.n_ins), r->wl.spent_ns / 1e6, r->wl.cost_ns / 1e6, what);
+    rmi_tier_say("%s (%s, %lld instructions): %.3g ms interpreted so far, compiling ~%.3g ms: %s", r->d->label,
+                 r->d->kind == WHILE_PRIMAL ? "primal" : r->d->kind == WHILE_FWD ? "forward" : "backward",
+                 (long long)(r->wl.step.n_ins + r->wl.body.n_ins), r->wl.spent_ns / 1e6, r->wl.cost_ns / 1e6, what);
 }
 
 /* the buffers the kernels use besides the store and the node's own */

@@ -113,6 +113,8 @@ remat_status rmi_while_lower(void *data, remat_hop_lowering *L, remat_instr *ins
         r->c.slow_on = true;
         r->c.slow0 = d->sched.snapshots;
         r->c.slow_fd = -1;
+        r->c.slow_words = 16; /* after the header's length (while_runtime.c) */
+        r->c.slow_bwd = d->kind == WHILE_BWD;
         r->slow_len = -1;
     }
     remat_status st = alloc_buffers(r, d, L);

@@ -84,8 +84,6 @@ typedef struct while_rt {
     int64_t known;     /* bits[0 .. known) are set */
     int64_t pending;   /* lookahead: `next` holds carry pending+1, evaluated from cur (-1: none) */
     uint8_t *bits;     /* host: accepted, one bit per iteration, max_steps of them */
-    remat_status status;
-    char message[400];
 
     /* backend memory */
     char *ct_dummy, *zeros, *flag;

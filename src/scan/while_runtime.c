@@ -33,9 +33,8 @@
 
 static void too_many(while_rt *r)
 {
-    r->status = REMAT_ERR_VALUE;
-    snprintf(r->message, sizeof r->message, "%s ran past max_steps = %lld iterations (cond still true)",
-             r->d->label, (long long)r->d->max_steps);
+    rmi_loop_fail(&r->c, REMAT_ERR_VALUE, "%s ran past max_steps = %lld iterations (cond still true)", r->d->label,
+                  (long long)r->d->max_steps);
 }
 
 static void write_n_iter(while_rt *r, void *dst)
@@ -122,28 +121,9 @@ static scan_replay_dims dims(const while_rt *r, int64_t n)
     return (scan_replay_dims){.sched = r->d->sched, .length = n, .max_slots = slots, .peak_tapes = r->d->tape_cap};
 }
 
-/* ---- the slow tier (two-tier schedules): header words 2 and 3 ---- */
+/* ---- the slow tier (two-tier schedules): header words 2 and 3 (slow_words) ---- */
 
 #define WHILE_NO_FILE (-2) /* the descriptor when the run's length writes no slow slot */
-
-/* the tier's failure as the run's status; label: prefix the message with
- * the loop's (a write or read names only the kind, the file's opening the
- * loop already) */
-static void slow_fail(while_rt *r, bool label)
-{
-    if (r->status == REMAT_OK) {
-        r->status = REMAT_ERR_IO;
-        snprintf(r->message, sizeof r->message, "%s%s%s", label ? r->d->label : "", label ? ": " : "",
-                 remat_last_error());
-    }
-    r->c.slow_failed = true;
-}
-
-static void slow_header(while_rt *r, int64_t fd, int64_t hi)
-{
-    const int64_t w[2] = {fd, hi};
-    rmi_while_rt_from_host(r, r->c.store + 16, w, sizeof w);
-}
 
 /* the slow slots the schedule writes at length n (the file's extent),
  * kept for the last length */
@@ -160,7 +140,9 @@ static remat_status slow_extent(while_rt *r, int64_t n, int64_t *ext)
 }
 
 /* a new file for this run's slow snapshots at length r->n, reserved in
- * full before the first step; false (status set) when it cannot be */
+ * full before the first step; false (status set) when it cannot be (the
+ * run's file goes, rmi_loop_slow_stop, with the backward's or when the
+ * forward stops) */
 static bool slow_open(while_rt *r)
 {
     int64_t ext = 0;
@@ -168,34 +150,17 @@ static bool slow_open(while_rt *r)
     r->c.slow_hi = 0;
     r->c.slow_failed = false;
     if (st != REMAT_OK) { /* the schedule at this length (its table too large, out of memory) */
-        r->status = st;
-        snprintf(r->message, sizeof r->message, "%s, %lld iterations: %s", r->d->label, (long long)r->n,
-                 remat_last_error());
+        rmi_loop_fail(&r->c, st, "%s, %lld iterations: %s", r->d->label, (long long)r->n, remat_last_error());
         r->c.slow_fd = -1;
-        slow_header(r, -1, 0);
+        rmi_loop_slow_put(&r->c, -1, 0);
         return false;
     }
     if (ext == 0) { /* this length needs no slow slot: no file */
         r->c.slow_fd = WHILE_NO_FILE;
-        slow_header(r, WHILE_NO_FILE, 0);
+        rmi_loop_slow_put(&r->c, WHILE_NO_FILE, 0);
         return true;
     }
-    rmi_loop_slow_begin(&r->c, (size_t)ext * r->d->carry_bytes, r->opts->tier_dir, r->opts->tier_max_bytes,
-                        r->d->label);
-    slow_header(r, r->c.slow_fd, 0);
-    if (r->c.slow_fd < 0) {
-        slow_fail(r, false);
-        return false;
-    }
-    return true;
-}
-
-/* the run's file goes with its descriptor (the backward's, or the
- * forward's when it stopped) */
-static void slow_close(while_rt *r)
-{
-    rmi_loop_slow_end(&r->c);
-    slow_header(r, -1, r->c.slow_hi);
+    return rmi_loop_slow_start(&r->c, ext, r->opts, r->d->label);
 }
 
 static void note_peak(while_rt *r, const int64_t peak[2])
@@ -252,7 +217,7 @@ static void k_while_fwd(const remat_exec_ctx *cx, const remat_instr *I)
     int64_t head[2] = {-1, 0}; /* until the forward is done: the backward must not run */
     rmi_while_rt_from_host(r, r->c.store, head, sizeof head);
     if (r->c.slow_on)
-        slow_header(r, -1, 0);
+        rmi_loop_slow_put(&r->c, -1, 0);
     rmi_loop_copy_in(&r->c, r->c.cur, I->in, r->c.nc);
     bind(r, I->in + r->c.nc, false);
     r->pending = -1;
@@ -280,18 +245,17 @@ static void k_while_fwd(const remat_exec_ctx *cx, const remat_instr *I)
     rmi_while_lanes_tier_done(r);
     if (r->c.slow_on && (st != REMAT_OK || r->c.slow_failed)) { /* no backward: the file goes now */
         if (r->c.slow_failed)
-            slow_fail(r, true);
-        slow_close(r);
+            rmi_loop_slow_fail(&r->c, REMAT_ERR_IO, d->label);
+        rmi_loop_slow_stop(&r->c);
     }
     if (st != REMAT_OK) {
-        if (r->status == REMAT_OK)
-            r->status = st;
+        rmi_loop_fail(&r->c, st, NULL);
         return;
     }
     if (r->c.slow_failed)
         return;
     if (r->c.slow_on)
-        slow_header(r, r->c.slow_fd, r->c.slow_hi);
+        rmi_loop_slow_put(&r->c, r->c.slow_fd, r->c.slow_hi);
     note_peak(r, peak);
     head[0] = r->n;
     rmi_while_rt_from_host(r, r->c.store, head, sizeof head);
@@ -311,18 +275,14 @@ static void k_while_bwd(const remat_exec_ctx *cx, const remat_instr *I)
     int64_t head[2];
     rmi_while_rt_to_host(r, head, r->c.store, sizeof head);
     if (r->c.slow_on) { /* the forward node's file */
-        int64_t w[2];
-        rmi_while_rt_to_host(r, w, r->c.store + 16, sizeof w);
-        r->c.slow_fd = w[0], r->c.slow_hi = w[1], r->c.slow_failed = false;
+        rmi_loop_slow_get(&r->c);
         if (head[0] >= 0 && r->c.slow_fd == -1) { /* run twice from one forward: the file is gone */
-            r->status = REMAT_ERR_IO;
-            snprintf(r->message, sizeof r->message, "%s: the slow snapshot tier's file is closed", d->label);
+            rmi_loop_fail(&r->c, REMAT_ERR_IO, "%s: the slow snapshot tier's file is closed", d->label);
             return;
         }
     }
     if (head[0] < 0) { /* the forward stopped (its status is reported); nothing to reverse */
-        if (r->status == REMAT_OK)
-            r->status = REMAT_ERR_VALUE;
+        rmi_loop_fail(&r->c, REMAT_ERR_VALUE, NULL);
         return;
     }
     r->n = r->known = head[0];
@@ -339,13 +299,13 @@ static void k_while_bwd(const remat_exec_ctx *cx, const remat_instr *I)
     rmi_while_lanes_tier_done(r);
     if (r->c.slow_on) {
         if (r->c.slow_failed)
-            slow_fail(r, true);
-        slow_close(r);
+            rmi_loop_slow_fail(&r->c, REMAT_ERR_IO, d->label);
+        rmi_loop_slow_stop(&r->c);
         if (r->c.slow_failed)
             return;
     }
     if (st != REMAT_OK) {
-        r->status = st;
+        rmi_loop_fail(&r->c, st, NULL);
         return;
     }
     note_peak(r, peak);
@@ -354,33 +314,6 @@ static void k_while_bwd(const remat_exec_ctx *cx, const remat_instr *I)
 }
 
 /* ---- stats (exec/hop.h) ---- */
-
-static void stats_begin(void *self)
-{
-    while_rt *r = self;
-    r->c.evals = 0;
-    r->c.peak_bytes = 0;
-    r->status = REMAT_OK;
-    r->message[0] = 0;
-}
-
-static remat_status stats_status(const void *self) { return ((const while_rt *)self)->status; }
-
-/* the loop core's counts, and the slow tier's extent written (the
- * backward node's, which has the forward's) */
-static void stats_run(const void *self, remat_stats *st)
-{
-    const while_rt *r = self;
-    rmi_loop_stats_run(&r->c, st);
-    if (r->c.slow_on && r->d->kind == WHILE_BWD)
-        st->tier_bytes += (size_t)r->c.slow_hi * r->d->carry_bytes;
-}
-
-static const char *stats_error(const void *self)
-{
-    const while_rt *r = self;
-    return r->message[0] ? r->message : NULL;
-}
 
 /* The length is not known before a run: the plan shows the store's
  * capacity within max_steps (and the slow tier's: min(D, max_steps)
@@ -403,6 +336,7 @@ static void stats_plan(const void *self, remat_memory_plan *plan)
 void rmi_while_rt_kernels(const remat_while_data *d, remat_kernel_fn *fn, remat_hop_stats *hook)
 {
     *fn = d->kind == WHILE_PRIMAL ? k_while_primal : d->kind == WHILE_FWD ? k_while_fwd : k_while_bwd;
-    *hook = (remat_hop_stats){.begin_run = stats_begin, .report_run = stats_run, .report_plan = stats_plan,
-                              .run_status = stats_status, .run_error = stats_error};
+    *hook = (remat_hop_stats){.begin_run = rmi_loop_stats_begin, .report_run = rmi_loop_stats_run,
+                              .report_plan = stats_plan, .run_status = rmi_loop_stats_status,
+                              .run_error = rmi_loop_stats_error, .release = rmi_loop_stats_release};
 }
