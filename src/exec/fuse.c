@@ -164,8 +164,11 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
         }
         if (R >= 0 && bl[v] && gl[R] && gl[R] != bl[v])
             R = -1; /* another grid than the group's other broadcasts */
-        /* the masks of remat_fused_op hold 32 inputs: a group with a
-         * broadcast keeps its operand slots (an upper bound) within them */
+        /* a group with a broadcast keeps its operand slots (an upper
+         * bound) within 32, as when remat_fused_op's masks were one word
+         * (rmi_fuse_describe asserts it; the masks now hold all
+         * REMAT_FUSED_MAX_IN inputs, so this only keeps such groups as
+         * they were measured) */
         if (R >= 0 && (bl[v] || gl[R]) && gin[R] + g->nodes[v].nin > 32)
             R = -1;
         if (R >= 0 && N[R].gsize < REMAT_FUSED_MAX_UOPS) {
