@@ -200,6 +200,49 @@ static void test_compile_options_fusion_off(void **state)
     remat_fn_free(f);
 }
 
+/* A fused group of 36 external inputs, a third of them splat constants read
+ * as one element (storage.c): 12 select(p_k, x_k, c_k) summed, 23 micro-ops
+ * in one group. The inputs' scalar mask was one 32-bit word, set with
+ * 1u << e (undefined from e = 32; on x86 it set bit e % 32, so p_1, input 3,
+ * was read as one element). Fused against unfused: contract 2, the same bits. */
+static void test_compile_options_fusion_many_inputs(void **state)
+{
+    (void)state;
+    clear_env();
+    enum { K = 12, N = 256 };
+    remat_fn *f = remat_fn_new("wide");
+    remat_val acc = REMAT_NONE;
+    remat_tensor in[2 * K];
+    for (int k = 0; k < K; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", k);
+        remat_val p = remat_arg(f, name, REMAT_F64, 1, DIMS(N));
+        snprintf(name, sizeof name, "x%d", k);
+        remat_val x = remat_arg(f, name, REMAT_F64, 1, DIMS(N));
+        remat_val c = remat_const_fill(f, REMAT_F64, 1, DIMS(N), 0.5 + k);
+        remat_val leaf = remat_select(f, p, x, c);
+        acc = k == 0 ? leaf : remat_add(f, acc, leaf);
+        in[2 * k] = t_new(REMAT_F64, 1, DIMS(N));
+        for (int64_t i = 0; i < N; i++) /* zeros and ones: the select takes both branches */
+            t_set(&in[2 * k], i, (double)((i * 7 + k) % 3 == 0));
+        in[2 * k + 1] = t_rand(REMAT_F64, 1, DIMS(N), -1, 1);
+    }
+    remat_fn_output(f, acc);
+    remat_program *off = NULL, *on = NULL;
+    assert_ok(remat_compile_opts(f, remat_backend_cpu(), &(remat_compile_options){.no_fusion = true}, &off));
+    assert_ok(remat_compile_opts(f, remat_backend_cpu(), &(remat_compile_options){0}, &on));
+    assert_int_equal(off->n_fused, 0);
+    assert_int_equal(on->n_fused, 2 * K - 2); /* one group of 2K - 1 micro-ops */
+    outs_t a, b;
+    run_prog(off, 2 * K, in, &a, NULL);
+    run_prog(on, 2 * K, in, &b, NULL);
+    check_outs_bitwise("a fused group of 36 inputs against unfused", &b, &a);
+    outs_free(&a), outs_free(&b);
+    remat_program_free(off), remat_program_free(on);
+    t_free_all(2 * K, in);
+    remat_fn_free(f);
+}
+
 /* no_inplace in the options: the concatenate of two computed rows is an
  * instruction of its own (in place it is none), even with the environment
  * silent; in place wins over REMAT_NO_INPLACE=1. The same bits. */
@@ -405,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_compile_options_jit_overrides_env),
         cmocka_unit_test(test_compile_options_cache_dir_is_the_options),
         cmocka_unit_test(test_compile_options_fusion_off),
+        cmocka_unit_test(test_compile_options_fusion_many_inputs),
         cmocka_unit_test(test_compile_options_inplace_off),
         cmocka_unit_test(test_compile_options_scan_block),
         cmocka_unit_test(test_compile_options_scan_plan_max_ops),

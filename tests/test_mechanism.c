@@ -629,8 +629,53 @@ static void test_mechanism_error_unknown_function(void **state)
 {
     (void)state;
     expect_error("param k = 1\n\nA -> B : k * expp(1)\n", "mech.txt:3:14: ",
-                 "unknown function 'expp' (expected exp, log, sqrt, min, max, arrhenius, arrhenius_ref)");
+                 "unknown function 'expp' (expected exp, log, sqrt, log10, log1p, expm1, tanh, sin, cos, logistic "
+                 "(or sigmoid), erf, abs, min, max, pow, arrhenius, arrhenius_ref)");
     expect_error("param k = 1\nA -> B : exp\n", "mech.txt:2:10: ", "'exp' is a function");
+}
+
+/* The elementwise functions past exp/log/sqrt/min/max (remat/mechanism.h,
+ * FUNC): each parses to its call node; pow(a, b) is the node a ^ b makes;
+ * sigmoid is logistic; the new names are not reserved (a species 'abs'). */
+static void test_mechanism_more_functions(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        remat_expr_fn fn;
+    } calls[] = {{"tanh", REMAT_FN_TANH},   {"sin", REMAT_FN_SIN},       {"cos", REMAT_FN_COS},
+                 {"log1p", REMAT_FN_LOG1P}, {"expm1", REMAT_FN_EXPM1},   {"logistic", REMAT_FN_LOGISTIC},
+                 {"sigmoid", REMAT_FN_LOGISTIC}, {"erf", REMAT_FN_ERF},  {"abs", REMAT_FN_ABS},
+                 {"log10", REMAT_FN_LOG10}};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "param k = 2\nA -> B : rate = k * %s(A)\n", calls[i].text);
+        remat_mechanism *m = parse_ok(text);
+        const remat_expr *call = remat_mechanism_reaction_rate(m, 0)->args[1];
+        assert_int_equal(call->kind, REMAT_EXPR_CALL);
+        assert_int_equal(call->fn, calls[i].fn);
+        assert_int_equal(call->nargs, 1);
+        assert_string_equal(call->name, remat_expr_fn_name(calls[i].fn));
+        remat_mechanism_free(m);
+    }
+    assert_string_equal(remat_expr_fn_name(REMAT_FN_LOG10), "log10");
+    assert_string_equal(remat_expr_fn_name(REMAT_FN_LOGISTIC), "logistic");
+    remat_mechanism *m = parse_ok("param k = 2\nA -> B : rate = pow(A, k + 1)\n");
+    const remat_expr *pw = remat_mechanism_reaction_rate(m, 0);
+    assert_int_equal(pw->kind, REMAT_EXPR_POW);
+    assert_int_equal(pw->args[0]->kind, REMAT_EXPR_SPECIES);
+    assert_int_equal(pw->args[1]->kind, REMAT_EXPR_ADD);
+    char buf[64];
+    remat_expr_format(pw, buf, sizeof buf);
+    assert_string_equal(buf, "A^(k + 1)");
+    remat_mechanism_free(m);
+    /* not reserved: 'abs' a species, then abs(...) a call */
+    m = parse_ok("param k = 2\nabs -> B : rate = k * abs(abs - 1)\n");
+    assert_string_equal(remat_mechanism_species_name(m, 0), "abs");
+    double y[2] = {0.25, 0}, p[1] = {2}, dydt[2];
+    assert_int_equal(remat_mechanism_eval_rhs(m, 0, y, p, dydt), REMAT_OK);
+    assert_true(dydt[1] == 1.5);
+    remat_mechanism_free(m);
 }
 
 static void test_mechanism_error_function_arguments(void **state)
@@ -638,6 +683,9 @@ static void test_mechanism_error_function_arguments(void **state)
     (void)state;
     expect_error("param k = 1\nA -> B : min(k) * A\n", "mech.txt:2:10: ", "'min' takes 2, got 1");
     expect_error("param k = 1\nA -> B : exp(k, A)\n", "mech.txt:2:10: ", "'exp' takes 1, got 2");
+    expect_error("param k = 1\n\nA -> B : rate = k * tanh(A, k)\n", "mech.txt:3:21: ", "'tanh' takes 1, got 2");
+    expect_error("param k = 1\nA -> B : rate = pow(A) * k\n", "mech.txt:2:17: ", "'pow' takes 2, got 1");
+    expect_error("param k = 1\nA -> B : rate = k * sigmoid(A, A)\n", "mech.txt:2:21: ", "'sigmoid' takes 1, got 2");
     expect_error("param k = 1\nA -> B : k * max(1, 2, 3)\n", "mech.txt:2:14: ", "'max' takes 2, got 3");
     expect_error("param k = 1\nA -> B : k * sqrt()\n", "mech.txt:2:14: ", "'sqrt' takes 1, got 0");
 }
@@ -959,6 +1007,7 @@ int main(void)
         cmocka_unit_test(test_mechanism_error_unbalanced_parentheses),
         cmocka_unit_test(test_mechanism_error_unknown_function),
         cmocka_unit_test(test_mechanism_error_function_arguments),
+        cmocka_unit_test(test_mechanism_more_functions),
         cmocka_unit_test(test_mechanism_error_duplicate_param),
         cmocka_unit_test(test_mechanism_error_duplicate_species),
         cmocka_unit_test(test_mechanism_error_bad_number),

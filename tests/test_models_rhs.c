@@ -202,6 +202,79 @@ static void test_models_rhs_arrhenius_gradient(void **state)
     remat_mechanism_free(m);
 }
 
+/* Every function of the mechanism language past exp/log/sqrt/min/max
+ * (remat/mechanism.h, FUNC) in one mechanism */
+static const char *const FUNCS = "param k1 = 0.7\nparam k2 = 1.3\nparam k3 = 0.4\n"
+                                 "A -> B : rate = k1 * tanh(A) + k2 * logistic(B - A) * A\n"
+                                 "B -> C : rate = pow(B, k3) * erf(k2 * B) + abs(A - B) * k3\n"
+                                 "C -> A : rate = log1p(C) * expm1(k3 * C) + (1 + sin(k1 * C)^2) * cos(k2)^2 * C\n"
+                                 "A -> C : rate = log10(1 + A) * sigmoid(k1) * A\n";
+
+/* The lowered graph (SLEEF's kernels) against the double evaluator (libm),
+ * within a few ulp: the two are different code, no bitwise contract */
+static void test_models_rhs_functions_match_reference(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(FUNCS);
+    enum { S = 3, P = 3 };
+    remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
+    assert_non_null(f);
+    remat_program *prog = compile_ok(f);
+    for (int trial = 0; trial < 50; trial++) {
+        double t = 0, y[S], p[P], got[S], want[S];
+        for (int i = 0; i < S; i++)
+            y[i] = urand(0.05, 2);
+        for (int i = 0; i < P; i++)
+            p[i] = urand(0.1, 2);
+        run(prog, (double *[]){&t, y, p}, (double *[]){got}, NULL);
+        ref_rhs(m, t, y, p, want);
+        for (int i = 0; i < S; i++)
+            assert_close(got[i], want[i], 1e-13, 1e-14);
+    }
+    remat_program_free(prog);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
+/* Their derivatives (the graph's VJPs) with respect to every species and
+ * parameter, against central differences */
+static void test_models_rhs_functions_gradient(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(FUNCS);
+    enum { S = 3, P = 3 };
+    remat_fn *f = remat_fn_new("w_rhs");
+    remat_val y = remat_arg(f, "y", REMAT_F64, 1, DIMS(S));
+    remat_val p = remat_arg(f, "p", REMAT_F64, 1, DIMS(P));
+    double w[S] = {0.3, -1.1, 0.7};
+    remat_val dydt;
+    assert_ok(remat_kinetics_rhs(f, m, REMAT_NONE, y, p, &dydt));
+    remat_fn_output(f, remat_sum_all(f, remat_mul(f, dydt, remat_const_data(f, REMAT_F64, 1, DIMS(S), w))));
+    remat_fn *g;
+    assert_ok(remat_grad(f, 0, NULL, &g));
+    remat_program *pf = compile_ok(f), *pg = compile_ok(g);
+    /* A - B away from 0 (abs's kink) */
+    double yv[S] = {0.9, 0.35, 0.6}, pv[P] = {0.7, 1.3, 0.4}, dy[S], dp[P];
+    run(pg, (double *[]){yv, pv}, (double *[]){dy, dp}, NULL);
+    double *vars[2] = {yv, pv}, *grads[2] = {dy, dp};
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < 3; i++) {
+            double x = vars[a][i], h = 1e-6, lp, lm;
+            vars[a][i] = x + h;
+            run(pf, vars, (double *[]){&lp}, NULL);
+            vars[a][i] = x - h;
+            run(pf, vars, (double *[]){&lm}, NULL);
+            vars[a][i] = x;
+            assert_true(fabs(grads[a][i]) > 1e-3); /* every input matters */
+            assert_close(grads[a][i], (lp - lm) / (2 * h), 1e-7, 1e-8);
+        }
+    remat_program_free(pf);
+    remat_program_free(pg);
+    remat_fn_free(f);
+    remat_fn_free(g);
+    remat_mechanism_free(m);
+}
+
 static void test_models_rhs_bad_input_names_the_input(void **state)
 {
     (void)state;
@@ -353,6 +426,8 @@ int main(void)
         cmocka_unit_test(test_models_rhs_walks_shared_nodes_once),
         cmocka_unit_test(test_models_rhs_gradient_matches_finite_differences),
         cmocka_unit_test(test_models_rhs_arrhenius_gradient),
+        cmocka_unit_test(test_models_rhs_functions_match_reference),
+        cmocka_unit_test(test_models_rhs_functions_gradient),
         cmocka_unit_test(test_models_rhs_bad_input_names_the_input),
         cmocka_unit_test(test_models_step_body_matches_tableau_written_out),
         cmocka_unit_test(test_models_tableaus_satisfy_order_conditions),

@@ -50,13 +50,30 @@
  *   power     = primary [ "^" unary ]                  right-associative; -a^2 = -(a^2)
  *   primary   = NUMBER | NAME | FUNC "(" expr { "," expr } ")" | "(" expr ")"
  *             | NET [ "[" INTEGER "]" ] "(" expr { "," expr } ")"    a network declared above
- *   FUNC      = exp | log | sqrt (one argument) | min | max (two arguments)
+ *   FUNC      = exp | log | sqrt | log10 | log1p | expm1 | tanh | sin | cos
+ *             | logistic | sigmoid | erf | abs (one argument)
+ *             | min | max | pow (two arguments)
  *             | arrhenius (two or three) | arrhenius_ref (three): see Arrhenius
  *   NUMBER    = 1 | 1.5 | .5 | 1. | 1e-3 | 2.5E+4     (a coefficient needs a space: "2 A")
  *   NAME      = [A-Za-z_][A-Za-z0-9_]*, case-sensitive
  *
  * cexpr is an expr that may use only numbers, earlier consts and functions
  * (and, in bounds, the word inf); it is evaluated while parsing.
+ *
+ * Functions. exp, log, sqrt, min and max are reserved words; the others are
+ * calls only where '(' follows their name (a species may be named 'abs').
+ * pow(a, b) is a^b; sigmoid is logistic, 1 / (1 + exp(-x)); log10(x) is
+ * log(x) / log(10); log1p(x) = log(1 + x) and expm1(x) = exp(x) - 1 keep
+ * their accuracy for tiny x; sin and cos take radians; abs's derivative is
+ * sign(x), +1 at 0. Each lowers to the graph's op (tanh, erf, ...: remat/
+ * graph.h), so rates using them are differentiated by its VJP and JVP rules
+ * in every mode; remat_mechanism_eval_rhs evaluates them with libm (the
+ * two agree to a few ulp, not bitwise). A saturating uptake and a smooth
+ * switch, for example:
+ *
+ *   A -> B : rate = vmax * tanh(A / Ks)
+ *   B -> C : rate = k2 * logistic((T - T50) / w) * B^n
+ *   C -> : rate = k3 * log1p(C / C0)
  *
  * Reactions. The rate after ':' is read one of two ways, which a file can
  * say explicitly:
@@ -266,6 +283,15 @@ typedef enum {
     REMAT_FN_MAX,     /* max(a, b), as fmax */
     REMAT_FN_STEP,    /* step(x): 1 for x >= 0, else 0 (its derivative 0); made by control
                          profiles, not written in files */
+    REMAT_FN_TANH,     /* tanh(x) */
+    REMAT_FN_SIN,      /* sin(x), x in radians */
+    REMAT_FN_COS,      /* cos(x) */
+    REMAT_FN_LOG1P,    /* log1p(x) = log(1 + x), accurate for tiny x */
+    REMAT_FN_EXPM1,    /* expm1(x) = exp(x) - 1, accurate for tiny x */
+    REMAT_FN_LOGISTIC, /* logistic(x) = 1 / (1 + exp(-x)); also spelled sigmoid(x) */
+    REMAT_FN_ERF,      /* erf(x) */
+    REMAT_FN_ABS,      /* abs(x), as fabs; its derivative sign(x), +1 at 0 */
+    REMAT_FN_LOG10,    /* log10(x) = log(x) / log(10) */
     REMAT_FN_COUNT
 } remat_expr_fn;
 
@@ -289,7 +315,7 @@ typedef struct remat_expr {
 
 /* "num", "species", ..., "call"; "?" out of range. */
 REMAT_API const char *remat_expr_kind_name(remat_expr_kind kind);
-/* "exp", "log", "sqrt", "min", "max", "step"; "?" out of range. */
+/* "exp", "log", "sqrt", "min", "max", "step", "tanh", ..., "log10"; "?" out of range. */
 REMAT_API const char *remat_expr_fn_name(remat_expr_fn fn);
 /* Writes e as text in the mechanism syntax, with the fewest parentheses that
  * keep its tree ("k1 * A - k2 * B"); LET and CONST print their names. Like

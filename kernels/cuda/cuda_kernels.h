@@ -82,7 +82,7 @@ typedef enum { REMAT_CUDA_UOP_UNARY, REMAT_CUDA_UOP_INTEGER_POW, REMAT_CUDA_UOP_
                REMAT_CUDA_UOP_BINARY } remat_cuda_uop_kind;
 typedef struct {
     int f64, nin, n_uops;
-    uint32_t scalar_in;
+    uint64_t scalar_in[(REMAT_CUDA_FUSED_MAX_IN + 63) / 64]; /* bit k % 64 of word k / 64: input k is one element */
     remat_cuda_uop uops[REMAT_CUDA_FUSED_MAX_UOPS];
 } remat_cuda_fused;
 void rmi_cuda_fused_run(rmi_cuda_state *cs, const remat_cuda_fused *F, size_t n, void *out, const void *const *in);

@@ -140,7 +140,7 @@ template <typename T> __global__ void k_fused(const fused_args A, size_t n, T *o
                     x[j] = regs[r];
                 } else if (r != INT16_MIN) {
                     const int e = -1 - r;
-                    const bool one = e < 32 && ((F->scalar_in >> e) & 1u);
+                    const bool one = (F->scalar_in[e / 64] >> (e % 64)) & 1u;
                     x[j] = ((const T *)A.in[e])[one ? 0 : i];
                 }
             }

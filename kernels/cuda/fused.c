@@ -28,7 +28,8 @@ _Static_assert((int)REMAT_CUDA_UOP_UNARY == (int)REMAT_UOP_UNARY &&
                    (int)REMAT_CUDA_UOP_BINARY == (int)REMAT_UOP_BINARY,
                "remat_cuda_uop_kind out of step with remat_fused_uop_kind");
 
-_Static_assert(REMAT_CUDA_FUSED_MAX_UOPS >= REMAT_FUSED_MAX_UOPS && REMAT_CUDA_FUSED_MAX_REGS >= REMAT_FUSED_MAX_REGS,
+_Static_assert(REMAT_CUDA_FUSED_MAX_UOPS >= REMAT_FUSED_MAX_UOPS && REMAT_CUDA_FUSED_MAX_REGS >= REMAT_FUSED_MAX_REGS &&
+                   REMAT_CUDA_FUSED_MAX_IN >= REMAT_FUSED_MAX_IN,
                "the CUDA fused kernel holds the largest group compile makes");
 
 remat_status rmi_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *, size_t),
@@ -43,8 +44,10 @@ remat_status rmi_cuda_lower_fused(const remat_fused_op *op, remat_instr *ins, vo
         return rmi_error(REMAT_ERR_NOMEM, "cuda backend: out of memory lowering a fused group of %d ops",
                          op->n_uops);
     memset(F, 0, sizeof *F);
-    *F = (remat_cuda_fused){.f64 = op->dtype == REMAT_F64, .nin = op->nin, .n_uops = op->n_uops,
-                            .scalar_in = op->scalar_in};
+    *F = (remat_cuda_fused){.f64 = op->dtype == REMAT_F64, .nin = op->nin, .n_uops = op->n_uops};
+    for (int k = 0; k < op->nin; k++)
+        if (rmi_fused_mask_has(op->scalar_in, k))
+            F->scalar_in[k / 64] |= (uint64_t)1 << (k % 64);
     for (int k = 0; k < op->n_uops; k++) {
         const remat_fused_uop *u = &op->uops[k];
         const int kind = rmi_fused_uop_kind_of(u->op);

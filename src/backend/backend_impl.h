@@ -11,8 +11,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend/lane.h"
+#include "core/assert.h"
 #include "remat/exec.h"
 #include "remat/graph.h"
 
@@ -82,6 +84,27 @@ typedef struct {
  * as one element when bit (-1 - src) of scalar_in is set. The last micro-op
  * writes ins->out; each earlier one writes register dst. A backend must give
  * the same bits as lowering the ops one by one. */
+/* the most registers and micro-ops compile puts in one group, and so the most
+ * external inputs (three operands a micro-op) */
+#define REMAT_FUSED_MAX_REGS 23
+#define REMAT_FUSED_MAX_UOPS 24
+#define REMAT_FUSED_MAX_IN (3 * REMAT_FUSED_MAX_UOPS)
+
+/* A set of external inputs of a group, bit k for input k < REMAT_FUSED_MAX_IN
+ * (one 32-bit word held only 32: shifting by more was undefined). */
+typedef struct {
+    uint64_t w[(REMAT_FUSED_MAX_IN + 63) / 64];
+} remat_fused_mask;
+static inline bool rmi_fused_mask_has(remat_fused_mask m, int k)
+{
+    return k >= 0 && k < REMAT_FUSED_MAX_IN && ((m.w[k / 64] >> (k % 64)) & 1u);
+}
+static inline void rmi_fused_mask_set(remat_fused_mask *m, int k)
+{
+    REMAT_ASSERT(k >= 0 && k < REMAT_FUSED_MAX_IN);
+    m->w[k / 64] |= (uint64_t)1 << (k % 64);
+}
+
 typedef struct {
     remat_op op;
     int16_t dst;
@@ -93,7 +116,7 @@ typedef struct {
 typedef struct {
     remat_dtype dtype;
     int nin;            /* external inputs */
-    uint32_t scalar_in; /* bit k: external input k is one element */
+    remat_fused_mask scalar_in; /* bit k: external input k is one element */
     int n_regs;
     int n_uops;
     const remat_fused_uop *uops;
@@ -105,7 +128,7 @@ typedef struct {
      * read only by a micro-op of op REMAT_OP_BROADCAST (kind
      * REMAT_UOP_BCAST), which loads those elements into its register: no
      * (n)-element copy of the vector exists. */
-    uint32_t row_in, col_in;
+    remat_fused_mask row_in, col_in;
     int64_t lanes;
     /* Optional (NULL: the backend runs the micro-ops): the group compiled
      * into one loop by the backend's compile_lanes (exec/fuse_jit.c), a lane
@@ -127,10 +150,6 @@ typedef struct {
 typedef enum { REMAT_UOP_UNARY, REMAT_UOP_INTEGER_POW, REMAT_UOP_POW, REMAT_UOP_SELECT, REMAT_UOP_BINARY,
                REMAT_UOP_BCAST /* broadcast_in_dim of a row_in/col_in input */ } remat_fused_uop_kind;
 int rmi_fused_uop_kind_of(remat_op op);
-
-/* the most registers and micro-ops compile puts in one group */
-#define REMAT_FUSED_MAX_REGS 23
-#define REMAT_FUSED_MAX_UOPS 24
 
 typedef struct {
     const char *name;

@@ -164,8 +164,11 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
         }
         if (R >= 0 && bl[v] && gl[R] && gl[R] != bl[v])
             R = -1; /* another grid than the group's other broadcasts */
-        /* the masks of remat_fused_op hold 32 inputs: a group with a
-         * broadcast keeps its operand slots (an upper bound) within them */
+        /* a group with a broadcast keeps its operand slots (an upper
+         * bound) within 32, as when remat_fused_op's masks were one word
+         * (rmi_fuse_describe asserts it; the masks now hold all
+         * REMAT_FUSED_MAX_IN inputs, so this only keeps such groups as
+         * they were measured) */
         if (R >= 0 && (bl[v] || gl[R]) && gin[R] + g->nodes[v].nin > 32)
             R = -1;
         if (R >= 0 && N[R].gsize < REMAT_FUSED_MAX_UOPS) {
@@ -193,7 +196,7 @@ void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm
     REMAT_ASSERT(nm >= 1 && nm <= REMAT_FUSED_MAX_UOPS);
     int last_use[REMAT_FUSED_MAX_UOPS], reg[REMAT_FUSED_MAX_UOPS];
     int ne = 0;
-    uint32_t scalar_in = 0, row_in = 0, col_in = 0;
+    remat_fused_mask scalar_in = {{0}}, row_in = {{0}}, col_in = {{0}};
     int64_t lanes = 0;
     for (int k = 0; k < nm; k++)
         last_use[k] = -1;
@@ -209,7 +212,7 @@ void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm
             lanes = bl;
             REMAT_ASSERT(ne < 32);
             ext[ne] = n->in[0];
-            *(col ? &col_in : &row_in) |= 1u << ne;
+            rmi_fused_mask_set(col ? &col_in : &row_in, ne);
             uops[k].src[0] = (int16_t)(-1 - ne++);
             continue;
         }
@@ -226,12 +229,12 @@ void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm
                 continue;
             }
             int e = 0;
-            while (e < ne && (ext[e] != a || (e < 32 && ((row_in | col_in) >> e) & 1u)))
+            while (e < ne && (ext[e] != a || rmi_fused_mask_has(row_in, e) || rmi_fused_mask_has(col_in, e)))
                 e++;
             if (e == ne) {
                 ext[ne++] = a;
                 if (N[a].scalar)
-                    scalar_in |= 1u << e;
+                    rmi_fused_mask_set(&scalar_in, e);
             }
             uops[k].src[j] = (int16_t)(-1 - e);
         }

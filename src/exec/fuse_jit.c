@@ -49,9 +49,11 @@ static void describe(const remat_fused_op *F, int64_t m, remat_lane_ins *ins, re
     int n = 0;
     for (int k = 0; k <= F->nin; k++)
         bufs[k] = (remat_lane_buf){.dt = (uint8_t)F->dtype};
-    for (int k = 0; k < F->nin; k++)
+    for (int k = 0; k < F->nin; k++) {
+        const bool one = rmi_fused_mask_has(F->scalar_in, k) || rmi_fused_mask_has(F->col_in, k);
         ins[n++] = (remat_lane_ins){.kind = REMAT_LANE_LOAD, .dt = (uint8_t)F->dtype, .a = -1, .b = -1, .c = -1,
-                                    .buf = k, .lstride = ((F->scalar_in | F->col_in) >> k) & 1u ? 0 : 1};
+                                    .buf = k, .lstride = one ? 0 : 1};
+    }
     for (int r = 0; r < REMAT_FUSED_MAX_REGS; r++)
         reg_ins[r] = -1;
     for (int k = 0; k < F->n_uops; k++) {

@@ -113,5 +113,30 @@ if "$REMAT" --version | grep -q "plots: PLplot"; then
     check "the frontier's short log axis has labels between its decades" \
         test "$(grep -o '>[^<]*<' frontier.svg | tr -d '\n' | grep -o '&#x3[25];&#xd7;&#x31;&#x30;' | wc -l)" -ge 2
 fi
+# ---- the table's columns line up whatever the variants' names ----
+# (a label longer than the old fixed 44 columns pushed its row's numbers right)
+mkdir -p "$work/tier"
+"$REMAT" mlp compare --layers 3 --width 16 --batch 4 --repeat 1 --schedules per-step --disk-dir "$work/tier" \
+    --policies 'none,offload_dot_with_no_batch_dims(device, pinned_host)' >wide.txt 2>wide.err
+check "mlp compare with a long policy name exits 0" test $? -eq 0
+# the header and every variant's row; cells are set apart by two spaces or
+# more (single spaces sit inside a cell): every row ends each cell at the
+# header's columns (the numbers are right-aligned)
+aligned() {
+    awk '(/^variant / || /^(unrolled|scan) /) && !/: offloaded residuals/ {
+            line = $0; ends = ""; pos = 0; k = 0
+            while (match(line, /[^ ]( [^ ]|[^ ])*/)) {
+                pos += RSTART + RLENGTH - 1
+                if (k++) ends = ends " " pos   # the first cell, the label, is left-aligned
+                line = substr(line, RSTART + RLENGTH)
+            }
+            rows++
+            if (rows == 1) want = ends
+            else if (ends != want) { printf "     row %d ends its cells at%s, the header at%s\n", rows, ends, want > "/dev/stderr"; bad = 1 }
+         }
+         END { exit bad || rows < 3 }' "$1"
+}
+check "mlp compare: every row's cells end at the header's columns" aligned wide.txt
+check "  and the long label is whole" grep -q '^unrolled offload_dot_with_no_batch_dims(device, pinned_host)  ' wide.txt
 check "no temporary files left" test -z "$(find . -name '*.tmp.*')"
 exit $fail

@@ -278,16 +278,47 @@ static void print_table(const setup *s, const variant *v, int n, int64_t seed, s
            (long long)s->base.width, (long long)s->base.layers, mlp_block_name(s->base.block),
            remat_nn_activation_name(s->base.act), CLASSES, (long long)s->batch, IN_FEATURES, (long long)seed);
     printf("weights %zu bytes (not in the residual bytes below)\n", weights);
-    printf("%-44s %14s  %23s  %23s  %10s  %10s  %10s  %10s\n", "variant", "residual bytes", "arena peak pred/meas",
-           "snapshot peak pred/meas", "recomputed", "scan evals", "time ms", "max|dgrad|");
+    /* every cell as text first, so each column is as wide as its widest
+     * cell (a policy such as offload_dot_with_no_batch_dims(device,
+     * pinned_host) is longer than any fixed width) */
+    enum { COLS = 8 };
+    static const char *const head[COLS] = {"variant",  "residual bytes", "arena peak pred/meas", "snapshot peak pred/meas",
+                                           "recomputed", "scan evals",  "time ms",              "max|dgrad|"};
+    char(*cell)[COLS][64] = calloc((size_t)n + 1, sizeof *cell);
+    if (!cell) {
+        fprintf(stderr, "remat: mlp compare: out of memory\n");
+        return;
+    }
+    int w[COLS];
+    for (int c = 0; c < COLS; c++)
+        w[c] = (int)strlen(head[c]);
+    int wlabel = w[0];
     for (int i = 0; i < n; i++) {
         const variant *r = &v[i];
-        char ar[64], sn[64];
-        snprintf(ar, sizeof ar, "%zu/%zu", r->plan.arena_bytes, r->st.peak_arena_bytes);
-        snprintf(sn, sizeof sn, "%zu/%zu", r->plan.peak_snapshot_bytes, r->st.peak_snapshot_bytes);
-        printf("%-44s %14zu  %23s  %23s  %10lld  %10lld  %10.3f  %10.3g\n", r->label, activations(r), ar, sn,
-               (long long)r->st.recomputed_ops, (long long)r->st.forward_evals, r->seconds * 1e3, r->max_diff);
+        snprintf(cell[i][1], 64, "%zu", activations(r));
+        snprintf(cell[i][2], 64, "%zu/%zu", r->plan.arena_bytes, r->st.peak_arena_bytes);
+        snprintf(cell[i][3], 64, "%zu/%zu", r->plan.peak_snapshot_bytes, r->st.peak_snapshot_bytes);
+        snprintf(cell[i][4], 64, "%lld", (long long)r->st.recomputed_ops);
+        snprintf(cell[i][5], 64, "%lld", (long long)r->st.forward_evals);
+        snprintf(cell[i][6], 64, "%.3f", r->seconds * 1e3);
+        snprintf(cell[i][7], 64, "%.3g", r->max_diff);
+        if ((int)strlen(r->label) > wlabel)
+            wlabel = (int)strlen(r->label);
+        for (int c = 1; c < COLS; c++)
+            if ((int)strlen(cell[i][c]) > w[c])
+                w[c] = (int)strlen(cell[i][c]);
     }
+    printf("%-*s", wlabel, head[0]);
+    for (int c = 1; c < COLS; c++)
+        printf("  %*s", w[c], head[c]);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        printf("%-*s", wlabel, v[i].label);
+        for (int c = 1; c < COLS; c++)
+            printf("  %*s", w[c], cell[i][c]);
+        printf("\n");
+    }
+    free(cell);
     for (int i = 0; i < n; i++) /* the second tier: the arena above is the RAM one */
         if (v[i].plan.offload_bytes)
             printf("%s: offloaded residuals %zu bytes predicted / %zu measured in the slow tier (%s)\n", v[i].label,

@@ -74,7 +74,7 @@ static void *thread_regs(void)
         const T *x = xv;                                                                               \
         const size_t L = (size_t)F->lanes;                                                             \
         size_t q = s / L, r = s % L;                                                                   \
-        if ((F->row_in >> e) & 1u) {                                                                   \
+        if (rmi_fused_mask_has(F->row_in, e)) {                                                        \
             if (r + m <= L)                                                                            \
                 return x + r;                                                                          \
             for (size_t j = 0; j < m; j++) {                                                           \
@@ -139,7 +139,7 @@ static void *thread_regs(void)
                         src[j] = rp[r];                                                                \
                     } else if (r != INT16_MIN) {                                                       \
                         int e = -1 - r;                                                                \
-                        sc[j] = (int)((F->scalar_in >> e) & 1u);                                       \
+                        sc[j] = rmi_fused_mask_has(F->scalar_in, e);                                   \
                         src[j] = (const T *)I->in[e] + (sc[j] ? 0 : s);                                \
                     }                                                                                  \
                 }                                                                                      \
@@ -197,7 +197,8 @@ static void compiled_range(void *ctx, int64_t begin, int64_t end)
     if (C->F.lanes > 0) { /* rows [begin, end) of the grid, a step per row */
         const int64_t L = C->F.lanes, row = L * (int64_t)es;
         for (int k = 0; k < C->F.nin; k++) {
-            const bool one = ((C->F.scalar_in | C->F.row_in) >> k) & 1u, col = (C->F.col_in >> k) & 1u;
+            const bool one = rmi_fused_mask_has(C->F.scalar_in, k) || rmi_fused_mask_has(C->F.row_in, k),
+                       col = rmi_fused_mask_has(C->F.col_in, k);
             strides[k] = one ? 0 : col ? (int64_t)es : row;
             bufs[k] = (char *)I->in[k] + begin * strides[k];
         }
@@ -207,7 +208,7 @@ static void compiled_range(void *ctx, int64_t begin, int64_t end)
         return;
     }
     for (int k = 0; k < C->F.nin; k++)
-        bufs[k] = (char *)I->in[k] + ((C->F.scalar_in >> k) & 1u ? 0 : (size_t)begin * es);
+        bufs[k] = (char *)I->in[k] + (rmi_fused_mask_has(C->F.scalar_in, k) ? 0 : (size_t)begin * es);
     bufs[C->F.nin] = (char *)I->out + (size_t)begin * es;
     C->F.compiled(bufs, strides, 1, end - begin);
 }

@@ -209,6 +209,8 @@ static remat_status predict_fixed_dense(const remat_fit *fit, int e, const doubl
     remat_program_free(prog);
     remat_fn_free(f);
     return st;
+}
+
 /* The adaptive prediction program for n times: (y0, rate inputs, ts (n,))
  * -> ys (n, S), the times an input (remat_ode_integrate_times), so it
  * depends on n only and serves every experiment and call: kept in

@@ -61,6 +61,29 @@ static double eval_spine(const remat_expr *e, const mech_env *env)
     return acc;
 }
 
+double mech_fn_value(remat_expr_fn fn, double a)
+{
+    switch (fn) {
+    case REMAT_FN_EXP: return exp(a);
+    case REMAT_FN_LOG: return log(a);
+    case REMAT_FN_SQRT: return sqrt(a);
+    case REMAT_FN_STEP: return a >= 0 ? 1.0 : 0.0;
+    case REMAT_FN_TANH: return tanh(a);
+    case REMAT_FN_SIN: return sin(a);
+    case REMAT_FN_COS: return cos(a);
+    case REMAT_FN_LOG1P: return log1p(a);
+    case REMAT_FN_EXPM1: return expm1(a);
+    case REMAT_FN_LOGISTIC: return 1.0 / (1.0 + exp(-a));
+    case REMAT_FN_ERF: return erf(a);
+    case REMAT_FN_ABS: return fabs(a);
+    case REMAT_FN_LOG10: return log10(a);
+    case REMAT_FN_MIN:
+    case REMAT_FN_MAX:
+    case REMAT_FN_COUNT: break;
+    }
+    REMAT_UNREACHABLE("bad one-argument function in expression");
+}
+
 double mech_eval(const remat_expr *e, const mech_env *env)
 {
     switch (e->kind) {
@@ -94,9 +117,8 @@ double mech_eval(const remat_expr *e, const mech_env *env)
         case REMAT_FN_MIN: return note(env, e, fmin(a, b), a, b);
         case REMAT_FN_MAX: return note(env, e, fmax(a, b), a, b);
         case REMAT_FN_STEP: return a >= 0 ? 1.0 : 0.0;
-        case REMAT_FN_COUNT: break;
+        default: return note(env, e, mech_fn_value(e->fn, a), a, b);
         }
-        REMAT_UNREACHABLE("bad function in expression");
     }
     case REMAT_EXPR_NET: {
         REMAT_ASSERT(env->nets && env->params);
@@ -157,6 +179,10 @@ static const char *why_not_finite(const mech_culprit *c, char *buf, size_t cap)
         return c->a == 0 ? "log of 0" : (snprintf(buf, cap, "log of a negative number (%g)", c->a), buf);
     if (e->kind == REMAT_EXPR_CALL && e->fn == REMAT_FN_SQRT && c->a < 0)
         return snprintf(buf, cap, "sqrt of a negative number (%g)", c->a), buf;
+    if (e->kind == REMAT_EXPR_CALL && e->fn == REMAT_FN_LOG10 && c->a <= 0)
+        return c->a == 0 ? "log10 of 0" : (snprintf(buf, cap, "log10 of a negative number (%g)", c->a), buf);
+    if (e->kind == REMAT_EXPR_CALL && e->fn == REMAT_FN_LOG1P && c->a <= -1)
+        return c->a == -1 ? "log1p of -1" : (snprintf(buf, cap, "log1p of a number below -1 (%g)", c->a), buf);
     if (e->kind == REMAT_EXPR_POW && c->a == 0 && c->b < 0)
         return "0 to a negative power";
     if (e->kind == REMAT_EXPR_POW && c->a < 0 && c->b != floor(c->b))
@@ -209,6 +235,9 @@ _Static_assert(sizeof kind_names / sizeof kind_names[0] == REMAT_EXPR_COUNT,
 static const char *const fn_names[] = {
     [REMAT_FN_EXP] = "exp", [REMAT_FN_LOG] = "log", [REMAT_FN_SQRT] = "sqrt",
     [REMAT_FN_MIN] = "min", [REMAT_FN_MAX] = "max", [REMAT_FN_STEP] = "step",
+    [REMAT_FN_TANH] = "tanh", [REMAT_FN_SIN] = "sin", [REMAT_FN_COS] = "cos",
+    [REMAT_FN_LOG1P] = "log1p", [REMAT_FN_EXPM1] = "expm1", [REMAT_FN_LOGISTIC] = "logistic",
+    [REMAT_FN_ERF] = "erf", [REMAT_FN_ABS] = "abs", [REMAT_FN_LOG10] = "log10",
 };
 _Static_assert(sizeof fn_names / sizeof fn_names[0] == REMAT_FN_COUNT,
                "fn_names out of step with remat_expr_fn");

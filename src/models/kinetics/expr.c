@@ -12,9 +12,20 @@
 #include "core/error.h"
 #include "models/kinetics/mechanism_impl.h"
 
-/* step is made by control profiles (control.c), not written: NULL here */
-static const char *const fn_names[REMAT_FN_COUNT] = {"exp", "log", "sqrt", "min", "max", NULL};
-static const int fn_arity[REMAT_FN_COUNT] = {1, 1, 1, 2, 2, 1};
+/* step is made by control profiles (control.c), not written: NULL here.
+ * The names after step are not reserved words (a file may name a species
+ * 'abs'): they are calls only where '(' follows. */
+static const char *const fn_names[REMAT_FN_COUNT] = {
+    [REMAT_FN_EXP] = "exp",     [REMAT_FN_LOG] = "log",       [REMAT_FN_SQRT] = "sqrt",
+    [REMAT_FN_MIN] = "min",     [REMAT_FN_MAX] = "max",       [REMAT_FN_STEP] = NULL,
+    [REMAT_FN_TANH] = "tanh",   [REMAT_FN_SIN] = "sin",       [REMAT_FN_COS] = "cos",
+    [REMAT_FN_LOG1P] = "log1p", [REMAT_FN_EXPM1] = "expm1",   [REMAT_FN_LOGISTIC] = "logistic",
+    [REMAT_FN_ERF] = "erf",     [REMAT_FN_ABS] = "abs",       [REMAT_FN_LOG10] = "log10",
+};
+#define FN_LIST "exp, log, sqrt, log10, log1p, expm1, tanh, sin, cos, logistic (or sigmoid), erf, abs, min, max, " \
+                "pow, arrhenius, arrhenius_ref"
+
+int mech_fn_arity(remat_expr_fn fn) { return fn == REMAT_FN_MIN || fn == REMAT_FN_MAX ? 2 : 1; }
 
 remat_status mech_nomem(const mech_parser *p)
 {
@@ -97,17 +108,20 @@ static remat_status parse_call(mech_parser *p, int nest, const mech_token *name,
                                remat_expr **out, int *depth)
 {
     char what[64];
-    snprintf(what, sizeof what, "the call of '%s'", fn_names[fn]);
+    snprintf(what, sizeof what, "the call of '%.*s'", name->len, name->text);
     remat_expr *args[2] = {NULL, NULL};
     int nargs, d;
     MECH_TRY(parse_args(p, nest, what, 2, args, &nargs, &d));
-    if (nargs != fn_arity[fn])
-        return mech_fail(p, name->line, name->col, "wrong number of arguments: '%s' takes %d, got %d",
-                         fn_names[fn], fn_arity[fn], nargs);
+    int want = fn < 0 ? 2 : mech_fn_arity((remat_expr_fn)fn);
+    if (nargs != want)
+        return mech_fail(p, name->line, name->col, "wrong number of arguments: '%.*s' takes %d, got %d",
+                         name->len, name->text, want, nargs);
+    if (fn < 0) /* pow(a, b): the node a ^ b makes */
+        return make_op(p, REMAT_EXPR_POW, name, args[0], d, args[1], d, out, depth);
     if (d + 1 > MECH_MAX_DEPTH)
         return mech_fail(p, name->line, name->col,
-                         "expression too long: more than %d operations deep at '%s'", MECH_MAX_DEPTH,
-                         fn_names[fn]);
+                         "expression too long: more than %d operations deep at '%.*s'", MECH_MAX_DEPTH,
+                         name->len, name->text);
     remat_expr *e = mech_node(&p->m->arena, REMAT_EXPR_CALL, name->line, name->col);
     if (!e)
         return nomem(p);
@@ -277,6 +291,9 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
         for (int i = 0; i < REMAT_FN_COUNT; i++)
             if (fn_names[i] && mech_tok_is(&t, fn_names[i]))
                 fn = i;
+        if (mech_tok_is(&t, "sigmoid"))
+            fn = REMAT_FN_LOGISTIC;
+        int is_pow = mech_tok_is(&t, "pow");
         int arr = mech_tok_is(&t, "arrhenius") ? 1 : mech_tok_is(&t, "arrhenius_ref") ? 2 : 0;
         if (arr && p->tok.kind == TOK_LPAREN)
             return parse_arrhenius(p, nest, &t, arr == 2, out, depth);
@@ -287,14 +304,12 @@ static remat_status parse_primary(mech_parser *p, int nest, remat_expr **out, in
         if (k >= 0 && p->names.v[k].kind == NAME_NET && (p->tok.kind == TOK_LPAREN || p->tok.kind == TOK_LBRACK))
             return parse_net_call(p, nest, &t, &p->m->nets[p->names.v[k].index], p->names.v[k].index, out, depth);
         if (p->tok.kind == TOK_LPAREN) {
-            if (fn < 0)
-                return mech_fail(p, t.line, t.col,
-                                 "unknown function %s (expected exp, log, sqrt, min, max, arrhenius, "
-                                 "arrhenius_ref)",
+            if (fn < 0 && !is_pow)
+                return mech_fail(p, t.line, t.col, "unknown function %s (expected " FN_LIST ")",
                                  mech_tok_show(&t, sb, sizeof sb));
             return parse_call(p, nest, &t, fn, out, depth);
         }
-        if (fn >= 0)
+        if (fn >= 0 && fn <= REMAT_FN_MAX) /* the reserved ones */
             return mech_fail(p, t.line, t.col, "'%s' is a function: call it as %s(...)", fn_names[fn],
                              fn_names[fn]);
         remat_expr *e = mech_node(&p->m->arena, MECH_EXPR_NAME, t.line, t.col);

@@ -86,14 +86,15 @@ static const remat_expr *neg(gas_b *b, const remat_expr *x)
 
 static const remat_expr *call(gas_b *b, remat_expr_fn fn, const remat_expr *x, const remat_expr *y)
 {
-    if (!x || (fn >= REMAT_FN_MIN && !y))
+    int two = mech_fn_arity(fn) == 2;
+    if (!x || (two && !y))
         return NULL;
     remat_expr *e = node(b, REMAT_EXPR_CALL, 0);
     if (e) {
         e->fn = fn;
-        e->nargs = fn >= REMAT_FN_MIN ? 2 : 1;
+        e->nargs = two ? 2 : 1;
         e->args[0] = x;
-        e->args[1] = fn >= REMAT_FN_MIN ? y : NULL;
+        e->args[1] = two ? y : NULL;
         e->name = remat_expr_fn_name(fn);
     }
     return e;

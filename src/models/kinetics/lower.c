@@ -123,13 +123,10 @@ static int fold(const remat_expr *e, double *v)
     case REMAT_EXPR_POW: *v = pow(a, b); return 1;
     case REMAT_EXPR_CALL:
         switch (e->fn) {
-        case REMAT_FN_EXP: *v = exp(a); return 1;
-        case REMAT_FN_LOG: *v = log(a); return 1;
-        case REMAT_FN_SQRT: *v = sqrt(a); return 1;
         case REMAT_FN_MIN: *v = fmin(a, b); return 1;
         case REMAT_FN_MAX: *v = fmax(a, b); return 1;
-        case REMAT_FN_STEP: *v = a >= 0 ? 1.0 : 0.0; return 1;
         case REMAT_FN_COUNT: break;
+        default: *v = mech_fn_value(e->fn, a); return 1;
         }
         break;
     default: break;
@@ -292,6 +289,17 @@ static remat_val walk(lowering *L, const remat_expr *e)
         case REMAT_FN_STEP: /* a constant of the comparison: no gradient flows to a */
             v = remat_select(f, remat_ge(f, a, cst(L, 0.0)), cst(L, 1.0), cst(L, 0.0));
             break;
+        case REMAT_FN_TANH: v = remat_tanh(f, a); break;
+        case REMAT_FN_SIN: v = remat_sin(f, a); break;
+        case REMAT_FN_COS: v = remat_cos(f, a); break;
+        case REMAT_FN_LOG1P: v = remat_log1p(f, a); break;
+        case REMAT_FN_EXPM1: v = remat_expm1(f, a); break;
+        case REMAT_FN_LOGISTIC: v = remat_logistic(f, a); break;
+        case REMAT_FN_ERF: v = remat_erf(f, a); break;
+        case REMAT_FN_ABS: /* the select carries the derivative: +1 where a >= 0, else -1 */
+            v = remat_select(f, remat_ge(f, a, cst(L, 0.0)), a, remat_neg(f, a));
+            break;
+        case REMAT_FN_LOG10: v = remat_mul(f, remat_log(f, a), cst(L, 1.0 / M_LN10)); break;
         case REMAT_FN_COUNT: REMAT_UNREACHABLE("bad function in a mechanism");
         }
         break;

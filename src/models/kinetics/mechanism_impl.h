@@ -334,6 +334,11 @@ typedef struct {
     mech_culprit *bad; /* NULL: not looked for */
 } mech_env;
 double mech_eval(const remat_expr *e, const mech_env *env);
+/* The double value of a one-argument function (libm; the reference the
+ * graph lowering is tested against). */
+double mech_fn_value(remat_expr_fn fn, double a);
+/* 2 for min and max, else 1. */
+int mech_fn_arity(remat_expr_fn fn);
 
 /* reach.c: used[nlets] (zeroed by the caller) marks the lets the rates read,
  * through other lets; *reads_t whether they read the independent variable.
