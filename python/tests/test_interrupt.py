@@ -21,11 +21,12 @@ LONG = dict(steps=2000, optimizer="adam", lr=1e-4, max_iters=5000, statistics=Fa
 
 def test_sigint_stops_fit_at_next_iteration():
     # Another thread sends the signal while the fit is paused in its
-    # callback at iteration 1, so that it cannot land inside a JIT compile:
-    # there, libgccjit's driver has its own SIGINT handler, which kills the
-    # process when another thread takes a process-directed signal (seen in
-    # CI as rc 130; a known bug, see the closing note of this stop). A fixed
-    # 0.5 s delay also raced the first compile on a loaded machine.
+    # callback at iteration 1, so that the time it takes is the fit's. (It
+    # once had to miss the JIT compiles too: libgccjit's driver's SIGINT
+    # handler ended the process, rc 130, until gcc moved to a child process,
+    # src/backend/cpu/jit_child.h; tests/test_jit_cache.c's
+    # sigint_from_a_thread case covers that.) A fixed 0.5 s delay also raced
+    # the first compile on a loaded machine.
     iterating, sent_ev = threading.Event(), threading.Event()
     sent = []
 
