@@ -152,9 +152,11 @@ typedef struct {
      * programs (backend/lane.h) into native loops, out[i] running p[i]. Identical
      * programs may share code; the functions stay valid for the life of the process.
      * cache_dir: the disk cache of compiled code to use (the compile's
-     * options, exec/hop.h rmi_lane_cache_dir); NULL: none. */
-    remat_status (*compile_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out,
-                                  const char *cache_dir);
+     * options, exec/hop.h rmi_lane_cache_dir); NULL: none. be: the backend
+     * object the code will run on (CUDA: its device decides the
+     * architecture, never the thread's current device). */
+    remat_status (*compile_lanes)(const remat_backend *be, int n, const remat_lane_program *const *p,
+                                  remat_lane_fn *out, const char *cache_dir);
     /* With compile_lanes: whether compiling can work now (not failed
      * before), asked before translating. Whether the compile wants it is
      * its options' (remat_compile_options.jit). */
