@@ -206,7 +206,9 @@ typedef struct {
      * cudaHostAlloc), for the slow tier of offloaded residuals
      * (exec/offload.c) and two-tier loops (scan/loop_slow.c). NULL when out
      * of memory, nothing kept for finish(); host_free(cx, NULL) does nothing.
-     * Like mem_alloc they need only cx->be. */
+     * cx->state may be NULL; a block is given back with the state it was
+     * taken with, which may keep it for its next run instead of freeing it
+     * (CUDA: kernels/cuda/pinned.h; freed with the state). */
     void *(*host_alloc)(const remat_exec_ctx *cx, size_t bytes);
     void (*host_free)(const remat_exec_ctx *cx, void *p);
     /* A state for remat_exec_ctx.state (CUDA: a stream on be's device, its

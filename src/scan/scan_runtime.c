@@ -205,8 +205,9 @@ static scan_evals node_evals(const scan_rt *r)
 
 /* ---- stats (exec/hop.h) ---- */
 
-static void stats_begin(void *self)
+static void stats_begin(const remat_exec_ctx *cx, void *self)
 {
+    (void)cx;
     scan_rt *r = self;
     r->c.evals = 0;
     r->c.peak_bytes = 0;

@@ -355,8 +355,9 @@ static void k_while_bwd(const remat_exec_ctx *cx, const remat_instr *I)
 
 /* ---- stats (exec/hop.h) ---- */
 
-static void stats_begin(void *self)
+static void stats_begin(const remat_exec_ctx *cx, void *self)
 {
+    (void)cx;
     while_rt *r = self;
     r->c.evals = 0;
     r->c.peak_bytes = 0;
