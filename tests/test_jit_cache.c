@@ -682,18 +682,25 @@ static int has_child_process(pid_t pid)
 }
 
 /* SIGTERM to a process compiling the big body, when ready(pid, dir) first
- * says so: it ends by SIGTERM as before, and leaves neither its temporary
- * files in the cache directory nor libgccjit's directory in TMPDIR. False
- * when the compilation ended before ready said so. */
-static int term_while_compiling(int (*ready)(pid_t pid, const char *dir))
+ * says so (with group, to its whole process group, as a terminal's Ctrl-C
+ * goes: remat's compiler process and as or ld too): it ends by SIGTERM as
+ * before, and leaves neither its temporary files in the cache directory
+ * nor libgccjit's directory in TMPDIR. False when the compilation ended
+ * before ready said so. */
+static int term_while_compiling(int (*ready)(pid_t pid, const char *dir), bool group)
 {
     char dir[4096], tmp[4096];
     fresh_dir(dir, sizeof dir);
     fresh_dir(tmp, sizeof tmp);
     const pid_t pid = fork();
     assert_true(pid >= 0);
-    if (pid == 0)
+    if (pid == 0) {
+        if (group)
+            setpgid(0, 0);
         compile_big(dir, tmp);
+    }
+    if (group)
+        setpgid(pid, pid); /* either may run first */
     int status, hit = 0;
     for (int i = 0; i < 200000 && !hit && waitpid(pid, &status, WNOHANG) == 0; i++) {
         hit = ready(pid, dir) > 0;
@@ -701,7 +708,7 @@ static int term_while_compiling(int (*ready)(pid_t pid, const char *dir))
             usleep(50);
     }
     if (hit) {
-        kill(pid, SIGTERM);
+        kill(group ? -pid : pid, SIGTERM);
         assert_int_equal(waitpid(pid, &status, 0), pid);
         if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM))
             fail_msg("status %#x", status);
@@ -730,12 +737,13 @@ static int driver_running(pid_t pid, const char *dir) /* the assembler or the li
 static void test_jit_cache_sigterm_leaves_no_temps(void **state)
 {
     (void)state;
-    assert_true(term_while_compiling(so_temp_made));
+    assert_true(term_while_compiling(so_temp_made, false));
     if (has_child_process(getpid()) < 0) {
         print_message("skipping SIGTERM while as/ld run: no /proc/PID/task/TID/children here\n");
         return;
     }
-    assert_true(term_while_compiling(driver_running));
+    assert_true(term_while_compiling(driver_running, false));
+    assert_true(term_while_compiling(driver_running, true));
 }
 
 /* libgccjit's driver installs its own SIGINT/SIGTERM/SIGHUP/SIGPIPE handlers

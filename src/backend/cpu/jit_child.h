@@ -9,7 +9,8 @@
  * in that window ran the driver's handler and ended the whole program
  * (Python's Ctrl-C: exit 130 instead of KeyboardInterrupt). So gcc runs in a
  * child made by fork, which ignores SIGINT, SIGTERM, SIGHUP and SIGPIPE
- * (the driver leaves an ignored signal ignored, and as and ld inherit that):
+ * (the driver leaves an ignored signal ignored, and as and ld inherit that,
+ * as they inherit the compiling thread's mask, which blocks the first three):
  * a Ctrl-C to the process group ends the compilation in neither, and the
  * program's process never sees a handler but its own and remat's
  * (jit_tmp.h). The child writes the shared object at a path the parent
