@@ -27,7 +27,7 @@ static void write_all(int fd, const char *p, size_t n)
 }
 
 /* the child: compiles, says how it went ("+", or "-" and the error), ends */
-static void _Noreturn child(gcc_jit_context *c, const char *so, const char *dump, int out, pid_t parent)
+_Noreturn static void child(gcc_jit_context *c, const char *so, const char *dump, int out, pid_t parent)
 {
     for (size_t k = 0; k < sizeof ignored / sizeof *ignored; k++)
         signal(ignored[k], SIG_IGN);
