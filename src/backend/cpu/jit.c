@@ -36,7 +36,10 @@
  * compilation. Across processes, the shared objects gcc makes are kept on
  * disk (jit_disk.h), keyed by the programs themselves and the generator's
  * version, so a later process loads them without loading libgccjit, which
- * is opened only when gcc has to run (jit_lib.h).
+ * is opened only when gcc has to run (jit_lib.h). gcc runs in a forked
+ * child process, whose signal handlers are its own (jit_child.h), and writes
+ * a shared object that this process loads (in the cache directory, or in
+ * TMPDIR without one).
  */
 #include <stdio.h>
 #include <stdlib.h>
