@@ -48,6 +48,7 @@
 #include "backend/cpu/jit.h"
 #include "core/alloc.h"
 #include "core/assert.h"
+#include "core/config.h"
 #include "core/error.h"
 
 #if REMAT_HAVE_GCCJIT
@@ -183,10 +184,8 @@ static void *compile_and_load(gcc_jit_context *c, const char *dir, const bytes *
         fd = rmi_jit_tmp_open(so, sizeof so, dir, "so");
     }
     const bool in_dir = fd >= 0;
-    if (!in_dir) {
-        const char *t = getenv("TMPDIR");
-        fd = rmi_jit_tmp_open(so, sizeof so, t && *t ? t : "/tmp", "so");
-    }
+    if (!in_dir) /* $TMPDIR, else /tmp: where libgccjit works too */
+        fd = rmi_jit_tmp_open(so, sizeof so, rmi_default_tier_dir(), "so");
     if (fd < 0) {
         snprintf(why, cap, "no file for the shared object in %.700s: %s", dir ? dir : "TMPDIR", strerror(errno));
         return NULL;
