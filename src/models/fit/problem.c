@@ -19,13 +19,14 @@
 
 #define DEFAULT_STEPS_PER_SPAN 200
 /* a span within this relative slack above a multiple of dt takes that many
- * steps (remat_ode_integrate's GRID_SLACK) */
-#define FIXED_GRID_SLACK 1e-9
+ * steps (remat_ode_integrate's GRID_SLACK): the grid tolerance, so a row on
+ * the grid ends the scan's last step (a floating _Static_assert is not an
+ * integer constant expression to clang) */
+#define FIXED_GRID_SLACK REMAT_ODE_GRID_TOL
 /* fit_times_fixed_dense's choice between one scan per experiment and a step
  * ending at every row: time O(steps x rows) against O(rows) memory */
 #define FIXED_DENSE_MAX_STEPS 256
 #define FIXED_DENSE_MANY_ROWS 8192
-_Static_assert(FIXED_GRID_SLACK == REMAT_ODE_GRID_TOL, "a row on the grid ends the scan's last step");
 
 bool fit_exp_fixed_dense(const fit_exp *x)
 {
