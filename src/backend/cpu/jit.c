@@ -49,10 +49,7 @@
  * compilation. Across processes, the shared objects gcc makes are kept on
  * disk (jit_disk.h), keyed by the programs themselves and the generator's
  * version, so a later process loads them without loading libgccjit, which
- * is opened only when gcc has to run (jit_lib.h). gcc runs in a forked
- * child process, whose signal handlers are its own (jit_child.h), and writes
- * a shared object that this process loads (in the cache directory, or in
- * TMPDIR without one).
+ * is opened only when gcc has to run (jit_lib.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,18 +58,15 @@
 #include "backend/cpu/jit.h"
 #include "core/alloc.h"
 #include "core/assert.h"
-#include "core/config.h"
 #include "core/error.h"
 
 #if REMAT_HAVE_GCCJIT
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
-#include "backend/cpu/jit_child.h"
 #include "backend/cpu/jit_cost.h"
 #include "backend/cpu/jit_disk.h"
 #include "backend/cpu/jit_gen.h"
@@ -83,9 +77,10 @@
 
 /* ---- the cache ---- */
 
-/* Where a compilation's code lives: a shared object gcc made in a child
- * process (jit_child.h) or loaded from the disk cache (jit_disk.h). */
+/* Where a compilation's code lives: in libgccjit's result (compiled in
+ * memory), or in a shared object loaded from the disk cache (jit_disk.h). */
 typedef struct {
+    gcc_jit_result *res;
     void *dl;
 } lane_code;
 
@@ -145,6 +140,8 @@ static int program_key(const remat_lane_program *p, bytes *k)
 
 static void code_release(lane_code *code)
 {
+    if (code->res)
+        gcc_jit_result_release(code->res);
     if (code->dl)
         dlclose(code->dl);
     *code = (lane_code){0};
@@ -152,7 +149,7 @@ static void code_release(lane_code *code)
 
 static void *code_get(const lane_code *code, const char *name)
 {
-    return code->dl ? dlsym(code->dl, name) : NULL;
+    return code->res ? gcc_jit_result_get_code(code->res, name) : code->dl ? dlsym(code->dl, name) : NULL;
 }
 
 static int has_lanes(const lane_code *code, int n)
@@ -183,37 +180,20 @@ static int disk_key(int n, const remat_lane_program *const *ps, const char *opts
     return ok;
 }
 
-/* Compiles c in a child process (jit_child.h) into a shared object, loads
- * it and, when dir is set, stores it there under key; NULL with the reason
- * in why. The object is written in dir, or TMPDIR when dir is unset or
- * cannot take it, and removed once loaded. */
-static void *compile_and_load(gcc_jit_context *c, const char *dir, const bytes *key, const char *dump, char *why,
-                              size_t cap)
+/* Compiles c into a shared object in the cache directory, loads it and
+ * stores it under key; on any failure the caller compiles in memory. */
+static void *compile_to_disk(gcc_jit_context *c, const char *dir, const bytes *key)
 {
     char so[4200];
-    int fd = -1;
-    if (dir) {
-        rmi_jit_tmp_sweep(dir); /* what processes killed while compiling left */
-        fd = rmi_jit_tmp_open(so, sizeof so, dir, "so");
-    }
-    const bool in_dir = fd >= 0;
-    if (!in_dir) /* $TMPDIR, else /tmp: where libgccjit works too */
-        fd = rmi_jit_tmp_open(so, sizeof so, rmi_default_tier_dir(), "so");
-    if (fd < 0) {
-        snprintf(why, cap, "no file for the shared object in %.700s: %s", dir ? dir : "TMPDIR", strerror(errno));
+    rmi_jit_tmp_sweep(dir); /* what processes killed while compiling left */
+    const int fd = rmi_jit_tmp_open(so, sizeof so, dir, "so");
+    if (fd < 0)
         return NULL;
-    }
     close(fd);
-    void *dl = NULL;
-    if (rmi_jit_child_compile(c, so, dump, why, cap)) {
-        dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-        if (!dl) {
-            const char *e = dlerror();
-            snprintf(why, cap, "cannot load what gcc made: %s", e ? e : "(no reason given)");
-        } else if (in_dir) {
-            rmi_jit_disk_store(dir, key->p, key->len, so);
-        }
-    }
+    gcc_jit_context_compile_to_file(c, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so);
+    void *dl = gcc_jit_context_get_first_error(c) ? NULL : dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    if (dl)
+        rmi_jit_disk_store(dir, key->p, key->len, so);
     unlink(so);
     return dl;
 }
@@ -277,16 +257,19 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
     }
     if (st == REMAT_OK) {
         const char *dump = getenv("REMAT_JIT_DUMP"); /* a directory: the assembly of each compilation */
-        char path[4096], why[1024];
         if (dump && *dump) {
             static atomic_int seq; /* threads compiling at once get distinct files */
+            char path[4096];
             snprintf(path, sizeof path, "%s/lane%d.s", dump, atomic_fetch_add(&seq, 1));
+            gcc_jit_context_compile_to_file(c, GCC_JIT_OUTPUT_KIND_ASSEMBLER, path);
         }
-        code->dl = compile_and_load(c, dir, key, dump && *dump ? path : NULL, why, sizeof why);
-        if (code->dl && !has_lanes(code, n))
-            snprintf(why, sizeof why, "a function lane<k> is missing from what gcc made");
+        if (dir)
+            code->dl = compile_to_disk(c, dir, key);
+        if (!code->dl)
+            code->res = gcc_jit_context_compile(c);
         if (!has_lanes(code, n)) {
-            st = rmi_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", why);
+            const char *e = gcc_jit_context_get_first_error(c);
+            st = rmi_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
             code_release(code);
         }
     }
@@ -332,7 +315,7 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
     }
     if (st == REMAT_OK) { /* a blocked program's maps (jit_gen.h), before any of its functions runs */
         void (**vmap)(int, int, long long, void *, const void *, double) =
-            dlsym(code->dl, RMI_JIT_VMAP);
+            code->res ? gcc_jit_result_get_global(code->res, RMI_JIT_VMAP) : dlsym(code->dl, RMI_JIT_VMAP);
         if (vmap)
             *vmap = rmi_vm_map_any;
     }
@@ -453,10 +436,9 @@ static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_
     return st;
 }
 
-remat_status rmi_cpu_compile_lanes(const remat_backend *be, int n, const remat_lane_program *const *ps,
-                                   remat_lane_fn *out, const char *cache_dir)
+remat_status rmi_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out,
+                                   const char *cache_dir)
 {
-    (void)be; /* the host's code: one for every CPU backend */
     return lanes_get(n, ps, out, cache_dir, true);
 }
 

@@ -81,7 +81,7 @@ bool rmi_jit_disk_dir(const char *want, char *dir, size_t cap)
     if (!trusted(&st)) {
         static atomic_flag said = ATOMIC_FLAG_INIT; /* loops still compile: said once, not per compilation */
         if (!atomic_flag_test_and_set(&said))
-            fprintf(stderr, "remat: jit cache '%s' not used: %s; compiling without it (chmod go-w, or set "
+            fprintf(stderr, "remat: jit cache '%s' not used: %s; compiling in memory (chmod go-w, or set "
                             "REMAT_CACHE_DIR or remat_compile_options.cache_dir)\n", dir,
                     st.st_uid != geteuid() ? "another user owns it" : "others may write to it");
         return false;

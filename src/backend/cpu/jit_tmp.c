@@ -22,39 +22,77 @@ int rmi_jit_tmp_open(char *path, size_t cap, const char *dir, const char *what)
 /* ---- signals while compiling ---- */
 
 static const int caught[] = {SIGINT, SIGTERM, SIGHUP};
-enum { N_CAUGHT = sizeof caught / sizeof *caught };
-static struct sigaction saved[N_CAUGHT]; /* written by a hold: one at a time */
-static atomic_int held_sig;             /* the first signal another thread took during the hold, or 0 */
+/* what libgccjit's driver changes (gcc.cc, driver::global_initializations) */
+static const int kept[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD};
+enum { N_CAUGHT = sizeof caught / sizeof *caught, N_KEPT = sizeof kept / sizeof *kept };
+static struct sigaction saved[N_KEPT]; /* written by a hold: one at a time */
+static atomic_int held_sig;           /* the first signal that came during the hold, or 0 */
+static int wake;                      /* its address tells release's wake-up call from a signal */
 
-static void on_signal(int sig)
+static void note(int sig)
 {
     int none = 0;
     atomic_compare_exchange_strong(&held_sig, &none, sig); /* lock-free: async-signal-safe */
 }
 
+static void on_signal(int sig)
+{
+    note(sig);
+}
+
+static void caught_set(sigset_t *s)
+{
+    sigemptyset(s);
+    for (int i = 0; i < N_CAUGHT; i++)
+        sigaddset(s, caught[i]);
+}
+
+/* takes the caught signals as they come, until release wakes it */
+static void *catcher(void *arg)
+{
+    (void)arg;
+    sigset_t set;
+    caught_set(&set);
+    for (;;) {
+        siginfo_t si;
+        const int sig = sigwaitinfo(&set, &si);
+        if (sig < 0)
+            continue; /* EINTR */
+        if (si.si_code == SI_QUEUE && si.si_pid == getpid() && si.si_value.sival_ptr == &wake)
+            return NULL; /* release's wake-up call */
+        note(sig);
+    }
+}
+
 void rmi_jit_tmp_hold(remat_jit_tmp_hold_state *h)
 {
     sigset_t block;
-    sigemptyset(&block);
-    for (int k = 0; k < N_CAUGHT; k++)
-        sigaddset(&block, caught[k]);
-    pthread_sigmask(SIG_BLOCK, &block, &h->mask);
+    caught_set(&block);
+    pthread_sigmask(SIG_BLOCK, &block, &h->mask); /* the catcher starts with it too */
     atomic_store(&held_sig, 0);
+    for (int k = 0; k < N_KEPT; k++)
+        sigaction(kept[k], NULL, &saved[k]);
     for (int k = 0; k < N_CAUGHT; k++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_signal;
         sa.sa_flags = SA_RESTART;
         sa.sa_mask = block;
-        sigaction(caught[k], &sa, &saved[k]);
+        sigaction(caught[k], &sa, NULL);
     }
+    h->has_catcher = pthread_create(&h->catcher, NULL, catcher, NULL) == 0;
+    if (!h->has_catcher) /* then blocked signals would wait pending, to be dropped by the driver: not blocked */
+        pthread_sigmask(SIG_SETMASK, &h->mask, NULL);
 }
 
 void rmi_jit_tmp_release(remat_jit_tmp_hold_state *h)
 {
-    for (int k = 0; k < N_CAUGHT; k++)
-        sigaction(caught[k], &saved[k], NULL);
-    /* one still pending (no other thread took it) comes now, under the program's disposition */
+    if (h->has_catcher) {
+        pthread_sigqueue(h->catcher, caught[0], (union sigval){.sival_ptr = &wake});
+        pthread_join(h->catcher, NULL);
+    }
+    for (int k = 0; k < N_KEPT; k++)
+        sigaction(kept[k], &saved[k], NULL);
     pthread_sigmask(SIG_SETMASK, &h->mask, NULL);
     const int sig = atomic_load(&held_sig);
     /* to the process, as it came (a program that takes signals with sigwait in

@@ -8,20 +8,21 @@
  * directory. A process ended by a signal in the middle left them all. So
  * between rmi_jit_tmp_hold and rmi_jit_tmp_release, SIGINT, SIGTERM and
  * SIGHUP wait for the compilation to end and clean up (milliseconds; seconds
- * for the largest bodies), then act as they would have:
+ * for the largest bodies), then act as they would have (the first one that
+ * came is sent to the process again, under the program's own disposition):
  *
  *  - the compiling thread blocks them (the pool's workers always do,
- *    core/pool.c): one that no other thread takes stays pending, and comes
- *    at the release under the program's own disposition;
+ *    core/pool.c), and a helper thread takes them with sigwaitinfo as soon
+ *    as they come. Held pending instead, they would be lost: libgccjit's
+ *    driver sets each to SIG_IGN for a moment (to look at it), which drops
+ *    a pending signal;
  *  - another thread of the program that takes one runs a handler that only
- *    notes it; the first one noted is sent to the process again at the
- *    release, under the program's disposition.
- *
- * gcc itself runs in a child process (jit_child.h), which ignores them:
- * libgccjit's driver installs handlers of its own, which end the process,
- * and never removes them; in the program's process they were in place
- * while as and ld ran (a SIGINT that another thread took ended the program)
- * and afterwards (they replaced the program's handlers for good).
+ *    notes it. While libgccjit's driver runs as and ld, the driver's own
+ *    handler is in place instead: such a thread then ends the process with
+ *    the driver's temporary files removed, the others left;
+ *  - the dispositions of those signals, SIGPIPE and SIGCHLD are put back
+ *    as they were: libgccjit's driver installs handlers of its own and
+ *    never removes them, which replaced a program's handlers for good.
  *
  * Files in the cache directory carry their process's pid in their names
  * (.so-<pid>-XXXXXX); rmi_jit_tmp_sweep removes those whose process is
@@ -32,13 +33,17 @@
 #ifndef REMAT_CPU_JIT_TMP_H
 #define REMAT_CPU_JIT_TMP_H
 
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 enum { REMAT_JIT_TMP_STALE_S = 10 * 60 };
 
 typedef struct {
     sigset_t mask; /* the thread's signal mask before the hold */
+    pthread_t catcher;
+    bool has_catcher;
 } remat_jit_tmp_hold_state;
 
 /* One hold at a time in a process (jit.c holds gccjit_lock around it). */
