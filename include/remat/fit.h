@@ -453,8 +453,9 @@ REMAT_API remat_status remat_fit_predict(const remat_fit *fit, int e, const doub
  * input: it is compiled at the first call for a number of times and kept
  * in the fit (the last 4 lengths), so later calls for any experiment and
  * times of that length compile nothing (not thread-safe on one fit, as
- * every call on it). How many programs it compiled so far (fixed steps:
- * 0, each call builds its own step grid). NULL: 0. */
+ * every call on it); so are those of fixed steps taken as one scan (kept by
+ * length and step count). How many programs it compiled so far (other fixed
+ * steps: not counted, each call builds its own step grid). NULL: 0. */
 REMAT_API int64_t remat_fit_predict_builds(const remat_fit *fit);
 /* The fixed step remat_fit_predict takes (0: adaptive stepping), to judge
  * its cost: a dense grid over log-spaced data at the finest step is long. */

@@ -169,56 +169,15 @@ double remat_fit_predict_step(const remat_fit *fit)
     return fit->opt.adaptive ? 0 : fit->dt > 0 ? fit->dt : fit->finest_h;
 }
 
-/* fixed steps of one dt (fit_fixed_dense): the times are data of one scan
- * from t0 past the last, as the fit's own rows (in: the rate inputs) */
-static remat_status predict_fixed_dense(const remat_fit *fit, int e, const double *in, int n_times,
-                                        const double *times, double *out)
-{
-    double t_last = fit->opt.t0;
-    for (int k = 0; k < n_times; k++) {
-        if (!isfinite(times[k]) || times[k] < fit->opt.t0)
-            return rmi_error(REMAT_ERR_VALUE, "fit: predict: time %d (%.17g) must be finite and at or after t0 (%.17g)",
-                             k, times[k], fit->opt.t0);
-        t_last = fmax(t_last, times[k]);
-    }
-    remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
-    if ((o.steps = fit_fixed_steps(fit, t_last)) < 0)
-        return rmi_error(REMAT_ERR_VALUE, "fit: predict: time %.17g needs too many steps of %g", t_last, fit->dt);
-    o.scan = (remat_scan_options){0}; /* forward only */
-    int64_t S = fit->S, P = remat_mechanism_input_count(fit->m), K = n_times, KS[2] = {K, S};
-    remat_fn *f = remat_fn_new("fit_predict");
-    if (!f)
-        return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), ys;
-    remat_val p = P ? remat_arg(f, "params", REMAT_F64, 1, &P) : REMAT_NONE;
-    remat_val ts = remat_arg(f, "times", REMAT_F64, 1, &K);
-    remat_status st = remat_ode_integrate_times(f, fit->m, &o, y0, p, ts, &ys, NULL);
-    remat_program *prog = NULL;
-    if (st == REMAT_OK) {
-        remat_fn_output(f, ys);
-        st = remat_fn_status(f) != REMAT_OK ? rmi_error(remat_fn_status(f), "fit: predict: %s", remat_fn_error(f))
-                                            : fit_compile(fit, f, &prog);
-    }
-    if (st == REMAT_OK) {
-        remat_tensor args[3] = {fit_vec(fit->exp[e].y0, S), fit_vec((double *)in, P), fit_vec((double *)times, K)};
-        if (!P)
-            args[1] = args[2];
-        remat_tensor res = remat_tensor_f64(out, 2, KS);
-        st = remat_run(prog, P ? 3 : 2, args, 1, &res, NULL);
-    }
-    remat_program_free(prog);
-    remat_fn_free(f);
-    return st;
-}
-
-/* The adaptive prediction program for n times: (y0, rate inputs, ts (n,))
- * -> ys (n, S), the times an input (remat_ode_integrate_times), so it
- * depends on n only and serves every experiment and call: kept in
- * fit->predict (FIT_PREDICT_SLOTS lengths, the oldest replaced). */
-static remat_status predict_program(struct remat_fit *fit, int n, remat_program **out)
+/* The prediction program for n times: (y0, rate inputs, ts (n,)) -> ys
+ * (n, S), the times an input (remat_ode_integrate_times), so it depends on
+ * n and, with fixed steps of one dt (fit_times_fixed_dense), their count
+ * only (steps; 0: adaptive), and serves every experiment and call: kept in
+ * fit->predict (FIT_PREDICT_SLOTS of them, the oldest replaced). */
+static remat_status predict_program(struct remat_fit *fit, int n, int64_t steps, remat_program **out)
 {
     for (int i = 0; i < FIT_PREDICT_SLOTS; i++)
-        if (fit->predict[i].prog && fit->predict[i].n == n) {
+        if (fit->predict[i].prog && fit->predict[i].n == n && fit->predict[i].steps == steps) {
             *out = fit->predict[i].prog;
             return REMAT_OK;
         }
@@ -231,6 +190,8 @@ static remat_status predict_program(struct remat_fit *fit, int n, remat_program 
     remat_val ts = remat_arg(f, "times", REMAT_F64, 1, &N), ys;
     remat_ode_options o = fit_ode_options(fit, &fit->exp[0]); /* the experiment-free options */
     o.scan = (remat_scan_options){0};                          /* forward only */
+    if (steps)
+        o.steps = steps;
     remat_status st = remat_ode_integrate_times(f, fit->m, &o, y0, p, ts, &ys, NULL);
     if (st == REMAT_OK) {
         remat_fn_output(f, ys);
@@ -246,10 +207,27 @@ static remat_status predict_program(struct remat_fit *fit, int n, remat_program 
     fit_predict_slot *slot = &fit->predict[fit->predict_next];
     fit->predict_next = (fit->predict_next + 1) % FIT_PREDICT_SLOTS;
     remat_program_free(slot->prog);
-    *slot = (fit_predict_slot){.n = n, .prog = prog};
+    *slot = (fit_predict_slot){.n = n, .steps = steps, .prog = prog};
     fit->predict_builds++;
     *out = prog;
     return REMAT_OK;
+}
+
+/* the kept program for these times (steps: predict_program's) run for
+ * experiment e with rate inputs in */
+static remat_status predict_run(const remat_fit *fit, int e, const double *in, int n, const double *times,
+                                int64_t steps, double *out)
+{
+    remat_program *prog = NULL;
+    remat_status st = predict_program((struct remat_fit *)fit, n, steps, &prog); /* the cache is the fit's own state */
+    if (st != REMAT_OK)
+        return st;
+    int64_t S = fit->S, PI = remat_mechanism_input_count(fit->m), N = n;
+    remat_tensor ins[3] = {fit_vec(fit->exp[e].y0, S), fit_vec((double *)in, PI), fit_vec((double *)times, N)};
+    if (!PI)
+        ins[1] = ins[2];
+    remat_tensor o1 = remat_tensor_f64(out, 2, (int64_t[]){N, S});
+    return remat_run(prog, PI ? 3 : 2, ins, 1, &o1, NULL);
 }
 
 void fit_predict_release(struct remat_fit *fit)
@@ -277,14 +255,18 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
     bool finite = true;
     for (int k = 0; k < n_times; k++)
         finite = finite && isfinite(times[k]);
+    int64_t steps = 0; /* fixed steps of one dt as one scan (fit_fixed_dense): its steps from t0 past the last */
     if (finite && fit_times_fixed_dense(fit, n_times, times)) {
-        double *in = rmi_malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)); /* params, then conditions */
-        if (!in)
-            return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
-        fit_rate_input_values(fit, &fit->exp[e], params, in);
-        st = predict_fixed_dense(fit, e, in, n_times, times, out);
-        rmi_free(in);
-        return st;
+        double t_last = fit->opt.t0;
+        for (int k = 0; k < n_times; k++) {
+            if (times[k] < fit->opt.t0)
+                return rmi_error(REMAT_ERR_VALUE,
+                                 "fit: predict: time %d (%.17g) must be finite and at or after t0 (%.17g)", k,
+                                 times[k], fit->opt.t0);
+            t_last = fmax(t_last, times[k]);
+        }
+        if ((steps = fit_fixed_steps(fit, t_last)) < 0)
+            return rmi_error(REMAT_ERR_VALUE, "fit: predict: time %.17g needs too many steps of %g", t_last, fit->dt);
     }
     remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.n_times = n_times;
@@ -304,22 +286,10 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
     if (!in)
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
     fit_rate_input_values(fit, &fit->exp[e], params, in);
-    if (o.adaptive) {
-        /* one program per length, kept: a plot's experiments and repeated
-         * calls compile nothing more (the cache is the fit's own state) */
-        remat_program *prog = NULL;
-        st = predict_program((struct remat_fit *)fit, n_times, &prog);
-        if (st == REMAT_OK) {
-            int64_t S = fit->S, PI = remat_mechanism_input_count(fit->m), N = n_times;
-            remat_tensor ins[3] = {fit_vec(fit->exp[e].y0, S), fit_vec(in, PI), fit_vec((double *)times, N)};
-            if (!PI)
-                ins[1] = ins[2];
-            remat_tensor o1 = remat_tensor_f64(out, 2, (int64_t[]){N, S});
-            st = remat_run(prog, PI ? 3 : 2, ins, 1, &o1, NULL);
-        }
-    } else {
+    if (o.adaptive || steps) /* kept programs: a plot's experiments and repeated calls compile nothing more */
+        st = predict_run(fit, e, in, n_times, times, steps, out);
+    else
         st = remat_ode_run_once(fit->m, &o, fit->exp[e].y0, in, NULL, fit->opt.compile, out, NULL);
-    }
     rmi_free(in);
     return st;
 }

@@ -91,10 +91,12 @@ typedef struct {
     remat_program *jvp;     /* (..., t_p) -> (r, dr)                   forward J */
 } fit_class;
 
-/* remat_fit_predict's adaptive programs, one per number of times (evaluate.c) */
+/* remat_fit_predict's programs, one per number of times and (fixed steps
+ * as one scan) step count (evaluate.c) */
 #define FIT_PREDICT_SLOTS 4
 typedef struct {
     int n;
+    int64_t steps; /* 0: adaptive */
     remat_program *prog;
 } fit_predict_slot;
 
@@ -146,7 +148,7 @@ struct remat_fit {
     double *jloc;               /* [local_res][P] their Jacobian rows (spread only) */
     int64_t *len;               /* [E] gather lengths */
     double *items;              /* [n_local][1 + P] per-experiment (F_e, dF_e/dp) */
-    fit_predict_slot predict[FIT_PREDICT_SLOTS]; /* remat_fit_predict's (adaptive), kept */
+    fit_predict_slot predict[FIT_PREDICT_SLOTS]; /* remat_fit_predict's, kept */
     int predict_next;           /* the slot the next length takes */
     int64_t predict_builds;     /* programs it compiled (remat_fit_predict_builds) */
 };
