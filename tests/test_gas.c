@@ -444,6 +444,42 @@ static void state_errors(void **state)
     remat_mechanism_free(mech);
 }
 
+/* Negative mole fractions beyond rounding are found although T (1000 K) is
+ * in the state: the tolerance's scale is the mole fractions' (0.5 here), not
+ * T's, which made it 1e-3 and let a mole fraction of -5e-5 pass. Euler at
+ * h k = 1.0001 takes X_A from 0.5 to -5e-5 in its first step. */
+static void negative_mole_fractions(void **state)
+{
+    (void)state;
+    remat_mechanism *m = read_ok("neg.yaml",
+                                 HEAD "reactions:\n"
+                                      "- equation: A => B\n"
+                                      "  rate-constant: {A: 10.001, b: 0, Ea: 0}\n",
+                                 REMAT_GAS_ISOTHERMAL);
+    double y0[4], p[8];
+    assert_ok(remat_gas_state(m, 1000, "A=1,M2=1", y0));
+    remat_mechanism_param_values(m, p);
+    remat_pfr_options o = {.method = REMAT_ODE_EULER, .length = 1, .steps = 10, .inlet = y0};
+    remat_pfr *r;
+    assert_ok(remat_pfr_new(m, &o, &r));
+    double z[11], prof[44];
+    assert_ok(remat_pfr_profile(r, p, z, prof));
+    assert_true(prof[4] < -4e-5 && prof[4] > -6e-5); /* row 1, X_A */
+    assert_true(prof[7] == 1000);                    /* row 1, T */
+    int64_t row = -1;
+    int s = -1;
+    assert_int_equal(remat_pfr_negative(r, 11, prof, &row, &s), 1);
+    assert_int_equal(row, 1);
+    assert_int_equal(s, 0);
+    remat_pfr_free(r);
+    /* the same rule for any integrator's states; rounding (-1e-9) is not reported */
+    double y[4] = {-5e-5, 0.5, 0.5, 1000};
+    assert_int_equal(remat_pfr_negative_states(m, y0, 1e-6, 1e-12, 1, y, NULL, NULL), 1);
+    y[0] = -1e-9;
+    assert_int_equal(remat_pfr_negative_states(m, y0, 1e-6, 1e-12, 1, y, NULL, NULL), 0);
+    remat_mechanism_free(m);
+}
+
 static void unsupported_yaml(void **state)
 {
     (void)state;
@@ -583,7 +619,7 @@ int main(void)
         cmocka_unit_test(elementary_rhs), cmocka_unit_test(reversible_energy),
         cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(plog_rodas_leaves_no_error), cmocka_unit_test(vector_lowering), cmocka_unit_test(closed_jacobian),
         cmocka_unit_test(sniffing),
-        cmocka_unit_test(state_errors), cmocka_unit_test(unsupported_yaml),
+        cmocka_unit_test(state_errors), cmocka_unit_test(negative_mole_fractions), cmocka_unit_test(unsupported_yaml),
         cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads),
         cmocka_unit_test(unsupported_chemkin),
     };

@@ -275,13 +275,17 @@ REMAT_API remat_status remat_pfr_ensemble_run(remat_pfr_ensemble *e, int64_t n, 
  * states y (rows x species_count, as remat_pfr_profile writes them; rows = 1
  * for an outlet) with a species s that reactions form or consume and whose
  * inlet is not negative below -tol, where tol = 1e-6 * the largest |inlet|
- * (1 when all are 0); adaptive: max(1e-6, rtol) * that largest |inlet| + atol.
+ * of a concentration (1 when all are 0); adaptive: max(1e-6, rtol) * that
+ * largest |inlet| + atol. The concentrations (mole fractions) are a gas
+ * mechanism's species and every state a reaction forms or consumes: a
+ * temperature state (a gas mechanism's T, a .mech T' = 0) sets no scale.
  * Returns 1 with *row = i, *species = s (either pointer may be NULL), else 0.
  * A species with an ODE line may be negative: it is not looked at. */
 REMAT_API int remat_pfr_negative(const remat_pfr *r, int64_t rows, const double *y, int64_t *row, int *species);
 /* The same rule for states y (rows x species_count) of m integrated from y0
  * by any integrator (a fit's predictions): tol = max(1e-6, rtol) * the
- * largest |y0| (1 when all are 0) + atol; rtol = atol = 0 for fixed steps. */
+ * largest |y0| of a concentration (1 when all are 0) + atol; rtol = atol = 0
+ * for fixed steps. */
 REMAT_API int remat_pfr_negative_states(const remat_mechanism *m, const double *y0, double rtol, double atol,
                                         int64_t rows, const double *y, int64_t *row, int *species);
 

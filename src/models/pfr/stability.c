@@ -21,6 +21,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "models/pfr/pfr_impl.h"
+#include "remat/gas.h"
 
 #define STEP_MARGIN 1.05   /* h |lambda| past the bound by more than the estimate's error */
 #define POWER_TOL 1e-6     /* relative residual |J v - lambda v| of a settled mode */
@@ -150,10 +151,14 @@ int remat_pfr_negative_states(const remat_mechanism *m, const double *y0, double
     REMAT_NULL_RETURN(m, 0);
     REMAT_NULL_RETURN(y0, 0);
     REMAT_NULL_RETURN(y, 0);
-    int S = remat_mechanism_species_count(m);
+    int S = remat_mechanism_species_count(m), ngas = remat_gas_species_count(m);
+    /* the scale of the concentrations (mole fractions) alone: a state no
+     * reaction forms or consumes that is not a gas species (a gas
+     * mechanism's T of ~1000 K, a .mech file's T' = 0) does not set it */
     double scale = 0;
     for (int s = 0; s < S; s++)
-        scale = fmax(scale, fabs(y0[s]));
+        if (s < ngas || *remat_pfr_species_role(m, s))
+            scale = fmax(scale, fabs(y0[s]));
     if (scale == 0)
         scale = 1;
     double tol = scale * fmax(NEGATIVE_RTOL, rtol) + atol;
