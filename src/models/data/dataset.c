@@ -74,12 +74,15 @@ static int count_cells(span line)
     return n;
 }
 
-/* "A, B, C" (cut short for long lists). */
+/* The species a column may name, "A, B, C" (cut short for long lists): a
+ * gas mechanism's gas species only (its state's last entry, T, is listed
+ * with the conditions) */
 static void species_list(const remat_mechanism *mech, char *buf, size_t cap)
 {
     size_t o = 0;
+    int n = remat_gas_species_count(mech) ? remat_gas_species_count(mech) : remat_mechanism_species_count(mech);
     buf[0] = '\0';
-    for (int i = 0; i < remat_mechanism_species_count(mech) && o + 1 < cap; i++) {
+    for (int i = 0; i < n && o + 1 < cap; i++) {
         if (o > 200) {
             snprintf(buf + o, cap - o, ", ...");
             return;
