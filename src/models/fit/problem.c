@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
+#include "core/assert.h"
 #include "core/error.h"
 #include "models/fit/fit_impl.h"
 #include "remat/gas.h"
@@ -168,12 +169,10 @@ static remat_status prepare_delay(struct remat_fit *fit, fit_exp *x)
                          "not %lld: one file per experiment, or a table with a column per condition (tau,T,...: "
                          "one experiment per row)",
                          path, remat_dataset_line(x->d, 1), (long long)x->rows);
+    /* a tau file of more than one column is a delay table (dataset.c), whose
+     * columns are conditions and initial amounts: a delay measures no species */
     for (int s = 0; s < S; s++)
-        if (remat_dataset_has_column(x->d, s))
-            return rmi_error(REMAT_ERR_VALUE,
-                             "fit: %s: an ignition-delay file (first column tau) measures the delay only, not "
-                             "column %s",
-                             path, remat_mechanism_species_name(fit->m, s));
+        REMAT_ASSERT(!remat_dataset_has_column(x->d, s));
     if (!(tau > fit->opt.t0))
         return rmi_error(REMAT_ERR_VALUE, "fit: %s:%d: the ignition delay %.17g is not after the start t0 = %.17g",
                          path, remat_dataset_line(x->d, 0), tau, fit->opt.t0);
