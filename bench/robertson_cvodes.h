@@ -1,7 +1,7 @@
 /*
  * robertson_cvodes.h — Robertson's stiff kinetics and its parameter gradient
  * by SUNDIALS CVODES (BDF, dense Newton, CVodeB adjoint), the reference
- * tests/test_robertson.c holds remat's Rodas5 to and bench_robertson times it
+ * tests/test_models_robertson.c holds remat's Rodas5 to and bench_robertson times it
  * against. Built only when meson finds SUNDIALS (HAVE_CVODES); the library
  * never links it.
  *

@@ -1,6 +1,6 @@
 /*
  * test_scan_jit.c — scan bodies compiled into native loops (libgccjit,
- * src/scan/scan_lanes.c + src/backend/cpu/jit.c) give the interpreter's
+ * src/lanes/translate.c + src/backend/cpu/jit.c) give the interpreter's
  * results bit for bit, and the same stats.
  *
  * Every case builds value_and_grad of a scan, compiles it twice — once as

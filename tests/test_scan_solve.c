@@ -1,7 +1,7 @@
 /*
  * test_scan_solve.c — scans whose body solves a small linear system (an
  * implicit step's shape): the compiled lane loop (the elimination unrolled,
- * src/scan/scan_lanes_solve.c) gives the interpreter's bits (the CPU
+ * src/lanes/solve.c) gives the interpreter's bits (the CPU
  * kernel's elimination, backend/linalg.c), in value_and_grad (whose
  * backward solves with A^T) and in the JVP, scalar and batched, f64 and
  * f32, vector and k-column right-hand sides; and the plans say the loops

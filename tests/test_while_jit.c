@@ -445,7 +445,7 @@ static void test_while_jit_loops_of_one_body_share_account(void **state)
  * backward), then the same program built again from scratch (a fit builds
  * each experiment's loops anew): the body is translated into lane programs
  * once for the process, every other node takes the kept translation
- * (src/scan/lanes/lanes.h) and, once compiled, its code; all of it with the
+ * (src/lanes/lanes.h) and, once compiled, its code; all of it with the
  * interpreter's bits and stats. The constant 0.4375 is this case's alone,
  * so no earlier case translated the body. */
 static void test_while_jit_body_translated_once(void **state)

@@ -219,7 +219,7 @@ REMAT_API remat_status remat_fn_residuals(const remat_fn *vjp_fn, remat_residual
 REMAT_API int remat_residual_list_count(const remat_residual_list *r);
 REMAT_API const remat_residual *remat_residual_list_get(const remat_residual_list *r, int i);
 REMAT_API size_t remat_residual_list_bytes(const remat_residual_list *r);
-/* One line, e.g. "f32[256,512] output of dot_general at examples/mlp/mlp.c:42".
+/* One line, e.g. "f32[256,512] output of dot_general at examples/mlp/train_digits.c:42".
  * A NULL e writes "?"; a NULL buf returns NULL. The list accessors answer a
  * NULL list with 0 or NULL; all with remat_last_error() set. */
 REMAT_API char *remat_residual_format(const remat_residual *e, char *buf, size_t len);

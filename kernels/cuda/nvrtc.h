@@ -4,7 +4,7 @@
  * process without it says why instead of failing to start.
  *
  * NVRTC and ptxas need no GPU: CI compiles every lane program of the scan
- * suites for sm_90 with them (tests/test_cuda_lanes_ptx.c).
+ * suites for sm_90 with them (tests/cuda_lanes_ptx.c).
  */
 #ifndef REMAT_CUDA_NVRTC_H
 #define REMAT_CUDA_NVRTC_H

@@ -36,7 +36,7 @@
  * onto disk (W + C_D(n, S, D-1)); n = 1 needs no snapshot. The first descent
  * of every branch is one sweep from 0 to n-1, so the forward phase is the
  * vocabulary's (TAPE n-1, END_FORWARD, REVERSE n-1). With D = 0 it is
- * Revolve's binomial optimum; tests/test_adjoint_two_tier.c holds the
+ * Revolve's binomial optimum; tests/test_adjoint.c ("two tiers") holds the
  * recursion to an exhaustive search over every action sequence on small
  * cases, and the generator's counts to the recursion.
  *

@@ -5,7 +5,7 @@
  * of the exact result (f32 tanh: u35, 3.5 ulp, vmath.h says why) and are
  * built from one source for every instruction set, so its AVX2 vector
  * function and its pure-C FMA scalar function of the same name compute the same operations in the same order and give the same
- * bits (tests/test_vmath.c checks every function on millions of samples).
+ * bits (tests/test_cpu_kernels_vmath.c checks every function on millions of samples).
  * The map runs the vector function over whole vectors and over a zero-padded
  * last vector, so the tail is no different from the body.
  *

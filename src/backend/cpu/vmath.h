@@ -12,7 +12,7 @@
  * where the CPU has both, the pure-C non-FMA scalar everywhere else), so an
  * element's bits depend on its value only: not on the path, the array length,
  * the thread's range or the element's neighbours (vmath.c, "neighbours";
- * tests/test_vmath.c checks all of it).
+ * tests/test_cpu_kernels_vmath.c checks all of it).
  */
 #ifndef REMAT_CPU_VMATH_H
 #define REMAT_CPU_VMATH_H
