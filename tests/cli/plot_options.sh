@@ -9,13 +9,16 @@
 #     profile of simulate, which starts at z = 0, is not stretched down to
 #     1e-300 by the inlet (its smallest x label is the first profile point's);
 #   - --species draws only the species listed (the legend names them);
-#   - unknown species are refused (tests/cli/bad_inputs.txt has the rows).
+#   - unknown species are refused (tests/cli/bad_inputs.txt has the rows);
+#   - a gas mechanism's T is drawn in a panel of its own ("T (K)"), its
+#     species on a "mole fraction" axis, in fit and simulate.
 # Without PLplot the tool refuses every --plot: the test is skipped.
 set -u
 REMAT=$1
 EX=$2
 . "$(dirname "$0")/lib.sh"
 case $EX in /*) ;; *) EX=$PWD/$EX ;; esac
+GAS=$(cd "$(dirname "$0")/data" && pwd) # tests/cli/data: a gas mechanism
 cd "$work"
 if "$REMAT" pfr optimize --plot probe.svg 2>&1 | grep -q "without PLplot"; then
     echo "SKIP: this remat has no PLplot"
@@ -70,4 +73,25 @@ check "simulate's log x axis starts at the decade of z = $z1, not at the inlet's
 "$REMAT" pfr optimize --plot opt.svg --log-y >/dev/null 2>opt.err
 check "optimize --log-y exits 0" test $? -eq 0
 check "optimize --plot written" test -s opt.svg
+
+# a gas mechanism: T (K) in a panel of its own, off the mole-fraction axis
+# (it was drawn on the species' "concentration" axis, flattening them);
+# interpreted loops: how a loop runs is not what this checks
+ylabels() { svgtext "$1" | grep -xE 'concentration|mole fraction|T \(K\)' | tr '\n' '|'; }
+REMAT_JIT=never "$REMAT" pfr fit --mechanism "$GAS/gas_ab.yaml" --data "$GAS/gas_ab_BT.csv" --free m1 --params m1=0.7 \
+    --plot gasfit.svg >/dev/null 2>gasfit.err
+check "gas fit --plot exits 0" test $? -eq 0
+check "gas fit: B on a mole-fraction axis, T on its own" test "$(ylabels gasfit.svg)" = "mole fraction|T (K)|"
+REMAT_JIT=never "$REMAT" pfr fit --mechanism "$GAS/gas_ab.yaml" --data "$GAS/gas_ab_BT.csv" --free m1 --params m1=0.7 \
+    --plot gasfitT.svg --species T >/dev/null 2>gasfitT.err
+check "gas fit --species T: the T panel alone" test "$(ylabels gasfitT.svg)" = "T (K)|"
+REMAT_JIT=never "$REMAT" pfr simulate --mechanism "$GAS/gas_ab.yaml" --cond T=1000 --init A=1 --length 0.004 \
+    --plot gassim.svg >/dev/null 2>gassim.err
+check "gas simulate --plot exits 0" test $? -eq 0
+check "gas simulate: A and B on a mole-fraction axis, T on its own" \
+    test "$(ylabels gassim.svg)" = "mole fraction|T (K)|"
+check "gas simulate: the legend names A and B" test "$(svgtext gassim.svg | grep -xE 'A|B' | tr '\n' ' ')" = "A B "
+REMAT_JIT=never "$REMAT" pfr simulate --mechanism "$GAS/gas_ab.yaml" --cond T=1000 --init A=1 --length 0.004 \
+    --plot gassimB.svg --species B >/dev/null 2>gassimB.err
+check "gas simulate --species B: no T panel" test "$(ylabels gassimB.svg)" = "mole fraction|"
 exit $fail

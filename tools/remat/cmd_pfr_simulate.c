@@ -95,16 +95,25 @@ static int plot_profile(const char *path, const plot_opts *po, const pfr_setup *
     }
     bool *show = calloc((size_t)S + 1, sizeof *show);
     ok = ok && show && plot_opts_species(po, su->mech, show);
-    int ns = 0;
-    for (int s = 0; ok && s < S; s++)
-        if (show[s])
+    int ns = 0, iT = plot_temperature_state(su->mech); /* a gas mechanism's T: a panel of its own */
+    for (int k = 0; ok && k <= S; k++) {
+        int s = k < S ? (k == iT ? -1 : k) : iT; /* the species, then T */
+        if (s >= 0 && show[s])
             ser[ns++] = (cli_series){.label = remat_mechanism_species_name(su->mech, s), .n = n, .x = xs,
                                      .y = ys + (size_t)s * (size_t)n, .color = 1 + s};
+    }
+    int nT = iT >= 0 && ok && show[iT];
     char title[256], xlabel[96];
     snprintf(title, sizeof title, "PFR concentration profiles: %s", su->name);
     snprintf(xlabel, sizeof xlabel, "reactor length %s", remat_mechanism_indep_name(su->mech));
-    if (ok)
-        ok = cli_plot(path, title, xlabel, "concentration", po->log_x, po->log_y, ns, ser);
+    cli_panel panels[2] = {{.title = title, .xlabel = xlabel, .ylabel = plot_species_label(su->mech),
+                            .logx = po->log_x, .logy = po->log_y, .n_series = ns - nT, .series = ser},
+                           {.title = title, .xlabel = xlabel, .ylabel = PLOT_TEMPERATURE_LABEL, .logx = po->log_x,
+                            .logy = po->log_y, .n_series = nT, .series = ser + ns - nT}};
+    if (ok && nT)
+        ok = ns > nT ? cli_plot_panels(path, 2, panels) : cli_plot_panels(path, 1, panels + 1);
+    else if (ok)
+        ok = cli_plot(path, title, xlabel, plot_species_label(su->mech), po->log_x, po->log_y, ns, ser);
     free(show);
     free(xs);
     free(ys);

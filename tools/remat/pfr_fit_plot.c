@@ -38,7 +38,8 @@ int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m
         free(show);
         return 0;
     }
-    cli_panel *panels = calloc((size_t)n_data, sizeof *panels);
+    int iT = plot_temperature_state(m), np = 0; /* a gas mechanism's T: a panel of its own */
+    cli_panel *panels = calloc((size_t)n_data * 2, sizeof *panels);
     cli_series *series = calloc((size_t)n_data * (size_t)S * 2, sizeof *series);
     double *buf = calloc((size_t)n_data * ((size_t)PLOT_POINTS * (1 + (size_t)S) + 0), sizeof *buf);
     double *pts = NULL;
@@ -72,10 +73,12 @@ int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m
         memcpy(yc, tmp, sizeof *tmp * PLOT_POINTS * (size_t)S);
         free(tmp);
         cli_series *ser = series + (size_t)e * (size_t)S * 2;
-        int ns = 0;
-        for (int s = 0; s < S; s++) {
-            if (!remat_dataset_has_column(d, s) || !show[s])
+        int ns = 0, nT = 0;
+        for (int k = 0; k <= S; k++) {
+            int s = k < S ? (k == iT ? -1 : k) : iT; /* the species, then T */
+            if (s < 0 || !remat_dataset_has_column(d, s) || !show[s])
                 continue; /* an unmeasured species: no data to compare, keep the panel readable */
+            nT += s == iT ? 2 : 0; /* its curve and its points */
             ser[ns++] = (cli_series){.label = remat_mechanism_species_name(m, s), .n = PLOT_POINTS, .x = tc,
                                      .y = yc + (size_t)s * PLOT_POINTS, .color = 1 + s};
             double *px = pts + used, *py = px + R;
@@ -92,12 +95,17 @@ int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m
         const char *base = strrchr(remat_dataset_path(d), '/');
         snprintf(titles[e], sizeof titles[e], "%s: fit (lines) and data (points)",
                  base ? base + 1 : remat_dataset_path(d));
-        panels[e] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d),
-                                .ylabel = "concentration", .logx = po->log_x, .logy = po->log_y, .n_series = ns,
-                                .series = ser};
+        if (ns > nT || !nT)
+            panels[np++] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d),
+                                       .ylabel = plot_species_label(m), .logx = po->log_x, .logy = po->log_y,
+                                       .n_series = ns - nT, .series = ser};
+        if (nT)
+            panels[np++] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d),
+                                       .ylabel = PLOT_TEMPERATURE_LABEL, .logx = po->log_x, .logy = po->log_y,
+                                       .n_series = nT, .series = ser + ns - nT};
     }
     if (ok)
-        ok = cli_plot_panels(path, n_data, panels);
+        ok = cli_plot_panels(path, np, panels);
     free(show);
     free(panels);
     free(series);

@@ -74,3 +74,14 @@ int plot_opts_species(const plot_opts *po, const remat_mechanism *m, bool *show)
     free(copy);
     return ok;
 }
+
+int plot_temperature_state(const remat_mechanism *m)
+{
+    int K = remat_gas_species_count(m);
+    return K > 0 ? K : -1;
+}
+
+const char *plot_species_label(const remat_mechanism *m)
+{
+    return remat_gas_species_count(m) > 0 ? "mole fraction" : "concentration";
+}

@@ -41,5 +41,13 @@ int plot_opts_check(const plot_opts *po, int have_plot);
 /* show[s] for every species of m: all, or those --species lists (each a
  * species of m, once). 0 with a message naming --species and the species. */
 int plot_opts_species(const plot_opts *po, const remat_mechanism *m, bool *show);
+/* A gas mechanism's temperature, the last state (remat/gas.h), which the
+ * plots draw in a panel of its own, "T (K)", off the mole-fraction axis;
+ * -1 for other mechanisms. */
+int plot_temperature_state(const remat_mechanism *m);
+/* The y label of the species: "mole fraction" for a gas mechanism, else
+ * "concentration". */
+const char *plot_species_label(const remat_mechanism *m);
+#define PLOT_TEMPERATURE_LABEL "T (K)"
 
 #endif
