@@ -586,6 +586,34 @@ static void chemkin_reads(void **state)
     remat_mechanism_free(m);
 }
 
+/* A pre-exponential factor in cm^3 (cm^6 for three bodies) per mol is the
+ * correctly rounded SI value, as the user wrote it: a power-of-ten unit
+ * factor is one exact multiplication or division, not the product of
+ * 0.01^3 (1.0000000000000002e-6), which made 1.2e17 cm^6/mol^2/s
+ * 120000.00000000004 m^6/mol^2/s; YAML (default and explicit units) and
+ * CHEMKIN alike. */
+static void a_in_powers_of_ten(void **state)
+{
+    (void)state;
+    remat_mechanism *m = read_ok("a10.yaml",
+                                 HEAD "reactions:\n"
+                                      "- equation: A + B + M2 => B + B + M2\n"
+                                      "  rate-constant: {A: 1.2e17, b: 0, Ea: 0}\n"
+                                      "- equation: A + B => B + B\n"
+                                      "  rate-constant: {A: 1.2e11 cm^3/mol/s, b: 0, Ea: 0}\n"
+                                      "- equation: A + B => B + B\n"
+                                      "  rate-constant: {A: 0.3, b: 0, Ea: 0}\n",
+                                 REMAT_GAS_ISOTHERMAL);
+    assert_true(remat_mechanism_param_value(m, remat_mechanism_param_find(m, "A1")) == 120000.0);
+    assert_true(remat_mechanism_param_value(m, remat_mechanism_param_find(m, "A2")) == 120000.0);
+    assert_true(remat_mechanism_param_value(m, remat_mechanism_param_find(m, "A3")) == 0.3 / 1e6);
+    remat_mechanism_free(m);
+    m = read_ok("a10.inp", CK_HEAD CK_THERMO "REACTIONS\nH2+O2+H2O=>H2O+H2O+O2  1.2E17 0.0 0.0\nEND\n",
+                REMAT_GAS_ISOTHERMAL);
+    assert_true(remat_mechanism_param_value(m, remat_mechanism_param_find(m, "A1")) == 120000.0);
+    remat_mechanism_free(m);
+}
+
 static void unsupported_chemkin(void **state)
 {
     (void)state;
@@ -620,7 +648,7 @@ int main(void)
         cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(plog_rodas_leaves_no_error), cmocka_unit_test(vector_lowering), cmocka_unit_test(closed_jacobian),
         cmocka_unit_test(sniffing),
         cmocka_unit_test(state_errors), cmocka_unit_test(negative_mole_fractions), cmocka_unit_test(unsupported_yaml),
-        cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads),
+        cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads), cmocka_unit_test(a_in_powers_of_ten),
         cmocka_unit_test(unsupported_chemkin),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

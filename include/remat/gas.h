@@ -52,7 +52,10 @@
  *             ((m^3/mol)^(order-1)/s, 1, J/mol): of the rate for elementary
  *             and three-body reactions, of the high-pressure limit for
  *             falloff, of the low-pressure limit for chemically activated
- *             reactions; PLOG reactions have none
+ *             reactions; PLOG reactions have none. An A whose file unit
+ *             is a power of ten from SI (cm^3/mol/s) is the correctly
+ *             rounded SI value of the number written (1.2e17 cm^6/mol^2/s:
+ *             120000 exactly), so a fit prints it as the user wrote it
  * Species of the mechanism: the K gas species, then "T".
  *
  * Not supported, each an error naming file:line and the feature: surface or

@@ -199,7 +199,7 @@ static double ea_si(const ck_units *u, double v) { return u->kelvin ? v * GAS_R 
 static double a_si(const ck_units *u, double A, double order)
 {
     gas_units g = {.length = 0.01, .quantity = u->quantity, .time = 1};
-    return A * gas_a_factor(&g, order);
+    return gas_si(A, gas_a_factor(&g, order));
 }
 
 /* numbers between '/' and '/' after a keyword: up to max into v */

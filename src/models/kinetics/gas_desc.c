@@ -327,6 +327,19 @@ double gas_reactant_order(const gas_reaction *r)
     return n;
 }
 
+double gas_si(double v, double factor)
+{
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    double k = factor > 0 ? round(log10(factor)) : 0;
+    if (factor > 0 && fabs(k) <= 22) {
+        double e = p10[(int)fabs(k)]; /* exact */
+        if (fabs((k >= 0 ? factor / e : factor * e) - 1) <= 1e-12)
+            return k >= 0 ? v * e : v / e;
+    }
+    return v * factor;
+}
+
 double gas_a_factor(const gas_units *u, double order)
 {
     return pow(u->length * u->length * u->length / u->quantity, order - 1) / u->time;

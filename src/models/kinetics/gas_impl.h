@@ -120,6 +120,12 @@ remat_status gas_units_set(const char *file, int line, gas_units *u, const char 
  * plus one for a third body; the factor that takes A to SI. */
 double gas_reactant_order(const gas_reaction *r);
 double gas_a_factor(const gas_units *u, double order);
+/* v in SI: v * factor, where a factor within 1e-12 of a power of ten 10^k
+ * (|k| <= 22; cm^3 = 0.01^3 comes out 1.0000000000000002e-6) is one
+ * multiplication or division by the exact 10^|k|, so that 1.2e17 cm^6/mol^2/s
+ * is 120000 m^6/mol^2/s, the correctly rounded SI value of what the user
+ * wrote, and not 120000.00000000004 */
+double gas_si(double v, double factor);
 
 /* The vectorised lowering (gas_lower.c): the mechanism as constant vectors
  * and matrices over species (K) and reactions (N), built with it

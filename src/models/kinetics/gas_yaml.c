@@ -106,7 +106,7 @@ static remat_status arrhenius(yrd *y, const yaml_node_t *n, double order, const 
         double f;
         int kk, u;
         MECH_TRY(number(y, seq_at(y, m, 0), "A", &k->A, &f, &kk, &u));
-        k->A *= u ? f : gas_a_factor(&y->units, order);
+        k->A = gas_si(k->A, u ? f : gas_a_factor(&y->units, order));
         MECH_TRY(plain(y, seq_at(y, m, 1), "b", &k->b));
         return act_energy(y, seq_at(y, m, 2), &k->Ea);
     }
@@ -118,7 +118,7 @@ static remat_status arrhenius(yrd *y, const yaml_node_t *n, double order, const 
     double f;
     int kk, u;
     MECH_TRY(number(y, A, "A", &k->A, &f, &kk, &u));
-    k->A *= u ? f : gas_a_factor(&y->units, order);
+    k->A = gas_si(k->A, u ? f : gas_a_factor(&y->units, order));
     MECH_TRY(plain(y, b, "b", &k->b));
     return act_energy(y, Ea, &k->Ea);
 }
