@@ -27,6 +27,45 @@
 
 #define HEADER_MAX ((uint64_t)100 << 20) /* safetensors' own limit */
 
+/* The tensors' bytes are little-endian (safetensors): written and read as
+ * they are on a little-endian host, each element's bytes reversed on a
+ * big-endian one. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_BIG_ENDIAN 0
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HOST_BIG_ENDIAN 1
+#else
+#error "weights.c: the host's byte order is neither little- nor big-endian (__BYTE_ORDER__)"
+#endif
+
+/* Reverses the bytes of each of the n / size elements of b in place. */
+static void swap_elements(unsigned char *b, size_t n, size_t size)
+{
+    for (size_t at = 0; at + size <= n; at += size)
+        for (size_t i = 0, j = size - 1; i < j; i++, j--) {
+            unsigned char t = b[at + i];
+            b[at + i] = b[at + j];
+            b[at + j] = t;
+        }
+}
+
+/* Writes n bytes of elements of size bytes in little-endian order. */
+static int write_le(const void *data, size_t n, size_t size, FILE *f)
+{
+    if (!HOST_BIG_ENDIAN)
+        return fwrite(data, 1, n, f) == n;
+    unsigned char buf[4096]; /* a multiple of 8 */
+    for (size_t at = 0; at < n;) {
+        size_t k = n - at < sizeof buf ? n - at : sizeof buf;
+        memcpy(buf, (const unsigned char *)data + at, k);
+        swap_elements(buf, k, size);
+        if (fwrite(buf, 1, k, f) != k)
+            return 0;
+        at += k;
+    }
+    return 1;
+}
+
 static const char *dtype_tag(remat_dtype dt) { return dt == REMAT_F64 ? "F64" : "F32"; }
 
 /* a growing text (the header), through the injectable allocator */
@@ -105,9 +144,9 @@ remat_status remat_nn_params_save(const remat_nn_params *p, FILE *f)
         len8[k] = (unsigned char)((uint64_t)h.n >> (8 * k));
     int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.s, 1, h.n, f) == h.n;
     rmi_free(h.s);
-    for (int i = 0; ok && i < p->n; i++) { /* little-endian hosts: the bytes as they are */
+    for (int i = 0; ok && i < p->n; i++) {
         size_t bytes = (size_t)remat_shape_numel(&p->p[i].shape) * remat_dtype_size(p->dtype);
-        ok = fwrite(p->p[i].data, 1, bytes, f) == bytes;
+        ok = write_le(p->p[i].data, bytes, remat_dtype_size(p->dtype), f);
     }
     if (!ok)
         return rmi_error(REMAT_ERR_IO, "nn params save: cannot write: %s", strerror(errno ? errno : EIO));
@@ -401,8 +440,11 @@ remat_status remat_nn_params_load(remat_nn_params *p, const char *path)
             st = rmi_error(REMAT_ERR_VALUE, "nn params load: %s: tensor '%s' ends at data byte %llu; the file has %zu "
                            "bytes of data (truncated?)", path, p->p[i].name, (unsigned long long)at[i].end, data_len);
     }
-    for (int i = 0; st == REMAT_OK && i < p->n; i++) /* all checked: now the values */
+    for (int i = 0; st == REMAT_OK && i < p->n; i++) { /* all checked: now the values */
         memcpy(p->p[i].data, b + 8 + hl + at[i].begin, (size_t)(at[i].end - at[i].begin));
+        if (HOST_BIG_ENDIAN)
+            swap_elements(p->p[i].data, (size_t)(at[i].end - at[i].begin), remat_dtype_size(p->dtype));
+    }
     rmi_free(at);
     rmi_free(b);
     return st;
