@@ -7,15 +7,19 @@
  * RAM store's and the slow tier's bytes as planned (remat_memory_plan) equal
  * to the measured ones (remat_stats), and to the schedule's own prediction;
  * nothing left in the directory; a missing or read-only directory and a
- * full tier failing the run with REMAT_ERR_IO naming the directory.
+ * full tier failing the run with REMAT_ERR_IO naming the directory; the
+ * file's bytes those of the carries alone (the padding between them zeros,
+ * not heap garbage).
  */
 #include "test_scan_util.h"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "adjoint/schedule_impl.h"
@@ -304,6 +308,80 @@ static void test_scan_tiers_run_cut_short_leaves_no_file_open(void **state)
     remat_fn_free(g), remat_fn_free(f), remat_fn_free(ob), remat_fn_free(b);
 }
 
+/* ---- the slow tier's bytes ----
+ *
+ * pwrite (and pwrite64, its name under _FILE_OFFSET_BITS=64) defined here
+ * take the library's calls (it links statically): while `image` is set,
+ * every write is copied into it at its offset, then made. */
+static unsigned char *image;
+static size_t image_bytes, image_hi;
+
+static ssize_t tier_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (image) {
+        if (off < 0 || (size_t)off + n > image_bytes)
+            fail_msg("pwrite of %zu bytes at %lld: past the test's image", n, (long long)off);
+        memcpy(image + off, buf, n);
+        if ((size_t)off + n > image_hi)
+            image_hi = (size_t)off + n;
+    }
+    return syscall(SYS_pwrite64, fd, buf, n, off);
+}
+
+ssize_t tier_pwrite_hook(int fd, const void *buf, size_t n, off_t off) __asm__("pwrite");
+ssize_t tier_pwrite_hook(int fd, const void *buf, size_t n, off_t off) { return tier_pwrite(fd, buf, n, off); }
+ssize_t tier_pwrite64_hook(int fd, const void *buf, size_t n, off_t off) __asm__("pwrite64");
+ssize_t tier_pwrite64_hook(int fd, const void *buf, size_t n, off_t off) { return tier_pwrite(fd, buf, n, off); }
+
+/* the slow tier's file of one run of a program compiled with glibc's
+ * malloc filling new memory with ~perturb (M_PERTURB): into img, its extent */
+static size_t tier_image(int perturb, const remat_tensor *in, int64_t n, const char *dir, unsigned char *img,
+                         size_t bytes)
+{
+    mallopt(M_PERTURB, perturb);
+    remat_program *p = compile_tiered(n, "two-tier:1:30:0.5:0.5", dir, 0);
+    memset(img, 0x5c, bytes);
+    image = img, image_bytes = bytes, image_hi = 0;
+    outs_t got;
+    run_prog(p, 4, in, &got, NULL);
+    image = NULL;
+    mallopt(M_PERTURB, 0);
+    outs_free(&got);
+    remat_program_free(p);
+    return image_hi;
+}
+
+/* The file holds whole carries, the padding between them included
+ * (carry_bytes: h's 192 bytes, acc's 8 and 8 of padding): those bytes are
+ * zeros, the same whatever was in the heap before. */
+static void test_scan_tiers_file_holds_no_heap_garbage(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/remat-tier-bytes-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const int64_t n = 40;
+    remat_tensor in[4];
+    inputs(n, in);
+    enum { BYTES = 64 * 1024 };
+    unsigned char *a = malloc(BYTES), *b = malloc(BYTES);
+    assert_non_null(a);
+    assert_non_null(b);
+    const size_t na = tier_image(0x11, in, n, dir, a, BYTES), nb = tier_image(0xee, in, n, dir, b, BYTES);
+    assert_int_equal(na, nb);
+    assert_true(na >= 2 * carry_bytes && na % carry_bytes == 0);
+    for (size_t k = 0; k < na; k++)
+        if (a[k] != b[k])
+            fail_msg("the slow tier's byte %zu (carry %zu, byte %zu of it) differs with the heap's garbage: %#x, %#x",
+                     k, k / carry_bytes, k % carry_bytes, a[k], b[k]);
+    for (size_t k = 0; k < na; k += carry_bytes) /* the padding after acc */
+        for (size_t q = 200; q < carry_bytes; q++)
+            assert_int_equal(a[k + q], 0);
+    free(a), free(b);
+    t_free_all(4, in);
+    assert_int_equal(entries(dir), 0);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_scan_tiers_bad_directory_and_full_tier),
         cmocka_unit_test(test_scan_tiers_table_solved_once),
         cmocka_unit_test(test_scan_tiers_run_cut_short_leaves_no_file_open),
+        cmocka_unit_test(test_scan_tiers_file_holds_no_heap_garbage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,6 +82,10 @@ remat_status rmi_loop_lower_core(loop_core *c, const loop_core_spec *s, remat_ho
     c->next = L->mem(L->ctx, cb);
     if (!c->cur || !c->next)
         return rmi_error(REMAT_ERR_NOMEM, "%s: out of memory for the loop's carries", s->what);
+    /* zeros: the padding between carries is never written, and a snapshot
+     * copies the whole carry (the slow tier's file gets no heap garbage) */
+    L->be->iface.mem_fill(&L->counters->compile_cx, c->cur, REMAT_F64, 0.0, cb / sizeof(double));
+    L->be->iface.mem_fill(&L->counters->compile_cx, c->next, REMAT_F64, 0.0, cb / sizeof(double));
     if (!s->cotangents)
         return REMAT_OK;
     c->ct_cur = L->mem(L->ctx, cb);

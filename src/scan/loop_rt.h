@@ -139,10 +139,12 @@ static inline char *rmi_loop_tape(const loop_core *c, int64_t j)
 
 /* loop_exec.c: the interpreted executor. bind: the consts into the bodies'
  * arguments, and, backward (ct true), the consts' cotangents started at
- * -0.0 (every reversed step adds: -0.0 + c == c, so the first share's bits
- * are kept, -0.0 included); finish: the consts' cotangents into ct_ks, a
- * plain +0.0 when no step was reversed (a loop of no steps, or of only
- * rejected iterations). run: the ops, x a loop_core. */
+ * -0.0 in ct_k_acc[0] (every reversed step adds: -0.0 + c == c, so the
+ * first share's bits are kept, -0.0 included); finish: the consts'
+ * cotangents into ct_ks, a plain +0.0 when no step was reversed (a loop of
+ * no steps, or of only rejected iterations). Both are every executor's:
+ * the compiled reverse kernels add into ct_k_acc[0] in place, in the same
+ * order. run: the ops, x a loop_core. */
 void rmi_loop_bind(loop_core *c, const void *const *ks, bool ct);
 void rmi_loop_finish(loop_core *c, void *const *ct_ks);
 void rmi_loop_run(void *x, const scan_xop *ops, int64_t n);

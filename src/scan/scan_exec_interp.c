@@ -7,11 +7,6 @@
 #include "scan/loop_rt.h"
 #include "scan/scan_rt.h"
 
-static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks) { rmi_loop_bind(&r->c, ks, ct_ks != NULL); }
-
-/* a scan reverses every step: nothing reversed is a scan of no steps */
-static void finish(scan_rt *r, void *const *ct_ks) { rmi_loop_finish(&r->c, ct_ks); }
-
 /* carry and x_t of step k (the consts are bound already) */
 static void set_step_inputs(scan_rt *r, int64_t k, const char *carry)
 {
@@ -121,6 +116,6 @@ static void reverse_io(loop_core *c, int64_t k)
 const loop_kind rmi_scan_loop_kind = {.advance = advance_one, .advance_group = advance_group, .step_io = step_io,
                                       .reverse_io = reverse_io, .name = "scan"};
 
-const scan_rt_exec rmi_scan_exec_interp = {.bind = bind, .run = rmi_loop_run, .finish = finish,
+const scan_rt_exec rmi_scan_exec_interp = {.run = rmi_loop_run,
                                              .carry_in = rmi_scan_rt_copy_carry_in,
                                              .carry_out = rmi_scan_rt_copy_carry_out};

@@ -7,7 +7,9 @@
  * threads and runs lane blocks, and packs carries in and out.
  *
  * The carry and its cotangent live in place in r->c.cur / r->c.ct_cur; the
- * consts' cotangents accumulate in place in the node's outputs. Evaluation
+ * consts' cotangents accumulate in place in the loop core's sum
+ * (ct_k_acc[0], as the while loop's: rmi_loop_bind starts it at -0.0 and
+ * rmi_loop_finish copies it out). Evaluation
  * counts and the sub-programs' run counts (behind ops_executed) are what the
  * interpreted executor reports, so stats and bits are the same.
  *
@@ -76,7 +78,7 @@ static void bind_range(loop_lanes_view *b, char *worker_store)
     }
     for (int i = 0; i < r->c.nk; i++) {
         rmi_loop_lanes_set(b, LB_K, i, r->ks[i], 0);
-        rmi_loop_lanes_set(b, LB_CTK, i, r->ct_ks ? r->ct_ks[i] : NULL, 0);
+        rmi_loop_lanes_set(b, LB_CTK, i, r->ct_ks ? r->c.ct_k_acc[0] + r->c.k_off[i] : NULL, 0);
     }
 }
 
@@ -139,19 +141,8 @@ static void run(void *x, const scan_xop *ops, int64_t n)
     }
 }
 
-/* once per node execution */
-static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
-{
-    r->ks = ks, r->ct_ks = ct_ks;
-    bind_range(&r->lb, NULL);
-    for (int i = 0; i < r->c.nk; i++) {
-        if (ct_ks) { /* -0.0: the accumulation then gives the interpreter's bits (scan_rt.h) */
-            const remat_dtype dt = r->d->in[r->c.nc + r->nx + i].dt;
-            r->c.be->iface.mem_fill(r->c.cx, ct_ks[i], dt, r->length ? -0.0 : 0.0,
-                                    r->k_bytes[i] / remat_dtype_size(dt));
-        }
-    }
-}
+/* once per node execution, after the core's */
+static void bind(scan_rt *r) { bind_range(&r->lb, NULL); }
 
 /* ---- lane blocks ----
  *
@@ -213,8 +204,6 @@ static void run_blocks(scan_rt *r)
     }
 }
 
-static void finish(scan_rt *r, void *const *ct_ks) { (void)r, (void)ct_ks; }
-
 /* packed carries: the caller's tensors (SHOT) to and from buf (CARRY), all
  * lanes, through the full table (bind sets its CARRY again) */
 static void move_carry(scan_rt *r, char *buf, const void *const *t, int kernel)
@@ -243,5 +232,5 @@ static void carry_out(scan_rt *r, void *const *dst, const char *src)
         rmi_scan_rt_copy_carry_out(r, dst, src);
 }
 
-const scan_rt_exec rmi_scan_exec_lanes = {.bind = bind, .run = run, .run_blocks = run_blocks, .finish = finish,
+const scan_rt_exec rmi_scan_exec_lanes = {.bind = bind, .run = run, .run_blocks = run_blocks,
                                             .carry_in = carry_in, .carry_out = carry_out};

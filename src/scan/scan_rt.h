@@ -24,17 +24,17 @@
 
 typedef struct scan_rt scan_rt;
 
-/* An executor as a node's kernels drive it: bind once per node execution
- * (the consts and, for the backward, the consts' cotangents, which bind
- * starts at -0.0: every step then adds, ct = ct + c, and -0.0 + c == c),
- * run the ops, finish (the cotangents into the node's outputs). */
+/* An executor as a node's kernels drive it: the consts and their
+ * cotangents are the loop core's for both (rmi_loop_bind and
+ * rmi_loop_finish: the cotangents summed in ct_k_acc[0] from -0.0, every
+ * step adding, ct = ct + c, and -0.0 + c == c); bind (NULL: none) once per
+ * node execution after the core's (r->ks, r->ct_ks set), run the ops. */
 typedef struct {
-    void (*bind)(scan_rt *r, const void *const *ks, void *const *ct_ks);
+    void (*bind)(scan_rt *r);
     void (*run)(void *r, const scan_xop *ops, int64_t n);
     /* lanes with blocks only: the whole schedule (both phases) block by
      * block, on the thread pool when the lanes allow (lanes/lanes.h) */
     void (*run_blocks)(scan_rt *r);
-    void (*finish)(scan_rt *r, void *const *ct_ks);
     /* a carry (or its cotangent) from the caller's tensors into the
      * executor's buffer dst, and back (compiled lanes may pack it:
      * lanes/lanes.h) */
@@ -58,7 +58,7 @@ struct scan_rt {
     const void **u_in;
     void **u_out;
     char *u_dummy_y;
-    size_t *x_step, *y_step, *k_bytes; /* per x / y / const */
+    size_t *x_step, *y_step; /* per x / y */
     const void **carry_at; /* per carry: scratch for pointers into the store */
     int nx, ny;
     bool reverse;

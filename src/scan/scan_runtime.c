@@ -56,6 +56,16 @@ static void run_phase(scan_rt *r, int phase)
 
 /* ---- the three instruction kernels ---- */
 
+/* the consts and, backward (ct_ks), their cotangents' sums: the loop
+ * core's (rmi_loop_bind, rmi_loop_finish), then the executor's views */
+static void bind(scan_rt *r, const void *const *ks, void *const *ct_ks)
+{
+    r->ks = ks, r->ct_ks = ct_ks;
+    rmi_loop_bind(&r->c, ks, ct_ks != NULL);
+    if (r->exec->bind)
+        r->exec->bind(r);
+}
+
 static void k_scan_primal(const remat_exec_ctx *cx, const remat_instr *I)
 {
     scan_rt *r = (scan_rt *)I->aux;
@@ -65,7 +75,7 @@ static void k_scan_primal(const remat_exec_ctx *cx, const remat_instr *I)
     r->xs = I->in + r->c.nc;
     r->ys = r->c.outs + r->c.nc;
     r->exec->carry_in(r, r->c.cur, init);
-    r->exec->bind(r, ks, NULL);
+    bind(r, ks, NULL);
     if (r->length > 0) {
         const scan_xop all = {.kind = XOP_ADVANCE, .step = 0, .count = r->length};
         r->exec->run(r, &all, 1);
@@ -89,7 +99,7 @@ static void k_scan_fwd(const remat_exec_ctx *cx, const remat_instr *I)
             return;
     }
     r->exec->carry_in(r, r->c.cur, init);
-    r->exec->bind(r, ks, NULL);
+    bind(r, ks, NULL);
     if (r->lanes.block > 0) { /* the backward runs the schedule; it starts from carry 0, kept in the store */
         rmi_scan_rt_copy_carry_in(r, r->c.store, init);
         const scan_xop all = {.kind = XOP_ADVANCE, .step = 0, .count = r->length};
@@ -126,7 +136,7 @@ static void k_scan_bwd(const remat_exec_ctx *cx, const remat_instr *I)
         }
     }
     r->exec->carry_in(r, r->c.ct_cur, ct_carry);
-    r->exec->bind(r, ks, ct_ks);
+    bind(r, ks, ct_ks);
     if (r->lanes.block > 0) {
         /* The whole schedule, block after block (on threads when they
          * allow), from carry 0: the forward node left it at the start of
@@ -141,7 +151,7 @@ static void k_scan_bwd(const remat_exec_ctx *cx, const remat_instr *I)
     } else {
         run_phase(r, SCAN_PHASE_REVERSE);
     }
-    r->exec->finish(r, ct_ks);
+    rmi_loop_finish(&r->c, ct_ks);
     r->exec->carry_out(r, r->c.outs, r->c.ct_cur);
     if (r->c.slow_on) { /* the run's store goes (a file with its descriptor) */
         rmi_loop_slow_stop(&r->c);
@@ -232,7 +242,7 @@ static void run_elsewhere(scan_rt *r)
  * y_t and the consts, and which residuals the backward body reads from xs */
 static remat_status layout(scan_rt *r, const remat_scan_data *d, remat_hop_lowering *L)
 {
-    const int nc = d->n_carry, nx = d->n_xs, nk = d->n_consts, ny = d->n_ys;
+    const int nc = d->n_carry, nx = d->n_xs, ny = d->n_ys;
     const loop_core_spec spec = {.carries = d->in, .consts = d->in + nc + nx, .vjp = d->vjp, .n_step_args = nx + ny,
                                  .cotangents = true, .what = "scan", .carry_bytes = d->carry_bytes};
     size_t ksum, ysum = 0;
@@ -242,9 +252,8 @@ static remat_status layout(scan_rt *r, const remat_scan_data *d, remat_hop_lower
     r->carry_at = L->alloc(L->ctx, sizeof *r->carry_at * (size_t)(nc + 1));
     r->x_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nx + 1));
     r->y_step = L->alloc(L->ctx, sizeof(size_t) * (size_t)(ny + 1));
-    r->k_bytes = L->alloc(L->ctx, sizeof(size_t) * (size_t)(nk + 1));
     r->res_x = L->alloc(L->ctx, sizeof *r->res_x * 2 * (size_t)(r->c.nres + 1));
-    if (!r->carry_at || !r->x_step || !r->y_step || !r->k_bytes || !r->res_x)
+    if (!r->carry_at || !r->x_step || !r->y_step || !r->res_x)
         return rmi_error(REMAT_ERR_NOMEM, "scan: out of memory lowering the loop");
     for (int i = 0; i < nx; i++)
         r->x_step[i] = rmi_loop_rt_bytes(&d->in[nc + i]);
@@ -252,8 +261,6 @@ static remat_status layout(scan_rt *r, const remat_scan_data *d, remat_hop_lower
         r->y_step[i] = rmi_loop_rt_bytes(&d->out[nc + i]);
         ysum += rmi_scan_align(r->y_step[i]);
     }
-    for (int i = 0; i < nk; i++)
-        r->k_bytes[i] = rmi_loop_rt_bytes(&d->in[nc + nx + i]);
     r->n_res_x = 0;
     for (int j = 0; j < r->c.nres; j++) {
         const int a = d->vjp->res_arg[j];

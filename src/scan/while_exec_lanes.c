@@ -199,7 +199,7 @@ static void tape_first(while_rt *r, int64_t k, char *tp)
     if (!rmi_while_rt_bit(r, k))
         for (int i = 0; i < r->nd; i++)
             r->c.be->iface.mem_copy(r->c.cx, r->c.cur + r->c.carry_off[i], r->c.next + r->c.carry_off[i],
-                                  (size_t)remat_shape_numel(&r->d->in[i].shape) * remat_dtype_size(r->d->in[i].dt));
+                                    rmi_loop_rt_bytes(&r->d->in[i]));
     rmi_loop_lanes_count(&W->view, r->c.p_fwd, 1, true);
 }
 
