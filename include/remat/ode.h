@@ -399,6 +399,25 @@ REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechan
                                                  remat_val y0, remat_val params, remat_val times,
                                                  remat_val *y_at_outputs, remat_val *stats);
 
+/* Fixed steps ending on every output time, the times and the steps per
+ * interval values of f (src/models/ode/rows.c): times (K,) as for
+ * remat_ode_integrate_times, steps (K,) the step count of each interval
+ * (from t0 or the previous time; integers >= 1, 0 only for a time at t0),
+ * as remat_ode_count_steps gives them, both y0's dtype; y0 (S,), params
+ * (P,) or REMAT_NONE. Interval k takes steps[k] steps of
+ * (t_k - t_{k-1}) / steps[k], the steps remat_ode_integrate takes, through
+ * the same step kernel: the rows are that path's. Fixed steps (adaptive
+ * false), the discrete adjoint; opt->max_steps (>= 1) is the most steps of
+ * one interval (a run-time error past it); opt->times, n_times, dt and
+ * steps are not read. One scan over the K rows (opt->scan's schedule, the
+ * zero spec binomial with REMAT_WHILE_DEFAULT_SNAPSHOTS slots) whose body
+ * runs an interval's steps as a while loop (online, as remat/loop.h's
+ * default): the graph depends on the species and the method, not on K or
+ * the times, and time and memory grow as O(steps + K). */
+REMAT_API remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                                remat_val y0, remat_val params, remat_val times, remat_val steps,
+                                                remat_val *y_at_outputs);
+
 /* REMAT_OK when stats (as run) say the integration reached its last output
  * time; else an error whose message names the cause and what to change
  * (max_steps, or the stiff method rodas5). */
