@@ -389,11 +389,12 @@ REMAT_API remat_status remat_ode_run_once(const remat_mechanism *m, const remat_
  * stage f(t + dt, y') the next step reuses: no extra right-hand side), the
  * other methods' the cubic Hermite interpolant of y, y' and f at both ends
  * (one more right-hand side per step; order 3, less accurate than rk4's
- * steps, so remat/fit.h keeps a step per row for off-grid rows of methods
- * without their own extension). The scan's zero schedule means binomial
+ * steps). The scan's zero schedule means binomial
  * with REMAT_WHILE_DEFAULT_SNAPSHOTS slots; *stats is REMAT_NONE. The graph
  * depends on K, not on the times, so one compiled program integrates every
- * experiment of K rows (remat/fit.h's programs are shared so). */
+ * experiment of K rows. Each step updates every row: O(steps x K) time;
+ * remat_ode_integrate_rows (below, what remat/fit.h takes) is
+ * O(steps + K) with a step ending at every row. */
 #define REMAT_ODE_GRID_TOL 1e-9
 REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                                  remat_val y0, remat_val params, remat_val times,
