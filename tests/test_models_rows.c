@@ -16,6 +16,11 @@
 
 #include "remat/remat.h"
 
+/* ABC, or a system that reads t (the steps' times t_{k-1} + j h_k) */
+static const char *const TIMED = "indep t\nparam k1 = 1\nparam k2 = 0.5\n"
+                                 "y1' = -k1 * y1 + sin(3 * t)\ny2' = y1 - k2 * t * y2\ny3' = y2\n";
+static const char *mech;
+
 static const remat_ode_method methods[] = {REMAT_ODE_EULER, REMAT_ODE_RK4, REMAT_ODE_RODAS5, REMAT_ODE_TSIT5};
 #define N_METHODS ((int)(sizeof methods / sizeof methods[0]))
 
@@ -24,7 +29,7 @@ static const remat_ode_method methods[] = {REMAT_ODE_EULER, REMAT_ODE_RK4, REMAT
 static remat_program *rows_prog(remat_ode_method method, int64_t max_steps, int64_t K, const double *w, int grad,
                                 int *nodes)
 {
-    remat_mechanism *m = parse(ABC);
+    remat_mechanism *m = parse(mech ? mech : ABC);
     int64_t S = 3, P = 2;
     remat_fn *f = remat_fn_new("rows");
     remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P);
@@ -50,7 +55,8 @@ static remat_program *rows_prog(remat_ode_method method, int64_t max_steps, int6
 static void interval_rows(remat_ode_method method, double dt, int K, const double *t, const double *p,
                           double *ys, double *nsteps, int64_t *most)
 {
-    remat_mechanism *m = parse(ABC);
+    remat_mechanism *m = parse(mech ? mech : ABC);
+    assert_int_equal(remat_kinetics_uses_indep(m), mech == TIMED);
     int64_t S = 3, P = 2, *n = malloc(sizeof *n * (size_t)K);
     remat_fn *f = remat_fn_new("interval_rows");
     remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P), out;
@@ -75,9 +81,10 @@ static void interval_rows(remat_ode_method method, double dt, int K, const doubl
 /* The row scan takes the per-interval grid's steps through the same step
  * kernel: rows off the grid (uneven times, 1 to 9 steps of dt 0.05 per
  * interval, one interval of 40 steps), on it (every 0.2) and at t0 agree
- * with remat_ode_integrate's to 1e-13 for euler, rk4, rodas5 and tsit5 (the
- * same ops in the same order; not claimed bitwise, as the two paths are
- * different programs: DESIGN.md "contracts"). A row stepped differently
+ * with remat_ode_integrate's to 1e-13 for euler, rk4, rodas5 and tsit5, for
+ * ABC and for a system that reads t (the same ops in the same order; not
+ * claimed bitwise, as the two paths are different programs: DESIGN.md
+ * "contracts"). A row stepped differently
  * (one step too few or too many, h = dt instead of len / n) is off by
  * O(dt^order) >> 1e-13. */
 static void test_models_rows_match_per_interval(void **state)
@@ -89,24 +96,27 @@ static void test_models_rows_match_per_interval(void **state)
         t[0][k] = k == 0 ? 0.0 : k == 20 ? t[0][19] + 2.0 : t[0][k - 1] + 0.013 + 0.41 * fabs(sin(1.3 * k));
         t[1][k] = 0.2 * k;
     }
-    for (int mi = 0; mi < N_METHODS; mi++)
+    for (int mi = 0; mi < 2 * N_METHODS; mi++)
         for (int set = 0; set < 2; set++) {
+            mech = mi < N_METHODS ? ABC : TIMED;
             int64_t most;
-            interval_rows(methods[mi], 0.05, K, t[set], p, b, ns, &most);
-            remat_program *prog = rows_prog(methods[mi], most, K, NULL, 0, NULL);
+            interval_rows(methods[mi % N_METHODS], 0.05, K, t[set], p, b, ns, &most);
+            remat_program *prog = rows_prog(methods[mi % N_METHODS], most, K, NULL, 0, NULL);
             run(prog, (double *[]){y0, p, t[set], ns}, (double *[]){a}, NULL);
             double worst = 0;
             for (int i = 0; i < K * 3; i++) {
                 if (!(fabs(a[i] - b[i]) <= 1e-13 * fabs(b[i]) + 1e-15))
-                    fail_msg("%s, %s rows: row %d species %d: %.17g, per-interval %.17g",
-                             remat_ode_method_name(methods[mi]), set ? "grid" : "off-grid", i / 3, i % 3, a[i], b[i]);
+                    fail_msg("%s%s, %s rows: row %d species %d: %.17g, per-interval %.17g",
+                             remat_ode_method_name(methods[mi % N_METHODS]), mech == TIMED ? " (timed)" : "",
+                             set ? "grid" : "off-grid", i / 3, i % 3, a[i], b[i]);
                 worst = fmax(worst, fabs(a[i] - b[i]));
             }
-            print_message("%s %s rows: worst difference %.3g\n", remat_ode_method_name(methods[mi]),
-                          set ? "grid" : "off-grid", worst);
+            print_message("%s%s %s rows: worst difference %.3g\n", remat_ode_method_name(methods[mi % N_METHODS]),
+                          mech == TIMED ? " (timed)" : "", set ? "grid" : "off-grid", worst);
             assert_true(a[0] == 1.0 && a[1] == 0.0 && a[2] == 0.0); /* t = t0: no step, y0 itself */
             remat_program_free(prog);
         }
+    mech = NULL;
 }
 
 /* Reverse mode through the scan and the while loops in its body: the
