@@ -759,7 +759,10 @@ static void test_fit_overflowing_weights_name_the_cell(void **state)
 }
 
 /* The memory budget picks a checkpointing schedule; schedules change memory,
- * never results, so the fit is the same bit for bit. */
+ * never results, so the fit is the same bit for bit. Fixed steps take one
+ * scan over the rows (remat_ode_integrate_rows), whose schedule the budget
+ * picks: 200 rows of 4 steps each, whose store-all store (a step tape and
+ * the while loop's store per row) is past 20,000 bytes. */
 static void test_fit_memory_budget_picks_schedule(void **state)
 {
     (void)state;
@@ -767,8 +770,12 @@ static void test_fit_memory_budget_picks_schedule(void **state)
     remat_fit_options o = remat_fit_defaults();
     o.adaptive = false; /* fixed steps: the schedules' own store sizes */
     o.method = REMAT_ODE_RK4;
-    o.steps = 400;
-    remat_dataset *d = easy_data(m, &o);
+    o.steps = 4;
+    double times[200];
+    for (int k = 0; k < 200; k++)
+        times[k] = 0.05 * k;
+    experiment x = {"budget.csv", {1, 0, 0}, 200, times, 0};
+    remat_dataset *d = synthesize(m, &x, easy_true, &o, 0.0);
     remat_fit_result a, b;
     remat_fit *fit;
     assert_ok(remat_fit_new(m, 1, &d, &o, &fit));
@@ -780,7 +787,7 @@ static void test_fit_memory_budget_picks_schedule(void **state)
     remat_fit_schedule(fit, &spec);
     char buf[48];
     remat_schedule_format(&spec, buf, sizeof buf);
-    printf("# budget 20000 bytes, 400 steps per interval: %s\n", buf);
+    printf("# budget 20000 bytes, 200 rows of 4 steps: %s\n", buf);
     assert_int_not_equal(spec.kind, REMAT_SCHED_STORE_ALL);
     assert_ok(remat_fit_run(fit, &b));
     remat_fit_free(fit);

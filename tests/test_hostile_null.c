@@ -285,6 +285,7 @@ INT_CASE(o_count, remat_ode_count_steps(NULL, NULL, &(int64_t){0}))
 INT_CASE(o_integrate, remat_ode_integrate(F0, M0, &ode_opt, 0, 0, &(remat_val){0}))
 INT_CASE(o_integrate_stats, remat_ode_integrate_stats(F0, M0, &ode_opt, 0, 0, &(remat_val){0}, NULL))
 INT_CASE(o_integrate_times, remat_ode_integrate_times(F0, M0, &ode_opt, 0, 0, 0, &(remat_val){0}, NULL))
+INT_CASE(o_integrate_rows, remat_ode_integrate_rows(F0, M0, &ode_opt, 0, 0, 0, 0, &(remat_val){0}))
 INT_CASE(o_step, remat_ode_step(F0, M0, REMAT_ODE_EULER, 0, 0, 0, 0, &(remat_val){0}))
 PTR_CASE(o_step_body, remat_ode_step_body(M0, REMAT_ODE_EULER, REMAT_F64))
 INT_CASE(o_parse, remat_ode_method_parse(NULL, &(remat_ode_method){0}))
@@ -664,6 +665,7 @@ static const null_row null_table[] = {
     {"remat_ode_integrate", "1", o_integrate, 0},
     {"remat_ode_integrate_stats", "1", o_integrate_stats, 0},
     {"remat_ode_integrate_times", "1", o_integrate_times, 0},
+    {"remat_ode_integrate_rows", "1", o_integrate_rows, 0},
     {"remat_ode_step", "1", o_step, 0},
     {"remat_ode_step_body", "NULL", o_step_body, 0},
     {"remat_ode_method_parse", "1", o_parse, 0},

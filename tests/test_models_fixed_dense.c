@@ -5,10 +5,10 @@
  * no interpolation) against the per-interval integration
  * (remat_ode_integrate), rows between steps against the exact solution
  * (tsit5's and dopri5's own continuous extension as accurate as their step
- * ends), the gradient through the rows against central differences, and a
- * fit with --dt whose programs are shared by experiments and grow with the
- * rows only as O(rows x species), keeping a step per row where the rows are
- * off the grid and the method has no continuous extension of its own.
+ * ends), the gradient through the rows against central differences; and
+ * fits with fixed steps, which take the row scan (remat_ode_integrate_rows,
+ * test_models_rows.c): the per-interval grid's steps, programs shared by
+ * experiments that grow with the rows only as O(rows x species).
  */
 #include "test_models_util.h"
 
@@ -275,39 +275,45 @@ static double planned(const remat_program *p)
     return (double)(plan.arena_bytes + plan.constant_bytes);
 }
 
-/* A fixed-step fit (method, dt 0.05, lm) of E experiments of K rows each:
- * the constants, the classes, and the bytes of the first class's programs */
+/* A fixed-step fit (method, dt 0.05 or steps per interval, lm; adjoint)
+ * of E experiments of K rows each: the constants, the classes, the
+ * residuals at k = (0.7, 0.3), and the bytes of the first class's programs */
 static int64_t res_nodes;  /* the last fit_fixed's residual graph: its nodes */
-static int64_t exp_steps;  /* ... and its first experiment's scan (0: the per-interval grid) */
+static bool exp_rows;      /* ... and whether its first experiment took the row scan */
+static int64_t n_res;      /* ... and its residual count */
 static double fit_dt = 0.05; /* the dt of fit_fixed's fits */
 
-static double fit_fixed(remat_ode_method method, int E, int K, int64_t steps, double *k_out, int *n_cls,
-                        double *pred)
+static double fit_fixed(remat_ode_method method, int E, int K, int64_t steps, remat_ode_adjoint adjoint,
+                        double *k_out, int *n_cls, double *pred, double *res)
 {
     remat_mechanism *m = parse(abc_fit);
     remat_dataset *d[4];
     for (int e = 0; e < E; e++)
         d[e] = abc_rows(m, K, 0.6 + 0.3 * e);
     remat_fit_options o = remat_fit_defaults();
-    o.method = method, o.adaptive = false;
+    o.method = method, o.adaptive = false, o.adjoint = adjoint;
     if (steps)
         o.steps = steps;
     else
         o.dt = fit_dt;
     remat_fit *fit;
     assert_ok(remat_fit_new(m, E, d, &o, &fit));
-    remat_fit_result r;
-    assert_ok(remat_fit_run(fit, &r));
-    k_out[0] = r.params[0], k_out[1] = r.params[1];
+    n_res = remat_fit_residual_count(fit);
+    if (res)
+        assert_ok(remat_fit_residuals(fit, (double[]){0.7, 0.3}, res));
     if (pred) /* the states at three times (two off the data rows), at k = (0.7, 0.3) */
         assert_ok(remat_fit_predict(fit, E - 1, (double[]){0.7, 0.3}, 3, (double[]){0.1, 3.3, 10.0}, pred));
+    if (k_out) {
+        remat_fit_result r;
+        assert_ok(remat_fit_run(fit, &r));
+        k_out[0] = r.params[0], k_out[1] = r.params[1];
+        remat_fit_result_clear(&r);
+    }
     *n_cls = fit->n_cls;
+    exp_rows = fit_exp_rows(&fit->exp[0]);
     const fit_class *k = &fit->cls[0];
     double bytes = planned(k->res) + planned(k->vg) + planned(k->vjp) + planned(k->jvp);
-    assert_non_null(k->res_fn); /* lm's forward J kept it for the JVP */
-    res_nodes = remat_fn_num_nodes(k->res_fn);
-    exp_steps = fit->exp[0].steps;
-    remat_fit_result_clear(&r);
+    res_nodes = k->res_fn ? remat_fn_num_nodes(k->res_fn) : 0;
     remat_fit_free(fit);
     for (int e = 0; e < E; e++)
         remat_dataset_free(d[e]);
@@ -315,42 +321,71 @@ static double fit_fixed(remat_ode_method method, int E, int K, int64_t steps, do
     return bytes;
 }
 
-/* The fit with --dt on rows on the grid (every 0.1 = 2 steps) finds the
- * per-interval fit's constants (--steps 2: the old path, a scan per row)
- * to 1e-9, and remat_fit_predict gives its states; three experiments of one
- * length share one class of programs (one each before). */
+/* Every fit of fixed steps with the discrete adjoint takes the row scan
+ * (remat_ode_integrate_rows): the per-interval grid's steps, so its
+ * residuals and predictions equal those of the per-interval grid (which a
+ * continuous adjoint keeps: the same forward steps) to 1e-12, for rows on
+ * the grid (101 rows, every 0.1 = 2 steps of 0.05) and off it (300 rows)
+ * with rk4, euler and rodas5, and with --steps; three experiments of one
+ * length share one class of programs (one each on the per-interval grid);
+ * the fit finds the constants. */
 static void test_models_fixed_dense_fit_matches_per_interval(void **state)
 {
     (void)state;
-    double a[2], b[2], pa[9], pb[9];
-    int na, nb;
-    fit_fixed(REMAT_ODE_RK4, 3, 101, 0, a, &na, pa);
-    assert_int_equal(exp_steps, 200);
-    fit_fixed(REMAT_ODE_RK4, 3, 101, 2, b, &nb, pb);
-    for (int i = 0; i < 9; i++) /* remat_fit_predict: the same steps of 0.05 */
-        assert_close(pa[i], pb[i], 1e-12, 1e-15);
-    assert_int_equal(na, 1);
-    assert_int_equal(nb, 3);
-    for (int i = 0; i < 2; i++)
-        assert_close(a[i], b[i], 1e-9, 0);
-    assert_close(a[0], 0.7, 1e-4, 0);
-    assert_close(a[1], 0.3, 1e-4, 0);
+    static const struct {
+        remat_ode_method method;
+        int K;
+        int64_t steps;
+    } cases[] = {{REMAT_ODE_RK4, 101, 0}, {REMAT_ODE_RK4, 300, 0}, {REMAT_ODE_EULER, 300, 0},
+                 {REMAT_ODE_RODAS5, 300, 0}, {REMAT_ODE_RK4, 300, 3}};
+    enum { E = 3, CELLS = E * 300 * 3 };
+    double *ra = malloc(sizeof *ra * CELLS), *rb = malloc(sizeof *rb * CELLS), pa[9], pb[9];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int na, nb;
+        fit_fixed(cases[c].method, E, cases[c].K, cases[c].steps, REMAT_ODE_ADJOINT_DISCRETE, NULL, &na, pa, ra);
+        int64_t cells = n_res; /* the measured cells: row 0, the initial state, is not */
+        assert_true(cells > 0 && cells <= E * cases[c].K * 3);
+        assert_true(exp_rows);
+        assert_int_equal(na, 1);
+        fit_fixed(cases[c].method, E, cases[c].K, cases[c].steps, REMAT_ODE_ADJOINT_BACKSOLVE, NULL, &nb, pb, rb);
+        assert_false(exp_rows);
+        assert_int_equal(nb, E);
+        assert_int_equal(n_res, cells);
+        double worst = 0;
+        for (int64_t i = 0; i < cells; i++) {
+            if (!(fabs(ra[i] - rb[i]) <= 1e-12))
+                fail_msg("%s, %d rows, steps %lld: residual %lld: %.17g, per-interval %.17g",
+                         remat_ode_method_name(cases[c].method), cases[c].K, (long long)cases[c].steps, (long long)i, ra[i],
+                         rb[i]);
+            worst = fmax(worst, fabs(ra[i] - rb[i]));
+        }
+        for (int i = 0; i < 9; i++) /* remat_fit_predict: the same steps */
+            assert_close(pa[i], pb[i], 1e-12, 1e-15);
+        print_message("%s, %d rows, steps %lld: worst residual difference %.3g\n",
+                      remat_ode_method_name(cases[c].method), cases[c].K, (long long)cases[c].steps, worst);
+    }
+    free(ra);
+    free(rb);
+    double k[2];
+    int n;
+    fit_fixed(REMAT_ODE_RK4, 2, 1000, 0, REMAT_ODE_ADJOINT_DISCRETE, k, &n, NULL, NULL);
+    assert_close(k[0], 0.7, 1e-4, 0);
+    assert_close(k[1], 0.3, 1e-4, 0);
 }
 
-/* A 20,000-row experiment (rows off the grid) fits with tsit5's fixed steps
- * in a graph of as many nodes as 1,000 rows take (the old path: a scan per
- * row, 2.2 GB of RSS for `remat pfr fit --method tsit5 --dt 0.05` at 20,000 rows:
- * bench_smoke_fit_rows_fixed), and its programs' planned bytes grow by
- * O(rows x S). */
+/* A 20,000-row experiment with rk4's rows off the grid fits in a graph of
+ * as many nodes as 1,000 rows take (the old path: a scan per row, 1.7 GB of
+ * RSS for `remat pfr fit --method rk4 --dt 0.05` at 20,000 rows), and its
+ * programs' planned bytes grow by O(rows x S). */
 static void test_models_fixed_dense_fit_of_20000_rows(void **state)
 {
     (void)state;
     double k[2];
     int n;
-    double small = fit_fixed(REMAT_ODE_TSIT5, 1, 1000, 0, k, &n, NULL);
+    double small = fit_fixed(REMAT_ODE_RK4, 1, 1000, 0, REMAT_ODE_ADJOINT_DISCRETE, k, &n, NULL, NULL);
     int64_t nodes_small = res_nodes;
-    assert_int_equal(exp_steps, 200);
-    double big = fit_fixed(REMAT_ODE_TSIT5, 1, 20000, 0, k, &n, NULL);
+    assert_true(exp_rows);
+    double big = fit_fixed(REMAT_ODE_RK4, 1, 20000, 0, REMAT_ODE_ADJOINT_DISCRETE, k, &n, NULL, NULL);
     assert_close(k[0], 0.7, 1e-4, 0);
     if (res_nodes != nodes_small) /* the old path: a scan (and its nodes) per row */
         fail_msg("the residual graph has %lld nodes at 20000 rows, %lld at 1000", (long long)res_nodes,
@@ -361,38 +396,16 @@ static void test_models_fixed_dense_fit_of_20000_rows(void **state)
                  big);
 }
 
-/* rk4's rows off the grid (1000 rows over [0, 10], dt 0.05) keep a step per
- * row (the per-interval grid: its Hermite rows would be less accurate than
- * its steps), and its fit finds the constants; on the grid (101 rows) and
- * with tsit5 they take the one scan (fit_matches_per_interval,
- * fit_of_20000_rows). */
-static void test_models_fixed_dense_fit_off_grid_without_extension(void **state)
-{
-    (void)state;
-    double k[2];
-    int n;
-    fit_fixed(REMAT_ODE_RK4, 2, 1000, 0, k, &n, NULL);
-    assert_int_equal(exp_steps, 0);
-    assert_int_equal(n, 2); /* the per-interval grid: each experiment alone */
-    assert_close(k[0], 0.7, 1e-4, 0);
-    assert_close(k[1], 0.3, 1e-4, 0);
-}
-
-/* Past 256 steps the one scan (each step a masked update of every row)
- * costs steps x rows: 101 rows on the grid of dt 0.02 (500 steps) take the
- * per-interval grid, 200 steps of dt 0.05 the scan (fit_matches_per_interval);
- * 8192 rows or more keep the scan for its memory. */
+/* Many steps per data interval (dt 0.02: 5 per row of 101) take the row
+ * scan too (its while loop per row), and the fit finds the constants */
 static void test_models_fixed_dense_fit_many_steps_per_interval(void **state)
 {
     (void)state;
     double k[2];
     int n;
     fit_dt = 0.02;
-    fit_fixed(REMAT_ODE_RK4, 1, 101, 0, k, &n, NULL);
-    assert_int_equal(exp_steps, 0);
-    assert_close(k[0], 0.7, 1e-6, 0);
-    fit_fixed(REMAT_ODE_TSIT5, 1, 8192, 0, k, &n, NULL);
-    assert_int_equal(exp_steps, 500);
+    fit_fixed(REMAT_ODE_RK4, 1, 101, 0, REMAT_ODE_ADJOINT_DISCRETE, k, &n, NULL, NULL);
+    assert_true(exp_rows);
     assert_close(k[0], 0.7, 1e-6, 0);
     fit_dt = 0.05;
 }
@@ -408,7 +421,6 @@ int main(void)
         cmocka_unit_test(test_models_fixed_dense_bad_options),
         cmocka_unit_test(test_models_fixed_dense_fit_matches_per_interval),
         cmocka_unit_test(test_models_fixed_dense_fit_of_20000_rows),
-        cmocka_unit_test(test_models_fixed_dense_fit_off_grid_without_extension),
         cmocka_unit_test(test_models_fixed_dense_fit_many_steps_per_interval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

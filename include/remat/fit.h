@@ -22,13 +22,12 @@
  *
  * Graphs. The problem's graphs are built and compiled once per fit
  * (remat_fit_new) and run at every evaluation; nothing is rebuilt per
- * iteration. With adaptive stepping, or fixed steps of one dt (the times
- * then data of one scan: rows on the grid t0 + j dt, within
- * REMAT_ODE_GRID_TOL, are step ends, rows between steps the method's own
- * continuous extension, tsit5 and dopri5 only; an experiment with rows off
- * the grid and another method, and opt.steps per interval, keep a scan per
- * row, a step ending at each), experiments of the same
- * number of rows (and, fixed, of steps) share their programs (the initial state, times and data are inputs), which
+ * iteration. With adaptive stepping, or fixed steps with the discrete
+ * adjoint (one scan over the rows whose body takes a data interval's steps,
+ * a step ending at every row: remat_ode_integrate_rows, the times and each
+ * interval's step count inputs; a continuous adjoint keeps a scan per
+ * row), experiments of the same
+ * number of rows share their programs (the initial state, times and data are inputs), which
  * run once per experiment: a 10,000-file fit compiles one set, and its
  * memory is O(rows x species) plus the schedule's store. Gradient methods run one remat_value_and_grad program (one
  * forward and one reverse sweep per evaluation). Levenberg–Marquardt needs
@@ -453,9 +452,10 @@ REMAT_API remat_status remat_fit_predict(const remat_fit *fit, int e, const doub
  * input: it is compiled at the first call for a number of times and kept
  * in the fit (the last 4 lengths), so later calls for any experiment and
  * times of that length compile nothing (not thread-safe on one fit, as
- * every call on it); so are those of fixed steps taken as one scan (kept by
- * length and step count). How many programs it compiled so far (other fixed
- * steps: not counted, each call builds its own step grid). NULL: 0. */
+ * every call on it); so are those of fixed steps with the discrete adjoint
+ * (the row scan, kept by length and most steps of an interval). How many
+ * programs it compiled so far (a continuous adjoint's fixed steps: not
+ * counted, each call builds its own step grid). NULL: 0. */
 REMAT_API int64_t remat_fit_predict_builds(const remat_fit *fit);
 /* The fixed step remat_fit_predict takes (0: adaptive stepping), to judge
  * its cost: a dense grid over log-spaced data at the finest step is long. */

@@ -389,15 +389,35 @@ REMAT_API remat_status remat_ode_run_once(const remat_mechanism *m, const remat_
  * stage f(t + dt, y') the next step reuses: no extra right-hand side), the
  * other methods' the cubic Hermite interpolant of y, y' and f at both ends
  * (one more right-hand side per step; order 3, less accurate than rk4's
- * steps, so remat/fit.h keeps a step per row for off-grid rows of methods
- * without their own extension). The scan's zero schedule means binomial
+ * steps). The scan's zero schedule means binomial
  * with REMAT_WHILE_DEFAULT_SNAPSHOTS slots; *stats is REMAT_NONE. The graph
  * depends on K, not on the times, so one compiled program integrates every
- * experiment of K rows (remat/fit.h's programs are shared so). */
+ * experiment of K rows. Each step updates every row: O(steps x K) time;
+ * remat_ode_integrate_rows (below, what remat/fit.h takes) is
+ * O(steps + K) with a step ending at every row. */
 #define REMAT_ODE_GRID_TOL 1e-9
 REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                                  remat_val y0, remat_val params, remat_val times,
                                                  remat_val *y_at_outputs, remat_val *stats);
+
+/* Fixed steps ending on every output time, the times and the steps per
+ * interval values of f (src/models/ode/rows.c): times (K,) as for
+ * remat_ode_integrate_times, steps (K,) the step count of each interval
+ * (from t0 or the previous time; integers >= 1, 0 only for a time at t0),
+ * as remat_ode_count_steps gives them, both y0's dtype; y0 (S,), params
+ * (P,) or REMAT_NONE. Interval k takes steps[k] steps of
+ * (t_k - t_{k-1}) / steps[k], the steps remat_ode_integrate takes, through
+ * the same step kernel: the rows are that path's. Fixed steps (adaptive
+ * false), the discrete adjoint; opt->max_steps (>= 1) is the most steps of
+ * one interval (a run-time error past it); opt->times, n_times, dt and
+ * steps are not read. One scan over the K rows (opt->scan's schedule, the
+ * zero spec binomial with REMAT_WHILE_DEFAULT_SNAPSHOTS slots) whose body
+ * runs an interval's steps as a while loop (online, as remat/loop.h's
+ * default): the graph depends on the species and the method, not on K or
+ * the times, and time and memory grow as O(steps + K). */
+REMAT_API remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                                remat_val y0, remat_val params, remat_val times, remat_val steps,
+                                                remat_val *y_at_outputs);
 
 /* REMAT_OK when stats (as run) say the integration reached its last output
  * time; else an error whose message names the cause and what to change

@@ -169,11 +169,12 @@ double remat_fit_predict_step(const remat_fit *fit)
     return fit->opt.adaptive ? 0 : fit->dt > 0 ? fit->dt : fit->finest_h;
 }
 
-/* The prediction program for n times: (y0, rate inputs, ts (n,)) -> ys
- * (n, S), the times an input (remat_ode_integrate_times), so it depends on
- * n and, with fixed steps of one dt (fit_times_fixed_dense), their count
- * only (steps; 0: adaptive), and serves every experiment and call: kept in
- * fit->predict (FIT_PREDICT_SLOTS of them, the oldest replaced). */
+/* The prediction program for n times: (y0, rate inputs, ts (n,)[, nsteps
+ * (n,)]) -> ys (n, S), the times an input (remat_ode_integrate_times
+ * adaptive, remat_ode_integrate_rows with fixed steps: steps is then the
+ * most steps of an interval; 0: adaptive), so it depends on n and steps
+ * only and serves every experiment and call: kept in fit->predict
+ * (FIT_PREDICT_SLOTS of them, the oldest replaced). */
 static remat_status predict_program(struct remat_fit *fit, int n, int64_t steps, remat_program **out)
 {
     for (int i = 0; i < FIT_PREDICT_SLOTS; i++)
@@ -188,11 +189,12 @@ static remat_status predict_program(struct remat_fit *fit, int n, int64_t steps,
     remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S);
     remat_val p = PI ? remat_arg(f, "params", REMAT_F64, 1, &PI) : REMAT_NONE;
     remat_val ts = remat_arg(f, "times", REMAT_F64, 1, &N), ys;
+    remat_val ns = steps ? remat_arg(f, "steps", REMAT_F64, 1, &N) : REMAT_NONE;
     remat_ode_options o = fit_ode_options(fit, &fit->exp[0]); /* the experiment-free options */
     o.scan = (remat_scan_options){0};                          /* forward only */
-    if (steps)
-        o.steps = steps;
-    remat_status st = remat_ode_integrate_times(f, fit->m, &o, y0, p, ts, &ys, NULL);
+    o.max_steps = steps ? steps : o.max_steps;
+    remat_status st = steps ? remat_ode_integrate_rows(f, fit->m, &o, y0, p, ts, ns, &ys)
+                            : remat_ode_integrate_times(f, fit->m, &o, y0, p, ts, &ys, NULL);
     if (st == REMAT_OK) {
         remat_fn_output(f, ys);
         st = remat_fn_status(f) == REMAT_OK ? REMAT_OK
@@ -216,18 +218,19 @@ static remat_status predict_program(struct remat_fit *fit, int n, int64_t steps,
 /* the kept program for these times (steps: predict_program's) run for
  * experiment e with rate inputs in */
 static remat_status predict_run(const remat_fit *fit, int e, const double *in, int n, const double *times,
-                                int64_t steps, double *out)
+                                int64_t steps, double *nsteps, double *out)
 {
     remat_program *prog = NULL;
     remat_status st = predict_program((struct remat_fit *)fit, n, steps, &prog); /* the cache is the fit's own state */
     if (st != REMAT_OK)
         return st;
     int64_t S = fit->S, PI = remat_mechanism_input_count(fit->m), N = n;
-    remat_tensor ins[3] = {fit_vec(fit->exp[e].y0, S), fit_vec((double *)in, PI), fit_vec((double *)times, N)};
+    remat_tensor ins[4] = {fit_vec(fit->exp[e].y0, S), fit_vec((double *)in, PI), fit_vec((double *)times, N),
+                           fit_vec(nsteps, N)};
     if (!PI)
-        ins[1] = ins[2];
+        ins[1] = ins[2], ins[2] = ins[3];
     remat_tensor o1 = remat_tensor_f64(out, 2, (int64_t[]){N, S});
-    return remat_run(prog, PI ? 3 : 2, ins, 1, &o1, NULL);
+    return remat_run(prog, (PI ? 3 : 2) + (steps ? 1 : 0), ins, 1, &o1, NULL);
 }
 
 void fit_predict_release(struct remat_fit *fit)
@@ -252,22 +255,6 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
         return rmi_error(REMAT_ERR_ARG, "fit: predict: no experiment %d (there are %d)", e, fit->E);
     if (n_times < 1 || !times || !out)
         return rmi_error(REMAT_ERR_ARG, "fit: predict: needs n_times >= 1 (got %d), times and out", n_times);
-    bool finite = true;
-    for (int k = 0; k < n_times; k++)
-        finite = finite && isfinite(times[k]);
-    int64_t steps = 0; /* fixed steps of one dt as one scan (fit_fixed_dense): its steps from t0 past the last */
-    if (finite && fit_times_fixed_dense(fit, n_times, times)) {
-        double t_last = fit->opt.t0;
-        for (int k = 0; k < n_times; k++) {
-            if (times[k] < fit->opt.t0)
-                return rmi_error(REMAT_ERR_VALUE,
-                                 "fit: predict: time %d (%.17g) must be finite and at or after t0 (%.17g)", k,
-                                 times[k], fit->opt.t0);
-            t_last = fmax(t_last, times[k]);
-        }
-        if ((steps = fit_fixed_steps(fit, t_last)) < 0)
-            return rmi_error(REMAT_ERR_VALUE, "fit: predict: time %.17g needs too many steps of %g", t_last, fit->dt);
-    }
     remat_ode_options o = fit_ode_options(fit, &fit->exp[e]);
     o.n_times = n_times;
     o.times = times;
@@ -282,14 +269,36 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
                 return rmi_error(REMAT_ERR_ARG,
                                  "fit: predict: times[%d] = %g: the times must be finite, increasing and >= t0 = %g",
                                  i, times[i], fit->opt.t0);
+    /* fixed steps with the discrete adjoint: the row scan, its step counts
+     * those of the per-interval grid (checked there) */
+    int64_t steps = 0, *count = NULL;
+    double *nsteps = NULL;
+    if (fit_rows_scan(fit)) {
+        count = rmi_malloc(sizeof *count * (size_t)n_times);
+        nsteps = rmi_malloc(sizeof *nsteps * (size_t)n_times);
+        st = !count || !nsteps ? rmi_error(REMAT_ERR_NOMEM, "fit: out of memory") : remat_ode_count_steps(&o, count, NULL);
+        for (int k = 0; st == REMAT_OK && k < n_times; k++) {
+            nsteps[k] = (double)count[k];
+            steps = count[k] > steps ? count[k] : steps;
+        }
+        steps = steps < 1 ? 1 : steps; /* every time at t0: no step, but the program's while loop takes max_steps >= 1 */
+        rmi_free(count);
+        if (st != REMAT_OK) {
+            rmi_free(nsteps);
+            return st;
+        }
+    }
     double *in = rmi_malloc(sizeof *in * (size_t)(fit->P + fit->C + 1)); /* params, then conditions */
-    if (!in)
+    if (!in) {
+        rmi_free(nsteps);
         return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+    }
     fit_rate_input_values(fit, &fit->exp[e], params, in);
     if (o.adaptive || steps) /* kept programs: a plot's experiments and repeated calls compile nothing more */
-        st = predict_run(fit, e, in, n_times, times, steps, out);
+        st = predict_run(fit, e, in, n_times, times, steps, nsteps, out);
     else
         st = remat_ode_run_once(fit->m, &o, fit->exp[e].y0, in, NULL, fit->opt.compile, out, NULL);
     rmi_free(in);
+    rmi_free(nsteps);
     return st;
 }

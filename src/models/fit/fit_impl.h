@@ -27,8 +27,10 @@ typedef struct {
     const remat_dataset *d;
     int cls;         /* its program class (fit->cls) */
     int64_t rows;    /* K: every data row is an output time */
-    int64_t steps;   /* fixed steps of dt with the times as data (fit_exp_fixed_dense): steps from t0
-                        past its last row, the scan's length; 0: the per-interval grid */
+    double *nsteps;  /* [K] fixed steps with the discrete adjoint (fit_exp_rows): each data
+                        interval's step count (remat_ode_count_steps), an input of the row
+                        scan (remat_ode_integrate_rows); NULL: adaptive, or the per-interval
+                        grid of a continuous adjoint */
     double *y0;      /* [S] */
     double *cond;    /* [CI] this experiment's conditions: its file's, else opt.conds', else the
                         defaults; then, with iP >= 0, its pressure (its file's, else P's start) */
@@ -48,38 +50,26 @@ typedef struct {
     double *located_p; /* [P] */
 } fit_exp;
 
-/* Fixed steps of one dt for every experiment (--dt or the default), the
- * discrete adjoint: the data times may be data of one scan per experiment
- * (remat_ode_integrate_times: grid rows are step ends, rows between steps
- * the method's continuous extension; fit_times_fixed_dense says where),
- * whose programs experiments of equal rows and step count share; --steps N
- * per interval (a grid made of the times) keeps one scan per data interval. */
-bool fit_fixed_dense(const struct remat_fit *fit);
-/* Times t[0..n) (checked) take that scan: fit_fixed_dense and a method
- * with its own continuous extension (tsit5, dopri5) or every time on the
- * grid t0 + j dt (within REMAT_ODE_GRID_TOL j dt); else (off-grid rows with
- * euler, rk4, rodas5, whose cubic Hermite rows are less accurate than the
- * method) the per-interval grid, a step ending at every row. Past 256
- * steps the scan (O(steps x rows) time) is kept only for 8192 rows or
- * more, where the per-interval grid's memory (O(rows)) is what limits. */
-bool fit_times_fixed_dense(const struct remat_fit *fit, int64_t n, const double *t);
-/* This experiment takes that scan (plan_grid set its steps) */
-bool fit_exp_fixed_dense(const fit_exp *x);
-/* its steps of dt from t0 to t_last (>= t0): at least 1, -1 past int64 */
-int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last);
+/* Fixed steps (--dt, the default dt or --steps) with the discrete adjoint:
+ * every experiment is one scan over its rows whose body steps to the next
+ * row (remat_ode_integrate_rows: the steps of remat_ode_integrate's
+ * per-interval grid, a step ending at every row, the times and step counts
+ * inputs), O(steps + rows) in time and memory. The continuous adjoints keep
+ * the per-interval grid built from the times (remat_ode_integrate). */
+bool fit_rows_scan(const struct remat_fit *fit);
+/* This experiment takes that scan (plan_grid counted its steps) */
+bool fit_exp_rows(const fit_exp *x);
 
 /* Experiments that share compiled programs: with adaptive stepping every
  * experiment of K rows (its initial state, times, data, mask and conditions
  * are inputs of the programs, the times reached by dense output), with fixed
- * steps of one dt every experiment of K rows and as many steps
- * (fit_exp_fixed_dense), with --steps or a step per row (off-grid rows of a
- * method without its own continuous extension) each experiment alone (its step grid is
- * built from its times). Each
- * program takes (p, y0, ts, target, mask[, conds]) and one experiment's
+ * steps and the discrete adjoint every experiment of K rows (fit_exp_rows:
+ * its step counts are an input too), with a continuous adjoint each
+ * experiment alone (its step grid is built from its times). Each program
+ * takes (p, y0, ts, target, mask[, nsteps][, conds]) and one experiment's
  * outputs. */
 typedef struct {
     int64_t rows;           /* K */
-    int64_t steps;          /* fit_exp.steps of its experiments */
     int first;              /* its first experiment (fixed steps: the one) */
     int n_local;            /* its experiments this process evaluates */
     bool delay;             /* ignition-delay experiments (delay.c): one more input, the slope */
@@ -91,12 +81,12 @@ typedef struct {
     remat_program *jvp;     /* (..., t_p) -> (r, dr)                   forward J */
 } fit_class;
 
-/* remat_fit_predict's programs, one per number of times and (fixed steps
- * as one scan) step count (evaluate.c) */
+/* remat_fit_predict's programs, one per number of times and (fixed steps,
+ * the row scan) most steps of an interval (evaluate.c) */
 #define FIT_PREDICT_SLOTS 4
 typedef struct {
     int n;
-    int64_t steps; /* 0: adaptive */
+    int64_t steps; /* the row scan's most steps of an interval; 0: adaptive */
     remat_program *prog;
 } fit_predict_slot;
 
@@ -122,6 +112,7 @@ struct remat_fit {
     int64_t steps;
     double finest_h;            /* smallest step the grid takes */
     int64_t longest_scan;       /* most steps in one interval */
+    int64_t most_rows;          /* most rows of an experiment: the row scan's longest (fit_rows_scan) */
     remat_schedule_spec spec;   /* the schedule every interval scan uses */
     int n_cls;
     fit_class *cls;             /* [n_cls] the programs, shared by experiments */

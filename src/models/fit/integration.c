@@ -14,11 +14,12 @@
 /* experiment e's stats at params */
 static remat_status experiment_stats(const remat_fit *fit, int e, const double *params, double *stats)
 {
-    if (fit_exp_fixed_dense(&fit->exp[e])) { /* the scan's steps from t0 past the last row: nothing to integrate */
+    if (fit_exp_rows(&fit->exp[e])) { /* the row scan's steps, counted: nothing to integrate */
         const fit_exp *x = &fit->exp[e];
         for (int i = 0; i < REMAT_ODE_STATS; i++)
             stats[i] = 0;
-        stats[REMAT_ODE_STAT_ACCEPTED] = (double)x->steps;
+        for (int64_t k = 0; k < x->rows; k++)
+            stats[REMAT_ODE_STAT_ACCEPTED] += x->nsteps[k];
         stats[REMAT_ODE_STAT_T] = remat_dataset_times(x->d)[x->rows - 1];
         return REMAT_OK;
     }

@@ -19,57 +19,14 @@
 #include "remat/gas.h"
 
 #define DEFAULT_STEPS_PER_SPAN 200
-/* a span within this relative slack above a multiple of dt takes that many
- * steps (remat_ode_integrate's GRID_SLACK): the grid tolerance, so a row on
- * the grid ends the scan's last step (a floating _Static_assert is not an
- * integer constant expression to clang) */
-#define FIXED_GRID_SLACK REMAT_ODE_GRID_TOL
-/* fit_times_fixed_dense's choice between one scan per experiment and a step
- * ending at every row: time O(steps x rows) against O(rows) memory */
-#define FIXED_DENSE_MAX_STEPS 256
-#define FIXED_DENSE_MANY_ROWS 8192
-
-bool fit_exp_fixed_dense(const fit_exp *x)
+bool fit_exp_rows(const fit_exp *x)
 {
-    return x->steps > 0;
+    return x->nsteps != NULL;
 }
 
-bool fit_fixed_dense(const struct remat_fit *fit)
+bool fit_rows_scan(const struct remat_fit *fit)
 {
-    return !fit->opt.adaptive && fit->opt.steps == 0 && fit->opt.adjoint == REMAT_ODE_ADJOINT_DISCRETE;
-}
-
-bool fit_times_fixed_dense(const struct remat_fit *fit, int64_t n, const double *t)
-{
-    if (!fit_fixed_dense(fit) || n < 1)
-        return false;
-    /* Each step of that scan touches every row (a masked update of all n
-     * rows), so it costs O(steps x rows) where the per-interval grid costs
-     * O(steps + rows) time and O(rows) memory (~0.1 MB a row). Measured
-     * (bench/fit_rows.sh, rk4 with every row on the grid): 201 rows of 200
-     * steps 0.23 s against 0.27 s, 1001 rows of 1000 steps 2.3 s against
-     * 0.72 s. The scan is taken up to FIXED_DENSE_MAX_STEPS steps, or past
-     * that when the rows would make the per-interval grid's memory large. */
-    int64_t steps = fit_fixed_steps(fit, t[n - 1]);
-    if (steps < 0 || (steps > FIXED_DENSE_MAX_STEPS && n < FIXED_DENSE_MANY_ROWS))
-        return false;
-    if (fit->opt.method == REMAT_ODE_TSIT5 || fit->opt.method == REMAT_ODE_DOPRI5)
-        return true; /* their own continuous extension (remat/ode.h) */
-    for (int64_t k = 0; k < n; k++) { /* t0 + j dt within REMAT_ODE_GRID_TOL j dt, as fixed_dense.c tests it */
-        double j = round((t[k] - fit->opt.t0) / fit->dt);
-        if (!(fabs(t[k] - (fit->opt.t0 + j * fit->dt)) <= REMAT_ODE_GRID_TOL * j * fit->dt))
-            return false;
-    }
-    return true;
-}
-
-int64_t fit_fixed_steps(const struct remat_fit *fit, double t_last)
-{
-    double span = (t_last - fit->opt.t0) / fit->dt;
-    if (!(span < 4e18))
-        return -1;
-    int64_t n = (int64_t)ceil(span - FIXED_GRID_SLACK * span);
-    return n < 1 ? 1 : n;
+    return !fit->opt.adaptive && fit->opt.adjoint == REMAT_ODE_ADJOINT_DISCRETE;
 }
 
 /* A weighted residual (y - data) / sigma past this squares beyond the
@@ -392,33 +349,13 @@ static remat_status plan_grid(struct remat_fit *fit)
         fit->dt = span / DEFAULT_STEPS_PER_SPAN;
     }
     fit->longest_scan = 0;
+    fit->most_rows = 0;
     fit->finest_h = INFINITY;
-    /* one scan per experiment over t0 + j dt, past its last row, where every
-     * row is as accurate as the per-interval grid's: rows on the grid are
-     * step ends, rows off it need the method's own continuous extension */
-    for (int e = 0; e < fit->E; e++)
-        fit->exp[e].steps = 0;
-    for (int e = 0; e < fit->E && fit_fixed_dense(fit); e++) {
-        fit_exp *x = &fit->exp[e];
-        const double *t = remat_dataset_times(x->d);
-        for (int64_t k = 0; k < x->rows; k++) /* as the per-interval grid checks them */
-            if (!isfinite(t[k]) || (k == 0 ? t[k] < fit->opt.t0 : t[k] <= t[k - 1]))
-                return rmi_error(REMAT_ERR_VALUE, "fit: %s: time %.17g of row %lld must be %s (%.17g)",
-                                 remat_dataset_path(x->d), t[k], (long long)k + 1,
-                                 k == 0 ? "finite and at or after t0" : "finite and after the previous row's",
-                                 k == 0 ? fit->opt.t0 : t[k - 1]);
-        if (!fit_times_fixed_dense(fit, x->rows, t))
-            continue; /* Hermite rows would lose accuracy: the per-interval grid below */
-        if ((x->steps = fit_fixed_steps(fit, t[x->rows - 1])) < 0)
-            return rmi_error(REMAT_ERR_VALUE, "fit: %s: its times need too many steps of %g",
-                             remat_dataset_path(x->d), fit->dt);
-        fit->longest_scan = x->steps > fit->longest_scan ? x->steps : fit->longest_scan;
-        fit->finest_h = fit->dt;
-    }
+    /* the per-interval grid's step counts: with the discrete adjoint an
+     * input of the row scan (remat_ode_integrate_rows), which takes those
+     * steps with the times and counts as data */
     for (int e = 0; e < fit->E; e++) {
-        const fit_exp *x = &fit->exp[e];
-        if (x->steps > 0)
-            continue;
+        fit_exp *x = &fit->exp[e];
         remat_ode_options o = fit_ode_options(fit, x);
         int64_t *steps = rmi_malloc(sizeof *steps * (size_t)x->rows);
         if (!steps)
@@ -430,15 +367,24 @@ static remat_status plan_grid(struct remat_fit *fit)
             rmi_free(steps);
             return rmi_error(st, "fit: %s: %s", remat_dataset_path(x->d), why);
         }
+        rmi_free(x->nsteps);
+        x->nsteps = fit_rows_scan(fit) ? rmi_malloc(sizeof *x->nsteps * (size_t)x->rows) : NULL;
+        if (fit_rows_scan(fit) && !x->nsteps) {
+            rmi_free(steps);
+            return rmi_error(REMAT_ERR_NOMEM, "fit: out of memory");
+        }
         double prev = fit->opt.t0;
         for (int64_t k = 0; k < x->rows; k++) {
             double tk = remat_dataset_times(x->d)[k];
+            if (x->nsteps)
+                x->nsteps[k] = (double)steps[k]; /* below 2^53 (remat_ode_count_steps): exact */
             if (steps[k] > 0) {
                 fit->longest_scan = steps[k] > fit->longest_scan ? steps[k] : fit->longest_scan;
                 fit->finest_h = fmin(fit->finest_h, (tk - prev) / (double)steps[k]);
             }
             prev = tk;
         }
+        fit->most_rows = x->rows > fit->most_rows ? x->rows : fit->most_rows;
         rmi_free(steps);
     }
     return REMAT_OK;
@@ -491,6 +437,7 @@ void fit_problem_release(struct remat_fit *fit)
         rmi_free(x->y0);
         rmi_free(x->cond);
         rmi_free(x->target);
+        rmi_free(x->nsteps);
         rmi_free(x->mask);
         rmi_free(x->meas);
         rmi_free(x->r_full);

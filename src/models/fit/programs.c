@@ -20,9 +20,8 @@
 #include "models/fit/fit_impl.h"
 
 /* Classes: adaptive experiments of equal rows share one, as do fixed steps
- * of one dt in one scan (fit_exp_fixed_dense) with equal rows and step
- * counts; fixed steps per interval (--steps, or a step per off-grid row)
- * are alone. Linear in experiments for the common case of one row count. */
+ * in the row scan (fit_exp_rows: the step counts are an input); fixed steps
+ * per interval (a continuous adjoint) are alone. Linear in experiments for the common case of one row count. */
 remat_status fit_classes_init(struct remat_fit *fit)
 {
     fit->cls = rmi_calloc((size_t)fit->E, sizeof *fit->cls);
@@ -33,12 +32,12 @@ remat_status fit_classes_init(struct remat_fit *fit)
         fit_exp *x = &fit->exp[e];
         int c = -1;
         /* the last class first: files of one study usually have one length */
-        for (int k = fit->n_cls - 1; (fit->opt.adaptive || fit_exp_fixed_dense(x)) && k >= 0 && c < 0; k--)
-            if (fit->cls[k].rows == x->rows && fit->cls[k].delay == x->delay && fit->cls[k].steps == x->steps)
+        for (int k = fit->n_cls - 1; (fit->opt.adaptive || fit_exp_rows(x)) && k >= 0 && c < 0; k--)
+            if (fit->cls[k].rows == x->rows && fit->cls[k].delay == x->delay)
                 c = k;
         if (c < 0) {
             c = fit->n_cls++;
-            fit->cls[c] = (fit_class){.rows = x->rows, .first = e, .delay = x->delay, .steps = x->steps};
+            fit->cls[c] = (fit_class){.rows = x->rows, .first = e, .delay = x->delay};
         }
         x->cls = c;
     }
@@ -74,6 +73,8 @@ int fit_inputs(const struct remat_fit *fit, int e, const double *p, double *extr
     in[3] = remat_tensor_f64(x->target, 2, KS);
     in[4] = remat_tensor_f64(x->mask, 2, KS);
     int n = 5;
+    if (x->nsteps)
+        in[n++] = fit_vec(x->nsteps, x->rows);
     if (fit->CI > 0)
         in[n++] = fit_vec(x->cond, fit->CI);
     if (x->delay)
@@ -83,7 +84,7 @@ int fit_inputs(const struct remat_fit *fit, int e, const double *p, double *extr
     return n;
 }
 
-/* (p, y0, ts, tgt, msk[, conds]) -> r = (y(ts) - tgt) * msk flattened (K*S,), or its
+/* (p, y0, ts, tgt, msk[, nsteps][, conds]) -> r = (y(ts) - tgt) * msk flattened (K*S,), or its
  * sum of squares (obj): class c's function, its experiment `first` giving
  * the step grid of a fixed-step fit. */
 static remat_status build(const struct remat_fit *fit, int c, int obj, remat_fn **out)
@@ -100,17 +101,18 @@ static remat_status build(const struct remat_fit *fit, int c, int obj, remat_fn 
     remat_val ts = remat_arg(f, "times", REMAT_F64, 1, &K);
     remat_val tgt = remat_arg(f, "target", REMAT_F64, 2, KS);
     remat_val msk = remat_arg(f, "mask", REMAT_F64, 2, KS);
+    remat_val nsteps = fit_exp_rows(x) ? remat_arg(f, "steps", REMAT_F64, 1, &K) : REMAT_NONE;
     int64_t CI = fit->CI;
     /* what the rates read: the parameters (an experiment's P its own), then the conditions */
     remat_val rin = fit_rate_inputs(fit, f, p, CI > 0 ? remat_arg(f, "conds", REMAT_F64, 1, &CI) : REMAT_NONE);
     remat_ode_options o = fit_ode_options(fit, x);
     remat_val slope = k->delay ? remat_arg(f, "slope", REMAT_F64, 1, (int64_t[]){1}) : REMAT_NONE;
     remat_val ys;
-    if (k->steps > 0)
-        o.steps = k->steps; /* the scan's length: the times are an input (fixed_dense.c) */
-    remat_status st = fit->opt.adaptive || k->steps > 0
-                          ? remat_ode_integrate_times(f, fit->m, &o, y0, rin, ts, &ys, NULL)
-                                        : remat_ode_integrate(f, fit->m, &o, y0, rin, &ys);
+    if (fit_exp_rows(x)) /* the row scan's most steps of an interval */
+        o.max_steps = fit->longest_scan > 1 ? fit->longest_scan : 1;
+    remat_status st = fit_exp_rows(x)    ? remat_ode_integrate_rows(f, fit->m, &o, y0, rin, ts, nsteps, &ys)
+                      : fit->opt.adaptive ? remat_ode_integrate_times(f, fit->m, &o, y0, rin, ts, &ys, NULL)
+                                          : remat_ode_integrate(f, fit->m, &o, y0, rin, &ys);
     if (st == REMAT_OK && k->delay) /* the delay's Newton step from tau_hat (delay.c) */
         ys = fit_delay_graph(fit, f, y0, ys, ts, slope);
     if (st != REMAT_OK) {
@@ -205,13 +207,16 @@ remat_status fit_schedule_probe(struct remat_fit *fit)
     }
     if (st != REMAT_OK)
         return st;
-    st = remat_schedule_for_budget(fit->opt.memory_budget, fit->longest_scan, (int64_t)carry, (int64_t)tape,
+    /* the row scan's schedule is its scan over the rows' */
+    int64_t length = fit_rows_scan(fit) ? fit->most_rows : fit->longest_scan;
+    st = remat_schedule_for_budget(fit->opt.memory_budget, length, (int64_t)carry, (int64_t)tape,
                                    &fit->spec);
     if (st != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
-        return rmi_error(st, "fit: %s (the longest data interval takes %lld steps)", why,
-                         (long long)fit->longest_scan);
+        return rmi_error(st, fit_rows_scan(fit) ? "fit: %s (the longest experiment has %lld rows)"
+                                                : "fit: %s (the longest data interval takes %lld steps)",
+                         why, (long long)length);
     }
     return REMAT_OK;
 }

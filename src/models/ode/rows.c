@@ -1,0 +1,188 @@
+/*
+ * rows.c — fixed steps that end on every output time, the times and the
+ * step counts data of the loops (remat_ode_integrate_rows; issue 21): one
+ * scan over the K output times whose body runs the interval's steps as a
+ * while loop, so the graph depends on the species and the method, not on K,
+ * and time and memory are O(steps + K).
+ *
+ * Interval k, [t_{k-1}, t_k] with t_{-1} = t0, takes n_k steps of
+ * h_k = (t_k - t_{k-1}) / n_k, step j at t = t_{k-1} + j h_k: the steps
+ * remat_ode_integrate takes with the counts remat_ode_count_steps gives
+ * (integrate.c), through the same step kernel (remat_ode_step), so a row is
+ * that path's row. The scan's xs are t_{k-1}, t_k and n_k; its carry y; its
+ * ys the row. The while loop carries y (differentiated) and the step
+ * counter j (control), its consts t_{k-1}, h_k, n_k and the parameters.
+ *
+ * Reverse mode: the scan under opt->scan's schedule (its zero spec binomial
+ * with REMAT_WHILE_DEFAULT_SNAPSHOTS slots, as fixed_dense.c), each of its
+ * step tapes holding the while loop's store (online with
+ * REMAT_WHILE_DEFAULT_SNAPSHOTS slots, whatever n_k).
+ */
+#include <stdio.h>
+
+#include "core/error.h"
+#include "models/ode/ode_impl.h"
+#include "remat/loop.h"
+
+/* the while loop's cond(y, j, t_prev, h, n[, params]) -> j < n */
+static remat_fn *make_cond(remat_dtype dt, int64_t S, const remat_shape *ps)
+{
+    remat_fn *c = remat_fn_new("ode_rows_more");
+    if (!c)
+        return NULL;
+    remat_arg(c, "y", dt, 1, &S);
+    remat_val j = remat_arg(c, "step", dt, 0, NULL);
+    remat_arg(c, "t_prev", dt, 0, NULL);
+    remat_arg(c, "h", dt, 0, NULL);
+    remat_val n = remat_arg(c, "n", dt, 0, NULL);
+    if (ps)
+        remat_arg(c, "params", dt, ps->rank, ps->dims);
+    remat_fn_output(c, remat_lt(c, j, n));
+    return c;
+}
+
+/* the while loop's body(y, j, t_prev, h, n[, params]) -> (y', j + 1, 1) */
+static remat_status make_step(const remat_mechanism *m, remat_ode_method method, remat_dtype dt, int64_t S,
+                              const remat_shape *ps, remat_fn **out)
+{
+    remat_fn *b = remat_fn_new("ode_rows_step");
+    if (!b)
+        return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
+    remat_val y = remat_arg(b, "y", dt, 1, &S);
+    remat_val j = remat_arg(b, "step", dt, 0, NULL);
+    remat_val t0 = remat_arg(b, "t_prev", dt, 0, NULL);
+    remat_val h = remat_arg(b, "h", dt, 0, NULL);
+    remat_arg(b, "n", dt, 0, NULL);
+    remat_val p = ps ? remat_arg(b, "params", dt, ps->rank, ps->dims) : REMAT_NONE;
+    /* as integrate.c's interval body: t = t_start + j h */
+    remat_val t = remat_kinetics_uses_indep(m) ? remat_add(b, t0, remat_mul(b, j, h)) : REMAT_NONE;
+    remat_val y1;
+    remat_status st = remat_ode_step(b, m, method, t, h, y, p, &y1);
+    if (st != REMAT_OK) {
+        remat_fn_free(b);
+        return st;
+    }
+    remat_fn_output(b, y1);
+    remat_fn_output(b, remat_add_scalar(b, j, 1.0));
+    remat_fn_output(b, remat_scalar(b, dt, 1.0));
+    *out = b;
+    return REMAT_OK;
+}
+
+/* the scan's body(y, t_prev, t, n[, params]) -> (y', y') */
+static remat_status make_row(const remat_mechanism *m, const remat_ode_options *opt, remat_dtype dt, int64_t S,
+                             const remat_shape *ps, remat_fn **out)
+{
+    *out = NULL;
+    remat_fn *cond = make_cond(dt, S, ps), *step = NULL;
+    if (!cond)
+        return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
+    remat_status st = make_step(m, opt->method, dt, S, ps, &step);
+    remat_fn *b = st == REMAT_OK ? remat_fn_new("ode_rows_interval") : NULL;
+    if (st == REMAT_OK && !b)
+        st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
+    if (st == REMAT_OK) {
+        remat_val y = remat_arg(b, "y", dt, 1, &S);
+        remat_val tp = remat_arg(b, "t_prev", dt, 0, NULL);
+        remat_val tk = remat_arg(b, "t", dt, 0, NULL);
+        remat_val n = remat_arg(b, "n", dt, 0, NULL);
+        remat_val p = ps ? remat_arg(b, "params", dt, ps->rank, ps->dims) : REMAT_NONE;
+        /* n >= 1 gives integrate.c's h bit for bit; an empty interval
+         * (a row at t0) runs no step */
+        remat_val h = remat_div(b, remat_sub(b, tk, tp), remat_max(b, n, remat_scalar(b, dt, 1.0)));
+        remat_val init[2] = {y, remat_scalar(b, dt, 0.0)}, consts[4] = {tp, h, n, p}, carry[2];
+        remat_while_options wo = {.max_steps = opt->max_steps};
+        st = remat_while(b, cond, step, 2, 1, init, ps ? 4 : 3, consts, &wo, carry, NULL);
+        if (st == REMAT_OK) {
+            remat_fn_output(b, carry[0]);
+            remat_fn_output(b, carry[0]);
+        }
+    }
+    if (st == REMAT_OK && remat_fn_status(b) != REMAT_OK)
+        st = rmi_error(remat_fn_status(b), "ode: building the row scan: %s", remat_fn_error(b));
+    if (st == REMAT_OK)
+        *out = b;
+    else
+        remat_fn_free(b);
+    remat_fn_free(step);
+    remat_fn_free(cond);
+    return st;
+}
+
+remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                      remat_val y0, remat_val params, remat_val times, remat_val steps,
+                                      remat_val *y_at_outputs)
+{
+    if (!y_at_outputs)
+        return rmi_error(REMAT_ERR_NULL, "ode: y_at_outputs is NULL");
+    *y_at_outputs = REMAT_NONE;
+    if (!f || !m || !opt)
+        return rmi_error(REMAT_ERR_NULL, "ode: %s is NULL", !f ? "the function" : !m ? "the mechanism" : "the options");
+    if (remat_fn_status(f) != REMAT_OK)
+        return rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
+    if (opt->adaptive || opt->adjoint != REMAT_ODE_ADJOINT_DISCRETE)
+        return rmi_error(REMAT_ERR_ARG, "ode: rows with their step counts as values take fixed steps (adaptive "
+                                        "false) and the discrete adjoint");
+    if (!rmi_ode_tableau(opt->method))
+        return rmi_error(REMAT_ERR_ARG, "ode: unknown method %d", (int)opt->method);
+    if (opt->max_steps < 1)
+        return rmi_error(REMAT_ERR_VALUE, "ode: rows with their step counts as values take max_steps >= 1, the most "
+                                          "steps of one interval (max_steps = %lld)",
+                         (long long)opt->max_steps);
+    int nv = remat_fn_num_nodes(f);
+    int64_t S = remat_mechanism_species_count(m);
+    remat_dtype dt = y0 >= 0 && y0 < nv ? remat_val_dtype(f, y0) : REMAT_F64;
+    remat_shape ys = y0 >= 0 && y0 < nv ? remat_val_shape(f, y0) : (remat_shape){.rank = -1};
+    remat_shape ts = times >= 0 && times < nv ? remat_val_shape(f, times) : (remat_shape){.rank = -1};
+    remat_shape ns = steps >= 0 && steps < nv ? remat_val_shape(f, steps) : (remat_shape){.rank = -1};
+    char a[96];
+    if (ys.rank != 1 || ys.dims[0] != S)
+        return rmi_error(REMAT_ERR_SHAPE, "ode: y0 is %s, expected %s[%lld] (rows with their step counts as values)",
+                         ys.rank < 0 ? "not a value of the function" : remat_shape_format(dt, &ys, a, sizeof a),
+                         remat_dtype_name(dt), (long long)S);
+    if (ts.rank != 1 || ts.dims[0] < 1 || remat_val_dtype(f, times) != dt)
+        return rmi_error(REMAT_ERR_SHAPE, "ode: times is %s, expected %s[K] with K >= 1 (y0's dtype)",
+                         ts.rank < 0 ? "not a value of the function"
+                                     : remat_shape_format(remat_val_dtype(f, times), &ts, a, sizeof a),
+                         remat_dtype_name(dt));
+    int64_t K = ts.dims[0];
+    if (ns.rank != 1 || ns.dims[0] != K || remat_val_dtype(f, steps) != dt)
+        return rmi_error(REMAT_ERR_SHAPE, "ode: steps is %s, expected %s[%lld] (one count per time, y0's dtype)",
+                         ns.rank < 0 ? "not a value of the function"
+                                     : remat_shape_format(remat_val_dtype(f, steps), &ns, a, sizeof a),
+                         remat_dtype_name(dt), (long long)K);
+    remat_shape ps = {0};
+    if (params != REMAT_NONE) {
+        int64_t P = remat_mechanism_input_count(m);
+        ps = params >= 0 && params < nv ? remat_val_shape(f, params) : (remat_shape){.rank = -1};
+        if (ps.rank != 1 || ps.dims[0] != P || remat_val_dtype(f, params) != dt)
+            return rmi_error(REMAT_ERR_SHAPE, "ode: params is %s, expected %s[%lld] (y0's dtype)",
+                             ps.rank < 0 ? "not a value of the function"
+                                         : remat_shape_format(remat_val_dtype(f, params), &ps, a, sizeof a),
+                             remat_dtype_name(dt), (long long)P);
+    }
+    remat_fn *body = NULL;
+    remat_status st = make_row(m, opt, dt, S, params != REMAT_NONE ? &ps : NULL, &body);
+    if (st != REMAT_OK)
+        return st;
+    /* t_{k-1}: t0, then the times but the last */
+    remat_val tk = remat_stop_gradient(f, times), one = remat_reshape(f, remat_scalar(f, dt, opt->t0), 1,
+                                                                       (int64_t[]){1});
+    remat_val tp = K == 1 ? one
+                          : remat_concatenate(f, 2,
+                                              (remat_val[]){one, remat_slice(f, tk, (int64_t[]){0},
+                                                                             (int64_t[]){K - 1}, NULL)},
+                                              0);
+    remat_val xs[3] = {tp, tk, remat_stop_gradient(f, steps)}, carry, rows;
+    remat_scan_options so = opt->scan;
+    const remat_schedule_spec *sp = &so.schedule;
+    if (sp->kind == REMAT_SCHED_STORE_ALL && sp->period == 0 && sp->snapshots == 0)
+        so.schedule = (remat_schedule_spec){.kind = REMAT_SCHED_BINOMIAL, .snapshots = REMAT_WHILE_DEFAULT_SNAPSHOTS};
+    st = remat_scan(f, body, K, 1, &y0, 3, xs, params != REMAT_NONE ? 1 : 0, &params, &so, &carry, &rows);
+    if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
+        st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
+    if (st == REMAT_OK)
+        *y_at_outputs = rows;
+    remat_fn_free(body);
+    return st;
+}
