@@ -367,32 +367,40 @@ static void near(const char *what, int i, double got, double want, double tol)
 /* the closed-form Jacobian (gas_lower.c) against forward mode on every rate
  * form, adiabatic and isothermal, and reverse mode through it against
  * reverse mode through forward mode; where it does not apply it says so */
+/* J of m in closed form against forward mode at two states, and reverse mode through each */
+static void closed_check(remat_mechanism *m, int set_m2, const char *what)
+{
+    double y[4], p[32], J[2][16], gy[2][4], gp[2][32];
+    int pn = remat_mechanism_param_count(m);
+    assert_true(pn <= 32);
+    for (int at = 0; at < 2; at++) {
+        assert_ok(remat_gas_state(m, at ? 900 : 1234, at ? "A=2,B=1,M2=1" : "A=1,B=2,M2=0.5", y));
+        remat_mechanism_param_values(m, p);
+        if (set_m2)
+            p[2] = 1.7; /* m2 */
+        for (int c = 0; c < 2; c++)
+            jacobian_run(m, c, y, p, J[c], gy[c], gp[c]);
+        double scale = 0;
+        for (int i = 0; i < 16; i++)
+            scale = fmax(scale, fabs(J[0][i]));
+        for (int i = 0; i < 16; i++)
+            if (!(fabs(J[1][i] - J[0][i]) <= 1e-12 * scale))
+                fail_msg("%s: J[%d][%d] (state %d): closed form %.17g, forward mode %.17g", what, i / 4, i % 4, at,
+                         J[1][i], J[0][i]);
+        for (int i = 0; i < 4; i++)
+            near("d sum(J w) / dy", i, gy[1][i], gy[0][i], 1e-9);
+        for (int i = 0; i < pn; i++)
+            near("d sum(J w) / dparams", i, gp[1][i], gp[0][i], 1e-9);
+    }
+}
+
 static void closed_jacobian(void **state)
 {
     (void)state;
     for (int e = 0; e < 2; e++) {
         remat_mechanism *m = read_ok("vec.yaml", vec_text, e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC);
-        double y[4], p[32], J[2][16], gy[2][4], gp[2][32];
+        closed_check(m, 1, e ? "isothermal" : "adiabatic");
         int pn = remat_mechanism_param_count(m);
-        assert_true(pn <= 32);
-        for (int at = 0; at < 2; at++) {
-            assert_ok(remat_gas_state(m, at ? 900 : 1234, at ? "A=2,B=1,M2=1" : "A=1,B=2,M2=0.5", y));
-            remat_mechanism_param_values(m, p);
-            p[2] = 1.7; /* m2 */
-            for (int c = 0; c < 2; c++)
-                jacobian_run(m, c, y, p, J[c], gy[c], gp[c]);
-            double scale = 0;
-            for (int i = 0; i < 16; i++)
-                scale = fmax(scale, fabs(J[0][i]));
-            for (int i = 0; i < 16; i++)
-                if (!(fabs(J[1][i] - J[0][i]) <= 1e-12 * scale))
-                    fail_msg("J[%d][%d] (energy %d, state %d): closed form %.17g, forward mode %.17g", i / 4, i % 4,
-                             e, at, J[1][i], J[0][i]);
-            for (int i = 0; i < 4; i++)
-                near("d sum(J w) / dy", i, gy[1][i], gy[0][i], 1e-9);
-            for (int i = 0; i < pn; i++)
-                near("d sum(J w) / dparams", i, gp[1][i], gp[0][i], 1e-9);
-        }
         /* a batch of states: not this form */
         remat_fn *f = remat_fn_new("batch");
         int64_t pn64 = pn;
@@ -403,6 +411,87 @@ static void closed_jacobian(void **state)
         remat_fn_free(f);
         remat_mechanism_free(m);
     }
+}
+
+/* vec_text with its reaction `which` alone (0: SRI falloff, 1: chemically activated SRI, 2: three-body,
+ * 3: Troe falloff, 4: elementary with orders) */
+static remat_mechanism *one_form(int which, remat_gas_energy energy)
+{
+    const char *r = strstr(vec_text, "- equation:");
+    for (int i = 0; i < which; i++)
+        r = strstr(r + 1, "- equation:");
+    const char *end = strstr(r + 1, "- equation:");
+    int n = end ? (int)(end - r) : (int)strlen(r);
+    char text[4096];
+    snprintf(text, sizeof text, "%s%.*s", HEAD "reactions:\n", n, r);
+    return read_ok("form.yaml", text, energy);
+}
+
+/* each rate form alone (the lowering then leaves out the other forms' parts, gas_lower.c): the
+ * closed-form Jacobian still agrees with forward mode, and the vector right-hand side with the
+ * reference evaluator */
+static void closed_jacobian_each_form(void **state)
+{
+    (void)state;
+    for (int which = 0; which < 5; which++)
+        for (int e = 0; e < 2; e++) {
+            remat_mechanism *m = one_form(which, e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC);
+            char what[64];
+            snprintf(what, sizeof what, "reaction %d alone, %s", which, e ? "isothermal" : "adiabatic");
+            closed_check(m, 0, what);
+            remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
+            assert_non_null(f);
+            remat_program *prog = compile_ok(f);
+            double y[4], p[32], ref[4], got[4], t = 0;
+            int64_t s4 = 4, pn = remat_mechanism_param_count(m);
+            assert_ok(remat_gas_state(m, 1234, "A=1,B=2,M2=0.5", y));
+            remat_mechanism_param_values(m, p);
+            assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, ref));
+            remat_tensor in[3] = {remat_tensor_f64(&t, 0, NULL), remat_tensor_f64(y, 1, &s4),
+                                  remat_tensor_f64(p, 1, &pn)};
+            remat_tensor out[1] = {remat_tensor_f64(got, 1, &s4)};
+            assert_ok(remat_run(prog, 3, in, 1, out, NULL));
+            for (int i = 0; i < 4; i++)
+                if (!(fabs(got[i] - ref[i]) <= 1e-12 * (fabs(ref[i]) + 1e-300)))
+                    fail_msg("%s: dydt[%d] %.17g, reference %.17g", what, i, got[i], ref[i]);
+            remat_program_free(prog);
+            remat_fn_free(f);
+            remat_mechanism_free(m);
+        }
+}
+
+/* the right-hand side's graph holds only the forms the mechanism has: one reaction A + B <=> 2 B
+ * lowers to more nodes as elementary, three-body, Lindemann falloff, then Troe (or SRI) falloff
+ * (all the forms' parts, masked per reaction, were lowered for every mechanism: the same count) */
+static void lowering_leaves_out_absent_forms(void **state)
+{
+    (void)state;
+    static const char *const forms[] = {
+        "- equation: A + B <=> 2 B\n  rate-constant: {A: 1.0e9, b: 0, Ea: 500}\n",
+        "- equation: A + B + M <=> 2 B + M\n  type: three-body\n  rate-constant: {A: 1.0e9, b: 0, Ea: 500}\n",
+        "- equation: A + B (+M) <=> 2 B (+M)\n  type: falloff\n"
+        "  low-P-rate-constant: {A: 1.0e10, b: 0, Ea: 0}\n  high-P-rate-constant: {A: 1.0e5, b: 0, Ea: 0}\n",
+        "- equation: A + B (+M) <=> 2 B (+M)\n  type: falloff\n"
+        "  low-P-rate-constant: {A: 1.0e10, b: 0, Ea: 0}\n  high-P-rate-constant: {A: 1.0e5, b: 0, Ea: 0}\n"
+        "  Troe: {A: 0.6, T3: 200, T1: 500.0, T2: 4000.0}\n",
+        "- equation: A + B (+M) <=> 2 B (+M)\n  type: falloff\n"
+        "  low-P-rate-constant: {A: 1.0e10, b: 0, Ea: 0}\n  high-P-rate-constant: {A: 1.0e5, b: 0, Ea: 0}\n"
+        "  SRI: {A: 0.5, B: 100.0, C: 1000.0}\n",
+    };
+    int nodes[5];
+    for (int i = 0; i < 5; i++) {
+        char text[4096];
+        snprintf(text, sizeof text, "%s%s", HEAD "reactions:\n", forms[i]);
+        remat_mechanism *m = read_ok("form.yaml", text, REMAT_GAS_ADIABATIC);
+        remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
+        assert_non_null(f);
+        nodes[i] = remat_fn_num_nodes(f);
+        remat_fn_free(f);
+        remat_mechanism_free(m);
+    }
+    if (!(nodes[0] < nodes[1] && nodes[1] < nodes[2] && nodes[2] < nodes[3] && nodes[2] < nodes[4]))
+        fail_msg("nodes: elementary %d, three-body %d, Lindemann %d, Troe %d, SRI %d", nodes[0], nodes[1], nodes[2],
+                 nodes[3], nodes[4]);
 }
 
 static void sniffing(void **state)
@@ -646,6 +735,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(elementary_rhs), cmocka_unit_test(reversible_energy),
         cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(plog_rodas_leaves_no_error), cmocka_unit_test(vector_lowering), cmocka_unit_test(closed_jacobian),
+        cmocka_unit_test(closed_jacobian_each_form), cmocka_unit_test(lowering_leaves_out_absent_forms),
         cmocka_unit_test(sniffing),
         cmocka_unit_test(state_errors), cmocka_unit_test(negative_mole_fractions), cmocka_unit_test(unsupported_yaml),
         cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads), cmocka_unit_test(a_in_powers_of_ten),

@@ -11,6 +11,10 @@
  * and the kernel sums only those products, each output element in ascending
  * contraction order starting from +0.
  *
+ * A batched product (dot_general's batch dimensions, each batch its own
+ * constant block: the gas Jacobian's per-reaction slot selections) keeps the
+ * non-zeros by batch and outer index alike.
+ *
  * The products are not promised equal to the dense path's bits (gemm sums in
  * its own blocked order); a row with one non-zero gives the same value (x * v
  * exactly, the other terms being zeros) but for the sign of a zero. A
@@ -27,7 +31,7 @@
 struct rmi_dot_sparse {
     remat_dot_plan pl;
     int const_lhs;   /* 1: op(lhs) is the constant, outer = its rows (m); 0: op(rhs), outer = its columns (n) */
-    int64_t *ptr;    /* outer + 1 */
+    int64_t *ptr;    /* nb x outer + 1: batch b's outer index o at b x outer + o */
     int64_t *idx;    /* the contraction index of each non-zero */
     double *val;
 };
@@ -53,17 +57,18 @@ const rmi_dot_sparse *rmi_cpu_dot_sparse_plan(const remat_exec_op *op, void *(*a
     if (!const_lhs && !op->in_data[1])
         return NULL;
     remat_dot_plan pl = rmi_layout_dot_general(op->dtype, &op->in_shapes[0], &op->in_shapes[1], op->p.dot);
-    if (pl.nb != 1 || pl.lhs_copy || pl.rhs_copy || pl.m < 1 || pl.n < 1 || pl.k < 1)
+    if (pl.nb < 1 || pl.lhs_copy || pl.rhs_copy || pl.m < 1 || pl.n < 1 || pl.k < 1)
         return NULL;
-    const double *c = op->in_data[const_lhs ? 0 : 1];
-    int64_t outer = const_lhs ? pl.m : pl.n, total = outer * pl.k, nnz = 0;
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t j = 0; j < pl.k; j++)
-            nnz += (const_lhs ? lhs_at(&pl, c, o, j) : rhs_at(&pl, c, j, o)) != 0.0;
+    const double *c0 = op->in_data[const_lhs ? 0 : 1];
+    int64_t outer = const_lhs ? pl.m : pl.n, step = outer * pl.k, total = pl.nb * step, nnz = 0;
+    for (int64_t b = 0; b < pl.nb; b++)
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t j = 0; j < pl.k; j++)
+                nnz += (const_lhs ? lhs_at(&pl, c0 + b * step, o, j) : rhs_at(&pl, c0 + b * step, j, o)) != 0.0;
     if (total < 64 || nnz * 4 > total)
         return NULL;
     rmi_dot_sparse *s = alloc(ctx, sizeof *s);
-    int64_t *ptr = alloc(ctx, sizeof *ptr * (size_t)(outer + 1));
+    int64_t *ptr = alloc(ctx, sizeof *ptr * (size_t)(pl.nb * outer + 1));
     int64_t *idx = alloc(ctx, sizeof *idx * (size_t)(nnz ? nnz : 1));
     double *val = alloc(ctx, sizeof *val * (size_t)(nnz ? nnz : 1));
     if (!s || !ptr || !idx || !val) {
@@ -71,15 +76,18 @@ const rmi_dot_sparse *rmi_cpu_dot_sparse_plan(const remat_exec_op *op, void *(*a
         return NULL;
     }
     int64_t e = 0;
-    for (int64_t o = 0; o < outer; o++) {
-        ptr[o] = e;
-        for (int64_t j = 0; j < pl.k; j++) {
-            double v = const_lhs ? lhs_at(&pl, c, o, j) : rhs_at(&pl, c, j, o);
-            if (v != 0.0)
-                idx[e] = j, val[e] = v, e++;
+    for (int64_t b = 0; b < pl.nb; b++) {
+        const double *c = c0 + b * step;
+        for (int64_t o = 0; o < outer; o++) {
+            ptr[b * outer + o] = e;
+            for (int64_t j = 0; j < pl.k; j++) {
+                double v = const_lhs ? lhs_at(&pl, c, o, j) : rhs_at(&pl, c, j, o);
+                if (v != 0.0)
+                    idx[e] = j, val[e] = v, e++;
+            }
         }
     }
-    ptr[outer] = e;
+    ptr[pl.nb * outer] = e;
     *s = (rmi_dot_sparse){.pl = pl, .const_lhs = const_lhs, .ptr = ptr, .idx = idx, .val = val};
     return s;
 }
@@ -94,10 +102,9 @@ static int all_finite(const double *x, int64_t n)
 }
 
 /* out[o] = sum over entry o's non-zeros (j, v) of v x[j]: a constant times a vector (either side) */
-static void sparse_vec(const rmi_dot_sparse *s, int64_t outer, double *restrict out, const double *restrict x)
+static void sparse_vec(const int64_t *restrict ptr, const int64_t *restrict idx, const double *restrict val,
+                       int64_t outer, double *restrict out, const double *restrict x)
 {
-    const int64_t *restrict ptr = s->ptr, *restrict idx = s->idx;
-    const double *restrict val = s->val;
     for (int64_t o = 0; o < outer; o++) {
         double acc = 0.0;
         for (int64_t e = ptr[o]; e < ptr[o + 1]; e++)
@@ -106,34 +113,59 @@ static void sparse_vec(const rmi_dot_sparse *s, int64_t outer, double *restrict 
     }
 }
 
-void rmi_cpu_dot_sparse(const rmi_dot_sparse *s, double *out, const double *lhs, const remat_shape *lhs_shape,
-                        const double *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d, void *scratch)
+/* one batch: ptr is that batch's, x the other operand's block, out its output block */
+static void sparse_one(const rmi_dot_sparse *s, const int64_t *restrict ptr, double *restrict out,
+                       const double *restrict lhs, const double *restrict rhs)
 {
     const remat_dot_plan *p = &s->pl;
-    const double *x = s->const_lhs ? rhs : lhs; /* the operand that is not the constant */
-    if (!all_finite(x, p->k * (s->const_lhs ? p->n : p->m))) {
-        rmi_cpu_dot_general(REMAT_F64, out, lhs, lhs_shape, rhs, rhs_shape, d, scratch);
-        return;
-    }
+    const int64_t *restrict idx = s->idx;
+    const double *restrict val = s->val;
     if (s->const_lhs && p->n == 1) { /* the vector op(B) is contiguous whatever its flag */
-        sparse_vec(s, p->m, out, rhs);
+        sparse_vec(ptr, idx, val, p->m, out, rhs);
     } else if (!s->const_lhs && p->m == 1) {
-        sparse_vec(s, p->n, out, lhs);
+        sparse_vec(ptr, idx, val, p->n, out, lhs);
+    } else if (s->const_lhs && !p->rhs_trans) {
+        /* row i of out is the sum over row i's non-zeros (j, v) of v B[j][:], each element's terms
+         * still in ascending j from +0: one contiguous pass over B's row per non-zero */
+        for (int64_t i = 0; i < p->m; i++) {
+            double *restrict o = out + i * p->n;
+            for (int64_t l = 0; l < p->n; l++)
+                o[l] = 0.0;
+            for (int64_t e = ptr[i]; e < ptr[i + 1]; e++) {
+                const double v = val[e], *restrict b = rhs + idx[e] * p->n;
+                for (int64_t l = 0; l < p->n; l++)
+                    o[l] += v * b[l];
+            }
+        }
     } else if (s->const_lhs) { /* out[i][l] = sum over row i's non-zeros (j, v) of v op(B)[j][l] */
         for (int64_t i = 0; i < p->m; i++)
             for (int64_t l = 0; l < p->n; l++) {
                 double acc = 0.0;
-                for (int64_t e = s->ptr[i]; e < s->ptr[i + 1]; e++)
-                    acc += s->val[e] * rhs_at(p, rhs, s->idx[e], l);
+                for (int64_t e = ptr[i]; e < ptr[i + 1]; e++)
+                    acc += val[e] * rhs_at(p, rhs, idx[e], l);
                 out[i * p->n + l] = acc;
             }
     } else { /* out[i][l] = sum over column l's non-zeros (j, v) of op(A)[i][j] v */
         for (int64_t i = 0; i < p->m; i++)
             for (int64_t l = 0; l < p->n; l++) {
                 double acc = 0.0;
-                for (int64_t e = s->ptr[l]; e < s->ptr[l + 1]; e++)
-                    acc += lhs_at(p, lhs, i, s->idx[e]) * s->val[e];
+                for (int64_t e = ptr[l]; e < ptr[l + 1]; e++)
+                    acc += lhs_at(p, lhs, i, idx[e]) * val[e];
                 out[i * p->n + l] = acc;
             }
     }
+}
+
+void rmi_cpu_dot_sparse(const rmi_dot_sparse *s, double *out, const double *lhs, const remat_shape *lhs_shape,
+                        const double *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d, void *scratch)
+{
+    const remat_dot_plan *p = &s->pl;
+    const double *x = s->const_lhs ? rhs : lhs; /* the operand that is not the constant */
+    if (!all_finite(x, p->nb * p->k * (s->const_lhs ? p->n : p->m))) {
+        rmi_cpu_dot_general(REMAT_F64, out, lhs, lhs_shape, rhs, rhs_shape, d, scratch);
+        return;
+    }
+    const int64_t outer = s->const_lhs ? p->m : p->n;
+    for (int64_t b = 0; b < p->nb; b++)
+        sparse_one(s, s->ptr + b * outer, out + b * p->m * p->n, lhs + b * p->m * p->k, rhs + b * p->k * p->n);
 }

@@ -149,6 +149,9 @@ typedef struct gas_plan {
     double *troeA, *rt3, *rt1, *t2, *w2;
     double *sa, *sb, *scinv, *scw, *sd, *se;
     double *revA, *revb, *revEa;
+    /* how many reactions of each form: the lowering leaves out the parts of forms the mechanism
+     * lacks (GRI-Mech 3.0: no SRI, chemically activated or explicit reverse reactions) */
+    int n_tb, n_fo, n_ca, n_troe, n_sri, n_rev;
 } gas_plan;
 remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, gas_plan **out);
 /* dydt for y (S,) and params (P,) of dtype f64 by the plan */

@@ -149,6 +149,10 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
             }
         }
     }
+    for (int i = 0; i < N; i++) {
+        g->n_tb += g->is_tb[i] != 0, g->n_fo += g->is_fo[i] != 0, g->n_ca += g->is_ca[i] != 0;
+        g->n_troe += g->is_troe[i] != 0, g->n_sri += g->is_sri[i] != 0, g->n_rev += g->has_rev[i] != 0;
+    }
     for (int k = 0; k < GAS_SLOTS; k++)
         for (int i = 0; i < N; i++) {
             double rs = 0, ps = 0;
@@ -282,56 +286,77 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
     for (int c = 0; c < 3; c++)
         col[c] = remat_reshape(f, remat_slice(f, arr, ((int64_t[]){0, c}), ((int64_t[]){N, c + 1}), NULL), 1, &N);
     remat_val kmain = arrh(&L, col[0], col[1], col[2], logT, invT);
-    remat_val k2 = arrh(&L, cvec(&L, g->k2A, N), cvec(&L, g->k2b, N), cvec(&L, g->k2Ea, N), logT, invT);
-    remat_val M = mv(&L, g->eff, N, K, conc);
+    /* the parts of forms the mechanism lacks are left out (g->n_*): each is a select whose mask is
+     * all zeros there, so the values are the same bits either way */
+    int pres = g->n_fo + g->n_ca > 0;
+    remat_val M = g->n_tb + pres > 0 ? mv(&L, g->eff, N, K, conc) : REMAT_NONE;
     remat_val is_ca = cvec(&L, g->is_ca, N);
-    remat_val k0 = remat_select(f, is_ca, kmain, k2), kinf = remat_select(f, is_ca, k2, kmain);
-    /* Pr = 1 outside falloff reactions: log10(max(Pr, 1e-300)) at Pr = 0 would give the
-     * Jacobian's reverse pass 1/x^2 = inf there, and inf * 0 = NaN */
     remat_val ones = remat_const_fill(f, REMAT_F64, 1, &N, 1.0);
-    remat_val Pr = remat_select(f, remat_add(f, is_ca, cvec(&L, g->is_fo, N)), remat_div(f, remat_mul(f, k0, M), kinf),
-                                ones);
-    remat_val lpr = log10v(&L, remat_max(f, Pr, sc(&L, 1e-300)));
-    /* Troe */
-    remat_val tA = cvec(&L, g->troeA, N);
-    remat_val Fc = remat_add(
-        f,
-        remat_add(f, remat_mul(f, remat_sub(f, sc(&L, 1), tA), remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt3, N))))),
-                  remat_mul(f, tA, remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt1, N)))))),
-        remat_mul(f, cvec(&L, g->w2, N), remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->t2, N), invT)))));
-    remat_val lfc = log10v(&L, remat_max(f, Fc, sc(&L, 1e-300)));
-    remat_val cc = remat_sub(f, sc(&L, -0.4), remat_mul(f, sc(&L, 0.67), lfc));
-    remat_val nn = remat_sub(f, sc(&L, 0.75), remat_mul(f, sc(&L, 1.27), lfc));
-    remat_val lc = remat_add(f, lpr, cc);
-    remat_val f1 = remat_div(f, lc, remat_sub(f, nn, remat_mul(f, sc(&L, 0.14), lc)));
-    remat_val Ftroe = remat_exp(
-        f, remat_mul(f, sc(&L, M_LN10), remat_div(f, lfc, remat_add(f, sc(&L, 1), remat_mul(f, f1, f1)))));
-    /* SRI */
-    remat_val w0 = remat_add(
-        f, remat_mul(f, cvec(&L, g->sa, N), remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->sb, N), invT)))),
-        remat_mul(f, cvec(&L, g->scw, N), remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->scinv, N))))));
-    remat_val xx = remat_div(f, sc(&L, 1), remat_add(f, sc(&L, 1), remat_mul(f, lpr, lpr)));
-    remat_val Fsri = remat_mul(f, remat_exp(f, remat_mul(f, xx, remat_log(f, w0))),
-                               remat_mul(f, cvec(&L, g->sd, N), remat_exp(f, remat_mul(f, cvec(&L, g->se, N), logT))));
-    remat_val F = remat_select(f, cvec(&L, g->is_troe, N), Ftroe, remat_select(f, cvec(&L, g->is_sri, N), Fsri, ones));
-    remat_val onePr = remat_add(f, sc(&L, 1), Pr);
-    remat_val factor = remat_select(
-        f, cvec(&L, g->is_tb, N), M,
-        remat_select(f, cvec(&L, g->is_fo, N), remat_mul(f, remat_div(f, Pr, onePr), F),
-                     remat_select(f, is_ca, remat_div(f, F, onePr), ones)));
+    remat_val k0 = REMAT_NONE, kinf = REMAT_NONE, Pr = ones, lpr = REMAT_NONE, F = ones, onePr = REMAT_NONE;
+    remat_val lfc = REMAT_NONE, nn = REMAT_NONE, lc = REMAT_NONE, f1 = REMAT_NONE, xx = REMAT_NONE, w0 = REMAT_NONE;
+    remat_val factor = ones;
+    if (pres) {
+        remat_val k2 = arrh(&L, cvec(&L, g->k2A, N), cvec(&L, g->k2b, N), cvec(&L, g->k2Ea, N), logT, invT);
+        k0 = g->n_ca ? remat_select(f, is_ca, kmain, k2) : k2;
+        kinf = g->n_ca ? remat_select(f, is_ca, k2, kmain) : kmain;
+        /* Pr = 1 outside falloff reactions: log10(max(Pr, 1e-300)) at Pr = 0 would give the
+         * Jacobian's reverse pass 1/x^2 = inf there, and inf * 0 = NaN */
+        Pr = remat_select(f, remat_add(f, is_ca, cvec(&L, g->is_fo, N)), remat_div(f, remat_mul(f, k0, M), kinf),
+                          ones);
+        lpr = log10v(&L, remat_max(f, Pr, sc(&L, 1e-300)));
+        remat_val Ftroe = ones, Fsri = ones;
+        if (g->n_troe) {
+            remat_val tA = cvec(&L, g->troeA, N);
+            remat_val Fc = remat_add(
+                f,
+                remat_add(f, remat_mul(f, remat_sub(f, sc(&L, 1), tA),
+                                       remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt3, N))))),
+                          remat_mul(f, tA, remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt1, N)))))),
+                remat_mul(f, cvec(&L, g->w2, N), remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->t2, N), invT)))));
+            lfc = log10v(&L, remat_max(f, Fc, sc(&L, 1e-300)));
+            remat_val cc = remat_sub(f, sc(&L, -0.4), remat_mul(f, sc(&L, 0.67), lfc));
+            nn = remat_sub(f, sc(&L, 0.75), remat_mul(f, sc(&L, 1.27), lfc));
+            lc = remat_add(f, lpr, cc);
+            f1 = remat_div(f, lc, remat_sub(f, nn, remat_mul(f, sc(&L, 0.14), lc)));
+            Ftroe = remat_exp(
+                f, remat_mul(f, sc(&L, M_LN10), remat_div(f, lfc, remat_add(f, sc(&L, 1), remat_mul(f, f1, f1)))));
+        }
+        if (g->n_sri) {
+            w0 = remat_add(
+                f, remat_mul(f, cvec(&L, g->sa, N), remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->sb, N), invT)))),
+                remat_mul(f, cvec(&L, g->scw, N), remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->scinv, N))))));
+            xx = remat_div(f, sc(&L, 1), remat_add(f, sc(&L, 1), remat_mul(f, lpr, lpr)));
+            Fsri = remat_mul(f, remat_exp(f, remat_mul(f, xx, remat_log(f, w0))),
+                             remat_mul(f, cvec(&L, g->sd, N), remat_exp(f, remat_mul(f, cvec(&L, g->se, N), logT))));
+        }
+        if (g->n_troe && g->n_sri)
+            F = remat_select(f, cvec(&L, g->is_troe, N), Ftroe, remat_select(f, cvec(&L, g->is_sri, N), Fsri, ones));
+        else if (g->n_troe)
+            F = remat_select(f, cvec(&L, g->is_troe, N), Ftroe, ones);
+        else if (g->n_sri)
+            F = remat_select(f, cvec(&L, g->is_sri, N), Fsri, ones);
+        onePr = remat_add(f, sc(&L, 1), Pr);
+        remat_val ca = g->n_ca ? remat_select(f, is_ca, remat_div(f, F, onePr), ones) : ones;
+        factor = remat_select(f, cvec(&L, g->is_fo, N), remat_mul(f, remat_div(f, Pr, onePr), F), ca);
+    }
+    if (g->n_tb)
+        factor = remat_select(f, cvec(&L, g->is_tb, N), M, factor);
     remat_val kf = remat_mul(f, kmain, factor);
 
     /* rates of progress */
     remat_val rs[GAS_SLOTS], ps[GAS_SLOTS];
+    for (int k = 0; k < GAS_SLOTS; k++)
+        rs[k] = ps[k] = REMAT_NONE; /* the slots used are g->R and g->Pn */
     remat_val rprod = slot_product(&L, g->R, g->rsel, g->rpad, conc, rs);
     remat_val pprod = slot_product(&L, g->Pn, g->psel, g->ppad, conc, ps);
     remat_val logC0 = remat_sub(f, sc(&L, log(GAS_ONE_ATM / GAS_R)), logT);
     remat_val dg = remat_sub(f, mv(&L, g->nueq, N, K, gk),
                              remat_mul(f, cvec(&L, g->dneq, N), logC0));
     remat_val Emin = remat_min(f, remat_exp(f, dg), sc(&L, 1e300));
-    remat_val kr_eq = remat_mul(f, kf, Emin);
-    remat_val kr_rev = arrh(&L, cvec(&L, g->revA, N), cvec(&L, g->revb, N), cvec(&L, g->revEa, N), logT, invT);
-    remat_val kr = remat_select(f, cvec(&L, g->has_rev, N), kr_rev, kr_eq);
+    remat_val kr = remat_mul(f, kf, Emin);
+    if (g->n_rev)
+        kr = remat_select(f, cvec(&L, g->has_rev, N),
+                          arrh(&L, cvec(&L, g->revA, N), cvec(&L, g->revb, N), cvec(&L, g->revEa, N), logT, invT), kr);
     remat_val q = remat_mul(f, m, remat_sub(f, remat_mul(f, kf, rprod),
                                              remat_mul(f, cvec(&L, g->revmask, N), remat_mul(f, kr, pprod))));
 
@@ -377,46 +402,165 @@ static remat_val factor_dM(lw *L, const gas_plan *g, const parts *o)
 {
     remat_fn *f = L->f;
     int64_t N = g->N;
-    remat_val Prc = remat_max(f, o->Pr, sc(L, 1e-300));
-    /* Troe: log10 F = lfc / (1 + f1^2), f1 = lc / (nn - 0.14 lc), lc = log10 Pr + c */
-    remat_val d1 = remat_sub(f, o->nn, remat_mul(f, sc(L, 0.14), o->lc));
-    remat_val df1 = remat_div(f, o->nn, remat_mul(f, d1, d1));
-    remat_val q1 = remat_add(f, sc(L, 1), remat_mul(f, o->f1, o->f1));
-    remat_val dlog10F = remat_div(f, remat_mul(f, o->lfc, remat_mul(f, sc(L, -2), remat_mul(f, o->f1, df1))),
-                                  remat_mul(f, q1, q1));
-    /* dF/dPr = F ln10 dlog10F/dlog10Pr / (Pr ln10) */
-    remat_val dTroe = remat_div(f, remat_mul(f, o->F, dlog10F), Prc);
-    /* SRI: F = w0^xx d T^e, xx = 1 / (1 + lpr^2) */
-    remat_val dxx = remat_mul(f, sc(L, -2), remat_mul(f, o->lpr, remat_mul(f, o->xx, o->xx)));
-    remat_val dSri = remat_div(f, remat_mul(f, o->F, remat_mul(f, remat_log(f, o->w0), dxx)),
-                               remat_mul(f, Prc, sc(L, M_LN10)));
     remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N, 0.0), ones = remat_const_fill(f, REMAT_F64, 1, &N, 1.0);
-    remat_val dF = remat_select(f, cvec(L, g->is_troe, N), dTroe, remat_select(f, cvec(L, g->is_sri, N), dSri, zeros));
-    remat_val rr = remat_div(f, o->k0, o->kinf);
-    remat_val inv1 = remat_div(f, sc(L, 1), o->onePr), inv2 = remat_mul(f, inv1, inv1);
-    remat_val dfo =
-        remat_mul(f, remat_add(f, remat_mul(f, o->F, inv2), remat_mul(f, remat_mul(f, o->Pr, inv1), dF)), rr);
-    remat_val dca = remat_mul(f, remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, inv2)), rr);
-    return remat_select(f, cvec(L, g->is_tb, N), ones,
-                        remat_select(f, cvec(L, g->is_fo, N), dfo, remat_select(f, cvec(L, g->is_ca, N), dca, zeros)));
+    remat_val d = zeros;
+    if (g->n_fo + g->n_ca > 0) {
+        remat_val Prc = remat_max(f, o->Pr, sc(L, 1e-300)), dTroe = zeros, dSri = zeros, dF = zeros;
+        if (g->n_troe) {
+            /* Troe: log10 F = lfc / (1 + f1^2), f1 = lc / (nn - 0.14 lc), lc = log10 Pr + c */
+            remat_val d1 = remat_sub(f, o->nn, remat_mul(f, sc(L, 0.14), o->lc));
+            remat_val df1 = remat_div(f, o->nn, remat_mul(f, d1, d1));
+            remat_val q1 = remat_add(f, sc(L, 1), remat_mul(f, o->f1, o->f1));
+            remat_val dlog10F = remat_div(
+                f, remat_mul(f, o->lfc, remat_mul(f, sc(L, -2), remat_mul(f, o->f1, df1))), remat_mul(f, q1, q1));
+            /* dF/dPr = F ln10 dlog10F/dlog10Pr / (Pr ln10) */
+            dTroe = remat_div(f, remat_mul(f, o->F, dlog10F), Prc);
+        }
+        if (g->n_sri) {
+            /* SRI: F = w0^xx d T^e, xx = 1 / (1 + lpr^2) */
+            remat_val dxx = remat_mul(f, sc(L, -2), remat_mul(f, o->lpr, remat_mul(f, o->xx, o->xx)));
+            dSri = remat_div(f, remat_mul(f, o->F, remat_mul(f, remat_log(f, o->w0), dxx)),
+                             remat_mul(f, Prc, sc(L, M_LN10)));
+        }
+        if (g->n_sri)
+            dF = remat_select(f, cvec(L, g->is_sri, N), dSri, zeros);
+        if (g->n_troe)
+            dF = remat_select(f, cvec(L, g->is_troe, N), dTroe, dF);
+        remat_val rr = remat_div(f, o->k0, o->kinf);
+        remat_val inv1 = remat_div(f, sc(L, 1), o->onePr), inv2 = remat_mul(f, inv1, inv1);
+        if (g->n_ca) {
+            remat_val dca = remat_mul(f, remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, inv2)), rr);
+            d = remat_select(f, cvec(L, g->is_ca, N), dca, zeros);
+        }
+        if (g->n_fo) {
+            remat_val dfo =
+                remat_mul(f, remat_add(f, remat_mul(f, o->F, inv2), remat_mul(f, remat_mul(f, o->Pr, inv1), dF)), rr);
+            d = remat_select(f, cvec(L, g->is_fo, N), dfo, d);
+        }
+    }
+    return g->n_tb ? remat_select(f, cvec(L, g->is_tb, N), ones, d) : d;
 }
 
-/* sum over slots s of w * (the other slots' product) (N,) times slot s's selection (N x K) */
-static remat_val slots_d(lw *L, int n, double *const *sel, const remat_val *slots, remat_val w, remat_val acc, int sign)
+/* the slots' weights: column s of the (N, n) matrix is sign w times the other slots' product */
+static void slot_weights(lw *L, int n, const remat_val *slots, remat_val w, int sign, remat_val *cols)
 {
     remat_fn *f = L->f;
+    if (sign < 0)
+        w = remat_neg(f, w);
     for (int s = 0; s < n; s++) {
         remat_val c = w;
         for (int u = 0; u < n; u++)
             if (u != s)
                 c = remat_mul(f, c, slots[u]);
-        remat_val t = remat_mul(f, reshape2(f, c, L->N, 1), cmat(L, sel[s], L->N, L->K));
-        if (acc == REMAT_NONE)
-            acc = sign > 0 ? t : remat_neg(f, t);
-        else
-            acc = sign > 0 ? remat_add(f, acc, t) : remat_sub(f, acc, t);
+        cols[s] = reshape2(f, c, L->N, 1);
     }
-    return acc;
+}
+
+/* dq/dconc (N x K) = sum over j of W[:, j] times selection j (N x K), as one batched product over
+ * reactions: W (N, J) by the constant (N, J, K) whose block n holds row n of each selection (the
+ * efficiencies, then the reactant and the product slots). A reaction touches a few species, so the
+ * constant is mostly zeros and the CPU backend sums its non-zeros alone (dot_sparse.c): about N J
+ * products where J dense N x K terms each read and wrote all N K entries. REMAT_NONE: out of memory. */
+static remat_val slot_matrix(lw *L, const gas_plan *g, int J, remat_val *cols)
+{
+    remat_fn *f = L->f;
+    int64_t N = L->N, K = L->K;
+    double *sel = rmi_calloc((size_t)(N * J * K), sizeof *sel);
+    if (!sel)
+        return REMAT_NONE; /* out of memory */
+    const double *src[1 + 2 * GAS_SLOTS];
+    int ns = 0;
+    src[ns++] = g->eff;
+    for (int s = 0; s < g->R; s++)
+        src[ns++] = g->rsel[s];
+    for (int s = 0; s < g->Pn; s++)
+        src[ns++] = g->psel[s];
+    REMAT_ASSERT(ns == J);
+    for (int64_t n = 0; n < N; n++)
+        for (int j = 0; j < J; j++)
+            memcpy(sel + (n * J + j) * K, src[j] + n * K, sizeof *sel * (size_t)K);
+    remat_val c = remat_const_data(f, REMAT_F64, 3, ((int64_t[]){N, J, K}), sel);
+    rmi_free(sel);
+    remat_val W = remat_concatenate(f, J, cols, 1);
+    remat_dot_dims d = {.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {1}, .n_batch = 1,
+                        .lhs_batch = {0}, .rhs_batch = {0}};
+    return remat_dot_general(f, W, c, &d);
+}
+
+/* the parts' fields the Jacobian reads (parts, in order), REMAT_NONE where a form is absent */
+static int part_fields(parts *o, remat_val **v)
+{
+    remat_val *all[] = {&o->X,   &o->T,   &o->C,     &o->h,  &o->cp, &o->m,  &o->kmain, &o->k0,    &o->kinf,
+                        &o->Pr,  &o->lpr, &o->F,     &o->onePr, &o->kf, &o->kr, &o->Emin, &o->lfc, &o->nn,
+                        &o->lc,  &o->f1,  &o->xx,    &o->w0, &o->rprod, &o->pprod, &o->total, &o->dT, &o->dydt};
+    int n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        v[n++] = all[i];
+    for (int s = 0; s < GAS_SLOTS; s++)
+        v[n++] = &o->rslot[s], v[n++] = &o->pslot[s];
+    return n;
+}
+#define GAS_PART_FIELDS (27 + 2 * GAS_SLOTS)
+
+/* the right-hand side's parts at (y, params) in f, and its tangent along e_T (the Jacobian's T
+ * column), from one JVP: the parts are the JVP's primal outputs (bitwise lower_parts'), so the
+ * right-hand side is lowered once per Jacobian, not once for the mole-fraction block and again
+ * inside the JVP */
+static remat_status parts_and_T_column(lw *L, const gas_plan *g, remat_val y, remat_val params, parts *o,
+                                       remat_val *dT_col)
+{
+    remat_fn *f = L->f;
+    int64_t S = g->K + 1;
+    remat_fn *rf = remat_fn_new("gas_rhs"), *jf = NULL;
+    if (!rf)
+        return rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
+    remat_shape ps = remat_val_shape(f, params);
+    remat_val ry = remat_arg(rf, "y", REMAT_F64, 1, &S), rp = remat_arg(rf, "params", REMAT_F64, ps.rank, ps.dims);
+    lw Lr = {.f = rf, .K = g->K, .N = g->N, .ys = remat_val_shape(rf, ry)};
+    parts ro;
+    lower_parts(&Lr, g, ry, rp, &ro);
+    remat_val *rv[GAS_PART_FIELDS], *fv[GAS_PART_FIELDS];
+    int nf = part_fields(&ro, rv), which[GAS_PART_FIELDS], nout = 0, dydt_at = -1;
+    part_fields(o, fv);
+    for (int i = 0; i < nf; i++) {
+        which[i] = -1;
+        if (*rv[i] == REMAT_NONE)
+            continue;
+        for (int j = 0; j < i && which[i] < 0; j++) /* one output per value */
+            if (*rv[j] == *rv[i])
+                which[i] = which[j];
+        if (which[i] < 0) {
+            which[i] = nout++;
+            remat_fn_output(rf, *rv[i]);
+        }
+        if (rv[i] == &ro.dydt)
+            dydt_at = which[i];
+    }
+    remat_status st = remat_fn_status(rf) != REMAT_OK
+                          ? rmi_error(remat_fn_status(rf), "kinetics: %s", remat_fn_error(rf))
+                          : remat_jvp(rf, 1, (int[]){0}, &jf);
+    remat_val outs[2 * GAS_PART_FIELDS];
+    if (st == REMAT_OK) {
+        double *e = rmi_calloc((size_t)S, sizeof *e);
+        if (!e) {
+            st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
+        } else {
+            e[g->K] = 1;
+            remat_val args[3] = {y, params, cvec(L, e, S)};
+            rmi_free(e);
+            st = remat_call(f, jf, 3, args, outs);
+        }
+    }
+    remat_fn_free(rf);
+    remat_fn_free(jf);
+    if (st != REMAT_OK)
+        return st;
+    REMAT_ASSERT(dydt_at >= 0);
+    for (int i = 0; i < nf; i++)
+        *fv[i] = which[i] < 0 ? REMAT_NONE : outs[which[i]];
+    o->conc = o->M = o->omega = REMAT_NONE; /* not read by the Jacobian */
+    *dT_col = outs[nout + dydt_at];
+    return REMAT_OK;
 }
 
 remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *J,
@@ -426,7 +570,10 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
     int64_t K = g->K, N = g->N, S = K + 1;
     REMAT_ASSERT(L.ys.rank == 1 && L.ys.dims[0] == S);
     parts o;
-    lower_parts(&L, g, y, params, &o);
+    remat_val dT_col = REMAT_NONE;
+    remat_status st = parts_and_T_column(&L, g, y, params, &o, &dT_col);
+    if (st != REMAT_OK)
+        return st;
     /* dq/dconc (N x K): through the third-body concentration M (kf and, from equilibrium, kr = kf E)
      * and through the reactant and product slots */
     int64_t N1 = N;
@@ -435,9 +582,13 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
     remat_val rev = cvec(&L, g->revmask, N);
     remat_val a_eff = remat_mul(f, remat_mul(f, o.m, remat_mul(f, o.kmain, factor_dM(&L, g, &o))),
                                 remat_sub(f, o.rprod, remat_mul(f, rev, remat_mul(f, Er, o.pprod))));
-    remat_val Dq = remat_mul(f, reshape2(f, a_eff, N, 1), cmat(&L, g->eff, N, K));
-    Dq = slots_d(&L, g->R, g->rsel, o.rslot, remat_mul(f, o.m, o.kf), Dq, 1);
-    Dq = slots_d(&L, g->Pn, g->psel, o.pslot, remat_mul(f, o.m, remat_mul(f, rev, o.kr)), Dq, -1);
+    remat_val wcols[1 + 2 * GAS_SLOTS];
+    wcols[0] = reshape2(f, a_eff, N, 1);
+    slot_weights(&L, g->R, o.rslot, remat_mul(f, o.m, o.kf), 1, wcols + 1);
+    slot_weights(&L, g->Pn, o.pslot, remat_mul(f, o.m, remat_mul(f, rev, o.kr)), -1, wcols + 1 + g->R);
+    remat_val Dq = slot_matrix(&L, g, 1 + g->R + g->Pn, wcols);
+    if (Dq == REMAT_NONE && remat_fn_status(f) == REMAT_OK)
+        return rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
     /* d omega / dX = C nut Dq = C G; dX = (omega - X total) / C */
     remat_val G = remat_matmul(f, cmat(&L, g->nut, K, N), Dq);
     remat_val colsum = reshape2(f, remat_sum(f, G, 1, ((int[]){0})), 1, K);
@@ -464,36 +615,7 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
     }
     remat_val rows[2] = {JXX, rowT};
     remat_val left = remat_concatenate(f, 2, rows, 0);
-    /* the T column: one JVP of the right-hand side with the tangent e_T */
-    remat_fn *rf = remat_fn_new("gas_rhs"), *jf = NULL;
-    if (!rf)
-        return rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
-    remat_shape ps = remat_val_shape(f, params);
-    remat_val ry = remat_arg(rf, "y", REMAT_F64, 1, &S), rp = remat_arg(rf, "params", REMAT_F64, ps.rank, ps.dims),
-              rd = REMAT_NONE;
-    remat_status st = gas_lower_rhs(rf, g, ry, rp, &rd);
-    if (st == REMAT_OK) {
-        remat_fn_output(rf, rd);
-        st = remat_fn_status(rf) != REMAT_OK ? rmi_error(remat_fn_status(rf), "kinetics: %s", remat_fn_error(rf))
-                                             : remat_jvp(rf, 1, (int[]){0}, &jf);
-    }
-    remat_val outs[2];
-    if (st == REMAT_OK) {
-        double *e = rmi_calloc((size_t)S, sizeof *e);
-        if (!e) {
-            st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
-        } else {
-            e[K] = 1;
-            remat_val args[3] = {y, params, cvec(&L, e, S)};
-            rmi_free(e);
-            st = remat_call(f, jf, 3, args, outs);
-        }
-    }
-    remat_fn_free(rf);
-    remat_fn_free(jf);
-    if (st != REMAT_OK)
-        return st;
-    remat_val cols[2] = {left, reshape2(f, outs[1], S, 1)};
+    remat_val cols[2] = {left, reshape2(f, dT_col, S, 1)};
     remat_val Jv = remat_concatenate(f, 2, cols, 1);
     if (remat_fn_status(f) != REMAT_OK)
         return rmi_error(remat_fn_status(f), "kinetics: lowering the gas Jacobian: %s", remat_fn_error(f));
