@@ -15,5 +15,8 @@ remat_status rmi_cpu_compile_lanes(int n, const remat_lane_program *const *ps, r
 remat_status rmi_cpu_load_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out,
                                 const char *cache_dir);
 bool rmi_cpu_can_compile_lanes(void);
+/* Whether gcc's driver runs as a process of its own (jit_tmp.h): false
+ * once it could not be started and libgccjit's embedded one took over. */
+bool rmi_cpu_jit_driver_external(void);
 
 #endif
