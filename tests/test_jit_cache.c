@@ -465,7 +465,7 @@ static int compile_mul(void) /* 0 when compiled, stored and right */
     const remat_lane_program *pp[1] = {make_prog(&s, REMAT_OP_MUL, 1.25)};
     remat_lane_fn fn = NULL;
     remat_jit_disk_counts c;
-    if (be->iface.compile_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
+    if (be->iface.compile_lanes(be, 1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
         return 1;
     rmi_jit_disk_get_counts(&c);
     return c.stored == 1 && c.misses == 1 ? 0 : 2;
@@ -494,7 +494,7 @@ static int load_then_change(void)
     rmi_jit_disk_get_counts(&c);
     if (c.hits != 1 || c.misses != 2 || gccjit_mapped())
         return 7;
-    if (be->iface.compile_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_ADD, 1.25))
+    if (be->iface.compile_lanes(be, 1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_ADD, 1.25))
         return 8;
     rmi_jit_disk_get_counts(&c);
     return c.stored == 1 && gccjit_mapped() ? 0 : 9;
@@ -524,7 +524,7 @@ static int without_gccjit(void) /* libgccjit missing: compiling fails once, quie
     if (be->iface.load_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25)) /* stored before */
         return 10;
     pp[0] = make_prog(&s, REMAT_OP_MUL, 2.5);
-    if (be->iface.compile_lanes(1, pp, &fn, env_cache()) != REMAT_ERR_BACKEND || !strstr(remat_last_error(), "cannot load"))
+    if (be->iface.compile_lanes(be, 1, pp, &fn, env_cache()) != REMAT_ERR_BACKEND || !strstr(remat_last_error(), "cannot load"))
         return 11;
     double want[3], got[3];
     int64_t n_got = -1;
@@ -646,7 +646,7 @@ static void compile_big(const char *dir, const char *tmp)
     remat_lane_buf bufs[2];
     const remat_lane_program *pp[1] = {make_big(&p, bufs)};
     remat_lane_fn fn = NULL;
-    _exit(remat_backend_cpu()->iface.compile_lanes(1, pp, &fn, env_cache()) == REMAT_OK ? 0 : 1);
+    _exit(remat_backend_cpu()->iface.compile_lanes(remat_backend_cpu(), 1, pp, &fn, env_cache()) == REMAT_OK ? 0 : 1);
 }
 
 /* whether dir holds a file whose name starts with prefix */
@@ -859,7 +859,7 @@ static void test_jit_cache_sigint_from_a_thread_runs_the_programs_handler(void *
         remat_lane_buf bufs[2];
         const remat_lane_program *pp[1] = {make_big(&p, bufs)};
         remat_lane_fn fn = NULL;
-        const remat_status st = remat_backend_cpu()->iface.compile_lanes(1, pp, &fn, env_cache());
+        const remat_status st = remat_backend_cpu()->iface.compile_lanes(remat_backend_cpu(), 1, pp, &fn, env_cache());
         atomic_store(&int_stop, 1);
         pthread_join(t, NULL);
         struct sigaction now;

@@ -473,9 +473,10 @@ static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_
     return st;
 }
 
-remat_status rmi_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out,
-                                   const char *cache_dir)
+remat_status rmi_cpu_compile_lanes(const remat_backend *be, int n, const remat_lane_program *const *ps,
+                                   remat_lane_fn *out, const char *cache_dir)
 {
+    (void)be; /* the host's code: one for every CPU backend */
     return lanes_get(n, ps, out, cache_dir, true);
 }
 
