@@ -223,9 +223,10 @@ static void options(int n, const remat_lane_program *const *ps, char *opts, size
 
 static int has_tool(const char *tool);
 
-/* Once the external driver could not run (no `x86_64-linux-gnu-gcc-12` or
- * the like on PATH: Debian's gcc-12, which libgccjit0 does not depend on),
- * the embedded one, for the rest of the process (jit_tmp.h). */
+/* Once the external driver failed where the embedded one then compiled (no
+ * `x86_64-linux-gnu-gcc-12` or the like on PATH: Debian's gcc-12, which
+ * libgccjit0 does not depend on), the embedded one, for the rest of the
+ * process (jit_tmp.h). */
 static atomic_bool no_external_driver;
 
 /* All n programs into a new libgccjit context c, functions
@@ -273,8 +274,8 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
     rmi_vm_export_symbols(); /* the SLEEF functions the code imports */
     if (!(has_tool("as") && has_tool("ld")))
         return rmi_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
+    bool external = !atomic_load(&no_external_driver), retried = false;
     for (;;) {
-        const bool external = !atomic_load(&no_external_driver);
         gcc_jit_context *c = NULL;
         remat_status st = build_context(n, ps, opts, external, &c);
         if (st != REMAT_OK) {
@@ -296,13 +297,16 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
         if (!has_lanes(code, n)) {
             const char *e = gcc_jit_context_get_first_error(c);
             code_release(code);
-            /* libgccjit's words when pex could not run the driver, or it failed */
+            /* libgccjit's words when pex could not run the driver, or it
+             * failed: once more with the embedded driver */
             if (external && e && strstr(e, "error invoking gcc driver")) {
-                atomic_store(&no_external_driver, true);
                 gcc_jit_context_release(c);
+                external = false, retried = true;
                 continue;
             }
             st = rmi_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
+        } else if (retried) { /* the external driver is what failed: not tried again */
+            atomic_store(&no_external_driver, true);
         }
         gcc_jit_context_release(c);
         return st;

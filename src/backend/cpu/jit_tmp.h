@@ -33,8 +33,8 @@
  *    meanwhile, or libgccjit could not wait for its driver (ECHILD);
  *  - the dispositions of those signals, SIGPIPE and SIGCHLD are put back
  *    as they were: where the external driver cannot be started (no gcc-12
- *    on PATH; libgccjit0 does not depend on it), jit.c falls back to the
- *    embedded one for the rest of the process, whose handlers would
+ *    on PATH; libgccjit0 does not depend on it) and the embedded one
+ *    compiles, jit.c uses the embedded one for the rest of the process, whose handlers would
  *    otherwise replace the program's for good (and the SIGINT above ends
  *    the process again in that case).
  *
