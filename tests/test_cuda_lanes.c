@@ -14,6 +14,7 @@
 
 #include "backend/lane_io.h"
 #include "core/alloc.h"
+#include "kernels/cuda/lanes.h"
 #include "kernels/cuda/lanes_gen.h"
 #include "kernels/cuda/nvrtc.h"
 #include "remat/op.h"
@@ -379,6 +380,28 @@ static void test_cuda_lanes_nvrtc_error_has_log(void **state)
     rmi_free(log);
 }
 
+/* NVRTC's architecture names from a device's compute capability (the
+ * device the backend names: kernels/cuda/lanes.c asks it), no GPU needed */
+static void test_cuda_lanes_arch_names(void **state)
+{
+    (void)state;
+    char sm[16], compute[16];
+    static const struct {
+        int major, minor;
+        const char *sm, *compute;
+    } cases[] = {{7, 5, "sm_75", "compute_75"}, {8, 6, "sm_86", "compute_86"}, {9, 0, "sm_90", "compute_90"},
+                 {10, 0, "sm_100", "compute_100"}, {12, 1, "sm_121", "compute_121"}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        assert_true(rmi_cuda_lanes_arch(cases[k].major, cases[k].minor, sm, compute, sizeof sm));
+        assert_string_equal(sm, cases[k].sm);
+        assert_string_equal(compute, cases[k].compute);
+    }
+    assert_false(rmi_cuda_lanes_arch(0, 0, sm, compute, sizeof sm));  /* no device answered */
+    assert_false(rmi_cuda_lanes_arch(9, 10, sm, compute, sizeof sm)); /* "sm_910" would name 91.0 */
+    assert_false(rmi_cuda_lanes_arch(9, -1, sm, compute, sizeof sm));
+    assert_false(rmi_cuda_lanes_arch(10, 0, sm, compute, 10)); /* "compute_100" does not fit */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_cuda_lanes_literals_exact),
         cmocka_unit_test(test_cuda_lanes_no_cuda_form_unsupported),
         cmocka_unit_test(test_cuda_lanes_text_round_trip),
+        cmocka_unit_test(test_cuda_lanes_arch_names),
         cmocka_unit_test(test_cuda_lanes_text_bad_input_named),
         cmocka_unit_test(test_cuda_lanes_exit_serial),
         cmocka_unit_test(test_cuda_lanes_every_op_compiles_sm90),

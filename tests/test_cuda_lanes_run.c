@@ -210,7 +210,7 @@ static void run_and_check(const remat_lane_program *p, char **host, const size_t
                           int64_t count, const remat_op *op_of_elem0 /* per element of buffer 1, or NULL */)
 {
     remat_lane_fn fn = NULL;
-    assert_ok(rmi_cuda_compile_lanes(1, &p, &fn, NULL));
+    assert_ok(rmi_cuda_compile_lanes(remat_backend_cuda(0), 1, &p, &fn, NULL));
     char *dbuf[8], *got[8];
     for (int q = 0; q < p->n_bufs; q++)
         dbuf[q] = dev(bytes[q], host[q]);
@@ -390,7 +390,7 @@ static void test_cuda_lanes_run_kernels_shared(void **state)
     const remat_lane_program *ps[3] = {&a, &a, &b};
     remat_lane_fn fn[3];
     const int before = rmi_cuda_lanes_count();
-    assert_ok(rmi_cuda_compile_lanes(3, ps, fn, NULL));
+    assert_ok(rmi_cuda_compile_lanes(remat_backend_cuda(0), 3, ps, fn, NULL));
     assert_true(fn[0] == fn[1]);
     assert_true(fn[0] != fn[2]);
     assert_int_equal(rmi_cuda_lanes_count(), before + 2);

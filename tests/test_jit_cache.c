@@ -23,6 +23,8 @@
 #include "test_util.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,7 @@
 #include <unistd.h>
 
 #include "backend/backend_impl.h"
+#include "backend/cpu/jit.h"
 #include "backend/cpu/jit_disk.h"
 #include "core/pool.h"
 #include "remat/remat.h"
@@ -462,7 +465,7 @@ static int compile_mul(void) /* 0 when compiled, stored and right */
     const remat_lane_program *pp[1] = {make_prog(&s, REMAT_OP_MUL, 1.25)};
     remat_lane_fn fn = NULL;
     remat_jit_disk_counts c;
-    if (be->iface.compile_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
+    if (be->iface.compile_lanes(be, 1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25))
         return 1;
     rmi_jit_disk_get_counts(&c);
     return c.stored == 1 && c.misses == 1 ? 0 : 2;
@@ -491,7 +494,7 @@ static int load_then_change(void)
     rmi_jit_disk_get_counts(&c);
     if (c.hits != 1 || c.misses != 2 || gccjit_mapped())
         return 7;
-    if (be->iface.compile_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_ADD, 1.25))
+    if (be->iface.compile_lanes(be, 1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_ADD, 1.25))
         return 8;
     rmi_jit_disk_get_counts(&c);
     return c.stored == 1 && gccjit_mapped() ? 0 : 9;
@@ -521,7 +524,7 @@ static int without_gccjit(void) /* libgccjit missing: compiling fails once, quie
     if (be->iface.load_lanes(1, pp, &fn, env_cache()) != REMAT_OK || !runs_right(fn, REMAT_OP_MUL, 1.25)) /* stored before */
         return 10;
     pp[0] = make_prog(&s, REMAT_OP_MUL, 2.5);
-    if (be->iface.compile_lanes(1, pp, &fn, env_cache()) != REMAT_ERR_BACKEND || !strstr(remat_last_error(), "cannot load"))
+    if (be->iface.compile_lanes(be, 1, pp, &fn, env_cache()) != REMAT_ERR_BACKEND || !strstr(remat_last_error(), "cannot load"))
         return 11;
     double want[3], got[3];
     int64_t n_got = -1;
@@ -643,7 +646,7 @@ static void compile_big(const char *dir, const char *tmp)
     remat_lane_buf bufs[2];
     const remat_lane_program *pp[1] = {make_big(&p, bufs)};
     remat_lane_fn fn = NULL;
-    _exit(remat_backend_cpu()->iface.compile_lanes(1, pp, &fn, env_cache()) == REMAT_OK ? 0 : 1);
+    _exit(remat_backend_cpu()->iface.compile_lanes(remat_backend_cpu(), 1, pp, &fn, env_cache()) == REMAT_OK ? 0 : 1);
 }
 
 /* whether dir holds a file whose name starts with prefix */
@@ -658,7 +661,8 @@ static int has_prefix(const char *dir, const char *prefix)
     return found;
 }
 
-/* whether process pid has a child process now (libgccjit's driver running as or ld) */
+/* whether process pid has a child process now: gcc's driver, run by
+ * libgccjit as a process of its own, or as or ld */
 static int has_child_process(pid_t pid)
 {
     char p[64], buf[256] = {0};
@@ -672,18 +676,25 @@ static int has_child_process(pid_t pid)
 }
 
 /* SIGTERM to a process compiling the big body, when ready(pid, dir) first
- * says so: it ends by SIGTERM as before, and leaves neither its temporary
- * files in the cache directory nor libgccjit's directory in TMPDIR. False
- * when the compilation ended before ready said so. */
-static int term_while_compiling(int (*ready)(pid_t pid, const char *dir))
+ * says so (with group, to its whole process group, as a terminal's Ctrl-C
+ * goes: gcc's driver and as or ld too): it ends by SIGTERM as before, and
+ * leaves neither its temporary files in the cache directory nor
+ * libgccjit's directory in TMPDIR. False when the compilation ended before
+ * ready said so. */
+static int term_while_compiling(int (*ready)(pid_t pid, const char *dir), bool group)
 {
     char dir[4096], tmp[4096];
     fresh_dir(dir, sizeof dir);
     fresh_dir(tmp, sizeof tmp);
     const pid_t pid = fork();
     assert_true(pid >= 0);
-    if (pid == 0)
+    if (pid == 0) {
+        if (group)
+            setpgid(0, 0);
         compile_big(dir, tmp);
+    }
+    if (group)
+        setpgid(pid, pid); /* either may run first */
     int status, hit = 0;
     for (int i = 0; i < 200000 && !hit && waitpid(pid, &status, WNOHANG) == 0; i++) {
         hit = ready(pid, dir) > 0;
@@ -691,7 +702,7 @@ static int term_while_compiling(int (*ready)(pid_t pid, const char *dir))
             usleep(50);
     }
     if (hit) {
-        kill(pid, SIGTERM);
+        kill(group ? -pid : pid, SIGTERM);
         assert_int_equal(waitpid(pid, &status, 0), pid);
         if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM))
             fail_msg("status %#x", status);
@@ -720,16 +731,19 @@ static int driver_running(pid_t pid, const char *dir) /* the assembler or the li
 static void test_jit_cache_sigterm_leaves_no_temps(void **state)
 {
     (void)state;
-    assert_true(term_while_compiling(so_temp_made));
+    assert_true(term_while_compiling(so_temp_made, false));
     if (has_child_process(getpid()) < 0) {
         print_message("skipping SIGTERM while as/ld run: no /proc/PID/task/TID/children here\n");
         return;
     }
-    assert_true(term_while_compiling(driver_running));
+    assert_true(term_while_compiling(driver_running, false));
+    assert_true(term_while_compiling(driver_running, true));
 }
 
-/* libgccjit's driver installs its own SIGINT/SIGTERM/SIGHUP/SIGPIPE handlers
- * and SIGCHLD's default: a compilation puts back the program's */
+/* libgccjit's embedded driver installs its own SIGINT/SIGTERM/SIGHUP/SIGPIPE
+ * handlers and SIGCHLD's default: a compilation puts back the program's.
+ * A SIGCHLD the program ignores does not keep libgccjit from waiting for
+ * its external driver (which it then would not use again). */
 static void on_term(int sig)
 {
     (void)sig;
@@ -751,7 +765,7 @@ static int handlers_kept(void)
     ok &= sigaction(SIGPIPE, NULL, &a) == 0 && a.sa_handler == SIG_IGN;
     ok &= sigaction(SIGCHLD, NULL, &a) == 0 && a.sa_handler == SIG_IGN;
     ok &= sigaction(SIGHUP, NULL, &a) == 0 && a.sa_handler == SIG_DFL;
-    return ok ? 0 : 2;
+    return !ok ? 2 : rmi_cpu_jit_driver_external() ? 0 : 3;
 }
 
 static void test_jit_cache_compile_keeps_signal_handlers(void **state)
@@ -761,6 +775,108 @@ static void test_jit_cache_compile_keeps_signal_handlers(void **state)
     fresh_dir(dir, sizeof dir);
     assert_int_equal(in_child(dir, handlers_kept), 0);
     remove_dir(dir);
+}
+
+/* gcc's driver runs as a process of its own, found on PATH (Debian's
+ * x86_64-linux-gnu-gcc-12); on a PATH with as and ld but no driver, the
+ * compilation is made again with the driver inside libgccjit, and the
+ * program's handlers are kept there too */
+static char tools_only[4096]; /* a directory holding links to as and ld only */
+
+static int compile_without_driver(void)
+{
+    setenv("PATH", tools_only, 1);
+    const int r = handlers_kept();
+    return r == 3 ? 0 : r == 0 ? 4 : r; /* compiled, by the embedded driver */
+}
+
+static void test_jit_cache_no_driver_on_path_falls_back(void **state)
+{
+    (void)state;
+    char dir[4096], link[4200];
+    fresh_dir(dir, sizeof dir);
+    fresh_dir(tools_only, sizeof tools_only);
+    const char *tools[] = {"as", "ld"};
+    for (int i = 0; i < 2; i++) {
+        char *path = strdup(getenv("PATH")), *save = NULL; /* where this PATH has the tool */
+        int found = 0;
+        for (char *d = strtok_r(path, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+            char full[4200];
+            snprintf(full, sizeof full, "%s/%s", d, tools[i]);
+            snprintf(link, sizeof link, "%s/%s", tools_only, tools[i]);
+            found = access(full, X_OK) == 0 && symlink(full, link) == 0;
+        }
+        free(path);
+        assert_true(found);
+    }
+    assert_int_equal(in_child(dir, compile_without_driver), 0);
+    remove_dir(dir);
+    remove_dir(tools_only);
+}
+
+/* A program's own SIGINT handler (Python's, say) and a thread of its own
+ * that takes the signal (blocks nothing) while another compiles: a SIGINT
+ * sent to the process again and again during the compilation, as and ld
+ * included, runs the program's handler and never the handler of gcc's
+ * driver, which would end the process (it ran inside libgccjit once). It
+ * compiles, and leaves no temporary file. */
+static atomic_int int_seen, int_stop;
+
+static void on_int(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&int_seen, 1);
+}
+
+static void *send_ints(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&int_stop)) {
+        kill(getpid(), SIGINT);
+        usleep(100);
+    }
+    return NULL;
+}
+
+static void test_jit_cache_sigint_from_a_thread_runs_the_programs_handler(void **state)
+{
+    (void)state;
+    char dir[4096], tmp[4096];
+    fresh_dir(dir, sizeof dir);
+    fresh_dir(tmp, sizeof tmp);
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(120);
+        struct sigaction sa = {.sa_handler = on_int}; /* no SA_RESTART, as Python's */
+        sigaction(SIGINT, &sa, NULL);
+        pthread_t t;
+        if (pthread_create(&t, NULL, send_ints, NULL))
+            _exit(4);
+        setenv("REMAT_CACHE_DIR", dir, 1);
+        setenv("TMPDIR", tmp, 1);
+        remat_lane_program p;
+        remat_lane_buf bufs[2];
+        const remat_lane_program *pp[1] = {make_big(&p, bufs)};
+        remat_lane_fn fn = NULL;
+        const remat_status st = remat_backend_cpu()->iface.compile_lanes(remat_backend_cpu(), 1, pp, &fn, env_cache());
+        atomic_store(&int_stop, 1);
+        pthread_join(t, NULL);
+        struct sigaction now;
+        sigaction(SIGINT, NULL, &now);
+        _exit(st != REMAT_OK || !fn ? 1 : now.sa_handler != on_int ? 2 : atomic_load(&int_seen) == 0 ? 3 : 0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        fail_msg("the compiling process %s %d", WIFSIGNALED(status) ? "ended by signal" : "exited",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    assert_false(has_prefix(dir, ".so-"));
+    assert_false(has_prefix(dir, ".lanes-"));
+    assert_false(has_prefix(tmp, "libgccjit-"));
+    assert_false(has_prefix(tmp, "cc"));
+    remove_dir(dir);
+    remove_dir(tmp);
 }
 
 int main(void)
@@ -781,6 +897,8 @@ int main(void)
         cmocka_unit_test(test_jit_cache_stale_temps_swept),
         cmocka_unit_test(test_jit_cache_sigterm_leaves_no_temps),
         cmocka_unit_test(test_jit_cache_compile_keeps_signal_handlers),
+        cmocka_unit_test(test_jit_cache_sigint_from_a_thread_runs_the_programs_handler),
+        cmocka_unit_test(test_jit_cache_no_driver_on_path_falls_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,7 +228,7 @@ static void test_nomem_backend_jit(void **state)
     remat_lane_fn fn = NULL;
     make_scale(&s, imm);
     rmi_alloc_fail_after(INT64_MAX);
-    assert_int_equal(be->iface.compile_lanes(1, pp, &fn, NULL), REMAT_OK);
+    assert_int_equal(be->iface.compile_lanes(be, 1, pp, &fn, NULL), REMAT_OK);
     const int64_t n = rmi_alloc_count();
     rmi_alloc_fail_after(-1);
     check_scale(fn, imm);
@@ -243,7 +243,7 @@ static void test_nomem_backend_jit(void **state)
                 rmi_alloc_fail_after(k);
             else
                 rmi_alloc_fail_once(k);
-            remat_status st = be->iface.compile_lanes(1, pp, &fn, NULL);
+            remat_status st = be->iface.compile_lanes(be, 1, pp, &fn, NULL);
             const int64_t made = rmi_alloc_count();
             rmi_alloc_fail_after(-1);
             if (made > k) {
@@ -252,7 +252,7 @@ static void test_nomem_backend_jit(void **state)
                              remat_status_name(st), remat_last_error());
                 assert_contains(remat_last_error(), "out of memory");
                 failed++;
-                assert_int_equal(be->iface.compile_lanes(1, pp, &fn, NULL), REMAT_OK);
+                assert_int_equal(be->iface.compile_lanes(be, 1, pp, &fn, NULL), REMAT_OK);
             } else {
                 assert_int_equal(st, REMAT_OK);
             }

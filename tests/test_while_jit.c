@@ -237,7 +237,7 @@ static void test_while_jit_lane_exit(void **state)
     const remat_lane_program p = {.m = 1, .n_ins = 7, .ins = ins, .n_bufs = 3, .bufs = bufs};
     const remat_lane_program *pp = &p;
     remat_lane_fn fn = NULL;
-    assert_ok(rmi_cpu_compile_lanes(1, &pp, &fn, NULL));
+    assert_ok(rmi_cpu_compile_lanes(remat_backend_cpu(), 1, &pp, &fn, NULL));
     double x = 1, k = 0.5, ran = -1;
     char *b[3] = {(char *)&x, (char *)&k, (char *)&ran};
     int64_t st[3] = {0, 0, 0};

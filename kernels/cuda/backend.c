@@ -6,8 +6,10 @@
  * remat_exec_ctx): the device is the backend object's, the stream and error
  * record the state's (an rmi_cuda_state, memory.cu: a run's is its
  * program's, made at its first run; a compile's uploads use a short-lived
- * one). mem_alloc / mem_free and host_alloc / host_free (pinned host
- * memory, the slow tier's) need only the device. finish waits for the
+ * one). mem_alloc / mem_free need only the device; host_alloc / host_free
+ * (pinned host memory, the slow tiers') go through the state's kept blocks
+ * when there is a state (kernels/cuda/pinned.h), and must then be given
+ * the same state. finish waits for the
  * state's stream and turns its first device error since the last finish
  * into REMAT_ERR_BACKEND. Scan loop bodies compile to lane kernels through
  * NVRTC (lanes.h), launched on the context's stream (run_lanes); their
@@ -47,11 +49,18 @@ static void cuda_copy_out(const remat_exec_ctx *cx, void *host_dst, const void *
 {
     rmi_cuda_copy_out(cx->state, host_dst, src, bytes);
 }
+/* with a state (a run's), through its kept blocks: no cudaHostAlloc per run */
 static void *cuda_host_alloc(const remat_exec_ctx *cx, size_t bytes)
 {
-    return rmi_cuda_host_alloc(device_of(cx->be), bytes);
+    return cx->state ? rmi_cuda_state_host_alloc(cx->state, bytes) : rmi_cuda_host_alloc(device_of(cx->be), bytes);
 }
-static void cuda_host_free(const remat_exec_ctx *cx, void *p) { rmi_cuda_host_free(device_of(cx->be), p); }
+static void cuda_host_free(const remat_exec_ctx *cx, void *p)
+{
+    if (cx->state)
+        rmi_cuda_state_host_free(cx->state, p);
+    else
+        rmi_cuda_host_free(device_of(cx->be), p);
+}
 static void cuda_program_free(void *state) { rmi_cuda_state_free(state); }
 
 static void *cuda_program_new(remat_backend *be)

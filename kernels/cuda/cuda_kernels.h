@@ -38,6 +38,10 @@ void rmi_cuda_free(int device, void *p);
 /* pinned host memory (cudaHostAlloc, portable); NULL when out of memory */
 void *rmi_cuda_host_alloc(int device, size_t bytes);
 void rmi_cuda_host_free(int device, void *p);
+/* the same through cs's kept blocks (pinned.h): a block given back stays
+ * allocated for cs's next run, freed with cs */
+void *rmi_cuda_state_host_alloc(rmi_cuda_state *cs, size_t bytes);
+void rmi_cuda_state_host_free(rmi_cuda_state *cs, void *p);
 /* device to device, queued; either side may be host memory (then done on return) */
 void rmi_cuda_memcpy(rmi_cuda_state *cs, void *dst, const void *src, size_t bytes);
 void rmi_cuda_memset0(rmi_cuda_state *cs, void *dst, size_t bytes);                  /* queued */

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #include "core/assert.h"
 #include "backend/backend_impl.h"
 #include "core/error.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/lanes.h"
 #include "kernels/cuda/lanes_gen.h"
@@ -21,6 +23,7 @@
 
 typedef struct {
     char *src;            /* the kernel's source: identical programs share a slot */
+    char arch[32];        /* what it was compiled for ("sm_90"): devices of another architecture get their own */
     cudaLibrary_t lib;
     cudaKernel_t kernel;
     remat_cuda_lanes_info info;
@@ -115,32 +118,40 @@ static remat_status cuda_fail(cudaError_t e, const char *what)
     return rmi_error(REMAT_ERR_BACKEND, "CUDA lanes: %s: %s", what, cudaGetErrorString(e));
 }
 
-/* "sm_90" for the current device (a cubin), "compute_90" (PTX the driver
- * compiles: an architecture this NVRTC has no SASS for) */
-static remat_status device_arch(char *sm, char *compute, size_t n)
+bool rmi_cuda_lanes_arch(int major, int minor, char *sm, char *compute, size_t n)
 {
-    int dev = 0, major = 0, minor = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (major < 1 || minor < 0 || minor > 9) /* no compute capability CUDA knows */
+        return false;
+    const int a = snprintf(sm, n, "sm_%d%d", major, minor), b = snprintf(compute, n, "compute_%d%d", major, minor);
+    return a > 0 && (size_t)a < n && b > 0 && (size_t)b < n;
+}
+
+/* the architecture names of device dev, asked of that device (not the
+ * thread's current one) */
+static remat_status device_arch(int dev, char *sm, char *compute, size_t n)
+{
+    int major = 0, minor = 0;
+    cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
     if (e != cudaSuccess)
         return cuda_fail(e, "the device's compute capability");
-    snprintf(sm, n, "sm_%d%d", major, minor);
-    snprintf(compute, n, "compute_%d%d", major, minor);
+    if (!rmi_cuda_lanes_arch(major, minor, sm, compute, n))
+        return rmi_error(REMAT_ERR_BACKEND, "CUDA lanes: device %d has compute capability %d.%d, which has no "
+                                            "architecture name", dev, major, minor);
     return REMAT_OK;
 }
 
-/* compiles and loads src into a new slot; the lock is held */
-static remat_status load_slot(char *src, const remat_cuda_lanes_info *info, int64_t m, int *at)
+/* compiles and loads src for sm (compute: its PTX form) into a new slot;
+ * the lock is held */
+static remat_status load_slot(char *src, const remat_cuda_lanes_info *info, int64_t m, const char *sm,
+                              const char *compute, int *at)
 {
     const int i = atomic_load(&n_slots);
     if (i == REMAT_CUDA_LANES_MAX)
         return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: more than %d distinct lane kernels in one process",
                          REMAT_CUDA_LANES_MAX);
-    char sm[32], compute[32];
-    remat_status st = device_arch(sm, compute, sizeof sm);
+    remat_status st = REMAT_OK;
     char *img = NULL, *log = NULL;
     size_t size = 0;
     if (st == REMAT_OK) {
@@ -161,6 +172,7 @@ static remat_status load_slot(char *src, const remat_cuda_lanes_info *info, int6
             st = cuda_fail(e, "loading a compiled lane kernel");
         } else {
             s->src = src, s->info = *info, s->m = m;
+            snprintf(s->arch, sizeof s->arch, "%s", sm);
             *at = i;
             atomic_store(&n_slots, i + 1);
         }
@@ -170,14 +182,17 @@ static remat_status load_slot(char *src, const remat_cuda_lanes_info *info, int6
 }
 
 /* cache_dir: unused, NVRTC's code is kept in this process only */
-remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, remat_lane_fn *out,
-                                    const char *cache_dir)
+remat_status rmi_cuda_compile_lanes(const remat_backend *be, int n, const remat_lane_program *const *p,
+                                    remat_lane_fn *out, const char *cache_dir)
 {
     (void)cache_dir;
     if (!rmi_cuda_can_compile_lanes())
         return rmi_error(REMAT_ERR_UNSUPPORTED, "CUDA lanes: compiling is off (no NVRTC or device, or an earlier "
                                                   "failure)");
-    remat_status st = REMAT_OK;
+    char sm[32], compute[32];
+    remat_status st = device_arch(rmi_cuda_backend_device(be), sm, compute, sizeof sm);
+    if (st != REMAT_OK)
+        return st;
     pthread_mutex_lock(&lock);
     for (int k = 0; k < n && st == REMAT_OK; k++) {
         char *src = NULL;
@@ -186,11 +201,11 @@ remat_status rmi_cuda_compile_lanes(int n, const remat_lane_program *const *p, r
             break;
         int at = -1;
         for (int i = 0; i < atomic_load(&n_slots) && at < 0; i++) /* the source names m */
-            if (strcmp(slots[i].src, src) == 0)
+            if (strcmp(slots[i].src, src) == 0 && strcmp(slots[i].arch, sm) == 0)
                 at = i;
         if (at >= 0)
             rmi_free(src);
-        else if ((st = load_slot(src, &info, p[k]->m, &at)) != REMAT_OK)
+        else if ((st = load_slot(src, &info, p[k]->m, sm, compute, &at)) != REMAT_OK)
             rmi_free(src);
         if (st == REMAT_OK)
             out[k] = tramps[at];

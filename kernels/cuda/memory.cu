@@ -15,6 +15,7 @@
 
 #include "cublas_lib.h"
 #include "cuda_util.cuh"
+#include "pinned.h"
 
 struct rmi_cuda_state {
     int device;
@@ -22,6 +23,7 @@ struct rmi_cuda_state {
     bool failed;
     char first_error[320];
     cublasHandle_t blas; /* made at the first gemm (dot.cu rmi_cuda_blas), NULL before */
+    rmi_pinned_cache pinned; /* host_alloc's blocks, kept between runs (pinned.h) */
 };
 
 static void use_device(int device)
@@ -73,6 +75,49 @@ extern "C" int rmi_cuda_device_count(char *why, size_t why_len)
     return n;
 }
 
+/* Pinned host memory (the vtable's host_alloc): the slow tier of
+ * offloaded residuals and two-tier loops, which copy_in / copy_out move
+ * without a staging copy. Portable: any device's stream may copy it. */
+extern "C" void *rmi_cuda_host_alloc(int device, size_t bytes)
+{
+    void *p = NULL;
+    use_device(device);
+    cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* reported as NULL, not kept */
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void rmi_cuda_host_free(int device, void *p)
+{
+    if (!p)
+        return;
+    use_device(device);
+    (void)cudaFreeHost(p); /* no state to keep an error in */
+    (void)cudaGetLastError();
+}
+
+static void *pinned_alloc(void *ctx, size_t bytes) { return rmi_cuda_host_alloc(*(int *)ctx, bytes); }
+static void pinned_free(void *ctx, void *p) { rmi_cuda_host_free(*(int *)ctx, p); }
+static rmi_pinned_allocator pinned_allocator(rmi_cuda_state *cs)
+{
+    return rmi_pinned_allocator{pinned_alloc, pinned_free, &cs->device};
+}
+
+extern "C" void *rmi_cuda_state_host_alloc(rmi_cuda_state *cs, size_t bytes)
+{
+    const rmi_pinned_allocator a = pinned_allocator(cs);
+    return rmi_pinned_take(&cs->pinned, bytes, &a);
+}
+
+extern "C" void rmi_cuda_state_host_free(rmi_cuda_state *cs, void *p)
+{
+    const rmi_pinned_allocator a = pinned_allocator(cs);
+    rmi_pinned_give(&cs->pinned, p, &a);
+}
+
 extern "C" rmi_cuda_state *rmi_cuda_state_new(int device, char *why, size_t why_len)
 {
     rmi_cuda_state *s = (rmi_cuda_state *)calloc(1, sizeof *s);
@@ -100,6 +145,8 @@ extern "C" void rmi_cuda_state_free(rmi_cuda_state *cs)
     use_device(cs->device);
     if (cs->blas)
         rmi_cublas.destroy(cs->blas);
+    const rmi_pinned_allocator a = pinned_allocator(cs);
+    rmi_pinned_clear(&cs->pinned, &a);
     CUDA_NOTE(cudaStreamDestroy(cs->stream), "cudaStreamDestroy");
     free(cs);
 }
@@ -123,30 +170,6 @@ extern "C" void rmi_cuda_free(int device, void *p)
         return;
     use_device(device);
     (void)cudaFree(p); /* no state to keep an error in: a failed free is not reported */
-    (void)cudaGetLastError();
-}
-
-/* Pinned host memory (the vtable's host_alloc): the slow tier of
- * offloaded residuals and two-tier loops, which copy_in / copy_out move
- * without a staging copy. Portable: any device's stream may copy it. */
-extern "C" void *rmi_cuda_host_alloc(int device, size_t bytes)
-{
-    void *p = NULL;
-    use_device(device);
-    cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError(); /* reported as NULL, not kept */
-        return NULL;
-    }
-    return p;
-}
-
-extern "C" void rmi_cuda_host_free(int device, void *p)
-{
-    if (!p)
-        return;
-    use_device(device);
-    (void)cudaFreeHost(p); /* no state to keep an error in */
     (void)cudaGetLastError();
 }
 

@@ -174,9 +174,11 @@ typedef struct {
      * programs (backend/lane.h) into native loops, out[i] running p[i]. Identical
      * programs may share code; the functions stay valid for the life of the process.
      * cache_dir: the disk cache of compiled code to use (the compile's
-     * options, exec/hop.h rmi_lane_cache_dir); NULL: none. */
-    remat_status (*compile_lanes)(int n, const remat_lane_program *const *p, remat_lane_fn *out,
-                                  const char *cache_dir);
+     * options, exec/hop.h rmi_lane_cache_dir); NULL: none. be: the backend
+     * object the code will run on (CUDA: its device decides the
+     * architecture, never the thread's current device). */
+    remat_status (*compile_lanes)(const remat_backend *be, int n, const remat_lane_program *const *p,
+                                  remat_lane_fn *out, const char *cache_dir);
     /* With compile_lanes: whether compiling can work now (not failed
      * before), asked before translating. Whether the compile wants it is
      * its options' (remat_compile_options.jit). */
@@ -226,7 +228,9 @@ typedef struct {
      * cudaHostAlloc), for the slow tier of offloaded residuals
      * (exec/offload.c) and two-tier loops (scan/loop_slow.c). NULL when out
      * of memory, nothing kept for finish(); host_free(cx, NULL) does nothing.
-     * Like mem_alloc they need only cx->be. */
+     * cx->state may be NULL; a block is given back with the state it was
+     * taken with, which may keep it for its next run instead of freeing it
+     * (CUDA: kernels/cuda/pinned.h; freed with the state). */
     void *(*host_alloc)(const remat_exec_ctx *cx, size_t bytes);
     void (*host_free)(const remat_exec_ctx *cx, void *p);
     /* A state for remat_exec_ctx.state (CUDA: a stream on be's device, its

@@ -104,7 +104,7 @@ remat_status rmi_fuse_compile(remat_compile_ctx *c, remat_fused_op *F, int64_t n
     const bool big = (double)n * F->n_uops >= FUSE_JIT_MIN_WORK;
     remat_status st = REMAT_ERR_UNSUPPORTED;
     if (o->jit == REMAT_JIT_ALWAYS || big)
-        st = be->iface.compile_lanes(1, &pp, &fn, dir);
+        st = be->iface.compile_lanes(be, 1, &pp, &fn, dir);
     else if (be->iface.load_lanes)
         st = be->iface.load_lanes(1, &pp, &fn, dir);
     rmi_free(ins);

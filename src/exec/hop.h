@@ -11,7 +11,8 @@
 #include "backend/backend_impl.h"
 
 /* A HOP instruction's statistics. The root program calls begin_run before
- * each of its runs, report_run after one that asked for remat_stats, and
+ * each of its runs (with the run's context: its host_alloc blocks are the
+ * state's, kept between runs), report_run after one that asked for remat_stats, and
  * report_plan from remat_program_plan, in lowering order; each adds its own
  * share to what the earlier ones wrote (a sum, a max, ...). run_status
  * (optional) after every run: how the instruction's executions since
@@ -20,7 +21,7 @@
  * which allocates) records it there, writes nothing it cannot vouch for, and
  * remat_run returns it (message already set) instead of REMAT_OK. */
 typedef struct {
-    void (*begin_run)(void *self);
+    void (*begin_run)(const remat_exec_ctx *cx, void *self);
     void (*report_run)(const void *self, remat_stats *stats);
     void (*report_plan)(const void *self, remat_memory_plan *plan);
     remat_status (*run_status)(const void *self);

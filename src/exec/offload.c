@@ -20,8 +20,10 @@
  * CUDA) the tier is host memory the program holds, written and read with
  * the backend's synchronised copies as its custom ops stage their operands
  * (kernels/cuda/custom.c). With the backend's host_alloc (CUDA: pinned,
- * cudaHostAlloc) that memory is allocated when the run begins and freed by
- * the program's last tier instruction, as the file is made and closed;
+ * cudaHostAlloc) that memory is taken when the run begins and given back by
+ * the program's last tier instruction, as the file is made and closed
+ * (CUDA keeps the block in the run's state for the next run:
+ * kernels/cuda/pinned.h);
  * without it, it is plain host memory the program holds (pageable, JAX's
  * unpinned_host), whichever kind the policy names.
  */
@@ -39,9 +41,9 @@
 
 struct rmi_offload_store {
     const remat_backend_iface *dev; /* a device backend: the tier is `host`, else a file */
-    remat_backend *be;
     char *host;
     bool pinned;         /* host comes from dev->host_alloc each run (NULL between runs) */
+    remat_exec_ctx host_cx; /* the run's context host came from: given back to the same state */
     const char *dir;
     int64_t max_bytes;   /* remat_compile_options.tier_max_bytes (0: the disk's room) */
     size_t bytes;        /* planned: the tier's extent */
@@ -62,8 +64,8 @@ static void store_close(rmi_offload_store *s)
     if (s->fd >= 0)
         close(s->fd);
     s->fd = -1;
-    if (s->pinned && s->host) /* host_free needs only the backend */
-        s->dev->host_free(&(remat_exec_ctx){.be = s->be}, s->host);
+    if (s->pinned && s->host)
+        s->dev->host_free(&s->host_cx, s->host);
     if (s->pinned)
         s->host = NULL;
 }
@@ -117,13 +119,14 @@ static void tier_write(const remat_exec_ctx *cx, const remat_instr *I) { tier_io
 static void tier_read(const remat_exec_ctx *cx, const remat_instr *I) { tier_io(cx, I, false); }
 
 /* the run's file: made, unlinked, reserved in full */
-static void begin_run(void *self)
+static void begin_run(const remat_exec_ctx *cx, void *self)
 {
     rmi_offload_store *s = self;
     store_close(s); /* a run cut short left it open */
     s->status = REMAT_OK, s->hi = 0, s->why[0] = 0;
     if (s->pinned) {
-        if (!(s->host = s->dev->host_alloc(&(remat_exec_ctx){.be = s->be}, s->bytes))) {
+        s->host_cx = *cx; /* CUDA: the root's state, whose kept block serves the next run too */
+        if (!(s->host = s->dev->host_alloc(cx, s->bytes))) {
             s->status = REMAT_ERR_NOMEM;
             snprintf(s->why, sizeof s->why,
                      "offloaded residuals: cannot allocate %zu bytes of host memory for the tier (backend '%s')",
@@ -211,7 +214,6 @@ remat_status rmi_offload_lower(remat_compile_ctx *c, int32_t v, remat_instr *I, 
                                  .bytes = c->tier_bytes, .fd = -1};
         if (c->be->iface.copy_in) {
             s->dev = &c->be->iface;
-            s->be = c->be;
             s->pinned = s->dev->host_alloc && s->dev->host_free;
             if (!s->pinned && !(s->host = rmi_prog_alloc(p, c->tier_bytes)))
                 return rmi_compile_nomem("the offloaded residuals' host memory");

@@ -171,7 +171,7 @@ static remat_status run_common(remat_program *p, int n_in, const remat_tensor *i
         return st;
     remat_exec_counters *C = p->counters;
     for (int i = 0; i < C->n_hooks; i++)
-        C->hooks[i].begin_run(C->hooks[i].self);
+        C->hooks[i].begin_run(&cx, C->hooks[i].self);
     for (int i = 0; i < C->n_hooks; i++) /* one that cannot start (the tier's file): before anything runs */
         if (C->hooks[i].run_status && (st = C->hooks[i].run_status(C->hooks[i].self)) != REMAT_OK) {
             const char *why = C->hooks[i].run_error ? C->hooks[i].run_error(C->hooks[i].self) : NULL;

@@ -374,7 +374,7 @@ remat_status rmi_lanes_get_views(scan_lanes *const *views, int n_views, struct l
     if (memo && rmi_lanes_memo_code(memo, n, got)) /* another node of the body got it */
         st = REMAT_OK;
     else if (compile)
-        st = be->iface.compile_lanes(n, pp, got, cache_dir); /* one compilation */
+        st = be->iface.compile_lanes(be, n, pp, got, cache_dir); /* one compilation */
     else if (be->iface.load_lanes)
         st = be->iface.load_lanes(n, pp, got, cache_dir);
     if (st != REMAT_OK)

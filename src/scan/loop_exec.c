@@ -65,8 +65,9 @@ void rmi_loop_stats_run(const void *self, remat_stats *st)
         st->tier_bytes += (size_t)c->slow_hi * c->carry_bytes;
 }
 
-void rmi_loop_stats_begin(void *self)
+void rmi_loop_stats_begin(const remat_exec_ctx *cx, void *self)
 {
+    (void)cx;
     loop_core *c = self;
     c->evals = 0;
     c->peak_bytes = 0;

@@ -160,7 +160,7 @@ void rmi_loop_stats_run(const void *self, remat_stats *st);
 /* ... and a run's outcome: begin_run (the counts zeroed, the report
  * REMAT_OK, the slow stores a run cut short left swept), release (those
  * swept), run_status, run_error */
-void rmi_loop_stats_begin(void *self);
+void rmi_loop_stats_begin(const remat_exec_ctx *cx, void *self);
 void rmi_loop_stats_release(void *self);
 remat_status rmi_loop_stats_status(const void *self);
 const char *rmi_loop_stats_error(const void *self);

@@ -86,6 +86,7 @@ typedef struct {
     int64_t h;
     const loop_core *owner;
     remat_backend *be;
+    void *state; /* the run's backend state: host_free gives a block back to it */
 } live_store;
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static live_store *live;
@@ -113,7 +114,7 @@ static bool remember(loop_core *c)
             live = q, cap_live = cap;
     }
     if (ok)
-        live[n_live++] = (live_store){.h = c->slow_fd, .owner = c, .be = c->be};
+        live[n_live++] = (live_store){.h = c->slow_fd, .owner = c, .be = c->be, .state = c->cx ? c->cx->state : NULL};
     pthread_mutex_unlock(&live_mu);
     return ok;
 }
@@ -171,8 +172,8 @@ void rmi_loop_slow_sweep(const loop_core *c)
 {
     pthread_mutex_lock(&live_mu);
     for (int i = n_live - 1; i >= 0; i--)
-        if (live[i].owner == c) { /* host_free needs only the backend */
-            free_store(live[i].be, &(remat_exec_ctx){.be = live[i].be}, live[i].h);
+        if (live[i].owner == c) { /* host_free: the state the block came from */
+            free_store(live[i].be, &(remat_exec_ctx){.be = live[i].be, .state = live[i].state}, live[i].h);
             live[i] = live[--n_live];
         }
     pthread_mutex_unlock(&live_mu);

@@ -49,7 +49,10 @@
  * compilation. Across processes, the shared objects gcc makes are kept on
  * disk (jit_disk.h), keyed by the programs themselves and the generator's
  * version, so a later process loads them without loading libgccjit, which
- * is opened only when gcc has to run (jit_lib.h).
+ * is opened only when gcc has to run (jit_lib.h). gcc's driver, which
+ * runs as and ld, runs as a process of its own (libgccjit's external
+ * driver): inside libgccjit, its signal handlers were the whole process's
+ * (jit_tmp.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,10 +223,49 @@ static void options(int n, const remat_lane_program *const *ps, char *opts, size
 
 static int has_tool(const char *tool);
 
+/* Once the external driver failed where the embedded one then compiled (no
+ * `x86_64-linux-gnu-gcc-12` or the like on PATH: Debian's gcc-12, which
+ * libgccjit0 does not depend on), the embedded one, for the rest of the
+ * process (jit_tmp.h). */
+static atomic_bool no_external_driver;
+
+/* All n programs into a new libgccjit context c, functions
+ * lane0..lane<n-1>; gcc's driver run as a process of its own (external)
+ * or inside libgccjit. */
+static remat_status build_context(int n, const remat_lane_program *const *ps, const char *opts, bool external,
+                                  gcc_jit_context **out)
+{
+    gcc_jit_context *c = *out = gcc_jit_context_acquire();
+    if (!c)
+        return rmi_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
+    gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, opts[2] - '0');
+    gcc_jit_context_set_bool_print_errors_to_stderr(c, 0); /* reported once, by the caller */
+    gcc_jit_context_set_bool_use_external_driver(c, external);
+    char one[64];
+    for (const char *o = opts + 4; *o;) { /* every option after the -O level */
+        size_t len = strcspn(o, " ");
+        snprintf(one, sizeof one, "%.*s", (int)len, o);
+        gcc_jit_context_add_command_line_option(c, one);
+        o += len + (o[len] == ' ');
+    }
+    remat_jit_math math = {0}; /* imported once per context */
+    char name[32];
+    for (int k = 0; k < n; k++) {
+        snprintf(name, sizeof name, "lane%d", k);
+        const int made = rmi_jit_generate(c, &math, ps[k], name);
+        if (made < 0)
+            return rmi_error(REMAT_ERR_NOMEM, "jit: out of memory generating %s", name); /* interpreted */
+        if (!made)
+            return REMAT_ERR_UNSUPPORTED; /* an op this compiler does not know: interpret */
+    }
+    return REMAT_OK;
+}
+
 /* All n programs into one libgccjit context (one assembler and linker run,
  * which is most of libgccjit's ~20 ms per compilation), functions
- * lane0..lane<n-1>; into the disk cache under key when dir is set. Called
- * with gccjit_lock held. */
+ * lane0..lane<n-1>; into the disk cache under key when dir is set. gcc's
+ * driver runs as a process of its own (jit_tmp.h says why), unless it
+ * cannot be started: then inside libgccjit. Called with gccjit_lock held. */
 static remat_status compile_gcc(int n, const remat_lane_program *const *ps, const char *opts, const char *dir,
                                 const bytes *key, lane_code *code)
 {
@@ -232,30 +274,15 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
     rmi_vm_export_symbols(); /* the SLEEF functions the code imports */
     if (!(has_tool("as") && has_tool("ld")))
         return rmi_error(REMAT_ERR_BACKEND, "jit: no assembler and linker (as, ld) on PATH");
-    gcc_jit_context *c = gcc_jit_context_acquire();
-    if (!c)
-        return rmi_error(REMAT_ERR_BACKEND, "jit: libgccjit gave no context");
-    gcc_jit_context_set_int_option(c, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, opts[2] - '0');
-    gcc_jit_context_set_bool_print_errors_to_stderr(c, 0); /* reported once, by the caller */
-    char one[64];
-    for (const char *o = opts + 4; *o;) { /* every option after the -O level */
-        size_t len = strcspn(o, " ");
-        snprintf(one, sizeof one, "%.*s", (int)len, o);
-        gcc_jit_context_add_command_line_option(c, one);
-        o += len + (o[len] == ' ');
-    }
-    remat_status st = REMAT_OK;
-    remat_jit_math math = {0}; /* imported once per context */
-    char name[32];
-    for (int k = 0; k < n && st == REMAT_OK; k++) {
-        snprintf(name, sizeof name, "lane%d", k);
-        const int made = rmi_jit_generate(c, &math, ps[k], name);
-        if (made < 0)
-            st = rmi_error(REMAT_ERR_NOMEM, "jit: out of memory generating %s", name); /* interpreted */
-        else if (!made)
-            st = REMAT_ERR_UNSUPPORTED; /* an op this compiler does not know: interpret */
-    }
-    if (st == REMAT_OK) {
+    bool external = !atomic_load(&no_external_driver), retried = false;
+    for (;;) {
+        gcc_jit_context *c = NULL;
+        remat_status st = build_context(n, ps, opts, external, &c);
+        if (st != REMAT_OK) {
+            if (c)
+                gcc_jit_context_release(c);
+            return st;
+        }
         const char *dump = getenv("REMAT_JIT_DUMP"); /* a directory: the assembly of each compilation */
         if (dump && *dump) {
             static atomic_int seq; /* threads compiling at once get distinct files */
@@ -269,12 +296,21 @@ static remat_status compile_gcc(int n, const remat_lane_program *const *ps, cons
             code->res = gcc_jit_context_compile(c);
         if (!has_lanes(code, n)) {
             const char *e = gcc_jit_context_get_first_error(c);
-            st = rmi_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
             code_release(code);
+            /* libgccjit's words when pex could not run the driver, or it
+             * failed: once more with the embedded driver */
+            if (external && e && strstr(e, "error invoking gcc driver")) {
+                gcc_jit_context_release(c);
+                external = false, retried = true;
+                continue;
+            }
+            st = rmi_error(REMAT_ERR_BACKEND, "jit: libgccjit failed: %s", e ? e : "(no message)");
+        } else if (retried) { /* the external driver is what failed: not tried again */
+            atomic_store(&no_external_driver, true);
         }
+        gcc_jit_context_release(c);
+        return st;
     }
-    gcc_jit_context_release(c);
-    return st;
 }
 
 /* The code of n programs: from the disk cache when an earlier process
@@ -358,6 +394,11 @@ static int find(const bytes *k, remat_lane_fn *fn)
     return 0;
 }
 
+bool rmi_cpu_jit_driver_external(void)
+{
+    return !atomic_load(&no_external_driver);
+}
+
 bool rmi_cpu_can_compile_lanes(void)
 {
     pthread_mutex_lock(&cache_lock);
@@ -436,9 +477,10 @@ static remat_status lanes_get(int n, const remat_lane_program *const *ps, remat_
     return st;
 }
 
-remat_status rmi_cpu_compile_lanes(int n, const remat_lane_program *const *ps, remat_lane_fn *out,
-                                   const char *cache_dir)
+remat_status rmi_cpu_compile_lanes(const remat_backend *be, int n, const remat_lane_program *const *ps,
+                                   remat_lane_fn *out, const char *cache_dir)
 {
+    (void)be; /* the host's code: one for every CPU backend */
     return lanes_get(n, ps, out, cache_dir, true);
 }
 

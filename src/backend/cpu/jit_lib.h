@@ -26,6 +26,7 @@
     X(gcc_jit_context_new_comparison) X(gcc_jit_context_new_function) X(gcc_jit_context_new_param)              \
     X(gcc_jit_context_new_rvalue_from_double) X(gcc_jit_context_new_rvalue_from_long)                           \
     X(gcc_jit_context_new_unary_op) X(gcc_jit_context_release) X(gcc_jit_context_set_bool_print_errors_to_stderr) \
+    X(gcc_jit_context_set_bool_use_external_driver)                                                           \
     X(gcc_jit_context_set_int_option) X(gcc_jit_function_new_block) X(gcc_jit_function_new_local)               \
     X(gcc_jit_lvalue_as_rvalue) X(gcc_jit_lvalue_get_address) X(gcc_jit_param_as_rvalue)                       \
     X(gcc_jit_result_get_code) X(gcc_jit_result_release) X(gcc_jit_type_get_pointer)                          \
@@ -71,6 +72,7 @@ bool rmi_gccjit_open(void);
 #define gcc_jit_context_new_unary_op rmi_gccjit.gcc_jit_context_new_unary_op
 #define gcc_jit_context_release rmi_gccjit.gcc_jit_context_release
 #define gcc_jit_context_set_bool_print_errors_to_stderr rmi_gccjit.gcc_jit_context_set_bool_print_errors_to_stderr
+#define gcc_jit_context_set_bool_use_external_driver rmi_gccjit.gcc_jit_context_set_bool_use_external_driver
 #define gcc_jit_context_set_int_option rmi_gccjit.gcc_jit_context_set_int_option
 #define gcc_jit_function_new_block rmi_gccjit.gcc_jit_function_new_block
 #define gcc_jit_function_new_local rmi_gccjit.gcc_jit_function_new_local

@@ -22,7 +22,7 @@ int rmi_jit_tmp_open(char *path, size_t cap, const char *dir, const char *what)
 /* ---- signals while compiling ---- */
 
 static const int caught[] = {SIGINT, SIGTERM, SIGHUP};
-/* what libgccjit's driver changes (gcc.cc, driver::global_initializations) */
+/* what libgccjit's embedded driver changes (gcc.cc, driver::global_initializations) */
 static const int kept[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD};
 enum { N_CAUGHT = sizeof caught / sizeof *caught, N_KEPT = sizeof kept / sizeof *kept };
 static struct sigaction saved[N_KEPT]; /* written by a hold: one at a time */
@@ -70,8 +70,13 @@ void rmi_jit_tmp_hold(remat_jit_tmp_hold_state *h)
     caught_set(&block);
     pthread_sigmask(SIG_BLOCK, &block, &h->mask); /* the catcher starts with it too */
     atomic_store(&held_sig, 0);
-    for (int k = 0; k < N_KEPT; k++)
+    for (int k = 0; k < N_KEPT; k++) {
         sigaction(kept[k], NULL, &saved[k]);
+        /* children reaped by the kernel: libgccjit's wait for its driver
+         * process would fail (ECHILD), so they are the waiter's meanwhile */
+        if (kept[k] == SIGCHLD && (saved[k].sa_handler == SIG_IGN || (saved[k].sa_flags & SA_NOCLDWAIT)))
+            signal(SIGCHLD, SIG_DFL);
+    }
     for (int k = 0; k < N_CAUGHT; k++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);

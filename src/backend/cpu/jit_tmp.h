@@ -13,16 +13,30 @@
  *
  *  - the compiling thread blocks them (the pool's workers always do,
  *    core/pool.c), and a helper thread takes them with sigwaitinfo as soon
- *    as they come. Held pending instead, they would be lost: libgccjit's
- *    driver sets each to SIG_IGN for a moment (to look at it), which drops
+ *    as they come. Held pending instead, they would be lost: gcc's driver,
+ *    run inside libgccjit (the fallback below), sets each to SIG_IGN for a moment (to look at it), which drops
  *    a pending signal;
  *  - another thread of the program that takes one runs a handler that only
- *    notes it. While libgccjit's driver runs as and ld, the driver's own
- *    handler is in place instead: such a thread then ends the process with
- *    the driver's temporary files removed, the others left;
+ *    notes it;
+ *  - gcc's driver (which runs as and ld) runs as a process of its own
+ *    (gcc_jit_context_set_bool_use_external_driver: libiberty's pex, vfork
+ *    and exec at once, jit.c), never inside libgccjit in this process.
+ *    There, gcc.cc's driver::global_initializations installed handlers of
+ *    its own for SIGINT, SIGTERM, SIGHUP and SIGPIPE (they remove the
+ *    driver's files and raise the signal again under SIG_DFL) and set
+ *    SIGCHLD to SIG_DFL: dispositions are the process's, so a SIGINT that
+ *    another thread took while as or ld ran (Python's main thread, whose
+ *    handler only sets a flag) ended the whole program. The driver's
+ *    process inherits the compiling thread's mask, so a Ctrl-C to the
+ *    process group waits there too, and as and ld finish and clean up;
+ *  - SIGCHLD that the program ignores (SIG_IGN, SA_NOCLDWAIT) is SIG_DFL
+ *    meanwhile, or libgccjit could not wait for its driver (ECHILD);
  *  - the dispositions of those signals, SIGPIPE and SIGCHLD are put back
- *    as they were: libgccjit's driver installs handlers of its own and
- *    never removes them, which replaced a program's handlers for good.
+ *    as they were: where the external driver cannot be started (no gcc-12
+ *    on PATH; libgccjit0 does not depend on it) and the embedded one
+ *    compiles, jit.c uses the embedded one for the rest of the process, whose handlers would
+ *    otherwise replace the program's for good (and the SIGINT above ends
+ *    the process again in that case).
  *
  * Files in the cache directory carry their process's pid in their names
  * (.so-<pid>-XXXXXX); rmi_jit_tmp_sweep removes those whose process is
