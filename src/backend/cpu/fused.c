@@ -170,7 +170,23 @@ static void *thread_regs(void)
      * block that stays in one grid row), each element then combined into its output  \
      * in ascending order from the kernel's initial value with the kernel's step       \
      * (reduce.c): the order of rmi_cpu_reduce_sum/max, so the same bits. */          \
-    static void fused_red_##SFX(const remat_instr *I, int64_t ob, int64_t oe, T (*regs)[FUSED_BLOCK], T *tmp) \
+    /* the chain's elements [s, s + m) into tmp, interpreted or compiled */                         \
+    static inline void red_chain_##SFX(const remat_instr *I, size_t s, size_t m, T (*regs)[FUSED_BLOCK], T *tmp) \
+    {                                                                                                  \
+        if (((const cpu_fused *)I->aux)->F.compiled)                                                   \
+            compiled_chain(I, s, m, tmp);                                                              \
+        else                                                                                           \
+            fused_block_##SFX(I, s, m, regs, tmp);                                                     \
+    }                                                                                                  \
+                                                                                                       \
+    /* Outputs [ob, oe) of a group that ends in a reduction (remat_fused_op.red):      \
+     * the chain block by block into a register (interpreted, or the compiled loop     \
+     * over a block that stays in one grid row), each element then combined into its  \
+     * output in ascending order from the kernel's initial value with the kernel's     \
+     * step (reduce.c): the order of rmi_cpu_reduce_sum/max, so the same bits. Long    \
+     * rows go 4 at a time, as the kernel's row sums do (4 independent chains: the     \
+     * order within each output is unchanged), when 4 registers are free. */          \
+    static void fused_red_##SFX(const remat_instr *I, int64_t ob, int64_t oe, T (*regs)[FUSED_BLOCK])        \
     {                                                                                                  \
         const cpu_fused *C = I->aux;                                                                   \
         const remat_fused_op *F = &C->F;                                                               \
@@ -178,17 +194,48 @@ static void *thread_regs(void)
         const bool is_max = F->red == REMAT_OP_REDUCE_MAX;                                             \
         const T init = is_max ? (T)-INFINITY : (T)0;                                                   \
         T *out = I->out;                                                                               \
-        size_t o = (size_t)ob, row_end = ((size_t)ob + 1) * R;                                         \
-        T acc = init;                                                                                  \
-        for (size_t s = (size_t)ob * R, end = (size_t)oe * R; s < end;) {                              \
-            size_t m = end - s < FUSED_BLOCK ? end - s : FUSED_BLOCK;                                  \
-            if (F->compiled) {                                                                         \
-                if (L > 0 && s % L + m > L)                                                            \
-                    m = L - s % L;                                                                     \
-                compiled_chain(I, s, m, tmp);                                                          \
-            } else {                                                                                   \
-                fused_block_##SFX(I, s, m, regs, tmp);                                                 \
+        size_t o = (size_t)ob;                                                                         \
+        if (R >= FUSED_BLOCK && F->n_regs + 4 <= REMAT_FUSED_MAX_REGS && (L == 0 || R % L == 0)) {     \
+            T *t0 = regs[REMAT_FUSED_MAX_REGS - 1], *t1 = regs[REMAT_FUSED_MAX_REGS - 2],              \
+              *t2 = regs[REMAT_FUSED_MAX_REGS - 3], *t3 = regs[REMAT_FUSED_MAX_REGS - 4];              \
+            for (; o + 4 <= (size_t)oe; o += 4) {                                                      \
+                T a0 = init, a1 = init, a2 = init, a3 = init;                                          \
+                for (size_t j = 0; j < R;) {                                                           \
+                    size_t m = R - j < FUSED_BLOCK ? R - j : FUSED_BLOCK;                              \
+                    if (F->compiled && L > 0 && j % L + m > L)                                         \
+                        m = L - j % L;                                                                 \
+                    const size_t s = o * R + j;                                                        \
+                    red_chain_##SFX(I, s, m, regs, t0);                                                \
+                    red_chain_##SFX(I, s + R, m, regs, t1);                                            \
+                    red_chain_##SFX(I, s + 2 * R, m, regs, t2);                                        \
+                    red_chain_##SFX(I, s + 3 * R, m, regs, t3);                                        \
+                    if (is_max)                                                                        \
+                        for (size_t k = 0; k < m; k++) {                                               \
+                            a0 = RMI_CPU_MAX_STEP(a0, t0[k]);                                          \
+                            a1 = RMI_CPU_MAX_STEP(a1, t1[k]);                                          \
+                            a2 = RMI_CPU_MAX_STEP(a2, t2[k]);                                          \
+                            a3 = RMI_CPU_MAX_STEP(a3, t3[k]);                                          \
+                        }                                                                              \
+                    else                                                                               \
+                        for (size_t k = 0; k < m; k++) {                                               \
+                            a0 = RMI_CPU_SUM_STEP(a0, t0[k]);                                          \
+                            a1 = RMI_CPU_SUM_STEP(a1, t1[k]);                                          \
+                            a2 = RMI_CPU_SUM_STEP(a2, t2[k]);                                          \
+                            a3 = RMI_CPU_SUM_STEP(a3, t3[k]);                                          \
+                        }                                                                              \
+                    j += m;                                                                            \
+                }                                                                                      \
+                out[o] = a0, out[o + 1] = a1, out[o + 2] = a2, out[o + 3] = a3;                        \
             }                                                                                          \
+        }                                                                                              \
+        T *tmp = regs[REMAT_FUSED_MAX_REGS - 1];                                                       \
+        size_t row_end = (o + 1) * R;                                                                  \
+        T acc = init;                                                                                  \
+        for (size_t s = o * R, end = (size_t)oe * R; s < end;) {                                       \
+            size_t m = end - s < FUSED_BLOCK ? end - s : FUSED_BLOCK;                                  \
+            if (F->compiled && L > 0 && s % L + m > L)                                                 \
+                m = L - s % L;                                                                         \
+            red_chain_##SFX(I, s, m, regs, tmp);                                                       \
             for (size_t j = 0; j < m; j++) {                                                           \
                 acc = is_max ? RMI_CPU_MAX_STEP(acc, tmp[j]) : RMI_CPU_SUM_STEP(acc, tmp[j]);          \
                 if (++s == row_end) {                                                                  \
@@ -203,14 +250,14 @@ static void *thread_regs(void)
     __attribute__((noinline)) static void fused_red_on_stack_##SFX(const remat_instr *I, int64_t ob, int64_t oe) \
     {                                                                                                  \
         T regs[REMAT_FUSED_MAX_REGS][FUSED_BLOCK];                                                     \
-        fused_red_##SFX(I, ob, oe, regs, regs[REMAT_FUSED_MAX_REGS - 1]);                              \
+        fused_red_##SFX(I, ob, oe, regs);                              \
     }                                                                                                  \
                                                                                                        \
     static void fused_red_range_##SFX(void *ctx, int64_t ob, int64_t oe)                               \
     {                                                                                                  \
         T(*regs)[FUSED_BLOCK] = thread_regs();                                                         \
         if (regs)                                                                                      \
-            fused_red_##SFX(ctx, ob, oe, regs, regs[REMAT_FUSED_MAX_REGS - 1]);                        \
+            fused_red_##SFX(ctx, ob, oe, regs);                        \
         else                                                                                           \
             fused_red_on_stack_##SFX(ctx, ob, oe);                                                     \
     }                                                                                                  \
