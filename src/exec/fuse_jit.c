@@ -30,6 +30,13 @@
  * of its grid: the vector is a LOAD of lane stride 1 and step stride 0 (a
  * row) or lane stride 0 and step stride 1 (a column), the broadcast
  * micro-op no instruction at all.
+ *
+ * A group that ends in a reduction (remat_fused_op.red) compiles its chain
+ * alone, one lane per chain element (n * red_len of them), the reduction
+ * counted as one more op of work; the backend calls the loop on a block at
+ * a time and folds the block into the outputs in its reduce kernel's order
+ * (cpu/fused.c). A chain of one op then compiles too: its value is the
+ * intermediate kept out of memory.
  */
 #include "exec/fuse.h"
 
