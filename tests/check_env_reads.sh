@@ -20,6 +20,7 @@ ALLOWED=(
     "REMAT_GCCJIT_LIB|debugging aid (exec.h): which libgccjit to dlopen"
     "REMAT_NVRTC|debugging aid (exec.h): which NVRTC to dlopen"
     "REMAT_NO_BCAST_FUSION|debugging aid (DESIGN.md \"Compiled fusion\"): broadcasts materialised, for measuring"
+    "REMAT_NO_REDUCE_FUSION|debugging aid (DESIGN.md \"Compiled fusion\"): reductions unfused, for measuring"
     "PATH|finding the assembler libgccjit runs"
     "OMPI_COMM_WORLD_SIZE|set by the MPI launcher (dist.c: was this process launched by mpirun?)"
     "PMIX_SIZE|set by the MPI launcher"

@@ -230,17 +230,25 @@ static void test_exec_compiled_chain_uses_two_buffers(void **state)
         x = i % 2 ? remat_sin(f, x) : remat_exp(f, x);
     remat_fn_output(f, remat_sum_all(f, x));
     /* unfused (the planner's case); fused, the chain is one instruction
-     * writing one buffer (test_exec_fusion_*) */
+     * writing one buffer (test_exec_fusion_*), and with the sum ending its
+     * group (test_fuse_reduce) it writes none: only the output */
     setenv("REMAT_NO_FUSION", "1", 1);
     remat_program *p = compile_ok(f);
     unsetenv("REMAT_NO_FUSION");
     remat_memory_plan plan;
     remat_program_plan(p, &plan);
     assert_int_equal(plan.arena_bytes, 2 * round_up(1000 * sizeof(double), 64));
+    setenv("REMAT_NO_REDUCE_FUSION", "1", 1);
     remat_program *pf = compile_ok(f);
+    unsetenv("REMAT_NO_REDUCE_FUSION");
     remat_memory_plan plan_f;
     remat_program_plan(pf, &plan_f);
     assert_int_equal(plan_f.arena_bytes, round_up(1000 * sizeof(double), 64));
+    assert_int_equal(plan_f.instructions, 21);
+    remat_program_free(pf);
+    pf = compile_ok(f);
+    remat_program_plan(pf, &plan_f);
+    assert_int_equal(plan_f.arena_bytes, 0);
     assert_int_equal(plan_f.instructions, 21);
     remat_program_free(pf);
     assert_int_equal(plan.instructions, 21);

@@ -141,6 +141,18 @@ typedef struct {
      * step strides lanes elements (full inputs, output), 0 (row, scalar
      * inputs) or 1 element (column inputs). */
     remat_lane_fn compiled;
+    /* A group that ends in a reduction (fuse.c; only for a backend with
+     * fuse_reduce): red_len > 0 reduced elements per output, red the
+     * reduction (REMAT_OP_SUM or REMAT_OP_REDUCE_MAX). The micro-ops (and
+     * compiled) then compute the reduction's operand, a chain over
+     * ins->n * red_len elements that is never stored: output o of ins->n is
+     * the reduction of chain elements [o * red_len, (o + 1) * red_len), each
+     * output started at the kernel's initial value and combined with those
+     * elements one at a time in ascending order, exactly as the backend's
+     * own reduce kernel does (the reduced axes are the operand's trailing
+     * ones), so the bits are the unfused ones. */
+    remat_op red;
+    int64_t red_len;
 } remat_fused_op;
 
 /* What a micro-op runs, from its op's row of the table (fused_uop.c): a
@@ -163,6 +175,9 @@ typedef struct {
     /* Optional (NULL: no fusion): lowers a fused group, as lower does one op. */
     remat_status (*lower_fused)(const remat_fused_op *op, remat_instr *ins, void *(*alloc)(void *ctx, size_t bytes),
                                 void *ctx);
+    /* Whether lower_fused takes groups that end in a reduction over trailing
+     * axes (remat_fused_op.red_len; false: reductions stay unfused). */
+    bool fuse_reduce;
     /* Optional (NULL: compile emits pad then add): add(x, pad(g)) of f32/f64
      * with zero interior as one instruction, ins->in[0] = x, ins->in[1] = g,
      * out (out_shape) never overlapping either; pad_first: the add was

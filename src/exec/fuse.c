@@ -70,6 +70,35 @@ static int64_t bcast_lanes(const remat_graph_view *g, const remat_cnode *N, rema
     return first == 1 ? total / mid : mid;
 }
 
+/* A reduction a group may end in (remat_fused_op.red): reduce_sum or
+ * reduce_max of f32/f64 over trailing axes (size-1 axes aside) of an operand
+ * of at least FUSE_MIN_ELEMENTS, the layout in which output o reduces
+ * operand elements [o * R, (o + 1) * R) in the kernel's ascending order.
+ * Returns R (at least 2), 0 when it is no such reduction. */
+static int64_t red_len(const remat_graph_view *g, const remat_cnode *N, remat_val v)
+{
+    const remat_node *n = &g->nodes[v];
+    if ((n->op != REMAT_OP_SUM && n->op != REMAT_OP_REDUCE_MAX) || (n->dtype != REMAT_F32 && n->dtype != REMAT_F64) ||
+        n->nin != 1 || N[n->in[0]].scalar)
+        return 0;
+    const remat_node *a = &g->nodes[n->in[0]];
+    if (a->dtype != n->dtype || remat_shape_numel(&a->shape) < FUSE_MIN_ELEMENTS)
+        return 0;
+    int64_t R = 1;
+    bool reducing = false;
+    for (int k = 0; k < a->shape.rank; k++) {
+        if (a->shape.dims[k] == 1)
+            continue;
+        if ((n->p.axes_mask >> k) & 1u) {
+            reducing = true;
+            R *= a->shape.dims[k];
+        } else if (reducing) {
+            return 0; /* a kept axis after a reduced one */
+        }
+    }
+    return R >= 2 ? R : 0;
+}
+
 /* Each group's members in node order, the root last: gnext[R] is the first
  * member of R's group, gnext[v] the member after v. */
 static void link_members(const remat_compile_ctx *c, remat_cnode *N)
@@ -95,6 +124,10 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
      * rewrite (for measuring what it saves: docs/DESIGN.md, "Compiled fusion") */
     const char *nb = getenv("REMAT_NO_BCAST_FUSION");
     const bool no_bcast = nb && nb[0] == '1';
+    /* REMAT_NO_REDUCE_FUSION=1: every reduction its own instruction and its
+     * operand materialised, as before groups could end in one (measuring) */
+    const char *nr = getenv("REMAT_NO_REDUCE_FUSION");
+    const bool no_red = nr && nr[0] == '1';
     /* readers of each node (CSR), outputs marked as a reader -1 */
     int32_t *start = rmi_calloc((size_t)nn + 2, sizeof *start);
     uint8_t *ok = rmi_calloc((size_t)nn + 1, 1);
@@ -102,7 +135,11 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
      * a broadcast joined it (every broadcast of a group shares one grid) */
     int64_t *bl = rmi_calloc((size_t)nn + 1, sizeof *bl), *gl = rmi_calloc((size_t)nn + 1, sizeof *gl);
     int32_t *gin = rmi_calloc((size_t)nn + 1, sizeof *gin); /* operand slots of group R's members */
-    if (!start || !ok || !bl || !gl || !gin) {
+    /* rl[v]: a reduction's red_len when the backend fuses reductions: it
+     * may root a group (its operand's chain), never join one */
+    int64_t *rl = rmi_calloc((size_t)nn + 1, sizeof *rl);
+    if (!start || !ok || !bl || !gl || !gin || !rl) {
+        rmi_free(rl);
         rmi_free(gin);
         rmi_free(start);
         rmi_free(ok);
@@ -115,6 +152,7 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
         bool col;
         ok[v] = N[v].padadd < 0 && fusable(g, N, v);
         bl[v] = N[v].padadd < 0 && !no_bcast ? bcast_lanes(g, N, v, &col) : 0;
+        rl[v] = N[v].padadd < 0 && c->be->iface.fuse_reduce && !no_red ? red_len(g, N, v) : 0;
         gin[v] = g->nodes[v].nin;
         for (int k = 0; k < g->nodes[v].nin; k++)
             start[g->nodes[v].in[k] + 1]++;
@@ -126,6 +164,7 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
     int32_t *fill = rmi_malloc(sizeof *fill * ((size_t)nn + 1));
     int32_t *rd = rmi_malloc(sizeof *rd * ((size_t)start[nn] + 1));
     if (!fill || !rd) {
+        rmi_free(rl);
         rmi_free(gin);
         rmi_free(start);
         rmi_free(ok);
@@ -156,12 +195,15 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
         int32_t R = -1;
         for (int32_t i = start[v]; i < start[v + 1]; i++) {
             int32_t r = rd[i];
-            if (r < 0 || !ok[r] || (R >= 0 && N[r].root != R)) {
+            if (r < 0 || (!ok[r] && !rl[r]) || (R >= 0 && N[r].root != R)) {
                 R = -1;
                 break;
             }
             R = N[r].root;
         }
+        for (int32_t i = start[v]; R >= 0 && !ok[v] && i < start[v + 1]; i++)
+            if (rl[rd[i]])
+                R = -1; /* a reduction's operand is a micro-op of its own, not a broadcast read in place */
         if (R >= 0 && bl[v] && gl[R] && gl[R] != bl[v])
             R = -1; /* another grid than the group's other broadcasts */
         /* a group with a broadcast keeps its operand slots (an upper
@@ -186,6 +228,7 @@ remat_status rmi_pass_fuse(remat_compile_ctx *c)
     rmi_free(fill);
     rmi_free(rd);
     rmi_free(gin);
+    rmi_free(rl);
     link_members(c, N);
     return REMAT_OK;
 }
@@ -194,6 +237,16 @@ void rmi_fuse_describe(const remat_graph_view *g, const int32_t *members, int nm
                        remat_fused_uop *uops, remat_val *ext, int *n_ext)
 {
     REMAT_ASSERT(nm >= 1 && nm <= REMAT_FUSED_MAX_UOPS);
+    const remat_node *root = &g->nodes[members[nm - 1]];
+    if (nm > 1 && (root->op == REMAT_OP_SUM || root->op == REMAT_OP_REDUCE_MAX)) {
+        /* a group ending in a reduction: the chain's micro-ops, then the
+         * reduction over red_len of its elements per output */
+        rmi_fuse_describe(g, members, nm - 1, N, F, uops, ext, n_ext);
+        F->red = (remat_op)root->op;
+        F->red_len = red_len(g, N, members[nm - 1]);
+        REMAT_ASSERT(F->red_len > 0 && g->nodes[members[nm - 2]].op != REMAT_OP_BROADCAST);
+        return;
+    }
     int last_use[REMAT_FUSED_MAX_UOPS], reg[REMAT_FUSED_MAX_UOPS];
     int ne = 0;
     remat_fused_mask scalar_in = {{0}}, row_in = {{0}}, col_in = {{0}};

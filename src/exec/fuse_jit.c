@@ -30,6 +30,13 @@
  * of its grid: the vector is a LOAD of lane stride 1 and step stride 0 (a
  * row) or lane stride 0 and step stride 1 (a column), the broadcast
  * micro-op no instruction at all.
+ *
+ * A group that ends in a reduction (remat_fused_op.red) compiles its chain
+ * alone, one lane per chain element (n * red_len of them), the reduction
+ * counted as one more op of work; the backend calls the loop on a block at
+ * a time and folds the block into the outputs in its reduce kernel's order
+ * (cpu/fused.c). A chain of one op then compiles too: its value is the
+ * intermediate kept out of memory.
  */
 #include "exec/fuse.h"
 
@@ -85,7 +92,12 @@ remat_status rmi_fuse_compile(remat_compile_ctx *c, remat_fused_op *F, int64_t n
     F->compiled = NULL;
     /* host_lane_cuts: the backend's compiled lanes run on the host, as its
      * fused instructions do (the CPU's); CUDA lowers its groups itself */
-    if (o->jit == REMAT_JIT_NEVER || !be->iface.compile_lanes || !be->iface.host_lane_cuts || F->n_uops < 2 || n < 1)
+    /* a group ending in a reduction: its chain of n * red_len elements is
+     * the program, and a chain of one op keeps an intermediate out of memory */
+    const int n_ops = F->n_uops + (F->red_len > 0);
+    if (F->red_len > 0)
+        n *= F->red_len;
+    if (o->jit == REMAT_JIT_NEVER || !be->iface.compile_lanes || !be->iface.host_lane_cuts || n_ops < 2 || n < 1)
         return REMAT_OK;
     if (be->iface.can_compile_lanes && !be->iface.can_compile_lanes())
         return REMAT_OK;
@@ -101,7 +113,7 @@ remat_status rmi_fuse_compile(remat_compile_ctx *c, remat_fused_op *F, int64_t n
     describe(F, F->lanes > 0 ? F->lanes : n, ins, bufs, &p);
     const char *dir = rmi_lane_cache_dir(o);
     remat_lane_fn fn = NULL;
-    const bool big = (double)n * F->n_uops >= FUSE_JIT_MIN_WORK;
+    const bool big = (double)n * n_ops >= FUSE_JIT_MIN_WORK;
     remat_status st = REMAT_ERR_UNSUPPORTED;
     if (o->jit == REMAT_JIT_ALWAYS || big)
         st = be->iface.compile_lanes(be, 1, &pp, &fn, dir);

@@ -193,6 +193,7 @@ static remat_status lower_fused(remat_compile_ctx *c, remat_val v, remat_instr *
     for (int k = 0; k < nm; k++)
         count_op(p, &c->g->nodes[members[k]]);
     p->n_fused += nm - 1;
+    p->n_fused_reductions += F.red_len > 0;
     const remat_status st = rmi_fuse_compile(c, &F, (int64_t)I->n);
     if (st != REMAT_OK)
         return st;

@@ -21,6 +21,7 @@ struct remat_program {
     int32_t n_copies; /* trailing instructions that copy into outputs */
     int32_t n_fused;  /* ops run inside another's fused instruction (counted as ops, not instructions) */
     int32_t n_fused_compiled; /* fused instructions running a compiled loop (fuse_jit.c) */
+    int32_t n_fused_reductions; /* fused instructions ending in a reduction (fuse.c: its chain never stored) */
     void *arena, *consts;
     size_t arena_bytes, const_bytes, residual_bytes, residual_arg_bytes;
     int n_in, n_out;

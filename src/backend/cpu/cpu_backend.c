@@ -506,6 +506,7 @@ static remat_backend cpu_backend = {
         .scratch_bytes = cpu_scratch,
         .lower = cpu_lower_split,
         .lower_fused = rmi_cpu_lower_fused,
+        .fuse_reduce = true,
         .lower_add_pad = cpu_lower_add_pad,
 #if REMAT_HAVE_GCCJIT
         .compile_lanes = rmi_cpu_compile_lanes,

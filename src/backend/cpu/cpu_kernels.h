@@ -98,6 +98,12 @@ void rmi_cpu_reduce_sum(remat_dtype dt, void *out, const void *in, const remat_s
  * beats -0), -inf for an empty run. */
 void rmi_cpu_reduce_max(remat_dtype dt, void *out, const void *in, const remat_shape *in_shape,
                         const bool *reduce);
+/* The two kernels' steps, shared with fused groups that end in a reduction
+ * (fused.c), which must combine exactly as they do: a running sum, and
+ * IEEE 754-2019 maximum (m takes x when x > m, when x is NaN, or when they
+ * are equal and m is -0; once NaN, m stays NaN). Initial values +0 and -inf. */
+#define RMI_CPU_SUM_STEP(s, x) ((s) + (x))
+#define RMI_CPU_MAX_STEP(m, x) (((x) > (m) || (x) != (x) || ((x) == (m) && signbit(m))) ? (x) : (m))
 
 /* Called before lowering an op that calls OpenBLAS (gemm, getrf): under a
  * finite address-space limit, REMAT_ERR_NOMEM with a message when OpenBLAS's

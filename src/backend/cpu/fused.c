@@ -11,8 +11,17 @@
  * blocks; each element's arithmetic is the same on any thread. A group
  * exec compiled into one loop (remat_fused_op.compiled, exec/fuse_jit.c)
  * runs that loop instead, over ranges of elements on the pool.
+ *
+ * A group that ends in a reduction (remat_fused_op.red) computes its chain a
+ * block at a time into a register, interpreted or compiled, and folds each
+ * element into its output in the reduce kernel's order (reduce.c: one
+ * running value per output, ascending, from its initial value, with the
+ * kernel's step): the chain is never stored and the bits are unfused ones.
+ * It is split across the pool by outputs.
  */
+#include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -116,39 +125,149 @@ static void *thread_regs(void)
         }                                                                                              \
     }                                                                                                  \
                                                                                                        \
-    static void fused_blocks_##SFX(const remat_instr *I, int64_t begin, int64_t end, T (*regs)[FUSED_BLOCK]) \
+    /* elements [s, s + m) of the group's micro-ops, the last one's into root */                     \
+    static void fused_block_##SFX(const remat_instr *I, size_t s, size_t m, T (*regs)[FUSED_BLOCK], T *root) \
     {                                                                                                  \
         const cpu_fused *C = I->aux;                                                                   \
         const remat_fused_op *F = &C->F;                                                               \
-        T *out = I->out;                                                                               \
         const int last = F->n_uops - 1;                                                                \
         const T *rp[REMAT_FUSED_MAX_REGS]; /* register r's block: regs[r], or a broadcast's vector */ \
+        for (int k = 0; k <= last; k++) {                                                              \
+            const remat_fused_uop *u = &F->uops[k];                                                    \
+            if (C->kind[k] == REMAT_UOP_BCAST) {                                                       \
+                rp[u->dst] = fused_bcast_##SFX(F, I->in[-1 - u->src[0]], -1 - u->src[0], s, m, regs[u->dst]); \
+                continue;                                                                              \
+            }                                                                                          \
+            const T *src[3] = {NULL, NULL, NULL};                                                      \
+            int sc[3] = {0, 0, 0};                                                                     \
+            for (int j = 0; j < 3; j++) {                                                              \
+                int r = u->src[j];                                                                     \
+                if (r >= 0) {                                                                          \
+                    src[j] = rp[r];                                                                    \
+                } else if (r != INT16_MIN) {                                                           \
+                    int e = -1 - r;                                                                    \
+                    sc[j] = rmi_fused_mask_has(F->scalar_in, e);                                       \
+                    src[j] = (const T *)I->in[e] + (sc[j] ? 0 : s);                                    \
+                }                                                                                      \
+            }                                                                                          \
+            fused_uop_##SFX(u, (remat_fused_uop_kind)C->kind[k], m, k == last ? root : regs[u->dst], src, sc); \
+            if (k < last)                                                                              \
+                rp[u->dst] = regs[u->dst];                                                             \
+        }                                                                                              \
+    }                                                                                                  \
+                                                                                                       \
+    static void fused_blocks_##SFX(const remat_instr *I, int64_t begin, int64_t end, T (*regs)[FUSED_BLOCK]) \
+    {                                                                                                  \
+        T *out = I->out;                                                                               \
         for (size_t s = (size_t)begin; s < (size_t)end; s += FUSED_BLOCK) {                            \
             const size_t m = (size_t)end - s < FUSED_BLOCK ? (size_t)end - s : FUSED_BLOCK;            \
-            for (int k = 0; k <= last; k++) {                                                          \
-                const remat_fused_uop *u = &F->uops[k];                                                \
-                if (C->kind[k] == REMAT_UOP_BCAST) {                                                   \
-                    rp[u->dst] = fused_bcast_##SFX(F, I->in[-1 - u->src[0]], -1 - u->src[0], s, m, regs[u->dst]); \
-                    continue;                                                                          \
+            fused_block_##SFX(I, s, m, regs, out + s);                                                 \
+        }                                                                                              \
+    }                                                                                                  \
+                                                                                                       \
+    /* Outputs [ob, oe) of a group that ends in a reduction (remat_fused_op.red):      \
+     * the chain block by block into tmp (interpreted, or the compiled loop over a     \
+     * block that stays in one grid row), each element then combined into its output  \
+     * in ascending order from the kernel's initial value with the kernel's step       \
+     * (reduce.c): the order of rmi_cpu_reduce_sum/max, so the same bits. */          \
+    /* the chain's elements [s, s + m) into tmp, interpreted or compiled */                         \
+    static inline void red_chain_##SFX(const remat_instr *I, size_t s, size_t m, T (*regs)[FUSED_BLOCK], T *tmp) \
+    {                                                                                                  \
+        if (((const cpu_fused *)I->aux)->F.compiled)                                                   \
+            compiled_chain(I, s, m, tmp);                                                              \
+        else                                                                                           \
+            fused_block_##SFX(I, s, m, regs, tmp);                                                     \
+    }                                                                                                  \
+                                                                                                       \
+    /* Outputs [ob, oe) of a group that ends in a reduction (remat_fused_op.red):      \
+     * the chain block by block into a register (interpreted, or the compiled loop     \
+     * over a block that stays in one grid row), each element then combined into its  \
+     * output in ascending order from the kernel's initial value with the kernel's     \
+     * step (reduce.c): the order of rmi_cpu_reduce_sum/max, so the same bits. Long    \
+     * rows go 4 at a time, as the kernel's row sums do (4 independent chains: the     \
+     * order within each output is unchanged), when 4 registers are free. */          \
+    static void fused_red_##SFX(const remat_instr *I, int64_t ob, int64_t oe, T (*regs)[FUSED_BLOCK])        \
+    {                                                                                                  \
+        const cpu_fused *C = I->aux;                                                                   \
+        const remat_fused_op *F = &C->F;                                                               \
+        const size_t R = (size_t)F->red_len, L = (size_t)F->lanes;                                     \
+        const bool is_max = F->red == REMAT_OP_REDUCE_MAX;                                             \
+        const T init = is_max ? (T)-INFINITY : (T)0;                                                   \
+        T *out = I->out;                                                                               \
+        size_t o = (size_t)ob;                                                                         \
+        if (R >= FUSED_BLOCK && F->n_regs + 4 <= REMAT_FUSED_MAX_REGS && (L == 0 || R % L == 0)) {     \
+            T *t0 = regs[REMAT_FUSED_MAX_REGS - 1], *t1 = regs[REMAT_FUSED_MAX_REGS - 2],              \
+              *t2 = regs[REMAT_FUSED_MAX_REGS - 3], *t3 = regs[REMAT_FUSED_MAX_REGS - 4];              \
+            for (; o + 4 <= (size_t)oe; o += 4) {                                                      \
+                T a0 = init, a1 = init, a2 = init, a3 = init;                                          \
+                for (size_t j = 0; j < R;) {                                                           \
+                    size_t m = R - j < FUSED_BLOCK ? R - j : FUSED_BLOCK;                              \
+                    if (F->compiled && L > 0 && j % L + m > L)                                         \
+                        m = L - j % L;                                                                 \
+                    const size_t s = o * R + j;                                                        \
+                    red_chain_##SFX(I, s, m, regs, t0);                                                \
+                    red_chain_##SFX(I, s + R, m, regs, t1);                                            \
+                    red_chain_##SFX(I, s + 2 * R, m, regs, t2);                                        \
+                    red_chain_##SFX(I, s + 3 * R, m, regs, t3);                                        \
+                    if (is_max)                                                                        \
+                        for (size_t k = 0; k < m; k++) {                                               \
+                            a0 = RMI_CPU_MAX_STEP(a0, t0[k]);                                          \
+                            a1 = RMI_CPU_MAX_STEP(a1, t1[k]);                                          \
+                            a2 = RMI_CPU_MAX_STEP(a2, t2[k]);                                          \
+                            a3 = RMI_CPU_MAX_STEP(a3, t3[k]);                                          \
+                        }                                                                              \
+                    else                                                                               \
+                        for (size_t k = 0; k < m; k++) {                                               \
+                            a0 = RMI_CPU_SUM_STEP(a0, t0[k]);                                          \
+                            a1 = RMI_CPU_SUM_STEP(a1, t1[k]);                                          \
+                            a2 = RMI_CPU_SUM_STEP(a2, t2[k]);                                          \
+                            a3 = RMI_CPU_SUM_STEP(a3, t3[k]);                                          \
+                        }                                                                              \
+                    j += m;                                                                            \
                 }                                                                                      \
-                const T *src[3] = {NULL, NULL, NULL};                                                  \
-                int sc[3] = {0, 0, 0};                                                                 \
-                for (int j = 0; j < 3; j++) {                                                          \
-                    int r = u->src[j];                                                                 \
-                    if (r >= 0) {                                                                      \
-                        src[j] = rp[r];                                                                \
-                    } else if (r != INT16_MIN) {                                                       \
-                        int e = -1 - r;                                                                \
-                        sc[j] = rmi_fused_mask_has(F->scalar_in, e);                                   \
-                        src[j] = (const T *)I->in[e] + (sc[j] ? 0 : s);                                \
-                    }                                                                                  \
-                }                                                                                      \
-                fused_uop_##SFX(u, (remat_fused_uop_kind)C->kind[k], m, k == last ? out + s : regs[u->dst], \
-                                src, sc);                                                              \
-                if (k < last)                                                                          \
-                    rp[u->dst] = regs[u->dst];                                                         \
+                out[o] = a0, out[o + 1] = a1, out[o + 2] = a2, out[o + 3] = a3;                        \
             }                                                                                          \
         }                                                                                              \
+        T *tmp = regs[REMAT_FUSED_MAX_REGS - 1];                                                       \
+        size_t row_end = (o + 1) * R;                                                                  \
+        T acc = init;                                                                                  \
+        for (size_t s = o * R, end = (size_t)oe * R; s < end;) {                                       \
+            size_t m = end - s < FUSED_BLOCK ? end - s : FUSED_BLOCK;                                  \
+            if (F->compiled && L > 0 && s % L + m > L)                                                 \
+                m = L - s % L;                                                                         \
+            red_chain_##SFX(I, s, m, regs, tmp);                                                       \
+            for (size_t j = 0; j < m; j++) {                                                           \
+                acc = is_max ? RMI_CPU_MAX_STEP(acc, tmp[j]) : RMI_CPU_SUM_STEP(acc, tmp[j]);          \
+                if (++s == row_end) {                                                                  \
+                    out[o++] = acc;                                                                    \
+                    acc = init;                                                                        \
+                    row_end += R;                                                                      \
+                }                                                                                      \
+            }                                                                                          \
+        }                                                                                              \
+    }                                                                                                  \
+                                                                                                       \
+    __attribute__((noinline)) static void fused_red_on_stack_##SFX(const remat_instr *I, int64_t ob, int64_t oe) \
+    {                                                                                                  \
+        T regs[REMAT_FUSED_MAX_REGS][FUSED_BLOCK];                                                     \
+        fused_red_##SFX(I, ob, oe, regs);                              \
+    }                                                                                                  \
+                                                                                                       \
+    static void fused_red_range_##SFX(void *ctx, int64_t ob, int64_t oe)                               \
+    {                                                                                                  \
+        T(*regs)[FUSED_BLOCK] = thread_regs();                                                         \
+        if (regs)                                                                                      \
+            fused_red_##SFX(ctx, ob, oe, regs);                        \
+        else                                                                                           \
+            fused_red_on_stack_##SFX(ctx, ob, oe);                                                     \
+    }                                                                                                  \
+                                                                                                       \
+    /* split by outputs, each output's whole run on one thread */                                    \
+    static void k_fused_red_##SFX(const remat_exec_ctx *cx, const remat_instr *I)                      \
+    {                                                                                                  \
+        cpu_fused *C = (cpu_fused *)I->aux;                                                            \
+        const int64_t R = C->F.red_len, grain = REMAT_CPU_SPLIT_GRAIN / R > 0 ? REMAT_CPU_SPLIT_GRAIN / R : 1; \
+        rmi_parallel_for_site(&C->site, (int64_t)I->n, grain, fused_red_range_##SFX, (void *)I);     \
     }                                                                                                  \
                                                                                                        \
     /* the registers on the stack: only when no thread buffer could be made */                       \
@@ -174,6 +293,26 @@ static void *thread_regs(void)
         rmi_parallel_for_site(&C->site, (int64_t)I->n, REMAT_CPU_SPLIT_GRAIN, fused_range_##SFX,   \
                               (void *)I);                                                              \
     }
+
+/* A compiled chain of a group that ends in a reduction: its elements
+ * [s, s + m) into tmp (m lanes, count 1; in a grid, within one row) */
+static void compiled_chain(const remat_instr *I, size_t s, size_t m, void *tmp)
+{
+    const cpu_fused *C = I->aux;
+    const remat_fused_op *F = &C->F;
+    const size_t es = remat_dtype_size(F->dtype), L = (size_t)F->lanes;
+    char *bufs[REMAT_FUSED_MAX_IN + 1];
+    int64_t strides[REMAT_FUSED_MAX_IN + 1] = {0};
+    for (int k = 0; k < F->nin; k++) {
+        const size_t off = rmi_fused_mask_has(F->scalar_in, k) ? 0
+                           : rmi_fused_mask_has(F->row_in, k)  ? s % L
+                           : rmi_fused_mask_has(F->col_in, k)  ? s / L
+                                                               : s;
+        bufs[k] = (char *)I->in[k] + off * es;
+    }
+    bufs[F->nin] = tmp;
+    F->compiled(bufs, strides, 1, (int64_t)m);
+}
 
 REMAT_EXHAUSTIVE_BEGIN
 #define T float
@@ -249,6 +388,13 @@ remat_status rmi_cpu_lower_fused(const remat_fused_op *op, remat_instr *ins, voi
     C->F.uops = u;
     C->kind = kind;
     REMAT_ASSERT(op->nin <= 3 * REMAT_FUSED_MAX_UOPS);
+    if (op->red_len > 0) { /* the last register block holds the chain's block */
+        REMAT_ASSERT((op->red == REMAT_OP_SUM || op->red == REMAT_OP_REDUCE_MAX) &&
+                     op->n_regs < REMAT_FUSED_MAX_REGS);
+        ins->fn = op->dtype == REMAT_F64 ? k_fused_red_f64 : k_fused_red_f32;
+        ins->aux = C;
+        return REMAT_OK;
+    }
     ins->fn = op->compiled ? k_fused_compiled : op->dtype == REMAT_F64 ? k_fused_f64 : k_fused_f32;
     ins->aux = C;
     return REMAT_OK;

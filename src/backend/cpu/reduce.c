@@ -30,7 +30,7 @@
  * kept (row step into out) or reduced (continue the output's running value).
  * STEP(acc, x) combines; out holds each output's initial value on entry.
  */
-#define SUM_STEP(s, x) ((s) + (x))
+#define SUM_STEP(s, x) RMI_CPU_SUM_STEP(s, x)
 
 /*
  * reduce_max: XLA's max is IEEE 754-2019 maximum, which lax.reduce_max
@@ -39,7 +39,7 @@
  * they are equal and m is -0 (x is then +0 or -0); once NaN, m stays NaN.
  * Each output starts at -inf (the empty run's answer).
  */
-#define MAX_STEP(m, x) (((x) > (m) || (x) != (x) || ((x) == (m) && signbit(m))) ? (x) : (m))
+#define MAX_STEP(m, x) RMI_CPU_MAX_STEP(m, x)
 
 #define DEFINE_REDUCE(T, NAME, STEP)                                                       \
     static void NAME(T *restrict out, const T *restrict in, int r, const int64_t *dims,   \
