@@ -50,8 +50,9 @@
  * Checks (exit status 1): remat agrees with the hand adjoint of the same
  * discretisation to 1e-10 relative; binomial:10 and keep_interval_stores
  * are bitwise equal to store-all; pfr.h equals ode.h; the two hand Euler loops agree; the fit objective equals
- * remat_fit_objective to 1e-12 (fit.h's row scan takes ode.h's per-interval steps; the store-all fit
- * row's "fit_objective"); the analytic and complex-step seed gradients agree;
+ * remat_fit_objective to 1e-12 where fit.h steps as ode.h does, and where fit.h reads off-grid rows from
+ * tsit5's own dense output its exact-loss error is within FIT_DENSE_ERR_FACTOR of ode.h's (the
+ * store-all fit row's "fit_objective", "fit_dense_rows"); the analytic and complex-step seed gradients agree;
  * CVODES at its tightest rtol is within 1e-6 of the exact gradient.
  *
  * One JSON object on stdout. --smoke: fewer configurations, a decade sweep,
@@ -204,6 +205,7 @@ typedef struct {
     /* results */
     double loss, g[2], err;
     double fit_obj;     /* fit, store-all: remat_fit_objective at the same dt */
+    bool fit_own_dense; /* ... whose off-grid rows are the method's own dense output */
     bench_timing timing; /* thread CPU ms per run, one per round */
     int match[2]; /* remat rows: matched sweep index per CVODES kind, -1 none */
 } variant;
@@ -471,10 +473,29 @@ static int build_hand(variant *v, const context *cx)
     return 0;
 }
 
-/* remat_fit_objective against ode.h's per-interval grid: fit.h's fixed
- * steps are one scan over the rows whose body takes each data interval's
- * steps (remat_ode_integrate_rows), the per-interval grid's, so the two
- * objectives agree to 1e-12 for every method and dt. */
+/* remat_fit_objective against ode.h's per-interval grid: fit.h integrates
+ * each experiment in one scan over its rows (remat_ode_integrate_rows):
+ * euler, rk4 and rodas5 take ode.h's per-interval steps (equal to 1e-12);
+ * tsit5 and dopri5 keep the uniform grid t0 + j dt, its rows on the grid
+ * (within REMAT_ODE_GRID_TOL) the step ends, so equal to ode.h's to
+ * rounding (1e-12), and its rows off the grid the method's own continuous
+ * extension of the grid step holding them: a different discretisation, whose
+ * error against the exact loss may be at most this factor times ode.h's.
+ * Measured (smoke, tsit5 dt 0.6): 1.56e-6 against ode.h's 3.67e-6. */
+#define FIT_DENSE_ERR_FACTOR 2.0
+
+static bool fit_takes_own_dense(const experiment *x, remat_ode_method method, double dt)
+{
+    if (method != REMAT_ODE_TSIT5 && method != REMAT_ODE_DOPRI5)
+        return false;
+    for (int e = 0; e < FIT_E; e++)
+        for (int j = 0; j < FIT_K; j++) {
+            double n = round(x[e].t[j] / dt); /* t0 = 0 */
+            if (!(fabs(x[e].t[j] - n * dt) <= REMAT_ODE_GRID_TOL * n * dt))
+                return true;
+        }
+    return false;
+}
 
 /* fit.h's own objective at the same discretisation, for the check: the
  * experiments written as CSV files */
@@ -697,11 +718,17 @@ static int bench_problem(const context *cx, const remat_mechanism *m, const disc
             if (fit_library_objective(m, cx->fit, ds[d].method, ds[d].dt, &obj))
                 return 1;
             sa->fit_obj = obj;
-            if (fabs(obj - sa->loss) > 1e-12 * fabs(obj)) {
+            sa->fit_own_dense = fit_takes_own_dense(cx->fit, ds[d].method, ds[d].dt);
+            double err_fit = fabs(obj - loss_exact), err_ode = fabs(sa->loss - loss_exact);
+            if (!sa->fit_own_dense ? fabs(obj - sa->loss) > 1e-12 * fabs(obj)
+                                   : err_fit > FIT_DENSE_ERR_FACTOR * err_ode + 1e-12 * fabs(obj)) {
                 fprintf(stderr,
-                        "bench_pfr: fit %s dt %g: objective %.17g, remat_fit_objective %.17g (must be equal to "
-                        "1e-12; exact loss %.17g)\n",
-                        remat_ode_method_name(ds[d].method), ds[d].dt, sa->loss, obj, loss_exact);
+                        "bench_pfr: fit %s dt %g: objective %.17g, remat_fit_objective %.17g (%s; exact loss "
+                        "%.17g)\n",
+                        remat_ode_method_name(ds[d].method), ds[d].dt, sa->loss, obj,
+                        sa->fit_own_dense ? "dense rows: its error must stay within FIT_DENSE_ERR_FACTOR of ode.h's"
+                                          : "must be equal to 1e-12",
+                        loss_exact);
                 fail = 1;
             }
         }
@@ -764,7 +791,8 @@ static int bench_problem(const context *cx, const remat_mechanism *m, const disc
                 printf("%.6g", seed_L / (double)v->steps);
             printf(", \"median_ms\":%.5f, \"loss\":%.17g, ", ms, v->loss);
             if (cx->fit && i == 0)
-                printf("\"fit_objective\":%.17g, ", v->fit_obj);
+                printf("\"fit_objective\":%.17g, \"fit_dense_rows\":%s, ", v->fit_obj,
+                       v->fit_own_dense ? "true" : "false");
             printf("\"grad\":");
             print_grad(v->g);
             printf(", \"grad_abs_err\":%.3e, \"hand_ms\":%.5f, \"vs_hand_ratio\":%.3f, "

@@ -20,6 +20,8 @@
 static const char *const TIMED = "indep t\nparam k1 = 1\nparam k2 = 0.5\n"
                                  "y1' = -k1 * y1 + sin(3 * t)\ny2' = y1 - k2 * t * y2\ny3' = y2\n";
 static const char *mech;
+/* > 0: opt.dt, tsit5's and dopri5's uniform grid and own continuous extension */
+static double grid_dt;
 
 static const remat_ode_method methods[] = {REMAT_ODE_EULER, REMAT_ODE_RK4, REMAT_ODE_RODAS5, REMAT_ODE_TSIT5};
 #define N_METHODS ((int)(sizeof methods / sizeof methods[0]))
@@ -34,7 +36,7 @@ static remat_program *rows_prog(remat_ode_method method, int64_t max_steps, int6
     remat_fn *f = remat_fn_new("rows");
     remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P);
     remat_val ts = remat_arg(f, "ts", REMAT_F64, 1, &K), ns = remat_arg(f, "nsteps", REMAT_F64, 1, &K), out;
-    remat_ode_options opt = {.method = method, .max_steps = max_steps};
+    remat_ode_options opt = {.method = method, .dt = grid_dt, .max_steps = max_steps};
     assert_ok(remat_ode_integrate_rows(f, m, &opt, y0, pv, ts, ns, &out));
     if (w)
         out = remat_sum_all(f, remat_mul(f, remat_const_data(f, REMAT_F64, 2, DIMS(K, S), w), out));
@@ -122,19 +124,18 @@ static void test_models_rows_match_per_interval(void **state)
 /* Reverse mode through the scan and the while loops in its body: the
  * gradient of a loss over rows on and off the grid matches central
  * differences w.r.t. the rate constants and y0 for every method. */
-static void test_models_rows_gradient_matches_central_differences(void **state)
+static void check_gradient(const remat_ode_method *ms, int n_methods)
 {
-    (void)state;
     enum { K = 23 };
     double t[K], w[K * 3], ns[K], b[K * 3], p[2] = {0.9, 0.35};
     for (int k = 0; k < K; k++)
         t[k] = 0.27 * k + (k % 2 ? 0.013 : 0.0);
     for (int i = 0; i < K * 3; i++)
         w[i] = 0.3 * sin(1.7 * i) + 0.1;
-    for (int mi = 0; mi < N_METHODS; mi++) {
+    for (int mi = 0; mi < n_methods; mi++) {
         int64_t most;
-        interval_rows(methods[mi], 0.02, K, t, p, b, ns, &most);
-        remat_program *g = rows_prog(methods[mi], most, K, w, 1, NULL), *fwd = rows_prog(methods[mi], most, K, w, 0, NULL);
+        interval_rows(ms[mi], 0.02, K, t, p, b, ns, &most);
+        remat_program *g = rows_prog(ms[mi], most, K, w, 1, NULL), *fwd = rows_prog(ms[mi], most, K, w, 0, NULL);
         double y0[3] = {1.0, 0.2, 0.0}, gy0[3], gp[2];
         run(g, (double *[]){y0, p, t, ns}, (double *[]){gy0, gp}, NULL);
         double x[5] = {p[0], p[1], y0[0], y0[1], y0[2]}, an[5] = {gp[0], gp[1], gy0[0], gy0[1], gy0[2]};
@@ -146,12 +147,104 @@ static void test_models_rows_gradient_matches_central_differences(void **state)
             run(fwd, (double *[]){xm + 2, xm, t, ns}, (double *[]){&lm}, NULL);
             double cd = (lp - lm) / (2 * e);
             if (!(fabs(an[i] - cd) <= 1e-7 * fabs(cd) + 1e-9))
-                fail_msg("%s: d loss / d x%d = %.12g, central differences %.12g", remat_ode_method_name(methods[mi]),
+                fail_msg("%s: d loss / d x%d = %.12g, central differences %.12g", remat_ode_method_name(ms[mi]),
                          i, an[i], cd);
         }
         remat_program_free(g);
         remat_program_free(fwd);
     }
+}
+
+static void test_models_rows_gradient_matches_central_differences(void **state)
+{
+    (void)state;
+    check_gradient(methods, N_METHODS);
+}
+
+/* fixed_dense.c's rows (remat_ode_integrate_times with fixed steps: the
+ * uniform grid, every row updated every step) */
+static void fixed_dense_rows(remat_ode_method method, double dt, int64_t N, int K, const double *t, const double *p,
+                             double *ys)
+{
+    remat_mechanism *m = parse(mech ? mech : ABC);
+    int64_t S = 3, P = 2, KK = K;
+    remat_fn *f = remat_fn_new("fixed_dense_rows");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P);
+    remat_val ts = remat_arg(f, "ts", REMAT_F64, 1, &KK), out;
+    remat_ode_options opt = {.method = method, .dt = dt, .steps = N};
+    assert_ok(remat_ode_integrate_times(f, m, &opt, y0, pv, ts, &out, NULL));
+    remat_fn_output(f, out);
+    remat_program *prog = compile_ok(f);
+    double y0v[3] = {1, 0, 0};
+    run(prog, (double *[]){y0v, (double *)p, (double *)t}, (double *[]){ys}, NULL);
+    remat_program_free(prog);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
+/* tsit5 and dopri5 with dt > 0 keep the uniform grid t0 + j dt and read a
+ * row off it from the grid step's own continuous extension: the rows equal
+ * fixed_dense.c's (the same step and extension kernels; two programs, so
+ * 1e-13 rather than bitwise: DESIGN.md "contracts") for ABC and a system
+ * that reads t, with rows off the grid (several per step, a gap of 40
+ * steps), on it (also 4e-10 relative off a grid point: a step's end), and
+ * at t0 (measured: bitwise equal). Forcing a step end at every row (what
+ * the row scan did before) moves the rows by 2e-10 to 3e-9, far past
+ * 1e-13. */
+static void test_models_rows_own_extension_is_fixed_dense(void **state)
+{
+    (void)state;
+    enum { K = 40 };
+    static const remat_ode_method own[] = {REMAT_ODE_TSIT5, REMAT_ODE_DOPRI5};
+    double t[2][K], p[2] = {1.3, 0.4}, y0[3] = {1, 0, 0}, a[K * 3], b[K * 3], c[K * 3], ns[K];
+    for (int k = 0; k < K; k++) {
+        t[0][k] = k == 0 ? 0.0 : k == 20 ? t[0][19] + 2.0 : t[0][k - 1] + 0.013 + 0.11 * fabs(sin(1.3 * k));
+        t[1][k] = 0.2 * k * (1.0 + (k % 3 == 1 ? 4e-10 : k % 3 == 2 ? -4e-10 : 0.0));
+    }
+    grid_dt = 0.05;
+    for (int mi = 0; mi < 4; mi++)
+        for (int set = 0; set < 2; set++) {
+            mech = mi < 2 ? ABC : TIMED;
+            remat_ode_method method = own[mi % 2];
+            int64_t most;
+            interval_rows(method, grid_dt, K, t[set], p, c, ns, &most);
+            fixed_dense_rows(method, grid_dt, (int64_t)ceil(t[set][K - 1] / grid_dt) + 1, K, t[set], p, b);
+            remat_program *prog = rows_prog(method, most, K, NULL, 0, NULL);
+            run(prog, (double *[]){y0, p, t[set], ns}, (double *[]){a}, NULL);
+            double worst = 0, forced = 0;
+            for (int i = 0; i < K * 3; i++) {
+                if (!(fabs(a[i] - b[i]) <= 1e-13 * fabs(b[i]) + 1e-15))
+                    fail_msg("%s%s, %s rows: row %d species %d: %.17g, fixed_dense %.17g", remat_ode_method_name(method),
+                             mech == TIMED ? " (timed)" : "", set ? "grid" : "off-grid", i / 3, i % 3, a[i], b[i]);
+                worst = fmax(worst, fabs(a[i] - b[i]));
+                forced = fmax(forced, fabs(c[i] - b[i]));
+            }
+            print_message("%s%s %s rows: worst difference %.3g from fixed_dense (forced steps: %.3g)\n",
+                          remat_ode_method_name(method), mech == TIMED ? " (timed)" : "", set ? "grid" : "off-grid",
+                          worst, forced);
+            if (!set)
+                assert_true(forced > 1e-11); /* the test tells the two apart */
+            assert_true(a[0] == 1.0 && a[1] == 0.0 && a[2] == 0.0);
+            remat_program_free(prog);
+        }
+    mech = NULL;
+    grid_dt = 0;
+}
+
+/* Reverse mode through the grid loop and the continuous extension of the
+ * uncommitted step: tsit5's and dopri5's gradients match central
+ * differences; the graph stays one scan whatever the rows */
+static void test_models_rows_own_extension_gradient(void **state)
+{
+    (void)state;
+    static const remat_ode_method own[] = {REMAT_ODE_TSIT5, REMAT_ODE_DOPRI5};
+    grid_dt = 0.02;
+    check_gradient(own, 2);
+    int small, big;
+    remat_program_free(rows_prog(REMAT_ODE_TSIT5, 4, 10, NULL, 0, &small));
+    remat_program_free(rows_prog(REMAT_ODE_TSIT5, 4, 10000, NULL, 0, &big));
+    assert_int_equal(small, big);
+    grid_dt = 0;
 }
 
 /* The graph is one scan whatever the rows: as many nodes for 10 rows as for
@@ -212,6 +305,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_models_rows_match_per_interval),
         cmocka_unit_test(test_models_rows_gradient_matches_central_differences),
+        cmocka_unit_test(test_models_rows_own_extension_is_fixed_dense),
+        cmocka_unit_test(test_models_rows_own_extension_gradient),
         cmocka_unit_test(test_models_rows_graph_does_not_grow),
         cmocka_unit_test(test_models_rows_max_steps),
         cmocka_unit_test(test_models_rows_bad_options),

@@ -25,8 +25,9 @@
  * iteration. With adaptive stepping, or fixed steps with the discrete
  * adjoint (one scan over the rows whose body takes a data interval's steps,
  * a step ending at every row: remat_ode_integrate_rows, the times and each
- * interval's step count inputs; a continuous adjoint keeps a scan per
- * row), experiments of the same
+ * interval's step count inputs; tsit5 and dopri5 keep the uniform grid of
+ * dt and read off-grid rows from their own continuous extension; a
+ * continuous adjoint keeps a scan per row), experiments of the same
  * number of rows share their programs (the initial state, times and data are inputs), which
  * run once per experiment: a 10,000-file fit compiles one set, and its
  * memory is O(rows x species) plus the schedule's store. Gradient methods run one remat_value_and_grad program (one

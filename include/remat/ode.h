@@ -414,7 +414,16 @@ REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechan
  * zero spec binomial with REMAT_WHILE_DEFAULT_SNAPSHOTS slots) whose body
  * runs an interval's steps as a while loop (online, as remat/loop.h's
  * default): the graph depends on the species and the method, not on K or
- * the times, and time and memory grow as O(steps + K). */
+ * the times, and time and memory grow as O(steps + K).
+ * tsit5 and dopri5 with opt->dt > 0 (steps then only checked for shape)
+ * keep instead the uniform grid t_j = t0 + j dt and their own continuous
+ * extension, remat_ode_integrate_times' rows in O(steps + K): row k's while
+ * loop takes the grid steps up to t_k (a grid point within
+ * REMAT_ODE_GRID_TOL j dt past t_k included); a row on that point is its
+ * y, a row past it the extension of the grid step from it (its stages taken
+ * for the row and not committed: row k + 1 goes on from the grid), with
+ * gradients through it. opt->max_steps + 1 bounds the grid steps of one
+ * interval (its step count, one more for the band). */
 REMAT_API remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                                 remat_val y0, remat_val params, remat_val times, remat_val steps,
                                                 remat_val *y_at_outputs);

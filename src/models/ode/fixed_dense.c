@@ -28,13 +28,10 @@
 #include "models/ode/ode_impl.h"
 #include "remat/loop.h"
 
-/* One explicit step with its stages kept for the continuous extension:
- * k[0] = h fy (the carried f(t, y)), k[1..stages-1] as step.c forms them,
- * y1 = y + sum b_i k_i, fy1 = f(t + h, y1) and k[stages] = h fy1 (the FSAL
- * stage of tsit5 and dopri5) */
-static remat_status explicit_step(remat_fn *b, const ode_rhs *r, const ode_tableau *tb, remat_val t, remat_val tn,
-                                  remat_val h, remat_val y, remat_val fy, remat_val p, remat_val *k, remat_val *y1,
-                                  remat_val *fy1)
+/* ode_impl.h: one explicit step with its stages kept (also rows.c's grid) */
+remat_status ode_explicit_step_kept(remat_fn *b, const ode_rhs *r, const ode_tableau *tb, remat_val t, remat_val tn,
+                                    remat_val h, remat_val y, remat_val fy, remat_val p, remat_val *k, remat_val *y1,
+                                    remat_val *fy1)
 {
     k[0] = remat_mul(b, h, fy);
     for (int i = 1; i < tb->stages; i++) {
@@ -83,7 +80,7 @@ static remat_status make_body(const remat_mechanism *m, const remat_ode_options 
     static const ode_tableau hermite = {.name = "hermite"}; /* dense NULL: the cubic Hermite rows */
     remat_status st;
     if (own) {
-        st = explicit_step(b, &r, tb, t, tn, h, y, fy, p, k, &y1, &fy1);
+        st = ode_explicit_step_kept(b, &r, tb, t, tn, h, y, fy, p, k, &y1, &fy1);
     } else {
         st = remat_ode_step(b, m, opt->method, r.timed ? t : REMAT_NONE, h, y, p, &y1);
         if (st == REMAT_OK)

@@ -139,6 +139,15 @@ remat_val ode_dense_update_masked(remat_fn *f, const ode_tableau *tb, remat_dtyp
                                   remat_val out, remat_val ts, remat_val t, remat_val mask, remat_val y, remat_val y1,
                                   remat_val h, const remat_val *k);
 
+/* One explicit step of tb from (t, y) with fy = f(t, y) to tn = t + h
+ * (fixed_dense.c), its stages kept for the continuous extension: k[0] =
+ * h fy, k[1..stages-1] as step.c forms them, y1 = y + sum b_i k_i, fy1 =
+ * f(tn, y1) and k[stages] = h fy1 (the FSAL stage of tsit5 and dopri5);
+ * k holds stages + 1 values */
+remat_status ode_explicit_step_kept(remat_fn *b, const ode_rhs *r, const ode_tableau *tb, remat_val t, remat_val tn,
+                                    remat_val h, remat_val y, remat_val fy, remat_val p, remat_val *k, remat_val *y1,
+                                    remat_val *fy1);
+
 /* remat_ode_integrate_times with fixed steps (fixed_dense.c): opt->steps
  * steps of opt->dt from t0 in one scan, the rows at the K times held by ts
  * (K,): a row within REMAT_ODE_GRID_TOL j dt of a grid point t0 + j dt is
