@@ -95,13 +95,12 @@ static int plot_profile(const char *path, const plot_opts *po, const pfr_setup *
     }
     bool *show = calloc((size_t)S + 1, sizeof *show);
     ok = ok && show && plot_opts_species(po, su->mech, show);
-    int ns = 0, iT = plot_temperature_state(su->mech); /* a gas mechanism's T: a panel of its own */
-    for (int k = 0; ok && k <= S; k++) {
-        int s = k < S ? (k == iT ? -1 : k) : iT; /* the species, then T */
-        if (s >= 0 && show[s])
+    /* a gas mechanism's T, the state's last entry, so its series comes last: a panel of its own */
+    int ns = 0, iT = plot_temperature_state(su->mech);
+    for (int s = 0; ok && s < S; s++)
+        if (show[s])
             ser[ns++] = (cli_series){.label = remat_mechanism_species_name(su->mech, s), .n = n, .x = xs,
                                      .y = ys + (size_t)s * (size_t)n, .color = 1 + s};
-    }
     int nT = iT >= 0 && ok && show[iT];
     char title[256], xlabel[96];
     snprintf(title, sizeof title, "PFR concentration profiles: %s", su->name);

@@ -38,7 +38,8 @@ int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m
         free(show);
         return 0;
     }
-    int iT = plot_temperature_state(m), np = 0; /* a gas mechanism's T: a panel of its own */
+    /* a gas mechanism's T, the state's last entry, so its series come last: a panel of its own */
+    int iT = plot_temperature_state(m), np = 0;
     cli_panel *panels = calloc((size_t)n_data * 2, sizeof *panels);
     cli_series *series = calloc((size_t)n_data * (size_t)S * 2, sizeof *series);
     double *buf = calloc((size_t)n_data * ((size_t)PLOT_POINTS * (1 + (size_t)S) + 0), sizeof *buf);
@@ -74,9 +75,8 @@ int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m
         free(tmp);
         cli_series *ser = series + (size_t)e * (size_t)S * 2;
         int ns = 0, nT = 0;
-        for (int k = 0; k <= S; k++) {
-            int s = k < S ? (k == iT ? -1 : k) : iT; /* the species, then T */
-            if (s < 0 || !remat_dataset_has_column(d, s) || !show[s])
+        for (int s = 0; s < S; s++) {
+            if (!remat_dataset_has_column(d, s) || !show[s])
                 continue; /* an unmeasured species: no data to compare, keep the panel readable */
             nT += s == iT ? 2 : 0; /* its curve and its points */
             ser[ns++] = (cli_series){.label = remat_mechanism_species_name(m, s), .n = PLOT_POINTS, .x = tc,

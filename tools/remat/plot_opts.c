@@ -77,7 +77,7 @@ int plot_opts_species(const plot_opts *po, const remat_mechanism *m, bool *show)
 
 int plot_temperature_state(const remat_mechanism *m)
 {
-    int K = remat_gas_species_count(m);
+    int K = remat_gas_species_count(m); /* the state is (X_1 .. X_K, T): T last */
     return K > 0 ? K : -1;
 }
 

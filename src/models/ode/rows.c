@@ -81,6 +81,22 @@ static remat_status make_step(const remat_mechanism *m, remat_ode_method method,
     return REMAT_OK;
 }
 
+/* a row body's last part: b into *out when it was built (its own status
+ * too), else freed; the while loop's cond and step, which it copied, freed */
+static remat_status body_done(remat_status st, remat_fn *b, remat_fn *cond, remat_fn *step, const char *what,
+                              remat_fn **out)
+{
+    if (st == REMAT_OK && remat_fn_status(b) != REMAT_OK)
+        st = rmi_error(remat_fn_status(b), "ode: building %s: %s", what, remat_fn_error(b));
+    if (st == REMAT_OK)
+        *out = b;
+    else
+        remat_fn_free(b);
+    remat_fn_free(step);
+    remat_fn_free(cond);
+    return st;
+}
+
 /* the scan's body(y, t_prev, t, n[, params]) -> (y', y') */
 static remat_status make_row(const remat_mechanism *m, const remat_ode_options *opt, remat_dtype dt, int64_t S,
                              const remat_shape *ps, remat_fn **out)
@@ -110,15 +126,7 @@ static remat_status make_row(const remat_mechanism *m, const remat_ode_options *
             remat_fn_output(b, carry[0]);
         }
     }
-    if (st == REMAT_OK && remat_fn_status(b) != REMAT_OK)
-        st = rmi_error(remat_fn_status(b), "ode: building the row scan: %s", remat_fn_error(b));
-    if (st == REMAT_OK)
-        *out = b;
-    else
-        remat_fn_free(b);
-    remat_fn_free(step);
-    remat_fn_free(cond);
-    return st;
+    return body_done(st, b, cond, step, "the row scan", out);
 }
 
 /* ---- tsit5 and dopri5 with dt > 0: the uniform grid and the method's own
@@ -233,15 +241,7 @@ static remat_status make_grid_row(const remat_mechanism *m, const remat_ode_opti
             }
         }
     }
-    if (st == REMAT_OK && remat_fn_status(b) != REMAT_OK)
-        st = rmi_error(remat_fn_status(b), "ode: building the row scan on the grid: %s", remat_fn_error(b));
-    if (st == REMAT_OK)
-        *out = b;
-    else
-        remat_fn_free(b);
-    remat_fn_free(step);
-    remat_fn_free(cond);
-    return st;
+    return body_done(st, b, cond, step, "the row scan on the grid", out);
 }
 
 /* the zero spec of opt->scan: binomial with REMAT_WHILE_DEFAULT_SNAPSHOTS slots */
@@ -273,6 +273,31 @@ static remat_status integrate_grid(remat_fn *f, const remat_mechanism *m, const 
         remat_scan_options so = row_scan_options(opt);
         st = remat_scan(f, body, K, 3, init, 1, &xs, ps ? 3 : 2, consts, &so, carry, rows);
     }
+    remat_fn_free(body);
+    return st;
+}
+
+/* every interval's own steps, ending on its row */
+static remat_status integrate_steps(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                    remat_val y0, remat_val params, const remat_shape *ps, remat_val times,
+                                    remat_val steps, int64_t K, remat_val *rows)
+{
+    remat_dtype dt = remat_val_dtype(f, y0);
+    remat_fn *body = NULL;
+    remat_status st = make_row(m, opt, dt, remat_mechanism_species_count(m), ps, &body);
+    if (st != REMAT_OK)
+        return st;
+    /* t_{k-1}: t0, then the times but the last */
+    remat_val tk = remat_stop_gradient(f, times), one = remat_reshape(f, remat_scalar(f, dt, opt->t0), 1,
+                                                                       (int64_t[]){1});
+    remat_val tp = K == 1 ? one
+                          : remat_concatenate(f, 2,
+                                              (remat_val[]){one, remat_slice(f, tk, (int64_t[]){0},
+                                                                             (int64_t[]){K - 1}, NULL)},
+                                              0);
+    remat_val xs[3] = {tp, tk, remat_stop_gradient(f, steps)}, carry;
+    remat_scan_options so = row_scan_options(opt);
+    st = remat_scan(f, body, K, 1, &y0, 3, xs, ps ? 1 : 0, &params, &so, &carry, rows);
     remat_fn_free(body);
     return st;
 }
@@ -330,34 +355,13 @@ remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, con
                              remat_dtype_name(dt), (long long)P);
     }
     const ode_tableau *tb = rmi_ode_tableau(opt->method);
-    if (tb->dense && !tb->ros && opt->dt > 0) { /* the method's own continuous extension on the grid */
-        remat_status st = integrate_grid(f, m, opt, tb, y0, params, params != REMAT_NONE ? &ps : NULL, times, K,
-                                         y_at_outputs);
-        if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
-            st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
-        if (st != REMAT_OK)
-            *y_at_outputs = REMAT_NONE;
-        return st;
-    }
-    remat_fn *body = NULL;
-    remat_status st = make_row(m, opt, dt, S, params != REMAT_NONE ? &ps : NULL, &body);
-    if (st != REMAT_OK)
-        return st;
-    /* t_{k-1}: t0, then the times but the last */
-    remat_val tk = remat_stop_gradient(f, times), one = remat_reshape(f, remat_scalar(f, dt, opt->t0), 1,
-                                                                       (int64_t[]){1});
-    remat_val tp = K == 1 ? one
-                          : remat_concatenate(f, 2,
-                                              (remat_val[]){one, remat_slice(f, tk, (int64_t[]){0},
-                                                                             (int64_t[]){K - 1}, NULL)},
-                                              0);
-    remat_val xs[3] = {tp, tk, remat_stop_gradient(f, steps)}, carry, rows;
-    remat_scan_options so = row_scan_options(opt);
-    st = remat_scan(f, body, K, 1, &y0, 3, xs, params != REMAT_NONE ? 1 : 0, &params, &so, &carry, &rows);
+    const remat_shape *pp = params != REMAT_NONE ? &ps : NULL;
+    remat_val rows = REMAT_NONE;
+    remat_status st = tb->dense && !tb->ros && opt->dt > 0 /* the method's own continuous extension on the grid */
+                          ? integrate_grid(f, m, opt, tb, y0, params, pp, times, K, &rows)
+                          : integrate_steps(f, m, opt, y0, params, pp, times, steps, K, &rows);
     if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
         st = rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
-    if (st == REMAT_OK)
-        *y_at_outputs = rows;
-    remat_fn_free(body);
+    *y_at_outputs = st == REMAT_OK ? rows : REMAT_NONE;
     return st;
 }
