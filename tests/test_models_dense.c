@@ -49,8 +49,9 @@ static void states(const remat_ode_options *opt, const double *p, double *ys, do
 
 /* Every row of a dense run is within a small multiple of the tolerance of
  * the exact solution, with far fewer steps than rows: a wrong coefficient of
- * an extension (or a row taken from the wrong step) is off by O(h). Rodas5's
- * cubic Hermite interpolant is order 3, so its bound is looser. */
+ * an extension (or a row taken from the wrong step) is off by O(h). One
+ * bound for the three: rodas5's own extension (order 4; measured 4.8e-10)
+ * is as good as tsit5's (8.1e-10), where its cubic Hermite rows needed 1e-5. */
 static void test_models_dense_rows_match_exact_solution(void **state)
 {
     (void)state;
@@ -70,7 +71,9 @@ static void test_models_dense_rows_match_exact_solution(void **state)
             worst = fmax(worst, fmax(fabs(ys[k * 3] - A), fabs(ys[k * 3 + 1] - B)));
             assert_close(ys[k * 3] + ys[k * 3 + 1] + ys[k * 3 + 2], 1.0, 1e-12, 0);
         }
-        double bound = methods[mi] == REMAT_ODE_RODAS5 ? 1e-5 : 1e-7;
+        print_message("%s: worst row error %.3g, %g accepted steps\n", remat_ode_method_name(methods[mi]), worst,
+                      stats[REMAT_ODE_STAT_ACCEPTED]);
+        double bound = 1e-7;
         if (!(worst < bound))
             fail_msg("%s: worst row error %.3g past %.3g", remat_ode_method_name(methods[mi]), worst, bound);
         assert_true(ys[0] == 1.0 && ys[1] == 0.0); /* t_0 = t0: y0 itself */
@@ -80,8 +83,9 @@ static void test_models_dense_rows_match_exact_solution(void **state)
 }
 
 /* Dense rows agree with the steps clipped to every output time (today's
- * intervals) to the integrators' tolerance; the last row is a step end in
- * both. */
+ * intervals) to the integrators' tolerance, 1e-8 for all three (measured
+ * 8.9e-11 tsit5, 1.2e-10 dopri5, 5.2e-11 rodas5, whose Hermite rows needed
+ * 1e-6); the last row is a step end in both. */
 static void test_models_dense_agrees_with_clipped_steps(void **state)
 {
     (void)state;
@@ -97,8 +101,12 @@ static void test_models_dense_agrees_with_clipped_steps(void **state)
         assert_true(sa[REMAT_ODE_STAT_CODE] == 0 && sb[REMAT_ODE_STAT_CODE] == 0);
         assert_true(sb[REMAT_ODE_STAT_ACCEPTED] < sa[REMAT_ODE_STAT_ACCEPTED]);
         assert_true(sb[REMAT_ODE_STAT_T] == t[K - 1]);
+        double dmax = 0;
         for (int i = 0; i < K * 3; i++)
-            assert_close(b[i], a[i], 0, methods[mi] == REMAT_ODE_RODAS5 ? 1e-6 : 1e-8);
+            dmax = fmax(dmax, fabs(b[i] - a[i]));
+        print_message("%s: dense rows within %.3g of the clipped steps'\n", remat_ode_method_name(methods[mi]), dmax);
+        for (int i = 0; i < K * 3; i++)
+            assert_close(b[i], a[i], 0, 1e-8);
     }
     free(t);
 }
@@ -128,11 +136,10 @@ static remat_program *loss_prog(const remat_ode_options *opt, const double *w, i
  * differences of the forward loss in f64, w.r.t. the rate constants and y0,
  * for each method's extension. At rtol 1e-11 the step sizes' own dependence
  * on p (constants of the reverse pass, as in diffrax, but seen by central
- * differences) is below 1e-6 relative for the 4th-order extensions of tsit5
- * and dopri5; rodas5's cubic Hermite rows carry an interpolation error of
- * ~1e-8 that moves with the step sizes, so its rows agree to 3e-5 (its step
- * ends alone agree to 1e-6: the same check with weight on the last row only
- * passes at the tsit5 bound). */
+ * differences) is below 1e-6 relative for the 4th-order extensions of
+ * tsit5, dopri5 and rodas5 (measured worst 3.5e-9, 3.5e-9, 2.5e-8); the
+ * cubic Hermite rows rodas5 took before carried an interpolation error of
+ * ~1e-8 that moved with the step sizes and agreed to 3e-5 only. */
 static void test_models_dense_gradient_matches_central_differences(void **state)
 {
     (void)state;
@@ -154,7 +161,9 @@ static void test_models_dense_gradient_matches_central_differences(void **state)
             run(fwd, (double *[]){xp + 2, xp}, (double *[]){&lp}, NULL);
             run(fwd, (double *[]){xm + 2, xm}, (double *[]){&lm}, NULL);
             double cd = (lp - lm) / (2 * e);
-            double rel = methods[mi] == REMAT_ODE_RODAS5 ? 3e-5 : 1e-6;
+            double rel = 1e-6;
+            print_message("%s: d loss / d x%d relative error %.3g\n", remat_ode_method_name(methods[mi]), i,
+                          fabs(an[i] - cd) / fabs(cd));
             if (!(fabs(an[i] - cd) <= rel * fabs(cd) + 1e-8))
                 fail_msg("%s: d loss / d x%d = %.12g, central differences %.12g", remat_ode_method_name(methods[mi]),
                          i, an[i], cd);

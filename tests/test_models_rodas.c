@@ -1,7 +1,8 @@
 /*
  * test_models_rodas.c — Rodas5, the Rosenbrock method of remat/ode.h: its
  * coefficients against the order conditions, L-stability on a stiff decay,
- * batched steps, and a non-autonomous mechanism's order. Robertson against
+ * batched steps, a non-autonomous mechanism's order, and its continuous
+ * extension (order, ends, formula, no extra right-hand side). Robertson against
  * CVODES is test_models_robertson.c.
  *
  * Expectations from outside the code: the Rosenbrock order conditions of
@@ -284,6 +285,147 @@ static void test_models_rodas5_adaptive_compiled_matches_interpreted(void **stat
     remat_mechanism_free(m);
 }
 
+/* ---- Rodas5's own continuous extension (dense.c, rodas5.c's H) ---- */
+
+/* 2 A -> B (A' = -2 k A^2, nonlinear), exact A = 1 / (1 + 2 k t), B = (1 - A) / 2 */
+static const char *const DIMER = "species A, B\nparam k = 1\n2 A -> B : k\n";
+
+/* the worst error over theta = 1/4, 1/2, 3/4 of one rodas5 step of h from
+ * the exact state at 0, rows read through remat_ode_integrate_times with
+ * fixed steps (fixed_dense.c: rows strictly inside the step take its
+ * continuous extension); *end the error of the step's end */
+static double extension_error(double h, double *end)
+{
+    remat_mechanism *m = parse(DIMER);
+    int64_t S = 2, P = 1, K = 4;
+    remat_fn *f = remat_fn_new("rodas5_rows");
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), pv = remat_arg(f, "p", REMAT_F64, 1, &P);
+    remat_val ts = remat_arg(f, "ts", REMAT_F64, 1, &K), out;
+    remat_ode_options opt = {.method = REMAT_ODE_RODAS5, .dt = h, .steps = 1};
+    assert_ok(remat_ode_integrate_times(f, m, &opt, y0, pv, ts, &out, NULL));
+    remat_fn_output(f, out);
+    remat_program *prog = compile_ok(f);
+    double y0v[2] = {1, 0}, k[1] = {1}, t[4] = {0.25 * h, 0.5 * h, 0.75 * h, h}, y[8], worst = 0;
+    run(prog, (double *[]){y0v, k, t}, (double *[]){y}, NULL);
+    for (int i = 0; i < 4; i++) {
+        double A = 1.0 / (1.0 + 2.0 * t[i]), e = fmax(fabs(y[2 * i] - A), fabs(y[2 * i + 1] - (1.0 - A) / 2));
+        if (i < 3)
+            worst = fmax(worst, e);
+        else
+            *end = e;
+    }
+    remat_program_free(prog);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+    return worst;
+}
+
+/* Rows inside a rodas5 step converge at the extension's order: the error
+ * at interior theta of one step falls ~32x per halving of h (local error
+ * O(h^5), order 4: rodas5.c's three rows of H), measured 29x and 30x here.
+ * The cubic Hermite rows rodas5 took before fall ~15x (order 3), and so do
+ * H's first two rows alone (measured in a plain-C transcription of the
+ * step: 14x and 15x at these h), so the bound tells the three apart. */
+static void test_models_rodas5_extension_order(void **state)
+{
+    (void)state;
+    double end, prev = extension_error(0.05, &end);
+    for (double h = 0.025; h > 0.01; h /= 2) {
+        double e = extension_error(h, &end), ratio = prev / e;
+        printf("  rodas5 extension, h=%-6g interior error %.3e (ratio %.1f), step end %.3e\n", h, e, ratio, end);
+        if (!(ratio > 24.0 && ratio < 40.0))
+            fail_msg("interior error falls %.1fx from h %g to %g (order 4: ~32x)", ratio, 2 * h, h);
+        assert_true(end < e); /* the step's end (order 5) is not what limits */
+        prev = e;
+    }
+}
+
+/* The extension from arbitrary stages: theta 0 and 1 give y and y' to the
+ * bit ((1 - 1) and 0 multiply finite values: the form's identity, not a
+ * contract between paths), and theta 1/2 the formula of ode_impl.h written
+ * out in plain C over rodas5.c's H, to rounding. */
+static void test_models_rodas5_extension_ends_and_formula(void **state)
+{
+    (void)state;
+    const ode_tableau *tb = &rmi_ode_rodas5_tableau;
+    const ode_rosenbrock *rb = tb->ros;
+    assert_int_equal(rb->n_dense, 3);
+    enum { S = 3, K = 3, NS = 8 };
+    int64_t s = S, KS[2] = {S, K}, kk = K;
+    remat_fn *f = remat_fn_new("rodas5_extension");
+    remat_val y = remat_arg(f, "y", REMAT_F64, 1, &s), y1 = remat_arg(f, "y1", REMAT_F64, 1, &s), k[NS];
+    for (int i = 0; i < NS; i++)
+        k[i] = remat_arg(f, "k", REMAT_F64, 1, &s);
+    remat_val ts = remat_arg(f, "ts", REMAT_F64, 1, &kk), buf = remat_arg(f, "out", REMAT_F64, 2, KS);
+    remat_val t = remat_scalar(f, REMAT_F64, 0.5), h = remat_scalar(f, REMAT_F64, 0.25);
+    remat_val mask = remat_broadcast_to(f, remat_scalar(f, REMAT_F64, 1.0), 1, &kk);
+    remat_val rows = ode_dense_update_masked(f, tb, REMAT_F64, S, K, buf, ts, t, mask, y, y1, h, k);
+    assert_int_not_equal(rows, REMAT_NONE);
+    remat_fn_output(f, rows);
+    remat_program *prog = compile_ok(f);
+    double yv[S], y1v[S], kv[NS][S], tv[K] = {0.5, 0.75, 0.625}, bv[S * K] = {0}, got[S * K];
+    for (int j = 0; j < S; j++) {
+        yv[j] = 0.3 + 0.1 * j, y1v[j] = 0.7 - 0.2 * j;
+        for (int i = 0; i < NS; i++)
+            kv[i][j] = 0.01 * sin(1.0 + i + 3.0 * j);
+    }
+    double *in[2 + NS + 2] = {yv, y1v};
+    for (int i = 0; i < NS; i++)
+        in[2 + i] = kv[i];
+    in[2 + NS] = tv, in[3 + NS] = bv;
+    run(prog, in, (double *[]){got}, NULL);
+    for (int j = 0; j < S; j++) { /* rows species-major: (S, K) */
+        assert_true(got[j * K] == yv[j]);
+        assert_true(got[j * K + 1] == y1v[j]);
+        double d[3] = {0}, th = 0.5;
+        for (int r = 0; r < 3; r++)
+            for (int i = 0; i < NS; i++)
+                d[r] += rb->H[r * NS + i] * kv[i][j];
+        double want = (1 - th) * yv[j] + th * (y1v[j] + (1 - th) * (d[0] + th * (d[1] + th * d[2])));
+        assert_close(got[j * K + 2], want, 1e-14, 1e-16);
+    }
+    remat_program_free(prog);
+    remat_fn_free(f);
+}
+
+/* right-hand sides an attempt emits: the mechanism's, counted */
+static int rhs_count;
+static remat_status counting_rhs(remat_fn *f, const ode_rhs *r, remat_val t, remat_val y, remat_val p,
+                                 remat_val *dydt)
+{
+    rhs_count++;
+    return remat_kinetics_rhs(f, r->m, t, y, p, dydt);
+}
+
+static int attempt_rhs(const remat_mechanism *m, int64_t K)
+{
+    remat_ode_options opt = {.method = REMAT_ODE_RODAS5, .adaptive = true, .rtol = 1e-6, .atol = 1e-9};
+    ode_ctl c;
+    assert_ok(ode_ctl_of(&opt, &c));
+    ode_rhs r = ode_rhs_of(m);
+    r.eval = counting_rhs;
+    remat_fn *body = NULL;
+    rhs_count = 0;
+    assert_ok(ode_attempt_body(&r, &c, REMAT_F64, r.S, 1, K, &body));
+    remat_fn_free(body);
+    return rhs_count;
+}
+
+/* Dense output costs a rodas5 attempt no right-hand side: the attempt with
+ * rows emits as many evaluations of the mechanism as the one without (one
+ * for the Jacobian's JVPs and f(t, y), seven for the later stages). The
+ * cubic Hermite rows took one more, f(t + h, y'), per attempt. */
+static void test_models_rodas5_dense_attempt_takes_no_extra_rhs(void **state)
+{
+    (void)state;
+    remat_mechanism *m = parse(ABC);
+    int plain = attempt_rhs(m, 0), dense = attempt_rhs(m, 5);
+    printf("  rodas5 attempt: %d right-hand sides, %d with dense rows\n", plain, dense);
+    assert_int_equal(plain, 8);
+    assert_int_equal(dense, plain);
+    remat_mechanism_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +435,9 @@ int main(void)
         cmocka_unit_test(test_models_rodas5_time_dependent_rates_keep_order_5),
         cmocka_unit_test(test_models_rodas5_bad_input_names_the_input),
         cmocka_unit_test(test_models_rodas5_adaptive_compiled_matches_interpreted),
+        cmocka_unit_test(test_models_rodas5_extension_order),
+        cmocka_unit_test(test_models_rodas5_extension_ends_and_formula),
+        cmocka_unit_test(test_models_rodas5_dense_attempt_takes_no_extra_rhs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "core/assert.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
 
@@ -170,9 +171,9 @@ static remat_status explicit_attempt(remat_fn *f, const ode_rhs *r, const ode_ct
 
 /* A Rosenbrock attempt (rosenbrock.c): y' and its embedded error estimate.
  * f(t, y) comes with J inside the step, so the FSAL carry fy is passed on
- * unread, except for dense output (k non-NULL), whose Hermite interpolant
- * reads f at both ends: then f7 = f(t + h, y') is evaluated and carried, and
- * k gets h fy and h f7. No stiffness test (the method is L-stable: stiff
+ * unread. Dense output (k non-NULL) gets the step's stages, of which the
+ * method's own continuous extension is made (dense.c): no right-hand side
+ * beyond the step's. No stiffness test (the method is L-stable: stiff
  * problems are what it is for). */
 static remat_status rosenbrock_attempt(remat_fn *f, const ode_rhs *r, const ode_ctl *c, remat_dtype dt,
                                        int64_t S, remat_val t, remat_val h, const remat_val *a, remat_val p,
@@ -180,17 +181,11 @@ static remat_status rosenbrock_attempt(remat_fn *f, const ode_rhs *r, const ode_
                                        remat_val *r2, remat_val *stiff, remat_val *calm, remat_val *k)
 {
     remat_val err;
-    remat_status st = rmi_ode_rosenbrock_step(f, r, c->tb, t, h, a[ODE_Y], p, y1, &err);
+    REMAT_ASSERT(!k || ode_has_extension(c->tb));
+    remat_status st = rmi_ode_rosenbrock_step(f, r, c->tb, t, h, a[ODE_Y], p, y1, &err, k);
     if (st != REMAT_OK)
         return st;
     *f7 = a[ODE_FY];
-    if (k) {
-        st = ode_rhs_eval(f, r, t == REMAT_NONE ? REMAT_NONE : remat_add(f, t, h), *y1, p, f7);
-        if (st != REMAT_OK)
-            return st;
-        k[0] = remat_mul(f, h, a[ODE_FY]);
-        k[1] = remat_mul(f, h, *f7);
-    }
     controller(f, c, dt, S, remat_stop_gradient(f, a[ODE_Y]), remat_stop_gradient(f, *y1), remat_stop_gradient(f, err),
                h, a[ODE_R1], a[ODE_R2], acc, h_next, r1, r2);
     *stiff = a[ODE_STIFF], *calm = a[ODE_CALM];
@@ -280,8 +275,9 @@ remat_status ode_attempt_body(const ode_rhs *r, const ode_ctl *c, remat_dtype dt
     }
     remat_val t_new = remat_select(f, acc, t_next, t);
     /* a step that ended on a jump evaluated f there from the left (its error
-     * estimate, its interpolant); the next step starts from the right */
-    if (ends_on_jump != REMAT_NONE && (!tb->ros || K)) {
+     * estimate, its interpolant); the next step starts from the right (a
+     * Rosenbrock step reads no carried f) */
+    if (ends_on_jump != REMAT_NONE && !tb->ros) {
         remat_val f_right;
         if ((st = ode_rhs_eval(f, r_in, t_next, y1, p_in, &f_right)) != REMAT_OK) {
             remat_fn_free(f);

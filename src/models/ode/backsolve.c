@@ -198,7 +198,7 @@ static remat_status make_body_ros(const ode_tableau *tb, const ode_rhs *r, remat
     remat_val s0 = remat_arg(b, "s_start", dt, 0, NULL), h = remat_arg(b, "h", dt, 0, NULL);
     remat_val p = P ? remat_arg(b, "params", dt, 1, &P) : REMAT_NONE, z1;
     remat_val s = remat_add(b, s0, remat_mul(b, j, h));
-    remat_status st = rmi_ode_rosenbrock_step(b, r, tb, r->timed ? s : REMAT_NONE, h, z, p, &z1, NULL);
+    remat_status st = rmi_ode_rosenbrock_step(b, r, tb, r->timed ? s : REMAT_NONE, h, z, p, &z1, NULL, NULL);
     if (st == REMAT_OK) {
         remat_fn_output(b, z1);
         remat_fn_output(b, remat_add_scalar(b, j, 1.0));

@@ -3,13 +3,17 @@
  * from t to t + h, the rows of the output buffer whose time lies in
  * (t, t + h] take the step's continuous extension at theta = (t_k - t)/h.
  *
- * The extension is y + sum_{j=1..4} theta^j P_j with P_j = sum_i C_ij k_i
- * over the stages k_i = h f_i (the FSAL stage h f(t + h, y') last):
+ * The extension of an explicit method is y + sum_{j=1..4} theta^j P_j with
+ * P_j = sum_i C_ij k_i over the stages k_i = h f_i (the FSAL stage
+ * h f(t + h, y') last):
  *   tsit5   Tsitouras' own 4th-order interpolant (tsit5.c's dense table),
- *   dopri5  Hairer's DOPRI5 dense output (order 4, dopri5.c's table),
- *   rodas5  the cubic Hermite interpolant of y, y', h f(t, y), h f(t+h, y')
- *           (order 3; Rodas5's own extension needs its stage values, which
- *           the Rosenbrock step keeps inside: a choice stated in remat/ode.h).
+ *   dopri5  Hairer's DOPRI5 dense output (order 4, dopri5.c's table);
+ * a Rosenbrock method's is (1 - theta) y + theta (y' + (1 - theta)
+ * (d_1 + theta (d_2 + theta d_3))) with d_r = sum_i H_ri k_i over its
+ * stages (ode_impl.h), y and y' exactly at theta 0 and 1:
+ *   rodas5  its own order-4 extension (rodas5.c's H), no right-hand side;
+ * methods without one (euler, rk4, on fixed_dense.c's grid) take the cubic
+ * Hermite interpolant of y, y', h f(t, y), h f(t + h, y') (order 3).
  * The buffer is a differentiated carry, so reverse mode runs through the
  * interpolant: the gradient of a row is that of the polynomial in theta
  * (theta, its powers and the row mask are control values, computed from t
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
+#include "core/assert.h"
 #include "models/ode/ode_impl.h"
 
 /* the cubic Hermite weights of (k0 = h f0, k1 = h f1, d = y' - y) */
@@ -45,7 +50,12 @@ remat_val ode_dense_update_masked(remat_fn *f, const ode_tableau *tb, remat_dtyp
                                   remat_val h, const remat_val *k)
 {
     remat_val P[4];
-    if (tb->dense) {
+    const ode_rosenbrock *rb = tb->ros && tb->ros->n_dense > 0 ? tb->ros : NULL;
+    if (rb) {
+        REMAT_ASSERT(rb->n_dense <= ODE_MAX_DENSE);
+        for (int r = 0; r < rb->n_dense; r++)
+            P[r] = ode_combine(f, tb->stages, rb->H + r * tb->stages, k);
+    } else if (tb->dense) {
         double w[ODE_MAX_STAGES + 1];
         for (int j = 0; j < 4; j++) {
             for (int i = 0; i <= tb->stages; i++)
@@ -69,7 +79,17 @@ remat_val ode_dense_update_masked(remat_fn *f, const ode_tableau *tb, remat_dtyp
     remat_val *rows = rmi_calloc((size_t)S, sizeof *rows);
     if (!rows)
         return REMAT_NONE; /* out of memory: the caller reports it (f's status may be fine) */
+    remat_val om = rb ? remat_sub(f, one, th) : REMAT_NONE; /* 1 - theta */
     for (int64_t s = 0; s < S; s++) {
+        if (rb) { /* (1 - theta) y_s + theta (y'_s + (1 - theta) (d_1 + theta (d_2 + ...))) */
+            remat_val v = remat_index(f, P[rb->n_dense - 1], s);
+            for (int r = rb->n_dense - 2; r >= 0; r--)
+                v = remat_add(f, remat_mul(f, v, th), remat_index(f, P[r], s));
+            v = remat_add(f, remat_mul(f, om, v), remat_index(f, y1, s));
+            v = remat_add(f, remat_mul(f, om, remat_index(f, y, s)), remat_mul(f, th, v));
+            rows[s] = remat_reshape(f, v, 2, oneK);
+            continue;
+        }
         remat_val v = REMAT_NONE;
         for (int j = 3; j >= 0; j--) {
             if (v != REMAT_NONE)

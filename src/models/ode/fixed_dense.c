@@ -11,7 +11,8 @@
  * points' bands take the step's continuous extension at theta = (t_k - t)/dt
  * (dense.c): tsit5's and dopri5's own, from the stages this body keeps and
  * the FSAL stage dt f(t + dt, y') (which the next step reuses as its first:
- * no extra right-hand side); the other methods' the cubic Hermite
+ * no extra right-hand side); rodas5's own, from its stages (fy carried
+ * unread); euler's and rk4's the cubic Hermite
  * interpolant of y, y', dt f(t, y), dt f(t + dt, y') (one more right-hand
  * side per step). A step costs O(K S) for the rows besides its stages.
  * Reverse mode runs through the extension (theta and the row masks are
@@ -28,11 +29,15 @@
 #include "models/ode/ode_impl.h"
 #include "remat/loop.h"
 
-/* ode_impl.h: one explicit step with its stages kept (also rows.c's grid) */
-remat_status ode_explicit_step_kept(remat_fn *b, const ode_rhs *r, const ode_tableau *tb, remat_val t, remat_val tn,
-                                    remat_val h, remat_val y, remat_val fy, remat_val p, remat_val *k, remat_val *y1,
-                                    remat_val *fy1)
+/* ode_impl.h: one step with its stages kept (also rows.c's grid) */
+remat_status ode_step_kept(remat_fn *b, const ode_rhs *r, const ode_tableau *tb, remat_val t, remat_val tn,
+                           remat_val h, remat_val y, remat_val fy, remat_val p, remat_val *k, remat_val *y1,
+                           remat_val *fy1)
 {
+    if (tb->ros) { /* f(t, y) comes with J inside the step: fy passed on unread */
+        *fy1 = fy;
+        return rmi_ode_rosenbrock_step(b, r, tb, r->timed ? t : REMAT_NONE, h, y, p, y1, NULL, k);
+    }
     k[0] = remat_mul(b, h, fy);
     for (int i = 1; i < tb->stages; i++) {
         remat_val yi = remat_add(b, y, ode_combine(b, i, tb->a + i * (i - 1) / 2, k));
@@ -76,11 +81,11 @@ static remat_status make_body(const remat_mechanism *m, const remat_ode_options 
     remat_val j1 = remat_add_scalar(b, j, 1.0);
     remat_val t = remat_add(b, t0, remat_mul(b, j, h)), tn = remat_add(b, t0, remat_mul(b, j1, h));
     remat_val y1, fy1, k[ODE_MAX_STAGES + 1];
-    bool own = tb->dense && !tb->ros; /* the method's continuous extension (tsit5, dopri5) */
+    bool own = ode_has_extension(tb); /* the method's continuous extension (tsit5, dopri5, rodas5) */
     static const ode_tableau hermite = {.name = "hermite"}; /* dense NULL: the cubic Hermite rows */
     remat_status st;
     if (own) {
-        st = ode_explicit_step_kept(b, &r, tb, t, tn, h, y, fy, p, k, &y1, &fy1);
+        st = ode_step_kept(b, &r, tb, t, tn, h, y, fy, p, k, &y1, &fy1);
     } else {
         st = remat_ode_step(b, m, opt->method, r.timed ? t : REMAT_NONE, h, y, p, &y1);
         if (st == REMAT_OK)

@@ -124,7 +124,7 @@ static remat_status build_astep(const ode_rhs *r, const ode_tableau *tb, remat_d
     remat_val h = remat_arg(g, "h", dt, 0, NULL), q = remat_arg(g, "q", dt, 1, &Q), z1 = REMAT_NONE;
     remat_status st = REMAT_OK;
     if (tb->ros) {
-        st = rmi_ode_rosenbrock_step(g, r, tb, s, h, z, q, &z1, NULL);
+        st = rmi_ode_rosenbrock_step(g, r, tb, s, h, z, q, &z1, NULL, NULL);
     } else {
         remat_val k[ODE_MAX_STAGES];
         for (int i = 0; i < tb->stages && st == REMAT_OK; i++) {

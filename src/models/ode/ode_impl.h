@@ -17,7 +17,12 @@
  * (4.7')): with W = I/(h gamma) - J, J = df/dy at (t, y),
  *   u_i = y + sum_{j<i} a_ij k_j,
  *   W k_i = f(t + c_i h, u_i) + h d_i df/dt + (1/h) sum_{j<i} C_ij k_j,
- *   y' = y + sum_i b_i k_i,   error estimate sum_i e_i k_i. */
+ *   y' = y + sum_i b_i k_i,   error estimate sum_i e_i k_i.
+ * Its continuous extension (dense.c), from the stages of the step:
+ *   y(t + theta h) = (1 - theta) y + theta (y' + (1 - theta) (d_1 + theta (d_2 + theta d_3 ...))),
+ *   d_r = sum_i H[r][i] k_i,
+ * equal to y and y' at theta 0 and 1 whatever H. */
+#define ODE_MAX_DENSE 3
 typedef struct {
     double gamma;
     const double *a; /* strictly lower triangle by rows, as ode_tableau's */
@@ -26,6 +31,8 @@ typedef struct {
     const double *d; /* [stages] */
     const double *b; /* [stages] */
     const double *e; /* [stages] embedded error weights */
+    int n_dense;     /* rows of H (<= ODE_MAX_DENSE); 0: no extension of its own */
+    const double *H; /* [n_dense][stages] */
 } ode_rosenbrock;
 
 typedef struct {
@@ -43,12 +50,20 @@ typedef struct {
     /* Embedded pairs: the real stability bound |h lambda| of the explicit
      * step, the stiffness test's threshold (Hairer-Wanner I, II.10). */
     double stab;
-    /* The continuous extension (dense.c), NULL: cubic Hermite. Row i of
+    /* An explicit method's continuous extension (dense.c), NULL: none (a
+     * Rosenbrock method's is ros->H). Row i of
      * [stages + 1][4] (the FSAL stage last) gives the coefficients of theta,
      * theta^2, theta^3, theta^4 in stage i's weight b_i(theta), with
      * b_i(1) = b_i: y(t + theta h) = y + sum_i b_i(theta) k_i. */
     const double *dense;
 } ode_tableau;
+
+/* Whether tb has a continuous extension of its own (tsit5, dopri5, rodas5);
+ * the others' rows between step ends are the cubic Hermite interpolant */
+static inline int ode_has_extension(const ode_tableau *tb)
+{
+    return tb->ros ? tb->ros->n_dense > 0 : tb->dense != NULL;
+}
 
 extern const ode_tableau rmi_ode_euler_tableau;
 extern const ode_tableau rmi_ode_rk4_tableau;
@@ -66,11 +81,12 @@ remat_val ode_combine(remat_fn *f, int n, const double *w, const remat_val *k);
 
 /* Emits one Rosenbrock step of tb (tb->ros != NULL) of the right-hand side
  * rhs (ode_rhs, below) into f, the other arguments as remat_ode_step's; *err (may be NULL) gets the embedded error estimate
- * sum_i e_i k_i, shaped like y. */
+ * sum_i e_i k_i, shaped like y; k (may be NULL; tb->stages values) the
+ * stages k_i, for the continuous extension (no more right-hand sides). */
 struct ode_rhs;
 remat_status rmi_ode_rosenbrock_step(remat_fn *f, const struct ode_rhs *rhs, const ode_tableau *tb, remat_val t,
                                      remat_val h, remat_val y, remat_val params, remat_val *y_next,
-                                     remat_val *err);
+                                     remat_val *err, remat_val *k);
 /* ---- adaptive stepping (adaptive_step.c, adaptive.c, loop.c) ---- */
 
 /* The loop's carries: y and fy = f(t, y) are differentiated, the rest is
@@ -128,8 +144,11 @@ remat_status ode_loop(remat_fn *f, const remat_fn *cond, const remat_fn *body, i
 
 /* Output times as loop data (dense.c): the buffer out (S, K) with the rows
  * of ts (K,) in (t, t_next] set to the step's continuous extension from y
- * (to y1 = y(t + h), stages k[0..stages] of tb, k[stages] = h f(t + h, y1);
- * rodas5: k[0] = h f(t, y), k[1] = h f(t + h, y1)); the other rows kept. */
+ * to y1 = y(t + h): explicit methods' from the stages k[0..stages] of tb,
+ * k[stages] = h f(t + h, y1); Rosenbrock methods' from their stages
+ * k[0..stages-1] (rmi_ode_rosenbrock_step's); methods without one (euler,
+ * rk4) the cubic Hermite interpolant, k[0] = h f(t, y), k[1] = h f(t + h,
+ * y1); the other rows kept. */
 remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, int64_t S, int64_t K, remat_val out,
                            remat_val ts, remat_val t, remat_val t_next, remat_val y, remat_val y1, remat_val h,
                            const remat_val *k);
@@ -139,20 +158,23 @@ remat_val ode_dense_update_masked(remat_fn *f, const ode_tableau *tb, remat_dtyp
                                   remat_val out, remat_val ts, remat_val t, remat_val mask, remat_val y, remat_val y1,
                                   remat_val h, const remat_val *k);
 
-/* One explicit step of tb from (t, y) with fy = f(t, y) to tn = t + h
- * (fixed_dense.c), its stages kept for the continuous extension: k[0] =
- * h fy, k[1..stages-1] as step.c forms them, y1 = y + sum b_i k_i, fy1 =
- * f(tn, y1) and k[stages] = h fy1 (the FSAL stage of tsit5 and dopri5);
- * k holds stages + 1 values */
-remat_status ode_explicit_step_kept(remat_fn *b, const ode_rhs *r, const ode_tableau *tb, remat_val t, remat_val tn,
-                                    remat_val h, remat_val y, remat_val fy, remat_val p, remat_val *k, remat_val *y1,
-                                    remat_val *fy1);
+/* One step of tb (with ode_has_extension) from (t, y) with fy = f(t, y)
+ * to tn = t + h (fixed_dense.c), its stages kept for the continuous
+ * extension. Explicit: k[0] = h fy, k[1..stages-1] as step.c forms them,
+ * y1 = y + sum b_i k_i, fy1 = f(tn, y1) and k[stages] = h fy1 (the FSAL
+ * stage of tsit5 and dopri5). Rosenbrock: rmi_ode_rosenbrock_step's y1
+ * and stages k[0..stages-1], and fy1 = fy unread (f(t, y) comes with the
+ * Jacobian inside the step: no right-hand side beyond the step's). k holds
+ * stages + 1 values */
+remat_status ode_step_kept(remat_fn *b, const ode_rhs *r, const ode_tableau *tb, remat_val t, remat_val tn,
+                           remat_val h, remat_val y, remat_val fy, remat_val p, remat_val *k, remat_val *y1,
+                           remat_val *fy1);
 
 /* remat_ode_integrate_times with fixed steps (fixed_dense.c): opt->steps
  * steps of opt->dt from t0 in one scan, the rows at the K times held by ts
  * (K,): a row within REMAT_ODE_GRID_TOL j dt of a grid point t0 + j dt is
  * the step's end y' there, the others the step's continuous extension (the
- * method's own: tsit5, dopri5; else the cubic Hermite interpolant); times
+ * method's own: tsit5, dopri5, rodas5; else the cubic Hermite interpolant); times
  * past t0 + steps dt keep y0 (the caller covers them) */
 remat_status ode_integrate_fixed_dense(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                        remat_val y0, remat_val params, remat_val ts, int64_t K,

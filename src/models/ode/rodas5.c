@@ -22,6 +22,18 @@
  * The stage inputs after the fifth are u7 = u6 + k6, u8 = u7 + k7 and the
  * solution u8 + k8: written below as full rows a_7j, a_8j, b_j (a_6j plus
  * ones), which the emitter recognises and forms as one add each.
+ *
+ * Continuous extension (dense.c, ode_impl.h's form): y(t + theta h) =
+ * (1 - theta) y + theta (y' + (1 - theta) (d1 + theta (d2 + theta d3))),
+ * d_r = sum_i H[r][i] k_i over the eight stages, so rows between step ends
+ * cost no right-hand side. H is the three rows of OrdinaryDiffEq.jl's
+ * Rodas5Tableau (its H matrix; h21..h28, h31..h38, h41..h48 in its older
+ * spelling): the first two alone are the order-3 interpolant of Rodas5's
+ * dense output (Hairer & Wanner's form for RODAS), the third raises it to
+ * order 4. Measured here (tools/goldens' check is the test
+ * test_models_rodas_extension_order): the error at interior theta of one
+ * step from the exact solution falls 16x per halving of h with two rows
+ * and 31x with three (local error O(h^4), O(h^5)).
  */
 #include "models/ode/ode_impl.h"
 
@@ -80,8 +92,20 @@ static const double d[] = {
     0.19, -0.1823079225333714636, -0.319231832186874912, 0.3449828624725343, -0.377417564392089818, 0.0, 0.0, 0.0,
 };
 
+/* the continuous extension's weights: d_r = sum_i H[r][i] k_i */
+static const double H[] = {
+    27.354592673333357, -6.925207756232857, 26.40037733258859, 0.5635230501052979,
+    -4.699151156849391, -1.6008677469422725, -1.5306074446748028, -1.3929872940716344,
+
+    44.19024239501722, 1.3677947663381929e-13, 202.93261852171622, -35.5669339789154,
+    -181.91095152160645, 3.4116351403665033, 2.5793540257308067, 2.2435122582734066,
+
+    -44.0988150021747, -5.755396159656812e-13, -181.26175034586677, 56.99302194811676,
+    183.21182741427398, -7.480257918273637, -5.792426076169686, -5.32503859794143,
+};
+
 static const ode_rosenbrock rodas5 = {
-    .gamma = 0.19, .a = a, .C = C, .c = c, .d = d, .b = b, .e = e,
+    .gamma = 0.19, .a = a, .C = C, .c = c, .d = d, .b = b, .e = e, .n_dense = 3, .H = H,
 };
 
 const ode_tableau rmi_ode_rodas5_tableau = {

@@ -17,6 +17,8 @@
  *
  * Stage inputs that are the previous one plus the previous k (Rodas5's
  * u7 = u6 + k6, u8 = u7 + k7 and y' = u8 + k8) are formed as one add.
+ * The stages k_i are handed out on request: the continuous extension
+ * (dense.c) is a combination of them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,7 +214,7 @@ static remat_val w_matrix(remat_fn *f, remat_val J, remat_val h, double gamma, i
 
 remat_status rmi_ode_rosenbrock_step(remat_fn *f, const ode_rhs *rhs, const ode_tableau *tb, remat_val t,
                                      remat_val h, remat_val y, remat_val params, remat_val *y_next,
-                                     remat_val *err)
+                                     remat_val *err, remat_val *k_out)
 {
     const ode_rosenbrock *rb = tb->ros;
     REMAT_ASSERT(rb && tb->stages <= ODE_MAX_STAGES);
@@ -271,5 +273,7 @@ remat_status rmi_ode_rosenbrock_step(remat_fn *f, const ode_rhs *rhs, const ode_
     *y_next = out;
     if (err)
         *err = est;
+    for (int i = 0; k_out && i < tb->stages; i++)
+        k_out[i] = k[i];
     return REMAT_OK;
 }

@@ -26,7 +26,7 @@
  * within its band REMAT_ODE_GRID_TOL (j + 1) dt, and the row is y if t_k is
  * within t_j's band, else the extension (dense.c) of the step from t_j,
  * whose stages the body takes for the row without committing it. The
- * same kernels as fixed_dense.c (ode_explicit_step_kept,
+ * same kernels as fixed_dense.c (ode_step_kept,
  * ode_dense_update_masked) give its rows; the steps are the grid's, the
  * counts input unread.
  */
@@ -181,8 +181,8 @@ static remat_status make_grid_step(const remat_mechanism *m, const ode_tableau *
     remat_val a[7], k[ODE_MAX_STAGES + 1], y1, fy1;
     grid_args(b, dt, S, ps, a);
     remat_val j1 = remat_add_scalar(b, a[2], 1.0);
-    remat_status st = ode_explicit_step_kept(b, &r, tb, grid_t(b, a[4], a[2], a[5]), grid_t(b, a[4], j1, a[5]), a[5],
-                                             a[0], a[1], a[6], k, &y1, &fy1);
+    remat_status st = ode_step_kept(b, &r, tb, grid_t(b, a[4], a[2], a[5]), grid_t(b, a[4], j1, a[5]), a[5], a[0],
+                                    a[1], a[6], k, &y1, &fy1);
     if (st != REMAT_OK) {
         remat_fn_free(b);
         return st;
@@ -223,8 +223,8 @@ static remat_status make_grid_row(const remat_mechanism *m, const remat_ode_opti
         remat_val y = carry[0], fy = carry[1], j = carry[2], h = a[5], k[ODE_MAX_STAGES + 1], y1, fy1;
         remat_val t = st == REMAT_OK ? grid_t(b, a[4], j, h) : REMAT_NONE;
         if (st == REMAT_OK)
-            st = ode_explicit_step_kept(b, &r, tb, t, grid_t(b, a[4], remat_add_scalar(b, j, 1.0), h), h, y, fy,
-                                        a[6], k, &y1, &fy1);
+            st = ode_step_kept(b, &r, tb, t, grid_t(b, a[4], remat_add_scalar(b, j, 1.0), h), h, y, fy, a[6], k,
+                               &y1, &fy1);
         if (st == REMAT_OK) {
             int64_t one = 1, S1[2] = {S, 1};
             remat_val tk = remat_reshape(b, a[3], 1, &one);
@@ -357,7 +357,7 @@ remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, con
     const ode_tableau *tb = rmi_ode_tableau(opt->method);
     const remat_shape *pp = params != REMAT_NONE ? &ps : NULL;
     remat_val rows = REMAT_NONE;
-    remat_status st = tb->dense && !tb->ros && opt->dt > 0 /* the method's own continuous extension on the grid */
+    remat_status st = tb->dense && !tb->ros && opt->dt > 0 /* tsit5's, dopri5's continuous extension on the grid */
                           ? integrate_grid(f, m, opt, tb, y0, params, pp, times, K, &rows)
                           : integrate_steps(f, m, opt, y0, params, pp, times, steps, K, &rows);
     if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)

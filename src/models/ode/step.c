@@ -92,7 +92,7 @@ remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_met
         return rmi_error(REMAT_ERR_SHAPE, "ode step: h must be a scalar value of function '%s'", remat_fn_name(f));
     if (tb->ros) {
         ode_rhs r = ode_rhs_of(m);
-        return rmi_ode_rosenbrock_step(f, &r, tb, t, h, y, params, y_next, NULL);
+        return rmi_ode_rosenbrock_step(f, &r, tb, t, h, y, params, y_next, NULL, NULL);
     }
     remat_val k[ODE_MAX_STAGES];
     for (int i = 0; i < tb->stages; i++) {
