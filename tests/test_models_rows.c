@@ -20,7 +20,7 @@
 static const char *const TIMED = "indep t\nparam k1 = 1\nparam k2 = 0.5\n"
                                  "y1' = -k1 * y1 + sin(3 * t)\ny2' = y1 - k2 * t * y2\ny3' = y2\n";
 static const char *mech;
-/* > 0: opt.dt, tsit5's and dopri5's uniform grid and own continuous extension */
+/* > 0: opt.dt, tsit5's, dopri5's and rodas5's uniform grid and own continuous extension */
 static double grid_dt;
 
 static const remat_ode_method methods[] = {REMAT_ODE_EULER, REMAT_ODE_RK4, REMAT_ODE_RODAS5, REMAT_ODE_TSIT5};
@@ -182,7 +182,7 @@ static void fixed_dense_rows(remat_ode_method method, double dt, int64_t N, int 
     remat_mechanism_free(m);
 }
 
-/* tsit5 and dopri5 with dt > 0 keep the uniform grid t0 + j dt and read a
+/* tsit5, dopri5 and rodas5 with dt > 0 keep the uniform grid t0 + j dt and read a
  * row off it from the grid step's own continuous extension: the rows equal
  * fixed_dense.c's (the same step and extension kernels; two programs, so
  * 1e-13 rather than bitwise: DESIGN.md "contracts") for ABC and a system
@@ -194,18 +194,18 @@ static void fixed_dense_rows(remat_ode_method method, double dt, int64_t N, int 
 static void test_models_rows_own_extension_is_fixed_dense(void **state)
 {
     (void)state;
-    enum { K = 40 };
-    static const remat_ode_method own[] = {REMAT_ODE_TSIT5, REMAT_ODE_DOPRI5};
+    enum { K = 40, N_OWN = 3 };
+    static const remat_ode_method own[N_OWN] = {REMAT_ODE_TSIT5, REMAT_ODE_DOPRI5, REMAT_ODE_RODAS5};
     double t[2][K], p[2] = {1.3, 0.4}, y0[3] = {1, 0, 0}, a[K * 3], b[K * 3], c[K * 3], ns[K];
     for (int k = 0; k < K; k++) {
         t[0][k] = k == 0 ? 0.0 : k == 20 ? t[0][19] + 2.0 : t[0][k - 1] + 0.013 + 0.11 * fabs(sin(1.3 * k));
         t[1][k] = 0.2 * k * (1.0 + (k % 3 == 1 ? 4e-10 : k % 3 == 2 ? -4e-10 : 0.0));
     }
     grid_dt = 0.05;
-    for (int mi = 0; mi < 4; mi++)
+    for (int mi = 0; mi < 2 * N_OWN; mi++)
         for (int set = 0; set < 2; set++) {
-            mech = mi < 2 ? ABC : TIMED;
-            remat_ode_method method = own[mi % 2];
+            mech = mi < N_OWN ? ABC : TIMED;
+            remat_ode_method method = own[mi % N_OWN];
             int64_t most;
             interval_rows(method, grid_dt, K, t[set], p, c, ns, &most);
             fixed_dense_rows(method, grid_dt, (int64_t)ceil(t[set][K - 1] / grid_dt) + 1, K, t[set], p, b);
@@ -232,18 +232,20 @@ static void test_models_rows_own_extension_is_fixed_dense(void **state)
 }
 
 /* Reverse mode through the grid loop and the continuous extension of the
- * uncommitted step: tsit5's and dopri5's gradients match central
+ * uncommitted step: tsit5's, dopri5's and rodas5's gradients match central
  * differences; the graph stays one scan whatever the rows */
 static void test_models_rows_own_extension_gradient(void **state)
 {
     (void)state;
-    static const remat_ode_method own[] = {REMAT_ODE_TSIT5, REMAT_ODE_DOPRI5};
+    static const remat_ode_method own[] = {REMAT_ODE_TSIT5, REMAT_ODE_DOPRI5, REMAT_ODE_RODAS5};
     grid_dt = 0.02;
-    check_gradient(own, 2);
-    int small, big;
-    remat_program_free(rows_prog(REMAT_ODE_TSIT5, 4, 10, NULL, 0, &small));
-    remat_program_free(rows_prog(REMAT_ODE_TSIT5, 4, 10000, NULL, 0, &big));
-    assert_int_equal(small, big);
+    check_gradient(own, 3);
+    for (int mi = 0; mi < 3; mi++) {
+        int small, big;
+        remat_program_free(rows_prog(own[mi], 4, 10, NULL, 0, &small));
+        remat_program_free(rows_prog(own[mi], 4, 10000, NULL, 0, &big));
+        assert_int_equal(small, big);
+    }
     grid_dt = 0;
 }
 

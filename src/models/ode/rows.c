@@ -18,11 +18,12 @@
  * step tapes holding the while loop's store (online with
  * REMAT_WHILE_DEFAULT_SNAPSHOTS slots, whatever n_k).
  *
- * tsit5 and dopri5 with opt->dt > 0 have their own continuous extension,
- * more accurate than a forced step end (bench_pfr's fit check, tsit5 dt
- * 0.6: 1.56e-6 against 3.67e-6), so they keep the uniform grid
- * t_j = t0 + j dt of fixed_dense.c instead: the scan carries (y, f(t_j, y),
- * j), row k's while loop takes grid steps while t_{j+1} is at most t_k
+ * tsit5, dopri5 and rodas5 with opt->dt > 0 have their own continuous
+ * extension, more accurate than a forced step end (bench_pfr's fit check,
+ * tsit5 dt 0.6: 1.56e-6 against 3.67e-6), so they keep the uniform grid
+ * t_j = t0 + j dt of fixed_dense.c instead (one discretisation whatever
+ * the rows' times): the scan carries (y, f(t_j, y), j; rodas5's f unread),
+ * row k's while loop takes grid steps while t_{j+1} is at most t_k
  * within its band REMAT_ODE_GRID_TOL (j + 1) dt, and the row is y if t_k is
  * within t_j's band, else the extension (dense.c) of the step from t_j,
  * whose stages the body takes for the row without committing it. The
@@ -129,7 +130,7 @@ static remat_status make_row(const remat_mechanism *m, const remat_ode_options *
     return body_done(st, b, cond, step, "the row scan", out);
 }
 
-/* ---- tsit5 and dopri5 with dt > 0: the uniform grid and the method's own
+/* ---- tsit5, dopri5 and rodas5 with dt > 0: the uniform grid and the method's own
  * continuous extension (fixed_dense.c's rows in O(steps + K)) ---- */
 
 /* t0 + j h and the grid tolerance band REMAT_ODE_GRID_TOL j h, as
@@ -357,7 +358,7 @@ remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, con
     const ode_tableau *tb = rmi_ode_tableau(opt->method);
     const remat_shape *pp = params != REMAT_NONE ? &ps : NULL;
     remat_val rows = REMAT_NONE;
-    remat_status st = tb->dense && !tb->ros && opt->dt > 0 /* tsit5's, dopri5's continuous extension on the grid */
+    remat_status st = ode_has_extension(tb) && opt->dt > 0 /* the method's own continuous extension on the grid */
                           ? integrate_grid(f, m, opt, tb, y0, params, pp, times, K, &rows)
                           : integrate_steps(f, m, opt, y0, params, pp, times, steps, K, &rows);
     if (st == REMAT_OK && remat_fn_status(f) != REMAT_OK)
