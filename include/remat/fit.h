@@ -25,8 +25,8 @@
  * iteration. With adaptive stepping, or fixed steps with the discrete
  * adjoint (one scan over the rows whose body takes a data interval's steps,
  * a step ending at every row: remat_ode_integrate_rows, the times and each
- * interval's step count inputs; tsit5 and dopri5 keep the uniform grid of
- * dt and read off-grid rows from their own continuous extension; a
+ * interval's step count inputs; tsit5, dopri5 and rodas5 keep the uniform
+ * grid of dt and read off-grid rows from their own continuous extension; a
  * continuous adjoint keeps a scan per row), experiments of the same
  * number of rows share their programs (the initial state, times and data are inputs), which
  * run once per experiment: a 10,000-file fit compiles one set, and its

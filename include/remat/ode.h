@@ -86,9 +86,9 @@
  * are clipped to t_K only, and the rows (K, S) are a differentiated carry
  * that each step fills, for the times in (t, t + h], from its continuous
  * extension at theta = (t_k - t)/h: Tsitouras' interpolant for tsit5,
- * Hairer's dense output for dopri5 (both order 4), the cubic Hermite
- * interpolant of y, y' and f at both ends for rodas5 (order 3; it then
- * evaluates f(t + h, y') once more per attempt). Reverse mode runs through
+ * Hairer's dense output for dopri5, Rodas5's own for rodas5 (a combination
+ * of its stages, OrdinaryDiffEq.jl's coefficients; all three order 4, none
+ * costs a right-hand side beyond the step's). Reverse mode runs through
  * the interpolant (theta and the row mask are constants of the reverse
  * pass, like the step sizes). One loop whatever K: memory O(K S) per
  * schedule snapshot, time O(attempts K S), and rows between steps carry the
@@ -385,12 +385,13 @@ REMAT_API remat_status remat_ode_run_once(const remat_mechanism *m, const remat_
  * interpolation: it equals remat_ode_integrate's row at that time to
  * rounding, as that path's steps there are dt to rounding). A row off the
  * grid is the continuous extension of the step it falls in, with gradients
- * through it: tsit5's and dopri5's own (order 4, the stages and the FSAL
- * stage f(t + dt, y') the next step reuses: no extra right-hand side), the
- * other methods' the cubic Hermite interpolant of y, y' and f at both ends
- * (one more right-hand side per step; order 3, less accurate than rk4's
- * steps). The scan's zero schedule means binomial
- * with REMAT_WHILE_DEFAULT_SNAPSHOTS slots; *stats is REMAT_NONE. The graph
+ * through it: tsit5's, dopri5's and rodas5's own (order 4, from the
+ * step's stages, tsit5's and dopri5's FSAL stage f(t + dt, y') reused by
+ * the next step: no extra right-hand side), euler's and rk4's the cubic
+ * Hermite interpolant of y, y' and f at both ends (one more right-hand side
+ * per step; order 3, less accurate than rk4's steps). The scan's zero
+ * schedule means binomial with REMAT_WHILE_DEFAULT_SNAPSHOTS slots; *stats
+ * is REMAT_NONE. The graph
  * depends on K, not on the times, so one compiled program integrates every
  * experiment of K rows. Each step updates every row: O(steps x K) time;
  * remat_ode_integrate_rows (below, what remat/fit.h takes) is
@@ -415,9 +416,10 @@ REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechan
  * runs an interval's steps as a while loop (online, as remat/loop.h's
  * default): the graph depends on the species and the method, not on K or
  * the times, and time and memory grow as O(steps + K).
- * tsit5 and dopri5 with opt->dt > 0 (steps then only checked for shape)
- * keep instead the uniform grid t_j = t0 + j dt and their own continuous
- * extension, remat_ode_integrate_times' rows in O(steps + K): row k's while
+ * tsit5, dopri5 and rodas5 with opt->dt > 0 (steps then only checked for
+ * shape) keep instead the uniform grid t_j = t0 + j dt and their own
+ * continuous extension, remat_ode_integrate_times' rows in O(steps + K)
+ * (one discretisation whatever the times): row k's while
  * loop takes the grid steps up to t_k (a grid point within
  * REMAT_ODE_GRID_TOL j dt past t_k included); a row on that point is its
  * y, a row past it the extension of the grid step from it (its stages taken

@@ -30,10 +30,10 @@
  * Rodas5Tableau (its H matrix; h21..h28, h31..h38, h41..h48 in its older
  * spelling): the first two alone are the order-3 interpolant of Rodas5's
  * dense output (Hairer & Wanner's form for RODAS), the third raises it to
- * order 4. Measured here (tools/goldens' check is the test
- * test_models_rodas_extension_order): the error at interior theta of one
- * step from the exact solution falls 16x per halving of h with two rows
- * and 31x with three (local error O(h^4), O(h^5)).
+ * order 4. Measured (test_models_rodas5_extension_order, 2 A -> B): the
+ * error at interior theta of one step from the exact solution falls ~15x
+ * per halving of h with two rows and ~30x with three (local error O(h^4),
+ * O(h^5)); y and y' are the form's values at theta 0 and 1 whatever H.
  */
 #include "models/ode/ode_impl.h"
 
