@@ -52,7 +52,8 @@
  * are bitwise equal to store-all; pfr.h equals ode.h; the two hand Euler loops agree; the fit objective equals
  * remat_fit_objective to 1e-12 where fit.h steps as ode.h does, and where fit.h reads off-grid rows from
  * tsit5's own dense output its exact-loss error is within FIT_DENSE_ERR_FACTOR of ode.h's (the
- * store-all fit row's "fit_objective", "fit_dense_rows"); the analytic and complex-step seed gradients agree;
+ * store-all fit row's "fit_objective", "fit_dense_rows"); the same rule for rodas5's own dense output
+ * (rows "api":"fit.h", no hand adjoint of Rodas5 to time against); the analytic and complex-step seed gradients agree;
  * CVODES at its tightest rtol is within 1e-6 of the exact gradient.
  *
  * One JSON object on stdout. --smoke: fewer configurations, a decade sweep,
@@ -475,18 +476,20 @@ static int build_hand(variant *v, const context *cx)
 
 /* remat_fit_objective against ode.h's per-interval grid: fit.h integrates
  * each experiment in one scan over its rows (remat_ode_integrate_rows):
- * euler, rk4 and rodas5 take ode.h's per-interval steps (equal to 1e-12);
- * tsit5 and dopri5 keep the uniform grid t0 + j dt, its rows on the grid
+ * euler and rk4 take ode.h's per-interval steps (equal to 1e-12);
+ * tsit5, dopri5 and rodas5 keep the uniform grid t0 + j dt, its rows on the grid
  * (within REMAT_ODE_GRID_TOL) the step ends, so equal to ode.h's to
  * rounding (1e-12), and its rows off the grid the method's own continuous
  * extension of the grid step holding them: a different discretisation, whose
  * error against the exact loss may be at most this factor times ode.h's.
- * Measured (smoke, tsit5 dt 0.6): 1.56e-6 against ode.h's 3.67e-6. */
+ * Measured (smoke, tsit5 dt 0.6): 1.56e-6 against ode.h's 3.67e-6; rodas5
+ * (fit_dense_check) dt 0.6 7.6e-8 against 8.0e-7, dt 0.3 9.1e-10 against
+ * 2.8e-8. */
 #define FIT_DENSE_ERR_FACTOR 2.0
 
 static bool fit_takes_own_dense(const experiment *x, remat_ode_method method, double dt)
 {
-    if (method != REMAT_ODE_TSIT5 && method != REMAT_ODE_DOPRI5)
+    if (method != REMAT_ODE_TSIT5 && method != REMAT_ODE_DOPRI5 && method != REMAT_ODE_RODAS5)
         return false;
     for (int e = 0; e < FIT_E; e++)
         for (int j = 0; j < FIT_K; j++) {
@@ -588,6 +591,42 @@ typedef struct {
     int64_t steps; /* seed */
     double dt;     /* fit */
 } disc;
+
+/* fit.h's rule for a method without a hand adjoint (rodas5): ode.h's
+ * store-all objective and remat_fit_objective at the same dt, against the
+ * exact loss; one JSON row each (after the first row of the results) */
+static int fit_dense_check(const context *cx, const remat_mechanism *m, const disc *ds, int n_ds)
+{
+    double loss_exact, g[2];
+    experiment x[FIT_E];
+    fit_setup(x, &loss_exact, g);
+    int fail = 0;
+    for (int d = 0; d < n_ds && !fail; d++) {
+        variant v = {.kind = V_REMAT, .problem = "fit-objective", .api = "ode.h", .method = ds[d].method,
+                     .schedule = "store-all", .dt = ds[d].dt, .k = {fit_k_eval[0], fit_k_eval[1]}};
+        double obj = 0;
+        if (build_remat(&v, m, cx) || run_variant(&v, cx) || fit_library_objective(m, x, ds[d].method, ds[d].dt, &obj))
+            fail = 1;
+        bool own = !fail && fit_takes_own_dense(x, ds[d].method, ds[d].dt);
+        double err_fit = fabs(obj - loss_exact), err_ode = fabs(v.loss - loss_exact);
+        bool ok = !fail && (!own ? fabs(obj - v.loss) <= 1e-12 * fabs(obj)
+                                 : err_fit <= FIT_DENSE_ERR_FACTOR * err_ode + 1e-12 * fabs(obj));
+        if (!fail)
+            printf(",\n  {\"problem\":\"fit-objective\", \"impl\":\"remat\", \"api\":\"fit.h\", \"method\":\"%s\", "
+                   "\"dt\":%g, \"loss\":%.17g, \"fit_objective\":%.17g, \"fit_dense_rows\":%s, "
+                   "\"exact_loss_err\":%.3e, \"fit_exact_loss_err\":%.3e, \"ok\":%s}",
+                   remat_ode_method_name(ds[d].method), ds[d].dt, v.loss, obj, own ? "true" : "false", err_ode,
+                   err_fit, ok ? "true" : "false");
+        if (!fail && !ok) {
+            fprintf(stderr, "bench_pfr: fit %s dt %g: exact-loss error %.3e, ode.h's %.3e (%s)\n",
+                    remat_ode_method_name(ds[d].method), ds[d].dt, err_fit, err_ode,
+                    own ? "dense rows: within FIT_DENSE_ERR_FACTOR of ode.h's" : "must be equal to 1e-12");
+            fail = 1;
+        }
+        free_variant(&v);
+    }
+    return fail;
+}
 
 static const char *sched_names[] = {"store-all", "binomial:10"};
 #define N_SCHED 2
@@ -934,6 +973,10 @@ int main(int argc, char **argv)
     cx.fit = x;
     int n_fit = (int)(cx.smoke ? sizeof fit_smoke / sizeof fit_smoke[0] : sizeof fit_full / sizeof fit_full[0]);
     fail |= bench_problem(&cx, m, cx.smoke ? fit_smoke : fit_full, n_fit, &sw);
+    /* rodas5's rows off the grid (dt 0.6, 0.3) from its own dense output, on it (0.1) the step ends */
+    static const disc fit_rodas[] = {{REMAT_ODE_RODAS5, 0, 0.6}, {REMAT_ODE_RODAS5, 0, 0.3},
+                                     {REMAT_ODE_RODAS5, 0, 0.1}};
+    fail |= fit_dense_check(&cx, m, fit_rodas, cx.smoke ? 1 : 3);
     printf("\n], \"ok\":%s}\n", fail ? "false" : "true");
     remat_mechanism_free(m);
     return fail;
