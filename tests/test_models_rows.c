@@ -249,6 +249,34 @@ static void test_models_rows_own_extension_gradient(void **state)
     grid_dt = 0;
 }
 
+/* On the grid, each grid step is taken once whatever the rows: the scan
+ * carries the step from the last grid point ahead of the rows (its
+ * extension's coefficients), so a row costs the extension's evaluation
+ * only. Counted on rodas5, whose step factors W once (one lu op): 40 rows
+ * in [0.01, 9.74] on a grid of 0.5 run 20 factorisations, the grid's steps
+ * from 0 to 9.5, each once; taking the step from a row's grid point again
+ * for the row (the scan before) ran 59. Interpreted (REMAT_JIT=never), so
+ * every op of the loop bodies is counted. */
+static void test_models_rows_grid_steps_once(void **state)
+{
+    (void)state;
+    enum { K = 40 };
+    double t[K], ns[K], p[2] = {1.3, 0.4}, y0[3] = {1, 0, 0}, out[K * 3];
+    for (int k = 0; k < K; k++)
+        t[k] = 0.01 + 0.2495 * k, ns[k] = 1; /* up to 9.74: grid points 0 .. 9.5 */
+    grid_dt = 0.5;
+    setenv("REMAT_JIT", "never", 1);
+    remat_program *prog = rows_prog(REMAT_ODE_RODAS5, 2, K, NULL, 0, NULL);
+    unsetenv("REMAT_JIT");
+    remat_stats st;
+    run(prog, (double *[]){y0, p, t, ns}, (double *[]){out}, &st);
+    print_message("rodas5, %d rows on a grid of 20 steps: %lld factorisations\n", K,
+                  (long long)st.op_counts[REMAT_OP_LU]);
+    assert_int_equal(st.op_counts[REMAT_OP_LU], 20);
+    remat_program_free(prog);
+    grid_dt = 0;
+}
+
 /* The graph is one scan whatever the rows: as many nodes for 10 rows as for
  * 10,000 (remat_ode_integrate: a scan per row) */
 static void test_models_rows_graph_does_not_grow(void **state)
@@ -309,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_models_rows_gradient_matches_central_differences),
         cmocka_unit_test(test_models_rows_own_extension_is_fixed_dense),
         cmocka_unit_test(test_models_rows_own_extension_gradient),
+        cmocka_unit_test(test_models_rows_grid_steps_once),
         cmocka_unit_test(test_models_rows_graph_does_not_grow),
         cmocka_unit_test(test_models_rows_max_steps),
         cmocka_unit_test(test_models_rows_bad_options),

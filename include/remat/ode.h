@@ -422,9 +422,9 @@ REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechan
  * (one discretisation whatever the times): row k's while
  * loop takes the grid steps up to t_k (a grid point within
  * REMAT_ODE_GRID_TOL j dt past t_k included); a row on that point is its
- * y, a row past it the extension of the grid step from it (its stages taken
- * for the row and not committed: row k + 1 goes on from the grid), with
- * gradients through it. opt->max_steps + 1 bounds the grid steps of one
+ * y, a row past it the extension of the grid step from it (the scan
+ * carries that step ahead of the rows, so each grid step is taken once
+ * whatever the rows), with gradients through it. opt->max_steps + 1 bounds the grid steps of one
  * interval (its step count, one more for the band). */
 REMAT_API remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                                 remat_val y0, remat_val params, remat_val times, remat_val steps,

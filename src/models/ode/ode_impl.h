@@ -157,6 +157,16 @@ remat_val ode_dense_update(remat_fn *f, const ode_tableau *tb, remat_dtype dt, i
 remat_val ode_dense_update_masked(remat_fn *f, const ode_tableau *tb, remat_dtype dt, int64_t S, int64_t K,
                                   remat_val out, remat_val ts, remat_val t, remat_val mask, remat_val y, remat_val y1,
                                   remat_val h, const remat_val *k);
+/* ode_dense_update_masked in two parts: the step's coefficients P (S,)
+ * each, from its stages k as above (returns their count: 4 explicit, 3
+ * Hermite with P[3] REMAT_NONE, ros->n_dense Rosenbrock), then the rows at
+ * theta from them; a caller that reads many rows of one step (rows.c's
+ * grid) forms P once */
+#define ODE_DENSE_TERMS 4
+int ode_dense_coeffs(remat_fn *f, const ode_tableau *tb, remat_val y, remat_val y1, const remat_val *k, remat_val *P);
+remat_val ode_dense_eval_masked(remat_fn *f, const ode_tableau *tb, remat_dtype dt, int64_t S, int64_t K,
+                                remat_val out, remat_val ts, remat_val t, remat_val mask, remat_val y, remat_val y1,
+                                remat_val h, const remat_val *P);
 
 /* One step of tb (with ode_has_extension) from (t, y) with fy = f(t, y)
  * to tn = t + h (fixed_dense.c), its stages kept for the continuous

@@ -22,17 +22,20 @@
  * extension, more accurate than a forced step end (bench_pfr's fit check,
  * tsit5 dt 0.6: 1.56e-6 against 3.67e-6), so they keep the uniform grid
  * t_j = t0 + j dt of fixed_dense.c instead (one discretisation whatever
- * the rows' times): the scan carries (y, f(t_j, y), j; rodas5's f unread),
- * row k's while loop takes grid steps while t_{j+1} is at most t_k
- * within its band REMAT_ODE_GRID_TOL (j + 1) dt, and the row is y if t_k is
- * within t_j's band, else the extension (dense.c) of the step from t_j,
- * whose stages the body takes for the row without committing it. The
- * same kernels as fixed_dense.c (ode_step_kept,
- * ode_dense_update_masked) give its rows; the steps are the grid's, the
- * counts input unread.
+ * the rows' times): the scan carries the grid state at t_j, y and the step
+ * from t_j taken ahead (its end, f there, its extension's coefficients:
+ * ode_dense_coeffs), row k's while loop moves the state one grid point on
+ * (one step each) while t_{j+1} is at most t_k within its band
+ * REMAT_ODE_GRID_TOL (j + 1) dt, and the row is y if t_k is within t_j's
+ * band, else the extension of the carried step (ode_dense_eval_masked).
+ * Each grid step is taken once whatever the rows (test_models_rows counts
+ * them), so a row costs the extension's evaluation, and the rows equal
+ * fixed_dense.c's (the same step and extension ops); the counts input is
+ * unread.
  */
 #include <stdio.h>
 
+#include "core/assert.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
 #include "remat/loop.h"
@@ -144,68 +147,114 @@ static remat_val grid_band(remat_fn *b, remat_val j, remat_val h)
     return remat_mul_scalar(b, remat_mul(b, j, h), REMAT_ODE_GRID_TOL);
 }
 
-/* the grid loop's arguments: (y, fy, j, t_k, t0, h[, params]) */
-static void grid_args(remat_fn *b, remat_dtype dt, int64_t S, const remat_shape *ps, remat_val *a)
+/* The grid state at t_j, carried by the scan and the while loop: y = y(t_j)
+ * and the grid step from it, taken one ahead (its end y1, fy1 = f(t_{j+1},
+ * y1), its continuous extension's coefficients P from ode_dense_coeffs),
+ * then j. A row reads the step it falls in from the state: no step is taken
+ * twice, and a row costs the extension's evaluation only. */
+static int grid_terms(const ode_tableau *tb)
 {
-    a[0] = remat_arg(b, "y", dt, 1, &S);
-    a[1] = remat_arg(b, "fy", dt, 1, &S);
-    a[2] = remat_arg(b, "step", dt, 0, NULL);
-    a[3] = remat_arg(b, "t_row", dt, 0, NULL);
-    a[4] = remat_arg(b, "t0", dt, 0, NULL);
-    a[5] = remat_arg(b, "h", dt, 0, NULL);
-    a[6] = ps ? remat_arg(b, "params", dt, ps->rank, ps->dims) : REMAT_NONE;
+    return tb->ros ? tb->ros->n_dense : ODE_DENSE_TERMS;
 }
+#define G_Y 0
+#define G_Y1 1
+#define G_FY1 2
+#define G_P 3
+/* carries, then j */
+static int grid_carries(const ode_tableau *tb)
+{
+    return G_P + grid_terms(tb) + 1;
+}
+
+/* the grid loop's arguments: (y, y1, fy1, P..., j, t_k, t0, h[, params]);
+ * a[n] with n = grid_carries(tb) is t_k */
+static void grid_args(remat_fn *b, const ode_tableau *tb, remat_dtype dt, int64_t S, const remat_shape *ps,
+                      remat_val *a)
+{
+    int n = grid_carries(tb);
+    a[G_Y] = remat_arg(b, "y", dt, 1, &S);
+    a[G_Y1] = remat_arg(b, "y1", dt, 1, &S);
+    a[G_FY1] = remat_arg(b, "fy1", dt, 1, &S);
+    for (int i = G_P; i < n - 1; i++)
+        a[i] = remat_arg(b, "P", dt, 1, &S);
+    a[n - 1] = remat_arg(b, "step", dt, 0, NULL);
+    a[n] = remat_arg(b, "t_row", dt, 0, NULL);
+    a[n + 1] = remat_arg(b, "t0", dt, 0, NULL);
+    a[n + 2] = remat_arg(b, "h", dt, 0, NULL);
+    a[n + 3] = ps ? remat_arg(b, "params", dt, ps->rank, ps->dims) : REMAT_NONE;
+}
+
+#define GRID_MAX_ARGS (G_P + ODE_DENSE_TERMS + 1 + 4)
 
 /* cond: the next grid point t0 + (j + 1) h is at most the row's time, or
  * within its band of it (a row on the grid is a step's end) */
-static remat_fn *make_grid_cond(remat_dtype dt, int64_t S, const remat_shape *ps)
+static remat_fn *make_grid_cond(const ode_tableau *tb, remat_dtype dt, int64_t S, const remat_shape *ps)
 {
     remat_fn *c = remat_fn_new("ode_rows_grid_more");
     if (!c)
         return NULL;
-    remat_val a[7];
-    grid_args(c, dt, S, ps, a);
-    remat_val j1 = remat_add_scalar(c, a[2], 1.0);
-    remat_val d = remat_sub(c, a[3], grid_t(c, a[4], j1, a[5]));
-    remat_fn_output(c, remat_ge(c, d, remat_neg(c, grid_band(c, j1, a[5]))));
+    remat_val a[GRID_MAX_ARGS];
+    grid_args(c, tb, dt, S, ps, a);
+    int n = grid_carries(tb);
+    remat_val j1 = remat_add_scalar(c, a[n - 1], 1.0);
+    remat_val d = remat_sub(c, a[n], grid_t(c, a[n + 1], j1, a[n + 2]));
+    remat_fn_output(c, remat_ge(c, d, remat_neg(c, grid_band(c, j1, a[n + 2]))));
     return c;
 }
 
-/* body: one grid step (y, fy, j) -> (y', f(t + h, y'), j + 1, 1) */
+/* the step from t_j = t0 + j h with y there and fy = f(t_j, y): its end,
+ * f there, its extension's coefficients (out[G_Y1..], as the carries) */
+static remat_status grid_step_from(remat_fn *b, const remat_mechanism *m, const ode_tableau *tb, remat_val j,
+                                   remat_val t0, remat_val h, remat_val y, remat_val fy, remat_val p, remat_val *out)
+{
+    ode_rhs r = ode_rhs_of(m);
+    remat_val j1 = remat_add_scalar(b, j, 1.0), k[ODE_MAX_STAGES + 1];
+    remat_status st = ode_step_kept(b, &r, tb, grid_t(b, t0, j, h), grid_t(b, t0, j1, h), h, y, fy, p, k,
+                                    out + G_Y1, out + G_FY1);
+    if (st == REMAT_OK) {
+        int n = ode_dense_coeffs(b, tb, y, out[G_Y1], k, out + G_P);
+        REMAT_ASSERT(n == grid_terms(tb));
+        for (int i = 0; i < n; i++)
+            REMAT_ASSERT(out[G_P + i] != REMAT_NONE); /* a term of the extension with all weights 0 */
+    }
+    return st;
+}
+
+/* body: one grid point on, (y, y1, fy1, P, j) -> (y1, the step from t_{j+1}
+ * (y2, f(t_{j+2}, y2), its coefficients), j + 1, 1) */
 static remat_status make_grid_step(const remat_mechanism *m, const ode_tableau *tb, remat_dtype dt, int64_t S,
                                    const remat_shape *ps, remat_fn **out)
 {
     remat_fn *b = remat_fn_new("ode_rows_grid_step");
     if (!b)
         return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
-    ode_rhs r = ode_rhs_of(m);
-    remat_val a[7], k[ODE_MAX_STAGES + 1], y1, fy1;
-    grid_args(b, dt, S, ps, a);
-    remat_val j1 = remat_add_scalar(b, a[2], 1.0);
-    remat_status st = ode_step_kept(b, &r, tb, grid_t(b, a[4], a[2], a[5]), grid_t(b, a[4], j1, a[5]), a[5], a[0],
-                                    a[1], a[6], k, &y1, &fy1);
+    remat_val a[GRID_MAX_ARGS], next[GRID_MAX_ARGS];
+    grid_args(b, tb, dt, S, ps, a);
+    int n = grid_carries(tb);
+    remat_val j1 = remat_add_scalar(b, a[n - 1], 1.0);
+    remat_status st = grid_step_from(b, m, tb, j1, a[n + 1], a[n + 2], a[G_Y1], a[G_FY1], a[n + 3], next);
     if (st != REMAT_OK) {
         remat_fn_free(b);
         return st;
     }
-    remat_fn_output(b, y1);
-    remat_fn_output(b, fy1);
-    remat_fn_output(b, j1);
+    next[G_Y] = a[G_Y1];
+    next[n - 1] = j1;
+    for (int i = 0; i < n; i++)
+        remat_fn_output(b, next[i]);
     remat_fn_output(b, remat_scalar(b, dt, 1.0)); /* accepted */
     *out = b;
     return REMAT_OK;
 }
 
-/* the scan's body(y, fy, j, t_k, t0, h[, params]) -> ((y, fy, j) at the
- * last grid point at or before t_k, the row): the while loop takes the grid
- * steps up to t_k; a row on that point is its y, else the continuous
- * extension of the grid step from it, whose stages are computed here and
- * not committed (the next row goes on from the carried grid state) */
+/* the scan's body(y, y1, fy1, P, j, t_k, t0, h[, params]) -> (the grid
+ * state at the last grid point at or before t_k, the row): the while loop
+ * takes the grid steps up to t_k; a row on that point is its y, else the
+ * continuous extension of the grid step from it, which the state holds */
 static remat_status make_grid_row(const remat_mechanism *m, const remat_ode_options *opt, const ode_tableau *tb,
                                   remat_dtype dt, int64_t S, const remat_shape *ps, remat_fn **out)
 {
     *out = NULL;
-    remat_fn *cond = make_grid_cond(dt, S, ps), *step = NULL;
+    remat_fn *cond = make_grid_cond(tb, dt, S, ps), *step = NULL;
     if (!cond)
         return rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     remat_status st = make_grid_step(m, tb, dt, S, ps, &step);
@@ -213,31 +262,27 @@ static remat_status make_grid_row(const remat_mechanism *m, const remat_ode_opti
     if (st == REMAT_OK && !b)
         st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
     if (st == REMAT_OK) {
-        remat_val a[7], carry[3] = {REMAT_NONE, REMAT_NONE, REMAT_NONE};
-        grid_args(b, dt, S, ps, a);
-        remat_val init[3] = {a[0], a[1], remat_stop_gradient(b, a[2])};
+        int n = grid_carries(tb);
+        remat_val a[GRID_MAX_ARGS], init[GRID_MAX_ARGS], c[GRID_MAX_ARGS];
+        grid_args(b, tb, dt, S, ps, a);
+        for (int i = 0; i < n; i++)
+            init[i] = i == n - 1 ? remat_stop_gradient(b, a[i]) : a[i];
         /* an interval holds at most its step count of grid points, one more
          * with the tolerance bands */
         remat_while_options wo = {.max_steps = opt->max_steps + 1};
-        st = remat_while(b, cond, step, 3, 2, init, ps ? 4 : 3, a + 3, &wo, carry, NULL);
-        ode_rhs r = ode_rhs_of(m);
-        remat_val y = carry[0], fy = carry[1], j = carry[2], h = a[5], k[ODE_MAX_STAGES + 1], y1, fy1;
-        remat_val t = st == REMAT_OK ? grid_t(b, a[4], j, h) : REMAT_NONE;
-        if (st == REMAT_OK)
-            st = ode_step_kept(b, &r, tb, t, grid_t(b, a[4], remat_add_scalar(b, j, 1.0), h), h, y, fy, a[6], k,
-                               &y1, &fy1);
+        st = remat_while(b, cond, step, n, n - 1, init, ps ? 4 : 3, a + n, &wo, c, NULL);
         if (st == REMAT_OK) {
+            remat_val j = c[n - 1], h = a[n + 2], t = grid_t(b, a[n + 1], j, h);
             int64_t one = 1, S1[2] = {S, 1};
-            remat_val tk = remat_reshape(b, a[3], 1, &one);
+            remat_val tk = remat_reshape(b, a[n], 1, &one);
             remat_val off = remat_gt(b, tk, remat_add(b, t, grid_band(b, j, h)));
-            remat_val row = ode_dense_update_masked(b, tb, dt, S, 1, remat_reshape(b, y, 2, S1), tk, t, off, y, y1,
-                                                    h, k);
+            remat_val row = ode_dense_eval_masked(b, tb, dt, S, 1, remat_reshape(b, c[G_Y], 2, S1), tk, t, off,
+                                                  c[G_Y], c[G_Y1], h, c + G_P);
             if (row == REMAT_NONE)
                 st = rmi_error(REMAT_ERR_NOMEM, "ode: out of memory");
             else {
-                remat_fn_output(b, y);
-                remat_fn_output(b, fy);
-                remat_fn_output(b, j);
+                for (int i = 0; i < n; i++)
+                    remat_fn_output(b, c[i]);
                 remat_fn_output(b, remat_reshape(b, row, 1, &S));
             }
         }
@@ -266,13 +311,18 @@ static remat_status integrate_grid(remat_fn *f, const remat_mechanism *m, const 
     if (st != REMAT_OK)
         return st;
     ode_rhs r = ode_rhs_of(m);
-    remat_val t0 = remat_scalar(f, dt, opt->t0), fy0;
+    int n = grid_carries(tb);
+    remat_val t0 = remat_scalar(f, dt, opt->t0), h = remat_scalar(f, dt, opt->dt), fy0;
+    remat_val init[GRID_MAX_ARGS], carry[GRID_MAX_ARGS];
     st = ode_rhs_eval(f, &r, r.timed ? t0 : REMAT_NONE, y0, params, &fy0);
+    if (st == REMAT_OK) /* the state at t0: its grid step taken ahead */
+        st = grid_step_from(f, m, tb, remat_scalar(f, dt, 0.0), t0, h, y0, fy0, params, init);
     if (st == REMAT_OK) {
-        remat_val init[3] = {y0, fy0, remat_scalar(f, dt, 0.0)}, carry[3];
-        remat_val xs = remat_stop_gradient(f, times), consts[3] = {t0, remat_scalar(f, dt, opt->dt), params};
+        init[G_Y] = y0;
+        init[n - 1] = remat_scalar(f, dt, 0.0);
+        remat_val xs = remat_stop_gradient(f, times), consts[3] = {t0, h, params};
         remat_scan_options so = row_scan_options(opt);
-        st = remat_scan(f, body, K, 3, init, 1, &xs, ps ? 3 : 2, consts, &so, carry, rows);
+        st = remat_scan(f, body, K, n, init, 1, &xs, ps ? 3 : 2, consts, &so, carry, rows);
     }
     remat_fn_free(body);
     return st;
