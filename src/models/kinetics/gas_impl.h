@@ -137,9 +137,11 @@ typedef struct gas_plan {
     int K, N, vec, adiabatic;
     int R, Pn;                   /* reactant and product slots used */
     double *th[2][3];            /* [lo/hi][h, s, cp]: K x 7 rows over (1, T, T^2, T^3, T^4, 1/T, log T) */
+    double *dcp[2];              /* [lo/hi] K x 7 rows of d(cp/R)/dT over the same powers */
     double *tmid;                /* [K]; one range: +inf */
     double *rsel[GAS_SLOTS], *rpad[GAS_SLOTS]; /* N x K 0/1 selection, [N] 1 for an empty slot */
     double *psel[GAS_SLOTS], *ppad[GAS_SLOTS];
+    double *nrs, *nps;           /* [N] reactant and product slots filled: rprod and pprod go as C^n */
     double *nut;                 /* K x N net stoichiometry */
     double *nueq, *dneq;         /* N x K, [N]: reactions whose reverse comes from equilibrium; else 0 */
     double *revmask;             /* [N] 1 if reversible */
@@ -156,8 +158,8 @@ typedef struct gas_plan {
 remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, gas_plan **out);
 /* dydt for y (S,) and params (P,) of dtype f64 by the plan */
 remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *dydt);
-/* J = d dydt / dy (S x S) and dydt for y (S,) and params (P,) of dtype f64: the mole-fraction
- * columns in closed form (remat_gas_jacobian), the T column from one JVP */
+/* J = d dydt / dy (S x S) and dydt for y (S,) and params (P,) of dtype f64, in closed form
+ * (remat_gas_jacobian) */
 remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *J,
                            remat_val *dydt);
 
