@@ -146,10 +146,16 @@ typedef struct gas_plan {
     double *nueq, *dneq;         /* N x K, [N]: reactions whose reverse comes from equilibrium; else 0 */
     double *revmask;             /* [N] 1 if reversible */
     double *eff;                 /* N x K third-body efficiencies (a collider: 1 for it; none: 0) */
-    double *is_tb, *is_fo, *is_ca, *is_troe, *is_sri, *has_rev; /* [N] masks */
-    double *k2A, *k2b, *k2Ea;    /* [N] falloff low-P / chem. act. high-P (1, 0, 0 elsewhere) */
-    double *troeA, *rt3, *rt1, *t2, *w2;
-    double *sa, *sb, *scinv, *scw, *sd, *se;
+    double *is_tb, *is_fo, *is_ca, *is_f, *has_rev; /* [N] masks; is_f: falloff or chemically activated */
+    /* The falloff and chemically activated reactions alone (nf of them, reaction fidx[j] at j):
+     * their Pr, F and derivatives are computed over these nf entries, not all N reactions
+     * (GRI-Mech 3.0: 29 of 325), gathered by fgat (nf x N, 0/1) and put back by fsct (N x nf). */
+    int nf, *fidx;
+    double *fgat, *fsct;
+    double *f_is_fo, *f_is_ca, *is_troe, *is_sri; /* [nf] masks */
+    double *k2A, *k2b, *k2Ea;    /* [nf] falloff low-P / chem. act. high-P */
+    double *troeA, *rt3, *rt1, *t2, *w2; /* [nf] */
+    double *sa, *sb, *scinv, *scw, *sd, *se; /* [nf] */
     double *revA, *revb, *revEa;
     /* how many reactions of each form: the lowering leaves out the parts of forms the mechanism
      * lacks (GRI-Mech 3.0: no SRI, chemically activated or explicit reverse reactions) */

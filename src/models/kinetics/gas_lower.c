@@ -158,6 +158,30 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
         g->n_tb += g->is_tb[i] != 0, g->n_fo += g->is_fo[i] != 0, g->n_ca += g->is_ca[i] != 0;
         g->n_troe += g->is_troe[i] != 0, g->n_sri += g->is_sri[i] != 0, g->n_rev += g->has_rev[i] != 0;
     }
+    /* the falloff reactions' parameters, compacted to their nf entries */
+    g->nf = g->n_fo + g->n_ca;
+    g->fidx = rmi_arena_alloc(a, sizeof *g->fidx * (size_t)(g->nf ? g->nf : 1));
+    g->is_f = vec(a, N, 0, &oom), g->fgat = vec(a, (size_t)g->nf * N, 0, &oom);
+    g->fsct = vec(a, (size_t)g->nf * N, 0, &oom);
+    if (!g->fidx || oom)
+        return gas_nomem(d->file);
+    for (int i = 0, j = 0; i < N; i++)
+        if (g->is_fo[i] != 0 || g->is_ca[i] != 0) {
+            g->is_f[i] = 1, g->fidx[j] = i;
+            g->fgat[(size_t)j * N + i] = 1, g->fsct[(size_t)i * g->nf + j] = 1;
+            j++;
+        }
+    g->f_is_fo = g->is_fo, g->f_is_ca = g->is_ca;
+    double **fa[] = {&g->f_is_fo, &g->f_is_ca, &g->is_troe, &g->is_sri, &g->k2A, &g->k2b, &g->k2Ea, &g->troeA,
+                     &g->rt3, &g->rt1, &g->t2, &g->w2, &g->sa, &g->sb, &g->scinv, &g->scw, &g->sd, &g->se};
+    for (size_t q = 0; q < sizeof fa / sizeof fa[0]; q++) {
+        double *c = vec(a, (size_t)g->nf, 0, &oom);
+        if (oom)
+            return gas_nomem(d->file);
+        for (int j = 0; j < g->nf; j++)
+            c[j] = (*fa[q])[g->fidx[j]];
+        *fa[q] = c;
+    }
     for (int k = 0; k < GAS_SLOTS; k++)
         for (int i = 0; i < N; i++) {
             double rs = 0, ps = 0;
@@ -258,7 +282,9 @@ static remat_val slot_product(lw *L, int n, double *const *sel, double *const *p
 
 /* what the right-hand side computes, kept for its Jacobian (gas_lower_jac) */
 typedef struct {
-    remat_val X, T, C, conc, h, cp, m, kmain, k0, kinf, M, Pr, lpr, F, onePr, kf, kr, Emin;
+    remat_val X, T, C, conc, h, cp, m, kmain, M, kf, kr, Emin;
+    /* over the nf falloff reactions (gas_plan.fidx) */
+    remat_val k0, kinf, Mf, Pr, lpr, F, onePr;
     remat_val lfc, nn, lc, f1, xx, w0;
     remat_val rslot[GAS_SLOTS], pslot[GAS_SLOTS], rprod, pprod;
     remat_val omega, total, dX, dT, dydt;
@@ -305,31 +331,34 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
     remat_val kmain = arrh(&L, col[0], col[1], col[2], logT, invT, &o->amain);
     /* the parts of forms the mechanism lacks are left out (g->n_*): each is a select whose mask is
      * all zeros there, so the values are the same bits either way */
-    int pres = g->n_fo + g->n_ca > 0;
+    int pres = g->nf > 0;
+    int64_t Nf = g->nf;
     remat_val M = g->n_tb + pres > 0 ? mv(&L, g->eff, N, K, conc) : REMAT_NONE;
-    remat_val is_ca = cvec(&L, g->is_ca, N);
     remat_val ones = remat_const_fill(f, REMAT_F64, 1, &N, 1.0);
-    remat_val k0 = REMAT_NONE, kinf = REMAT_NONE, Pr = ones, lpr = REMAT_NONE, F = ones, onePr = REMAT_NONE;
+    remat_val k0 = REMAT_NONE, kinf = REMAT_NONE, Pr = REMAT_NONE, lpr = REMAT_NONE, F = REMAT_NONE;
+    remat_val onePr = REMAT_NONE, Mf = REMAT_NONE;
     remat_val lfc = REMAT_NONE, nn = REMAT_NONE, lc = REMAT_NONE, f1 = REMAT_NONE, xx = REMAT_NONE, w0 = REMAT_NONE;
     remat_val factor = ones;
     if (pres) {
-        remat_val k2 = arrh(&L, cvec(&L, g->k2A, N), cvec(&L, g->k2b, N), cvec(&L, g->k2Ea, N), logT, invT, &o->a2);
-        k0 = g->n_ca ? remat_select(f, is_ca, kmain, k2) : k2;
-        kinf = g->n_ca ? remat_select(f, is_ca, k2, kmain) : kmain;
-        /* Pr = 1 outside falloff reactions: log10(max(Pr, 1e-300)) at Pr = 0 would give the
-         * Jacobian's reverse pass 1/x^2 = inf there, and inf * 0 = NaN */
-        Pr = remat_select(f, remat_add(f, is_ca, cvec(&L, g->is_fo, N)), remat_div(f, remat_mul(f, k0, M), kinf),
-                          ones);
+        /* over the nf falloff and chemically activated reactions alone (vectors (..., nf)) */
+        remat_val kmf = mv(&L, g->fgat, Nf, N, kmain), is_ca = cvec(&L, g->f_is_ca, Nf);
+        remat_val onesf = remat_const_fill(f, REMAT_F64, 1, &Nf, 1.0);
+        Mf = mv(&L, g->fgat, Nf, N, M);
+        remat_val k2 = arrh(&L, cvec(&L, g->k2A, Nf), cvec(&L, g->k2b, Nf), cvec(&L, g->k2Ea, Nf), logT, invT, &o->a2);
+        k0 = g->n_ca ? remat_select(f, is_ca, kmf, k2) : k2;
+        kinf = g->n_ca ? remat_select(f, is_ca, k2, kmf) : kmf;
+        /* max: log10 of Pr = 0 would give the Jacobian's reverse pass 1/x^2 = inf, and inf * 0 = NaN */
+        Pr = remat_div(f, remat_mul(f, k0, Mf), kinf);
         lpr = log10v(&L, remat_max(f, Pr, sc(&L, 1e-300)));
-        remat_val Ftroe = ones, Fsri = ones;
+        remat_val Ftroe = onesf, Fsri = onesf;
         if (g->n_troe) {
-            remat_val tA = cvec(&L, g->troeA, N);
-            o->e3 = remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt3, N))));
-            o->e1 = remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt1, N))));
-            o->e2 = remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->t2, N), invT)));
+            remat_val tA = cvec(&L, g->troeA, Nf);
+            o->e3 = remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt3, Nf))));
+            o->e1 = remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt1, Nf))));
+            o->e2 = remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->t2, Nf), invT)));
             remat_val Fc = remat_add(f, remat_add(f, remat_mul(f, remat_sub(f, sc(&L, 1), tA), o->e3),
                                                   remat_mul(f, tA, o->e1)),
-                                     remat_mul(f, cvec(&L, g->w2, N), o->e2));
+                                     remat_mul(f, cvec(&L, g->w2, Nf), o->e2));
             o->Fc = remat_max(f, Fc, sc(&L, 1e-300));
             lfc = log10v(&L, o->Fc);
             remat_val cc = remat_sub(f, sc(&L, -0.4), remat_mul(f, sc(&L, 0.67), lfc));
@@ -340,22 +369,25 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
                 f, remat_mul(f, sc(&L, M_LN10), remat_div(f, lfc, remat_add(f, sc(&L, 1), remat_mul(f, f1, f1)))));
         }
         if (g->n_sri) {
-            o->ew = remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->sb, N), invT)));
-            o->ec = remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->scinv, N))));
-            w0 = remat_add(f, remat_mul(f, cvec(&L, g->sa, N), o->ew), remat_mul(f, cvec(&L, g->scw, N), o->ec));
+            o->ew = remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->sb, Nf), invT)));
+            o->ec = remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->scinv, Nf))));
+            w0 = remat_add(f, remat_mul(f, cvec(&L, g->sa, Nf), o->ew), remat_mul(f, cvec(&L, g->scw, Nf), o->ec));
             xx = remat_div(f, sc(&L, 1), remat_add(f, sc(&L, 1), remat_mul(f, lpr, lpr)));
             Fsri = remat_mul(f, remat_exp(f, remat_mul(f, xx, remat_log(f, w0))),
-                             remat_mul(f, cvec(&L, g->sd, N), remat_exp(f, remat_mul(f, cvec(&L, g->se, N), logT))));
+                             remat_mul(f, cvec(&L, g->sd, Nf), remat_exp(f, remat_mul(f, cvec(&L, g->se, Nf), logT))));
         }
+        F = onesf;
         if (g->n_troe && g->n_sri)
-            F = remat_select(f, cvec(&L, g->is_troe, N), Ftroe, remat_select(f, cvec(&L, g->is_sri, N), Fsri, ones));
+            F = remat_select(f, cvec(&L, g->is_troe, Nf), Ftroe, remat_select(f, cvec(&L, g->is_sri, Nf), Fsri, onesf));
         else if (g->n_troe)
-            F = remat_select(f, cvec(&L, g->is_troe, N), Ftroe, ones);
+            F = remat_select(f, cvec(&L, g->is_troe, Nf), Ftroe, onesf);
         else if (g->n_sri)
-            F = remat_select(f, cvec(&L, g->is_sri, N), Fsri, ones);
+            F = remat_select(f, cvec(&L, g->is_sri, Nf), Fsri, onesf);
         onePr = remat_add(f, sc(&L, 1), Pr);
-        remat_val ca = g->n_ca ? remat_select(f, is_ca, remat_div(f, F, onePr), ones) : ones;
-        factor = remat_select(f, cvec(&L, g->is_fo, N), remat_mul(f, remat_div(f, Pr, onePr), F), ca);
+        remat_val fo = remat_mul(f, remat_div(f, Pr, onePr), F), ca = remat_div(f, F, onePr);
+        remat_val ff = !g->n_ca ? fo : !g->n_fo ? ca : remat_select(f, cvec(&L, g->f_is_fo, Nf), fo, ca);
+        /* back to all reactions (each falloff entry one product by 1: its own bits), 1 elsewhere */
+        factor = remat_select(f, cvec(&L, g->is_f, N), mv(&L, g->fsct, N, Nf, ff), ones);
     }
     if (g->n_tb)
         factor = remat_select(f, cvec(&L, g->is_tb, N), M, factor);
@@ -391,7 +423,8 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
     }
     remat_val dd[2] = {dX, dT};
     o->X = X, o->T = T, o->C = C, o->conc = conc, o->h = h, o->cp = g->adiabatic ? th[2] : REMAT_NONE, o->m = m;
-    o->kmain = kmain, o->k0 = k0, o->kinf = kinf, o->M = M, o->Pr = Pr, o->lpr = lpr, o->F = F, o->onePr = onePr;
+    o->kmain = kmain, o->k0 = k0, o->kinf = kinf, o->M = M, o->Mf = Mf, o->Pr = Pr, o->lpr = lpr, o->F = F;
+    o->onePr = onePr;
     o->kf = kf, o->kr = kr, o->Emin = Emin, o->lfc = lfc, o->nn = nn, o->lc = lc, o->f1 = f1, o->xx = xx, o->w0 = w0;
     o->rprod = rprod, o->pprod = pprod, o->omega = omega, o->total = total, o->dX = dX, o->dT = dT;
     o->factor = factor, o->expdg = expdg, o->cpsum = cpsum;
@@ -419,15 +452,17 @@ static remat_val reshape2(remat_fn *f, remat_val v, int64_t r, int64_t c)
 }
 
 /* d factor / d M for every reaction (N,): 1 for a third body, through Pr for falloff and
- * chemically activated reactions (dPr/dM = k0/kinf), 0 elsewhere */
+ * chemically activated reactions (dPr/dM = k0/kinf, over their nf entries and put back), 0
+ * elsewhere */
 static remat_val factor_dM(lw *L, const gas_plan *g, const parts *o)
 {
     remat_fn *f = L->f;
-    int64_t N = g->N;
+    int64_t N = g->N, Nf = g->nf;
     remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N, 0.0), ones = remat_const_fill(f, REMAT_F64, 1, &N, 1.0);
     remat_val d = zeros;
-    if (g->n_fo + g->n_ca > 0) {
-        remat_val Prc = remat_max(f, o->Pr, sc(L, 1e-300)), dTroe = zeros, dSri = zeros, dF = zeros;
+    if (Nf > 0) {
+        remat_val zf = remat_const_fill(f, REMAT_F64, 1, &Nf, 0.0);
+        remat_val Prc = remat_max(f, o->Pr, sc(L, 1e-300)), dTroe = zf, dSri = zf, dF = zf;
         if (g->n_troe) {
             /* Troe: log10 F = lfc / (1 + f1^2), f1 = lc / (nn - 0.14 lc), lc = log10 Pr + c */
             remat_val d1 = remat_sub(f, o->nn, remat_mul(f, sc(L, 0.14), o->lc));
@@ -445,20 +480,18 @@ static remat_val factor_dM(lw *L, const gas_plan *g, const parts *o)
                              remat_mul(f, Prc, sc(L, M_LN10)));
         }
         if (g->n_sri)
-            dF = remat_select(f, cvec(L, g->is_sri, N), dSri, zeros);
+            dF = remat_select(f, cvec(L, g->is_sri, Nf), dSri, zf);
         if (g->n_troe)
-            dF = remat_select(f, cvec(L, g->is_troe, N), dTroe, dF);
+            dF = remat_select(f, cvec(L, g->is_troe, Nf), dTroe, dF);
         remat_val rr = remat_div(f, o->k0, o->kinf);
         remat_val inv1 = remat_div(f, sc(L, 1), o->onePr), inv2 = remat_mul(f, inv1, inv1);
-        if (g->n_ca) {
-            remat_val dca = remat_mul(f, remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, inv2)), rr);
-            d = remat_select(f, cvec(L, g->is_ca, N), dca, zeros);
-        }
-        if (g->n_fo) {
-            remat_val dfo =
-                remat_mul(f, remat_add(f, remat_mul(f, o->F, inv2), remat_mul(f, remat_mul(f, o->Pr, inv1), dF)), rr);
-            d = remat_select(f, cvec(L, g->is_fo, N), dfo, d);
-        }
+        remat_val dca = REMAT_NONE, dfo = REMAT_NONE;
+        if (g->n_ca)
+            dca = remat_mul(f, remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, inv2)), rr);
+        if (g->n_fo)
+            dfo = remat_mul(f, remat_add(f, remat_mul(f, o->F, inv2), remat_mul(f, remat_mul(f, o->Pr, inv1), dF)), rr);
+        remat_val df = !g->n_ca ? dfo : !g->n_fo ? dca : remat_select(f, cvec(L, g->f_is_fo, Nf), dfo, dca);
+        d = mv(L, g->fsct, N, Nf, df);
     }
     return g->n_tb ? remat_select(f, cvec(L, g->is_tb, N), ones, d) : d;
 }
@@ -517,28 +550,28 @@ static remat_val arrh_dlog(lw *L, const arrh_parts *a, remat_val invT)
 
 /* d factor / dT for every reaction (N,): a third body's M = C eff X goes as 1/T; a falloff or
  * chemically activated reaction's Pr = k0 M / kinf moves with both rates and M, and its F with Pr
- * and, through Fc (Troe) or w0 and T^e (SRI), with T itself */
+ * and, through Fc (Troe) or w0 and T^e (SRI), with T itself (over the nf entries, put back) */
 static remat_val factor_dT(lw *L, const gas_plan *g, const parts *o, remat_val dlk)
 {
     remat_fn *f = L->f;
-    int64_t N = g->N;
-    remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N, 0.0), d = zeros, invT = o->invT;
-    if (g->n_fo + g->n_ca > 0) {
-        remat_val is_ca = cvec(L, g->is_ca, N), dl2 = arrh_dlog(L, &o->a2, invT);
-        remat_val dl0 = g->n_ca ? remat_select(f, is_ca, dlk, dl2) : dl2;
-        remat_val dlinf = g->n_ca ? remat_select(f, is_ca, dl2, dlk) : dlk;
-        /* Pr is 1 (constant) outside falloff reactions */
-        remat_val dPr = remat_select(f, remat_add(f, is_ca, cvec(L, g->is_fo, N)),
-                                     remat_mul(f, o->Pr, remat_sub(f, remat_sub(f, dl0, dlinf), invT)), zeros);
+    int64_t N = g->N, Nf = g->nf;
+    remat_val d = remat_const_fill(f, REMAT_F64, 1, &N, 0.0), invT = o->invT;
+    if (Nf > 0) {
+        remat_val zf = remat_const_fill(f, REMAT_F64, 1, &Nf, 0.0);
+        remat_val is_ca = cvec(L, g->f_is_ca, Nf), dl2 = arrh_dlog(L, &o->a2, invT);
+        remat_val dlkf = mv(L, g->fgat, Nf, N, dlk);
+        remat_val dl0 = g->n_ca ? remat_select(f, is_ca, dlkf, dl2) : dl2;
+        remat_val dlinf = g->n_ca ? remat_select(f, is_ca, dl2, dlkf) : dlkf;
+        remat_val dPr = remat_mul(f, o->Pr, remat_sub(f, remat_sub(f, dl0, dlinf), invT));
         remat_val dlpr = remat_div(f, dPr, remat_mul(f, remat_max(f, o->Pr, sc(L, 1e-300)), sc(L, M_LN10)));
-        remat_val dF = zeros, dTroe = zeros, dSri = zeros;
+        remat_val dF = zf, dTroe = zf, dSri = zf;
         if (g->n_troe) {
             /* log10 F = lfc / (1 + f1^2), f1 = lc / (nn - 0.14 lc), lc = lpr - 0.4 - 0.67 lfc,
              * nn = 0.75 - 1.27 lfc, Fc = (1 - a) e^(-T/T3) + a e^(-T/T1) + e^(-T2/T) */
-            remat_val tA = cvec(L, g->troeA, N), rt3 = cvec(L, g->rt3, N), rt1 = cvec(L, g->rt1, N);
+            remat_val tA = cvec(L, g->troeA, Nf), rt3 = cvec(L, g->rt3, Nf), rt1 = cvec(L, g->rt1, Nf);
             remat_val dFc = remat_sub(
                 f,
-                remat_mul(f, remat_mul(f, cvec(L, g->w2, N), cvec(L, g->t2, N)),
+                remat_mul(f, remat_mul(f, cvec(L, g->w2, Nf), cvec(L, g->t2, Nf)),
                           remat_mul(f, o->e2, remat_mul(f, invT, invT))),
                 remat_add(f, remat_mul(f, remat_mul(f, remat_sub(f, sc(L, 1), tA), rt3), o->e3),
                           remat_mul(f, remat_mul(f, tA, rt1), o->e1)));
@@ -557,30 +590,31 @@ static remat_val factor_dT(lw *L, const gas_plan *g, const parts *o, remat_val d
         }
         if (g->n_sri) {
             /* log F = xx log w0 + log d + e log T, xx = 1 / (1 + lpr^2), w0 = a e^(-b/T) + e^(-T/c) */
-            remat_val dxx = remat_mul(f, sc(L, -2), remat_mul(f, remat_mul(f, o->lpr, dlpr), remat_mul(f, o->xx, o->xx)));
+            remat_val dxx =
+                remat_mul(f, sc(L, -2), remat_mul(f, remat_mul(f, o->lpr, dlpr), remat_mul(f, o->xx, o->xx)));
             remat_val dw0 = remat_sub(
                 f,
-                remat_mul(f, remat_mul(f, cvec(L, g->sa, N), cvec(L, g->sb, N)),
+                remat_mul(f, remat_mul(f, cvec(L, g->sa, Nf), cvec(L, g->sb, Nf)),
                           remat_mul(f, o->ew, remat_mul(f, invT, invT))),
-                remat_mul(f, remat_mul(f, cvec(L, g->scw, N), cvec(L, g->scinv, N)), o->ec));
+                remat_mul(f, remat_mul(f, cvec(L, g->scw, Nf), cvec(L, g->scinv, Nf)), o->ec));
             remat_val dlogF = remat_add(f, remat_add(f, remat_mul(f, dxx, remat_log(f, o->w0)),
                                                      remat_div(f, remat_mul(f, o->xx, dw0), o->w0)),
-                                        remat_mul(f, cvec(L, g->se, N), invT));
+                                        remat_mul(f, cvec(L, g->se, Nf), invT));
             dSri = remat_mul(f, o->F, dlogF);
         }
         if (g->n_sri)
-            dF = remat_select(f, cvec(L, g->is_sri, N), dSri, zeros);
+            dF = remat_select(f, cvec(L, g->is_sri, Nf), dSri, zf);
         if (g->n_troe)
-            dF = remat_select(f, cvec(L, g->is_troe, N), dTroe, dF);
+            dF = remat_select(f, cvec(L, g->is_troe, Nf), dTroe, dF);
         remat_val inv1 = remat_div(f, sc(L, 1), o->onePr), inv2 = remat_mul(f, inv1, inv1);
+        remat_val dca = REMAT_NONE, dfo = REMAT_NONE;
         if (g->n_ca) /* F / (1 + Pr) */
-            d = remat_select(f, is_ca, remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, remat_mul(f, dPr, inv2))),
-                             zeros);
+            dca = remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, remat_mul(f, dPr, inv2)));
         if (g->n_fo) /* F Pr / (1 + Pr) */
-            d = remat_select(f, cvec(L, g->is_fo, N),
-                             remat_add(f, remat_mul(f, o->F, remat_mul(f, dPr, inv2)),
-                                       remat_mul(f, remat_mul(f, o->Pr, inv1), dF)),
-                             d);
+            dfo = remat_add(f, remat_mul(f, o->F, remat_mul(f, dPr, inv2)),
+                            remat_mul(f, remat_mul(f, o->Pr, inv1), dF));
+        remat_val df = !g->n_ca ? dfo : !g->n_fo ? dca : remat_select(f, cvec(L, g->f_is_fo, Nf), dfo, dca);
+        d = mv(L, g->fsct, N, Nf, df);
     }
     return g->n_tb ? remat_select(f, cvec(L, g->is_tb, N), remat_neg(f, remat_mul(f, o->M, invT)), d) : d;
 }
