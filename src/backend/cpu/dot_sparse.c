@@ -16,7 +16,8 @@
  * non-zeros by batch and outer index alike. Where a constant times a vector
  * has mostly empty outputs (that Jacobian's blocks: a few of K species per
  * reaction), the plan lists the non-empty ones and the kernel zeroes the
- * output and sums those alone. The kernels and the finite check are built
+ * output and sums those alone; where each output has at most one non-zero
+ * (0/1 selections), the kernel is a gather, one product per output. The kernels and the finite check are built
  * per instruction set (VEC_CLONES), the same bits in each.
  *
  * The products are not promised equal to the dense path's bits (gemm sums in
@@ -42,6 +43,11 @@ struct rmi_dot_sparse {
      * per-reaction slot blocks: a few of K species each): the nrows outputs that have non-zeros,
      * by batch and outer index (b x outer + o); NULL: every output is summed */
     int64_t *rows, nrows;
+    /* a constant times a vector with at most one non-zero per output (0/1 selections: the gas
+     * right-hand side's reactant slots, its falloff gathers): output r is 0.0 + gval[r] x[gidx[r]]
+     * (gval 0 and gidx 0 for an empty output), branch-free; NULL: not this form */
+    int64_t *gidx;
+    double *gval;
 };
 
 /* op(A)[i][j] of lhs (m x k) and op(B)[j][l] of rhs (k x n) as the plan stores them */
@@ -92,7 +98,24 @@ const rmi_dot_sparse *rmi_cpu_dot_sparse_plan(const remat_exec_op *op, void *(*a
                 nonempty++;
                 break;
             }
-    if (vector && nonempty * 2 < pl.nb * outer) {
+    int64_t most = 0; /* the most non-zeros of one output */
+    for (int64_t r = 0; vector && r < pl.nb * outer; r++) {
+        int64_t c = 0;
+        for (int64_t j = 0; j < pl.k && c < 2; j++)
+            c += (const_lhs ? lhs_at(&pl, c0 + (r / outer) * step, r % outer, j)
+                            : rhs_at(&pl, c0 + (r / outer) * step, j, r % outer)) != 0.0;
+        most = c > most ? c : most;
+    }
+    int64_t *gidx = NULL;
+    double *gval = NULL;
+    if (vector && most <= 1) {
+        gidx = alloc(ctx, sizeof *gidx * (size_t)(pl.nb * outer));
+        gval = alloc(ctx, sizeof *gval * (size_t)(pl.nb * outer));
+        if (!gidx || !gval) {
+            *oom = 1;
+            return NULL;
+        }
+    } else if (vector && nonempty * 2 < pl.nb * outer) {
         rows = alloc(ctx, sizeof *rows * (size_t)(nonempty ? nonempty : 1));
         if (!rows) {
             *oom = 1;
@@ -111,11 +134,16 @@ const rmi_dot_sparse *rmi_cpu_dot_sparse_plan(const remat_exec_op *op, void *(*a
             }
             if (rows && e > ptr[b * outer + o])
                 rows[nr++] = b * outer + o;
+            if (gidx) {
+                int one = e > ptr[b * outer + o];
+                gidx[b * outer + o] = one ? idx[e - 1] : 0;
+                gval[b * outer + o] = one ? val[e - 1] : 0.0;
+            }
         }
     }
     ptr[pl.nb * outer] = e;
     *s = (rmi_dot_sparse){.pl = pl, .const_lhs = const_lhs, .ptr = ptr, .idx = idx, .val = val, .rows = rows,
-                          .nrows = nr};
+                          .nrows = nr, .gidx = gidx, .gval = gval};
     return s;
 }
 
@@ -198,6 +226,21 @@ VEC_CLONES static void sparse_all(const rmi_dot_sparse *s, double *restrict out,
 {
     const remat_dot_plan *p = &s->pl;
     const int64_t outer = s->const_lhs ? p->m : p->n;
+    if (s->gidx) {
+        /* x finite (rmi_cpu_dot_sparse): 0 x is a zero, and +0 + v x the one-term sum's bits */
+        const double *x = s->const_lhs ? rhs : lhs;
+        const int64_t *restrict gidx = s->gidx;
+        const double *restrict gval = s->gval;
+        for (int64_t b = 0; b < p->nb; b++) {
+            const double *restrict xb = x + b * p->k;
+            double *restrict ob = out + b * outer;
+            const int64_t *restrict gi = gidx + b * outer;
+            const double *restrict gv = gval + b * outer;
+            for (int64_t o = 0; o < outer; o++)
+                ob[o] = 0.0 + gv[o] * xb[gi[o]];
+        }
+        return;
+    }
     if (s->rows) {
         const double *x = s->const_lhs ? rhs : lhs; /* batch b's vector at x + b k */
         memset(out, 0, sizeof *out * (size_t)(p->nb * outer));
