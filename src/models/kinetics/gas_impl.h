@@ -146,6 +146,7 @@ typedef struct gas_plan {
     double *nueq, *dneq;         /* N x K, [N]: reactions whose reverse comes from equilibrium; else 0 */
     double *revmask;             /* [N] 1 if reversible */
     double *eff;                 /* N x K third-body efficiencies (a collider: 1 for it; none: 0) */
+    double *effd, *effx;         /* [N] default efficiency (0 for a collider), N x K eff - effd */
     double *is_tb, *is_fo, *is_ca, *is_f, *has_rev; /* [N] masks; is_f: falloff or chemically activated */
     /* The falloff and chemically activated reactions alone (nf of them, reaction fidx[j] at j):
      * their Pr, F and derivatives are computed over these nf entries, not all N reactions
