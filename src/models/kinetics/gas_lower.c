@@ -521,7 +521,8 @@ static void slot_weights(lw *L, int n, const remat_val *slots, remat_val w, int 
 
 /* dq/dconc (N x K) = sum over j of W[:, j] times selection j (N x K), as one batched product over
  * reactions: W (N, J) by the constant (N, J, K) whose block n holds row n of each selection (the
- * efficiencies, then the reactant and the product slots). A reaction touches a few species, so the
+ * efficiencies less their default, then the reactant and the product slots; the caller adds the
+ * default's rank-one part). A reaction touches a few species, so the
  * constant is mostly zeros and the CPU backend sums its non-zeros alone (dot_sparse.c): about N J
  * products where J dense N x K terms each read and wrote all N K entries. REMAT_NONE: out of memory. */
 static remat_val slot_matrix(lw *L, const gas_plan *g, int J, remat_val *cols)
@@ -533,7 +534,7 @@ static remat_val slot_matrix(lw *L, const gas_plan *g, int J, remat_val *cols)
         return REMAT_NONE; /* out of memory */
     const double *src[1 + 2 * GAS_SLOTS];
     int ns = 0;
-    src[ns++] = g->eff;
+    src[ns++] = g->effx; /* the default efficiencies' part is rank one: gas_lower_jac */
     for (int s = 0; s < g->R; s++)
         src[ns++] = g->rsel[s];
     for (int s = 0; s < g->Pn; s++)
@@ -701,6 +702,10 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
         return rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
     /* d omega / dX = C nut Dq = C G; dX = (omega - X total) / C */
     remat_val G = remat_matmul(f, cmat(&L, g->nut, K, N), Dq);
+    /* the efficiencies' default part, a_eff effd 1^T in Dq (every species alike), is
+     * nut (a_eff effd) 1^T in G: one more product of a vector, not K dense columns of Dq */
+    if (g->n_tb + g->nf > 0)
+        G = remat_add(f, G, reshape2(f, mv(&L, g->nut, K, N, remat_mul(f, a_eff, cvec(&L, g->effd, N))), K, 1));
     remat_val colsum = reshape2(f, remat_sum(f, G, 1, ((int[]){0})), 1, K);
     double *id = rmi_calloc((size_t)(K * K), sizeof *id);
     if (!id)
