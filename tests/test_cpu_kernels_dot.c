@@ -335,6 +335,70 @@ static void test_cpu_kernels_dot_general_sparse_constant(void **state)
         sparse_check(3, (int64_t[]){3, 12, 40}, 3, (int64_t[]){3, 40, 9}, dm, side);
 }
 
+/* A 0/1 selection (at most one non-zero per output, some outputs empty) times a vector, plain and
+ * batched, the selection on either side: dot_sparse.c's gather gives each output the one-term sum
+ * +0 + v x exactly (an empty output +0, and +0 where v x is -0), and, with an infinity in the
+ * vector, the dense kernel's bits */
+static void test_cpu_kernels_dot_general_sparse_selection(void **state)
+{
+    (void)state;
+    for (int batched = 0; batched < 2; batched++)
+        for (int side = 0; side < 2; side++) {
+            const int64_t B = batched ? 3 : 1, M = 40, K = 30; /* selection (M x K), vector (K,) */
+            double *c = xmalloc((size_t)(B * M * K) * 8), *x = xmalloc((size_t)(B * K) * 8);
+            double out[120], dense[120];
+            for (int64_t i = 0; i < B * M * K; i++)
+                c[i] = 0.0;
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t o = 0; o < M; o++)
+                    if (o % 5 != 2) /* outputs o = 2 mod 5 empty */
+                        c[b * M * K + (side ? ((o * 7 + b) % K) * M + o : o * K + (o * 7 + b) % K)] =
+                            o % 4 == 1 ? 2.5 : 1.0;
+            fill(x, B * K);
+            x[1] = -0.0, x[2] = 0.0; /* v x = -0 somewhere */
+            remat_shape cs = batched ? shp(3, side ? (int64_t[]){B, K, M} : (int64_t[]){B, M, K})
+                                     : shp(2, side ? (int64_t[]){K, M} : (int64_t[]){M, K});
+            remat_shape xs = batched ? shp(2, (int64_t[]){B, K}) : shp(1, (int64_t[]){K});
+            remat_dot_dims d = batched ? DD(.n_contract = 1, .lhs_contract = {side ? 1 : 2}, .rhs_contract = {1},
+                                            .n_batch = 1, .lhs_batch = {0}, .rhs_batch = {0})
+                                       : DD(.n_contract = 1, .lhs_contract = {side ? 0 : 1}, .rhs_contract = {0});
+            if (side) /* x (B, K) . c (B, K, M) over K */
+                d = batched ? DD(.n_contract = 1, .lhs_contract = {1}, .rhs_contract = {1}, .n_batch = 1,
+                                 .lhs_batch = {0}, .rhs_batch = {0})
+                            : DD(.n_contract = 1, .lhs_contract = {0}, .rhs_contract = {0});
+            const remat_shape *ls = side ? &xs : &cs, *rs = side ? &cs : &xs;
+            const double *l = side ? x : c, *r = side ? c : x;
+            const void *data[2];
+            remat_dtype dts[2];
+            remat_shape shs[2];
+            remat_exec_op op = dot_op(ls, rs, &d, side, c, data, dts, shs);
+            int oom = 1;
+            const rmi_dot_sparse *sp = rmi_cpu_dot_sparse_plan(&op, take, NULL, &oom);
+            assert_false(oom);
+            assert_non_null(sp);
+            rmi_cpu_dot_sparse(sp, out, l, ls, r, rs, &d, NULL);
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t o = 0; o < M; o++) {
+                    double want = 0.0;
+                    if (o % 5 != 2)
+                        want = 0.0 + (o % 4 == 1 ? 2.5 : 1.0) * x[b * K + (o * 7 + b) % K];
+                    double got = out[b * M + o];
+                    if (!(got == want && signbit(got) == signbit(want)))
+                        fail_msg("selection (batched %d, side %d) output %lld: got %.17g want %.17g", batched, side,
+                                 (long long)(b * M + o), got, want);
+                }
+            x[0] = INFINITY;
+            rmi_cpu_dot_sparse(sp, out, l, ls, r, rs, &d, NULL);
+            rmi_cpu_dot_general(REMAT_F64, dense, l, ls, r, rs, &d, NULL);
+            for (int64_t i = 0; i < B * M; i++)
+                if (!(out[i] == dense[i] || (isnan(out[i]) && isnan(dense[i]))))
+                    fail_msg("selection with an infinity, output %lld: got %.17g, gemm %.17g", (long long)i, out[i],
+                             dense[i]);
+            drop_all();
+            free(c), free(x);
+        }
+}
+
 /* a constant with more than a quarter non-zero or no constant at all: the dense kernel */
 static void test_cpu_kernels_dot_general_sparse_only_when_it_pays(void **state)
 {
@@ -368,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_cpu_kernels_dot_general_general_dimension_numbers),
         cmocka_unit_test(test_cpu_kernels_dot_general_degenerate_sizes),
         cmocka_unit_test(test_cpu_kernels_dot_general_sparse_constant),
+        cmocka_unit_test(test_cpu_kernels_dot_general_sparse_selection),
         cmocka_unit_test(test_cpu_kernels_dot_general_sparse_only_when_it_pays),
     };
     rng_seed(0x9e3779b97f4a7c15ull);

@@ -68,6 +68,48 @@ static const char *write_file(const char *name, const char *text)
     "  thermo: {model: NASA7, temperature-ranges: [200, 3500],\n"                                               \
     "    data: [[2.5, 0, 0, 0, 0, 0, 3]]}\n"
 
+/* HEAD's species with heat capacities that move with T, another polynomial in each range
+ * (the Jacobian's T column reads d cp / dT and dh/dT = cp) */
+#define POLY_HEAD                                                                                              \
+    "units: {length: cm, time: s, quantity: mol, activation-energy: cal/mol}\n"                                \
+    "phases:\n"                                                                                                \
+    "- name: gas\n"                                                                                            \
+    "  thermo: ideal-gas\n"                                                                                    \
+    "  species: [A, B, M2]\n"                                                                                  \
+    "  kinetics: gas\n"                                                                                        \
+    "species:\n"                                                                                               \
+    "- name: A\n"                                                                                              \
+    "  composition: {H: 2}\n"                                                                                  \
+    "  thermo: {model: NASA7, temperature-ranges: [200, 1000, 3500],\n"                                         \
+    "    data: [[3.3, 1.1e-3, -4.0e-7, 6.0e-11, -3.0e-15, -1000, 1],\n"                                        \
+    "           [3.1, 1.4e-3, -5.0e-7, 8.0e-11, -5.0e-15, -1050, 1.5]]}\n"                                      \
+    "- name: B\n"                                                                                              \
+    "  composition: {H: 2}\n"                                                                                  \
+    "  thermo: {model: NASA7, temperature-ranges: [200, 1000, 3500],\n"                                         \
+    "    data: [[3.6, 8.0e-4, 2.0e-7, -1.0e-10, 2.0e-14, -3000, 2],\n"                                          \
+    "           [4.2, 6.0e-4, -1.0e-7, 2.0e-11, -1.0e-15, -3100, 1]]}\n"                                        \
+    "- name: M2\n"                                                                                             \
+    "  composition: {Ar: 1}\n"                                                                                 \
+    "  thermo: {model: NASA7, temperature-ranges: [200, 3500],\n"                                               \
+    "    data: [[2.5, 2.0e-4, -1.0e-7, 3.0e-11, -2.0e-15, 0, 3]]}\n"
+
+#define CK_HEAD "ELEMENTS\nH O\nEND\nSPECIES\nH2 O2 H2O\nEND\n"
+#define CK_THERMO                                                                                             \
+    "THERMO\n300.0 1000.0 5000.0\n"                                                                            \
+    "H2                      H   2               G   200.000  3500.000 1000.000    1\n"                         \
+    " 3.50000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
+    "-1.00000000E+03 1.00000000E+00 3.50000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
+    " 0.00000000E+00 0.00000000E+00-1.00000000E+03 1.00000000E+00                   4\n"                        \
+    "O2                      O   2               G   200.000  3500.000 1000.000    1\n"                         \
+    " 3.50000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
+    "-1.00000000E+03 2.00000000E+00 3.50000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
+    " 0.00000000E+00 0.00000000E+00-1.00000000E+03 2.00000000E+00                   4\n"                        \
+    "H2O                     H   2O   1          G   200.000  3500.000 1000.000    1\n"                         \
+    " 4.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
+    "-3.00000000E+04 3.00000000E+00 4.00000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
+    " 0.00000000E+00 0.00000000E+00-3.00000000E+04 3.00000000E+00                   4\n"                        \
+    "END\n"
+
 static remat_mechanism *read_ok(const char *name, const char *text, remat_gas_energy energy)
 {
     remat_gas_options o = {.energy = energy};
@@ -368,13 +410,13 @@ static void near(const char *what, int i, double got, double want, double tol)
  * form, adiabatic and isothermal, and reverse mode through it against
  * reverse mode through forward mode; where it does not apply it says so */
 /* J of m in closed form against forward mode at two states, and reverse mode through each */
-static void closed_check(remat_mechanism *m, int set_m2, const char *what)
+static void closed_check_at(remat_mechanism *m, int set_m2, const char *what, const char *const comp[2])
 {
     double y[4], p[32], J[2][16], gy[2][4], gp[2][32];
     int pn = remat_mechanism_param_count(m);
     assert_true(pn <= 32);
     for (int at = 0; at < 2; at++) {
-        assert_ok(remat_gas_state(m, at ? 900 : 1234, at ? "A=2,B=1,M2=1" : "A=1,B=2,M2=0.5", y));
+        assert_ok(remat_gas_state(m, at ? 900 : 1234, comp[at], y));
         remat_mechanism_param_values(m, p);
         if (set_m2)
             p[2] = 1.7; /* m2 */
@@ -392,6 +434,11 @@ static void closed_check(remat_mechanism *m, int set_m2, const char *what)
         for (int i = 0; i < pn; i++)
             near("d sum(J w) / dparams", i, gp[1][i], gp[0][i], 1e-9);
     }
+}
+
+static void closed_check(remat_mechanism *m, int set_m2, const char *what)
+{
+    closed_check_at(m, set_m2, what, (const char *const[]){"A=1,B=2,M2=0.5", "A=2,B=1,M2=1"});
 }
 
 static void closed_jacobian(void **state)
@@ -415,7 +462,7 @@ static void closed_jacobian(void **state)
 
 /* vec_text with its reaction `which` alone (0: SRI falloff, 1: chemically activated SRI, 2: three-body,
  * 3: Troe falloff, 4: elementary with orders) */
-static remat_mechanism *one_form(int which, remat_gas_energy energy)
+static remat_mechanism *one_form(int which, remat_gas_energy energy, const char *head)
 {
     const char *r = strstr(vec_text, "- equation:");
     for (int i = 0; i < which; i++)
@@ -423,7 +470,7 @@ static remat_mechanism *one_form(int which, remat_gas_energy energy)
     const char *end = strstr(r + 1, "- equation:");
     int n = end ? (int)(end - r) : (int)strlen(r);
     char text[4096];
-    snprintf(text, sizeof text, "%s%.*s", HEAD "reactions:\n", n, r);
+    snprintf(text, sizeof text, "%s%s%.*s", head, "reactions:\n", n, r);
     return read_ok("form.yaml", text, energy);
 }
 
@@ -435,7 +482,7 @@ static void closed_jacobian_each_form(void **state)
     (void)state;
     for (int which = 0; which < 5; which++)
         for (int e = 0; e < 2; e++) {
-            remat_mechanism *m = one_form(which, e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC);
+            remat_mechanism *m = one_form(which, e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC, HEAD);
             char what[64];
             snprintf(what, sizeof what, "reaction %d alone, %s", which, e ? "isothermal" : "adiabatic");
             closed_check(m, 0, what);
@@ -458,6 +505,54 @@ static void closed_jacobian_each_form(void **state)
             remat_fn_free(f);
             remat_mechanism_free(m);
         }
+}
+
+/* The T column of the closed form (every rate form's T dependence written out, gas_lower.c
+ * t_column) against forward mode where every term it has is non-zero: heat capacities that
+ * move with T (d cp / dT in the energy balance), all the forms together and each alone, a Troe
+ * form with all three of its exponentials (T3 != 0), and an explicit reverse rate (CHEMKIN REV)
+ * with b and Ea; reverse mode through each */
+static void closed_t_column(void **state)
+{
+    (void)state;
+    char text[8192];
+    for (int e = 0; e < 2; e++) {
+        remat_gas_energy en = e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC;
+        char what[80];
+        snprintf(text, sizeof text, "%s%s", POLY_HEAD, strstr(vec_text, "reactions:\n"));
+        remat_mechanism *m = read_ok("poly.yaml", text, en);
+        snprintf(what, sizeof what, "T-dependent cp, all forms, %s", e ? "isothermal" : "adiabatic");
+        closed_check(m, 1, what);
+        remat_mechanism_free(m);
+        for (int which = 0; which < 5; which++) {
+            m = one_form(which, en, POLY_HEAD);
+            snprintf(what, sizeof what, "T-dependent cp, reaction %d alone, %s", which, e ? "isothermal" : "adiabatic");
+            closed_check(m, 0, what);
+            remat_mechanism_free(m);
+        }
+        snprintf(text, sizeof text, "%s%s", POLY_HEAD,
+                 "reactions:\n"
+                 "- equation: A + B (+M) <=> 2 B (+M)\n"
+                 "  type: falloff\n"
+                 "  low-P-rate-constant: {A: 1.0e10, b: 0.3, Ea: 300}\n"
+                 "  high-P-rate-constant: {A: 1.0e5, b: -0.2, Ea: 100}\n"
+                 "  Troe: {A: 0.6, T3: 700, T1: 900.0, T2: 1500.0}\n"
+                 "  efficiencies: {B: 2.0}\n");
+        m = read_ok("troe3.yaml", text, en);
+        snprintf(what, sizeof what, "Troe with T3, %s", e ? "isothermal" : "adiabatic");
+        closed_check(m, 0, what);
+        remat_mechanism_free(m);
+        m = read_ok("rev.inp",
+                    CK_HEAD CK_THERMO "REACTIONS\n"
+                                      "H2+O2<=>H2O+O2  1.0E13 0.4 3000.0\n"
+                                      "REV /2.0E12 -0.3 5000.0/\n"
+                                      "2H2+O2<=>2H2O  1.0E16 -0.5 1000.0\n"
+                                      "END\n",
+                    en);
+        snprintf(what, sizeof what, "explicit reverse, %s", e ? "isothermal" : "adiabatic");
+        closed_check_at(m, 0, what, (const char *const[]){"H2=2,O2=1,H2O=0.5", "H2=1,O2=1,H2O=2"});
+        remat_mechanism_free(m);
+    }
 }
 
 /* the right-hand side's graph holds only the forms the mechanism has: one reaction A + B <=> 2 B
@@ -629,22 +724,6 @@ static void malformed_yaml(void **state)
     expect_error("neither.txt", "hello\n", NULL, "1", "neither a Cantera YAML file");
 }
 
-#define CK_HEAD "ELEMENTS\nH O\nEND\nSPECIES\nH2 O2 H2O\nEND\n"
-#define CK_THERMO                                                                                             \
-    "THERMO\n300.0 1000.0 5000.0\n"                                                                            \
-    "H2                      H   2               G   200.000  3500.000 1000.000    1\n"                         \
-    " 3.50000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
-    "-1.00000000E+03 1.00000000E+00 3.50000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
-    " 0.00000000E+00 0.00000000E+00-1.00000000E+03 1.00000000E+00                   4\n"                        \
-    "O2                      O   2               G   200.000  3500.000 1000.000    1\n"                         \
-    " 3.50000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
-    "-1.00000000E+03 2.00000000E+00 3.50000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
-    " 0.00000000E+00 0.00000000E+00-1.00000000E+03 2.00000000E+00                   4\n"                        \
-    "H2O                     H   2O   1          G   200.000  3500.000 1000.000    1\n"                         \
-    " 4.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00 0.00000000E+00    2\n"                        \
-    "-3.00000000E+04 3.00000000E+00 4.00000000E+00 0.00000000E+00 0.00000000E+00    3\n"                        \
-    " 0.00000000E+00 0.00000000E+00-3.00000000E+04 3.00000000E+00                   4\n"                        \
-    "END\n"
 
 /* a CHEMKIN file: units of its REACTIONS line, thermo inside, FORD, REV */
 static void chemkin_reads(void **state)
@@ -735,7 +814,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(elementary_rhs), cmocka_unit_test(reversible_energy),
         cmocka_unit_test(third_body_falloff_plog), cmocka_unit_test(plog_rodas_leaves_no_error), cmocka_unit_test(vector_lowering), cmocka_unit_test(closed_jacobian),
-        cmocka_unit_test(closed_jacobian_each_form), cmocka_unit_test(lowering_leaves_out_absent_forms),
+        cmocka_unit_test(closed_jacobian_each_form), cmocka_unit_test(closed_t_column),
+        cmocka_unit_test(lowering_leaves_out_absent_forms),
         cmocka_unit_test(sniffing),
         cmocka_unit_test(state_errors), cmocka_unit_test(negative_mole_fractions), cmocka_unit_test(unsupported_yaml),
         cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads), cmocka_unit_test(a_in_powers_of_ten),

@@ -119,8 +119,10 @@ REMAT_API int remat_gas_species_count(const remat_mechanism *m);
  * (S,) and one parameter set params (P,), both f64 values of f: the
  * mole-fraction columns in closed form (the rates' derivatives through the
  * reactant and product concentrations and the third-body concentration,
- * falloff included; each op is over all reactions at once), the temperature
- * column from one forward-mode pass. Plain graph ops: reverse mode through
+ * falloff included; each op is over all reactions at once) and the
+ * temperature column in closed form too (Arrhenius, falloff, third bodies,
+ * equilibrium constants, C = P/(RT) and the energy balance written out, no
+ * forward-mode pass). Plain graph ops: reverse mode through
  * them is exact. REMAT_ERR_UNSUPPORTED (nothing emitted) for a mechanism
  * without the vector form (not a gas mechanism, PLOG, non-integer orders) or
  * other shapes and dtypes; Rodas5 then takes its Jacobian by forward mode. */

@@ -19,6 +19,29 @@
 #include "remat/tensor.h"
 #include "backend/layout.h"
 
+/* A kernel compiled for AVX-512, AVX2 and the baseline, picked at load time
+ * (an ifunc): each element's operations are the same correctly rounded ones
+ * whatever the width, and the project's -ffp-contract=off keeps multiply-adds
+ * unfused in every clone, so the clones give the same bits. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define REMAT_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define REMAT_TSAN 1
+#endif
+/* not under ThreadSanitizer: the clones' ifunc resolvers run before its
+ * runtime is up, and every test of CI's TSan stage crashed at startup; not
+ * under clang: Debian's clang 14 gives a static function's resolver
+ * (vec_unary_f32.resolver, ...) default visibility, so libremat.so exported
+ * twelve of them (tests/check_exports.sh) */
+#if defined(__x86_64__) && !defined(REMAT_TSAN) && !defined(__clang__) && __GNUC__ >= 6
+#define VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define VEC_CLONES
+#endif
+
 /* ---- elementwise: out[i] = f(a[i]) / f(a[i], b[i]); all of length n ---- */
 /* op is a unary op without a parameter (category UNARY, parameter kind NONE
  * in REMAT_OP_LIST); INTEGER_POW, POW and CONVERT have kernels of their own

@@ -13,7 +13,12 @@
  *
  * A batched product (dot_general's batch dimensions, each batch its own
  * constant block: the gas Jacobian's per-reaction slot selections) keeps the
- * non-zeros by batch and outer index alike.
+ * non-zeros by batch and outer index alike. Where a constant times a vector
+ * has mostly empty outputs (that Jacobian's blocks: a few of K species per
+ * reaction), the plan lists the non-empty ones and the kernel zeroes the
+ * output and sums those alone; where each output has at most one non-zero
+ * (0/1 selections), the kernel is a gather, one product per output. The kernels and the finite check are built
+ * per instruction set (VEC_CLONES), the same bits in each.
  *
  * The products are not promised equal to the dense path's bits (gemm sums in
  * its own blocked order); a row with one non-zero gives the same value (x * v
@@ -34,6 +39,15 @@ struct rmi_dot_sparse {
     int64_t *ptr;    /* nb x outer + 1: batch b's outer index o at b x outer + o */
     int64_t *idx;    /* the contraction index of each non-zero */
     double *val;
+    /* a constant times a vector (m or n of 1) whose outputs are mostly empty (the gas Jacobian's
+     * per-reaction slot blocks: a few of K species each): the nrows outputs that have non-zeros,
+     * by batch and outer index (b x outer + o); NULL: every output is summed */
+    int64_t *rows, nrows;
+    /* a constant times a vector with at most one non-zero per output (0/1 selections: the gas
+     * right-hand side's reactant slots, its falloff gathers): output r is 0.0 + gval[r] x[gidx[r]]
+     * (gval 0 and gidx 0 for an empty output), branch-free; NULL: not this form */
+    int64_t *gidx;
+    double *gval;
 };
 
 /* op(A)[i][j] of lhs (m x k) and op(B)[j][l] of rhs (k x n) as the plan stores them */
@@ -75,7 +89,40 @@ const rmi_dot_sparse *rmi_cpu_dot_sparse_plan(const remat_exec_op *op, void *(*a
         *oom = 1;
         return NULL;
     }
-    int64_t e = 0;
+    int vector = const_lhs ? pl.n == 1 : pl.m == 1;
+    int64_t nonempty = 0, *rows = NULL;
+    for (int64_t r = 0; vector && r < pl.nb * outer; r++) /* ptr is not filled yet: count again */
+        for (int64_t j = 0; j < pl.k; j++)
+            if ((const_lhs ? lhs_at(&pl, c0 + (r / outer) * step, r % outer, j)
+                           : rhs_at(&pl, c0 + (r / outer) * step, j, r % outer)) != 0.0) {
+                nonempty++;
+                break;
+            }
+    int64_t most = 0; /* the most non-zeros of one output */
+    for (int64_t r = 0; vector && r < pl.nb * outer; r++) {
+        int64_t c = 0;
+        for (int64_t j = 0; j < pl.k && c < 2; j++)
+            c += (const_lhs ? lhs_at(&pl, c0 + (r / outer) * step, r % outer, j)
+                            : rhs_at(&pl, c0 + (r / outer) * step, j, r % outer)) != 0.0;
+        most = c > most ? c : most;
+    }
+    int64_t *gidx = NULL;
+    double *gval = NULL;
+    if (vector && most <= 1) {
+        gidx = alloc(ctx, sizeof *gidx * (size_t)(pl.nb * outer));
+        gval = alloc(ctx, sizeof *gval * (size_t)(pl.nb * outer));
+        if (!gidx || !gval) {
+            *oom = 1;
+            return NULL;
+        }
+    } else if (vector && nonempty * 2 < pl.nb * outer) {
+        rows = alloc(ctx, sizeof *rows * (size_t)(nonempty ? nonempty : 1));
+        if (!rows) {
+            *oom = 1;
+            return NULL;
+        }
+    }
+    int64_t e = 0, nr = 0;
     for (int64_t b = 0; b < pl.nb; b++) {
         const double *c = c0 + b * step;
         for (int64_t o = 0; o < outer; o++) {
@@ -85,24 +132,40 @@ const rmi_dot_sparse *rmi_cpu_dot_sparse_plan(const remat_exec_op *op, void *(*a
                 if (v != 0.0)
                     idx[e] = j, val[e] = v, e++;
             }
+            if (rows && e > ptr[b * outer + o])
+                rows[nr++] = b * outer + o;
+            if (gidx) {
+                int one = e > ptr[b * outer + o];
+                gidx[b * outer + o] = one ? idx[e - 1] : 0;
+                gval[b * outer + o] = one ? val[e - 1] : 0.0;
+            }
         }
     }
     ptr[pl.nb * outer] = e;
-    *s = (rmi_dot_sparse){.pl = pl, .const_lhs = const_lhs, .ptr = ptr, .idx = idx, .val = val};
+    *s = (rmi_dot_sparse){.pl = pl, .const_lhs = const_lhs, .ptr = ptr, .idx = idx, .val = val, .rows = rows,
+                          .nrows = nr, .gidx = gidx, .gval = gval};
     return s;
 }
 
-/* 0 when x holds an infinity or a NaN (x * 0 is NaN for those alone) */
-static int all_finite(const double *x, int64_t n)
+/* 0 when x holds an infinity or a NaN: x * 0 is NaN for those alone and +-0 otherwise, so a sum of
+ * them is 0 exactly when all are finite (eight sums, one vector wide, whatever order they add in) */
+VEC_CLONES static int all_finite(const double *restrict x, int64_t n)
 {
-    int bad = 0;
-    for (int64_t i = 0; i < n; i++)
-        bad |= x[i] * 0.0 != 0.0;
-    return !bad;
+    double acc[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++)
+            acc[j] += x[i + j] * 0.0;
+    for (; i < n; i++)
+        acc[0] += x[i] * 0.0;
+    double sum = 0.0;
+    for (int j = 0; j < 8; j++)
+        sum += acc[j];
+    return sum == 0.0;
 }
 
 /* out[o] = sum over entry o's non-zeros (j, v) of v x[j]: a constant times a vector (either side) */
-static void sparse_vec(const int64_t *restrict ptr, const int64_t *restrict idx, const double *restrict val,
+static inline void sparse_vec(const int64_t *restrict ptr, const int64_t *restrict idx, const double *restrict val,
                        int64_t outer, double *restrict out, const double *restrict x)
 {
     for (int64_t o = 0; o < outer; o++) {
@@ -114,7 +177,7 @@ static void sparse_vec(const int64_t *restrict ptr, const int64_t *restrict idx,
 }
 
 /* one batch: ptr is that batch's, x the other operand's block, out its output block */
-static void sparse_one(const rmi_dot_sparse *s, const int64_t *restrict ptr, double *restrict out,
+static inline void sparse_one(const rmi_dot_sparse *s, const int64_t *restrict ptr, double *restrict out,
                        const double *restrict lhs, const double *restrict rhs)
 {
     const remat_dot_plan *p = &s->pl;
@@ -156,6 +219,45 @@ static void sparse_one(const rmi_dot_sparse *s, const int64_t *restrict ptr, dou
     }
 }
 
+/* every batch; a constant times a vector with mostly empty outputs writes zeros and then sums the
+ * non-empty ones alone (the same +0 an empty sum gives) */
+VEC_CLONES static void sparse_all(const rmi_dot_sparse *s, double *restrict out, const double *restrict lhs,
+                                  const double *restrict rhs)
+{
+    const remat_dot_plan *p = &s->pl;
+    const int64_t outer = s->const_lhs ? p->m : p->n;
+    if (s->gidx) {
+        /* x finite (rmi_cpu_dot_sparse): 0 x is a zero, and +0 + v x the one-term sum's bits */
+        const double *x = s->const_lhs ? rhs : lhs;
+        const int64_t *restrict gidx = s->gidx;
+        const double *restrict gval = s->gval;
+        for (int64_t b = 0; b < p->nb; b++) {
+            const double *restrict xb = x + b * p->k;
+            double *restrict ob = out + b * outer;
+            const int64_t *restrict gi = gidx + b * outer;
+            const double *restrict gv = gval + b * outer;
+            for (int64_t o = 0; o < outer; o++)
+                ob[o] = 0.0 + gv[o] * xb[gi[o]];
+        }
+        return;
+    }
+    if (s->rows) {
+        const double *x = s->const_lhs ? rhs : lhs; /* batch b's vector at x + b k */
+        memset(out, 0, sizeof *out * (size_t)(p->nb * outer));
+        for (int64_t r = 0; r < s->nrows; r++) {
+            const int64_t row = s->rows[r], *restrict idx = s->idx;
+            const double *restrict xb = x + (row / outer) * p->k, *restrict val = s->val;
+            double acc = 0.0;
+            for (int64_t e = s->ptr[row]; e < s->ptr[row + 1]; e++)
+                acc += val[e] * xb[idx[e]];
+            out[row] = acc;
+        }
+        return;
+    }
+    for (int64_t b = 0; b < p->nb; b++)
+        sparse_one(s, s->ptr + b * outer, out + b * p->m * p->n, lhs + b * p->m * p->k, rhs + b * p->k * p->n);
+}
+
 void rmi_cpu_dot_sparse(const rmi_dot_sparse *s, double *out, const double *lhs, const remat_shape *lhs_shape,
                         const double *rhs, const remat_shape *rhs_shape, const remat_dot_dims *d, void *scratch)
 {
@@ -165,7 +267,5 @@ void rmi_cpu_dot_sparse(const rmi_dot_sparse *s, double *out, const double *lhs,
         rmi_cpu_dot_general(REMAT_F64, out, lhs, lhs_shape, rhs, rhs_shape, d, scratch);
         return;
     }
-    const int64_t outer = s->const_lhs ? p->m : p->n;
-    for (int64_t b = 0; b < p->nb; b++)
-        sparse_one(s, s->ptr + b * outer, out + b * p->m * p->n, lhs + b * p->m * p->k, rhs + b * p->k * p->n);
+    sparse_all(s, out, lhs, rhs);
 }

@@ -29,24 +29,7 @@
  * gelu, recomputed under remat policies). The bits are the baseline's: each
  * element is one correctly rounded operation whatever the width, and the
  * project's -ffp-contract=off keeps multiply-adds unfused in every clone. */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define REMAT_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define REMAT_TSAN 1
-#endif
-/* not under ThreadSanitizer: the clones' ifunc resolvers run before its
- * runtime is up, and every test of CI's TSan stage crashed at startup; not
- * under clang: Debian's clang 14 gives a static function's resolver
- * (vec_unary_f32.resolver, ...) default visibility, so libremat.so exported
- * twelve of them (tests/check_exports.sh) */
-#if defined(__x86_64__) && !defined(REMAT_TSAN) && !defined(__clang__) && __GNUC__ >= 6
-#define VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define VEC_CLONES
-#endif
+/* VEC_CLONES: cpu_kernels.h */
 
 /* One loop per op; `x` (and `y`) name the current element(s). T is the
  * element type, #defined around each instantiation below. */

@@ -137,17 +137,26 @@ typedef struct gas_plan {
     int K, N, vec, adiabatic;
     int R, Pn;                   /* reactant and product slots used */
     double *th[2][3];            /* [lo/hi][h, s, cp]: K x 7 rows over (1, T, T^2, T^3, T^4, 1/T, log T) */
+    double *dcp[2];              /* [lo/hi] K x 7 rows of d(cp/R)/dT over the same powers */
     double *tmid;                /* [K]; one range: +inf */
     double *rsel[GAS_SLOTS], *rpad[GAS_SLOTS]; /* N x K 0/1 selection, [N] 1 for an empty slot */
     double *psel[GAS_SLOTS], *ppad[GAS_SLOTS];
+    double *nrs, *nps;           /* [N] reactant and product slots filled: rprod and pprod go as C^n */
     double *nut;                 /* K x N net stoichiometry */
     double *nueq, *dneq;         /* N x K, [N]: reactions whose reverse comes from equilibrium; else 0 */
     double *revmask;             /* [N] 1 if reversible */
     double *eff;                 /* N x K third-body efficiencies (a collider: 1 for it; none: 0) */
-    double *is_tb, *is_fo, *is_ca, *is_troe, *is_sri, *has_rev; /* [N] masks */
-    double *k2A, *k2b, *k2Ea;    /* [N] falloff low-P / chem. act. high-P (1, 0, 0 elsewhere) */
-    double *troeA, *rt3, *rt1, *t2, *w2;
-    double *sa, *sb, *scinv, *scw, *sd, *se;
+    double *effd, *effx;         /* [N] default efficiency (0 for a collider), N x K eff - effd */
+    double *is_tb, *is_fo, *is_ca, *is_f, *has_rev; /* [N] masks; is_f: falloff or chemically activated */
+    /* The falloff and chemically activated reactions alone (nf of them, reaction fidx[j] at j):
+     * their Pr, F and derivatives are computed over these nf entries, not all N reactions
+     * (GRI-Mech 3.0: 29 of 325), gathered by fgat (nf x N, 0/1) and put back by fsct (N x nf). */
+    int nf, *fidx;
+    double *fgat, *fsct;
+    double *f_is_fo, *f_is_ca, *is_troe, *is_sri; /* [nf] masks */
+    double *k2A, *k2b, *k2Ea;    /* [nf] falloff low-P / chem. act. high-P */
+    double *troeA, *rt3, *rt1, *t2, *w2; /* [nf] */
+    double *sa, *sb, *scinv, *scw, *sd, *se; /* [nf] */
     double *revA, *revb, *revEa;
     /* how many reactions of each form: the lowering leaves out the parts of forms the mechanism
      * lacks (GRI-Mech 3.0: no SRI, chemically activated or explicit reverse reactions) */
@@ -156,8 +165,8 @@ typedef struct gas_plan {
 remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, gas_plan **out);
 /* dydt for y (S,) and params (P,) of dtype f64 by the plan */
 remat_status gas_lower_rhs(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *dydt);
-/* J = d dydt / dy (S x S) and dydt for y (S,) and params (P,) of dtype f64: the mole-fraction
- * columns in closed form (remat_gas_jacobian), the T column from one JVP */
+/* J = d dydt / dy (S x S) and dydt for y (S,) and params (P,) of dtype f64, in closed form
+ * (remat_gas_jacobian) */
 remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *J,
                            remat_val *dydt);
 

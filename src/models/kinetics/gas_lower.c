@@ -35,14 +35,16 @@ static double *vec(remat_arena *a, size_t n, double fill, int *oom)
     return v;
 }
 
-static void thermo_rows(const double *a, double *h, double *s, double *cp)
+static void thermo_rows(const double *a, double *h, double *s, double *cp, double *dcp)
 {
     const double hh[7] = {a[0], a[1] / 2, a[2] / 3, a[3] / 4, a[4] / 5, a[5], 0};
     const double ss[7] = {a[6], a[1], a[2] / 2, a[3] / 3, a[4] / 4, 0, a[0]};
     const double cc[7] = {a[0], a[1], a[2], a[3], a[4], 0, 0};
+    const double dc[7] = {a[1], 2 * a[2], 3 * a[3], 4 * a[4], 0, 0, 0};
     memcpy(h, hh, sizeof hh);
     memcpy(s, ss, sizeof ss);
     memcpy(cp, cc, sizeof cc);
+    memcpy(dcp, dc, sizeof dc);
 }
 
 /* slots of one side (or the orders): 0 when an amount is not an integer or there are too many */
@@ -73,15 +75,19 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
     if (!g)
         return gas_nomem(d->file);
     g->K = K, g->N = N, g->adiabatic = adiabatic, g->vec = 1;
-    for (int r = 0; r < 2; r++)
+    for (int r = 0; r < 2; r++) {
         for (int q = 0; q < 3; q++)
             g->th[r][q] = vec(a, (size_t)K * 7, 0, &oom);
+        g->dcp[r] = vec(a, (size_t)K * 7, 0, &oom);
+    }
     g->tmid = vec(a, K, INFINITY, &oom);
+    g->nrs = vec(a, N, 0, &oom), g->nps = vec(a, N, 0, &oom);
     for (int k = 0; k < GAS_SLOTS; k++) {
         g->rsel[k] = vec(a, NK, 0, &oom), g->psel[k] = vec(a, NK, 0, &oom);
         g->rpad[k] = vec(a, N, 0, &oom), g->ppad[k] = vec(a, N, 0, &oom);
     }
     g->nut = vec(a, NK, 0, &oom), g->nueq = vec(a, NK, 0, &oom), g->eff = vec(a, NK, 0, &oom);
+    g->effx = vec(a, NK, 0, &oom), g->effd = vec(a, N, 0, &oom);
     double **masks[] = {&g->dneq, &g->revmask, &g->is_tb, &g->is_fo, &g->is_ca, &g->is_troe, &g->is_sri,
                         &g->has_rev, &g->k2b, &g->k2Ea, &g->rt3, &g->rt1, &g->t2, &g->w2, &g->sb, &g->scinv,
                         &g->scw, &g->se, &g->revb, &g->revEa, &g->revA};
@@ -95,7 +101,7 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
         const gas_species *sp = &d->sp[k];
         for (int r = 0; r < 2; r++)
             thermo_rows(r && sp->nranges == 2 ? sp->hi : sp->lo, g->th[r][0] + 7 * k, g->th[r][1] + 7 * k,
-                        g->th[r][2] + 7 * k);
+                        g->th[r][2] + 7 * k, g->dcp[r] + 7 * k);
         if (sp->nranges == 2)
             g->tmid[k] = sp->tmid;
     }
@@ -129,6 +135,9 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
         int third = r->kind == GAS_THREE_BODY || r->kind == GAS_FALLOFF || r->kind == GAS_CHEM_ACT;
         for (int k = 0; third && k < K; k++)
             g->eff[(size_t)i * K + k] = r->collider >= 0 ? (k == r->collider) : r->eff ? r->eff[k] : r->default_eff;
+        g->effd[i] = third && r->collider < 0 ? r->default_eff : 0;
+        for (int k = 0; third && k < K; k++)
+            g->effx[(size_t)i * K + k] = g->eff[(size_t)i * K + k] - g->effd[i];
         g->is_tb[i] = r->kind == GAS_THREE_BODY;
         g->is_fo[i] = r->kind == GAS_FALLOFF;
         g->is_ca[i] = r->kind == GAS_CHEM_ACT;
@@ -153,12 +162,37 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
         g->n_tb += g->is_tb[i] != 0, g->n_fo += g->is_fo[i] != 0, g->n_ca += g->is_ca[i] != 0;
         g->n_troe += g->is_troe[i] != 0, g->n_sri += g->is_sri[i] != 0, g->n_rev += g->has_rev[i] != 0;
     }
+    /* the falloff reactions' parameters, compacted to their nf entries */
+    g->nf = g->n_fo + g->n_ca;
+    g->fidx = rmi_arena_alloc(a, sizeof *g->fidx * (size_t)(g->nf ? g->nf : 1));
+    g->is_f = vec(a, N, 0, &oom), g->fgat = vec(a, (size_t)g->nf * N, 0, &oom);
+    g->fsct = vec(a, (size_t)g->nf * N, 0, &oom);
+    if (!g->fidx || oom)
+        return gas_nomem(d->file);
+    for (int i = 0, j = 0; i < N; i++)
+        if (g->is_fo[i] != 0 || g->is_ca[i] != 0) {
+            g->is_f[i] = 1, g->fidx[j] = i;
+            g->fgat[(size_t)j * N + i] = 1, g->fsct[(size_t)i * g->nf + j] = 1;
+            j++;
+        }
+    g->f_is_fo = g->is_fo, g->f_is_ca = g->is_ca;
+    double **fa[] = {&g->f_is_fo, &g->f_is_ca, &g->is_troe, &g->is_sri, &g->k2A, &g->k2b, &g->k2Ea, &g->troeA,
+                     &g->rt3, &g->rt1, &g->t2, &g->w2, &g->sa, &g->sb, &g->scinv, &g->scw, &g->sd, &g->se};
+    for (size_t q = 0; q < sizeof fa / sizeof fa[0]; q++) {
+        double *c = vec(a, (size_t)g->nf, 0, &oom);
+        if (oom)
+            return gas_nomem(d->file);
+        for (int j = 0; j < g->nf; j++)
+            c[j] = (*fa[q])[g->fidx[j]];
+        *fa[q] = c;
+    }
     for (int k = 0; k < GAS_SLOTS; k++)
         for (int i = 0; i < N; i++) {
             double rs = 0, ps = 0;
             for (int j = 0; j < K; j++)
                 rs += g->rsel[k][(size_t)i * K + j], ps += g->psel[k][(size_t)i * K + j];
             g->rpad[k][i] = rs == 0, g->ppad[k][i] = ps == 0;
+            g->nrs[i] += rs != 0, g->nps[i] += ps != 0;
         }
     *out = g;
     return REMAT_OK;
@@ -221,12 +255,19 @@ static remat_val sum_last(lw *L, remat_val x)
 
 static remat_val sc(lw *L, double v) { return remat_scalar(L->f, REMAT_F64, v); }
 
+/* an Arrhenius rate and what its T derivative reads: d log k / dT = (b + Ea / (R T)) / T */
+typedef struct {
+    remat_val k, b, eaRT; /* eaRT = Ea / (R T) */
+} arrh_parts;
+
 /* A exp(b log T - Ea / (R T)) over vectors */
-static remat_val arrh(lw *L, remat_val A, remat_val b, remat_val Ea, remat_val logT, remat_val invT)
+static remat_val arrh(lw *L, remat_val A, remat_val b, remat_val Ea, remat_val logT, remat_val invT, arrh_parts *o)
 {
     remat_fn *f = L->f;
-    return remat_mul(f, A, remat_exp(f, remat_sub(f, remat_mul(f, b, logT),
-                                                   remat_mul(f, remat_div(f, Ea, sc(L, GAS_R)), invT))));
+    remat_val eaRT = remat_mul(f, remat_div(f, Ea, sc(L, GAS_R)), invT);
+    remat_val k = remat_mul(f, A, remat_exp(f, remat_sub(f, remat_mul(f, b, logT), eaRT)));
+    *o = (arrh_parts){.k = k, .b = b, .eaRT = eaRT};
+    return k;
 }
 
 static remat_val log10v(lw *L, remat_val x) { return remat_div(L->f, remat_log(L->f, x), sc(L, M_LN10)); }
@@ -245,10 +286,15 @@ static remat_val slot_product(lw *L, int n, double *const *sel, double *const *p
 
 /* what the right-hand side computes, kept for its Jacobian (gas_lower_jac) */
 typedef struct {
-    remat_val X, T, C, conc, h, cp, m, kmain, k0, kinf, M, Pr, lpr, F, onePr, kf, kr, Emin;
+    remat_val X, T, C, conc, h, cp, m, kmain, M, kf, kr, Emin;
+    /* over the nf falloff reactions (gas_plan.fidx) */
+    remat_val k0, kinf, Mf, Pr, lpr, F, onePr;
     remat_val lfc, nn, lc, f1, xx, w0;
     remat_val rslot[GAS_SLOTS], pslot[GAS_SLOTS], rprod, pprod;
-    remat_val omega, total, dT, dydt;
+    remat_val omega, total, dX, dT, dydt;
+    /* read by the T column alone (gas_lower_jac) */
+    remat_val invT, v, hi, factor, expdg, Fc, e3, e1, e2, ew, ec, cpsum;
+    arrh_parts amain, a2, arev;
 } parts;
 
 static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params, parts *o)
@@ -276,6 +322,7 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
         th[q] = remat_select(f, hi, up, lo);
     }
     remat_val h = th[0], gk = remat_sub(f, th[0], th[1]);
+    *o = (parts){.invT = invT, .v = v, .hi = hi};
     remat_val conc = remat_mul(f, C, X);
 
     /* rate constants */
@@ -285,35 +332,43 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
     remat_val col[3];
     for (int c = 0; c < 3; c++)
         col[c] = remat_reshape(f, remat_slice(f, arr, ((int64_t[]){0, c}), ((int64_t[]){N, c + 1}), NULL), 1, &N);
-    remat_val kmain = arrh(&L, col[0], col[1], col[2], logT, invT);
+    remat_val kmain = arrh(&L, col[0], col[1], col[2], logT, invT, &o->amain);
     /* the parts of forms the mechanism lacks are left out (g->n_*): each is a select whose mask is
      * all zeros there, so the values are the same bits either way */
-    int pres = g->n_fo + g->n_ca > 0;
-    remat_val M = g->n_tb + pres > 0 ? mv(&L, g->eff, N, K, conc) : REMAT_NONE;
-    remat_val is_ca = cvec(&L, g->is_ca, N);
+    int pres = g->nf > 0;
+    int64_t Nf = g->nf;
+    /* M = eff conc = default x sum(conc) + (eff - default) conc: the constant keeps the few
+     * species whose efficiency is not the default (GRI: about 400 non-zeros, not 3,000) */
+    remat_val M = g->n_tb + pres > 0 ? remat_add(f, remat_mul(f, cvec(&L, g->effd, N), sum_last(&L, conc)),
+                                                  mv(&L, g->effx, N, K, conc))
+                                      : REMAT_NONE;
     remat_val ones = remat_const_fill(f, REMAT_F64, 1, &N, 1.0);
-    remat_val k0 = REMAT_NONE, kinf = REMAT_NONE, Pr = ones, lpr = REMAT_NONE, F = ones, onePr = REMAT_NONE;
+    remat_val k0 = REMAT_NONE, kinf = REMAT_NONE, Pr = REMAT_NONE, lpr = REMAT_NONE, F = REMAT_NONE;
+    remat_val onePr = REMAT_NONE, Mf = REMAT_NONE;
     remat_val lfc = REMAT_NONE, nn = REMAT_NONE, lc = REMAT_NONE, f1 = REMAT_NONE, xx = REMAT_NONE, w0 = REMAT_NONE;
     remat_val factor = ones;
     if (pres) {
-        remat_val k2 = arrh(&L, cvec(&L, g->k2A, N), cvec(&L, g->k2b, N), cvec(&L, g->k2Ea, N), logT, invT);
-        k0 = g->n_ca ? remat_select(f, is_ca, kmain, k2) : k2;
-        kinf = g->n_ca ? remat_select(f, is_ca, k2, kmain) : kmain;
-        /* Pr = 1 outside falloff reactions: log10(max(Pr, 1e-300)) at Pr = 0 would give the
-         * Jacobian's reverse pass 1/x^2 = inf there, and inf * 0 = NaN */
-        Pr = remat_select(f, remat_add(f, is_ca, cvec(&L, g->is_fo, N)), remat_div(f, remat_mul(f, k0, M), kinf),
-                          ones);
+        /* over the nf falloff and chemically activated reactions alone (vectors (..., nf)) */
+        remat_val kmf = mv(&L, g->fgat, Nf, N, kmain), is_ca = cvec(&L, g->f_is_ca, Nf);
+        remat_val onesf = remat_const_fill(f, REMAT_F64, 1, &Nf, 1.0);
+        Mf = mv(&L, g->fgat, Nf, N, M);
+        remat_val k2 = arrh(&L, cvec(&L, g->k2A, Nf), cvec(&L, g->k2b, Nf), cvec(&L, g->k2Ea, Nf), logT, invT, &o->a2);
+        k0 = g->n_ca ? remat_select(f, is_ca, kmf, k2) : k2;
+        kinf = g->n_ca ? remat_select(f, is_ca, k2, kmf) : kmf;
+        /* max: log10 of Pr = 0 would give the Jacobian's reverse pass 1/x^2 = inf, and inf * 0 = NaN */
+        Pr = remat_div(f, remat_mul(f, k0, Mf), kinf);
         lpr = log10v(&L, remat_max(f, Pr, sc(&L, 1e-300)));
-        remat_val Ftroe = ones, Fsri = ones;
+        remat_val Ftroe = onesf, Fsri = onesf;
         if (g->n_troe) {
-            remat_val tA = cvec(&L, g->troeA, N);
-            remat_val Fc = remat_add(
-                f,
-                remat_add(f, remat_mul(f, remat_sub(f, sc(&L, 1), tA),
-                                       remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt3, N))))),
-                          remat_mul(f, tA, remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt1, N)))))),
-                remat_mul(f, cvec(&L, g->w2, N), remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->t2, N), invT)))));
-            lfc = log10v(&L, remat_max(f, Fc, sc(&L, 1e-300)));
+            remat_val tA = cvec(&L, g->troeA, Nf);
+            o->e3 = remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt3, Nf))));
+            o->e1 = remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->rt1, Nf))));
+            o->e2 = remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->t2, Nf), invT)));
+            remat_val Fc = remat_add(f, remat_add(f, remat_mul(f, remat_sub(f, sc(&L, 1), tA), o->e3),
+                                                  remat_mul(f, tA, o->e1)),
+                                     remat_mul(f, cvec(&L, g->w2, Nf), o->e2));
+            o->Fc = remat_max(f, Fc, sc(&L, 1e-300));
+            lfc = log10v(&L, o->Fc);
             remat_val cc = remat_sub(f, sc(&L, -0.4), remat_mul(f, sc(&L, 0.67), lfc));
             nn = remat_sub(f, sc(&L, 0.75), remat_mul(f, sc(&L, 1.27), lfc));
             lc = remat_add(f, lpr, cc);
@@ -322,22 +377,25 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
                 f, remat_mul(f, sc(&L, M_LN10), remat_div(f, lfc, remat_add(f, sc(&L, 1), remat_mul(f, f1, f1)))));
         }
         if (g->n_sri) {
-            w0 = remat_add(
-                f, remat_mul(f, cvec(&L, g->sa, N), remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->sb, N), invT)))),
-                remat_mul(f, cvec(&L, g->scw, N), remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->scinv, N))))));
+            o->ew = remat_exp(f, remat_neg(f, remat_mul(f, cvec(&L, g->sb, Nf), invT)));
+            o->ec = remat_exp(f, remat_neg(f, remat_mul(f, T, cvec(&L, g->scinv, Nf))));
+            w0 = remat_add(f, remat_mul(f, cvec(&L, g->sa, Nf), o->ew), remat_mul(f, cvec(&L, g->scw, Nf), o->ec));
             xx = remat_div(f, sc(&L, 1), remat_add(f, sc(&L, 1), remat_mul(f, lpr, lpr)));
             Fsri = remat_mul(f, remat_exp(f, remat_mul(f, xx, remat_log(f, w0))),
-                             remat_mul(f, cvec(&L, g->sd, N), remat_exp(f, remat_mul(f, cvec(&L, g->se, N), logT))));
+                             remat_mul(f, cvec(&L, g->sd, Nf), remat_exp(f, remat_mul(f, cvec(&L, g->se, Nf), logT))));
         }
+        F = onesf;
         if (g->n_troe && g->n_sri)
-            F = remat_select(f, cvec(&L, g->is_troe, N), Ftroe, remat_select(f, cvec(&L, g->is_sri, N), Fsri, ones));
+            F = remat_select(f, cvec(&L, g->is_troe, Nf), Ftroe, remat_select(f, cvec(&L, g->is_sri, Nf), Fsri, onesf));
         else if (g->n_troe)
-            F = remat_select(f, cvec(&L, g->is_troe, N), Ftroe, ones);
+            F = remat_select(f, cvec(&L, g->is_troe, Nf), Ftroe, onesf);
         else if (g->n_sri)
-            F = remat_select(f, cvec(&L, g->is_sri, N), Fsri, ones);
+            F = remat_select(f, cvec(&L, g->is_sri, Nf), Fsri, onesf);
         onePr = remat_add(f, sc(&L, 1), Pr);
-        remat_val ca = g->n_ca ? remat_select(f, is_ca, remat_div(f, F, onePr), ones) : ones;
-        factor = remat_select(f, cvec(&L, g->is_fo, N), remat_mul(f, remat_div(f, Pr, onePr), F), ca);
+        remat_val fo = remat_mul(f, remat_div(f, Pr, onePr), F), ca = remat_div(f, F, onePr);
+        remat_val ff = !g->n_ca ? fo : !g->n_fo ? ca : remat_select(f, cvec(&L, g->f_is_fo, Nf), fo, ca);
+        /* back to all reactions (each falloff entry one product by 1: its own bits), 1 elsewhere */
+        factor = remat_select(f, cvec(&L, g->is_f, N), mv(&L, g->fsct, N, Nf, ff), ones);
     }
     if (g->n_tb)
         factor = remat_select(f, cvec(&L, g->is_tb, N), M, factor);
@@ -352,11 +410,13 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
     remat_val logC0 = remat_sub(f, sc(&L, log(GAS_ONE_ATM / GAS_R)), logT);
     remat_val dg = remat_sub(f, mv(&L, g->nueq, N, K, gk),
                              remat_mul(f, cvec(&L, g->dneq, N), logC0));
-    remat_val Emin = remat_min(f, remat_exp(f, dg), sc(&L, 1e300));
+    remat_val expdg = remat_exp(f, dg), Emin = remat_min(f, expdg, sc(&L, 1e300));
     remat_val kr = remat_mul(f, kf, Emin);
     if (g->n_rev)
         kr = remat_select(f, cvec(&L, g->has_rev, N),
-                          arrh(&L, cvec(&L, g->revA, N), cvec(&L, g->revb, N), cvec(&L, g->revEa, N), logT, invT), kr);
+                          arrh(&L, cvec(&L, g->revA, N), cvec(&L, g->revb, N), cvec(&L, g->revEa, N), logT, invT,
+                               &o->arev),
+                          kr);
     remat_val q = remat_mul(f, m, remat_sub(f, remat_mul(f, kf, rprod),
                                              remat_mul(f, cvec(&L, g->revmask, N), remat_mul(f, kr, pprod))));
 
@@ -364,16 +424,19 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
     remat_val omega = mv(&L, g->nut, K, N, q);
     remat_val total = sum_last(&L, omega);
     remat_val dX = remat_div(f, remat_sub(f, omega, remat_mul(f, X, total)), C);
-    remat_val dT = remat_mul(f, T, sc(&L, 0));
-    if (g->adiabatic)
-        dT = remat_neg(f, remat_div(f, remat_mul(f, T, sum_last(&L, remat_mul(f, h, omega))),
-                                    remat_mul(f, C, sum_last(&L, remat_mul(f, X, th[2])))));
+    remat_val dT = remat_mul(f, T, sc(&L, 0)), cpsum = REMAT_NONE;
+    if (g->adiabatic) {
+        cpsum = sum_last(&L, remat_mul(f, X, th[2]));
+        dT = remat_neg(f, remat_div(f, remat_mul(f, T, sum_last(&L, remat_mul(f, h, omega))), remat_mul(f, C, cpsum)));
+    }
     remat_val dd[2] = {dX, dT};
-    *o = (parts){.X = X, .T = T, .C = C, .conc = conc, .h = h, .cp = g->adiabatic ? th[2] : REMAT_NONE, .m = m,
-                 .kmain = kmain, .k0 = k0, .kinf = kinf, .M = M, .Pr = Pr, .lpr = lpr, .F = F, .onePr = onePr,
-                 .kf = kf, .kr = kr, .Emin = Emin, .lfc = lfc, .nn = nn, .lc = lc, .f1 = f1, .xx = xx, .w0 = w0,
-                 .rprod = rprod, .pprod = pprod, .omega = omega, .total = total, .dT = dT,
-                 .dydt = remat_concatenate(f, 2, dd, L.ys.rank - 1)};
+    o->X = X, o->T = T, o->C = C, o->conc = conc, o->h = h, o->cp = g->adiabatic ? th[2] : REMAT_NONE, o->m = m;
+    o->kmain = kmain, o->k0 = k0, o->kinf = kinf, o->M = M, o->Mf = Mf, o->Pr = Pr, o->lpr = lpr, o->F = F;
+    o->onePr = onePr;
+    o->kf = kf, o->kr = kr, o->Emin = Emin, o->lfc = lfc, o->nn = nn, o->lc = lc, o->f1 = f1, o->xx = xx, o->w0 = w0;
+    o->rprod = rprod, o->pprod = pprod, o->omega = omega, o->total = total, o->dX = dX, o->dT = dT;
+    o->factor = factor, o->expdg = expdg, o->cpsum = cpsum;
+    o->dydt = remat_concatenate(f, 2, dd, L.ys.rank - 1);
     memcpy(o->rslot, rs, sizeof rs);
     memcpy(o->pslot, ps, sizeof ps);
 }
@@ -397,15 +460,17 @@ static remat_val reshape2(remat_fn *f, remat_val v, int64_t r, int64_t c)
 }
 
 /* d factor / d M for every reaction (N,): 1 for a third body, through Pr for falloff and
- * chemically activated reactions (dPr/dM = k0/kinf), 0 elsewhere */
+ * chemically activated reactions (dPr/dM = k0/kinf, over their nf entries and put back), 0
+ * elsewhere */
 static remat_val factor_dM(lw *L, const gas_plan *g, const parts *o)
 {
     remat_fn *f = L->f;
-    int64_t N = g->N;
+    int64_t N = g->N, Nf = g->nf;
     remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N, 0.0), ones = remat_const_fill(f, REMAT_F64, 1, &N, 1.0);
     remat_val d = zeros;
-    if (g->n_fo + g->n_ca > 0) {
-        remat_val Prc = remat_max(f, o->Pr, sc(L, 1e-300)), dTroe = zeros, dSri = zeros, dF = zeros;
+    if (Nf > 0) {
+        remat_val zf = remat_const_fill(f, REMAT_F64, 1, &Nf, 0.0);
+        remat_val Prc = remat_max(f, o->Pr, sc(L, 1e-300)), dTroe = zf, dSri = zf, dF = zf;
         if (g->n_troe) {
             /* Troe: log10 F = lfc / (1 + f1^2), f1 = lc / (nn - 0.14 lc), lc = log10 Pr + c */
             remat_val d1 = remat_sub(f, o->nn, remat_mul(f, sc(L, 0.14), o->lc));
@@ -423,20 +488,18 @@ static remat_val factor_dM(lw *L, const gas_plan *g, const parts *o)
                              remat_mul(f, Prc, sc(L, M_LN10)));
         }
         if (g->n_sri)
-            dF = remat_select(f, cvec(L, g->is_sri, N), dSri, zeros);
+            dF = remat_select(f, cvec(L, g->is_sri, Nf), dSri, zf);
         if (g->n_troe)
-            dF = remat_select(f, cvec(L, g->is_troe, N), dTroe, dF);
+            dF = remat_select(f, cvec(L, g->is_troe, Nf), dTroe, dF);
         remat_val rr = remat_div(f, o->k0, o->kinf);
         remat_val inv1 = remat_div(f, sc(L, 1), o->onePr), inv2 = remat_mul(f, inv1, inv1);
-        if (g->n_ca) {
-            remat_val dca = remat_mul(f, remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, inv2)), rr);
-            d = remat_select(f, cvec(L, g->is_ca, N), dca, zeros);
-        }
-        if (g->n_fo) {
-            remat_val dfo =
-                remat_mul(f, remat_add(f, remat_mul(f, o->F, inv2), remat_mul(f, remat_mul(f, o->Pr, inv1), dF)), rr);
-            d = remat_select(f, cvec(L, g->is_fo, N), dfo, d);
-        }
+        remat_val dca = REMAT_NONE, dfo = REMAT_NONE;
+        if (g->n_ca)
+            dca = remat_mul(f, remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, inv2)), rr);
+        if (g->n_fo)
+            dfo = remat_mul(f, remat_add(f, remat_mul(f, o->F, inv2), remat_mul(f, remat_mul(f, o->Pr, inv1), dF)), rr);
+        remat_val df = !g->n_ca ? dfo : !g->n_fo ? dca : remat_select(f, cvec(L, g->f_is_fo, Nf), dfo, dca);
+        d = mv(L, g->fsct, N, Nf, df);
     }
     return g->n_tb ? remat_select(f, cvec(L, g->is_tb, N), ones, d) : d;
 }
@@ -458,7 +521,8 @@ static void slot_weights(lw *L, int n, const remat_val *slots, remat_val w, int 
 
 /* dq/dconc (N x K) = sum over j of W[:, j] times selection j (N x K), as one batched product over
  * reactions: W (N, J) by the constant (N, J, K) whose block n holds row n of each selection (the
- * efficiencies, then the reactant and the product slots). A reaction touches a few species, so the
+ * efficiencies less their default, then the reactant and the product slots; the caller adds the
+ * default's rank-one part). A reaction touches a few species, so the
  * constant is mostly zeros and the CPU backend sums its non-zeros alone (dot_sparse.c): about N J
  * products where J dense N x K terms each read and wrote all N K entries. REMAT_NONE: out of memory. */
 static remat_val slot_matrix(lw *L, const gas_plan *g, int J, remat_val *cols)
@@ -470,7 +534,7 @@ static remat_val slot_matrix(lw *L, const gas_plan *g, int J, remat_val *cols)
         return REMAT_NONE; /* out of memory */
     const double *src[1 + 2 * GAS_SLOTS];
     int ns = 0;
-    src[ns++] = g->eff;
+    src[ns++] = g->effx; /* the default efficiencies' part is rank one: gas_lower_jac */
     for (int s = 0; s < g->R; s++)
         src[ns++] = g->rsel[s];
     for (int s = 0; s < g->Pn; s++)
@@ -487,80 +551,130 @@ static remat_val slot_matrix(lw *L, const gas_plan *g, int J, remat_val *cols)
     return remat_dot_general(f, W, c, &d);
 }
 
-/* the parts' fields the Jacobian reads (parts, in order), REMAT_NONE where a form is absent */
-static int part_fields(parts *o, remat_val **v)
+/* d log k / dT of an Arrhenius rate: (b + Ea / (R T)) / T */
+static remat_val arrh_dlog(lw *L, const arrh_parts *a, remat_val invT)
 {
-    remat_val *all[] = {&o->X,   &o->T,   &o->C,     &o->h,  &o->cp, &o->m,  &o->kmain, &o->k0,    &o->kinf,
-                        &o->Pr,  &o->lpr, &o->F,     &o->onePr, &o->kf, &o->kr, &o->Emin, &o->lfc, &o->nn,
-                        &o->lc,  &o->f1,  &o->xx,    &o->w0, &o->rprod, &o->pprod, &o->total, &o->dT, &o->dydt};
-    int n = 0;
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        v[n++] = all[i];
-    for (int s = 0; s < GAS_SLOTS; s++)
-        v[n++] = &o->rslot[s], v[n++] = &o->pslot[s];
-    return n;
+    return remat_mul(L->f, remat_add(L->f, a->b, a->eaRT), invT);
 }
-#define GAS_PART_FIELDS (27 + 2 * GAS_SLOTS)
 
-/* the right-hand side's parts at (y, params) in f, and its tangent along e_T (the Jacobian's T
- * column), from one JVP: the parts are the JVP's primal outputs (bitwise lower_parts'), so the
- * right-hand side is lowered once per Jacobian, not once for the mole-fraction block and again
- * inside the JVP */
-static remat_status parts_and_T_column(lw *L, const gas_plan *g, remat_val y, remat_val params, parts *o,
-                                       remat_val *dT_col)
+/* d factor / dT for every reaction (N,): a third body's M = C eff X goes as 1/T; a falloff or
+ * chemically activated reaction's Pr = k0 M / kinf moves with both rates and M, and its F with Pr
+ * and, through Fc (Troe) or w0 and T^e (SRI), with T itself (over the nf entries, put back) */
+static remat_val factor_dT(lw *L, const gas_plan *g, const parts *o, remat_val dlk)
 {
     remat_fn *f = L->f;
-    int64_t S = g->K + 1;
-    remat_fn *rf = remat_fn_new("gas_rhs"), *jf = NULL;
-    if (!rf)
-        return rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
-    remat_shape ps = remat_val_shape(f, params);
-    remat_val ry = remat_arg(rf, "y", REMAT_F64, 1, &S), rp = remat_arg(rf, "params", REMAT_F64, ps.rank, ps.dims);
-    lw Lr = {.f = rf, .K = g->K, .N = g->N, .ys = remat_val_shape(rf, ry)};
-    parts ro;
-    lower_parts(&Lr, g, ry, rp, &ro);
-    remat_val *rv[GAS_PART_FIELDS], *fv[GAS_PART_FIELDS];
-    int nf = part_fields(&ro, rv), which[GAS_PART_FIELDS], nout = 0, dydt_at = -1;
-    part_fields(o, fv);
-    for (int i = 0; i < nf; i++) {
-        which[i] = -1;
-        if (*rv[i] == REMAT_NONE)
-            continue;
-        for (int j = 0; j < i && which[i] < 0; j++) /* one output per value */
-            if (*rv[j] == *rv[i])
-                which[i] = which[j];
-        if (which[i] < 0) {
-            which[i] = nout++;
-            remat_fn_output(rf, *rv[i]);
+    int64_t N = g->N, Nf = g->nf;
+    remat_val d = remat_const_fill(f, REMAT_F64, 1, &N, 0.0), invT = o->invT;
+    if (Nf > 0) {
+        remat_val zf = remat_const_fill(f, REMAT_F64, 1, &Nf, 0.0);
+        remat_val is_ca = cvec(L, g->f_is_ca, Nf), dl2 = arrh_dlog(L, &o->a2, invT);
+        remat_val dlkf = mv(L, g->fgat, Nf, N, dlk);
+        remat_val dl0 = g->n_ca ? remat_select(f, is_ca, dlkf, dl2) : dl2;
+        remat_val dlinf = g->n_ca ? remat_select(f, is_ca, dl2, dlkf) : dlkf;
+        remat_val dPr = remat_mul(f, o->Pr, remat_sub(f, remat_sub(f, dl0, dlinf), invT));
+        remat_val dlpr = remat_div(f, dPr, remat_mul(f, remat_max(f, o->Pr, sc(L, 1e-300)), sc(L, M_LN10)));
+        remat_val dF = zf, dTroe = zf, dSri = zf;
+        if (g->n_troe) {
+            /* log10 F = lfc / (1 + f1^2), f1 = lc / (nn - 0.14 lc), lc = lpr - 0.4 - 0.67 lfc,
+             * nn = 0.75 - 1.27 lfc, Fc = (1 - a) e^(-T/T3) + a e^(-T/T1) + e^(-T2/T) */
+            remat_val tA = cvec(L, g->troeA, Nf), rt3 = cvec(L, g->rt3, Nf), rt1 = cvec(L, g->rt1, Nf);
+            remat_val dFc = remat_sub(
+                f,
+                remat_mul(f, remat_mul(f, cvec(L, g->w2, Nf), cvec(L, g->t2, Nf)),
+                          remat_mul(f, o->e2, remat_mul(f, invT, invT))),
+                remat_add(f, remat_mul(f, remat_mul(f, remat_sub(f, sc(L, 1), tA), rt3), o->e3),
+                          remat_mul(f, remat_mul(f, tA, rt1), o->e1)));
+            remat_val dlfc = remat_div(f, dFc, remat_mul(f, o->Fc, sc(L, M_LN10)));
+            remat_val dlc = remat_sub(f, dlpr, remat_mul(f, sc(L, 0.67), dlfc));
+            remat_val dnn = remat_mul(f, sc(L, -1.27), dlfc);
+            remat_val d1 = remat_sub(f, o->nn, remat_mul(f, sc(L, 0.14), o->lc));
+            remat_val df1 = remat_div(f, remat_sub(f, remat_mul(f, dlc, o->nn), remat_mul(f, o->lc, dnn)),
+                                      remat_mul(f, d1, d1));
+            remat_val q1 = remat_add(f, sc(L, 1), remat_mul(f, o->f1, o->f1));
+            remat_val dlog10F =
+                remat_sub(f, remat_div(f, dlfc, q1),
+                          remat_div(f, remat_mul(f, remat_mul(f, sc(L, 2), o->lfc), remat_mul(f, o->f1, df1)),
+                                    remat_mul(f, q1, q1)));
+            dTroe = remat_mul(f, o->F, remat_mul(f, sc(L, M_LN10), dlog10F));
         }
-        if (rv[i] == &ro.dydt)
-            dydt_at = which[i];
-    }
-    remat_status st = remat_fn_status(rf) != REMAT_OK
-                          ? rmi_error(remat_fn_status(rf), "kinetics: %s", remat_fn_error(rf))
-                          : remat_jvp(rf, 1, (int[]){0}, &jf);
-    remat_val outs[2 * GAS_PART_FIELDS];
-    if (st == REMAT_OK) {
-        double *e = rmi_calloc((size_t)S, sizeof *e);
-        if (!e) {
-            st = rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
-        } else {
-            e[g->K] = 1;
-            remat_val args[3] = {y, params, cvec(L, e, S)};
-            rmi_free(e);
-            st = remat_call(f, jf, 3, args, outs);
+        if (g->n_sri) {
+            /* log F = xx log w0 + log d + e log T, xx = 1 / (1 + lpr^2), w0 = a e^(-b/T) + e^(-T/c) */
+            remat_val dxx =
+                remat_mul(f, sc(L, -2), remat_mul(f, remat_mul(f, o->lpr, dlpr), remat_mul(f, o->xx, o->xx)));
+            remat_val dw0 = remat_sub(
+                f,
+                remat_mul(f, remat_mul(f, cvec(L, g->sa, Nf), cvec(L, g->sb, Nf)),
+                          remat_mul(f, o->ew, remat_mul(f, invT, invT))),
+                remat_mul(f, remat_mul(f, cvec(L, g->scw, Nf), cvec(L, g->scinv, Nf)), o->ec));
+            remat_val dlogF = remat_add(f, remat_add(f, remat_mul(f, dxx, remat_log(f, o->w0)),
+                                                     remat_div(f, remat_mul(f, o->xx, dw0), o->w0)),
+                                        remat_mul(f, cvec(L, g->se, Nf), invT));
+            dSri = remat_mul(f, o->F, dlogF);
         }
+        if (g->n_sri)
+            dF = remat_select(f, cvec(L, g->is_sri, Nf), dSri, zf);
+        if (g->n_troe)
+            dF = remat_select(f, cvec(L, g->is_troe, Nf), dTroe, dF);
+        remat_val inv1 = remat_div(f, sc(L, 1), o->onePr), inv2 = remat_mul(f, inv1, inv1);
+        remat_val dca = REMAT_NONE, dfo = REMAT_NONE;
+        if (g->n_ca) /* F / (1 + Pr) */
+            dca = remat_sub(f, remat_mul(f, dF, inv1), remat_mul(f, o->F, remat_mul(f, dPr, inv2)));
+        if (g->n_fo) /* F Pr / (1 + Pr) */
+            dfo = remat_add(f, remat_mul(f, o->F, remat_mul(f, dPr, inv2)),
+                            remat_mul(f, remat_mul(f, o->Pr, inv1), dF));
+        remat_val df = !g->n_ca ? dfo : !g->n_fo ? dca : remat_select(f, cvec(L, g->f_is_fo, Nf), dfo, dca);
+        d = mv(L, g->fsct, N, Nf, df);
     }
-    remat_fn_free(rf);
-    remat_fn_free(jf);
-    if (st != REMAT_OK)
-        return st;
-    REMAT_ASSERT(dydt_at >= 0);
-    for (int i = 0; i < nf; i++)
-        *fv[i] = which[i] < 0 ? REMAT_NONE : outs[which[i]];
-    o->conc = o->M = o->omega = REMAT_NONE; /* not read by the Jacobian */
-    *dT_col = outs[nout + dydt_at];
-    return REMAT_OK;
+    return g->n_tb ? remat_select(f, cvec(L, g->is_tb, N), remat_neg(f, remat_mul(f, o->M, invT)), d) : d;
+}
+
+/* the Jacobian's T column (S, 1) in closed form: the rates through Arrhenius, the falloff
+ * functions, the third bodies and the concentrations (C = P / (R T), so each concentration
+ * goes as 1/T and a slot product of n molecules as T^-n), the equilibrium constants through
+ * d(g/RT)/dT = -h/(RT) / T, and the energy balance through h and cp (dh/dT = (cp - h) / T in
+ * units of R T, cp's own slope from the NASA polynomial). Differentiated by hand from
+ * lower_parts, term by term; tests/test_gas.c holds it to forward mode on every rate form. */
+static remat_val t_column(lw *L, const gas_plan *g, const parts *o)
+{
+    remat_fn *f = L->f;
+    int64_t K = g->K, N = g->N;
+    remat_val invT = o->invT, rev = cvec(L, g->revmask, N);
+    remat_val dlk = arrh_dlog(L, &o->amain, invT);
+    /* kf = kmain factor */
+    remat_val dkf = remat_add(f, remat_mul(f, o->kf, dlk), remat_mul(f, o->kmain, factor_dT(L, g, o, dlk)));
+    /* kr = kf E with E = min(exp(dg), 1e300), dg = nueq (h - s) - dneq log(P0 / (R T)):
+     * d dg / dT = (dneq - nueq h) / T */
+    remat_val ddg = remat_mul(f, remat_sub(f, cvec(L, g->dneq, N), mv(L, g->nueq, N, K, o->h)), invT);
+    remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N, 0.0);
+    remat_val dE = remat_select(f, remat_lt(f, o->expdg, sc(L, 1e300)), remat_mul(f, o->Emin, ddg), zeros);
+    remat_val dkr = remat_add(f, remat_mul(f, dkf, o->Emin), remat_mul(f, o->kf, dE));
+    if (g->n_rev)
+        dkr = remat_select(f, cvec(L, g->has_rev, N), remat_mul(f, o->kr, arrh_dlog(L, &o->arev, invT)), dkr);
+    /* q = m (kf rprod - rev kr pprod), d rprod / dT = -nrs rprod / T */
+    remat_val tf = remat_mul(f, remat_sub(f, dkf, remat_mul(f, o->kf, remat_mul(f, cvec(L, g->nrs, N), invT))),
+                             o->rprod);
+    remat_val tr = remat_mul(f, remat_sub(f, dkr, remat_mul(f, o->kr, remat_mul(f, cvec(L, g->nps, N), invT))),
+                             o->pprod);
+    remat_val dq = remat_mul(f, o->m, remat_sub(f, tf, remat_mul(f, rev, tr)));
+    remat_val domega = mv(L, g->nut, K, N, dq);
+    remat_val dtotal = sum_last(L, domega);
+    /* dX = (omega - X total) / C, dC/dT = -C / T */
+    remat_val ddX = remat_add(f, remat_div(f, remat_sub(f, domega, remat_mul(f, o->X, dtotal)), o->C),
+                              remat_mul(f, o->dX, invT));
+    remat_val ddT = remat_mul(f, o->T, sc(L, 0));
+    if (g->adiabatic) {
+        /* dT = -T (h . omega) / (C X . cp): d(T h . omega)/dT = cp . omega + T h . domega,
+         * d(C X . cp)/dT / (C X . cp) = X . dcp / X . cp - 1 / T */
+        remat_val dlo = mv(L, g->dcp[0], K, 7, o->v), dhi = mv(L, g->dcp[1], K, 7, o->v);
+        remat_val dcp = remat_select(f, o->hi, dhi, dlo);
+        remat_val den = remat_mul(f, o->C, o->cpsum);
+        remat_val dnum = remat_add(f, sum_last(L, remat_mul(f, o->cp, o->omega)),
+                                   remat_mul(f, o->T, sum_last(L, remat_mul(f, o->h, domega))));
+        remat_val dlden = remat_sub(f, remat_div(f, sum_last(L, remat_mul(f, o->X, dcp)), o->cpsum), invT);
+        ddT = remat_neg(f, remat_add(f, remat_div(f, dnum, den), remat_mul(f, o->dT, dlden)));
+    }
+    remat_val dd[2] = {ddX, ddT};
+    return reshape2(f, remat_concatenate(f, 2, dd, 0), K + 1, 1);
 }
 
 remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_val params, remat_val *J,
@@ -570,10 +684,7 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
     int64_t K = g->K, N = g->N, S = K + 1;
     REMAT_ASSERT(L.ys.rank == 1 && L.ys.dims[0] == S);
     parts o;
-    remat_val dT_col = REMAT_NONE;
-    remat_status st = parts_and_T_column(&L, g, y, params, &o, &dT_col);
-    if (st != REMAT_OK)
-        return st;
+    lower_parts(&L, g, y, params, &o);
     /* dq/dconc (N x K): through the third-body concentration M (kf and, from equilibrium, kr = kf E)
      * and through the reactant and product slots */
     int64_t N1 = N;
@@ -591,6 +702,10 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
         return rmi_error(REMAT_ERR_NOMEM, "kinetics: out of memory lowering the gas Jacobian");
     /* d omega / dX = C nut Dq = C G; dX = (omega - X total) / C */
     remat_val G = remat_matmul(f, cmat(&L, g->nut, K, N), Dq);
+    /* the efficiencies' default part, a_eff effd 1^T in Dq (every species alike), is
+     * nut (a_eff effd) 1^T in G: one more product of a vector, not K dense columns of Dq */
+    if (g->n_tb + g->nf > 0)
+        G = remat_add(f, G, reshape2(f, mv(&L, g->nut, K, N, remat_mul(f, a_eff, cvec(&L, g->effd, N))), K, 1));
     remat_val colsum = reshape2(f, remat_sum(f, G, 1, ((int[]){0})), 1, K);
     double *id = rmi_calloc((size_t)(K * K), sizeof *id);
     if (!id)
@@ -615,7 +730,7 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
     }
     remat_val rows[2] = {JXX, rowT};
     remat_val left = remat_concatenate(f, 2, rows, 0);
-    remat_val cols[2] = {left, reshape2(f, dT_col, S, 1)};
+    remat_val cols[2] = {left, t_column(&L, g, &o)};
     remat_val Jv = remat_concatenate(f, 2, cols, 1);
     if (remat_fn_status(f) != REMAT_OK)
         return rmi_error(remat_fn_status(f), "kinetics: lowering the gas Jacobian: %s", remat_fn_error(f));
