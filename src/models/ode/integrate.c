@@ -229,6 +229,9 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
         return rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
     if (y0 < 0 || y0 >= remat_fn_num_nodes(f))
         return rmi_error(REMAT_ERR_ARG, "ode: y0 is not a value of function '%s'", remat_fn_name(f));
+    if (opt && opt->method == REMAT_ODE_BDF && !opt->adaptive)
+        return rmi_error(REMAT_ERR_ARG, "ode: bdf chooses its own steps: it is adaptive only (give rtol and atol, "
+                                        "not steps or dt)");
     int64_t total;
     remat_status st = check_grid(opt, NULL, &total);
     if (st != REMAT_OK)
@@ -262,6 +265,11 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
                            opt->adaptive ? "" : " or y0's batch axes then that");
             goto done;
         }
+    }
+    if (opt->method == REMAT_ODE_BDF) { /* forward only, one custom op (bdf_mech.c) */
+        st = rmi_ode_bdf_integrate(f, m, opt, y0, params, ts, ts == REMAT_NONE ? opt->n_times : ts_len,
+                                   y_at_outputs, stats);
+        goto done;
     }
     if ((st = rmi_ode_backsolve_check(opt, f, y0, params)) != REMAT_OK)
         goto done;
@@ -372,6 +380,9 @@ remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, co
                                      : remat_shape_format(remat_val_dtype(f, times), &ts, a, sizeof a),
                          remat_dtype_name(dt));
     }
+    if (!opt->adaptive && opt->method == REMAT_ODE_BDF)
+        return rmi_error(REMAT_ERR_ARG, "ode: bdf chooses its own steps: it is adaptive only (give rtol and atol, "
+                                        "not steps or dt)");
     if (!opt->adaptive && stats)
         *stats = REMAT_NONE;
     if (!opt->adaptive) /* one scan of opt->steps steps of opt->dt, Hermite rows (fixed_dense.c) */
