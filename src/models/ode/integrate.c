@@ -55,6 +55,9 @@ static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int
     if (!isfinite(opt->t0))
         return rmi_error(REMAT_ERR_VALUE, "ode: t0 = %g is not finite", opt->t0);
     bool fixed = !opt->adaptive;
+    if (fixed && rmi_ode_tableau(opt->method)->multistep)
+        return rmi_error(REMAT_ERR_ARG, "ode: %s chooses its own steps: it is adaptive only (give rtol and atol, "
+                                        "not steps or dt)", remat_ode_method_name(opt->method));
     if (fixed && opt->dt != 0 && !(opt->dt > 0 && isfinite(opt->dt)))
         return rmi_error(REMAT_ERR_VALUE, "ode: dt = %g must be a positive finite step (or 0 with steps)",
                          opt->dt);
@@ -229,9 +232,6 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
         return rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
     if (y0 < 0 || y0 >= remat_fn_num_nodes(f))
         return rmi_error(REMAT_ERR_ARG, "ode: y0 is not a value of function '%s'", remat_fn_name(f));
-    if (opt && opt->method == REMAT_ODE_BDF && !opt->adaptive)
-        return rmi_error(REMAT_ERR_ARG, "ode: bdf chooses its own steps: it is adaptive only (give rtol and atol, "
-                                        "not steps or dt)");
     int64_t total;
     remat_status st = check_grid(opt, NULL, &total);
     if (st != REMAT_OK)
