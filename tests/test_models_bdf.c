@@ -224,6 +224,29 @@ static void test_models_bdf_rows_interpolated(void **state)
     assert_true(stats[REMAT_ODE_STAT_T] == t[ROB_K - 1]);
     for (int i = 0; i < ROB_K * 3; i++)
         assert_close(g[i], ys[i], 1e-12, 1e-300);
+    /* the times as a value of the graph (remat_ode_integrate_times): one program, any times of that length */
+    remat_fn *f = remat_fn_new("bdf_times");
+    int64_t S = 3, P = 3, K = ROB_K;
+    remat_val y0 = remat_arg(f, "y0", REMAT_F64, 1, &S), p = remat_arg(f, "k", REMAT_F64, 1, &P);
+    remat_val tv = remat_arg(f, "t", REMAT_F64, 1, &K), out, sv;
+    assert_ok(remat_ode_integrate_times(f, m, &o, y0, p, tv, &out, &sv));
+    remat_fn_output(f, out);
+    remat_fn_output(f, sv);
+    remat_program *prog = compile_ok(f);
+    double y0v[3] = {1, 0, 0}, half[ROB_K], hy[ROB_K * 3];
+    run(prog, (double *[]){y0v, k, t}, (double *[]){g, stats}, NULL);
+    for (int i = 0; i < ROB_K * 3; i++)
+        assert_close(g[i], ys[i], 1e-12, 1e-300);
+    for (int i = 0; i < ROB_K; i++)
+        half[i] = t[i] / 2;
+    run(prog, (double *[]){y0v, k, half}, (double *[]){g, stats}, NULL);
+    remat_ode_options oh = rob_opt(REMAT_ODE_BDF, 1e-9, ROB_K, half);
+    assert_ok(remat_ode_bdf_run(m, &oh, ROB_Y0, k, hy, NULL));
+    for (int i = 0; i < ROB_K * 3; i++)
+        assert_close(g[i], hy[i], 1e-12, 1e-300);
+    assert_true(fabs(g[(ROB_K - 1) * 3] - ys[(ROB_K - 1) * 3]) > 1e-3); /* other times, other states */
+    remat_program_free(prog);
+    remat_fn_free(f);
     remat_mechanism_free(m);
 }
 
