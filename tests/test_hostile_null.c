@@ -292,6 +292,7 @@ INT_CASE(o_parse, remat_ode_method_parse(NULL, &(remat_ode_method){0}))
 INT_CASE(o_adjoint_parse, remat_ode_adjoint_parse(NULL, &(remat_ode_adjoint){0}))
 INT_CASE(o_stats_check, remat_ode_stats_check(NULL, (double[REMAT_ODE_STATS]){0}))
 INT_CASE(o_run_once, remat_ode_run_once(M0, &ode_opt, NULL, NULL, NULL, NULL, NULL, NULL))
+INT_CASE(o_bdf_run, remat_ode_bdf_run(M0, &ode_opt, NULL, NULL, NULL, NULL))
 /* optim.h */
 static remat_adam *AD0;
 static remat_sgd *SG0;
@@ -672,6 +673,7 @@ static const null_row null_table[] = {
     {"remat_ode_adjoint_parse", "1", o_adjoint_parse, 0},
     {"remat_ode_stats_check", "1", o_stats_check, 0},
     {"remat_ode_run_once", "1", o_run_once, 0},
+    {"remat_ode_bdf_run", "1", o_bdf_run, 0},
     {"remat_adam_new", "1", op_adam_new, 0},
     {"remat_adam_free", "-", op_adam_free, 1},
     {"remat_adam_count", "0", op_adam_count, 0},

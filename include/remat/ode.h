@@ -132,19 +132,22 @@ typedef enum {
     REMAT_ODE_RODAS5,    /* Rosenbrock, L-stable, for stiff mechanisms: 8 stages
                             (each a linear solve with I/(h gamma) - J), order 5 */
     REMAT_ODE_DOPRI5,    /* Dormand–Prince 1980, 6 stages per fixed step, order 5 */
+    REMAT_ODE_BDF,       /* variable-order (1..5) BDF/NDF, adaptive only, forward
+                            only: Newton with a reused Jacobian (below) */
     REMAT_ODE_METHOD_COUNT
 } remat_ode_method;
 
-/* "euler", "rk4", "tsit5", "rodas5", "dopri5"; "?" out of range. */
+/* "euler", "rk4", "tsit5", "rodas5", "dopri5", "bdf"; "?" out of range. */
 REMAT_API const char *remat_ode_method_name(remat_ode_method method);
 /* Parses the names above. Errors name the text. */
 REMAT_API remat_status remat_ode_method_parse(const char *text, remat_ode_method *out);
-/* Convergence order (1, 4, 5, 5, 5) and stages per step (1, 4, 6, 8, 6:
- * right-hand side evaluations; Rodas5 adds S JVPs for the Jacobian and 8
- * solves); 0 out of range. */
+/* Convergence order (1, 4, 5, 5, 5, 5: bdf's highest) and stages per step
+ * (1, 4, 6, 8, 6, 1: right-hand side evaluations; Rodas5 adds S JVPs for
+ * the Jacobian and 8 solves; bdf's Newton iterations take 1-3); 0 out of
+ * range. */
 REMAT_API int remat_ode_method_order(remat_ode_method method);
 REMAT_API int remat_ode_method_stages(remat_ode_method method);
-/* Whether the method has an error estimate (tsit5, dopri5, rodas5): opt.adaptive. */
+/* Whether the method has an error estimate (tsit5, dopri5, rodas5, bdf): opt.adaptive. */
 REMAT_API bool remat_ode_method_adaptive(remat_ode_method method);
 /* The real stability interval of a fixed step: the largest x such that the
  * step is stable on y' = lambda y for every real h*lambda in [-x, 0]
@@ -341,7 +344,8 @@ enum {
     REMAT_ODE_STAT_ACCEPTED, /* accepted steps (fixed: the steps) */
     REMAT_ODE_STAT_REJECTED, /* rejected attempts */
     REMAT_ODE_STAT_T,        /* the time reached (the last output time if all went well) */
-    REMAT_ODE_STAT_CODE,     /* 0 done, 1 max_steps used up, 2 stiff (step collapsed) */
+    REMAT_ODE_STAT_CODE,     /* 0 done, 1 max_steps used up, 2 stiff (step collapsed),
+                                3 bdf's step collapsed (below h = 10 ulp(t)) */
     REMAT_ODE_STATS
 };
 
@@ -429,6 +433,48 @@ REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechan
 REMAT_API remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                                 remat_val y0, remat_val params, remat_val times, remat_val steps,
                                                 remat_val *y_at_outputs);
+
+/* BDF (REMAT_ODE_BDF, src/models/ode/bdf.c): a variable-order (1..5),
+ * variable-step backward-differentiation integrator in the quasi-constant
+ * step form of Shampine and Reichelt (MATLAB's ode15s, scipy's BDF: NDF
+ * coefficients for orders 1-4), for stiff mechanisms whose forward solve
+ * is wanted fast: Newton's iteration matrix I - c J and its LU are reused
+ * across steps as CVODE reuses them (the Jacobian renewed when Newton fails
+ * with a stale one or after 50 steps, the LU when c moves by 30% or after
+ * 20 steps), so a step costs one to three right-hand sides and, now and
+ * then, a Jacobian; gas mechanisms take remat_gas_jacobian's closed form,
+ * others forward mode of the right-hand side. It is driven from C over
+ * small compiled CPU programs (the right-hand side, the Jacobian), not
+ * built as loop nodes: in a graph (remat_ode_integrate and the calls on
+ * it, adaptive, one state (S,)) the integration is one custom op, forward
+ * only; differentiating it is an error naming bdf (gradients need rodas5
+ * or another method). Output times are the interpolating polynomial of
+ * the step that covers them (never a step forced onto them); the last one
+ * ends the integration. Error test in the weighted RMS norm with weights
+ * rtol |y| + atol; max_steps counts attempts (accepted, error-test and
+ * Newton failures). Fixed steps (steps, dt) are refused. */
+enum { REMAT_ODE_BDF_DONE = 0, REMAT_ODE_BDF_MAX_STEPS = 1, REMAT_ODE_BDF_COLLAPSED = 3 };
+typedef struct {
+    int64_t steps;           /* accepted steps */
+    int64_t rejected;        /* error-test failures */
+    int64_t newton_failures; /* corrector failures (each cuts h by 4) */
+    int64_t rhs_evals;       /* right-hand sides (Newton iterations and the first step's choice) */
+    int64_t jacobians;       /* Jacobians evaluated */
+    int64_t lu;              /* LU factorisations of I - c J */
+    double t;                /* the time reached */
+    int code;                /* REMAT_ODE_BDF_*: the stats code of remat_ode_stats_check */
+} remat_ode_bdf_stats;
+
+/* One BDF integration of m (opt->method REMAT_ODE_BDF, adaptive; opt->times,
+ * rtol, atol, max_steps, dt0 read) from y0 (S,) with params (P,; NULL when
+ * P is 0) on the CPU: the states at the output times into ys ((n_times, S),
+ * NaN past a failure; may be NULL) and the statistics into stats (may be
+ * NULL). Builds and compiles the right-hand side and Jacobian programs for
+ * this call (a reactor or a graph keeps them: remat_pfr, remat_ode_integrate).
+ * A failed integration (max_steps, step collapse) returns the status of
+ * remat_ode_stats_check with its message. */
+REMAT_API remat_status remat_ode_bdf_run(const remat_mechanism *m, const remat_ode_options *opt, const double *y0,
+                                         const double *params, double *ys, remat_ode_bdf_stats *stats);
 
 /* REMAT_OK when stats (as run) say the integration reached its last output
  * time; else an error whose message names the cause and what to change

@@ -7,7 +7,9 @@
 # the gradient of T to every multiplier; --energy isothermal keeps T;
 # --out writes the profile from one integration's dense output: under
 # ulimit -v 250000 KiB (one loop per interval ran out of memory there, 218 MB
-# resident), its T within 1e-6 of Cantera's profile at every golden time.
+# resident), its T within 1e-6 of Cantera's profile at every golden time;
+# --method bdf reaches Cantera's T and prints its counts (steps, right-hand
+# sides, Jacobians, LU factorisations).
 set -u
 REMAT=$1
 MECH=$2
@@ -53,6 +55,23 @@ check "ensemble has a C_T column" grep -q ',C_T,' ens.csv
     --method rodas5 --json >fixed.json 2>fixed.err
 check "ensemble's first lane T equals simulate's" near "$(awk -F, 'NR == 2 { print $12 }' ens.csv)" \
     "$(sed -n 's/.*"outlet".*"T": \([-0-9.eE+]*\).*/\1/p' fixed.json)" 1e-10
+# --method bdf: the forward solve by the variable-order BDF (remat/ode.h), its counts in --json
+# and the table; T at the end within 1e-5 of Cantera's (its defaults: rtol 1e-8, atol 1e-14)
+"$REMAT" pfr simulate --mechanism "$MECH/h2o2.yaml" --init H2=2,O2=1,N2=3.76 --cond T=1100 --length "$L" \
+    --method bdf --json >bdf.json 2>bdf.err
+check "simulate --method bdf exits 0" test $? -eq 0
+check "--json names bdf" has bdf.json '"method": "bdf"'
+for k in steps error_test_failures newton_failures rhs_evals jacobians lu; do
+    check "--json has bdf's $k" grep -qE "\"$k\": [0-9]+" bdf.json
+done
+check "bdf reuses its Jacobian (fewer than a tenth of the steps)" \
+    awk -v j="$(num jacobians bdf.json)" -v s="$(num steps bdf.json)" 'BEGIN { exit !(j > 0 && 10 * j < s) }'
+check "bdf's T at the end within 1e-5 of Cantera's" near "$(sed -n 's/.*"outlet".*"T": \([-0-9.eE+]*\).*/\1/p' bdf.json)" "$TEND" 1e-5
+check "bdf: no objective, no gradient" has bdf.json '"objective": null'
+"$REMAT" pfr simulate --mechanism "$MECH/h2o2.ck" --thermo "$MECH/h2o2_thermo.dat" --init H2=2,O2=1,N2=3.76 \
+    --cond T=1100 --length "$L" --method bdf >bdf.txt 2>bdf_ck.err
+check "simulate h2o2.ck --method bdf exits 0" test $? -eq 0
+check "the table prints bdf's counts" grep -qE 'bdf: [0-9]+ steps, .* right-hand sides, [0-9]+ Jacobians, [0-9]+ LU' bdf.txt
 # --out: one integration, the rows from its dense output (remat/pfr.h)
 if ldd "$REMAT" 2>/dev/null | grep -q libasan; then
     echo "SKIP: --out under ulimit -v: AddressSanitizer reserves terabytes of address space"

@@ -15,7 +15,7 @@ static void help(FILE *out)
     fprintf(out,
             "usage: remat pfr simulate [--mechanism FILE] [--init A=1,B=0] [--params k1=1,k2=0.5]\n"
             "                          [--length L] [--steps N | --dt H | --rtol R --atol A --max-steps N]\n"
-            "                          [--method euler|rk4|tsit5|dopri5|rodas5]\n"
+            "                          [--method euler|rk4|tsit5|dopri5|rodas5|bdf]\n"
             "                          [--maximize S | --minimize S] [--schedule S]\n"
             "                          [--out profile.csv] [--plot FILE [--log-x] [--log-y] [--species LIST]]\n"
             "                          [--json]\n"
@@ -28,7 +28,9 @@ static void help(FILE *out)
             "L = 10) and the gradient of -C_B. With --mechanism, or --method tsit5|dopri5|rodas5, and\n"
             "neither --steps nor --dt: adaptive steps with error control (Tsit5 unless --method says\n"
             "otherwise), the profile at 100 equal intervals; euler and rk4 take 1000 fixed steps\n"
-            "unless told otherwise.\n"
+            "unless told otherwise. --method bdf (variable-order BDF, forward only) prints the outlet\n"
+            "and its integrator's counts (steps, right-hand sides, Jacobians, LU factorisations), no\n"
+            "gradient.\n"
             "\n"
             "%s%s"
             "                     (default for the built-in mechanism: --maximize B; with --mechanism\n"
@@ -120,8 +122,28 @@ static int plot_profile(const char *path, const plot_opts *po, const pfr_setup *
     return ok;
 }
 
+/* bdf's own counts: one more integration through remat_ode_bdf_run on the reactor's options */
+static int bdf_counts(const pfr_setup *su, remat_ode_bdf_stats *bs)
+{
+    int P = su->P, C = remat_mechanism_cond_count(su->mech);
+    double L = su->opt.length, *in = calloc((size_t)(P + C) + 1, sizeof *in);
+    if (!in) {
+        fprintf(stderr, "remat: out of memory\n");
+        return 0;
+    }
+    memcpy(in, su->params, sizeof *in * (size_t)P);
+    memcpy(in + P, su->conds, sizeof *in * (size_t)C);
+    remat_ode_options o = {.method = REMAT_ODE_BDF, .n_times = 1, .times = &L, .adaptive = true,
+                           .rtol = su->opt.rtol, .atol = su->opt.atol, .max_steps = su->opt.max_steps};
+    int ok = remat_ode_bdf_run(su->mech, &o, su->inlet, in, NULL, bs) == REMAT_OK;
+    if (!ok)
+        fprintf(stderr, "remat: %s\n", remat_last_error());
+    free(in);
+    return ok;
+}
+
 static void print_table(const pfr_setup *su, const remat_pfr *r, const double *ode_stats, const double *out,
-                        int have_grad, double obj, const double *grad)
+                        int have_grad, double obj, const double *grad, const remat_ode_bdf_stats *bs)
 {
     const remat_mechanism *m = su->mech;
     int S = su->S, P = su->P, w = 7, wp = 0;
@@ -134,7 +156,12 @@ static void print_table(const pfr_setup *su, const remat_pfr *r, const double *o
         printf("  adaptive %s over L = %.9g (rtol %g, atol %g): %.0f accepted steps, %.0f rejected\n",
                remat_ode_method_name(su->opt.method), su->opt.length, su->opt.rtol, su->opt.atol,
                ode_stats[REMAT_ODE_STAT_ACCEPTED], ode_stats[REMAT_ODE_STAT_REJECTED]);
-    else
+    if (bs)
+        printf("  bdf: %lld steps, %lld error-test and %lld Newton failures, %lld right-hand sides, %lld Jacobians, "
+               "%lld LU factorisations\n",
+               (long long)bs->steps, (long long)bs->rejected, (long long)bs->newton_failures,
+               (long long)bs->rhs_evals, (long long)bs->jacobians, (long long)bs->lu);
+    if (!su->opt.adaptive)
         printf("  %s, %lld steps of %.9g over L = %.9g\n", remat_ode_method_name(su->opt.method),
                (long long)remat_pfr_steps(r), remat_pfr_step_size(r), su->opt.length);
     if (P) {
@@ -159,7 +186,9 @@ static void print_table(const pfr_setup *su, const remat_pfr *r, const double *o
     }
     printf("%-*s  %-16.9g %-16.9g (mass balance: outlet - inlet = %.3g)\n", w, "sum", sin_, sout, sout - sin_);
     if (!have_grad) {
-        if (P)
+        if (P && bs)
+            printf("\nno gradient: bdf integrates forward only (rodas5 gives the gradient)\n");
+        else if (P)
             printf("\nno objective: --maximize S or --minimize S prints its gradient\n");
         return;
     }
@@ -176,7 +205,8 @@ static void print_table(const pfr_setup *su, const remat_pfr *r, const double *o
 }
 
 static void print_json(const pfr_setup *su, const remat_pfr *r, const double *ode_stats, const double *out,
-                       int have_grad, double obj, const double *grad, const char *csv, const pfr_negative *neg)
+                       int have_grad, double obj, const double *grad, const char *csv, const pfr_negative *neg,
+                       const remat_ode_bdf_stats *bs)
 {
     const remat_mechanism *m = su->mech;
     int S = su->S, P = su->P;
@@ -189,8 +219,14 @@ static void print_json(const pfr_setup *su, const remat_pfr *r, const double *od
            su->opt.adaptive ? "true" : "false");
     if (su->opt.adaptive)
         printf(", \"rtol\": %.17g, \"atol\": %.17g", su->opt.rtol, su->opt.atol);
-    printf(", \"accepted\": %.0f, \"rejected\": %.0f},\n", ode_stats[REMAT_ODE_STAT_ACCEPTED],
+    printf(", \"accepted\": %.0f, \"rejected\": %.0f", ode_stats[REMAT_ODE_STAT_ACCEPTED],
            ode_stats[REMAT_ODE_STAT_REJECTED]);
+    if (bs)
+        printf(", \"steps\": %lld, \"error_test_failures\": %lld, \"newton_failures\": %lld, \"rhs_evals\": %lld, "
+               "\"jacobians\": %lld, \"lu\": %lld",
+               (long long)bs->steps, (long long)bs->rejected, (long long)bs->newton_failures,
+               (long long)bs->rhs_evals, (long long)bs->jacobians, (long long)bs->lu);
+    printf("},\n");
     printf("  \"params\": {");
     for (int i = 0; i < P; i++)
         printf("%s\"%s\": %.17g", i ? ", " : "", remat_mechanism_param_name(m, i), su->params[i]);
@@ -297,6 +333,12 @@ int cmd_pfr_simulate(int argc, char **argv)
         fprintf(stderr, "remat: %s\n", remat_last_error());
         goto done;
     }
+    remat_ode_bdf_stats bdf_stats, *bs = NULL;
+    if (su.opt.method == REMAT_ODE_BDF) {
+        if (!bdf_counts(&su, &bdf_stats))
+            goto done;
+        bs = &bdf_stats;
+    }
     int have_grad = su.opt.goal != REMAT_PFR_NO_GOAL && su.P > 0;
     if (have_grad && remat_pfr_objective(r, su.params, &obj, grad) != REMAT_OK) {
         fprintf(stderr, "remat: %s\n", remat_last_error());
@@ -326,9 +368,9 @@ int cmd_pfr_simulate(int argc, char **argv)
     pfr_negative neg;
     pfr_cli_warn_negative(r, su.params, "", outlet, rows, z, y, &neg);
     if (json)
-        print_json(&su, r, ode_stats, outlet, have_grad, obj, grad, csv, &neg);
+        print_json(&su, r, ode_stats, outlet, have_grad, obj, grad, csv, &neg, bs);
     else
-        print_table(&su, r, ode_stats, outlet, have_grad, obj, grad);
+        print_table(&su, r, ode_stats, outlet, have_grad, obj, grad, bs);
     status = 0;
 done:
     if (out.f)

@@ -42,7 +42,8 @@ const char pfr_cli_help_reactor_adaptive[] = HELP_SOURCE
     "                     adaptive steps otherwise, see above)\n"
     "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
     "  --method M         euler (default for the built-in mechanism), rk4, tsit5 (default with\n"
-    "                     --mechanism: adaptive), dopri5 or rodas5 (stiff)\n" HELP_ADJOINT;
+    "                     --mechanism: adaptive), dopri5, rodas5 (stiff) or bdf (stiff, variable\n"
+    "                     order, forward only: the fastest outlet of a large mechanism, no gradient)\n" HELP_ADJOINT;
 
 const char pfr_cli_help_tol[] =
     "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"
@@ -171,10 +172,14 @@ int pfr_cli_adaptive(const char *method, int fixed, int tol, remat_ode_method *o
         fprintf(stderr, "remat: --method: %s\n", remat_last_error());
         return 0;
     }
+    if (m == REMAT_ODE_BDF && fixed) {
+        fprintf(stderr, "remat: --method bdf chooses its own steps (adaptive only): --steps and --dt do not apply\n");
+        return 0;
+    }
     *adaptive = !fixed && remat_ode_method_adaptive(m);
     if (tol && !*adaptive) {
-        fprintf(stderr, "remat: --rtol, --atol and --max-steps apply to adaptive stepping (--method tsit5, dopri5 or rodas5 "
-                        "without --steps or --dt); %s\n",
+        fprintf(stderr, "remat: --rtol, --atol and --max-steps apply to adaptive stepping (--method tsit5, dopri5, rodas5 or "
+                        "bdf without --steps or --dt); %s\n",
                 fixed ? "--steps/--dt ask for fixed steps" : "euler and rk4 have no error estimate");
         return 0;
     }
@@ -352,6 +357,10 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
     } else if (c->method && remat_ode_method_parse(c->method, &method) != REMAT_OK) {
         fprintf(stderr, "remat: --method: %s\n", remat_last_error());
         return 0;
+    } else if (method == REMAT_ODE_BDF) { /* fixed steps asked (pfr ensemble, or --steps/--dt) */
+        fprintf(stderr, "remat: --method bdf chooses its own steps (adaptive only): %s\n",
+                fixed ? "--steps and --dt do not apply" : "this command takes fixed steps; use rodas5");
+        return 0;
     } else if (!c->method && gas) {
         method = REMAT_ODE_RODAS5; /* fixed steps (pfr ensemble): a gas mechanism is stiff */
     }
@@ -450,6 +459,14 @@ int pfr_cli_setup(const pfr_cli *c, pfr_goal_need goal, int params_start, pfr_se
                 s->name, names);
         goto fail;
     }
+    if (method == REMAT_ODE_BDF && (sp || goal == PFR_GOAL_REQUIRED || c->adjoint)) {
+        fprintf(stderr, "remat: --method bdf integrates forward only: %s needs a gradient, which needs rodas5 (or "
+                        "another method)\n",
+                sp ? (c->maximize ? "--maximize" : "--minimize") : c->adjoint ? "--adjoint" : "this command");
+        goto fail;
+    }
+    if (method == REMAT_ODE_BDF)
+        o->goal = REMAT_PFR_NO_GOAL; /* the built-in mechanism's default objective: no gradient with bdf */
     if (goal == PFR_GOAL_REQUIRED && s->P == 0) {
         fprintf(stderr, "remat: --mechanism: %s declares no parameters (param NAME = VALUE) to differentiate\n",
                 s->name);

@@ -84,6 +84,9 @@ static remat_status check_options(const remat_mechanism *m, int n_data, remat_da
         return rmi_error(REMAT_ERR_ARG, "fit: unknown Jacobian mode %d", (int)o->jacobian);
     if ((unsigned)o->method >= REMAT_ODE_METHOD_COUNT)
         return rmi_error(REMAT_ERR_ARG, "fit: unknown integration method %d", (int)o->method);
+    if (o->method == REMAT_ODE_BDF)
+        return rmi_error(REMAT_ERR_UNSUPPORTED, "fit: method bdf integrates forward only and a fit needs the "
+                                                "residuals' Jacobian: use rodas5 (or another method)");
     if ((unsigned)o->adjoint >= REMAT_ODE_ADJOINT_COUNT)
         return rmi_error(REMAT_ERR_ARG, "fit: unknown adjoint %d (expected discrete, backsolve or interpolating)",
                          (int)o->adjoint);

@@ -23,7 +23,7 @@
 static remat_status check_ctl(const remat_ode_options *opt, const ode_tableau *tb, ode_ctl *c)
 {
     if (!remat_ode_method_adaptive(opt->method))
-        return rmi_error(REMAT_ERR_ARG, "ode: method %s has no error estimate: adaptive stepping needs tsit5, dopri5 or rodas5",
+        return rmi_error(REMAT_ERR_ARG, "ode: method %s has no error estimate: adaptive stepping needs tsit5, dopri5, rodas5 or bdf",
                          tb->name);
     if (!(opt->rtol > 0 && isfinite(opt->rtol)))
         return rmi_error(REMAT_ERR_VALUE, "ode: rtol = %g must be a positive finite tolerance", opt->rtol);
@@ -371,6 +371,12 @@ remat_status remat_ode_stats_check(const remat_ode_options *opt, const double *s
                          "on its stability bound, %lld accepted, %lld rejected): the problem is stiff; use the stiff "
                          "method rodas5",
                          name, t, ODE_STIFF_STEPS, acc, rej);
+    if (code == REMAT_ODE_BDF_COLLAPSED)
+        return rmi_error(REMAT_ERR_VALUE,
+                         "ode: %s's step size collapsed at t = %.6g (below 10 ulps of t after error-test or Newton "
+                         "failures; %lld accepted, %lld rejected): the solution blows up or the right-hand side is "
+                         "not finite there",
+                         name, t, acc, rej);
     if (code == 1) {
         char end[64] = "";
         if (opt->times && opt->n_times > 0)

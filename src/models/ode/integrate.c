@@ -55,6 +55,9 @@ static remat_status check_grid(const remat_ode_options *opt, int64_t *steps, int
     if (!isfinite(opt->t0))
         return rmi_error(REMAT_ERR_VALUE, "ode: t0 = %g is not finite", opt->t0);
     bool fixed = !opt->adaptive;
+    if (fixed && rmi_ode_tableau(opt->method)->multistep)
+        return rmi_error(REMAT_ERR_ARG, "ode: %s chooses its own steps: it is adaptive only (give rtol and atol, "
+                                        "not steps or dt)", remat_ode_method_name(opt->method));
     if (fixed && opt->dt != 0 && !(opt->dt > 0 && isfinite(opt->dt)))
         return rmi_error(REMAT_ERR_VALUE, "ode: dt = %g must be a positive finite step (or 0 with steps)",
                          opt->dt);
@@ -263,6 +266,11 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
             goto done;
         }
     }
+    if (opt->method == REMAT_ODE_BDF) { /* forward only, one custom op (bdf_mech.c) */
+        st = rmi_ode_bdf_integrate(f, m, opt, y0, params, ts, ts == REMAT_NONE ? opt->n_times : ts_len,
+                                   y_at_outputs, stats);
+        goto done;
+    }
     if ((st = rmi_ode_backsolve_check(opt, f, y0, params)) != REMAT_OK)
         goto done;
     /* continuous adjoints: the steps are not differentiated (the wrapping op is) */
@@ -372,6 +380,9 @@ remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechanism *m, co
                                      : remat_shape_format(remat_val_dtype(f, times), &ts, a, sizeof a),
                          remat_dtype_name(dt));
     }
+    if (!opt->adaptive && opt->method == REMAT_ODE_BDF)
+        return rmi_error(REMAT_ERR_ARG, "ode: bdf chooses its own steps: it is adaptive only (give rtol and atol, "
+                                        "not steps or dt)");
     if (!opt->adaptive && stats)
         *stats = REMAT_NONE;
     if (!opt->adaptive) /* one scan of opt->steps steps of opt->dt, Hermite rows (fixed_dense.c) */

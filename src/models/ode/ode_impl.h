@@ -56,6 +56,9 @@ typedef struct {
      * theta^2, theta^3, theta^4 in stage i's weight b_i(theta), with
      * b_i(1) = b_i: y(t + theta h) = y + sum_i b_i(theta) k_i. */
     const double *dense;
+    /* A multistep method (bdf): no one-step form, no stages; it runs in
+     * C over compiled programs (bdf.c, bdf_mech.c), adaptive only. */
+    int multistep;
 } ode_tableau;
 
 /* Whether tb has a continuous extension of its own (tsit5, dopri5, rodas5);
@@ -70,6 +73,15 @@ extern const ode_tableau rmi_ode_rk4_tableau;
 extern const ode_tableau rmi_ode_tsit5_tableau;
 extern const ode_tableau rmi_ode_rodas5_tableau;
 extern const ode_tableau rmi_ode_dopri5_tableau;
+extern const ode_tableau rmi_ode_bdf_tableau;
+
+/* The integration by bdf (bdf_mech.c): one custom op of f, forward only,
+ * the rows at opt->times (ts REMAT_NONE) or at the K times ts holds; opt
+ * checked but for the method's own requirements (adaptive, discrete
+ * adjoint, y0 f64[S]) */
+remat_status rmi_ode_bdf_integrate(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                   remat_val y0, remat_val params, remat_val ts, int64_t K, remat_val *y_at_outputs,
+                                   remat_val *stats);
 
 /* NULL out of range. */
 const ode_tableau *rmi_ode_tableau(remat_ode_method method);

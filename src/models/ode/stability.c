@@ -4,7 +4,7 @@
  * h lambda in [-x, 0] (Hairer–Wanner II, IV.2). Explicit Runge–Kutta: the
  * stability function R(z) = 1 + z b^T (I - z A)^{-1} 1, here evaluated as the
  * step itself on the test equation; Rosenbrock methods are A-stable
- * (infinite). Euler 2, RK4 2.785, Tsit5 and Dopri5 about 3.5 and 3.3.
+ * (infinite), as are BDF of orders 1..5. Euler 2, RK4 2.785, Tsit5 and Dopri5 about 3.5 and 3.3.
  */
 #include <math.h>
 
@@ -30,7 +30,7 @@ double remat_ode_stability_bound(remat_ode_method method)
     const ode_tableau *tb = rmi_ode_tableau(method);
     if (!tb)
         return 0;
-    if (tb->ros)
+    if (tb->ros || tb->multistep) /* BDF 1..5 are stable on the whole negative real axis */
         return INFINITY;
     REMAT_ASSERT(tb->stages <= ODE_MAX_STAGES);
     /* walk out in steps of 1/1024 until |R| > 1, then halve the last step */

@@ -19,6 +19,7 @@ static const ode_tableau *const tableaus[] = {
     [REMAT_ODE_TSIT5] = &rmi_ode_tsit5_tableau,
     [REMAT_ODE_RODAS5] = &rmi_ode_rodas5_tableau,
     [REMAT_ODE_DOPRI5] = &rmi_ode_dopri5_tableau,
+    [REMAT_ODE_BDF] = &rmi_ode_bdf_tableau,
 };
 _Static_assert(sizeof tableaus / sizeof tableaus[0] == REMAT_ODE_METHOD_COUNT,
                "tableaus out of step with remat_ode_method");
@@ -49,7 +50,7 @@ int remat_ode_method_stages(remat_ode_method method)
 bool remat_ode_method_adaptive(remat_ode_method method)
 {
     const ode_tableau *tb = rmi_ode_tableau(method);
-    return tb && (tb->e || tb->ros);
+    return tb && (tb->e || tb->ros || tb->multistep);
 }
 
 remat_status remat_ode_method_parse(const char *text, remat_ode_method *out)
@@ -61,7 +62,7 @@ remat_status remat_ode_method_parse(const char *text, remat_ode_method *out)
             *out = (remat_ode_method)i;
             return REMAT_OK;
         }
-    return rmi_error(REMAT_ERR_PARSE, "unknown ODE method '%s' (expected euler, rk4, tsit5, rodas5 or dopri5)", text);
+    return rmi_error(REMAT_ERR_PARSE, "unknown ODE method '%s' (expected euler, rk4, tsit5, rodas5, dopri5 or bdf)", text);
 }
 
 /* ode_impl.h */
@@ -88,6 +89,9 @@ remat_status remat_ode_step(remat_fn *f, const remat_mechanism *m, remat_ode_met
         return rmi_error(REMAT_ERR_ARG, "ode step: unknown method %d", (int)method);
     if (!f || !m)
         return rmi_error(REMAT_ERR_NULL, "ode step: %s is NULL", !f ? "the function" : "the mechanism");
+    if (tb->multistep)
+        return rmi_error(REMAT_ERR_ARG, "ode step: %s is a multistep method with no one-step form (integrate with "
+                                        "remat_ode_integrate, adaptive)", tb->name);
     if (h < 0 || h >= remat_fn_num_nodes(f) || remat_val_shape(f, h).rank != 0)
         return rmi_error(REMAT_ERR_SHAPE, "ode step: h must be a scalar value of function '%s'", remat_fn_name(f));
     if (tb->ros) {
@@ -123,6 +127,11 @@ remat_fn *remat_ode_step_body(const remat_mechanism *m, remat_ode_method method,
     }
     if (!rmi_ode_tableau(method)) {
         rmi_error(REMAT_ERR_ARG, "ode step body: unknown method %d", (int)method);
+        return NULL;
+    }
+    if (rmi_ode_tableau(method)->multistep) {
+        rmi_error(REMAT_ERR_ARG, "ode step body: %s is a multistep method with no one-step form",
+                  remat_ode_method_name(method));
         return NULL;
     }
     int64_t S = remat_mechanism_species_count(m), P = remat_mechanism_input_count(m);
