@@ -385,6 +385,48 @@ static char *profile_path(const char *dir, const char *data_path)
     return p;
 }
 
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+static const char *const *sort_data; /* qsort's context: the --data paths */
+
+static int by_base_name(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    int c = strcmp(base_name(sort_data[i]), base_name(sort_data[j]));
+    return c ? c : (i > j) - (i < j);
+}
+
+/* Two experiments whose files have the same name would write one profile
+ * twice (DIR/<name>): found by sorting the names, before any work. */
+static int same_names(const char *const *data, int n_data)
+{
+    int *ix = malloc(sizeof *ix * (size_t)(n_data ? n_data : 1));
+    if (!ix) {
+        fprintf(stderr, "remat: --out: out of memory\n");
+        return 1;
+    }
+    for (int e = 0; e < n_data; e++)
+        ix[e] = e;
+    sort_data = data;
+    qsort(ix, (size_t)n_data, sizeof *ix, by_base_name);
+    int clash = 0;
+    for (int e = 1; e < n_data && !clash; e++)
+        if (strcmp(base_name(data[ix[e - 1]]), base_name(data[ix[e]])) == 0) {
+            fprintf(stderr,
+                    "remat: --out: experiments %d (%s) and %d (%s) have the same file name '%s', so both "
+                    "profiles would be DIR/%s: give the data files distinct names, or leave out --out\n",
+                    ix[e - 1] + 1, data[ix[e - 1]], ix[e] + 1, data[ix[e]], base_name(data[ix[e]]),
+                    base_name(data[ix[e]]));
+            clash = 1;
+        }
+    free(ix);
+    return clash;
+}
+
 int pfr_fit_check_profiles(const char *dir, const char *const *data, int n_data)
 {
     struct stat sb;
@@ -392,6 +434,8 @@ int pfr_fit_check_profiles(const char *dir, const char *const *data, int n_data)
         fprintf(stderr, "remat: --out: %s is not a directory (it must exist)\n", dir);
         return 0;
     }
+    if (same_names(data, n_data))
+        return 0;
     for (int e = 0; e < n_data; e++) {
         char *p = profile_path(dir, data[e]);
         int ok = p && cli_out_check("--out", p);
