@@ -15,10 +15,10 @@ static void help(FILE *out)
     fprintf(out,
             "usage: remat pfr simulate [--mechanism FILE] [--init A=1,B=0] [--params k1=1,k2=0.5]\n"
             "                          [--length L] [--steps N | --dt H | --rtol R --atol A --max-steps N]\n"
-            "                          [--method euler|rk4|tsit5|dopri5|rodas5]\n"
-            "                          [--maximize S | --minimize S] [--schedule S]\n"
+            "                          [--method euler|rk4|tsit5|dopri5|rodas5] [--cond T=350]\n"
+            "                          [--maximize S | --minimize S] [--schedule S] [--adjoint A]\n"
             "                          [--out profile.csv] [--plot FILE [--log-x] [--log-y] [--species LIST]]\n"
-            "                          [--json]\n"
+            "                          [--json] [--thermo FILE] [--energy E]\n"
             "\n"
             "Integrates the mechanism along a plug-flow reactor from the inlet (z = 0) to the\n"
             "outlet (z = L) and prints the inlet and outlet concentrations, their sums (the mass\n"
