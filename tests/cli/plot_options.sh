@@ -11,7 +11,8 @@
 #   - --species draws only the species listed (the legend names them);
 #   - unknown species are refused (tests/cli/bad_inputs.txt has the rows);
 #   - a gas mechanism's T is drawn in a panel of its own ("T (K)"), its
-#     species on a "mole fraction" axis, in fit and simulate.
+#     species on a "mole fraction" axis, in fit and simulate;
+#   - each fit panel's title gives its experiment's conditions.
 # Without PLplot the tool refuses every --plot: the test is skipped.
 set -u
 REMAT=$1
@@ -82,6 +83,14 @@ REMAT_JIT=never "$REMAT" pfr fit --mechanism "$GAS/gas_ab.yaml" --data "$GAS/gas
     --plot gasfit.svg >/dev/null 2>gasfit.err
 check "gas fit --plot exits 0" test $? -eq 0
 check "gas fit: B on a mole-fraction axis, T on its own" test "$(ylabels gasfit.svg)" = "mole fraction|T (K)|"
+# each experiment's panel is titled with its conditions (the issue's "conditions in the legend")
+svgtext gasfit.svg >gasfit.txt
+check "gas fit: the panel's title gives the experiment's T and P" \
+    has gasfit.txt "gas_ab_BT.csv (T = 1000, P = 101325): fit (lines) and data (points)"
+"$REMAT" pfr fit --mechanism "$GAS/cond.mech" --data "$GAS/good_cond.csv" --plot condfit.svg >/dev/null 2>condfit.err
+check "a fit with a 'cond' exits 0" test $? -eq 0
+svgtext condfit.svg >condfit.txt
+check "its panel's title gives the file's '# T = 340'" has condfit.txt "good_cond.csv (T = 340): fit (lines) and data (points)"
 REMAT_JIT=never "$REMAT" pfr fit --mechanism "$GAS/gas_ab.yaml" --data "$GAS/gas_ab_BT.csv" --free m1 --params m1=0.7 \
     --plot gasfitT.svg --species T >/dev/null 2>gasfitT.err
 check "gas fit --species T: the T panel alone" test "$(ylabels gasfitT.svg)" = "T (K)|"

@@ -161,21 +161,29 @@ static int is_delay(const pfr_fit_report *rep, int e)
     return remat_gas_species_count(rep->m) > 0 && strcmp(remat_dataset_indep_name(rep->datasets[e]), "tau") == 0;
 }
 
-/* One line per experiment with its conditions (none: nothing). */
-static void print_conditions(const pfr_fit_report *rep)
+int pfr_fit_conditions_text(const pfr_fit_report *rep, int e, char *buf, size_t cap)
 {
     int C = remat_mechanism_cond_count(rep->m);
     const char *gn[2];
     double gv[2];
+    int G = gas_conds(rep, e, gn, gv);
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < C + G && o + 1 < cap; k++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s = %.10g", k ? ", " : "",
+                              k < C ? remat_mechanism_cond_name(rep->m, k) : gn[k - C],
+                              k < C ? pfr_fit_cond(rep, e, k) : gv[k - C]);
+    return C + G;
+}
+
+/* One line per experiment with its conditions (none: nothing). */
+static void print_conditions(const pfr_fit_report *rep)
+{
+    char text[512];
     for (int e = 0; e < rep->n_data; e++) {
-        int G = gas_conds(rep, e, gn, gv);
-        if (C + G == 0)
+        if (pfr_fit_conditions_text(rep, e, text, sizeof text) == 0)
             return;
-        printf("experiment %d (%s):", e + 1, rep->data[e]);
-        for (int k = 0; k < C; k++)
-            printf("%s %s = %.10g", k ? "," : "", remat_mechanism_cond_name(rep->m, k), pfr_fit_cond(rep, e, k));
-        for (int k = 0; k < G; k++)
-            printf("%s %s = %.10g", C + k ? "," : "", gn[k], gv[k]);
+        printf("experiment %d (%s): %s", e + 1, rep->data[e], text);
         if (is_delay(rep, e)) {
             double tau = rep->delays ? rep->delays[e] : NAN;
             printf("; ignition delay %.10g s, fitted %.10g s", remat_dataset_times(rep->datasets[e])[0], tau);
