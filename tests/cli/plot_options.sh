@@ -12,7 +12,9 @@
 #   - unknown species are refused (tests/cli/bad_inputs.txt has the rows);
 #   - a gas mechanism's T is drawn in a panel of its own ("T (K)"), its
 #     species on a "mole fraction" axis, in fit and simulate;
-#   - each fit panel's title gives its experiment's conditions.
+#   - each fit panel's title gives its experiment's conditions; simulate's
+#     gives the file's name, its gas axis the residence time (s);
+#   - up to ten curves get ten colours (then dashes).
 # Without PLplot the tool refuses every --plot: the test is skipped.
 set -u
 REMAT=$1
@@ -100,6 +102,17 @@ check "gas simulate --plot exits 0" test $? -eq 0
 check "gas simulate: A and B on a mole-fraction axis, T on its own" \
     test "$(ylabels gassim.svg)" = "mole fraction|T (K)|"
 check "gas simulate: the legend names A and B" test "$(svgtext gassim.svg | grep -xE 'A|B' | tr '\n' ' ')" = "A B "
+svgtext gassim.svg >gassim.txt
+check "gas simulate: titled by the file's name (not its path, which overflowed the panel)" \
+    has gassim.txt "PFR profiles: gas_ab.yaml"
+check "gas simulate: its axis is the residence time in s" has gassim.txt "residence time t (s)"
+# seven species, seven colours (the palette had five: the 1st and 6th curves were one colour)
+printf 'species A, B, C, D, E, F, G\nparam k = 1\nA -> B : k\nB -> C : k\nC -> D : k\nD -> E : k\nE -> F : k\nF -> G : k\n' \
+    >seven.mech
+"$REMAT" pfr simulate --mechanism seven.mech --init A=1 --plot seven.svg >/dev/null 2>seven.err
+check "seven species: simulate --plot exits 0" test $? -eq 0
+colours=$(grep -o 'stroke="#[0-9a-fA-F]*"' seven.svg | grep -viE '#000000|#ffffff' | sort -u | wc -l)
+check "seven species are drawn in seven colours (got $colours)" test "$colours" -eq 7
 REMAT_JIT=never "$REMAT" pfr simulate --mechanism "$GAS/gas_ab.yaml" --cond T=1000 --init A=1 --length 0.004 \
     --plot gassimB.svg --species B >/dev/null 2>gassimB.err
 check "gas simulate --species B: no T panel" test "$(ylabels gassimB.svg)" = "mole fraction|"

@@ -102,9 +102,15 @@ static int plot_profile(const char *path, const plot_opts *po, const pfr_setup *
             ser[ns++] = (cli_series){.label = remat_mechanism_species_name(su->mech, s), .n = n, .x = xs,
                                      .y = ys + (size_t)s * (size_t)n, .color = 1 + s};
     int nT = iT >= 0 && ok && show[iT];
+    /* the file's name, not its path, so that the title fits above each panel; a gas
+     * reactor's axis is the residence time (s) and its curves mole fractions */
     char title[256], xlabel[96];
-    snprintf(title, sizeof title, "PFR concentration profiles: %s", su->name);
-    snprintf(xlabel, sizeof xlabel, "reactor length %s", remat_mechanism_indep_name(su->mech));
+    const char *base = strrchr(su->name, '/');
+    snprintf(title, sizeof title, "PFR profiles: %s", base ? base + 1 : su->name);
+    if (iT >= 0)
+        snprintf(xlabel, sizeof xlabel, "residence time %s (s)", remat_mechanism_indep_name(su->mech));
+    else
+        snprintf(xlabel, sizeof xlabel, "reactor length %s", remat_mechanism_indep_name(su->mech));
     cli_panel panels[2] = {{.title = title, .xlabel = xlabel, .ylabel = plot_species_label(su->mech),
                             .logx = po->log_x, .logy = po->log_y, .n_series = ns - nT, .series = ser},
                            {.title = title, .xlabel = xlabel, .ylabel = PLOT_TEMPERATURE_LABEL, .logx = po->log_x,
