@@ -508,6 +508,11 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
                 return st;
             continue;
         }
+        if (header_line && lead.len && lead.s[0] == '#') /* it read as a row of one bad cell */
+            return rmi_error(REMAT_ERR_PARSE,
+                             "%s:%d: a comment line after the header row (line %d): comments, and the '# NAME = "
+                             "VALUE' settings among them, go before the header",
+                             r->path, lineno, header_line);
         st = header_line ? (r->table ? parse_table_row : parse_row)(r, line, lineno) : parse_header(r, line, lineno);
         if (st != REMAT_OK)
             return st;
