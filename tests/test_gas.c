@@ -725,6 +725,45 @@ static void malformed_yaml(void **state)
 }
 
 
+/* The same reaction twice is counted twice: refused unless both are marked
+ * duplicates (Cantera's checkDuplicates), as is a mark without a twin; a
+ * reverse counts when either is reversible; the forms and third bodies must
+ * agree (issue 21's audit: these read silently before). */
+static void duplicates(void **state)
+{
+    (void)state;
+    const char *el = "  rate-constant: {A: 1, b: 0, Ea: 0}\n";
+    char buf[4096];
+    snprintf(buf, sizeof buf, HEAD "reactions:\n- equation: A <=> B\n%s- equation: A <=> B\n%s", el, el);
+    expect_error("dup_same.yaml", buf, NULL, "23", "reaction 2 'A <=> B' repeats reaction 1 (line 21)");
+    snprintf(buf, sizeof buf, HEAD "reactions:\n- equation: A <=> B\n%s- equation: B => A\n%s", el, el);
+    expect_error("dup_reverse.yaml", buf, NULL, "23", "mark both 'duplicate: true'");
+    snprintf(buf, sizeof buf, HEAD "reactions:\n- equation: A + A <=> B + B\n%s- equation: 2 A <=> 2 B\n%s", el, el);
+    expect_error("dup_coeff.yaml", buf, NULL, "23", "repeats reaction 1");
+    snprintf(buf, sizeof buf, HEAD "reactions:\n- equation: A => B\n%s  duplicate: true\n", el);
+    expect_error("dup_alone.yaml", buf, NULL, "21", "reaction 1 'A => B' is marked a duplicate, but no other");
+    expect_error("dup.inp", CK_HEAD CK_THERMO "REACTIONS\nH2+O2=>H2O+O2  1.0E13 0.0 0.0\n"
+                                              "H2+O2=>H2O+O2  2.0E13 0.0 0.0\nEND\n",
+                 NULL, "24", "not both marked duplicates: mark both DUPLICATE");
+    /* accepted: both marked; opposite irreversible reactions; different forms or efficiencies */
+    snprintf(buf, sizeof buf,
+             HEAD "reactions:\n- equation: A <=> B\n%s  duplicate: true\n- equation: B => A\n%s  duplicate: true\n"
+                  "- equation: A + B => B + B\n%s- equation: B + B => A + B\n%s"
+                  "- equation: A + M => B + M\n  type: three-body\n%s  efficiencies: {A: 0}\n"
+                  "- equation: A + M => B + M\n  type: three-body\n%s  default-efficiency: 0\n"
+                  "  efficiencies: {A: 1}\n",
+             el, el, el, el, el, el);
+    remat_mechanism *m = read_ok("dup_ok.yaml", buf, REMAT_GAS_ISOTHERMAL);
+    assert_non_null(m);
+    remat_mechanism_free(m);
+    m = read_ok("dup_ok.inp",
+                CK_HEAD CK_THERMO "REACTIONS\nH2+O2=>H2O+O2  1.0E13 0.0 0.0\nDUP\n"
+                                  "H2+O2=>H2O+O2  2.0E13 0.0 0.0\nDUPLICATE\nEND\n",
+                REMAT_GAS_ISOTHERMAL);
+    assert_non_null(m);
+    remat_mechanism_free(m);
+}
+
 /* a CHEMKIN file: units of its REACTIONS line, thermo inside, FORD, REV */
 static void chemkin_reads(void **state)
 {
@@ -769,8 +808,10 @@ static void a_in_powers_of_ten(void **state)
                                       "  rate-constant: {A: 1.2e17, b: 0, Ea: 0}\n"
                                       "- equation: A + B => B + B\n"
                                       "  rate-constant: {A: 1.2e11 cm^3/mol/s, b: 0, Ea: 0}\n"
+                                      "  duplicate: true\n" /* the same reaction twice: marked (duplicates) */
                                       "- equation: A + B => B + B\n"
-                                      "  rate-constant: {A: 0.3, b: 0, Ea: 0}\n",
+                                      "  rate-constant: {A: 0.3, b: 0, Ea: 0}\n"
+                                      "  duplicate: true\n",
                                  REMAT_GAS_ISOTHERMAL);
     assert_true(remat_mechanism_param_value(m, remat_mechanism_param_find(m, "A1")) == 120000.0);
     assert_true(remat_mechanism_param_value(m, remat_mechanism_param_find(m, "A2")) == 120000.0);
@@ -819,7 +860,7 @@ int main(void)
         cmocka_unit_test(sniffing),
         cmocka_unit_test(state_errors), cmocka_unit_test(negative_mole_fractions), cmocka_unit_test(unsupported_yaml),
         cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads), cmocka_unit_test(a_in_powers_of_ten),
-        cmocka_unit_test(unsupported_chemkin),
+        cmocka_unit_test(unsupported_chemkin), cmocka_unit_test(duplicates),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -134,7 +134,14 @@ static void test_mechanism_rate_readings(void **state)
     expect_warnings("param k1 = 1\nA -> B : k1 * 2\n", 1, "mech.txt:2:10: warning: ",
                     "the rate 'k1 * 2' names none of the reactants (A), so it is taken as the whole rate");
     expect_warnings("param k0 = 1\nconst Ea = 5e4\nconst R = 8.314\nconst T = 350\nA -> B : k0*exp(-Ea/(R*T))\n",
-                    1, "mech.txt:5:10: warning: ", "write ': k = k0 * exp(-Ea / (R * T))' for a rate constant");
+                    1, "mech.txt:5:10: warning: ", "write ': k = k0*exp(-Ea/(R*T))' for a rate constant");
+    /* the rate quoted as written: an arrhenius(...) call is not shown written out */
+    expect_warnings("param k = 1\ncond T = 300\nA -> B : arrhenius(k, 1000) * 2\n", 1, "mech.txt:3:10: warning: ",
+                    "the rate 'arrhenius(k, 1000) * 2' names none of the reactants (A)");
+    expect_warnings("param k = 1\ncond T = 300\nA -> B : k = arrhenius(k, 1000)*A # comment\n", 1,
+                    "mech.txt:3:14: warning: ",
+                    "the rate constant 'arrhenius(k, 1000)*A' reads reactant 'A', and mass action multiplies it by "
+                    "the reactants again; write ': rate = arrhenius(k, 1000)*A' if it is the whole rate");
     expect_warnings("param k = 1\nlet r = k*A\nA -> B : r\n", 1, "mech.txt:3:10: warning: ",
                     "the rate constant 'r' reads reactant 'A' through its let");
     expect_warnings("param k = 1\nA -> B : k = k * A\n", 1, "mech.txt:2:14: warning: ",

@@ -40,7 +40,8 @@
  * mechanism's pressure P (remat_dataset_pressure) or the initial
  * value of a species (remat_dataset_initial). Any other NAME is an error
  * naming path:line (a typo must not pass silently); comments without that
- * form are ignored. A header column named after a condition gives it too:
+ * form are ignored. A '#' line after the header is an error naming path:line
+ * (a setting there would be lost). A header column named after a condition gives it too:
  * its cells must all hold the same value (empty cells allowed), else an
  * error names path:line; it is never measured data. A condition set by
  * both a comment and a column must agree.

@@ -58,12 +58,21 @@
  *             120000 exactly), so a fit prints it as the user wrote it
  * Species of the mechanism: the K gas species, then "T".
  *
+ * Duplicates: a reaction given twice (the same reactants and products, or
+ * each other's reverse when either is reversible, of the same form: no third
+ * body, "+ M" with the same efficiencies, or "(+M)" with the same collider)
+ * has both rates added only when both are marked (CHEMKIN DUPLICATE or DUP,
+ * YAML `duplicate: true`); unmarked, it is an error naming file:line and both
+ * reactions, as is a mark on a reaction without such a twin (Cantera's
+ * checkDuplicates).
+ *
  * Not supported, each an error naming file:line and the feature: surface or
  * edge phases and interface kinetics, charged species (ions, electrons),
  * non-ideal phases (Redlich-Kwong, Peng-Robinson, ...), Chebyshev rates,
  * NASA 9 or Shomate thermo, coverage dependence, Blowers-Masel and other
- * rate types, CHEMKIN keywords HIGH, TDEP, XSMI, MOME, EXCI, LT, RLT, JAN,
- * FIT1, CHEB, PCHEB and UNITS on one reaction.
+ * rate types, CHEMKIN keywords TDEP, XSMI, MOME, EXCI, LT, RLT, JAN, FIT1,
+ * CHEB, PCHEB and UNITS on one reaction (HIGH, a chemically activated
+ * reaction's high-pressure limit, is read).
  */
 #ifndef REMAT_GAS_H
 #define REMAT_GAS_H

@@ -94,7 +94,8 @@
  *
  * Two readings of that spelling are rarely what was meant, so parsing them
  * records a warning (remat_mechanism_warning: "file:line:col: warning: ...",
- * naming the reading taken; the remat tool prints them on stderr):
+ * quoting the rate as written and naming the reading taken; the remat tool
+ * prints them on stderr):
  *   - an expression taken as the whole rate that reads none of the
  *     reaction's reactants: "A -> B : k1 * 2" is the rate 2*k1, not 2*k1*A,
  *     and "A -> B : A0*exp(-Ea/(R*T))" has no factor A. Write

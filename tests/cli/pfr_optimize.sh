@@ -93,6 +93,14 @@ for o in lbfgs-b slsqp adam; do
     check "$o finds s < -1 (below --min-param, inside the declared bounds)" \
         awk -v s="${s:-nan}" 'BEGIN { exit !(s + 0 == s && s < -1) }'
 done
+# a gas mechanism's T is a temperature, its species mole fractions (not "T concentration", "C_T")
+gas=(--mechanism "$DATA/gas_ab.yaml" --init A=1 --cond T=1000 --length 0.004 --free m1 --iters 3)
+REMAT_JIT=never "$REMAT" pfr optimize "${gas[@]}" --maximize T >gasT.txt 2>gasT.err
+check "gas: --maximize T reports a temperature in K" grep -qE '^Maximum T: [0-9.]+ K$' gasT.txt
+check "gas: its column is 'T (K)'" grep -qE '^Evaluation m1 +T \(K\) +rel. gradient' gasT.txt
+REMAT_JIT=never "$REMAT" pfr optimize "${gas[@]}" --maximize B >gasB.txt 2>gasB.err
+check "gas: --maximize B reports a mole fraction" grep -qE '^Maximum B mole fraction: ' gasB.txt
+check "gas: its column is X_B" grep -qE '^Evaluation m1 +X_B ' gasB.txt
 "$REMAT" pfr optimize --help >help.txt
 check "--help says declared bounds win over --min-param" has help.txt "declared bounds (even -inf) win"
 exit $fail

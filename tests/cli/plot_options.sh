@@ -11,7 +11,10 @@
 #   - --species draws only the species listed (the legend names them);
 #   - unknown species are refused (tests/cli/bad_inputs.txt has the rows);
 #   - a gas mechanism's T is drawn in a panel of its own ("T (K)"), its
-#     species on a "mole fraction" axis, in fit and simulate.
+#     species on a "mole fraction" axis, in fit and simulate;
+#   - each fit panel's title gives its experiment's conditions; simulate's
+#     gives the file's name, its gas axis the residence time (s);
+#   - up to ten curves get ten colours (then dashes).
 # Without PLplot the tool refuses every --plot: the test is skipped.
 set -u
 REMAT=$1
@@ -82,6 +85,14 @@ REMAT_JIT=never "$REMAT" pfr fit --mechanism "$GAS/gas_ab.yaml" --data "$GAS/gas
     --plot gasfit.svg >/dev/null 2>gasfit.err
 check "gas fit --plot exits 0" test $? -eq 0
 check "gas fit: B on a mole-fraction axis, T on its own" test "$(ylabels gasfit.svg)" = "mole fraction|T (K)|"
+# each experiment's panel is titled with its conditions (the issue's "conditions in the legend")
+svgtext gasfit.svg >gasfit.txt
+check "gas fit: the panel's title gives the experiment's T and P" \
+    has gasfit.txt "gas_ab_BT.csv (T = 1000, P = 101325): fit (lines) and data (points)"
+"$REMAT" pfr fit --mechanism "$GAS/cond.mech" --data "$GAS/good_cond.csv" --plot condfit.svg >/dev/null 2>condfit.err
+check "a fit with a 'cond' exits 0" test $? -eq 0
+svgtext condfit.svg >condfit.txt
+check "its panel's title gives the file's '# T = 340'" has condfit.txt "good_cond.csv (T = 340): fit (lines) and data (points)"
 REMAT_JIT=never "$REMAT" pfr fit --mechanism "$GAS/gas_ab.yaml" --data "$GAS/gas_ab_BT.csv" --free m1 --params m1=0.7 \
     --plot gasfitT.svg --species T >/dev/null 2>gasfitT.err
 check "gas fit --species T: the T panel alone" test "$(ylabels gasfitT.svg)" = "T (K)|"
@@ -91,6 +102,17 @@ check "gas simulate --plot exits 0" test $? -eq 0
 check "gas simulate: A and B on a mole-fraction axis, T on its own" \
     test "$(ylabels gassim.svg)" = "mole fraction|T (K)|"
 check "gas simulate: the legend names A and B" test "$(svgtext gassim.svg | grep -xE 'A|B' | tr '\n' ' ')" = "A B "
+svgtext gassim.svg >gassim.txt
+check "gas simulate: titled by the file's name (not its path, which overflowed the panel)" \
+    has gassim.txt "PFR profiles: gas_ab.yaml"
+check "gas simulate: its axis is the residence time in s" has gassim.txt "residence time t (s)"
+# seven species, seven colours (the palette had five: the 1st and 6th curves were one colour)
+printf 'species A, B, C, D, E, F, G\nparam k = 1\nA -> B : k\nB -> C : k\nC -> D : k\nD -> E : k\nE -> F : k\nF -> G : k\n' \
+    >seven.mech
+"$REMAT" pfr simulate --mechanism seven.mech --init A=1 --plot seven.svg >/dev/null 2>seven.err
+check "seven species: simulate --plot exits 0" test $? -eq 0
+colours=$(grep -o 'stroke="#[0-9a-fA-F]*"' seven.svg | grep -viE '#000000|#ffffff' | sort -u | wc -l)
+check "seven species are drawn in seven colours (got $colours)" test "$colours" -eq 7
 REMAT_JIT=never "$REMAT" pfr simulate --mechanism "$GAS/gas_ab.yaml" --cond T=1000 --init A=1 --length 0.004 \
     --plot gassimB.svg --species B >/dev/null 2>gassimB.err
 check "gas simulate --species B: no T panel" test "$(ylabels gassimB.svg)" = "mole fraction|"

@@ -42,7 +42,7 @@ check "ensemble warns about the negative outlet" has ens.err "1 set gave negativ
 
 "$REMAT" pfr simulate --mechanism "$DATA/trap_arrhenius.mech" --init A=1 >arr.out 2>arr.err
 check "k0*exp(-Ea/(R*T)) is warned about" has arr.err \
-    "trap_arrhenius.mech:5:10: warning: the rate 'k0 * exp(-Ea / (R * T))' names none of the reactants (A)"
+    "trap_arrhenius.mech:5:10: warning: the rate 'k0*exp(-Ea/(R*T))' names none of the reactants (A)"
 "$REMAT" pfr simulate --mechanism "$DATA/trap_let.mech" --init A=1 >let.out 2>let.err
 check "a let with a reactant used as a rate constant is warned about" has let.err \
     "trap_let.mech:3:10: warning: the rate constant 'r' reads reactant 'A' through its let, and mass action"

@@ -12,8 +12,9 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: remat pfr compare [--mechanism FILE] [--init A=1,B=0] [--params k1=1,k2=0.5]\n"
-            "                         [--length L] [--steps N | --dt H] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
-            "                         [--rtol R] [--atol A] [--max-steps N]\n"
+            "                         [--cond T=350] [--length L] [--steps N | --dt H]\n"
+            "                         [--method euler|rk4|tsit5|dopri5|rodas5] [--adjoint A]\n"
+            "                         [--rtol R] [--atol A] [--max-steps N] [--thermo FILE] [--energy E]\n"
             "                         [--maximize S | --minimize S] [--schedules LIST]\n"
             "                         [--memory-budget BYTES] [--repeat R] [--json] [--plot FILE]\n"
             "       remat pfr compare --adjoints [reactor options] [--schedule binomial:S|online:S] [--repeat R]\n"
@@ -39,11 +40,14 @@ static void help(FILE *out)
             "time; fixed steps (--steps or --dt); --json prints them as one JSON object. The seed's\n"
             "table: --adjoints --method tsit5 --dt 0.01.\n"
             "\n"
-            "%s%s"
+            "%s%s%s"
             "                     (default for the built-in mechanism: --maximize B; required with\n"
             "                     --mechanism)\n"
-            "%s%s",
-            pfr_cli_help_reactor, pfr_cli_help_tol, pfr_cli_help_goal, compare_options_help);
+            "%s"
+            "  --adjoints         compare the adjoint methods instead of the schedules (above)\n"
+            "  --schedule S       --adjoints: the recursive adjoint's schedule (default binomial:10)\n"
+            "%s",
+            pfr_cli_help_reactor, pfr_cli_help_tol, pfr_cli_help_goal, compare_options_help, pfr_cli_help_gas);
 }
 
 int cmd_pfr_compare(int argc, char **argv)

@@ -28,8 +28,8 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: remat pfr ensemble --params-file P.csv [--mechanism FILE] [--init A=1,B=0] [--params k1=1]\n"
-            "                          [--length L] [--steps N | --dt H | --rtol R --atol A]\n"
-            "                          [--method euler|rk4|tsit5|dopri5|rodas5]\n"
+            "                          [--cond T=350] [--length L] [--steps N | --dt H | --rtol R --atol A --max-steps N]\n"
+            "                          [--method euler|rk4|tsit5|dopri5|rodas5] [--thermo FILE] [--energy E]\n"
             "                          [--species LIST] [--batch B] [--out OUT.csv]\n"
             "\n"
             "For every parameter set (row) of P.csv, the outlet concentrations C_s(L) and their\n"
@@ -57,8 +57,8 @@ static void help(FILE *out)
             "  --species LIST     the species whose sensitivities are written, e.g. B,C (default all)\n"
             "  --batch B          sets per compiled run, the loop's lanes (default %d, at most %d)\n"
             "  --out FILE         write the CSV there (complete or not at all) instead of stdout\n"
-            "%s",
-            pfr_cli_help_reactor_adaptive, DEFAULT_BATCH, MAX_BATCH, pfr_cli_help_tol);
+            "%s%s",
+            pfr_cli_help_reactor_forward, DEFAULT_BATCH, MAX_BATCH, pfr_cli_help_tol, pfr_cli_help_gas);
 }
 
 /* the species of --species (NULL: all) into r->grad; 0 with a message */

@@ -461,10 +461,6 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
         status = r.converged ? 0 : 3;
         goto agree;
     }
-    if (c.plot && !pfr_fit_plot(c.plot, &c.plot_opts, m, fit, data, n_data, &r)) {
-        status = 1;
-        goto agree;
-    }
     pfr_negative neg;
     pfr_fit_warn_negative(m, fit, data, n_data, r.params, o.adaptive ? o.rtol : 0, o.adaptive ? o.atol : 0, &neg);
     double ode_stats[REMAT_ODE_STATS];
@@ -477,6 +473,10 @@ static int fit_main(int argc, char **argv, remat_dist *dist, pfr_fit_cli c)
                           .stats = have_stats ? &stats : NULL, .stats_why = stats_why, .history = c.history,
                           .datasets = data, .cond_default = conds, .negative = &neg, .delays = delays};
     if (c.out && !pfr_fit_write_profiles(c.out, &rep, r.params)) {
+        status = 1;
+        goto agree;
+    }
+    if (c.plot && !pfr_fit_plot(c.plot, &c.plot_opts, &rep)) {
         status = 1;
         goto agree;
     }

@@ -21,8 +21,9 @@ static void help(FILE *out)
             "                          [--iters N] [--gtol X] [--xtol X] [--lr X] [--min-param X]\n"
             "                          [--init A=1,B=0] [--params k1=0.5,k2=0.3] [--length L]\n"
             "                          [--steps N | --dt H] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
-            "                          [--rtol R] [--atol A] [--max-steps N]\n"
+            "                          [--rtol R] [--atol A] [--max-steps N] [--cond T=350] [--adjoint A]\n"
             "                          [--schedule S] [--json] [--plot FILE [--log-x] [--log-y]]\n"
+            "                          [--thermo FILE] [--energy E]\n"
             "\n"
             "Optimises an outlet concentration of the reactor over the mechanism's parameters (the\n"
             "decision variables: all, or those --free names, or all but those --fix names; the\n"
@@ -62,11 +63,12 @@ static void help(FILE *out)
             "  --schedule S       checkpoint schedule of the reverse pass (default binomial:10)\n"
             "  --json             print one JSON document with every iteration, full precision\n"
             "  --plot FILE        draw the concentration per iteration (.png, .svg, .pdf, .ps)\n"
-            "%s"
+            "%s%s"
             "\n"
             "--params gives the start (default: the declared values; for the built-in mechanism\n"
             "the seed's start k1=0.5,k2=0.3).\n",
-            pfr_cli_help_reactor_adaptive, pfr_cli_help_tol, pfr_cli_help_goal, plot_opts_help_log);
+            pfr_cli_help_reactor_adaptive, pfr_cli_help_tol, pfr_cli_help_goal, plot_opts_help_log,
+            pfr_cli_help_gas);
 }
 
 /* "Optimizing rate constants to maximize intermediate B:" (the built-in

@@ -15,10 +15,10 @@ static void help(FILE *out)
     fprintf(out,
             "usage: remat pfr simulate [--mechanism FILE] [--init A=1,B=0] [--params k1=1,k2=0.5]\n"
             "                          [--length L] [--steps N | --dt H | --rtol R --atol A --max-steps N]\n"
-            "                          [--method euler|rk4|tsit5|dopri5|rodas5|bdf]\n"
-            "                          [--maximize S | --minimize S] [--schedule S]\n"
+            "                          [--method euler|rk4|tsit5|dopri5|rodas5|bdf] [--cond T=350]\n"
+            "                          [--maximize S | --minimize S] [--schedule S] [--adjoint A]\n"
             "                          [--out profile.csv] [--plot FILE [--log-x] [--log-y] [--species LIST]]\n"
-            "                          [--json]\n"
+            "                          [--json] [--thermo FILE] [--energy E]\n"
             "\n"
             "Integrates the mechanism along a plug-flow reactor from the inlet (z = 0) to the\n"
             "outlet (z = L) and prints the inlet and outlet concentrations, their sums (the mass\n"
@@ -104,9 +104,15 @@ static int plot_profile(const char *path, const plot_opts *po, const pfr_setup *
             ser[ns++] = (cli_series){.label = remat_mechanism_species_name(su->mech, s), .n = n, .x = xs,
                                      .y = ys + (size_t)s * (size_t)n, .color = 1 + s};
     int nT = iT >= 0 && ok && show[iT];
+    /* the file's name, not its path, so that the title fits above each panel; a gas
+     * reactor's axis is the residence time (s) and its curves mole fractions */
     char title[256], xlabel[96];
-    snprintf(title, sizeof title, "PFR concentration profiles: %s", su->name);
-    snprintf(xlabel, sizeof xlabel, "reactor length %s", remat_mechanism_indep_name(su->mech));
+    const char *base = strrchr(su->name, '/');
+    snprintf(title, sizeof title, "PFR profiles: %s", base ? base + 1 : su->name);
+    if (iT >= 0)
+        snprintf(xlabel, sizeof xlabel, "residence time %s (s)", remat_mechanism_indep_name(su->mech));
+    else
+        snprintf(xlabel, sizeof xlabel, "reactor length %s", remat_mechanism_indep_name(su->mech));
     cli_panel panels[2] = {{.title = title, .xlabel = xlabel, .ylabel = plot_species_label(su->mech),
                             .logx = po->log_x, .logy = po->log_y, .n_series = ns - nT, .series = ser},
                            {.title = title, .xlabel = xlabel, .ylabel = PLOT_TEMPERATURE_LABEL, .logx = po->log_x,

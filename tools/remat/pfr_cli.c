@@ -45,6 +45,14 @@ const char pfr_cli_help_reactor_adaptive[] = HELP_SOURCE
     "                     --mechanism: adaptive), dopri5, rodas5 (stiff) or bdf (stiff, variable\n"
     "                     order, forward only: the fastest outlet of a large mechanism, no gradient)\n" HELP_ADJOINT;
 
+/* the same without --adjoint (pfr ensemble: forward mode, which takes none) */
+const char pfr_cli_help_reactor_forward[] = HELP_SOURCE
+    "  --steps N          fixed integration steps over L (default: 1000 with euler or rk4;\n"
+    "                     adaptive steps otherwise, see above)\n"
+    "  --dt H             or the largest step: ceil(L/H) equal steps (not with --steps)\n"
+    "  --method M         euler (default for the built-in mechanism), rk4, tsit5 (default with\n"
+    "                     --mechanism: adaptive), dopri5 or rodas5 (stiff)\n";
+
 const char pfr_cli_help_tol[] =
     "  --rtol R           adaptive: relative tolerance (default 1e-6)\n"
     "  --atol A           adaptive: absolute tolerance (default 1e-9)\n"

@@ -69,10 +69,10 @@ enum {
 extern const char pfr_cli_help_reactor[]; /* --mechanism ... --method, --adjoint */
 /* the same, with the defaults of PFR_ADAPTIVE_DEFAULT (pfr simulate) */
 extern const char pfr_cli_help_reactor_adaptive[];
+extern const char pfr_cli_help_reactor_forward[]; /* the same without --adjoint (pfr ensemble) */
 extern const char pfr_cli_help_goal[];    /* --maximize / --minimize */
 extern const char pfr_cli_help_tol[];     /* --rtol / --atol / --max-steps */
-extern const char pfr_cli_help_gas[];
-extern const char pfr_cli_help_adjoint[]; /* --adjoint */     /* --energy / --cond / --thermo (pfr_gas.c) */
+extern const char pfr_cli_help_gas[];     /* --energy / --cond / --thermo (pfr_gas.c) */
 
 /* The command line, as given. */
 typedef struct {

@@ -18,7 +18,8 @@ void pfr_fit_help(FILE *out)
 {
     fprintf(out,
             "usage: remat pfr fit --mechanism FILE --data D.csv [--data D2.csv ...] [--data-list LIST]\n"
-            "                     [--init A=1,B=0]\n"
+            "                     [--init A=1,B=0] [--cond T=350] [--free NAMES | --fix NAMES] [--out DIR]\n"
+            "                     [--plot FILE [--log-x] [--log-y] [--species LIST]] [--thermo FILE] [--energy E]\n"
             "                     [--params k1=1,k2=0.5] [--method euler|rk4|tsit5|dopri5|rodas5]\n"
             "                     [--steps N | --dt H | --rtol R --atol A --max-steps N]\n"
             "                     [--optimizer auto|lm|bfgs|lbfgs-b|adam] [--lr X --iters N] [--max-iters N]\n"

@@ -161,21 +161,29 @@ static int is_delay(const pfr_fit_report *rep, int e)
     return remat_gas_species_count(rep->m) > 0 && strcmp(remat_dataset_indep_name(rep->datasets[e]), "tau") == 0;
 }
 
-/* One line per experiment with its conditions (none: nothing). */
-static void print_conditions(const pfr_fit_report *rep)
+int pfr_fit_conditions_text(const pfr_fit_report *rep, int e, char *buf, size_t cap)
 {
     int C = remat_mechanism_cond_count(rep->m);
     const char *gn[2];
     double gv[2];
+    int G = gas_conds(rep, e, gn, gv);
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < C + G && o + 1 < cap; k++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s = %.10g", k ? ", " : "",
+                              k < C ? remat_mechanism_cond_name(rep->m, k) : gn[k - C],
+                              k < C ? pfr_fit_cond(rep, e, k) : gv[k - C]);
+    return C + G;
+}
+
+/* One line per experiment with its conditions (none: nothing). */
+static void print_conditions(const pfr_fit_report *rep)
+{
+    char text[512];
     for (int e = 0; e < rep->n_data; e++) {
-        int G = gas_conds(rep, e, gn, gv);
-        if (C + G == 0)
+        if (pfr_fit_conditions_text(rep, e, text, sizeof text) == 0)
             return;
-        printf("experiment %d (%s):", e + 1, rep->data[e]);
-        for (int k = 0; k < C; k++)
-            printf("%s %s = %.10g", k ? "," : "", remat_mechanism_cond_name(rep->m, k), pfr_fit_cond(rep, e, k));
-        for (int k = 0; k < G; k++)
-            printf("%s %s = %.10g", C + k ? "," : "", gn[k], gv[k]);
+        printf("experiment %d (%s): %s", e + 1, rep->data[e], text);
         if (is_delay(rep, e)) {
             double tau = rep->delays ? rep->delays[e] : NAN;
             printf("; ignition delay %.10g s, fitted %.10g s", remat_dataset_times(rep->datasets[e])[0], tau);
@@ -385,6 +393,48 @@ static char *profile_path(const char *dir, const char *data_path)
     return p;
 }
 
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+static const char *const *sort_data; /* qsort's context: the --data paths */
+
+static int by_base_name(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    int c = strcmp(base_name(sort_data[i]), base_name(sort_data[j]));
+    return c ? c : (i > j) - (i < j);
+}
+
+/* Two experiments whose files have the same name would write one profile
+ * twice (DIR/<name>): found by sorting the names, before any work. */
+static int same_names(const char *const *data, int n_data)
+{
+    int *ix = malloc(sizeof *ix * (size_t)(n_data ? n_data : 1));
+    if (!ix) {
+        fprintf(stderr, "remat: --out: out of memory\n");
+        return 1;
+    }
+    for (int e = 0; e < n_data; e++)
+        ix[e] = e;
+    sort_data = data;
+    qsort(ix, (size_t)n_data, sizeof *ix, by_base_name);
+    int clash = 0;
+    for (int e = 1; e < n_data && !clash; e++)
+        if (strcmp(base_name(data[ix[e - 1]]), base_name(data[ix[e]])) == 0) {
+            fprintf(stderr,
+                    "remat: --out: experiments %d (%s) and %d (%s) have the same file name '%s', so both "
+                    "profiles would be DIR/%s: give the data files distinct names, or leave out --out\n",
+                    ix[e - 1] + 1, data[ix[e - 1]], ix[e] + 1, data[ix[e]], base_name(data[ix[e]]),
+                    base_name(data[ix[e]]));
+            clash = 1;
+        }
+    free(ix);
+    return clash;
+}
+
 int pfr_fit_check_profiles(const char *dir, const char *const *data, int n_data)
 {
     struct stat sb;
@@ -392,6 +442,8 @@ int pfr_fit_check_profiles(const char *dir, const char *const *data, int n_data)
         fprintf(stderr, "remat: --out: %s is not a directory (it must exist)\n", dir);
         return 0;
     }
+    if (same_names(data, n_data))
+        return 0;
     for (int e = 0; e < n_data; e++) {
         char *p = profile_path(dir, data[e]);
         int ok = p && cli_out_check("--out", p);

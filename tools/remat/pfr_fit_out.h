@@ -41,6 +41,9 @@ typedef struct {
 
 /* Experiment e's value of condition k: its file's, else rep->cond_default's. */
 double pfr_fit_cond(const pfr_fit_report *rep, int e, int k);
+/* Experiment e's conditions as the table prints them ("T = 330", a gas
+ * mechanism's "T = 1000, P = 101325") into buf; returns how many (0: ""). */
+int pfr_fit_conditions_text(const pfr_fit_report *rep, int e, char *buf, size_t cap);
 
 /* --out DIR: DIR exists and every DIR/<data file name> may be written (no
  * input, no two experiments' files the same); 0 with a message. */
@@ -70,12 +73,11 @@ struct pfr_negative_;
 int pfr_fit_warn_negative(const remat_mechanism *m, remat_fit *fit, remat_dataset *const *data, int n_data,
                           const double *params, double rtol, double atol, void *neg /* pfr_negative * */);
 
-/* The fitted model against the data (--plot): one panel per experiment, a
- * model curve per measured species from its initial state through its last
- * data time, its data as points in the same colour. 0 with a message on
- * error. */
-int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m, remat_fit *fit,
-                 remat_dataset *const *data, int n_data, const remat_fit_result *r);
+/* The fitted model against the data (--plot): one panel per experiment,
+ * titled with its file and conditions, a model curve per measured species
+ * from its initial state through its last data time, its data as points in
+ * the same colour. 0 with a message on error. */
+int pfr_fit_plot(const char *path, const plot_opts *po, const pfr_fit_report *rep);
 
 /* Residuals (weighted, as fitted) against the independent variable, one
  * panel per experiment, one series of points per measured species. row0:

@@ -29,9 +29,13 @@ static void curve_times(const double *t, size_t R, int log_x, double *tc)
     tc[PLOT_POINTS - 1] = t1;
 }
 
-int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m, remat_fit *fit,
-                 remat_dataset *const *data, int n_data, const remat_fit_result *r)
+int pfr_fit_plot(const char *path, const plot_opts *po, const pfr_fit_report *rep)
 {
+    const remat_mechanism *m = rep->m;
+    remat_fit *fit = rep->fit;
+    remat_dataset *const *data = rep->datasets;
+    int n_data = rep->n_data;
+    const remat_fit_result *r = rep->r;
     int S = remat_mechanism_species_count(m);
     bool *show = calloc((size_t)S + 1, sizeof *show);
     if (!show || !plot_opts_species(po, m, show)) {
@@ -93,8 +97,10 @@ int pfr_fit_plot(const char *path, const plot_opts *po, const remat_mechanism *m
             ser[ns++] = (cli_series){.n = n, .x = px, .y = py, .points_only = 1, .color = 1 + s};
         }
         const char *base = strrchr(remat_dataset_path(d), '/');
-        snprintf(titles[e], sizeof titles[e], "%s: fit (lines) and data (points)",
-                 base ? base + 1 : remat_dataset_path(d));
+        char conds[96];
+        int nc = pfr_fit_conditions_text(rep, e, conds, sizeof conds);
+        snprintf(titles[e], sizeof titles[e], "%s%s%s%s: fit (lines) and data (points)",
+                 base ? base + 1 : remat_dataset_path(d), nc ? " (" : "", conds, nc ? ")" : "");
         if (ns > nT || !nT)
             panels[np++] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d),
                                        .ylabel = plot_species_label(m), .logx = po->log_x, .logy = po->log_y,

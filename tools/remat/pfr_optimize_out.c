@@ -6,6 +6,11 @@
 
 #include "cli.h"
 #include "pfr_optimize.h"
+#include "plot_opts.h"
+
+/* What the goal species is: a gas mechanism's T is a temperature (K), its
+ * species mole fractions; a .mech file's species concentrations. */
+static int goal_is_temperature(const pfr_setup *su) { return su->opt.species == plot_temperature_state(su->mech); }
 
 void pfr_opt_record(const remat_pfr_minimize_progress *p, void *ctx)
 {
@@ -93,7 +98,10 @@ void pfr_opt_print_table(const pfr_setup *su, const bool *fixed, const char *opt
             printf(" %-12s", remat_mechanism_param_name(m, i));
             cols++;
         }
-    snprintf(col, sizeof col, "C_%s", sp);
+    if (goal_is_temperature(su))
+        snprintf(col, sizeof col, "%s (K)", sp);
+    else
+        snprintf(col, sizeof col, "%s_%s", remat_gas_species_count(m) ? "X" : "C", sp);
     printf(" %-12s %s\n", col, "rel. gradient");
     for (int i = 0; i < 10 + 13 * (cols + 1) + 14; i++)
         putchar('-');
@@ -112,8 +120,12 @@ void pfr_opt_print_table(const pfr_setup *su, const bool *fixed, const char *opt
     for (int i = 0, k = 0; i < P; i++)
         if (!fixed || !fixed[i])
             printf("%s%s=%.8g", k++ ? ", " : "", remat_mechanism_param_name(m, i), p[i]);
-    printf("\n%s %s concentration: %.8g\n", su->opt.goal == REMAT_PFR_MAXIMIZE ? "Maximum" : "Minimum", sp,
-           pfr_opt_conc(su, res->objective));
+    const char *goal = su->opt.goal == REMAT_PFR_MAXIMIZE ? "Maximum" : "Minimum";
+    if (goal_is_temperature(su))
+        printf("\n%s %s: %.8g K\n", goal, sp, pfr_opt_conc(su, res->objective));
+    else
+        printf("\n%s %s %s: %.8g\n", goal, sp, remat_gas_species_count(su->mech) ? "mole fraction" : "concentration",
+               pfr_opt_conc(su, res->objective));
 }
 
 void pfr_opt_print_params(const remat_mechanism *m, int P, const double *p)

@@ -15,7 +15,7 @@
 #include <plplot.h>
 
 #define REMAT_PLPLOT_FUNCS(X)                                                                                   \
-    X(c_pladv) X(c_plcol0) X(c_plend) X(c_plenv) X(c_plinit) X(c_pllab) X(c_pllegend) X(c_plline) X(c_plmtex)    \
+    X(c_pladv) X(c_plcol0) X(c_plend) X(c_plenv) X(c_plinit) X(c_pllab) X(c_pllegend) X(c_plline) X(c_pllsty) X(c_plmtex)    \
     X(c_plpoin) X(c_plptex) X(c_plscol0) X(c_plscolbg) X(c_plsdev) X(c_plsfnam) X(c_plspage) X(c_plssub)        \
     X(c_plssym)
 
@@ -40,6 +40,7 @@ int plot_lib_open(const char *opt);
 #define c_pllab remat_plplot.c_pllab
 #define c_pllegend remat_plplot.c_pllegend
 #define c_plline remat_plplot.c_plline
+#define c_pllsty remat_plplot.c_pllsty
 #define c_plmtex remat_plplot.c_plmtex
 #define c_plpoin remat_plplot.c_plpoin
 #define c_plptex remat_plplot.c_plptex

@@ -53,6 +53,16 @@ static double tr(double v, int lg) { return lg ? (v > 0 ? log10(v) : NAN) : v; }
 
 static int color_of(const cli_series *S, int position) { return S->color > 0 ? S->color - 1 : position; }
 
+/* Matplotlib's tab10, its first five in the order the plots had them: ten
+ * colours, then the same ten dashed, and so on (PLplot's line styles 1..8),
+ * so that every curve of a legend up to 80 is told apart (a palette of five
+ * drew H2 and H2O of h2o2.yaml in one colour). */
+static const int palette[][3] = {{31, 119, 180}, {214, 39, 40},  {44, 160, 44},   {148, 103, 189}, {255, 127, 14},
+                                 {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34},  {23, 190, 207}};
+#define N_COLORS ((int)(sizeof palette / sizeof palette[0]))
+static int pen_color(int c) { return 2 + c % N_COLORS; }       /* cmap0 entries 2 .. 11 */
+static int pen_style(int c) { return 1 + (c / N_COLORS) % 8; } /* solid, then dashes */
+
 /* A legend when there are several labelled curves (labelled single points
  * carry their label beside them; one curve is named by the axis label). */
 static void legend(int n_series, const cli_series *series)
@@ -66,8 +76,8 @@ static void legend(int n_series, const cli_series *series)
         if (S->points_only || !S->label)
             continue;
         opt[n] = PL_LEGEND_LINE;
-        colors[n] = 2 + color_of(S, s) % 5;
-        styles[n] = 1;
+        colors[n] = pen_color(color_of(S, s));
+        styles[n] = pen_style(color_of(S, s));
         widths[n] = 2.0;
         text[n] = S->label;
         n++;
@@ -130,12 +140,12 @@ static int draw_panel(const char *title, const char *xlabel, const char *ylabel,
         log_minor_labels("b", x0, x1);
     if (logy)
         log_minor_labels("l", y0, y1);
-    static const int colors[][3] = {{31, 119, 180}, {214, 39, 40}, {44, 160, 44}, {148, 103, 189}, {255, 127, 14}};
     for (int s = 0; s < n_series; s++) {
         const cli_series *S = &series[s];
-        int c = color_of(S, s) % 5;
-        plscol0(2 + c, colors[c][0], colors[c][1], colors[c][2]);
-        plcol0(2 + c);
+        int c = color_of(S, s), k = c % N_COLORS;
+        plscol0(pen_color(c), palette[k][0], palette[k][1], palette[k][2]);
+        plcol0(pen_color(c));
+        pllsty(pen_style(c));
         double *xs = malloc(sizeof *xs * (size_t)(S->n ? S->n : 1)), *ys = malloc(sizeof *ys * (size_t)(S->n ? S->n : 1));
         int n = 0; /* the points this frame's axes can show */
         for (int i = 0; i < S->n; i++) {
@@ -156,6 +166,7 @@ static int draw_panel(const char *title, const char *xlabel, const char *ylabel,
         free(xs);
         free(ys);
     }
+    pllsty(1);
     legend(n_series, series);
     return 1;
 }

@@ -91,6 +91,25 @@ static void species_list(const remat_mechanism *mech, char *buf, size_t cap)
     }
 }
 
+/* The conditions an experiment may set, by name ("T, P"; a gas mechanism's
+ * initial T is its state's, which species_list leaves out), or "none". */
+static void cond_list(const remat_dataset *d, const remat_mechanism *mech, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    if (remat_gas_species_count(mech))
+        o += (size_t)snprintf(buf, cap, "T%s", d->nconds ? ", " : "");
+    for (int k = 0; k < d->nconds && o + 1 < cap; k++) {
+        if (o > 200) {
+            snprintf(buf + o, cap - o, ", ...");
+            return;
+        }
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s", k ? ", " : "", cond_slot_name(d, mech, k));
+    }
+    if (!o)
+        snprintf(buf, cap, "none");
+}
+
 typedef struct {
     const char *path;
     const remat_mechanism *mech;
@@ -432,14 +451,16 @@ static remat_status parse_setting(reader *r, span line, int lineno)
     nm[name.len] = '\0';
     int k = cond_slot(d, r->mech, nm), sp = k < 0 ? remat_mechanism_species_find(r->mech, nm) : -1;
     if (k < 0 && sp < 0) {
+        char cn[300];
         species_list(r->mech, b, sizeof b);
+        cond_list(d, r->mech, cn, sizeof cn);
         const char *what = remat_mechanism_param_find(r->mech, nm) >= 0 ? " (it is a parameter: a data file sets "
                                                                            "conditions and initial values)"
                                                                          : "";
         return rmi_error(REMAT_ERR_PARSE,
                          "%s:%d: '# %s = ...' names neither a condition nor a species of the mechanism%s "
-                         "(its conditions: %d declared with 'cond'; its species: %s)",
-                         r->path, lineno, nm, what, remat_mechanism_cond_count(r->mech), b);
+                         "(its conditions: %s; its species: %s)",
+                         r->path, lineno, nm, what, cn, b);
     }
     double v = 0;
     if (csv_number(val, &v) != NUM_OK)
@@ -487,6 +508,11 @@ static remat_status parse_csv(reader *r, const char *text, size_t n)
                 return st;
             continue;
         }
+        if (header_line && lead.len && lead.s[0] == '#') /* it read as a row of one bad cell */
+            return rmi_error(REMAT_ERR_PARSE,
+                             "%s:%d: a comment line after the header row (line %d): comments, and the '# NAME = "
+                             "VALUE' settings among them, go before the header",
+                             r->path, lineno, header_line);
         st = header_line ? (r->table ? parse_table_row : parse_row)(r, line, lineno) : parse_header(r, line, lineno);
         if (st != REMAT_OK)
             return st;

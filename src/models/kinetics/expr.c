@@ -38,7 +38,11 @@ int mech_tok_is(const mech_token *t, const char *word)
            memcmp(t->text, word, (size_t)t->len) == 0;
 }
 
-remat_status mech_advance(mech_parser *p) { return mech_lex_next(&p->lx, &p->tok); }
+remat_status mech_advance(mech_parser *p)
+{
+    p->prev_end = p->tok.text ? p->tok.text + p->tok.len : NULL;
+    return mech_lex_next(&p->lx, &p->tok);
+}
 
 static remat_status advance(mech_parser *p) { return mech_advance(p); }
 static remat_status nomem(const mech_parser *p) { return mech_nomem(p); }

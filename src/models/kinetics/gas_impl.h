@@ -10,8 +10,9 @@
  *
  *   gas_yaml.c      Cantera YAML through libyaml
  *   gas_ck.c        CHEMKIN-II: ELEMENTS, SPECIES, THERMO, REACTIONS
- *   gas_equation.c  "2 H + O2 (+M) <=> ..." shared by both
- *   gas_units.c     "cm^3/mol/s", "kcal/mol", "atm" to SI
+ *   gas_desc.c      what both share: "2 H + O2 (+M) <=> ...", "cm^3/mol/s",
+ *                   "kcal/mol", "atm" to SI
+ *   gas_dup.c       duplicate reactions checked (Cantera's checkDuplicates)
  *   gas_build.c     the description to a mechanism
  */
 #ifndef REMAT_MODELS_KINETICS_GAS_IMPL_H
@@ -174,6 +175,10 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
 remat_status gas_read_yaml(gas_desc *d, const char *text, size_t n, const remat_gas_options *opt);
 remat_status gas_read_chemkin(gas_desc *d, const char *text, size_t n, const char *thermo_file,
                               const char *thermo, size_t nthermo);
+/* Undeclared duplicate reactions (the same equation and form twice, not both
+ * marked) and declared ones without a twin: an error naming file:line, as
+ * Cantera's checkDuplicates (gas_dup.c). how: the mark in the file's format. */
+remat_status gas_check_duplicates(const gas_desc *d, const char *how);
 /* Description -> mechanism (thermo and reactions checked). */
 remat_status gas_build(const gas_desc *d, const remat_gas_options *opt, remat_mechanism **out);
 

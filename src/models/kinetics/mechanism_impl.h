@@ -145,6 +145,8 @@ typedef struct mech_stmt {
     int arrow_line, arrow_col;
     remat_expr *rate[2];       /* REACTION: forward, reverse (NULL unless reversible) */
     int rate_line[2], rate_col[2];
+    const char *rate_src[2];   /* REACTION: each rate as written (the source), for warnings */
+    int rate_len[2];
     int rate_kind[2];          /* REACTION: mech_rate_kind of each direction */
     struct mech_control *control; /* CONTROL: the profile (control.c) */
     struct mech_stmt *next;
@@ -265,6 +267,7 @@ typedef struct mech_parser {
     int nterms, capterms;
     const remat_expr **ode;      /* [nspecies] pass 2: ODE right-hand sides */
     const remat_expr *arrhenius_top; /* the last arrhenius call's tree (a rate that is one is a constant) */
+    const char *prev_end;        /* the end of the token before tok in the source (mech_advance) */
     int capnets, nweights;       /* m->nets' room; their weights so far */
     int control_params;          /* values of all control profiles: parameters after the declared ones */
 } mech_parser;

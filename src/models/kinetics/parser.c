@@ -360,7 +360,9 @@ static remat_status parse_reaction(mech_parser *p)
         }
         s->rate_line[i] = p->tok.line;
         s->rate_col[i] = p->tok.col;
+        s->rate_src[i] = p->tok.text;
         MECH_TRY(mech_parse_expr(p, &s->rate[i]));
+        s->rate_len[i] = s->rate_src[i] && p->prev_end > s->rate_src[i] ? (int)(p->prev_end - s->rate_src[i]) : 0;
         if (s->rate_kind[i] == RATE_OLD && s->rate[i] == p->arrhenius_top)
             s->rate_kind[i] = RATE_CONST; /* arrhenius(...) alone is a rate constant */
     }

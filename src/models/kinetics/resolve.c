@@ -297,7 +297,11 @@ static remat_status check_rate_reading(mech_parser *p, const mech_stmt *s, int d
     int sp = reads_reactant(p, r, mask, seen);
     rmi_free(mask);
     rmi_free(seen);
-    remat_expr_format(r, text, sizeof text);
+    /* the rate as written (arrhenius(...) and all), else as the tree prints it */
+    if (s->rate_len[dir] > 0)
+        snprintf(text, sizeof text, "%.*s", s->rate_len[dir] < 200 ? s->rate_len[dir] : 200, s->rate_src[dir]);
+    else
+        remat_expr_format(r, text, sizeof text);
     int is_k = r->kind == REMAT_EXPR_PARAM || r->kind == REMAT_EXPR_COND || r->kind == REMAT_EXPR_CONST ||
                r->kind == REMAT_EXPR_LET || r->kind == REMAT_EXPR_NUM;
     int line = s->rate_line[dir], col = s->rate_col[dir];
