@@ -697,8 +697,9 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
     REMAT_ASSERT(L.ys.rank == 1 && L.ys.dims[0] == S);
     parts o;
     lower_parts(&L, g, y, params, &o);
-    /* dq/dconc (N x K): through the third-body concentration M (kf and, from equilibrium, kr = kf E)
-     * and through the reactant and product slots */
+    /* dq/dconc (N x K): through the third-body concentration M (kf and, from equilibrium, kr = kf E;
+     * an explicit reverse on a three-body reaction, kr = k_rev M) and through the reactant and
+     * product slots */
     int64_t N1 = N;
     remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N1, 0.0);
     remat_val Er = remat_select(f, cvec(&L, g->has_rev, N), zeros, o.Emin);
