@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate tests/goldens/cantera_rev.json and tests/goldens/cantera_rev.ck: CHEMKIN
+"""Generate tests/goldens/cantera_rev.json and tests/goldens/cantera_rev{,_molec}.ck: CHEMKIN
 reactions with explicit reverse parameters (REV) that are also three-body (+M) or falloff
 ((+M), LOW/TROE), for tests/test_gas.c (cantera_rev).
 
@@ -10,7 +10,8 @@ Cantera's ck2yaml turns a REV reaction into two irreversible ones. A three-body 
 keeps the third body and the forward's efficiencies (k_r [M]); a falloff reverse becomes a
 bare elementary Arrhenius reaction (no [M], no falloff function). The file records, at a
 few states (T, P, mole fractions), Cantera's net rates of progress and net production rates
-(converted to mol/m^3/s), with the converted YAML's equations for reference.
+(converted to mol/m^3/s), with the converted YAML's equations for reference; under
+"molecules", the same for the mechanism with its A per molecule (REACTIONS ... MOLECULES).
 """
 
 import json
@@ -58,10 +59,7 @@ STATES = [
 ]
 
 
-def main():
-    ck = os.path.join(GOLD, "cantera_rev.ck")
-    with open(ck, "w") as f:
-        f.write(MECH)
+def rates(ck):
     with tempfile.TemporaryDirectory() as tmp:
         yml = os.path.join(tmp, "rev.yaml")
         subprocess.run([sys.executable, "-m", "cantera.ck2yaml", "--input", ck, "--thermo", THERMO,
@@ -77,14 +75,30 @@ def main():
             "net_rates_of_progress": [float(q) * 1e3 for q in gas.net_rates_of_progress],  # mol/m^3/s
             "net_production_rates": [float(w) * 1e3 for w in gas.net_production_rates],    # mol/m^3/s
         })
+    return gas, states
+
+
+def main():
+    # the same reactions with A per molecule (MOLECULES): each A converts by its own reaction's
+    # order, a three-body reverse's counting M (Cantera's YAML reader, after ck2yaml)
+    mechs = {"cantera_rev.ck": MECH,
+             "cantera_rev_molec.ck": MECH.replace("CAL/MOLE MOLES", "CAL/MOLE MOLECULES")}
+    docs = []
+    for name, text in mechs.items():
+        ck = os.path.join(GOLD, name)
+        with open(ck, "w") as f:
+            f.write(text)
+        gas, states = rates(ck)
+        docs.append({"mechanism": name, "states": states})
     doc = {
         "generator": {"cantera": ct.__version__, "numpy": np.__version__, "script": "tools/goldens/gen_rev_goldens.py",
                       "units": "mol, m^3, s"},
-        "mechanism": "cantera_rev.ck",
+        "mechanism": docs[0]["mechanism"],
         "thermo": "data/mechanisms/h2o2_thermo.dat",
         "species": gas.species_names,
         "cantera_reactions": [{"equation": r.equation, "type": r.reaction_type} for r in gas.reactions()],
-        "states": states,
+        "states": docs[0]["states"],
+        "molecules": docs[1],
     }
     with open(os.path.join(GOLD, "cantera_rev.json"), "w") as f:
         json.dump(doc, f, indent=1)
