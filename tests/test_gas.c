@@ -4,6 +4,7 @@
  * the initial state, and every unsupported feature and malformed file as an
  * error naming file:line and what is wrong.
  */
+#include "test_golden.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -30,6 +31,7 @@ static int teardown(void **state)
     (void)state;
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    golden_free_all(state);
     return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -474,6 +476,41 @@ static remat_mechanism *one_form(int which, remat_gas_energy energy, const char 
     return read_ok("form.yaml", text, energy);
 }
 
+/* CK_HEAD's species: a three-body reaction with an explicit reverse (REV) and efficiencies, one
+ * whose reverse comes from equilibrium, and an elementary one with REV */
+#define REV_TB_TEXT                                                                                           \
+    CK_HEAD CK_THERMO "REACTIONS\n"                                                                          \
+                      "H2+O2+M<=>H2O+O2+M  1.0E16 -0.5 1000.0\n"                                             \
+                      "H2O/3.0/ O2/0.4/\n"                                                                   \
+                      "REV /2.0E15 -0.3 5000.0/\n"                                                           \
+                      "H2O+M<=>H2+O2+M  1.0E15 -0.2 800.0\n"                                                  \
+                      "H2O/2.0/\n"                                                                           \
+                      "H2+O2<=>H2O+O2  1.0E13 0.4 3000.0\n"                                                  \
+                      "REV /2.0E12 -0.3 5000.0/\n"                                                           \
+                      "END\n"
+
+/* the vector right-hand side against the reference evaluator at T = 1234 K and comp */
+static void vector_matches_reference(remat_mechanism *m, const char *what, const char *comp)
+{
+    remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
+    assert_non_null(f);
+    remat_program *prog = compile_ok(f);
+    double y[4], p[32], ref[4], got[4], t = 0;
+    int64_t s4 = 4, pn = remat_mechanism_param_count(m);
+    assert_true(pn <= 32);
+    assert_ok(remat_gas_state(m, 1234, comp, y));
+    remat_mechanism_param_values(m, p);
+    assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, ref));
+    remat_tensor in[3] = {remat_tensor_f64(&t, 0, NULL), remat_tensor_f64(y, 1, &s4), remat_tensor_f64(p, 1, &pn)};
+    remat_tensor out[1] = {remat_tensor_f64(got, 1, &s4)};
+    assert_ok(remat_run(prog, 3, in, 1, out, NULL));
+    for (int i = 0; i < 4; i++)
+        if (!(fabs(got[i] - ref[i]) <= 1e-12 * (fabs(ref[i]) + 1e-300)))
+            fail_msg("%s: dydt[%d] %.17g, reference %.17g", what, i, got[i], ref[i]);
+    remat_program_free(prog);
+    remat_fn_free(f);
+}
+
 /* each rate form alone (the lowering then leaves out the other forms' parts, gas_lower.c): the
  * closed-form Jacobian still agrees with forward mode, and the vector right-hand side with the
  * reference evaluator */
@@ -486,25 +523,19 @@ static void closed_jacobian_each_form(void **state)
             char what[64];
             snprintf(what, sizeof what, "reaction %d alone, %s", which, e ? "isothermal" : "adiabatic");
             closed_check(m, 0, what);
-            remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
-            assert_non_null(f);
-            remat_program *prog = compile_ok(f);
-            double y[4], p[32], ref[4], got[4], t = 0;
-            int64_t s4 = 4, pn = remat_mechanism_param_count(m);
-            assert_ok(remat_gas_state(m, 1234, "A=1,B=2,M2=0.5", y));
-            remat_mechanism_param_values(m, p);
-            assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, ref));
-            remat_tensor in[3] = {remat_tensor_f64(&t, 0, NULL), remat_tensor_f64(y, 1, &s4),
-                                  remat_tensor_f64(p, 1, &pn)};
-            remat_tensor out[1] = {remat_tensor_f64(got, 1, &s4)};
-            assert_ok(remat_run(prog, 3, in, 1, out, NULL));
-            for (int i = 0; i < 4; i++)
-                if (!(fabs(got[i] - ref[i]) <= 1e-12 * (fabs(ref[i]) + 1e-300)))
-                    fail_msg("%s: dydt[%d] %.17g, reference %.17g", what, i, got[i], ref[i]);
-            remat_program_free(prog);
-            remat_fn_free(f);
+            vector_matches_reference(m, what, "A=1,B=2,M2=0.5");
             remat_mechanism_free(m);
         }
+    /* an explicit reverse (CHEMKIN REV) on a three-body reaction: k_rev [M], the forward's
+     * efficiencies (cantera_rev) */
+    for (int e = 0; e < 2; e++) {
+        remat_mechanism *m = read_ok("revtb.inp", REV_TB_TEXT, e ? REMAT_GAS_ISOTHERMAL : REMAT_GAS_ADIABATIC);
+        char what[64];
+        snprintf(what, sizeof what, "three-body explicit reverse, %s", e ? "isothermal" : "adiabatic");
+        closed_check_at(m, 0, what, (const char *const[]){"H2=2,O2=1,H2O=0.5", "H2=1,O2=1,H2O=2"});
+        vector_matches_reference(m, what, "H2=1,O2=1,H2O=2");
+        remat_mechanism_free(m);
+    }
 }
 
 /* The T column of the closed form (every rate form's T dependence written out, gas_lower.c
@@ -550,6 +581,10 @@ static void closed_t_column(void **state)
                                       "END\n",
                     en);
         snprintf(what, sizeof what, "explicit reverse, %s", e ? "isothermal" : "adiabatic");
+        closed_check_at(m, 0, what, (const char *const[]){"H2=2,O2=1,H2O=0.5", "H2=1,O2=1,H2O=2"});
+        remat_mechanism_free(m);
+        m = read_ok("revtb.inp", REV_TB_TEXT, en);
+        snprintf(what, sizeof what, "three-body explicit reverse, %s", e ? "isothermal" : "adiabatic");
         closed_check_at(m, 0, what, (const char *const[]){"H2=2,O2=1,H2O=0.5", "H2=1,O2=1,H2O=2"});
         remat_mechanism_free(m);
     }
@@ -793,6 +828,72 @@ static void chemkin_reads(void **state)
     remat_mechanism_free(m);
 }
 
+/* CHEMKIN REV on three-body, falloff and elementary reactions against Cantera 3.2
+ * (tests/goldens/cantera_rev.json, tools/goldens/gen_rev_goldens.py): ck2yaml makes a
+ * three-body reverse k_r [M] with the forward's efficiencies and a falloff reverse a bare
+ * Arrhenius rate. dX/dt of the isothermal model, (wdot - X sum(wdot)) / C from Cantera's net
+ * production rates, at each state, from the reference evaluator and the vector right-hand side */
+static void cantera_rev_one(const cJSON *doc, const cJSON *set)
+{
+    char path[1024], tpath[1024];
+    const char *gdir = getenv("REMAT_GOLDENS"), *ddir = getenv("REMAT_DATA"), *name;
+    assert_non_null(gdir);
+    assert_non_null(ddir);
+    name = jget(set, "mechanism")->valuestring;
+    snprintf(path, sizeof path, "%s/%s", gdir, name);
+    snprintf(tpath, sizeof tpath, "%s/%s", ddir, jget(doc, "thermo")->valuestring + strlen("data/"));
+    remat_gas_options o = {.energy = REMAT_GAS_ISOTHERMAL, .thermo = tpath};
+    remat_mechanism *m = NULL;
+    assert_ok(remat_gas_read(path, &o, &m));
+    enum { K = 10 };
+    assert_int_equal(remat_gas_species_count(m), K);
+    int64_t S = K + 1, pn = remat_mechanism_param_count(m);
+    assert_true(pn <= 64);
+    remat_fn *f = remat_kinetics_rhs_fn(m, REMAT_F64);
+    assert_non_null(f);
+    remat_program *prog = compile_ok(f);
+    const cJSON *st;
+    int at = 0;
+    cJSON_ArrayForEach(st, jget(set, "states"))
+    {
+        double y[K + 1], p[64], wdot[K], ref[K + 1], got[K + 1], t = 0, total = 0;
+        const cJSON *x = jget(st, "X")->child, *w = jget(st, "net_production_rates")->child;
+        for (int k = 0; k < K; k++, x = x->next, w = w->next)
+            y[k] = x->valuedouble, wdot[k] = w->valuedouble, total += wdot[k];
+        double T = jget(st, "T")->valuedouble, P = jget(st, "P")->valuedouble, C = P / (R_GAS * T);
+        y[K] = T;
+        remat_mechanism_param_values(m, p);
+        p[remat_mechanism_param_find(m, "P")] = P;
+        assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, ref));
+        remat_tensor in[3] = {remat_tensor_f64(&t, 0, NULL), remat_tensor_f64(y, 1, &S), remat_tensor_f64(p, 1, &pn)};
+        remat_tensor out[1] = {remat_tensor_f64(got, 1, &S)};
+        assert_ok(remat_run(prog, 3, in, 1, out, NULL));
+        for (int k = 0; k < K; k++) {
+            double want = (wdot[k] - y[k] * total) / C, scale = (fabs(wdot[k]) + fabs(y[k] * total)) / C;
+            if (!(fabs(ref[k] - want) <= 1e-12 * scale))
+                fail_msg("%s, state %d: reference dX[%d]/dt %.17g, Cantera %.17g", name, at, k, ref[k], want);
+            if (!(fabs(got[k] - want) <= 1e-12 * scale))
+                fail_msg("%s, state %d: vector dX[%d]/dt %.17g, Cantera %.17g", name, at, k, got[k], want);
+        }
+        assert_true(ref[K] == 0 && got[K] == 0);
+        at++;
+    }
+    assert_int_equal(at, 3);
+    remat_program_free(prog);
+    remat_fn_free(f);
+    remat_mechanism_free(m);
+}
+
+/* and the same reactions with A per molecule (MOLECULES): each reverse's A converts by its own
+ * order, a three-body one's counting M, as Cantera reads ck2yaml's output */
+static void cantera_rev(void **state)
+{
+    (void)state;
+    const cJSON *doc = golden("cantera_rev.json");
+    cantera_rev_one(doc, doc);
+    cantera_rev_one(doc, jget(doc, "molecules"));
+}
+
 /* A pre-exponential factor in cm^3 (cm^6 for three bodies) per mol is the
  * correctly rounded SI value, as the user wrote it: a power-of-ten unit
  * factor is one exact multiplication or division, not the product of
@@ -859,7 +960,8 @@ int main(void)
         cmocka_unit_test(lowering_leaves_out_absent_forms),
         cmocka_unit_test(sniffing),
         cmocka_unit_test(state_errors), cmocka_unit_test(negative_mole_fractions), cmocka_unit_test(unsupported_yaml),
-        cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads), cmocka_unit_test(a_in_powers_of_ten),
+        cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads), cmocka_unit_test(cantera_rev),
+        cmocka_unit_test(a_in_powers_of_ten),
         cmocka_unit_test(unsupported_chemkin), cmocka_unit_test(duplicates),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { N_GOLDEN = 15 };
+enum { N_GOLDEN = 16 };
 static cJSON *golden_docs[N_GOLDEN];
 static const char *const golden_names[N_GOLDEN] = {"ops.json", "dot_general.json", "residuals.json", "gradients.json",
                                                    "ops_nn.json", "nn_random.json", "nn_flax.json", "jvp.json",
                                                    "linear_solve.json", "adaptive.json",
                                                    "cantera_h2o2.json", "cantera_gri30.json", "backsolve.json", "netterm.json",
-                                                   "offload_residuals.json"};
+                                                   "offload_residuals.json", "cantera_rev.json"};
 
 cJSON *golden(const char *file)
 {

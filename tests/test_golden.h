@@ -26,7 +26,8 @@
  * gradients.json, ops_nn.json, nn_random.json, nn_flax.json, jvp.json,
  * linear_solve.json, adaptive.json (gen_adaptive_goldens.py), cantera_h2o2.json and
  * cantera_gri30.json (gen_cantera_goldens.py), backsolve.json (gen_backsolve_goldens.py), netterm.json
- * (gen_netterm_goldens.py), offload_residuals.json (gen_offload_goldens.py) */
+ * (gen_netterm_goldens.py), offload_residuals.json (gen_offload_goldens.py), cantera_rev.json
+ * (gen_rev_goldens.py) */
 cJSON *golden(const char *file);
 
 /* the entry of file's "cases" whose "name" is name */

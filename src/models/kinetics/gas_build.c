@@ -391,7 +391,11 @@ static const remat_expr *rate_of_progress(gas_b *b, int i)
     if (r->reversible) {
         const remat_expr *kr;
         if (r->has_rev) {
+            /* CHEMKIN REV: Arrhenius; a three-body reaction's reverse is a three-body reaction,
+             * the same M (Cantera's ck2yaml); a falloff reaction's is bare Arrhenius there too */
             kr = arrhenius_num(b, &r->rev);
+            if (r->kind == GAS_THREE_BODY)
+                kr = mul(b, kr, third_body(b, r));
         } else {
             /* kr = kf / Kc = kf exp(sum nu g/RT) (P_ref/(R T))^(-sum nu) */
             const remat_expr *dg = NULL;

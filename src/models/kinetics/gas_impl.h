@@ -159,9 +159,12 @@ typedef struct gas_plan {
     double *troeA, *rt3, *rt1, *t2, *w2; /* [nf] */
     double *sa, *sb, *scinv, *scw, *sd, *se; /* [nf] */
     double *revA, *revb, *revEa;
+    /* [N] 1 for an explicit reverse on a three-body reaction: k_r [M], the forward's M (Cantera's
+     * ck2yaml; a falloff reaction's explicit reverse is bare Arrhenius, as there) */
+    double *rev_tb;
     /* how many reactions of each form: the lowering leaves out the parts of forms the mechanism
      * lacks (GRI-Mech 3.0: no SRI, chemically activated or explicit reverse reactions) */
-    int n_tb, n_fo, n_ca, n_troe, n_sri, n_rev;
+    int n_tb, n_fo, n_ca, n_troe, n_sri, n_rev, n_rev_tb;
 } gas_plan;
 remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, gas_plan **out);
 /* dydt for y (S,) and params (P,) of dtype f64 by the plan */

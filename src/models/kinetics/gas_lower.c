@@ -90,7 +90,7 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
     g->effx = vec(a, NK, 0, &oom), g->effd = vec(a, N, 0, &oom);
     double **masks[] = {&g->dneq, &g->revmask, &g->is_tb, &g->is_fo, &g->is_ca, &g->is_troe, &g->is_sri,
                         &g->has_rev, &g->k2b, &g->k2Ea, &g->rt3, &g->rt1, &g->t2, &g->w2, &g->sb, &g->scinv,
-                        &g->scw, &g->se, &g->revb, &g->revEa, &g->revA};
+                        &g->scw, &g->se, &g->revb, &g->revEa, &g->revA, &g->rev_tb};
     for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++)
         *masks[i] = vec(a, N, 0, &oom);
     g->k2A = vec(a, N, 1, &oom), g->troeA = vec(a, N, 0.5, &oom), g->sa = vec(a, N, 1, &oom);
@@ -131,6 +131,7 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
         if (r->has_rev) {
             g->has_rev[i] = 1;
             g->revA[i] = r->rev.A, g->revb[i] = r->rev.b, g->revEa[i] = r->rev.Ea;
+            g->rev_tb[i] = r->kind == GAS_THREE_BODY;
         }
         int third = r->kind == GAS_THREE_BODY || r->kind == GAS_FALLOFF || r->kind == GAS_CHEM_ACT;
         for (int k = 0; third && k < K; k++)
@@ -161,6 +162,7 @@ remat_status gas_plan_build(const gas_desc *d, int adiabatic, remat_arena *a, ga
     for (int i = 0; i < N; i++) {
         g->n_tb += g->is_tb[i] != 0, g->n_fo += g->is_fo[i] != 0, g->n_ca += g->is_ca[i] != 0;
         g->n_troe += g->is_troe[i] != 0, g->n_sri += g->is_sri[i] != 0, g->n_rev += g->has_rev[i] != 0;
+        g->n_rev_tb += g->rev_tb[i] != 0;
     }
     /* the falloff reactions' parameters, compacted to their nf entries */
     g->nf = g->n_fo + g->n_ca;
@@ -287,6 +289,7 @@ static remat_val slot_product(lw *L, int n, double *const *sel, double *const *p
 /* what the right-hand side computes, kept for its Jacobian (gas_lower_jac) */
 typedef struct {
     remat_val X, T, C, conc, h, cp, m, kmain, M, kf, kr, Emin;
+    remat_val krev; /* the explicit reverses' Arrhenius rates, before a three-body M */
     /* over the nf falloff reactions (gas_plan.fidx) */
     remat_val k0, kinf, Mf, Pr, lpr, F, onePr;
     remat_val lfc, nn, lc, f1, xx, w0;
@@ -412,11 +415,14 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
                              remat_mul(f, cvec(&L, g->dneq, N), logC0));
     remat_val expdg = remat_exp(f, dg), Emin = remat_min(f, expdg, sc(&L, 1e300));
     remat_val kr = remat_mul(f, kf, Emin);
-    if (g->n_rev)
-        kr = remat_select(f, cvec(&L, g->has_rev, N),
-                          arrh(&L, cvec(&L, g->revA, N), cvec(&L, g->revb, N), cvec(&L, g->revEa, N), logT, invT,
-                               &o->arev),
-                          kr);
+    remat_val krev = REMAT_NONE;
+    if (g->n_rev) {
+        /* an explicit reverse (CHEMKIN REV): Arrhenius, times the forward's M on a three-body
+         * reaction (Cantera: the reverse is a three-body reaction with the same efficiencies) */
+        krev = arrh(&L, cvec(&L, g->revA, N), cvec(&L, g->revb, N), cvec(&L, g->revEa, N), logT, invT, &o->arev);
+        remat_val kre = g->n_rev_tb ? remat_mul(f, krev, remat_select(f, cvec(&L, g->rev_tb, N), M, ones)) : krev;
+        kr = remat_select(f, cvec(&L, g->has_rev, N), kre, kr);
+    }
     remat_val q = remat_mul(f, m, remat_sub(f, remat_mul(f, kf, rprod),
                                              remat_mul(f, cvec(&L, g->revmask, N), remat_mul(f, kr, pprod))));
 
@@ -433,6 +439,7 @@ static void lower_parts(lw *Lp, const gas_plan *g, remat_val y, remat_val params
     o->X = X, o->T = T, o->C = C, o->conc = conc, o->h = h, o->cp = g->adiabatic ? th[2] : REMAT_NONE, o->m = m;
     o->kmain = kmain, o->k0 = k0, o->kinf = kinf, o->M = M, o->Mf = Mf, o->Pr = Pr, o->lpr = lpr, o->F = F;
     o->onePr = onePr;
+    o->krev = krev;
     o->kf = kf, o->kr = kr, o->Emin = Emin, o->lfc = lfc, o->nn = nn, o->lc = lc, o->f1 = f1, o->xx = xx, o->w0 = w0;
     o->rprod = rprod, o->pprod = pprod, o->omega = omega, o->total = total, o->dX = dX, o->dT = dT;
     o->factor = factor, o->expdg = expdg, o->cpsum = cpsum;
@@ -648,8 +655,13 @@ static remat_val t_column(lw *L, const gas_plan *g, const parts *o)
     remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N, 0.0);
     remat_val dE = remat_select(f, remat_lt(f, o->expdg, sc(L, 1e300)), remat_mul(f, o->Emin, ddg), zeros);
     remat_val dkr = remat_add(f, remat_mul(f, dkf, o->Emin), remat_mul(f, o->kf, dE));
-    if (g->n_rev)
-        dkr = remat_select(f, cvec(L, g->has_rev, N), remat_mul(f, o->kr, arrh_dlog(L, &o->arev, invT)), dkr);
+    if (g->n_rev) {
+        /* explicit: d log kr / dT = d log k_rev / dT, less 1/T on a three-body one (M = C eff X) */
+        remat_val dl = arrh_dlog(L, &o->arev, invT);
+        if (g->n_rev_tb)
+            dl = remat_sub(f, dl, remat_mul(f, cvec(L, g->rev_tb, N), invT));
+        dkr = remat_select(f, cvec(L, g->has_rev, N), remat_mul(f, o->kr, dl), dkr);
+    }
     /* q = m (kf rprod - rev kr pprod), d rprod / dT = -nrs rprod / T */
     remat_val tf = remat_mul(f, remat_sub(f, dkf, remat_mul(f, o->kf, remat_mul(f, cvec(L, g->nrs, N), invT))),
                              o->rprod);
@@ -685,14 +697,21 @@ remat_status gas_lower_jac(remat_fn *f, const gas_plan *g, remat_val y, remat_va
     REMAT_ASSERT(L.ys.rank == 1 && L.ys.dims[0] == S);
     parts o;
     lower_parts(&L, g, y, params, &o);
-    /* dq/dconc (N x K): through the third-body concentration M (kf and, from equilibrium, kr = kf E)
-     * and through the reactant and product slots */
+    /* dq/dconc (N x K): through the third-body concentration M (kf and, from equilibrium, kr = kf E;
+     * an explicit reverse on a three-body reaction, kr = k_rev M) and through the reactant and
+     * product slots */
     int64_t N1 = N;
     remat_val zeros = remat_const_fill(f, REMAT_F64, 1, &N1, 0.0);
     remat_val Er = remat_select(f, cvec(&L, g->has_rev, N), zeros, o.Emin);
     remat_val rev = cvec(&L, g->revmask, N);
     remat_val a_eff = remat_mul(f, remat_mul(f, o.m, remat_mul(f, o.kmain, factor_dM(&L, g, &o))),
                                 remat_sub(f, o.rprod, remat_mul(f, rev, remat_mul(f, Er, o.pprod))));
+    /* an explicit reverse on a three-body reaction, k_rev M: d kr / dM = k_rev */
+    if (g->n_rev_tb)
+        a_eff = remat_sub(f, a_eff,
+                          remat_mul(f, o.m, remat_mul(f, remat_mul(f, rev, remat_select(f, cvec(&L, g->rev_tb, N),
+                                                                                          o.krev, zeros)),
+                                                       o.pprod)));
     remat_val wcols[1 + 2 * GAS_SLOTS];
     wcols[0] = reshape2(f, a_eff, N, 1);
     slot_weights(&L, g->R, o.rslot, remat_mul(f, o.m, o.kf), 1, wcols + 1);
