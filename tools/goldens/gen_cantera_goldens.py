@@ -33,7 +33,7 @@ CD_STEP = 1e-4
 
 CASES = {
     "h2o2": {"composition": "H2:2,O2:1,N2:3.76", "P": ct.one_atm, "T0": [1000.0, 1100.0, 1300.0], "grad_T0": [1100.0]},
-    "gri30": {"composition": "CH4:1,O2:2,N2:7.52", "P": ct.one_atm, "T0": [1300.0, 1500.0], "grad_T0": [1500.0]},
+    "gri30": {"composition": "CH4:1,O2:2,N2:7.52", "P": ct.one_atm, "T0": [1300.0, 1500.0, 1700.0], "grad_T0": [1500.0]},
 }
 
 
