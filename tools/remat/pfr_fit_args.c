@@ -121,6 +121,7 @@ void pfr_fit_help(FILE *out)
             "  --plot FILE        draw the fitted model against the data, one panel per experiment\n"
             "                     (.png, .svg, .pdf, .ps)\n"
             "  --plot-residuals F draw the (weighted) residuals at the optimum, one panel per experiment\n"
+            "                     (a gas mechanism's T residuals, in K, on a panel of their own)\n"
             "  --log-x            --plot, --plot-residuals: a log10 time axis labelled by decade\n"
             "                     (points at t <= 0 left out; the model curve then log-spaced)\n"
             "  --log-y            --plot: a log10 concentration axis (not for residuals, which are signed)\n"
