@@ -349,6 +349,14 @@ static void test_models_fixed_dense_fit_matches_per_interval(void **state)
         assert_true(cells > 0 && cells <= E * cases[c].K * 3);
         assert_true(exp_rows);
         assert_int_equal(na, 1);
+        if (c == 0) { /* the interpolating adjoint: the same row scan, one class */
+            fit_fixed(cases[c].method, E, cases[c].K, cases[c].steps, REMAT_ODE_ADJOINT_INTERPOLATING, NULL, &nb, pb,
+                      rb);
+            assert_true(exp_rows);
+            assert_int_equal(nb, 1);
+            for (int64_t i = 0; i < cells; i++)
+                assert_close(rb[i], ra[i], 0, 1e-12);
+        }
         fit_fixed(cases[c].method, E, cases[c].K, cases[c].steps, REMAT_ODE_ADJOINT_BACKSOLVE, NULL, &nb, pb, rb);
         assert_true(exp_rows);
         assert_int_equal(nb, 1);
