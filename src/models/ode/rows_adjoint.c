@@ -16,6 +16,10 @@
  * one reverse scan over the rows whose body runs an interval's steps as a
  * while loop (backsolve.c, build_backward_rows); the interpolating
  * adjoint's solve, driven from C, reads them at each run.
+ *
+ * What stays O(K) per gradient: each run of the op's VJP solves back over
+ * every row, so a reverse-mode Jacobian (one VJP per measured cell, the
+ * only mode a continuous adjoint has: remat/fit.h) costs O(K^2 S) steps.
  */
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
