@@ -117,8 +117,8 @@ static void check_adjoint(remat_ode_adjoint adj, const remat_ode_method *methods
                 if (!(fabs(got[i] - want[set][i]) <= tol * fabs(want[set][i]) + 1e-14))
                     fail_msg("%s adjoint, %s%s, times set %d: output %d (0 loss, 1-3 d/dy0, 4-5 d/dp) = %.17g, "
                              "per-interval %.17g",
-                             remat_ode_adjoint_name(adj), remat_ode_method_name(method), mech == TIMED ? " (timed)" : "",
-                             set, i, got[i], want[set][i]);
+                             remat_ode_adjoint_name(adj), remat_ode_method_name(method),
+                             mech == TIMED ? " (timed)" : "", set, i, got[i], want[set][i]);
                 worst = fmax(worst, fabs(got[i] - want[set][i]) / fmax(fabs(want[set][i]), 1e-300));
             }
             print_message("%s adjoint, %s%s, times set %d: worst relative difference %.3g\n",
