@@ -322,14 +322,15 @@ static double fit_fixed(remat_ode_method method, int E, int K, int64_t steps, re
     return bytes;
 }
 
-/* Every fit of fixed steps with the discrete adjoint takes the row scan
- * (remat_ode_integrate_rows): the per-interval grid's steps, so its
- * residuals and predictions equal those of the per-interval grid (which a
- * continuous adjoint keeps: the same forward steps) to 1e-12, for rows on
+/* Every fit of fixed steps takes the row scan (remat_ode_integrate_rows),
+ * whatever its adjoint: the per-interval grid's steps, so the discrete
+ * adjoint's residuals and predictions equal the backsolve adjoint's (its
+ * forward: the same steps, every interval's own) to 1e-12, for rows on
  * the grid (101 rows, every 0.1 = 2 steps of 0.05) and off it (300 rows)
  * with rk4 and euler, and with --steps; three experiments of one
- * length share one class of programs (one each on the per-interval grid);
- * the fit finds the constants. */
+ * length share one class of programs with either adjoint (the continuous
+ * adjoint had one each, its grid built from the times: issue 21); the fit
+ * finds the constants. */
 static void test_models_fixed_dense_fit_matches_per_interval(void **state)
 {
     (void)state;
@@ -348,9 +349,17 @@ static void test_models_fixed_dense_fit_matches_per_interval(void **state)
         assert_true(cells > 0 && cells <= E * cases[c].K * 3);
         assert_true(exp_rows);
         assert_int_equal(na, 1);
+        if (c == 0) { /* the interpolating adjoint: the same row scan, one class */
+            fit_fixed(cases[c].method, E, cases[c].K, cases[c].steps, REMAT_ODE_ADJOINT_INTERPOLATING, NULL, &nb, pb,
+                      rb);
+            assert_true(exp_rows);
+            assert_int_equal(nb, 1);
+            for (int64_t i = 0; i < cells; i++)
+                assert_close(rb[i], ra[i], 0, 1e-12);
+        }
         fit_fixed(cases[c].method, E, cases[c].K, cases[c].steps, REMAT_ODE_ADJOINT_BACKSOLVE, NULL, &nb, pb, rb);
-        assert_false(exp_rows);
-        assert_int_equal(nb, E);
+        assert_true(exp_rows);
+        assert_int_equal(nb, 1);
         assert_int_equal(n_res, cells);
         double worst = 0;
         for (int64_t i = 0; i < cells; i++) {
@@ -379,7 +388,8 @@ static void test_models_fixed_dense_fit_matches_per_interval(void **state)
  * continuous extension (remat_ode_integrate_rows; the rows equal
  * fixed_dense.c's: test_models_rows.c): the residuals at the true
  * constants, the rows' errors against the exact data, differ from the
- * per-interval grid's (forced step ends, which the backsolve adjoint keeps)
+ * per-interval grid's (forced step ends, which the backsolve adjoint's row
+ * scan takes)
  * by > 1e-12, and are at most 4x theirs (the forced steps here are 0.5,
  * finer than dt: (0.6 / 0.5)^5 = 2.5x from the step alone; measured 2.2x
  * tsit5, 2.0x dopri5, 2.3x rodas5) */
@@ -396,7 +406,7 @@ static void test_models_fixed_dense_fit_own_extension(void **state)
         assert_true(exp_rows);
         int64_t cells = n_res;
         fit_fixed(own[mi], E, K, 0, REMAT_ODE_ADJOINT_BACKSOLVE, NULL, &nb, NULL, rb);
-        assert_false(exp_rows);
+        assert_true(exp_rows); /* the row scan of every interval's own steps (rows_adjoint.c) */
         assert_int_equal(n_res, cells);
         double ea = 0, eb = 0, diff = 0;
         for (int64_t i = 0; i < cells; i++) {

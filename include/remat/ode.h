@@ -413,9 +413,9 @@ REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechan
  * (P,) or REMAT_NONE. Interval k takes steps[k] steps of
  * (t_k - t_{k-1}) / steps[k], the steps remat_ode_integrate takes, through
  * the same step kernel: the rows are that path's. Fixed steps (adaptive
- * false), the discrete adjoint; opt->max_steps (>= 1) is the most steps of
- * one interval (a run-time error past it); opt->times, n_times, dt and
- * steps are not read. One scan over the K rows (opt->scan's schedule, the
+ * false), any adjoint (the continuous ones: below); opt->max_steps (>= 1)
+ * is the most steps of one interval (a run-time error past it);
+ * opt->times, n_times, dt and steps are not read. One scan over the K rows (opt->scan's schedule, the
  * zero spec binomial with REMAT_WHILE_DEFAULT_SNAPSHOTS slots) whose body
  * runs an interval's steps as a while loop (online, as remat/loop.h's
  * default): the graph depends on the species and the method, not on K or
@@ -429,7 +429,13 @@ REMAT_API remat_status remat_ode_integrate_times(remat_fn *f, const remat_mechan
  * y, a row past it the extension of the grid step from it (the scan
  * carries that step ahead of the rows, so each grid step is taken once
  * whatever the rows), with gradients through it. opt->max_steps + 1 bounds the grid steps of one
- * interval (its step count, one more for the band). */
+ * interval (its step count, one more for the band).
+ * opt->adjoint backsolve or interpolating: every interval's own steps
+ * (tsit5 and dopri5 too, as remat_ode_integrate; opt->dt unread), not
+ * differentiated, through the adjoint's op as remat_ode_integrate's, the
+ * times and step counts its inputs: one program for every K-row set of
+ * times, its values and gradients those of remat_ode_integrate with that
+ * adjoint (src/models/ode/rows_adjoint.c). */
 REMAT_API remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
                                                 remat_val y0, remat_val params, remat_val times, remat_val steps,
                                                 remat_val *y_at_outputs);

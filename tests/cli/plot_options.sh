@@ -11,7 +11,9 @@
 #   - --species draws only the species listed (the legend names them);
 #   - unknown species are refused (tests/cli/bad_inputs.txt has the rows);
 #   - a gas mechanism's T is drawn in a panel of its own ("T (K)"), its
-#     species on a "mole fraction" axis, in fit and simulate;
+#     species on a "mole fraction" axis, in fit and simulate; the fit's T
+#     residuals (kelvin) in a panel of their own too, never on the species'
+#     residual axis;
 #   - each fit panel's title gives its experiment's conditions; simulate's
 #     gives the file's name, its gas axis the residence time (s);
 #   - up to ten curves get ten colours (then dashes).
@@ -116,4 +118,24 @@ check "seven species are drawn in seven colours (got $colours)" test "$colours" 
 REMAT_JIT=never "$REMAT" pfr simulate --mechanism "$GAS/gas_ab.yaml" --cond T=1000 --init A=1 --length 0.004 \
     --plot gassimB.svg --species B >/dev/null 2>gassimB.err
 check "gas simulate --species B: no T panel" test "$(ylabels gassimB.svg)" = "mole fraction|"
+
+# --plot-residuals of a gas fit: the species' residuals on one axis, T's
+# (kelvin, or weighted) on a panel of its own; in drawing order, each
+# panel's y label then its legend (the residuals of T were drawn among the
+# species', and the plot aborted on a gas fit's first row, which is data)
+rlabels() { svgtext "$1" | grep -xE 'residual|T residual \((K|weighted)\)|B|T' | tr '\n' '|'; }
+gasfit=(pfr fit --mechanism "$GAS/gas_ab.yaml" --data "$GAS/gas_ab_BT.csv" --free m1 --params m1=0.7)
+REMAT_JIT=never "$REMAT" "${gasfit[@]}" --plot-residuals gasres.svg >/dev/null 2>gasres.err
+check "gas fit --plot-residuals exits 0" test $? -eq 0
+check "gas fit --plot-residuals: nothing on stderr" test ! -s gasres.err
+check "gas residuals: B on the residual axis, T on its own in kelvin" \
+    test "$(rlabels gasres.svg)" = "residual|B|T residual (K)|T|"
+REMAT_JIT=never "$REMAT" "${gasfit[@]}" --weighting relative --plot-residuals gasresw.svg >/dev/null 2>gasresw.err
+check "gas fit --weighting relative --plot-residuals exits 0" test $? -eq 0
+check "weighted gas residuals: T's panel says weighted, not kelvin" \
+    test "$(rlabels gasresw.svg)" = "residual|B|T residual (weighted)|T|"
+REMAT_JIT=never "$REMAT" "${gasfit[@]}" --species T --plot-residuals gasresT.svg >/dev/null 2>gasresT.err
+check "gas residuals --species T: the T panel alone" test "$(rlabels gasresT.svg)" = "T residual (K)|T|"
+REMAT_JIT=never "$REMAT" "${gasfit[@]}" --species B --plot-residuals gasresB.svg >/dev/null 2>gasresB.err
+check "gas residuals --species B: no T panel" test "$(rlabels gasresB.svg)" = "residual|B|"
 exit $fail

@@ -131,8 +131,11 @@ int pfr_fit_plot_residuals(const char *path, const plot_opts *po, const pfr_fit_
         return 0;
     }
     int64_t N = remat_fit_residual_count(rep->fit);
+    /* a gas mechanism's T residuals are kelvin, not mole fractions: a panel
+     * of their own after the experiment's species panel, as --plot draws T */
+    int iT = plot_temperature_state(rep->m), np = 0;
     double *xy = malloc(sizeof *xy * 2 * (size_t)(N + 1));
-    cli_panel *panels = calloc((size_t)n_data, sizeof *panels);
+    cli_panel *panels = calloc((size_t)n_data * 2, sizeof *panels);
     cli_series *series = calloc((size_t)n_data * (size_t)S, sizeof *series);
     char(*titles)[160] = calloc((size_t)n_data, sizeof *titles);
     int ok = xy && panels && series && titles;
@@ -144,14 +147,15 @@ int pfr_fit_plot_residuals(const char *path, const plot_opts *po, const pfr_fit_
     for (int e = 0; ok && e < n_data; e++) {
         const remat_dataset *d = data[e];
         /* the first row is the initial state (no residual) unless --init or
-         * the file's '# A = ...' lines give every species (remat/fit.h) */
+         * the file's '# A = ...' lines give every species, or the mechanism
+         * is a gas one, whose first row is data (remat/fit.h) */
         int all_init = 1;
         for (int s = 0; s < remat_dataset_species_count(d); s++)
             all_init &= !isnan(remat_dataset_initial(d, s));
-        size_t R = remat_dataset_rows(d), row1 = row0 && !all_init ? 1 : 0;
+        size_t R = remat_dataset_rows(d), row1 = row0 && !all_init && iT < 0 ? 1 : 0;
         const double *t = remat_dataset_times(d);
         cli_series *ser = series + (size_t)e * (size_t)S;
-        int ns = 0;
+        int ns = 0, nT = 0;
         int64_t k = first;
         for (int s = 0; s < S; s++) {
             if (!remat_dataset_has_column(d, s))
@@ -174,15 +178,23 @@ int pfr_fit_plot_residuals(const char *path, const plot_opts *po, const pfr_fit_
             used += 2 * n;
             if (!show[s])
                 continue;
+            nT += s == iT; /* T is the state's last entry: its series comes last */
             ser[ns++] = (cli_series){.label = remat_mechanism_species_name(rep->m, s), .n = n, .x = x, .y = y,
                                      .points_only = 1, .color = 1 + s};
         }
         first = k;
         const char *base = strrchr(remat_dataset_path(d), '/');
+        const bool weighted = rep->sigma || rep->relative;
         snprintf(titles[e], sizeof titles[e], "%s: residuals%s", base ? base + 1 : remat_dataset_path(d),
-                 rep->sigma || rep->relative ? " (weighted)" : " (model - data)");
-        panels[e] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d), .ylabel = "residual",
-                                .logx = po->log_x, .n_series = ns, .series = ser};
+                 weighted ? " (weighted)" : " (model - data)");
+        if (ns > nT || !nT)
+            panels[np++] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d),
+                                       .ylabel = "residual", .logx = po->log_x, .n_series = ns - nT, .series = ser};
+        if (nT)
+            panels[np++] = (cli_panel){.title = titles[e], .xlabel = remat_dataset_indep_name(d),
+                                       .ylabel = weighted ? PLOT_TEMPERATURE_RESIDUAL_LABEL_WEIGHTED
+                                                          : PLOT_TEMPERATURE_RESIDUAL_LABEL,
+                                       .logx = po->log_x, .n_series = nT, .series = ser + ns - nT};
     }
     if (ok && first != N) { /* each residual drawn at its own cell, every one once */
         fprintf(stderr, "%s:%d: internal error: --plot-residuals placed %lld of the fit's %lld residuals\n", __FILE__,
@@ -190,7 +202,7 @@ int pfr_fit_plot_residuals(const char *path, const plot_opts *po, const pfr_fit_
         abort();
     }
     if (ok)
-        ok = cli_plot_panels_for("--plot-residuals", path, n_data, panels);
+        ok = cli_plot_panels_for("--plot-residuals", path, np, panels);
     free(xy);
     free(show);
     free(panels);

@@ -49,5 +49,8 @@ int plot_temperature_state(const remat_mechanism *m);
  * "concentration". */
 const char *plot_species_label(const remat_mechanism *m);
 #define PLOT_TEMPERATURE_LABEL "T (K)"
+/* --plot-residuals' T panel: model - data in kelvin, or weighted (no unit) */
+#define PLOT_TEMPERATURE_RESIDUAL_LABEL "T residual (K)"
+#define PLOT_TEMPERATURE_RESIDUAL_LABEL_WEIGHTED "T residual (weighted)"
 
 #endif

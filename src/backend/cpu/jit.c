@@ -349,11 +349,14 @@ static remat_status compile_new(int n, const remat_lane_program *const *ps, lane
         snprintf(name, sizeof name, "lane%d", k);
         fn[k] = (remat_lane_fn)code_get(code, name);
     }
-    if (st == REMAT_OK) { /* a blocked program's maps (jit_gen.h), before any of its functions runs */
+    bool blocked = false; /* only blocked programs' code defines the map pointer (jit_gen.h) */
+    for (int k = 0; k < n && st == REMAT_OK; k++)
+        blocked |= rmi_jit_blocked(ps[k]);
+    if (st == REMAT_OK && blocked) { /* a blocked program's maps (jit_gen.h), before any of its functions runs */
         void (**vmap)(int, int, long long, void *, const void *, double) =
             code->res ? gcc_jit_result_get_global(code->res, RMI_JIT_VMAP) : dlsym(code->dl, RMI_JIT_VMAP);
-        if (vmap)
-            *vmap = rmi_vm_map_any;
+        REMAT_ASSERT(vmap); /* the generator wrote it for each blocked program, the key holds the programs */
+        *vmap = rmi_vm_map_any;
     }
     return st;
 }

@@ -267,7 +267,7 @@ static bool is_map(const remat_lane_ins *I) { return I->kind == REMAT_LANE_OP &&
 
 /* Blocked: many lanes, no state, no sums across lanes, no exit, and a
  * transcendental (the fused groups of exec/fuse_jit.c that hold one). */
-static bool blocked_program(const remat_lane_program *p)
+bool rmi_jit_blocked(const remat_lane_program *p)
 {
     if (p->m < 2)
         return false;
@@ -584,7 +584,7 @@ static int generate(gen *g, const char *name_fn)
             snprintf(name, sizeof name, "r%d", i);
             g->reg[i] = gcc_jit_function_new_local(g->fn, NULL, g->t_f[fidx(p->ins[i].dt)], name);
         }
-    if (blocked_program(p)) { /* the lanes in blocks, the transcendentals as the kernels' maps */
+    if (rmi_jit_blocked(p)) { /* the lanes in blocks, the transcendentals as the kernels' maps */
         g->cur = s_body;
         const int made = emit_blocked(g, gcc_jit_param_as_rvalue(params[3]), post);
         if (made <= 0)

@@ -16,6 +16,11 @@ enum { M_EXP, M_LOG, M_SIN, M_COS, M_TANH, M_SQRT, M_ERF, M_LOG1P, M_EXPM1, M_PO
  * (jit.c) before any function of the code runs. */
 #define RMI_JIT_VMAP "remat_lane_vmap"
 
+/* Whether p is written as a blocked program (jit.c's header), whose code
+ * then defines RMI_JIT_VMAP: a compilation without one has no such symbol,
+ * and looking it up in libgccjit's result prints dlsym's complaint. */
+bool rmi_jit_blocked(const remat_lane_program *p);
+
 /* The libm functions a context imports, each once, and its map pointer
  * (zero-initialise). */
 typedef struct {

@@ -192,6 +192,13 @@ static remat_status predict_program(struct remat_fit *fit, int n, int64_t steps,
     remat_val ns = steps ? remat_arg(f, "steps", REMAT_F64, 1, &N) : REMAT_NONE;
     remat_ode_options o = fit_ode_options(fit, &fit->exp[0]); /* the experiment-free options */
     o.scan = (remat_scan_options){0};                          /* forward only */
+    if (steps && o.adjoint != REMAT_ODE_ADJOINT_DISCRETE) {
+        /* forward only, no adjoint's op; the steps the fit's continuous
+         * adjoint integrates (rows_adjoint.c): every interval's own, tsit5's
+         * and dopri5's too (dt 0) */
+        o.adjoint = REMAT_ODE_ADJOINT_DISCRETE;
+        o.dt = 0;
+    }
     o.max_steps = steps ? steps : o.max_steps;
     remat_status st = steps ? remat_ode_integrate_rows(f, fit->m, &o, y0, p, ts, ns, &ys)
                             : remat_ode_integrate_times(f, fit->m, &o, y0, p, ts, &ys, NULL);
@@ -269,8 +276,8 @@ remat_status remat_fit_predict(const remat_fit *fit, int e, const double *params
                 return rmi_error(REMAT_ERR_ARG,
                                  "fit: predict: times[%d] = %g: the times must be finite, increasing and >= t0 = %g",
                                  i, times[i], fit->opt.t0);
-    /* fixed steps with the discrete adjoint: the row scan, its step counts
-     * those of the per-interval grid (checked there) */
+    /* fixed steps: the row scan, its step counts those of the per-interval
+     * grid (checked there) */
     int64_t steps = 0, *count = NULL;
     double *nsteps = NULL;
     if (fit_rows_scan(fit)) {

@@ -27,10 +27,9 @@ typedef struct {
     const remat_dataset *d;
     int cls;         /* its program class (fit->cls) */
     int64_t rows;    /* K: every data row is an output time */
-    double *nsteps;  /* [K] fixed steps with the discrete adjoint (fit_exp_rows): each data
-                        interval's step count (remat_ode_count_steps), an input of the row
-                        scan (remat_ode_integrate_rows); NULL: adaptive, or the per-interval
-                        grid of a continuous adjoint */
+    double *nsteps;  /* [K] fixed steps (fit_exp_rows): each data interval's step count
+                        (remat_ode_count_steps), an input of the row scan
+                        (remat_ode_integrate_rows); NULL: adaptive */
     double *y0;      /* [S] */
     double *cond;    /* [CI] this experiment's conditions: its file's, else opt.conds', else the
                         defaults; then, with iP >= 0, its pressure (its file's, else P's start) */
@@ -50,12 +49,14 @@ typedef struct {
     double *located_p; /* [P] */
 } fit_exp;
 
-/* Fixed steps (--dt, the default dt or --steps) with the discrete adjoint:
+/* Fixed steps (--dt, the default dt or --steps), whatever the adjoint:
  * every experiment is one scan over its rows whose body steps to the next
  * row (remat_ode_integrate_rows: the steps of remat_ode_integrate's
  * per-interval grid, a step ending at every row, the times and step counts
- * inputs), O(steps + rows) in time and memory. The continuous adjoints keep
- * the per-interval grid built from the times (remat_ode_integrate). */
+ * inputs), O(steps + rows) in time and memory. With a continuous adjoint
+ * (backsolve, interpolating) the scan is its forward, its op taking the
+ * times and step counts as inputs too: experiments of one row count share
+ * their programs as with the discrete adjoint. */
 bool fit_rows_scan(const struct remat_fit *fit);
 /* This experiment takes that scan (plan_grid counted its steps) */
 bool fit_exp_rows(const fit_exp *x);

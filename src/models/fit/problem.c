@@ -26,7 +26,7 @@ bool fit_exp_rows(const fit_exp *x)
 
 bool fit_rows_scan(const struct remat_fit *fit)
 {
-    return !fit->opt.adaptive && fit->opt.adjoint == REMAT_ODE_ADJOINT_DISCRETE;
+    return !fit->opt.adaptive; /* every adjoint: the continuous ones wrap the scan (rows_adjoint.c) */
 }
 
 /* A weighted residual (y - data) / sigma past this squares beyond the
@@ -351,9 +351,9 @@ static remat_status plan_grid(struct remat_fit *fit)
     fit->longest_scan = 0;
     fit->most_rows = 0;
     fit->finest_h = INFINITY;
-    /* the per-interval grid's step counts: with the discrete adjoint an
-     * input of the row scan (remat_ode_integrate_rows), which takes those
-     * steps with the times and counts as data */
+    /* the per-interval grid's step counts: an input of the row scan
+     * (remat_ode_integrate_rows), which takes those steps with the times
+     * and counts as data, with any adjoint */
     for (int e = 0; e < fit->E; e++) {
         fit_exp *x = &fit->exp[e];
         remat_ode_options o = fit_ode_options(fit, x);

@@ -20,8 +20,8 @@
 #include "models/fit/fit_impl.h"
 
 /* Classes: adaptive experiments of equal rows share one, as do fixed steps
- * in the row scan (fit_exp_rows: the step counts are an input); fixed steps
- * per interval (a continuous adjoint) are alone. Linear in experiments for the common case of one row count. */
+ * in the row scan (fit_exp_rows: the step counts are an input), with any
+ * adjoint. Linear in experiments for the common case of one row count. */
 remat_status fit_classes_init(struct remat_fit *fit)
 {
     fit->cls = rmi_calloc((size_t)fit->E, sizeof *fit->cls);

@@ -284,11 +284,13 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
         st = ode_integrate_adaptive(f, m, opt, y0, params, ts, ts == REMAT_NONE ? opt->n_times : ts_len, y_at_outputs,
                                     stats);
         if (st == REMAT_OK && opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE &&
-            (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, ts, *y_at_outputs, y_at_outputs)) !=
+            (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, ts, REMAT_NONE, *y_at_outputs,
+                                         y_at_outputs)) !=
                 REMAT_OK)
             *y_at_outputs = REMAT_NONE;
         if (st == REMAT_OK && opt->adjoint == REMAT_ODE_ADJOINT_INTERPOLATING &&
-            (st = rmi_ode_interp_wrap(f, m, opt, steps, y0_in, params_in, ts, *y_at_outputs, y_at_outputs)) !=
+            (st = rmi_ode_interp_wrap(f, m, opt, steps, y0_in, params_in, ts, REMAT_NONE, *y_at_outputs,
+                                      y_at_outputs)) !=
                 REMAT_OK)
             *y_at_outputs = REMAT_NONE;
         goto done;
@@ -331,10 +333,11 @@ static remat_status integrate(remat_fn *f, const remat_mechanism *m, const remat
         goto done;
     }
     if (opt->adjoint == REMAT_ODE_ADJOINT_BACKSOLVE &&
-        (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, REMAT_NONE, out, &out)) != REMAT_OK)
+        (st = rmi_ode_backsolve_wrap(f, m, opt, steps, y0_in, params_in, REMAT_NONE, REMAT_NONE, out, &out)) !=
+            REMAT_OK)
         goto done;
     if (opt->adjoint == REMAT_ODE_ADJOINT_INTERPOLATING &&
-        (st = rmi_ode_interp_wrap(f, m, opt, steps, y0_in, params_in, REMAT_NONE, out, &out)) != REMAT_OK)
+        (st = rmi_ode_interp_wrap(f, m, opt, steps, y0_in, params_in, REMAT_NONE, REMAT_NONE, out, &out)) != REMAT_OK)
         goto done;
     *y_at_outputs = out;
     if (stats) {

@@ -148,10 +148,10 @@ typedef struct interp_ctx {
     remat_dtype dt;
     size_t es;
     int64_t K, S, P, N, Q; /* N = S + P (z), Q = P + 2 + 4S (q) */
-    bool adaptive, has_p, has_ts;
+    bool adaptive, has_p, has_ts, has_steps; /* has_steps: the step counts are the op's input after the times */
     double t0;
     double *times; /* opt->times (K), or NULL: from the op's input */
-    int64_t *steps; /* fixed: per interval */
+    int64_t *steps; /* fixed: per interval (has_steps: read from the op's input at each solve) */
     int64_t max_steps;
     double dt0;
     int n_jumps; /* opt->jump_ts: f's left limit there ends the step before */
@@ -593,7 +593,21 @@ static void ip_forward(int n_in, const remat_tensor *ins, remat_tensor *out, voi
     pthread_mutex_unlock(&c->lock);
 }
 
-/* ins: ys, y0, [params], [times]; which 1: lambda(t0), 2 (params): mu(t0) */
+/* Step counts (K, the op's dtype) into c->steps: whole numbers, 0 <= n <=
+ * 2^53 (remat_ode_count_steps'); 0 when one is not (the solve then fails:
+ * NaN, as for any failed solve) */
+static int read_steps(interp_ctx *c, const void *ns)
+{
+    for (int64_t k = 0; k < c->K; k++) {
+        double v = get(c, ns, k);
+        if (!(v >= 0 && v <= 0x1p53 && v == floor(v)))
+            return 0;
+        c->steps[k] = (int64_t)v;
+    }
+    return 1;
+}
+
+/* ins: ys, y0, [params], [times, [steps]]; which 1: lambda(t0), 2 (params): mu(t0) */
 static void ip_vjp(int which, int n_in, const remat_tensor *ins, const remat_tensor *out, const remat_tensor *dout,
                    remat_tensor *din, void *ctx)
 {
@@ -601,7 +615,7 @@ static void ip_vjp(int which, int n_in, const remat_tensor *ins, const remat_ten
     (void)n_in;
     interp_ctx *c = ctx;
     size_t es = c->es;
-    int ip = c->has_p ? 2 : -1, it = c->has_ts ? (c->has_p ? 3 : 2) : -1;
+    int ip = c->has_p ? 2 : -1, it = c->has_ts ? (c->has_p ? 3 : 2) : -1, in_ = c->has_steps ? it + 1 : -1;
     int64_t n = which == 0 ? c->K * c->S : which == 1 ? c->S : which == ip ? c->P : c->K;
     if (which != 1 && which != ip) { /* ys and times are stop_gradient'ed */
         memset(din->data, 0, (size_t)n * es);
@@ -612,13 +626,15 @@ static void ip_vjp(int which, int n_in, const remat_tensor *ins, const remat_ten
     unsigned char *kp = c->key;
     bool hit = c->have && !memcmp(kp, ins[1].data, ss) && !memcmp(kp + ss, dout->data, ks) &&
                (ip < 0 || !memcmp(kp + ss + ks, ins[ip].data, ps)) &&
-               (it < 0 || !memcmp(kp + ss + ks + ps, ins[it].data, ts));
+               (it < 0 || !memcmp(kp + ss + ks + ps, ins[it].data, ts)) &&
+               (in_ < 0 || !memcmp(kp + ss + ks + ps + ts, ins[in_].data, ts));
     if (!hit) {
         double *times = c->times;
         if (it >= 0 && (times = rmi_malloc(sizeof *times * (size_t)c->K)))
             for (int64_t k = 0; k < c->K; k++)
                 times[k] = get(c, ins[it].data, k);
-        c->have = times && solve(c, ins[1].data, ip >= 0 ? ins[ip].data : NULL, times, dout->data) == 0;
+        c->have = times && (in_ < 0 || read_steps(c, ins[in_].data)) &&
+                  solve(c, ins[1].data, ip >= 0 ? ins[ip].data : NULL, times, dout->data) == 0;
         if (times != c->times)
             rmi_free(times);
         if (c->have) {
@@ -628,6 +644,8 @@ static void ip_vjp(int which, int n_in, const remat_tensor *ins, const remat_ten
                 memcpy(kp + ss + ks, ins[ip].data, ps);
             if (it >= 0)
                 memcpy(kp + ss + ks + ps, ins[it].data, ts);
+            if (in_ >= 0)
+                memcpy(kp + ss + ks + ps + ts, ins[in_].data, ts);
         }
     }
     if (c->have) {
@@ -682,8 +700,8 @@ static remat_status build_programs(interp_ctx *c, const remat_mechanism *m, cons
 }
 
 remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                 const int64_t *steps, remat_val y0, remat_val params, remat_val ts, remat_val ys,
-                                 remat_val *out)
+                                 const int64_t *steps, remat_val y0, remat_val params, remat_val ts, remat_val nsteps,
+                                 remat_val ys, remat_val *out)
 {
     *out = REMAT_NONE;
     interp_ctx *c = rmi_calloc(1, sizeof *c);
@@ -695,6 +713,7 @@ remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const re
     c->P = params != REMAT_NONE ? remat_val_shape(f, params).dims[0] : 0;
     c->has_p = params != REMAT_NONE;
     c->has_ts = ts != REMAT_NONE;
+    c->has_steps = nsteps != REMAT_NONE; /* with ts: the row scan's fixed steps */
     c->K = c->has_ts ? remat_val_shape(f, ts).dims[0] : opt->n_times;
     c->N = c->S + c->P, c->Q = c->P + 2 + 4 * c->S;
     c->adaptive = opt->adaptive;
@@ -703,12 +722,12 @@ remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const re
     if (c->n_jumps && (c->jumps = rmi_malloc(sizeof *c->jumps * (size_t)c->n_jumps)))
         memcpy(c->jumps, opt->jump_ts, sizeof *c->jumps * (size_t)c->n_jumps);
     size_t es = c->es;
-    c->key_bytes = (size_t)(c->S + c->K * c->S + c->P + c->K) * es;
+    c->key_bytes = (size_t)(c->S + c->K * c->S + c->P + 2 * c->K) * es;
     c->key = rmi_malloc(c->key_bytes + 1);
     c->ans = rmi_malloc((size_t)c->N * es + 1);
     if (!c->has_ts && (c->times = rmi_malloc(sizeof *c->times * (size_t)c->K)))
         memcpy(c->times, opt->times, sizeof *c->times * (size_t)c->K);
-    if (!c->adaptive && (c->steps = rmi_malloc(sizeof *c->steps * (size_t)c->K)))
+    if (!c->adaptive && (c->steps = rmi_malloc(sizeof *c->steps * (size_t)c->K)) && !c->has_steps)
         memcpy(c->steps, steps, sizeof *c->steps * (size_t)c->K);
     if (!c->key || !c->ans || (!c->has_ts && !c->times) || (!c->adaptive && !c->steps) || (c->n_jumps && !c->jumps)) {
         ctx_free(c);
@@ -728,7 +747,7 @@ remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const re
     registry = c;
     pthread_mutex_unlock(&registry_lock);
     remat_shape sh = remat_val_shape(f, ys);
-    remat_val ins[4];
+    remat_val ins[5];
     int n = 0;
     ins[n++] = remat_stop_gradient(f, ys);
     ins[n++] = y0;
@@ -736,6 +755,8 @@ remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const re
         ins[n++] = params;
     if (c->has_ts)
         ins[n++] = remat_stop_gradient(f, ts);
+    if (c->has_steps)
+        ins[n++] = remat_stop_gradient(f, nsteps);
     *out = remat_custom(f, &c->op, n, ins, c->dt, sh.rank, sh.dims);
     if (*out == REMAT_NONE || remat_fn_status(f) != REMAT_OK) {
         *out = REMAT_NONE;

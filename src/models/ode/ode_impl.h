@@ -249,18 +249,31 @@ remat_status rmi_ode_backsolve_check(const remat_ode_options *opt, remat_fn *f, 
  * stop_gradient), through the op whose VJP solves the adjoint backwards:
  * *out has ys' values; steps[k] as check_grid counts them; ts (K,) the
  * output times as a value (adaptive, remat_ode_integrate_times), else
- * REMAT_NONE and opt->times. */
+ * REMAT_NONE and opt->times; nsteps (K,) with ts and fixed steps: the
+ * step counts as a value too (the row scan, rmi_ode_rows_continuous;
+ * steps unread), so the op's programs depend on K, not on the times. */
 remat_status rmi_ode_backsolve_wrap(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                    const int64_t *steps, remat_val y0, remat_val params, remat_val ts, remat_val ys,
-                                    remat_val *out);
+                                    const int64_t *steps, remat_val y0, remat_val params, remat_val ts,
+                                    remat_val nsteps, remat_val ys, remat_val *out);
 
 /* ---- the interpolating adjoint (interp.c) ---- */
 
 /* As rmi_ode_backsolve_wrap for REMAT_ODE_ADJOINT_INTERPOLATING; ts (K,)
  * the output times as a value (remat_ode_integrate_times), else REMAT_NONE
- * and opt->times */
+ * and opt->times; nsteps as there */
 remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
-                                 const int64_t *steps, remat_val y0, remat_val params, remat_val ts, remat_val ys,
-                                 remat_val *out);
+                                 const int64_t *steps, remat_val y0, remat_val params, remat_val ts, remat_val nsteps,
+                                 remat_val ys, remat_val *out);
+
+/* ---- the continuous adjoints of the row scan (rows_adjoint.c) ---- */
+
+/* remat_ode_integrate_rows with opt->adjoint backsolve or interpolating
+ * (fixed steps): the rows scan's forced steps (every interval's own, as
+ * remat_ode_integrate's per-interval grid, tsit5 and dopri5 too) from
+ * stop_gradient'ed y0 and params, through the adjoint's op with the times
+ * and step counts as its inputs. */
+remat_status rmi_ode_rows_continuous(remat_fn *f, const remat_mechanism *m, const remat_ode_options *opt,
+                                     remat_val y0, remat_val params, remat_val times, remat_val steps,
+                                     remat_val *y_at_outputs);
 
 #endif

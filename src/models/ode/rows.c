@@ -364,9 +364,11 @@ remat_status remat_ode_integrate_rows(remat_fn *f, const remat_mechanism *m, con
         return rmi_error(REMAT_ERR_NULL, "ode: %s is NULL", !f ? "the function" : !m ? "the mechanism" : "the options");
     if (remat_fn_status(f) != REMAT_OK)
         return rmi_error(remat_fn_status(f), "ode: %s", remat_fn_error(f));
-    if (opt->adaptive || opt->adjoint != REMAT_ODE_ADJOINT_DISCRETE)
+    if (opt->adaptive)
         return rmi_error(REMAT_ERR_ARG, "ode: rows with their step counts as values take fixed steps (adaptive "
-                                        "false) and the discrete adjoint");
+                                        "false)");
+    if (opt->adjoint != REMAT_ODE_ADJOINT_DISCRETE) /* backsolve, interpolating: rows_adjoint.c */
+        return rmi_ode_rows_continuous(f, m, opt, y0, params, times, steps, y_at_outputs);
     if (!rmi_ode_tableau(opt->method))
         return rmi_error(REMAT_ERR_ARG, "ode: unknown method %d", (int)opt->method);
     if (opt->max_steps < 1)
