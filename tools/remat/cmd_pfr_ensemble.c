@@ -140,7 +140,10 @@ static int fixed_like_adaptive(ens_run *r)
     remat_pfr_options *o = &r->su.opt;
     int64_t n = 0, na = 0;
     if (remat_pfr_fixed_steps(r->su.mech, o, r->su.params, &n, &na) != REMAT_OK) {
-        fprintf(stderr, "remat: pfr ensemble: %s; give --steps N or --dt H\n", remat_last_error());
+        fprintf(stderr,
+                "remat: pfr ensemble: %s; the lanes step together, so give --steps N or --dt H for equal steps "
+                "of your own, or integrate each set adaptively with pfr simulate --params\n",
+                remat_last_error());
         return 0;
     }
     fprintf(stderr,
