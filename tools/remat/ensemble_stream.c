@@ -234,8 +234,9 @@ static int rounds(ens_run *r, ens_csv *csv, FILE *out, round_bufs *b)
             int s = 0;
             if (!write_row(out, r, b->sets + (size_t)i * (size_t)Q, res) && !b->bad++)
                 b->first_bad = b->lines[i];
-            if ((b->e ? remat_pfr_ensemble_negative(b->e, 1, res, NULL, &s) : remat_pfr_negative(b->one, 1, res, NULL, &s)) &&
-                !b->negative++)
+            int neg = b->e ? remat_pfr_ensemble_negative(b->e, 1, res, NULL, &s)
+                           : remat_pfr_negative(b->one, 1, res, NULL, &s);
+            if (neg && !b->negative++)
                 b->first_negative = b->lines[i], b->negative_species = s;
         }
         if (r->rank == 0 && ferror(out)) {
