@@ -260,7 +260,11 @@ REMAT_API int remat_pfr_ensemble_negative(const remat_pfr_ensemble *e, int64_t n
  * atol, every species) of the previous doubling's and of the adaptive one.
  * A count whose explicit step is unstable is doubled past. *steps, and unless NULL
  * *adaptive_steps (the adaptive run's accepted steps). opt->adaptive must be
- * set; REMAT_ERR_NUMERIC when no count up to 2^22 holds. */
+ * set; REMAT_ERR_NUMERIC, saying that equal steps cannot follow the
+ * integration's stiff transient, when no count up to 64 times the first
+ * (the accepted steps, at least 16; at most 2^22) holds: an ignition's
+ * adaptive run takes tiny steps in the transient only, and equal steps that
+ * small would be orders of magnitude more. */
 REMAT_API remat_status remat_pfr_fixed_steps(const remat_mechanism *m, const remat_pfr_options *opt,
                                              const double params[], int64_t *steps, int64_t *adaptive_steps);
 

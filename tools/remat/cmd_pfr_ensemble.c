@@ -42,9 +42,11 @@ static void help(FILE *out)
             "adaptively (--mechanism, or --method tsit5|dopri5|rodas5, without --steps/--dt), the\n"
             "same method with the equal steps that match its adaptive outlet at the base\n"
             "parameters (--params, else the declared values) to --rtol/--atol (found by doubling\n"
-            "from the adaptive step count; stderr says the method and the steps). Under mpirun the\n"
-            "rows are split over the ranks; the output is the same, byte for byte, on any number of\n"
-            "ranks.\n"
+            "from the adaptive step count; stderr says the method and the steps). Where no equal\n"
+            "steps up to 64x the adaptive count match it (a stiff transient, e.g. an ignition), each\n"
+            "set is integrated adaptively on its own, as pfr simulate does (one run for the outlet and\n"
+            "one reverse pass per --species; stderr says so). Under mpirun the rows are split over\n"
+            "the ranks; the output is the same, byte for byte, on any number of ranks.\n"
             "\n"
             "Output (CSV, --out or stdout; one row per set, in input order, %%.17g): the set's\n"
             "parameters as P.csv names them, then C_<s> for every species s, then d<s>/d<k> for each\n"
@@ -134,13 +136,28 @@ int ens_fail(const ens_run *r, int code)
 
 /* Where pfr simulate integrates adaptively, the lanes (which step together)
  * take the equal steps that match its outlet at the base parameters; stderr
- * says so (rank 0: the others' stderr is silenced here). */
+ * says so (rank 0: the others' stderr is silenced here). Where no equal
+ * steps match (a stiff transient: the adaptive run succeeded, the search
+ * did not), each set is integrated as pfr simulate integrates it, one
+ * adaptive run per set (ens_stream says so at the end). */
 static int fixed_like_adaptive(ens_run *r)
 {
     remat_pfr_options *o = &r->su.opt;
     int64_t n = 0, na = 0;
-    if (remat_pfr_fixed_steps(r->su.mech, o, r->su.params, &n, &na) != REMAT_OK) {
-        fprintf(stderr, "remat: pfr ensemble: %s; give --steps N or --dt H\n", remat_last_error());
+    remat_status st = remat_pfr_fixed_steps(r->su.mech, o, r->su.params, &n, &na);
+    if (st == REMAT_ERR_NUMERIC && na > 0) {
+        const char *why = remat_last_error(), *prefix = "pfr fixed steps: ";
+        if (strncmp(why, prefix, strlen(prefix)) == 0)
+            why += strlen(prefix);
+        snprintf(r->why, sizeof r->why, "%s", why);
+        r->per_member = 1;
+        return 1;
+    }
+    if (st != REMAT_OK) {
+        fprintf(stderr,
+                "remat: pfr ensemble: %s; the lanes step together, so give --steps N or --dt H for equal steps "
+                "of your own, or integrate each set adaptively with pfr simulate --params\n",
+                remat_last_error());
         return 0;
     }
     fprintf(stderr,

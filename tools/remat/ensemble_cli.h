@@ -17,6 +17,11 @@ typedef struct {
     int *vary, *grad; /* (Q,), (G,) */
     int64_t B;
     char **colname;  /* (Q,) the header's names */
+    /* equal steps cannot follow simulate's adaptive integration (its stiff
+     * transient): each set is its own adaptive run, pfr simulate's, and
+     * why says why (remat_pfr_fixed_steps' message) */
+    int per_member;
+    char why[1024];
     char err[2048];
 } ens_run;
 

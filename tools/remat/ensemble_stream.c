@@ -6,6 +6,12 @@
  * each rank runs its chunks; rank 0 gathers the results in chunk order and
  * writes the round's rows. An agreement follows each step that can fail on
  * one rank (reading, integrating, writing).
+ *
+ * Where equal steps cannot follow pfr simulate's adaptive integration
+ * (r->per_member), a chunk's sets are integrated one by one as simulate
+ * integrates them: the outlet from one adaptive reactor, the sensitivities
+ * of each --species s from a reactor whose objective is C_s(L) (its
+ * gradient, the discrete adjoint through the adaptive steps).
  */
 #include <errno.h>
 #include <math.h>
@@ -90,10 +96,66 @@ typedef struct {
     int *owner;     /* (size,) */
     int64_t *len;   /* (size,) */
     remat_pfr_ensemble *e;
+    remat_pfr *one, **by_species; /* per_member: the outlet's reactor, (G,) one per --species */
+    double *p, *pg;               /* per_member: (P,) a set's parameters, (P,) a gradient */
     int64_t bad, first_bad; /* rows with non-finite outlets; the first one's line */
     int64_t negative, first_negative; /* rows with negative outlets (remat_pfr_ensemble_negative); the first's line */
     int negative_species;             /* and its species */
+    int64_t rows;                     /* the sets so far */
 } round_bufs;
+
+/* per_member: k sets one by one into b->outlet and b->jac, as pfr simulate
+ * integrates each; a set whose integration fails numerically (too many
+ * steps, a rate that cannot be computed) gets nan, as an unstable lane */
+static int members(ens_run *r, round_bufs *b, int64_t k, const double *sets)
+{
+    int S = r->su.S, Q = r->Q, P = r->su.P;
+    for (int64_t i = 0; i < k; i++) {
+        memcpy(b->p, r->su.params, sizeof *b->p * (size_t)P);
+        for (int j = 0; j < Q; j++)
+            b->p[r->vary[j]] = sets[(size_t)i * (size_t)Q + (size_t)j];
+        double *out = b->outlet + (size_t)i * (size_t)S, *jac = b->jac + (size_t)i * (size_t)S * (size_t)Q;
+        memset(jac, 0, sizeof *jac * (size_t)S * (size_t)Q);
+        remat_status st = remat_pfr_outlet(b->one, b->p, out);
+        for (int g = 0; st == REMAT_OK && g < r->G; g++) {
+            double obj;
+            st = remat_pfr_objective(b->by_species[g], b->p, &obj, b->pg);
+            for (int j = 0; st == REMAT_OK && j < Q; j++)
+                jac[r->grad[g] * Q + j] = b->pg[r->vary[j]];
+        }
+        if (st == REMAT_ERR_NUMERIC) {
+            for (int s = 0; s < S; s++)
+                out[s] = NAN;
+            for (int q = 0; q < S * Q; q++)
+                jac[q] = NAN;
+        } else if (st != REMAT_OK) {
+            snprintf(r->err, sizeof r->err, "%s", remat_last_error());
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* per_member: the reactors (compiled on their first run) and buffers */
+static int members_new(ens_run *r, round_bufs *b)
+{
+    remat_pfr_options o = r->su.opt;
+    o.goal = REMAT_PFR_NO_GOAL;
+    b->p = malloc(sizeof *b->p * (size_t)r->su.P);
+    b->pg = malloc(sizeof *b->pg * (size_t)r->su.P);
+    b->by_species = calloc((size_t)r->G, sizeof *b->by_species);
+    if (!b->p || !b->pg || !b->by_species)
+        return snprintf(r->err, sizeof r->err, "out of memory"), 0;
+    if (remat_pfr_new(r->su.mech, &o, &b->one) != REMAT_OK)
+        return snprintf(r->err, sizeof r->err, "%s", remat_last_error()), 0;
+    o.goal = REMAT_PFR_MINIMIZE; /* objective +C_s(L): its gradient is dC_s(L)/dp */
+    for (int g = 0; g < r->G; g++) {
+        o.species = r->grad[g];
+        if (remat_pfr_new(r->su.mech, &o, &b->by_species[g]) != REMAT_OK)
+            return snprintf(r->err, sizeof r->err, "%s", remat_last_error()), 0;
+    }
+    return 1;
+}
 
 /* this rank's chunks of a round of n sets */
 static int compute(ens_run *r, round_bufs *b, int64_t n)
@@ -107,7 +169,11 @@ static int compute(ens_run *r, round_bufs *b, int64_t n)
         b->len[c] = k * W;
         if (b->owner[c] != r->rank)
             continue;
-        if (remat_pfr_ensemble_run(b->e, k, b->sets + (size_t)lo * (size_t)Q, b->outlet, b->jac) != REMAT_OK) {
+        if (r->per_member) {
+            if (!members(r, b, k, b->sets + (size_t)lo * (size_t)Q))
+                return 0;
+        } else if (remat_pfr_ensemble_run(b->e, k, b->sets + (size_t)lo * (size_t)Q, b->outlet, b->jac) !=
+                   REMAT_OK) {
             snprintf(r->err, sizeof r->err, "%s", remat_last_error());
             return 0;
         }
@@ -138,13 +204,17 @@ static int rounds(ens_run *r, ens_csv *csv, FILE *out, round_bufs *b)
             return 0;
         if (n == 0)
             return 1;
+        b->rows += n;
         if (!ens_dist_bcast(r->d, b->sets, sizeof *b->sets * (size_t)n * (size_t)Q))
             return 0;
         if (first) { /* a file of fewer sets than B compiles no lanes it would not use */
             int64_t lanes = n < r->B ? n : r->B;
             remat_pfr_options o = r->su.opt;
-            int ok = remat_pfr_ensemble_new(r->su.mech, &o, lanes, Q, r->vary, r->su.params, &b->e) == REMAT_OK;
-            if (!ok)
+            int ok;
+            if (r->per_member)
+                ok = members_new(r, b);
+            else if (!(ok = remat_pfr_ensemble_new(r->su.mech, &o, lanes, Q, r->vary, r->su.params, &b->e) ==
+                            REMAT_OK))
                 snprintf(r->err, sizeof r->err, "%s", remat_last_error());
             if (!ens_dist_agree(r->d, ok, r->err, sizeof r->err))
                 return 0;
@@ -164,7 +234,9 @@ static int rounds(ens_run *r, ens_csv *csv, FILE *out, round_bufs *b)
             int s = 0;
             if (!write_row(out, r, b->sets + (size_t)i * (size_t)Q, res) && !b->bad++)
                 b->first_bad = b->lines[i];
-            if (remat_pfr_ensemble_negative(b->e, 1, res, NULL, &s) && !b->negative++)
+            int neg = b->e ? remat_pfr_ensemble_negative(b->e, 1, res, NULL, &s)
+                           : remat_pfr_negative(b->one, 1, res, NULL, &s);
+            if (neg && !b->negative++)
                 b->first_negative = b->lines[i], b->negative_species = s;
         }
         if (r->rank == 0 && ferror(out)) {
@@ -200,6 +272,10 @@ int ens_stream(ens_run *r, ens_csv *csv, FILE *out)
     int status = 0;
     if (!ens_dist_agree(r->d, ok, r->err, sizeof r->err) || !rounds(r, csv, out, &b))
         status = ens_fail(r, 1);
+    if (status == 0 && r->rank == 0 && r->per_member)
+        fprintf(stderr, "remat: pfr ensemble: %s: each of the %lld members integrated adaptively with %s (rtol %g, "
+                        "atol %g), as pfr simulate integrates it\n",
+                r->why, (long long)b.rows, remat_ode_method_name(r->su.opt.method), r->su.opt.rtol, r->su.opt.atol);
     if (status == 0 && r->rank == 0 && b.bad)
         fprintf(stderr, "remat: pfr ensemble: warning: %lld set%s gave non-finite outlet concentrations (the first "
                         "at %s:%lld), written as nan: the integration is unstable there; take more steps or a "
@@ -212,6 +288,12 @@ int ens_stream(ens_run *r, ens_csv *csv, FILE *out)
                 (long long)b.negative, b.negative == 1 ? "" : "s", csv->path, (long long)b.first_negative,
                 remat_mechanism_species_name(r->su.mech, b.negative_species));
     remat_pfr_ensemble_free(b.e);
+    remat_pfr_free(b.one);
+    for (int g = 0; b.by_species && g < r->G; g++)
+        remat_pfr_free(b.by_species[g]);
+    free(b.by_species);
+    free(b.p);
+    free(b.pg);
     free(b.sets);
     free(b.lines);
     free(b.mine);

@@ -10,6 +10,13 @@
  * with a margin for the other parameter sets of an ensemble) and of the
  * adaptive outlet. Each count is a new reactor: its program is a scan of
  * that length, compiled once.
+ *
+ * Where the adaptive run crosses a stiff transient (an ignition) it takes
+ * tiny steps there and large ones elsewhere; equal steps small enough for
+ * the transient are then orders of magnitude more than the adaptive count
+ * (h2o2.yaml at 1100 K went on to 2^22 steps, nine minutes, and failed).
+ * So the search stops at MAX_FIXED_RATIO times the count it starts from,
+ * with a message that says equal steps cannot follow the transient.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +27,7 @@
 #include "models/pfr/pfr_impl.h"
 
 #define MAX_FIXED_STEPS (INT64_C(1) << 22)
+#define MAX_FIXED_RATIO 64 /* equal steps at most this many times the adaptive count (or 16) */
 
 static int within(int S, const double *a, const double *b, double rtol, double atol)
 {
@@ -63,7 +71,11 @@ remat_status remat_pfr_fixed_steps(const remat_mechanism *m, const remat_pfr_opt
     fo.profile_points = 0;
     fo.dt = 0;
     int have_prev = 0;
-    for (int64_t n = na > 16 ? na : 16; n <= MAX_FIXED_STEPS; n *= 2) {
+    int64_t n0 = na > 16 ? na : 16, cap = n0 <= MAX_FIXED_STEPS / MAX_FIXED_RATIO ? n0 * MAX_FIXED_RATIO
+                                                                                : MAX_FIXED_STEPS;
+    int64_t last = 0;
+    for (int64_t n = n0; n <= cap; n *= 2) {
+        last = n;
         fo.steps = n;
         st = remat_pfr_new(m, &fo, &r);
         if (st == REMAT_OK)
@@ -87,8 +99,9 @@ remat_status remat_pfr_fixed_steps(const remat_mechanism *m, const remat_pfr_opt
     if (st != REMAT_OK && st != REMAT_ERR_NUMERIC)
         return st;
     return rmi_error(REMAT_ERR_NUMERIC,
-                     "pfr fixed steps: no count of equal %s steps up to %lld integrates %s as its adaptive stepping "
-                     "does (rtol %g, atol %g)",
-                     remat_ode_method_name(opt->method), (long long)MAX_FIXED_STEPS, remat_mechanism_source(m),
-                     opt->rtol, opt->atol);
+                     "pfr fixed steps: equal %s steps cannot follow this integration's stiff transient in %s: its "
+                     "adaptive stepping takes %lld steps (rtol %g, atol %g), and no count of equal steps from %lld "
+                     "to %lld (%lldx) gives its outlet within that tolerance",
+                     remat_ode_method_name(opt->method), remat_mechanism_source(m), (long long)na, opt->rtol,
+                     opt->atol, (long long)n0, (long long)last, (long long)(last / n0));
 }
