@@ -332,7 +332,7 @@ static remat_status plan_grid(struct remat_fit *fit)
 {
     fit->dt = fit->opt.dt;
     fit->steps = fit->opt.steps;
-    if (fit->opt.adaptive) { /* each interval is one loop of at most max_steps attempts */
+    if (fit->opt.adaptive) { /* each experiment is one loop of at most max_steps attempts through all its rows */
         fit->longest_scan = fit->opt.max_steps ? fit->opt.max_steps : 4096;
         fit->finest_h = 0;
         return REMAT_OK;

@@ -207,15 +207,19 @@ remat_status fit_schedule_probe(struct remat_fit *fit)
     }
     if (st != REMAT_OK)
         return st;
-    /* the row scan's schedule is its scan over the rows' */
+    /* the row scan's schedule is its scan over the rows'; an adaptive
+     * fit's is its one loop over all of an experiment's output times, of
+     * at most max_steps attempts (plan_grid's longest_scan) */
     int64_t length = fit_rows_scan(fit) ? fit->most_rows : fit->longest_scan;
     st = remat_schedule_for_budget(fit->opt.memory_budget, length, (int64_t)carry, (int64_t)tape,
                                    &fit->spec);
     if (st != REMAT_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", remat_last_error());
-        return rmi_error(st, fit_rows_scan(fit) ? "fit: %s (the longest experiment has %lld rows)"
-                                                : "fit: %s (the longest data interval takes %lld steps)",
+        return rmi_error(st, fit_rows_scan(fit)
+                                 ? "fit: %s (the longest experiment has %lld rows)"
+                                 : "fit: %s (each experiment is one adaptive loop of up to max_steps = %lld step "
+                                   "attempts over all its data times)",
                          why, (long long)length);
     }
     return REMAT_OK;
