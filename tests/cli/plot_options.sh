@@ -4,10 +4,13 @@
 # Robertson's stiff kinetics, whose data span t = 1e-4 .. 1e5:
 #   - the options are taken and the file is written;
 #   - the SVG's tick labels are decades (PLplot's "10" with the exponent as
-#     a superscript): the fit's time axis carries every decade from the
-#     first to the last data time of the CSV (read here, not assumed); the
-#     profile of simulate, which starts at z = 0, is not stretched down to
-#     1e-300 by the inlet (its smallest x label is the first profile point's);
+#     a superscript): the fit's time axis spans the decades from the first
+#     to the last data time of the CSV (read here, not assumed), labelled
+#     every k-th (the multiples of the least k leaving at most 6 labels per
+#     axis: 10 decades wrote 10^-10 over 10^-11), as is its log y axis; an
+#     axis of few decades labels every one; the profile of simulate, which
+#     starts at z = 0, is not stretched down to 1e-300 by the inlet (its
+#     smallest x label is the first profile point's);
 #   - --species draws only the species listed (the legend names them);
 #   - unknown species are refused (tests/cli/bad_inputs.txt has the rows);
 #   - a gas mechanism's T is drawn in a panel of its own ("T (K)"), its
@@ -49,14 +52,23 @@ check "fit --plot-residuals written" test -s res.svg
 # floor and ceiling of log10, forgiving awk's rounding of log(1000) / log(10)
 LOG10='function fl(x, a) { a = log(x) / log(10) + 1e-9; return (a >= 0 || a == int(a)) ? int(a) : int(a) - 1 }
 function cl(x) { return -fl(1 / x) }'
-want=$(awk -F, "$LOG10"'
+span=$(awk -F, "$LOG10"'
     NR > 1 && $1 > 0 { if (lo == "" || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
     END { for (e = fl(lo); e <= cl(hi); e++) printf "%d ", e }' "$EX/robertson.csv")
-check "the data span more than 8 decades ($want)" test "$(echo "$want" | wc -w)" -gt 8
+check "the data span more than 8 decades ($span)" test "$(echo "$span" | wc -w)" -gt 8
+# the decades labelled: the multiples of the least k leaving at most 6
+labelled() { echo "$1" | awk '{ for (k = 1; ; k++) { n = 0; s = ""
+    for (i = 1; i <= NF; i++) if ($i % k == 0) { n++; s = s $i " " }
+    if (n <= 6) { printf "%s", s; exit } } }'; }
+want=$(labelled "$span")
+check "the time axis labels every k-th decade, k > 1 ($want)" test "$(echo "$want" | wc -w)" -lt "$(echo "$span" | wc -w)"
 got=$(decades fit.svg)
-check "the fit's time axis labels every decade of the data ($want)" test "${got#"$want"}" != "$got"
-check "the residuals' time axis too" test "$(decades res.svg | cut -c1-${#want})" = "$want"
-check "the fit's y axis is log too (labels past the x decades)" test "$(echo "$got" | wc -w)" -gt "$(echo "$want" | wc -w)"
+check "the fit's time axis labels the decades $want (got $got)" test "${got#"$want"}" != "$got"
+check "the residuals' time axis too" test "$(decades res.svg)" = "$want"
+# the y labels: those past the x axis's, evenly spaced, at most 6
+ylab=${got#"$want"}
+check "the fit's y axis is log too (labels past the x decades: $ylab)" test -n "$ylab"
+check "the fit's y axis labels 6 decades at most ($ylab)" test "$(labelled "$ylab")" = "$ylab"
 check "fit legend names A, B, C" test "$(svgtext fit.svg | grep -cxE 'A|B|C')" -eq 3
 
 "$REMAT" "${fit[@]}" --plot fitc.svg --species C,A --log-x >/dev/null 2>fitc.err
@@ -74,6 +86,8 @@ z1=$(awk -F, 'NR == 3 { print $1 }' sim.csv)
 first=$(awk -v z="$z1" "$LOG10"' BEGIN { print fl(z) }')
 check "simulate's log x axis starts at the decade of z = $z1, not at the inlet's 0" \
     test "$(decades sim.svg | cut -d' ' -f1)" = "$first"
+check "simulate's x axis of few decades labels every one" \
+    test "$(decades sim.svg | cut -d' ' -f1-3)" = "$first $((first + 1)) $((first + 2))"
 
 "$REMAT" pfr optimize --plot opt.svg --log-y >/dev/null 2>opt.err
 check "optimize --log-y exits 0" test $? -eq 0

@@ -15,9 +15,9 @@
 #include <plplot.h>
 
 #define REMAT_PLPLOT_FUNCS(X)                                                                                   \
-    X(c_pladv) X(c_plcol0) X(c_plend) X(c_plenv) X(c_plinit) X(c_pllab) X(c_pllegend) X(c_plline) X(c_pllsty) X(c_plmtex)    \
+    X(c_pladv) X(c_plbox) X(c_plcol0) X(c_plend) X(c_plenv) X(c_plinit) X(c_pllab) X(c_pllegend) X(c_plline) X(c_pllsty) X(c_plmtex)    \
     X(c_plpoin) X(c_plptex) X(c_plscol0) X(c_plscolbg) X(c_plsdev) X(c_plsfnam) X(c_plspage) X(c_plssub)        \
-    X(c_plssym)
+    X(c_plslabelfunc) X(c_plssym)
 
 #define REMAT_PLPLOT_PTR(f) __typeof__(f) *f;
 typedef struct {
@@ -33,6 +33,7 @@ int plot_lib_open(const char *opt);
 
 #ifndef REMAT_PLPLOT_LIB_IMPL
 #define c_pladv remat_plplot.c_pladv
+#define c_plbox remat_plplot.c_plbox
 #define c_plcol0 remat_plplot.c_plcol0
 #define c_plend remat_plplot.c_plend
 #define c_plenv remat_plplot.c_plenv
@@ -50,6 +51,7 @@ int plot_lib_open(const char *opt);
 #define c_plsfnam remat_plplot.c_plsfnam
 #define c_plspage remat_plplot.c_plspage
 #define c_plssub remat_plplot.c_plssub
+#define c_plslabelfunc remat_plplot.c_plslabelfunc
 #define c_plssym remat_plplot.c_plssym
 #endif
 

@@ -113,6 +113,48 @@ static void log_minor_labels(const char *side, double lo, double hi)
         }
 }
 
+/* A log axis labels at most this many decades: past it, every k-th (the
+ * multiples of k), the others keeping their major and minor ticks (an
+ * axis over 11 decades wrote 10^-10 over 10^-11). */
+#define MAX_LABELLED_DECADES 6
+
+/* The decades lo..hi (log10, whole) labelled every k-th: the least k whose
+ * multiples in lo..hi number MAX_LABELLED_DECADES at most. */
+static int decade_step(double lo, double hi)
+{
+    int k = 1;
+    while (floor(hi / k) - ceil(lo / k) + 1 > MAX_LABELLED_DECADES)
+        k++;
+    return k;
+}
+
+/* PLplot's custom labels (plslabelfunc, the 'o' of plbox): data holds each
+ * axis's step k; a decade off the multiples of k gets no text. */
+static void decade_label(PLINT axis, PLFLT value, char *text, PLINT length, PLPointer data)
+{
+    const int *step = data;
+    int e = (int)lround(value), k = step[axis == PL_Y_AXIS];
+    if (e % k == 0)
+        snprintf(text, (size_t)length, "10#u%d", e);
+    else
+        text[0] = '\0';
+}
+
+/* The frame plenv(..., axis) draws, its decades on a log axis labelled
+ * every k-th (decade_step); linear axes as plenv's 0. */
+static void frame(double x0, double x1, double y0, double y1, int logx, int logy)
+{
+    static int step[2]; /* x, y: read by decade_label while plbox runs */
+    step[0] = logx ? decade_step(x0, x1) : 1;
+    step[1] = logy ? decade_step(y0, y1) : 1;
+    char xopt[16], yopt[16];
+    snprintf(xopt, sizeof xopt, "bcnst%s%s", logx ? "l" : "", step[0] > 1 ? "o" : "");
+    snprintf(yopt, sizeof yopt, "bcnstv%s%s", logy ? "l" : "", step[1] > 1 ? "o" : "");
+    plslabelfunc(decade_label, step);
+    plbox(xopt, 0, 0, yopt, 0, 0);
+    plslabelfunc(NULL, NULL);
+}
+
 /* One frame: ranges over its series, axes, curves and points, legend. 0 when it has no point. */
 static int draw_panel(const char *title, const char *xlabel, const char *ylabel, int logx, int logy, int n_series,
                       const cli_series *series)
@@ -134,7 +176,8 @@ static int draw_panel(const char *title, const char *xlabel, const char *ylabel,
     if (logy)
         y0 = floor(y0), y1 = fmax(ceil(y1), y0 + 1), dy = 0;
     plcol0(1);
-    plenv(x0 - dx, x1 + dx, y0 - dy, y1 + dy, 0, (logx ? 10 : 0) + (logy ? 20 : 0));
+    plenv(x0 - dx, x1 + dx, y0 - dy, y1 + dy, 0, -2); /* the viewport and window: frame() draws the box */
+    frame(x0 - dx, x1 + dx, y0 - dy, y1 + dy, logx, logy);
     pllab(xlabel, ylabel, title);
     if (logx)
         log_minor_labels("b", x0, x1);
