@@ -33,6 +33,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
+#include "models/ode/ode_registry.h"
 #include "remat/loop.h"
 
 static const char *const adjoint_names[REMAT_ODE_ADJOINT_COUNT] = {"discrete", "backsolve", "interpolating"};
@@ -480,25 +481,17 @@ typedef struct backsolve_ctx {
     unsigned char *key;
     size_t key_bytes;
     unsigned char *ans;
-    struct backsolve_ctx *next;
+    ode_registry_entry reg; /* freed at exit (ode_registry.h) */
 } backsolve_ctx;
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static backsolve_ctx *registry;
-
-__attribute__((destructor)) static void registry_free(void)
+static void ctx_release(void *p)
 {
-    pthread_mutex_lock(&registry_lock);
-    for (backsolve_ctx *c = registry, *n; c; c = n) {
-        n = c->next;
-        remat_program_free(c->prog);
-        pthread_mutex_destroy(&c->lock);
-        rmi_free(c->key);
-        rmi_free(c->ans);
-        rmi_free(c);
-    }
-    registry = NULL;
-    pthread_mutex_unlock(&registry_lock);
+    backsolve_ctx *c = p;
+    remat_program_free(c->prog);
+    pthread_mutex_destroy(&c->lock);
+    rmi_free(c->key);
+    rmi_free(c->ans);
+    rmi_free(c);
 }
 
 static void bs_forward(int n_in, const remat_tensor *ins, remat_tensor *out, void *ctx)
@@ -624,10 +617,7 @@ remat_status rmi_ode_backsolve_wrap(remat_fn *f, const remat_mechanism *m, const
     c->dt = dt, c->K = K, c->S = S, c->P = P, c->has_ts = KT > 0, c->has_steps = nsteps != REMAT_NONE;
     pthread_mutex_init(&c->lock, NULL);
     c->op = (remat_custom_op){.name = "ode_backsolve", .forward = bs_forward, .vjp = bs_vjp, .ctx = c};
-    pthread_mutex_lock(&registry_lock);
-    c->next = registry;
-    registry = c;
-    pthread_mutex_unlock(&registry_lock);
+    ode_registry_add(&c->reg, c, ctx_release);
     remat_shape sh = remat_val_shape(f, ys);
     remat_val ins[5] = {remat_stop_gradient(f, ys), y0};
     int n = 2;

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "models/ode/bdf.h"
 #include "models/ode/ode_impl.h"
+#include "models/ode/ode_registry.h"
 #include "remat/ad.h"
 #include "remat/gas.h"
 
@@ -34,11 +35,8 @@ typedef struct bdf_ctx {
     double *times; /* opt->times (K), or NULL: the op's input */
     remat_program *rhs, *jac;
     pthread_mutex_t lock; /* one run of the programs at a time */
-    struct bdf_ctx *next;
+    ode_registry_entry reg; /* in a graph's op: freed at exit (ode_registry.h) */
 } bdf_ctx;
-
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static bdf_ctx *registry;
 
 static void ctx_free(bdf_ctx *c)
 {
@@ -50,16 +48,11 @@ static void ctx_free(bdf_ctx *c)
     rmi_free(c);
 }
 
-__attribute__((destructor)) static void registry_free(void)
+static void ctx_release(void *p)
 {
-    pthread_mutex_lock(&registry_lock);
-    for (bdf_ctx *c = registry, *n; c; c = n) {
-        n = c->next;
-        pthread_mutex_destroy(&c->lock);
-        ctx_free(c);
-    }
-    registry = NULL;
-    pthread_mutex_unlock(&registry_lock);
+    bdf_ctx *c = p;
+    pthread_mutex_destroy(&c->lock);
+    ctx_free(c);
 }
 
 const ode_tableau rmi_ode_bdf_tableau = {.name = "bdf", .order = 5, .stages = 1, .multistep = 1};
@@ -281,10 +274,7 @@ remat_status rmi_ode_bdf_integrate(remat_fn *f, const remat_mechanism *m, const 
     c->op = (remat_custom_op){
         .name = "ode_bdf (forward only: gradients of an integration need rodas5 or another method)",
         .forward = op_forward, .vjp = NULL, .ctx = c};
-    pthread_mutex_lock(&registry_lock);
-    c->next = registry;
-    registry = c;
-    pthread_mutex_unlock(&registry_lock);
+    ode_registry_add(&c->reg, c, ctx_release);
     remat_val ins[3];
     int n = 0;
     ins[n++] = y0;

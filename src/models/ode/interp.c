@@ -42,6 +42,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "models/ode/ode_impl.h"
+#include "models/ode/ode_registry.h"
 
 #define INTERP_CHECKPOINTS 64
 
@@ -162,11 +163,8 @@ typedef struct interp_ctx {
     unsigned char *key;
     size_t key_bytes;
     unsigned char *ans;
-    struct interp_ctx *next;
+    ode_registry_entry reg; /* freed at exit (ode_registry.h) */
 } interp_ctx;
-
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static interp_ctx *registry;
 
 static void ctx_free(interp_ctx *c)
 {
@@ -181,16 +179,11 @@ static void ctx_free(interp_ctx *c)
     rmi_free(c);
 }
 
-__attribute__((destructor)) static void registry_free(void)
+static void ctx_release(void *p)
 {
-    pthread_mutex_lock(&registry_lock);
-    for (interp_ctx *c = registry, *n; c; c = n) {
-        n = c->next;
-        pthread_mutex_destroy(&c->lock);
-        ctx_free(c);
-    }
-    registry = NULL;
-    pthread_mutex_unlock(&registry_lock);
+    interp_ctx *c = p;
+    pthread_mutex_destroy(&c->lock);
+    ctx_free(c);
 }
 
 /* ---- numbers in the op's dtype ---- */
@@ -742,10 +735,7 @@ remat_status rmi_ode_interp_wrap(remat_fn *f, const remat_mechanism *m, const re
     }
     pthread_mutex_init(&c->lock, NULL);
     c->op = (remat_custom_op){.name = "ode_interpolating_adjoint", .forward = ip_forward, .vjp = ip_vjp, .ctx = c};
-    pthread_mutex_lock(&registry_lock);
-    c->next = registry;
-    registry = c;
-    pthread_mutex_unlock(&registry_lock);
+    ode_registry_add(&c->reg, c, ctx_release);
     remat_shape sh = remat_val_shape(f, ys);
     remat_val ins[5];
     int n = 0;
