@@ -801,6 +801,46 @@ static void duplicates(void **state)
     remat_mechanism_free(m);
 }
 
+/* Elements balance in every reaction, as Cantera's Reaction::checkBalance; a species' element
+ * must be declared where the file declares its elements */
+static void element_balance(void **state)
+{
+    (void)state;
+    /* HEAD: A and B are H2 each; A + B => A loses two H (reactions start on line 21) */
+    expect_error("unbal.yaml", HEAD "reactions:\n- equation: A + B => A\n  rate-constant: {A: 1, b: 0, Ea: 0}\n", NULL,
+                 "21",
+                 "reaction 1 'A + B => A' is unbalanced: element H, 4 on the reactants' side and 2 on the products'");
+    /* CK_HEAD's species: O2 + H2 => H2O + O2 makes an O atom (the reaction is on line 23) */
+    expect_error("unbal.inp", CK_HEAD CK_THERMO "REACTIONS\nH2+O2=>H2O+O2  1.0E13 0.0 0.0\nEND\n", NULL, "23",
+                 "reaction 1 'H2+O2=>H2O+O2' is unbalanced: element O, 2 on the reactants' side and 3 on the "
+                 "products'");
+    /* the phase lists its elements: Ar is not one (the composition on line 8) */
+    expect_error("undecl.yaml",
+                 "phases:\n- name: g\n  thermo: ideal-gas\n  elements: [H]\n  species: [A]\nspecies:\n- name: A\n"
+                 "  composition: {Ar: 1}\n"
+                 "  thermo: {model: NASA7, temperature-ranges: [200, 3500], data: [[2.5, 0, 0, 0, 0, 0, 3]]}\n",
+                 NULL, "8", "species 'A' contains the element 'Ar', which is not declared (the phase's 'elements')");
+    /* ELEMENTS lists H alone: O2's thermo entry (line 13) has O */
+    expect_error("undecl.inp", "ELEMENTS\nH\nEND\nSPECIES\nH2 O2 H2O\nEND\n" CK_THERMO, NULL, "13",
+                 "species 'O2' contains the element 'O', which is not declared (ELEMENTS)");
+    /* the fifth element field, columns 74-78: H2O as H 2 there and O 1 in the fifth */
+    char buf[8192];
+    snprintf(buf, sizeof buf, "%s", CK_HEAD CK_THERMO "REACTIONS\n2H2+O2=>2H2O  1.0E13 0.0 0.0\nEND\n");
+    char *h2o = strstr(buf, "H2O                     H   2O   1          G");
+    assert_non_null(h2o);
+    memcpy(h2o + 24, "H   2     ", 10);
+    char *eol = strchr(h2o, '\n');
+    char line1[128];
+    snprintf(line1, sizeof line1, "%.*s", (int)(eol - h2o), h2o);
+    char fixed[128];
+    snprintf(fixed, sizeof fixed, "%-73.73sO   1 1", line1);
+    char out[8192];
+    snprintf(out, sizeof out, "%.*s%s%s", (int)(h2o - buf), buf, fixed, eol);
+    /* balances only with the fifth field's O (else O: 2 on the reactants' side, 0 on the products') */
+    remat_mechanism *m = read_ok("fifth.inp", out, REMAT_GAS_ISOTHERMAL);
+    remat_mechanism_free(m);
+}
+
 /* a CHEMKIN file: units of its REACTIONS line, thermo inside, FORD, REV */
 static void chemkin_reads(void **state)
 {
@@ -966,7 +1006,7 @@ int main(void)
         cmocka_unit_test(state_errors), cmocka_unit_test(negative_mole_fractions), cmocka_unit_test(unsupported_yaml),
         cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads), cmocka_unit_test(cantera_rev),
         cmocka_unit_test(a_in_powers_of_ten),
-        cmocka_unit_test(unsupported_chemkin), cmocka_unit_test(duplicates),
+        cmocka_unit_test(unsupported_chemkin), cmocka_unit_test(duplicates), cmocka_unit_test(element_balance),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
