@@ -273,7 +273,7 @@ static const char vec_text[] = HEAD "reactions:\n"
                               "  SRI: {A: 0.5, B: 100.0, C: 1000.0}\n"
                               "  efficiencies: {B: 2.0}\n"
                               "  default-efficiency: 0.5\n"
-                              "- equation: 2 A + M <=> B + M\n"
+                              "- equation: 2 A + M <=> 2 B + M\n"
                               "  type: three-body\n"
                               "  rate-constant: {A: 1.0e14, b: -1, Ea: 0}\n"
                               "- equation: A + B (+M) <=> 2 B (+M)\n"
@@ -477,15 +477,16 @@ static remat_mechanism *one_form(int which, remat_gas_energy energy, const char 
 }
 
 /* CK_HEAD's species: a three-body reaction with an explicit reverse (REV) and efficiencies, one
- * whose reverse comes from equilibrium, and an elementary one with REV */
+ * whose reverse comes from equilibrium (its efficiencies differ: not a duplicate), and an
+ * elementary one with REV */
 #define REV_TB_TEXT                                                                                           \
     CK_HEAD CK_THERMO "REACTIONS\n"                                                                          \
-                      "H2+O2+M<=>H2O+O2+M  1.0E16 -0.5 1000.0\n"                                             \
+                      "2H2+O2+M<=>2H2O+M  1.0E16 -0.5 1000.0\n"                                             \
                       "H2O/3.0/ O2/0.4/\n"                                                                   \
                       "REV /2.0E15 -0.3 5000.0/\n"                                                           \
-                      "H2O+M<=>H2+O2+M  1.0E15 -0.2 800.0\n"                                                  \
+                      "2H2O+M<=>2H2+O2+M  1.0E15 -0.2 800.0\n"                                                \
                       "H2O/2.0/\n"                                                                           \
-                      "H2+O2<=>H2O+O2  1.0E13 0.4 3000.0\n"                                                  \
+                      "2H2+O2<=>2H2O  1.0E13 0.4 3000.0\n"                                                  \
                       "REV /2.0E12 -0.3 5000.0/\n"                                                           \
                       "END\n"
 
@@ -575,9 +576,9 @@ static void closed_t_column(void **state)
         remat_mechanism_free(m);
         m = read_ok("rev.inp",
                     CK_HEAD CK_THERMO "REACTIONS\n"
-                                      "H2+O2<=>H2O+O2  1.0E13 0.4 3000.0\n"
-                                      "REV /2.0E12 -0.3 5000.0/\n"
-                                      "2H2+O2<=>2H2O  1.0E16 -0.5 1000.0\n"
+                                      "2H2+O2<=>2H2O  1.0E13 0.4 3000.0\n"
+                                      "REV /2.0E12 -0.3 5000.0/\nDUPLICATE\n"
+                                      "2H2+O2<=>2H2O  1.0E16 -0.5 1000.0\nDUPLICATE\n"
                                       "END\n",
                     en);
         snprintf(what, sizeof what, "explicit reverse, %s", e ? "isothermal" : "adiabatic");
@@ -754,6 +755,7 @@ static void malformed_yaml(void **state)
                  "has no thermo");
     expect_error("dup.yaml",
                  "phases:\n- name: g\n  thermo: ideal-gas\n  species: [A, A]\nspecies:\n- name: A\n"
+                 "  composition: {Ar: 1}\n"
                  "  thermo: {model: NASA7, temperature-ranges: [200, 3500], data: [[2.5, 0, 0, 0, 0, 0, 3]]}\n",
                  NULL, "6", "declared twice");
     expect_error("neither.txt", "hello\n", NULL, "1", "neither a Cantera YAML file");
@@ -777,8 +779,8 @@ static void duplicates(void **state)
     expect_error("dup_coeff.yaml", buf, NULL, "23", "repeats reaction 1");
     snprintf(buf, sizeof buf, HEAD "reactions:\n- equation: A => B\n%s  duplicate: true\n", el);
     expect_error("dup_alone.yaml", buf, NULL, "21", "reaction 1 'A => B' is marked a duplicate, but no other");
-    expect_error("dup.inp", CK_HEAD CK_THERMO "REACTIONS\nH2+O2=>H2O+O2  1.0E13 0.0 0.0\n"
-                                              "H2+O2=>H2O+O2  2.0E13 0.0 0.0\nEND\n",
+    expect_error("dup.inp", CK_HEAD CK_THERMO "REACTIONS\n2H2+O2=>2H2O  1.0E13 0.0 0.0\n"
+                                              "2H2+O2=>2H2O  2.0E13 0.0 0.0\nEND\n",
                  NULL, "24", "not both marked duplicates: mark both DUPLICATE");
     /* accepted: both marked; opposite irreversible reactions; different forms or efficiencies */
     snprintf(buf, sizeof buf,
@@ -792,10 +794,50 @@ static void duplicates(void **state)
     assert_non_null(m);
     remat_mechanism_free(m);
     m = read_ok("dup_ok.inp",
-                CK_HEAD CK_THERMO "REACTIONS\nH2+O2=>H2O+O2  1.0E13 0.0 0.0\nDUP\n"
-                                  "H2+O2=>H2O+O2  2.0E13 0.0 0.0\nDUPLICATE\nEND\n",
+                CK_HEAD CK_THERMO "REACTIONS\n2H2+O2=>2H2O  1.0E13 0.0 0.0\nDUP\n"
+                                  "2H2+O2=>2H2O  2.0E13 0.0 0.0\nDUPLICATE\nEND\n",
                 REMAT_GAS_ISOTHERMAL);
     assert_non_null(m);
+    remat_mechanism_free(m);
+}
+
+/* Elements balance in every reaction, as Cantera's Reaction::checkBalance; a species' element
+ * must be declared where the file declares its elements */
+static void element_balance(void **state)
+{
+    (void)state;
+    /* HEAD: A and B are H2 each; A + B => A loses two H (reactions start on line 21) */
+    expect_error("unbal.yaml", HEAD "reactions:\n- equation: A + B => A\n  rate-constant: {A: 1, b: 0, Ea: 0}\n", NULL,
+                 "21",
+                 "reaction 1 'A + B => A' is unbalanced: element H, 4 on the reactants' side and 2 on the products'");
+    /* CK_HEAD's species: O2 + H2 => H2O + O2 makes an O atom (the reaction is on line 23) */
+    expect_error("unbal.inp", CK_HEAD CK_THERMO "REACTIONS\nH2+O2=>H2O+O2  1.0E13 0.0 0.0\nEND\n", NULL, "23",
+                 "reaction 1 'H2+O2=>H2O+O2' is unbalanced: element O, 2 on the reactants' side and 3 on the "
+                 "products'");
+    /* the phase lists its elements: Ar is not one (the composition on line 8) */
+    expect_error("undecl.yaml",
+                 "phases:\n- name: g\n  thermo: ideal-gas\n  elements: [H]\n  species: [A]\nspecies:\n- name: A\n"
+                 "  composition: {Ar: 1}\n"
+                 "  thermo: {model: NASA7, temperature-ranges: [200, 3500], data: [[2.5, 0, 0, 0, 0, 0, 3]]}\n",
+                 NULL, "8", "species 'A' contains the element 'Ar', which is not declared (the phase's 'elements')");
+    /* ELEMENTS lists H alone: O2's thermo entry (line 13) has O */
+    expect_error("undecl.inp", "ELEMENTS\nH\nEND\nSPECIES\nH2 O2 H2O\nEND\n" CK_THERMO, NULL, "13",
+                 "species 'O2' contains the element 'O', which is not declared (ELEMENTS)");
+    /* the fifth element field, columns 74-78: H2O as H 2 there and O 1 in the fifth */
+    char buf[8192];
+    snprintf(buf, sizeof buf, "%s", CK_HEAD CK_THERMO "REACTIONS\n2H2+O2=>2H2O  1.0E13 0.0 0.0\nEND\n");
+    char *h2o = strstr(buf, "H2O                     H   2O   1          G");
+    assert_non_null(h2o);
+    memcpy(h2o + 24, "H   2     ", 10);
+    char *eol = strchr(h2o, '\n');
+    char line1[128];
+    snprintf(line1, sizeof line1, "%.*s", (int)(eol - h2o), h2o);
+    char fixed[128];
+    snprintf(fixed, sizeof fixed, "%-73.73sO   1 1", line1);
+    char out[8192];
+    snprintf(out, sizeof out, "%.*s%s%s", (int)(h2o - buf), buf, fixed, eol);
+    /* balances only with the fifth field's O (else O: 2 on the reactants' side, 0 on the products') */
+    remat_mechanism *m = read_ok("fifth.inp", out, REMAT_GAS_ISOTHERMAL);
     remat_mechanism_free(m);
 }
 
@@ -806,9 +848,9 @@ static void chemkin_reads(void **state)
     remat_mechanism *m = read_ok("a.inp",
                                  CK_HEAD CK_THERMO "REACTIONS KJOULES/MOLE MOLECULES\n"
                                                    "2H2+O2=>2H2O  1.0E-30 0.0 10.0 ! a comment\n"
-                                                   "FORD /H2 1.0/\n"
-                                                   "H2+O2<=>H2O+O2  1.0E-20 0.0 0.0\n"
-                                                   "REV /2.0E-20 0.0 0.0/\n"
+                                                   "FORD /H2 1.0/\nDUPLICATE\n"
+                                                   "2H2+O2<=>2H2O  1.0E-40 0.0 0.0\n"
+                                                   "REV /2.0E-20 0.0 0.0/\nDUPLICATE\n"
                                                    "END\n",
                                  REMAT_GAS_ISOTHERMAL);
     double T = 1500, y[4], p[16], dy[4];
@@ -821,8 +863,10 @@ static void chemkin_reads(void **state)
     assert_ok(remat_mechanism_eval_rhs(m, 0, y, p, dy));
     double C = 101325 / (R_GAS * T), cH2 = C * 2 / 3, cO2 = C / 3;
     double q1 = A1 * exp(-Ea1 / (R_GAS * T)) * cH2 * cO2;
-    double A2 = 1e-20 * 1e-6 * 6.02214076e23, q2 = A2 * cH2 * cO2; /* reverse: H2O absent */
-    double omega_h2 = -2 * q1 - q2, omega_o2 = -q1, omega_h2o = 2 * q1 + q2, tot = omega_h2 + omega_o2 + omega_h2o;
+    /* third order: (cm^3/molec)^2/s; reverse: H2O absent */
+    double A2 = 1e-40 * (1e-6 * 6.02214076e23) * (1e-6 * 6.02214076e23), q2 = A2 * cH2 * cH2 * cO2;
+    double omega_h2 = -2 * q1 - 2 * q2, omega_o2 = -q1 - q2, omega_h2o = 2 * q1 + 2 * q2;
+    double tot = omega_h2 + omega_o2 + omega_h2o;
     double want = (omega_h2 - y[0] * tot) / C;
     assert_true(fabs(dy[0] - want) <= 1e-12 * fabs(want));
     remat_mechanism_free(m);
@@ -918,7 +962,7 @@ static void a_in_powers_of_ten(void **state)
     assert_true(remat_mechanism_param_value(m, remat_mechanism_param_find(m, "A2")) == 120000.0);
     assert_true(remat_mechanism_param_value(m, remat_mechanism_param_find(m, "A3")) == 0.3 / 1e6);
     remat_mechanism_free(m);
-    m = read_ok("a10.inp", CK_HEAD CK_THERMO "REACTIONS\nH2+O2+H2O=>H2O+H2O+O2  1.2E17 0.0 0.0\nEND\n",
+    m = read_ok("a10.inp", CK_HEAD CK_THERMO "REACTIONS\n2H2+O2=>2H2O  1.2E17 0.0 0.0\nEND\n",
                 REMAT_GAS_ISOTHERMAL);
     assert_true(remat_mechanism_param_value(m, remat_mechanism_param_find(m, "A1")) == 120000.0);
     remat_mechanism_free(m);
@@ -962,7 +1006,7 @@ int main(void)
         cmocka_unit_test(state_errors), cmocka_unit_test(negative_mole_fractions), cmocka_unit_test(unsupported_yaml),
         cmocka_unit_test(malformed_yaml), cmocka_unit_test(chemkin_reads), cmocka_unit_test(cantera_rev),
         cmocka_unit_test(a_in_powers_of_ten),
-        cmocka_unit_test(unsupported_chemkin), cmocka_unit_test(duplicates),
+        cmocka_unit_test(unsupported_chemkin), cmocka_unit_test(duplicates), cmocka_unit_test(element_balance),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

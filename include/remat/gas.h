@@ -66,6 +66,18 @@
  * reactions, as is a mark on a reaction without such a twin (Cantera's
  * checkDuplicates).
  *
+ * Elements: each species' element composition is read (YAML `composition`;
+ * CHEMKIN: the thermo entry's line 1, (2-character symbol, 3-character
+ * count) at columns 25-44 and an optional fifth at columns 74-78). Every
+ * reaction must balance every element, |products - reactants| <= 1e-4
+ * (products + reactants) atoms as Cantera's Reaction::checkBalance, else an
+ * error naming file:line of the reaction, the reaction as written and the
+ * element with its count on both sides; Cantera has no opt-out for a gas
+ * phase, nor has remat. Where the file lists its elements (CHEMKIN
+ * ELEMENTS, the YAML phase's `elements`), a species with another element is
+ * an error naming the species and file:line; a YAML species needs a
+ * `composition`.
+ *
  * Not supported, each an error naming file:line and the feature: surface or
  * edge phases and interface kinetics, charged species (ions, electrons),
  * non-ideal phases (Redlich-Kwong, Peng-Robinson, ...), Chebyshev rates,

@@ -140,6 +140,8 @@ remat_status remat_gas_read(const char *path, const remat_gas_options *opt, rema
     if (st == REMAT_OK)
         st = gas_check_duplicates(&d, fmt == REMAT_GAS_FORMAT_YAML ? "'duplicate: true'" : "DUPLICATE");
     if (st == REMAT_OK)
+        st = gas_check_balance(&d);
+    if (st == REMAT_OK)
         st = gas_build(&d, &o, out);
     rmi_arena_clear(&d.arena);
     rmi_free(text);

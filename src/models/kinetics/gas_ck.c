@@ -1,7 +1,8 @@
 /*
- * gas_ck.c — CHEMKIN-II input into a gas description: ELEMENTS (skipped),
+ * gas_ck.c — CHEMKIN-II input into a gas description: ELEMENTS,
  * SPECIES, THERMO (in the mechanism file or a separate one; NASA 7
- * coefficients in the fixed 80-column format, high range first) and
+ * coefficients in the fixed 80-column format, high range first; the
+ * element composition from columns 25-44 and 74-78 of line 1) and
  * REACTIONS with their auxiliary lines (LOW, HIGH, TROE, SRI, REV, PLOG,
  * FORD, DUPLICATE, third-body efficiencies "AR/0.7/"). '!' starts a
  * comment; keywords are case-insensitive; units from the REACTIONS line
@@ -136,6 +137,35 @@ static remat_status read_thermo(gas_desc *d, ck_lines *L, int in_file)
         if (k < 0 || d->sp[k].has_thermo)
             continue; /* another mechanism's species, or an entry already read (the first one wins) */
         gas_species *sp = &d->sp[k];
+        /* the composition: (2-char symbol, 3-char count) at columns 25-44, a fifth at 74-78 */
+        size_t len1 = strlen(raw1);
+        for (int f = 0; f < 5; f++) {
+            size_t at = f < 4 ? 24 + 5 * (size_t)f : 73;
+            if (at >= len1)
+                continue;
+            char sym[3] = {0}, cnt[4] = {0};
+            memcpy(sym, raw1 + at, len1 - at < 2 ? len1 - at : 2);
+            if (len1 > at + 2)
+                memcpy(cnt, raw1 + at + 2, len1 - at - 2 < 3 ? len1 - at - 2 : 3);
+            char *a = sym;
+            while (*a == ' ')
+                a++;
+            size_t sl = strlen(a);
+            while (sl && a[sl - 1] == ' ')
+                a[--sl] = 0;
+            if (!sl || !strcmp(a, "0") || !strcmp(a, "00"))
+                continue;
+            char *e;
+            double na = strtod(cnt, &e);
+            while (*e == ' ')
+                e++;
+            if (e == cnt || *e)
+                return gas_error(L->file, line1,
+                                 "thermo data of '%s': element '%s' has the count '%s' (columns %zu-%zu)", name, a,
+                                 cnt, at + 3, at + 5);
+            if (na != 0)
+                MECH_TRY(gas_species_atoms(d, sp, L->file, line1, a, sl, na));
+        }
         int okt = 1;
         double tlo = field(raw1, 45, 10, &okt), thi = (okt = 1, field(raw1, 55, 10, &okt));
         if (!okt)
@@ -461,9 +491,18 @@ remat_status gas_read_chemkin(gas_desc *d, const char *text, size_t n, const cha
             }
             char tok[64];
             int k;
-            for (const char *p = s; sscanf(p, "%63s%n", tok, &k) == 1; p += k)
+            for (const char *p = s; sscanf(p, "%63s%n", tok, &k) == 1; p += k) {
+                if (!strcasecmp(tok, "END")) {
+                    sec = NONE;
+                    break;
+                }
                 if (!strcasecmp(tok, "E"))
                     return gas_error(d->file, L.line, "element E: charged species (ions, electrons) are not supported");
+                size_t sl = strcspn(tok, "/"); /* "D/2.014/": an atomic weight, not needed */
+                if (sl)
+                    MECH_TRY(gas_declare_element(d, d->file, L.line, tok, sl));
+                d->el_declared = 1;
+            }
         } else if (sec == SPEC) {
             char tok[256];
             int k;

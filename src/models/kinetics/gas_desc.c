@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/error.h"
 #include "models/kinetics/gas_impl.h"
@@ -68,6 +69,88 @@ gas_reaction *gas_add_reaction(gas_desc *d)
     r->collider = -1;
     r->default_eff = 1;
     return r;
+}
+
+/* ---- elements ---- */
+
+int gas_find_element(const gas_desc *d, const char *name, size_t len)
+{
+    for (int e = 0; e < d->nel; e++)
+        if (strlen(d->el[e]) == len && strncasecmp(d->el[e], name, len) == 0)
+            return e;
+    return -1;
+}
+
+remat_status gas_declare_element(gas_desc *d, const char *file, int line, const char *name, size_t len)
+{
+    if (gas_find_element(d, name, len) >= 0)
+        return REMAT_OK;
+    if (!len || len > 16)
+        return gas_error(file, line, "'%.*s' is not an element symbol", (int)len, name);
+    const char **v = grow(&d->arena, d->el, d->nel, &d->capel, sizeof *v);
+    if (!v || !(v[d->nel] = rmi_arena_strndup(&d->arena, name, len)))
+        return gas_nomem(file);
+    d->el = v;
+    d->nel++;
+    return REMAT_OK;
+}
+
+remat_status gas_species_atoms(gas_desc *d, gas_species *sp, const char *file, int line, const char *name,
+                               size_t len, double n)
+{
+    int e = gas_find_element(d, name, len);
+    if (e < 0 && d->el_declared)
+        return gas_error(file, line, "species '%s' contains the element '%.*s', which is not declared (%s)",
+                         sp->name, (int)len, name, d->el_declared == 2 ? "the phase's 'elements'" : "ELEMENTS");
+    if (e < 0) {
+        MECH_TRY(gas_declare_element(d, file, line, name, len));
+        e = d->nel - 1;
+    }
+    if (!(n >= 0) || !isfinite(n))
+        return gas_error(file, line, "species '%s': %g atoms of '%.*s'", sp->name, n, (int)len, name);
+    for (int i = 0; i < sp->natoms; i++)
+        if (sp->atoms[i].el == e) {
+            sp->atoms[i].n += n;
+            return REMAT_OK;
+        }
+    struct gas_atom *a = rmi_arena_alloc(&d->arena, sizeof *a * (size_t)(sp->natoms + 1));
+    if (!a)
+        return gas_nomem(file);
+    if (sp->natoms)
+        memcpy(a, sp->atoms, sizeof *a * (size_t)sp->natoms);
+    a[sp->natoms].el = e;
+    a[sp->natoms].n = n;
+    sp->atoms = a;
+    sp->natoms++;
+    return REMAT_OK;
+}
+
+static double side_atoms(const gas_desc *d, const gas_reaction *r, int side, int e)
+{
+    double t = 0;
+    for (int i = 0; i < r->nside[side]; i++) {
+        const gas_species *sp = &d->sp[r->side[side][i].species];
+        for (int j = 0; j < sp->natoms; j++)
+            if (sp->atoms[j].el == e)
+                t += r->side[side][i].nu * sp->atoms[j].n;
+    }
+    return t;
+}
+
+remat_status gas_check_balance(const gas_desc *d)
+{
+    for (int i = 0; i < d->nrx; i++) {
+        const gas_reaction *r = &d->rx[i];
+        for (int e = 0; e < d->nel; e++) {
+            double a = side_atoms(d, r, 0, e), b = side_atoms(d, r, 1, e);
+            if (a + b > 0 && fabs(b - a) / (a + b) > 1e-4)
+                return gas_error(d->file, r->line,
+                                 "reaction %d '%s' is unbalanced: element %s, %g on the reactants' side and %g "
+                                 "on the products' (every element's atoms must balance, as Cantera checks)",
+                                 i + 1, r->eq ? r->eq : "?", d->el[e], a, b);
+        }
+    }
+    return REMAT_OK;
 }
 
 /* ---- equations ---- */
@@ -145,7 +228,12 @@ remat_status gas_parse_equation(gas_desc *d, gas_reaction *r, const char *eq, si
 {
     /* whitespace removed */
     char *s = rmi_arena_alloc(&d->arena, n + 1);
-    if (!s)
+    size_t e0 = 0, e1 = n; /* the equation as written, outer blanks cut */
+    while (e0 < n && isspace((unsigned char)eq[e0]))
+        e0++;
+    while (e1 > e0 && isspace((unsigned char)eq[e1 - 1]))
+        e1--;
+    if (!s || !(r->eq = rmi_arena_strndup(&d->arena, eq + e0, e1 - e0)))
         return gas_nomem(d->file);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)

@@ -11,7 +11,8 @@
  *   gas_yaml.c      Cantera YAML through libyaml
  *   gas_ck.c        CHEMKIN-II: ELEMENTS, SPECIES, THERMO, REACTIONS
  *   gas_desc.c      what both share: "2 H + O2 (+M) <=> ...", "cm^3/mol/s",
- *                   "kcal/mol", "atm" to SI
+ *                   "kcal/mol", "atm" to SI; elements, each reaction's
+ *                   element balance (Cantera's checkBalance)
  *   gas_dup.c       duplicate reactions checked (Cantera's checkDuplicates)
  *   gas_build.c     the description to a mechanism
  */
@@ -50,6 +51,7 @@ typedef struct {
 
 typedef struct {
     int line;
+    const char *eq;    /* the equation as written (messages) */
     gas_kind kind;
     gas_term *side[2]; /* reactants, products (repeats summed) */
     int nside[2];
@@ -80,6 +82,8 @@ typedef struct {
     double tmin, tmid, tmax;
     double lo[7], hi[7]; /* lo: [tmin, tmid]; hi: [tmid, tmax] (nranges 2) */
     int has_thermo;
+    int natoms;
+    struct gas_atom { int el; double n; } *atoms; /* element composition: element index, count */
 } gas_species;
 
 typedef struct {
@@ -89,6 +93,9 @@ typedef struct {
     int nsp, capsp;
     gas_reaction *rx;
     int nrx, caprx;
+    const char **el;    /* elements (ELEMENTS section, the phase's 'elements', else as met) */
+    int nel, capel;
+    int el_declared;    /* the file listed its elements: others are an error */
 } gas_desc;
 
 /* REMAT_ERR_PARSE "file:line: message". */
@@ -98,6 +105,18 @@ remat_status gas_nomem(const char *file);
 int gas_find_species(const gas_desc *d, const char *name, size_t len); /* -1: none */
 gas_species *gas_add_species(gas_desc *d);                          /* zeroed; NULL: out of memory */
 gas_reaction *gas_add_reaction(gas_desc *d);                        /* zeroed, collider -1, default_eff 1 */
+/* An element of the list (case-insensitive, as CHEMKIN's symbols): its index, -1 none */
+int gas_find_element(const gas_desc *d, const char *name, size_t len);
+remat_status gas_declare_element(gas_desc *d, const char *file, int line, const char *name, size_t len);
+/* Adds n atoms of element name to sp's composition; an element not declared
+ * (d->el_declared) is an error naming the species and file:line. */
+remat_status gas_species_atoms(gas_desc *d, gas_species *sp, const char *file, int line, const char *name,
+                               size_t len, double n);
+/* Every reaction's elements balance, as Cantera's Reaction::checkBalance
+ * (|products - reactants| <= 1e-4 (products + reactants) per element), else
+ * an error naming file:line, the reaction as written and the element's
+ * counts on both sides (gas_desc.c). */
+remat_status gas_check_balance(const gas_desc *d);
 
 /* Parses a reaction equation into r->side, r->reversible; for kind
  * GAS_THREE_BODY / GAS_FALLOFF / GAS_CHEM_ACT the "+ M" or "(+M)" is

@@ -170,6 +170,17 @@ static remat_status species_entry(yrd *y, const yaml_node_t *n)
             MECH_TRY(plain(y, seq_at(y, c, i), "NASA7 coefficient", r ? &sp->hi[i] : &sp->lo[i]));
     }
     sp->has_thermo = 1;
+    if (!comp || comp->type != YAML_MAPPING_NODE)
+        return gas_error(d->file, line_of(comp ? comp : n),
+                         "species '%s': a composition {element: atoms, ...} is needed", sp->name);
+    for (yaml_node_pair_t *p = comp->data.mapping.pairs.start; p < comp->data.mapping.pairs.top; p++) {
+        yaml_node_t *el = get(y, p->key);
+        double na;
+        if (!is_scalar(el))
+            return gas_error(d->file, line_of(comp), "species '%s': a composition {element: atoms, ...}", sp->name);
+        MECH_TRY(plain(y, get(y, p->value), "atom count", &na));
+        MECH_TRY(gas_species_atoms(d, sp, d->file, line_of(el), sval(el), strlen(sval(el)), na));
+    }
     return REMAT_OK;
 }
 
@@ -481,6 +492,18 @@ static remat_status read_doc(yrd *y, const remat_gas_options *opt)
     yaml_node_t *kin = key(y, ph, "kinetics");
     if (is_scalar(kin) && strcmp(sval(kin), "gas") != 0)
         return gas_error(d->file, line_of(kin), "kinetics '%s' is not supported (only gas)", sval(kin));
+    yaml_node_t *els = key(y, ph, "elements");
+    if (els) { /* declared: a species with another element is an error (Cantera's undefined-element error) */
+        if (seq_len(els) < 0)
+            return gas_error(d->file, line_of(els), "a phase's elements: a list of symbols");
+        for (int i = 0; i < seq_len(els); i++) {
+            yaml_node_t *e = seq_at(y, els, i);
+            if (!is_scalar(e))
+                return gas_error(d->file, line_of(els), "a phase's elements: a list of symbols");
+            MECH_TRY(gas_declare_element(d, d->file, line_of(e), sval(e), strlen(sval(e))));
+        }
+        d->el_declared = 2;
+    }
     yaml_node_t *sp = key(y, ph, "species");
     if (!sp)
         return gas_error(d->file, line_of(ph), "the phase lists no species");
