@@ -196,9 +196,11 @@ typedef struct {
     int32_t last;
 } live_buf;
 
-static size_t plan_small(remat_plan_buf *bufs, const int32_t *order, int32_t n, size_t align)
+/* act: room for n live buffers, from the heap: a 6 KB array here was the
+ * deepest frame of a compile, and a 32 KB stack (tests/cli/environment.sh)
+ * overflowed on it under AddressSanitizer */
+static size_t plan_small(remat_plan_buf *bufs, const int32_t *order, int32_t n, size_t align, live_buf *act)
 {
-    live_buf act[SMALL_PLAN];
     int32_t na = 0;
     size_t arena = 0;
     for (int32_t k = 0; k < n; k++) {
@@ -255,9 +257,13 @@ remat_status rmi_plan_offsets(remat_plan_buf *bufs, int32_t n, size_t align, siz
         order[i] = i;
     qsort_r(order, (size_t)n, sizeof *order, by_first, bufs);
     if (n <= SMALL_PLAN) {
-        *arena_out = plan_small(bufs, order, n, align);
+        live_buf *act = rmi_malloc(sizeof *act * (size_t)n);
+        remat_status st = act ? REMAT_OK : nomem(n);
+        if (act)
+            *arena_out = plan_small(bufs, order, n, align, act);
         rmi_free(order);
-        return REMAT_OK;
+        rmi_free(act);
+        return st;
     }
     int32_t *heap = rmi_malloc(sizeof *heap * (size_t)n);
     node *t = rmi_malloc(sizeof *t * (size_t)n);
